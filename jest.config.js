@@ -1,0 +1,21 @@
+/**
+ * Jest projects:
+ *  - unit: pure library tests next to the code (libs/**\/*.spec.ts)
+ *  - e2e:  the service over HTTP, conformance vectors, replay (test/**\/*.e2e-spec.ts)
+ *  - slow: crash and race tests that spawn and kill processes (test/slow/**\/*.slow-spec.ts)
+ * `npm test` runs all three; `npx jest --selectProjects unit` runs one.
+ */
+const moduleNameMapper = {
+  '^@lib/compaction$': '<rootDir>/libs/compaction/src',
+  '^@lib/event-store$': '<rootDir>/libs/event-store/src',
+  '^@lib/session$': '<rootDir>/libs/session/src',
+};
+const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform };
+module.exports = {
+  projects: [
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testTimeout: 60000 },
+    { ...common, displayName: 'slow', testMatch: ['<rootDir>/test/slow/**/*.slow-spec.ts'], testTimeout: 180000 },
+  ],
+};
