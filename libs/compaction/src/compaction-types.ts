@@ -1,0 +1,152 @@
+/**
+ * Shapes of strategies, triggers, plans and results (DESIGN §3.4–§3.6).
+ *
+ * Token figures are in the unit of the estimator the caller used to cost the events: tokens for
+ * `cl100k_base` / `o200k_base`, UTF-16 code units for `chars`.
+ */
+
+/** `sliding-window`: keep the last `maxEvents` real events (default 20, integer > 0). */
+export interface SlidingWindowStrategy {
+  type: 'sliding-window';
+  maxEvents: number;
+}
+
+/** `turn-window`: keep the last `maxTurns` turns (default 10, integer > 0); the preamble stays. */
+export interface TurnWindowStrategy {
+  type: 'turn-window';
+  maxTurns: number;
+}
+
+/** `token-count`: keep the newest real events that fit `maxTokens` (default 4000, integer > 0). */
+export interface TokenCountStrategy {
+  type: 'token-count';
+  maxTokens: number;
+}
+
+/**
+ * `recursive-summarization`: cut as sliding-window with `maxEventsToKeep` (default 10, > 0) and
+ * replace the archived part (and the old summaries) with one new summary. `overlapSize`
+ * (default 2, ≥ 0 and < maxEventsToKeep) kept events are sent as context not to summarize.
+ */
+export interface RecursiveSummarizationStrategy {
+  type: 'recursive-summarization';
+  maxEventsToKeep: number;
+  overlapSize: number;
+  shadowPrompt: string;
+  systemPrompt: string;
+}
+
+/**
+ * `rolling-summary`: fold the real events older than the last `keepTurns` turns (default 2, > 0)
+ * into a summary, but only once cost(summaries) + cost(older) > `summarizeAtTokens`
+ * (default 2500, > 0).
+ */
+export interface RollingSummaryStrategy {
+  type: 'rolling-summary';
+  keepTurns: number;
+  summarizeAtTokens: number;
+  shadowPrompt: string;
+  systemPrompt: string;
+}
+
+/** A strategy with every parameter resolved (defaults applied, validated). */
+export type Strategy =
+  | SlidingWindowStrategy
+  | TurnWindowStrategy
+  | TokenCountStrategy
+  | RecursiveSummarizationStrategy
+  | RollingSummaryStrategy;
+
+/** The strategy names of DESIGN §3.4. */
+export type StrategyType = Strategy['type'];
+
+/** A trigger (DESIGN §3.5). Absent trigger = always fires. */
+export type Trigger =
+  | { type: 'turn-count'; maxTurns: number }
+  | { type: 'token-count'; threshold: number }
+  | { type: 'any-of'; triggers: Trigger[] }
+  | { type: 'all-of'; triggers: Trigger[] };
+
+/** Outcomes of a pass (DESIGN §3.6). `conflict` is produced by the service, not by the library. */
+export type CompactionOutcome = 'compacted' | 'noop' | 'not-triggered' | 'conflict' | 'failed';
+
+/**
+ * What the summarizer must be given for one pass. The library never calls a model: the plan
+ * carries this request and {@link completePlan} takes the reply.
+ */
+export interface SummaryRequest {
+  /** System prompt for the summarizer (the strategy's `systemPrompt`, or the default recap prompt). */
+  systemPrompt: string;
+  /** The shadow prompt stored with the new summary (rendered as the user side of it). */
+  shadowPrompt: string;
+  /** Texts of the summaries currently active (to merge, not drop), in log order. */
+  currentSummaries: string[];
+  /** Formatted texts (§3.1) of the real events being archived, in log order. Never system messages. */
+  toSummarize: string[];
+  /** Formatted texts of the first `overlapSize` kept real events: context, not to be summarized. */
+  overlap: string[];
+  /** Ids of the events the new summary covers (archived real events and old summaries), log order. */
+  coveredIds: string[];
+}
+
+/**
+ * The result of planning one pass, before any summarizer call.
+ *
+ * `archivedIds` and `keptIds` partition the active events given to the planner, each in log order.
+ * When `summaryRequest` is present the plan is not final: the caller calls the summarizer and
+ * passes the reply to {@link completePlan}; `summaryInsertBeforeId` is the kept real event the new
+ * summary goes immediately before.
+ */
+export interface CompactionPlan {
+  /** `compacted` (something archived or a summary to write), `noop`, or `not-triggered`. */
+  outcome: 'compacted' | 'noop' | 'not-triggered';
+  strategy: Strategy;
+  trigger: Trigger | null;
+  /** Whether the trigger fired (true when there is no trigger). */
+  triggerFired: boolean;
+  /** Ids archived by this pass, log order (superseded system messages included). */
+  archivedIds: string[];
+  /** Ids of the active events kept, log order (no new summary in it). */
+  keptIds: string[];
+  /** Ids of superseded system messages (a subset of `archivedIds`); they stay archived even if the summarizer fails. */
+  supersededSystemIds: string[];
+  /** Present when a summarizer call is needed. */
+  summaryRequest?: SummaryRequest;
+  /** Id of the kept real event the new summary goes before; present with `summaryRequest`. */
+  summaryInsertBeforeId?: string;
+  /** Cost of all active events before the pass (estimator units). */
+  tokensBefore: number;
+  /** Cost of the archived events (estimator units). */
+  tokensArchived: number;
+}
+
+/** The summarizer's reply to a {@link SummaryRequest}, or its failure. */
+export type SummaryReply = { text: string } | { failure: string };
+
+/** The new summary written by a pass. `tokens` is its cost (both formatted lines) in estimator units. */
+export interface NewSummary {
+  id: string;
+  shadowPrompt: string;
+  text: string;
+  insertBeforeId: string;
+  coveredIds: string[];
+  tokens: number;
+}
+
+/**
+ * The final result of a pass (DESIGN §3.6).
+ *
+ * `keptIds` is the active window after the pass in log order, with the new summary's id in its
+ * place. `tokensEstimatedSaved` = cost(archived) − cost(new summary), floored at 0.
+ */
+export interface CompactionResult {
+  outcome: CompactionOutcome;
+  archivedIds: string[];
+  keptIds: string[];
+  summary?: NewSummary;
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensEstimatedSaved: number;
+  /** Why the pass failed (summarizer failure, blank reply); present when outcome is `failed`. */
+  failureReason?: string;
+}

@@ -1,0 +1,88 @@
+/**
+ * The session event model of DESIGN §3.1.
+ *
+ * A session is an ordered log of these events. Ids are the caller's own strings (for example
+ * a vector id such as `u1`, or a message id); the library never invents or rewrites them.
+ * Texts are JavaScript strings (UTF-16). Nothing here is ever mutated by the library.
+ */
+
+/** One call an assistant asked for. `arguments` is the raw JSON argument string, kept verbatim. */
+export interface ToolCall {
+  /** The provider's call id, answered by a {@link ToolResponse.toolCallId}. */
+  id: string;
+  /** The tool (function) name. */
+  name: string;
+  /** Raw JSON argument string, exactly as the model produced it (may be invalid JSON). */
+  arguments: string;
+}
+
+/** One tool result answering a call. */
+export interface ToolResponse {
+  /** Id of the {@link ToolCall} this answers. */
+  toolCallId: string;
+  /** The tool (function) name. */
+  name: string;
+  /** The result as text (often JSON), verbatim. */
+  data: string;
+}
+
+/** A user message. A user event starts a turn (DESIGN §3.2). `text` null means no text content. */
+export interface UserEvent {
+  id: string;
+  type: 'user';
+  text: string | null;
+}
+
+/** An assistant message: text, tool calls, or both. `text` may be null when `toolCalls` is set. */
+export interface AssistantEvent {
+  id: string;
+  type: 'assistant';
+  text: string | null;
+  toolCalls?: ToolCall[];
+}
+
+/** One or more tool responses, each naming the call it answers. */
+export interface ToolEvent {
+  id: string;
+  type: 'tool';
+  responses: ToolResponse[];
+}
+
+/** A stored system message. The latest one is pinned; every earlier one is superseded (§3.2). */
+export interface SystemEvent {
+  id: string;
+  type: 'system';
+  text: string | null;
+}
+
+/**
+ * A synthetic summary: rendered to a model as a user message (`shadowPrompt`) followed by an
+ * assistant message (`text`).
+ */
+export interface SummaryEvent {
+  id: string;
+  type: 'summary';
+  shadowPrompt: string;
+  text: string;
+}
+
+/** Any session event, discriminated by `type`. */
+export type SessionEvent = UserEvent | AssistantEvent | ToolEvent | SystemEvent | SummaryEvent;
+
+/** The five event kinds. */
+export type SessionEventType = SessionEvent['type'];
+
+/** All event kinds, in a stable order (useful for validation messages). */
+export const SESSION_EVENT_TYPES: readonly SessionEventType[] = ['user', 'assistant', 'tool', 'system', 'summary'];
+
+/**
+ * A session event together with its cost under one estimator, computed once when the event was
+ * appended (DESIGN §3.1: a pass only adds numbers, it never re-tokenizes).
+ *
+ * `tokens` is in the estimator's unit: tokens for `cl100k_base`/`o200k_base`, UTF-16 code units
+ * for `chars`. It must be a finite integer ≥ 0.
+ */
+export interface CostedEvent {
+  event: SessionEvent;
+  tokens: number;
+}

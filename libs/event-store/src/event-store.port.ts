@@ -1,0 +1,130 @@
+/**
+ * The event store port (DESIGN §2.1), modelled on KurrentDB so that its adapter stays thin.
+ *
+ * Units: stream revisions and global positions are `bigint`. A stream's first event has
+ * revision 0n. Global positions are strictly increasing across the whole store (they need not
+ * be contiguous: KurrentDB commit positions are byte offsets). Positions given to reads and
+ * subscriptions are exclusive checkpoints: "everything after this position".
+ */
+
+/**
+ * The expected state of a stream for an append:
+ * - `'any'`: no check;
+ * - `'no_stream'`: the stream must not exist yet;
+ * - `'stream_exists'`: the stream must have at least one event;
+ * - a `bigint`: the revision of the stream's last event must be exactly this.
+ */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+/** An event to append. `id` is a UUID chosen by the caller (the idempotency key). */
+export interface EventData {
+  /** UUID (RFC 4122 text form). Appending the same id again is idempotent (see appendToStream). */
+  id: string;
+  /** Event type name, e.g. `UserMessageAppended`. */
+  type: string;
+  /** JSON-serialisable payload. */
+  data: unknown;
+  /** JSON-serialisable metadata, or undefined. */
+  metadata?: unknown;
+}
+
+/** An event as stored. */
+export interface RecordedEvent {
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: unknown;
+  streamId: string;
+  /** Revision within its stream (0n-based). */
+  revision: bigint;
+  /** Global position in the store's log (strictly increasing). */
+  position: bigint;
+  /** When the store recorded the event. */
+  created: Date;
+}
+
+/** What an append returns. */
+export interface AppendResult {
+  /** Revision of the last event now in the stream (pass it as the next expected revision). */
+  nextExpectedRevision: bigint;
+  /** Global position of the last event written by this append. */
+  position: bigint;
+}
+
+export interface AppendOptions {
+  /** Default `'any'`. */
+  expectedRevision?: ExpectedRevision;
+}
+
+export interface ReadStreamOptions {
+  /** First revision to read (inclusive). Default: start when forwards, end when backwards. */
+  fromRevision?: bigint | 'start' | 'end';
+  /** Default `'forwards'`. */
+  direction?: 'forwards' | 'backwards';
+  /** Maximum number of events returned. Default: no limit. */
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events with a global position greater than this. Default: from the beginning. */
+  fromPosition?: bigint;
+  /** Maximum number of events returned. Default 4096. */
+  maxCount?: number;
+  /** Only streams whose name starts with this prefix (e.g. `session-`). */
+  streamPrefix?: string;
+}
+
+export interface SubscribeOptions {
+  /** Exclusive checkpoint: deliver events after this position. Default: from the beginning. */
+  fromPosition?: bigint;
+  /** Only streams whose name starts with this prefix (e.g. `session-`). */
+  streamPrefix?: string;
+}
+
+/**
+ * A live subscription to the global log: catch-up first, then live events, in global order,
+ * each event once. Iterate with `for await`; call `close()` to stop (the iterator then ends).
+ */
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  close(): Promise<void>;
+}
+
+/** The port. Every method may reject with {@link EventStoreUnavailableError} when the store cannot be reached. */
+export interface EventStore {
+  /**
+   * Appends `events` atomically (all or none) to `stream`.
+   *
+   * Idempotency: when every id of `events` is already the stream's events written by one earlier
+   * append at the same expected revision, with identical type and data, nothing is written and the
+   * original result is returned.
+   *
+   * @throws WrongExpectedRevisionError when the stream's state does not match `expectedRevision`.
+   * @throws DuplicateEventIdError when an id already exists with other content (or elsewhere).
+   */
+  appendToStream(stream: string, events: EventData[], options?: AppendOptions): Promise<AppendResult>;
+
+  /** Reads a stream. A stream that does not exist reads as `[]`. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+
+  /** Reads the global log forwards after `fromPosition`. */
+  readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
+
+  /** The revision of the stream's last event, or `null` when the stream does not exist (or was deleted). */
+  streamRevision(stream: string): Promise<bigint | null>;
+
+  /** The global position of the last event in the store, or 0n when it is empty. */
+  headPosition(): Promise<bigint>;
+
+  /** Subscribes to the global log (catch-up then live). See {@link Subscription}. */
+  subscribeToAll(options?: SubscribeOptions): Subscription;
+
+  /**
+   * Deletes a stream and its content (erasure). Afterwards reads return `[]` and `streamRevision`
+   * returns null. Appending again to a deleted stream is allowed and starts at revision 0n (SQLite)
+   * or continues per the server's rules (KurrentDB soft delete).
+   */
+  deleteStream(stream: string): Promise<void>;
+
+  /** Releases connections and file handles. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,128 @@
+/**
+ * The events stored in a session stream `session-<sessionId>` (DESIGN §4): conversation events
+ * and decision events live in the same stream.
+ *
+ * Every payload is plain JSON. Event ids inside payloads (`eventId`, `archivedIds`, …) are the
+ * *client* ids (free-form strings such as `u1`); the store's UUID is derived from
+ * (sessionId, client id) by {@link storeEventId}.
+ */
+import type { CompactionOutcome, SessionEvent, Strategy, Trigger } from '@lib/compaction';
+
+/** Estimator names whose costs are stored with each conversation event. */
+export type EstimatorName = 'cl100k_base' | 'o200k_base' | 'chars';
+
+/** Cost of one event under each estimator (tokens, or UTF-16 code units for `chars`). */
+export type EventCosts = Record<EstimatorName, number>;
+
+/** Stream name prefix; the category is `session`. */
+export const SESSION_STREAM_PREFIX = 'session-';
+
+/** `session-<sessionId>`. */
+export function sessionStream(sessionId: string): string {
+  return `${SESSION_STREAM_PREFIX}${sessionId}`;
+}
+
+/** Type name of a recorded conversation event. */
+export const CONVERSATION_EVENT = 'ConversationEventAppended';
+/** Decision: events archived by a compaction. */
+export const EVENTS_ARCHIVED = 'EventsArchived';
+/** Decision: a summary inserted by a compaction. */
+export const SUMMARY_INSERTED = 'SummaryInserted';
+/** Decision: a compaction finished (its figures). Always the last event of a compaction's append. */
+export const COMPACTION_COMPLETED = 'CompactionCompleted';
+/** Decision: a compaction failed (stage and reason). */
+export const COMPACTION_FAILED = 'CompactionFailed';
+/** A session's auto-compaction policy was set. */
+export const POLICY_SET = 'AutoCompactionPolicySet';
+
+/**
+ * A conversation event (user, assistant, tool, system, or an imported summary).
+ * `event.id` is the client id (or one the service assigned). `costs` were computed once, at append.
+ */
+export interface ConversationEventData {
+  event: SessionEvent;
+  costs: EventCosts;
+  /** ISO-8601 time given by the client, or the time the service accepted it. */
+  createdAt: string;
+  /** Client metadata, stored verbatim. */
+  metadata?: Record<string, unknown>;
+  /** Owner of the session for cross-session recall, when the client named one. */
+  userId?: string;
+}
+
+/** Decision: the ids archived by one compaction (client ids, log order). */
+export interface EventsArchivedData {
+  compactionId: string;
+  archivedIds: string[];
+}
+
+/** Identity and token usage of the summarizer that wrote a summary (or failed to). */
+export interface SummarizerIdentity {
+  /** `openai-compatible` or `extractive`. */
+  kind: string;
+  /** Model name, e.g. `gpt-4o-mini`, or `extractive-v1`. */
+  model: string;
+  /** Model calls made for this pass (chunking may need several). */
+  calls: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** Decision: a summary inserted immediately before `insertBeforeId`, covering `coveredIds`. */
+export interface SummaryInsertedData {
+  compactionId: string;
+  /** Id of the new summary event (service-assigned, `summary-<compactionId>`). */
+  summaryId: string;
+  shadowPrompt: string;
+  text: string;
+  insertBeforeId: string;
+  coveredIds: string[];
+  costs: EventCosts;
+  summarizer: SummarizerIdentity;
+  createdAt: string;
+}
+
+/** Decision: a compaction's figures. */
+export interface CompactionCompletedData {
+  compactionId: string;
+  outcome: Extract<CompactionOutcome, 'compacted' | 'noop' | 'failed'>;
+  trigger: Trigger | null;
+  strategy: Strategy;
+  estimator: EstimatorName;
+  archivedCount: number;
+  keptCount: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensEstimatedSaved: number;
+  /** Stream revision the pass read (its decisions were appended with this expected revision, or re-checked). */
+  basedOnRevision: string;
+  /** Ids of the active window after the pass, log order (the new summary's id in its place). */
+  keptIds: string[];
+  summarizer?: SummarizerIdentity;
+  durationMs: number;
+  completedAt: string;
+  /** `auto` when started by the session's policy, `command` otherwise. */
+  origin: 'auto' | 'command';
+}
+
+/** Decision: a compaction failed. Superseded system messages may still have been archived. */
+export interface CompactionFailedData {
+  compactionId: string;
+  /** `summarize` (model error, blank reply, timeout) or `append`. */
+  stage: 'summarize' | 'append';
+  reason: string;
+  strategy: Strategy;
+  trigger: Trigger | null;
+  basedOnRevision: string;
+  summarizer?: SummarizerIdentity;
+  failedAt: string;
+  origin: 'auto' | 'command';
+}
+
+/** A session's auto-compaction policy. `strategy` null clears it. */
+export interface PolicySetData {
+  strategy: Strategy | null;
+  trigger: Trigger | null;
+  estimator: EstimatorName;
+  setAt: string;
+}
