@@ -82,10 +82,23 @@ export interface SummaryInsertedData {
   createdAt: string;
 }
 
+/**
+ * Carried by the last decision event of a compaction (completed or failed) so the write side can
+ * load a session in O(active window + events since): where the active entries are, and the state
+ * that would otherwise need the whole stream. Revisions are decimal strings (bigint in JSON).
+ */
+export interface SessionCheckpoint {
+  /** Inclusive revision ranges `[from, to]` holding exactly the active window's entries (plus decision events in between). */
+  keptRanges: Array<[string, string]>;
+  policy: PolicySetData | null;
+  consecutiveFailures: number;
+  userId?: string;
+}
+
 /** Decision: a compaction's figures. */
 export interface CompactionCompletedData {
   compactionId: string;
-  outcome: Extract<CompactionOutcome, 'compacted' | 'noop' | 'failed'>;
+  outcome: Extract<CompactionOutcome, 'compacted'>;
   trigger: Trigger | null;
   strategy: Strategy;
   estimator: EstimatorName;
@@ -103,6 +116,7 @@ export interface CompactionCompletedData {
   completedAt: string;
   /** `auto` when started by the session's policy, `command` otherwise. */
   origin: 'auto' | 'command';
+  checkpoint: SessionCheckpoint;
 }
 
 /** Decision: a compaction failed. Superseded system messages may still have been archived. */
@@ -117,6 +131,10 @@ export interface CompactionFailedData {
   summarizer?: SummarizerIdentity;
   failedAt: string;
   origin: 'auto' | 'command';
+  /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
+  tokensBefore: number;
+  archivedIds: string[];
+  checkpoint: SessionCheckpoint;
 }
 
 /** A session's auto-compaction policy. `strategy` null clears it. */

@@ -1,0 +1,168 @@
+/**
+ * The session's active window as a fold over its stream (the `evolve` half of the session
+ * decider). Pure: no I/O.
+ *
+ * Ordering rule (DESIGN §3.3.4): conversation events keep log order; a summary sits immediately
+ * before the event named by its `insertBeforeId`. Entries are ordered by (anchor revision,
+ * summaries first, own revision), where a conversation event's anchor is its own revision and a
+ * summary's anchor is the revision of the event it was inserted before.
+ */
+import type { CostedEvent, SessionEvent } from '@lib/compaction';
+import {
+  COMPACTION_COMPLETED,
+  COMPACTION_FAILED,
+  CONVERSATION_EVENT,
+  EVENTS_ARCHIVED,
+  POLICY_SET,
+  SUMMARY_INSERTED,
+  type CompactionCompletedData,
+  type CompactionFailedData,
+  type ConversationEventData,
+  type EstimatorName,
+  type EventCosts,
+  type EventsArchivedData,
+  type PolicySetData,
+  type SummaryInsertedData,
+} from '../events/session-stream-events';
+
+/** One active event of the window. `revision` is its stream revision (bigint). */
+export interface WindowEntry {
+  event: SessionEvent;
+  costs: EventCosts;
+  revision: bigint;
+  /** Revision of the event this entry is ordered at (its own, or the summary's insert-before event's). */
+  anchorRevision: bigint;
+  createdAt: string;
+  /** Compaction that wrote it, for summaries. */
+  compactionId?: string;
+}
+
+/** The minimal view of a stored event the fold needs (matches the store's RecordedEvent). */
+export interface StreamEvent {
+  type: string;
+  data: unknown;
+  revision: bigint;
+}
+
+/**
+ * Folded state of one session: the active window plus what the write side needs to decide.
+ * `revision` is the revision of the last event folded (null before any).
+ */
+export interface SessionWindowState {
+  revision: bigint | null;
+  /** Active entries keyed by client id. */
+  active: Map<string, WindowEntry>;
+  /** Revision of every conversation event id seen in the folded part, archived or not. */
+  revisionsById: Map<string, bigint>;
+  policy: PolicySetData | null;
+  /** Id and base revision of the last compaction decision (completed or failed) folded. */
+  lastCompaction: { compactionId: string; basedOnRevision: string; outcome: string } | null;
+  /** Failed compactions since the last successful one. */
+  consecutiveFailures: number;
+  /** Owner named by the first append that named one. */
+  userId?: string;
+}
+
+/** An empty state (a session with no events). */
+export function emptySessionWindow(): SessionWindowState {
+  return {
+    revision: null,
+    active: new Map(),
+    revisionsById: new Map(),
+    policy: null,
+    lastCompaction: null,
+    consecutiveFailures: 0,
+  };
+}
+
+/**
+ * Applies one stream event to the state, in place, and returns it.
+ * Unknown event types are ignored (forward compatibility). Events must be folded in revision order.
+ */
+export function evolveSessionWindow(state: SessionWindowState, recorded: StreamEvent): SessionWindowState {
+  state.revision = recorded.revision;
+  switch (recorded.type) {
+    case CONVERSATION_EVENT: {
+      const data = recorded.data as ConversationEventData;
+      state.active.set(data.event.id, {
+        event: data.event,
+        costs: data.costs,
+        revision: recorded.revision,
+        anchorRevision: recorded.revision,
+        createdAt: data.createdAt,
+      });
+      state.revisionsById.set(data.event.id, recorded.revision);
+      if (data.userId && !state.userId) state.userId = data.userId;
+      break;
+    }
+    case EVENTS_ARCHIVED: {
+      const data = recorded.data as EventsArchivedData;
+      for (const id of data.archivedIds) state.active.delete(id);
+      break;
+    }
+    case SUMMARY_INSERTED: {
+      const data = recorded.data as SummaryInsertedData;
+      const anchor = state.active.get(data.insertBeforeId)?.anchorRevision ?? state.revisionsById.get(data.insertBeforeId) ?? recorded.revision;
+      state.active.set(data.summaryId, {
+        event: { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text },
+        costs: data.costs,
+        revision: recorded.revision,
+        anchorRevision: anchor,
+        createdAt: data.createdAt,
+        compactionId: data.compactionId,
+      });
+      state.revisionsById.set(data.summaryId, recorded.revision);
+      break;
+    }
+    case COMPACTION_COMPLETED: {
+      const data = recorded.data as CompactionCompletedData;
+      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: data.outcome };
+      state.consecutiveFailures = data.outcome === 'failed' ? state.consecutiveFailures : 0;
+      break;
+    }
+    case COMPACTION_FAILED: {
+      const data = recorded.data as CompactionFailedData;
+      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: 'failed' };
+      state.consecutiveFailures += 1;
+      break;
+    }
+    case POLICY_SET:
+      state.policy = recorded.data as PolicySetData;
+      break;
+    default:
+      break;
+  }
+  return state;
+}
+
+/** Folds a whole list of stream events (in revision order) into a fresh state. */
+export function foldSessionWindow(events: Iterable<StreamEvent>, from: SessionWindowState = emptySessionWindow()): SessionWindowState {
+  for (const e of events) evolveSessionWindow(from, e);
+  return from;
+}
+
+/** Compares two entries by the window ordering rule (see module doc). */
+export function compareWindowEntries(a: WindowEntry, b: WindowEntry): number {
+  if (a.anchorRevision !== b.anchorRevision) return a.anchorRevision < b.anchorRevision ? -1 : 1;
+  const aSummary = a.event.type === 'summary' && a.anchorRevision !== a.revision ? 0 : 1;
+  const bSummary = b.event.type === 'summary' && b.anchorRevision !== b.revision ? 0 : 1;
+  if (aSummary !== bSummary) return aSummary - bSummary;
+  return a.revision < b.revision ? -1 : a.revision > b.revision ? 1 : 0;
+}
+
+/** The active window in order (see module doc). */
+export function orderedWindow(state: SessionWindowState): WindowEntry[] {
+  return [...state.active.values()].sort(compareWindowEntries);
+}
+
+/** The active window as the planner's input: events with their cost under `estimator`. */
+export function costedWindow(state: SessionWindowState, estimator: EstimatorName): CostedEvent[] {
+  return orderedWindow(state).map((entry) => ({ event: entry.event, tokens: entry.costs[estimator] }));
+}
+
+/** Sum of the window's costs under `estimator` (tokens, or UTF-16 code units for `chars`). */
+export function windowTokens(entries: readonly WindowEntry[], estimator: EstimatorName): number {
+  let total = 0;
+  for (const e of entries) total += e.costs[estimator];
+  return total;
+}
