@@ -1,0 +1,336 @@
+/**
+ * A local OpenAI-compatible chat-completions server for tests, the conformance runner and the
+ * model-fault tests (issue 7 §4). It listens on 127.0.0.1 on a free port (port 0), speaks just
+ * enough of `POST /v1/chat/completions` for the `openai` package, and is fully programmable:
+ *
+ * - a **default behaviour** answers every request (a fixed reply unless told otherwise);
+ * - a **queue** of behaviours is consumed first, one per request, oldest first, so "the first N
+ *   requests fail, then it succeeds" is `server.enqueue(fault, fault).setDefault('ok')`;
+ * - a behaviour is a fixed reply (string or {@link FakeReply}), a function of the request, or a
+ *   {@link FakeFault}: `timeout` (never answers), `status500`, `status429` (with `Retry-After`
+ *   in seconds), `blank` (a whitespace-only reply), `malformed-json` (a truncated JSON body),
+ *   `refusal` (`message.refusal` set, `content` null), `content-filter` (finish_reason
+ *   `content_filter`), `no-choices` (valid JSON without choices);
+ * - every request is recorded ({@link RecordedRequest}: model, messages, the text of all
+ *   messages) so tests can assert what the model was sent and how many calls were made;
+ * - every successful answer carries `usage` figures (deterministic: ⌈characters / 4⌉ unless the
+ *   behaviour gives its own).
+ *
+ * The server never logs message text. The `Authorization` header is not recorded; only whether
+ * one was present ({@link RecordedRequest.hadAuthorization}).
+ *
+ * ```ts
+ * const server = new FakeOpenAiServer({ defaultBehaviour: 'SUMMARY' });
+ * const { url, close } = await server.start();   // url = http://127.0.0.1:<port>/v1
+ * server.enqueue({ fault: 'status429', retryAfterSeconds: 0 });
+ * // ... point an OpenAI client at `url` ...
+ * expect(server.calls).toBe(2);
+ * await close();
+ * ```
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** Token usage returned with a completion (the OpenAI `usage` object, snake_case). */
+export interface FakeUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+}
+
+/** A successful reply: `content` becomes `choices[0].message.content`. */
+export interface FakeReply {
+  reply: string;
+  /** Usage to report; missing figures are computed as ⌈characters / 4⌉. */
+  usage?: Partial<FakeUsage>;
+  /** `choices[0].finish_reason`; default `stop`. */
+  finishReason?: 'stop' | 'length' | 'content_filter';
+}
+
+/**
+ * A model fault.
+ * - `timeout`: the request is accepted and never answered (the socket stays open until the
+ *   client gives up or the server closes).
+ * - `status500`: HTTP 500 with an OpenAI-style error body.
+ * - `status429`: HTTP 429 with `Retry-After: <retryAfterSeconds>` (default 1; whole or
+ *   fractional seconds, as the header allows).
+ * - `blank`: HTTP 200 whose message content is whitespace only (`text`, default `"  \n\t "`).
+ * - `malformed-json`: HTTP 200, `content-type: application/json`, a truncated JSON body.
+ * - `refusal`: HTTP 200 with `message.content` null and `message.refusal` set.
+ * - `content-filter`: HTTP 200 with finish_reason `content_filter` and null content.
+ * - `no-choices`: HTTP 200 with valid JSON and an empty `choices` array.
+ */
+export type FakeFault =
+  | { fault: 'timeout' }
+  | { fault: 'status500' }
+  | { fault: 'status429'; retryAfterSeconds?: number }
+  | { fault: 'blank'; text?: string }
+  | { fault: 'malformed-json' }
+  | { fault: 'refusal' }
+  | { fault: 'content-filter' }
+  | { fault: 'no-choices' };
+
+/** The names of the faults of {@link FakeFault}. */
+export type FakeFaultName = FakeFault['fault'];
+
+/** What the server does with one request: a reply text, a {@link FakeReply}, or a {@link FakeFault}. */
+export type FakeOutcome = string | FakeReply | FakeFault;
+
+/**
+ * A behaviour: a fixed outcome, or a function of the recorded request (and its 0-based index
+ * among all requests this server received) returning one. A function that throws answers 500.
+ */
+export type FakeBehaviour = FakeOutcome | ((request: RecordedRequest, index: number) => FakeOutcome);
+
+/** One chat message as received (content as sent: a string, null, or content parts). */
+export interface RecordedMessage {
+  role: string;
+  content: unknown;
+  [key: string]: unknown;
+}
+
+/** One request the server received on the chat-completions route. */
+export interface RecordedRequest {
+  /** 0-based, in arrival order. */
+  index: number;
+  /** `model` of the request body. */
+  model: string | undefined;
+  /** `messages` of the request body, as sent. */
+  messages: RecordedMessage[];
+  /** Every message's text (string content, or the text parts joined) joined by `\n\n`, in order. */
+  text: string;
+  /** The whole parsed body. */
+  body: Record<string, unknown>;
+  /** Whether an `Authorization` header was present (its value is never recorded). */
+  hadAuthorization: boolean;
+  /** What the server did: `reply` or the fault name. */
+  answeredWith: 'reply' | FakeFaultName;
+}
+
+/** Options of {@link FakeOpenAiServer}. */
+export interface FakeOpenAiServerOptions {
+  /** Behaviour when the queue is empty. Default: the reply `"SUMMARY"`. */
+  defaultBehaviour?: FakeBehaviour;
+  /** When set, requests whose bearer token differs get HTTP 401 (and are still recorded). */
+  requireApiKey?: string;
+}
+
+/** Handle returned by {@link FakeOpenAiServer.start}. */
+export interface StartedFakeOpenAiServer {
+  /** Base URL including `/v1`, e.g. `http://127.0.0.1:43121/v1` (what `OPENAI_BASE_URL` takes). */
+  url: string;
+  /** Stops listening and destroys open connections (including `timeout` requests). Idempotent. */
+  close(): Promise<void>;
+}
+
+/** See the module documentation. One instance serves one `start()`/`close()` cycle. */
+export class FakeOpenAiServer {
+  /** Every request received on `/v1/chat/completions`, in arrival order. */
+  readonly requests: RecordedRequest[] = [];
+  private defaultBehaviour: FakeBehaviour;
+  private readonly queue: FakeBehaviour[] = [];
+  private server: http.Server | null = null;
+  private baseUrl: string | null = null;
+  private readonly requireApiKey: string | undefined;
+
+  constructor(options: FakeOpenAiServerOptions = {}) {
+    this.defaultBehaviour = options.defaultBehaviour ?? 'SUMMARY';
+    this.requireApiKey = options.requireApiKey;
+  }
+
+  /** Number of chat-completion requests received so far (retries included). */
+  get calls(): number {
+    return this.requests.length;
+  }
+
+  /** Base URL including `/v1`; throws before {@link start}. */
+  get url(): string {
+    if (!this.baseUrl) throw new Error('FakeOpenAiServer: not started');
+    return this.baseUrl;
+  }
+
+  /** Replaces the behaviour used when the queue is empty. Returns `this`. */
+  setDefault(behaviour: FakeBehaviour): this {
+    this.defaultBehaviour = behaviour;
+    return this;
+  }
+
+  /** Appends behaviours to the queue; each is used for exactly one request, oldest first. Returns `this`. */
+  enqueue(...behaviours: FakeBehaviour[]): this {
+    this.queue.push(...behaviours);
+    return this;
+  }
+
+  /** Behaviours still queued. */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Forgets recorded requests and empties the queue (the default behaviour stays). */
+  reset(): void {
+    this.requests.length = 0;
+    this.queue.length = 0;
+  }
+
+  /** Starts listening on 127.0.0.1, port 0 (a free port). */
+  async start(): Promise<StartedFakeOpenAiServer> {
+    if (this.server) throw new Error('FakeOpenAiServer: already started');
+    const server = http.createServer((req, res) => {
+      void this.handle(req, res);
+    });
+    this.server = server;
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => resolve());
+    });
+    const { port } = server.address() as AddressInfo;
+    this.baseUrl = `http://127.0.0.1:${port}/v1`;
+    return { url: this.baseUrl, close: () => this.close() };
+  }
+
+  /** Stops the server (see {@link StartedFakeOpenAiServer.close}). */
+  async close(): Promise<void> {
+    const server = this.server;
+    if (!server) return;
+    this.server = null;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      sendJson(res, 404, errorBody(`no route ${req.method} ${path}`, 'not_found'));
+      return;
+    }
+    let body: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error('not an object');
+      body = parsed as Record<string, unknown>;
+    } catch {
+      sendJson(res, 400, errorBody('request body is not a JSON object', 'invalid_request_error'));
+      return;
+    }
+    const messages = Array.isArray(body.messages) ? (body.messages as RecordedMessage[]) : [];
+    const record: RecordedRequest = {
+      index: this.requests.length,
+      model: typeof body.model === 'string' ? body.model : undefined,
+      messages,
+      text: messages.map((m) => contentText(m?.content)).join('\n\n'),
+      body,
+      hadAuthorization: typeof req.headers.authorization === 'string',
+      answeredWith: 'reply',
+    };
+    this.requests.push(record);
+
+    if (this.requireApiKey !== undefined && req.headers.authorization !== `Bearer ${this.requireApiKey}`) {
+      sendJson(res, 401, errorBody('invalid api key', 'invalid_api_key'));
+      return;
+    }
+    if (!Array.isArray(body.messages) || body.stream === true) {
+      sendJson(res, 400, errorBody(body.stream === true ? 'streaming is not supported by the fake server' : 'messages must be an array', 'invalid_request_error'));
+      return;
+    }
+
+    const behaviour = this.queue.length > 0 ? this.queue.shift()! : this.defaultBehaviour;
+    let outcome: FakeOutcome;
+    try {
+      outcome = typeof behaviour === 'function' ? behaviour(record, record.index) : behaviour;
+    } catch {
+      record.answeredWith = 'status500';
+      sendJson(res, 500, errorBody('behaviour function threw', 'server_error'));
+      return;
+    }
+    this.answer(res, record, outcome);
+  }
+
+  private answer(res: http.ServerResponse, record: RecordedRequest, outcome: FakeOutcome): void {
+    const reply: FakeReply | null = typeof outcome === 'string' ? { reply: outcome } : 'reply' in outcome ? outcome : null;
+    if (reply) {
+      record.answeredWith = 'reply';
+      sendJson(res, 200, completion(record, reply.reply, reply.finishReason ?? 'stop', null, reply.usage));
+      return;
+    }
+    const fault = outcome as FakeFault;
+    record.answeredWith = fault.fault;
+    switch (fault.fault) {
+      case 'timeout':
+        // Never answer; close() destroys the socket.
+        return;
+      case 'status500':
+        sendJson(res, 500, errorBody('the fake model failed', 'server_error'));
+        return;
+      case 'status429':
+        sendJson(res, 429, errorBody('rate limit reached', 'rate_limit_exceeded'), { 'retry-after': String(fault.retryAfterSeconds ?? 1) });
+        return;
+      case 'blank':
+        sendJson(res, 200, completion(record, fault.text ?? '  \n\t ', 'stop', null));
+        return;
+      case 'malformed-json':
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"id": "chatcmpl-broken", "object": "chat.completion", "choices": [{"index": 0, "message": {"role": "assistant", "content": "trunc');
+        return;
+      case 'refusal':
+        sendJson(res, 200, completion(record, null, 'stop', 'I cannot help with that.'));
+        return;
+      case 'content-filter':
+        sendJson(res, 200, completion(record, null, 'content_filter', null));
+        return;
+      case 'no-choices': {
+        const body = completion(record, '', 'stop', null);
+        body.choices = [];
+        sendJson(res, 200, body);
+        return;
+      }
+    }
+  }
+}
+
+/** Creates a server with `options` and starts it; returns the server (its `url` is set). */
+export async function startFakeOpenAiServer(options: FakeOpenAiServerOptions = {}): Promise<FakeOpenAiServer> {
+  const server = new FakeOpenAiServer(options);
+  await server.start();
+  return server;
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) {
+    return content
+      .map((part) => (part && typeof part === 'object' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+      .join('\n');
+  }
+  return '';
+}
+
+function completion(
+  record: RecordedRequest,
+  content: string | null,
+  finishReason: string,
+  refusal: string | null,
+  usage: Partial<FakeUsage> = {},
+): Record<string, unknown> {
+  const prompt = usage.prompt_tokens ?? Math.ceil(record.text.length / 4);
+  const completionTokens = usage.completion_tokens ?? Math.ceil((content ?? refusal ?? '').length / 4);
+  return {
+    id: `chatcmpl-fake-${record.index}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: record.model ?? 'fake-model',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal }, finish_reason: finishReason, logprobs: null }],
+    usage: { prompt_tokens: prompt, completion_tokens: completionTokens, total_tokens: usage.total_tokens ?? prompt + completionTokens },
+  };
+}
+
+function errorBody(message: string, code: string): Record<string, unknown> {
+  return { error: { message, type: code, code, param: null } };
+}
+
+function sendJson(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
+  res.end(text);
+}
