@@ -1,0 +1,50 @@
+import { isUuid } from './deterministic-id';
+import { DuplicateEventIdError } from './errors';
+import type { EventData, ExpectedRevision } from './event-store.port';
+
+/** An event ready to write: id lowercased, data and metadata serialised to JSON text. */
+export interface SerializedEvent {
+  id: string;
+  type: string;
+  data: string;
+  /** JSON text, or null when the event has no metadata. */
+  metadata: string | null;
+}
+
+/**
+ * Validates an append's arguments the same way for every adapter and serialises its events.
+ *
+ * @throws TypeError when the stream name is empty, `events` is empty, an id is not a UUID, a type
+ *   is empty, data is not JSON-serialisable, or `expectedRevision` is a negative bigint or unknown
+ *   value (programming errors: nothing is written).
+ * @throws DuplicateEventIdError when the same id appears twice in `events`.
+ */
+export function prepareAppend(stream: string, events: EventData[], expected: ExpectedRevision): SerializedEvent[] {
+  if (typeof stream !== 'string' || stream.length === 0) throw new TypeError('stream name must be a non-empty string');
+  if (!Array.isArray(events) || events.length === 0) throw new TypeError('appendToStream needs at least one event');
+  if (typeof expected === 'bigint') {
+    if (expected < 0n) throw new TypeError(`expected revision must be >= 0n, got ${expected}`);
+  } else if (expected !== 'any' && expected !== 'no_stream' && expected !== 'stream_exists') {
+    throw new TypeError(`unknown expected revision ${String(expected)}`);
+  }
+  const seen = new Set<string>();
+  return events.map((e) => {
+    if (typeof e.id !== 'string' || !isUuid(e.id)) throw new TypeError(`event id must be a UUID, got ${String(e.id)}`);
+    const id = e.id.toLowerCase();
+    if (seen.has(id)) throw new DuplicateEventIdError(stream, id);
+    seen.add(id);
+    if (typeof e.type !== 'string' || e.type.length === 0) throw new TypeError('event type must be a non-empty string');
+    const data = JSON.stringify(e.data);
+    if (data === undefined) throw new TypeError(`event ${id}: data is not JSON-serialisable`);
+    const metadata = e.metadata === undefined ? null : JSON.stringify(e.metadata) ?? null;
+    return { id, type: e.type, data, metadata };
+  });
+}
+
+/** Whether a stream whose last revision is `current` (null: no stream) satisfies `expected`. */
+export function satisfies(expected: ExpectedRevision, current: bigint | null): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return current === null;
+  if (expected === 'stream_exists') return current !== null;
+  return current === expected;
+}

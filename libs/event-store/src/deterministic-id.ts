@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Namespace used by {@link deterministicEventId} when the given namespace is not itself a UUID
+ * (a fixed, random UUID owned by this project; never change it, or retries across a deploy stop
+ * being idempotent).
+ */
+export const EVENT_ID_NAMESPACE = '6f1c2b9e-4d7a-4e0b-9a35-3c8e5f2d71a4';
+
+/** True when `value` is a UUID in RFC 4122 text form (any version, case-insensitive). */
+export function isUuid(value: string): boolean {
+  return UUID_RE.test(value);
+}
+
+function uuidBytes(uuid: string): Buffer {
+  return Buffer.from(uuid.replace(/-/g, ''), 'hex');
+}
+
+function uuidV5(namespace: Buffer, name: string): string {
+  const hash = createHash('sha1').update(namespace).update(name, 'utf8').digest();
+  const b = hash.subarray(0, 16);
+  b[6] = (b[6] & 0x0f) | 0x50; // version 5
+  b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * A deterministic event id: the RFC 4122 UUID version 5 (SHA-1) of `name` in `namespace`,
+ * lowercase text form. The same (namespace, name) always gives the same UUID, so a retried
+ * request derives the same event ids and the store treats the retry as idempotent.
+ *
+ * `namespace` may be a UUID (used as is, as RFC 4122 specifies) or any other string, e.g. a
+ * session id: it is then first mapped to the UUID v5 of that string in {@link EVENT_ID_NAMESPACE}.
+ * Typical use: `deterministicEventId(sessionId, clientMessageId)`. Pure; never throws.
+ */
+export function deterministicEventId(namespace: string, name: string): string {
+  const ns = isUuid(namespace) ? uuidBytes(namespace) : uuidBytes(uuidV5(uuidBytes(EVENT_ID_NAMESPACE), namespace));
+  return uuidV5(ns, name);
+}

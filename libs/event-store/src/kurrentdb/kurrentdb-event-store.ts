@@ -1,0 +1,198 @@
+import {
+  BACKWARDS,
+  END,
+  FORWARDS,
+  KurrentDBClient,
+  START,
+  excludeSystemEvents,
+  jsonEvent,
+  streamNameFilter,
+  type Filter,
+  type JSONType,
+  type Position,
+} from '@kurrent/kurrentdb-client';
+import { prepareAppend, type SerializedEvent } from '../append-input';
+import { DuplicateEventIdError, EventStoreUnavailableError } from '../errors';
+import type {
+  AppendOptions,
+  AppendResult,
+  EventData,
+  EventStore,
+  ExpectedRevision,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from '../event-store.port';
+import { isMissingStream, mapKurrentError } from './kurrentdb-errors';
+import { toRecordedEvent } from './kurrentdb-mapping';
+import { KurrentDbSubscription } from './kurrentdb-subscription';
+
+/**
+ * The KurrentDB (formerly EventStoreDB) adapter, on `@kurrent/kurrentdb-client` 1.x.
+ *
+ * Positions are bigint commit positions of the server's transaction log (byte offsets: strictly
+ * increasing per event, not contiguous); a position `p` is sent back to the server as
+ * `{ commit: p, prepare: p }`, which is exact for events written by appends. Revisions are the
+ * server's bigint stream revisions. The expected revision is passed as the client's `streamState`
+ * option (its `expectedRevision` key does not exist for appends and would be silently ignored).
+ *
+ * Idempotency: the server recognises a retry with the same event ids at the same expected revision
+ * and answers success without a log position; the adapter then reads those events back to return
+ * the original position and to reject the retry with {@link DuplicateEventIdError} if the content
+ * differs (the server compares ids only). Unlike SQLite, an id reused in another stream is not
+ * detected (KurrentDB ids are unique per write, not per store).
+ *
+ * `deleteStream` is a soft delete: the stream reads as absent at once, but the events stay in `$all`
+ * until a scavenge (erasure then needs a scavenge). Global reads and subscriptions skip system
+ * events (`$`-streams) and, with `streamPrefix`, use a server-side stream-name prefix filter.
+ */
+export class KurrentDbEventStore implements EventStore {
+  private readonly subscriptions = new Set<KurrentDbSubscription>();
+
+  /** Wraps an existing client (the store disposes it on {@link close}). */
+  constructor(private readonly client: KurrentDBClient) {}
+
+  /** Connects with a connection string such as `kurrentdb://localhost:2113?tls=false` (lazy: errors show on first use). */
+  static connect(connectionString: string): KurrentDbEventStore {
+    return new KurrentDbEventStore(KurrentDBClient.connectionString(connectionString));
+  }
+
+  /** See {@link EventStore.appendToStream}. */
+  async appendToStream(stream: string, events: EventData[], options: AppendOptions = {}): Promise<AppendResult> {
+    const expected: ExpectedRevision = options.expectedRevision ?? 'any';
+    const serialized = prepareAppend(stream, events, expected);
+    const payload = events.map((e, i) =>
+      jsonEvent({
+        id: serialized[i].id,
+        type: serialized[i].type,
+        data: e.data as JSONType,
+        metadata: e.metadata as JSONType | undefined,
+      }),
+    );
+    let result;
+    try {
+      result = await this.client.appendToStream(stream, payload, { streamState: expected });
+    } catch (error) {
+      throw mapKurrentError(error, stream, expected);
+    }
+    if (result.position && result.position.commit >= 0n) {
+      return { nextExpectedRevision: result.nextExpectedRevision, position: result.position.commit };
+    }
+    return this.idempotentResult(stream, serialized, result.nextExpectedRevision);
+  }
+
+  /** See {@link EventStore.readStream}. */
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const direction = options.direction === 'backwards' ? BACKWARDS : FORWARDS;
+    const fromRevision = options.fromRevision ?? (direction === BACKWARDS ? END : START);
+    if (options.maxCount === 0) return [];
+    const out: RecordedEvent[] = [];
+    try {
+      const reader = this.client.readStream(stream, {
+        direction,
+        fromRevision,
+        ...(options.maxCount !== undefined ? { maxCount: options.maxCount } : {}),
+      });
+      for await (const resolved of reader) if (resolved.event) out.push(toRecordedEvent(resolved.event));
+    } catch (error) {
+      if (isMissingStream(error)) return [];
+      throw mapKurrentError(error, stream);
+    }
+    return out;
+  }
+
+  /** See {@link EventStore.readAll}. */
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const after = options.fromPosition ?? 0n;
+    const limit = options.maxCount ?? 4096;
+    if (limit <= 0) return [];
+    const out: RecordedEvent[] = [];
+    try {
+      const reader = this.client.readAll({
+        direction: FORWARDS,
+        fromPosition: toReadPosition(after),
+        maxCount: limit + 1, // the read is inclusive of `after`; the port's is exclusive
+        filter: filterFor(options.streamPrefix),
+      });
+      for await (const resolved of reader) {
+        if (!resolved.event) continue;
+        const event = toRecordedEvent(resolved.event);
+        if (event.position <= after) continue;
+        out.push(event);
+        if (out.length >= limit) break;
+      }
+    } catch (error) {
+      throw mapKurrentError(error);
+    }
+    return out;
+  }
+
+  /** See {@link EventStore.streamRevision}. */
+  async streamRevision(stream: string): Promise<bigint | null> {
+    const last = await this.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+    return last.length > 0 ? last[0].revision : null;
+  }
+
+  /** Commit position (bigint) of the last non-system event in `$all`, or 0n when there is none. */
+  async headPosition(): Promise<bigint> {
+    try {
+      const reader = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, filter: excludeSystemEvents() });
+      for await (const resolved of reader) if (resolved.event?.position) return resolved.event.position.commit;
+      return 0n;
+    } catch (error) {
+      throw mapKurrentError(error);
+    }
+  }
+
+  /** See {@link EventStore.subscribeToAll}: a server-side `$all` catch-up subscription, filtered. */
+  subscribeToAll(options: SubscribeOptions = {}): Subscription {
+    const from = options.fromPosition ?? 0n;
+    const source = this.client.subscribeToAll({ fromPosition: toReadPosition(from), filter: filterFor(options.streamPrefix) });
+    const sub: KurrentDbSubscription = new KurrentDbSubscription(source, from, () => this.subscriptions.delete(sub));
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  /** See {@link EventStore.deleteStream}: soft delete (see the class docs). Deleting a missing stream is a no-op. */
+  async deleteStream(stream: string): Promise<void> {
+    try {
+      await this.client.deleteStream(stream);
+    } catch (error) {
+      if (isMissingStream(error)) return;
+      throw mapKurrentError(error, stream);
+    }
+  }
+
+  /** Ends subscriptions and disposes of the client. */
+  async close(): Promise<void> {
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.client.dispose();
+  }
+
+  /** The server acknowledged an idempotent retry: read the original events back and compare content. */
+  private async idempotentResult(stream: string, events: SerializedEvent[], lastRevision: bigint): Promise<AppendResult> {
+    const firstRevision = lastRevision - BigInt(events.length) + 1n;
+    const stored = firstRevision >= 0n ? await this.readStream(stream, { fromRevision: firstRevision, maxCount: events.length }) : [];
+    if (stored.length !== events.length) {
+      throw new EventStoreUnavailableError(`KurrentDB acknowledged an idempotent append to ${stream} but the events cannot be read back`);
+    }
+    events.forEach((e, i) => {
+      const s = stored[i];
+      const metadata = s.metadata === undefined ? null : JSON.stringify(s.metadata);
+      if (s.id !== e.id || s.type !== e.type || JSON.stringify(s.data) !== e.data || metadata !== e.metadata) {
+        throw new DuplicateEventIdError(stream, e.id);
+      }
+    });
+    return { nextExpectedRevision: lastRevision, position: stored[stored.length - 1].position };
+  }
+}
+
+function toReadPosition(after: bigint): typeof START | Position {
+  return after <= 0n ? START : { commit: after, prepare: after };
+}
+
+function filterFor(streamPrefix: string | undefined): Filter {
+  return streamPrefix ? streamNameFilter({ prefixes: [streamPrefix] }) : excludeSystemEvents();
+}

@@ -1,0 +1,115 @@
+import type Database from 'better-sqlite3';
+import type { SerializedEvent } from '../append-input';
+import { satisfies } from '../append-input';
+import { DuplicateEventIdError, WrongExpectedRevisionError } from '../errors';
+import type { AppendResult, ExpectedRevision } from '../event-store.port';
+
+interface ExistingRow {
+  position: bigint;
+  stream: string;
+  revision: bigint;
+  type: string;
+  data: string;
+  metadata: string | null;
+}
+
+/**
+ * One append's logic against the SQLite schema: the expected-revision check, idempotent retries
+ * and the insert. Must run inside a write transaction (the caller's `BEGIN IMMEDIATE` plus a
+ * SAVEPOINT), which makes the check and the insert atomic, also across processes.
+ * Statements use safe integers: positions and revisions are bigint.
+ */
+export class SqliteAppender {
+  private readonly streamRevision: Database.Statement<[string], { revision: bigint }>;
+  private readonly eventById: Database.Statement<[string], ExistingRow>;
+  private readonly insertEvent: Database.Statement<[string, bigint, string, string, string, string | null, number]>;
+  private readonly upsertStream: Database.Statement<[string, bigint]>;
+  private readonly deleteEvents: Database.Statement<[string]>;
+  private readonly deleteStreamRow: Database.Statement<[string]>;
+
+  constructor(db: Database.Database) {
+    this.streamRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM streams WHERE stream = ?').safeIntegers(true);
+    this.eventById = db
+      .prepare<[string], ExistingRow>('SELECT position, stream, revision, type, data, metadata FROM events WHERE id = ?')
+      .safeIntegers(true);
+    this.insertEvent = db
+      .prepare<[string, bigint, string, string, string, string | null, number]>(
+        'INSERT INTO events (stream, revision, id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .safeIntegers(true);
+    this.upsertStream = db.prepare<[string, bigint]>(
+      'INSERT INTO streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = excluded.revision',
+    );
+    this.deleteEvents = db.prepare<[string]>('DELETE FROM events WHERE stream = ?');
+    this.deleteStreamRow = db.prepare<[string]>('DELETE FROM streams WHERE stream = ?');
+  }
+
+  /** Current revision (bigint) of the stream's last event, or null when the stream does not exist. */
+  currentRevision(stream: string): bigint | null {
+    return this.streamRevision.get(stream)?.revision ?? null;
+  }
+
+  /**
+   * Appends `events` (already validated) to `stream`, or recognises an idempotent retry.
+   * @throws WrongExpectedRevisionError when the stream's state does not match `expected`.
+   * @throws DuplicateEventIdError when an id exists with other content or at another place.
+   */
+  append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): AppendResult {
+    const current = this.currentRevision(stream);
+    const existing = events.map((e) => this.eventById.get(e.id));
+    if (existing.some((row) => row !== undefined)) {
+      return this.retried(stream, events, expected, current, existing);
+    }
+    if (!satisfies(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+    const created = Date.now();
+    let revision = current ?? -1n;
+    let position = 0n;
+    for (const e of events) {
+      revision += 1n;
+      position = BigInt(this.insertEvent.run(stream, revision, e.id, e.type, e.data, e.metadata, created).lastInsertRowid);
+    }
+    this.upsertStream.run(stream, revision);
+    return { nextExpectedRevision: revision, position };
+  }
+
+  /** Deletes the stream's events and its revision row; returns how many events were removed. */
+  delete(stream: string): number {
+    const { changes } = this.deleteEvents.run(stream);
+    this.deleteStreamRow.run(stream);
+    return changes;
+  }
+
+  /**
+   * Some ids already exist. It is an idempotent retry when every id is in this stream, in order,
+   * contiguous, starting right after the expected revision (anywhere for `any`/`stream_exists`),
+   * with identical type, data and metadata: the original result is returned and nothing written.
+   */
+  private retried(
+    stream: string,
+    events: SerializedEvent[],
+    expected: ExpectedRevision,
+    current: bigint | null,
+    existing: (ExistingRow | undefined)[],
+  ): AppendResult {
+    const first = existing[0];
+    const inPlace =
+      first !== undefined &&
+      existing.every((row, i) => row !== undefined && row.stream === stream && row.revision === first.revision + BigInt(i)) &&
+      (expected === 'any' ||
+        expected === 'stream_exists' ||
+        (expected === 'no_stream' && first.revision === 0n) ||
+        (typeof expected === 'bigint' && first.revision === expected + 1n));
+    if (inPlace) {
+      const differing = events.findIndex((e, i) => {
+        const row = existing[i] as ExistingRow;
+        return row.type !== e.type || row.data !== e.data || row.metadata !== e.metadata;
+      });
+      if (differing >= 0) throw new DuplicateEventIdError(stream, events[differing].id);
+      const last = existing[existing.length - 1] as ExistingRow;
+      return { nextExpectedRevision: last.revision, position: last.position };
+    }
+    if (!satisfies(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+    const clash = events.find((_, i) => existing[i] !== undefined) as SerializedEvent;
+    throw new DuplicateEventIdError(stream, clash.id);
+  }
+}

@@ -1,0 +1,351 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { prepareAppend } from '../append-input';
+import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import type {
+  AppendOptions,
+  AppendResult,
+  EventData,
+  EventStore,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from '../event-store.port';
+import { PollingSubscription } from '../polling-subscription';
+import { SqliteAppender } from './sqlite-append';
+import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite-schema';
+
+/** Options of {@link SqliteEventStore.open}. */
+export interface SqliteEventStoreOptions {
+  /** How long (ms) a write waits for another process's write lock before failing with EventStoreUnavailableError. Default 5000. */
+  busyTimeoutMs?: number;
+  /** How often (ms) an idle live subscription re-reads the file to see appends of other processes. Default 100. */
+  pollIntervalMs?: number;
+  /**
+   * Group commit (default true): appends made in the same event-loop turn share one transaction
+   * (one fsync), each inside its own SAVEPOINT so it keeps its own check and all-or-nothing effect.
+   * false: one transaction per append.
+   */
+  groupCommit?: boolean;
+  /** Most operations in one group-commit transaction. Default 256. */
+  maxBatchSize?: number;
+  /** Events per page when a subscription catches up. Default 512. */
+  subscriptionPageSize?: number;
+}
+
+interface Row {
+  position: bigint;
+  stream: string;
+  revision: bigint;
+  id: string;
+  type: string;
+  data: string;
+  metadata: string | null;
+  created: bigint;
+}
+
+interface PendingOp {
+  run: () => unknown;
+  resolve: (value: never) => void;
+  reject: (error: unknown) => void;
+}
+
+const MAX_REVISION = 9223372036854775807n;
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB|PROTOCOL|NOMEM|PERM|AUTH)/;
+
+/**
+ * The embedded event store: one SQLite file (better-sqlite3), WAL journal, `synchronous=FULL`
+ * (an acknowledged append survives a crash or power loss of this machine). Several OS processes
+ * may share the file: appends take the write lock with `BEGIN IMMEDIATE`, so the expected-revision
+ * check and the insert are atomic across processes; a process waits up to `busyTimeoutMs` for it.
+ *
+ * Positions are the `events.position` column (bigint, strictly increasing, never reused, 1n-based;
+ * gaps appear after deletions). Revisions are bigint, 0n-based. Schema: see sqlite-schema.ts.
+ * Note: better-sqlite3 is synchronous, so each transaction blocks the event loop while it runs
+ * (including the fsync and any wait for another process's lock).
+ */
+export class SqliteEventStore implements EventStore {
+  private readonly appender: SqliteAppender;
+  private readonly queue: PendingOp[] = [];
+  private flushScheduled = false;
+  private closed = false;
+  private readonly subscriptions = new Set<PollingSubscription>();
+  private readonly stmts: ReturnType<SqliteEventStore['prepareStatements']>;
+  private readonly groupCommit: boolean;
+  private readonly maxBatchSize: number;
+  private readonly pollIntervalMs: number;
+  private readonly pageSize: number;
+
+  private constructor(
+    private readonly db: Database.Database,
+    options: SqliteEventStoreOptions,
+  ) {
+    this.groupCommit = options.groupCommit ?? true;
+    this.maxBatchSize = Math.max(1, options.maxBatchSize ?? 256);
+    this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.pageSize = options.subscriptionPageSize ?? 512;
+    this.appender = new SqliteAppender(db);
+    this.stmts = this.prepareStatements();
+  }
+
+  /**
+   * Opens (creating the file, its parent directories and the schema when missing) the store at
+   * `filePath` (`':memory:'` gives a private in-memory store, for tests).
+   * @throws EventStoreUnavailableError when the file cannot be opened or is not a valid database.
+   */
+  static open(filePath: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
+    try {
+      if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
+      const db = new Database(filePath);
+      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+      db.pragma('journal_mode = WAL');
+      db.pragma('synchronous = FULL');
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        db.exec(SQLITE_SCHEMA_SQL);
+        db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
+        db.exec('COMMIT');
+      } catch (error) {
+        db.exec('ROLLBACK');
+        throw error;
+      }
+      return new SqliteEventStore(db, options);
+    } catch (error) {
+      throw new EventStoreUnavailableError(`cannot open SQLite event store at ${filePath}: ${(error as Error).message}`, error);
+    }
+  }
+
+  /** The path of the database file. */
+  get filePath(): string {
+    return this.db.name;
+  }
+
+  /** See {@link EventStore.appendToStream}. Resolves once the transaction holding the append is committed (durable). */
+  appendToStream(stream: string, events: EventData[], options: AppendOptions = {}): Promise<AppendResult> {
+    const expected = options.expectedRevision ?? 'any';
+    let serialized;
+    try {
+      this.assertOpen();
+      serialized = prepareAppend(stream, events, expected);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.enqueue(() => this.appender.append(stream, serialized, expected));
+  }
+
+  /** See {@link EventStore.readStream}. */
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const from = options.fromRevision ?? (backwards ? 'end' : 'start');
+    const limit = options.maxCount ?? -1;
+    if (limit === 0) return [];
+    return this.read(() => {
+      if (backwards) {
+        const rev = from === 'end' ? MAX_REVISION : from === 'start' ? 0n : from;
+        return this.stmts.readBackwards.all(stream, rev, limit);
+      }
+      if (from === 'end') return [];
+      return this.stmts.readForwards.all(stream, from === 'start' ? 0n : from, limit);
+    });
+  }
+
+  /** See {@link EventStore.readAll}. */
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const after = options.fromPosition ?? 0n;
+    const limit = options.maxCount ?? 4096;
+    if (limit <= 0) return [];
+    const prefix = options.streamPrefix;
+    return this.read(() =>
+      prefix ? this.stmts.readAllPrefix.all(after, prefix.length, prefix, limit) : this.stmts.readAll.all(after, limit),
+    );
+  }
+
+  /** See {@link EventStore.streamRevision}. */
+  async streamRevision(stream: string): Promise<bigint | null> {
+    this.assertOpen();
+    return this.guard(() => this.appender.currentRevision(stream));
+  }
+
+  /** The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an empty store. */
+  async headPosition(): Promise<bigint> {
+    this.assertOpen();
+    return this.guard(() => this.stmts.head.get()?.seq ?? 0n);
+  }
+
+  /**
+   * See {@link EventStore.subscribeToAll}. Live events of this process arrive right after their
+   * commit; appends by other processes are seen within `pollIntervalMs`.
+   */
+  subscribeToAll(options: SubscribeOptions = {}): Subscription {
+    this.assertOpen();
+    const sub: PollingSubscription = new PollingSubscription(
+      (after) => this.readAll({ fromPosition: after, maxCount: this.pageSize, streamPrefix: options.streamPrefix }),
+      options.fromPosition ?? 0n,
+      this.pollIntervalMs,
+      () => this.subscriptions.delete(sub),
+    );
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  /** See {@link EventStore.deleteStream}: the rows are removed (erasure); positions are not reused. */
+  deleteStream(stream: string): Promise<void> {
+    try {
+      this.assertOpen();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.enqueue(() => {
+      this.appender.delete(stream);
+    });
+  }
+
+  /** Commits pending appends, ends subscriptions and closes the file. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    while (this.queue.length > 0) this.flush();
+    this.closed = true;
+    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    this.db.close();
+  }
+
+  private enqueue<T>(run: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ run, resolve: resolve as (value: never) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => {
+          this.flushScheduled = false;
+          while (this.queue.length > 0 && !this.closed) this.flush();
+        });
+      }
+    });
+  }
+
+  /**
+   * Runs up to maxBatchSize queued operations in one `BEGIN IMMEDIATE … COMMIT`, each in its own
+   * SAVEPOINT: a failing operation is rolled back alone and gets its own error; the others commit.
+   * Results are delivered only after COMMIT returned. If the transaction itself fails (lock timeout,
+   * I/O error), every operation of the batch gets an EventStoreUnavailableError and nothing is written.
+   */
+  private flush(): void {
+    const batch = this.queue.splice(0, this.groupCommit ? this.maxBatchSize : 1);
+    const outcomes: { ok: boolean; value: unknown }[] = [];
+    const s = this.stmts;
+    try {
+      s.begin.run();
+      try {
+        for (const op of batch) {
+          s.savepoint.run();
+          try {
+            const value = op.run();
+            s.release.run();
+            outcomes.push({ ok: true, value });
+          } catch (error) {
+            if (isUnavailable(error)) throw error;
+            s.rollbackTo.run();
+            s.release.run();
+            outcomes.push({ ok: false, value: error });
+          }
+        }
+        s.commit.run();
+      } catch (error) {
+        if (this.db.inTransaction) this.db.exec('ROLLBACK');
+        throw error;
+      }
+    } catch (error) {
+      const unavailable = toUnavailable(error);
+      for (const op of batch) op.reject(unavailable);
+      return;
+    }
+    batch.forEach((op, i) => (outcomes[i].ok ? op.resolve(outcomes[i].value as never) : op.reject(outcomes[i].value)));
+    if (outcomes.some((o) => o.ok)) for (const sub of this.subscriptions) sub.wake();
+  }
+
+  private read(query: () => Row[]): Promise<RecordedEvent[]> {
+    try {
+      this.assertOpen();
+      return Promise.resolve(this.guard(query).map(toRecorded));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private guard<T>(fn: () => T): T {
+    try {
+      return fn();
+    } catch (error) {
+      throw toUnavailable(error);
+    }
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new EventStoreUnavailableError('the SQLite event store is closed');
+  }
+
+  private prepareStatements() {
+    const cols = 'position, stream, revision, id, type, data, metadata, created';
+    const db = this.db;
+    return {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      savepoint: db.prepare('SAVEPOINT op'),
+      release: db.prepare('RELEASE op'),
+      rollbackTo: db.prepare('ROLLBACK TO op'),
+      readForwards: db
+        .prepare<[string, bigint, number], Row>(
+          `SELECT ${cols} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`,
+        )
+        .safeIntegers(true),
+      readBackwards: db
+        .prepare<[string, bigint, number], Row>(
+          `SELECT ${cols} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
+        )
+        .safeIntegers(true),
+      readAll: db
+        .prepare<[bigint, number], Row>(`SELECT ${cols} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`)
+        .safeIntegers(true),
+      readAllPrefix: db
+        .prepare<[bigint, number, string, number], Row>(
+          `SELECT ${cols} FROM events WHERE position > ? AND substr(stream, 1, ?) = ? ORDER BY position ASC LIMIT ?`,
+        )
+        .safeIntegers(true),
+      head: db.prepare<[], { seq: bigint }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").safeIntegers(true),
+    };
+  }
+}
+
+function toRecorded(row: Row): RecordedEvent {
+  return {
+    id: row.id,
+    type: row.type,
+    data: JSON.parse(row.data),
+    metadata: row.metadata === null ? undefined : JSON.parse(row.metadata),
+    streamId: row.stream,
+    revision: row.revision,
+    position: row.position,
+    created: new Date(Number(row.created)),
+  };
+}
+
+function isUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code);
+}
+
+function toUnavailable(error: unknown): unknown {
+  if (
+    error instanceof WrongExpectedRevisionError ||
+    error instanceof DuplicateEventIdError ||
+    error instanceof EventStoreUnavailableError
+  ) {
+    return error;
+  }
+  if (isUnavailable(error) || (error instanceof TypeError && /not open/.test(error.message))) {
+    return new EventStoreUnavailableError(`SQLite event store: ${(error as Error).message}`, error);
+  }
+  return error;
+}
