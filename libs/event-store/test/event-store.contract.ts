@@ -1,0 +1,324 @@
+/**
+ * The event store contract (issue 3, acceptance 1): one suite that every adapter must pass.
+ * Call {@link eventStoreContract} from an adapter's spec. Streams and prefixes are unique per test,
+ * so the suite can run against a shared server.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DuplicateEventIdError,
+  WrongExpectedRevisionError,
+  type EventData,
+  type EventStore,
+  type RecordedEvent,
+  type Subscription,
+} from '../src';
+
+/** How an adapter's spec provides a store to the contract. */
+export interface ContractTarget {
+  /** Creates (or connects to) the store under test, once per suite. */
+  setup(): Promise<EventStore>;
+  /** Releases what setup created (the store is closed by the contract). */
+  teardown?(): Promise<void>;
+}
+
+const ev = (type = 'Noted', data: unknown = { n: Math.random() }, id = randomUUID()): EventData => ({ id, type, data });
+const prefix = (): string => `ct${randomUUID().replace(/-/g, '').slice(0, 12)}-`;
+
+async function expectRejects<E extends Error>(promise: Promise<unknown>, cls: new (...args: never[]) => E): Promise<E> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(cls);
+    return error as E;
+  }
+  throw new Error(`expected ${cls.name}, but the call succeeded`);
+}
+
+/** Collects events from a subscription in the background; `until(n)` resolves once n have arrived. */
+class Collector {
+  readonly events: RecordedEvent[] = [];
+  private waiters: { n: number; resolve: () => void }[] = [];
+  readonly done: Promise<void>;
+
+  constructor(readonly sub: Subscription) {
+    this.done = (async () => {
+      for await (const e of sub) {
+        this.events.push(e);
+        this.waiters = this.waiters.filter((w) => (this.events.length >= w.n ? (w.resolve(), false) : true));
+      }
+    })();
+  }
+
+  until(n: number, timeoutMs = 15000): Promise<void> {
+    if (this.events.length >= n) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`subscription delivered ${this.events.length} of ${n} events`)), timeoutMs);
+      this.waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  }
+}
+
+/** Registers the contract suite for one adapter. */
+export function eventStoreContract(name: string, target: ContractTarget): void {
+  describe(`EventStore contract: ${name}`, () => {
+    let store: EventStore;
+    beforeAll(async () => {
+      store = await target.setup();
+    }, 240_000);
+    afterAll(async () => {
+      await store?.close();
+      await target.teardown?.();
+    }, 60_000);
+
+    describe('expected revision', () => {
+      it("'no_stream' succeeds on a new stream and fails once it exists, with expected and actual", async () => {
+        const s = `${prefix()}session-a`;
+        const first = await store.appendToStream(s, [ev()], { expectedRevision: 'no_stream' });
+        expect(first.nextExpectedRevision).toBe(0n);
+        const err = await expectRejects(store.appendToStream(s, [ev()], { expectedRevision: 'no_stream' }), WrongExpectedRevisionError);
+        expect(err.stream).toBe(s);
+        expect(err.expected).toBe('no_stream');
+        expect(err.actual).toBe(0n);
+        expect(await store.readStream(s)).toHaveLength(1);
+      });
+
+      it("'any' appends whatever the state", async () => {
+        const s = `${prefix()}session-a`;
+        expect((await store.appendToStream(s, [ev()], { expectedRevision: 'any' })).nextExpectedRevision).toBe(0n);
+        expect((await store.appendToStream(s, [ev(), ev()])).nextExpectedRevision).toBe(2n);
+        expect(await store.streamRevision(s)).toBe(2n);
+      });
+
+      it("'stream_exists' fails on a missing stream (actual 'no_stream') and succeeds on an existing one", async () => {
+        const s = `${prefix()}session-a`;
+        const err = await expectRejects(store.appendToStream(s, [ev()], { expectedRevision: 'stream_exists' }), WrongExpectedRevisionError);
+        expect(err.expected).toBe('stream_exists');
+        expect(err.actual).toBe('no_stream');
+        expect(await store.streamRevision(s)).toBeNull();
+        await store.appendToStream(s, [ev()]);
+        expect((await store.appendToStream(s, [ev()], { expectedRevision: 'stream_exists' })).nextExpectedRevision).toBe(1n);
+      });
+
+      it('an exact revision succeeds when it matches and otherwise raises the typed error', async () => {
+        const s = `${prefix()}session-a`;
+        const missing = await expectRejects(store.appendToStream(s, [ev()], { expectedRevision: 0n }), WrongExpectedRevisionError);
+        expect(missing.expected).toBe(0n);
+        expect(missing.actual).toBe('no_stream');
+        await store.appendToStream(s, [ev()], { expectedRevision: 'no_stream' });
+        expect((await store.appendToStream(s, [ev()], { expectedRevision: 0n })).nextExpectedRevision).toBe(1n);
+        const stale = await expectRejects(store.appendToStream(s, [ev()], { expectedRevision: 0n }), WrongExpectedRevisionError);
+        expect(stale.expected).toBe(0n);
+        expect(stale.actual).toBe(1n);
+        const ahead = await expectRejects(store.appendToStream(s, [ev()], { expectedRevision: 5n }), WrongExpectedRevisionError);
+        expect(ahead.actual).toBe(1n);
+        expect(await store.streamRevision(s)).toBe(1n);
+      });
+    });
+
+    describe('atomic multi-event appends', () => {
+      it('writes every event of one append contiguously and returns the last revision and position', async () => {
+        const p = prefix();
+        const s = `${p}session-a`;
+        const events = [ev('A'), ev('B'), ev('C')];
+        const r = await store.appendToStream(s, events, { expectedRevision: 'no_stream' });
+        expect(r.nextExpectedRevision).toBe(2n);
+        const read = await store.readStream(s);
+        expect(read.map((e) => [e.id, e.type, e.revision])).toEqual(events.map((e, i) => [e.id, e.type, BigInt(i)]));
+        expect(read.map((e) => e.data)).toEqual(events.map((e) => e.data));
+        expect(read[2].position).toBe(r.position);
+        expect(read[0].position < read[1].position && read[1].position < read[2].position).toBe(true);
+        const all = await store.readAll({ streamPrefix: p });
+        expect(all.map((e) => e.id)).toEqual(events.map((e) => e.id));
+      });
+
+      it('writes none of the events when the expected revision does not match', async () => {
+        const s = `${prefix()}session-a`;
+        await store.appendToStream(s, [ev()]);
+        const batch = [ev(), ev(), ev()];
+        await expectRejects(store.appendToStream(s, batch, { expectedRevision: 'no_stream' }), WrongExpectedRevisionError);
+        const read = await store.readStream(s);
+        expect(read).toHaveLength(1);
+        expect(read.some((e) => batch.some((b) => b.id === e.id))).toBe(false);
+      });
+
+      it('writes none of the events when one of them is invalid', async () => {
+        const s = `${prefix()}session-a`;
+        await expect(store.appendToStream(s, [ev(), { id: 'not-a-uuid', type: 'X', data: {} }])).rejects.toThrow(TypeError);
+        await expect(store.appendToStream(s, [ev(), { ...ev(), data: undefined }])).rejects.toThrow(TypeError);
+        expect(await store.readStream(s)).toEqual([]);
+        expect(await store.streamRevision(s)).toBeNull();
+      });
+    });
+
+    describe('idempotency', () => {
+      it('re-appending the same ids at the same expected revision returns the original result and writes nothing', async () => {
+        const p = prefix();
+        const s = `${p}session-a`;
+        const batch = [ev('A', { a: 1 }), ev('B', { b: [1, 2] })];
+        const original = await store.appendToStream(s, batch, { expectedRevision: 'no_stream' });
+        const retried = await store.appendToStream(s, batch, { expectedRevision: 'no_stream' });
+        expect(retried).toEqual(original);
+        const next = [ev('C', 'text')];
+        const r2 = await store.appendToStream(s, next, { expectedRevision: original.nextExpectedRevision });
+        expect(await store.appendToStream(s, next, { expectedRevision: original.nextExpectedRevision })).toEqual(r2);
+        // an old retry after the stream moved on still answers with its original result
+        expect(await store.appendToStream(s, batch, { expectedRevision: 'no_stream' })).toEqual(original);
+        const read = await store.readStream(s);
+        expect(read.map((e) => e.id)).toEqual([...batch, ...next].map((e) => e.id));
+        expect(await store.readAll({ streamPrefix: p })).toHaveLength(3);
+      });
+
+      it('rejects the same id with other content and keeps the original', async () => {
+        const s = `${prefix()}session-a`;
+        const original = ev('A', { v: 1 });
+        await store.appendToStream(s, [original], { expectedRevision: 'no_stream' });
+        const err = await expectRejects(
+          store.appendToStream(s, [{ ...original, data: { v: 2 } }], { expectedRevision: 'no_stream' }),
+          DuplicateEventIdError,
+        );
+        expect(err.eventId).toBe(original.id);
+        await expectRejects(store.appendToStream(s, [{ ...original, type: 'B' }], { expectedRevision: 'no_stream' }), DuplicateEventIdError);
+        const read = await store.readStream(s);
+        expect(read).toHaveLength(1);
+        expect(read[0].data).toEqual({ v: 1 });
+        expect(read[0].type).toBe('A');
+      });
+    });
+
+    describe('reads', () => {
+      let s: string;
+      let ids: string[];
+      beforeAll(async () => {
+        s = `${prefix()}session-r`;
+        const events = [0, 1, 2, 3, 4].map((i) => ({ ...ev('R', { i }), metadata: { seq: i } }));
+        ids = events.map((e) => e.id);
+        await store.appendToStream(s, events.slice(0, 2));
+        await store.appendToStream(s, events.slice(2));
+      });
+
+      it('reads a whole stream forwards with data, metadata, stream and revisions', async () => {
+        const read = await store.readStream(s);
+        expect(read.map((e) => e.id)).toEqual(ids);
+        expect(read.map((e) => e.revision)).toEqual([0n, 1n, 2n, 3n, 4n]);
+        expect(read[3]).toMatchObject({ streamId: s, type: 'R', data: { i: 3 }, metadata: { seq: 3 } });
+        expect(read[3].created).toBeInstanceOf(Date);
+      });
+
+      it('reads forwards from a revision with a limit', async () => {
+        const read = await store.readStream(s, { fromRevision: 2n, maxCount: 2 });
+        expect(read.map((e) => e.revision)).toEqual([2n, 3n]);
+      });
+
+      it('reads backwards from a revision with a limit, and from the end', async () => {
+        expect((await store.readStream(s, { direction: 'backwards', fromRevision: 3n, maxCount: 2 })).map((e) => e.revision)).toEqual([3n, 2n]);
+        expect((await store.readStream(s, { direction: 'backwards', maxCount: 1 })).map((e) => e.id)).toEqual([ids[4]]);
+        expect((await store.readStream(s, { direction: 'backwards' })).map((e) => e.revision)).toEqual([4n, 3n, 2n, 1n, 0n]);
+      });
+
+      it('reads a missing stream as empty', async () => {
+        expect(await store.readStream(`${prefix()}session-none`)).toEqual([]);
+        expect(await store.streamRevision(`${prefix()}session-none`)).toBeNull();
+      });
+    });
+
+    describe('global reads', () => {
+      it('reads the global log after a position, in order, filtered by prefix, with a limit', async () => {
+        const p = prefix();
+        const a = [ev(), ev()];
+        const b = [ev()];
+        const c = [ev(), ev()];
+        const ra = await store.appendToStream(`${p}session-a`, a);
+        await store.appendToStream(`${p}session-b`, b);
+        await store.appendToStream(`${prefix()}session-other`, [ev()]);
+        const rc = await store.appendToStream(`${p}session-a`, c);
+        const after = await store.readAll({ fromPosition: ra.position, streamPrefix: p });
+        expect(after.map((e) => e.id)).toEqual([...b, ...c].map((e) => e.id));
+        expect(after.map((e) => e.streamId)).toEqual([`${p}session-b`, `${p}session-a`, `${p}session-a`]);
+        for (let i = 1; i < after.length; i++) expect(after[i].position > after[i - 1].position).toBe(true);
+        expect(after[after.length - 1].position).toBe(rc.position);
+        expect((await store.readAll({ fromPosition: ra.position, streamPrefix: p, maxCount: 2 })).map((e) => e.id)).toEqual([b[0].id, c[0].id]);
+        expect(await store.readAll({ fromPosition: rc.position, streamPrefix: p })).toEqual([]);
+        const unfiltered = await store.readAll({ fromPosition: ra.position, maxCount: 100 });
+        expect(unfiltered.some((e) => !e.streamId.startsWith(p))).toBe(true);
+        expect(await store.headPosition()).toBe(rc.position);
+      });
+    });
+
+    describe('subscription to the global log', () => {
+      it('from a checkpoint delivers exactly the events after it, in order, then live ones', async () => {
+        const p = prefix();
+        const r: { position: bigint }[] = [];
+        const ids: string[] = [];
+        for (let i = 0; i < 3; i++) {
+          const e = ev('S', { i });
+          ids.push(e.id);
+          r.push(await store.appendToStream(`${p}session-${i % 2}`, [e]));
+        }
+        await store.appendToStream(`${prefix()}session-noise`, [ev()]);
+        const c = new Collector(store.subscribeToAll({ fromPosition: r[0].position, streamPrefix: p }));
+        await c.until(2);
+        for (let i = 3; i < 5; i++) {
+          const e = ev('S', { i });
+          ids.push(e.id);
+          await store.appendToStream(`${p}session-${i % 2}`, [e]);
+        }
+        const last = [ev('S', { i: 5 }), ev('S', { i: 6 })];
+        ids.push(...last.map((e) => e.id));
+        await store.appendToStream(`${p}session-0`, last);
+        await c.until(6);
+        await c.sub.close();
+        await c.done;
+        expect(c.events.map((e) => e.id)).toEqual(ids.slice(1));
+        expect(c.events.every((e) => e.streamId.startsWith(p))).toBe(true);
+        for (let i = 1; i < c.events.length; i++) expect(c.events[i].position > c.events[i - 1].position).toBe(true);
+      });
+
+      it('from the beginning with a prefix delivers the whole category, and resumes from its last checkpoint', async () => {
+        const p = prefix();
+        const events = [ev(), ev(), ev()];
+        await store.appendToStream(`${p}session-x`, events);
+        const first = new Collector(store.subscribeToAll({ streamPrefix: p }));
+        await first.until(3);
+        await first.sub.close();
+        await first.done;
+        expect(first.events.map((e) => e.id)).toEqual(events.map((e) => e.id));
+        const checkpoint = first.events[2].position;
+        const more = ev();
+        await store.appendToStream(`${p}session-y`, [more]);
+        const resumed = new Collector(store.subscribeToAll({ fromPosition: checkpoint, streamPrefix: p }));
+        await resumed.until(1);
+        const marker = ev();
+        await store.appendToStream(`${p}session-y`, [marker]);
+        await resumed.until(2);
+        await resumed.sub.close();
+        await resumed.done;
+        expect(resumed.events.map((e) => e.id)).toEqual([more.id, marker.id]);
+      });
+
+      it('ends the iteration when closed while waiting for live events', async () => {
+        const sub = store.subscribeToAll({ streamPrefix: prefix() });
+        const c = new Collector(sub);
+        await sub.close();
+        await c.done;
+        expect(c.events).toEqual([]);
+      });
+    });
+
+    describe('deleteStream', () => {
+      it('removes the stream: reads are empty, the revision is null, and appending again is allowed', async () => {
+        const s = `${prefix()}session-d`;
+        const kept = `${prefix()}session-k`;
+        await store.appendToStream(s, [ev(), ev()]);
+        await store.appendToStream(kept, [ev()]);
+        await store.deleteStream(s);
+        expect(await store.readStream(s)).toEqual([]);
+        expect(await store.streamRevision(s)).toBeNull();
+        expect(await store.readStream(kept)).toHaveLength(1);
+        const again = ev();
+        await store.appendToStream(s, [again]);
+        expect((await store.readStream(s)).map((e) => e.id)).toEqual([again.id]);
+        await store.deleteStream(`${prefix()}session-never-existed`);
+      });
+    });
+  });
+}

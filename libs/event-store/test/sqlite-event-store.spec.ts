@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { DuplicateEventIdError, SqliteEventStore, WrongExpectedRevisionError, type EventData } from '../src';
+import { eventStoreContract } from './event-store.contract';
+
+const dirs: string[] = [];
+function tempFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'es-sqlite-'));
+  dirs.push(dir);
+  return join(dir, 'nested', 'events.sqlite');
+}
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const ev = (data: unknown = {}, id = randomUUID()): EventData => ({ id, type: 'T', data });
+
+eventStoreContract('SQLite', { setup: async () => SqliteEventStore.open(tempFile(), { pollIntervalMs: 50 }) });
+eventStoreContract('SQLite without group commit', {
+  setup: async () => SqliteEventStore.open(tempFile(), { pollIntervalMs: 50, groupCommit: false }),
+});
+
+describe('SqliteEventStore specifics', () => {
+  let file: string;
+  let store: SqliteEventStore;
+  beforeEach(() => {
+    file = tempFile();
+    store = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+  });
+  afterEach(() => store.close());
+
+  it('creates the file with WAL, synchronous=FULL, the schema and its constraints', () => {
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+      expect(tables).toEqual(expect.arrayContaining(['events', 'streams']));
+      const sql = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'events'").pluck().get() as string;
+      expect(sql).toMatch(/AUTOINCREMENT/);
+      expect(sql).toMatch(/UNIQUE \(stream, revision\)/);
+      expect(sql).toMatch(/UNIQUE \(id\)/);
+    } finally {
+      db.close();
+    }
+    expect((store as unknown as { db: Database.Database }).db.pragma('synchronous', { simple: true })).toBe(2); // FULL
+  });
+
+  it('group commit: concurrent appends each keep their own check; a failing one does not fail the others', async () => {
+    await store.appendToStream('session-g', [ev()]);
+    const existing = ev({ keep: true });
+    await store.appendToStream('session-h', [existing]);
+    const results = await Promise.allSettled([
+      store.appendToStream('session-g', [ev(), ev()], { expectedRevision: 0n }),
+      store.appendToStream('session-g', [ev()], { expectedRevision: 0n }), // loses: the previous one moved the stream to 2
+      store.appendToStream('session-i', [ev(), existing], { expectedRevision: 'no_stream' }), // duplicate id elsewhere
+      store.appendToStream('session-g', [ev()], { expectedRevision: 2n }),
+      store.appendToStream('session-j', [ev()], { expectedRevision: 'no_stream' }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevisionError);
+    expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ expected: 0n, actual: 2n });
+    expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateEventIdError);
+    expect((results[3] as PromiseFulfilledResult<{ nextExpectedRevision: bigint }>).value.nextExpectedRevision).toBe(3n);
+    expect(await store.readStream('session-i')).toEqual([]); // all-or-nothing: the first event is not there either
+    expect(await store.streamRevision('session-g')).toBe(3n);
+    expect(await store.streamRevision('session-j')).toBe(0n);
+    const all = await store.readAll();
+    for (let i = 1; i < all.length; i++) expect(all[i].position).toBe(all[i - 1].position + 1n); // rolled-back savepoints leave no hole
+  });
+
+  it('group commit: the same append twice in one batch is written once', async () => {
+    const batch = [ev({ x: 1 })];
+    const [a, b] = await Promise.all([
+      store.appendToStream('session-k', batch, { expectedRevision: 'no_stream' }),
+      store.appendToStream('session-k', batch, { expectedRevision: 'no_stream' }),
+    ]);
+    expect(b).toEqual(a);
+    expect(await store.readStream('session-k')).toHaveLength(1);
+  });
+
+  it('rejects an id already used in another stream', async () => {
+    const e = ev();
+    await store.appendToStream('session-1', [e]);
+    await expect(store.appendToStream('session-2', [e])).rejects.toBeInstanceOf(DuplicateEventIdError);
+    await expect(store.appendToStream('session-2', [ev(), ev()].concat([{ ...ev(), id: e.id.toUpperCase() }]))).rejects.toBeInstanceOf(
+      DuplicateEventIdError,
+    );
+    expect(await store.readStream('session-2')).toEqual([]);
+  });
+
+  it('rejects the same id twice within one append', async () => {
+    const e = ev();
+    await expect(store.appendToStream('session-3', [e, e])).rejects.toBeInstanceOf(DuplicateEventIdError);
+  });
+
+  it('never reuses a position after deletion; the stream restarts at revision 0n; headPosition is monotonic', async () => {
+    const r1 = await store.appendToStream('session-d', [ev(), ev()]);
+    await store.deleteStream('session-d');
+    expect(await store.headPosition()).toBe(r1.position);
+    const r2 = await store.appendToStream('session-d', [ev()], { expectedRevision: 'no_stream' });
+    expect(r2.nextExpectedRevision).toBe(0n);
+    expect(r2.position).toBe(r1.position + 1n);
+    expect(await store.readAll()).toHaveLength(1);
+  });
+
+  it('keeps acknowledged appends across close and reopen', async () => {
+    const e = ev({ durable: true });
+    const r = await store.appendToStream('session-p', [e]);
+    await store.close();
+    store = SqliteEventStore.open(file);
+    expect(await store.readStream('session-p')).toMatchObject([{ id: e.id, data: { durable: true }, position: r.position }]);
+  });
+
+  it('a subscription sees appends made through another connection to the same file (polling)', async () => {
+    const other = SqliteEventStore.open(file);
+    try {
+      const sub = store.subscribeToAll({ streamPrefix: 'session-' });
+      const it = sub[Symbol.asyncIterator]();
+      const next = it.next();
+      const e = ev();
+      await other.appendToStream('session-o', [e]);
+      expect((await next).value).toMatchObject({ id: e.id, streamId: 'session-o' });
+      await sub.close();
+      expect((await it.next()).done).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('rejects calls after close with EventStoreUnavailableError', async () => {
+    await store.close();
+    await expect(store.appendToStream('session-z', [ev()])).rejects.toMatchObject({ name: 'EventStoreUnavailableError' });
+    await expect(store.readAll()).rejects.toMatchObject({ name: 'EventStoreUnavailableError' });
+  });
+
+  it('commits appends still queued when close is called', async () => {
+    const pending = store.appendToStream('session-q', [ev()]);
+    await store.close();
+    await expect(pending).resolves.toMatchObject({ nextExpectedRevision: 0n });
+    store = SqliteEventStore.open(file);
+    expect(await store.readStream('session-q')).toHaveLength(1);
+  });
+});
