@@ -1,0 +1,477 @@
+/**
+ * Pure conversions between OpenAI chat-completions messages and native session events
+ * (DESIGN §3.1, §5), plus a provider-eye validation of a rendered window.
+ *
+ * - {@link openAiMessagesToEvents}: what `POST /v1/sessions/:id/messages` appends.
+ * - {@link eventsToOpenAiMessages}: the window rendered with `format=openai`.
+ * - {@link validateOpenAiWindow}: the problems a provider would reject a window for; used by
+ *   the replay tool and the tests.
+ *
+ * No I/O, no clock, no randomness. Message text never appears in an error message: errors name
+ * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
+ */
+import type { AssistantEvent, SessionEvent, ToolCall } from '@lib/compaction';
+import { InvalidRequestError, UnknownToolCallError } from '../errors';
+
+/** A tool call in the provider's shape. `arguments` is the raw JSON argument string. */
+export interface OpenAiToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+/** A system message as rendered (always first, at most one). */
+export interface OpenAiSystemMessage {
+  role: 'system';
+  content: string;
+}
+
+/** A user message as rendered (also the shadow prompt of a summary). */
+export interface OpenAiUserMessage {
+  role: 'user';
+  content: string;
+}
+
+/** An assistant message as rendered: `content` is null only when `tool_calls` is present. */
+export interface OpenAiAssistantMessage {
+  role: 'assistant';
+  content: string | null;
+  tool_calls?: OpenAiToolCall[];
+}
+
+/** A tool result as rendered: one message per response, naming the call it answers. */
+export interface OpenAiToolMessage {
+  role: 'tool';
+  tool_call_id: string;
+  content: string;
+}
+
+/** One rendered chat message (what {@link eventsToOpenAiMessages} returns). */
+export type OpenAiChatMessage = OpenAiSystemMessage | OpenAiUserMessage | OpenAiAssistantMessage | OpenAiToolMessage;
+
+/** How {@link openAiMessagesToEvents} names tool calls and assigns ids. */
+export interface OpenAiParseContext {
+  /**
+   * Call id → tool name for the calls already in the session (the session's known calls), used
+   * when a tool message answers a call that is not earlier in this batch. Calls earlier in the
+   * batch take precedence; when an id is reused, the latest call with it wins.
+   */
+  knownCallNames?: ReadonlyMap<string, string>;
+  /**
+   * Id for a message that has no `id` field, given its index in the batch. Wins over
+   * {@link idPrefix}. The result must be a non-empty string.
+   */
+  assignId?: (index: number) => string;
+  /**
+   * Prefix for ids of messages without `id`: `${idPrefix}${index}`. Default `msg-`. A caller that
+   * appends several batches to one session must make ids unique across them (give a per-batch
+   * prefix or {@link assignId}).
+   */
+  idPrefix?: string;
+}
+
+/** Roles accepted on input. `developer` is OpenAI's newer name for `system` and is stored as a system event. */
+export const OPENAI_INPUT_ROLES = ['system', 'developer', 'user', 'assistant', 'tool'] as const;
+
+/** Code of the 400 errors thrown by {@link openAiMessagesToEvents}. */
+export const INVALID_MESSAGE_CODE = 'invalid_message';
+
+/**
+ * Converts OpenAI chat messages into native session events, one event per message, in order.
+ *
+ * - `system` / `developer` → system event; `user` → user event. `content` is a string or an
+ *   array of content parts whose `text` parts are joined with `\n` (other part types are
+ *   rejected: the store keeps text only).
+ * - `assistant` → assistant event: `content` (string, text parts, or null) and/or `tool_calls`
+ *   `[{ id, type: 'function', function: { name, arguments } }]` → `toolCalls`. At least one of
+ *   the two must be present. A null or missing content with a `refusal` string stores the
+ *   refusal as the text.
+ * - `tool` → tool event with one response `{ toolCallId: tool_call_id, name, data: content }`.
+ *   `name` comes from the matching call earlier in this batch, else from
+ *   `context.knownCallNames`.
+ * - A message's `id` field (non-empty string), if present, is the event id (the client id);
+ *   otherwise `context.assignId(index)` or `${idPrefix}${index}`.
+ *
+ * Every string is checked for lone surrogates (invalid UTF-16).
+ *
+ * @throws InvalidRequestError (HTTP 400, code `invalid_message`) for the first malformed message;
+ *   `parameter` names the field, e.g. `messages[3].tool_call_id`.
+ * @throws UnknownToolCallError (HTTP 422) when a tool message answers a call that is neither
+ *   earlier in the batch nor in `knownCallNames`.
+ */
+export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParseContext = {}): SessionEvent[] {
+  if (!Array.isArray(messages)) throw invalid('messages', 'must be an array of chat messages');
+  const batchCalls = new Map<string, string>();
+  const ids = new Set<string>();
+  const events: SessionEvent[] = [];
+  messages.forEach((raw, index) => {
+    const at = `messages[${index}]`;
+    if (!isObject(raw)) throw invalid(at, 'must be an object with a role');
+    const role = raw.role;
+    if (typeof role !== 'string' || !(OPENAI_INPUT_ROLES as readonly string[]).includes(role)) {
+      if (role === 'function') throw invalid(`${at}.role`, `role "function" is deprecated: send the result as role "tool" with tool_call_id`);
+      throw invalid(`${at}.role`, `must be one of ${OPENAI_INPUT_ROLES.join(', ')}`);
+    }
+    const id = messageId(raw, index, context);
+    if (ids.has(id)) throw invalid(`${at}.id`, `id ${JSON.stringify(id)} is used by an earlier message of this request: ids must be unique`);
+    ids.add(id);
+
+    switch (role) {
+      case 'system':
+      case 'developer':
+        events.push({ id, type: 'system', text: requiredText(raw.content, `${at}.content`) });
+        return;
+      case 'user':
+        events.push({ id, type: 'user', text: requiredText(raw.content, `${at}.content`) });
+        return;
+      case 'assistant': {
+        if (raw.function_call !== undefined && raw.function_call !== null) {
+          throw invalid(`${at}.function_call`, 'function_call is deprecated: send tool_calls instead');
+        }
+        let text = optionalText(raw.content, `${at}.content`);
+        if (text === null && raw.refusal !== undefined && raw.refusal !== null) text = stringField(raw.refusal, `${at}.refusal`);
+        const toolCalls = parseToolCalls(raw.tool_calls, `${at}.tool_calls`);
+        if (text === null && toolCalls.length === 0) {
+          throw invalid(`${at}.content`, 'an assistant message needs content or tool_calls');
+        }
+        for (const call of toolCalls) batchCalls.set(call.id, call.name);
+        const event: AssistantEvent = { id, type: 'assistant', text };
+        if (toolCalls.length > 0) event.toolCalls = toolCalls;
+        events.push(event);
+        return;
+      }
+      case 'tool': {
+        const callId = nonEmptyString(raw.tool_call_id, `${at}.tool_call_id`);
+        const data = requiredText(raw.content, `${at}.content`);
+        const name = batchCalls.get(callId) ?? context.knownCallNames?.get(callId);
+        if (name === undefined) throw new UnknownToolCallError(`${at}.tool_call_id`, callId);
+        events.push({ id, type: 'tool', responses: [{ toolCallId: callId, name, data }] });
+        return;
+      }
+    }
+  });
+  return events;
+}
+
+/**
+ * Renders session events (an active window, in log order) as OpenAI chat messages.
+ *
+ * - The pinned system message (the latest system event) comes first, whatever its place in the
+ *   window; earlier system events are superseded (§3.2) and left out, so the result has at most
+ *   one system message.
+ * - A summary becomes two messages in its place: `user` (its shadow prompt), then `assistant`
+ *   (its text).
+ * - An assistant event becomes one message; its tool calls in the provider's shape; `content`
+ *   is null when it has tool calls and no text, `""` when it has neither.
+ * - A tool event becomes one `tool` message per response, each with its `tool_call_id`.
+ * - A null text of a user or system event renders as `""`.
+ *
+ * The input is not mutated; ids and tool names of responses are not part of the output (the
+ * provider's tool message has neither).
+ */
+export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAiChatMessage[] {
+  let pinned: SessionEvent | undefined;
+  for (const event of entries) if (event.type === 'system') pinned = event;
+  const out: OpenAiChatMessage[] = [];
+  if (pinned && pinned.type === 'system') out.push({ role: 'system', content: pinned.text ?? '' });
+  for (const event of entries) {
+    switch (event.type) {
+      case 'system':
+        break;
+      case 'user':
+        out.push({ role: 'user', content: event.text ?? '' });
+        break;
+      case 'summary':
+        out.push({ role: 'user', content: event.shadowPrompt });
+        out.push({ role: 'assistant', content: event.text });
+        break;
+      case 'assistant': {
+        const calls = event.toolCalls ?? [];
+        if (calls.length > 0) {
+          out.push({
+            role: 'assistant',
+            content: event.text,
+            tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+          });
+        } else {
+          out.push({ role: 'assistant', content: event.text ?? '' });
+        }
+        break;
+      }
+      case 'tool':
+        for (const r of event.responses) out.push({ role: 'tool', tool_call_id: r.toolCallId, content: r.data });
+        break;
+    }
+  }
+  return out;
+}
+
+/** Kinds of problem {@link validateOpenAiWindow} reports. */
+export type OpenAiWindowProblemCode =
+  | 'invalid-message'
+  | 'system-not-first'
+  | 'system-repeated'
+  | 'tool-without-call'
+  | 'tool-answer-after-user'
+  | 'tool-call-unanswered'
+  | 'duplicate-tool-call-id'
+  | 'lone-surrogate'
+  | 'summary-out-of-place';
+
+/** One problem: the index of the message it is about, a stable code, and a description (no message text in it). */
+export interface OpenAiWindowProblem {
+  index: number;
+  code: OpenAiWindowProblemCode;
+  message: string;
+}
+
+/** Options of {@link validateOpenAiWindow}. */
+export interface ValidateOpenAiWindowOptions {
+  /**
+   * The summaries the window is expected to contain (e.g. the summary events of the window that
+   * was rendered). Each must appear as a `user` message with exactly its shadow prompt
+   * immediately followed by an `assistant` message with exactly its text and no tool calls; a
+   * summary text found anywhere else, or missing, is `summary-out-of-place`.
+   */
+  summaries?: ReadonlyArray<{ shadowPrompt: string; text: string }>;
+}
+
+/**
+ * Lists the problems a provider would see in a chat window, in message order. An empty list
+ * means the window is acceptable. Checks:
+ *
+ * - every message is an object with a known role (`system`, `developer`, `user`, `assistant`,
+ *   `tool`) and fields of the right types (`invalid-message`);
+ * - a system (or developer) message comes first (`system-not-first`) and at most once
+ *   (`system-repeated`);
+ * - every tool message answers a pending call of an earlier assistant message
+ *   (`tool-without-call`); an answer to a call whose turn was already closed by a user message is
+ *   `tool-answer-after-user`; two pending calls with one id are `duplicate-tool-call-id`;
+ * - every call of a closed turn (one followed by a later user message) has its answer before that
+ *   user message (`tool-call-unanswered`); calls of the last turn may still be open;
+ * - no string anywhere in a message holds a lone surrogate (`lone-surrogate`);
+ * - with `options.summaries`: each summary is a user-then-assistant pair (`summary-out-of-place`).
+ *
+ * Call ids may be reused once answered (real agent logs do this); matching is against the
+ * calls still pending.
+ */
+export function validateOpenAiWindow(messages: readonly unknown[], options: ValidateOpenAiWindowOptions = {}): OpenAiWindowProblem[] {
+  const problems: OpenAiWindowProblem[] = [];
+  const add = (index: number, code: OpenAiWindowProblemCode, message: string) => problems.push({ index, code, message });
+  if (!Array.isArray(messages)) {
+    add(-1, 'invalid-message', 'the window is not an array of messages');
+    return problems;
+  }
+  const pending = new Map<string, number>(); // call id → index of the assistant message
+  const closedUnanswered = new Set<string>();
+  const answered = new Set<string>();
+  let systemSeen = -1;
+
+  messages.forEach((m, index) => {
+    const at = `messages[${index}]`;
+    if (!isObject(m)) {
+      add(index, 'invalid-message', `${at} is not an object`);
+      return;
+    }
+    const surrogatePath = findLoneSurrogate(m, at);
+    if (surrogatePath) add(index, 'lone-surrogate', `${surrogatePath} contains a lone surrogate (invalid UTF-16)`);
+    const role = m.role;
+    switch (role) {
+      case 'system':
+      case 'developer':
+        if (systemSeen >= 0) add(index, 'system-repeated', `${at} is a second system message (the first is messages[${systemSeen}])`);
+        else if (index !== 0) add(index, 'system-not-first', `${at} is a system message but not the first message`);
+        if (systemSeen < 0) systemSeen = index;
+        if (!isTextContent(m.content)) add(index, 'invalid-message', `${at}.content must be a string or text parts`);
+        break;
+      case 'user':
+        if (!isTextContent(m.content, true)) add(index, 'invalid-message', `${at}.content must be a string or content parts`);
+        for (const [id, callIndex] of pending) {
+          add(callIndex, 'tool-call-unanswered', `messages[${callIndex}] calls ${JSON.stringify(id)} but the turn closes at ${at} without its answer`);
+          closedUnanswered.add(id);
+        }
+        pending.clear();
+        break;
+      case 'assistant': {
+        const calls = m.tool_calls;
+        const hasCalls = Array.isArray(calls) && calls.length > 0;
+        if (calls !== undefined && calls !== null && !Array.isArray(calls)) add(index, 'invalid-message', `${at}.tool_calls must be an array`);
+        if (m.content === null || m.content === undefined) {
+          if (!hasCalls) add(index, 'invalid-message', `${at} has neither content nor tool_calls`);
+        } else if (!isTextContent(m.content, true)) {
+          add(index, 'invalid-message', `${at}.content must be a string, content parts or null`);
+        }
+        if (Array.isArray(calls)) {
+          (calls as unknown[]).forEach((c: unknown, k: number) => {
+            const cat = `${at}.tool_calls[${k}]`;
+            if (!isObject(c) || typeof c.id !== 'string' || c.id === '' || !isObject(c.function) || typeof c.function.name !== 'string' || c.function.name === '' || typeof c.function.arguments !== 'string') {
+              add(index, 'invalid-message', `${cat} must be { id, type: "function", function: { name, arguments } } with non-empty id and name and string arguments`);
+              return;
+            }
+            if (c.type !== 'function') add(index, 'invalid-message', `${cat}.type must be "function"`);
+            if (pending.has(c.id)) add(index, 'duplicate-tool-call-id', `${cat}.id ${JSON.stringify(c.id)} is already pending (messages[${pending.get(c.id)}])`);
+            pending.set(c.id, index);
+            closedUnanswered.delete(c.id);
+            answered.delete(c.id);
+          });
+        }
+        break;
+      }
+      case 'tool': {
+        const id = m.tool_call_id;
+        if (typeof id !== 'string' || id === '') {
+          add(index, 'invalid-message', `${at}.tool_call_id must be a non-empty string`);
+          break;
+        }
+        if (!isTextContent(m.content)) add(index, 'invalid-message', `${at}.content must be a string or text parts`);
+        if (pending.has(id)) {
+          pending.delete(id);
+          answered.add(id);
+        } else if (closedUnanswered.has(id)) {
+          add(index, 'tool-answer-after-user', `${at} answers ${JSON.stringify(id)} after a user message closed the turn of its call`);
+          closedUnanswered.delete(id);
+        } else if (answered.has(id)) {
+          add(index, 'tool-without-call', `${at} answers ${JSON.stringify(id)}, which was already answered`);
+        } else {
+          add(index, 'tool-without-call', `${at}.tool_call_id ${JSON.stringify(id)} answers no call of an earlier assistant message`);
+        }
+        break;
+      }
+      default:
+        add(index, 'invalid-message', `${at}.role must be one of system, developer, user, assistant, tool`);
+    }
+  });
+
+  for (const summary of options.summaries ?? []) checkSummary(messages, summary, add);
+  problems.sort((a, b) => a.index - b.index);
+  return problems;
+}
+
+function checkSummary(
+  messages: readonly unknown[],
+  summary: { shadowPrompt: string; text: string },
+  add: (index: number, code: OpenAiWindowProblemCode, message: string) => void,
+): void {
+  const pairs: number[] = [];
+  messages.forEach((m, i) => {
+    if (!isObject(m) || m.content !== summary.text) return;
+    const prev = i > 0 ? messages[i - 1] : undefined;
+    const inPlace =
+      m.role === 'assistant' &&
+      (m.tool_calls === undefined || (Array.isArray(m.tool_calls) && m.tool_calls.length === 0)) &&
+      isObject(prev) &&
+      prev.role === 'user' &&
+      prev.content === summary.shadowPrompt;
+    if (inPlace) pairs.push(i);
+    else if (m.role !== 'user' || m.content !== summary.shadowPrompt) {
+      add(i, 'summary-out-of-place', `messages[${i}] holds a summary's text as a ${String(m.role)} message; a summary must be a user message (its shadow prompt) followed by an assistant message (its text)`);
+    }
+  });
+  if (pairs.length === 0) {
+    add(messages.length, 'summary-out-of-place', 'a summary of the window is not rendered as a user message (shadow prompt) followed by an assistant message (summary text)');
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+type Obj = Record<string, unknown>;
+
+function isObject(x: unknown): x is Obj {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+function invalid(parameter: string, what: string): InvalidRequestError {
+  return new InvalidRequestError(parameter, `${parameter}: ${what}`, INVALID_MESSAGE_CODE);
+}
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** True when `s` holds an unpaired UTF-16 surrogate. */
+export function hasLoneSurrogate(s: string): boolean {
+  return LONE_SURROGATE.test(s);
+}
+
+function findLoneSurrogate(x: unknown, path: string): string | null {
+  if (typeof x === 'string') return hasLoneSurrogate(x) ? path : null;
+  if (Array.isArray(x)) {
+    for (let i = 0; i < x.length; i++) {
+      const p = findLoneSurrogate(x[i], `${path}[${i}]`);
+      if (p) return p;
+    }
+    return null;
+  }
+  if (isObject(x)) {
+    for (const [k, v] of Object.entries(x)) {
+      if (hasLoneSurrogate(k)) return `${path} (a key)`;
+      const p = findLoneSurrogate(v, `${path}.${k}`);
+      if (p) return p;
+    }
+  }
+  return null;
+}
+
+function isTextContent(content: unknown, anyParts = false): boolean {
+  if (typeof content === 'string') return true;
+  if (!Array.isArray(content)) return false;
+  return content.every((p) => isObject(p) && typeof p.type === 'string' && (anyParts || (p.type === 'text' && typeof p.text === 'string')));
+}
+
+function stringField(value: unknown, field: string): string {
+  if (typeof value !== 'string') throw invalid(field, 'must be a string');
+  if (hasLoneSurrogate(value)) throw invalid(field, 'contains a lone surrogate (invalid UTF-16); send well-formed text');
+  return value;
+}
+
+function nonEmptyString(value: unknown, field: string): string {
+  const s = stringField(value, field);
+  if (s.length === 0) throw invalid(field, 'must be a non-empty string');
+  return s;
+}
+
+/** A string, or text parts joined with `\n`. */
+function requiredText(content: unknown, field: string): string {
+  if (typeof content === 'string') return stringField(content, field);
+  if (Array.isArray(content)) {
+    const texts = content.map((part, k) => {
+      const pat = `${field}[${k}]`;
+      if (!isObject(part)) throw invalid(pat, 'must be a content part object');
+      if (part.type !== 'text') {
+        throw invalid(`${pat}.type`, `only text content parts are supported (got ${typeof part.type === 'string' ? JSON.stringify(part.type.slice(0, 40)) : 'no type'})`);
+      }
+      return stringField(part.text, `${pat}.text`);
+    });
+    return texts.join('\n');
+  }
+  if (content === null || content === undefined) throw invalid(field, 'is required: a string or an array of text parts');
+  throw invalid(field, 'must be a string or an array of text parts');
+}
+
+function optionalText(content: unknown, field: string): string | null {
+  if (content === null || content === undefined) return null;
+  return requiredText(content, field);
+}
+
+function parseToolCalls(value: unknown, field: string): ToolCall[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) throw invalid(field, 'must be an array of tool calls');
+  const seen = new Set<string>();
+  return value.map((raw, k) => {
+    const at = `${field}[${k}]`;
+    if (!isObject(raw)) throw invalid(at, 'must be { id, type: "function", function: { name, arguments } }');
+    const id = nonEmptyString(raw.id, `${at}.id`);
+    if (seen.has(id)) throw invalid(`${at}.id`, `call id ${JSON.stringify(id)} appears twice in this message`);
+    seen.add(id);
+    if (raw.type !== undefined && raw.type !== 'function') throw invalid(`${at}.type`, 'must be "function"');
+    if (!isObject(raw.function)) throw invalid(`${at}.function`, 'must be { name, arguments }');
+    const name = nonEmptyString(raw.function.name, `${at}.function.name`);
+    const args = stringField(raw.function.arguments, `${at}.function.arguments`);
+    return { id, name, arguments: args };
+  });
+}
+
+function messageId(raw: Obj, index: number, context: OpenAiParseContext): string {
+  if (raw.id !== undefined && raw.id !== null) return nonEmptyString(raw.id, `messages[${index}].id`);
+  const id = context.assignId ? context.assignId(index) : `${context.idPrefix ?? 'msg-'}${index}`;
+  if (typeof id !== 'string' || id.length === 0) throw new Error(`assignId returned no id for messages[${index}]`);
+  return id;
+}

@@ -1,0 +1,35 @@
+/**
+ * The deterministic extractive summarizer (DESIGN §3.7): no model, no I/O. The default when no
+ * endpoint is configured, and named as such (`kind: 'extractive'`, model
+ * `EXTRACTIVE_SUMMARIZER_MODEL`) in every decision it makes.
+ */
+import { EXTRACTIVE_SUMMARIZER_MODEL, extractiveSummary, type SummaryRequest } from '@lib/compaction';
+import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerOutcome } from './summarizer';
+
+/** Options passed through to `extractiveSummary` (whatever it accepts as its second argument). */
+export type ExtractiveSummarizerOptions = NonNullable<Parameters<typeof extractiveSummary>[1]>;
+
+/**
+ * Wraps `extractiveSummary` as a {@link Summarizer}. Each call counts as one call with zero
+ * prompt and completion tokens. A blank result (nothing extractable) resolves to `ok: false`
+ * (§3.7: a blank summary is a failure); so does an exception (reason names its class only).
+ */
+export class ExtractiveSummarizer implements Summarizer {
+  readonly identity: SummarizerIdentityInfo = { kind: 'extractive', model: EXTRACTIVE_SUMMARIZER_MODEL };
+
+  constructor(private readonly options?: ExtractiveSummarizerOptions) {}
+
+  async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
+    const usage = { calls: 1, promptTokens: 0, completionTokens: 0 };
+    if (options.signal?.aborted) return { ok: false, reason: 'aborted', ...usage };
+    let text: string;
+    try {
+      text = this.options === undefined ? extractiveSummary(request) : extractiveSummary(request, this.options);
+    } catch (err) {
+      return { ok: false, reason: `extractive summarizer error: ${err instanceof Error ? err.name : typeof err}`, ...usage };
+    }
+    const trimmed = typeof text === 'string' ? text.trim() : '';
+    if (trimmed.length === 0) return { ok: false, reason: 'blank reply: the extractive summary is empty', ...usage };
+    return { ok: true, text: trimmed, ...usage };
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * A summarizer backed by any OpenAI-compatible chat-completions endpoint, through the `openai`
+ * package (DESIGN §3.7).
+ *
+ * The input is bounded in tokens: the request is split with `planSummaryChunks` into chunks
+ * that fit `maxInputTokens`, summarized oldest first, each later chunk carrying the reply to
+ * the one before as its current summary (the running summary is folded forward). The newest
+ * archived events are always in the last call, so they are never the part that is cut off.
+ *
+ * Faults never throw: they resolve to `{ ok: false, reason }` with a reason built from the
+ * fault's kind and HTTP status only (never message text, never the API key). Retries of
+ * timeouts, 408/409/429/5xx and connection errors are the `openai` client's own policy
+ * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
+ */
+import OpenAI from 'openai';
+import {
+  buildSummarizerMessages,
+  getEstimator,
+  planSummaryChunks,
+  type SummaryRequest,
+  type TokenEstimator,
+} from '@lib/compaction';
+import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerOutcome } from './summarizer';
+
+/** Default request timeout, milliseconds (per HTTP attempt). */
+export const DEFAULT_SUMMARIZER_TIMEOUT_MS = 60_000;
+/** Default number of retries the `openai` client makes after a failed attempt. */
+export const DEFAULT_SUMMARIZER_MAX_RETRIES = 2;
+/** Default bound on one call's input (system + user message), in estimator units. */
+export const DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS = 12_000;
+/** Default model name. */
+export const DEFAULT_SUMMARIZER_MODEL = 'gpt-4o-mini';
+
+/** Options of {@link OpenAiSummarizer}. */
+export interface OpenAiSummarizerOptions {
+  /** Base URL including the version path, e.g. `http://127.0.0.1:8080/v1`. Default: the `openai` client's (`https://api.openai.com/v1`). */
+  baseURL?: string;
+  /**
+   * Bearer key. Optional for local endpoints that need none (a placeholder is then sent,
+   * because the `openai` client requires one). Never logged nor put in a failure reason.
+   */
+  apiKey?: string;
+  /** Model name sent with every request. Default {@link DEFAULT_SUMMARIZER_MODEL}. */
+  model?: string;
+  /** Per-attempt timeout in milliseconds, integer > 0. Default 60000. */
+  timeoutMs?: number;
+  /** Retries after a failed attempt (the client's policy), integer ≥ 0. Default 2. */
+  maxRetries?: number;
+  /** Bound on one call's input in `estimator` units, integer > 0. Default 12000. */
+  maxInputTokens?: number;
+  /** Estimator used to size chunks. Default `cl100k_base`. */
+  estimator?: TokenEstimator;
+}
+
+/** Placeholder bearer sent when no key is configured (local endpoints). */
+const NO_KEY = 'no-key-configured';
+
+/** See the module documentation. */
+export class OpenAiSummarizer implements Summarizer {
+  readonly identity: SummarizerIdentityInfo;
+  /** Resolved settings (the key excluded). */
+  readonly settings: { baseURL: string; timeoutMs: number; maxRetries: number; maxInputTokens: number; estimator: string };
+  private readonly client: OpenAI;
+  private readonly estimator: TokenEstimator;
+
+  /**
+   * @throws RangeError when `timeoutMs`, `maxRetries` or `maxInputTokens` is not an integer in
+   *   range, or `model` is blank (the message names the option).
+   */
+  constructor(options: OpenAiSummarizerOptions = {}) {
+    const model = options.model ?? DEFAULT_SUMMARIZER_MODEL;
+    if (typeof model !== 'string' || model.trim() === '') throw new RangeError('model must be a non-empty string');
+    const timeoutMs = options.timeoutMs ?? DEFAULT_SUMMARIZER_TIMEOUT_MS;
+    const maxRetries = options.maxRetries ?? DEFAULT_SUMMARIZER_MAX_RETRIES;
+    const maxInputTokens = options.maxInputTokens ?? DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS;
+    if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) throw new RangeError('timeoutMs must be an integer > 0 (milliseconds)');
+    if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw new RangeError('maxRetries must be an integer ≥ 0');
+    if (!Number.isSafeInteger(maxInputTokens) || maxInputTokens <= 0) throw new RangeError('maxInputTokens must be an integer > 0');
+    this.estimator = options.estimator ?? getEstimator('cl100k_base');
+    this.client = new OpenAI({
+      baseURL: options.baseURL,
+      apiKey: options.apiKey && options.apiKey.length > 0 ? options.apiKey : NO_KEY,
+      timeout: timeoutMs,
+      maxRetries,
+    });
+    this.identity = { kind: 'openai-compatible', model };
+    this.settings = { baseURL: this.client.baseURL, timeoutMs, maxRetries, maxInputTokens, estimator: this.estimator.name };
+  }
+
+  /**
+   * Summarizes `request` in one or more calls (see the module documentation). Resolves to
+   * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call, the
+   * reason prefixed with `chunk k/n: ` when there are several chunks. Usage is summed over the
+   * calls made, the failed one included when the endpoint reported usage.
+   */
+  async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
+    const usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
+    let chunks: SummaryRequest[];
+    try {
+      chunks = planSummaryChunks(request, this.settings.maxInputTokens, this.estimator);
+    } catch (err) {
+      return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
+    }
+    if (chunks.length === 0) chunks = [request];
+    let running: string | null = null;
+    for (let k = 0; k < chunks.length; k++) {
+      const chunk: SummaryRequest = running === null ? chunks[k] : { ...chunks[k], currentSummaries: [running] };
+      const prefix = chunks.length > 1 ? `chunk ${k + 1}/${chunks.length}: ` : '';
+      const { system, user } = buildSummarizerMessages(chunk);
+      usage.calls++;
+      let completion: OpenAI.Chat.Completions.ChatCompletion;
+      try {
+        completion = await this.client.chat.completions.create(
+          {
+            model: this.identity.model,
+            messages: [
+              { role: 'system', content: system },
+              { role: 'user', content: user },
+            ],
+          },
+          { signal: options.signal },
+        );
+      } catch (err) {
+        return { ok: false, reason: prefix + this.describeError(err), ...usage };
+      }
+      const reported = completion?.usage;
+      if (reported) {
+        usage.promptTokens += finiteOrZero(reported.prompt_tokens);
+        usage.completionTokens += finiteOrZero(reported.completion_tokens);
+      }
+      const read = readReply(completion);
+      if ('reason' in read) return { ok: false, reason: prefix + read.reason, ...usage };
+      running = read.text;
+    }
+    return { ok: true, text: running ?? '', ...usage };
+  }
+
+  /** A reason for a thrown error: its kind and status, never its message (which may echo input). */
+  private describeError(err: unknown): string {
+    const { timeoutMs, maxRetries } = this.settings;
+    const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
+    if (err instanceof OpenAI.APIUserAbortError) return 'aborted';
+    if (err instanceof OpenAI.APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
+    if (err instanceof OpenAI.APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
+    if (err instanceof OpenAI.APIError) {
+      const status = err.status;
+      const code = typeof err.code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
+      if (status === 429) return `rate limited: HTTP 429${code} after ${retries}`;
+      if (status === 401 || status === 403) return `the model endpoint rejected the credentials: HTTP ${status}${code}`;
+      if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409)) return `model endpoint error: HTTP ${status}${code} after ${retries}`;
+      if (typeof status === 'number') return `model endpoint rejected the request: HTTP ${status}${code}`;
+      return `model endpoint error${code}`;
+    }
+    if (err instanceof SyntaxError) return 'malformed JSON in the model reply';
+    if (err instanceof Error && err.name === 'AbortError') return 'aborted';
+    return `unexpected error: ${errorName(err)}`;
+  }
+}
+
+/** Reads the reply text, or the reason it is unusable (no choices, refusal, filter, blank). */
+function readReply(completion: unknown): { text: string } | { reason: string } {
+  if (!completion || typeof completion !== 'object') return { reason: 'malformed reply: not a JSON object' };
+  const choices = (completion as { choices?: unknown }).choices;
+  if (!Array.isArray(choices) || choices.length === 0) return { reason: 'malformed reply: no choices' };
+  const choice = choices[0] as { finish_reason?: unknown; message?: { content?: unknown; refusal?: unknown } } | null;
+  if (!choice || typeof choice !== 'object' || !choice.message || typeof choice.message !== 'object') {
+    return { reason: 'malformed reply: choices[0].message missing' };
+  }
+  if (typeof choice.message.refusal === 'string' && choice.message.refusal.length > 0) {
+    return { reason: 'the model refused to summarize (message.refusal set)' };
+  }
+  if (choice.finish_reason === 'content_filter') return { reason: 'the model refused to summarize (finish_reason content_filter)' };
+  const content = choice.message.content;
+  if (content === null || content === undefined) return { reason: 'blank reply: message content is null' };
+  if (typeof content !== 'string') return { reason: 'malformed reply: message content is not a string' };
+  const text = content.trim();
+  if (text.length === 0) return { reason: content.length === 0 ? 'blank reply: empty message content' : 'blank reply: whitespace-only message content' };
+  return { text };
+}
+
+function finiteOrZero(x: unknown): number {
+  return typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : 0;
+}
+
+function errorName(err: unknown): string {
+  return err instanceof Error ? err.name : typeof err;
+}

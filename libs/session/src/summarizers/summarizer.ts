@@ -1,0 +1,52 @@
+/**
+ * The summarizer port (DESIGN §3.7): turns a {@link SummaryRequest} into summary text.
+ *
+ * Implementations: {@link OpenAiSummarizer} (any OpenAI-compatible chat-completions endpoint)
+ * and {@link ExtractiveSummarizer} (deterministic, no model; the default when no endpoint is
+ * configured). The write side records `identity` and the usage figures of every outcome with
+ * the decision it makes (summary inserted, or compaction failed).
+ */
+import type { SummaryRequest } from '@lib/compaction';
+
+/** Which summarizer wrote (or failed to write) a summary; recorded with every decision. */
+export interface SummarizerIdentityInfo {
+  /** `openai-compatible` for a chat-completions endpoint, `extractive` for the built-in one. */
+  kind: 'openai-compatible' | 'extractive';
+  /** Model name sent to the endpoint (e.g. `gpt-4o-mini`), or the extractive summarizer's version name. */
+  model: string;
+}
+
+/** Usage figures of one `summarize` call, summed over every model call it made. */
+export interface SummarizerUsage {
+  /** Model calls made (one per chunk; the HTTP client's own retries are not counted separately). */
+  calls: number;
+  /** Prompt tokens reported by the endpoint (0 when it reports none). */
+  promptTokens: number;
+  /** Completion tokens reported by the endpoint (0 when it reports none). */
+  completionTokens: number;
+}
+
+/**
+ * The result of a summarize call. `ok: true` carries the summary text (trimmed, never blank).
+ * `ok: false` carries a `reason` that says what happened (timeout, HTTP status, rate limit,
+ * malformed JSON, blank reply, refusal, …) and never contains message text or an API key.
+ */
+export type SummarizerOutcome =
+  | ({ ok: true; text: string } & SummarizerUsage)
+  | ({ ok: false; reason: string } & SummarizerUsage);
+
+/** Options of one summarize call. */
+export interface SummarizeOptions {
+  /** Aborts the call (an aborted call resolves to `ok: false`, reason `aborted`). */
+  signal?: AbortSignal;
+}
+
+/**
+ * Summarizes a request. `summarize` never throws for model faults (timeouts, 5xx, 429 after
+ * retries, malformed JSON, blank or whitespace replies, refusals): they resolve to
+ * `{ ok: false, reason }`. Callers should still guard against a programming error throwing.
+ */
+export interface Summarizer {
+  readonly identity: SummarizerIdentityInfo;
+  summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummarizerOutcome>;
+}
