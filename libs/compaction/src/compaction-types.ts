@@ -104,6 +104,8 @@ export interface CompactionPlan {
   trigger: Trigger | null;
   /** Whether the trigger fired (true when there is no trigger). */
   triggerFired: boolean;
+  /** Ids of every active event given to the planner, log order (= keptIds ∪ archivedIds). */
+  activeIds: string[];
   /** Ids archived by this pass, log order (superseded system messages included). */
   archivedIds: string[];
   /** Ids of the active events kept, log order (no new summary in it). */
@@ -116,8 +118,13 @@ export interface CompactionPlan {
   summaryInsertBeforeId?: string;
   /** Cost of all active events before the pass (estimator units). */
   tokensBefore: number;
-  /** Cost of the archived events (estimator units). */
+  /** Cost of the archived events (estimator units), old summaries and superseded system messages included. */
   tokensArchived: number;
+  /**
+   * Cost of the superseded system messages alone (estimator units): what stays archived when the
+   * summarizer fails (DESIGN §3.7), used by {@link completePlan} for the failure accounting.
+   */
+  tokensSuperseded: number;
 }
 
 /** The summarizer's reply to a {@link SummaryRequest}, or its failure. */

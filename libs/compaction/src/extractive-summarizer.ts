@@ -1,0 +1,140 @@
+/**
+ * The deterministic extractive summarizer (DESIGN §3.7), used when no model endpoint is
+ * configured. It calls no model: it extracts what it can from the formatted events.
+ */
+import type { SummaryRequest } from './compaction-types';
+import { truncateMiddle } from './text';
+
+/** Name and version of the extractive summarizer, recorded as the summarizer identity of every decision it makes. */
+export const EXTRACTIVE_SUMMARIZER_MODEL = 'extractive-v1';
+
+/** Default bound of an extractive summary, in UTF-16 code units. */
+export const DEFAULT_EXTRACTIVE_MAX_CHARS = 6000;
+
+/** Smallest accepted `maxChars` (smaller values are raised to it). */
+export const MIN_EXTRACTIVE_MAX_CHARS = 200;
+
+const MAX_ARTEFACTS = 80;
+const MAX_ARTEFACT_LENGTH = 100;
+
+const ARTEFACT_PATTERNS: RegExp[] = [
+  /https?:\/\/[^\s"'<>)\]]+/g, // URLs
+  /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, // e-mail addresses
+  /(?:~|\.{1,2})?(?:\/[\w.@-]+){2,}\/?|[A-Za-z]:\\[\w .\\-]+/g, // paths
+  /"([A-Za-z_][\w-]{0,40})"\s*:\s*("(?:[^"\\]|\\.){1,80}"|-?\d+(?:\.\d+)?|true|false)/g, // JSON key/value pairs
+  /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g, // dates
+  /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,}\b/g, // identifiers mixing letters and digits
+  /\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b/g, // snake_case / camelCase names
+  /(?<![\w.])[$€£]?\d+(?:[.,:]\d+)+%?|(?<![\w.])[$€£]?\d{2,}%?(?![\w.])/g, // numbers, amounts, times
+];
+
+function collectArtefacts(texts: readonly string[]): string[] {
+  const found: { at: number; index: number; value: string }[] = [];
+  texts.forEach((text, index) => {
+    for (const pattern of ARTEFACT_PATTERNS) {
+      pattern.lastIndex = 0;
+      for (const m of text.matchAll(pattern)) {
+        let value = m[0];
+        if (m[1] !== undefined && m[2] !== undefined) value = `${m[1]}=${m[2].replace(/^"|"$/g, '')}`;
+        found.push({ at: m.index ?? 0, index, value: truncateMiddle(value, MAX_ARTEFACT_LENGTH) });
+      }
+    }
+  });
+  found.sort((a, b) => a.index - b.index || a.at - b.at || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const f of found) {
+    if (seen.has(f.value)) continue;
+    seen.add(f.value);
+    out.push(f.value);
+  }
+  return out;
+}
+
+function toolNames(texts: readonly string[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  const add = (name: string) => counts.set(name, (counts.get(name) ?? 0) + 1);
+  for (const text of texts) {
+    const calls = /^Assistant(?::[\s\S]*?)? \[tool calls: ([\s\S]*)\]$/.exec(text);
+    if (calls) for (const m of calls[1].matchAll(/(?:^|\), )([\w.:-]+)\(/g)) add(m[1]);
+    const responses = /^Tool \[responses: ([\s\S]*)\]$/.exec(text);
+    if (responses) for (const m of responses[1].matchAll(/(?:^|, )([\w.:-]+) -> /g)) add(`${m[1]} (result)`);
+  }
+  return counts;
+}
+
+function section(title: string, body: string[]): string {
+  return body.length === 0 ? '' : `${title}\n${body.join('\n')}`;
+}
+
+function fitLines(lines: string[], budget: number, perLineFloor: number): string[] {
+  if (lines.length === 0) return [];
+  const total = lines.reduce((s, l) => s + l.length + 1, 0);
+  if (total <= budget) return lines;
+  const perLine = Math.max(perLineFloor, Math.floor(budget / lines.length) - 1);
+  const shortened = lines.map((l) => truncateMiddle(l, perLine));
+  let used = shortened.reduce((s, l) => s + l.length + 1, 0);
+  if (used <= budget) return shortened;
+  // still too long: keep the first and the newest lines, say how many in between were left out
+  const head: string[] = [shortened[0]];
+  const tail: string[] = [];
+  used = shortened[0].length + 1 + 60;
+  for (let i = shortened.length - 1; i > 0 && used + shortened[i].length + 1 <= budget; i--) {
+    tail.unshift(shortened[i]);
+    used += shortened[i].length + 1;
+  }
+  const omitted = shortened.length - head.length - tail.length;
+  return omitted > 0 ? [...head, `- [… ${omitted} more omitted …]`, ...tail] : [...head, ...tail];
+}
+
+/**
+ * A deterministic extractive summary of `request` (DESIGN §3.7): same input, same output; no
+ * model, no randomness, no clock. Never blank when `toSummarize` is non-empty.
+ *
+ * Contents, each section bounded (all lengths in UTF-16 code units):
+ * - a header naming {@link EXTRACTIVE_SUMMARIZER_MODEL} and the number of events covered;
+ * - the previous summary text(s), merged (at most ~35 % of `maxChars`, middle-truncated);
+ * - every user message, oldest first (each truncated; if there are too many, the first and
+ *   the newest are kept and the number left out is stated);
+ * - the tools used (names and counts; call ids are not part of the formatted text, DESIGN §3.1);
+ * - concrete artefacts found by pattern: URLs, paths, e-mails, JSON `key=value` pairs, dates,
+ *   identifiers mixing letters and digits, snake/camel case names, numbers and amounts;
+ * - the last events before the cut (the work in progress).
+ *
+ * The overlap is not summarized. `maxChars` (default {@link DEFAULT_EXTRACTIVE_MAX_CHARS}, at
+ * least {@link MIN_EXTRACTIVE_MAX_CHARS}) bounds the whole result. Never throws.
+ */
+export function extractiveSummary(request: SummaryRequest, options: { maxChars?: number } = {}): string {
+  const requested = options.maxChars;
+  const maxChars = Math.max(
+    MIN_EXTRACTIVE_MAX_CHARS,
+    Number.isFinite(requested) ? Math.floor(requested as number) : DEFAULT_EXTRACTIVE_MAX_CHARS,
+  );
+  const events = request.toSummarize;
+  const header = `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`;
+
+  const previous = request.currentSummaries.map((s) => s.trim()).filter((s) => s !== '');
+  const previousBlock = previous.length > 0 ? truncateMiddle(previous.join('\n'), Math.floor(maxChars * 0.35)) : '';
+
+  const userLines = events.filter((t) => t.startsWith('User: ')).map((t) => `- ${t.slice('User: '.length).replace(/\s+/g, ' ').trim()}`);
+  const users = fitLines(userLines, Math.floor(maxChars * 0.3), 60);
+
+  const tools = [...toolNames(events)].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name));
+  const toolsLine = tools.length > 0 ? truncateMiddle(tools.join(', '), Math.floor(maxChars * 0.08)) : '';
+
+  const artefacts = collectArtefacts(events).slice(0, MAX_ARTEFACTS);
+  const artefactsLine = artefacts.length > 0 ? truncateMiddle(artefacts.join(', '), Math.floor(maxChars * 0.12)) : '';
+
+  const lastLines = events.slice(-3).map((t) => `- ${t.replace(/\s+/g, ' ').trim()}`);
+  const last = fitLines(lastLines, Math.floor(maxChars * 0.12), 60);
+
+  const parts = [
+    header,
+    previousBlock ? section('Previous summary (merged):', [previousBlock]) : '',
+    section('User messages (oldest first):', users),
+    toolsLine ? section('Tools used:', [toolsLine]) : '',
+    artefactsLine ? section('Artefacts (identifiers, values, paths):', [artefactsLine]) : '',
+    section('Last events before the cut:', last),
+  ].filter((p) => p !== '');
+  return truncateMiddle(parts.join('\n\n'), maxChars);
+}

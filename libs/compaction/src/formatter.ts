@@ -1,0 +1,78 @@
+/**
+ * The event formatter of DESIGN §3.1: the text of an event used for token accounting and for
+ * the summarizer.
+ */
+import type { AssistantEvent, SessionEvent, ToolEvent } from './session-event';
+
+/** Placeholder used in place of a missing text (DESIGN §3.1, "missing text"). */
+export const NO_TEXT_CONTENT = '[no text content]';
+
+/**
+ * True when `text` carries no content: `null`/`undefined`, empty, or only whitespace.
+ * Such a text is rendered as {@link NO_TEXT_CONTENT}; an assistant's blank text next to tool
+ * calls is omitted (DESIGN §3.1: "when the text is not blank").
+ */
+export function isBlankText(text: string | null | undefined): boolean {
+  return text == null || text.trim() === '';
+}
+
+function textOrPlaceholder(text: string | null | undefined): string {
+  return isBlankText(text) ? NO_TEXT_CONTENT : (text as string);
+}
+
+function formatAssistant(event: AssistantEvent): string {
+  const calls = event.toolCalls ?? [];
+  if (calls.length === 0) return `Assistant: ${textOrPlaceholder(event.text)}`;
+  const rendered = calls.map((c) => `${c.name}(${c.arguments ?? ''})`).join(', ');
+  return isBlankText(event.text)
+    ? `Assistant [tool calls: ${rendered}]`
+    : `Assistant: ${event.text} [tool calls: ${rendered}]`;
+}
+
+function formatTool(event: ToolEvent): string {
+  const rendered = (event.responses ?? []).map((r) => `${r.name} -> ${textOrPlaceholder(r.data)}`).join(', ');
+  return `Tool [responses: ${rendered}]`;
+}
+
+/**
+ * The formatted lines of one event (DESIGN §3.1):
+ *
+ * - `user` → `["User: <text>"]`, `system` → `["System: <text>"]`;
+ * - `assistant` without tool calls → `["Assistant: <text>"]`; with tool calls →
+ *   `["Assistant [tool calls: name(args), …]"]`, or `["Assistant: <text> [tool calls: …]"]` when
+ *   the text is not blank (`args` is the raw JSON argument string, verbatim);
+ * - `tool` → `["Tool [responses: name -> data, …]"]`;
+ * - `summary` → two lines: `["User: <shadow prompt>", "Assistant: <summary text>"]`.
+ *
+ * A missing (null, empty or whitespace-only) text or tool result is rendered as
+ * `[no text content]`. A text that contains newlines is still one line of the result: "lines"
+ * are the units the estimator is applied to, not physical lines. Pure; never throws on a
+ * well-typed event.
+ */
+export function formatEventLines(event: SessionEvent): string[] {
+  switch (event.type) {
+    case 'user':
+      return [`User: ${textOrPlaceholder(event.text)}`];
+    case 'system':
+      return [`System: ${textOrPlaceholder(event.text)}`];
+    case 'assistant':
+      return [formatAssistant(event)];
+    case 'tool':
+      return [formatTool(event)];
+    case 'summary':
+      return [`User: ${textOrPlaceholder(event.shadowPrompt)}`, `Assistant: ${textOrPlaceholder(event.text)}`];
+    default: {
+      const unknown: never = event;
+      throw new Error(`unknown event type: ${JSON.stringify((unknown as { type?: unknown }).type)}`);
+    }
+  }
+}
+
+/**
+ * The formatted text of one event (DESIGN §3.1): {@link formatEventLines} joined with `'\n'`.
+ * This is the text the summarizer sees; costs are computed per line (see `eventCost`), so the
+ * joining newline is not counted.
+ */
+export function formatEvent(event: SessionEvent): string {
+  return formatEventLines(event).join('\n');
+}

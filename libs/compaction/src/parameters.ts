@@ -1,0 +1,175 @@
+/**
+ * Validation of strategy parameters (DESIGN §3.4): defaults, integer counts, allowed ranges.
+ * Invalid parameters are rejected before anything is read.
+ */
+import type {
+  RecursiveSummarizationStrategy,
+  RollingSummaryStrategy,
+  SlidingWindowStrategy,
+  Strategy,
+  StrategyType,
+  TokenCountStrategy,
+  TurnWindowStrategy,
+} from './compaction-types';
+import { describeValue, InvalidParameterError } from './invalid-parameter-error';
+import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
+
+/** Largest accepted count or token figure in any parameter (1e9). Anything above is rejected. */
+export const MAX_PARAMETER_VALUE = 1_000_000_000;
+
+/** Longest accepted `shadowPrompt`, in UTF-16 code units. */
+export const MAX_SHADOW_PROMPT_LENGTH = 10_000;
+
+/** Longest accepted summarizer `systemPrompt`, in UTF-16 code units. */
+export const MAX_SYSTEM_PROMPT_LENGTH = 100_000;
+
+/** The strategy names of DESIGN §3.4, in the order of its table. */
+export const STRATEGY_TYPES: readonly StrategyType[] = [
+  'sliding-window',
+  'turn-window',
+  'token-count',
+  'recursive-summarization',
+  'rolling-summary',
+];
+
+/** Default parameters of every strategy (DESIGN §3.4). */
+export const STRATEGY_DEFAULTS = {
+  'sliding-window': { maxEvents: 20 },
+  'turn-window': { maxTurns: 10 },
+  'token-count': { maxTokens: 4000 },
+  'recursive-summarization': {
+    maxEventsToKeep: 10,
+    overlapSize: 2,
+    shadowPrompt: DEFAULT_SHADOW_PROMPT,
+    systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+  },
+  'rolling-summary': {
+    keepTurns: 2,
+    summarizeAtTokens: 2500,
+    shadowPrompt: DEFAULT_SHADOW_PROMPT,
+    systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+  },
+} as const;
+
+const ALLOWED_KEYS: Record<StrategyType, readonly string[]> = {
+  'sliding-window': ['type', 'maxEvents'],
+  'turn-window': ['type', 'maxTurns'],
+  'token-count': ['type', 'maxTokens'],
+  'recursive-summarization': ['type', 'maxEventsToKeep', 'overlapSize', 'shadowPrompt', 'systemPrompt'],
+  'rolling-summary': ['type', 'keepTurns', 'summarizeAtTokens', 'shadowPrompt', 'systemPrompt'],
+};
+
+function isPlainObject(x: unknown): x is Record<string, unknown> {
+  return typeof x === 'object' && x !== null && !Array.isArray(x);
+}
+
+/**
+ * Reads an integer parameter: `undefined` → `fallback`; otherwise it must be a number, an
+ * integer, and within [min, max]. Throws {@link InvalidParameterError} naming `path`.
+ * @internal shared with triggers.ts
+ */
+export function readInteger(value: unknown, path: string, min: number, max: number, fallback?: number): number {
+  const allowed = `an integer from ${min} to ${max}`;
+  if (value === undefined) {
+    if (fallback === undefined) throw new InvalidParameterError(path, `${allowed} (required)`, 'nothing');
+    return fallback;
+  }
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw new InvalidParameterError(path, allowed, describeValue(value));
+  }
+  return value;
+}
+
+function readText(value: unknown, path: string, maxLength: number, fallback: string): string {
+  if (value === undefined) return fallback;
+  const allowed = `a non-blank string of at most ${maxLength} characters`;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > maxLength) {
+    throw new InvalidParameterError(path, allowed, describeValue(value));
+  }
+  return value;
+}
+
+function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly string[], prefix: string): void {
+  for (const key of Object.keys(input)) {
+    if (!allowedKeys.includes(key)) {
+      throw new InvalidParameterError(`${prefix}.${key}`, `absent (allowed keys: ${allowedKeys.join(', ')})`, 'an unknown key');
+    }
+  }
+}
+
+/**
+ * Validates a strategy object and applies the defaults of DESIGN §3.4; returns a fully resolved
+ * {@link Strategy} (a new object; the input is not modified).
+ *
+ * Rules: `type` is one of {@link STRATEGY_TYPES}; counts (`maxEvents`, `maxTurns`, `maxTokens`,
+ * `maxEventsToKeep`, `keepTurns`, `summarizeAtTokens`) are integers from 1 to
+ * {@link MAX_PARAMETER_VALUE}; `overlapSize` is an integer ≥ 0 and < `maxEventsToKeep`;
+ * `shadowPrompt` / `systemPrompt` are non-blank strings (bounded length); unknown keys are
+ * rejected; an absent key takes its default. `maxTokens` and `summarizeAtTokens` are in the
+ * unit of the estimator the session is costed with.
+ *
+ * @throws InvalidParameterError whose `parameter` is `strategy.<name>` (e.g.
+ *   `strategy.maxEvents`, `strategy.overlapSize`, `strategy.type`) and whose `allowed` says the range.
+ */
+export function parseStrategy(input: unknown): Strategy {
+  if (!isPlainObject(input)) throw new InvalidParameterError('strategy', 'an object with a "type"', describeValue(input));
+  const type = input.type;
+  if (typeof type !== 'string' || !(STRATEGY_TYPES as readonly string[]).includes(type)) {
+    throw new InvalidParameterError('strategy.type', `one of ${STRATEGY_TYPES.join(', ')}`, describeValue(type));
+  }
+  const t = type as StrategyType;
+  rejectUnknownKeys(input, ALLOWED_KEYS[t], 'strategy');
+  const max = MAX_PARAMETER_VALUE;
+  switch (t) {
+    case 'sliding-window': {
+      const d = STRATEGY_DEFAULTS[t];
+      const s: SlidingWindowStrategy = { type: t, maxEvents: readInteger(input.maxEvents, 'strategy.maxEvents', 1, max, d.maxEvents) };
+      return s;
+    }
+    case 'turn-window': {
+      const d = STRATEGY_DEFAULTS[t];
+      const s: TurnWindowStrategy = { type: t, maxTurns: readInteger(input.maxTurns, 'strategy.maxTurns', 1, max, d.maxTurns) };
+      return s;
+    }
+    case 'token-count': {
+      const d = STRATEGY_DEFAULTS[t];
+      const s: TokenCountStrategy = { type: t, maxTokens: readInteger(input.maxTokens, 'strategy.maxTokens', 1, max, d.maxTokens) };
+      return s;
+    }
+    case 'recursive-summarization': {
+      const d = STRATEGY_DEFAULTS[t];
+      const maxEventsToKeep = readInteger(input.maxEventsToKeep, 'strategy.maxEventsToKeep', 1, max, d.maxEventsToKeep);
+      const overlapDefault = Math.min(d.overlapSize, maxEventsToKeep - 1);
+      let overlapSize: number;
+      if (input.overlapSize === undefined) {
+        overlapSize = overlapDefault;
+      } else {
+        const allowed = `an integer ≥ 0 and < maxEventsToKeep (${maxEventsToKeep}), i.e. from 0 to ${maxEventsToKeep - 1}`;
+        const v = input.overlapSize;
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v >= maxEventsToKeep) {
+          throw new InvalidParameterError('strategy.overlapSize', allowed, describeValue(v));
+        }
+        overlapSize = v;
+      }
+      const s: RecursiveSummarizationStrategy = {
+        type: t,
+        maxEventsToKeep,
+        overlapSize,
+        shadowPrompt: readText(input.shadowPrompt, 'strategy.shadowPrompt', MAX_SHADOW_PROMPT_LENGTH, d.shadowPrompt),
+        systemPrompt: readText(input.systemPrompt, 'strategy.systemPrompt', MAX_SYSTEM_PROMPT_LENGTH, d.systemPrompt),
+      };
+      return s;
+    }
+    case 'rolling-summary': {
+      const d = STRATEGY_DEFAULTS[t];
+      const s: RollingSummaryStrategy = {
+        type: t,
+        keepTurns: readInteger(input.keepTurns, 'strategy.keepTurns', 1, max, d.keepTurns),
+        summarizeAtTokens: readInteger(input.summarizeAtTokens, 'strategy.summarizeAtTokens', 1, max, d.summarizeAtTokens),
+        shadowPrompt: readText(input.shadowPrompt, 'strategy.shadowPrompt', MAX_SHADOW_PROMPT_LENGTH, d.shadowPrompt),
+        systemPrompt: readText(input.systemPrompt, 'strategy.systemPrompt', MAX_SYSTEM_PROMPT_LENGTH, d.systemPrompt),
+      };
+      return s;
+    }
+  }
+}

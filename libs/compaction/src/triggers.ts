@@ -1,0 +1,110 @@
+/**
+ * Triggers (DESIGN §3.5): validation and evaluation.
+ */
+import type { Trigger } from './compaction-types';
+import { classifyEvents } from './classify';
+import { describeValue, InvalidParameterError } from './invalid-parameter-error';
+import { MAX_PARAMETER_VALUE, readInteger } from './parameters';
+import type { CostedEvent } from './session-event';
+
+/** The trigger types of DESIGN §3.5. */
+export const TRIGGER_TYPES: readonly Trigger['type'][] = ['turn-count', 'token-count', 'any-of', 'all-of'];
+
+/** Deepest accepted nesting of `any-of` / `all-of` (the top-level trigger is depth 1). */
+export const MAX_TRIGGER_DEPTH = 8;
+
+/** Most members accepted in one `any-of` / `all-of` list. */
+export const MAX_TRIGGER_MEMBERS = 32;
+
+function parseAt(input: unknown, path: string, depth: number): Trigger {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new InvalidParameterError(path, 'an object with a "type"', describeValue(input));
+  }
+  const obj = input as Record<string, unknown>;
+  const type = obj.type;
+  if (typeof type !== 'string' || !(TRIGGER_TYPES as readonly string[]).includes(type)) {
+    throw new InvalidParameterError(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`, describeValue(type));
+  }
+  const allowedKeys = type === 'turn-count' ? ['type', 'maxTurns'] : type === 'token-count' ? ['type', 'threshold'] : ['type', 'triggers'];
+  for (const key of Object.keys(obj)) {
+    if (!allowedKeys.includes(key)) {
+      throw new InvalidParameterError(`${path}.${key}`, `absent (allowed keys: ${allowedKeys.join(', ')})`, 'an unknown key');
+    }
+  }
+  switch (type) {
+    case 'turn-count':
+      return { type, maxTurns: readInteger(obj.maxTurns, `${path}.maxTurns`, 1, MAX_PARAMETER_VALUE) };
+    case 'token-count':
+      return { type, threshold: readInteger(obj.threshold, `${path}.threshold`, 1, MAX_PARAMETER_VALUE) };
+    default: {
+      const list = obj.triggers;
+      if (!Array.isArray(list) || list.length === 0 || list.length > MAX_TRIGGER_MEMBERS) {
+        throw new InvalidParameterError(`${path}.triggers`, `a non-empty array of at most ${MAX_TRIGGER_MEMBERS} triggers`, describeValue(list));
+      }
+      if (depth >= MAX_TRIGGER_DEPTH) {
+        throw new InvalidParameterError(`${path}.triggers`, `nested at most ${MAX_TRIGGER_DEPTH} levels deep`);
+      }
+      const triggers = list.map((member, i) => parseAt(member, `${path}.triggers[${i}]`, depth + 1));
+      return { type: type as 'any-of' | 'all-of', triggers };
+    }
+  }
+}
+
+/**
+ * Validates a trigger object (DESIGN §3.5) and returns a new, normalized {@link Trigger}.
+ *
+ * Rules: `turn-count {maxTurns}` and `token-count {threshold}` take integers from 1 to
+ * {@link MAX_PARAMETER_VALUE} (`threshold` in the session estimator's unit); `any-of` / `all-of
+ * {triggers}` take a non-empty array of at most {@link MAX_TRIGGER_MEMBERS} triggers, nested at
+ * most {@link MAX_TRIGGER_DEPTH} levels; unknown keys are rejected.
+ *
+ * @throws InvalidParameterError whose `parameter` is a path such as `trigger.maxTurns`,
+ *   `trigger.triggers[1].threshold` or `trigger.type`.
+ */
+export function parseTrigger(input: unknown): Trigger {
+  return parseAt(input, 'trigger', 1);
+}
+
+interface TriggerFigures {
+  turns: number;
+  tokens: number;
+}
+
+function fires(trigger: Trigger, f: TriggerFigures): boolean {
+  switch (trigger.type) {
+    case 'turn-count':
+      return f.turns > trigger.maxTurns;
+    case 'token-count':
+      return f.tokens >= trigger.threshold;
+    case 'any-of':
+      return trigger.triggers.some((t) => fires(t, f));
+    case 'all-of':
+      return trigger.triggers.every((t) => fires(t, f));
+  }
+}
+
+/**
+ * Whether `trigger` fires on `events` (DESIGN §3.5). `events` are the session's active events in
+ * log order, each with its carried cost (no re-tokenizing).
+ *
+ * - `turn-count {maxTurns}`: number of user events among the active real events > maxTurns;
+ * - `token-count {threshold}`: cost(pinned system) + cost(summaries) + cost(real events) ≥
+ *   threshold (superseded system messages are not counted: every pass archives them);
+ * - `any-of` / `all-of`: any / all members fire;
+ * - `null` / `undefined` (no trigger): always fires.
+ *
+ * Expects an already validated trigger (see {@link parseTrigger}); never throws on one.
+ */
+export function evaluateTrigger(trigger: Trigger | null | undefined, events: readonly CostedEvent[]): boolean {
+  if (trigger == null) return true;
+  const classes = classifyEvents(events);
+  let turns = 0;
+  let tokens = 0;
+  for (const i of classes.real) {
+    if (events[i].event.type === 'user') turns++;
+    tokens += events[i].tokens;
+  }
+  for (const i of classes.summaries) tokens += events[i].tokens;
+  if (classes.pinnedSystem >= 0) tokens += events[classes.pinnedSystem].tokens;
+  return fires(trigger, { turns, tokens });
+}
