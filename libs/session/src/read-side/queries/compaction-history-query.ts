@@ -1,0 +1,63 @@
+import type { CompactionCompletedData, CompactionFailedData, SummaryInsertedData } from '../../events/session-stream-events';
+import type { ReadModelStore } from '../read-model-store';
+import { findSession } from './session-row';
+
+/** One compaction decision as recorded in the log, with its summary and archived ids joined in. */
+export interface CompactionRecord {
+  sessionId: string;
+  compactionId: string;
+  /** `compacted` (a CompactionCompleted event) or `failed` (a CompactionFailed event). */
+  outcome: 'compacted' | 'failed';
+  /** Revision (bigint) of the CompactionCompleted / CompactionFailed event. */
+  revision: bigint;
+  /** Global position (bigint) of that event. */
+  position: bigint;
+  /** ISO-8601 UTC time it completed or failed (`completedAt` / `failedAt`). */
+  at: string;
+  /** The event's payload, verbatim (figures in the estimator's unit: tokens, or UTF-16 code units for `chars`). */
+  data: CompactionCompletedData | CompactionFailedData;
+  /** Client ids archived by this compaction (its EventsArchived events, in order); may include old summaries and superseded system messages. */
+  archivedIds: string[];
+  /** The summary it inserted, or null. */
+  summary: SummaryInsertedData | null;
+}
+
+type CompactionRow = { compactionId: string; outcome: string; revision: bigint; position: bigint; at: string; dataJson: string; archivedIdsJson: string; summaryJson: string | null };
+
+const SELECT = `SELECT compaction_id AS compactionId, outcome, revision, position, at, data_json AS dataJson,
+                       archived_ids_json AS archivedIdsJson, summary_json AS summaryJson
+                FROM compactions WHERE session_id = ?`;
+
+/**
+ * Every compaction decision of a session, oldest first (by revision).
+ * Returns null when the session is unknown or belongs to another tenant (→ 404); `[]` when it never compacted.
+ */
+export function listCompactions(store: ReadModelStore, tenantId: string, sessionId: string): CompactionRecord[] | null {
+  if (!findSession(store, tenantId, sessionId)) return null;
+  const rows = store.db.prepare(`${SELECT} ORDER BY revision`).safeIntegers(true).all(sessionId) as CompactionRow[];
+  return rows.map((row) => toRecord(sessionId, row));
+}
+
+/**
+ * One compaction decision. Returns null when the session is unknown, belongs to another tenant,
+ * or has no compaction `compactionId` (→ 404).
+ */
+export function getCompaction(store: ReadModelStore, tenantId: string, sessionId: string, compactionId: string): CompactionRecord | null {
+  if (!findSession(store, tenantId, sessionId)) return null;
+  const row = store.db.prepare(`${SELECT} AND compaction_id = ?`).safeIntegers(true).get(sessionId, compactionId) as CompactionRow | undefined;
+  return row ? toRecord(sessionId, row) : null;
+}
+
+function toRecord(sessionId: string, row: CompactionRow): CompactionRecord {
+  return {
+    sessionId,
+    compactionId: row.compactionId,
+    outcome: row.outcome === 'failed' ? 'failed' : 'compacted',
+    revision: row.revision,
+    position: row.position,
+    at: row.at,
+    data: JSON.parse(row.dataJson) as CompactionCompletedData | CompactionFailedData,
+    archivedIds: JSON.parse(row.archivedIdsJson) as string[],
+    summary: row.summaryJson === null ? null : (JSON.parse(row.summaryJson) as SummaryInsertedData),
+  };
+}

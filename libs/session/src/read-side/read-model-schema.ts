@@ -1,0 +1,91 @@
+/**
+ * DDL of the read models (DESIGN §5) kept in one SQLite file.
+ *
+ * Units and encodings:
+ * - `position`, `revision`, `anchor_revision`, `last_position` are SQLite INTEGERs holding the
+ *   store's bigint values (read them with `safeIntegers`).
+ * - Times are ISO-8601 UTC strings (`Date#toISOString`), taken from the events, never from the
+ *   clock of the projector: a rebuild gives identical rows.
+ * - `*_json` columns hold JSON text of the payload shapes in `../events/session-stream-events`.
+ *
+ * Tables:
+ * - `sessions`: one row per session stream seen.
+ * - `window_entries`: the active window of each session (the fold of `../domain/session-window`).
+ * - `session_log`: every event of every session stream, keyed by global position.
+ * - `recall_fts`: FTS5 index of conversation events and summaries; `rowid` = `session_log.position`.
+ * - `compactions`: one row per CompactionCompleted / CompactionFailed.
+ * - `projector_checkpoints`: the last global position applied, per projector.
+ */
+
+/** Bumped when the DDL changes; a store opened with another version is dropped and rebuilt from the log. */
+export const READ_MODEL_SCHEMA_VERSION = 1;
+
+/** Every table the read models own, in drop order. */
+export const READ_MODEL_TABLES = ['recall_fts', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
+
+/** Creates every read-model table (idempotent: `IF NOT EXISTS`). */
+export const READ_MODEL_DDL = `
+CREATE TABLE IF NOT EXISTS sessions (
+  session_id     TEXT PRIMARY KEY,
+  tenant_id      TEXT NOT NULL,
+  user_id        TEXT,
+  revision       INTEGER NOT NULL,
+  last_position  INTEGER NOT NULL,
+  created_at     TEXT NOT NULL,
+  updated_at     TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS sessions_by_tenant_user ON sessions (tenant_id, user_id);
+
+CREATE TABLE IF NOT EXISTS window_entries (
+  session_id       TEXT NOT NULL,
+  event_id         TEXT NOT NULL,
+  revision         INTEGER NOT NULL,
+  anchor_revision  INTEGER NOT NULL,
+  is_summary       INTEGER NOT NULL,
+  compaction_id    TEXT,
+  event_json       TEXT NOT NULL,
+  costs_json       TEXT NOT NULL,
+  created_at       TEXT NOT NULL,
+  PRIMARY KEY (session_id, event_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS window_entries_order ON window_entries (session_id, anchor_revision, revision);
+
+CREATE TABLE IF NOT EXISTS session_log (
+  position       INTEGER PRIMARY KEY,
+  session_id     TEXT NOT NULL,
+  revision       INTEGER NOT NULL,
+  store_event_id TEXT NOT NULL,
+  type           TEXT NOT NULL,
+  event_id       TEXT,
+  kind           TEXT,
+  compaction_id  TEXT,
+  archived       INTEGER,
+  archived_by    TEXT,
+  data_json      TEXT NOT NULL,
+  created_at     TEXT NOT NULL,
+  recorded_at    TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_id, revision);
+CREATE INDEX IF NOT EXISTS session_log_by_event_id ON session_log (session_id, event_id) WHERE event_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_id, compaction_id) WHERE compaction_id IS NOT NULL;
+
+CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+
+CREATE TABLE IF NOT EXISTS compactions (
+  session_id         TEXT NOT NULL,
+  compaction_id      TEXT NOT NULL,
+  outcome            TEXT NOT NULL,
+  revision           INTEGER NOT NULL,
+  position           INTEGER NOT NULL,
+  at                 TEXT NOT NULL,
+  data_json          TEXT NOT NULL,
+  archived_ids_json  TEXT NOT NULL,
+  summary_json       TEXT,
+  PRIMARY KEY (session_id, compaction_id)
+) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS projector_checkpoints (
+  projector  TEXT PRIMARY KEY,
+  position   INTEGER NOT NULL
+) WITHOUT ROWID;
+`;

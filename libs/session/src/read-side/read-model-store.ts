@@ -1,0 +1,73 @@
+import Database from 'better-sqlite3';
+import { READ_MODEL_DDL, READ_MODEL_SCHEMA_VERSION, READ_MODEL_TABLES } from './read-model-schema';
+
+/** File name of the read models inside `DATA_DIR` (see {@link ReadModelStore.open}). */
+export const READ_MODEL_FILE_NAME = 'read-models.sqlite';
+
+/**
+ * The SQLite database holding every read model (schema in `./read-model-schema`). One
+ * connection, synchronous (better-sqlite3); WAL journal for files.
+ *
+ * Projections write through {@link transaction}; queries read `db` directly. When the file
+ * holds another schema version, every table is dropped and recreated empty (checkpoint 0n), so
+ * the projector replays the log from the start.
+ */
+export class ReadModelStore {
+  private constructor(
+    /** The connection. Queries may prepare statements on it; only projections write. */
+    readonly db: Database.Database,
+    /** The file path, or `':memory:'`. */
+    readonly file: string,
+  ) {}
+
+  /**
+   * Opens (creating if needed) the read-model database at `file` (e.g.
+   * `path.join(DATA_DIR, READ_MODEL_FILE_NAME)`), or an in-memory one for `':memory:'`.
+   * The directory must exist. Throws better-sqlite3's `SqliteError` when the file cannot be opened.
+   */
+  static open(file: string): ReadModelStore {
+    const db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = NORMAL');
+    db.pragma('busy_timeout = 5000');
+    const store = new ReadModelStore(db, file);
+    const version = db.pragma('user_version', { simple: true }) as number;
+    if (version !== READ_MODEL_SCHEMA_VERSION) store.reset();
+    else db.exec(READ_MODEL_DDL);
+    return store;
+  }
+
+  /** Runs `fn` in one SQLite transaction (immediate); a throw rolls everything back and rethrows. */
+  transaction<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
+  /** Drops every read-model table and recreates them empty (checkpoints back to 0n), in one transaction. */
+  reset(): void {
+    this.transaction(() => {
+      for (const table of READ_MODEL_TABLES) this.db.exec(`DROP TABLE IF EXISTS ${table}`);
+      this.db.exec(READ_MODEL_DDL);
+      this.db.pragma(`user_version = ${READ_MODEL_SCHEMA_VERSION}`);
+    });
+  }
+
+  /** The last global position applied by `projector` (exclusive checkpoint, bigint), 0n when none. */
+  readCheckpoint(projector: string): bigint {
+    const row = this.db.prepare('SELECT position FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(projector) as
+      | { position: bigint }
+      | undefined;
+    return row ? row.position : 0n;
+  }
+
+  /** Stores `position` as `projector`'s checkpoint. Call inside the transaction that applied the events. */
+  writeCheckpoint(projector: string, position: bigint): void {
+    this.db
+      .prepare('INSERT INTO projector_checkpoints (projector, position) VALUES (?, ?) ON CONFLICT (projector) DO UPDATE SET position = excluded.position')
+      .run(projector, position);
+  }
+
+  /** Closes the connection. Idempotent. */
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

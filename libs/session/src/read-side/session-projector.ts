@@ -1,0 +1,230 @@
+import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
+import { SESSION_STREAM_PREFIX } from '../events/session-stream-events';
+import { PositionWaiters } from './position-waiters';
+import type { ReadModelStore } from './read-model-store';
+import { SessionReadModelWriter } from './session-read-model-writer';
+
+/** Name of this projector's row in `projector_checkpoints`. */
+export const SESSION_PROJECTOR_NAME = 'session-read-models';
+
+/** Health view of the projector. */
+export interface SessionProjectorState {
+  /** Global position of the last event applied (bigint; exclusive checkpoint for the next read). 0n = nothing yet. */
+  checkpoint: bigint;
+  /** True between {@link SessionProjector.start} and {@link SessionProjector.stop}. */
+  running: boolean;
+  /** Message of the last failure (subscription or projection) not yet followed by a successful batch; null when healthy. */
+  lastError: string | null;
+  /** ISO-8601 time of `lastError`, or null. */
+  lastErrorAt: string | null;
+}
+
+/** Tuning of {@link SessionProjector}. */
+export interface SessionProjectorOptions {
+  /** Most events applied in one transaction (default 500). */
+  maxBatchSize?: number;
+  /** Page size of {@link SessionProjector.rebuild}'s reads of the log (default 1000). */
+  rebuildPageSize?: number;
+  /** First delay before resubscribing after a failure, in ms (default 100); doubles up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  /** Longest delay between retries, in ms (default 5000). */
+  maxRetryDelayMs?: number;
+}
+
+const NOT_READY = Symbol('not-ready');
+
+/**
+ * Follows the global log (`session-` streams) and keeps the read models of `./read-model-schema`
+ * up to date. Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
+ * crash (or a throw) never applies an event twice nor skips one; events at or before the
+ * checkpoint are ignored, so a redelivered event is harmless.
+ *
+ * When a batch fails (a {@link MalformedEventError}, the store unreachable…) nothing of it is
+ * kept, `lastError` is set, and the projector resubscribes from its checkpoint after a growing
+ * delay: it retries the same event, it never skips it.
+ */
+export class SessionProjector {
+  private readonly writer: SessionReadModelWriter;
+  private readonly waiters = new PositionWaiters();
+  private readonly options: Required<SessionProjectorOptions>;
+  private current: bigint;
+  private running = false;
+  private lastError: string | null = null;
+  private lastErrorAt: string | null = null;
+  private subscription: Subscription | null = null;
+  private loop: Promise<void> | null = null;
+  private wakeSleep: (() => void) | null = null;
+  private eventStore: EventStore | null = null;
+
+  constructor(
+    /** The read models this projector writes. */
+    readonly store: ReadModelStore,
+    options: SessionProjectorOptions = {},
+  ) {
+    this.options = { maxBatchSize: 500, rebuildPageSize: 1000, retryDelayMs: 100, maxRetryDelayMs: 5000, ...options };
+    this.writer = new SessionReadModelWriter(store.db);
+    this.current = store.readCheckpoint(SESSION_PROJECTOR_NAME);
+  }
+
+  /** The global position of the last event applied (bigint), 0n when none. */
+  checkpoint(): bigint {
+    return this.current;
+  }
+
+  /** Checkpoint, running flag and last error, for `/health`. */
+  state(): SessionProjectorState {
+    return { checkpoint: this.current, running: this.running, lastError: this.lastError, lastErrorAt: this.lastErrorAt };
+  }
+
+  /**
+   * Applies `events` (global order) and moves the checkpoint to the last one's position, all in
+   * one transaction. Events at or before the checkpoint are skipped; events of streams not named
+   * `session-…` only move the checkpoint. Returns the new checkpoint (bigint).
+   *
+   * @throws MalformedEventError (or a SQLite error) — then no row and not the checkpoint changed.
+   */
+  applyBatch(events: readonly RecordedEvent[]): bigint {
+    let next = this.current;
+    this.store.transaction(() => {
+      for (const event of events) {
+        if (event.position <= next) continue;
+        this.writer.apply(event);
+        next = event.position;
+      }
+      if (next !== this.current) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next);
+    });
+    if (next !== this.current) {
+      this.current = next;
+      this.waiters.notify(next);
+    }
+    return next;
+  }
+
+  /**
+   * Resolves `true` once the checkpoint is ≥ `position` (a bigint global position, e.g. an
+   * append's `position`), or `false` after `timeoutMs` milliseconds. Never rejects.
+   */
+  waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
+    return this.waiters.wait(position, timeoutMs, () => this.current);
+  }
+
+  /**
+   * Starts following `eventStore` from the checkpoint (catch-up, then live), applying what is
+   * available in batches of up to `maxBatchSize`. Returns at once. Calling it while running does nothing.
+   */
+  start(eventStore: EventStore): void {
+    if (this.running) return;
+    this.running = true;
+    this.eventStore = eventStore;
+    this.loop = this.follow(eventStore);
+  }
+
+  /** Stops following (closes the subscription) and waits for the current batch to finish. Idempotent. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wakeSleep?.();
+    await this.subscription?.close().catch(() => undefined);
+    await this.loop;
+    this.loop = null;
+  }
+
+  /**
+   * Drops and recreates every read model, then replays the whole log (`session-` streams) from
+   * the beginning with `eventStore.readAll`. Stops the projector while it runs and restarts it
+   * afterwards when it was running. Readers see partial rows until it returns.
+   * Returns the checkpoint reached (bigint).
+   * @throws whatever the store or {@link applyBatch} throws (the projector then stays stopped).
+   */
+  async rebuild(eventStore: EventStore): Promise<bigint> {
+    const wasRunning = this.running;
+    const followed = this.eventStore;
+    await this.stop();
+    this.store.reset();
+    this.current = 0n;
+    for (;;) {
+      const page = await eventStore.readAll({ fromPosition: this.current, maxCount: this.options.rebuildPageSize, streamPrefix: SESSION_STREAM_PREFIX });
+      if (page.length === 0) break;
+      const before = this.current;
+      this.applyBatch(page);
+      if (this.current === before) break;
+    }
+    if (wasRunning && followed) this.start(followed);
+    return this.current;
+  }
+
+  /**
+   * Deletes every row of `sessionId` from every read model, in one transaction (erasure). It does
+   * not touch the event store nor the checkpoint: delete the stream first, so that a rebuild
+   * does not bring the rows back.
+   */
+  eraseSession(sessionId: string): void {
+    this.store.transaction(() => this.writer.eraseSession(sessionId));
+  }
+
+  private async follow(eventStore: EventStore): Promise<void> {
+    let delay = this.options.retryDelayMs;
+    while (this.running) {
+      const subscription = eventStore.subscribeToAll({ fromPosition: this.current, streamPrefix: SESSION_STREAM_PREFIX });
+      this.subscription = subscription;
+      try {
+        await this.consume(subscription, () => {
+          delay = this.options.retryDelayMs;
+        });
+      } catch (error) {
+        this.lastError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        this.lastErrorAt = new Date().toISOString();
+      } finally {
+        await subscription.close().catch(() => undefined);
+        this.subscription = null;
+      }
+      if (!this.running) break;
+      await this.sleep(delay);
+      delay = Math.min(delay * 2, this.options.maxRetryDelayMs);
+    }
+  }
+
+  /** Pulls events, grouping those already available into one batch. Returns when the subscription ends. */
+  private async consume(subscription: Subscription, onSuccess: () => void): Promise<void> {
+    const iterator = subscription[Symbol.asyncIterator]();
+    let pending = iterator.next();
+    while (this.running) {
+      const first = await pending;
+      if (first.done) return;
+      const batch: RecordedEvent[] = [first.value];
+      let ended = false;
+      pending = iterator.next();
+      while (batch.length < this.options.maxBatchSize) {
+        const result = await Promise.race([pending, nextMacrotask()]);
+        if (result === NOT_READY) break;
+        if (result.done) {
+          ended = true;
+          break;
+        }
+        batch.push(result.value);
+        pending = iterator.next();
+      }
+      this.applyBatch(batch);
+      this.lastError = null;
+      this.lastErrorAt = null;
+      onSuccess();
+      if (ended) return;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeSleep = done;
+    }).finally(() => {
+      this.wakeSleep = null;
+    });
+  }
+}
+
+function nextMacrotask(): Promise<typeof NOT_READY> {
+  return new Promise((resolve) => setImmediate(() => resolve(NOT_READY)));
+}
