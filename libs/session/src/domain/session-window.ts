@@ -42,6 +42,8 @@ export interface StreamEvent {
   type: string;
   data: unknown;
   revision: bigint;
+  /** When the store recorded it; the entry's `createdAt` when the client gave none. */
+  created?: Date;
 }
 
 /**
@@ -56,7 +58,9 @@ export interface SessionWindowState {
   revisionsById: Map<string, bigint>;
   policy: PolicySetData | null;
   /** Id and base revision of the last compaction decision (completed or failed) folded. */
-  lastCompaction: { compactionId: string; basedOnRevision: string; outcome: string } | null;
+  lastCompaction: { compactionId: string; basedOnRevision: string; outcome: 'compacted' | 'failed'; paramsKey: string; revision: bigint } | null;
+  /** Conversation events appended since the last compaction decision (all of them when there was none). */
+  eventsSinceCompaction: number;
   /** Failed compactions since the last successful one. */
   consecutiveFailures: number;
   /** Owner named by the first append that named one. */
@@ -72,6 +76,7 @@ export function emptySessionWindow(): SessionWindowState {
     policy: null,
     lastCompaction: null,
     consecutiveFailures: 0,
+    eventsSinceCompaction: 0,
   };
 }
 
@@ -89,9 +94,10 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
         costs: data.costs,
         revision: recorded.revision,
         anchorRevision: recorded.revision,
-        createdAt: data.createdAt,
+        createdAt: data.createdAt ?? recorded.created?.toISOString() ?? '',
       });
       state.revisionsById.set(data.event.id, recorded.revision);
+      state.eventsSinceCompaction += 1;
       if (data.userId && !state.userId) state.userId = data.userId;
       break;
     }
@@ -116,14 +122,16 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case COMPACTION_COMPLETED: {
       const data = recorded.data as CompactionCompletedData;
-      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: data.outcome };
-      state.consecutiveFailures = data.outcome === 'failed' ? state.consecutiveFailures : 0;
+      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: 'compacted', paramsKey: data.paramsKey, revision: recorded.revision };
+      state.consecutiveFailures = 0;
+      state.eventsSinceCompaction = 0;
       break;
     }
     case COMPACTION_FAILED: {
       const data = recorded.data as CompactionFailedData;
-      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: 'failed' };
+      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: 'failed', paramsKey: data.paramsKey, revision: recorded.revision };
       state.consecutiveFailures += 1;
+      state.eventsSinceCompaction = 0;
       break;
     }
     case POLICY_SET:

@@ -17,9 +17,27 @@ export type EventCosts = Record<EstimatorName, number>;
 /** Stream name prefix; the category is `session`. */
 export const SESSION_STREAM_PREFIX = 'session-';
 
-/** `session-<sessionId>`. */
-export function sessionStream(sessionId: string): string {
-  return `${SESSION_STREAM_PREFIX}${sessionId}`;
+/**
+ * The key of a session inside the store: `<tenantId>.<sessionId>`. Tenant ids never contain a
+ * dot, so the key splits back at its first dot. Tenants therefore never share a stream, even for
+ * the same session id.
+ */
+export function sessionKey(tenantId: string, sessionId: string): string {
+  return `${tenantId}.${sessionId}`;
+}
+
+/** `session-<tenantId>.<sessionId>` (category `session`). Takes a {@link sessionKey}. */
+export function sessionStream(key: string): string {
+  return `${SESSION_STREAM_PREFIX}${key}`;
+}
+
+/**
+ * Metadata stored with every event of a session stream: the tenant and the public session id, so
+ * projections never parse stream names.
+ */
+export interface SessionEventMetadata {
+  tenantId: string;
+  sessionId: string;
 }
 
 /** Type name of a recorded conversation event. */
@@ -42,8 +60,11 @@ export const POLICY_SET = 'AutoCompactionPolicySet';
 export interface ConversationEventData {
   event: SessionEvent;
   costs: EventCosts;
-  /** ISO-8601 time given by the client, or the time the service accepted it. */
-  createdAt: string;
+  /**
+   * ISO-8601 time given by the client, if any. (The store's own record time stands in otherwise;
+   * it is kept out of the payload so that a retried request carries identical data.)
+   */
+  createdAt?: string;
   /** Client metadata, stored verbatim. */
   metadata?: Record<string, unknown>;
   /** Owner of the session for cross-session recall, when the client named one. */
@@ -116,6 +137,8 @@ export interface CompactionCompletedData {
   completedAt: string;
   /** `auto` when started by the session's policy, `command` otherwise. */
   origin: 'auto' | 'command';
+  /** Canonical JSON of (strategy, trigger, estimator): same key + unchanged input = same decision. */
+  paramsKey: string;
   checkpoint: SessionCheckpoint;
 }
 
@@ -134,6 +157,8 @@ export interface CompactionFailedData {
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
   tokensBefore: number;
   archivedIds: string[];
+  estimator: EstimatorName;
+  paramsKey: string;
   checkpoint: SessionCheckpoint;
 }
 

@@ -1,0 +1,67 @@
+/**
+ * The application module: HTTP controllers, API-key guard, rate limits, logging and metrics on top
+ * of the session library (given the store, read models and summarizer by {@link createSessionService}).
+ */
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
+import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { LoggerModule } from 'nestjs-pino';
+import type { Request } from 'express';
+import { SessionModule, type SessionModuleOptions } from '@lib/session';
+import { SERVICE_CONFIG } from './config/tokens';
+import type { ServiceConfig } from './config/service-config';
+import { SessionsController } from './http/sessions.controller';
+import { RecallController } from './http/recall.controller';
+import { ApiErrorFilter } from './http/api-error.filter';
+import { HealthController } from './observability/health.controller';
+import { ServiceMetrics } from './observability/metrics';
+import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
+import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
+
+@Module({})
+export class AppModule {
+  /** The module for `config` and the session library's dependencies. */
+  static register(config: ServiceConfig, session: SessionModuleOptions): DynamicModule {
+    const throttle = config.rateLimitPerMinute > 0;
+    return {
+      module: AppModule,
+      imports: [
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: config.logLevel,
+            // Never log keys or bodies: only method, path, status and timing.
+            redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
+            serializers: {
+              req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url.split('?')[0] }),
+              res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+            },
+            autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+          },
+        }),
+        ThrottlerModule.forRoot({
+          throttlers: [{ name: 'per-key', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
+          skipIf: () => !throttle,
+          getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as Request) ?? String(req.ip ?? 'anonymous'),
+        }),
+        SessionModule.forRoot({
+          ...session,
+          settings: {
+            autoCompactionMaxFailures: config.autoCompactionMaxFailures,
+            autoCompactionBackoffMs: config.autoCompactionBackoffMs,
+            maxWaitMs: config.maxWaitMs,
+            ...session.settings,
+          },
+        }),
+      ],
+      controllers: [SessionsController, RecallController, HealthController],
+      providers: [
+        { provide: SERVICE_CONFIG, useValue: config },
+        ServiceMetrics,
+        ApiKeyGuard,
+        { provide: APP_GUARD, useClass: ThrottlerGuard },
+        { provide: APP_FILTER, useClass: ApiErrorFilter },
+        { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+      ],
+    };
+  }
+}

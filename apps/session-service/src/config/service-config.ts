@@ -1,0 +1,80 @@
+/**
+ * The service's configuration, read from environment variables (documented in the README).
+ * Invalid values stop the start-up with an error naming the variable.
+ */
+import * as path from 'node:path';
+
+/** Resolved configuration. Durations in milliseconds, sizes in bytes. */
+export interface ServiceConfig {
+  /** HTTP port (`PORT`, default 3000; 0 picks a free port). */
+  port: number;
+  /** Interface to listen on (`HOST`, default `127.0.0.1`). */
+  host: string;
+  /** Directory of the embedded store and read models (`DATA_DIR`, default `./data`). */
+  dataDir: string;
+  /** KurrentDB connection string (`KURRENTDB_CONNECTION_STRING`); the embedded SQLite store when absent. */
+  kurrentDbConnectionString?: string;
+  /** API key → tenant id (`API_KEYS="key1:tenantA,key2:tenantB"`). Empty = open development mode. */
+  apiKeys: Map<string, string>;
+  /** Largest accepted request body (`MAX_BODY_BYTES`, default 5 MiB). Larger bodies get 413. */
+  maxBodyBytes: number;
+  /** Most events (or messages) in one append request (`MAX_EVENTS_PER_REQUEST`, default 1000). */
+  maxEventsPerRequest: number;
+  /** Longest text of one event field, in UTF-16 code units (`MAX_TEXT_LENGTH`, default 1,000,000). */
+  maxTextLength: number;
+  /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000). */
+  maxWaitMs: number;
+  /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */
+  rateLimitPerMinute: number;
+  /** Log level (`LOG_LEVEL`, default `info`). */
+  logLevel: string;
+  /** Auto-compaction backoff: failures in a row before backing off (`AUTO_COMPACTION_MAX_FAILURES`, default 3). */
+  autoCompactionMaxFailures: number;
+  /** Auto-compaction backoff base (`AUTO_COMPACTION_BACKOFF_MS`, default 30000). */
+  autoCompactionBackoffMs: number;
+}
+
+function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`${name}=${JSON.stringify(raw)} is not valid: use an integer from ${min} to ${max}`);
+  }
+  return value;
+}
+
+/** Parses `API_KEYS`. @throws Error naming the variable on a malformed entry. */
+export function parseApiKeys(raw: string | undefined): Map<string, string> {
+  const keys = new Map<string, string>();
+  if (!raw?.trim()) return keys;
+  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const at = entry.lastIndexOf(':');
+    const key = entry.slice(0, at);
+    const tenant = entry.slice(at + 1);
+    if (at <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenant) || key.length < 8) {
+      throw new Error('API_KEYS must be a comma-separated list of key:tenant pairs (key at least 8 characters; tenant letters, digits, _ or -)');
+    }
+    keys.set(key, tenant);
+  }
+  return keys;
+}
+
+/** Reads the configuration from `env`. @throws Error naming the first invalid variable. */
+export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  return {
+    port: intVar(env, 'PORT', 3000, 0, 65535),
+    host: env.HOST || '127.0.0.1',
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    kurrentDbConnectionString: env.KURRENTDB_CONNECTION_STRING || undefined,
+    apiKeys: parseApiKeys(env.API_KEYS),
+    maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024),
+    maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST', 1000, 1),
+    maxTextLength: intVar(env, 'MAX_TEXT_LENGTH', 1_000_000, 1),
+    maxWaitMs: intVar(env, 'MAX_WAIT_MS', 5000, 0, 60_000),
+    rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
+    logLevel: env.LOG_LEVEL || 'info',
+    autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES', 3, 1),
+    autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS', 30_000, 0),
+  };
+}

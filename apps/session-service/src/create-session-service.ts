@@ -1,0 +1,79 @@
+/**
+ * Builds the whole service for a configuration: the event store (embedded SQLite under DATA_DIR,
+ * or KurrentDB), the read models, the summarizer, and the NestJS application with its OpenAPI
+ * document at `/docs`. Used by `main.ts`, the end-to-end tests and the CLI tools.
+ */
+import 'reflect-metadata';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Logger } from 'nestjs-pino';
+import { createEventStore, type EventStore } from '@lib/event-store';
+import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
+import { AppModule } from './app.module';
+import type { ServiceConfig } from './config/service-config';
+
+/** A built service. `close()` stops the app, then closes the read models and the store. */
+export interface SessionService {
+  app: NestExpressApplication;
+  store: EventStore;
+  readModels: ReadModelStore;
+  summarizer: Summarizer;
+  config: ServiceConfig;
+  close(): Promise<void>;
+}
+
+/** Optional replacements (tests): a summarizer, or environment for the summarizer settings. */
+export interface SessionServiceOverrides {
+  summarizer?: Summarizer;
+  env?: NodeJS.ProcessEnv;
+  /** Use Nest's plain logger instead of pino (quieter in tests). */
+  quiet?: boolean;
+}
+
+/**
+ * Builds and initialises (but does not listen) the service.
+ * @throws Error naming the variable when the summarizer settings are invalid; the store's errors when it cannot be opened.
+ */
+export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
+  const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: path.join(config.dataDir, 'events.sqlite') });
+  const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, { store, readModels, summarizer }), {
+    bodyParser: false,
+    bufferLogs: !overrides.quiet,
+    logger: overrides.quiet ? ['error'] : undefined,
+  });
+  if (!overrides.quiet) app.useLogger(app.get(Logger));
+  app.useBodyParser('json', { limit: config.maxBodyBytes });
+  app.enableShutdownHooks();
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Session memory compaction service')
+      .setDescription('Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction.')
+      .setVersion('0.1.0')
+      .addBearerAuth()
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
+  await app.init();
+  let closed = false;
+  return {
+    app,
+    store,
+    readModels,
+    summarizer,
+    config,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      readModels.close();
+      await store.close();
+    },
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * Turns every error into `{ "code": "...", "message": "..." }` with the right status:
+ * domain errors (SessionError and subclasses) by their own code and status, invalid strategy or
+ * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json`, oversized
+ * bodies → 413 `payload_too_large`, unknown routes → 404 `route_not_found`, rate limit → 429
+ * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else → 500 `internal`
+ * (logged without request content).
+ */
+import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
+import type { Response } from 'express';
+import { InvalidParameterError } from '@lib/compaction';
+import { EventStoreUnavailableError } from '@lib/event-store';
+import { SessionError } from '@lib/session';
+
+/** The JSON body of every error answer. */
+export interface ApiErrorBody {
+  code: string;
+  message: string;
+  [detail: string]: unknown;
+}
+
+/** Maps an error to (status, body). Exported for tests. */
+export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
+  if (err instanceof SessionError) return { status: err.status, body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
+  if (err instanceof InvalidParameterError) {
+    return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
+  }
+  if (err instanceof EventStoreUnavailableError) return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };
+  const bodyParserType = (err as { type?: string } | null)?.type;
+  if (bodyParserType === 'entity.too.large') return { status: 413, body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' } };
+  if (bodyParserType === 'entity.parse.failed') return { status: 400, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
+  if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') return { status: 415, body: { code: 'unsupported_encoding', message: 'send the body as UTF-8 JSON' } };
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const cause = err.cause as { type?: string } | undefined;
+    if (cause?.type) return toApiError(cause);
+    if (status === 404) return { status, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
+    if (status === 429) return { status, body: { code: 'rate_limited', message: 'too many requests for this key; slow down and retry' } };
+    if (status === 413) return { status, body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' } };
+    if (status === 400 && /JSON/i.test(err.message)) return { status, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
+    if (status === 401) return { status, body: { code: 'unauthorized', message: err.message } };
+    return { status, body: { code: `http_${status}`, message: err.message } };
+  }
+  return { status: 500, body: { code: 'internal', message: 'internal error; the request may be retried' } };
+}
+
+@Catch()
+export class ApiErrorFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HTTP');
+
+  catch(err: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const { status, body } = toApiError(err);
+    if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
+    if (res.headersSent) return;
+    res.status(status).json(body);
+  }
+}

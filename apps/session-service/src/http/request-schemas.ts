@@ -1,0 +1,100 @@
+/**
+ * Request shapes of the HTTP API, as zod schemas (validation and the OpenAPI document come from
+ * the same definitions). Limits come from {@link ServiceConfig}. Native events follow
+ * `conformance/README.md`; every object is strict (unknown fields are rejected, naming the field).
+ */
+import { z } from 'zod';
+import type { ServiceConfig } from '../config/service-config';
+
+/** True when `s` has an unpaired UTF-16 surrogate (which providers reject). */
+export function hasLoneSurrogate(s: string): boolean {
+  return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
+}
+
+/** Session ids, tool call ids and client event ids: 1–256 characters, no control characters. */
+const ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,256}$/;
+
+/** Session ids in paths: letters, digits and `_ - : @ .`, 1–128 characters. */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_\-:@.]{1,128}$/;
+
+/** Builds the schemas for the given limits. */
+export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest' | 'maxTextLength'>) {
+  const text = z
+    .string()
+    .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} UTF-16 code units` })
+    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+  const id = z.string().regex(ID_PATTERN, { message: 'must be 1 to 256 characters without control characters' });
+  const common = {
+    id: id.optional(),
+    createdAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' }).optional(),
+    metadata: z.record(z.string(), z.unknown()).optional(),
+  };
+  const toolCall = z.strictObject({ id, name: text.pipe(z.string().min(1, { message: 'must not be empty' })), arguments: text });
+  const toolResponse = z.strictObject({ toolCallId: id, name: text, data: text });
+  const user = z.strictObject({ ...common, type: z.literal('user'), text: text.nullable() });
+  const system = z.strictObject({ ...common, type: z.literal('system'), text: text.nullable() });
+  const assistant = z
+    .strictObject({ ...common, type: z.literal('assistant'), text: text.nullable().optional(), toolCalls: z.array(toolCall).max(128).optional() })
+    .refine((a) => (a.text !== null && a.text !== undefined) || (a.toolCalls?.length ?? 0) > 0, {
+      message: 'an assistant event needs text or at least one tool call',
+    });
+  const tool = z.strictObject({ ...common, type: z.literal('tool'), responses: z.array(toolResponse).min(1).max(128) });
+  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text });
+  const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
+    error: 'type must be one of user, assistant, tool, system, summary',
+  });
+  const expectedRevision = z.union([
+    z.enum(['any', 'no_stream', 'stream_exists']),
+    z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    z.string().regex(/^\d{1,19}$/),
+  ], { error: 'expectedRevision must be "any", "no_stream", "stream_exists" or the revision (an integer ≥ 0) of the session\'s last event' });
+  const userId = z.string().regex(/^[^\u0000-\u001f\u007f]{1,256}$/, { message: 'must be 1 to 256 characters' });
+  const appendEvents = z.strictObject({
+    events: z.array(nativeEvent).min(1, { message: 'send at least one event' }).max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} events per request` }),
+    expectedRevision: expectedRevision.optional(),
+    userId: userId.optional(),
+  });
+  const appendMessages = z.strictObject({
+    messages: z.array(z.unknown()).min(1, { message: 'send at least one message' }).max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} messages per request` }),
+    expectedRevision: expectedRevision.optional(),
+    userId: userId.optional(),
+  });
+  const estimator = z.enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'estimator must be cl100k_base, o200k_base or chars' });
+  const compact = z.strictObject({
+    strategy: z.unknown(),
+    trigger: z.unknown().optional(),
+    estimator: estimator.optional(),
+    dryRun: z.boolean().optional(),
+  });
+  const policy = z.strictObject({ strategy: z.unknown(), trigger: z.unknown().optional(), estimator: estimator.optional() });
+  const revisionParam = z.string().regex(/^\d{1,19}$/, { message: 'must be a non-negative integer' });
+  const windowQuery = z.strictObject({
+    atRevision: revisionParam.optional(),
+    minPosition: revisionParam.optional(),
+    format: z.enum(['events', 'openai'], { error: 'format must be events or openai' }).optional(),
+    estimator: estimator.optional(),
+  });
+  const logQuery = z.strictObject({
+    fromRevision: revisionParam.optional(),
+    limit: z.string().regex(/^\d{1,4}$/, { message: 'must be an integer from 1 to 1000' }).refine((s) => Number(s) >= 1 && Number(s) <= 1000, { message: 'must be an integer from 1 to 1000' }).optional(),
+  });
+  const recallQuery = z.strictObject({
+    q: z.string().min(1, { message: 'must not be empty' }).max(1000, { message: 'at most 1000 characters' }),
+    sessionId: z.string().regex(SESSION_ID_PATTERN, { message: 'is not a valid session id' }).optional(),
+    userId: userId.optional(),
+    type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'type must be one of user, assistant, tool, system, summary' }).optional(),
+    archived: z.enum(['true', 'false'], { error: 'archived must be true or false' }).optional(),
+    compactionId: z.string().max(256).optional(),
+    from: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
+    to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
+    limit: z.string().regex(/^\d{1,3}$/, { message: 'must be an integer from 1 to 100' }).refine((s) => Number(s) >= 1 && Number(s) <= 100, { message: 'must be an integer from 1 to 100' }).optional(),
+    cursor: z.string().max(512).optional(),
+  });
+  const noQuery = z.strictObject({});
+  return { noQuery, nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
+}
+
+/** The schemas built by {@link requestSchemas}. */
+export type RequestSchemas = ReturnType<typeof requestSchemas>;
+/** A validated native event. */
+export type NativeEventInput = z.infer<RequestSchemas['nativeEvent']>;

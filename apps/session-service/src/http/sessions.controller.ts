@@ -1,0 +1,191 @@
+/**
+ * `/v1/sessions/:sessionId/...`: append events (native or OpenAI messages), compact, set the
+ * auto-compaction policy, read the window (now or at a past revision), the full log and the
+ * compaction history. Thin: validation here, decisions in the command handlers, reads in
+ * {@link SessionReads}.
+ */
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { Inject } from '@nestjs/common';
+import { parseStrategy, parseTrigger, InvalidParameterError, type Strategy, type Trigger } from '@lib/compaction';
+import type { ExpectedRevision } from '@lib/event-store';
+import {
+  AppendSessionEventsCommand,
+  CompactSessionCommand,
+  EraseSessionCommand,
+  InvalidRequestError,
+  SetCompactionPolicyCommand,
+  assignClientId,
+  openAiMessagesToEvents,
+  type AppendSessionEventsResult,
+  type CompactionAnswer,
+  type EstimatorName,
+  type EventToAppend,
+} from '@lib/session';
+import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
+import { SERVICE_CONFIG } from '../config/tokens';
+import type { ServiceConfig } from '../config/service-config';
+import { requestSchemas, SESSION_ID_PATTERN, type RequestSchemas } from './request-schemas';
+import { validate } from './validate';
+import { SessionReads } from '@lib/session';
+import { openApiSchema } from './openapi-schemas';
+
+/** Validates a session id path parameter. @throws InvalidRequestError (400). */
+export function checkSessionId(sessionId: string): string {
+  if (!SESSION_ID_PATTERN.test(sessionId)) {
+    throw new InvalidRequestError('sessionId', 'sessionId: use 1 to 128 letters, digits or _ - : @ .', 'invalid_session_id');
+  }
+  return sessionId;
+}
+
+function toExpectedRevision(value: string | number | undefined): ExpectedRevision {
+  if (value === undefined) return 'any';
+  if (value === 'any' || value === 'no_stream' || value === 'stream_exists') return value;
+  return BigInt(value);
+}
+
+/** Parses a strategy, naming parameters as `strategy.<name>`. @throws InvalidRequestError (400 `invalid_parameter`). */
+export function strategyFrom(input: unknown): Strategy {
+  try {
+    return parseStrategy(input);
+  } catch (err) {
+    throw asParameterError(err, 'strategy');
+  }
+}
+
+/** Parses an optional trigger, naming parameters as `trigger.<name>`. @throws InvalidRequestError (400). */
+export function triggerFrom(input: unknown): Trigger | null {
+  if (input === undefined || input === null) return null;
+  try {
+    return parseTrigger(input);
+  } catch (err) {
+    throw asParameterError(err, 'trigger');
+  }
+}
+
+function asParameterError(err: unknown, prefix: string): unknown {
+  if (!(err instanceof InvalidParameterError)) return err;
+  const parameter = err.parameter.startsWith(prefix) ? err.parameter : `${prefix}.${err.parameter}`;
+  return new InvalidRequestError(parameter, err.message.startsWith(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
+}
+
+@ApiTags('sessions')
+@ApiBearerAuth()
+@UseGuards(ApiKeyGuard)
+@Controller('v1/sessions/:sessionId')
+export class SessionsController {
+  private readonly schemas: RequestSchemas;
+
+  constructor(
+    private readonly commandBus: CommandBus,
+    private readonly reads: SessionReads,
+    @Inject(SERVICE_CONFIG) config: ServiceConfig,
+  ) {
+    this.schemas = requestSchemas(config);
+  }
+
+  @Post('events')
+  @ApiOperation({ summary: 'Append native session events (user, assistant, tool, system, summary)' })
+  @ApiParam({ name: 'sessionId' })
+  @ApiBody({ schema: openApiSchema('appendEvents') })
+  async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
+    checkSessionId(sessionId);
+    const input = validate(this.schemas.appendEvents, body);
+    const events: EventToAppend[] = input.events.map((e, i) => {
+      const { id, createdAt, metadata, ...rest } = e;
+      return { event: { ...rest, id: id ?? assignClientId() } as EventToAppend['event'], createdAt, metadata, field: `events[${i}]` };
+    });
+    return this.commandBus.execute(new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId));
+  }
+
+  @Post('messages')
+  @ApiOperation({ summary: 'Append OpenAI chat messages (system, user, assistant with tool_calls, tool with tool_call_id)' })
+  @ApiBody({ schema: openApiSchema('appendMessages') })
+  async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
+    checkSessionId(sessionId);
+    const input = validate(this.schemas.appendMessages, body);
+    const knownCallNames = await this.reads.knownCallNames(tenant, sessionId);
+    const parsed = openAiMessagesToEvents(input.messages, { knownCallNames, assignId: () => assignClientId() });
+    const events: EventToAppend[] = parsed.map((event, i) => {
+      const checked = validate(this.schemas.nativeEvent, event, `messages[${i}]`);
+      return { event: { ...checked, id: event.id } as EventToAppend['event'], field: `messages[${i}]` };
+    });
+    return this.commandBus.execute(new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId));
+  }
+
+  @Post('compactions')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing)' })
+  @ApiBody({ schema: openApiSchema('compact') })
+  async compact(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<CompactionAnswer> {
+    checkSessionId(sessionId);
+    const input = validate(this.schemas.compact, body);
+    const strategy = strategyFrom(input.strategy);
+    const trigger = triggerFrom(input.trigger);
+    const estimator: EstimatorName = input.estimator ?? 'cl100k_base';
+    return this.commandBus.execute(new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false));
+  }
+
+  @Get('compactions')
+  @ApiOperation({ summary: 'The compaction history of the session, oldest first' })
+  async listCompactions(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
+    checkSessionId(sessionId);
+    validate(this.schemas.noQuery, query);
+    return this.reads.listCompactions(tenant, sessionId);
+  }
+
+  @Get('compactions/:compactionId')
+  @ApiOperation({ summary: 'One compaction decision in full' })
+  async getCompaction(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Param('compactionId') compactionId: string, @Query() query: Record<string, unknown>) {
+    checkSessionId(sessionId);
+    validate(this.schemas.noQuery, query);
+    return this.reads.getCompaction(tenant, sessionId, compactionId);
+  }
+
+  @Put('policy')
+  @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it)" })
+  @ApiBody({ schema: openApiSchema('policy') })
+  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown) {
+    checkSessionId(sessionId);
+    const input = validate(this.schemas.policy, body);
+    const strategy = input.strategy === null ? null : strategyFrom(input.strategy);
+    const trigger = triggerFrom(input.trigger);
+    return this.commandBus.execute(new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base'));
+  }
+
+  @Get('window')
+  @ApiOperation({ summary: 'The active window (what to send to the model next), now or at a past revision' })
+  @ApiQuery({ name: 'atRevision', required: false, description: 'stream revision (integer): the window right after that event, computed from the log' })
+  @ApiQuery({ name: 'minPosition', required: false, description: 'global log position (from an append answer) to wait for: read-your-writes' })
+  @ApiQuery({ name: 'format', required: false, enum: ['events', 'openai'] })
+  @ApiQuery({ name: 'estimator', required: false, enum: ['cl100k_base', 'o200k_base', 'chars'] })
+  async window(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
+    checkSessionId(sessionId);
+    const q = validate(this.schemas.windowQuery, query);
+    return this.reads.window(tenant, sessionId, {
+      atRevision: q.atRevision !== undefined ? BigInt(q.atRevision) : undefined,
+      minPosition: q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
+      format: q.format ?? 'events',
+      estimator: q.estimator ?? 'cl100k_base',
+    });
+  }
+
+  @Get('events')
+  @ApiOperation({ summary: 'The full log: conversation events with their archived flag, and decision events' })
+  @ApiQuery({ name: 'fromRevision', required: false })
+  @ApiQuery({ name: 'limit', required: false })
+  async log(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
+    checkSessionId(sessionId);
+    const q = validate(this.schemas.logQuery, query);
+    return this.reads.log(tenant, sessionId, q.fromRevision !== undefined ? BigInt(q.fromRevision) : 0n, q.limit !== undefined ? Number(q.limit) : 100);
+  }
+
+  @Delete()
+  @HttpCode(200)
+  @ApiOperation({ summary: "Erase the session: its content leaves the store and every read model (the deletion is recorded without content)" })
+  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
+    checkSessionId(sessionId);
+    return this.commandBus.execute(new EraseSessionCommand(tenant, sessionId));
+  }
+}

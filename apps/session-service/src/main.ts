@@ -1,0 +1,36 @@
+/**
+ * Starts the service: `npm start`. Configuration from the environment (see README); prints the
+ * URL, the API docs URL, the store in use, and whether it runs in open development mode.
+ */
+import { loadServiceConfig } from './config/service-config';
+import { createSessionService } from './create-session-service';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadServiceConfig();
+  } catch (err) {
+    process.stderr.write(`configuration error: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  const service = await createSessionService(config);
+  await service.app.listen(config.port, config.host);
+  const address = service.app.getHttpServer().address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
+  const storeLine = config.kurrentDbConnectionString ? 'KurrentDB (KURRENTDB_CONNECTION_STRING)' : `embedded SQLite in ${config.dataDir}`;
+  const lines = [
+    `session memory compaction service listening on ${url}`,
+    `API docs: ${url}/docs`,
+    `store: ${storeLine}; summarizer: ${service.summarizer.identity.kind} (${service.summarizer.identity.model})`,
+    config.apiKeys.size === 0
+      ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
+      : `API keys required for /v1 (${config.apiKeys.size} configured)`,
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`failed to start: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,29 @@
+/** Records every HTTP request's duration (and compaction outcomes) in {@link ServiceMetrics}. */
+import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { tap, type Observable } from 'rxjs';
+import { ServiceMetrics } from './metrics';
+
+@Injectable()
+export class HttpMetricsInterceptor implements NestInterceptor {
+  constructor(private readonly metrics: ServiceMetrics) {}
+
+  intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
+    const started = process.hrtime.bigint();
+    const http = context.switchToHttp();
+    const req = http.getRequest<Request>();
+    const route = (req.route as { path?: string } | undefined)?.path ?? 'unknown';
+    const observe = (status: number) =>
+      this.metrics.httpDuration.observe({ method: req.method, route, status: String(status) }, Number(process.hrtime.bigint() - started) / 1e9);
+    return next.handle().pipe(
+      tap({
+        next: (body) => {
+          const outcome = (body as { outcome?: unknown } | null)?.outcome;
+          if (typeof outcome === 'string' && route.endsWith('compactions') && req.method === 'POST') this.metrics.compactions.inc({ outcome });
+        },
+        complete: () => observe(http.getResponse<Response>().statusCode),
+        error: (err: { status?: number; getStatus?: () => number }) => observe(err?.getStatus?.() ?? err?.status ?? 500),
+      }),
+    );
+  }
+}

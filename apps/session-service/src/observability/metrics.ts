@@ -1,0 +1,30 @@
+/**
+ * Prometheus metrics (prom-client) on a registry of our own, served at `GET /metrics`.
+ */
+import { Injectable } from '@nestjs/common';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+@Injectable()
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  /** HTTP requests by method, route and status; seconds. */
+  readonly httpDuration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'HTTP request duration in seconds',
+    labelNames: ['method', 'route', 'status'],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [this.registry],
+  });
+  /** Projector checkpoint (global position). */
+  readonly projectorCheckpoint = new Gauge({ name: 'projector_checkpoint_position', help: 'Last global position applied by the projector', registers: [this.registry] });
+  /** Store head position. */
+  readonly storeHead = new Gauge({ name: 'event_store_head_position', help: 'Global position of the last event in the store', registers: [this.registry] });
+  /** Auto-compactions in progress. */
+  readonly autoCompactionsRunning = new Gauge({ name: 'auto_compactions_in_progress', help: 'Sessions with an automatic compaction running', registers: [this.registry] });
+  /** Compaction answers by outcome. */
+  readonly compactions = new Counter({ name: 'compactions_total', help: 'Compaction passes answered, by outcome', labelNames: ['outcome'], registers: [this.registry] });
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+}

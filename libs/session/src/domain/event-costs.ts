@@ -1,0 +1,18 @@
+/**
+ * Costs of an event under every estimator, computed once when the event is appended and stored
+ * with it (DESIGN §3.1): a compaction pass then only adds numbers, whichever estimator it uses.
+ */
+import { eventCost, getEstimator, type SessionEvent } from '@lib/compaction';
+import type { EventCosts } from '../events/session-stream-events';
+
+/**
+ * Costs of `event` under `cl100k_base`, `o200k_base` (tokens) and `chars` (UTF-16 code units).
+ * Throws only if the tokenizer itself fails (it does not on any JavaScript string).
+ */
+export function computeEventCosts(event: SessionEvent): EventCosts {
+  return {
+    cl100k_base: eventCost(event, getEstimator('cl100k_base')),
+    o200k_base: eventCost(event, getEstimator('o200k_base')),
+    chars: eventCost(event, getEstimator('chars')),
+  };
+}

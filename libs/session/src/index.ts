@@ -1,0 +1,29 @@
+/**
+ * The session library: commands and handlers (write side), the session decider's fold, summarizers,
+ * projections and queries (read side), and their NestJS module.
+ */
+export * from './tokens';
+export * from './errors';
+export * from './events/session-stream-events';
+export * from './domain/session-window';
+export * from './domain/clone-session-window';
+export * from './domain/event-costs';
+export * from './domain/session-ids';
+export * from './domain/openai-chat-format';
+export * from './summarizers/summarizer';
+export * from './summarizers/openai-summarizer';
+export * from './summarizers/extractive-summarizer';
+export * from './summarizers/summarizer-config';
+export * from './write-side/session-loader';
+export * from './write-side/session-checkpoint';
+export * from './write-side/session-state-cache';
+export * from './write-side/compaction-params';
+export * from './write-side/append-session-events';
+export * from './write-side/compact-session';
+export * from './write-side/set-compaction-policy';
+export * from './write-side/erase-session';
+export * from './write-side/auto-compaction';
+export * from './read-side';
+export * from './queries/json-safe';
+export * from './queries/session-reads';
+export * from './session.module';

@@ -1,0 +1,136 @@
+/**
+ * The query side used by the HTTP layer: the active window (projected, or computed from the log
+ * at a past revision), the full log, the compaction history and recall. Reads only read models,
+ * except time travel, which folds the log (DESIGN §5).
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import type { EventStore } from '@lib/event-store';
+import { sessionKey, type EstimatorName } from '../events/session-stream-events';
+import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
+import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
+import { CompactionNotFoundError, SessionError, SessionNotFoundError } from '../errors';
+import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
+import { loadSessionWindowAt } from '../write-side/session-loader';
+import { SessionStateCache } from '../write-side/session-state-cache';
+import type { SessionSettings } from '../write-side/auto-compaction';
+import { ReadModelStore } from '../read-side/read-model-store';
+import { SessionProjector } from '../read-side/session-projector';
+import { getWindow } from '../read-side/queries/window-query';
+import { listLog } from '../read-side/queries/session-log-query';
+import { getCompaction, listCompactions } from '../read-side/queries/compaction-history-query';
+import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
+import { jsonSafe } from './json-safe';
+
+/** 503: the projection did not reach `minPosition` within the wait limit. */
+export class ProjectionBehindError extends SessionError {
+  readonly code = 'projection_behind';
+  readonly status = 503;
+  constructor(position: bigint, checkpoint: bigint) {
+    super(`the read models have not reached position ${position} yet (they are at ${checkpoint}); retry shortly`, {
+      minPosition: position.toString(),
+      checkpoint: checkpoint.toString(),
+    });
+  }
+}
+
+/** Options of {@link SessionReads.window}. */
+export interface WindowOptions {
+  /** The window right after this stream revision, computed from the log. */
+  atRevision?: bigint;
+  /** Wait (up to `maxWaitMs`) until the projection has applied this global position. */
+  minPosition?: bigint;
+  format: 'events' | 'openai';
+  /** Estimator whose costs `tokens` sums (tokens, or UTF-16 code units for `chars`). */
+  estimator: EstimatorName;
+}
+
+@Injectable()
+export class SessionReads {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly projector: SessionProjector,
+    private readonly sessions: SessionStateCache,
+    @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings & { maxWaitMs: number },
+  ) {}
+
+  /** Tool call id → tool name for the calls in the session's active window (empty for a new session). */
+  async knownCallNames(tenantId: string, sessionId: string): Promise<Map<string, string>> {
+    const names = new Map<string, string>();
+    const state = await this.sessions.load(sessionKey(tenantId, sessionId));
+    if (!state) return names;
+    for (const entry of state.active.values()) {
+      if (entry.event.type === 'assistant') for (const call of entry.event.toolCalls ?? []) names.set(call.id, call.name);
+    }
+    return names;
+  }
+
+  /**
+   * The active window: `{ sessionId, revision, tokens, estimator, events }` or, with format
+   * `openai`, `{ sessionId, revision, tokens, estimator, messages }`.
+   * @throws SessionNotFoundError (404), ProjectionBehindError (503).
+   */
+  async window(tenantId: string, sessionId: string, options: WindowOptions): Promise<unknown> {
+    let revision: bigint;
+    let entries: WindowEntry[];
+    if (options.atRevision !== undefined) {
+      const state = await loadSessionWindowAt(this.store, sessionKey(tenantId, sessionId), options.atRevision);
+      if (!state || state.revision === null) throw new SessionNotFoundError(sessionId);
+      revision = state.revision;
+      entries = orderedWindow(state);
+    } else {
+      await this.waitFor(options.minPosition);
+      const projected = getWindow(this.readModels, tenantId, sessionId);
+      if (!projected) throw new SessionNotFoundError(sessionId);
+      revision = projected.revision;
+      entries = projected.entries;
+    }
+    const head = { sessionId, revision: revision.toString(), tokens: windowTokens(entries, options.estimator), estimator: options.estimator };
+    if (options.format === 'openai') return { ...head, messages: eventsToOpenAiMessages(entries.map((e) => e.event)) };
+    return {
+      ...head,
+      events: entries.map((e) => ({
+        ...e.event,
+        tokens: e.costs[options.estimator],
+        revision: e.revision.toString(),
+        createdAt: e.createdAt,
+        ...(e.compactionId ? { compactionId: e.compactionId } : {}),
+      })),
+    };
+  }
+
+  /** The full log from `fromRevision` (inclusive), at most `limit` events. @throws SessionNotFoundError (404). */
+  log(tenantId: string, sessionId: string, fromRevision: bigint, limit: number): unknown {
+    const page = listLog(this.readModels, tenantId, sessionId, fromRevision, limit);
+    if (!page) throw new SessionNotFoundError(sessionId);
+    return jsonSafe(page);
+  }
+
+  /** The compaction history, oldest first. @throws SessionNotFoundError (404). */
+  listCompactions(tenantId: string, sessionId: string): unknown {
+    const list = listCompactions(this.readModels, tenantId, sessionId);
+    if (!list) throw new SessionNotFoundError(sessionId);
+    return jsonSafe({ sessionId, compactions: list });
+  }
+
+  /** One compaction in full. @throws SessionNotFoundError, CompactionNotFoundError (404). */
+  getCompaction(tenantId: string, sessionId: string, compactionId: string): unknown {
+    const record = getCompaction(this.readModels, tenantId, sessionId, compactionId);
+    if (!record) {
+      if (!listCompactions(this.readModels, tenantId, sessionId)) throw new SessionNotFoundError(sessionId);
+      throw new CompactionNotFoundError(sessionId, compactionId);
+    }
+    return jsonSafe(record);
+  }
+
+  /** Recall search within the tenant. @throws InvalidQueryError (400) on a malformed cursor or query. */
+  recall(search: RecallSearch): unknown {
+    return jsonSafe(searchRecall(this.readModels, search));
+  }
+
+  private async waitFor(position: bigint | undefined): Promise<void> {
+    if (position === undefined) return;
+    const reached = await this.projector.waitForPosition(position, this.settings.maxWaitMs);
+    if (!reached) throw new ProjectionBehindError(position, this.projector.checkpoint());
+  }
+}

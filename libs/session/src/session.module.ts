@@ -1,0 +1,79 @@
+/**
+ * NestJS wiring of the session library: command handlers (append, compact, policy, erase), the
+ * auto-compaction scheduler, the projector and the queries, on the event store, read models and
+ * summarizer the application gives it.
+ *
+ * The module starts the projector when the application starts and stops it on shutdown; closing
+ * the store and the read-model database stays with whoever opened them.
+ */
+import { Inject, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { CqrsModule } from '@nestjs/cqrs';
+import type { EventStore } from '@lib/event-store';
+import { EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from './tokens';
+import type { Summarizer } from './summarizers/summarizer';
+import { ReadModelStore } from './read-side/read-model-store';
+import { SessionProjector } from './read-side/session-projector';
+import { SessionStateCache } from './write-side/session-state-cache';
+import { AppendSessionEventsHandler } from './write-side/append-session-events';
+import { CompactSessionHandler } from './write-side/compact-session';
+import { SetCompactionPolicyHandler } from './write-side/set-compaction-policy';
+import { EraseSessionHandler } from './write-side/erase-session';
+import { AutoCompactionScheduler, DEFAULT_SESSION_SETTINGS, type SessionSettings } from './write-side/auto-compaction';
+import { SessionReads } from './queries/session-reads';
+
+/** What {@link SessionModule.forRoot} needs. */
+export interface SessionModuleOptions {
+  store: EventStore;
+  readModels: ReadModelStore;
+  summarizer: Summarizer;
+  settings?: Partial<SessionSettings> & { maxWaitMs?: number };
+  /** Start the projector with the application (default true). */
+  startProjector?: boolean;
+}
+
+const OPTIONS = Symbol('SESSION_MODULE_OPTIONS');
+
+@Module({})
+export class SessionModule implements OnApplicationBootstrap, OnApplicationShutdown {
+  constructor(
+    private readonly projector: SessionProjector,
+    private readonly scheduler: AutoCompactionScheduler,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(OPTIONS) private readonly options: SessionModuleOptions,
+  ) {}
+
+  /** A global module providing the handlers and {@link SessionReads}. */
+  static forRoot(options: SessionModuleOptions): DynamicModule {
+    const settings = { ...DEFAULT_SESSION_SETTINGS, maxWaitMs: 5000, ...options.settings };
+    return {
+      module: SessionModule,
+      global: true,
+      imports: [CqrsModule.forRoot()],
+      providers: [
+        { provide: OPTIONS, useValue: options },
+        { provide: EVENT_STORE, useValue: options.store },
+        { provide: SUMMARIZER, useValue: options.summarizer },
+        { provide: SESSION_SETTINGS, useValue: settings },
+        { provide: ReadModelStore, useValue: options.readModels },
+        { provide: SessionProjector, useFactory: () => new SessionProjector(options.readModels) },
+        { provide: SessionStateCache, useFactory: () => new SessionStateCache(options.store) },
+        AppendSessionEventsHandler,
+        CompactSessionHandler,
+        SetCompactionPolicyHandler,
+        EraseSessionHandler,
+        AutoCompactionScheduler,
+        SessionReads,
+      ],
+      exports: [SessionReads, SessionProjector, SessionStateCache, AutoCompactionScheduler, EVENT_STORE, ReadModelStore, SUMMARIZER, CqrsModule],
+    };
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.options.startProjector !== false) this.projector.start(this.store);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.scheduler.whenIdle();
+    await this.projector.stop();
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * Command and handler: append conversation events to a session (DESIGN §2 write path).
+ *
+ * HTTP → command → load the session's state → checks → one atomic append with the expected
+ * revision → `{ revision, position }`. Then a {@link SessionEventsAppended} event is published so
+ * auto-compaction can run in the background; the append never waits for it.
+ */
+import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
+import { Inject } from '@nestjs/common';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
+import type { SessionEvent } from '@lib/compaction';
+import { CONVERSATION_EVENT, sessionKey, sessionStream, type ConversationEventData, type SessionEventMetadata } from '../events/session-stream-events';
+import { computeEventCosts } from '../domain/event-costs';
+import { storeEventId } from '../domain/session-ids';
+import { DuplicateEventIdConflictError, InvalidRequestError, RevisionConflictError, UnknownToolCallError } from '../errors';
+import { EVENT_STORE } from '../tokens';
+import { SessionStateCache } from './session-state-cache';
+import { orderedWindow } from '../domain/session-window';
+
+/** One event to append: a native session event (with its client id) plus optional client fields. */
+export interface EventToAppend {
+  event: SessionEvent;
+  /** ISO-8601 time from the client, if given. */
+  createdAt?: string;
+  metadata?: Record<string, unknown>;
+  /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
+  field: string;
+}
+
+/** Append `events` to `sessionId` of `tenantId`. `expectedRevision` default `'any'`. */
+export class AppendSessionEventsCommand {
+  constructor(
+    readonly tenantId: string,
+    readonly sessionId: string,
+    readonly events: EventToAppend[],
+    readonly expectedRevision: ExpectedRevision = 'any',
+    readonly userId?: string,
+  ) {}
+}
+
+/** The answer to an append: the stream revision of the last event written and its global position (decimal strings). */
+export interface AppendSessionEventsResult {
+  revision: string;
+  position: string;
+}
+
+/** Published after a successful append (for auto-compaction). */
+export class SessionEventsAppended {
+  constructor(
+    readonly tenantId: string,
+    readonly sessionId: string,
+    readonly revision: bigint,
+  ) {}
+}
+
+@CommandHandler(AppendSessionEventsCommand)
+export class AppendSessionEventsHandler implements ICommandHandler<AppendSessionEventsCommand, AppendSessionEventsResult> {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly sessions: SessionStateCache,
+    private readonly eventBus: EventBus,
+  ) {}
+
+  /**
+   * @throws InvalidRequestError (400) on an empty list or a client id repeated in the request.
+   * @throws UnknownToolCallError (422) when a tool response answers no call of the active window or of the request.
+   * @throws RevisionConflictError (409) when `expectedRevision` does not match.
+   * @throws DuplicateEventIdConflictError (409) when a client id was used before with other content.
+   */
+  async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
+    const { events } = command;
+    const key = sessionKey(command.tenantId, command.sessionId);
+    if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
+    const seen = new Set<string>();
+    for (const e of events) {
+      if (seen.has(e.event.id)) throw new InvalidRequestError(`${e.field}.id`, `${e.field}.id: id ${JSON.stringify(e.event.id)} appears twice in this request`);
+      seen.add(e.event.id);
+    }
+    const state = await this.sessions.load(key);
+    const knownCalls = new Set<string>();
+    if (state) {
+      for (const entry of orderedWindow(state)) {
+        if (entry.event.type === 'assistant') for (const c of entry.event.toolCalls ?? []) knownCalls.add(c.id);
+      }
+    }
+    for (const e of events) {
+      if (e.event.type === 'assistant') for (const c of e.event.toolCalls ?? []) knownCalls.add(c.id);
+      if (e.event.type === 'tool') {
+        e.event.responses.forEach((r, i) => {
+          if (!knownCalls.has(r.toolCallId)) throw new UnknownToolCallError(`${e.field}.responses[${i}].toolCallId`, r.toolCallId);
+        });
+      }
+    }
+    const userId = command.userId ?? undefined;
+    const data: EventData[] = events.map((e) => {
+      const payload: ConversationEventData = {
+        event: e.event,
+        costs: computeEventCosts(e.event),
+        ...(e.createdAt ? { createdAt: e.createdAt } : {}),
+        ...(e.metadata ? { metadata: e.metadata } : {}),
+        ...(userId ? { userId } : {}),
+      };
+      const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
+      return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
+    });
+    try {
+      const result = await this.store.appendToStream(sessionStream(key), data, { expectedRevision: command.expectedRevision });
+      this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision));
+      return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
+    } catch (err) {
+      if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));
+      if (err instanceof DuplicateEventIdError) {
+        const clientId = events.find((e) => storeEventId(key, e.event.id) === err.eventId)?.event.id ?? err.eventId;
+        throw new DuplicateEventIdConflictError(clientId);
+      }
+      throw err;
+    }
+  }
+}

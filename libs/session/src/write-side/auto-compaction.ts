@@ -1,0 +1,105 @@
+/**
+ * Auto-compaction (issue 4 item 3, issue 7 item 4): after an append to a session that has a
+ * policy, a compaction with the policy's strategy and trigger runs in the background, one at a
+ * time per session (appends arriving meanwhile cause exactly one more run afterwards). The append's
+ * response never waits for it. After `maxConsecutiveFailures` failed compactions in a row, the
+ * session backs off: the next automatic attempt waits `backoffMs × 2^(failures − max)` (capped at
+ * one hour) after the last failure instead of calling the model on every append.
+ */
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { CommandBus, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
+import { sessionKey } from '../events/session-stream-events';
+import { SESSION_SETTINGS } from '../tokens';
+import { CompactSessionCommand, type CompactionAnswer } from './compact-session';
+import { SessionEventsAppended } from './append-session-events';
+import { SessionStateCache } from './session-state-cache';
+
+/** Settings of the write side. Durations in milliseconds. */
+export interface SessionSettings {
+  /** Consecutive failed compactions after which auto-compaction backs off (default 3). */
+  autoCompactionMaxFailures: number;
+  /** Base backoff after that many failures (default 30000 ms). */
+  autoCompactionBackoffMs: number;
+}
+
+/** Defaults of {@link SessionSettings}. */
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = { autoCompactionMaxFailures: 3, autoCompactionBackoffMs: 30_000 };
+
+const MAX_BACKOFF_MS = 3_600_000;
+
+@Injectable()
+@EventsHandler(SessionEventsAppended)
+export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppended> {
+  private readonly logger = new Logger('AutoCompaction');
+  /** Sessions with a run in progress → whether another run was requested meanwhile. */
+  private readonly running = new Map<string, { again: boolean; tenantId: string; sessionId: string }>();
+  private readonly lastFailureAt = new Map<string, number>();
+  private readonly idle = new Set<() => void>();
+
+  constructor(
+    private readonly commandBus: CommandBus,
+    private readonly sessions: SessionStateCache,
+    @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings,
+  ) {}
+
+  handle(event: SessionEventsAppended): void {
+    const key = sessionKey(event.tenantId, event.sessionId);
+    const run = this.running.get(key);
+    if (run) {
+      run.again = true;
+      return;
+    }
+    this.running.set(key, { again: false, tenantId: event.tenantId, sessionId: event.sessionId });
+    void this.loop(key);
+  }
+
+  /** Number of sessions with an automatic compaction in progress. */
+  get inProgress(): number {
+    return this.running.size;
+  }
+
+  /** Resolves when no automatic compaction is running (for tests and graceful shutdown). */
+  whenIdle(): Promise<void> {
+    if (this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.add(resolve));
+  }
+
+  private async loop(key: string): Promise<void> {
+    try {
+      for (;;) {
+        const run = this.running.get(key)!;
+        run.again = false;
+        await this.runOnce(key, run.tenantId, run.sessionId);
+        if (!run.again) break;
+      }
+    } finally {
+      this.running.delete(key);
+      if (this.running.size === 0) {
+        for (const resolve of this.idle) resolve();
+        this.idle.clear();
+      }
+    }
+  }
+
+  private async runOnce(key: string, tenantId: string, sessionId: string): Promise<void> {
+    try {
+      const state = await this.sessions.load(key);
+      const policy = state?.policy;
+      if (!state || !policy?.strategy) return;
+      const failures = state.consecutiveFailures;
+      if (failures >= this.settings.autoCompactionMaxFailures) {
+        const last = this.lastFailureAt.get(key) ?? Date.now();
+        this.lastFailureAt.set(key, last);
+        const wait = Math.min(MAX_BACKOFF_MS, this.settings.autoCompactionBackoffMs * 2 ** (failures - this.settings.autoCompactionMaxFailures));
+        if (Date.now() - last < wait) return;
+      }
+      const answer: CompactionAnswer = await this.commandBus.execute(
+        new CompactSessionCommand(tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto'),
+      );
+      if (answer.outcome === 'failed' && !answer.replayed) this.lastFailureAt.set(key, Date.now());
+      if (answer.outcome === 'compacted') this.lastFailureAt.delete(key);
+    } catch (err) {
+      this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * Loads a session's state from the event store.
+ *
+ * {@link loadSessionWindow} costs O(active window + events since the last compaction): it reads the
+ * stream backwards to the last compaction decision, whose checkpoint names the revision ranges of
+ * the active entries, reads those ranges, then folds the tail. {@link loadSessionWindowAt} folds
+ * the log from the start up to a revision (time travel, DESIGN §5).
+ */
+import type { EventStore, RecordedEvent } from '@lib/event-store';
+import {
+  COMPACTION_COMPLETED,
+  COMPACTION_FAILED,
+  CONVERSATION_EVENT,
+  SUMMARY_INSERTED,
+  sessionStream,
+  type SessionCheckpoint,
+} from '../events/session-stream-events';
+import { emptySessionWindow, evolveSessionWindow, foldSessionWindow, type SessionWindowState } from '../domain/session-window';
+
+/** Page size for backward reads. */
+const PAGE = 256;
+
+function checkpointOf(e: RecordedEvent): SessionCheckpoint | null {
+  if (e.type !== COMPACTION_COMPLETED && e.type !== COMPACTION_FAILED) return null;
+  return ((e.data as { checkpoint?: SessionCheckpoint }).checkpoint ?? null);
+}
+
+/**
+ * The current state of `sessionId`, or `null` when the stream does not exist.
+ * Rejects with the store's errors (e.g. EventStoreUnavailableError).
+ */
+export async function loadSessionWindow(store: EventStore, sessionId: string): Promise<SessionWindowState | null> {
+  const stream = sessionStream(sessionId);
+  const tail: RecordedEvent[] = [];
+  let checkpointEvent: RecordedEvent | null = null;
+  let from: bigint | 'end' = 'end';
+  for (;;) {
+    const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: PAGE });
+    for (const e of page) {
+      if (checkpointOf(e)) {
+        checkpointEvent = e;
+        break;
+      }
+      tail.push(e);
+    }
+    if (checkpointEvent || page.length < PAGE) break;
+    const last = page[page.length - 1].revision;
+    if (last === 0n) break;
+    from = last - 1n;
+  }
+  if (!checkpointEvent && tail.length === 0) return null;
+  tail.reverse();
+  const state = emptySessionWindow();
+  if (checkpointEvent) {
+    const checkpoint = checkpointOf(checkpointEvent)!;
+    for (const [fromRev, toRev] of checkpoint.keptRanges) {
+      const start = BigInt(fromRev);
+      const count = Number(BigInt(toRev) - start + 1n);
+      const events = await store.readStream(stream, { fromRevision: start, maxCount: count });
+      for (const e of events) {
+        if (e.type === CONVERSATION_EVENT || e.type === SUMMARY_INSERTED) evolveSessionWindow(state, e);
+      }
+    }
+    state.policy = checkpoint.policy;
+    state.consecutiveFailures = checkpoint.consecutiveFailures;
+    if (checkpoint.userId) state.userId = checkpoint.userId;
+    state.eventsSinceCompaction = 0;
+    evolveSessionWindow(state, checkpointEvent);
+  }
+  return foldSessionWindow(tail, state);
+}
+
+/**
+ * The state of `sessionId` as it was right after revision `revision` (inclusive), folded from the
+ * start of the log; `null` when the stream does not exist. A revision past the end gives the
+ * current state.
+ */
+export async function loadSessionWindowAt(store: EventStore, sessionId: string, revision: bigint): Promise<SessionWindowState | null> {
+  const events = await store.readStream(sessionStream(sessionId), { fromRevision: 'start', maxCount: Number(revision + 1n) });
+  if (events.length === 0) return null;
+  return foldSessionWindow(events);
+}

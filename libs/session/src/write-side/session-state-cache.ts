@@ -1,0 +1,66 @@
+/**
+ * Keeps recently used sessions' folded state in memory so that an append or a compaction reads
+ * only the events it has not seen (usually none): O(new events) instead of O(active window).
+ *
+ * Correct with several writers (other processes, other instances): every `load` asks the store for
+ * the stream's revision and folds whatever was appended since the cached revision.
+ */
+import type { EventStore } from '@lib/event-store';
+import { sessionStream } from '../events/session-stream-events';
+import { evolveSessionWindow, type SessionWindowState } from '../domain/session-window';
+import { loadSessionWindow } from './session-loader';
+
+/** Default number of sessions kept in memory. */
+export const DEFAULT_SESSION_CACHE_SIZE = 2000;
+
+export class SessionStateCache {
+  private readonly entries = new Map<string, SessionWindowState>();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly maxSessions = DEFAULT_SESSION_CACHE_SIZE,
+  ) {}
+
+  /**
+   * The current state of `sessionId`, or null when the stream does not exist. The returned object
+   * is shared: callers must not mutate it (fold new events with {@link SessionStateCache.advance}).
+   */
+  async load(sessionId: string): Promise<SessionWindowState | null> {
+    const stream = sessionStream(sessionId);
+    const cached = this.entries.get(sessionId);
+    const revision = await this.store.streamRevision(stream);
+    if (revision === null) {
+      this.entries.delete(sessionId);
+      return null;
+    }
+    if (cached && cached.revision !== null && cached.revision <= revision) {
+      if (cached.revision < revision) {
+        const newer = await this.store.readStream(stream, { fromRevision: cached.revision + 1n });
+        // Another load may have folded some of these while we awaited: fold each revision once.
+        for (const e of newer) if (cached.revision === null || e.revision > cached.revision) evolveSessionWindow(cached, e);
+      }
+      if (cached.revision === revision) {
+        this.touch(sessionId, cached);
+        return cached;
+      }
+    }
+    const fresh = await loadSessionWindow(this.store, sessionId);
+    if (fresh) this.touch(sessionId, fresh);
+    else this.entries.delete(sessionId);
+    return fresh;
+  }
+
+  /** Forgets a session (after erasure, or when its cached state may be wrong). */
+  invalidate(sessionId: string): void {
+    this.entries.delete(sessionId);
+  }
+
+  private touch(sessionId: string, state: SessionWindowState): void {
+    this.entries.delete(sessionId);
+    this.entries.set(sessionId, state);
+    if (this.entries.size > this.maxSessions) {
+      const oldest = this.entries.keys().next().value;
+      if (oldest !== undefined) this.entries.delete(oldest);
+    }
+  }
+}
