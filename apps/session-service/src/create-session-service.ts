@@ -38,6 +38,7 @@ export interface SessionServiceOverrides {
  * @throws Error naming the variable when the summarizer settings are invalid; the store's errors when it cannot be opened.
  */
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
+  if (overrides.quiet) config = { ...config, logLevel: 'silent' };
   fs.mkdirSync(config.dataDir, { recursive: true });
   const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
   const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: path.join(config.dataDir, 'events.sqlite') });

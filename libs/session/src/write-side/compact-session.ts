@@ -80,6 +80,8 @@ export interface CompactionAnswer {
   tokensAfter: number;
   tokensEstimatedSaved: number;
   revision: string;
+  /** Global position of the last decision event written (decimal string); absent when nothing was written. Pass it as `minPosition` to read the window after it. */
+  position?: string;
   estimator: EstimatorName;
   dryRun: boolean;
   /** True when this answer is a decision recorded earlier for the same unchanged input. */
@@ -134,7 +136,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         const batch = this.decisions(key, compactionId, currentPlan, outcome, current, basedOn, paramsKey, command, started);
         try {
           const appended = await this.store.appendToStream(sessionStream(key), batch.events, { expectedRevision: current.revision! });
-          return this.answer(compactionId, batch, appended.nextExpectedRevision, command);
+          return this.answer(compactionId, batch, appended.nextExpectedRevision, appended.position, command);
         } catch (err) {
           if (err instanceof DuplicateEventIdError) {
             // The same compaction (same base revision and parameters) was decided concurrently.
@@ -362,7 +364,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     };
   }
 
-  private answer(compactionId: string, batch: DecisionBatch, revision: bigint, command: CompactSessionCommand): CompactionAnswer {
+  private answer(compactionId: string, batch: DecisionBatch, revision: bigint, position: bigint, command: CompactSessionCommand): CompactionAnswer {
     const { result } = batch;
     return {
       compactionId,
@@ -385,6 +387,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       tokensAfter: result.tokensAfter,
       tokensEstimatedSaved: result.tokensEstimatedSaved,
       revision: revision.toString(),
+      position: position.toString(),
       estimator: command.estimator,
       dryRun: false,
       ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),

@@ -1,0 +1,43 @@
+/**
+ * `npm run conformance -- <dir>`: runs every vector of `<dir>` (default: the shared
+ * conformance/vectors) through the HTTP API of a fresh service, prints one line per vector and a
+ * final `N passed, M failed`; exits 1 on any failure, 2 when the folder cannot be read.
+ */
+import * as fs from 'node:fs';
+import { Command } from 'commander';
+import { VECTORS_DIR } from '../support/shared-dir';
+import { runConformance } from './conformance-runner';
+
+async function main(): Promise<void> {
+  const program = new Command()
+    .name('conformance')
+    .description('Run compaction conformance vectors through the HTTP API of a fresh service instance')
+    .argument('[dir]', 'folder of vector JSON files', VECTORS_DIR)
+    .parse();
+  const dir = program.args[0] ?? VECTORS_DIR;
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
+    process.stderr.write(`conformance: ${dir} is not a readable folder of vector files\n`);
+    process.exit(2);
+  }
+  let passed = 0;
+  let failed = 0;
+  const results = await runConformance(dir, {
+    onResult: (r) => {
+      if (r.problems.length === 0) {
+        passed++;
+        process.stdout.write(`PASS ${r.id}\n`);
+      } else {
+        failed++;
+        process.stdout.write(`FAIL ${r.id}: ${r.problems.join('; ')}\n`);
+      }
+    },
+  });
+  if (results.length === 0) process.stdout.write(`no vector files in ${dir}\n`);
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  process.exit(failed > 0 || results.length === 0 ? 1 : 0);
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`conformance: ${err.message}\n`);
+  process.exit(2);
+});
