@@ -1,0 +1,221 @@
+/**
+ * Figures 1 and 3: append throughput and latency over HTTP (16 concurrent clients, one session
+ * each, token counting on, durable commits) against raw better-sqlite3 single-row transactions
+ * with the same durability (WAL + synchronous=FULL); and, under that same load, the projection
+ * lag from an append's acknowledgement to the event being visible in the window.
+ *
+ * The clients run in a worker thread (a separate event loop, like real clients in other
+ * processes), so the server's event loop is not shared with the load generator. Acks carry
+ * `process.hrtime` stamps, which are one monotonic clock across threads; the projector's batch
+ * commits are stamped in the main thread by wrapping the instance's `applyBatch`.
+ */
+import Database from 'better-sqlite3';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { SQLITE_SCHEMA_SQL, type RecordedEvent, type SqliteEventStore } from '@lib/event-store';
+import { SessionProjector, computeEventCosts } from '@lib/session';
+import { corpus, textMessages } from '../lib/corpus';
+import { freshDir, startService } from '../lib/service';
+import { nowMs, round, summarize } from '../lib/stats';
+import { progress, type FigureResult } from '../lib/report';
+
+/** Options of {@link runAppendLoad}. */
+export interface AppendLoadOptions {
+  /** Concurrent clients, one session each (16). */
+  clients: number;
+  /** Seconds of measured load. */
+  seconds: number;
+  /** Seconds of the raw SQLite baseline. */
+  baselineSeconds: number;
+  /** Root of the temporary data directories (disk-backed). */
+  dir?: string;
+}
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const http = require('node:http');
+const { port, clients, seconds, warmup, messages } = workerData;
+const agent = new http.Agent({ keepAlive: true, maxSockets: clients + 2 });
+const hr = () => Number(process.hrtime.bigint()) / 1e6;
+function request(method, path, body) {
+  const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port, method, path, agent,
+      headers: payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {} }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => { try { resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }); } catch (e) { reject(e); } });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (payload) req.write(payload);
+    req.end();
+  });
+}
+let m = 0;
+function nextEvent(id) { const t = messages[m++ % messages.length]; return { id, type: t.type, text: t.text }; }
+async function client(k, until, record) {
+  let n = 0; const lat = []; const acks = []; let errors = 0;
+  while (hr() < until) {
+    const t0 = hr();
+    const res = await request('POST', '/v1/sessions/load-' + k + '/events', { events: [nextEvent((record ? 'r' : 'w') + n++)] });
+    const t1 = hr();
+    if (res.status !== 201 && res.status !== 200) { errors++; if (errors < 3) console.error('append failed', res.status, JSON.stringify(res.body).slice(0, 200)); continue; }
+    if (record) { lat.push(t1 - t0); acks.push([Number(res.body.position), t1]); }
+  }
+  return { lat, acks, errors };
+}
+async function probe(until) {
+  const rtt = []; let n = 0;
+  while (hr() < until) {
+    const res = await request('POST', '/v1/sessions/probe/events', { events: [nextEvent('p' + n++)] });
+    const t0 = hr();
+    const win = await request('GET', '/v1/sessions/probe/window?minPosition=' + res.body.position);
+    if (win.status === 200) rtt.push(hr() - t0);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return rtt;
+}
+(async () => {
+  let until = hr() + warmup * 1000;
+  await Promise.all(Array.from({ length: clients }, (_, k) => client(k, until, false)));
+  parentPort.postMessage({ phase: 'measuring' });
+  const start = hr();
+  until = start + seconds * 1000;
+  const [results, rtt] = await Promise.all([Promise.all(Array.from({ length: clients }, (_, k) => client(k, until, true))), probe(until)]);
+  const end = hr();
+  agent.destroy();
+  parentPort.postMessage({ phase: 'done', start, end, results, rtt });
+})().catch((e) => parentPort.postMessage({ phase: 'error', message: String(e && e.stack || e) }));
+`;
+
+interface WorkerDone {
+  phase: 'done';
+  start: number;
+  end: number;
+  results: Array<{ lat: number[]; acks: Array<[number, number]>; errors: number }>;
+  rtt: number[];
+}
+
+function runWorker(data: Record<string, unknown>): Promise<WorkerDone> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: data });
+    worker.on('message', (msg: { phase: string; message?: string }) => {
+      if (msg.phase === 'measuring') progress('append load: warm-up done, measuring');
+      else if (msg.phase === 'done') resolve(msg as unknown as WorkerDone);
+      else if (msg.phase === 'error') reject(new Error(msg.message));
+    });
+    worker.on('error', reject);
+  });
+}
+
+/**
+ * Raw better-sqlite3 baseline: one INSERT per transaction into the event store's own schema,
+ * WAL + synchronous=FULL, for `seconds`. Returns events/s and per-transaction latencies.
+ */
+export function rawSqliteBaseline(dir: string | undefined, seconds: number, payloads: string[]): { eventsPerSecond: number; latencies: number[] } {
+  const d = freshDir(dir, 'raw-sqlite');
+  const db = new Database(path.join(d, 'raw.sqlite'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec(SQLITE_SCHEMA_SQL);
+    const insert = db.prepare('INSERT INTO events (stream, revision, id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const one = db.transaction((stream: string, revision: number, id: string, data: string) => insert.run(stream, revision, id, 'ConversationEventAppended', data, '{"tenantId":"default"}', Date.now()));
+    const latencies: number[] = [];
+    const revisions = new Array(16).fill(0);
+    const start = nowMs();
+    const until = start + seconds * 1000;
+    let n = 0;
+    while (nowMs() < until) {
+      const k = n % 16;
+      const t0 = nowMs();
+      one(`session-default.raw-${k}`, revisions[k]++, `raw-${n}`, payloads[n % payloads.length]);
+      latencies.push(nowMs() - t0);
+      n++;
+    }
+    return { eventsPerSecond: n / ((nowMs() - start) / 1000), latencies };
+  } finally {
+    db.close();
+    fs.rmSync(d, { recursive: true, force: true });
+  }
+}
+
+/** Runs figures 1 and 3. */
+export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureResult[]> {
+  const { conversations } = corpus();
+  const messages = textMessages(conversations).slice(0, 2000);
+  const payloads = messages.slice(0, 500).map((m, i) => JSON.stringify({ event: { id: `x${i}`, ...m }, costs: computeEventCosts({ id: `x${i}`, type: m.type, text: m.text }) }));
+
+  progress(`raw better-sqlite3 baseline (${options.baselineSeconds}s)`);
+  const baseline = rawSqliteBaseline(options.dir, options.baselineSeconds, payloads);
+
+  const running = await startService(options.dir, 'append');
+  const projector = running.service.app.get(SessionProjector);
+  const batches: Array<[number, number]> = []; // [checkpoint, hrtime ms]
+  const original = projector.applyBatch.bind(projector);
+  projector.applyBatch = (events: readonly RecordedEvent[]) => {
+    const r = original(events);
+    batches.push([Number(r), nowMs()]);
+    return r;
+  };
+  const store = running.service.store as SqliteEventStore;
+  try {
+    progress(`HTTP append load: ${options.clients} clients, ${options.seconds}s (+1s warm-up)`);
+    const statsBefore = { ...store.stats };
+    const done = await runWorker({ port: running.port, clients: options.clients, seconds: options.seconds, warmup: 1, messages });
+    // Let the projector catch up with the last acks.
+    const lastPosition = Math.max(0, ...done.results.flatMap((r) => r.acks.map((a) => a[0])));
+    await projector.waitForPosition(BigInt(lastPosition), 10_000);
+    const statsAfter = store.stats;
+
+    const latencies = done.results.flatMap((r) => r.lat);
+    const acks = done.results.flatMap((r) => r.acks).sort((a, b) => a[0] - b[0]);
+    const errors = done.results.reduce((s, r) => s + r.errors, 0);
+    const seconds = (done.end - done.start) / 1000;
+    const throughput = latencies.length / seconds;
+    const lat = summarize(latencies);
+    const base = summarize(baseline.latencies);
+    const groupFactor = (statsAfter.operations - statsBefore.operations) / Math.max(1, statsAfter.transactions - statsBefore.transactions);
+
+    // Projection lag: for each ack, the first projector batch whose checkpoint covers it.
+    const lags: number[] = [];
+    let b = 0;
+    for (const [position, ackAt] of acks) {
+      while (b < batches.length && batches[b][0] < position) b++;
+      if (b === batches.length) break;
+      lags.push(Math.max(0, batches[b][1] - ackAt));
+    }
+    const lag = summarize(lags);
+    const rtt = summarize(done.rtt);
+    const ratio = throughput / baseline.eventsPerSecond;
+
+    const f1: FigureResult = {
+      figure: 1,
+      title: 'append throughput and latency over HTTP',
+      rows: [
+        { figure: 1, metric: `append throughput, ${options.clients} clients (events/s)`, value: round(throughput, 1), baseline: round(baseline.eventsPerSecond, 1), baselineName: 'raw better-sqlite3 1 row/txn', ratio: round(ratio, 3), target: '≥ 1.0×', met: ratio >= 1 },
+        { figure: 1, metric: 'append latency p50 (ms)', value: round(lat.p50), baseline: round(base.p50), baselineName: 'raw txn', ratio: round(lat.p50 / base.p50, 2) },
+        { figure: 1, metric: 'append latency p99 (ms)', value: round(lat.p99), baseline: round(base.p99), baselineName: 'raw txn', ratio: round(lat.p99 / base.p99, 2) },
+        { figure: 1, metric: 'group commit: appends per fsync', value: round(groupFactor, 2) },
+      ],
+      details: { clients: options.clients, seconds, requests: latencies.length, errors, latency: lat, baseline: { eventsPerSecond: baseline.eventsPerSecond, latency: base, transactions: baseline.latencies.length }, groupCommitFactor: groupFactor },
+    };
+    const f3: FigureResult = {
+      figure: 3,
+      title: 'projection lag under the append load',
+      rows: [
+        { figure: 3, metric: 'projection lag ack → visible p50 (ms)', value: round(lag.p50) },
+        { figure: 3, metric: 'projection lag ack → visible p99 (ms)', value: round(lag.p99), target: '< 50 ms', met: lag.p99 < 50 },
+        { figure: 3, metric: 'read-your-writes GET window?minPosition p99 (ms)', value: round(rtt.p99), baseline: round(rtt.p50), baselineName: 'its p50' },
+      ],
+      details: { lag, readYourWritesRoundTrip: rtt, projectorBatches: batches.length },
+      notes: ['lag = time of the projector commit that covers the acked position minus the client-side ack time (0 when already visible at ack)'],
+    };
+    return [f1, f3];
+  } finally {
+    projector.applyBatch = original;
+    await running.stop();
+  }
+}

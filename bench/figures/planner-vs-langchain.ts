@@ -1,0 +1,1 @@
+export async function runPlannerVsLangChain(_o: unknown): Promise<never[]> { return []; }

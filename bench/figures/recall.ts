@@ -1,0 +1,1 @@
+export async function runRecall(_o: unknown): Promise<never[]> { return []; }

@@ -1,0 +1,1 @@
+export async function runTokenizers(_o: unknown): Promise<never[]> { return []; }

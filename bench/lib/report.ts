@@ -1,0 +1,93 @@
+/**
+ * The shape of a benchmark figure's result, the machine description, the results table and the
+ * progress lines printed while long steps run.
+ */
+import * as os from 'node:os';
+import { fmt } from './stats';
+
+/** One row of the results table: a measured value, optionally against a baseline and a target. */
+export interface FigureRow {
+  /** Figure number from the issue (1–7). */
+  figure: number;
+  /** What is measured, e.g. `append throughput (events/s)`. */
+  metric: string;
+  /** The measured value (numbers are rounded for display only). */
+  value: number | string;
+  /** The same metric for the baseline, when there is one. */
+  baseline?: number | string;
+  /** Name of the baseline (e.g. `raw better-sqlite3`). */
+  baselineName?: string;
+  /** value / baseline (or the figure's own ratio), when meaningful. */
+  ratio?: number;
+  /** The issue's target in words, e.g. `≥ 1.0×`. */
+  target?: string;
+  /** Whether the target is met; undefined when there is no target (report only). */
+  met?: boolean;
+}
+
+/** What a figure returns: its rows, free-form details for the JSON, and notes for the reader. */
+export interface FigureResult {
+  figure: number;
+  title: string;
+  rows: FigureRow[];
+  details?: Record<string, unknown>;
+  notes?: string[];
+  /** Set when the figure was skipped (e.g. the shared data is absent), with the reason. */
+  skipped?: string;
+  /** Wall-clock seconds the figure took, filled in by the runner. */
+  seconds?: number;
+}
+
+/** The machine a run happened on. */
+export interface MachineInfo {
+  cpuModel: string;
+  cores: number;
+  totalMemGiB: number;
+  node: string;
+  platform: string;
+  date: string;
+}
+
+/** Describes this machine and the current time. */
+export function machineInfo(): MachineInfo {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model?.trim() ?? 'unknown',
+    cores: cpus.length,
+    totalMemGiB: Math.round((os.totalmem() / 2 ** 30) * 10) / 10,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    date: new Date().toISOString(),
+  };
+}
+
+/** Prints a progress line to stderr (kept off stdout so the table stays clean when piped). */
+export function progress(message: string): void {
+  process.stderr.write(`  … ${message}\n`);
+}
+
+/** Renders rows as a Markdown table (readable in a terminal and pasteable into the README). */
+export function renderTable(results: readonly FigureResult[]): string {
+  const header = ['#', 'metric', 'value', 'baseline', 'ratio', 'target', 'met'];
+  const lines: string[][] = [];
+  for (const r of results) {
+    if (r.skipped) {
+      lines.push([String(r.figure), `${r.title}: skipped (${r.skipped})`, '', '', '', '', '']);
+      continue;
+    }
+    for (const row of r.rows) {
+      lines.push([
+        String(row.figure),
+        row.metric,
+        fmt(row.value),
+        row.baseline === undefined ? '' : `${fmt(row.baseline)}${row.baselineName ? ` (${row.baselineName})` : ''}`,
+        row.ratio === undefined ? '' : `${fmt(row.ratio)}×`,
+        row.target ?? '',
+        row.met === undefined ? '' : row.met ? 'yes' : 'NO',
+      ]);
+    }
+  }
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
+  const render = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [render(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...lines.map(render)].join('\n');
+}

@@ -1,0 +1,129 @@
+/**
+ * Benchmark runner: `npm run bench` (full, < 10 min on 2 cores) or `npm run bench -- --quick`
+ * (< 60 s). Prints the results table and writes `bench/results/<timestamp>.json` with the
+ * machine and every figure. See bench/README.md for what each figure means.
+ */
+import 'reflect-metadata';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { machineInfo, progress, renderTable, type FigureResult } from './lib/report';
+import { nowMs, round } from './lib/stats';
+import { runAppendLoad } from './figures/append-load';
+import { runCompactionScaling } from './figures/compaction-scaling';
+import { runRecall } from './figures/recall';
+import { runTokenizers } from './figures/tokenizers';
+import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
+import { runMemory } from './figures/memory';
+
+/** Sizes of a run. */
+export interface BenchSizes {
+  appendSeconds: number;
+  baselineSeconds: number;
+  clients: number;
+  logSizes: number[];
+  passesPerSize: number;
+  recallEvents: number;
+  recallQueries: number;
+  tokenizerPasses: number;
+  plannerRepeats: number;
+  memorySessions: number;
+  memoryEventsPerSession: number;
+}
+
+/** `--quick`: every figure, small sizes, under 60 s. */
+export const QUICK: BenchSizes = {
+  appendSeconds: 4,
+  baselineSeconds: 2,
+  clients: 16,
+  logSizes: [1_000, 10_000],
+  passesPerSize: 5,
+  recallEvents: 20_000,
+  recallQueries: 300,
+  tokenizerPasses: 1,
+  plannerRepeats: 1,
+  memorySessions: 500,
+  memoryEventsPerSession: 50,
+};
+
+/** The full run of the issue's sizes. */
+export const FULL: BenchSizes = {
+  appendSeconds: 20,
+  baselineSeconds: 8,
+  clients: 16,
+  logSizes: [1_000, 10_000, 100_000],
+  passesPerSize: 15,
+  recallEvents: 200_000,
+  recallQueries: 2000,
+  tokenizerPasses: 3,
+  plannerRepeats: 5,
+  memorySessions: 10_000,
+  memoryEventsPerSession: 50,
+};
+
+const FIGURES = [1, 2, 3, 4, 5, 6, 7];
+
+async function main(): Promise<void> {
+  const program = new Command()
+    .name('bench')
+    .description('Benchmarks of the session memory compaction service (see bench/README.md)')
+    .option('--quick', 'small sizes, under 60 seconds', false)
+    .option('--only <figures>', 'comma-separated figure numbers to run (e.g. 1,3)', FIGURES.join(','))
+    .option('--dir <path>', 'root of the temporary data directories (use a disk-backed one; default: the OS temp dir)')
+    .option('--out <path>', 'directory of the JSON results', path.join(__dirname, 'results'))
+    .parse(process.argv);
+  const opts = program.opts<{ quick: boolean; only: string; dir?: string; out: string }>();
+  const sizes = opts.quick ? QUICK : FULL;
+  const only = new Set(opts.only.split(',').map((s) => Number(s.trim())));
+  const machine = machineInfo();
+  process.stderr.write(`bench (${opts.quick ? 'quick' : 'full'}) on ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}\n`);
+
+  const results: FigureResult[] = [];
+  const started = nowMs();
+  const run = async (figures: number[], title: string, fn: () => Promise<FigureResult | FigureResult[]>) => {
+    if (!figures.some((f) => only.has(f))) return;
+    process.stderr.write(`figure ${figures.join(' & ')}: ${title}\n`);
+    const t0 = nowMs();
+    try {
+      const out = await fn();
+      const list = Array.isArray(out) ? out : [out];
+      for (const r of list) {
+        r.seconds = round((nowMs() - t0) / 1000, 1);
+        if (only.has(r.figure)) results.push(r);
+        if (r.skipped) process.stderr.write(`  skipped figure ${r.figure}: ${r.skipped}\n`);
+      }
+    } catch (error) {
+      process.stderr.write(`  figure ${figures.join(' & ')} failed: ${(error as Error).stack ?? error}\n`);
+      for (const f of figures) if (only.has(f)) results.push({ figure: f, title, rows: [], skipped: `failed: ${(error as Error).message}` });
+    }
+    process.stderr.write(`  done in ${((nowMs() - t0) / 1000).toFixed(1)}s\n`);
+  };
+
+  await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses }));
+  await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats }));
+  await run([1, 3], 'append load over HTTP and projection lag', () =>
+    runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),
+  );
+  await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir: opts.dir }));
+  await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir: opts.dir }));
+  await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
+
+  results.sort((a, b) => a.figure - b.figure);
+  const totalSeconds = round((nowMs() - started) / 1000, 1);
+  const table = renderTable(results);
+  process.stdout.write(`\n${table}\n\nmachine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.totalMemGiB} GiB, Node ${machine.node}, ${machine.platform}; ${machine.date}; ${opts.quick ? 'quick' : 'full'} run in ${totalSeconds}s\n`);
+  for (const r of results) for (const note of r.notes ?? []) process.stdout.write(`note ${r.figure}: ${note}\n`);
+
+  fs.mkdirSync(opts.out, { recursive: true });
+  const file = path.join(opts.out, `${machine.date.replace(/[:.]/g, '-')}${opts.quick ? '-quick' : ''}.json`);
+  fs.writeFileSync(file, `${JSON.stringify({ mode: opts.quick ? 'quick' : 'full', machine, totalSeconds, sizes, table, figures: results }, null, 2)}\n`);
+  process.stdout.write(`results: ${path.relative(process.cwd(), file)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    process.stderr.write(`${(error as Error).stack ?? error}\n`);
+    process.exit(1);
+  },
+);
