@@ -1,0 +1,89 @@
+/**
+ * `npm run replay -- <file> [options]`: replays agent sessions through the session service and
+ * reports how compaction behaved (issue 5). See `--help` and test/replay/README.md.
+ *
+ * Problems of the input or environment (unreadable file, wrong shape, bad option, no service at
+ * `--url`) end the command with one line on stderr and exit code 2.
+ */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { REPLAY_USAGE_EXIT_CODE, ReplayError } from './replay-error';
+import { runReplay, type ReplayOptions } from './run-replay';
+
+function integer(name: string) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value) || Number(value) < 1) throw new InvalidArgumentError(`${name} must be a positive integer.`);
+    return Number(value);
+  };
+}
+
+/** Builds the command-line parser (exported for tests). */
+export function buildProgram(): Command {
+  return new Command()
+    .name('replay')
+    .description('Replay agent sessions (tau-bench shape or plain OpenAI message arrays) through the session service, turn by turn, with auto-compaction; validate the window after every turn; report.')
+    .argument('<file>', 'JSON file: [{ task_id, traj: [messages] }] or [[messages]]')
+    .option('--url <url>', 'base URL of a running service (default: start one in-process on a temporary store)')
+    .option('--api-key <key>', 'API key for a service that requires one (default: $REPLAY_API_KEY)')
+    .option('--strategy <strategy>', 'JSON, short form (token-count:2000, sliding-window:12, recursive-summarization:8,2, rolling-summary:2,800) or "all"', 'all')
+    .option('--trigger <trigger>', 'JSON or short form (token-count:3000, turn-count:6, a|b = any-of, a&b = all-of, none); with "all" replaces the built-in triggers')
+    .option('--estimator <name>', 'cl100k_base, o200k_base or chars', 'cl100k_base')
+    .option('--sessions <n>', 'replay only the first N sessions', integer('--sessions'))
+    .option('--concurrency <n>', 'sessions replayed at once', integer('--concurrency'), 4)
+    .option('--out <dir>', 'report directory', './replay-report')
+    .option('--html-sessions <n>', 'sessions per strategy charted in report.html', integer('--html-sessions'), 3)
+    .option('--no-progress', 'no progress output')
+    .showHelpAfterError(false)
+    .exitOverride();
+}
+
+/** Parses `argv`, runs the replay, and returns the exit code (0 ok, 1 validation failures, 2 usage or environment problem). */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  program.configureOutput({ writeErr: () => undefined });
+  let file: string;
+  try {
+    program.parse(argv, { from: 'user' });
+    file = program.args[0];
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
+      process.stderr.write(`replay: ${err.message.replace(/^error: /, '')} (see --help)\n`);
+      return REPLAY_USAGE_EXIT_CODE;
+    }
+    throw err;
+  }
+  const o = program.opts();
+  const options: ReplayOptions = {
+    file,
+    url: o.url,
+    apiKey: o.apiKey ?? process.env.REPLAY_API_KEY,
+    strategy: o.strategy,
+    trigger: o.trigger,
+    estimator: o.estimator,
+    sessions: o.sessions,
+    concurrency: o.concurrency,
+    out: o.out,
+    htmlSessions: o.htmlSessions,
+    progress: o.progress,
+  };
+  try {
+    const report = await runReplay(options);
+    return report.validationFailures === 0 ? 0 : 1;
+  } catch (err) {
+    if (err instanceof ReplayError) {
+      process.stderr.write(`replay: ${err.message}\n`);
+      return REPLAY_USAGE_EXIT_CODE;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      process.stderr.write(`replay: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
+      process.exit(3);
+    },
+  );
+}

@@ -1,0 +1,569 @@
+/**
+ * The replay (issue 5): feeds real agent conversations turn by turn through the session service
+ * with an auto-compaction policy, checks the window after every turn as a provider would, waits
+ * for background compactions to settle, then gathers each session's figures from the service's
+ * own answers (log, window, compaction history) and writes the report.
+ *
+ * {@link runReplay} is the whole command as a function (the CLI in `replay.ts` and the e2e test
+ * call it); it throws {@link ReplayError} for problems of the input or environment.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { ESTIMATOR_NAMES, type Strategy, type Trigger } from '@lib/compaction';
+import { ReplayError } from './replay-error';
+import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
+import { plansFromOptions, type ReplayPlan } from './policy-forms';
+import { ServiceClient, type AppendAnswer } from './service-client';
+import { readAndCheckWindow, type WindowProblem } from './window-check';
+import { createProgress } from './progress';
+import { renderTable, writeReports } from './report';
+
+/** Options of {@link runReplay} (the CLI's options). */
+export interface ReplayOptions {
+  /** The sessions file. */
+  file: string;
+  /** Base URL of a running service; without it a service is started in-process on a temporary store. */
+  url?: string;
+  /** Bearer API key for a service that requires one. */
+  apiKey?: string;
+  /** Strategy (JSON, short form, or `all`, the default). */
+  strategy?: string;
+  /** Trigger (JSON, short form or `none`); with `all`, replaces the built-in triggers. */
+  trigger?: string;
+  /** `cl100k_base` (default), `o200k_base` or `chars`. */
+  estimator?: string;
+  /** Replay only the first N sessions of the file. */
+  sessions?: number;
+  /** Sessions replayed at once (default 4). */
+  concurrency?: number;
+  /** Report directory (default `./replay-report`). */
+  out?: string;
+  /** Sessions per strategy charted in report.html (default 3). */
+  htmlSessions?: number;
+  /** Where the table and the examples go (default process.stdout). */
+  stdout?: NodeJS.WritableStream;
+  /** Where progress and warnings go (default process.stderr). */
+  stderr?: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Show progress (default true). */
+  progress?: boolean;
+  /** Prefix of the session ids (default `replay-<time>`): keeps runs against one service apart. */
+  runId?: string;
+}
+
+/** The window after one turn. */
+export interface TurnRecord {
+  turn: number;
+  /** Global position of the turn's append. */
+  position: string;
+  /** Revision of the window read. */
+  revision: string;
+  /** Window tokens the service reported after the turn. */
+  tokens: number;
+  /** Tokens of every event appended so far (the window without any compaction). */
+  tokensWithoutCompaction: number;
+  summaries: number;
+}
+
+/** One compaction as charted: after which turn it was recorded. */
+export interface CompactionMark {
+  compactionId: string;
+  outcome: string;
+  /** Turn whose append preceded it (the one that triggered it). */
+  afterTurn: number;
+  tokensBefore?: number;
+  tokensAfter?: number;
+  archivedCount?: number;
+  summarizerCalls: number;
+}
+
+/** Figures of one replayed session, all read back from the service. */
+export interface SessionReport {
+  sessionId: string;
+  label: string;
+  turns: number;
+  /** Conversation events appended. */
+  events: number;
+  /** Sum of the costs of every appended event (the window if nothing were ever compacted). */
+  tokensBefore: number;
+  /** The service's final window tokens (after every compaction settled). */
+  tokensAfter: number;
+  /** Largest window seen after a turn. */
+  peakTokens: number;
+  compactions: number;
+  failedCompactions: number;
+  summarizerCalls: number;
+  /** Window reads (after each turn, and the final one) that had at least one problem. */
+  validationFailures: number;
+  perTurn: TurnRecord[];
+  compactionMarks: CompactionMark[];
+}
+
+/** Sum, median and max of a figure over sessions. */
+export interface Spread {
+  sum: number;
+  median: number;
+  max: number;
+}
+
+/** Figures of one strategy. */
+export interface StrategyReport {
+  name: string;
+  strategy: Strategy;
+  trigger: Trigger | null;
+  sessions: number;
+  turns: number;
+  events: number;
+  tokensBefore: Spread;
+  tokensAfter: Spread;
+  peakTokens: Spread;
+  /** 1 − after.sum / before.sum. */
+  reduction: number;
+  compactions: number;
+  failedCompactions: number;
+  summarizerCalls: number;
+  /** Window reads with at least one problem (must be 0). */
+  validationFailures: number;
+  /** The first problems found (at most 50). */
+  problems: WindowProblem[];
+  /** From the first append to every background compaction settled. */
+  wallTimeMs: number;
+  eventsPerSecond: number;
+  /** False when background compactions were still running after the settle timeout. */
+  settled: boolean;
+  sessionReports: SessionReport[];
+}
+
+/** The live examples printed at the end. */
+export interface ReplayExamples {
+  recall?: {
+    query: string;
+    sessionId: string;
+    eventId: string;
+    type: string;
+    snippet: string;
+    compactionId: string;
+    compactionStrategy?: string;
+    afterTurn?: number;
+    hits: number;
+  };
+  history?: { sessionId: string; compactions: Array<Record<string, unknown>> };
+  lines: string[];
+}
+
+/** The whole report (report.json). */
+export interface ReplayReport {
+  file: string;
+  service: string;
+  estimator: string;
+  startedAt: string;
+  wallTimeMs: number;
+  concurrency: number;
+  strategies: StrategyReport[];
+  examples: ReplayExamples;
+  /** Total over strategies. */
+  validationFailures: number;
+}
+
+function positiveInt(value: number | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new ReplayError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function spread(values: number[]): Spread {
+  if (values.length === 0) return { sum: 0, median: 0, max: 0 };
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  return { sum: values.reduce((a, b) => a + b, 0), median, max: sorted[sorted.length - 1] };
+}
+
+async function pool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: unknown;
+  const worker = async () => {
+    while (next < items.length && failed === undefined) {
+      const i = next++;
+      try {
+        await work(items[i], i);
+      } catch (err) {
+        failed ??= err;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+  if (failed !== undefined) throw failed;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Waits until the service has no automatic compaction in progress and its projection has caught
+ * up with the store, seen on two polls in a row (so a compaction that another append just
+ * requested is not missed). Returns false after `timeoutMs`.
+ */
+export async function waitForSettled(client: ServiceClient, timeoutMs = 300_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  let quietPolls = 0;
+  while (Date.now() < deadline) {
+    const h = await client.health();
+    const idle = (h.autoCompactionsInProgress ?? 0) === 0 && h.projector?.lag === 'caught-up';
+    quietPolls = idle ? quietPolls + 1 : 0;
+    if (quietPolls >= 2) return true;
+    await sleep(50);
+  }
+  return false;
+}
+
+interface LogEntry {
+  revision: string;
+  position: string;
+  type: string;
+  eventId?: string;
+  kind?: string;
+  archived?: boolean;
+  archivedBy?: string;
+  data: { event?: { type: string; text?: string | null }; costs?: Record<string, number> };
+}
+
+/** Every entry of a session's log, page by page. */
+async function readLog(client: ServiceClient, sessionId: string): Promise<LogEntry[]> {
+  const all: LogEntry[] = [];
+  let from = '0';
+  for (;;) {
+    const page = await client.request<{ events: LogEntry[]; nextRevision?: string }>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/events?fromRevision=${from}&limit=1000`);
+    all.push(...page.events);
+    if (page.nextRevision === undefined) return all;
+    from = page.nextRevision;
+  }
+}
+
+interface CompactionRecord {
+  compactionId: string;
+  outcome: string;
+  revision: string;
+  position: string;
+  data: {
+    tokensBefore?: number;
+    tokensAfter?: number;
+    tokensEstimatedSaved?: number;
+    archivedCount?: number;
+    keptCount?: number;
+    origin?: string;
+    reason?: string;
+    strategy?: { type: string };
+    trigger?: unknown;
+    summarizer?: { kind: string; model: string; calls: number };
+  };
+  archivedIds: string[];
+  summary: { text: string; summarizer?: { kind: string; model: string; calls: number } } | null;
+}
+
+function summarizerCallsOf(c: CompactionRecord): number {
+  return c.data.summarizer?.calls ?? c.summary?.summarizer?.calls ?? 0;
+}
+
+/** Archived user/tool/assistant texts kept for the recall example. */
+interface ArchivedText {
+  sessionId: string;
+  plan: string;
+  eventId: string;
+  kind: string;
+  text: string;
+  archivedBy: string;
+}
+
+async function startInProcessService(): Promise<{ url: string; close: () => Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-service-'));
+  // Loaded lazily: a bad file or option stops the command before Nest is even imported.
+  const { createSessionService } = await import('../../apps/session-service/src/create-session-service');
+  const { loadServiceConfig } = await import('../../apps/session-service/src/config/service-config');
+  const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' });
+  const service = await createSessionService(config, { quiet: true });
+  await service.app.listen(0, '127.0.0.1');
+  const { port } = service.app.getHttpServer().address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async close() {
+      await service.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * Runs the whole replay and writes report.json, report.md and report.html into `out`.
+ * @throws ReplayError (one line) for an unreadable or malformed file, an invalid option, or a URL where no service answers.
+ */
+export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  const estimator = options.estimator ?? 'cl100k_base';
+  if (!(ESTIMATOR_NAMES as readonly string[]).includes(estimator)) throw new ReplayError(`--estimator must be one of ${ESTIMATOR_NAMES.join(', ')}, got "${estimator}"`);
+  const concurrency = positiveInt(options.concurrency, '--concurrency', 4);
+  const htmlSessions = positiveInt(options.htmlSessions, '--html-sessions', 3);
+  const limit = options.sessions === undefined ? undefined : positiveInt(options.sessions, '--sessions', 1);
+  const plans = plansFromOptions(options.strategy, options.trigger);
+  const outDir = path.resolve(options.out ?? './replay-report');
+  let sessions = loadSessionsFile(options.file);
+  if (limit !== undefined) sessions = sessions.slice(0, limit);
+  const runId = options.runId ?? `replay-${Date.now().toString(36)}`;
+
+  let close: (() => Promise<void>) | undefined;
+  let client: ServiceClient;
+  if (options.url) {
+    let parsed: URL;
+    try {
+      parsed = new URL(options.url);
+    } catch {
+      throw new ReplayError(`--url "${options.url}" is not a URL (write e.g. http://127.0.0.1:3000)`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ReplayError(`--url "${options.url}" must be an http:// or https:// URL`);
+    client = new ServiceClient(options.url, options.apiKey);
+    await client.probe();
+  } else {
+    const started = await startInProcessService();
+    close = started.close;
+    client = new ServiceClient(started.url);
+  }
+
+  const startedAt = new Date();
+  const t0 = Date.now();
+  try {
+    const turnsOf = sessions.map((s) => splitTurns(s.messages));
+    const totalTurns = turnsOf.reduce((a, t) => a + t.length, 0) * plans.length;
+    const progress = createProgress(stderr, options.progress ?? true);
+    progress.start(totalTurns, plans[0].name);
+    const strategies: StrategyReport[] = [];
+    const archivedTexts: ArchivedText[] = [];
+    try {
+      for (const plan of plans) {
+        strategies.push(await replayPlan(client, plan, sessions, turnsOf, { runId, estimator, concurrency, progress: () => progress.tick(plan.name), archivedTexts, stderr }));
+      }
+    } finally {
+      progress.stop();
+    }
+    const validationFailures = strategies.reduce((a, s) => a + s.validationFailures, 0);
+    const examples = await liveExamples(client, strategies, archivedTexts);
+    const report: ReplayReport = {
+      file: options.file,
+      service: options.url ? client.url : 'in-process (temporary embedded store)',
+      estimator,
+      startedAt: startedAt.toISOString(),
+      wallTimeMs: Date.now() - t0,
+      concurrency,
+      strategies,
+      examples,
+      validationFailures,
+    };
+    writeReports(outDir, report, htmlSessions);
+    stdout.write(`\n${renderTable(report)}\n`);
+    stdout.write(`\n${examples.lines.join('\n')}\n`);
+    stdout.write(`\nreports: ${path.join(outDir, 'report.json')}, report.md, report.html\n`);
+    return report;
+  } finally {
+    if (close) await close();
+  }
+}
+
+interface PlanContext {
+  runId: string;
+  estimator: string;
+  concurrency: number;
+  progress: () => void;
+  archivedTexts: ArchivedText[];
+  stderr: NodeJS.WritableStream;
+}
+
+async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: ReplaySession[], turnsOf: Record<string, unknown>[][][], ctx: PlanContext): Promise<StrategyReport> {
+  const started = Date.now();
+  const ids = sessions.map((_, i) => `${ctx.runId}-${plan.name}-${i}`);
+  const fed: Array<{ perTurn: Array<Omit<TurnRecord, 'tokensWithoutCompaction'> & { appendRevision: string }>; failures: number }> = [];
+  const problems: WindowProblem[] = [];
+  let failures = 0;
+  const note = (found: WindowProblem[]) => {
+    if (found.length === 0) return 0;
+    for (const p of found) if (problems.length < 50) problems.push(p);
+    failures++;
+    return 1;
+  };
+
+  await pool(sessions, ctx.concurrency, async (_session, i) => {
+    const sessionId = ids[i];
+    const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+    await client.request('PUT', `${path}/policy`, { strategy: plan.strategy, trigger: plan.trigger, estimator: ctx.estimator });
+    const perTurn: (typeof fed)[number]['perTurn'] = [];
+    let sessionFailures = 0;
+    for (const [t, batch] of turnsOf[i].entries()) {
+      const ack = await client.request<AppendAnswer>('POST', `${path}/messages`, { messages: batch });
+      const reading = await readAndCheckWindow(client, sessionId, ctx.estimator, t + 1, ack.position);
+      sessionFailures += note(reading.problems);
+      perTurn.push({ turn: t + 1, position: ack.position, revision: reading.revision, tokens: reading.tokens, summaries: reading.summaryCount, appendRevision: ack.revision });
+      ctx.progress();
+    }
+    fed[i] = { perTurn, failures: sessionFailures };
+  });
+
+  const settled = await waitForSettled(client);
+  if (!settled) ctx.stderr.write(`replay: warning: background compactions of ${plan.name} were still running after 300 s; figures are read anyway\n`);
+  const wallTimeMs = Date.now() - started;
+
+  const sessionReports: SessionReport[] = new Array(sessions.length);
+  await pool(sessions, ctx.concurrency, async (session, i) => {
+    const sessionId = ids[i];
+    const base = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+    const log = await readLog(client, sessionId);
+    const final = await readAndCheckWindow(client, sessionId, ctx.estimator, 0);
+    const finalFailures = note(final.problems);
+    const { compactions } = await client.request<{ compactions: CompactionRecord[] }>('GET', `${base}/compactions`);
+
+    const conversation = log.filter((e) => e.type === 'ConversationEventAppended');
+    const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({ revision: BigInt(e.revision), cost: e.data.costs?.[ctx.estimator] ?? 0 }));
+    const tokensBefore = costAt.reduce((a, c) => a + c.cost, 0);
+    for (const e of conversation) {
+      const text = e.data.event?.text;
+      if (e.archived && e.archivedBy && typeof text === 'string' && (e.kind === 'user' || e.kind === 'assistant')) {
+        ctx.archivedTexts.push({ sessionId, plan: plan.name, eventId: e.eventId ?? '', kind: e.kind, text, archivedBy: e.archivedBy });
+      }
+    }
+    const perTurn: TurnRecord[] = fed[i].perTurn.map(({ appendRevision, ...t }) => {
+      const upTo = BigInt(appendRevision);
+      return { ...t, tokensWithoutCompaction: costAt.filter((c) => c.revision <= upTo).reduce((a, c) => a + c.cost, 0) };
+    });
+    const compactionMarks: CompactionMark[] = compactions.map((c) => {
+      const at = BigInt(c.position);
+      let afterTurn = 0;
+      for (const t of perTurn) if (BigInt(t.position) < at) afterTurn = t.turn;
+      return {
+        compactionId: c.compactionId,
+        outcome: c.outcome,
+        afterTurn,
+        tokensBefore: c.data.tokensBefore,
+        tokensAfter: c.data.tokensAfter,
+        archivedCount: c.data.archivedCount ?? c.archivedIds.length,
+        summarizerCalls: summarizerCallsOf(c),
+      };
+    });
+    sessionReports[i] = {
+      sessionId,
+      label: session.label,
+      turns: perTurn.length,
+      events: conversation.length,
+      tokensBefore,
+      tokensAfter: final.tokens,
+      peakTokens: Math.max(final.tokens, ...perTurn.map((t) => t.tokens)),
+      compactions: compactions.filter((c) => c.outcome === 'compacted').length,
+      failedCompactions: compactions.filter((c) => c.outcome !== 'compacted').length,
+      summarizerCalls: compactions.reduce((a, c) => a + summarizerCallsOf(c), 0),
+      validationFailures: fed[i].failures + finalFailures,
+      perTurn,
+      compactionMarks,
+    };
+  });
+
+  const before = spread(sessionReports.map((s) => s.tokensBefore));
+  const after = spread(sessionReports.map((s) => s.tokensAfter));
+  const events = sessionReports.reduce((a, s) => a + s.events, 0);
+  return {
+    name: plan.name,
+    strategy: plan.strategy,
+    trigger: plan.trigger,
+    sessions: sessionReports.length,
+    turns: sessionReports.reduce((a, s) => a + s.turns, 0),
+    events,
+    tokensBefore: before,
+    tokensAfter: after,
+    peakTokens: spread(sessionReports.map((s) => s.peakTokens)),
+    reduction: before.sum > 0 ? 1 - after.sum / before.sum : 0,
+    compactions: sessionReports.reduce((a, s) => a + s.compactions, 0),
+    failedCompactions: sessionReports.reduce((a, s) => a + s.failedCompactions, 0),
+    summarizerCalls: sessionReports.reduce((a, s) => a + s.summarizerCalls, 0),
+    validationFailures: failures,
+    problems,
+    wallTimeMs,
+    eventsPerSecond: wallTimeMs > 0 ? events / (wallTimeMs / 1000) : 0,
+    settled,
+    sessionReports,
+  };
+}
+
+const FACT_PATTERNS = [/\b[a-z]+_[a-z]+_\d{3,5}\b/, /\b(?=[A-Z0-9]{6}\b)(?=[A-Z0-9]*\d)[A-Z0-9]*[A-Z][A-Z0-9]*\b/, /\b\d{4}-\d{2}-\d{2}\b/, /\b[A-Za-z]{9,}\b/];
+
+async function liveExamples(client: ServiceClient, strategies: StrategyReport[], archived: ArchivedText[]): Promise<ReplayExamples> {
+  const lines: string[] = [];
+  const examples: ReplayExamples = { lines };
+  const marks = new Map<string, { plan: string; mark: CompactionMark }>();
+  for (const s of strategies) for (const r of s.sessionReports) for (const m of r.compactionMarks) marks.set(`${r.sessionId}/${m.compactionId}`, { plan: s.name, mark: m });
+
+  // 1. Recall: a fact (user id, reservation code, date, long word) said in an archived user turn.
+  const candidates = [...archived].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'user' ? -1 : 1));
+  search: for (const pattern of FACT_PATTERNS) {
+    for (const c of candidates) {
+      const fact = c.text.match(pattern)?.[0];
+      if (!fact) continue;
+      const page = await client.request<{ items: Array<{ sessionId: string; eventId: string; type: string; snippet: string; archived: boolean; compactionId?: string }> }>(
+        'GET',
+        `/v1/recall?q=${encodeURIComponent(fact)}&sessionId=${encodeURIComponent(c.sessionId)}&archived=true&limit=100`,
+      );
+      const hit = page.items.find((h) => h.eventId === c.eventId && h.archived && h.compactionId);
+      if (!hit) continue;
+      const info = marks.get(`${c.sessionId}/${hit.compactionId}`);
+      examples.recall = {
+        query: fact,
+        sessionId: c.sessionId,
+        eventId: hit.eventId,
+        type: hit.type,
+        snippet: hit.snippet.replace(/\s+/g, ' ').slice(0, 160),
+        compactionId: hit.compactionId!,
+        compactionStrategy: info?.plan,
+        afterTurn: info?.mark.afterTurn,
+        hits: page.items.length,
+      };
+      break search;
+    }
+  }
+  lines.push('Live example 1: recall finds a fact from an archived turn');
+  if (examples.recall) {
+    const r = examples.recall;
+    lines.push(`  GET /v1/recall?q=${r.query}&sessionId=${r.sessionId}&archived=true -> ${r.hits} hit(s)`);
+    lines.push(`  ${r.type} event ${r.eventId}: "${r.snippet}"`);
+    lines.push(`  archived by compaction ${r.compactionId}${r.compactionStrategy ? ` (${r.compactionStrategy}, after turn ${r.afterTurn})` : ''}`);
+  } else {
+    lines.push('  no archived user or assistant turn with a searchable fact (nothing was archived?)');
+  }
+
+  // 2. Compaction history of the session with the most compactions under a summarizing strategy (else any).
+  const all = strategies.flatMap((s) => s.sessionReports.map((r) => ({ s, r })));
+  const pick =
+    all.filter(({ s }) => s.summarizerCalls > 0).sort((a, b) => b.r.compactions - a.r.compactions)[0] ?? all.sort((a, b) => b.r.compactions - a.r.compactions)[0];
+  lines.push('');
+  lines.push('Live example 2: compaction history of one session');
+  if (pick && pick.r.compactions + pick.r.failedCompactions > 0) {
+    const { compactions } = await client.request<{ compactions: CompactionRecord[] }>('GET', `/v1/sessions/${encodeURIComponent(pick.r.sessionId)}/compactions`);
+    lines.push(`  GET /v1/sessions/${pick.r.sessionId}/compactions (${pick.s.name}, ${compactions.length} decisions)`);
+    const rows: Array<Record<string, unknown>> = [];
+    for (const c of compactions) {
+      const mark = pick.r.compactionMarks.find((m) => m.compactionId === c.compactionId);
+      const d = c.data;
+      const who = d.summarizer ?? c.summary?.summarizer;
+      rows.push({ compactionId: c.compactionId, outcome: c.outcome, afterTurn: mark?.afterTurn, origin: d.origin, archived: d.archivedCount ?? c.archivedIds.length, kept: d.keptCount, tokensBefore: d.tokensBefore, tokensAfter: d.tokensAfter, saved: d.tokensEstimatedSaved, summarizer: who ? `${who.kind}/${who.model} x${who.calls}` : null });
+      lines.push(
+        `  ${c.compactionId}  ${c.outcome}  after turn ${mark?.afterTurn ?? '?'}  ${d.origin ?? ''}  archived ${d.archivedCount ?? c.archivedIds.length}, kept ${d.keptCount ?? '?'}  tokens ${d.tokensBefore ?? '?'} -> ${d.tokensAfter ?? '?'} (saved ${d.tokensEstimatedSaved ?? '?'})${who ? `  summarizer ${who.kind}/${who.model} x${who.calls}` : ''}${d.reason ? `  reason: ${d.reason}` : ''}`,
+      );
+    }
+    const last = compactions[compactions.length - 1];
+    if (last?.summary) {
+      const one = await client.request<CompactionRecord>('GET', `/v1/sessions/${encodeURIComponent(pick.r.sessionId)}/compactions/${encodeURIComponent(last.compactionId)}`);
+      lines.push(`  latest summary (GET .../compactions/${last.compactionId}): "${(one.summary?.text ?? '').replace(/\s+/g, ' ').slice(0, 200)}…"`);
+    }
+    examples.history = { sessionId: pick.r.sessionId, compactions: rows };
+  } else {
+    lines.push('  no session compacted');
+  }
+  return examples;
+}
+

@@ -1,0 +1,128 @@
+/**
+ * A small HTTP client of the session service for the replay: JSON in and out, one-line errors
+ * when nothing answers, and patient retries only where the service asks for them (429 with
+ * Retry-After, 503 `projection_behind` on reads).
+ */
+import { ReplayError } from './replay-error';
+
+/** An HTTP answer that was not 2xx: the status and the service's `{ code, message }`. */
+export class ServiceHttpError extends Error {
+  override readonly name = 'ServiceHttpError';
+  constructor(
+    readonly method: string,
+    readonly path: string,
+    readonly status: number,
+    readonly code: string | undefined,
+    detail: string,
+  ) {
+    super(`${method} ${path} answered ${status}${code ? ` ${code}` : ''}: ${detail}`);
+  }
+}
+
+/** Answer of `POST /v1/sessions/:id/messages`. */
+export interface AppendAnswer {
+  revision: string;
+  position: string;
+}
+
+/** `GET /health` as far as the replay uses it. */
+export interface HealthAnswer {
+  status: string;
+  projector?: { lag?: string; checkpoint?: string };
+  store?: { headPosition?: string | null };
+  autoCompactionsInProgress?: number;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function networkReason(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return `${cause.code}${cause.message && !cause.message.includes(cause.code) ? ` (${cause.message})` : cause.message ? ` (${cause.message})` : ''}`;
+  return (err as Error).message;
+}
+
+/** Client of one service base URL. */
+export class ServiceClient {
+  private readonly base: string;
+
+  /** @param baseUrl e.g. `http://127.0.0.1:3000`; a trailing slash is ignored. */
+  constructor(
+    baseUrl: string,
+    private readonly apiKey?: string,
+  ) {
+    this.base = baseUrl.replace(/\/+$/, '');
+  }
+
+  /** The base URL requests go to. */
+  get url(): string {
+    return this.base;
+  }
+
+  /**
+   * Checks that a session service answers at the URL (`GET /health`).
+   * @throws ReplayError (one line) when nothing answers, or something that is not the service does.
+   */
+  async probe(timeoutMs = 5000): Promise<HealthAnswer> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
+    } catch (err) {
+      const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkReason(err);
+      throw new ReplayError(`no session service answers at ${this.base}: ${reason}`);
+    }
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (!body || typeof body !== 'object' || !('status' in body) || !('projector' in body)) {
+      throw new ReplayError(`${this.base} answered GET /health with ${res.status} but is not the session service`);
+    }
+    if (res.status !== 200) throw new ReplayError(`the session service at ${this.base} is unhealthy: ${JSON.stringify(body)}`);
+    return body as HealthAnswer;
+  }
+
+  /**
+   * One request. Retries 429 (after Retry-After) and, for GET, 503 `projection_behind`, a bounded
+   * number of times; any other non-2xx answer throws {@link ServiceHttpError}.
+   */
+  async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    for (let attempt = 0; ; attempt++) {
+      let res: Response;
+      try {
+        res = await fetch(`${this.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      } catch (err) {
+        throw new ReplayError(`the session service at ${this.base} stopped answering (${method} ${path.split('?')[0]}): ${networkReason(err)}`);
+      }
+      const text = await res.text();
+      let json: unknown;
+      try {
+        json = text ? JSON.parse(text) : undefined;
+      } catch {
+        json = undefined;
+      }
+      if (res.ok) return json as T;
+      const code = (json as { code?: string } | undefined)?.code;
+      const message = (json as { message?: string } | undefined)?.message ?? text.slice(0, 200);
+      const retriable = res.status === 429 || (method === 'GET' && res.status === 503 && code === 'projection_behind');
+      if (retriable && attempt < 20) {
+        const after = Number(res.headers.get('retry-after'));
+        await sleep(Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 10_000) : 200 * (attempt + 1));
+        continue;
+      }
+      throw new ServiceHttpError(method, path.split('?')[0], res.status, code, message);
+    }
+  }
+
+  /** `GET /health`. */
+  health(): Promise<HealthAnswer> {
+    return this.request('GET', '/health');
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * Reads the conversations to replay: a JSON array of tau-bench sessions
+ * (`[{ task_id, traj: [messages] }]`) or of plain OpenAI chat message arrays (`[[messages]]`),
+ * and splits each into turns the way an agent appends them.
+ */
+import * as fs from 'node:fs';
+import { ReplayError } from './replay-error';
+
+/** One conversation to replay. */
+export interface ReplaySession {
+  /** A label from the file (`task_id`), or the index when the file has none. */
+  label: string;
+  /** Its OpenAI chat messages, in order. */
+  messages: Record<string, unknown>[];
+}
+
+const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool']);
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
+
+function checkMessages(messages: unknown, where: string): Record<string, unknown>[] {
+  if (!Array.isArray(messages)) throw new ReplayError(`${where} should be an array of chat messages but is ${describe(messages)}`);
+  if (messages.length === 0) throw new ReplayError(`${where} is an empty conversation`);
+  messages.forEach((m, i) => {
+    if (typeof m !== 'object' || m === null || Array.isArray(m)) throw new ReplayError(`${where}[${i}] should be a chat message object but is ${describe(m)}`);
+    const role = (m as Record<string, unknown>).role;
+    if (typeof role !== 'string' || !ROLES.has(role)) {
+      throw new ReplayError(`${where}[${i}].role should be one of system, developer, user, assistant, tool but is ${JSON.stringify(role) ?? 'missing'}`);
+    }
+  });
+  return messages as Record<string, unknown>[];
+}
+
+/**
+ * Checks the parsed JSON of a sessions file and returns its conversations.
+ * @param source name used in error messages (the file path).
+ * @throws ReplayError (one line) when the shape is wrong.
+ */
+export function parseSessions(data: unknown, source: string): ReplaySession[] {
+  const expected = 'a JSON array of sessions ([{ task_id, traj: [messages] }]) or of message arrays ([[messages]])';
+  if (!Array.isArray(data)) throw new ReplayError(`${source} is not ${expected}: its top level is ${describe(data)}`);
+  if (data.length === 0) throw new ReplayError(`${source} holds no sessions (an empty array)`);
+  return data.map((item, i) => {
+    if (Array.isArray(item)) return { label: String(i), messages: checkMessages(item, `${source}: session [${i}]`) };
+    if (typeof item === 'object' && item !== null && 'traj' in item) {
+      const rec = item as Record<string, unknown>;
+      const label = rec.task_id !== undefined ? String(rec.task_id) : String(i);
+      return { label, messages: checkMessages(rec.traj, `${source}: session [${i}].traj`) };
+    }
+    throw new ReplayError(`${source} is not ${expected}: session [${i}] is ${describe(item)}${typeof item === 'object' && item !== null ? ' without a "traj" array' : ''}`);
+  });
+}
+
+/**
+ * Reads and checks a sessions file.
+ * @throws ReplayError (one line) when the file cannot be read, is not JSON, or has the wrong shape.
+ */
+export function loadSessionsFile(file: string): ReplaySession[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EISDIR' ? 'it is a directory' : e.code === 'EACCES' ? 'permission denied' : e.message;
+    throw new ReplayError(`cannot read ${file}: ${why}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (err) {
+    throw new ReplayError(`${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  return parseSessions(data, file);
+}
+
+/**
+ * Splits a conversation into turns: a user message and everything after it until the next user
+ * message. Messages before the first user message (the system prompt) go with the first turn;
+ * a conversation without a user message is one batch.
+ */
+export function splitTurns(messages: readonly Record<string, unknown>[]): Record<string, unknown>[][] {
+  const turns: Record<string, unknown>[][] = [];
+  let current: Record<string, unknown>[] = [];
+  let seenUser = false;
+  for (const m of messages) {
+    if (m.role === 'user') {
+      if (seenUser) {
+        turns.push(current);
+        current = [];
+      }
+      seenUser = true;
+    }
+    current.push(m);
+  }
+  if (current.length > 0) turns.push(current);
+  return turns;
+}
