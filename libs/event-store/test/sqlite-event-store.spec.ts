@@ -50,6 +50,7 @@ describe('SqliteEventStore specifics', () => {
     await store.appendToStream('session-g', [ev()]);
     const existing = ev({ keep: true });
     await store.appendToStream('session-h', [existing]);
+    const before = store.stats.transactions;
     const results = await Promise.allSettled([
       store.appendToStream('session-g', [ev(), ev()], { expectedRevision: 0n }),
       store.appendToStream('session-g', [ev()], { expectedRevision: 0n }), // loses: the previous one moved the stream to 2
@@ -58,6 +59,7 @@ describe('SqliteEventStore specifics', () => {
       store.appendToStream('session-j', [ev()], { expectedRevision: 'no_stream' }),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled', 'fulfilled']);
+    expect(store.stats.transactions - before).toBe(1); // one transaction carried all five
     expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(WrongExpectedRevisionError);
     expect((results[1] as PromiseRejectedResult).reason).toMatchObject({ expected: 0n, actual: 2n });
     expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(DuplicateEventIdError);

@@ -78,6 +78,8 @@ export class SqliteEventStore implements EventStore {
   private readonly maxBatchSize: number;
   private readonly pollIntervalMs: number;
   private readonly pageSize: number;
+  private committedTransactions = 0;
+  private committedOperations = 0;
 
   private constructor(
     private readonly db: Database.Database,
@@ -116,6 +118,14 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       throw new EventStoreUnavailableError(`cannot open SQLite event store at ${filePath}: ${(error as Error).message}`, error);
     }
+  }
+
+  /**
+   * Counters since open: committed write transactions and the operations (appends, deletes,
+   * including rejected ones) they carried. operations / transactions is the group-commit factor.
+   */
+  get stats(): { transactions: number; operations: number } {
+    return { transactions: this.committedTransactions, operations: this.committedOperations };
   }
 
   /** The path of the database file. */
@@ -252,6 +262,8 @@ export class SqliteEventStore implements EventStore {
           }
         }
         s.commit.run();
+        this.committedTransactions += 1;
+        this.committedOperations += batch.length;
       } catch (error) {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
         throw error;
