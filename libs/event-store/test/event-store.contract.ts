@@ -1,3 +1,4 @@
+/// <reference types="jest" />
 /**
  * The event store contract (issue 3, acceptance 1): one suite that every adapter must pass.
  * Call {@link eventStoreContract} from an adapter's spec. Streams and prefixes are unique per test,
