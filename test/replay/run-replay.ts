@@ -164,6 +164,8 @@ export interface ReplayReport {
   examples: ReplayExamples;
   /** Total over strategies. */
   validationFailures: number;
+  /** Service bugs the replay worked around (each says how); empty when none was needed. */
+  serviceWorkarounds: string[];
 }
 
 function positiveInt(value: number | undefined, name: string, fallback: number): number {
@@ -235,7 +237,7 @@ async function readLog(client: ServiceClient, sessionId: string): Promise<LogEnt
   const all: LogEntry[] = [];
   let from = '0';
   for (;;) {
-    const page = await client.request<{ events: LogEntry[]; nextRevision?: string }>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/events?fromRevision=${from}&limit=1000`);
+    const page = await client.getSession<{ events: LogEntry[]; nextRevision?: string }>(sessionId, `/events?fromRevision=${from}&limit=1000`);
     all.push(...page.events);
     if (page.nextRevision === undefined) return all;
     from = page.nextRevision;
@@ -331,6 +333,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     client = new ServiceClient(started.url);
   }
 
+  const serviceWorkarounds: string[] = [];
+  client.onReadWorkaround = (message) => {
+    serviceWorkarounds.push(message);
+    stderr.write(`\nreplay: warning: ${message}\n`);
+  };
   const startedAt = new Date();
   const t0 = Date.now();
   try {
@@ -359,6 +366,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       strategies,
       examples,
       validationFailures,
+      serviceWorkarounds,
     };
     writeReports(outDir, report, htmlSessions);
     stdout.write(`\n${renderTable(report)}\n`);
@@ -415,11 +423,10 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
   const sessionReports: SessionReport[] = new Array(sessions.length);
   await pool(sessions, ctx.concurrency, async (session, i) => {
     const sessionId = ids[i];
-    const base = `/v1/sessions/${encodeURIComponent(sessionId)}`;
     const log = await readLog(client, sessionId);
     const final = await readAndCheckWindow(client, sessionId, ctx.estimator, 0);
     const finalFailures = note(final.problems);
-    const { compactions } = await client.request<{ compactions: CompactionRecord[] }>('GET', `${base}/compactions`);
+    const { compactions } = await client.getSession<{ compactions: CompactionRecord[] }>(sessionId, '/compactions');
 
     const conversation = log.filter((e) => e.type === 'ConversationEventAppended');
     const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({ revision: BigInt(e.revision), cost: e.data.costs?.[ctx.estimator] ?? 0 }));
@@ -507,7 +514,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
       if (!fact) continue;
       const page = await client.request<{ items: Array<{ sessionId: string; eventId: string; type: string; snippet: string; archived: boolean; compactionId?: string }> }>(
         'GET',
-        `/v1/recall?q=${encodeURIComponent(fact)}&sessionId=${encodeURIComponent(c.sessionId)}&archived=true&limit=100`,
+        `/v1/recall?q=${encodeURIComponent(fact)}&sessionId=${encodeURIComponent(client.readId(c.sessionId))}&archived=true&limit=100`,
       );
       const hit = page.items.find((h) => h.eventId === c.eventId && h.archived && h.compactionId);
       if (!hit) continue;
@@ -543,7 +550,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   lines.push('');
   lines.push('Live example 2: compaction history of one session');
   if (pick && pick.r.compactions + pick.r.failedCompactions > 0) {
-    const { compactions } = await client.request<{ compactions: CompactionRecord[] }>('GET', `/v1/sessions/${encodeURIComponent(pick.r.sessionId)}/compactions`);
+    const { compactions } = await client.getSession<{ compactions: CompactionRecord[] }>(pick.r.sessionId, '/compactions');
     lines.push(`  GET /v1/sessions/${pick.r.sessionId}/compactions (${pick.s.name}, ${compactions.length} decisions)`);
     const rows: Array<Record<string, unknown>> = [];
     for (const c of compactions) {
@@ -557,7 +564,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
     }
     const last = compactions[compactions.length - 1];
     if (last?.summary) {
-      const one = await client.request<CompactionRecord>('GET', `/v1/sessions/${encodeURIComponent(pick.r.sessionId)}/compactions/${encodeURIComponent(last.compactionId)}`);
+      const one = await client.getSession<CompactionRecord>(pick.r.sessionId, `/compactions/${encodeURIComponent(last.compactionId)}`);
       lines.push(`  latest summary (GET .../compactions/${last.compactionId}): "${(one.summary?.text ?? '').replace(/\s+/g, ' ').slice(0, 200)}…"`);
     }
     examples.history = { sessionId: pick.r.sessionId, compactions: rows };

@@ -60,13 +60,13 @@ export async function readAndCheckWindow(
   turn: number,
   minPosition?: string,
 ): Promise<WindowReading> {
-  const base = `/v1/sessions/${encodeURIComponent(sessionId)}/window?estimator=${estimator}${minPosition ? `&minPosition=${minPosition}` : ''}`;
+  const base = `/window?estimator=${estimator}${minPosition ? `&minPosition=${minPosition}` : ''}`;
   let events!: EventsWindow;
   let openai!: OpenAiWindow;
   let sameRevision = false;
   for (let attempt = 0; attempt < 5 && !sameRevision; attempt++) {
-    openai = await client.request<OpenAiWindow>('GET', `${base}&format=openai`);
-    events = await client.request<EventsWindow>('GET', `${base}&format=events`);
+    openai = await client.getSession<OpenAiWindow>(sessionId, `${base}&format=openai`);
+    events = await client.getSession<EventsWindow>(sessionId, `${base}&format=events`);
     sameRevision = openai.revision === events.revision;
   }
   const problems: WindowProblem[] = [];
