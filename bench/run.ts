@@ -26,7 +26,9 @@ export interface BenchSizes {
   recallEvents: number;
   recallQueries: number;
   tokenizerPasses: number;
+  tokenizerEvery: number;
   plannerRepeats: number;
+  plannerLiveSessions: number;
   memorySessions: number;
   memoryEventsPerSession: number;
 }
@@ -41,7 +43,9 @@ export const QUICK: BenchSizes = {
   recallEvents: 20_000,
   recallQueries: 300,
   tokenizerPasses: 1,
-  plannerRepeats: 1,
+  tokenizerEvery: 5,
+  plannerRepeats: 5,
+  plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
 };
@@ -56,7 +60,9 @@ export const FULL: BenchSizes = {
   recallEvents: 200_000,
   recallQueries: 2000,
   tokenizerPasses: 3,
-  plannerRepeats: 5,
+  tokenizerEvery: 1,
+  plannerRepeats: 20,
+  plannerLiveSessions: 150,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
 };
@@ -99,8 +105,8 @@ async function main(): Promise<void> {
     process.stderr.write(`  done in ${((nowMs() - t0) / 1000).toFixed(1)}s\n`);
   };
 
-  await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses }));
-  await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats }));
+  await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses, every: sizes.tokenizerEvery }));
+  await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }));
   await run([1, 3], 'append load over HTTP and projection lag', () =>
     runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),
   );
