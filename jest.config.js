@@ -13,9 +13,11 @@ const moduleNameMapper = {
 const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform };
 module.exports = {
+  // Per-test limit; suites that spawn processes or replay conversations set their own with jest.setTimeout.
+  testTimeout: 60000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
-    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'], testTimeout: 60000 },
-    { ...common, displayName: 'slow', testMatch: ['<rootDir>/test/slow/**/*.slow-spec.ts'], testTimeout: 180000 },
+    { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },
+    { ...common, displayName: 'slow', testMatch: ['<rootDir>/test/slow/**/*.slow-spec.ts'] },
   ],
 };

@@ -1,0 +1,82 @@
+/**
+ * Starts the real service in-process on a temporary embedded store for end-to-end tests, with a
+ * supertest agent, and restarts it on the same directory.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import request from 'supertest';
+import type { SummaryRequest } from '@lib/compaction';
+import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
+import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
+import type { Summarizer, SummarizerOutcome } from '@lib/session';
+
+/** A running service plus helpers. */
+export interface Harness {
+  service: SessionService;
+  dataDir: string;
+  http: () => request.Agent;
+  /** Stops the service (the data directory stays). */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startService}. */
+export interface HarnessOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  summarizer?: Summarizer;
+}
+
+/** Starts a service on `options.dataDir` (a new temp dir by default). */
+export async function startService(options: HarnessOptions = {}): Promise<Harness> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'session-e2e-'));
+  const env = { ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0', KURRENTDB_CONNECTION_STRING: '', ...options.env };
+  const service = await createSessionService(loadServiceConfig(env), { quiet: true, summarizer: options.summarizer, env: {} });
+  const server = service.app.getHttpServer();
+  return {
+    service,
+    dataDir,
+    http: () => request.agent(server),
+    stop: () => service.close(),
+  };
+}
+
+/**
+ * A summarizer for tests: counts calls, records requests, and can hold each call until
+ * `release()` so a test can append while a compaction is in flight.
+ */
+export class ControlledSummarizer implements Summarizer {
+  readonly identity = { kind: 'extractive' as const, model: 'test-controlled' };
+  readonly requests: SummaryRequest[] = [];
+  private gate: Promise<void> | null = null;
+  private open: (() => void) | null = null;
+  private entered: (() => void) | null = null;
+
+  constructor(private readonly reply: (request: SummaryRequest) => string = (r) => `SUMMARY of ${r.coveredIds.length} events`) {}
+
+  /** Makes the next calls wait until {@link release}. Resolves when a call is waiting. */
+  hold(): Promise<void> {
+    this.gate = new Promise((resolve) => (this.open = resolve));
+    return new Promise((resolve) => (this.entered = resolve));
+  }
+
+  /** Lets held calls finish. */
+  release(): void {
+    this.open?.();
+    this.gate = null;
+  }
+
+  get calls(): number {
+    return this.requests.length;
+  }
+
+  async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+    this.requests.push(request);
+    if (this.gate) {
+      this.entered?.();
+      await this.gate;
+    }
+    const text = this.reply(request);
+    return { ok: true, text, calls: 1, promptTokens: 10, completionTokens: 5 };
+  }
+}
