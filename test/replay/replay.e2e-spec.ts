@@ -1,0 +1,170 @@
+/**
+ * The replay command on real sessions (issue 5, acceptance 2 and 3): it runs in-process against
+ * a service on a temporary store, and every figure of its report is checked against the service's
+ * own answers or against the file itself; the three input/environment errors stop the CLI with
+ * one line and exit code 2.
+ */
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { computeEventCosts, openAiMessagesToEvents } from '@lib/session';
+import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
+import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
+import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
+import { runReplay, type ReplayReport } from './run-replay';
+import { ServiceClient } from './service-client';
+import { loadSessionsFile } from './sessions-file';
+
+const REPO = path.resolve(__dirname, '..', '..');
+const SESSIONS = 3;
+
+describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
+  let service: SessionService;
+  let dataDir: string;
+  let outDir: string;
+  let client: ServiceClient;
+  let report: ReplayReport;
+  let printed = '';
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-e2e-data-'));
+    outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-e2e-out-'));
+    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' }), { quiet: true });
+    await service.app.listen(0, '127.0.0.1');
+    const url = `http://127.0.0.1:${(service.app.getHttpServer().address() as AddressInfo).port}`;
+    const stdout = { write: (chunk: string) => ((printed += chunk), true) } as unknown as NodeJS.WritableStream;
+    report = await runReplay({ file: TAU_BENCH_FILE, url, strategy: 'all', sessions: SESSIONS, concurrency: 3, out: outDir, progress: false, stdout, stderr: stdout, runId: 'e2e' });
+    client = new ServiceClient(url);
+  }, 55_000);
+
+  afterAll(async () => {
+    await service?.close();
+    for (const dir of [dataDir, outDir]) if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('replays every strategy on the sessions without a single validation failure, and every strategy compacts', () => {
+    expect(report.strategies.map((s) => s.name)).toEqual(['sliding-window', 'turn-window', 'token-count', 'recursive-summarization', 'rolling-summary']);
+    expect(report.validationFailures).toBe(0);
+    for (const s of report.strategies) {
+      expect({ name: s.name, failures: s.validationFailures, problems: s.problems }).toEqual({ name: s.name, failures: 0, problems: [] });
+      expect(s.sessions).toBe(SESSIONS);
+      expect(s.settled).toBe(true);
+      expect(s.compactions).toBeGreaterThan(0);
+      expect(s.tokensAfter.sum).toBeLessThan(s.tokensBefore.sum);
+    }
+    const summarizing = report.strategies.filter((s) => s.summarizerCalls > 0).map((s) => s.name);
+    expect(summarizing).toEqual(['recursive-summarization', 'rolling-summary']);
+  });
+
+  it('counts the events and the tokens before compaction exactly as the file costs them', () => {
+    const sessions = loadSessionsFile(TAU_BENCH_FILE).slice(0, SESSIONS);
+    const costs = sessions.map((s) => openAiMessagesToEvents(s.messages).reduce((a, e) => a + computeEventCosts(e).cl100k_base, 0));
+    for (const s of report.strategies) {
+      expect(s.sessionReports.map((r) => r.events)).toEqual(sessions.map((x) => x.messages.length));
+      expect(s.sessionReports.map((r) => r.tokensBefore)).toEqual(costs);
+      expect(s.tokensBefore.sum).toBe(costs.reduce((a, b) => a + b, 0));
+      expect(s.events).toBe(sessions.reduce((a, x) => a + x.messages.length, 0));
+    }
+  });
+
+  it("matches the service's own answers: compactions, summarizer calls, final window tokens", async () => {
+    for (const s of report.strategies) {
+      for (const r of s.sessionReports) {
+        const { compactions } = await client.getSession<{ compactions: Array<{ compactionId: string; outcome: string; data: { summarizer?: { calls: number } }; summary: { summarizer?: { calls: number } } | null }> }>(r.sessionId, '/compactions');
+        expect(r.compactions).toBe(compactions.filter((c) => c.outcome === 'compacted').length);
+        expect(r.compactionMarks.map((m) => m.compactionId)).toEqual(compactions.map((c) => c.compactionId));
+        expect(r.summarizerCalls).toBe(compactions.reduce((a, c) => a + (c.data.summarizer?.calls ?? c.summary?.summarizer?.calls ?? 0), 0));
+        const window = await client.getSession<{ tokens: number; events: Array<{ tokens: number }> }>(r.sessionId, '/window?format=events');
+        expect(r.tokensAfter).toBe(window.tokens);
+        expect(window.events.reduce((a, e) => a + e.tokens, 0)).toBe(window.tokens);
+        expect(r.perTurn[r.perTurn.length - 1].tokensWithoutCompaction).toBe(r.tokensBefore);
+      }
+      expect(s.compactions).toBe(s.sessionReports.reduce((a, r) => a + r.compactions, 0));
+      const afters = s.sessionReports.map((r) => r.tokensAfter);
+      expect(s.tokensAfter.sum).toBe(afters.reduce((a, b) => a + b, 0));
+      expect(s.tokensAfter.max).toBe(Math.max(...afters));
+    }
+  });
+
+  it('finds an archived fact by recall and names the compaction that archived it', async () => {
+    const recall = report.examples.recall!;
+    expect(recall).toBeDefined();
+    const owner = report.strategies.flatMap((s) => s.sessionReports).find((r) => r.sessionId === recall.sessionId)!;
+    const record = await client.getSession<{ archivedIds: string[] }>(owner.sessionId, `/compactions/${recall.compactionId}`);
+    expect(record.archivedIds).toContain(recall.eventId);
+    expect(printed).toContain(`archived by compaction ${recall.compactionId}`);
+    expect(report.examples.history?.compactions.length).toBeGreaterThan(0);
+  });
+
+  it('writes report.json (validationFailures per strategy), report.md and report.html with a chart per strategy', () => {
+    const json = JSON.parse(fs.readFileSync(path.join(outDir, 'report.json'), 'utf8')) as ReplayReport;
+    expect(json.strategies.map((s) => [s.name, s.validationFailures])).toEqual(report.strategies.map((s) => [s.name, 0]));
+    expect(fs.readFileSync(path.join(outDir, 'report.md'), 'utf8')).toContain('| recursive-summarization');
+    const html = fs.readFileSync(path.join(outDir, 'report.html'), 'utf8');
+    expect(html.match(/<svg /g)?.length).toBe(report.strategies.length * SESSIONS);
+    expect(printed).toContain('validation failures');
+  });
+});
+
+/** Runs the CLI in a child process; resolves with its exit code and output. */
+function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/replay/replay.ts', ...args], { cwd: REPO, env: { ...process.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('replay CLI errors: one line, exit code 2', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-cli-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  const expectOneLine = (r: { code: number | null; stdout: string; stderr: string }, pattern: RegExp) => {
+    expect(r.code).toBe(2);
+    const lines = r.stderr.split('\n').filter((l) => l.trim() !== '');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(r.stdout).toBe('');
+  };
+
+  it('stops on an unreadable file, a file of the wrong shape, and a URL where no service answers', async () => {
+    const missing = path.join(dir, 'missing.json');
+    const wrong = path.join(dir, 'wrong.json');
+    fs.writeFileSync(wrong, JSON.stringify({ sessions: [] }));
+    const notMessages = path.join(dir, 'not-messages.json');
+    fs.writeFileSync(notMessages, JSON.stringify([{ task_id: 1, traj: [{ role: 'robot', content: 'x' }] }]));
+    const okFile = path.join(dir, 'ok.json');
+    fs.writeFileSync(okFile, JSON.stringify([[{ role: 'user', content: 'hello' }]]));
+    const port = await closedPort();
+    const [a, b, c, d] = await Promise.all([
+      runCli([missing, '--out', dir]),
+      runCli([wrong, '--out', dir]),
+      runCli([notMessages, '--out', dir]),
+      runCli([okFile, '--url', `http://127.0.0.1:${port}`, '--out', dir]),
+    ]);
+    expectOneLine(a, /^replay: cannot read .*missing\.json: no such file$/);
+    expectOneLine(b, /^replay: .*wrong\.json is not a JSON array of sessions .*top level is an object$/);
+    expectOneLine(c, /^replay: .*session \[0\]\.traj\[0\]\.role should be one of .* but is "robot"$/);
+    expectOneLine(d, new RegExp(`^replay: no session service answers at http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`));
+    expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
+  }, 60_000);
+});
