@@ -62,7 +62,7 @@ export const FULL: BenchSizes = {
   tokenizerPasses: 3,
   tokenizerEvery: 1,
   plannerRepeats: 20,
-  plannerLiveSessions: 150,
+  plannerLiveSessions: 50,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
 };

@@ -97,12 +97,17 @@ export interface TemplateEvent {
 export class EventCycler {
   private readonly templates: TemplateEvent[];
   private index = 0;
-  private cycle = 0;
+  private readonly callIds = new Map<string, string>();
   private counter = 0;
 
   /** @param withCosts compute each template's costs once (needed when events bypass the append handler). */
   constructor(conversations: readonly Conversation[], private readonly prefix = 'e', withCosts = false, includeSystem = false) {
-    const events = conversations.flatMap((c) => c.events).filter((e) => includeSystem || e.type !== 'system');
+    // Calls without a response in their conversation are open calls, which no compaction may
+    // archive (§3.3): keep them out, or the active window of a long log could never shrink.
+    const events = conversations.flatMap((c) => {
+      const answered = new Set(c.events.flatMap((e) => (e.type === 'tool' ? e.responses.map((r) => r.toolCallId) : [])));
+      return c.events.filter((e) => (includeSystem || e.type !== 'system') && !(e.type === 'assistant' && e.toolCalls?.some((call) => !answered.has(call.id))));
+    });
     this.templates = events.map((event) => ({ event, costs: withCosts ? computeEventCosts(event) : { cl100k_base: 0, o200k_base: 0, chars: 0 } }));
   }
 
@@ -114,26 +119,32 @@ export class EventCycler {
   /** The next event (with a fresh id) and its template's costs. */
   next(): TemplateEvent {
     const t = this.templates[this.index];
-    const suffix = `~${this.cycle}`;
-    const id = `${this.prefix}${this.counter++}`;
+    const n = this.counter++;
+    const id = `${this.prefix}${n}`;
     let event: SessionEvent;
     switch (t.event.type) {
       case 'assistant':
+        // Real logs reuse a call id once it is answered: give every call a fresh id, and every
+        // response the id of the latest call it answers.
         event = t.event.toolCalls
-          ? { ...t.event, id, toolCalls: t.event.toolCalls.map((c) => ({ ...c, id: c.id + suffix })) }
+          ? {
+              ...t.event,
+              id,
+              toolCalls: t.event.toolCalls.map((c) => {
+                const unique = `${c.id}~${n}`;
+                this.callIds.set(c.id, unique);
+                return { ...c, id: unique };
+              }),
+            }
           : { ...t.event, id };
         break;
       case 'tool':
-        event = { ...t.event, id, responses: t.event.responses.map((r) => ({ ...r, toolCallId: r.toolCallId + suffix })) };
+        event = { ...t.event, id, responses: t.event.responses.map((r) => ({ ...r, toolCallId: this.callIds.get(r.toolCallId) ?? `${r.toolCallId}~${n}` })) };
         break;
       default:
         event = { ...t.event, id } as SessionEvent;
     }
-    this.index += 1;
-    if (this.index === this.templates.length) {
-      this.index = 0;
-      this.cycle += 1;
-    }
+    this.index = (this.index + 1) % this.templates.length;
     return { event, costs: t.costs };
   }
 
