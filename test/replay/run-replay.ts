@@ -536,7 +536,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   lines.push('Live example 1: recall finds a fact from an archived turn');
   if (examples.recall) {
     const r = examples.recall;
-    lines.push(`  GET /v1/recall?q=${r.query}&sessionId=${r.sessionId}&archived=true -> ${r.hits} hit(s)`);
+    lines.push(`  GET /v1/recall?q=${r.query}&sessionId=${client.readId(r.sessionId)}&archived=true -> ${r.hits} hit(s)`);
     lines.push(`  ${r.type} event ${r.eventId}: "${r.snippet}"`);
     lines.push(`  archived by compaction ${r.compactionId}${r.compactionStrategy ? ` (${r.compactionStrategy}, after turn ${r.afterTurn})` : ''}`);
   } else {
@@ -551,7 +551,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   lines.push('Live example 2: compaction history of one session');
   if (pick && pick.r.compactions + pick.r.failedCompactions > 0) {
     const { compactions } = await client.getSession<{ compactions: CompactionRecord[] }>(pick.r.sessionId, '/compactions');
-    lines.push(`  GET /v1/sessions/${pick.r.sessionId}/compactions (${pick.s.name}, ${compactions.length} decisions)`);
+    lines.push(`  GET /v1/sessions/${client.readId(pick.r.sessionId)}/compactions (${pick.s.name}, ${compactions.length} decisions)`);
     const rows: Array<Record<string, unknown>> = [];
     for (const c of compactions) {
       const mark = pick.r.compactionMarks.find((m) => m.compactionId === c.compactionId);
