@@ -1,0 +1,156 @@
+/**
+ * Conformance: every vector in `<shared>/conformance/vectors` (DESIGN §3) against the library.
+ * The runner implements the rules of the vector format (see the vectors' README), not the files:
+ * another set of vectors is run with it too. Unknown `expect` keys fail the vector.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describeWithShared, VECTORS_DIR } from '../../../test/support/shared-dir';
+import {
+  buildSummarizerMessages,
+  completePlan,
+  costEvents,
+  evaluateTrigger,
+  extractiveSummary,
+  getEstimator,
+  InvalidParameterError,
+  isEstimatorName,
+  parseStrategy,
+  parseTrigger,
+  planCompaction,
+  type SessionEvent,
+  type SummaryReply,
+} from '../src';
+
+interface Vector {
+  id: string;
+  estimator?: string;
+  events: Array<Record<string, unknown>>;
+  strategy?: unknown;
+  trigger?: unknown;
+  summarizer?: { reply?: string; failure?: string; error?: string };
+  expect: Record<string, unknown>;
+}
+
+const KNOWN_EXPECT_KEYS = new Set([
+  'kept',
+  'archived',
+  'tokensEstimatedSaved',
+  'summarizerCalls',
+  'summarizerInputIncludes',
+  'summarizerInputExcludes',
+  'triggerFired',
+  'error',
+]);
+
+const SUMMARY_ID = '\u0000new-summary';
+
+function toEvent(raw: Record<string, unknown>): SessionEvent {
+  const id = String(raw.id);
+  switch (raw.type) {
+    case 'user':
+    case 'system':
+      return { id, type: raw.type, text: (raw.text as string | null | undefined) ?? null };
+    case 'assistant':
+      return {
+        id,
+        type: 'assistant',
+        text: (raw.text as string | null | undefined) ?? null,
+        ...(Array.isArray(raw.toolCalls) ? { toolCalls: raw.toolCalls as never } : {}),
+      };
+    case 'tool':
+      return { id, type: 'tool', responses: (raw.responses as never) ?? [] };
+    case 'summary':
+      return { id, type: 'summary', shadowPrompt: String(raw.shadowPrompt ?? ''), text: String(raw.text ?? '') };
+    default:
+      throw new Error(`vector event ${id}: unknown type ${JSON.stringify(raw.type)}`);
+  }
+}
+
+function loadVectors(): Vector[] {
+  return fs
+    .readdirSync(VECTORS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(fs.readFileSync(path.join(VECTORS_DIR, f), 'utf8')) as Vector);
+}
+
+function runVector(v: Vector): void {
+  const unknownKeys = Object.keys(v.expect).filter((k) => !KNOWN_EXPECT_KEYS.has(k));
+  expect(unknownKeys).toEqual([]);
+  const estimatorName = v.estimator ?? 'cl100k_base';
+  if (!isEstimatorName(estimatorName)) throw new Error(`unknown estimator ${estimatorName}`);
+  const estimator = getEstimator(estimatorName);
+  const costed = costEvents(v.events.map(toEvent), estimator);
+  const exp = v.expect;
+
+  if (exp.error !== undefined) {
+    let thrown: unknown;
+    try {
+      if (v.strategy !== undefined) parseStrategy(v.strategy);
+      if (v.trigger !== undefined) parseTrigger(v.trigger);
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(InvalidParameterError);
+    expect((thrown as InvalidParameterError).parameter).toContain(String(exp.error));
+    return;
+  }
+
+  const trigger = v.trigger === undefined ? null : parseTrigger(v.trigger);
+  if (exp.triggerFired !== undefined) {
+    expect(evaluateTrigger(trigger, costed)).toBe(exp.triggerFired);
+  }
+  if (v.strategy === undefined) {
+    const planKeys = ['kept', 'archived', 'tokensEstimatedSaved', 'summarizerCalls', 'summarizerInputIncludes', 'summarizerInputExcludes'];
+    expect(planKeys.filter((k) => exp[k] !== undefined)).toEqual([]);
+    expect(exp.triggerFired).toBeDefined();
+    return;
+  }
+
+  const strategy = parseStrategy(v.strategy);
+  const plan = planCompaction(costed, strategy, trigger);
+  if (exp.triggerFired !== undefined) expect(plan.triggerFired).toBe(exp.triggerFired);
+  const request = plan.summaryRequest;
+  if (exp.summarizerCalls !== undefined) expect(request ? 1 : 0).toBe(exp.summarizerCalls);
+
+  const includes = (exp.summarizerInputIncludes as string[] | undefined) ?? [];
+  const excludes = (exp.summarizerInputExcludes as string[] | undefined) ?? [];
+  if (includes.length > 0 || excludes.length > 0) {
+    expect(request).toBeDefined();
+    const messages = buildSummarizerMessages(request!);
+    const sent = `${messages.system}\n${messages.user}`;
+    for (const s of includes) expect(sent).toContain(s);
+    for (const s of excludes) expect(sent).not.toContain(s);
+  }
+
+  let reply: SummaryReply | undefined;
+  if (request) {
+    if (v.summarizer?.failure !== undefined || v.summarizer?.error !== undefined) {
+      reply = { failure: String(v.summarizer.failure ?? v.summarizer.error) };
+    } else if (v.summarizer?.reply !== undefined) {
+      reply = { text: v.summarizer.reply };
+    } else {
+      reply = { text: extractiveSummary(request) };
+    }
+  }
+  const result = completePlan(plan, { reply, summaryId: SUMMARY_ID, estimator });
+  const kept = result.keptIds.map((id) => (id === SUMMARY_ID ? '$summary' : id));
+  if (exp.kept !== undefined) expect(kept).toEqual(exp.kept);
+  if (exp.archived !== undefined) expect(result.archivedIds).toEqual(exp.archived);
+  if (exp.tokensEstimatedSaved !== undefined) expect(result.tokensEstimatedSaved).toBe(exp.tokensEstimatedSaved);
+}
+
+describeWithShared('conformance vectors (DESIGN §3)', VECTORS_DIR, () => {
+  const vectors = fs.existsSync(VECTORS_DIR) ? loadVectors() : [];
+
+  it('finds vectors with unique ids', () => {
+    expect(vectors.length).toBeGreaterThan(0);
+    const ids = vectors.map((v) => v.id);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  for (const v of vectors) {
+    it(`${v.id}: ${(v as unknown as { about?: string }).about ?? ''}`, () => runVector(v));
+  }
+});
