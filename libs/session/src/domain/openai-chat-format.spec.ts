@@ -1,0 +1,355 @@
+import * as fs from 'node:fs';
+import fc from 'fast-check';
+import type { SessionEvent } from '@lib/compaction';
+import { describeWithShared, TAU_BENCH_FILE } from '../../../../test/support/shared-dir';
+import { InvalidRequestError, UnknownToolCallError } from '../errors';
+import {
+  eventsToOpenAiMessages,
+  openAiMessagesToEvents,
+  validateOpenAiWindow,
+  type OpenAiChatMessage,
+} from './openai-chat-format';
+
+type Msg = Record<string, unknown>;
+
+/** The trajectories of a data file: a JSON array of `{ traj }` records, or of plain message arrays. */
+function loadTrajectories(file: string): Msg[][] {
+  const data: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+  if (!Array.isArray(data)) throw new Error('expected a JSON array');
+  if (data.length > 0 && Array.isArray(data[0])) return data as Msg[][];
+  if (data.length > 0 && data.every((m) => m && typeof m === 'object' && 'role' in m)) return [data as Msg[]];
+  return (data as Array<{ traj?: Msg[]; messages?: Msg[] }>).map((r) => r.traj ?? r.messages ?? []);
+}
+
+/** The provider shape of an input message: what rendering is expected to give back. */
+function providerShape(m: Msg): Msg {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
+  const out: Msg = { role: m.role, content: m.content };
+  if (m.tool_calls) out.tool_calls = m.tool_calls;
+  return out;
+}
+
+describeWithShared('OpenAI chat format on the real tau-bench conversations', TAU_BENCH_FILE, () => {
+  const trajectories = loadTrajectories(TAU_BENCH_FILE);
+
+  it('holds conversations', () => {
+    expect(trajectories.length).toBeGreaterThan(0);
+    expect(trajectories.every((t) => t.length > 0)).toBe(true);
+  });
+
+  it('parses every trajectory into one event per message, tool names resolved from their calls', () => {
+    trajectories.forEach((traj, t) => {
+      const events = openAiMessagesToEvents(traj, { idPrefix: `t${t}-` });
+      expect(events).toHaveLength(traj.length);
+      traj.forEach((m, i) => {
+        const e = events[i];
+        expect(e.id).toBe(`t${t}-${i}`);
+        const expectedType = m.role === 'system' ? 'system' : m.role;
+        expect(e.type).toBe(expectedType);
+        if (m.role === 'tool' && e.type === 'tool') {
+          // the data's own `name` field agrees with the call the parser matched (ids are reused in this data)
+          expect(e.responses).toEqual([{ toolCallId: m.tool_call_id, name: m.name, data: m.content }]);
+        }
+      });
+    });
+  });
+
+  it('renders every parsed trajectory into a window with zero problems, equal to the provider shape of the input', () => {
+    let messages = 0;
+    trajectories.forEach((traj, t) => {
+      const rendered = eventsToOpenAiMessages(openAiMessagesToEvents(traj, { idPrefix: `t${t}-` }));
+      expect(validateOpenAiWindow(rendered)).toEqual([]);
+      expect(rendered).toEqual(traj.map(providerShape));
+      messages += rendered.length;
+    });
+    expect(messages).toBeGreaterThan(1000);
+  });
+
+  it('parses a trajectory split into two batches, the second resolving tool names from the session’s known calls', () => {
+    trajectories.forEach((traj, t) => {
+      const cut = Math.floor(traj.length / 2);
+      const first = openAiMessagesToEvents(traj.slice(0, cut), { idPrefix: `a${t}-` });
+      const known = new Map<string, string>();
+      for (const e of first) if (e.type === 'assistant') for (const c of e.toolCalls ?? []) known.set(c.id, c.name);
+      const second = openAiMessagesToEvents(traj.slice(cut), { idPrefix: `b${t}-`, knownCallNames: known });
+      const whole = openAiMessagesToEvents(traj, { idPrefix: 'x' });
+      const strip = (es: SessionEvent[]) => es.map(({ id: _id, ...rest }) => rest);
+      expect(strip([...first, ...second])).toEqual(strip(whole));
+    });
+  });
+
+  it('renders windows cut at every user message (what a compaction keeps) with zero problems', () => {
+    for (const traj of trajectories.slice(0, 30)) {
+      const events = openAiMessagesToEvents(traj);
+      events.forEach((e, i) => {
+        if (e.type !== 'user') return;
+        const summary: SessionEvent = { id: 's', type: 'summary', shadowPrompt: 'Summarize the conversation so far.', text: `recap before ${i}` };
+        const window = [events[0], summary, ...events.slice(i)];
+        const rendered = eventsToOpenAiMessages(window);
+        expect(validateOpenAiWindow(rendered, { summaries: [summary] })).toEqual([]);
+      });
+    }
+  });
+});
+
+describe('openAiMessagesToEvents', () => {
+  it('converts each role, using message ids as client ids', () => {
+    const events = openAiMessagesToEvents([
+      { role: 'system', content: 'be brief', id: 'sys' },
+      { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }], id: 'u1' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } }], id: 'a1' },
+      { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}', id: 't1' },
+      { role: 'assistant', content: 'done', id: 'a2' },
+      { role: 'developer', content: 'new rules', id: 'sys2' },
+    ]);
+    expect(events).toEqual([
+      { id: 'sys', type: 'system', text: 'be brief' },
+      { id: 'u1', type: 'user', text: 'first\nsecond' },
+      { id: 'a1', type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{"q":1}' }] },
+      { id: 't1', type: 'tool', responses: [{ toolCallId: 'c1', name: 'lookup', data: '{"ok":true}' }] },
+      { id: 'a2', type: 'assistant', text: 'done' },
+      { id: 'sys2', type: 'system', text: 'new rules' },
+    ]);
+  });
+
+  it('assigns ids with assignId, else the prefix, else msg-<index>', () => {
+    const msgs = [{ role: 'user', content: 'a' }, { role: 'user', content: 'b', id: 'mine' }];
+    expect(openAiMessagesToEvents(msgs).map((e) => e.id)).toEqual(['msg-0', 'mine']);
+    expect(openAiMessagesToEvents(msgs, { idPrefix: 'r7-' }).map((e) => e.id)).toEqual(['r7-0', 'mine']);
+    expect(openAiMessagesToEvents(msgs, { assignId: (i) => `id${i * 10}` }).map((e) => e.id)).toEqual(['id0', 'mine']);
+  });
+
+  it('resolves a tool name from the latest call with that id (ids reused after an answer)', () => {
+    const call = (name: string) => ({ role: 'assistant', content: null, tool_calls: [{ id: 'same', type: 'function', function: { name, arguments: '{}' } }] });
+    const events = openAiMessagesToEvents([
+      { role: 'user', content: 'go' },
+      call('first_tool'),
+      { role: 'tool', tool_call_id: 'same', content: '1' },
+      call('second_tool'),
+      { role: 'tool', tool_call_id: 'same', content: '2' },
+    ]);
+    expect(events.filter((e) => e.type === 'tool').map((e) => (e.type === 'tool' ? e.responses[0].name : ''))).toEqual(['first_tool', 'second_tool']);
+  });
+
+  it('resolves a tool name from knownCallNames when the call is not in the batch', () => {
+    const [event] = openAiMessagesToEvents([{ role: 'tool', tool_call_id: 'old', content: 'r' }], { knownCallNames: new Map([['old', 'search']]) });
+    expect(event).toEqual({ id: 'msg-0', type: 'tool', responses: [{ toolCallId: 'old', name: 'search', data: 'r' }] });
+  });
+
+  it('rejects a tool message whose call is unknown with a 422 naming the field and call id', () => {
+    let error: unknown;
+    try {
+      openAiMessagesToEvents([{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'nope', content: 'secret result' }]);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(UnknownToolCallError);
+    expect((error as UnknownToolCallError).status).toBe(422);
+    expect((error as Error).message).toContain('messages[1].tool_call_id');
+    expect((error as Error).message).toContain('nope');
+    expect((error as Error).message).not.toContain('secret result');
+  });
+
+  const SECRET = 'SECRET-TEXT-42';
+  const broken: Array<[string, string, unknown[]]> = [
+    ['a non-object message', 'messages[1]', [{ role: 'user', content: 'ok' }, 'hello']],
+    ['a missing role', 'messages[0].role', [{ content: SECRET }]],
+    ['an unknown role', 'messages[0].role', [{ role: 'robot', content: SECRET }]],
+    ['the deprecated function role', 'messages[0].role', [{ role: 'function', name: 'f', content: SECRET }]],
+    ['user content null', 'messages[0].content', [{ role: 'user', content: null }]],
+    ['user content a number', 'messages[0].content', [{ role: 'user', content: 42 }]],
+    ['an image part', 'messages[0].content[0].type', [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }]],
+    ['a text part without text', 'messages[0].content[0].text', [{ role: 'user', content: [{ type: 'text' }] }]],
+    ['an assistant without content or calls', 'messages[0].content', [{ role: 'assistant', content: null }]],
+    ['tool_calls not an array', 'messages[0].tool_calls', [{ role: 'assistant', content: null, tool_calls: { id: 'c' } }]],
+    ['a call without id', 'messages[0].tool_calls[0].id', [{ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }]],
+    ['a call of another type', 'messages[0].tool_calls[0].type', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'custom', function: { name: 'f', arguments: '{}' } }] }]],
+    ['a call without a name', 'messages[0].tool_calls[0].function.name', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: '', arguments: '{}' } }] }]],
+    ['call arguments as an object', 'messages[0].tool_calls[0].function.arguments', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: { a: 1 } } }] }]],
+    [
+      'two calls with one id in a message',
+      'messages[0].tool_calls[1].id',
+      [{ role: 'assistant', content: null, tool_calls: [1, 2].map(() => ({ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } })) }],
+    ],
+    ['a legacy function_call', 'messages[0].function_call', [{ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }]],
+    ['a tool message without tool_call_id', 'messages[0].tool_call_id', [{ role: 'tool', content: SECRET }]],
+    ['a tool message without content', 'messages[1].content', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c' }]],
+    ['a lone surrogate in content', 'messages[0].content', [{ role: 'user', content: `${SECRET}\uD800` }]],
+    ['a lone surrogate in arguments', 'messages[0].tool_calls[0].function.arguments', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '"\uDC00"' } }] }]],
+    ['an empty id', 'messages[0].id', [{ role: 'user', content: SECRET, id: '' }]],
+    ['a duplicate id', 'messages[1].id', [{ role: 'user', content: 'a', id: 'x' }, { role: 'user', content: SECRET, id: 'x' }]],
+  ];
+  it.each(broken)('rejects %s with a 400 naming %s', (_what, parameter, messages) => {
+    let error: unknown;
+    try {
+      openAiMessagesToEvents(messages);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    const err = error as InvalidRequestError;
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('invalid_message');
+    expect(err.parameter).toBe(parameter);
+    expect(err.message.startsWith(`${parameter}:`)).toBe(true);
+    expect(err.message).not.toContain(SECRET);
+  });
+
+  it('rejects a non-array', () => {
+    expect(() => openAiMessagesToEvents({} as unknown as unknown[])).toThrow(InvalidRequestError);
+  });
+});
+
+describe('eventsToOpenAiMessages', () => {
+  it('moves the pinned system message to the front, drops superseded ones, renders a summary as user + assistant', () => {
+    const events: SessionEvent[] = [
+      { id: 's-old', type: 'system', text: 'old rules' },
+      { id: 'sum', type: 'summary', shadowPrompt: 'What happened so far?', text: 'They booked a flight.' },
+      { id: 'u1', type: 'user', text: 'hi' },
+      { id: 's-new', type: 'system', text: 'new rules' },
+      { id: 'a1', type: 'assistant', text: 'Checking.', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }, { id: 'c2', name: 'g', arguments: '{"x":1}' }] },
+      {
+        id: 't1',
+        type: 'tool',
+        responses: [
+          { toolCallId: 'c1', name: 'f', data: 'r1' },
+          { toolCallId: 'c2', name: 'g', data: 'r2' },
+        ],
+      },
+      { id: 'a2', type: 'assistant', text: null, toolCalls: [{ id: 'c3', name: 'h', arguments: '' }] },
+      { id: 'u2', type: 'user', text: null },
+    ];
+    const messages = eventsToOpenAiMessages(events);
+    expect(messages).toEqual<OpenAiChatMessage[]>([
+      { role: 'system', content: 'new rules' },
+      { role: 'user', content: 'What happened so far?' },
+      { role: 'assistant', content: 'They booked a flight.' },
+      { role: 'user', content: 'hi' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } },
+          { id: 'c2', type: 'function', function: { name: 'g', arguments: '{"x":1}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'r1' },
+      { role: 'tool', tool_call_id: 'c2', content: 'r2' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c3', type: 'function', function: { name: 'h', arguments: '' } }] },
+      { role: 'user', content: '' },
+    ]);
+    // c3 is unanswered and its turn is closed by u2: the validator says so
+    expect(validateOpenAiWindow(messages).map((p) => p.code)).toEqual(['tool-call-unanswered']);
+  });
+
+  it('gives an assistant without text or calls an empty string, never null', () => {
+    expect(eventsToOpenAiMessages([{ id: 'a', type: 'assistant', text: null }])).toEqual([{ role: 'assistant', content: '' }]);
+    expect(eventsToOpenAiMessages([{ id: 'a', type: 'assistant', text: null, toolCalls: [] }])).toEqual([{ role: 'assistant', content: '' }]);
+  });
+
+  it('renders nothing for an empty window', () => {
+    expect(eventsToOpenAiMessages([])).toEqual([]);
+  });
+});
+
+describe('validateOpenAiWindow', () => {
+  const call = (...ids: string[]) => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) });
+  const answer = (id: string) => ({ role: 'tool', tool_call_id: id, content: 'r' });
+  const codes = (messages: unknown[], options?: Parameters<typeof validateOpenAiWindow>[1]) => validateOpenAiWindow(messages, options).map((p) => [p.index, p.code]);
+
+  it('accepts a well-formed window, an open call in the last turn included', () => {
+    expect(codes([{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, call('c1', 'c2'), answer('c2'), answer('c1'), { role: 'user', content: 'u2' }, call('c3')])).toEqual([]);
+  });
+
+  it.each<[string, unknown[], Array<[number, string]>]>([
+    ['a system message not first', [{ role: 'user', content: 'u' }, { role: 'system', content: 's' }], [[1, 'system-not-first']]],
+    ['two system messages', [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'system', content: 's2' }], [[2, 'system-repeated']]],
+    ['a tool message without a call', [{ role: 'user', content: 'u' }, answer('ghost')], [[1, 'tool-without-call']]],
+    ['a tool message before its call', [{ role: 'user', content: 'u' }, answer('c1'), call('c1'), answer('c1')], [[1, 'tool-without-call']]],
+    ['a call answered twice', [{ role: 'user', content: 'u' }, call('c1'), answer('c1'), answer('c1')], [[3, 'tool-without-call']]],
+    ['an unanswered call in a closed turn', [{ role: 'user', content: 'u' }, call('c1', 'c2'), answer('c1'), { role: 'user', content: 'u2' }], [[1, 'tool-call-unanswered']]],
+    [
+      'an answer after the user moved on',
+      [{ role: 'user', content: 'u' }, call('c1'), { role: 'user', content: 'u2' }, answer('c1')],
+      [
+        [1, 'tool-call-unanswered'],
+        [3, 'tool-answer-after-user'],
+      ],
+    ],
+    ['a pending call id reused', [{ role: 'user', content: 'u' }, call('c1'), call('c1'), answer('c1')], [[2, 'duplicate-tool-call-id']]],
+    ['a lone high surrogate', [{ role: 'user', content: 'ok \uD83D' }], [[0, 'lone-surrogate']]],
+    ['a lone low surrogate in arguments', [{ role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '\uDE00' } }] }], [[1, 'lone-surrogate']]],
+    ['an unknown role', [{ role: 'robot', content: 'x' }], [[0, 'invalid-message']]],
+    ['an assistant with nothing', [{ role: 'user', content: 'u' }, { role: 'assistant', content: null }], [[1, 'invalid-message']]],
+    ['a tool message without id', [{ role: 'user', content: 'u' }, { role: 'tool', content: 'r' }], [[1, 'invalid-message']]],
+    ['a non-object', [null], [[0, 'invalid-message']]],
+  ])('catches %s', (_what, messages, expected) => {
+    expect(codes(messages)).toEqual(expected);
+  });
+
+  it('does not flag a paired surrogate (an emoji)', () => {
+    expect(codes([{ role: 'user', content: 'ok 😀' }])).toEqual([]);
+  });
+
+  describe('summaries', () => {
+    const summary = { shadowPrompt: 'What happened?', text: 'A recap.' };
+    it('accepts a user-then-assistant pair', () => {
+      expect(codes([{ role: 'system', content: 's' }, { role: 'user', content: summary.shadowPrompt }, { role: 'assistant', content: summary.text }, { role: 'user', content: 'u' }], { summaries: [summary] })).toEqual([]);
+    });
+    it('catches the pair reversed', () => {
+      expect(codes([{ role: 'assistant', content: summary.text }, { role: 'user', content: summary.shadowPrompt }, { role: 'user', content: 'u' }], { summaries: [summary] })).toEqual([
+        [0, 'summary-out-of-place'],
+        [3, 'summary-out-of-place'],
+      ]);
+    });
+    it('catches a summary rendered as a system message', () => {
+      expect(codes([{ role: 'system', content: summary.text }, { role: 'user', content: 'u' }], { summaries: [summary] }).map((p) => p[1])).toEqual([
+        'summary-out-of-place',
+        'summary-out-of-place',
+      ]);
+    });
+    it('catches a missing summary', () => {
+      expect(codes([{ role: 'user', content: 'u' }], { summaries: [summary] })).toEqual([[1, 'summary-out-of-place']]);
+    });
+  });
+});
+
+describe('round trip (property)', () => {
+  const text = fc.string({ maxLength: 12 });
+  const arbTurn = fc.record({
+    user: text,
+    steps: fc.array(
+      fc.record({ say: fc.option(text, { nil: null }), calls: fc.array(fc.record({ name: fc.constantFrom('f', 'g'), args: text, result: text }), { maxLength: 3 }) }),
+      { maxLength: 3 },
+    ),
+  });
+
+  it('any well-formed event window renders to a valid window that parses back to the same messages', () => {
+    fc.assert(
+      fc.property(fc.option(text, { nil: null }), fc.option(fc.record({ shadow: text, recap: text }), { nil: null }), fc.array(arbTurn, { maxLength: 5 }), (system, summary, turns) => {
+        const events: SessionEvent[] = [];
+        let n = 0;
+        if (system !== null) events.push({ id: `e${n++}`, type: 'system', text: system });
+        if (summary) events.push({ id: `e${n++}`, type: 'summary', shadowPrompt: `SHADOW ${summary.shadow}`, text: `RECAP ${summary.recap}` });
+        for (const turn of turns) {
+          events.push({ id: `e${n++}`, type: 'user', text: turn.user });
+          for (const step of turn.steps) {
+            const calls = step.calls.map((c) => ({ id: `call${n++}`, name: c.name, arguments: c.args }));
+            if (calls.length === 0) {
+              events.push({ id: `e${n++}`, type: 'assistant', text: step.say ?? '' });
+              continue;
+            }
+            events.push({ id: `e${n++}`, type: 'assistant', text: step.say, toolCalls: calls });
+            events.push({ id: `e${n++}`, type: 'tool', responses: calls.map((c, k) => ({ toolCallId: c.id, name: c.name, data: step.calls[k].result })) });
+          }
+        }
+        const rendered = eventsToOpenAiMessages(events);
+        const summaries = summary ? [{ shadowPrompt: `SHADOW ${summary.shadow}`, text: `RECAP ${summary.recap}` }] : [];
+        const problems = validateOpenAiWindow(rendered, { summaries });
+        expect(problems).toEqual([]);
+        expect(eventsToOpenAiMessages(openAiMessagesToEvents(rendered))).toEqual(rendered);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
