@@ -67,15 +67,16 @@ async function client(k, until, record) {
   return { lat, acks, errors };
 }
 async function probe(until) {
-  const rtt = []; let n = 0;
+  const rtt = []; const statuses = {}; let n = 0;
   while (hr() < until) {
     const res = await request('POST', '/v1/sessions/probe/events', { events: [nextEvent('p' + n++)] });
     const t0 = hr();
     const win = await request('GET', '/v1/sessions/probe/window?minPosition=' + res.body.position);
-    if (win.status === 200) rtt.push(hr() - t0);
+    statuses[win.status] = (statuses[win.status] || 0) + 1;
+    if (win.status === 200) rtt.push(hr() - t0); else if (!statuses.first) statuses.first = JSON.stringify(win.body).slice(0, 160);
     await new Promise((r) => setTimeout(r, 20));
   }
-  return rtt;
+  return { rtt, statuses };
 }
 (async () => {
   let until = hr() + warmup * 1000;
@@ -86,7 +87,7 @@ async function probe(until) {
   const [results, rtt] = await Promise.all([Promise.all(Array.from({ length: clients }, (_, k) => client(k, until, true))), probe(until)]);
   const end = hr();
   agent.destroy();
-  parentPort.postMessage({ phase: 'done', start, end, results, rtt });
+  parentPort.postMessage({ phase: 'done', start, end, results, rtt: rtt.rtt, windowStatuses: rtt.statuses });
 })().catch((e) => parentPort.postMessage({ phase: 'error', message: String(e && e.stack || e) }));
 `;
 
@@ -96,6 +97,7 @@ interface WorkerDone {
   end: number;
   results: Array<{ lat: number[]; acks: Array<[number, number]>; errors: number }>;
   rtt: number[];
+  windowStatuses: Record<string, number | string>;
 }
 
 function runWorker(data: Record<string, unknown>): Promise<WorkerDone> {
@@ -208,9 +210,11 @@ export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureR
       rows: [
         { figure: 3, metric: 'projection lag ack → visible p50 (ms)', value: round(lag.p50) },
         { figure: 3, metric: 'projection lag ack → visible p99 (ms)', value: round(lag.p99), target: '< 50 ms', met: lag.p99 < 50 },
-        { figure: 3, metric: 'read-your-writes GET window?minPosition p99 (ms)', value: round(rtt.p99), baseline: round(rtt.p50), baselineName: 'its p50' },
+        done.rtt.length > 0
+          ? { figure: 3, metric: 'read-your-writes GET window?minPosition p99 (ms)', value: round(rtt.p99), baseline: round(rtt.p50), baselineName: 'its p50' }
+          : { figure: 3, metric: 'read-your-writes GET window?minPosition', value: `no 200 answer: ${JSON.stringify(done.windowStatuses).slice(0, 60)}` },
       ],
-      details: { lag, readYourWritesRoundTrip: rtt, projectorBatches: batches.length },
+      details: { lag, readYourWritesRoundTrip: rtt, windowStatuses: done.windowStatuses, projectorBatches: batches.length },
       notes: ['lag = time of the projector commit that covers the acked position minus the client-side ack time (0 when already visible at ack)'],
     };
     return [f1, f3];
