@@ -11,6 +11,9 @@ import type { TokenEstimator } from './token-estimators';
 /** Upper bound of the default running-summary reserve, in estimator units (tokens). */
 export const MAX_DEFAULT_SUMMARY_RESERVE = 4096;
 
+/** Least room (estimator units) a chunk must leave for events; below it the budget is rejected. */
+const MIN_EVENT_ROOM = 48;
+
 /** Tokens kept free in every chunk to absorb tokenizer effects at the joins. */
 const JOIN_SLACK = 8;
 
@@ -78,8 +81,9 @@ function fitEach(texts: readonly string[], room: number, estimator: TokenEstimat
  * - Every chunk keeps the request's `systemPrompt`, `shadowPrompt` and full `coveredIds`.
  *
  * Units: `maxInputTokens` and `summaryReserve` are in `estimator`'s unit.
- * @throws InvalidParameterError (`maxInputTokens`) when it is not a positive integer or is too
- *   small to hold the prompt overhead plus some content.
+ * @throws InvalidParameterError (`maxInputTokens`) when it is not a positive integer, or too
+ *   small to hold the prompt, the section headings, the summary reserve and at least 48 units
+ *   of events per chunk (the message says the least acceptable value).
  */
 export function planSummaryChunks(
   request: SummaryRequest,
@@ -125,7 +129,13 @@ export function planSummaryChunks(
   }
   const roomFirst = afterOverlap - firstSummaryRoom;
   const roomLater = afterOverlap - laterSummaryRoom;
-  const roomMin = Math.max(1, Math.min(roomFirst, roomLater));
+  const roomMin = Math.min(roomFirst, roomLater);
+  if (roomMin < MIN_EVENT_ROOM) {
+    throw new InvalidParameterError(
+      'maxInputTokens',
+      `at least ${maxInputTokens + MIN_EVENT_ROOM - roomMin} for this request (prompt, summary and context sections leave only ${roomMin} for events)`,
+    );
+  }
 
   // pack events oldest first; an event too large for any chunk is truncated
   const chunks: string[][] = [];

@@ -1,0 +1,137 @@
+/**
+ * The formatter and the token estimators of DESIGN §3.1. Expected strings are written from the
+ * §3.1 table by hand; `chars` costs are hand-counted; tokenizer counts are checked against the
+ * `tiktoken` package (the Rust tokenizer compiled to WASM), an implementation independent of the
+ * js-tiktoken port the library uses.
+ */
+import fc from 'fast-check';
+import { get_encoding, type Tiktoken as WasmTiktoken } from 'tiktoken';
+import {
+  ESTIMATOR_NAMES,
+  eventCost,
+  formatEvent,
+  formatEventLines,
+  getEstimator,
+  isEstimatorName,
+  type SessionEvent,
+  type TokenEstimator,
+} from '../src';
+
+describe('formatEventLines / formatEvent (DESIGN §3.1)', () => {
+  const cases: Array<[string, SessionEvent, string[]]> = [
+    ['user', { id: 'u', type: 'user', text: 'hi there' }, ['User: hi there']],
+    ['system', { id: 's', type: 'system', text: 'Be brief.' }, ['System: Be brief.']],
+    ['assistant text', { id: 'a', type: 'assistant', text: 'ok' }, ['Assistant: ok']],
+    [
+      'assistant tool calls, no text',
+      {
+        id: 'c',
+        type: 'assistant',
+        text: null,
+        toolCalls: [
+          { id: '1', name: 'f', arguments: '{"x":1}' },
+          { id: '2', name: 'g', arguments: '{}' },
+        ],
+      },
+      ['Assistant [tool calls: f({"x":1}), g({})]'],
+    ],
+    [
+      'assistant text and tool call',
+      { id: 'c', type: 'assistant', text: 'Checking.', toolCalls: [{ id: '1', name: 'f', arguments: 'not json' }] },
+      ['Assistant: Checking. [tool calls: f(not json)]'],
+    ],
+    ['assistant blank text with a call', { id: 'c', type: 'assistant', text: '  ', toolCalls: [{ id: '1', name: 'f', arguments: '{}' }] }, ['Assistant [tool calls: f({})]']],
+    [
+      'tool',
+      {
+        id: 't',
+        type: 'tool',
+        responses: [
+          { toolCallId: '1', name: 'f', data: '{"ok":true}' },
+          { toolCallId: '2', name: 'g', data: 'done' },
+        ],
+      },
+      ['Tool [responses: f -> {"ok":true}, g -> done]'],
+    ],
+    ['summary', { id: 'm', type: 'summary', shadowPrompt: 'Summarize.', text: 'We did X.' }, ['User: Summarize.', 'Assistant: We did X.']],
+    ['missing user text', { id: 'u', type: 'user', text: null }, ['User: [no text content]']],
+    ['empty system text', { id: 's', type: 'system', text: '' }, ['System: [no text content]']],
+    ['missing assistant text, no calls', { id: 'a', type: 'assistant', text: null }, ['Assistant: [no text content]']],
+  ];
+  it.each(cases)('%s', (_name, event, lines) => {
+    expect(formatEventLines(event)).toEqual(lines);
+    expect(formatEvent(event)).toBe(lines.join('\n'));
+  });
+
+  it('keeps multi-line text as one formatted line', () => {
+    expect(formatEventLines({ id: 'u', type: 'user', text: 'a\nb' })).toEqual(['User: a\nb']);
+  });
+});
+
+describe('estimators (DESIGN §3.1)', () => {
+  it('lists the three built-in names and recognizes them', () => {
+    expect([...ESTIMATOR_NAMES].sort()).toEqual(['chars', 'cl100k_base', 'o200k_base']);
+    expect(ESTIMATOR_NAMES[0]).toBe('cl100k_base');
+    expect(isEstimatorName('chars')).toBe(true);
+    expect(isEstimatorName('gpt2')).toBe(false);
+    expect(isEstimatorName(undefined)).toBe(false);
+  });
+
+  it('caches instances', () => {
+    for (const name of ESTIMATOR_NAMES) {
+      expect(getEstimator(name)).toBe(getEstimator(name));
+      expect(getEstimator(name).name).toBe(name);
+    }
+  });
+
+  it('chars counts UTF-16 code units', () => {
+    const chars = getEstimator('chars');
+    expect(chars.count('')).toBe(0);
+    expect(chars.count('héllo')).toBe(5);
+    expect(chars.count('👍')).toBe(2); // one astral code point = a surrogate pair
+    expect(chars.count('改签')).toBe(2);
+  });
+
+  it('eventCost sums the lines: a summary costs both, without the joining newline', () => {
+    const chars = getEstimator('chars');
+    // "User: Summarize." = 16, "Assistant: We did X." = 20
+    expect(eventCost({ id: 'm', type: 'summary', shadowPrompt: 'Summarize.', text: 'We did X.' }, chars)).toBe(36);
+    // "User: hi" = 8
+    expect(eventCost({ id: 'u', type: 'user', text: 'hi' }, chars)).toBe(8);
+    // 'Tool [responses: get_weather -> {"temp":"22C"}]' = 17 + 15 + 14 + 1
+    expect(eventCost({ id: 't', type: 'tool', responses: [{ toolCallId: 'c', name: 'get_weather', data: '{"temp":"22C"}' }] }, chars)).toBe(47);
+  });
+
+  it('accepts a caller-supplied estimator', () => {
+    const words: TokenEstimator = { name: 'words', count: (t) => t.split(/\s+/).filter(Boolean).length };
+    // "User: Summarize." = 2 words, "Assistant: We did X." = 4 words
+    expect(eventCost({ id: 'm', type: 'summary', shadowPrompt: 'Summarize.', text: 'We did X.' }, words)).toBe(6);
+  });
+
+  describe.each(['cl100k_base', 'o200k_base'] as const)('%s agrees with the WASM tiktoken', (name) => {
+    let reference: WasmTiktoken;
+    beforeAll(() => {
+      reference = get_encoding(name);
+    });
+    afterAll(() => reference.free());
+    const ref = (text: string) => reference.encode(text, [], []).length;
+
+    it('on fixed samples', () => {
+      const estimator = getEstimator(name);
+      expect(estimator.count('hello world')).toBe(2);
+      for (const s of ['', 'User: hello', '请帮我把周五从上海飞往东京的航班改签到周六 ✈️ 🙏', 'Tool [responses: f -> {"a":[1,2,3]}]', '<|endoftext|> is plain text here', '  \n\t ']) {
+        expect(estimator.count(s)).toBe(ref(s));
+      }
+    });
+
+    it('on random strings', () => {
+      const estimator = getEstimator(name);
+      fc.assert(
+        fc.property(fc.string({ unit: 'grapheme', maxLength: 60 }), (s) => {
+          expect(estimator.count(s)).toBe(ref(s));
+        }),
+        { numRuns: 200 },
+      );
+    });
+  });
+});

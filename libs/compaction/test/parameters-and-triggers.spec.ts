@@ -1,0 +1,161 @@
+/**
+ * Parameter validation (DESIGN §3.4: rejected before anything is read, naming the parameter and
+ * its allowed range) and triggers (§3.5).
+ */
+import {
+  costEvents,
+  DEFAULT_SHADOW_PROMPT,
+  DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+  evaluateTrigger,
+  getEstimator,
+  InvalidParameterError,
+  MAX_TRIGGER_DEPTH,
+  parseStrategy,
+  parseTrigger,
+  type SessionEvent,
+  type Trigger,
+} from '../src';
+
+function rejection(fn: () => unknown): InvalidParameterError {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(InvalidParameterError);
+    return e as InvalidParameterError;
+  }
+  throw new Error('expected an InvalidParameterError');
+}
+
+describe('parseStrategy (DESIGN §3.4)', () => {
+  it('applies the defaults', () => {
+    expect(parseStrategy({ type: 'sliding-window' })).toEqual({ type: 'sliding-window', maxEvents: 20 });
+    expect(parseStrategy({ type: 'turn-window' })).toEqual({ type: 'turn-window', maxTurns: 10 });
+    expect(parseStrategy({ type: 'token-count' })).toEqual({ type: 'token-count', maxTokens: 4000 });
+    expect(parseStrategy({ type: 'recursive-summarization' })).toEqual({
+      type: 'recursive-summarization',
+      maxEventsToKeep: 10,
+      overlapSize: 2,
+      shadowPrompt: DEFAULT_SHADOW_PROMPT,
+      systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+    });
+    expect(parseStrategy({ type: 'rolling-summary' })).toEqual({
+      type: 'rolling-summary',
+      keepTurns: 2,
+      summarizeAtTokens: 2500,
+      shadowPrompt: DEFAULT_SHADOW_PROMPT,
+      systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+    });
+  });
+
+  it('keeps given values and does not modify the input', () => {
+    const input = { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0, shadowPrompt: 'Recap?', systemPrompt: 'Be short.' };
+    const copy = { ...input };
+    expect(parseStrategy(input)).toEqual(input);
+    expect(input).toEqual(copy);
+  });
+
+  it('clamps the default overlap below a small maxEventsToKeep', () => {
+    expect(parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 1 })).toMatchObject({ overlapSize: 0 });
+    expect(parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2 })).toMatchObject({ overlapSize: 1 });
+  });
+
+  const badCounts: unknown[] = [0, -1, 1.5, NaN, Infinity, -Infinity, '5', null, true, 1e9 + 1, 1e12, [], {}];
+  const countParams: Array<[string, string]> = [
+    ['sliding-window', 'maxEvents'],
+    ['turn-window', 'maxTurns'],
+    ['token-count', 'maxTokens'],
+    ['recursive-summarization', 'maxEventsToKeep'],
+    ['rolling-summary', 'keepTurns'],
+    ['rolling-summary', 'summarizeAtTokens'],
+  ];
+  it.each(countParams)('%s rejects invalid %s, naming it and the range', (type, param) => {
+    for (const value of badCounts) {
+      const err = rejection(() => parseStrategy({ type, [param]: value }));
+      expect(err.parameter).toBe(`strategy.${param}`);
+      expect(err.message).toContain(param);
+      expect(err.allowed).toContain('1 to 1000000000');
+    }
+    expect(() => parseStrategy({ type, [param]: 1e9 })).not.toThrow();
+    expect(() => parseStrategy({ type, [param]: 1 })).not.toThrow();
+  });
+
+  it('rejects overlapSize outside 0 … maxEventsToKeep − 1', () => {
+    for (const overlapSize of [3, 4, -1, 0.5, NaN, '1']) {
+      const err = rejection(() => parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize }));
+      expect(err.parameter).toBe('strategy.overlapSize');
+      expect(err.allowed).toContain('maxEventsToKeep');
+    }
+    expect(parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 2 })).toMatchObject({ overlapSize: 2 });
+  });
+
+  it('rejects unknown types, keys, non-objects and blank prompts', () => {
+    expect(rejection(() => parseStrategy({ type: 'fifo' })).parameter).toBe('strategy.type');
+    expect(rejection(() => parseStrategy({})).parameter).toBe('strategy.type');
+    expect(rejection(() => parseStrategy(null)).parameter).toBe('strategy');
+    expect(rejection(() => parseStrategy([1])).parameter).toBe('strategy');
+    expect(rejection(() => parseStrategy({ type: 'sliding-window', maxTurns: 3 })).parameter).toBe('strategy.maxTurns');
+    expect(rejection(() => parseStrategy({ type: 'token-count', maxTokens: 5, extra: 1 })).parameter).toBe('strategy.extra');
+    expect(rejection(() => parseStrategy({ type: 'rolling-summary', shadowPrompt: '  ' })).parameter).toBe('strategy.shadowPrompt');
+    expect(rejection(() => parseStrategy({ type: 'rolling-summary', systemPrompt: 42 })).parameter).toBe('strategy.systemPrompt');
+    expect(rejection(() => parseStrategy({ type: 'rolling-summary', shadowPrompt: 'x'.repeat(10_001) })).parameter).toBe('strategy.shadowPrompt');
+  });
+});
+
+describe('parseTrigger (DESIGN §3.5)', () => {
+  it('accepts nested triggers', () => {
+    const t = { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 3 }, { type: 'all-of', triggers: [{ type: 'token-count', threshold: 10 }] }] };
+    expect(parseTrigger(t)).toEqual(t);
+  });
+
+  it('rejects bad values, naming the path', () => {
+    expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: 0 })).parameter).toBe('trigger.maxTurns');
+    expect(rejection(() => parseTrigger({ type: 'turn-count' })).parameter).toBe('trigger.maxTurns');
+    expect(rejection(() => parseTrigger({ type: 'token-count', threshold: 2.5 })).parameter).toBe('trigger.threshold');
+    expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [] })).parameter).toBe('trigger.triggers');
+    expect(rejection(() => parseTrigger({ type: 'all-of' })).parameter).toBe('trigger.triggers');
+    expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [{ type: 'token-count', threshold: -1 }] })).parameter).toBe('trigger.triggers[0].threshold');
+    expect(rejection(() => parseTrigger({ type: 'soon' })).parameter).toBe('trigger.type');
+    expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: 2, threshold: 3 })).parameter).toBe('trigger.threshold');
+    expect(rejection(() => parseTrigger('turn-count')).parameter).toBe('trigger');
+  });
+
+  it('limits the nesting depth', () => {
+    const nest = (depth: number): unknown => (depth === 1 ? { type: 'turn-count', maxTurns: 1 } : { type: 'any-of', triggers: [nest(depth - 1)] });
+    expect(() => parseTrigger(nest(MAX_TRIGGER_DEPTH))).not.toThrow();
+    expect(rejection(() => parseTrigger(nest(MAX_TRIGGER_DEPTH + 1))).parameter).toContain('triggers');
+  });
+});
+
+describe('evaluateTrigger (DESIGN §3.5)', () => {
+  const chars = getEstimator('chars');
+  const events: SessionEvent[] = [
+    { id: 's1', type: 'system', text: 'old rules' }, // superseded: "System: old rules" = 17, not counted
+    { id: 'u1', type: 'user', text: 'hi' }, // 8
+    { id: 'm', type: 'summary', shadowPrompt: 'S?', text: 'ok' }, // "User: S?" 8 + "Assistant: ok" 13
+    { id: 's2', type: 'system', text: 'rules' }, // pinned: 13
+    { id: 'a1', type: 'assistant', text: 'yo' }, // 13
+    { id: 'u2', type: 'user', text: 'go' }, // 8
+  ];
+  const costed = costEvents(events, chars);
+  const total = 8 + 21 + 13 + 13 + 8; // 63
+
+  it('no trigger always fires', () => {
+    expect(evaluateTrigger(null, costed)).toBe(true);
+    expect(evaluateTrigger(undefined, [])).toBe(true);
+  });
+  it('turn-count counts user events, the turn in progress included', () => {
+    expect(evaluateTrigger({ type: 'turn-count', maxTurns: 1 }, costed)).toBe(true);
+    expect(evaluateTrigger({ type: 'turn-count', maxTurns: 2 }, costed)).toBe(false);
+  });
+  it('token-count adds pinned system, summaries and real events, at or over the threshold', () => {
+    expect(evaluateTrigger({ type: 'token-count', threshold: total }, costed)).toBe(true);
+    expect(evaluateTrigger({ type: 'token-count', threshold: total + 1 }, costed)).toBe(false);
+  });
+  it('any-of / all-of', () => {
+    const yes: Trigger = { type: 'turn-count', maxTurns: 1 };
+    const no: Trigger = { type: 'token-count', threshold: 1000 };
+    expect(evaluateTrigger({ type: 'any-of', triggers: [no, yes] }, costed)).toBe(true);
+    expect(evaluateTrigger({ type: 'all-of', triggers: [no, yes] }, costed)).toBe(false);
+    expect(evaluateTrigger({ type: 'all-of', triggers: [yes, { type: 'any-of', triggers: [no, yes] }] }, costed)).toBe(true);
+  });
+});

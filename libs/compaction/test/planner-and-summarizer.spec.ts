@@ -1,0 +1,266 @@
+/**
+ * Planner edge cases (DESIGN §3.3, §3.6, §3.7) and the summarizer-side helpers: messages,
+ * bounded input chunks, the extractive summarizer, middle truncation, turn helpers.
+ */
+import fc from 'fast-check';
+import {
+  buildSummarizerMessages,
+  completePlan,
+  costEvents,
+  countTurns,
+  DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+  EXTRACTIVE_SUMMARIZER_MODEL,
+  extractiveSummary,
+  getEstimator,
+  groupTurns,
+  InvalidParameterError,
+  planCompaction,
+  planSummaryChunks,
+  summarizerInputCost,
+  SUMMARIZER_SECTION,
+  truncateMiddle,
+  type SessionEvent,
+  type SummaryRequest,
+  type TokenEstimator,
+} from '../src';
+
+const chars = getEstimator('chars');
+const u = (id: string, text = id): SessionEvent => ({ id, type: 'user', text });
+const a = (id: string, text = id): SessionEvent => ({ id, type: 'assistant', text });
+const call = (id: string, callId: string): SessionEvent => ({ id, type: 'assistant', text: null, toolCalls: [{ id: callId, name: 'f', arguments: '{}' }] });
+const resp = (id: string, callId: string): SessionEvent => ({ id, type: 'tool', responses: [{ toolCallId: callId, name: 'f', data: 'ok' }] });
+const plan = (events: SessionEvent[], strategy: Parameters<typeof planCompaction>[1]) => planCompaction(costEvents(events, chars), strategy);
+
+describe('planner: tool safety and turns (DESIGN §3.3)', () => {
+  it('an open call is never archived: the cut moves back to the start of its turn', () => {
+    const events = [u('u1'), call('c1', 'x'), a('a1'), u('u2'), a('a2'), u('u3'), a('a3')];
+    expect(plan(events, { type: 'sliding-window', maxEvents: 2 }).archivedIds).toEqual([]);
+  });
+
+  it('a response kept in a later turn keeps its call: the cut moves back, repeatedly', () => {
+    const events = [u('u1'), call('c1', 'x'), u('u2'), call('c2', 'y'), resp('t1', 'x'), u('u3'), resp('t2', 'y'), u('u4'), a('a4')];
+    // sliding-window 2 → raw cut at u4; t2 is before it, so the cut is at u4: archived up to u4 is safe
+    expect(plan(events, { type: 'sliding-window', maxEvents: 2 }).archivedIds).toEqual(['u1', 'c1', 'u2', 'c2', 't1', 'u3', 't2']);
+    // sliding-window 4 → cut at u3, whose t2 answers c2 (turn u2), whose turn holds t1 answering c1 (turn u1): no cut
+    expect(plan(events, { type: 'sliding-window', maxEvents: 4 }).archivedIds).toEqual([]);
+  });
+
+  it('token-count archives a leading preamble even when everything fits', () => {
+    const events = [a('boot'), u('u1'), a('a1')];
+    expect(plan(events, { type: 'token-count', maxTokens: 10_000 }).archivedIds).toEqual(['boot']);
+  });
+
+  it('turn-window keeps the preamble and archives whole turns', () => {
+    const events = [a('boot'), u('u1'), a('a1'), u('u2'), a('a2'), u('u3')];
+    const p = plan(events, { type: 'turn-window', maxTurns: 1 });
+    expect(p.archivedIds).toEqual(['u1', 'a1', 'u2', 'a2']);
+    expect(p.keptIds).toEqual(['boot', 'u3']);
+  });
+
+  it('no user event: nothing is archived but superseded system messages', () => {
+    const events: SessionEvent[] = [{ id: 's1', type: 'system', text: 'a' }, a('a1'), a('a2'), { id: 's2', type: 'system', text: 'b' }, a('a3')];
+    for (const strategy of [
+      { type: 'sliding-window' as const, maxEvents: 1 },
+      { type: 'token-count' as const, maxTokens: 1 },
+      { type: 'turn-window' as const, maxTurns: 1 },
+    ]) {
+      expect(plan(events, strategy).archivedIds).toEqual(['s1']);
+    }
+  });
+
+  it('rolling-summary: nothing changes below the threshold but superseded systems; over it, one request', () => {
+    const events: SessionEvent[] = [{ id: 's1', type: 'system', text: 'a' }, u('u1'), a('a1'), { id: 's2', type: 'system', text: 'b' }, u('u2'), a('a2'), u('u3')];
+    const strategy = { type: 'rolling-summary' as const, keepTurns: 2, summarizeAtTokens: 100, shadowPrompt: 'S?', systemPrompt: 'P' };
+    const below = plan(events, strategy);
+    expect(below.archivedIds).toEqual(['s1']);
+    expect(below.summaryRequest).toBeUndefined();
+    const over = plan(events, { ...strategy, summarizeAtTokens: 20 }); // older = "User: u1" 8 + "Assistant: a1" 13 = 21 > 20
+    expect(over.summaryRequest?.toSummarize).toEqual(['User: u1', 'Assistant: a1']);
+    expect(over.summaryRequest?.overlap).toEqual([]);
+    expect(over.summaryInsertBeforeId).toBe('u2');
+  });
+});
+
+describe('completePlan (DESIGN §3.6, §3.7)', () => {
+  const events: SessionEvent[] = [{ id: 'old', type: 'summary', shadowPrompt: 'S?', text: 'before' }, u('u1'), a('a1'), u('u2'), a('a2')];
+  const strategy = { type: 'recursive-summarization' as const, maxEventsToKeep: 2, overlapSize: 1, shadowPrompt: 'S?', systemPrompt: 'P' };
+
+  it('throws a clear error without reply or summaryId', () => {
+    const p = plan(events, strategy);
+    expect(() => completePlan(p, { estimator: chars, summaryId: 'n' })).toThrow(/reply/);
+    expect(() => completePlan(p, { estimator: chars, reply: { text: 'x' } })).toThrow(/summaryId/);
+    expect(() => completePlan(p, { estimator: chars, reply: { text: 'x' }, summaryId: 'u2' })).toThrow(/already/);
+  });
+
+  it('inserts the summary and computes the figures', () => {
+    const p = plan(events, strategy);
+    const r = completePlan(p, { estimator: chars, reply: { text: 'new' }, summaryId: 'n' });
+    expect(r.keptIds).toEqual(['n', 'u2', 'a2']);
+    expect(r.archivedIds).toEqual(['old', 'u1', 'a1']);
+    // archived: "User: S?" 8 + "Assistant: before" 17 + 8 + 13 = 46; new: 8 + "Assistant: new" 14 = 22
+    expect(r.summary).toEqual({ id: 'n', shadowPrompt: 'S?', text: 'new', insertBeforeId: 'u2', coveredIds: ['old', 'u1', 'a1'], tokens: 22 });
+    expect(r.tokensEstimatedSaved).toBe(24);
+    expect(r.tokensBefore).toBe(46 + 8 + 13);
+    expect(r.tokensAfter).toBe(22 + 8 + 13);
+  });
+
+  it('floors the saving at 0 when the summary is longer than what it replaces', () => {
+    const r = completePlan(plan(events, strategy), { estimator: chars, reply: { text: 'x'.repeat(500) }, summaryId: 'n' });
+    expect(r.tokensEstimatedSaved).toBe(0);
+  });
+});
+
+describe('buildSummarizerMessages', () => {
+  const request: SummaryRequest = {
+    systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+    shadowPrompt: 'S?',
+    currentSummaries: ['PREV'],
+    toSummarize: ['User: one', 'Assistant: two'],
+    overlap: ['User: three'],
+    coveredIds: [],
+  };
+  it('sends the previous summary, the events in order and the overlap marked as context', () => {
+    const m = buildSummarizerMessages(request);
+    expect(m.system).toBe(DEFAULT_SUMMARIZER_SYSTEM_PROMPT);
+    const order = ['PREV', 'User: one', 'Assistant: two', SUMMARIZER_SECTION.context, 'User: three'].map((s) => m.user.indexOf(s));
+    expect(order.every((p, i) => p >= 0 && (i === 0 || p > order[i - 1]))).toBe(true);
+    expect(SUMMARIZER_SECTION.context).toMatch(/do not summarize/i);
+  });
+  it('omits empty sections', () => {
+    const m = buildSummarizerMessages({ ...request, currentSummaries: [], overlap: [] });
+    expect(m.user).not.toContain(SUMMARIZER_SECTION.previousSummary);
+    expect(m.user).not.toContain(SUMMARIZER_SECTION.context);
+  });
+  it('the default prompt asks for the recap of DESIGN §3.7', () => {
+    for (const word of ["user's goal", 'key concepts', 'paths', 'identifiers', 'errors', 'decisions', 'every user message', 'open tasks', 'work in progress', 'next step', 'merge']) {
+      expect(DEFAULT_SUMMARIZER_SYSTEM_PROMPT.toLowerCase()).toContain(word);
+    }
+  });
+});
+
+describe('planSummaryChunks (DESIGN §3.7)', () => {
+  const base: SummaryRequest = { systemPrompt: 'Summarize.', shadowPrompt: 'S?', currentSummaries: [], toSummarize: [], overlap: [], coveredIds: ['x'] };
+
+  it('returns the request itself when it fits', () => {
+    const r = { ...base, toSummarize: ['User: hi'] };
+    expect(planSummaryChunks(r, 10_000, chars)).toEqual([r]);
+  });
+
+  it('rejects a budget too small for the prompt', () => {
+    expect(() => planSummaryChunks({ ...base, toSummarize: ['User: ' + 'x'.repeat(100)] }, 20, chars)).toThrow(/maxInputTokens/);
+  });
+
+  const check = (request: SummaryRequest, max: number, estimator: TokenEstimator) => {
+    const chunks = planSummaryChunks(request, max, estimator);
+    if (summarizerInputCost(request, estimator) <= max) {
+      expect(chunks).toEqual([request]);
+      return;
+    }
+    expect(chunks.length).toBeGreaterThan(0);
+    chunks.forEach((c, i) => {
+      // every chunk fits, leaving room for the running summary in chunks 2…
+      expect(summarizerInputCost(c, estimator)).toBeLessThanOrEqual(max);
+      if (i > 0) expect(c.currentSummaries).toEqual([]);
+      if (i < chunks.length - 1) expect(c.overlap).toEqual([]);
+      expect(c.coveredIds).toEqual(request.coveredIds);
+    });
+    // every event is there, in order; only oversize ones are shortened (with a marker)
+    const flat = chunks.flatMap((c) => c.toSummarize);
+    expect(flat.length).toBe(request.toSummarize.length);
+    flat.forEach((t, i) => {
+      if (t !== request.toSummarize[i]) expect(t).toContain('characters omitted');
+    });
+    if (request.currentSummaries.length > 0) expect(chunks[0].currentSummaries.length).toBe(request.currentSummaries.length);
+    if (request.overlap.length > 0) expect(chunks[chunks.length - 1].overlap.length).toBe(request.overlap.length);
+  };
+
+  it('splits oldest first, keeps every event, fits every chunk (random sizes)', () => {
+    const texts = fc.array(fc.string({ minLength: 1, maxLength: 800, size: 'max' }).map((s) => `User: ${s}`), { minLength: 1, maxLength: 30 });
+    const side = (maxLength: number) => fc.array(fc.string({ maxLength, size: 'large' }), { maxLength: 2 });
+    fc.assert(
+      fc.property(texts, side(600), side(300), fc.integer({ min: 120, max: 3000 }), (toSummarize, currentSummaries, overlap, max) => {
+        try {
+          check({ ...base, toSummarize, currentSummaries, overlap }, max, chars);
+        } catch (e) {
+          // a budget too small for the prompt and the section headings is rejected, never silently dropped
+          if (!(e instanceof InvalidParameterError)) throw e;
+          expect(e.parameter).toBe('maxInputTokens');
+          expect(max).toBeLessThan(400);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('with a real tokenizer, truncating a huge event in the middle and keeping the newest events', () => {
+    const cl100k = getEstimator('cl100k_base');
+    const huge = 'User: START ' + 'lorem ipsum dolor sit amet '.repeat(400) + ' END';
+    const request = { ...base, currentSummaries: ['previous facts'], toSummarize: ['User: first', huge, 'Assistant: newest answer'], overlap: ['User: next'] };
+    check(request, 500, cl100k);
+    const chunks = planSummaryChunks(request, 500, cl100k);
+    const flat = chunks.flatMap((c) => c.toSummarize);
+    expect(flat[1]).toMatch(/^User: START[\s\S]*characters omitted[\s\S]*END$/);
+    expect(flat[2]).toBe('Assistant: newest answer');
+  });
+});
+
+describe('extractiveSummary (DESIGN §3.7)', () => {
+  const request: SummaryRequest = {
+    systemPrompt: 'unused',
+    shadowPrompt: 'S?',
+    currentSummaries: ['Earlier: the user is Ana, order 7731.'],
+    toSummarize: [
+      'User: Please move reservation XK42Q9 to Saturday',
+      'Assistant [tool calls: get_reservation_details({"reservation_id":"XK42Q9"})]',
+      'Tool [responses: get_reservation_details -> {"origin":"PVG","date":"2024-05-17","price":412.5}]',
+      'Assistant: Edited /src/app/config.ts as asked.',
+      'User: thanks, and check https://example.com/status',
+    ],
+    overlap: ['User: OVERLAP-ONLY'],
+    coveredIds: [],
+  };
+
+  it('is deterministic, names itself, and keeps user messages, tools, artefacts and the previous summary', () => {
+    const s = extractiveSummary(request);
+    expect(extractiveSummary(request)).toBe(s);
+    expect(s).toContain(EXTRACTIVE_SUMMARIZER_MODEL);
+    expect(s).toContain('Please move reservation XK42Q9 to Saturday');
+    expect(s).toContain('thanks, and check https://example.com/status');
+    expect(s).toContain('get_reservation_details');
+    for (const x of ['reservation_id=XK42Q9', 'origin=PVG', '2024-05-17', '/src/app/config.ts', 'https://example.com/status', '412.5']) expect(s).toContain(x);
+    expect(s).toContain('order 7731');
+    expect(s).not.toContain('OVERLAP-ONLY');
+  });
+
+  it('is never blank and stays within maxChars (random requests)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.string({ maxLength: 300 }), { minLength: 1, maxLength: 20 }), fc.array(fc.string({ maxLength: 2000 }), { maxLength: 2 }), fc.integer({ min: 0, max: 3000 }), (toSummarize, currentSummaries, maxChars) => {
+        const s = extractiveSummary({ ...request, toSummarize, currentSummaries }, { maxChars });
+        expect(s.trim()).not.toBe('');
+        expect(s.length).toBeLessThanOrEqual(Math.max(200, maxChars));
+        expect(extractiveSummary({ ...request, toSummarize, currentSummaries }, { maxChars })).toBe(s);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe('truncateMiddle and turns', () => {
+  it('keeps both ends and never exceeds the limit', () => {
+    expect(truncateMiddle('abcdef', 10)).toBe('abcdef');
+    const t = truncateMiddle('A'.repeat(50) + 'Z'.repeat(50), 60);
+    expect(t.length).toBeLessThanOrEqual(60);
+    expect(t.startsWith('AAAA')).toBe(true);
+    expect(t.endsWith('ZZZZ')).toBe(true);
+    expect(t).toContain('characters omitted');
+    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 300 }), fc.nat(400), (s, n) => expect(truncateMiddle(s, n).length).toBeLessThanOrEqual(Math.max(n, 0))));
+  });
+
+  it('counts turns and groups the preamble', () => {
+    const events = costEvents([a('p'), { id: 's', type: 'system', text: 'x' }, u('u1'), a('a1'), u('u2')], chars);
+    expect(countTurns(events)).toBe(2);
+    const g = groupTurns(events);
+    expect(g.preamble.map((c) => c.event.id)).toEqual(['p']);
+    expect(g.turns.map((t) => t.map((c) => c.event.id))).toEqual([['u1', 'a1'], ['u2']]);
+  });
+});
