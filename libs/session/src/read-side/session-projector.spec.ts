@@ -1,0 +1,288 @@
+import { getWindow } from './queries/window-query';
+import { getCompaction, listCompactions } from './queries/compaction-history-query';
+import { listLog } from './queries/session-log-query';
+import { InvalidQueryError } from './invalid-query-error';
+import { MalformedEventError } from './malformed-event-error';
+import { dumpReadModels } from './read-model-dump';
+import { ReadModelStore } from './read-model-store';
+import { SessionProjector } from './session-projector';
+import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
+import { CONVERSATION_EVENT } from '../events/session-stream-events';
+
+function setup() {
+  const store = ReadModelStore.open(':memory:');
+  const projector = new SessionProjector(store);
+  return { store, projector };
+}
+
+const windowIds = (store: ReadModelStore, sessionId: string, tenantId = 'default') => getWindow(store, tenantId, sessionId)?.entries.map((e) => e.event.id);
+
+describe('SessionProjector: hand-built sequences', () => {
+  it('projects appends into the window, the log and the session row', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog('acme');
+    log.append('s1', system('sys1', 'be brief'));
+    log.append('s1', user('u1', 'hello'), { userId: 'alice' });
+    log.append('s1', assistant('a1', null, [['read_file', '{"path":"a.ts"}']]));
+    log.append('s1', tool('t1', 'call-a1-0', 'read_file', 'contents'), { userId: 'bob' });
+
+    expect(projector.applyBatch(log.events)).toBe(4n);
+    expect(projector.checkpoint()).toBe(4n);
+
+    const window = getWindow(store, 'acme', 's1')!;
+    expect(window.revision).toBe(3n);
+    expect(window.entries.map((e) => [e.event.id, e.revision, e.anchorRevision])).toEqual([
+      ['sys1', 0n, 0n],
+      ['u1', 1n, 1n],
+      ['a1', 2n, 2n],
+      ['t1', 3n, 3n],
+    ]);
+    expect(window.entries[2]!.event).toEqual(assistant('a1', null, [['read_file', '{"path":"a.ts"}']]));
+    expect(window.entries[1]!.costs).toEqual({ chars: 20, cl100k_base: 5, o200k_base: 5 });
+
+    const session = store.db.prepare('SELECT * FROM sessions').safeIntegers(true).get() as Record<string, unknown>;
+    expect(session).toMatchObject({ session_id: 's1', tenant_id: 'acme', user_id: 'alice', revision: 3n, last_position: 4n });
+    expect(session.created_at).toBe('2024-05-01T00:00:01.000Z');
+    expect(session.updated_at).toBe('2024-05-01T00:00:04.000Z');
+
+    const page = listLog(store, 'acme', 's1')!;
+    expect(page.events.map((e) => [e.revision, e.type, e.eventId, e.kind, e.archived])).toEqual([
+      [0n, CONVERSATION_EVENT, 'sys1', 'system', false],
+      [1n, CONVERSATION_EVENT, 'u1', 'user', false],
+      [2n, CONVERSATION_EVENT, 'a1', 'assistant', false],
+      [3n, CONVERSATION_EVENT, 't1', 'tool', false],
+    ]);
+    expect(page.nextRevision).toBeUndefined();
+  });
+
+  it('archives events, puts a summary before its anchor, and records the compaction with its ids and summary', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'first question'));
+    log.append('s1', assistant('a1', 'first answer'));
+    log.append('s1', user('u2', 'second question'));
+    log.append('s1', assistant('a2', 'second answer'));
+    projector.applyBatch(log.events);
+
+    const c1 = [log.archive('s1', 'c1', ['u1', 'a1']), log.summary('s1', 'c1', 'u2', 'they talked'), log.completed('s1', 'c1', ['summary-c1', 'u2', 'a2'])];
+    projector.applyBatch(c1);
+    log.append('s1', user('u3', 'third question'));
+    projector.applyBatch(log.events);
+
+    expect(windowIds(store, 's1')).toEqual(['summary-c1', 'u2', 'a2', 'u3']);
+    const summaryEntry = getWindow(store, 'default', 's1')!.entries[0]!;
+    expect(summaryEntry).toMatchObject({ revision: 5n, anchorRevision: 2n, compactionId: 'c1' });
+    expect(summaryEntry.event).toEqual({ id: 'summary-c1', type: 'summary', shadowPrompt: 'Summarize the conversation so far.', text: 'they talked' });
+
+    // Second compaction archives the old summary and u2/a2, summary before u3.
+    projector.applyBatch([log.archive('s1', 'c2', ['summary-c1', 'u2', 'a2']), log.summary('s1', 'c2', 'u3', 'recap two'), log.completed('s1', 'c2')]);
+    expect(windowIds(store, 's1')).toEqual(['summary-c2', 'u3']);
+
+    const entries = listLog(store, 'default', 's1')!.events;
+    const byId = Object.fromEntries(entries.filter((e) => e.eventId).map((e) => [e.eventId, [e.archived, e.archivedBy]]));
+    expect(byId).toEqual({
+      u1: [true, 'c1'],
+      a1: [true, 'c1'],
+      u2: [true, 'c2'],
+      a2: [true, 'c2'],
+      u3: [false, undefined],
+      'summary-c1': [true, 'c2'],
+      'summary-c2': [false, undefined],
+    });
+    expect(entries.filter((e) => !e.eventId).map((e) => [e.type, e.compactionId, e.archived])).toEqual([
+      ['EventsArchived', 'c1', undefined],
+      ['CompactionCompleted', 'c1', undefined],
+      ['EventsArchived', 'c2', undefined],
+      ['CompactionCompleted', 'c2', undefined],
+    ]);
+
+    const history = listCompactions(store, 'default', 's1')!;
+    expect(history.map((c) => [c.compactionId, c.outcome, c.revision, c.archivedIds, c.summary?.summaryId])).toEqual([
+      ['c1', 'compacted', 6n, ['u1', 'a1'], 'summary-c1'],
+      ['c2', 'compacted', 10n, ['summary-c1', 'u2', 'a2'], 'summary-c2'],
+    ]);
+    const c1Record = getCompaction(store, 'default', 's1', 'c1')!;
+    expect(c1Record.at).toBe('2024-06-01T00:00:01.000Z');
+    expect(c1Record.data).toMatchObject({ compactionId: 'c1', keptIds: ['summary-c1', 'u2', 'a2'], tokensEstimatedSaved: 60 });
+    expect(c1Record.position).toBe(7n);
+    expect(getCompaction(store, 'default', 's1', 'nope')).toBeNull();
+  });
+
+  it('orders a summary inserted before an event that is no longer active at that event’s revision, and one with an unknown anchor at its own', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'a'));
+    log.append('s1', user('u2', 'b'));
+    log.append('s1', user('u3', 'c'));
+    log.archive('s1', 'c1', ['u1', 'u2']);
+    log.summary('s1', 'c1', 'u2', 'x'); // u2 archived: anchor = revision of u2 (1)
+    log.summary('s1', 'c9', 'zzz', 'y'); // unknown: anchor = own revision (5)
+    log.append('s1', user('u4', 'd'));
+    projector.applyBatch(log.events);
+    expect(getWindow(store, 'default', 's1')!.entries.map((e) => [e.event.id, e.anchorRevision])).toEqual([
+      ['summary-c1', 1n],
+      ['u3', 2n],
+      ['summary-c9', 5n],
+      ['u4', 6n],
+    ]);
+  });
+
+  it('records a failed compaction, with the superseded system message it archived anyway', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', system('sys1', 'old rules'));
+    log.append('s1', system('sys2', 'new rules'));
+    log.append('s1', user('u1', 'hi'));
+    log.archive('s1', 'c1', ['sys1']);
+    log.failed('s1', 'c1', ['sys1']);
+    projector.applyBatch(log.events);
+
+    expect(windowIds(store, 's1')).toEqual(['sys2', 'u1']);
+    const record = getCompaction(store, 'default', 's1', 'c1')!;
+    expect(record).toMatchObject({ outcome: 'failed', archivedIds: ['sys1'], summary: null, revision: 4n, at: '2024-06-01T00:00:02.000Z' });
+    expect(record.data).toMatchObject({ stage: 'summarize', reason: 'blank reply' });
+    expect(listLog(store, 'default', 's1')!.events[0]).toMatchObject({ eventId: 'sys1', archived: true, archivedBy: 'c1' });
+  });
+
+  it('keeps policy events in the log only', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hi'));
+    log.policy('s1');
+    projector.applyBatch(log.events);
+    expect(windowIds(store, 's1')).toEqual(['u1']);
+    expect(getWindow(store, 'default', 's1')!.revision).toBe(1n);
+    const policy = listLog(store, 'default', 's1')!.events[1]!;
+    expect(policy).toMatchObject({ type: 'AutoCompactionPolicySet', revision: 1n });
+    expect(policy.archived).toBeUndefined();
+    expect(policy.data).toMatchObject({ estimator: 'chars', trigger: { type: 'turn-count', maxTurns: 3 } });
+    expect(listCompactions(store, 'default', 's1')).toEqual([]);
+  });
+
+  it('answers null for unknown sessions and sessions of another tenant', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog('acme');
+    log.append('s1', user('u1', 'hi'));
+    projector.applyBatch(log.events);
+    expect(getWindow(store, 'acme', 's1')).not.toBeNull();
+    expect(getWindow(store, 'default', 's1')).toBeNull();
+    expect(getWindow(store, 'acme', 'nope')).toBeNull();
+    expect(listLog(store, 'other', 's1')).toBeNull();
+    expect(listCompactions(store, 'other', 's1')).toBeNull();
+    expect(getCompaction(store, 'other', 's1', 'c1')).toBeNull();
+  });
+
+  it('ignores events at or before the checkpoint and moves the checkpoint over non-session streams', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hi'));
+    log.append('s1', user('u2', 'again'));
+    projector.applyBatch(log.events);
+    const before = dumpReadModels(store);
+    expect(projector.applyBatch(log.events)).toBe(2n);
+    expect(dumpReadModels(store)).toEqual(before);
+
+    const foreign = { ...log.events[0]!, streamId: 'other-x', position: 9n };
+    expect(projector.applyBatch([foreign])).toBe(9n);
+    expect({ ...dumpReadModels(store), projector_checkpoints: [] }).toEqual({ ...before, projector_checkpoints: [] });
+  });
+
+  it('erases a session and restarts a session whose stream starts over', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hi'));
+    log.append('s2', user('v1', 'other'));
+    log.append('s1', user('u2', 'again'));
+    projector.applyBatch(log.events);
+
+    projector.eraseSession('s1');
+    expect(getWindow(store, 'default', 's1')).toBeNull();
+    expect(windowIds(store, 's2')).toEqual(['v1']);
+    const counts = (sessionId: string) =>
+      ['sessions', 'window_entries', 'session_log', 'compactions'].map(
+        (t) => (store.db.prepare(`SELECT count(*) AS n FROM ${t} WHERE session_id = ?`).get(sessionId) as { n: number }).n,
+      );
+    expect(counts('s1')).toEqual([0, 0, 0, 0]);
+    expect((store.db.prepare('SELECT count(*) AS n FROM recall_fts').get() as { n: number }).n).toBe(1);
+
+    // Stream deleted and re-created: its first event comes again at revision 0.
+    const restarted = new RecordedSessionLog();
+    const first = restarted.append('s2', user('w1', 'fresh'));
+    projector.applyBatch([{ ...first, position: 10n }]);
+    expect(windowIds(store, 's2')).toEqual(['w1']);
+    expect(listLog(store, 'default', 's2')!.events.map((e) => e.eventId)).toEqual(['w1']);
+  });
+
+  it('pages the full log by revision and rejects bad paging parameters', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    for (let i = 0; i < 5; i++) log.append('s1', user(`u${i}`, `m${i}`));
+    projector.applyBatch(log.events);
+    const first = listLog(store, 'default', 's1', 0n, 2)!;
+    expect(first.events.map((e) => e.eventId)).toEqual(['u0', 'u1']);
+    expect(first.nextRevision).toBe(2n);
+    const last = listLog(store, 'default', 's1', 4n, 2)!;
+    expect(last.events.map((e) => e.eventId)).toEqual(['u4']);
+    expect(last.nextRevision).toBeUndefined();
+    expect(() => listLog(store, 'default', 's1', -1n, 2)).toThrow(InvalidQueryError);
+    expect(() => listLog(store, 'default', 's1', 0n, 0)).toThrow(expect.objectContaining({ parameter: 'limit' }));
+  });
+
+  it('applies a batch atomically: a malformed event leaves every row and the checkpoint unchanged', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hi'));
+    projector.applyBatch(log.events);
+    const before = dumpReadModels(store);
+
+    log.append('s1', user('u2', 'second'));
+    log.archive('s1', 'c1', ['u1']);
+    log.record('s1', CONVERSATION_EVENT, { costs: {} }); // no event
+    log.append('s1', user('u3', 'after'));
+    expect(() => projector.applyBatch(log.events)).toThrow(MalformedEventError);
+    expect(projector.checkpoint()).toBe(1n);
+    expect(store.readCheckpoint('session-read-models')).toBe(1n);
+    expect(dumpReadModels(store)).toEqual(before);
+
+    // Nothing was skipped: the good events before the bad one still apply once it is out of the way.
+    expect(projector.applyBatch(log.events.slice(0, 3))).toBe(3n);
+    expect(windowIds(store, 's1')).toEqual(['u2']);
+  });
+
+  it('keeps the checkpoint and rows across reopening the file', () => {
+    const dir = require('node:fs').mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'read-models-'));
+    const file = require('node:path').join(dir, 'read-models.sqlite');
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hi'));
+    log.append('s1', user('u2', 'there'));
+    const first = ReadModelStore.open(file);
+    new SessionProjector(first).applyBatch(log.events);
+    const dump = dumpReadModels(first);
+    first.close();
+
+    const reopened = ReadModelStore.open(file);
+    const projector = new SessionProjector(reopened);
+    expect(projector.checkpoint()).toBe(2n);
+    expect(dumpReadModels(reopened)).toEqual(dump);
+    reopened.close();
+  });
+});
+
+describe('SessionProjector.waitForPosition', () => {
+  it('resolves true once a batch reaches the position, immediately when already reached', async () => {
+    const { projector } = setup();
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hi'));
+    log.append('s1', user('u2', 'there'));
+    const waiting = projector.waitForPosition(2n, 60_000);
+    projector.applyBatch(log.events.slice(0, 1));
+    projector.applyBatch(log.events.slice(1));
+    await expect(waiting).resolves.toBe(true);
+    await expect(projector.waitForPosition(1n, 0)).resolves.toBe(true);
+  });
+
+  it('resolves false when the position is not reached in time', async () => {
+    const { projector } = setup();
+    await expect(projector.waitForPosition(5n, 5)).resolves.toBe(false);
+  });
+});
