@@ -3,8 +3,9 @@
  * package (DESIGN §3.7).
  *
  * The input is bounded in tokens: the request is split with `planSummaryChunks` into chunks
- * that fit `maxInputTokens`, summarized oldest first, each later chunk carrying the reply to
- * the one before as its current summary (the running summary is folded forward). The newest
+ * that fit `maxInputTokens` (system + user message, in the estimator's unit), summarized oldest
+ * first. After each reply the remaining events are re-planned with that reply as their current
+ * summary (the running summary is folded forward and its real size is budgeted). The newest
  * archived events are always in the last call, so they are never the part that is cut off.
  *
  * Faults never throw: they resolve to `{ ok: false, reason }` with a reason built from the
@@ -82,6 +83,7 @@ export class OpenAiSummarizer implements Summarizer {
       apiKey: options.apiKey && options.apiKey.length > 0 ? options.apiKey : NO_KEY,
       timeout: timeoutMs,
       maxRetries,
+      fetch: sameRealmErrorsFetch,
     });
     this.identity = { kind: 'openai-compatible', model };
     this.settings = { baseURL: this.client.baseURL, timeoutMs, maxRetries, maxInputTokens, estimator: this.estimator.name };
@@ -90,22 +92,22 @@ export class OpenAiSummarizer implements Summarizer {
   /**
    * Summarizes `request` in one or more calls (see the module documentation). Resolves to
    * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call, the
-   * reason prefixed with `chunk k/n: ` when there are several chunks. Usage is summed over the
+   * reason prefixed with `chunk k: ` when the input was split. Usage is summed over the
    * calls made, the failed one included when the endpoint reported usage.
    */
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
     const usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
-    let chunks: SummaryRequest[];
+    let pending: SummaryRequest[];
     try {
-      chunks = planSummaryChunks(request, this.settings.maxInputTokens, this.estimator);
+      pending = this.plan(request);
     } catch (err) {
       return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
     }
-    if (chunks.length === 0) chunks = [request];
+    const chunked = pending.length > 1;
     let running: string | null = null;
-    for (let k = 0; k < chunks.length; k++) {
-      const chunk: SummaryRequest = running === null ? chunks[k] : { ...chunks[k], currentSummaries: [running] };
-      const prefix = chunks.length > 1 ? `chunk ${k + 1}/${chunks.length}: ` : '';
+    while (pending.length > 0) {
+      const chunk = pending[0];
+      const prefix = chunked ? `chunk ${usage.calls + 1}: ` : '';
       const { system, user } = buildSummarizerMessages(chunk);
       usage.calls++;
       let completion: OpenAI.Chat.Completions.ChatCompletion;
@@ -131,8 +133,27 @@ export class OpenAiSummarizer implements Summarizer {
       const read = readReply(completion);
       if ('reason' in read) return { ok: false, reason: prefix + read.reason, ...usage };
       running = read.text;
+      const rest = pending.slice(1);
+      if (rest.length === 0) break;
+      // Fold the reply into the rest and re-plan, so the running summary's real size is budgeted.
+      const remaining: SummaryRequest = {
+        ...request,
+        currentSummaries: [running],
+        toSummarize: rest.flatMap((c) => c.toSummarize),
+        overlap: rest[rest.length - 1].overlap,
+      };
+      try {
+        pending = this.plan(remaining);
+      } catch (err) {
+        return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
+      }
     }
     return { ok: true, text: running ?? '', ...usage };
+  }
+
+  private plan(request: SummaryRequest): SummaryRequest[] {
+    const chunks = planSummaryChunks(request, this.settings.maxInputTokens, this.estimator);
+    return chunks.length > 0 ? chunks : [request];
   }
 
   /** A reason for a thrown error: its kind and status, never its message (which may echo input). */
@@ -151,8 +172,9 @@ export class OpenAiSummarizer implements Summarizer {
       if (typeof status === 'number') return `model endpoint rejected the request: HTTP ${status}${code}`;
       return `model endpoint error${code}`;
     }
-    if (err instanceof SyntaxError) return 'malformed JSON in the model reply';
-    if (err instanceof Error && err.name === 'AbortError') return 'aborted';
+    const name = errorName(err);
+    if (name === 'SyntaxError') return 'malformed JSON in the model reply';
+    if (name === 'AbortError') return 'aborted';
     return `unexpected error: ${errorName(err)}`;
   }
 }
@@ -182,6 +204,31 @@ function finiteOrZero(x: unknown): number {
   return typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : 0;
 }
 
+/** The class name of a thrown value (its `name`), never its message. Works across realms. */
 function errorName(err: unknown): string {
-  return err instanceof Error ? err.name : typeof err;
+  if (typeof err === 'object' && err !== null && typeof (err as { name?: unknown }).name === 'string') {
+    const name = (err as { name: string }).name;
+    return /^[A-Za-z0-9_$.]{1,64}$/.test(name) ? name : 'Error';
+  }
+  return typeof err;
 }
+
+/**
+ * `fetch`, with abort errors rethrown as errors of this realm. Node's fetch rejects with a
+ * `DOMException` of the outer realm, which the `openai` client cannot recognise as an abort when
+ * this code runs in another realm (a jest sandbox, a vm context); it would then report a timeout
+ * as a plain connection error.
+ */
+const sameRealmErrorsFetch: typeof fetch = async (input, init) => {
+  try {
+    return await fetch(input, init);
+  } catch (err) {
+    const name = errorName(err);
+    if (name === 'AbortError' || name === 'TimeoutError') {
+      const e = new Error('The operation was aborted');
+      e.name = 'AbortError';
+      throw e;
+    }
+    throw err;
+  }
+};

@@ -1,0 +1,213 @@
+import { formatEvent, getEstimator, SUMMARIZER_SECTION, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import { FakeOpenAiServer, type FakeFault } from '../../../../test/support/fake-openai-server';
+import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer';
+import { summarizerFromEnv } from './summarizer-config';
+
+const API_KEY = 'sk-test-DO-NOT-LEAK-1234567890';
+const SYSTEM_PROMPT = 'You write recaps.';
+const STORED_SYSTEM = 'STORED-SYSTEM-MESSAGE-TEXT';
+
+function event(i: number): SessionEvent {
+  if (i % 3 === 0) return { id: `e${i}`, type: 'user', text: `user message number ${i} about order ORD-${1000 + i}` };
+  if (i % 3 === 1) return { id: `e${i}`, type: 'assistant', text: null, toolCalls: [{ id: `c${i}`, name: 'lookup_order', arguments: `{"order":"ORD-${1000 + i}"}` }] };
+  return { id: `e${i}`, type: 'tool', responses: [{ toolCallId: `c${i - 1}`, name: 'lookup_order', data: `{"status":"shipped","order":"ORD-${999 + i}"}` }] };
+}
+
+function request(archived: number, overlap = 0, currentSummaries: string[] = []): SummaryRequest {
+  const events = Array.from({ length: archived + overlap }, (_, i) => event(i));
+  return {
+    systemPrompt: SYSTEM_PROMPT,
+    shadowPrompt: 'What happened so far?',
+    currentSummaries,
+    toSummarize: events.slice(0, archived).map(formatEvent),
+    overlap: events.slice(archived).map(formatEvent),
+    coveredIds: events.slice(0, archived).map((e) => e.id),
+  };
+}
+
+describe('OpenAiSummarizer against the fake server', () => {
+  let server: FakeOpenAiServer;
+  let url: string;
+
+  beforeEach(async () => {
+    server = new FakeOpenAiServer({ defaultBehaviour: 'THE SUMMARY' });
+    url = (await server.start()).url;
+  });
+  afterEach(async () => {
+    await server.close();
+  });
+
+  const summarizer = (options: Partial<OpenAiSummarizerOptions> = {}) =>
+    new OpenAiSummarizer({ baseURL: url, apiKey: API_KEY, model: 'test-model', maxRetries: 0, timeoutMs: 5000, ...options });
+
+  it('sends the formatted events with the overlap marked and no stored system message, and returns the reply', async () => {
+    const req = request(6, 2, ['PREVIOUS SUMMARY']);
+    const outcome = await summarizer().summarize(req);
+    expect(outcome).toEqual({ ok: true, text: 'THE SUMMARY', calls: 1, promptTokens: expect.any(Number), completionTokens: expect.any(Number) });
+    expect(server.calls).toBe(1);
+    const sent = server.requests[0];
+    expect(sent.model).toBe('test-model');
+    expect(sent.hadAuthorization).toBe(true);
+    expect(sent.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(sent.messages[0].content).toBe(SYSTEM_PROMPT);
+    const user = sent.messages[1].content as string;
+    for (const line of req.toSummarize) expect(user).toContain(line);
+    expect(user).toContain('PREVIOUS SUMMARY');
+    // the overlap comes after the context marker, the archived part before it
+    const marker = user.indexOf(SUMMARIZER_SECTION.context);
+    expect(marker).toBeGreaterThan(0);
+    for (const line of req.overlap) expect(user.indexOf(line)).toBeGreaterThan(marker);
+    expect(user.indexOf(req.toSummarize[req.toSummarize.length - 1])).toBeLessThan(marker);
+    expect(sent.text).not.toContain(STORED_SYSTEM);
+    expect(sent.text).not.toMatch(/^System: /m);
+  });
+
+  it('sums the usage the endpoint reports', async () => {
+    server.setDefault({ reply: 'S', usage: { prompt_tokens: 111, completion_tokens: 7 } });
+    const outcome = await summarizer().summarize(request(3));
+    expect(outcome).toMatchObject({ ok: true, calls: 1, promptTokens: 111, completionTokens: 7 });
+  });
+
+  it('trims the reply', async () => {
+    server.setDefault('\n  recap text \n');
+    expect(await summarizer().summarize(request(3))).toMatchObject({ ok: true, text: 'recap text' });
+  });
+
+  it('chunks a long input oldest first, folding each reply into the next call; the newest archived event is in the last call', async () => {
+    server.setDefault((req) => ({ reply: `RECAP-${req.index}`, usage: { prompt_tokens: 10, completion_tokens: 2 } }));
+    const req = request(60, 2, ['OLD SUMMARY']);
+    const outcome = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(req);
+    const n = server.calls;
+    expect(n).toBeGreaterThan(2);
+    expect(outcome).toEqual({ ok: true, text: `RECAP-${n - 1}`, calls: n, promptTokens: 10 * n, completionTokens: 2 * n });
+
+    const users = server.requests.map((r) => r.messages.find((m) => m.role === 'user')!.content as string);
+    // the old summary goes with the first call only; each later call carries the previous reply
+    expect(users[0]).toContain('OLD SUMMARY');
+    for (let k = 1; k < n; k++) {
+      expect(users[k]).toContain(`RECAP-${k - 1}`);
+      expect(users[k]).not.toContain('OLD SUMMARY');
+    }
+    // every archived event is sent exactly once, oldest first across calls
+    const positions = req.toSummarize.map((line) => {
+      const k = users.findIndex((u) => u.includes(line));
+      expect(k).toBeGreaterThanOrEqual(0);
+      expect(users.filter((u) => u.includes(line))).toHaveLength(1);
+      return k;
+    });
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    expect(positions[0]).toBe(0);
+    expect(positions[positions.length - 1]).toBe(n - 1);
+    // the overlap is context for the last call only
+    for (const line of req.overlap) {
+      expect(users[n - 1]).toContain(line);
+      for (let k = 0; k < n - 1; k++) expect(users[k]).not.toContain(line);
+    }
+    // every call fits the bound (system + user, in the estimator's unit)
+    for (const r of server.requests) {
+      const size = r.messages.reduce((s, m) => s + (m.content as string).length, 0);
+      expect(size).toBeLessThanOrEqual(1500);
+    }
+  });
+
+  it('stops at the first failed chunk and says which one', async () => {
+    server.enqueue('RECAP-0', { fault: 'blank' });
+    const outcome = await summarizer({ maxInputTokens: 700, estimator: getEstimator('chars') }).summarize(request(60));
+    expect(outcome.ok).toBe(false);
+    expect(server.calls).toBe(2);
+    expect(outcome).toMatchObject({ calls: 2, reason: expect.stringMatching(/^chunk 2: blank reply/) });
+  });
+
+  const faults: Array<[string, FakeFault, RegExp]> = [
+    ['HTTP 500', { fault: 'status500' }, /HTTP 500/],
+    ['HTTP 429', { fault: 'status429', retryAfterSeconds: 0 }, /rate limited: HTTP 429/],
+    ['a blank reply', { fault: 'blank' }, /blank reply: whitespace-only/],
+    ['malformed JSON', { fault: 'malformed-json' }, /malformed JSON/],
+    ['a refusal', { fault: 'refusal' }, /refused.*message\.refusal/],
+    ['a content filter stop', { fault: 'content-filter' }, /refused.*content_filter/],
+    ['no choices', { fault: 'no-choices' }, /no choices/],
+  ];
+  it.each(faults)('turns %s into ok:false with a reason that says so', async (_what, fault, reason) => {
+    server.setDefault(fault);
+    const outcome = await summarizer().summarize(request(3));
+    expect(outcome.ok).toBe(false);
+    if (outcome.ok) return;
+    expect(outcome.reason).toMatch(reason);
+    expect(outcome.calls).toBe(1);
+    expect(server.calls).toBe(1);
+    expect(outcome.reason).not.toContain(API_KEY);
+    expect(outcome.reason).not.toContain('ORD-');
+    expect(outcome.reason).not.toContain('I cannot help');
+  });
+
+  it('turns a blank (empty) reply into ok:false', async () => {
+    server.setDefault({ fault: 'blank', text: '' });
+    expect(await summarizer().summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/blank reply/) });
+  });
+
+  it('retries a 429 with Retry-After under the client policy, then succeeds', async () => {
+    server.enqueue({ fault: 'status429', retryAfterSeconds: 0 }, { fault: 'status429', retryAfterSeconds: 0 }).setDefault('AFTER RETRIES');
+    const s = summarizerFromEnv({ OPENAI_BASE_URL: url, OPENAI_API_KEY: API_KEY, SUMMARIZER_MAX_RETRIES: '2', SUMMARIZER_MODEL: 'm' });
+    const outcome = await s.summarize(request(3));
+    expect(outcome).toMatchObject({ ok: true, text: 'AFTER RETRIES', calls: 1 });
+    expect(server.requests.map((r) => r.answeredWith)).toEqual(['status429', 'status429', 'reply']);
+  });
+
+  it('gives up on 429 after the configured retries', async () => {
+    server.setDefault({ fault: 'status429', retryAfterSeconds: 0 });
+    const s = summarizerFromEnv({ OPENAI_BASE_URL: url, OPENAI_API_KEY: API_KEY, SUMMARIZER_MAX_RETRIES: '1' });
+    const outcome = await s.summarize(request(3));
+    expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/rate limited: HTTP 429 .*after 1 retry$/) });
+    expect(server.calls).toBe(2);
+  });
+
+  it('retries a 500 once and succeeds', async () => {
+    server.enqueue({ fault: 'status500' }).setDefault('OK AFTER 500');
+    const outcome = await summarizer({ maxRetries: 1 }).summarize(request(3));
+    expect(outcome).toMatchObject({ ok: true, text: 'OK AFTER 500' });
+    expect(server.calls).toBe(2);
+  });
+
+  it('turns a timeout into ok:false naming the timeout', async () => {
+    server.setDefault({ fault: 'timeout' });
+    const outcome = await summarizer({ timeoutMs: 200, maxRetries: 0 }).summarize(request(3));
+    expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/timed out after 200 ms/), calls: 1 });
+    expect(server.calls).toBe(1);
+  });
+
+  it('retries a timeout under the client policy', async () => {
+    server.enqueue({ fault: 'timeout' }).setDefault('LATE BUT OK');
+    const outcome = await summarizer({ timeoutMs: 200, maxRetries: 1 }).summarize(request(3));
+    expect(outcome).toMatchObject({ ok: true, text: 'LATE BUT OK' });
+    expect(server.calls).toBe(2);
+  });
+
+  it('turns an abort into ok:false', async () => {
+    server.setDefault({ fault: 'timeout' });
+    const controller = new AbortController();
+    const pending = summarizer({ timeoutMs: 5000 }).summarize(request(3), { signal: controller.signal });
+    while (server.calls === 0) await new Promise((r) => setTimeout(r, 5));
+    controller.abort();
+    expect(await pending).toMatchObject({ ok: false, reason: 'aborted' });
+  });
+
+  it('reports a rejected key without the key', async () => {
+    await server.close();
+    server = new FakeOpenAiServer({ requireApiKey: 'the-right-key' });
+    url = (await server.start()).url;
+    const outcome = await summarizer().summarize(request(3));
+    expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/rejected the credentials: HTTP 401/) });
+    if (!outcome.ok) expect(outcome.reason).not.toContain(API_KEY);
+  });
+
+  it('reports an unreachable endpoint', async () => {
+    await server.close();
+    const outcome = await summarizer().summarize(request(3));
+    expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/could not reach the model endpoint/) });
+  });
+
+  it('works without a key for a local endpoint', async () => {
+    const outcome = await new OpenAiSummarizer({ baseURL: url, maxRetries: 0 }).summarize(request(3));
+    expect(outcome).toMatchObject({ ok: true, text: 'THE SUMMARY' });
+  });
+});
