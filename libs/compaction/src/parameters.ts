@@ -103,7 +103,8 @@ function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly
  *
  * Rules: `type` is one of {@link STRATEGY_TYPES}; counts (`maxEvents`, `maxTurns`, `maxTokens`,
  * `maxEventsToKeep`, `keepTurns`, `summarizeAtTokens`) are integers from 1 to
- * {@link MAX_PARAMETER_VALUE}; `overlapSize` is an integer ≥ 0 and < `maxEventsToKeep`;
+ * {@link MAX_PARAMETER_VALUE}; `overlapSize` is an integer ≥ 0 and < `maxEventsToKeep` (when
+ * absent, its default 2 is lowered to `maxEventsToKeep − 1` so that a small window stays valid);
  * `shadowPrompt` / `systemPrompt` are non-blank strings (bounded length); unknown keys are
  * rejected; an absent key takes its default. `maxTokens` and `summarizeAtTokens` are in the
  * unit of the estimator the session is costed with.
