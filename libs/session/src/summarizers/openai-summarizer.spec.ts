@@ -110,6 +110,17 @@ describe('OpenAiSummarizer against the fake server', () => {
     }
   });
 
+  it('keeps every call within the bound when the running summary is longer than the planned reserve', async () => {
+    server.setDefault((req) => `${'R'.repeat(500)}-${req.index}`);
+    const req = request(60);
+    const outcome = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(req);
+    expect(outcome.ok).toBe(true);
+    const users = server.requests.map((r) => r.messages[1].content as string);
+    for (const r of server.requests) expect(r.messages.reduce((s, m) => s + (m.content as string).length, 0)).toBeLessThanOrEqual(1500);
+    for (let k = 1; k < users.length; k++) expect(users[k]).toContain(`${'R'.repeat(500)}-${k - 1}`);
+    for (const line of req.toSummarize) expect(users.filter((u) => u.includes(line))).toHaveLength(1);
+  });
+
   it('stops at the first failed chunk and says which one', async () => {
     server.enqueue('RECAP-0', { fault: 'blank' });
     const outcome = await summarizer({ maxInputTokens: 700, estimator: getEstimator('chars') }).summarize(request(60));

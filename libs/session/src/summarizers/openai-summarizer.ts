@@ -29,12 +29,14 @@ export const DEFAULT_SUMMARIZER_TIMEOUT_MS = 60_000;
 export const DEFAULT_SUMMARIZER_MAX_RETRIES = 2;
 /** Default bound on one call's input (system + user message), in estimator units. */
 export const DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS = 12_000;
+/** The endpoint used when no base URL is given. */
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 /** Default model name. */
 export const DEFAULT_SUMMARIZER_MODEL = 'gpt-4o-mini';
 
 /** Options of {@link OpenAiSummarizer}. */
 export interface OpenAiSummarizerOptions {
-  /** Base URL including the version path, e.g. `http://127.0.0.1:8080/v1`. Default: the `openai` client's (`https://api.openai.com/v1`). */
+  /** Base URL including the version path, e.g. `http://127.0.0.1:8080/v1`. Default {@link DEFAULT_OPENAI_BASE_URL}; the process environment is never read. */
   baseURL?: string;
   /**
    * Bearer key. Optional for local endpoints that need none (a placeholder is then sent,
@@ -79,7 +81,13 @@ export class OpenAiSummarizer implements Summarizer {
     if (!Number.isSafeInteger(maxInputTokens) || maxInputTokens <= 0) throw new RangeError('maxInputTokens must be an integer > 0');
     this.estimator = options.estimator ?? getEstimator('cl100k_base');
     this.client = new OpenAI({
-      baseURL: options.baseURL,
+      // explicit, so the client never falls back to process.env (OPENAI_BASE_URL, OPENAI_ORG_ID, …)
+      baseURL: options.baseURL ?? DEFAULT_OPENAI_BASE_URL,
+      adminAPIKey: null,
+      organization: null,
+      project: null,
+      // the client's debug log can include request details; message text must never be logged
+      logLevel: 'off',
       apiKey: options.apiKey && options.apiKey.length > 0 ? options.apiKey : NO_KEY,
       timeout: timeoutMs,
       maxRetries,

@@ -1,0 +1,101 @@
+import { EXTRACTIVE_SUMMARIZER_MODEL, type SummaryRequest } from '@lib/compaction';
+import { ExtractiveSummarizer } from './extractive-summarizer';
+import { OpenAiSummarizer } from './openai-summarizer';
+import { SummarizerConfigError, summarizerFromEnv } from './summarizer-config';
+
+const KEY = 'sk-secret-should-never-show';
+
+function configError(env: NodeJS.ProcessEnv): SummarizerConfigError {
+  try {
+    summarizerFromEnv(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(SummarizerConfigError);
+    return e as SummarizerConfigError;
+  }
+  throw new Error('expected a SummarizerConfigError');
+}
+
+describe('summarizerFromEnv', () => {
+  it('is extractive when neither OPENAI_BASE_URL nor OPENAI_API_KEY is set (empty counts as unset)', () => {
+    for (const env of [{}, { OPENAI_BASE_URL: '', OPENAI_API_KEY: '  ' }, { SUMMARIZER_MODEL: 'gpt-4o' }]) {
+      const s = summarizerFromEnv(env);
+      expect(s).toBeInstanceOf(ExtractiveSummarizer);
+      expect(s.identity).toEqual({ kind: 'extractive', model: EXTRACTIVE_SUMMARIZER_MODEL });
+    }
+  });
+
+  it('is OpenAI-compatible with defaults when a key is set', () => {
+    const s = summarizerFromEnv({ OPENAI_API_KEY: KEY });
+    expect(s).toBeInstanceOf(OpenAiSummarizer);
+    expect(s.identity).toEqual({ kind: 'openai-compatible', model: 'gpt-4o-mini' });
+    expect((s as OpenAiSummarizer).settings).toEqual({
+      baseURL: 'https://api.openai.com/v1',
+      timeoutMs: 60000,
+      maxRetries: 2,
+      maxInputTokens: 12000,
+      estimator: 'cl100k_base',
+    });
+    expect(JSON.stringify((s as OpenAiSummarizer).settings)).not.toContain(KEY);
+  });
+
+  it('is OpenAI-compatible with only a base URL, and reads every setting', () => {
+    const s = summarizerFromEnv({
+      OPENAI_BASE_URL: ' http://127.0.0.1:9999/v1 ',
+      SUMMARIZER_MODEL: 'llama3',
+      SUMMARIZER_TIMEOUT_MS: '1500',
+      SUMMARIZER_MAX_RETRIES: '0',
+      SUMMARIZER_MAX_INPUT_TOKENS: '4000',
+    }) as OpenAiSummarizer;
+    expect(s.identity).toEqual({ kind: 'openai-compatible', model: 'llama3' });
+    expect(s.settings).toMatchObject({ baseURL: 'http://127.0.0.1:9999/v1', timeoutMs: 1500, maxRetries: 0, maxInputTokens: 4000 });
+  });
+
+  it.each<[string, NodeJS.ProcessEnv]>([
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'not a url', OPENAI_API_KEY: KEY }],
+    ['OPENAI_BASE_URL', { OPENAI_BASE_URL: 'ftp://host/v1' }],
+    ['SUMMARIZER_MODEL', { OPENAI_API_KEY: KEY, SUMMARIZER_MODEL: '   ' }],
+    ['SUMMARIZER_TIMEOUT_MS', { OPENAI_API_KEY: KEY, SUMMARIZER_TIMEOUT_MS: '0' }],
+    ['SUMMARIZER_TIMEOUT_MS', { OPENAI_API_KEY: KEY, SUMMARIZER_TIMEOUT_MS: '1.5' }],
+    ['SUMMARIZER_TIMEOUT_MS', { OPENAI_API_KEY: KEY, SUMMARIZER_TIMEOUT_MS: '10s' }],
+    ['SUMMARIZER_MAX_RETRIES', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_RETRIES: '-1' }],
+    ['SUMMARIZER_MAX_RETRIES', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_RETRIES: '99' }],
+    ['SUMMARIZER_MAX_INPUT_TOKENS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_INPUT_TOKENS: '10' }],
+    ['SUMMARIZER_MAX_INPUT_TOKENS', { OPENAI_API_KEY: KEY, SUMMARIZER_MAX_INPUT_TOKENS: 'lots' }],
+    ['SUMMARIZER_MAX_RETRIES', { SUMMARIZER_MAX_RETRIES: 'x' }],
+  ])('rejects a bad %s, naming it and never the key', (variable, env) => {
+    const err = configError(env);
+    expect(err.variable).toBe(variable);
+    expect(err.message).toContain(variable);
+    expect(err.message).not.toContain(KEY);
+  });
+});
+
+describe('ExtractiveSummarizer', () => {
+  const request: SummaryRequest = {
+    systemPrompt: 'sys',
+    shadowPrompt: 'What happened?',
+    currentSummaries: [],
+    toSummarize: ['User: please rebook flight HAT136 for 2024-05-20', 'Assistant: Done, confirmation ABC123.'],
+    overlap: [],
+    coveredIds: ['u1', 'a1'],
+  };
+
+  it('summarizes deterministically, one call and no tokens, naming itself extractive', async () => {
+    const s = new ExtractiveSummarizer();
+    const a = await s.summarize(request);
+    const b = await s.summarize(request);
+    expect(a).toEqual(b);
+    expect(a).toMatchObject({ ok: true, calls: 1, promptTokens: 0, completionTokens: 0 });
+    if (a.ok) {
+      expect(a.text.trim()).toBe(a.text);
+      expect(a.text).toContain('HAT136');
+    }
+    expect(s.identity).toEqual({ kind: 'extractive', model: EXTRACTIVE_SUMMARIZER_MODEL });
+  });
+
+  it('resolves an aborted call to ok:false', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(await new ExtractiveSummarizer().summarize(request, { signal: controller.signal })).toMatchObject({ ok: false, reason: 'aborted' });
+  });
+});
