@@ -10,46 +10,43 @@
 import type { CostedEvent } from './session-event';
 
 interface ToolIndex {
-  /** Per call position: the call ids made by the assistant event at that position. */
-  callsAt: Map<number, string[]>;
-  /** Per call id: positions of the tool events answering it. */
-  responsesOf: Map<string, number[]>;
+  /**
+   * Per call position: for each call id the assistant event at that position makes, the
+   * positions of the tool events answering THAT call. A response answers the most recent earlier
+   * call with its id: agents (and providers) reuse a call id once it has been answered, so ids
+   * are not unique over a session.
+   */
+  callsAt: Map<number, Array<{ id: string; responses: number[] }>>;
 }
 
 function indexTools(real: readonly CostedEvent[]): ToolIndex {
-  const callsAt = new Map<number, string[]>();
-  const responsesOf = new Map<string, number[]>();
+  const callsAt = new Map<number, Array<{ id: string; responses: number[] }>>();
+  const latestCall = new Map<string, { id: string; responses: number[] }>();
   real.forEach((c, i) => {
     const e = c.event;
     if (e.type === 'assistant' && e.toolCalls && e.toolCalls.length > 0) {
-      callsAt.set(
-        i,
-        e.toolCalls.map((t) => t.id),
-      );
+      const calls = e.toolCalls.map((t) => ({ id: t.id, responses: [] as number[] }));
+      callsAt.set(i, calls);
+      for (const call of calls) latestCall.set(call.id, call);
     } else if (e.type === 'tool') {
-      for (const r of e.responses ?? []) {
-        const list = responsesOf.get(r.toolCallId);
-        if (list) list.push(i);
-        else responsesOf.set(r.toolCallId, [i]);
-      }
+      for (const r of e.responses ?? []) latestCall.get(r.toolCallId)?.responses.push(i);
     }
   });
-  return { callsAt, responsesOf };
+  return { callsAt };
 }
 
 /**
  * Position of the earliest call archived by `[lowest, cut)` that breaks tool safety (DESIGN §3.3
- * rule 3), or -1: a call is protected when it has no response anywhere among the events (an open
+ * rule 3), or -1: a call is protected when it has no response after it among the events (an open
  * call), or when one of its responses is kept (outside the archived range).
  */
 function earliestUnsafeCall(tools: ToolIndex, lowest: number, cut: number): number {
   let earliest = -1;
-  for (const [pos, ids] of tools.callsAt) {
+  for (const [pos, calls] of tools.callsAt) {
     if (pos < lowest || pos >= cut) continue;
     if (earliest >= 0 && pos >= earliest) continue;
-    const unsafe = ids.some((id) => {
-      const responses = tools.responsesOf.get(id);
-      if (!responses || responses.length === 0) return true; // open call
+    const unsafe = calls.some(({ responses }) => {
+      if (responses.length === 0) return true; // open call
       return responses.some((r) => r < lowest || r >= cut); // a kept response would lose its call
     });
     if (unsafe) earliest = pos;

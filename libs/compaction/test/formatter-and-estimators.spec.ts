@@ -2,7 +2,7 @@
  * The formatter and the token estimators of DESIGN §3.1. Expected strings are written from the
  * §3.1 table by hand; `chars` costs are hand-counted; tokenizer counts are checked against the
  * `tiktoken` package (the Rust tokenizer compiled to WASM), an implementation independent of the
- * js-tiktoken port the library uses.
+ * gpt-tokenizer port the library uses.
  */
 import fc from 'fast-check';
 import { get_encoding, type Tiktoken as WasmTiktoken } from 'tiktoken';

@@ -45,6 +45,16 @@ describe('planner: tool safety and turns (DESIGN §3.3)', () => {
     expect(plan(events, { type: 'sliding-window', maxEvents: 4 }).archivedIds).toEqual([]);
   });
 
+  it('a reused call id: a response answers the most recent earlier call with that id', () => {
+    // Agents reuse a call id once it is answered (seen in real tau-bench sessions). t2 answers c2,
+    // not c1, so archiving the first turn (c1 answered by t1) is safe.
+    const events = [u('u1'), call('c1', 'x'), resp('t1', 'x'), a('a1'), u('u2'), call('c2', 'x'), resp('t2', 'x'), a('a2'), u('u3'), a('a3')];
+    expect(plan(events, { type: 'sliding-window', maxEvents: 6 }).archivedIds).toEqual(['u1', 'c1', 't1', 'a1']);
+    // c2 reusing the id while still open: the open call is protected, the answered first one is not.
+    const open = [u('u1'), call('c1', 'x'), resp('t1', 'x'), a('a1'), u('u2'), call('c2', 'x'), u('u3'), a('a3')];
+    expect(plan(open, { type: 'sliding-window', maxEvents: 3 }).archivedIds).toEqual(['u1', 'c1', 't1', 'a1']);
+  });
+
   it('token-count archives a leading preamble even when everything fits', () => {
     const events = [a('boot'), u('u1'), a('a1')];
     expect(plan(events, { type: 'token-count', maxTokens: 10_000 }).archivedIds).toEqual(['boot']);
