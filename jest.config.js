@@ -13,6 +13,8 @@ const moduleNameMapper = {
 const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform };
 module.exports = {
+  // watchman can hang in sandboxes without it; node's crawler is fast enough for this tree.
+  watchman: false,
   // Per-test limit; suites that spawn processes or replay conversations set their own with jest.setTimeout.
   testTimeout: 60000,
   projects: [
