@@ -8,6 +8,10 @@
  *   clock of the projector: a rebuild gives identical rows.
  * - `*_json` columns hold JSON text of the payload shapes in `../events/session-stream-events`.
  *
+ * Sessions are keyed by `session_key`, the stream name without `session-` (`<tenantId>.<sessionId>`,
+ * see `sessionKey`): the same session id may exist in several tenants. `sessions` maps the key to
+ * the public (tenant_id, session_id).
+ *
  * Tables:
  * - `sessions`: one row per session stream seen.
  * - `window_entries`: the active window of each session (the fold of `../domain/session-window`).
@@ -18,7 +22,7 @@
  */
 
 /** Bumped when the DDL changes; a store opened with another version is dropped and rebuilt from the log. */
-export const READ_MODEL_SCHEMA_VERSION = 1;
+export const READ_MODEL_SCHEMA_VERSION = 2;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = ['recall_fts', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
@@ -26,18 +30,20 @@ export const READ_MODEL_TABLES = ['recall_fts', 'compactions', 'window_entries',
 /** Creates every read-model table (idempotent: `IF NOT EXISTS`). */
 export const READ_MODEL_DDL = `
 CREATE TABLE IF NOT EXISTS sessions (
-  session_id     TEXT PRIMARY KEY,
+  session_key    TEXT PRIMARY KEY,
   tenant_id      TEXT NOT NULL,
+  session_id     TEXT NOT NULL,
   user_id        TEXT,
   revision       INTEGER NOT NULL,
   last_position  INTEGER NOT NULL,
   created_at     TEXT NOT NULL,
   updated_at     TEXT NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS sessions_by_tenant_user ON sessions (tenant_id, user_id);
+CREATE INDEX IF NOT EXISTS sessions_by_id ON sessions (tenant_id, session_id);
+CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id);
 
 CREATE TABLE IF NOT EXISTS window_entries (
-  session_id       TEXT NOT NULL,
+  session_key      TEXT NOT NULL,
   event_id         TEXT NOT NULL,
   revision         INTEGER NOT NULL,
   anchor_revision  INTEGER NOT NULL,
@@ -46,13 +52,13 @@ CREATE TABLE IF NOT EXISTS window_entries (
   event_json       TEXT NOT NULL,
   costs_json       TEXT NOT NULL,
   created_at       TEXT NOT NULL,
-  PRIMARY KEY (session_id, event_id)
+  PRIMARY KEY (session_key, event_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS window_entries_order ON window_entries (session_id, anchor_revision, revision);
+CREATE INDEX IF NOT EXISTS window_entries_order ON window_entries (session_key, anchor_revision, revision);
 
 CREATE TABLE IF NOT EXISTS session_log (
   position       INTEGER PRIMARY KEY,
-  session_id     TEXT NOT NULL,
+  session_key    TEXT NOT NULL,
   revision       INTEGER NOT NULL,
   store_event_id TEXT NOT NULL,
   type           TEXT NOT NULL,
@@ -65,14 +71,14 @@ CREATE TABLE IF NOT EXISTS session_log (
   created_at     TEXT NOT NULL,
   recorded_at    TEXT NOT NULL
 );
-CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_id, revision);
-CREATE INDEX IF NOT EXISTS session_log_by_event_id ON session_log (session_id, event_id) WHERE event_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_id, compaction_id) WHERE compaction_id IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_key, revision);
+CREATE INDEX IF NOT EXISTS session_log_by_event_id ON session_log (session_key, event_id) WHERE event_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
 
 CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
 
 CREATE TABLE IF NOT EXISTS compactions (
-  session_id         TEXT NOT NULL,
+  session_key        TEXT NOT NULL,
   compaction_id      TEXT NOT NULL,
   outcome            TEXT NOT NULL,
   revision           INTEGER NOT NULL,
@@ -81,7 +87,7 @@ CREATE TABLE IF NOT EXISTS compactions (
   data_json          TEXT NOT NULL,
   archived_ids_json  TEXT NOT NULL,
   summary_json       TEXT,
-  PRIMARY KEY (session_id, compaction_id)
+  PRIMARY KEY (session_key, compaction_id)
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS projector_checkpoints (

@@ -26,7 +26,7 @@ function corpus(): ReadModelStore {
   log.summary('s1', 'c1', 'u2', 'User asked for the flamingo report; found quokka-2023.md');
   log.completed('s1', 'c1');
   log.append('s2', user('v1', 'flamingo facts please'), { userId: 'bob', createdAt: '2024-02-01T00:00:00Z' });
-  log.record('s3', 'ConversationEventAppended', { event: user('w1', 'flamingo from another tenant'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' }, { tenantId: 'acme' });
+  log.record('s3', 'ConversationEventAppended', { event: user('w1', 'flamingo from another tenant'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' }, 'acme');
   return project(log);
 }
 

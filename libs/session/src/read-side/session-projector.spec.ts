@@ -41,7 +41,7 @@ describe('SessionProjector: hand-built sequences', () => {
     expect(window.entries[1]!.costs).toEqual({ chars: 20, cl100k_base: 5, o200k_base: 5 });
 
     const session = store.db.prepare('SELECT * FROM sessions').safeIntegers(true).get() as Record<string, unknown>;
-    expect(session).toMatchObject({ session_id: 's1', tenant_id: 'acme', user_id: 'alice', revision: 3n, last_position: 4n });
+    expect(session).toMatchObject({ session_key: 'acme.s1', session_id: 's1', tenant_id: 'acme', user_id: 'alice', revision: 3n, last_position: 4n });
     expect(session.created_at).toBe('2024-05-01T00:00:01.000Z');
     expect(session.updated_at).toBe('2024-05-01T00:00:04.000Z');
 
@@ -172,6 +172,29 @@ describe('SessionProjector: hand-built sequences', () => {
     expect(getCompaction(store, 'other', 's1', 'c1')).toBeNull();
   });
 
+  it('keeps the same session id of two tenants apart, erasing one leaves the other', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog('acme');
+    log.append('s1', user('u1', 'acme says hi'));
+    log.record('s1', CONVERSATION_EVENT, { event: user('x1', 'globex says hi'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' }, 'globex');
+    projector.applyBatch(log.events);
+    expect(windowIds(store, 's1', 'acme')).toEqual(['u1']);
+    expect(windowIds(store, 's1', 'globex')).toEqual(['x1']);
+    projector.eraseSession('globex', 's1');
+    expect(getWindow(store, 'globex', 's1')).toBeNull();
+    expect(windowIds(store, 's1', 'acme')).toEqual(['u1']);
+  });
+
+  it('takes the tenant and session id from the stream key when the metadata lacks them', () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    const keyed = { ...log.append('s1', user('u1', 'hi')), streamId: 'session-acme.chat.42', metadata: null };
+    const bare = { ...log.append('s2', user('u1', 'hi')), streamId: 'session-lonely', metadata: {} };
+    projector.applyBatch([keyed, bare]);
+    expect(windowIds(store, 'chat.42', 'acme')).toEqual(['u1']);
+    expect(windowIds(store, 'lonely', 'default')).toEqual(['u1']);
+  });
+
   it('ignores events at or before the checkpoint and moves the checkpoint over non-session streams', () => {
     const { store, projector } = setup();
     const log = new RecordedSessionLog();
@@ -195,12 +218,13 @@ describe('SessionProjector: hand-built sequences', () => {
     log.append('s1', user('u2', 'again'));
     projector.applyBatch(log.events);
 
-    projector.eraseSession('s1');
+    expect(projector.eraseSession('default', 's1')).toBe(true);
+    expect(projector.eraseSession('default', 's1')).toBe(false);
     expect(getWindow(store, 'default', 's1')).toBeNull();
     expect(windowIds(store, 's2')).toEqual(['v1']);
     const counts = (sessionId: string) =>
       ['sessions', 'window_entries', 'session_log', 'compactions'].map(
-        (t) => (store.db.prepare(`SELECT count(*) AS n FROM ${t} WHERE session_id = ?`).get(sessionId) as { n: number }).n,
+        (t) => (store.db.prepare(`SELECT count(*) AS n FROM ${t} WHERE session_key = ?`).get(`default.${sessionId}`) as { n: number }).n,
       );
     expect(counts('s1')).toEqual([0, 0, 0, 0]);
     expect((store.db.prepare('SELECT count(*) AS n FROM recall_fts').get() as { n: number }).n).toBe(1);

@@ -153,12 +153,14 @@ export class SessionProjector {
   }
 
   /**
-   * Deletes every row of `sessionId` from every read model, in one transaction (erasure). It does
-   * not touch the event store nor the checkpoint: delete the stream first, so that a rebuild
-   * does not bring the rows back.
+   * Deletes every row of the session `sessionId` of `tenantId` from every read model, in one
+   * transaction (erasure). Returns false when the read models held no such session. It does not
+   * touch the event store nor the checkpoint: delete the stream first, so that neither a rebuild
+   * nor a lagging projector brings the rows back (an event of the deleted stream applied later
+   * would re-create them).
    */
-  eraseSession(sessionId: string): void {
-    this.store.transaction(() => this.writer.eraseSession(sessionId));
+  eraseSession(tenantId: string, sessionId: string): boolean {
+    return this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId));
   }
 
   private async follow(eventStore: EventStore): Promise<void> {

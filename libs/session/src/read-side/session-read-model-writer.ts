@@ -18,7 +18,7 @@ import { toIsoTime } from './iso-time';
 import { MalformedEventError } from './malformed-event-error';
 import { recallDocument } from './recall-document';
 
-/** Tenant of sessions whose first event carries no `metadata.tenantId`. */
+/** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
 
 /**
@@ -41,35 +41,36 @@ export class SessionReadModelWriter {
   constructor(private readonly db: Database.Database) {
     const s = (sql: string) => db.prepare(sql);
     this.stmts = {
-      session: s('SELECT revision FROM sessions WHERE session_id = ?').safeIntegers(true),
+      session: s('SELECT revision FROM sessions WHERE session_key = ?').safeIntegers(true),
+      keyOf: s('SELECT session_key AS key FROM sessions WHERE tenant_id = ? AND session_id = ?'),
       insertSession: s(
-        'INSERT INTO sessions (session_id, tenant_id, user_id, revision, last_position, created_at, updated_at) VALUES (?, ?, NULL, ?, ?, ?, ?)',
+        'INSERT INTO sessions (session_key, tenant_id, session_id, user_id, revision, last_position, created_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)',
       ),
-      updateSession: s('UPDATE sessions SET revision = ?, last_position = ?, updated_at = ? WHERE session_id = ?'),
-      setUser: s('UPDATE sessions SET user_id = ? WHERE session_id = ? AND user_id IS NULL'),
+      updateSession: s('UPDATE sessions SET revision = ?, last_position = ?, updated_at = ? WHERE session_key = ?'),
+      setUser: s('UPDATE sessions SET user_id = ? WHERE session_key = ? AND user_id IS NULL'),
       insertLog: s(
-        `INSERT INTO session_log (position, session_id, revision, store_event_id, type, event_id, kind, compaction_id, archived, archived_by, data_json, created_at, recorded_at)
-         VALUES (@position, @sessionId, @revision, @storeEventId, @type, @eventId, @kind, @compactionId, @archived, NULL, @dataJson, @createdAt, @recordedAt)`,
+        `INSERT INTO session_log (position, session_key, revision, store_event_id, type, event_id, kind, compaction_id, archived, archived_by, data_json, created_at, recorded_at)
+         VALUES (@position, @sessionKey, @revision, @storeEventId, @type, @eventId, @kind, @compactionId, @archived, NULL, @dataJson, @createdAt, @recordedAt)`,
       ),
-      archiveLog: s('UPDATE session_log SET archived = 1, archived_by = ? WHERE session_id = ? AND event_id = ? AND archived = 0'),
+      archiveLog: s('UPDATE session_log SET archived = 1, archived_by = ? WHERE session_key = ? AND event_id = ? AND archived = 0'),
       upsertWindow: s(
-        `INSERT OR REPLACE INTO window_entries (session_id, event_id, revision, anchor_revision, is_summary, compaction_id, event_json, costs_json, created_at)
-         VALUES (@sessionId, @eventId, @revision, @anchorRevision, @isSummary, @compactionId, @eventJson, @costsJson, @createdAt)`,
+        `INSERT OR REPLACE INTO window_entries (session_key, event_id, revision, anchor_revision, is_summary, compaction_id, event_json, costs_json, created_at)
+         VALUES (@sessionKey, @eventId, @revision, @anchorRevision, @isSummary, @compactionId, @eventJson, @costsJson, @createdAt)`,
       ),
-      deleteWindow: s('DELETE FROM window_entries WHERE session_id = ? AND event_id = ?'),
-      windowAnchor: s('SELECT anchor_revision AS anchor FROM window_entries WHERE session_id = ? AND event_id = ?').safeIntegers(true),
-      lastRevisionOf: s('SELECT revision FROM session_log WHERE session_id = ? AND event_id = ? ORDER BY revision DESC LIMIT 1').safeIntegers(true),
+      deleteWindow: s('DELETE FROM window_entries WHERE session_key = ? AND event_id = ?'),
+      windowAnchor: s('SELECT anchor_revision AS anchor FROM window_entries WHERE session_key = ? AND event_id = ?').safeIntegers(true),
+      lastRevisionOf: s('SELECT revision FROM session_log WHERE session_key = ? AND event_id = ? ORDER BY revision DESC LIMIT 1').safeIntegers(true),
       insertFts: s('INSERT INTO recall_fts (rowid, body) VALUES (?, ?)'),
-      decisionsOf: s('SELECT type, data_json FROM session_log WHERE session_id = ? AND compaction_id = ? AND type IN (?, ?) ORDER BY revision'),
+      decisionsOf: s('SELECT type, data_json FROM session_log WHERE session_key = ? AND compaction_id = ? AND type IN (?, ?) ORDER BY revision'),
       upsertCompaction: s(
-        `INSERT OR REPLACE INTO compactions (session_id, compaction_id, outcome, revision, position, at, data_json, archived_ids_json, summary_json)
-         VALUES (@sessionId, @compactionId, @outcome, @revision, @position, @at, @dataJson, @archivedIdsJson, @summaryJson)`,
+        `INSERT OR REPLACE INTO compactions (session_key, compaction_id, outcome, revision, position, at, data_json, archived_ids_json, summary_json)
+         VALUES (@sessionKey, @compactionId, @outcome, @revision, @position, @at, @dataJson, @archivedIdsJson, @summaryJson)`,
       ),
-      eraseFts: s('DELETE FROM recall_fts WHERE rowid IN (SELECT position FROM session_log WHERE session_id = ?)'),
-      eraseLog: s('DELETE FROM session_log WHERE session_id = ?'),
-      eraseWindow: s('DELETE FROM window_entries WHERE session_id = ?'),
-      eraseCompactions: s('DELETE FROM compactions WHERE session_id = ?'),
-      eraseSession: s('DELETE FROM sessions WHERE session_id = ?'),
+      eraseFts: s('DELETE FROM recall_fts WHERE rowid IN (SELECT position FROM session_log WHERE session_key = ?)'),
+      eraseLog: s('DELETE FROM session_log WHERE session_key = ?'),
+      eraseWindow: s('DELETE FROM window_entries WHERE session_key = ?'),
+      eraseCompactions: s('DELETE FROM compactions WHERE session_key = ?'),
+      eraseSession: s('DELETE FROM sessions WHERE session_key = ?'),
     };
   }
 
@@ -79,13 +80,13 @@ export class SessionReadModelWriter {
    */
   apply(recorded: RecordedEvent): boolean {
     if (!recorded.streamId.startsWith(SESSION_STREAM_PREFIX)) return false;
-    const sessionId = recorded.streamId.slice(SESSION_STREAM_PREFIX.length);
+    const sessionKey = recorded.streamId.slice(SESSION_STREAM_PREFIX.length);
     const recordedAt = toIsoTime(recorded.created);
-    this.touchSession(sessionId, recorded, recordedAt);
+    this.touchSession(sessionKey, recorded, recordedAt);
 
     const log = {
       position: recorded.position,
-      sessionId,
+      sessionKey,
       revision: recorded.revision,
       storeEventId: recorded.id,
       type: recorded.type,
@@ -108,7 +109,7 @@ export class SessionReadModelWriter {
         Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, createdAt: toIsoTime(String(data!.createdAt ?? recordedAt)) });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
-          sessionId,
+          sessionKey,
           eventId: event.id,
           revision: recorded.revision,
           anchorRevision: recorded.revision,
@@ -119,7 +120,7 @@ export class SessionReadModelWriter {
           createdAt: String(data!.createdAt ?? recordedAt),
         });
         this.index(recorded.position, recallDocument(event));
-        if (typeof data!.userId === 'string' && data!.userId) this.stmts.setUser.run(data!.userId, sessionId);
+        if (typeof data!.userId === 'string' && data!.userId) this.stmts.setUser.run(data!.userId, sessionKey);
         break;
       }
       case EVENTS_ARCHIVED: {
@@ -128,15 +129,15 @@ export class SessionReadModelWriter {
         log.compactionId = data.compactionId;
         this.stmts.insertLog.run(log);
         for (const id of data.archivedIds) {
-          this.stmts.deleteWindow.run(sessionId, id);
-          this.stmts.archiveLog.run(data.compactionId, sessionId, id);
+          this.stmts.deleteWindow.run(sessionKey, id);
+          this.stmts.archiveLog.run(data.compactionId, sessionKey, id);
         }
         break;
       }
       case SUMMARY_INSERTED: {
         const data = recorded.data as SummaryInsertedData | null;
         if (!data || typeof data.compactionId !== 'string' || typeof data.summaryId !== 'string') throw fail('data.compactionId and data.summaryId are required');
-        const anchor = this.anchorOf(sessionId, data.insertBeforeId) ?? recorded.revision;
+        const anchor = this.anchorOf(sessionKey, data.insertBeforeId) ?? recorded.revision;
         const event: SessionEvent = { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text };
         Object.assign(log, {
           eventId: data.summaryId,
@@ -147,7 +148,7 @@ export class SessionReadModelWriter {
         });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
-          sessionId,
+          sessionKey,
           eventId: data.summaryId,
           revision: recorded.revision,
           anchorRevision: anchor,
@@ -166,7 +167,7 @@ export class SessionReadModelWriter {
         if (!data || typeof data.compactionId !== 'string') throw fail('data.compactionId is required');
         log.compactionId = data.compactionId;
         this.stmts.insertLog.run(log);
-        this.recordCompaction(sessionId, recorded, data, recordedAt);
+        this.recordCompaction(sessionKey, recorded, data, recordedAt);
         break;
       }
       default:
@@ -176,34 +177,44 @@ export class SessionReadModelWriter {
     return true;
   }
 
-  /** Deletes every row of `sessionId` from every read model (erasure). Call inside a transaction. */
-  eraseSession(sessionId: string): void {
-    this.stmts.eraseFts.run(sessionId);
-    this.stmts.eraseLog.run(sessionId);
-    this.stmts.eraseWindow.run(sessionId);
-    this.stmts.eraseCompactions.run(sessionId);
-    this.stmts.eraseSession.run(sessionId);
+  /**
+   * Deletes every row of the session `sessionId` of `tenantId` from every read model (erasure).
+   * Call inside a transaction. Returns false when the read models hold no such session.
+   */
+  eraseSession(tenantId: string, sessionId: string): boolean {
+    const keys = this.stmts.keyOf.all(tenantId, sessionId) as Array<{ key: string }>;
+    for (const { key } of keys) this.eraseSessionKey(key);
+    return keys.length > 0;
   }
 
-  private touchSession(sessionId: string, recorded: RecordedEvent, recordedAt: string): void {
-    let row = this.stmts.session.get(sessionId) as { revision: bigint } | undefined;
+  private eraseSessionKey(sessionKey: string): void {
+    this.stmts.eraseFts.run(sessionKey);
+    this.stmts.eraseLog.run(sessionKey);
+    this.stmts.eraseWindow.run(sessionKey);
+    this.stmts.eraseCompactions.run(sessionKey);
+    this.stmts.eraseSession.run(sessionKey);
+  }
+
+  private touchSession(sessionKey: string, recorded: RecordedEvent, recordedAt: string): void {
+    let row = this.stmts.session.get(sessionKey) as { revision: bigint } | undefined;
     if (row && recorded.revision <= row.revision) {
-      this.eraseSession(sessionId);
+      this.eraseSessionKey(sessionKey);
       row = undefined;
     }
     if (row) {
-      this.stmts.updateSession.run(recorded.revision, recorded.position, recordedAt, sessionId);
+      this.stmts.updateSession.run(recorded.revision, recorded.position, recordedAt, sessionKey);
     } else {
-      this.stmts.insertSession.run(sessionId, tenantOf(recorded.metadata), recorded.revision, recorded.position, recordedAt, recordedAt);
+      const { tenantId, sessionId } = sessionIdentity(sessionKey, recorded.metadata);
+      this.stmts.insertSession.run(sessionKey, tenantId, sessionId, recorded.revision, recorded.position, recordedAt, recordedAt);
     }
   }
 
   /** Same lookup as the fold: the active entry's anchor, else the id's last revision, else undefined. */
-  private anchorOf(sessionId: string, eventId: unknown): bigint | undefined {
+  private anchorOf(sessionKey: string, eventId: unknown): bigint | undefined {
     if (typeof eventId !== 'string') return undefined;
-    const active = this.stmts.windowAnchor.get(sessionId, eventId) as { anchor: bigint } | undefined;
+    const active = this.stmts.windowAnchor.get(sessionKey, eventId) as { anchor: bigint } | undefined;
     if (active) return active.anchor;
-    const seen = this.stmts.lastRevisionOf.get(sessionId, eventId) as { revision: bigint } | undefined;
+    const seen = this.stmts.lastRevisionOf.get(sessionKey, eventId) as { revision: bigint } | undefined;
     return seen?.revision;
   }
 
@@ -211,10 +222,10 @@ export class SessionReadModelWriter {
     if (body.trim() !== '') this.stmts.insertFts.run(position, body);
   }
 
-  private recordCompaction(sessionId: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {
+  private recordCompaction(sessionKey: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {
     const archivedIds: string[] = [];
     let summary: SummaryInsertedData | null = null;
-    const decisions = this.stmts.decisionsOf.all(sessionId, data.compactionId, EVENTS_ARCHIVED, SUMMARY_INSERTED) as Array<{ type: string; data_json: string }>;
+    const decisions = this.stmts.decisionsOf.all(sessionKey, data.compactionId, EVENTS_ARCHIVED, SUMMARY_INSERTED) as Array<{ type: string; data_json: string }>;
     for (const decision of decisions) {
       if (decision.type === EVENTS_ARCHIVED) archivedIds.push(...(JSON.parse(decision.data_json) as EventsArchivedData).archivedIds);
       else summary = JSON.parse(decision.data_json) as SummaryInsertedData;
@@ -222,7 +233,7 @@ export class SessionReadModelWriter {
     const failed = recorded.type === COMPACTION_FAILED;
     const at = failed ? (data as CompactionFailedData).failedAt : (data as CompactionCompletedData).completedAt;
     this.stmts.upsertCompaction.run({
-      sessionId,
+      sessionKey,
       compactionId: data.compactionId,
       outcome: failed ? 'failed' : String((data as CompactionCompletedData).outcome ?? 'compacted'),
       revision: recorded.revision,
@@ -235,8 +246,20 @@ export class SessionReadModelWriter {
   }
 }
 
-/** `metadata.tenantId` when it is a non-empty string, else {@link DEFAULT_TENANT_ID}. */
-export function tenantOf(metadata: unknown): string {
-  const tenantId = (metadata as { tenantId?: unknown } | null | undefined)?.tenantId;
-  return typeof tenantId === 'string' && tenantId !== '' ? tenantId : DEFAULT_TENANT_ID;
+/**
+ * The public identity of a session stream: `metadata.tenantId` / `metadata.sessionId`
+ * (`SessionEventMetadata`) when present; otherwise parsed from the stream key
+ * `<tenantId>.<sessionId>` (tenant ids hold no dot); a key without a dot is a session of
+ * {@link DEFAULT_TENANT_ID}.
+ */
+export function sessionIdentity(sessionKey: string, metadata: unknown): { tenantId: string; sessionId: string } {
+  const meta = (metadata ?? {}) as { tenantId?: unknown; sessionId?: unknown };
+  const dot = sessionKey.indexOf('.');
+  const parsedTenant = dot > 0 ? sessionKey.slice(0, dot) : DEFAULT_TENANT_ID;
+  const tenantId = typeof meta.tenantId === 'string' && meta.tenantId !== '' ? meta.tenantId : parsedTenant;
+  let sessionId: string;
+  if (typeof meta.sessionId === 'string' && meta.sessionId !== '') sessionId = meta.sessionId;
+  else if (sessionKey.startsWith(`${tenantId}.`)) sessionId = sessionKey.slice(tenantId.length + 1);
+  else sessionId = dot > 0 ? sessionKey.slice(dot + 1) : sessionKey;
+  return { tenantId, sessionId };
 }

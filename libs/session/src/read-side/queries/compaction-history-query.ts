@@ -26,15 +26,16 @@ type CompactionRow = { compactionId: string; outcome: string; revision: bigint; 
 
 const SELECT = `SELECT compaction_id AS compactionId, outcome, revision, position, at, data_json AS dataJson,
                        archived_ids_json AS archivedIdsJson, summary_json AS summaryJson
-                FROM compactions WHERE session_id = ?`;
+                FROM compactions WHERE session_key = ?`;
 
 /**
  * Every compaction decision of a session, oldest first (by revision).
  * Returns null when the session is unknown or belongs to another tenant (→ 404); `[]` when it never compacted.
  */
 export function listCompactions(store: ReadModelStore, tenantId: string, sessionId: string): CompactionRecord[] | null {
-  if (!findSession(store, tenantId, sessionId)) return null;
-  const rows = store.db.prepare(`${SELECT} ORDER BY revision`).safeIntegers(true).all(sessionId) as CompactionRow[];
+  const session = findSession(store, tenantId, sessionId);
+  if (!session) return null;
+  const rows = store.db.prepare(`${SELECT} ORDER BY revision`).safeIntegers(true).all(session.sessionKey) as CompactionRow[];
   return rows.map((row) => toRecord(sessionId, row));
 }
 
@@ -43,8 +44,9 @@ export function listCompactions(store: ReadModelStore, tenantId: string, session
  * or has no compaction `compactionId` (→ 404).
  */
 export function getCompaction(store: ReadModelStore, tenantId: string, sessionId: string, compactionId: string): CompactionRecord | null {
-  if (!findSession(store, tenantId, sessionId)) return null;
-  const row = store.db.prepare(`${SELECT} AND compaction_id = ?`).safeIntegers(true).get(sessionId, compactionId) as CompactionRow | undefined;
+  const session = findSession(store, tenantId, sessionId);
+  if (!session) return null;
+  const row = store.db.prepare(`${SELECT} AND compaction_id = ?`).safeIntegers(true).get(session.sessionKey, compactionId) as CompactionRow | undefined;
   return row ? toRecord(sessionId, row) : null;
 }
 

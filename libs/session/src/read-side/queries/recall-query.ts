@@ -99,7 +99,7 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     conditions.push(sql);
     params[name] = value;
   };
-  filter('l.session_id = @sessionId', 'sessionId', search.sessionId);
+  filter('s.session_id = @sessionId', 'sessionId', search.sessionId);
   filter('s.user_id = @userId', 'userId', search.userId);
   filter('l.kind = @type', 'type', search.type);
   filter('l.archived = @archived', 'archived', search.archived === undefined ? undefined : search.archived ? 1 : 0);
@@ -122,13 +122,13 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
 
   const sql = `
     SELECT * FROM (
-      SELECT l.position AS position, l.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
+      SELECT l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
              l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt,
              bm25(recall_fts) AS rank,
              snippet(recall_fts, 0, '${RECALL_SNIPPET_OPEN}', '${RECALL_SNIPPET_CLOSE}', '…', 24) AS snippet
       FROM recall_fts
       JOIN session_log l ON l.position = recall_fts.rowid
-      JOIN sessions s ON s.session_id = l.session_id
+      JOIN sessions s ON s.session_key = l.session_key
       WHERE ${conditions.join(' AND ')}
     ) ${keyset}
     ORDER BY rank, position

@@ -57,10 +57,10 @@ export function listLog(store: ReadModelStore, tenantId: string, sessionId: stri
     .prepare(
       `SELECT revision, position, type, event_id AS eventId, kind, compaction_id AS compactionId, archived, archived_by AS archivedBy,
               data_json AS dataJson, recorded_at AS recordedAt
-       FROM session_log WHERE session_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+       FROM session_log WHERE session_key = ? AND revision >= ? ORDER BY revision LIMIT ?`,
     )
     .safeIntegers(true)
-    .all(sessionId, fromRevision, limit + 1) as Array<{
+    .all(session.sessionKey, fromRevision, limit + 1) as Array<{
     revision: bigint;
     position: bigint;
     type: string;

@@ -29,10 +29,10 @@ export function getWindow(store: ReadModelStore, tenantId: string, sessionId: st
     .prepare(
       `SELECT revision, anchor_revision AS anchorRevision, compaction_id AS compactionId, event_json AS eventJson,
               costs_json AS costsJson, created_at AS createdAt
-       FROM window_entries WHERE session_id = ? ORDER BY anchor_revision, revision`,
+       FROM window_entries WHERE session_key = ? ORDER BY anchor_revision, revision`,
     )
     .safeIntegers(true)
-    .all(sessionId) as Array<{ revision: bigint; anchorRevision: bigint; compactionId: string | null; eventJson: string; costsJson: string; createdAt: string }>;
+    .all(session.sessionKey) as Array<{ revision: bigint; anchorRevision: bigint; compactionId: string | null; eventJson: string; costsJson: string; createdAt: string }>;
   const entries = rows.map((row): WindowEntry => {
     const entry: WindowEntry = {
       event: JSON.parse(row.eventJson) as SessionEvent,

@@ -7,6 +7,7 @@ import {
   EVENTS_ARCHIVED,
   POLICY_SET,
   SUMMARY_INSERTED,
+  sessionKey,
   sessionStream,
   type CompactionCompletedData,
   type CompactionFailedData,
@@ -26,8 +27,9 @@ export function costs(n: number): EventCosts {
 }
 
 /**
- * Test helper: builds `RecordedEvent`s of session streams as a store would record them
- * (global positions 1n, 2n, … across sessions; revisions 0n-based per stream; times one second apart).
+ * Test helper: builds `RecordedEvent`s of session streams as the write side records them
+ * (stream `session-<tenantId>.<sessionId>`, metadata `{ tenantId, sessionId }`; global positions
+ * 1n, 2n, … across sessions; revisions 0n-based per stream; times one second apart).
  */
 export class RecordedSessionLog {
   /** Every event built so far, in global order. */
@@ -35,19 +37,20 @@ export class RecordedSessionLog {
   private position = 0n;
   private readonly revisions = new Map<string, bigint>();
 
-  constructor(private readonly tenantId?: string) {}
+  constructor(private readonly tenantId = 'default') {}
 
-  /** Appends a raw event to `session-<sessionId>` and returns it. */
-  record(sessionId: string, type: string, data: unknown, metadata?: unknown): RecordedEvent {
-    const revision = this.revisions.get(sessionId) ?? 0n;
-    this.revisions.set(sessionId, revision + 1n);
+  /** Appends a raw event to the session's stream (of `tenantId`, default the log's) and returns it. */
+  record(sessionId: string, type: string, data: unknown, tenantId: string = this.tenantId): RecordedEvent {
+    const stream = sessionStream(sessionKey(tenantId, sessionId));
+    const revision = this.revisions.get(stream) ?? 0n;
+    this.revisions.set(stream, revision + 1n);
     this.position += 1n;
     const event: RecordedEvent = {
       id: `00000000-0000-4000-8000-${this.position.toString().padStart(12, '0')}`,
       type,
       data,
-      metadata: metadata ?? (this.tenantId ? { tenantId: this.tenantId } : {}),
-      streamId: sessionStream(sessionId),
+      metadata: { tenantId, sessionId },
+      streamId: stream,
       revision,
       position: this.position,
       created: new Date(BASE_TIME + Number(this.position) * 1000),
@@ -107,6 +110,7 @@ export class RecordedSessionLog {
       durationMs: 5,
       completedAt: '2024-06-01T00:00:01.000Z',
       origin: 'command',
+      paramsKey: '{}',
       checkpoint: { keptRanges: [], policy: null, consecutiveFailures: 0 },
     };
     return this.record(sessionId, COMPACTION_COMPLETED, data);
@@ -125,6 +129,8 @@ export class RecordedSessionLog {
       origin: 'auto',
       tokensBefore: 100,
       archivedIds,
+      estimator: 'chars',
+      paramsKey: '{}',
       checkpoint: { keptRanges: [], policy: null, consecutiveFailures: 1 },
     };
     return this.record(sessionId, COMPACTION_FAILED, data);
@@ -136,9 +142,9 @@ export class RecordedSessionLog {
     return this.record(sessionId, POLICY_SET, data);
   }
 
-  /** The events of one session, in revision order. */
-  ofSession(sessionId: string): RecordedEvent[] {
-    return this.events.filter((e) => e.streamId === sessionStream(sessionId));
+  /** The events of one session (of `tenantId`, default the log's), in revision order. */
+  ofSession(sessionId: string, tenantId: string = this.tenantId): RecordedEvent[] {
+    return this.events.filter((e) => e.streamId === sessionStream(sessionKey(tenantId, sessionId)));
   }
 }
 
