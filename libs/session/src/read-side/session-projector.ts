@@ -39,8 +39,8 @@ const NOT_READY = Symbol('not-ready');
  * crash (or a throw) never applies an event twice nor skips one; events at or before the
  * checkpoint are ignored, so a redelivered event is harmless.
  *
- * When a batch fails (a {@link MalformedEventError}, the store unreachable…) nothing of it is
- * kept, `lastError` is set, and the projector resubscribes from its checkpoint after a growing
+ * When a batch fails (a {@link MalformedEventError}…) nothing of it is kept; the projector then
+ * applies its events one by one, so the events before the failing one are kept, sets `lastError`, and the projector resubscribes from its checkpoint after a growing
  * delay: it retries the same event, it never skips it.
  */
 export class SessionProjector {
@@ -205,7 +205,13 @@ export class SessionProjector {
         batch.push(result.value);
         pending = iterator.next();
       }
-      this.applyBatch(batch);
+      try {
+        this.applyBatch(batch);
+      } catch (error) {
+        // Keep the progress that is possible: the events before the failing one, one by one; the failing one throws again.
+        if (batch.length === 1) throw error;
+        for (const event of batch) this.applyBatch([event]);
+      }
       this.lastError = null;
       this.lastErrorAt = null;
       onSuccess();
