@@ -17,8 +17,9 @@ import {
 } from '../events/session-stream-events';
 import { emptySessionWindow, evolveSessionWindow, foldSessionWindow, type SessionWindowState } from '../domain/session-window';
 
-/** Page size for backward reads. */
-const PAGE = 256;
+/** First page size for backward reads; pages double up to {@link MAX_PAGE}, so a load reads O(events since). */
+const FIRST_PAGE = 32;
+const MAX_PAGE = 1024;
 
 function checkpointOf(e: RecordedEvent): SessionCheckpoint | null {
   if (e.type !== COMPACTION_COMPLETED && e.type !== COMPACTION_FAILED) return null;
@@ -34,8 +35,9 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
   const tail: RecordedEvent[] = [];
   let checkpointEvent: RecordedEvent | null = null;
   let from: bigint | 'end' = 'end';
+  let pageSize = FIRST_PAGE;
   for (;;) {
-    const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: PAGE });
+    const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: pageSize });
     for (const e of page) {
       if (checkpointOf(e)) {
         checkpointEvent = e;
@@ -43,10 +45,11 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
       }
       tail.push(e);
     }
-    if (checkpointEvent || page.length < PAGE) break;
+    if (checkpointEvent || page.length < pageSize) break;
     const last = page[page.length - 1].revision;
     if (last === 0n) break;
     from = last - 1n;
+    pageSize = Math.min(MAX_PAGE, pageSize * 2);
   }
   if (!checkpointEvent && tail.length === 0) return null;
   tail.reverse();
