@@ -40,8 +40,9 @@ const NOT_READY = Symbol('not-ready');
  * checkpoint are ignored, so a redelivered event is harmless.
  *
  * When a batch fails (a {@link MalformedEventError}…) nothing of it is kept; the projector then
- * applies its events one by one, so the events before the failing one are kept, sets `lastError`, and the projector resubscribes from its checkpoint after a growing
- * delay: it retries the same event, it never skips it.
+ * applies its events one by one, so the events before the failing one are kept, sets
+ * `lastError`, and resubscribes from its checkpoint after a growing delay (`retryDelayMs`
+ * doubling up to `maxRetryDelayMs`): it retries the failing event, it never skips it.
  */
 export class SessionProjector {
   private readonly writer: SessionReadModelWriter;

@@ -23,6 +23,7 @@ export interface RecallSearch {
   tenantId: string;
   /** User text; every word must occur (see `recallMatchExpression`). */
   q: string;
+  /** Only this session (public session id within the tenant). */
   sessionId?: string;
   /** Owner of the session (the first `userId` appended to it). */
   userId?: string;
@@ -44,6 +45,7 @@ export interface RecallSearch {
 
 /** One recall hit. */
 export interface RecallHit {
+  /** Public session id (within the searched tenant). */
   sessionId: string;
   /** The client's event id (summaries: the summary id). */
   eventId: string;
