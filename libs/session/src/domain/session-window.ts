@@ -108,7 +108,11 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case SUMMARY_INSERTED: {
       const data = recorded.data as SummaryInsertedData;
-      const anchor = state.active.get(data.insertBeforeId)?.anchorRevision ?? state.revisionsById.get(data.insertBeforeId) ?? recorded.revision;
+      const anchor =
+        (data.insertBeforeRevision !== undefined ? BigInt(data.insertBeforeRevision) : undefined) ??
+        state.active.get(data.insertBeforeId)?.anchorRevision ??
+        state.revisionsById.get(data.insertBeforeId) ??
+        recorded.revision;
       state.active.set(data.summaryId, {
         event: { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text },
         costs: data.costs,

@@ -97,6 +97,11 @@ export interface SummaryInsertedData {
   shadowPrompt: string;
   text: string;
   insertBeforeId: string;
+  /**
+   * Stream revision of the `insertBeforeId` event (decimal string): the summary's place in the
+   * window, so a fold that starts from a checkpoint (without that event) orders it the same.
+   */
+  insertBeforeRevision?: string;
   coveredIds: string[];
   costs: EventCosts;
   summarizer: SummarizerIdentity;

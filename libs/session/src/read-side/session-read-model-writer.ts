@@ -137,7 +137,10 @@ export class SessionReadModelWriter {
       case SUMMARY_INSERTED: {
         const data = recorded.data as SummaryInsertedData | null;
         if (!data || typeof data.compactionId !== 'string' || typeof data.summaryId !== 'string') throw fail('data.compactionId and data.summaryId are required');
-        const anchor = this.anchorOf(sessionKey, data.insertBeforeId) ?? recorded.revision;
+        const anchor =
+          (typeof data.insertBeforeRevision === 'string' ? BigInt(data.insertBeforeRevision) : undefined) ??
+          this.anchorOf(sessionKey, data.insertBeforeId) ??
+          recorded.revision;
         const event: SessionEvent = { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text };
         Object.assign(log, {
           eventId: data.summaryId,

@@ -308,6 +308,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         shadowPrompt: s.shadowPrompt,
         text: s.text,
         insertBeforeId: s.insertBeforeId,
+        insertBeforeRevision: state.active.get(s.insertBeforeId)!.revision.toString(),
         coveredIds: s.coveredIds,
         costs: computeEventCosts({ id: s.id, type: 'summary', shadowPrompt: s.shadowPrompt, text: s.text }),
         summarizer: summarizer!,

@@ -56,6 +56,10 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     await this.store.appendToStream(erasureStream(command.tenantId), [
       { id: randomUUID(), type: SESSION_ERASED, data: { sessionId: command.sessionId, erasedEvents, erasedAt } },
     ]);
+    // Let the projector pass the stream's last event first, so that it cannot re-create rows of
+    // the session from a batch it read before the deletion.
+    const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+    if (last) await this.projector.waitForPosition(last.position, 5000);
     await this.store.deleteStream(stream);
     this.sessions.invalidate(key);
     this.projector.eraseSession(command.tenantId, command.sessionId);
