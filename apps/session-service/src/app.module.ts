@@ -26,7 +26,8 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        LoggerModule.forRoot({
+        // With LOG_LEVEL=silent the HTTP logging middleware is left out altogether (it costs even when silent).
+        ...(config.logLevel === 'silent' ? [] : [LoggerModule.forRoot({
           pinoHttp: {
             level: config.logLevel,
             // Never log keys or bodies: only method, path, status and timing.
@@ -37,7 +38,7 @@ export class AppModule {
             },
             autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
           },
-        }),
+        })]),
         ThrottlerModule.forRoot({
           throttlers: [{ name: 'per-key', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
           skipIf: () => !throttle,

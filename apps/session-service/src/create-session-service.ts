@@ -45,10 +45,10 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, { store, readModels, summarizer }), {
     bodyParser: false,
-    bufferLogs: !overrides.quiet,
-    logger: overrides.quiet ? ['error'] : undefined,
+    bufferLogs: config.logLevel !== 'silent',
+    logger: config.logLevel === 'silent' ? ['error'] : undefined,
   });
-  if (!overrides.quiet) app.useLogger(app.get(Logger));
+  if (config.logLevel !== 'silent') app.useLogger(app.get(Logger));
   app.useBodyParser('json', { limit: config.maxBodyBytes });
   app.enableShutdownHooks();
   const document = SwaggerModule.createDocument(

@@ -122,12 +122,13 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   }
   params.take = limit + 1;
 
+  // Rank and page without snippets (snippet() is costly on every match of a common word), then
+  // build the snippets of the page's rows only.
   const sql = `
     SELECT * FROM (
       SELECT l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
              l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt,
-             bm25(recall_fts) AS rank,
-             snippet(recall_fts, 0, '${RECALL_SNIPPET_OPEN}', '${RECALL_SNIPPET_CLOSE}', '…', 24) AS snippet
+             recall_fts.rank AS rank
       FROM recall_fts
       JOIN session_log l ON l.position = recall_fts.rowid
       JOIN sessions s ON s.session_key = l.session_key
@@ -136,10 +137,16 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     ORDER BY rank, position
     LIMIT @take`;
 
-  let rows: Array<{ position: bigint; sessionId: string; eventId: string; type: string; archived: bigint; archivedBy: string | null; createdAt: string; rank: number; snippet: string }>;
+  let rows: Array<{ position: bigint; sessionId: string; eventId: string; type: string; archived: bigint; archivedBy: string | null; createdAt: string; rank: number; snippet?: string }>;
   try {
     const stmt = store.db.prepare(sql).safeIntegers(true);
     rows = stmt.all(params) as typeof rows;
+    const snippetOf = store.db.prepare(
+      `SELECT snippet(recall_fts, 0, '${RECALL_SNIPPET_OPEN}', '${RECALL_SNIPPET_CLOSE}', '…', 24) AS snippet FROM recall_fts WHERE recall_fts MATCH @match AND rowid = @rowid`,
+    );
+    for (const row of rows.slice(0, limit)) {
+      row.snippet = (snippetOf.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '';
+    }
   } catch (error) {
     // The MATCH expression is built from quoted phrases only; this is a last line of defence.
     if (error instanceof Error && /fts5|syntax/i.test(error.message)) throw new InvalidQueryError('q', 'cannot be searched; use words without special characters');
@@ -152,7 +159,7 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
       sessionId: row.sessionId,
       eventId: row.eventId,
       type: row.type,
-      snippet: row.snippet,
+      snippet: row.snippet ?? '',
       score: -Number(row.rank),
       archived: Number(row.archived) === 1,
       createdAt: row.createdAt,
