@@ -15,7 +15,6 @@ import { storeEventId } from '../domain/session-ids';
 import { DuplicateEventIdConflictError, InvalidRequestError, RevisionConflictError, UnknownToolCallError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
-import { orderedWindow } from '../domain/session-window';
 
 /** One event to append: a native session event (with its client id) plus optional client fields. */
 export interface EventToAppend {
@@ -79,7 +78,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     const state = await this.sessions.load(key);
     const knownCalls = new Set<string>();
     if (state) {
-      for (const entry of orderedWindow(state)) {
+      for (const entry of state.active.values()) {
         if (entry.event.type === 'assistant') for (const c of entry.event.toolCalls ?? []) knownCalls.add(c.id);
       }
     }
