@@ -175,10 +175,15 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     };
   }
 
+  /**
+   * A private snapshot of the session's state. The cache folds newer events into its shared object
+   * in place, so a pass that kept that object across the summarizer call would see its base revision
+   * move and append a stale plan at the newest revision, bypassing the expected-revision check.
+   */
   private async mustLoad(key: string, sessionId: string): Promise<SessionWindowState> {
     const state = await this.sessions.load(key);
     if (!state || state.revision === null) throw new SessionNotFoundError(sessionId);
-    return state;
+    return cloneSessionWindow(state);
   }
 
   private async summarize(plan: CompactionPlan): Promise<SummarizerOutcome> {
