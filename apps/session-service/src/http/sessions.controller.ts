@@ -184,8 +184,9 @@ export class SessionsController {
   @Delete()
   @HttpCode(200)
   @ApiOperation({ summary: "Erase the session: its content leaves the store and every read model (the deletion is recorded without content)" })
-  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
+  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
+    validate(this.schemas.noQuery, query);
     return this.commandBus.execute(new EraseSessionCommand(tenant, sessionId));
   }
 }
