@@ -23,6 +23,8 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     .string()
     .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} UTF-16 code units` })
     .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+  // A message text that is present must say something: null is how an event says "no text".
+  const nonEmptyText = text.pipe(z.string().min(1, { message: 'must not be empty: send null when the event has no text' }));
   const id = z.string().regex(ID_PATTERN, { message: 'must be 1 to 256 characters without control characters' });
   const common = {
     id: id.optional(),
@@ -31,15 +33,15 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   };
   const toolCall = z.strictObject({ id, name: text.pipe(z.string().min(1, { message: 'must not be empty' })), arguments: text });
   const toolResponse = z.strictObject({ toolCallId: id, name: text, data: text });
-  const user = z.strictObject({ ...common, type: z.literal('user'), text: text.nullable() });
-  const system = z.strictObject({ ...common, type: z.literal('system'), text: text.nullable() });
+  const user = z.strictObject({ ...common, type: z.literal('user'), text: nonEmptyText.nullable() });
+  const system = z.strictObject({ ...common, type: z.literal('system'), text: nonEmptyText.nullable() });
   const assistant = z
     .strictObject({ ...common, type: z.literal('assistant'), text: text.nullable().optional(), toolCalls: z.array(toolCall).max(128).optional() })
-    .refine((a) => (a.text !== null && a.text !== undefined) || (a.toolCalls?.length ?? 0) > 0, {
+    .refine((a) => (a.text !== null && a.text !== undefined && a.text !== '') || (a.toolCalls?.length ?? 0) > 0, {
       message: 'an assistant event needs text or at least one tool call',
     });
   const tool = z.strictObject({ ...common, type: z.literal('tool'), responses: z.array(toolResponse).min(1).max(128) });
-  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text });
+  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: nonEmptyText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
     error: 'type must be one of user, assistant, tool, system, summary',
   });
