@@ -1,0 +1,170 @@
+/**
+ * Model faults (issue 7 item 4) against a local OpenAI-compatible server: a timeout, HTTP 500, 429
+ * with Retry-After, a blank message, malformed JSON, a refusal. The session is unchanged but for its
+ * superseded system messages, a CompactionFailed event records what happened (without message text
+ * or the key), retries follow the `openai` client's policy (SUMMARIZER_MAX_RETRIES), after K
+ * consecutive failures auto-compaction backs off instead of calling the model on every append, and
+ * a compaction on unchanged input never produces a second decision.
+ */
+import * as fs from 'node:fs';
+import { AutoCompactionScheduler, COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED, summarizerFromEnv } from '@lib/session';
+import { startService, type Harness } from '../support/service-harness';
+import { FakeOpenAiServer, type FakeFault } from '../support/fake-openai-server';
+import { streamOf } from '../support/log-checks';
+
+const SECRET = 'PINEAPPLE-ORBIT-7731';
+const API_KEY = 'sk-model-fault-test-0123456789';
+const MAX_RETRIES = 2;
+const STRATEGY = { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 };
+
+function conversation(prefix: string) {
+  const events: Array<Record<string, unknown>> = [
+    { id: `${prefix}-s1`, type: 'system', text: 'You are a travel agent (old prompt).' },
+    { id: `${prefix}-s2`, type: 'system', text: 'You are a careful travel agent.' },
+  ];
+  for (let n = 0; n < 6; n++) {
+    events.push({ id: `${prefix}-u${n}`, type: 'user', text: `turn ${n}: my code word is ${SECRET}` });
+    events.push({ id: `${prefix}-a${n}`, type: 'assistant', text: `noted ${n}` });
+  }
+  return events;
+}
+
+interface FaultCase {
+  fault: FakeFault;
+  /** Requests the model endpoint sees for one compaction: 1 + retries when the client retries. */
+  requests: number;
+  reason: RegExp;
+}
+
+const FAULTS: FaultCase[] = [
+  { fault: { fault: 'timeout' }, requests: 1 + MAX_RETRIES, reason: /timed out/ },
+  { fault: { fault: 'status500' }, requests: 1 + MAX_RETRIES, reason: /HTTP 500/ },
+  { fault: { fault: 'status429', retryAfterSeconds: 1 }, requests: 1 + MAX_RETRIES, reason: /rate limited: HTTP 429/ },
+  { fault: { fault: 'blank' }, requests: 1, reason: /blank reply/ },
+  { fault: { fault: 'malformed-json' }, requests: 1, reason: /malformed/i },
+  { fault: { fault: 'refusal' }, requests: 1, reason: /refused/ },
+  { fault: { fault: 'content-filter' }, requests: 1, reason: /content_filter/ },
+  { fault: { fault: 'no-choices' }, requests: 1, reason: /no choices/ },
+];
+
+describe('model faults', () => {
+  let harness: Harness;
+  const fake = new FakeOpenAiServer();
+
+  beforeAll(async () => {
+    await fake.start();
+    const summarizer = summarizerFromEnv({
+      OPENAI_BASE_URL: fake.url,
+      OPENAI_API_KEY: API_KEY,
+      SUMMARIZER_TIMEOUT_MS: '300',
+      SUMMARIZER_MAX_RETRIES: String(MAX_RETRIES),
+    });
+    harness = await startService({ summarizer, env: { AUTO_COMPACTION_MAX_FAILURES: '2', AUTO_COMPACTION_BACKOFF_MS: '3600000' } });
+  });
+  afterAll(async () => {
+    await harness.stop();
+    await fake.close();
+    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+  beforeEach(() => fake.reset());
+
+  async function windowIds(session: string, position?: string): Promise<string[]> {
+    const res = await harness.http().get(`/v1/sessions/${session}/window${position ? `?minPosition=${position}` : ''}`).expect(200);
+    return res.body.events.map((e: { id: string }) => e.id);
+  }
+
+  it.each(FAULTS.map((f) => [f.fault.fault, f] as const))('%s: only superseded system messages leave, the failure is recorded, retries follow the client policy', async (name, f) => {
+    const session = `fault-${name}`;
+    fake.setDefault(f.fault);
+    const appended = await harness.http().post(`/v1/sessions/${session}/events`).send({ events: conversation(session) }).expect(201);
+    const before = await windowIds(session, appended.body.position);
+
+    const res = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
+    expect(res.body.outcome).toBe('failed');
+    expect(res.body.failure.reason).toMatch(f.reason);
+    expect(fake.calls).toBe(f.requests);
+
+    // the window is unchanged but for the superseded system message
+    expect(await windowIds(session, res.body.position)).toEqual(before.filter((id) => id !== `${session}-s1`));
+
+    // the log: one failed decision that archived only the superseded system message, no summary
+    const log = await harness.service.store.readStream(streamOf(session));
+    const decisions = log.filter((e) => e.type !== 'ConversationEventAppended');
+    expect(decisions.map((e) => e.type)).toEqual([EVENTS_ARCHIVED, COMPACTION_FAILED]);
+    expect((decisions[0].data as { archivedIds: string[] }).archivedIds).toEqual([`${session}-s1`]);
+    const failed = decisions[1].data as { reason: string; stage: string };
+    expect(failed.stage).toBe('summarize');
+    expect(failed.reason).toMatch(f.reason);
+    const recorded = JSON.stringify(failed);
+    expect(recorded).not.toContain(SECRET);
+    expect(recorded).not.toContain(API_KEY);
+    expect(log.some((e) => e.type === SUMMARY_INSERTED)).toBe(false);
+
+    // unchanged input: the same command answers with the recorded decision, no new call, nothing written
+    const head = await harness.service.store.headPosition();
+    const again = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
+    expect(again.body).toMatchObject({ outcome: 'failed', replayed: true, compactionId: res.body.compactionId });
+    expect(fake.calls).toBe(f.requests);
+    expect(await harness.service.store.headPosition()).toBe(head);
+  });
+
+  it('records one decision for concurrent identical compactions on unchanged input', async () => {
+    fake.setDefault({ fault: 'status500' });
+    await harness.http().post('/v1/sessions/same-input/events').send({ events: conversation('same-input') }).expect(201);
+    const answers = await Promise.all(Array.from({ length: 4 }, () => harness.http().post('/v1/sessions/same-input/compactions').send({ strategy: STRATEGY })));
+    for (const a of answers) expect(a.body.outcome).toBe('failed');
+    const log = await harness.service.store.readStream(streamOf('same-input'));
+    expect(log.filter((e) => e.type === COMPACTION_FAILED)).toHaveLength(1);
+    expect(new Set(answers.map((a) => a.body.compactionId)).size).toBe(1);
+  });
+
+  it('never records a second decision when a successful compaction is repeated on unchanged input', async () => {
+    fake.setDefault('SUMMARY: the user shared a code word.');
+    await harness.http().post('/v1/sessions/repeat-ok/events').send({ events: conversation('repeat-ok') }).expect(201);
+    for (const strategy of [STRATEGY, { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 10 }, { type: 'sliding-window', maxEvents: 3 }, { type: 'token-count', maxTokens: 40 }, { type: 'turn-window', maxTurns: 1 }]) {
+      const first = await harness.http().post('/v1/sessions/repeat-ok/compactions').send({ strategy }).expect(200);
+      expect(['compacted', 'noop']).toContain(first.body.outcome);
+      const head = await harness.service.store.headPosition();
+      const calls = fake.calls;
+      const second = await harness.http().post('/v1/sessions/repeat-ok/compactions').send({ strategy }).expect(200);
+      expect({ strategy, head: await harness.service.store.headPosition(), calls: fake.calls }).toEqual({ strategy, head, calls });
+      expect(['noop', 'not-triggered', 'compacted']).toContain(second.body.outcome);
+      if (second.body.outcome === 'compacted') expect(second.body.replayed).toBe(true);
+    }
+    const log = await harness.service.store.readStream(streamOf('repeat-ok'));
+    const bases = log.filter((e) => e.type === COMPACTION_COMPLETED).map((e) => (e.data as { basedOnRevision: string }).basedOnRevision);
+    expect(new Set(bases).size).toBe(bases.length);
+  });
+
+  it('backs off auto-compaction after K consecutive failures instead of calling the model on every append', async () => {
+    fake.setDefault({ fault: 'status500' });
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setImmediate(r));
+        await scheduler.whenIdle();
+      }
+    };
+    await harness.http().post('/v1/sessions/backoff/events').send({ events: conversation('backoff') }).expect(201);
+    await harness.http().put('/v1/sessions/backoff/policy').send({ strategy: STRATEGY }).expect(200);
+    await settle();
+    fake.reset();
+    for (let n = 0; n < 10; n++) {
+      await harness
+        .http()
+        .post('/v1/sessions/backoff/events')
+        .send({ events: [{ id: `more-u${n}`, type: 'user', text: `more ${n}` }, { id: `more-a${n}`, type: 'assistant', text: `ok ${n}` }] })
+        .expect(201);
+      await settle();
+    }
+    const log = await harness.service.store.readStream(streamOf('backoff'));
+    const failures = log.filter((e) => e.type === COMPACTION_FAILED);
+    // K = AUTO_COMPACTION_MAX_FAILURES = 2 failed passes, each 1 + MAX_RETRIES requests; then no more calls
+    expect(failures.length).toBe(2);
+    expect(fake.calls).toBe(2 * (1 + MAX_RETRIES));
+    // a manual command still reaches the model (backoff is for automatic passes only)
+    const manual = await harness.http().post('/v1/sessions/backoff/compactions').send({ strategy: STRATEGY }).expect(200);
+    expect(manual.body.outcome).toBe('failed');
+    expect(fake.calls).toBe(3 * (1 + MAX_RETRIES));
+  });
+});
