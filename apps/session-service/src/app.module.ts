@@ -2,6 +2,7 @@
  * The application module: HTTP controllers, API-key guard, rate limits, logging and metrics on top
  * of the session library (given the store, read models and summarizer by {@link createSessionService}).
  */
+import { createHash } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
@@ -43,6 +44,9 @@ export class AppModule {
           throttlers: [{ name: 'per-key', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
           skipIf: () => !throttle,
           getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as Request) ?? String(req.ip ?? 'anonymous'),
+          // One budget per key (or address) across every route, as RATE_LIMIT_PER_MINUTE promises; the
+          // throttler's default key also names the route, which gave each key that budget per route.
+          generateKey: (_context, tracker, throttlerName) => createHash('sha256').update(`${throttlerName}-${tracker}`).digest('hex'),
         }),
         SessionModule.forRoot({
           ...session,
