@@ -1,0 +1,177 @@
+/**
+ * Tenants and keys (issue 7 item 5): with API_KEYS configured every /v1 route needs a known key;
+ * a tenant cannot append to, compact, read, erase or search another tenant's sessions, even with
+ * the same session id, and recall never returns another tenant's events; per-key rate limits.
+ * (Start-up mode line and log hygiene of a real process: test/slow/startup-and-logs.slow-spec.ts.)
+ */
+import * as fs from 'node:fs';
+import { startService, type Harness } from '../support/service-harness';
+
+const KEY_A = 'key-tenant-a-0001';
+const KEY_B = 'key-tenant-b-0002';
+const A = { authorization: `Bearer ${KEY_A}` };
+const B = { authorization: `Bearer ${KEY_B}` };
+const SECRET_A = 'MARMALADE-QUASAR-1187';
+
+const ROUTES: Array<{ method: 'get' | 'post' | 'put' | 'delete'; path: string; body?: object }> = [
+  { method: 'post', path: '/v1/sessions/shared/events', body: { events: [{ id: 'x', type: 'user', text: 'hi' }] } },
+  { method: 'post', path: '/v1/sessions/shared/messages', body: { messages: [{ role: 'user', content: 'hi' }] } },
+  { method: 'post', path: '/v1/sessions/shared/compactions', body: { strategy: { type: 'sliding-window', maxEvents: 1 } } },
+  { method: 'get', path: '/v1/sessions/shared/compactions' },
+  { method: 'get', path: '/v1/sessions/shared/compactions/abc' },
+  { method: 'put', path: '/v1/sessions/shared/policy', body: { strategy: null } },
+  { method: 'get', path: '/v1/sessions/shared/window' },
+  { method: 'get', path: '/v1/sessions/shared/window?atRevision=0' },
+  { method: 'get', path: '/v1/sessions/shared/events' },
+  { method: 'delete', path: '/v1/sessions/shared' },
+  { method: 'get', path: `/v1/recall?q=${SECRET_A}` },
+];
+
+describe('tenants and API keys', () => {
+  let harness: Harness;
+  let compactionA: string;
+
+  beforeAll(async () => {
+    harness = await startService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB` } });
+    const http = harness.http;
+    await http()
+      .post('/v1/sessions/shared/events')
+      .set(A)
+      .send({
+        events: [
+          { id: 'a-u1', type: 'user', text: `my passport number is ${SECRET_A}` },
+          { id: 'a-c1', type: 'assistant', text: null, toolCalls: [{ id: 'callA', name: 'save_passport', arguments: `{"n":"${SECRET_A}"}` }] },
+          { id: 'a-t1', type: 'tool', responses: [{ toolCallId: 'callA', name: 'save_passport', data: '{"saved":true}' }] },
+          { id: 'a-a1', type: 'assistant', text: 'saved' },
+          { id: 'a-u2', type: 'user', text: 'thanks, common words here' },
+          { id: 'a-a2', type: 'assistant', text: 'welcome' },
+        ],
+      })
+      .expect(201);
+    await http().post('/v1/sessions/a-only/events').set(A).send({ events: [{ id: 'o1', type: 'user', text: 'only tenant A has this session' }] }).expect(201);
+    const c = await http().post('/v1/sessions/shared/compactions').set(A).send({ strategy: { type: 'turn-window', maxTurns: 1 } }).expect(200);
+    expect(c.body.outcome).toBe('compacted');
+    compactionA = c.body.compactionId;
+    await http().get(`/v1/sessions/shared/window?minPosition=${c.body.position}`).set(A).expect(200);
+  });
+  afterAll(async () => {
+    await harness.stop();
+    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+
+  async function aWindowIds(): Promise<string[]> {
+    const res = await harness.http().get('/v1/sessions/shared/window').set(A).expect(200);
+    return res.body.events.map((e: { id: string }) => e.id);
+  }
+
+  it.each(ROUTES.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s needs a known key (401 without, 401 with a wrong one), writes nothing', async (_n, r) => {
+    const head = await harness.service.store.headPosition();
+    for (const headers of [{}, { authorization: 'Bearer not-a-configured-key' }, { 'x-api-key': 'not-a-configured-key' }, { authorization: KEY_A }]) {
+      let req = harness.http()[r.method](r.path).set(headers);
+      if (r.body) req = req.send(r.body);
+      const res = await req;
+      expect({ headers, status: res.status, code: res.body.code }).toEqual({ headers, status: 401, code: 'unauthorized' });
+      expect(res.body.message).toMatch(/key/i);
+    }
+    expect(await harness.service.store.headPosition()).toBe(head);
+  });
+
+  it('accepts the key as a bearer token or as x-api-key', async () => {
+    await harness.http().get('/v1/sessions/shared/window').set(A).expect(200);
+    await harness.http().get('/v1/sessions/shared/window').set({ 'x-api-key': KEY_A }).expect(200);
+  });
+
+  it("does not let tenant B read tenant A's session (window, past window, log, compactions)", async () => {
+    for (const path of ['/v1/sessions/shared/window', '/v1/sessions/shared/window?format=openai', '/v1/sessions/shared/window?atRevision=3', '/v1/sessions/shared/events', '/v1/sessions/shared/compactions', `/v1/sessions/shared/compactions/${compactionA}`]) {
+      const res = await harness.http().get(path).set(B);
+      expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 404, code: 'session_not_found' });
+      expect(JSON.stringify(res.body)).not.toContain(SECRET_A);
+    }
+  });
+
+  it("does not let tenant B compact or erase tenant A's session", async () => {
+    const head = await harness.service.store.headPosition();
+    const compact = await harness.http().post('/v1/sessions/a-only/compactions').set(B).send({ strategy: { type: 'sliding-window', maxEvents: 1 } });
+    expect({ status: compact.status, code: compact.body.code }).toEqual({ status: 404, code: 'session_not_found' });
+    const erase = await harness.http().delete('/v1/sessions/a-only').set(B);
+    expect({ status: erase.status, code: erase.body.code }).toEqual({ status: 404, code: 'session_not_found' });
+    expect(await harness.service.store.headPosition()).toBe(head);
+    await harness.http().get('/v1/sessions/a-only/window').set(A).expect(200);
+  });
+
+  it("keeps tenant B's appends to the same session id apart from tenant A's", async () => {
+    const before = await aWindowIds();
+    // B cannot answer A's tool call: it is not in B's session
+    const orphan = await harness.http().post('/v1/sessions/shared/events').set(B).send({ events: [{ id: 'b-t1', type: 'tool', responses: [{ toolCallId: 'callA', name: 'save_passport', data: '{}' }] }] });
+    expect({ status: orphan.status, code: orphan.body.code }).toEqual({ status: 422, code: 'unknown_tool_call' });
+    const viaMessages = await harness.http().post('/v1/sessions/shared/messages').set(B).send({ messages: [{ role: 'tool', tool_call_id: 'callA', content: '{}' }] });
+    expect(viaMessages.status).toBe(422);
+    // the same client id with other content is B's own event, not a conflict with A's
+    const own = await harness.http().post('/v1/sessions/shared/events').set(B).send({ events: [{ id: 'a-u1', type: 'user', text: 'tenant B speaking, common words here' }] }).expect(201);
+    // B compacts its own session of that id; A's is untouched
+    await harness.http().post('/v1/sessions/shared/compactions').set(B).send({ strategy: { type: 'sliding-window', maxEvents: 1 } }).expect(200);
+    const bWindow = await harness.http().get(`/v1/sessions/shared/window?minPosition=${own.body.position}`).set(B).expect(200);
+    expect(bWindow.body.events.map((e: { id: string; text: string }) => [e.id, e.text])).toEqual([['a-u1', 'tenant B speaking, common words here']]);
+    expect(await aWindowIds()).toEqual(before);
+    const aLog = await harness.http().get('/v1/sessions/shared/events?limit=1000').set(A).expect(200);
+    expect(JSON.stringify(aLog.body)).not.toContain('tenant B speaking');
+  });
+
+  it("never returns another tenant's events from recall", async () => {
+    const head = await harness.service.store.headPosition();
+    await harness.http().get(`/v1/sessions/shared/window?minPosition=${head}`).set(A).expect(200);
+    for (const query of [`q=${SECRET_A}`, `q=${SECRET_A}&sessionId=shared`, `q=${SECRET_A}&archived=true`, 'q=passport', `q=${SECRET_A}&compactionId=${compactionA}`]) {
+      const res = await harness.http().get(`/v1/recall?${query}`).set(B).expect(200);
+      expect({ query, hits: res.body.items }).toEqual({ query, hits: [] });
+    }
+    const a = await harness.http().get(`/v1/recall?q=${SECRET_A}`).set(A).expect(200);
+    expect(a.body.items.length).toBeGreaterThan(0);
+    // a word both tenants used: each sees only their own events
+    const bCommon = await harness.http().get('/v1/recall?q=common').set(B).expect(200);
+    expect(bCommon.body.items.length).toBeGreaterThan(0);
+    expect(JSON.stringify(bCommon.body)).not.toContain('thanks');
+    const aCommon = await harness.http().get('/v1/recall?q=common').set(A).expect(200);
+    expect(JSON.stringify(aCommon.body)).not.toContain('tenant B speaking');
+  });
+});
+
+describe('rate limits', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB`, RATE_LIMIT_PER_MINUTE: '3' } });
+  });
+  afterAll(async () => {
+    await harness.stop();
+    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+
+  it('answers 429 rate_limited once a key has used its requests per minute, per key', async () => {
+    for (let i = 0; i < 3; i++) expect((await harness.http().get('/v1/recall?q=anything').set(A)).status).toBe(200);
+    const limited = await harness.http().get('/v1/recall?q=anything').set(A);
+    expect({ status: limited.status, code: limited.body.code }).toEqual({ status: 429, code: 'rate_limited' });
+    expect(limited.body.message).toMatch(/slow down|retry/);
+    const head = await harness.service.store.headPosition();
+    const write = await harness.http().post('/v1/sessions/rl/events').set(A).send({ events: [{ id: 'r1', type: 'user', text: 'hi' }] });
+    expect(write.status).toBe(429);
+    expect(await harness.service.store.headPosition()).toBe(head);
+    // another key has its own budget
+    expect((await harness.http().get('/v1/recall?q=anything').set(B)).status).toBe(200);
+  });
+});
+
+describe('rate limits in open development mode', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startService({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+  });
+  afterAll(async () => {
+    await harness.stop();
+    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+
+  it('limits per client address', async () => {
+    for (let i = 0; i < 2; i++) expect((await harness.http().get('/v1/recall?q=x')).status).toBe(200);
+    const limited = await harness.http().get('/v1/recall?q=x');
+    expect({ status: limited.status, code: limited.body.code }).toEqual({ status: 429, code: 'rate_limited' });
+  });
+});
