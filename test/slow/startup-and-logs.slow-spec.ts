@@ -1,0 +1,101 @@
+/**
+ * Start-up mode and log hygiene of a real service process (issue 7 item 5): without API_KEYS it
+ * says it runs in open development mode; with keys it says keys are required. With LOG_LEVEL=debug,
+ * nothing it prints (stdout or stderr) contains an API key (the service's, a wrong one a client
+ * sent, the model endpoint's) or message text, whatever the requests carried.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { call, spawnService, type ServiceProcess } from '../support/service-process';
+import { FakeOpenAiServer } from '../support/fake-openai-server';
+
+jest.setTimeout(180_000);
+
+const SECRET = 'KUMQUAT-NEBULA-5519';
+const SERVICE_KEY = 'svc-key-LOGTEST-7f3a9c';
+const WRONG_KEY = 'wrong-key-LOGTEST-41d2e8';
+const OPENAI_KEY = 'sk-openai-LOGTEST-99b0c1';
+
+describe('start-up mode and logs of a real process', () => {
+  const dirs: string[] = [];
+  const procs: ServiceProcess[] = [];
+  const fake = new FakeOpenAiServer();
+
+  afterAll(async () => {
+    for (const p of procs) await p.kill();
+    await fake.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  function tempDir(): string {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'startup-'));
+    dirs.push(d);
+    return d;
+  }
+
+  it('says "open development mode" at start-up when no API keys are configured', async () => {
+    const svc = await spawnService({ dataDir: tempDir(), env: { LOG_LEVEL: 'info' } });
+    procs.push(svc);
+    expect(svc.stdout()).toMatch(/open development mode/);
+    const health = await call(svc.url, 'GET', '/health');
+    expect(health.body.mode).toMatch(/open/);
+    await svc.stop();
+  });
+
+  it('with keys: says keys are required, and never logs a key or message text (LOG_LEVEL=debug)', async () => {
+    await fake.start();
+    fake.setDefault((req) => (req.index % 2 === 0 ? { fault: 'status500' } : `SUMMARY mentioning ${SECRET}`));
+    const svc = await spawnService({
+      dataDir: tempDir(),
+      env: {
+        LOG_LEVEL: 'debug',
+        API_KEYS: `${SERVICE_KEY}:tenantA`,
+        OPENAI_BASE_URL: fake.url,
+        OPENAI_API_KEY: OPENAI_KEY,
+        SUMMARIZER_MAX_RETRIES: '0',
+        MAX_TEXT_LENGTH: '200',
+      },
+    });
+    procs.push(svc);
+    expect(svc.stdout()).toMatch(/API keys required/);
+    expect(svc.stdout()).not.toMatch(/open development mode/);
+    const auth = { authorization: `Bearer ${SERVICE_KEY}` };
+    const events = [
+      { id: 'u1', type: 'user', text: `remember ${SECRET}` },
+      { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'k1', name: 'store', arguments: `{"v":"${SECRET}"}` }] },
+      { id: 't1', type: 'tool', responses: [{ toolCallId: 'k1', name: 'store', data: `{"stored":"${SECRET}"}` }] },
+      { id: 'a1', type: 'assistant', text: `stored ${SECRET}` },
+      { id: 'u2', type: 'user', text: 'next' },
+      { id: 'a2', type: 'assistant', text: 'ok' },
+    ];
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events }, auth)).status).toBe(201);
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/messages', { messages: [{ role: 'user', content: `again ${SECRET}` }] }, auth)).status).toBe(201);
+    // a failing and a succeeding summarizer call (the model endpoint's key and the summary text)
+    const strategy = { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 };
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/compactions', { strategy }, auth)).body.outcome).toBe('failed');
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'u3', type: 'user', text: 'more' }] }, auth)).status).toBe(201);
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/compactions', { strategy }, auth)).body.outcome).toBe('compacted');
+    // auto-compaction in the background
+    expect((await call(svc.url, 'PUT', '/v1/sessions/logs/policy', { strategy }, auth)).status).toBe(200);
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'u4', type: 'user', text: `auto ${SECRET}` }, { id: 'a4', type: 'assistant', text: 'fine' }] }, auth)).status).toBe(201);
+    // reads, recall with the phrase in the query string, and rejected requests that carry it
+    expect((await call(svc.url, 'GET', `/v1/recall?q=${SECRET}`, undefined, auth)).status).toBe(200);
+    expect((await call(svc.url, 'GET', '/v1/sessions/logs/window?format=openai', undefined, auth)).status).toBe(200);
+    expect((await call(svc.url, 'GET', '/v1/sessions/logs/events', undefined, auth)).status).toBe(200);
+    expect((await call(svc.url, 'GET', `/v1/recall?q=${SECRET}`, undefined, { authorization: `Bearer ${WRONG_KEY}` })).status).toBe(401);
+    expect((await call(svc.url, 'GET', '/v1/sessions/logs/window', undefined, { 'x-api-key': WRONG_KEY })).status).toBe(401);
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'x', type: 'user', text: `${SECRET} `.repeat(40) }] }, auth)).status).toBe(400);
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'x', type: 'robot', text: SECRET }] }, auth)).status).toBe(400);
+    const broken = await fetch(`${svc.url}/v1/sessions/logs/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: `{"events":[{"text":"${SECRET}"` });
+    expect(broken.status).toBe(400);
+    expect((await call(svc.url, 'DELETE', '/v1/sessions/logs', undefined, auth)).status).toBe(200);
+    await svc.stop();
+
+    const output = svc.stdout() + svc.stderr();
+    // the process did log at debug level (requests), so the absence below means something
+    expect(output).toMatch(/"level":20|request completed/);
+    expect(output).toContain('/v1/sessions/logs/events');
+    for (const secret of [SECRET, SERVICE_KEY, WRONG_KEY, OPENAI_KEY]) expect({ secret, found: output.includes(secret) }).toEqual({ secret, found: false });
+  });
+});
