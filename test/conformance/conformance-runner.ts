@@ -39,19 +39,46 @@ export interface VectorResult {
   problems: string[];
 }
 
-/** Loads every `*.json` of `dir`, sorted by file name. @throws Error when the folder cannot be read or a file is not JSON. */
-export function loadVectors(dir: string): Array<{ file: string; vector: ConformanceVector }> {
+/** The `expect` keys of the format; any other key fails the vector (a misspelt key must not pass silently). */
+const EXPECT_KEYS = new Set(['kept', 'archived', 'tokensEstimatedSaved', 'summarizerCalls', 'summarizerInputIncludes', 'summarizerInputExcludes', 'triggerFired', 'error']);
+
+/** A vector file as loaded: the vector, or why it cannot be run (the runner reports it as failed). */
+export interface LoadedVector {
+  file: string;
+  vector?: ConformanceVector;
+  invalid?: string;
+}
+
+/** Why `v` cannot be run as a vector, or null when its shape is right. */
+function shapeProblem(v: unknown): string | null {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
+  const vector = v as Partial<ConformanceVector>;
+  if (!Array.isArray(vector.events)) return 'no "events" array';
+  if (!vector.expect || typeof vector.expect !== 'object') return 'no "expect" object';
+  const keys = Object.keys(vector.expect);
+  if (keys.length === 0) return '"expect" is empty: it must state at least one expectation';
+  const unknown = keys.filter((k) => !EXPECT_KEYS.has(k));
+  if (unknown.length > 0) return `unknown "expect" key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}`;
+  if (!vector.strategy && !vector.trigger) return 'neither "strategy" nor "trigger"';
+  if (!vector.strategy && vector.expect.triggerFired === undefined) return 'a trigger-only vector must expect "triggerFired"';
+  return null;
+}
+
+/** Loads every `*.json` of `dir`, sorted by file name; unreadable or malformed files come back with `invalid`. @throws Error when the folder cannot be read. */
+export function loadVectors(dir: string): LoadedVector[] {
   return fs
     .readdirSync(dir)
     .filter((f) => f.endsWith('.json'))
     .sort()
-    .map((file) => {
-      const text = fs.readFileSync(path.join(dir, file), 'utf8');
+    .map((file): LoadedVector => {
+      let parsed: unknown;
       try {
-        return { file, vector: JSON.parse(text) as ConformanceVector };
+        parsed = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
       } catch (err) {
-        throw new Error(`${file}: not valid JSON (${(err as Error).message})`);
+        return { file, invalid: `not valid JSON (${(err as Error).message})` };
       }
+      const problem = shapeProblem(parsed);
+      return problem ? { file, invalid: problem } : { file, vector: parsed as ConformanceVector };
     });
 }
 
@@ -160,14 +187,17 @@ export async function runConformance(dir: string, options: RunOptions = {}): Pro
     const http = client(`http://127.0.0.1:${port}`);
     const results: VectorResult[] = [];
     let n = 0;
-    for (const { file, vector } of vectors) {
+    for (const { file, vector, invalid } of vectors) {
       let problems: string[];
-      try {
-        problems = await checkVector(http, fake, vector, `conformance-${++n}`);
-      } catch (err) {
-        problems = [`error: ${(err as Error).message}`];
+      if (!vector) problems = [`invalid vector file: ${invalid}`];
+      else {
+        try {
+          problems = await checkVector(http, fake, vector, `conformance-${++n}`);
+        } catch (err) {
+          problems = [`error: ${(err as Error).message}`];
+        }
       }
-      const result = { id: vector.id ?? file, file, problems };
+      const result = { id: vector?.id ?? file, file, problems };
       results.push(result);
       options.onResult?.(result);
     }

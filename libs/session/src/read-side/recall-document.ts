@@ -9,7 +9,8 @@ import type { SessionEvent } from '@lib/compaction';
  * - tool: one line per response, `name data`;
  * - summary: the summary text (the shadow prompt is boilerplate and is not indexed).
  *
- * Lines are joined with `\n`. Returns `''` when there is nothing to index.
+ * Lines are joined with `\n`. The control characters U+0001 and U+0002 are replaced by spaces:
+ * recall uses them to mark matches in snippets. Returns `''` when there is nothing to index.
  */
 export function recallDocument(event: SessionEvent): string {
   const lines: string[] = [];
@@ -31,5 +32,5 @@ export function recallDocument(event: SessionEvent): string {
     default:
       break;
   }
-  return lines.join('\n');
+  return lines.join('\n').replace(/[\u0001\u0002]/g, ' ');
 }

@@ -44,6 +44,13 @@ describe('searchRecall', () => {
     expect(ids(items)).toEqual(['s1/summary-c1', 's1/u1']);
   });
 
+  it('escapes stored text in snippets: only the match marks are markup', () => {
+    const log = new RecordedSessionLog();
+    log.append('x1', user('h1', 'ok <script>alert(1)</script> & "pelican" \u0001 done'), { createdAt: '2024-01-01T00:00:00Z' });
+    const [hit] = searchRecall(project(log), { tenantId: 'default', q: 'pelican' }).items;
+    expect(hit.snippet).toBe('ok &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;<mark>pelican</mark>&quot;   done');
+  });
+
   it('searches tool call arguments and tool results', () => {
     expect(ids(searchRecall(store, { tenantId: 'default', q: '/srv/reports' }).items)).toEqual(['s1/a1', 's1/t1']);
     expect(ids(searchRecall(store, { tenantId: 'default', q: 'zebra42' }).items)).toEqual(['s1/t1']);

@@ -141,11 +141,15 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   try {
     const stmt = store.db.prepare(sql).safeIntegers(true);
     rows = stmt.all(params) as typeof rows;
+    // Matches are marked with control characters that never occur in indexed text (they are
+    // stripped from it), the excerpt is HTML-escaped, then the marks become <mark> tags: the stored
+    // text can never inject markup into a snippet.
     const snippetOf = store.db.prepare(
-      `SELECT snippet(recall_fts, 0, '${RECALL_SNIPPET_OPEN}', '${RECALL_SNIPPET_CLOSE}', '…', 24) AS snippet FROM recall_fts WHERE recall_fts MATCH @match AND rowid = @rowid`,
+      `SELECT snippet(recall_fts, 0, char(1), char(2), '…', 24) AS snippet FROM recall_fts WHERE recall_fts MATCH @match AND rowid = @rowid`,
     );
     for (const row of rows.slice(0, limit)) {
-      row.snippet = (snippetOf.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '';
+      const raw = (snippetOf.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '';
+      row.snippet = escapeHtml(raw).replaceAll('\u0001', RECALL_SNIPPET_OPEN).replaceAll('\u0002', RECALL_SNIPPET_CLOSE);
     }
   } catch (error) {
     // The MATCH expression is built from quoted phrases only; this is a last line of defence.
@@ -169,6 +173,11 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   });
   const last = page[page.length - 1];
   return rows.length > limit && last ? { items, nextCursor: encodeRecallCursor({ rank: Number(last.rank), position: last.position, fingerprint }) } : { items };
+}
+
+/** Escapes `&`, `<`, `>`, `"` and `'` for HTML. */
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 function parseTime(parameter: string, value: string | Date): string {
