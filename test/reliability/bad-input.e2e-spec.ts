@@ -13,6 +13,8 @@ interface BadRequest {
   /** A JSON value to send, or `raw` for a body sent verbatim as application/json. */
   body?: unknown;
   raw?: string;
+  /** Extra request headers (they override the JSON content type). */
+  headers?: Record<string, string>;
   status: number;
   code: string;
   /** What the message must name (the field, parameter or remedy). */
@@ -143,6 +145,20 @@ const CASES: BadRequest[] = [
   { name: 'erase: unknown session', method: 'delete', path: '/v1/sessions/never-seen', status: 404, code: 'session_not_found', mentions: /"never-seen"/ },
   { name: 'erase: malformed session id', method: 'delete', path: '/v1/sessions/bad%20id', status: 400, code: 'invalid_session_id', mentions: /sessionId/ },
   { name: 'erase: unknown query parameter', method: 'delete', path: `${S}?force=true`, status: 400, code: 'validation_failed', mentions: /force.*unknown field/ },
+  // ---- found by a newcomer trying to break the API
+  { name: 'lone surrogate in an event id', method: 'post', path: `${S}/events`, raw: '{"events":[{"id":"\\ud800","type":"user","text":"hi"}]}', status: 400, code: 'validation_failed', mentions: /events\[0\]\.id.*surrogate/ },
+  { name: 'lone surrogate in userId', method: 'post', path: `${S}/events`, raw: '{"events":[{"id":"x1","type":"user","text":"hi"}],"userId":"a\\udc00"}', status: 400, code: 'validation_failed', mentions: /userId.*surrogate/ },
+  { name: 'metadata nested 2000 levels', method: 'post', path: `${S}/events`, raw: `{"events":[{"id":"x1","type":"user","text":"hi","metadata":${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}}]}`, status: 400, code: 'validation_failed', mentions: /events\[0\]\.metadata.*deeper/ },
+  { name: 'body not matching its Content-Encoding', method: 'post', path: `${S}/events`, raw: JSON.stringify({ events: [user('x1')] }), headers: { 'content-encoding': 'gzip' }, status: 400, code: 'malformed_body', mentions: /Content-Encoding/ },
+  { name: 'form-encoded body', method: 'post', path: `${S}/events`, raw: 'events=1', headers: { 'content-type': 'application/x-www-form-urlencoded' }, status: 415, code: 'unsupported_media_type', mentions: /application\/json/ },
+  { name: 'text/plain body', method: 'post', path: `${S}/compactions`, raw: '{"strategy":{"type":"sliding-window"}}', headers: { 'content-type': 'text/plain' }, status: 415, code: 'unsupported_media_type', mentions: /Content-Type: application\/json/ },
+  { name: 'JSON null body', method: 'post', path: `${S}/events`, raw: 'null', status: 400, code: 'validation_failed', mentions: /body must be a JSON object/ },
+  { name: 'compact: strategy missing', method: 'post', path: `${S}/compactions`, body: {}, status: 400, code: 'validation_failed', mentions: /^strategy: is required/ },
+  { name: 'tool calls: one id twice in an event', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: null, toolCalls: [{ id: 'k9', name: 'f', arguments: '{}' }, { id: 'k9', name: 'f', arguments: '{}' }] }] }, status: 422, code: 'tool_call_conflict', mentions: /events\[0\]\.toolCalls\[1\]\.id.*twice/ },
+  { name: 'tool calls: a second answer to an answered call', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'tool', responses: [{ toolCallId: 'call_1', name: 'lookup', data: 'again' }] }] }, status: 422, code: 'tool_call_conflict', mentions: /responses\[0\]\.toolCallId.*already answered/ },
+  { name: 'tool calls: answer names another tool', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: null, toolCalls: [{ id: 'k8', name: 'search', arguments: '{}' }] }, { id: 'x2', type: 'tool', responses: [{ toolCallId: 'k8', name: 'delete', data: '{}' }] }] }, status: 422, code: 'tool_call_conflict', mentions: /events\[1\]\.responses\[0\]\.name.*"search"/ },
+  { name: 'tool calls: reusing the id of an open call', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: null, toolCalls: [{ id: 'k7', name: 'f', arguments: '{}' }] }, { id: 'x2', type: 'assistant', text: null, toolCalls: [{ id: 'k7', name: 'f', arguments: '{}' }] }] }, status: 422, code: 'tool_call_conflict', mentions: /events\[1\]\.toolCalls\[0\]\.id.*waiting/ },
+  { name: 'window: atRevision past the last revision', method: 'get', path: `${S}/window?atRevision=99`, status: 400, code: 'revision_out_of_range', mentions: /atRevision.*last revision is 3/ },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
 ];
 
@@ -193,8 +209,8 @@ describe('malformed requests', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s → documented 4xx, nothing written', async (_name, c) => {
     const before = await harness.service.store.headPosition();
     let req = harness.http()[c.method](c.path);
-    if (c.raw !== undefined) req = req.set('content-type', 'application/json').send(c.raw);
-    else if (c.body !== undefined) req = req.send(c.body as object);
+    if (c.raw !== undefined) req = req.set('content-type', 'application/json').set(c.headers ?? {}).send(c.raw);
+    else if (c.body !== undefined) req = req.set(c.headers ?? {}).send(c.body as object);
     const res = await req;
     expect({ status: res.status, code: res.body.code }).toEqual({ status: c.status, code: c.code });
     expect(typeof res.body.message).toBe('string');

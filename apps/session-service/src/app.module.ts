@@ -41,7 +41,8 @@ export class AppModule {
           },
         })]),
         ThrottlerModule.forRoot({
-          throttlers: [{ name: 'per-key', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
+          // Named `default` so the answers carry the standard Retry-After and X-RateLimit-* headers.
+          throttlers: [{ name: 'default', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
           skipIf: () => !throttle,
           getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as Request) ?? String(req.ip ?? 'anonymous'),
           // One budget per key (or address) across every route, as RATE_LIMIT_PER_MINUTE promises; the

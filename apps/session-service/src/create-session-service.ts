@@ -13,6 +13,7 @@ import { Logger } from 'nestjs-pino';
 import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
+import { requireJsonBody } from './http/require-json.middleware';
 import type { ServiceConfig } from './config/service-config';
 
 /** A built service. `close()` stops the app, then closes the read models and the store. */
@@ -49,7 +50,9 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
     logger: config.logLevel === 'silent' ? ['error'] : undefined,
   });
   if (config.logLevel !== 'silent') app.useLogger(app.get(Logger));
-  app.useBodyParser('json', { limit: config.maxBodyBytes });
+  app.disable('x-powered-by');
+  app.use(requireJsonBody);
+  app.useBodyParser('json', { limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false });
   app.enableShutdownHooks();
   const document = SwaggerModule.createDocument(
     app,
@@ -57,7 +60,7 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
       .setTitle('Session memory compaction service')
       .setDescription('Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction.')
       .setVersion('0.1.0')
-      .addBearerAuth()
+      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'one of API_KEYS (when configured)' })
       .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });

@@ -50,9 +50,12 @@ export class DuplicateEventIdConflictError extends SessionError {
   readonly code = 'duplicate_event_id';
   readonly status = 409;
   constructor(eventId: string) {
-    super(`event id ${JSON.stringify(eventId)} already exists in this session with other content: use a new id, or resend the original content to retry`, {
-      eventId,
-    });
+    super(
+      `event id ${JSON.stringify(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: use a new id, or retry the original request unchanged`,
+      {
+        eventId,
+      },
+    );
   }
 }
 
@@ -65,6 +68,15 @@ export class UnknownToolCallError extends SessionError {
       field,
       toolCallId,
     });
+  }
+}
+
+/** 422: a tool call or response would make the session invalid for a provider (see ToolCallLedger). */
+export class ToolCallConflictError extends SessionError {
+  readonly code = 'tool_call_conflict';
+  readonly status = 422;
+  constructor(field: string, message: string) {
+    super(message, { field });
   }
 }
 

@@ -14,7 +14,7 @@ export const OPEN_MODE_TENANT = 'default';
 /** Extracts the API key of a request, or undefined. */
 export function apiKeyOf(req: Request): string | undefined {
   const header = req.headers.authorization;
-  if (typeof header === 'string' && header.startsWith('Bearer ')) return header.slice(7).trim();
+  if (typeof header === 'string' && /^bearer\s/i.test(header)) return header.slice(7).trim();
   const key = req.headers['x-api-key'];
   return typeof key === 'string' ? key.trim() : undefined;
 }

@@ -29,7 +29,12 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   const bodyParserType = (err as { type?: string } | null)?.type;
   if (bodyParserType === 'entity.too.large') return { status: 413, body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' } };
   if (bodyParserType === 'entity.parse.failed') return { status: 400, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
-  if (bodyParserType === 'encoding.unsupported' || bodyParserType === 'charset.unsupported') return { status: 415, body: { code: 'unsupported_encoding', message: 'send the body as UTF-8 JSON' } };
+  if (bodyParserType === 'encoding.unsupported') return { status: 415, body: { code: 'unsupported_encoding', message: 'unsupported Content-Encoding: send the body uncompressed or as gzip, deflate or br' } };
+  if (bodyParserType === 'charset.unsupported') return { status: 415, body: { code: 'unsupported_encoding', message: 'unsupported charset: send the body as UTF-8 JSON' } };
+  const zlibCode = (err as { code?: unknown } | null)?.code;
+  if (typeof zlibCode === 'string' && zlibCode.startsWith('Z_')) {
+    return { status: 400, body: { code: 'malformed_body', message: 'the body could not be decoded with its Content-Encoding: send it uncompressed, or compressed as the header says' } };
+  }
   if (err instanceof HttpException) {
     const status = err.getStatus();
     const cause = err.cause as { type?: string } | undefined;

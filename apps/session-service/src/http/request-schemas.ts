@@ -14,6 +14,22 @@ export function hasLoneSurrogate(s: string): boolean {
 /** Session ids, tool call ids and client event ids: 1–256 characters, no control characters. */
 const ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,256}$/;
 
+/** Deepest nesting accepted in `metadata` (objects and arrays), and its largest JSON size in UTF-16 code units. */
+export const MAX_METADATA_DEPTH = 16;
+export const MAX_METADATA_LENGTH = 65_536;
+
+/** True when `value` nests objects/arrays at most `max` levels deep (iterative: never overflows the stack). */
+export function jsonDepthAtMost(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= max) return false;
+    for (const child of Object.values(v as Record<string, unknown>)) stack.push([child, depth + 1]);
+  }
+  return true;
+}
+
 /** Session ids in paths: letters, digits and `_ - : @ .`, 1–128 characters. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_\-:@.]{1,128}$/;
 
@@ -25,11 +41,23 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
   // A message text that is present must say something: null is how an event says "no text".
   const nonEmptyText = text.pipe(z.string().min(1, { message: 'must not be empty: send null when the event has no text' }));
-  const id = z.string().regex(ID_PATTERN, { message: 'must be 1 to 256 characters without control characters' });
+  const id = z
+    .string()
+    .regex(ID_PATTERN, { message: 'must be 1 to 256 characters without control characters' })
+    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
   const common = {
     id: id.optional(),
     createdAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' }).optional(),
-    metadata: z.record(z.string(), z.unknown()).optional(),
+    metadata: z
+      .record(z.string(), z.unknown())
+      .superRefine((m, ctx) => {
+        // Depth first: serialising a very deep value would overflow the stack.
+        if (!jsonDepthAtMost(m, MAX_METADATA_DEPTH)) return ctx.addIssue({ code: 'custom', message: `nests deeper than ${MAX_METADATA_DEPTH} levels` });
+        const json = JSON.stringify(m);
+        if (json.length > MAX_METADATA_LENGTH) return ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_METADATA_LENGTH} characters of JSON` });
+        if (hasLoneSurrogate(json)) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+      })
+      .optional(),
   };
   const toolCall = z.strictObject({ id, name: text.pipe(z.string().min(1, { message: 'must not be empty' })), arguments: text });
   const toolResponse = z.strictObject({ toolCallId: id, name: text, data: text });
@@ -45,12 +73,19 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
     error: 'type must be one of user, assistant, tool, system, summary',
   });
-  const expectedRevision = z.union([
-    z.enum(['any', 'no_stream', 'stream_exists']),
-    z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
-    z.string().regex(/^\d{1,19}$/),
-  ], { error: 'expectedRevision must be "any", "no_stream", "stream_exists" or the revision (an integer ≥ 0) of the session\'s last event' });
-  const userId = z.string().regex(/^[^\u0000-\u001f\u007f]{1,256}$/, { message: 'must be 1 to 256 characters' });
+  const revisionMessage = 'must be "any", "no_stream", "stream_exists" or the revision (an integer ≥ 0) of the session\'s last event';
+  const expectedRevision = z.union(
+    [
+      z.enum(['any', 'no_stream', 'stream_exists'], { error: revisionMessage }),
+      z.number({ error: revisionMessage }).int({ error: revisionMessage }).min(0, { error: revisionMessage }).max(Number.MAX_SAFE_INTEGER, { error: revisionMessage }),
+      z.string().regex(/^\d{1,19}$/, { error: revisionMessage }),
+    ],
+    { error: revisionMessage },
+  );
+  const userId = z
+    .string()
+    .regex(/^[^\u0000-\u001f\u007f]{1,256}$/, { message: 'must be 1 to 256 characters without control characters' })
+    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
   const appendEvents = z.strictObject({
     events: z.array(nativeEvent).min(1, { message: 'send at least one event' }).max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} events per request` }),
     expectedRevision: expectedRevision.optional(),

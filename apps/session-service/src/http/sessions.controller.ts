@@ -67,7 +67,7 @@ export function triggerFrom(input: unknown): Trigger | null {
 function asParameterError(err: unknown, prefix: string): unknown {
   if (!(err instanceof InvalidParameterError)) return err;
   const parameter = err.parameter.startsWith(prefix) ? err.parameter : `${prefix}.${err.parameter}`;
-  return new InvalidRequestError(parameter, err.message.startsWith(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
+  return new InvalidRequestError(parameter, err.message.includes(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
 }
 
 @ApiTags('sessions')

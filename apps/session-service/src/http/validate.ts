@@ -30,6 +30,10 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
     path = [...issue.path, keys[0]];
     message = `unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}: remove ${keys.length > 1 ? 'them' : 'it'}`;
   }
+  if (issue.code === 'invalid_type' && / received undefined$/.test(message)) message = 'is required';
+  if (path.length === 0 && !prefix && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    throw new InvalidRequestError('(body)', 'the request body must be a JSON object (see /docs for its fields)', 'validation_failed');
+  }
   const where = jsonPath(prefix, path);
   throw new InvalidRequestError(where, `${where}: ${message}`, 'validation_failed');
 }

@@ -8,7 +8,7 @@ import type { EventStore } from '@lib/event-store';
 import { sessionKey, type EstimatorName } from '../events/session-stream-events';
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
 import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
-import { CompactionNotFoundError, SessionError, SessionNotFoundError } from '../errors';
+import { CompactionNotFoundError, InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
 import { SessionStateCache } from '../write-side/session-state-cache';
@@ -68,7 +68,8 @@ export class SessionReads {
   /**
    * The active window: `{ sessionId, revision, tokens, estimator, events }` or, with format
    * `openai`, `{ sessionId, revision, tokens, estimator, messages }`.
-   * @throws SessionNotFoundError (404), ProjectionBehindError (503).
+   * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidRequestError (400
+   *   `revision_out_of_range`) when `atRevision` is past the session's last revision.
    */
   async window(tenantId: string, sessionId: string, options: WindowOptions): Promise<unknown> {
     let revision: bigint;
@@ -76,6 +77,9 @@ export class SessionReads {
     if (options.atRevision !== undefined) {
       const state = await loadSessionWindowAt(this.store, sessionKey(tenantId, sessionId), options.atRevision);
       if (!state || state.revision === null) throw new SessionNotFoundError(sessionId);
+      if (state.revision < options.atRevision) {
+        throw new InvalidRequestError('atRevision', `atRevision: the session's last revision is ${state.revision}; ask for a revision from 0 to ${state.revision}`, 'revision_out_of_range');
+      }
       revision = state.revision;
       entries = orderedWindow(state);
     } else {

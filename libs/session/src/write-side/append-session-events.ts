@@ -12,7 +12,8 @@ import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, sessionKey, sessionStream, type ConversationEventData, type SessionEventMetadata } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
 import { storeEventId } from '../domain/session-ids';
-import { DuplicateEventIdConflictError, InvalidRequestError, RevisionConflictError, UnknownToolCallError } from '../errors';
+import { DuplicateEventIdConflictError, InvalidRequestError, RevisionConflictError } from '../errors';
+import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 
@@ -63,6 +64,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   /**
    * @throws InvalidRequestError (400) on an empty list or a client id repeated in the request.
    * @throws UnknownToolCallError (422) when a tool response answers no call of the active window or of the request.
+   * @throws ToolCallConflictError (422) for a repeated or still-open call id, a second answer, or another tool name.
    * @throws RevisionConflictError (409) when `expectedRevision` does not match.
    * @throws DuplicateEventIdConflictError (409) when a client id was used before with other content.
    */
@@ -76,20 +78,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       seen.add(e.event.id);
     }
     const state = await this.sessions.load(key);
-    const knownCalls = new Set<string>();
-    if (state) {
-      for (const entry of state.active.values()) {
-        if (entry.event.type === 'assistant') for (const c of entry.event.toolCalls ?? []) knownCalls.add(c.id);
-      }
-    }
-    for (const e of events) {
-      if (e.event.type === 'assistant') for (const c of e.event.toolCalls ?? []) knownCalls.add(c.id);
-      if (e.event.type === 'tool') {
-        e.event.responses.forEach((r, i) => {
-          if (!knownCalls.has(r.toolCallId)) throw new UnknownToolCallError(`${e.field}.responses[${i}].toolCallId`, r.toolCallId);
-        });
-      }
-    }
+    const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
+    for (const e of events) ledger.accept(e.event, e.field);
     const userId = command.userId ?? undefined;
     const data: EventData[] = events.map((e) => {
       const payload: ConversationEventData = {

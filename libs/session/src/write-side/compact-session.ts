@@ -84,6 +84,11 @@ export interface CompactionAnswer {
   position?: string;
   estimator: EstimatorName;
   dryRun: boolean;
+  /**
+   * Whether the decision is in the log (and in the compaction history under `compactionId`).
+   * `noop`, `not-triggered`, `conflict` and dry runs are answered but not recorded.
+   */
+  recorded: boolean;
   /** True when this answer is a decision recorded earlier for the same unchanged input. */
   replayed?: boolean;
   /** Present when outcome is `failed`. */
@@ -172,6 +177,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       revision: latest.revision!.toString(),
       estimator: command.estimator,
       dryRun: command.dryRun,
+      recorded: false,
     };
   }
 
@@ -226,6 +232,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         revision: state.revision!.toString(),
         estimator: command.estimator,
         dryRun: command.dryRun,
+        recorded: true,
         replayed: true,
         failure: { stage: 'summarize', reason: data.reason },
         ...(data.summarizer ? { summarizer: data.summarizer } : {}),
@@ -243,6 +250,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       revision: state.revision!.toString(),
       estimator: command.estimator,
       dryRun: command.dryRun,
+      recorded: true,
       replayed: true,
     };
   }
@@ -259,6 +267,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       revision: state.revision!.toString(),
       estimator: command.estimator,
       dryRun: command.dryRun,
+      recorded: false,
     };
   }
 
@@ -278,6 +287,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       revision: state.revision!.toString(),
       estimator: command.estimator,
       dryRun: true,
+      recorded: false,
       ...(plan.summaryRequest ? { pendingSummary: { insertBeforeId: plan.summaryInsertBeforeId!, coveredIds: plan.summaryRequest.coveredIds } } : {}),
     };
   }
@@ -396,6 +406,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       position: position.toString(),
       estimator: command.estimator,
       dryRun: false,
+      recorded: true,
       ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),
       ...(batch.summarizer ? { summarizer: batch.summarizer } : {}),
     };

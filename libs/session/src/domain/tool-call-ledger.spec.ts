@@ -1,0 +1,27 @@
+import type { SessionEvent } from '@lib/compaction';
+import { ToolCallConflictError, UnknownToolCallError } from '../errors';
+import { ToolCallLedger } from './tool-call-ledger';
+
+const call = (id: string, callId: string, name = 'f'): SessionEvent => ({ id, type: 'assistant', text: null, toolCalls: [{ id: callId, name, arguments: '{}' }] });
+const answer = (id: string, callId: string, name = 'f'): SessionEvent => ({ id, type: 'tool', responses: [{ toolCallId: callId, name, data: 'ok' }] });
+
+describe('ToolCallLedger', () => {
+  it('accepts reusing the id of an answered call, and the answer then belongs to the new call', () => {
+    const ledger = ToolCallLedger.of([call('c1', 'x', 'first'), answer('t1', 'x', 'first')]);
+    expect(() => ledger.accept(call('c2', 'x', 'second'), 'events[0]')).not.toThrow();
+    expect(() => ledger.accept(answer('t2', 'x', 'second'), 'events[1]')).not.toThrow();
+  });
+
+  it('rejects a response to an unknown call, a second answer, another tool name, a repeated or still-open id', () => {
+    const ledger = ToolCallLedger.of([call('c1', 'x'), answer('t1', 'x'), call('c2', 'open')]);
+    expect(() => ledger.accept(answer('t9', 'ghost'), 'events[0]')).toThrow(UnknownToolCallError);
+    expect(() => ledger.accept(answer('t9', 'x'), 'events[0]')).toThrow(/already answered/);
+    expect(() => ledger.accept(answer('t9', 'open', 'g'), 'events[0]')).toThrow(/made to "f", not "g"/);
+    expect(() => ledger.accept(call('c9', 'open'), 'events[0]')).toThrow(/still waiting/);
+    const twice: SessionEvent = { id: 'c9', type: 'assistant', text: null, toolCalls: [{ id: 'y', name: 'f', arguments: '' }, { id: 'y', name: 'f', arguments: '' }] };
+    expect(() => ledger.accept(twice, 'events[0]')).toThrow(ToolCallConflictError);
+    // A parallel answer event answering the same call twice.
+    const double: SessionEvent = { id: 't8', type: 'tool', responses: [{ toolCallId: 'open', name: 'f', data: '1' }, { toolCallId: 'open', name: 'f', data: '2' }] };
+    expect(() => ledger.accept(double, 'events[0]')).toThrow(/already answered/);
+  });
+});
