@@ -1,11 +1,15 @@
 /**
  * The one kind of error the replay command reports as a single line (stderr, exit code 2):
- * a file it cannot read, a file of the wrong shape, an option it cannot use, a service that
- * does not answer. Anything else is a bug and keeps its stack trace.
+ * a file it cannot read, a file of the wrong shape (including a message the service's parser
+ * would reject), an option it cannot use, a service that does not answer, a request the service
+ * refuses with a 4xx. Anything else (a 5xx, a bug) keeps its stack trace (exit code 3).
  */
 
 /** Exit code of the replay command when it stops on a {@link ReplayError}. */
 export const REPLAY_USAGE_EXIT_CODE = 2;
+
+/** Exit code of the replay command on any other error (a 5xx answer, a bug): "unexpected error" and the stack. */
+export const REPLAY_UNEXPECTED_EXIT_CODE = 3;
 
 /** A problem of the input or the environment, described in one line that says what is wrong. */
 export class ReplayError extends Error {

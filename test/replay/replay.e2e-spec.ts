@@ -167,4 +167,57 @@ describe('replay CLI errors: one line, exit code 2', () => {
     expectOneLine(d, new RegExp(`^replay: no session service answers at http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`));
     expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
   }, 60_000);
+
+  it('stops before sending anything on a message the service would reject, naming the session and the message', async () => {
+    const noContent = path.join(dir, 'no-content.json');
+    fs.writeFileSync(noContent, JSON.stringify([[{ role: 'user' }]]));
+    const laterTurn = path.join(dir, 'later-turn.json');
+    fs.writeFileSync(laterTurn, JSON.stringify([[{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }]]));
+    const unknownCall = path.join(dir, 'unknown-call.json');
+    const call = { id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
+    fs.writeFileSync(
+      unknownCall,
+      JSON.stringify([{ task_id: 7, traj: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'user', content: 'u2' }, { role: 'tool', tool_call_id: 'c1', content: 'ok' }, { role: 'tool', tool_call_id: 'c9', content: 'ok' }] }]),
+    );
+    // --url of a closed port: the file is checked before the service is even looked for
+    const port = await closedPort();
+    const [a, b, c] = await Promise.all([noContent, laterTurn, unknownCall].map((f) => runCli([f, '--url', `http://127.0.0.1:${port}`, '--out', dir])));
+    expectOneLine(a, /^replay: .*no-content\.json: session \[0\]\[0\]\.content: is required/);
+    expectOneLine(b, /^replay: .*later-turn\.json: session \[1\]\[2\]\.content\[0\]\.type: only text content parts are supported/);
+    // the call of turn 1 is known in turn 2 (as the service knows it); c9 is not
+    expectOneLine(c, /^replay: .*unknown-call\.json: session \[0\]\.traj\[5\]\.tool_call_id: tool call "c9"/);
+    expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
+  }, 60_000);
+});
+
+describe('replay CLI: a message the service refuses (4xx) during the run', () => {
+  let service: SessionService;
+  let dataDir: string;
+  let dir: string;
+  let url: string;
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-4xx-data-'));
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-4xx-'));
+    // a service whose text limit the file's second turn exceeds: the file itself is well formed
+    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0', MAX_TEXT_LENGTH: '40' }), { quiet: true });
+    await service.app.listen(0, '127.0.0.1');
+    url = `http://127.0.0.1:${(service.app.getHttpServer().address() as AddressInfo).port}`;
+  }, 30_000);
+  afterAll(async () => {
+    await service?.close();
+    for (const d of [dataDir, dir]) if (d) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  it('reports it in one line (session, message index, status, code and message of the service), exit code 2, no stack trace, no report', async () => {
+    const file = path.join(dir, 'long.json');
+    fs.writeFileSync(file, JSON.stringify([{ task_id: 'T1', traj: [{ role: 'user', content: 'short' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'x'.repeat(100) }, { role: 'assistant', content: 'ok' }] }]));
+    const r = await runCli([file, '--url', url, '--strategy', 'token-count:2000', '--no-progress', '--out', dir]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(/unexpected error|\n\s+at /);
+    const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('replay: warning:'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^replay: the service rejected message \[2\] \(turn 2, messages\[0\] of its request\) of session \[0\] \(task_id T1, id [^)]+\): 400 [a-z_]+: messages\[0\]\S* .*40/);
+    expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
+  }, 60_000);
 });

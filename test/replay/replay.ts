@@ -2,11 +2,14 @@
  * `npm run replay -- <file> [options]`: replays agent sessions through the session service and
  * reports how compaction behaved (issue 5). See `--help` and test/replay/README.md.
  *
- * Problems of the input or environment (unreadable file, wrong shape, bad option, no service at
- * `--url`) end the command with one line on stderr and exit code 2.
+ * Exit codes: 0 no validation failure; 1 validation failures (listed); 2 a problem of the input
+ * or environment (unreadable file, wrong shape including a message the service's parser would
+ * reject, bad option, no service at `--url`, or a 4xx answer of the service during the run): one
+ * line on stderr; 3 an unexpected error (a 5xx answer of the service or a bug of the replay):
+ * "unexpected error" and the stack trace.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { REPLAY_USAGE_EXIT_CODE, ReplayError } from './replay-error';
+import { REPLAY_UNEXPECTED_EXIT_CODE, REPLAY_USAGE_EXIT_CODE, ReplayError } from './replay-error';
 import { runReplay, type ReplayOptions } from './run-replay';
 
 function integer(name: string) {
@@ -36,7 +39,7 @@ export function buildProgram(): Command {
     .exitOverride();
 }
 
-/** Parses `argv`, runs the replay, and returns the exit code (0 ok, 1 validation failures, 2 usage or environment problem). */
+/** Parses `argv`, runs the replay, and returns the exit code (0 ok, 1 validation failures, 2 input, usage or environment problem, including a 4xx answer of the service); anything else rejects (exit 3 from the CLI). */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   program.configureOutput({ writeErr: () => undefined });
@@ -83,7 +86,7 @@ if (require.main === module) {
     (code) => process.exit(code),
     (err) => {
       process.stderr.write(`replay: unexpected error: ${(err as Error)?.stack ?? String(err)}\n`);
-      process.exit(3);
+      process.exit(REPLAY_UNEXPECTED_EXIT_CODE);
     },
   );
 }

@@ -5,7 +5,8 @@
  * own answers (log, window, compaction history) and writes the report.
  *
  * {@link runReplay} is the whole command as a function (the CLI in `replay.ts` and the e2e test
- * call it); it throws {@link ReplayError} for problems of the input or environment.
+ * call it); it throws {@link ReplayError} for problems of the input or environment, including a
+ * request the service refuses with a 4xx.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,7 +16,7 @@ import { ESTIMATOR_NAMES, type Strategy, type Trigger } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
-import { ServiceClient, type AppendAnswer } from './service-client';
+import { ServiceClient, ServiceHttpError, type AppendAnswer } from './service-client';
 import { readAndCheckWindow, type WindowProblem } from './window-check';
 import { createProgress } from './progress';
 import { renderTable, writeReports } from './report';
@@ -299,7 +300,10 @@ async function startInProcessService(): Promise<{ url: string; close: () => Prom
 
 /**
  * Runs the whole replay and writes report.json, report.md and report.html into `out`.
- * @throws ReplayError (one line) for an unreadable or malformed file, an invalid option, or a URL where no service answers.
+ * @throws ReplayError (one line) for an unreadable or malformed file (including a message the
+ *   service's parser would reject), an invalid option, a URL where no service answers, or a 4xx
+ *   answer of the service during the run (naming the session, the message and the service's
+ *   status, code and message). Other errors (a 5xx answer, a bug) are thrown as they are.
  */
 export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const stdout = options.stdout ?? process.stdout;
@@ -373,9 +377,42 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     stdout.write(`\n${examples.lines.join('\n')}\n`);
     stdout.write(`\nreports: ${path.join(outDir, 'report.json')}, report.md, report.html\n`);
     return report;
+  } catch (err) {
+    // A 4xx anywhere else (reads, health): still one line, naming the request.
+    throw refused(err);
   } finally {
     if (close) await close();
   }
+}
+
+/** `session [2] (task_id 17, id replay-…-token-count-2)`: the file's index and label, and the id it is replayed under. */
+function describeSession(session: ReplaySession, index: number, sessionId: string): string {
+  const label = session.label !== String(index) ? `task_id ${session.label}, ` : '';
+  return `session [${index}] (${label}id ${sessionId})`;
+}
+
+/**
+ * Which messages of the session a rejected append was about: `message [7] (turn 3)` when the
+ * service names the field (`parameter` / `field` = `messages[k]…`, k an index in the turn's
+ * request), else the turn's whole range.
+ */
+function rejectedMessages(err: unknown, offset: number, count: number, turn: number): string {
+  const body = err instanceof ServiceHttpError ? err.body : undefined;
+  for (const key of ['parameter', 'field']) {
+    const m = typeof body?.[key] === 'string' ? /^messages\[(\d+)\]/.exec(body[key] as string) : null;
+    if (m && Number(m[1]) < count) return `message [${offset + Number(m[1])}] (turn ${turn}, messages[${m[1]}] of its request)`;
+  }
+  return count === 1 ? `message [${offset}] (turn ${turn})` : `messages [${offset}..${offset + count - 1}] (turn ${turn})`;
+}
+
+/**
+ * A 4xx answer (the service refused the request: bad message, limit, key, conflict) becomes a
+ * one-line {@link ReplayError} saying where, with the service's status, code and message; any
+ * other error is rethrown as is.
+ */
+function refused(err: unknown, what?: string): unknown {
+  if (!(err instanceof ServiceHttpError) || !err.isClientError) return err;
+  return new ReplayError(`${what ?? `the service refused ${err.method} ${err.path}`}: ${err.status}${err.code ? ` ${err.code}` : ''}: ${err.detail}`);
 }
 
 interface PlanContext {
@@ -403,11 +440,23 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
   await pool(sessions, ctx.concurrency, async (_session, i) => {
     const sessionId = ids[i];
     const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
-    await client.request('PUT', `${path}/policy`, { strategy: plan.strategy, trigger: plan.trigger, estimator: ctx.estimator });
+    const session = describeSession(sessions[i], i, sessionId);
+    try {
+      await client.request('PUT', `${path}/policy`, { strategy: plan.strategy, trigger: plan.trigger, estimator: ctx.estimator });
+    } catch (err) {
+      throw refused(err, `the service rejected the ${plan.name} policy of ${session}`);
+    }
     const perTurn: (typeof fed)[number]['perTurn'] = [];
     let sessionFailures = 0;
+    let offset = 0;
     for (const [t, batch] of turnsOf[i].entries()) {
-      const ack = await client.request<AppendAnswer>('POST', `${path}/messages`, { messages: batch });
+      let ack: AppendAnswer;
+      try {
+        ack = await client.request<AppendAnswer>('POST', `${path}/messages`, { messages: batch });
+      } catch (err) {
+        throw refused(err, `the service rejected ${rejectedMessages(err, offset, batch.length, t + 1)} of ${session}`);
+      }
+      offset += batch.length;
       const reading = await readAndCheckWindow(client, sessionId, ctx.estimator, t + 1, ack.position);
       sessionFailures += note(reading.problems);
       perTurn.push({ turn: t + 1, position: ack.position, revision: reading.revision, tokens: reading.tokens, summaries: reading.summaryCount, appendRevision: ack.revision });

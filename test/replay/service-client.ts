@@ -13,9 +13,17 @@ export class ServiceHttpError extends Error {
     readonly path: string,
     readonly status: number,
     readonly code: string | undefined,
-    detail: string,
+    /** The service's `message` (or the start of a body that is not its JSON). */
+    readonly detail: string,
+    /** The whole JSON body when there was one (`parameter`, `field`, … besides `code` and `message`). */
+    readonly body?: Record<string, unknown>,
   ) {
     super(`${method} ${path} answered ${status}${code ? ` ${code}` : ''}: ${detail}`);
+  }
+
+  /** True for a 4xx answer: the service refused the request (it is not a failure of the service). */
+  get isClientError(): boolean {
+    return this.status >= 400 && this.status < 500;
   }
 }
 
@@ -117,7 +125,8 @@ export class ServiceClient {
         await sleep(Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 10_000) : 200 * (attempt + 1));
         continue;
       }
-      throw new ServiceHttpError(method, path.split('?')[0], res.status, code, message);
+      const details = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+      throw new ServiceHttpError(method, path.split('?')[0], res.status, code, String(message).replace(/\s*\n\s*/g, ' '), details);
     }
   }
 

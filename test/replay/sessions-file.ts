@@ -4,6 +4,9 @@
  * and splits each into turns the way an agent appends them.
  */
 import * as fs from 'node:fs';
+// The service's own parser of OpenAI messages (a pure module: no Nest, no store), imported by
+// path so that checking a file does not load the whole session library.
+import { openAiMessagesToEvents } from '../../libs/session/src/domain/openai-chat-format';
 import { ReplayError } from './replay-error';
 
 /** One conversation to replay. */
@@ -32,7 +35,37 @@ function checkMessages(messages: unknown, where: string): Record<string, unknown
       throw new ReplayError(`${where}[${i}].role should be one of system, developer, user, assistant, tool but is ${JSON.stringify(role) ?? 'missing'}`);
     }
   });
+  checkAsTheServiceWould(messages as Record<string, unknown>[], where);
   return messages as Record<string, unknown>[];
+}
+
+/**
+ * Parses the conversation turn by turn, as the replay will send it, with the parser
+ * `POST /v1/sessions/:id/messages` uses (content present and text, tool calls well formed, tool
+ * messages answering an earlier call, no lone surrogate, ids unique per request), so a message
+ * the service would reject with 400/422 stops the command before anything is sent. The parser's
+ * `messages[k]` (an index in the turn) becomes the message's index in the session.
+ * Limits of a particular service (text length, messages per request) are not checked here: a
+ * rejection for those is reported during the run (see run-replay.ts).
+ */
+function checkAsTheServiceWould(messages: Record<string, unknown>[], where: string): void {
+  const knownCallNames = new Map<string, string>();
+  let offset = 0;
+  for (const turn of splitTurns(messages)) {
+    let events;
+    try {
+      events = openAiMessagesToEvents(turn, { knownCallNames, idPrefix: 'replay-check-' });
+    } catch (err) {
+      const text = String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ');
+      const m = /^messages\[(\d+)\](\S*):\s*(.*)$/.exec(text);
+      if (m) throw new ReplayError(`${where}[${offset + Number(m[1])}]${m[2]}: ${m[3]}`);
+      throw new ReplayError(`${where}[${offset}..${offset + turn.length - 1}] (one turn) is not valid: ${text}`);
+    }
+    for (const e of events) {
+      if (e.type === 'assistant') for (const call of e.toolCalls ?? []) knownCallNames.set(call.id, call.name);
+    }
+    offset += turn.length;
+  }
 }
 
 /**

@@ -87,13 +87,83 @@ function fitLines(lines: string[], budget: number, perLineFloor: number): string
   return omitted > 0 ? [...head, `- [… ${omitted} more omitted …]`, ...tail] : [...head, ...tail];
 }
 
+/** Section titles of an extractive summary. */
+const TITLES = {
+  previous: 'Previous summary (merged):',
+  users: 'User messages (oldest first):',
+  tools: 'Tools used:',
+  artefacts: 'Artefacts (identifiers, values, paths):',
+  last: 'Last events before the cut:',
+} as const;
+
+/**
+ * How the sections of a previous extractive summary are titled once merged into the next one
+ * (the same title for every generation, so merging again never nests or renames them).
+ */
+const EARLIER_TITLES: ReadonlyArray<{ title: string; from: readonly string[] }> = [
+  { title: 'Earlier user messages:', from: [TITLES.users, 'Earlier user messages:'] },
+  { title: 'Earlier tools used:', from: [TITLES.tools, 'Earlier tools used:'] },
+  { title: 'Earlier artefacts:', from: [TITLES.artefacts, 'Earlier artefacts:'] },
+  { title: 'Earlier last events:', from: [TITLES.last, 'Earlier last events:'] },
+];
+
+/** The header line of an extractive summary (any version, any count). */
+const HEADER_LINE = /^\[Extractive summary \([^)\n]*\)[^\n]*? of \d+ earlier events?\]$/;
+
+/**
+ * The previous summaries as one flat text for the "Previous summary (merged)" section, without
+ * the framing of earlier extractive summaries: their header lines and "Previous summary
+ * (merged):" titles are dropped (their content stays), and their other sections are gathered by
+ * kind under one "Earlier …:" title each, oldest lines first, identical lines once. Text that is
+ * not in a section (a model's summary, the content of a merged previous summary) comes first, as
+ * it is. So summarizing a summary of a summary … keeps one header and one "Previous summary"
+ * title, and the caller bounds the result. Deterministic.
+ */
+function mergePreviousSummaries(summaries: readonly string[]): string {
+  const loose: string[] = [];
+  const sections = new Map<string, string[]>(EARLIER_TITLES.map((t) => [t.title, []]));
+  const titleOf = new Map<string, string>();
+  for (const t of EARLIER_TITLES) for (const f of t.from) titleOf.set(f, t.title);
+  for (const summary of summaries) {
+    let target = loose;
+    for (const raw of summary.split('\n')) {
+      const line = raw.trimEnd();
+      const trimmed = line.trim();
+      if (HEADER_LINE.test(trimmed) || trimmed === TITLES.previous) {
+        target = loose;
+        continue;
+      }
+      const title = titleOf.get(trimmed);
+      if (title !== undefined) {
+        target = sections.get(title)!;
+        continue;
+      }
+      if (trimmed === '') continue;
+      // a previous summary cut in the middle may have lost its header line's end: drop a leftover
+      target.push(line.replace(/^\[Extractive summary \([^)\n]*\)[^\]\n]*\]\s*/, '').replace(/Previous summary \(merged\):\s*/g, ''));
+    }
+  }
+  const dedupe = (lines: string[]) => {
+    const seen = new Set<string>();
+    return lines.filter((l) => l.trim() !== '' && !seen.has(l) && seen.add(l) !== undefined);
+  };
+  const blocks = [dedupe(loose).join('\n')];
+  for (const t of EARLIER_TITLES) {
+    const body = dedupe(sections.get(t.title)!);
+    if (body.length > 0) blocks.push(`${t.title}\n${body.join('\n')}`);
+  }
+  return blocks.filter((b) => b !== '').join('\n');
+}
+
 /**
  * A deterministic extractive summary of `request` (DESIGN §3.7): same input, same output; no
  * model, no randomness, no clock. Never blank when `toSummarize` is non-empty.
  *
  * Contents, each section bounded (all lengths in UTF-16 code units):
  * - a header naming {@link EXTRACTIVE_SUMMARIZER_MODEL} and the number of events covered;
- * - the previous summary text(s), merged (at most ~35 % of `maxChars`, middle-truncated);
+ * - the previous summary text(s), merged (at most ~35 % of `maxChars`, middle-truncated); an
+ *   earlier extractive summary is merged without its own header and "Previous summary" title,
+ *   its sections gathered under "Earlier …:" titles, so repeated summarizing never nests;
  * - every user message, oldest first (each truncated; if there are too many, the first and
  *   the newest are kept and the number left out is stated);
  * - the tools used (names and counts; call ids are not part of the formatted text, DESIGN §3.1);
@@ -113,8 +183,8 @@ export function extractiveSummary(request: SummaryRequest, options: { maxChars?:
   const events = request.toSummarize;
   const header = `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`;
 
-  const previous = request.currentSummaries.map((s) => s.trim()).filter((s) => s !== '');
-  const previousBlock = previous.length > 0 ? truncateMiddle(previous.join('\n'), Math.floor(maxChars * 0.35)) : '';
+  const previous = mergePreviousSummaries(request.currentSummaries);
+  const previousBlock = previous !== '' ? truncateMiddle(previous, Math.floor(maxChars * 0.35)) : '';
 
   const userLines = events.filter((t) => t.startsWith('User: ')).map((t) => `- ${t.slice('User: '.length).replace(/\s+/g, ' ').trim()}`);
   const users = fitLines(userLines, Math.floor(maxChars * 0.3), 60);
@@ -130,11 +200,11 @@ export function extractiveSummary(request: SummaryRequest, options: { maxChars?:
 
   const parts = [
     header,
-    previousBlock ? section('Previous summary (merged):', [previousBlock]) : '',
-    section('User messages (oldest first):', users),
-    toolsLine ? section('Tools used:', [toolsLine]) : '',
-    artefactsLine ? section('Artefacts (identifiers, values, paths):', [artefactsLine]) : '',
-    section('Last events before the cut:', last),
+    previousBlock ? section(TITLES.previous, [previousBlock]) : '',
+    section(TITLES.users, users),
+    toolsLine ? section(TITLES.tools, [toolsLine]) : '',
+    artefactsLine ? section(TITLES.artefacts, [artefactsLine]) : '',
+    section(TITLES.last, last),
   ].filter((p) => p !== '');
   return truncateMiddle(parts.join('\n\n'), maxChars);
 }
