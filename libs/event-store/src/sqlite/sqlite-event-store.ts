@@ -64,6 +64,12 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CO
  *
  * Positions are the `events.position` column (bigint, strictly increasing, never reused, 1n-based;
  * gaps appear after deletions). Revisions are bigint, 0n-based. Schema: see sqlite-schema.ts.
+ *
+ * Erasure on disk: `secure_delete` is on, so deleted rows are overwritten with zeros in the
+ * database file (their cells and the pages freed), and after each transaction that deleted a
+ * stream the WAL is checkpointed with TRUNCATE, so it holds no older copy of those pages. A
+ * checkpoint that another process's open read prevents is retried after the next transaction and
+ * on close (SQLite also checkpoints and removes the WAL when the last connection closes).
  * Note: better-sqlite3 is synchronous, so each transaction blocks the event loop while it runs
  * (including the fsync and any wait for another process's lock).
  */
@@ -80,6 +86,8 @@ export class SqliteEventStore implements EventStore {
   private readonly pageSize: number;
   private committedTransactions = 0;
   private committedOperations = 0;
+  /** A committed deletion still has older page copies in the WAL: checkpoint (TRUNCATE) it. */
+  private walPurgePending = false;
 
   private constructor(
     private readonly db: Database.Database,
@@ -105,6 +113,8 @@ export class SqliteEventStore implements EventStore {
       db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
+      // Deleted content (erasure) is overwritten with zeros instead of lingering in free space.
+      db.pragma('secure_delete = ON');
       db.exec('BEGIN IMMEDIATE');
       try {
         db.exec(SQLITE_SCHEMA_SQL);
@@ -201,7 +211,12 @@ export class SqliteEventStore implements EventStore {
     return sub;
   }
 
-  /** See {@link EventStore.deleteStream}: the rows are removed (erasure); positions are not reused. */
+  /**
+   * See {@link EventStore.deleteStream}: the rows are removed (erasure); positions are not reused.
+   * Resolves once the deletion is committed and the WAL checkpointed (TRUNCATE): no byte of the
+   * stream's events is left in the database file nor the WAL (see the class comment for the
+   * case of a concurrent reader in another process).
+   */
   deleteStream(stream: string): Promise<void> {
     try {
       this.assertOpen();
@@ -209,14 +224,28 @@ export class SqliteEventStore implements EventStore {
       return Promise.reject(error);
     }
     return this.enqueue(() => {
-      this.appender.delete(stream);
+      if (this.appender.delete(stream) > 0) this.walPurgePending = true;
     });
+  }
+
+  /**
+   * Checkpoints the WAL into the database file and truncates it to zero bytes, so it holds no
+   * older copy of any page. Returns false when another connection's read or write prevented a
+   * full checkpoint (it is then retried after the next transaction). Called after deletions.
+   */
+  purgeWal(): boolean {
+    this.assertOpen();
+    const [result] = this.guard(() => this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>);
+    const complete = result === undefined || result.busy === 0;
+    this.walPurgePending = !complete;
+    return complete;
   }
 
   /** Commits pending appends, ends subscriptions and closes the file. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     while (this.queue.length > 0) this.flush();
+    this.tryPurgeWal();
     this.closed = true;
     await Promise.all([...this.subscriptions].map((s) => s.close()));
     this.db.close();
@@ -273,8 +302,19 @@ export class SqliteEventStore implements EventStore {
       for (const op of batch) op.reject(unavailable);
       return;
     }
+    this.tryPurgeWal();
     batch.forEach((op, i) => (outcomes[i].ok ? op.resolve(outcomes[i].value as never) : op.reject(outcomes[i].value)));
     if (outcomes.some((o) => o.ok)) for (const sub of this.subscriptions) sub.wake();
+  }
+
+  /** Purges the WAL when a committed deletion asks for it; a failure leaves it pending (the data is committed either way). */
+  private tryPurgeWal(): void {
+    if (!this.walPurgePending) return;
+    try {
+      this.purgeWal();
+    } catch {
+      // stays pending: retried after the next transaction and on close
+    }
   }
 
   private read(query: () => Row[]): Promise<RecordedEvent[]> {

@@ -17,6 +17,9 @@
  * - `window_entries`: the active window of each session (the fold of `../domain/session-window`).
  * - `session_log`: every event of every session stream, keyed by global position.
  * - `recall_fts`: FTS5 index of conversation events and summaries; `rowid` = `session_log.position`.
+ *   Its `secure-delete` option is on (set by the DDL, so also after a reset): deleting a row
+ *   removes its tokens from the index segments at once (erasure), at a cost proportional to the
+ *   deleted document, not to the index.
  * - `compactions`: one row per CompactionCompleted / CompactionFailed.
  * - `projector_checkpoints`: the last global position applied, per projector.
  */
@@ -76,6 +79,7 @@ CREATE INDEX IF NOT EXISTS session_log_by_event_id ON session_log (session_key, 
 CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
 
 CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+INSERT INTO recall_fts (recall_fts, rank) VALUES ('secure-delete', 1);
 
 CREATE TABLE IF NOT EXISTS compactions (
   session_key        TEXT NOT NULL,

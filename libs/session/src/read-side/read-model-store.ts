@@ -11,6 +11,11 @@ export const READ_MODEL_FILE_NAME = 'read-models.sqlite';
  * Projections write through {@link transaction}; queries read `db` directly. When the file
  * holds another schema version, every table is dropped and recreated empty (checkpoint 0n), so
  * the projector replays the log from the start.
+ *
+ * Erasure on disk: `secure_delete` is on (deleted rows and freed pages are overwritten with
+ * zeros), the FTS5 recall index runs with its `secure-delete` option (a deleted document's
+ * entries leave the index segments at once, instead of delete markers next to the old entries
+ * until a merge), and {@link purgeWal} truncates the WAL after an erasure.
  */
 export class ReadModelStore {
   private constructor(
@@ -30,6 +35,7 @@ export class ReadModelStore {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.pragma('busy_timeout = 5000');
+    db.pragma('secure_delete = ON');
     const store = new ReadModelStore(db, file);
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version !== READ_MODEL_SCHEMA_VERSION) store.reset();
@@ -64,6 +70,16 @@ export class ReadModelStore {
     this.db
       .prepare('INSERT INTO projector_checkpoints (projector, position) VALUES (?, ?) ON CONFLICT (projector) DO UPDATE SET position = excluded.position')
       .run(projector, position);
+  }
+
+  /**
+   * Checkpoints the WAL into the database file and truncates it to zero bytes, so no older copy
+   * of a page (e.g. of erased rows) stays in it. Returns false when another connection prevented
+   * a full checkpoint (SQLite also checkpoints and removes the WAL when the last connection closes).
+   */
+  purgeWal(): boolean {
+    const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+    return result === undefined || result.busy === 0;
   }
 
   /** Closes the connection. Idempotent. */

@@ -305,6 +305,23 @@ describe('SessionProjector.waitForPosition', () => {
     await expect(projector.waitForPosition(1n, 0)).resolves.toBe(true);
   });
 
+  it('resolves true for the position of another stream\'s event (erasure record, KurrentDB system event), which writes no row', async () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog();
+    const first = log.append('s1', user('u1', 'hi'));
+    projector.applyBatch([first]);
+    const before = dumpReadModels(store);
+    const erasure = { ...first, id: 'e1', streamId: 'erasure-default', type: 'SessionErased', data: { sessionId: 'x', erasedEvents: 1 }, revision: 0n, position: 7n };
+    const system = { ...first, id: 'e2', streamId: '$stats-127.0.0.1:2113', type: '$statsCollected', data: {}, revision: 0n, position: 9n };
+    const waitErasure = projector.waitForPosition(7n, 60_000);
+    const waitSystem = projector.waitForPosition(9n, 60_000);
+    projector.applyBatch([erasure, system]);
+    await expect(waitErasure).resolves.toBe(true);
+    await expect(waitSystem).resolves.toBe(true);
+    expect(projector.checkpoint()).toBe(9n);
+    expect({ ...dumpReadModels(store), projector_checkpoints: [] }).toEqual({ ...before, projector_checkpoints: [] });
+  });
+
   it('resolves false when the position is not reached in time', async () => {
     const { projector } = setup();
     await expect(projector.waitForPosition(5n, 5)).resolves.toBe(false);

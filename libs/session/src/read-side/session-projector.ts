@@ -1,5 +1,4 @@
 import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
-import { SESSION_STREAM_PREFIX } from '../events/session-stream-events';
 import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
 import { SessionReadModelWriter } from './session-read-model-writer';
@@ -34,8 +33,10 @@ export interface SessionProjectorOptions {
 const NOT_READY = Symbol('not-ready');
 
 /**
- * Follows the global log (`session-` streams) and keeps the read models of `./read-model-schema`
- * up to date. Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
+ * Follows the whole global log and keeps the read models of `./read-model-schema` up to date from
+ * the `session-` streams. Events of other streams (e.g. `erasure-<tenant>`) write no row but move
+ * the checkpoint, so it reaches the store's head and `waitForPosition` of any position resolves
+ * (KurrentDB system events `$…` are filtered out by the adapter and would be ignored too). Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
  * crash (or a throw) never applies an event twice nor skips one; events at or before the
  * checkpoint are ignored, so a redelivered event is harmless.
  *
@@ -130,7 +131,7 @@ export class SessionProjector {
   }
 
   /**
-   * Drops and recreates every read model, then replays the whole log (`session-` streams) from
+   * Drops and recreates every read model, then replays the whole log (rows from `session-` streams) from
    * the beginning with `eventStore.readAll`. Stops the projector while it runs and restarts it
    * afterwards when it was running. Readers see partial rows until it returns.
    * Returns the checkpoint reached (bigint).
@@ -143,7 +144,8 @@ export class SessionProjector {
     this.store.reset();
     this.current = 0n;
     for (;;) {
-      const page = await eventStore.readAll({ fromPosition: this.current, maxCount: this.options.rebuildPageSize, streamPrefix: SESSION_STREAM_PREFIX });
+      // Not filtered by stream: other streams' events only move the checkpoint (to the head).
+      const page = await eventStore.readAll({ fromPosition: this.current, maxCount: this.options.rebuildPageSize });
       if (page.length === 0) break;
       const before = this.current;
       this.applyBatch(page);
@@ -158,16 +160,22 @@ export class SessionProjector {
    * transaction (erasure). Returns false when the read models held no such session. It does not
    * touch the event store nor the checkpoint: delete the stream first, so that neither a rebuild
    * nor a lagging projector brings the rows back (an event of the deleted stream applied later
-   * would re-create them).
+   * would re-create them). After an erasure the WAL of the read models is truncated, so no copy
+   * of the erased rows is left on disk.
    */
   eraseSession(tenantId: string, sessionId: string): boolean {
-    return this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId));
+    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId));
+    // The rows are zeroed in the file (secure_delete) and gone from the FTS segments; the WAL
+    // still holds the pages as they were before: truncate it.
+    if (erased) this.store.purgeWal();
+    return erased;
   }
 
   private async follow(eventStore: EventStore): Promise<void> {
     let delay = this.options.retryDelayMs;
     while (this.running) {
-      const subscription = eventStore.subscribeToAll({ fromPosition: this.current, streamPrefix: SESSION_STREAM_PREFIX });
+      // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
+      const subscription = eventStore.subscribeToAll({ fromPosition: this.current });
       this.subscription = subscription;
       try {
         await this.consume(subscription, () => {

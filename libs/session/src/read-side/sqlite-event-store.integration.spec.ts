@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -111,6 +112,48 @@ describe('SessionProjector on SqliteEventStore', () => {
     await expect(second.waitForPosition(secondPosition, 30_000)).resolves.toBe(true);
     expect(getWindow(second.store, 'default', 's1')!.entries.map((e) => e.event.id)).toEqual(['u1', 'u2']);
     expect((second.store.db.prepare('SELECT count(*) AS n FROM session_log').get() as { n: number }).n).toBe(2);
+  });
+
+  it('moves its checkpoint past events of other streams, so waiting for their position resolves', async () => {
+    const projector = projectorOn(join(dir, 'read-models.sqlite'));
+    projector.start(eventStore);
+    const log = new RecordedSessionLog();
+    const session = await appendAll(eventStore, [log.append('s1', user('u1', 'hello'))]);
+    await expect(projector.waitForPosition(session, 30_000)).resolves.toBe(true);
+
+    const { position } = await eventStore.appendToStream('erasure-default', [{ id: randomUUID(), type: 'SessionErased', data: { sessionId: 'x', erasedEvents: 1, erasedAt: '2024-05-01T00:00:00.000Z' } }]);
+    expect(position).toBeGreaterThan(session);
+    await expect(projector.waitForPosition(position, 5_000)).resolves.toBe(true);
+    expect(projector.checkpoint()).toBe(await eventStore.headPosition());
+    expect(getWindow(projector.store, 'default', 's1')!.entries.map((e) => e.event.id)).toEqual(['u1']);
+    expect((projector.store.db.prepare('SELECT count(*) AS n FROM session_log').get() as { n: number }).n).toBe(1);
+
+    // a checkpoint on another stream's event survives a restart, and a rebuild reaches the head too
+    await projector.stop();
+    expect(projectorOn(join(dir, 'read-models.sqlite')).checkpoint()).toBe(position);
+    expect(await projectorOn(join(dir, 'rebuilt.sqlite')).rebuild(eventStore)).toBe(position);
+  });
+
+  it('after an erasure (stream deleted, rows erased) equals a rebuild from the log', async () => {
+    const projector = projectorOn(join(dir, 'read-models.sqlite'));
+    projector.start(eventStore);
+    const log = new RecordedSessionLog();
+    log.append('gone', user('g1', 'secret words'));
+    log.append('kept', user('k1', 'kept words'));
+    log.append('gone', assistant('g2', 'more secret words'));
+    log.append('kept', assistant('k2', 'more kept words'));
+    const last = await appendAll(eventStore, log.events);
+    await expect(projector.waitForPosition(last, 30_000)).resolves.toBe(true);
+
+    const erasure = await eventStore.appendToStream('erasure-default', [{ id: randomUUID(), type: 'SessionErased', data: { sessionId: 'gone', erasedEvents: 2, erasedAt: '2024-05-01T00:00:00.000Z' } }]);
+    await eventStore.deleteStream(sessionStream(sessionKey('default', 'gone')));
+    expect(projector.eraseSession('default', 'gone')).toBe(true);
+    await expect(projector.waitForPosition(erasure.position, 5_000)).resolves.toBe(true);
+    expect(searchRecall(projector.store, { tenantId: 'default', q: 'secret' }).items).toEqual([]);
+
+    const rebuilt = projectorOn(join(dir, 'rebuilt.sqlite'));
+    expect(await rebuilt.rebuild(eventStore)).toBe(erasure.position);
+    expect(dumpReadModels(rebuilt.store)).toEqual(dumpReadModels(projector.store));
   });
 
   it('stops at a malformed event, reports it, and never skips it', async () => {

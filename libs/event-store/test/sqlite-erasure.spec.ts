@@ -1,0 +1,73 @@
+/**
+ * Erasure on disk: after `deleteStream` (and after `close`), no byte of the deleted stream's
+ * content is left in the SQLite files (database, WAL), while other streams' content is.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteEventStore, type EventData } from '../src';
+
+const SECRET = 'RESIDUE-PHRASE-777';
+const KEPT = 'KEPT-PHRASE-555';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function newDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'es-erasure-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Which files of `dir` (database, -wal, -shm) contain `text`. */
+function filesContaining(dir: string, text: string): string[] {
+  return readdirSync(dir).filter((f) => readFileSync(join(dir, f)).includes(text));
+}
+
+const ev = (text: string): EventData => ({ id: randomUUID(), type: 'UserMessageAppended', data: { text } });
+
+describe('SqliteEventStore erasure on disk', () => {
+  it('leaves no byte of a deleted stream in the database nor the WAL, before and after close', async () => {
+    const dir = newDir();
+    const file = join(dir, 'events.sqlite');
+    const store = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+    // Interleaved appends of several streams (page splits move cells around), small rows and a
+    // large one that spills over to overflow pages, separate transactions so the WAL holds
+    // several versions of the same pages.
+    for (let n = 0; n < 300; n++) {
+      await store.appendToStream('session-doomed', [ev(`turn ${n}: ${SECRET}`)]);
+      await store.appendToStream(`session-keeper${n % 3}`, [ev(`turn ${n}: ${KEPT}`)]);
+    }
+    await store.appendToStream('session-doomed', [ev(`${SECRET} `.repeat(2000))]);
+    expect(filesContaining(dir, SECRET).length).toBeGreaterThan(0);
+
+    await store.deleteStream('session-doomed');
+    expect(await store.readStream('session-doomed')).toEqual([]);
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+    if (existsSync(`${file}-wal`)) expect(statSync(`${file}-wal`).size).toBe(0);
+
+    // Appends after the deletion keep working and the content of the other streams is still there.
+    await store.appendToStream('session-keeper0', [ev(`later ${KEPT}`)]);
+    expect((await store.readStream('session-keeper1')).length).toBe(100);
+    await store.close();
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+    expect(filesContaining(dir, KEPT)).toEqual(['events.sqlite']);
+
+    const reopened = SqliteEventStore.open(file);
+    expect((await reopened.readAll({ maxCount: 10_000 })).length).toBe(301);
+    await reopened.close();
+  });
+
+  it('purges the WAL after a deletion batched with appends (group commit) and turns secure_delete on', async () => {
+    const dir = newDir();
+    const file = join(dir, 'events.sqlite');
+    const store = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+    expect((store as unknown as { db: { pragma(s: string, o: object): unknown } }).db.pragma('secure_delete', { simple: true })).toBe(1);
+    for (let n = 0; n < 50; n++) await store.appendToStream('session-gone', [ev(`${n} ${SECRET}`)]);
+    await Promise.all([store.appendToStream('session-other', [ev(KEPT)]), store.deleteStream('session-gone'), store.appendToStream('session-other', [ev(KEPT)])]);
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+    await store.close();
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+  });
+});

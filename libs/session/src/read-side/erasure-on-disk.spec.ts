@@ -1,0 +1,94 @@
+/**
+ * Erasure on disk: after `SessionProjector.eraseSession` (and after closing the store), no byte of
+ * the erased session's content is left in the read-model files (database, WAL), and its words
+ * have left the FTS5 recall index; the other sessions keep theirs.
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { searchRecall } from './queries/recall-query';
+import { dumpReadModels } from './read-model-dump';
+import { ReadModelStore } from './read-model-store';
+import { SessionProjector } from './session-projector';
+import { assistant, RecordedSessionLog, tool, user } from './testing/recorded-session-log';
+
+const SECRET = 'RESIDUE-PHRASE-777';
+/** A word of the secret documents only, long and distinctive enough to be found in raw index pages. */
+const TOKEN = 'xylophonequartzresidue';
+const KEPT = 'KEPT-PHRASE-555';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function filesContaining(dir: string, text: string): string[] {
+  return readdirSync(dir).filter((f) => readFileSync(join(dir, f)).includes(text));
+}
+
+function vocabulary(store: ReadModelStore, terms: string[]): string[] {
+  store.db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_vocab USING fts5vocab(main, recall_fts, 'row')");
+  const found = store.db.prepare('SELECT term FROM temp.recall_vocab WHERE term IN (SELECT value FROM json_each(?)) ORDER BY term').pluck().all(JSON.stringify(terms)) as string[];
+  store.db.exec('DROP TABLE temp.recall_vocab');
+  return found;
+}
+
+/** Sessions `doomed` and `keeper0..2`, interleaved, many small batches (the WAL holds many page versions), a compaction of `doomed` with a summary. */
+function buildLog(): RecordedSessionLog {
+  const log = new RecordedSessionLog('acme');
+  for (let n = 0; n < 120; n++) {
+    log.append('doomed', user(`du${n}`, `turn ${n}: ${SECRET} ${TOKEN}`), { userId: 'alice' });
+    log.append('doomed', assistant(`da${n}`, null, [['note', `{"v":"${SECRET}"}`]]));
+    log.append('doomed', tool(`dt${n}`, `call-da${n}-0`, 'note', `{"saved":"${SECRET} ${TOKEN}"}`));
+    log.append(`keeper${n % 3}`, user(`ku${n}`, `turn ${n}: ${KEPT}`));
+  }
+  log.append('doomed', user('dbig', `${SECRET} ${TOKEN} `.repeat(1500)));
+  log.archive('doomed', 'c1', ['du0', 'da0', 'dt0']);
+  log.summary('doomed', 'c1', 'du1', `they spoke of ${SECRET} ${TOKEN}`);
+  log.completed('doomed', 'c1');
+  return log;
+}
+
+describe('SessionProjector.eraseSession on disk', () => {
+  it('leaves no byte of the erased session in the read-model files nor a word of it in the recall index', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
+    dirs.push(dir);
+    const file = join(dir, 'read-models.sqlite');
+    const projector = new SessionProjector(ReadModelStore.open(file));
+    const log = buildLog();
+    for (let i = 0; i < log.events.length; i += 7) projector.applyBatch(log.events.slice(i, i + 7));
+    expect(searchRecall(projector.store, { tenantId: 'acme', q: TOKEN, archived: true }).items.length).toBeGreaterThan(0);
+    expect(filesContaining(dir, SECRET).length).toBeGreaterThan(0);
+
+    expect(projector.eraseSession('acme', 'doomed')).toBe(true);
+    expect(JSON.stringify(dumpReadModels(projector.store))).not.toContain(SECRET);
+    expect(vocabulary(projector.store, [TOKEN, 'residue', '777'])).toEqual([]);
+    expect(vocabulary(projector.store, ['kept', '555'])).toEqual(['555', 'kept']);
+    expect(searchRecall(projector.store, { tenantId: 'acme', q: 'residue' }).items).toEqual([]);
+    expect(searchRecall(projector.store, { tenantId: 'acme', q: KEPT }).items.length).toBeGreaterThan(0);
+    projector.store.db.exec("INSERT INTO recall_fts (recall_fts, rank) VALUES ('integrity-check', 1)");
+    // before close: neither the database nor the WAL (truncated) holds it
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+    expect(filesContaining(dir, TOKEN)).toEqual([]);
+    if (existsSync(`${file}-wal`)) expect(statSync(`${file}-wal`).size).toBe(0);
+
+    projector.store.close();
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+    expect(filesContaining(dir, TOKEN)).toEqual([]);
+    expect(filesContaining(dir, KEPT)).toEqual(['read-models.sqlite']);
+  });
+
+  it('keeps the FTS5 secure-delete option across a reset (rebuild) and reopening', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
+    dirs.push(dir);
+    const file = join(dir, 'read-models.sqlite');
+    const secureDelete = (store: ReadModelStore) => store.db.prepare("SELECT v FROM recall_fts_config WHERE k = 'secure-delete'").pluck().get();
+    let store = ReadModelStore.open(file);
+    expect(store.db.pragma('secure_delete', { simple: true })).toBe(1);
+    expect(secureDelete(store)).toBe(1);
+    store.reset();
+    expect(secureDelete(store)).toBe(1);
+    store.close();
+    store = ReadModelStore.open(file);
+    expect(secureDelete(store)).toBe(1);
+    store.close();
+  });
+});
