@@ -19,6 +19,7 @@ import { ServiceMetrics } from './observability/metrics';
 import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
 
+/** The root module; build it with {@link AppModule.register}. */
 @Module({})
 export class AppModule {
   /** The module for `config` and the session library's dependencies. */

@@ -51,11 +51,13 @@ export interface AppendResult {
   position: bigint;
 }
 
+/** Options of {@link EventStore.appendToStream}. */
 export interface AppendOptions {
   /** Default `'any'`. */
   expectedRevision?: ExpectedRevision;
 }
 
+/** Options of {@link EventStore.readStream}. Revisions are bigint. */
 export interface ReadStreamOptions {
   /** First revision to read (inclusive). Default: start when forwards, end when backwards. */
   fromRevision?: bigint | 'start' | 'end';
@@ -65,6 +67,7 @@ export interface ReadStreamOptions {
   maxCount?: number;
 }
 
+/** Options of {@link EventStore.readAll}. Positions are bigint, exclusive. */
 export interface ReadAllOptions {
   /** Exclusive: events with a global position greater than this. Default: from the beginning. */
   fromPosition?: bigint;
@@ -74,6 +77,7 @@ export interface ReadAllOptions {
   streamPrefix?: string;
 }
 
+/** Options of {@link EventStore.subscribeToAll}. Positions are bigint, exclusive. */
 export interface SubscribeOptions {
   /** Exclusive checkpoint: deliver events after this position. Default: from the beginning. */
   fromPosition?: bigint;

@@ -33,6 +33,7 @@ export interface SessionModuleOptions {
 
 const OPTIONS = Symbol('SESSION_MODULE_OPTIONS');
 
+/** See the module doc; build it with {@link SessionModule.forRoot}. */
 @Module({})
 export class SessionModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(

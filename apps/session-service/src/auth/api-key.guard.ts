@@ -19,6 +19,7 @@ export function apiKeyOf(req: Request): string | undefined {
   return typeof key === 'string' ? key.trim() : undefined;
 }
 
+/** Resolves the tenant of a request from its API key (or open mode); see the module doc. */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {}

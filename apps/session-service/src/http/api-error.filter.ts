@@ -49,6 +49,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   return { status: 500, body: { code: 'internal', message: 'internal error; the request may be retried' } };
 }
 
+/** Global exception filter: every error becomes `{ code, message }` via {@link toApiError}. */
 @Catch()
 export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');

@@ -8,6 +8,7 @@ import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, type RequestSchemas } from './request-schemas';
 import { validate } from './validate';
 
+/** `GET /v1/recall`, scoped to the caller's tenant. */
 @ApiTags('recall')
 @ApiBearerAuth()
 @UseGuards(ApiKeyGuard)

@@ -14,8 +14,9 @@ export function hasLoneSurrogate(s: string): boolean {
 /** Session ids, tool call ids and client event ids: 1–256 characters, no control characters. */
 const ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,256}$/;
 
-/** Deepest nesting accepted in `metadata` (objects and arrays), and its largest JSON size in UTF-16 code units. */
+/** Deepest nesting accepted in `metadata` (objects and arrays count one level each). */
 export const MAX_METADATA_DEPTH = 16;
+/** Largest `metadata` accepted, in UTF-16 code units of its JSON. */
 export const MAX_METADATA_LENGTH = 65_536;
 
 /** True when `value` nests objects/arrays at most `max` levels deep (iterative: never overflows the stack). */

@@ -14,6 +14,7 @@ function hasBody(req: Request): boolean {
   return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
+/** Answers 415 `unsupported_media_type` to a POST/PUT/PATCH with a body that is not declared JSON; otherwise calls `next`. */
 export function requireJsonBody(req: Request, res: Response, next: NextFunction): void {
   if (!WITH_BODY.has(req.method) || !hasBody(req)) return next();
   const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();

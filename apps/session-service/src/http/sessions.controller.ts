@@ -70,6 +70,7 @@ function asParameterError(err: unknown, prefix: string): unknown {
   return new InvalidRequestError(parameter, err.message.includes(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
 }
 
+/** The `/v1/sessions/:sessionId` routes, scoped to the caller's tenant. */
 @ApiTags('sessions')
 @ApiBearerAuth()
 @UseGuards(ApiKeyGuard)

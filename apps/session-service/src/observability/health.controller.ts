@@ -8,6 +8,7 @@ import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { ServiceMetrics } from './metrics';
 
+/** `GET /health` and `GET /metrics` (no API key needed). */
 @ApiTags('operations')
 @Controller()
 export class HealthController {

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { tap, type Observable } from 'rxjs';
 import { ServiceMetrics } from './metrics';
 
+/** Global interceptor feeding {@link ServiceMetrics}. */
 @Injectable()
 export class HttpMetricsInterceptor implements NestInterceptor {
   constructor(private readonly metrics: ServiceMetrics) {}

@@ -4,6 +4,7 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** The service's Prometheus registry and its metrics (durations in seconds). */
 @Injectable()
 export class ServiceMetrics {
   readonly registry = new Registry();

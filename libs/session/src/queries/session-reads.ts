@@ -44,6 +44,7 @@ export interface WindowOptions {
   estimator: EstimatorName;
 }
 
+/** Query service over the read models (and the log, for time travel); answers are JSON-safe (bigints as strings). */
 @Injectable()
 export class SessionReads {
   constructor(

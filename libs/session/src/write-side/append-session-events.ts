@@ -53,6 +53,7 @@ export class SessionEventsAppended {
   ) {}
 }
 
+/** Handles {@link AppendSessionEventsCommand}: checks, costs each event once, appends atomically. */
 @CommandHandler(AppendSessionEventsCommand)
 export class AppendSessionEventsHandler implements ICommandHandler<AppendSessionEventsCommand, AppendSessionEventsResult> {
   constructor(

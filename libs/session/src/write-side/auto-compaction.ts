@@ -27,6 +27,7 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = { autoCompactionMaxFail
 
 const MAX_BACKOFF_MS = 3_600_000;
 
+/** Runs policy compactions in the background after appends, one at a time per session, with backoff. */
 @Injectable()
 @EventsHandler(SessionEventsAppended)
 export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppended> {

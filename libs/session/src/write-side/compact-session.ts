@@ -104,6 +104,7 @@ interface DecisionBatch {
   summarizer?: SummarizerIdentity;
 }
 
+/** Handles {@link CompactSessionCommand} (one pass, see the module doc). */
 @CommandHandler(CompactSessionCommand)
 export class CompactSessionHandler implements ICommandHandler<CompactSessionCommand, CompactionAnswer> {
   private readonly logger = new Logger('Compaction');

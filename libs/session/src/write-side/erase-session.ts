@@ -37,6 +37,7 @@ export interface EraseAnswer {
   erasedAt: string;
 }
 
+/** Handles {@link EraseSessionCommand}. */
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
   constructor(

@@ -13,6 +13,7 @@ import { loadSessionWindow } from './session-loader';
 /** Default number of sessions kept in memory. */
 export const DEFAULT_SESSION_CACHE_SIZE = 2000;
 
+/** An LRU of folded session states (at most `maxSessions`), kept current against the store on every load. */
 export class SessionStateCache {
   private readonly entries = new Map<string, SessionWindowState>();
 

@@ -28,6 +28,7 @@ export interface PolicyAnswer extends PolicySetData {
   revision: string;
 }
 
+/** Handles {@link SetCompactionPolicyCommand}: appends one policy event. */
 @CommandHandler(SetCompactionPolicyCommand)
 export class SetCompactionPolicyHandler implements ICommandHandler<SetCompactionPolicyCommand, PolicyAnswer> {
   constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
