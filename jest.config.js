@@ -10,7 +10,7 @@ const moduleNameMapper = {
   '^@lib/event-store$': '<rootDir>/libs/event-store/src',
   '^@lib/session$': '<rootDir>/libs/session/src',
 };
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] };
+const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] };
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform };
 module.exports = {
   // watchman can hang in sandboxes without it; node's crawler is fast enough for this tree.
