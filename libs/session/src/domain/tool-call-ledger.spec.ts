@@ -12,11 +12,10 @@ describe('ToolCallLedger', () => {
     expect(() => ledger.accept(answer('t2', 'x', 'second'), 'events[1]')).not.toThrow();
   });
 
-  it('rejects a response to an unknown call, a second answer, another tool name, a repeated or still-open id', () => {
+  it('rejects a response to an unknown call, a second answer, a repeated or still-open id', () => {
     const ledger = ToolCallLedger.of([call('c1', 'x'), answer('t1', 'x'), call('c2', 'open')]);
     expect(() => ledger.accept(answer('t9', 'ghost'), 'events[0]')).toThrow(UnknownToolCallError);
     expect(() => ledger.accept(answer('t9', 'x'), 'events[0]')).toThrow(/already answered/);
-    expect(() => ledger.accept(answer('t9', 'open', 'g'), 'events[0]')).toThrow(/made to "f", not "g"/);
     expect(() => ledger.accept(call('c9', 'open'), 'events[0]')).toThrow(/still waiting/);
     const twice: SessionEvent = { id: 'c9', type: 'assistant', text: null, toolCalls: [{ id: 'y', name: 'f', arguments: '' }, { id: 'y', name: 'f', arguments: '' }] };
     expect(() => ledger.accept(twice, 'events[0]')).toThrow(ToolCallConflictError);

@@ -1,7 +1,7 @@
 /**
  * Tool-call consistency of an append (what a provider would reject): a tool response must answer
  * a call that is in the session (active window) or earlier in the request, and that call must not
- * be answered already; its name must be the call's; an assistant event must not repeat a call id,
+ * be answered already; an assistant event must not repeat a call id,
  * nor reuse the id of a call that is still open. Reusing the id of an ANSWERED call is allowed:
  * agents do it (real tau-bench sessions reuse ids once answered). A response answers the most
  * recent call with its id.
@@ -10,7 +10,6 @@ import type { SessionEvent } from '@lib/compaction';
 import { ToolCallConflictError, UnknownToolCallError } from '../errors';
 
 interface CallState {
-  name: string;
   answered: boolean;
 }
 
@@ -22,7 +21,7 @@ export class ToolCallLedger {
   static of(events: Iterable<SessionEvent>): ToolCallLedger {
     const ledger = new ToolCallLedger();
     for (const e of events) {
-      if (e.type === 'assistant') for (const c of e.toolCalls ?? []) ledger.calls.set(c.id, { name: c.name, answered: false });
+      if (e.type === 'assistant') for (const c of e.toolCalls ?? []) ledger.calls.set(c.id, { answered: false });
       if (e.type === 'tool') for (const r of e.responses) {
         const call = ledger.calls.get(r.toolCallId);
         if (call) call.answered = true;
@@ -34,7 +33,8 @@ export class ToolCallLedger {
   /**
    * Checks one new event against the ledger and records it. `field` is its JSON path for messages.
    * @throws UnknownToolCallError (422) for a response to a call that is not in the session.
-   * @throws ToolCallConflictError (422) for a repeated/open call id, a second answer, or another tool name.
+   * @throws ToolCallConflictError (422) for a repeated or still-open call id, or a second answer.
+   * A response's `name` is not checked against the call's: providers do not require it to match.
    */
   accept(event: SessionEvent, field: string): void {
     if (event.type === 'assistant') {
@@ -47,7 +47,7 @@ export class ToolCallLedger {
         }
         inEvent.add(c.id);
       });
-      for (const c of event.toolCalls ?? []) this.calls.set(c.id, { name: c.name, answered: false });
+      for (const c of event.toolCalls ?? []) this.calls.set(c.id, { answered: false });
     }
     if (event.type === 'tool') {
       const inEvent = new Set<string>();
@@ -57,9 +57,6 @@ export class ToolCallLedger {
         if (!call) throw new UnknownToolCallError(`${at}.toolCallId`, r.toolCallId);
         if (call.answered || inEvent.has(r.toolCallId)) {
           throw new ToolCallConflictError(`${at}.toolCallId`, `${at}.toolCallId: call ${JSON.stringify(r.toolCallId)} is already answered; a call takes one response`);
-        }
-        if (r.name !== call.name) {
-          throw new ToolCallConflictError(`${at}.name`, `${at}.name: call ${JSON.stringify(r.toolCallId)} was made to ${JSON.stringify(call.name)}, not ${JSON.stringify(r.name)}`);
         }
         inEvent.add(r.toolCallId);
       });

@@ -65,7 +65,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   /**
    * @throws InvalidRequestError (400) on an empty list or a client id repeated in the request.
    * @throws UnknownToolCallError (422) when a tool response answers no call of the active window or of the request.
-   * @throws ToolCallConflictError (422) for a repeated or still-open call id, a second answer, or another tool name.
+   * @throws ToolCallConflictError (422) for a repeated or still-open call id, or a second answer.
    * @throws RevisionConflictError (409) when `expectedRevision` does not match.
    * @throws DuplicateEventIdConflictError (409) when a client id was used before with other content.
    */
