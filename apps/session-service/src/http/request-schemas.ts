@@ -69,7 +69,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     // `text: null` says "no text" explicitly (formatted as [no text content], DESIGN §3.1); a
     // missing or empty text without tool calls is a client bug.
     .refine((a) => (a.text !== undefined && a.text !== '') || (a.toolCalls?.length ?? 0) > 0, {
-      message: 'an assistant event needs text (null for none) or at least one tool call',
+      message: 'an assistant event needs text or at least one tool call (text null says it has none)',
     });
   const tool = z.strictObject({ ...common, type: z.literal('tool'), responses: z.array(toolResponse).min(1).max(128) });
   const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: nonEmptyText });
