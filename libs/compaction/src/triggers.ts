@@ -33,9 +33,9 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
   }
   switch (type) {
     case 'turn-count':
-      return { type, maxTurns: readInteger(obj.maxTurns, `${path}.maxTurns`, 1, MAX_PARAMETER_VALUE) };
+      return { type, maxTurns: readInteger(obj.maxTurns, `${path}.maxTurns`, 0, MAX_PARAMETER_VALUE) };
     case 'token-count':
-      return { type, threshold: readInteger(obj.threshold, `${path}.threshold`, 1, MAX_PARAMETER_VALUE) };
+      return { type, threshold: readInteger(obj.threshold, `${path}.threshold`, 0, MAX_PARAMETER_VALUE) };
     default: {
       const list = obj.triggers;
       if (!Array.isArray(list) || list.length === 0 || list.length > MAX_TRIGGER_MEMBERS) {
@@ -53,8 +53,10 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
 /**
  * Validates a trigger object (DESIGN §3.5) and returns a new, normalized {@link Trigger}.
  *
- * Rules: `turn-count {maxTurns}` and `token-count {threshold}` take integers from 1 to
- * {@link MAX_PARAMETER_VALUE} (`threshold` in the session estimator's unit); `any-of` / `all-of
+ * Rules: `turn-count {maxTurns}` and `token-count {threshold}` take integers from 0 to
+ * {@link MAX_PARAMETER_VALUE} (`threshold` in the session estimator's unit; DESIGN §3.5 sets no
+ * lower bound, and 0 is meaningful: `turn-count 0` fires once there is a turn, `token-count 0`
+ * always fires); `any-of` / `all-of
  * {triggers}` take a non-empty array of at most {@link MAX_TRIGGER_MEMBERS} triggers, nested at
  * most {@link MAX_TRIGGER_DEPTH} levels; unknown keys are rejected.
  *

@@ -108,7 +108,7 @@ describe('parseTrigger (DESIGN §3.5)', () => {
   });
 
   it('rejects bad values, naming the path', () => {
-    expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: 0 })).parameter).toBe('trigger.maxTurns');
+    expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: -1 })).parameter).toBe('trigger.maxTurns');
     expect(rejection(() => parseTrigger({ type: 'turn-count' })).parameter).toBe('trigger.maxTurns');
     expect(rejection(() => parseTrigger({ type: 'token-count', threshold: 2.5 })).parameter).toBe('trigger.threshold');
     expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [] })).parameter).toBe('trigger.triggers');
@@ -117,6 +117,13 @@ describe('parseTrigger (DESIGN §3.5)', () => {
     expect(rejection(() => parseTrigger({ type: 'soon' })).parameter).toBe('trigger.type');
     expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: 2, threshold: 3 })).parameter).toBe('trigger.threshold');
     expect(rejection(() => parseTrigger('turn-count')).parameter).toBe('trigger');
+  });
+
+  it('accepts 0: turn-count 0 fires once there is a turn, token-count 0 always fires', () => {
+    const events = costEvents([{ id: 'u', type: 'user', text: 'hi' }], getEstimator('chars'));
+    expect(evaluateTrigger(parseTrigger({ type: 'turn-count', maxTurns: 0 }), events)).toBe(true);
+    expect(evaluateTrigger(parseTrigger({ type: 'turn-count', maxTurns: 0 }), [])).toBe(false);
+    expect(evaluateTrigger(parseTrigger({ type: 'token-count', threshold: 0 }), [])).toBe(true);
   });
 
   it('limits the nesting depth', () => {
