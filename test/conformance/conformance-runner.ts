@@ -145,6 +145,9 @@ async function checkVector(http: Http, fake: FakeOpenAiServer, vector: Conforman
   }
   if (res.status !== 200) return [`compaction: HTTP ${res.status} ${JSON.stringify(res.body)}`];
   const answer = res.body;
+  if (expect.triggerFired !== undefined && (answer.outcome !== 'not-triggered') !== expect.triggerFired) {
+    problems.push(`triggerFired: expected ${expect.triggerFired}, got outcome ${answer.outcome}`);
+  }
   const summaryId: string | undefined = answer.summary?.id;
   const keptAsVector = (answer.kept as string[]).map((id) => (id === summaryId ? '$summary' : id));
   if (expect.kept) sameList('kept', keptAsVector, expect.kept, problems);
