@@ -12,7 +12,7 @@ interface BadRequest {
   path: string;
   /** A JSON value to send, or `raw` for a body sent verbatim as application/json. */
   body?: unknown;
-  raw?: string;
+  raw?: string | Buffer;
   /** Extra request headers (they override the JSON content type). */
   headers?: Record<string, string>;
   status: number;
@@ -158,6 +158,13 @@ const CASES: BadRequest[] = [
   { name: 'tool calls: a second answer to an answered call', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'tool', responses: [{ toolCallId: 'call_1', name: 'lookup', data: 'again' }] }] }, status: 422, code: 'tool_call_conflict', mentions: /responses\[0\]\.toolCallId.*already answered/ },
   { name: 'tool calls: reusing the id of an open call', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: null, toolCalls: [{ id: 'k7', name: 'f', arguments: '{}' }] }, { id: 'x2', type: 'assistant', text: null, toolCalls: [{ id: 'k7', name: 'f', arguments: '{}' }] }] }, status: 422, code: 'tool_call_conflict', mentions: /events\[1\]\.toolCalls\[0\]\.id.*waiting/ },
   { name: 'window: atRevision past the last revision', method: 'get', path: `${S}/window?atRevision=99`, status: 400, code: 'revision_out_of_range', mentions: /atRevision.*last revision is 3/ },
+  // ---- found by the second fresh pass
+  { name: 'body not matching Content-Encoding br', method: 'post', path: `${S}/events`, raw: JSON.stringify({ events: [user('x1')] }), headers: { 'content-encoding': 'br' }, status: 400, code: 'malformed_body', mentions: /Content-Encoding/ },
+  { name: 'body with invalid UTF-8 bytes', method: 'post', path: `${S}/events`, raw: Buffer.concat([Buffer.from('{"events":[{"id":"x1","type":"user","text":"a'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}')]), status: 400, code: 'malformed_body', mentions: /UTF-8/ },
+  { name: 'lone surrogate in a strategy prompt', method: 'post', path: `${S}/compactions`, raw: '{"strategy":{"type":"rolling-summary","shadowPrompt":"p\\ud800"}}', status: 400, code: 'invalid_parameter', mentions: /strategy\.shadowPrompt.*surrogate/ },
+  { name: 'path not valid percent-encoded UTF-8', method: 'get', path: '/v1/sessions/%ED%A0%80/window', status: 400, code: 'invalid_path', mentions: /percent-encoded/ },
+  { name: 'recall: from after to', method: 'get', path: '/v1/recall?q=hello&from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z', status: 400, code: 'validation_failed', mentions: /from must be earlier than to/ },
+  { name: 'messages: empty content', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'user', content: '' }] }, status: 400, code: 'invalid_message', mentions: /messages\[0\]\.content/ },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
 ];
 
@@ -208,7 +215,8 @@ describe('malformed requests', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s → documented 4xx, nothing written', async (_name, c) => {
     const before = await harness.service.store.headPosition();
     let req = harness.http()[c.method](c.path);
-    if (c.raw !== undefined) req = req.set('content-type', 'application/json').set(c.headers ?? {}).send(c.raw);
+    // Raw bodies are sent byte for byte (superagent would JSON-encode a Buffer).
+    if (c.raw !== undefined) req = req.set('content-type', 'application/json').set(c.headers ?? {}).serialize((b: unknown) => b as string).send(c.raw as string);
     else if (c.body !== undefined) req = req.set(c.headers ?? {}).send(c.body as object);
     const res = await req;
     expect({ status: res.status, code: res.body.code }).toEqual({ status: c.status, code: c.code });

@@ -7,13 +7,14 @@ import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
+import { json } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
-import { requireJsonBody } from './http/require-json.middleware';
+import { rejectInvalidUtf8, requireJsonBody } from './http/require-json.middleware';
 import type { ServiceConfig } from './config/service-config';
 
 /** A built service. `close()` stops the app, then closes the read models and the store. */
@@ -52,7 +53,8 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   if (config.logLevel !== 'silent') app.useLogger(app.get(Logger));
   app.disable('x-powered-by');
   app.use(requireJsonBody);
-  app.useBodyParser('json', { limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false });
+  // express.json directly: Nest's useBodyParser does not take a `verify` hook.
+  app.use(json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false, verify: rejectInvalidUtf8 }));
   app.enableShutdownHooks();
   const document = SwaggerModule.createDocument(
     app,

@@ -82,8 +82,8 @@ export function readInteger(value: unknown, path: string, min: number, max: numb
 
 function readText(value: unknown, path: string, maxLength: number, fallback: string): string {
   if (value === undefined) return fallback;
-  const allowed = `a non-blank string of at most ${maxLength} characters`;
-  if (typeof value !== 'string' || value.trim() === '' || value.length > maxLength) {
+  const allowed = `a non-blank string of at most ${maxLength} characters, valid Unicode (no lone surrogate)`;
+  if (typeof value !== 'string' || value.trim() === '' || value.length > maxLength || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)) {
     throw new InvalidParameterError(path, allowed, describeValue(value));
   }
   return value;

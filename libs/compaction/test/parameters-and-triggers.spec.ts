@@ -98,6 +98,8 @@ describe('parseStrategy (DESIGN §3.4)', () => {
     expect(rejection(() => parseStrategy({ type: 'rolling-summary', shadowPrompt: '  ' })).parameter).toBe('strategy.shadowPrompt');
     expect(rejection(() => parseStrategy({ type: 'rolling-summary', systemPrompt: 42 })).parameter).toBe('strategy.systemPrompt');
     expect(rejection(() => parseStrategy({ type: 'rolling-summary', shadowPrompt: 'x'.repeat(10_001) })).parameter).toBe('strategy.shadowPrompt');
+    expect(rejection(() => parseStrategy({ type: 'rolling-summary', shadowPrompt: 'p\ud800' })).parameter).toBe('strategy.shadowPrompt');
+    expect(rejection(() => parseStrategy({ type: 'recursive-summarization', systemPrompt: '\udc00 rules' })).parameter).toBe('strategy.systemPrompt');
   });
 });
 

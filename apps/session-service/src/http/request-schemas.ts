@@ -107,7 +107,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     dryRun: z.boolean().optional(),
   });
   const policy = z.strictObject({ strategy: z.unknown(), trigger: z.unknown().optional(), estimator: estimator.optional() });
-  const revisionParam = z.string().regex(/^\d{1,19}$/, { message: 'must be a non-negative integer' });
+  const revisionParam = z.string().regex(/^\d{1,19}$/, { message: 'must be a non-negative integer of at most 19 digits' });
   const windowQuery = z.strictObject({
     atRevision: revisionParam.optional(),
     minPosition: revisionParam.optional(),
@@ -129,7 +129,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
     limit: z.string().regex(/^\d{1,3}$/, { message: 'must be an integer from 1 to 100' }).refine((s) => Number(s) >= 1 && Number(s) <= 100, { message: 'must be an integer from 1 to 100' }).optional(),
     cursor: z.string().max(512).optional(),
-  });
+  }).refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });
   const noQuery = z.strictObject({});
   return { noQuery, nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }

@@ -24,3 +24,13 @@ export function requireJsonBody(req: Request, res: Response, next: NextFunction)
     message: `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`,
   });
 }
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * body-parser `verify` hook: throws when the raw body is not valid UTF-8 (body-parser would
+ * otherwise replace bad bytes with U+FFFD silently). The error filter answers 400 `malformed_body`.
+ */
+export function rejectInvalidUtf8(_req: unknown, _res: unknown, buffer: Buffer): void {
+  strictUtf8.decode(buffer);
+}

@@ -5,6 +5,7 @@ import { describeWithShared, TAU_BENCH_FILE } from '../../../../test/support/sha
 import { InvalidRequestError, UnknownToolCallError } from '../errors';
 import {
   eventsToOpenAiMessages,
+  NO_TOOL_RESPONSE,
   openAiMessagesToEvents,
   validateOpenAiWindow,
   type OpenAiChatMessage,
@@ -236,10 +237,37 @@ describe('eventsToOpenAiMessages', () => {
       { role: 'tool', tool_call_id: 'c1', content: 'r1' },
       { role: 'tool', tool_call_id: 'c2', content: 'r2' },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c3', type: 'function', function: { name: 'h', arguments: '' } }] },
+      // c3 has no response and the conversation went on: a placeholder keeps the window valid
+      { role: 'tool', tool_call_id: 'c3', content: NO_TOOL_RESPONSE },
       { role: 'user', content: '' },
     ]);
-    // c3 is unanswered and its turn is closed by u2: the validator says so
-    expect(validateOpenAiWindow(messages).map((p) => p.code)).toEqual(['tool-call-unanswered']);
+    expect(validateOpenAiWindow(messages)).toEqual([]);
+  });
+
+  it('puts answers right after their call, pairs reused ids with the latest call, keeps the newest call open', () => {
+    const call = (id: string, callId: string): SessionEvent => ({ id, type: 'assistant', text: null, toolCalls: [{ id: callId, name: 'f', arguments: '{}' }] });
+    const answer = (id: string, callId: string, data: string): SessionEvent => ({ id, type: 'tool', responses: [{ toolCallId: callId, name: 'f', data }] });
+    const events: SessionEvent[] = [
+      { id: 'u1', type: 'user', text: 'go' },
+      call('c1', 'x'),
+      { id: 'a1', type: 'assistant', text: 'while waiting' },
+      answer('t1', 'x', 'first'),
+      call('c2', 'x'),
+      answer('t2', 'x', 'second'),
+      { id: 'u2', type: 'user', text: 'more' },
+      call('c3', 'y'),
+    ];
+    const messages = eventsToOpenAiMessages(events);
+    expect(messages.map((m) => (m.role === 'tool' ? `tool:${m.content}` : m.role))).toEqual(['user', 'assistant', 'tool:first', 'assistant', 'assistant', 'tool:second', 'user', 'assistant']);
+    expect(validateOpenAiWindow(messages)).toEqual([]);
+    // As stored (answer after the interrupting assistant message), a provider would refuse it.
+    const asStored = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'assistant', content: 'while waiting' },
+      { role: 'tool', tool_call_id: 'x', content: 'first' },
+    ];
+    expect(validateOpenAiWindow(asStored).map((p) => p.code)).toEqual(['tool-calls-interrupted', 'tool-answer-after-user']);
   });
 
   it('gives an assistant without text or calls an empty string, never null', () => {
@@ -276,7 +304,12 @@ describe('validateOpenAiWindow', () => {
         [3, 'tool-answer-after-user'],
       ],
     ],
-    ['a pending call id reused', [{ role: 'user', content: 'u' }, call('c1'), call('c1'), answer('c1')], [[2, 'duplicate-tool-call-id']]],
+    ['a pending call id reused by the next message (the first call is interrupted)', [{ role: 'user', content: 'u' }, call('c1'), call('c1'), answer('c1')], [[1, 'tool-calls-interrupted']]],
+    [
+      'one call id twice in one message',
+      [{ role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [{ id: 'd', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'd', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+      [[1, 'duplicate-tool-call-id']],
+    ],
     ['a lone high surrogate', [{ role: 'user', content: 'ok \uD83D' }], [[0, 'lone-surrogate']]],
     ['a lone low surrogate in arguments', [{ role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '\uDE00' } }] }], [[1, 'lone-surrogate']]],
     ['an unknown role', [{ role: 'robot', content: 'x' }], [[0, 'invalid-message']]],

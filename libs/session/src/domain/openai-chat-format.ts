@@ -163,7 +163,12 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
  *   (its text).
  * - An assistant event becomes one message; its tool calls in the provider's shape; `content`
  *   is null when it has tool calls and no text, `""` when it has neither.
- * - A tool event becomes one `tool` message per response, each with its `tool_call_id`.
+ * - A tool event becomes one `tool` message per response, each with its `tool_call_id`, placed
+ *   right after the assistant message that made the call (providers require the answers to
+ *   follow their calls directly); a response answers the most recent earlier call with its id; a
+ *   response with no call in the window is left out.
+ * - A call with no response in the window gets a `tool` message {@link NO_TOOL_RESPONSE}, unless
+ *   its assistant message is the newest non-tool message (the call may still be running).
  * - A null text of a user or system event renders as `""`.
  *
  * The input is not mutated; ids and tool names of responses are not part of the output (the
@@ -172,11 +177,29 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
 export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAiChatMessage[] {
   let pinned: SessionEvent | undefined;
   for (const event of entries) if (event.type === 'system') pinned = event;
+  // Pair every response with the most recent earlier call with its id (ids are reused once
+  // answered), so that each call's tool messages can be emitted right after it.
+  const answers = new Map<SessionEvent, Map<string, string>>();
+  const latestCall = new Map<string, SessionEvent>();
+  let lastNonTool = -1;
+  entries.forEach((event, i) => {
+    if (event.type === 'assistant') for (const c of event.toolCalls ?? []) latestCall.set(c.id, event);
+    if (event.type === 'tool') {
+      for (const r of event.responses) {
+        const call = latestCall.get(r.toolCallId);
+        if (!call) continue;
+        const got = answers.get(call) ?? new Map<string, string>();
+        if (!got.has(r.toolCallId)) got.set(r.toolCallId, r.data);
+        answers.set(call, got);
+      }
+    } else if (event.type !== 'system') lastNonTool = i;
+  });
   const out: OpenAiChatMessage[] = [];
   if (pinned && pinned.type === 'system') out.push({ role: 'system', content: pinned.text ?? '' });
-  for (const event of entries) {
+  entries.forEach((event, i) => {
     switch (event.type) {
       case 'system':
+      case 'tool':
         break;
       case 'user':
         out.push({ role: 'user', content: event.text ?? '' });
@@ -187,24 +210,34 @@ export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAi
         break;
       case 'assistant': {
         const calls = event.toolCalls ?? [];
-        if (calls.length > 0) {
-          out.push({
-            role: 'assistant',
-            content: event.text,
-            tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-          });
-        } else {
+        if (calls.length === 0) {
           out.push({ role: 'assistant', content: event.text ?? '' });
+          break;
+        }
+        out.push({
+          role: 'assistant',
+          content: event.text,
+          tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
+        });
+        const got = answers.get(event);
+        const stillRunning = i === lastNonTool; // the newest message: its calls may still be running
+        for (const c of calls) {
+          const data = got?.get(c.id);
+          if (data !== undefined) out.push({ role: 'tool', tool_call_id: c.id, content: data });
+          else if (!stillRunning) out.push({ role: 'tool', tool_call_id: c.id, content: NO_TOOL_RESPONSE });
         }
         break;
       }
-      case 'tool':
-        for (const r of event.responses) out.push({ role: 'tool', tool_call_id: r.toolCallId, content: r.data });
-        break;
     }
-  }
+  });
   return out;
 }
+
+/**
+ * Content of the tool message rendered for a call that has no response in the window while the
+ * conversation went on after it (a provider rejects a call without its answer).
+ */
+export const NO_TOOL_RESPONSE = '[no tool response recorded]';
 
 /** Kinds of problem {@link validateOpenAiWindow} reports. */
 export type OpenAiWindowProblemCode =
@@ -214,6 +247,7 @@ export type OpenAiWindowProblemCode =
   | 'tool-without-call'
   | 'tool-answer-after-user'
   | 'tool-call-unanswered'
+  | 'tool-calls-interrupted'
   | 'duplicate-tool-call-id'
   | 'lone-surrogate'
   | 'summary-out-of-place';
@@ -248,7 +282,9 @@ export interface ValidateOpenAiWindowOptions {
  *   (`tool-without-call`); an answer to a call whose turn was already closed by a user message is
  *   `tool-answer-after-user`; two pending calls with one id are `duplicate-tool-call-id`;
  * - every call of a closed turn (one followed by a later user message) has its answer before that
- *   user message (`tool-call-unanswered`); calls of the last turn may still be open;
+ *   user message (`tool-call-unanswered`), and answers follow their calls directly, with no
+ *   assistant message in between (`tool-calls-interrupted`); calls of the last message may still
+ *   be open;
  * - no string anywhere in a message holds a lone surrogate (`lone-surrogate`);
  * - with `options.summaries`: each summary is a user-then-assistant pair (`summary-out-of-place`).
  *
@@ -293,6 +329,13 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
         pending.clear();
         break;
       case 'assistant': {
+        // Answers must follow their calls directly: an assistant message while calls are pending
+        // interrupts them.
+        for (const [id, callIndex] of pending) {
+          add(callIndex, 'tool-calls-interrupted', `messages[${callIndex}] calls ${JSON.stringify(id)} but ${at} comes before its answer`);
+          closedUnanswered.add(id);
+        }
+        pending.clear();
         const calls = m.tool_calls;
         const hasCalls = Array.isArray(calls) && calls.length > 0;
         if (calls !== undefined && calls !== null && !Array.isArray(calls)) add(index, 'invalid-message', `${at}.tool_calls must be an array`);

@@ -22,6 +22,8 @@ export function recallMatchExpression(q: string): string {
   if (typeof q !== 'string' || q.trim() === '') throw new InvalidQueryError('q', 'give at least one word to search for');
   if (q.length > MAX_RECALL_QUERY_LENGTH) throw new InvalidQueryError('q', `must be at most ${MAX_RECALL_QUERY_LENGTH} characters`);
   const terms = q
+    // Control characters (a NUL ends an FTS5 string early) separate words like spaces.
+    .replace(/[\u0000-\u001f\u007f]/g, ' ')
     .split(/\s+/u)
     .filter((term) => SEARCHABLE.test(term))
     .slice(0, MAX_RECALL_QUERY_TERMS);

@@ -51,6 +51,11 @@ describe('searchRecall', () => {
     expect(hit.snippet).toBe('ok &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;<mark>pelican</mark>&quot;   done');
   });
 
+  it('treats control characters in q as spaces (a NUL would end an FTS5 string)', () => {
+    expect(ids(searchRecall(store, { tenantId: 'default', q: 'zebra42\u0000' }).items)).toEqual(['s1/t1']);
+    expect(ids(searchRecall(store, { tenantId: 'default', q: 'flamingo\u0000report', sessionId: 's1' }).items)).toEqual(['s1/summary-c1', 's1/u1']);
+  });
+
   it('searches tool call arguments and tool results', () => {
     expect(ids(searchRecall(store, { tenantId: 'default', q: '/srv/reports' }).items)).toEqual(['s1/a1', 's1/t1']);
     expect(ids(searchRecall(store, { tenantId: 'default', q: 'zebra42' }).items)).toEqual(['s1/t1']);
