@@ -44,12 +44,17 @@ export interface AppendSessionEventsResult {
   position: string;
 }
 
-/** Published after a successful append (for auto-compaction). */
+/**
+ * Published after a successful append (for auto-compaction). `hasPolicy` says whether the session
+ * had an auto-compaction policy when the append was checked, so sessions without one cost the
+ * scheduler nothing.
+ */
 export class SessionEventsAppended {
   constructor(
     readonly tenantId: string,
     readonly sessionId: string,
     readonly revision: bigint,
+    readonly hasPolicy: boolean = true,
   ) {}
 }
 
@@ -95,7 +100,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     });
     try {
       const result = await this.store.appendToStream(sessionStream(key), data, { expectedRevision: command.expectedRevision });
-      this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision));
+      this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, Boolean(state?.policy?.strategy)));
       return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));

@@ -44,6 +44,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   ) {}
 
   handle(event: SessionEventsAppended): void {
+    if (!event.hasPolicy) return;
     const key = sessionKey(event.tenantId, event.sessionId);
     const run = this.running.get(key);
     if (run) {
