@@ -16,6 +16,7 @@ import { DuplicateEventIdConflictError, InvalidRequestError, RevisionConflictErr
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
+import { archiveOnArrival } from './archive-on-arrival';
 
 /** One event to append: a native session event (with its client id) plus optional client fields. */
 export interface EventToAppend {
@@ -69,7 +70,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
 
   /**
    * @throws InvalidRequestError (400) on an empty list or a client id repeated in the request.
-   * @throws UnknownToolCallError (422) when a tool response answers no call of the active window or of the request.
+   * @throws UnknownToolCallError (422) when a tool response answers no call of the active window, of the request, or archived while open.
+   * A late answer to a call archived while open (abandoned) is appended and archived on arrival (see `archiveOnArrival`).
    * @throws ToolCallConflictError (422) for a repeated or still-open call id, or a second answer.
    * @throws RevisionConflictError (409) when `expectedRevision` does not match.
    * @throws DuplicateEventIdConflictError (409) when a client id was used before with other content.
@@ -84,8 +86,11 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       seen.add(e.event.id);
     }
     const state = await this.sessions.load(key);
-    const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
-    for (const e of events) ledger.accept(e.event, e.field);
+    const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls);
+    const lateAnswers = events.flatMap((e) => {
+      const { archivedBy } = ledger.accept(e.event, e.field);
+      return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
+    });
     const userId = command.userId ?? undefined;
     const data: EventData[] = events.map((e) => {
       const payload: ConversationEventData = {
@@ -98,6 +103,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
       return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
     });
+    data.push(...archiveOnArrival(key, lateAnswers, { tenantId: command.tenantId, sessionId: command.sessionId }));
     try {
       const result = await this.store.appendToStream(sessionStream(key), data, { expectedRevision: command.expectedRevision });
       this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, Boolean(state?.policy?.strategy)));

@@ -38,5 +38,6 @@ export function buildCheckpoint(after: SessionWindowState, failuresBefore: numbe
     policy: after.policy,
     consecutiveFailures: failuresBefore,
     ...(after.userId ? { userId: after.userId } : {}),
+    ...(after.archivedOpenCalls.size > 0 ? { archivedOpenCalls: [...after.archivedOpenCalls].map(([id, c]): [string, string, string] => [id, c.compactionId, c.name]) } : {}),
   };
 }

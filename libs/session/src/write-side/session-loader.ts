@@ -67,6 +67,7 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
     state.policy = checkpoint.policy;
     state.consecutiveFailures = checkpoint.consecutiveFailures;
     if (checkpoint.userId) state.userId = checkpoint.userId;
+    state.archivedOpenCalls = new Map((checkpoint.archivedOpenCalls ?? []).map(([id, compactionId, name]) => [id, { compactionId, name }]));
     state.eventsSinceCompaction = 0;
     evolveSessionWindow(state, checkpointEvent);
   }

@@ -9,7 +9,9 @@ import type { Strategy, Trigger } from '@lib/compaction';
 import type { EventStore } from '@lib/event-store';
 import { POLICY_SET, sessionKey, sessionStream, type EstimatorName, type PolicySetData, type SessionEventMetadata } from '../events/session-stream-events';
 import { policyEventId } from '../domain/session-ids';
-import { EVENT_STORE } from '../tokens';
+import { EVENT_STORE, SUMMARIZER } from '../tokens';
+import type { Summarizer } from '../summarizers/summarizer';
+import { checkStrategyFitsSummarizer } from './summarizer-room';
 
 /** Set the auto-compaction policy of `sessionId`; `strategy` null clears it. */
 export class SetCompactionPolicyCommand {
@@ -31,9 +33,14 @@ export interface PolicyAnswer extends PolicySetData {
 /** Handles {@link SetCompactionPolicyCommand}: appends one policy event. */
 @CommandHandler(SetCompactionPolicyCommand)
 export class SetCompactionPolicyHandler implements ICommandHandler<SetCompactionPolicyCommand, PolicyAnswer> {
-  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
+  ) {}
 
+  /** @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events. */
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
+    if (command.strategy) checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: new Date().toISOString() };
     const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
     const result = await this.store.appendToStream(sessionStream(sessionKey(command.tenantId, command.sessionId)), [
