@@ -24,10 +24,12 @@ export class SetCompactionPolicyCommand {
   ) {}
 }
 
-/** The policy as stored, plus the stream revision of the policy event (decimal string). */
+/** The policy as stored, plus the stream revision and global position of the policy event (decimal strings). */
 export interface PolicyAnswer extends PolicySetData {
   sessionId: string;
   revision: string;
+  /** Pass it as `minPosition` to read the session once the policy event is projected. */
+  position: string;
 }
 
 /** Handles {@link SetCompactionPolicyCommand}: appends one policy event. */
@@ -46,6 +48,6 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     const result = await this.store.appendToStream(sessionStream(sessionKey(command.tenantId, command.sessionId)), [
       { id: policyEventId(), type: POLICY_SET, data, metadata },
     ]);
-    return { sessionId: command.sessionId, ...data, revision: result.nextExpectedRevision.toString() };
+    return { sessionId: command.sessionId, ...data, revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
 }
