@@ -78,6 +78,22 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect(r9).toMatchObject({ archived: true, archivedBy: pass.compactionId });
   });
 
+  it('an answer that arrives while a pass archiving its (abandoned) call awaits the summarizer makes the pass recompute, never keep an answer without its call', async () => {
+    const s = 'abandoned-race';
+    await append(s, [user('u1'), call('c1', 'k5'), user('u2'), reply('a2'), user('u3'), reply('a3')]);
+    const entered = summarizer.hold();
+    const pending = compact(s, { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } });
+    await entered;
+    await append(s, [answer('r5', 'k5', 'arrived during the pass')]);
+    summarizer.release();
+    const pass = await pending;
+    expect(pass).toMatchObject({ outcome: 'noop', reason: 'open-tool-call', toolCallId: 'k5', eventId: 'c1' });
+    const log = await http().get(`/v1/sessions/${s}/events?limit=100`).expect(200);
+    const openai = await window(s, log.body.events[log.body.events.length - 1].position, 'openai');
+    expect(validateOpenAiWindow(openai.messages)).toEqual([]);
+    expect(openai.messages.find((m: { role: string }) => m.role === 'tool')).toEqual({ role: 'tool', tool_call_id: 'k5', content: 'arrived during the pass' });
+  });
+
   it('turn-window keeps a preamble call and its answer given inside an archived turn, in place', async () => {
     const s = 'preamble-call';
     await append(s, [

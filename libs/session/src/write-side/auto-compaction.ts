@@ -158,7 +158,7 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       );
       if (answer.outcome === 'failed' && !answer.replayed) this.lastFailureAt.set(key, Date.now());
       if (answer.outcome === 'compacted') this.lastFailureAt.delete(key);
-      if (answer.outcome === 'compacted' || answer.outcome === 'noop') {
+      if (answer.outcome === 'compacted' || answer.outcome === 'noop' || answer.outcome === 'not-triggered') {
         const stuck = answer.triggerStillFires === true && answer.turnsAfter !== undefined;
         this.remember(key, stuck ? { paramsKey, since: { tokens: answer.tokensAfter, turns: answer.turnsAfter! } } : null);
       }

@@ -16,6 +16,7 @@ import {
   completePlan,
   getEstimator,
   isNotice,
+  pairToolCalls,
   planCompaction,
   triggerFigures,
   triggerFiguresFire,
@@ -472,7 +473,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
 
 /**
  * Re-checks a plan made on `before` against `latest` (DESIGN §4): it still holds when no other
- * compaction happened, every archived id and the summary's anchor are still active. Returns the
+ * compaction happened, every archived id and the summary's anchor are still active, the pinned
+ * system message is the same, and no answer appended since answers an archived call. Returns the
  * plan rewritten for `latest` (events appended since are kept, figures recomputed), or null.
  */
 export function rebasePlan(plan: CompactionPlan, before: SessionWindowState, latest: SessionWindowState, estimator: EstimatorName): CompactionPlan | null {
@@ -487,6 +489,11 @@ export function rebasePlan(plan: CompactionPlan, before: SessionWindowState, lat
   const newestSystem = [...window].reverse().find(instructions);
   const pinnedBefore = [...orderedWindow(before)].reverse().find(instructions);
   if ((newestSystem?.event.id ?? null) !== (pinnedBefore?.event.id ?? null)) return null;
+  // An answer appended since to a call the plan archives would be kept without its call (§3.3 rule 3).
+  const { calls } = pairToolCalls(window.map((e) => e.event));
+  for (const call of calls) {
+    if (archived.has(window[call.callAt].event.id) && call.responses.some((r) => !archived.has(window[r].event.id))) return null;
+  }
   return {
     ...plan,
     keptIds: window.filter((e) => !archived.has(e.event.id)).map((e) => e.event.id),
