@@ -83,3 +83,36 @@ describe('concurrent appends', () => {
     expect(stale.body.code).toBe('wrong_expected_revision');
   });
 });
+
+describe('policy PUT', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startService();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  const policyEvents = async (sessionId: string) => {
+    const store = h.service.app.get<EventStore>(EVENT_STORE);
+    return (await store.readStream(sessionStream(sessionKey('default', sessionId)))).filter((e) => e.type === 'AutoCompactionPolicySet');
+  };
+
+  it('records the same body sent twice once, and the retry answers the original', async () => {
+    const body = { strategy: { type: 'sliding-window', maxEvents: 30 }, trigger: { type: 'turn-count', maxTurns: 5 } };
+    const first = await h.http().put('/v1/sessions/policy-retry/policy').send(body).expect(200);
+    const again = await h.http().put('/v1/sessions/policy-retry/policy').send(body).expect(200);
+    expect(again.body).toEqual(first.body);
+    expect(await policyEvents('policy-retry')).toHaveLength(1);
+  });
+
+  it('records one event for two identical PUTs sent at once, and a change after it', async () => {
+    const body = { strategy: { type: 'turn-window', maxTurns: 3 } };
+    const [a, b] = await Promise.all([0, 1].map(() => h.http().put('/v1/sessions/policy-race/policy').send(body)));
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body.revision).toBe(b.body.revision);
+    await h.http().put('/v1/sessions/policy-race/policy').send({ strategy: null }).expect(200);
+    await h.http().put('/v1/sessions/policy-race/policy').send(body).expect(200);
+    expect(await policyEvents('policy-race')).toHaveLength(3);
+  });
+});
