@@ -7,7 +7,7 @@
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Inject } from '@nestjs/common';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, sessionKey, sessionStream, type ConversationEventData, type SessionEventMetadata } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
@@ -17,6 +17,9 @@ import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { archiveOnArrival } from './archive-on-arrival';
+
+/** How many times an append without a client `expectedRevision` reloads and re-checks after the stream moved on. */
+export const MAX_APPEND_ATTEMPTS = 8;
 
 /** One event to append: a native session event (with its client id) plus optional client fields. */
 export interface EventToAppend {
@@ -73,7 +76,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * @throws UnknownToolCallError (422) when a tool response answers no call of the active window, of the request, or archived while open.
    * A late answer to a call archived while open (abandoned) is appended and archived on arrival (see `archiveOnArrival`).
    * @throws ToolCallConflictError (422) for a repeated or still-open call id, or a second answer.
-   * @throws RevisionConflictError (409) when `expectedRevision` does not match.
+   * @throws RevisionConflictError (409) when the client's `expectedRevision` does not match, or when the
+   *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being checked.
    * @throws DuplicateEventIdConflictError (409) when a client id was used before with other content.
    */
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
@@ -85,14 +89,42 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       if (seen.has(e.event.id)) throw new InvalidRequestError(`${e.field}.id`, `${e.field}.id: id ${JSON.stringify(e.event.id)} appears twice in this request`);
       seen.add(e.event.id);
     }
-    const state = await this.sessions.load(key);
-    const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls);
-    const lateAnswers = events.flatMap((e) => {
-      const { archivedBy } = ledger.accept(e.event, e.field);
-      return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
-    });
+    const data = this.eventData(command, key);
+    const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
+    for (let attempt = 1; ; attempt++) {
+      const state = await this.sessions.load(key);
+      const hasPolicy = Boolean(state?.policy?.strategy);
+      if (state && events.every((e) => state.revisionsById.has(e.event.id))) {
+        // Every id is already in the log: an idempotent retry (the store answers the original) or a reuse with other content (409).
+        return this.appendRetried(key, data, clientExpected ?? 'any', command, hasPolicy);
+      }
+      const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls);
+      const lateAnswers = events.flatMap((e) => {
+        const { archivedBy } = ledger.accept(e.event, e.field);
+        return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
+      });
+      // Late answers to calls archived while open are archived on arrival, in the same append.
+      const batch = [...data, ...archiveOnArrival(key, lateAnswers, { tenantId: command.tenantId, sessionId: command.sessionId })];
+      // Checked against revision R, so written at R: a concurrent append that changed the tool calls cannot slip in between.
+      const expected: ExpectedRevision = clientExpected ?? state?.revision ?? 'no_stream';
+      try {
+        return this.appended(command, await this.store.appendToStream(sessionStream(key), batch, { expectedRevision: expected }), hasPolicy);
+      } catch (err) {
+        if (err instanceof WrongExpectedRevisionError) {
+          if (clientExpected === null && attempt < MAX_APPEND_ATTEMPTS) continue; // the stream moved on: reload, re-check, retry
+          throw new RevisionConflictError(String(err.expected), String(err.actual));
+        }
+        if (err instanceof DuplicateEventIdError) return this.appendRetried(key, data, 'any', command, hasPolicy);
+        throw err;
+      }
+    }
+  }
+
+  /** The stored form of the command's events: costs computed once, ids derived from (session, client id). */
+  private eventData(command: AppendSessionEventsCommand, key: string): EventData[] {
     const userId = command.userId ?? undefined;
-    const data: EventData[] = events.map((e) => {
+    const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
+    return command.events.map((e) => {
       const payload: ConversationEventData = {
         event: e.event,
         costs: computeEventCosts(e.event),
@@ -100,21 +132,29 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         ...(e.metadata ? { metadata: e.metadata } : {}),
         ...(userId ? { userId } : {}),
       };
-      const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
       return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
     });
-    data.push(...archiveOnArrival(key, lateAnswers, { tenantId: command.tenantId, sessionId: command.sessionId }));
+  }
+
+  /**
+   * Appends events some of whose ids exist already. The store writes nothing then: it answers the
+   * original result when every id is in place with identical content, and raises otherwise.
+   */
+  private async appendRetried(key: string, data: EventData[], expected: ExpectedRevision, command: AppendSessionEventsCommand, hasPolicy: boolean) {
     try {
-      const result = await this.store.appendToStream(sessionStream(key), data, { expectedRevision: command.expectedRevision });
-      this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, Boolean(state?.policy?.strategy)));
-      return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
+      return this.appended(command, await this.store.appendToStream(sessionStream(key), data, { expectedRevision: expected }), hasPolicy);
     } catch (err) {
       if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));
       if (err instanceof DuplicateEventIdError) {
-        const clientId = events.find((e) => storeEventId(key, e.event.id) === err.eventId)?.event.id ?? err.eventId;
+        const clientId = command.events.find((e) => storeEventId(key, e.event.id) === err.eventId)?.event.id ?? err.eventId;
         throw new DuplicateEventIdConflictError(clientId);
       }
       throw err;
     }
+  }
+
+  private appended(command: AppendSessionEventsCommand, result: AppendResult, hasPolicy: boolean): AppendSessionEventsResult {
+    this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
+    return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
 }
