@@ -3,18 +3,16 @@
  * event records the trigger and strategy). Setting a policy on a session with no events creates
  * the session.
  *
- * Idempotent: a PUT of the policy the session already has appends nothing and answers the policy
- * event that set it (so a retried PUT answers the original). The policy event is appended at the
- * revision it was checked against, with an id derived from (session, that revision, the policy),
- * so two identical PUTs racing on one revision record one event.
+ * Load → {@link decideSetPolicy} (idempotent: the policy the session already has appends nothing
+ * and answers the event that set it) → append at the loaded revision → on conflict, reload and
+ * decide again.
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
-import { POLICY_SET, sessionKey, sessionStream, type EstimatorName, type PolicySetData, type SessionEventMetadata } from '../events/session-stream-events';
-import { policyEventId } from '../domain/session-ids';
-import type { SessionWindowState } from '../domain/session-window';
+import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
+import { decideSetPolicy, type SetPolicy } from '../decider/session-decider';
 import { RevisionConflictError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer } from '../summarizers/summarizer';
@@ -43,16 +41,6 @@ export interface PolicyAnswer extends PolicySetData {
   position?: string;
 }
 
-/** The parts of a policy that make it the same policy (`setAt` aside), as a canonical JSON string. */
-export function policyKey(policy: Pick<PolicySetData, 'strategy' | 'trigger' | 'estimator'>): string {
-  return JSON.stringify([policy.strategy, policy.trigger, policy.estimator]);
-}
-
-/** True when `state` already holds exactly this policy and knows the revision of the event that set it. */
-function alreadySet(state: SessionWindowState | null, key: string): state is SessionWindowState & { policy: PolicySetData; policyRevision: bigint } {
-  return state !== null && state.policy !== null && state.policyRevision !== null && policyKey(state.policy) === key;
-}
-
 /** Handles {@link SetCompactionPolicyCommand}: appends one policy event, unless the session already has this policy. */
 @CommandHandler(SetCompactionPolicyCommand)
 export class SetCompactionPolicyHandler implements ICommandHandler<SetCompactionPolicyCommand, PolicyAnswer> {
@@ -69,18 +57,14 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
     if (command.strategy) checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const key = sessionKey(command.tenantId, command.sessionId);
-    const wanted = policyKey(command);
-    const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
+    const policy: SetPolicy = { type: 'SetPolicy', tenantId: command.tenantId, sessionId: command.sessionId, strategy: command.strategy, trigger: command.trigger, estimator: command.estimator };
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
-      if (alreadySet(state, wanted)) return { sessionId: command.sessionId, ...state.policy, revision: state.policyRevision.toString() };
-      const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: new Date().toISOString() };
-      const base = state?.revision ?? null;
+      const decision = decideSetPolicy(policy, state, { now: new Date() });
+      if (decision.kind === 'unchanged') return { sessionId: command.sessionId, ...decision.policy, revision: decision.revision.toString() };
       try {
-        const result = await this.store.appendToStream(sessionStream(key), [{ id: policyEventId(key, base, wanted), type: POLICY_SET, data, metadata }], {
-          expectedRevision: base ?? 'no_stream',
-        });
-        return { sessionId: command.sessionId, ...data, revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
+        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
+        return { sessionId: command.sessionId, ...(decision.events[0].data as PolicySetData), revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
       } catch (err) {
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;
