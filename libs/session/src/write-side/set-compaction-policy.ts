@@ -37,7 +37,7 @@ export class SetCompactionPolicyCommand {
 export interface PolicyAnswer extends PolicySetData {
   sessionId: string;
   revision: string;
-  /** When the policy event was written by this request: its global position, to pass as `minPosition` to read the session once it is projected. */
+  /** Global position of the policy event (decimal string): pass it as `minPosition` to read the session once it is projected. */
   position?: string;
 }
 
@@ -61,7 +61,11 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const decision = decideSetPolicy(policy, state, { now: new Date() });
-      if (decision.kind === 'unchanged') return { sessionId: command.sessionId, ...decision.policy, revision: decision.revision.toString() };
+      if (decision.kind === 'unchanged') {
+        // A retried PUT answers the event that set the policy, its position included.
+        const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });
+        return { sessionId: command.sessionId, ...decision.policy, revision: decision.revision.toString(), ...(recorded ? { position: recorded.position.toString() } : {}) };
+      }
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
         return { sessionId: command.sessionId, ...(decision.events[0].data as PolicySetData), revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
