@@ -176,7 +176,7 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     let grown = 0;
     for (let t = 0; t < 30; t++) {
       const events = [user(`u${t}`, `question number ${t} about the trip`), reply(`a${t}`, `answer number ${t}, all fine`)];
-      grown += events.reduce((sum, e) => sum + `${e.type === 'user' ? 'User' : 'Assistant'}: ${e.text}`.length, 0);
+      grown += events.reduce((sum, e) => sum + `${e.type === 'user' ? 'User' : 'Assistant'}: ${String(e.text)}`.length, 0);
       await append(s, events);
       await scheduler.whenIdle();
     }

@@ -16,7 +16,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, EventBus, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import { autoPassMayRun, triggerFigures, type TriggerFigures } from '@lib/compaction';
-import { sessionKey, type CompactionCompletedData } from '../events/session-stream-events';
+import { sessionKey } from '../events/session-stream-events';
 import { costedWindow, type SessionWindowState } from '../domain/session-window';
 import { compactionParamsKey } from './compaction-params';
 import { SESSION_SETTINGS } from '../tokens';
