@@ -66,7 +66,7 @@ export interface SessionWindowState {
     outcome: 'compacted' | 'failed';
     paramsKey: string;
     revision: bigint;
-    /** When the decision recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
+    /** When an automatic pass recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
     stillFiring?: { tokens: number; turns: number };
   } | null;
   /** Conversation events appended since the last compaction decision (all of them when there was none). */
@@ -180,7 +180,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
         outcome: 'compacted',
         paramsKey: data.paramsKey,
         revision: recorded.revision,
-        ...(data.triggerStillFires && data.turnsAfter !== undefined ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } } : {}),
+        ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } } : {}),
       };
       state.consecutiveFailures = 0;
       state.eventsSinceCompaction = 0;
