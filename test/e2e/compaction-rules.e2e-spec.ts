@@ -190,6 +190,31 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const metrics = (await http().get('/metrics').expect(200)).text;
     expect(metrics).toMatch(/auto_compactions_deferred_total [1-9]/);
   });
+
+  it('keeps waiting for growth after a restart: the recorded decision says the trigger still fires', async () => {
+    const s = 'floor-restart';
+    const threshold = 800;
+    await http()
+      .put(`/v1/sessions/${s}/policy`)
+      .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 }, trigger: { type: 'token-count', threshold }, estimator: 'chars' })
+      .expect(200);
+    await append(s, [{ id: 's1', type: 'system', text: 'P'.repeat(threshold + 50) }, user('u1'), reply('a1'), user('u2'), reply('a2'), user('u3'), reply('a3')]);
+    await harness.service.app.get(AutoCompactionScheduler).whenIdle();
+    const history = await http().get(`/v1/sessions/${s}/compactions`).expect(200);
+    expect(JSON.stringify(history.body.compactions)).toContain('"triggerStillFires":true');
+
+    const dataDir = harness.dataDir;
+    await harness.stop();
+    harness = await startService({ dataDir, summarizer });
+    const calls = summarizer.requests.length;
+    await append(s, [user('u4', 'tiny'), reply('a4', 'ok')]); // far less than threshold / 4 = 200 chars
+    await harness.service.app.get(AutoCompactionScheduler).whenIdle();
+    expect(summarizer.requests.length).toBe(calls);
+    expect((await http().get('/metrics').expect(200)).text).toMatch(/auto_compactions_deferred_total 1\b/);
+    await append(s, [user('u5', 'x'.repeat(250)), reply('a5', 'ok')]);
+    await harness.service.app.get(AutoCompactionScheduler).whenIdle();
+    expect(summarizer.requests.length).toBe(calls + 1);
+  });
 });
 
 describe('summarizer bounds refused up front (issue 10 item 6)', () => {
