@@ -11,8 +11,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
+import { PostgresEventStore } from '@lib/event-store';
 import { computeEventCosts } from '@lib/session';
 import { spawnService, type ServiceProcess } from '../../test/support/service-process';
 import { corpus, textMessages } from '../lib/corpus';
@@ -83,6 +84,38 @@ async function rawPgBaseline(url: string, connections: number, seconds: number, 
   }
 }
 
+/** The adapter alone, in this process: `appenders` concurrent loops of single-event appends for `seconds`. Returns events/s. */
+async function storeAppendRate(url: string, appenders: number, seconds: number, payloads: string[]): Promise<number> {
+  const store = PostgresEventStore.connect(url, { maxConnections: appenders });
+  try {
+    await store.headPosition();
+    let n = 0;
+    const start = nowMs();
+    const until = start + seconds * 1000;
+    await Promise.all(
+      Array.from({ length: appenders }, async (_, k) => {
+        while (nowMs() < until) {
+          await store.appendToStream(`session-default.store-${k}`, [{ id: randomUUID(), type: 'ConversationEventAppended', data: payloads[n % payloads.length] }]);
+          n++;
+        }
+      }),
+    );
+    return n / ((nowMs() - start) / 1000);
+  } finally {
+    await store.close();
+  }
+}
+
+/** CPU seconds (user + system) a process has used so far, from /proc (null where there is none). */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return null;
+  }
+}
+
 /** Runs figure 8, or returns it skipped when no PostgreSQL answers. */
 export async function runPostgresReplicas(options: PostgresReplicasOptions): Promise<FigureResult> {
   const title = 'append throughput with 1–3 replicas on PostgreSQL';
@@ -100,8 +133,21 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
   const baseline = await rawPgBaseline(rawDb.url, options.clients, options.baselineSeconds, payloads).finally(() => rawDb.drop());
   const base = summarize(baseline.latencies);
 
+  const storeDb = await freshDatabase('store');
+  progress(`PostgresEventStore alone: 1 and ${options.clients} appenders (${options.baselineSeconds}s each)`);
+  const storeOne = await storeAppendRate(storeDb.url, 1, options.baselineSeconds, payloads);
+  const storeMany = await storeAppendRate(storeDb.url, options.clients, options.baselineSeconds, payloads).finally(() => storeDb.drop());
+
   const rows: FigureRow[] = [
     { figure: 8, metric: `raw pg single-row INSERT, ${options.clients} connections (rows/s)`, value: round(baseline.eventsPerSecond, 1) },
+    {
+      figure: 8,
+      metric: `PostgresEventStore.appendToStream alone, 1 / ${options.clients} appenders (events/s)`,
+      value: `${round(storeOne, 1)} / ${round(storeMany, 1)}`,
+      baseline: round(baseline.eventsPerSecond, 1),
+      baselineName: 'raw pg INSERT',
+      ratio: round(storeMany / baseline.eventsPerSecond, 3),
+    },
   ];
   const details: Record<string, unknown> = { baseline: { eventsPerSecond: baseline.eventsPerSecond, latency: base }, loadAverageBefore: os.loadavg() };
   let single = 0;
@@ -114,12 +160,17 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
       running.push(...(await Promise.all(dirs.map((dataDir) => spawnService({ dataDir, env: { DATABASE_URL: db.url, LOG_LEVEL: 'error' } })))));
       const ports = running.map((svc) => Number(new URL(svc.url).port));
       progress(`HTTP append load: ${options.clients} clients over ${replicas} replica(s), ${options.seconds}s (+1s warm-up)`);
+      const cpuBefore = running.map((svc) => cpuSeconds(svc.pid));
       const done = await runWorker({ ports, clients: options.clients, seconds: options.seconds, warmup: 1, messages });
+      const cpuAfter = running.map((svc) => cpuSeconds(svc.pid));
       const latencies = done.results.flatMap((r) => r.lat);
       const errors = done.results.reduce((s, r) => s + r.errors, 0);
       const throughput = latencies.length / ((done.end - done.start) / 1000);
       if (replicas === 1) single = throughput;
       const lat = summarize(latencies);
+      const cpuUsed = cpuAfter.every((c, i) => c !== null && cpuBefore[i] !== null) ? cpuAfter.reduce((sum, c, i) => sum + (c! - cpuBefore[i]!), 0) : null;
+      // CPU of the replicas per acknowledged append (warm-up included in the CPU, so an upper bound).
+      const cpuMsPerAppend = cpuUsed === null ? null : (cpuUsed * 1000) / Math.max(1, latencies.length);
       rows.push(
         {
           figure: 8,
@@ -130,8 +181,9 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
           ratio: round(throughput / baseline.eventsPerSecond, 3),
         },
         { figure: 8, metric: `append latency p50 / p99, ${replicas} replica${replicas > 1 ? 's' : ''} (ms)`, value: `${round(lat.p50)} / ${round(lat.p99)}`, baseline: `${round(base.p50)} / ${round(base.p99)}`, baselineName: 'raw INSERT' },
+        ...(cpuMsPerAppend === null ? [] : [{ figure: 8, metric: `service CPU per append, ${replicas} replica${replicas > 1 ? 's' : ''} (ms)`, value: round(cpuMsPerAppend, 2) }]),
       );
-      details[`replicas${replicas}`] = { throughput, scaleVsOne: single ? throughput / single : null, latency: lat, errors, requests: latencies.length };
+      details[`replicas${replicas}`] = { throughput, scaleVsOne: single ? throughput / single : null, latency: lat, errors, requests: latencies.length, cpuMsPerAppend };
     } finally {
       await Promise.all(running.map((svc) => svc.stop()));
       for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
@@ -139,6 +191,7 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
     }
   }
   details.loadAverageAfter = os.loadavg();
+  details.store = { oneAppender: storeOne, manyAppenders: storeMany };
   return {
     figure: 8,
     title,

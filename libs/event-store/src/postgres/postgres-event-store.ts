@@ -20,9 +20,12 @@ import { POSTGRES_SCHEMA_LOCK_KEY, POSTGRES_SCHEMA_SQL } from './postgres-schema
 
 /** Options of {@link PostgresEventStore.connect}. */
 export interface PostgresEventStoreOptions {
-  /** Most pooled connections (default 10). */
+  /** Most pooled connections (default 16). */
   maxConnections?: number;
-  /** How long (ms) to wait for a connection before failing with EventStoreUnavailableError (default 5000). */
+  /**
+   * How long (ms) to wait for a connection (a new one, or a pooled one to become free under load)
+   * before failing with EventStoreUnavailableError (default 10000). A stopped server is refused at once.
+   */
   connectionTimeoutMs?: number;
   /** How often (ms) an idle live subscription re-reads the log to see other processes' appends (default 50). */
   pollIntervalMs?: number;
@@ -93,8 +96,8 @@ export class PostgresEventStore implements EventStore {
   static connect(connectionString: string, options: PostgresEventStoreOptions = {}): PostgresEventStore {
     const config: PoolConfig = {
       connectionString,
-      max: options.maxConnections ?? 10,
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
+      max: options.maxConnections ?? 16,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
       idleTimeoutMillis: 30_000,
       application_name: 'session-memory-compaction',
     };
