@@ -168,7 +168,7 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
       const throughput = latencies.length / ((done.end - done.start) / 1000);
       if (replicas === 1) single = throughput;
       const lat = summarize(latencies);
-      const cpuUsed = cpuAfter.every((c, i) => c !== null && cpuBefore[i] !== null) ? cpuAfter.reduce((sum, c, i) => sum + (c! - cpuBefore[i]!), 0) : null;
+      const cpuUsed = cpuAfter.every((c, i) => c !== null && cpuBefore[i] !== null) ? cpuAfter.reduce<number>((sum, c, i) => sum + (c! - cpuBefore[i]!), 0) : null;
       // CPU of the replicas per acknowledged append (warm-up included in the CPU, so an upper bound).
       const cpuMsPerAppend = cpuUsed === null ? null : (cpuUsed * 1000) / Math.max(1, latencies.length);
       rows.push(
