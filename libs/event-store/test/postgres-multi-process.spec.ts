@@ -1,7 +1,8 @@
 /**
  * Multi-process guarantees of the PostgreSQL adapter (issue 12): the race and SIGKILL tests every
  * shared store passes (multi-process.contract.ts), and the proof that a subscription never skips
- * an event committed late while several processes write at once.
+ * an event committed late while several processes write at once. Runtime: about 75 s on the shared
+ * 2-core machine under a load average of ~17 (mostly the ts-node start-ups of six child processes).
  */
 import { PostgresEventStore, type RecordedEvent } from '../src';
 import { spawnChild } from './fixtures/spawn-child';
@@ -35,14 +36,9 @@ if (skipReason) {
       const consumed = (async () => {
         for await (const e of sub) delivered.push(e);
       })();
-      // Three processes appending 8 at a time, and one whose every commit comes 20 ms after its
+      // Two processes appending 8 at a time, and one whose every commit comes 20 ms after its
       // positions were assigned: a sequence taken before commit would let the reader pass its gap.
-      const children = [
-        spawnChild(['burst', url, '300', 'a']),
-        spawnChild(['burst', url, '300', 'b']),
-        spawnChild(['burst', url, '300', 'c']),
-        spawnChild(['late', url, '60', 'late']),
-      ];
+      const children = [spawnChild(['burst', url, '400', 'a']), spawnChild(['burst', url, '400', 'b']), spawnChild(['late', url, '60', 'late'])];
       const exits = await Promise.all(children.map((c) => c.exited));
       children.forEach((c, i) => expect({ child: i, exit: exits[i].code, stderr: c.stderr() }).toEqual({ child: i, exit: 0, stderr: '' }));
       const acked = children.flatMap((c) => c.facts.filter((f) => f.t === 'ack').flatMap((f) => f.ids as string[]));
@@ -60,7 +56,7 @@ if (skipReason) {
       // The subscription saw exactly the log: nothing skipped, nothing twice, in position order.
       expect(delivered.map((e) => e.id)).toEqual(log.map((e) => e.id));
       for (let i = 1; i < delivered.length; i++) expect(delivered[i].position).toBe(delivered[i - 1].position + 1n);
-      process.stderr.write(`late commits: ${acked.length} events from 4 processes, all delivered once in order\n`);
+      process.stderr.write(`late commits: ${acked.length} events from 3 processes, all delivered once in order\n`);
     });
   });
 }
