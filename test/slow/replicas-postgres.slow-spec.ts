@@ -23,7 +23,7 @@ import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from
 import { call, spawnService, type ServiceProcess } from '../support/service-process';
 import { decisionProblems, dumpAndRebuild, streamOf } from '../support/log-checks';
 
-jest.setTimeout(180_000);
+jest.setTimeout(420_000);
 
 const RUN_MS = 20_000;
 const KILL_AT_MS = 6_000;
@@ -57,7 +57,8 @@ if (skipReason) {
     const replicas: (ServiceProcess | null)[] = [null, null, null];
     const started: ServiceProcess[] = [];
     const start = async (i: number): Promise<ServiceProcess> => {
-      const svc = await spawnService({ dataDir: dirs[i], env: { DATABASE_URL: db.url, AUTO_COMPACTION_BACKOFF_MS: '0' } });
+      // Three ts-node start-ups at once on a busy 2-core machine can take minutes: a generous bound.
+      const svc = await spawnService({ dataDir: dirs[i], env: { DATABASE_URL: db.url, AUTO_COMPACTION_BACKOFF_MS: '0' }, readyTimeoutMs: 240_000 });
       started.push(svc);
       return svc;
     };

@@ -10,3 +10,4 @@ export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './
 export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
 export { resolveExistingIds, type StoredEventRow } from './idempotent-retry';
+export { PollingSubscriptions } from './polling-subscriptions';

@@ -14,7 +14,8 @@ import type {
   Subscription,
 } from '../event-store.port';
 import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
-import { PollingSubscription } from '../polling-subscription';
+import { PollingSubscriptions } from '../polling-subscriptions';
+import { recordedFromRow } from '../recorded-from-row';
 import { mapPostgresError, UNIQUE_VIOLATION } from './postgres-errors';
 import { POSTGRES_SCHEMA_LOCK_KEY, POSTGRES_SCHEMA_SQL } from './postgres-schema';
 
@@ -75,16 +76,13 @@ const MAX_APPEND_ATTEMPTS = 8;
 export class PostgresEventStore implements EventStore {
   private schemaReady: Promise<void> | null = null;
   private closed = false;
-  private readonly subscriptions = new Set<PollingSubscription>();
-  private readonly pollIntervalMs: number;
-  private readonly pageSize: number;
+  private readonly subscriptions: PollingSubscriptions;
 
   private constructor(
     private readonly pool: Pool,
     options: PostgresEventStoreOptions,
   ) {
-    this.pollIntervalMs = options.pollIntervalMs ?? 50;
-    this.pageSize = options.subscriptionPageSize ?? 512;
+    this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
     // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
     pool.on('error', () => undefined);
   }
@@ -109,7 +107,7 @@ export class PostgresEventStore implements EventStore {
     const expected = options.expectedRevision ?? 'any';
     const serialized = prepareAppend(stream, events, expected);
     const result = await this.guard(() => this.append(stream, serialized, expected));
-    for (const sub of this.subscriptions) sub.wake();
+    this.subscriptions.wake();
     return result;
   }
 
@@ -172,14 +170,7 @@ export class PostgresEventStore implements EventStore {
    */
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
     if (this.closed) throw new EventStoreUnavailableError('the PostgreSQL event store is closed');
-    const sub: PollingSubscription = new PollingSubscription(
-      (after) => this.readAll({ fromPosition: after, maxCount: this.pageSize, streamPrefix: options.streamPrefix }),
-      options.fromPosition ?? 0n,
-      this.pollIntervalMs,
-      () => this.subscriptions.delete(sub),
-    );
-    this.subscriptions.add(sub);
-    return sub;
+    return this.subscriptions.open(options);
   }
 
   /**
@@ -199,7 +190,7 @@ export class PostgresEventStore implements EventStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.subscriptions.closeAll();
     await this.pool.end();
   }
 
@@ -291,14 +282,5 @@ export class PostgresEventStore implements EventStore {
 }
 
 function toRecorded(row: EventRow): RecordedEvent {
-  return {
-    id: row.id,
-    type: row.type,
-    data: JSON.parse(row.data),
-    metadata: row.metadata === null ? undefined : JSON.parse(row.metadata),
-    streamId: row.stream,
-    revision: BigInt(row.revision),
-    position: BigInt(row.position),
-    created: row.created,
-  };
+  return recordedFromRow({ ...row, revision: BigInt(row.revision), position: BigInt(row.position) }, row.created);
 }
