@@ -46,7 +46,7 @@ async function withAdmin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
 }
 
 async function freshDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `bench_${label}_${randomBytes(4).toString('hex')}`;
+  const name = `fig8_${label}_${randomBytes(4).toString('hex')}`;
   await withAdmin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
@@ -56,6 +56,7 @@ async function freshDatabase(label: string): Promise<{ url: string; drop: () => 
 /** Raw `pg`: `connections` loops of single-row autocommit INSERTs for `seconds`. Returns rows/s and latencies (ms). */
 async function rawPgBaseline(url: string, connections: number, seconds: number, payloads: string[]): Promise<{ eventsPerSecond: number; latencies: number[] }> {
   const pool = new Pool({ connectionString: url, max: connections });
+  pool.on('error', () => undefined); // an idle connection ended by the server must not end the run
   try {
     await pool.query(
       'CREATE TABLE raw_events (position bigserial PRIMARY KEY, stream text NOT NULL, revision bigint NOT NULL, id uuid NOT NULL UNIQUE, type text NOT NULL, data text NOT NULL, metadata text, created timestamptz NOT NULL DEFAULT now(), UNIQUE (stream, revision))',
