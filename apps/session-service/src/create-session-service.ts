@@ -43,7 +43,7 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
   fs.mkdirSync(config.dataDir, { recursive: true });
   const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
-  const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: path.join(config.dataDir, 'events.sqlite') });
+  const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: config.sqliteEventsFile });
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, { store, readModels, summarizer }), {
     bodyParser: false,

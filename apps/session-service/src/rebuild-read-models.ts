@@ -13,7 +13,7 @@ import { loadServiceConfig } from './config/service-config';
 async function main(): Promise<void> {
   const config = loadServiceConfig();
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: path.join(config.dataDir, 'events.sqlite') });
+  const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: config.sqliteEventsFile });
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   const started = Date.now();
   try {

@@ -12,6 +12,8 @@ export interface ServiceConfig {
   host: string;
   /** Directory of the embedded store and read models (`DATA_DIR`, default `./data`). */
   dataDir: string;
+  /** File of the embedded SQLite store (`SQLITE_EVENTS_FILE`, default `<DATA_DIR>/events.sqlite`). Replicas may share it, each with its own DATA_DIR for read models. */
+  sqliteEventsFile: string;
   /** KurrentDB connection string (`KURRENTDB_CONNECTION_STRING`); the embedded SQLite store when absent. */
   kurrentDbConnectionString?: string;
   /** API key → tenant id (`API_KEYS="key1:tenantA,key2:tenantB"`). Empty = open development mode. */
@@ -32,6 +34,12 @@ export interface ServiceConfig {
   autoCompactionMaxFailures: number;
   /** Auto-compaction backoff base (`AUTO_COMPACTION_BACKOFF_MS`, default 30000). */
   autoCompactionBackoffMs: number;
+  /** NATS server(s) for the JetStream command and decision transport (`NATS_URL`, comma-separated); off when absent. */
+  natsUrl?: string;
+  /** First subject token and stream-name prefix of the NATS transport (`NATS_PREFIX`, default `compaction`). */
+  natsPrefix: string;
+  /** Commands handled at once per replica over NATS (`NATS_CONCURRENCY`, default 16). */
+  natsConcurrency: number;
 }
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -62,10 +70,14 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
 
 /** Reads the configuration from `env`. @throws Error naming the first invalid variable. */
 export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const natsPrefix = env.NATS_PREFIX || 'compaction';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsPrefix)) throw new Error(`NATS_PREFIX=${JSON.stringify(natsPrefix)} is not valid: use 1 to 32 letters, digits, _ or -`);
   return {
     port: intVar(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
+    sqliteEventsFile: env.SQLITE_EVENTS_FILE ? path.resolve(env.SQLITE_EVENTS_FILE) : path.join(dataDir, 'events.sqlite'),
     kurrentDbConnectionString: env.KURRENTDB_CONNECTION_STRING || undefined,
     apiKeys: parseApiKeys(env.API_KEYS),
     maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024),
@@ -76,5 +88,8 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     logLevel: env.LOG_LEVEL || 'info',
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES', 3, 1),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS', 30_000, 0),
+    natsUrl: env.NATS_URL || undefined,
+    natsPrefix,
+    natsConcurrency: intVar(env, 'NATS_CONCURRENCY', 16, 1, 1024),
   };
 }

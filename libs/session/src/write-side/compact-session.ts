@@ -39,7 +39,7 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
+import { commandCompactionId, compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
 import { costedWindow, evolveSessionWindow, orderedWindow, windowTokens, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
@@ -62,6 +62,12 @@ export class CompactSessionCommand {
     readonly estimator: EstimatorName,
     readonly dryRun: boolean,
     readonly origin: 'auto' | 'command' = 'command',
+    /**
+     * Id of the transport command (e.g. a NATS message id), when it may be delivered more than
+     * once: the compaction id, hence every decision event id, is then derived from it, so a
+     * redelivered command cannot append a second decision (the store rejects the repeated ids).
+     */
+    readonly commandId?: string,
   ) {}
 }
 
@@ -128,7 +134,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       if (replay) return replay;
       const started = Date.now();
       const basedOn = state.revision!;
-      const compactionId = compactionIdFor(key, basedOn, paramsKey);
+      const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, basedOn, paramsKey);
       const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
       if (plan.outcome !== 'compacted') return this.unrecorded(compactionId, plan, state, command);
       if (command.dryRun) return this.dryRunAnswer(compactionId, plan, state, command);

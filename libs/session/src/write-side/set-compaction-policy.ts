@@ -19,6 +19,8 @@ export class SetCompactionPolicyCommand {
     readonly strategy: Strategy | null,
     readonly trigger: Trigger | null,
     readonly estimator: EstimatorName,
+    /** Store id of the policy event (UUID); a transport that may deliver twice derives it from its command id. */
+    readonly eventId: string = policyEventId(),
   ) {}
 }
 
@@ -37,7 +39,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: new Date().toISOString() };
     const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
     const result = await this.store.appendToStream(sessionStream(sessionKey(command.tenantId, command.sessionId)), [
-      { id: policyEventId(), type: POLICY_SET, data, metadata },
+      { id: command.eventId, type: POLICY_SET, data, metadata },
     ]);
     return { sessionId: command.sessionId, ...data, revision: result.nextExpectedRevision.toString() };
   }
