@@ -18,6 +18,7 @@ import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
 import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
+import { NatsTransport } from './nats/nats-transport';
 
 /** The root module; build it with {@link AppModule.register}. */
 @Module({})
@@ -68,6 +69,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: ThrottlerGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
         { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+        // Commands and decisions over NATS JetStream, only when NATS_URL is set.
+        ...(config.natsUrl ? [NatsTransport] : []),
       ],
     };
   }

@@ -1,0 +1,119 @@
+/**
+ * Pulls commands from the shared durable consumer and answers each one (issue 15):
+ * 1. execute it ({@link NatsCommandExecutor}: same validation and handlers as HTTP);
+ * 2. publish the answer to `<prefix>.results.<tenant>.<session>` (JetStream, message id
+ *    `result:<commandId>` so a redelivered command's second answer is dropped) and, when the
+ *    publisher named one in the `Reply-To` header, to that subject;
+ * 3. acknowledge — only now, after the command's events are appended — or, for a rejected command
+ *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered. A server-side
+ *    failure (5xx: store unavailable…) is redelivered after a delay, at most
+ *    {@link MAX_ATTEMPTS} times, then terminated with its error published.
+ *
+ * Commands of one session are handled one after the other within a replica; up to `concurrency`
+ * sessions are handled at once. Replicas share the consumer, so each command goes to one of them.
+ */
+import { Logger } from '@nestjs/common';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import type { NatsNames } from './nats-names';
+import { resultSubject } from './nats-names';
+import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
+
+/** Deliveries of a command failing with a server-side error before it is terminated. */
+export const MAX_ATTEMPTS = 5;
+/** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
+export const REPLY_TO_HEADER = 'Reply-To';
+const WORKING_INTERVAL_MS = 10_000;
+
+/** See the module doc. */
+export class NatsCommandConsumer {
+  private readonly logger = new Logger('NatsCommands');
+  private messages: ConsumerMessages | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly sessionTails = new Map<string, Promise<void>>();
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly executor: NatsCommandExecutor,
+    private readonly names: NatsNames,
+    private readonly concurrency: number,
+  ) {}
+
+  /** Starts consuming; returns once the pull subscription is set up. */
+  async start(): Promise<void> {
+    const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
+    this.messages = await consumer.consume({ max_messages: this.concurrency });
+    this.loop = this.run(this.messages);
+  }
+
+  /** Stops pulling, waits for the commands in hand to be answered and acknowledged. */
+  async stop(): Promise<void> {
+    if (!this.messages) return;
+    await this.messages.close();
+    await this.loop;
+    await Promise.all(this.inFlight);
+    this.messages = null;
+  }
+
+  private async run(messages: ConsumerMessages): Promise<void> {
+    for await (const m of messages) {
+      while (this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
+      // Serialise per session: the subject minus its kind token names the session.
+      const session = m.subject.slice(0, m.subject.lastIndexOf('.'));
+      const previous = this.sessionTails.get(session) ?? Promise.resolve();
+      const task = previous.then(() => this.handle(m));
+      this.sessionTails.set(session, task);
+      this.inFlight.add(task);
+      void task.finally(() => {
+        this.inFlight.delete(task);
+        if (this.sessionTails.get(session) === task) this.sessionTails.delete(session);
+      });
+    }
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    const commandId = m.headers?.get('Nats-Msg-Id') || `${this.names.commandStream}:${m.info.streamSequence}`;
+    const keepAlive = setInterval(() => m.working(), WORKING_INTERVAL_MS);
+    try {
+      const answer = await this.executor.execute({ subject: m.subject, data: m.data, commandId, redelivered: m.redelivered });
+      const retry = answer.status >= 500 && answer.status !== 413 && m.info.deliveryCount < MAX_ATTEMPTS;
+      if (retry) {
+        this.logger.warn(`command ${commandId} failed with ${(answer.body as { code?: string }).code}; redelivery ${m.info.deliveryCount}/${MAX_ATTEMPTS}`);
+        m.nak(Math.min(30_000, 500 * 2 ** m.info.deliveryCount));
+        return;
+      }
+      await this.publishAnswer(m, commandId, answer);
+      if (answer.status < 300) m.ack();
+      else m.term(`${(answer.body as { code?: string }).code ?? 'error'}`);
+    } catch (err) {
+      // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes back.
+      this.logger.warn(`command ${commandId} left for redelivery: ${(err as Error).message}`);
+      m.nak(1000);
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  private async publishAnswer(m: JsMsg, commandId: string, answer: CommandAnswer): Promise<void> {
+    const h = headers();
+    h.set('Command-Id', commandId);
+    h.set('Status', String(answer.status));
+    if (answer.kind) h.set('Command-Type', answer.kind);
+    const payload = this.encoder.encode(JSON.stringify(answer.body));
+    const replyTo = m.headers?.get(REPLY_TO_HEADER);
+    if (replyTo) {
+      try {
+        this.nc.publish(replyTo, payload, { headers: h });
+      } catch (err) {
+        this.logger.warn(`command ${commandId}: cannot answer on ${REPLY_TO_HEADER} ${JSON.stringify(replyTo)}: ${(err as Error).message}`);
+      }
+    }
+    if (answer.address) {
+      const { tenant, sessionId } = answer.address;
+      await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, { headers: h, msgID: `result:${commandId}` });
+    }
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Runs one command message through the same validation (`../commands/session-command-requests`)
+ * and the same command handlers as HTTP, and answers what HTTP would: `{ status, body }` with the
+ * HTTP answer's JSON, or the error's `{ code, message, ... }` (via {@link toApiError}).
+ *
+ * Redelivery (after a crash between the append and the acknowledgement) never applies a command
+ * twice: every id the command writes is derived from its command id — client ids of events sent
+ * without one, the policy event's id, the compaction id (hence its decision ids) — so the store
+ * finds them already there. A redelivered append or policy command is answered from the events it
+ * wrote; a redelivered compact command meets its own decision ids and is answered with the
+ * recorded decision (or `noop`).
+ */
+import type { CommandBus } from '@nestjs/cqrs';
+import { deterministicEventId, type EventStore, type RecordedEvent } from '@lib/event-store';
+import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand, type PolicySetData, type SessionReads } from '@lib/session';
+import type { RequestSchemas } from '../http/request-schemas';
+import { toApiError } from '../http/api-error.filter';
+import { appendEventsCommandFrom, appendMessagesCommandFrom, compactCommandFrom, policyCommandFrom, type AssignClientId } from '../commands/session-command-requests';
+import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
+import { invalidSubject, malformedBody, payloadTooLarge, unknownCommand, unknownTenant } from './nats-command-errors';
+
+/** One delivered command message. */
+export interface CommandMessage {
+  subject: string;
+  data: Uint8Array;
+  /** `Nats-Msg-Id`, or `<stream>:<sequence>` when the publisher gave none (stable across redeliveries). */
+  commandId: string;
+  /** True when JetStream delivered it before (it may have been applied already). */
+  redelivered: boolean;
+}
+
+/** The answer to a command: HTTP-equivalent status and JSON body; `address` when the subject parsed. */
+export interface CommandAnswer {
+  status: number;
+  body: unknown;
+  kind?: string;
+  address?: CommandAddress;
+}
+
+/** UUID namespace of ids derived from transport command ids. */
+const COMMAND_NAMESPACE = 'session-memory-compaction/nats-command';
+
+const STATUS_OF: Record<CommandKind, number> = { append: 201, messages: 201, compact: 200, policy: 200 };
+
+/** See the module doc. */
+export class NatsCommandExecutor {
+  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
+
+  constructor(
+    private readonly commandBus: CommandBus,
+    private readonly reads: SessionReads,
+    private readonly store: EventStore,
+    private readonly schemas: RequestSchemas,
+    private readonly options: { prefix: string; tenants: ReadonlySet<string>; maxBodyBytes: number },
+  ) {}
+
+  /** Executes `message`; never throws (every failure becomes an error answer). */
+  async execute(message: CommandMessage): Promise<CommandAnswer> {
+    const address = parseCommandSubject(this.options.prefix, message.subject) ?? undefined;
+    try {
+      if (!address) throw invalidSubject(message.subject);
+      if (!this.options.tenants.has(address.tenant)) throw unknownTenant(address.tenant);
+      if (!(COMMAND_KINDS as readonly string[]).includes(address.kind)) throw unknownCommand(address.kind);
+      const kind = address.kind as CommandKind;
+      const body = this.parseBody(message.data);
+      const result = await this.run(kind, address, body, message);
+      return { status: STATUS_OF[kind], body: result, kind, address };
+    } catch (err) {
+      const { status, body } = toApiError(err);
+      return { status, body, kind: address?.kind, address };
+    }
+  }
+
+  private parseBody(data: Uint8Array): unknown {
+    if (data.length > this.options.maxBodyBytes) throw payloadTooLarge(data.length, this.options.maxBodyBytes);
+    let text: string;
+    try {
+      text = this.decoder.decode(data);
+    } catch {
+      throw malformedBody('malformed_body');
+    }
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw malformedBody('malformed_json');
+    }
+  }
+
+  private async run(kind: CommandKind, { tenant, sessionId }: CommandAddress, body: unknown, message: CommandMessage): Promise<unknown> {
+    const key = sessionKey(tenant, sessionId);
+    switch (kind) {
+      case 'append':
+      case 'messages': {
+        const assignId = derivedClientIds(message.commandId);
+        const command =
+          kind === 'append'
+            ? appendEventsCommandFrom(this.schemas, tenant, sessionId, body, assignId)
+            : await appendMessagesCommandFrom(this.schemas, this.reads, tenant, sessionId, body, assignId);
+        if (message.redelivered) {
+          const applied = await this.appliedAppend(key, command);
+          if (applied) return applied;
+        }
+        return this.commandBus.execute(command);
+      }
+      case 'policy': {
+        const eventId = deterministicEventId(COMMAND_NAMESPACE, `${key}\u0000policy\u0000${message.commandId}`);
+        const command = policyCommandFrom(this.schemas, tenant, sessionId, body, eventId);
+        if (message.redelivered) {
+          const recorded = await findRecordedEvent(this.store, sessionStream(key), eventId);
+          if (recorded) return { sessionId, ...(recorded.data as PolicySetData), revision: recorded.revision.toString() };
+        }
+        return this.commandBus.execute(command);
+      }
+      case 'compact':
+        return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId));
+    }
+  }
+
+  /** The HTTP answer of an append whose events are all in the stream already (appends are atomic: the last one tells). */
+  private async appliedAppend(key: string, command: AppendSessionEventsCommand): Promise<{ revision: string; position: string } | null> {
+    const last = command.events[command.events.length - 1];
+    if (!last) return null;
+    const recorded = await findRecordedEvent(this.store, sessionStream(key), storeEventId(key, last.event.id));
+    return recorded ? { revision: recorded.revision.toString(), position: recorded.position.toString() } : null;
+  }
+}
+
+/** Client ids `<commandId>:<n>` (or a UUID-based form for very long command ids) for events sent without one. */
+export function derivedClientIds(commandId: string): AssignClientId {
+  const base = commandId.length <= 200 ? commandId : deterministicEventId(COMMAND_NAMESPACE, commandId);
+  let n = 0;
+  return () => `${base}:${n++}`;
+}
+
+/** The event with store id `eventId` in `stream`, read newest first (redeliveries are recent), or null. */
+export async function findRecordedEvent(store: EventStore, stream: string, eventId: string): Promise<RecordedEvent | null> {
+  let from: bigint | 'end' = 'end';
+  for (;;) {
+    const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: 500 });
+    const found = page.find((e) => e.id === eventId);
+    if (found) return found;
+    const oldest = page[page.length - 1];
+    if (!oldest || oldest.revision === 0n || page.length < 500) return null;
+    from = oldest.revision - 1n;
+  }
+}
