@@ -40,6 +40,8 @@ export interface ServiceConfig {
   natsPrefix: string;
   /** Commands handled at once per replica over NATS (`NATS_CONCURRENCY`, default 16). */
   natsConcurrency: number;
+  /** How long a delivered command may go unacknowledged before JetStream gives it to another replica (`NATS_ACK_WAIT_MS`, default 30000; set when the consumer is created). */
+  natsAckWaitMs: number;
 }
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -91,5 +93,6 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     natsUrl: env.NATS_URL || undefined,
     natsPrefix,
     natsConcurrency: intVar(env, 'NATS_CONCURRENCY', 16, 1, 1024),
+    natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS', 30_000, 1000, 3_600_000),
   };
 }

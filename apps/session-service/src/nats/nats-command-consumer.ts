@@ -12,6 +12,7 @@
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
  * sessions are handled at once. Replicas share the consumer, so each command goes to one of them.
  */
+import { hostname } from 'node:os';
 import { Logger } from '@nestjs/common';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
@@ -24,6 +25,9 @@ export const MAX_ATTEMPTS = 5;
 /** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
 export const REPLY_TO_HEADER = 'Reply-To';
 const WORKING_INTERVAL_MS = 10_000;
+/** Header of every answer naming the replica that handled the command (`<host>:<pid>`). */
+export const REPLICA_HEADER = 'Replica';
+const REPLICA = `${hostname()}:${process.pid}`;
 
 /** See the module doc. */
 export class NatsCommandConsumer {
@@ -87,7 +91,8 @@ export class NatsCommandConsumer {
       }
       await this.publishAnswer(m, commandId, answer);
       if (answer.status < 300) m.ack();
-      else m.term(`${(answer.body as { code?: string }).code ?? 'error'}`);
+      // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
+      else m.term();
     } catch (err) {
       // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes back.
       this.logger.warn(`command ${commandId} left for redelivery: ${(err as Error).message}`);
@@ -101,6 +106,7 @@ export class NatsCommandConsumer {
     const h = headers();
     h.set('Command-Id', commandId);
     h.set('Status', String(answer.status));
+    h.set(REPLICA_HEADER, REPLICA);
     if (answer.kind) h.set('Command-Type', answer.kind);
     const payload = this.encoder.encode(JSON.stringify(answer.body));
     const replyTo = m.headers?.get(REPLY_TO_HEADER);

@@ -11,7 +11,7 @@
  * recorded decision (or `noop`).
  */
 import type { CommandBus } from '@nestjs/cqrs';
-import { deterministicEventId, type EventStore, type RecordedEvent } from '@lib/event-store';
+import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand, type PolicySetData, type SessionReads } from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
@@ -106,7 +106,7 @@ export class NatsCommandExecutor {
         const eventId = deterministicEventId(COMMAND_NAMESPACE, `${key}\u0000policy\u0000${message.commandId}`);
         const command = policyCommandFrom(this.schemas, tenant, sessionId, body, eventId);
         if (message.redelivered) {
-          const recorded = await findRecordedEvent(this.store, sessionStream(key), eventId);
+          const recorded = await findInStream(this.store, sessionStream(key), (e) => e.id === eventId);
           if (recorded) return { sessionId, ...(recorded.data as PolicySetData), revision: recorded.revision.toString() };
         }
         return this.commandBus.execute(command);
@@ -120,7 +120,8 @@ export class NatsCommandExecutor {
   private async appliedAppend(key: string, command: AppendSessionEventsCommand): Promise<{ revision: string; position: string } | null> {
     const last = command.events[command.events.length - 1];
     if (!last) return null;
-    const recorded = await findRecordedEvent(this.store, sessionStream(key), storeEventId(key, last.event.id));
+    const lastId = storeEventId(key, last.event.id);
+    const recorded = await findInStream(this.store, sessionStream(key), (e) => e.id === lastId);
     return recorded ? { revision: recorded.revision.toString(), position: recorded.position.toString() } : null;
   }
 }
@@ -130,17 +131,4 @@ export function derivedClientIds(commandId: string): AssignClientId {
   const base = commandId.length <= 200 ? commandId : deterministicEventId(COMMAND_NAMESPACE, commandId);
   let n = 0;
   return () => `${base}:${n++}`;
-}
-
-/** The event with store id `eventId` in `stream`, read newest first (redeliveries are recent), or null. */
-export async function findRecordedEvent(store: EventStore, stream: string, eventId: string): Promise<RecordedEvent | null> {
-  let from: bigint | 'end' = 'end';
-  for (;;) {
-    const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: 500 });
-    const found = page.find((e) => e.id === eventId);
-    if (found) return found;
-    const oldest = page[page.length - 1];
-    if (!oldest || oldest.revision === 0n || page.length < 500) return null;
-    from = oldest.revision - 1n;
-  }
 }

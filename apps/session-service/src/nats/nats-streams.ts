@@ -8,8 +8,6 @@ import type { NatsNames } from './nats-names';
 
 /** How long JetStream remembers a `Nats-Msg-Id` to drop a re-published duplicate (ms). */
 export const DUPLICATE_WINDOW_MS = 2 * 60_000;
-/** How long a delivered command may stay unacknowledged before it goes to another replica (ms); a busy handler extends it. */
-export const COMMAND_ACK_WAIT_MS = 30_000;
 /** How long results are kept for callers that read them later (ms). */
 export const RESULT_MAX_AGE_MS = 24 * 3600_000;
 
@@ -24,8 +22,13 @@ export function streamConfigs(names: NatsNames): Array<Partial<StreamConfig> & {
   ];
 }
 
-/** Adds whichever stream or the command consumer is missing. @throws the server's error when a name is taken with other subjects. */
-export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Promise<void> {
+/**
+ * Adds whichever stream or the command consumer is missing.
+ * `ackWaitMs`: how long a delivered command may stay unacknowledged before it goes to another
+ * replica (a handler still working extends it).
+ * @throws the server's error when a name is taken with other subjects.
+ */
+export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number): Promise<void> {
   for (const config of streamConfigs(names)) {
     try {
       await jsm.streams.info(config.name);
@@ -40,7 +43,7 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames): Pr
       durable_name: names.commandConsumer,
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
-      ack_wait: nanos(COMMAND_ACK_WAIT_MS),
+      ack_wait: nanos(ackWaitMs),
     });
   }
 }

@@ -48,7 +48,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     const nc = await connect({ servers: config.natsUrl!.split(','), name: 'session-memory-compaction', maxReconnectAttempts: -1 });
     this.nc = nc;
     const jsm = await jetstreamManager(nc);
-    await ensureStreams(jsm, names);
+    await ensureStreams(jsm, names, config.natsAckWaitMs);
     const js = jetstream(nc);
     const tenants = config.apiKeys.size === 0 ? new Set([OPEN_MODE_TENANT]) : new Set(config.apiKeys.values());
     const executor = new NatsCommandExecutor(this.commandBus, this.reads, this.store, requestSchemas(config), {

@@ -22,7 +22,7 @@ import {
   type SummaryReply,
   type Trigger,
 } from '@lib/compaction';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventData, type EventStore, type RecordedEvent } from '@lib/event-store';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -153,6 +153,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           if (err instanceof DuplicateEventIdError) {
             // The same compaction (same base revision and parameters) was decided concurrently.
             const latest = await this.mustLoad(key, command.sessionId);
+            // A redelivered transport command: its own decision is in the log already.
+            const own =
+              command.commandId !== undefined
+                ? await findInStream(this.store, sessionStream(key), (e) => (e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED) && (e.data as { compactionId?: string }).compactionId === compactionId)
+                : null;
+            if (own) return this.replayOf(own, latest, command);
             const replayed = await this.replayIfUnchanged(key, latest, paramsKey, command, true);
             if (replayed) return replayed;
             state = latest;
@@ -224,6 +230,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     if (last.outcome !== 'failed' && !force) return null;
     const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: last.revision, maxCount: 1 });
     if (!recorded) return null;
+    return this.replayOf(recorded, state, command);
+  }
+
+  /** The answer replaying `recorded` (a CompactionCompleted or CompactionFailed event), on the window of `state`. */
+  private replayOf(recorded: RecordedEvent, state: SessionWindowState, command: CompactSessionCommand): CompactionAnswer {
     const kept = orderedWindow(state);
     const tokensAfter = windowTokens(kept, command.estimator);
     if (recorded.type === COMPACTION_FAILED) {
