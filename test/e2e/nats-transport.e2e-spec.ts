@@ -9,7 +9,7 @@ import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import type { SummaryRequest } from '@lib/compaction';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, SessionReads, type Summarizer, type SummarizerOutcome } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
-import { describeWithNats, connectForTest, deleteStreams, eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { describeWithNats, connectForTest, deleteStreams, eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient, type ReadMessage } from '../support/nats-test';
 import { natsNames, commandSubject } from '../../apps/session-service/src/nats/nats-names';
 import { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
 import { requestSchemas } from '../../apps/session-service/src/http/request-schemas';
@@ -155,7 +155,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/events`).send({ events: turns(6, 'more').map((e) => ({ ...e, id: `m-${e.id}` })) }).expect(201);
     for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/compactions`).send(compactBody).expect(200);
     const feed = `${prefix}.decisions.default.*`;
-    const audited = (got: Array<{ body: { sessionId: string } }>) => got.filter((m) => m.body.sessionId.startsWith('audit-'));
+    const audited = (got: ReadMessage[]) => got.filter((m) => String(m.body.sessionId).startsWith('audit-'));
     const first = audited(await readStream(client, names.decisionStream, feed, (got) => audited(got).length >= 6, { durable: 'audit' }));
     expect(first).toHaveLength(6);
 

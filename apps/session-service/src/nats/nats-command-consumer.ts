@@ -24,10 +24,11 @@ import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor
 export const MAX_ATTEMPTS = 5;
 /** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
 export const REPLY_TO_HEADER = 'Reply-To';
-const WORKING_INTERVAL_MS = 10_000;
 /** Header of every answer naming the replica that handled the command (`<host>:<pid>`). */
 export const REPLICA_HEADER = 'Replica';
 const REPLICA = `${hostname()}:${process.pid}`;
+/** Header of every answer: how many times JetStream delivered the command (more than 1 after a crash or a timeout). */
+export const DELIVERY_COUNT_HEADER = 'Delivery-Count';
 
 /** See the module doc. */
 export class NatsCommandConsumer {
@@ -44,6 +45,8 @@ export class NatsCommandConsumer {
     private readonly executor: NatsCommandExecutor,
     private readonly names: NatsNames,
     private readonly concurrency: number,
+    /** The consumer's ack wait (ms): a command still being handled is reported in progress every third of it. */
+    private readonly ackWaitMs: number,
   ) {}
 
   /** Starts consuming; returns once the pull subscription is set up. */
@@ -80,7 +83,7 @@ export class NatsCommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const commandId = m.headers?.get('Nats-Msg-Id') || `${this.names.commandStream}:${m.info.streamSequence}`;
-    const keepAlive = setInterval(() => m.working(), WORKING_INTERVAL_MS);
+    const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(this.ackWaitMs / 3)));
     try {
       const answer = await this.executor.execute({ subject: m.subject, data: m.data, commandId, redelivered: m.redelivered });
       const retry = answer.status >= 500 && answer.status !== 413 && m.info.deliveryCount < MAX_ATTEMPTS;
@@ -89,7 +92,7 @@ export class NatsCommandConsumer {
         m.nak(Math.min(30_000, 500 * 2 ** m.info.deliveryCount));
         return;
       }
-      await this.publishAnswer(m, commandId, answer);
+      await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (answer.status < 300) m.ack();
       // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
       else m.term();
@@ -102,8 +105,9 @@ export class NatsCommandConsumer {
     }
   }
 
-  private async publishAnswer(m: JsMsg, commandId: string, answer: CommandAnswer): Promise<void> {
+  private async publishAnswer(m: JsMsg, commandId: string, answer: CommandAnswer, deliveryCount: number): Promise<void> {
     const h = headers();
+    h.set(DELIVERY_COUNT_HEADER, String(deliveryCount));
     h.set('Command-Id', commandId);
     h.set('Status', String(answer.status));
     h.set(REPLICA_HEADER, REPLICA);

@@ -58,7 +58,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     });
     this.feed = new DecisionFeedPublisher(this.store, this.readModels, js, jsm, names);
     await this.feed.start();
-    this.consumer = new NatsCommandConsumer(nc, js, executor, names, config.natsConcurrency);
+    this.consumer = new NatsCommandConsumer(nc, js, executor, names, config.natsConcurrency, config.natsAckWaitMs);
     await this.consumer.start();
     this.logger.log(`commands on ${names.prefix}.commands.>, decisions on ${names.prefix}.decisions.>`);
   }
