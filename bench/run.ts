@@ -15,6 +15,7 @@ import { runRecall } from './figures/recall';
 import { runTokenizers } from './figures/tokenizers';
 import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
+import { runNatsCommands } from './figures/nats-commands';
 
 /** Sizes of a run. */
 export interface BenchSizes {
@@ -31,6 +32,8 @@ export interface BenchSizes {
   plannerLiveSessions: number;
   memorySessions: number;
   memoryEventsPerSession: number;
+  natsSessions: number;
+  natsRounds: number;
 }
 
 /** `--quick`: every figure, small sizes, under 60 s. */
@@ -48,6 +51,8 @@ export const QUICK: BenchSizes = {
   plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
+  natsSessions: 50,
+  natsRounds: 1,
 };
 
 /** The full run of the issue's sizes. */
@@ -65,9 +70,11 @@ export const FULL: BenchSizes = {
   plannerLiveSessions: 50,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
+  natsSessions: 200,
+  natsRounds: 5,
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -112,6 +119,7 @@ async function main(): Promise<void> {
   );
   await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir: opts.dir }));
   await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir: opts.dir }));
+  await run([8], 'commands per second: NATS JetStream vs HTTP', () => runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }));
   await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
 
   results.sort((a, b) => a.figure - b.figure);
