@@ -36,6 +36,9 @@ export interface ServiceConfig {
   autoCompactionBackoffMs: number;
   /** NATS server(s) for the JetStream command and decision transport (`NATS_URL`, comma-separated); off when absent. */
   natsUrl?: string;
+  /** User and password for the NATS server (`NATS_USER`, `NATS_PASSWORD`), when it asks for them. */
+  natsUser?: string;
+  natsPassword?: string;
   /** First subject token and stream-name prefix of the NATS transport (`NATS_PREFIX`, default `compaction`). */
   natsPrefix: string;
   /** Commands handled at once per replica over NATS (`NATS_CONCURRENCY`, default 16). */
@@ -91,6 +94,8 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES', 3, 1),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS', 30_000, 0),
     natsUrl: env.NATS_URL || undefined,
+    natsUser: env.NATS_USER || undefined,
+    natsPassword: env.NATS_PASSWORD || undefined,
     natsPrefix,
     natsConcurrency: intVar(env, 'NATS_CONCURRENCY', 16, 1, 1024),
     natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS', 30_000, 1000, 3_600_000),

@@ -45,7 +45,12 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationBootstrap(): Promise<void> {
     const config = this.config;
     const names = natsNames(config.natsPrefix);
-    const nc = await connect({ servers: config.natsUrl!.split(','), name: 'session-memory-compaction', maxReconnectAttempts: -1 });
+    const nc = await connect({
+      servers: config.natsUrl!.split(','),
+      name: 'session-memory-compaction',
+      maxReconnectAttempts: -1,
+      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
+    });
     this.nc = nc;
     const jsm = await jetstreamManager(nc);
     await ensureStreams(jsm, names, config.natsAckWaitMs);
