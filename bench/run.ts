@@ -71,7 +71,7 @@ export const FULL: BenchSizes = {
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
   natsSessions: 200,
-  natsRounds: 5,
+  natsRounds: 2,
 };
 
 const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8];
