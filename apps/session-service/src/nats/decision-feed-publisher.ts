@@ -14,9 +14,11 @@
  * Message body: `{ type, tenantId, sessionId, position, revision, recordedAt, decision }` — the
  * decision event's data without its internal `checkpoint` (positions and revisions are decimal
  * strings; `revision` is null for erasure records). Header `Log-Position` repeats the position.
+ * A decision too large for the server's `max_payload` is published without its `keptIds` and
+ * `archivedIds` (`decision.omitted` names them; the compaction history has them).
  */
 import { Logger } from '@nestjs/common';
-import { headers } from '@nats-io/transport-node';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, SESSION_ERASED, type ReadModelStore, type SessionEventMetadata } from '@lib/session';
@@ -69,6 +71,7 @@ export class DecisionFeedPublisher {
   constructor(
     private readonly store: EventStore,
     private readonly readModels: ReadModelStore,
+    private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly names: NatsNames,
@@ -126,9 +129,17 @@ export class DecisionFeedPublisher {
   private async publish(decision: PublishedDecision): Promise<void> {
     const h = headers();
     h.set(LOG_POSITION_HEADER, decision.position);
-    await this.js.publish(decisionSubject(this.names.prefix, decision.tenantId, decision.sessionId), this.encoder.encode(JSON.stringify(decision)), {
-      headers: h,
-      msgID: decision.position,
-    });
+    let payload = this.encoder.encode(JSON.stringify(decision));
+    if (payload.length > this.maxPayload()) {
+      // A decision over a huge window: its id lists would exceed the server's max_payload and stall the feed.
+      const { keptIds: _kept, archivedIds: _archived, ...rest } = decision.decision;
+      payload = this.encoder.encode(JSON.stringify({ ...decision, decision: { ...rest, omitted: ['keptIds', 'archivedIds'] } }));
+    }
+    await this.js.publish(decisionSubject(this.names.prefix, decision.tenantId, decision.sessionId), payload, { headers: h, msgID: decision.position });
+  }
+
+  /** The server's largest message (bytes) less room for headers. */
+  private maxPayload(): number {
+    return (this.nc.info?.max_payload ?? 1024 * 1024) - 4096;
   }
 }

@@ -3,7 +3,8 @@
  * 1. execute it ({@link NatsCommandExecutor}: same validation and handlers as HTTP);
  * 2. publish the answer to `<prefix>.results.<tenant>.<session>` (JetStream, message id
  *    `result:<commandId>` so a redelivered command's second answer is dropped) and, when the
- *    publisher named one in the `Reply-To` header, to that subject;
+ *    publisher named one in the `Reply-To` header, to that subject (an answer larger than the
+ *    server's max_payload goes without `kept`, `archived` and `summary`, named in `omitted`);
  * 3. acknowledge — only now, after the command's events are appended — or, for a rejected command
  *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered. A server-side
  *    failure (5xx: store unavailable…) is redelivered after a delay, at most
@@ -112,7 +113,12 @@ export class NatsCommandConsumer {
     h.set('Status', String(answer.status));
     h.set(REPLICA_HEADER, REPLICA);
     if (answer.kind) h.set('Command-Type', answer.kind);
-    const payload = this.encoder.encode(JSON.stringify(answer.body));
+    let payload = this.encoder.encode(JSON.stringify(answer.body));
+    if (payload.length > (this.nc.info?.max_payload ?? 1024 * 1024) - 4096) {
+      // A compaction of a huge window: its id lists and summary would exceed the server's max_payload (read them from the history).
+      const { kept: _kept, archived: _archived, summary: _summary, ...rest } = answer.body as Record<string, unknown>;
+      payload = this.encoder.encode(JSON.stringify({ ...rest, omitted: ['kept', 'archived', 'summary'] }));
+    }
     const replyTo = m.headers?.get(REPLY_TO_HEADER);
     if (replyTo) {
       try {

@@ -47,9 +47,18 @@ export function resultSubject(prefix: string, tenant: string, sessionId: string)
   return `${prefix}.results.${tenant}.${sessionId}`;
 }
 
-/** `<prefix>.decisions.<tenant>.<session>` */
+/**
+ * The subject tokens of a session id: the id itself, or — for an id with an empty dot-separated
+ * part (`a..b`, `.a`, `a.`, valid over HTTP but not as subject tokens) — `%` followed by the
+ * id in base64url (`%` never occurs in a session id, so the two forms cannot collide).
+ */
+export function sessionTokens(sessionId: string): string {
+  return sessionId.split('.').every((part) => part.length > 0) ? sessionId : `%${Buffer.from(sessionId, 'utf8').toString('base64url')}`;
+}
+
+/** `<prefix>.decisions.<tenant>.<session>` (see {@link sessionTokens}) */
 export function decisionSubject(prefix: string, tenant: string, sessionId: string): string {
-  return `${prefix}.decisions.${tenant}.${sessionId}`;
+  return `${prefix}.decisions.${tenant}.${sessionTokens(sessionId)}`;
 }
 
 /** The parts of a command subject (not yet checked: the kind may be unknown, the session id invalid). */

@@ -61,7 +61,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       tenants,
       maxBodyBytes: config.maxBodyBytes,
     });
-    this.feed = new DecisionFeedPublisher(this.store, this.readModels, js, jsm, names);
+    this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names);
     await this.feed.start();
     this.consumer = new NatsCommandConsumer(nc, js, executor, names, config.natsConcurrency, config.natsAckWaitMs);
     await this.consumer.start();
