@@ -144,14 +144,14 @@ export function compactCommandFrom(schemas: RequestSchemas, tenant: string, sess
 }
 
 /**
- * The body of `PUT /v1/sessions/:sessionId/policy` → a policy command. `eventId` (a UUID derived
- * from a transport's command id) replaces the random id of the policy event.
+ * The body of `PUT /v1/sessions/:sessionId/policy` → a policy command (idempotent by itself: the
+ * policy a session already has appends nothing).
  * @throws InvalidRequestError (400).
  */
-export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown, eventId?: string): SetCompactionPolicyCommand {
+export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
   checkSessionId(sessionId);
   const input = validate(schemas.policy, body);
   const strategy = input.strategy === null ? null : strategyFrom(input.strategy);
   const trigger = triggerFrom(input.trigger);
-  return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base', eventId);
+  return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base');
 }

@@ -1,12 +1,11 @@
 /**
- * Errors only a message transport can meet (an HTTP request cannot name an unknown route this way
- * or arrive without parsing). Each carries a stable code and the HTTP-equivalent status, and is
- * published like every other error: `{ "code", "message" }`.
+ * Errors only the message transport meets (HTTP rejects the same things in its router and body
+ * parser). Each carries a stable code and the HTTP-equivalent status, and is published like every
+ * other error: `{ "code", "message" }`.
  */
-import { SessionError } from '@lib/session';
 
 /** A command the NATS adapter rejects before any handler runs. */
-export class NatsCommandError extends SessionError {
+export class NatsCommandError extends Error {
   constructor(
     readonly code: string,
     readonly status: number,

@@ -1,23 +1,25 @@
 /**
  * Runs one command message through the same validation (`../commands/session-command-requests`)
  * and the same command handlers as HTTP, and answers what HTTP would: `{ status, body }` with the
- * HTTP answer's JSON, or the error's `{ code, message, ... }` (via {@link toApiError}).
+ * HTTP answer's JSON, or the error's `{ code, message, ... }` (via {@link toApiError}, the HTTP
+ * app's one code → status table).
  *
  * Redelivery (after a crash between the append and the acknowledgement) never applies a command
- * twice: every id the command writes is derived from its command id — client ids of events sent
- * without one, the policy event's id, the compaction id (hence its decision ids) — so the store
- * finds them already there. A redelivered append or policy command is answered from the events it
- * wrote; a redelivered compact command meets its own decision ids and is answered with the
- * recorded decision (or `noop`).
+ * twice: the ids an append or compact command writes are derived from its command id — client
+ * ids of events sent without one, the compaction id (hence its decision ids) — so the store finds
+ * them already there. A redelivered append is answered from the events it wrote; a redelivered
+ * compact command meets its own decision ids and is answered with the recorded decision (or
+ * `noop`); a policy command is idempotent by itself (the policy a session already has appends
+ * nothing).
  */
 import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
-import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand, type PolicySetData, type SessionReads } from '@lib/session';
+import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand, type SessionReads } from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
 import { appendEventsCommandFrom, appendMessagesCommandFrom, compactCommandFrom, policyCommandFrom, type AssignClientId } from '../commands/session-command-requests';
 import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
-import { invalidSubject, malformedBody, payloadTooLarge, unknownCommand, unknownTenant } from './nats-command-errors';
+import { NatsCommandError, invalidSubject, malformedBody, payloadTooLarge, unknownCommand, unknownTenant } from './nats-command-errors';
 
 /** One delivered command message. */
 export interface CommandMessage {
@@ -66,7 +68,7 @@ export class NatsCommandExecutor {
       const result = await this.run(kind, address, body, message);
       return { status: STATUS_OF[kind], body: result, kind, address };
     } catch (err) {
-      const { status, body } = toApiError(err);
+      const { status, body } = err instanceof NatsCommandError ? { status: err.status, body: { code: err.code, message: err.message } } : toApiError(err);
       return { status, body, kind: address?.kind, address };
     }
   }
@@ -102,15 +104,9 @@ export class NatsCommandExecutor {
         }
         return this.commandBus.execute(command);
       }
-      case 'policy': {
-        const eventId = deterministicEventId(COMMAND_NAMESPACE, `${key}\u0000policy\u0000${message.commandId}`);
-        const command = policyCommandFrom(this.schemas, tenant, sessionId, body, eventId);
-        if (message.redelivered) {
-          const recorded = await findInStream(this.store, sessionStream(key), (e) => e.id === eventId);
-          if (recorded) return { sessionId, ...(recorded.data as PolicySetData), revision: recorded.revision.toString() };
-        }
-        return this.commandBus.execute(command);
-      }
+      case 'policy':
+        // The policy a session already has appends nothing: a redelivery answers the event that set it.
+        return this.commandBus.execute(policyCommandFrom(this.schemas, tenant, sessionId, body));
       case 'compact':
         return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId));
     }
