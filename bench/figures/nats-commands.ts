@@ -41,7 +41,16 @@ function workload(label: string, sessions: number, rounds: number): BenchCommand
         const session = `${label}-${s}`;
         out.push(
           k < 4
-            ? { session, kind: 'append', body: { events: [{ type: 'user', text: `question ${r}.${k} about the order` }, { type: 'assistant', text: `answer ${r}.${k}` }] } }
+            ? {
+                session,
+                kind: 'append',
+                body: {
+                  events: [
+                    { type: 'user', text: `question ${r}.${k} about the order` },
+                    { type: 'assistant', text: `answer ${r}.${k}` },
+                  ],
+                },
+              }
             : { session, kind: 'compact', body: { strategy: { type: 'turn-window', maxTurns: 2 } } },
         );
       }
@@ -101,7 +110,9 @@ export async function runNatsCommands(options: NatsCommandsOptions): Promise<Fig
     })();
     const natsStart = nowMs();
     await Promise.all(
-      overNats.map((c, i) => js.publish(commandSubject(prefix, 'default', c.session, c.kind), encoder.encode(JSON.stringify(c.body)), { msgID: `${prefix}-${i}` })),
+      overNats.map((c, i) =>
+        js.publish(commandSubject(prefix, 'default', c.session, c.kind), encoder.encode(JSON.stringify(c.body)), { msgID: `${prefix}-${i}` }),
+      ),
     );
     const publishedSeconds = (nowMs() - natsStart) / 1000;
     await allAnswered;
@@ -122,7 +133,15 @@ export async function runNatsCommands(options: NatsCommandsOptions): Promise<Fig
           target: 'report',
         },
       ],
-      details: { commands: overNats.length, httpSeconds, natsSeconds, publishedSeconds, httpErrors, natsErrors, concurrency: running.service.config.natsConcurrency },
+      details: {
+        commands: overNats.length,
+        httpSeconds,
+        natsSeconds,
+        publishedSeconds,
+        httpErrors,
+        natsErrors,
+        concurrency: running.service.config.natsConcurrency,
+      },
       notes: [
         `NATS: all ${overNats.length} commands were stored by JetStream in ${round(publishedSeconds, 2)} s (the caller can walk away then); answers took ${round(natsSeconds, 2)} s in total. Errors: HTTP ${httpErrors}, NATS ${natsErrors}.`,
       ],

@@ -9,7 +9,18 @@ import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import type { SummaryRequest } from '@lib/compaction';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, SessionReads, type Summarizer, type SummarizerOutcome } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
-import { describeWithNats, connectForTest, deleteStreams, eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient, type ReadMessage } from '../support/nats-test';
+import {
+  describeWithNats,
+  connectForTest,
+  deleteStreams,
+  eventually,
+  natsClient,
+  publishCommand,
+  readStream,
+  uniquePrefix,
+  type NatsTestClient,
+  type ReadMessage,
+} from '../support/nats-test';
 import { natsNames, commandSubject } from '../../apps/session-service/src/nats/nats-names';
 import { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
 import { requestSchemas } from '../../apps/session-service/src/http/request-schemas';
@@ -29,7 +40,12 @@ const summarizer: Summarizer = {
 const prefix = uniquePrefix();
 const names = natsNames(prefix);
 const MAX_BODY_BYTES = 256 * 1024;
-const env = { NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222', NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000', MAX_BODY_BYTES: String(MAX_BODY_BYTES) };
+const env = {
+  NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222',
+  NATS_PREFIX: prefix,
+  NATS_ACK_WAIT_MS: '5000',
+  MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+};
 const subject = (session: string, kind: string, tenant = 'default') => commandSubject(prefix, tenant, session, kind);
 const turns = (n: number, word = 'hello') =>
   Array.from({ length: n }, (_, i) => [
@@ -60,7 +76,11 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
   });
 
   it('a compact command published while the service is stopped is executed when it starts', async () => {
-    await harness.http().post('/v1/sessions/offline/events').send({ events: turns(6) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/offline/events')
+      .send({ events: turns(6) })
+      .expect(201);
     await harness.stop();
     await publishCommand(client.js, subject('offline', 'compact'), compactBody, { msgId: 'offline-compact-1' });
     harness = await startService({ dataDir, env, summarizer });
@@ -84,16 +104,35 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
   });
 
   it('rejects bad input with its error published, no redelivery, and the log unchanged', async () => {
-    await harness.http().post('/v1/sessions/target/events').send({ events: turns(3) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/target/events')
+      .send({ events: turns(3) })
+      .expect(201);
     const headBefore = await harness.service.store.headPosition();
     const cases: Array<{ subject: string; body: unknown; code: string; resultsOf: string }> = [
       { subject: subject('target', 'compact'), body: '{"strategy": {"type": ', code: 'malformed_json', resultsOf: `${prefix}.results.default.target` },
       { subject: subject('target', 'explode'), body: compactBody, code: 'unknown_command', resultsOf: `${prefix}.results.default.target` },
       { subject: subject('bad$session', 'compact'), body: compactBody, code: 'invalid_session_id', resultsOf: `${prefix}.results.default.bad$session` },
-      { subject: subject('x'.repeat(129), 'compact'), body: compactBody, code: 'invalid_session_id', resultsOf: `${prefix}.results.default.${'x'.repeat(129)}` },
+      {
+        subject: subject('x'.repeat(129), 'compact'),
+        body: compactBody,
+        code: 'invalid_session_id',
+        resultsOf: `${prefix}.results.default.${'x'.repeat(129)}`,
+      },
       { subject: subject('target', 'compact', 'othertenant'), body: compactBody, code: 'unknown_tenant', resultsOf: `${prefix}.results.othertenant.target` },
-      { subject: subject('target', 'append'), body: { events: [{ type: 'user', text: 'y'.repeat(MAX_BODY_BYTES) }] }, code: 'payload_too_large', resultsOf: `${prefix}.results.default.target` },
-      { subject: subject('target', 'compact'), body: { strategy: { type: 'turn-window', maxTurns: -1 } }, code: 'invalid_parameter', resultsOf: `${prefix}.results.default.target` },
+      {
+        subject: subject('target', 'append'),
+        body: { events: [{ type: 'user', text: 'y'.repeat(MAX_BODY_BYTES) }] },
+        code: 'payload_too_large',
+        resultsOf: `${prefix}.results.default.target`,
+      },
+      {
+        subject: subject('target', 'compact'),
+        body: { strategy: { type: 'turn-window', maxTurns: -1 } },
+        code: 'invalid_parameter',
+        resultsOf: `${prefix}.results.default.target`,
+      },
       { subject: subject('target', 'append'), body: { events: [{ type: 'user' }] }, code: 'validation_failed', resultsOf: `${prefix}.results.default.target` },
     ];
     for (const c of cases) {
@@ -102,14 +141,24 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       const isMine = (a: { headers: Record<string, string> }) => a.headers['Command-Id'] === msgId;
       const answers = await readStream(client, names.resultStream, c.resultsOf, (got) => got.some(isMine), { durable: `bad-${msgId.slice(0, 8)}` });
       const mine = answers.find(isMine);
-      expect({ code: mine?.body.code, status: Number(mine?.headers.Status) >= 400, message: typeof mine?.body.message }).toEqual({ code: c.code, status: true, message: 'string' });
+      expect({ code: mine?.body.code, status: Number(mine?.headers.Status) >= 400, message: typeof mine?.body.message }).toEqual({
+        code: c.code,
+        status: true,
+        message: 'string',
+      });
     }
     // A 5 MiB message is refused by the server's max_payload (1 MiB by default) before it is stored.
-    await expect(publishCommand(client.js, subject('target', 'append'), new Uint8Array(5 * 1024 * 1024), { msgId: randomUUID() })).rejects.toThrow(/max_payload|payload/i);
+    await expect(publishCommand(client.js, subject('target', 'append'), new Uint8Array(5 * 1024 * 1024), { msgId: randomUUID() })).rejects.toThrow(
+      /max_payload|payload/i,
+    );
 
     await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
     const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
-    expect({ pending: consumer.num_pending, unacked: consumer.num_ack_pending, redelivered: consumer.num_redelivered }).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
+    expect({ pending: consumer.num_pending, unacked: consumer.num_ack_pending, redelivered: consumer.num_redelivered }).toEqual({
+      pending: 0,
+      unacked: 0,
+      redelivered: 0,
+    });
     expect(await harness.service.store.headPosition()).toBe(headBefore);
   });
 
@@ -134,7 +183,11 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     const compact = await run('compact', compactBody, 'cmd-compact', false);
     expect(compact.body).toMatchObject({ outcome: 'compacted', recorded: true });
     // More turns arrive, so the same command would compact again if it were applied twice.
-    await harness.http().post('/v1/sessions/redelivered/events').send({ events: turns(3, 'later') }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/redelivered/events')
+      .send({ events: turns(3, 'later') })
+      .expect(201);
     const compactAgain = await run('compact', compactBody, 'cmd-compact', true);
     expect(compactAgain.body).toMatchObject({ compactionId: (compact.body as { compactionId: string }).compactionId, recorded: true, replayed: true });
 
@@ -147,12 +200,22 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
 
   it('an audit consumer that restarts receives every decision once, in log order per session', async () => {
     const sessions = ['audit-a', 'audit-b', 'audit-c'];
-    for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/events`).send({ events: turns(5, s === 'audit-b' ? 'FAIL' : 'fine') }).expect(201);
+    for (const s of sessions)
+      await harness
+        .http()
+        .post(`/v1/sessions/${s}/events`)
+        .send({ events: turns(5, s === 'audit-b' ? 'FAIL' : 'fine') })
+        .expect(201);
     // Decisions from both transports: NATS commands and HTTP requests; a summarizing strategy fails on audit-b.
     const summarize = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } };
     for (const s of sessions) await publishCommand(client.js, subject(s, 'compact'), summarize, { msgId: randomUUID() });
     for (const s of sessions) await results(s, 1);
-    for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/events`).send({ events: turns(6, 'more').map((e) => ({ ...e, id: `m-${e.id}` })) }).expect(201);
+    for (const s of sessions)
+      await harness
+        .http()
+        .post(`/v1/sessions/${s}/events`)
+        .send({ events: turns(6, 'more').map((e) => ({ ...e, id: `m-${e.id}` })) })
+        .expect(201);
     for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/compactions`).send(compactBody).expect(200);
     const feed = `${prefix}.decisions.default.*`;
     const audited = (got: ReadMessage[]) => got.filter((m) => String(m.body.sessionId).startsWith('audit-'));
@@ -179,7 +242,9 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     expect(types('audit-b')).toEqual([COMPACTION_FAILED, COMPACTION_COMPLETED]);
     expect(types('audit-c')).toEqual([COMPACTION_COMPLETED, COMPACTION_COMPLETED, 'SessionErased']);
     // What was published is exactly the log's decisions (audit-c's events are gone with its erasure).
-    const logged = (await harness.service.store.readAll({ maxCount: 100_000 })).filter((e) => [COMPACTION_COMPLETED, COMPACTION_FAILED].includes(e.type) && String(e.streamId).includes('.audit-'));
+    const logged = (await harness.service.store.readAll({ maxCount: 100_000 })).filter(
+      (e) => [COMPACTION_COMPLETED, COMPACTION_FAILED].includes(e.type) && String(e.streamId).includes('.audit-'),
+    );
     const publishedOfLog = received.filter((m) => m.body.sessionId !== 'audit-c').map((m) => m.headers['Log-Position']);
     expect(publishedOfLog).toEqual(logged.map((e) => e.position.toString()));
     const failed = received.find((m) => m.body.type === COMPACTION_FAILED)!;

@@ -14,7 +14,19 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { SqliteEventStore, type RecordedEvent } from '@lib/event-store';
 import { commandCompactionId, sessionKey, storeEventId } from '@lib/session';
 import { spawnService, type ServiceProcess } from '../support/service-process';
-import { connectForTest, deleteStreams, describeWithNats, eventually, natsClient, publishCommand, readStream, uniquePrefix, NATS_TEST_URL, type NatsTestClient, type ReadMessage } from '../support/nats-test';
+import {
+  connectForTest,
+  deleteStreams,
+  describeWithNats,
+  eventually,
+  natsClient,
+  publishCommand,
+  readStream,
+  uniquePrefix,
+  NATS_TEST_URL,
+  type NatsTestClient,
+  type ReadMessage,
+} from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 
 jest.setTimeout(240_000);
@@ -38,7 +50,15 @@ async function publishBatch(client: NatsTestClient, batch: string): Promise<Sent
   }
   await Promise.all(
     sent.map((c) => {
-      const body = c.kind === 'append' ? { events: [{ type: 'user', text: `question ${c.id}` }, { type: 'assistant', text: 'answer' }] } : { strategy: { type: 'turn-window', maxTurns: 2 } };
+      const body =
+        c.kind === 'append'
+          ? {
+              events: [
+                { type: 'user', text: `question ${c.id}` },
+                { type: 'assistant', text: 'answer' },
+              ],
+            }
+          : { strategy: { type: 'turn-window', maxTurns: 2 } };
       return publishCommand(client.js, commandSubject(prefix, 'default', c.session, c.kind), body, { msgId: c.id });
     }),
   );
@@ -61,7 +81,9 @@ async function expectAppliedOnce(eventsFile: string, sent: Sent[]): Promise<void
         if (found !== 2) problems.push(`${c.session} append ${c.id}: ${found} of 2 events`);
       } else {
         const compactionId = commandCompactionId(key, c.id);
-        const decisions = log.filter((e) => /^Compaction(Completed|Failed)$/.test(e.type) && (e.data as { compactionId: string }).compactionId === compactionId).length;
+        const decisions = log.filter(
+          (e) => /^Compaction(Completed|Failed)$/.test(e.type) && (e.data as { compactionId: string }).compactionId === compactionId,
+        ).length;
         if (decisions > 1) problems.push(`${c.session} compact ${c.id}: ${decisions} decisions`);
       }
     }
@@ -116,7 +138,11 @@ describeWithNats('NATS replicas')('two replicas on one NATS command stream', () 
     // Both replicas took part, and JetStream delivered no command twice.
     expect(new Set(answers.map((a) => a.headers.Replica)).size).toBe(2);
     const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
-    expect({ redelivered: consumer.num_redelivered, unacked: consumer.num_ack_pending, pending: consumer.num_pending }).toEqual({ redelivered: 0, unacked: 0, pending: 0 });
+    expect({ redelivered: consumer.num_redelivered, unacked: consumer.num_ack_pending, pending: consumer.num_pending }).toEqual({
+      redelivered: 0,
+      unacked: 0,
+      pending: 0,
+    });
     await expectAppliedOnce(eventsFile, sent);
   });
 

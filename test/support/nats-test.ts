@@ -57,12 +57,7 @@ export async function natsClient(nc: NatsConnection): Promise<NatsTestClient> {
 }
 
 /** Publishes a command body (object → JSON; string or bytes as is) with `Nats-Msg-Id` and optional `Reply-To`. */
-export async function publishCommand(
-  js: JetStreamClient,
-  subject: string,
-  body: unknown,
-  options: { msgId?: string; replyTo?: string } = {},
-): Promise<void> {
+export async function publishCommand(js: JetStreamClient, subject: string, body: unknown, options: { msgId?: string; replyTo?: string } = {}): Promise<void> {
   const h = headers();
   if (options.replyTo) h.set('Reply-To', options.replyTo);
   const data = body instanceof Uint8Array ? body : typeof body === 'string' ? new TextEncoder().encode(body) : new TextEncoder().encode(JSON.stringify(body));
@@ -99,7 +94,12 @@ export async function readStream(
   try {
     await client.jsm.consumers.info(stream, durable);
   } catch {
-    await client.jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, filter_subject: filter });
+    await client.jsm.consumers.add(stream, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: filter,
+    });
   }
   const consumer = await client.js.consumers.get(stream, durable);
   const out: ReadMessage[] = [];

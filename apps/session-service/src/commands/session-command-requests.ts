@@ -50,7 +50,11 @@ function asMessageError<T>(check: () => T): T {
   } catch (err) {
     if (!(err instanceof InvalidRequestError)) throw err;
     const rename = (s: string) => OPENAI_FIELD_NAMES.reduce((acc, [from, to]) => acc.replace(from, to), s);
-    throw new InvalidRequestError(rename(err.parameter), rename(err.message).replace('send null when the event has no text', 'send some text'), 'invalid_message');
+    throw new InvalidRequestError(
+      rename(err.parameter),
+      rename(err.message).replace('send null when the event has no text', 'send some text'),
+      'invalid_message',
+    );
   }
 }
 

@@ -22,20 +22,36 @@ export function unknownCommand(kind: string): NatsCommandError {
 
 /** 403 `unknown_tenant`: this service does not serve the subject's tenant. */
 export function unknownTenant(tenant: string): NatsCommandError {
-  return new NatsCommandError('unknown_tenant', 403, `tenant ${JSON.stringify(tenant)} is not served here: publish on your own tenant's subjects (open mode serves only "default")`);
+  return new NatsCommandError(
+    'unknown_tenant',
+    403,
+    `tenant ${JSON.stringify(tenant)} is not served here: publish on your own tenant's subjects (open mode serves only "default")`,
+  );
 }
 
 /** 413 `payload_too_large`: the message is larger than MAX_BODY_BYTES. */
 export function payloadTooLarge(bytes: number, limit: number): NatsCommandError {
-  return new NatsCommandError('payload_too_large', 413, `message body is ${bytes} bytes, more than the limit of ${limit} (MAX_BODY_BYTES); split the events into several commands`);
+  return new NatsCommandError(
+    'payload_too_large',
+    413,
+    `message body is ${bytes} bytes, more than the limit of ${limit} (MAX_BODY_BYTES); split the events into several commands`,
+  );
 }
 
 /** 400 `malformed_json` / `malformed_body`: the body is not UTF-8 JSON. */
 export function malformedBody(code: 'malformed_json' | 'malformed_body'): NatsCommandError {
-  return new NatsCommandError(code, 400, code === 'malformed_json' ? 'message body is not valid JSON' : 'the body is not valid UTF-8: send JSON encoded as UTF-8');
+  return new NatsCommandError(
+    code,
+    400,
+    code === 'malformed_json' ? 'message body is not valid JSON' : 'the body is not valid UTF-8: send JSON encoded as UTF-8',
+  );
 }
 
 /** 400 `invalid_subject`: not `<prefix>.commands.<tenant>.<session>.<kind>`. */
 export function invalidSubject(subject: string): NatsCommandError {
-  return new NatsCommandError('invalid_subject', 400, `subject ${JSON.stringify(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`);
+  return new NatsCommandError(
+    'invalid_subject',
+    400,
+    `subject ${JSON.stringify(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`,
+  );
 }

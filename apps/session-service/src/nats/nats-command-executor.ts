@@ -17,7 +17,13 @@ import { deterministicEventId, findInStream, type EventStore } from '@lib/event-
 import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand, type SessionReads } from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
-import { appendEventsCommandFrom, appendMessagesCommandFrom, compactCommandFrom, policyCommandFrom, type AssignClientId } from '../commands/session-command-requests';
+import {
+  appendEventsCommandFrom,
+  appendMessagesCommandFrom,
+  compactCommandFrom,
+  policyCommandFrom,
+  type AssignClientId,
+} from '../commands/session-command-requests';
 import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
 import { NatsCommandError, invalidSubject, malformedBody, payloadTooLarge, unknownCommand, unknownTenant } from './nats-command-errors';
 
