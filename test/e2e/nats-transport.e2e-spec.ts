@@ -113,6 +113,12 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     const cases: Array<{ subject: string; body: unknown; code: string; resultsOf: string }> = [
       { subject: subject('target', 'compact'), body: '{"strategy": {"type": ', code: 'malformed_json', resultsOf: `${prefix}.results.default.target` },
       { subject: subject('target', 'explode'), body: compactBody, code: 'unknown_command', resultsOf: `${prefix}.results.default.target` },
+      {
+        subject: subject('target', 'compact'),
+        body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+        code: 'malformed_body',
+        resultsOf: `${prefix}.results.default.target`,
+      },
       { subject: subject('bad$session', 'compact'), body: compactBody, code: 'invalid_session_id', resultsOf: `${prefix}.results.default.bad$session` },
       {
         subject: subject('x'.repeat(129), 'compact'),
@@ -160,6 +166,27 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       redelivered: 0,
     });
     expect(await harness.service.store.headPosition()).toBe(headBefore);
+  });
+
+  it('with API_KEYS, the tenant comes from the subject: tenants of the keys are served, others rejected', async () => {
+    const keyed = uniquePrefix();
+    const service = await startService({ env: { ...env, NATS_PREFIX: keyed, API_KEYS: 'key-of-tenant-a:tenant-a' }, summarizer });
+    try {
+      const answerTo = async (tenant: string) => {
+        const inbox = createInbox();
+        const sub = nc.subscribe(inbox, { max: 1 });
+        await publishCommand(client.js, commandSubject(keyed, tenant, 'shared-id', 'append'), { events: turns(1) }, { msgId: randomUUID(), replyTo: inbox });
+        for await (const m of sub) return { status: m.headers?.get('Status'), code: m.json<{ code?: string }>().code };
+      };
+      expect(await answerTo('tenant-a')).toEqual({ status: '201', code: undefined });
+      expect(await answerTo('default')).toEqual({ status: '403', code: 'unknown_tenant' });
+      expect(await answerTo('tenant-b')).toEqual({ status: '403', code: 'unknown_tenant' });
+      const log = await service.service.store.readAll({ maxCount: 1000 });
+      expect([...new Set(log.map((e) => e.streamId))]).toEqual(['session-tenant-a.shared-id']);
+    } finally {
+      await service.stop();
+      await deleteStreams(client.jsm, keyed);
+    }
   });
 
   it('a redelivered command is not applied twice (append, policy, compact)', async () => {
