@@ -15,6 +15,7 @@ import { runRecall } from './figures/recall';
 import { runTokenizers } from './figures/tokenizers';
 import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
+import { runPostgresReplicas } from './figures/postgres-replicas';
 import { runNatsCommands } from './figures/nats-commands';
 
 /** Sizes of a run. */
@@ -32,6 +33,9 @@ export interface BenchSizes {
   plannerLiveSessions: number;
   memorySessions: number;
   memoryEventsPerSession: number;
+  /** Seconds of HTTP load per replica count (figure 8). */
+  replicaSeconds: number;
+  /** Sessions and rounds (4 appends + 1 compact each) per transport (figure 9). */
   natsSessions: number;
   natsRounds: number;
 }
@@ -51,6 +55,7 @@ export const QUICK: BenchSizes = {
   plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
+  replicaSeconds: 4,
   natsSessions: 50,
   natsRounds: 1,
 };
@@ -70,11 +75,12 @@ export const FULL: BenchSizes = {
   plannerLiveSessions: 50,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
+  replicaSeconds: 10,
   natsSessions: 200,
   natsRounds: 2,
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -119,7 +125,10 @@ async function main(): Promise<void> {
   );
   await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir: opts.dir }));
   await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir: opts.dir }));
-  await run([8], 'commands per second: NATS JetStream vs HTTP', () => runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }));
+  await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
+    runPostgresReplicas({ clients: sizes.clients, seconds: sizes.replicaSeconds, baselineSeconds: sizes.baselineSeconds }),
+  );
+  await run([9], 'commands per second: NATS JetStream vs HTTP', () => runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }));
   await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
 
   results.sort((a, b) => a.figure - b.figure);

@@ -1,5 +1,5 @@
 /**
- * Figure 8: commands per second through NATS JetStream against the same commands over HTTP, in one
+ * Figure 9: commands per second through NATS JetStream against the same commands over HTTP, in one
  * run on one service instance (embedded SQLite, durable commits). The workload: for each of
  * `sessions` sessions, rounds of 4 appends (one turn each, no client ids) and 1 compact
  * (turn-window, maxTurns 2); HTTP sends them with `clients` concurrent keep-alive connections,
@@ -59,7 +59,7 @@ function workload(label: string, sessions: number, rounds: number): BenchCommand
   return out;
 }
 
-/** Runs figure 8 (see the module doc). */
+/** Runs figure 9 (see the module doc). */
 export async function runNatsCommands(options: NatsCommandsOptions): Promise<FigureResult> {
   const url = process.env.NATS_URL || 'nats://127.0.0.1:4222';
   const title = 'commands per second: NATS JetStream vs HTTP';
@@ -67,7 +67,7 @@ export async function runNatsCommands(options: NatsCommandsOptions): Promise<Fig
   try {
     nc = await connect({ servers: url, timeout: 2000 });
   } catch {
-    return { figure: 8, title, rows: [], skipped: `no NATS server at ${url}` };
+    return { figure: 9, title, rows: [], skipped: `no NATS server at ${url}` };
   }
   const prefix = `bench${randomBytes(4).toString('hex')}`;
   const names = natsNames(prefix);
@@ -77,7 +77,7 @@ export async function runNatsCommands(options: NatsCommandsOptions): Promise<Fig
     // HTTP: `clients` workers take the next command in order (each session's commands stay in order per worker pick).
     const http = new JsonClient(running.port, options.clients + 2);
     const overHttp = workload('http', options.sessions, options.rounds);
-    progress(`figure 8: ${overHttp.length} commands over HTTP`);
+    progress(`figure 9: ${overHttp.length} commands over HTTP`);
     let next = 0;
     let httpErrors = 0;
     const httpStart = nowMs();
@@ -96,7 +96,7 @@ export async function runNatsCommands(options: NatsCommandsOptions): Promise<Fig
 
     // NATS: publish everything, count the answers.
     const overNats = workload('nats', options.sessions, options.rounds);
-    progress(`figure 8: ${overNats.length} commands over NATS`);
+    progress(`figure 9: ${overNats.length} commands over NATS`);
     const js = jetstream(nc);
     const encoder = new TextEncoder();
     let natsErrors = 0;
@@ -120,11 +120,11 @@ export async function runNatsCommands(options: NatsCommandsOptions): Promise<Fig
     const httpRate = overHttp.length / httpSeconds;
     const natsRate = overNats.length / natsSeconds;
     return {
-      figure: 8,
+      figure: 9,
       title,
       rows: [
         {
-          figure: 8,
+          figure: 9,
           metric: `commands/s through NATS JetStream (${overNats.length} commands, ${options.sessions} sessions)`,
           value: round(natsRate, 0),
           baseline: round(httpRate, 0),
