@@ -51,7 +51,7 @@ import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
-import { buildCheckpoint } from './session-checkpoint';
+import { buildSnapshot } from './session-snapshot';
 import { SessionStateCache } from './session-state-cache';
 import { compactionParamsKey } from './compaction-params';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
@@ -402,11 +402,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       };
       payloads.push({ type: SUMMARY_INSERTED, data });
     }
-    // The state after the pass, folded with the revisions these events will get, for the checkpoint.
+    // The state after the pass, folded with the revisions these events will get, for the session snapshot.
     const after = cloneSessionWindow(state);
     let revision = state.revision!;
     for (const p of payloads) evolveSessionWindow(after, { ...p, revision: ++revision });
-    const checkpoint = buildCheckpoint(after, state.consecutiveFailures);
+    const snapshot = buildSnapshot(after, state.consecutiveFailures);
     const figuresAfter = triggerFigures(costedWindow(after, command.estimator));
     const common = {
       compactionId,
@@ -416,7 +416,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       basedOnRevision: basedOn.toString(),
       origin: command.origin,
       paramsKey,
-      checkpoint,
+      checkpoint: snapshot,
     };
     if (result.outcome === 'failed') {
       const data: CompactionFailedData = {
