@@ -63,9 +63,10 @@ export class DuplicateEventIdConflictError extends SessionError {
 export class UnknownToolCallError extends SessionError {
   readonly code = 'unknown_tool_call';
   readonly status = 422;
-  constructor(field: string, toolCallId: string) {
-    super(`${field}: tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, {
-      field,
+  /** `parameter`: the JSON path of the response's call id in the request. */
+  constructor(parameter: string, toolCallId: string) {
+    super(`${parameter}: tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, {
+      parameter,
       toolCallId,
     });
   }
@@ -75,8 +76,9 @@ export class UnknownToolCallError extends SessionError {
 export class ToolCallConflictError extends SessionError {
   readonly code = 'tool_call_conflict';
   readonly status = 422;
-  constructor(field: string, message: string) {
-    super(message, { field });
+  /** `parameter`: the JSON path of the offending call id in the request. */
+  constructor(parameter: string, message: string) {
+    super(message, { parameter });
   }
 }
 

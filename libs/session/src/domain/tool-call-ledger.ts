@@ -31,16 +31,19 @@ export class ToolCallLedger {
   }
 
   /**
-   * Checks one new event against the ledger and records it. `field` is its JSON path for messages.
+   * Checks one new event against the ledger and records it. `field` is its JSON path in the
+   * request for error messages (`events[2]`), or a function naming a native field path under it
+   * in the request's own terms (`.toolCalls[0].id` → `messages[2].tool_calls[0].id`).
    * @throws UnknownToolCallError (422) for a response to a call that is not in the session.
    * @throws ToolCallConflictError (422) for a repeated or still-open call id, or a second answer.
    * A response's `name` is not checked against the call's: providers do not require it to match.
    */
-  accept(event: SessionEvent, field: string): void {
+  accept(event: SessionEvent, field: string | ((nativePath: string) => string)): void {
+    const path = typeof field === 'string' ? (p: string) => `${field}${p}` : field;
     if (event.type === 'assistant') {
       const inEvent = new Set<string>();
       (event.toolCalls ?? []).forEach((c, i) => {
-        const at = `${field}.toolCalls[${i}].id`;
+        const at = path(`.toolCalls[${i}].id`);
         if (inEvent.has(c.id)) throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} appears twice in this event; give each call its own id`);
         if (this.calls.get(c.id)?.answered === false) {
           throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} is still waiting for its tool response; answer it before reusing the id`);
@@ -52,11 +55,11 @@ export class ToolCallLedger {
     if (event.type === 'tool') {
       const inEvent = new Set<string>();
       event.responses.forEach((r, i) => {
-        const at = `${field}.responses[${i}]`;
+        const at = path(`.responses[${i}].toolCallId`);
         const call = this.calls.get(r.toolCallId);
-        if (!call) throw new UnknownToolCallError(`${at}.toolCallId`, r.toolCallId);
+        if (!call) throw new UnknownToolCallError(at, r.toolCallId);
         if (call.answered || inEvent.has(r.toolCallId)) {
-          throw new ToolCallConflictError(`${at}.toolCallId`, `${at}.toolCallId: call ${JSON.stringify(r.toolCallId)} is already answered; a call takes one response`);
+          throw new ToolCallConflictError(at, `${at}: call ${JSON.stringify(r.toolCallId)} is already answered; a call takes one response`);
         }
         inEvent.add(r.toolCallId);
       });

@@ -25,6 +25,11 @@ export interface EventToAppend {
   metadata?: Record<string, unknown>;
   /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
   field: string;
+  /**
+   * Names a native field path under this event (`.toolCalls[0].id`) in the request's own terms,
+   * when they differ from the native shape (OpenAI messages); default: `field` + the path.
+   */
+  pathOf?: (nativePath: string) => string;
 }
 
 /** Append `events` to `sessionId` of `tenantId`. `expectedRevision` default `'any'`. */
@@ -85,7 +90,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     }
     const state = await this.sessions.load(key);
     const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
-    for (const e of events) ledger.accept(e.event, e.field);
+    for (const e of events) ledger.accept(e.event, e.pathOf ?? e.field);
     const userId = command.userId ?? undefined;
     const data: EventData[] = events.map((e) => {
       const payload: ConversationEventData = {
