@@ -59,7 +59,7 @@ const conversation = fc
 // ---- native events ---------------------------------------------------------------------------
 
 /** Text with its parts (the text is the parts concatenated), or a plain text. */
-const nativeText = fc.oneof(text.map((t) => ({ text: t })), partsOf.map((parts) => ({ text: parts.join(''), textParts: parts })));
+const nativeText: fc.Arbitrary<{ text: string; textParts?: string[] }> = fc.oneof(text.map((t) => ({ text: t })), partsOf.map((parts) => ({ text: parts.join(''), textParts: parts })));
 const asSent = (t: { text: string; textParts?: string[] }, n: string | undefined) => ({ ...t, ...(n === undefined ? {} : { name: n }) });
 
 /** A metadata object as JSON text, with keys a naive copy would lose (`__proto__`) or confuse. */
