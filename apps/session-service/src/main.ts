@@ -1,7 +1,10 @@
 /**
  * Starts the service: `npm start`. Configuration from the environment (see README); prints the
- * URL, the API docs URL, the store in use, and whether it runs in open development mode.
+ * URL, the API docs URL, the store in use, and whether it runs in open development mode: as
+ * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
+ * whatever `LOG_LEVEL` says) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
  */
+import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
 import { createSessionService } from './create-session-service';
 
@@ -27,7 +30,11 @@ async function main(): Promise<void> {
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
       : `API keys required for /v1 (${config.apiKeys.size} configured)`,
   ];
-  process.stdout.write(lines.join('\n') + '\n');
+  if (config.logFormat === 'pretty') process.stdout.write(lines.join('\n') + '\n');
+  else {
+    const banner = pino({ level: 'info' }, pino.destination({ dest: 1, sync: true }));
+    for (const line of lines) banner.info(line);
+  }
 }
 
 main().catch((err: Error) => {
