@@ -25,11 +25,13 @@ const MAIN_JS = path.join('dist', 'apps', 'session-service', 'src', 'main.js');
 async function startTimed(cwd: string, dataDir: string, env: Record<string, string>): Promise<{ svc: ServiceProcess; ms: number }> {
   const t0 = performance.now();
   const svc = await spawnService({ dataDir, cwd, command: ['npm', 'start'], env: { TS_NODE_TRANSPILE_ONLY: '', ...env }, readyTimeoutMs: 240_000 });
-  for (;;) {
+  for (let attempt = 0; attempt < 500; attempt++) {
     const health = await call(svc.url, 'GET', '/health').catch(() => null);
     if (health?.status === 200) return { svc, ms: performance.now() - t0 };
     await new Promise((r) => setTimeout(r, 20));
   }
+  await svc.kill();
+  throw new Error(`no answer from ${svc.url}/health\n${svc.stdout()}`);
 }
 
 /** stdout lines that are not npm's script header. */

@@ -104,7 +104,7 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
       reject(new Error(`service did not start within ${options.readyTimeoutMs ?? 90_000} ms\nstdout:\n${out}\nstderr:\n${err}`));
     }, options.readyTimeoutMs ?? 90_000);
     const onData = () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) {
         cleanup();
         resolve(m[1]);
