@@ -22,13 +22,14 @@ async function main(): Promise<void> {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
   const storeLine = config.kurrentDbConnectionString ? 'KurrentDB (KURRENTDB_CONNECTION_STRING)' : `embedded SQLite in ${config.dataDir}`;
+  // The "listening on" line last: whoever waits for it (tests, scripts) has seen the others.
   const lines = [
-    `session memory compaction service listening on ${url}`,
-    `API docs: ${url}/docs`,
     `store: ${storeLine}; summarizer: ${service.summarizer.identity.kind} (${service.summarizer.identity.model})`,
     config.apiKeys.size === 0
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
       : `API keys required for /v1 (${config.apiKeys.size} configured)`,
+    `API docs: ${url}/docs`,
+    `session memory compaction service listening on ${url}`,
   ];
   if (config.logFormat === 'pretty') process.stdout.write(lines.join('\n') + '\n');
   else {
