@@ -28,12 +28,12 @@ function markedBlocks(markdown: string): MarkedBlock[] {
   let heading = '(top)';
   const lines = markdown.split('\n');
   for (let i = 0; i < lines.length; i++) {
-    if (/^#{1,6} /.test(lines[i]!)) heading = lines[i]!.replace(/^#+ /, '');
-    const marker = /^<!-- readme-test: (.+?) -->$/.exec(lines[i]!);
+    if (/^#{1,6} /.test(lines[i])) heading = lines[i].replace(/^#+ /, '');
+    const marker = /^<!-- readme-test: (.+?) -->$/.exec(lines[i]);
     if (!marker) continue;
     if (!/^```(bash|sh|shell)$/.test(lines[i + 1] ?? '')) throw new Error(`README: the readme-test marker under "${heading}" is not followed by a shell block`);
     const end = lines.indexOf('```', i + 2);
-    blocks.push({ marker: marker[1]!, heading, code: lines.slice(i + 2, end).join('\n') });
+    blocks.push({ marker: marker[1], heading, code: lines.slice(i + 2, end).join('\n') });
     i = end;
   }
   return blocks;
@@ -45,7 +45,8 @@ function runBlock(block: MarkedBlock, base: string, code = block.code): Promise<
   return new Promise((resolve, reject) => {
     // Asynchronous: the service answers from this process.
     execFile('bash', ['-c', script], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`README block under "${block.heading}" failed (${err.message.split('\n')[0]}):\n${stderr}\n--- stdout:\n${stdout.slice(-4000)}`));
+      if (err)
+        reject(new Error(`README block under "${block.heading}" failed (${err.message.split('\n')[0]}):\n${stderr}\n--- stdout:\n${stdout.slice(-4000)}`));
       else resolve(stdout);
     });
   });
@@ -69,8 +70,14 @@ describe('README examples, as pasted', () => {
   });
 
   it('marks the Try it block and the API keys block, and no marked block holds a <placeholder>', () => {
-    expect(blocks.map((b) => [b.marker, b.heading])).toEqual(expect.arrayContaining([['run', 'Try it'], ['run with API_KEYS', 'API keys']]));
-    for (const b of blocks) expect({ heading: b.heading, placeholders: b.code.match(/<[a-zA-Z][^>\n]*>/g) }).toEqual({ heading: b.heading, placeholders: null });
+    expect(blocks.map((b) => [b.marker, b.heading])).toEqual(
+      expect.arrayContaining([
+        ['run', 'Try it'],
+        ['run with API_KEYS', 'API keys'],
+      ]),
+    );
+    for (const b of blocks)
+      expect({ heading: b.heading, placeholders: b.code.match(/<[a-zA-Z][^>\n]*>/g) }).toEqual({ heading: b.heading, placeholders: null });
     expect(blocks.every((b) => ['run', 'run with API_KEYS'].includes(b.marker))).toBe(true);
   });
 
@@ -88,19 +95,22 @@ describe('README examples, as pasted', () => {
 
   it('starts with the API_KEYS the README shows, and runs the block with a key', async () => {
     const [block] = blocks.filter((b) => b.marker === 'run with API_KEYS');
-    const keys = /API_KEYS='([^']+)' npm start/.exec(block!.code)?.[1];
+    const keys = /API_KEYS='([^']+)' npm start/.exec(block.code)?.[1];
     expect(keys).toBeDefined();
     const harness = await startService({ env: { API_KEYS: keys! } });
     harnesses.push(harness);
     const base = await listen(harness);
-    const rest = block!.code.split('\n').filter((line) => !/npm start/.test(line)).join('\n');
-    await runBlock(block!, base, rest);
+    const rest = block.code
+      .split('\n')
+      .filter((line) => !/npm start/.test(line))
+      .join('\n');
+    await runBlock(block, base, rest);
     // and without a key the same route is refused: keys are really on
-    await expect(runBlock(block!, base, rest.replace(/ -H 'Authorization: [^']*'/g, ''))).rejects.toThrow(/unauthorized/);
+    await expect(runBlock(block, base, rest.replace(/ -H 'Authorization: [^']*'/g, ''))).rejects.toThrow(/unauthorized/);
   });
 
   it('every API_KEYS value the README shows is accepted at start-up', () => {
-    const values = [...README.matchAll(/API_KEYS='([^']+)'/g)].map((m) => m[1]!);
+    const values = [...README.matchAll(/API_KEYS='([^']+)'/g)].map((m) => m[1]);
     expect(values.length).toBeGreaterThanOrEqual(2);
     for (const value of values) expect(() => loadServiceConfig({ API_KEYS: value })).not.toThrow();
   });

@@ -22,21 +22,32 @@ const partsOf = fc.array(text, { minLength: 1, maxLength: 3 });
 
 // ---- OpenAI messages -------------------------------------------------------------------------
 
-const content = fc.oneof(text, partsOf.map((parts) => parts.map((t) => ({ type: 'text', text: t }))));
+const content = fc.oneof(
+  text,
+  partsOf.map((parts) => parts.map((t) => ({ type: 'text', text: t }))),
+);
 const withName = <T extends object>(m: T, n: string | undefined) => (n === undefined ? m : { ...m, name: n });
 
 const userMessage = fc.tuple(content, maybe(name)).map(([c, n]) => [withName({ role: 'user', content: c }, n)]);
-const assistantText = fc.tuple(content, maybe(name), maybe(text)).map(([c, n, refusal]) => [withName({ role: 'assistant', content: c, ...(refusal ? { refusal } : {}) }, n)]);
+const assistantText = fc
+  .tuple(content, maybe(name), maybe(text))
+  .map(([c, n, refusal]) => [withName({ role: 'assistant', content: c, ...(refusal ? { refusal } : {}) }, n)]);
 const assistantRefusal = fc.tuple(text, maybe(name)).map(([refusal, n]) => [withName({ role: 'assistant', content: null, refusal }, n)]);
 /** An assistant message with calls, then one tool message per call in call order. Ids are fixed up later. */
 const assistantCalls = fc
   .tuple(
     fc.option(content, { nil: null }),
     maybe(name),
-    fc.array(fc.tuple(fc.stringMatching(/^[a-z_]{1,10}$/), fc.string({ maxLength: 20 }), content, maybe(fc.stringMatching(/^[a-z_]{1,10}$/))), { minLength: 1, maxLength: 3 }),
+    fc.array(fc.tuple(fc.stringMatching(/^[a-z_]{1,10}$/), fc.string({ maxLength: 20 }), content, maybe(fc.stringMatching(/^[a-z_]{1,10}$/))), {
+      minLength: 1,
+      maxLength: 3,
+    }),
   )
   .map(([c, n, calls]) => [
-    withName({ role: 'assistant', content: c, tool_calls: calls.map(([fn, args]) => ({ id: '', type: 'function', function: { name: fn, arguments: args } })) }, n),
+    withName(
+      { role: 'assistant', content: c, tool_calls: calls.map(([fn, args]) => ({ id: '', type: 'function', function: { name: fn, arguments: args } })) },
+      n,
+    ),
     ...calls.map(([, , answer, toolName]) => withName({ role: 'tool', tool_call_id: '', content: answer }, toolName)),
   ]);
 
@@ -59,31 +70,54 @@ const conversation = fc
 // ---- native events ---------------------------------------------------------------------------
 
 /** Text with its parts (the text is the parts concatenated), or a plain text. */
-const nativeText: fc.Arbitrary<{ text: string; textParts?: string[] }> = fc.oneof(text.map((t) => ({ text: t })), partsOf.map((parts) => ({ text: parts.join(''), textParts: parts })));
+const nativeText: fc.Arbitrary<{ text: string; textParts?: string[] }> = fc.oneof(
+  text.map((t) => ({ text: t })),
+  partsOf.map((parts) => ({ text: parts.join(''), textParts: parts })),
+);
 const asSent = (t: { text: string; textParts?: string[] }, n: string | undefined) => ({ ...t, ...(n === undefined ? {} : { name: n }) });
 
 /** A metadata object as JSON text, with keys a naive copy would lose (`__proto__`) or confuse. */
 const metadataJson = fc
-  .uniqueArray(fc.tuple(fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty'), fc.string({ maxLength: 8 })), fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(JSON.parse('{"__proto__":1}') as unknown))), {
-    maxLength: 5,
-    selector: ([key]) => key,
-  })
+  .uniqueArray(
+    fc.tuple(
+      fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty'), fc.string({ maxLength: 8 })),
+      fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(JSON.parse('{"__proto__":1}') as unknown)),
+    ),
+    {
+      maxLength: 5,
+      selector: ([key]) => key,
+    },
+  )
   .map((entries) => `{${entries.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',')}}`);
 
-const extras = fc.record({ metadata: maybe(metadataJson), createdAt: maybe(fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString())) });
+const extras = fc.record({
+  metadata: maybe(metadataJson),
+  createdAt: maybe(fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString())),
+});
 
 const nativeBlock = fc.oneof(
-  fc.tuple(fc.constantFrom('user', 'system'), fc.option(nativeText, { nil: null }), maybe(name)).map(([type, t, n]) => [t === null ? { type, text: null, ...(n ? { name: n } : {}) } : { type, ...asSent(t, n) }]),
+  fc
+    .tuple(fc.constantFrom('user', 'system'), fc.option(nativeText, { nil: null }), maybe(name))
+    .map(([type, t, n]) => [t === null ? { type, text: null, ...(n ? { name: n } : {}) } : { type, ...asSent(t, n) }]),
   fc.tuple(nativeText, maybe(name), maybe(text)).map(([t, n, refusal]) => [{ type: 'assistant', ...asSent(t, n), ...(refusal ? { refusal } : {}) }]),
   fc.tuple(text, text).map(([shadowPrompt, t]) => [{ type: 'summary', shadowPrompt, text: t }]),
   fc
-    .tuple(fc.option(nativeText, { nil: null }), fc.array(fc.tuple(fc.stringMatching(/^[a-z_]{1,10}$/), fc.string({ maxLength: 20 }), nativeText), { minLength: 1, maxLength: 3 }), maybe(name))
+    .tuple(
+      fc.option(nativeText, { nil: null }),
+      fc.array(fc.tuple(fc.stringMatching(/^[a-z_]{1,10}$/), fc.string({ maxLength: 20 }), nativeText), { minLength: 1, maxLength: 3 }),
+      maybe(name),
+    )
     .map(([t, calls, toolName]) => [
       { type: 'assistant', ...(t === null ? { text: null } : t), toolCalls: calls.map(([fn, args]) => ({ id: '', name: fn, arguments: args })) },
       {
         type: 'tool',
         ...(toolName ? { name: toolName } : {}),
-        responses: calls.map(([fn, , answer]) => ({ toolCallId: '', name: fn, data: answer.text, ...(answer.textParts ? { dataParts: answer.textParts } : {}) })),
+        responses: calls.map(([fn, , answer]) => ({
+          toolCallId: '',
+          name: fn,
+          data: answer.text,
+          ...(answer.textParts ? { dataParts: answer.textParts } : {}),
+        })),
       },
     ]),
 );
@@ -98,8 +132,8 @@ const nativeConversation = fc.array(fc.tuple(nativeBlock, fc.array(extras, { min
     block.forEach((event: Message, i) => {
       const id = `e${e++}`;
       if (Array.isArray(event.toolCalls)) for (const c of event.toolCalls as Message[]) calls.push(Object.assign(c, { id: `call_${k++}` }));
-      if (Array.isArray(event.responses)) (event.responses as Message[]).forEach((r, j) => (r.toolCallId = calls[j]!.id));
-      const { metadata, createdAt } = blockExtras[i]!;
+      if (Array.isArray(event.responses)) (event.responses as Message[]).forEach((r, j) => (r.toolCallId = calls[j].id));
+      const { metadata, createdAt } = blockExtras[i];
       if (metadata !== undefined) metadataOf.set(id, metadata);
       events.push({ id, ...event, ...(createdAt ? { createdAt } : {}) });
     });
@@ -145,7 +179,14 @@ describe('what goes in comes out (HTTP)', () => {
   it('examples from the issue: text parts, name, refusal', async () => {
     const messages = [
       { role: 'system', content: 'be brief', name: 'ops' },
-      { role: 'user', content: [{ type: 'text', text: 'hello ' }, { type: 'text', text: 'world' }], name: 'alice' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hello ' },
+          { type: 'text', text: 'world' },
+        ],
+        name: 'alice',
+      },
       { role: 'assistant', content: null, refusal: 'I cannot help with that.' },
     ];
     const appended = await harness.http().post('/v1/sessions/issue-examples/messages').send({ messages }).expect(201);
@@ -167,12 +208,16 @@ describe('what goes in comes out (HTTP)', () => {
         const strip = ({ tokens: _t, revision: _r, createdAt: _c, compactionId: _k, ...event }: Message) => event;
         const sent = events.map(({ createdAt: _c, ...event }) => event);
         expect(window.body.events.map(strip)).toEqual(sent);
-        const log = await harness.http().get(`${session}/events`).buffer(true).parse((res, done) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (body += d));
-          res.on('end', () => done(null, body));
-        });
+        const log = await harness
+          .http()
+          .get(`${session}/events`)
+          .buffer(true)
+          .parse((res, done) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (body += d));
+            res.on('end', () => done(null, body));
+          });
         // JSON.parse keeps a `__proto__` key as an own property (superagent's parser may not).
         const entries = (JSON.parse(log.body as unknown as string) as { events: Array<{ data: Message }> }).events.map((e) => e.data);
         expect(entries.map((d) => d.event)).toEqual(sent);
@@ -180,8 +225,11 @@ describe('what goes in comes out (HTTP)', () => {
           // Byte for byte as JSON.parse reads it: JavaScript objects list integer-like keys first.
           const sentMetadata = metadataOf.get(event.id as string);
           const metadata = sentMetadata === undefined ? undefined : JSON.stringify(JSON.parse(sentMetadata));
-          expect({ id: event.id, metadata: entries[i]!.metadata === undefined ? undefined : JSON.stringify(entries[i]!.metadata) }).toEqual({ id: event.id, metadata });
-          expect(entries[i]!.createdAt).toBe(event.createdAt);
+          expect({ id: event.id, metadata: entries[i].metadata === undefined ? undefined : JSON.stringify(entries[i].metadata) }).toEqual({
+            id: event.id,
+            metadata,
+          });
+          expect(entries[i].createdAt).toBe(event.createdAt);
         }
       }),
       { numRuns: RUNS },
@@ -191,12 +239,16 @@ describe('what goes in comes out (HTTP)', () => {
   it('a __proto__ metadata key is stored verbatim', async () => {
     const body = '{"events":[{"id":"m1","type":"user","text":"hi","metadata":{"__proto__":{"admin":true},"b":[1,{"__proto__":null}]}}]}';
     await harness.http().post('/v1/sessions/proto/events').set('content-type', 'application/json').send(body).expect(201);
-    const log = await harness.http().get('/v1/sessions/proto/events').buffer(true).parse((res, done) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => done(null, text));
-    });
+    const log = await harness
+      .http()
+      .get('/v1/sessions/proto/events')
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => done(null, text));
+      });
     expect(log.text ?? (log.body as unknown as string)).toContain('"metadata":{"__proto__":{"admin":true},"b":[1,{"__proto__":null}]}');
   });
 });

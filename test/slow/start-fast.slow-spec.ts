@@ -57,7 +57,8 @@ describe('npm start: build once, start fast, readable logs', () => {
     expect(fs.existsSync(path.join(root, 'dist'))).toBe(false);
     const first = await startTimed(root, path.join(root, 'data1'), { LOG_LEVEL: 'info' });
     procs.push(first.svc);
-    for (let i = 0; i < 3; i++) expect((await call(first.svc.url, 'POST', '/v1/sessions/s1/events', { events: [{ type: 'user', text: 'hello' }] })).status).toBe(201);
+    for (let i = 0; i < 3; i++)
+      expect((await call(first.svc.url, 'POST', '/v1/sessions/s1/events', { events: [{ type: 'user', text: 'hello' }] })).status).toBe(201);
     expect((await call(first.svc.url, 'GET', '/v1/sessions/s1/window')).status).toBe(200);
     await first.svc.stop();
     const built = fs.statSync(path.join(root, MAIN_JS)).mtimeMs;
@@ -72,7 +73,9 @@ describe('npm start: build once, start fast, readable logs', () => {
         throw new Error(`stdout line is not JSON: ${line.slice(0, 200)}`);
       }
     });
-    expect(records.map((r) => r.msg)).toEqual(expect.arrayContaining([expect.stringMatching(/^session memory compaction service listening on http:/), expect.stringMatching(/^open development mode/)]));
+    expect(records.map((r) => r.msg)).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^session memory compaction service listening on http:/), expect.stringMatching(/^open development mode/)]),
+    );
     expect(first.svc.stdout()).not.toContain('request completed');
     expect(first.svc.stdout()).not.toContain('/v1/sessions/s1');
 

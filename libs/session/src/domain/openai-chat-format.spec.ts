@@ -250,7 +250,7 @@ describe('eventsToOpenAiMessages', () => {
       call('c3', 'y'),
     ];
     const messages = eventsToOpenAiMessages(events);
-    expect(messages.map((m) => (m.role === 'tool' ? `tool:${m.content}` : m.role))).toEqual(['user', 'assistant', 'tool:first', 'assistant', 'assistant', 'tool:second', 'user', 'assistant']);
+    expect(messages.map((m) => (m.role === 'tool' ? `tool:${JSON.stringify(m.content)}` : m.role))).toEqual(['user', 'assistant', 'tool:"first"', 'assistant', 'assistant', 'tool:"second"', 'user', 'assistant']);
     expect(validateOpenAiWindow(messages)).toEqual([]);
     // As stored (answer after the interrupting assistant message), a provider would refuse it.
     const asStored = [
