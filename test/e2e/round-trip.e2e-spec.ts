@@ -198,6 +198,18 @@ describe('what goes in comes out (HTTP)', () => {
     expect(openai.body.messages).toEqual(messages);
   });
 
+  it('a notice (a system message named "notice", DESIGN §3.1) keeps its name', async () => {
+    const messages = [
+      { role: 'system', content: 'You are a travel agent.' },
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: 'A file arrived: plan.pdf', name: 'notice' },
+    ];
+    const appended = await harness.http().post('/v1/sessions/notice/messages').send({ messages }).expect(201);
+    const window = await harness.http().get(`/v1/sessions/notice/window?format=openai&minPosition=${appended.body.position}`).expect(200);
+    const notices = (window.body.messages as Message[]).filter((m) => m.content === 'A file arrived: plan.pdf');
+    expect(notices).toEqual([{ role: 'system', content: 'A file arrived: plan.pdf', name: 'notice' }]);
+  });
+
   it('native events come back unchanged from the window and the log, metadata byte for byte', async () => {
     await fc.assert(
       fc.asyncProperty(nativeConversation, async ({ events, metadataOf }) => {
