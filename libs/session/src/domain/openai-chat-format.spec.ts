@@ -312,9 +312,9 @@ describe('notices (DESIGN §3.1)', () => {
     ]);
     expect(events).toEqual([
       { id: 's', type: 'system', text: 'rules' },
-      { id: 'n1', type: 'system', text: 'file arrived', notice: true },
-      { id: 'n2', type: 'system', text: 'reminder', notice: true },
-      { id: 'd', type: 'system', text: 'more rules' },
+      { id: 'n1', type: 'system', text: 'file arrived', name: 'notice', notice: true },
+      { id: 'n2', type: 'system', text: 'reminder', name: 'notice', notice: true },
+      { id: 'd', type: 'system', text: 'more rules', name: 'other' },
     ]);
   });
 
