@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import openapiTS, { astToString } from 'openapi-typescript';
+import { execFileSync } from 'node:child_process';
 import { loadServiceConfig } from '../../../apps/session-service/src/config/service-config';
 import { createSessionService } from '../../../apps/session-service/src/create-session-service';
 
@@ -39,8 +39,21 @@ export async function fetchServiceOpenApiDocument(): Promise<Record<string, unkn
   }
 }
 
-/** The TypeScript source of the client's types for an OpenAPI document. */
-export async function clientTypesSource(document: Record<string, unknown>): Promise<string> {
-  const ast = await openapiTS(document as never, { alphabetize: true });
-  return HEADER + astToString(ast);
+/**
+ * The TypeScript source of the client's types for an OpenAPI document: the openapi-typescript
+ * CLI (run as a child process: it is an ES module, which jest cannot load) on a temporary copy.
+ * @throws Error with the CLI's output when it fails.
+ */
+export function clientTypesSource(document: Record<string, unknown>): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'client-types-'));
+  try {
+    const input = path.join(dir, 'openapi.json');
+    const output = path.join(dir, 'openapi-types.ts');
+    fs.writeFileSync(input, JSON.stringify(document));
+    const cli = path.join(path.dirname(require.resolve('openapi-typescript/package.json')), 'bin', 'cli.js');
+    execFileSync(process.execPath, [cli, input, '--output', output, '--alphabetize'], { stdio: 'pipe' });
+    return HEADER + fs.readFileSync(output, 'utf8');
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { CLIENT_TYPES_FILE, clientTypesSource, fetchServiceOpenApiDocument } from './client-types';
 
 async function main(): Promise<void> {
-  const source = await clientTypesSource(await fetchServiceOpenApiDocument());
+  const source = clientTypesSource(await fetchServiceOpenApiDocument());
   fs.writeFileSync(CLIENT_TYPES_FILE, source);
   process.stdout.write(`wrote ${CLIENT_TYPES_FILE}\n`);
 }

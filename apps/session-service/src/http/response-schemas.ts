@@ -196,6 +196,7 @@ export const CompactionHistoryItemSchema = named(
     tokensAfter: count,
     tokensSaved: z.number().int(),
     archivedIds: z.array(z.string()),
+    keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
     summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
     summarizer: z.strictObject({ kind: z.string(), model: z.string(), calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) }).nullable(),
     durationMs: z.number().min(0).nullable(),

@@ -30,6 +30,8 @@ export interface CompactionHistoryItem {
   tokensSaved: number;
   /** Ids archived by this decision, in order (old summaries and superseded system messages included). */
   archivedIds: string[];
+  /** Events in the window after the pass (the new summary included); null for failures. */
+  keptCount: number | null;
   /** The summary it inserted, or null. */
   summary: { id: string; text: string; coveredIds: string[] } | null;
   /** The summarizer that wrote the summary (or failed to), or null when none was called. */
@@ -62,6 +64,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     tokensAfter: failed ? failure.tokensBefore : completed.tokensAfter,
     tokensSaved: failed ? 0 : completed.tokensEstimatedSaved,
     archivedIds: record.archivedIds,
+    keptCount: failed ? null : completed.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
     summarizer: identity
       ? { kind: identity.kind, model: identity.model, calls: identity.calls, usage: { promptTokens: identity.promptTokens, completionTokens: identity.completionTokens } }
