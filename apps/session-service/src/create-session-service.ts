@@ -16,6 +16,7 @@ import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarize
 import { AppModule } from './app.module';
 import { rejectInvalidUtf8, requireJsonBody } from './http/require-json.middleware';
 import { buildOpenApiDocument } from './http/openapi-document';
+import { UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 
 /** A built service. `close()` stops the app, then closes the read models and the store. */
@@ -57,6 +58,8 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   // express.json directly: Nest's useBodyParser does not take a `verify` hook.
   app.use(json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false, verify: rejectInvalidUtf8 }));
   app.enableShutdownHooks();
+  // The audit page: static files, no key needed to load them (its API calls carry the key).
+  app.useStaticAssets(uiDirectory(), { prefix: UI_PREFIX, index: 'index.html' });
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   await app.init();
