@@ -100,8 +100,7 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
     expect(await hit.innerText()).toContain('archived by');
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline-full.png'), fullPage: true });
-    await page.locator('#diff').scrollIntoViewIfNeeded();
-    await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png') });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png'), fullPage: true, clip: { x: 0, y: 0, width: 1440, height: 1600 } });
     expect(fs.statSync(path.join(SCREENSHOTS, 'timeline.png')).size).toBeGreaterThan(10_000);
   });
 });

@@ -481,12 +481,11 @@ async function renderSession(sessionId, selected) {
       { class: `clickable${c.compactionId === selected ? ' selected' : ''}`, 'data-compaction': c.compactionId, onclick: () => select(c.compactionId) },
       h('td', { class: 'num' }, i + 1),
       h('td', { title: c.compactionId }, short(c.compactionId)),
-      h('td', {}, c.outcome),
-      h('td', {}, c.origin),
+      h('td', {}, c.outcome, c.origin === 'auto' ? h('span', { class: 'badge' }, 'auto') : null),
       h('td', {}, c.strategy.type),
       h('td', { class: 'num' }, `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)}`),
       h('td', { class: 'num' }, c.archivedIds.length),
-      h('td', {}, when(c.at)),
+      h('td', { title: when(c.at) }, when(c.at).slice(11)),
     ),
   );
   main.replaceChildren(
@@ -524,7 +523,7 @@ async function renderSession(sessionId, selected) {
             : h(
                 'table',
                 { id: 'compactions' },
-                h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'id'), h('th', {}, 'outcome'), h('th', {}, 'origin'), h('th', {}, 'strategy'), h('th', { class: 'num' }, 'tokens'), h('th', { class: 'num' }, 'archived'), h('th', {}, 'at (UTC)'))),
+                h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'id'), h('th', {}, 'outcome'), h('th', {}, 'strategy'), h('th', { class: 'num' }, 'tokens'), h('th', { class: 'num' }, 'archived'), h('th', {}, 'at (UTC)'))),
                 h('tbody', {}, rows),
               ),
         ),
