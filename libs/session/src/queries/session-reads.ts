@@ -20,10 +20,9 @@ import { listLog } from '../read-side/queries/session-log-query';
 import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
 import { jsonSafe } from './json-safe';
 
-/** 503: the projection did not reach `minPosition` within the wait limit. */
+/** The projection did not reach `minPosition` within the wait limit. */
 export class ProjectionBehindError extends SessionError {
   readonly code = 'projection_behind';
-  readonly status = 503;
   constructor(position: bigint, checkpoint: bigint) {
     super(`the read models have not reached position ${position} yet (they are at ${checkpoint}); retry shortly`, {
       minPosition: position.toString(),
