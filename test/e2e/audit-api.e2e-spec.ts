@@ -83,9 +83,9 @@ describe('audit API', () => {
       // Writes between pages: a new session, and more events in one already listed and one not yet listed.
       if (pages === 1) {
         await append(a, 'list-new', ['arrived while paging']);
-        await append(a, page.sessions[0]!.sessionId, ['again']);
+        await append(a, page.sessions[0].sessionId, ['again']);
         await append(a, 'list-0', ['moved to the front']);
-        touched.add('list-new').add(page.sessions[0]!.sessionId).add('list-0');
+        touched.add('list-new').add(page.sessions[0].sessionId).add('list-0');
       }
     } while (cursor);
 
@@ -98,32 +98,50 @@ describe('audit API', () => {
     expect(positions).toEqual([...positions].sort((x, y) => (x > y ? -1 : x < y ? 1 : 0)));
 
     const now = await listAll();
-    expect(now.sessions[0]!.sessionId).toBe('list-0');
+    expect(now.sessions[0].sessionId).toBe('list-0');
     expect((await listAll({ userId: 'alice' })).sessions.map((s) => s.sessionId).sort()).toEqual(['list-0', 'list-2', 'list-4', 'list-6']);
-    const since = now.sessions[1]!.lastActivityAt;
+    const since = now.sessions[1].lastActivityAt;
     expect((await listAll({ updatedSince: since })).sessions.every((s) => s.lastActivityAt >= since)).toBe(true);
     expect((await listAll({ updatedSince: '2999-01-01T00:00:00Z' })).sessions).toEqual([]);
     const { data: bList } = await b.GET('/v1/sessions', {});
     expect(bList!.sessions.map((s) => s.sessionId).sort()).toEqual(['b-only', 'list-0']);
   });
 
-  it("summarises one session: counts, window size as /window computes it, compactions and policy", async () => {
+  it('summarises one session: counts, window size as /window computes it, compactions and policy', async () => {
     await append(a, 'summary', ['one', 'two', 'three', 'four', 'five', 'six'], 'carol');
     const compaction = await compact('summary', { type: 'sliding-window', maxEvents: 2 });
-    const { data } = await a.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: 'summary' }, query: { minPosition: compaction.position!, estimator: 'chars' } } });
+    const { data } = await a.GET('/v1/sessions/{sessionId}', {
+      params: { path: { sessionId: 'summary' }, query: { minPosition: compaction.position!, estimator: 'chars' } },
+    });
     const summary = SessionSummarySchema.parse(data);
     const { data: window } = await a.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 'summary' }, query: { estimator: 'chars' } } });
-    expect(summary).toMatchObject({ sessionId: 'summary', userId: 'carol', eventCount: 6, windowEvents: 2, compactionCount: 1, failedCompactionCount: 0, policy: null, estimator: 'chars' });
+    expect(summary).toMatchObject({
+      sessionId: 'summary',
+      userId: 'carol',
+      eventCount: 6,
+      windowEvents: 2,
+      compactionCount: 1,
+      failedCompactionCount: 0,
+      policy: null,
+      estimator: 'chars',
+    });
     expect(summary.windowTokens).toBe(window!.tokens);
     expect(summary.revision).toBe(compaction.revision);
     expect(summary.lastPosition).toBe(compaction.position);
 
     const noPolicy = await a.GET('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' } } });
     expect(SessionPolicySchema.parse(noPolicy.data)).toEqual({ sessionId: 'summary', policy: null });
-    await a.PUT('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' } }, body: { strategy: { type: 'token-count', maxTokens: 500 }, trigger: { type: 'turn-count', maxTurns: 50 } } });
+    await a.PUT('/v1/sessions/{sessionId}/policy', {
+      params: { path: { sessionId: 'summary' } },
+      body: { strategy: { type: 'token-count', maxTokens: 500 }, trigger: { type: 'turn-count', maxTurns: 50 } },
+    });
     const after = await append(a, 'summary', ['seven']);
     const policy = await a.GET('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' }, query: { minPosition: after.position } } });
-    expect(SessionPolicySchema.parse(policy.data).policy).toMatchObject({ strategy: { type: 'token-count', maxTokens: 500 }, trigger: { type: 'turn-count', maxTurns: 50 }, estimator: 'cl100k_base' });
+    expect(SessionPolicySchema.parse(policy.data).policy).toMatchObject({
+      strategy: { type: 'token-count', maxTokens: 500 },
+      trigger: { type: 'turn-count', maxTurns: 50 },
+      estimator: 'cl100k_base',
+    });
     const withPolicy = await a.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: 'summary' } } });
     expect(withPolicy.data!.policy?.strategy).toEqual({ type: 'token-count', maxTokens: 500 });
     await a.PUT('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' } }, body: { strategy: null } });
@@ -150,7 +168,9 @@ describe('audit API', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const { data, error } = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: id }, query: { limit: '2', ...(cursor ? { cursor } : {}) } } });
+      const { data, error } = await a.GET('/v1/sessions/{sessionId}/compactions', {
+        params: { path: { sessionId: id }, query: { limit: '2', ...(cursor ? { cursor } : {}) } },
+      });
       expect(error).toBeUndefined();
       const page = CompactionHistoryPageSchema.parse(data);
       collected.push(...page.compactions);
@@ -167,8 +187,16 @@ describe('audit API', () => {
     const revisions = collected.map((c) => BigInt(c.revision));
     expect(revisions).toEqual([...revisions].sort((x, y) => (x < y ? -1 : 1)));
 
-    const item = collected[0]!;
-    expect(item).toMatchObject({ outcome: 'compacted', origin: 'command', strategy: { type: 'sliding-window', maxEvents: 3 }, trigger: null, estimator: 'cl100k_base', summary: null, failure: null });
+    const item = collected[0];
+    expect(item).toMatchObject({
+      outcome: 'compacted',
+      origin: 'command',
+      strategy: { type: 'sliding-window', maxEvents: 3 },
+      trigger: null,
+      estimator: 'cl100k_base',
+      summary: null,
+      failure: null,
+    });
     expect(item.tokensSaved).toBe(item.tokensBefore - item.tokensAfter);
     expect(Object.keys(item)).not.toEqual(expect.arrayContaining(['paramsKey']));
     expect(JSON.stringify(collected)).not.toMatch(/paramsKey|checkpoint|keptIds/);
@@ -176,10 +204,18 @@ describe('audit API', () => {
 
   it('records summaries, summarizer usage and failures in the public shape', async () => {
     const id = 'summarized';
-    await append(a, id, Array.from({ length: 10 }, (_, i) => `turn ${i} about the quarterly numbers`));
+    await append(
+      a,
+      id,
+      Array.from({ length: 10 }, (_, i) => `turn ${i} about the quarterly numbers`),
+    );
     const ok = await compact(id, { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 });
     summarizer.failing = true;
-    await append(a, id, Array.from({ length: 6 }, (_, i) => `later turn ${i}`));
+    await append(
+      a,
+      id,
+      Array.from({ length: 6 }, (_, i) => `later turn ${i}`),
+    );
     const failed = await compact(id, { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 });
     summarizer.failing = false;
     expect(failed.outcome).toBe('failed');
@@ -191,16 +227,24 @@ describe('audit API', () => {
       summarizer: { model: 'audit-test', calls: 1, usage: { promptTokens: 11, completionTokens: 3 } },
       failure: null,
     });
-    expect(done!.durationMs).toBeGreaterThanOrEqual(0);
-    expect(broken).toMatchObject({ compactionId: failed.compactionId, outcome: 'failed', failure: { stage: 'summarize', reason: expect.stringContaining('model unavailable') }, durationMs: null, tokensSaved: 0 });
-    expect(broken!.tokensAfter).toBe(broken!.tokensBefore);
+    expect(done.durationMs).toBeGreaterThanOrEqual(0);
+    expect(broken).toMatchObject({
+      compactionId: failed.compactionId,
+      outcome: 'failed',
+      failure: { stage: 'summarize', reason: expect.stringContaining('model unavailable') },
+      durationMs: null,
+      tokensSaved: 0,
+    });
+    expect(broken.tokensAfter).toBe(broken.tokensBefore);
   });
 
   it('diffs a compaction: the windows just before and just after it, as time travel reads them', async () => {
     const id = 'summarized';
     const { data: history } = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: id } } });
-    const item = history!.compactions[0]!;
-    const { data } = await a.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', { params: { path: { sessionId: id, compactionId: item.compactionId } } });
+    const item = history!.compactions[0];
+    const { data } = await a.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', {
+      params: { path: { sessionId: id, compactionId: item.compactionId } },
+    });
     const diff = CompactionDiffSchema.parse(data);
     const windowAt = async (revision: string) => {
       const { data: w } = await a.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: id }, query: { atRevision: revision } } });
@@ -216,14 +260,17 @@ describe('audit API', () => {
     expect(diff.archivedIds).toEqual(item.archivedIds);
     expect(diff.addedIds).toEqual([item.summary!.id]);
     expect(diff.after.events.find((e) => e.change === 'added')).toMatchObject({ type: 'summary', preview: 'RECAP of 6 events' });
-    expect(diff.before.events.filter((e) => e.change === 'archived')[0]!.preview).toContain('turn 0 about the quarterly numbers');
+    expect(diff.before.events.filter((e) => e.change === 'archived')[0].preview).toContain('turn 0 about the quarterly numbers');
   });
 
   it("answers 404 for unknown sessions and compactions and for another tenant's", async () => {
     const { data: history } = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: 'summarized' } } });
-    const compactionId = history!.compactions[0]!.compactionId;
+    const compactionId = history!.compactions[0].compactionId;
     const calls: Array<[string, () => Promise<{ error?: unknown; response: Response }>]> = [];
-    for (const [client, sessionId] of [[a, 'never-seen'], [b, 'summarized']] as const) {
+    for (const [client, sessionId] of [
+      [a, 'never-seen'],
+      [b, 'summarized'],
+    ] as const) {
       const path = { sessionId };
       calls.push(
         [`${sessionId} summary`, () => client.GET('/v1/sessions/{sessionId}', { params: { path } })],

@@ -15,15 +15,25 @@ import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
 const SCREENSHOTS = path.join(__dirname, '..', '..', '.tmp', 'ui-screenshots');
 const KEY = 'ui-test-key-tenant-a';
 const SESSION = 'airline-audit-0';
 
-const suite = fs.existsSync(CHROMIUM) ? describeWithShared : (title: string, _needed: string, fn: () => void) => {
-  process.stderr.write(`skipped "${title}": no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
-  describe.skip(`${title} (skipped: no Chromium)`, fn);
-};
+const suite = fs.existsSync(CHROMIUM)
+  ? describeWithShared
+  : (title: string, _needed: string, fn: () => void) => {
+      process.stderr.write(`skipped "${title}": no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
+      describe.skip(`${title} (skipped: no Chromium)`, fn);
+    };
 
 suite('audit page in a browser', TAU_BENCH_FILE, () => {
   let harness: ClientHarness;
@@ -36,18 +46,24 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
     harness = await startListeningService({ env: { API_KEYS: `${KEY}:tenantA` } });
     client = harness.client(KEY);
     const [conversation] = loadSessionsFile(TAU_BENCH_FILE);
-    const turns = splitTurns(conversation!.messages);
+    const turns = splitTurns(conversation.messages);
     const half = Math.ceil(turns.length / 2);
     const strategy = { type: 'recursive-summarization', maxEventsToKeep: 6, overlapSize: 2 } as const;
     for (const [i, part] of [turns.slice(0, half), turns.slice(half)].entries()) {
-      const appended = await client.POST('/v1/sessions/{sessionId}/messages', { params: { path: { sessionId: SESSION } }, body: { messages: part.flat() as never, ...(i === 0 ? { userId: 'traveller-1' } : {}) } });
+      const appended = await client.POST('/v1/sessions/{sessionId}/messages', {
+        params: { path: { sessionId: SESSION } },
+        body: { messages: part.flat() as never, ...(i === 0 ? { userId: 'traveller-1' } : {}) },
+      });
       expect(appended.response.status).toBe(201);
       const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SESSION } }, body: { strategy } });
       expect(data!.outcome).toBe('compacted');
       compactionIds.push(data!.compactionId);
       await client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION }, query: { minPosition: data!.position! } } });
     }
-    await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'another-session' } }, body: { events: [{ type: 'user', text: 'unrelated' }] } });
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId: 'another-session' } },
+      body: { events: [{ type: 'user', text: 'unrelated' }] },
+    });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
     page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   }, 120_000);
@@ -76,7 +92,9 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
     expect(await page.locator('#compactions tbody tr').count()).toBe(2);
     expect(await page.locator('#chart svg line.mark').count()).toBe(2);
 
-    const { data: second } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: { sessionId: SESSION, compactionId: compactionIds[1]! } } });
+    const { data: second } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+      params: { path: { sessionId: SESSION, compactionId: compactionIds[1] } },
+    });
     // The timeline marks what each compaction archived.
     const archivedBySecond = page.locator(`#timeline li.archived[data-event="${second!.archivedIds[0]}"]`);
     expect(await archivedBySecond.innerText()).toContain('archived by');
@@ -92,7 +110,10 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
   it('runs a recall search that finds an archived fact', async () => {
     const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
     const archivedUser = log!.events.find((e) => e.kind === 'user' && e.archived);
-    const words = String((archivedUser!.data as { event: { text: string } }).event.text).match(/[A-Za-z]{6,}/g)!.slice(0, 2).join(' ');
+    const words = String((archivedUser!.data as { event: { text: string } }).event.text)
+      .match(/[A-Za-z]{6,}/g)!
+      .slice(0, 2)
+      .join(' ');
     await page.locator('#recall input[name=recall]').fill(words);
     await page.locator('#recall button[type=submit]').click();
     const hit = page.locator(`#recall-results li.archived[data-event="${archivedUser!.eventId}"]`);

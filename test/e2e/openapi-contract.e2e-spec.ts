@@ -12,7 +12,10 @@ import { CLIENT_TYPES_FILE, clientTypesSource } from '../../libs/client/scripts/
 import * as schemas from '../../apps/session-service/src/http/response-schemas';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 
-type Operation = { parameters?: Array<{ in: string; name: string; schema?: Record<string, unknown> }>; responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }> };
+type Operation = {
+  parameters?: Array<{ in: string; name: string; schema?: Record<string, unknown> }>;
+  responses: Record<string, { content?: Record<string, { schema?: Record<string, unknown> }> }>;
+};
 
 describe('OpenAPI contract', () => {
   let harness: ClientHarness;
@@ -27,27 +30,32 @@ describe('OpenAPI contract', () => {
   afterAll(() => harness?.stop());
 
   it('has committed client types generated from this document (run `npm run client:generate` after changing a route)', async () => {
-    const expected = clientTypesSource(document as unknown as Record<string, unknown>);
+    const expected = clientTypesSource(document);
     const committed = fs.readFileSync(CLIENT_TYPES_FILE, 'utf8');
     if (committed !== expected) {
       const a = committed.split('\n');
       const b = expected.split('\n');
       const line = a.findIndex((l, i) => l !== b[i]);
-      throw new Error(`libs/client/src/openapi-types.ts is out of date at line ${line + 1} (committed: ${JSON.stringify(a[line])}, generated: ${JSON.stringify(b[line])}): run npm run client:generate`);
+      throw new Error(
+        `libs/client/src/openapi-types.ts is out of date at line ${line + 1} (committed: ${JSON.stringify(a[line])}, generated: ${JSON.stringify(b[line])}): run npm run client:generate`,
+      );
     }
   });
 
   it('declares a typed answer and the error answers of every route, and a type for every query parameter', () => {
-    const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, path, op })));
+    const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => ({ route: `${method.toUpperCase()} ${path}`, path, op })),
+    );
     expect(operations.length).toBeGreaterThanOrEqual(16);
     for (const { route, path, op } of operations) {
       const success = Object.entries(op.responses).filter(([status]) => /^2/.test(status));
       expect([route, success.length]).toEqual([route, 1]);
-      const [, answer] = success[0]!;
+      const [, answer] = success[0];
       const schema = answer.content?.['application/json']?.schema ?? answer.content?.['text/plain']?.schema;
       expect([route, schema && Object.keys(schema).length > 0]).toEqual([route, true]);
       if (path.startsWith('/v1/')) {
-        for (const status of ['400', '401', '429']) expect([route, status, op.responses[status]?.content?.['application/json']?.schema]).toEqual([route, status, { $ref: '#/components/schemas/Error' }]);
+        for (const status of ['400', '401', '429'])
+          expect([route, status, op.responses[status]?.content?.['application/json']?.schema]).toEqual([route, status, { $ref: '#/components/schemas/Error' }]);
       }
       for (const parameter of op.parameters ?? []) expect([route, parameter.name, typeof parameter.schema?.type]).toEqual([route, parameter.name, 'string']);
     }
@@ -72,15 +80,33 @@ describe('OpenAPI contract', () => {
     check(schemas.AppendResultSchema, appended.data);
     const messages = await client.POST('/v1/sessions/{sessionId}/messages', {
       params: { path },
-      body: { messages: [{ role: 'assistant', content: 'It shipped.' }, { role: 'user', content: 'Thanks, and order 43?' }, { role: 'assistant', content: 'Also shipped.' }] },
+      body: {
+        messages: [
+          { role: 'assistant', content: 'It shipped.' },
+          { role: 'user', content: 'Thanks, and order 43?' },
+          { role: 'assistant', content: 'Also shipped.' },
+        ],
+      },
     });
     check(schemas.AppendResultSchema, messages.data);
-    check(schemas.PolicyAnswerSchema, (await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: { strategy: { type: 'turn-window', maxTurns: 50 } } })).data);
-    const dry = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 }, dryRun: true } });
+    check(
+      schemas.PolicyAnswerSchema,
+      (await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: { strategy: { type: 'turn-window', maxTurns: 50 } } })).data,
+    );
+    const dry = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 }, dryRun: true },
+    });
     check(schemas.CompactionAnswerSchema, dry.data);
-    const compaction = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } } });
+    const compaction = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } },
+    });
     const done = check(schemas.CompactionAnswerSchema, compaction.data);
-    const noop = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy: { type: 'sliding-window', maxEvents: 100 } } });
+    const noop = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'sliding-window', maxEvents: 100 } },
+    });
     check(schemas.CompactionAnswerSchema, noop.data);
     const minPosition = done.position!;
     check(schemas.WindowSchema, (await client.GET('/v1/sessions/{sessionId}/window', { params: { path, query: { minPosition } } })).data);
@@ -95,8 +121,14 @@ describe('OpenAPI contract', () => {
     check(schemas.SessionPolicySchema, (await client.GET('/v1/sessions/{sessionId}/policy', { params: { path } })).data);
     check(schemas.CompactionHistoryPageSchema, (await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } })).data);
     const compactionPath = { ...path, compactionId: done.compactionId };
-    check(schemas.CompactionHistoryItemSchema, (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: compactionPath } })).data);
-    check(schemas.CompactionDiffSchema, (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', { params: { path: compactionPath } })).data);
+    check(
+      schemas.CompactionHistoryItemSchema,
+      (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: compactionPath } })).data,
+    );
+    check(
+      schemas.CompactionDiffSchema,
+      (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', { params: { path: compactionPath } })).data,
+    );
     check(schemas.HealthSchema, (await client.GET('/health', {})).data);
     const metrics = await client.GET('/metrics', { parseAs: 'text' });
     expect(metrics.data).toContain('# HELP');

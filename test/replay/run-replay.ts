@@ -407,7 +407,7 @@ function describeSession(session: ReplaySession, index: number, sessionId: strin
 function rejectedMessages(err: unknown, offset: number, count: number, turn: number): string {
   const body = err instanceof ServiceHttpError ? err.body : undefined;
   for (const key of ['parameter', 'field']) {
-    const m = typeof body?.[key] === 'string' ? /^messages\[(\d+)\]/.exec(body[key] as string) : null;
+    const m = typeof body?.[key] === 'string' ? /^messages\[(\d+)\]/.exec(body[key]) : null;
     if (m && Number(m[1]) < count) return `message [${offset + Number(m[1])}] (turn ${turn}, messages[${m[1]}] of its request)`;
   }
   return count === 1 ? `message [${offset}] (turn ${turn})` : `messages [${offset}..${offset + count - 1}] (turn ${turn})`;

@@ -138,7 +138,9 @@ async function renderSessionList() {
   /** @type {string | undefined} */
   let cursor;
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
-  const search = /** @type {HTMLInputElement} */ (h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', value: params.get('q') ?? '' }));
+  const search = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', value: params.get('q') ?? '' })
+  );
   const user = /** @type {HTMLInputElement} */ (h('input', { type: 'text', name: 'userId', placeholder: 'user id (exact)', value: params.get('user') ?? '' }));
   const body = h('tbody');
   const more = h('button', { type: 'button', id: 'more', hidden: true, onclick: () => load() }, 'Load more');
@@ -157,7 +159,12 @@ async function renderSessionList() {
           h('td', {}, s.userId ?? '—'),
           h('td', { class: 'num' }, fmt(s.eventCount)),
           h('td', { class: 'num' }, fmt(s.windowTokens)),
-          h('td', { class: 'num' }, fmt(s.compactionCount), s.failedCompactionCount ? h('span', { class: 'badge archived' }, `${s.failedCompactionCount} failed`) : null),
+          h(
+            'td',
+            { class: 'num' },
+            fmt(s.compactionCount),
+            s.failedCompactionCount ? h('span', { class: 'badge archived' }, `${s.failedCompactionCount} failed`) : null,
+          ),
           h('td', {}, s.policy ? s.policy.strategy.type : '—'),
           h('td', {}, when(s.lastActivityAt)),
         ),
@@ -200,7 +207,21 @@ async function renderSessionList() {
       h(
         'table',
         { id: 'sessions' },
-        h('thead', {}, h('tr', {}, h('th', {}, 'Session'), h('th', {}, 'User'), h('th', { class: 'num' }, 'Events'), h('th', { class: 'num' }, 'Window tokens'), h('th', { class: 'num' }, 'Compactions'), h('th', {}, 'Policy'), h('th', {}, 'Last activity (UTC)'))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'Session'),
+            h('th', {}, 'User'),
+            h('th', { class: 'num' }, 'Events'),
+            h('th', { class: 'num' }, 'Window tokens'),
+            h('th', { class: 'num' }, 'Compactions'),
+            h('th', {}, 'Policy'),
+            h('th', {}, 'Last activity (UTC)'),
+          ),
+        ),
         body,
       ),
       more,
@@ -285,7 +306,12 @@ function chart(points, compactions, select) {
     if (text !== undefined) el.textContent = text;
     return el;
   };
-  const W = 900, H = 220, L = 56, R = 10, T = 10, B = 28;
+  const W = 900,
+    H = 220,
+    L = 56,
+    R = 10,
+    T = 10,
+    B = 28;
   const maxRev = Math.max(1, ...points.map((p) => p.revision));
   const maxTok = Math.max(1, ...points.map((p) => p.tokens));
   const x = (/** @type {number} */ r) => L + (r / maxRev) * (W - L - R);
@@ -333,7 +359,11 @@ function timeline(log, byId, select) {
           h('span', { class: 'kind' }, entry.kind ?? ''),
           h('span', { class: 'muted' }, `${entry.eventId} `),
           entry.archived && entry.archivedBy
-            ? h('a', { class: 'badge archived', href: '#', onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))) }, `archived by ${short(entry.archivedBy)}`)
+            ? h(
+                'a',
+                { class: 'badge archived', href: '#', onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))) },
+                `archived by ${short(entry.archivedBy)}`,
+              )
             : null,
           h('div', { class: 'preview' }, text.length > 600 ? `${text.slice(0, 600)}…` : text),
         ),
@@ -358,7 +388,9 @@ function timeline(log, byId, select) {
           { class: 'decision' },
           rev,
           h('a', { href: '#', onclick: (e) => (e.preventDefault(), select(entry.compactionId ?? '')) }, `◆ compaction ${short(entry.compactionId ?? '')}`),
-          c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${c.archivedIds.length} archived${c.failure ? `, failed at ${c.failure.stage}: ${c.failure.reason}` : ''}` : '',
+          c
+            ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${c.archivedIds.length} archived${c.failure ? `, failed at ${c.failure.stage}: ${c.failure.reason}` : ''}`
+            : '',
         ),
       );
     } else if (entry.type === 'AutoCompactionPolicySet') {
@@ -405,12 +437,30 @@ function diffView(diff, item) {
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', {}, item.basedOnRevision)),
           h('div', {}, h('dt', {}, 'saved'), h('dd', {}, `${fmt(item.tokensSaved)} ${diff.estimator}`)),
-          item.summarizer ? h('div', {}, h('dt', {}, 'summarizer'), h('dd', {}, `${item.summarizer.model} × ${item.summarizer.calls} (${item.summarizer.usage.promptTokens}+${item.summarizer.usage.completionTokens} tok)`)) : null,
+          item.summarizer
+            ? h(
+                'div',
+                {},
+                h('dt', {}, 'summarizer'),
+                h(
+                  'dd',
+                  {},
+                  `${item.summarizer.model} × ${item.summarizer.calls} (${item.summarizer.usage.promptTokens}+${item.summarizer.usage.completionTokens} tok)`,
+                ),
+              )
+            : null,
           item.durationMs !== null ? h('div', {}, h('dt', {}, 'duration'), h('dd', {}, `${fmt(item.durationMs)} ms`)) : null,
           h('div', {}, h('dt', {}, 'at'), h('dd', {}, when(item.at))),
         )
       : null,
-    item?.summary ? h('div', { class: 'summary-text', id: 'summary-text' }, h('strong', {}, `Summary ${item.summary.id} (covers ${item.summary.coveredIds.length} events): `), item.summary.text) : null,
+    item?.summary
+      ? h(
+          'div',
+          { class: 'summary-text', id: 'summary-text' },
+          h('strong', {}, `Summary ${item.summary.id} (covers ${item.summary.coveredIds.length} events): `),
+          item.summary.text,
+        )
+      : null,
     item?.failure ? h('p', { class: 'error' }, `Failed at ${item.failure.stage}: ${item.failure.reason}`) : null,
     h('div', { class: 'diff' }, column('Before', diff.before), column('After', diff.after)),
   );
@@ -502,11 +552,21 @@ async function renderSession(sessionId, selected) {
         h('div', {}, h('dt', {}, 'events'), h('dd', {}, fmt(summary.eventCount))),
         h('div', {}, h('dt', {}, 'window'), h('dd', {}, `${summary.windowEvents} events, ${fmt(summary.windowTokens)} ${summary.estimator}`)),
         h('div', {}, h('dt', {}, 'compactions'), h('dd', {}, `${summary.compactionCount} (${summary.failedCompactionCount} failed)`)),
-        h('div', {}, h('dt', {}, 'policy'), h('dd', {}, summary.policy ? `${brief(summary.policy.strategy)} when ${summary.policy.trigger ? brief(summary.policy.trigger) : 'always'}` : 'none')),
+        h(
+          'div',
+          {},
+          h('dt', {}, 'policy'),
+          h('dd', {}, summary.policy ? `${brief(summary.policy.strategy)} when ${summary.policy.trigger ? brief(summary.policy.trigger) : 'always'}` : 'none'),
+        ),
         h('div', {}, h('dt', {}, 'last activity'), h('dd', {}, when(summary.lastActivityAt))),
       ),
     ),
-    h('section', { class: 'panel' }, h('h2', {}, `Window size over revisions (${estimator}); dashed lines: compactions`), chart(windowCurve(log, estimator), compactions, select)),
+    h(
+      'section',
+      { class: 'panel' },
+      h('h2', {}, `Window size over revisions (${estimator}); dashed lines: compactions`),
+      chart(windowCurve(log, estimator), compactions, select),
+    ),
     h(
       'div',
       { class: 'grid' },
@@ -523,7 +583,21 @@ async function renderSession(sessionId, selected) {
             : h(
                 'table',
                 { id: 'compactions' },
-                h('thead', {}, h('tr', {}, h('th', { class: 'num' }, '#'), h('th', {}, 'id'), h('th', {}, 'outcome'), h('th', {}, 'strategy'), h('th', { class: 'num' }, 'tokens'), h('th', { class: 'num' }, 'archived'), h('th', {}, 'at (UTC)'))),
+                h(
+                  'thead',
+                  {},
+                  h(
+                    'tr',
+                    {},
+                    h('th', { class: 'num' }, '#'),
+                    h('th', {}, 'id'),
+                    h('th', {}, 'outcome'),
+                    h('th', {}, 'strategy'),
+                    h('th', { class: 'num' }, 'tokens'),
+                    h('th', { class: 'num' }, 'archived'),
+                    h('th', {}, 'at (UTC)'),
+                  ),
+                ),
                 h('tbody', {}, rows),
               ),
         ),

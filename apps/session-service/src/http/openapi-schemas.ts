@@ -21,8 +21,18 @@ export const StrategyInputSchema = named(
     z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1).optional().describe('default 10') }),
     z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1).optional().describe('default 10') }),
     z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1).optional().describe('default 4000') }),
-    z.strictObject({ type: z.literal('recursive-summarization'), maxEventsToKeep: z.number().int().min(1).optional(), overlapSize: z.number().int().min(0).optional(), ...prompts }),
-    z.strictObject({ type: z.literal('rolling-summary'), keepTurns: z.number().int().min(1).optional(), summarizeAtTokens: z.number().int().min(1).optional(), ...prompts }),
+    z.strictObject({
+      type: z.literal('recursive-summarization'),
+      maxEventsToKeep: z.number().int().min(1).optional(),
+      overlapSize: z.number().int().min(0).optional(),
+      ...prompts,
+    }),
+    z.strictObject({
+      type: z.literal('rolling-summary'),
+      keepTurns: z.number().int().min(1).optional(),
+      summarizeAtTokens: z.number().int().min(1).optional(),
+      ...prompts,
+    }),
   ]),
   'A compaction strategy: type plus optional parameters (defaults in DESIGN §3.4)',
 );
@@ -39,7 +49,9 @@ export const OpenAiInputMessageSchema = named(
       role: z.literal('assistant'),
       content: content.optional(),
       refusal: z.string().nullable().optional(),
-      tool_calls: z.array(z.looseObject({ id: z.string(), type: z.literal('function'), function: z.looseObject({ name: z.string(), arguments: z.string() }) })).optional(),
+      tool_calls: z
+        .array(z.looseObject({ id: z.string(), type: z.literal('function'), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))
+        .optional(),
       id: z.string().optional(),
     }),
     z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content, id: z.string().optional() }),
@@ -54,7 +66,8 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
   delete json.$schema;
   const props = json.properties as Record<string, Record<string, unknown>>;
   if (name === 'compact' || name === 'policy') {
-    props.strategy = name === 'policy' ? { anyOf: [schemaRef(StrategyInputSchema), { type: 'null' }], description: 'null clears the policy' } : schemaRef(StrategyInputSchema);
+    props.strategy =
+      name === 'policy' ? { anyOf: [schemaRef(StrategyInputSchema), { type: 'null' }], description: 'null clears the policy' } : schemaRef(StrategyInputSchema);
     props.trigger = { anyOf: [schemaRef(TriggerSchema), { type: 'null' }], description: 'absent or null: always' };
   }
   if (name === 'appendMessages') props.messages = { ...props.messages, items: schemaRef(OpenAiInputMessageSchema) };

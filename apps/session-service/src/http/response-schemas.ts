@@ -25,7 +25,11 @@ const decimal = z.string().regex(/^\d+$/);
 const isoTime = z.string().describe('ISO-8601 UTC date-time');
 const count = z.number().int().min(0);
 
-export const EstimatorSchema = named('Estimator', z.enum(['cl100k_base', 'o200k_base', 'chars']), 'Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)');
+export const EstimatorSchema = named(
+  'Estimator',
+  z.enum(['cl100k_base', 'o200k_base', 'chars']),
+  'Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)',
+);
 export const EventTypeSchema = named('EventType', z.enum(['user', 'assistant', 'tool', 'system', 'summary']));
 
 export const ErrorBodySchema = named(
@@ -44,8 +48,20 @@ export const StrategySchema = named(
     z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1) }),
     z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1) }),
     z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1) }),
-    z.strictObject({ type: z.literal('recursive-summarization'), maxEventsToKeep: z.number().int().min(1), overlapSize: z.number().int().min(0), shadowPrompt: z.string(), systemPrompt: z.string() }),
-    z.strictObject({ type: z.literal('rolling-summary'), keepTurns: z.number().int().min(1), summarizeAtTokens: z.number().int().min(1), shadowPrompt: z.string(), systemPrompt: z.string() }),
+    z.strictObject({
+      type: z.literal('recursive-summarization'),
+      maxEventsToKeep: z.number().int().min(1),
+      overlapSize: z.number().int().min(0),
+      shadowPrompt: z.string(),
+      systemPrompt: z.string(),
+    }),
+    z.strictObject({
+      type: z.literal('rolling-summary'),
+      keepTurns: z.number().int().min(1),
+      summarizeAtTokens: z.number().int().min(1),
+      shadowPrompt: z.string(),
+      systemPrompt: z.string(),
+    }),
   ]),
   'A compaction strategy with every parameter resolved (DESIGN §3.4)',
 );
@@ -103,7 +119,9 @@ export const OpenAiMessageSchema = named(
     z.strictObject({
       role: z.literal('assistant'),
       content: z.string().nullable(),
-      tool_calls: z.array(z.strictObject({ id: z.string(), type: z.literal('function'), function: z.strictObject({ name: z.string(), arguments: z.string() }) })).optional(),
+      tool_calls: z
+        .array(z.strictObject({ id: z.string(), type: z.literal('function'), function: z.strictObject({ name: z.string(), arguments: z.string() }) }))
+        .optional(),
     }),
     z.strictObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }),
   ]),
@@ -119,7 +137,10 @@ export const WindowSchema = named(
 
 export const AppendResultSchema = named(
   'AppendResult',
-  z.strictObject({ revision: decimal.describe("the session's revision after the append"), position: decimal.describe('global position of the last event written: pass it as minPosition') }),
+  z.strictObject({
+    revision: decimal.describe("the session's revision after the append"),
+    position: decimal.describe('global position of the last event written: pass it as minPosition'),
+  }),
 );
 
 export const CompactionAnswerSchema = named(
@@ -129,7 +150,9 @@ export const CompactionAnswerSchema = named(
     outcome: z.enum(['compacted', 'noop', 'not-triggered', 'conflict', 'failed']),
     archived: z.array(z.string()),
     kept: z.array(z.string()),
-    summary: z.strictObject({ id: z.string(), text: z.string(), shadowPrompt: z.string(), insertBeforeId: z.string(), coveredIds: z.array(z.string()), tokens: count }).optional(),
+    summary: z
+      .strictObject({ id: z.string(), text: z.string(), shadowPrompt: z.string(), insertBeforeId: z.string(), coveredIds: z.array(z.string()), tokens: count })
+      .optional(),
     tokensBefore: count,
     tokensAfter: count,
     tokensEstimatedSaved: z.number().int(),
@@ -148,11 +171,22 @@ export const CompactionAnswerSchema = named(
 
 export const PolicyAnswerSchema = named(
   'PolicyAnswer',
-  z.strictObject({ sessionId: z.string(), strategy: StrategySchema.nullable(), trigger: TriggerSchema.nullable(), estimator: EstimatorSchema, setAt: isoTime, revision: decimal }),
+  z.strictObject({
+    sessionId: z.string(),
+    strategy: StrategySchema.nullable(),
+    trigger: TriggerSchema.nullable(),
+    estimator: EstimatorSchema,
+    setAt: isoTime,
+    revision: decimal,
+  }),
   'The answer to PUT …/policy (strategy null: the policy was cleared)',
 );
 
-export const SessionPolicySchema = named('SessionPolicy', z.strictObject({ sessionId: z.string(), policy: PolicySchema.nullable() }), 'The policy in force, or null');
+export const SessionPolicySchema = named(
+  'SessionPolicy',
+  z.strictObject({ sessionId: z.string(), policy: PolicySchema.nullable() }),
+  'The policy in force, or null',
+);
 
 export const SessionSummarySchema = named(
   'SessionSummary',
@@ -198,7 +232,9 @@ export const CompactionHistoryItemSchema = named(
     archivedIds: z.array(z.string()),
     keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
     summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
-    summarizer: z.strictObject({ kind: z.string(), model: z.string(), calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) }).nullable(),
+    summarizer: z
+      .strictObject({ kind: z.string(), model: z.string(), calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
+      .nullable(),
     durationMs: z.number().min(0).nullable(),
     at: isoTime,
     failure: z.strictObject({ stage: z.enum(['summarize', 'append']), reason: z.string() }).nullable(),
@@ -212,7 +248,14 @@ export const CompactionHistoryPageSchema = named(
   'A page of the compaction history, oldest first',
 );
 
-const diffEntry = z.strictObject({ id: z.string(), type: EventTypeSchema, revision: decimal, tokens: count, change: z.enum(['archived', 'kept', 'added']), preview: z.string() });
+const diffEntry = z.strictObject({
+  id: z.string(),
+  type: EventTypeSchema,
+  revision: decimal,
+  tokens: count,
+  change: z.enum(['archived', 'kept', 'added']),
+  preview: z.string(),
+});
 const diffWindow = z.strictObject({ revision: decimal, tokens: count, events: z.array(diffEntry) });
 export const CompactionDiffSchema = named(
   'CompactionDiff',
@@ -237,7 +280,9 @@ export const LogPageSchema = named(
       z.strictObject({
         revision: decimal,
         position: decimal,
-        type: z.string().describe('ConversationEventAppended, EventsArchived, SummaryInserted, CompactionCompleted, CompactionFailed, AutoCompactionPolicySet, …'),
+        type: z
+          .string()
+          .describe('ConversationEventAppended, EventsArchived, SummaryInserted, CompactionCompleted, CompactionFailed, AutoCompactionPolicySet, …'),
         eventId: z.string().optional(),
         kind: EventTypeSchema.optional(),
         compactionId: z.string().optional(),
@@ -327,7 +372,13 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 export function ApiAnswer(schema: z.ZodType, options: { status?: number; errors?: number[]; description?: string } = {}): MethodDecorator {
   const errors = options.errors ?? [400, 401, 404, 429, 503];
   return applyDecorators(
-    ApiResponse({ status: options.status ?? 200, description: options.description ?? schemaName(schema), content: { 'application/json': { schema: schemaRef(schema) } } }),
-    ...errors.map((status) => ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'error', content: { 'application/json': { schema: schemaRef(ErrorBodySchema) } } })),
+    ApiResponse({
+      status: options.status ?? 200,
+      description: options.description ?? schemaName(schema),
+      content: { 'application/json': { schema: schemaRef(schema) } },
+    }),
+    ...errors.map((status) =>
+      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'error', content: { 'application/json': { schema: schemaRef(ErrorBodySchema) } } }),
+    ),
   );
 }

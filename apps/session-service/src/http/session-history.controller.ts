@@ -52,7 +52,11 @@ export class SessionHistoryController {
   @ApiOperation({ summary: 'One session: revision, event count, active window size, compaction count, policy, last activity' })
   @ApiQueryParams(sessionQuery)
   @ApiAnswer(SessionSummarySchema)
-  async session(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>): Promise<z.output<typeof SessionSummarySchema>> {
+  async session(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof SessionSummarySchema>> {
     checkSessionId(sessionId);
     const q = validate(sessionQuery, query);
     return this.reads.session(tenant, sessionId, q.estimator ?? 'cl100k_base', optionalBigInt(q.minPosition));
@@ -62,7 +66,11 @@ export class SessionHistoryController {
   @ApiOperation({ summary: "The session's auto-compaction policy (null when none is set)" })
   @ApiQueryParams(minPositionQuery)
   @ApiAnswer(SessionPolicySchema)
-  async policy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>): Promise<z.output<typeof SessionPolicySchema>> {
+  async policy(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof SessionPolicySchema>> {
     checkSessionId(sessionId);
     const q = validate(minPositionQuery, query);
     return this.reads.policy(tenant, sessionId, optionalBigInt(q.minPosition));
@@ -72,10 +80,18 @@ export class SessionHistoryController {
   @ApiOperation({ summary: 'The compaction history of the session, oldest first (keyset-paginated)' })
   @ApiQueryParams(compactionListQuery)
   @ApiAnswer(CompactionHistoryPageSchema)
-  async compactions(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>): Promise<z.output<typeof CompactionHistoryPageSchema>> {
+  async compactions(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof CompactionHistoryPageSchema>> {
     checkSessionId(sessionId);
     const q = validate(compactionListQuery, query);
-    return this.reads.compactions(tenant, sessionId, { limit: q.limit !== undefined ? Number(q.limit) : undefined, cursor: q.cursor, minPosition: optionalBigInt(q.minPosition) });
+    return this.reads.compactions(tenant, sessionId, {
+      limit: q.limit !== undefined ? Number(q.limit) : undefined,
+      cursor: q.cursor,
+      minPosition: optionalBigInt(q.minPosition),
+    });
   }
 
   @Get(':sessionId/compactions/:compactionId')

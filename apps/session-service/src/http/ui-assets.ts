@@ -10,10 +10,7 @@ export const UI_PREFIX = '/ui';
 
 /** The directory holding `index.html`. @throws Error naming the places looked at when it is missing. */
 export function uiDirectory(): string {
-  const candidates = [
-    path.resolve(__dirname, '..', '..', 'ui'),
-    path.resolve(__dirname, '..', '..', '..', '..', '..', 'apps', 'session-service', 'ui'),
-  ];
+  const candidates = [path.resolve(__dirname, '..', '..', 'ui'), path.resolve(__dirname, '..', '..', '..', '..', '..', 'apps', 'session-service', 'ui')];
   const found = candidates.find((dir) => fs.existsSync(path.join(dir, 'index.html')));
   if (!found) throw new Error(`the audit page's files are missing (looked in ${candidates.join(', ')})`);
   return found;

@@ -1,10 +1,9 @@
 import fc from 'fast-check';
-import type { SessionEvent } from '@lib/compaction';
 import type { WindowEntry } from '../domain/session-window';
 import { diffWindows } from './compaction-diff';
 
 const entry = (id: string, revision: number, tokens: number): WindowEntry => ({
-  event: { id, type: 'user', text: `text of ${id}` } as SessionEvent,
+  event: { id, type: 'user', text: `text of ${id}` },
   costs: { cl100k_base: tokens, o200k_base: tokens + 1, chars: tokens * 4 },
   revision: BigInt(revision),
   anchorRevision: BigInt(revision),
@@ -20,7 +19,11 @@ describe('diffWindows', () => {
         (beforeIds, afterIds) => {
           const before = beforeIds.map((n) => entry(`e${n}`, n, n * 3));
           const after = afterIds.map((n) => entry(`e${n}`, n, n * 3));
-          const diff = diffWindows({ sessionId: 's', compactionId: 'c', estimator: 'o200k_base' }, { revision: 9n, entries: before }, { revision: 12n, entries: after });
+          const diff = diffWindows(
+            { sessionId: 's', compactionId: 'c', estimator: 'o200k_base' },
+            { revision: 9n, entries: before },
+            { revision: 12n, entries: after },
+          );
           const inAfter = new Set(afterIds.map((n) => `e${n}`));
           const inBefore = new Set(beforeIds.map((n) => `e${n}`));
           expect(diff.archivedIds).toEqual(beforeIds.map((n) => `e${n}`).filter((id) => !inAfter.has(id)));

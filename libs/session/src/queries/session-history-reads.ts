@@ -13,7 +13,13 @@ import { EVENT_STORE } from '../tokens';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { findSession } from '../read-side/queries/session-row';
 import { policyOf, type ActivePolicy } from '../read-side/queries/session-policy-query';
-import { getSessionSummary, listSessionSummaries, type SessionListQuery, type SessionSummary, type SessionSummaryPage } from '../read-side/queries/session-summary-query';
+import {
+  getSessionSummary,
+  listSessionSummaries,
+  type SessionListQuery,
+  type SessionSummary,
+  type SessionSummaryPage,
+} from '../read-side/queries/session-summary-query';
 import { firstDecisionRevision, getCompaction, pageCompactions } from '../read-side/queries/compaction-history-query';
 import { compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';

@@ -67,7 +67,12 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     keptCount: failed ? null : completed.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
     summarizer: identity
-      ? { kind: identity.kind, model: identity.model, calls: identity.calls, usage: { promptTokens: identity.promptTokens, completionTokens: identity.completionTokens } }
+      ? {
+          kind: identity.kind,
+          model: identity.model,
+          calls: identity.calls,
+          usage: { promptTokens: identity.promptTokens, completionTokens: identity.completionTokens },
+        }
       : null,
     durationMs: failed ? null : completed.durationMs,
     at: record.at,

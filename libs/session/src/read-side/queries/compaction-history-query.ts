@@ -62,7 +62,7 @@ export function pageCompactions(store: ReadModelStore, tenantId: string, session
   if (!session) return null;
   const rows = store.db.prepare(`${SELECT} AND revision > ? ORDER BY revision LIMIT ?`).safeIntegers(true).all(session.sessionKey, after, limit + 1) as CompactionRow[];
   const page: CompactionRecordPage = { compactions: rows.slice(0, limit).map((row) => toRecord(sessionId, row)) };
-  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('compactions', rows[limit - 1]!.revision);
+  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('compactions', rows[limit - 1].revision);
   return page;
 }
 

@@ -86,7 +86,7 @@ export function listSessionSummaries(store: ReadModelStore, query: SessionListQu
     .safeIntegers(true)
     .all(params) as SessionRow[];
   const page: SessionSummaryPage = { sessions: rows.slice(0, limit).map((row) => summarize(store, row, query.estimator)) };
-  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('sessions', rows[limit - 1]!.lastPosition);
+  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('sessions', rows[limit - 1].lastPosition);
   return page;
 }
 
@@ -105,7 +105,13 @@ function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorN
               (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'compacted') AS compactionCount,
               (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'failed') AS failedCompactionCount`,
     )
-    .get({ key: row.sessionKey, costPath: `$.${estimator}` }) as { eventCount: number; windowEvents: number; windowTokens: number; compactionCount: number; failedCompactionCount: number };
+    .get({ key: row.sessionKey, costPath: `$.${estimator}` }) as {
+    eventCount: number;
+    windowEvents: number;
+    windowTokens: number;
+    compactionCount: number;
+    failedCompactionCount: number;
+  };
   return {
     sessionId: row.sessionId,
     userId: row.userId,
