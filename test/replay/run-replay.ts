@@ -16,6 +16,7 @@ import { ESTIMATOR_NAMES, type Strategy, type Trigger } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
+import type { Schemas } from '@lib/client';
 import { ServiceClient, ServiceHttpError, type AppendAnswer } from './service-client';
 import { readAndCheckWindow, type WindowProblem } from './window-check';
 import { createProgress } from './progress';
@@ -245,22 +246,8 @@ async function readLog(client: ServiceClient, sessionId: string): Promise<LogEnt
   }
 }
 
-/** A compaction history item (`GET …/compactions`, public shape). */
-interface CompactionRecord {
-  compactionId: string;
-  outcome: string;
-  revision: string;
-  position: string;
-  origin: string;
-  tokensBefore: number;
-  tokensAfter: number;
-  tokensSaved: number;
-  keptCount: number | null;
-  archivedIds: string[];
-  summary: { text: string } | null;
-  summarizer: { kind: string; model: string; calls: number } | null;
-  failure: { stage: string; reason: string } | null;
-}
+/** A compaction history item (`GET …/compactions`, the generated client's schema). */
+type CompactionRecord = Schemas['CompactionHistoryItem'];
 
 function summarizerCallsOf(c: CompactionRecord): number {
   return c.summarizer?.calls ?? 0;
@@ -271,7 +258,7 @@ async function readCompactions(client: ServiceClient, sessionId: string): Promis
   const all: CompactionRecord[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.getSession<{ compactions: CompactionRecord[]; nextCursor?: string }>(sessionId, `/compactions?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    const page = await client.getSession<Schemas['CompactionHistoryPage']>(sessionId, `/compactions?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
     all.push(...page.compactions);
     cursor = page.nextCursor;
   } while (cursor);
