@@ -4,7 +4,7 @@
  * twice, found in the session list, its timeline opened, the second compaction selected (its
  * diff shows the archived events and the summary), a recall search finding an archived fact, and
  * a screenshot in .tmp/ui-screenshots. With API keys set, the page without a key shows a prompt
- * and no data. Runs in about 15 s.
+ * and no data; in open mode it lists the sessions at once. Runs in about 15 s.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -123,5 +123,21 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline-full.png'), fullPage: true });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png'), fullPage: true, clip: { x: 0, y: 0, width: 1440, height: 1600 } });
     expect(fs.statSync(path.join(SCREENSHOTS, 'timeline.png')).size).toBeGreaterThan(10_000);
+  });
+
+  it('in open mode lists the sessions without asking for a key', async () => {
+    const open = await startListeningService();
+    try {
+      await open
+        .client()
+        .POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'open-mode-session' } }, body: { events: [{ type: 'user', text: 'hello' }] } });
+      const fresh = await browser.newPage();
+      await fresh.goto(`${open.baseUrl}/ui/`);
+      await fresh.locator('#sessions tr[data-session="open-mode-session"]').waitFor();
+      expect(await fresh.locator('#key-prompt').count()).toBe(0);
+      await fresh.close();
+    } finally {
+      await open.stop();
+    }
   });
 });
