@@ -387,7 +387,7 @@ export interface components {
                 error: string | null;
                 headPosition: string | null;
                 /** @enum {string} */
-                kind: "sqlite" | "kurrentdb";
+                kind: "sqlite" | "postgres" | "kurrentdb";
             };
         };
         LogPage: {

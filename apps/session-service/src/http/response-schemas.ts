@@ -323,7 +323,7 @@ export const HealthSchema = named(
   'Health',
   z.strictObject({
     status: z.enum(['ok', 'unavailable']),
-    store: z.strictObject({ kind: z.enum(['sqlite', 'kurrentdb']), headPosition: decimal.nullable(), error: z.string().nullable() }),
+    store: z.strictObject({ kind: z.enum(['sqlite', 'postgres', 'kurrentdb']), headPosition: decimal.nullable(), error: z.string().nullable() }),
     projector: z.strictObject({ running: z.boolean(), checkpoint: decimal, lag: z.enum(['behind', 'caught-up', 'unknown']), lastError: z.string().nullable() }),
     autoCompactionsInProgress: count,
     mode: z.string(),

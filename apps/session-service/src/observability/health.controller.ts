@@ -1,6 +1,7 @@
 /** `GET /health` (liveness with store and projector state) and `GET /metrics` (Prometheus text). */
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { z } from 'zod';
 import { ApiAnswer, HealthSchema } from '../http/response-schemas';
 import type { Response } from 'express';
 import type { EventStore } from '@lib/event-store';
@@ -35,7 +36,7 @@ export class HealthController {
     } catch (err) {
       storeError = (err as Error).message;
     }
-    const body = {
+    const body: z.output<typeof HealthSchema> = {
       status: storeError ? 'unavailable' : 'ok',
       store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError },
       projector: {
