@@ -125,7 +125,7 @@ const CASES: BadRequest[] = [
   { name: 'log: unknown session', method: 'get', path: '/v1/sessions/never-seen/events', status: 404, code: 'session_not_found', mentions: /"never-seen"/ },
 
   // ---- GET /compactions, /compactions/:id
-  { name: 'compactions: unknown query parameter', method: 'get', path: `${S}/compactions?limit=5`, status: 400, code: 'validation_failed', mentions: /limit.*unknown field/ },
+  { name: 'compactions: unknown query parameter', method: 'get', path: `${S}/compactions?sort=asc`, status: 400, code: 'validation_failed', mentions: /sort.*unknown field/ },
   { name: 'compactions: unknown session', method: 'get', path: '/v1/sessions/never-seen/compactions', status: 404, code: 'session_not_found', mentions: /"never-seen"/ },
   { name: 'compaction: unknown id', method: 'get', path: `${S}/compactions/00000000-0000-0000-0000-000000000000`, status: 404, code: 'compaction_not_found', mentions: /00000000-0000-0000-0000-000000000000/ },
   { name: 'compaction: unknown session', method: 'get', path: '/v1/sessions/never-seen/compactions/abc', status: 404, code: 'session_not_found', mentions: /"never-seen"/ },

@@ -13,6 +13,7 @@ import { SERVICE_CONFIG } from './config/tokens';
 import type { ServiceConfig } from './config/service-config';
 import { SessionsController } from './http/sessions.controller';
 import { RecallController } from './http/recall.controller';
+import { SessionHistoryController } from './http/session-history.controller';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
@@ -66,7 +67,7 @@ export class AppModule {
           },
         }),
       ],
-      controllers: [SessionsController, RecallController, HealthController],
+      controllers: [SessionHistoryController, SessionsController, RecallController, HealthController],
       providers: [
         { provide: SERVICE_CONFIG, useValue: config },
         ServiceMetrics,

@@ -27,4 +27,7 @@ export * from './write-side/auto-compaction';
 export * from './read-side';
 export * from './queries/json-safe';
 export * from './queries/session-reads';
+export * from './queries/session-history-reads';
+export * from './queries/compaction-diff';
+export * from './domain/event-preview';
 export * from './session.module';

@@ -1,12 +1,13 @@
 /**
  * `/v1/sessions/:sessionId/...`: append events (native or OpenAI messages), compact, set the
- * auto-compaction policy, read the window (now or at a past revision), the full log and the
- * compaction history. Thin: validation in `../commands/session-command-requests` (shared with the NATS transport), decisions in the command handlers, reads in
+ * auto-compaction policy, read the window (now or at a past revision) and the full log (the
+ * audit routes are in `SessionHistoryController`). Thin: validation in
+ * `../commands/session-command-requests` (shared with the NATS transport), decisions in the command handlers, reads in
  * {@link SessionReads}.
  */
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Inject } from '@nestjs/common';
 import { EraseSessionCommand, type AppendSessionEventsResult, type CompactionAnswer } from '@lib/session';
 import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
@@ -15,8 +16,12 @@ import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, type RequestSchemas } from './request-schemas';
 import { validate } from './validate';
 import { SessionReads } from '@lib/session';
-import { openApiSchema } from './openapi-schemas';
+import { ApiQueryParams, openApiSchema } from './openapi-schemas';
+import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, PolicyAnswerSchema, WindowSchema } from './response-schemas';
 import { appendEventsCommandFrom, appendMessagesCommandFrom, checkSessionId, compactCommandFrom, policyCommandFrom } from '../commands/session-command-requests';
+
+/** The request schemas at documentation limits (query schemas do not depend on limits). */
+const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1_000_000 });
 
 /** The `/v1/sessions/:sessionId` routes, scoped to the caller's tenant. */
 @ApiTags('sessions')
@@ -38,6 +43,7 @@ export class SessionsController {
   @ApiOperation({ summary: 'Append native session events (user, assistant, tool, system, summary)' })
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
+  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 429, 503] })
   async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     return this.commandBus.execute(appendEventsCommandFrom(this.schemas, tenant, sessionId, body));
   }
@@ -45,6 +51,7 @@ export class SessionsController {
   @Post('messages')
   @ApiOperation({ summary: 'Append OpenAI chat messages (system, user, assistant with tool_calls, tool with tool_call_id)' })
   @ApiBody({ schema: openApiSchema('appendMessages') })
+  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
   async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     return this.commandBus.execute(await appendMessagesCommandFrom(this.schemas, this.reads, tenant, sessionId, body));
   }
@@ -53,39 +60,23 @@ export class SessionsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing)' })
   @ApiBody({ schema: openApiSchema('compact') })
+  @ApiAnswer(CompactionAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
   async compact(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<CompactionAnswer> {
     return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body));
-  }
-
-  @Get('compactions')
-  @ApiOperation({ summary: 'The compaction history of the session, oldest first' })
-  async listCompactions(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
-    checkSessionId(sessionId);
-    validate(this.schemas.noQuery, query);
-    return this.reads.listCompactions(tenant, sessionId);
-  }
-
-  @Get('compactions/:compactionId')
-  @ApiOperation({ summary: 'One compaction decision in full' })
-  async getCompaction(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Param('compactionId') compactionId: string, @Query() query: Record<string, unknown>) {
-    checkSessionId(sessionId);
-    validate(this.schemas.noQuery, query);
-    return this.reads.getCompaction(tenant, sessionId, compactionId);
   }
 
   @Put('policy')
   @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it)" })
   @ApiBody({ schema: openApiSchema('policy') })
+  @ApiAnswer(PolicyAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
   async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown) {
     return this.commandBus.execute(policyCommandFrom(this.schemas, tenant, sessionId, body));
   }
 
   @Get('window')
   @ApiOperation({ summary: 'The active window (what to send to the model next), now or at a past revision' })
-  @ApiQuery({ name: 'atRevision', required: false, description: 'stream revision (integer): the window right after that event, computed from the log' })
-  @ApiQuery({ name: 'minPosition', required: false, description: 'global log position (from an append answer) to wait for: read-your-writes' })
-  @ApiQuery({ name: 'format', required: false, enum: ['events', 'openai'] })
-  @ApiQuery({ name: 'estimator', required: false, enum: ['cl100k_base', 'o200k_base', 'chars'] })
+  @ApiQueryParams(DOC_SCHEMAS.windowQuery)
+  @ApiAnswer(WindowSchema)
   async window(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
     const q = validate(this.schemas.windowQuery, query);
@@ -99,8 +90,8 @@ export class SessionsController {
 
   @Get('events')
   @ApiOperation({ summary: 'The full log: conversation events with their archived flag, and decision events' })
-  @ApiQuery({ name: 'fromRevision', required: false })
-  @ApiQuery({ name: 'limit', required: false })
+  @ApiQueryParams(DOC_SCHEMAS.logQuery)
+  @ApiAnswer(LogPageSchema)
   async log(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
     const q = validate(this.schemas.logQuery, query);
@@ -110,6 +101,7 @@ export class SessionsController {
   @Delete()
   @HttpCode(200)
   @ApiOperation({ summary: "Erase the session: its content leaves the store and every read model (the deletion is recorded without content)" })
+  @ApiAnswer(EraseAnswerSchema)
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
     validate(this.schemas.noQuery, query);
