@@ -231,6 +231,8 @@ export interface components {
             compactionId: string;
             dryRun: boolean;
             estimator: components["schemas"]["Estimator"];
+            /** @description with reason open-tool-call: the assistant event holding that call */
+            eventId?: string;
             failure?: {
                 reason: string;
                 /** @constant */
@@ -245,6 +247,11 @@ export interface components {
             };
             /** @description global position of the last decision event written; absent when nothing was written */
             position?: string;
+            /**
+             * @description with outcome noop: why nothing was archived (DESIGN §3.6)
+             * @enum {string}
+             */
+            reason?: "within-limit" | "newest-turn-only" | "open-tool-call";
             /** @description whether the decision is in the log and the compaction history */
             recorded: boolean;
             replayed?: boolean;
@@ -267,6 +274,12 @@ export interface components {
             tokensAfter: number;
             tokensBefore: number;
             tokensEstimatedSaved: number;
+            /** @description with reason open-tool-call: the call that held the cut back */
+            toolCallId?: string;
+            /** @description with a trigger: whether it still fires on the window after the pass (DESIGN §3.5) */
+            triggerStillFires?: boolean;
+            /** @description user events in the window after the pass, with triggerStillFires */
+            turnsAfter?: number;
         };
         CompactionDiff: {
             addedIds: string[];
@@ -530,6 +543,8 @@ export interface components {
         };
         PolicyAnswer: {
             estimator: components["schemas"]["Estimator"];
+            /** @description global position of the policy event: pass it as minPosition to read the session once it is projected */
+            position?: string;
             revision: string;
             sessionId: string;
             /** @description ISO-8601 UTC date-time */
@@ -1459,20 +1474,23 @@ export interface operations {
                         /** Format: date-time */
                         createdAt?: string;
                         id?: string;
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        metadata?: Record<string, never>;
+                        name?: string;
                         text: string | null;
+                        textParts?: string[];
                         /** @constant */
                         type: "user";
                     } | {
                         /** Format: date-time */
                         createdAt?: string;
                         id?: string;
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        metadata?: Record<string, never>;
+                        name?: string;
+                        refusal?: string;
                         text?: string | null;
+                        textParts?: string[];
                         toolCalls?: {
                             arguments: string;
                             id: string;
@@ -1484,11 +1502,12 @@ export interface operations {
                         /** Format: date-time */
                         createdAt?: string;
                         id?: string;
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        metadata?: Record<string, never>;
+                        name?: string;
                         responses: {
                             data: string;
+                            dataParts?: string[];
                             name: string;
                             toolCallId: string;
                         }[];
@@ -1498,19 +1517,20 @@ export interface operations {
                         /** Format: date-time */
                         createdAt?: string;
                         id?: string;
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        metadata?: Record<string, never>;
+                        name?: string;
+                        notice?: boolean;
                         text: string | null;
+                        textParts?: string[];
                         /** @constant */
                         type: "system";
                     } | {
                         /** Format: date-time */
                         createdAt?: string;
                         id?: string;
-                        metadata?: {
-                            [key: string]: unknown;
-                        };
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        metadata?: Record<string, never>;
                         shadowPrompt: string;
                         text: string;
                         /** @constant */
