@@ -10,7 +10,7 @@ import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, sessionKey, sessionStream, type ConversationEventData, type SessionEventMetadata } from '../events/session-stream-events';
-import { computeEventCosts } from '../domain/event-costs';
+import { computeEventCostsInSlices } from '../domain/event-costs';
 import { storeEventId } from '../domain/session-ids';
 import { DuplicateEventIdConflictError, InvalidRequestError, RevisionConflictError } from '../errors';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
@@ -83,14 +83,16 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       if (seen.has(e.event.id)) throw new InvalidRequestError(`${e.field}.id`, `${e.field}.id: id ${JSON.stringify(e.event.id)} appears twice in this request`);
       seen.add(e.event.id);
     }
+    // Counted before the state is loaded: counting a large request takes several turns of the event loop.
+    const costs = await computeEventCostsInSlices(events.map((e) => e.event));
     const state = await this.sessions.load(key);
     const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
     for (const e of events) ledger.accept(e.event, e.field);
     const userId = command.userId ?? undefined;
-    const data: EventData[] = events.map((e) => {
+    const data: EventData[] = events.map((e, i) => {
       const payload: ConversationEventData = {
         event: e.event,
-        costs: computeEventCosts(e.event),
+        costs: costs[i],
         ...(e.createdAt ? { createdAt: e.createdAt } : {}),
         ...(e.metadata ? { metadata: e.metadata } : {}),
         ...(userId ? { userId } : {}),
