@@ -1,6 +1,7 @@
 /** `GET /health` (liveness with store and projector state) and `GET /metrics` (Prometheus text). */
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, SessionProjector } from '@lib/session';
@@ -8,8 +9,14 @@ import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { ServiceMetrics } from './metrics';
 
-/** `GET /health` and `GET /metrics` (no API key needed). */
+/**
+ * `GET /health` and `GET /metrics`: operations routes, never rate-limited (a liveness probe or a
+ * scraper must not be answered 429 on a busy instance) and open without an API key (probes and
+ * scrapers rarely send one; neither route shows content, only counts and states). Restrict them
+ * at the network level if they must not be reachable.
+ */
 @ApiTags('operations')
+@SkipThrottle()
 @Controller()
 export class HealthController {
   constructor(
