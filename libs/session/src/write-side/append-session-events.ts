@@ -5,6 +5,7 @@
  * revision → `{ revision, position }`. Then a {@link SessionEventsAppended} event is published so
  * auto-compaction can run in the background; the append never waits for it.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
@@ -86,8 +87,11 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     // Counted before the state is loaded: counting a large request takes several turns of the event loop.
     const costs = await computeEventCostsInSlices(events.map((e) => e.event));
     const state = await this.sessions.load(key);
+    // A resend of events still in the window is a retry (the store answers its original result),
+    // not new tool calls or answers: the ledger would call a resent answer a second answer.
+    const resent = state !== null && events.every((e) => isDeepStrictEqual(state.active.get(e.event.id)?.event, e.event));
     const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
-    for (const e of events) ledger.accept(e.event, e.field);
+    if (!resent) for (const e of events) ledger.accept(e.event, e.field);
     const userId = command.userId ?? undefined;
     const data: EventData[] = events.map((e, i) => {
       const payload: ConversationEventData = {
