@@ -15,6 +15,7 @@ import { runRecall } from './figures/recall';
 import { runTokenizers } from './figures/tokenizers';
 import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
+import { runAdversarialTokens } from './figures/adversarial-tokens';
 
 /** Sizes of a run. */
 export interface BenchSizes {
@@ -31,6 +32,8 @@ export interface BenchSizes {
   plannerLiveSessions: number;
   memorySessions: number;
   memoryEventsPerSession: number;
+  /** Figure 8: adversarial text lengths (UTF-16 code units). */
+  adversarialSizes: number[];
 }
 
 /** `--quick`: every figure, small sizes, under 60 s. */
@@ -48,6 +51,7 @@ export const QUICK: BenchSizes = {
   plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
+  adversarialSizes: [10_000, 100_000],
 };
 
 /** The full run of the issue's sizes. */
@@ -65,9 +69,10 @@ export const FULL: BenchSizes = {
   plannerLiveSessions: 50,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
+  adversarialSizes: [10_000, 100_000, 1_000_000],
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -106,6 +111,7 @@ async function main(): Promise<void> {
   };
 
   await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses, every: sizes.tokenizerEvery }));
+  await run([8], 'adversarial token counting', () => runAdversarialTokens({ sizes: sizes.adversarialSizes }));
   await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }));
   await run([1, 3], 'append load over HTTP and projection lag', () =>
     runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),

@@ -17,7 +17,7 @@ import {
 import { toIsoTime } from './iso-time';
 import { MalformedEventError } from './malformed-event-error';
 import { recallDocument } from './recall-document';
-import { hasUnspacedScript } from './unspaced-script';
+import { hasUnspacedScript, trigramDocument } from './unspaced-script';
 
 /** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
@@ -228,7 +228,7 @@ export class SessionReadModelWriter {
   private index(position: bigint, body: string): void {
     if (body.trim() === '') return;
     this.stmts.insertFts.run(position, body);
-    if (hasUnspacedScript(body)) this.stmts.insertTrigram.run(position, body);
+    if (hasUnspacedScript(body)) this.stmts.insertTrigram.run(position, trigramDocument(body));
   }
 
   private recordCompaction(sessionKey: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {
