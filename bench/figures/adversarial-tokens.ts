@@ -54,7 +54,9 @@ function timeCount(count: (text: string) => number, text: string): number {
 export async function runAdversarialTokens(options: AdversarialTokenOptions): Promise<FigureResult> {
   const estimators = [getEstimator('cl100k_base'), getEstimator('o200k_base')];
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const reference = ['cl100k_base', 'o200k_base'].map((e) => require(`gpt-tokenizer/cjs/encoding/${e}`) as { countTokens: (t: string, o: object) => number; clearMergeCache: () => void });
+  const reference = ['cl100k_base', 'o200k_base'].map(
+    (e) => require(`gpt-tokenizer/cjs/encoding/${e}`) as { countTokens: (t: string, o: object) => number; clearMergeCache: () => void },
+  );
   const plain = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
   const rows: FigureRow[] = [];
   const details: Record<string, unknown> = {};

@@ -20,7 +20,10 @@ describe('issue 17 hardening', () => {
 
   describe('numbers at the edge of their range (item 2)', () => {
     beforeAll(async () => {
-      await http().post('/v1/sessions/edge/events').send({ events: [{ id: 'u1', type: 'user', text: 'hi' }] }).expect(201);
+      await http()
+        .post('/v1/sessions/edge/events')
+        .send({ events: [{ id: 'u1', type: 'user', text: 'hi' }] })
+        .expect(201);
     });
 
     it('reads an empty log page from the largest revision', async () => {
@@ -93,26 +96,37 @@ describe('issue 17 hardening', () => {
 
   describe('compaction ids and retries (item 6)', () => {
     beforeAll(async () => {
-      await http().post('/v1/sessions/ids/events').send({
-        events: [1, 2, 3].flatMap((n) => [
-          { id: `u${n}`, type: 'user', text: `question ${n}` },
-          { id: `a${n}`, type: 'assistant', text: `answer ${n}` },
-        ]),
-      }).expect(201);
+      await http()
+        .post('/v1/sessions/ids/events')
+        .send({
+          events: [1, 2, 3].flatMap((n) => [
+            { id: `u${n}`, type: 'user', text: `question ${n}` },
+            { id: `a${n}`, type: 'assistant', text: `answer ${n}` },
+          ]),
+        })
+        .expect(201);
     });
 
     it('gives a compactionId only to recorded answers, and every given id is readable', async () => {
       const answers = [
-        await http().post('/v1/sessions/ids/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 20 } }),
-        await http().post('/v1/sessions/ids/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 1 }, trigger: { type: 'turn-count', maxTurns: 50 } }),
-        await http().post('/v1/sessions/ids/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 1 }, dryRun: true }),
+        await http()
+          .post('/v1/sessions/ids/compactions')
+          .send({ strategy: { type: 'sliding-window', maxEvents: 20 } }),
+        await http()
+          .post('/v1/sessions/ids/compactions')
+          .send({ strategy: { type: 'sliding-window', maxEvents: 1 }, trigger: { type: 'turn-count', maxTurns: 50 } }),
+        await http()
+          .post('/v1/sessions/ids/compactions')
+          .send({ strategy: { type: 'sliding-window', maxEvents: 1 }, dryRun: true }),
       ];
       expect(answers.map((a) => a.body.outcome)).toEqual(['noop', 'not-triggered', 'compacted']);
       for (const a of answers) {
         expect(a.body.recorded).toBe(false);
         expect(a.body).not.toHaveProperty('compactionId');
       }
-      const recorded = await http().post('/v1/sessions/ids/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 1 } });
+      const recorded = await http()
+        .post('/v1/sessions/ids/compactions')
+        .send({ strategy: { type: 'sliding-window', maxEvents: 1 } });
       expect(recorded.body.recorded).toBe(true);
       await http().get(`/v1/sessions/ids/compactions/${recorded.body.compactionId}`).expect(200);
     });
@@ -144,7 +158,9 @@ describe('issue 17 hardening', () => {
       const first = await http().post(route.path).send(route.body(route.batch)).expect(201);
       const results = [];
       for (const part of [[0], [1], [2], [0, 1], [1, 2], [0, 1, 2]]) {
-        const res = await http().post(route.path).send(route.body(part.map((i) => route.batch[i])));
+        const res = await http()
+          .post(route.path)
+          .send(route.body(part.map((i) => route.batch[i])));
         results.push([res.status, res.body.revision]);
       }
       expect(results).toEqual([
@@ -158,7 +174,9 @@ describe('issue 17 hardening', () => {
       const changed = JSON.parse(JSON.stringify(route.batch[2]));
       if ('text' in changed) changed.text = 'other';
       else changed.content = 'other';
-      const clash = await http().post(route.path).send(route.body([changed]));
+      const clash = await http()
+        .post(route.path)
+        .send(route.body([changed]));
       expect({ status: clash.status, code: clash.body.code }).toEqual({ status: 409, code: 'duplicate_event_id' });
     });
   });

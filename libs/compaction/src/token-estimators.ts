@@ -55,7 +55,9 @@ function loadEncoding(name: 'cl100k_base' | 'o200k_base'): unknown {
   // Loaded lazily, one encoding at a time. A plain `require` because the package exposes these
   // paths through its `exports` map, which TypeScript's node10 resolution does not read.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const module = (name === 'cl100k_base' ? require('gpt-tokenizer/encoding/cl100k_base') : require('gpt-tokenizer/encoding/o200k_base')) as { default: unknown };
+  const module = (name === 'cl100k_base' ? require('gpt-tokenizer/encoding/cl100k_base') : require('gpt-tokenizer/encoding/o200k_base')) as {
+    default: unknown;
+  };
   return module.default;
 }
 
