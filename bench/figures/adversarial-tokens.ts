@@ -3,13 +3,14 @@
  * 10 KB, 100 KB and MAX_TEXT_LENGTH (1,000,000 UTF-16 code units): runs of one character, of one
  * emoji, of spaces, long digit strings, base64 blobs, a word repeated without spaces and with
  * them, and pseudo-random ideographs (one pre-token whose merges never repeat). Each text is
- * counted as an append counts it (cl100k_base and o200k_base, through `getEstimator`); the figure
+ * counted as an append counts it (cl100k_base and o200k_base, with the estimators' counter, a fresh
+ * one per measurement so no pair is remembered from an earlier text); the figure
  * is the time per 1,000 code units, and growth = that cost at the largest size over the cost at
  * 10 KB (1.0 = linear; the reference tokenizers are quadratic here: ×100 from 10 KB to 1 MB).
  * Baseline: gpt-tokenizer's own `countTokens` (the reference algorithm) at 10 KB, where it still
  * finishes.
  */
-import { getEstimator } from '@lib/compaction';
+import { BpeTokenCounter } from '../../libs/compaction/src/bpe-token-counter';
 import { nowMs, round } from '../lib/stats';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 
@@ -52,11 +53,16 @@ function timeCount(count: (text: string) => number, text: string): number {
 
 /** Runs figure 8. */
 export async function runAdversarialTokens(options: AdversarialTokenOptions): Promise<FigureResult> {
-  const estimators = [getEstimator('cl100k_base'), getEstimator('o200k_base')];
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const reference = ['cl100k_base', 'o200k_base'].map(
-    (e) => require(`gpt-tokenizer/cjs/encoding/${e}`) as { countTokens: (t: string, o: object) => number; clearMergeCache: () => void },
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    (e) => require(`gpt-tokenizer/cjs/encoding/${e}`) as { default: unknown; countTokens: (t: string, o: object) => number; clearMergeCache: () => void },
   );
+  const freshCounters = () => {
+    for (const r of reference) r.clearMergeCache();
+    return reference.map((r) => new BpeTokenCounter(r.default));
+  };
+  // JIT warm-up on an unrelated text, untimed.
+  for (const c of freshCounters()) c.count(pseudoRandom(20_000, (x) => String.fromCharCode(0x3041 + (x % 80))) + 'warm-up '.repeat(2000));
   const plain = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
   const rows: FigureRow[] = [];
   const details: Record<string, unknown> = {};
@@ -65,10 +71,9 @@ export async function runAdversarialTokens(options: AdversarialTokenOptions): Pr
   let worstGrowth = 0;
   for (const [name, make] of Object.entries(ADVERSARIAL_TEXTS)) {
     const perKilo: Record<number, number> = {};
-    for (const e of estimators) e.count(make(smallest)); // warm-up (JIT, merge memo), untimed
     for (const size of options.sizes) {
       const text = make(size);
-      const ms = estimators.reduce((sum, e) => sum + timeCount((t) => e.count(t), text), 0);
+      const ms = freshCounters().reduce((sum, c) => sum + timeCount((t) => c.count(t), text), 0);
       perKilo[size] = (ms / size) * 1000;
       progress(`${name} at ${size}: ${ms.toFixed(0)} ms (both encodings)`);
     }
