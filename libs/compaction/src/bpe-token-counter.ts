@@ -62,8 +62,13 @@ function coreOf(encodingApi: unknown): BpeCore {
  * `rank * stride + offset`, which orders by rank, then leftmost.
  */
 class MinHeap {
-  private keys = new Float64Array(64);
+  private keys: Float64Array;
   size = 0;
+
+  /** `capacity`: expected most entries (grows past it by doubling; sized up front, no copy on the way). */
+  constructor(capacity: number) {
+    this.keys = new Float64Array(Math.max(64, capacity));
+  }
 
   push(key: number): void {
     if (this.size === this.keys.length) {
@@ -173,7 +178,8 @@ export class BpeTokenCounter {
     // Every part is a token; its rank is kept at its start offset.
     const partRank = new Int32Array(n + 1);
     for (let i = 0; i < n; i++) partRank[i] = this.byteRanks[bytes[i]];
-    const heap = new MinHeap();
+    // n initial pairs plus at most two per merge (n - 1 merges at most).
+    const heap = new MinHeap(3 * n);
     const rankOfPairAt = (start: number): number => {
       const second = next[start];
       if (second >= n) return Infinity;
