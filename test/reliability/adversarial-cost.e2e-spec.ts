@@ -2,13 +2,17 @@
  * Per-request work an adversary controls (issue 17, item 1): a maximum-size text built to be as
  * costly as possible to tokenize must not stall the service for other clients. While such an
  * append is in flight, `/health` answers within 200 ms, and the append is counted exactly.
- * Runtime: about 10–20 s on the 2-core CI machine (one 1,000,000-character append).
+ * The service runs as its own process, so the probes measure its event loop, not this test's.
+ * Runtime: about 30 s on an idle 2-core machine, up to 2 min when it is shared (one
+ * 1,000,000-character append of random ideographs: one pre-token whose merges never repeat).
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { getEstimator } from '@lib/compaction';
-import { startService, type Harness } from '../support/service-harness';
+import { spawnService, type ServiceProcess } from '../support/service-process';
 
-/** 1,000,000 (the default MAX_TEXT_LENGTH) pseudo-random CJK ideographs: one pre-token, no merge repeats. */
+/** `length` pseudo-random CJK ideographs (deterministic). */
 function adversarialText(length: number): string {
   let x = 1;
   const units = new Array<number>(length);
@@ -21,33 +25,37 @@ function adversarialText(length: number): string {
   return text;
 }
 
+const MAX_TEXT_LENGTH = 1_000_000; // the documented default
+
 describe('adversarial per-request cost', () => {
-  let harness: Harness;
+  let service: ServiceProcess;
+  let dataDir: string;
   beforeAll(async () => {
-    harness = await startService({ env: { MAX_BODY_BYTES: String(8 * 1024 * 1024) } });
-  });
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'adversarial-'));
+    service = await spawnService({ dataDir, env: { MAX_BODY_BYTES: String(8 * 1024 * 1024), LOG_LEVEL: 'warn' } });
+  }, 120_000);
   afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+    await service?.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
   it('answers /health within 200 ms while a maximum-size adversarial append is in flight', async () => {
-    const text = adversarialText(1_000_000);
+    const text = adversarialText(MAX_TEXT_LENGTH);
+    const body = JSON.stringify({ events: [{ id: 'big', type: 'user', text }] });
     let done = false;
-    const append = harness
-      .http()
-      .post('/v1/sessions/adversary/events')
-      .send({ events: [{ id: 'big', type: 'user', text }] })
-      .then((res) => {
+    const append = fetch(`${service.url}/v1/sessions/adversary/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(
+      async (res) => {
         done = true;
-        return res;
-      });
+        return { status: res.status, body: (await res.json()) as { position: string } };
+      },
+    );
     const latencies: number[] = [];
     while (!done) {
       const start = performance.now();
-      const res = await harness.http().get('/health');
+      const res = await fetch(`${service.url}/health`);
+      await res.arrayBuffer();
       if (done) break;
-      latencies.push(performance.now() - start);
+      latencies.push(Math.round(performance.now() - start));
       expect(res.status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -55,9 +63,10 @@ describe('adversarial per-request cost', () => {
     expect(res.status).toBe(201);
     // The append was in flight for several probes, and none of them waited 200 ms or more.
     expect(latencies.length).toBeGreaterThanOrEqual(5);
-    expect(Math.max(...latencies)).toBeLessThan(200);
+    // On failure this shows when the slow probes happened (probe index and latency in ms).
+    expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
 
-    const log = await harness.http().get('/v1/sessions/adversary/window').expect(200);
-    expect(log.body.tokens).toBe(getEstimator('cl100k_base').count(`User: ${text}`));
-  }, 120_000);
+    const window = await fetch(`${service.url}/v1/sessions/adversary/window?minPosition=${res.body.position}`);
+    expect(((await window.json()) as { tokens: number }).tokens).toBe(getEstimator('cl100k_base').count(`User: ${text}`));
+  }, 300_000);
 });
