@@ -15,6 +15,7 @@ import { runRecall } from './figures/recall';
 import { runTokenizers } from './figures/tokenizers';
 import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
+import { runPostgresReplicas } from './figures/postgres-replicas';
 import { runAdversarialTokens } from './figures/adversarial-tokens';
 
 /** Sizes of a run. */
@@ -32,7 +33,9 @@ export interface BenchSizes {
   plannerLiveSessions: number;
   memorySessions: number;
   memoryEventsPerSession: number;
-  /** Figure 8: adversarial text lengths (UTF-16 code units). */
+  /** Seconds of HTTP load per replica count (figure 8). */
+  replicaSeconds: number;
+  /** Figure 9: adversarial text lengths (UTF-16 code units). */
   adversarialSizes: number[];
 }
 
@@ -51,6 +54,7 @@ export const QUICK: BenchSizes = {
   plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
+  replicaSeconds: 4,
   adversarialSizes: [10_000, 100_000],
 };
 
@@ -69,10 +73,11 @@ export const FULL: BenchSizes = {
   plannerLiveSessions: 50,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
+  replicaSeconds: 10,
   adversarialSizes: [10_000, 100_000, 1_000_000],
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -111,13 +116,16 @@ async function main(): Promise<void> {
   };
 
   await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses, every: sizes.tokenizerEvery }));
-  await run([8], 'adversarial token counting', () => runAdversarialTokens({ sizes: sizes.adversarialSizes }));
+  await run([9], 'adversarial token counting', () => runAdversarialTokens({ sizes: sizes.adversarialSizes }));
   await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }));
   await run([1, 3], 'append load over HTTP and projection lag', () =>
     runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),
   );
   await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir: opts.dir }));
   await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir: opts.dir }));
+  await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
+    runPostgresReplicas({ clients: sizes.clients, seconds: sizes.replicaSeconds, baselineSeconds: sizes.baselineSeconds }),
+  );
   await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
 
   results.sort((a, b) => a.figure - b.figure);
