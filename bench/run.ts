@@ -16,6 +16,7 @@ import { runTokenizers } from './figures/tokenizers';
 import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
 import { runPostgresReplicas } from './figures/postgres-replicas';
+import { runNatsCommands } from './figures/nats-commands';
 import { runAdversarialTokens } from './figures/adversarial-tokens';
 
 /** Sizes of a run. */
@@ -35,7 +36,10 @@ export interface BenchSizes {
   memoryEventsPerSession: number;
   /** Seconds of HTTP load per replica count (figure 8). */
   replicaSeconds: number;
-  /** Figure 9: adversarial text lengths (UTF-16 code units). */
+  /** Sessions and rounds (4 appends + 1 compact each) per transport (figure 9). */
+  natsSessions: number;
+  natsRounds: number;
+  /** Figure 10: adversarial text lengths (UTF-16 code units). */
   adversarialSizes: number[];
 }
 
@@ -55,6 +59,8 @@ export const QUICK: BenchSizes = {
   memorySessions: 500,
   memoryEventsPerSession: 50,
   replicaSeconds: 4,
+  natsSessions: 50,
+  natsRounds: 1,
   adversarialSizes: [10_000, 100_000],
 };
 
@@ -74,10 +80,12 @@ export const FULL: BenchSizes = {
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
   replicaSeconds: 10,
+  natsSessions: 200,
+  natsRounds: 2,
   adversarialSizes: [10_000, 100_000, 1_000_000],
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -116,7 +124,7 @@ async function main(): Promise<void> {
   };
 
   await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses, every: sizes.tokenizerEvery }));
-  await run([9], 'adversarial token counting', () => runAdversarialTokens({ sizes: sizes.adversarialSizes }));
+  await run([10], 'adversarial token counting', () => runAdversarialTokens({ sizes: sizes.adversarialSizes }));
   await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }));
   await run([1, 3], 'append load over HTTP and projection lag', () =>
     runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),
@@ -126,6 +134,7 @@ async function main(): Promise<void> {
   await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
     runPostgresReplicas({ clients: sizes.clients, seconds: sizes.replicaSeconds, baselineSeconds: sizes.baselineSeconds }),
   );
+  await run([9], 'commands per second: NATS JetStream vs HTTP', () => runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }));
   await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
 
   results.sort((a, b) => a.figure - b.figure);

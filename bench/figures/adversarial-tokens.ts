@@ -1,5 +1,5 @@
 /**
- * Figure 9: cost of token counting on the worst texts we could build (issue 17, item 1), at
+ * Figure 10: cost of token counting on the worst texts we could build (issue 17, item 1), at
  * 10 KB, 100 KB and MAX_TEXT_LENGTH (1,000,000 UTF-16 code units): runs of one character, of one
  * emoji, of spaces, long digit strings, base64 blobs, a word repeated without spaces and with
  * them, and pseudo-random ideographs (one pre-token whose merges never repeat). Each text is
@@ -51,7 +51,7 @@ function timeCount(count: (text: string) => number, text: string): number {
   return nowMs() - t0;
 }
 
-/** Runs figure 9. */
+/** Runs figure 10. */
 export async function runAdversarialTokens(options: AdversarialTokenOptions): Promise<FigureResult> {
   const reference = ['cl100k_base', 'o200k_base'].map(
     // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -84,7 +84,7 @@ export async function runAdversarialTokens(options: AdversarialTokenOptions): Pr
     worstGrowth = Math.max(worstGrowth, growth);
     details[name] = { msPer1000Units: perKilo, referenceMsAtSmallest: referenceMs };
     rows.push({
-      figure: 9,
+      figure: 10,
       metric: `${name}: ms per 1,000 chars at ${options.sizes.map((s) => s.toLocaleString('en-US')).join(' / ')}`,
       value: options.sizes.map((s) => round(perKilo[s], 2)).join(' / '),
       baseline: round((referenceMs / smallest) * 1000, 2),
@@ -98,5 +98,5 @@ export async function runAdversarialTokens(options: AdversarialTokenOptions): Pr
     'both encodings counted per text, as an append does; ratio = cost per char at the largest size / at the smallest (1.0 = linear)',
     `worst growth ${round(worstGrowth, 2)}× from ${smallest.toLocaleString('en-US')} to ${largest.toLocaleString('en-US')} chars; counts equal the reference tokenizer's (see the estimator tests)`,
   ];
-  return { figure: 9, title: 'adversarial token counting', rows, details, notes };
+  return { figure: 10, title: 'adversarial token counting', rows, details, notes };
 }

@@ -19,6 +19,7 @@ import { ServiceMetrics } from './observability/metrics';
 import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
+import { NatsTransport } from './nats/nats-transport';
 
 /** The root module; build it with {@link AppModule.register}. */
 @Module({})
@@ -70,6 +71,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: ThrottlerGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
         { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+        // Commands and decisions over NATS JetStream, only when NATS_URL is set.
+        ...(config.natsUrl ? [NatsTransport] : []),
       ],
     };
   }

@@ -32,6 +32,7 @@ async function main(): Promise<void> {
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
       : `API keys required for /v1 (${config.apiKeys.size} configured)`,
   ];
+  if (config.natsUrl) lines.push(`NATS: commands on ${config.natsPrefix}.commands.>, results on ${config.natsPrefix}.results.>, decisions on ${config.natsPrefix}.decisions.> (${config.natsUrl})`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 

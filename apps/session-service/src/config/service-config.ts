@@ -12,6 +12,8 @@ export interface ServiceConfig {
   host: string;
   /** Directory of the embedded store and read models (`DATA_DIR`, default `./data`). */
   dataDir: string;
+  /** File of the embedded SQLite store (`SQLITE_EVENTS_FILE`, default `<DATA_DIR>/events.sqlite`). Replicas may share it, each with its own DATA_DIR for read models. */
+  sqliteEventsFile: string;
   /** KurrentDB connection string (`KURRENTDB_CONNECTION_STRING`); the embedded SQLite store when absent. */
   kurrentDbConnectionString?: string;
   /**
@@ -37,6 +39,17 @@ export interface ServiceConfig {
   autoCompactionMaxFailures: number;
   /** Auto-compaction backoff base (`AUTO_COMPACTION_BACKOFF_MS`, default 30000). */
   autoCompactionBackoffMs: number;
+  /** NATS server(s) for the JetStream command and decision transport (`NATS_URL`, comma-separated); off when absent. */
+  natsUrl?: string;
+  /** User and password for the NATS server (`NATS_USER`, `NATS_PASSWORD`), when it asks for them. */
+  natsUser?: string;
+  natsPassword?: string;
+  /** First subject token and stream-name prefix of the NATS transport (`NATS_PREFIX`, default `compaction`). */
+  natsPrefix: string;
+  /** Commands handled at once per replica over NATS (`NATS_CONCURRENCY`, default 16). */
+  natsConcurrency: number;
+  /** How long a delivered command may go unacknowledged before JetStream gives it to another replica (`NATS_ACK_WAIT_MS`, default 30000; set when the consumer is created). */
+  natsAckWaitMs: number;
 }
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -82,6 +95,9 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
 
 /** Reads the configuration from `env`. @throws Error naming the first invalid variable. */
 export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const natsPrefix = env.NATS_PREFIX || 'compaction';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsPrefix)) throw new Error(`NATS_PREFIX=${JSON.stringify(natsPrefix)} is not valid: use 1 to 32 letters, digits, _ or -`);
   const kurrentDbConnectionString = env.KURRENTDB_CONNECTION_STRING || undefined;
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
   if (kurrentDbConnectionString && databaseUrl) {
@@ -90,7 +106,8 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
   return {
     port: intVar(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
+    sqliteEventsFile: env.SQLITE_EVENTS_FILE ? path.resolve(env.SQLITE_EVENTS_FILE) : path.join(dataDir, 'events.sqlite'),
     kurrentDbConnectionString,
     databaseUrl,
     apiKeys: parseApiKeys(env.API_KEYS),
@@ -102,5 +119,11 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     logLevel: env.LOG_LEVEL || 'info',
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES', 3, 1),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS', 30_000, 0),
+    natsUrl: env.NATS_URL || undefined,
+    natsUser: env.NATS_USER || undefined,
+    natsPassword: env.NATS_PASSWORD || undefined,
+    natsPrefix,
+    natsConcurrency: intVar(env, 'NATS_CONCURRENCY', 16, 1, 1024),
+    natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS', 30_000, 1000, 3_600_000),
   };
 }
