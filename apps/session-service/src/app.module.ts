@@ -34,6 +34,10 @@ export class AppModule {
         ...(config.logLevel === 'silent' ? [] : [LoggerModule.forRoot({
           pinoHttp: {
             level: config.logLevel,
+            // Human-readable on a terminal, JSON lines otherwise (LOG_FORMAT).
+            ...(config.logFormat === 'pretty' ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+            // One line per request at REQUEST_LOG_LEVEL (debug unless asked); server errors always at error.
+            customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : (config.requestLogLevel as 'debug')),
             // Never log keys or bodies: only method, path, status and timing.
             redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
             serializers: {

@@ -12,6 +12,7 @@ import {
   InvalidRequestError,
   SetCompactionPolicyCommand,
   assignClientId,
+  openAiFieldPath,
   openAiMessagesToEvents,
   type EstimatorName,
   type EventToAppend,
@@ -34,27 +35,13 @@ function toExpectedRevision(value: string | number | undefined): ExpectedRevisio
   return BigInt(value);
 }
 
-/** Field names of the native event shape → the OpenAI message shape, for error messages. */
-const OPENAI_FIELD_NAMES: Array<[RegExp, string]> = [
-  [/\.text\b/g, '.content'],
-  [/\.toolCalls\[(\d+)\]\.(name|arguments)/g, '.tool_calls[$1].function.$2'],
-  [/\.toolCalls/g, '.tool_calls'],
-  [/\.responses\[\d+\]\.data/g, '.content'],
-  [/\.responses\[\d+\]\.toolCallId/g, '.tool_call_id'],
-];
-
 /** Runs `check` on a converted message; a validation error is re-issued in the OpenAI shape's terms (400 `invalid_message`). */
 function asMessageError<T>(check: () => T): T {
   try {
     return check();
   } catch (err) {
     if (!(err instanceof InvalidRequestError)) throw err;
-    const rename = (s: string) => OPENAI_FIELD_NAMES.reduce((acc, [from, to]) => acc.replace(from, to), s);
-    throw new InvalidRequestError(
-      rename(err.parameter),
-      rename(err.message).replace('send null when the event has no text', 'send some text'),
-      'invalid_message',
-    );
+    throw new InvalidRequestError(openAiFieldPath(err.parameter), openAiFieldPath(err.message).replace('send null when the event has no text', 'send some text'), 'invalid_message');
   }
 }
 
@@ -128,7 +115,7 @@ export async function appendMessagesCommandFrom(
   const parsed = openAiMessagesToEvents(input.messages, { knownCallNames, assignId });
   const events: EventToAppend[] = parsed.map((event, i) => {
     const checked = asMessageError(() => validate(schemas.nativeEvent, event, `messages[${i}]`));
-    return { event: { ...checked, id: event.id } as EventToAppend['event'], field: `messages[${i}]` };
+    return { event: { ...checked, id: event.id } as EventToAppend['event'], field: `messages[${i}]`, pathOf: (p: string) => `messages[${i}]${openAiFieldPath(p)}` };
   });
   return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
 }

@@ -33,8 +33,15 @@ export interface ServiceConfig {
   maxWaitMs: number;
   /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */
   rateLimitPerMinute: number;
-  /** Log level (`LOG_LEVEL`, default `info`). */
+  /** Log level (`LOG_LEVEL`, default `info`; `silent` turns logging off). */
   logLevel: string;
+  /**
+   * Log format (`LOG_FORMAT`): `pretty` (human-readable lines) or `json` (one JSON object per
+   * line). Default: `pretty` when stdout is a terminal, `json` otherwise.
+   */
+  logFormat: 'pretty' | 'json';
+  /** Level of the one log line per HTTP request (`REQUEST_LOG_LEVEL`, default `debug`: shown with `LOG_LEVEL=debug`). */
+  requestLogLevel: string;
   /** Auto-compaction backoff: failures in a row before backing off (`AUTO_COMPACTION_MAX_FAILURES`, default 3). */
   autoCompactionMaxFailures: number;
   /** Auto-compaction backoff base (`AUTO_COMPACTION_BACKOFF_MS`, default 30000). */
@@ -78,6 +85,16 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   return keys;
 }
 
+/** pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name}=${JSON.stringify(raw)} is not valid: use one of ${allowed.join(', ')}`);
+  return raw as T;
+}
+
 /** Parses `DATABASE_URL` (empty: not set). @throws Error naming the variable when it is not a PostgreSQL URL. */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   if (!raw?.trim()) return undefined;
@@ -93,8 +110,11 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   return raw.trim();
 }
 
-/** Reads the configuration from `env`. @throws Error naming the first invalid variable. */
-export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+/**
+ * Reads the configuration from `env`; `stdoutIsTerminal` picks the default log format.
+ * @throws Error naming the first invalid variable.
+ */
+export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = Boolean(process.stdout.isTTY)): ServiceConfig {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const natsPrefix = env.NATS_PREFIX || 'compaction';
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsPrefix)) throw new Error(`NATS_PREFIX=${JSON.stringify(natsPrefix)} is not valid: use 1 to 32 letters, digits, _ or -`);
@@ -116,7 +136,9 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH', 1_000_000, 1),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS', 5000, 0, 60_000),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, stdoutIsTerminal ? 'pretty' : 'json'),
+    requestLogLevel: oneOf(env, 'REQUEST_LOG_LEVEL', LOG_LEVELS, 'debug'),
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES', 3, 1),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS', 30_000, 0),
     natsUrl: env.NATS_URL || undefined,
