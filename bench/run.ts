@@ -17,6 +17,7 @@ import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
 import { runPostgresReplicas } from './figures/postgres-replicas';
 import { runNatsCommands } from './figures/nats-commands';
+import { runAdversarialTokens } from './figures/adversarial-tokens';
 
 /** Sizes of a run. */
 export interface BenchSizes {
@@ -38,6 +39,8 @@ export interface BenchSizes {
   /** Sessions and rounds (4 appends + 1 compact each) per transport (figure 9). */
   natsSessions: number;
   natsRounds: number;
+  /** Figure 10: adversarial text lengths (UTF-16 code units). */
+  adversarialSizes: number[];
 }
 
 /** `--quick`: every figure, small sizes, under 60 s. */
@@ -58,6 +61,7 @@ export const QUICK: BenchSizes = {
   replicaSeconds: 4,
   natsSessions: 50,
   natsRounds: 1,
+  adversarialSizes: [10_000, 100_000],
 };
 
 /** The full run of the issue's sizes. */
@@ -78,9 +82,10 @@ export const FULL: BenchSizes = {
   replicaSeconds: 10,
   natsSessions: 200,
   natsRounds: 2,
+  adversarialSizes: [10_000, 100_000, 1_000_000],
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -119,6 +124,7 @@ async function main(): Promise<void> {
   };
 
   await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses, every: sizes.tokenizerEvery }));
+  await run([10], 'adversarial token counting', () => runAdversarialTokens({ sizes: sizes.adversarialSizes }));
   await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }));
   await run([1, 3], 'append load over HTTP and projection lag', () =>
     runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),

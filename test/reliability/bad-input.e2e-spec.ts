@@ -181,6 +181,18 @@ const CASES: BadRequest[] = [
   { name: 'messages: reusing an open call id names tool_calls', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'k8', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'assistant', content: null, tool_calls: [{ id: 'k8', type: 'function', function: { name: 'f', arguments: '{}' } }] }] }, status: 422, code: 'tool_call_conflict', mentions: /^messages\[1\]\.tool_calls\[0\]\.id: .*waiting/, parameter: 'messages[1].tool_calls[0].id' },
   { name: 'messages: answer to an unknown call uses parameter', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'tool', tool_call_id: 'ghost', content: 'x' }] }, status: 422, code: 'unknown_tool_call', mentions: /messages\[0\]\.tool_call_id/, parameter: 'messages[0].tool_call_id' },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
+  // ---- issue 17: numbers out of range (each query number has a range, named in its 400)
+  { name: 'log: fromRevision 2^63', method: 'get', path: `${S}/events?fromRevision=9223372036854775808`, status: 400, code: 'validation_failed', mentions: /fromRevision.*from 0 to 9223372036854775807/ },
+  { name: 'log: fromRevision of 20 digits', method: 'get', path: `${S}/events?fromRevision=99999999999999999999`, status: 400, code: 'validation_failed', mentions: /fromRevision.*from 0 to 9223372036854775807/ },
+  { name: 'log: limit of 20 digits', method: 'get', path: `${S}/events?limit=10000000000000000000`, status: 400, code: 'validation_failed', mentions: /limit.*from 1 to 1000/ },
+  { name: 'window: atRevision 9999999999999999999', method: 'get', path: `${S}/window?atRevision=9999999999999999999`, status: 400, code: 'validation_failed', mentions: /atRevision.*from 0 to 9223372036854775807/ },
+  { name: 'window: atRevision 2^63 - 1', method: 'get', path: `${S}/window?atRevision=9223372036854775807`, status: 400, code: 'revision_out_of_range', mentions: /atRevision.*last revision is 3/ },
+  { name: 'window: minPosition 2^63', method: 'get', path: `${S}/window?minPosition=9223372036854775808`, status: 400, code: 'validation_failed', mentions: /minPosition.*from 0 to 9223372036854775807/ },
+  { name: 'window: negative minPosition', method: 'get', path: `${S}/window?minPosition=-1`, status: 400, code: 'validation_failed', mentions: /minPosition/ },
+  { name: 'recall: limit of 20 digits', method: 'get', path: '/v1/recall?q=hello&limit=18446744073709551616', status: 400, code: 'validation_failed', mentions: /limit.*from 1 to 100/ },
+  { name: 'recall: negative limit', method: 'get', path: '/v1/recall?q=hello&limit=-1', status: 400, code: 'validation_failed', mentions: /limit.*from 1 to 100/ },
+  { name: 'expectedRevision 2^63 as a string', method: 'post', path: `${S}/events`, body: { events: [user('x1')], expectedRevision: '9223372036854775808' }, status: 400, code: 'validation_failed', mentions: /expectedRevision/ },
+  { name: 'messages: expectedRevision 2^63 as a string', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'user', content: 'hi' }], expectedRevision: '9999999999999999999' }, status: 400, code: 'validation_failed', mentions: /expectedRevision/ },
 ];
 
 describe('malformed requests', () => {

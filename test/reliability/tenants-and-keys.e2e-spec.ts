@@ -174,4 +174,34 @@ describe('rate limits in open development mode', () => {
     const limited = await harness.http().get('/v1/recall?q=x');
     expect({ status: limited.status, code: limited.body.code }).toEqual({ status: 429, code: 'rate_limited' });
   });
+
+  // Issue 17, item 3: a liveness probe or a scraper on a busy instance is never answered 429,
+  // and calling them does not use up the address's budget for the API.
+  it('never throttles /health or /metrics, before or after the budget is spent', async () => {
+    for (let i = 0; i < 20; i++) {
+      expect((await harness.http().get('/health')).status).toBe(200);
+      expect((await harness.http().get('/metrics')).status).toBe(200);
+    }
+  });
+});
+
+describe('operations routes with API keys and a small budget', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startService({ env: { API_KEYS: `${KEY_A}:tenantA`, RATE_LIMIT_PER_MINUTE: '1' } });
+  });
+  afterAll(async () => {
+    await harness.stop();
+    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+
+  it('answers /health and /metrics without a key and without spending the budget', async () => {
+    for (let i = 0; i < 10; i++) {
+      expect((await harness.http().get('/health')).status).toBe(200);
+      expect((await harness.http().get('/metrics')).status).toBe(200);
+    }
+    // the key's one request per minute is still there
+    expect((await harness.http().get('/v1/recall?q=x').set(A)).status).toBe(200);
+    expect((await harness.http().get('/v1/recall?q=x').set(A)).status).toBe(429);
+  });
 });

@@ -11,6 +11,7 @@ import { json } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
@@ -45,6 +46,8 @@ export interface SessionServiceOverrides {
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
   fs.mkdirSync(config.dataDir, { recursive: true });
+  // Build the tokenizers' tables now (about a second of CPU), not inside the first append.
+  for (const name of ESTIMATOR_NAMES) getEstimator(name);
   const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
   const store = createEventStore(eventStoreConfig(config));
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));

@@ -5,6 +5,7 @@
  */
 import { formatEventLines } from './formatter';
 import type { CostedEvent, SessionEvent } from './session-event';
+import { BpeTokenCounter } from './bpe-token-counter';
 
 /**
  * Counts the cost of a text. `count` must be pure, synchronous, and return a finite integer ≥ 0
@@ -32,44 +33,57 @@ export function isEstimatorName(x: unknown): x is EstimatorName {
   return typeof x === 'string' && (ESTIMATOR_NAMES as readonly string[]).includes(x);
 }
 
-/** `chars`: the UTF-16 length of the text (`text.length`), so a surrogate pair counts 2. */
-const charsEstimator: TokenEstimator = { name: 'chars', count: (text: string) => text.length };
-
-/** The part of gpt-tokenizer's per-encoding module this file uses. */
-interface EncodingModule {
-  countTokens(text: string, options?: { allowedSpecial?: Set<string>; disallowedSpecial?: Set<string> }): number;
+/**
+ * An estimator that can also count in steps, so a caller can interleave other work on one
+ * thread: `countInSteps(text)` yields now and then and returns `count(text)`.
+ */
+export interface SteppedTokenEstimator extends TokenEstimator {
+  countInSteps(text: string): Generator<void, number, void>;
 }
 
-function loadEncoding(name: 'cl100k_base' | 'o200k_base'): EncodingModule {
+/** `chars`: the UTF-16 length of the text (`text.length`), so a surrogate pair counts 2. */
+const charsEstimator: SteppedTokenEstimator = {
+  name: 'chars',
+  count: (text: string) => text.length,
+  // eslint-disable-next-line require-yield
+  countInSteps: function* (text: string) {
+    return text.length;
+  },
+};
+
+function loadEncoding(name: 'cl100k_base' | 'o200k_base'): unknown {
   // Loaded lazily, one encoding at a time. A plain `require` because the package exposes these
   // paths through its `exports` map, which TypeScript's node10 resolution does not read.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  return (name === 'cl100k_base' ? require('gpt-tokenizer/encoding/cl100k_base') : require('gpt-tokenizer/encoding/o200k_base')) as EncodingModule;
+  const module = (name === 'cl100k_base' ? require('gpt-tokenizer/encoding/cl100k_base') : require('gpt-tokenizer/encoding/o200k_base')) as {
+    default: unknown;
+  };
+  return module.default;
 }
 
 /**
- * A BPE tokenizer estimator. Counts come from `gpt-tokenizer`, which gives the same counts as
- * OpenAI's tiktoken and js-tiktoken (checked on the shared conversations, see the estimator
- * tests and benchmark 5) at about ten times js-tiktoken's speed.
+ * A BPE tokenizer estimator. Counts are those of OpenAI's tiktoken (and js-tiktoken, and
+ * gpt-tokenizer, whose vocabulary and pre-tokenizer are used; checked on the shared conversations
+ * and on adversarial texts, see the estimator tests and benchmark 5), in time near-linear in the
+ * text whatever it holds ({@link BpeTokenCounter}). Special-token text such as "<|endoftext|>" in
+ * user content is counted as ordinary text, so counting never throws.
  */
-function tiktokenEstimator(name: 'cl100k_base' | 'o200k_base'): TokenEstimator {
-  const encoding = loadEncoding(name);
-  // Special-token text such as "<|endoftext|>" in user content is counted as ordinary text
-  // (no special token allowed, none disallowed), so counting never throws.
-  const options = { allowedSpecial: new Set<string>(), disallowedSpecial: new Set<string>() };
+function tiktokenEstimator(name: 'cl100k_base' | 'o200k_base'): SteppedTokenEstimator {
+  const counter = new BpeTokenCounter(loadEncoding(name));
   return {
     name,
-    count: (text: string) => (text.length === 0 ? 0 : encoding.countTokens(text, options)),
+    count: (text: string) => counter.count(text),
+    countInSteps: (text: string) => counter.countInSteps(text),
   };
 }
 
-const cache = new Map<EstimatorName, TokenEstimator>();
+const cache = new Map<EstimatorName, SteppedTokenEstimator>();
 
 /**
  * The built-in estimator `name`, created on first use and cached (the same instance is returned
  * afterwards). Throws `Error` for a name that is not an {@link EstimatorName}.
  */
-export function getEstimator(name: EstimatorName): TokenEstimator {
+export function getEstimator(name: EstimatorName): SteppedTokenEstimator {
   let estimator = cache.get(name);
   if (estimator) return estimator;
   switch (name) {
@@ -95,6 +109,16 @@ export function getEstimator(name: EstimatorName): TokenEstimator {
 export function eventCost(event: SessionEvent, estimator: TokenEstimator): number {
   let total = 0;
   for (const line of formatEventLines(event)) total += estimator.count(line);
+  return total;
+}
+
+/**
+ * {@link eventCost} computed in steps: yields between pieces of work (see
+ * {@link SteppedTokenEstimator.countInSteps}) and returns the same number.
+ */
+export function* eventCostInSteps(event: SessionEvent, estimator: SteppedTokenEstimator): Generator<void, number, void> {
+  let total = 0;
+  for (const line of formatEventLines(event)) total += yield* estimator.countInSteps(line);
   return total;
 }
 

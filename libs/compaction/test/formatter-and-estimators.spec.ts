@@ -133,5 +133,48 @@ describe('estimators (DESIGN §3.1)', () => {
         { numRuns: 200 },
       );
     });
+
+    // Long pre-tokens go through the heap merge (issue 17): the counts must still be the reference's.
+    it('on long runs without a split point (adversarial pre-tokens)', () => {
+      const estimator = getEstimator(name);
+      const runs = [
+        'a'.repeat(3000),
+        '😀'.repeat(1500),
+        ' '.repeat(2999) + 'x',
+        '\n \n'.repeat(1000),
+        '!'.repeat(3000),
+        '7'.repeat(3000),
+        '日本語のテキスト'.repeat(375),
+        'ab'.repeat(1500),
+        'é'.repeat(3000),
+        'QmFzZTY0IGJsb2IgZm9yIHRoZSB0b2tlbml6ZXI'.repeat(80),
+      ];
+      for (const run of runs) expect(estimator.count(run)).toBe(ref(run));
+    });
+
+    it('on random long pre-tokens', () => {
+      const estimator = getEstimator(name);
+      const letters = fc.constantFrom('a', 'b', 'e', 'z', 'Q', 'ß', 'é', '日', '語', 'ข', '😀', '\u0301');
+      fc.assert(
+        fc.property(fc.array(letters, { minLength: 65, maxLength: 600 }).map((a) => a.join('')), (s) => {
+          expect(estimator.count(s)).toBe(ref(s));
+        }),
+        { numRuns: 60 },
+      );
+    });
+
+    it('counts in steps to the same number', () => {
+      const estimator = getEstimator(name);
+      const text = 'word '.repeat(3000) + 'x'.repeat(5000);
+      const steps = estimator.countInSteps(text);
+      let yields = 0;
+      let next = steps.next();
+      while (!next.done) {
+        yields++;
+        next = steps.next();
+      }
+      expect(yields).toBeGreaterThan(1);
+      expect(next.value).toBe(ref(text));
+    });
   });
 });

@@ -31,6 +31,18 @@ export function jsonDepthAtMost(value: unknown, max: number): boolean {
   return true;
 }
 
+/** Largest revision or position accepted anywhere (the stores keep them as signed 64-bit integers). */
+export const MAX_REVISION = 9_223_372_036_854_775_807n;
+
+/**
+ * A decimal integer in `[min, max]` sent as text (query parameters, string revisions), with a
+ * message naming the range. Out-of-range values are 400s, never 500s (issue 17, item 2).
+ */
+export function integerInRange(min: bigint, max: bigint) {
+  const message = `must be an integer from ${min} to ${max}`;
+  return z.string({ error: message }).refine((s) => /^\d{1,20}$/.test(s) && BigInt(s) >= min && BigInt(s) <= max, { message });
+}
+
 /** Session ids in paths: letters, digits and `_ - : @ .`, 1–128 characters. */
 export const SESSION_ID_PATTERN = /^[A-Za-z0-9_\-:@.]{1,128}$/;
 
@@ -114,7 +126,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     [
       z.enum(['any', 'no_stream', 'stream_exists'], { error: revisionMessage }),
       z.number({ error: revisionMessage }).int({ error: revisionMessage }).min(0, { error: revisionMessage }).max(Number.MAX_SAFE_INTEGER, { error: revisionMessage }),
-      z.string().regex(/^\d{1,19}$/, { error: revisionMessage }),
+      z.string().refine((s) => /^\d{1,19}$/.test(s) && BigInt(s) <= MAX_REVISION, { error: revisionMessage }),
     ],
     { error: revisionMessage },
   );
@@ -140,7 +152,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     dryRun: z.boolean().optional(),
   });
   const policy = z.strictObject({ strategy: z.unknown(), trigger: z.unknown().optional(), estimator: estimator.optional() });
-  const revisionParam = z.string().regex(/^\d{1,19}$/, { message: 'must be a non-negative integer of at most 19 digits' });
+  const revisionParam = integerInRange(0n, MAX_REVISION);
   const windowQuery = z.strictObject({
     atRevision: revisionParam.optional(),
     minPosition: revisionParam.optional(),
@@ -149,7 +161,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   });
   const logQuery = z.strictObject({
     fromRevision: revisionParam.optional(),
-    limit: z.string().regex(/^\d{1,4}$/, { message: 'must be an integer from 1 to 1000' }).refine((s) => Number(s) >= 1 && Number(s) <= 1000, { message: 'must be an integer from 1 to 1000' }).optional(),
+    limit: integerInRange(1n, 1000n).optional(),
   });
   const recallQuery = z.strictObject({
     q: z.string().min(1, { message: 'must not be empty' }).max(1000, { message: 'at most 1000 characters' }),
@@ -160,7 +172,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     compactionId: z.string().max(256).optional(),
     from: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
     to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
-    limit: z.string().regex(/^\d{1,3}$/, { message: 'must be an integer from 1 to 100' }).refine((s) => Number(s) >= 1 && Number(s) <= 100, { message: 'must be an integer from 1 to 100' }).optional(),
+    limit: integerInRange(1n, 100n).optional(),
     cursor: z.string().max(512).optional(),
   }).refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });
   const noQuery = z.strictObject({});

@@ -146,7 +146,7 @@ export const AppendResultSchema = named(
 export const CompactionAnswerSchema = named(
   'CompactionAnswer',
   z.strictObject({
-    compactionId: z.string(),
+    compactionId: z.string().optional().describe('present when the decision is recorded (compacted, failed): the id in the compaction history'),
     outcome: z.enum(['compacted', 'noop', 'not-triggered', 'conflict', 'failed']),
     archived: z.array(z.string()),
     kept: z.array(z.string()),

@@ -1,6 +1,7 @@
 /** `GET /health` (liveness with store and projector state) and `GET /metrics` (Prometheus text). */
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
 import { ApiAnswer, HealthSchema } from '../http/response-schemas';
 import type { Response } from 'express';
@@ -11,8 +12,14 @@ import type { ServiceConfig } from '../config/service-config';
 import { eventStoreKind } from '../config/event-store-config';
 import { ServiceMetrics } from './metrics';
 
-/** `GET /health` and `GET /metrics` (no API key needed). */
+/**
+ * `GET /health` and `GET /metrics`: operations routes, never rate-limited (a liveness probe or a
+ * scraper must not be answered 429 on a busy instance) and open without an API key (probes and
+ * scrapers rarely send one; neither route shows content, only counts and states). Restrict them
+ * at the network level if they must not be reachable.
+ */
 @ApiTags('operations')
+@SkipThrottle()
 @Controller()
 export class HealthController {
   constructor(

@@ -18,6 +18,7 @@ import {
   POLICY_SET,
   type ConversationEventData,
   type EstimatorName,
+  type EventCosts,
   type PolicySetData,
   type SessionEventMetadata,
   sessionKey,
@@ -90,13 +91,14 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
  * log is a retry; tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
- * costed once here (DESIGN §3.1) and gets the store id derived from (session, client id). A late
- * answer to a call archived while open (abandoned) is followed by an `EventsArchived`
+ * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests in slices,
+ * see `computeEventCostsInSlices`), else here; and gets the store id derived from (session, client
+ * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
  * @throws InvalidRequestError on an empty list or a repeated client id.
  * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules.
  */
-export function decideAppend(command: AppendEvents, state: SessionWindowState | null): AppendDecision {
+export function decideAppend(command: AppendEvents, state: SessionWindowState | null, costs?: readonly EventCosts[]): AppendDecision {
   const { events } = command;
   if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
   const seen = new Set<string>();
@@ -106,10 +108,10 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
   }
   const key = sessionKey(command.tenantId, command.sessionId);
   const metadata = metadataOf(command);
-  const data = events.map((e): EventData => {
+  const data = events.map((e, i): EventData => {
     const payload: ConversationEventData = {
       event: e.event,
-      costs: computeEventCosts(e.event),
+      costs: costs?.[i] ?? computeEventCosts(e.event),
       ...(e.createdAt ? { createdAt: e.createdAt } : {}),
       ...(e.metadata ? { metadata: e.metadata } : {}),
       ...(command.userId ? { userId: command.userId } : {}),

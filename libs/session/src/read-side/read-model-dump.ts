@@ -9,7 +9,7 @@ import type { ReadModelStore } from './read-model-store';
 export function dumpReadModels(store: ReadModelStore): Record<string, unknown[]> {
   const dump: Record<string, unknown[]> = {};
   for (const table of READ_MODEL_TABLES) {
-    const sql = table === 'recall_fts' ? 'SELECT rowid, body FROM recall_fts ORDER BY rowid' : `SELECT * FROM ${table} ORDER BY 1, 2`;
+    const sql = table.startsWith('recall_') ? `SELECT rowid, body FROM ${table} ORDER BY rowid` : `SELECT * FROM ${table} ORDER BY 1, 2`;
     const rows = store.db.prepare(sql).safeIntegers(true).all() as Array<Record<string, unknown>>;
     dump[table] = rows.map((row) => Object.fromEntries(Object.entries(row).map(([key, value]) => [key, typeof value === 'bigint' ? value.toString() : value])));
   }

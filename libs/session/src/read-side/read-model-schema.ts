@@ -20,15 +20,20 @@
  *   Its `secure-delete` option is on (set by the DDL, so also after a reset): deleting a row
  *   removes its tokens from the index segments at once (erasure), at a cost proportional to the
  *   deleted document, not to the index.
+ * - `recall_trigram`: a second FTS5 index (trigram tokenizer, `secure-delete` on) of the documents
+ *   that contain characters of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao,
+ *   Khmer, Myanmar) or emoji; `rowid` = `session_log.position`. unicode61 cannot split such text
+ *   into words (it indexes a whole run as one token, and emoji not at all), so recall searches
+ *   queries containing those characters here, as substrings (see `recall-match-expression`).
  * - `compactions`: one row per CompactionCompleted / CompactionFailed.
  * - `projector_checkpoints`: the last global position applied, per projector.
  */
 
 /** Bumped when the DDL changes; a store opened with another version is dropped and rebuilt from the log. */
-export const READ_MODEL_SCHEMA_VERSION = 2;
+export const READ_MODEL_SCHEMA_VERSION = 3;
 
 /** Every table the read models own, in drop order. */
-export const READ_MODEL_TABLES = ['recall_fts', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
+export const READ_MODEL_TABLES = ['recall_fts', 'recall_trigram', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
 
 /** Creates every read-model table (idempotent: `IF NOT EXISTS`). */
 export const READ_MODEL_DDL = `
@@ -82,6 +87,8 @@ CREATE INDEX IF NOT EXISTS session_log_policies ON session_log (session_key, rev
 
 CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
 INSERT INTO recall_fts (recall_fts, rank) VALUES ('secure-delete', 1);
+CREATE VIRTUAL TABLE IF NOT EXISTS recall_trigram USING fts5 (body, tokenize = 'trigram remove_diacritics 1');
+INSERT INTO recall_trigram (recall_trigram, rank) VALUES ('secure-delete', 1);
 
 CREATE TABLE IF NOT EXISTS compactions (
   session_key        TEXT NOT NULL,

@@ -30,7 +30,15 @@ export function decodeRecallCursor(text: string, fingerprint: string): RecallCur
     throw invalid('is not a cursor');
   }
   const { v, r, p, f } = (parsed ?? {}) as Record<string, unknown>;
-  if (v !== 1 || typeof r !== 'number' || !Number.isFinite(r) || typeof p !== 'string' || !/^\d{1,20}$/.test(p) || typeof f !== 'string') {
+  if (
+    v !== 1 ||
+    typeof r !== 'number' ||
+    !Number.isFinite(r) ||
+    typeof p !== 'string' ||
+    !/^\d{1,19}$/.test(p) ||
+    BigInt(p) > 9_223_372_036_854_775_807n ||
+    typeof f !== 'string'
+  ) {
     throw invalid('is not a cursor');
   }
   if (f !== fingerprint) throw invalid('belongs to another query');

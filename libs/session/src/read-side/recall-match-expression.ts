@@ -1,11 +1,12 @@
 import { InvalidQueryError } from './invalid-query-error';
+import { hasUnspacedScript } from './unspaced-script';
 
 /** Longest `q` accepted, in UTF-16 code units. */
 export const MAX_RECALL_QUERY_LENGTH = 1000;
 /** Most words of `q` used (the rest are ignored). */
 export const MAX_RECALL_QUERY_TERMS = 32;
 
-const SEARCHABLE = /[\p{L}\p{N}\p{M}]/u;
+const SEARCHABLE = /[\p{L}\p{N}\p{M}\p{Extended_Pictographic}]/u;
 
 /**
  * Turns user text into a safe FTS5 MATCH expression: every whitespace-separated word becomes a
@@ -19,6 +20,13 @@ const SEARCHABLE = /[\p{L}\p{N}\p{M}]/u;
  *   or has no letter or digit at all.
  */
 export function recallMatchExpression(q: string): string {
+  return recallTerms(q)
+    .map((term) => `"${term.replace(/"/g, '""')}"`)
+    .join(' ');
+}
+
+/** The words of `q` recall searches for (see {@link recallMatchExpression} for the rules and errors). */
+function recallTerms(q: string): string[] {
   if (typeof q !== 'string' || q.trim() === '') throw new InvalidQueryError('q', 'give at least one word to search for');
   if (q.length > MAX_RECALL_QUERY_LENGTH) throw new InvalidQueryError('q', `must be at most ${MAX_RECALL_QUERY_LENGTH} characters`);
   const terms = q
@@ -27,6 +35,32 @@ export function recallMatchExpression(q: string): string {
     .split(/\s+/u)
     .filter((term) => SEARCHABLE.test(term))
     .slice(0, MAX_RECALL_QUERY_TERMS);
-  if (terms.length === 0) throw new InvalidQueryError('q', 'must contain at least one letter or digit');
-  return terms.map((term) => `"${term.replace(/"/g, '""')}"`).join(' ');
+  if (terms.length === 0) throw new InvalidQueryError('q', 'must contain at least one letter, digit or emoji');
+  return terms;
+}
+
+/** Fewest characters (code points) a trigram MATCH phrase can find. */
+const TRIGRAM_LENGTH = 3;
+
+/**
+ * How recall searches `q` (issue 17, item 5):
+ * - `table: 'recall_fts'` (unicode61 words, BM25) unless `q` holds a character of a script written
+ *   without spaces, or an emoji ({@link hasUnspacedScript});
+ * - otherwise `table: 'recall_trigram'`: every word is searched as a substring of the document.
+ *   Words of 3 or more characters become quoted trigram phrases in `match` (BM25 over trigrams);
+ *   shorter ones (`東京`, `😀`) cannot be trigram phrases and are returned in `substrings`, to be
+ *   checked with `LIKE` (`match` is null when every word is short: such a query scans the
+ *   trigram index and its hits are unranked).
+ *
+ * @throws InvalidQueryError (`q`) as {@link recallMatchExpression}.
+ */
+export function recallQueryPlan(q: string): { table: 'recall_fts' | 'recall_trigram'; match: string | null; substrings: string[] } {
+  const terms = recallTerms(q);
+  if (!terms.some(hasUnspacedScript)) return { table: 'recall_fts', match: recallMatchExpression(q), substrings: [] };
+  const phrases = terms.filter((term) => [...term].length >= TRIGRAM_LENGTH);
+  return {
+    table: 'recall_trigram',
+    match: phrases.length > 0 ? phrases.map((term) => `"${term.replace(/"/g, '""')}"`).join(' ') : null,
+    substrings: terms.filter((term) => [...term].length < TRIGRAM_LENGTH),
+  };
 }

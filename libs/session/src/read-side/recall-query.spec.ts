@@ -1,7 +1,7 @@
 import { InvalidQueryError } from './invalid-query-error';
 import { searchRecall, type RecallHit } from './queries/recall-query';
 import { encodeRecallCursor } from './recall-cursor';
-import { recallMatchExpression } from './recall-match-expression';
+import { recallMatchExpression, recallQueryPlan } from './recall-match-expression';
 import { ReadModelStore } from './read-model-store';
 import { SessionProjector } from './session-projector';
 import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
@@ -163,5 +163,31 @@ describe('recallMatchExpression', () => {
   it('quotes every word and doubles inner quotes', () => {
     expect(recallMatchExpression('read_file "src/a.ts" -x')).toBe('"read_file" """src/a.ts""" "-x"');
     expect(recallMatchExpression('NEAR(a b) * :')).toBe('"NEAR(a" "b)"');
+  });
+});
+
+describe('recall in scripts written without spaces (issue 17)', () => {
+  const log = new RecordedSessionLog();
+  log.append('j', user('ja', '日本語のテキストを検索'));
+  log.append('j', user('pct', '割引は50%_です'));
+  log.append('j', user('en', 'plain words only'));
+  const store = project(log);
+  const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
+
+  it('plans word search for other scripts and substring search for unspaced ones', () => {
+    expect(recallQueryPlan('plain words')).toEqual({ table: 'recall_fts', match: '"plain" "words"', substrings: [] });
+    expect(recallQueryPlan('テキスト 検索 😀')).toEqual({ table: 'recall_trigram', match: '"テキスト"', substrings: ['検索', '😀'] });
+  });
+
+  it('finds words inside a run, short words by substring, and treats LIKE wildcards as text', () => {
+    expect(find('テキスト')).toEqual(['ja']);
+    expect(find('検索')).toEqual(['ja']);
+    expect(find('割引 5_')).toEqual([]); // `_` is text here: as a LIKE wildcard it would match "50"
+  });
+
+  it('does not index documents without such characters twice', () => {
+    expect((store.db.prepare('SELECT count(*) AS n FROM recall_trigram').get() as { n: number }).n).toBe(2);
+    expect(find('割引 50%_')).toEqual(['pct']);
+    expect(find('割引 5%0')).toEqual([]);
   });
 });

@@ -17,6 +17,7 @@ import {
 import { toIsoTime } from './iso-time';
 import { MalformedEventError } from './malformed-event-error';
 import { recallDocument } from './recall-document';
+import { hasUnspacedScript, trigramDocument } from './unspaced-script';
 
 /** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
@@ -61,12 +62,14 @@ export class SessionReadModelWriter {
       windowAnchor: s('SELECT anchor_revision AS anchor FROM window_entries WHERE session_key = ? AND event_id = ?').safeIntegers(true),
       lastRevisionOf: s('SELECT revision FROM session_log WHERE session_key = ? AND event_id = ? ORDER BY revision DESC LIMIT 1').safeIntegers(true),
       insertFts: s('INSERT INTO recall_fts (rowid, body) VALUES (?, ?)'),
+      insertTrigram: s('INSERT INTO recall_trigram (rowid, body) VALUES (?, ?)'),
       decisionsOf: s('SELECT type, data_json FROM session_log WHERE session_key = ? AND compaction_id = ? AND type IN (?, ?) ORDER BY revision'),
       upsertCompaction: s(
         `INSERT OR REPLACE INTO compactions (session_key, compaction_id, outcome, revision, position, at, data_json, archived_ids_json, summary_json)
          VALUES (@sessionKey, @compactionId, @outcome, @revision, @position, @at, @dataJson, @archivedIdsJson, @summaryJson)`,
       ),
       eraseFts: s('DELETE FROM recall_fts WHERE rowid IN (SELECT position FROM session_log WHERE session_key = ?)'),
+      eraseTrigram: s('DELETE FROM recall_trigram WHERE rowid IN (SELECT position FROM session_log WHERE session_key = ?)'),
       eraseLog: s('DELETE FROM session_log WHERE session_key = ?'),
       eraseWindow: s('DELETE FROM window_entries WHERE session_key = ?'),
       eraseCompactions: s('DELETE FROM compactions WHERE session_key = ?'),
@@ -192,6 +195,7 @@ export class SessionReadModelWriter {
 
   private eraseSessionKey(sessionKey: string): void {
     this.stmts.eraseFts.run(sessionKey);
+    this.stmts.eraseTrigram.run(sessionKey);
     this.stmts.eraseLog.run(sessionKey);
     this.stmts.eraseWindow.run(sessionKey);
     this.stmts.eraseCompactions.run(sessionKey);
@@ -222,7 +226,9 @@ export class SessionReadModelWriter {
   }
 
   private index(position: bigint, body: string): void {
-    if (body.trim() !== '') this.stmts.insertFts.run(position, body);
+    if (body.trim() === '') return;
+    this.stmts.insertFts.run(position, body);
+    if (hasUnspacedScript(body)) this.stmts.insertTrigram.run(position, trigramDocument(body));
   }
 
   private recordCompaction(sessionKey: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {

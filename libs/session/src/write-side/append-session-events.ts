@@ -11,6 +11,7 @@ import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { decideAppend, type EventToAppend } from '../decider/session-decider';
+import { computeEventCostsInSlices } from '../domain/event-costs';
 import { storeEventId } from '../domain/session-ids';
 import { DuplicateEventIdConflictError, RevisionConflictError } from '../errors';
 import { EVENT_STORE } from '../tokens';
@@ -69,10 +70,12 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
+    // Counted once, before deciding, in slices (a large request takes several turns of the event loop).
+    const costs = await computeEventCostsInSlices(command.events.map((e) => e.event));
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const hasPolicy = Boolean(state?.policy?.strategy);
-      const decision = decideAppend({ type: 'AppendEvents', tenantId: command.tenantId, sessionId: command.sessionId, events: command.events, userId: command.userId }, state);
+      const decision = decideAppend({ type: 'AppendEvents', tenantId: command.tenantId, sessionId: command.sessionId, events: command.events, userId: command.userId }, state, costs);
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {

@@ -84,7 +84,11 @@ export class CompactSessionCommand {
  * revision after the pass (decimal string).
  */
 export interface CompactionAnswer {
-  compactionId: string;
+  /**
+   * Id of the recorded decision (`GET …/compactions/:compactionId`); present exactly when
+   * `recorded` is true (issue 17: an unrecorded answer carries no id that leads nowhere).
+   */
+  compactionId?: string;
   outcome: CompactionResult['outcome'];
   archived: string[];
   kept: string[];
@@ -186,7 +190,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       const basedOn = state.revision!;
       const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, basedOn, paramsKey);
       const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
-      if (plan.outcome !== 'compacted') return this.unrecorded(compactionId, plan, state, command);
+      if (plan.outcome !== 'compacted') return this.unrecorded(plan, state, command);
       if (command.dryRun) return this.dryRunAnswer(compactionId, plan, state, command);
 
       let outcome: SummarizerOutcome | undefined;
@@ -230,7 +234,6 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     const kept = orderedWindow(latest);
     const tokens = windowTokens(kept, command.estimator);
     return {
-      compactionId: compactionIdFor(key, latest.revision, paramsKey),
       outcome: 'conflict',
       archived: [],
       kept: kept.map((e) => e.event.id),
@@ -323,10 +326,9 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     };
   }
 
-  private unrecorded(compactionId: string, plan: CompactionPlan, state: SessionWindowState, command: CompactSessionCommand): CompactionAnswer {
+  private unrecorded(plan: CompactionPlan, state: SessionWindowState, command: CompactSessionCommand): CompactionAnswer {
     const noop = plan.noop;
     return {
-      compactionId,
       outcome: plan.outcome,
       ...(noop ? { reason: noop.reason, ...(noop.reason === 'open-tool-call' ? { toolCallId: noop.toolCallId, eventId: noop.eventId } : {}) } : {}),
       ...(plan.outcome === 'noop' && !command.dryRun ? stillFiring(command.trigger, triggerFigures(costedWindow(state, command.estimator))) : {}),
@@ -348,7 +350,6 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       ? { ...completePlan(plan, { reply: { text: '(summary pending)' }, summaryId: summaryIdFor(compactionId), estimator }) }
       : completePlan(plan, { estimator });
     return {
-      compactionId,
       outcome: result.outcome,
       archived: result.archivedIds,
       kept: result.keptIds,

@@ -81,7 +81,9 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
  * current state.
  */
 export async function loadSessionWindowAt(store: EventStore, sessionId: string, revision: bigint): Promise<SessionWindowState | null> {
-  const events = await store.readStream(sessionStream(sessionId), { fromRevision: 'start', maxCount: Number(revision + 1n) });
+  // Past 2^53 no stream is that long: read it all (a larger count would not bind as an integer).
+  const maxCount = revision < BigInt(Number.MAX_SAFE_INTEGER) ? Number(revision + 1n) : undefined;
+  const events = await store.readStream(sessionStream(sessionId), { fromRevision: 'start', maxCount });
   if (events.length === 0) return null;
   return foldSessionWindow(events);
 }

@@ -4,7 +4,7 @@ import { InvalidQueryError } from '../invalid-query-error';
 import { toIsoTime } from '../iso-time';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeRecallCursor, encodeRecallCursor } from '../recall-cursor';
-import { recallMatchExpression } from '../recall-match-expression';
+import { recallQueryPlan } from '../recall-match-expression';
 
 /** Default page size of {@link searchRecall}. */
 export const DEFAULT_RECALL_LIMIT = 20;
@@ -80,7 +80,8 @@ export interface RecallPage {
  *   never escape: `q` is always turned into quoted phrases.
  */
 export function searchRecall(store: ReadModelStore, search: RecallSearch): RecallPage {
-  const match = recallMatchExpression(search.q);
+  const plan = recallQueryPlan(search.q);
+  const { table, match } = plan;
   const limit = search.limit ?? DEFAULT_RECALL_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECALL_LIMIT) throw new InvalidQueryError('limit', `must be an integer from 1 to ${MAX_RECALL_LIMIT}`);
   for (const name of ['tenantId', 'sessionId', 'userId', 'compactionId'] as const) {
@@ -94,8 +95,16 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   const from = search.from === undefined ? undefined : parseTime('from', search.from);
   const to = search.to === undefined ? undefined : parseTime('to', search.to);
 
-  const conditions = ['recall_fts MATCH @match', 's.tenant_id = @tenantId'];
-  const params: Record<string, unknown> = { match, tenantId: search.tenantId };
+  const conditions = ['s.tenant_id = @tenantId'];
+  const params: Record<string, unknown> = { tenantId: search.tenantId };
+  if (match !== null) {
+    conditions.push(`${table} MATCH @match`);
+    params.match = match;
+  }
+  plan.substrings.forEach((term, i) => {
+    conditions.push(`${table}.body LIKE @substring${i} ESCAPE '\\'`);
+    params[`substring${i}`] = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  });
   const filter = (sql: string, name: string, value: unknown) => {
     if (value === undefined) return;
     conditions.push(sql);
@@ -110,7 +119,7 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   filter('l.created_at < @to', 'to', to);
 
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify([match, search.tenantId, search.sessionId, search.userId, search.type, search.archived, search.compactionId, from, to]))
+    .update(JSON.stringify([table, match, plan.substrings, search.tenantId, search.sessionId, search.userId, search.type, search.archived, search.compactionId, from, to]))
     .digest('base64url')
     .slice(0, 16);
   let keyset = '';
@@ -128,9 +137,9 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     SELECT * FROM (
       SELECT l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
              l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt,
-             recall_fts.rank AS rank
-      FROM recall_fts
-      JOIN session_log l ON l.position = recall_fts.rowid
+             ${match !== null ? `${table}.rank` : '0.0'} AS rank
+      FROM ${table}
+      JOIN session_log l ON l.position = ${table}.rowid
       JOIN sessions s ON s.session_key = l.session_key
       WHERE ${conditions.join(' AND ')}
     ) ${keyset}
@@ -144,11 +153,14 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     // Matches are marked with control characters that never occur in indexed text (they are
     // stripped from it), the excerpt is HTML-escaped, then the marks become <mark> tags: the stored
     // text can never inject markup into a snippet.
+    // Without a MATCH (only short unspaced words) the excerpt is the document's start, unmarked.
     const snippetOf = store.db.prepare(
-      `SELECT snippet(recall_fts, 0, char(1), char(2), '…', 24) AS snippet FROM recall_fts WHERE recall_fts MATCH @match AND rowid = @rowid`,
+      match !== null
+        ? `SELECT snippet(${table}, 0, char(1), char(2), '…', 24) AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`
+        : `SELECT substr(body, 1, 64) || CASE WHEN length(body) > 64 THEN '…' ELSE '' END AS snippet FROM ${table} WHERE rowid = @rowid`,
     );
     for (const row of rows.slice(0, limit)) {
-      const raw = (snippetOf.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '';
+      const raw = (snippetOf.get(match !== null ? { match, rowid: row.position } : { rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '';
       row.snippet = escapeHtml(raw).replaceAll('\u0001', RECALL_SNIPPET_OPEN).replaceAll('\u0002', RECALL_SNIPPET_CLOSE);
     }
   } catch (error) {

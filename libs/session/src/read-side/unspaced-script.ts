@@ -1,0 +1,28 @@
+/**
+ * Characters of scripts written without spaces between words (Han, Hiragana, Katakana, Thai,
+ * Lao, Khmer, Myanmar) and emoji. FTS5's unicode61 tokenizer indexes a run of such letters as one
+ * token (so `テキスト` is not found in `日本語のテキスト`) and drops emoji; recall indexes documents
+ * holding any of them a second time with the trigram tokenizer and searches those queries there.
+ */
+const UNSPACED_SCRIPT =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Extended_Pictographic}]/u;
+
+/** True when `text` holds at least one character of a script written without spaces, or an emoji. */
+export function hasUnspacedScript(text: string): boolean {
+  return UNSPACED_SCRIPT.test(text);
+}
+
+/**
+ * Longest prefix of a document (UTF-16 code units) put in the trigram index. Trigram indexing
+ * took 1 s per 100,000 random ideographs (each trigram a new term) on the shared, loaded 2-core machine, on the event loop:
+ * bounding the prefix bounds what one event can cost the projector (issue 17, item 1). Words
+ * further into a longer document are still found by the word index where unicode61 splits them.
+ */
+export const MAX_TRIGRAM_DOCUMENT_LENGTH = 16_384;
+
+/** The part of `body` the trigram index holds: its first {@link MAX_TRIGRAM_DOCUMENT_LENGTH} code units, never ending inside a surrogate pair. */
+export function trigramDocument(body: string): string {
+  if (body.length <= MAX_TRIGRAM_DOCUMENT_LENGTH) return body;
+  const last = body.charCodeAt(MAX_TRIGRAM_DOCUMENT_LENGTH - 1);
+  return body.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_TRIGRAM_DOCUMENT_LENGTH - 1 : MAX_TRIGRAM_DOCUMENT_LENGTH);
+}

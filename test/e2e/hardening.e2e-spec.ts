@@ -1,0 +1,183 @@
+/**
+ * Issue 17 through the HTTP API: the largest revisions are 4xx or empty pages, never 500s
+ * (item 2); recall finds words inside scripts written without spaces and emoji (item 5);
+ * unrecorded compaction answers carry no id that leads nowhere, and a resent event is answered
+ * the same way through /events and /messages (item 6).
+ */
+import * as fs from 'node:fs';
+import { startService, type Harness } from '../support/service-harness';
+
+describe('issue 17 hardening', () => {
+  let harness: Harness;
+  beforeAll(async () => {
+    harness = await startService({ env: { MAX_WAIT_MS: '0' } });
+  });
+  afterAll(async () => {
+    await harness.stop();
+    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+  const http = () => harness.http();
+
+  describe('numbers at the edge of their range (item 2)', () => {
+    beforeAll(async () => {
+      await http()
+        .post('/v1/sessions/edge/events')
+        .send({ events: [{ id: 'u1', type: 'user', text: 'hi' }] })
+        .expect(201);
+    });
+
+    it('reads an empty log page from the largest revision', async () => {
+      const res = await http().get('/v1/sessions/edge/events?fromRevision=9223372036854775807&limit=1000');
+      expect(res.status).toBe(200);
+      expect(res.body.events ?? res.body.items).toEqual([]);
+    });
+
+    it('answers 400 naming the parameter one past the range', async () => {
+      for (const [path, name] of [
+        ['/v1/sessions/edge/events?fromRevision=9223372036854775808', 'fromRevision'],
+        ['/v1/sessions/edge/window?atRevision=9999999999999999999', 'atRevision'],
+        ['/v1/sessions/edge/window?minPosition=18446744073709551616', 'minPosition'],
+        ['/v1/recall?q=hi&limit=101', 'limit'],
+      ]) {
+        const res = await http().get(path);
+        expect({ status: res.status, code: res.body.code, parameter: res.body.parameter }).toEqual({ status: 400, code: 'validation_failed', parameter: name });
+      }
+    });
+  });
+
+  describe('recall in scripts written without spaces, and emoji (item 5)', () => {
+    const texts: Record<string, string> = {
+      ja: '日本語のテキストを検索できますか',
+      zh: '请帮我把周五从上海飞往东京的航班改签到周六',
+      th: 'ฉันอยากเปลี่ยนเที่ยวบินไปกรุงเทพพรุ่งนี้',
+      emoji: 'Great trip 😀 see you at gate B12',
+      en: 'The reservation XK42Q9 moves to Saturday',
+    };
+    beforeAll(async () => {
+      const events = Object.entries(texts).map(([id, text]) => ({ id, type: 'user', text }));
+      const res = await http().post('/v1/sessions/scripts/events').send({ events }).expect(201);
+      await http().get(`/v1/sessions/scripts/window?minPosition=${res.body.position}`);
+      // give the projector the moment minPosition=0-wait does not
+      for (let i = 0; i < 50; i++) {
+        const found = await http().get('/v1/recall?q=XK42Q9');
+        if (found.body.items?.length) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    const hits = async (q: string) => {
+      const res = await http().get(`/v1/recall?q=${encodeURIComponent(q)}&sessionId=scripts`);
+      expect(res.status).toBe(200);
+      return (res.body.items as Array<{ eventId: string; snippet: string }>).map((h) => h.eventId);
+    };
+
+    it.each([
+      ['Japanese word inside a run', 'テキスト', 'ja'],
+      ['Japanese two-character word', '検索', 'ja'],
+      ['Chinese place names', '上海', 'zh'],
+      ['Chinese phrase inside a run', '飞往东京', 'zh'],
+      ['Thai word inside a run', 'เที่ยวบิน', 'th'],
+      ['one emoji', '😀', 'emoji'],
+      ['emoji with a Latin word', '😀 gate', 'emoji'],
+      ['Chinese with a Latin word of another event finds nothing', '上海 XK42Q9', null],
+    ])('%s: %s', async (_name, q, expected) => {
+      expect(await hits(q)).toEqual(expected ? [expected] : []);
+    });
+
+    it('keeps word search with BM25 for other queries', async () => {
+      expect(await hits('reservation saturday')).toEqual(['en']);
+      expect(await hits('reserv')).toEqual([]); // whole words, not substrings, outside those scripts
+    });
+
+    it('marks the match in a trigram snippet', async () => {
+      const res = await http().get(`/v1/recall?q=${encodeURIComponent('テキスト')}`);
+      expect(res.body.items[0].snippet).toContain('<mark>テキスト</mark>');
+    });
+  });
+
+  describe('compaction ids and retries (item 6)', () => {
+    beforeAll(async () => {
+      await http()
+        .post('/v1/sessions/ids/events')
+        .send({
+          events: [1, 2, 3].flatMap((n) => [
+            { id: `u${n}`, type: 'user', text: `question ${n}` },
+            { id: `a${n}`, type: 'assistant', text: `answer ${n}` },
+          ]),
+        })
+        .expect(201);
+    });
+
+    it('gives a compactionId only to recorded answers, and every given id is readable', async () => {
+      const answers = [
+        await http()
+          .post('/v1/sessions/ids/compactions')
+          .send({ strategy: { type: 'sliding-window', maxEvents: 20 } }),
+        await http()
+          .post('/v1/sessions/ids/compactions')
+          .send({ strategy: { type: 'sliding-window', maxEvents: 1 }, trigger: { type: 'turn-count', maxTurns: 50 } }),
+        await http()
+          .post('/v1/sessions/ids/compactions')
+          .send({ strategy: { type: 'sliding-window', maxEvents: 1 }, dryRun: true }),
+      ];
+      expect(answers.map((a) => a.body.outcome)).toEqual(['noop', 'not-triggered', 'compacted']);
+      for (const a of answers) {
+        expect(a.body.recorded).toBe(false);
+        expect(a.body).not.toHaveProperty('compactionId');
+      }
+      const recorded = await http()
+        .post('/v1/sessions/ids/compactions')
+        .send({ strategy: { type: 'sliding-window', maxEvents: 1 } });
+      expect(recorded.body.recorded).toBe(true);
+      await http().get(`/v1/sessions/ids/compactions/${recorded.body.compactionId}`).expect(200);
+    });
+
+    const call = { id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
+    const routes = {
+      events: {
+        path: '/v1/sessions/retry-events/events',
+        batch: [
+          { id: 'x1', type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] },
+          { id: 'x2', type: 'tool', responses: [{ toolCallId: 'c1', name: 'lookup', data: 'ok' }] },
+          { id: 'x3', type: 'assistant', text: 'done' },
+        ],
+        body: (items: unknown[]) => ({ events: items }),
+      },
+      messages: {
+        path: '/v1/sessions/retry-messages/messages',
+        batch: [
+          { id: 'x1', role: 'assistant', content: null, tool_calls: [call] },
+          { id: 'x2', role: 'tool', tool_call_id: 'c1', content: 'ok' },
+          { id: 'x3', role: 'assistant', content: 'done' },
+        ],
+        body: (items: unknown[]) => ({ messages: items }),
+      },
+    };
+
+    it.each(Object.keys(routes))('through /%s: resending any part of a batch answers its original result; other content under an id is 409', async (name) => {
+      const route = routes[name as keyof typeof routes];
+      const first = await http().post(route.path).send(route.body(route.batch)).expect(201);
+      const results = [];
+      for (const part of [[0], [1], [2], [0, 1], [1, 2], [0, 1, 2]]) {
+        const res = await http()
+          .post(route.path)
+          .send(route.body(part.map((i) => route.batch[i])));
+        results.push([res.status, res.body.revision]);
+      }
+      expect(results).toEqual([
+        [201, '0'],
+        [201, '1'],
+        [201, '2'],
+        [201, '1'],
+        [201, '2'],
+        [201, first.body.revision],
+      ]);
+      const changed = JSON.parse(JSON.stringify(route.batch[2]));
+      if ('text' in changed) changed.text = 'other';
+      else changed.content = 'other';
+      const clash = await http()
+        .post(route.path)
+        .send(route.body([changed]));
+      expect({ status: clash.status, code: clash.body.code }).toEqual({ status: 409, code: 'duplicate_event_id' });
+    });
+  });
+});
