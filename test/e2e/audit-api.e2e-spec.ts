@@ -157,10 +157,10 @@ describe('audit API', () => {
       await append(a, id, [`question ${i}`, `answer ${i}`, `follow-up ${i}`, `reply ${i}`]);
       const answer = await compact(id, { type: 'sliding-window', maxEvents: 3 });
       expect(answer.outcome).toBe('compacted');
-      decisions.push(answer.compactionId);
+      decisions.push(answer.compactionId!);
       // Read-your-writes: the decision is in the history as soon as its position is reached.
       const { data } = await a.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
-        params: { path: { sessionId: id, compactionId: answer.compactionId }, query: { minPosition: answer.position! } },
+        params: { path: { sessionId: id, compactionId: answer.compactionId! }, query: { minPosition: answer.position! } },
       });
       expect(CompactionHistoryItemSchema.parse(data).compactionId).toBe(answer.compactionId);
     }
@@ -177,7 +177,7 @@ describe('audit API', () => {
       cursor = page.nextCursor;
       if (++pages === 1) {
         await append(a, id, ['late one', 'late two', 'late three', 'late four']);
-        decisions.push((await compact(id, { type: 'sliding-window', maxEvents: 3 })).compactionId);
+        decisions.push((await compact(id, { type: 'sliding-window', maxEvents: 3 })).compactionId!);
       }
     } while (cursor);
     // The last decision may or may not be projected when the last page is read; nothing repeats or is skipped before it.

@@ -120,7 +120,7 @@ describe('OpenAPI contract', () => {
     check(schemas.SessionSummarySchema, (await client.GET('/v1/sessions/{sessionId}', { params: { path } })).data);
     check(schemas.SessionPolicySchema, (await client.GET('/v1/sessions/{sessionId}/policy', { params: { path } })).data);
     check(schemas.CompactionHistoryPageSchema, (await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } })).data);
-    const compactionPath = { ...path, compactionId: done.compactionId };
+    const compactionPath = { ...path, compactionId: done.compactionId! };
     check(
       schemas.CompactionHistoryItemSchema,
       (await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', { params: { path: compactionPath } })).data,

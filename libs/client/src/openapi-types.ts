@@ -228,7 +228,8 @@ export interface components {
         };
         CompactionAnswer: {
             archived: string[];
-            compactionId: string;
+            /** @description present when the decision is recorded (compacted, failed): the id in the compaction history */
+            compactionId?: string;
             dryRun: boolean;
             estimator: components["schemas"]["Estimator"];
             /** @description with reason open-tool-call: the assistant event holding that call */
