@@ -47,7 +47,12 @@ if (skipReason) {
       await b
         .http()
         .post('/v1/sessions/shared/events')
-        .send({ events: [{ id: 'u6', type: 'user', text: 'seat map?' }, { id: 'c6', type: 'assistant', text: null, toolCalls: [{ id: 'call-6', name: 'seat_map', arguments: '{}' }] }] })
+        .send({
+          events: [
+            { id: 'u6', type: 'user', text: 'seat map?' },
+            { id: 'c6', type: 'assistant', text: null, toolCalls: [{ id: 'call-6', name: 'seat_map', arguments: '{}' }] },
+          ],
+        })
         .expect(201);
       await a
         .http()
@@ -57,12 +62,23 @@ if (skipReason) {
 
       // A plans a summarizing pass on revision 14 and waits in its summarizer…
       const held = summarizerA.hold();
-      const pendingA = a.http().post('/v1/sessions/shared/compactions').send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 6, overlapSize: 1 } });
+      const pendingA = a
+        .http()
+        .post('/v1/sessions/shared/compactions')
+        .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 6, overlapSize: 1 } });
       const answerA = pendingA.then((res) => res); // starts the request
       await held;
       // …while B appends and records its own decision on a newer revision.
-      await b.http().post('/v1/sessions/shared/events').send({ events: turn(7) }).expect(201);
-      const decisionB = await b.http().post('/v1/sessions/shared/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 8 } }).expect(200);
+      await b
+        .http()
+        .post('/v1/sessions/shared/events')
+        .send({ events: turn(7) })
+        .expect(201);
+      const decisionB = await b
+        .http()
+        .post('/v1/sessions/shared/compactions')
+        .send({ strategy: { type: 'sliding-window', maxEvents: 8 } })
+        .expect(200);
       expect(decisionB.body.outcome).toBe('compacted');
       summarizerA.release();
       const resA = await answerA;

@@ -20,7 +20,7 @@ import type { SessionEvent } from '@lib/compaction';
 import { PostgresEventStore, type RecordedEvent } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, CONVERSATION_EVENT, EVENTS_ARCHIVED } from '@lib/session';
 import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
-import { call, spawnService, type ServiceProcess } from '../support/service-process';
+import { call, spawnService, type JsonAnswer, type ServiceProcess } from '../support/service-process';
 import { decisionProblems, dumpAndRebuild, streamOf } from '../support/log-checks';
 
 jest.setTimeout(420_000);
@@ -87,7 +87,7 @@ if (skipReason) {
       const unexpected: string[] = [];
       let retriedElsewhere = 0;
       /** Sends a request to replica `first`, moving on to the next live replica while one is down (idempotent retries). */
-      const send = async (first: number, method: string, route: string, body: unknown): Promise<{ status: number; body: any }> => {
+      const send = async (first: number, method: string, route: string, body: unknown): Promise<JsonAnswer> => {
         for (let attempt = 0; attempt < 200; attempt++) {
           const svc = replicas[(first + attempt) % 3];
           if (!svc) continue;
@@ -106,7 +106,10 @@ if (skipReason) {
       for (const [i, s] of SESSIONS.entries()) {
         const first = turn(`seed${i}`, 0);
         expect((await send(i, 'POST', `/v1/sessions/${s}/events`, { events: first })).status).toBe(201);
-        acked.set(s, first.map((e) => e.id));
+        acked.set(
+          s,
+          first.map((e) => e.id),
+        );
         if (WITH_POLICY.has(s)) {
           const policy = { strategy: { type: 'sliding-window', maxEvents: 8 }, trigger: { type: 'turn-count', maxTurns: 5 } };
           expect((await send(i, 'PUT', `/v1/sessions/${s}/policy`, policy)).status).toBe(200);

@@ -47,9 +47,7 @@ if (skipReason) {
 
     it('concurrent appends: every stream stays gapless and global positions are contiguous in commit order', async () => {
       const streams = ['session-c1', 'session-c2', 'session-c3'];
-      const results = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => store.appendToStream(streams[i % 3], [ev({ i }), ev({ i, second: true })])),
-      );
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => store.appendToStream(streams[i % 3], [ev({ i }), ev({ i, second: true })])));
       for (const s of streams) {
         const events = await store.readStream(s);
         expect(events.map((e) => e.revision)).toEqual(events.map((_, i) => BigInt(i)));
