@@ -4,7 +4,8 @@
  * keep answering from the replica's local SQLite, `/health` says the store is unavailable; when the
  * database comes back the same process recovers without a restart (the pool reconnects, the
  * projector resubscribes from its checkpoint) and nothing acknowledged is lost.
- * Runtime: about 30 s (initdb, one service start-up, two server restarts).
+ * Runtime: about 50 s on the shared 2-core machine under load (initdb, one service start-up, two
+ * server restarts).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
