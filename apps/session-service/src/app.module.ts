@@ -17,6 +17,7 @@ import { ApiErrorFilter } from './http/api-error.filter';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
 import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
+import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
 
 /** The root module; build it with {@link AppModule.register}. */
@@ -64,6 +65,7 @@ export class AppModule {
       providers: [
         { provide: SERVICE_CONFIG, useValue: config },
         ServiceMetrics,
+        CompactionMetricsHandler,
         ApiKeyGuard,
         { provide: APP_GUARD, useClass: ThrottlerGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },

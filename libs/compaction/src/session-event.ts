@@ -48,11 +48,18 @@ export interface ToolEvent {
   responses: ToolResponse[];
 }
 
-/** A stored system message. The latest one is pinned; every earlier one is superseded (§3.2). */
+/**
+ * A stored system message. The latest one that is not a notice is pinned; every earlier one is
+ * superseded (§3.2). With `notice: true` it is a **notice** (§3.1): a message injected into the
+ * conversation (a file arrived, a reminder), a real event counted, cut and archived in its place,
+ * never pinned and never superseding the instructions.
+ */
 export interface SystemEvent {
   id: string;
   type: 'system';
   text: string | null;
+  /** True for a notice (DESIGN §3.1); absent or false for the agent's instructions. */
+  notice?: boolean;
 }
 
 /**
@@ -85,4 +92,9 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = ['user', 'assist
 export interface CostedEvent {
   event: SessionEvent;
   tokens: number;
+}
+
+/** True for a system event marked as a notice (DESIGN §3.1): a real event, never pinned. */
+export function isNotice(event: { type: string; notice?: unknown }): boolean {
+  return event.type === 'system' && event.notice === true;
 }

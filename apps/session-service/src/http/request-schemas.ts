@@ -63,7 +63,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const toolCall = z.strictObject({ id, name: text.pipe(z.string().min(1, { message: 'must not be empty' })), arguments: text });
   const toolResponse = z.strictObject({ toolCallId: id, name: text, data: text });
   const user = z.strictObject({ ...common, type: z.literal('user'), text: nonEmptyText.nullable() });
-  const system = z.strictObject({ ...common, type: z.literal('system'), text: nonEmptyText.nullable() });
+  const system = z.strictObject({ ...common, type: z.literal('system'), text: nonEmptyText.nullable(), notice: z.boolean({ error: 'notice must be true (a notice, DESIGN §3.1) or false' }).optional() });
   const assistant = z
     .strictObject({ ...common, type: z.literal('assistant'), text: text.nullable().optional(), toolCalls: z.array(toolCall).max(128).optional() })
     // `text: null` says "no text" explicitly (formatted as [no text content], DESIGN §3.1); a

@@ -279,6 +279,51 @@ describe('eventsToOpenAiMessages', () => {
   });
 });
 
+describe('notices (DESIGN §3.1)', () => {
+  it('parses a system or developer message named "notice" as a notice, and any other as instructions', () => {
+    const events = openAiMessagesToEvents([
+      { id: 's', role: 'system', content: 'rules' },
+      { id: 'n1', role: 'system', name: 'notice', content: 'file arrived' },
+      { id: 'n2', role: 'developer', name: 'notice', content: 'reminder' },
+      { id: 'd', role: 'developer', name: 'other', content: 'more rules' },
+    ]);
+    expect(events).toEqual([
+      { id: 's', type: 'system', text: 'rules' },
+      { id: 'n1', type: 'system', text: 'file arrived', notice: true },
+      { id: 'n2', type: 'system', text: 'reminder', notice: true },
+      { id: 'd', type: 'system', text: 'more rules' },
+    ]);
+  });
+
+  it('renders a notice in its place, never as the pinned instructions, and the window stays valid', () => {
+    const events: SessionEvent[] = [
+      { id: 'u1', type: 'user', text: 'hi' },
+      { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'x', name: 'f', arguments: '{}' }] },
+      { id: 'n1', type: 'system', text: 'file arrived', notice: true },
+      { id: 't1', type: 'tool', responses: [{ toolCallId: 'x', name: 'f', data: 'ok' }] },
+      { id: 's1', type: 'system', text: 'rules' },
+      { id: 'a1', type: 'assistant', text: 'done' },
+    ];
+    const messages = eventsToOpenAiMessages(events);
+    expect(messages).toEqual([
+      { role: 'system', content: 'rules' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'x', content: 'ok' },
+      { role: 'system', name: 'notice', content: 'file arrived' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    expect(validateOpenAiWindow(messages)).toEqual([]);
+  });
+
+  it('the validator accepts notices anywhere, but not between a call and its answer', () => {
+    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] };
+    expect(validateOpenAiWindow([{ role: 'user', content: 'a' }, { role: 'system', name: 'notice', content: 'n' }])).toEqual([]);
+    const between = validateOpenAiWindow([{ role: 'user', content: 'a' }, call, { role: 'system', name: 'notice', content: 'n' }, { role: 'tool', tool_call_id: 'x', content: 'ok' }]);
+    expect(between.map((p) => p.code)).toEqual(['tool-calls-interrupted', 'tool-answer-after-user']);
+  });
+});
+
 describe('validateOpenAiWindow', () => {
   const call = (...ids: string[]) => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) });
   const answer = (id: string) => ({ role: 'tool', tool_call_id: id, content: 'r' });

@@ -10,7 +10,7 @@
  * No I/O, no clock, no randomness. Message text never appears in an error message: errors name
  * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
  */
-import type { AssistantEvent, SessionEvent, ToolCall } from '@lib/compaction';
+import { isNotice, pairToolCalls, type AssistantEvent, type SessionEvent, type ToolCall } from '@lib/compaction';
 import { InvalidRequestError, UnknownToolCallError } from '../errors';
 
 /** A tool call in the provider's shape. `arguments` is the raw JSON argument string. */
@@ -20,11 +20,19 @@ export interface OpenAiToolCall {
   function: { name: string; arguments: string };
 }
 
-/** A system message as rendered (always first, at most one). */
+/**
+ * A system message as rendered: the pinned instructions (first, at most one), or a notice in its
+ * place (`name: "notice"`, DESIGN §3.1).
+ */
 export interface OpenAiSystemMessage {
   role: 'system';
   content: string;
+  /** `notice` for a notice; absent for the instructions. */
+  name?: typeof NOTICE_NAME;
 }
+
+/** The `name` that marks a `system` / `developer` message as a notice (DESIGN §3.1). */
+export const NOTICE_NAME = 'notice';
 
 /** A user message as rendered (also the shadow prompt of a summary). */
 export interface OpenAiUserMessage {
@@ -79,7 +87,8 @@ export const INVALID_MESSAGE_CODE = 'invalid_message';
 /**
  * Converts OpenAI chat messages into native session events, one event per message, in order.
  *
- * - `system` / `developer` → system event; `user` → user event. `content` is a string or an
+ * - `system` / `developer` → system event; with `name: "notice"` it is a notice
+ *   (`notice: true`, DESIGN §3.1: a real event, never pinned); `user` → user event. `content` is a string or an
  *   array of content parts whose `text` parts are joined with `\n` (other part types are
  *   rejected: the store keeps text only).
  * - `assistant` → assistant event: `content` (string, text parts, or null) and/or `tool_calls`
@@ -119,7 +128,7 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
     switch (role) {
       case 'system':
       case 'developer':
-        events.push({ id, type: 'system', text: requiredText(raw.content, `${at}.content`) });
+        events.push({ id, type: 'system', text: requiredText(raw.content, `${at}.content`), ...(raw.name === NOTICE_NAME ? { notice: true } : {}) });
         return;
       case 'user':
         events.push({ id, type: 'user', text: requiredText(raw.content, `${at}.content`) });
@@ -156,17 +165,18 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
 /**
  * Renders session events (an active window, in log order) as OpenAI chat messages.
  *
- * - The pinned system message (the latest system event) comes first, whatever its place in the
- *   window; earlier system events are superseded (§3.2) and left out, so the result has at most
- *   one system message.
+ * - The pinned system message (the latest system event that is not a notice) comes first,
+ *   whatever its place in the window; earlier ones are superseded (§3.2) and left out, so the
+ *   result has at most one such system message. A notice is rendered in its place as a `system`
+ *   message with `name: "notice"`.
  * - A summary becomes two messages in its place: `user` (its shadow prompt), then `assistant`
  *   (its text).
  * - An assistant event becomes one message; its tool calls in the provider's shape; `content`
  *   is null when it has tool calls and no text, `""` when it has neither.
  * - A tool event becomes one `tool` message per response, each with its `tool_call_id`, placed
  *   right after the assistant message that made the call (providers require the answers to
- *   follow their calls directly); a response answers the most recent earlier call with its id; a
- *   response with no call in the window is left out.
+ *   follow their calls directly); pairing per `pairToolCalls` (a response answers the most
+ *   recent earlier call with its id); a response with no call in the window is left out.
  * - A call with no response in the window gets a `tool` message {@link NO_TOOL_RESPONSE}, unless
  *   its assistant message is the newest non-tool message (the call may still be running).
  * - A null text of a user or system event renders as `""`.
@@ -176,29 +186,30 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
  */
 export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAiChatMessage[] {
   let pinned: SessionEvent | undefined;
-  for (const event of entries) if (event.type === 'system') pinned = event;
-  // Pair every response with the most recent earlier call with its id (ids are reused once
-  // answered), so that each call's tool messages can be emitted right after it.
+  for (const event of entries) if (event.type === 'system' && !isNotice(event)) pinned = event;
+  // Each call's answer (the first response paired with it), so it can be emitted right after it.
   const answers = new Map<SessionEvent, Map<string, string>>();
-  const latestCall = new Map<string, SessionEvent>();
+  const { calls } = pairToolCalls(entries);
+  for (const call of calls) {
+    const first = call.responses[0];
+    if (first === undefined) continue;
+    const response = (entries[first] as Extract<SessionEvent, { type: 'tool' }>).responses.find((r) => r.toolCallId === call.id)!;
+    const holder = entries[call.callAt];
+    const got = answers.get(holder) ?? new Map<string, string>();
+    got.set(call.id, response.data);
+    answers.set(holder, got);
+  }
   let lastNonTool = -1;
   entries.forEach((event, i) => {
-    if (event.type === 'assistant') for (const c of event.toolCalls ?? []) latestCall.set(c.id, event);
-    if (event.type === 'tool') {
-      for (const r of event.responses) {
-        const call = latestCall.get(r.toolCallId);
-        if (!call) continue;
-        const got = answers.get(call) ?? new Map<string, string>();
-        if (!got.has(r.toolCallId)) got.set(r.toolCallId, r.data);
-        answers.set(call, got);
-      }
-    } else if (event.type !== 'system') lastNonTool = i;
+    if (event.type !== 'tool' && (event.type !== 'system' || isNotice(event))) lastNonTool = i;
   });
   const out: OpenAiChatMessage[] = [];
   if (pinned && pinned.type === 'system') out.push({ role: 'system', content: pinned.text ?? '' });
   entries.forEach((event, i) => {
     switch (event.type) {
       case 'system':
+        if (isNotice(event)) out.push({ role: 'system', name: NOTICE_NAME, content: event.text ?? '' });
+        break;
       case 'tool':
         break;
       case 'user':
@@ -277,7 +288,8 @@ export interface ValidateOpenAiWindowOptions {
  * - every message is an object with a known role (`system`, `developer`, `user`, `assistant`,
  *   `tool`) and fields of the right types (`invalid-message`);
  * - a system (or developer) message comes first (`system-not-first`) and at most once
- *   (`system-repeated`);
+ *   (`system-repeated`), except notices (`name: "notice"`), which stand anywhere (OpenAI accepts
+ *   system messages mid-conversation) but, like any message, not between calls and answers;
  * - every tool message answers a pending call of an earlier assistant message
  *   (`tool-without-call`); an answer to a call whose turn was already closed by a user message is
  *   `tool-answer-after-user`; two pending calls with one id are `duplicate-tool-call-id`;
@@ -315,6 +327,16 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
     switch (role) {
       case 'system':
       case 'developer':
+        if (m.name === NOTICE_NAME) {
+          // A notice stands in its place like any message: it closes pending calls.
+          if (!isTextContent(m.content)) add(index, 'invalid-message', `${at}.content must be a string or text parts`);
+          for (const [id, callIndex] of pending) {
+            add(callIndex, 'tool-calls-interrupted', `messages[${callIndex}] calls ${JSON.stringify(id)} but ${at} comes before its answer`);
+            closedUnanswered.add(id);
+          }
+          pending.clear();
+          break;
+        }
         if (systemSeen >= 0) add(index, 'system-repeated', `${at} is a second system message (the first is messages[${systemSeen}])`);
         else if (index !== 0) add(index, 'system-not-first', `${at} is a system message but not the first message`);
         if (systemSeen < 0) systemSeen = index;

@@ -44,3 +44,8 @@ export function summaryIdFor(compactionId: string): string {
 export function assignClientId(): string {
   return `evt-${randomUUID()}`;
 }
+
+/** The store UUID of the decision archiving the late answer `clientId` on arrival (one per answer, so a retry is idempotent). */
+export function arrivalArchiveEventId(sessionId: string, clientId: string): string {
+  return deterministicEventId(EVENT_NAMESPACE, `${sessionId}\u0000archived-on-arrival\u0000${clientId}`);
+}

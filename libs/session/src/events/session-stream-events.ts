@@ -71,10 +71,16 @@ export interface ConversationEventData {
   userId?: string;
 }
 
-/** Decision: the ids archived by one compaction (client ids, log order). */
+/**
+ * Decision: the ids archived by one compaction (client ids, log order). Also written by an append
+ * that brings a late answer to an abandoned call the compaction archived (DESIGN §3.3 rule 3):
+ * then `onArrival` is true and the answer is archived, attributed to that compaction.
+ */
 export interface EventsArchivedData {
   compactionId: string;
   archivedIds: string[];
+  /** True when written by an append (a late answer archived on arrival), not by the compaction itself. */
+  onArrival?: boolean;
 }
 
 /** Identity and token usage of the summarizer that wrote a summary (or failed to). */
@@ -121,6 +127,8 @@ export interface SessionCheckpoint {
   policyRevision?: string;
   consecutiveFailures: number;
   userId?: string;
+  /** Open calls archived with their turn: `[callId, compactionId, toolName]` (see SessionWindowState.archivedOpenCalls). */
+  archivedOpenCalls?: Array<[string, string, string]>;
 }
 
 /** Decision: a compaction's figures. */
@@ -147,6 +155,13 @@ export interface CompactionCompletedData {
   /** Canonical JSON of (strategy, trigger, estimator): same key + unchanged input = same decision. */
   paramsKey: string;
   checkpoint: SessionCheckpoint;
+  /**
+   * With a trigger: whether it still fires on the window after the pass (DESIGN §3.5: a policy
+   * that cannot be met; the next automatic pass waits until the window has grown).
+   */
+  triggerStillFires?: boolean;
+  /** With a trigger: user events in the window after the pass (`tokensAfter` is the token figure). */
+  turnsAfter?: number;
 }
 
 /** Decision: a compaction failed. Superseded system messages may still have been archived. */

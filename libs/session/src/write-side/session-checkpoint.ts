@@ -39,5 +39,6 @@ export function buildCheckpoint(after: SessionWindowState, failuresBefore: numbe
     ...(after.policyRevision !== null ? { policyRevision: after.policyRevision.toString() } : {}),
     consecutiveFailures: failuresBefore,
     ...(after.userId ? { userId: after.userId } : {}),
+    ...(after.archivedOpenCalls.size > 0 ? { archivedOpenCalls: [...after.archivedOpenCalls].map(([id, c]): [string, string, string] => [id, c.compactionId, c.name]) } : {}),
   };
 }

@@ -68,6 +68,7 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
     state.policyRevision = checkpoint.policyRevision !== undefined ? BigInt(checkpoint.policyRevision) : null;
     state.consecutiveFailures = checkpoint.consecutiveFailures;
     if (checkpoint.userId) state.userId = checkpoint.userId;
+    state.archivedOpenCalls = new Map((checkpoint.archivedOpenCalls ?? []).map(([id, compactionId, name]) => [id, { compactionId, name }]));
     state.eventsSinceCompaction = 0;
     evolveSessionWindow(state, checkpointEvent);
   }
