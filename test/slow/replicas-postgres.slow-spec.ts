@@ -87,6 +87,7 @@ if (skipReason) {
       const acked = new Map<string, string[]>(); // session → acknowledged client ids
       const unexpected: string[] = [];
       let retriedElsewhere = 0;
+      let contended = 0;
       /** Sends a request to replica `first`, moving on to the next live replica while one is down (idempotent retries). */
       const send = async (first: number, method: string, route: string, body: unknown): Promise<JsonAnswer> => {
         for (let attempt = 0; attempt < 200; attempt++) {
@@ -123,7 +124,13 @@ if (skipReason) {
         for (let n = 1; running(); n++) {
           const session = SESSIONS[(c + n) % SESSIONS.length];
           const events = turn(`c${c}`, n);
-          const res = await send(c + n, 'POST', `/v1/sessions/${session}/events`, { events });
+          let res = await send(c + n, 'POST', `/v1/sessions/${session}/events`, { events });
+          // The service gives up after several revision conflicts in a row (409 revision_conflict):
+          // not acknowledged, so the client sends the same request again (idempotent by event ids).
+          for (let again = 0; res.status === 409 && res.body?.code === 'revision_conflict' && again < 20; again++) {
+            contended++;
+            res = await send(c + n + again + 1, 'POST', `/v1/sessions/${session}/events`, { events });
+          }
           if (res.status === 201) acked.set(session, [...(acked.get(session) ?? []), ...events.map((e) => e.id)]);
           else unexpected.push(`append ${res.status} ${JSON.stringify(res.body)}`);
         }
@@ -207,7 +214,8 @@ if (skipReason) {
       const appends = [...acked.values()].reduce((n, ids) => n + ids.length / 2, 0);
       process.stderr.write(
         `replicas: ${appends} acknowledged appends, ${decisions} decisions (${JSON.stringify(outcomes)} commanded), ` +
-          `${retriedElsewhere} requests retried on another replica, ${log.length} events in ${ranMs} ms\n`,
+          `${retriedElsewhere} requests retried on another replica, ${contended} appends resent after 409 revision_conflict, ` +
+          `${log.length} events in ${ranMs} ms\n`,
       );
     });
   });
