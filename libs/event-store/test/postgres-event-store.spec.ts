@@ -2,15 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { PostgresEventStore, type EventData } from '../src';
 import { eventStoreContract } from './event-store.contract';
-import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
 
 const skipReason = postgresUnavailableReason();
 const ev = (data: unknown = {}, id = randomUUID()): EventData => ({ id, type: 'T', data });
 
-if (skipReason) {
-  process.stderr.write(`${skipReason}\n`);
-  describe.skip(skipReason, () => it('runs the contract against PostgreSQL', () => undefined));
-} else {
+describeUnlessSkipped(skipReason, 'runs the contract against PostgreSQL', () => {
   let db: TestDatabase;
   eventStoreContract('PostgreSQL', {
     async setup() {
@@ -96,4 +93,4 @@ if (skipReason) {
       }
     });
   });
-}
+});
