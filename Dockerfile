@@ -19,6 +19,8 @@ ENV NODE_ENV=production \
 COPY --from=build /app/package.json /app/tsconfig.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The audit page's static files (served at /ui; no build step)
+COPY --from=build /app/apps/session-service/ui ./apps/session-service/ui
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000

@@ -9,6 +9,7 @@ const moduleNameMapper = {
   '^@lib/compaction$': '<rootDir>/libs/compaction/src',
   '^@lib/event-store$': '<rootDir>/libs/event-store/src',
   '^@lib/session$': '<rootDir>/libs/session/src',
+  '^@lib/client$': '<rootDir>/libs/client/src',
 };
 const transform = { '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }] };
 const common = { rootDir: __dirname, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'], moduleNameMapper, transform };

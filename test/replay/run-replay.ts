@@ -16,6 +16,7 @@ import { ESTIMATOR_NAMES, type Strategy, type Trigger } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
+import type { Schemas } from '@lib/client';
 import { ServiceClient, ServiceHttpError, type AppendAnswer } from './service-client';
 import { readAndCheckWindow, type WindowProblem } from './window-check';
 import { createProgress } from './progress';
@@ -245,29 +246,23 @@ async function readLog(client: ServiceClient, sessionId: string): Promise<LogEnt
   }
 }
 
-interface CompactionRecord {
-  compactionId: string;
-  outcome: string;
-  revision: string;
-  position: string;
-  data: {
-    tokensBefore?: number;
-    tokensAfter?: number;
-    tokensEstimatedSaved?: number;
-    archivedCount?: number;
-    keptCount?: number;
-    origin?: string;
-    reason?: string;
-    strategy?: { type: string };
-    trigger?: unknown;
-    summarizer?: { kind: string; model: string; calls: number };
-  };
-  archivedIds: string[];
-  summary: { text: string; summarizer?: { kind: string; model: string; calls: number } } | null;
-}
+/** A compaction history item (`GET …/compactions`, the generated client's schema). */
+type CompactionRecord = Schemas['CompactionHistoryItem'];
 
 function summarizerCallsOf(c: CompactionRecord): number {
-  return c.data.summarizer?.calls ?? c.summary?.summarizer?.calls ?? 0;
+  return c.summarizer?.calls ?? 0;
+}
+
+/** The whole compaction history of a session, oldest first (every page). */
+async function readCompactions(client: ServiceClient, sessionId: string): Promise<CompactionRecord[]> {
+  const all: CompactionRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.getSession<Schemas['CompactionHistoryPage']>(sessionId, `/compactions?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    all.push(...page.compactions);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return all;
 }
 
 /** Archived user/tool/assistant texts kept for the recall example. */
@@ -399,7 +394,7 @@ function describeSession(session: ReplaySession, index: number, sessionId: strin
 function rejectedMessages(err: unknown, offset: number, count: number, turn: number): string {
   const body = err instanceof ServiceHttpError ? err.body : undefined;
   for (const key of ['parameter', 'field']) {
-    const m = typeof body?.[key] === 'string' ? /^messages\[(\d+)\]/.exec(body[key] as string) : null;
+    const m = typeof body?.[key] === 'string' ? /^messages\[(\d+)\]/.exec(body[key]) : null;
     if (m && Number(m[1]) < count) return `message [${offset + Number(m[1])}] (turn ${turn}, messages[${m[1]}] of its request)`;
   }
   return count === 1 ? `message [${offset}] (turn ${turn})` : `messages [${offset}..${offset + count - 1}] (turn ${turn})`;
@@ -475,7 +470,7 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
     const log = await readLog(client, sessionId);
     const final = await readAndCheckWindow(client, sessionId, ctx.estimator, 0);
     const finalFailures = note(final.problems);
-    const { compactions } = await client.getSession<{ compactions: CompactionRecord[] }>(sessionId, '/compactions');
+    const compactions = await readCompactions(client, sessionId);
 
     const conversation = log.filter((e) => e.type === 'ConversationEventAppended');
     const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({ revision: BigInt(e.revision), cost: e.data.costs?.[ctx.estimator] ?? 0 }));
@@ -498,9 +493,9 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
         compactionId: c.compactionId,
         outcome: c.outcome,
         afterTurn,
-        tokensBefore: c.data.tokensBefore,
-        tokensAfter: c.data.tokensAfter,
-        archivedCount: c.data.archivedCount ?? c.archivedIds.length,
+        tokensBefore: c.tokensBefore,
+        tokensAfter: c.tokensAfter,
+        archivedCount: c.archivedIds.length,
         summarizerCalls: summarizerCallsOf(c),
       };
     });
@@ -599,16 +594,15 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   lines.push('');
   lines.push('Live example 2: compaction history of one session');
   if (pick && pick.r.compactions + pick.r.failedCompactions > 0) {
-    const { compactions } = await client.getSession<{ compactions: CompactionRecord[] }>(pick.r.sessionId, '/compactions');
+    const compactions = await readCompactions(client, pick.r.sessionId);
     lines.push(`  GET /v1/sessions/${client.readId(pick.r.sessionId)}/compactions (${pick.s.name}, ${compactions.length} decisions)`);
     const rows: Array<Record<string, unknown>> = [];
     for (const c of compactions) {
       const mark = pick.r.compactionMarks.find((m) => m.compactionId === c.compactionId);
-      const d = c.data;
-      const who = d.summarizer ?? c.summary?.summarizer;
-      rows.push({ compactionId: c.compactionId, outcome: c.outcome, afterTurn: mark?.afterTurn, origin: d.origin, archived: d.archivedCount ?? c.archivedIds.length, kept: d.keptCount, tokensBefore: d.tokensBefore, tokensAfter: d.tokensAfter, saved: d.tokensEstimatedSaved, summarizer: who ? `${who.kind}/${who.model} x${who.calls}` : null });
+      const who = c.summarizer;
+      rows.push({ compactionId: c.compactionId, outcome: c.outcome, afterTurn: mark?.afterTurn, origin: c.origin, archived: c.archivedIds.length, kept: c.keptCount, tokensBefore: c.tokensBefore, tokensAfter: c.tokensAfter, saved: c.tokensSaved, summarizer: who ? `${who.kind}/${who.model} x${who.calls}` : null });
       lines.push(
-        `  ${c.compactionId}  ${c.outcome}  after turn ${mark?.afterTurn ?? '?'}  ${d.origin ?? ''}  archived ${d.archivedCount ?? c.archivedIds.length}, kept ${d.keptCount ?? '?'}  tokens ${d.tokensBefore ?? '?'} -> ${d.tokensAfter ?? '?'} (saved ${d.tokensEstimatedSaved ?? '?'})${who ? `  summarizer ${who.kind}/${who.model} x${who.calls}` : ''}${d.reason ? `  reason: ${d.reason}` : ''}`,
+        `  ${c.compactionId}  ${c.outcome}  after turn ${mark?.afterTurn ?? '?'}  ${c.origin}  archived ${c.archivedIds.length}, kept ${c.keptCount ?? '?'}  tokens ${c.tokensBefore} -> ${c.tokensAfter} (saved ${c.tokensSaved})${who ? `  summarizer ${who.kind}/${who.model} x${who.calls}` : ''}${c.failure ? `  reason: ${c.failure.reason}` : ''}`,
       );
     }
     const last = compactions[compactions.length - 1];

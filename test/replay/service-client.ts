@@ -3,6 +3,7 @@
  * when nothing answers, and patient retries only where the service asks for them (429 with
  * Retry-After, 503 `projection_behind` on reads).
  */
+import type { Schemas } from '@lib/client';
 import { ReplayError } from './replay-error';
 
 /** An HTTP answer that was not 2xx: the status and the service's `{ code, message }`. */
@@ -27,19 +28,11 @@ export class ServiceHttpError extends Error {
   }
 }
 
-/** Answer of `POST /v1/sessions/:id/messages`. */
-export interface AppendAnswer {
-  revision: string;
-  position: string;
-}
+/** Answer of `POST /v1/sessions/:id/messages` (the generated client's schema). */
+export type AppendAnswer = Schemas['AppendResult'];
 
-/** `GET /health` as far as the replay uses it. */
-export interface HealthAnswer {
-  status: string;
-  projector?: { lag?: string; checkpoint?: string };
-  store?: { headPosition?: string | null };
-  autoCompactionsInProgress?: number;
-}
+/** `GET /health` (the generated client's schema). */
+export type HealthAnswer = Schemas['Health'];
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

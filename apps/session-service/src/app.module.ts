@@ -13,12 +13,14 @@ import { SERVICE_CONFIG } from './config/tokens';
 import type { ServiceConfig } from './config/service-config';
 import { SessionsController } from './http/sessions.controller';
 import { RecallController } from './http/recall.controller';
+import { SessionHistoryController } from './http/session-history.controller';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
 import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
+import { NatsTransport } from './nats/nats-transport';
 
 /** The root module; build it with {@link AppModule.register}. */
 @Module({})
@@ -33,6 +35,10 @@ export class AppModule {
         ...(config.logLevel === 'silent' ? [] : [LoggerModule.forRoot({
           pinoHttp: {
             level: config.logLevel,
+            // Human-readable on a terminal, JSON lines otherwise (LOG_FORMAT).
+            ...(config.logFormat === 'pretty' ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+            // One line per request at REQUEST_LOG_LEVEL (debug unless asked); server errors always at error.
+            customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : (config.requestLogLevel as 'debug')),
             // Never log keys or bodies: only method, path, status and timing.
             redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
             serializers: {
@@ -61,7 +67,7 @@ export class AppModule {
           },
         }),
       ],
-      controllers: [SessionsController, RecallController, HealthController],
+      controllers: [SessionHistoryController, SessionsController, RecallController, HealthController],
       providers: [
         { provide: SERVICE_CONFIG, useValue: config },
         ServiceMetrics,
@@ -70,6 +76,8 @@ export class AppModule {
         { provide: APP_GUARD, useClass: ThrottlerGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
         { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+        // Commands and decisions over NATS JetStream, only when NATS_URL is set.
+        ...(config.natsUrl ? [NatsTransport] : []),
       ],
     };
   }

@@ -9,12 +9,14 @@ import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { json } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
 import { rejectInvalidUtf8, requireJsonBody } from './http/require-json.middleware';
+import { buildOpenApiDocument } from './http/openapi-document';
+import { UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 import { eventStoreConfig } from './config/event-store-config';
 
@@ -57,15 +59,9 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   // express.json directly: Nest's useBodyParser does not take a `verify` hook.
   app.use(json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false, verify: rejectInvalidUtf8 }));
   app.enableShutdownHooks();
-  const document = SwaggerModule.createDocument(
-    app,
-    new DocumentBuilder()
-      .setTitle('Session memory compaction service')
-      .setDescription('Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction.')
-      .setVersion('0.1.0')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'one of API_KEYS (when configured)' })
-      .build(),
-  );
+  // The audit page: static files, no key needed to load them (its API calls carry the key).
+  app.useStaticAssets(uiDirectory(), { prefix: UI_PREFIX, index: 'index.html' });
+  const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   await app.init();
   let closed = false;

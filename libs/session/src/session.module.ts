@@ -20,6 +20,7 @@ import { SetCompactionPolicyHandler } from './write-side/set-compaction-policy';
 import { EraseSessionHandler } from './write-side/erase-session';
 import { AutoCompactionScheduler, DEFAULT_SESSION_SETTINGS, type SessionSettings } from './write-side/auto-compaction';
 import { SessionReads } from './queries/session-reads';
+import { SessionHistoryReads } from './queries/session-history-reads';
 
 /** What {@link SessionModule.forRoot} needs. */
 export interface SessionModuleOptions {
@@ -64,8 +65,9 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         EraseSessionHandler,
         AutoCompactionScheduler,
         SessionReads,
+        SessionHistoryReads,
       ],
-      exports: [SessionReads, SessionProjector, SessionStateCache, AutoCompactionScheduler, EVENT_STORE, ReadModelStore, SUMMARIZER, CqrsModule],
+      exports: [SessionReads, SessionHistoryReads, SessionProjector, SessionStateCache, AutoCompactionScheduler, EVENT_STORE, ReadModelStore, SUMMARIZER, CqrsModule],
     };
   }
 

@@ -1,31 +1,88 @@
 /**
  * JSON Schemas of the request bodies for the OpenAPI document at `/docs`, generated from the same
- * zod schemas that validate requests (so the document cannot drift from the validation).
+ * zod schemas that validate requests (so the document cannot drift from the validation). Where
+ * the validation defers to the domain (strategy, trigger: `parseStrategy`/`parseTrigger`; OpenAI
+ * messages: `openAiMessagesToEvents`), the document points to named schemas of what they accept.
  */
+import { applyDecorators } from '@nestjs/common';
+import { ApiQuery } from '@nestjs/swagger';
 import { z } from 'zod';
 import { requestSchemas, type RequestSchemas } from './request-schemas';
+import { named, schemaRef, TriggerSchema } from './response-schemas';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
 let cache: RequestSchemas | undefined;
+
+const prompts = { shadowPrompt: z.string().optional(), systemPrompt: z.string().optional() };
+/** A strategy as a request names it: `type` plus any parameters (the rest take their defaults, DESIGN §3.4). */
+export const StrategyInputSchema = named(
+  'StrategyInput',
+  z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1).optional().describe('default 10') }),
+    z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1).optional().describe('default 10') }),
+    z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1).optional().describe('default 4000') }),
+    z.strictObject({
+      type: z.literal('recursive-summarization'),
+      maxEventsToKeep: z.number().int().min(1).optional(),
+      overlapSize: z.number().int().min(0).optional(),
+      ...prompts,
+    }),
+    z.strictObject({
+      type: z.literal('rolling-summary'),
+      keepTurns: z.number().int().min(1).optional(),
+      summarizeAtTokens: z.number().int().min(1).optional(),
+      ...prompts,
+    }),
+  ]),
+  'A compaction strategy: type plus optional parameters (defaults in DESIGN §3.4)',
+);
+
+const content = z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() })), z.null()]);
+/** An OpenAI chat message as `POST …/messages` accepts it (`id` optional: the service assigns one). */
+export const OpenAiInputMessageSchema = named(
+  'OpenAiInputMessage',
+  z.discriminatedUnion('role', [
+    z.looseObject({ role: z.literal('system'), content, id: z.string().optional() }),
+    z.looseObject({ role: z.literal('developer'), content, id: z.string().optional() }),
+    z.looseObject({ role: z.literal('user'), content, id: z.string().optional() }),
+    z.looseObject({
+      role: z.literal('assistant'),
+      content: content.optional(),
+      refusal: z.string().nullable().optional(),
+      tool_calls: z
+        .array(z.looseObject({ id: z.string(), type: z.literal('function'), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))
+        .optional(),
+      id: z.string().optional(),
+    }),
+    z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content, id: z.string().optional() }),
+  ]),
+  'An OpenAI chat message (system, developer, user, assistant with tool_calls, tool with tool_call_id)',
+);
 
 /** The JSON Schema of one request body, for `@ApiBody({ schema })`. */
 export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact' | 'policy'): Record<string, unknown> {
   cache ??= requestSchemas(DOC_LIMITS);
   const json = z.toJSONSchema(cache[name], { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
   delete json.$schema;
+  const props = json.properties as Record<string, Record<string, unknown>>;
   if (name === 'compact' || name === 'policy') {
-    const props = json.properties as Record<string, Record<string, unknown>>;
-    props.strategy = {
-      type: 'object',
-      description:
-        'sliding-window {maxEvents}, turn-window {maxTurns}, token-count {maxTokens}, recursive-summarization {maxEventsToKeep, overlapSize, shadowPrompt, systemPrompt}, rolling-summary {keepTurns, summarizeAtTokens, shadowPrompt, systemPrompt}',
-      example: { type: 'token-count', maxTokens: 4000 },
-    };
-    props.trigger = {
-      type: 'object',
-      description: 'turn-count {maxTurns}, token-count {threshold}, any-of {triggers}, all-of {triggers}; absent = always',
-      example: { type: 'token-count', threshold: 8000 },
-    };
+    props.strategy =
+      name === 'policy' ? { anyOf: [schemaRef(StrategyInputSchema), { type: 'null' }], description: 'null clears the policy' } : schemaRef(StrategyInputSchema);
+    props.trigger = { anyOf: [schemaRef(TriggerSchema), { type: 'null' }], description: 'absent or null: always' };
   }
+  if (name === 'appendMessages') props.messages = { ...props.messages, items: schemaRef(OpenAiInputMessageSchema) };
   return json;
+}
+
+/**
+ * `@ApiQuery` decorators for every field of a zod query schema (name, required, JSON Schema type,
+ * pattern, enum and description), so documented and validated query parameters are the same.
+ */
+export function ApiQueryParams(schema: z.ZodType): MethodDecorator {
+  const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  const decorators = Object.entries(json.properties ?? {}).map(([name, property]) => {
+    const { description, ...rest } = property;
+    return ApiQuery({ name, required: json.required?.includes(name) ?? false, schema: rest, ...(typeof description === 'string' ? { description } : {}) });
+  });
+  return applyDecorators(...decorators);
 }

@@ -1,6 +1,8 @@
 /** `GET /health` (liveness with store and projector state) and `GET /metrics` (Prometheus text). */
 import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { z } from 'zod';
+import { ApiAnswer, HealthSchema } from '../http/response-schemas';
 import type { Response } from 'express';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, SessionProjector } from '@lib/session';
@@ -23,6 +25,8 @@ export class HealthController {
 
   @Get('health')
   @ApiOperation({ summary: 'Liveness with store and projector state; 503 when the store does not answer' })
+  @ApiAnswer(HealthSchema, { errors: [] })
+  @ApiResponse({ status: 503, description: 'the store does not answer', content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } })
   async health(@Res() res: Response): Promise<void> {
     const projector = this.projector.state();
     let head: bigint | null = null;
@@ -32,7 +36,7 @@ export class HealthController {
     } catch (err) {
       storeError = (err as Error).message;
     }
-    const body = {
+    const body: z.output<typeof HealthSchema> = {
       status: storeError ? 'unavailable' : 'ok',
       store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError },
       projector: {
@@ -50,6 +54,8 @@ export class HealthController {
   @Get('metrics')
   @Header('Content-Type', 'text/plain; version=0.0.4')
   @ApiOperation({ summary: 'Prometheus metrics' })
+  @ApiProduces('text/plain')
+  @ApiResponse({ status: 200, description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } })
   async prometheus(): Promise<string> {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);

@@ -48,6 +48,11 @@ export interface EventToAppend {
   metadata?: Record<string, unknown>;
   /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
   field: string;
+  /**
+   * Names a native field path under this event (`.toolCalls[0].id`) in the request's own terms,
+   * when they differ from the native shape (OpenAI messages); default: `field` + the path.
+   */
+  pathOf?: (nativePath: string) => string;
 }
 
 /** Command: append conversation events (client ids unique within the command). */
@@ -114,7 +119,7 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
   const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls);
   const lateAnswers = events.flatMap((e) => {
-    const { archivedBy } = ledger.accept(e.event, e.field);
+    const { archivedBy } = ledger.accept(e.event, e.pathOf ?? e.field);
     return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
   });
   // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).

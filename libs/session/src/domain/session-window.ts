@@ -57,7 +57,7 @@ export interface SessionWindowState {
   /** Revision of every conversation event id seen in the folded part, archived or not. */
   revisionsById: Map<string, bigint>;
   policy: PolicySetData | null;
-  /** Revision of the policy event that set `policy` (null when unknown: no policy, or a checkpoint written before it was recorded). */
+  /** Revision of the policy event that set `policy` (null when unknown: no policy, or a session snapshot written before it was recorded). */
   policyRevision: bigint | null;
   /** Id and base revision of the last compaction decision (completed or failed) folded. */
   lastCompaction: {

@@ -38,18 +38,21 @@ export class ToolCallLedger {
   }
 
   /**
-   * Checks one new event against the ledger and records it. `field` is its JSON path for messages.
+   * Checks one new event against the ledger and records it. `field` is its JSON path in the
+   * request for error messages (`events[2]`), or a function naming a native field path under it
+   * in the request's own terms (`.toolCalls[0].id` → `messages[2].tool_calls[0].id`).
    * @returns for a tool event answering archived calls, the compaction to attribute it to.
    * @throws UnknownToolCallError (422) for a response to a call that is not in the session.
    * @throws ToolCallConflictError (422) for a repeated or still-open call id, a second answer, or
    *   one event answering both archived and active calls.
    * A response's `name` is not checked against the call's: providers do not require it to match.
    */
-  accept(event: SessionEvent, field: string): AcceptedToolEvent {
+  accept(event: SessionEvent, field: string | ((nativePath: string) => string)): AcceptedToolEvent {
+    const path = typeof field === 'string' ? (p: string) => `${field}${p}` : field;
     if (event.type === 'assistant') {
       const inEvent = new Set<string>();
       (event.toolCalls ?? []).forEach((c, i) => {
-        const at = `${field}.toolCalls[${i}].id`;
+        const at = path(`.toolCalls[${i}].id`);
         if (inEvent.has(c.id)) throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} appears twice in this event; give each call its own id`);
         if (!this.archivedOpenCalls.has(c.id) && this.pairing.latestCall(c.id)?.responses.length === 0) {
           throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} is still waiting for its tool response; answer it before reusing the id`);
@@ -67,7 +70,7 @@ export class ToolCallLedger {
     const inEvent = new Set<string>();
     const archivedBy: string[] = [];
     event.responses.forEach((r, i) => {
-      const at = `${field}.responses[${i}].toolCallId`;
+      const at = path(`.responses[${i}].toolCallId`);
       const archived = this.archivedOpenCalls.get(r.toolCallId);
       const call = archived ? undefined : this.pairing.latestCall(r.toolCallId);
       if (!archived && !call) throw new UnknownToolCallError(at, r.toolCallId);

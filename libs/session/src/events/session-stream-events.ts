@@ -118,12 +118,14 @@ export interface SummaryInsertedData {
  * Carried by the last decision event of a compaction (completed or failed) so the write side can
  * load a session in O(active window + events since): where the active entries are, and the state
  * that would otherwise need the whole stream. Revisions are decimal strings (bigint in JSON).
+ * Stored under the JSON key `checkpoint` of the decision event (the name it had before "checkpoint"
+ * was kept for the projector's position); logs written before the rename load unchanged.
  */
-export interface SessionCheckpoint {
+export interface SessionSnapshot {
   /** Inclusive revision ranges `[from, to]` holding exactly the active window's entries (plus decision events in between). */
   keptRanges: Array<[string, string]>;
   policy: PolicySetData | null;
-  /** Revision of the policy event (decimal string); absent in checkpoints written before it was recorded. */
+  /** Revision of the policy event (decimal string); absent in snapshots written before it was recorded. */
   policyRevision?: string;
   consecutiveFailures: number;
   userId?: string;
@@ -154,7 +156,8 @@ export interface CompactionCompletedData {
   origin: 'auto' | 'command';
   /** Canonical JSON of (strategy, trigger, estimator): same key + unchanged input = same decision. */
   paramsKey: string;
-  checkpoint: SessionCheckpoint;
+  /** The session snapshot (JSON key kept as `checkpoint` so older logs load). */
+  checkpoint: SessionSnapshot;
   /**
    * With a trigger: whether it still fires on the window after the pass (DESIGN §3.5: a policy
    * that cannot be met; the next automatic pass waits until the window has grown).
@@ -181,7 +184,7 @@ export interface CompactionFailedData {
   archivedIds: string[];
   estimator: EstimatorName;
   paramsKey: string;
-  checkpoint: SessionCheckpoint;
+  checkpoint: SessionSnapshot;
 }
 
 /** A session's auto-compaction policy. `strategy` null clears it. */

@@ -1,6 +1,6 @@
 /**
  * The query side used by the HTTP layer: the active window (projected, or computed from the log
- * at a past revision), the full log, the compaction history and recall. Reads only read models,
+ * at a past revision), the full log and recall (the audit routes are in `SessionHistoryReads`). Reads only read models,
  * except time travel, which folds the log (DESIGN §5).
  */
 import { Inject, Injectable } from '@nestjs/common';
@@ -8,7 +8,7 @@ import type { EventStore } from '@lib/event-store';
 import { sessionKey, type EstimatorName } from '../events/session-stream-events';
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
 import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
-import { CompactionNotFoundError, InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
+import { InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
 import { SessionStateCache } from '../write-side/session-state-cache';
@@ -17,7 +17,6 @@ import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
 import { getWindow } from '../read-side/queries/window-query';
 import { listLog } from '../read-side/queries/session-log-query';
-import { getCompaction, listCompactions } from '../read-side/queries/compaction-history-query';
 import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
 import { jsonSafe } from './json-safe';
 
@@ -111,29 +110,17 @@ export class SessionReads {
     return jsonSafe(page);
   }
 
-  /** The compaction history, oldest first. @throws SessionNotFoundError (404). */
-  listCompactions(tenantId: string, sessionId: string): unknown {
-    const list = listCompactions(this.readModels, tenantId, sessionId);
-    if (!list) throw new SessionNotFoundError(sessionId);
-    return jsonSafe({ sessionId, compactions: list });
-  }
-
-  /** One compaction in full. @throws SessionNotFoundError, CompactionNotFoundError (404). */
-  getCompaction(tenantId: string, sessionId: string, compactionId: string): unknown {
-    const record = getCompaction(this.readModels, tenantId, sessionId, compactionId);
-    if (!record) {
-      if (!listCompactions(this.readModels, tenantId, sessionId)) throw new SessionNotFoundError(sessionId);
-      throw new CompactionNotFoundError(sessionId, compactionId);
-    }
-    return jsonSafe(record);
-  }
-
   /** Recall search within the tenant. @throws InvalidQueryError (400) on a malformed cursor or query. */
   recall(search: RecallSearch): unknown {
     return jsonSafe(searchRecall(this.readModels, search));
   }
 
-  private async waitFor(position: bigint | undefined): Promise<void> {
+  /**
+   * Waits (up to `maxWaitMs`) until the read models have applied global position `position`
+   * (bigint; no wait when undefined): read-your-writes for every query.
+   * @throws ProjectionBehindError (503) when they do not reach it in time.
+   */
+  async waitFor(position: bigint | undefined): Promise<void> {
     if (position === undefined) return;
     const reached = await this.projector.waitForPosition(position, this.settings.maxWaitMs);
     if (!reached) throw new ProjectionBehindError(position, this.projector.checkpoint());

@@ -15,3 +15,7 @@ export * from './queries/window-query';
 export * from './queries/recall-query';
 export * from './queries/compaction-history-query';
 export * from './queries/session-log-query';
+export * from './keyset-cursor';
+export * from './queries/session-policy-query';
+export * from './queries/session-summary-query';
+export * from './queries/compaction-history-item';

@@ -44,6 +44,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sessions_by_id ON sessions (tenant_id, session_id);
 CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id);
+CREATE INDEX IF NOT EXISTS sessions_by_activity ON sessions (tenant_id, last_position);
 
 CREATE TABLE IF NOT EXISTS window_entries (
   session_key      TEXT NOT NULL,
@@ -77,6 +78,7 @@ CREATE TABLE IF NOT EXISTS session_log (
 CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_key, revision);
 CREATE INDEX IF NOT EXISTS session_log_by_event_id ON session_log (session_key, event_id) WHERE event_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
+CREATE INDEX IF NOT EXISTS session_log_policies ON session_log (session_key, revision) WHERE type = 'AutoCompactionPolicySet';
 
 CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
 INSERT INTO recall_fts (recall_fts, rank) VALUES ('secure-delete', 1);

@@ -28,7 +28,7 @@ import {
   type SummaryReply,
   type Trigger,
 } from '@lib/compaction';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventData, type EventStore, type RecordedEvent } from '@lib/event-store';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -45,13 +45,13 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
+import { commandCompactionId, compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
 import { costedWindow, evolveSessionWindow, orderedWindow, windowTokens, type SessionWindowState, type WindowEntry } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
-import { buildCheckpoint } from './session-checkpoint';
+import { buildSnapshot } from './session-snapshot';
 import { SessionStateCache } from './session-state-cache';
 import { compactionParamsKey } from './compaction-params';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
@@ -69,6 +69,12 @@ export class CompactSessionCommand {
     readonly estimator: EstimatorName,
     readonly dryRun: boolean,
     readonly origin: 'auto' | 'command' = 'command',
+    /**
+     * Id of the transport command (e.g. a NATS message id), when it may be delivered more than
+     * once: the compaction id, hence every decision event id, is then derived from it, so a
+     * redelivered command cannot append a second decision (the store rejects the repeated ids).
+     */
+    readonly commandId?: string,
   ) {}
 }
 
@@ -178,7 +184,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       if (replay) return replay;
       const started = Date.now();
       const basedOn = state.revision!;
-      const compactionId = compactionIdFor(key, basedOn, paramsKey);
+      const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, basedOn, paramsKey);
       const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
       if (plan.outcome !== 'compacted') return this.unrecorded(compactionId, plan, state, command);
       if (command.dryRun) return this.dryRunAnswer(compactionId, plan, state, command);
@@ -197,6 +203,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           if (err instanceof DuplicateEventIdError) {
             // The same compaction (same base revision and parameters) was decided concurrently.
             const latest = await this.mustLoad(key, command.sessionId);
+            // A redelivered transport command: its own decision is in the log already.
+            const own =
+              command.commandId !== undefined
+                ? await findInStream(this.store, sessionStream(key), (e) => (e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED) && (e.data as { compactionId?: string }).compactionId === compactionId)
+                : null;
+            if (own) return this.replayOf(own, latest, command);
             const replayed = await this.replayIfUnchanged(key, latest, paramsKey, command, true);
             if (replayed) return replayed;
             state = latest;
@@ -268,6 +280,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     if (last.outcome !== 'failed' && !force) return null;
     const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: last.revision, maxCount: 1 });
     if (!recorded) return null;
+    return this.replayOf(recorded, state, command);
+  }
+
+  /** The answer replaying `recorded` (a CompactionCompleted or CompactionFailed event), on the window of `state`. */
+  private replayOf(recorded: RecordedEvent, state: SessionWindowState, command: CompactSessionCommand): CompactionAnswer {
     const kept = orderedWindow(state);
     const tokensAfter = windowTokens(kept, command.estimator);
     if (recorded.type === COMPACTION_FAILED) {
@@ -385,11 +402,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       };
       payloads.push({ type: SUMMARY_INSERTED, data });
     }
-    // The state after the pass, folded with the revisions these events will get, for the checkpoint.
+    // The state after the pass, folded with the revisions these events will get, for the session snapshot.
     const after = cloneSessionWindow(state);
     let revision = state.revision!;
     for (const p of payloads) evolveSessionWindow(after, { ...p, revision: ++revision });
-    const checkpoint = buildCheckpoint(after, state.consecutiveFailures);
+    const snapshot = buildSnapshot(after, state.consecutiveFailures);
     const figuresAfter = triggerFigures(costedWindow(after, command.estimator));
     const common = {
       compactionId,
@@ -399,7 +416,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       basedOnRevision: basedOn.toString(),
       origin: command.origin,
       paramsKey,
-      checkpoint,
+      checkpoint: snapshot,
     };
     if (result.outcome === 'failed') {
       const data: CompactionFailedData = {

@@ -1,4 +1,5 @@
 import type { CompactionCompletedData, CompactionFailedData, SummaryInsertedData } from '../../events/session-stream-events';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
 import type { ReadModelStore } from '../read-model-store';
 import { findSession } from './session-row';
 
@@ -37,6 +38,44 @@ export function listCompactions(store: ReadModelStore, tenantId: string, session
   if (!session) return null;
   const rows = store.db.prepare(`${SELECT} ORDER BY revision`).safeIntegers(true).all(session.sessionKey) as CompactionRow[];
   return rows.map((row) => toRecord(sessionId, row));
+}
+
+/** Default page size of {@link pageCompactions}. */
+export const DEFAULT_COMPACTION_LIMIT = 50;
+
+/** A page of a compaction history, oldest first; `nextCursor` is present when more follow. */
+export interface CompactionRecordPage {
+  compactions: CompactionRecord[];
+  nextCursor?: string;
+}
+
+/**
+ * A page of the compaction history, oldest first, keyset-paginated on the decision's revision:
+ * decisions recorded while paging come after every earlier one, so no page repeats or skips one.
+ * `limit` 1..100 (default {@link DEFAULT_COMPACTION_LIMIT}); `cursor` is the previous page's `nextCursor`.
+ * Returns null when the session is unknown or belongs to another tenant (→ 404).
+ * @throws InvalidQueryError (400) on a malformed cursor.
+ */
+export function pageCompactions(store: ReadModelStore, tenantId: string, sessionId: string, limit = DEFAULT_COMPACTION_LIMIT, cursor?: string): CompactionRecordPage | null {
+  const after = cursor === undefined ? -1n : decodeKeysetCursor('compactions', cursor);
+  const session = findSession(store, tenantId, sessionId);
+  if (!session) return null;
+  const rows = store.db.prepare(`${SELECT} AND revision > ? ORDER BY revision LIMIT ?`).safeIntegers(true).all(session.sessionKey, after, limit + 1) as CompactionRow[];
+  const page: CompactionRecordPage = { compactions: rows.slice(0, limit).map((row) => toRecord(sessionId, row)) };
+  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('compactions', rows[limit - 1].revision);
+  return page;
+}
+
+/**
+ * The revision (bigint) of the first event `compactionId` wrote to the session stream `sessionKey`
+ * (its first EventsArchived, SummaryInserted or its closing event), or null when it wrote none.
+ */
+export function firstDecisionRevision(store: ReadModelStore, sessionKey: string, compactionId: string): bigint | null {
+  const row = store.db
+    .prepare('SELECT MIN(revision) AS revision FROM session_log WHERE session_key = ? AND compaction_id = ?')
+    .safeIntegers(true)
+    .get(sessionKey, compactionId) as { revision: bigint | null } | undefined;
+  return row?.revision ?? null;
 }
 
 /**

@@ -1,0 +1,44 @@
+/**
+ * Query parameters of the audit routes (session list and summary, policy, compaction history and
+ * diff), as zod schemas: validation and the OpenAPI document come from these definitions.
+ */
+import { z } from 'zod';
+
+const position = z
+  .string()
+  .regex(/^\d{1,19}$/, { message: 'must be a non-negative integer of at most 19 digits' })
+  .refine((s) => BigInt(s) <= 9223372036854775807n, { message: 'must be at most 9223372036854775807' })
+  .describe('global log position (from an append or compaction answer) to wait for: read-your-writes');
+const estimator = z
+  .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'estimator must be cl100k_base, o200k_base or chars' })
+  .describe('estimator of windowTokens (default cl100k_base)');
+const limit = z
+  .string()
+  .regex(/^\d{1,3}$/, { message: 'must be an integer from 1 to 100' })
+  .refine((s) => Number(s) >= 1 && Number(s) <= 100, { message: 'must be an integer from 1 to 100' })
+  .describe('page size, 1..100 (default 50)');
+const cursor = z
+  .string()
+  .max(256, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged' })
+  .describe('nextCursor of the previous page');
+
+/** `GET /v1/sessions`. */
+export const sessionListQuery = z.strictObject({
+  userId: z.string().min(1, { message: 'must not be empty' }).max(256, { message: 'at most 256 characters' }).optional().describe('only sessions of this user'),
+  updatedSince: z.iso
+    .datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' })
+    .optional()
+    .describe('only sessions active at or after this time (ISO-8601)'),
+  estimator: estimator.optional(),
+  limit: limit.optional(),
+  cursor: cursor.optional(),
+});
+
+/** `GET /v1/sessions/:sessionId`. */
+export const sessionQuery = z.strictObject({ estimator: estimator.optional(), minPosition: position.optional() });
+
+/** `GET …/policy`, `GET …/compactions/:compactionId` and `…/diff`. */
+export const minPositionQuery = z.strictObject({ minPosition: position.optional() });
+
+/** `GET …/compactions`. */
+export const compactionListQuery = z.strictObject({ limit: limit.optional(), cursor: cursor.optional(), minPosition: position.optional() });

@@ -1,0 +1,26 @@
+/**
+ * The OpenAPI 3.1 document served at `/docs/openapi.json`: routes from the controllers' decorators,
+ * component schemas from the zod registry of `response-schemas` (so answers, their validation in
+ * the contract tests, the document and the generated client in `libs/client` share one source).
+ */
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { apiComponentSchemas } from './response-schemas';
+// Registers the request-only schemas (StrategyInput, OpenAiInputMessage) in the registry.
+import './openapi-schemas';
+
+/** Builds the document for an initialised-or-not Nest application. */
+export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setOpenAPIVersion('3.1.0')
+      .setTitle('Session memory compaction service')
+      .setDescription('Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction.')
+      .setVersion('0.1.0')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'one of API_KEYS (when configured)' })
+      .build(),
+  );
+  document.components = { ...document.components, schemas: { ...document.components?.schemas, ...apiComponentSchemas() } };
+  return document;
+}

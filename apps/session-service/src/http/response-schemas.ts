@@ -1,0 +1,384 @@
+/**
+ * Response shapes of the HTTP API as zod schemas, registered under their OpenAPI component names
+ * in {@link apiSchemaRegistry}. The OpenAPI document's `components.schemas` is generated from this
+ * registry ({@link apiComponentSchemas}), the controllers declare their answers with
+ * {@link ApiAnswer}, and the contract tests parse real answers with these same schemas (objects
+ * are strict: a field the code adds without declaring it fails them).
+ *
+ * Revisions and global positions are decimal strings (they may exceed 2^53); token figures are in
+ * the estimator's unit (tokens, or UTF-16 code units for `chars`).
+ */
+import { applyDecorators } from '@nestjs/common';
+import { ApiResponse } from '@nestjs/swagger';
+import { z } from 'zod';
+
+/** The registry of named API schemas (component name in `id`). */
+export const apiSchemaRegistry = z.registry<{ id: string; description?: string }>();
+
+/** Registers `schema` under the component name `id`; returns it. */
+export function named<T extends z.ZodType>(id: string, schema: T, description?: string): T {
+  apiSchemaRegistry.add(schema, { id, ...(description ? { description } : {}) });
+  return schema;
+}
+
+const decimal = z.string().regex(/^\d+$/);
+const isoTime = z.string().describe('ISO-8601 UTC date-time');
+const count = z.number().int().min(0);
+
+export const EstimatorSchema = named(
+  'Estimator',
+  z.enum(['cl100k_base', 'o200k_base', 'chars']),
+  'Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)',
+);
+export const EventTypeSchema = named('EventType', z.enum(['user', 'assistant', 'tool', 'system', 'summary']));
+
+export const ErrorBodySchema = named(
+  'Error',
+  z.looseObject({
+    code: z.string().describe('stable error code (see the README error table)'),
+    message: z.string().describe('what went wrong and what to fix'),
+    parameter: z.string().optional().describe('the offending field or query parameter, for 400s'),
+  }),
+  'Every error answer: { code, message } plus details such as parameter, expected, actual',
+);
+
+export const StrategySchema = named(
+  'Strategy',
+  z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1) }),
+    z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1) }),
+    z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1) }),
+    z.strictObject({
+      type: z.literal('recursive-summarization'),
+      maxEventsToKeep: z.number().int().min(1),
+      overlapSize: z.number().int().min(0),
+      shadowPrompt: z.string(),
+      systemPrompt: z.string(),
+    }),
+    z.strictObject({
+      type: z.literal('rolling-summary'),
+      keepTurns: z.number().int().min(1),
+      summarizeAtTokens: z.number().int().min(1),
+      shadowPrompt: z.string(),
+      systemPrompt: z.string(),
+    }),
+  ]),
+  'A compaction strategy with every parameter resolved (DESIGN §3.4)',
+);
+
+/** A trigger as sent and as recorded (DESIGN §3.5); `any-of`/`all-of` nest. */
+export const TriggerSchema: z.ZodType<Trigger> = named(
+  'Trigger',
+  z.lazy(() =>
+    z.discriminatedUnion('type', [
+      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(0) }),
+      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(0) }),
+      z.strictObject({ type: z.literal('any-of'), triggers: z.array(TriggerSchema).min(1) }),
+      z.strictObject({ type: z.literal('all-of'), triggers: z.array(TriggerSchema).min(1) }),
+    ]),
+  ),
+  'When a compaction may run (DESIGN §3.5); absent or null means always',
+);
+type Trigger =
+  | { type: 'turn-count'; maxTurns: number }
+  | { type: 'token-count'; threshold: number }
+  | { type: 'any-of'; triggers: Trigger[] }
+  | { type: 'all-of'; triggers: Trigger[] };
+
+export const PolicySchema = named(
+  'Policy',
+  z.strictObject({ strategy: StrategySchema, trigger: TriggerSchema.nullable(), estimator: EstimatorSchema, setAt: isoTime }),
+  "A session's auto-compaction policy",
+);
+
+const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string().describe('raw JSON argument text') });
+const toolResponse = z.strictObject({ toolCallId: z.string(), name: z.string(), data: z.string() });
+const windowFields = {
+  tokens: count.describe("the event's cost under the estimator"),
+  revision: decimal.describe('stream revision of the event'),
+  createdAt: isoTime,
+  compactionId: z.string().optional().describe('for summaries: the compaction that wrote it'),
+};
+export const WindowEventSchema = named(
+  'WindowEvent',
+  z.discriminatedUnion('type', [
+    z.strictObject({ id: z.string(), type: z.literal('user'), text: z.string().nullable(), ...windowFields }),
+    z.strictObject({ id: z.string(), type: z.literal('assistant'), text: z.string().nullable(), toolCalls: z.array(toolCall).optional(), ...windowFields }),
+    z.strictObject({ id: z.string(), type: z.literal('tool'), responses: z.array(toolResponse), ...windowFields }),
+    z.strictObject({ id: z.string(), type: z.literal('system'), text: z.string().nullable(), ...windowFields }),
+    z.strictObject({ id: z.string(), type: z.literal('summary'), shadowPrompt: z.string(), text: z.string(), ...windowFields }),
+  ]),
+  'An event of the active window in the native shape, with its cost and revision',
+);
+
+export const OpenAiMessageSchema = named(
+  'OpenAiMessage',
+  z.discriminatedUnion('role', [
+    z.strictObject({ role: z.literal('system'), content: z.string() }),
+    z.strictObject({ role: z.literal('user'), content: z.string() }),
+    z.strictObject({
+      role: z.literal('assistant'),
+      content: z.string().nullable(),
+      tool_calls: z
+        .array(z.strictObject({ id: z.string(), type: z.literal('function'), function: z.strictObject({ name: z.string(), arguments: z.string() }) }))
+        .optional(),
+    }),
+    z.strictObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }),
+  ]),
+  'A chat message in the OpenAI shape (as rendered by format=openai)',
+);
+
+const windowHead = { sessionId: z.string(), revision: decimal, tokens: count, estimator: EstimatorSchema };
+export const WindowSchema = named(
+  'Window',
+  z.union([z.strictObject({ ...windowHead, events: z.array(WindowEventSchema) }), z.strictObject({ ...windowHead, messages: z.array(OpenAiMessageSchema) })]),
+  'The active window: events (format=events, the default) or messages (format=openai)',
+);
+
+export const AppendResultSchema = named(
+  'AppendResult',
+  z.strictObject({
+    revision: decimal.describe("the session's revision after the append"),
+    position: decimal.describe('global position of the last event written: pass it as minPosition'),
+  }),
+);
+
+export const CompactionAnswerSchema = named(
+  'CompactionAnswer',
+  z.strictObject({
+    compactionId: z.string(),
+    outcome: z.enum(['compacted', 'noop', 'not-triggered', 'conflict', 'failed']),
+    archived: z.array(z.string()),
+    kept: z.array(z.string()),
+    summary: z
+      .strictObject({ id: z.string(), text: z.string(), shadowPrompt: z.string(), insertBeforeId: z.string(), coveredIds: z.array(z.string()), tokens: count })
+      .optional(),
+    tokensBefore: count,
+    tokensAfter: count,
+    tokensEstimatedSaved: z.number().int(),
+    revision: decimal,
+    position: decimal.optional().describe('global position of the last decision event written; absent when nothing was written'),
+    estimator: EstimatorSchema,
+    dryRun: z.boolean(),
+    recorded: z.boolean().describe('whether the decision is in the log and the compaction history'),
+    replayed: z.boolean().optional(),
+    failure: z.strictObject({ stage: z.literal('summarize'), reason: z.string() }).optional(),
+    pendingSummary: z.strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) }).optional(),
+    summarizer: z.strictObject({ kind: z.string(), model: z.string(), calls: count, promptTokens: count, completionTokens: count }).optional(),
+  }),
+  'The answer to POST …/compactions',
+);
+
+export const PolicyAnswerSchema = named(
+  'PolicyAnswer',
+  z.strictObject({
+    sessionId: z.string(),
+    strategy: StrategySchema.nullable(),
+    trigger: TriggerSchema.nullable(),
+    estimator: EstimatorSchema,
+    setAt: isoTime,
+    revision: decimal,
+  }),
+  'The answer to PUT …/policy (strategy null: the policy was cleared)',
+);
+
+export const SessionPolicySchema = named(
+  'SessionPolicy',
+  z.strictObject({ sessionId: z.string(), policy: PolicySchema.nullable() }),
+  'The policy in force, or null',
+);
+
+export const SessionSummarySchema = named(
+  'SessionSummary',
+  z.strictObject({
+    sessionId: z.string(),
+    userId: z.string().nullable(),
+    revision: decimal.describe("revision of the session's last event"),
+    lastPosition: decimal.describe("global position of the session's last event (the list's activity order)"),
+    eventCount: count.describe('conversation events ever appended, archived included'),
+    windowEvents: count.describe('events in the active window'),
+    windowTokens: count.describe('size of the active window under estimator'),
+    estimator: EstimatorSchema,
+    compactionCount: count.describe('recorded compactions that changed the window'),
+    failedCompactionCount: count,
+    policy: PolicySchema.nullable(),
+    createdAt: isoTime,
+    lastActivityAt: isoTime,
+  }),
+  'One session as the audit list shows it',
+);
+
+export const SessionListSchema = named(
+  'SessionList',
+  z.strictObject({ sessions: z.array(SessionSummarySchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
+  "A page of the tenant's sessions, newest activity first",
+);
+
+export const CompactionHistoryItemSchema = named(
+  'CompactionHistoryItem',
+  z.strictObject({
+    compactionId: z.string(),
+    outcome: z.enum(['compacted', 'failed']),
+    origin: z.enum(['command', 'auto']),
+    strategy: StrategySchema,
+    trigger: TriggerSchema.nullable(),
+    estimator: EstimatorSchema,
+    basedOnRevision: decimal,
+    revision: decimal.describe("revision of the decision's last event"),
+    position: decimal.describe("global position of the decision's last event"),
+    tokensBefore: count,
+    tokensAfter: count,
+    tokensSaved: z.number().int(),
+    archivedIds: z.array(z.string()),
+    keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
+    summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
+    summarizer: z
+      .strictObject({ kind: z.string(), model: z.string(), calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
+      .nullable(),
+    durationMs: z.number().min(0).nullable(),
+    at: isoTime,
+    failure: z.strictObject({ stage: z.enum(['summarize', 'append']), reason: z.string() }).nullable(),
+  }),
+  'One recorded compaction decision',
+);
+
+export const CompactionHistoryPageSchema = named(
+  'CompactionHistoryPage',
+  z.strictObject({ sessionId: z.string(), compactions: z.array(CompactionHistoryItemSchema), nextCursor: z.string().optional() }),
+  'A page of the compaction history, oldest first',
+);
+
+const diffEntry = z.strictObject({
+  id: z.string(),
+  type: EventTypeSchema,
+  revision: decimal,
+  tokens: count,
+  change: z.enum(['archived', 'kept', 'added']),
+  preview: z.string(),
+});
+const diffWindow = z.strictObject({ revision: decimal, tokens: count, events: z.array(diffEntry) });
+export const CompactionDiffSchema = named(
+  'CompactionDiff',
+  z.strictObject({
+    sessionId: z.string(),
+    compactionId: z.string(),
+    estimator: EstimatorSchema,
+    before: diffWindow.describe("the window just before the decision's first event"),
+    after: diffWindow.describe("the window just after the decision's last event"),
+    archivedIds: z.array(z.string()),
+    addedIds: z.array(z.string()),
+  }),
+  'The window before and after one compaction, computed from the log',
+);
+
+export const LogPageSchema = named(
+  'LogPage',
+  z.strictObject({
+    sessionId: z.string(),
+    revision: decimal,
+    events: z.array(
+      z.strictObject({
+        revision: decimal,
+        position: decimal,
+        type: z
+          .string()
+          .describe('ConversationEventAppended, EventsArchived, SummaryInserted, CompactionCompleted, CompactionFailed, AutoCompactionPolicySet, …'),
+        eventId: z.string().optional(),
+        kind: EventTypeSchema.optional(),
+        compactionId: z.string().optional(),
+        archived: z.boolean().optional(),
+        archivedBy: z.string().optional(),
+        data: z.record(z.string(), z.unknown()).describe("the event's payload, verbatim"),
+        recordedAt: isoTime,
+      }),
+    ),
+    nextRevision: decimal.optional().describe('present when more events follow: pass it as fromRevision'),
+  }),
+  "A page of a session's full log",
+);
+
+export const RecallPageSchema = named(
+  'RecallPage',
+  z.strictObject({
+    items: z.array(
+      z.strictObject({
+        sessionId: z.string(),
+        eventId: z.string(),
+        type: EventTypeSchema,
+        snippet: z.string().describe('matched words wrapped in <mark>…</mark>'),
+        score: z.number(),
+        archived: z.boolean(),
+        compactionId: z.string().optional(),
+        createdAt: isoTime,
+      }),
+    ),
+    nextCursor: z.string().optional(),
+  }),
+  'A page of recall hits, best first',
+);
+
+export const EraseAnswerSchema = named('EraseAnswer', z.strictObject({ sessionId: z.string(), erasedEvents: count, erasedAt: isoTime }));
+
+export const HealthSchema = named(
+  'Health',
+  z.strictObject({
+    status: z.enum(['ok', 'unavailable']),
+    store: z.strictObject({ kind: z.enum(['sqlite', 'postgres', 'kurrentdb']), headPosition: decimal.nullable(), error: z.string().nullable() }),
+    projector: z.strictObject({ running: z.boolean(), checkpoint: decimal, lag: z.enum(['behind', 'caught-up', 'unknown']), lastError: z.string().nullable() }),
+    autoCompactionsInProgress: count,
+    mode: z.string(),
+  }),
+);
+
+/** The JSON Schema of every registered schema, keyed by component name, with `$ref`s between them. */
+export function apiComponentSchemas(): Record<string, Record<string, unknown>> {
+  const { schemas } = z.toJSONSchema(apiSchemaRegistry, { uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any', io: 'output' });
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [id, schema] of Object.entries(schemas)) {
+    const { $schema: _s, $id: _i, ...rest } = schema as Record<string, unknown>;
+    out[id] = rest;
+  }
+  return out;
+}
+
+/** The component name of a registered schema. @throws Error when it is not registered. */
+export function schemaName(schema: z.ZodType): string {
+  const meta = apiSchemaRegistry.get(schema);
+  if (!meta) throw new Error('schema is not registered in apiSchemaRegistry');
+  return meta.id;
+}
+
+/** A `$ref` to a registered schema, for swagger decorators. */
+export function schemaRef(schema: z.ZodType): { $ref: string } {
+  return { $ref: `#/components/schemas/${schemaName(schema)}` };
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'invalid input: code names the kind, parameter the field, message what to fix',
+  401: 'API keys are configured and the request has none or an unknown one',
+  404: 'unknown session or compaction (or another tenant’s)',
+  409: 'expected revision or event id conflict; nothing was written',
+  413: 'the body is larger than MAX_BODY_BYTES',
+  415: 'the body is not JSON',
+  422: 'the request is well-formed but cannot apply (e.g. a tool response to an unknown call)',
+  429: 'rate limited: retry after Retry-After seconds',
+  503: 'the read models have not reached minPosition yet, or the store is unavailable',
+};
+
+/**
+ * Declares a route's answer (`status`, default 200, with the registered `schema`) and its error
+ * answers (each `{ code, message, … }`, see {@link ErrorBodySchema}).
+ */
+export function ApiAnswer(schema: z.ZodType, options: { status?: number; errors?: number[]; description?: string } = {}): MethodDecorator {
+  const errors = options.errors ?? [400, 401, 404, 429, 503];
+  return applyDecorators(
+    ApiResponse({
+      status: options.status ?? 200,
+      description: options.description ?? schemaName(schema),
+      content: { 'application/json': { schema: schemaRef(schema) } },
+    }),
+    ...errors.map((status) =>
+      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'error', content: { 'application/json': { schema: schemaRef(ErrorBodySchema) } } }),
+    ),
+  );
+}

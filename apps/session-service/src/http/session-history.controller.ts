@@ -1,0 +1,126 @@
+/**
+ * The audit routes: `GET /v1/sessions` (the tenant's sessions), `GET /v1/sessions/:sessionId`,
+ * its policy, its compaction history (paginated) and the before/after window of one compaction.
+ * Thin: validation here, reads in {@link SessionHistoryReads}.
+ */
+import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { z } from 'zod';
+import { SessionHistoryReads } from '@lib/session';
+import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
+import { checkSessionId } from '../commands/session-command-requests';
+import { validate } from './validate';
+import { ApiQueryParams } from './openapi-schemas';
+import { compactionListQuery, minPositionQuery, sessionListQuery, sessionQuery } from './history-query-schemas';
+import {
+  ApiAnswer,
+  CompactionDiffSchema,
+  CompactionHistoryItemSchema,
+  CompactionHistoryPageSchema,
+  SessionListSchema,
+  SessionPolicySchema,
+  SessionSummarySchema,
+} from './response-schemas';
+
+const optionalBigInt = (value: string | undefined) => (value === undefined ? undefined : BigInt(value));
+
+/** The audit routes under `/v1/sessions`, scoped to the caller's tenant. */
+@ApiTags('sessions')
+@ApiBearerAuth()
+@UseGuards(ApiKeyGuard)
+@Controller('v1/sessions')
+export class SessionHistoryController {
+  constructor(private readonly reads: SessionHistoryReads) {}
+
+  @Get()
+  @ApiOperation({ summary: "The tenant's sessions, newest activity first (keyset-paginated)" })
+  @ApiQueryParams(sessionListQuery)
+  @ApiAnswer(SessionListSchema, { errors: [400, 401, 429] })
+  list(@Tenant() tenant: string, @Query() query: Record<string, unknown>): z.output<typeof SessionListSchema> {
+    const q = validate(sessionListQuery, query);
+    return this.reads.sessions({
+      tenantId: tenant,
+      userId: q.userId,
+      updatedSince: q.updatedSince,
+      estimator: q.estimator ?? 'cl100k_base',
+      limit: q.limit !== undefined ? Number(q.limit) : undefined,
+      cursor: q.cursor,
+    });
+  }
+
+  @Get(':sessionId')
+  @ApiOperation({ summary: 'One session: revision, event count, active window size, compaction count, policy, last activity' })
+  @ApiQueryParams(sessionQuery)
+  @ApiAnswer(SessionSummarySchema)
+  async session(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof SessionSummarySchema>> {
+    checkSessionId(sessionId);
+    const q = validate(sessionQuery, query);
+    return this.reads.session(tenant, sessionId, q.estimator ?? 'cl100k_base', optionalBigInt(q.minPosition));
+  }
+
+  @Get(':sessionId/policy')
+  @ApiOperation({ summary: "The session's auto-compaction policy (null when none is set)" })
+  @ApiQueryParams(minPositionQuery)
+  @ApiAnswer(SessionPolicySchema)
+  async policy(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof SessionPolicySchema>> {
+    checkSessionId(sessionId);
+    const q = validate(minPositionQuery, query);
+    return this.reads.policy(tenant, sessionId, optionalBigInt(q.minPosition));
+  }
+
+  @Get(':sessionId/compactions')
+  @ApiOperation({ summary: 'The compaction history of the session, oldest first (keyset-paginated)' })
+  @ApiQueryParams(compactionListQuery)
+  @ApiAnswer(CompactionHistoryPageSchema)
+  async compactions(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof CompactionHistoryPageSchema>> {
+    checkSessionId(sessionId);
+    const q = validate(compactionListQuery, query);
+    return this.reads.compactions(tenant, sessionId, {
+      limit: q.limit !== undefined ? Number(q.limit) : undefined,
+      cursor: q.cursor,
+      minPosition: optionalBigInt(q.minPosition),
+    });
+  }
+
+  @Get(':sessionId/compactions/:compactionId')
+  @ApiOperation({ summary: 'One compaction decision' })
+  @ApiQueryParams(minPositionQuery)
+  @ApiAnswer(CompactionHistoryItemSchema)
+  async compaction(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Param('compactionId') compactionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof CompactionHistoryItemSchema>> {
+    checkSessionId(sessionId);
+    const q = validate(minPositionQuery, query);
+    return this.reads.compaction(tenant, sessionId, compactionId, optionalBigInt(q.minPosition));
+  }
+
+  @Get(':sessionId/compactions/:compactionId/diff')
+  @ApiOperation({ summary: 'The active window just before and just after one compaction, computed from the log' })
+  @ApiQueryParams(minPositionQuery)
+  @ApiAnswer(CompactionDiffSchema)
+  async diff(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Param('compactionId') compactionId: string,
+    @Query() query: Record<string, unknown>,
+  ): Promise<z.output<typeof CompactionDiffSchema>> {
+    checkSessionId(sessionId);
+    const q = validate(minPositionQuery, query);
+    return this.reads.diff(tenant, sessionId, compactionId, optionalBigInt(q.minPosition));
+  }
+}

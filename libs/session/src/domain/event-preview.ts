@@ -1,0 +1,24 @@
+import type { SessionEvent } from '@lib/compaction';
+
+/** Longest preview, in UTF-16 code units (an ellipsis marks a cut). */
+export const PREVIEW_LENGTH = 200;
+
+/**
+ * A one-line preview of an event for audit views: its text, its tool calls as `name(arguments)`,
+ * or its tool responses' data; at most {@link PREVIEW_LENGTH} characters, whitespace collapsed.
+ */
+export function eventPreview(event: SessionEvent): string {
+  let text: string;
+  switch (event.type) {
+    case 'assistant':
+      text = [event.text ?? '', ...(event.toolCalls ?? []).map((c) => `${c.name}(${c.arguments})`)].filter(Boolean).join(' ');
+      break;
+    case 'tool':
+      text = event.responses.map((r) => r.data).join(' ');
+      break;
+    default:
+      text = event.text ?? '';
+  }
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > PREVIEW_LENGTH ? `${line.slice(0, PREVIEW_LENGTH - 1)}…` : line;
+}

@@ -1,0 +1,72 @@
+import type { SessionEventType } from '@lib/compaction';
+import type { EstimatorName } from '../events/session-stream-events';
+import type { WindowEntry } from '../domain/session-window';
+import { eventPreview } from '../domain/event-preview';
+
+/** One event of a window in a {@link CompactionDiff}. */
+export interface DiffEntry {
+  id: string;
+  type: SessionEventType;
+  /** Stream revision (decimal string) of the event. */
+  revision: string;
+  /** Cost under the compaction's estimator. */
+  tokens: number;
+  /** In `before`: `archived` (left the window) or `kept`; in `after`: `added` (came in) or `kept`. */
+  change: 'archived' | 'kept' | 'added';
+  /** The first characters of its text, tool calls or tool data (see `eventPreview`). */
+  preview: string;
+}
+
+/** One side of a {@link CompactionDiff}: the window right after `revision`. */
+export interface DiffWindow {
+  /** Stream revision (decimal string) the window is folded to. */
+  revision: string;
+  tokens: number;
+  events: DiffEntry[];
+}
+
+/**
+ * The active window just before a compaction's first decision event and just after its last,
+ * folded from the log (time travel), in window order, tokens in the compaction's estimator.
+ */
+export interface CompactionDiff {
+  sessionId: string;
+  compactionId: string;
+  estimator: EstimatorName;
+  before: DiffWindow;
+  after: DiffWindow;
+  /** Ids in `before` and not in `after`, window order. */
+  archivedIds: string[];
+  /** Ids in `after` and not in `before` (the summary), window order. */
+  addedIds: string[];
+}
+
+/** Compares two ordered windows (see {@link CompactionDiff}). Revisions are bigint. */
+export function diffWindows(
+  head: { sessionId: string; compactionId: string; estimator: EstimatorName },
+  before: { revision: bigint; entries: WindowEntry[] },
+  after: { revision: bigint; entries: WindowEntry[] },
+): CompactionDiff {
+  const afterIds = new Set(after.entries.map((e) => e.event.id));
+  const beforeIds = new Set(before.entries.map((e) => e.event.id));
+  const side = (window: { revision: bigint; entries: WindowEntry[] }, changed: (id: string) => DiffEntry['change']): DiffWindow => {
+    const events = window.entries.map((e) => ({
+      id: e.event.id,
+      type: e.event.type,
+      revision: e.revision.toString(),
+      tokens: e.costs[head.estimator],
+      change: changed(e.event.id),
+      preview: eventPreview(e.event),
+    }));
+    return { revision: window.revision.toString(), tokens: events.reduce((sum, e) => sum + e.tokens, 0), events };
+  };
+  const beforeSide = side(before, (id) => (afterIds.has(id) ? 'kept' : 'archived'));
+  const afterSide = side(after, (id) => (beforeIds.has(id) ? 'kept' : 'added'));
+  return {
+    ...head,
+    before: beforeSide,
+    after: afterSide,
+    archivedIds: beforeSide.events.filter((e) => e.change === 'archived').map((e) => e.id),
+    addedIds: afterSide.events.filter((e) => e.change === 'added').map((e) => e.id),
+  };
+}

@@ -1,0 +1,118 @@
+/**
+ * The audit side of the query API: the tenant's sessions, one session's summary and policy, its
+ * compaction history (paginated, public item shape) and the before/after window of one decision.
+ * Reads the read models; the diff folds the log (time travel, DESIGN §5).
+ */
+import { Inject, Injectable } from '@nestjs/common';
+import type { EventStore } from '@lib/event-store';
+import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
+import { foldSessionWindow, orderedWindow } from '../domain/session-window';
+import { cloneSessionWindow } from '../domain/clone-session-window';
+import { CompactionNotFoundError, SessionNotFoundError } from '../errors';
+import { EVENT_STORE } from '../tokens';
+import { ReadModelStore } from '../read-side/read-model-store';
+import { findSession } from '../read-side/queries/session-row';
+import { policyOf, type ActivePolicy } from '../read-side/queries/session-policy-query';
+import {
+  getSessionSummary,
+  listSessionSummaries,
+  type SessionListQuery,
+  type SessionSummary,
+  type SessionSummaryPage,
+} from '../read-side/queries/session-summary-query';
+import { firstDecisionRevision, getCompaction, pageCompactions } from '../read-side/queries/compaction-history-query';
+import { compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
+import { diffWindows, type CompactionDiff } from './compaction-diff';
+import { jsonSafe } from './json-safe';
+import { SessionReads } from './session-reads';
+
+/** A {@link SessionSummary} with bigints as decimal strings. */
+export type SessionSummaryAnswer = Omit<SessionSummary, 'revision' | 'lastPosition'> & { revision: string; lastPosition: string };
+
+/** A page of the compaction history as the API answers it. */
+export interface CompactionHistoryPage {
+  sessionId: string;
+  compactions: CompactionHistoryItem[];
+  /** Present when more decisions follow: pass it as `cursor`. */
+  nextCursor?: string;
+}
+
+/** Query service of the audit routes; every method scopes to `tenantId` (another tenant's session → 404). */
+@Injectable()
+export class SessionHistoryReads {
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly reads: SessionReads,
+  ) {}
+
+  /** The tenant's sessions, newest activity first. @throws InvalidQueryError (400) on a bad cursor. */
+  sessions(query: SessionListQuery): { sessions: SessionSummaryAnswer[]; nextCursor?: string } {
+    return jsonSafe(listSessionSummaries(this.readModels, query)) as { sessions: SessionSummaryAnswer[]; nextCursor?: string } & SessionSummaryPage;
+  }
+
+  /** One session's summary. @throws SessionNotFoundError (404), ProjectionBehindError (503). */
+  async session(tenantId: string, sessionId: string, estimator: EstimatorName, minPosition?: bigint): Promise<SessionSummaryAnswer> {
+    await this.reads.waitFor(minPosition);
+    const summary = getSessionSummary(this.readModels, tenantId, sessionId, estimator);
+    if (!summary) throw new SessionNotFoundError(sessionId);
+    return jsonSafe(summary) as SessionSummaryAnswer;
+  }
+
+  /** The auto-compaction policy in force (null when none). @throws SessionNotFoundError (404), ProjectionBehindError (503). */
+  async policy(tenantId: string, sessionId: string, minPosition?: bigint): Promise<{ sessionId: string; policy: ActivePolicy | null }> {
+    await this.reads.waitFor(minPosition);
+    const session = findSession(this.readModels, tenantId, sessionId);
+    if (!session) throw new SessionNotFoundError(sessionId);
+    return { sessionId, policy: policyOf(this.readModels, session.sessionKey) };
+  }
+
+  /**
+   * A page of the compaction history, oldest first.
+   * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor.
+   */
+  async compactions(tenantId: string, sessionId: string, page: { limit?: number; cursor?: string; minPosition?: bigint }): Promise<CompactionHistoryPage> {
+    await this.reads.waitFor(page.minPosition);
+    const records = pageCompactions(this.readModels, tenantId, sessionId, page.limit, page.cursor);
+    if (!records) throw new SessionNotFoundError(sessionId);
+    const answer: CompactionHistoryPage = { sessionId, compactions: records.compactions.map(compactionHistoryItem) };
+    if (records.nextCursor) answer.nextCursor = records.nextCursor;
+    return answer;
+  }
+
+  /** One compaction decision. @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503). */
+  async compaction(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionHistoryItem> {
+    await this.reads.waitFor(minPosition);
+    return compactionHistoryItem(this.record(tenantId, sessionId, compactionId));
+  }
+
+  /**
+   * The window just before the compaction's first decision event and just after its last one,
+   * folded from the log.
+   * @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503).
+   */
+  async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
+    await this.reads.waitFor(minPosition);
+    const record = this.record(tenantId, sessionId, compactionId);
+    const key = sessionKey(tenantId, sessionId);
+    const first = firstDecisionRevision(this.readModels, key, compactionId) ?? record.revision;
+    const events = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: Number(record.revision + 1n) });
+    const before = foldSessionWindow(events.filter((e) => e.revision < first));
+    const after = foldSessionWindow(
+      events.filter((e) => e.revision >= first),
+      cloneSessionWindow(before),
+    );
+    return diffWindows(
+      { sessionId, compactionId, estimator: record.data.estimator },
+      { revision: first - 1n, entries: orderedWindow(before) },
+      { revision: record.revision, entries: orderedWindow(after) },
+    );
+  }
+
+  private record(tenantId: string, sessionId: string, compactionId: string) {
+    const record = getCompaction(this.readModels, tenantId, sessionId, compactionId);
+    if (record) return record;
+    if (!findSession(this.readModels, tenantId, sessionId)) throw new SessionNotFoundError(sessionId);
+    throw new CompactionNotFoundError(sessionId, compactionId);
+  }
+}

@@ -1,0 +1,81 @@
+import type { Strategy, Trigger } from '@lib/compaction';
+import type { CompactionCompletedData, CompactionFailedData, EstimatorName } from '../../events/session-stream-events';
+import type { CompactionRecord } from './compaction-history-query';
+
+/**
+ * One compaction decision as the API shows it: what was decided, by what, and at what cost.
+ * Write-side bookkeeping of the recorded event (`paramsKey`, `checkpoint`, `keptIds`) stays out.
+ * Token figures are in the estimator's unit (tokens, or UTF-16 code units for `chars`).
+ */
+export interface CompactionHistoryItem {
+  compactionId: string;
+  /** `compacted` (the window changed) or `failed`. */
+  outcome: 'compacted' | 'failed';
+  /** `command` (POST …/compactions) or `auto` (the session's policy). */
+  origin: 'command' | 'auto';
+  strategy: Strategy;
+  /** The trigger that gated the pass, or null (always). */
+  trigger: Trigger | null;
+  estimator: EstimatorName;
+  /** Stream revision (decimal string) of the window the pass read. */
+  basedOnRevision: string;
+  /** Stream revision (decimal string) of the decision's last event. */
+  revision: string;
+  /** Global position (decimal string) of that event: pass it as `minPosition` to wait for it elsewhere. */
+  position: string;
+  tokensBefore: number;
+  /** Window size after the pass; equals `tokensBefore` for a failure. */
+  tokensAfter: number;
+  /** `tokensBefore - tokensAfter` as the pass estimated it. */
+  tokensSaved: number;
+  /** Ids archived by this decision, in order (old summaries and superseded system messages included). */
+  archivedIds: string[];
+  /** Events in the window after the pass (the new summary included); null for failures. */
+  keptCount: number | null;
+  /** The summary it inserted, or null. */
+  summary: { id: string; text: string; coveredIds: string[] } | null;
+  /** The summarizer that wrote the summary (or failed to), or null when none was called. */
+  summarizer: { kind: string; model: string; calls: number; usage: { promptTokens: number; completionTokens: number } } | null;
+  /** Wall time of the pass in milliseconds; null for failures. */
+  durationMs: number | null;
+  /** ISO-8601 UTC time it completed or failed. */
+  at: string;
+  /** For failures: the stage that failed (`summarize` or `append`) and why; null otherwise. */
+  failure: { stage: 'summarize' | 'append'; reason: string } | null;
+}
+
+/** The public shape of a recorded compaction (see {@link CompactionHistoryItem}). */
+export function compactionHistoryItem(record: CompactionRecord): CompactionHistoryItem {
+  const failed = record.outcome === 'failed';
+  const completed = record.data as CompactionCompletedData;
+  const failure = record.data as CompactionFailedData;
+  const identity = record.data.summarizer ?? record.summary?.summarizer;
+  return {
+    compactionId: record.compactionId,
+    outcome: record.outcome,
+    origin: record.data.origin === 'auto' ? 'auto' : 'command',
+    strategy: record.data.strategy,
+    trigger: record.data.trigger ?? null,
+    estimator: record.data.estimator,
+    basedOnRevision: String(record.data.basedOnRevision),
+    revision: record.revision.toString(),
+    position: record.position.toString(),
+    tokensBefore: record.data.tokensBefore,
+    tokensAfter: failed ? failure.tokensBefore : completed.tokensAfter,
+    tokensSaved: failed ? 0 : completed.tokensEstimatedSaved,
+    archivedIds: record.archivedIds,
+    keptCount: failed ? null : completed.keptCount,
+    summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
+    summarizer: identity
+      ? {
+          kind: identity.kind,
+          model: identity.model,
+          calls: identity.calls,
+          usage: { promptTokens: identity.promptTokens, completionTokens: identity.completionTokens },
+        }
+      : null,
+    durationMs: failed ? null : completed.durationMs,
+    at: record.at,
+    failure: failed ? { stage: failure.stage, reason: failure.reason } : null,
+  };
+}

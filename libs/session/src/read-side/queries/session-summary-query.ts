@@ -1,0 +1,126 @@
+import { CONVERSATION_EVENT, type EstimatorName } from '../../events/session-stream-events';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
+import type { ReadModelStore } from '../read-model-store';
+import { policyOf, type ActivePolicy } from './session-policy-query';
+import { findSession, type SessionRow } from './session-row';
+
+/** Default page size of {@link listSessionSummaries}. */
+export const DEFAULT_SESSION_LIMIT = 50;
+
+/** What an auditor sees of one session without reading its log. */
+export interface SessionSummary {
+  sessionId: string;
+  /** The user id given with the session's first append that named one, or null. */
+  userId: string | null;
+  /** Revision (bigint) of the session's last event (conversation or decision). */
+  revision: bigint;
+  /** Global position (bigint) of that event: the activity order of the session list. */
+  lastPosition: bigint;
+  /** Conversation events ever appended (archived ones included; summaries inserted by compactions excluded). */
+  eventCount: number;
+  /** Events in the active window now (summaries included). */
+  windowEvents: number;
+  /** Size of the active window under `estimator` (tokens, or UTF-16 code units for `chars`). */
+  windowTokens: number;
+  estimator: EstimatorName;
+  /** Recorded compactions that changed the window (`compacted`). */
+  compactionCount: number;
+  /** Recorded failed compactions. */
+  failedCompactionCount: number;
+  /** The auto-compaction policy in force, or null. */
+  policy: ActivePolicy | null;
+  /** ISO-8601 UTC time the store recorded the session's first event. */
+  createdAt: string;
+  /** ISO-8601 UTC time the store recorded the session's last event. */
+  lastActivityAt: string;
+}
+
+/** Filters and page of {@link listSessionSummaries}. */
+export interface SessionListQuery {
+  tenantId: string;
+  userId?: string;
+  /** ISO-8601 UTC: only sessions whose last activity is at or after it. */
+  updatedSince?: string;
+  /** Estimator of `windowTokens`. */
+  estimator: EstimatorName;
+  /** 1..100, default {@link DEFAULT_SESSION_LIMIT}. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+/** A page of sessions, newest activity first; `nextCursor` is present when more follow. */
+export interface SessionSummaryPage {
+  sessions: SessionSummary[];
+  nextCursor?: string;
+}
+
+const SESSION_COLUMNS = `session_key AS sessionKey, session_id AS sessionId, tenant_id AS tenantId, user_id AS userId, revision,
+  last_position AS lastPosition, created_at AS createdAt, updated_at AS updatedAt`;
+
+/**
+ * The tenant's sessions, newest activity first (by the global position of their last event),
+ * keyset-paginated on that position: a page never repeats a session of an earlier page, and a
+ * session not written to while paging appears exactly once; one written to meanwhile moves to the
+ * front (ask again with `updatedSince` to see it).
+ * @throws InvalidQueryError (400) on a malformed cursor.
+ */
+export function listSessionSummaries(store: ReadModelStore, query: SessionListQuery): SessionSummaryPage {
+  const limit = query.limit ?? DEFAULT_SESSION_LIMIT;
+  const where = ['tenant_id = @tenantId'];
+  const params: Record<string, unknown> = { tenantId: query.tenantId, limit: limit + 1 };
+  if (query.userId !== undefined) {
+    where.push('user_id = @userId');
+    params.userId = query.userId;
+  }
+  if (query.updatedSince !== undefined) {
+    where.push('updated_at >= @updatedSince');
+    params.updatedSince = new Date(query.updatedSince).toISOString();
+  }
+  if (query.cursor !== undefined) {
+    where.push('last_position < @before');
+    params.before = decodeKeysetCursor('sessions', query.cursor);
+  }
+  const rows = store.db
+    .prepare(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE ${where.join(' AND ')} ORDER BY last_position DESC LIMIT @limit`)
+    .safeIntegers(true)
+    .all(params) as SessionRow[];
+  const page: SessionSummaryPage = { sessions: rows.slice(0, limit).map((row) => summarize(store, row, query.estimator)) };
+  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('sessions', rows[limit - 1].lastPosition);
+  return page;
+}
+
+/** One session's summary; null when it is unknown or belongs to another tenant (→ 404). */
+export function getSessionSummary(store: ReadModelStore, tenantId: string, sessionId: string, estimator: EstimatorName): SessionSummary | null {
+  const row = findSession(store, tenantId, sessionId);
+  return row ? summarize(store, row, estimator) : null;
+}
+
+function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorName): SessionSummary {
+  const counts = store.db
+    .prepare(
+      `SELECT (SELECT COUNT(*) FROM session_log WHERE session_key = @key AND type = '${CONVERSATION_EVENT}') AS eventCount,
+              (SELECT COUNT(*) FROM window_entries WHERE session_key = @key) AS windowEvents,
+              (SELECT COALESCE(SUM(json_extract(costs_json, @costPath)), 0) FROM window_entries WHERE session_key = @key) AS windowTokens,
+              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'compacted') AS compactionCount,
+              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'failed') AS failedCompactionCount`,
+    )
+    .get({ key: row.sessionKey, costPath: `$.${estimator}` }) as {
+    eventCount: number;
+    windowEvents: number;
+    windowTokens: number;
+    compactionCount: number;
+    failedCompactionCount: number;
+  };
+  return {
+    sessionId: row.sessionId,
+    userId: row.userId,
+    revision: row.revision,
+    lastPosition: row.lastPosition,
+    ...counts,
+    estimator,
+    policy: policyOf(store, row.sessionKey),
+    createdAt: row.createdAt,
+    lastActivityAt: row.updatedAt,
+  };
+}

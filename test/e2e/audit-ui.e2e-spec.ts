@@ -1,0 +1,143 @@
+/**
+ * The audit page at `/ui` in a real browser (playwright-core driving Debian's Chromium at
+ * /usr/bin/chromium; `.ci/run` installs it): a real conversation from the shared data, compacted
+ * twice, found in the session list, its timeline opened, the second compaction selected (its
+ * diff shows the archived events and the summary), a recall search finding an archived fact, and
+ * a screenshot in .tmp/ui-screenshots. With API keys set, the page without a key shows a prompt
+ * and no data; in open mode it lists the sessions at once. Runs in about 15 s.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { SessionServiceClient } from '@lib/client';
+import { loadSessionsFile, splitTurns } from '../replay/sessions-file';
+import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
+import { startListeningService, type ClientHarness } from '../support/client-harness';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+const SCREENSHOTS = path.join(__dirname, '..', '..', '.tmp', 'ui-screenshots');
+const KEY = 'ui-test-key-tenant-a';
+const SESSION = 'airline-audit-0';
+
+const suite = fs.existsSync(CHROMIUM)
+  ? describeWithShared
+  : (title: string, _needed: string, fn: () => void) => {
+      process.stderr.write(`skipped "${title}": no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
+      describe.skip(`${title} (skipped: no Chromium)`, fn);
+    };
+
+suite('audit page in a browser', TAU_BENCH_FILE, () => {
+  let harness: ClientHarness;
+  let client: SessionServiceClient;
+  let browser: Browser;
+  let page: Page;
+  const compactionIds: string[] = [];
+
+  beforeAll(async () => {
+    harness = await startListeningService({ env: { API_KEYS: `${KEY}:tenantA` } });
+    client = harness.client(KEY);
+    const [conversation] = loadSessionsFile(TAU_BENCH_FILE);
+    const turns = splitTurns(conversation.messages);
+    const half = Math.ceil(turns.length / 2);
+    const strategy = { type: 'recursive-summarization', maxEventsToKeep: 6, overlapSize: 2 } as const;
+    for (const [i, part] of [turns.slice(0, half), turns.slice(half)].entries()) {
+      const appended = await client.POST('/v1/sessions/{sessionId}/messages', {
+        params: { path: { sessionId: SESSION } },
+        body: { messages: part.flat() as never, ...(i === 0 ? { userId: 'traveller-1' } : {}) },
+      });
+      expect(appended.response.status).toBe(201);
+      const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SESSION } }, body: { strategy } });
+      expect(data!.outcome).toBe('compacted');
+      compactionIds.push(data!.compactionId);
+      await client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION }, query: { minPosition: data!.position! } } });
+    }
+    await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId: 'another-session' } },
+      body: { events: [{ type: 'user', text: 'unrelated' }] },
+    });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.stop();
+  });
+
+  it('without a key shows a clear prompt and no data', async () => {
+    await page.goto(`${harness.baseUrl}/ui`);
+    await page.locator('#key-prompt').waitFor();
+    expect(await page.locator('#key-prompt').innerText()).toMatch(/needs an API key/);
+    expect(await page.locator('#sessions').count()).toBe(0);
+    expect(await page.content()).not.toContain(SESSION);
+  });
+
+  it('finds the session, opens its timeline, shows the second compaction’s diff with the archived events and the summary', async () => {
+    await page.locator('#key-prompt input[name=apiKey]').fill(KEY);
+    await page.locator('#key-prompt button[type=submit]').click();
+    await page.locator('#sessions').waitFor();
+    await page.locator('input[name=search]').fill('audit');
+    expect(await page.locator('#sessions tbody tr').count()).toBe(1);
+    await page.locator(`#sessions tr[data-session="${SESSION}"]`).click();
+    await page.locator('#timeline').waitFor();
+    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
+    expect(await page.locator('#compactions tbody tr').count()).toBe(2);
+    expect(await page.locator('#chart svg line.mark').count()).toBe(2);
+
+    const { data: second } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+      params: { path: { sessionId: SESSION, compactionId: compactionIds[1] } },
+    });
+    // The timeline marks what each compaction archived.
+    const archivedBySecond = page.locator(`#timeline li.archived[data-event="${second!.archivedIds[0]}"]`);
+    expect(await archivedBySecond.innerText()).toContain('archived by');
+
+    await page.locator(`#compactions tr[data-compaction="${compactionIds[1]}"]`).click();
+    await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
+    const archivedInDiff = await page.locator('#diff li[data-change=archived]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    expect(archivedInDiff).toEqual(second!.archivedIds);
+    expect(await page.locator(`#diff li[data-change=added][data-event="${second!.summary!.id}"]`).count()).toBe(1);
+    expect(await page.locator('#summary-text').innerText()).toContain(second!.summary!.text.slice(0, 80));
+  });
+
+  it('runs a recall search that finds an archived fact', async () => {
+    const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
+    const archivedUser = log!.events.find((e) => e.kind === 'user' && e.archived);
+    const words = String((archivedUser!.data as { event: { text: string } }).event.text)
+      .match(/[A-Za-z]{6,}/g)!
+      .slice(0, 2)
+      .join(' ');
+    await page.locator('#recall input[name=recall]').fill(words);
+    await page.locator('#recall button[type=submit]').click();
+    const hit = page.locator(`#recall-results li.archived[data-event="${archivedUser!.eventId}"]`);
+    await hit.waitFor();
+    expect(await hit.innerText()).toContain('archived by');
+    fs.mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline-full.png'), fullPage: true });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png'), fullPage: true, clip: { x: 0, y: 0, width: 1440, height: 1600 } });
+    expect(fs.statSync(path.join(SCREENSHOTS, 'timeline.png')).size).toBeGreaterThan(10_000);
+  });
+
+  it('in open mode lists the sessions without asking for a key', async () => {
+    const open = await startListeningService();
+    try {
+      await open
+        .client()
+        .POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: 'open-mode-session' } }, body: { events: [{ type: 'user', text: 'hello' }] } });
+      const fresh = await browser.newPage();
+      await fresh.goto(`${open.baseUrl}/ui/`);
+      await fresh.locator('#sessions tr[data-session="open-mode-session"]').waitFor();
+      expect(await fresh.locator('#key-prompt').count()).toBe(0);
+      await fresh.close();
+    } finally {
+      await open.stop();
+    }
+  });
+});
