@@ -96,7 +96,9 @@ async function storeAppendRate(url: string, appenders: number, seconds: number, 
     await Promise.all(
       Array.from({ length: appenders }, async (_, k) => {
         while (nowMs() < until) {
-          await store.appendToStream(`session-default.store-${k}`, [{ id: randomUUID(), type: 'ConversationEventAppended', data: payloads[n % payloads.length] }]);
+          await store.appendToStream(`session-default.store-${k}`, [
+            { id: randomUUID(), type: 'ConversationEventAppended', data: payloads[n % payloads.length] },
+          ]);
           n++;
         }
       }),
@@ -123,11 +125,18 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
   try {
     await withAdmin((c) => c.query('SELECT 1'));
   } catch (error) {
-    return { figure: 8, title, rows: [], skipped: `no PostgreSQL at ${ADMIN_URL.replace(/\/\/[^@/]*@/, '//')}: ${(error as Error).message} (set BENCH_DATABASE_URL)` };
+    return {
+      figure: 8,
+      title,
+      rows: [],
+      skipped: `no PostgreSQL at ${ADMIN_URL.replace(/\/\/[^@/]*@/, '//')}: ${(error as Error).message} (set BENCH_DATABASE_URL)`,
+    };
   }
   const { conversations } = corpus();
   const messages = textMessages(conversations).slice(0, 2000);
-  const payloads = messages.slice(0, 500).map((m, i) => JSON.stringify({ event: { id: `x${i}`, ...m }, costs: computeEventCosts({ id: `x${i}`, type: m.type, text: m.text }) }));
+  const payloads = messages
+    .slice(0, 500)
+    .map((m, i) => JSON.stringify({ event: { id: `x${i}`, ...m }, costs: computeEventCosts({ id: `x${i}`, type: m.type, text: m.text }) }));
 
   const rawDb = await freshDatabase('raw');
   progress(`raw pg baseline: ${options.clients} connections, single-row INSERTs (${options.baselineSeconds}s)`);
@@ -169,7 +178,9 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
       const throughput = latencies.length / ((done.end - done.start) / 1000);
       if (replicas === 1) single = throughput;
       const lat = summarize(latencies);
-      const cpuUsed = cpuAfter.every((c, i) => c !== null && cpuBefore[i] !== null) ? cpuAfter.reduce<number>((sum, c, i) => sum + (c! - cpuBefore[i]!), 0) : null;
+      const cpuUsed = cpuAfter.every((c, i) => c !== null && cpuBefore[i] !== null)
+        ? cpuAfter.reduce<number>((sum, c, i) => sum + (c! - cpuBefore[i]!), 0)
+        : null;
       // CPU of the replicas per acknowledged append (warm-up included in the CPU, so an upper bound).
       const cpuMsPerAppend = cpuUsed === null ? null : (cpuUsed * 1000) / Math.max(1, latencies.length);
       rows.push(
@@ -181,10 +192,25 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
           baselineName: 'raw pg INSERT',
           ratio: round(throughput / baseline.eventsPerSecond, 3),
         },
-        { figure: 8, metric: `append latency p50 / p99, ${replicas} replica${replicas > 1 ? 's' : ''} (ms)`, value: `${round(lat.p50)} / ${round(lat.p99)}`, baseline: `${round(base.p50)} / ${round(base.p99)}`, baselineName: 'raw INSERT' },
-        ...(cpuMsPerAppend === null ? [] : [{ figure: 8, metric: `service CPU per append, ${replicas} replica${replicas > 1 ? 's' : ''} (ms)`, value: round(cpuMsPerAppend, 2) }]),
+        {
+          figure: 8,
+          metric: `append latency p50 / p99, ${replicas} replica${replicas > 1 ? 's' : ''} (ms)`,
+          value: `${round(lat.p50)} / ${round(lat.p99)}`,
+          baseline: `${round(base.p50)} / ${round(base.p99)}`,
+          baselineName: 'raw INSERT',
+        },
+        ...(cpuMsPerAppend === null
+          ? []
+          : [{ figure: 8, metric: `service CPU per append, ${replicas} replica${replicas > 1 ? 's' : ''} (ms)`, value: round(cpuMsPerAppend, 2) }]),
       );
-      details[`replicas${replicas}`] = { throughput, scaleVsOne: single ? throughput / single : null, latency: lat, errors, requests: latencies.length, cpuMsPerAppend };
+      details[`replicas${replicas}`] = {
+        throughput,
+        scaleVsOne: single ? throughput / single : null,
+        latency: lat,
+        errors,
+        requests: latencies.length,
+        cpuMsPerAppend,
+      };
     } finally {
       await Promise.all(running.map((svc) => svc.stop()));
       for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
@@ -199,7 +225,10 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
     rows,
     details,
     notes: [
-      `replicas are separate processes on this machine (${os.cpus().length} cores shared with PostgreSQL and the load generator); load average before/after: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`,
+      `replicas are separate processes on this machine (${os.cpus().length} cores shared with PostgreSQL and the load generator); load average before/after: ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}`,
       'every append commits alone under the es_head row lock (positions in commit order), so the store side is bounded by one commit at a time; raw INSERTs commit concurrently',
     ],
   };

@@ -25,7 +25,14 @@ export function multiProcessContract(name: string, t: MultiProcessTarget): void 
       await Promise.all(children.map((c) => c.waitFor((f) => f.some((x) => x.t === 'ready'))));
       children.forEach((c) => c.proc.stdin!.end('go\n'));
       const exits = await Promise.all(children.map((c) => c.exited));
-      children.forEach((c, i) => expect({ child: i, exit: exits[i].code, errors: c.facts.filter((f) => f.t === 'error'), stderr: c.stderr() }).toEqual({ child: i, exit: 0, errors: [], stderr: '' }));
+      children.forEach((c, i) =>
+        expect({ child: i, exit: exits[i].code, errors: c.facts.filter((f) => f.t === 'error'), stderr: c.stderr() }).toEqual({
+          child: i,
+          exit: 0,
+          errors: [],
+          stderr: '',
+        }),
+      );
 
       const facts = children.flatMap((c) => c.facts);
       const acks = facts.filter((f) => f.t === 'ack');

@@ -2,15 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
 import { PostgresEventStore, type EventData } from '../src';
 import { eventStoreContract } from './event-store.contract';
-import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
 
 const skipReason = postgresUnavailableReason();
 const ev = (data: unknown = {}, id = randomUUID()): EventData => ({ id, type: 'T', data });
 
-if (skipReason) {
-  process.stderr.write(`${skipReason}\n`);
-  describe.skip(skipReason, () => it('runs the contract against PostgreSQL', () => undefined));
-} else {
+describeUnlessSkipped(skipReason, 'runs the contract against PostgreSQL', () => {
   let db: TestDatabase;
   eventStoreContract('PostgreSQL', {
     async setup() {
@@ -47,9 +44,7 @@ if (skipReason) {
 
     it('concurrent appends: every stream stays gapless and global positions are contiguous in commit order', async () => {
       const streams = ['session-c1', 'session-c2', 'session-c3'];
-      const results = await Promise.all(
-        Array.from({ length: 60 }, (_, i) => store.appendToStream(streams[i % 3], [ev({ i }), ev({ i, second: true })])),
-      );
+      const results = await Promise.all(Array.from({ length: 60 }, (_, i) => store.appendToStream(streams[i % 3], [ev({ i }), ev({ i, second: true })])));
       for (const s of streams) {
         const events = await store.readStream(s);
         expect(events.map((e) => e.revision)).toEqual(events.map((_, i) => BigInt(i)));
@@ -98,4 +93,4 @@ if (skipReason) {
       }
     });
   });
-}
+});

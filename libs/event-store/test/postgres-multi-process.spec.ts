@@ -7,15 +7,12 @@
 import { PostgresEventStore, type RecordedEvent } from '../src';
 import { spawnChild } from './fixtures/spawn-child';
 import { multiProcessContract } from './multi-process.contract';
-import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
 
 jest.setTimeout(60_000);
 
 const skipReason = postgresUnavailableReason();
-if (skipReason) {
-  process.stderr.write(`${skipReason}\n`);
-  describe.skip(skipReason, () => it('runs the multi-process tests against PostgreSQL', () => undefined));
-} else {
+describeUnlessSkipped(skipReason, 'runs the multi-process tests against PostgreSQL', () => {
   const databases: TestDatabase[] = [];
   afterAll(() => Promise.all(databases.map((d) => d.drop())));
   const newDatabase = async (tag: string): Promise<string> => {
@@ -59,4 +56,4 @@ if (skipReason) {
       process.stderr.write(`late commits: ${acked.length} events from 3 processes, all delivered once in order\n`);
     });
   });
-}
+});

@@ -61,3 +61,16 @@ export async function createTestDatabase(tag: string): Promise<TestDatabase> {
     drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
   };
 }
+
+/**
+ * Registers `fn` under `describe(title)`, or, when `skipReason` is set (e.g. from
+ * {@link postgresUnavailableReason}), prints that one line and registers a skipped placeholder.
+ */
+export function describeUnlessSkipped(skipReason: string | null, title: string, fn: () => void): void {
+  if (!skipReason) {
+    describe(title, fn);
+    return;
+  }
+  process.stderr.write(`${skipReason}\n`);
+  describe.skip(skipReason, () => it(title, () => undefined));
+}

@@ -8,7 +8,8 @@ import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisio
 const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)/;
 /** Node socket errors and the pg driver's own connection failures. */
 const UNAVAILABLE_NODE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED)$/;
-const UNAVAILABLE_MESSAGE = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end/i;
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end/i;
 
 /** SQLSTATE of a unique violation (a concurrent append inserted the same id or revision first). */
 export const UNIQUE_VIOLATION = '23505';

@@ -200,7 +200,10 @@ export class PostgresEventStore implements EventStore {
     for (let attempt = 1; ; attempt++) {
       let row: AppendRow;
       try {
-        [row] = await this.query<AppendRow>('SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append($1, $2, $3::uuid[], $4, $5, $6)', params);
+        [row] = await this.query<AppendRow>(
+          'SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append($1, $2, $3::uuid[], $4, $5, $6)',
+          params,
+        );
       } catch (error) {
         // A concurrent append inserted one of these ids (or this stream's first revision) first.
         if ((error as { code?: string }).code === UNIQUE_VIOLATION && attempt < MAX_APPEND_ATTEMPTS) continue;
@@ -214,7 +217,13 @@ export class PostgresEventStore implements EventStore {
         if (row.outcome === 'ids_exist' && attempt < MAX_APPEND_ATTEMPTS) continue; // deleted meanwhile
         throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
       }
-      return resolveExistingIds(stream, events, expected, current, events.map((e) => stored.get(e.id)));
+      return resolveExistingIds(
+        stream,
+        events,
+        expected,
+        current,
+        events.map((e) => stored.get(e.id)),
+      );
     }
   }
 
