@@ -27,7 +27,7 @@ export interface Fact {
   /** The literal value, as it appears in the message (e.g. `sofia_kim_7287`, `2024-05-27`, `$239`, `Sofia`). */
   value: string;
   kind: FactKind;
-  /** Index (0-based) of the message where it first appears among the sources. */
+  /** Index (0-based) of the first message that states it: a user message, a tool call's arguments or a tool result that mentions it (an assistant's text does not count). */
   messageIndex: number;
   source: FactSource;
   /** The JSON key it was found under (tool arguments and results), when any. */
@@ -152,22 +152,31 @@ export function messageText(message: Record<string, unknown>): string {
  */
 export function extractFacts(messages: readonly Record<string, unknown>[]): Fact[] {
   const texts = messages.map(messageText);
+  // where a value counts as said: user messages, tool call arguments, tool results (not an assistant's own words)
+  const sourceTexts = messages.map((m, i) => (m.role === 'user' || m.role === 'tool' ? texts[i] : m.role === 'assistant' ? callsText(m) : ''));
   const facts = new Map<string, Fact>();
-  const add = (found: Array<{ value: string; kind: FactKind; key?: string }>, messageIndex: number, source: FactSource) => {
+  const add = (found: Array<{ value: string; kind: FactKind; key?: string }>) => {
     for (const f of found) {
       if (facts.has(f.value)) continue;
       const mentionedIn = texts.flatMap((t, i) => (mentionsFact(t, f.value) ? [i] : []));
-      // a value the message holds only in a form the window would not show literally (e.g. a
-      // JSON number written 1e3) cannot be checked: skip it
-      if (!mentionedIn.includes(messageIndex)) continue;
-      facts.set(f.value, { value: f.value, kind: f.kind, messageIndex, source, ...(f.key ? { key: f.key } : {}), mentionedIn });
+      const first = mentionedIn.find((i) => mentionsFact(sourceTexts[i], f.value));
+      // a value the message holds only in a form no text shows literally (e.g. a JSON number
+      // written 1e3) cannot be checked: skip it
+      if (first === undefined) continue;
+      const source: FactSource = messages[first].role === 'user' ? 'user' : messages[first].role === 'tool' ? 'tool-result' : 'tool-arguments';
+      facts.set(f.value, { value: f.value, kind: f.kind, messageIndex: first, source, ...(f.key ? { key: f.key } : {}), mentionedIn });
     }
   };
   messages.forEach((m, i) => {
-    if (m.role === 'user') add(factsInText(texts[i]), i, 'user');
+    if (m.role === 'user') add(factsInText(texts[i]));
     else if (m.role === 'assistant') {
-      for (const call of (m.tool_calls as Array<{ function?: { arguments?: string } }> | undefined) ?? []) add(factsInStructured(call.function?.arguments ?? ''), i, 'tool-arguments');
-    } else if (m.role === 'tool' && typeof m.content === 'string') add(factsInStructured(m.content), i, 'tool-result');
+      for (const call of (m.tool_calls as Array<{ function?: { arguments?: string } }> | undefined) ?? []) add(factsInStructured(call.function?.arguments ?? ''));
+    } else if (m.role === 'tool' && typeof m.content === 'string') add(factsInStructured(m.content));
   });
-  return [...facts.values()];
+  return [...facts.values()].sort((a, b) => a.messageIndex - b.messageIndex);
+}
+
+/** The tool calls of an assistant message as text (names and argument strings). */
+function callsText(message: Record<string, unknown>): string {
+  return ((message.tool_calls as Array<{ function?: { name?: string; arguments?: string } }> | undefined) ?? []).map((c) => `${c.function?.name ?? ''} ${c.function?.arguments ?? ''}`).join('\n');
 }

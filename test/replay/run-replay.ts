@@ -231,7 +231,8 @@ export async function waitForSettled(client: ServiceClient, timeoutMs = 300_000)
   return false;
 }
 
-interface LogEntry {
+/** One entry of a session's log as the replay reads it. */
+export interface LogEntry {
   revision: string;
   position: string;
   type: string;
@@ -242,8 +243,8 @@ interface LogEntry {
   data: { event?: { type: string; text?: string | null }; costs?: Record<string, number> };
 }
 
-/** Every entry of a session's log, page by page. */
-async function readLog(client: ServiceClient, sessionId: string): Promise<LogEntry[]> {
+/** Every entry of a session's log, page by page (`GET …/events`). */
+export async function readLog(client: ServiceClient, sessionId: string): Promise<LogEntry[]> {
   const all: LogEntry[] = [];
   let from = '0';
   for (;;) {
