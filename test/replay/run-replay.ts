@@ -20,7 +20,7 @@ import { plansFromOptions, type ReplayPlan } from './policy-forms';
 import { ServiceClient, ServiceHttpError, type AppendAnswer } from './service-client';
 import { readAndCheckWindow, type WindowProblem } from './window-check';
 import { createProgress } from './progress';
-import { renderTable, writeReports } from './report';
+import { renderFidelity, renderTable, writeReports } from './report';
 
 /** Options of {@link runReplay} (the CLI's options). */
 export interface ReplayOptions {
@@ -388,6 +388,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     };
     writeReports(outDir, report, htmlSessions);
     stdout.write(`\n${renderTable(report)}\n`);
+    if (report.fidelity) stdout.write(`\n${renderFidelity(report.fidelity)}\n`);
     stdout.write(`\n${examples.lines.join('\n')}\n`);
     stdout.write(`\nreports: ${path.join(outDir, 'report.json')}, report.md, report.html\n`);
     return report;
