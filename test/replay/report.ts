@@ -112,7 +112,7 @@ export function fidelityRows(fidelity: FidelityReport): string[][] {
     pct(r.retention),
     r.reach === null ? '— (no recall)' : `${pct(r.reach)} (${int(r.reached ?? 0)})`,
     r.reachedFirstEvent === null ? '—' : pct(r.facts ? r.reachedFirstEvent / r.facts : 0),
-    r.kind === 'trim-messages' ? `0 of ${int(r.archivedFacts)} dropped` : `${int(r.archivedRetained)} of ${int(r.archivedFacts)} (${pct(r.archivedFacts ? r.archivedRetained / r.archivedFacts : 0)})`,
+    r.kind === 'trim-messages' ? `— (${int(r.archivedFacts)} dropped)` : `${int(r.archivedRetained)} of ${int(r.archivedFacts)} (${pct(r.archivedFacts ? r.archivedRetained / r.archivedFacts : 0)})`,
     `${int(r.windowTokens.median)}, ${int(r.windowTokens.max)}`,
   ]);
 }
@@ -250,7 +250,7 @@ function fidelityCharts(fidelity: FidelityReport): string[] {
     barChart({
       title: `Facts retained in the final window, and reached by recall (top 5), ${rows[0]?.facts ?? 0} facts`,
       yLabel: 'share of facts',
-      categories: rows.map((r) => r.name.replace(/, first 12,000 chars$/, ' (first 12k chars)')),
+      categories: rows.map((r) => r.name.replace(/, first 12,000 chars$/, ' on the first 12k chars')),
       series: [
         { name: 'retained in the window', values: rows.map((r) => r.retention), color: SERIES_COLORS[0] },
         { name: 'reached by recall', values: rows.map((r) => r.reach), color: SERIES_COLORS[2] },
@@ -289,7 +289,7 @@ export function renderHtml(report: ReplayReport, chartSessions: number): string 
   const fidelity = report.fidelity;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1220px}.table{overflow-x:auto}table{border-collapse:collapse;font-size:13px;width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}th{background:#f3f3f3;font-weight:600;vertical-align:bottom}td:first-child,th:first-child{text-align:left;white-space:nowrap}figure{margin:0 0 20px 0}figcaption{font-size:13px;color:#444;max-width:1180px}pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}svg{display:block;max-width:100%;height:auto}</style>
+<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1220px}.table{overflow-x:auto}table{border-collapse:collapse;font-size:13px;width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td{white-space:nowrap}th{background:#f3f3f3;font-weight:600;vertical-align:bottom}td:first-child,th:first-child{text-align:left;white-space:nowrap}figure{margin:0 0 20px 0}figcaption{font-size:13px;color:#444;max-width:1180px}pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}svg{display:block;max-width:100%;height:auto}</style>
 </head><body>
 <h1>${escapeHtml(title)}</h1>
 <p>File <code>${escapeHtml(report.file)}</code>, started ${escapeHtml(report.startedAt)}, service ${escapeHtml(report.service)}, estimator ${escapeHtml(report.estimator)}; ${report.validationFailures} validation failures; wall time ${secs(report.wallTimeMs)}. Before = every event appended (no compaction); after = the service's final window, per session.</p>

@@ -37,7 +37,7 @@ interface Frame {
 const FONT = 'font-family="system-ui,sans-serif"';
 
 function frame(width: number, height: number, bottom = 48): Frame {
-  return { width, height, pad: { left: 76, right: 16, top: 36, bottom } };
+  return { width, height: height + Math.max(0, bottom - 48), pad: { left: 76, right: 16, top: 46, bottom } };
 }
 
 /** The y axis: grid lines, tick labels (formatted by `format`), the axis label written vertically. */
@@ -62,19 +62,55 @@ function open(f: Frame, title: string): string {
   );
 }
 
-function legend(f: Frame, items: ReadonlyArray<{ name: string; color: string; dashed?: boolean }>): string {
+type LegendItem = { name: string; color: string; dashed?: boolean };
+
+const legendItemWidth = (it: LegendItem) => 34 + it.name.length * 6.8;
+
+/** Rows the legend takes at `width` (items wrap). */
+function legendRows(items: readonly LegendItem[], width: number, left: number): number {
+  let rows = items.length ? 1 : 0;
+  let x = left;
+  for (const it of items) {
+    if (x + legendItemWidth(it) > width - 8 && x > left) {
+      rows++;
+      x = left;
+    }
+    x += legendItemWidth(it);
+  }
+  return rows;
+}
+
+/** The legend under the plot, wrapping onto as many rows as {@link legendRows} says. */
+function legend(f: Frame, items: readonly LegendItem[]): string {
+  const rows = legendRows(items, f.width, f.pad.left);
   let x = f.pad.left;
-  const y = f.height - 10;
+  let y = f.height - 10 - (rows - 1) * 20;
   return items
     .map((it) => {
+      if (x + legendItemWidth(it) > f.width - 8 && x > f.pad.left) {
+        x = f.pad.left;
+        y += 20;
+      }
       const swatch = it.dashed
         ? `<line x1="${x}" x2="${x + 18}" y1="${y - 4}" y2="${y - 4}" stroke="${it.color}" stroke-width="2.5" stroke-dasharray="5,3"/>`
         : `<rect x="${x}" y="${y - 10}" width="18" height="10" fill="${it.color}"/>`;
       const out = `${swatch}<text x="${x + 24}" y="${y}" font-size="12" fill="#333" ${FONT}>${escapeHtml(it.name)}</text>`;
-      x += 34 + it.name.length * 6.8;
+      x += legendItemWidth(it);
       return out;
     })
     .join('');
+}
+
+/** A label split into lines of at most `chars` characters (at spaces), as SVG tspans centred on `x`. */
+function wrappedLabel(label: string, x: number, y: number, chars: number): string {
+  const lines: string[] = [];
+  for (const word of label.split(' ')) {
+    const last = lines[lines.length - 1];
+    if (last !== undefined && last.length + 1 + word.length <= chars) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  const spans = lines.map((l, i) => `<tspan x="${x.toFixed(1)}" dy="${i === 0 ? 0 : 14}">${escapeHtml(l)}</tspan>`).join('');
+  return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" font-size="12" text-anchor="middle" fill="#222" ${FONT}>${spans}</text>`;
 }
 
 /** A grouped bar chart: one group per category, one bar per series; value labels on the bars. */
@@ -88,7 +124,9 @@ export function barChart(options: {
   width?: number;
   height?: number;
 }): string {
-  const f = frame(options.width ?? 1180, options.height ?? 340, options.series.length > 1 ? 64 : 48);
+  const width = options.width ?? 1180;
+  const items = options.series.map((s, k) => ({ name: s.name, color: s.color ?? SERIES_COLORS[k % SERIES_COLORS.length] }));
+  const f = frame(width, options.height ?? 340, 64 + (options.series.length > 1 ? legendRows(items, width, 76) * 20 : 0));
   const max = options.yMax ?? Math.max(0, ...options.series.flatMap((s) => s.values.map((v) => v ?? 0)));
   const { parts, y } = yAxis(f, niceTicks(max), options.format, options.yLabel);
   const groupWidth = (f.width - f.pad.left - f.pad.right) / options.categories.length;
@@ -103,9 +141,9 @@ export function barChart(options: {
       parts.push(`<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(barWidth - 3).toFixed(1)}" height="${(y(0) - y(v)).toFixed(1)}" fill="${color}"><title>${escapeHtml(`${cat}, ${s.name}: ${options.format(v)}`)}</title></rect>`);
       parts.push(`<text x="${(x + (barWidth - 3) / 2).toFixed(1)}" y="${(y(v) - 4).toFixed(1)}" font-size="11" text-anchor="middle" fill="#333" ${FONT}>${escapeHtml(options.format(v))}</text>`);
     });
-    parts.push(`<text x="${(f.pad.left + (c + 0.5) * groupWidth).toFixed(1)}" y="${(y(0) + 18).toFixed(1)}" font-size="12" text-anchor="middle" fill="#222" ${FONT}>${escapeHtml(cat)}</text>`);
+    parts.push(wrappedLabel(cat, f.pad.left + (c + 0.5) * groupWidth, y(0) + 18, Math.max(8, Math.floor(groupWidth / 7))));
   });
-  const keys = options.series.length > 1 ? legend(f, options.series.map((s, k) => ({ name: s.name, color: s.color ?? SERIES_COLORS[k % SERIES_COLORS.length] }))) : '';
+  const keys = options.series.length > 1 ? legend(f, items) : '';
   return `${open(f, options.title)}${parts.join('')}${keys}</svg>`;
 }
 
@@ -135,7 +173,7 @@ export function boxPlot(options: { title: string; yLabel: string; boxes: Array<{
     parts.push(`<rect x="${cx - w / 2}" y="${y(q3).toFixed(1)}" width="${w}" height="${Math.max(1, y(q1) - y(q3)).toFixed(1)}" fill="${color}" fill-opacity="0.75" stroke="#333"><title>${tip}</title></rect>`);
     parts.push(`<line x1="${cx - w / 2}" x2="${cx + w / 2}" y1="${y(med).toFixed(1)}" y2="${y(med).toFixed(1)}" stroke="#111" stroke-width="2.5"/>`);
     parts.push(`<text x="${cx + w / 2 + 4}" y="${(y(med) + 4).toFixed(1)}" font-size="11" fill="#111" ${FONT}>${escapeHtml(options.format(med))}</text>`);
-    parts.push(`<text x="${cx}" y="${(y(0) + 18).toFixed(1)}" font-size="12" text-anchor="middle" fill="#222" ${FONT}>${escapeHtml(b.label)}</text>`);
+    parts.push(wrappedLabel(b.label, cx, y(0) + 18, Math.max(8, Math.floor(slot / 7))));
   });
   return `${open(f, options.title)}${parts.join('')}</svg>`;
 }
@@ -152,7 +190,9 @@ export function lineChart(options: {
   width?: number;
   height?: number;
 }): string {
-  const f = frame(options.width ?? 1180, options.height ?? 340, 72);
+  const width = options.width ?? 1180;
+  const items = options.series.map((s, k) => ({ name: s.name, color: s.color ?? SERIES_COLORS[k % SERIES_COLORS.length], dashed: s.dashed }));
+  const f = frame(width, options.height ?? 340, 52 + legendRows(items, width, 76) * 20);
   const max = options.yMax ?? Math.max(0, ...options.series.flatMap((s) => s.points.map((v) => v ?? 0)));
   const { parts, y } = yAxis(f, niceTicks(max), options.format, options.yLabel);
   const n = options.xs.length;
@@ -174,5 +214,5 @@ export function lineChart(options: {
       if (v !== null && !s.dashed) parts.push(`<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3.5" fill="${color}"><title>${escapeHtml(`${s.name}, ${options.xs[i]}: ${options.format(v)}`)}</title></circle>`);
     });
   });
-  return `${open(f, options.title)}${parts.join('')}${legend(f, options.series.map((s, k) => ({ name: s.name, color: s.color ?? SERIES_COLORS[k % SERIES_COLORS.length], dashed: s.dashed })))}</svg>`;
+  return `${open(f, options.title)}${parts.join('')}${legend(f, items)}</svg>`;
 }
