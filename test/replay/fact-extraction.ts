@@ -32,11 +32,14 @@ export interface Fact {
   source: FactSource;
   /** The JSON key it was found under (tool arguments and results), when any. */
   key?: string;
-  /**
-   * Every message of the conversation (any role, sources or not) whose text mentions the value:
-   * the events a recall for it may rightly answer with. Includes {@link messageIndex}.
-   */
+  /** Every message of the conversation (any role, sources or not) whose text mentions the value ({@link mentionsFact}). Includes {@link messageIndex}. */
   mentionedIn: number[];
+  /**
+   * Every message that holds the value as recall sees words ({@link holdsWords}: `Noah` is in
+   * `noah_muller_9847`): the events a recall for it may rightly answer with. Includes
+   * {@link mentionedIn}.
+   */
+  heldIn: number[];
 }
 
 /**
@@ -68,7 +71,7 @@ const TEXT_PATTERNS: ReadonlyArray<{ kind: FactKind; pattern: RegExp; group?: nu
   { kind: 'id', pattern: /\b[a-z]+(?:_[a-z]+)*_\d{3,}\b/g }, // sofia_kim_7287, gift_card_7480005
   { kind: 'id', pattern: /\b(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{5,}\b/g }, // OI5L9G, HAT229
   { kind: 'date', pattern: /\b\d{4}-\d{2}-\d{2}\b/g },
-  { kind: 'amount', pattern: /\$\d[\d,]*(?:\.\d+)?/g },
+  { kind: 'amount', pattern: /\$\d+(?:,\d{3})*(?:\.\d+)?/g }, // $239, $1,234.50 (not the comma after $299,)
   { kind: 'name', pattern: /\b(?:[Mm]y name is|I am|I'm)\s+([A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)/g, group: 1 },
 ];
 
@@ -131,6 +134,22 @@ export function mentionsFact(text: string, value: string): boolean {
 }
 
 /**
+ * The words of `text` as recall indexes them (FTS5 `unicode61 remove_diacritics 2`): runs of
+ * letters and digits, lower-cased, without diacritics, joined by single spaces and framed by
+ * spaces (so a phrase is found with `includes(' a b ')`).
+ */
+export function recallWords(text: string): string {
+  const words = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return ` ${words.join(' ')} `;
+}
+
+/** True when the words of `text` contain the words of `value` in a row, as a recall phrase query finds them. */
+export function holdsWords(text: string, value: string): boolean {
+  const phrase = recallWords(value);
+  return phrase.trim() !== '' && recallWords(text).includes(phrase);
+}
+
+/**
  * Every text of an OpenAI chat message a model would read: its content (string or text parts),
  * its tool calls' names and argument strings. Used both to find facts and to look for them in a
  * window.
@@ -152,6 +171,7 @@ export function messageText(message: Record<string, unknown>): string {
  */
 export function extractFacts(messages: readonly Record<string, unknown>[]): Fact[] {
   const texts = messages.map(messageText);
+  const words = texts.map(recallWords);
   // where a value counts as said: user messages, tool call arguments, tool results (not an assistant's own words)
   const sourceTexts = messages.map((m, i) => (m.role === 'user' || m.role === 'tool' ? texts[i] : m.role === 'assistant' ? callsText(m) : ''));
   const facts = new Map<string, Fact>();
@@ -159,12 +179,13 @@ export function extractFacts(messages: readonly Record<string, unknown>[]): Fact
     for (const f of found) {
       if (facts.has(f.value)) continue;
       const mentionedIn = texts.flatMap((t, i) => (mentionsFact(t, f.value) ? [i] : []));
+      const heldIn = words.flatMap((w, i) => (w.includes(recallWords(f.value)) ? [i] : []));
       const first = mentionedIn.find((i) => mentionsFact(sourceTexts[i], f.value));
       // a value the message holds only in a form no text shows literally (e.g. a JSON number
       // written 1e3) cannot be checked: skip it
       if (first === undefined) continue;
       const source: FactSource = messages[first].role === 'user' ? 'user' : messages[first].role === 'tool' ? 'tool-result' : 'tool-arguments';
-      facts.set(f.value, { value: f.value, kind: f.kind, messageIndex: first, source, ...(f.key ? { key: f.key } : {}), mentionedIn });
+      facts.set(f.value, { value: f.value, kind: f.kind, messageIndex: first, source, ...(f.key ? { key: f.key } : {}), mentionedIn, heldIn });
     }
   };
   messages.forEach((m, i) => {

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
-import { extractFacts, mentionsFact } from './fact-extraction';
+import { extractFacts, factsInText, holdsWords, mentionsFact } from './fact-extraction';
 import { firstCharsOf, measureSession, readFinalWindow } from './fidelity';
 import { readLog, waitForSettled } from './run-replay';
 import { ServiceClient } from './service-client';
@@ -68,6 +68,16 @@ describe('fact extraction on a hand-written conversation', () => {
     expect(mentionsFact('balance 1180', '180')).toBe(false);
     expect(mentionsFact('cancelled (ZX9Q7B).', 'ZX9Q7B')).toBe(true);
     expect(mentionsFact('id: ana_lopez_1234', 'ana_lopez_1234')).toBe(true);
+  });
+
+  it('holds a fact as recall sees words (case, underscores, diacritics), which is what recall reach counts', () => {
+    expect(holdsWords('my id is noah_muller_9847', 'Noah')).toBe(true);
+    expect(holdsWords('Zoë Müller', 'zoe muller')).toBe(true);
+    expect(holdsWords('Noahs ark', 'Noah')).toBe(false);
+    expect(factsInText('That is $299, then $1,234.50.')).toEqual([
+      { value: '$299', kind: 'amount' },
+      { value: '$1,234.50', kind: 'amount' },
+    ]);
   });
 
   it('cuts the archived text at the given number of characters for the "first characters" baseline', () => {

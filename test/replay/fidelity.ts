@@ -5,7 +5,8 @@
  * - **window retention**: the fact is mentioned in the active window the model would get (the
  *   OpenAI rendering, summaries included);
  * - **recall reach**: `GET /v1/recall?q=<fact>&sessionId=…&limit=5` answers, within those 5 hits,
- *   an event of the conversation that mentions the fact (its first event or a later one;
+ *   an event of the conversation that holds the fact's words (`holdsWords`: recall's notion of
+ *   a word, so `Noah` is held by `noah_muller_9847`), its first event or a later one (
  *   {@link FactResult.firstEventRank} tells whether the first one was among them);
  * - **passes**: the compactions recorded after the fact's event was appended.
  *
@@ -40,11 +41,11 @@ export interface FactResult {
   archived: boolean;
   /** The fact is mentioned in the final window. */
   retained: boolean;
-  /** A top-{@link RECALL_TOP} recall hit is an event that mentions the fact. */
+  /** A top-{@link RECALL_TOP} recall hit is an event of the conversation that holds the fact's words. */
   reached: boolean;
   /** 1-based rank of the fact's first event in the recall answer, null when not within the top {@link RECALL_TOP}. */
   firstEventRank: number | null;
-  /** Events of the conversation that mention the fact. */
+  /** Events of the conversation that hold the fact's words. */
   mentions: number;
   /** Kinds of the top hits (`tool`, `user`, `summary`, …), kept when the first event is not among them. */
   hitTypes?: string[];
@@ -180,9 +181,9 @@ export async function measureSession(
       passes: compacted.filter((p) => p > at).length,
       archived: logged[fact.messageIndex].archived === true,
       retained: retained[k],
-      reached: ranks.some((i) => i !== undefined && fact.mentionedIn.includes(i)),
+      reached: ranks.some((i) => i !== undefined && fact.heldIn.includes(i)),
       firstEventRank: first < 0 ? null : first + 1,
-      mentions: fact.mentionedIn.length,
+      mentions: fact.heldIn.length,
       ...(first < 0 ? { hitTypes: page.items.map((h) => h.type) } : {}),
     });
   }
