@@ -40,7 +40,7 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
     const stdout = { write: (chunk: string) => ((printed += chunk), true) } as unknown as NodeJS.WritableStream;
     report = await runReplay({ file: TAU_BENCH_FILE, url, strategy: 'all', sessions: SESSIONS, concurrency: 3, out: outDir, progress: false, stdout, stderr: stdout, runId: 'e2e' });
     client = new ServiceClient(url);
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
     await service?.close();
