@@ -15,6 +15,7 @@ import { runRecall } from './figures/recall';
 import { runTokenizers } from './figures/tokenizers';
 import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
+import { runPostgresReplicas } from './figures/postgres-replicas';
 
 /** Sizes of a run. */
 export interface BenchSizes {
@@ -31,6 +32,8 @@ export interface BenchSizes {
   plannerLiveSessions: number;
   memorySessions: number;
   memoryEventsPerSession: number;
+  /** Seconds of HTTP load per replica count (figure 8). */
+  replicaSeconds: number;
 }
 
 /** `--quick`: every figure, small sizes, under 60 s. */
@@ -48,6 +51,7 @@ export const QUICK: BenchSizes = {
   plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
+  replicaSeconds: 4,
 };
 
 /** The full run of the issue's sizes. */
@@ -65,9 +69,10 @@ export const FULL: BenchSizes = {
   plannerLiveSessions: 50,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
+  replicaSeconds: 10,
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -112,6 +117,9 @@ async function main(): Promise<void> {
   );
   await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir: opts.dir }));
   await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir: opts.dir }));
+  await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
+    runPostgresReplicas({ clients: sizes.clients, seconds: sizes.replicaSeconds, baselineSeconds: sizes.baselineSeconds }),
+  );
   await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
 
   results.sort((a, b) => a.figure - b.figure);

@@ -35,10 +35,10 @@ export interface AppendLoadOptions {
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const http = require('node:http');
-const { port, clients, seconds, warmup, messages } = workerData;
+const { ports, clients, seconds, warmup, messages } = workerData;
 const agent = new http.Agent({ keepAlive: true, maxSockets: clients + 2 });
 const hr = () => Number(process.hrtime.bigint()) / 1e6;
-function request(method, path, body) {
+function request(method, path, body, port = ports[0]) {
   const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, method, path, agent,
@@ -59,7 +59,7 @@ async function client(k, until, record) {
   let n = 0; const lat = []; const acks = []; let errors = 0;
   while (hr() < until) {
     const t0 = hr();
-    const res = await request('POST', '/v1/sessions/load-' + k + '/events', { events: [nextEvent((record ? 'r' : 'w') + n++)] });
+    const res = await request('POST', '/v1/sessions/load-' + k + '/events', { events: [nextEvent((record ? 'r' : 'w') + n++)] }, ports[k % ports.length]);
     const t1 = hr();
     if (res.status !== 201 && res.status !== 200) { errors++; if (errors < 3) console.error('append failed', res.status, JSON.stringify(res.body).slice(0, 200)); continue; }
     if (record) { lat.push(t1 - t0); acks.push([Number(res.body.position), t1]); }
@@ -91,7 +91,8 @@ async function probe(until) {
 })().catch((e) => parentPort.postMessage({ phase: 'error', message: String(e && e.stack || e) }));
 `;
 
-interface WorkerDone {
+/** What the load worker reports: per-client latencies (ms) and acks ([position, hrtime ms]), and the probe's round trips. */
+export interface WorkerDone {
   phase: 'done';
   start: number;
   end: number;
@@ -100,7 +101,12 @@ interface WorkerDone {
   windowStatuses: Record<string, number | string>;
 }
 
-function runWorker(data: Record<string, unknown>): Promise<WorkerDone> {
+/**
+ * Runs the HTTP load in a worker thread: `clients` clients (client k on `ports[k % ports.length]`,
+ * session `load-k`) append one event per request for `warmup` then `seconds` seconds, while a
+ * probe on `ports[0]` appends and reads its window at the acked position.
+ */
+export function runWorker(data: { ports: number[]; clients: number; seconds: number; warmup: number; messages: unknown[] }): Promise<WorkerDone> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: data });
     worker.on('message', (msg: { phase: string; message?: string }) => {
@@ -166,7 +172,7 @@ export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureR
   try {
     progress(`HTTP append load: ${options.clients} clients, ${options.seconds}s (+1s warm-up)`);
     const statsBefore = { ...store.stats };
-    const done = await runWorker({ port: running.port, clients: options.clients, seconds: options.seconds, warmup: 1, messages });
+    const done = await runWorker({ ports: [running.port], clients: options.clients, seconds: options.seconds, warmup: 1, messages });
     // Let the projector catch up with the last acks.
     const lastPosition = Math.max(0, ...done.results.flatMap((r) => r.acks.map((a) => a[0])));
     await projector.waitForPosition(BigInt(lastPosition), 10_000);

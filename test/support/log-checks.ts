@@ -70,11 +70,15 @@ export function openStore(dataDir: string): SqliteEventStore {
 }
 
 /**
- * Rebuilds the read models from the log of `dataDir` into an empty database and returns both
- * dumps (`onDisk`: the service's read models as it left them; `rebuilt`: from the log).
+ * Rebuilds the read models from the log into an empty database and returns both dumps (`onDisk`:
+ * the read models in `dataDir` as the service left them; `rebuilt`: from the log). The log is
+ * `<dataDir>/events.sqlite` unless `store` is given (e.g. the PostgreSQL store of replicas); it is
+ * closed afterwards.
  */
-export async function dumpAndRebuild(dataDir: string): Promise<{ onDisk: Record<string, unknown[]>; rebuilt: Record<string, unknown[]> }> {
-  const store = openStore(dataDir);
+export async function dumpAndRebuild(
+  dataDir: string,
+  store: EventStore = openStore(dataDir),
+): Promise<{ onDisk: Record<string, unknown[]>; rebuilt: Record<string, unknown[]> }> {
   const existing = ReadModelStore.open(path.join(dataDir, READ_MODEL_FILE_NAME));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rebuild-'));
   const fresh = ReadModelStore.open(path.join(dir, READ_MODEL_FILE_NAME));

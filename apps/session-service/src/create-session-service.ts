@@ -1,6 +1,6 @@
 /**
  * Builds the whole service for a configuration: the event store (embedded SQLite under DATA_DIR,
- * or KurrentDB), the read models, the summarizer, and the NestJS application with its OpenAPI
+ * KurrentDB, or PostgreSQL), the read models, the summarizer, and the NestJS application with its OpenAPI
  * document at `/docs`. Used by `main.ts`, the end-to-end tests and the CLI tools.
  */
 import 'reflect-metadata';
@@ -16,6 +16,7 @@ import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarize
 import { AppModule } from './app.module';
 import { rejectInvalidUtf8, requireJsonBody } from './http/require-json.middleware';
 import type { ServiceConfig } from './config/service-config';
+import { eventStoreConfig } from './config/event-store-config';
 
 /** A built service. `close()` stops the app, then closes the read models and the store. */
 export interface SessionService {
@@ -43,7 +44,7 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
   fs.mkdirSync(config.dataDir, { recursive: true });
   const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
-  const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: path.join(config.dataDir, 'events.sqlite') });
+  const store = createEventStore(eventStoreConfig(config));
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, { store, readModels, summarizer }), {
     bodyParser: false,

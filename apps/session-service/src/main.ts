@@ -4,6 +4,7 @@
  */
 import { loadServiceConfig } from './config/service-config';
 import { createSessionService } from './create-session-service';
+import { eventStoreKind } from './config/event-store-config';
 
 async function main(): Promise<void> {
   let config;
@@ -18,7 +19,11 @@ async function main(): Promise<void> {
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
-  const storeLine = config.kurrentDbConnectionString ? 'KurrentDB (KURRENTDB_CONNECTION_STRING)' : `embedded SQLite in ${config.dataDir}`;
+  const storeLine = {
+    kurrentdb: 'KurrentDB (KURRENTDB_CONNECTION_STRING)',
+    postgres: `PostgreSQL (DATABASE_URL); read models in ${config.dataDir}`,
+    sqlite: `embedded SQLite in ${config.dataDir}`,
+  }[eventStoreKind(config)];
   const lines = [
     `session memory compaction service listening on ${url}`,
     `API docs: ${url}/docs`,

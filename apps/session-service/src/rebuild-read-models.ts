@@ -1,7 +1,8 @@
 /**
  * `npm run rebuild-read-models`: rebuilds every read model (active windows, recall, compaction
  * history, full log) from an empty database by replaying the event log. Uses the same
- * configuration as the service (DATA_DIR, KURRENTDB_CONNECTION_STRING); stop the service first.
+ * configuration as the service (DATA_DIR, KURRENTDB_CONNECTION_STRING or DATABASE_URL); stop the
+ * service first (with PostgreSQL: only the replica whose DATA_DIR it rebuilds).
  * Prints a progress line per page and the final checkpoint.
  */
 import * as fs from 'node:fs';
@@ -9,11 +10,12 @@ import * as path from 'node:path';
 import { createEventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector } from '@lib/session';
 import { loadServiceConfig } from './config/service-config';
+import { eventStoreConfig } from './config/event-store-config';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig();
   fs.mkdirSync(config.dataDir, { recursive: true });
-  const store = createEventStore({ kurrentDbConnectionString: config.kurrentDbConnectionString, sqliteFile: path.join(config.dataDir, 'events.sqlite') });
+  const store = createEventStore(eventStoreConfig(config));
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   const started = Date.now();
   try {

@@ -1,11 +1,16 @@
 import type { EventStore } from './event-store.port';
 import { KurrentDbEventStore } from './kurrentdb/kurrentdb-event-store';
+import { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
 import { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
 
-/** Which store {@link createEventStore} builds. */
+/** Which store {@link createEventStore} builds. Set at most one of the connection settings. */
 export interface EventStoreConfig {
   /** When set (e.g. `kurrentdb://localhost:2113?tls=false`), the KurrentDB adapter is used. */
   kurrentDbConnectionString?: string;
+  /** When set (e.g. `postgres://user@db:5432/events`), the PostgreSQL adapter is used. */
+  postgresUrl?: string;
+  /** Options for the PostgreSQL adapter. */
+  postgres?: PostgresEventStoreOptions;
   /** SQLite file used otherwise. Default `./data/events.sqlite`. */
   sqliteFile?: string;
   /** Options for the SQLite adapter. */
@@ -16,12 +21,17 @@ export interface EventStoreConfig {
 export const DEFAULT_SQLITE_FILE = './data/events.sqlite';
 
 /**
- * Builds the configured event store: KurrentDB when a connection string is given, else the embedded
- * SQLite store at `sqliteFile`.
- * @throws EventStoreUnavailableError when the SQLite file cannot be opened (KurrentDB connects lazily:
- *   its errors appear on first use).
+ * Builds the configured event store: KurrentDB when its connection string is given, PostgreSQL
+ * when a database URL is given, else the embedded SQLite store at `sqliteFile`.
+ * @throws Error when both KurrentDB and PostgreSQL are configured.
+ * @throws EventStoreUnavailableError when the SQLite file cannot be opened (KurrentDB and PostgreSQL
+ *   connect lazily: their errors appear on first use).
  */
 export function createEventStore(config: EventStoreConfig = {}): EventStore {
+  if (config.kurrentDbConnectionString && config.postgresUrl) {
+    throw new Error('configure one event store: KURRENTDB_CONNECTION_STRING or DATABASE_URL, not both');
+  }
   if (config.kurrentDbConnectionString) return KurrentDbEventStore.connect(config.kurrentDbConnectionString);
+  if (config.postgresUrl) return PostgresEventStore.connect(config.postgresUrl, config.postgres);
   return SqliteEventStore.open(config.sqliteFile ?? DEFAULT_SQLITE_FILE, config.sqlite);
 }

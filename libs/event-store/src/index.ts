@@ -7,3 +7,7 @@ export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-
 export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema';
 export { KurrentDbEventStore } from './kurrentdb/kurrentdb-event-store';
 export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './create-event-store';
+export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
+export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
+export { resolveExistingIds, type StoredEventRow } from './idempotent-retry';
+export { PollingSubscriptions } from './polling-subscriptions';

@@ -1,12 +1,26 @@
 /**
- * Errors of the session domain. Each carries a stable `code` (the HTTP layer maps codes to
- * statuses and returns `{ code, message }`) and a message that says what to fix.
+ * Errors of the session domain. Each carries a stable `code` and a message that says what to fix.
+ * Transports decide what a code means to their callers (the HTTP app maps each code to a status
+ * in one table); nothing here knows about HTTP.
  */
 
-/** Base class: `code` is stable and documented; `status` is the HTTP status the API answers with. */
+/** Every code a {@link SessionError} can carry (stable, documented in the README). */
+export type SessionErrorCode =
+  | 'session_not_found'
+  | 'compaction_not_found'
+  | 'wrong_expected_revision'
+  | 'duplicate_event_id'
+  | 'unknown_tool_call'
+  | 'tool_call_conflict'
+  | 'projection_behind'
+  | InvalidRequestCode;
+
+/** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
+export type InvalidRequestCode = 'invalid_request' | 'invalid_message' | 'invalid_parameter' | 'invalid_session_id' | 'revision_out_of_range' | 'validation_failed' | 'invalid_query';
+
+/** Base class: `code` is stable and documented. */
 export abstract class SessionError extends Error {
-  abstract readonly code: string;
-  abstract readonly status: number;
+  abstract readonly code: SessionErrorCode;
   /** Extra fields returned to the client (e.g. expected and actual revisions). */
   readonly details?: Record<string, unknown>;
   constructor(message: string, details?: Record<string, unknown>) {
@@ -15,28 +29,25 @@ export abstract class SessionError extends Error {
   }
 }
 
-/** 404: no event was ever appended to this session (or it was erased). */
+/** No event was ever appended to this session (or it was erased). */
 export class SessionNotFoundError extends SessionError {
   readonly code = 'session_not_found';
-  readonly status = 404;
   constructor(sessionId: string) {
     super(`session ${JSON.stringify(sessionId)} does not exist: append events to it first`);
   }
 }
 
-/** 404: the session has no compaction with this id. */
+/** The session has no compaction with this id. */
 export class CompactionNotFoundError extends SessionError {
   readonly code = 'compaction_not_found';
-  readonly status = 404;
   constructor(sessionId: string, compactionId: string) {
     super(`session ${JSON.stringify(sessionId)} has no compaction ${JSON.stringify(compactionId)}`);
   }
 }
 
-/** 409: the append's expected revision did not match the stream. Nothing was written. */
+/** The append's expected revision did not match the stream. Nothing was written. */
 export class RevisionConflictError extends SessionError {
   readonly code = 'wrong_expected_revision';
-  readonly status = 409;
   constructor(expected: string, actual: string) {
     super(`expected revision ${expected} but the session is at ${actual}: read the session and retry with expectedRevision ${actual}`, {
       expected,
@@ -45,10 +56,9 @@ export class RevisionConflictError extends SessionError {
   }
 }
 
-/** 409: an event id was already used in this session for other content. Nothing was written. */
+/** An event id was already used in this session for other content. Nothing was written. */
 export class DuplicateEventIdConflictError extends SessionError {
   readonly code = 'duplicate_event_id';
-  readonly status = 409;
   constructor(eventId: string) {
     super(
       `event id ${JSON.stringify(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: use a new id, or retry the original request unchanged`,
@@ -59,10 +69,9 @@ export class DuplicateEventIdConflictError extends SessionError {
   }
 }
 
-/** 422: a tool response answers a call that is not in the session's active window nor earlier in the request. */
+/** A tool response answers a call that is not in the session's active window nor earlier in the request. */
 export class UnknownToolCallError extends SessionError {
   readonly code = 'unknown_tool_call';
-  readonly status = 422;
   constructor(field: string, toolCallId: string) {
     super(`${field}: tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, {
       field,
@@ -71,23 +80,21 @@ export class UnknownToolCallError extends SessionError {
   }
 }
 
-/** 422: a tool call or response would make the session invalid for a provider (see ToolCallLedger). */
+/** A tool call or response would make the session invalid for a provider (see ToolCallLedger). */
 export class ToolCallConflictError extends SessionError {
   readonly code = 'tool_call_conflict';
-  readonly status = 422;
   constructor(field: string, message: string) {
     super(message, { field });
   }
 }
 
-/** 400: the request is well-formed JSON but a value is not allowed. `parameter` names it. */
+/** The request is well-formed JSON but a value is not allowed. `parameter` names it. */
 export class InvalidRequestError extends SessionError {
-  readonly code: string;
-  readonly status = 400;
+  readonly code: InvalidRequestCode;
   constructor(
     readonly parameter: string,
     message: string,
-    code = 'invalid_request',
+    code: InvalidRequestCode = 'invalid_request',
   ) {
     super(message, { parameter });
     this.code = code;

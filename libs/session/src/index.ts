@@ -6,6 +6,7 @@ export * from './tokens';
 export * from './errors';
 export * from './events/session-stream-events';
 export * from './domain/session-window';
+export * from './decider/session-decider';
 export * from './domain/clone-session-window';
 export * from './domain/event-costs';
 export * from './domain/session-ids';

@@ -14,6 +14,11 @@ export interface ServiceConfig {
   dataDir: string;
   /** KurrentDB connection string (`KURRENTDB_CONNECTION_STRING`); the embedded SQLite store when absent. */
   kurrentDbConnectionString?: string;
+  /**
+   * PostgreSQL URL of the event store (`DATABASE_URL`, `postgres://` or `postgresql://`). Several
+   * replicas may share it; each keeps its own read models under `dataDir`.
+   */
+  databaseUrl?: string;
   /** API key → tenant id (`API_KEYS="key1:tenantA,key2:tenantB"`). Empty = open development mode. */
   apiKeys: Map<string, string>;
   /** Largest accepted request body (`MAX_BODY_BYTES`, default 5 MiB). Larger bodies get 413. */
@@ -60,13 +65,34 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   return keys;
 }
 
+/** Parses `DATABASE_URL` (empty: not set). @throws Error naming the variable when it is not a PostgreSQL URL. */
+export function parseDatabaseUrl(raw: string | undefined): string | undefined {
+  if (!raw?.trim()) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw new Error('DATABASE_URL is not a valid URL: use postgres://user:password@host:5432/database');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got ${url.protocol}//)`);
+  }
+  return raw.trim();
+}
+
 /** Reads the configuration from `env`. @throws Error naming the first invalid variable. */
 export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+  const kurrentDbConnectionString = env.KURRENTDB_CONNECTION_STRING || undefined;
+  const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
+  if (kurrentDbConnectionString && databaseUrl) {
+    throw new Error('KURRENTDB_CONNECTION_STRING and DATABASE_URL are both set: choose one event store');
+  }
   return {
     port: intVar(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
     dataDir: path.resolve(env.DATA_DIR || './data'),
-    kurrentDbConnectionString: env.KURRENTDB_CONNECTION_STRING || undefined,
+    kurrentDbConnectionString,
+    databaseUrl,
     apiKeys: parseApiKeys(env.API_KEYS),
     maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024),
     maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST', 1000, 1),

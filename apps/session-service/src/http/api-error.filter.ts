@@ -1,6 +1,6 @@
 /**
  * Turns every error into `{ "code": "...", "message": "..." }` with the right status:
- * domain errors (SessionError and subclasses) by their own code and status, invalid strategy or
+ * domain errors (SessionError and subclasses) by their code, with the status of {@link STATUS_BY_CODE}, invalid strategy or
  * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json`, oversized
  * bodies → 413 `payload_too_large`, unknown routes → 404 `route_not_found`, rate limit → 429
  * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else → 500 `internal`
@@ -11,6 +11,7 @@ import type { Response } from 'express';
 import { InvalidParameterError } from '@lib/compaction';
 import { EventStoreUnavailableError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
+import { STATUS_BY_CODE } from './status-by-code';
 
 /** The JSON body of every error answer. */
 export interface ApiErrorBody {
@@ -21,7 +22,7 @@ export interface ApiErrorBody {
 
 /** Maps an error to (status, body). Exported for tests. */
 export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
-  if (err instanceof SessionError) return { status: err.status, body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
+  if (err instanceof SessionError) return { status: STATUS_BY_CODE[err.code], body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
   if (err instanceof InvalidParameterError) {
     return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
   }

@@ -6,6 +6,7 @@ import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, SessionProjector } from '@lib/session';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
+import { eventStoreKind } from '../config/event-store-config';
 import { ServiceMetrics } from './metrics';
 
 /** `GET /health` and `GET /metrics` (no API key needed). */
@@ -33,7 +34,7 @@ export class HealthController {
     }
     const body = {
       status: storeError ? 'unavailable' : 'ok',
-      store: { kind: this.config.kurrentDbConnectionString ? 'kurrentdb' : 'sqlite', headPosition: head?.toString() ?? null, error: storeError },
+      store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError },
       projector: {
         running: projector.running,
         checkpoint: projector.checkpoint.toString(),

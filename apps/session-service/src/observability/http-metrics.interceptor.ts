@@ -2,6 +2,7 @@
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { tap, type Observable } from 'rxjs';
+import { toApiError } from '../http/api-error.filter';
 import { ServiceMetrics } from './metrics';
 
 /** Global interceptor feeding {@link ServiceMetrics}. */
@@ -23,7 +24,7 @@ export class HttpMetricsInterceptor implements NestInterceptor {
           if (typeof outcome === 'string' && route.endsWith('compactions') && req.method === 'POST') this.metrics.compactions.inc({ outcome });
         },
         complete: () => observe(http.getResponse<Response>().statusCode),
-        error: (err: { status?: number; getStatus?: () => number }) => observe(err?.getStatus?.() ?? err?.status ?? 500),
+        error: (err: unknown) => observe(toApiError(err).status),
       }),
     );
   }

@@ -1,17 +1,11 @@
 import type Database from 'better-sqlite3';
 import type { SerializedEvent } from '../append-input';
 import { satisfies } from '../append-input';
-import { DuplicateEventIdError, WrongExpectedRevisionError } from '../errors';
+import { WrongExpectedRevisionError } from '../errors';
+import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
 import type { AppendResult, ExpectedRevision } from '../event-store.port';
 
-interface ExistingRow {
-  position: bigint;
-  stream: string;
-  revision: bigint;
-  type: string;
-  data: string;
-  metadata: string | null;
-}
+type ExistingRow = StoredEventRow;
 
 /**
  * One append's logic against the SQLite schema: the expected-revision check, idempotent retries
@@ -58,7 +52,7 @@ export class SqliteAppender {
     const current = this.currentRevision(stream);
     const existing = events.map((e) => this.eventById.get(e.id));
     if (existing.some((row) => row !== undefined)) {
-      return this.retried(stream, events, expected, current, existing);
+      return resolveExistingIds(stream, events, expected, current, existing);
     }
     if (!satisfies(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
     const created = Date.now();
@@ -77,39 +71,5 @@ export class SqliteAppender {
     const { changes } = this.deleteEvents.run(stream);
     this.deleteStreamRow.run(stream);
     return changes;
-  }
-
-  /**
-   * Some ids already exist. It is an idempotent retry when every id is in this stream, in order,
-   * contiguous, starting right after the expected revision (anywhere for `any`/`stream_exists`),
-   * with identical type, data and metadata: the original result is returned and nothing written.
-   */
-  private retried(
-    stream: string,
-    events: SerializedEvent[],
-    expected: ExpectedRevision,
-    current: bigint | null,
-    existing: (ExistingRow | undefined)[],
-  ): AppendResult {
-    const first = existing[0];
-    const inPlace =
-      first !== undefined &&
-      existing.every((row, i) => row !== undefined && row.stream === stream && row.revision === first.revision + BigInt(i)) &&
-      (expected === 'any' ||
-        expected === 'stream_exists' ||
-        (expected === 'no_stream' && first.revision === 0n) ||
-        (typeof expected === 'bigint' && first.revision === expected + 1n));
-    if (inPlace) {
-      const differing = events.findIndex((e, i) => {
-        const row = existing[i] as ExistingRow;
-        return row.type !== e.type || row.data !== e.data || row.metadata !== e.metadata;
-      });
-      if (differing >= 0) throw new DuplicateEventIdError(stream, events[differing].id);
-      const last = existing[existing.length - 1] as ExistingRow;
-      return { nextExpectedRevision: last.revision, position: last.position };
-    }
-    if (!satisfies(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
-    const clash = events.find((_, i) => existing[i] !== undefined) as SerializedEvent;
-    throw new DuplicateEventIdError(stream, clash.id);
   }
 }

@@ -14,7 +14,8 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-store.port';
-import { PollingSubscription } from '../polling-subscription';
+import { PollingSubscriptions } from '../polling-subscriptions';
+import { recordedFromRow } from '../recorded-from-row';
 import { SqliteAppender } from './sqlite-append';
 import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite-schema';
 
@@ -78,12 +79,10 @@ export class SqliteEventStore implements EventStore {
   private readonly queue: PendingOp[] = [];
   private flushScheduled = false;
   private closed = false;
-  private readonly subscriptions = new Set<PollingSubscription>();
+  private readonly subscriptions: PollingSubscriptions;
   private readonly stmts: ReturnType<SqliteEventStore['prepareStatements']>;
   private readonly groupCommit: boolean;
   private readonly maxBatchSize: number;
-  private readonly pollIntervalMs: number;
-  private readonly pageSize: number;
   private committedTransactions = 0;
   private committedOperations = 0;
   /** A committed deletion still has older page copies in the WAL: checkpoint (TRUNCATE) it. */
@@ -95,8 +94,7 @@ export class SqliteEventStore implements EventStore {
   ) {
     this.groupCommit = options.groupCommit ?? true;
     this.maxBatchSize = Math.max(1, options.maxBatchSize ?? 256);
-    this.pollIntervalMs = options.pollIntervalMs ?? 100;
-    this.pageSize = options.subscriptionPageSize ?? 512;
+    this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 100, options.subscriptionPageSize ?? 512);
     this.appender = new SqliteAppender(db);
     this.stmts = this.prepareStatements();
   }
@@ -201,14 +199,7 @@ export class SqliteEventStore implements EventStore {
    */
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
     this.assertOpen();
-    const sub: PollingSubscription = new PollingSubscription(
-      (after) => this.readAll({ fromPosition: after, maxCount: this.pageSize, streamPrefix: options.streamPrefix }),
-      options.fromPosition ?? 0n,
-      this.pollIntervalMs,
-      () => this.subscriptions.delete(sub),
-    );
-    this.subscriptions.add(sub);
-    return sub;
+    return this.subscriptions.open(options);
   }
 
   /**
@@ -247,7 +238,7 @@ export class SqliteEventStore implements EventStore {
     while (this.queue.length > 0) this.flush();
     this.tryPurgeWal();
     this.closed = true;
-    await Promise.all([...this.subscriptions].map((s) => s.close()));
+    await this.subscriptions.closeAll();
     this.db.close();
   }
 
@@ -304,7 +295,7 @@ export class SqliteEventStore implements EventStore {
     }
     this.tryPurgeWal();
     batch.forEach((op, i) => (outcomes[i].ok ? op.resolve(outcomes[i].value as never) : op.reject(outcomes[i].value)));
-    if (outcomes.some((o) => o.ok)) for (const sub of this.subscriptions) sub.wake();
+    if (outcomes.some((o) => o.ok)) this.subscriptions.wake();
   }
 
   /** Purges the WAL when a committed deletion asks for it; a failure leaves it pending (the data is committed either way). */
@@ -371,16 +362,7 @@ export class SqliteEventStore implements EventStore {
 }
 
 function toRecorded(row: Row): RecordedEvent {
-  return {
-    id: row.id,
-    type: row.type,
-    data: JSON.parse(row.data),
-    metadata: row.metadata === null ? undefined : JSON.parse(row.metadata),
-    streamId: row.stream,
-    revision: row.revision,
-    position: row.position,
-    created: new Date(Number(row.created)),
-  };
+  return recordedFromRow(row, new Date(Number(row.created)));
 }
 
 function isUnavailable(error: unknown): boolean {

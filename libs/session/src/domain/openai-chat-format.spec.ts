@@ -145,7 +145,7 @@ describe('openAiMessagesToEvents', () => {
       error = e;
     }
     expect(error).toBeInstanceOf(UnknownToolCallError);
-    expect((error as UnknownToolCallError).status).toBe(422);
+    expect((error as UnknownToolCallError).code).toBe('unknown_tool_call');
     expect((error as Error).message).toContain('messages[1].tool_call_id');
     expect((error as Error).message).toContain('nope');
     expect((error as Error).message).not.toContain('secret result');
@@ -189,7 +189,6 @@ describe('openAiMessagesToEvents', () => {
     }
     expect(error).toBeInstanceOf(InvalidRequestError);
     const err = error as InvalidRequestError;
-    expect(err.status).toBe(400);
     expect(err.code).toBe('invalid_message');
     expect(err.parameter).toBe(parameter);
     expect(err.message.startsWith(`${parameter}:`)).toBe(true);

@@ -19,9 +19,12 @@ export function decisionEventId(sessionId: string, compactionId: string, index: 
   return deterministicEventId(EVENT_NAMESPACE, `${sessionId}\u0000decision\u0000${compactionId}\u0000${index}`);
 }
 
-/** The store UUID of a policy event (random: every policy change is a new event). */
-export function policyEventId(): string {
-  return randomUUID();
+/**
+ * The store UUID of a policy event: derived from (session, the revision the policy was checked
+ * against, the policy's canonical key), so the same PUT racing itself on one revision is one event.
+ */
+export function policyEventId(sessionId: string, basedOnRevision: bigint | null, policyKey: string): string {
+  return deterministicEventId(EVENT_NAMESPACE, `${sessionId}\u0000policy\u0000${String(basedOnRevision)}\u0000${policyKey}`);
 }
 
 /**

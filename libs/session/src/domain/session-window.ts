@@ -57,6 +57,8 @@ export interface SessionWindowState {
   /** Revision of every conversation event id seen in the folded part, archived or not. */
   revisionsById: Map<string, bigint>;
   policy: PolicySetData | null;
+  /** Revision of the policy event that set `policy` (null when unknown: no policy, or a checkpoint written before it was recorded). */
+  policyRevision: bigint | null;
   /** Id and base revision of the last compaction decision (completed or failed) folded. */
   lastCompaction: { compactionId: string; basedOnRevision: string; outcome: 'compacted' | 'failed'; paramsKey: string; revision: bigint } | null;
   /** Conversation events appended since the last compaction decision (all of them when there was none). */
@@ -74,6 +76,7 @@ export function emptySessionWindow(): SessionWindowState {
     active: new Map(),
     revisionsById: new Map(),
     policy: null,
+    policyRevision: null,
     lastCompaction: null,
     consecutiveFailures: 0,
     eventsSinceCompaction: 0,
@@ -140,6 +143,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case POLICY_SET:
       state.policy = recorded.data as PolicySetData;
+      state.policyRevision = recorded.revision;
       break;
     default:
       break;

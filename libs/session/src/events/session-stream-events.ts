@@ -117,6 +117,8 @@ export interface SessionCheckpoint {
   /** Inclusive revision ranges `[from, to]` holding exactly the active window's entries (plus decision events in between). */
   keptRanges: Array<[string, string]>;
   policy: PolicySetData | null;
+  /** Revision of the policy event (decimal string); absent in checkpoints written before it was recorded. */
+  policyRevision?: string;
   consecutiveFailures: number;
   userId?: string;
 }

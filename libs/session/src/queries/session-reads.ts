@@ -21,10 +21,9 @@ import { getCompaction, listCompactions } from '../read-side/queries/compaction-
 import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
 import { jsonSafe } from './json-safe';
 
-/** 503: the projection did not reach `minPosition` within the wait limit. */
+/** The projection did not reach `minPosition` within the wait limit. */
 export class ProjectionBehindError extends SessionError {
   readonly code = 'projection_behind';
-  readonly status = 503;
   constructor(position: bigint, checkpoint: bigint) {
     super(`the read models have not reached position ${position} yet (they are at ${checkpoint}); retry shortly`, {
       minPosition: position.toString(),

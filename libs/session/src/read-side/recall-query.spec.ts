@@ -147,7 +147,7 @@ describe('searchRecall', () => {
         thrown = error;
       }
       expect(thrown).toBeInstanceOf(InvalidQueryError);
-      expect(thrown).toMatchObject({ parameter, status: 400, code: 'invalid_query' });
+      expect(thrown).toMatchObject({ parameter, code: 'invalid_query' });
     }
   });
 

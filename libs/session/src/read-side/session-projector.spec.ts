@@ -8,6 +8,7 @@ import { ReadModelStore } from './read-model-store';
 import { SessionProjector } from './session-projector';
 import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
 import { CONVERSATION_EVENT } from '../events/session-stream-events';
+import { SESSION_ERASED, erasureStream } from '../events/erasure-events';
 
 function setup() {
   const store = ReadModelStore.open(':memory:');
@@ -18,6 +19,31 @@ function setup() {
 const windowIds = (store: ReadModelStore, sessionId: string, tenantId = 'default') => getWindow(store, tenantId, sessionId)?.entries.map((e) => e.event.id);
 
 describe('SessionProjector: hand-built sequences', () => {
+  it("erases a session's rows when it reads an erasure record written by another replica, and keeps other sessions", () => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog('acme');
+    log.append('s1', user('u1', 'secret plan'));
+    log.append('s2', user('u2', 'kept'));
+    projector.applyBatch(log.events);
+    expect(windowIds(store, 's1', 'acme')).toEqual(['u1']);
+    const last = log.events[log.events.length - 1];
+    const record = {
+      ...last,
+      id: '00000000-0000-4000-8000-0000000000e1',
+      streamId: erasureStream('acme'),
+      revision: 0n,
+      position: last.position + 1n,
+      type: SESSION_ERASED,
+      data: { sessionId: 's1', erasedEvents: 1, erasedAt: '2024-05-02T00:00:00.000Z' },
+      metadata: undefined,
+    };
+    expect(projector.applyBatch([record])).toBe(record.position);
+    expect(getWindow(store, 'acme', 's1')).toBeNull();
+    expect(listLog(store, 'acme', 's1')).toBeNull();
+    expect(JSON.stringify(dumpReadModels(store))).not.toContain('secret plan');
+    expect(windowIds(store, 's2', 'acme')).toEqual(['u2']);
+  });
+
   it('projects appends into the window, the log and the session row', () => {
     const { store, projector } = setup();
     const log = new RecordedSessionLog('acme');

@@ -2,6 +2,7 @@ import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
 import { SessionReadModelWriter } from './session-read-model-writer';
+import { ERASURE_STREAM_PREFIX, SESSION_ERASED, type SessionErasedData } from '../events/erasure-events';
 
 /** Name of this projector's row in `projector_checkpoints`. */
 export const SESSION_PROJECTOR_NAME = 'session-read-models';
@@ -34,8 +35,9 @@ const NOT_READY = Symbol('not-ready');
 
 /**
  * Follows the whole global log and keeps the read models of `./read-model-schema` up to date from
- * the `session-` streams. Events of other streams (e.g. `erasure-<tenant>`) write no row but move
- * the checkpoint, so it reaches the store's head and `waitForPosition` of any position resolves
+ * the `session-` streams. A `SessionErased` record of an `erasure-<tenant>` stream erases that
+ * session's rows (so every replica forgets an erased session, not only the one that erased it).
+ * Events of other streams write no row but move the checkpoint, so it reaches the store's head and `waitForPosition` of any position resolves
  * (KurrentDB system events `$…` are filtered out by the adapter and would be ignored too). Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
  * crash (or a throw) never applies an event twice nor skips one; events at or before the
  * checkpoint are ignored, so a redelivered event is harmless.
@@ -87,14 +89,22 @@ export class SessionProjector {
    */
   applyBatch(events: readonly RecordedEvent[]): bigint {
     let next = this.current;
+    let erased = false;
     this.store.transaction(() => {
       for (const event of events) {
         if (event.position <= next) continue;
-        this.writer.apply(event);
+        if (event.type === SESSION_ERASED && event.streamId.startsWith(ERASURE_STREAM_PREFIX)) {
+          // An erasure made by this or another replica: forget the session's rows here too.
+          const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
+          erased = this.writer.eraseSession(tenantId, (event.data as SessionErasedData).sessionId) || erased;
+        } else {
+          this.writer.apply(event);
+        }
         next = event.position;
       }
       if (next !== this.current) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next);
     });
+    if (erased) this.store.purgeWal();
     if (next !== this.current) {
       this.current = next;
       this.waiters.notify(next);

@@ -1,33 +1,26 @@
 /**
  * Command and handler: append conversation events to a session (DESIGN §2 write path).
  *
- * HTTP → command → load the session's state → checks → one atomic append with the expected
- * revision → `{ revision, position }`. Then a {@link SessionEventsAppended} event is published so
- * auto-compaction can run in the background; the append never waits for it.
+ * Load the session's state at revision R → {@link decideAppend} → one atomic append at expected
+ * revision R (or the client's own `expectedRevision`) → `{ revision, position }`. When the stream
+ * moved on meanwhile, reload and decide again (bounded). Then a {@link SessionEventsAppended}
+ * event is published so auto-compaction can run in the background; the append never waits for it.
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Inject } from '@nestjs/common';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
-import type { SessionEvent } from '@lib/compaction';
-import { CONVERSATION_EVENT, sessionKey, sessionStream, type ConversationEventData, type SessionEventMetadata } from '../events/session-stream-events';
-import { computeEventCosts } from '../domain/event-costs';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
+import { sessionKey, sessionStream } from '../events/session-stream-events';
+import { decideAppend, type EventToAppend } from '../decider/session-decider';
 import { storeEventId } from '../domain/session-ids';
-import { DuplicateEventIdConflictError, InvalidRequestError, RevisionConflictError } from '../errors';
-import { ToolCallLedger } from '../domain/tool-call-ledger';
+import { DuplicateEventIdConflictError, RevisionConflictError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 
-/** One event to append: a native session event (with its client id) plus optional client fields. */
-export interface EventToAppend {
-  event: SessionEvent;
-  /** ISO-8601 time from the client, if given. */
-  createdAt?: string;
-  metadata?: Record<string, unknown>;
-  /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
-  field: string;
-}
 
-/** Append `events` to `sessionId` of `tenantId`. `expectedRevision` default `'any'`. */
+/** How many times an append without a client `expectedRevision` reloads and decides again after the stream moved on. */
+export const MAX_APPEND_ATTEMPTS = 8;
+
+/** Append `events` to `sessionId` of `tenantId`. `expectedRevision` `'any'` (default) means: at the revision the checks ran against. */
 export class AppendSessionEventsCommand {
   constructor(
     readonly tenantId: string,
@@ -58,7 +51,7 @@ export class SessionEventsAppended {
   ) {}
 }
 
-/** Handles {@link AppendSessionEventsCommand}: checks, costs each event once, appends atomically. */
+/** Handles {@link AppendSessionEventsCommand}: load, decide, append at the loaded revision, retry on conflict. */
 @CommandHandler(AppendSessionEventsCommand)
 export class AppendSessionEventsHandler implements ICommandHandler<AppendSessionEventsCommand, AppendSessionEventsResult> {
   constructor(
@@ -68,47 +61,50 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   ) {}
 
   /**
-   * @throws InvalidRequestError (400) on an empty list or a client id repeated in the request.
-   * @throws UnknownToolCallError (422) when a tool response answers no call of the active window or of the request.
-   * @throws ToolCallConflictError (422) for a repeated or still-open call id, or a second answer.
-   * @throws RevisionConflictError (409) when `expectedRevision` does not match.
-   * @throws DuplicateEventIdConflictError (409) when a client id was used before with other content.
+   * @throws InvalidRequestError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
+   * @throws RevisionConflictError when the client's `expectedRevision` does not match, or when the
+   *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
+   * @throws DuplicateEventIdConflictError when a client id was used before with other content.
    */
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
-    const { events } = command;
     const key = sessionKey(command.tenantId, command.sessionId);
-    if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
-    const seen = new Set<string>();
-    for (const e of events) {
-      if (seen.has(e.event.id)) throw new InvalidRequestError(`${e.field}.id`, `${e.field}.id: id ${JSON.stringify(e.event.id)} appears twice in this request`);
-      seen.add(e.event.id);
-    }
-    const state = await this.sessions.load(key);
-    const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
-    for (const e of events) ledger.accept(e.event, e.field);
-    const userId = command.userId ?? undefined;
-    const data: EventData[] = events.map((e) => {
-      const payload: ConversationEventData = {
-        event: e.event,
-        costs: computeEventCosts(e.event),
-        ...(e.createdAt ? { createdAt: e.createdAt } : {}),
-        ...(e.metadata ? { metadata: e.metadata } : {}),
-        ...(userId ? { userId } : {}),
-      };
-      const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
-      return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
-    });
-    try {
-      const result = await this.store.appendToStream(sessionStream(key), data, { expectedRevision: command.expectedRevision });
-      this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, Boolean(state?.policy?.strategy)));
-      return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
-    } catch (err) {
-      if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));
-      if (err instanceof DuplicateEventIdError) {
-        const clientId = events.find((e) => storeEventId(key, e.event.id) === err.eventId)?.event.id ?? err.eventId;
-        throw new DuplicateEventIdConflictError(clientId);
+    const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
+    for (let attempt = 1; ; attempt++) {
+      const state = await this.sessions.load(key);
+      const hasPolicy = Boolean(state?.policy?.strategy);
+      const decision = decideAppend({ type: 'AppendEvents', tenantId: command.tenantId, sessionId: command.sessionId, events: command.events, userId: command.userId }, state);
+      // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
+      const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
+      try {
+        return this.appended(command, await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected }), hasPolicy);
+      } catch (err) {
+        if (err instanceof WrongExpectedRevisionError && clientExpected === null && attempt < MAX_APPEND_ATTEMPTS) continue;
+        if (err instanceof DuplicateEventIdError && expected !== 'any') return this.resent(key, decision.events, command, hasPolicy);
+        throw this.translated(err, key, command);
       }
-      throw err;
     }
+  }
+
+  /** Some ids exist already: with `any`, the store writes nothing and answers the original result when every id is in place with identical content. */
+  private async resent(key: string, events: EventData[], command: AppendSessionEventsCommand, hasPolicy: boolean): Promise<AppendSessionEventsResult> {
+    try {
+      return this.appended(command, await this.store.appendToStream(sessionStream(key), events, { expectedRevision: 'any' }), hasPolicy);
+    } catch (err) {
+      throw this.translated(err, key, command);
+    }
+  }
+
+  private translated(err: unknown, key: string, command: AppendSessionEventsCommand): unknown {
+    if (err instanceof WrongExpectedRevisionError) return new RevisionConflictError(String(err.expected), String(err.actual));
+    if (err instanceof DuplicateEventIdError) {
+      const clientId = command.events.find((e) => storeEventId(key, e.event.id) === err.eventId)?.event.id ?? err.eventId;
+      return new DuplicateEventIdConflictError(clientId);
+    }
+    return err;
+  }
+
+  private appended(command: AppendSessionEventsCommand, result: AppendResult, hasPolicy: boolean): AppendSessionEventsResult {
+    this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
+    return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
 }

@@ -9,18 +9,13 @@ import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import type { EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
+import { SESSION_ERASED, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
 import { SessionStateCache } from './session-state-cache';
 
-/** Type of the erasure record. */
-export const SESSION_ERASED = 'SessionErased';
-
-/** The stream of a tenant's erasure records. */
-export function erasureStream(tenantId: string): string {
-  return `erasure-${tenantId}`;
-}
+export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
 
 /** Erase `sessionId` of `tenantId`. */
 export class EraseSessionCommand {
@@ -55,7 +50,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     const erasedAt = new Date().toISOString();
     const erasedEvents = Number(revision + 1n);
     await this.store.appendToStream(erasureStream(command.tenantId), [
-      { id: randomUUID(), type: SESSION_ERASED, data: { sessionId: command.sessionId, erasedEvents, erasedAt } },
+      { id: randomUUID(), type: SESSION_ERASED, data: { sessionId: command.sessionId, erasedEvents, erasedAt } satisfies SessionErasedData },
     ]);
     // Let the projector pass the stream's last event first, so that it cannot re-create rows of
     // the session from a batch it read before the deletion.

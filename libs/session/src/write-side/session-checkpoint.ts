@@ -36,6 +36,7 @@ export function buildCheckpoint(after: SessionWindowState, failuresBefore: numbe
   return {
     keptRanges: revisionRanges([...after.active.values()].map((e) => e.revision)),
     policy: after.policy,
+    ...(after.policyRevision !== null ? { policyRevision: after.policyRevision.toString() } : {}),
     consecutiveFailures: failuresBefore,
     ...(after.userId ? { userId: after.userId } : {}),
   };

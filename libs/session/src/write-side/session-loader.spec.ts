@@ -68,6 +68,7 @@ function comparable(state: SessionWindowState | null) {
     revision: state.revision?.toString(),
     window: orderedWindow(state).map((e) => [e.event.id, e.revision.toString(), e.anchorRevision.toString()]),
     policy: state.policy?.strategy ?? null,
+    policyRevision: state.policyRevision?.toString() ?? null,
     lastCompaction: state.lastCompaction?.compactionId ?? null,
     consecutiveFailures: state.consecutiveFailures,
     eventsSinceCompaction: state.eventsSinceCompaction,
@@ -98,7 +99,7 @@ describe('session state loading', () => {
         const summarizer = new ScriptedSummarizer();
         const append = new AppendSessionEventsHandler(store, cache, { publish: () => undefined } as unknown as EventBus);
         const compact = new CompactSessionHandler(store, cache, summarizer);
-        const policy = new SetCompactionPolicyHandler(store);
+        const policy = new SetCompactionPolicyHandler(store, cache);
         let n = 0;
         let compactions = 0;
         for (const op of ops) {

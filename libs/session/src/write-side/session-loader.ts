@@ -65,6 +65,7 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
       }
     }
     state.policy = checkpoint.policy;
+    state.policyRevision = checkpoint.policyRevision !== undefined ? BigInt(checkpoint.policyRevision) : null;
     state.consecutiveFailures = checkpoint.consecutiveFailures;
     if (checkpoint.userId) state.userId = checkpoint.userId;
     state.eventsSinceCompaction = 0;

@@ -2,14 +2,23 @@
  * Command and handler: set (or clear) a session's auto-compaction policy (DESIGN §4: a policy
  * event records the trigger and strategy). Setting a policy on a session with no events creates
  * the session.
+ *
+ * Load → {@link decideSetPolicy} (idempotent: the policy the session already has appends nothing
+ * and answers the event that set it) → append at the loaded revision → on conflict, reload and
+ * decide again.
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
-import type { EventStore } from '@lib/event-store';
-import { POLICY_SET, sessionKey, sessionStream, type EstimatorName, type PolicySetData, type SessionEventMetadata } from '../events/session-stream-events';
-import { policyEventId } from '../domain/session-ids';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
+import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
+import { decideSetPolicy, type SetPolicy } from '../decider/session-decider';
+import { RevisionConflictError } from '../errors';
 import { EVENT_STORE } from '../tokens';
+import { SessionStateCache } from './session-state-cache';
+
+/** How many times a policy PUT reloads after the stream moved on before it answers 409. */
+export const MAX_POLICY_ATTEMPTS = 8;
 
 /** Set the auto-compaction policy of `sessionId`; `strategy` null clears it. */
 export class SetCompactionPolicyCommand {
@@ -28,17 +37,32 @@ export interface PolicyAnswer extends PolicySetData {
   revision: string;
 }
 
-/** Handles {@link SetCompactionPolicyCommand}: appends one policy event. */
+/** Handles {@link SetCompactionPolicyCommand}: appends one policy event, unless the session already has this policy. */
 @CommandHandler(SetCompactionPolicyCommand)
 export class SetCompactionPolicyHandler implements ICommandHandler<SetCompactionPolicyCommand, PolicyAnswer> {
-  constructor(@Inject(EVENT_STORE) private readonly store: EventStore) {}
+  constructor(
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly sessions: SessionStateCache,
+  ) {}
 
+  /** @throws RevisionConflictError (409) when the stream moved on {@link MAX_POLICY_ATTEMPTS} times in a row. */
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
-    const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: new Date().toISOString() };
-    const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
-    const result = await this.store.appendToStream(sessionStream(sessionKey(command.tenantId, command.sessionId)), [
-      { id: policyEventId(), type: POLICY_SET, data, metadata },
-    ]);
-    return { sessionId: command.sessionId, ...data, revision: result.nextExpectedRevision.toString() };
+    const key = sessionKey(command.tenantId, command.sessionId);
+    const policy: SetPolicy = { type: 'SetPolicy', tenantId: command.tenantId, sessionId: command.sessionId, strategy: command.strategy, trigger: command.trigger, estimator: command.estimator };
+    for (let attempt = 1; ; attempt++) {
+      const state = await this.sessions.load(key);
+      const decision = decideSetPolicy(policy, state, { now: new Date() });
+      if (decision.kind === 'unchanged') return { sessionId: command.sessionId, ...decision.policy, revision: decision.revision.toString() };
+      try {
+        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
+        return { sessionId: command.sessionId, ...(decision.events[0].data as PolicySetData), revision: result.nextExpectedRevision.toString() };
+      } catch (err) {
+        // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
+        const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;
+        if (retriable && attempt < MAX_POLICY_ATTEMPTS) continue;
+        if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));
+        throw err;
+      }
+    }
   }
 }

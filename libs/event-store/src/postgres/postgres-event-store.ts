@@ -1,0 +1,286 @@
+import { Pool, type PoolConfig } from 'pg';
+import { prepareAppend, type SerializedEvent } from '../append-input';
+import { EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import type {
+  AppendOptions,
+  AppendResult,
+  EventData,
+  EventStore,
+  ExpectedRevision,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from '../event-store.port';
+import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
+import { PollingSubscriptions } from '../polling-subscriptions';
+import { recordedFromRow } from '../recorded-from-row';
+import { mapPostgresError, UNIQUE_VIOLATION } from './postgres-errors';
+import { POSTGRES_SCHEMA_LOCK_KEY, POSTGRES_SCHEMA_SQL } from './postgres-schema';
+
+/** Options of {@link PostgresEventStore.connect}. */
+export interface PostgresEventStoreOptions {
+  /** Most pooled connections (default 16). */
+  maxConnections?: number;
+  /**
+   * How long (ms) to wait for a connection (a new one, or a pooled one to become free under load)
+   * before failing with EventStoreUnavailableError (default 10000). A stopped server is refused at once.
+   */
+  connectionTimeoutMs?: number;
+  /** How often (ms) an idle live subscription re-reads the log to see other processes' appends (default 50). */
+  pollIntervalMs?: number;
+  /** Events per page when a subscription catches up (default 512). */
+  subscriptionPageSize?: number;
+}
+
+/** Row shape of `es_events` as the driver returns it (int8 as decimal strings). */
+interface EventRow {
+  position: string;
+  stream: string;
+  revision: string;
+  id: string;
+  type: string;
+  data: string;
+  metadata: string | null;
+  created: Date;
+}
+
+interface AppendRow {
+  outcome: 'ok' | 'wrong_revision' | 'ids_exist' | 'retry';
+  revision: string | null;
+  position: string | null;
+}
+
+const COLUMNS = 'position, stream, revision, id, type, data, metadata, created';
+/** A stream being created by two appends at once makes one of them call again; bounded. */
+const MAX_APPEND_ATTEMPTS = 8;
+
+/**
+ * The PostgreSQL adapter, on the `pg` driver (a connection pool) and its own schema
+ * (`postgres-schema.ts`, created on first use). Several processes (service replicas) may share one
+ * database: the expected-revision check and the insert run in one transaction holding the
+ * stream's row lock, so they are atomic across processes.
+ *
+ * Global positions: bigint, 1n-based, contiguous (a rolled-back append rolls its head update back
+ * too); gaps appear only after deletions. They are assigned under the
+ * `es_head` row lock held until commit, so they become visible in increasing order and a
+ * subscription that reads `position > checkpoint` never skips an event committed late.
+ *
+ * Idempotency: a retry with the same ids at the same expected revision returns the original result
+ * (ids are unique in the whole store, as with SQLite). Erasure: `deleteStream` deletes the rows
+ * (hard delete); PostgreSQL reclaims their space at the next VACUUM (autovacuum).
+ * Errors reaching the server become {@link EventStoreUnavailableError}; the pool reconnects by
+ * itself when the server is back.
+ */
+export class PostgresEventStore implements EventStore {
+  private schemaReady: Promise<void> | null = null;
+  private closed = false;
+  private readonly subscriptions: PollingSubscriptions;
+
+  private constructor(
+    private readonly pool: Pool,
+    options: PostgresEventStoreOptions,
+  ) {
+    this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
+    // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
+    pool.on('error', () => undefined);
+  }
+
+  /**
+   * A store on the database of `connectionString` (`postgres://user@host:port/db`). Connects
+   * lazily: errors appear on first use, as EventStoreUnavailableError.
+   */
+  static connect(connectionString: string, options: PostgresEventStoreOptions = {}): PostgresEventStore {
+    const config: PoolConfig = {
+      connectionString,
+      max: options.maxConnections ?? 16,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+      idleTimeoutMillis: 30_000,
+      application_name: 'session-memory-compaction',
+    };
+    return new PostgresEventStore(new Pool(config), options);
+  }
+
+  /** See {@link EventStore.appendToStream}. Resolves once the append is committed. */
+  async appendToStream(stream: string, events: EventData[], options: AppendOptions = {}): Promise<AppendResult> {
+    const expected = options.expectedRevision ?? 'any';
+    const serialized = prepareAppend(stream, events, expected);
+    const result = await this.guard(() => this.append(stream, serialized, expected));
+    this.subscriptions.wake();
+    return result;
+  }
+
+  /** See {@link EventStore.readStream}. */
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const from = options.fromRevision ?? (backwards ? 'end' : 'start');
+    const limit = options.maxCount ?? null;
+    if (limit === 0) return [];
+    if (!backwards && from === 'end') return [];
+    const rows = await this.guard(() =>
+      backwards
+        ? this.query<EventRow>(
+            `SELECT ${COLUMNS} FROM es_events WHERE stream = $1 AND ($2::bigint IS NULL OR revision <= $2) ORDER BY revision DESC LIMIT $3`,
+            [stream, from === 'end' ? null : from === 'start' ? '0' : from.toString(), limit],
+          )
+        : this.query<EventRow>(`SELECT ${COLUMNS} FROM es_events WHERE stream = $1 AND revision >= $2 ORDER BY revision ASC LIMIT $3`, [
+            stream,
+            from === 'start' ? '0' : from.toString(),
+            limit,
+          ]),
+    );
+    return rows.map(toRecorded);
+  }
+
+  /** See {@link EventStore.readAll}. */
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    const after = (options.fromPosition ?? 0n).toString();
+    const limit = options.maxCount ?? 4096;
+    if (limit <= 0) return [];
+    const prefix = options.streamPrefix;
+    const rows = await this.guard(() =>
+      prefix
+        ? this.query<EventRow>(`SELECT ${COLUMNS} FROM es_events WHERE position > $1 AND starts_with(stream, $2) ORDER BY position LIMIT $3`, [
+            after,
+            prefix,
+            limit,
+          ])
+        : this.query<EventRow>(`SELECT ${COLUMNS} FROM es_events WHERE position > $1 ORDER BY position LIMIT $2`, [after, limit]),
+    );
+    return rows.map(toRecorded);
+  }
+
+  /** See {@link EventStore.streamRevision}. */
+  async streamRevision(stream: string): Promise<bigint | null> {
+    const rows = await this.guard(() => this.query<{ revision: string }>('SELECT revision FROM es_streams WHERE stream = $1', [stream]));
+    return rows.length === 0 ? null : BigInt(rows[0].revision);
+  }
+
+  /** The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an empty store. */
+  async headPosition(): Promise<bigint> {
+    const rows = await this.guard(() => this.query<{ position: string }>('SELECT position FROM es_head'));
+    return rows.length === 0 ? 0n : BigInt(rows[0].position);
+  }
+
+  /**
+   * See {@link EventStore.subscribeToAll}. Appends of this process wake it at once; appends of
+   * other processes are seen within `pollIntervalMs`. A failed page read ends the iteration with
+   * EventStoreUnavailableError (the caller resubscribes from its checkpoint).
+   */
+  subscribeToAll(options: SubscribeOptions = {}): Subscription {
+    if (this.closed) throw new EventStoreUnavailableError('the PostgreSQL event store is closed');
+    return this.subscriptions.open(options);
+  }
+
+  /**
+   * See {@link EventStore.deleteStream}: the stream's rows are deleted in one transaction (hard
+   * delete); positions are not reused; appending again starts at revision 0n.
+   */
+  async deleteStream(stream: string): Promise<void> {
+    await this.guard(() =>
+      this.transaction(async (client) => {
+        await client.query('DELETE FROM es_streams WHERE stream = $1', [stream]);
+        await client.query('DELETE FROM es_events WHERE stream = $1', [stream]);
+      }),
+    );
+  }
+
+  /** Ends subscriptions and closes the pool. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.subscriptions.closeAll();
+    await this.pool.end();
+  }
+
+  private async append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const expectedText = typeof expected === 'bigint' ? expected.toString() : expected;
+    const params = [stream, expectedText, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.data), events.map((e) => e.metadata)];
+    for (let attempt = 1; ; attempt++) {
+      let row: AppendRow;
+      try {
+        [row] = await this.query<AppendRow>('SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append($1, $2, $3::uuid[], $4, $5, $6)', params);
+      } catch (error) {
+        // A concurrent append inserted one of these ids (or this stream's first revision) first.
+        if ((error as { code?: string }).code === UNIQUE_VIOLATION && attempt < MAX_APPEND_ATTEMPTS) continue;
+        throw error;
+      }
+      if (row.outcome === 'ok') return { nextExpectedRevision: BigInt(row.revision!), position: BigInt(row.position!) };
+      if (row.outcome === 'retry' && attempt < MAX_APPEND_ATTEMPTS) continue;
+      const current = row.revision === null ? null : BigInt(row.revision);
+      const stored = await this.storedRows(events.map((e) => e.id));
+      if (stored.size === 0) {
+        if (row.outcome === 'ids_exist' && attempt < MAX_APPEND_ATTEMPTS) continue; // deleted meanwhile
+        throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+      }
+      return resolveExistingIds(stream, events, expected, current, events.map((e) => stored.get(e.id)));
+    }
+  }
+
+  private async storedRows(ids: string[]): Promise<Map<string, StoredEventRow>> {
+    const rows = await this.query<EventRow>(`SELECT ${COLUMNS} FROM es_events WHERE id = ANY ($1::uuid[])`, [ids]);
+    return new Map(
+      rows.map((r) => [
+        r.id,
+        { position: BigInt(r.position), stream: r.stream, revision: BigInt(r.revision), type: r.type, data: r.data, metadata: r.metadata },
+      ]),
+    );
+  }
+
+  private async query<R>(sql: string, params: unknown[] = []): Promise<R[]> {
+    await this.ensureSchema();
+    const result = await this.pool.query(sql, params);
+    return result.rows as R[];
+  }
+
+  private async transaction(fn: (client: import('pg').PoolClient) => Promise<void>): Promise<void> {
+    await this.ensureSchema();
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      await fn(client);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => (broken = true));
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Creates the schema once per store (again after a failure, e.g. when the server was down). */
+  private ensureSchema(): Promise<void> {
+    if (this.closed) return Promise.reject(new EventStoreUnavailableError('the PostgreSQL event store is closed'));
+    this.schemaReady ??= (async () => {
+      const client = await this.pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [POSTGRES_SCHEMA_LOCK_KEY]);
+        await client.query(POSTGRES_SCHEMA_SQL);
+        await client.query('COMMIT');
+        client.release();
+      } catch (error) {
+        client.release(true);
+        throw error;
+      }
+    })().catch((error: unknown) => {
+      this.schemaReady = null;
+      throw error;
+    });
+    return this.schemaReady;
+  }
+
+  private async guard<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      throw mapPostgresError(error);
+    }
+  }
+}
+
+function toRecorded(row: EventRow): RecordedEvent {
+  return recordedFromRow({ ...row, revision: BigInt(row.revision), position: BigInt(row.position) }, row.created);
+}

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from 'pg';
+import { PostgresEventStore, type EventData } from '../src';
+import { eventStoreContract } from './event-store.contract';
+import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+
+const skipReason = postgresUnavailableReason();
+const ev = (data: unknown = {}, id = randomUUID()): EventData => ({ id, type: 'T', data });
+
+if (skipReason) {
+  process.stderr.write(`${skipReason}\n`);
+  describe.skip(skipReason, () => it('runs the contract against PostgreSQL', () => undefined));
+} else {
+  let db: TestDatabase;
+  eventStoreContract('PostgreSQL', {
+    async setup() {
+      db = await createTestDatabase('es_contract');
+      return PostgresEventStore.connect(db.url, { pollIntervalMs: 25 });
+    },
+    teardown: () => db.drop(),
+  });
+
+  describe('PostgresEventStore specifics', () => {
+    let own: TestDatabase;
+    let store: PostgresEventStore;
+    beforeAll(async () => {
+      own = await createTestDatabase('es_pg');
+      store = PostgresEventStore.connect(own.url, { pollIntervalMs: 25 });
+    });
+    afterAll(async () => {
+      await store.close();
+      await own.drop();
+    });
+
+    it('creates its schema once even when several stores open the same empty database together', async () => {
+      const fresh = await createTestDatabase('es_schema');
+      const stores = [0, 1, 2, 3].map(() => PostgresEventStore.connect(fresh.url));
+      try {
+        const results = await Promise.all(stores.map((s, i) => s.appendToStream(`session-${i}`, [ev({ i })])));
+        expect(results.map((r) => r.nextExpectedRevision)).toEqual([0n, 0n, 0n, 0n]);
+        expect(new Set(results.map((r) => r.position)).size).toBe(4);
+      } finally {
+        await Promise.all(stores.map((s) => s.close()));
+        await fresh.drop();
+      }
+    });
+
+    it('concurrent appends: every stream stays gapless and global positions are contiguous in commit order', async () => {
+      const streams = ['session-c1', 'session-c2', 'session-c3'];
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => store.appendToStream(streams[i % 3], [ev({ i }), ev({ i, second: true })])),
+      );
+      for (const s of streams) {
+        const events = await store.readStream(s);
+        expect(events.map((e) => e.revision)).toEqual(events.map((_, i) => BigInt(i)));
+      }
+      const all = await store.readAll({ maxCount: 10_000 });
+      for (let i = 1; i < all.length; i++) expect(all[i].position).toBe(all[i - 1].position + 1n);
+      expect(new Set(results.map((r) => r.position)).size).toBe(60);
+    });
+
+    it('the same new stream created by two appends at once: one wins, the other gets the typed error', async () => {
+      const outcomes = await Promise.allSettled([
+        store.appendToStream('session-new', [ev({ a: 1 })], { expectedRevision: 'no_stream' }),
+        store.appendToStream('session-new', [ev({ b: 1 })], { expectedRevision: 'no_stream' }),
+      ]);
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({ reason: { name: 'WrongExpectedRevisionError', actual: 0n } });
+      expect(await store.readStream('session-new')).toHaveLength(1);
+    });
+
+    it('erasure is a hard delete: no row of the stream is left in the tables; positions are not reused', async () => {
+      const r = await store.appendToStream('session-erase', [ev({ secret: 'RESIDUE' }), ev()]);
+      await store.deleteStream('session-erase');
+      const client = new Client({ connectionString: own.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query("SELECT count(*)::int AS n FROM es_events WHERE stream = 'session-erase' OR data LIKE '%RESIDUE%'");
+        expect(rows[0].n).toBe(0);
+        expect((await client.query("SELECT count(*)::int AS n FROM es_streams WHERE stream = 'session-erase'")).rows[0].n).toBe(0);
+      } finally {
+        await client.end();
+      }
+      expect(await store.headPosition()).toBeGreaterThanOrEqual(r.position);
+      const again = await store.appendToStream('session-erase', [ev()], { expectedRevision: 'no_stream' });
+      expect(again.nextExpectedRevision).toBe(0n);
+      expect(again.position).toBeGreaterThan(r.position);
+    });
+
+    it('an unreachable server gives EventStoreUnavailableError on every call', async () => {
+      const down = PostgresEventStore.connect('postgres://postgres@127.0.0.1:1/none', { connectionTimeoutMs: 1000 });
+      try {
+        await expect(down.appendToStream('session-x', [ev()])).rejects.toMatchObject({ name: 'EventStoreUnavailableError' });
+        await expect(down.readAll()).rejects.toMatchObject({ name: 'EventStoreUnavailableError' });
+        await expect(down.streamRevision('session-x')).rejects.toMatchObject({ name: 'EventStoreUnavailableError' });
+      } finally {
+        await down.close();
+      }
+    });
+  });
+}

@@ -1,0 +1,151 @@
+/**
+ * The session decider, rule by rule (given past events, when a command, then the events to append
+ * or the error). Tool-call rules: README "Tool calls"; policy rules: DESIGN §4 and issue 11.
+ */
+import type { SessionEvent } from '@lib/compaction';
+import { CONVERSATION_EVENT, POLICY_SET, type ConversationEventData, type PolicySetData } from '../events/session-stream-events';
+import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError } from '../errors';
+import { parseStrategy } from '@lib/compaction';
+import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
+import { given } from './testing/decider-spec';
+
+const user = (id: string, text = `text of ${id}`): SessionEvent => ({ id, type: 'user', text });
+const calls = (id: string, ...callIds: string[]): SessionEvent => ({ id, type: 'assistant', text: null, toolCalls: callIds.map((c) => ({ id: c, name: 'f', arguments: '{}' })) });
+const answers = (id: string, ...callIds: string[]): SessionEvent => ({ id, type: 'tool', responses: callIds.map((c) => ({ toolCallId: c, name: 'f', data: 'ok' })) });
+const append = (...events: SessionEvent[]): AppendEvents => ({
+  type: 'AppendEvents',
+  tenantId: 't',
+  sessionId: 's',
+  events: events.map((event, i) => ({ event, field: `events[${i}]` })),
+});
+const NOW = { now: new Date('2026-11-30T12:00:00.000Z') };
+const policy = (maxEvents: number | null): SetPolicy => ({
+  type: 'SetPolicy',
+  tenantId: 't',
+  sessionId: 's',
+  strategy: maxEvents === null ? null : parseStrategy({ type: 'sliding-window', maxEvents }),
+  trigger: null,
+  estimator: 'chars',
+});
+const appendedIds = (events: Array<{ data: unknown }>) => events.map((e) => (e.data as ConversationEventData).event.id);
+
+describe('decideAppend', () => {
+  it('appends new events in request order, each costed once and with a store id derived from the session and its client id', () => {
+    given(user('u1'))
+      .when((state) => decideAppend(append(user('u2'), user('u3')), state))
+      .then((decision) => {
+        expect(decision.kind).toBe('append');
+        expect(decision.events.map((e) => e.type)).toEqual([CONVERSATION_EVENT, CONVERSATION_EVENT]);
+        expect(appendedIds(decision.events)).toEqual(['u2', 'u3']);
+        const [u2] = decision.events;
+        expect((u2.data as ConversationEventData).costs.chars).toBe('User: text of u2'.length);
+        expect(new Set(decision.events.map((e) => e.id)).size).toBe(2);
+      });
+  });
+
+  it('gives the same store id to the same client id of the same session, and another to another session', () => {
+    const a = decideAppend(append(user('u1')), null).events[0].id;
+    const b = decideAppend(append(user('u1')), null).events[0].id;
+    const other = decideAppend({ ...append(user('u1')), sessionId: 'other' }, null).events[0].id;
+    expect(a).toBe(b);
+    expect(other).not.toBe(a);
+  });
+
+  it('rejects an empty list', () => {
+    given().when((state) => decideAppend(append(), state)).thenThrows(InvalidRequestError, 'invalid_request');
+  });
+
+  it('rejects a client id repeated within one request', () => {
+    given().when((state) => decideAppend(append(user('u1'), user('u1')), state)).thenThrows(InvalidRequestError, 'invalid_request');
+  });
+
+  it('treats a resend of ids already in the log as a retry (the store answers the original), skipping the tool-call checks', () => {
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
+      .when((state) => decideAppend(append(answers('t1', 'k')), state))
+      .then((decision) => expect(decision.kind).toBe('retry'));
+  });
+
+  it('accepts a tool response to an open call of the session', () => {
+    given(user('u1'), calls('c1', 'k'))
+      .when((state) => decideAppend(append(answers('t1', 'k')), state))
+      .then((decision) => expect(appendedIds(decision.events)).toEqual(['t1']));
+  });
+
+  it('rejects a second answer to one call', () => {
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
+      .when((state) => decideAppend(append(answers('t2', 'k')), state))
+      .thenThrows(ToolCallConflictError, 'tool_call_conflict');
+  });
+
+  it('rejects a response to a call the session never made', () => {
+    given(user('u1')).when((state) => decideAppend(append(answers('t1', 'nope')), state)).thenThrows(UnknownToolCallError, 'unknown_tool_call');
+  });
+
+  it('rejects reusing the id of a call that is still open, and allows it once the call is answered', () => {
+    given(user('u1'), calls('c1', 'k'))
+      .when((state) => decideAppend(append(calls('c2', 'k')), state))
+      .thenThrows(ToolCallConflictError, 'tool_call_conflict');
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
+      .when((state) => decideAppend(append(calls('c2', 'k'), answers('t2', 'k')), state))
+      .then((decision) => expect(appendedIds(decision.events)).toEqual(['c2', 't2']));
+  });
+
+  it('checks calls and answers made earlier in the same request', () => {
+    given(user('u1'))
+      .when((state) => decideAppend(append(calls('c1', 'a', 'b'), answers('t1', 'a', 'b')), state))
+      .then((decision) => expect(appendedIds(decision.events)).toEqual(['c1', 't1']));
+  });
+});
+
+describe('decideSetPolicy', () => {
+  it('appends one policy event stamped with the context time', () => {
+    given(user('u1'))
+      .when((state) => decideSetPolicy(policy(20), state, NOW))
+      .then((decision) => {
+        if (decision.kind !== 'append') throw new Error('expected an append');
+        expect(decision.events[0].type).toBe(POLICY_SET);
+        expect((decision.events[0].data as PolicySetData).setAt).toBe(NOW.now.toISOString());
+      });
+  });
+
+  it('creates the session: a policy may be set before the first event', () => {
+    given()
+      .when((state) => decideSetPolicy(policy(20), state, NOW))
+      .then((decision) => expect(decision.kind).toBe('append'));
+  });
+
+  it('appends nothing for the policy the session already has, and answers the revision of the event that set it', () => {
+    const set = decideSetPolicy(policy(20), null, NOW);
+    if (set.kind !== 'append') throw new Error('expected an append');
+    given(user('u1'), { type: POLICY_SET, data: set.events[0].data }, user('u2'))
+      .when((state) => decideSetPolicy(policy(20), state, { now: new Date('2027-01-01T00:00:00.000Z') }))
+      .then((decision) => expect(decision).toMatchObject({ kind: 'unchanged', revision: 1n }));
+  });
+
+  it('appends a change, and clearing a policy is a change', () => {
+    const set = decideSetPolicy(policy(20), null, NOW);
+    if (set.kind !== 'append') throw new Error('expected an append');
+    given({ type: POLICY_SET, data: set.events[0].data })
+      .when((state) => decideSetPolicy(policy(30), state, NOW))
+      .then((decision) => expect(decision.kind).toBe('append'));
+    given({ type: POLICY_SET, data: set.events[0].data })
+      .when((state) => decideSetPolicy(policy(null), state, NOW))
+      .then((decision) => expect(decision.kind).toBe('append'));
+  });
+
+  it('derives the event id from the revision decided on: the same change on the same revision is one event, on another revision another', () => {
+    const ids = (events: Parameters<typeof given>) =>
+      given(...events)
+        .when((state) => decideSetPolicy(policy(20), state, NOW))
+        .then((decision) => {
+          if (decision.kind !== 'append') throw new Error('expected an append');
+          seen.push(decision.events[0].id);
+        });
+    const seen: string[] = [];
+    ids([user('u1')]);
+    ids([user('u1')]);
+    ids([user('u1'), user('u2')]);
+    expect(seen[0]).toBe(seen[1]);
+    expect(seen[2]).not.toBe(seen[0]);
+  });
+});

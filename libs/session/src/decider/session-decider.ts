@@ -1,0 +1,135 @@
+/**
+ * The session decider (DESIGN §2 write path, §4): pure functions from (command, state, context) to
+ * the events to append, or a {@link SessionError}. Handlers only load the state, call `decide…`,
+ * append the events at the revision the state was loaded at, and on a conflict reload and decide
+ * again. `evolveSessionWindow` (domain/session-window.ts) is the other half: it folds the events
+ * back into the state.
+ *
+ * No I/O, no clock, no randomness: time arrives in the {@link DecideContext}, ids are derived
+ * from the session and the command (domain/session-ids.ts).
+ *
+ * This module decides appends and policy changes. Compactions are decided by the planner in
+ * `@lib/compaction` plus the compaction handler (which also calls the summarizer).
+ */
+import type { SessionEvent, Strategy, Trigger } from '@lib/compaction';
+import type { EventData } from '@lib/event-store';
+import {
+  CONVERSATION_EVENT,
+  POLICY_SET,
+  type ConversationEventData,
+  type EstimatorName,
+  type PolicySetData,
+  type SessionEventMetadata,
+  sessionKey,
+} from '../events/session-stream-events';
+import { computeEventCosts } from '../domain/event-costs';
+import { policyEventId, storeEventId } from '../domain/session-ids';
+import type { SessionWindowState } from '../domain/session-window';
+import { ToolCallLedger } from '../domain/tool-call-ledger';
+import { InvalidRequestError } from '../errors';
+
+/** What every decision needs from outside: the time (for `setAt` stamps). */
+export interface DecideContext {
+  now: Date;
+}
+
+/** The session a command addresses: tenant and session id (the stream is derived from both). */
+export interface SessionAddress {
+  tenantId: string;
+  sessionId: string;
+}
+
+/** One event to append: a native session event (with its client id) plus optional client fields. */
+export interface EventToAppend {
+  event: SessionEvent;
+  /** ISO-8601 time from the client, if given. */
+  createdAt?: string;
+  metadata?: Record<string, unknown>;
+  /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
+  field: string;
+}
+
+/** Command: append conversation events (client ids unique within the command). */
+export interface AppendEvents extends SessionAddress {
+  type: 'AppendEvents';
+  events: readonly EventToAppend[];
+  userId?: string;
+}
+
+/** Command: set (strategy non-null) or clear (strategy null) the auto-compaction policy. */
+export interface SetPolicy extends SessionAddress {
+  type: 'SetPolicy';
+  strategy: Strategy | null;
+  trigger: Trigger | null;
+  estimator: EstimatorName;
+}
+
+/**
+ * The decision on an append. `retry`: every id is already in the log, so this is a resend; the
+ * store answers the original result when the content is identical, or raises a duplicate-id error.
+ */
+export interface AppendDecision {
+  kind: 'append' | 'retry';
+  events: EventData[];
+}
+
+/** The decision on a policy change: `unchanged` when the session already has exactly this policy (nothing to append). */
+export type PolicyDecision = { kind: 'unchanged'; policy: PolicySetData; revision: bigint } | { kind: 'append'; events: [EventData] };
+
+function metadataOf(address: SessionAddress): SessionEventMetadata {
+  return { tenantId: address.tenantId, sessionId: address.sessionId };
+}
+
+/**
+ * Decides an append against the session's state (null: the stream does not exist yet).
+ * Rules: at least one event; no client id twice in one command; a resend of ids already in the
+ * log is a retry; tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
+ * costed once here (DESIGN §3.1) and gets the store id derived from (session, client id).
+ * @throws InvalidRequestError on an empty list or a repeated client id.
+ * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules.
+ */
+export function decideAppend(command: AppendEvents, state: SessionWindowState | null): AppendDecision {
+  const { events } = command;
+  if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
+  const seen = new Set<string>();
+  for (const e of events) {
+    if (seen.has(e.event.id)) throw new InvalidRequestError(`${e.field}.id`, `${e.field}.id: id ${JSON.stringify(e.event.id)} appears twice in this request`);
+    seen.add(e.event.id);
+  }
+  const key = sessionKey(command.tenantId, command.sessionId);
+  const metadata = metadataOf(command);
+  const data = events.map((e): EventData => {
+    const payload: ConversationEventData = {
+      event: e.event,
+      costs: computeEventCosts(e.event),
+      ...(e.createdAt ? { createdAt: e.createdAt } : {}),
+      ...(e.metadata ? { metadata: e.metadata } : {}),
+      ...(command.userId ? { userId: command.userId } : {}),
+    };
+    return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
+  });
+  if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
+  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
+  for (const e of events) ledger.accept(e.event, e.field);
+  return { kind: 'append', events: data };
+}
+
+/** The parts of a policy that make it the same policy (`setAt` aside), as a canonical JSON string. */
+export function policyKey(policy: Pick<PolicySetData, 'strategy' | 'trigger' | 'estimator'>): string {
+  return JSON.stringify([policy.strategy, policy.trigger, policy.estimator]);
+}
+
+/**
+ * Decides a policy change: nothing when the session already has exactly this policy (a retried
+ * PUT answers the event that set it), else one policy event stamped `context.now`, with an id
+ * derived from (session, the state's revision, the policy) so the same change racing itself on
+ * one revision is one event.
+ */
+export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | null, context: DecideContext): PolicyDecision {
+  const key = policyKey(command);
+  if (state?.policy && state.policyRevision !== null && policyKey(state.policy) === key) {
+    return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
+  }
+  const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: context.now.toISOString() };
+  return { kind: 'append', events: [{ id: policyEventId(sessionKey(command.tenantId, command.sessionId), state?.revision ?? null, key), type: POLICY_SET, data, metadata: metadataOf(command) }] };
+}

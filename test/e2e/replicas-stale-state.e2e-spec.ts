@@ -1,0 +1,88 @@
+/**
+ * Two replicas (in-process services) on one PostgreSQL database, each with its own write-side
+ * cache and read models (issue 12): what one replica cached is never trusted over what the other
+ * wrote. An append checked on replica A sees the tool call appended through replica B; a
+ * compaction A planned before B wrote and compacted is caught by the expected-revision check and
+ * re-planned on the new state instead of being appended blindly.
+ */
+import * as fs from 'node:fs';
+import { PostgresEventStore } from '@lib/event-store';
+import { COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED } from '@lib/session';
+import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { streamOf } from '../support/log-checks';
+
+const turn = (n: number) => [
+  { id: `u${n}`, type: 'user', text: `question ${n}: rebook seat ${n}A` },
+  { id: `a${n}`, type: 'assistant', text: `rebooked ${n}A` },
+];
+
+const skipReason = postgresUnavailableReason();
+if (skipReason) {
+  process.stderr.write(`${skipReason}\n`);
+  describe.skip(skipReason, () => it('runs two replicas on one PostgreSQL database', () => undefined));
+} else {
+  describe('two replicas on one PostgreSQL database: stale write-side state is never trusted', () => {
+    let db: TestDatabase;
+    let a: Harness;
+    let b: Harness;
+    const summarizerA = new ControlledSummarizer();
+
+    beforeAll(async () => {
+      db = await createTestDatabase('stale');
+      a = await startService({ env: { DATABASE_URL: db.url }, summarizer: summarizerA });
+      b = await startService({ env: { DATABASE_URL: db.url } });
+    });
+    afterAll(async () => {
+      await a?.stop();
+      await b?.stop();
+      await db?.drop();
+      for (const h of [a, b]) if (h) fs.rmSync(h.dataDir, { recursive: true, force: true });
+    });
+
+    it("checks an append against the other replica's writes and re-plans a compaction the other replica overtook", async () => {
+      const events = [0, 1, 2, 3, 4, 5].flatMap(turn);
+      await a.http().post('/v1/sessions/shared/events').send({ events }).expect(201); // A caches the session
+      // B opens a tool call; A must know it (a stale cache would answer 422 unknown_tool_call).
+      await b
+        .http()
+        .post('/v1/sessions/shared/events')
+        .send({ events: [{ id: 'u6', type: 'user', text: 'seat map?' }, { id: 'c6', type: 'assistant', text: null, toolCalls: [{ id: 'call-6', name: 'seat_map', arguments: '{}' }] }] })
+        .expect(201);
+      await a
+        .http()
+        .post('/v1/sessions/shared/events')
+        .send({ events: [{ id: 't6', type: 'tool', responses: [{ toolCallId: 'call-6', name: 'seat_map', data: '{"free":["7C"]}' }] }] })
+        .expect(201);
+
+      // A plans a summarizing pass on revision 14 and waits in its summarizer…
+      const held = summarizerA.hold();
+      const pendingA = a.http().post('/v1/sessions/shared/compactions').send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 6, overlapSize: 1 } });
+      const answerA = pendingA.then((res) => res); // starts the request
+      await held;
+      // …while B appends and records its own decision on a newer revision.
+      await b.http().post('/v1/sessions/shared/events').send({ events: turn(7) }).expect(201);
+      const decisionB = await b.http().post('/v1/sessions/shared/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 8 } }).expect(200);
+      expect(decisionB.body.outcome).toBe('compacted');
+      summarizerA.release();
+      const resA = await answerA;
+      expect(resA.status).toBe(200);
+      // A's pass was re-planned on the state after B's decision: newer revision, nothing B archived archived again.
+      expect(BigInt(resA.body.revision)).toBeGreaterThanOrEqual(BigInt(decisionB.body.revision));
+      for (const id of resA.body.archived as string[]) expect(decisionB.body.archived).not.toContain(id);
+
+      const store = PostgresEventStore.connect(db.url);
+      try {
+        const log = await store.readStream(streamOf('shared'));
+        const terminals = log.filter((e) => e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED);
+        const bases = terminals.map((e) => (e.data as { basedOnRevision: string }).basedOnRevision);
+        expect(new Set(bases).size).toBe(bases.length);
+        expect(bases).not.toContain('14'); // the stale plan (made on revision 14) never got in
+        const archived = log.filter((e) => e.type === EVENTS_ARCHIVED).flatMap((e) => (e.data as { archivedIds: string[] }).archivedIds);
+        expect(new Set(archived).size).toBe(archived.length);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+}

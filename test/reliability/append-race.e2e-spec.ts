@@ -1,0 +1,118 @@
+/**
+ * The append race (issue 11): tool-call consistency is checked against the state at revision R and
+ * the append is written at expected revision R, so two concurrent answers to one open call can
+ * never both land. A conflict reloads, re-checks and retries; a client's own expectedRevision wins.
+ */
+import type { EventStore } from '@lib/event-store';
+import { EVENT_STORE, sessionKey, sessionStream } from "@lib/session";
+import { startService, type Harness } from '../support/service-harness';
+
+/** Tool events in the stream of `sessionId` (open mode, tenant `default`), read from the store itself. */
+async function toolEventsInLog(h: Harness, sessionId: string): Promise<number> {
+  const store = h.service.app.get<EventStore>(EVENT_STORE);
+  const events = await store.readStream(sessionStream(sessionKey("default", sessionId)));
+  return events.filter((e) => (e.data as { event?: { type?: string } }).event?.type === 'tool').length;
+}
+
+const ROUNDS = 50;
+
+describe('concurrent appends', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startService();
+    // Widen the window between the state load and the append, as a slow disk or a busy event loop
+    // would: both requests of a round then check the same state before either writes.
+    const store = h.service.app.get<EventStore>(EVENT_STORE);
+    const append = store.appendToStream.bind(store);
+    store.appendToStream = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 15));
+      return append(...args);
+    };
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  it(`accepts exactly one of two concurrent answers to one open call, ${ROUNDS} rounds out of ${ROUNDS}`, async () => {
+    const outcomes: string[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const path = `/v1/sessions/race-${round}/events`;
+      const opened = await h
+        .http()
+        .post(path)
+        .send({
+          events: [
+            { id: 'u1', type: 'user', text: 'look it up' },
+            { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'call_1', name: 'lookup', arguments: '{}' }] },
+          ],
+        });
+      expect(opened.status).toBe(201);
+      const answer = (id: string) =>
+        h.http().post(path).send({ events: [{ id, type: 'tool', responses: [{ toolCallId: 'call_1', name: 'lookup', data: `{"by":"${id}"}` }] }] });
+      const [a, b] = await Promise.all([answer('t-a'), answer('t-b')]);
+      const statuses = [a.status, b.status].sort();
+      outcomes.push(statuses.join('/'));
+      const tools = await toolEventsInLog(h, `race-${round}`);
+      expect({ round, statuses, tools }).toEqual({ round, statuses: [201, 422], tools: 1 });
+      const loser = a.status === 422 ? a : b;
+      expect(loser.body.code).toBe('tool_call_conflict');
+    }
+    expect(outcomes.filter((o) => o === '201/422')).toHaveLength(ROUNDS);
+  });
+
+  it('answers a retried tool response with its original result and writes nothing', async () => {
+    const path = '/v1/sessions/retry-tool/events';
+    await h
+      .http()
+      .post(path)
+      .send({ events: [{ id: 'u1', type: 'user', text: 'go' }, { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'k', name: 'f', arguments: '{}' }] }] })
+      .expect(201);
+    const body = { events: [{ id: 't1', type: 'tool', responses: [{ toolCallId: 'k', name: 'f', data: 'ok' }] }] };
+    const first = await h.http().post(path).send(body).expect(201);
+    const again = await h.http().post(path).send(body);
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+  });
+
+  it('keeps a client expectedRevision authoritative: a stale one is 409, never retried', async () => {
+    const path = '/v1/sessions/client-revision/events';
+    await h.http().post(path).send({ events: [{ id: 'u1', type: 'user', text: 'one' }] }).expect(201);
+    await h.http().post(path).send({ events: [{ id: 'u2', type: 'user', text: 'two' }] }).expect(201);
+    const stale = await h.http().post(path).send({ events: [{ id: 'u3', type: 'user', text: 'three' }], expectedRevision: 0 });
+    expect(stale.status).toBe(409);
+    expect(stale.body.code).toBe('wrong_expected_revision');
+  });
+});
+
+describe('policy PUT', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startService();
+  });
+  afterAll(async () => {
+    await h.stop();
+  });
+
+  const policyEvents = async (sessionId: string) => {
+    const store = h.service.app.get<EventStore>(EVENT_STORE);
+    return (await store.readStream(sessionStream(sessionKey('default', sessionId)))).filter((e) => e.type === 'AutoCompactionPolicySet');
+  };
+
+  it('records the same body sent twice once, and the retry answers the original', async () => {
+    const body = { strategy: { type: 'sliding-window', maxEvents: 30 }, trigger: { type: 'turn-count', maxTurns: 5 } };
+    const first = await h.http().put('/v1/sessions/policy-retry/policy').send(body).expect(200);
+    const again = await h.http().put('/v1/sessions/policy-retry/policy').send(body).expect(200);
+    expect(again.body).toEqual(first.body);
+    expect(await policyEvents('policy-retry')).toHaveLength(1);
+  });
+
+  it('records one event for two identical PUTs sent at once, and a change after it', async () => {
+    const body = { strategy: { type: 'turn-window', maxTurns: 3 } };
+    const [a, b] = await Promise.all([0, 1].map(() => h.http().put('/v1/sessions/policy-race/policy').send(body)));
+    expect([a.status, b.status]).toEqual([200, 200]);
+    expect(a.body.revision).toBe(b.body.revision);
+    await h.http().put('/v1/sessions/policy-race/policy').send({ strategy: null }).expect(200);
+    await h.http().put('/v1/sessions/policy-race/policy').send(body).expect(200);
+    expect(await policyEvents('policy-race')).toHaveLength(3);
+  });
+});

@@ -1,0 +1,83 @@
+/**
+ * A throwaway PostgreSQL cluster of its own for fault tests (issue 12): `initdb` into a temporary
+ * directory, `pg_ctl` on a free port, stopped and started at will, removed afterwards. The
+ * machine's shared server is never touched. As root, the binaries run as the `postgres` user
+ * (initdb refuses root) and the directory is handed to that user.
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** Where the PostgreSQL server binaries are (`PG_BIN`, default the Debian path of PostgreSQL 15). */
+export const PG_BIN = process.env.PG_BIN || '/usr/lib/postgresql/15/bin';
+
+/** Null when a throwaway cluster can be made here, else the one-line reason why not. */
+export function throwawayPostgresUnavailableReason(): string | null {
+  if (!fs.existsSync(path.join(PG_BIN, 'initdb')) || !fs.existsSync(path.join(PG_BIN, 'pg_ctl'))) {
+    return `PostgreSQL fault tests skipped: no initdb/pg_ctl in ${PG_BIN} (set PG_BIN)`;
+  }
+  return null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A running throwaway cluster. */
+export class ThrowawayPostgres {
+  private constructor(
+    readonly dir: string,
+    readonly port: number,
+  ) {}
+
+  /** `postgres://postgres@127.0.0.1:<port>/postgres` (trust authentication). */
+  get url(): string {
+    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
+  }
+
+  /** Creates the cluster (initdb, no fsync: it is thrown away) and starts it. */
+  static async create(): Promise<ThrowawayPostgres> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-throwaway-'));
+    if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:', dir]);
+    const cluster = new ThrowawayPostgres(dir, await freePort());
+    cluster.run('initdb', ['-D', path.join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions']);
+    cluster.start();
+    return cluster;
+  }
+
+  /** Starts the server and waits until it accepts connections. */
+  start(): void {
+    const options = `-p ${this.port} -k ${this.dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
+    this.run('pg_ctl', ['-D', path.join(this.dir, 'data'), '-o', options, '-l', path.join(this.dir, 'server.log'), '-w', '-t', '60', 'start']);
+  }
+
+  /** Stops the server (`fast`: open connections are ended) and waits until it is down. */
+  stop(): void {
+    this.run('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'fast', '-w', '-t', '60', 'stop']);
+  }
+
+  /** Stops the server if it runs and removes its directory. */
+  destroy(): void {
+    try {
+      this.stop();
+    } catch {
+      // already stopped
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+
+  private run(binary: string, args: string[]): void {
+    const command = path.join(PG_BIN, binary);
+    const [file, argv] = process.getuid?.() === 0 ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+    execFileSync(file, argv, { stdio: 'pipe', cwd: this.dir, timeout: 90_000 });
+  }
+}
