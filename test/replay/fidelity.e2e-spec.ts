@@ -1,7 +1,7 @@
 /**
  * Context fidelity (issue 16): the facts derived from a hand-written conversation (values and the
  * events that state them), and a fact planted in the first turn that recall still finds after
- * five compaction passes (in-process service, embedded store; about 5 s).
+ * five compaction passes (in-process service, embedded store; about 7 s).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
