@@ -16,6 +16,7 @@ import { runTokenizers } from './figures/tokenizers';
 import { runPlannerVsLangChain } from './figures/planner-vs-langchain';
 import { runMemory } from './figures/memory';
 import { runPostgresReplicas } from './figures/postgres-replicas';
+import { runNatsCommands } from './figures/nats-commands';
 
 /** Sizes of a run. */
 export interface BenchSizes {
@@ -34,6 +35,9 @@ export interface BenchSizes {
   memoryEventsPerSession: number;
   /** Seconds of HTTP load per replica count (figure 8). */
   replicaSeconds: number;
+  /** Sessions and rounds (4 appends + 1 compact each) per transport (figure 9). */
+  natsSessions: number;
+  natsRounds: number;
 }
 
 /** `--quick`: every figure, small sizes, under 60 s. */
@@ -52,6 +56,8 @@ export const QUICK: BenchSizes = {
   memorySessions: 500,
   memoryEventsPerSession: 50,
   replicaSeconds: 4,
+  natsSessions: 50,
+  natsRounds: 1,
 };
 
 /** The full run of the issue's sizes. */
@@ -70,9 +76,11 @@ export const FULL: BenchSizes = {
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
   replicaSeconds: 10,
+  natsSessions: 200,
+  natsRounds: 2,
 };
 
-const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8];
+const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -120,6 +128,7 @@ async function main(): Promise<void> {
   await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
     runPostgresReplicas({ clients: sizes.clients, seconds: sizes.replicaSeconds, baselineSeconds: sizes.baselineSeconds }),
   );
+  await run([9], 'commands per second: NATS JetStream vs HTTP', () => runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }));
   await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
 
   results.sort((a, b) => a.figure - b.figure);

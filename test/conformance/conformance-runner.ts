@@ -85,7 +85,8 @@ export function loadVectors(dir: string): LoadedVector[] {
 /**
  * A vector event as the API takes it. The vector format may mark a missing text with `""`; the
  * API takes `null` for that (it rejects empty strings as a likely client bug). Both format as
- * `[no text content]` (DESIGN §3.1), so costs and decisions are the same.
+ * `[no text content]` (DESIGN §3.1), so costs and decisions are the same. Other fields (a
+ * system event's `notice: true`, tool calls, responses) go through as they are.
  */
 function asApiEvent(event: ConformanceVector['events'][number]): Record<string, unknown> {
   return event.type !== 'tool' && event.type !== 'summary' && event.text === '' ? { ...event, text: null } : event;
@@ -115,8 +116,12 @@ function sameList(label: string, actual: unknown, expected: string[], problems: 
 async function checkVector(http: Http, fake: FakeOpenAiServer, vector: ConformanceVector, sessionId: string): Promise<string[]> {
   const problems: string[] = [];
   const expect = vector.expect;
-  const append = await http('POST', `/v1/sessions/${sessionId}/events`, { events: vector.events.map(asApiEvent) });
-  if (append.status !== 201) return [`append: HTTP ${append.status} ${JSON.stringify(append.body)}`];
+  // A vector with no events is a session that exists but is empty: created by setting its policy.
+  const append =
+    vector.events.length > 0
+      ? await http('POST', `/v1/sessions/${sessionId}/events`, { events: vector.events.map(asApiEvent) })
+      : await http('PUT', `/v1/sessions/${sessionId}/policy`, { strategy: null });
+  if (append.status !== (vector.events.length > 0 ? 201 : 200)) return [`${vector.events.length > 0 ? 'append' : 'policy'}: HTTP ${append.status} ${JSON.stringify(append.body)}`];
 
   fake.reset();
   fake.setDefault(vector.summarizer?.reply ?? 'SUMMARY');

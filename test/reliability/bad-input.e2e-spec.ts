@@ -19,6 +19,8 @@ interface BadRequest {
   code: string;
   /** What the message must name (the field, parameter or remedy). */
   mentions: RegExp;
+  /** The `parameter` the answer must carry (the request path of the offending field). */
+  parameter?: string;
 }
 
 const MAX_TEXT = 1000;
@@ -43,14 +45,14 @@ const CASES: BadRequest[] = [
   { name: 'lone high surrogate in text', method: 'post', path: `${S}/events`, raw: '{"events":[{"id":"x1","type":"user","text":"broken \\ud800 text"}]}', status: 400, code: 'validation_failed', mentions: /events\[0\]\.text.*surrogate/ },
   { name: 'lone low surrogate in a tool argument', method: 'post', path: `${S}/events`, raw: '{"events":[{"id":"x1","type":"assistant","text":null,"toolCalls":[{"id":"k1","name":"f","arguments":"\\udc00"}]}]}', status: 400, code: 'validation_failed', mentions: /events\[0\]\.toolCalls\[0\]\.arguments.*surrogate/ },
   { name: 'empty user text', method: 'post', path: `${S}/events`, body: { events: [user('x1', '')] }, status: 400, code: 'validation_failed', mentions: /events\[0\]\.text.*empty/ },
-  { name: 'empty assistant text and no tool calls', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: '' }] }, status: 400, code: 'validation_failed', mentions: /events\[0\].*text or at least one tool call/ },
+  { name: 'empty assistant text and no tool calls', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: '' }] }, status: 400, code: 'validation_failed', mentions: /events\[0\].*text, at least one tool call/ },
   { name: 'empty summary text', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'summary', shadowPrompt: 'recap', text: '' }] }, status: 400, code: 'validation_failed', mentions: /events\[0\]\.text.*empty/ },
   { name: 'oversized text', method: 'post', path: `${S}/events`, body: { events: [user('x1', 'x'.repeat(MAX_TEXT + 1))] }, status: 400, code: 'validation_failed', mentions: new RegExp(`events\\[0\\]\\.text.*longer than ${MAX_TEXT}`) },
   { name: 'too many events in one request', method: 'post', path: `${S}/events`, body: { events: Array.from({ length: MAX_EVENTS + 1 }, (_, i) => user(`m${i}`)) }, status: 400, code: 'validation_failed', mentions: new RegExp(`at most ${MAX_EVENTS} events`) },
   { name: 'body over MAX_BODY_BYTES', method: 'post', path: `${S}/events`, body: { events: [user('x1', 'y'.repeat(MAX_BODY))] }, status: 413, code: 'payload_too_large', mentions: /MAX_BODY_BYTES|split/ },
   { name: 'unknown field on an event', method: 'post', path: `${S}/events`, body: { events: [{ ...user('x1'), colour: 'red' }] }, status: 400, code: 'validation_failed', mentions: /events\[0\]\.colour.*unknown field/ },
   { name: 'unknown top-level field', method: 'post', path: `${S}/events`, body: { events: [user('x1')], sessionId: 'other' }, status: 400, code: 'validation_failed', mentions: /sessionId.*unknown field/ },
-  { name: 'assistant without text or tool calls', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant' }] }, status: 400, code: 'validation_failed', mentions: /text or at least one tool call/ },
+  { name: 'assistant without text or tool calls', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant' }] }, status: 400, code: 'validation_failed', mentions: /text, at least one tool call/ },
   { name: 'tool event with no responses', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'tool', responses: [] }] }, status: 400, code: 'validation_failed', mentions: /events\[0\]\.responses/ },
   { name: 'tool call with a non-string arguments', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', toolCalls: [{ id: 'k1', name: 'f', arguments: { a: 1 } }] }] }, status: 400, code: 'validation_failed', mentions: /toolCalls\[0\]\.arguments/ },
   { name: 'tool response without its call', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'tool', responses: [{ toolCallId: 'nope', name: 'f', data: '{}' }] }] }, status: 422, code: 'unknown_tool_call', mentions: /events\[0\]\.responses\[0\]\.toolCallId.*append the assistant message/ },
@@ -165,6 +167,19 @@ const CASES: BadRequest[] = [
   { name: 'path not valid percent-encoded UTF-8', method: 'get', path: '/v1/sessions/%ED%A0%80/window', status: 400, code: 'invalid_path', mentions: /percent-encoded/ },
   { name: 'recall: from after to', method: 'get', path: '/v1/recall?q=hello&from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z', status: 400, code: 'validation_failed', mentions: /from must be earlier than to/ },
   { name: 'messages: empty content', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'user', content: '' }] }, status: 400, code: 'invalid_message', mentions: /messages\[0\]\.content/ },
+  // ---- issue 17 item 4: what goes in comes out (nothing accepted that would come out otherwise)
+  { name: 'assistant with text null and nothing else', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: null }] }, status: 400, code: 'validation_failed', mentions: /events\[0\].*text, at least one tool call, or a refusal/ },
+  { name: 'assistant with an empty tool call list', method: 'post', path: `${S}/events`, body: { events: [{ id: 'x1', type: 'assistant', text: null, toolCalls: [] }] }, status: 400, code: 'validation_failed', mentions: /text, at least one tool call, or a refusal/ },
+  { name: 'textParts that do not make the text', method: 'post', path: `${S}/events`, body: { events: [{ ...user('x1', 'hello world'), textParts: ['hello', 'world'] }] }, status: 400, code: 'validation_failed', mentions: /events\[0\]\.textParts.*concatenate/, parameter: 'events[0].textParts' },
+  { name: 'empty name on an event', method: 'post', path: `${S}/events`, body: { events: [{ ...user('x1'), name: '' }] }, status: 400, code: 'validation_failed', mentions: /events\[0\]\.name.*empty/ },
+  { name: 'messages: assistant with content null and nothing else', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'assistant', content: null, tool_calls: [] }] }, status: 400, code: 'invalid_message', mentions: /messages\[0\]\.content.*content, tool_calls or a refusal/, parameter: 'messages[0].content' },
+  { name: 'messages: assistant with empty content and nothing else', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'assistant', content: '' }] }, status: 400, code: 'invalid_message', mentions: /messages\[0\]/, parameter: 'messages[0]' },
+  { name: 'messages: a field the service would drop', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'user', content: 'hi', audio: { id: 'a1' } }] }, status: 400, code: 'invalid_message', mentions: /messages\[0\]\.audio.*unknown field/, parameter: 'messages[0].audio' },
+  { name: 'messages: a text part with an extra field', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'user', content: [{ type: 'text', text: 'hi', cache_control: { type: 'ephemeral' } }] }] }, status: 400, code: 'invalid_message', mentions: /messages\[0\]\.content\[0\]\.cache_control.*unknown field/ },
+  { name: 'messages: empty name', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'user', content: 'hi', name: '' }] }, status: 400, code: 'invalid_message', mentions: /messages\[0\]\.name/, parameter: 'messages[0].name' },
+  { name: 'messages: a second answer names the tool message field', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'tool', tool_call_id: 'call_1', content: 'again' }] }, status: 422, code: 'tool_call_conflict', mentions: /^messages\[0\]\.tool_call_id: .*already answered/, parameter: 'messages[0].tool_call_id' },
+  { name: 'messages: reusing an open call id names tool_calls', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'k8', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'assistant', content: null, tool_calls: [{ id: 'k8', type: 'function', function: { name: 'f', arguments: '{}' } }] }] }, status: 422, code: 'tool_call_conflict', mentions: /^messages\[1\]\.tool_calls\[0\]\.id: .*waiting/, parameter: 'messages[1].tool_calls[0].id' },
+  { name: 'messages: answer to an unknown call uses parameter', method: 'post', path: `${S}/messages`, body: { messages: [{ role: 'tool', tool_call_id: 'ghost', content: 'x' }] }, status: 422, code: 'unknown_tool_call', mentions: /messages\[0\]\.tool_call_id/, parameter: 'messages[0].tool_call_id' },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
 ];
 
@@ -222,6 +237,7 @@ describe('malformed requests', () => {
     expect({ status: res.status, code: res.body.code }).toEqual({ status: c.status, code: c.code });
     expect(typeof res.body.message).toBe('string');
     expect(res.body.message).toMatch(c.mentions);
+    if (c.parameter !== undefined) expect({ parameter: res.body.parameter, field: res.body.field }).toEqual({ parameter: c.parameter, field: undefined });
     expect(await harness.service.store.headPosition()).toBe(before);
   });
 });

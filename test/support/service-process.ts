@@ -33,6 +33,10 @@ export interface SpawnOptions {
   env?: Record<string, string>;
   /** Longest wait for the "listening on" line (default 90 s). */
   readyTimeoutMs?: number;
+  /** Command and arguments to run instead of the service from source (e.g. `['npm', 'start']`). */
+  command?: string[];
+  /** Working directory (default: the repository root). */
+  cwd?: string;
 }
 
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS'];
@@ -66,11 +70,20 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
     TS_NODE_TRANSPILE_ONLY: 'true',
     ...options.env,
   });
-  const child: ChildProcess = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts'],
-    { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const [command, ...args] = options.command ?? [process.execPath, '-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts'];
+  // A command of its own runs in its own process group, so that killing it also ends its children (npm → node).
+  const child: ChildProcess = spawn(command, args, { cwd: options.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.command !== undefined });
+  const signal = (sig: NodeJS.Signals) => {
+    if (options.command !== undefined && child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, sig);
+        return;
+      } catch {
+        // the group is gone already
+      }
+    }
+    child.kill(sig);
+  };
   let out = '';
   let err = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -81,17 +94,17 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
   let done = false;
   void exited.then(() => (done = true));
   const kill = async () => {
-    if (!done) child.kill('SIGKILL');
+    if (!done) signal('SIGKILL');
     await exited;
   };
   const urlReady = new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       cleanup();
-      child.kill('SIGKILL');
+      signal('SIGKILL');
       reject(new Error(`service did not start within ${options.readyTimeoutMs ?? 90_000} ms\nstdout:\n${out}\nstderr:\n${err}`));
     }, options.readyTimeoutMs ?? 90_000);
     const onData = () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) {
         cleanup();
         resolve(m[1]);
@@ -118,8 +131,8 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
     kill,
     async stop(graceMs = 15_000) {
       if (done) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      signal('SIGTERM');
+      const timer = setTimeout(() => signal('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
     },

@@ -17,7 +17,9 @@ import { ApiErrorFilter } from './http/api-error.filter';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
 import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
+import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
+import { NatsTransport } from './nats/nats-transport';
 
 /** The root module; build it with {@link AppModule.register}. */
 @Module({})
@@ -32,6 +34,10 @@ export class AppModule {
         ...(config.logLevel === 'silent' ? [] : [LoggerModule.forRoot({
           pinoHttp: {
             level: config.logLevel,
+            // Human-readable on a terminal, JSON lines otherwise (LOG_FORMAT).
+            ...(config.logFormat === 'pretty' ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
+            // One line per request at REQUEST_LOG_LEVEL (debug unless asked); server errors always at error.
+            customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : (config.requestLogLevel as 'debug')),
             // Never log keys or bodies: only method, path, status and timing.
             redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
             serializers: {
@@ -64,10 +70,13 @@ export class AppModule {
       providers: [
         { provide: SERVICE_CONFIG, useValue: config },
         ServiceMetrics,
+        CompactionMetricsHandler,
         ApiKeyGuard,
         { provide: APP_GUARD, useClass: ThrottlerGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
         { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
+        // Commands and decisions over NATS JetStream, only when NATS_URL is set.
+        ...(config.natsUrl ? [NatsTransport] : []),
       ],
     };
   }

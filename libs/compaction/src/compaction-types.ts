@@ -71,6 +71,18 @@ export type Trigger =
 export type CompactionOutcome = 'compacted' | 'noop' | 'not-triggered' | 'conflict' | 'failed';
 
 /**
+ * Why a pass archived nothing (DESIGN §3.6):
+ * - `within-limit`: the strategy asks for no cut (nothing to archive);
+ * - `newest-turn-only`: the only candidate is the newest turn, which is always kept;
+ * - `open-tool-call`: tool safety moved the cut back to the start; `toolCallId` is the call and
+ *   `eventId` the assistant event holding it.
+ */
+export type NoopReason =
+  | { reason: 'within-limit' }
+  | { reason: 'newest-turn-only' }
+  | { reason: 'open-tool-call'; toolCallId: string; eventId: string };
+
+/**
  * What the summarizer must be given for one pass. The library never calls a model: the plan
  * carries this request and {@link completePlan} takes the reply.
  */
@@ -112,6 +124,8 @@ export interface CompactionPlan {
   keptIds: string[];
   /** Ids of superseded system messages (a subset of `archivedIds`); they stay archived even if the summarizer fails. */
   supersededSystemIds: string[];
+  /** Present when outcome is `noop`: why nothing was archived. */
+  noop?: NoopReason;
   /** Present when a summarizer call is needed. */
   summaryRequest?: SummaryRequest;
   /** Id of the kept real event the new summary goes before; present with `summaryRequest`. */

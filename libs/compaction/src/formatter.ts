@@ -22,11 +22,13 @@ function textOrPlaceholder(text: string | null | undefined): string {
 
 function formatAssistant(event: AssistantEvent): string {
   const calls = event.toolCalls ?? [];
-  if (calls.length === 0) return `Assistant: ${textOrPlaceholder(event.text)}`;
+  // A refusal is what the assistant said when it has no text.
+  const text = isBlankText(event.text) && !isBlankText(event.refusal) ? event.refusal : event.text;
+  if (calls.length === 0) return `Assistant: ${textOrPlaceholder(text)}`;
   const rendered = calls.map((c) => `${c.name}(${c.arguments ?? ''})`).join(', ');
-  return isBlankText(event.text)
+  return isBlankText(text)
     ? `Assistant [tool calls: ${rendered}]`
-    : `Assistant: ${event.text} [tool calls: ${rendered}]`;
+    : `Assistant: ${text} [tool calls: ${rendered}]`;
 }
 
 function formatTool(event: ToolEvent): string {
@@ -38,7 +40,7 @@ function formatTool(event: ToolEvent): string {
  * The formatted lines of one event (DESIGN §3.1):
  *
  * - `user` → `["User: <text>"]`, `system` → `["System: <text>"]`;
- * - `assistant` without tool calls → `["Assistant: <text>"]`; with tool calls →
+ * - `assistant` without tool calls → `["Assistant: <text>"]` (its `refusal` stands in for a blank text); with tool calls →
  *   `["Assistant [tool calls: name(args), …]"]`, or `["Assistant: <text> [tool calls: …]"]` when
  *   the text is not blank (`args` is the raw JSON argument string, verbatim);
  * - `tool` → `["Tool [responses: name -> data, …]"]`;

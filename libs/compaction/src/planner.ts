@@ -2,7 +2,7 @@
  * The planner (DESIGN §3.2–§3.6): (active events, strategy, optional trigger) → a compaction
  * plan, and the completion of a plan with the summarizer's reply.
  */
-import type { CompactionPlan, CompactionResult, NewSummary, Strategy, SummaryReply, SummaryRequest, Trigger } from './compaction-types';
+import type { CompactionPlan, CompactionResult, NewSummary, NoopReason, Strategy, SummaryReply, SummaryRequest, Trigger } from './compaction-types';
 import { classifyEvents } from './classify';
 import { settleCut } from './cut';
 import { formatEvent } from './formatter';
@@ -65,7 +65,8 @@ function rawCutFor(strategy: Strategy, input: StrategyInput): RawCut {
  *  - a summarizing strategy that cuts (rolling-summary: only over its threshold) also archives
  *    the current summaries and returns `summaryRequest` + `summaryInsertBeforeId` (the first kept
  *    real event); call the summarizer, then {@link completePlan};
- *  - outcome `compacted` when anything is archived or a summary is requested, else `noop`.
+ *  - outcome `compacted` when anything is archived or a summary is requested, else `noop` with
+ *    `noop` saying why (`within-limit`, `newest-turn-only`, `open-tool-call`).
  *
  * Token figures are in the unit of the estimator the events were costed with.
  * @throws Error on malformed input (duplicate ids, missing or negative `tokens`).
@@ -98,7 +99,8 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
     summaryTokens,
   };
   const { rawCut, lowest } = rawCutFor(strategy, input);
-  const cut = settleCut(real, rawCut, lowest);
+  const settled = settleCut(real, rawCut, lowest);
+  const { cut } = settled;
 
   const summarizing = strategy.type === 'recursive-summarization' || strategy.type === 'rolling-summary';
   let writesSummary = summarizing && cut > lowest;
@@ -106,8 +108,12 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
     writesSummary = rollingSummaryFires(real, cut, summaryTokens, strategy);
   }
 
+  // Real positions archived: [lowest, cut) minus the responses kept in place with their calls.
+  const retained = new Set(settled.retained);
+  const archivedReal: number[] = [];
+  if (!summarizing || writesSummary) for (let k = lowest; k < cut; k++) if (!retained.has(k)) archivedReal.push(k);
   const archived = new Set<number>(classes.supersededSystems);
-  for (let k = lowest; k < (summarizing && !writesSummary ? lowest : cut); k++) archived.add(classes.real[k]);
+  for (const k of archivedReal) archived.add(classes.real[k]);
   if (writesSummary) for (const i of classes.summaries) archived.add(i);
 
   const archivedIds: string[] = [];
@@ -121,9 +127,11 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
       keptIds.push(c.event.id);
     }
   });
+  const outcome = archivedIds.length > 0 || writesSummary ? 'compacted' : 'noop';
   const plan: CompactionPlan = {
     ...base,
-    outcome: archivedIds.length > 0 || writesSummary ? 'compacted' : 'noop',
+    outcome,
+    ...(outcome === 'noop' ? { noop: noopReason(real, rawCut, lowest, cut, settled.blockedBy) } : {}),
     archivedIds,
     keptIds,
     supersededSystemIds: classes.supersededSystems.map((i) => events[i].event.id),
@@ -132,12 +140,12 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
   };
   if (writesSummary && (strategy.type === 'recursive-summarization' || strategy.type === 'rolling-summary')) {
     const overlapSize = strategy.type === 'recursive-summarization' ? strategy.overlapSize : 0;
-    const covered = [...classes.summaries.filter((i) => archived.has(i)), ...classes.real.slice(lowest, cut)].sort((a, b) => a - b);
+    const covered = [...classes.summaries.filter((i) => archived.has(i)), ...archivedReal.map((k) => classes.real[k])].sort((a, b) => a - b);
     const request: SummaryRequest = {
       systemPrompt: strategy.systemPrompt,
       shadowPrompt: strategy.shadowPrompt,
       currentSummaries: classes.summaries.map((i) => (events[i].event as SummaryEvent).text),
-      toSummarize: real.slice(lowest, cut).map((c) => formatEvent(c.event)),
+      toSummarize: archivedReal.map((k) => formatEvent(real[k].event)),
       overlap: real.slice(cut, cut + overlapSize).map((c) => formatEvent(c.event)),
       coveredIds: covered.map((i) => events[i].event.id),
     };
@@ -145,6 +153,24 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
     plan.summaryInsertBeforeId = real[cut].event.id;
   }
   return plan;
+}
+
+/**
+ * Why a pass that archives nothing is a `noop` (DESIGN §3.6): the strategy asked for no cut (or
+ * only up to `lowest`, or rolling-summary stayed under its threshold) → `within-limit`; tool
+ * safety moved the cut back → `open-tool-call` naming the call; otherwise the only candidate was
+ * the newest turn → `newest-turn-only`.
+ */
+function noopReason(
+  real: readonly CostedEvent[],
+  rawCut: number | null,
+  lowest: number,
+  cut: number,
+  blockedBy: { toolCallId: string; position: number } | undefined,
+): NoopReason {
+  if (rawCut === null || rawCut <= lowest || cut > lowest) return { reason: 'within-limit' };
+  if (blockedBy) return { reason: 'open-tool-call', toolCallId: blockedBy.toolCallId, eventId: real[blockedBy.position].event.id };
+  return { reason: 'newest-turn-only' };
 }
 
 /**

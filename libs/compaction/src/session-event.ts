@@ -24,21 +24,39 @@ export interface ToolResponse {
   name: string;
   /** The result as text (often JSON), verbatim. */
   data: string;
+  /**
+   * The result as it was sent in text parts, when it was (OpenAI content parts); `data` is then
+   * their concatenation. Kept so the result renders as it came in.
+   */
+  dataParts?: string[];
+}
+
+/**
+ * Fields an event keeps only to render it as it came in (OpenAI chat messages, DESIGN §5): they
+ * do not change what the event says to the compaction rules.
+ */
+export interface AsSent {
+  /** The participant name of the message (OpenAI `name`). */
+  name?: string;
+  /** The text as it was sent in text parts; `text` is then their concatenation. */
+  textParts?: string[];
 }
 
 /** A user message. A user event starts a turn (DESIGN §3.2). `text` null means no text content. */
-export interface UserEvent {
+export interface UserEvent extends AsSent {
   id: string;
   type: 'user';
   text: string | null;
 }
 
 /** An assistant message: text, tool calls, or both. `text` may be null when `toolCalls` is set. */
-export interface AssistantEvent {
+export interface AssistantEvent extends AsSent {
   id: string;
   type: 'assistant';
   text: string | null;
   toolCalls?: ToolCall[];
+  /** A refusal the model gave instead of text (OpenAI `refusal`); counted as the text when there is none. */
+  refusal?: string;
 }
 
 /** One or more tool responses, each naming the call it answers. */
@@ -46,13 +64,22 @@ export interface ToolEvent {
   id: string;
   type: 'tool';
   responses: ToolResponse[];
+  /** The `name` of the tool message(s) as sent (OpenAI's legacy field), when it was. */
+  name?: string;
 }
 
-/** A stored system message. The latest one is pinned; every earlier one is superseded (§3.2). */
-export interface SystemEvent {
+/**
+ * A stored system message. The latest one that is not a notice is pinned; every earlier one is
+ * superseded (§3.2). With `notice: true` it is a **notice** (§3.1): a message injected into the
+ * conversation (a file arrived, a reminder), a real event counted, cut and archived in its place,
+ * never pinned and never superseding the instructions.
+ */
+export interface SystemEvent extends AsSent {
   id: string;
   type: 'system';
   text: string | null;
+  /** True for a notice (DESIGN §3.1); absent or false for the agent's instructions. */
+  notice?: boolean;
 }
 
 /**
@@ -85,4 +112,9 @@ export const SESSION_EVENT_TYPES: readonly SessionEventType[] = ['user', 'assist
 export interface CostedEvent {
   event: SessionEvent;
   tokens: number;
+}
+
+/** True for a system event marked as a notice (DESIGN §3.1): a real event, never pinned. */
+export function isNotice(event: { type: string; notice?: unknown }): boolean {
+  return event.type === 'system' && event.notice === true;
 }

@@ -11,11 +11,11 @@ import type { TokenEstimator } from './token-estimators';
 /** Upper bound of the default running-summary reserve, in estimator units (tokens). */
 export const MAX_DEFAULT_SUMMARY_RESERVE = 4096;
 
-/** Least room (estimator units) a chunk must leave for events; below it the budget is rejected. */
-const MIN_EVENT_ROOM = 48;
+/** Least room (estimator units) a chunk must leave for events; below it the budget is rejected (see `summarizerEventRoom`). */
+export const MIN_EVENT_ROOM = 48;
 
 /** Tokens kept free in every chunk to absorb tokenizer effects at the joins. */
-const JOIN_SLACK = 8;
+export const JOIN_SLACK = 8;
 
 /**
  * Default room reserved in chunks 2… for the running summary (the reply to the previous chunk):

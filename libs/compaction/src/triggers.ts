@@ -67,7 +67,11 @@ export function parseTrigger(input: unknown): Trigger {
   return parseAt(input, 'trigger', 1);
 }
 
-interface TriggerFigures {
+/**
+ * What a trigger looks at in a window (DESIGN §3.5): `turns` = user events among the active real
+ * events; `tokens` = cost(pinned system) + cost(summaries) + cost(real events), estimator units.
+ */
+export interface TriggerFigures {
   turns: number;
   tokens: number;
 }
@@ -86,6 +90,23 @@ function fires(trigger: Trigger, f: TriggerFigures): boolean {
 }
 
 /**
+ * The {@link TriggerFigures} of `events` (active events, log order, carried costs). Superseded
+ * system messages are not counted: every pass archives them.
+ */
+export function triggerFigures(events: readonly CostedEvent[]): TriggerFigures {
+  const classes = classifyEvents(events);
+  let turns = 0;
+  let tokens = 0;
+  for (const i of classes.real) {
+    if (events[i].event.type === 'user') turns++;
+    tokens += events[i].tokens;
+  }
+  for (const i of classes.summaries) tokens += events[i].tokens;
+  if (classes.pinnedSystem >= 0) tokens += events[classes.pinnedSystem].tokens;
+  return { turns, tokens };
+}
+
+/**
  * Whether `trigger` fires on `events` (DESIGN §3.5). `events` are the session's active events in
  * log order, each with its carried cost (no re-tokenizing).
  *
@@ -99,14 +120,35 @@ function fires(trigger: Trigger, f: TriggerFigures): boolean {
  */
 export function evaluateTrigger(trigger: Trigger | null | undefined, events: readonly CostedEvent[]): boolean {
   if (trigger == null) return true;
-  const classes = classifyEvents(events);
-  let turns = 0;
-  let tokens = 0;
-  for (const i of classes.real) {
-    if (events[i].event.type === 'user') turns++;
-    tokens += events[i].tokens;
+  return triggerFiguresFire(trigger, triggerFigures(events));
+}
+
+/** Whether `trigger` fires on a window with these figures (see {@link evaluateTrigger}); no trigger always fires. */
+export function triggerFiguresFire(trigger: Trigger | null | undefined, figures: TriggerFigures): boolean {
+  return trigger == null ? true : fires(trigger, figures);
+}
+
+function grownEnough(trigger: Trigger, since: TriggerFigures, now: TriggerFigures): boolean {
+  switch (trigger.type) {
+    case 'turn-count':
+      return now.turns - since.turns >= Math.max(1, Math.ceil(trigger.maxTurns / 4));
+    case 'token-count':
+      return now.tokens - since.tokens >= Math.max(1, trigger.threshold / 4);
+    case 'any-of':
+    case 'all-of':
+      return trigger.triggers.some((t) => grownEnough(t, since, now));
   }
-  for (const i of classes.summaries) tokens += events[i].tokens;
-  if (classes.pinnedSystem >= 0) tokens += events[classes.pinnedSystem].tokens;
-  return fires(trigger, { turns, tokens });
+}
+
+/**
+ * Automatic compaction makes progress or waits (DESIGN §3.5). `since` is the window's figures
+ * right after the last automatic pass when that pass left the trigger firing (null otherwise);
+ * `now` the current window's. The next automatic pass may run when there is no such pass, when
+ * there is no trigger, or once the window has grown by a quarter of the token threshold
+ * (`token-count`, at least 1 unit) or of the turn limit (`turn-count`, at least one turn) since;
+ * for `any-of` / `all-of`, once any member's growth is reached. Pure.
+ */
+export function autoPassMayRun(trigger: Trigger | null | undefined, since: TriggerFigures | null, now: TriggerFigures): boolean {
+  if (trigger == null || since === null) return true;
+  return grownEnough(trigger, since, now);
 }

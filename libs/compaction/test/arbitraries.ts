@@ -4,7 +4,7 @@
  * A history is built from a random list of operations: user / assistant text / assistant with
  * 1–3 tool calls (parallel when > 1) / a tool event answering 1–2 pending calls (so responses can
  * land right after their call, turns later, or never: open calls) / stored system message
- * (anywhere) / existing summary (anywhere).
+ * (anywhere) / system notice (anywhere) / existing summary (anywhere).
  */
 import fc from 'fast-check';
 import type { SessionEvent, Strategy, Trigger } from '../src';
@@ -16,6 +16,7 @@ type Op =
   | { k: 'calls'; n: number; text: string | null }
   | { k: 'respond'; n: number; pick: number }
   | { k: 'system'; text: string }
+  | { k: 'notice'; text: string }
   | { k: 'summary'; text: string };
 
 const text = fc.string({ minLength: 0, maxLength: 24 });
@@ -27,6 +28,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ n: fc.integer({ min: 1, max: 3 }), text: nullableText }).map((r) => ({ k: 'calls' as const, ...r })) },
   { weight: 4, arbitrary: fc.record({ n: fc.integer({ min: 1, max: 2 }), pick: fc.nat(10) }).map((r) => ({ k: 'respond' as const, ...r })) },
   { weight: 1, arbitrary: text.map((t) => ({ k: 'system' as const, text: t })) },
+  { weight: 1, arbitrary: text.map((t) => ({ k: 'notice' as const, text: t })) },
   { weight: 1, arbitrary: text.map((t) => ({ k: 'summary' as const, text: `sum ${t}` })) },
 );
 
@@ -62,6 +64,9 @@ export function buildHistory(ops: Op[]): SessionEvent[] {
       }
       case 'system':
         events.push({ id, type: 'system', text: o.text });
+        break;
+      case 'notice':
+        events.push({ id, type: 'system', text: o.text, notice: true });
         break;
       case 'summary':
         events.push({ id, type: 'summary', shadowPrompt: DEFAULT_SHADOW_PROMPT, text: o.text });

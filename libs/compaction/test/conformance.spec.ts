@@ -49,8 +49,9 @@ function toEvent(raw: Record<string, unknown>): SessionEvent {
   const id = String(raw.id);
   switch (raw.type) {
     case 'user':
+      return { id, type: 'user', text: (raw.text as string | null | undefined) ?? null };
     case 'system':
-      return { id, type: raw.type, text: (raw.text as string | null | undefined) ?? null };
+      return { id, type: 'system', text: (raw.text as string | null | undefined) ?? null, ...(raw.notice === true ? { notice: true } : {}) };
     case 'assistant':
       return {
         id,

@@ -32,9 +32,39 @@ const resp = (id: string, callId: string): SessionEvent => ({ id, type: 'tool', 
 const plan = (events: SessionEvent[], strategy: Parameters<typeof planCompaction>[1]) => planCompaction(costEvents(events, chars), strategy);
 
 describe('planner: tool safety and turns (DESIGN §3.3)', () => {
-  it('an open call is never archived: the cut moves back to the start of its turn', () => {
+  it('an open call followed by a user event is abandoned: it is archived with its turn', () => {
     const events = [u('u1'), call('c1', 'x'), a('a1'), u('u2'), a('a2'), u('u3'), a('a3')];
-    expect(plan(events, { type: 'sliding-window', maxEvents: 2 }).archivedIds).toEqual([]);
+    expect(plan(events, { type: 'sliding-window', maxEvents: 2 }).archivedIds).toEqual(['u1', 'c1', 'a1', 'u2', 'a2']);
+  });
+
+  it('an open call of the newest turn is not abandoned: the newest turn is kept, the noop says why', () => {
+    const p = plan([u('u1'), call('c1', 'x'), a('a1')], { type: 'sliding-window', maxEvents: 1 });
+    expect(p.outcome).toBe('noop');
+    expect(p.noop).toEqual({ reason: 'newest-turn-only' });
+  });
+
+  it('a noop names its reason: within-limit, newest-turn-only, open-tool-call (call id and event)', () => {
+    expect(plan([u('u1'), a('a1')], { type: 'sliding-window', maxEvents: 5 }).noop).toEqual({ reason: 'within-limit' });
+    expect(plan([u('u1'), a('a1'), a('a2')], { type: 'sliding-window', maxEvents: 1 }).noop).toEqual({ reason: 'newest-turn-only' });
+    // t1 (kept, in the newest turn) answers x, whose call c1 is in the turn being archived
+    const late = [u('u1'), call('c1', 'x'), u('u2'), resp('t1', 'x'), a('a2')];
+    expect(plan(late, { type: 'sliding-window', maxEvents: 2 }).noop).toEqual({ reason: 'open-tool-call', toolCallId: 'x', eventId: 'c1' });
+    expect(plan([u('u1'), a('a1'), u('u2')], { type: 'turn-window', maxTurns: 1 }).noop).toBeUndefined();
+  });
+
+  it('turn-window: a preamble call answered inside an archived turn keeps its answer in place', () => {
+    const events = [call('c0', 'p'), u('u1'), resp('r0', 'p'), a('a1'), u('u2'), a('a2')];
+    const p = plan(events, { type: 'turn-window', maxTurns: 1 });
+    expect(p.archivedIds).toEqual(['u1', 'a1']);
+    expect(p.keptIds).toEqual(['c0', 'r0', 'u2', 'a2']);
+  });
+
+  it('turn-window: a kept answer that also answers an archived call moves the cut back', () => {
+    const both: SessionEvent = { id: 'r', type: 'tool', responses: [{ toolCallId: 'p', name: 'f', data: '1' }, { toolCallId: 'k', name: 'f', data: '2' }] };
+    const events = [call('c0', 'p'), u('u1'), call('c1', 'k'), both, u('u2'), a('a2')];
+    const p = plan(events, { type: 'turn-window', maxTurns: 1 });
+    expect(p.archivedIds).toEqual([]);
+    expect(p.noop).toEqual({ reason: 'open-tool-call', toolCallId: 'k', eventId: 'c1' });
   });
 
   it('a response kept in a later turn keeps its call: the cut moves back, repeatedly', () => {
@@ -50,9 +80,9 @@ describe('planner: tool safety and turns (DESIGN §3.3)', () => {
     // not c1, so archiving the first turn (c1 answered by t1) is safe.
     const events = [u('u1'), call('c1', 'x'), resp('t1', 'x'), a('a1'), u('u2'), call('c2', 'x'), resp('t2', 'x'), a('a2'), u('u3'), a('a3')];
     expect(plan(events, { type: 'sliding-window', maxEvents: 6 }).archivedIds).toEqual(['u1', 'c1', 't1', 'a1']);
-    // c2 reusing the id while still open: the open call is protected, the answered first one is not.
-    const open = [u('u1'), call('c1', 'x'), resp('t1', 'x'), a('a1'), u('u2'), call('c2', 'x'), u('u3'), a('a3')];
-    expect(plan(open, { type: 'sliding-window', maxEvents: 3 }).archivedIds).toEqual(['u1', 'c1', 't1', 'a1']);
+    // c2 reusing the id while still open, in the newest turn: protected; the answered first one is not.
+    const open = [u('u1'), call('c1', 'x'), resp('t1', 'x'), a('a1'), u('u2'), call('c2', 'x'), a('a2')];
+    expect(plan(open, { type: 'sliding-window', maxEvents: 2 }).archivedIds).toEqual(['u1', 'c1', 't1', 'a1']);
   });
 
   it('token-count archives a leading preamble even when everything fits', () => {

@@ -26,7 +26,32 @@ const estimator = getEstimator('chars');
 const NEW_ID = 'new-summary';
 const RUNS = Number(process.env.FC_RUNS ?? 300);
 
-const isReal = (e: SessionEvent) => e.type === 'user' || e.type === 'assistant' || e.type === 'tool';
+const isNoticeEvent = (e: SessionEvent) => e.type === 'system' && e.notice === true;
+const isReal = (e: SessionEvent) => e.type === 'user' || e.type === 'assistant' || e.type === 'tool' || isNoticeEvent(e);
+const isInstructions = (e: SessionEvent) => e.type === 'system' && !isNoticeEvent(e);
+
+/**
+ * For each tool event (by id), the ids of the assistant events holding the calls its responses
+ * answer: the most recent earlier call with the id (DESIGN §3.2), found by scanning back.
+ */
+function callHolders(events: SessionEvent[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  events.forEach((e, i) => {
+    if (e.type !== 'tool') return;
+    const holders: string[] = [];
+    for (const r of e.responses) {
+      for (let j = i - 1; j >= 0; j--) {
+        const o = events[j];
+        if (o.type === 'assistant' && (o.toolCalls ?? []).some((c) => c.id === r.toolCallId)) {
+          holders.push(o.id);
+          break;
+        }
+      }
+    }
+    out.set(e.id, holders);
+  });
+  return out;
+}
 
 /** Runs one pass and completes it with a usable (extractive) reply when a summary is asked for. */
 function pass(costed: CostedEvent[], strategy: Strategy) {
@@ -74,13 +99,18 @@ function checkGuarantees(events: SessionEvent[], strategy: Strategy): void {
   const firstUser = real.findIndex((e) => e.type === 'user');
   const lastUser = real.map((e) => e.type).lastIndexOf('user');
 
-  // the kept real events start at a user event once anything real is archived (turn-window: after the preamble, which stays)
+  const holders = callHolders(events);
+  // a response kept in place with its kept call (inside an archived turn; DESIGN §3.3 rule 3)
+  const answersKeptCall = (e: SessionEvent) => e.type === 'tool' && (holders.get(e.id) ?? []).some((h) => !archived.has(h));
+
+  // the kept real events start at a user event once anything real is archived (turn-window: after
+  // the preamble, which stays, and apart from answers kept with their preamble calls)
   if (archivedReal.length > 0) {
     let rest = keptReal;
     if (strategy.type === 'turn-window') {
       const preamble = real.slice(0, firstUser);
       expect(preamble.every((e) => !archived.has(e.id))).toBe(true);
-      rest = keptReal.slice(preamble.length);
+      rest = keptReal.slice(preamble.length).filter((e) => !answersKeptCall(e));
     }
     expect(rest.length).toBeGreaterThan(0);
     expect(rest[0].type).toBe('user');
@@ -90,27 +120,24 @@ function checkGuarantees(events: SessionEvent[], strategy: Strategy): void {
   if (lastUser < 0) expect(archivedReal).toEqual([]);
   else expect(real.slice(lastUser).every((e) => !archived.has(e.id))).toBe(true);
 
-  // tool safety: a kept response keeps its call; an open call is never archived
-  const callHolder = new Map<string, string>();
-  const answered = new Set<string>();
-  for (const e of events) {
-    if (e.type === 'assistant') for (const c of e.toolCalls ?? []) callHolder.set(c.id, e.id);
-    if (e.type === 'tool') for (const r of e.responses) answered.add(r.toolCallId);
-  }
-  for (const e of events) {
-    if (e.type === 'tool' && !archived.has(e.id)) {
-      for (const r of e.responses) {
-        const holder = callHolder.get(r.toolCallId);
-        if (holder !== undefined) expect(archived.has(holder)).toBe(false);
+  // tool safety (DESIGN §3.3 rule 3): no kept response lacks its call; every kept call with a
+  // response in the log has that response kept; an archived open call is abandoned (a user event
+  // follows it)
+  const respondedBy = new Map<string, string[]>();
+  for (const [tool, hs] of holders) for (const h of hs) respondedBy.set(h, [...(respondedBy.get(h) ?? []), tool]);
+  events.forEach((e, i) => {
+    if (e.type === 'tool' && !archived.has(e.id)) for (const h of holders.get(e.id)!) expect(archived.has(h)).toBe(false);
+    if (e.type === 'assistant' && !archived.has(e.id)) for (const t of respondedBy.get(e.id) ?? []) expect(archived.has(t)).toBe(false);
+    if (e.type === 'assistant' && archived.has(e.id)) {
+      for (const c of e.toolCalls ?? []) {
+        const answered = (respondedBy.get(e.id) ?? []).some((t) => (byId.get(t) as { responses: { toolCallId: string }[] }).responses.some((r) => r.toolCallId === c.id));
+        if (!answered) expect(events.slice(i + 1).some((o) => o.type === 'user')).toBe(true);
       }
     }
-    if (e.type === 'assistant' && archived.has(e.id)) {
-      for (const c of e.toolCalls ?? []) expect(answered.has(c.id)).toBe(true);
-    }
-  }
+  });
 
   // system messages: the latest is pinned (kept), every other one archived
-  const systems = events.filter((e) => e.type === 'system');
+  const systems = events.filter(isInstructions);
   systems.forEach((s, i) => expect(archived.has(s.id)).toBe(i < systems.length - 1));
 
   // summaries: kept unless this pass wrote a new one (then all archived); no cut, no summarizer call
@@ -129,7 +156,7 @@ function checkGuarantees(events: SessionEvent[], strategy: Strategy): void {
     expect(req.currentSummaries).toEqual(summaries.map((s) => (s as { text: string }).text));
     const overlap = strategy.type === 'recursive-summarization' ? strategy.overlapSize : 0;
     expect(req.overlap).toEqual(keptReal.slice(0, overlap).map(formatEvent));
-    expect(req.coveredIds).toEqual(events.filter((e) => archived.has(e.id) && e.type !== 'system').map((e) => e.id));
+    expect(req.coveredIds).toEqual(events.filter((e) => archived.has(e.id) && !isInstructions(e)).map((e) => e.id));
   } else {
     expect(plan.summaryRequest).toBeUndefined();
     expect(summaries.every((s) => !archived.has(s.id))).toBe(true);
@@ -171,7 +198,7 @@ describe.each(Object.keys(strategyArbs) as Strategy['type'][])('strategy %s: DES
         const plan = planCompaction(costed, strategy);
         if (!plan.summaryRequest) return;
         const result = completePlan(plan, { reply, summaryId: NEW_ID, estimator });
-        const systems = events.filter((e) => e.type === 'system');
+        const systems = events.filter(isInstructions);
         const superseded = systems.slice(0, -1).map((e) => e.id);
         expect(result.outcome).toBe('failed');
         expect(result.failureReason).toBeTruthy();
@@ -235,13 +262,16 @@ describe('strategy limits (DESIGN §3.4)', () => {
         const users = real.filter((e) => e.type === 'user').length;
         const archivedReal = real.filter((e) => plan.archivedIds.includes(e.id));
         if (users <= maxTurns) expect(archivedReal).toEqual([]);
-        // whole turns: an archived real event's turn-mates are archived too
+        // whole turns: an archived real event's turn-mates are archived too, except answers kept
+        // in place with their (kept) preamble calls
+        const holders = callHolders(events);
+        const keptAnswer = (o: SessionEvent) => o.type === 'tool' && (holders.get(o.id) ?? []).some((h) => !plan.archivedIds.includes(h));
         let turn = -1;
         const turnOf = real.map((e) => (e.type === 'user' ? ++turn : turn));
         for (const e of archivedReal) {
           const t = turnOf[real.indexOf(e)];
           expect(t).toBeGreaterThanOrEqual(0);
-          real.forEach((o, i) => turnOf[i] === t && expect(plan.archivedIds).toContain(o.id));
+          real.forEach((o, i) => turnOf[i] === t && !keptAnswer(o) && expect(plan.archivedIds).toContain(o.id));
         }
       }),
     );
@@ -252,7 +282,7 @@ describe('strategy limits (DESIGN §3.4)', () => {
       fc.property(historyArb(), fc.integer({ min: 1, max: 2000 }), (events, maxTokens) => {
         const costed = costEvents(events, estimator);
         const cost = (e: SessionEvent) => eventCost(e, estimator);
-        const systems = events.filter((e) => e.type === 'system');
+        const systems = events.filter(isInstructions);
         const fixed = (systems.length ? cost(systems[systems.length - 1]) : 0) + events.filter((e) => e.type === 'summary').reduce((s, e) => s + cost(e), 0);
         const real = realOf(events);
         const total = real.reduce((s, e) => s + cost(e), 0);
@@ -273,7 +303,7 @@ describe('strategy limits (DESIGN §3.4)', () => {
         const keptReal = real.filter((e) => !plan.archivedIds.includes(e.id));
         const lastUser = real.map((e) => e.type).lastIndexOf('user');
         if (keptReal.length > real.length - lastUser && lastUser >= 0) {
-          const systems = events.filter((e) => e.type === 'system');
+          const systems = events.filter(isInstructions);
           const fixed = (systems.length ? eventCost(systems[systems.length - 1], estimator) : 0) + events.filter((e) => e.type === 'summary').reduce((s, e) => s + eventCost(e, estimator), 0);
           expect(keptReal.reduce((s, e) => s + eventCost(e, estimator), 0)).toBeLessThanOrEqual(maxTokens - fixed);
         }

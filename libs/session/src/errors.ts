@@ -72,9 +72,10 @@ export class DuplicateEventIdConflictError extends SessionError {
 /** A tool response answers a call that is not in the session's active window nor earlier in the request. */
 export class UnknownToolCallError extends SessionError {
   readonly code = 'unknown_tool_call';
-  constructor(field: string, toolCallId: string) {
-    super(`${field}: tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, {
-      field,
+  /** `parameter`: the JSON path of the response's call id in the request. */
+  constructor(parameter: string, toolCallId: string) {
+    super(`${parameter}: tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, {
+      parameter,
       toolCallId,
     });
   }
@@ -83,8 +84,9 @@ export class UnknownToolCallError extends SessionError {
 /** A tool call or response would make the session invalid for a provider (see ToolCallLedger). */
 export class ToolCallConflictError extends SessionError {
   readonly code = 'tool_call_conflict';
-  constructor(field: string, message: string) {
-    super(message, { field });
+  /** `parameter`: the JSON path of the offending call id in the request. */
+  constructor(parameter: string, message: string) {
+    super(message, { parameter });
   }
 }
 

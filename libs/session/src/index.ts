@@ -16,7 +16,7 @@ export * from './summarizers/openai-summarizer';
 export * from './summarizers/extractive-summarizer';
 export * from './summarizers/summarizer-config';
 export * from './write-side/session-loader';
-export * from './write-side/session-checkpoint';
+export * from './write-side/session-snapshot';
 export * from './write-side/session-state-cache';
 export * from './write-side/compaction-params';
 export * from './write-side/append-session-events';

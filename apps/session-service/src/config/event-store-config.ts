@@ -11,11 +11,11 @@ export function eventStoreKind(config: ServiceConfig): EventStoreKind {
   return config.databaseUrl ? 'postgres' : 'sqlite';
 }
 
-/** The argument of `createEventStore` for a service configuration (SQLite file `<dataDir>/events.sqlite`). */
+/** The argument of `createEventStore` for a service configuration (SQLite file `SQLITE_EVENTS_FILE`, default `<dataDir>/events.sqlite`). */
 export function eventStoreConfig(config: ServiceConfig): EventStoreConfig {
   return {
     kurrentDbConnectionString: config.kurrentDbConnectionString,
     postgresUrl: config.databaseUrl,
-    sqliteFile: path.join(config.dataDir, 'events.sqlite'),
+    sqliteFile: config.sqliteEventsFile,
   };
 }

@@ -12,6 +12,8 @@ export interface ServiceConfig {
   host: string;
   /** Directory of the embedded store and read models (`DATA_DIR`, default `./data`). */
   dataDir: string;
+  /** File of the embedded SQLite store (`SQLITE_EVENTS_FILE`, default `<DATA_DIR>/events.sqlite`). Replicas may share it, each with its own DATA_DIR for read models. */
+  sqliteEventsFile: string;
   /** KurrentDB connection string (`KURRENTDB_CONNECTION_STRING`); the embedded SQLite store when absent. */
   kurrentDbConnectionString?: string;
   /**
@@ -31,12 +33,30 @@ export interface ServiceConfig {
   maxWaitMs: number;
   /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */
   rateLimitPerMinute: number;
-  /** Log level (`LOG_LEVEL`, default `info`). */
+  /** Log level (`LOG_LEVEL`, default `info`; `silent` turns logging off). */
   logLevel: string;
+  /**
+   * Log format (`LOG_FORMAT`): `pretty` (human-readable lines) or `json` (one JSON object per
+   * line). Default: `pretty` when stdout is a terminal, `json` otherwise.
+   */
+  logFormat: 'pretty' | 'json';
+  /** Level of the one log line per HTTP request (`REQUEST_LOG_LEVEL`, default `debug`: shown with `LOG_LEVEL=debug`). */
+  requestLogLevel: string;
   /** Auto-compaction backoff: failures in a row before backing off (`AUTO_COMPACTION_MAX_FAILURES`, default 3). */
   autoCompactionMaxFailures: number;
   /** Auto-compaction backoff base (`AUTO_COMPACTION_BACKOFF_MS`, default 30000). */
   autoCompactionBackoffMs: number;
+  /** NATS server(s) for the JetStream command and decision transport (`NATS_URL`, comma-separated); off when absent. */
+  natsUrl?: string;
+  /** User and password for the NATS server (`NATS_USER`, `NATS_PASSWORD`), when it asks for them. */
+  natsUser?: string;
+  natsPassword?: string;
+  /** First subject token and stream-name prefix of the NATS transport (`NATS_PREFIX`, default `compaction`). */
+  natsPrefix: string;
+  /** Commands handled at once per replica over NATS (`NATS_CONCURRENCY`, default 16). */
+  natsConcurrency: number;
+  /** How long a delivered command may go unacknowledged before JetStream gives it to another replica (`NATS_ACK_WAIT_MS`, default 30000; set when the consumer is created). */
+  natsAckWaitMs: number;
 }
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -65,6 +85,16 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   return keys;
 }
 
+/** pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name}=${JSON.stringify(raw)} is not valid: use one of ${allowed.join(', ')}`);
+  return raw as T;
+}
+
 /** Parses `DATABASE_URL` (empty: not set). @throws Error naming the variable when it is not a PostgreSQL URL. */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   if (!raw?.trim()) return undefined;
@@ -80,8 +110,14 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   return raw.trim();
 }
 
-/** Reads the configuration from `env`. @throws Error naming the first invalid variable. */
-export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): ServiceConfig {
+/**
+ * Reads the configuration from `env`; `stdoutIsTerminal` picks the default log format.
+ * @throws Error naming the first invalid variable.
+ */
+export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = Boolean(process.stdout.isTTY)): ServiceConfig {
+  const dataDir = path.resolve(env.DATA_DIR || './data');
+  const natsPrefix = env.NATS_PREFIX || 'compaction';
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsPrefix)) throw new Error(`NATS_PREFIX=${JSON.stringify(natsPrefix)} is not valid: use 1 to 32 letters, digits, _ or -`);
   const kurrentDbConnectionString = env.KURRENTDB_CONNECTION_STRING || undefined;
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
   if (kurrentDbConnectionString && databaseUrl) {
@@ -90,7 +126,8 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
   return {
     port: intVar(env, 'PORT', 3000, 0, 65535),
     host: env.HOST || '127.0.0.1',
-    dataDir: path.resolve(env.DATA_DIR || './data'),
+    dataDir,
+    sqliteEventsFile: env.SQLITE_EVENTS_FILE ? path.resolve(env.SQLITE_EVENTS_FILE) : path.join(dataDir, 'events.sqlite'),
     kurrentDbConnectionString,
     databaseUrl,
     apiKeys: parseApiKeys(env.API_KEYS),
@@ -99,8 +136,16 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env): Service
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH', 1_000_000, 1),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS', 5000, 0, 60_000),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, stdoutIsTerminal ? 'pretty' : 'json'),
+    requestLogLevel: oneOf(env, 'REQUEST_LOG_LEVEL', LOG_LEVELS, 'debug'),
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES', 3, 1),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS', 30_000, 0),
+    natsUrl: env.NATS_URL || undefined,
+    natsUser: env.NATS_USER || undefined,
+    natsPassword: env.NATS_PASSWORD || undefined,
+    natsPrefix,
+    natsConcurrency: intVar(env, 'NATS_CONCURRENCY', 16, 1, 1024),
+    natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS', 30_000, 1000, 3_600_000),
   };
 }

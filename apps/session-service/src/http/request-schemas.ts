@@ -49,29 +49,62 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const common = {
     id: id.optional(),
     createdAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' }).optional(),
+    // z.unknown keeps the client's object itself: a record schema would copy it and lose a
+    // `__proto__` key (JSON.parse makes it an own property; an assignment does not).
     metadata: z
-      .record(z.string(), z.unknown())
+      .unknown()
       .superRefine((m, ctx) => {
+        if (m === null || typeof m !== 'object' || Array.isArray(m)) return ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
         // Depth first: serialising a very deep value would overflow the stack.
         if (!jsonDepthAtMost(m, MAX_METADATA_DEPTH)) return ctx.addIssue({ code: 'custom', message: `nests deeper than ${MAX_METADATA_DEPTH} levels` });
         const json = JSON.stringify(m);
         if (json.length > MAX_METADATA_LENGTH) return ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_METADATA_LENGTH} characters of JSON` });
         if (hasLoneSurrogate(json)) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
       })
+      .transform((m) => m as Record<string, unknown>)
+      .meta({ type: 'object', description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} characters of JSON; stored verbatim` })
       .optional(),
   };
+  // Kept only to render a message as it came in (OpenAI `name` and text parts).
+  const name = text.pipe(z.string().min(1, { message: 'must not be empty: leave it out when the message has no name' }));
+  const parts = z.array(text).min(1, { message: 'must hold at least one part: leave it out otherwise' }).max(1024);
+  const asSent = { name: name.optional(), textParts: parts.optional() };
+  const partsMatch = (e: { text?: string | null; textParts?: string[] }) => e.textParts === undefined || e.textParts.join('') === e.text;
+  const partsMessage = { message: 'textParts must concatenate to text (leave textParts out unless the text was sent in parts)', path: ['textParts'] };
   const toolCall = z.strictObject({ id, name: text.pipe(z.string().min(1, { message: 'must not be empty' })), arguments: text });
-  const toolResponse = z.strictObject({ toolCallId: id, name: text, data: text });
-  const user = z.strictObject({ ...common, type: z.literal('user'), text: nonEmptyText.nullable() });
-  const system = z.strictObject({ ...common, type: z.literal('system'), text: nonEmptyText.nullable() });
-  const assistant = z
-    .strictObject({ ...common, type: z.literal('assistant'), text: text.nullable().optional(), toolCalls: z.array(toolCall).max(128).optional() })
-    // `text: null` says "no text" explicitly (formatted as [no text content], DESIGN §3.1); a
-    // missing or empty text without tool calls is a client bug.
-    .refine((a) => (a.text !== undefined && a.text !== '') || (a.toolCalls?.length ?? 0) > 0, {
-      message: 'an assistant event needs text or at least one tool call (text null says it has none)',
+  const toolResponse = z
+    .strictObject({ toolCallId: id, name: text, data: text, dataParts: parts.optional() })
+    .refine((r) => r.dataParts === undefined || r.dataParts.join('') === r.data, {
+      message: 'dataParts must concatenate to data (leave dataParts out unless the result was sent in parts)',
+      path: ['dataParts'],
     });
-  const tool = z.strictObject({ ...common, type: z.literal('tool'), responses: z.array(toolResponse).min(1).max(128) });
+  const user = z.strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() }).refine(partsMatch, partsMessage);
+  const system = z
+    .strictObject({
+      ...common,
+      ...asSent,
+      type: z.literal('system'),
+      text: nonEmptyText.nullable(),
+      notice: z.boolean({ error: 'notice must be true (a notice, DESIGN §3.1) or false' }).optional(),
+    })
+    .refine(partsMatch, partsMessage);
+  const assistant = z
+    .strictObject({
+      ...common,
+      ...asSent,
+      type: z.literal('assistant'),
+      text: text.nullable().optional(),
+      toolCalls: z.array(toolCall).max(128).optional(),
+      refusal: text.pipe(z.string().min(1, { message: 'must not be empty: leave it out when there is no refusal' })).optional(),
+    })
+    // An assistant message must say something: text, a tool call or a refusal. `text: null`
+    // says "no text" explicitly, which is valid next to tool calls or a refusal only (stricter
+    // providers reject an assistant message with neither content nor tool calls).
+    .refine((a) => (typeof a.text === 'string' && a.text !== '') || (a.toolCalls?.length ?? 0) > 0 || a.refusal !== undefined, {
+      message: 'an assistant event needs text, at least one tool call, or a refusal (text null says it has no text)',
+    })
+    .refine(partsMatch, partsMessage);
+  const tool = z.strictObject({ ...common, type: z.literal('tool'), responses: z.array(toolResponse).min(1).max(128), name: name.optional() });
   const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: nonEmptyText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
     error: 'type must be one of user, assistant, tool, system, summary',

@@ -1,4 +1,4 @@
-/** Records every HTTP request's duration (and compaction outcomes) in {@link ServiceMetrics}. */
+/** Records every HTTP request's duration in {@link ServiceMetrics} (compaction outcomes: `CompactionMetricsHandler`). */
 import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { tap, type Observable } from 'rxjs';
@@ -19,10 +19,6 @@ export class HttpMetricsInterceptor implements NestInterceptor {
       this.metrics.httpDuration.observe({ method: req.method, route, status: String(status) }, Number(process.hrtime.bigint() - started) / 1e9);
     return next.handle().pipe(
       tap({
-        next: (body) => {
-          const outcome = (body as { outcome?: unknown } | null)?.outcome;
-          if (typeof outcome === 'string' && route.endsWith('compactions') && req.method === 'POST') this.metrics.compactions.inc({ outcome });
-        },
         complete: () => observe(http.getResponse<Response>().statusCode),
         error: (err: unknown) => observe(toApiError(err).status),
       }),

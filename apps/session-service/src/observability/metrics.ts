@@ -22,8 +22,19 @@ export class ServiceMetrics {
   readonly storeHead = new Gauge({ name: 'event_store_head_position', help: 'Global position of the last event in the store', registers: [this.registry] });
   /** Auto-compactions in progress. */
   readonly autoCompactionsRunning = new Gauge({ name: 'auto_compactions_in_progress', help: 'Sessions with an automatic compaction running', registers: [this.registry] });
-  /** Compaction answers by outcome. */
-  readonly compactions = new Counter({ name: 'compactions_total', help: 'Compaction passes answered, by outcome', labelNames: ['outcome'], registers: [this.registry] });
+  /** Compaction answers (commanded and automatic, dry runs included) by origin, outcome and noop reason (empty unless `noop`). */
+  readonly compactions = new Counter({
+    name: 'compactions_total',
+    help: 'Compaction passes answered, by origin (command, auto), outcome and noop reason',
+    labelNames: ['origin', 'outcome', 'reason'],
+    registers: [this.registry],
+  });
+  /** Automatic passes deferred because the window has not grown enough since a pass that left the trigger firing (DESIGN §3.5). */
+  readonly autoCompactionsDeferred = new Counter({
+    name: 'auto_compactions_deferred_total',
+    help: 'Automatic compactions skipped until the window grows (the last automatic pass left the trigger firing)',
+    registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });

@@ -3,7 +3,7 @@
  * or the error). Tool-call rules: README "Tool calls"; policy rules: DESIGN §4 and issue 11.
  */
 import type { SessionEvent } from '@lib/compaction';
-import { CONVERSATION_EVENT, POLICY_SET, type ConversationEventData, type PolicySetData } from '../events/session-stream-events';
+import { CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET, type ConversationEventData, type PolicySetData } from '../events/session-stream-events';
 import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError } from '../errors';
 import { parseStrategy } from '@lib/compaction';
 import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
@@ -49,6 +49,25 @@ describe('decideAppend', () => {
     const other = decideAppend({ ...append(user('u1')), sessionId: 'other' }, null).events[0].id;
     expect(a).toBe(b);
     expect(other).not.toBe(a);
+  });
+
+  it('appends a late answer to a call archived while open (abandoned), archived on arrival and attributed to that compaction', () => {
+    given(user('u1'), calls('c1', 'k1'), user('u2'), user('u3'), { type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1', 'u2'] } })
+      .when((state) => decideAppend(append(answers('r1', 'k1')), state))
+      .then((decision) => {
+        expect(decision.kind).toBe('append');
+        expect(decision.events.map((e) => e.type)).toEqual([CONVERSATION_EVENT, EVENTS_ARCHIVED]);
+        expect(decision.events[1].data).toEqual({ compactionId: 'cmp-1', archivedIds: ['r1'], onArrival: true });
+      });
+  });
+
+  it('has no call for an answer to an archived call that was answered, or once its late answer arrived', () => {
+    given(user('u1'), calls('c1', 'k1'), answers('t1', 'k1'), user('u2'), { type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1', 't1'] } })
+      .when((state) => decideAppend(append(answers('r1', 'k1')), state))
+      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
+    given(user('u1'), calls('c1', 'k1'), user('u2'), { type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1'] } }, answers('r1', 'k1'))
+      .when((state) => decideAppend(append(answers('r2', 'k1')), state))
+      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
   });
 
   it('rejects an empty list', () => {

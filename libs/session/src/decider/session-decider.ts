@@ -26,6 +26,7 @@ import { computeEventCosts } from '../domain/event-costs';
 import { policyEventId, storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
+import { archiveOnArrival } from './archive-on-arrival';
 import { InvalidRequestError } from '../errors';
 
 /** What every decision needs from outside: the time (for `setAt` stamps). */
@@ -47,6 +48,11 @@ export interface EventToAppend {
   metadata?: Record<string, unknown>;
   /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
   field: string;
+  /**
+   * Names a native field path under this event (`.toolCalls[0].id`) in the request's own terms,
+   * when they differ from the native shape (OpenAI messages); default: `field` + the path.
+   */
+  pathOf?: (nativePath: string) => string;
 }
 
 /** Command: append conversation events (client ids unique within the command). */
@@ -84,7 +90,9 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
  * log is a retry; tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
- * costed once here (DESIGN §3.1) and gets the store id derived from (session, client id).
+ * costed once here (DESIGN §3.1) and gets the store id derived from (session, client id). A late
+ * answer to a call archived while open (abandoned) is followed by an `EventsArchived`
+ * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
  * @throws InvalidRequestError on an empty list or a repeated client id.
  * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules.
  */
@@ -109,9 +117,13 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
     return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
-  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : []);
-  for (const e of events) ledger.accept(e.event, e.field);
-  return { kind: 'append', events: data };
+  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls);
+  const lateAnswers = events.flatMap((e) => {
+    const { archivedBy } = ledger.accept(e.event, e.pathOf ?? e.field);
+    return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
+  });
+  // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).
+  return { kind: 'append', events: [...data, ...archiveOnArrival(key, lateAnswers, metadata)] };
 }
 
 /** The parts of a policy that make it the same policy (`setAt` aside), as a canonical JSON string. */

@@ -9,6 +9,7 @@ export function cloneSessionWindow(state: SessionWindowState): SessionWindowStat
     ...state,
     active: new Map(state.active),
     revisionsById: new Map(state.revisionsById),
+    archivedOpenCalls: new Map(state.archivedOpenCalls),
     lastCompaction: state.lastCompaction ? { ...state.lastCompaction } : null,
   };
 }

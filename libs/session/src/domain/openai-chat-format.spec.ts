@@ -1,11 +1,12 @@
 import * as fs from 'node:fs';
 import fc from 'fast-check';
-import type { SessionEvent } from '@lib/compaction';
+import { NO_TEXT_CONTENT, type SessionEvent } from '@lib/compaction';
 import { describeWithShared, TAU_BENCH_FILE } from '../../../../test/support/shared-dir';
 import { InvalidRequestError, UnknownToolCallError } from '../errors';
 import {
   eventsToOpenAiMessages,
   NO_TOOL_RESPONSE,
+  openAiFieldPath,
   openAiMessagesToEvents,
   validateOpenAiWindow,
   type OpenAiChatMessage,
@@ -20,14 +21,6 @@ function loadTrajectories(file: string): Msg[][] {
   if (data.length > 0 && Array.isArray(data[0])) return data as Msg[][];
   if (data.length > 0 && data.every((m) => m && typeof m === 'object' && 'role' in m)) return [data as Msg[]];
   return (data as Array<{ traj?: Msg[]; messages?: Msg[] }>).map((r) => r.traj ?? r.messages ?? []);
-}
-
-/** The provider shape of an input message: what rendering is expected to give back. */
-function providerShape(m: Msg): Msg {
-  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.tool_call_id, content: m.content };
-  const out: Msg = { role: m.role, content: m.content };
-  if (m.tool_calls) out.tool_calls = m.tool_calls;
-  return out;
 }
 
 describeWithShared('OpenAI chat format on the real tau-bench conversations', TAU_BENCH_FILE, () => {
@@ -55,12 +48,12 @@ describeWithShared('OpenAI chat format on the real tau-bench conversations', TAU
     });
   });
 
-  it('renders every parsed trajectory into a window with zero problems, equal to the provider shape of the input', () => {
+  it('renders every parsed trajectory into a window with zero problems, equal to the input (tool message names included)', () => {
     let messages = 0;
     trajectories.forEach((traj, t) => {
       const rendered = eventsToOpenAiMessages(openAiMessagesToEvents(traj, { idPrefix: `t${t}-` }));
       expect(validateOpenAiWindow(rendered)).toEqual([]);
-      expect(rendered).toEqual(traj.map(providerShape));
+      expect(rendered).toEqual(traj);
       messages += rendered.length;
     });
     expect(messages).toBeGreaterThan(1000);
@@ -105,7 +98,7 @@ describe('openAiMessagesToEvents', () => {
     ]);
     expect(events).toEqual([
       { id: 'sys', type: 'system', text: 'be brief' },
-      { id: 'u1', type: 'user', text: 'first\nsecond' },
+      { id: 'u1', type: 'user', text: 'firstsecond', textParts: ['first', 'second'] },
       { id: 'a1', type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{"q":1}' }] },
       { id: 't1', type: 'tool', responses: [{ toolCallId: 'c1', name: 'lookup', data: '{"ok":true}' }] },
       { id: 'a2', type: 'assistant', text: 'done' },
@@ -257,7 +250,7 @@ describe('eventsToOpenAiMessages', () => {
       call('c3', 'y'),
     ];
     const messages = eventsToOpenAiMessages(events);
-    expect(messages.map((m) => (m.role === 'tool' ? `tool:${m.content}` : m.role))).toEqual(['user', 'assistant', 'tool:first', 'assistant', 'assistant', 'tool:second', 'user', 'assistant']);
+    expect(messages.map((m) => (m.role === 'tool' ? `tool:${JSON.stringify(m.content)}` : m.role))).toEqual(['user', 'assistant', 'tool:"first"', 'assistant', 'assistant', 'tool:"second"', 'user', 'assistant']);
     expect(validateOpenAiWindow(messages)).toEqual([]);
     // As stored (answer after the interrupting assistant message), a provider would refuse it.
     const asStored = [
@@ -269,13 +262,88 @@ describe('eventsToOpenAiMessages', () => {
     expect(validateOpenAiWindow(asStored).map((p) => p.code)).toEqual(['tool-calls-interrupted', 'tool-answer-after-user']);
   });
 
-  it('gives an assistant without text or calls an empty string, never null', () => {
-    expect(eventsToOpenAiMessages([{ id: 'a', type: 'assistant', text: null }])).toEqual([{ role: 'assistant', content: '' }]);
-    expect(eventsToOpenAiMessages([{ id: 'a', type: 'assistant', text: null, toolCalls: [] }])).toEqual([{ role: 'assistant', content: '' }]);
+  it('gives an assistant stored without text, calls or refusal the placeholder text, never null or empty', () => {
+    expect(eventsToOpenAiMessages([{ id: 'a', type: 'assistant', text: null }])).toEqual([{ role: 'assistant', content: NO_TEXT_CONTENT }]);
+    expect(eventsToOpenAiMessages([{ id: 'a', type: 'assistant', text: null, toolCalls: [] }])).toEqual([{ role: 'assistant', content: NO_TEXT_CONTENT }]);
+  });
+
+  it('renders name, text parts and refusal as they were sent', () => {
+    const messages = [
+      { role: 'system', content: [{ type: 'text', text: 'be ' }, { type: 'text', text: 'brief' }], name: 'ops' },
+      { role: 'user', content: 'hi', name: 'alice' },
+      { role: 'assistant', content: null, refusal: 'no', name: 'bot' },
+      { role: 'assistant', content: 'ok', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'c1', content: [{ type: 'text', text: '{"a"' }, { type: 'text', text: ':1}' }], name: 'f' },
+    ];
+    const events = openAiMessagesToEvents(messages);
+    expect(events[0]).toEqual({ id: 'msg-0', type: 'system', text: 'be brief', textParts: ['be ', 'brief'], name: 'ops' });
+    expect(events[2]).toEqual({ id: 'msg-2', type: 'assistant', text: null, refusal: 'no', name: 'bot' });
+    expect(events[4]).toEqual({ id: 'msg-4', type: 'tool', name: 'f', responses: [{ toolCallId: 'c1', name: 'f', data: '{"a":1}', dataParts: ['{"a"', ':1}'] }] });
+    expect(eventsToOpenAiMessages(events)).toEqual(messages);
+  });
+
+  it('rejects a field it would drop, and names it', () => {
+    expect(() => openAiMessagesToEvents([{ role: 'user', content: 'hi', audio: { id: 'x' } }])).toThrow(/messages\[0\]\.audio: unknown field/);
+    expect(() => openAiMessagesToEvents([{ role: 'tool', tool_call_id: 'c', content: 'x', refusal: 'no' }])).toThrow(/messages\[0\]\.refusal: unknown field/);
+    // null-valued fields count as absent (as providers' own response objects carry them)
+    expect(openAiMessagesToEvents([{ role: 'assistant', content: 'hi', refusal: null, audio: null }])).toEqual([{ id: 'msg-0', type: 'assistant', text: 'hi' }]);
+  });
+
+  it('names native fields in OpenAI request terms', () => {
+    expect(openAiFieldPath('.responses[0].toolCallId')).toBe('.tool_call_id');
+    expect(openAiFieldPath('.responses[0].dataParts[1]')).toBe('.content[1]');
+    expect(openAiFieldPath('.toolCalls[2].arguments')).toBe('.tool_calls[2].function.arguments');
+    expect(openAiFieldPath('.textParts[0]')).toBe('.content[0]');
+    expect(openAiFieldPath('.text')).toBe('.content');
   });
 
   it('renders nothing for an empty window', () => {
     expect(eventsToOpenAiMessages([])).toEqual([]);
+  });
+});
+
+describe('notices (DESIGN §3.1)', () => {
+  it('parses a system or developer message named "notice" as a notice, and any other as instructions', () => {
+    const events = openAiMessagesToEvents([
+      { id: 's', role: 'system', content: 'rules' },
+      { id: 'n1', role: 'system', name: 'notice', content: 'file arrived' },
+      { id: 'n2', role: 'developer', name: 'notice', content: 'reminder' },
+      { id: 'd', role: 'developer', name: 'other', content: 'more rules' },
+    ]);
+    expect(events).toEqual([
+      { id: 's', type: 'system', text: 'rules' },
+      { id: 'n1', type: 'system', text: 'file arrived', name: 'notice', notice: true },
+      { id: 'n2', type: 'system', text: 'reminder', name: 'notice', notice: true },
+      { id: 'd', type: 'system', text: 'more rules', name: 'other' },
+    ]);
+  });
+
+  it('renders a notice in its place, never as the pinned instructions, and the window stays valid', () => {
+    const events: SessionEvent[] = [
+      { id: 'u1', type: 'user', text: 'hi' },
+      { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'x', name: 'f', arguments: '{}' }] },
+      { id: 'n1', type: 'system', text: 'file arrived', notice: true },
+      { id: 't1', type: 'tool', responses: [{ toolCallId: 'x', name: 'f', data: 'ok' }] },
+      { id: 's1', type: 'system', text: 'rules' },
+      { id: 'a1', type: 'assistant', text: 'done' },
+    ];
+    const messages = eventsToOpenAiMessages(events);
+    expect(messages).toEqual([
+      { role: 'system', content: 'rules' },
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+      { role: 'tool', tool_call_id: 'x', content: 'ok' },
+      { role: 'system', name: 'notice', content: 'file arrived' },
+      { role: 'assistant', content: 'done' },
+    ]);
+    expect(validateOpenAiWindow(messages)).toEqual([]);
+  });
+
+  it('the validator accepts notices anywhere, but not between a call and its answer', () => {
+    const call = { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] };
+    expect(validateOpenAiWindow([{ role: 'user', content: 'a' }, { role: 'system', name: 'notice', content: 'n' }])).toEqual([]);
+    const between = validateOpenAiWindow([{ role: 'user', content: 'a' }, call, { role: 'system', name: 'notice', content: 'n' }, { role: 'tool', tool_call_id: 'x', content: 'ok' }]);
+    expect(between.map((p) => p.code)).toEqual(['tool-calls-interrupted', 'tool-answer-after-user']);
   });
 });
 

@@ -10,7 +10,7 @@
  * No I/O, no clock, no randomness. Message text never appears in an error message: errors name
  * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
  */
-import type { AssistantEvent, SessionEvent, ToolCall } from '@lib/compaction';
+import { isNotice, NO_TEXT_CONTENT, pairToolCalls, type AssistantEvent, type SessionEvent, type ToolCall, type ToolResponse } from '@lib/compaction';
 import { InvalidRequestError, UnknownToolCallError } from '../errors';
 
 /** A tool call in the provider's shape. `arguments` is the raw JSON argument string. */
@@ -20,30 +20,53 @@ export interface OpenAiToolCall {
   function: { name: string; arguments: string };
 }
 
-/** A system message as rendered (always first, at most one). */
+/** A text content part. */
+export interface OpenAiTextPart {
+  type: 'text';
+  text: string;
+}
+
+/** Message content as rendered: a string, or text parts when it was sent in parts. */
+export type OpenAiContent = string | OpenAiTextPart[];
+
+/**
+ * A system message as rendered: the pinned instructions (first, at most one), or a notice in its
+ * place (`name: "notice"`, DESIGN §3.1). `name` when it was sent with one.
+ */
 export interface OpenAiSystemMessage {
   role: 'system';
-  content: string;
+  content: OpenAiContent;
+  name?: string;
 }
+
+/** The `name` that marks a `system` / `developer` message as a notice (DESIGN §3.1). */
+export const NOTICE_NAME = 'notice';
 
 /** A user message as rendered (also the shadow prompt of a summary). */
 export interface OpenAiUserMessage {
   role: 'user';
-  content: string;
+  content: OpenAiContent;
+  name?: string;
 }
 
-/** An assistant message as rendered: `content` is null only when `tool_calls` is present. */
+/**
+ * An assistant message as rendered: `content` is null only when `tool_calls` or `refusal` is
+ * present.
+ */
 export interface OpenAiAssistantMessage {
   role: 'assistant';
-  content: string | null;
+  content: OpenAiContent | null;
   tool_calls?: OpenAiToolCall[];
+  refusal?: string;
+  name?: string;
 }
 
 /** A tool result as rendered: one message per response, naming the call it answers. */
 export interface OpenAiToolMessage {
   role: 'tool';
   tool_call_id: string;
-  content: string;
+  content: OpenAiContent;
+  name?: string;
 }
 
 /** One rendered chat message (what {@link eventsToOpenAiMessages} returns). */
@@ -76,21 +99,37 @@ export const OPENAI_INPUT_ROLES = ['system', 'developer', 'user', 'assistant', '
 /** Code of the 400 errors thrown by {@link openAiMessagesToEvents}. */
 export const INVALID_MESSAGE_CODE = 'invalid_message';
 
+type OpenAiInputRole = (typeof OPENAI_INPUT_ROLES)[number];
+
+/** The fields each input role may carry (anything else non-null is rejected). */
+const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
+  system: ['role', 'content', 'name', 'id'],
+  developer: ['role', 'content', 'name', 'id'],
+  user: ['role', 'content', 'name', 'id'],
+  assistant: ['role', 'content', 'name', 'id', 'tool_calls', 'refusal', 'function_call'],
+  tool: ['role', 'content', 'name', 'id', 'tool_call_id'],
+};
+
 /**
- * Converts OpenAI chat messages into native session events, one event per message, in order.
+ * Converts OpenAI chat messages into native session events, one event per message, in order,
+ * keeping everything needed to render each message back as it came in
+ * ({@link eventsToOpenAiMessages}).
  *
- * - `system` / `developer` → system event; `user` → user event. `content` is a string or an
- *   array of content parts whose `text` parts are joined with `\n` (other part types are
- *   rejected: the store keeps text only).
+ * - `system` / `developer` → system event; with `name: "notice"` it is a notice (`notice: true`,
+ *   DESIGN §3.1: a real event, never pinned); `user` → user event. `content` is a string or an
+ *   array of text parts; the text is the parts concatenated, and the parts are kept as
+ *   `textParts` (other part types are rejected: the store keeps text only).
  * - `assistant` → assistant event: `content` (string, text parts, or null) and/or `tool_calls`
- *   `[{ id, type: 'function', function: { name, arguments } }]` → `toolCalls`. At least one of
- *   the two must be present. A null or missing content with a `refusal` string stores the
- *   refusal as the text.
- * - `tool` → tool event with one response `{ toolCallId: tool_call_id, name, data: content }`.
- *   `name` comes from the matching call earlier in this batch, else from
- *   `context.knownCallNames`.
+ *   `[{ id, type: 'function', function: { name, arguments } }]` → `toolCalls`, and `refusal`
+ *   → `refusal`. At least one of the three must be present.
+ * - `tool` → tool event with one response `{ toolCallId: tool_call_id, name, data: content }`
+ *   (`dataParts` for parts). `name` is the message's `name` when it has one (kept as the event's
+ *   `name` too), else the matching call's earlier in this batch, else `context.knownCallNames`'.
+ * - `name` of a system, developer, user or assistant message → the event's `name`.
  * - A message's `id` field (non-empty string), if present, is the event id (the client id);
  *   otherwise `context.assignId(index)` or `${idPrefix}${index}`.
+ * - Any other field with a non-null value is rejected (it would be lost); null-valued fields
+ *   count as absent.
  *
  * Every string is checked for lone surrogates (invalid UTF-16).
  *
@@ -112,40 +151,46 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
       if (role === 'function') throw invalid(`${at}.role`, `role "function" is deprecated: send the result as role "tool" with tool_call_id`);
       throw invalid(`${at}.role`, `must be one of ${OPENAI_INPUT_ROLES.join(', ')}`);
     }
+    rejectUnknownFields(raw, MESSAGE_FIELDS[role as OpenAiInputRole], at);
     const id = messageId(raw, index, context);
     if (ids.has(id)) throw invalid(`${at}.id`, `id ${JSON.stringify(id)} is used by an earlier message of this request: ids must be unique`);
     ids.add(id);
+    const name = raw.name === undefined || raw.name === null ? undefined : nonEmptyString(raw.name, `${at}.name`);
 
     switch (role) {
       case 'system':
       case 'developer':
-        events.push({ id, type: 'system', text: requiredText(raw.content, `${at}.content`) });
+      case 'user': {
+        const content = requiredText(raw.content, `${at}.content`);
+        const notice = role !== 'user' && name === NOTICE_NAME ? { notice: true } : {};
+        events.push({ id, type: role === 'user' ? 'user' : 'system', text: content.text, ...asSent(name, content.parts), ...notice });
         return;
-      case 'user':
-        events.push({ id, type: 'user', text: requiredText(raw.content, `${at}.content`) });
-        return;
+      }
       case 'assistant': {
         if (raw.function_call !== undefined && raw.function_call !== null) {
           throw invalid(`${at}.function_call`, 'function_call is deprecated: send tool_calls instead');
         }
-        let text = optionalText(raw.content, `${at}.content`);
-        if (text === null && raw.refusal !== undefined && raw.refusal !== null) text = stringField(raw.refusal, `${at}.refusal`);
+        const content = optionalText(raw.content, `${at}.content`);
+        const refusal = raw.refusal === undefined || raw.refusal === null ? undefined : stringField(raw.refusal, `${at}.refusal`);
         const toolCalls = parseToolCalls(raw.tool_calls, `${at}.tool_calls`);
-        if (text === null && toolCalls.length === 0) {
-          throw invalid(`${at}.content`, 'an assistant message needs content or tool_calls');
+        if (content === null && toolCalls.length === 0 && refusal === undefined) {
+          throw invalid(`${at}.content`, 'an assistant message needs content, tool_calls or a refusal');
         }
         for (const call of toolCalls) batchCalls.set(call.id, call.name);
-        const event: AssistantEvent = { id, type: 'assistant', text };
+        const event: AssistantEvent = { id, type: 'assistant', text: content?.text ?? null, ...asSent(name, content?.parts) };
         if (toolCalls.length > 0) event.toolCalls = toolCalls;
+        if (refusal !== undefined) event.refusal = refusal;
         events.push(event);
         return;
       }
       case 'tool': {
         const callId = nonEmptyString(raw.tool_call_id, `${at}.tool_call_id`);
-        const data = requiredText(raw.content, `${at}.content`);
-        const name = batchCalls.get(callId) ?? context.knownCallNames?.get(callId);
-        if (name === undefined) throw new UnknownToolCallError(`${at}.tool_call_id`, callId);
-        events.push({ id, type: 'tool', responses: [{ toolCallId: callId, name, data }] });
+        const content = requiredText(raw.content, `${at}.content`);
+        const toolName = name ?? batchCalls.get(callId) ?? context.knownCallNames?.get(callId);
+        if (toolName === undefined) throw new UnknownToolCallError(`${at}.tool_call_id`, callId);
+        const response: ToolResponse = { toolCallId: callId, name: toolName, data: content.text };
+        if (content.parts) response.dataParts = content.parts;
+        events.push({ id, type: 'tool', responses: [response], ...(name !== undefined ? { name } : {}) });
         return;
       }
     }
@@ -156,53 +201,59 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
 /**
  * Renders session events (an active window, in log order) as OpenAI chat messages.
  *
- * - The pinned system message (the latest system event) comes first, whatever its place in the
- *   window; earlier system events are superseded (§3.2) and left out, so the result has at most
- *   one system message.
+ * - The pinned system message (the latest system event that is not a notice) comes first,
+ *   whatever its place in the window; earlier ones are superseded (§3.2) and left out, so the
+ *   result has at most one such system message. A notice is rendered in its place as a `system`
+ *   message with `name: "notice"`.
  * - A summary becomes two messages in its place: `user` (its shadow prompt), then `assistant`
  *   (its text).
  * - An assistant event becomes one message; its tool calls in the provider's shape; `content`
- *   is null when it has tool calls and no text, `""` when it has neither.
+ *   is null when it has tool calls or a refusal and no text, and {@link NO_TEXT_CONTENT} for an
+ *   event with none of the three (stored before they were rejected).
+ * - Text sent in parts comes back in parts; `name` and `refusal` come back as sent.
  * - A tool event becomes one `tool` message per response, each with its `tool_call_id`, placed
  *   right after the assistant message that made the call (providers require the answers to
- *   follow their calls directly); a response answers the most recent earlier call with its id; a
- *   response with no call in the window is left out.
+ *   follow their calls directly); pairing per `pairToolCalls` (a response answers the most
+ *   recent earlier call with its id); a response with no call in the window is left out.
  * - A call with no response in the window gets a `tool` message {@link NO_TOOL_RESPONSE}, unless
  *   its assistant message is the newest non-tool message (the call may still be running).
  * - A null text of a user or system event renders as `""`.
  *
  * The input is not mutated; ids and tool names of responses are not part of the output (the
- * provider's tool message has neither).
+ * provider's tool message has neither), except a tool message's `name` when it was sent with one.
  */
 export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAiChatMessage[] {
   let pinned: SessionEvent | undefined;
-  for (const event of entries) if (event.type === 'system') pinned = event;
-  // Pair every response with the most recent earlier call with its id (ids are reused once
-  // answered), so that each call's tool messages can be emitted right after it.
-  const answers = new Map<SessionEvent, Map<string, string>>();
-  const latestCall = new Map<string, SessionEvent>();
+  for (const event of entries) if (event.type === 'system' && !isNotice(event)) pinned = event;
+  // Each call's answer (the first response paired with it, per pairToolCalls), so it can be emitted right after it.
+  const answers = new Map<SessionEvent, Map<string, OpenAiToolMessage>>();
+  const { calls } = pairToolCalls(entries);
+  for (const call of calls) {
+    const first = call.responses[0];
+    if (first === undefined) continue;
+    const tool = entries[first] as Extract<SessionEvent, { type: 'tool' }>;
+    const response = tool.responses.find((r) => r.toolCallId === call.id)!;
+    const holder = entries[call.callAt];
+    const got = answers.get(holder) ?? new Map<string, OpenAiToolMessage>();
+    const content = response.dataParts ? textParts(response.dataParts) : response.data;
+    got.set(call.id, { role: 'tool', tool_call_id: call.id, content, ...named(tool.name) });
+    answers.set(holder, got);
+  }
   let lastNonTool = -1;
   entries.forEach((event, i) => {
-    if (event.type === 'assistant') for (const c of event.toolCalls ?? []) latestCall.set(c.id, event);
-    if (event.type === 'tool') {
-      for (const r of event.responses) {
-        const call = latestCall.get(r.toolCallId);
-        if (!call) continue;
-        const got = answers.get(call) ?? new Map<string, string>();
-        if (!got.has(r.toolCallId)) got.set(r.toolCallId, r.data);
-        answers.set(call, got);
-      }
-    } else if (event.type !== 'system') lastNonTool = i;
+    if (event.type !== 'tool' && (event.type !== 'system' || isNotice(event))) lastNonTool = i;
   });
   const out: OpenAiChatMessage[] = [];
-  if (pinned && pinned.type === 'system') out.push({ role: 'system', content: pinned.text ?? '' });
+  if (pinned && pinned.type === 'system') out.push({ role: 'system', content: contentOf(pinned.text, pinned.textParts) ?? '', ...named(pinned.name) });
   entries.forEach((event, i) => {
     switch (event.type) {
       case 'system':
+        if (isNotice(event)) out.push({ role: 'system', name: NOTICE_NAME, content: contentOf(event.text, event.textParts) ?? '' });
+        break;
       case 'tool':
         break;
       case 'user':
-        out.push({ role: 'user', content: event.text ?? '' });
+        out.push({ role: 'user', content: contentOf(event.text, event.textParts) ?? '', ...named(event.name) });
         break;
       case 'summary':
         out.push({ role: 'user', content: event.shadowPrompt });
@@ -210,20 +261,23 @@ export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAi
         break;
       case 'assistant': {
         const calls = event.toolCalls ?? [];
+        const content = contentOf(event.text, event.textParts);
+        const message: OpenAiAssistantMessage = { role: 'assistant', content, ...named(event.name) };
+        if (event.refusal !== undefined) message.refusal = event.refusal;
+        // Stored before assistant events had to say something: the DESIGN §3.1 placeholder
+        // rather than an empty message, which stricter providers reject.
+        else if (content === null && calls.length === 0) message.content = NO_TEXT_CONTENT;
         if (calls.length === 0) {
-          out.push({ role: 'assistant', content: event.text ?? '' });
+          out.push(message);
           break;
         }
-        out.push({
-          role: 'assistant',
-          content: event.text,
-          tool_calls: calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } })),
-        });
+        message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+        out.push(message);
         const got = answers.get(event);
         const stillRunning = i === lastNonTool; // the newest message: its calls may still be running
         for (const c of calls) {
-          const data = got?.get(c.id);
-          if (data !== undefined) out.push({ role: 'tool', tool_call_id: c.id, content: data });
+          const answer = got?.get(c.id);
+          if (answer !== undefined) out.push(answer);
           else if (!stillRunning) out.push({ role: 'tool', tool_call_id: c.id, content: NO_TOOL_RESPONSE });
         }
         break;
@@ -231,6 +285,20 @@ export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAi
     }
   });
   return out;
+}
+
+function textParts(parts: readonly string[]): OpenAiTextPart[] {
+  return parts.map((text) => ({ type: 'text', text }));
+}
+
+/** The content as it was sent: its parts, else its text (null stays null). */
+function contentOf(text: string | null | undefined, parts: readonly string[] | undefined): OpenAiContent | null {
+  if (parts) return textParts(parts);
+  return text ?? null;
+}
+
+function named(name: string | undefined): { name?: string } {
+  return name === undefined ? {} : { name };
 }
 
 /**
@@ -277,7 +345,8 @@ export interface ValidateOpenAiWindowOptions {
  * - every message is an object with a known role (`system`, `developer`, `user`, `assistant`,
  *   `tool`) and fields of the right types (`invalid-message`);
  * - a system (or developer) message comes first (`system-not-first`) and at most once
- *   (`system-repeated`);
+ *   (`system-repeated`), except notices (`name: "notice"`), which stand anywhere (OpenAI accepts
+ *   system messages mid-conversation) but, like any message, not between calls and answers;
  * - every tool message answers a pending call of an earlier assistant message
  *   (`tool-without-call`); an answer to a call whose turn was already closed by a user message is
  *   `tool-answer-after-user`; two pending calls with one id are `duplicate-tool-call-id`;
@@ -315,6 +384,16 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
     switch (role) {
       case 'system':
       case 'developer':
+        if (m.name === NOTICE_NAME) {
+          // A notice stands in its place like any message: it closes pending calls.
+          if (!isTextContent(m.content)) add(index, 'invalid-message', `${at}.content must be a string or text parts`);
+          for (const [id, callIndex] of pending) {
+            add(callIndex, 'tool-calls-interrupted', `messages[${callIndex}] calls ${JSON.stringify(id)} but ${at} comes before its answer`);
+            closedUnanswered.add(id);
+          }
+          pending.clear();
+          break;
+        }
         if (systemSeen >= 0) add(index, 'system-repeated', `${at} is a second system message (the first is messages[${systemSeen}])`);
         else if (index !== 0) add(index, 'system-not-first', `${at} is a system message but not the first message`);
         if (systemSeen < 0) systemSeen = index;
@@ -471,28 +550,68 @@ function nonEmptyString(value: unknown, field: string): string {
   return s;
 }
 
-/** A string, or text parts joined with `\n`. */
-function requiredText(content: unknown, field: string): string {
-  if (typeof content === 'string') return stringField(content, field);
+/** Content as stored: the text, and its parts when it was sent as text parts. */
+interface ParsedContent {
+  text: string;
+  parts?: string[];
+}
+
+/** A string, or text parts (concatenated). */
+function requiredText(content: unknown, field: string): ParsedContent {
+  if (typeof content === 'string') return { text: stringField(content, field) };
   if (Array.isArray(content)) {
-    const texts = content.map((part, k) => {
+    const parts = content.map((part, k) => {
       const pat = `${field}[${k}]`;
       if (!isObject(part)) throw invalid(pat, 'must be a content part object');
       if (part.type !== 'text') {
         throw invalid(`${pat}.type`, `only text content parts are supported (got ${typeof part.type === 'string' ? JSON.stringify(part.type.slice(0, 40)) : 'no type'})`);
       }
+      rejectUnknownFields(part, ['type', 'text'], pat);
       return stringField(part.text, `${pat}.text`);
     });
-    return texts.join('\n');
+    return { text: parts.join(''), parts };
   }
   if (content === null || content === undefined) throw invalid(field, 'is required: a string or an array of text parts');
   throw invalid(field, 'must be a string or an array of text parts');
 }
 
-function optionalText(content: unknown, field: string): string | null {
+function optionalText(content: unknown, field: string): ParsedContent | null {
   if (content === null || content === undefined) return null;
   return requiredText(content, field);
 }
+
+function asSent(name: string | undefined, parts: string[] | undefined): { name?: string; textParts?: string[] } {
+  return { ...(name !== undefined ? { name } : {}), ...(parts ? { textParts: parts } : {}) };
+}
+
+/** Rejects a field outside `allowed` that has a value (it would be lost). */
+function rejectUnknownFields(raw: Obj, allowed: readonly string[], at: string): void {
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === null || value === undefined || allowed.includes(key)) continue;
+    throw invalid(`${at}.${key}`, `unknown field ${JSON.stringify(key.slice(0, 40))}: remove it (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`);
+  }
+}
+
+/**
+ * The OpenAI request path of a field named in native terms, relative to its message: `.text` →
+ * `.content`, `.textParts` → `.content`, `.toolCalls[1].name` → `.tool_calls[1].function.name`,
+ * `.responses[0].toolCallId` → `.tool_call_id`, `.responses[0].data` → `.content`. Used to name
+ * fields of `POST …/messages` in errors found after conversion.
+ */
+export function openAiFieldPath(nativePath: string): string {
+  return OPENAI_FIELD_NAMES.reduce((acc, [from, to]) => acc.replace(from, to), nativePath);
+}
+
+const OPENAI_FIELD_NAMES: Array<[RegExp, string]> = [
+  [/\.textParts\b/g, '.content'],
+  [/\.text\b/g, '.content'],
+  [/\.toolCalls\[(\d+)\]\.(name|arguments)/g, '.tool_calls[$1].function.$2'],
+  [/\.toolCalls/g, '.tool_calls'],
+  [/\.responses\[\d+\]\.(data|dataParts)\b/g, '.content'],
+  [/\.responses\[\d+\]\.toolCallId/g, '.tool_call_id'],
+  [/\.responses\[\d+\]\.name/g, '.name'],
+  [/\.responses\[\d+\]/g, ''],
+];
 
 function parseToolCalls(value: unknown, field: string): ToolCall[] {
   if (value === undefined || value === null) return [];

@@ -35,6 +35,15 @@ export function compactionIdFor(sessionId: string, basedOnRevision: bigint | nul
   return deterministicEventId(EVENT_NAMESPACE, `${sessionId}\u0000compaction\u0000${String(basedOnRevision)}\u0000${paramsKey}`);
 }
 
+/**
+ * The id of a compaction requested by a transport command that may be delivered twice (NATS):
+ * derived from (session, command id) only, so every delivery of the command decides under the
+ * same id and the store keeps one decision.
+ */
+export function commandCompactionId(sessionId: string, commandId: string): string {
+  return deterministicEventId(EVENT_NAMESPACE, `${sessionId}\u0000command\u0000${commandId}`);
+}
+
 /** Id of the summary written by a compaction. */
 export function summaryIdFor(compactionId: string): string {
   return `summary-${compactionId}`;
@@ -43,4 +52,9 @@ export function summaryIdFor(compactionId: string): string {
 /** A fresh client id for an event the client sent without one. */
 export function assignClientId(): string {
   return `evt-${randomUUID()}`;
+}
+
+/** The store UUID of the decision archiving the late answer `clientId` on arrival (one per answer, so a retry is idempotent). */
+export function arrivalArchiveEventId(sessionId: string, clientId: string): string {
+  return deterministicEventId(EVENT_NAMESPACE, `${sessionId}\u0000archived-on-arrival\u0000${clientId}`);
 }

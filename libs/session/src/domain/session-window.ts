@@ -7,7 +7,7 @@
  * summaries first, own revision), where a conversation event's anchor is its own revision and a
  * summary's anchor is the revision of the event it was inserted before.
  */
-import type { CostedEvent, SessionEvent } from '@lib/compaction';
+import { pairToolCalls, type CostedEvent, type SessionEvent } from '@lib/compaction';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -57,16 +57,37 @@ export interface SessionWindowState {
   /** Revision of every conversation event id seen in the folded part, archived or not. */
   revisionsById: Map<string, bigint>;
   policy: PolicySetData | null;
-  /** Revision of the policy event that set `policy` (null when unknown: no policy, or a checkpoint written before it was recorded). */
+  /** Revision of the policy event that set `policy` (null when unknown: no policy, or a session snapshot written before it was recorded). */
   policyRevision: bigint | null;
   /** Id and base revision of the last compaction decision (completed or failed) folded. */
-  lastCompaction: { compactionId: string; basedOnRevision: string; outcome: 'compacted' | 'failed'; paramsKey: string; revision: bigint } | null;
+  lastCompaction: {
+    compactionId: string;
+    basedOnRevision: string;
+    outcome: 'compacted' | 'failed';
+    paramsKey: string;
+    revision: bigint;
+    /** When an automatic pass recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
+    stillFiring?: { tokens: number; turns: number };
+  } | null;
   /** Conversation events appended since the last compaction decision (all of them when there was none). */
   eventsSinceCompaction: number;
   /** Failed compactions since the last successful one. */
   consecutiveFailures: number;
   /** Owner named by the first append that named one. */
   userId?: string;
+  /**
+   * Abandoned calls archived while open (DESIGN §3.3 rule 3), by call id: the compaction that
+   * archived each and the tool name. Only the most recent call with an id is listed (a newer call
+   * with the id removes it), and an answer removes it: a late answer is archived on arrival,
+   * attributed to `compactionId`.
+   */
+  archivedOpenCalls: Map<string, ArchivedOpenCall>;
+}
+
+/** An open call archived with its turn (abandoned); see {@link SessionWindowState.archivedOpenCalls}. */
+export interface ArchivedOpenCall {
+  compactionId: string;
+  name: string;
 }
 
 /** An empty state (a session with no events). */
@@ -80,7 +101,27 @@ export function emptySessionWindow(): SessionWindowState {
     lastCompaction: null,
     consecutiveFailures: 0,
     eventsSinceCompaction: 0,
+    archivedOpenCalls: new Map(),
   };
+}
+
+/**
+ * Records the open calls among `archivedIds` (calls of the active window with no answer in it,
+ * each the most recent call with its id; pairing per `pairToolCalls`) as archived by
+ * `compactionId`. Call before the ids leave `state.active`. O(active window).
+ */
+function recordArchivedOpenCalls(state: SessionWindowState, archivedIds: readonly string[], compactionId: string): void {
+  const archived = new Set(archivedIds);
+  const window = orderedWindow(state);
+  if (!window.some((e) => archived.has(e.event.id) && e.event.type === 'assistant' && e.event.toolCalls?.length)) return;
+  const { calls } = pairToolCalls(window.map((e) => e.event));
+  const latest = new Map(calls.map((c) => [c.id, c]));
+  for (const call of calls) {
+    const holder = window[call.callAt].event;
+    if (!archived.has(holder.id) || call.responses.length > 0 || latest.get(call.id) !== call || holder.type !== 'assistant') continue;
+    const name = holder.toolCalls?.find((c) => c.id === call.id)?.name ?? '';
+    state.archivedOpenCalls.set(call.id, { compactionId, name });
+  }
 }
 
 /**
@@ -101,11 +142,15 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
       });
       state.revisionsById.set(data.event.id, recorded.revision);
       state.eventsSinceCompaction += 1;
+      // A newer call with an id, or an answer, ends an archived open call's claim on that id.
+      if (data.event.type === 'assistant') for (const c of data.event.toolCalls ?? []) state.archivedOpenCalls.delete(c.id);
+      if (data.event.type === 'tool') for (const r of data.event.responses) state.archivedOpenCalls.delete(r.toolCallId);
       if (data.userId && !state.userId) state.userId = data.userId;
       break;
     }
     case EVENTS_ARCHIVED: {
       const data = recorded.data as EventsArchivedData;
+      recordArchivedOpenCalls(state, data.archivedIds, data.compactionId);
       for (const id of data.archivedIds) state.active.delete(id);
       break;
     }
@@ -129,7 +174,14 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case COMPACTION_COMPLETED: {
       const data = recorded.data as CompactionCompletedData;
-      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: 'compacted', paramsKey: data.paramsKey, revision: recorded.revision };
+      state.lastCompaction = {
+        compactionId: data.compactionId,
+        basedOnRevision: data.basedOnRevision,
+        outcome: 'compacted',
+        paramsKey: data.paramsKey,
+        revision: recorded.revision,
+        ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } } : {}),
+      };
       state.consecutiveFailures = 0;
       state.eventsSinceCompaction = 0;
       break;

@@ -23,4 +23,26 @@ describe('ToolCallLedger', () => {
     const double: SessionEvent = { id: 't8', type: 'tool', responses: [{ toolCallId: 'open', name: 'f', data: '1' }, { toolCallId: 'open', name: 'f', data: '2' }] };
     expect(() => ledger.accept(double, 'events[0]')).toThrow(/already answered/);
   });
+
+  it('takes a late answer to a call archived while open, attributing it to the compaction that archived the call', () => {
+    const archived = new Map([['k1', { compactionId: 'cmp-1' }]]);
+    const ledger = ToolCallLedger.of([answer('t0', 'x'), call('c2', 'x')], archived);
+    expect(ledger.accept(answer('late', 'k1'), 'events[0]')).toEqual({ archivedBy: 'cmp-1' });
+    // answered now: a second answer finds no call
+    expect(() => ledger.accept(answer('again', 'k1'), 'events[1]')).toThrow(UnknownToolCallError);
+    // an answer to a window call is not archived
+    expect(ledger.accept(answer('t2', 'x'), 'events[2]')).toEqual({});
+  });
+
+  it('refuses one event answering both an archived call and a call of the window', () => {
+    const ledger = ToolCallLedger.of([call('c2', 'x')], new Map([['k1', { compactionId: 'cmp-1' }]]));
+    const mixed: SessionEvent = { id: 't', type: 'tool', responses: [{ toolCallId: 'x', name: 'f', data: '1' }, { toolCallId: 'k1', name: 'f', data: '2' }] };
+    expect(() => ledger.accept(mixed, 'events[0]')).toThrow(/tool event of their own/);
+  });
+
+  it('a newer call reusing the id of an archived open call takes the id over', () => {
+    const ledger = ToolCallLedger.of([], new Map([['k1', { compactionId: 'cmp-1' }]]));
+    ledger.accept(call('c3', 'k1'), 'events[0]');
+    expect(ledger.accept(answer('t3', 'k1'), 'events[1]')).toEqual({});
+  });
 });

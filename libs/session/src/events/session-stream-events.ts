@@ -71,10 +71,16 @@ export interface ConversationEventData {
   userId?: string;
 }
 
-/** Decision: the ids archived by one compaction (client ids, log order). */
+/**
+ * Decision: the ids archived by one compaction (client ids, log order). Also written by an append
+ * that brings a late answer to an abandoned call the compaction archived (DESIGN §3.3 rule 3):
+ * then `onArrival` is true and the answer is archived, attributed to that compaction.
+ */
 export interface EventsArchivedData {
   compactionId: string;
   archivedIds: string[];
+  /** True when written by an append (a late answer archived on arrival), not by the compaction itself. */
+  onArrival?: boolean;
 }
 
 /** Identity and token usage of the summarizer that wrote a summary (or failed to). */
@@ -112,15 +118,19 @@ export interface SummaryInsertedData {
  * Carried by the last decision event of a compaction (completed or failed) so the write side can
  * load a session in O(active window + events since): where the active entries are, and the state
  * that would otherwise need the whole stream. Revisions are decimal strings (bigint in JSON).
+ * Stored under the JSON key `checkpoint` of the decision event (the name it had before "checkpoint"
+ * was kept for the projector's position); logs written before the rename load unchanged.
  */
-export interface SessionCheckpoint {
+export interface SessionSnapshot {
   /** Inclusive revision ranges `[from, to]` holding exactly the active window's entries (plus decision events in between). */
   keptRanges: Array<[string, string]>;
   policy: PolicySetData | null;
-  /** Revision of the policy event (decimal string); absent in checkpoints written before it was recorded. */
+  /** Revision of the policy event (decimal string); absent in snapshots written before it was recorded. */
   policyRevision?: string;
   consecutiveFailures: number;
   userId?: string;
+  /** Open calls archived with their turn: `[callId, compactionId, toolName]` (see SessionWindowState.archivedOpenCalls). */
+  archivedOpenCalls?: Array<[string, string, string]>;
 }
 
 /** Decision: a compaction's figures. */
@@ -146,7 +156,15 @@ export interface CompactionCompletedData {
   origin: 'auto' | 'command';
   /** Canonical JSON of (strategy, trigger, estimator): same key + unchanged input = same decision. */
   paramsKey: string;
-  checkpoint: SessionCheckpoint;
+  /** The session snapshot (JSON key kept as `checkpoint` so older logs load). */
+  checkpoint: SessionSnapshot;
+  /**
+   * With a trigger: whether it still fires on the window after the pass (DESIGN §3.5: a policy
+   * that cannot be met; the next automatic pass waits until the window has grown).
+   */
+  triggerStillFires?: boolean;
+  /** With a trigger: user events in the window after the pass (`tokensAfter` is the token figure). */
+  turnsAfter?: number;
 }
 
 /** Decision: a compaction failed. Superseded system messages may still have been archived. */
@@ -166,7 +184,7 @@ export interface CompactionFailedData {
   archivedIds: string[];
   estimator: EstimatorName;
   paramsKey: string;
-  checkpoint: SessionCheckpoint;
+  checkpoint: SessionSnapshot;
 }
 
 /** A session's auto-compaction policy. `strategy` null clears it. */

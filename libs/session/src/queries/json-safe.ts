@@ -7,9 +7,9 @@ export function jsonSafe<T>(value: T): unknown {
   if (value instanceof Date) return value.toISOString();
   if (Array.isArray(value)) return value.map(jsonSafe);
   if (value && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k] = jsonSafe(v);
-    return out;
+    // fromEntries defines own properties: an assignment would turn a `__proto__` key (client
+    // metadata is stored verbatim) into the object's prototype and lose it.
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, jsonSafe(v)]));
   }
   return value;
 }

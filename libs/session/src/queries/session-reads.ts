@@ -59,6 +59,7 @@ export class SessionReads {
     const names = new Map<string, string>();
     const state = await this.sessions.load(sessionKey(tenantId, sessionId));
     if (!state) return names;
+    for (const [id, call] of state.archivedOpenCalls) names.set(id, call.name);
     for (const entry of state.active.values()) {
       if (entry.event.type === 'assistant') for (const call of entry.event.toolCalls ?? []) names.set(call.id, call.name);
     }

@@ -21,7 +21,7 @@ import {
   type SummaryRequest,
   type TokenEstimator,
 } from '@lib/compaction';
-import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerOutcome } from './summarizer';
+import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 
 /** Default request timeout, milliseconds (per HTTP attempt). */
 export const DEFAULT_SUMMARIZER_TIMEOUT_MS = 60_000;
@@ -63,6 +63,8 @@ export class OpenAiSummarizer implements Summarizer {
   readonly identity: SummarizerIdentityInfo;
   /** Resolved settings (the key excluded). */
   readonly settings: { baseURL: string; timeoutMs: number; maxRetries: number; maxInputTokens: number; estimator: string };
+  /** `maxInputTokens` with its estimator (see {@link Summarizer.inputBound}). */
+  readonly inputBound: SummarizerInputBound;
   private readonly client: OpenAI;
   private readonly estimator: TokenEstimator;
 
@@ -95,6 +97,7 @@ export class OpenAiSummarizer implements Summarizer {
     });
     this.identity = { kind: 'openai-compatible', model };
     this.settings = { baseURL: this.client.baseURL, timeoutMs, maxRetries, maxInputTokens, estimator: this.estimator.name };
+    this.inputBound = { maxInputTokens, estimator: this.estimator };
   }
 
   /**

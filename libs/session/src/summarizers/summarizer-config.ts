@@ -8,11 +8,12 @@
  * | `SUMMARIZER_MODEL` | model name | `gpt-4o-mini` |
  * | `SUMMARIZER_TIMEOUT_MS` | per-attempt timeout, integer ms > 0 | 60000 |
  * | `SUMMARIZER_MAX_RETRIES` | retries of the `openai` client, integer 0–10 | 2 |
- * | `SUMMARIZER_MAX_INPUT_TOKENS` | bound on one call's input, integer ≥ 256 (cl100k_base tokens) | 12000 |
+ * | `SUMMARIZER_MAX_INPUT_TOKENS` | bound on one call's input (cl100k_base tokens), integer ≥ {@link minimumSummarizerBound} (what the default prompt needs) | 12000 |
  *
  * When neither `OPENAI_BASE_URL` nor `OPENAI_API_KEY` is set (empty counts as unset), the
  * extractive summarizer is used. Values are trimmed.
  */
+import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, getEstimator, minimumSummarizerInputTokens, STRATEGY_DEFAULTS } from '@lib/compaction';
 import { ExtractiveSummarizer } from './extractive-summarizer';
 import {
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
@@ -23,8 +24,17 @@ import {
 } from './openai-summarizer';
 import type { Summarizer } from './summarizer';
 
-/** Smallest accepted `SUMMARIZER_MAX_INPUT_TOKENS`: below it the recap prompt alone does not fit. */
-export const MIN_SUMMARIZER_INPUT_TOKENS = 256;
+/**
+ * Smallest accepted `SUMMARIZER_MAX_INPUT_TOKENS` (cl100k_base tokens): the least bound whose
+ * chunks keep room for events next to the default recap prompt, shadow prompt and the default
+ * overlap of recursive-summarization (DESIGN §3.4, `minimumSummarizerInputTokens`).
+ */
+export function minimumSummarizerBound(): number {
+  return minimumSummarizerInputTokens(
+    { systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT, shadowPrompt: DEFAULT_SHADOW_PROMPT, overlapSize: STRATEGY_DEFAULTS['recursive-summarization'].overlapSize },
+    getEstimator('cl100k_base'),
+  );
+}
 /** Largest accepted `SUMMARIZER_MAX_RETRIES`. */
 export const MAX_SUMMARIZER_RETRIES = 10;
 
@@ -58,14 +68,14 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
   const model = read(env, 'SUMMARIZER_MODEL') ?? DEFAULT_SUMMARIZER_MODEL;
   const timeoutMs = integer(env, 'SUMMARIZER_TIMEOUT_MS', DEFAULT_SUMMARIZER_TIMEOUT_MS, 1, 24 * 3600 * 1000, 'a timeout in milliseconds');
   const maxRetries = integer(env, 'SUMMARIZER_MAX_RETRIES', DEFAULT_SUMMARIZER_MAX_RETRIES, 0, MAX_SUMMARIZER_RETRIES, 'a number of retries');
-  const maxInputTokens = integer(
-    env,
-    'SUMMARIZER_MAX_INPUT_TOKENS',
-    DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
-    MIN_SUMMARIZER_INPUT_TOKENS,
-    10_000_000,
-    'a number of tokens',
-  );
+  const maxInputTokens = integer(env, 'SUMMARIZER_MAX_INPUT_TOKENS', DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS, 1, 10_000_000, 'a number of tokens');
+  const least = minimumSummarizerBound();
+  if (maxInputTokens < least) {
+    throw new SummarizerConfigError(
+      'SUMMARIZER_MAX_INPUT_TOKENS',
+      `SUMMARIZER_MAX_INPUT_TOKENS=${maxInputTokens} cannot hold the summarizer's default prompt with room for events: use at least ${least} (cl100k_base tokens)`,
+    );
+  }
   if (baseURL !== undefined) {
     let url: URL;
     try {

@@ -6,7 +6,7 @@
  * configured). The write side records `identity` and the usage figures of every outcome with
  * the decision it makes (summary inserted, or compaction failed).
  */
-import type { SummaryRequest } from '@lib/compaction';
+import type { SummaryRequest, TokenEstimator } from '@lib/compaction';
 
 /** Which summarizer wrote (or failed to write) a summary; recorded with every decision. */
 export interface SummarizerIdentityInfo {
@@ -48,5 +48,16 @@ export interface SummarizeOptions {
  */
 export interface Summarizer {
   readonly identity: SummarizerIdentityInfo;
+  /**
+   * The bound on one model call's input, when the summarizer has one: strategies whose fixed
+   * prompt parts leave too little of it for events are refused up front (DESIGN §3.4).
+   */
+  readonly inputBound?: SummarizerInputBound;
   summarize(request: SummaryRequest, options?: SummarizeOptions): Promise<SummarizerOutcome>;
+}
+
+/** A summarizer's input bound: `maxInputTokens` in the unit of `estimator` (system + user message). */
+export interface SummarizerInputBound {
+  maxInputTokens: number;
+  estimator: TokenEstimator;
 }

@@ -10,19 +10,25 @@
  *
  * Passes that change nothing (`noop`, `not-triggered`) and dry runs append nothing.
  */
-import { Inject, Logger } from '@nestjs/common';
-import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
+import { Inject, Logger, Optional } from '@nestjs/common';
+import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import {
   completePlan,
   getEstimator,
+  isNotice,
+  pairToolCalls,
   planCompaction,
+  triggerFigures,
+  triggerFiguresFire,
   type CompactionPlan,
+  type NoopReason,
+  type TriggerFigures,
   type CompactionResult,
   type Strategy,
   type SummaryReply,
   type Trigger,
 } from '@lib/compaction';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventData, type EventStore, type RecordedEvent } from '@lib/event-store';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -39,15 +45,16 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
-import { costedWindow, evolveSessionWindow, orderedWindow, windowTokens, type SessionWindowState } from '../domain/session-window';
+import { commandCompactionId, compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
+import { costedWindow, evolveSessionWindow, orderedWindow, windowTokens, type SessionWindowState, type WindowEntry } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
-import { buildCheckpoint } from './session-checkpoint';
+import { buildSnapshot } from './session-snapshot';
 import { SessionStateCache } from './session-state-cache';
 import { compactionParamsKey } from './compaction-params';
+import { checkStrategyFitsSummarizer } from './summarizer-room';
 
 /** How many times a pass is recomputed after conflicting writes before it reports `conflict`. */
 export const MAX_COMPACTION_ATTEMPTS = 4;
@@ -62,6 +69,12 @@ export class CompactSessionCommand {
     readonly estimator: EstimatorName,
     readonly dryRun: boolean,
     readonly origin: 'auto' | 'command' = 'command',
+    /**
+     * Id of the transport command (e.g. a NATS message id), when it may be delivered more than
+     * once: the compaction id, hence every decision event id, is then derived from it, so a
+     * redelivered command cannot append a second decision (the store rejects the repeated ids).
+     */
+    readonly commandId?: string,
   ) {}
 }
 
@@ -93,6 +106,20 @@ export interface CompactionAnswer {
   replayed?: boolean;
   /** Present when outcome is `failed`. */
   failure?: { stage: 'summarize'; reason: string };
+  /** Present when outcome is `noop`: why nothing was archived (`within-limit`, `newest-turn-only`, `open-tool-call`). */
+  reason?: NoopReason['reason'];
+  /** With reason `open-tool-call`: the call that held the cut back. */
+  toolCallId?: string;
+  /** With reason `open-tool-call`: the assistant event holding that call. */
+  eventId?: string;
+  /**
+   * With a trigger, for a pass that was not a dry run and not `not-triggered`: whether the trigger
+   * still fires on the window after the pass (the part no strategy may archive is over it; DESIGN
+   * §3.5: the next automatic pass then waits for growth).
+   */
+  triggerStillFires?: boolean;
+  /** User events in the window after the pass (with `triggerStillFires`), for the growth rule of DESIGN §3.5. */
+  turnsAfter?: number;
   /** Present for a dry run that would call the summarizer: what it would be asked. */
   pendingSummary?: { insertBeforeId: string; coveredIds: string[] };
   summarizer?: SummarizerIdentity;
@@ -102,6 +129,26 @@ interface DecisionBatch {
   events: EventData[];
   result: CompactionResult;
   summarizer?: SummarizerIdentity;
+  /** Trigger figures of the window after the pass. */
+  after: TriggerFigures;
+}
+
+/**
+ * Published for every answered compaction (commanded or automatic, dry runs included), for the
+ * metrics: `reason` is the noop reason, when the outcome is `noop`.
+ */
+export class CompactionAnswered {
+  constructor(
+    readonly origin: 'auto' | 'command',
+    readonly outcome: CompactionResult['outcome'],
+    readonly reason: NoopReason['reason'] | undefined,
+    readonly dryRun: boolean,
+  ) {}
+}
+
+/** The `triggerStillFires` / `turnsAfter` fields of an answer for a trigger and the window figures after the pass. */
+function stillFiring(trigger: Trigger | null, after: TriggerFigures): Pick<CompactionAnswer, 'triggerStillFires' | 'turnsAfter'> {
+  return trigger ? { triggerStillFires: triggerFiguresFire(trigger, after), turnsAfter: after.turns } : {};
 }
 
 /** Handles {@link CompactSessionCommand} (one pass, see the module doc). */
@@ -113,13 +160,22 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
+    @Optional() private readonly eventBus?: EventBus,
   ) {}
 
   /**
+   * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
    * @throws SessionNotFoundError (404) when the session has no events.
    * Summarizer faults never throw: they are recorded as a failed compaction.
    */
   async execute(command: CompactSessionCommand): Promise<CompactionAnswer> {
+    const answer = await this.pass(command);
+    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun));
+    return answer;
+  }
+
+  private async pass(command: CompactSessionCommand): Promise<CompactionAnswer> {
+    checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const key = sessionKey(command.tenantId, command.sessionId);
     const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
     let state = await this.mustLoad(key, command.sessionId);
@@ -128,7 +184,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       if (replay) return replay;
       const started = Date.now();
       const basedOn = state.revision!;
-      const compactionId = compactionIdFor(key, basedOn, paramsKey);
+      const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, basedOn, paramsKey);
       const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
       if (plan.outcome !== 'compacted') return this.unrecorded(compactionId, plan, state, command);
       if (command.dryRun) return this.dryRunAnswer(compactionId, plan, state, command);
@@ -147,6 +203,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           if (err instanceof DuplicateEventIdError) {
             // The same compaction (same base revision and parameters) was decided concurrently.
             const latest = await this.mustLoad(key, command.sessionId);
+            // A redelivered transport command: its own decision is in the log already.
+            const own =
+              command.commandId !== undefined
+                ? await findInStream(this.store, sessionStream(key), (e) => (e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED) && (e.data as { compactionId?: string }).compactionId === compactionId)
+                : null;
+            if (own) return this.replayOf(own, latest, command);
             const replayed = await this.replayIfUnchanged(key, latest, paramsKey, command, true);
             if (replayed) return replayed;
             state = latest;
@@ -218,6 +280,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     if (last.outcome !== 'failed' && !force) return null;
     const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: last.revision, maxCount: 1 });
     if (!recorded) return null;
+    return this.replayOf(recorded, state, command);
+  }
+
+  /** The answer replaying `recorded` (a CompactionCompleted or CompactionFailed event), on the window of `state`. */
+  private replayOf(recorded: RecordedEvent, state: SessionWindowState, command: CompactSessionCommand): CompactionAnswer {
     const kept = orderedWindow(state);
     const tokensAfter = windowTokens(kept, command.estimator);
     if (recorded.type === COMPACTION_FAILED) {
@@ -257,9 +324,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   }
 
   private unrecorded(compactionId: string, plan: CompactionPlan, state: SessionWindowState, command: CompactSessionCommand): CompactionAnswer {
+    const noop = plan.noop;
     return {
       compactionId,
       outcome: plan.outcome,
+      ...(noop ? { reason: noop.reason, ...(noop.reason === 'open-tool-call' ? { toolCallId: noop.toolCallId, eventId: noop.eventId } : {}) } : {}),
+      ...(plan.outcome === 'noop' && !command.dryRun ? stillFiring(command.trigger, triggerFigures(costedWindow(state, command.estimator))) : {}),
       archived: [],
       kept: plan.keptIds.length || plan.archivedIds.length ? [...plan.keptIds] : orderedWindow(state).map((e) => e.event.id),
       tokensBefore: plan.tokensBefore,
@@ -332,11 +402,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       };
       payloads.push({ type: SUMMARY_INSERTED, data });
     }
-    // The state after the pass, folded with the revisions these events will get, for the checkpoint.
+    // The state after the pass, folded with the revisions these events will get, for the session snapshot.
     const after = cloneSessionWindow(state);
     let revision = state.revision!;
     for (const p of payloads) evolveSessionWindow(after, { ...p, revision: ++revision });
-    const checkpoint = buildCheckpoint(after, state.consecutiveFailures);
+    const snapshot = buildSnapshot(after, state.consecutiveFailures);
+    const figuresAfter = triggerFigures(costedWindow(after, command.estimator));
     const common = {
       compactionId,
       strategy: command.strategy,
@@ -345,7 +416,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       basedOnRevision: basedOn.toString(),
       origin: command.origin,
       paramsKey,
-      checkpoint,
+      checkpoint: snapshot,
     };
     if (result.outcome === 'failed') {
       const data: CompactionFailedData = {
@@ -371,6 +442,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         ...(summarizer ? { summarizer } : {}),
         durationMs: Date.now() - started,
         completedAt: now,
+        ...stillFiring(command.trigger, figuresAfter),
       };
       payloads.push({ type: COMPACTION_COMPLETED, data });
     }
@@ -378,6 +450,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       events: payloads.map((p, i) => ({ id: decisionEventId(key, compactionId, i), type: p.type, data: p.data, metadata })),
       result,
       summarizer,
+      after: figuresAfter,
     };
   }
 
@@ -409,6 +482,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       dryRun: false,
       recorded: true,
       ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),
+      ...(result.outcome === 'compacted' ? stillFiring(command.trigger, batch.after) : {}),
       ...(batch.summarizer ? { summarizer: batch.summarizer } : {}),
     };
   }
@@ -416,7 +490,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
 
 /**
  * Re-checks a plan made on `before` against `latest` (DESIGN §4): it still holds when no other
- * compaction happened, every archived id and the summary's anchor are still active. Returns the
+ * compaction happened, every archived id and the summary's anchor are still active, the pinned
+ * system message is the same, and no answer appended since answers an archived call. Returns the
  * plan rewritten for `latest` (events appended since are kept, figures recomputed), or null.
  */
 export function rebasePlan(plan: CompactionPlan, before: SessionWindowState, latest: SessionWindowState, estimator: EstimatorName): CompactionPlan | null {
@@ -427,9 +502,15 @@ export function rebasePlan(plan: CompactionPlan, before: SessionWindowState, lat
   const archived = new Set(plan.archivedIds);
   const window = orderedWindow(latest);
   // A system message appended since supersedes the pinned one: the old plan no longer says so.
-  const newestSystem = [...window].reverse().find((e) => e.event.type === 'system');
-  const pinnedBefore = [...orderedWindow(before)].reverse().find((e) => e.event.type === 'system');
+  const instructions = (e: WindowEntry) => e.event.type === 'system' && !isNotice(e.event);
+  const newestSystem = [...window].reverse().find(instructions);
+  const pinnedBefore = [...orderedWindow(before)].reverse().find(instructions);
   if ((newestSystem?.event.id ?? null) !== (pinnedBefore?.event.id ?? null)) return null;
+  // An answer appended since to a call the plan archives would be kept without its call (§3.3 rule 3).
+  const { calls } = pairToolCalls(window.map((e) => e.event));
+  for (const call of calls) {
+    if (archived.has(window[call.callAt].event.id) && call.responses.some((r) => !archived.has(window[r].event.id))) return null;
+  }
   return {
     ...plan,
     keptIds: window.filter((e) => !archived.has(e.event.id)).map((e) => e.event.id),

@@ -99,7 +99,7 @@ describe('session state loading', () => {
         const summarizer = new ScriptedSummarizer();
         const append = new AppendSessionEventsHandler(store, cache, { publish: () => undefined } as unknown as EventBus);
         const compact = new CompactSessionHandler(store, cache, summarizer);
-        const policy = new SetCompactionPolicyHandler(store, cache);
+        const policy = new SetCompactionPolicyHandler(store, cache, summarizer);
         let n = 0;
         let compactions = 0;
         for (const op of ops) {

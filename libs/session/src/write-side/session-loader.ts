@@ -2,7 +2,7 @@
  * Loads a session's state from the event store.
  *
  * {@link loadSessionWindow} costs O(active window + events since the last compaction): it reads the
- * stream backwards to the last compaction decision, whose checkpoint names the revision ranges of
+ * stream backwards to the last compaction decision, whose session snapshot names the revision ranges of
  * the active entries, reads those ranges, then folds the tail. {@link loadSessionWindowAt} folds
  * the log from the start up to a revision (time travel, DESIGN §5).
  */
@@ -13,7 +13,7 @@ import {
   CONVERSATION_EVENT,
   SUMMARY_INSERTED,
   sessionStream,
-  type SessionCheckpoint,
+  type SessionSnapshot,
 } from '../events/session-stream-events';
 import { emptySessionWindow, evolveSessionWindow, foldSessionWindow, type SessionWindowState } from '../domain/session-window';
 
@@ -21,9 +21,9 @@ import { emptySessionWindow, evolveSessionWindow, foldSessionWindow, type Sessio
 const FIRST_PAGE = 32;
 const MAX_PAGE = 1024;
 
-function checkpointOf(e: RecordedEvent): SessionCheckpoint | null {
+function snapshotOf(e: RecordedEvent): SessionSnapshot | null {
   if (e.type !== COMPACTION_COMPLETED && e.type !== COMPACTION_FAILED) return null;
-  return ((e.data as { checkpoint?: SessionCheckpoint }).checkpoint ?? null);
+  return ((e.data as { checkpoint?: SessionSnapshot }).checkpoint ?? null);
 }
 
 /**
@@ -33,30 +33,30 @@ function checkpointOf(e: RecordedEvent): SessionCheckpoint | null {
 export async function loadSessionWindow(store: EventStore, sessionId: string): Promise<SessionWindowState | null> {
   const stream = sessionStream(sessionId);
   const tail: RecordedEvent[] = [];
-  let checkpointEvent: RecordedEvent | null = null;
+  let snapshotEvent: RecordedEvent | null = null;
   let from: bigint | 'end' = 'end';
   let pageSize = FIRST_PAGE;
   for (;;) {
     const page = await store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: pageSize });
     for (const e of page) {
-      if (checkpointOf(e)) {
-        checkpointEvent = e;
+      if (snapshotOf(e)) {
+        snapshotEvent = e;
         break;
       }
       tail.push(e);
     }
-    if (checkpointEvent || page.length < pageSize) break;
+    if (snapshotEvent || page.length < pageSize) break;
     const last = page[page.length - 1].revision;
     if (last === 0n) break;
     from = last - 1n;
     pageSize = Math.min(MAX_PAGE, pageSize * 2);
   }
-  if (!checkpointEvent && tail.length === 0) return null;
+  if (!snapshotEvent && tail.length === 0) return null;
   tail.reverse();
   const state = emptySessionWindow();
-  if (checkpointEvent) {
-    const checkpoint = checkpointOf(checkpointEvent)!;
-    for (const [fromRev, toRev] of checkpoint.keptRanges) {
+  if (snapshotEvent) {
+    const snapshot = snapshotOf(snapshotEvent)!;
+    for (const [fromRev, toRev] of snapshot.keptRanges) {
       const start = BigInt(fromRev);
       const count = Number(BigInt(toRev) - start + 1n);
       const events = await store.readStream(stream, { fromRevision: start, maxCount: count });
@@ -64,12 +64,13 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
         if (e.type === CONVERSATION_EVENT || e.type === SUMMARY_INSERTED) evolveSessionWindow(state, e);
       }
     }
-    state.policy = checkpoint.policy;
-    state.policyRevision = checkpoint.policyRevision !== undefined ? BigInt(checkpoint.policyRevision) : null;
-    state.consecutiveFailures = checkpoint.consecutiveFailures;
-    if (checkpoint.userId) state.userId = checkpoint.userId;
+    state.policy = snapshot.policy;
+    state.policyRevision = snapshot.policyRevision !== undefined ? BigInt(snapshot.policyRevision) : null;
+    state.consecutiveFailures = snapshot.consecutiveFailures;
+    if (snapshot.userId) state.userId = snapshot.userId;
+    state.archivedOpenCalls = new Map((snapshot.archivedOpenCalls ?? []).map(([id, compactionId, name]) => [id, { compactionId, name }]));
     state.eventsSinceCompaction = 0;
-    evolveSessionWindow(state, checkpointEvent);
+    evolveSessionWindow(state, snapshotEvent);
   }
   return foldSessionWindow(tail, state);
 }

@@ -14,7 +14,9 @@ import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } fr
 import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
 import { decideSetPolicy, type SetPolicy } from '../decider/session-decider';
 import { RevisionConflictError } from '../errors';
-import { EVENT_STORE } from '../tokens';
+import { EVENT_STORE, SUMMARIZER } from '../tokens';
+import type { Summarizer } from '../summarizers/summarizer';
+import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { SessionStateCache } from './session-state-cache';
 
 /** How many times a policy PUT reloads after the stream moved on before it answers 409. */
@@ -31,10 +33,12 @@ export class SetCompactionPolicyCommand {
   ) {}
 }
 
-/** The policy as stored, plus the stream revision of the policy event (decimal string). */
+/** The policy as stored, plus the stream revision and global position of the policy event (decimal strings). */
 export interface PolicyAnswer extends PolicySetData {
   sessionId: string;
   revision: string;
+  /** Global position of the policy event (decimal string): pass it as `minPosition` to read the session once it is projected. */
+  position?: string;
 }
 
 /** Handles {@link SetCompactionPolicyCommand}: appends one policy event, unless the session already has this policy. */
@@ -43,19 +47,28 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
+    @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
   ) {}
 
-  /** @throws RevisionConflictError (409) when the stream moved on {@link MAX_POLICY_ATTEMPTS} times in a row. */
+  /**
+   * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
+   * @throws RevisionConflictError (409) when the stream moved on {@link MAX_POLICY_ATTEMPTS} times in a row.
+   */
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
+    if (command.strategy) checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const key = sessionKey(command.tenantId, command.sessionId);
     const policy: SetPolicy = { type: 'SetPolicy', tenantId: command.tenantId, sessionId: command.sessionId, strategy: command.strategy, trigger: command.trigger, estimator: command.estimator };
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const decision = decideSetPolicy(policy, state, { now: new Date() });
-      if (decision.kind === 'unchanged') return { sessionId: command.sessionId, ...decision.policy, revision: decision.revision.toString() };
+      if (decision.kind === 'unchanged') {
+        // A retried PUT answers the event that set the policy, its position included.
+        const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });
+        return { sessionId: command.sessionId, ...decision.policy, revision: decision.revision.toString(), ...(recorded ? { position: recorded.position.toString() } : {}) };
+      }
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
-        return { sessionId: command.sessionId, ...(decision.events[0].data as PolicySetData), revision: result.nextExpectedRevision.toString() };
+        return { sessionId: command.sessionId, ...(decision.events[0].data as PolicySetData), revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
       } catch (err) {
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;

@@ -1,9 +1,9 @@
 /**
- * Builds the {@link SessionCheckpoint} carried by a compaction's last decision event: the revision
- * ranges that hold the active window after the pass, so a later load reads O(active window +
- * events since) instead of the whole stream (DESIGN §4).
+ * Builds the {@link SessionSnapshot} (the write-side state) carried by a compaction's last decision
+ * event: the revision ranges that hold the active window after the pass, so a later load reads
+ * O(active window + events since) instead of the whole stream (DESIGN §4).
  */
-import type { SessionCheckpoint } from '../events/session-stream-events';
+import type { SessionSnapshot } from '../events/session-stream-events';
 import type { SessionWindowState } from '../domain/session-window';
 
 /**
@@ -29,15 +29,16 @@ export function revisionRanges(revisions: readonly bigint[]): Array<[string, str
 }
 
 /**
- * The checkpoint for `after`, the session state once the pass's decisions are applied.
+ * The session snapshot for `after`, the session state once the pass's decisions are applied.
  * `failuresBefore` is the count of consecutive failures before this decision event.
  */
-export function buildCheckpoint(after: SessionWindowState, failuresBefore: number): SessionCheckpoint {
+export function buildSnapshot(after: SessionWindowState, failuresBefore: number): SessionSnapshot {
   return {
     keptRanges: revisionRanges([...after.active.values()].map((e) => e.revision)),
     policy: after.policy,
     ...(after.policyRevision !== null ? { policyRevision: after.policyRevision.toString() } : {}),
     consecutiveFailures: failuresBefore,
     ...(after.userId ? { userId: after.userId } : {}),
+    ...(after.archivedOpenCalls.size > 0 ? { archivedOpenCalls: [...after.archivedOpenCalls].map(([id, c]): [string, string, string] => [id, c.compactionId, c.name]) } : {}),
   };
 }

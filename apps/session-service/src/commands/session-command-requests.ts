@@ -1,0 +1,148 @@
+/**
+ * Request bodies → validated commands, for every transport (DESIGN §1: "the command is the same
+ * from any transport"). The HTTP controller and the NATS adapter both call these functions, so each
+ * validation rule and each error code lives in one place. Bodies are the JSON bodies of the HTTP
+ * requests (see `../http/request-schemas.ts`).
+ */
+import { parseStrategy, parseTrigger, InvalidParameterError, type Strategy, type Trigger } from '@lib/compaction';
+import type { ExpectedRevision } from '@lib/event-store';
+import {
+  AppendSessionEventsCommand,
+  CompactSessionCommand,
+  InvalidRequestError,
+  SetCompactionPolicyCommand,
+  assignClientId,
+  openAiFieldPath,
+  openAiMessagesToEvents,
+  type EstimatorName,
+  type EventToAppend,
+  type SessionReads,
+} from '@lib/session';
+import { SESSION_ID_PATTERN, type RequestSchemas } from '../http/request-schemas';
+import { validate } from '../http/validate';
+
+/** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
+export function checkSessionId(sessionId: string): string {
+  if (!SESSION_ID_PATTERN.test(sessionId)) {
+    throw new InvalidRequestError('sessionId', 'sessionId: use 1 to 128 letters, digits or _ - : @ .', 'invalid_session_id');
+  }
+  return sessionId;
+}
+
+function toExpectedRevision(value: string | number | undefined): ExpectedRevision {
+  if (value === undefined) return 'any';
+  if (value === 'any' || value === 'no_stream' || value === 'stream_exists') return value;
+  return BigInt(value);
+}
+
+/** Runs `check` on a converted message; a validation error is re-issued in the OpenAI shape's terms (400 `invalid_message`). */
+function asMessageError<T>(check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (!(err instanceof InvalidRequestError)) throw err;
+    throw new InvalidRequestError(openAiFieldPath(err.parameter), openAiFieldPath(err.message).replace('send null when the event has no text', 'send some text'), 'invalid_message');
+  }
+}
+
+/** Parses a strategy, naming parameters as `strategy.<name>`. @throws InvalidRequestError (400 `invalid_parameter`). */
+export function strategyFrom(input: unknown): Strategy {
+  try {
+    return parseStrategy(input);
+  } catch (err) {
+    throw asParameterError(err, 'strategy');
+  }
+}
+
+/** Parses an optional trigger, naming parameters as `trigger.<name>`. @throws InvalidRequestError (400). */
+export function triggerFrom(input: unknown): Trigger | null {
+  if (input === undefined || input === null) return null;
+  try {
+    return parseTrigger(input);
+  } catch (err) {
+    throw asParameterError(err, 'trigger');
+  }
+}
+
+function asParameterError(err: unknown, prefix: string): unknown {
+  if (!(err instanceof InvalidParameterError)) return err;
+  const parameter = err.parameter.startsWith(prefix) ? err.parameter : `${prefix}.${err.parameter}`;
+  return new InvalidRequestError(parameter, err.message.includes(parameter) ? err.message : `${parameter}: ${err.message}`, 'invalid_parameter');
+}
+
+/**
+ * Gives client ids to events sent without one. HTTP uses fresh random ids; a transport that may
+ * deliver a command twice passes ids derived from the command id, so the retry is idempotent.
+ */
+export type AssignClientId = () => string;
+
+/**
+ * The body of `POST /v1/sessions/:sessionId/events` → an append command.
+ * @throws InvalidRequestError (400) naming the first invalid field.
+ */
+export function appendEventsCommandFrom(
+  schemas: RequestSchemas,
+  tenant: string,
+  sessionId: string,
+  body: unknown,
+  assignId: AssignClientId = assignClientId,
+): AppendSessionEventsCommand {
+  checkSessionId(sessionId);
+  const input = validate(schemas.appendEvents, body);
+  const events: EventToAppend[] = input.events.map((e, i) => {
+    const { id, createdAt, metadata, ...rest } = e;
+    return { event: { ...rest, id: id ?? assignId() } as EventToAppend['event'], createdAt, metadata, field: `events[${i}]` };
+  });
+  return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
+}
+
+/**
+ * The body of `POST /v1/sessions/:sessionId/messages` (OpenAI chat messages) → an append command.
+ * Reads the session's known tool call names (to name tool responses).
+ * @throws InvalidRequestError (400 `validation_failed` / `invalid_message`).
+ */
+export async function appendMessagesCommandFrom(
+  schemas: RequestSchemas,
+  reads: SessionReads,
+  tenant: string,
+  sessionId: string,
+  body: unknown,
+  assignId: AssignClientId = assignClientId,
+): Promise<AppendSessionEventsCommand> {
+  checkSessionId(sessionId);
+  const input = validate(schemas.appendMessages, body);
+  const knownCallNames = await reads.knownCallNames(tenant, sessionId);
+  const parsed = openAiMessagesToEvents(input.messages, { knownCallNames, assignId });
+  const events: EventToAppend[] = parsed.map((event, i) => {
+    const checked = asMessageError(() => validate(schemas.nativeEvent, event, `messages[${i}]`));
+    return { event: { ...checked, id: event.id } as EventToAppend['event'], field: `messages[${i}]`, pathOf: (p: string) => `messages[${i}]${openAiFieldPath(p)}` };
+  });
+  return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
+}
+
+/**
+ * The body of `POST /v1/sessions/:sessionId/compactions` → a compact command. `commandId` (when a
+ * transport gives one) makes the compaction id, hence the decision event ids, derive from it.
+ * @throws InvalidRequestError (400).
+ */
+export function compactCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown, commandId?: string): CompactSessionCommand {
+  checkSessionId(sessionId);
+  const input = validate(schemas.compact, body);
+  const strategy = strategyFrom(input.strategy);
+  const trigger = triggerFrom(input.trigger);
+  const estimator: EstimatorName = input.estimator ?? 'cl100k_base';
+  return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false, 'command', commandId);
+}
+
+/**
+ * The body of `PUT /v1/sessions/:sessionId/policy` → a policy command (idempotent by itself: the
+ * policy a session already has appends nothing).
+ * @throws InvalidRequestError (400).
+ */
+export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
+  checkSessionId(sessionId);
+  const input = validate(schemas.policy, body);
+  const strategy = input.strategy === null ? null : strategyFrom(input.strategy);
+  const trigger = triggerFrom(input.trigger);
+  return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base');
+}

@@ -1,0 +1,28 @@
+import { loadServiceConfig } from './service-config';
+
+describe('loadServiceConfig: logs', () => {
+  it('logs JSON unless stdout is a terminal; LOG_FORMAT overrides', () => {
+    expect(loadServiceConfig({}, false).logFormat).toBe('json');
+    expect(loadServiceConfig({}, true).logFormat).toBe('pretty');
+    expect(loadServiceConfig({ LOG_FORMAT: 'json' }, true).logFormat).toBe('json');
+    expect(loadServiceConfig({ LOG_FORMAT: 'pretty' }, false).logFormat).toBe('pretty');
+  });
+
+  it('logs requests at debug unless REQUEST_LOG_LEVEL says otherwise', () => {
+    expect(loadServiceConfig({}, false).requestLogLevel).toBe('debug');
+    expect(loadServiceConfig({ REQUEST_LOG_LEVEL: 'info' }, false).requestLogLevel).toBe('info');
+  });
+
+  it.each([
+    ['LOG_FORMAT', 'yaml'],
+    ['LOG_LEVEL', 'verbose'],
+    ['REQUEST_LOG_LEVEL', 'loud'],
+  ])('refuses %s=%s, naming the variable and the allowed values', (name, value) => {
+    expect(() => loadServiceConfig({ [name]: value }, false)).toThrow(new RegExp(`^${name}="${value}" is not valid: use one of`));
+  });
+
+  it('refuses an API key shorter than 8 characters, saying so', () => {
+    expect(() => loadServiceConfig({ API_KEYS: 'key1:tenantA' }, false)).toThrow(/API_KEYS.*at least 8 characters/);
+    expect(loadServiceConfig({ API_KEYS: 'key1-long:tenantA' }, false).apiKeys.get('key1-long')).toBe('tenantA');
+  });
+});

@@ -1,0 +1,145 @@
+/**
+ * The decisions feed (issue 15): follows the global log — like a projector, with its own checkpoint
+ * (`nats-decision-feed` in the read-model database), never from the command path — and publishes
+ * every compaction decision (`CompactionCompleted`, `CompactionFailed`) and every erasure record
+ * (`SessionErased`) to `<prefix>.decisions.<tenant>.<session>`, in log order, with the global
+ * position as JetStream message id.
+ *
+ * It starts after the later of its checkpoint and the position of the last message already in the
+ * decisions stream, so a restart (or a lost checkpoint) republishes nothing; replicas running it at
+ * once publish the same positions, and JetStream keeps one copy of each (message-id
+ * de-duplication). A publish that fails is retried (growing delay) and never skipped, so the
+ * feed has no gaps and stays in log order.
+ *
+ * Message body: `{ type, tenantId, sessionId, position, revision, recordedAt, decision }` — the
+ * decision event's data without its internal `checkpoint` (positions and revisions are decimal
+ * strings; `revision` is null for erasure records). Header `Log-Position` repeats the position.
+ * A decision too large for the server's `max_payload` is published without its `keptIds` and
+ * `archivedIds` (`decision.omitted` names them; the compaction history has them).
+ */
+import { Logger } from '@nestjs/common';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
+import { COMPACTION_COMPLETED, COMPACTION_FAILED, SESSION_ERASED, type ReadModelStore, type SessionEventMetadata } from '@lib/session';
+import { decisionSubject, type NatsNames } from './nats-names';
+
+/** Row name of this feed's checkpoint in `projector_checkpoints`. */
+export const DECISION_FEED_CHECKPOINT = 'nats-decision-feed';
+/** Header carrying the global position (decimal string). */
+export const LOG_POSITION_HEADER = 'Log-Position';
+
+/** One published decision (see the module doc). */
+export interface PublishedDecision {
+  type: string;
+  tenantId: string;
+  sessionId: string;
+  position: string;
+  revision: string | null;
+  recordedAt: string;
+  decision: Record<string, unknown>;
+}
+
+/** The feed message of `event`, or null when the event is not a decision nor an erasure record. */
+export function decisionOf(event: RecordedEvent): PublishedDecision | null {
+  let tenantId: string;
+  let sessionId: string;
+  let revision: string | null = null;
+  if (event.type === COMPACTION_COMPLETED || event.type === COMPACTION_FAILED) {
+    const meta = event.metadata as SessionEventMetadata | null;
+    if (!meta?.tenantId || !meta.sessionId) return null;
+    ({ tenantId, sessionId } = meta);
+    revision = event.revision.toString();
+  } else if (event.type === SESSION_ERASED && event.streamId.startsWith('erasure-')) {
+    tenantId = event.streamId.slice('erasure-'.length);
+    sessionId = (event.data as { sessionId: string }).sessionId;
+  } else {
+    return null;
+  }
+  const { checkpoint: _internal, ...decision } = event.data as Record<string, unknown>;
+  return { type: event.type, tenantId, sessionId, position: event.position.toString(), revision, recordedAt: event.created.toISOString(), decision };
+}
+
+/** See the module doc. */
+export class DecisionFeedPublisher {
+  private readonly logger = new Logger('DecisionFeed');
+  private subscription: Subscription | null = null;
+  private loop: Promise<void> | null = null;
+  private stopped = false;
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly readModels: ReadModelStore,
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly names: NatsNames,
+  ) {}
+
+  /** Starts following the log after the later of the checkpoint and the last published position. */
+  async start(): Promise<void> {
+    const from = [this.readModels.readCheckpoint(DECISION_FEED_CHECKPOINT), await this.lastPublishedPosition()].reduce((a, b) => (a > b ? a : b));
+    this.loop = this.follow(from);
+  }
+
+  /** Stops following (the position reached is checkpointed). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.subscription?.close();
+    await this.loop;
+  }
+
+  private async lastPublishedPosition(): Promise<bigint> {
+    const info = await this.jsm.streams.info(this.names.decisionStream);
+    if (info.state.messages === 0) return 0n;
+    const last = await this.jsm.streams.getMessage(this.names.decisionStream, { seq: info.state.last_seq });
+    const position = last?.header?.get(LOG_POSITION_HEADER);
+    return position ? BigInt(position) : 0n;
+  }
+
+  private async follow(from: bigint): Promise<void> {
+    let checkpoint = from;
+    let delay = 100;
+    while (!this.stopped) {
+      try {
+        this.subscription = this.store.subscribeToAll({ fromPosition: checkpoint });
+        let unsaved = 0;
+        for await (const event of this.subscription) {
+          const decision = decisionOf(event);
+          if (decision) await this.publish(decision);
+          checkpoint = event.position;
+          // Decisions are checkpointed at once; other events every 1000 (a replay of those publishes nothing).
+          if (decision || ++unsaved >= 1000) {
+            this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint);
+            unsaved = 0;
+          }
+          delay = 100;
+        }
+        if (checkpoint !== from) this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint);
+      } catch (err) {
+        if (this.stopped) break;
+        this.logger.warn(`decision feed paused at position ${checkpoint}: ${(err as Error).message}; retrying in ${delay} ms`);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+        delay = Math.min(delay * 2, 5000);
+      }
+    }
+  }
+
+  private async publish(decision: PublishedDecision): Promise<void> {
+    const h = headers();
+    h.set(LOG_POSITION_HEADER, decision.position);
+    let payload = this.encoder.encode(JSON.stringify(decision));
+    if (payload.length > this.maxPayload()) {
+      // A decision over a huge window: its id lists would exceed the server's max_payload and stall the feed.
+      const { keptIds: _kept, archivedIds: _archived, ...rest } = decision.decision;
+      payload = this.encoder.encode(JSON.stringify({ ...decision, decision: { ...rest, omitted: ['keptIds', 'archivedIds'] } }));
+    }
+    await this.js.publish(decisionSubject(this.names.prefix, decision.tenantId, decision.sessionId), payload, { headers: h, msgID: decision.position });
+  }
+
+  /** The server's largest message (bytes) less room for headers. */
+  private maxPayload(): number {
+    return (this.nc.info?.max_payload ?? 1024 * 1024) - 4096;
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Pulls commands from the shared durable consumer and answers each one (issue 15):
+ * 1. execute it ({@link NatsCommandExecutor}: same validation and handlers as HTTP);
+ * 2. publish the answer to `<prefix>.results.<tenant>.<session>` (JetStream, message id
+ *    `result:<commandId>` so a redelivered command's second answer is dropped) and, when the
+ *    publisher named one in the `Reply-To` header, to that subject (an answer larger than the
+ *    server's max_payload goes without `kept`, `archived` and `summary`, named in `omitted`);
+ * 3. acknowledge — only now, after the command's events are appended — or, for a rejected command
+ *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered. A server-side
+ *    failure (5xx: store unavailable…) is redelivered after a delay, at most
+ *    {@link MAX_ATTEMPTS} times, then terminated with its error published.
+ *
+ * Commands of one session are handled one after the other within a replica; up to `concurrency`
+ * sessions are handled at once. Replicas share the consumer, so each command goes to one of them.
+ */
+import { hostname } from 'node:os';
+import { Logger } from '@nestjs/common';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import type { NatsNames } from './nats-names';
+import { resultSubject } from './nats-names';
+import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
+
+/** Deliveries of a command failing with a server-side error before it is terminated. */
+export const MAX_ATTEMPTS = 5;
+/** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
+export const REPLY_TO_HEADER = 'Reply-To';
+/** Header of every answer naming the replica that handled the command (`<host>:<pid>`). */
+export const REPLICA_HEADER = 'Replica';
+const REPLICA = `${hostname()}:${process.pid}`;
+/** Header of every answer: how many times JetStream delivered the command (more than 1 after a crash or a timeout). */
+export const DELIVERY_COUNT_HEADER = 'Delivery-Count';
+
+/** See the module doc. */
+export class NatsCommandConsumer {
+  private readonly logger = new Logger('NatsCommands');
+  private messages: ConsumerMessages | null = null;
+  private loop: Promise<void> | null = null;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly sessionTails = new Map<string, Promise<void>>();
+  private readonly encoder = new TextEncoder();
+
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly js: JetStreamClient,
+    private readonly executor: NatsCommandExecutor,
+    private readonly names: NatsNames,
+    private readonly concurrency: number,
+    /** The consumer's ack wait (ms): a command still being handled is reported in progress every third of it. */
+    private readonly ackWaitMs: number,
+  ) {}
+
+  /** Starts consuming; returns once the pull subscription is set up. */
+  async start(): Promise<void> {
+    const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
+    this.messages = await consumer.consume({ max_messages: this.concurrency });
+    this.loop = this.run(this.messages);
+  }
+
+  /** Stops pulling, waits for the commands in hand to be answered and acknowledged. */
+  async stop(): Promise<void> {
+    if (!this.messages) return;
+    await this.messages.close();
+    await this.loop;
+    await Promise.all(this.inFlight);
+    this.messages = null;
+  }
+
+  private async run(messages: ConsumerMessages): Promise<void> {
+    for await (const m of messages) {
+      while (this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
+      // Serialise per session: the subject minus its kind token names the session.
+      const session = m.subject.slice(0, m.subject.lastIndexOf('.'));
+      const previous = this.sessionTails.get(session) ?? Promise.resolve();
+      const task = previous.then(() => this.handle(m));
+      this.sessionTails.set(session, task);
+      this.inFlight.add(task);
+      void task.finally(() => {
+        this.inFlight.delete(task);
+        if (this.sessionTails.get(session) === task) this.sessionTails.delete(session);
+      });
+    }
+  }
+
+  private async handle(m: JsMsg): Promise<void> {
+    const commandId = m.headers?.get('Nats-Msg-Id') || `${this.names.commandStream}:${m.info.streamSequence}`;
+    const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(this.ackWaitMs / 3)));
+    try {
+      const answer = await this.executor.execute({ subject: m.subject, data: m.data, commandId, redelivered: m.redelivered });
+      const retry = answer.status >= 500 && answer.status !== 413 && m.info.deliveryCount < MAX_ATTEMPTS;
+      if (retry) {
+        this.logger.warn(`command ${commandId} failed with ${(answer.body as { code?: string }).code}; redelivery ${m.info.deliveryCount}/${MAX_ATTEMPTS}`);
+        m.nak(Math.min(30_000, 500 * 2 ** m.info.deliveryCount));
+        return;
+      }
+      await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
+      if (answer.status < 300) m.ack();
+      // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
+      else m.term();
+    } catch (err) {
+      // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes back.
+      this.logger.warn(`command ${commandId} left for redelivery: ${(err as Error).message}`);
+      m.nak(1000);
+    } finally {
+      clearInterval(keepAlive);
+    }
+  }
+
+  private async publishAnswer(m: JsMsg, commandId: string, answer: CommandAnswer, deliveryCount: number): Promise<void> {
+    const h = headers();
+    h.set(DELIVERY_COUNT_HEADER, String(deliveryCount));
+    h.set('Command-Id', commandId);
+    h.set('Status', String(answer.status));
+    h.set(REPLICA_HEADER, REPLICA);
+    if (answer.kind) h.set('Command-Type', answer.kind);
+    let payload = this.encoder.encode(JSON.stringify(answer.body));
+    if (payload.length > (this.nc.info?.max_payload ?? 1024 * 1024) - 4096) {
+      // A compaction of a huge window: its id lists and summary would exceed the server's max_payload (read them from the history).
+      const { kept: _kept, archived: _archived, summary: _summary, ...rest } = answer.body as Record<string, unknown>;
+      payload = this.encoder.encode(JSON.stringify({ ...rest, omitted: ['kept', 'archived', 'summary'] }));
+    }
+    const replyTo = m.headers?.get(REPLY_TO_HEADER);
+    if (replyTo) {
+      try {
+        this.nc.publish(replyTo, payload, { headers: h });
+      } catch (err) {
+        this.logger.warn(`command ${commandId}: cannot answer on ${REPLY_TO_HEADER} ${JSON.stringify(replyTo)}: ${(err as Error).message}`);
+      }
+    }
+    if (answer.address) {
+      const { tenant, sessionId } = answer.address;
+      await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, { headers: h, msgID: `result:${commandId}` });
+    }
+  }
+}

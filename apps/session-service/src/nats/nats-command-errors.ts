@@ -1,0 +1,57 @@
+/**
+ * Errors only the message transport meets (HTTP rejects the same things in its router and body
+ * parser). Each carries a stable code and the HTTP-equivalent status, and is published like every
+ * other error: `{ "code", "message" }`.
+ */
+
+/** A command the NATS adapter rejects before any handler runs. */
+export class NatsCommandError extends Error {
+  constructor(
+    readonly code: string,
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** 400 `unknown_command`: the subject's last token is not a command kind. */
+export function unknownCommand(kind: string): NatsCommandError {
+  return new NatsCommandError('unknown_command', 400, `unknown command ${JSON.stringify(kind)}: the subject must end in compact, append, messages or policy`);
+}
+
+/** 403 `unknown_tenant`: this service does not serve the subject's tenant. */
+export function unknownTenant(tenant: string): NatsCommandError {
+  return new NatsCommandError(
+    'unknown_tenant',
+    403,
+    `tenant ${JSON.stringify(tenant)} is not served here: publish on your own tenant's subjects (open mode serves only "default")`,
+  );
+}
+
+/** 413 `payload_too_large`: the message is larger than MAX_BODY_BYTES. */
+export function payloadTooLarge(bytes: number, limit: number): NatsCommandError {
+  return new NatsCommandError(
+    'payload_too_large',
+    413,
+    `message body is ${bytes} bytes, more than the limit of ${limit} (MAX_BODY_BYTES); split the events into several commands`,
+  );
+}
+
+/** 400 `malformed_json` / `malformed_body`: the body is not UTF-8 JSON. */
+export function malformedBody(code: 'malformed_json' | 'malformed_body'): NatsCommandError {
+  return new NatsCommandError(
+    code,
+    400,
+    code === 'malformed_json' ? 'message body is not valid JSON' : 'the body is not valid UTF-8: send JSON encoded as UTF-8',
+  );
+}
+
+/** 400 `invalid_subject`: not `<prefix>.commands.<tenant>.<session>.<kind>`. */
+export function invalidSubject(subject: string): NatsCommandError {
+  return new NatsCommandError(
+    'invalid_subject',
+    400,
+    `subject ${JSON.stringify(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`,
+  );
+}

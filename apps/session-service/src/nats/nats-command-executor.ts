@@ -1,0 +1,136 @@
+/**
+ * Runs one command message through the same validation (`../commands/session-command-requests`)
+ * and the same command handlers as HTTP, and answers what HTTP would: `{ status, body }` with the
+ * HTTP answer's JSON, or the error's `{ code, message, ... }` (via {@link toApiError}, the HTTP
+ * app's one code → status table).
+ *
+ * Redelivery (after a crash between the append and the acknowledgement) never applies a command
+ * twice: the ids an append or compact command writes are derived from its command id — client
+ * ids of events sent without one, the compaction id (hence its decision ids) — so the store finds
+ * them already there. A redelivered append is answered from the events it wrote; a redelivered
+ * compact command meets its own decision ids and is answered with the recorded decision (or
+ * `noop`); a policy command is idempotent by itself (the policy a session already has appends
+ * nothing).
+ */
+import type { CommandBus } from '@nestjs/cqrs';
+import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
+import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand, type SessionReads } from '@lib/session';
+import type { RequestSchemas } from '../http/request-schemas';
+import { toApiError } from '../http/api-error.filter';
+import {
+  appendEventsCommandFrom,
+  appendMessagesCommandFrom,
+  compactCommandFrom,
+  policyCommandFrom,
+  type AssignClientId,
+} from '../commands/session-command-requests';
+import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
+import { NatsCommandError, invalidSubject, malformedBody, payloadTooLarge, unknownCommand, unknownTenant } from './nats-command-errors';
+
+/** One delivered command message. */
+export interface CommandMessage {
+  subject: string;
+  data: Uint8Array;
+  /** `Nats-Msg-Id`, or `<stream>:<sequence>` when the publisher gave none (stable across redeliveries). */
+  commandId: string;
+  /** True when JetStream delivered it before (it may have been applied already). */
+  redelivered: boolean;
+}
+
+/** The answer to a command: HTTP-equivalent status and JSON body; `address` when the subject parsed. */
+export interface CommandAnswer {
+  status: number;
+  body: unknown;
+  kind?: string;
+  address?: CommandAddress;
+}
+
+/** UUID namespace of ids derived from transport command ids. */
+const COMMAND_NAMESPACE = 'session-memory-compaction/nats-command';
+
+const STATUS_OF: Record<CommandKind, number> = { append: 201, messages: 201, compact: 200, policy: 200 };
+
+/** See the module doc. */
+export class NatsCommandExecutor {
+  private readonly decoder = new TextDecoder('utf-8', { fatal: true });
+
+  constructor(
+    private readonly commandBus: CommandBus,
+    private readonly reads: SessionReads,
+    private readonly store: EventStore,
+    private readonly schemas: RequestSchemas,
+    private readonly options: { prefix: string; tenants: ReadonlySet<string>; maxBodyBytes: number },
+  ) {}
+
+  /** Executes `message`; never throws (every failure becomes an error answer). */
+  async execute(message: CommandMessage): Promise<CommandAnswer> {
+    const address = parseCommandSubject(this.options.prefix, message.subject) ?? undefined;
+    try {
+      if (!address) throw invalidSubject(message.subject);
+      if (!this.options.tenants.has(address.tenant)) throw unknownTenant(address.tenant);
+      if (!(COMMAND_KINDS as readonly string[]).includes(address.kind)) throw unknownCommand(address.kind);
+      const kind = address.kind as CommandKind;
+      const body = this.parseBody(message.data);
+      const result = await this.run(kind, address, body, message);
+      return { status: STATUS_OF[kind], body: result, kind, address };
+    } catch (err) {
+      const { status, body } = err instanceof NatsCommandError ? { status: err.status, body: { code: err.code, message: err.message } } : toApiError(err);
+      return { status, body, kind: address?.kind, address };
+    }
+  }
+
+  private parseBody(data: Uint8Array): unknown {
+    if (data.length > this.options.maxBodyBytes) throw payloadTooLarge(data.length, this.options.maxBodyBytes);
+    let text: string;
+    try {
+      text = this.decoder.decode(data);
+    } catch {
+      throw malformedBody('malformed_body');
+    }
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw malformedBody('malformed_json');
+    }
+  }
+
+  private async run(kind: CommandKind, { tenant, sessionId }: CommandAddress, body: unknown, message: CommandMessage): Promise<unknown> {
+    const key = sessionKey(tenant, sessionId);
+    switch (kind) {
+      case 'append':
+      case 'messages': {
+        const assignId = derivedClientIds(message.commandId);
+        const command =
+          kind === 'append'
+            ? appendEventsCommandFrom(this.schemas, tenant, sessionId, body, assignId)
+            : await appendMessagesCommandFrom(this.schemas, this.reads, tenant, sessionId, body, assignId);
+        if (message.redelivered) {
+          const applied = await this.appliedAppend(key, command);
+          if (applied) return applied;
+        }
+        return this.commandBus.execute(command);
+      }
+      case 'policy':
+        // The policy a session already has appends nothing: a redelivery answers the event that set it.
+        return this.commandBus.execute(policyCommandFrom(this.schemas, tenant, sessionId, body));
+      case 'compact':
+        return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId));
+    }
+  }
+
+  /** The HTTP answer of an append whose events are all in the stream already (appends are atomic: the last one tells). */
+  private async appliedAppend(key: string, command: AppendSessionEventsCommand): Promise<{ revision: string; position: string } | null> {
+    const last = command.events[command.events.length - 1];
+    if (!last) return null;
+    const lastId = storeEventId(key, last.event.id);
+    const recorded = await findInStream(this.store, sessionStream(key), (e) => e.id === lastId);
+    return recorded ? { revision: recorded.revision.toString(), position: recorded.position.toString() } : null;
+  }
+}
+
+/** Client ids `<commandId>:<n>` (or a UUID-based form for very long command ids) for events sent without one. */
+export function derivedClientIds(commandId: string): AssignClientId {
+  const base = commandId.length <= 200 ? commandId : deterministicEventId(COMMAND_NAMESPACE, commandId);
+  let n = 0;
+  return () => `${base}:${n++}`;
+}

@@ -1,0 +1,76 @@
+/**
+ * Subjects and JetStream names of the NATS transport, all derived from one prefix (`NATS_PREFIX`,
+ * default `compaction`):
+ * - commands `<prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>` (stream
+ *   `<PREFIX>_COMMANDS`, work-queue retention, durable consumer `<prefix>-service`);
+ * - results `<prefix>.results.<tenant>.<session>` (stream `<PREFIX>_RESULTS`);
+ * - decisions `<prefix>.decisions.<tenant>.<session>` (stream `<PREFIX>_DECISIONS`).
+ *
+ * Tenant ids never contain a dot; session ids may (`a.b` spans two subject tokens), so a session is
+ * every token between the tenant and the last token.
+ */
+
+/** The command kinds, each the body of one HTTP request (see README). */
+export const COMMAND_KINDS = ['compact', 'append', 'messages', 'policy'] as const;
+/** One of {@link COMMAND_KINDS}. */
+export type CommandKind = (typeof COMMAND_KINDS)[number];
+
+/** Subjects, stream and consumer names for one prefix. */
+export interface NatsNames {
+  prefix: string;
+  commandStream: string;
+  resultStream: string;
+  decisionStream: string;
+  /** Durable pull consumer on the command stream, shared by every replica. */
+  commandConsumer: string;
+}
+
+/** The names for `prefix` (letters, digits, `_`, `-`). */
+export function natsNames(prefix: string): NatsNames {
+  const upper = prefix.toUpperCase().replace(/-/g, '_');
+  return {
+    prefix,
+    commandStream: `${upper}_COMMANDS`,
+    resultStream: `${upper}_RESULTS`,
+    decisionStream: `${upper}_DECISIONS`,
+    commandConsumer: `${prefix}-service`,
+  };
+}
+
+/** `<prefix>.commands.<tenant>.<session>.<kind>` */
+export function commandSubject(prefix: string, tenant: string, sessionId: string, kind: string): string {
+  return `${prefix}.commands.${tenant}.${sessionId}.${kind}`;
+}
+
+/** `<prefix>.results.<tenant>.<session>` */
+export function resultSubject(prefix: string, tenant: string, sessionId: string): string {
+  return `${prefix}.results.${tenant}.${sessionId}`;
+}
+
+/**
+ * The subject tokens of a session id: the id itself, or — for an id with an empty dot-separated
+ * part (`a..b`, `.a`, `a.`, valid over HTTP but not as subject tokens) — `%` followed by the
+ * id in base64url (`%` never occurs in a session id, so the two forms cannot collide).
+ */
+export function sessionTokens(sessionId: string): string {
+  return sessionId.split('.').every((part) => part.length > 0) ? sessionId : `%${Buffer.from(sessionId, 'utf8').toString('base64url')}`;
+}
+
+/** `<prefix>.decisions.<tenant>.<session>` (see {@link sessionTokens}) */
+export function decisionSubject(prefix: string, tenant: string, sessionId: string): string {
+  return `${prefix}.decisions.${tenant}.${sessionTokens(sessionId)}`;
+}
+
+/** The parts of a command subject (not yet checked: the kind may be unknown, the session id invalid). */
+export interface CommandAddress {
+  tenant: string;
+  sessionId: string;
+  kind: string;
+}
+
+/** Splits a command subject, or returns null when it has fewer than five tokens or another prefix. */
+export function parseCommandSubject(prefix: string, subject: string): CommandAddress | null {
+  const tokens = subject.split('.');
+  if (tokens.length < 5 || tokens[0] !== prefix || tokens[1] !== 'commands') return null;
+  return { tenant: tokens[2], sessionId: tokens.slice(3, -1).join('.'), kind: tokens[tokens.length - 1] };
+}

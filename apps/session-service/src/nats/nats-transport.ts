@@ -1,0 +1,76 @@
+/**
+ * The NATS JetStream transport (issue 15), present only when `NATS_URL` is set: at start it
+ * connects, creates the streams and the shared consumer when missing, then consumes commands
+ * ({@link NatsCommandConsumer}) and publishes the decisions feed ({@link DecisionFeedPublisher}).
+ * At shutdown it stops pulling, finishes and acknowledges the commands in hand, and drains the
+ * connection — before the store closes.
+ *
+ * Client: `@nats-io/transport-node` + `@nats-io/jetstream` (the maintained NATS.js v3 packages).
+ * Nest's NATS microservice transport speaks core NATS request/reply only (no JetStream streams,
+ * durable consumers, acknowledgements or message-id de-duplication), which this transport needs.
+ */
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { EVENT_STORE, ReadModelStore, SessionReads } from '@lib/session';
+import type { EventStore } from '@lib/event-store';
+import { SERVICE_CONFIG } from '../config/tokens';
+import type { ServiceConfig } from '../config/service-config';
+import { requestSchemas } from '../http/request-schemas';
+import { OPEN_MODE_TENANT } from '../auth/api-key.guard';
+import { natsNames } from './nats-names';
+import { ensureStreams } from './nats-streams';
+import { NatsCommandExecutor } from './nats-command-executor';
+import { NatsCommandConsumer } from './nats-command-consumer';
+import { DecisionFeedPublisher } from './decision-feed-publisher';
+
+/** See the module doc. */
+@Injectable()
+export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('NATS');
+  private nc: NatsConnection | null = null;
+  private consumer: NatsCommandConsumer | null = null;
+  private feed: DecisionFeedPublisher | null = null;
+
+  constructor(
+    @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly commandBus: CommandBus,
+    private readonly reads: SessionReads,
+    @Inject(EVENT_STORE) private readonly store: EventStore,
+    private readonly readModels: ReadModelStore,
+  ) {}
+
+  /** @throws the client's error when the server cannot be reached or refuses the streams. */
+  async onApplicationBootstrap(): Promise<void> {
+    const config = this.config;
+    const names = natsNames(config.natsPrefix);
+    const nc = await connect({
+      servers: config.natsUrl!.split(','),
+      name: 'session-memory-compaction',
+      maxReconnectAttempts: -1,
+      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
+    });
+    this.nc = nc;
+    const jsm = await jetstreamManager(nc);
+    await ensureStreams(jsm, names, config.natsAckWaitMs);
+    const js = jetstream(nc);
+    const tenants = config.apiKeys.size === 0 ? new Set([OPEN_MODE_TENANT]) : new Set(config.apiKeys.values());
+    const executor = new NatsCommandExecutor(this.commandBus, this.reads, this.store, requestSchemas(config), {
+      prefix: names.prefix,
+      tenants,
+      maxBodyBytes: config.maxBodyBytes,
+    });
+    this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names);
+    await this.feed.start();
+    this.consumer = new NatsCommandConsumer(nc, js, executor, names, config.natsConcurrency, config.natsAckWaitMs);
+    await this.consumer.start();
+    this.logger.log(`commands on ${names.prefix}.commands.>, decisions on ${names.prefix}.decisions.>`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.consumer?.stop();
+    await this.feed?.stop();
+    if (this.nc && !this.nc.isClosed()) await this.nc.drain();
+  }
+}

@@ -1,0 +1,21 @@
+/**
+ * Counts compaction passes in {@link ServiceMetrics}: every answered pass, commanded or automatic,
+ * by origin, outcome and noop reason (DESIGN §3.6), and the automatic passes deferred by the
+ * growth rule of DESIGN §3.5.
+ */
+import { Injectable } from '@nestjs/common';
+import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
+import { AutoCompactionDeferred, CompactionAnswered } from '@lib/session';
+import { ServiceMetrics } from './metrics';
+
+/** Feeds `compactions_total` and `auto_compactions_deferred_total`. */
+@Injectable()
+@EventsHandler(CompactionAnswered, AutoCompactionDeferred)
+export class CompactionMetricsHandler implements IEventHandler<CompactionAnswered | AutoCompactionDeferred> {
+  constructor(private readonly metrics: ServiceMetrics) {}
+
+  handle(event: CompactionAnswered | AutoCompactionDeferred): void {
+    if (event instanceof AutoCompactionDeferred) this.metrics.autoCompactionsDeferred.inc();
+    else this.metrics.compactions.inc({ origin: event.origin, outcome: event.outcome, reason: event.reason ?? '' });
+  }
+}

@@ -1,0 +1,281 @@
+/**
+ * Commands and decisions over NATS JetStream (issue 15), against the machine's NATS server, with
+ * the service in-process (streams under a prefix of this file's own). Process-spawning cases
+ * (two replicas, SIGKILL) are in test/slow/nats-replicas.slow-spec.ts.
+ */
+import { randomUUID } from 'node:crypto';
+import { CommandBus } from '@nestjs/cqrs';
+import { createInbox, type NatsConnection } from '@nats-io/transport-node';
+import type { SummaryRequest } from '@lib/compaction';
+import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, SessionReads, type Summarizer, type SummarizerOutcome } from '@lib/session';
+import { startService, type Harness } from '../support/service-harness';
+import {
+  describeWithNats,
+  connectForTest,
+  deleteStreams,
+  eventually,
+  natsClient,
+  publishCommand,
+  readStream,
+  uniquePrefix,
+  type NatsTestClient,
+  type ReadMessage,
+} from '../support/nats-test';
+import { natsNames, commandSubject } from '../../apps/session-service/src/nats/nats-names';
+import { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import { requestSchemas } from '../../apps/session-service/src/http/request-schemas';
+
+jest.setTimeout(60_000);
+
+/** Fails every summary whose input mentions FAIL; summarizes the rest. */
+const summarizer: Summarizer = {
+  identity: { kind: 'extractive', model: 'test-nats' },
+  async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+    const usage = { calls: 1, promptTokens: 1, completionTokens: 1 };
+    if (request.toSummarize.some((t) => t.includes('FAIL'))) return { ok: false, reason: 'refused for the test', ...usage };
+    return { ok: true, text: `summary of ${request.toSummarize.length} events`, ...usage };
+  },
+};
+
+const prefix = uniquePrefix();
+const names = natsNames(prefix);
+const MAX_BODY_BYTES = 256 * 1024;
+const env = {
+  NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222',
+  NATS_PREFIX: prefix,
+  NATS_ACK_WAIT_MS: '5000',
+  MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+};
+const subject = (session: string, kind: string, tenant = 'default') => commandSubject(prefix, tenant, session, kind);
+const turns = (n: number, word = 'hello') =>
+  Array.from({ length: n }, (_, i) => [
+    { id: `u${i}`, type: 'user', text: `${word} question ${i}` },
+    { id: `a${i}`, type: 'assistant', text: `answer ${i}` },
+  ]).flat();
+const compactBody = { strategy: { type: 'turn-window', maxTurns: 2 } };
+
+describeWithNats('NATS transport')('commands and decisions over NATS JetStream', () => {
+  let nc: NatsConnection;
+  let client: NatsTestClient;
+  let harness: Harness;
+  let dataDir: string;
+
+  const results = (session: string, count: number) => readStream(client, names.resultStream, `${prefix}.results.default.${session}`, count);
+
+  beforeAll(async () => {
+    nc = await connectForTest('NATS transport');
+    client = await natsClient(nc);
+    harness = await startService({ env, summarizer });
+    dataDir = harness.dataDir;
+  });
+
+  afterAll(async () => {
+    await harness?.stop();
+    if (client) await deleteStreams(client.jsm, prefix);
+    await nc?.close();
+  });
+
+  it('a compact command published while the service is stopped is executed when it starts', async () => {
+    await harness
+      .http()
+      .post('/v1/sessions/offline/events')
+      .send({ events: turns(6) })
+      .expect(201);
+    await harness.stop();
+    await publishCommand(client.js, subject('offline', 'compact'), compactBody, { msgId: 'offline-compact-1' });
+    harness = await startService({ dataDir, env, summarizer });
+    const [answer] = await results('offline', 1);
+    expect(answer.headers).toMatchObject({ 'Command-Id': 'offline-compact-1', Status: '200', 'Command-Type': 'compact' });
+    expect(answer.body).toMatchObject({ outcome: 'compacted', recorded: true, archived: ['u0', 'a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3'] });
+    const history = await harness.http().get('/v1/sessions/offline/compactions').expect(200);
+    expect(history.body.compactions).toHaveLength(1);
+  });
+
+  it('answers on the Reply-To subject and on the results subject, with the HTTP answer', async () => {
+    const inbox = createInbox();
+    const sub = nc.subscribe(inbox, { max: 1 });
+    await publishCommand(client.js, subject('replied', 'append'), { events: turns(1) }, { msgId: randomUUID(), replyTo: inbox });
+    const replied = await (async () => {
+      for await (const m of sub) return { status: m.headers?.get('Status'), body: m.json<{ revision: string; position: string }>() };
+    })();
+    expect(replied).toEqual({ status: '201', body: { revision: '1', position: expect.stringMatching(/^\d+$/) } });
+    const [published] = await results('replied', 1);
+    expect(published.body).toEqual(replied!.body);
+  });
+
+  it('rejects bad input with its error published, no redelivery, and the log unchanged', async () => {
+    await harness
+      .http()
+      .post('/v1/sessions/target/events')
+      .send({ events: turns(3) })
+      .expect(201);
+    const headBefore = await harness.service.store.headPosition();
+    const cases: Array<{ subject: string; body: unknown; code: string; resultsOf: string }> = [
+      { subject: subject('target', 'compact'), body: '{"strategy": {"type": ', code: 'malformed_json', resultsOf: `${prefix}.results.default.target` },
+      { subject: subject('target', 'explode'), body: compactBody, code: 'unknown_command', resultsOf: `${prefix}.results.default.target` },
+      {
+        subject: subject('target', 'compact'),
+        body: new Uint8Array([0x7b, 0xff, 0xfe, 0x7d]),
+        code: 'malformed_body',
+        resultsOf: `${prefix}.results.default.target`,
+      },
+      { subject: subject('bad$session', 'compact'), body: compactBody, code: 'invalid_session_id', resultsOf: `${prefix}.results.default.bad$session` },
+      {
+        subject: subject('x'.repeat(129), 'compact'),
+        body: compactBody,
+        code: 'invalid_session_id',
+        resultsOf: `${prefix}.results.default.${'x'.repeat(129)}`,
+      },
+      { subject: subject('target', 'compact', 'othertenant'), body: compactBody, code: 'unknown_tenant', resultsOf: `${prefix}.results.othertenant.target` },
+      {
+        subject: subject('target', 'append'),
+        body: { events: [{ type: 'user', text: 'y'.repeat(MAX_BODY_BYTES) }] },
+        code: 'payload_too_large',
+        resultsOf: `${prefix}.results.default.target`,
+      },
+      {
+        subject: subject('target', 'compact'),
+        body: { strategy: { type: 'turn-window', maxTurns: -1 } },
+        code: 'invalid_parameter',
+        resultsOf: `${prefix}.results.default.target`,
+      },
+      { subject: subject('target', 'append'), body: { events: [{ type: 'user' }] }, code: 'validation_failed', resultsOf: `${prefix}.results.default.target` },
+    ];
+    for (const c of cases) {
+      const msgId = randomUUID();
+      await publishCommand(client.js, c.subject, c.body, { msgId });
+      const isMine = (a: { headers: Record<string, string> }) => a.headers['Command-Id'] === msgId;
+      const answers = await readStream(client, names.resultStream, c.resultsOf, (got) => got.some(isMine), { durable: `bad-${msgId.slice(0, 8)}` });
+      const mine = answers.find(isMine);
+      expect({ code: mine?.body.code, status: Number(mine?.headers.Status) >= 400, message: typeof mine?.body.message }).toEqual({
+        code: c.code,
+        status: true,
+        message: 'string',
+      });
+    }
+    // A 5 MiB message is refused by the server's max_payload (1 MiB by default) before it is stored.
+    await expect(publishCommand(client.js, subject('target', 'append'), new Uint8Array(5 * 1024 * 1024), { msgId: randomUUID() })).rejects.toThrow(
+      /max_payload|payload/i,
+    );
+
+    await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
+    const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
+    expect({ pending: consumer.num_pending, unacked: consumer.num_ack_pending, redelivered: consumer.num_redelivered }).toEqual({
+      pending: 0,
+      unacked: 0,
+      redelivered: 0,
+    });
+    expect(await harness.service.store.headPosition()).toBe(headBefore);
+  });
+
+  it('with API_KEYS, the tenant comes from the subject: tenants of the keys are served, others rejected', async () => {
+    const keyed = uniquePrefix();
+    const service = await startService({ env: { ...env, NATS_PREFIX: keyed, API_KEYS: 'key-of-tenant-a:tenant-a' }, summarizer });
+    try {
+      const answerTo = async (tenant: string) => {
+        const inbox = createInbox();
+        const sub = nc.subscribe(inbox, { max: 1 });
+        await publishCommand(client.js, commandSubject(keyed, tenant, 'shared-id', 'append'), { events: turns(1) }, { msgId: randomUUID(), replyTo: inbox });
+        for await (const m of sub) return { status: m.headers?.get('Status'), code: m.json<{ code?: string }>().code };
+      };
+      expect(await answerTo('tenant-a')).toEqual({ status: '201', code: undefined });
+      expect(await answerTo('default')).toEqual({ status: '403', code: 'unknown_tenant' });
+      expect(await answerTo('tenant-b')).toEqual({ status: '403', code: 'unknown_tenant' });
+      const log = await service.service.store.readAll({ maxCount: 1000 });
+      expect([...new Set(log.map((e) => e.streamId))]).toEqual(['session-tenant-a.shared-id']);
+    } finally {
+      await service.stop();
+      await deleteStreams(client.jsm, keyed);
+    }
+  });
+
+  it('a redelivered command is not applied twice (append, policy, compact)', async () => {
+    const app = harness.service.app;
+    const executor = new NatsCommandExecutor(app.get(CommandBus), app.get(SessionReads), harness.service.store, requestSchemas(harness.service.config), {
+      prefix,
+      tenants: new Set(['default']),
+      maxBodyBytes: MAX_BODY_BYTES,
+    });
+    const run = (kind: string, body: unknown, commandId: string, redelivered: boolean) =>
+      executor.execute({ subject: subject('redelivered', kind), data: new TextEncoder().encode(JSON.stringify(body)), commandId, redelivered });
+    const withoutIds = { events: turns(5).map(({ id: _id, ...e }) => e) };
+
+    const first = await run('append', withoutIds, 'cmd-append', false);
+    expect(first.status).toBe(201);
+    const again = await run('append', withoutIds, 'cmd-append', true);
+    expect(again).toEqual(first);
+    const policy = await run('policy', { strategy: { type: 'turn-window', maxTurns: 3 } }, 'cmd-policy', false);
+    const policyAgain = await run('policy', { strategy: { type: 'turn-window', maxTurns: 3 } }, 'cmd-policy', true);
+    expect(policyAgain).toEqual(policy);
+    const compact = await run('compact', compactBody, 'cmd-compact', false);
+    expect(compact.body).toMatchObject({ outcome: 'compacted', recorded: true });
+    // More turns arrive, so the same command would compact again if it were applied twice.
+    await harness
+      .http()
+      .post('/v1/sessions/redelivered/events')
+      .send({ events: turns(3, 'later') })
+      .expect(201);
+    const compactAgain = await run('compact', compactBody, 'cmd-compact', true);
+    expect(compactAgain.body).toMatchObject({ compactionId: (compact.body as { compactionId: string }).compactionId, recorded: true, replayed: true });
+
+    const log = await harness.service.store.readStream('session-default.redelivered');
+    expect(log.filter((e) => e.type === 'ConversationEventAppended')).toHaveLength(10 + 6);
+    expect(log.filter((e) => e.type === POLICY_SET)).toHaveLength(1);
+    const ownId = (compact.body as { compactionId: string }).compactionId;
+    expect(log.filter((e) => e.type === COMPACTION_COMPLETED && (e.data as { compactionId: string }).compactionId === ownId)).toHaveLength(1);
+  });
+
+  it('an audit consumer that restarts receives every decision once, in log order per session', async () => {
+    const sessions = ['audit-a', 'audit-b', 'audit-c'];
+    for (const s of sessions)
+      await harness
+        .http()
+        .post(`/v1/sessions/${s}/events`)
+        .send({ events: turns(5, s === 'audit-b' ? 'FAIL' : 'fine') })
+        .expect(201);
+    // Decisions from both transports: NATS commands and HTTP requests; a summarizing strategy fails on audit-b.
+    const summarize = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } };
+    for (const s of sessions) await publishCommand(client.js, subject(s, 'compact'), summarize, { msgId: randomUUID() });
+    for (const s of sessions) await results(s, 1);
+    for (const s of sessions)
+      await harness
+        .http()
+        .post(`/v1/sessions/${s}/events`)
+        .send({ events: turns(6, 'more').map((e) => ({ ...e, id: `m-${e.id}` })) })
+        .expect(201);
+    for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/compactions`).send(compactBody).expect(200);
+    const feed = `${prefix}.decisions.default.*`;
+    const audited = (got: ReadMessage[]) => got.filter((m) => String(m.body.sessionId).startsWith('audit-'));
+    const first = audited(await readStream(client, names.decisionStream, feed, (got) => audited(got).length >= 6, { durable: 'audit' }));
+    expect(first).toHaveLength(6);
+
+    // The service restarts (its feed resumes after its checkpoint) and a session is erased meanwhile.
+    await harness.stop();
+    harness = await startService({ dataDir, env, summarizer });
+    await harness.http().delete('/v1/sessions/audit-c').expect(200);
+    const rest = audited(await readStream(client, names.decisionStream, feed, 1, { durable: 'audit' }));
+    // Anything published twice would arrive now.
+    rest.push(...audited(await readStream(client, names.decisionStream, feed, 100, { durable: 'audit', timeoutMs: 1500 })));
+
+    const received = [...first, ...rest];
+    const positions = received.map((m) => m.headers['Log-Position']);
+    expect(new Set(positions).size).toBe(positions.length);
+    for (const s of sessions) {
+      const mine = received.filter((m) => m.body.sessionId === s).map((m) => BigInt(m.body.position));
+      expect(mine).toEqual([...mine].sort((a, b) => (a < b ? -1 : 1)));
+    }
+    const types = (s: string) => received.filter((m) => m.body.sessionId === s).map((m) => m.body.type);
+    expect(types('audit-a')).toEqual([COMPACTION_COMPLETED, COMPACTION_COMPLETED]);
+    expect(types('audit-b')).toEqual([COMPACTION_FAILED, COMPACTION_COMPLETED]);
+    expect(types('audit-c')).toEqual([COMPACTION_COMPLETED, COMPACTION_COMPLETED, 'SessionErased']);
+    // What was published is exactly the log's decisions (audit-c's events are gone with its erasure).
+    const logged = (await harness.service.store.readAll({ maxCount: 100_000 })).filter(
+      (e) => [COMPACTION_COMPLETED, COMPACTION_FAILED].includes(e.type) && String(e.streamId).includes('.audit-'),
+    );
+    const publishedOfLog = received.filter((m) => m.body.sessionId !== 'audit-c').map((m) => m.headers['Log-Position']);
+    expect(publishedOfLog).toEqual(logged.map((e) => e.position.toString()));
+    const failed = received.find((m) => m.body.type === COMPACTION_FAILED)!;
+    expect(failed.body.decision).toMatchObject({ stage: 'summarize', reason: expect.stringContaining('refused for the test') });
+    expect(failed.body.decision.checkpoint).toBeUndefined();
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * The README's examples run as pasted (issue 17 item 8). Every fenced shell block right after a
+ * `<!-- readme-test: run -->` comment runs in bash against a started service (localhost:3000
+ * replaced by its random port) and must succeed: `set -euo pipefail`, and curl fails on an HTTP
+ * error status. A block after `<!-- readme-test: run with API_KEYS -->` starts the service with
+ * the `API_KEYS` it shows (its `npm start` line is the service) and runs its other lines. Blocks
+ * without a marker (installation, `npm` commands) are not run, so sections can be added freely;
+ * a marked block that fails names its heading.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
+import { startService, type Harness } from '../support/service-harness';
+
+const README = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
+
+interface MarkedBlock {
+  marker: string;
+  heading: string;
+  code: string;
+}
+
+/** The fenced blocks that directly follow a `<!-- readme-test: … -->` comment, with the heading above them. */
+function markedBlocks(markdown: string): MarkedBlock[] {
+  const blocks: MarkedBlock[] = [];
+  let heading = '(top)';
+  const lines = markdown.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (/^#{1,6} /.test(lines[i])) heading = lines[i].replace(/^#+ /, '');
+    const marker = /^<!-- readme-test: (.+?) -->$/.exec(lines[i]);
+    if (!marker) continue;
+    if (!/^```(bash|sh|shell)$/.test(lines[i + 1] ?? '')) throw new Error(`README: the readme-test marker under "${heading}" is not followed by a shell block`);
+    const end = lines.indexOf('```', i + 2);
+    blocks.push({ marker: marker[1], heading, code: lines.slice(i + 2, end).join('\n') });
+    i = end;
+  }
+  return blocks;
+}
+
+/** Runs a block in bash against `base`; curl fails on HTTP errors. Resolves with the output, rejects naming the heading. */
+function runBlock(block: MarkedBlock, base: string, code = block.code): Promise<string> {
+  const script = ['set -euo pipefail', 'curl() { command curl --fail-with-body --max-time 30 "$@"; }', code.replaceAll('localhost:3000', base)].join('\n');
+  return new Promise((resolve, reject) => {
+    // Asynchronous: the service answers from this process.
+    execFile('bash', ['-c', script], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err)
+        reject(new Error(`README block under "${block.heading}" failed (${err.message.split('\n')[0]}):\n${stderr}\n--- stdout:\n${stdout.slice(-4000)}`));
+      else resolve(stdout);
+    });
+  });
+}
+
+async function listen(harness: Harness): Promise<string> {
+  await harness.service.app.listen(0, '127.0.0.1');
+  const { port } = harness.service.app.getHttpServer().address() as AddressInfo;
+  return `127.0.0.1:${port}`;
+}
+
+describe('README examples, as pasted', () => {
+  const blocks = markedBlocks(README);
+  const harnesses: Harness[] = [];
+
+  afterAll(async () => {
+    for (const h of harnesses) {
+      await h.stop();
+      fs.rmSync(h.dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('marks the Try it block and the API keys block, and no marked block holds a <placeholder>', () => {
+    expect(blocks.map((b) => [b.marker, b.heading])).toEqual(
+      expect.arrayContaining([
+        ['run', 'Try it'],
+        ['run with API_KEYS', 'API keys'],
+      ]),
+    );
+    for (const b of blocks)
+      expect({ heading: b.heading, placeholders: b.code.match(/<[a-zA-Z][^>\n]*>/g) }).toEqual({ heading: b.heading, placeholders: null });
+    expect(blocks.every((b) => ['run', 'run with API_KEYS'].includes(b.marker))).toBe(true);
+  });
+
+  it('runs every "run" block against a started service', async () => {
+    const harness = await startService();
+    harnesses.push(harness);
+    const base = await listen(harness);
+    const runs = blocks.filter((b) => b.marker === 'run');
+    expect(runs.length).toBeGreaterThan(0);
+    for (const block of runs) await runBlock(block, base);
+    // the Try it block did what it says: its session was written, compacted, then erased
+    const log = await harness.service.store.headPosition();
+    expect(log).toBeGreaterThan(10n);
+  });
+
+  it('starts with the API_KEYS the README shows, and runs the block with a key', async () => {
+    const [block] = blocks.filter((b) => b.marker === 'run with API_KEYS');
+    const keys = /API_KEYS='([^']+)' npm start/.exec(block.code)?.[1];
+    expect(keys).toBeDefined();
+    const harness = await startService({ env: { API_KEYS: keys! } });
+    harnesses.push(harness);
+    const base = await listen(harness);
+    const rest = block.code
+      .split('\n')
+      .filter((line) => !/npm start/.test(line))
+      .join('\n');
+    await runBlock(block, base, rest);
+    // and without a key the same route is refused: keys are really on
+    await expect(runBlock(block, base, rest.replace(/ -H 'Authorization: [^']*'/g, ''))).rejects.toThrow(/unauthorized/);
+  });
+
+  it('every API_KEYS value the README shows is accepted at start-up', () => {
+    const values = [...README.matchAll(/API_KEYS='([^']+)'/g)].map((m) => m[1]);
+    expect(values.length).toBeGreaterThanOrEqual(2);
+    for (const value of values) expect(() => loadServiceConfig({ API_KEYS: value })).not.toThrow();
+  });
+});

@@ -1,0 +1,266 @@
+/**
+ * What goes in comes out (issue 17 item 4), through the HTTP API, as properties:
+ *
+ * - OpenAI chat messages appended with `POST …/messages`, read back with
+ *   `GET …/window?format=openai` (no compaction), are the same messages: names, text parts,
+ *   refusals and tool message names included.
+ * - Native events appended with `POST …/events` come back unchanged from the window
+ *   (`format=events`) and from the log; their `metadata` byte for byte (a `__proto__` key
+ *   included) and their `createdAt`.
+ */
+import * as fs from 'node:fs';
+import fc from 'fast-check';
+import { startService, type Harness } from '../support/service-harness';
+
+const RUNS = 25;
+
+/** Well-formed text (no lone surrogates), non-empty. */
+const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 });
+const name = fc.oneof(fc.stringMatching(/^[a-z][a-z0-9_]{0,8}$/), text);
+const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+const partsOf = fc.array(text, { minLength: 1, maxLength: 3 });
+
+// ---- OpenAI messages -------------------------------------------------------------------------
+
+const content = fc.oneof(
+  text,
+  partsOf.map((parts) => parts.map((t) => ({ type: 'text', text: t }))),
+);
+const withName = <T extends object>(m: T, n: string | undefined) => (n === undefined ? m : { ...m, name: n });
+
+const userMessage = fc.tuple(content, maybe(name)).map(([c, n]) => [withName({ role: 'user', content: c }, n)]);
+const assistantText = fc
+  .tuple(content, maybe(name), maybe(text))
+  .map(([c, n, refusal]) => [withName({ role: 'assistant', content: c, ...(refusal ? { refusal } : {}) }, n)]);
+const assistantRefusal = fc.tuple(text, maybe(name)).map(([refusal, n]) => [withName({ role: 'assistant', content: null, refusal }, n)]);
+/** An assistant message with calls, then one tool message per call in call order. Ids are fixed up later. */
+const assistantCalls = fc
+  .tuple(
+    fc.option(content, { nil: null }),
+    maybe(name),
+    fc.array(fc.tuple(fc.stringMatching(/^[a-z_]{1,10}$/), fc.string({ maxLength: 20 }), content, maybe(fc.stringMatching(/^[a-z_]{1,10}$/))), {
+      minLength: 1,
+      maxLength: 3,
+    }),
+  )
+  .map(([c, n, calls]) => [
+    withName(
+      { role: 'assistant', content: c, tool_calls: calls.map(([fn, args]) => ({ id: '', type: 'function', function: { name: fn, arguments: args } })) },
+      n,
+    ),
+    ...calls.map(([, , answer, toolName]) => withName({ role: 'tool', tool_call_id: '', content: answer }, toolName)),
+  ]);
+
+type Message = Record<string, unknown>;
+
+const conversation = fc
+  .tuple(maybe(fc.tuple(content, maybe(name))), userMessage, fc.array(fc.oneof(userMessage, assistantText, assistantRefusal, assistantCalls), { maxLength: 6 }))
+  .map(([system, first, blocks]) => {
+    const messages: Message[] = [...(system ? [withName({ role: 'system', content: system[0] }, system[1])] : []), ...first, ...blocks.flat()];
+    // Unique call ids, each tool message answering the next call of the assistant message before it.
+    let k = 0;
+    const pending: string[] = [];
+    for (const m of messages) {
+      if (Array.isArray(m.tool_calls)) for (const call of m.tool_calls as Message[]) pending.push((call.id = `call_${k++}`));
+      if (m.role === 'tool') m.tool_call_id = pending.shift();
+    }
+    return messages;
+  });
+
+// ---- native events ---------------------------------------------------------------------------
+
+/** Text with its parts (the text is the parts concatenated), or a plain text. */
+const nativeText: fc.Arbitrary<{ text: string; textParts?: string[] }> = fc.oneof(
+  text.map((t) => ({ text: t })),
+  partsOf.map((parts) => ({ text: parts.join(''), textParts: parts })),
+);
+const asSent = (t: { text: string; textParts?: string[] }, n: string | undefined) => ({ ...t, ...(n === undefined ? {} : { name: n }) });
+
+/** A metadata object as JSON text, with keys a naive copy would lose (`__proto__`) or confuse. */
+const metadataJson = fc
+  .uniqueArray(
+    fc.tuple(
+      fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty'), fc.string({ maxLength: 8 })),
+      fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(JSON.parse('{"__proto__":1}') as unknown)),
+    ),
+    {
+      maxLength: 5,
+      selector: ([key]) => key,
+    },
+  )
+  .map((entries) => `{${entries.map(([key, value]) => `${JSON.stringify(key)}:${JSON.stringify(value)}`).join(',')}}`);
+
+const extras = fc.record({
+  metadata: maybe(metadataJson),
+  createdAt: maybe(fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((d) => d.toISOString())),
+});
+
+const nativeBlock = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('user', 'system'), fc.option(nativeText, { nil: null }), maybe(name))
+    .map(([type, t, n]) => [t === null ? { type, text: null, ...(n ? { name: n } : {}) } : { type, ...asSent(t, n) }]),
+  fc.tuple(nativeText, maybe(name), maybe(text)).map(([t, n, refusal]) => [{ type: 'assistant', ...asSent(t, n), ...(refusal ? { refusal } : {}) }]),
+  fc.tuple(text, text).map(([shadowPrompt, t]) => [{ type: 'summary', shadowPrompt, text: t }]),
+  fc
+    .tuple(
+      fc.option(nativeText, { nil: null }),
+      fc.array(fc.tuple(fc.stringMatching(/^[a-z_]{1,10}$/), fc.string({ maxLength: 20 }), nativeText), { minLength: 1, maxLength: 3 }),
+      maybe(name),
+    )
+    .map(([t, calls, toolName]) => [
+      { type: 'assistant', ...(t === null ? { text: null } : t), toolCalls: calls.map(([fn, args]) => ({ id: '', name: fn, arguments: args })) },
+      {
+        type: 'tool',
+        ...(toolName ? { name: toolName } : {}),
+        responses: calls.map(([fn, , answer]) => ({
+          toolCallId: '',
+          name: fn,
+          data: answer.text,
+          ...(answer.textParts ? { dataParts: answer.textParts } : {}),
+        })),
+      },
+    ]),
+);
+
+const nativeConversation = fc.array(fc.tuple(nativeBlock, fc.array(extras, { minLength: 2, maxLength: 2 })), { minLength: 1, maxLength: 6 }).map((blocks) => {
+  let k = 0;
+  let e = 0;
+  const events: Message[] = [];
+  const metadataOf = new Map<string, string>();
+  for (const [block, blockExtras] of blocks) {
+    const calls: Message[] = [];
+    block.forEach((event: Message, i) => {
+      const id = `e${e++}`;
+      if (Array.isArray(event.toolCalls)) for (const c of event.toolCalls as Message[]) calls.push(Object.assign(c, { id: `call_${k++}` }));
+      if (Array.isArray(event.responses)) (event.responses as Message[]).forEach((r, j) => (r.toolCallId = calls[j].id));
+      const { metadata, createdAt } = blockExtras[i];
+      if (metadata !== undefined) metadataOf.set(id, metadata);
+      events.push({ id, ...event, ...(createdAt ? { createdAt } : {}) });
+    });
+  }
+  return { events, metadataOf };
+});
+
+/** The request body: events as JSON, with each event's metadata spliced in as its exact JSON text. */
+function eventsBody(events: Message[], metadataOf: Map<string, string>): string {
+  const items = events.map((event) => {
+    const json = JSON.stringify(event);
+    const metadata = metadataOf.get(event.id as string);
+    return metadata === undefined ? json : `${json.slice(0, -1)},"metadata":${metadata}}`;
+  });
+  return `{"events":[${items.join(',')}]}`;
+}
+
+describe('what goes in comes out (HTTP)', () => {
+  let harness: Harness;
+  let n = 0;
+
+  beforeAll(async () => {
+    harness = await startService();
+  });
+  afterAll(async () => {
+    await harness.stop();
+    fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+
+  it('OpenAI messages appended, then read with format=openai, are the same messages', async () => {
+    await fc.assert(
+      fc.asyncProperty(conversation, async (messages) => {
+        const session = `/v1/sessions/openai-${n++}`;
+        const appended = await harness.http().post(`${session}/messages`).send({ messages });
+        expect(appended.status).toBe(201);
+        const read = await harness.http().get(`${session}/window?format=openai&minPosition=${appended.body.position}`).expect(200);
+        expect(read.body.messages).toEqual(messages);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('examples from the issue: text parts, name, refusal', async () => {
+    const messages = [
+      { role: 'system', content: 'be brief', name: 'ops' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hello ' },
+          { type: 'text', text: 'world' },
+        ],
+        name: 'alice',
+      },
+      { role: 'assistant', content: null, refusal: 'I cannot help with that.' },
+    ];
+    const appended = await harness.http().post('/v1/sessions/issue-examples/messages').send({ messages }).expect(201);
+    const window = await harness.http().get(`/v1/sessions/issue-examples/window?minPosition=${appended.body.position}`).expect(200);
+    // the native view: the text is the parts concatenated (no separator), the parts kept
+    expect(window.body.events[1]).toMatchObject({ type: 'user', text: 'hello world', textParts: ['hello ', 'world'], name: 'alice' });
+    expect(window.body.events[2]).toMatchObject({ type: 'assistant', text: null, refusal: 'I cannot help with that.' });
+    const openai = await harness.http().get('/v1/sessions/issue-examples/window?format=openai').expect(200);
+    expect(openai.body.messages).toEqual(messages);
+  });
+
+  it('a notice (a system message named "notice", DESIGN §3.1) keeps its name', async () => {
+    const messages = [
+      { role: 'system', content: 'You are a travel agent.' },
+      { role: 'user', content: 'hi' },
+      { role: 'system', content: 'A file arrived: plan.pdf', name: 'notice' },
+    ];
+    const appended = await harness.http().post('/v1/sessions/notice/messages').send({ messages }).expect(201);
+    const window = await harness.http().get(`/v1/sessions/notice/window?format=openai&minPosition=${appended.body.position}`).expect(200);
+    const notices = (window.body.messages as Message[]).filter((m) => m.content === 'A file arrived: plan.pdf');
+    expect(notices).toEqual([{ role: 'system', content: 'A file arrived: plan.pdf', name: 'notice' }]);
+  });
+
+  it('native events come back unchanged from the window and the log, metadata byte for byte', async () => {
+    await fc.assert(
+      fc.asyncProperty(nativeConversation, async ({ events, metadataOf }) => {
+        const session = `/v1/sessions/native-${n++}`;
+        const appended = await harness.http().post(`${session}/events`).set('content-type', 'application/json').send(eventsBody(events, metadataOf));
+        expect(appended.status).toBe(201);
+        const window = await harness.http().get(`${session}/window?minPosition=${appended.body.position}`).expect(200);
+        const strip = ({ tokens: _t, revision: _r, createdAt: _c, compactionId: _k, ...event }: Message) => event;
+        const sent = events.map(({ createdAt: _c, ...event }) => event);
+        expect(window.body.events.map(strip)).toEqual(sent);
+        const log = await harness
+          .http()
+          .get(`${session}/events`)
+          .buffer(true)
+          .parse((res, done) => {
+            let body = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (body += d));
+            res.on('end', () => done(null, body));
+          });
+        // JSON.parse keeps a `__proto__` key as an own property (superagent's parser may not).
+        const entries = (JSON.parse(log.body as unknown as string) as { events: Array<{ data: Message }> }).events.map((e) => e.data);
+        expect(entries.map((d) => d.event)).toEqual(sent);
+        for (const [i, event] of events.entries()) {
+          // Byte for byte as JSON.parse reads it: JavaScript objects list integer-like keys first.
+          const sentMetadata = metadataOf.get(event.id as string);
+          const metadata = sentMetadata === undefined ? undefined : JSON.stringify(JSON.parse(sentMetadata));
+          expect({ id: event.id, metadata: entries[i].metadata === undefined ? undefined : JSON.stringify(entries[i].metadata) }).toEqual({
+            id: event.id,
+            metadata,
+          });
+          expect(entries[i].createdAt).toBe(event.createdAt);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('a __proto__ metadata key is stored verbatim', async () => {
+    const body = '{"events":[{"id":"m1","type":"user","text":"hi","metadata":{"__proto__":{"admin":true},"b":[1,{"__proto__":null}]}}]}';
+    await harness.http().post('/v1/sessions/proto/events').set('content-type', 'application/json').send(body).expect(201);
+    const log = await harness
+      .http()
+      .get('/v1/sessions/proto/events')
+      .buffer(true)
+      .parse((res, done) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => done(null, text));
+      });
+    expect(log.text ?? (log.body as unknown as string)).toContain('"metadata":{"__proto__":{"admin":true},"b":[1,{"__proto__":null}]}');
+  });
+});

@@ -1,0 +1,165 @@
+/**
+ * Two service processes consuming the same NATS command stream (issue 15 acceptance): 1,000
+ * commands at once across 200 sessions, each handled exactly once; then SIGKILL of one replica in
+ * the middle of a second batch loses no command and applies none twice. The replicas share one
+ * embedded SQLite store file (SQLITE_EVENTS_FILE; the store is multi-process safe), each with its
+ * own DATA_DIR for read models. Runtime ≈ 40–60 s on the 2-core CI machine (two service start-ups
+ * dominate).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { SqliteEventStore, type RecordedEvent } from '@lib/event-store';
+import { commandCompactionId, sessionKey, storeEventId } from '@lib/session';
+import { spawnService, type ServiceProcess } from '../support/service-process';
+import {
+  connectForTest,
+  deleteStreams,
+  describeWithNats,
+  eventually,
+  natsClient,
+  publishCommand,
+  readStream,
+  uniquePrefix,
+  NATS_TEST_URL,
+  type NatsTestClient,
+  type ReadMessage,
+} from '../support/nats-test';
+import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
+
+jest.setTimeout(240_000);
+
+const prefix = uniquePrefix();
+const names = natsNames(prefix);
+const SESSIONS = 200;
+const PER_SESSION = 5; // 4 appends (one turn each, no client ids) then 1 compact
+
+interface Sent {
+  id: string;
+  session: string;
+  kind: 'append' | 'compact';
+}
+
+/** Publishes PER_SESSION commands for each of SESSIONS sessions named `<batch>-s<i>`, all at once. */
+async function publishBatch(client: NatsTestClient, batch: string): Promise<Sent[]> {
+  const sent: Sent[] = [];
+  for (let k = 0; k < PER_SESSION; k++) {
+    for (let i = 0; i < SESSIONS; i++) sent.push({ id: randomUUID(), session: `${batch}-s${i}`, kind: k < PER_SESSION - 1 ? 'append' : 'compact' });
+  }
+  await Promise.all(
+    sent.map((c) => {
+      const body =
+        c.kind === 'append'
+          ? {
+              events: [
+                { type: 'user', text: `question ${c.id}` },
+                { type: 'assistant', text: 'answer' },
+              ],
+            }
+          : { strategy: { type: 'turn-window', maxTurns: 2 } };
+      return publishCommand(client.js, commandSubject(prefix, 'default', c.session, c.kind), body, { msgId: c.id });
+    }),
+  );
+  return sent;
+}
+
+/** Every command of `sent` applied exactly once: each append's two events once, each compact at most one decision. */
+async function expectAppliedOnce(eventsFile: string, sent: Sent[]): Promise<void> {
+  const store = SqliteEventStore.open(eventsFile);
+  try {
+    const bySession = new Map<string, RecordedEvent[]>();
+    for (const session of new Set(sent.map((c) => c.session))) bySession.set(session, await store.readStream(`session-${sessionKey('default', session)}`));
+    const problems: string[] = [];
+    for (const c of sent) {
+      const key = sessionKey('default', c.session);
+      const log = bySession.get(c.session)!;
+      if (c.kind === 'append') {
+        const ids = [storeEventId(key, `${c.id}:0`), storeEventId(key, `${c.id}:1`)];
+        const found = log.filter((e) => ids.includes(e.id)).length;
+        if (found !== 2) problems.push(`${c.session} append ${c.id}: ${found} of 2 events`);
+      } else {
+        const compactionId = commandCompactionId(key, c.id);
+        const decisions = log.filter(
+          (e) => /^Compaction(Completed|Failed)$/.test(e.type) && (e.data as { compactionId: string }).compactionId === compactionId,
+        ).length;
+        if (decisions > 1) problems.push(`${c.session} compact ${c.id}: ${decisions} decisions`);
+      }
+    }
+    for (const [session, log] of bySession) {
+      const conversation = log.filter((e) => e.type === 'ConversationEventAppended').length;
+      if (conversation !== 2 * (PER_SESSION - 1)) problems.push(`${session}: ${conversation} conversation events`);
+    }
+    expect(problems).toEqual([]);
+  } finally {
+    await store.close();
+  }
+}
+
+function expectOneAnswerEach(answers: ReadMessage[], sent: Sent[]): void {
+  const ids = answers.map((a) => a.headers['Command-Id']);
+  expect(new Set(ids).size).toBe(ids.length);
+  expect(new Set(ids)).toEqual(new Set(sent.map((c) => c.id)));
+}
+
+describeWithNats('NATS replicas')('two replicas on one NATS command stream', () => {
+  let nc: NatsConnection;
+  let client: NatsTestClient;
+  let root: string;
+  let eventsFile: string;
+  const replicas: ServiceProcess[] = [];
+  const start = (name: string) =>
+    spawnService({
+      dataDir: path.join(root, name),
+      env: { NATS_URL: NATS_TEST_URL, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '3000', SQLITE_EVENTS_FILE: eventsFile, LOG_LEVEL: 'error' },
+    });
+  const results = (count: number) => readStream(client, names.resultStream, `${prefix}.results.>`, count, { durable: 'checker', timeoutMs: 120_000 });
+
+  beforeAll(async () => {
+    nc = await connectForTest('NATS replicas');
+    client = await natsClient(nc);
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-replicas-'));
+    eventsFile = path.join(root, 'events.sqlite');
+    replicas.push(...(await Promise.all([start('a'), start('b')])));
+  });
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop()));
+    if (client) await deleteStreams(client.jsm, prefix);
+    await nc?.close();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('1,000 commands published at once across 200 sessions are each handled exactly once', async () => {
+    const sent = await publishBatch(client, 'one');
+    const answers = await results(sent.length);
+    expectOneAnswerEach(answers, sent);
+    // Both replicas took part, and JetStream delivered no command twice.
+    expect(new Set(answers.map((a) => a.headers.Replica)).size).toBe(2);
+    const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
+    expect({ redelivered: consumer.num_redelivered, unacked: consumer.num_ack_pending, pending: consumer.num_pending }).toEqual({
+      redelivered: 0,
+      unacked: 0,
+      pending: 0,
+    });
+    await expectAppliedOnce(eventsFile, sent);
+  });
+
+  it('SIGKILL of a replica in the middle of a batch loses no command and applies none twice', async () => {
+    const sent = await publishBatch(client, 'two');
+    const [victim, survivor] = replicas;
+    const first = await results(150);
+    await victim.kill();
+    const rest = await results(sent.length - first.length);
+    expectOneAnswerEach([...first, ...rest], sent);
+    await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 30_000, 'the command stream to empty');
+    // The victim held commands it had not acknowledged: they were redelivered to the survivor.
+    const redelivered = rest.filter((a) => Number(a.headers['Delivery-Count']) > 1);
+    expect(redelivered.length).toBeGreaterThan(0);
+    expect(new Set(redelivered.map((a) => a.headers.Replica))).toEqual(new Set([survivor.pid].map((pid) => `${os.hostname()}:${pid}`)));
+    await expectAppliedOnce(eventsFile, sent);
+    expect(survivor.pid).toBeGreaterThan(0);
+    replicas.splice(0, 1);
+  });
+});
