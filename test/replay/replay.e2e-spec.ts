@@ -15,6 +15,8 @@ import { createSessionService, type SessionService } from '../../apps/session-se
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
 import { runReplay, type ReplayReport } from './run-replay';
+import { chosenSessions } from './report';
+import { extractFacts } from './fact-extraction';
 import { ServiceClient } from './service-client';
 import { loadSessionsFile } from './sessions-file';
 
@@ -38,7 +40,7 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
     const stdout = { write: (chunk: string) => ((printed += chunk), true) } as unknown as NodeJS.WritableStream;
     report = await runReplay({ file: TAU_BENCH_FILE, url, strategy: 'all', sessions: SESSIONS, concurrency: 3, out: outDir, progress: false, stdout, stderr: stdout, runId: 'e2e' });
     client = new ServiceClient(url);
-  }, 55_000);
+  }, 300_000);
 
   afterAll(async () => {
     await service?.close();
@@ -99,13 +101,48 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
     expect(report.examples.history?.compactions.length).toBeGreaterThan(0);
   });
 
-  it('writes report.json (validationFailures per strategy), report.md and report.html with a chart per strategy', () => {
+  it('writes report.json (validationFailures per strategy), report.md and report.html with the comparison, fidelity and chosen-session charts', () => {
     const json = JSON.parse(fs.readFileSync(path.join(outDir, 'report.json'), 'utf8')) as ReplayReport;
     expect(json.strategies.map((s) => [s.name, s.validationFailures])).toEqual(report.strategies.map((s) => [s.name, 0]));
-    expect(fs.readFileSync(path.join(outDir, 'report.md'), 'utf8')).toContain('| recursive-summarization');
+    const md = fs.readFileSync(path.join(outDir, 'report.md'), 'utf8');
+    expect(md).toContain('| recursive-summarization');
+    expect(md).toContain('## Context fidelity');
     const html = fs.readFileSync(path.join(outDir, 'report.html'), 'utf8');
-    expect(html.match(/<svg /g)?.length).toBe(report.strategies.length * SESSIONS);
+    const chosen = chosenSessions(report, 3);
+    // tokens saved, window size distribution, retention by strategy, retention against passes, one per chosen session
+    expect(html.match(/<svg /g)?.length).toBe(4 + chosen.length);
+    expect(chosen.length).toBeGreaterThan(0);
+    for (const i of chosen) for (const s of report.strategies) expect(s.sessionReports[i].compactions).toBeGreaterThan(0);
+    expect(html).toContain(process.env.OPENAI_BASE_URL ? 'model summarizer' : 'extractive summarizer (OPENAI_BASE_URL not set)');
     expect(printed).toContain('validation failures');
+  });
+
+  it('measures context fidelity: every fact of the file, recall reach 100% for every strategy, passes = the compactions, both baselines', () => {
+    const fidelity = report.fidelity!;
+    const sessions = loadSessionsFile(TAU_BENCH_FILE).slice(0, SESSIONS);
+    const facts = sessions.reduce((a, s) => a + extractFacts(s.messages).length, 0);
+    expect(facts).toBeGreaterThan(50);
+    expect(fidelity.rows.map((r) => r.name)).toEqual([
+      ...report.strategies.map((s) => s.name),
+      'trimMessages 2000',
+      'recursive-summarization, first 12,000 chars',
+      'rolling-summary, first 12,000 chars',
+    ]);
+    for (const row of fidelity.rows) {
+      expect({ name: row.name, facts: row.facts, sessions: row.sessions }).toEqual({ name: row.name, facts, sessions: SESSIONS });
+      expect(row.retained).toBeGreaterThan(0);
+      expect(row.retained).toBeLessThanOrEqual(row.facts);
+    }
+    for (const s of report.strategies) {
+      const row = fidelity.rows.find((r) => r.name === s.name)!;
+      expect({ name: s.name, reach: row.reach, misses: row.reachMisses }).toEqual({ name: s.name, reach: 1, misses: [] });
+      // a pass is a compaction the service recorded as compacted
+      expect(row.passes!.sum).toBe(s.compactions);
+      // compactions are what removes events: a fact stated after the last one is still in the window
+      expect(row.byPasses[0].retained).toBe(row.byPasses[0].facts);
+      expect(row.byPasses.reduce((a, b) => a + b.facts, 0)).toBe(facts);
+    }
+    expect(printed).toContain('Context fidelity');
   });
 });
 

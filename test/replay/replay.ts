@@ -34,6 +34,8 @@ export function buildProgram(): Command {
     .option('--concurrency <n>', 'sessions replayed at once', integer('--concurrency'), 4)
     .option('--out <dir>', 'report directory', './replay-report')
     .option('--html-sessions <n>', 'sessions per strategy charted in report.html', integer('--html-sessions'), 3)
+    .option('--fidelity-sessions <n>', 'sessions measured for context fidelity (default: all replayed)', integer('--fidelity-sessions'))
+    .option('--no-fidelity', 'skip the context fidelity section (facts retained, recall reach, baselines)')
     .option('--no-progress', 'no progress output')
     .showHelpAfterError(false)
     .exitOverride();
@@ -68,6 +70,8 @@ export async function main(argv: string[]): Promise<number> {
     out: o.out,
     htmlSessions: o.htmlSessions,
     progress: o.progress,
+    fidelity: o.fidelity,
+    fidelitySessions: o.fidelitySessions,
   };
   try {
     const report = await runReplay(options);

@@ -1,12 +1,15 @@
 /**
  * Renders a replay report: the per-strategy table (stdout and report.md), report.json, and
- * report.html with an inline SVG chart of the window's tokens turn by turn for a few sessions
- * of each strategy, compactions marked.
+ * report.html with inline SVG charts (strategies side by side, context fidelity, a few chosen
+ * sessions turn by turn).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ReplayReport, SessionReport, StrategyReport } from './run-replay';
+import type { ReplayReport, StrategyReport } from './run-replay';
 import { ReplayError } from './replay-error';
+import type { FidelityReport } from './fidelity';
+import { summarizerDescription } from './run-fidelity';
+import { barChart, boxPlot, escapeHtml, lineChart, SERIES_COLORS } from './svg-charts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
@@ -66,16 +69,10 @@ function policyText(s: StrategyReport): string {
  * the totals.
  */
 export function renderTable(report: ReplayReport): string {
-  const rows = [TABLE_HEADERS, ...tableRows(report)];
-  const widths = TABLE_HEADERS.map((_, c) => Math.max(...rows.map((r) => r[c].length)));
-  const line = (r: string[]) => `| ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join(' | ')} |`;
-  const sep = `|${widths.map((w, c) => (c === 0 ? ` ${'-'.repeat(w)} ` : ` ${'-'.repeat(w - 1)}: `)).join('|')}|`;
   const out = [
     `Window tokens (${report.estimator}): before = every event appended (no compaction), after = the service's final window, per session.`,
     '',
-    line(rows[0]),
-    sep,
-    ...rows.slice(1).map(line),
+    ...pipeTable(TABLE_HEADERS, tableRows(report)),
     '',
     'Policies:',
     ...report.strategies.map((s) => `  ${s.name}: ${policyText(s)}`),
@@ -90,54 +87,82 @@ export function renderTable(report: ReplayReport): string {
   return out.join('\n');
 }
 
-function escapeHtml(s: string): string {
-  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+/** Column headers of the fidelity table. */
+export const FIDELITY_HEADERS = [
+  'strategy / baseline',
+  'sessions',
+  'facts',
+  'passes (sessions: sum, median, max)',
+  'retained in window',
+  'retention',
+  'recall reach (top 5)',
+  'first event in top 5',
+  'archived facts retained',
+  'final window tokens (median, max)',
+];
+
+/** One fidelity table row per strategy and baseline. */
+export function fidelityRows(fidelity: FidelityReport): string[][] {
+  return fidelity.rows.map((r) => [
+    r.name,
+    int(r.sessions),
+    int(r.facts),
+    r.passes ? `${int(r.passes.sum)}, ${r.passes.median}, ${r.passes.max}` : '—',
+    int(r.retained),
+    pct(r.retention),
+    r.reach === null ? '— (no recall)' : `${pct(r.reach)} (${int(r.reached ?? 0)})`,
+    r.reachedFirstEvent === null ? '—' : pct(r.facts ? r.reachedFirstEvent / r.facts : 0),
+    r.kind === 'trim-messages' ? `— (${int(r.archivedFacts)} dropped)` : `${int(r.archivedRetained)} of ${int(r.archivedFacts)} (${pct(r.archivedFacts ? r.archivedRetained / r.archivedFacts : 0)})`,
+    `${int(r.windowTokens.median)}, ${int(r.windowTokens.max)}`,
+  ]);
 }
 
-/** An inline SVG line chart of one session: window tokens per turn, tokens without compaction, compactions marked. */
-export function sessionChart(session: SessionReport, width = 640, height = 220): string {
-  const pad = { left: 56, right: 12, top: 14, bottom: 30 };
-  const turns = session.perTurn;
-  const maxY = Math.max(1, ...turns.map((t) => Math.max(t.tokens, t.tokensWithoutCompaction)));
-  const maxX = Math.max(1, turns.length);
-  const x = (turn: number) => pad.left + ((turn - (turns.length > 1 ? 1 : 0)) / Math.max(1, maxX - (turns.length > 1 ? 1 : 0))) * (width - pad.left - pad.right);
-  const y = (v: number) => pad.top + (1 - v / maxY) * (height - pad.top - pad.bottom);
-  const pts = (f: (t: (typeof turns)[number]) => number) => turns.map((t) => `${x(t.turn).toFixed(1)},${y(f(t)).toFixed(1)}`).join(' ');
-  const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="window tokens per turn of ${escapeHtml(session.sessionId)}">`);
-  parts.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#fff"/>`);
-  for (let i = 0; i <= 4; i++) {
-    const v = (maxY * i) / 4;
-    parts.push(`<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#eee"/>`);
-    parts.push(`<text x="${pad.left - 6}" y="${(y(v) + 4).toFixed(1)}" font-size="10" text-anchor="end" fill="#555">${Math.round(v)}</text>`);
-  }
-  for (const t of turns) parts.push(`<text x="${x(t.turn).toFixed(1)}" y="${height - pad.bottom + 14}" font-size="10" text-anchor="middle" fill="#555">${t.turn}</text>`);
-  parts.push(`<text x="${(width + pad.left) / 2}" y="${height - 4}" font-size="10" text-anchor="middle" fill="#333">turn</text>`);
-  for (const m of session.compactionMarks) {
-    const cx = x(Math.max(1, m.afterTurn)).toFixed(1);
-    const color = m.outcome === 'compacted' ? '#d62728' : '#ff7f0e';
-    parts.push(`<line x1="${cx}" x2="${cx}" y1="${pad.top}" y2="${height - pad.bottom}" stroke="${color}" stroke-dasharray="3,3"><title>${escapeHtml(`${m.outcome} ${m.compactionId} after turn ${m.afterTurn}: ${m.tokensBefore ?? '?'} -> ${m.tokensAfter ?? '?'} tokens, ${m.archivedCount ?? '?'} archived`)}</title></line>`);
-  }
-  parts.push(`<polyline fill="none" stroke="#999" stroke-dasharray="5,4" stroke-width="1.5" points="${pts((t) => t.tokensWithoutCompaction)}"/>`);
-  parts.push(`<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="${pts((t) => t.tokens)}"/>`);
-  for (const t of turns) parts.push(`<circle cx="${x(t.turn).toFixed(1)}" cy="${y(t.tokens).toFixed(1)}" r="2.5" fill="#1f77b4"><title>turn ${t.turn}: ${t.tokens} tokens (${t.tokensWithoutCompaction} without compaction)</title></circle>`);
-  for (const m of session.compactionMarks) {
-    const cx = x(Math.max(1, m.afterTurn)).toFixed(1);
-    parts.push(`<path d="M ${cx} ${pad.top - 2} l -5 -8 h 10 z" fill="${m.outcome === 'compacted' ? '#d62728' : '#ff7f0e'}"/>`);
-  }
-  parts.push('</svg>');
-  return parts.join('');
+/** A plain-text pipe table (Markdown), first column left-aligned, the others right-aligned. */
+function pipeTable(headers: string[], body: string[][]): string[] {
+  const rows = [headers, ...body];
+  const widths = headers.map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const line = (r: string[]) => `| ${r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]) : cell.padStart(widths[c]))).join(' | ')} |`;
+  const sep = `|${widths.map((w, c) => (c === 0 ? ` ${'-'.repeat(w)} ` : ` ${'-'.repeat(w - 1)}: `)).join('|')}|`;
+  return [line(rows[0]), sep, ...rows.slice(1).map(line)];
 }
 
-/** report.md: the table, the policies and the live examples. */
+/** The fidelity section as text: what was measured, the table, and the retention by passes. */
+export function renderFidelity(fidelity: FidelityReport): string {
+  const passRows = fidelity.rows.filter((r) => r.byPasses.length > 0);
+  const labels = passRows[0]?.byPasses.map((b) => b.passes) ?? [];
+  const byPasses = pipeTable(
+    ['retention by passes the fact went through', ...labels.map((l) => `${l} passes`)],
+    passRows.map((r) => [r.name, ...r.byPasses.map((b) => (b.facts ? `${pct(b.retained / b.facts)} of ${b.facts}` : '—'))]),
+  );
+  return [
+    `Context fidelity (${fidelity.summarizer}): facts of the conversations (ids, dates, amounts, names from user messages, tool arguments and tool results),`,
+    'checked at the end of each session: retained = mentioned in the final window (summary included); recall reach = a recall for the fact (top 5, the session)',
+    `answers an event that states it; first event = the event where the fact first appears is among those 5. Passes = compactions after the fact's event.`,
+    '',
+    ...pipeTable(FIDELITY_HEADERS, fidelityRows(fidelity)),
+    '',
+    ...byPasses,
+    '',
+    ...fidelity.rows.filter((r) => r.kind !== 'strategy').map((r) => `  ${r.name}: ${r.note}`),
+    ...fidelity.rows.flatMap((r) => r.reachMisses.map((m) => `  recall missed (${r.name}): ${m.kind} "${m.value}" of message ${m.messageIndex} in ${m.sessionId}`)),
+  ].join('\n');
+}
+
+/** The report's title: says which summarizer wrote the summaries. */
+export function reportTitle(report: ReplayReport): string {
+  return `Replay report: ${report.fidelity?.summarizer ?? summarizerDescription(process.env).text}`;
+}
+
+/** report.md: the table, the policies, the fidelity section and the live examples. */
 export function renderMarkdown(report: ReplayReport): string {
   return [
-    '# Replay report',
+    `# ${reportTitle(report)}`,
     '',
     `File \`${report.file}\`, started ${report.startedAt}, service ${report.service}, estimator ${report.estimator}.`,
     '',
     renderTable(report),
     '',
+    ...(report.fidelity ? ['## Context fidelity', '', renderFidelity(report.fidelity), ''] : []),
     '## Live examples',
     '',
     '```',
@@ -147,31 +172,150 @@ export function renderMarkdown(report: ReplayReport): string {
   ].join('\n');
 }
 
-/** report.html: the table and, per strategy, charts of the first `chartSessions` sessions. */
-export function renderHtml(report: ReplayReport, chartSessions: number): string {
-  const rows = tableRows(report);
-  const table = `<table><thead><tr>${TABLE_HEADERS.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows
-    .map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`)
-    .join('')}</tbody></table>`;
-  const sections = report.strategies.map((s) => {
-    const charts = s.sessionReports
-      .slice(0, chartSessions)
-      .map(
-        (r) =>
-          `<figure>${sessionChart(r)}<figcaption>${escapeHtml(r.sessionId)} (task ${escapeHtml(r.label)}): ${r.turns} turns, ${r.events} events, ${r.compactions} compaction(s), final window ${r.tokensAfter} of ${r.tokensBefore} tokens</figcaption></figure>`,
-      )
-      .join('\n');
-    return `<section><h2>${escapeHtml(s.name)}</h2><p>${escapeHtml(policyText(s))}</p>${charts}</section>`;
+/**
+ * Sessions worth charting side by side: `count` sessions that compact under every strategy
+ * (else under the most strategies), spread from the median length to the longest.
+ */
+export function chosenSessions(report: ReplayReport, count: number): number[] {
+  const n = report.strategies[0]?.sessionReports.length ?? 0;
+  const compactingUnder = (i: number) => report.strategies.filter((s) => (s.sessionReports[i]?.compactions ?? 0) > 0).length;
+  const best = Math.max(0, ...Array.from({ length: n }, (_, i) => compactingUnder(i)));
+  if (best === 0) return [];
+  const pool = Array.from({ length: n }, (_, i) => i)
+    .filter((i) => compactingUnder(i) === best)
+    .sort((a, b) => report.strategies[0].sessionReports[a].tokensBefore - report.strategies[0].sessionReports[b].tokensBefore || a - b);
+  const picks = new Set<number>();
+  for (let k = 0; k < Math.min(count, pool.length); k++) {
+    const q = count === 1 ? 0.5 : 0.5 + (0.5 * k) / (count - 1);
+    picks.add(pool[Math.round(q * (pool.length - 1))]);
+  }
+  for (const i of pool) if (picks.size < Math.min(count, pool.length)) picks.add(i);
+  return [...picks];
+}
+
+const pctFormat = (v: number) => `${Number((v * 100).toFixed(1))}%`;
+const tokenFormat = (v: number) => Math.round(v).toLocaleString('en-US');
+
+/** The charts comparing strategies over every session: tokens saved, and the distribution of final window sizes. */
+function strategyCharts(report: ReplayReport): string[] {
+  const names = report.strategies.map((s) => s.name);
+  return [
+    barChart({
+      title: 'Tokens saved: 1 − (final windows) / (every event appended), all sessions',
+      yLabel: 'tokens saved',
+      categories: names,
+      series: [{ name: 'tokens saved', values: report.strategies.map((s) => s.reduction) }],
+      format: pctFormat,
+      height: 300,
+    }),
+    boxPlot({
+      title: `Final window size per session (${report.strategies[0]?.sessions ?? 0} sessions): min, 25%, median, 75%, max`,
+      yLabel: `window tokens (${report.estimator})`,
+      boxes: [
+        { label: 'no compaction', values: report.strategies[0]?.sessionReports.map((r) => r.tokensBefore) ?? [], color: '#bab0ac' },
+        ...report.strategies.map((s, k) => ({ label: s.name, values: s.sessionReports.map((r) => r.tokensAfter), color: SERIES_COLORS[k % SERIES_COLORS.length] })),
+      ],
+      format: tokenFormat,
+    }),
+  ];
+}
+
+/** One chart per chosen session: window tokens after each turn, one line per strategy, and the window without compaction. */
+function sessionCharts(report: ReplayReport, count: number): string[] {
+  return chosenSessions(report, count).map((i) => {
+    const first = report.strategies[0].sessionReports[i];
+    const turns = first.perTurn.map((t) => `${t.turn}`);
+    const chart = lineChart({
+      title: `Session [${i}] (task ${first.label}): window tokens after each turn`,
+      xLabel: 'turn',
+      yLabel: `window tokens (${report.estimator})`,
+      xs: turns,
+      series: [
+        { name: 'no compaction', points: first.perTurn.map((t) => t.tokensWithoutCompaction), color: '#999', dashed: true },
+        ...report.strategies.map((s, k) => ({ name: `${s.name} (${s.sessionReports[i].compactions} compactions)`, points: s.sessionReports[i].perTurn.map((t) => t.tokens), color: SERIES_COLORS[k % SERIES_COLORS.length] })),
+      ],
+      format: tokenFormat,
+    });
+    return `<figure>${chart}<figcaption>${first.turns} turns, ${first.events} events, ${tokenFormat(first.tokensBefore)} tokens without compaction; final windows: ${report.strategies.map((s) => `${escapeHtml(s.name)} ${tokenFormat(s.sessionReports[i].tokensAfter)}`).join(', ')}. Compactions run in the background after the turn that triggers them: a drop shows in the next turn's window.</figcaption></figure>`;
   });
+}
+
+/** The fidelity charts: retention (and reach) by strategy and baseline, retention against passes. */
+function fidelityCharts(fidelity: FidelityReport): string[] {
+  const rows = fidelity.rows;
+  const strategies = rows.filter((r) => r.kind === 'strategy');
+  const labels = strategies[0]?.byPasses.map((b) => b.passes) ?? [];
+  const point = (b: { facts: number; retained: number }) => (b.facts >= 10 ? b.retained / b.facts : null);
+  return [
+    barChart({
+      title: `Facts retained in the final window, and reached by recall (top 5), ${rows[0]?.facts ?? 0} facts`,
+      yLabel: 'share of facts',
+      categories: rows.map((r) => r.name.replace(/, first 12,000 chars$/, ' on the first 12k chars')),
+      series: [
+        { name: 'retained in the window', values: rows.map((r) => r.retention), color: SERIES_COLORS[0] },
+        { name: 'reached by recall', values: rows.map((r) => r.reach), color: SERIES_COLORS[2] },
+      ],
+      format: pctFormat,
+      yMax: 1,
+      height: 360,
+    }),
+    lineChart({
+      title: 'Retention against the number of compaction passes the fact went through (points with ≥ 10 facts)',
+      xLabel: 'passes (compactions after the fact was stated)',
+      yLabel: 'facts retained in the window',
+      xs: labels,
+      series: [
+        ...strategies.map((r, k) => ({ name: r.name, points: r.byPasses.map(point), color: SERIES_COLORS[k % SERIES_COLORS.length] })),
+        ...rows
+          .filter((r) => r.kind === 'first-chars')
+          .map((r) => ({ name: r.name.replace(/, first 12,000 chars$/, ' (first 12k chars)'), points: r.byPasses.map(point), color: SERIES_COLORS[strategies.findIndex((s) => r.name.startsWith(s.name)) % SERIES_COLORS.length], dashed: true })),
+      ],
+      format: pctFormat,
+      yMax: 1,
+    }),
+  ];
+}
+
+function htmlTable(headers: string[], rows: string[][]): string {
+  return `<div class="table"><table><thead><tr>${headers.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`)
+    .join('')}</tbody></table></div>`;
+}
+
+/** report.html: the tables, charts comparing the strategies, `chartSessions` chosen sessions, the fidelity charts. */
+export function renderHtml(report: ReplayReport, chartSessions: number): string {
+  const title = reportTitle(report);
+  const policies = report.strategies.map((s) => `<li><b>${escapeHtml(s.name)}</b>: ${escapeHtml(policyText(s))}</li>`).join('');
+  const fidelity = report.fidelity;
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Replay report</title>
-<style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child{text-align:left}figure{display:inline-block;margin:0 1em 1em 0}figcaption{font-size:12px;color:#444}pre{background:#f6f6f6;padding:1em}</style>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<style>body{font-family:system-ui,sans-serif;margin:24px;color:#222;max-width:1220px}.table{overflow-x:auto}table{border-collapse:collapse;font-size:13px;width:100%}td,th{border:1px solid #ccc;padding:3px 6px;text-align:right}td{white-space:nowrap}th{background:#f3f3f3;font-weight:600;vertical-align:bottom}td:first-child,th:first-child{text-align:left;white-space:nowrap}figure{margin:0 0 20px 0}figcaption{font-size:13px;color:#444;max-width:1180px}pre{background:#f6f6f6;padding:1em;overflow-x:auto;font-size:12px}svg{display:block;max-width:100%;height:auto}</style>
 </head><body>
-<h1>Replay report</h1>
-<p>File <code>${escapeHtml(report.file)}</code>, started ${escapeHtml(report.startedAt)}, service ${escapeHtml(report.service)}, estimator ${escapeHtml(report.estimator)}; ${report.validationFailures} validation failures; wall time ${secs(report.wallTimeMs)}.</p>
-${table}
-<p>Charts: <span style="color:#1f77b4">&#9632;</span> window tokens after each turn (the service's figure), <span style="color:#999">- -</span> tokens of every event appended so far (no compaction), <span style="color:#d62728">&#9660;</span> a compaction recorded after that turn.</p>
-${sections.join('\n')}
+<h1>${escapeHtml(title)}</h1>
+<p>File <code>${escapeHtml(report.file)}</code>, started ${escapeHtml(report.startedAt)}, service ${escapeHtml(report.service)}, estimator ${escapeHtml(report.estimator)}; ${report.validationFailures} validation failures; wall time ${secs(report.wallTimeMs)}. Before = every event appended (no compaction); after = the service's final window, per session.</p>
+${htmlTable(TABLE_HEADERS, tableRows(report))}
+<ul>${policies}</ul>
+<h2>Strategies side by side</h2>
+${strategyCharts(report)
+  .map((c) => `<figure>${c}</figure>`)
+  .join('\n')}
+${
+  fidelity
+    ? `<h2>Context fidelity</h2>
+<p>${escapeHtml(renderFidelity(fidelity).split('\n').slice(0, 3).join(' '))}</p>
+${htmlTable(FIDELITY_HEADERS, fidelityRows(fidelity))}
+<ul>${fidelity.rows
+        .filter((r) => r.kind !== 'strategy')
+        .map((r) => `<li><b>${escapeHtml(r.name)}</b>: ${escapeHtml(r.note)}</li>`)
+        .join('')}</ul>
+${fidelityCharts(fidelity)
+  .map((c) => `<figure>${c}</figure>`)
+  .join('\n')}`
+    : ''
+}
+<h2>Chosen sessions</h2>
+<p>${chosenSessions(report, 1).length ? 'Sessions that compact under as many strategies as any session does, from the median length to the longest.' : 'No session compacted.'}</p>
+${sessionCharts(report, chartSessions).join('\n')}
 <h2>Live examples</h2><pre>${escapeHtml(report.examples.lines.join('\n'))}</pre>
 </body></html>
 `;

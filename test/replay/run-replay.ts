@@ -15,12 +15,13 @@ import type { AddressInfo } from 'node:net';
 import { ESTIMATOR_NAMES, type Strategy, type Trigger } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
+import { FidelityCollector, type FidelityReport } from './run-fidelity';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
 import type { Schemas } from '@lib/client';
 import { ServiceClient, ServiceHttpError, type AppendAnswer } from './service-client';
 import { readAndCheckWindow, type WindowProblem } from './window-check';
 import { createProgress } from './progress';
-import { renderTable, writeReports } from './report';
+import { renderFidelity, renderTable, writeReports } from './report';
 
 /** Options of {@link runReplay} (the CLI's options). */
 export interface ReplayOptions {
@@ -50,6 +51,10 @@ export interface ReplayOptions {
   stderr?: NodeJS.WritableStream & { isTTY?: boolean };
   /** Show progress (default true). */
   progress?: boolean;
+  /** Measure context fidelity (facts retained, recall reach, baselines; default true). */
+  fidelity?: boolean;
+  /** Sessions measured for fidelity (the first N; default all replayed). */
+  fidelitySessions?: number;
   /** Prefix of the session ids (default `replay-<time>`): keeps runs against one service apart. */
   runId?: string;
 }
@@ -134,6 +139,8 @@ export interface StrategyReport {
   eventsPerSecond: number;
   /** False when background compactions were still running after the settle timeout. */
   settled: boolean;
+  /** Time spent measuring fidelity (summed over sessions, divided by the concurrency: an estimate of its wall time), ms. */
+  fidelityTimeMs: number;
   sessionReports: SessionReport[];
 }
 
@@ -168,6 +175,8 @@ export interface ReplayReport {
   validationFailures: number;
   /** Service bugs the replay worked around (each says how); empty when none was needed. */
   serviceWorkarounds: string[];
+  /** Context fidelity per strategy and baselines (issue 16); absent with `fidelity: false`. */
+  fidelity?: FidelityReport;
 }
 
 function positiveInt(value: number | undefined, name: string, fallback: number): number {
@@ -223,7 +232,8 @@ export async function waitForSettled(client: ServiceClient, timeoutMs = 300_000)
   return false;
 }
 
-interface LogEntry {
+/** One entry of a session's log as the replay reads it. */
+export interface LogEntry {
   revision: string;
   position: string;
   type: string;
@@ -234,8 +244,8 @@ interface LogEntry {
   data: { event?: { type: string; text?: string | null }; costs?: Record<string, number> };
 }
 
-/** Every entry of a session's log, page by page. */
-async function readLog(client: ServiceClient, sessionId: string): Promise<LogEntry[]> {
+/** Every entry of a session's log, page by page (`GET …/events`). */
+export async function readLog(client: ServiceClient, sessionId: string): Promise<LogEntry[]> {
   const all: LogEntry[] = [];
   let from = '0';
   for (;;) {
@@ -313,6 +323,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   let sessions = loadSessionsFile(options.file);
   if (limit !== undefined) sessions = sessions.slice(0, limit);
   const runId = options.runId ?? `replay-${Date.now().toString(36)}`;
+  const fidelitySessions = options.fidelitySessions === undefined ? sessions.length : Math.min(sessions.length, positiveInt(options.fidelitySessions, '--fidelity-sessions', 1));
+  const fidelity = options.fidelity === false ? undefined : new FidelityCollector(sessions, fidelitySessions, estimator);
 
   let close: (() => Promise<void>) | undefined;
   let client: ServiceClient;
@@ -348,13 +360,14 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     const archivedTexts: ArchivedText[] = [];
     try {
       for (const plan of plans) {
-        strategies.push(await replayPlan(client, plan, sessions, turnsOf, { runId, estimator, concurrency, progress: () => progress.tick(plan.name), archivedTexts, stderr }));
+        strategies.push(await replayPlan(client, plan, sessions, turnsOf, { runId, estimator, concurrency, progress: () => progress.tick(plan.name), archivedTexts, stderr, fidelity }));
       }
     } finally {
       progress.stop();
     }
     const validationFailures = strategies.reduce((a, s) => a + s.validationFailures, 0);
     const examples = await liveExamples(client, strategies, archivedTexts);
+    const fidelityReport = fidelity ? await fidelity.report(plans, strategies.reduce((a, s) => a + s.fidelityTimeMs, 0)) : undefined;
     const report: ReplayReport = {
       file: options.file,
       service: options.url ? client.url : 'in-process (temporary embedded store)',
@@ -366,9 +379,11 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       examples,
       validationFailures,
       serviceWorkarounds,
+      ...(fidelityReport ? { fidelity: fidelityReport } : {}),
     };
     writeReports(outDir, report, htmlSessions);
     stdout.write(`\n${renderTable(report)}\n`);
+    if (report.fidelity) stdout.write(`\n${renderFidelity(report.fidelity)}\n`);
     stdout.write(`\n${examples.lines.join('\n')}\n`);
     stdout.write(`\nreports: ${path.join(outDir, 'report.json')}, report.md, report.html\n`);
     return report;
@@ -417,6 +432,7 @@ interface PlanContext {
   progress: () => void;
   archivedTexts: ArchivedText[];
   stderr: NodeJS.WritableStream;
+  fidelity?: FidelityCollector;
 }
 
 async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: ReplaySession[], turnsOf: Record<string, unknown>[][][], ctx: PlanContext): Promise<StrategyReport> {
@@ -465,6 +481,7 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
   const wallTimeMs = Date.now() - started;
 
   const sessionReports: SessionReport[] = new Array(sessions.length);
+  let fidelityTimeMs = 0;
   await pool(sessions, ctx.concurrency, async (session, i) => {
     const sessionId = ids[i];
     const log = await readLog(client, sessionId);
@@ -514,6 +531,12 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
       perTurn,
       compactionMarks,
     };
+    if (ctx.fidelity) {
+      const t0 = Date.now();
+      const compacted = compactions.filter((c) => c.outcome === 'compacted').map((c) => c.position);
+      await ctx.fidelity.measure(client, plan, i, sessionId, conversation, compacted);
+      fidelityTimeMs += Date.now() - t0;
+    }
   });
 
   const before = spread(sessionReports.map((s) => s.tokensBefore));
@@ -539,6 +562,7 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
     eventsPerSecond: wallTimeMs > 0 ? events / (wallTimeMs / 1000) : 0,
     settled,
     sessionReports,
+    fidelityTimeMs: fidelityTimeMs / ctx.concurrency,
   };
 }
 

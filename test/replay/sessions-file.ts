@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 // The service's own parser of OpenAI messages (a pure module: no Nest, no store), imported by
 // path so that checking a file does not load the whole session library.
 import { openAiMessagesToEvents } from '../../libs/session/src/domain/openai-chat-format';
+import type { SessionEvent } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 
 /** One conversation to replay. */
@@ -49,23 +50,39 @@ function checkMessages(messages: unknown, where: string): Record<string, unknown
  * rejection for those is reported during the run (see run-replay.ts).
  */
 function checkAsTheServiceWould(messages: Record<string, unknown>[], where: string): void {
+  sessionEvents(messages, (err, offset, count) => {
+    const text = String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ');
+    const m = /^messages\[(\d+)\](\S*):\s*(.*)$/.exec(text);
+    if (m) throw new ReplayError(`${where}[${offset + Number(m[1])}]${m[2]}: ${m[3]}`);
+    throw new ReplayError(`${where}[${offset}..${offset + count - 1}] (one turn) is not valid: ${text}`);
+  });
+}
+
+/**
+ * The session events the service makes of `messages` when they are appended turn by turn (one
+ * event per message, in order; ids `replay-check-<k>` per turn, not the service's). A turn the
+ * parser rejects goes to `onInvalid` (its error, the turn's first message index and length),
+ * which must throw; without it the parser's error is thrown.
+ */
+export function sessionEvents(messages: readonly Record<string, unknown>[], onInvalid?: (err: unknown, offset: number, count: number) => never): SessionEvent[] {
   const knownCallNames = new Map<string, string>();
+  const all: SessionEvent[] = [];
   let offset = 0;
   for (const turn of splitTurns(messages)) {
-    let events;
+    let events: SessionEvent[];
     try {
-      events = openAiMessagesToEvents(turn, { knownCallNames, idPrefix: 'replay-check-' });
+      events = openAiMessagesToEvents(turn, { knownCallNames, idPrefix: `replay-check-${offset}-` });
     } catch (err) {
-      const text = String((err as Error)?.message ?? err).replace(/\s*\n\s*/g, ' ');
-      const m = /^messages\[(\d+)\](\S*):\s*(.*)$/.exec(text);
-      if (m) throw new ReplayError(`${where}[${offset + Number(m[1])}]${m[2]}: ${m[3]}`);
-      throw new ReplayError(`${where}[${offset}..${offset + turn.length - 1}] (one turn) is not valid: ${text}`);
+      if (onInvalid) onInvalid(err, offset, turn.length);
+      throw err;
     }
     for (const e of events) {
       if (e.type === 'assistant') for (const call of e.toolCalls ?? []) knownCallNames.set(call.id, call.name);
     }
+    all.push(...events);
     offset += turn.length;
   }
+  return all;
 }
 
 /**
