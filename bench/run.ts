@@ -7,7 +7,7 @@ import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { machineInfo, progress, renderTable, type FigureResult } from './lib/report';
+import { machineInfo, renderTable, type FigureResult } from './lib/report';
 import { nowMs, round } from './lib/stats';
 import { runAppendLoad } from './figures/append-load';
 import { runCompactionScaling } from './figures/compaction-scaling';
@@ -117,7 +117,7 @@ async function main(): Promise<void> {
         if (r.skipped) process.stderr.write(`  skipped figure ${r.figure}: ${r.skipped}\n`);
       }
     } catch (error) {
-      process.stderr.write(`  figure ${figures.join(' & ')} failed: ${(error as Error).stack ?? error}\n`);
+      process.stderr.write(`  figure ${figures.join(' & ')} failed: ${(error as Error).stack ?? String(error)}\n`);
       for (const f of figures) if (only.has(f)) results.push({ figure: f, title, rows: [], skipped: `failed: ${(error as Error).message}` });
     }
     process.stderr.write(`  done in ${((nowMs() - t0) / 1000).toFixed(1)}s\n`);
@@ -125,7 +125,9 @@ async function main(): Promise<void> {
 
   await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses, every: sizes.tokenizerEvery }));
   await run([10], 'adversarial token counting', () => runAdversarialTokens({ sizes: sizes.adversarialSizes }));
-  await run([6], 'planner vs LangChain trimMessages', () => runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }));
+  await run([6], 'planner vs LangChain trimMessages', () =>
+    runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }),
+  );
   await run([1, 3], 'append load over HTTP and projection lag', () =>
     runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),
   );
@@ -134,13 +136,17 @@ async function main(): Promise<void> {
   await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
     runPostgresReplicas({ clients: sizes.clients, seconds: sizes.replicaSeconds, baselineSeconds: sizes.baselineSeconds }),
   );
-  await run([9], 'commands per second: NATS JetStream vs HTTP', () => runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }));
+  await run([9], 'commands per second: NATS JetStream vs HTTP', () =>
+    runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }),
+  );
   await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
 
   results.sort((a, b) => a.figure - b.figure);
   const totalSeconds = round((nowMs() - started) / 1000, 1);
   const table = renderTable(results);
-  process.stdout.write(`\n${table}\n\nmachine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.totalMemGiB} GiB, Node ${machine.node}, ${machine.platform}; ${machine.date}; ${opts.quick ? 'quick' : 'full'} run in ${totalSeconds}s\n`);
+  process.stdout.write(
+    `\n${table}\n\nmachine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.totalMemGiB} GiB, Node ${machine.node}, ${machine.platform}; ${machine.date}; ${opts.quick ? 'quick' : 'full'} run in ${totalSeconds}s\n`,
+  );
   for (const r of results) for (const note of r.notes ?? []) process.stdout.write(`note ${r.figure}: ${note}\n`);
 
   fs.mkdirSync(opts.out, { recursive: true });

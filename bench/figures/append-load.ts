@@ -130,7 +130,9 @@ export function rawSqliteBaseline(dir: string | undefined, seconds: number, payl
     db.pragma('synchronous = FULL');
     db.exec(SQLITE_SCHEMA_SQL);
     const insert = db.prepare('INSERT INTO events (stream, revision, id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)');
-    const one = db.transaction((stream: string, revision: number, id: string, data: string) => insert.run(stream, revision, id, 'ConversationEventAppended', data, '{"tenantId":"default"}', Date.now()));
+    const one = db.transaction((stream: string, revision: number, id: string, data: string) =>
+      insert.run(stream, revision, id, 'ConversationEventAppended', data, '{"tenantId":"default"}', Date.now()),
+    );
     const latencies: number[] = [];
     const revisions = new Array(16).fill(0);
     const start = nowMs();
@@ -154,7 +156,9 @@ export function rawSqliteBaseline(dir: string | undefined, seconds: number, payl
 export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureResult[]> {
   const { conversations } = corpus();
   const messages = textMessages(conversations).slice(0, 2000);
-  const payloads = messages.slice(0, 500).map((m, i) => JSON.stringify({ event: { id: `x${i}`, ...m }, costs: computeEventCosts({ id: `x${i}`, type: m.type, text: m.text }) }));
+  const payloads = messages
+    .slice(0, 500)
+    .map((m, i) => JSON.stringify({ event: { id: `x${i}`, ...m }, costs: computeEventCosts({ id: `x${i}`, type: m.type, text: m.text }) }));
 
   progress(`raw better-sqlite3 baseline (${options.baselineSeconds}s)`);
   const baseline = rawSqliteBaseline(options.dir, options.baselineSeconds, payloads);
@@ -203,12 +207,43 @@ export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureR
       figure: 1,
       title: 'append throughput and latency over HTTP',
       rows: [
-        { figure: 1, metric: `append throughput, ${options.clients} clients (events/s)`, value: round(throughput, 1), baseline: round(baseline.eventsPerSecond, 1), baselineName: 'raw better-sqlite3 1 row/txn', ratio: round(ratio, 3), target: '≥ 1.0×', met: ratio >= 1 },
-        { figure: 1, metric: 'append latency p50 (ms)', value: round(lat.p50), baseline: round(base.p50), baselineName: 'raw txn', ratio: round(lat.p50 / base.p50, 2) },
-        { figure: 1, metric: 'append latency p99 (ms)', value: round(lat.p99), baseline: round(base.p99), baselineName: 'raw txn', ratio: round(lat.p99 / base.p99, 2) },
+        {
+          figure: 1,
+          metric: `append throughput, ${options.clients} clients (events/s)`,
+          value: round(throughput, 1),
+          baseline: round(baseline.eventsPerSecond, 1),
+          baselineName: 'raw better-sqlite3 1 row/txn',
+          ratio: round(ratio, 3),
+          target: '≥ 1.0×',
+          met: ratio >= 1,
+        },
+        {
+          figure: 1,
+          metric: 'append latency p50 (ms)',
+          value: round(lat.p50),
+          baseline: round(base.p50),
+          baselineName: 'raw txn',
+          ratio: round(lat.p50 / base.p50, 2),
+        },
+        {
+          figure: 1,
+          metric: 'append latency p99 (ms)',
+          value: round(lat.p99),
+          baseline: round(base.p99),
+          baselineName: 'raw txn',
+          ratio: round(lat.p99 / base.p99, 2),
+        },
         { figure: 1, metric: 'group commit: appends per fsync', value: round(groupFactor, 2) },
       ],
-      details: { clients: options.clients, seconds, requests: latencies.length, errors, latency: lat, baseline: { eventsPerSecond: baseline.eventsPerSecond, latency: base, transactions: baseline.latencies.length }, groupCommitFactor: groupFactor },
+      details: {
+        clients: options.clients,
+        seconds,
+        requests: latencies.length,
+        errors,
+        latency: lat,
+        baseline: { eventsPerSecond: baseline.eventsPerSecond, latency: base, transactions: baseline.latencies.length },
+        groupCommitFactor: groupFactor,
+      },
     };
     const f3: FigureResult = {
       figure: 3,

@@ -16,7 +16,6 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy } from '@lib/compaction';
 import { SqliteEventStore, type EventData } from '@lib/event-store';
 import {
@@ -64,7 +63,9 @@ export async function runCompactionScaling(options: CompactionScalingOptions): P
   const command = () => new CompactSessionCommand(TENANT, SESSION, strategy, null, 'cl100k_base', false);
   const metadata = { tenantId: TENANT, sessionId: SESSION };
   const appendEvents = async (n: number) => {
-    const data: EventData[] = cycler.take(n).map(({ event, costs }) => ({ id: storeEventId(key, event.id), type: CONVERSATION_EVENT, data: { event, costs }, metadata }));
+    const data: EventData[] = cycler
+      .take(n)
+      .map(({ event, costs }) => ({ id: storeEventId(key, event.id), type: CONVERSATION_EVENT, data: { event, costs }, metadata }));
     await store.appendToStream(stream, data, { expectedRevision: 'any' });
   };
   const length = async () => Number((await store.streamRevision(stream)) ?? -1n) + 1;
@@ -109,7 +110,9 @@ export async function runCompactionScaling(options: CompactionScalingOptions): P
       }
       const entry = { size: await length(), cold: median(cold), warm: median(warm), load: median(loads), active, outcomes };
       perSize.push(entry);
-      progress(`log ${entry.size.toLocaleString('en-US')} events: cold pass ${entry.cold.toFixed(2)} ms, warm ${entry.warm.toFixed(2)} ms, load ${entry.load.toFixed(2)} ms, active ${active}`);
+      progress(
+        `log ${entry.size.toLocaleString('en-US')} events: cold pass ${entry.cold.toFixed(2)} ms, warm ${entry.warm.toFixed(2)} ms, load ${entry.load.toFixed(2)} ms, active ${active}`,
+      );
     }
   } finally {
     await store.close();
@@ -131,7 +134,14 @@ export async function runCompactionScaling(options: CompactionScalingOptions): P
   }
   for (const e of perSize) {
     if (e === base) continue;
-    rows.push({ figure: 2, metric: `  warm pass (cached state), log ${e.size.toLocaleString('en-US')} (ms)`, value: round(e.warm, 3), baseline: round(base.warm, 3), baselineName: `log ${base.size.toLocaleString('en-US')}`, ratio: round(e.warm / base.warm, 2) });
+    rows.push({
+      figure: 2,
+      metric: `  warm pass (cached state), log ${e.size.toLocaleString('en-US')} (ms)`,
+      value: round(e.warm, 3),
+      baseline: round(base.warm, 3),
+      baselineName: `log ${base.size.toLocaleString('en-US')}`,
+      ratio: round(e.warm / base.warm, 2),
+    });
   }
   return {
     figure: 2,

@@ -37,7 +37,12 @@ async function main(): Promise<void> {
       for (let k = s; k < Math.min(sessions, s + CHUNK); k++) {
         const sessionId = `mem-${k}`;
         const key = sessionKey('default', sessionId);
-        const data: EventData[] = cycler.take(eventsPerSession).map(({ event, costs }) => ({ id: storeEventId(key, event.id), type: CONVERSATION_EVENT, data: { event, costs }, metadata: { tenantId: 'default', sessionId } }));
+        const data: EventData[] = cycler.take(eventsPerSession).map(({ event, costs }) => ({
+          id: storeEventId(key, event.id),
+          type: CONVERSATION_EVENT,
+          data: { event, costs },
+          metadata: { tenantId: 'default', sessionId },
+        }));
         appends.push(store.appendToStream(sessionStream(key), data, { expectedRevision: 'no_stream' }));
       }
       for (const r of await Promise.all(appends)) if (r.position > position) position = r.position;

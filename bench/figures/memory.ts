@@ -32,22 +32,38 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
     execArgv: ['--expose-gc', '-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const result = await new Promise<{ sessions: number; eventsPerSession: number; seconds: number; before: Mem; appendedAndProjected: Mem; after: Mem }>((resolve, reject) => {
-    child.on('message', (msg: { progress?: string; result?: never; error?: string }) => {
-      if (msg.progress) progress(msg.progress);
-      if (msg.result) resolve(msg.result);
-      if (msg.error) reject(new Error(msg.error));
-    });
-    child.on('exit', (code) => (code === 0 ? undefined : reject(new Error(`memory child exited with ${code}`))));
-  });
+  const result = await new Promise<{ sessions: number; eventsPerSession: number; seconds: number; before: Mem; appendedAndProjected: Mem; after: Mem }>(
+    (resolve, reject) => {
+      child.on('message', (msg: { progress?: string; result?: never; error?: string }) => {
+        if (msg.progress) progress(msg.progress);
+        if (msg.result) resolve(msg.result);
+        if (msg.error) reject(new Error(msg.error));
+      });
+      child.on('exit', (code) => (code === 0 ? undefined : reject(new Error(`memory child exited with ${code}`))));
+    },
+  );
   const events = result.sessions * result.eventsPerSession;
   const { before, appendedAndProjected: mid, after } = result;
   return {
     figure: 7,
     title: 'resident memory',
     rows: [
-      { figure: 7, metric: `RSS, ${result.sessions.toLocaleString('en-US')} sessions × ${result.eventsPerSession} events (MiB)`, value: round(after.rss / MiB, 1), baseline: round(before.rss / MiB, 1), baselineName: 'empty service', ratio: round(after.rss / before.rss, 2), target: 'report' },
-      { figure: 7, metric: '  V8 heap used after (MiB)', value: round(after.heapUsed / MiB, 1), baseline: round(before.heapUsed / MiB, 1), baselineName: 'empty service' },
+      {
+        figure: 7,
+        metric: `RSS, ${result.sessions.toLocaleString('en-US')} sessions × ${result.eventsPerSession} events (MiB)`,
+        value: round(after.rss / MiB, 1),
+        baseline: round(before.rss / MiB, 1),
+        baselineName: 'empty service',
+        ratio: round(after.rss / before.rss, 2),
+        target: 'report',
+      },
+      {
+        figure: 7,
+        metric: '  V8 heap used after (MiB)',
+        value: round(after.heapUsed / MiB, 1),
+        baseline: round(before.heapUsed / MiB, 1),
+        baselineName: 'empty service',
+      },
       { figure: 7, metric: '  RSS growth per 1,000 events (MiB)', value: round((after.rss - before.rss) / MiB / (events / 1000), 3) },
     ],
     details: { ...result, mib: { before: before.rss / MiB, appendedAndProjected: mid.rss / MiB, afterCacheLoads: after.rss / MiB } },

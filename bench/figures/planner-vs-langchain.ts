@@ -11,7 +11,7 @@
  */
 import { trimMessages, type AIMessage, type BaseMessage } from '@langchain/core/messages';
 import { langChainToOpenAi, langChainType as typeOf, toLangChain } from '../lib/langchain-messages';
-import { eventCost, formatEventLines, getEstimator, parseStrategy, planCompaction, type CostedEvent, type SessionEvent } from '@lib/compaction';
+import { eventCost, getEstimator, parseStrategy, planCompaction, type CostedEvent } from '@lib/compaction';
 import { eventsToOpenAiMessages, validateOpenAiWindow } from '@lib/session';
 import { loadTauBench, TAU_BENCH_PATH, type Conversation } from '../lib/corpus';
 import { nowMs, round } from '../lib/stats';
@@ -47,7 +47,9 @@ function formattedLine(m: BaseMessage): string {
       return `Tool [responses: ${content}]`;
     default: {
       const calls = (m as AIMessage).tool_calls ?? [];
-      return calls.length ? `Assistant: ${content} [tool calls: ${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join(', ')}]` : `Assistant: ${content}`;
+      return calls.length
+        ? `Assistant: ${content} [tool calls: ${calls.map((c) => `${c.name}(${JSON.stringify(c.args)})`).join(', ')}]`
+        : `Assistant: ${content}`;
     }
   }
 }
@@ -97,7 +99,13 @@ export async function runPlannerVsLangChain(options: PlannerOptions): Promise<Fi
     };
     const liveCounter = (msgs: BaseMessage[]) => msgs.reduce((s, m) => s + (m === undefined ? 0 : estimator.count(formattedLine(m))), 0);
     let currentSession = 0;
-    const lcOptions = (tokenCounter: (m: BaseMessage[]) => number) => ({ maxTokens: budget, strategy: 'last' as const, startOn: 'human' as const, includeSystem: true, tokenCounter });
+    const lcOptions = (tokenCounter: (m: BaseMessage[]) => number) => ({
+      maxTokens: budget,
+      strategy: 'last' as const,
+      startOn: 'human' as const,
+      includeSystem: true,
+      tokenCounter,
+    });
 
     // Correctness (one untimed pass): validate both windows of every session.
     let oursInvalid = 0;
@@ -159,11 +167,37 @@ export async function runPlannerVsLangChain(options: PlannerOptions): Promise<Fi
     const ours = median(oursTimes);
     const lc = median(lcTimes);
     const lcLive = median(lcLiveTimes);
-    progress(`budget ${budget}: ours ${ours.toFixed(1)} ms, LangChain ${lc.toFixed(1)} ms (tokenizing counter ${lcLive.toFixed(0)} ms); invalid ours ${oursInvalid}, LangChain ${lcInvalid}`);
+    progress(
+      `budget ${budget}: ours ${ours.toFixed(1)} ms, LangChain ${lc.toFixed(1)} ms (tokenizing counter ${lcLive.toFixed(0)} ms); invalid ours ${oursInvalid}, LangChain ${lcInvalid}`,
+    );
     rows.push(
-      { figure: 6, metric: `planner, ${prepared.length} sessions, budget ${budget} (ms total)`, value: round(ours, 2), baseline: round(lc, 2), baselineName: 'trimMessages, cached counts', ratio: round(lc / ours, 1), target: 'faster', met: ours < lc },
-      { figure: 6, metric: `  vs trimMessages tokenizing per call (ms total${(options.liveCounterSessions ?? prepared.length) < prepared.length ? `, est. from ${options.liveCounterSessions} sessions` : ''})`, value: round(ours, 2), baseline: round(lcLive, 1), baselineName: 'trimMessages + js-tiktoken', ratio: round(lcLive / ours, 0) },
-      { figure: 6, metric: `  windows invalid for a provider, budget ${budget}`, value: oursInvalid, baseline: lcInvalid, baselineName: 'trimMessages', target: '0 for us', met: oursInvalid === 0 },
+      {
+        figure: 6,
+        metric: `planner, ${prepared.length} sessions, budget ${budget} (ms total)`,
+        value: round(ours, 2),
+        baseline: round(lc, 2),
+        baselineName: 'trimMessages, cached counts',
+        ratio: round(lc / ours, 1),
+        target: 'faster',
+        met: ours < lc,
+      },
+      {
+        figure: 6,
+        metric: `  vs trimMessages tokenizing per call (ms total${(options.liveCounterSessions ?? prepared.length) < prepared.length ? `, est. from ${options.liveCounterSessions} sessions` : ''})`,
+        value: round(ours, 2),
+        baseline: round(lcLive, 1),
+        baselineName: 'trimMessages + js-tiktoken',
+        ratio: round(lcLive / ours, 0),
+      },
+      {
+        figure: 6,
+        metric: `  windows invalid for a provider, budget ${budget}`,
+        value: oursInvalid,
+        baseline: lcInvalid,
+        baselineName: 'trimMessages',
+        target: '0 for us',
+        met: oursInvalid === 0,
+      },
       { figure: 6, metric: `  windows without the newest user message`, value: oursLostLastUser, baseline: lcLostLastUser, baselineName: 'trimMessages' },
     );
     details[`budget${budget}`] = {
@@ -189,6 +223,8 @@ export async function runPlannerVsLangChain(options: PlannerOptions): Promise<Fi
     title: 'planner vs LangChain trimMessages',
     rows,
     details,
-    notes: ['ratio = LangChain time / our time (higher is better for us); "newest user message" = the last user message of the session, which our guarantee §3.3.2 always keeps'],
+    notes: [
+      'ratio = LangChain time / our time (higher is better for us); "newest user message" = the last user message of the session, which our guarantee §3.3.2 always keeps',
+    ],
   };
 }

@@ -59,9 +59,10 @@ export async function runTokenizers(options: TokenizerOptions): Promise<FigureRe
     const mismatches: Record<string, number> = {};
     for (const c of list) {
       let mismatch = 0;
-      if (c !== list[0]) lines.forEach((l, i) => {
-        if (c.count(l) !== reference[i]) mismatch++;
-      }); // warm-up pass + equality check
+      if (c !== list[0])
+        lines.forEach((l, i) => {
+          if (c.count(l) !== reference[i]) mismatch++;
+        }); // warm-up pass + equality check
       mismatches[c.name] = mismatch;
       if (mismatch > 0) allEqual = false;
       const times: number[] = [];
@@ -92,7 +93,9 @@ export async function runTokenizers(options: TokenizerOptions): Promise<FigureRe
     details[encoding] = { mbPerSecond: mbps, linesWithOtherCount: mismatches, totalTokens: reference.reduce((s, x) => s + x, 0) };
   }
   const fastest = rows.filter((r) => r.ratio !== undefined && r.met).sort((a, b) => (b.ratio ?? 0) - (a.ratio ?? 0))[0];
-  const notes = [`${lines.length} formatted lines, ${mb.toFixed(2)} MB (${source}); gpt-tokenizer's merge cache is cleared before each timed pass; ratio = library / ours`];
+  const notes = [
+    `${lines.length} formatted lines, ${mb.toFixed(2)} MB (${source}); gpt-tokenizer's merge cache is cleared before each timed pass; ratio = library / ours`,
+  ];
   if (fastest && (fastest.ratio ?? 0) > 1) notes.push(`faster with identical counts: ${fastest.metric.replace(' (MB/s)', '')} at ${fastest.ratio}× ours`);
   if (!allEqual) notes.push('some counts differ: see details');
   return { figure: 5, title: 'tokenizer throughput', rows, details, notes };

@@ -68,8 +68,17 @@ export function syntheticCorpus(sessions = 150): Conversation[] {
     for (let t = 0; t < 6; t++) {
       const k = `s${s}-t${t}`;
       events.push({ id: `${k}-u`, type: 'user', text: syntheticText(s * 31 + t, 25) });
-      events.push({ id: `${k}-a1`, type: 'assistant', text: null, toolCalls: [{ id: `${k}-c`, name: 'get_reservation_details', arguments: `{"reservation_id":"R${s}${t}"}` }] });
-      events.push({ id: `${k}-r`, type: 'tool', responses: [{ toolCallId: `${k}-c`, name: 'get_reservation_details', data: JSON.stringify({ text: syntheticText(s * 7 + t, 80) }) }] });
+      events.push({
+        id: `${k}-a1`,
+        type: 'assistant',
+        text: null,
+        toolCalls: [{ id: `${k}-c`, name: 'get_reservation_details', arguments: `{"reservation_id":"R${s}${t}"}` }],
+      });
+      events.push({
+        id: `${k}-r`,
+        type: 'tool',
+        responses: [{ toolCallId: `${k}-c`, name: 'get_reservation_details', data: JSON.stringify({ text: syntheticText(s * 7 + t, 80) }) }],
+      });
       events.push({ id: `${k}-a2`, type: 'assistant', text: syntheticText(s * 13 + t, 40) });
     }
     out.push({ taskId: `synthetic-${s}`, messages: [], events });
@@ -101,7 +110,12 @@ export class EventCycler {
   private counter = 0;
 
   /** @param withCosts compute each template's costs once (needed when events bypass the append handler). */
-  constructor(conversations: readonly Conversation[], private readonly prefix = 'e', withCosts = false, includeSystem = false) {
+  constructor(
+    conversations: readonly Conversation[],
+    private readonly prefix = 'e',
+    withCosts = false,
+    includeSystem = false,
+  ) {
     // Calls without a response in their conversation are open calls, which no compaction may
     // archive (§3.3): keep them out, or the active window of a long log could never shrink.
     const events = conversations.flatMap((c) => {
@@ -142,7 +156,7 @@ export class EventCycler {
         event = { ...t.event, id, responses: t.event.responses.map((r) => ({ ...r, toolCallId: this.callIds.get(r.toolCallId) ?? `${r.toolCallId}~${n}` })) };
         break;
       default:
-        event = { ...t.event, id } as SessionEvent;
+        event = { ...t.event, id };
     }
     this.index = (this.index + 1) % this.templates.length;
     return { event, costs: t.costs };

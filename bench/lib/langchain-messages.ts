@@ -29,7 +29,7 @@ export function toLangChain(events: readonly SessionEvent[], costs: readonly num
           id: e.id,
           content: e.text ?? '',
           tool_calls: (e.toolCalls ?? []).map((c) => {
-            let args: Record<string, unknown> = {};
+            let args: Record<string, unknown>;
             try {
               args = JSON.parse(c.arguments) as Record<string, unknown>;
             } catch {
@@ -85,4 +85,3 @@ export function langChainToOpenAi(messages: readonly BaseMessage[]): Array<Recor
     }
   });
 }
-

@@ -36,7 +36,7 @@ export async function startService(root: string | undefined, label: string, env:
   const config = loadServiceConfig({ ...process.env, ...env, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: '' });
   const service = await createSessionService(config, { quiet: true, env: { ...process.env, ...env } });
   await service.app.listen(0, '127.0.0.1');
-  const server = service.app.getHttpServer() as http.Server;
+  const server = service.app.getHttpServer();
   const port = (server.address() as AddressInfo).port;
   return {
     service,

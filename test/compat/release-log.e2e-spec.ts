@@ -57,11 +57,20 @@ describe('a log written by release bc761a6', () => {
     const appended = await h
       .http()
       .post('/v1/sessions/travel/events')
-      .send({ events: [{ id: 'u-new', type: 'user', text: 'One more question.' }, { id: 'a-new', type: 'assistant', text: 'Sure.' }] })
+      .send({
+        events: [
+          { id: 'u-new', type: 'user', text: 'One more question.' },
+          { id: 'a-new', type: 'assistant', text: 'Sure.' },
+        ],
+      })
       .expect(201);
     const window = await h.http().get(`/v1/sessions/travel/window?minPosition=${appended.body.position}`).expect(200);
     expect((window.body.events as Array<{ id: string }>).map((e) => e.id)).toEqual([...current.ids, 'u-new', 'a-new']);
-    const dry = await h.http().post('/v1/sessions/travel/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 2 }, dryRun: true }).expect(200);
+    const dry = await h
+      .http()
+      .post('/v1/sessions/travel/compactions')
+      .send({ strategy: { type: 'sliding-window', maxEvents: 2 }, dryRun: true })
+      .expect(200);
     expect(dry.body.outcome).toBe('compacted');
     expect([...dry.body.archived, ...dry.body.kept].sort()).toEqual([...current.ids, 'u-new', 'a-new'].sort());
   });

@@ -40,7 +40,16 @@ export interface VectorResult {
 }
 
 /** The `expect` keys of the format; any other key fails the vector (a misspelt key must not pass silently). */
-const EXPECT_KEYS = new Set(['kept', 'archived', 'tokensEstimatedSaved', 'summarizerCalls', 'summarizerInputIncludes', 'summarizerInputExcludes', 'triggerFired', 'error']);
+const EXPECT_KEYS = new Set([
+  'kept',
+  'archived',
+  'tokensEstimatedSaved',
+  'summarizerCalls',
+  'summarizerInputIncludes',
+  'summarizerInputExcludes',
+  'triggerFired',
+  'error',
+]);
 
 /** A vector file as loaded: the vector, or why it cannot be run (the runner reports it as failed). */
 export interface LoadedVector {
@@ -93,7 +102,7 @@ function asApiEvent(event: ConformanceVector['events'][number]): Record<string, 
 }
 
 interface Http {
-  (method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>;
+  (method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are checked field by field against the vector;
 }
 
 function client(base: string): Http {
@@ -121,7 +130,8 @@ async function checkVector(http: Http, fake: FakeOpenAiServer, vector: Conforman
     vector.events.length > 0
       ? await http('POST', `/v1/sessions/${sessionId}/events`, { events: vector.events.map(asApiEvent) })
       : await http('PUT', `/v1/sessions/${sessionId}/policy`, { strategy: null });
-  if (append.status !== (vector.events.length > 0 ? 201 : 200)) return [`${vector.events.length > 0 ? 'append' : 'policy'}: HTTP ${append.status} ${JSON.stringify(append.body)}`];
+  if (append.status !== (vector.events.length > 0 ? 201 : 200))
+    return [`${vector.events.length > 0 ? 'append' : 'policy'}: HTTP ${append.status} ${JSON.stringify(append.body)}`];
 
   fake.reset();
   fake.setDefault(vector.summarizer?.reply ?? 'SUMMARY');
@@ -160,7 +170,8 @@ async function checkVector(http: Http, fake: FakeOpenAiServer, vector: Conforman
   if (expect.tokensEstimatedSaved !== undefined && answer.tokensEstimatedSaved !== expect.tokensEstimatedSaved) {
     problems.push(`tokensEstimatedSaved: expected ${expect.tokensEstimatedSaved}, got ${answer.tokensEstimatedSaved}`);
   }
-  if (expect.summarizerCalls !== undefined && fake.calls !== expect.summarizerCalls) problems.push(`summarizerCalls: expected ${expect.summarizerCalls}, got ${fake.calls}`);
+  if (expect.summarizerCalls !== undefined && fake.calls !== expect.summarizerCalls)
+    problems.push(`summarizerCalls: expected ${expect.summarizerCalls}, got ${fake.calls}`);
   const sent = fake.requests.map((r) => r.text).join('\n');
   for (const s of expect.summarizerInputIncludes ?? []) if (!sent.includes(s)) problems.push(`summarizer input lacks ${JSON.stringify(s)}`);
   for (const s of expect.summarizerInputExcludes ?? []) if (sent.includes(s)) problems.push(`summarizer input contains ${JSON.stringify(s)}`);
@@ -169,7 +180,13 @@ async function checkVector(http: Http, fake: FakeOpenAiServer, vector: Conforman
   const lastPosition = answer.position ?? append.body.position;
   const window = await http('GET', `/v1/sessions/${sessionId}/window?estimator=${vector.estimator}${lastPosition ? `&minPosition=${lastPosition}` : ''}`);
   if (window.status !== 200) problems.push(`window: HTTP ${window.status}`);
-  else if (expect.kept) sameList('window', (window.body.events as Array<{ id: string }>).map((e) => (e.id === summaryId ? '$summary' : e.id)), expect.kept, problems);
+  else if (expect.kept)
+    sameList(
+      'window',
+      (window.body.events as Array<{ id: string }>).map((e) => (e.id === summaryId ? '$summary' : e.id)),
+      expect.kept,
+      problems,
+    );
   if (answer.outcome === 'compacted' || answer.outcome === 'failed') {
     const recorded = await http('GET', `/v1/sessions/${sessionId}/compactions/${answer.compactionId}`);
     if (recorded.status !== 200) problems.push(`compaction ${answer.compactionId} not readable: HTTP ${recorded.status}`);

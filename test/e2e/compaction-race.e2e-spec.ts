@@ -32,7 +32,11 @@ describe('compaction racing with appends', () => {
   });
 
   it('loses no append, puts events appended during the pass after the summary, and calls the summarizer once', async () => {
-    await harness.http().post('/v1/sessions/race/events').send({ events: conversation('x', 6) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/race/events')
+      .send({ events: conversation('x', 6) })
+      .expect(201);
     const waiting = summarizer.hold();
     const compaction = harness
       .http()
@@ -42,7 +46,12 @@ describe('compaction racing with appends', () => {
     await waiting;
     // While the summarizer is busy, clients keep appending.
     const during = conversation('y', 2);
-    for (const e of during) await harness.http().post('/v1/sessions/race/events').send({ events: [e] }).expect(201);
+    for (const e of during)
+      await harness
+        .http()
+        .post('/v1/sessions/race/events')
+        .send({ events: [e] })
+        .expect(201);
     summarizer.release();
     const res = await compaction;
     expect(res.status).toBe(200);
@@ -56,14 +65,28 @@ describe('compaction racing with appends', () => {
     for (const e of during) expect(ids.indexOf(e.id)).toBeGreaterThan(summaryAt);
 
     const log = await harness.http().get('/v1/sessions/race/events?limit=1000').expect(200);
-    const conversationIds = log.body.events.filter((e: { eventId?: string; kind?: string }) => e.kind && e.kind !== 'summary').map((e: { eventId: string }) => e.eventId);
+    const conversationIds = log.body.events
+      .filter((e: { eventId?: string; kind?: string }) => e.kind && e.kind !== 'summary')
+      .map((e: { eventId: string }) => e.eventId);
     expect(conversationIds).toEqual([...conversation('x', 6), ...during].map((e) => e.id));
   });
 
   it('rebuilds read models from empty with rows identical to the incremental ones', async () => {
-    await harness.http().post('/v1/sessions/rebuild-a/events').send({ events: conversation('r', 5) }).expect(201);
-    await harness.http().post('/v1/sessions/rebuild-a/compactions').send({ strategy: { type: 'turn-window', maxTurns: 2 } }).expect(200);
-    const last = await harness.http().post('/v1/sessions/rebuild-a/events').send({ events: conversation('s', 1) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/rebuild-a/events')
+      .send({ events: conversation('r', 5) })
+      .expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/rebuild-a/compactions')
+      .send({ strategy: { type: 'turn-window', maxTurns: 2 } })
+      .expect(200);
+    const last = await harness
+      .http()
+      .post('/v1/sessions/rebuild-a/events')
+      .send({ events: conversation('s', 1) })
+      .expect(201);
     await harness.http().get(`/v1/sessions/rebuild-a/window?minPosition=${last.body.position}`).expect(200);
 
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rebuild-'));

@@ -10,8 +10,17 @@ import { ControlledSummarizer, startService, type Harness } from '../support/ser
 import { FakeOpenAiServer } from '../support/fake-openai-server';
 
 type Json = Record<string, unknown>;
-const call = (id: string, callId: string, name = 'book_flight'): Json => ({ id, type: 'assistant', text: null, toolCalls: [{ id: callId, name, arguments: '{"time":"09:10"}' }] });
-const answer = (id: string, callId: string, data: string, name = 'book_flight'): Json => ({ id, type: 'tool', responses: [{ toolCallId: callId, name, data }] });
+const call = (id: string, callId: string, name = 'book_flight'): Json => ({
+  id,
+  type: 'assistant',
+  text: null,
+  toolCalls: [{ id: callId, name, arguments: '{"time":"09:10"}' }],
+});
+const answer = (id: string, callId: string, data: string, name = 'book_flight'): Json => ({
+  id,
+  type: 'tool',
+  responses: [{ toolCallId: callId, name, data }],
+});
 const user = (id: string, text = `user ${id}`): Json => ({ id, type: 'user', text });
 const reply = (id: string, text = `assistant ${id}`): Json => ({ id, type: 'assistant', text });
 
@@ -28,14 +37,23 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
   });
 
   const http = () => harness.http();
-  const append = async (session: string, events: Json[], status = 201) => (await http().post(`/v1/sessions/${session}/events`).send({ events }).expect(status)).body;
-  const compact = async (session: string, body: Json, status = 200) => (await http().post(`/v1/sessions/${session}/compactions`).send(body).expect(status)).body;
+  const append = async (session: string, events: Json[], status = 201) =>
+    (await http().post(`/v1/sessions/${session}/events`).send({ events }).expect(status)).body;
+  const compact = async (session: string, body: Json, status = 200) =>
+    (await http().post(`/v1/sessions/${session}/compactions`).send(body).expect(status)).body;
   const window = async (session: string, position: string, format = 'events') =>
     (await http().get(`/v1/sessions/${session}/window?minPosition=${position}&format=${format}`).expect(200)).body;
 
   it('archives an abandoned call with its turn and accepts its late answer: 201, archived on arrival, in recall, never in the window', async () => {
     const s = 'abandoned';
-    await append(s, [user('u1', 'Book the 9:10 flight.'), call('c1', 'k1'), user('u2', 'Never mind, weather?'), reply('a2', 'Sunny.'), user('u3'), reply('a3')]);
+    await append(s, [
+      user('u1', 'Book the 9:10 flight.'),
+      call('c1', 'k1'),
+      user('u2', 'Never mind, weather?'),
+      reply('a2', 'Sunny.'),
+      user('u3'),
+      reply('a3'),
+    ]);
     const pass = await compact(s, { strategy: { type: 'turn-window', maxTurns: 1 } });
     expect(pass.outcome).toBe('compacted');
     expect(pass.archived).toEqual(['u1', 'c1', 'u2', 'a2']);
@@ -51,7 +69,9 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const recall = await http().get('/v1/recall').query({ q: 'QX81', sessionId: s }).expect(200);
     expect(recall.body.items).toEqual([expect.objectContaining({ eventId: 'r1', archived: true, compactionId: pass.compactionId })]);
     const log = await http().get(`/v1/sessions/${s}/events?limit=100`).expect(200);
-    const archivedOnArrival = log.body.events.find((e: { type: string; data: Json }) => e.type === 'EventsArchived' && (e.data.archivedIds as string[]).includes('r1'));
+    const archivedOnArrival = log.body.events.find(
+      (e: { type: string; data: Json }) => e.type === 'EventsArchived' && (e.data.archivedIds as string[]).includes('r1'),
+    );
     expect(archivedOnArrival.data).toEqual({ compactionId: pass.compactionId, archivedIds: ['r1'], onArrival: true });
 
     // The call is answered now: a second answer finds no call waiting, and the history still holds one compaction.
@@ -69,7 +89,12 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const dataDir = harness.dataDir;
     await harness.stop();
     harness = await startService({ dataDir, summarizer });
-    const late = (await http().post(`/v1/sessions/${s}/messages`).send({ messages: [{ role: 'tool', tool_call_id: 'k9', content: 'LATE-RESULT-77', id: 'r9' }] }).expect(201)).body;
+    const late = (
+      await http()
+        .post(`/v1/sessions/${s}/messages`)
+        .send({ messages: [{ role: 'tool', tool_call_id: 'k9', content: 'LATE-RESULT-77', id: 'r9' }] })
+        .expect(201)
+    ).body;
     const openai = await window(s, late.position, 'openai');
     expect(validateOpenAiWindow(openai.messages)).toEqual([]);
     expect(openai.messages.map((m: { content: unknown }) => m.content)).toEqual(['user u3', 'assistant a3']);
@@ -152,7 +177,10 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const held = await compact(s, { strategy: { type: 'sliding-window', maxEvents: 2 }, dryRun: true });
     expect(held).toMatchObject({ outcome: 'noop', reason: 'open-tool-call', toolCallId: 'x', eventId: 'c1' });
 
-    await http().put(`/v1/sessions/${s}/policy`).send({ strategy: { type: 'sliding-window', maxEvents: 50 } }).expect(200);
+    await http()
+      .put(`/v1/sessions/${s}/policy`)
+      .send({ strategy: { type: 'sliding-window', maxEvents: 50 } })
+      .expect(200);
     await append(s, [user('u3')]);
     await harness.service.app.get(AutoCompactionScheduler).whenIdle();
     const metrics = (await http().get('/metrics').expect(200)).text;
@@ -167,7 +195,11 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const threshold = 800; // chars; the pinned system message alone costs more
     await http()
       .put(`/v1/sessions/${s}/policy`)
-      .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 }, trigger: { type: 'token-count', threshold }, estimator: 'chars' })
+      .send({
+        strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 },
+        trigger: { type: 'token-count', threshold },
+        estimator: 'chars',
+      })
       .expect(200);
     await append(s, [{ id: 's1', type: 'system', text: 'P'.repeat(threshold + 50) }]);
     const scheduler = harness.service.app.get(AutoCompactionScheduler);
@@ -196,9 +228,21 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const threshold = 800;
     await http()
       .put(`/v1/sessions/${s}/policy`)
-      .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 }, trigger: { type: 'token-count', threshold }, estimator: 'chars' })
+      .send({
+        strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 },
+        trigger: { type: 'token-count', threshold },
+        estimator: 'chars',
+      })
       .expect(200);
-    await append(s, [{ id: 's1', type: 'system', text: 'P'.repeat(threshold + 50) }, user('u1'), reply('a1'), user('u2'), reply('a2'), user('u3'), reply('a3')]);
+    await append(s, [
+      { id: 's1', type: 'system', text: 'P'.repeat(threshold + 50) },
+      user('u1'),
+      reply('a1'),
+      user('u2'),
+      reply('a2'),
+      user('u3'),
+      reply('a3'),
+    ]);
     await harness.service.app.get(AutoCompactionScheduler).whenIdle();
     const history = await http().get(`/v1/sessions/${s}/compactions`).expect(200);
     expect(JSON.stringify(history.body.compactions)).toContain('"triggerStillFires":true');
@@ -220,7 +264,12 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
 describe('summarizer bounds refused up front (issue 10 item 6)', () => {
   const fake = new FakeOpenAiServer();
   let harness: Harness;
-  const env = (bound: string) => ({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-bounds-test-0123456789', SUMMARIZER_MAX_RETRIES: '0', SUMMARIZER_MAX_INPUT_TOKENS: bound });
+  const env = (bound: string) => ({
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: 'sk-bounds-test-0123456789',
+    SUMMARIZER_MAX_RETRIES: '0',
+    SUMMARIZER_MAX_INPUT_TOKENS: bound,
+  });
 
   beforeAll(async () => {
     await fake.start();
@@ -247,19 +296,33 @@ describe('summarizer bounds refused up front (issue 10 item 6)', () => {
 
   it('answers 400 naming strategy.systemPrompt and the room left, for compactions (dry runs too) and policies, and leaves the log unchanged', async () => {
     const s = 'bounds';
-    const appended = (await harness.http().post(`/v1/sessions/${s}/events`).send({ events: [user('u1'), reply('a1'), user('u2'), reply('a2')] }).expect(201)).body;
+    const appended = (
+      await harness
+        .http()
+        .post(`/v1/sessions/${s}/events`)
+        .send({ events: [user('u1'), reply('a1'), user('u2'), reply('a2')] })
+        .expect(201)
+    ).body;
     const strategy = { type: 'recursive-summarization', maxEventsToKeep: 1, overlapSize: 0, systemPrompt: 'Summarize carefully. '.repeat(1000) };
     for (const body of [{ strategy }, { strategy, dryRun: true }]) {
       const res = await harness.http().post(`/v1/sessions/${s}/compactions`).send(body).expect(400);
       expect(res.body).toMatchObject({ code: 'invalid_parameter', parameter: 'strategy.systemPrompt' });
       expect(res.body.message).toMatch(/strategy\.systemPrompt.*leaves 0 for the events/);
     }
-    const policy = await harness.http().put(`/v1/sessions/${s}/policy`).send({ strategy: { type: 'rolling-summary', shadowPrompt: 'Recap? '.repeat(800) } }).expect(400);
+    const policy = await harness
+      .http()
+      .put(`/v1/sessions/${s}/policy`)
+      .send({ strategy: { type: 'rolling-summary', shadowPrompt: 'Recap? '.repeat(800) } })
+      .expect(400);
     expect(policy.body).toMatchObject({ code: 'invalid_parameter', parameter: 'strategy.shadowPrompt' });
     const log = await harness.http().get(`/v1/sessions/${s}/events?limit=100`).expect(200);
     expect(log.body.events.map((e: { revision: string }) => e.revision).pop()).toBe(appended.revision);
     expect(fake.calls).toBe(0);
     // A prompt that fits is accepted.
-    await harness.http().post(`/v1/sessions/${s}/compactions`).send({ strategy: { ...strategy, systemPrompt: 'Summarize.' }, dryRun: true }).expect(200);
+    await harness
+      .http()
+      .post(`/v1/sessions/${s}/compactions`)
+      .send({ strategy: { ...strategy, systemPrompt: 'Summarize.' }, dryRun: true })
+      .expect(200);
   });
 });

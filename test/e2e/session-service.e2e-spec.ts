@@ -48,7 +48,11 @@ describeWithShared('session service end to end on real conversations', TAU_BENCH
     for (const [i, session] of sessions.entries()) {
       let revision = -1;
       for (const turn of turns(session.traj)) {
-        const res = await harness.http().post(`/v1/sessions/real-${i}/messages`).send({ messages: turn, userId: `user-${i}` }).expect(201);
+        const res = await harness
+          .http()
+          .post(`/v1/sessions/real-${i}/messages`)
+          .send({ messages: turn, userId: `user-${i}` })
+          .expect(201);
         expect(Number(res.body.revision)).toBe(revision + turn.length);
         revision = Number(res.body.revision);
         lastPosition = res.body.position;
@@ -93,7 +97,10 @@ describeWithShared('session service end to end on real conversations', TAU_BENCH
     const log = await harness.http().get(`/v1/sessions/${sessionId}/events?limit=1000`).expect(200);
     const archivedUser = log.body.events.find((e: { kind?: string; archived?: boolean }) => e.kind === 'user' && e.archived);
     expect(archivedUser).toBeDefined();
-    const words = String(archivedUser.data.event.text).match(/[A-Za-z]{5,}/g)!.slice(0, 2).join(' ');
+    const words = String(archivedUser.data.event.text)
+      .match(/[A-Za-z]{5,}/g)!
+      .slice(0, 2)
+      .join(' ');
     const res = await harness.http().get(`/v1/recall`).query({ q: words, sessionId, archived: 'true' }).expect(200);
     const hit = res.body.items.find((item: { eventId: string }) => item.eventId === archivedUser.eventId);
     expect(hit).toMatchObject({ sessionId, archived: true, compactionId: archivedUser.archivedBy });

@@ -4,13 +4,13 @@
  * never both land. A conflict reloads, re-checks and retries; a client's own expectedRevision wins.
  */
 import type { EventStore } from '@lib/event-store';
-import { EVENT_STORE, sessionKey, sessionStream } from "@lib/session";
+import { EVENT_STORE, sessionKey, sessionStream } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 
 /** Tool events in the stream of `sessionId` (open mode, tenant `default`), read from the store itself. */
 async function toolEventsInLog(h: Harness, sessionId: string): Promise<number> {
   const store = h.service.app.get<EventStore>(EVENT_STORE);
-  const events = await store.readStream(sessionStream(sessionKey("default", sessionId)));
+  const events = await store.readStream(sessionStream(sessionKey('default', sessionId)));
   return events.filter((e) => (e.data as { event?: { type?: string } }).event?.type === 'tool').length;
 }
 
@@ -48,7 +48,10 @@ describe('concurrent appends', () => {
         });
       expect(opened.status).toBe(201);
       const answer = (id: string) =>
-        h.http().post(path).send({ events: [{ id, type: 'tool', responses: [{ toolCallId: 'call_1', name: 'lookup', data: `{"by":"${id}"}` }] }] });
+        h
+          .http()
+          .post(path)
+          .send({ events: [{ id, type: 'tool', responses: [{ toolCallId: 'call_1', name: 'lookup', data: `{"by":"${id}"}` }] }] });
       const [a, b] = await Promise.all([answer('t-a'), answer('t-b')]);
       const statuses = [a.status, b.status].sort();
       outcomes.push(statuses.join('/'));
@@ -65,7 +68,12 @@ describe('concurrent appends', () => {
     await h
       .http()
       .post(path)
-      .send({ events: [{ id: 'u1', type: 'user', text: 'go' }, { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'k', name: 'f', arguments: '{}' }] }] })
+      .send({
+        events: [
+          { id: 'u1', type: 'user', text: 'go' },
+          { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'k', name: 'f', arguments: '{}' }] },
+        ],
+      })
       .expect(201);
     const body = { events: [{ id: 't1', type: 'tool', responses: [{ toolCallId: 'k', name: 'f', data: 'ok' }] }] };
     const first = await h.http().post(path).send(body).expect(201);
@@ -76,9 +84,20 @@ describe('concurrent appends', () => {
 
   it('keeps a client expectedRevision authoritative: a stale one is 409, never retried', async () => {
     const path = '/v1/sessions/client-revision/events';
-    await h.http().post(path).send({ events: [{ id: 'u1', type: 'user', text: 'one' }] }).expect(201);
-    await h.http().post(path).send({ events: [{ id: 'u2', type: 'user', text: 'two' }] }).expect(201);
-    const stale = await h.http().post(path).send({ events: [{ id: 'u3', type: 'user', text: 'three' }], expectedRevision: 0 });
+    await h
+      .http()
+      .post(path)
+      .send({ events: [{ id: 'u1', type: 'user', text: 'one' }] })
+      .expect(201);
+    await h
+      .http()
+      .post(path)
+      .send({ events: [{ id: 'u2', type: 'user', text: 'two' }] })
+      .expect(201);
+    const stale = await h
+      .http()
+      .post(path)
+      .send({ events: [{ id: 'u3', type: 'user', text: 'three' }], expectedRevision: 0 });
     expect(stale.status).toBe(409);
     expect(stale.body.code).toBe('wrong_expected_revision');
   });

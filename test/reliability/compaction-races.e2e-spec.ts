@@ -58,7 +58,11 @@ describe('8 concurrent compactions on one session while appends continue', () =>
       }
       // Hold the summarizer so the 8 passes overlap, and append while they wait.
       const held = summarizer.hold();
-      const compact = (strategy: object) => http().post('/v1/sessions/race8/compactions').send({ strategy }).then((r) => r);
+      const compact = (strategy: object) =>
+        http()
+          .post('/v1/sessions/race8/compactions')
+          .send({ strategy })
+          .then((r) => r);
       // the summarizing passes first, so one of them is surely waiting for the summarizer …
       const compactions = STRATEGIES.filter((s) => s.type.endsWith('summarization')).map(compact);
       const summarizing = await Promise.race([held.then(() => true), Promise.all(compactions).then(() => false)]);

@@ -34,12 +34,27 @@ describe('erasing a session', () => {
 
   it('removes its content from the store and every read model, answers 404 afterwards, and records the deletion without content', async () => {
     const http = harness.http;
-    await http().post('/v1/sessions/doomed/events').send({ events: conversation('doomed', SECRET), userId: 'alice' }).expect(201);
-    await http().post('/v1/sessions/keeper/events').send({ events: conversation('keeper', 'KEEPER-WORD') }).expect(201);
-    const c = await http().post('/v1/sessions/doomed/compactions').send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 } }).expect(200);
+    await http()
+      .post('/v1/sessions/doomed/events')
+      .send({ events: conversation('doomed', SECRET), userId: 'alice' })
+      .expect(201);
+    await http()
+      .post('/v1/sessions/keeper/events')
+      .send({ events: conversation('keeper', 'KEEPER-WORD') })
+      .expect(201);
+    const c = await http()
+      .post('/v1/sessions/doomed/compactions')
+      .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 } })
+      .expect(200);
     expect(c.body.outcome).toBe('compacted');
-    await http().put('/v1/sessions/doomed/policy').send({ strategy: { type: 'sliding-window', maxEvents: 50 } }).expect(200);
-    const last = await http().post('/v1/sessions/doomed/events').send({ events: [{ id: 'doomed-late', type: 'user', text: `late ${SECRET}` }] }).expect(201);
+    await http()
+      .put('/v1/sessions/doomed/policy')
+      .send({ strategy: { type: 'sliding-window', maxEvents: 50 } })
+      .expect(200);
+    const last = await http()
+      .post('/v1/sessions/doomed/events')
+      .send({ events: [{ id: 'doomed-late', type: 'user', text: `late ${SECRET}` }] })
+      .expect(201);
     await http().get(`/v1/sessions/doomed/window?minPosition=${last.body.position}`).expect(200);
     const found = await http().get(`/v1/recall?q=${SECRET}&archived=true`).expect(200);
     expect(found.body.items.length).toBeGreaterThan(0);
@@ -54,7 +69,10 @@ describe('erasing a session', () => {
     expect(Date.now() - startedWaiting).toBeLessThan(2000);
     const health = await http().get('/health').expect(200);
     expect(health.body.projector).toMatchObject({ checkpoint: head.toString(), lag: 'caught-up' });
-    const marker = await http().post('/v1/sessions/keeper/events').send({ events: [{ id: 'keeper-after', type: 'user', text: 'still here' }] }).expect(201);
+    const marker = await http()
+      .post('/v1/sessions/keeper/events')
+      .send({ events: [{ id: 'keeper-after', type: 'user', text: 'still here' }] })
+      .expect(201);
     await http().get(`/v1/sessions/keeper/window?minPosition=${marker.body.position}`).expect(200);
 
     // reads answer 404
@@ -62,17 +80,32 @@ describe('erasing a session', () => {
       const res = await http().get(`/v1/sessions/doomed/${path}`);
       expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 404, code: 'session_not_found' });
     }
-    expect((await http().post('/v1/sessions/doomed/compactions').send({ strategy: { type: 'sliding-window', maxEvents: 1 } })).status).toBe(404);
+    expect(
+      (
+        await http()
+          .post('/v1/sessions/doomed/compactions')
+          .send({ strategy: { type: 'sliding-window', maxEvents: 1 } })
+      ).status,
+    ).toBe(404);
     expect((await http().delete('/v1/sessions/doomed')).status).toBe(404);
     // recall finds nothing of it, whatever the filters
-    for (const q of [`q=${SECRET}`, `q=${SECRET}&archived=true`, `q=${SECRET}&sessionId=doomed`, 'q=noted&sessionId=doomed', 'q=agent&userId=alice', `q=note&compactionId=${c.body.compactionId}`]) {
+    for (const q of [
+      `q=${SECRET}`,
+      `q=${SECRET}&archived=true`,
+      `q=${SECRET}&sessionId=doomed`,
+      'q=noted&sessionId=doomed',
+      'q=agent&userId=alice',
+      `q=note&compactionId=${c.body.compactionId}`,
+    ]) {
       const res = await http().get(`/v1/recall?${q}`).expect(200);
       expect({ q, items: res.body.items }).toEqual({ q, items: [] });
     }
     // the store: no event of the session, nothing anywhere in the log that carries its content
     expect(await harness.service.store.readStream(streamOf('doomed'))).toEqual([]);
     const all = await harness.service.store.readAll({ fromPosition: 0n, maxCount: 100_000 });
-    expect(all.filter((e) => JSON.stringify(e, (_k, v) => (typeof v === "bigint" ? v.toString() : v)).includes(SECRET)).map((e) => [e.streamId, e.type])).toEqual([]);
+    expect(
+      all.filter((e) => JSON.stringify(e, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)).includes(SECRET)).map((e) => [e.streamId, e.type]),
+    ).toEqual([]);
     // every read model: no row of it
     const dump = JSON.stringify(dumpReadModels(harness.service.readModels));
     expect(dump).not.toContain(SECRET);
@@ -83,7 +116,7 @@ describe('erasing a session', () => {
     expect(records).toHaveLength(1);
     expect(records[0].data).toMatchObject({ sessionId: 'doomed', erasedEvents: erased.body.erasedEvents });
     expect(JSON.stringify([records[0].data, records[0].metadata ?? null])).not.toContain(SECRET);
-    expect(Object.keys(records[0].data as object).sort()).toEqual(["erasedAt", "erasedEvents", "sessionId"]);
+    expect(Object.keys(records[0].data as object).sort()).toEqual(['erasedAt', 'erasedEvents', 'sessionId']);
     // the other session is intact
     const keeper = await http().get('/v1/sessions/keeper/window').expect(200);
     expect(keeper.body.events).toHaveLength(conversation('keeper', 'KEEPER-WORD').length + 1);
@@ -92,9 +125,15 @@ describe('erasing a session', () => {
 
   it('lets the erased session id start afresh, and a restart does not bring the erased content back', async () => {
     const http = harness.http;
-    await http().post('/v1/sessions/reborn/events').send({ events: conversation('reborn', SECRET) }).expect(201);
+    await http()
+      .post('/v1/sessions/reborn/events')
+      .send({ events: conversation('reborn', SECRET) })
+      .expect(201);
     await http().delete('/v1/sessions/reborn').expect(200);
-    const fresh = await http().post('/v1/sessions/reborn/events').send({ events: [{ id: 'new-1', type: 'user', text: 'a new start' }] }).expect(201);
+    const fresh = await http()
+      .post('/v1/sessions/reborn/events')
+      .send({ events: [{ id: 'new-1', type: 'user', text: 'a new start' }] })
+      .expect(201);
     const w = await http().get(`/v1/sessions/reborn/window?minPosition=${fresh.body.position}`).expect(200);
     expect(w.body.events.map((e: { id: string }) => e.id)).toEqual(['new-1']);
 
@@ -111,16 +150,27 @@ describe('erasing a session', () => {
 describe('erasure on disk', () => {
   // Held by: secure_delete on both databases, a WAL checkpoint (TRUNCATE) after a stream deletion
   // and after a read-model erasure, and the FTS5 `secure-delete` option of the recall index.
-  const inFiles = (dir: string, text: string) =>
-    fs.readdirSync(dir).map((file) => ({ file, found: fs.readFileSync(`${dir}/${file}`).includes(text) }));
+  const inFiles = (dir: string, text: string) => fs.readdirSync(dir).map((file) => ({ file, found: fs.readFileSync(`${dir}/${file}`).includes(text) }));
 
   it('leaves no byte of the erased content in the data files, while the service runs and after it stops', async () => {
     const harness = await startService();
     const files = () => inFiles(harness.dataDir, SECRET);
     try {
-      await harness.http().post('/v1/sessions/gone/events').send({ events: conversation('gone', SECRET) }).expect(201);
-      await harness.http().post('/v1/sessions/stays/events').send({ events: conversation('stays', 'KEEPER-WORD') }).expect(201);
-      const late = await harness.http().post('/v1/sessions/gone/events').send({ events: [{ id: 'gone-late', type: 'user', text: `late ${SECRET}` }] }).expect(201);
+      await harness
+        .http()
+        .post('/v1/sessions/gone/events')
+        .send({ events: conversation('gone', SECRET) })
+        .expect(201);
+      await harness
+        .http()
+        .post('/v1/sessions/stays/events')
+        .send({ events: conversation('stays', 'KEEPER-WORD') })
+        .expect(201);
+      const late = await harness
+        .http()
+        .post('/v1/sessions/gone/events')
+        .send({ events: [{ id: 'gone-late', type: 'user', text: `late ${SECRET}` }] })
+        .expect(201);
       await harness.http().get(`/v1/sessions/gone/window?minPosition=${late.body.position}`).expect(200);
       expect(files().some((f) => f.found)).toBe(true);
       await harness.http().delete('/v1/sessions/gone').expect(200);
@@ -131,7 +181,12 @@ describe('erasure on disk', () => {
     }
     for (const entry of files()) expect(entry).toEqual({ file: entry.file, found: false });
     // the other session's content is still there (the check can see content)
-    expect(inFiles(harness.dataDir, 'KEEPER-WORD').filter((f) => f.found).map((f) => f.file).sort()).toEqual(['events.sqlite', 'read-models.sqlite']);
+    expect(
+      inFiles(harness.dataDir, 'KEEPER-WORD')
+        .filter((f) => f.found)
+        .map((f) => f.file)
+        .sort(),
+    ).toEqual(['events.sqlite', 'read-models.sqlite']);
     fs.rmSync(harness.dataDir, { recursive: true, force: true });
   });
 });

@@ -69,48 +69,62 @@ describe('model faults', () => {
   beforeEach(() => fake.reset());
 
   async function windowIds(session: string, position?: string): Promise<string[]> {
-    const res = await harness.http().get(`/v1/sessions/${session}/window${position ? `?minPosition=${position}` : ''}`).expect(200);
+    const res = await harness
+      .http()
+      .get(`/v1/sessions/${session}/window${position ? `?minPosition=${position}` : ''}`)
+      .expect(200);
     return res.body.events.map((e: { id: string }) => e.id);
   }
 
-  it.each(FAULTS.map((f) => [f.fault.fault, f] as const))('%s: only superseded system messages leave, the failure is recorded, retries follow the client policy', async (name, f) => {
-    const session = `fault-${name}`;
-    fake.setDefault(f.fault);
-    const appended = await harness.http().post(`/v1/sessions/${session}/events`).send({ events: conversation(session) }).expect(201);
-    const before = await windowIds(session, appended.body.position);
+  it.each(FAULTS.map((f) => [f.fault.fault, f] as const))(
+    '%s: only superseded system messages leave, the failure is recorded, retries follow the client policy',
+    async (name, f) => {
+      const session = `fault-${name}`;
+      fake.setDefault(f.fault);
+      const appended = await harness
+        .http()
+        .post(`/v1/sessions/${session}/events`)
+        .send({ events: conversation(session) })
+        .expect(201);
+      const before = await windowIds(session, appended.body.position);
 
-    const res = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
-    expect(res.body.outcome).toBe('failed');
-    expect(res.body.failure.reason).toMatch(f.reason);
-    expect(fake.calls).toBe(f.requests);
+      const res = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
+      expect(res.body.outcome).toBe('failed');
+      expect(res.body.failure.reason).toMatch(f.reason);
+      expect(fake.calls).toBe(f.requests);
 
-    // the window is unchanged but for the superseded system message
-    expect(await windowIds(session, res.body.position)).toEqual(before.filter((id) => id !== `${session}-s1`));
+      // the window is unchanged but for the superseded system message
+      expect(await windowIds(session, res.body.position)).toEqual(before.filter((id) => id !== `${session}-s1`));
 
-    // the log: one failed decision that archived only the superseded system message, no summary
-    const log = await harness.service.store.readStream(streamOf(session));
-    const decisions = log.filter((e) => e.type !== 'ConversationEventAppended');
-    expect(decisions.map((e) => e.type)).toEqual([EVENTS_ARCHIVED, COMPACTION_FAILED]);
-    expect((decisions[0].data as { archivedIds: string[] }).archivedIds).toEqual([`${session}-s1`]);
-    const failed = decisions[1].data as { reason: string; stage: string };
-    expect(failed.stage).toBe('summarize');
-    expect(failed.reason).toMatch(f.reason);
-    const recorded = JSON.stringify(failed);
-    expect(recorded).not.toContain(SECRET);
-    expect(recorded).not.toContain(API_KEY);
-    expect(log.some((e) => e.type === SUMMARY_INSERTED)).toBe(false);
+      // the log: one failed decision that archived only the superseded system message, no summary
+      const log = await harness.service.store.readStream(streamOf(session));
+      const decisions = log.filter((e) => e.type !== 'ConversationEventAppended');
+      expect(decisions.map((e) => e.type)).toEqual([EVENTS_ARCHIVED, COMPACTION_FAILED]);
+      expect((decisions[0].data as { archivedIds: string[] }).archivedIds).toEqual([`${session}-s1`]);
+      const failed = decisions[1].data as { reason: string; stage: string };
+      expect(failed.stage).toBe('summarize');
+      expect(failed.reason).toMatch(f.reason);
+      const recorded = JSON.stringify(failed);
+      expect(recorded).not.toContain(SECRET);
+      expect(recorded).not.toContain(API_KEY);
+      expect(log.some((e) => e.type === SUMMARY_INSERTED)).toBe(false);
 
-    // unchanged input: the same command answers with the recorded decision, no new call, nothing written
-    const head = await harness.service.store.headPosition();
-    const again = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
-    expect(again.body).toMatchObject({ outcome: 'failed', replayed: true, compactionId: res.body.compactionId });
-    expect(fake.calls).toBe(f.requests);
-    expect(await harness.service.store.headPosition()).toBe(head);
-  });
+      // unchanged input: the same command answers with the recorded decision, no new call, nothing written
+      const head = await harness.service.store.headPosition();
+      const again = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
+      expect(again.body).toMatchObject({ outcome: 'failed', replayed: true, compactionId: res.body.compactionId });
+      expect(fake.calls).toBe(f.requests);
+      expect(await harness.service.store.headPosition()).toBe(head);
+    },
+  );
 
   it('records one decision for concurrent identical compactions on unchanged input', async () => {
     fake.setDefault({ fault: 'status500' });
-    await harness.http().post('/v1/sessions/same-input/events').send({ events: conversation('same-input') }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/same-input/events')
+      .send({ events: conversation('same-input') })
+      .expect(201);
     const answers = await Promise.all(Array.from({ length: 4 }, () => harness.http().post('/v1/sessions/same-input/compactions').send({ strategy: STRATEGY })));
     for (const a of answers) expect(a.body.outcome).toBe('failed');
     const log = await harness.service.store.readStream(streamOf('same-input'));
@@ -120,8 +134,18 @@ describe('model faults', () => {
 
   it('never records a second decision when a successful compaction is repeated on unchanged input', async () => {
     fake.setDefault('SUMMARY: the user shared a code word.');
-    await harness.http().post('/v1/sessions/repeat-ok/events').send({ events: conversation('repeat-ok') }).expect(201);
-    for (const strategy of [STRATEGY, { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 10 }, { type: 'sliding-window', maxEvents: 3 }, { type: 'token-count', maxTokens: 40 }, { type: 'turn-window', maxTurns: 1 }]) {
+    await harness
+      .http()
+      .post('/v1/sessions/repeat-ok/events')
+      .send({ events: conversation('repeat-ok') })
+      .expect(201);
+    for (const strategy of [
+      STRATEGY,
+      { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 10 },
+      { type: 'sliding-window', maxEvents: 3 },
+      { type: 'token-count', maxTokens: 40 },
+      { type: 'turn-window', maxTurns: 1 },
+    ]) {
       const first = await harness.http().post('/v1/sessions/repeat-ok/compactions').send({ strategy }).expect(200);
       expect(['compacted', 'noop']).toContain(first.body.outcome);
       const head = await harness.service.store.headPosition();
@@ -145,7 +169,11 @@ describe('model faults', () => {
         await scheduler.whenIdle();
       }
     };
-    await harness.http().post('/v1/sessions/backoff/events').send({ events: conversation('backoff') }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/backoff/events')
+      .send({ events: conversation('backoff') })
+      .expect(201);
     await harness.http().put('/v1/sessions/backoff/policy').send({ strategy: STRATEGY }).expect(200);
     await settle();
     fake.reset();
@@ -153,7 +181,12 @@ describe('model faults', () => {
       await harness
         .http()
         .post('/v1/sessions/backoff/events')
-        .send({ events: [{ id: `more-u${n}`, type: 'user', text: `more ${n}` }, { id: `more-a${n}`, type: 'assistant', text: `ok ${n}` }] })
+        .send({
+          events: [
+            { id: `more-u${n}`, type: 'user', text: `more ${n}` },
+            { id: `more-a${n}`, type: 'assistant', text: `ok ${n}` },
+          ],
+        })
         .expect(201);
       await settle();
     }

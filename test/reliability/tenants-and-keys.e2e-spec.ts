@@ -48,8 +48,16 @@ describe('tenants and API keys', () => {
         ],
       })
       .expect(201);
-    await http().post('/v1/sessions/a-only/events').set(A).send({ events: [{ id: 'o1', type: 'user', text: 'only tenant A has this session' }] }).expect(201);
-    const c = await http().post('/v1/sessions/shared/compactions').set(A).send({ strategy: { type: 'turn-window', maxTurns: 1 } }).expect(200);
+    await http()
+      .post('/v1/sessions/a-only/events')
+      .set(A)
+      .send({ events: [{ id: 'o1', type: 'user', text: 'only tenant A has this session' }] })
+      .expect(201);
+    const c = await http()
+      .post('/v1/sessions/shared/compactions')
+      .set(A)
+      .send({ strategy: { type: 'turn-window', maxTurns: 1 } })
+      .expect(200);
     expect(c.body.outcome).toBe('compacted');
     compactionA = c.body.compactionId;
     await http().get(`/v1/sessions/shared/window?minPosition=${c.body.position}`).set(A).expect(200);
@@ -64,17 +72,20 @@ describe('tenants and API keys', () => {
     return res.body.events.map((e: { id: string }) => e.id);
   }
 
-  it.each(ROUTES.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))('%s needs a known key (401 without, 401 with a wrong one), writes nothing', async (_n, r) => {
-    const head = await harness.service.store.headPosition();
-    for (const headers of [{}, { authorization: 'Bearer not-a-configured-key' }, { 'x-api-key': 'not-a-configured-key' }, { authorization: KEY_A }]) {
-      let req = harness.http()[r.method](r.path).set(headers);
-      if (r.body) req = req.send(r.body);
-      const res = await req;
-      expect({ headers, status: res.status, code: res.body.code }).toEqual({ headers, status: 401, code: 'unauthorized' });
-      expect(res.body.message).toMatch(/key/i);
-    }
-    expect(await harness.service.store.headPosition()).toBe(head);
-  });
+  it.each(ROUTES.map((r) => [`${r.method.toUpperCase()} ${r.path}`, r] as const))(
+    '%s needs a known key (401 without, 401 with a wrong one), writes nothing',
+    async (_n, r) => {
+      const head = await harness.service.store.headPosition();
+      for (const headers of [{}, { authorization: 'Bearer not-a-configured-key' }, { 'x-api-key': 'not-a-configured-key' }, { authorization: KEY_A }]) {
+        let req = harness.http()[r.method](r.path).set(headers);
+        if (r.body) req = req.send(r.body);
+        const res = await req;
+        expect({ headers, status: res.status, code: res.body.code }).toEqual({ headers, status: 401, code: 'unauthorized' });
+        expect(res.body.message).toMatch(/key/i);
+      }
+      expect(await harness.service.store.headPosition()).toBe(head);
+    },
+  );
 
   it('accepts the key as a bearer token or as x-api-key', async () => {
     await harness.http().get('/v1/sessions/shared/window').set(A).expect(200);
@@ -82,7 +93,14 @@ describe('tenants and API keys', () => {
   });
 
   it("does not let tenant B read tenant A's session (window, past window, log, compactions)", async () => {
-    for (const path of ['/v1/sessions/shared/window', '/v1/sessions/shared/window?format=openai', '/v1/sessions/shared/window?atRevision=3', '/v1/sessions/shared/events', '/v1/sessions/shared/compactions', `/v1/sessions/shared/compactions/${compactionA}`]) {
+    for (const path of [
+      '/v1/sessions/shared/window',
+      '/v1/sessions/shared/window?format=openai',
+      '/v1/sessions/shared/window?atRevision=3',
+      '/v1/sessions/shared/events',
+      '/v1/sessions/shared/compactions',
+      `/v1/sessions/shared/compactions/${compactionA}`,
+    ]) {
       const res = await harness.http().get(path).set(B);
       expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 404, code: 'session_not_found' });
       expect(JSON.stringify(res.body)).not.toContain(SECRET_A);
@@ -91,7 +109,11 @@ describe('tenants and API keys', () => {
 
   it("does not let tenant B compact or erase tenant A's session", async () => {
     const head = await harness.service.store.headPosition();
-    const compact = await harness.http().post('/v1/sessions/a-only/compactions').set(B).send({ strategy: { type: 'sliding-window', maxEvents: 1 } });
+    const compact = await harness
+      .http()
+      .post('/v1/sessions/a-only/compactions')
+      .set(B)
+      .send({ strategy: { type: 'sliding-window', maxEvents: 1 } });
     expect({ status: compact.status, code: compact.body.code }).toEqual({ status: 404, code: 'session_not_found' });
     const erase = await harness.http().delete('/v1/sessions/a-only').set(B);
     expect({ status: erase.status, code: erase.body.code }).toEqual({ status: 404, code: 'session_not_found' });
@@ -102,14 +124,32 @@ describe('tenants and API keys', () => {
   it("keeps tenant B's appends to the same session id apart from tenant A's", async () => {
     const before = await aWindowIds();
     // B cannot answer A's tool call: it is not in B's session
-    const orphan = await harness.http().post('/v1/sessions/shared/events').set(B).send({ events: [{ id: 'b-t1', type: 'tool', responses: [{ toolCallId: 'callA', name: 'save_passport', data: '{}' }] }] });
+    const orphan = await harness
+      .http()
+      .post('/v1/sessions/shared/events')
+      .set(B)
+      .send({ events: [{ id: 'b-t1', type: 'tool', responses: [{ toolCallId: 'callA', name: 'save_passport', data: '{}' }] }] });
     expect({ status: orphan.status, code: orphan.body.code }).toEqual({ status: 422, code: 'unknown_tool_call' });
-    const viaMessages = await harness.http().post('/v1/sessions/shared/messages').set(B).send({ messages: [{ role: 'tool', tool_call_id: 'callA', content: '{}' }] });
+    const viaMessages = await harness
+      .http()
+      .post('/v1/sessions/shared/messages')
+      .set(B)
+      .send({ messages: [{ role: 'tool', tool_call_id: 'callA', content: '{}' }] });
     expect(viaMessages.status).toBe(422);
     // the same client id with other content is B's own event, not a conflict with A's
-    const own = await harness.http().post('/v1/sessions/shared/events').set(B).send({ events: [{ id: 'a-u1', type: 'user', text: 'tenant B speaking, common words here' }] }).expect(201);
+    const own = await harness
+      .http()
+      .post('/v1/sessions/shared/events')
+      .set(B)
+      .send({ events: [{ id: 'a-u1', type: 'user', text: 'tenant B speaking, common words here' }] })
+      .expect(201);
     // B compacts its own session of that id; A's is untouched
-    await harness.http().post('/v1/sessions/shared/compactions').set(B).send({ strategy: { type: 'sliding-window', maxEvents: 1 } }).expect(200);
+    await harness
+      .http()
+      .post('/v1/sessions/shared/compactions')
+      .set(B)
+      .send({ strategy: { type: 'sliding-window', maxEvents: 1 } })
+      .expect(200);
     const bWindow = await harness.http().get(`/v1/sessions/shared/window?minPosition=${own.body.position}`).set(B).expect(200);
     expect(bWindow.body.events.map((e: { id: string; text: string }) => [e.id, e.text])).toEqual([['a-u1', 'tenant B speaking, common words here']]);
     expect(await aWindowIds()).toEqual(before);
@@ -120,7 +160,13 @@ describe('tenants and API keys', () => {
   it("never returns another tenant's events from recall", async () => {
     const head = await harness.service.store.headPosition();
     await harness.http().get(`/v1/sessions/shared/window?minPosition=${head}`).set(A).expect(200);
-    for (const query of [`q=${SECRET_A}`, `q=${SECRET_A}&sessionId=shared`, `q=${SECRET_A}&archived=true`, 'q=passport', `q=${SECRET_A}&compactionId=${compactionA}`]) {
+    for (const query of [
+      `q=${SECRET_A}`,
+      `q=${SECRET_A}&sessionId=shared`,
+      `q=${SECRET_A}&archived=true`,
+      'q=passport',
+      `q=${SECRET_A}&compactionId=${compactionA}`,
+    ]) {
       const res = await harness.http().get(`/v1/recall?${query}`).set(B).expect(200);
       expect({ query, hits: res.body.items }).toEqual({ query, hits: [] });
     }
@@ -151,7 +197,11 @@ describe('rate limits', () => {
     expect({ status: limited.status, code: limited.body.code }).toEqual({ status: 429, code: 'rate_limited' });
     expect(limited.body.message).toMatch(/slow down|retry/);
     const head = await harness.service.store.headPosition();
-    const write = await harness.http().post('/v1/sessions/rl/events').set(A).send({ events: [{ id: 'r1', type: 'user', text: 'hi' }] });
+    const write = await harness
+      .http()
+      .post('/v1/sessions/rl/events')
+      .set(A)
+      .send({ events: [{ id: 'r1', type: 'user', text: 'hi' }] });
     expect(write.status).toBe(429);
     expect(await harness.service.store.headPosition()).toBe(head);
     // another key has its own budget

@@ -139,7 +139,12 @@ export function mentionsFact(text: string, value: string): boolean {
  * spaces (so a phrase is found with `includes(' a b ')`).
  */
 export function recallWords(text: string): string {
-  const words = text.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    text
+      .normalize('NFKD')
+      .replace(/\p{M}/gu, '')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   return ` ${words.join(' ')} `;
 }
 
@@ -158,7 +163,8 @@ export function messageText(message: Record<string, unknown>): string {
   const parts: string[] = [];
   const content = message.content;
   if (typeof content === 'string') parts.push(content);
-  else if (Array.isArray(content)) for (const p of content) if (p && typeof (p as { text?: unknown }).text === 'string') parts.push((p as { text: string }).text);
+  else if (Array.isArray(content))
+    for (const p of content) if (p && typeof (p as { text?: unknown }).text === 'string') parts.push((p as { text: string }).text);
   for (const call of (message.tool_calls as Array<{ function?: { name?: string; arguments?: string } }> | undefined) ?? []) {
     parts.push(`${call.function?.name ?? ''} ${call.function?.arguments ?? ''}`);
   }
@@ -191,7 +197,8 @@ export function extractFacts(messages: readonly Record<string, unknown>[]): Fact
   messages.forEach((m, i) => {
     if (m.role === 'user') add(factsInText(texts[i]));
     else if (m.role === 'assistant') {
-      for (const call of (m.tool_calls as Array<{ function?: { arguments?: string } }> | undefined) ?? []) add(factsInStructured(call.function?.arguments ?? ''));
+      for (const call of (m.tool_calls as Array<{ function?: { arguments?: string } }> | undefined) ?? [])
+        add(factsInStructured(call.function?.arguments ?? ''));
     } else if (m.role === 'tool' && typeof m.content === 'string') add(factsInStructured(m.content));
   });
   return [...facts.values()].sort((a, b) => a.messageIndex - b.messageIndex);
@@ -199,5 +206,7 @@ export function extractFacts(messages: readonly Record<string, unknown>[]): Fact
 
 /** The tool calls of an assistant message as text (names and argument strings). */
 function callsText(message: Record<string, unknown>): string {
-  return ((message.tool_calls as Array<{ function?: { name?: string; arguments?: string } }> | undefined) ?? []).map((c) => `${c.function?.name ?? ''} ${c.function?.arguments ?? ''}`).join('\n');
+  return ((message.tool_calls as Array<{ function?: { name?: string; arguments?: string } }> | undefined) ?? [])
+    .map((c) => `${c.function?.name ?? ''} ${c.function?.arguments ?? ''}`)
+    .join('\n');
 }

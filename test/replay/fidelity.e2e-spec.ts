@@ -25,7 +25,14 @@ const CONVERSATION: Record<string, unknown>[] = [
   {
     role: 'tool',
     tool_call_id: 'c1',
-    content: JSON.stringify({ name: { first_name: 'Ana', last_name: 'Lopez' }, email: 'ana.lopez@example.com', dob: '1990-02-11', payment_methods: { gift_card_7781234: { source: 'gift_card', balance: 180, id: 'gift_card_7781234' } }, membership: 'gold', reservations: ['ZX9Q7B'] }),
+    content: JSON.stringify({
+      name: { first_name: 'Ana', last_name: 'Lopez' },
+      email: 'ana.lopez@example.com',
+      dob: '1990-02-11',
+      payment_methods: { gift_card_7781234: { source: 'gift_card', balance: 180, id: 'gift_card_7781234' } },
+      membership: 'gold',
+      reservations: ['ZX9Q7B'],
+    }),
   },
   { role: 'assistant', content: 'Your gift card holds 180 dollars. Shall I cancel ZX9Q7B?' },
   { role: 'user', content: 'Yes. Refund $412.50 to the gift card, please.' },
@@ -96,7 +103,9 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fidelity-e2e-'));
-    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' }), { quiet: true });
+    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' }), {
+      quiet: true,
+    });
     await service.app.listen(0, '127.0.0.1');
     client = new ServiceClient(`http://127.0.0.1:${(service.app.getHttpServer().address() as AddressInfo).port}`);
   }, 30_000);
@@ -106,38 +115,46 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it.each(['sliding-window', 'recursive-summarization'])('is archived, went through at least 5 passes, and recall finds its event in the top 5 (%s)', async (type) => {
-    const planted = 'QX7R2M';
-    const messages: Record<string, unknown>[] = [
-      { role: 'system', content: 'You are a travel agent.' },
-      { role: 'user', content: `Please keep my booking code ${planted} in mind.` },
-      { role: 'assistant', content: 'Noted.' },
-    ];
-    for (let t = 1; t <= 7; t++) messages.push({ role: 'user', content: `Question ${t} about the weather in city number ${t}.` }, { role: 'assistant', content: `Answer ${t}: it is sunny.` });
-    const sessionId = `fidelity-planted-${type}`;
-    const strategy = type === 'sliding-window' ? { type, maxEvents: 2 } : { type, maxEventsToKeep: 2, overlapSize: 0 };
-    await client.request('PUT', `/v1/sessions/${sessionId}/policy`, { strategy, trigger: null });
-    for (const turn of splitTurns(messages)) {
-      await client.request('POST', `/v1/sessions/${sessionId}/messages`, { messages: turn });
-      // one compaction per turn: wait for each before the next append
-      expect(await waitForSettled(client, 30_000)).toBe(true);
-    }
+  it.each(['sliding-window', 'recursive-summarization'])(
+    'is archived, went through at least 5 passes, and recall finds its event in the top 5 (%s)',
+    async (type) => {
+      const planted = 'QX7R2M';
+      const messages: Record<string, unknown>[] = [
+        { role: 'system', content: 'You are a travel agent.' },
+        { role: 'user', content: `Please keep my booking code ${planted} in mind.` },
+        { role: 'assistant', content: 'Noted.' },
+      ];
+      for (let t = 1; t <= 7; t++)
+        messages.push(
+          { role: 'user', content: `Question ${t} about the weather in city number ${t}.` },
+          { role: 'assistant', content: `Answer ${t}: it is sunny.` },
+        );
+      const sessionId = `fidelity-planted-${type}`;
+      const strategy = type === 'sliding-window' ? { type, maxEvents: 2 } : { type, maxEventsToKeep: 2, overlapSize: 0 };
+      await client.request('PUT', `/v1/sessions/${sessionId}/policy`, { strategy, trigger: null });
+      for (const turn of splitTurns(messages)) {
+        await client.request('POST', `/v1/sessions/${sessionId}/messages`, { messages: turn });
+        // one compaction per turn: wait for each before the next append
+        expect(await waitForSettled(client, 30_000)).toBe(true);
+      }
 
-    const facts = extractFacts(messages);
-    expect(facts.map((f) => [f.value, f.messageIndex])).toEqual([[planted, 1]]);
-    const log = (await readLog(client, sessionId)).filter((e) => e.type === 'ConversationEventAppended');
-    const { compactions } = await client.getSession<{ compactions: Array<{ outcome: string; position: string }> }>(sessionId, '/compactions');
-    const positions = compactions.filter((c) => c.outcome === 'compacted').map((c) => c.position);
-    const window = await readFinalWindow(client, sessionId, 'cl100k_base');
-    const [result] = (await measureSession(client, sessionId, facts, log, positions, window)).facts;
+      const facts = extractFacts(messages);
+      expect(facts.map((f) => [f.value, f.messageIndex])).toEqual([[planted, 1]]);
+      const log = (await readLog(client, sessionId)).filter((e) => e.type === 'ConversationEventAppended');
+      const { compactions } = await client.getSession<{ compactions: Array<{ outcome: string; position: string }> }>(sessionId, '/compactions');
+      const positions = compactions.filter((c) => c.outcome === 'compacted').map((c) => c.position);
+      const window = await readFinalWindow(client, sessionId, 'cl100k_base');
+      const [result] = (await measureSession(client, sessionId, facts, log, positions, window)).facts;
 
-    expect(result.passes).toBeGreaterThanOrEqual(5);
-    expect(result.archived).toBe(true);
-    expect(result.reached).toBe(true);
-    expect(result.firstEventRank).not.toBeNull();
-    // the same, asked directly: the planted user event is among the top 5 hits
-    const page = await client.request<{ items: Array<{ eventId: string }> }>('GET', `/v1/recall?q=${planted}&sessionId=${client.readId(sessionId)}&limit=5`);
-    expect(page.items.map((h) => h.eventId)).toContain(log[1].eventId);
-    if (type === 'sliding-window') expect(result.retained).toBe(false); // the window no longer holds it: only recall does
-  }, 60_000);
+      expect(result.passes).toBeGreaterThanOrEqual(5);
+      expect(result.archived).toBe(true);
+      expect(result.reached).toBe(true);
+      expect(result.firstEventRank).not.toBeNull();
+      // the same, asked directly: the planted user event is among the top 5 hits
+      const page = await client.request<{ items: Array<{ eventId: string }> }>('GET', `/v1/recall?q=${planted}&sessionId=${client.readId(sessionId)}&limit=5`);
+      expect(page.items.map((h) => h.eventId)).toContain(log[1].eventId);
+      if (type === 'sliding-window') expect(result.retained).toBe(false); // the window no longer holds it: only recall does
+    },
+    60_000,
+  );
 });

@@ -95,7 +95,12 @@ export interface FidelityRow {
    * Facts whose first event was not among the top hits: how many the conversation mentions in
    * more than {@link RECALL_TOP} events, how many of the hits were summaries, and a sample.
    */
-  firstEventMisses?: { facts: number; mentionedInMoreThanTop: number; summaryHits: number; sample: Array<{ value: string; kind: string; mentions: number; hitTypes: string[] }> };
+  firstEventMisses?: {
+    facts: number;
+    mentionedInMoreThanTop: number;
+    summaryHits: number;
+    sample: Array<{ value: string; kind: string; mentions: number; hitTypes: string[] }>;
+  };
   /** What the row is (policy, budget, summarizer). */
   note: string;
 }
@@ -124,7 +129,11 @@ function spread(values: number[]): { sum: number; median: number; max: number } 
   if (values.length === 0) return { sum: 0, median: 0, max: 0 };
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return { sum: values.reduce((a, b) => a + b, 0), median: sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2, max: sorted[sorted.length - 1] };
+  return {
+    sum: values.reduce((a, b) => a + b, 0),
+    median: sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2,
+    max: sorted[sorted.length - 1],
+  };
 }
 
 /** Whether any of `texts` mentions each fact. */
@@ -143,8 +152,14 @@ export interface FinalWindow {
 
 /** Reads the final window (OpenAI rendering for the texts, events rendering for the summaries). */
 export async function readFinalWindow(client: ServiceClient, sessionId: string, estimator: string): Promise<FinalWindow> {
-  const openai = await client.getSession<{ tokens: number; revision: string; messages: Record<string, unknown>[] }>(sessionId, `/window?estimator=${estimator}&format=openai`);
-  const events = await client.getSession<{ revision: string; events: Array<{ type: string; text?: string }> }>(sessionId, `/window?estimator=${estimator}&format=events&atRevision=${openai.revision}`);
+  const openai = await client.getSession<{ tokens: number; revision: string; messages: Record<string, unknown>[] }>(
+    sessionId,
+    `/window?estimator=${estimator}&format=openai`,
+  );
+  const events = await client.getSession<{ revision: string; events: Array<{ type: string; text?: string }> }>(
+    sessionId,
+    `/window?estimator=${estimator}&format=events&atRevision=${openai.revision}`,
+  );
   return { tokens: openai.tokens, messages: openai.messages, summaries: events.events.filter((e) => e.type === 'summary').map((e) => e.text ?? '') };
 }
 
@@ -196,7 +211,12 @@ export async function measureSession(
  * our costs of the same events as its counter. Returns which facts the trimmed window mentions
  * and its tokens; facts it dropped are lost.
  */
-export async function trimBaseline(events: readonly SessionEvent[], costs: readonly number[], facts: readonly Fact[], budget: number): Promise<{ retained: boolean[]; tokens: number }> {
+export async function trimBaseline(
+  events: readonly SessionEvent[],
+  costs: readonly number[],
+  facts: readonly Fact[],
+  budget: number,
+): Promise<{ retained: boolean[]; tokens: number }> {
   const { lc, costOf } = toLangChain(events, costs);
   const counter = (msgs: BaseMessage[]) => msgs.reduce((s, m) => s + (m === undefined ? 0 : (costOf.get(m.id ?? '') ?? 0)), 0);
   const trimmed = await trimMessages(lc, { maxTokens: budget, strategy: 'last', startOn: 'human', includeSystem: true, tokenCounter: counter });
@@ -227,7 +247,12 @@ export function firstCharsOf(archived: readonly SessionEvent[], maxChars = FIRST
  * (no previous summary, no overlap). Returns which facts that window mentions; null when nothing
  * was archived or the summarizer failed.
  */
-export async function firstCharsBaseline(summarizer: Summarizer, archived: readonly SessionEvent[], window: FinalWindow, facts: readonly Fact[]): Promise<boolean[] | null> {
+export async function firstCharsBaseline(
+  summarizer: Summarizer,
+  archived: readonly SessionEvent[],
+  window: FinalWindow,
+  facts: readonly Fact[],
+): Promise<boolean[] | null> {
   if (archived.length === 0) return null;
   const outcome = await summarizer.summarize({
     systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
@@ -239,12 +264,18 @@ export async function firstCharsBaseline(summarizer: Summarizer, archived: reado
   });
   if (!outcome.ok) return null;
   const summaries = new Set(window.summaries);
-  const kept = window.messages.filter((m) => !(m.role === 'assistant' && summaries.has(m.content as string)) && !(m.role === 'user' && m.content === DEFAULT_SHADOW_PROMPT));
+  const kept = window.messages.filter(
+    (m) => !(m.role === 'assistant' && summaries.has(m.content as string)) && !(m.role === 'user' && m.content === DEFAULT_SHADOW_PROMPT),
+  );
   return retainedIn([...kept.map(messageText), outcome.text], facts);
 }
 
 function bucketsOf(results: ReadonlyArray<{ passes: number; retained: boolean }>): PassBucket[] {
-  const buckets: PassBucket[] = Array.from({ length: MAX_PASS_BUCKET + 1 }, (_, i) => ({ passes: i === MAX_PASS_BUCKET ? `${i}+` : String(i), facts: 0, retained: 0 }));
+  const buckets: PassBucket[] = Array.from({ length: MAX_PASS_BUCKET + 1 }, (_, i) => ({
+    passes: i === MAX_PASS_BUCKET ? `${i}+` : String(i),
+    facts: 0,
+    retained: 0,
+  }));
   for (const r of results) {
     const b = buckets[Math.min(r.passes, MAX_PASS_BUCKET)];
     b.facts++;
@@ -304,7 +335,9 @@ export function baselineRow(
   note: string,
   sessions: ReadonlyArray<{ retained: boolean[]; tokens: number; compared?: SessionFidelity }>,
 ): FidelityRow {
-  const all = sessions.flatMap((s) => s.retained.map((retained, k) => ({ retained, passes: s.compared?.facts[k].passes ?? 0, archived: s.compared ? s.compared.facts[k].archived : !retained })));
+  const all = sessions.flatMap((s) =>
+    s.retained.map((retained, k) => ({ retained, passes: s.compared?.facts[k].passes ?? 0, archived: s.compared ? s.compared.facts[k].archived : !retained })),
+  );
   const retained = all.filter((f) => f.retained).length;
   const archived = all.filter((f) => f.archived);
   const comparedPasses = sessions.every((s) => s.compared !== undefined);

@@ -39,7 +39,8 @@ function valueOf(raw: string, what: string): number | string {
 }
 
 function explain(err: unknown, option: string, raw: string): never {
-  if (err instanceof InvalidParameterError || err instanceof ReplayError) throw new ReplayError(`${option} ${JSON.stringify(raw)} is not valid: ${err.message}`);
+  if (err instanceof InvalidParameterError || err instanceof ReplayError)
+    throw new ReplayError(`${option} ${JSON.stringify(raw)} is not valid: ${err.message}`);
   throw err;
 }
 
@@ -61,7 +62,8 @@ export function parseStrategyOption(raw: string): Strategy {
     }
     const colon = text.indexOf(':');
     const type = colon < 0 ? text : text.slice(0, colon);
-    if (!(STRATEGY_TYPES as readonly string[]).includes(type)) throw new ReplayError(`unknown strategy "${type}": use one of ${STRATEGY_TYPES.join(', ')}, all, or JSON`);
+    if (!(STRATEGY_TYPES as readonly string[]).includes(type))
+      throw new ReplayError(`unknown strategy "${type}": use one of ${STRATEGY_TYPES.join(', ')}, all, or JSON`);
     const input: Record<string, unknown> = { type };
     if (colon >= 0) {
       const order = STRATEGY_PARAMETER_ORDER[type];

@@ -48,7 +48,10 @@ export function createProgress(stream: NodeJS.WritableStream & { isTTY?: boolean
   let lastPrint = Date.now();
   let lastDecile = 0;
   const startedAt = Date.now();
-  const line = () => stream.write(`replay: ${done}/${total} turns (${total ? Math.floor((100 * done) / total) : 0}%) ${label} ${((Date.now() - startedAt) / 1000).toFixed(0)} s\n`);
+  const line = () =>
+    stream.write(
+      `replay: ${done}/${total} turns (${total ? Math.floor((100 * done) / total) : 0}%) ${label} ${((Date.now() - startedAt) / 1000).toFixed(0)} s\n`,
+    );
   return {
     start(t, l) {
       total = t;

@@ -34,11 +34,24 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-e2e-data-'));
     outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-e2e-out-'));
-    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' }), { quiet: true });
+    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' }), {
+      quiet: true,
+    });
     await service.app.listen(0, '127.0.0.1');
     const url = `http://127.0.0.1:${(service.app.getHttpServer().address() as AddressInfo).port}`;
     const stdout = { write: (chunk: string) => ((printed += chunk), true) } as unknown as NodeJS.WritableStream;
-    report = await runReplay({ file: TAU_BENCH_FILE, url, strategy: 'all', sessions: SESSIONS, concurrency: 3, out: outDir, progress: false, stdout, stderr: stdout, runId: 'e2e' });
+    report = await runReplay({
+      file: TAU_BENCH_FILE,
+      url,
+      strategy: 'all',
+      sessions: SESSIONS,
+      concurrency: 3,
+      out: outDir,
+      progress: false,
+      stdout,
+      stderr: stdout,
+      runId: 'e2e',
+    });
     client = new ServiceClient(url);
   }, 300_000);
 
@@ -75,7 +88,9 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
   it("matches the service's own answers: compactions, summarizer calls, final window tokens", async () => {
     for (const s of report.strategies) {
       for (const r of s.sessionReports) {
-        const { compactions } = await client.getSession<{ compactions: Array<{ compactionId: string; outcome: string; summarizer: { calls: number } | null }> }>(r.sessionId, '/compactions?limit=100');
+        const { compactions } = await client.getSession<{
+          compactions: Array<{ compactionId: string; outcome: string; summarizer: { calls: number } | null }>;
+        }>(r.sessionId, '/compactions?limit=100');
         expect(r.compactions).toBe(compactions.filter((c) => c.outcome === 'compacted').length);
         expect(r.compactionMarks.map((m) => m.compactionId)).toEqual(compactions.map((c) => c.compactionId));
         expect(r.summarizerCalls).toBe(compactions.reduce((a, c) => a + (c.summarizer?.calls ?? 0), 0));
@@ -149,7 +164,10 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
 /** Runs the CLI in a child process; resolves with its exit code and output. */
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/replay/replay.ts', ...args], { cwd: REPO, env: { ...process.env } });
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/replay/replay.ts', ...args], {
+      cwd: REPO,
+      env: { ...process.env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
@@ -209,12 +227,37 @@ describe('replay CLI errors: one line, exit code 2', () => {
     const noContent = path.join(dir, 'no-content.json');
     fs.writeFileSync(noContent, JSON.stringify([[{ role: 'user' }]]));
     const laterTurn = path.join(dir, 'later-turn.json');
-    fs.writeFileSync(laterTurn, JSON.stringify([[{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'hello' }], [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] }]]));
+    fs.writeFileSync(
+      laterTurn,
+      JSON.stringify([
+        [
+          { role: 'user', content: 'hi' },
+          { role: 'assistant', content: 'hello' },
+        ],
+        [
+          { role: 'user', content: 'a' },
+          { role: 'assistant', content: 'b' },
+          { role: 'user', content: [{ type: 'image_url', image_url: { url: 'x' } }] },
+        ],
+      ]),
+    );
     const unknownCall = path.join(dir, 'unknown-call.json');
     const call = { id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
     fs.writeFileSync(
       unknownCall,
-      JSON.stringify([{ task_id: 7, traj: [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'user', content: 'u2' }, { role: 'tool', tool_call_id: 'c1', content: 'ok' }, { role: 'tool', tool_call_id: 'c9', content: 'ok' }] }]),
+      JSON.stringify([
+        {
+          task_id: 7,
+          traj: [
+            { role: 'system', content: 's' },
+            { role: 'user', content: 'u' },
+            { role: 'assistant', content: null, tool_calls: [call] },
+            { role: 'user', content: 'u2' },
+            { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+            { role: 'tool', tool_call_id: 'c9', content: 'ok' },
+          ],
+        },
+      ]),
     );
     // --url of a closed port: the file is checked before the service is even looked for
     const port = await closedPort();
@@ -236,7 +279,10 @@ describe('replay CLI: a message the service refuses (4xx) during the run', () =>
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-4xx-data-'));
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-4xx-'));
     // a service whose text limit the file's second turn exceeds: the file itself is well formed
-    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0', MAX_TEXT_LENGTH: '40' }), { quiet: true });
+    service = await createSessionService(
+      loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0', MAX_TEXT_LENGTH: '40' }),
+      { quiet: true },
+    );
     await service.app.listen(0, '127.0.0.1');
     url = `http://127.0.0.1:${(service.app.getHttpServer().address() as AddressInfo).port}`;
   }, 30_000);
@@ -247,14 +293,29 @@ describe('replay CLI: a message the service refuses (4xx) during the run', () =>
 
   it('reports it in one line (session, message index, status, code and message of the service), exit code 2, no stack trace, no report', async () => {
     const file = path.join(dir, 'long.json');
-    fs.writeFileSync(file, JSON.stringify([{ task_id: 'T1', traj: [{ role: 'user', content: 'short' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'x'.repeat(100) }, { role: 'assistant', content: 'ok' }] }]));
+    fs.writeFileSync(
+      file,
+      JSON.stringify([
+        {
+          task_id: 'T1',
+          traj: [
+            { role: 'user', content: 'short' },
+            { role: 'assistant', content: 'ok' },
+            { role: 'user', content: 'x'.repeat(100) },
+            { role: 'assistant', content: 'ok' },
+          ],
+        },
+      ]),
+    );
     const r = await runCli([file, '--url', url, '--strategy', 'token-count:2000', '--no-progress', '--out', dir]);
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toMatch(/unexpected error|\n\s+at /);
     const lines = r.stderr.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('replay: warning:'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^replay: the service rejected message \[2\] \(turn 2, messages\[0\] of its request\) of session \[0\] \(task_id T1, id [^)]+\): 400 [a-z_]+: messages\[0\]\S* .*40/);
+    expect(lines[0]).toMatch(
+      /^replay: the service rejected message \[2\] \(turn 2, messages\[0\] of its request\) of session \[0\] \(task_id T1, id [^)]+\): 400 [a-z_]+: messages\[0\]\S* .*40/,
+    );
     expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
   }, 60_000);
 });

@@ -23,12 +23,21 @@ function integer(name: string) {
 export function buildProgram(): Command {
   return new Command()
     .name('replay')
-    .description('Replay agent sessions (tau-bench shape or plain OpenAI message arrays) through the session service, turn by turn, with auto-compaction; validate the window after every turn; report.')
+    .description(
+      'Replay agent sessions (tau-bench shape or plain OpenAI message arrays) through the session service, turn by turn, with auto-compaction; validate the window after every turn; report.',
+    )
     .argument('<file>', 'JSON file: [{ task_id, traj: [messages] }] or [[messages]]')
     .option('--url <url>', 'base URL of a running service (default: start one in-process on a temporary store)')
     .option('--api-key <key>', 'API key for a service that requires one (default: $REPLAY_API_KEY)')
-    .option('--strategy <strategy>', 'JSON, short form (token-count:2000, sliding-window:12, recursive-summarization:8,2, rolling-summary:2,800) or "all"', 'all')
-    .option('--trigger <trigger>', 'JSON or short form (token-count:3000, turn-count:6, a|b = any-of, a&b = all-of, none); with "all" replaces the built-in triggers')
+    .option(
+      '--strategy <strategy>',
+      'JSON, short form (token-count:2000, sliding-window:12, recursive-summarization:8,2, rolling-summary:2,800) or "all"',
+      'all',
+    )
+    .option(
+      '--trigger <trigger>',
+      'JSON or short form (token-count:3000, turn-count:6, a|b = any-of, a&b = all-of, none); with "all" replaces the built-in triggers',
+    )
     .option('--estimator <name>', 'cl100k_base, o200k_base or chars', 'cl100k_base')
     .option('--sessions <n>', 'replay only the first N sessions', integer('--sessions'))
     .option('--concurrency <n>', 'sessions replayed at once', integer('--concurrency'), 4)

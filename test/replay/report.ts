@@ -59,9 +59,9 @@ function policyText(s: StrategyReport): string {
   const { type, ...params } = s.strategy as unknown as Record<string, unknown>;
   const shown = Object.entries(params)
     .filter(([k]) => k !== 'shadowPrompt' && k !== 'systemPrompt')
-    .map(([k, v]) => `${k}=${v}`)
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(', ');
-  return `${type}(${shown}) trigger ${s.trigger ? JSON.stringify(s.trigger) : 'none (every append)'}`;
+  return `${String(type)}(${shown}) trigger ${s.trigger ? JSON.stringify(s.trigger) : 'none (every append)'}`;
 }
 
 /**
@@ -112,7 +112,9 @@ export function fidelityRows(fidelity: FidelityReport): string[][] {
     pct(r.retention),
     r.reach === null ? '— (no recall)' : `${pct(r.reach)} (${int(r.reached ?? 0)})`,
     r.reachedFirstEvent === null ? '—' : pct(r.facts ? r.reachedFirstEvent / r.facts : 0),
-    r.kind === 'trim-messages' ? `— (${int(r.archivedFacts)} dropped)` : `${int(r.archivedRetained)} of ${int(r.archivedFacts)} (${pct(r.archivedFacts ? r.archivedRetained / r.archivedFacts : 0)})`,
+    r.kind === 'trim-messages'
+      ? `— (${int(r.archivedFacts)} dropped)`
+      : `${int(r.archivedRetained)} of ${int(r.archivedFacts)} (${pct(r.archivedFacts ? r.archivedRetained / r.archivedFacts : 0)})`,
     `${int(r.windowTokens.median)}, ${int(r.windowTokens.max)}`,
   ]);
 }
@@ -144,7 +146,9 @@ export function renderFidelity(fidelity: FidelityReport): string {
     ...byPasses,
     '',
     ...fidelity.rows.filter((r) => r.kind !== 'strategy').map((r) => `  ${r.name}: ${r.note}`),
-    ...fidelity.rows.flatMap((r) => r.reachMisses.map((m) => `  recall missed (${r.name}): ${m.kind} "${m.value}" of message ${m.messageIndex} in ${m.sessionId}`)),
+    ...fidelity.rows.flatMap((r) =>
+      r.reachMisses.map((m) => `  recall missed (${r.name}): ${m.kind} "${m.value}" of message ${m.messageIndex} in ${m.sessionId}`),
+    ),
   ].join('\n');
 }
 
@@ -213,7 +217,11 @@ function strategyCharts(report: ReplayReport): string[] {
       yLabel: `window tokens (${report.estimator})`,
       boxes: [
         { label: 'no compaction', values: report.strategies[0]?.sessionReports.map((r) => r.tokensBefore) ?? [], color: '#bab0ac' },
-        ...report.strategies.map((s, k) => ({ label: s.name, values: s.sessionReports.map((r) => r.tokensAfter), color: SERIES_COLORS[k % SERIES_COLORS.length] })),
+        ...report.strategies.map((s, k) => ({
+          label: s.name,
+          values: s.sessionReports.map((r) => r.tokensAfter),
+          color: SERIES_COLORS[k % SERIES_COLORS.length],
+        })),
       ],
       format: tokenFormat,
     }),
@@ -232,7 +240,11 @@ function sessionCharts(report: ReplayReport, count: number): string[] {
       xs: turns,
       series: [
         { name: 'no compaction', points: first.perTurn.map((t) => t.tokensWithoutCompaction), color: '#999', dashed: true },
-        ...report.strategies.map((s, k) => ({ name: `${s.name} (${s.sessionReports[i].compactions} compactions)`, points: s.sessionReports[i].perTurn.map((t) => t.tokens), color: SERIES_COLORS[k % SERIES_COLORS.length] })),
+        ...report.strategies.map((s, k) => ({
+          name: `${s.name} (${s.sessionReports[i].compactions} compactions)`,
+          points: s.sessionReports[i].perTurn.map((t) => t.tokens),
+          color: SERIES_COLORS[k % SERIES_COLORS.length],
+        })),
       ],
       format: tokenFormat,
     });
@@ -268,7 +280,12 @@ function fidelityCharts(fidelity: FidelityReport): string[] {
         ...strategies.map((r, k) => ({ name: r.name, points: r.byPasses.map(point), color: SERIES_COLORS[k % SERIES_COLORS.length] })),
         ...rows
           .filter((r) => r.kind === 'first-chars')
-          .map((r) => ({ name: r.name.replace(/, first 12,000 chars$/, ' (first 12k chars)'), points: r.byPasses.map(point), color: SERIES_COLORS[strategies.findIndex((s) => r.name.startsWith(s.name)) % SERIES_COLORS.length], dashed: true })),
+          .map((r) => ({
+            name: r.name.replace(/, first 12,000 chars$/, ' (first 12k chars)'),
+            points: r.byPasses.map(point),
+            color: SERIES_COLORS[strategies.findIndex((s) => r.name.startsWith(s.name)) % SERIES_COLORS.length],
+            dashed: true,
+          })),
       ],
       format: pctFormat,
       yMax: 1,

@@ -75,7 +75,14 @@ export class FidelityCollector {
    * log entry of message i; `compactionPositions` the global positions of the compactions that
    * compacted. Sessions past `count` are ignored.
    */
-  async measure(client: ServiceClient, plan: ReplayPlan, index: number, sessionId: string, logged: readonly LoggedEvent[], compactionPositions: readonly string[]): Promise<void> {
+  async measure(
+    client: ServiceClient,
+    plan: ReplayPlan,
+    index: number,
+    sessionId: string,
+    logged: readonly LoggedEvent[],
+    compactionPositions: readonly string[],
+  ): Promise<void> {
     if (index >= this.count) return;
     const window = await readFinalWindow(client, sessionId, this.estimator);
     const result = await measureSession(client, sessionId, this.facts[index], logged, compactionPositions, window);
@@ -97,14 +104,23 @@ export class FidelityCollector {
     const rows: FidelityRow[] = [];
     for (const plan of plans) {
       const sessions = this.measured.get(plan.name) ?? [];
-      rows.push(strategyRow(plan.name, `${plan.strategy.type}, ${plan.trigger ? `trigger ${JSON.stringify(plan.trigger)}` : 'no trigger'}`, sessions.filter(Boolean)));
+      rows.push(
+        strategyRow(plan.name, `${plan.strategy.type}, ${plan.trigger ? `trigger ${JSON.stringify(plan.trigger)}` : 'no trigger'}`, sessions.filter(Boolean)),
+      );
     }
     const trimmed = [];
     for (const [i, events] of this.events.entries()) {
       const costs = events.map((e) => computeEventCosts(e)[this.estimator as keyof ReturnType<typeof computeEventCosts>]);
       trimmed.push(await trimBaseline(events, costs, this.facts[i], trimBudget));
     }
-    rows.push(baselineRow(`trimMessages ${trimBudget}`, 'trim-messages', `LangChain trimMessages, strategy last, ${trimBudget} tokens, whole conversation; dropped facts lost (no recall)`, trimmed));
+    rows.push(
+      baselineRow(
+        `trimMessages ${trimBudget}`,
+        'trim-messages',
+        `LangChain trimMessages, strategy last, ${trimBudget} tokens, whole conversation; dropped facts lost (no recall)`,
+        trimmed,
+      ),
+    );
     for (const plan of plans) {
       const seeded = (this.firstChars.get(plan.name) ?? []).filter((x): x is NonNullable<typeof x> => x !== null);
       if (!SUMMARIZING.has(plan.strategy.type)) continue;

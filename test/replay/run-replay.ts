@@ -207,7 +207,7 @@ async function pool<T>(items: readonly T[], concurrency: number, work: (item: T,
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
-  if (failed !== undefined) throw failed;
+  if (failed !== undefined) throw failed as Error;
 }
 
 function sleep(ms: number): Promise<void> {
@@ -314,7 +314,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
   const estimator = options.estimator ?? 'cl100k_base';
-  if (!(ESTIMATOR_NAMES as readonly string[]).includes(estimator)) throw new ReplayError(`--estimator must be one of ${ESTIMATOR_NAMES.join(', ')}, got "${estimator}"`);
+  if (!(ESTIMATOR_NAMES as readonly string[]).includes(estimator))
+    throw new ReplayError(`--estimator must be one of ${ESTIMATOR_NAMES.join(', ')}, got "${estimator}"`);
   const concurrency = positiveInt(options.concurrency, '--concurrency', 4);
   const htmlSessions = positiveInt(options.htmlSessions, '--html-sessions', 3);
   const limit = options.sessions === undefined ? undefined : positiveInt(options.sessions, '--sessions', 1);
@@ -323,7 +324,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   let sessions = loadSessionsFile(options.file);
   if (limit !== undefined) sessions = sessions.slice(0, limit);
   const runId = options.runId ?? `replay-${Date.now().toString(36)}`;
-  const fidelitySessions = options.fidelitySessions === undefined ? sessions.length : Math.min(sessions.length, positiveInt(options.fidelitySessions, '--fidelity-sessions', 1));
+  const fidelitySessions =
+    options.fidelitySessions === undefined ? sessions.length : Math.min(sessions.length, positiveInt(options.fidelitySessions, '--fidelity-sessions', 1));
   const fidelity = options.fidelity === false ? undefined : new FidelityCollector(sessions, fidelitySessions, estimator);
 
   let close: (() => Promise<void>) | undefined;
@@ -360,14 +362,29 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     const archivedTexts: ArchivedText[] = [];
     try {
       for (const plan of plans) {
-        strategies.push(await replayPlan(client, plan, sessions, turnsOf, { runId, estimator, concurrency, progress: () => progress.tick(plan.name), archivedTexts, stderr, fidelity }));
+        strategies.push(
+          await replayPlan(client, plan, sessions, turnsOf, {
+            runId,
+            estimator,
+            concurrency,
+            progress: () => progress.tick(plan.name),
+            archivedTexts,
+            stderr,
+            fidelity,
+          }),
+        );
       }
     } finally {
       progress.stop();
     }
     const validationFailures = strategies.reduce((a, s) => a + s.validationFailures, 0);
     const examples = await liveExamples(client, strategies, archivedTexts);
-    const fidelityReport = fidelity ? await fidelity.report(plans, strategies.reduce((a, s) => a + s.fidelityTimeMs, 0)) : undefined;
+    const fidelityReport = fidelity
+      ? await fidelity.report(
+          plans,
+          strategies.reduce((a, s) => a + s.fidelityTimeMs, 0),
+        )
+      : undefined;
     const report: ReplayReport = {
       file: options.file,
       service: options.url ? client.url : 'in-process (temporary embedded store)',
@@ -435,7 +452,13 @@ interface PlanContext {
   fidelity?: FidelityCollector;
 }
 
-async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: ReplaySession[], turnsOf: Record<string, unknown>[][][], ctx: PlanContext): Promise<StrategyReport> {
+async function replayPlan(
+  client: ServiceClient,
+  plan: ReplayPlan,
+  sessions: ReplaySession[],
+  turnsOf: Record<string, unknown>[][][],
+  ctx: PlanContext,
+): Promise<StrategyReport> {
   const started = Date.now();
   const ids = sessions.map((_, i) => `${ctx.runId}-${plan.name}-${i}`);
   const fed: Array<{ perTurn: Array<Omit<TurnRecord, 'tokensWithoutCompaction'> & { appendRevision: string }>; failures: number }> = [];
@@ -470,7 +493,14 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
       offset += batch.length;
       const reading = await readAndCheckWindow(client, sessionId, ctx.estimator, t + 1, ack.position);
       sessionFailures += note(reading.problems);
-      perTurn.push({ turn: t + 1, position: ack.position, revision: reading.revision, tokens: reading.tokens, summaries: reading.summaryCount, appendRevision: ack.revision });
+      perTurn.push({
+        turn: t + 1,
+        position: ack.position,
+        revision: reading.revision,
+        tokens: reading.tokens,
+        summaries: reading.summaryCount,
+        appendRevision: ack.revision,
+      });
       ctx.progress();
     }
     fed[i] = { perTurn, failures: sessionFailures };
@@ -490,7 +520,10 @@ async function replayPlan(client: ServiceClient, plan: ReplayPlan, sessions: Rep
     const compactions = await readCompactions(client, sessionId);
 
     const conversation = log.filter((e) => e.type === 'ConversationEventAppended');
-    const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({ revision: BigInt(e.revision), cost: e.data.costs?.[ctx.estimator] ?? 0 }));
+    const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({
+      revision: BigInt(e.revision),
+      cost: e.data.costs?.[ctx.estimator] ?? 0,
+    }));
     const tokensBefore = costAt.reduce((a, c) => a + c.cost, 0);
     for (const e of conversation) {
       const text = e.data.event?.text;
@@ -572,7 +605,8 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   const lines: string[] = [];
   const examples: ReplayExamples = { lines };
   const marks = new Map<string, { plan: string; mark: CompactionMark }>();
-  for (const s of strategies) for (const r of s.sessionReports) for (const m of r.compactionMarks) marks.set(`${r.sessionId}/${m.compactionId}`, { plan: s.name, mark: m });
+  for (const s of strategies)
+    for (const r of s.sessionReports) for (const m of r.compactionMarks) marks.set(`${r.sessionId}/${m.compactionId}`, { plan: s.name, mark: m });
 
   // 1. Recall: a fact (user id, reservation code, date, long word) said in an archived user turn.
   const candidates = [...archived].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'user' ? -1 : 1));
@@ -580,10 +614,9 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
     for (const c of candidates) {
       const fact = c.text.match(pattern)?.[0];
       if (!fact) continue;
-      const page = await client.request<{ items: Array<{ sessionId: string; eventId: string; type: string; snippet: string; archived: boolean; compactionId?: string }> }>(
-        'GET',
-        `/v1/recall?q=${encodeURIComponent(fact)}&sessionId=${encodeURIComponent(client.readId(c.sessionId))}&archived=true&limit=100`,
-      );
+      const page = await client.request<{
+        items: Array<{ sessionId: string; eventId: string; type: string; snippet: string; archived: boolean; compactionId?: string }>;
+      }>('GET', `/v1/recall?q=${encodeURIComponent(fact)}&sessionId=${encodeURIComponent(client.readId(c.sessionId))}&archived=true&limit=100`);
       const hit = page.items.find((h) => h.eventId === c.eventId && h.archived && h.compactionId);
       if (!hit) continue;
       const info = marks.get(`${c.sessionId}/${hit.compactionId}`);
@@ -614,7 +647,8 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   // 2. Compaction history of the session with the most compactions under a summarizing strategy (else any).
   const all = strategies.flatMap((s) => s.sessionReports.map((r) => ({ s, r })));
   const pick =
-    all.filter(({ s }) => s.summarizerCalls > 0).sort((a, b) => b.r.compactions - a.r.compactions)[0] ?? all.sort((a, b) => b.r.compactions - a.r.compactions)[0];
+    all.filter(({ s }) => s.summarizerCalls > 0).sort((a, b) => b.r.compactions - a.r.compactions)[0] ??
+    all.sort((a, b) => b.r.compactions - a.r.compactions)[0];
   lines.push('');
   lines.push('Live example 2: compaction history of one session');
   if (pick && pick.r.compactions + pick.r.failedCompactions > 0) {
@@ -624,7 +658,18 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
     for (const c of compactions) {
       const mark = pick.r.compactionMarks.find((m) => m.compactionId === c.compactionId);
       const who = c.summarizer;
-      rows.push({ compactionId: c.compactionId, outcome: c.outcome, afterTurn: mark?.afterTurn, origin: c.origin, archived: c.archivedIds.length, kept: c.keptCount, tokensBefore: c.tokensBefore, tokensAfter: c.tokensAfter, saved: c.tokensSaved, summarizer: who ? `${who.kind}/${who.model} x${who.calls}` : null });
+      rows.push({
+        compactionId: c.compactionId,
+        outcome: c.outcome,
+        afterTurn: mark?.afterTurn,
+        origin: c.origin,
+        archived: c.archivedIds.length,
+        kept: c.keptCount,
+        tokensBefore: c.tokensBefore,
+        tokensAfter: c.tokensAfter,
+        saved: c.tokensSaved,
+        summarizer: who ? `${who.kind}/${who.model} x${who.calls}` : null,
+      });
       lines.push(
         `  ${c.compactionId}  ${c.outcome}  after turn ${mark?.afterTurn ?? '?'}  ${c.origin}  archived ${c.archivedIds.length}, kept ${c.keptCount ?? '?'}  tokens ${c.tokensBefore} -> ${c.tokensAfter} (saved ${c.tokensSaved})${who ? `  summarizer ${who.kind}/${who.model} x${who.calls}` : ''}${c.failure ? `  reason: ${c.failure.reason}` : ''}`,
       );
@@ -640,4 +685,3 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   }
   return examples;
 }
-

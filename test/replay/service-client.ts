@@ -40,7 +40,8 @@ function sleep(ms: number): Promise<void> {
 
 function networkReason(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `${cause.code}${cause.message && !cause.message.includes(cause.code) ? ` (${cause.message})` : cause.message ? ` (${cause.message})` : ''}`;
+  if (cause?.code)
+    return `${cause.code}${cause.message && !cause.message.includes(cause.code) ? ` (${cause.message})` : cause.message ? ` (${cause.message})` : ''}`;
   return (err as Error).message;
 }
 

@@ -64,7 +64,10 @@ function checkAsTheServiceWould(messages: Record<string, unknown>[], where: stri
  * parser rejects goes to `onInvalid` (its error, the turn's first message index and length),
  * which must throw; without it the parser's error is thrown.
  */
-export function sessionEvents(messages: readonly Record<string, unknown>[], onInvalid?: (err: unknown, offset: number, count: number) => never): SessionEvent[] {
+export function sessionEvents(
+  messages: readonly Record<string, unknown>[],
+  onInvalid?: (err: unknown, offset: number, count: number) => never,
+): SessionEvent[] {
   const knownCallNames = new Map<string, string>();
   const all: SessionEvent[] = [];
   let offset = 0;
@@ -98,10 +101,12 @@ export function parseSessions(data: unknown, source: string): ReplaySession[] {
     if (Array.isArray(item)) return { label: String(i), messages: checkMessages(item, `${source}: session [${i}]`) };
     if (typeof item === 'object' && item !== null && 'traj' in item) {
       const rec = item as Record<string, unknown>;
-      const label = rec.task_id !== undefined ? String(rec.task_id) : String(i);
+      const label = typeof rec.task_id === 'string' || typeof rec.task_id === 'number' ? String(rec.task_id) : String(i);
       return { label, messages: checkMessages(rec.traj, `${source}: session [${i}].traj`) };
     }
-    throw new ReplayError(`${source} is not ${expected}: session [${i}] is ${describe(item)}${typeof item === 'object' && item !== null ? ' without a "traj" array' : ''}`);
+    throw new ReplayError(
+      `${source} is not ${expected}: session [${i}] is ${describe(item)}${typeof item === 'object' && item !== null ? ' without a "traj" array' : ''}`,
+    );
   });
 }
 

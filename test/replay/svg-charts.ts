@@ -50,7 +50,9 @@ function yAxis(f: Frame, ticks: number[], format: (v: number) => string, label: 
       `<text x="${f.pad.left - 8}" y="${(y(t) + 4).toFixed(1)}" font-size="12" text-anchor="end" fill="#444" ${FONT}>${escapeHtml(format(t))}</text>`,
   );
   const mid = (f.pad.top + f.height - f.pad.bottom) / 2;
-  parts.push(`<text x="16" y="${mid.toFixed(1)}" font-size="13" text-anchor="middle" fill="#222" transform="rotate(-90 16 ${mid.toFixed(1)})" ${FONT}>${escapeHtml(label)}</text>`);
+  parts.push(
+    `<text x="16" y="${mid.toFixed(1)}" font-size="13" text-anchor="middle" fill="#222" transform="rotate(-90 16 ${mid.toFixed(1)})" ${FONT}>${escapeHtml(label)}</text>`,
+  );
   return { parts, y };
 }
 
@@ -138,8 +140,12 @@ export function barChart(options: {
       if (v === null || v === undefined) return;
       const x = x0 + k * barWidth;
       const color = s.color ?? SERIES_COLORS[k % SERIES_COLORS.length];
-      parts.push(`<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(barWidth - 3).toFixed(1)}" height="${(y(0) - y(v)).toFixed(1)}" fill="${color}"><title>${escapeHtml(`${cat}, ${s.name}: ${options.format(v)}`)}</title></rect>`);
-      parts.push(`<text x="${(x + (barWidth - 3) / 2).toFixed(1)}" y="${(y(v) - 4).toFixed(1)}" font-size="11" text-anchor="middle" fill="#333" ${FONT}>${escapeHtml(options.format(v))}</text>`);
+      parts.push(
+        `<rect x="${x.toFixed(1)}" y="${y(v).toFixed(1)}" width="${(barWidth - 3).toFixed(1)}" height="${(y(0) - y(v)).toFixed(1)}" fill="${color}"><title>${escapeHtml(`${cat}, ${s.name}: ${options.format(v)}`)}</title></rect>`,
+      );
+      parts.push(
+        `<text x="${(x + (barWidth - 3) / 2).toFixed(1)}" y="${(y(v) - 4).toFixed(1)}" font-size="11" text-anchor="middle" fill="#333" ${FONT}>${escapeHtml(options.format(v))}</text>`,
+      );
     });
     parts.push(wrappedLabel(cat, f.pad.left + (c + 0.5) * groupWidth, y(0) + 18, Math.max(8, Math.floor(groupWidth / 7))));
   });
@@ -156,7 +162,14 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 /** Box plots side by side: whiskers min–max, box 25th–75th percentile, line at the median. */
-export function boxPlot(options: { title: string; yLabel: string; boxes: Array<{ label: string; values: number[]; color?: string }>; format: (v: number) => string; width?: number; height?: number }): string {
+export function boxPlot(options: {
+  title: string;
+  yLabel: string;
+  boxes: Array<{ label: string; values: number[]; color?: string }>;
+  format: (v: number) => string;
+  width?: number;
+  height?: number;
+}): string {
   const f = frame(options.width ?? 1180, options.height ?? 360);
   const max = Math.max(0, ...options.boxes.flatMap((b) => b.values));
   const { parts, y } = yAxis(f, niceTicks(max), options.format, options.yLabel);
@@ -167,10 +180,14 @@ export function boxPlot(options: { title: string; yLabel: string; boxes: Array<{
     const [min, q1, med, q3, top] = [0, 0.25, 0.5, 0.75, 1].map((q) => quantile(s, q));
     const cx = f.pad.left + (i + 0.5) * slot;
     const color = b.color ?? SERIES_COLORS[i % SERIES_COLORS.length];
-    const tip = escapeHtml(`${b.label}: ${s.length} sessions, min ${options.format(min)}, 25% ${options.format(q1)}, median ${options.format(med)}, 75% ${options.format(q3)}, max ${options.format(top)}`);
+    const tip = escapeHtml(
+      `${b.label}: ${s.length} sessions, min ${options.format(min)}, 25% ${options.format(q1)}, median ${options.format(med)}, 75% ${options.format(q3)}, max ${options.format(top)}`,
+    );
     parts.push(`<line x1="${cx}" x2="${cx}" y1="${y(top).toFixed(1)}" y2="${y(min).toFixed(1)}" stroke="#555"/>`);
     for (const v of [min, top]) parts.push(`<line x1="${cx - w / 4}" x2="${cx + w / 4}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#555"/>`);
-    parts.push(`<rect x="${cx - w / 2}" y="${y(q3).toFixed(1)}" width="${w}" height="${Math.max(1, y(q1) - y(q3)).toFixed(1)}" fill="${color}" fill-opacity="0.75" stroke="#333"><title>${tip}</title></rect>`);
+    parts.push(
+      `<rect x="${cx - w / 2}" y="${y(q3).toFixed(1)}" width="${w}" height="${Math.max(1, y(q1) - y(q3)).toFixed(1)}" fill="${color}" fill-opacity="0.75" stroke="#333"><title>${tip}</title></rect>`,
+    );
     parts.push(`<line x1="${cx - w / 2}" x2="${cx + w / 2}" y1="${y(med).toFixed(1)}" y2="${y(med).toFixed(1)}" stroke="#111" stroke-width="2.5"/>`);
     parts.push(`<text x="${cx + w / 2 + 4}" y="${(y(med) + 4).toFixed(1)}" font-size="11" fill="#111" ${FONT}>${escapeHtml(options.format(med))}</text>`);
     parts.push(wrappedLabel(b.label, cx, y(0) + 18, Math.max(8, Math.floor(slot / 7))));
@@ -196,12 +213,18 @@ export function lineChart(options: {
   const max = options.yMax ?? Math.max(0, ...options.series.flatMap((s) => s.points.map((v) => v ?? 0)));
   const { parts, y } = yAxis(f, niceTicks(max), options.format, options.yLabel);
   const n = options.xs.length;
-  const x = (i: number) => f.pad.left + 20 + (n > 1 ? (i / (n - 1)) * (f.width - f.pad.left - f.pad.right - 40) : (f.width - f.pad.left - f.pad.right - 40) / 2);
+  const x = (i: number) =>
+    f.pad.left + 20 + (n > 1 ? (i / (n - 1)) * (f.width - f.pad.left - f.pad.right - 40) : (f.width - f.pad.left - f.pad.right - 40) / 2);
   const every = Math.max(1, Math.ceil(n / 30));
   options.xs.forEach((label, i) => {
-    if (i % every === 0 || i === n - 1) parts.push(`<text x="${x(i).toFixed(1)}" y="${(y(0) + 18).toFixed(1)}" font-size="12" text-anchor="middle" fill="#444" ${FONT}>${escapeHtml(label)}</text>`);
+    if (i % every === 0 || i === n - 1)
+      parts.push(
+        `<text x="${x(i).toFixed(1)}" y="${(y(0) + 18).toFixed(1)}" font-size="12" text-anchor="middle" fill="#444" ${FONT}>${escapeHtml(label)}</text>`,
+      );
   });
-  parts.push(`<text x="${((f.pad.left + f.width - f.pad.right) / 2).toFixed(1)}" y="${(y(0) + 36).toFixed(1)}" font-size="13" text-anchor="middle" fill="#222" ${FONT}>${escapeHtml(options.xLabel)}</text>`);
+  parts.push(
+    `<text x="${((f.pad.left + f.width - f.pad.right) / 2).toFixed(1)}" y="${(y(0) + 36).toFixed(1)}" font-size="13" text-anchor="middle" fill="#222" ${FONT}>${escapeHtml(options.xLabel)}</text>`,
+  );
   options.series.forEach((s, k) => {
     const color = s.color ?? SERIES_COLORS[k % SERIES_COLORS.length];
     let path = '';
@@ -211,7 +234,10 @@ export function lineChart(options: {
     });
     parts.push(`<path d="${path.trim()}" fill="none" stroke="${color}" stroke-width="2.5"${s.dashed ? ' stroke-dasharray="6,4"' : ''}/>`);
     s.points.forEach((v, i) => {
-      if (v !== null && !s.dashed) parts.push(`<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3.5" fill="${color}"><title>${escapeHtml(`${s.name}, ${options.xs[i]}: ${options.format(v)}`)}</title></circle>`);
+      if (v !== null && !s.dashed)
+        parts.push(
+          `<circle cx="${x(i).toFixed(1)}" cy="${y(v).toFixed(1)}" r="3.5" fill="${color}"><title>${escapeHtml(`${s.name}, ${options.xs[i]}: ${options.format(v)}`)}</title></circle>`,
+        );
     });
   });
   return `${open(f, options.title)}${parts.join('')}${legend(f, items)}</svg>`;

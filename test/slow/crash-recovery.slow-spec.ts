@@ -109,7 +109,7 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
       }
     };
     await Promise.all([0, 1, 2, 3, 4, 5].map(worker));
-    await killed;
+    await (killed as Promise<void> | null); // assigned inside a worker above
     expect(ackCount).toBeGreaterThanOrEqual(150);
 
     const again = await start(dataDir);
@@ -129,7 +129,9 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
       for (const id of acked.get(session) ?? []) expect(windowIds.has(id)).toBe(true);
     }
     // the service keeps working on the recovered log
-    expect((await call(again.url, 'POST', '/v1/sessions/burst-a/events', { events: [{ id: 'after-crash', type: 'user', text: 'still here?' }] })).status).toBe(201);
+    expect((await call(again.url, 'POST', '/v1/sessions/burst-a/events', { events: [{ id: 'after-crash', type: 'user', text: 'still here?' }] })).status).toBe(
+      201,
+    );
     await caughtUp(again);
     await again.stop();
     const { onDisk, rebuilt } = await dumpAndRebuild(dataDir);
@@ -148,9 +150,9 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
     expect(first.status).toBe(201);
     ackedIds.push(...conversation('slow', 10).map((e) => e.id));
 
-    const pending = call(svc.url, 'POST', '/v1/sessions/slow/compactions', { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 } }).catch(
-      (err: Error) => ({ status: -1, body: err.name }),
-    );
+    const pending = call(svc.url, 'POST', '/v1/sessions/slow/compactions', {
+      strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 },
+    }).catch((err: Error) => ({ status: -1, body: err.name }));
     await until(() => fake.calls >= 1, 'the summarizer call to reach the fake endpoint');
     // appends never wait for a compaction in flight
     for (let n = 10; n < 13; n++) {
@@ -173,7 +175,9 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
     await caughtUp(again);
     const present = new Set(await logIds(again, 'slow'));
     for (const id of ackedIds) expect(present.has(id)).toBe(true);
-    const done = await call(again.url, 'POST', '/v1/sessions/slow/compactions', { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 } });
+    const done = await call(again.url, 'POST', '/v1/sessions/slow/compactions', {
+      strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 },
+    });
     expect(done.status).toBe(200);
     expect(done.body.outcome).toBe('compacted');
     await again.stop();
@@ -221,7 +225,7 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
       }
     };
     await Promise.all(sessions.flatMap((s) => [compactor(s), appender(s)]));
-    await killed;
+    await (killed as Promise<void> | null); // assigned inside a worker above
 
     const store = openStore(dataDir);
     for (const s of sessions) {
@@ -262,7 +266,8 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
     // Killed as soon as the projector has applied part of the backlog (it is catching up), twice.
     const readModels = new Database(path.join(dataDir, READ_MODEL_FILE_NAME), { readonly: true });
     const checkpoint = () => {
-      const row = readModels.prepare('SELECT position FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(SESSION_PROJECTOR_NAME) as { position: bigint } | undefined;
+      const row = readModels.prepare('SELECT position FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(SESSION_PROJECTOR_NAME) as
+        { position: bigint } | undefined;
       return row?.position ?? 0n;
     };
     const killPoints: bigint[] = [];

@@ -78,16 +78,37 @@ describe('start-up mode and logs of a real process', () => {
     expect((await call(svc.url, 'POST', '/v1/sessions/logs/compactions', { strategy }, auth)).body.outcome).toBe('compacted');
     // auto-compaction in the background
     expect((await call(svc.url, 'PUT', '/v1/sessions/logs/policy', { strategy }, auth)).status).toBe(200);
-    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'u4', type: 'user', text: `auto ${SECRET}` }, { id: 'a4', type: 'assistant', text: 'fine' }] }, auth)).status).toBe(201);
+    expect(
+      (
+        await call(
+          svc.url,
+          'POST',
+          '/v1/sessions/logs/events',
+          {
+            events: [
+              { id: 'u4', type: 'user', text: `auto ${SECRET}` },
+              { id: 'a4', type: 'assistant', text: 'fine' },
+            ],
+          },
+          auth,
+        )
+      ).status,
+    ).toBe(201);
     // reads, recall with the phrase in the query string, and rejected requests that carry it
     expect((await call(svc.url, 'GET', `/v1/recall?q=${SECRET}`, undefined, auth)).status).toBe(200);
     expect((await call(svc.url, 'GET', '/v1/sessions/logs/window?format=openai', undefined, auth)).status).toBe(200);
     expect((await call(svc.url, 'GET', '/v1/sessions/logs/events', undefined, auth)).status).toBe(200);
     expect((await call(svc.url, 'GET', `/v1/recall?q=${SECRET}`, undefined, { authorization: `Bearer ${WRONG_KEY}` })).status).toBe(401);
     expect((await call(svc.url, 'GET', '/v1/sessions/logs/window', undefined, { 'x-api-key': WRONG_KEY })).status).toBe(401);
-    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'x', type: 'user', text: `${SECRET} `.repeat(40) }] }, auth)).status).toBe(400);
+    expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'x', type: 'user', text: `${SECRET} `.repeat(40) }] }, auth)).status).toBe(
+      400,
+    );
     expect((await call(svc.url, 'POST', '/v1/sessions/logs/events', { events: [{ id: 'x', type: 'robot', text: SECRET }] }, auth)).status).toBe(400);
-    const broken = await fetch(`${svc.url}/v1/sessions/logs/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth }, body: `{"events":[{"text":"${SECRET}"` });
+    const broken = await fetch(`${svc.url}/v1/sessions/logs/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth },
+      body: `{"events":[{"text":"${SECRET}"`,
+    });
     expect(broken.status).toBe(400);
     expect((await call(svc.url, 'DELETE', '/v1/sessions/logs', undefined, auth)).status).toBe(200);
     await svc.stop();

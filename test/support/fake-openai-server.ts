@@ -231,7 +231,11 @@ export class FakeOpenAiServer {
       return;
     }
     if (!Array.isArray(body.messages) || body.stream === true) {
-      sendJson(res, 400, errorBody(body.stream === true ? 'streaming is not supported by the fake server' : 'messages must be an array', 'invalid_request_error'));
+      sendJson(
+        res,
+        400,
+        errorBody(body.stream === true ? 'streaming is not supported by the fake server' : 'messages must be an array', 'invalid_request_error'),
+      );
       return;
     }
 

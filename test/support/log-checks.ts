@@ -47,7 +47,8 @@ export function decisionProblems(events: RecordedEvent[]): { problems: string[];
   for (const [id, group] of groups) {
     const terminals = group.filter((e) => e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED);
     if (terminals.length !== 1) problems.push(`${id}: ${terminals.length} terminal events (${group.map((e) => e.type).join(', ')})`);
-    if (group[group.length - 1].type !== COMPACTION_COMPLETED && group[group.length - 1].type !== COMPACTION_FAILED) problems.push(`${id}: the terminal event is not last`);
+    if (group[group.length - 1].type !== COMPACTION_COMPLETED && group[group.length - 1].type !== COMPACTION_FAILED)
+      problems.push(`${id}: the terminal event is not last`);
     for (let i = 1; i < group.length; i++) {
       if (group[i].revision !== group[i - 1].revision + 1n) problems.push(`${id}: decision events are not one contiguous append`);
     }

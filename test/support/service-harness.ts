@@ -30,7 +30,16 @@ export interface HarnessOptions {
 /** Starts a service on `options.dataDir` (a new temp dir by default). */
 export async function startService(options: HarnessOptions = {}): Promise<Harness> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'session-e2e-'));
-  const env = { ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0', KURRENTDB_CONNECTION_STRING: '', DATABASE_URL: '', ...options.env };
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    API_KEYS: '',
+    RATE_LIMIT_PER_MINUTE: '0',
+    KURRENTDB_CONNECTION_STRING: '',
+    DATABASE_URL: '',
+    ...options.env,
+  };
   const service = await createSessionService(loadServiceConfig(env), { quiet: true, summarizer: options.summarizer, env: {} });
   const server = service.app.getHttpServer();
   return {

@@ -70,9 +70,21 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
     TS_NODE_TRANSPILE_ONLY: 'true',
     ...options.env,
   });
-  const [command, ...args] = options.command ?? [process.execPath, '-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts'];
+  const [command, ...args] = options.command ?? [
+    process.execPath,
+    '-r',
+    'ts-node/register/transpile-only',
+    '-r',
+    'tsconfig-paths/register',
+    'apps/session-service/src/main.ts',
+  ];
   // A command of its own runs in its own process group, so that killing it also ends its children (npm → node).
-  const child: ChildProcess = spawn(command, args, { cwd: options.cwd ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: options.command !== undefined });
+  const child: ChildProcess = spawn(command, args, {
+    cwd: options.cwd ?? REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.command !== undefined,
+  });
   const signal = (sig: NodeJS.Signals) => {
     if (options.command !== undefined && child.pid !== undefined) {
       try {

@@ -32,27 +32,33 @@ export class AppModule {
       module: AppModule,
       imports: [
         // With LOG_LEVEL=silent the HTTP logging middleware is left out altogether (it costs even when silent).
-        ...(config.logLevel === 'silent' ? [] : [LoggerModule.forRoot({
-          pinoHttp: {
-            level: config.logLevel,
-            // Human-readable on a terminal, JSON lines otherwise (LOG_FORMAT).
-            ...(config.logFormat === 'pretty' ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } } : {}),
-            // One line per request at REQUEST_LOG_LEVEL (debug unless asked); server errors always at error.
-            customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : (config.requestLogLevel as 'debug')),
-            // Never log keys or bodies: only method, path, status and timing.
-            redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
-            serializers: {
-              req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url.split('?')[0] }),
-              res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-            },
-            autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
-          },
-        })]),
+        ...(config.logLevel === 'silent'
+          ? []
+          : [
+              LoggerModule.forRoot({
+                pinoHttp: {
+                  level: config.logLevel,
+                  // Human-readable on a terminal, JSON lines otherwise (LOG_FORMAT).
+                  ...(config.logFormat === 'pretty'
+                    ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
+                    : {}),
+                  // One line per request at REQUEST_LOG_LEVEL (debug unless asked); server errors always at error.
+                  customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : (config.requestLogLevel as 'debug')),
+                  // Never log keys or bodies: only method, path, status and timing.
+                  redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
+                  serializers: {
+                    req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url.split('?')[0] }),
+                    res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+                  },
+                  autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+                },
+              }),
+            ]),
         ThrottlerModule.forRoot({
           // Named `default` so the answers carry the standard Retry-After and X-RateLimit-* headers.
           throttlers: [{ name: 'default', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
           skipIf: () => !throttle,
-          getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as Request) ?? String(req.ip ?? 'anonymous'),
+          getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as Request) ?? (typeof req.ip === 'string' ? req.ip : 'anonymous'),
           // One budget per key (or address) across every route, as RATE_LIMIT_PER_MINUTE promises; the
           // throttler's default key also names the route, which gave each key that budget per route.
           generateKey: (_context, tracker, throttlerName) => createHash('sha256').update(`${throttlerName}-${tracker}`).digest('hex'),

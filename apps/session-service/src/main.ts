@@ -36,7 +36,10 @@ async function main(): Promise<void> {
     `API docs: ${url}/docs`,
     `session memory compaction service listening on ${url}`,
   ];
-  if (config.natsUrl) lines.push(`NATS: commands on ${config.natsPrefix}.commands.>, results on ${config.natsPrefix}.results.>, decisions on ${config.natsPrefix}.decisions.> (${config.natsUrl})`);
+  if (config.natsUrl)
+    lines.push(
+      `NATS: commands on ${config.natsPrefix}.commands.>, results on ${config.natsPrefix}.results.>, decisions on ${config.natsPrefix}.decisions.> (${config.natsUrl})`,
+    );
   if (config.logFormat === 'pretty') process.stdout.write(lines.join('\n') + '\n');
   else {
     const banner = pino({ level: 'info' }, pino.destination({ dest: 1, sync: true }));

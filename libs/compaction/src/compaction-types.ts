@@ -50,12 +50,7 @@ export interface RollingSummaryStrategy {
 }
 
 /** A strategy with every parameter resolved (defaults applied, validated). */
-export type Strategy =
-  | SlidingWindowStrategy
-  | TurnWindowStrategy
-  | TokenCountStrategy
-  | RecursiveSummarizationStrategy
-  | RollingSummaryStrategy;
+export type Strategy = SlidingWindowStrategy | TurnWindowStrategy | TokenCountStrategy | RecursiveSummarizationStrategy | RollingSummaryStrategy;
 
 /** The strategy names of DESIGN §3.4. */
 export type StrategyType = Strategy['type'];
@@ -77,10 +72,7 @@ export type CompactionOutcome = 'compacted' | 'noop' | 'not-triggered' | 'confli
  * - `open-tool-call`: tool safety moved the cut back to the start; `toolCallId` is the call and
  *   `eventId` the assistant event holding it.
  */
-export type NoopReason =
-  | { reason: 'within-limit' }
-  | { reason: 'newest-turn-only' }
-  | { reason: 'open-tool-call'; toolCallId: string; eventId: string };
+export type NoopReason = { reason: 'within-limit' } | { reason: 'newest-turn-only' } | { reason: 'open-tool-call'; toolCallId: string; eventId: string };
 
 /**
  * What the summarizer must be given for one pass. The library never calls a model: the plan

@@ -176,10 +176,7 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
  */
 export function extractiveSummary(request: SummaryRequest, options: { maxChars?: number } = {}): string {
   const requested = options.maxChars;
-  const maxChars = Math.max(
-    MIN_EXTRACTIVE_MAX_CHARS,
-    Number.isFinite(requested) ? Math.floor(requested as number) : DEFAULT_EXTRACTIVE_MAX_CHARS,
-  );
+  const maxChars = Math.max(MIN_EXTRACTIVE_MAX_CHARS, Number.isFinite(requested) ? Math.floor(requested as number) : DEFAULT_EXTRACTIVE_MAX_CHARS);
   const events = request.toSummarize;
   const header = `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`;
 

@@ -26,9 +26,7 @@ function formatAssistant(event: AssistantEvent): string {
   const text = isBlankText(event.text) && !isBlankText(event.refusal) ? event.refusal : event.text;
   if (calls.length === 0) return `Assistant: ${textOrPlaceholder(text)}`;
   const rendered = calls.map((c) => `${c.name}(${c.arguments ?? ''})`).join(', ');
-  return isBlankText(text)
-    ? `Assistant [tool calls: ${rendered}]`
-    : `Assistant: ${text} [tool calls: ${rendered}]`;
+  return isBlankText(text) ? `Assistant [tool calls: ${rendered}]` : `Assistant: ${text} [tool calls: ${rendered}]`;
 }
 
 function formatTool(event: ToolEvent): string {

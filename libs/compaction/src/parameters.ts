@@ -24,13 +24,7 @@ export const MAX_SHADOW_PROMPT_LENGTH = 10_000;
 export const MAX_SYSTEM_PROMPT_LENGTH = 100_000;
 
 /** The strategy names of DESIGN §3.4, in the order of its table. */
-export const STRATEGY_TYPES: readonly StrategyType[] = [
-  'sliding-window',
-  'turn-window',
-  'token-count',
-  'recursive-summarization',
-  'rolling-summary',
-];
+export const STRATEGY_TYPES: readonly StrategyType[] = ['sliding-window', 'turn-window', 'token-count', 'recursive-summarization', 'rolling-summary'];
 
 /** Default parameters of every strategy (DESIGN §3.4). */
 export const STRATEGY_DEFAULTS = {
@@ -83,7 +77,12 @@ export function readInteger(value: unknown, path: string, min: number, max: numb
 function readText(value: unknown, path: string, maxLength: number, fallback: string): string {
   if (value === undefined) return fallback;
   const allowed = `a non-blank string of at most ${maxLength} characters, valid Unicode (no lone surrogate)`;
-  if (typeof value !== 'string' || value.trim() === '' || value.length > maxLength || /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)) {
+  if (
+    typeof value !== 'string' ||
+    value.trim() === '' ||
+    value.length > maxLength ||
+    /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)
+  ) {
     throw new InvalidParameterError(path, allowed, describeValue(value));
   }
   return value;

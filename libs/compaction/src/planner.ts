@@ -201,10 +201,7 @@ export function isUsableSummaryReply(reply: SummaryReply | undefined): reply is 
  * @throws Error when the plan has a `summaryRequest` but `reply` or `summaryId` is missing, or
  *   when `summaryId` collides with an existing id.
  */
-export function completePlan(
-  plan: CompactionPlan,
-  options: { reply?: SummaryReply; summaryId?: string; estimator: TokenEstimator },
-): CompactionResult {
+export function completePlan(plan: CompactionPlan, options: { reply?: SummaryReply; summaryId?: string; estimator: TokenEstimator }): CompactionResult {
   const request = plan.summaryRequest;
   if (!request) {
     return {

@@ -36,7 +36,7 @@ export function truncateMiddle(text: string, maxChars: number): string {
   let head = safeEnd(text, Math.ceil(keep / 2));
   let tailStart = safeStart(text, text.length - (keep - head));
   // never through a marker; take in markers touching the cut (only whitespace between)
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (const m of markers) {
       const insideHead = m.start < head && head < m.end;

@@ -91,7 +91,9 @@ export const strategyArbs: Record<Strategy['type'], fc.Arbitrary<Strategy>> = {
   'recursive-summarization': fc
     .integer({ min: 1, max: 12 })
     .chain((maxEventsToKeep) =>
-      fc.integer({ min: 0, max: maxEventsToKeep - 1 }).map((overlapSize) => ({ type: 'recursive-summarization' as const, maxEventsToKeep, overlapSize, ...prompts })),
+      fc
+        .integer({ min: 0, max: maxEventsToKeep - 1 })
+        .map((overlapSize) => ({ type: 'recursive-summarization' as const, maxEventsToKeep, overlapSize, ...prompts })),
     ),
   'rolling-summary': fc
     .record({ keepTurns: fc.integer({ min: 1, max: 5 }), summarizeAtTokens: fc.integer({ min: 1, max: 300 }) })

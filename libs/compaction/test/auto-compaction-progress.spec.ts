@@ -40,9 +40,13 @@ function grew(trigger: Trigger, from: TriggerFigures, to: TriggerFigures): boole
 const triggerArb: fc.Arbitrary<Trigger> = fc.oneof(
   fc.integer({ min: 0, max: 600 }).map((threshold) => ({ type: 'token-count' as const, threshold })),
   fc.integer({ min: 0, max: 8 }).map((maxTurns) => ({ type: 'turn-count' as const, maxTurns })),
-  fc
-    .tuple(fc.integer({ min: 0, max: 600 }), fc.integer({ min: 0, max: 8 }))
-    .map(([threshold, maxTurns]) => ({ type: 'any-of' as const, triggers: [{ type: 'token-count' as const, threshold }, { type: 'turn-count' as const, maxTurns }] })),
+  fc.tuple(fc.integer({ min: 0, max: 600 }), fc.integer({ min: 0, max: 8 })).map(([threshold, maxTurns]) => ({
+    type: 'any-of' as const,
+    triggers: [
+      { type: 'token-count' as const, threshold },
+      { type: 'turn-count' as const, maxTurns },
+    ],
+  })),
 );
 
 const turnArb = fc.record({ user: fc.string({ maxLength: 60 }), assistant: fc.string({ maxLength: 120 }) });
@@ -61,7 +65,13 @@ function simulate(system: string, turns: Array<{ user: string; assistant: string
   const passes: Pass[] = [];
   let grown = 0;
   turns.forEach((t, i) => {
-    const added = costEvents([{ id: `u${i}`, type: 'user', text: t.user }, { id: `a${i}`, type: 'assistant', text: t.assistant }], estimator);
+    const added = costEvents(
+      [
+        { id: `u${i}`, type: 'user', text: t.user },
+        { id: `a${i}`, type: 'assistant', text: t.assistant },
+      ],
+      estimator,
+    );
     grown += added.reduce((sum, c) => sum + c.tokens, 0);
     window = [...window, ...added];
     const before = triggerFigures(window);

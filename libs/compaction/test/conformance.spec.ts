@@ -6,6 +6,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describeWithShared, VECTORS_DIR } from '../../../test/support/shared-dir';
+
+/** A vector's text field as a string ('' when absent or not text). */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
 import {
   buildSummarizerMessages,
   completePlan,
@@ -62,7 +67,7 @@ function toEvent(raw: Record<string, unknown>): SessionEvent {
     case 'tool':
       return { id, type: 'tool', responses: (raw.responses as never) ?? [] };
     case 'summary':
-      return { id, type: 'summary', shadowPrompt: String(raw.shadowPrompt ?? ''), text: String(raw.text ?? '') };
+      return { id, type: 'summary', shadowPrompt: textOf(raw.shadowPrompt), text: textOf(raw.text) };
     default:
       throw new Error(`vector event ${id}: unknown type ${JSON.stringify(raw.type)}`);
   }
@@ -94,7 +99,7 @@ function runVector(v: Vector): void {
       thrown = e;
     }
     expect(thrown).toBeInstanceOf(InvalidParameterError);
-    expect((thrown as InvalidParameterError).parameter).toContain(String(exp.error));
+    expect((thrown as InvalidParameterError).parameter).toContain(textOf(exp.error));
     return;
   }
 

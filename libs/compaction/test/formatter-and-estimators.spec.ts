@@ -6,16 +6,7 @@
  */
 import fc from 'fast-check';
 import { get_encoding, type Tiktoken as WasmTiktoken } from 'tiktoken';
-import {
-  ESTIMATOR_NAMES,
-  eventCost,
-  formatEvent,
-  formatEventLines,
-  getEstimator,
-  isEstimatorName,
-  type SessionEvent,
-  type TokenEstimator,
-} from '../src';
+import { ESTIMATOR_NAMES, eventCost, formatEvent, formatEventLines, getEstimator, isEstimatorName, type SessionEvent, type TokenEstimator } from '../src';
 
 describe('formatEventLines / formatEvent (DESIGN §3.1)', () => {
   const cases: Array<[string, SessionEvent, string[]]> = [
@@ -40,7 +31,11 @@ describe('formatEventLines / formatEvent (DESIGN §3.1)', () => {
       { id: 'c', type: 'assistant', text: 'Checking.', toolCalls: [{ id: '1', name: 'f', arguments: 'not json' }] },
       ['Assistant: Checking. [tool calls: f(not json)]'],
     ],
-    ['assistant blank text with a call', { id: 'c', type: 'assistant', text: '  ', toolCalls: [{ id: '1', name: 'f', arguments: '{}' }] }, ['Assistant [tool calls: f({})]']],
+    [
+      'assistant blank text with a call',
+      { id: 'c', type: 'assistant', text: '  ', toolCalls: [{ id: '1', name: 'f', arguments: '{}' }] },
+      ['Assistant [tool calls: f({})]'],
+    ],
     [
       'tool',
       {
@@ -119,7 +114,14 @@ describe('estimators (DESIGN §3.1)', () => {
     it('on fixed samples', () => {
       const estimator = getEstimator(name);
       expect(estimator.count('hello world')).toBe(2);
-      for (const s of ['', 'User: hello', '请帮我把周五从上海飞往东京的航班改签到周六 ✈️ 🙏', 'Tool [responses: f -> {"a":[1,2,3]}]', '<|endoftext|> is plain text here', '  \n\t ']) {
+      for (const s of [
+        '',
+        'User: hello',
+        '请帮我把周五从上海飞往东京的航班改签到周六 ✈️ 🙏',
+        'Tool [responses: f -> {"a":[1,2,3]}]',
+        '<|endoftext|> is plain text here',
+        '  \n\t ',
+      ]) {
         expect(estimator.count(s)).toBe(ref(s));
       }
     });
@@ -156,9 +158,12 @@ describe('estimators (DESIGN §3.1)', () => {
       const estimator = getEstimator(name);
       const letters = fc.constantFrom('a', 'b', 'e', 'z', 'Q', 'ß', 'é', '日', '語', 'ข', '😀', '\u0301');
       fc.assert(
-        fc.property(fc.array(letters, { minLength: 65, maxLength: 600 }).map((a) => a.join('')), (s) => {
-          expect(estimator.count(s)).toBe(ref(s));
-        }),
+        fc.property(
+          fc.array(letters, { minLength: 65, maxLength: 600 }).map((a) => a.join('')),
+          (s) => {
+            expect(estimator.count(s)).toBe(ref(s));
+          },
+        ),
         { numRuns: 60 },
       );
     });

@@ -105,7 +105,13 @@ describe('parseStrategy (DESIGN §3.4)', () => {
 
 describe('parseTrigger (DESIGN §3.5)', () => {
   it('accepts nested triggers', () => {
-    const t = { type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 3 }, { type: 'all-of', triggers: [{ type: 'token-count', threshold: 10 }] }] };
+    const t = {
+      type: 'any-of',
+      triggers: [
+        { type: 'turn-count', maxTurns: 3 },
+        { type: 'all-of', triggers: [{ type: 'token-count', threshold: 10 }] },
+      ],
+    };
     expect(parseTrigger(t)).toEqual(t);
   });
 
@@ -115,7 +121,9 @@ describe('parseTrigger (DESIGN §3.5)', () => {
     expect(rejection(() => parseTrigger({ type: 'token-count', threshold: 2.5 })).parameter).toBe('trigger.threshold');
     expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [] })).parameter).toBe('trigger.triggers');
     expect(rejection(() => parseTrigger({ type: 'all-of' })).parameter).toBe('trigger.triggers');
-    expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [{ type: 'token-count', threshold: -1 }] })).parameter).toBe('trigger.triggers[0].threshold');
+    expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [{ type: 'token-count', threshold: -1 }] })).parameter).toBe(
+      'trigger.triggers[0].threshold',
+    );
     expect(rejection(() => parseTrigger({ type: 'soon' })).parameter).toBe('trigger.type');
     expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: 2, threshold: 3 })).parameter).toBe('trigger.threshold');
     expect(rejection(() => parseTrigger('turn-count')).parameter).toBe('trigger');

@@ -60,7 +60,14 @@ describe('planner: tool safety and turns (DESIGN §3.3)', () => {
   });
 
   it('turn-window: a kept answer that also answers an archived call moves the cut back', () => {
-    const both: SessionEvent = { id: 'r', type: 'tool', responses: [{ toolCallId: 'p', name: 'f', data: '1' }, { toolCallId: 'k', name: 'f', data: '2' }] };
+    const both: SessionEvent = {
+      id: 'r',
+      type: 'tool',
+      responses: [
+        { toolCallId: 'p', name: 'f', data: '1' },
+        { toolCallId: 'k', name: 'f', data: '2' },
+      ],
+    };
     const events = [call('c0', 'p'), u('u1'), call('c1', 'k'), both, u('u2'), a('a2')];
     const p = plan(events, { type: 'turn-window', maxTurns: 1 });
     expect(p.archivedIds).toEqual([]);
@@ -109,7 +116,15 @@ describe('planner: tool safety and turns (DESIGN §3.3)', () => {
   });
 
   it('rolling-summary: nothing changes below the threshold but superseded systems; over it, one request', () => {
-    const events: SessionEvent[] = [{ id: 's1', type: 'system', text: 'a' }, u('u1'), a('a1'), { id: 's2', type: 'system', text: 'b' }, u('u2'), a('a2'), u('u3')];
+    const events: SessionEvent[] = [
+      { id: 's1', type: 'system', text: 'a' },
+      u('u1'),
+      a('a1'),
+      { id: 's2', type: 'system', text: 'b' },
+      u('u2'),
+      a('a2'),
+      u('u3'),
+    ];
     const strategy = { type: 'rolling-summary' as const, keepTurns: 2, summarizeAtTokens: 100, shadowPrompt: 'S?', systemPrompt: 'P' };
     const below = plan(events, strategy);
     expect(below.archivedIds).toEqual(['s1']);
@@ -172,7 +187,19 @@ describe('buildSummarizerMessages', () => {
     expect(m.user).not.toContain(SUMMARIZER_SECTION.context);
   });
   it('the default prompt asks for the recap of DESIGN §3.7', () => {
-    for (const word of ["user's goal", 'key concepts', 'paths', 'identifiers', 'errors', 'decisions', 'every user message', 'open tasks', 'work in progress', 'next step', 'merge']) {
+    for (const word of [
+      "user's goal",
+      'key concepts',
+      'paths',
+      'identifiers',
+      'errors',
+      'decisions',
+      'every user message',
+      'open tasks',
+      'work in progress',
+      'next step',
+      'merge',
+    ]) {
       expect(DEFAULT_SUMMARIZER_SYSTEM_PROMPT.toLowerCase()).toContain(word);
     }
   });
@@ -215,7 +242,10 @@ describe('planSummaryChunks (DESIGN §3.7)', () => {
   };
 
   it('splits oldest first, keeps every event, fits every chunk (random sizes)', () => {
-    const texts = fc.array(fc.string({ minLength: 1, maxLength: 800, size: 'max' }).map((s) => `User: ${s}`), { minLength: 1, maxLength: 30 });
+    const texts = fc.array(
+      fc.string({ minLength: 1, maxLength: 800, size: 'max' }).map((s) => `User: ${s}`),
+      { minLength: 1, maxLength: 30 },
+    );
     const side = (maxLength: number) => fc.array(fc.string({ maxLength, size: 'large' }), { maxLength: 2 });
     fc.assert(
       fc.property(texts, side(600), side(300), fc.integer({ min: 120, max: 3000 }), (toSummarize, currentSummaries, overlap, max) => {
@@ -274,12 +304,17 @@ describe('extractiveSummary (DESIGN §3.7)', () => {
 
   it('is never blank and stays within maxChars (random requests)', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ maxLength: 300 }), { minLength: 1, maxLength: 20 }), fc.array(fc.string({ maxLength: 2000 }), { maxLength: 2 }), fc.integer({ min: 0, max: 3000 }), (toSummarize, currentSummaries, maxChars) => {
-        const s = extractiveSummary({ ...request, toSummarize, currentSummaries }, { maxChars });
-        expect(s.trim()).not.toBe('');
-        expect(s.length).toBeLessThanOrEqual(Math.max(200, maxChars));
-        expect(extractiveSummary({ ...request, toSummarize, currentSummaries }, { maxChars })).toBe(s);
-      }),
+      fc.property(
+        fc.array(fc.string({ maxLength: 300 }), { minLength: 1, maxLength: 20 }),
+        fc.array(fc.string({ maxLength: 2000 }), { maxLength: 2 }),
+        fc.integer({ min: 0, max: 3000 }),
+        (toSummarize, currentSummaries, maxChars) => {
+          const s = extractiveSummary({ ...request, toSummarize, currentSummaries }, { maxChars });
+          expect(s.trim()).not.toBe('');
+          expect(s.length).toBeLessThanOrEqual(Math.max(200, maxChars));
+          expect(extractiveSummary({ ...request, toSummarize, currentSummaries }, { maxChars })).toBe(s);
+        },
+      ),
       { numRuns: 150 },
     );
   });
@@ -293,7 +328,11 @@ describe('truncateMiddle and turns', () => {
     expect(t.startsWith('AAAA')).toBe(true);
     expect(t.endsWith('ZZZZ')).toBe(true);
     expect(t).toContain('characters omitted');
-    fc.assert(fc.property(fc.string({ unit: 'grapheme', maxLength: 300 }), fc.nat(400), (s, n) => expect(truncateMiddle(s, n).length).toBeLessThanOrEqual(Math.max(n, 0))));
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 300 }), fc.nat(400), (s, n) =>
+        expect(truncateMiddle(s, n).length).toBeLessThanOrEqual(Math.max(n, 0)),
+      ),
+    );
   });
 
   it('counts turns and groups the preamble', () => {

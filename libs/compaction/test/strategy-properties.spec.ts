@@ -130,7 +130,9 @@ function checkGuarantees(events: SessionEvent[], strategy: Strategy): void {
     if (e.type === 'assistant' && !archived.has(e.id)) for (const t of respondedBy.get(e.id) ?? []) expect(archived.has(t)).toBe(false);
     if (e.type === 'assistant' && archived.has(e.id)) {
       for (const c of e.toolCalls ?? []) {
-        const answered = (respondedBy.get(e.id) ?? []).some((t) => (byId.get(t) as { responses: { toolCallId: string }[] }).responses.some((r) => r.toolCallId === c.id));
+        const answered = (respondedBy.get(e.id) ?? []).some((t) =>
+          (byId.get(t) as { responses: { toolCallId: string }[] }).responses.some((r) => r.toolCallId === c.id),
+        );
         if (!answered) expect(events.slice(i + 1).some((o) => o.type === 'user')).toBe(true);
       }
     }
@@ -304,7 +306,9 @@ describe('strategy limits (DESIGN §3.4)', () => {
         const lastUser = real.map((e) => e.type).lastIndexOf('user');
         if (keptReal.length > real.length - lastUser && lastUser >= 0) {
           const systems = events.filter(isInstructions);
-          const fixed = (systems.length ? eventCost(systems[systems.length - 1], estimator) : 0) + events.filter((e) => e.type === 'summary').reduce((s, e) => s + eventCost(e, estimator), 0);
+          const fixed =
+            (systems.length ? eventCost(systems[systems.length - 1], estimator) : 0) +
+            events.filter((e) => e.type === 'summary').reduce((s, e) => s + eventCost(e, estimator), 0);
           expect(keptReal.reduce((s, e) => s + eventCost(e, estimator), 0)).toBeLessThanOrEqual(maxTokens - fixed);
         }
       }),

@@ -50,7 +50,11 @@ describe('truncateMiddle on text that already has markers', () => {
   });
 
   it('never mangles markers, whatever is truncated again and how far (random)', () => {
-    const piece = fc.oneof(fc.string({ maxLength: 40 }), fc.nat(99999).map((n) => ` [… ${n} characters omitted …] `), fc.nat(99).map((n) => `\n- [… ${n} more omitted …]\n`));
+    const piece = fc.oneof(
+      fc.string({ maxLength: 40 }),
+      fc.nat(99999).map((n) => ` [… ${n} characters omitted …] `),
+      fc.nat(99).map((n) => `\n- [… ${n} more omitted …]\n`),
+    );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 30 }), fc.array(fc.nat(400), { minLength: 1, maxLength: 5 }), (pieces, limits) => {
         let t = pieces.join('');
@@ -114,7 +118,13 @@ describe('extractiveSummary of a previous extractive summary', () => {
   it('folding N times stays within maxChars, non-blank, deterministic, one "Previous summary", no mangled marker (random)', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.array(fc.string({ maxLength: 400 }).map((t) => `User: ${t}`), { minLength: 1, maxLength: 6 }), { minLength: 2, maxLength: 10 }),
+        fc.array(
+          fc.array(
+            fc.string({ maxLength: 400 }).map((t) => `User: ${t}`),
+            { minLength: 1, maxLength: 6 },
+          ),
+          { minLength: 2, maxLength: 10 },
+        ),
         fc.integer({ min: 0, max: 4000 }),
         (batches, maxChars) => {
           const bound = Math.max(200, maxChars);

@@ -36,7 +36,7 @@ export function prepareAppend(stream: string, events: EventData[], expected: Exp
     if (typeof e.type !== 'string' || e.type.length === 0) throw new TypeError('event type must be a non-empty string');
     const data = JSON.stringify(e.data);
     if (data === undefined) throw new TypeError(`event ${id}: data is not JSON-serialisable`);
-    const metadata = e.metadata === undefined ? null : JSON.stringify(e.metadata) ?? null;
+    const metadata = e.metadata === undefined ? null : (JSON.stringify(e.metadata) ?? null);
     return { id, type: e.type, data, metadata };
   });
 }

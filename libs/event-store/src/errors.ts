@@ -29,7 +29,10 @@ export class DuplicateEventIdError extends Error {
 /** The store cannot be reached or failed for a reason unrelated to the request. */
 export class EventStoreUnavailableError extends Error {
   override readonly name = 'EventStoreUnavailableError';
-  constructor(message: string, override readonly cause?: unknown) {
+  constructor(
+    message: string,
+    override readonly cause?: unknown,
+  ) {
     super(message);
   }
 }

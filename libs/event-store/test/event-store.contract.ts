@@ -5,14 +5,7 @@
  * so the suite can run against a shared server.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  DuplicateEventIdError,
-  WrongExpectedRevisionError,
-  type EventData,
-  type EventStore,
-  type RecordedEvent,
-  type Subscription,
-} from '../src';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore, type RecordedEvent, type Subscription } from '../src';
 
 /** How an adapter's spec provides a store to the contract. */
 export interface ContractTarget {
@@ -173,10 +166,7 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         const s = `${prefix()}session-a`;
         const original = ev('A', { v: 1 });
         await store.appendToStream(s, [original], { expectedRevision: 'no_stream' });
-        const err = await expectRejects(
-          store.appendToStream(s, [{ ...original, data: { v: 2 } }], { expectedRevision: 'no_stream' }),
-          DuplicateEventIdError,
-        );
+        const err = await expectRejects(store.appendToStream(s, [{ ...original, data: { v: 2 } }], { expectedRevision: 'no_stream' }), DuplicateEventIdError);
         expect(err.eventId).toBe(original.id);
         await expectRejects(store.appendToStream(s, [{ ...original, type: 'B' }], { expectedRevision: 'no_stream' }), DuplicateEventIdError);
         const read = await store.readStream(s);

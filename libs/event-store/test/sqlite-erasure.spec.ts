@@ -65,7 +65,11 @@ describe('SqliteEventStore erasure on disk', () => {
     const store = SqliteEventStore.open(file, { pollIntervalMs: 50 });
     expect((store as unknown as { db: { pragma(s: string, o: object): unknown } }).db.pragma('secure_delete', { simple: true })).toBe(1);
     for (let n = 0; n < 50; n++) await store.appendToStream('session-gone', [ev(`${n} ${SECRET}`)]);
-    await Promise.all([store.appendToStream('session-other', [ev(KEPT)]), store.deleteStream('session-gone'), store.appendToStream('session-other', [ev(KEPT)])]);
+    await Promise.all([
+      store.appendToStream('session-other', [ev(KEPT)]),
+      store.deleteStream('session-gone'),
+      store.appendToStream('session-other', [ev(KEPT)]),
+    ]);
     expect(filesContaining(dir, SECRET)).toEqual([]);
     await store.close();
     expect(filesContaining(dir, SECRET)).toEqual([]);

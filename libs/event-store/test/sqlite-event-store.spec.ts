@@ -85,9 +85,7 @@ describe('SqliteEventStore specifics', () => {
     const e = ev();
     await store.appendToStream('session-1', [e]);
     await expect(store.appendToStream('session-2', [e])).rejects.toBeInstanceOf(DuplicateEventIdError);
-    await expect(store.appendToStream('session-2', [ev(), ev()].concat([{ ...ev(), id: e.id.toUpperCase() }]))).rejects.toBeInstanceOf(
-      DuplicateEventIdError,
-    );
+    await expect(store.appendToStream('session-2', [ev(), ev()].concat([{ ...ev(), id: e.id.toUpperCase() }]))).rejects.toBeInstanceOf(DuplicateEventIdError);
     expect(await store.readStream('session-2')).toEqual([]);
   });
 

@@ -16,7 +16,8 @@ export type SessionErrorCode =
   | InvalidRequestCode;
 
 /** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
-export type InvalidRequestCode = 'invalid_request' | 'invalid_message' | 'invalid_parameter' | 'invalid_session_id' | 'revision_out_of_range' | 'validation_failed' | 'invalid_query';
+export type InvalidRequestCode =
+  'invalid_request' | 'invalid_message' | 'invalid_parameter' | 'invalid_session_id' | 'revision_out_of_range' | 'validation_failed' | 'invalid_query';
 
 /** Base class: `code` is stable and documented. */
 export abstract class SessionError extends Error {

@@ -67,7 +67,17 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         SessionReads,
         SessionHistoryReads,
       ],
-      exports: [SessionReads, SessionHistoryReads, SessionProjector, SessionStateCache, AutoCompactionScheduler, EVENT_STORE, ReadModelStore, SUMMARIZER, CqrsModule],
+      exports: [
+        SessionReads,
+        SessionHistoryReads,
+        SessionProjector,
+        SessionStateCache,
+        AutoCompactionScheduler,
+        EVENT_STORE,
+        ReadModelStore,
+        SUMMARIZER,
+        CqrsModule,
+      ],
     };
   }
 

@@ -41,7 +41,11 @@ function asMessageError<T>(check: () => T): T {
     return check();
   } catch (err) {
     if (!(err instanceof InvalidRequestError)) throw err;
-    throw new InvalidRequestError(openAiFieldPath(err.parameter), openAiFieldPath(err.message).replace('send null when the event has no text', 'send some text'), 'invalid_message');
+    throw new InvalidRequestError(
+      openAiFieldPath(err.parameter),
+      openAiFieldPath(err.message).replace('send null when the event has no text', 'send some text'),
+      'invalid_message',
+    );
   }
 }
 
@@ -115,7 +119,11 @@ export async function appendMessagesCommandFrom(
   const parsed = openAiMessagesToEvents(input.messages, { knownCallNames, assignId });
   const events: EventToAppend[] = parsed.map((event, i) => {
     const checked = asMessageError(() => validate(schemas.nativeEvent, event, `messages[${i}]`));
-    return { event: { ...checked, id: event.id } as EventToAppend['event'], field: `messages[${i}]`, pathOf: (p: string) => `messages[${i}]${openAiFieldPath(p)}` };
+    return {
+      event: { ...checked, id: event.id } as EventToAppend['event'],
+      field: `messages[${i}]`,
+      pathOf: (p: string) => `messages[${i}]${openAiFieldPath(p)}`,
+    };
   });
   return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
 }

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import type { EventStoreConfig } from '@lib/event-store';
 import type { ServiceConfig } from './service-config';
 

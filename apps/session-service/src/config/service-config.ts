@@ -73,7 +73,10 @@ function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: num
 export function parseApiKeys(raw: string | undefined): Map<string, string> {
   const keys = new Map<string, string>();
   if (!raw?.trim()) return keys;
-  for (const entry of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const at = entry.lastIndexOf(':');
     const key = entry.slice(0, at);
     const tenant = entry.slice(at + 1);

@@ -26,16 +26,33 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   if (err instanceof InvalidParameterError) {
     return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
   }
-  if (err instanceof EventStoreUnavailableError) return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };
+  if (err instanceof EventStoreUnavailableError)
+    return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };
   const bodyParserType = (err as { type?: string } | null)?.type;
-  if (bodyParserType === 'entity.too.large') return { status: 413, body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' } };
-  if (bodyParserType === 'entity.verify.failed') return { status: 400, body: { code: 'malformed_body', message: 'the body is not valid UTF-8: send JSON encoded as UTF-8' } };
+  if (bodyParserType === 'entity.too.large')
+    return {
+      status: 413,
+      body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' },
+    };
+  if (bodyParserType === 'entity.verify.failed')
+    return { status: 400, body: { code: 'malformed_body', message: 'the body is not valid UTF-8: send JSON encoded as UTF-8' } };
   if (bodyParserType === 'entity.parse.failed') return { status: 400, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
-  if (bodyParserType === 'encoding.unsupported') return { status: 415, body: { code: 'unsupported_encoding', message: 'unsupported Content-Encoding: send the body uncompressed or as gzip, deflate or br' } };
-  if (bodyParserType === 'charset.unsupported') return { status: 415, body: { code: 'unsupported_encoding', message: 'unsupported charset: send the body as UTF-8 JSON' } };
+  if (bodyParserType === 'encoding.unsupported')
+    return {
+      status: 415,
+      body: { code: 'unsupported_encoding', message: 'unsupported Content-Encoding: send the body uncompressed or as gzip, deflate or br' },
+    };
+  if (bodyParserType === 'charset.unsupported')
+    return { status: 415, body: { code: 'unsupported_encoding', message: 'unsupported charset: send the body as UTF-8 JSON' } };
   const zlibCode = (err as { code?: unknown } | null)?.code;
   if (typeof zlibCode === 'string' && /^(Z_|ERR__ERROR)/.test(zlibCode)) {
-    return { status: 400, body: { code: 'malformed_body', message: 'the body could not be decoded with its Content-Encoding: send it uncompressed, or compressed as the header says' } };
+    return {
+      status: 400,
+      body: {
+        code: 'malformed_body',
+        message: 'the body could not be decoded with its Content-Encoding: send it uncompressed, or compressed as the header says',
+      },
+    };
   }
   if (err instanceof HttpException) {
     const status = err.getStatus();
@@ -43,9 +60,14 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     if (cause?.type) return toApiError(cause);
     if (status === 404) return { status, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
     if (status === 429) return { status, body: { code: 'rate_limited', message: 'too many requests for this key; slow down and retry' } };
-    if (status === 413) return { status, body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' } };
+    if (status === 413)
+      return {
+        status,
+        body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' },
+      };
     if (status === 400 && /JSON/i.test(err.message)) return { status, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
-    if (status === 400 && /^Failed to decode param/.test(err.message)) return { status, body: { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' } };
+    if (status === 400 && /^Failed to decode param/.test(err.message))
+      return { status, body: { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' } };
     if (status === 401) return { status, body: { code: 'unauthorized', message: err.message } };
     return { status, body: { code: `http_${status}`, message: err.message } };
   }

@@ -74,7 +74,10 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         if (hasLoneSurrogate(json)) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
       })
       .transform((m) => m as Record<string, unknown>)
-      .meta({ type: 'object', description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} characters of JSON; stored verbatim` })
+      .meta({
+        type: 'object',
+        description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} characters of JSON; stored verbatim`,
+      })
       .optional(),
   };
   // Kept only to render a message as it came in (OpenAI `name` and text parts).
@@ -125,7 +128,11 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const expectedRevision = z.union(
     [
       z.enum(['any', 'no_stream', 'stream_exists'], { error: revisionMessage }),
-      z.number({ error: revisionMessage }).int({ error: revisionMessage }).min(0, { error: revisionMessage }).max(Number.MAX_SAFE_INTEGER, { error: revisionMessage }),
+      z
+        .number({ error: revisionMessage })
+        .int({ error: revisionMessage })
+        .min(0, { error: revisionMessage })
+        .max(Number.MAX_SAFE_INTEGER, { error: revisionMessage }),
       z.string().refine((s) => /^\d{1,19}$/.test(s) && BigInt(s) <= MAX_REVISION, { error: revisionMessage }),
     ],
     { error: revisionMessage },
@@ -135,12 +142,18 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     .regex(/^[^\u0000-\u001f\u007f]{1,256}$/, { message: 'must be 1 to 256 characters without control characters' })
     .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
   const appendEvents = z.strictObject({
-    events: z.array(nativeEvent).min(1, { message: 'send at least one event' }).max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} events per request` }),
+    events: z
+      .array(nativeEvent)
+      .min(1, { message: 'send at least one event' })
+      .max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} events per request` }),
     expectedRevision: expectedRevision.optional(),
     userId: userId.optional(),
   });
   const appendMessages = z.strictObject({
-    messages: z.array(z.unknown()).min(1, { message: 'send at least one message' }).max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} messages per request` }),
+    messages: z
+      .array(z.unknown())
+      .min(1, { message: 'send at least one message' })
+      .max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} messages per request` }),
     expectedRevision: expectedRevision.optional(),
     userId: userId.optional(),
   });
@@ -163,18 +176,20 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     fromRevision: revisionParam.optional(),
     limit: integerInRange(1n, 1000n).optional(),
   });
-  const recallQuery = z.strictObject({
-    q: z.string().min(1, { message: 'must not be empty' }).max(1000, { message: 'at most 1000 characters' }),
-    sessionId: z.string().regex(SESSION_ID_PATTERN, { message: 'is not a valid session id' }).optional(),
-    userId: userId.optional(),
-    type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'type must be one of user, assistant, tool, system, summary' }).optional(),
-    archived: z.enum(['true', 'false'], { error: 'archived must be true or false' }).optional(),
-    compactionId: z.string().max(256).optional(),
-    from: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
-    to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
-    limit: integerInRange(1n, 100n).optional(),
-    cursor: z.string().max(512).optional(),
-  }).refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });
+  const recallQuery = z
+    .strictObject({
+      q: z.string().min(1, { message: 'must not be empty' }).max(1000, { message: 'at most 1000 characters' }),
+      sessionId: z.string().regex(SESSION_ID_PATTERN, { message: 'is not a valid session id' }).optional(),
+      userId: userId.optional(),
+      type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'type must be one of user, assistant, tool, system, summary' }).optional(),
+      archived: z.enum(['true', 'false'], { error: 'archived must be true or false' }).optional(),
+      compactionId: z.string().max(256).optional(),
+      from: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
+      to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
+      limit: integerInRange(1n, 100n).optional(),
+      cursor: z.string().max(512).optional(),
+    })
+    .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });
   const noQuery = z.strictObject({});
   return { noQuery, nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }

@@ -9,7 +9,14 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGu
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Inject } from '@nestjs/common';
-import { EraseSessionCommand, type AppendSessionEventsResult, type CompactionAnswer } from '@lib/session';
+import {
+  EraseSessionCommand,
+  type AppendSessionEventsResult,
+  type CompactionAnswer,
+  type EraseAnswer,
+  type PolicyAnswer,
+  type SetCompactionPolicyCommand,
+} from '@lib/session';
 import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
@@ -18,7 +25,13 @@ import { validate } from './validate';
 import { SessionReads } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
 import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, PolicyAnswerSchema, WindowSchema } from './response-schemas';
-import { appendEventsCommandFrom, appendMessagesCommandFrom, checkSessionId, compactCommandFrom, policyCommandFrom } from '../commands/session-command-requests';
+import {
+  appendEventsCommandFrom,
+  appendMessagesCommandFrom,
+  checkSessionId,
+  compactCommandFrom,
+  policyCommandFrom,
+} from '../commands/session-command-requests';
 
 /** The request schemas at documentation limits (query schemas do not depend on limits). */
 const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1_000_000 });
@@ -69,8 +82,8 @@ export class SessionsController {
   @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it)" })
   @ApiBody({ schema: openApiSchema('policy') })
   @ApiAnswer(PolicyAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
-  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown) {
-    return this.commandBus.execute(policyCommandFrom(this.schemas, tenant, sessionId, body));
+  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<PolicyAnswer> {
+    return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(policyCommandFrom(this.schemas, tenant, sessionId, body));
   }
 
   @Get('window')
@@ -100,11 +113,11 @@ export class SessionsController {
 
   @Delete()
   @HttpCode(200)
-  @ApiOperation({ summary: "Erase the session: its content leaves the store and every read model (the deletion is recorded without content)" })
+  @ApiOperation({ summary: 'Erase the session: its content leaves the store and every read model (the deletion is recorded without content)' })
   @ApiAnswer(EraseAnswerSchema)
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
     validate(this.schemas.noQuery, query);
-    return this.commandBus.execute(new EraseSessionCommand(tenant, sessionId));
+    return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId));
   }
 }

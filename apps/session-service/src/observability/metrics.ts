@@ -17,11 +17,19 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
   /** Projector checkpoint (global position). */
-  readonly projectorCheckpoint = new Gauge({ name: 'projector_checkpoint_position', help: 'Last global position applied by the projector', registers: [this.registry] });
+  readonly projectorCheckpoint = new Gauge({
+    name: 'projector_checkpoint_position',
+    help: 'Last global position applied by the projector',
+    registers: [this.registry],
+  });
   /** Store head position. */
   readonly storeHead = new Gauge({ name: 'event_store_head_position', help: 'Global position of the last event in the store', registers: [this.registry] });
   /** Auto-compactions in progress. */
-  readonly autoCompactionsRunning = new Gauge({ name: 'auto_compactions_in_progress', help: 'Sessions with an automatic compaction running', registers: [this.registry] });
+  readonly autoCompactionsRunning = new Gauge({
+    name: 'auto_compactions_in_progress',
+    help: 'Sessions with an automatic compaction running',
+    registers: [this.registry],
+  });
   /** Compaction answers (commanded and automatic, dry runs included) by origin, outcome and noop reason (empty unless `noop`). */
   readonly compactions = new Counter({
     name: 'compactions_total',

@@ -2,13 +2,7 @@ import { ErrorType } from '@kurrent/kurrentdb-client';
 import { EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type { ExpectedRevision } from '../event-store.port';
 
-const UNAVAILABLE = new Set<string>([
-  ErrorType.UNAVAILABLE,
-  ErrorType.TIMEOUT,
-  ErrorType.DEADLINE_EXCEEDED,
-  ErrorType.NOT_LEADER,
-  ErrorType.CANCELLED,
-]);
+const UNAVAILABLE = new Set<string>([ErrorType.UNAVAILABLE, ErrorType.TIMEOUT, ErrorType.DEADLINE_EXCEEDED, ErrorType.NOT_LEADER, ErrorType.CANCELLED]);
 
 /** The client's error type tag (`ErrorType`), or undefined for other errors. */
 export function kurrentErrorType(error: unknown): string | undefined {

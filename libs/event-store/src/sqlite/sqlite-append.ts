@@ -23,9 +23,7 @@ export class SqliteAppender {
 
   constructor(db: Database.Database) {
     this.streamRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM streams WHERE stream = ?').safeIntegers(true);
-    this.eventById = db
-      .prepare<[string], ExistingRow>('SELECT position, stream, revision, type, data, metadata FROM events WHERE id = ?')
-      .safeIntegers(true);
+    this.eventById = db.prepare<[string], ExistingRow>('SELECT position, stream, revision, type, data, metadata FROM events WHERE id = ?').safeIntegers(true);
     this.insertEvent = db
       .prepare<[string, bigint, string, string, string, string | null, number]>(
         'INSERT INTO events (stream, revision, id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?)',

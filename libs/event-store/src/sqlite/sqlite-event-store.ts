@@ -176,9 +176,7 @@ export class SqliteEventStore implements EventStore {
     const limit = options.maxCount ?? 4096;
     if (limit <= 0) return [];
     const prefix = options.streamPrefix;
-    return this.read(() =>
-      prefix ? this.stmts.readAllPrefix.all(after, prefix.length, prefix, limit) : this.stmts.readAll.all(after, limit),
-    );
+    return this.read(() => (prefix ? this.stmts.readAllPrefix.all(after, prefix.length, prefix, limit) : this.stmts.readAll.all(after, limit)));
   }
 
   /** See {@link EventStore.streamRevision}. */
@@ -244,7 +242,7 @@ export class SqliteEventStore implements EventStore {
 
   private enqueue<T>(run: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (value: never) => void, reject });
+      this.queue.push({ run, resolve: resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => {
@@ -339,18 +337,12 @@ export class SqliteEventStore implements EventStore {
       release: db.prepare('RELEASE op'),
       rollbackTo: db.prepare('ROLLBACK TO op'),
       readForwards: db
-        .prepare<[string, bigint, number], Row>(
-          `SELECT ${cols} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`,
-        )
+        .prepare<[string, bigint, number], Row>(`SELECT ${cols} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`)
         .safeIntegers(true),
       readBackwards: db
-        .prepare<[string, bigint, number], Row>(
-          `SELECT ${cols} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`,
-        )
+        .prepare<[string, bigint, number], Row>(`SELECT ${cols} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`)
         .safeIntegers(true),
-      readAll: db
-        .prepare<[bigint, number], Row>(`SELECT ${cols} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`)
-        .safeIntegers(true),
+      readAll: db.prepare<[bigint, number], Row>(`SELECT ${cols} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`).safeIntegers(true),
       readAllPrefix: db
         .prepare<[bigint, number, string, number], Row>(
           `SELECT ${cols} FROM events WHERE position > ? AND substr(stream, 1, ?) = ? ORDER BY position ASC LIMIT ?`,
@@ -371,11 +363,7 @@ function isUnavailable(error: unknown): boolean {
 }
 
 function toUnavailable(error: unknown): unknown {
-  if (
-    error instanceof WrongExpectedRevisionError ||
-    error instanceof DuplicateEventIdError ||
-    error instanceof EventStoreUnavailableError
-  ) {
+  if (error instanceof WrongExpectedRevisionError || error instanceof DuplicateEventIdError || error instanceof EventStoreUnavailableError) {
     return error;
   }
   if (isUnavailable(error) || (error instanceof TypeError && /not open/.test(error.message))) {

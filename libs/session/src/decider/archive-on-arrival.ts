@@ -12,7 +12,11 @@ import { arrivalArchiveEventId } from '../domain/session-ids';
  * `EventsArchived` (with `onArrival: true`) per late answer, naming the compaction that archived
  * its call. `lateAnswers` pairs each late answer's client id with that compaction id.
  */
-export function archiveOnArrival(key: string, lateAnswers: ReadonlyArray<{ eventId: string; compactionId: string }>, metadata: SessionEventMetadata): EventData[] {
+export function archiveOnArrival(
+  key: string,
+  lateAnswers: ReadonlyArray<{ eventId: string; compactionId: string }>,
+  metadata: SessionEventMetadata,
+): EventData[] {
   return lateAnswers.map(({ eventId, compactionId }) => {
     const data: EventsArchivedData = { compactionId, archivedIds: [eventId], onArrival: true };
     return { id: arrivalArchiveEventId(key, eventId), type: EVENTS_ARCHIVED, data, metadata };

@@ -10,8 +10,17 @@ import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from
 import { given } from './testing/decider-spec';
 
 const user = (id: string, text = `text of ${id}`): SessionEvent => ({ id, type: 'user', text });
-const calls = (id: string, ...callIds: string[]): SessionEvent => ({ id, type: 'assistant', text: null, toolCalls: callIds.map((c) => ({ id: c, name: 'f', arguments: '{}' })) });
-const answers = (id: string, ...callIds: string[]): SessionEvent => ({ id, type: 'tool', responses: callIds.map((c) => ({ toolCallId: c, name: 'f', data: 'ok' })) });
+const calls = (id: string, ...callIds: string[]): SessionEvent => ({
+  id,
+  type: 'assistant',
+  text: null,
+  toolCalls: callIds.map((c) => ({ id: c, name: 'f', arguments: '{}' })),
+});
+const answers = (id: string, ...callIds: string[]): SessionEvent => ({
+  id,
+  type: 'tool',
+  responses: callIds.map((c) => ({ toolCallId: c, name: 'f', data: 'ok' })),
+});
 const append = (...events: SessionEvent[]): AppendEvents => ({
   type: 'AppendEvents',
   tenantId: 't',
@@ -62,7 +71,10 @@ describe('decideAppend', () => {
   });
 
   it('has no call for an answer to an archived call that was answered, or once its late answer arrived', () => {
-    given(user('u1'), calls('c1', 'k1'), answers('t1', 'k1'), user('u2'), { type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1', 't1'] } })
+    given(user('u1'), calls('c1', 'k1'), answers('t1', 'k1'), user('u2'), {
+      type: EVENTS_ARCHIVED,
+      data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1', 't1'] },
+    })
       .when((state) => decideAppend(append(answers('r1', 'k1')), state))
       .thenThrows(UnknownToolCallError, 'unknown_tool_call');
     given(user('u1'), calls('c1', 'k1'), user('u2'), { type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1'] } }, answers('r1', 'k1'))
@@ -71,11 +83,15 @@ describe('decideAppend', () => {
   });
 
   it('rejects an empty list', () => {
-    given().when((state) => decideAppend(append(), state)).thenThrows(InvalidRequestError, 'invalid_request');
+    given()
+      .when((state) => decideAppend(append(), state))
+      .thenThrows(InvalidRequestError, 'invalid_request');
   });
 
   it('rejects a client id repeated within one request', () => {
-    given().when((state) => decideAppend(append(user('u1'), user('u1')), state)).thenThrows(InvalidRequestError, 'invalid_request');
+    given()
+      .when((state) => decideAppend(append(user('u1'), user('u1')), state))
+      .thenThrows(InvalidRequestError, 'invalid_request');
   });
 
   it('treats a resend of ids already in the log as a retry (the store answers the original), skipping the tool-call checks', () => {
@@ -97,7 +113,9 @@ describe('decideAppend', () => {
   });
 
   it('rejects a response to a call the session never made', () => {
-    given(user('u1')).when((state) => decideAppend(append(answers('t1', 'nope')), state)).thenThrows(UnknownToolCallError, 'unknown_tool_call');
+    given(user('u1'))
+      .when((state) => decideAppend(append(answers('t1', 'nope')), state))
+      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
   });
 
   it('rejects reusing the id of a call that is still open, and allows it once the call is answered', () => {

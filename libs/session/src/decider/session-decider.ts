@@ -145,5 +145,15 @@ export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | 
     return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
   }
   const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: context.now.toISOString() };
-  return { kind: 'append', events: [{ id: policyEventId(sessionKey(command.tenantId, command.sessionId), state?.revision ?? null, key), type: POLICY_SET, data, metadata: metadataOf(command) }] };
+  return {
+    kind: 'append',
+    events: [
+      {
+        id: policyEventId(sessionKey(command.tenantId, command.sessionId), state?.revision ?? null, key),
+        type: POLICY_SET,
+        data,
+        metadata: metadataOf(command),
+      },
+    ],
+  };
 }

@@ -90,7 +90,14 @@ describe('openAiMessagesToEvents', () => {
   it('converts each role, using message ids as client ids', () => {
     const events = openAiMessagesToEvents([
       { role: 'system', content: 'be brief', id: 'sys' },
-      { role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }], id: 'u1' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'first' },
+          { type: 'text', text: 'second' },
+        ],
+        id: 'u1',
+      },
       { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{"q":1}' } }], id: 'a1' },
       { role: 'tool', tool_call_id: 'c1', content: '{"ok":true}', id: 't1' },
       { role: 'assistant', content: 'done', id: 'a2' },
@@ -107,7 +114,10 @@ describe('openAiMessagesToEvents', () => {
   });
 
   it('assigns ids with assignId, else the prefix, else msg-<index>', () => {
-    const msgs = [{ role: 'user', content: 'a' }, { role: 'user', content: 'b', id: 'mine' }];
+    const msgs = [
+      { role: 'user', content: 'a' },
+      { role: 'user', content: 'b', id: 'mine' },
+    ];
     expect(openAiMessagesToEvents(msgs).map((e) => e.id)).toEqual(['msg-0', 'mine']);
     expect(openAiMessagesToEvents(msgs, { idPrefix: 'r7-' }).map((e) => e.id)).toEqual(['r7-0', 'mine']);
     expect(openAiMessagesToEvents(msgs, { assignId: (i) => `id${i * 10}` }).map((e) => e.id)).toEqual(['id0', 'mine']);
@@ -133,7 +143,10 @@ describe('openAiMessagesToEvents', () => {
   it('rejects a tool message whose call is unknown with a 422 naming the field and call id', () => {
     let error: unknown;
     try {
-      openAiMessagesToEvents([{ role: 'user', content: 'hi' }, { role: 'tool', tool_call_id: 'nope', content: 'secret result' }]);
+      openAiMessagesToEvents([
+        { role: 'user', content: 'hi' },
+        { role: 'tool', tool_call_id: 'nope', content: 'secret result' },
+      ]);
     } catch (e) {
       error = e;
     }
@@ -156,10 +169,26 @@ describe('openAiMessagesToEvents', () => {
     ['a text part without text', 'messages[0].content[0].text', [{ role: 'user', content: [{ type: 'text' }] }]],
     ['an assistant without content or calls', 'messages[0].content', [{ role: 'assistant', content: null }]],
     ['tool_calls not an array', 'messages[0].tool_calls', [{ role: 'assistant', content: null, tool_calls: { id: 'c' } }]],
-    ['a call without id', 'messages[0].tool_calls[0].id', [{ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }]],
-    ['a call of another type', 'messages[0].tool_calls[0].type', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'custom', function: { name: 'f', arguments: '{}' } }] }]],
-    ['a call without a name', 'messages[0].tool_calls[0].function.name', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: '', arguments: '{}' } }] }]],
-    ['call arguments as an object', 'messages[0].tool_calls[0].function.arguments', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: { a: 1 } } }] }]],
+    [
+      'a call without id',
+      'messages[0].tool_calls[0].id',
+      [{ role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+    ],
+    [
+      'a call of another type',
+      'messages[0].tool_calls[0].type',
+      [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'custom', function: { name: 'f', arguments: '{}' } }] }],
+    ],
+    [
+      'a call without a name',
+      'messages[0].tool_calls[0].function.name',
+      [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: '', arguments: '{}' } }] }],
+    ],
+    [
+      'call arguments as an object',
+      'messages[0].tool_calls[0].function.arguments',
+      [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: { a: 1 } } }] }],
+    ],
     [
       'two calls with one id in a message',
       'messages[0].tool_calls[1].id',
@@ -167,11 +196,29 @@ describe('openAiMessagesToEvents', () => {
     ],
     ['a legacy function_call', 'messages[0].function_call', [{ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }]],
     ['a tool message without tool_call_id', 'messages[0].tool_call_id', [{ role: 'tool', content: SECRET }]],
-    ['a tool message without content', 'messages[1].content', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c' }]],
+    [
+      'a tool message without content',
+      'messages[1].content',
+      [
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'c' },
+      ],
+    ],
     ['a lone surrogate in content', 'messages[0].content', [{ role: 'user', content: `${SECRET}\uD800` }]],
-    ['a lone surrogate in arguments', 'messages[0].tool_calls[0].function.arguments', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '"\uDC00"' } }] }]],
+    [
+      'a lone surrogate in arguments',
+      'messages[0].tool_calls[0].function.arguments',
+      [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '"\uDC00"' } }] }],
+    ],
     ['an empty id', 'messages[0].id', [{ role: 'user', content: SECRET, id: '' }]],
-    ['a duplicate id', 'messages[1].id', [{ role: 'user', content: 'a', id: 'x' }, { role: 'user', content: SECRET, id: 'x' }]],
+    [
+      'a duplicate id',
+      'messages[1].id',
+      [
+        { role: 'user', content: 'a', id: 'x' },
+        { role: 'user', content: SECRET, id: 'x' },
+      ],
+    ],
   ];
   it.each(broken)('rejects %s with a 400 naming %s', (_what, parameter, messages) => {
     let error: unknown;
@@ -200,7 +247,15 @@ describe('eventsToOpenAiMessages', () => {
       { id: 'sum', type: 'summary', shadowPrompt: 'What happened so far?', text: 'They booked a flight.' },
       { id: 'u1', type: 'user', text: 'hi' },
       { id: 's-new', type: 'system', text: 'new rules' },
-      { id: 'a1', type: 'assistant', text: 'Checking.', toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }, { id: 'c2', name: 'g', arguments: '{"x":1}' }] },
+      {
+        id: 'a1',
+        type: 'assistant',
+        text: 'Checking.',
+        toolCalls: [
+          { id: 'c1', name: 'f', arguments: '{}' },
+          { id: 'c2', name: 'g', arguments: '{"x":1}' },
+        ],
+      },
       {
         id: 't1',
         type: 'tool',
@@ -250,7 +305,16 @@ describe('eventsToOpenAiMessages', () => {
       call('c3', 'y'),
     ];
     const messages = eventsToOpenAiMessages(events);
-    expect(messages.map((m) => (m.role === 'tool' ? `tool:${JSON.stringify(m.content)}` : m.role))).toEqual(['user', 'assistant', 'tool:"first"', 'assistant', 'assistant', 'tool:"second"', 'user', 'assistant']);
+    expect(messages.map((m) => (m.role === 'tool' ? `tool:${JSON.stringify(m.content)}` : m.role))).toEqual([
+      'user',
+      'assistant',
+      'tool:"first"',
+      'assistant',
+      'assistant',
+      'tool:"second"',
+      'user',
+      'assistant',
+    ]);
     expect(validateOpenAiWindow(messages)).toEqual([]);
     // As stored (answer after the interrupting assistant message), a provider would refuse it.
     const asStored = [
@@ -269,16 +333,36 @@ describe('eventsToOpenAiMessages', () => {
 
   it('renders name, text parts and refusal as they were sent', () => {
     const messages = [
-      { role: 'system', content: [{ type: 'text', text: 'be ' }, { type: 'text', text: 'brief' }], name: 'ops' },
+      {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'be ' },
+          { type: 'text', text: 'brief' },
+        ],
+        name: 'ops',
+      },
       { role: 'user', content: 'hi', name: 'alice' },
       { role: 'assistant', content: null, refusal: 'no', name: 'bot' },
       { role: 'assistant', content: 'ok', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
-      { role: 'tool', tool_call_id: 'c1', content: [{ type: 'text', text: '{"a"' }, { type: 'text', text: ':1}' }], name: 'f' },
+      {
+        role: 'tool',
+        tool_call_id: 'c1',
+        content: [
+          { type: 'text', text: '{"a"' },
+          { type: 'text', text: ':1}' },
+        ],
+        name: 'f',
+      },
     ];
     const events = openAiMessagesToEvents(messages);
     expect(events[0]).toEqual({ id: 'msg-0', type: 'system', text: 'be brief', textParts: ['be ', 'brief'], name: 'ops' });
     expect(events[2]).toEqual({ id: 'msg-2', type: 'assistant', text: null, refusal: 'no', name: 'bot' });
-    expect(events[4]).toEqual({ id: 'msg-4', type: 'tool', name: 'f', responses: [{ toolCallId: 'c1', name: 'f', data: '{"a":1}', dataParts: ['{"a"', ':1}'] }] });
+    expect(events[4]).toEqual({
+      id: 'msg-4',
+      type: 'tool',
+      name: 'f',
+      responses: [{ toolCallId: 'c1', name: 'f', data: '{"a":1}', dataParts: ['{"a"', ':1}'] }],
+    });
     expect(eventsToOpenAiMessages(events)).toEqual(messages);
   });
 
@@ -286,7 +370,9 @@ describe('eventsToOpenAiMessages', () => {
     expect(() => openAiMessagesToEvents([{ role: 'user', content: 'hi', audio: { id: 'x' } }])).toThrow(/messages\[0\]\.audio: unknown field/);
     expect(() => openAiMessagesToEvents([{ role: 'tool', tool_call_id: 'c', content: 'x', refusal: 'no' }])).toThrow(/messages\[0\]\.refusal: unknown field/);
     // null-valued fields count as absent (as providers' own response objects carry them)
-    expect(openAiMessagesToEvents([{ role: 'assistant', content: 'hi', refusal: null, audio: null }])).toEqual([{ id: 'msg-0', type: 'assistant', text: 'hi' }]);
+    expect(openAiMessagesToEvents([{ role: 'assistant', content: 'hi', refusal: null, audio: null }])).toEqual([
+      { id: 'msg-0', type: 'assistant', text: 'hi' },
+    ]);
   });
 
   it('names native fields in OpenAI request terms', () => {
@@ -341,28 +427,72 @@ describe('notices (DESIGN §3.1)', () => {
 
   it('the validator accepts notices anywhere, but not between a call and its answer', () => {
     const call = { role: 'assistant', content: null, tool_calls: [{ id: 'x', type: 'function', function: { name: 'f', arguments: '{}' } }] };
-    expect(validateOpenAiWindow([{ role: 'user', content: 'a' }, { role: 'system', name: 'notice', content: 'n' }])).toEqual([]);
-    const between = validateOpenAiWindow([{ role: 'user', content: 'a' }, call, { role: 'system', name: 'notice', content: 'n' }, { role: 'tool', tool_call_id: 'x', content: 'ok' }]);
+    expect(
+      validateOpenAiWindow([
+        { role: 'user', content: 'a' },
+        { role: 'system', name: 'notice', content: 'n' },
+      ]),
+    ).toEqual([]);
+    const between = validateOpenAiWindow([
+      { role: 'user', content: 'a' },
+      call,
+      { role: 'system', name: 'notice', content: 'n' },
+      { role: 'tool', tool_call_id: 'x', content: 'ok' },
+    ]);
     expect(between.map((p) => p.code)).toEqual(['tool-calls-interrupted', 'tool-answer-after-user']);
   });
 });
 
 describe('validateOpenAiWindow', () => {
-  const call = (...ids: string[]) => ({ role: 'assistant', content: null, tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })) });
+  const call = (...ids: string[]) => ({
+    role: 'assistant',
+    content: null,
+    tool_calls: ids.map((id) => ({ id, type: 'function', function: { name: 'f', arguments: '{}' } })),
+  });
   const answer = (id: string) => ({ role: 'tool', tool_call_id: id, content: 'r' });
-  const codes = (messages: unknown[], options?: Parameters<typeof validateOpenAiWindow>[1]) => validateOpenAiWindow(messages, options).map((p) => [p.index, p.code]);
+  const codes = (messages: unknown[], options?: Parameters<typeof validateOpenAiWindow>[1]) =>
+    validateOpenAiWindow(messages, options).map((p) => [p.index, p.code]);
 
   it('accepts a well-formed window, an open call in the last turn included', () => {
-    expect(codes([{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, call('c1', 'c2'), answer('c2'), answer('c1'), { role: 'user', content: 'u2' }, call('c3')])).toEqual([]);
+    expect(
+      codes([
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'u' },
+        call('c1', 'c2'),
+        answer('c2'),
+        answer('c1'),
+        { role: 'user', content: 'u2' },
+        call('c3'),
+      ]),
+    ).toEqual([]);
   });
 
   it.each<[string, unknown[], Array<[number, string]>]>([
-    ['a system message not first', [{ role: 'user', content: 'u' }, { role: 'system', content: 's' }], [[1, 'system-not-first']]],
-    ['two system messages', [{ role: 'system', content: 's' }, { role: 'user', content: 'u' }, { role: 'system', content: 's2' }], [[2, 'system-repeated']]],
+    [
+      'a system message not first',
+      [
+        { role: 'user', content: 'u' },
+        { role: 'system', content: 's' },
+      ],
+      [[1, 'system-not-first']],
+    ],
+    [
+      'two system messages',
+      [
+        { role: 'system', content: 's' },
+        { role: 'user', content: 'u' },
+        { role: 'system', content: 's2' },
+      ],
+      [[2, 'system-repeated']],
+    ],
     ['a tool message without a call', [{ role: 'user', content: 'u' }, answer('ghost')], [[1, 'tool-without-call']]],
     ['a tool message before its call', [{ role: 'user', content: 'u' }, answer('c1'), call('c1'), answer('c1')], [[1, 'tool-without-call']]],
     ['a call answered twice', [{ role: 'user', content: 'u' }, call('c1'), answer('c1'), answer('c1')], [[3, 'tool-without-call']]],
-    ['an unanswered call in a closed turn', [{ role: 'user', content: 'u' }, call('c1', 'c2'), answer('c1'), { role: 'user', content: 'u2' }], [[1, 'tool-call-unanswered']]],
+    [
+      'an unanswered call in a closed turn',
+      [{ role: 'user', content: 'u' }, call('c1', 'c2'), answer('c1'), { role: 'user', content: 'u2' }],
+      [[1, 'tool-call-unanswered']],
+    ],
     [
       'an answer after the user moved on',
       [{ role: 'user', content: 'u' }, call('c1'), { role: 'user', content: 'u2' }, answer('c1')],
@@ -371,17 +501,52 @@ describe('validateOpenAiWindow', () => {
         [3, 'tool-answer-after-user'],
       ],
     ],
-    ['a pending call id reused by the next message (the first call is interrupted)', [{ role: 'user', content: 'u' }, call('c1'), call('c1'), answer('c1')], [[1, 'tool-calls-interrupted']]],
+    [
+      'a pending call id reused by the next message (the first call is interrupted)',
+      [{ role: 'user', content: 'u' }, call('c1'), call('c1'), answer('c1')],
+      [[1, 'tool-calls-interrupted']],
+    ],
     [
       'one call id twice in one message',
-      [{ role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [{ id: 'd', type: 'function', function: { name: 'f', arguments: '{}' } }, { id: 'd', type: 'function', function: { name: 'f', arguments: '{}' } }] }],
+      [
+        { role: 'user', content: 'u' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'd', type: 'function', function: { name: 'f', arguments: '{}' } },
+            { id: 'd', type: 'function', function: { name: 'f', arguments: '{}' } },
+          ],
+        },
+      ],
       [[1, 'duplicate-tool-call-id']],
     ],
     ['a lone high surrogate', [{ role: 'user', content: 'ok \uD83D' }], [[0, 'lone-surrogate']]],
-    ['a lone low surrogate in arguments', [{ role: 'user', content: 'u' }, { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '\uDE00' } }] }], [[1, 'lone-surrogate']]],
+    [
+      'a lone low surrogate in arguments',
+      [
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '\uDE00' } }] },
+      ],
+      [[1, 'lone-surrogate']],
+    ],
     ['an unknown role', [{ role: 'robot', content: 'x' }], [[0, 'invalid-message']]],
-    ['an assistant with nothing', [{ role: 'user', content: 'u' }, { role: 'assistant', content: null }], [[1, 'invalid-message']]],
-    ['a tool message without id', [{ role: 'user', content: 'u' }, { role: 'tool', content: 'r' }], [[1, 'invalid-message']]],
+    [
+      'an assistant with nothing',
+      [
+        { role: 'user', content: 'u' },
+        { role: 'assistant', content: null },
+      ],
+      [[1, 'invalid-message']],
+    ],
+    [
+      'a tool message without id',
+      [
+        { role: 'user', content: 'u' },
+        { role: 'tool', content: 'r' },
+      ],
+      [[1, 'invalid-message']],
+    ],
     ['a non-object', [null], [[0, 'invalid-message']]],
   ])('catches %s', (_what, messages, expected) => {
     expect(codes(messages)).toEqual(expected);
@@ -394,19 +559,43 @@ describe('validateOpenAiWindow', () => {
   describe('summaries', () => {
     const summary = { shadowPrompt: 'What happened?', text: 'A recap.' };
     it('accepts a user-then-assistant pair', () => {
-      expect(codes([{ role: 'system', content: 's' }, { role: 'user', content: summary.shadowPrompt }, { role: 'assistant', content: summary.text }, { role: 'user', content: 'u' }], { summaries: [summary] })).toEqual([]);
+      expect(
+        codes(
+          [
+            { role: 'system', content: 's' },
+            { role: 'user', content: summary.shadowPrompt },
+            { role: 'assistant', content: summary.text },
+            { role: 'user', content: 'u' },
+          ],
+          { summaries: [summary] },
+        ),
+      ).toEqual([]);
     });
     it('catches the pair reversed', () => {
-      expect(codes([{ role: 'assistant', content: summary.text }, { role: 'user', content: summary.shadowPrompt }, { role: 'user', content: 'u' }], { summaries: [summary] })).toEqual([
+      expect(
+        codes(
+          [
+            { role: 'assistant', content: summary.text },
+            { role: 'user', content: summary.shadowPrompt },
+            { role: 'user', content: 'u' },
+          ],
+          { summaries: [summary] },
+        ),
+      ).toEqual([
         [0, 'summary-out-of-place'],
         [3, 'summary-out-of-place'],
       ]);
     });
     it('catches a summary rendered as a system message', () => {
-      expect(codes([{ role: 'system', content: summary.text }, { role: 'user', content: 'u' }], { summaries: [summary] }).map((p) => p[1])).toEqual([
-        'summary-out-of-place',
-        'summary-out-of-place',
-      ]);
+      expect(
+        codes(
+          [
+            { role: 'system', content: summary.text },
+            { role: 'user', content: 'u' },
+          ],
+          { summaries: [summary] },
+        ).map((p) => p[1]),
+      ).toEqual(['summary-out-of-place', 'summary-out-of-place']);
     });
     it('catches a missing summary', () => {
       expect(codes([{ role: 'user', content: 'u' }], { summaries: [summary] })).toEqual([[1, 'summary-out-of-place']]);
@@ -419,36 +608,44 @@ describe('round trip (property)', () => {
   const arbTurn = fc.record({
     user: text,
     steps: fc.array(
-      fc.record({ say: fc.option(text, { nil: null }), calls: fc.array(fc.record({ name: fc.constantFrom('f', 'g'), args: text, result: text }), { maxLength: 3 }) }),
+      fc.record({
+        say: fc.option(text, { nil: null }),
+        calls: fc.array(fc.record({ name: fc.constantFrom('f', 'g'), args: text, result: text }), { maxLength: 3 }),
+      }),
       { maxLength: 3 },
     ),
   });
 
   it('any well-formed event window renders to a valid window that parses back to the same messages', () => {
     fc.assert(
-      fc.property(fc.option(text, { nil: null }), fc.option(fc.record({ shadow: text, recap: text }), { nil: null }), fc.array(arbTurn, { maxLength: 5 }), (system, summary, turns) => {
-        const events: SessionEvent[] = [];
-        let n = 0;
-        if (system !== null) events.push({ id: `e${n++}`, type: 'system', text: system });
-        if (summary) events.push({ id: `e${n++}`, type: 'summary', shadowPrompt: `SHADOW ${summary.shadow}`, text: `RECAP ${summary.recap}` });
-        for (const turn of turns) {
-          events.push({ id: `e${n++}`, type: 'user', text: turn.user });
-          for (const step of turn.steps) {
-            const calls = step.calls.map((c) => ({ id: `call${n++}`, name: c.name, arguments: c.args }));
-            if (calls.length === 0) {
-              events.push({ id: `e${n++}`, type: 'assistant', text: step.say ?? '' });
-              continue;
+      fc.property(
+        fc.option(text, { nil: null }),
+        fc.option(fc.record({ shadow: text, recap: text }), { nil: null }),
+        fc.array(arbTurn, { maxLength: 5 }),
+        (system, summary, turns) => {
+          const events: SessionEvent[] = [];
+          let n = 0;
+          if (system !== null) events.push({ id: `e${n++}`, type: 'system', text: system });
+          if (summary) events.push({ id: `e${n++}`, type: 'summary', shadowPrompt: `SHADOW ${summary.shadow}`, text: `RECAP ${summary.recap}` });
+          for (const turn of turns) {
+            events.push({ id: `e${n++}`, type: 'user', text: turn.user });
+            for (const step of turn.steps) {
+              const calls = step.calls.map((c) => ({ id: `call${n++}`, name: c.name, arguments: c.args }));
+              if (calls.length === 0) {
+                events.push({ id: `e${n++}`, type: 'assistant', text: step.say ?? '' });
+                continue;
+              }
+              events.push({ id: `e${n++}`, type: 'assistant', text: step.say, toolCalls: calls });
+              events.push({ id: `e${n++}`, type: 'tool', responses: calls.map((c, k) => ({ toolCallId: c.id, name: c.name, data: step.calls[k].result })) });
             }
-            events.push({ id: `e${n++}`, type: 'assistant', text: step.say, toolCalls: calls });
-            events.push({ id: `e${n++}`, type: 'tool', responses: calls.map((c, k) => ({ toolCallId: c.id, name: c.name, data: step.calls[k].result })) });
           }
-        }
-        const rendered = eventsToOpenAiMessages(events);
-        const summaries = summary ? [{ shadowPrompt: `SHADOW ${summary.shadow}`, text: `RECAP ${summary.recap}` }] : [];
-        const problems = validateOpenAiWindow(rendered, { summaries });
-        expect(problems).toEqual([]);
-        expect(eventsToOpenAiMessages(openAiMessagesToEvents(rendered))).toEqual(rendered);
-      }),
+          const rendered = eventsToOpenAiMessages(events);
+          const summaries = summary ? [{ shadowPrompt: `SHADOW ${summary.shadow}`, text: `RECAP ${summary.recap}` }] : [];
+          const problems = validateOpenAiWindow(rendered, { summaries });
+          expect(problems).toEqual([]);
+          expect(eventsToOpenAiMessages(openAiMessagesToEvents(rendered))).toEqual(rendered);
+        },
+      ),
       { numRuns: 300 },
     );
   });

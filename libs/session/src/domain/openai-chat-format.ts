@@ -426,12 +426,25 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
         if (Array.isArray(calls)) {
           (calls as unknown[]).forEach((c: unknown, k: number) => {
             const cat = `${at}.tool_calls[${k}]`;
-            if (!isObject(c) || typeof c.id !== 'string' || c.id === '' || !isObject(c.function) || typeof c.function.name !== 'string' || c.function.name === '' || typeof c.function.arguments !== 'string') {
-              add(index, 'invalid-message', `${cat} must be { id, type: "function", function: { name, arguments } } with non-empty id and name and string arguments`);
+            if (
+              !isObject(c) ||
+              typeof c.id !== 'string' ||
+              c.id === '' ||
+              !isObject(c.function) ||
+              typeof c.function.name !== 'string' ||
+              c.function.name === '' ||
+              typeof c.function.arguments !== 'string'
+            ) {
+              add(
+                index,
+                'invalid-message',
+                `${cat} must be { id, type: "function", function: { name, arguments } } with non-empty id and name and string arguments`,
+              );
               return;
             }
             if (c.type !== 'function') add(index, 'invalid-message', `${cat}.type must be "function"`);
-            if (pending.has(c.id)) add(index, 'duplicate-tool-call-id', `${cat}.id ${JSON.stringify(c.id)} is already pending (messages[${pending.get(c.id)}])`);
+            if (pending.has(c.id))
+              add(index, 'duplicate-tool-call-id', `${cat}.id ${JSON.stringify(c.id)} is already pending (messages[${pending.get(c.id)}])`);
             pending.set(c.id, index);
             closedUnanswered.delete(c.id);
             answered.delete(c.id);
@@ -486,11 +499,19 @@ function checkSummary(
       prev.content === summary.shadowPrompt;
     if (inPlace) pairs.push(i);
     else if (m.role !== 'user' || m.content !== summary.shadowPrompt) {
-      add(i, 'summary-out-of-place', `messages[${i}] holds a summary's text as a ${String(m.role)} message; a summary must be a user message (its shadow prompt) followed by an assistant message (its text)`);
+      add(
+        i,
+        'summary-out-of-place',
+        `messages[${i}] holds a summary's text as a ${String(m.role)} message; a summary must be a user message (its shadow prompt) followed by an assistant message (its text)`,
+      );
     }
   });
   if (pairs.length === 0) {
-    add(messages.length, 'summary-out-of-place', 'a summary of the window is not rendered as a user message (shadow prompt) followed by an assistant message (summary text)');
+    add(
+      messages.length,
+      'summary-out-of-place',
+      'a summary of the window is not rendered as a user message (shadow prompt) followed by an assistant message (summary text)',
+    );
   }
 }
 
@@ -564,7 +585,10 @@ function requiredText(content: unknown, field: string): ParsedContent {
       const pat = `${field}[${k}]`;
       if (!isObject(part)) throw invalid(pat, 'must be a content part object');
       if (part.type !== 'text') {
-        throw invalid(`${pat}.type`, `only text content parts are supported (got ${typeof part.type === 'string' ? JSON.stringify(part.type.slice(0, 40)) : 'no type'})`);
+        throw invalid(
+          `${pat}.type`,
+          `only text content parts are supported (got ${typeof part.type === 'string' ? JSON.stringify(part.type.slice(0, 40)) : 'no type'})`,
+        );
       }
       rejectUnknownFields(part, ['type', 'text'], pat);
       return stringField(part.text, `${pat}.text`);
@@ -588,7 +612,10 @@ function asSent(name: string | undefined, parts: string[] | undefined): { name?:
 function rejectUnknownFields(raw: Obj, allowed: readonly string[], at: string): void {
   for (const [key, value] of Object.entries(raw)) {
     if (value === null || value === undefined || allowed.includes(key)) continue;
-    throw invalid(`${at}.${key}`, `unknown field ${JSON.stringify(key.slice(0, 40))}: remove it (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`);
+    throw invalid(
+      `${at}.${key}`,
+      `unknown field ${JSON.stringify(key.slice(0, 40))}: remove it (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`,
+    );
   }
 }
 

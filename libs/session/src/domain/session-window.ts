@@ -180,7 +180,9 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
         outcome: 'compacted',
         paramsKey: data.paramsKey,
         revision: recorded.revision,
-        ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } } : {}),
+        ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined
+          ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } }
+          : {}),
       };
       state.consecutiveFailures = 0;
       state.eventsSinceCompaction = 0;
@@ -188,7 +190,13 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case COMPACTION_FAILED: {
       const data = recorded.data as CompactionFailedData;
-      state.lastCompaction = { compactionId: data.compactionId, basedOnRevision: data.basedOnRevision, outcome: 'failed', paramsKey: data.paramsKey, revision: recorded.revision };
+      state.lastCompaction = {
+        compactionId: data.compactionId,
+        basedOnRevision: data.basedOnRevision,
+        outcome: 'failed',
+        paramsKey: data.paramsKey,
+        revision: recorded.revision,
+      };
       state.consecutiveFailures += 1;
       state.eventsSinceCompaction = 0;
       break;

@@ -2,7 +2,12 @@ import type { SessionEvent } from '@lib/compaction';
 import { ToolCallConflictError, UnknownToolCallError } from '../errors';
 import { ToolCallLedger } from './tool-call-ledger';
 
-const call = (id: string, callId: string, name = 'f'): SessionEvent => ({ id, type: 'assistant', text: null, toolCalls: [{ id: callId, name, arguments: '{}' }] });
+const call = (id: string, callId: string, name = 'f'): SessionEvent => ({
+  id,
+  type: 'assistant',
+  text: null,
+  toolCalls: [{ id: callId, name, arguments: '{}' }],
+});
 const answer = (id: string, callId: string, name = 'f'): SessionEvent => ({ id, type: 'tool', responses: [{ toolCallId: callId, name, data: 'ok' }] });
 
 describe('ToolCallLedger', () => {
@@ -17,10 +22,25 @@ describe('ToolCallLedger', () => {
     expect(() => ledger.accept(answer('t9', 'ghost'), 'events[0]')).toThrow(UnknownToolCallError);
     expect(() => ledger.accept(answer('t9', 'x'), 'events[0]')).toThrow(/already answered/);
     expect(() => ledger.accept(call('c9', 'open'), 'events[0]')).toThrow(/still waiting/);
-    const twice: SessionEvent = { id: 'c9', type: 'assistant', text: null, toolCalls: [{ id: 'y', name: 'f', arguments: '' }, { id: 'y', name: 'f', arguments: '' }] };
+    const twice: SessionEvent = {
+      id: 'c9',
+      type: 'assistant',
+      text: null,
+      toolCalls: [
+        { id: 'y', name: 'f', arguments: '' },
+        { id: 'y', name: 'f', arguments: '' },
+      ],
+    };
     expect(() => ledger.accept(twice, 'events[0]')).toThrow(ToolCallConflictError);
     // A parallel answer event answering the same call twice.
-    const double: SessionEvent = { id: 't8', type: 'tool', responses: [{ toolCallId: 'open', name: 'f', data: '1' }, { toolCallId: 'open', name: 'f', data: '2' }] };
+    const double: SessionEvent = {
+      id: 't8',
+      type: 'tool',
+      responses: [
+        { toolCallId: 'open', name: 'f', data: '1' },
+        { toolCallId: 'open', name: 'f', data: '2' },
+      ],
+    };
     expect(() => ledger.accept(double, 'events[0]')).toThrow(/already answered/);
   });
 
@@ -36,7 +56,14 @@ describe('ToolCallLedger', () => {
 
   it('refuses one event answering both an archived call and a call of the window', () => {
     const ledger = ToolCallLedger.of([call('c2', 'x')], new Map([['k1', { compactionId: 'cmp-1' }]]));
-    const mixed: SessionEvent = { id: 't', type: 'tool', responses: [{ toolCallId: 'x', name: 'f', data: '1' }, { toolCallId: 'k1', name: 'f', data: '2' }] };
+    const mixed: SessionEvent = {
+      id: 't',
+      type: 'tool',
+      responses: [
+        { toolCallId: 'x', name: 'f', data: '1' },
+        { toolCallId: 'k1', name: 'f', data: '2' },
+      ],
+    };
     expect(() => ledger.accept(mixed, 'events[0]')).toThrow(/tool event of their own/);
   });
 

@@ -53,7 +53,8 @@ export class ToolCallLedger {
       const inEvent = new Set<string>();
       (event.toolCalls ?? []).forEach((c, i) => {
         const at = path(`.toolCalls[${i}].id`);
-        if (inEvent.has(c.id)) throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} appears twice in this event; give each call its own id`);
+        if (inEvent.has(c.id))
+          throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} appears twice in this event; give each call its own id`);
         if (!this.archivedOpenCalls.has(c.id) && this.pairing.latestCall(c.id)?.responses.length === 0) {
           throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} is still waiting for its tool response; answer it before reusing the id`);
         }

@@ -9,7 +9,11 @@ export function jsonSafe<T>(value: T): unknown {
   if (value && typeof value === 'object') {
     // fromEntries defines own properties: an assignment would turn a `__proto__` key (client
     // metadata is stored verbatim) into the object's prototype and lose it.
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined).map(([k, v]) => [k, jsonSafe(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([, v]) => v !== undefined)
+        .map(([k, v]) => [k, jsonSafe(v)]),
+    );
   }
   return value;
 }

@@ -78,7 +78,11 @@ export class SessionReads {
       const state = await loadSessionWindowAt(this.store, sessionKey(tenantId, sessionId), options.atRevision);
       if (!state || state.revision === null) throw new SessionNotFoundError(sessionId);
       if (state.revision < options.atRevision) {
-        throw new InvalidRequestError('atRevision', `atRevision: the session's last revision is ${state.revision}; ask for a revision from 0 to ${state.revision}`, 'revision_out_of_range');
+        throw new InvalidRequestError(
+          'atRevision',
+          `atRevision: the session's last revision is ${state.revision}; ask for a revision from 0 to ${state.revision}`,
+          'revision_out_of_range',
+        );
       }
       revision = state.revision;
       entries = orderedWindow(state);

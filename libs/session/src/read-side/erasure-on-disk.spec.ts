@@ -26,7 +26,10 @@ function filesContaining(dir: string, text: string): string[] {
 
 function vocabulary(store: ReadModelStore, terms: string[]): string[] {
   store.db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_vocab USING fts5vocab(main, recall_fts, 'row')");
-  const found = store.db.prepare('SELECT term FROM temp.recall_vocab WHERE term IN (SELECT value FROM json_each(?)) ORDER BY term').pluck().all(JSON.stringify(terms)) as string[];
+  const found = store.db
+    .prepare('SELECT term FROM temp.recall_vocab WHERE term IN (SELECT value FROM json_each(?)) ORDER BY term')
+    .pluck()
+    .all(JSON.stringify(terms)) as string[];
   store.db.exec('DROP TABLE temp.recall_vocab');
   return found;
 }

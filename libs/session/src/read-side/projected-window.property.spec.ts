@@ -26,7 +26,16 @@ const session = fc.oneof({ weight: 4, arbitrary: fc.constant('s1') }, { weight: 
 const compactionId = fc.constantFrom(...COMPACTIONS);
 const word = fc.constantFrom('alpha', 'beta', 'gamma', 'delta');
 const command: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), session, id: fc.constantFrom(...IDS), type: fc.constantFrom('user' as const, 'assistant' as const, 'tool' as const, 'system' as const), word }) },
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      kind: fc.constant('append' as const),
+      session,
+      id: fc.constantFrom(...IDS),
+      type: fc.constantFrom('user' as const, 'assistant' as const, 'tool' as const, 'system' as const),
+      word,
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('archive' as const), session, compactionId, ids: fc.uniqueArray(ANY_ID, { maxLength: 4 }) }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('summary' as const), session, compactionId, before: ANY_ID, word }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom('completed' as const, 'failed' as const, 'policy' as const), session, compactionId }) },
@@ -38,7 +47,13 @@ function build(commands: Command[]): RecordedSessionLog {
     switch (c.kind) {
       case 'append': {
         const event =
-          c.type === 'user' ? user(c.id, c.word) : c.type === 'system' ? system(c.id, c.word) : c.type === 'tool' ? tool(c.id, 'call', 'fn', c.word) : assistant(c.id, c.word, [['fn', '{}']]);
+          c.type === 'user'
+            ? user(c.id, c.word)
+            : c.type === 'system'
+              ? system(c.id, c.word)
+              : c.type === 'tool'
+                ? tool(c.id, 'call', 'fn', c.word)
+                : assistant(c.id, c.word, [['fn', '{}']]);
         log.append(c.session, event, { userId: c.id === 'e0' ? 'owner' : undefined });
         break;
       }
@@ -111,7 +126,7 @@ describe('projected window', () => {
         const rebuilt = ReadModelStore.open(':memory:');
         const rebuilder = new SessionProjector(rebuilt, { rebuildPageSize: 7 });
         rebuilder.applyBatch(log.events.slice(0, 3)); // stale rows the rebuild must drop
-        expect(await rebuilder.rebuild(inMemoryLogStore(log.events))).toBe(log.events[log.events.length - 1]!.position);
+        expect(await rebuilder.rebuild(inMemoryLogStore(log.events))).toBe(log.events[log.events.length - 1].position);
 
         expect(dumpReadModels(rebuilt)).toEqual(dumpReadModels(incremental));
         incremental.close();

@@ -60,8 +60,7 @@ export class ReadModelStore {
   /** The last global position applied by `projector` (exclusive checkpoint, bigint), 0n when none. */
   readCheckpoint(projector: string): bigint {
     const row = this.db.prepare('SELECT position FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(projector) as
-      | { position: bigint }
-      | undefined;
+      { position: bigint } | undefined;
     return row ? row.position : 0n;
   }
 

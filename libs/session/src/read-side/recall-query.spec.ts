@@ -26,7 +26,12 @@ function corpus(): ReadModelStore {
   log.summary('s1', 'c1', 'u2', 'User asked for the flamingo report; found quokka-2023.md');
   log.completed('s1', 'c1');
   log.append('s2', user('v1', 'flamingo facts please'), { userId: 'bob', createdAt: '2024-02-01T00:00:00Z' });
-  log.record('s3', 'ConversationEventAppended', { event: user('w1', 'flamingo from another tenant'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' }, 'acme');
+  log.record(
+    's3',
+    'ConversationEventAppended',
+    { event: user('w1', 'flamingo from another tenant'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' },
+    'acme',
+  );
   return project(log);
 }
 
@@ -113,7 +118,26 @@ describe('searchRecall', () => {
   });
 
   it('never lets FTS5 syntax reach SQLite', () => {
-    const nasty = ['"flamingo', 'flamingo"', 'flam*', 'flamingo *', 'body:flamingo', 'NEAR(flamingo report)', 'flamingo NEAR report', '(flamingo', 'flamingo)', '-flamingo', 'flamingo -report', 'AND', 'flamingo OR', 'NOT flamingo', '^flamingo', "fla'mingo", '{body}: x', 'a"b"c'];
+    const nasty = [
+      '"flamingo',
+      'flamingo"',
+      'flam*',
+      'flamingo *',
+      'body:flamingo',
+      'NEAR(flamingo report)',
+      'flamingo NEAR report',
+      '(flamingo',
+      'flamingo)',
+      '-flamingo',
+      'flamingo -report',
+      'AND',
+      'flamingo OR',
+      'NOT flamingo',
+      '^flamingo',
+      "fla'mingo",
+      '{body}: x',
+      'a"b"c',
+    ];
     for (const q of nasty) expect(() => searchRecall(store, { tenantId: 'default', q })).not.toThrow();
     // Nothing searchable at all is the caller's mistake (400), never an SQLite error.
     for (const q of ['"', '*', ':', '()', '-', '""']) expect(() => searchRecall(store, { tenantId: 'default', q })).toThrow(InvalidQueryError);

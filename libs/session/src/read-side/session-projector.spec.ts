@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { getWindow } from './queries/window-query';
 import { getCompaction, listCompactions } from './queries/compaction-history-query';
 import { listLog } from './queries/session-log-query';
@@ -63,8 +66,8 @@ describe('SessionProjector: hand-built sequences', () => {
       ['a1', 2n, 2n],
       ['t1', 3n, 3n],
     ]);
-    expect(window.entries[2]!.event).toEqual(assistant('a1', null, [['read_file', '{"path":"a.ts"}']]));
-    expect(window.entries[1]!.costs).toEqual({ chars: 20, cl100k_base: 5, o200k_base: 5 });
+    expect(window.entries[2].event).toEqual(assistant('a1', null, [['read_file', '{"path":"a.ts"}']]));
+    expect(window.entries[1].costs).toEqual({ chars: 20, cl100k_base: 5, o200k_base: 5 });
 
     const session = store.db.prepare('SELECT * FROM sessions').safeIntegers(true).get() as Record<string, unknown>;
     expect(session).toMatchObject({ session_key: 'acme.s1', session_id: 's1', tenant_id: 'acme', user_id: 'alice', revision: 3n, last_position: 4n });
@@ -96,7 +99,7 @@ describe('SessionProjector: hand-built sequences', () => {
     projector.applyBatch(log.events);
 
     expect(windowIds(store, 's1')).toEqual(['summary-c1', 'u2', 'a2', 'u3']);
-    const summaryEntry = getWindow(store, 'default', 's1')!.entries[0]!;
+    const summaryEntry = getWindow(store, 'default', 's1')!.entries[0];
     expect(summaryEntry).toMatchObject({ revision: 5n, anchorRevision: 2n, compactionId: 'c1' });
     expect(summaryEntry.event).toEqual({ id: 'summary-c1', type: 'summary', shadowPrompt: 'Summarize the conversation so far.', text: 'they talked' });
 
@@ -178,7 +181,7 @@ describe('SessionProjector: hand-built sequences', () => {
     projector.applyBatch(log.events);
     expect(windowIds(store, 's1')).toEqual(['u1']);
     expect(getWindow(store, 'default', 's1')!.revision).toBe(1n);
-    const policy = listLog(store, 'default', 's1')!.events[1]!;
+    const policy = listLog(store, 'default', 's1')!.events[1];
     expect(policy).toMatchObject({ type: 'AutoCompactionPolicySet', revision: 1n });
     expect(policy.archived).toBeUndefined();
     expect(policy.data).toMatchObject({ estimator: 'chars', trigger: { type: 'turn-count', maxTurns: 3 } });
@@ -202,7 +205,12 @@ describe('SessionProjector: hand-built sequences', () => {
     const { store, projector } = setup();
     const log = new RecordedSessionLog('acme');
     log.append('s1', user('u1', 'acme says hi'));
-    log.record('s1', CONVERSATION_EVENT, { event: user('x1', 'globex says hi'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' }, 'globex');
+    log.record(
+      's1',
+      CONVERSATION_EVENT,
+      { event: user('x1', 'globex says hi'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' },
+      'globex',
+    );
     projector.applyBatch(log.events);
     expect(windowIds(store, 's1', 'acme')).toEqual(['u1']);
     expect(windowIds(store, 's1', 'globex')).toEqual(['x1']);
@@ -231,7 +239,7 @@ describe('SessionProjector: hand-built sequences', () => {
     expect(projector.applyBatch(log.events)).toBe(2n);
     expect(dumpReadModels(store)).toEqual(before);
 
-    const foreign = { ...log.events[0]!, streamId: 'other-x', position: 9n };
+    const foreign = { ...log.events[0], streamId: 'other-x', position: 9n };
     expect(projector.applyBatch([foreign])).toBe(9n);
     expect({ ...dumpReadModels(store), projector_checkpoints: [] }).toEqual({ ...before, projector_checkpoints: [] });
   });
@@ -300,8 +308,8 @@ describe('SessionProjector: hand-built sequences', () => {
   });
 
   it('keeps the checkpoint and rows across reopening the file', () => {
-    const dir = require('node:fs').mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'read-models-'));
-    const file = require('node:path').join(dir, 'read-models.sqlite');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'read-models-'));
+    const file = path.join(dir, 'read-models.sqlite');
     const log = new RecordedSessionLog();
     log.append('s1', user('u1', 'hi'));
     log.append('s1', user('u2', 'there'));
@@ -331,13 +339,21 @@ describe('SessionProjector.waitForPosition', () => {
     await expect(projector.waitForPosition(1n, 0)).resolves.toBe(true);
   });
 
-  it('resolves true for the position of another stream\'s event (erasure record, KurrentDB system event), which writes no row', async () => {
+  it("resolves true for the position of another stream's event (erasure record, KurrentDB system event), which writes no row", async () => {
     const { store, projector } = setup();
     const log = new RecordedSessionLog();
     const first = log.append('s1', user('u1', 'hi'));
     projector.applyBatch([first]);
     const before = dumpReadModels(store);
-    const erasure = { ...first, id: 'e1', streamId: 'erasure-default', type: 'SessionErased', data: { sessionId: 'x', erasedEvents: 1 }, revision: 0n, position: 7n };
+    const erasure = {
+      ...first,
+      id: 'e1',
+      streamId: 'erasure-default',
+      type: 'SessionErased',
+      data: { sessionId: 'x', erasedEvents: 1 },
+      revision: 0n,
+      position: 7n,
+    };
     const system = { ...first, id: 'e2', streamId: '$stats-127.0.0.1:2113', type: '$statsCollected', data: {}, revision: 0n, position: 9n };
     const waitErasure = projector.waitForPosition(7n, 60_000);
     const waitSystem = projector.waitForPosition(9n, 60_000);

@@ -106,10 +106,10 @@ export class SessionReadModelWriter {
     switch (recorded.type) {
       case CONVERSATION_EVENT: {
         const data = recorded.data as ConversationEventData | null;
-        const event = data?.event as SessionEvent | undefined;
+        const event = data?.event;
         if (!event || typeof event.id !== 'string' || typeof event.type !== 'string') throw fail('data.event.id and data.event.type are required');
-        if (!data!.costs || typeof data!.costs !== 'object') throw fail('data.costs is required');
-        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, createdAt: toIsoTime(String(data!.createdAt ?? recordedAt)) });
+        if (!data.costs || typeof data.costs !== 'object') throw fail('data.costs is required');
+        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, createdAt: toIsoTime(String(data.createdAt ?? recordedAt)) });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
           sessionKey,
@@ -119,16 +119,17 @@ export class SessionReadModelWriter {
           isSummary: event.type === 'summary' ? 1 : 0,
           compactionId: null,
           eventJson: JSON.stringify(event),
-          costsJson: JSON.stringify(data!.costs),
-          createdAt: String(data!.createdAt ?? recordedAt),
+          costsJson: JSON.stringify(data.costs),
+          createdAt: String(data.createdAt ?? recordedAt),
         });
         this.index(recorded.position, recallDocument(event));
-        if (typeof data!.userId === 'string' && data!.userId) this.stmts.setUser.run(data!.userId, sessionKey);
+        if (typeof data.userId === 'string' && data.userId) this.stmts.setUser.run(data.userId, sessionKey);
         break;
       }
       case EVENTS_ARCHIVED: {
         const data = recorded.data as EventsArchivedData | null;
-        if (!data || typeof data.compactionId !== 'string' || !Array.isArray(data.archivedIds)) throw fail('data.compactionId and data.archivedIds are required');
+        if (!data || typeof data.compactionId !== 'string' || !Array.isArray(data.archivedIds))
+          throw fail('data.compactionId and data.archivedIds are required');
         log.compactionId = data.compactionId;
         this.stmts.insertLog.run(log);
         for (const id of data.archivedIds) {
@@ -139,7 +140,8 @@ export class SessionReadModelWriter {
       }
       case SUMMARY_INSERTED: {
         const data = recorded.data as SummaryInsertedData | null;
-        if (!data || typeof data.compactionId !== 'string' || typeof data.summaryId !== 'string') throw fail('data.compactionId and data.summaryId are required');
+        if (!data || typeof data.compactionId !== 'string' || typeof data.summaryId !== 'string')
+          throw fail('data.compactionId and data.summaryId are required');
         const anchor =
           (typeof data.insertBeforeRevision === 'string' ? BigInt(data.insertBeforeRevision) : undefined) ??
           this.anchorOf(sessionKey, data.insertBeforeId) ??
@@ -234,7 +236,10 @@ export class SessionReadModelWriter {
   private recordCompaction(sessionKey: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {
     const archivedIds: string[] = [];
     let summary: SummaryInsertedData | null = null;
-    const decisions = this.stmts.decisionsOf.all(sessionKey, data.compactionId, EVENTS_ARCHIVED, SUMMARY_INSERTED) as Array<{ type: string; data_json: string }>;
+    const decisions = this.stmts.decisionsOf.all(sessionKey, data.compactionId, EVENTS_ARCHIVED, SUMMARY_INSERTED) as Array<{
+      type: string;
+      data_json: string;
+    }>;
     for (const decision of decisions) {
       if (decision.type === EVENTS_ARCHIVED) archivedIds.push(...(JSON.parse(decision.data_json) as EventsArchivedData).archivedIds);
       else summary = JSON.parse(decision.data_json) as SummaryInsertedData;

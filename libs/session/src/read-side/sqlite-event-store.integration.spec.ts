@@ -121,7 +121,9 @@ describe('SessionProjector on SqliteEventStore', () => {
     const session = await appendAll(eventStore, [log.append('s1', user('u1', 'hello'))]);
     await expect(projector.waitForPosition(session, 30_000)).resolves.toBe(true);
 
-    const { position } = await eventStore.appendToStream('erasure-default', [{ id: randomUUID(), type: 'SessionErased', data: { sessionId: 'x', erasedEvents: 1, erasedAt: '2024-05-01T00:00:00.000Z' } }]);
+    const { position } = await eventStore.appendToStream('erasure-default', [
+      { id: randomUUID(), type: 'SessionErased', data: { sessionId: 'x', erasedEvents: 1, erasedAt: '2024-05-01T00:00:00.000Z' } },
+    ]);
     expect(position).toBeGreaterThan(session);
     await expect(projector.waitForPosition(position, 5_000)).resolves.toBe(true);
     expect(projector.checkpoint()).toBe(await eventStore.headPosition());
@@ -145,7 +147,9 @@ describe('SessionProjector on SqliteEventStore', () => {
     const last = await appendAll(eventStore, log.events);
     await expect(projector.waitForPosition(last, 30_000)).resolves.toBe(true);
 
-    const erasure = await eventStore.appendToStream('erasure-default', [{ id: randomUUID(), type: 'SessionErased', data: { sessionId: 'gone', erasedEvents: 2, erasedAt: '2024-05-01T00:00:00.000Z' } }]);
+    const erasure = await eventStore.appendToStream('erasure-default', [
+      { id: randomUUID(), type: 'SessionErased', data: { sessionId: 'gone', erasedEvents: 2, erasedAt: '2024-05-01T00:00:00.000Z' } },
+    ]);
     await eventStore.deleteStream(sessionStream(sessionKey('default', 'gone')));
     expect(projector.eraseSession('default', 'gone')).toBe(true);
     await expect(projector.waitForPosition(erasure.position, 5_000)).resolves.toBe(true);

@@ -9,7 +9,8 @@ const STORED_SYSTEM = 'STORED-SYSTEM-MESSAGE-TEXT';
 
 function event(i: number): SessionEvent {
   if (i % 3 === 0) return { id: `e${i}`, type: 'user', text: `user message number ${i} about order ORD-${1000 + i}` };
-  if (i % 3 === 1) return { id: `e${i}`, type: 'assistant', text: null, toolCalls: [{ id: `c${i}`, name: 'lookup_order', arguments: `{"order":"ORD-${1000 + i}"}` }] };
+  if (i % 3 === 1)
+    return { id: `e${i}`, type: 'assistant', text: null, toolCalls: [{ id: `c${i}`, name: 'lookup_order', arguments: `{"order":"ORD-${1000 + i}"}` }] };
   return { id: `e${i}`, type: 'tool', responses: [{ toolCallId: `c${i - 1}`, name: 'lookup_order', data: `{"status":"shipped","order":"ORD-${999 + i}"}` }] };
 }
 

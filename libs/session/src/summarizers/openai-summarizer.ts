@@ -14,13 +14,7 @@
  * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
  */
 import OpenAI from 'openai';
-import {
-  buildSummarizerMessages,
-  getEstimator,
-  planSummaryChunks,
-  type SummaryRequest,
-  type TokenEstimator,
-} from '@lib/compaction';
+import { buildSummarizerMessages, getEstimator, planSummaryChunks, type SummaryRequest, type TokenEstimator } from '@lib/compaction';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 
 /** Default request timeout, milliseconds (per HTTP attempt). */
@@ -175,11 +169,12 @@ export class OpenAiSummarizer implements Summarizer {
     if (err instanceof OpenAI.APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
     if (err instanceof OpenAI.APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
     if (err instanceof OpenAI.APIError) {
-      const status = err.status;
+      const status = typeof err.status === 'number' ? err.status : undefined;
       const code = typeof err.code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
       if (status === 429) return `rate limited: HTTP 429${code} after ${retries}`;
       if (status === 401 || status === 403) return `the model endpoint rejected the credentials: HTTP ${status}${code}`;
-      if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409)) return `model endpoint error: HTTP ${status}${code} after ${retries}`;
+      if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409))
+        return `model endpoint error: HTTP ${status}${code} after ${retries}`;
       if (typeof status === 'number') return `model endpoint rejected the request: HTTP ${status}${code}`;
       return `model endpoint error${code}`;
     }

@@ -31,7 +31,11 @@ import type { Summarizer } from './summarizer';
  */
 export function minimumSummarizerBound(): number {
   return minimumSummarizerInputTokens(
-    { systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT, shadowPrompt: DEFAULT_SHADOW_PROMPT, overlapSize: STRATEGY_DEFAULTS['recursive-summarization'].overlapSize },
+    {
+      systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+      shadowPrompt: DEFAULT_SHADOW_PROMPT,
+      overlapSize: STRATEGY_DEFAULTS['recursive-summarization'].overlapSize,
+    },
     getEstimator('cl100k_base'),
   );
 }
@@ -81,7 +85,10 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     try {
       url = new URL(baseURL);
     } catch {
-      throw new SummarizerConfigError('OPENAI_BASE_URL', 'OPENAI_BASE_URL must be an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1');
+      throw new SummarizerConfigError(
+        'OPENAI_BASE_URL',
+        'OPENAI_BASE_URL must be an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1',
+      );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       throw new SummarizerConfigError('OPENAI_BASE_URL', 'OPENAI_BASE_URL must use http or https, e.g. https://api.openai.com/v1');

@@ -31,9 +31,7 @@ export interface SummarizerUsage {
  * `ok: false` carries a `reason` that says what happened (timeout, HTTP status, rate limit,
  * malformed JSON, blank reply, refusal, …) and never contains message text or an API key.
  */
-export type SummarizerOutcome =
-  | ({ ok: true; text: string } & SummarizerUsage)
-  | ({ ok: false; reason: string } & SummarizerUsage);
+export type SummarizerOutcome = ({ ok: true; text: string } & SummarizerUsage) | ({ ok: false; reason: string } & SummarizerUsage);
 
 /** Options of one summarize call. */
 export interface SummarizeOptions {

@@ -17,7 +17,6 @@ import { DuplicateEventIdConflictError, RevisionConflictError } from '../errors'
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 
-
 /** How many times an append without a client `expectedRevision` reloads and decides again after the stream moved on. */
 export const MAX_APPEND_ATTEMPTS = 8;
 
@@ -75,7 +74,11 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const hasPolicy = Boolean(state?.policy?.strategy);
-      const decision = decideAppend({ type: 'AppendEvents', tenantId: command.tenantId, sessionId: command.sessionId, events: command.events, userId: command.userId }, state, costs);
+      const decision = decideAppend(
+        { type: 'AppendEvents', tenantId: command.tenantId, sessionId: command.sessionId, events: command.events, userId: command.userId },
+        state,
+        costs,
+      );
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {

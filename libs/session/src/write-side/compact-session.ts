@@ -210,7 +210,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             // A redelivered transport command: its own decision is in the log already.
             const own =
               command.commandId !== undefined
-                ? await findInStream(this.store, sessionStream(key), (e) => (e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED) && (e.data as { compactionId?: string }).compactionId === compactionId)
+                ? await findInStream(
+                    this.store,
+                    sessionStream(key),
+                    (e) =>
+                      (e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED) && (e.data as { compactionId?: string }).compactionId === compactionId,
+                  )
                 : null;
             if (own) return this.replayOf(own, latest, command);
             const replayed = await this.replayIfUnchanged(key, latest, paramsKey, command, true);
@@ -386,7 +391,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     const metadata: SessionEventMetadata = { tenantId: command.tenantId, sessionId: command.sessionId };
     const now = new Date().toISOString();
     const payloads: Array<{ type: string; data: unknown }> = [];
-    if (result.archivedIds.length > 0) payloads.push({ type: EVENTS_ARCHIVED, data: { compactionId, archivedIds: result.archivedIds } satisfies EventsArchivedData });
+    if (result.archivedIds.length > 0)
+      payloads.push({ type: EVENTS_ARCHIVED, data: { compactionId, archivedIds: result.archivedIds } satisfies EventsArchivedData });
     if (result.summary) {
       const s = result.summary;
       const data: SummaryInsertedData = {

@@ -29,10 +29,7 @@ class ScriptedSummarizer implements Summarizer {
   }
 }
 
-type Op =
-  | { kind: 'turn'; toolCalls: number; openCall: boolean; system: boolean }
-  | { kind: 'compact'; strategy: Strategy; fail: boolean }
-  | { kind: 'policy' };
+type Op = { kind: 'turn'; toolCalls: number; openCall: boolean; system: boolean } | { kind: 'compact'; strategy: Strategy; fail: boolean } | { kind: 'policy' };
 
 const strategyArb: fc.Arbitrary<Strategy> = fc.oneof(
   fc.integer({ min: 1, max: 6 }).map((maxEvents) => parseStrategy({ type: 'sliding-window', maxEvents })),
@@ -43,7 +40,10 @@ const strategyArb: fc.Arbitrary<Strategy> = fc.oneof(
 );
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('turn' as const), toolCalls: fc.integer({ min: 0, max: 2 }), openCall: fc.boolean(), system: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({ kind: fc.constant('turn' as const), toolCalls: fc.integer({ min: 0, max: 2 }), openCall: fc.boolean(), system: fc.boolean() }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('compact' as const), strategy: strategyArb, fail: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'policy' as const }) },
 );
@@ -105,7 +105,13 @@ describe('session state loading', () => {
         for (const op of ops) {
           if (op.kind === 'turn') {
             const events = turnEvents(n++, op);
-            await append.execute(new AppendSessionEventsCommand('t', sessionId, events.map((event, i) => ({ event, field: `events[${i}]` }))));
+            await append.execute(
+              new AppendSessionEventsCommand(
+                't',
+                sessionId,
+                events.map((event, i) => ({ event, field: `events[${i}]` })),
+              ),
+            );
           } else if (op.kind === 'compact' && n > 0) {
             summarizer.fail = op.fail;
             const answer = await compact.execute(new CompactSessionCommand('t', sessionId, op.strategy, null, 'chars', false));
@@ -133,11 +139,24 @@ describe('session state loading', () => {
     const compact = new CompactSessionHandler(store, cache, new ScriptedSummarizer());
     for (let n = 0; n < 60; n++) {
       const events = turnEvents(n, { kind: 'turn', toolCalls: 1, openCall: false, system: false });
-      await append.execute(new AppendSessionEventsCommand('t', 'long', events.map((event, i) => ({ event, field: `events[${i}]` }))));
-      if (n % 10 === 9) await compact.execute(new CompactSessionCommand('t', 'long', parseStrategy({ type: 'turn-window', maxTurns: 2 }), null, 'chars', false));
+      await append.execute(
+        new AppendSessionEventsCommand(
+          't',
+          'long',
+          events.map((event, i) => ({ event, field: `events[${i}]` })),
+        ),
+      );
+      if (n % 10 === 9)
+        await compact.execute(new CompactSessionCommand('t', 'long', parseStrategy({ type: 'turn-window', maxTurns: 2 }), null, 'chars', false));
     }
     const since = turnEvents(60, { kind: 'turn', toolCalls: 0, openCall: false, system: false });
-    await append.execute(new AppendSessionEventsCommand('t', 'long', since.map((event, i) => ({ event, field: `events[${i}]` }))));
+    await append.execute(
+      new AppendSessionEventsCommand(
+        't',
+        'long',
+        since.map((event, i) => ({ event, field: `events[${i}]` })),
+      ),
+    );
 
     let read = 0;
     const counting: EventStore = Object.create(store);

@@ -23,7 +23,7 @@ const MAX_PAGE = 1024;
 
 function snapshotOf(e: RecordedEvent): SessionSnapshot | null {
   if (e.type !== COMPACTION_COMPLETED && e.type !== COMPACTION_FAILED) return null;
-  return ((e.data as { checkpoint?: SessionSnapshot }).checkpoint ?? null);
+  return (e.data as { checkpoint?: SessionSnapshot }).checkpoint ?? null;
 }
 
 /**

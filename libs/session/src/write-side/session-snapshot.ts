@@ -39,6 +39,8 @@ export function buildSnapshot(after: SessionWindowState, failuresBefore: number)
     ...(after.policyRevision !== null ? { policyRevision: after.policyRevision.toString() } : {}),
     consecutiveFailures: failuresBefore,
     ...(after.userId ? { userId: after.userId } : {}),
-    ...(after.archivedOpenCalls.size > 0 ? { archivedOpenCalls: [...after.archivedOpenCalls].map(([id, c]): [string, string, string] => [id, c.compactionId, c.name]) } : {}),
+    ...(after.archivedOpenCalls.size > 0
+      ? { archivedOpenCalls: [...after.archivedOpenCalls].map(([id, c]): [string, string, string] => [id, c.compactionId, c.name]) }
+      : {}),
   };
 }

@@ -57,18 +57,35 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
     if (command.strategy) checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const key = sessionKey(command.tenantId, command.sessionId);
-    const policy: SetPolicy = { type: 'SetPolicy', tenantId: command.tenantId, sessionId: command.sessionId, strategy: command.strategy, trigger: command.trigger, estimator: command.estimator };
+    const policy: SetPolicy = {
+      type: 'SetPolicy',
+      tenantId: command.tenantId,
+      sessionId: command.sessionId,
+      strategy: command.strategy,
+      trigger: command.trigger,
+      estimator: command.estimator,
+    };
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const decision = decideSetPolicy(policy, state, { now: new Date() });
       if (decision.kind === 'unchanged') {
         // A retried PUT answers the event that set the policy, its position included.
         const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });
-        return { sessionId: command.sessionId, ...decision.policy, revision: decision.revision.toString(), ...(recorded ? { position: recorded.position.toString() } : {}) };
+        return {
+          sessionId: command.sessionId,
+          ...decision.policy,
+          revision: decision.revision.toString(),
+          ...(recorded ? { position: recorded.position.toString() } : {}),
+        };
       }
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
-        return { sessionId: command.sessionId, ...(decision.events[0].data as PolicySetData), revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
+        return {
+          sessionId: command.sessionId,
+          ...(decision.events[0].data as PolicySetData),
+          revision: result.nextExpectedRevision.toString(),
+          position: result.position.toString(),
+        };
       } catch (err) {
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;

@@ -58,7 +58,10 @@ export function given(...events: GivenEvent[]) {
           check(outcome.value);
         },
         thenThrows(type, code) {
-          if (outcome.ok) throw new Error(`expected ${type.name}, but deciding returned ${JSON.stringify(outcome.value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`);
+          if (outcome.ok)
+            throw new Error(
+              `expected ${type.name}, but deciding returned ${JSON.stringify(outcome.value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
+            );
           expect(outcome.error).toBeInstanceOf(type);
           if (code !== undefined) expect((outcome.error as { code?: string }).code).toBe(code);
         },

@@ -23,7 +23,16 @@ export interface CompactionRecord {
   summary: SummaryInsertedData | null;
 }
 
-type CompactionRow = { compactionId: string; outcome: string; revision: bigint; position: bigint; at: string; dataJson: string; archivedIdsJson: string; summaryJson: string | null };
+type CompactionRow = {
+  compactionId: string;
+  outcome: string;
+  revision: bigint;
+  position: bigint;
+  at: string;
+  dataJson: string;
+  archivedIdsJson: string;
+  summaryJson: string | null;
+};
 
 const SELECT = `SELECT compaction_id AS compactionId, outcome, revision, position, at, data_json AS dataJson,
                        archived_ids_json AS archivedIdsJson, summary_json AS summaryJson
@@ -56,11 +65,20 @@ export interface CompactionRecordPage {
  * Returns null when the session is unknown or belongs to another tenant (→ 404).
  * @throws InvalidQueryError (400) on a malformed cursor.
  */
-export function pageCompactions(store: ReadModelStore, tenantId: string, sessionId: string, limit = DEFAULT_COMPACTION_LIMIT, cursor?: string): CompactionRecordPage | null {
+export function pageCompactions(
+  store: ReadModelStore,
+  tenantId: string,
+  sessionId: string,
+  limit = DEFAULT_COMPACTION_LIMIT,
+  cursor?: string,
+): CompactionRecordPage | null {
   const after = cursor === undefined ? -1n : decodeKeysetCursor('compactions', cursor);
   const session = findSession(store, tenantId, sessionId);
   if (!session) return null;
-  const rows = store.db.prepare(`${SELECT} AND revision > ? ORDER BY revision LIMIT ?`).safeIntegers(true).all(session.sessionKey, after, limit + 1) as CompactionRow[];
+  const rows = store.db
+    .prepare(`${SELECT} AND revision > ? ORDER BY revision LIMIT ?`)
+    .safeIntegers(true)
+    .all(session.sessionKey, after, limit + 1) as CompactionRow[];
   const page: CompactionRecordPage = { compactions: rows.slice(0, limit).map((row) => toRecord(sessionId, row)) };
   if (rows.length > limit) page.nextCursor = encodeKeysetCursor('compactions', rows[limit - 1].revision);
   return page;

@@ -83,10 +83,12 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   const plan = recallQueryPlan(search.q);
   const { table, match } = plan;
   const limit = search.limit ?? DEFAULT_RECALL_LIMIT;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECALL_LIMIT) throw new InvalidQueryError('limit', `must be an integer from 1 to ${MAX_RECALL_LIMIT}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECALL_LIMIT)
+    throw new InvalidQueryError('limit', `must be an integer from 1 to ${MAX_RECALL_LIMIT}`);
   for (const name of ['tenantId', 'sessionId', 'userId', 'compactionId'] as const) {
     const value = search[name];
-    if ((name === 'tenantId' || value !== undefined) && (typeof value !== 'string' || value === '')) throw new InvalidQueryError(name, 'must be a non-empty string');
+    if ((name === 'tenantId' || value !== undefined) && (typeof value !== 'string' || value === ''))
+      throw new InvalidQueryError(name, 'must be a non-empty string');
   }
   if (search.type !== undefined && !EVENT_TYPES.includes(search.type as SessionEventType)) {
     throw new InvalidQueryError('type', `must be one of ${EVENT_TYPES.join(', ')}`);
@@ -119,7 +121,21 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   filter('l.created_at < @to', 'to', to);
 
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify([table, match, plan.substrings, search.tenantId, search.sessionId, search.userId, search.type, search.archived, search.compactionId, from, to]))
+    .update(
+      JSON.stringify([
+        table,
+        match,
+        plan.substrings,
+        search.tenantId,
+        search.sessionId,
+        search.userId,
+        search.type,
+        search.archived,
+        search.compactionId,
+        from,
+        to,
+      ]),
+    )
     .digest('base64url')
     .slice(0, 16);
   let keyset = '';
@@ -146,7 +162,17 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     ORDER BY rank, position
     LIMIT @take`;
 
-  let rows: Array<{ position: bigint; sessionId: string; eventId: string; type: string; archived: bigint; archivedBy: string | null; createdAt: string; rank: number; snippet?: string }>;
+  let rows: Array<{
+    position: bigint;
+    sessionId: string;
+    eventId: string;
+    type: string;
+    archived: bigint;
+    archivedBy: string | null;
+    createdAt: string;
+    rank: number;
+    snippet?: string;
+  }>;
   try {
     const stmt = store.db.prepare(sql).safeIntegers(true);
     rows = stmt.all(params) as typeof rows;
@@ -165,7 +191,8 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     }
   } catch (error) {
     // The MATCH expression is built from quoted phrases only; this is a last line of defence.
-    if (error instanceof Error && /fts5|syntax/i.test(error.message)) throw new InvalidQueryError('q', 'cannot be searched; use words without special characters');
+    if (error instanceof Error && /fts5|syntax/i.test(error.message))
+      throw new InvalidQueryError('q', 'cannot be searched; use words without special characters');
     throw error;
   }
 

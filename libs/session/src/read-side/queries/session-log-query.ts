@@ -48,7 +48,13 @@ export interface LogPage {
  * Returns null when the session is unknown or belongs to another tenant (→ 404).
  * @throws InvalidQueryError (`fromRevision`, `limit`) when out of range.
  */
-export function listLog(store: ReadModelStore, tenantId: string, sessionId: string, fromRevision: bigint = 0n, limit: number = DEFAULT_LOG_LIMIT): LogPage | null {
+export function listLog(
+  store: ReadModelStore,
+  tenantId: string,
+  sessionId: string,
+  fromRevision: bigint = 0n,
+  limit: number = DEFAULT_LOG_LIMIT,
+): LogPage | null {
   if (typeof fromRevision !== 'bigint' || fromRevision < 0n) throw new InvalidQueryError('fromRevision', 'must be an integer ≥ 0');
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LOG_LIMIT) throw new InvalidQueryError('limit', `must be an integer from 1 to ${MAX_LOG_LIMIT}`);
   const session = findSession(store, tenantId, sessionId);
@@ -82,6 +88,6 @@ export function listLog(store: ReadModelStore, tenantId: string, sessionId: stri
     return entry;
   });
   const page: LogPage = { sessionId, revision: session.revision, events };
-  if (rows.length > limit) page.nextRevision = rows[limit]!.revision;
+  if (rows.length > limit) page.nextRevision = rows[limit].revision;
   return page;
 }

@@ -32,7 +32,14 @@ export function getWindow(store: ReadModelStore, tenantId: string, sessionId: st
        FROM window_entries WHERE session_key = ? ORDER BY anchor_revision, revision`,
     )
     .safeIntegers(true)
-    .all(session.sessionKey) as Array<{ revision: bigint; anchorRevision: bigint; compactionId: string | null; eventJson: string; costsJson: string; createdAt: string }>;
+    .all(session.sessionKey) as Array<{
+    revision: bigint;
+    anchorRevision: bigint;
+    compactionId: string | null;
+    eventJson: string;
+    costsJson: string;
+    createdAt: string;
+  }>;
   const entries = rows.map((row): WindowEntry => {
     const entry: WindowEntry = {
       event: JSON.parse(row.eventJson) as SessionEvent,

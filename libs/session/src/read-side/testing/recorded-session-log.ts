@@ -77,7 +77,13 @@ export class RecordedSessionLog {
   }
 
   /** `SummaryInserted` with id `summary-<compactionId>` unless given. */
-  summary(sessionId: string, compactionId: string, insertBeforeId: string, text: string, options: { summaryId?: string; coveredIds?: string[] } = {}): RecordedEvent {
+  summary(
+    sessionId: string,
+    compactionId: string,
+    insertBeforeId: string,
+    text: string,
+    options: { summaryId?: string; coveredIds?: string[] } = {},
+  ): RecordedEvent {
     const data: SummaryInsertedData = {
       compactionId,
       summaryId: options.summaryId ?? `summary-${compactionId}`,
@@ -158,6 +164,10 @@ export const assistant = (id: string, text: string | null, calls: Array<[string,
   ...(calls.length ? { toolCalls: calls.map(([name, args], i) => ({ id: `call-${id}-${i}`, name, arguments: args })) } : {}),
 });
 /** A tool event answering `callId` with `data`. */
-export const tool = (id: string, callId: string, name: string, data: string): SessionEvent => ({ id, type: 'tool', responses: [{ toolCallId: callId, name, data }] });
+export const tool = (id: string, callId: string, name: string, data: string): SessionEvent => ({
+  id,
+  type: 'tool',
+  responses: [{ toolCallId: callId, name, data }],
+});
 /** A stored system message. */
 export const system = (id: string, text: string): SessionEvent => ({ id, type: 'system', text });
