@@ -359,6 +359,8 @@ export interface components {
             tokensBefore: number;
             tokensSaved: number;
             trigger: components["schemas"]["Trigger"] | null;
+            /** @description with a trigger: whether it still fires after the pass (DESIGN §3.5); null without a trigger or for failures */
+            triggerStillFires: boolean | null;
         };
         CompactionHistoryPage: {
             compactions: components["schemas"]["CompactionHistoryItem"][];

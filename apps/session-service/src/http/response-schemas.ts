@@ -243,6 +243,10 @@ export const CompactionHistoryItemSchema = named(
       .nullable(),
     durationMs: z.number().min(0).nullable(),
     at: isoTime,
+    triggerStillFires: z
+      .boolean()
+      .nullable()
+      .describe('with a trigger: whether it still fires after the pass (DESIGN §3.5); null without a trigger or for failures'),
     failure: z.strictObject({ stage: z.enum(['summarize', 'append']), reason: z.string() }).nullable(),
   }),
   'One recorded compaction decision',

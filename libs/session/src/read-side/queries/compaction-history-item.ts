@@ -40,6 +40,12 @@ export interface CompactionHistoryItem {
   durationMs: number | null;
   /** ISO-8601 UTC time it completed or failed. */
   at: string;
+  /**
+   * With a trigger: whether it still fires on the window after the pass (DESIGN §3.5: a policy
+   * that cannot be met; the next automatic pass waits for growth). Null without a trigger, for
+   * failures, and for decisions recorded before it was.
+   */
+  triggerStillFires: boolean | null;
   /** For failures: the stage that failed (`summarize` or `append`) and why; null otherwise. */
   failure: { stage: 'summarize' | 'append'; reason: string } | null;
 }
@@ -76,6 +82,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
       : null,
     durationMs: failed ? null : completed.durationMs,
     at: record.at,
+    triggerStillFires: failed ? null : (completed.triggerStillFires ?? null),
     failure: failed ? { stage: failure.stage, reason: failure.reason } : null,
   };
 }
