@@ -24,7 +24,7 @@ import { validate } from '../http/validate';
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
 export function checkSessionId(sessionId: string): string {
   if (!SESSION_ID_PATTERN.test(sessionId)) {
-    throw new InvalidRequestError('sessionId', 'sessionId: use 1 to 128 letters, digits or _ - : @ .', 'invalid_session_id');
+    throw new InvalidRequestError('sessionId', 'sessionId: use 1 to 128 letters, digits or _ - : @ . (not "." or "..")', 'invalid_session_id');
   }
   return sessionId;
 }

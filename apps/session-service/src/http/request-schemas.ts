@@ -43,8 +43,12 @@ export function integerInRange(min: bigint, max: bigint) {
   return z.string({ error: message }).refine((s) => /^\d{1,20}$/.test(s) && BigInt(s) >= min && BigInt(s) <= max, { message });
 }
 
-/** Session ids in paths: letters, digits and `_ - : @ .`, 1–128 characters. */
-export const SESSION_ID_PATTERN = /^[A-Za-z0-9_\-:@.]{1,128}$/;
+/**
+ * Session ids in paths: letters, digits and `_ - : @ .`, 1–128 characters, but not `.` or `..`
+ * (URL clients resolve those path segments away: fetch turns `/v1/sessions/%2e%2e/window` into
+ * `/v1/window`, so such a session could be written but never read by the typed client or `/ui`).
+ */
+export const SESSION_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_\-:@.]{1,128}$/;
 
 /** Builds the schemas for the given limits. */
 export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest' | 'maxTextLength'>) {
