@@ -63,7 +63,10 @@ describeUnlessSkipped(skipReason, 'three service replicas on one PostgreSQL even
   beforeAll(async () => {
     db = await createTestDatabase('replicas');
   });
+  const cleanups: Array<() => Promise<unknown>> = [];
   afterAll(async () => {
+    // A failed assertion leaves the log follower running: stop it before its database goes.
+    for (const cleanup of cleanups) await cleanup().catch(() => undefined);
     for (const svc of started) await svc.kill();
     await db?.drop();
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
@@ -79,6 +82,11 @@ describeUnlessSkipped(skipReason, 'three service replicas on one PostgreSQL even
     const following = (async () => {
       for await (const e of subscription) seen.push(e);
     })();
+    cleanups.push(
+      () => subscription.close(),
+      () => following,
+      () => follower.close(),
+    );
 
     const acked = new Map<string, string[]>(); // session → acknowledged client ids
     const unexpected: string[] = [];
@@ -121,9 +129,9 @@ describeUnlessSkipped(skipReason, 'three service replicas on one PostgreSQL even
         const session = SESSIONS[(c + n) % SESSIONS.length];
         const events = turn(`c${c}`, n);
         let res = await send(c + n, 'POST', `/v1/sessions/${session}/events`, { events });
-        // The service gives up after several revision conflicts in a row (409 revision_conflict):
+        // The service gives up after many revision conflicts in a row (409 wrong_expected_revision):
         // not acknowledged, so the client sends the same request again (idempotent by event ids).
-        for (let again = 0; res.status === 409 && res.body?.code === 'revision_conflict' && again < 20; again++) {
+        for (let again = 0; res.status === 409 && res.body?.code === 'wrong_expected_revision' && again < 20; again++) {
           contended++;
           res = await send(c + n + again + 1, 'POST', `/v1/sessions/${session}/events`, { events });
         }
@@ -210,7 +218,7 @@ describeUnlessSkipped(skipReason, 'three service replicas on one PostgreSQL even
     const appends = [...acked.values()].reduce((n, ids) => n + ids.length / 2, 0);
     process.stderr.write(
       `replicas: ${appends} acknowledged appends, ${decisions} decisions (${JSON.stringify(outcomes)} commanded), ` +
-        `${retriedElsewhere} requests retried on another replica, ${contended} appends resent after 409 revision_conflict, ` +
+        `${retriedElsewhere} requests retried on another replica, ${contended} appends resent after 409 wrong_expected_revision, ` +
         `${log.length} events in ${ranMs} ms\n`,
     );
   });

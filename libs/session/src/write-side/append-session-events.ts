@@ -18,7 +18,16 @@ import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 
 /** How many times an append without a client `expectedRevision` reloads and decides again after the stream moved on. */
-export const MAX_APPEND_ATTEMPTS = 8;
+export const MAX_APPEND_ATTEMPTS = 32;
+
+/**
+ * Pause (ms) before attempt `attempt` + 1 after a revision conflict: none after the first, then a
+ * random wait of up to `attempt` ms (at most 10), so writers racing on one hot session (several
+ * replicas, auto-compaction) stop colliding in lockstep.
+ */
+function conflictBackoffMs(attempt: number): number {
+  return attempt < 2 ? 0 : Math.random() * Math.min(attempt, 10);
+}
 
 /** Append `events` to `sessionId` of `tenantId`. `expectedRevision` `'any'` (default) means: at the revision the checks ran against. */
 export class AppendSessionEventsCommand {
@@ -84,7 +93,11 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       try {
         return this.appended(command, await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected }), hasPolicy);
       } catch (err) {
-        if (err instanceof WrongExpectedRevisionError && clientExpected === null && attempt < MAX_APPEND_ATTEMPTS) continue;
+        if (err instanceof WrongExpectedRevisionError && clientExpected === null && attempt < MAX_APPEND_ATTEMPTS) {
+          const pause = conflictBackoffMs(attempt);
+          if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+          continue;
+        }
         if (err instanceof DuplicateEventIdError && expected !== 'any') return this.resent(key, decision.events, command, hasPolicy);
         throw this.translated(err, key, command);
       }
