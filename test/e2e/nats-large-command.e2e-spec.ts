@@ -1,0 +1,101 @@
+/**
+ * A 5 MiB command over NATS (issue 15, bad input): on a server that accepts messages that large
+ * (the example config `deploy/nats/nats-server.conf` sets `max_payload: 8MB`), the service itself
+ * refuses it under its default `MAX_BODY_BYTES` (5 MiB, the same limit as HTTP): its error
+ * (`payload_too_large`) is published, the message is not redelivered, and the log is unchanged. The machine's shared server keeps NATS's default 1 MiB limit, so this
+ * file starts a throwaway `nats-server` of its own (a free port, a temporary JetStream folder)
+ * and stops it afterwards. Skips with one line when no `nats-server` binary is installed (CI
+ * always has one).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { startService, type Harness } from '../support/service-harness';
+import { eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
+
+const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => fs.existsSync(p));
+const FIVE_MIB = 5 * 1024 * 1024;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+const suite = NATS_SERVER ? describe : describe.skip;
+if (!NATS_SERVER) process.stderr.write('SKIPPED NATS large command: no nats-server binary installed\n');
+
+suite('a 5 MiB command over NATS', () => {
+  jest.setTimeout(60_000);
+  let server: ChildProcess;
+  let dir: string;
+  let nc: NatsConnection;
+  let client: NatsTestClient;
+  let harness: Harness;
+  const prefix = uniquePrefix();
+  const names = natsNames(prefix);
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-large-'));
+    const port = await freePort();
+    const config = path.join(dir, 'nats.conf');
+    fs.writeFileSync(config, `listen: 127.0.0.1:${port}\nmax_payload: 8MB\njetstream { store_dir: ${JSON.stringify(path.join(dir, 'js'))} }\n`);
+    server = spawn(NATS_SERVER!, ['-c', config], { stdio: 'ignore' });
+    const url = `nats://127.0.0.1:${port}`;
+    await eventually(
+      async () => {
+        try {
+          nc = await connect({ servers: url, timeout: 1000 });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      'the throwaway nats-server to accept connections',
+    );
+    client = await natsClient(nc);
+    harness = await startService({ env: { NATS_URL: url, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' } });
+  });
+
+  afterAll(async () => {
+    await harness?.stop();
+    await nc?.close();
+    server?.kill('SIGTERM');
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('publishes payload_too_large, does not redeliver, and leaves the log unchanged', async () => {
+    await harness
+      .http()
+      .post('/v1/sessions/big/events')
+      .send({ events: [{ id: 'u1', type: 'user', text: 'hello' }] })
+      .expect(201);
+    const headBefore = await harness.service.store.headPosition();
+    const msgId = randomUUID();
+    const body = JSON.stringify({ events: [{ type: 'user', text: 'x'.repeat(FIVE_MIB) }] });
+    await publishCommand(client.js, commandSubject(prefix, 'default', 'big', 'append'), new TextEncoder().encode(body), { msgId });
+    const isMine = (a: { headers: Record<string, string> }) => a.headers['Command-Id'] === msgId;
+    const answers = await readStream(client, names.resultStream, `${prefix}.results.default.big`, (got) => got.some(isMine), { durable: 'large' });
+    const mine = answers.find(isMine);
+    expect({ code: mine?.body.code, status: mine?.headers.Status }).toEqual({ code: 'payload_too_large', status: '413' });
+    await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
+    const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
+    expect({ pending: consumer.num_pending, unacked: consumer.num_ack_pending, redelivered: consumer.num_redelivered }).toEqual({
+      pending: 0,
+      unacked: 0,
+      redelivered: 0,
+    });
+    expect(await harness.service.store.headPosition()).toBe(headBefore);
+  });
+});
