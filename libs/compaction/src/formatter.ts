@@ -8,16 +8,25 @@ import type { AssistantEvent, SessionEvent, ToolEvent } from './session-event';
 export const NO_TEXT_CONTENT = '[no text content]';
 
 /**
- * True when `text` carries no content: `null`/`undefined`, empty, or only whitespace.
- * Such a text is rendered as {@link NO_TEXT_CONTENT}; an assistant's blank text next to tool
- * calls is omitted (DESIGN §3.1: "when the text is not blank").
+ * True when `text` carries no content: `null`/`undefined`, empty, or only whitespace. An
+ * assistant's blank text next to tool calls is omitted (DESIGN §3.1: "when the text is not
+ * blank"), and a blank text gives way to a refusal.
  */
 export function isBlankText(text: string | null | undefined): boolean {
   return text == null || text.trim() === '';
 }
 
+/**
+ * True when `text` is missing (`null`/`undefined` or empty): rendered as {@link NO_TEXT_CONTENT}
+ * (DESIGN §3.1, "missing text"). A whitespace-only text is not missing: it is formatted, and
+ * costed, as written, so a long run of spaces costs what it costs a model.
+ */
+export function isMissingText(text: string | null | undefined): boolean {
+  return text == null || text === '';
+}
+
 function textOrPlaceholder(text: string | null | undefined): string {
-  return isBlankText(text) ? NO_TEXT_CONTENT : (text as string);
+  return isMissingText(text) ? NO_TEXT_CONTENT : (text as string);
 }
 
 function formatAssistant(event: AssistantEvent): string {

@@ -111,6 +111,20 @@ describe('estimators (DESIGN §3.1)', () => {
     afterAll(() => reference.free());
     const ref = (text: string) => reference.encode(text, [], []).length;
 
+    it('costs a whitespace-only text as written, not as a missing text (a run of spaces costs what it costs a model)', () => {
+      for (const text of [' '.repeat(10_000), '\n'.repeat(5_000), '\t \n'.repeat(3_000)]) {
+        for (const event of [
+          { id: 'u', type: 'user', text },
+          { id: 't', type: 'tool', responses: [{ toolCallId: 'k', name: 'f', data: text }] },
+        ] as SessionEvent[]) {
+          const [line] = formatEventLines(event);
+          expect(line).toContain(text);
+          expect(eventCost(event, getEstimator(name))).toBe(ref(line));
+        }
+      }
+      expect(eventCost({ id: 'u', type: 'user', text: ' '.repeat(100_000) }, getEstimator(name))).toBeGreaterThan(500);
+    });
+
     it('on fixed samples', () => {
       const estimator = getEstimator(name);
       expect(estimator.count('hello world')).toBe(2);
