@@ -15,7 +15,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { startService, type Harness } from '../support/service-harness';
-import { eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { commandQueueSettled, eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 
 const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => fs.existsSync(p));
@@ -89,13 +89,7 @@ suite('a 5 MiB command over NATS', () => {
     const answers = await readStream(client, names.resultStream, `${prefix}.results.default.big`, (got) => got.some(isMine), { durable: 'large' });
     const mine = answers.find(isMine);
     expect({ code: mine?.body.code, status: mine?.headers.Status }).toEqual({ code: 'payload_too_large', status: '413' });
-    await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
-    const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
-    expect({ pending: consumer.num_pending, unacked: consumer.num_ack_pending, redelivered: consumer.num_redelivered }).toEqual({
-      pending: 0,
-      unacked: 0,
-      redelivered: 0,
-    });
+    expect(await commandQueueSettled(client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
     expect(await harness.service.store.headPosition()).toBe(headBefore);
   });
 });

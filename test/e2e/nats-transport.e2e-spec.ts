@@ -10,10 +10,10 @@ import type { SummaryRequest } from '@lib/compaction';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, SessionReads, type Summarizer, type SummarizerOutcome } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 import {
+  commandQueueSettled,
   describeWithNats,
   connectForTest,
   deleteStreams,
-  eventually,
   natsClient,
   publishCommand,
   readStream,
@@ -158,13 +158,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       /max_payload|payload/i,
     );
 
-    await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
-    const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
-    expect({ pending: consumer.num_pending, unacked: consumer.num_ack_pending, redelivered: consumer.num_redelivered }).toEqual({
-      pending: 0,
-      unacked: 0,
-      redelivered: 0,
-    });
+    expect(await commandQueueSettled(client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
     expect(await harness.service.store.headPosition()).toBe(headBefore);
   });
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { natsNames } from '../../apps/session-service/src/nats/nats-names';
+import { natsNames, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
 
 /** URL of the NATS server the tests use. */
 export const NATS_TEST_URL = process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222';
@@ -121,4 +121,14 @@ export async function eventually(check: () => Promise<boolean> | boolean, timeou
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Waits (up to 10 s) until the command stream of `names` is empty, then returns the shared
+ * consumer's counts: commands still pending, delivered but unacknowledged, and redelivered.
+ */
+export async function commandQueueSettled(client: NatsTestClient, names: NatsNames): Promise<{ pending: number; unacked: number; redelivered: number }> {
+  await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
+  const consumer = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
+  return { pending: consumer.num_pending, unacked: consumer.num_ack_pending, redelivered: consumer.num_redelivered };
 }
