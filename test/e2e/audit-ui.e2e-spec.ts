@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
-import { loadSessionsFile, splitTurns } from '../replay/sessions-file';
+import { loadSessionsFile, splitTurns } from '../../apps/replay/src/sessions-file';
 import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 

@@ -9,11 +9,11 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
-import { extractFacts, factsInText, holdsWords, mentionsFact } from './fact-extraction';
-import { firstCharsOf, measureSession, readFinalWindow } from './fidelity';
-import { readLog, waitForSettled } from './run-replay';
-import { ServiceClient } from './service-client';
-import { sessionEvents, splitTurns } from './sessions-file';
+import { extractFacts, factsInText, holdsWords, mentionsFact } from '../../apps/replay/src/fact-extraction';
+import { firstCharsOf, measureSession, readFinalWindow } from '../../apps/replay/src/fidelity';
+import { readLog, waitForSettled } from '../../apps/replay/src/run-replay';
+import { ServiceClient } from '../../apps/replay/src/service-client';
+import { sessionEvents, splitTurns } from '../../apps/replay/src/sessions-file';
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
 

@@ -14,11 +14,11 @@ import { computeEventCosts, openAiMessagesToEvents } from '@lib/session';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
-import { runReplay, type ReplayReport } from './run-replay';
-import { chosenSessions } from './report';
-import { extractFacts } from './fact-extraction';
-import { ServiceClient } from './service-client';
-import { loadSessionsFile } from './sessions-file';
+import { runReplay, type ReplayReport } from '../../apps/replay/src/run-replay';
+import { chosenSessions } from '../../apps/replay/src/report';
+import { extractFacts } from '../../apps/replay/src/fact-extraction';
+import { ServiceClient } from '../../apps/replay/src/service-client';
+import { loadSessionsFile } from '../../apps/replay/src/sessions-file';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const SESSIONS = 3;
@@ -164,7 +164,7 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
 /** Runs the CLI in a child process; resolves with its exit code and output. */
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/replay/replay.ts', ...args], {
+    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/replay/src/replay.ts', ...args], {
       cwd: REPO,
       env: { ...process.env },
     });

@@ -4,9 +4,9 @@
  * adds the baselines and aggregates one row per strategy and baseline. See fidelity.ts for what
  * is measured.
  */
-import { computeEventCosts } from '../../libs/session/src/domain/event-costs';
-import { summarizerFromEnv } from '../../libs/session/src/summarizers/summarizer-config';
-import type { Summarizer } from '../../libs/session/src/summarizers/summarizer';
+import { computeEventCosts } from '../../../libs/session/src/domain/event-costs';
+import { summarizerFromEnv } from '../../../libs/session/src/summarizers/summarizer-config';
+import type { Summarizer } from '../../../libs/session/src/summarizers/summarizer';
 import type { SessionEvent } from '@lib/compaction';
 import { extractFacts, type Fact } from './fact-extraction';
 import {

@@ -1,6 +1,6 @@
 /**
  * `npm run replay -- <file> [options]`: replays agent sessions through the session service and
- * reports how compaction behaved (issue 5). See `--help` and test/replay/README.md.
+ * reports how compaction behaved (issue 5). See `--help` and apps/replay/README.md.
  *
  * Exit codes: 0 no validation failure; 1 validation failures (listed); 2 a problem of the input
  * or environment (unreadable file, wrong shape including a message the service's parser would

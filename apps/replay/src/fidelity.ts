@@ -17,8 +17,8 @@
  */
 import { trimMessages, type BaseMessage } from '@langchain/core/messages';
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, formatEvent, type SessionEvent } from '@lib/compaction';
-import type { Summarizer } from '../../libs/session/src/summarizers/summarizer';
-import { langChainToOpenAi, toLangChain } from '../../bench/lib/langchain-messages';
+import type { Summarizer } from '../../../libs/session/src/summarizers/summarizer';
+import { langChainToOpenAi, toLangChain } from '../../../bench/lib/langchain-messages';
 import { mentionsFact, messageText, type Fact } from './fact-extraction';
 import type { ServiceClient } from './service-client';
 

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 // The service's own parser of OpenAI messages (a pure module: no Nest, no store), imported by
 // path so that checking a file does not load the whole session library.
-import { openAiMessagesToEvents } from '../../libs/session/src/domain/openai-chat-format';
+import { openAiMessagesToEvents } from '../../../libs/session/src/domain/openai-chat-format';
 import type { SessionEvent } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 
