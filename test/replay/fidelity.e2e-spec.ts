@@ -62,6 +62,20 @@ describe('fact extraction on a hand-written conversation', () => {
     ]);
   });
 
+  it('ties each fact to the event where its words first appear, for recall reach: the name Mia first appears in the user id mia_li_3668', () => {
+    const conversation: Record<string, unknown>[] = [
+      { role: 'system', content: 'You are an airline agent. Mia is a name.' },
+      { role: 'user', content: 'My user id is mia_li_3668.' },
+      { role: 'assistant', content: null, tool_calls: [call('c1', 'get_user_details', { user_id: 'mia_li_3668' })] },
+      { role: 'tool', tool_call_id: 'c1', content: JSON.stringify({ name: { first_name: 'Mia', last_name: 'Li' } }) },
+    ];
+    const byValue = new Map(extractFacts(conversation).map((f) => [f.value, f]));
+    // stated literally first by the tool result, but its words are in the user's id two events earlier (the system prompt does not count)
+    expect(byValue.get('Mia')).toMatchObject({ messageIndex: 3, source: 'tool-result', firstHeldIn: 1 });
+    expect(byValue.get('mia_li_3668')).toMatchObject({ messageIndex: 1, firstHeldIn: 1 });
+    for (const f of facts) expect(f.firstHeldIn).toBe(f.messageIndex); // the hand-written conversation states each fact before any other event holds it
+  });
+
   it('takes nothing from the system prompt, an assistant text, free-text arguments or keys that are not facts', () => {
     const values = facts.map((f) => f.value);
     expect(values).not.toContain('2024-05-15'); // system prompt only
@@ -116,7 +130,7 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
   });
 
   it.each(['sliding-window', 'recursive-summarization'])(
-    'is archived, went through at least 5 passes, and recall finds its event in the top 5 (%s)',
+    'is archived, went through at least 5 passes, and recall answers its event first, ahead of shorter repeats (%s)',
     async (type) => {
       const planted = 'QX7R2M';
       const messages: Record<string, unknown>[] = [
@@ -127,7 +141,8 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
       for (let t = 1; t <= 7; t++)
         messages.push(
           { role: 'user', content: `Question ${t} about the weather in city number ${t}.` },
-          { role: 'assistant', content: `Answer ${t}: it is sunny.` },
+          // six short echoes of the code, each ranked above the planted statement by BM25 alone (shorter documents)
+          { role: 'assistant', content: t < 7 ? `Answer ${t}: ${planted}.` : `Answer ${t}: it is sunny.` },
         );
       const sessionId = `fidelity-planted-${type}`;
       const strategy = type === 'sliding-window' ? { type, maxEvents: 2 } : { type, maxEventsToKeep: 2, overlapSize: 0 };
@@ -149,10 +164,15 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
       expect(result.passes).toBeGreaterThanOrEqual(5);
       expect(result.archived).toBe(true);
       expect(result.reached).toBe(true);
-      expect(result.firstEventRank).not.toBeNull();
-      // the same, asked directly: the planted user event is among the top 5 hits
-      const page = await client.request<{ items: Array<{ eventId: string }> }>('GET', `/v1/recall?q=${planted}&sessionId=${client.readId(sessionId)}&limit=5`);
-      expect(page.items.map((h) => h.eventId)).toContain(log[1].eventId);
+      expect(result.firstStatementRank).toBe(1);
+      // the same, asked directly: the planted user event is the first hit, marked as the session's first mention, then the echoes
+      const page = await client.request<{ items: Array<{ eventId: string; firstMention?: boolean }> }>(
+        'GET',
+        `/v1/recall?q=${planted}&sessionId=${client.readId(sessionId)}&limit=5`,
+      );
+      expect(page.items[0]).toMatchObject({ eventId: log[1].eventId, firstMention: true });
+      expect(page.items.slice(1).every((h) => h.firstMention === undefined)).toBe(true);
+      expect(page.items).toHaveLength(5);
       if (type === 'sliding-window') expect(result.retained).toBe(false); // the window no longer holds it: only recall does
     },
     60_000,

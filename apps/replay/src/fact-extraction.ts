@@ -40,6 +40,14 @@ export interface Fact {
    * {@link mentionedIn}.
    */
   heldIn: number[];
+  /**
+   * The event where the fact first appears as recall reads words: the first of {@link heldIn}
+   * after the system message (a system prompt is an instruction, not a statement of the
+   * conversation). Usually {@link messageIndex}; earlier when an earlier event holds the value's
+   * words without stating it literally (the name `Mia` in the user id `mia_li_3668`, a lower-case
+   * `sofia`) or an assistant said it before any user or tool did. Recall reach asks for this event.
+   */
+  firstHeldIn: number;
 }
 
 /**
@@ -191,7 +199,8 @@ export function extractFacts(messages: readonly Record<string, unknown>[]): Fact
       // written 1e3) cannot be checked: skip it
       if (first === undefined) continue;
       const source: FactSource = messages[first].role === 'user' ? 'user' : messages[first].role === 'tool' ? 'tool-result' : 'tool-arguments';
-      facts.set(f.value, { value: f.value, kind: f.kind, messageIndex: first, source, ...(f.key ? { key: f.key } : {}), mentionedIn, heldIn });
+      const firstHeldIn = heldIn.find((i) => messages[i].role !== 'system') ?? first;
+      facts.set(f.value, { value: f.value, kind: f.kind, messageIndex: first, source, ...(f.key ? { key: f.key } : {}), mentionedIn, heldIn, firstHeldIn });
     }
   };
   messages.forEach((m, i) => {

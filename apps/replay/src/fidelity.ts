@@ -5,9 +5,12 @@
  * - **window retention**: the fact is mentioned in the active window the model would get (the
  *   OpenAI rendering, summaries included);
  * - **recall reach**: `GET /v1/recall?q=<fact>&sessionId=…&limit=5` answers, within those 5 hits,
- *   an event of the conversation that holds the fact's words (`holdsWords`: recall's notion of
- *   a word, so `Noah` is held by `noah_muller_9847`), its first event or a later one (
- *   {@link FactResult.firstEventRank} tells whether the first one was among them);
+ *   the event where the fact first appears as recall reads words (`Fact.firstHeldIn`: the first
+ *   event after the system message that holds the fact's words, so `Noah` first appears in
+ *   `noah_muller_9847` when the user gave that id before the profile gave the name). Recall puts
+ *   a session's first mention first (`firstMention`), then repeats, echoes and summaries by
+ *   relevance; {@link FactResult.firstStatementRank} tells whether the first user or tool
+ *   statement of the value (`Fact.messageIndex`) was among the 5 too;
  * - **passes**: the compactions recorded after the fact's event was appended.
  *
  * Baselines on the same conversations (no service): LangChain `trimMessages` on a token budget
@@ -33,21 +36,23 @@ export const MAX_PASS_BUCKET = 5;
 export interface FactResult {
   value: string;
   kind: string;
-  /** Message (= event) index where the fact first appears. */
+  /** Message (= event) index of the fact's first user or tool statement (`Fact.messageIndex`). */
   messageIndex: number;
+  /** Message index where the fact's words first appear (`Fact.firstHeldIn`): what recall reach asks for. */
+  firstHeldIn: number;
   /** Compactions recorded after the fact's event was appended. */
   passes: number;
   /** Whether the fact's event was archived at the end. */
   archived: boolean;
   /** The fact is mentioned in the final window. */
   retained: boolean;
-  /** A top-{@link RECALL_TOP} recall hit is an event of the conversation that holds the fact's words. */
+  /** The event where the fact first appears (`Fact.firstHeldIn`) is among the top {@link RECALL_TOP} recall hits. */
   reached: boolean;
-  /** 1-based rank of the fact's first event in the recall answer, null when not within the top {@link RECALL_TOP}. */
-  firstEventRank: number | null;
+  /** 1-based rank of the fact's first user or tool statement (`Fact.messageIndex`) in the recall answer, null when not within the top {@link RECALL_TOP}. */
+  firstStatementRank: number | null;
   /** Events of the conversation that hold the fact's words. */
   mentions: number;
-  /** Kinds of the top hits (`tool`, `user`, `summary`, …), kept when the first event is not among them. */
+  /** Kinds of the top hits (`tool`, `user`, `summary`, …), kept when the first statement is not among them. */
   hitTypes?: string[];
 }
 
@@ -79,8 +84,8 @@ export interface FidelityRow {
   /** Recall reach; null for a baseline (it has no recall). */
   reached: number | null;
   reach: number | null;
-  /** Facts whose first event is among the top hits (a stricter reach). */
-  reachedFirstEvent: number | null;
+  /** Facts whose first user or tool statement is among the top hits too. */
+  reachedFirstStatement: number | null;
   /** Facts whose event was archived (left the window verbatim), and how many of them the window still mentions. */
   archivedFacts: number;
   archivedRetained: number;
@@ -89,13 +94,13 @@ export interface FidelityRow {
   byPasses: PassBucket[];
   /** Final window tokens per session. */
   windowTokens: { sum: number; median: number; max: number };
-  /** The facts recall missed (at most 20), for the report. */
+  /** The facts recall missed (at most 20), for the report; `messageIndex` is the event asked for (`Fact.firstHeldIn`). */
   reachMisses: Array<{ sessionId: string; value: string; kind: string; messageIndex: number }>;
   /**
-   * Facts whose first event was not among the top hits: how many the conversation mentions in
+   * Facts whose first statement was not among the top hits: how many the conversation mentions in
    * more than {@link RECALL_TOP} events, how many of the hits were summaries, and a sample.
    */
-  firstEventMisses?: {
+  firstStatementMisses?: {
     facts: number;
     mentionedInMoreThanTop: number;
     summaryHits: number;
@@ -193,11 +198,12 @@ export async function measureSession(
       value: fact.value,
       kind: fact.kind,
       messageIndex: fact.messageIndex,
+      firstHeldIn: fact.firstHeldIn,
       passes: compacted.filter((p) => p > at).length,
       archived: logged[fact.messageIndex].archived === true,
       retained: retained[k],
-      reached: ranks.some((i) => i !== undefined && fact.heldIn.includes(i)),
-      firstEventRank: first < 0 ? null : first + 1,
+      reached: ranks.includes(fact.firstHeldIn),
+      firstStatementRank: first < 0 ? null : first + 1,
       mentions: fact.heldIn.length,
       ...(first < 0 ? { hitTypes: page.items.map((h) => h.type) } : {}),
     });
@@ -299,7 +305,7 @@ export function strategyRow(name: string, note: string, sessions: readonly Sessi
     retention: all.length ? retained / all.length : 0,
     reached,
     reach: all.length ? reached / all.length : 0,
-    reachedFirstEvent: all.filter((f) => f.firstEventRank !== null).length,
+    reachedFirstStatement: all.filter((f) => f.firstStatementRank !== null).length,
     archivedFacts: archived.length,
     archivedRetained: archived.filter((f) => f.retained).length,
     passes: spread(sessions.map((s) => s.passes)),
@@ -308,14 +314,14 @@ export function strategyRow(name: string, note: string, sessions: readonly Sessi
     reachMisses: all
       .filter((f) => !f.reached)
       .slice(0, 20)
-      .map((f) => ({ sessionId: f.sessionId, value: f.value, kind: f.kind, messageIndex: f.messageIndex })),
-    firstEventMisses: firstEventMisses(all),
+      .map((f) => ({ sessionId: f.sessionId, value: f.value, kind: f.kind, messageIndex: f.firstHeldIn })),
+    firstStatementMisses: firstStatementMisses(all),
     note,
   };
 }
 
-function firstEventMisses(all: readonly FactResult[]): FidelityRow['firstEventMisses'] {
-  const missed = all.filter((f) => f.firstEventRank === null);
+function firstStatementMisses(all: readonly FactResult[]): FidelityRow['firstStatementMisses'] {
+  const missed = all.filter((f) => f.firstStatementRank === null);
   return {
     facts: missed.length,
     mentionedInMoreThanTop: missed.filter((f) => f.mentions > RECALL_TOP).length,
@@ -350,7 +356,7 @@ export function baselineRow(
     retention: all.length ? retained / all.length : 0,
     reached: null,
     reach: null,
-    reachedFirstEvent: null,
+    reachedFirstStatement: null,
     archivedFacts: archived.length,
     archivedRetained: archived.filter((f) => f.retained).length,
     passes: comparedPasses ? spread(sessions.map((s) => s.compared!.passes)) : null,

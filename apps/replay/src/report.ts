@@ -96,7 +96,7 @@ export const FIDELITY_HEADERS = [
   'retained in window',
   'retention',
   'recall reach (top 5)',
-  'first event in top 5',
+  'first statement in top 5',
   'archived facts retained',
   'final window tokens (median, max)',
 ];
@@ -111,7 +111,7 @@ export function fidelityRows(fidelity: FidelityReport): string[][] {
     int(r.retained),
     pct(r.retention),
     r.reach === null ? '— (no recall)' : `${pct(r.reach)} (${int(r.reached ?? 0)})`,
-    r.reachedFirstEvent === null ? '—' : pct(r.facts ? r.reachedFirstEvent / r.facts : 0),
+    r.reachedFirstStatement === null ? '—' : pct(r.facts ? r.reachedFirstStatement / r.facts : 0),
     r.kind === 'trim-messages'
       ? `— (${int(r.archivedFacts)} dropped)`
       : `${int(r.archivedRetained)} of ${int(r.archivedFacts)} (${pct(r.archivedFacts ? r.archivedRetained / r.archivedFacts : 0)})`,
@@ -139,7 +139,8 @@ export function renderFidelity(fidelity: FidelityReport): string {
   return [
     `Context fidelity (${fidelity.summarizer}): facts of the conversations (ids, dates, amounts, names from user messages, tool arguments and tool results),`,
     'checked at the end of each session: retained = mentioned in the final window (summary included); recall reach = a recall for the fact (top 5, the session)',
-    `answers an event that states it; first event = the event where the fact first appears is among those 5. Passes = compactions after the fact's event.`,
+    'answers the event where the fact first appears (the first event after the system message holding its words); first statement = the first user message,',
+    `tool call or tool result stating it literally is among those 5 too. Passes = compactions after the fact's event.`,
     '',
     ...pipeTable(FIDELITY_HEADERS, fidelityRows(fidelity)),
     '',

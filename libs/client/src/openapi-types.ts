@@ -562,6 +562,11 @@ export interface components {
                 /** @description ISO-8601 UTC date-time */
                 createdAt: string;
                 eventId: string;
+                /**
+                 * @description with sessionId: the session's earliest matching event other than the system message and summaries, answered first
+                 * @constant
+                 */
+                firstMention?: true;
                 score: number;
                 sessionId: string;
                 /** @description matched words wrapped in <mark>…</mark> */
@@ -569,6 +574,11 @@ export interface components {
                 type: components["schemas"]["EventType"];
             }[];
             nextCursor?: string;
+            /**
+             * @description relevance: BM25, best first; newest: the query matched more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0
+             * @enum {string}
+             */
+            order: "relevance" | "newest" | "oldest";
         };
         SessionList: {
             /** @description present when more follow: pass it as cursor */

@@ -320,11 +320,20 @@ export const RecallPageSchema = named(
         archived: z.boolean(),
         compactionId: z.string().optional(),
         createdAt: isoTime,
+        firstMention: z
+          .literal(true)
+          .optional()
+          .describe("with sessionId: the session's earliest matching event other than the system message and summaries, answered first"),
       }),
     ),
     nextCursor: z.string().optional(),
+    order: z
+      .enum(['relevance', 'newest', 'oldest'])
+      .describe(
+        'relevance: BM25, best first; newest: the query matched more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0',
+      ),
   }),
-  'A page of recall hits, best first',
+  'A page of recall hits in `order` (with sessionId, the first mention first)',
 );
 
 export const EraseAnswerSchema = named('EraseAnswer', z.strictObject({ sessionId: z.string(), erasedEvents: count, erasedAt: isoTime }));

@@ -4,6 +4,9 @@ import { READ_MODEL_DDL, READ_MODEL_SCHEMA_VERSION, READ_MODEL_TABLES } from './
 /** File name of the read models inside `DATA_DIR` (see {@link ReadModelStore.open}). */
 export const READ_MODEL_FILE_NAME = 'read-models.sqlite';
 
+/** Most statements {@link ReadModelStore.statement} keeps prepared. */
+export const MAX_CACHED_STATEMENTS = 256;
+
 /**
  * The SQLite database holding every read model (schema in `./read-model-schema`). One
  * connection, synchronous (better-sqlite3); WAL journal for files.
@@ -18,6 +21,9 @@ export const READ_MODEL_FILE_NAME = 'read-models.sqlite';
  * until a merge), and {@link purgeWal} truncates the WAL after an erasure.
  */
 export class ReadModelStore {
+  /** Prepared statements by SQL text (see {@link statement}). */
+  private readonly statements = new Map<string, Database.Statement>();
+
   private constructor(
     /** The connection. Queries may prepare statements on it; only projections write. */
     readonly db: Database.Database,
@@ -43,6 +49,22 @@ export class ReadModelStore {
     return store;
   }
 
+  /**
+   * The prepared statement of `sql`, prepared once and reused (preparing an FTS5 query costs
+   * about 0.1 ms, as much as running a selective one). Statements read integers as bigint
+   * (`safeIntegers`). At most {@link MAX_CACHED_STATEMENTS} are kept (the cache is emptied past it:
+   * queries build their SQL from a bounded set of filters). Throws SQLite's error for bad SQL.
+   */
+  statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.clear();
+      statement = this.db.prepare(sql).safeIntegers(true);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
   /** Runs `fn` in one SQLite transaction (immediate); a throw rolls everything back and rethrows. */
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn).immediate();
@@ -50,6 +72,7 @@ export class ReadModelStore {
 
   /** Drops every read-model table and recreates them empty (checkpoints back to 0n), in one transaction. */
   reset(): void {
+    this.statements.clear();
     this.transaction(() => {
       for (const table of READ_MODEL_TABLES) this.db.exec(`DROP TABLE IF EXISTS ${table}`);
       this.db.exec(READ_MODEL_DDL);

@@ -8,11 +8,16 @@ export interface RecallCursor {
   position: bigint;
   /** Fingerprint of the query and filters the cursor belongs to. */
   fingerprint: string;
+  /** `newest` when the page was in newest-first order (the next page keeps it); absent for the other orders. */
+  order?: 'newest';
 }
 
 /** Encodes a cursor as opaque base64url text. */
 export function encodeRecallCursor(cursor: RecallCursor): string {
-  return Buffer.from(JSON.stringify({ v: 1, r: cursor.rank, p: cursor.position.toString(), f: cursor.fingerprint }), 'utf8').toString('base64url');
+  return Buffer.from(
+    JSON.stringify({ v: 1, r: cursor.rank, p: cursor.position.toString(), f: cursor.fingerprint, ...(cursor.order ? { o: cursor.order } : {}) }),
+    'utf8',
+  ).toString('base64url');
 }
 
 /**
@@ -29,7 +34,7 @@ export function decodeRecallCursor(text: string, fingerprint: string): RecallCur
   } catch {
     throw invalid('is not a cursor');
   }
-  const { v, r, p, f } = (parsed ?? {}) as Record<string, unknown>;
+  const { v, r, p, f, o } = (parsed ?? {}) as Record<string, unknown>;
   if (
     v !== 1 ||
     typeof r !== 'number' ||
@@ -37,10 +42,11 @@ export function decodeRecallCursor(text: string, fingerprint: string): RecallCur
     typeof p !== 'string' ||
     !/^\d{1,19}$/.test(p) ||
     BigInt(p) > 9_223_372_036_854_775_807n ||
-    typeof f !== 'string'
+    typeof f !== 'string' ||
+    (o !== undefined && o !== 'newest')
   ) {
     throw invalid('is not a cursor');
   }
   if (f !== fingerprint) throw invalid('belongs to another query');
-  return { rank: r, position: BigInt(p), fingerprint: f };
+  return { rank: r, position: BigInt(p), fingerprint: f, ...(o === 'newest' ? { order: o } : {}) };
 }

@@ -1,5 +1,5 @@
 import { InvalidQueryError } from './invalid-query-error';
-import { searchRecall, type RecallHit } from './queries/recall-query';
+import { RECALL_RANKED_MATCH_LIMIT, searchRecall, type RecallHit } from './queries/recall-query';
 import { encodeRecallCursor } from './recall-cursor';
 import { recallMatchExpression, recallQueryPlan } from './recall-match-expression';
 import { ReadModelStore } from './read-model-store';
@@ -209,9 +209,95 @@ describe('recall in scripts written without spaces (issue 17)', () => {
     expect(find('割引 5_')).toEqual([]); // `_` is text here: as a LIKE wildcard it would match "50"
   });
 
+  it('marks short words found by substring in their snippets, cut around the first match (issue 14)', () => {
+    const long = new RecordedSessionLog();
+    long.append('k', user('far', `${'前置きの文章です。'.repeat(10)}ここで東京タワーと😀を見ました。${'後書き。'.repeat(10)}`));
+    const [hit] = searchRecall(project(long), { tenantId: 'default', q: '東京 😀' }).items;
+    expect(hit.snippet).toContain('<mark>東京</mark>タワーと<mark>😀</mark>');
+    expect(hit.snippet.startsWith('…')).toBe(true);
+    expect(hit.snippet.endsWith('…')).toBe(true);
+    // a query mixing a trigram phrase and a short word marks both, never one inside the other
+    const [mixed] = searchRecall(project(long), { tenantId: 'default', q: '東京タワー 😀' }).items;
+    expect(mixed.snippet).toContain('<mark>東京タワー</mark>と<mark>😀</mark>');
+    expect(searchRecall(store, { tenantId: 'default', q: '検索' }).items[0].snippet).toBe('日本語のテキストを<mark>検索</mark>');
+  });
+
   it('does not index documents without such characters twice', () => {
     expect((store.db.prepare('SELECT count(*) AS n FROM recall_trigram').get() as { n: number }).n).toBe(2);
     expect(find('割引 50%_')).toEqual(['pct']);
     expect(find('割引 5%0')).toEqual([]);
+  });
+});
+
+describe('recall order: the first mention of a session, and newest first past the ranked match limit (issues 14, 16)', () => {
+  it("answers a session's first mention first, ahead of shorter repeats, the system prompt and summaries, and pages every hit once", () => {
+    const log = new RecordedSessionLog();
+    log.append('f', system('sys', 'Policy: a booking code like QX7R2M is six characters.'));
+    log.append('f', user('stated', 'Hello, I would like to change the flight of my booking with the code QX7R2M please.'));
+    for (let i = 0; i < 6; i++) log.append('f', assistant(`echo${i}`, `QX7R2M ${i}`));
+    log.append('f', user('later', 'Thanks.'));
+    log.archive('f', 'c1', ['stated', 'echo0', 'echo1']);
+    log.summary('f', 'c1', 'echo2', 'The user gave the code QX7R2M.');
+    log.completed('f', 'c1');
+    log.append('g', user('other', 'QX7R2M'));
+    const store = project(log);
+    const page = searchRecall(store, { tenantId: 'default', q: 'qx7r2m', sessionId: 'f', limit: 5 });
+    expect(page.order).toBe('relevance');
+    expect(page.items[0]).toMatchObject({ eventId: 'stated', firstMention: true, archived: true });
+    expect(page.items.slice(1).filter((h) => h.firstMention)).toEqual([]);
+    // without the rule BM25 puts the short echoes first
+    const tenantWide = searchRecall(store, { tenantId: 'default', q: 'qx7r2m', limit: 5 });
+    expect(tenantWide.items.map((h) => h.eventId)).not.toContain('stated');
+    expect(tenantWide.items.some((h) => h.firstMention)).toBe(false);
+
+    const all = searchRecall(store, { tenantId: 'default', q: 'qx7r2m', sessionId: 'f', limit: 100 }).items.map((h) => h.eventId);
+    expect(all).toHaveLength(9); // system, stated, six echoes, the summary
+    for (const limit of [1, 2, 4]) {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const next = searchRecall(store, { tenantId: 'default', q: 'qx7r2m', sessionId: 'f', limit, cursor });
+        seen.push(...next.items.map((h) => h.eventId));
+        cursor = next.nextCursor;
+      } while (cursor && seen.length < 50);
+      expect(seen).toEqual(all);
+    }
+    // the filters apply to the first mention too: among active events the first is the first active echo
+    expect(searchRecall(store, { tenantId: 'default', q: 'qx7r2m', sessionId: 'f', archived: false }).items[0]).toMatchObject({
+      eventId: 'echo2',
+      firstMention: true,
+    });
+  });
+
+  it(`answers newest first, unranked, once a query matches more than ${RECALL_RANKED_MATCH_LIMIT} events, and pages every hit once`, () => {
+    const log = new RecordedSessionLog();
+    const total = RECALL_RANKED_MATCH_LIMIT + 50;
+    const all = total + 5;
+    for (let i = 0; i < total; i++)
+      log.append(`n${i % 7}`, user(`m${i}`, i % 100 === 0 ? `common word and a rare zebra ${i}` : `common word ${'filler '.repeat(i % 9)}${i}`));
+    // a session written apart: its span of positions holds few matches of the common word
+    for (let i = 0; i < 5; i++) log.append('solo', user(`s${i}`, `common ${i}`));
+    const store = project(log);
+    const page = searchRecall(store, { tenantId: 'default', q: 'common', limit: 100 });
+    expect(page.order).toBe('newest');
+    expect(page.items.map((h) => h.eventId).slice(0, 3)).toEqual(['s4', 's3', 's2']);
+    expect(page.items.every((h) => h.score === 0 && h.snippet.includes('<mark>common</mark>'))).toBe(true);
+    const seen = new Set<string>();
+    let cursor: string | undefined = page.nextCursor;
+    page.items.forEach((h) => seen.add(h.eventId));
+    while (cursor) {
+      const next = searchRecall(store, { tenantId: 'default', q: 'common', limit: 100, cursor });
+      expect(next.order).toBe('newest');
+      next.items.forEach((h) => seen.add(h.eventId));
+      cursor = next.nextCursor;
+    }
+    expect(seen.size).toBe(all);
+    // a selective word in the same index is still ranked by BM25, and so is the common word inside one session
+    const rare = searchRecall(store, { tenantId: 'default', q: 'common zebra', limit: 100 });
+    expect(rare.order).toBe('relevance');
+    expect(rare.items).toHaveLength(Math.ceil(total / 100));
+    const solo = searchRecall(store, { tenantId: 'default', q: 'common', sessionId: 'solo' });
+    expect(solo.order).toBe('relevance');
+    expect(solo.items.map((h) => h.eventId).sort()).toEqual(['s0', 's1', 's2', 's3', 's4']);
   });
 });

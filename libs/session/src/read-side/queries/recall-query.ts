@@ -5,6 +5,7 @@ import { toIsoTime } from '../iso-time';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeRecallCursor, encodeRecallCursor } from '../recall-cursor';
 import { recallQueryPlan } from '../recall-match-expression';
+import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
 
 /** Default page size of {@link searchRecall}. */
 export const DEFAULT_RECALL_LIMIT = 20;
@@ -43,6 +44,28 @@ export interface RecallSearch {
   cursor?: string;
 }
 
+/**
+ * Matches past which recall stops ranking by BM25 and answers newest first (issue 14): FTS5 must
+ * compute the rank of every match before it can return the best page, about 1.5 µs a match plus
+ * the joins, so a word found in most of 200k events costs ~100 ms. Counted on the full-text index
+ * before the filters (within the session's span of positions when `sessionId` is given), so the
+ * count itself costs at most this many index rows.
+ */
+export const RECALL_RANKED_MATCH_LIMIT = 2000;
+
+/**
+ * How the hits of a page are ordered:
+ * - `relevance`: BM25, best first (ties: oldest first);
+ * - `newest`: the query matched more than {@link RECALL_RANKED_MATCH_LIMIT} events, too common a
+ *   word to rank within the latency budget: newest first, `score` 0;
+ * - `oldest`: only words of one or two characters of an unspaced script or emoji (substring
+ *   matches, which have no rank): oldest first, `score` 0.
+ *
+ * With `sessionId`, the session's first mention ({@link RecallHit.firstMention}) comes first in
+ * every order.
+ */
+export type RecallOrder = 'relevance' | 'newest' | 'oldest';
+
 /** One recall hit. */
 export interface RecallHit {
   /** Public session id (within the searched tenant). */
@@ -53,7 +76,7 @@ export interface RecallHit {
   type: string;
   /** Matching excerpt, matched words wrapped in {@link RECALL_SNIPPET_OPEN}/{@link RECALL_SNIPPET_CLOSE}, cut parts marked `…`. */
   snippet: string;
-  /** Relevance, higher is better (minus the FTS5 BM25 rank); comparable within one query only. */
+  /** Relevance, higher is better (minus the FTS5 BM25 rank); comparable within one query only; 0 when the page is not in `relevance` order. */
   score: number;
   /** Whether a compaction archived the event. */
   archived: boolean;
@@ -61,19 +84,43 @@ export interface RecallHit {
   compactionId?: string;
   /** When the event was created (ISO-8601 UTC; the client's `createdAt` when it gave one). */
   createdAt: string;
+  /**
+   * Present (true) on the session's first mention: with `sessionId`, the earliest matching event
+   * of the session that is neither the system message nor a summary, i.e. where the conversation
+   * first said it (a user message, a tool call, a tool result, an assistant's answer). It is the
+   * first hit of the first page, whatever its score; later repeats and summaries that cite it
+   * follow in the page's order.
+   */
+  firstMention?: true;
 }
 
-/** A page of hits, best first; `nextCursor` is present when more hits may follow. */
+/** A page of hits in `order`; `nextCursor` is present when more hits may follow. */
 export interface RecallPage {
   items: RecallHit[];
   nextCursor?: string;
+  order: RecallOrder;
+}
+
+interface HitRow {
+  position: bigint;
+  sessionId: string;
+  eventId: string;
+  type: string;
+  archived: bigint;
+  archivedBy: string | null;
+  createdAt: string;
+  rank: number;
+  snippet?: string;
 }
 
 /**
  * Full-text search over every conversation event and summary ever projected, archived included
- * (texts, tool call names and raw arguments, tool response names and data), ranked by BM25.
- * Pages are keyset-paginated: following `nextCursor` returns every hit once while the read
- * models do not change.
+ * (texts, tool call names and raw arguments, tool response names and data). Ranked by BM25 when
+ * the query matches at most {@link RECALL_RANKED_MATCH_LIMIT} events, newest first beyond that
+ * (the answer's `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
+ * first mention of the query comes first ({@link RecallHit.firstMention}). Pages are
+ * keyset-paginated: following `nextCursor` returns every hit once while the read models do not
+ * change (a cursor keeps the order of the page it came from).
  *
  * @throws InvalidQueryError naming `q`, `limit`, `type`, `from`, `to`, `cursor`, `sessionId`,
  *   `userId`, `compactionId` or `tenantId` when that value cannot be used. FTS5 syntax errors
@@ -99,6 +146,20 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
 
   const conditions = ['s.tenant_id = @tenantId'];
   const params: Record<string, unknown> = { tenantId: search.tenantId };
+  // Only the index rows of the session's span of global positions: a session-scoped query never
+  // reads the matches of other sessions' older or newer events.
+  const span: string[] = [];
+  if (search.sessionId !== undefined) {
+    const range = store
+      .statement(
+        `SELECT min(l.position) AS lo, max(l.position) AS hi FROM sessions s JOIN session_log l ON l.session_key = s.session_key
+         WHERE s.tenant_id = @tenantId AND s.session_id = @sessionId`,
+      )
+      .get({ tenantId: search.tenantId, sessionId: search.sessionId }) as { lo: bigint | null; hi: bigint | null };
+    span.push(`${table}.rowid BETWEEN @lo AND @hi`);
+    params.lo = range.lo ?? 1n;
+    params.hi = range.hi ?? 0n;
+  }
   if (match !== null) {
     conditions.push(`${table} MATCH @match`);
     params.match = match;
@@ -119,6 +180,7 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   filter('l.archived_by = @compactionId', 'compactionId', search.compactionId);
   filter('l.created_at >= @from', 'from', from);
   filter('l.created_at < @to', 'to', to);
+  conditions.push(...span);
 
   const fingerprint = createHash('sha256')
     .update(
@@ -138,57 +200,66 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     )
     .digest('base64url')
     .slice(0, 16);
-  let keyset = '';
-  if (search.cursor !== undefined) {
-    const cursor = decodeRecallCursor(search.cursor, fingerprint);
-    keyset = 'WHERE rank > @afterRank OR (rank = @afterRank AND position > @afterPosition)';
-    params.afterRank = cursor.rank;
-    params.afterPosition = cursor.position;
-  }
-  params.take = limit + 1;
+  const cursor = search.cursor === undefined ? undefined : decodeRecallCursor(search.cursor, fingerprint);
 
-  // Rank and page without snippets (snippet() is costly on every match of a common word), then
-  // build the snippets of the page's rows only.
-  const sql = `
-    SELECT * FROM (
-      SELECT l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
-             l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt,
-             ${match !== null ? `${table}.rank` : '0.0'} AS rank
-      FROM ${table}
+  const joined = `FROM ${table}
       JOIN session_log l ON l.position = ${table}.rowid
-      JOIN sessions s ON s.session_key = l.session_key
-      WHERE ${conditions.join(' AND ')}
-    ) ${keyset}
-    ORDER BY rank, position
-    LIMIT @take`;
+      JOIN sessions s ON s.session_key = l.session_key`;
+  const columns = `l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
+             l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt`;
 
-  let rows: Array<{
-    position: bigint;
-    sessionId: string;
-    eventId: string;
-    type: string;
-    archived: bigint;
-    archivedBy: string | null;
-    createdAt: string;
-    rank: number;
-    snippet?: string;
-  }>;
+  let rows: HitRow[];
+  let order: RecallOrder;
+  let first: HitRow | undefined;
   try {
-    const stmt = store.db.prepare(sql).safeIntegers(true);
-    rows = stmt.all(params) as typeof rows;
-    // Matches are marked with control characters that never occur in indexed text (they are
-    // stripped from it), the excerpt is HTML-escaped, then the marks become <mark> tags: the stored
-    // text can never inject markup into a snippet.
-    // Without a MATCH (only short unspaced words) the excerpt is the document's start, unmarked.
-    const snippetOf = store.db.prepare(
-      match !== null
-        ? `SELECT snippet(${table}, 0, char(1), char(2), '…', 24) AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`
-        : `SELECT substr(body, 1, 64) || CASE WHEN length(body) > 64 THEN '…' ELSE '' END AS snippet FROM ${table} WHERE rowid = @rowid`,
-    );
-    for (const row of rows.slice(0, limit)) {
-      const raw = (snippetOf.get(match !== null ? { match, rowid: row.position } : { rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '';
-      row.snippet = escapeHtml(raw).replaceAll('\u0001', RECALL_SNIPPET_OPEN).replaceAll('\u0002', RECALL_SNIPPET_CLOSE);
+    order =
+      match === null ? 'oldest' : (cursor?.order ?? (countMatches(store, table, match, span, params) > RECALL_RANKED_MATCH_LIMIT ? 'newest' : 'relevance'));
+    if (search.sessionId !== undefined) {
+      first = store
+        .statement(
+          `SELECT ${columns}, 0.0 AS rank ${joined}
+           WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+           ORDER BY ${table}.rowid LIMIT 1`,
+        )
+        .get(params) as HitRow | undefined;
+      if (first) {
+        conditions.push('l.position <> @firstMention');
+        params.firstMention = first.position;
+        if (order === 'relevance')
+          first.rank = (
+            store.statement(`SELECT rank FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`).get({ match, rowid: first.position }) as {
+              rank: number;
+            }
+          ).rank;
+      }
     }
+    const keyset: string[] = [];
+    if (cursor !== undefined) {
+      params.afterRank = cursor.rank;
+      params.afterPosition = cursor.position;
+      if (order === 'newest') keyset.push(`${table}.rowid < @afterPosition`);
+      else keyset.push('(rank > @afterRank OR (rank = @afterRank AND position > @afterPosition))');
+    }
+    const take = cursor === undefined && first ? limit : limit + 1;
+    params.take = take;
+    // Rank and page without snippets (snippet() is costly on every match of a common word), then
+    // build the snippets of the page's rows only. In `newest` order nothing is ranked: FTS5 yields
+    // the matches newest first and the query stops at the page.
+    const sql =
+      order === 'newest'
+        ? `SELECT ${columns}, 0.0 AS rank ${joined}
+           WHERE ${[...conditions, ...keyset].join(' AND ')}
+           ORDER BY ${table}.rowid DESC LIMIT @take`
+        : `SELECT * FROM (
+             SELECT ${columns}, ${order === 'relevance' ? `${table}.rank` : '0.0'} AS rank ${joined}
+             WHERE ${conditions.join(' AND ')}
+           ) ${keyset.length > 0 ? `WHERE ${keyset.join(' AND ')}` : ''}
+           ORDER BY rank, position
+           LIMIT @take`;
+    rows = store.statement(sql).all(params) as HitRow[];
+    if (cursor === undefined && first) rows.unshift(first);
+    const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit), order);
+    for (const row of rows) row.snippet = snippets.get(row.position);
   } catch (error) {
     // The MATCH expression is built from quoted phrases only; this is a last line of defence.
     if (error instanceof Error && /fts5|syntax/i.test(error.message))
@@ -203,15 +274,80 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
       eventId: row.eventId,
       type: row.type,
       snippet: row.snippet ?? '',
-      score: -Number(row.rank),
+      score: order === 'relevance' ? -Number(row.rank) : 0,
       archived: Number(row.archived) === 1,
       createdAt: row.createdAt,
     };
     if (row.archivedBy !== null) hit.compactionId = row.archivedBy;
+    if (row === first) hit.firstMention = true;
     return hit;
   });
   const last = page[page.length - 1];
-  return rows.length > limit && last ? { items, nextCursor: encodeRecallCursor({ rank: Number(last.rank), position: last.position, fingerprint }) } : { items };
+  if (rows.length <= limit || !last) return { items, order };
+  // After a page holding only the first mention, the next page starts at the top of the order.
+  const next =
+    last === first
+      ? { rank: -Number.MAX_VALUE, position: order === 'newest' ? 9_223_372_036_854_775_807n : 0n }
+      : { rank: Number(last.rank), position: last.position };
+  return { items, order, nextCursor: encodeRecallCursor({ ...next, fingerprint, ...(order === 'newest' ? { order } : {}) }) };
+}
+
+/**
+ * Index rows matching `match` (within the session's span when given), counted up to
+ * {@link RECALL_RANKED_MATCH_LIMIT} + 1: what ranking the query would cost.
+ */
+function countMatches(store: ReadModelStore, table: string, match: string, span: readonly string[], params: Record<string, unknown>): number {
+  const where = [`${table} MATCH @match`, ...span].join(' AND ');
+  const row = store
+    .statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE ${where} LIMIT @cap)`)
+    .get({ match, cap: RECALL_RANKED_MATCH_LIMIT + 1, ...('lo' in params ? { lo: params.lo, hi: params.hi } : {}) }) as { n: number };
+  return row.n;
+}
+
+/**
+ * The snippets of a page's hits by position, HTML-escaped, matched words in `<mark>`. Matches are
+ * marked with control characters that never occur in indexed text (they are stripped from it),
+ * the excerpt is escaped, then the marks become tags: the stored text can never inject markup.
+ * Words searched as substrings (one or two characters of an unspaced script, emoji) are marked
+ * too, and when the query has nothing else the excerpt is taken around the first of them
+ * ({@link substringExcerpt}).
+ *
+ * Cost: FTS5 finds one row of a very common word's doclist slowly (~0.15 ms at 100k matches), so
+ * a `newest` page (consecutive matches) takes its snippets in one pass over the page's span of
+ * positions; a `relevance` page (at most {@link RECALL_RANKED_MATCH_LIMIT} matches) looks each
+ * row up.
+ */
+function recallSnippets(
+  store: ReadModelStore,
+  table: string,
+  match: string | null,
+  substrings: readonly string[],
+  rows: readonly HitRow[],
+  order: RecallOrder,
+): Map<bigint, string> {
+  const raw = new Map<bigint, string>();
+  const snippet = `snippet(${table}, 0, char(1), char(2), '…', 24)`;
+  if (match === null) {
+    const body = store.statement(`SELECT body FROM ${table} WHERE rowid = @rowid`);
+    for (const row of rows)
+      raw.set(row.position, substringExcerpt((body.get({ rowid: row.position }) as { body: string } | undefined)?.body ?? '', substrings));
+  } else if (order === 'newest' && rows.length > 1) {
+    const positions = rows.map((r) => r.position);
+    const lo = positions.reduce((a, b) => (b < a ? b : a));
+    const hi = positions.reduce((a, b) => (b > a ? b : a));
+    const wanted = new Set(positions);
+    const found = store
+      .statement(`SELECT rowid AS position, ${snippet} AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid BETWEEN @lo AND @hi`)
+      .all({ match, lo, hi }) as Array<{ position: bigint; snippet: string }>;
+    for (const f of found) if (wanted.has(f.position)) raw.set(f.position, f.snippet);
+  } else {
+    const one = store.statement(`SELECT ${snippet} AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`);
+    for (const row of rows) raw.set(row.position, (one.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '');
+  }
+  const snippets = new Map<bigint, string>();
+  for (const [position, text] of raw)
+    snippets.set(position, escapeHtml(markSubstrings(text, substrings)).replaceAll('\u0001', RECALL_SNIPPET_OPEN).replaceAll('\u0002', RECALL_SNIPPET_CLOSE));
+  return snippets;
 }
 
 /** Escapes `&`, `<`, `>`, `"` and `'` for HTML. */
