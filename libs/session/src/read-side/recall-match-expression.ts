@@ -47,6 +47,7 @@ const TRIGRAM_LENGTH = 3;
  * - `table: 'recall_fts'` (unicode61 words, BM25) unless `q` holds a character of a script written
  *   without spaces, or an emoji ({@link hasUnspacedScript});
  * - otherwise `table: 'recall_trigram'`: every word is searched as a substring of the document.
+ *   (`phrases` lists the quoted phrases of `match` one by one.)
  *   Words of 3 or more characters become quoted trigram phrases in `match` (BM25 over trigrams);
  *   shorter ones (`東京`, `😀`) cannot be trigram phrases and are returned in `substrings`, to be
  *   checked with `LIKE` (`match` is null when every word is short: such a query scans the
@@ -54,13 +55,30 @@ const TRIGRAM_LENGTH = 3;
  *
  * @throws InvalidQueryError (`q`) as {@link recallMatchExpression}.
  */
-export function recallQueryPlan(q: string): { table: 'recall_fts' | 'recall_trigram'; match: string | null; substrings: string[] } {
+export function recallQueryPlan(q: string): RecallQueryPlan {
   const terms = recallTerms(q);
-  if (!terms.some(hasUnspacedScript)) return { table: 'recall_fts', match: recallMatchExpression(q), substrings: [] };
-  const phrases = terms.filter((term) => [...term].length >= TRIGRAM_LENGTH);
+  const quote = (term: string) => `"${term.replace(/"/g, '""')}"`;
+  if (!terms.some(hasUnspacedScript)) {
+    const phrases = terms.map(quote);
+    return { table: 'recall_fts', match: phrases.join(' '), phrases, substrings: [] };
+  }
+  const phrases = terms.filter((term) => [...term].length >= TRIGRAM_LENGTH).map(quote);
   return {
     table: 'recall_trigram',
-    match: phrases.length > 0 ? phrases.map((term) => `"${term.replace(/"/g, '""')}"`).join(' ') : null,
+    match: phrases.length > 0 ? phrases.join(' ') : null,
+    phrases,
     substrings: terms.filter((term) => [...term].length < TRIGRAM_LENGTH),
   };
+}
+
+/** How recall searches a query (see {@link recallQueryPlan}). */
+export interface RecallQueryPlan {
+  /** The full-text index searched. */
+  table: 'recall_fts' | 'recall_trigram';
+  /** The FTS5 MATCH expression (the phrases ANDed), null when every word is searched by substring. */
+  match: string | null;
+  /** The quoted phrases of `match`, one per word, each a MATCH expression of its own. */
+  phrases: string[];
+  /** Words checked with `LIKE` (shorter than a trigram). */
+  substrings: string[];
 }

@@ -199,8 +199,8 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
 
   it('plans word search for other scripts and substring search for unspaced ones', () => {
-    expect(recallQueryPlan('plain words')).toEqual({ table: 'recall_fts', match: '"plain" "words"', substrings: [] });
-    expect(recallQueryPlan('テキスト 検索 😀')).toEqual({ table: 'recall_trigram', match: '"テキスト"', substrings: ['検索', '😀'] });
+    expect(recallQueryPlan('plain words')).toEqual({ table: 'recall_fts', match: '"plain" "words"', phrases: ['"plain"', '"words"'], substrings: [] });
+    expect(recallQueryPlan('テキスト 検索 😀')).toEqual({ table: 'recall_trigram', match: '"テキスト"', phrases: ['"テキスト"'], substrings: ['検索', '😀'] });
   });
 
   it('finds words inside a run, short words by substring, and treats LIKE wildcards as text', () => {
@@ -229,7 +229,7 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   });
 });
 
-describe('recall order: the first mention of a session, and newest first past the ranked match limit (issues 14, 16)', () => {
+describe('recall order: the first mention of a session, and newest first for words past the ranked match limit (issues 14, 16)', () => {
   it("answers a session's first mention first, ahead of shorter repeats, the system prompt and summaries, and pages every hit once", () => {
     const log = new RecordedSessionLog();
     log.append('f', system('sys', 'Policy: a booking code like QX7R2M is six characters.'));
@@ -269,7 +269,7 @@ describe('recall order: the first mention of a session, and newest first past th
     });
   });
 
-  it(`answers newest first, unranked, once a query matches more than ${RECALL_RANKED_MATCH_LIMIT} events, and pages every hit once`, () => {
+  it(`answers newest first, unranked, once a word of the query matches more than ${RECALL_RANKED_MATCH_LIMIT} events, and pages every hit once`, () => {
     const log = new RecordedSessionLog();
     const total = RECALL_RANKED_MATCH_LIMIT + 50;
     const all = total + 5;
@@ -292,12 +292,21 @@ describe('recall order: the first mention of a session, and newest first past th
       cursor = next.nextCursor;
     }
     expect(seen.size).toBe(all);
-    // a selective word in the same index is still ranked by BM25, and so is the common word inside one session
-    const rare = searchRecall(store, { tenantId: 'default', q: 'common zebra', limit: 100 });
+    // a selective word in the same index is still ranked by BM25; with the common word it is not
+    // (BM25 would count every row of the common word first)
+    const rare = searchRecall(store, { tenantId: 'default', q: 'zebra', limit: 100 });
     expect(rare.order).toBe('relevance');
     expect(rare.items).toHaveLength(Math.ceil(total / 100));
+    expect(searchRecall(store, { tenantId: 'default', q: 'common zebra' }).order).toBe('newest');
+    // inside one session: its first mention, then its other hits newest first
     const solo = searchRecall(store, { tenantId: 'default', q: 'common', sessionId: 'solo' });
-    expect(solo.order).toBe('relevance');
-    expect(solo.items.map((h) => h.eventId).sort()).toEqual(['s0', 's1', 's2', 's3', 's4']);
+    expect(solo.order).toBe('newest');
+    expect(solo.items.map((h) => [h.eventId, h.firstMention])).toEqual([
+      ['s0', true],
+      ['s4', undefined],
+      ['s3', undefined],
+      ['s2', undefined],
+      ['s1', undefined],
+    ]);
   });
 });

@@ -45,19 +45,20 @@ export interface RecallSearch {
 }
 
 /**
- * Matches past which recall stops ranking by BM25 and answers newest first (issue 14): FTS5 must
- * compute the rank of every match before it can return the best page, about 1.5 µs a match plus
- * the joins, so a word found in most of 200k events costs ~100 ms. Counted on the full-text index
- * before the filters (within the session's span of positions when `sessionId` is given), so the
- * count itself costs at most this many index rows.
+ * Events a query word may match for recall to rank by BM25 (issue 14). FTS5's BM25 first counts,
+ * for every phrase of the query, the rows of the whole index holding it (its IDF), walking that
+ * phrase's matches one by one (about 1.3 µs each): a word found in half of 200k events costs
+ * ~130 ms before the first row is ranked, whatever the filters or the session. A query with a word
+ * matching more events than this is answered newest first instead (`order: 'newest'`). Each word
+ * is counted up to this limit + 1 (a bounded, cheap index walk).
  */
 export const RECALL_RANKED_MATCH_LIMIT = 2000;
 
 /**
  * How the hits of a page are ordered:
  * - `relevance`: BM25, best first (ties: oldest first);
- * - `newest`: the query matched more than {@link RECALL_RANKED_MATCH_LIMIT} events, too common a
- *   word to rank within the latency budget: newest first, `score` 0;
+ * - `newest`: a word of the query matches more than {@link RECALL_RANKED_MATCH_LIMIT} events of
+ *   the index, too common to rank within the latency budget: newest first, `score` 0;
  * - `oldest`: only words of one or two characters of an unspaced script or emoji (substring
  *   matches, which have no rank): oldest first, `score` 0.
  *
@@ -116,8 +117,8 @@ interface HitRow {
 /**
  * Full-text search over every conversation event and summary ever projected, archived included
  * (texts, tool call names and raw arguments, tool response names and data). Ranked by BM25 when
- * the query matches at most {@link RECALL_RANKED_MATCH_LIMIT} events, newest first beyond that
- * (the answer's `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
+ * every word of the query matches at most {@link RECALL_RANKED_MATCH_LIMIT} events of the index,
+ * newest first otherwise (the answer's `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
  * first mention of the query comes first ({@link RecallHit.firstMention}). Pages are
  * keyset-paginated: following `nextCursor` returns every hit once while the read models do not
  * change (a cursor keeps the order of the page it came from).
@@ -212,8 +213,7 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   let order: RecallOrder;
   let first: HitRow | undefined;
   try {
-    order =
-      match === null ? 'oldest' : (cursor?.order ?? (countMatches(store, table, match, span, params) > RECALL_RANKED_MATCH_LIMIT ? 'newest' : 'relevance'));
+    order = match === null ? 'oldest' : (cursor?.order ?? (hasCommonWord(store, table, plan.phrases) ? 'newest' : 'relevance'));
     if (search.sessionId !== undefined) {
       first = store
         .statement(
@@ -292,16 +292,10 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   return { items, order, nextCursor: encodeRecallCursor({ ...next, fingerprint, ...(order === 'newest' ? { order } : {}) }) };
 }
 
-/**
- * Index rows matching `match` (within the session's span when given), counted up to
- * {@link RECALL_RANKED_MATCH_LIMIT} + 1: what ranking the query would cost.
- */
-function countMatches(store: ReadModelStore, table: string, match: string, span: readonly string[], params: Record<string, unknown>): number {
-  const where = [`${table} MATCH @match`, ...span].join(' AND ');
-  const row = store
-    .statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE ${where} LIMIT @cap)`)
-    .get({ match, cap: RECALL_RANKED_MATCH_LIMIT + 1, ...('lo' in params ? { lo: params.lo, hi: params.hi } : {}) }) as { n: number };
-  return row.n;
+/** True when one of `phrases` matches more than {@link RECALL_RANKED_MATCH_LIMIT} rows of `table` (each counted up to that limit + 1). */
+function hasCommonWord(store: ReadModelStore, table: string, phrases: readonly string[]): boolean {
+  const count = store.statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE ${table} MATCH @phrase LIMIT @cap)`);
+  return phrases.some((phrase) => Number((count.get({ phrase, cap: RECALL_RANKED_MATCH_LIMIT + 1 }) as { n: bigint }).n) > RECALL_RANKED_MATCH_LIMIT);
 }
 
 /**
