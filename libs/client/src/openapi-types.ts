@@ -575,7 +575,7 @@ export interface components {
             }[];
             nextCursor?: string;
             /**
-             * @description relevance: BM25, best first; newest: the query matched more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0
+             * @description relevance: BM25, best first (words found in more than 2,000 events must occur but do not score); newest: every word is found in more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0
              * @enum {string}
              */
             order: "relevance" | "newest" | "oldest";

@@ -330,7 +330,7 @@ export const RecallPageSchema = named(
     order: z
       .enum(['relevance', 'newest', 'oldest'])
       .describe(
-        'relevance: BM25, best first; newest: the query matched more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0',
+        'relevance: BM25, best first (words found in more than 2,000 events must occur but do not score); newest: every word is found in more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0',
       ),
   }),
   'A page of recall hits in `order` (with sessionId, the first mention first)',

@@ -292,12 +292,17 @@ describe('recall order: the first mention of a session, and newest first for wor
       cursor = next.nextCursor;
     }
     expect(seen.size).toBe(all);
-    // a selective word in the same index is still ranked by BM25; with the common word it is not
-    // (BM25 would count every row of the common word first)
+    // a selective word in the same index is still ranked by BM25, also beside the common word, which
+    // then only filters (BM25 would count every row of the common word first)
     const rare = searchRecall(store, { tenantId: 'default', q: 'zebra', limit: 100 });
     expect(rare.order).toBe('relevance');
     expect(rare.items).toHaveLength(Math.ceil(total / 100));
-    expect(searchRecall(store, { tenantId: 'default', q: 'common zebra' }).order).toBe('newest');
+    const mixed = searchRecall(store, { tenantId: 'default', q: 'common zebra', limit: 100 });
+    expect(mixed.order).toBe('relevance');
+    expect(mixed.items.map((h) => h.eventId).sort()).toEqual(rare.items.map((h) => h.eventId).sort());
+    expect(mixed.items.every((h) => h.score > 0 && h.snippet.includes('<mark>common</mark>') && h.snippet.includes('<mark>zebra</mark>'))).toBe(true);
+    expect(searchRecall(store, { tenantId: 'default', q: 'common filler zebra' }).items.every((h) => h.snippet.includes('filler'))).toBe(true);
+    expect(searchRecall(store, { tenantId: 'default', q: 'common word' }).order).toBe('newest');
     // inside one session: its first mention, then its other hits newest first
     const solo = searchRecall(store, { tenantId: 'default', q: 'common', sessionId: 'solo' });
     expect(solo.order).toBe('newest');

@@ -48,17 +48,19 @@ export interface RecallSearch {
  * Events a query word may match for recall to rank by BM25 (issue 14). FTS5's BM25 first counts,
  * for every phrase of the query, the rows of the whole index holding it (its IDF), walking that
  * phrase's matches one by one (about 1.3 µs each): a word found in half of 200k events costs
- * ~130 ms before the first row is ranked, whatever the filters or the session. A query with a word
- * matching more events than this is answered newest first instead (`order: 'newest'`). Each word
- * is counted up to this limit + 1 (a bounded, cheap index walk).
+ * ~130 ms before the first row is ranked, whatever the filters or the session. A word matching
+ * more events than this still has to occur in every hit but does not score: the other words rank
+ * the hits; a query made only of such words is answered newest first (`order: 'newest'`). Each
+ * word is counted up to this limit + 1 (a bounded, cheap index walk).
  */
 export const RECALL_RANKED_MATCH_LIMIT = 2000;
 
 /**
  * How the hits of a page are ordered:
  * - `relevance`: BM25, best first (ties: oldest first);
- * - `newest`: a word of the query matches more than {@link RECALL_RANKED_MATCH_LIMIT} events of
- *   the index, too common to rank within the latency budget: newest first, `score` 0;
+ * - `newest`: every word of the query matches more than {@link RECALL_RANKED_MATCH_LIMIT} events
+ *   of the index, too common to rank within the latency budget: newest first, `score` 0 (with a
+ *   rarer word too, the order is `relevance` and only the rarer words score);
  * - `oldest`: only words of one or two characters of an unspaced script or emoji (substring
  *   matches, which have no rank): oldest first, `score` 0.
  *
@@ -116,9 +118,10 @@ interface HitRow {
 
 /**
  * Full-text search over every conversation event and summary ever projected, archived included
- * (texts, tool call names and raw arguments, tool response names and data). Ranked by BM25 when
- * every word of the query matches at most {@link RECALL_RANKED_MATCH_LIMIT} events of the index,
- * newest first otherwise (the answer's `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
+ * (texts, tool call names and raw arguments, tool response names and data). Ranked by BM25 over
+ * the query's words that match at most {@link RECALL_RANKED_MATCH_LIMIT} events of the index (the
+ * others must occur but do not score), newest first when there is no such word (the answer's
+ * `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
  * first mention of the query comes first ({@link RecallHit.firstMention}). Pages are
  * keyset-paginated: following `nextCursor` returns every hit once while the read models do not
  * change (a cursor keeps the order of the page it came from).
@@ -213,7 +216,22 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   let order: RecallOrder;
   let first: HitRow | undefined;
   try {
-    order = match === null ? 'oldest' : (cursor?.order ?? (hasCommonWord(store, table, plan.phrases) ? 'newest' : 'relevance'));
+    let rankMatch = match;
+    if (match === null) order = 'oldest';
+    else if (cursor?.order === 'newest') order = 'newest';
+    else {
+      const common = commonPhrases(store, table, plan.phrases);
+      const rare = plan.phrases.filter((phrase) => !common.includes(phrase));
+      order = rare.length === 0 ? 'newest' : 'relevance';
+      if (order === 'relevance' && common.length > 0) {
+        // BM25 over the selective words only; the common ones still have to occur (a walk of the
+        // selective words' matches, seeking in the common words' lists), but are not scored.
+        rankMatch = rare.join(' ');
+        params.match = rankMatch;
+        params.fullMatch = match;
+        conditions.push(`+${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @fullMatch)`);
+      }
+    }
     if (search.sessionId !== undefined) {
       first = store
         .statement(
@@ -227,7 +245,7 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
         params.firstMention = first.position;
         if (order === 'relevance')
           first.rank = (
-            store.statement(`SELECT rank FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`).get({ match, rowid: first.position }) as {
+            store.statement(`SELECT rank FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`).get({ match: rankMatch, rowid: first.position }) as {
               rank: number;
             }
           ).rank;
@@ -292,10 +310,10 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   return { items, order, nextCursor: encodeRecallCursor({ ...next, fingerprint, ...(order === 'newest' ? { order } : {}) }) };
 }
 
-/** True when one of `phrases` matches more than {@link RECALL_RANKED_MATCH_LIMIT} rows of `table` (each counted up to that limit + 1). */
-function hasCommonWord(store: ReadModelStore, table: string, phrases: readonly string[]): boolean {
+/** The `phrases` that match more than {@link RECALL_RANKED_MATCH_LIMIT} rows of `table` (each counted up to that limit + 1). */
+function commonPhrases(store: ReadModelStore, table: string, phrases: readonly string[]): string[] {
   const count = store.statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE ${table} MATCH @phrase LIMIT @cap)`);
-  return phrases.some((phrase) => Number((count.get({ phrase, cap: RECALL_RANKED_MATCH_LIMIT + 1 }) as { n: bigint }).n) > RECALL_RANKED_MATCH_LIMIT);
+  return phrases.filter((phrase) => Number((count.get({ phrase, cap: RECALL_RANKED_MATCH_LIMIT + 1 }) as { n: bigint }).n) > RECALL_RANKED_MATCH_LIMIT);
 }
 
 /**
