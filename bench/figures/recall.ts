@@ -183,7 +183,7 @@ export async function runRecall(options: RecallOptions): Promise<FigureResult> {
         sampleQueries: queries.slice(0, 10),
       },
       notes: [
-        `${hits} of ${queries.length} queries had hits; ${newest} matched more than ${RECALL_RANKED_MATCH_LIMIT} events and were answered newest first; read model built through the projector in ${buildSeconds.toFixed(1)} s`,
+        `${hits} of ${queries.length} queries had hits; ${newest} had only words found in more than ${RECALL_RANKED_MATCH_LIMIT} events and were answered newest first; read model built through the projector in ${buildSeconds.toFixed(1)} s`,
       ],
     };
   } finally {
