@@ -8,8 +8,8 @@
  * No I/O, no clock, no randomness: time arrives in the {@link DecideContext}, ids are derived
  * from the session and the command (domain/session-ids.ts).
  *
- * This module decides appends and policy changes. Compactions are decided by the planner in
- * `@lib/compaction` plus the compaction handler (which also calls the summarizer).
+ * This module decides appends and policy changes; compactions are decided in two steps around
+ * the summarizer call by `./compaction-decider.ts`.
  */
 import type { SessionEvent, Strategy, Trigger } from '@lib/compaction';
 import type { EventData } from '@lib/event-store';
