@@ -8,19 +8,8 @@ import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError } from
 import { parseStrategy } from '@lib/compaction';
 import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
 import { given } from './testing/decider-spec';
+import { answers, calls, user } from './testing/session-events';
 
-const user = (id: string, text = `text of ${id}`): SessionEvent => ({ id, type: 'user', text });
-const calls = (id: string, ...callIds: string[]): SessionEvent => ({
-  id,
-  type: 'assistant',
-  text: null,
-  toolCalls: callIds.map((c) => ({ id: c, name: 'f', arguments: '{}' })),
-});
-const answers = (id: string, ...callIds: string[]): SessionEvent => ({
-  id,
-  type: 'tool',
-  responses: callIds.map((c) => ({ toolCallId: c, name: 'f', data: 'ok' })),
-});
 const append = (...events: SessionEvent[]): AppendEvents => ({
   type: 'AppendEvents',
   tenantId: 't',
