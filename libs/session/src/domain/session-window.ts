@@ -25,6 +25,8 @@ import {
   type SummarizerIdentity,
   type SummaryInsertedData,
 } from '../events/session-stream-events';
+import { summaryAnchorRevision } from './summary-anchor';
+import { endArchivedCallClaims } from './archived-call-claims';
 
 /** One active event of the window. `revision` is its stream revision (bigint). */
 export interface WindowEntry {
@@ -193,9 +195,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
       });
       state.revisionsById.set(data.event.id, recorded.revision);
       state.eventsSinceCompaction += 1;
-      // A newer call with an id, or an answer, ends an archived open call's claim on that id.
-      if (data.event.type === 'assistant') for (const c of data.event.toolCalls ?? []) state.archivedOpenCalls.delete(c.id);
-      if (data.event.type === 'tool') for (const r of data.event.responses) state.archivedOpenCalls.delete(r.toolCallId);
+      endArchivedCallClaims(state.archivedOpenCalls, data.event);
       if (data.userId && !state.userId) state.userId = data.userId;
       break;
     }
@@ -207,11 +207,11 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case SUMMARY_INSERTED: {
       const data = recorded.data as SummaryInsertedData;
-      const anchor =
-        (data.insertBeforeRevision !== undefined ? BigInt(data.insertBeforeRevision) : undefined) ??
-        state.active.get(data.insertBeforeId)?.anchorRevision ??
-        state.revisionsById.get(data.insertBeforeId) ??
-        recorded.revision;
+      const anchor = summaryAnchorRevision(
+        data,
+        { activeAnchor: (id) => state.active.get(id)?.anchorRevision, lastRevision: (id) => state.revisionsById.get(id) },
+        recorded.revision,
+      );
       state.active.set(data.summaryId, {
         event: { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text },
         costs: data.costs,

@@ -9,6 +9,7 @@
  */
 import { ToolCallPairing, type SessionEvent } from '@lib/compaction';
 import { ToolCallConflictError, UnknownToolCallError, type EventLocation } from '../errors';
+import { endArchivedCallClaims } from './archived-call-claims';
 
 /** What {@link ToolCallLedger.accept} says about an accepted event. */
 export interface AcceptedToolEvent {
@@ -58,7 +59,7 @@ export class ToolCallLedger {
         }
         inEvent.add(c.id);
       });
-      for (const c of event.toolCalls ?? []) this.archivedOpenCalls.delete(c.id);
+      endArchivedCallClaims(this.archivedOpenCalls, event);
       this.pairing.add(event, this.position++);
       return {};
     }
@@ -90,7 +91,7 @@ export class ToolCallLedger {
       return {};
     }
     // A late answer pairs with its archived call, not with any call of the window.
-    for (const r of event.responses) this.archivedOpenCalls.delete(r.toolCallId);
+    endArchivedCallClaims(this.archivedOpenCalls, event);
     this.position++;
     return { archivedBy: archivedBy[0] };
   }
