@@ -106,34 +106,24 @@ export interface RecordedCompaction {
  * or null for any other event.
  */
 export function recordedCompactionOf(recorded: StreamEvent): RecordedCompaction | null {
-  if (recorded.type === COMPACTION_COMPLETED) {
-    const data = recorded.data as CompactionCompletedData;
-    return {
-      compactionId: data.compactionId,
-      basedOnRevision: data.basedOnRevision,
-      outcome: 'compacted',
-      paramsKey: data.paramsKey,
-      revision: recorded.revision,
-      tokensBefore: data.tokensBefore,
-      tokensAfter: data.tokensAfter,
-      tokensEstimatedSaved: data.tokensEstimatedSaved,
-      ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined
-        ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } }
-        : {}),
-    };
+  if (recorded.type !== COMPACTION_COMPLETED && recorded.type !== COMPACTION_FAILED) return null;
+  const { compactionId, basedOnRevision, paramsKey } = recorded.data as CompactionCompletedData | CompactionFailedData;
+  const common = { compactionId, basedOnRevision, paramsKey, revision: recorded.revision };
+  if (recorded.type === COMPACTION_FAILED) {
+    const data = recorded.data as CompactionFailedData;
+    const failure = { archivedIds: data.archivedIds, reason: data.reason, ...(data.summarizer ? { summarizer: data.summarizer } : {}) };
+    return { ...common, outcome: 'failed', tokensBefore: data.tokensBefore, tokensAfter: data.tokensBefore, tokensEstimatedSaved: 0, failure };
   }
-  if (recorded.type !== COMPACTION_FAILED) return null;
-  const data = recorded.data as CompactionFailedData;
+  const data = recorded.data as CompactionCompletedData;
   return {
-    compactionId: data.compactionId,
-    basedOnRevision: data.basedOnRevision,
-    outcome: 'failed',
-    paramsKey: data.paramsKey,
-    revision: recorded.revision,
+    ...common,
+    outcome: 'compacted',
     tokensBefore: data.tokensBefore,
-    tokensAfter: data.tokensBefore,
-    tokensEstimatedSaved: 0,
-    failure: { archivedIds: data.archivedIds, reason: data.reason, ...(data.summarizer ? { summarizer: data.summarizer } : {}) },
+    tokensAfter: data.tokensAfter,
+    tokensEstimatedSaved: data.tokensEstimatedSaved,
+    ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined
+      ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } }
+      : {}),
   };
 }
 
