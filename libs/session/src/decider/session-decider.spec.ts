@@ -7,7 +7,7 @@ import { CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET, type ConversationEvent
 import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError } from '../errors';
 import { parseStrategy } from '@lib/compaction';
 import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
-import { given } from './testing/decider-spec';
+import { given, type GivenEvent } from './testing/decider-spec';
 
 const user = (id: string, text = `text of ${id}`): SessionEvent => ({ id, type: 'user', text });
 const calls = (id: string, ...callIds: string[]): SessionEvent => ({
@@ -70,18 +70,6 @@ describe('decideAppend', () => {
       });
   });
 
-  it('has no call for an answer to an archived call that was answered, or once its late answer arrived', () => {
-    given(user('u1'), calls('c1', 'k1'), answers('t1', 'k1'), user('u2'), {
-      type: EVENTS_ARCHIVED,
-      data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1', 't1'] },
-    })
-      .when((state) => decideAppend(append(answers('r1', 'k1')), state))
-      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
-    given(user('u1'), calls('c1', 'k1'), user('u2'), { type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1'] } }, answers('r1', 'k1'))
-      .when((state) => decideAppend(append(answers('r2', 'k1')), state))
-      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
-  });
-
   it('rejects an empty list', () => {
     given()
       .when((state) => decideAppend(append(), state))
@@ -131,6 +119,61 @@ describe('decideAppend', () => {
     given(user('u1'))
       .when((state) => decideAppend(append(calls('c1', 'a', 'b'), answers('t1', 'a', 'b')), state))
       .then((decision) => expect(appendedIds(decision.events)).toEqual(['c1', 't1']));
+  });
+});
+
+describe('decideAppend: an answer to a call, by where the call is and whether it is answered (README "Tool calls")', () => {
+  const archive = (...ids: string[]): GivenEvent => ({ type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ids } });
+  /** What the handler finds in the log for the append's responses: every call id the session made. */
+  const callIdsIn = (events: GivenEvent[]) => events.flatMap((e) => ('toolCalls' in e ? (e.toolCalls ?? []).map((c) => c.id) : []));
+  type Expected = 'appended' | 'archived on arrival' | 'tool_call_conflict' | 'unknown_tool_call';
+  const cases: Array<[string, GivenEvent[], Expected]> = [
+    ['in the window, open', [user('u1'), calls('c1', 'k')], 'appended'],
+    ['in the window, answered', [user('u1'), calls('c1', 'k'), answers('t1', 'k')], 'tool_call_conflict'],
+    ['abandoned in the window (a user event follows), open', [user('u1'), calls('c1', 'k'), user('u2')], 'appended'],
+    ['abandoned in the window, answered since', [user('u1'), calls('c1', 'k'), user('u2'), answers('t1', 'k')], 'tool_call_conflict'],
+    ['archived while open (abandoned)', [user('u1'), calls('c1', 'k'), user('u2'), archive('u1', 'c1')], 'archived on arrival'],
+    ['archived with its answer', [user('u1'), calls('c1', 'k'), answers('t1', 'k'), user('u2'), archive('u1', 'c1', 't1')], 'tool_call_conflict'],
+    [
+      'archived while open, answered late',
+      [user('u1'), calls('c1', 'k'), user('u2'), archive('u1', 'c1'), answers('t1', 'k'), archive('t1')],
+      'tool_call_conflict',
+    ],
+    ['never made', [user('u1')], 'unknown_tool_call'],
+  ];
+
+  it.each(cases)('call %s: %s', (_where, past, expected) => {
+    const when = given(...past).when((state) => decideAppend(append(answers('r', 'k')), state, undefined, callIdsIn(past)));
+    if (expected === 'tool_call_conflict') return when.thenThrows(ToolCallConflictError, expected);
+    if (expected === 'unknown_tool_call') return when.thenThrows(UnknownToolCallError, expected);
+    when.then((decision) => {
+      expect(appendedIds(decision.events.filter((e) => e.type === CONVERSATION_EVENT))).toEqual(['r']);
+      expect(decision.events.some((e) => e.type === EVENTS_ARCHIVED)).toBe(expected === 'archived on arrival');
+    });
+  });
+
+  it('without the log lookup, an answer to an archived answered call finds no call (the handler then looks the ids up and decides again)', () => {
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'), user('u2'), archive('u1', 'c1', 't1'))
+      .when((state) => decideAppend(append(answers('r', 'k')), state))
+      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
+  });
+
+  it('a second answer in the same request is a conflict, whether the call is in the request, the window or archived while open', () => {
+    for (const [past, request] of [
+      [[user('u1')], [calls('c1', 'k'), answers('r1', 'k'), answers('r2', 'k')]],
+      [
+        [user('u1'), calls('c1', 'k')],
+        [answers('r1', 'k'), answers('r2', 'k')],
+      ],
+      [
+        [user('u1'), calls('c1', 'k'), user('u2'), archive('u1', 'c1')],
+        [answers('r1', 'k'), answers('r2', 'k')],
+      ],
+    ] as Array<[GivenEvent[], SessionEvent[]]>) {
+      given(...past)
+        .when((state) => decideAppend(append(...request), state))
+        .thenThrows(ToolCallConflictError, 'tool_call_conflict');
+    }
   });
 });
 

@@ -95,10 +95,21 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * see `computeEventCostsInSlices`), else here; and gets the store id derived from (session, client
  * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
+ *
+ * `callIdsInLog`: ids of calls the session's log holds outside what `state` keeps (calls archived
+ * after they were answered). The state does not carry them (it stays O(active window), DESIGN
+ * §4), so a first decision raises UnknownToolCallError for an answer to such a call; the handler
+ * then looks the response ids up in the log and decides again with them, and the answer is a
+ * second answer (`tool_call_conflict`).
  * @throws InvalidRequestError on an empty list or a repeated client id.
- * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules.
+ * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules ({@link ToolCallLedger}).
  */
-export function decideAppend(command: AppendEvents, state: SessionWindowState | null, costs?: readonly EventCosts[]): AppendDecision {
+export function decideAppend(
+  command: AppendEvents,
+  state: SessionWindowState | null,
+  costs?: readonly EventCosts[],
+  callIdsInLog: Iterable<string> = [],
+): AppendDecision {
   const { events } = command;
   if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
   const seen = new Set<string>();
@@ -119,7 +130,7 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
     return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
-  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls);
+  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls, callIdsInLog);
   const lateAnswers = events.flatMap((e) => {
     const { archivedBy } = ledger.accept(e.event, e.pathOf ?? e.field);
     return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];

@@ -11,6 +11,7 @@ import {
   validateOpenAiWindow,
   type OpenAiChatMessage,
 } from './openai-chat-format';
+import { ToolCallLedger } from './tool-call-ledger';
 
 type Msg = Record<string, unknown>;
 
@@ -140,13 +141,16 @@ describe('openAiMessagesToEvents', () => {
     expect(event).toEqual({ id: 'msg-0', type: 'tool', responses: [{ toolCallId: 'old', name: 'search', data: 'r' }] });
   });
 
-  it('rejects a tool message whose call is unknown with a 422 naming the field and call id', () => {
+  it('leaves a tool message whose call it cannot name to the tool-call rules, which refuse it with a 422 naming the field and call id', () => {
+    const events = openAiMessagesToEvents([
+      { role: 'user', content: 'hi' },
+      { role: 'tool', tool_call_id: 'nope', content: 'secret result' },
+    ]);
+    expect(events[1]).toEqual({ id: 'msg-1', type: 'tool', responses: [{ toolCallId: 'nope', name: '', data: 'secret result' }] });
+    const ledger = ToolCallLedger.of([]);
     let error: unknown;
     try {
-      openAiMessagesToEvents([
-        { role: 'user', content: 'hi' },
-        { role: 'tool', tool_call_id: 'nope', content: 'secret result' },
-      ]);
+      events.forEach((e, i) => ledger.accept(e, (p) => `messages[${i}]${openAiFieldPath(p)}`));
     } catch (e) {
       error = e;
     }
