@@ -1035,6 +1035,27 @@ const CASES: BadRequest[] = [
     mentions: /messages\[0\]\.tool_call_id/,
     parameter: 'messages[0].tool_call_id',
   },
+  // ---- a session belongs to one user (the first userId appended to it: "alice" here)
+  {
+    name: 'events: a second, different userId',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1')], userId: 'mallory' },
+    status: 409,
+    code: 'user_id_conflict',
+    mentions: /^userId: .*"alice".*"mallory"/,
+    parameter: 'userId',
+  },
+  {
+    name: 'messages: a second, different userId',
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role: 'user', content: 'hi' }], userId: 'mallory' },
+    status: 409,
+    code: 'user_id_conflict',
+    mentions: /^userId: .*"alice"/,
+    parameter: 'userId',
+  },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
   // ---- issue 17: numbers out of range (each query number has a range, named in its 400)
   {
@@ -1139,6 +1160,7 @@ describe('malformed requests', () => {
           { id: 't1', type: 'tool', responses: [{ toolCallId: 'call_1', name: 'lookup', data: '{"ok":true}' }] },
           { id: 'a1', type: 'assistant', text: 'done' },
         ],
+        userId: 'alice',
       })
       .expect(201);
   });

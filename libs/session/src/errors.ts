@@ -12,6 +12,7 @@ export type SessionErrorCode =
   | 'duplicate_event_id'
   | 'unknown_tool_call'
   | 'tool_call_conflict'
+  | 'user_id_conflict'
   | 'projection_behind'
   | InvalidRequestCode;
 
@@ -88,6 +89,23 @@ export class ToolCallConflictError extends SessionError {
   /** `parameter`: the JSON path of the offending call id in the request. */
   constructor(parameter: string, message: string) {
     super(message, { parameter });
+  }
+}
+
+/**
+ * The append names a `userId` other than the session's owner (the first `userId` appended to it):
+ * a session belongs to one user (recall and the session list filter on it). Nothing was written.
+ */
+export class UserIdConflictError extends SessionError {
+  readonly code = 'user_id_conflict';
+  constructor(userId: string, owner: string) {
+    super(
+      `userId: this session belongs to user ${JSON.stringify(owner)}, not ${JSON.stringify(userId)}; send userId ${JSON.stringify(owner)} or leave it out`,
+      {
+        parameter: 'userId',
+        userId: owner,
+      },
+    );
   }
 }
 

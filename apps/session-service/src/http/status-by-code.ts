@@ -17,6 +17,7 @@ export const STATUS_BY_CODE: Readonly<Record<SessionErrorCode, number>> = {
   compaction_not_found: 404,
   wrong_expected_revision: 409,
   duplicate_event_id: 409,
+  user_id_conflict: 409,
   unknown_tool_call: 422,
   tool_call_conflict: 422,
   projection_behind: 503,

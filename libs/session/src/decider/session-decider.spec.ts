@@ -4,7 +4,7 @@
  */
 import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET, type ConversationEventData, type PolicySetData } from '../events/session-stream-events';
-import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError } from '../errors';
+import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError, UserIdConflictError } from '../errors';
 import { parseStrategy } from '@lib/compaction';
 import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
 import { given, type GivenEvent } from './testing/decider-spec';
@@ -119,6 +119,42 @@ describe('decideAppend', () => {
     given(user('u1'))
       .when((state) => decideAppend(append(calls('c1', 'a', 'b'), answers('t1', 'a', 'b')), state))
       .then((decision) => expect(appendedIds(decision.events)).toEqual(['c1', 't1']));
+  });
+});
+
+describe('decideAppend: the user of a session', () => {
+  const withUser = (userId?: string): AppendEvents => ({ ...append(user('u9')), ...(userId ? { userId } : {}) });
+  const ownedBy = (userId: string): GivenEvent => ({
+    type: CONVERSATION_EVENT,
+    data: { event: user('u1'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, userId },
+  });
+  const userIdsOf = (events: Array<{ data: unknown }>) => events.map((e) => (e.data as ConversationEventData).userId);
+
+  it('the first append that names a user makes it the owner: its events carry it, the same again or none is fine', () => {
+    given(user('u0'))
+      .when((state) => decideAppend(withUser('alice'), state))
+      .then((decision) => expect(userIdsOf(decision.events)).toEqual(['alice']));
+    given(ownedBy('alice'))
+      .when((state) => decideAppend(withUser('alice'), state))
+      .then((decision) => expect(userIdsOf(decision.events)).toEqual(['alice']));
+    given(ownedBy('alice'))
+      .when((state) => decideAppend(withUser(), state))
+      .then((decision) => expect(userIdsOf(decision.events)).toEqual([undefined]));
+  });
+
+  it('refuses another user (409 user_id_conflict naming the owner), also when the session was created without one', () => {
+    given(ownedBy('alice'))
+      .when((state) => decideAppend(withUser('bob'), state))
+      .thenThrows(UserIdConflictError, 'user_id_conflict');
+    given(user('u0'), ownedBy('alice'))
+      .when((state) => decideAppend(withUser('bob'), state))
+      .thenThrows(UserIdConflictError, 'user_id_conflict');
+  });
+
+  it('leaves a resend of ids already in the log to the store (which answers the original, or duplicate_event_id for other content)', () => {
+    given(ownedBy('alice'))
+      .when((state) => decideAppend({ ...append(user('u1')), userId: 'bob' }, state))
+      .then((decision) => expect(decision.kind).toBe('retry'));
   });
 });
 

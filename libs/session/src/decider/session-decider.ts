@@ -28,7 +28,7 @@ import { policyEventId, storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { archiveOnArrival } from './archive-on-arrival';
-import { InvalidRequestError } from '../errors';
+import { InvalidRequestError, UserIdConflictError } from '../errors';
 
 /** What every decision needs from outside: the time (for `setAt` stamps). */
 export interface DecideContext {
@@ -60,6 +60,7 @@ export interface EventToAppend {
 export interface AppendEvents extends SessionAddress {
   type: 'AppendEvents';
   events: readonly EventToAppend[];
+  /** The session's user: the first append that names one makes it the owner; a later append may repeat it or leave it out. */
   userId?: string;
 }
 
@@ -90,7 +91,8 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
 /**
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
- * log is a retry; tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
+ * log is a retry; a `userId` other than the session's owner (the first one appended) is refused;
+ * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
  * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests in slices,
  * see `computeEventCostsInSlices`), else here; and gets the store id derived from (session, client
  * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
@@ -102,6 +104,7 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * then looks the response ids up in the log and decides again with them, and the answer is a
  * second answer (`tool_call_conflict`).
  * @throws InvalidRequestError on an empty list or a repeated client id.
+ * @throws UserIdConflictError (409 `user_id_conflict`) when `userId` differs from the session's owner.
  * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules ({@link ToolCallLedger}).
  */
 export function decideAppend(
@@ -130,6 +133,7 @@ export function decideAppend(
     return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
+  if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
   const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls, callIdsInLog);
   const lateAnswers = events.flatMap((e) => {
     const { archivedBy } = ledger.accept(e.event, e.pathOf ?? e.field);

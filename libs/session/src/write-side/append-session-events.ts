@@ -73,7 +73,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   ) {}
 
   /**
-   * @throws InvalidRequestError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
+   * @throws InvalidRequestError, UserIdConflictError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
    * @throws RevisionConflictError when the client's `expectedRevision` does not match, or when the
    *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
