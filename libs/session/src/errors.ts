@@ -18,7 +18,14 @@ export type SessionErrorCode =
 
 /** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
 export type InvalidRequestCode =
-  'invalid_request' | 'invalid_message' | 'invalid_parameter' | 'invalid_session_id' | 'revision_out_of_range' | 'validation_failed' | 'invalid_query';
+  | 'invalid_request'
+  | 'invalid_message'
+  | 'invalid_parameter'
+  | 'invalid_session_id'
+  | 'revision_out_of_range'
+  | 'position_out_of_range'
+  | 'validation_failed'
+  | 'invalid_query';
 
 /** Base class: `code` is stable and documented. */
 export abstract class SessionError extends Error {

@@ -12,6 +12,7 @@ export const STATUS_BY_CODE: Readonly<Record<SessionErrorCode, number>> = {
   invalid_session_id: 400,
   invalid_query: 400,
   revision_out_of_range: 400,
+  position_out_of_range: 400,
   validation_failed: 400,
   session_not_found: 404,
   compaction_not_found: 404,
