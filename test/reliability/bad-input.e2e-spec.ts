@@ -3,8 +3,7 @@
  * documented 4xx with a stable `code` and a `message` that names what to fix, and the store's
  * global head position is unchanged afterwards (a rejected request writes nothing).
  */
-import * as fs from 'node:fs';
-import { startService, type Harness } from '../support/service-harness';
+import { useService } from '../support/service-harness';
 
 interface BadRequest {
   name: string;
@@ -1162,12 +1161,11 @@ const CASES: BadRequest[] = [
 ];
 
 describe('malformed requests', () => {
-  let harness: Harness;
+  const harness = useService({
+    env: { MAX_TEXT_LENGTH: String(MAX_TEXT), MAX_EVENTS_PER_REQUEST: String(MAX_EVENTS), MAX_BODY_BYTES: String(MAX_BODY), MAX_WAIT_MS: '0' },
+  });
 
   beforeAll(async () => {
-    harness = await startService({
-      env: { MAX_TEXT_LENGTH: String(MAX_TEXT), MAX_EVENTS_PER_REQUEST: String(MAX_EVENTS), MAX_BODY_BYTES: String(MAX_BODY), MAX_WAIT_MS: '0' },
-    });
     await harness
       .http()
       .post(`${S}/events`)
@@ -1181,10 +1179,6 @@ describe('malformed requests', () => {
         userId: 'alice',
       })
       .expect(201);
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
   });
 
   it('has at least 40 cases covering every endpoint', () => {
