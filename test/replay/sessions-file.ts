@@ -8,6 +8,7 @@ import * as fs from 'node:fs';
 // path so that checking a file does not load the whole session library.
 import { openAiFieldPath, openAiMessagesToEvents } from '../../libs/session/src/domain/openai-chat-format';
 import { ToolCallLedger } from '../../libs/session/src/domain/tool-call-ledger';
+import { SessionError } from '../../libs/session/src/errors';
 import type { SessionEvent } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 
@@ -78,8 +79,13 @@ export function sessionEvents(
     let events: SessionEvent[];
     try {
       events = openAiMessagesToEvents(turn, { knownCallNames, idPrefix: `replay-check-${offset}-` });
-      events.forEach((e, k) => ledger.accept(e, (p) => `messages[${k}]${openAiFieldPath(p)}`));
-    } catch (err) {
+      events.forEach((e, k) => ledger.accept(e, k));
+    } catch (caught) {
+      // named as POST …/messages names it: messages[k].tool_call_id
+      const err =
+        caught instanceof SessionError && caught.location
+          ? caught.restatedAt(`messages[${caught.location.index}]${openAiFieldPath(`.${caught.location.field}`)}`)
+          : caught;
       if (onInvalid) onInvalid(err, offset, turn.length);
       throw err;
     }

@@ -150,13 +150,15 @@ describe('openAiMessagesToEvents', () => {
     const ledger = ToolCallLedger.of([]);
     let error: unknown;
     try {
-      events.forEach((e, i) => ledger.accept(e, (p) => `messages[${i}]${openAiFieldPath(p)}`));
+      events.forEach((e, i) => ledger.accept(e, i));
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(UnknownToolCallError);
     expect((error as UnknownToolCallError).code).toBe('unknown_tool_call');
-    expect((error as Error).message).toContain('messages[1].tool_call_id');
+    // located at the message's native field, which POST …/messages names messages[1].tool_call_id
+    expect((error as UnknownToolCallError).location).toEqual({ index: 1, field: 'responses[0].toolCallId' });
+    expect(openAiFieldPath('.responses[0].toolCallId')).toBe('.tool_call_id');
     expect((error as Error).message).toContain('nope');
     expect((error as Error).message).not.toContain('secret result');
   });
