@@ -132,6 +132,31 @@ describe('session state loading', () => {
     expect(totalCompactions).toBeGreaterThan(3);
   });
 
+  it('folds an append of this process into the cache: the next load reads no event back', async () => {
+    let read = 0;
+    const counting: EventStore = Object.create(store);
+    counting.readStream = async (stream, options) => {
+      const events = await store.readStream(stream, options);
+      read += events.length;
+      return events;
+    };
+    const cache = new SessionStateCache(counting);
+    const append = new AppendSessionEventsHandler(counting, cache, { publish: () => undefined } as unknown as EventBus);
+    const turn = (n: number) =>
+      new AppendSessionEventsCommand(
+        't',
+        'warm',
+        turnEvents(n, { kind: 'turn', toolCalls: 1, openCall: false, system: false }).map((event, i) => ({ event, field: `events[${i}]` })),
+      );
+    await append.execute(turn(0));
+    await cache.load(sessionKey('t', 'warm'));
+    read = 0;
+    for (let n = 1; n <= 5; n++) await append.execute(turn(n));
+    expect(read).toBe(0);
+    const full = foldSessionWindow(await store.readStream(sessionStream(sessionKey('t', 'warm'))));
+    expect(comparable(await cache.load(sessionKey('t', 'warm')))).toEqual(comparable(full));
+  });
+
   it('reads only the active window and the events since the last compaction', async () => {
     const key = sessionKey('t', 'long');
     const cache = new SessionStateCache(store);
