@@ -8,24 +8,13 @@ import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError } from
 import { parseStrategy } from '@lib/compaction';
 import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
 import { given } from './testing/decider-spec';
+import { answers, calls, user } from './testing/session-events';
 
-const user = (id: string, text = `text of ${id}`): SessionEvent => ({ id, type: 'user', text });
-const calls = (id: string, ...callIds: string[]): SessionEvent => ({
-  id,
-  type: 'assistant',
-  text: null,
-  toolCalls: callIds.map((c) => ({ id: c, name: 'f', arguments: '{}' })),
-});
-const answers = (id: string, ...callIds: string[]): SessionEvent => ({
-  id,
-  type: 'tool',
-  responses: callIds.map((c) => ({ toolCallId: c, name: 'f', data: 'ok' })),
-});
 const append = (...events: SessionEvent[]): AppendEvents => ({
   type: 'AppendEvents',
   tenantId: 't',
   sessionId: 's',
-  events: events.map((event, i) => ({ event, field: `events[${i}]` })),
+  events: events.map((event) => ({ event })),
 });
 const NOW = { now: new Date('2026-11-30T12:00:00.000Z') };
 const policy = (maxEvents: number | null): SetPolicy => ({
@@ -88,10 +77,10 @@ describe('decideAppend', () => {
       .thenThrows(InvalidRequestError, 'invalid_request');
   });
 
-  it('rejects a client id repeated within one request', () => {
+  it('rejects a client id repeated within one request, naming the event at fault by its index', () => {
     given()
-      .when((state) => decideAppend(append(user('u1'), user('u1')), state))
-      .thenThrows(InvalidRequestError, 'invalid_request');
+      .when((state) => decideAppend(append(user('u0'), user('u1'), user('u1')), state))
+      .thenThrows(InvalidRequestError, 'invalid_request', { index: 2, field: 'id' });
   });
 
   it('treats a resend of ids already in the log as a retry (the store answers the original), skipping the tool-call checks', () => {
@@ -108,14 +97,14 @@ describe('decideAppend', () => {
 
   it('rejects a second answer to one call', () => {
     given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
-      .when((state) => decideAppend(append(answers('t2', 'k')), state))
-      .thenThrows(ToolCallConflictError, 'tool_call_conflict');
+      .when((state) => decideAppend(append(user('u2'), answers('t2', 'k')), state))
+      .thenThrows(ToolCallConflictError, 'tool_call_conflict', { index: 1, field: 'responses[0].toolCallId' });
   });
 
   it('rejects a response to a call the session never made', () => {
     given(user('u1'))
       .when((state) => decideAppend(append(answers('t1', 'nope')), state))
-      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
+      .thenThrows(UnknownToolCallError, 'unknown_tool_call', { index: 0, field: 'responses[0].toolCallId' });
   });
 
   it('rejects reusing the id of a call that is still open, and allows it once the call is answered', () => {

@@ -8,8 +8,8 @@
  * No I/O, no clock, no randomness: time arrives in the {@link DecideContext}, ids are derived
  * from the session and the command (domain/session-ids.ts).
  *
- * This module decides appends and policy changes. Compactions are decided by the planner in
- * `@lib/compaction` plus the compaction handler (which also calls the summarizer).
+ * This module decides appends and policy changes; compactions are decided in two steps around
+ * the summarizer call by `./compaction-decider.ts`.
  */
 import type { SessionEvent, Strategy, Trigger } from '@lib/compaction';
 import type { EventData } from '@lib/event-store';
@@ -47,13 +47,6 @@ export interface EventToAppend {
   /** ISO-8601 time from the client, if given. */
   createdAt?: string;
   metadata?: Record<string, unknown>;
-  /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
-  field: string;
-  /**
-   * Names a native field path under this event (`.toolCalls[0].id`) in the request's own terms,
-   * when they differ from the native shape (OpenAI messages); default: `field` + the path.
-   */
-  pathOf?: (nativePath: string) => string;
 }
 
 /** Command: append conversation events (client ids unique within the command). */
@@ -95,6 +88,8 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * see `computeEventCostsInSlices`), else here; and gets the store id derived from (session, client
  * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
+ * Errors about one event carry its `EventLocation` (index in `command.events`, native field);
+ * the transport names it in its request's terms.
  * @throws InvalidRequestError on an empty list or a repeated client id.
  * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules.
  */
@@ -102,10 +97,10 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
   const { events } = command;
   if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
   const seen = new Set<string>();
-  for (const e of events) {
-    if (seen.has(e.event.id)) throw new InvalidRequestError(`${e.field}.id`, `${e.field}.id: id ${JSON.stringify(e.event.id)} appears twice in this request`);
+  events.forEach((e, index) => {
+    if (seen.has(e.event.id)) throw new InvalidRequestError({ index, field: 'id' }, `id ${JSON.stringify(e.event.id)} appears twice in this request`);
     seen.add(e.event.id);
-  }
+  });
   const key = sessionKey(command.tenantId, command.sessionId);
   const metadata = metadataOf(command);
   const data = events.map((e, i): EventData => {
@@ -122,8 +117,8 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
   // Only tool calls and responses have tool-call rules: a command without them skips the ledger (O(active window) to build).
   if (!events.some((e) => takesPartInToolCalls(e.event))) return { kind: 'append', events: data };
   const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls);
-  const lateAnswers = events.flatMap((e) => {
-    const { archivedBy } = ledger.accept(e.event, e.pathOf ?? e.field);
+  const lateAnswers = events.flatMap((e, index) => {
+    const { archivedBy } = ledger.accept(e.event, index);
     return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
   });
   // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).

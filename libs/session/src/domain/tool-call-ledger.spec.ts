@@ -13,15 +13,15 @@ const answer = (id: string, callId: string, name = 'f'): SessionEvent => ({ id, 
 describe('ToolCallLedger', () => {
   it('accepts reusing the id of an answered call, and the answer then belongs to the new call', () => {
     const ledger = ToolCallLedger.of([call('c1', 'x', 'first'), answer('t1', 'x', 'first')]);
-    expect(() => ledger.accept(call('c2', 'x', 'second'), 'events[0]')).not.toThrow();
-    expect(() => ledger.accept(answer('t2', 'x', 'second'), 'events[1]')).not.toThrow();
+    expect(() => ledger.accept(call('c2', 'x', 'second'), 0)).not.toThrow();
+    expect(() => ledger.accept(answer('t2', 'x', 'second'), 1)).not.toThrow();
   });
 
   it('rejects a response to an unknown call, a second answer, a repeated or still-open id', () => {
     const ledger = ToolCallLedger.of([call('c1', 'x'), answer('t1', 'x'), call('c2', 'open')]);
-    expect(() => ledger.accept(answer('t9', 'ghost'), 'events[0]')).toThrow(UnknownToolCallError);
-    expect(() => ledger.accept(answer('t9', 'x'), 'events[0]')).toThrow(/already answered/);
-    expect(() => ledger.accept(call('c9', 'open'), 'events[0]')).toThrow(/still waiting/);
+    expect(() => ledger.accept(answer('t9', 'ghost'), 0)).toThrow(UnknownToolCallError);
+    expect(() => ledger.accept(answer('t9', 'x'), 0)).toThrow(/already answered/);
+    expect(() => ledger.accept(call('c9', 'open'), 0)).toThrow(/still waiting/);
     const twice: SessionEvent = {
       id: 'c9',
       type: 'assistant',
@@ -31,7 +31,10 @@ describe('ToolCallLedger', () => {
         { id: 'y', name: 'f', arguments: '' },
       ],
     };
-    expect(() => ledger.accept(twice, 'events[0]')).toThrow(ToolCallConflictError);
+    expect(() => ledger.accept(twice, 0)).toThrow(ToolCallConflictError);
+    // Errors say where: the event's index in the command and the native field at fault.
+    expect(() => ledger.accept(twice, 3)).toThrow(expect.objectContaining({ location: { index: 3, field: 'toolCalls[1].id' } }));
+    expect(() => ledger.accept(answer('t9', 'ghost'), 2)).toThrow(expect.objectContaining({ location: { index: 2, field: 'responses[0].toolCallId' } }));
     // A parallel answer event answering the same call twice.
     const double: SessionEvent = {
       id: 't8',
@@ -41,17 +44,17 @@ describe('ToolCallLedger', () => {
         { toolCallId: 'open', name: 'f', data: '2' },
       ],
     };
-    expect(() => ledger.accept(double, 'events[0]')).toThrow(/already answered/);
+    expect(() => ledger.accept(double, 0)).toThrow(/already answered/);
   });
 
   it('takes a late answer to a call archived while open, attributing it to the compaction that archived the call', () => {
     const archived = new Map([['k1', { compactionId: 'cmp-1' }]]);
     const ledger = ToolCallLedger.of([answer('t0', 'x'), call('c2', 'x')], archived);
-    expect(ledger.accept(answer('late', 'k1'), 'events[0]')).toEqual({ archivedBy: 'cmp-1' });
+    expect(ledger.accept(answer('late', 'k1'), 0)).toEqual({ archivedBy: 'cmp-1' });
     // answered now: a second answer finds no call
-    expect(() => ledger.accept(answer('again', 'k1'), 'events[1]')).toThrow(UnknownToolCallError);
+    expect(() => ledger.accept(answer('again', 'k1'), 1)).toThrow(UnknownToolCallError);
     // an answer to a window call is not archived
-    expect(ledger.accept(answer('t2', 'x'), 'events[2]')).toEqual({});
+    expect(ledger.accept(answer('t2', 'x'), 2)).toEqual({});
   });
 
   it('refuses one event answering both an archived call and a call of the window', () => {
@@ -64,12 +67,12 @@ describe('ToolCallLedger', () => {
         { toolCallId: 'k1', name: 'f', data: '2' },
       ],
     };
-    expect(() => ledger.accept(mixed, 'events[0]')).toThrow(/tool event of their own/);
+    expect(() => ledger.accept(mixed, 0)).toThrow(/tool event of their own/);
   });
 
   it('a newer call reusing the id of an archived open call takes the id over', () => {
     const ledger = ToolCallLedger.of([], new Map([['k1', { compactionId: 'cmp-1' }]]));
-    ledger.accept(call('c3', 'k1'), 'events[0]');
-    expect(ledger.accept(answer('t3', 'k1'), 'events[1]')).toEqual({});
+    ledger.accept(call('c3', 'k1'), 0);
+    expect(ledger.accept(answer('t3', 'k1'), 1)).toEqual({});
   });
 });

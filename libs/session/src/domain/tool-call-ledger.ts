@@ -8,7 +8,8 @@
  * its id.
  */
 import { ToolCallPairing, type SessionEvent } from '@lib/compaction';
-import { ToolCallConflictError, UnknownToolCallError } from '../errors';
+import { ToolCallConflictError, UnknownToolCallError, type EventLocation } from '../errors';
+import { endArchivedCallClaims } from './archived-call-claims';
 
 /** What {@link ToolCallLedger.accept} says about an accepted event. */
 export interface AcceptedToolEvent {
@@ -38,29 +39,27 @@ export class ToolCallLedger {
   }
 
   /**
-   * Checks one new event against the ledger and records it. `field` is its JSON path in the
-   * request for error messages (`events[2]`), or a function naming a native field path under it
-   * in the request's own terms (`.toolCalls[0].id` → `messages[2].tool_calls[0].id`).
+   * Checks one new event against the ledger and records it. `index` is the event's place in the
+   * command: errors carry it with the native field at fault (`toolCalls[1].id`,
+   * `responses[0].toolCallId`) as their {@link EventLocation}.
    * @returns for a tool event answering archived calls, the compaction to attribute it to.
    * @throws UnknownToolCallError (422) for a response to a call that is not in the session.
    * @throws ToolCallConflictError (422) for a repeated or still-open call id, a second answer, or
    *   one event answering both archived and active calls.
    * A response's `name` is not checked against the call's: providers do not require it to match.
    */
-  accept(event: SessionEvent, field: string | ((nativePath: string) => string)): AcceptedToolEvent {
-    const path = typeof field === 'string' ? (p: string) => `${field}${p}` : field;
+  accept(event: SessionEvent, index: number): AcceptedToolEvent {
     if (event.type === 'assistant') {
       const inEvent = new Set<string>();
       (event.toolCalls ?? []).forEach((c, i) => {
-        const at = path(`.toolCalls[${i}].id`);
-        if (inEvent.has(c.id))
-          throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} appears twice in this event; give each call its own id`);
+        const at: EventLocation = { index, field: `toolCalls[${i}].id` };
+        if (inEvent.has(c.id)) throw new ToolCallConflictError(at, `call id ${JSON.stringify(c.id)} appears twice in this event; give each call its own id`);
         if (!this.archivedOpenCalls.has(c.id) && this.pairing.latestCall(c.id)?.responses.length === 0) {
-          throw new ToolCallConflictError(at, `${at}: call id ${JSON.stringify(c.id)} is still waiting for its tool response; answer it before reusing the id`);
+          throw new ToolCallConflictError(at, `call id ${JSON.stringify(c.id)} is still waiting for its tool response; answer it before reusing the id`);
         }
         inEvent.add(c.id);
       });
-      for (const c of event.toolCalls ?? []) this.archivedOpenCalls.delete(c.id);
+      endArchivedCallClaims(this.archivedOpenCalls, event);
       this.pairing.add(event, this.position++);
       return {};
     }
@@ -71,18 +70,18 @@ export class ToolCallLedger {
     const inEvent = new Set<string>();
     const archivedBy: string[] = [];
     event.responses.forEach((r, i) => {
-      const at = path(`.responses[${i}].toolCallId`);
+      const at: EventLocation = { index, field: `responses[${i}].toolCallId` };
       const archived = this.archivedOpenCalls.get(r.toolCallId);
       const call = archived ? undefined : this.pairing.latestCall(r.toolCallId);
       if (!archived && !call) throw new UnknownToolCallError(at, r.toolCallId);
       if ((call && call.responses.length > 0) || inEvent.has(r.toolCallId)) {
-        throw new ToolCallConflictError(at, `${at}: call ${JSON.stringify(r.toolCallId)} is already answered; a call takes one response`);
+        throw new ToolCallConflictError(at, `call ${JSON.stringify(r.toolCallId)} is already answered; a call takes one response`);
       }
       if (archived) archivedBy.push(archived.compactionId);
       if (archived ? archivedBy.length !== i + 1 : archivedBy.length > 0) {
         throw new ToolCallConflictError(
           at,
-          `${at}: this event answers both calls archived with their turn and calls still in the window; send the answers to archived calls in a tool event of their own`,
+          'this event answers both calls archived with their turn and calls still in the window; send the answers to archived calls in a tool event of their own',
         );
       }
       inEvent.add(r.toolCallId);
@@ -92,7 +91,7 @@ export class ToolCallLedger {
       return {};
     }
     // A late answer pairs with its archived call, not with any call of the window.
-    for (const r of event.responses) this.archivedOpenCalls.delete(r.toolCallId);
+    endArchivedCallClaims(this.archivedOpenCalls, event);
     this.position++;
     return { archivedBy: archivedBy[0] };
   }
