@@ -12,12 +12,20 @@ export type SessionErrorCode =
   | 'duplicate_event_id'
   | 'unknown_tool_call'
   | 'tool_call_conflict'
+  | 'user_id_conflict'
   | 'projection_behind'
   | InvalidRequestCode;
 
 /** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
 export type InvalidRequestCode =
-  'invalid_request' | 'invalid_message' | 'invalid_parameter' | 'invalid_session_id' | 'revision_out_of_range' | 'validation_failed' | 'invalid_query';
+  | 'invalid_request'
+  | 'invalid_message'
+  | 'invalid_parameter'
+  | 'invalid_session_id'
+  | 'revision_out_of_range'
+  | 'position_out_of_range'
+  | 'validation_failed'
+  | 'invalid_query';
 
 /**
  * Where an error lies in a command's list of events: the event's index in the command (0-based)
@@ -123,6 +131,21 @@ export class ToolCallConflictError extends SessionError {
   /** `where`: the location of the offending call id in the command; `reason` says what to fix. */
   constructor(where: EventLocation, reason: string) {
     super(reason, undefined, where);
+  }
+}
+
+/**
+ * The append names a `userId` other than the session's owner (the first `userId` appended to it):
+ * a session belongs to one user (recall and the session list filter on it). Nothing was written.
+ */
+export class UserIdConflictError extends SessionError {
+  readonly code = 'user_id_conflict';
+  constructor(userId: string, owner: string) {
+    super(
+      `this session belongs to user ${JSON.stringify(owner)}, not ${JSON.stringify(userId)}; send userId ${JSON.stringify(owner)} or leave it out`,
+      { userId: owner },
+      'userId',
+    );
   }
 }
 

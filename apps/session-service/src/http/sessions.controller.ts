@@ -59,7 +59,7 @@ export class SessionsController {
   @ApiOperation({ summary: 'Append native session events (user, assistant, tool, system, summary)' })
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
-  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 429, 503] })
+  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
   async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), eventsRequestPath);

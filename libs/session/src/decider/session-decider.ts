@@ -28,7 +28,7 @@ import { policyEventId, storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { archiveOnArrival } from './archive-on-arrival';
-import { InvalidRequestError } from '../errors';
+import { InvalidRequestError, UserIdConflictError } from '../errors';
 
 /** What every decision needs from outside: the time (for `setAt` stamps). */
 export interface DecideContext {
@@ -53,6 +53,7 @@ export interface EventToAppend {
 export interface AppendEvents extends SessionAddress {
   type: 'AppendEvents';
   events: readonly EventToAppend[];
+  /** The session's user: the first append that names one makes it the owner; a later append may repeat it or leave it out. */
   userId?: string;
 }
 
@@ -83,17 +84,30 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
 /**
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
- * log is a retry; tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
+ * log is a retry; a `userId` other than the session's owner (the first one appended) is refused;
+ * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
  * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests in slices,
  * see `computeEventCostsInSlices`), else here; and gets the store id derived from (session, client
  * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
  * Errors about one event carry its `EventLocation` (index in `command.events`, native field);
  * the transport names it in its request's terms.
+ *
+ * `callIdsInLog`: ids of calls the session's log holds outside what `state` keeps (calls archived
+ * after they were answered). The state does not carry them (it stays O(active window), DESIGN
+ * §4), so a first decision raises UnknownToolCallError for an answer to such a call; the handler
+ * then looks the response ids up in the log and decides again with them, and the answer is a
+ * second answer (`tool_call_conflict`).
  * @throws InvalidRequestError on an empty list or a repeated client id.
- * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules.
+ * @throws UserIdConflictError (409 `user_id_conflict`) when `userId` differs from the session's owner.
+ * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules ({@link ToolCallLedger}).
  */
-export function decideAppend(command: AppendEvents, state: SessionWindowState | null, costs?: readonly EventCosts[]): AppendDecision {
+export function decideAppend(
+  command: AppendEvents,
+  state: SessionWindowState | null,
+  costs?: readonly EventCosts[],
+  callIdsInLog: Iterable<string> = [],
+): AppendDecision {
   const { events } = command;
   if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
   const seen = new Set<string>();
@@ -114,9 +128,10 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
     return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
+  if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
   // Only tool calls and responses have tool-call rules: a command without them skips the ledger (O(active window) to build).
   if (!events.some((e) => takesPartInToolCalls(e.event))) return { kind: 'append', events: data };
-  const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls);
+  const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls, callIdsInLog);
   const lateAnswers = events.flatMap((e, index) => {
     const { archivedBy } = ledger.accept(e.event, index);
     return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];

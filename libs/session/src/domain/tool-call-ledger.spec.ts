@@ -8,6 +8,7 @@ const call = (id: string, callId: string, name = 'f'): SessionEvent => ({
   text: null,
   toolCalls: [{ id: callId, name, arguments: '{}' }],
 });
+const user = (id: string): SessionEvent => ({ id, type: 'user', text: id });
 const answer = (id: string, callId: string, name = 'f'): SessionEvent => ({ id, type: 'tool', responses: [{ toolCallId: callId, name, data: 'ok' }] });
 
 describe('ToolCallLedger', () => {
@@ -51,8 +52,8 @@ describe('ToolCallLedger', () => {
     const archived = new Map([['k1', { compactionId: 'cmp-1' }]]);
     const ledger = ToolCallLedger.of([answer('t0', 'x'), call('c2', 'x')], archived);
     expect(ledger.accept(answer('late', 'k1'), 0)).toEqual({ archivedBy: 'cmp-1' });
-    // answered now: a second answer finds no call
-    expect(() => ledger.accept(answer('again', 'k1'), 1)).toThrow(UnknownToolCallError);
+    // answered now: a second answer is a second answer
+    expect(() => ledger.accept(answer('again', 'k1'), 1)).toThrow(/already answered/);
     // an answer to a window call is not archived
     expect(ledger.accept(answer('t2', 'x'), 2)).toEqual({});
   });
@@ -68,6 +69,15 @@ describe('ToolCallLedger', () => {
       ],
     };
     expect(() => ledger.accept(mixed, 0)).toThrow(/tool event of their own/);
+  });
+
+  it('knows archived answered calls from the ids the log holds: a second answer is a conflict, a newer call with the id takes it over', () => {
+    const ledger = ToolCallLedger.of([user('u9')], new Map(), ['k2', 'k3']);
+    expect(() => ledger.accept(answer('t1', 'k2'), 0)).toThrow(ToolCallConflictError);
+    expect(() => ledger.accept(answer('t1', 'k2'), 0)).toThrow(/already answered \(the call and its answer were archived/);
+    expect(() => ledger.accept(answer('t1', 'ghost'), 0)).toThrow(UnknownToolCallError);
+    ledger.accept(call('c3', 'k3'), 0);
+    expect(ledger.accept(answer('t3', 'k3'), 1)).toEqual({});
   });
 
   it('a newer call reusing the id of an archived open call takes the id over', () => {

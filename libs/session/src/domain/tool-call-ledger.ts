@@ -6,6 +6,17 @@
  * the id of an ANSWERED call is allowed: agents do it (real tau-bench sessions reuse ids once
  * answered). Pairing is `ToolCallPairing`'s: a response answers the most recent earlier call with
  * its id.
+ *
+ * The codes, by where the call is and whether it is answered (README "Tool calls"):
+ *
+ * | the call is | unanswered | answered |
+ * | --- | --- | --- |
+ * | in the window (abandoned or not), or earlier in the request | accepted | `tool_call_conflict` |
+ * | archived (while open, i.e. abandoned; or with its answer) | accepted, archived on arrival | `tool_call_conflict` |
+ * | not in the session | `unknown_tool_call` | — |
+ *
+ * An archived answered call is in neither the window nor the archived open calls: the ledger
+ * knows it from `callIdsInLog` (looked up in the log by the caller, see `decideAppend`).
  */
 import { ToolCallPairing, type SessionEvent } from '@lib/compaction';
 import { ToolCallConflictError, UnknownToolCallError, type EventLocation } from '../errors';
@@ -25,15 +36,25 @@ export class ToolCallLedger {
   private readonly pairing = new ToolCallPairing();
   private position = 0;
 
-  private constructor(private readonly archivedOpenCalls: Map<string, { compactionId: string }>) {}
+  private constructor(
+    private readonly archivedOpenCalls: Map<string, { compactionId: string }>,
+    private readonly archivedAnsweredCalls: Set<string>,
+  ) {}
 
   /**
    * Records events already in the session (no checks: they were accepted before), log order, and
    * the open calls archived with their turn (call id → compaction that archived it; each the most
-   * recent call with its id).
+   * recent call with its id). `callIdsInLog`: ids of calls made anywhere in the session's log
+   * (window or archived). A response whose call is in neither the window, the request nor the
+   * archived open calls, but whose id is here, answers a call that was archived after it was
+   * answered: a second answer (`tool_call_conflict`), not an unknown call.
    */
-  static of(events: Iterable<SessionEvent>, archivedOpenCalls: ReadonlyMap<string, { compactionId: string }> = new Map()): ToolCallLedger {
-    const ledger = new ToolCallLedger(new Map(archivedOpenCalls));
+  static of(
+    events: Iterable<SessionEvent>,
+    archivedOpenCalls: ReadonlyMap<string, { compactionId: string }> = new Map(),
+    callIdsInLog: Iterable<string> = [],
+  ): ToolCallLedger {
+    const ledger = new ToolCallLedger(new Map(archivedOpenCalls), new Set(callIdsInLog));
     for (const e of events) ledger.pairing.add(e, ledger.position++);
     return ledger;
   }
@@ -44,8 +65,9 @@ export class ToolCallLedger {
    * `responses[0].toolCallId`) as their {@link EventLocation}.
    * @returns for a tool event answering archived calls, the compaction to attribute it to.
    * @throws UnknownToolCallError (422) for a response to a call that is not in the session.
-   * @throws ToolCallConflictError (422) for a repeated or still-open call id, a second answer, or
-   *   one event answering both archived and active calls.
+   * @throws ToolCallConflictError (422) for a repeated or still-open call id, a second answer (to
+   *   a call in the window, in the request, or archived: answered before it was archived, or by a
+   *   late answer), or one event answering both archived and active calls.
    * A response's `name` is not checked against the call's: providers do not require it to match.
    */
   accept(event: SessionEvent, index: number): AcceptedToolEvent {
@@ -60,6 +82,8 @@ export class ToolCallLedger {
         inEvent.add(c.id);
       });
       endArchivedCallClaims(this.archivedOpenCalls, event);
+      // A newer call with the id takes it over from an archived answered one.
+      for (const c of event.toolCalls ?? []) this.archivedAnsweredCalls.delete(c.id);
       this.pairing.add(event, this.position++);
       return {};
     }
@@ -73,7 +97,14 @@ export class ToolCallLedger {
       const at: EventLocation = { index, field: `responses[${i}].toolCallId` };
       const archived = this.archivedOpenCalls.get(r.toolCallId);
       const call = archived ? undefined : this.pairing.latestCall(r.toolCallId);
-      if (!archived && !call) throw new UnknownToolCallError(at, r.toolCallId);
+      const answeredArchived = !archived && !call && this.archivedAnsweredCalls.has(r.toolCallId);
+      if (!archived && !call && !answeredArchived) throw new UnknownToolCallError(at, r.toolCallId);
+      if (answeredArchived) {
+        throw new ToolCallConflictError(
+          at,
+          `call ${JSON.stringify(r.toolCallId)} is already answered (the call and its answer were archived by a compaction); a call takes one response`,
+        );
+      }
       if ((call && call.responses.length > 0) || inEvent.has(r.toolCallId)) {
         throw new ToolCallConflictError(at, `call ${JSON.stringify(r.toolCallId)} is already answered; a call takes one response`);
       }
@@ -90,8 +121,9 @@ export class ToolCallLedger {
       this.pairing.add(event, this.position++);
       return {};
     }
-    // A late answer pairs with its archived call, not with any call of the window.
+    // A late answer pairs with its archived call, not with any call of the window; that call is answered now.
     endArchivedCallClaims(this.archivedOpenCalls, event);
+    for (const r of event.responses) this.archivedAnsweredCalls.add(r.toolCallId);
     this.position++;
     return { archivedBy: archivedBy[0] };
   }
