@@ -75,6 +75,18 @@ function comparable(state: SessionWindowState | null) {
   };
 }
 
+/** `store` with a counter of the events its readStream returned (`read()`; `reset()` sets it to 0). */
+function countingReads(store: EventStore): { store: EventStore; read: () => number; reset: () => void } {
+  let read = 0;
+  const counting: EventStore = Object.create(store);
+  counting.readStream = async (stream, options) => {
+    const events = await store.readStream(stream, options);
+    read += events.length;
+    return events;
+  };
+  return { store: counting, read: () => read, reset: () => (read = 0) };
+}
+
 describe('session state loading', () => {
   let dir: string;
   let store: EventStore;
@@ -133,13 +145,7 @@ describe('session state loading', () => {
   });
 
   it('folds an append of this process into the cache: the next load reads no event back', async () => {
-    let read = 0;
-    const counting: EventStore = Object.create(store);
-    counting.readStream = async (stream, options) => {
-      const events = await store.readStream(stream, options);
-      read += events.length;
-      return events;
-    };
+    const { store: counting, read, reset } = countingReads(store);
     const cache = new SessionStateCache(counting);
     const append = new AppendSessionEventsHandler(counting, cache, { publish: () => undefined } as unknown as EventBus);
     const turn = (n: number) =>
@@ -150,9 +156,9 @@ describe('session state loading', () => {
       );
     await append.execute(turn(0));
     await cache.load(sessionKey('t', 'warm'));
-    read = 0;
+    reset();
     for (let n = 1; n <= 5; n++) await append.execute(turn(n));
-    expect(read).toBe(0);
+    expect(read()).toBe(0);
     const full = foldSessionWindow(await store.readStream(sessionStream(sessionKey('t', 'warm'))));
     expect(comparable(await cache.load(sessionKey('t', 'warm')))).toEqual(comparable(full));
   });
@@ -183,19 +189,13 @@ describe('session state loading', () => {
       ),
     );
 
-    let read = 0;
-    const counting: EventStore = Object.create(store);
-    counting.readStream = async (stream, options) => {
-      const events = await store.readStream(stream, options);
-      read += events.length;
-      return events;
-    };
+    const { store: counting, read } = countingReads(store);
     const state = (await loadSessionWindow(counting, key))!;
     const total = (await store.readStream(sessionStream(key))).length;
     // Active window (2 turns of 4 events + 2 new events) plus the tail since the last compaction
     // and one backward page (32 events): far fewer than the whole stream.
     expect(state.active.size).toBe(10);
     expect(total).toBeGreaterThan(250);
-    expect(read).toBeLessThanOrEqual(32 + 10 + 2);
+    expect(read()).toBeLessThanOrEqual(32 + 10 + 2);
   });
 });
