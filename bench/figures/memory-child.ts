@@ -1,6 +1,7 @@
 /**
- * Child process of figure 7 (run with --expose-gc so that the parent's heap does not pollute the
- * measure): starts the service, fills it with `sessions` × `eventsPerSession` events, lets the
+ * Child process of figure 7, compiled to JavaScript first (see memory.ts: as `npm start` runs the
+ * service, without the TypeScript compiler that ts-node keeps in memory) and run with --expose-gc
+ * so that the parent's heap does not pollute the measure: starts the service, fills it with `sessions` × `eventsPerSession` events, lets the
  * projector catch up, loads every session's state once through the write side's cache (as an
  * append or a compaction would), then reports its memory to the parent over IPC.
  */
@@ -21,10 +22,11 @@ async function main(): Promise<void> {
   const [sessions, eventsPerSession] = [Number(process.argv[2]), Number(process.argv[3])];
   const dir = process.argv[4] || undefined;
   const send = (msg: unknown) => process.send?.(msg);
-  const cycler = new EventCycler(corpus().conversations, 'm', true);
   const running = await startService(dir, 'memory');
   try {
     const before = memory();
+    // The corpus is loaded after the empty service is measured: it is the load generator's, not the service's.
+    const cycler = new EventCycler(corpus().conversations, 'm', true);
     const { store } = running.service;
     const projector = running.service.app.get(SessionProjector);
     const cache = running.service.app.get(SessionStateCache);

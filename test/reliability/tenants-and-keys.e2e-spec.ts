@@ -194,6 +194,23 @@ describe('rate limits', () => {
     // another key has its own budget
     expect((await harness.http().get('/v1/recall?q=anything').set(B)).status).toBe(200);
   });
+
+  // Issue 14: a 429 carries the same X-RateLimit-* headers as the answers before it, and Retry-After.
+  it('tells a limited client its budget and when to retry, in headers', async () => {
+    const C = { Authorization: `Bearer ${KEY_B}` };
+    let last = await harness.http().get('/v1/recall?q=headers').set(C);
+    while (last.status === 200) {
+      expect(last.headers['x-ratelimit-limit']).toBe('3');
+      last = await harness.http().get('/v1/recall?q=headers').set(C);
+    }
+    expect(last.status).toBe(429);
+    expect(last.headers['x-ratelimit-limit']).toBe('3');
+    expect(last.headers['x-ratelimit-remaining']).toBe('0');
+    for (const name of ['x-ratelimit-reset', 'retry-after']) {
+      const seconds = Number(last.headers[name]);
+      expect({ name, ok: Number.isInteger(seconds) && seconds > 0 && seconds <= 60 }).toEqual({ name, ok: true });
+    }
+  });
 });
 
 describe('rate limits in open development mode', () => {
@@ -207,6 +224,25 @@ describe('rate limits in open development mode', () => {
 
   // Issue 17, item 3: a liveness probe or a scraper on a busy instance is never answered 429,
   // and calling them does not use up the address's budget for the API.
+  // Issue 14: every answer is counted by status, also those no controller gives.
+  it('counts 404, 413, 415 and 429 answers in /metrics', async () => {
+    await harness.http().get('/no/such/route');
+    await harness.http().post('/v1/sessions/m/events').set('content-type', 'text/plain').send('hello');
+    await harness
+      .http()
+      .post('/v1/sessions/m/events')
+      .set('content-type', 'application/json')
+      .send(JSON.stringify({ events: [{ id: 'big', type: 'user', text: 'x'.repeat(harness.service.config.maxBodyBytes) }] }));
+    while ((await harness.http().get('/v1/recall?q=x')).status !== 429);
+    const metrics = (await harness.http().get('/metrics')).text;
+    for (const status of ['404', '413', '415', '429']) {
+      expect({ status, counted: new RegExp(`http_request_duration_seconds_count\\{[^}]*status="${status}"[^}]*\\} [1-9]`).test(metrics) }).toEqual({
+        status,
+        counted: true,
+      });
+    }
+  });
+
   it('never throttles /health or /metrics, before or after the budget is spent', async () => {
     for (let i = 0; i < 20; i++) {
       expect((await harness.http().get('/health')).status).toBe(200);

@@ -4,10 +4,10 @@
  */
 import { createHash } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
-import { ThrottlerGuard, ThrottlerModule } from '@nestjs/throttler';
+import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { SessionModule, type SessionModuleOptions } from '@lib/session';
 import { SERVICE_CONFIG } from './config/tokens';
 import type { ServiceConfig } from './config/service-config';
@@ -15,9 +15,9 @@ import { SessionsController } from './http/sessions.controller';
 import { RecallController } from './http/recall.controller';
 import { SessionHistoryController } from './http/session-history.controller';
 import { ApiErrorFilter } from './http/api-error.filter';
+import { RateLimitGuard } from './http/rate-limit.guard';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
-import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
 import { requestLogLevel } from './observability/request-log-level';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
@@ -59,7 +59,7 @@ export class AppModule {
           // Named `default` so the answers carry the standard Retry-After and X-RateLimit-* headers.
           throttlers: [{ name: 'default', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
           skipIf: () => !throttle,
-          getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as Request) ?? (typeof req.ip === 'string' ? req.ip : 'anonymous'),
+          getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as FastifyRequest) ?? (typeof req.ip === 'string' ? req.ip : 'anonymous'),
           // One budget per key (or address) across every route, as RATE_LIMIT_PER_MINUTE promises; the
           // throttler's default key also names the route, which gave each key that budget per route.
           generateKey: (_context, tracker, throttlerName) => createHash('sha256').update(`${throttlerName}-${tracker}`).digest('hex'),
@@ -80,9 +80,8 @@ export class AppModule {
         ServiceMetrics,
         CompactionMetricsHandler,
         ApiKeyGuard,
-        { provide: APP_GUARD, useClass: ThrottlerGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
-        { provide: APP_INTERCEPTOR, useClass: HttpMetricsInterceptor },
         // Commands and decisions over NATS JetStream, only when NATS_URL is set.
         ...(config.natsUrl ? [NatsTransport] : []),
       ],

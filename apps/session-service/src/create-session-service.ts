@@ -7,23 +7,29 @@ import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
-import { json } from 'express';
-import type { NestExpressApplication } from '@nestjs/platform-express';
+import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import fastifyStatic from '@fastify/static';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
-import { rejectInvalidUtf8, requireJsonBody } from './http/require-json.middleware';
+import { useJsonBodies } from './http/json-body';
+import { toApiError } from './http/api-error.filter';
+import { ServiceMetrics } from './observability/metrics';
+import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
 import { UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 import { eventStoreConfig } from './config/event-store-config';
 
+const INVALID_PATH = { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' };
+
 /** A built service. `close()` stops the app, then closes the read models and the store. */
 export interface SessionService {
-  app: NestExpressApplication;
+  app: NestFastifyApplication;
   store: EventStore;
   readModels: ReadModelStore;
   summarizer: Summarizer;
@@ -51,22 +57,32 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
   const store = createEventStore(eventStoreConfig(config));
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.register(config, { store, readModels, summarizer }), {
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.maxBodyBytes,
+    // Long ids reach the handlers, which answer 400 invalid_session_id with the limit (the router's default cut is 100 characters).
+    routerOptions: { maxParamLength: 4096 },
+    // A path that is not valid percent-encoded UTF-8 gets our error shape, not Fastify's.
+    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
+      const { status, body } = error.code === 'FST_ERR_BAD_URL' ? { status: 400, body: INVALID_PATH } : toApiError(error);
+      void reply.code(status).send(body);
+    },
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, { store, readModels, summarizer }), adapter, {
     bodyParser: false,
     bufferLogs: config.logLevel !== 'silent',
     logger: config.logLevel === 'silent' ? ['error'] : undefined,
   });
   if (config.logLevel !== 'silent') app.useLogger(app.get(Logger));
-  app.disable('x-powered-by');
-  app.use(requireJsonBody);
-  // express.json directly: Nest's useBodyParser does not take a `verify` hook.
-  app.use(json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false, verify: rejectInvalidUtf8 }));
+  const fastify = app.getHttpAdapter().getInstance();
+  useJsonBodies(fastify, config.maxBodyBytes);
+  countAnswers(fastify, app.get(ServiceMetrics));
   app.enableShutdownHooks();
   // The audit page: static files, no key needed to load them (its API calls carry the key).
-  app.useStaticAssets(uiDirectory(), { prefix: UI_PREFIX, index: 'index.html' });
+  await app.register(fastifyStatic, { root: uiDirectory(), prefix: UI_PREFIX, index: 'index.html', redirect: true, decorateReply: false });
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   await app.init();
+  await fastify.ready();
   let closed = false;
   return {
     app,

@@ -4,7 +4,7 @@
  * write. Without keys the service runs in open development mode: every request is tenant `default`.
  */
 import { createParamDecorator, Inject, Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
-import type { Request } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 
@@ -12,7 +12,7 @@ import type { ServiceConfig } from '../config/service-config';
 export const OPEN_MODE_TENANT = 'default';
 
 /** Extracts the API key of a request, or undefined. */
-export function apiKeyOf(req: Request): string | undefined {
+export function apiKeyOf(req: Pick<FastifyRequest, 'headers'>): string | undefined {
   const header = req.headers.authorization;
   if (typeof header === 'string' && /^bearer\s/i.test(header)) return header.slice(7).trim();
   const key = req.headers['x-api-key'];
@@ -26,7 +26,7 @@ export class ApiKeyGuard implements CanActivate {
 
   /** @throws UnauthorizedException (401 `unauthorized`) when keys are configured and the request has none or an unknown one. */
   canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<Request & { tenantId?: string }>();
+    const req = context.switchToHttp().getRequest<FastifyRequest & { tenantId?: string }>();
     if (this.config.apiKeys.size === 0) {
       req.tenantId = OPEN_MODE_TENANT;
       return true;
@@ -41,5 +41,5 @@ export class ApiKeyGuard implements CanActivate {
 
 /** Controller parameter: the tenant the guard resolved. */
 export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
-  return ctx.switchToHttp().getRequest<Request & { tenantId?: string }>().tenantId ?? OPEN_MODE_TENANT;
+  return ctx.switchToHttp().getRequest<FastifyRequest & { tenantId?: string }>().tenantId ?? OPEN_MODE_TENANT;
 });

@@ -7,7 +7,7 @@
  * (logged without request content).
  */
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
-import type { Response } from 'express';
+import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
 import { EventStoreUnavailableError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
@@ -60,6 +60,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     if (cause?.type) return toApiError(cause);
     if (status === 404) return { status, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
     if (status === 429) return { status, body: { code: 'rate_limited', message: 'too many requests for this key; slow down and retry' } };
+    if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
     if (status === 413)
       return {
         status,
@@ -79,11 +80,14 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
 export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
 
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
   catch(err: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
+    const http = this.adapterHost.httpAdapter;
+    const res: unknown = host.switchToHttp().getResponse();
     const { status, body } = toApiError(err);
     if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
-    if (res.headersSent) return;
-    res.status(status).json(body);
+    if (http.isHeadersSent(res)) return;
+    http.reply(res, body, status);
   }
 }

@@ -4,7 +4,6 @@ import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger
 import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
 import { ApiAnswer, HealthSchema } from '../http/response-schemas';
-import type { Response } from 'express';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, SessionProjector } from '@lib/session';
 import { SERVICE_CONFIG } from '../config/tokens';
@@ -34,7 +33,7 @@ export class HealthController {
   @ApiOperation({ summary: 'Liveness with store and projector state; 503 when the store does not answer' })
   @ApiAnswer(HealthSchema, { errors: [] })
   @ApiResponse({ status: 503, description: 'the store does not answer', content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } })
-  async health(@Res() res: Response): Promise<void> {
+  async health(@Res({ passthrough: true }) res: { status(code: number): unknown }): Promise<z.output<typeof HealthSchema>> {
     const projector = this.projector.state();
     let head: bigint | null = null;
     let storeError: string | null = null;
@@ -55,7 +54,8 @@ export class HealthController {
       autoCompactionsInProgress: this.scheduler.inProgress,
       mode: this.config.apiKeys.size === 0 ? 'open (no API keys configured)' : 'api-keys',
     };
-    res.status(storeError ? 503 : 200).json(body);
+    res.status(storeError ? 503 : 200);
+    return body;
   }
 
   @Get('metrics')

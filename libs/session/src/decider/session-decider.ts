@@ -129,13 +129,25 @@ export function decideAppend(
   });
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
   if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
-  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls, callIdsInLog);
+  // Only tool calls and responses have tool-call rules: a command without them skips the ledger (O(active window) to build).
+  if (!events.some((e) => takesPartInToolCalls(e.event))) return { kind: 'append', events: data };
+  const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls, callIdsInLog);
   const lateAnswers = events.flatMap((e, index) => {
     const { archivedBy } = ledger.accept(e.event, index);
     return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
   });
   // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).
   return { kind: 'append', events: [...data, ...archiveOnArrival(key, lateAnswers, metadata)] };
+}
+
+/** True for the events the tool-call rules look at: tool responses and assistant events with calls. */
+function takesPartInToolCalls(event: SessionEvent): boolean {
+  return event.type === 'tool' || (event.type === 'assistant' && (event.toolCalls?.length ?? 0) > 0);
+}
+
+/** The active window's events in log order (nothing for a new session). */
+function* activeEvents(state: SessionWindowState | null): Iterable<SessionEvent> {
+  if (state) for (const entry of state.active.values()) yield entry.event;
 }
 
 /** The parts of a policy that make it the same policy (`setAt` aside), as a canonical JSON string. */

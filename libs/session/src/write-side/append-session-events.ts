@@ -90,7 +90,10 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {
-        return this.appended(command, await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected }), hasPolicy);
+        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected });
+        // The next append to this session then needs no read of the log.
+        this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
+        return this.appended(command, result, hasPolicy);
       } catch (err) {
         if (err instanceof WrongExpectedRevisionError && clientExpected === null && attempt < MAX_APPEND_ATTEMPTS) {
           const pause = conflictBackoffMs(attempt);

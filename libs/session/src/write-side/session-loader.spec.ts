@@ -75,6 +75,18 @@ function comparable(state: SessionWindowState | null) {
   };
 }
 
+/** `store` with a counter of the events its readStream returned (`read()`; `reset()` sets it to 0). */
+function countingReads(store: EventStore): { store: EventStore; read: () => number; reset: () => void } {
+  let read = 0;
+  const counting: EventStore = Object.create(store);
+  counting.readStream = async (stream, options) => {
+    const events = await store.readStream(stream, options);
+    read += events.length;
+    return events;
+  };
+  return { store: counting, read: () => read, reset: () => (read = 0) };
+}
+
 describe('session state loading', () => {
   let dir: string;
   let store: EventStore;
@@ -132,6 +144,25 @@ describe('session state loading', () => {
     expect(totalCompactions).toBeGreaterThan(3);
   });
 
+  it('folds an append of this process into the cache: the next load reads no event back', async () => {
+    const { store: counting, read, reset } = countingReads(store);
+    const cache = new SessionStateCache(counting);
+    const append = new AppendSessionEventsHandler(counting, cache, { publish: () => undefined } as unknown as EventBus);
+    const turn = (n: number) =>
+      new AppendSessionEventsCommand(
+        't',
+        'warm',
+        turnEvents(n, { kind: 'turn', toolCalls: 1, openCall: false, system: false }).map((event, i) => ({ event, field: `events[${i}]` })),
+      );
+    await append.execute(turn(0));
+    await cache.load(sessionKey('t', 'warm'));
+    reset();
+    for (let n = 1; n <= 5; n++) await append.execute(turn(n));
+    expect(read()).toBe(0);
+    const full = foldSessionWindow(await store.readStream(sessionStream(sessionKey('t', 'warm'))));
+    expect(comparable(await cache.load(sessionKey('t', 'warm')))).toEqual(comparable(full));
+  });
+
   it('reads only the active window and the events since the last compaction', async () => {
     const key = sessionKey('t', 'long');
     const cache = new SessionStateCache(store);
@@ -158,19 +189,13 @@ describe('session state loading', () => {
       ),
     );
 
-    let read = 0;
-    const counting: EventStore = Object.create(store);
-    counting.readStream = async (stream, options) => {
-      const events = await store.readStream(stream, options);
-      read += events.length;
-      return events;
-    };
+    const { store: counting, read } = countingReads(store);
     const state = (await loadSessionWindow(counting, key))!;
     const total = (await store.readStream(sessionStream(key))).length;
     // Active window (2 turns of 4 events + 2 new events) plus the tail since the last compaction
     // and one backward page (32 events): far fewer than the whole stream.
     expect(state.active.size).toBe(10);
     expect(total).toBeGreaterThan(250);
-    expect(read).toBeLessThanOrEqual(32 + 10 + 2);
+    expect(read()).toBeLessThanOrEqual(32 + 10 + 2);
   });
 });

@@ -5,7 +5,7 @@
  * Correct with several writers (other processes, other instances): every `load` asks the store for
  * the stream's revision and folds whatever was appended since the cached revision.
  */
-import type { EventStore } from '@lib/event-store';
+import type { AppendResult, EventData, EventStore } from '@lib/event-store';
 import { sessionStream } from '../events/session-stream-events';
 import { evolveSessionWindow, type SessionWindowState } from '../domain/session-window';
 import { loadSessionWindow } from './session-loader';
@@ -24,7 +24,7 @@ export class SessionStateCache {
 
   /**
    * The current state of `sessionId`, or null when the stream does not exist. The returned object
-   * is shared: callers must not mutate it (fold new events with {@link SessionStateCache.advance}).
+   * is shared: callers must not mutate it (an append of this process is folded in by {@link SessionStateCache.appended}).
    */
   async load(sessionId: string): Promise<SessionWindowState | null> {
     const stream = sessionStream(sessionId);
@@ -49,6 +49,22 @@ export class SessionStateCache {
     if (fresh) this.touch(sessionId, fresh);
     else this.entries.delete(sessionId);
     return fresh;
+  }
+
+  /**
+   * Folds an append this process has just made into the cached state, so that the session's next
+   * load only checks the stream's revision instead of reading the events back. Done only when the
+   * cached state is still at `basedOn` (the revision the append was decided on) and the append's
+   * `events` took exactly the revisions after it (no other writer in between, not a resend);
+   * otherwise the next load reads what it has not seen, as usual. Events without a client time get
+   * `acknowledgedAt` as their `createdAt` (the store's own stamp, taken while writing, is a few ms
+   * earlier; the write side does not read it).
+   */
+  appended(sessionId: string, basedOn: bigint | null, events: readonly EventData[], result: AppendResult, acknowledgedAt: Date): void {
+    const cached = this.entries.get(sessionId);
+    const first = (basedOn ?? -1n) + 1n;
+    if (!cached || cached.revision !== basedOn || result.nextExpectedRevision !== first + BigInt(events.length) - 1n) return;
+    events.forEach((e, i) => evolveSessionWindow(cached, { type: e.type, data: e.data, revision: first + BigInt(i), created: acknowledgedAt }));
   }
 
   /** Forgets a session (after erasure, or when its cached state may be wrong). */
