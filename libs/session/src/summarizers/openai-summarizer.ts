@@ -13,7 +13,7 @@
  * timeouts, 408/409/429/5xx and connection errors are the `openai` client's own policy
  * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { buildSummarizerMessages, getEstimator, planSummaryChunks, type SummaryRequest, type TokenEstimator } from '@lib/compaction';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 
@@ -52,6 +52,15 @@ export interface OpenAiSummarizerOptions {
 /** Placeholder bearer sent when no key is configured (local endpoints). */
 const NO_KEY = 'no-key-configured';
 
+/**
+ * The `openai` package's client class, loaded on first use: a service with the extractive
+ * summarizer never loads the package (about 150 modules).
+ */
+function openAiClient(): typeof OpenAI {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('openai') as typeof import('openai')).default;
+}
+
 /** See the module documentation. */
 export class OpenAiSummarizer implements Summarizer {
   readonly identity: SummarizerIdentityInfo;
@@ -76,7 +85,7 @@ export class OpenAiSummarizer implements Summarizer {
     if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw new RangeError('maxRetries must be an integer ≥ 0');
     if (!Number.isSafeInteger(maxInputTokens) || maxInputTokens <= 0) throw new RangeError('maxInputTokens must be an integer > 0');
     this.estimator = options.estimator ?? getEstimator('cl100k_base');
-    this.client = new OpenAI({
+    this.client = new (openAiClient())({
       // explicit, so the client never falls back to process.env (OPENAI_BASE_URL, OPENAI_ORG_ID, …)
       baseURL: options.baseURL ?? DEFAULT_OPENAI_BASE_URL,
       adminAPIKey: null,
@@ -165,10 +174,11 @@ export class OpenAiSummarizer implements Summarizer {
   private describeError(err: unknown): string {
     const { timeoutMs, maxRetries } = this.settings;
     const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
-    if (err instanceof OpenAI.APIUserAbortError) return 'aborted';
-    if (err instanceof OpenAI.APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
-    if (err instanceof OpenAI.APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
-    if (err instanceof OpenAI.APIError) {
+    const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
+    if (err instanceof APIUserAbortError) return 'aborted';
+    if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
+    if (err instanceof APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
+    if (err instanceof APIError) {
       const status = typeof err.status === 'number' ? err.status : undefined;
       const code = typeof err.code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
       if (status === 429) return `rate limited: HTTP 429${code} after ${retries}`;
