@@ -3,7 +3,7 @@
  * costly as possible to tokenize must not stall the service for other clients. While such an
  * append is in flight, `/health` answers within 200 ms, and the append is counted exactly.
  * The service runs as its own process, so the probes measure its event loop, not this test's.
- * Runtime: about 30 s on an idle 2-core machine, up to 2 min when it is shared (one
+ * Runtime: about 15 s on an idle 2-core machine, up to 1 min when it is shared (one
  * 1,000,000-character append of random ideographs: one pre-token whose merges never repeat).
  */
 import * as fs from 'node:fs';
@@ -39,19 +39,17 @@ describe('adversarial per-request cost', () => {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  // Issue 17's target is 200 ms. Measured here: most probes answer in a few ms, but one or two
-  // probes near the start of the append wait 230-550 ms (body parse, the first pass over the huge
-  // pre-token, allocating the merge arrays, GC), more when CI runs other suites beside it. Until the
-  // counting moves to a worker thread, this test holds the line that matters most (no stall of the
-  // old kind: 18 s for 100,000 characters) and prints every probe over 200 ms.
-  it('answers /health within 1 s (target 200 ms) while a maximum-size adversarial append is in flight', async () => {
+  // Issue 17's acceptance: every probe within 200 ms. The count runs in a worker thread (texts
+  // above INLINE_COUNT_LIMIT), so the event loop only parses the body and writes the event.
+  it('answers /health within 200 ms while a maximum-size adversarial append is in flight', async () => {
     const text = adversarialText(MAX_TEXT_LENGTH);
     const body = JSON.stringify({ events: [{ id: 'big', type: 'user', text }] });
     let done = false;
+    const started = performance.now();
     const append = fetch(`${service.url}/v1/sessions/adversary/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(
       async (res) => {
         done = true;
-        return { status: res.status, body: (await res.json()) as { position: string } };
+        return { status: res.status, ms: Math.round(performance.now() - started), body: (await res.json()) as { position: string } };
       },
     );
     const latencies: number[] = [];
@@ -59,20 +57,16 @@ describe('adversarial per-request cost', () => {
       const start = performance.now();
       const res = await fetch(`${service.url}/health`);
       await res.arrayBuffer();
-      if (done) break;
       latencies.push(Math.round(performance.now() - start));
       expect(res.status).toBe(200);
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const res = await append;
     expect(res.status).toBe(201);
-    // The append was in flight for several probes, and none of them waited 1 s or more.
+    process.stderr.write(`adversarial append: ${res.ms} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms\n`);
+    // The append was in flight for several probes; on failure this shows which probes were slow (index, ms).
     expect(latencies.length).toBeGreaterThanOrEqual(5);
-    const overTarget = latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200);
-    if (overTarget.length > 0)
-      process.stderr.write(`adversarial append: ${overTarget.length} of ${latencies.length} /health probes over 200 ms: ${JSON.stringify(overTarget)}\n`);
-    // On failure this shows when the slow probes happened (probe index and latency in ms).
-    expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 1000)).toEqual([]);
+    expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
 
     const window = await fetch(`${service.url}/v1/sessions/adversary/window?minPosition=${res.body.position}`);
     expect(((await window.json()) as { tokens: number }).tokens).toBe(getEstimator('cl100k_base').count(`User: ${text}`));

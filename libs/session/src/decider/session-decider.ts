@@ -91,8 +91,8 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
  * log is a retry; tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
- * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests in slices,
- * see `computeEventCostsInSlices`), else here; and gets the store id derived from (session, client
+ * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests off the
+ * request thread, see `TokenCountingPool`), else here; and gets the store id derived from (session, client
  * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
  * @throws InvalidRequestError on an empty list or a repeated client id.
