@@ -37,8 +37,8 @@ export function summarizerInputCost(request: SummaryRequest, estimator: TokenEst
  * `text` itself when it fits. Cost: one count of `text`, then counts of truncations no longer
  * than about twice the answer: the kept length grows from `maxTokens` code units by doubling while
  * it fits, then a binary search between the last two sizes. So a 1,000,000-unit text cut to a few
- * thousand tokens costs one full count plus O(answer · log answer), not log n full counts
- * (issue 17, item 1). Assumes, as any search here must, that keeping more never costs less.
+ * thousand tokens costs one full count plus O(answer · log answer) code units counted, where a
+ * bisection from the middle reads n/2 + n/4 + … more (issue 17, item 1). Assumes, as any search here must, that keeping more never costs less.
  */
 export function fitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator): string {
   if (estimator.count(text) <= maxTokens) return text;
