@@ -1,3 +1,4 @@
+import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH } from './recall-document';
 import { InvalidQueryError } from './invalid-query-error';
 import { searchRecall, type RecallHit } from './queries/recall-query';
 import { encodeRecallCursor } from './recall-cursor';
@@ -213,5 +214,22 @@ describe('recall in scripts written without spaces (issue 17)', () => {
     expect((store.db.prepare('SELECT count(*) AS n FROM recall_trigram').get() as { n: number }).n).toBe(2);
     expect(find('割引 50%_')).toEqual(['pct']);
     expect(find('割引 5%0')).toEqual([]);
+  });
+});
+
+describe('recall index bounds (issue 17, item 1)', () => {
+  it(`finds words in the first ${MAX_WORD_DOCUMENT_LENGTH.toLocaleString('en-US')} code units of a huge event, not beyond (the word index holds that prefix)`, () => {
+    const filler = 'lorem ipsum '.repeat(Math.ceil(MAX_WORD_DOCUMENT_LENGTH / 12));
+    const log = new RecordedSessionLog();
+    log.append('big', user('b1', `heron ${filler} egret`), { createdAt: '2024-01-01T00:00:00Z' });
+    const store = project(log);
+    expect(ids(searchRecall(store, { tenantId: 'default', q: 'heron' }).items)).toEqual(['big/b1']);
+    expect(searchRecall(store, { tenantId: 'default', q: 'egret' }).items).toEqual([]);
+  });
+
+  it('cuts a document before a surrogate pair rather than through it', () => {
+    const body = 'a'.repeat(9) + '😀';
+    expect(documentPrefix(body, 10)).toBe('a'.repeat(9));
+    expect(documentPrefix(body, 11)).toBe(body);
   });
 });

@@ -11,7 +11,7 @@
  * the caller gets a {@link CountingTimeoutError}. Same numbers as the inline functions.
  */
 import * as path from 'node:path';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import {
   formatEventLines,
   getEstimator,
@@ -38,6 +38,13 @@ export const DEFAULT_COUNTING_DEADLINE_MS = 30_000;
 
 /** A worker without work for this long (ms) is stopped (and started again on next need). */
 export const WORKER_IDLE_MS = 60_000;
+
+/**
+ * Added to the worker thread's nice value (Linux; through piscina's optional `@napi-rs/nice`):
+ * on a busy machine the scheduler then runs the event loop before the counting, so `/health`
+ * and small requests do not wait behind a large count for CPU time.
+ */
+export const WORKER_NICE_INCREMENT = 10;
 
 /** Most tasks waiting for the worker; more are refused with {@link CountingTimeoutError}. */
 export const MAX_QUEUED_TASKS = 64;
@@ -131,12 +138,15 @@ export class TokenCountingPool {
   }
 
   private async run<T>(task: EventCostsTask | SummaryChunksTask, what: string): Promise<T> {
-    this.pool ??= new Piscina({
+    // Loaded on first need too: an idle service never pays for the pool's code.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.pool ??= new (require('piscina') as typeof import('piscina')).Piscina({
       filename: WORKER_FILE,
       minThreads: 0,
       maxThreads: 1,
       idleTimeout: this.idleMs,
       maxQueue: MAX_QUEUED_TASKS,
+      niceIncrement: WORKER_NICE_INCREMENT,
       execArgv: workerExecArgv(),
     });
     try {
