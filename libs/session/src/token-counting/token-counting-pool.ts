@@ -28,10 +28,11 @@ import type { EventCostsTask, SummaryChunksTask } from './token-counting-tasks';
 
 /**
  * Most UTF-16 code units (all texts of one request together) counted on the calling thread.
- * Measured (bench figure 10): the worst text costs about 1 µs per code unit for both encodings
- * on the reference machine, so at most ~35 ms inline; typical messages stay far below it.
+ * Measured (bench figure 10): the costliest text (random ideographs) costs about 2 µs per code
+ * unit for both encodings at this size on the 2-core reference machine, so at most ~20 ms inline
+ * (~110 ms at 32,768 under load); ordinary messages stay far below it and never pay the thread hop.
  */
-export const INLINE_COUNT_LIMIT = 32_768;
+export const INLINE_COUNT_LIMIT = 8_192;
 
 /** Default longest wait (ms) for one off-thread task, queueing included. */
 export const DEFAULT_COUNTING_DEADLINE_MS = 30_000;
