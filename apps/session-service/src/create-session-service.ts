@@ -15,7 +15,7 @@ import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
-import { rejectInvalidUtf8, requireJsonBody } from './http/require-json.middleware';
+import { rejectInvalidBody, requireJsonBody } from './http/require-json.middleware';
 import { buildOpenApiDocument } from './http/openapi-document';
 import { UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
@@ -60,7 +60,7 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   app.disable('x-powered-by');
   app.use(requireJsonBody);
   // express.json directly: Nest's useBodyParser does not take a `verify` hook.
-  app.use(json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false, verify: rejectInvalidUtf8 }));
+  app.use(json({ limit: config.maxBodyBytes, type: ['application/json', 'application/*+json'], strict: false, verify: rejectInvalidBody }));
   app.enableShutdownHooks();
   // The audit page: static files, no key needed to load them (its API calls carry the key).
   app.useStaticAssets(uiDirectory(), { prefix: UI_PREFIX, index: 'index.html' });

@@ -4,7 +4,9 @@
  * `unsupported_media_type` before the body is read (a form-encoded `curl -d` would otherwise
  * reach validation as an empty body).
  */
+import { isUtf8 } from 'node:buffer';
 import type { NextFunction, Request, Response } from 'express';
+import { rejectDeepBody } from '../commands/body-depth';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -25,12 +27,13 @@ export function requireJsonBody(req: Request, res: Response, next: NextFunction)
   });
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * body-parser `verify` hook: throws when the raw body is not valid UTF-8 (body-parser would
- * otherwise replace bad bytes with U+FFFD silently). The error filter answers 400 `malformed_body`.
+ * otherwise replace bad bytes with U+FFFD silently; the error filter answers 400 `malformed_body`),
+ * or nests deeper than `MAX_BODY_DEPTH` ({@link rejectDeepBody}: 400 `malformed_json`). Both
+ * checks are linear and allocate nothing (`isUtf8` validates without decoding a copy).
  */
-export function rejectInvalidUtf8(_req: unknown, _res: unknown, buffer: Buffer): void {
-  strictUtf8.decode(buffer);
+export function rejectInvalidBody(_req: unknown, _res: unknown, buffer: Buffer): void {
+  if (!isUtf8(buffer)) throw new TypeError('the body is not valid UTF-8');
+  rejectDeepBody(buffer);
 }
