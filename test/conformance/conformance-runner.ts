@@ -10,85 +10,13 @@ import * as path from 'node:path';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
-
-/** One vector file, as in the shared README. */
-export interface ConformanceVector {
-  id: string;
-  about?: string;
-  estimator: 'chars' | 'cl100k_base' | 'o200k_base';
-  events: Array<Record<string, unknown> & { id: string; type: string }>;
-  strategy?: Record<string, unknown>;
-  trigger?: Record<string, unknown>;
-  summarizer?: { reply: string };
-  expect: {
-    kept?: string[];
-    archived?: string[];
-    tokensEstimatedSaved?: number;
-    summarizerCalls?: number;
-    summarizerInputIncludes?: string[];
-    summarizerInputExcludes?: string[];
-    triggerFired?: boolean;
-    error?: string;
-  };
-}
+import { loadVectors, type ConformanceVector } from './conformance-vectors';
 
 /** The verdict on one vector: `problems` is empty when it passed. */
 export interface VectorResult {
   id: string;
   file: string;
   problems: string[];
-}
-
-/** The `expect` keys of the format; any other key fails the vector (a misspelt key must not pass silently). */
-const EXPECT_KEYS = new Set([
-  'kept',
-  'archived',
-  'tokensEstimatedSaved',
-  'summarizerCalls',
-  'summarizerInputIncludes',
-  'summarizerInputExcludes',
-  'triggerFired',
-  'error',
-]);
-
-/** A vector file as loaded: the vector, or why it cannot be run (the runner reports it as failed). */
-export interface LoadedVector {
-  file: string;
-  vector?: ConformanceVector;
-  invalid?: string;
-}
-
-/** Why `v` cannot be run as a vector, or null when its shape is right. */
-function shapeProblem(v: unknown): string | null {
-  if (!v || typeof v !== 'object' || Array.isArray(v)) return 'not a JSON object';
-  const vector = v as Partial<ConformanceVector>;
-  if (!Array.isArray(vector.events)) return 'no "events" array';
-  if (!vector.expect || typeof vector.expect !== 'object') return 'no "expect" object';
-  const keys = Object.keys(vector.expect);
-  if (keys.length === 0) return '"expect" is empty: it must state at least one expectation';
-  const unknown = keys.filter((k) => !EXPECT_KEYS.has(k));
-  if (unknown.length > 0) return `unknown "expect" key(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}`;
-  if (!vector.strategy && !vector.trigger) return 'neither "strategy" nor "trigger"';
-  if (!vector.strategy && vector.expect.triggerFired === undefined) return 'a trigger-only vector must expect "triggerFired"';
-  return null;
-}
-
-/** Loads every `*.json` of `dir`, sorted by file name; unreadable or malformed files come back with `invalid`. @throws Error when the folder cannot be read. */
-export function loadVectors(dir: string): LoadedVector[] {
-  return fs
-    .readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((file): LoadedVector => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
-      } catch (err) {
-        return { file, invalid: `not valid JSON (${(err as Error).message})` };
-      }
-      const problem = shapeProblem(parsed);
-      return problem ? { file, invalid: problem } : { file, vector: parsed as ConformanceVector };
-    });
 }
 
 /**

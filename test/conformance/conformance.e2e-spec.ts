@@ -6,7 +6,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { VECTORS_DIR, describeWithShared } from '../support/shared-dir';
-import { loadVectors, runConformance, type VectorResult } from './conformance-runner';
+import { runConformance, type VectorResult } from './conformance-runner';
+import { loadVectors } from './conformance-vectors';
 
 describeWithShared('conformance vectors over HTTP', VECTORS_DIR, () => {
   let results: VectorResult[] = [];

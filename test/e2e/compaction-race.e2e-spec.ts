@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ReadModelStore, SessionProjector, dumpReadModels } from '@lib/session';
-import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { ControlledSummarizer, useService } from '../support/service-harness';
 
 function conversation(prefix: string, turns: number) {
   const events = [];
@@ -20,16 +20,9 @@ function conversation(prefix: string, turns: number) {
 }
 
 describe('compaction racing with appends', () => {
-  let harness: Harness;
   const summarizer = new ControlledSummarizer();
 
-  beforeAll(async () => {
-    harness = await startService({ summarizer });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService({ summarizer });
 
   it('loses no append, puts events appended during the pass after the summary, and calls the summarizer once', async () => {
     await harness

@@ -4,9 +4,8 @@
  * automatic compaction that makes progress or waits, and summarizer bounds refused up front.
  * Runtime: about 10 s (in-process service on a temporary embedded store).
  */
-import * as fs from 'node:fs';
 import { AutoCompactionScheduler, summarizerFromEnv, validateOpenAiWindow } from '@lib/session';
-import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { ControlledSummarizer, useService } from '../support/service-harness';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
 
 type Json = Record<string, unknown>;
@@ -25,16 +24,8 @@ const user = (id: string, text = `user ${id}`): Json => ({ id, type: 'user', tex
 const reply = (id: string, text = `assistant ${id}`): Json => ({ id, type: 'assistant', text });
 
 describe('compaction rules (issue 10) through the HTTP API', () => {
-  let harness: Harness;
   const summarizer = new ControlledSummarizer();
-
-  beforeAll(async () => {
-    harness = await startService({ summarizer });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService({ summarizer });
 
   const http = () => harness.http();
   const append = async (session: string, events: Json[], status = 201) =>
@@ -74,9 +65,9 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     );
     expect(archivedOnArrival.data).toEqual({ compactionId: pass.compactionId, archivedIds: ['r1'], onArrival: true });
 
-    // The call is answered now: a second answer finds no call waiting, and the history still holds one compaction.
+    // The call is answered now: a second answer is refused as one, and the history still holds one compaction.
     const second = await append(s, [answer('r2', 'k1', 'again')], 422);
-    expect(second.code).toBe('unknown_tool_call');
+    expect(second.code).toBe('tool_call_conflict');
     const history = await http().get(`/v1/sessions/${s}/compactions`).expect(200);
     expect(history.body.compactions).toHaveLength(1);
   });
@@ -86,9 +77,7 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     await append(s, [user('u1'), call('c1', 'k9', 'lookup'), user('u2'), reply('a2'), user('u3'), reply('a3')]);
     const pass = await compact(s, { strategy: { type: 'sliding-window', maxEvents: 2 } });
     expect(pass.archived).toEqual(['u1', 'c1', 'u2', 'a2']);
-    const dataDir = harness.dataDir;
-    await harness.stop();
-    harness = await startService({ dataDir, summarizer });
+    await harness.restart();
     const late = (
       await http()
         .post(`/v1/sessions/${s}/messages`)
@@ -247,9 +236,7 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const history = await http().get(`/v1/sessions/${s}/compactions`).expect(200);
     expect(JSON.stringify(history.body.compactions)).toContain('"triggerStillFires":true');
 
-    const dataDir = harness.dataDir;
-    await harness.stop();
-    harness = await startService({ dataDir, summarizer });
+    await harness.restart();
     const calls = summarizer.requests.length;
     await append(s, [user('u4', 'tiny'), reply('a4', 'ok')]); // far less than threshold / 4 = 200 chars
     await harness.service.app.get(AutoCompactionScheduler).whenIdle();
@@ -263,7 +250,6 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
 
 describe('summarizer bounds refused up front (issue 10 item 6)', () => {
   const fake = new FakeOpenAiServer();
-  let harness: Harness;
   const env = (bound: string) => ({
     OPENAI_BASE_URL: fake.url,
     OPENAI_API_KEY: 'sk-bounds-test-0123456789',
@@ -271,15 +257,9 @@ describe('summarizer bounds refused up front (issue 10 item 6)', () => {
     SUMMARIZER_MAX_INPUT_TOKENS: bound,
   });
 
-  beforeAll(async () => {
-    await fake.start();
-    harness = await startService({ summarizer: summarizerFromEnv(env('1000')) });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    await fake.close();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  beforeAll(() => fake.start());
+  const harness = useService(() => ({ summarizer: summarizerFromEnv(env('1000')) }));
+  afterAll(() => fake.close());
 
   it('stops the start-up on a bound that cannot hold the default prompt, naming the variable and the least value that works', () => {
     let message = '';

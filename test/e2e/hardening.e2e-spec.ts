@@ -4,18 +4,10 @@
  * unrecorded compaction answers carry no id that leads nowhere, and a resent event is answered
  * the same way through /events and /messages (item 6).
  */
-import * as fs from 'node:fs';
-import { startService, type Harness } from '../support/service-harness';
+import { useService } from '../support/service-harness';
 
 describe('issue 17 hardening', () => {
-  let harness: Harness;
-  beforeAll(async () => {
-    harness = await startService({ env: { MAX_WAIT_MS: '0' } });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService({ env: { MAX_WAIT_MS: '0' } });
   const http = () => harness.http();
 
   describe('numbers at the edge of their range (item 2)', () => {

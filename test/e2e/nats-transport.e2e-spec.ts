@@ -8,7 +8,7 @@ import { CommandBus } from '@nestjs/cqrs';
 import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import type { SummaryRequest } from '@lib/compaction';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, SessionReads, type Summarizer, type SummarizerOutcome } from '@lib/session';
-import { startService, type Harness } from '../support/service-harness';
+import { startService, useService } from '../support/service-harness';
 import {
   commandQueueSettled,
   describeWithNats,
@@ -57,20 +57,16 @@ const compactBody = { strategy: { type: 'turn-window', maxTurns: 2 } };
 describeWithNats('NATS transport')('commands and decisions over NATS JetStream', () => {
   let nc: NatsConnection;
   let client: NatsTestClient;
-  let harness: Harness;
-  let dataDir: string;
+  const harness = useService({ env, summarizer });
 
   const results = (session: string, count: number) => readStream(client, names.resultStream, `${prefix}.results.default.${session}`, count);
 
   beforeAll(async () => {
     nc = await connectForTest('NATS transport');
     client = await natsClient(nc);
-    harness = await startService({ env, summarizer });
-    dataDir = harness.dataDir;
   });
 
   afterAll(async () => {
-    await harness?.stop();
     if (client) await deleteStreams(client.jsm, prefix);
     await nc?.close();
   });
@@ -83,7 +79,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       .expect(201);
     await harness.stop();
     await publishCommand(client.js, subject('offline', 'compact'), compactBody, { msgId: 'offline-compact-1' });
-    harness = await startService({ dataDir, env, summarizer });
+    await harness.start();
     const [answer] = await results('offline', 1);
     expect(answer.headers).toMatchObject({ 'Command-Id': 'offline-compact-1', Status: '200', 'Command-Type': 'compact' });
     expect(answer.body).toMatchObject({ outcome: 'compacted', recorded: true, archived: ['u0', 'a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3'] });
@@ -244,8 +240,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     expect(first).toHaveLength(6);
 
     // The service restarts (its feed resumes after its checkpoint) and a session is erased meanwhile.
-    await harness.stop();
-    harness = await startService({ dataDir, env, summarizer });
+    await harness.restart();
     await harness.http().delete('/v1/sessions/audit-c').expect(200);
     const rest = audited(await readStream(client, names.decisionStream, feed, 1, { durable: 'audit' }));
     // Anything published twice would arrive now.

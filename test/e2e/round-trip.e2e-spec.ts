@@ -8,9 +8,8 @@
  *   (`format=events`) and from the log; their `metadata` byte for byte (a `__proto__` key
  *   included) and their `createdAt`.
  */
-import * as fs from 'node:fs';
 import fc from 'fast-check';
-import { startService, type Harness } from '../support/service-harness';
+import { useService } from '../support/service-harness';
 
 const RUNS = 25;
 
@@ -152,16 +151,8 @@ function eventsBody(events: Message[], metadataOf: Map<string, string>): string 
 }
 
 describe('what goes in comes out (HTTP)', () => {
-  let harness: Harness;
+  const harness = useService();
   let n = 0;
-
-  beforeAll(async () => {
-    harness = await startService();
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
 
   it('OpenAI messages appended, then read with format=openai, are the same messages', async () => {
     await fc.assert(
@@ -246,6 +237,30 @@ describe('what goes in comes out (HTTP)', () => {
       }),
       { numRuns: RUNS },
     );
+  });
+
+  it('tool-call arguments that are not JSON (models emit them; a reply cut by max_tokens ends mid-object) are kept verbatim and costed as sent', async () => {
+    const args = ['{"flight": "HAT2', '', 'city=Paris', '{"a":1} trailing', '[1, 2'];
+    const calls = args.map((a, i) => ({ id: `call_${i}`, type: 'function', function: { name: 'lookup', arguments: a } }));
+    const messages = [
+      { role: 'user', content: 'Book it.' },
+      { role: 'assistant', content: null, tool_calls: calls },
+      ...calls.map((c) => ({ role: 'tool', tool_call_id: c.id, content: 'error: arguments are not JSON' })),
+    ];
+    const appended = await harness.http().post('/v1/sessions/raw-args/messages').send({ messages }).expect(201);
+    const openai = await harness.http().get(`/v1/sessions/raw-args/window?format=openai&minPosition=${appended.body.position}`).expect(200);
+    expect(openai.body.messages).toEqual(messages);
+
+    const native = { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'k1', name: 'lookup', arguments: 'city=Paris' }] };
+    const sent = await harness
+      .http()
+      .post('/v1/sessions/raw-args-native/events')
+      .send({ events: [{ id: 'u1', type: 'user', text: 'Weather?' }, native] })
+      .expect(201);
+    const window = await harness.http().get(`/v1/sessions/raw-args-native/window?estimator=chars&minPosition=${sent.body.position}`).expect(200);
+    expect(window.body.events[1]).toMatchObject({ toolCalls: native.toolCalls });
+    // DESIGN §3.1: the formatted line holds the raw argument string
+    expect(window.body.events[1].tokens).toBe('Assistant [tool calls: lookup(city=Paris)]'.length);
   });
 
   it('a __proto__ metadata key is stored verbatim', async () => {

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import { validateOpenAiWindow } from '@lib/session';
 import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
-import { startService, type Harness } from '../support/service-harness';
+import { useService } from '../support/service-harness';
 
 type Message = { role: string; content?: unknown; tool_calls?: unknown[]; [k: string]: unknown };
 
@@ -31,18 +31,11 @@ const STRATEGIES: Array<Record<string, unknown>> = [
 ];
 
 describeWithShared('session service end to end on real conversations', TAU_BENCH_FILE, () => {
-  let harness: Harness;
   const sessions = (JSON.parse(fs.readFileSync(TAU_BENCH_FILE, 'utf8')) as Array<{ traj: Message[] }>).slice(0, STRATEGIES.length);
   const answers = new Map<string, { window: unknown; openai: unknown; compactions: unknown; recall: unknown }>();
   let lastPosition = '0';
 
-  beforeAll(async () => {
-    harness = await startService();
-  });
-  afterAll(async () => {
-    await harness?.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService();
 
   it('appends each conversation turn by turn through the OpenAI endpoint', async () => {
     for (const [i, session] of sessions.entries()) {
@@ -127,8 +120,7 @@ describeWithShared('session service end to end on real conversations', TAU_BENCH
         recall: (await harness.http().get(`/v1/recall`).query({ q: 'reservation', sessionId: id }).expect(200)).body,
       });
     }
-    await harness.stop();
-    harness = await startService({ dataDir: harness.dataDir });
+    await harness.restart();
     for (const [id, expected] of answers) {
       expect((await harness.http().get(`/v1/sessions/${id}/window?minPosition=${lastPosition}`).expect(200)).body).toEqual(expected.window);
       expect((await harness.http().get(`/v1/sessions/${id}/window?format=openai`).expect(200)).body).toEqual(expected.openai);

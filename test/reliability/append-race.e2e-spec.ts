@@ -5,7 +5,7 @@
  */
 import type { EventStore } from '@lib/event-store';
 import { EVENT_STORE, sessionKey, sessionStream } from '@lib/session';
-import { startService, type Harness } from '../support/service-harness';
+import { useService, type Harness } from '../support/service-harness';
 
 /** Tool events in the stream of `sessionId` (open mode, tenant `default`), read from the store itself. */
 async function toolEventsInLog(h: Harness, sessionId: string): Promise<number> {
@@ -17,9 +17,8 @@ async function toolEventsInLog(h: Harness, sessionId: string): Promise<number> {
 const ROUNDS = 50;
 
 describe('concurrent appends', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startService();
+  const h = useService();
+  beforeAll(() => {
     // Widen the window between the state load and the append, as a slow disk or a busy event loop
     // would: both requests of a round then check the same state before either writes.
     const store = h.service.app.get<EventStore>(EVENT_STORE);
@@ -28,9 +27,6 @@ describe('concurrent appends', () => {
       await new Promise((resolve) => setTimeout(resolve, 15));
       return append(...args);
     };
-  });
-  afterAll(async () => {
-    await h.stop();
   });
 
   it(`accepts exactly one of two concurrent answers to one open call, ${ROUNDS} rounds out of ${ROUNDS}`, async () => {
@@ -104,13 +100,7 @@ describe('concurrent appends', () => {
 });
 
 describe('policy PUT', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startService();
-  });
-  afterAll(async () => {
-    await h.stop();
-  });
+  const h = useService();
 
   const policyEvents = async (sessionId: string) => {
     const store = h.service.app.get<EventStore>(EVENT_STORE);

@@ -3,8 +3,7 @@
  * documented 4xx with a stable `code` and a `message` that names what to fix, and the store's
  * global head position is unchanged afterwards (a rejected request writes nothing).
  */
-import * as fs from 'node:fs';
-import { startService, type Harness } from '../support/service-harness';
+import { useService } from '../support/service-harness';
 
 interface BadRequest {
   name: string;
@@ -1045,6 +1044,27 @@ const CASES: BadRequest[] = [
     mentions: /messages\[0\]\.tool_call_id/,
     parameter: 'messages[0].tool_call_id',
   },
+  // ---- a session belongs to one user (the first userId appended to it: "alice" here)
+  {
+    name: 'events: a second, different userId',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1')], userId: 'mallory' },
+    status: 409,
+    code: 'user_id_conflict',
+    mentions: /^userId: .*"alice".*"mallory"/,
+    parameter: 'userId',
+  },
+  {
+    name: 'messages: a second, different userId',
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role: 'user', content: 'hi' }], userId: 'mallory' },
+    status: 409,
+    code: 'user_id_conflict',
+    mentions: /^userId: .*"alice"/,
+    parameter: 'userId',
+  },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
   // ---- issue 17: numbers out of range (each query number has a range, named in its 400)
   {
@@ -1095,6 +1115,24 @@ const CASES: BadRequest[] = [
     code: 'validation_failed',
     mentions: /minPosition.*from 0 to 9223372036854775807/,
   },
+  {
+    name: 'window: minPosition past the end of the log',
+    method: 'get',
+    path: `${S}/window?minPosition=9223372036854775807`,
+    status: 400,
+    code: 'position_out_of_range',
+    mentions: /^minPosition: .*the log ends at \d+/,
+    parameter: 'minPosition',
+  },
+  {
+    name: 'compaction history: minPosition past the end of the log',
+    method: 'get',
+    path: `${S}/compactions?minPosition=9223372036854775807`,
+    status: 400,
+    code: 'position_out_of_range',
+    mentions: /^minPosition: /,
+    parameter: 'minPosition',
+  },
   { name: 'window: negative minPosition', method: 'get', path: `${S}/window?minPosition=-1`, status: 400, code: 'validation_failed', mentions: /minPosition/ },
   {
     name: 'recall: limit of 20 digits',
@@ -1133,12 +1171,11 @@ const CASES: BadRequest[] = [
 ];
 
 describe('malformed requests', () => {
-  let harness: Harness;
+  const harness = useService({
+    env: { MAX_TEXT_LENGTH: String(MAX_TEXT), MAX_EVENTS_PER_REQUEST: String(MAX_EVENTS), MAX_BODY_BYTES: String(MAX_BODY), MAX_WAIT_MS: '0' },
+  });
 
   beforeAll(async () => {
-    harness = await startService({
-      env: { MAX_TEXT_LENGTH: String(MAX_TEXT), MAX_EVENTS_PER_REQUEST: String(MAX_EVENTS), MAX_BODY_BYTES: String(MAX_BODY), MAX_WAIT_MS: '0' },
-    });
     await harness
       .http()
       .post(`${S}/events`)
@@ -1149,12 +1186,9 @@ describe('malformed requests', () => {
           { id: 't1', type: 'tool', responses: [{ toolCallId: 'call_1', name: 'lookup', data: '{"ok":true}' }] },
           { id: 'a1', type: 'assistant', text: 'done' },
         ],
+        userId: 'alice',
       })
       .expect(201);
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
   });
 
   it('has at least 40 cases covering every endpoint', () => {

@@ -3,9 +3,8 @@
  * No append is lost, at most one decision is recorded per base revision, and every window the
  * service serves (OpenAI format) is valid.
  */
-import * as fs from 'node:fs';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, validateOpenAiWindow } from '@lib/session';
-import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { ControlledSummarizer, useService } from '../support/service-harness';
 import { streamOf } from '../support/log-checks';
 
 function turn(prefix: string, n: number) {
@@ -29,16 +28,9 @@ const STRATEGIES = [
 ];
 
 describe('8 concurrent compactions on one session while appends continue', () => {
-  let harness: Harness;
   const summarizer = new ControlledSummarizer();
 
-  beforeAll(async () => {
-    harness = await startService({ summarizer });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService({ summarizer });
 
   it('loses no append, records at most one decision per base revision, and serves only valid windows', async () => {
     const http = harness.http;

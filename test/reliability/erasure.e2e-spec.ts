@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import { dumpReadModels, erasureStream } from '@lib/session';
-import { startService, type Harness } from '../support/service-harness';
+import { startService, useService } from '../support/service-harness';
 import { streamOf } from '../support/log-checks';
 
 const SECRET = 'TAMARIND-COMET-3302';
@@ -22,15 +22,7 @@ function conversation(prefix: string, secret: string) {
 }
 
 describe('erasing a session', () => {
-  let harness: Harness;
-
-  beforeAll(async () => {
-    harness = await startService();
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService();
 
   it('removes its content from the store and every read model, answers 404 afterwards, and records the deletion without content', async () => {
     const http = harness.http;
@@ -137,9 +129,7 @@ describe('erasing a session', () => {
     const w = await http().get(`/v1/sessions/reborn/window?minPosition=${fresh.body.position}`).expect(200);
     expect(w.body.events.map((e: { id: string }) => e.id)).toEqual(['new-1']);
 
-    const dataDir = harness.dataDir;
-    await harness.stop();
-    harness = await startService({ dataDir });
+    await harness.restart();
     const after = await harness.http().get(`/v1/sessions/reborn/window?minPosition=${fresh.body.position}`).expect(200);
     expect(after.body.events.map((e: { id: string }) => e.id)).toEqual(['new-1']);
     expect((await harness.http().get(`/v1/recall?q=${SECRET}&archived=true`).expect(200)).body.items).toEqual([]);

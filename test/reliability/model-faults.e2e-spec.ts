@@ -6,9 +6,8 @@
  * consecutive failures auto-compaction backs off instead of calling the model on every append, and
  * a compaction on unchanged input never produces a second decision.
  */
-import * as fs from 'node:fs';
 import { AutoCompactionScheduler, COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED, summarizerFromEnv } from '@lib/session';
-import { startService, type Harness } from '../support/service-harness';
+import { useService } from '../support/service-harness';
 import { FakeOpenAiServer, type FakeFault } from '../support/fake-openai-server';
 import { streamOf } from '../support/log-checks';
 
@@ -48,24 +47,18 @@ const FAULTS: FaultCase[] = [
 ];
 
 describe('model faults', () => {
-  let harness: Harness;
   const fake = new FakeOpenAiServer();
-
-  beforeAll(async () => {
-    await fake.start();
-    const summarizer = summarizerFromEnv({
+  beforeAll(() => fake.start());
+  const harness = useService(() => ({
+    summarizer: summarizerFromEnv({
       OPENAI_BASE_URL: fake.url,
       OPENAI_API_KEY: API_KEY,
       SUMMARIZER_TIMEOUT_MS: '300',
       SUMMARIZER_MAX_RETRIES: String(MAX_RETRIES),
-    });
-    harness = await startService({ summarizer, env: { AUTO_COMPACTION_MAX_FAILURES: '2', AUTO_COMPACTION_BACKOFF_MS: '3600000' } });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    await fake.close();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+    }),
+    env: { AUTO_COMPACTION_MAX_FAILURES: '2', AUTO_COMPACTION_BACKOFF_MS: '3600000' },
+  }));
+  afterAll(() => fake.close());
   beforeEach(() => fake.reset());
 
   async function windowIds(session: string, position?: string): Promise<string[]> {

@@ -4,8 +4,7 @@
  * the same session id, and recall never returns another tenant's events; per-key rate limits.
  * (Start-up mode line and log hygiene of a real process: test/slow/startup-and-logs.slow-spec.ts.)
  */
-import * as fs from 'node:fs';
-import { startService, type Harness } from '../support/service-harness';
+import { useService } from '../support/service-harness';
 
 const KEY_A = 'key-tenant-a-0001';
 const KEY_B = 'key-tenant-b-0002';
@@ -28,11 +27,10 @@ const ROUTES: Array<{ method: 'get' | 'post' | 'put' | 'delete'; path: string; b
 ];
 
 describe('tenants and API keys', () => {
-  let harness: Harness;
+  const harness = useService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB` } });
   let compactionA: string;
 
   beforeAll(async () => {
-    harness = await startService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB` } });
     const http = harness.http;
     await http()
       .post('/v1/sessions/shared/events')
@@ -61,10 +59,6 @@ describe('tenants and API keys', () => {
     expect(c.body.outcome).toBe('compacted');
     compactionA = c.body.compactionId;
     await http().get(`/v1/sessions/shared/window?minPosition=${c.body.position}`).set(A).expect(200);
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
   });
 
   async function aWindowIds(): Promise<string[]> {
@@ -182,14 +176,7 @@ describe('tenants and API keys', () => {
 });
 
 describe('rate limits', () => {
-  let harness: Harness;
-  beforeAll(async () => {
-    harness = await startService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB`, RATE_LIMIT_PER_MINUTE: '3' } });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB`, RATE_LIMIT_PER_MINUTE: '3' } });
 
   it('answers 429 rate_limited once a key has used its requests per minute, per key', async () => {
     for (let i = 0; i < 3; i++) expect((await harness.http().get('/v1/recall?q=anything').set(A)).status).toBe(200);
@@ -210,14 +197,7 @@ describe('rate limits', () => {
 });
 
 describe('rate limits in open development mode', () => {
-  let harness: Harness;
-  beforeAll(async () => {
-    harness = await startService({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
 
   it('limits per client address', async () => {
     for (let i = 0; i < 2; i++) expect((await harness.http().get('/v1/recall?q=x')).status).toBe(200);
@@ -236,14 +216,7 @@ describe('rate limits in open development mode', () => {
 });
 
 describe('operations routes with API keys and a small budget', () => {
-  let harness: Harness;
-  beforeAll(async () => {
-    harness = await startService({ env: { API_KEYS: `${KEY_A}:tenantA`, RATE_LIMIT_PER_MINUTE: '1' } });
-  });
-  afterAll(async () => {
-    await harness.stop();
-    fs.rmSync(harness.dataDir, { recursive: true, force: true });
-  });
+  const harness = useService({ env: { API_KEYS: `${KEY_A}:tenantA`, RATE_LIMIT_PER_MINUTE: '1' } });
 
   it('answers /health and /metrics without a key and without spending the budget', async () => {
     for (let i = 0; i < 10; i++) {

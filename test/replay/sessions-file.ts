@@ -6,7 +6,9 @@
 import * as fs from 'node:fs';
 // The service's own parser of OpenAI messages (a pure module: no Nest, no store), imported by
 // path so that checking a file does not load the whole session library.
-import { openAiMessagesToEvents } from '../../libs/session/src/domain/openai-chat-format';
+import { openAiFieldPath, openAiMessagesToEvents } from '../../libs/session/src/domain/openai-chat-format';
+import { ToolCallLedger } from '../../libs/session/src/domain/tool-call-ledger';
+import { SessionError } from '../../libs/session/src/errors';
 import type { SessionEvent } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 
@@ -69,13 +71,21 @@ export function sessionEvents(
   onInvalid?: (err: unknown, offset: number, count: number) => never,
 ): SessionEvent[] {
   const knownCallNames = new Map<string, string>();
+  // The service's tool-call rules (a tool message answers an earlier call, once), across turns.
+  const ledger = ToolCallLedger.of([]);
   const all: SessionEvent[] = [];
   let offset = 0;
   for (const turn of splitTurns(messages)) {
     let events: SessionEvent[];
     try {
       events = openAiMessagesToEvents(turn, { knownCallNames, idPrefix: `replay-check-${offset}-` });
-    } catch (err) {
+      events.forEach((e, k) => ledger.accept(e, k));
+    } catch (caught) {
+      // named as POST …/messages names it: messages[k].tool_call_id
+      const err =
+        caught instanceof SessionError && caught.location
+          ? caught.restatedAt(`messages[${caught.location.index}]${openAiFieldPath(`.${caught.location.field}`)}`)
+          : caught;
       if (onInvalid) onInvalid(err, offset, turn.length);
       throw err;
     }

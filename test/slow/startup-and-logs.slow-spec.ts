@@ -40,7 +40,13 @@ describe('start-up mode and logs of a real process', () => {
     expect(svc.stdout()).toMatch(/open development mode/);
     const health = await call(svc.url, 'GET', '/health');
     expect(health.body.mode).toMatch(/open/);
+    // a minPosition far past the log's head is the client's mistake: 400 at once, no error-level line
+    const started = Date.now();
+    const beyond = await call(svc.url, 'GET', '/v1/sessions/nowhere/window?minPosition=1000000000');
+    expect({ status: beyond.status, code: beyond.body.code }).toEqual({ status: 400, code: 'position_out_of_range' });
+    expect(Date.now() - started).toBeLessThan(2000);
     await svc.stop();
+    expect(svc.stdout() + svc.stderr()).not.toMatch(/"level":50/);
   });
 
   it('with keys: says keys are required, and never logs a key or message text (LOG_LEVEL=debug)', async () => {

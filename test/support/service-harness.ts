@@ -89,3 +89,58 @@ export class ControlledSummarizer implements Summarizer {
     return { ok: true, text, calls: 1, promptTokens: 10, completionTokens: 5 };
   }
 }
+
+/** The service of a `describe` block (see {@link useService}): a {@link Harness} that can also be started again. */
+export interface ServiceInUse extends Harness {
+  /** Starts the service again on the same data directory with the same options (after {@link Harness.stop}). */
+  start(): Promise<void>;
+  /** Stops the service and starts it again on the same data directory. */
+  restart(): Promise<void>;
+}
+
+/**
+ * Starts a service (see {@link startService}) before the tests of the enclosing `describe` and
+ * stops it after them, removing its data directory unless `options.dataDir` was given. `options`
+ * may be a function, called in the `beforeAll` (after hooks declared earlier, e.g. a fake server
+ * that must be listening first). The returned harness is usable inside tests only.
+ */
+export function useService(options: HarnessOptions | (() => HarnessOptions) = {}): ServiceInUse {
+  let current: Harness | null = null;
+  let running = false;
+  let resolved: HarnessOptions = {};
+  const harness = (): Harness => {
+    if (!current) throw new Error('useService: the service starts in beforeAll; use it inside a test or a later hook');
+    return current;
+  };
+  const start = async (): Promise<void> => {
+    current = await startService({ ...resolved, dataDir: current?.dataDir ?? resolved.dataDir });
+    running = true;
+  };
+  const stop = async (): Promise<void> => {
+    if (running) await harness().stop();
+    running = false;
+  };
+  beforeAll(async () => {
+    resolved = typeof options === 'function' ? options() : options;
+    await start();
+  });
+  afterAll(async () => {
+    await stop();
+    if (current && !resolved.dataDir) fs.rmSync(current.dataDir, { recursive: true, force: true });
+  });
+  return {
+    get service() {
+      return harness().service;
+    },
+    get dataDir() {
+      return harness().dataDir;
+    },
+    http: () => harness().http(),
+    stop,
+    start,
+    restart: async () => {
+      await stop();
+      await start();
+    },
+  };
+}

@@ -18,6 +18,7 @@ import { ApiErrorFilter } from './http/api-error.filter';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
 import { HttpMetricsInterceptor } from './observability/http-metrics.interceptor';
+import { requestLogLevel } from './observability/request-log-level';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
 import { NatsTransport } from './nats/nats-transport';
@@ -42,8 +43,8 @@ export class AppModule {
                   ...(config.logFormat === 'pretty'
                     ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
                     : {}),
-                  // One line per request at REQUEST_LOG_LEVEL (debug unless asked); server errors always at error.
-                  customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : (config.requestLogLevel as 'debug')),
+                  // One line per request at REQUEST_LOG_LEVEL (debug unless asked); 503 at warn, server errors at error.
+                  customLogLevel: (_req, res, err) => requestLogLevel(res.statusCode, Boolean(err), config.requestLogLevel as 'debug'),
                   // Never log keys or bodies: only method, path, status and timing.
                   redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
                   serializers: {

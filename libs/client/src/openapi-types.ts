@@ -836,6 +836,7 @@ export interface operations {
                 sessionId?: string;
                 to?: string;
                 type?: "user" | "assistant" | "tool" | "system" | "summary";
+                /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict) */
                 userId?: string;
             };
             header?: never;
@@ -1540,6 +1541,7 @@ export interface operations {
                         type: "summary";
                     })[];
                     expectedRevision?: ("any" | "no_stream" | "stream_exists") | number | string;
+                    /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict) */
                     userId?: string;
                 };
             };
@@ -1572,7 +1574,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description expected revision or event id conflict; nothing was written */
+            /** @description expected revision, event id or session user conflict; nothing was written */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1592,6 +1594,15 @@ export interface operations {
             };
             /** @description the body is not JSON */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the request is well-formed but cannot apply (e.g. a tool response to an unknown call) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1633,6 +1644,7 @@ export interface operations {
                 "application/json": {
                     expectedRevision?: ("any" | "no_stream" | "stream_exists") | number | string;
                     messages: components["schemas"]["OpenAiInputMessage"][];
+                    /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict) */
                     userId?: string;
                 };
             };
@@ -1665,7 +1677,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description expected revision or event id conflict; nothing was written */
+            /** @description expected revision, event id or session user conflict; nothing was written */
             409: {
                 headers: {
                     [name: string]: unknown;

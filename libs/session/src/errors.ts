@@ -12,22 +12,68 @@ export type SessionErrorCode =
   | 'duplicate_event_id'
   | 'unknown_tool_call'
   | 'tool_call_conflict'
+  | 'user_id_conflict'
   | 'projection_behind'
   | 'counting_timeout'
   | InvalidRequestCode;
 
 /** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
 export type InvalidRequestCode =
-  'invalid_request' | 'invalid_message' | 'invalid_parameter' | 'invalid_session_id' | 'revision_out_of_range' | 'validation_failed' | 'invalid_query';
+  | 'invalid_request'
+  | 'invalid_message'
+  | 'invalid_parameter'
+  | 'invalid_session_id'
+  | 'revision_out_of_range'
+  | 'position_out_of_range'
+  | 'validation_failed'
+  | 'invalid_query';
+
+/**
+ * Where an error lies in a command's list of events: the event's index in the command (0-based)
+ * and a field path under it in the native event shape (`id`, `toolCalls[1].id`,
+ * `responses[0].toolCallId`). A transport names it in its own request's terms (see
+ * {@link SessionError.restatedAt}).
+ */
+export interface EventLocation {
+  index: number;
+  field: string;
+}
 
 /** Base class: `code` is stable and documented. */
 export abstract class SessionError extends Error {
   abstract readonly code: SessionErrorCode;
   /** Extra fields returned to the client (e.g. expected and actual revisions). */
   readonly details?: Record<string, unknown>;
-  constructor(message: string, details?: Record<string, unknown>) {
-    super(message);
-    this.details = details;
+  /** For an error about one event of a command, until a transport restates it: where it lies. */
+  readonly location?: EventLocation;
+  /** With `location`: the message without the location. */
+  readonly reason?: string;
+
+  /**
+   * `where` names what the error is about: nothing (`message` says it all), a request parameter
+   * (the message becomes `<parameter>: <message>` and `details.parameter` is set), or an
+   * {@link EventLocation} of the command (left for the transport to name, see {@link restatedAt}).
+   */
+  constructor(message: string, details?: Record<string, unknown>, where?: string | EventLocation) {
+    super(where === undefined ? message : typeof where === 'string' ? `${where}: ${message}` : `event ${where.index}, ${where.field}: ${message}`);
+    this.details = typeof where === 'string' ? { parameter: where, ...details } : details;
+    if (typeof where === 'object') {
+      this.location = where;
+      this.reason = message;
+    }
+  }
+
+  /**
+   * This error as a transport states it, naming its {@link location} as `parameter` (e.g. the
+   * request JSON path `messages[2].tool_calls[1].id`): message `<parameter>: <reason>` and
+   * `details.parameter`. An error without a location is returned as it is.
+   */
+  restatedAt(parameter: string): this {
+    if (!this.location || this.reason === undefined) return this;
+    const restated = Object.create(Object.getPrototypeOf(this) as object) as this;
+    Object.assign(restated, this, { message: `${parameter}: ${this.reason}`, details: { parameter, ...this.details }, location: undefined, reason: undefined });
+    restated.stack = this.stack;
+    return restated;
   }
 }
 
@@ -74,34 +120,52 @@ export class DuplicateEventIdConflictError extends SessionError {
 /** A tool response answers a call that is not in the session's active window nor earlier in the request. */
 export class UnknownToolCallError extends SessionError {
   readonly code = 'unknown_tool_call';
-  /** `parameter`: the JSON path of the response's call id in the request. */
-  constructor(parameter: string, toolCallId: string) {
-    super(`${parameter}: tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, {
-      parameter,
-      toolCallId,
-    });
+  /** `where`: the request path of the response's call id, or its location in the command. */
+  constructor(where: string | EventLocation, toolCallId: string) {
+    super(`tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, { toolCallId }, where);
   }
 }
 
 /** A tool call or response would make the session invalid for a provider (see ToolCallLedger). */
 export class ToolCallConflictError extends SessionError {
   readonly code = 'tool_call_conflict';
-  /** `parameter`: the JSON path of the offending call id in the request. */
-  constructor(parameter: string, message: string) {
-    super(message, { parameter });
+  /** `where`: the location of the offending call id in the command; `reason` says what to fix. */
+  constructor(where: EventLocation, reason: string) {
+    super(reason, undefined, where);
   }
 }
 
-/** The request is well-formed JSON but a value is not allowed. `parameter` names it. */
+/**
+ * The append names a `userId` other than the session's owner (the first `userId` appended to it):
+ * a session belongs to one user (recall and the session list filter on it). Nothing was written.
+ */
+export class UserIdConflictError extends SessionError {
+  readonly code = 'user_id_conflict';
+  constructor(userId: string, owner: string) {
+    super(
+      `this session belongs to user ${JSON.stringify(owner)}, not ${JSON.stringify(userId)}; send userId ${JSON.stringify(owner)} or leave it out`,
+      { userId: owner },
+      'userId',
+    );
+  }
+}
+
+/** The request is well-formed JSON but a value is not allowed. `parameter` names it (once a transport restated a located one). */
 export class InvalidRequestError extends SessionError {
   readonly code: InvalidRequestCode;
-  constructor(
-    readonly parameter: string,
-    message: string,
-    code: InvalidRequestCode = 'invalid_request',
-  ) {
-    super(message, { parameter });
+  /**
+   * `where`: the parameter, with `message` saying it all (by convention it starts with the
+   * parameter); or the location in the command, with `message` the reason alone.
+   */
+  constructor(where: string | EventLocation, message: string, code: InvalidRequestCode = 'invalid_request') {
+    super(message, typeof where === 'string' ? { parameter: where } : undefined, typeof where === 'string' ? undefined : where);
     this.code = code;
+  }
+
+  /** The parameter named (a request path); empty while the error is only located in a command. */
+  get parameter(): string {
+    const parameter = this.details?.parameter;
+    return typeof parameter === 'string' ? parameter : '';
   }
 }
 

@@ -10,11 +10,13 @@ import {
   AppendSessionEventsCommand,
   CompactSessionCommand,
   InvalidRequestError,
+  SessionError,
   SetCompactionPolicyCommand,
   assignClientId,
   openAiFieldPath,
   openAiMessagesToEvents,
   type EstimatorName,
+  type EventLocation,
   type EventToAppend,
   type SessionReads,
 } from '@lib/session';
@@ -93,9 +95,9 @@ export function appendEventsCommandFrom(
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
   const input = validate(schemas.appendEvents, body);
-  const events: EventToAppend[] = input.events.map((e, i) => {
+  const events: EventToAppend[] = input.events.map((e) => {
     const { id, createdAt, metadata, ...rest } = e;
-    return { event: { ...rest, id: id ?? assignId() } as EventToAppend['event'], createdAt, metadata, field: `events[${i}]` };
+    return { event: { ...rest, id: id ?? assignId() } as EventToAppend['event'], createdAt, metadata };
   });
   return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
 }
@@ -119,13 +121,34 @@ export async function appendMessagesCommandFrom(
   const parsed = openAiMessagesToEvents(input.messages, { knownCallNames, assignId });
   const events: EventToAppend[] = parsed.map((event, i) => {
     const checked = asMessageError(() => validate(schemas.nativeEvent, event, `messages[${i}]`));
-    return {
-      event: { ...checked, id: event.id } as EventToAppend['event'],
-      field: `messages[${i}]`,
-      pathOf: (p: string) => `messages[${i}]${openAiFieldPath(p)}`,
-    };
+    return { event: { ...checked, id: event.id } as EventToAppend['event'] };
   });
   return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
+}
+
+/**
+ * How a request names a place in its append command's events (an {@link EventLocation}: the
+ * event's index and a native field under it): `/events` as `events[i].<field>`, `/messages` in
+ * OpenAI terms (`messages[i].tool_calls[k].id`, `messages[i].tool_call_id`).
+ */
+export type RequestPathOf = (location: EventLocation) => string;
+
+/** {@link RequestPathOf} for `POST …/events` (native events). */
+export const eventsRequestPath: RequestPathOf = ({ index, field }) => `events[${index}].${field}`;
+
+/** {@link RequestPathOf} for `POST …/messages` (OpenAI chat messages). */
+export const messagesRequestPath: RequestPathOf = ({ index, field }) => `messages[${index}]${openAiFieldPath(`.${field}`)}`;
+
+/**
+ * Runs an append command; an error it raises about one of its events is restated with the
+ * request path of that event's field (`parameter` and the message's prefix).
+ */
+export async function withRequestPaths<T>(run: () => Promise<T>, pathOf: RequestPathOf): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    throw err instanceof SessionError && err.location ? err.restatedAt(pathOf(err.location)) : err;
+  }
 }
 
 /**

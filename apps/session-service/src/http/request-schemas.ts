@@ -144,7 +144,8 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const userId = z
     .string()
     .regex(/^[^\u0000-\u001f\u007f]{1,256}$/, { message: 'must be 1 to 256 characters without control characters' })
-    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' })
+    .describe('the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict)');
   const appendEvents = z.strictObject({
     events: z
       .array(nativeEvent)

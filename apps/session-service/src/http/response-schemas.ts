@@ -367,7 +367,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'invalid input: code names the kind, parameter the field, message what to fix',
   401: 'API keys are configured and the request has none or an unknown one',
   404: 'unknown session or compaction (or another tenant’s)',
-  409: 'expected revision or event id conflict; nothing was written',
+  409: 'expected revision, event id or session user conflict; nothing was written',
   413: 'the body is larger than MAX_BODY_BYTES',
   415: 'the body is not JSON',
   422: 'the request is well-formed but cannot apply (e.g. a tool response to an unknown call)',

@@ -28,6 +28,9 @@ import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchem
 import {
   appendEventsCommandFrom,
   appendMessagesCommandFrom,
+  eventsRequestPath,
+  messagesRequestPath,
+  withRequestPaths,
   checkSessionId,
   compactCommandFrom,
   policyCommandFrom,
@@ -56,9 +59,10 @@ export class SessionsController {
   @ApiOperation({ summary: 'Append native session events (user, assistant, tool, system, summary)' })
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
-  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 429, 503] })
+  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
   async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
-    return this.commandBus.execute(appendEventsCommandFrom(this.schemas, tenant, sessionId, body));
+    const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
+    return withRequestPaths(() => this.commandBus.execute(command), eventsRequestPath);
   }
 
   @Post('messages')
@@ -66,7 +70,8 @@ export class SessionsController {
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
   async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
-    return this.commandBus.execute(await appendMessagesCommandFrom(this.schemas, this.reads, tenant, sessionId, body));
+    const command = await appendMessagesCommandFrom(this.schemas, this.reads, tenant, sessionId, body);
+    return withRequestPaths(() => this.commandBus.execute(command), messagesRequestPath);
   }
 
   @Post('compactions')

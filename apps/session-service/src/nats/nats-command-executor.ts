@@ -20,6 +20,9 @@ import { toApiError } from '../http/api-error.filter';
 import {
   appendEventsCommandFrom,
   appendMessagesCommandFrom,
+  eventsRequestPath,
+  messagesRequestPath,
+  withRequestPaths,
   compactCommandFrom,
   policyCommandFrom,
   type AssignClientId,
@@ -114,7 +117,7 @@ export class NatsCommandExecutor {
           const applied = await this.appliedAppend(key, command);
           if (applied) return applied;
         }
-        return this.commandBus.execute(command);
+        return withRequestPaths(() => this.commandBus.execute(command), kind === 'append' ? eventsRequestPath : messagesRequestPath);
       }
       case 'policy':
         // The policy a session already has appends nothing: a redelivery answers the event that set it.

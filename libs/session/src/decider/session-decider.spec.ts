@@ -4,28 +4,17 @@
  */
 import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET, type ConversationEventData, type PolicySetData } from '../events/session-stream-events';
-import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError } from '../errors';
+import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError, UserIdConflictError } from '../errors';
 import { parseStrategy } from '@lib/compaction';
 import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
-import { given } from './testing/decider-spec';
+import { given, type GivenEvent } from './testing/decider-spec';
+import { answers, calls, user } from './testing/session-events';
 
-const user = (id: string, text = `text of ${id}`): SessionEvent => ({ id, type: 'user', text });
-const calls = (id: string, ...callIds: string[]): SessionEvent => ({
-  id,
-  type: 'assistant',
-  text: null,
-  toolCalls: callIds.map((c) => ({ id: c, name: 'f', arguments: '{}' })),
-});
-const answers = (id: string, ...callIds: string[]): SessionEvent => ({
-  id,
-  type: 'tool',
-  responses: callIds.map((c) => ({ toolCallId: c, name: 'f', data: 'ok' })),
-});
 const append = (...events: SessionEvent[]): AppendEvents => ({
   type: 'AppendEvents',
   tenantId: 't',
   sessionId: 's',
-  events: events.map((event, i) => ({ event, field: `events[${i}]` })),
+  events: events.map((event) => ({ event })),
 });
 const NOW = { now: new Date('2026-11-30T12:00:00.000Z') };
 const policy = (maxEvents: number | null): SetPolicy => ({
@@ -70,28 +59,16 @@ describe('decideAppend', () => {
       });
   });
 
-  it('has no call for an answer to an archived call that was answered, or once its late answer arrived', () => {
-    given(user('u1'), calls('c1', 'k1'), answers('t1', 'k1'), user('u2'), {
-      type: EVENTS_ARCHIVED,
-      data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1', 't1'] },
-    })
-      .when((state) => decideAppend(append(answers('r1', 'k1')), state))
-      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
-    given(user('u1'), calls('c1', 'k1'), user('u2'), { type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ['u1', 'c1'] } }, answers('r1', 'k1'))
-      .when((state) => decideAppend(append(answers('r2', 'k1')), state))
-      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
-  });
-
   it('rejects an empty list', () => {
     given()
       .when((state) => decideAppend(append(), state))
       .thenThrows(InvalidRequestError, 'invalid_request');
   });
 
-  it('rejects a client id repeated within one request', () => {
+  it('rejects a client id repeated within one request, naming the event at fault by its index', () => {
     given()
-      .when((state) => decideAppend(append(user('u1'), user('u1')), state))
-      .thenThrows(InvalidRequestError, 'invalid_request');
+      .when((state) => decideAppend(append(user('u0'), user('u1'), user('u1')), state))
+      .thenThrows(InvalidRequestError, 'invalid_request', { index: 2, field: 'id' });
   });
 
   it('treats a resend of ids already in the log as a retry (the store answers the original), skipping the tool-call checks', () => {
@@ -108,14 +85,14 @@ describe('decideAppend', () => {
 
   it('rejects a second answer to one call', () => {
     given(user('u1'), calls('c1', 'k'), answers('t1', 'k'))
-      .when((state) => decideAppend(append(answers('t2', 'k')), state))
-      .thenThrows(ToolCallConflictError, 'tool_call_conflict');
+      .when((state) => decideAppend(append(user('u2'), answers('t2', 'k')), state))
+      .thenThrows(ToolCallConflictError, 'tool_call_conflict', { index: 1, field: 'responses[0].toolCallId' });
   });
 
   it('rejects a response to a call the session never made', () => {
     given(user('u1'))
       .when((state) => decideAppend(append(answers('t1', 'nope')), state))
-      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
+      .thenThrows(UnknownToolCallError, 'unknown_tool_call', { index: 0, field: 'responses[0].toolCallId' });
   });
 
   it('rejects reusing the id of a call that is still open, and allows it once the call is answered', () => {
@@ -131,6 +108,97 @@ describe('decideAppend', () => {
     given(user('u1'))
       .when((state) => decideAppend(append(calls('c1', 'a', 'b'), answers('t1', 'a', 'b')), state))
       .then((decision) => expect(appendedIds(decision.events)).toEqual(['c1', 't1']));
+  });
+});
+
+describe('decideAppend: the user of a session', () => {
+  const withUser = (userId?: string): AppendEvents => ({ ...append(user('u9')), ...(userId ? { userId } : {}) });
+  const ownedBy = (userId: string): GivenEvent => ({
+    type: CONVERSATION_EVENT,
+    data: { event: user('u1'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, userId },
+  });
+  const userIdsOf = (events: Array<{ data: unknown }>) => events.map((e) => (e.data as ConversationEventData).userId);
+
+  it('the first append that names a user makes it the owner: its events carry it, the same again or none is fine', () => {
+    given(user('u0'))
+      .when((state) => decideAppend(withUser('alice'), state))
+      .then((decision) => expect(userIdsOf(decision.events)).toEqual(['alice']));
+    given(ownedBy('alice'))
+      .when((state) => decideAppend(withUser('alice'), state))
+      .then((decision) => expect(userIdsOf(decision.events)).toEqual(['alice']));
+    given(ownedBy('alice'))
+      .when((state) => decideAppend(withUser(), state))
+      .then((decision) => expect(userIdsOf(decision.events)).toEqual([undefined]));
+  });
+
+  it('refuses another user (409 user_id_conflict naming the owner), also when the session was created without one', () => {
+    given(ownedBy('alice'))
+      .when((state) => decideAppend(withUser('bob'), state))
+      .thenThrows(UserIdConflictError, 'user_id_conflict');
+    given(user('u0'), ownedBy('alice'))
+      .when((state) => decideAppend(withUser('bob'), state))
+      .thenThrows(UserIdConflictError, 'user_id_conflict');
+  });
+
+  it('leaves a resend of ids already in the log to the store (which answers the original, or duplicate_event_id for other content)', () => {
+    given(ownedBy('alice'))
+      .when((state) => decideAppend({ ...append(user('u1')), userId: 'bob' }, state))
+      .then((decision) => expect(decision.kind).toBe('retry'));
+  });
+});
+
+describe('decideAppend: an answer to a call, by where the call is and whether it is answered (README "Tool calls")', () => {
+  const archive = (...ids: string[]): GivenEvent => ({ type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ids } });
+  /** What the handler finds in the log for the append's responses: every call id the session made. */
+  const callIdsIn = (events: GivenEvent[]) => events.flatMap((e) => ('toolCalls' in e ? (e.toolCalls ?? []).map((c) => c.id) : []));
+  type Expected = 'appended' | 'archived on arrival' | 'tool_call_conflict' | 'unknown_tool_call';
+  const cases: Array<[string, GivenEvent[], Expected]> = [
+    ['in the window, open', [user('u1'), calls('c1', 'k')], 'appended'],
+    ['in the window, answered', [user('u1'), calls('c1', 'k'), answers('t1', 'k')], 'tool_call_conflict'],
+    ['abandoned in the window (a user event follows), open', [user('u1'), calls('c1', 'k'), user('u2')], 'appended'],
+    ['abandoned in the window, answered since', [user('u1'), calls('c1', 'k'), user('u2'), answers('t1', 'k')], 'tool_call_conflict'],
+    ['archived while open (abandoned)', [user('u1'), calls('c1', 'k'), user('u2'), archive('u1', 'c1')], 'archived on arrival'],
+    ['archived with its answer', [user('u1'), calls('c1', 'k'), answers('t1', 'k'), user('u2'), archive('u1', 'c1', 't1')], 'tool_call_conflict'],
+    [
+      'archived while open, answered late',
+      [user('u1'), calls('c1', 'k'), user('u2'), archive('u1', 'c1'), answers('t1', 'k'), archive('t1')],
+      'tool_call_conflict',
+    ],
+    ['never made', [user('u1')], 'unknown_tool_call'],
+  ];
+
+  it.each(cases)('call %s: %s', (_where, past, expected) => {
+    const when = given(...past).when((state) => decideAppend(append(answers('r', 'k')), state, undefined, callIdsIn(past)));
+    if (expected === 'tool_call_conflict') return when.thenThrows(ToolCallConflictError, expected);
+    if (expected === 'unknown_tool_call') return when.thenThrows(UnknownToolCallError, expected);
+    when.then((decision) => {
+      expect(appendedIds(decision.events.filter((e) => e.type === CONVERSATION_EVENT))).toEqual(['r']);
+      expect(decision.events.some((e) => e.type === EVENTS_ARCHIVED)).toBe(expected === 'archived on arrival');
+    });
+  });
+
+  it('without the log lookup, an answer to an archived answered call finds no call (the handler then looks the ids up and decides again)', () => {
+    given(user('u1'), calls('c1', 'k'), answers('t1', 'k'), user('u2'), archive('u1', 'c1', 't1'))
+      .when((state) => decideAppend(append(answers('r', 'k')), state))
+      .thenThrows(UnknownToolCallError, 'unknown_tool_call');
+  });
+
+  it('a second answer in the same request is a conflict, whether the call is in the request, the window or archived while open', () => {
+    for (const [past, request] of [
+      [[user('u1')], [calls('c1', 'k'), answers('r1', 'k'), answers('r2', 'k')]],
+      [
+        [user('u1'), calls('c1', 'k')],
+        [answers('r1', 'k'), answers('r2', 'k')],
+      ],
+      [
+        [user('u1'), calls('c1', 'k'), user('u2'), archive('u1', 'c1')],
+        [answers('r1', 'k'), answers('r2', 'k')],
+      ],
+    ] as Array<[GivenEvent[], SessionEvent[]]>) {
+      given(...past)
+        .when((state) => decideAppend(append(...request), state))
+        .thenThrows(ToolCallConflictError, 'tool_call_conflict');
+    }
   });
 });
 

@@ -8,8 +8,8 @@
  * No I/O, no clock, no randomness: time arrives in the {@link DecideContext}, ids are derived
  * from the session and the command (domain/session-ids.ts).
  *
- * This module decides appends and policy changes. Compactions are decided by the planner in
- * `@lib/compaction` plus the compaction handler (which also calls the summarizer).
+ * This module decides appends and policy changes; compactions are decided in two steps around
+ * the summarizer call by `./compaction-decider.ts`.
  */
 import type { SessionEvent, Strategy, Trigger } from '@lib/compaction';
 import type { EventData } from '@lib/event-store';
@@ -28,7 +28,7 @@ import { policyEventId, storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { archiveOnArrival } from './archive-on-arrival';
-import { InvalidRequestError } from '../errors';
+import { InvalidRequestError, UserIdConflictError } from '../errors';
 
 /** What every decision needs from outside: the time (for `setAt` stamps). */
 export interface DecideContext {
@@ -47,19 +47,13 @@ export interface EventToAppend {
   /** ISO-8601 time from the client, if given. */
   createdAt?: string;
   metadata?: Record<string, unknown>;
-  /** JSON path of this event in the request, for error messages (e.g. `events[2]`). */
-  field: string;
-  /**
-   * Names a native field path under this event (`.toolCalls[0].id`) in the request's own terms,
-   * when they differ from the native shape (OpenAI messages); default: `field` + the path.
-   */
-  pathOf?: (nativePath: string) => string;
 }
 
 /** Command: append conversation events (client ids unique within the command). */
 export interface AppendEvents extends SessionAddress {
   type: 'AppendEvents';
   events: readonly EventToAppend[];
+  /** The session's user: the first append that names one makes it the owner; a later append may repeat it or leave it out. */
   userId?: string;
 }
 
@@ -90,22 +84,37 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
 /**
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
- * log is a retry; tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
+ * log is a retry; a `userId` other than the session's owner (the first one appended) is refused;
+ * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
  * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests off the
  * request thread, see `TokenCountingPool`), else here; and gets the store id derived from (session, client
  * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
+ * Errors about one event carry its `EventLocation` (index in `command.events`, native field);
+ * the transport names it in its request's terms.
+ *
+ * `callIdsInLog`: ids of calls the session's log holds outside what `state` keeps (calls archived
+ * after they were answered). The state does not carry them (it stays O(active window), DESIGN
+ * §4), so a first decision raises UnknownToolCallError for an answer to such a call; the handler
+ * then looks the response ids up in the log and decides again with them, and the answer is a
+ * second answer (`tool_call_conflict`).
  * @throws InvalidRequestError on an empty list or a repeated client id.
- * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules.
+ * @throws UserIdConflictError (409 `user_id_conflict`) when `userId` differs from the session's owner.
+ * @throws UnknownToolCallError, ToolCallConflictError from the tool-call rules ({@link ToolCallLedger}).
  */
-export function decideAppend(command: AppendEvents, state: SessionWindowState | null, costs?: readonly EventCosts[]): AppendDecision {
+export function decideAppend(
+  command: AppendEvents,
+  state: SessionWindowState | null,
+  costs?: readonly EventCosts[],
+  callIdsInLog: Iterable<string> = [],
+): AppendDecision {
   const { events } = command;
   if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
   const seen = new Set<string>();
-  for (const e of events) {
-    if (seen.has(e.event.id)) throw new InvalidRequestError(`${e.field}.id`, `${e.field}.id: id ${JSON.stringify(e.event.id)} appears twice in this request`);
+  events.forEach((e, index) => {
+    if (seen.has(e.event.id)) throw new InvalidRequestError({ index, field: 'id' }, `id ${JSON.stringify(e.event.id)} appears twice in this request`);
     seen.add(e.event.id);
-  }
+  });
   const key = sessionKey(command.tenantId, command.sessionId);
   const metadata = metadataOf(command);
   const data = events.map((e, i): EventData => {
@@ -119,9 +128,10 @@ export function decideAppend(command: AppendEvents, state: SessionWindowState | 
     return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
-  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls);
-  const lateAnswers = events.flatMap((e) => {
-    const { archivedBy } = ledger.accept(e.event, e.pathOf ?? e.field);
+  if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
+  const ledger = ToolCallLedger.of(state ? [...state.active.values()].map((entry) => entry.event) : [], state?.archivedOpenCalls, callIdsInLog);
+  const lateAnswers = events.flatMap((e, index) => {
+    const { archivedBy } = ledger.accept(e.event, index);
     return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
   });
   // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).

@@ -11,6 +11,7 @@ import {
   validateOpenAiWindow,
   type OpenAiChatMessage,
 } from './openai-chat-format';
+import { ToolCallLedger } from './tool-call-ledger';
 
 type Msg = Record<string, unknown>;
 
@@ -140,19 +141,24 @@ describe('openAiMessagesToEvents', () => {
     expect(event).toEqual({ id: 'msg-0', type: 'tool', responses: [{ toolCallId: 'old', name: 'search', data: 'r' }] });
   });
 
-  it('rejects a tool message whose call is unknown with a 422 naming the field and call id', () => {
+  it('leaves a tool message whose call it cannot name to the tool-call rules, which refuse it with a 422 naming the field and call id', () => {
+    const events = openAiMessagesToEvents([
+      { role: 'user', content: 'hi' },
+      { role: 'tool', tool_call_id: 'nope', content: 'secret result' },
+    ]);
+    expect(events[1]).toEqual({ id: 'msg-1', type: 'tool', responses: [{ toolCallId: 'nope', name: '', data: 'secret result' }] });
+    const ledger = ToolCallLedger.of([]);
     let error: unknown;
     try {
-      openAiMessagesToEvents([
-        { role: 'user', content: 'hi' },
-        { role: 'tool', tool_call_id: 'nope', content: 'secret result' },
-      ]);
+      events.forEach((e, i) => ledger.accept(e, i));
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(UnknownToolCallError);
     expect((error as UnknownToolCallError).code).toBe('unknown_tool_call');
-    expect((error as Error).message).toContain('messages[1].tool_call_id');
+    // located at the message's native field, which POST …/messages names messages[1].tool_call_id
+    expect((error as UnknownToolCallError).location).toEqual({ index: 1, field: 'responses[0].toolCallId' });
+    expect(openAiFieldPath('.responses[0].toolCallId')).toBe('.tool_call_id');
     expect((error as Error).message).toContain('nope');
     expect((error as Error).message).not.toContain('secret result');
   });

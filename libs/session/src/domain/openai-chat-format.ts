@@ -11,7 +11,7 @@
  * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
  */
 import { isNotice, NO_TEXT_CONTENT, pairToolCalls, type AssistantEvent, type SessionEvent, type ToolCall, type ToolResponse } from '@lib/compaction';
-import { InvalidRequestError, UnknownToolCallError } from '../errors';
+import { InvalidRequestError } from '../errors';
 
 /** A tool call in the provider's shape. `arguments` is the raw JSON argument string. */
 export interface OpenAiToolCall {
@@ -124,7 +124,10 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  *   → `refusal`. At least one of the three must be present.
  * - `tool` → tool event with one response `{ toolCallId: tool_call_id, name, data: content }`
  *   (`dataParts` for parts). `name` is the message's `name` when it has one (kept as the event's
- *   `name` too), else the matching call's earlier in this batch, else `context.knownCallNames`'.
+ *   `name` too), else the matching call's earlier in this batch, else `context.knownCallNames`',
+ *   else `''`: a call known to none of them is not open in the session, and the append's
+ *   tool-call rules (`ToolCallLedger`) refuse the response with the right code (422
+ *   `unknown_tool_call` for a call never made, `tool_call_conflict` for one archived and answered).
  * - `name` of a system, developer, user or assistant message → the event's `name`.
  * - A message's `id` field (non-empty string), if present, is the event id (the client id);
  *   otherwise `context.assignId(index)` or `${idPrefix}${index}`.
@@ -135,8 +138,6 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  *
  * @throws InvalidRequestError (HTTP 400, code `invalid_message`) for the first malformed message;
  *   `parameter` names the field, e.g. `messages[3].tool_call_id`.
- * @throws UnknownToolCallError (HTTP 422) when a tool message answers a call that is neither
- *   earlier in the batch nor in `knownCallNames`.
  */
 export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParseContext = {}): SessionEvent[] {
   if (!Array.isArray(messages)) throw invalid('messages', 'must be an array of chat messages');
@@ -186,8 +187,7 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
       case 'tool': {
         const callId = nonEmptyString(raw.tool_call_id, `${at}.tool_call_id`);
         const content = requiredText(raw.content, `${at}.content`);
-        const toolName = name ?? batchCalls.get(callId) ?? context.knownCallNames?.get(callId);
-        if (toolName === undefined) throw new UnknownToolCallError(`${at}.tool_call_id`, callId);
+        const toolName = name ?? batchCalls.get(callId) ?? context.knownCallNames?.get(callId) ?? '';
         const response: ToolResponse = { toolCallId: callId, name: toolName, data: content.text };
         if (content.parts) response.dataParts = content.parts;
         events.push({ id, type: 'tool', responses: [response], ...(name !== undefined ? { name } : {}) });

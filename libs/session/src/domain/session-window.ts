@@ -22,8 +22,11 @@ import {
   type EventCosts,
   type EventsArchivedData,
   type PolicySetData,
+  type SummarizerIdentity,
   type SummaryInsertedData,
 } from '../events/session-stream-events';
+import { summaryAnchorRevision } from './summary-anchor';
+import { endArchivedCallClaims } from './archived-call-claims';
 
 /** One active event of the window. `revision` is its stream revision (bigint). */
 export interface WindowEntry {
@@ -59,16 +62,8 @@ export interface SessionWindowState {
   policy: PolicySetData | null;
   /** Revision of the policy event that set `policy` (null when unknown: no policy, or a session snapshot written before it was recorded). */
   policyRevision: bigint | null;
-  /** Id and base revision of the last compaction decision (completed or failed) folded. */
-  lastCompaction: {
-    compactionId: string;
-    basedOnRevision: string;
-    outcome: 'compacted' | 'failed';
-    paramsKey: string;
-    revision: bigint;
-    /** When an automatic pass recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
-    stillFiring?: { tokens: number; turns: number };
-  } | null;
+  /** The last compaction decision (completed or failed) folded. */
+  lastCompaction: RecordedCompaction | null;
   /** Conversation events appended since the last compaction decision (all of them when there was none). */
   eventsSinceCompaction: number;
   /** Failed compactions since the last successful one. */
@@ -82,6 +77,54 @@ export interface SessionWindowState {
    * attributed to `compactionId`.
    */
   archivedOpenCalls: Map<string, ArchivedOpenCall>;
+}
+
+/**
+ * A compaction decision as recorded in the log (its `CompactionCompleted` or `CompactionFailed`
+ * event): enough to answer a replay of it (DESIGN §3.6) without reading the log again. Token
+ * figures are in the unit of the decision's estimator.
+ */
+export interface RecordedCompaction {
+  compactionId: string;
+  basedOnRevision: string;
+  outcome: 'compacted' | 'failed';
+  paramsKey: string;
+  /** Stream revision of the decision event. */
+  revision: bigint;
+  tokensBefore: number;
+  /** For a failed decision: `tokensBefore` (the recorded failure carries no figure after it). */
+  tokensAfter: number;
+  tokensEstimatedSaved: number;
+  /** For a failed decision: what it archived (superseded system messages only), why it failed and which summarizer failed. */
+  failure?: { archivedIds: string[]; reason: string; summarizer?: SummarizerIdentity };
+  /** When an automatic pass recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
+  stillFiring?: { tokens: number; turns: number };
+}
+
+/**
+ * The {@link RecordedCompaction} of a `CompactionCompleted` / `CompactionFailed` stream event,
+ * or null for any other event.
+ */
+export function recordedCompactionOf(recorded: StreamEvent): RecordedCompaction | null {
+  if (recorded.type !== COMPACTION_COMPLETED && recorded.type !== COMPACTION_FAILED) return null;
+  const { compactionId, basedOnRevision, paramsKey } = recorded.data as CompactionCompletedData | CompactionFailedData;
+  const common = { compactionId, basedOnRevision, paramsKey, revision: recorded.revision };
+  if (recorded.type === COMPACTION_FAILED) {
+    const data = recorded.data as CompactionFailedData;
+    const failure = { archivedIds: data.archivedIds, reason: data.reason, ...(data.summarizer ? { summarizer: data.summarizer } : {}) };
+    return { ...common, outcome: 'failed', tokensBefore: data.tokensBefore, tokensAfter: data.tokensBefore, tokensEstimatedSaved: 0, failure };
+  }
+  const data = recorded.data as CompactionCompletedData;
+  return {
+    ...common,
+    outcome: 'compacted',
+    tokensBefore: data.tokensBefore,
+    tokensAfter: data.tokensAfter,
+    tokensEstimatedSaved: data.tokensEstimatedSaved,
+    ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined
+      ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } }
+      : {}),
+  };
 }
 
 /** An open call archived with its turn (abandoned); see {@link SessionWindowState.archivedOpenCalls}. */
@@ -142,9 +185,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
       });
       state.revisionsById.set(data.event.id, recorded.revision);
       state.eventsSinceCompaction += 1;
-      // A newer call with an id, or an answer, ends an archived open call's claim on that id.
-      if (data.event.type === 'assistant') for (const c of data.event.toolCalls ?? []) state.archivedOpenCalls.delete(c.id);
-      if (data.event.type === 'tool') for (const r of data.event.responses) state.archivedOpenCalls.delete(r.toolCallId);
+      endArchivedCallClaims(state.archivedOpenCalls, data.event);
       if (data.userId && !state.userId) state.userId = data.userId;
       break;
     }
@@ -156,11 +197,11 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case SUMMARY_INSERTED: {
       const data = recorded.data as SummaryInsertedData;
-      const anchor =
-        (data.insertBeforeRevision !== undefined ? BigInt(data.insertBeforeRevision) : undefined) ??
-        state.active.get(data.insertBeforeId)?.anchorRevision ??
-        state.revisionsById.get(data.insertBeforeId) ??
-        recorded.revision;
+      const anchor = summaryAnchorRevision(
+        data,
+        { activeAnchor: (id) => state.active.get(id)?.anchorRevision, lastRevision: (id) => state.revisionsById.get(id) },
+        recorded.revision,
+      );
       state.active.set(data.summaryId, {
         event: { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text },
         costs: data.costs,
@@ -172,35 +213,12 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
       state.revisionsById.set(data.summaryId, recorded.revision);
       break;
     }
-    case COMPACTION_COMPLETED: {
-      const data = recorded.data as CompactionCompletedData;
-      state.lastCompaction = {
-        compactionId: data.compactionId,
-        basedOnRevision: data.basedOnRevision,
-        outcome: 'compacted',
-        paramsKey: data.paramsKey,
-        revision: recorded.revision,
-        ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined
-          ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } }
-          : {}),
-      };
-      state.consecutiveFailures = 0;
+    case COMPACTION_COMPLETED:
+    case COMPACTION_FAILED:
+      state.lastCompaction = recordedCompactionOf(recorded);
+      state.consecutiveFailures = recorded.type === COMPACTION_FAILED ? state.consecutiveFailures + 1 : 0;
       state.eventsSinceCompaction = 0;
       break;
-    }
-    case COMPACTION_FAILED: {
-      const data = recorded.data as CompactionFailedData;
-      state.lastCompaction = {
-        compactionId: data.compactionId,
-        basedOnRevision: data.basedOnRevision,
-        outcome: 'failed',
-        paramsKey: data.paramsKey,
-        revision: recorded.revision,
-      };
-      state.consecutiveFailures += 1;
-      state.eventsSinceCompaction = 0;
-      break;
-    }
     case POLICY_SET:
       state.policy = recorded.data as PolicySetData;
       state.policyRevision = recorded.revision;

@@ -121,11 +121,24 @@ export class SessionReads {
 
   /**
    * Waits (up to `maxWaitMs`) until the read models have applied global position `position`
-   * (bigint; no wait when undefined): read-your-writes for every query.
+   * (bigint; no wait when undefined): read-your-writes for every query. A position past the
+   * store's head (read from the store, so every replica agrees) was never written: no wait
+   * (when the store cannot be read, the wait happens as for any other position).
+   * @throws InvalidRequestError (400 `position_out_of_range`, parameter `minPosition`) when
+   *   `position` is past the head of the log.
    * @throws ProjectionBehindError (503) when they do not reach it in time.
    */
   async waitFor(position: bigint | undefined): Promise<void> {
-    if (position === undefined) return;
+    if (position === undefined || this.projector.checkpoint() >= position) return;
+    // An unreachable store does not stop reads of the read models: wait as before (the projector may still catch up).
+    const head = await this.store.headPosition().catch(() => null);
+    if (head !== null && position > head) {
+      throw new InvalidRequestError(
+        'minPosition',
+        `minPosition: no event is at position ${position} or later (the log ends at ${head}); pass the position an append, compaction or policy answered`,
+        'position_out_of_range',
+      );
+    }
     const reached = await this.projector.waitForPosition(position, this.settings.maxWaitMs);
     if (!reached) throw new ProjectionBehindError(position, this.projector.checkpoint());
   }

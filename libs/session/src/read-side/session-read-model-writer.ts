@@ -14,6 +14,7 @@ import {
   type EventsArchivedData,
   type SummaryInsertedData,
 } from '../events/session-stream-events';
+import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
 import { MalformedEventError } from './malformed-event-error';
 import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
@@ -142,10 +143,7 @@ export class SessionReadModelWriter {
         const data = recorded.data as SummaryInsertedData | null;
         if (!data || typeof data.compactionId !== 'string' || typeof data.summaryId !== 'string')
           throw fail('data.compactionId and data.summaryId are required');
-        const anchor =
-          (typeof data.insertBeforeRevision === 'string' ? BigInt(data.insertBeforeRevision) : undefined) ??
-          this.anchorOf(sessionKey, data.insertBeforeId) ??
-          recorded.revision;
+        const anchor = summaryAnchorRevision(data, this.anchorLookup(sessionKey), recorded.revision);
         const event: SessionEvent = { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text };
         Object.assign(log, {
           eventId: data.summaryId,
@@ -218,13 +216,12 @@ export class SessionReadModelWriter {
     }
   }
 
-  /** Same lookup as the fold: the active entry's anchor, else the id's last revision, else undefined. */
-  private anchorOf(sessionKey: string, eventId: unknown): bigint | undefined {
-    if (typeof eventId !== 'string') return undefined;
-    const active = this.stmts.windowAnchor.get(sessionKey, eventId) as { anchor: bigint } | undefined;
-    if (active) return active.anchor;
-    const seen = this.stmts.lastRevisionOf.get(sessionKey, eventId) as { revision: bigint } | undefined;
-    return seen?.revision;
+  /** The read models' answers to the summary-anchor rule's lookups (`summaryAnchorRevision`). */
+  private anchorLookup(sessionKey: string): AnchorLookup {
+    return {
+      activeAnchor: (id) => (this.stmts.windowAnchor.get(sessionKey, id) as { anchor: bigint } | undefined)?.anchor,
+      lastRevision: (id) => (this.stmts.lastRevisionOf.get(sessionKey, id) as { revision: bigint } | undefined)?.revision,
+    };
   }
 
   private index(position: bigint, body: string): void {

@@ -10,9 +10,12 @@ import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
-import { decideAppend, type EventToAppend } from '../decider/session-decider';
+import { decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
 import { storeEventId } from '../domain/session-ids';
-import { DuplicateEventIdConflictError, RevisionConflictError } from '../errors';
+import type { SessionWindowState } from '../domain/session-window';
+import type { EventCosts } from '../events/session-stream-events';
+import { DuplicateEventIdConflictError, RevisionConflictError, UnknownToolCallError } from '../errors';
+import { answeredCallIds, callIdsInLog } from './call-ids-in-log';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
@@ -70,7 +73,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   ) {}
 
   /**
-   * @throws InvalidRequestError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
+   * @throws InvalidRequestError, UserIdConflictError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
    * @throws RevisionConflictError when the client's `expectedRevision` does not match, or when the
    *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
@@ -84,11 +87,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const hasPolicy = Boolean(state?.policy?.strategy);
-      const decision = decideAppend(
-        { type: 'AppendEvents', tenantId: command.tenantId, sessionId: command.sessionId, events: command.events, userId: command.userId },
-        state,
-        costs,
-      );
+      const decision = await this.decide(command, state, costs);
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {
@@ -102,6 +101,30 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         if (err instanceof DuplicateEventIdError && expected !== 'any') return this.resent(key, decision.events, command, hasPolicy);
         throw this.translated(err, key, command);
       }
+    }
+  }
+
+  /**
+   * {@link decideAppend}; when it finds no call for a response, once more with the response ids the
+   * log holds calls for up to the state's revision (an answer to an archived, answered call is a
+   * second answer, not an unknown call). That lookup reads the log, on this error path only.
+   */
+  private async decide(command: AppendSessionEventsCommand, state: SessionWindowState | null, costs: readonly EventCosts[]): Promise<AppendDecision> {
+    const append: AppendEvents = {
+      type: 'AppendEvents',
+      tenantId: command.tenantId,
+      sessionId: command.sessionId,
+      events: command.events,
+      userId: command.userId,
+    };
+    try {
+      return decideAppend(append, state, costs);
+    } catch (err) {
+      if (!(err instanceof UnknownToolCallError) || !state || state.revision === null) throw err;
+      const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
+      const inLog = await callIdsInLog(this.store, stream, answeredCallIds(command.events.map((e) => e.event)), state.revision);
+      if (inLog.size === 0) throw err;
+      return decideAppend(append, state, costs, inLog);
     }
   }
 

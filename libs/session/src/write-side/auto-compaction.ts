@@ -20,7 +20,8 @@ import { sessionKey } from '../events/session-stream-events';
 import { costedWindow, type SessionWindowState } from '../domain/session-window';
 import { compactionParamsKey } from './compaction-params';
 import { SESSION_SETTINGS } from '../tokens';
-import { CompactSessionCommand, type CompactionAnswer } from './compact-session';
+import { CompactSessionCommand } from './compact-session-command';
+import type { CompactionAnswer } from '../decider/compaction-answer';
 import { SessionEventsAppended } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 

@@ -109,7 +109,7 @@ describe('session state loading', () => {
               new AppendSessionEventsCommand(
                 't',
                 sessionId,
-                events.map((event, i) => ({ event, field: `events[${i}]` })),
+                events.map((event) => ({ event })),
               ),
             );
           } else if (op.kind === 'compact' && n > 0) {
@@ -143,7 +143,7 @@ describe('session state loading', () => {
         new AppendSessionEventsCommand(
           't',
           'long',
-          events.map((event, i) => ({ event, field: `events[${i}]` })),
+          events.map((event) => ({ event })),
         ),
       );
       if (n % 10 === 9)
@@ -154,7 +154,7 @@ describe('session state loading', () => {
       new AppendSessionEventsCommand(
         't',
         'long',
-        since.map((event, i) => ({ event, field: `events[${i}]` })),
+        since.map((event) => ({ event })),
       ),
     );
 

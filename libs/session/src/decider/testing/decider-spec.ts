@@ -12,6 +12,7 @@
 import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, type ConversationEventData } from '../../events/session-stream-events';
 import { computeEventCosts } from '../../domain/event-costs';
+import type { EventLocation } from '../../errors';
 import { foldSessionWindow, type SessionWindowState, type StreamEvent } from '../../domain/session-window';
 
 /** A past event of the session: a conversation event, or a stream event by type and data. */
@@ -36,8 +37,11 @@ export function stateOf(events: readonly GivenEvent[]): SessionWindowState | nul
 export interface WhenResult<T> {
   /** Runs `check` on the decision; fails the test if deciding raised. */
   then(check: (decision: T) => void): void;
-  /** Expects deciding to raise an error that is an instance of `type` with `code` (when given). */
-  thenThrows(type: abstract new (...args: never[]) => Error, code?: string): void;
+  /**
+   * Expects deciding to raise an error that is an instance of `type` with `code` and, for an error
+   * about one event of the command, `location` (when given).
+   */
+  thenThrows(type: abstract new (...args: never[]) => Error, code?: string, location?: EventLocation): void;
 }
 
 /** Starts a spec from the session's past `events`. */
@@ -57,13 +61,14 @@ export function given(...events: GivenEvent[]) {
           if (!outcome.ok) throw new Error(`expected a decision, but deciding raised: ${String(outcome.error)}`);
           check(outcome.value);
         },
-        thenThrows(type, code) {
+        thenThrows(type, code, location) {
           if (outcome.ok)
             throw new Error(
               `expected ${type.name}, but deciding returned ${JSON.stringify(outcome.value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}`,
             );
           expect(outcome.error).toBeInstanceOf(type);
           if (code !== undefined) expect((outcome.error as { code?: string }).code).toBe(code);
+          if (location !== undefined) expect((outcome.error as { location?: EventLocation }).location).toEqual(location);
         },
       };
     },

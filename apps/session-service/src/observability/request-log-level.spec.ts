@@ -1,0 +1,22 @@
+import { requestLogLevel } from './request-log-level';
+
+describe('requestLogLevel', () => {
+  it.each([
+    [200, false, 'debug'],
+    [201, false, 'debug'],
+    [400, false, 'debug'],
+    [404, false, 'debug'],
+    [422, false, 'debug'],
+    [503, false, 'warn'],
+    [503, true, 'warn'],
+    [500, false, 'error'],
+    [502, false, 'error'],
+    [200, true, 'error'],
+  ] as const)('status %i (failed: %s) → %s', (status, failed, level) => {
+    expect(requestLogLevel(status, failed, 'debug')).toBe(level);
+  });
+
+  it('logs ordinary answers at the configured request level', () => {
+    expect(requestLogLevel(201, false, 'info')).toBe('info');
+  });
+});

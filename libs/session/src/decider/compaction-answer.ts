@@ -1,0 +1,173 @@
+/**
+ * The answer to a compaction (DESIGN §3.6), built in one place from how the pass concluded.
+ */
+import { triggerFigures, type CompactionPlan, type CompactionResult, type NoopReason } from '@lib/compaction';
+import type { EstimatorName, SummarizerIdentity } from '../events/session-stream-events';
+import { costedWindow, orderedWindow, windowTokens, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
+import { stillFiring, type CompactSession, type CompactionDecision } from './compaction-decider';
+
+/**
+ * The answer to a compaction (DESIGN §3.6). Ids are client ids. Token figures are in the unit of
+ * `estimator` (tokens, or UTF-16 code units for `chars`). `revision` is the session's stream
+ * revision after the pass (decimal string).
+ */
+export interface CompactionAnswer {
+  /**
+   * Id of the recorded decision (`GET …/compactions/:compactionId`); present exactly when
+   * `recorded` is true (issue 17: an unrecorded answer carries no id that leads nowhere).
+   */
+  compactionId?: string;
+  outcome: CompactionResult['outcome'];
+  archived: string[];
+  kept: string[];
+  summary?: { id: string; text: string; shadowPrompt: string; insertBeforeId: string; coveredIds: string[]; tokens: number };
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensEstimatedSaved: number;
+  revision: string;
+  /** Global position of the last decision event written (decimal string); absent when nothing was written. Pass it as `minPosition` to read the window after it. */
+  position?: string;
+  estimator: EstimatorName;
+  dryRun: boolean;
+  /**
+   * Whether the decision is in the log (and in the compaction history under `compactionId`).
+   * `noop`, `not-triggered`, `conflict` and dry runs are answered but not recorded.
+   */
+  recorded: boolean;
+  /** True when this answer is a decision recorded earlier for the same unchanged input. */
+  replayed?: boolean;
+  /** Present when outcome is `failed`. */
+  failure?: { stage: 'summarize'; reason: string };
+  /** Present when outcome is `noop`: why nothing was archived (`within-limit`, `newest-turn-only`, `open-tool-call`). */
+  reason?: NoopReason['reason'];
+  /** With reason `open-tool-call`: the call that held the cut back. */
+  toolCallId?: string;
+  /** With reason `open-tool-call`: the assistant event holding that call. */
+  eventId?: string;
+  /**
+   * With a trigger, for a pass that was not a dry run and not `not-triggered`: whether the trigger
+   * still fires on the window after the pass (the part no strategy may archive is over it; DESIGN
+   * §3.5: the next automatic pass then waits for growth).
+   */
+  triggerStillFires?: boolean;
+  /** User events in the window after the pass (with `triggerStillFires`), for the growth rule of DESIGN §3.5. */
+  turnsAfter?: number;
+  /** Present for a dry run that would call the summarizer: what it would be asked. */
+  pendingSummary?: { insertBeforeId: string; coveredIds: string[] };
+  summarizer?: SummarizerIdentity;
+}
+
+/**
+ * How a pass concluded, with what its answer is built from:
+ * - `unrecorded`: the planner's `not-triggered` or `noop` on `state`;
+ * - `dry-run`: the would-be result of a pass that would compact (`plan` still holds the summary request);
+ * - `recorded`: the decision appended, with the stream revision and global position of its last event;
+ * - `replay`: a decision recorded earlier for the same unchanged input, answered on `state`'s window;
+ * - `conflict`: the pass was recomputed as often as allowed and the stream kept moving; `state` is the latest.
+ */
+export type CompactionConclusion =
+  | { kind: 'unrecorded'; plan: CompactionPlan; state: SessionWindowState }
+  | { kind: 'dry-run'; plan: CompactionPlan; result: CompactionResult; state: SessionWindowState }
+  | { kind: 'recorded'; decision: CompactionDecision; revision: bigint; position: bigint }
+  | { kind: 'replay'; recorded: RecordedCompaction; state: SessionWindowState }
+  | { kind: 'conflict'; state: SessionWindowState };
+
+/** The answer to `command` for how its pass concluded (see {@link CompactionConclusion}). */
+export function answerCompaction(conclusion: CompactionConclusion, command: CompactSession): CompactionAnswer {
+  const common = { estimator: command.estimator, dryRun: command.dryRun };
+  switch (conclusion.kind) {
+    case 'unrecorded': {
+      const { plan, state } = conclusion;
+      const noop = plan.noop;
+      return {
+        outcome: plan.outcome,
+        ...(noop ? { reason: noop.reason, ...(noop.reason === 'open-tool-call' ? { toolCallId: noop.toolCallId, eventId: noop.eventId } : {}) } : {}),
+        ...(plan.outcome === 'noop' && !command.dryRun ? stillFiring(command.trigger, triggerFigures(costedWindow(state, command.estimator))) : {}),
+        archived: [],
+        kept: [...plan.keptIds],
+        tokensBefore: plan.tokensBefore,
+        tokensAfter: plan.tokensBefore,
+        tokensEstimatedSaved: 0,
+        revision: state.revision!.toString(),
+        ...common,
+        recorded: false,
+      };
+    }
+    case 'dry-run': {
+      const { plan, result, state } = conclusion;
+      return {
+        outcome: result.outcome,
+        archived: result.archivedIds,
+        kept: result.keptIds,
+        tokensBefore: result.tokensBefore,
+        tokensAfter: plan.tokensBefore - plan.tokensArchived,
+        tokensEstimatedSaved: plan.tokensArchived,
+        revision: state.revision!.toString(),
+        ...common,
+        recorded: false,
+        ...(plan.summaryRequest ? { pendingSummary: { insertBeforeId: plan.summaryInsertBeforeId!, coveredIds: plan.summaryRequest.coveredIds } } : {}),
+      };
+    }
+    case 'recorded': {
+      const { decision, revision, position } = conclusion;
+      const { result } = decision;
+      const s = result.summary;
+      return {
+        compactionId: decision.compactionId,
+        outcome: result.outcome,
+        archived: result.archivedIds,
+        kept: result.keptIds,
+        ...(s
+          ? { summary: { id: s.id, text: s.text, shadowPrompt: s.shadowPrompt, insertBeforeId: s.insertBeforeId, coveredIds: s.coveredIds, tokens: s.tokens } }
+          : {}),
+        tokensBefore: result.tokensBefore,
+        tokensAfter: result.tokensAfter,
+        tokensEstimatedSaved: result.tokensEstimatedSaved,
+        revision: revision.toString(),
+        position: position.toString(),
+        ...common,
+        recorded: true,
+        ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),
+        ...(result.outcome === 'compacted' ? stillFiring(command.trigger, decision.after) : {}),
+        ...(decision.summarizer ? { summarizer: decision.summarizer } : {}),
+      };
+    }
+    case 'replay': {
+      const { recorded, state } = conclusion;
+      const kept = orderedWindow(state);
+      const failure = recorded.failure;
+      return {
+        compactionId: recorded.compactionId,
+        outcome: recorded.outcome,
+        archived: failure ? failure.archivedIds : [],
+        kept: kept.map((e) => e.event.id),
+        tokensBefore: recorded.tokensBefore,
+        tokensAfter: failure ? windowTokens(kept, command.estimator) : recorded.tokensAfter,
+        tokensEstimatedSaved: recorded.tokensEstimatedSaved,
+        revision: state.revision!.toString(),
+        ...common,
+        recorded: true,
+        replayed: true,
+        ...(failure
+          ? { failure: { stage: 'summarize' as const, reason: failure.reason }, ...(failure.summarizer ? { summarizer: failure.summarizer } : {}) }
+          : {}),
+      };
+    }
+    case 'conflict': {
+      const { state } = conclusion;
+      const kept = orderedWindow(state);
+      const tokens = windowTokens(kept, command.estimator);
+      return {
+        outcome: 'conflict',
+        archived: [],
+        kept: kept.map((e) => e.event.id),
+        tokensBefore: tokens,
+        tokensAfter: tokens,
+        tokensEstimatedSaved: 0,
+        revision: state.revision!.toString(),
+        ...common,
+        recorded: false,
+      };
+    }
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The compaction decider, rule by rule (DESIGN §3.2–§3.7, §4): given the session's past events,
+ * when a compaction is decided (plan → summarizer → decide), then these decision events are
+ * appended and this is the answer.
+ */
+import type { EventData } from '@lib/event-store';
+import {
+  COMPACTION_COMPLETED,
+  COMPACTION_FAILED,
+  EVENTS_ARCHIVED,
+  SUMMARY_INSERTED,
+  type CompactionCompletedData,
+  type CompactionFailedData,
+  type EventsArchivedData,
+  type SummaryInsertedData,
+} from '../events/session-stream-events';
+import { SessionNotFoundError } from '../errors';
+import { compactionToReplay, decideCompaction, planSessionCompaction, type PlannedCompaction } from './compaction-decider';
+import { rebaseCompaction } from './compaction-rebase';
+import { given, stateOf, type GivenEvent } from './testing/decider-spec';
+import { compact, compactCommand, SPEC_CONTEXT, summaryFailure, summaryText, windowAfter } from './testing/compaction-spec';
+import { answers, calls, reply, system, user } from './testing/session-events';
+
+const typesOf = (events: readonly EventData[]) => events.map((e) => e.type);
+const dataOf = <T>(events: readonly EventData[], type: string): T => events.find((e) => e.type === type)?.data as T;
+/** The decision events of a run, as past events of a later spec. */
+const recorded = (events: readonly EventData[]): GivenEvent[] => events.map((e) => ({ type: e.type, data: e.data }));
+
+/** Three turns of two events each: u1 a1 | u2 a2 | u3 a3. */
+const threeTurns = [user('u1'), reply('a1'), user('u2'), reply('a2'), user('u3'), reply('a3')];
+const slidingWindow = (maxEvents: number) => ({ type: 'sliding-window', maxEvents });
+const summarizing = (maxEventsToKeep: number) => ({ type: 'recursive-summarization', maxEventsToKeep, overlapSize: 0 });
+
+describe('compaction: triggers (DESIGN §3.5)', () => {
+  const overOneTurn = { trigger: { type: 'turn-count' as const, maxTurns: 1 } };
+
+  it('a trigger that does not fire: not-triggered, nothing appended, not even the superseded system message', () => {
+    given(system('s0'), system('s1'), user('u1'), reply('a1'))
+      .when(compact(compactCommand(slidingWindow(1), overOneTurn)))
+      .then(({ events, answer }) => {
+        expect(events).toEqual([]);
+        expect(answer).toMatchObject({ outcome: 'not-triggered', archived: [], kept: ['s0', 's1', 'u1', 'a1'], recorded: false });
+      });
+  });
+
+  it('a trigger that fires: the strategy compacts, and every pass archives the superseded system message', () => {
+    given(system('s0'), system('s1'), ...threeTurns)
+      .when(compact(compactCommand(slidingWindow(2), overOneTurn)))
+      .then(({ events, answer }) => {
+        expect(typesOf(events)).toEqual([EVENTS_ARCHIVED, COMPACTION_COMPLETED]);
+        expect(dataOf<EventsArchivedData>(events, EVENTS_ARCHIVED).archivedIds).toEqual(['s0', 'u1', 'a1', 'u2', 'a2']);
+        expect(answer).toMatchObject({ outcome: 'compacted', kept: ['s1', 'u3', 'a3'], recorded: true });
+      });
+  });
+
+  it('records whether the trigger still fires on the window after the pass, and its turns (the wait rule)', () => {
+    const keepTwoTurns = { type: 'turn-window', maxTurns: 2 };
+    given(...threeTurns)
+      .when(compact(compactCommand(keepTwoTurns, overOneTurn)))
+      .then(({ events, answer }) => {
+        expect(dataOf<CompactionCompletedData>(events, COMPACTION_COMPLETED)).toMatchObject({ triggerStillFires: true, turnsAfter: 2 });
+        expect(answer).toMatchObject({ triggerStillFires: true, turnsAfter: 2 });
+      });
+    given(...threeTurns)
+      .when(compact(compactCommand({ type: 'turn-window', maxTurns: 1 }, overOneTurn)))
+      .then(({ answer }) => expect(answer).toMatchObject({ triggerStillFires: false, turnsAfter: 1 }));
+  });
+});
+
+describe('compaction: a noop says why (DESIGN §3.6), appends nothing', () => {
+  it('within-limit: nothing to archive', () => {
+    given(...threeTurns)
+      .when(compact(compactCommand(slidingWindow(10))))
+      .then(({ events, answer }) => {
+        expect(events).toEqual([]);
+        expect(answer).toMatchObject({ outcome: 'noop', reason: 'within-limit', recorded: false, tokensEstimatedSaved: 0 });
+      });
+  });
+
+  it('newest-turn-only: the only candidate is the newest turn, which is always kept', () => {
+    given(user('u1'), reply('a1'), reply('a2'))
+      .when(compact(compactCommand(slidingWindow(1))))
+      .then(({ events, answer }) => {
+        expect(events).toEqual([]);
+        expect(answer).toMatchObject({ outcome: 'noop', reason: 'newest-turn-only' });
+      });
+  });
+
+  it('open-tool-call: a kept answer holds its call back, and the noop names the call and the event holding it', () => {
+    given(user('u1'), calls('c1', 'x'), user('u2'), answers('t1', 'x'), reply('a2'))
+      .when(compact(compactCommand(slidingWindow(2))))
+      .then(({ events, answer }) => {
+        expect(events).toEqual([]);
+        expect(answer).toMatchObject({ outcome: 'noop', reason: 'open-tool-call', toolCallId: 'x', eventId: 'c1' });
+      });
+  });
+
+  it('a session with no events is not found', () => {
+    given()
+      .when(compact(compactCommand(slidingWindow(1))))
+      .thenThrows(SessionNotFoundError, 'session_not_found');
+  });
+});
+
+describe('compaction: the summary (DESIGN §3.3 rule 4, §3.4)', () => {
+  it('goes immediately before the first kept real event, covering what was archived, and the old summary is archived', () => {
+    const first = stateOf(threeTurns)!;
+    const earlier = compact(compactCommand(summarizing(4)))(first);
+    given(...threeTurns, ...recorded(earlier.events), user('u4'), reply('a4'))
+      .when(compact(compactCommand(summarizing(2))))
+      .then(({ events, summarizerRequests }) => {
+        const inserted = dataOf<SummaryInsertedData>(events, SUMMARY_INSERTED);
+        const oldSummary = dataOf<SummaryInsertedData>(earlier.events, SUMMARY_INSERTED).summaryId;
+        expect(summarizerRequests).toHaveLength(1);
+        expect(inserted.insertBeforeId).toBe('u4');
+        expect(inserted.coveredIds).toEqual([oldSummary, 'u2', 'a2', 'u3', 'a3']);
+        expect(dataOf<EventsArchivedData>(events, EVENTS_ARCHIVED).archivedIds).toEqual([oldSummary, 'u2', 'a2', 'u3', 'a3']);
+        // u4 follows the six conversation events and the earlier decision's events in the given log.
+        expect(inserted.insertBeforeRevision).toBe(String(threeTurns.length + earlier.events.length));
+        const state = stateOf([...threeTurns, ...recorded(earlier.events), user('u4'), reply('a4')])!;
+        expect(windowAfter(state, events)).toEqual([inserted.summaryId, 'u4', 'a4']);
+      });
+  });
+
+  it('keeps the pinned system message in its place, before the summary', () => {
+    given(system('s0'), ...threeTurns)
+      .when(compact(compactCommand(summarizing(2))))
+      .then(({ events }) => {
+        const inserted = dataOf<SummaryInsertedData>(events, SUMMARY_INSERTED);
+        expect(windowAfter(stateOf([system('s0'), ...threeTurns])!, events)).toEqual(['s0', inserted.summaryId, 'u3', 'a3']);
+      });
+  });
+
+  it('no cut, no summarizer call (§3.3 rule 5)', () => {
+    given(...threeTurns)
+      .when(compact(compactCommand(summarizing(10))))
+      .then(({ summarizerRequests, answer }) => {
+        expect(summarizerRequests).toEqual([]);
+        expect(answer.outcome).toBe('noop');
+      });
+  });
+
+  it('a dry run asks the summarizer nothing and appends nothing, and says what the summarizer would be asked', () => {
+    given(...threeTurns)
+      .when(compact(compactCommand(summarizing(2), { dryRun: true })))
+      .then(({ events, summarizerRequests, answer }) => {
+        expect(events).toEqual([]);
+        expect(summarizerRequests).toEqual([]);
+        expect(answer).toMatchObject({ outcome: 'compacted', recorded: false, pendingSummary: { insertBeforeId: 'u3', coveredIds: ['u1', 'a1', 'u2', 'a2'] } });
+        expect(answer.compactionId).toBeUndefined();
+      });
+  });
+});
+
+describe('compaction: a failed summary (DESIGN §3.7)', () => {
+  const history = [system('s0'), system('s1'), ...threeTurns];
+
+  it('archives only the superseded system message, keeps every real event and the old summary, and records the failure', () => {
+    given(...history)
+      .when(compact(compactCommand(summarizing(2)), () => summaryFailure('HTTP 503')))
+      .then(({ events, answer }) => {
+        expect(typesOf(events)).toEqual([EVENTS_ARCHIVED, COMPACTION_FAILED]);
+        expect(dataOf<EventsArchivedData>(events, EVENTS_ARCHIVED).archivedIds).toEqual(['s0']);
+        expect(dataOf<CompactionFailedData>(events, COMPACTION_FAILED).reason).toContain('HTTP 503');
+        expect(windowAfter(stateOf(history)!, events)).toEqual(['s1', ...threeTurns.map((e) => e.id)]);
+        expect(answer).toMatchObject({ outcome: 'failed', recorded: true, failure: { stage: 'summarize' } });
+      });
+  });
+
+  it('a blank reply is a failure too', () => {
+    given(...threeTurns)
+      .when(compact(compactCommand(summarizing(2)), () => summaryText('  \n ')))
+      .then(({ events }) => expect(typesOf(events)).toEqual([COMPACTION_FAILED]));
+  });
+});
+
+describe('compaction: replay and idempotent ids (DESIGN §4)', () => {
+  const command = compactCommand(summarizing(2));
+  const failed = compact(command, () => summaryFailure('timeout'))(stateOf(threeTurns));
+  const failedId = dataOf<CompactionFailedData>(failed.events, COMPACTION_FAILED).compactionId;
+
+  it('the same command on an unchanged session after a failure answers the recorded decision, without a summarizer call', () => {
+    given(...threeTurns, ...recorded(failed.events))
+      .when(compact(command))
+      .then(({ events, summarizerRequests, answer }) => {
+        expect(events).toEqual([]);
+        expect(summarizerRequests).toEqual([]);
+        expect(answer).toMatchObject({
+          compactionId: failedId,
+          outcome: 'failed',
+          replayed: true,
+          recorded: true,
+          failure: { reason: expect.stringContaining('timeout') },
+        });
+      });
+  });
+
+  it('once the conversation moved on, or with other parameters, it is a new decision with a new id', () => {
+    given(...threeTurns, ...recorded(failed.events), user('u4'))
+      .when(compact(command))
+      .then(({ answer, summarizerRequests }) => {
+        expect(summarizerRequests).toHaveLength(1);
+        expect(answer.replayed).toBeUndefined();
+        expect(answer.compactionId).not.toBe(failedId);
+      });
+    given(...threeTurns, ...recorded(failed.events))
+      .when(compact(compactCommand(summarizing(3))))
+      .then(({ answer }) => expect(answer.compactionId).not.toBe(failedId));
+  });
+
+  it('the same command on the same revision decides the same ids; on another revision, other ids; a transport command id fixes them', () => {
+    const at = (events: GivenEvent[], cmd = command) => compact(cmd)(stateOf(events));
+    expect(at(threeTurns).events.map((e) => e.id)).toEqual(at(threeTurns).events.map((e) => e.id));
+    expect(at([...threeTurns, user('u4')]).answer.compactionId).not.toBe(at(threeTurns).answer.compactionId);
+    const delivered = compactCommand(summarizing(2), { commandId: 'msg-1' });
+    expect(at([...threeTurns, user('u4')], delivered).answer.compactionId).toBe(at(threeTurns, delivered).answer.compactionId);
+  });
+
+  it('after the store refused a pass as a duplicate, the last decision with the same parameters is the answer, whatever its outcome', () => {
+    const done = compact(command)(stateOf(threeTurns));
+    const state = stateOf([...threeTurns, ...recorded(done.events), user('u4')])!;
+    expect(compactionToReplay(state, done.pass!.paramsKey)).toBeNull();
+    expect(compactionToReplay(state, done.pass!.paramsKey, true)?.compactionId).toBe(done.answer.compactionId);
+  });
+});
+
+describe('compaction: conflict and rebase (DESIGN §4)', () => {
+  const command = compactCommand(summarizing(2));
+  /** Plans on `history`, with one summarizer call, then the stream moves on by `since`. */
+  function raced(history: GivenEvent[], since: GivenEvent[]) {
+    const before = stateOf(history)!;
+    const step = planSessionCompaction(command, before);
+    if (step.kind !== 'pass') throw new Error('expected a pass that appends');
+    return { before, latest: stateOf([...history, ...since])!, pass: step.pass, summary: summaryText('the recap') };
+  }
+
+  it('events appended meanwhile: the same decision is decided again on the new revision, without a second summarizer call', () => {
+    const { before, latest, pass, summary } = raced(threeTurns, [user('u4'), reply('a4')]);
+    const first = decideCompaction(command, before, pass, summary, SPEC_CONTEXT);
+    const rebased = rebaseCompaction(pass, before, latest, command.estimator);
+    expect(rebased).not.toBeNull();
+    const again = decideCompaction(command, latest, rebased!, summary, SPEC_CONTEXT);
+    expect(again.events.map((e) => e.id)).toEqual(first.events.map((e) => e.id));
+    expect(again.result.archivedIds).toEqual(['u1', 'a1', 'u2', 'a2']);
+    expect(again.result.keptIds).toEqual([first.result.summary!.id, 'u3', 'a3', 'u4', 'a4']);
+    expect(dataOf<CompactionCompletedData>(again.events, COMPACTION_COMPLETED).basedOnRevision).toBe(before.revision!.toString());
+    expect(windowAfter(latest, again.events)).toEqual([first.result.summary!.id, 'u3', 'a3', 'u4', 'a4']);
+  });
+
+  it('another compaction decided meanwhile: the pass is planned again', () => {
+    const other = compact(compactCommand(slidingWindow(4)))(stateOf(threeTurns));
+    const { before, latest, pass } = raced(threeTurns, recorded(other.events));
+    expect(rebaseCompaction(pass, before, latest, command.estimator)).toBeNull();
+  });
+
+  it('a new system message meanwhile supersedes the pinned one: the pass is planned again', () => {
+    const { before, latest, pass } = raced([system('s0'), ...threeTurns], [system('s1')]);
+    expect(rebaseCompaction(pass, before, latest, command.estimator)).toBeNull();
+    const notice = raced([system('s0'), ...threeTurns], [system('n1', 'a file arrived', true)]);
+    expect(rebaseCompaction(notice.pass, notice.before, notice.latest, command.estimator)).not.toBeNull();
+  });
+
+  it('a late answer to a call the pass archives arrives meanwhile: the pass is planned again, and keeps the call with its answer', () => {
+    const history = [user('u1'), calls('c1', 'k'), user('u2'), reply('a2'), user('u3'), reply('a3')];
+    const sliding = compactCommand(slidingWindow(2));
+    const step = planSessionCompaction(sliding, stateOf(history));
+    const pass = (step as { pass: PlannedCompaction }).pass;
+    expect(pass.plan.archivedIds).toContain('c1');
+    const latest = stateOf([...history, answers('t1', 'k')])!;
+    expect(rebaseCompaction(pass, stateOf(history)!, latest, sliding.estimator)).toBeNull();
+    given(...history, answers('t1', 'k'))
+      .when(compact(sliding))
+      .then(({ answer }) => expect(answer).toMatchObject({ outcome: 'noop', reason: 'open-tool-call', toolCallId: 'k', eventId: 'c1' }));
+  });
+});

@@ -1,0 +1,240 @@
+/**
+ * The compaction decider (DESIGN §3, §4), in two pure steps around the summarizer call:
+ *
+ * 1. {@link planSessionCompaction}`(command, state)` → a final conclusion (a replay of an earlier
+ *    decision, `not-triggered`, `noop` with its reason, a dry run) or a {@link PlannedCompaction},
+ *    whose `plan.summaryRequest` (when present) is what the summarizer must be asked;
+ * 2. {@link decideCompaction}`(command, state, pass, summary, context)` → the decision events to
+ *    append at `state.revision`, in one append.
+ *
+ * When the stream moved on, `rebaseCompaction` (./compaction-rebase.ts) re-checks the pass
+ * against the newer state so it is decided again without a second summarizer call. No I/O, no
+ * clock: time arrives in the context, ids derive from the session, the base revision and the
+ * parameters (or the transport's command id).
+ */
+import {
+  completePlan,
+  getEstimator,
+  planCompaction,
+  triggerFigures,
+  triggerFiguresFire,
+  type CompactionPlan,
+  type CompactionResult,
+  type Strategy,
+  type SummaryReply,
+  type Trigger,
+  type TriggerFigures,
+} from '@lib/compaction';
+import type { EventData } from '@lib/event-store';
+import {
+  COMPACTION_COMPLETED,
+  COMPACTION_FAILED,
+  EVENTS_ARCHIVED,
+  SUMMARY_INSERTED,
+  sessionKey,
+  type CompactionCompletedData,
+  type CompactionFailedData,
+  type EstimatorName,
+  type EventsArchivedData,
+  type SummarizerIdentity,
+  type SummaryInsertedData,
+} from '../events/session-stream-events';
+import { computeEventCosts } from '../domain/event-costs';
+import { commandCompactionId, compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
+import { costedWindow, evolveSessionWindow, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
+import { cloneSessionWindow } from '../domain/clone-session-window';
+import { SessionNotFoundError } from '../errors';
+import type { SummarizerIdentityInfo, SummarizerOutcome } from '../summarizers/summarizer';
+import { buildSnapshot } from '../write-side/session-snapshot';
+import { compactionParamsKey } from '../write-side/compaction-params';
+import type { CompactionConclusion } from './compaction-answer';
+import type { SessionAddress } from './session-decider';
+
+/** Command: compact a session with a validated strategy and optional trigger (DESIGN §3.4, §3.5). */
+export interface CompactSession extends SessionAddress {
+  type: 'CompactSession';
+  strategy: Strategy;
+  trigger: Trigger | null;
+  /** The estimator whose carried costs the pass reads (tokens, or UTF-16 code units for `chars`). */
+  estimator: EstimatorName;
+  /** Plan and answer, append nothing. */
+  dryRun: boolean;
+  /** `auto`: run by a session's policy (recorded, and the wait rule of DESIGN §3.5 reads it). */
+  origin: 'auto' | 'command';
+  /** Transport command id (may be delivered twice): the compaction id derives from it instead of the base revision. */
+  commandId?: string;
+}
+
+/** A pass that will append decisions: its id, what it is based on, and the planner's plan (`outcome: 'compacted'`). */
+export interface PlannedCompaction {
+  compactionId: string;
+  /** Canonical key of (strategy, trigger, estimator): two passes with the same key on an unchanged session are one decision. */
+  paramsKey: string;
+  /** The revision the pass was planned on (recorded as `basedOnRevision`, also after a rebase). */
+  basedOnRevision: bigint;
+  /** The plan for the state it was made (or rebased) on; `plan.summaryRequest` is the summarizer's input, when one is needed. */
+  plan: CompactionPlan;
+}
+
+/** The first step's answer: conclude without appending, or a pass to decide (after the summarizer call it may ask for). */
+export type CompactionStep = { kind: 'conclude'; conclusion: CompactionConclusion } | { kind: 'pass'; pass: PlannedCompaction };
+
+/** What deciding needs from outside: the time, when the pass started, and which summarizer answered. */
+export interface CompactionContext {
+  now: Date;
+  /** When the pass started (for `durationMs`). */
+  startedAt: Date;
+  summarizer: SummarizerIdentityInfo;
+}
+
+/** The decision of one pass: the events to append (in one append, at `state.revision`) and the figures to answer with. */
+export interface CompactionDecision {
+  compactionId: string;
+  events: EventData[];
+  result: CompactionResult;
+  /** The summarizer's identity and usage, when it was called. */
+  summarizer?: SummarizerIdentity;
+  /** Trigger figures of the window after the pass (DESIGN §3.5). */
+  after: TriggerFigures;
+}
+
+/**
+ * With a trigger: whether it still fires on the window figures `after` a pass, and the user
+ * events (turns) in that window, for the wait rule of DESIGN §3.5 (an automatic pass that leaves
+ * it firing makes the next one wait for growth). Without a trigger: nothing.
+ */
+export function stillFiring(trigger: Trigger | null, after: TriggerFigures): { triggerStillFires?: boolean; turnsAfter?: number } {
+  return trigger ? { triggerStillFires: triggerFiguresFire(trigger, after), turnsAfter: after.turns } : {};
+}
+
+/**
+ * The earlier decision to answer with instead of deciding again, or null. A failed decision made
+ * with the same parameters on a session where no conversation event arrived since is replayed
+ * (the input is unchanged, so is the answer: no second summarizer call). After the store refused
+ * this pass's ids as duplicates (`concurrent`: the same compaction was decided meanwhile) the last
+ * decision with the same parameters is replayed, whatever its outcome.
+ */
+export function compactionToReplay(state: SessionWindowState, paramsKey: string, concurrent = false): RecordedCompaction | null {
+  const last = state.lastCompaction;
+  if (!last || last.paramsKey !== paramsKey) return null;
+  if (concurrent) return last;
+  return state.eventsSinceCompaction === 0 && last.outcome === 'failed' ? last : null;
+}
+
+/**
+ * Step 1 (DESIGN §3.2–§3.6): plans a pass on `state` (a private copy; null when the session does
+ * not exist). Concludes with a replay ({@link compactionToReplay}), with the planner's
+ * `not-triggered` or `noop` (and its reason), or with the dry run's would-be result; otherwise
+ * returns the pass to decide. The compaction id is derived from the command id when given, else
+ * from (session, `state.revision`, parameters).
+ * @throws SessionNotFoundError when the session has no events.
+ */
+export function planSessionCompaction(command: CompactSession, state: SessionWindowState | null): CompactionStep {
+  if (!state || state.revision === null) throw new SessionNotFoundError(command.sessionId);
+  const key = sessionKey(command.tenantId, command.sessionId);
+  const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
+  const replay = compactionToReplay(state, paramsKey);
+  if (replay) return { kind: 'conclude', conclusion: { kind: 'replay', recorded: replay, state } };
+  const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
+  if (plan.outcome !== 'compacted') return { kind: 'conclude', conclusion: { kind: 'unrecorded', plan, state } };
+  const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, state.revision, paramsKey);
+  if (command.dryRun) {
+    const estimator = getEstimator(command.estimator);
+    const pending = { reply: { text: '(summary pending)' }, summaryId: summaryIdFor(compactionId), estimator };
+    const result = completePlan(plan, plan.summaryRequest ? pending : { estimator });
+    return { kind: 'conclude', conclusion: { kind: 'dry-run', plan, result, state } };
+  }
+  return { kind: 'pass', pass: { compactionId, paramsKey, basedOnRevision: state.revision, plan } };
+}
+
+/**
+ * Step 2 (DESIGN §3.6, §3.7, §4): the decision events of `pass` on `state` (whose revision is the
+ * expected revision of the append), given the summarizer's outcome when the plan asked for one:
+ * `EventsArchived` (when anything is archived), `SummaryInserted` (with a usable summary, placed
+ * before the plan's anchor), then `CompactionCompleted` or, when the summary failed or was blank,
+ * `CompactionFailed` (only superseded system messages archived). The last event carries the
+ * session snapshot of the state after the pass and, with a trigger, whether it still fires
+ * (DESIGN §3.5). Event ids derive from the compaction id, so a decision appended twice is one.
+ */
+export function decideCompaction(
+  command: CompactSession,
+  state: SessionWindowState,
+  pass: PlannedCompaction,
+  summary: SummarizerOutcome | undefined,
+  context: CompactionContext,
+): CompactionDecision {
+  const { compactionId, plan } = pass;
+  const key = sessionKey(command.tenantId, command.sessionId);
+  const reply: SummaryReply | undefined = summary ? (summary.ok ? { text: summary.text } : { failure: summary.reason }) : undefined;
+  const estimator = getEstimator(command.estimator);
+  const result = completePlan(plan, plan.summaryRequest ? { reply, summaryId: summaryIdFor(compactionId), estimator } : { estimator });
+  const summarizer: SummarizerIdentity | undefined = summary
+    ? { ...context.summarizer, calls: summary.calls, promptTokens: summary.promptTokens, completionTokens: summary.completionTokens }
+    : undefined;
+  const now = context.now.toISOString();
+  const payloads: Array<{ type: string; data: unknown }> = [];
+  if (result.archivedIds.length > 0)
+    payloads.push({ type: EVENTS_ARCHIVED, data: { compactionId, archivedIds: result.archivedIds } satisfies EventsArchivedData });
+  if (result.summary) {
+    const s = result.summary;
+    const data: SummaryInsertedData = {
+      compactionId,
+      summaryId: s.id,
+      shadowPrompt: s.shadowPrompt,
+      text: s.text,
+      insertBeforeId: s.insertBeforeId,
+      insertBeforeRevision: state.active.get(s.insertBeforeId)!.revision.toString(),
+      coveredIds: s.coveredIds,
+      costs: computeEventCosts({ id: s.id, type: 'summary', shadowPrompt: s.shadowPrompt, text: s.text }),
+      summarizer: summarizer!,
+      createdAt: now,
+    };
+    payloads.push({ type: SUMMARY_INSERTED, data });
+  }
+  // The state after the pass, folded with the revisions these events will get, for the session snapshot.
+  const after = cloneSessionWindow(state);
+  let revision = state.revision!;
+  for (const p of payloads) evolveSessionWindow(after, { ...p, revision: ++revision });
+  const figuresAfter = triggerFigures(costedWindow(after, command.estimator));
+  const common = {
+    compactionId,
+    strategy: command.strategy,
+    trigger: command.trigger,
+    estimator: command.estimator,
+    basedOnRevision: pass.basedOnRevision.toString(),
+    origin: command.origin,
+    paramsKey: pass.paramsKey,
+    checkpoint: buildSnapshot(after, state.consecutiveFailures),
+  };
+  if (result.outcome === 'failed') {
+    const data: CompactionFailedData = {
+      ...common,
+      stage: 'summarize',
+      reason: result.failureReason ?? 'summarizer failed',
+      ...(summarizer ? { summarizer } : {}),
+      failedAt: now,
+      tokensBefore: result.tokensBefore,
+      archivedIds: result.archivedIds,
+    };
+    payloads.push({ type: COMPACTION_FAILED, data });
+  } else {
+    const data: CompactionCompletedData = {
+      ...common,
+      outcome: 'compacted',
+      archivedCount: result.archivedIds.length,
+      keptCount: result.keptIds.length,
+      tokensBefore: result.tokensBefore,
+      tokensAfter: result.tokensAfter,
+      tokensEstimatedSaved: result.tokensEstimatedSaved,
+      keptIds: result.keptIds,
+      ...(summarizer ? { summarizer } : {}),
+      durationMs: context.now.getTime() - context.startedAt.getTime(),
+      completedAt: now,
+      ...stillFiring(command.trigger, figuresAfter),
+    };
+    payloads.push({ type: COMPACTION_COMPLETED, data });
+  }
+  const metadata = { tenantId: command.tenantId, sessionId: command.sessionId };
+  const events = payloads.map((p, i): EventData => ({ id: decisionEventId(key, compactionId, i), type: p.type, data: p.data, metadata }));
+  return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter };
+}

@@ -1,0 +1,31 @@
+import { InvalidRequestError, SessionError, ToolCallConflictError, UnknownToolCallError } from './errors';
+
+describe('errors about one event of a command', () => {
+  it('carry the event index and native field, and no request path until a transport restates them', () => {
+    const err = new UnknownToolCallError({ index: 2, field: 'responses[0].toolCallId' }, 'k1');
+    expect(err.location).toEqual({ index: 2, field: 'responses[0].toolCallId' });
+    expect(err.details).toEqual({ toolCallId: 'k1' });
+    expect(err.message).not.toMatch(/events\[|messages\[/);
+  });
+
+  it('restated at a request path: same class and code, the path as parameter and message prefix, the reason kept', () => {
+    const err = new ToolCallConflictError({ index: 1, field: 'toolCalls[0].id' }, 'call id "k" is still waiting for its tool response');
+    const restated = err.restatedAt('messages[1].tool_calls[0].id');
+    expect(restated).toBeInstanceOf(ToolCallConflictError);
+    expect(restated).toBeInstanceOf(SessionError);
+    expect(restated.code).toBe('tool_call_conflict');
+    expect(restated.message).toBe('messages[1].tool_calls[0].id: call id "k" is still waiting for its tool response');
+    expect(restated.details).toEqual({ parameter: 'messages[1].tool_calls[0].id' });
+    expect(restated.location).toBeUndefined();
+    expect(err.location).toBeDefined();
+  });
+
+  it('an invalid request restated names its parameter; an error with a parameter already is left as it is', () => {
+    const located = new InvalidRequestError({ index: 3, field: 'id' }, 'id "u1" appears twice in this request');
+    expect(located.parameter).toBe('');
+    expect(located.restatedAt('events[3].id').parameter).toBe('events[3].id');
+    const named = new InvalidRequestError('sessionId', 'sessionId: use 1 to 128 letters');
+    expect(named.restatedAt('elsewhere')).toBe(named);
+    expect(named.details).toEqual({ parameter: 'sessionId' });
+  });
+});

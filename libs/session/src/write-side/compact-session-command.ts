@@ -1,0 +1,32 @@
+/**
+ * The compaction command of the write side and the event published for every answer to it.
+ */
+import type { CompactionResult, NoopReason, Strategy, Trigger } from '@lib/compaction';
+import type { EstimatorName } from '../events/session-stream-events';
+import type { CompactSession } from '../decider/compaction-decider';
+
+/** Compact `sessionId` of `tenantId` (see {@link CompactSession} for the fields). */
+export class CompactSessionCommand implements CompactSession {
+  readonly type = 'CompactSession' as const;
+  constructor(
+    readonly tenantId: string,
+    readonly sessionId: string,
+    readonly strategy: Strategy,
+    readonly trigger: Trigger | null,
+    readonly estimator: EstimatorName,
+    readonly dryRun: boolean,
+    readonly origin: 'auto' | 'command' = 'command',
+    /** Transport command id (e.g. a NATS message id) when it may be delivered twice: the compaction id derives from it. */
+    readonly commandId?: string,
+  ) {}
+}
+
+/** Published for every answered compaction (dry runs included), for the metrics: `reason` is the noop reason. */
+export class CompactionAnswered {
+  constructor(
+    readonly origin: 'auto' | 'command',
+    readonly outcome: CompactionResult['outcome'],
+    readonly reason: NoopReason['reason'] | undefined,
+    readonly dryRun: boolean,
+  ) {}
+}

@@ -1,0 +1,68 @@
+/**
+ * `minPosition` (read-your-writes) on every route that takes it: a position the log holds is
+ * waited for; a position past the store's head was never written, so it is answered at once with
+ * 400 `position_out_of_range` instead of waiting MAX_WAIT_MS for a 503; a written position the
+ * read models have not applied within MAX_WAIT_MS is still 503 `projection_behind`.
+ * Runtime: about 4 s (one MAX_WAIT_MS wait, in-process service).
+ */
+import { SessionProjector } from '@lib/session';
+import { useService } from '../support/service-harness';
+
+const MAX_WAIT_MS = 3000;
+
+describe('minPosition', () => {
+  const harness = useService({ env: { MAX_WAIT_MS: String(MAX_WAIT_MS) } });
+  const http = () => harness.http();
+  const routes = (s: string) => [`/v1/sessions/${s}/window`, `/v1/sessions/${s}`, `/v1/sessions/${s}/policy`, `/v1/sessions/${s}/compactions`];
+  let position = 0n;
+
+  beforeAll(async () => {
+    const res = await http()
+      .post('/v1/sessions/mp/events')
+      .send({ events: [{ id: 'u1', type: 'user', text: 'hello' }] })
+      .expect(201);
+    position = BigInt(res.body.position as string);
+  });
+
+  it('answers a written position on every route', async () => {
+    for (const route of routes('mp')) await http().get(`${route}?minPosition=${position}`).expect(200);
+  });
+
+  it.each([
+    ['just past the head', 1n],
+    ['far past the head', 1_000_000_000n],
+  ])('answers a position %s at once with 400 position_out_of_range naming the head, on every route', async (_name, beyond) => {
+    const head = await harness.service.store.headPosition();
+    for (const route of routes('mp')) {
+      const started = Date.now();
+      const res = await http().get(`${route}?minPosition=${head + beyond}`);
+      const elapsed = Date.now() - started;
+      expect({ route, status: res.status, code: res.body.code, parameter: res.body.parameter }).toEqual({
+        route,
+        status: 400,
+        code: 'position_out_of_range',
+        parameter: 'minPosition',
+      });
+      expect(res.body.message).toContain(`the log ends at ${head}`);
+      // generous: a third of the wait it no longer does
+      expect(elapsed).toBeLessThan(MAX_WAIT_MS / 3);
+    }
+  });
+
+  it('still waits for a written position the read models have not applied, then answers 503 projection_behind', async () => {
+    const projector = harness.service.app.get(SessionProjector);
+    await projector.stop();
+    try {
+      const res = await http()
+        .post('/v1/sessions/mp/events')
+        .send({ events: [{ id: 'u2', type: 'user', text: 'unprojected' }] })
+        .expect(201);
+      const started = Date.now();
+      const behind = await http().get(`/v1/sessions/mp/window?minPosition=${res.body.position as string}`);
+      expect({ status: behind.status, code: behind.body.code }).toEqual({ status: 503, code: 'projection_behind' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(MAX_WAIT_MS - 50);
+    } finally {
+      projector.start(harness.service.store);
+    }
+  });
+});

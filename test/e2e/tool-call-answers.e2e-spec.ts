@@ -1,0 +1,143 @@
+/**
+ * An answer to a tool call, by where the call is (window, abandoned, archived) and whether it is
+ * answered, through every way of appending (`/events`, `/messages`, NATS `append` and
+ * `messages`): every cell gets the README's answer (issue 17 follow-up: a second answer to an
+ * archived, answered call was 422 `unknown_tool_call`, "not in this session"). A refused answer
+ * leaves the log unchanged. Runtime: a few seconds (in-process service, embedded store).
+ */
+import { randomUUID } from 'node:crypto';
+import { createInbox, type NatsConnection } from '@nats-io/transport-node';
+import { useService, type Harness } from '../support/service-harness';
+import { connectForTest, deleteStreams, describeWithNats, natsClient, publishCommand, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { commandSubject } from '../../apps/session-service/src/nats/nats-names';
+
+jest.setTimeout(60_000);
+
+type Json = Record<string, unknown>;
+const user = (id: string): Json => ({ id, type: 'user', text: `user ${id}` });
+const reply = (id: string): Json => ({ id, type: 'assistant', text: `assistant ${id}` });
+const call = (id: string): Json => ({ id, type: 'assistant', text: null, toolCalls: [{ id: 'k', name: 'book_flight', arguments: '{"time":"09:10"}' }] });
+const answer = (id: string): Json => ({ id, type: 'tool', responses: [{ toolCallId: 'k', name: 'book_flight', data: `result ${id}` }] });
+
+/** What happens to the answer `r` to call `k`. */
+type Expected = { status: 201; archivedOnArrival: boolean } | { status: 422; code: 'tool_call_conflict' | 'unknown_tool_call' };
+const accepted = (archivedOnArrival = false): Expected => ({ status: 201, archivedOnArrival });
+const refused = (code: 'tool_call_conflict' | 'unknown_tool_call'): Expected => ({ status: 422, code });
+
+/** A step that builds the session: append these events, or compact keeping the newest turn. */
+type Step = Json[] | 'compact';
+const compacted: Step = 'compact';
+
+const TABLE: Array<{ call: string; steps: Step[]; expected: Expected }> = [
+  { call: 'in the window, open', steps: [[user('u1'), call('c1')]], expected: accepted() },
+  { call: 'in the window, answered', steps: [[user('u1'), call('c1'), answer('t1')]], expected: refused('tool_call_conflict') },
+  { call: 'abandoned in the window, open', steps: [[user('u1'), call('c1'), user('u2')]], expected: accepted() },
+  { call: 'abandoned in the window, answered since', steps: [[user('u1'), call('c1'), user('u2'), answer('t1')]], expected: refused('tool_call_conflict') },
+  {
+    call: 'archived while open (abandoned)',
+    steps: [[user('u1'), call('c1'), user('u2'), reply('a2'), user('u3'), reply('a3')], compacted],
+    expected: accepted(true),
+  },
+  {
+    call: 'archived with its answer',
+    steps: [[user('u1'), call('c1'), answer('t1'), reply('a1'), user('u2'), reply('a2')], compacted],
+    expected: refused('tool_call_conflict'),
+  },
+  {
+    call: 'archived while open, answered late (archived on arrival)',
+    steps: [[user('u1'), call('c1'), user('u2'), reply('a2'), user('u3'), reply('a3')], compacted, [answer('t1')]],
+    expected: refused('tool_call_conflict'),
+  },
+  { call: 'never made in the session', steps: [[user('u1'), reply('a1')]], expected: refused('unknown_tool_call') },
+];
+
+/** How an answer travels: its answer as `{ status, body }`. */
+type Send = (session: string, kind: 'events' | 'messages', body: Json) => Promise<{ status: number; body: Json }>;
+
+const bodies = {
+  events: { events: [answer('r')] },
+  messages: { messages: [{ role: 'tool', tool_call_id: 'k', content: 'result r', id: 'r' }] },
+} as const;
+
+/** The table, for one service and a way to send the answer (`label` names the transport). */
+function answersTable(harness: () => Harness, label: string, send: Send, kinds: Array<'events' | 'messages'>) {
+  const http = () => harness().http();
+  const log = async (session: string) => (await http().get(`/v1/sessions/${session}/events?limit=1000`).expect(200)).body.events as Json[];
+
+  const answerOf = (e: Expected) => (e.status === 422 ? `422 ${e.code}` : e.archivedOnArrival ? '201, archived on arrival' : '201, in the window');
+  const cases = kinds.flatMap((kind) => TABLE.map((row, i) => ({ ...row, kind, session: `${label}-${kind}-${i}`, answer: answerOf(row.expected) })));
+  it.each(cases)(`${label} $kind: call $call → $answer`, async ({ kind, session, steps, expected }) => {
+    for (const step of steps) {
+      if (step === 'compact') {
+        const pass = await http()
+          .post(`/v1/sessions/${session}/compactions`)
+          .send({ strategy: { type: 'turn-window', maxTurns: 1 } })
+          .expect(200);
+        expect(pass.body).toMatchObject({ outcome: 'compacted', archived: expect.arrayContaining(['c1']) });
+      } else await http().post(`/v1/sessions/${session}/events`).send({ events: step }).expect(201);
+    }
+    const before = await log(session);
+    const res = await send(session, kind, bodies[kind]);
+    const after = await log(session);
+    if (expected.status === 422) {
+      expect({ status: res.status, code: res.body.code, parameter: (res.body as { parameter?: string }).parameter }).toEqual({
+        status: 422,
+        code: expected.code,
+        parameter: kind === 'events' ? 'events[0].responses[0].toolCallId' : 'messages[0].tool_call_id',
+      });
+      expect(after).toEqual(before);
+      return;
+    }
+    expect(res.status).toBe(201);
+    const stored = after.find((e) => e.eventId === 'r');
+    expect(stored).toMatchObject({ archived: expected.archivedOnArrival });
+    const window = await http()
+      .get(`/v1/sessions/${session}/window?minPosition=${res.body.position as string}`)
+      .expect(200);
+    expect(window.body.events.some((e: Json) => e.id === 'r')).toBe(!expected.archivedOnArrival);
+  });
+}
+
+describe('an answer to a tool call, through /events and /messages', () => {
+  const harness = useService();
+  answersTable(
+    () => harness,
+    'http',
+    async (session, kind, body) => {
+      const res = await harness.http().post(`/v1/sessions/${session}/${kind}`).send(body);
+      return { status: res.status, body: res.body as Json };
+    },
+    ['events', 'messages'],
+  );
+});
+
+describeWithNats('tool-call answers over NATS')('an answer to a tool call, through NATS append and messages commands', () => {
+  const prefix = uniquePrefix();
+  let nc: NatsConnection;
+  let client: NatsTestClient;
+  beforeAll(async () => {
+    nc = await connectForTest('tool-call answers');
+    client = await natsClient(nc);
+  });
+  const harness = useService({ env: { NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222', NATS_PREFIX: prefix } });
+  afterAll(async () => {
+    if (client) await deleteStreams(client.jsm, prefix);
+    await nc?.close();
+  });
+
+  answersTable(
+    () => harness,
+    'nats',
+    async (session, kind, body) => {
+      const inbox = createInbox();
+      const sub = nc.subscribe(inbox, { max: 1 });
+      await publishCommand(client.js, commandSubject(prefix, 'default', session, kind === 'events' ? 'append' : 'messages'), body, {
+        msgId: randomUUID(),
+        replyTo: inbox,
+      });
+      for await (const m of sub) return { status: Number(m.headers?.get('Status')), body: m.json<Json>() };
+      throw new Error('no answer on the Reply-To subject');
+    },
+    ['events', 'messages'],
+  );
+});
