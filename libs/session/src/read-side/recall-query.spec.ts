@@ -1,3 +1,4 @@
+import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH } from './recall-document';
 import { InvalidQueryError } from './invalid-query-error';
 import { RECALL_RANKED_MATCH_LIMIT, searchRecall, type RecallHit } from './queries/recall-query';
 import { encodeRecallCursor } from './recall-cursor';
@@ -313,5 +314,22 @@ describe('recall order: the first mention of a session, and newest first for wor
       ['s2', undefined],
       ['s1', undefined],
     ]);
+  });
+});
+
+describe('recall index bounds (issue 17, item 1)', () => {
+  it(`finds words in the first ${MAX_WORD_DOCUMENT_LENGTH.toLocaleString('en-US')} code units of a huge event, not beyond (the word index holds that prefix)`, () => {
+    const filler = 'lorem ipsum '.repeat(Math.ceil(MAX_WORD_DOCUMENT_LENGTH / 12));
+    const log = new RecordedSessionLog();
+    log.append('big', user('b1', `heron ${filler} egret`), { createdAt: '2024-01-01T00:00:00Z' });
+    const store = project(log);
+    expect(ids(searchRecall(store, { tenantId: 'default', q: 'heron' }).items)).toEqual(['big/b1']);
+    expect(searchRecall(store, { tenantId: 'default', q: 'egret' }).items).toEqual([]);
+  });
+
+  it('cuts a document before a surrogate pair rather than through it', () => {
+    const body = 'a'.repeat(9) + '😀';
+    expect(documentPrefix(body, 10)).toBe('a'.repeat(9));
+    expect(documentPrefix(body, 11)).toBe(body);
   });
 });
