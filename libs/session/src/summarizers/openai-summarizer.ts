@@ -2,7 +2,8 @@
  * A summarizer backed by any OpenAI-compatible chat-completions endpoint, through the `openai`
  * package (DESIGN §3.7).
  *
- * The input is bounded in tokens: the request is split with `planSummaryChunks` into chunks
+ * The input is bounded in tokens: the request is split with `planSummaryChunks` (in the token
+ * counting worker when large, see `TokenCountingPool`) into chunks
  * that fit `maxInputTokens` (system + user message, in the estimator's unit), summarized oldest
  * first. After each reply the remaining events are re-planned with that reply as their current
  * summary (the running summary is folded forward and its real size is budgeted). The newest
@@ -14,7 +15,8 @@
  * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
  */
 import type OpenAI from 'openai';
-import { buildSummarizerMessages, getEstimator, planSummaryChunks, type SummaryRequest, type TokenEstimator } from '@lib/compaction';
+import { buildSummarizerMessages, getEstimator, type SummaryRequest, type TokenEstimator } from '@lib/compaction';
+import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 
 /** Default request timeout, milliseconds (per HTTP attempt). */
@@ -113,7 +115,7 @@ export class OpenAiSummarizer implements Summarizer {
     const usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
     let pending: SummaryRequest[];
     try {
-      pending = this.plan(request);
+      pending = await this.plan(request);
     } catch (err) {
       return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
     }
@@ -157,7 +159,7 @@ export class OpenAiSummarizer implements Summarizer {
         overlap: rest[rest.length - 1].overlap,
       };
       try {
-        pending = this.plan(remaining);
+        pending = await this.plan(remaining);
       } catch (err) {
         return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
       }
@@ -165,8 +167,9 @@ export class OpenAiSummarizer implements Summarizer {
     return { ok: true, text: running ?? '', ...usage };
   }
 
-  private plan(request: SummaryRequest): SummaryRequest[] {
-    const chunks = planSummaryChunks(request, this.settings.maxInputTokens, this.estimator);
+  /** `planSummaryChunks`, off the request thread when the request is large (issue 17). */
+  private async plan(request: SummaryRequest): Promise<SummaryRequest[]> {
+    const chunks = await sharedTokenCountingPool().summaryChunks(request, this.settings.maxInputTokens, this.estimator);
     return chunks.length > 0 ? chunks : [request];
   }
 
