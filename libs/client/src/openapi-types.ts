@@ -842,6 +842,7 @@ export interface operations {
                 cursor?: string;
                 from?: string;
                 limit?: string;
+                minPosition?: string;
                 q: string;
                 sessionId?: string;
                 to?: string;
@@ -1407,6 +1408,7 @@ export interface operations {
             query?: {
                 fromRevision?: string;
                 limit?: string;
+                minPosition?: string;
             };
             header?: never;
             path: {
