@@ -1066,6 +1066,24 @@ const CASES: BadRequest[] = [
     parameter: 'userId',
   },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
+  // Issue 17 hardening: ids longer than the router's parameter limit reach their handler (they answered 500).
+  {
+    name: 'window: a 5,000-character session id',
+    method: 'get',
+    path: `/v1/sessions/${'a'.repeat(5000)}/window`,
+    status: 400,
+    code: 'invalid_session_id',
+    mentions: /sessionId: .*128/,
+    parameter: 'sessionId',
+  },
+  {
+    name: 'compaction: a 5,000-character compaction id',
+    method: 'get',
+    path: `${S}/compactions/${'c'.repeat(5000)}`,
+    status: 404,
+    code: 'compaction_not_found',
+    mentions: /compaction/,
+  },
   // ---- issue 17: numbers out of range (each query number has a range, named in its 400)
   {
     name: 'log: fromRevision 2^63',
