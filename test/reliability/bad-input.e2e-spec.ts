@@ -74,6 +74,25 @@ const CASES: BadRequest[] = [
     code: 'validation_failed',
     mentions: /events\[0\]\.text/,
   },
+  // Issue 17 hardening: null text came back as content "" under format=openai (refused on the way in).
+  {
+    name: 'user text null',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1', null)] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.text.*need text/,
+  },
+  {
+    name: 'system text null',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [{ id: 'x1', type: 'system', text: null }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.text.*need text/,
+  },
   {
     name: 'user text is a number',
     method: 'post',

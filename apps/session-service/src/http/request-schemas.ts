@@ -97,7 +97,14 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       message: 'dataParts must concatenate to data (leave dataParts out unless the result was sent in parts)',
       path: ['dataParts'],
     });
-  const user = z.strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() }).refine(partsMatch, partsMessage);
+  // A user or system message has text in every provider's format (OpenAI's content is required): null would come back as "" under
+  // format=openai, which is refused on the way in, so it is refused here too (only assistant text may be null).
+  const hasText = (e: { text: string | null }) => e.text !== null;
+  const needsText = { message: 'must be a non-empty string: user and system events need text', path: ['text'] };
+  const user = z
+    .strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() })
+    .refine(hasText, needsText)
+    .refine(partsMatch, partsMessage);
   const system = z
     .strictObject({
       ...common,
@@ -106,6 +113,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       text: nonEmptyText.nullable(),
       notice: z.boolean({ error: 'notice must be true (a notice, DESIGN §3.1) or false' }).optional(),
     })
+    .refine(hasText, needsText)
     .refine(partsMatch, partsMessage);
   const assistant = z
     .strictObject({
