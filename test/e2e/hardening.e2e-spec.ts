@@ -172,6 +172,24 @@ describe('issue 17 hardening', () => {
       expect({ status: clash.status, code: clash.body.code }).toEqual({ status: 409, code: 'duplicate_event_id' });
     });
 
+    it('writes nothing when a clear finds no policy ever set, and answers the clear again when it was cleared', async () => {
+      await post('no-policy', { events: [p1] }).expect(201);
+      const head = await harness.service.store.headPosition();
+      const clear = await http().put('/v1/sessions/no-policy/policy').send({ strategy: null }).expect(200);
+      expect(clear.body).toMatchObject({ sessionId: 'no-policy', strategy: null, trigger: null, revision: '0' });
+      expect(clear.body).not.toHaveProperty('setAt');
+      expect(await harness.service.store.headPosition()).toBe(head);
+      await http()
+        .put('/v1/sessions/no-policy/policy')
+        .send({ strategy: { type: 'sliding-window', maxEvents: 5 } })
+        .expect(200);
+      const cleared = await http().put('/v1/sessions/no-policy/policy').send({ strategy: null }).expect(200);
+      const afterClear = await harness.service.store.headPosition();
+      const again = await http().put('/v1/sessions/no-policy/policy').send({ strategy: null }).expect(200);
+      expect(again.body.revision).toBe(cleared.body.revision);
+      expect(await harness.service.store.headPosition()).toBe(afterClear);
+    });
+
     // userId is the session's attribute, not the event's content: adding or leaving it out does not
     // turn a resend into a conflict; a different user on an owned session stays user_id_conflict.
     const post = (session: string, body: object) => http().post(`/v1/sessions/${session}/events`).send(body);

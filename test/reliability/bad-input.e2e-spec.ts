@@ -1084,6 +1084,16 @@ const CASES: BadRequest[] = [
     mentions: /^userId: .*"alice"/,
     parameter: 'userId',
   },
+  // Issue 17 hardening: clearing a policy of a session that does not exist created the session with a policy event.
+  {
+    name: 'policy: clear on a session that does not exist',
+    method: 'put',
+    path: '/v1/sessions/never-written/policy',
+    body: { strategy: null },
+    status: 404,
+    code: 'session_not_found',
+    mentions: /never-written/,
+  },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
   // Issue 17 hardening: ids longer than the router's parameter limit reach their handler (they answered 500).
   {

@@ -75,8 +75,16 @@ export interface AppendDecision {
   events: EventData[];
 }
 
-/** The decision on a policy change: `unchanged` when the session already has exactly this policy (nothing to append). */
-export type PolicyDecision = { kind: 'unchanged'; policy: PolicySetData; revision: bigint } | { kind: 'append'; events: [EventData] };
+/**
+ * The decision on a policy change: `unchanged` when the session already has exactly this policy, or
+ * a clear finds a policy already cleared (nothing to append); `nothing-to-clear` when a clear
+ * (strategy null) finds no policy ever set (nothing to append; `revision`: the session's, null when
+ * the session does not exist).
+ */
+export type PolicyDecision =
+  | { kind: 'unchanged'; policy: PolicySetData; revision: bigint }
+  | { kind: 'nothing-to-clear'; revision: bigint | null }
+  | { kind: 'append'; events: [EventData] };
 
 function metadataOf(address: SessionAddress): SessionEventMetadata {
   return { tenantId: address.tenantId, sessionId: address.sessionId };
@@ -182,7 +190,7 @@ export function policyKey(policy: Pick<PolicySetData, 'strategy' | 'trigger' | '
 
 /**
  * Decides a policy change: nothing when the session already has exactly this policy (a retried
- * PUT answers the event that set it), else one policy event stamped `context.now`, with an id
+ * PUT answers the event that set it), or when a clear finds nothing to clear (see {@link PolicyDecision}), else one policy event stamped `context.now`, with an id
  * derived from (session, the state's revision, the policy) so the same change racing itself on
  * one revision is one event.
  */
@@ -191,6 +199,11 @@ export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | 
   if (state?.policy && state.policyRevision !== null && policyKey(state.policy) === key) {
     return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
   }
+  // Clearing what is not set writes nothing: a clear over a cleared policy answers the clear, and with none ever set there is nothing to record.
+  if (command.strategy === null && state?.policy && state.policyRevision !== null && state.policy.strategy === null) {
+    return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
+  }
+  if (command.strategy === null && !state?.policy) return { kind: 'nothing-to-clear', revision: state?.revision ?? null };
   const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: context.now.toISOString() };
   return {
     kind: 'append',
