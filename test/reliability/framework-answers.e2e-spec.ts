@@ -105,6 +105,33 @@ describe('answers Fastify and Node would give themselves', () => {
     expect(JSON.stringify(answer.body)).not.toMatch(/root:|"name": "session|\/etc\//);
   });
 
+  it('answers 413 at once to a body declaring more than MAX_BODY_BYTES, without waiting for it', async () => {
+    const server = harness.service.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const answer = await new Promise<{ status: number; body: { code?: string } }>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          method: 'POST',
+          path: '/v1/sessions/x/events',
+          headers: { 'content-type': 'application/json', 'content-length': '999999999' },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => (text += chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { code?: string } }));
+        },
+      );
+      req.on('error', reject);
+      req.setTimeout(5000, () => req.destroy(new Error('no answer within 5 s')));
+      req.write('{}');
+    });
+    expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 413, code: 'payload_too_large' });
+  });
+
   it('names the allowed methods in an Allow header on 405', async () => {
     const answer = await send('PUT', '/v1/sessions/x/events');
     expect(answer.status).toBe(405);

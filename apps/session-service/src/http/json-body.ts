@@ -70,6 +70,27 @@ export function unsupportedCharset(charset: string): { code: string; message: st
 }
 
 /**
+ * Fastify `onRequest` hook builder: answers 413 `payload_too_large` at once (and closes the
+ * connection) when a body declares a Content-Length over `maxBodyBytes` and no Content-Encoding
+ * (an inflated body is at least as large as that). body-parser would otherwise wait for the whole
+ * declared body before answering, so a request declaring 1 GB and sending 2 bytes held its
+ * connection until the client gave up.
+ */
+export function refuseDeclaredTooLarge(maxBodyBytes: number) {
+  return (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const length = Number(req.headers['content-length'] ?? 0);
+    const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
+    void reply.code(413).header('connection', 'close').send(PAYLOAD_TOO_LARGE);
+  };
+}
+
+const PAYLOAD_TOO_LARGE = {
+  code: 'payload_too_large',
+  message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests',
+};
+
+/**
  * body-parser `verify` hook: throws when the raw body is not valid UTF-8 (body-parser would
  * otherwise replace bad bytes with U+FFFD silently; the error filter answers 400 `malformed_body`),
  * or nests deeper than `MAX_BODY_DEPTH` ({@link rejectDeepBody}: 400 `malformed_json`). Both
@@ -87,6 +108,7 @@ export function rejectInvalidBody(_req: unknown, _res: unknown, buffer: Buffer):
 export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number): void {
   const read = json({ limit: maxBodyBytes, type: () => true, strict: false, verify: rejectInvalidBody });
   app.addHook('onRequest', requireJsonBody);
+  app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes));
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
     const raw = request.raw as IncomingMessage & { body?: unknown };
