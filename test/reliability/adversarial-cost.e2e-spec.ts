@@ -17,6 +17,11 @@ import { startHealthProber } from '../support/health-prober';
 import { spawnService, type ServiceProcess } from '../support/service-process';
 
 const MAX_TEXT_LENGTH = 1_000_000; // the documented default
+/** Summarizing strategies whose pass archives every event but the last turn. */
+const STRATEGIES: Record<string, object> = {
+  'recursive-summarization': { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 },
+  'rolling-summary': { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 1 },
+};
 
 describe('adversarial per-request cost', () => {
   let service: ServiceProcess;
@@ -59,6 +64,39 @@ describe('adversarial per-request cost', () => {
       expect(latencies.length).toBeGreaterThanOrEqual(5);
       expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
       expect(tokens).toBe(getEstimator('cl100k_base').count(`User: ${text}`));
+    },
+    300_000,
+  );
+
+  it.each(['recursive-summarization', 'rolling-summary'])(
+    'answers /health within 200 ms while a %s pass summarizes every adversarial text (extractive summarizer)',
+    async (strategy) => {
+      // 200,000 code units of each adversarial text, then a short turn; the pass archives them all.
+      const texts = Object.entries(ADVERSARIAL_TEXTS).map(([kind, make]) => ({ id: kind.replace(/\W+/g, '-'), type: 'user', text: make(200_000) }));
+      const session = `summarize-${strategy}`;
+      const events = [...texts, { id: 'ok', type: 'assistant', text: 'ok' }, { id: 'last', type: 'user', text: 'last' }];
+      const appended = await fetch(`${service.url}/v1/sessions/${session}/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events }),
+      });
+      expect(appended.status).toBe(201);
+      const prober = await startHealthProber(service.url);
+      const started = performance.now();
+      const res = await fetch(`${service.url}/v1/sessions/${session}/compactions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ strategy: STRATEGIES[strategy] }),
+      });
+      const answer = (await res.json()) as { outcome: string; archived: string[] };
+      const ms = Math.round(performance.now() - started);
+      const { latencies, failures } = await prober.stop();
+      process.stderr.write(`adversarial ${strategy} pass: answered in ${ms} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms\n`);
+      expect(res.status).toBe(200);
+      expect(answer.outcome).toBe('compacted');
+      expect(answer.archived).toEqual(expect.arrayContaining(texts.map((t) => t.id)));
+      expect(failures).toEqual([]);
+      expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
     },
     300_000,
   );

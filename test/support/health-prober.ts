@@ -19,6 +19,9 @@ let stopping = false;
 process.stdin.on('end', () => { stopping = true; });
 process.stdin.resume();
 (async () => {
+  // A warm-up probe (the first fetch of a process loads its HTTP client), not counted.
+  await (await fetch(url)).arrayBuffer();
+  process.stdout.write('ready\\n');
   while (!stopping) {
     const start = performance.now();
     const res = await fetch(url);
@@ -33,20 +36,25 @@ process.stdin.resume();
 
 /**
  * Starts probing `${baseUrl}/health` every `pauseMs` ms (after each answer) in a child process.
- * Resolves once the first probe has been answered, so the caller's costly work starts under
- * observation.
+ * Resolves once a warm-up probe (not counted: a process's first fetch loads its HTTP client) has
+ * been answered, so the caller's costly work starts under observation.
  */
 export async function startHealthProber(baseUrl: string, pauseMs = 20): Promise<HealthProber> {
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['-e', PROBER, `${baseUrl}/health`, String(pauseMs)]);
   let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  let ready: () => void = () => undefined;
+  const warmedUp = new Promise<void>((resolve) => (ready = resolve));
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    if (output.startsWith('ready\n')) ready();
+  });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  await warmedUp;
   return {
     async stop() {
       child.stdin.end();
       await exited;
-      return JSON.parse(output) as { latencies: number[]; failures: number[] };
+      return JSON.parse(output.slice('ready\n'.length)) as { latencies: number[]; failures: number[] };
     },
   };
 }
