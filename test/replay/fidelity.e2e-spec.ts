@@ -12,7 +12,8 @@ import { loadServiceConfig } from '../../apps/session-service/src/config/service
 import { extractFacts, factsInText, holdsWords, mentionsFact } from '../../apps/replay/src/fact-extraction';
 import { firstCharsOf, measureSession, readFinalWindow } from '../../apps/replay/src/fidelity';
 import { readLog, waitForSettled } from '../../apps/replay/src/run-replay';
-import { ServiceClient } from '../../apps/replay/src/service-client';
+import type { Schemas, SessionServiceClient } from '@lib/client';
+import { createReplayClient, ok } from '../../apps/replay/src/service-client';
 import { sessionEvents, splitTurns } from '../../apps/replay/src/sessions-file';
 
 const call = (id: string, name: string, args: Record<string, unknown>) => ({ id, type: 'function', function: { name, arguments: JSON.stringify(args) } });
@@ -113,7 +114,7 @@ describe('fact extraction on a hand-written conversation', () => {
 describe('a fact planted in the first turn, after five compaction passes', () => {
   let service: SessionService;
   let dataDir: string;
-  let client: ServiceClient;
+  let client: SessionServiceClient;
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fidelity-e2e-'));
@@ -121,7 +122,7 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
       quiet: true,
     });
     await service.app.listen(0, '127.0.0.1');
-    client = new ServiceClient(`http://127.0.0.1:${(service.app.getHttpServer().address() as AddressInfo).port}`);
+    client = createReplayClient(`http://127.0.0.1:${(service.app.getHttpServer().address() as AddressInfo).port}`);
   }, 30_000);
 
   afterAll(async () => {
@@ -129,7 +130,7 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it.each(['sliding-window', 'recursive-summarization'])(
+  it.each(['sliding-window', 'recursive-summarization'] as const)(
     'is archived, went through at least 5 passes, and recall answers its event first, ahead of shorter repeats (%s)',
     async (type) => {
       const planted = 'QX7R2M';
@@ -145,10 +146,11 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
           { role: 'assistant', content: t < 7 ? `Answer ${t}: ${planted}.` : `Answer ${t}: it is sunny.` },
         );
       const sessionId = `fidelity-planted-${type}`;
-      const strategy = type === 'sliding-window' ? { type, maxEvents: 2 } : { type, maxEventsToKeep: 2, overlapSize: 0 };
-      await client.request('PUT', `/v1/sessions/${sessionId}/policy`, { strategy, trigger: null });
+      const strategy: Schemas['StrategyInput'] = type === 'sliding-window' ? { type, maxEvents: 2 } : { type, maxEventsToKeep: 2, overlapSize: 0 };
+      const params = { path: { sessionId } };
+      await ok(client.PUT('/v1/sessions/{sessionId}/policy', { params, body: { strategy, trigger: null } }));
       for (const turn of splitTurns(messages)) {
-        await client.request('POST', `/v1/sessions/${sessionId}/messages`, { messages: turn });
+        await ok(client.POST('/v1/sessions/{sessionId}/messages', { params, body: { messages: turn as Schemas['OpenAiInputMessage'][] } }));
         // one compaction per turn: wait for each before the next append
         expect(await waitForSettled(client, 30_000)).toBe(true);
       }
@@ -156,7 +158,7 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
       const facts = extractFacts(messages);
       expect(facts.map((f) => [f.value, f.messageIndex])).toEqual([[planted, 1]]);
       const log = (await readLog(client, sessionId)).filter((e) => e.type === 'ConversationEventAppended');
-      const { compactions } = await client.getSession<{ compactions: Array<{ outcome: string; position: string }> }>(sessionId, '/compactions');
+      const { compactions } = await ok(client.GET('/v1/sessions/{sessionId}/compactions', { params }));
       const positions = compactions.filter((c) => c.outcome === 'compacted').map((c) => c.position);
       const window = await readFinalWindow(client, sessionId, 'cl100k_base');
       const [result] = (await measureSession(client, sessionId, facts, log, positions, window)).facts;
@@ -166,10 +168,7 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
       expect(result.reached).toBe(true);
       expect(result.firstStatementRank).toBe(1);
       // the same, asked directly: the planted user event is the first hit, marked as the session's first mention, then the echoes
-      const page = await client.request<{ items: Array<{ eventId: string; firstMention?: boolean }> }>(
-        'GET',
-        `/v1/recall?q=${planted}&sessionId=${client.readId(sessionId)}&limit=5`,
-      );
+      const page = await ok(client.GET('/v1/recall', { params: { query: { q: planted, sessionId, limit: '5' } } }));
       expect(page.items[0]).toMatchObject({ eventId: log[1].eventId, firstMention: true });
       expect(page.items.slice(1).every((h) => h.firstMention === undefined)).toBe(true);
       expect(page.items).toHaveLength(5);

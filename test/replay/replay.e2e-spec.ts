@@ -17,8 +17,10 @@ import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
 import { runReplay, type ReplayReport } from '../../apps/replay/src/run-replay';
 import { chosenSessions } from '../../apps/replay/src/report';
 import { extractFacts } from '../../apps/replay/src/fact-extraction';
-import { ServiceClient } from '../../apps/replay/src/service-client';
+import type { SessionServiceClient } from '@lib/client';
+import { createReplayClient, ok } from '../../apps/replay/src/service-client';
 import { loadSessionsFile } from '../../apps/replay/src/sessions-file';
+import { eventsWindow } from '../../apps/replay/src/window-check';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const SESSIONS = 3;
@@ -27,7 +29,7 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
   let service: SessionService;
   let dataDir: string;
   let outDir: string;
-  let client: ServiceClient;
+  let client: SessionServiceClient;
   let report: ReplayReport;
   let printed = '';
 
@@ -52,7 +54,7 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
       stderr: stdout,
       runId: 'e2e',
     });
-    client = new ServiceClient(url);
+    client = createReplayClient(url);
   }, 300_000);
 
   afterAll(async () => {
@@ -88,13 +90,12 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
   it("matches the service's own answers: compactions, summarizer calls, final window tokens", async () => {
     for (const s of report.strategies) {
       for (const r of s.sessionReports) {
-        const { compactions } = await client.getSession<{
-          compactions: Array<{ compactionId: string; outcome: string; summarizer: { calls: number } | null }>;
-        }>(r.sessionId, '/compactions?limit=100');
+        const params = { path: { sessionId: r.sessionId } };
+        const { compactions } = await ok(client.GET('/v1/sessions/{sessionId}/compactions', { params: { ...params, query: { limit: '100' } } }));
         expect(r.compactions).toBe(compactions.filter((c) => c.outcome === 'compacted').length);
         expect(r.compactionMarks.map((m) => m.compactionId)).toEqual(compactions.map((c) => c.compactionId));
         expect(r.summarizerCalls).toBe(compactions.reduce((a, c) => a + (c.summarizer?.calls ?? 0), 0));
-        const window = await client.getSession<{ tokens: number; events: Array<{ tokens: number }> }>(r.sessionId, '/window?format=events');
+        const window = eventsWindow(await ok(client.GET('/v1/sessions/{sessionId}/window', { params: { ...params, query: { format: 'events' } } })));
         expect(r.tokensAfter).toBe(window.tokens);
         expect(window.events.reduce((a, e) => a + e.tokens, 0)).toBe(window.tokens);
         expect(r.perTurn[r.perTurn.length - 1].tokensWithoutCompaction).toBe(r.tokensBefore);
@@ -110,7 +111,11 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
     const recall = report.examples.recall!;
     expect(recall).toBeDefined();
     const owner = report.strategies.flatMap((s) => s.sessionReports).find((r) => r.sessionId === recall.sessionId)!;
-    const record = await client.getSession<{ archivedIds: string[] }>(owner.sessionId, `/compactions/${recall.compactionId}`);
+    const record = await ok(
+      client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+        params: { path: { sessionId: owner.sessionId, compactionId: recall.compactionId } },
+      }),
+    );
     expect(record.archivedIds).toContain(recall.eventId);
     expect(printed).toContain(`archived by compaction ${recall.compactionId}`);
     expect(report.examples.history?.compactions.length).toBeGreaterThan(0);

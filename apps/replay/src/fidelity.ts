@@ -23,7 +23,9 @@ import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, formatEvent, t
 import type { Summarizer } from '../../../libs/session/src/summarizers/summarizer';
 import { langChainToOpenAi, toLangChain } from '../../../bench/lib/langchain-messages';
 import { mentionsFact, messageText, type Fact } from './fact-extraction';
-import type { ServiceClient } from './service-client';
+import type { Schemas, SessionServiceClient } from '@lib/client';
+import { ok } from './service-client';
+import { eventsWindow, openAiWindow } from './window-check';
 
 /** Hits of a recall query that count for reach. */
 export const RECALL_TOP = 5;
@@ -156,16 +158,16 @@ export interface FinalWindow {
 }
 
 /** Reads the final window (OpenAI rendering for the texts, events rendering for the summaries). */
-export async function readFinalWindow(client: ServiceClient, sessionId: string, estimator: string): Promise<FinalWindow> {
-  const openai = await client.getSession<{ tokens: number; revision: string; messages: Record<string, unknown>[] }>(
-    sessionId,
-    `/window?estimator=${estimator}&format=openai`,
-  );
-  const events = await client.getSession<{ revision: string; events: Array<{ type: string; text?: string }> }>(
-    sessionId,
-    `/window?estimator=${estimator}&format=events&atRevision=${openai.revision}`,
-  );
-  return { tokens: openai.tokens, messages: openai.messages, summaries: events.events.filter((e) => e.type === 'summary').map((e) => e.text ?? '') };
+export async function readFinalWindow(client: SessionServiceClient, sessionId: string, estimator: Schemas['Estimator']): Promise<FinalWindow> {
+  const at = (format: 'openai' | 'events', atRevision?: string) =>
+    ok(client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId }, query: { estimator, format, ...(atRevision ? { atRevision } : {}) } } }));
+  const openai = openAiWindow(await at('openai'));
+  const events = eventsWindow(await at('events', openai.revision));
+  return {
+    tokens: openai.tokens,
+    messages: openai.messages,
+    summaries: events.events.flatMap((e) => (e.type === 'summary' ? [e.text] : [])),
+  };
 }
 
 /**
@@ -174,7 +176,7 @@ export async function readFinalWindow(client: ServiceClient, sessionId: string, 
  * positions. `logged[i]` is the log entry of message `i`.
  */
 export async function measureSession(
-  client: ServiceClient,
+  client: SessionServiceClient,
   sessionId: string,
   facts: readonly Fact[],
   logged: readonly LoggedEvent[],
@@ -188,10 +190,7 @@ export async function measureSession(
   const results: FactResult[] = [];
   for (const [k, fact] of facts.entries()) {
     const at = BigInt(logged[fact.messageIndex].position);
-    const page = await client.request<{ items: Array<{ eventId: string; type: string }> }>(
-      'GET',
-      `/v1/recall?q=${encodeURIComponent(fact.value)}&sessionId=${encodeURIComponent(client.readId(sessionId))}&limit=${RECALL_TOP}`,
-    );
+    const page = await ok(client.GET('/v1/recall', { params: { query: { q: fact.value, sessionId, limit: String(RECALL_TOP) } } }));
     const ranks = page.items.map((h) => (h.type === 'summary' ? undefined : indexOfEvent.get(h.eventId)));
     const first = ranks.indexOf(fact.messageIndex);
     results.push({

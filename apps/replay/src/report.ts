@@ -79,7 +79,6 @@ export function renderTable(report: ReplayReport): string {
     '',
     `Total: ${report.validationFailures} validation failures; wall time ${secs(report.wallTimeMs)} (concurrency ${report.concurrency}, ${report.service}).`,
   ];
-  for (const w of report.serviceWorkarounds ?? []) out.push(`Worked around: ${w}`);
   for (const s of report.strategies) {
     for (const p of s.problems.slice(0, 5)) out.push(`  ${s.name}: ${p.sessionId} turn ${p.turn} rev ${p.revision}: ${p.code}: ${p.message}`);
     if (!s.settled) out.push(`  ${s.name}: background compactions had not settled when the figures were read`);

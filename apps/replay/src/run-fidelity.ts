@@ -7,7 +7,7 @@
 import { computeEventCosts } from '../../../libs/session/src/domain/event-costs';
 import { summarizerFromEnv } from '../../../libs/session/src/summarizers/summarizer-config';
 import type { Summarizer } from '../../../libs/session/src/summarizers/summarizer';
-import type { SessionEvent } from '@lib/compaction';
+import type { EstimatorName, SessionEvent } from '@lib/compaction';
 import { extractFacts, type Fact } from './fact-extraction';
 import {
   baselineRow,
@@ -24,7 +24,7 @@ import {
 } from './fidelity';
 import type { ReplayPlan } from './policy-forms';
 import { sessionEvents } from './sessions-file';
-import type { ServiceClient } from './service-client';
+import type { SessionServiceClient } from '@lib/client';
 
 export type { FidelityReport } from './fidelity';
 
@@ -58,7 +58,7 @@ export class FidelityCollector {
   constructor(
     sessions: ReadonlyArray<{ messages: Record<string, unknown>[] }>,
     readonly count: number,
-    private readonly estimator: string,
+    private readonly estimator: EstimatorName,
     env: NodeJS.ProcessEnv = process.env,
   ) {
     const measured = sessions.slice(0, count);
@@ -76,7 +76,7 @@ export class FidelityCollector {
    * compacted. Sessions past `count` are ignored.
    */
   async measure(
-    client: ServiceClient,
+    client: SessionServiceClient,
     plan: ReplayPlan,
     index: number,
     sessionId: string,
@@ -110,7 +110,7 @@ export class FidelityCollector {
     }
     const trimmed = [];
     for (const [i, events] of this.events.entries()) {
-      const costs = events.map((e) => computeEventCosts(e)[this.estimator as keyof ReturnType<typeof computeEventCosts>]);
+      const costs = events.map((e) => computeEventCosts(e)[this.estimator]);
       trimmed.push(await trimBaseline(events, costs, this.facts[i], trimBudget));
     }
     rows.push(

@@ -12,13 +12,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { ESTIMATOR_NAMES, type Strategy, type Trigger } from '@lib/compaction';
+import { ESTIMATOR_NAMES, type EstimatorName, type Strategy, type Trigger } from '@lib/compaction';
 import { ReplayError } from './replay-error';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
 import { FidelityCollector, type FidelityReport } from './run-fidelity';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
-import type { Schemas } from '@lib/client';
-import { ServiceClient, ServiceHttpError, type AppendAnswer } from './service-client';
+import type { Schemas, SessionServiceClient } from '@lib/client';
+import { createReplayClient, ok, probe, ServiceHttpError } from './service-client';
 import { readAndCheckWindow, type WindowProblem } from './window-check';
 import { createProgress } from './progress';
 import { renderFidelity, renderTable, writeReports } from './report';
@@ -173,8 +173,6 @@ export interface ReplayReport {
   examples: ReplayExamples;
   /** Total over strategies. */
   validationFailures: number;
-  /** Service bugs the replay worked around (each says how); empty when none was needed. */
-  serviceWorkarounds: string[];
   /** Context fidelity per strategy and baselines (issue 16); absent with `fidelity: false`. */
   fidelity?: FidelityReport;
 }
@@ -219,11 +217,11 @@ function sleep(ms: number): Promise<void> {
  * up with the store, seen on two polls in a row (so a compaction that another append just
  * requested is not missed). Returns false after `timeoutMs`.
  */
-export async function waitForSettled(client: ServiceClient, timeoutMs = 300_000): Promise<boolean> {
+export async function waitForSettled(client: SessionServiceClient, timeoutMs = 300_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   let quietPolls = 0;
   while (Date.now() < deadline) {
-    const h = await client.health();
+    const h = await ok(client.GET('/health'));
     const idle = (h.autoCompactionsInProgress ?? 0) === 0 && h.projector?.lag === 'caught-up';
     quietPolls = idle ? quietPolls + 1 : 0;
     if (quietPolls >= 2) return true;
@@ -232,27 +230,24 @@ export async function waitForSettled(client: ServiceClient, timeoutMs = 300_000)
   return false;
 }
 
-/** One entry of a session's log as the replay reads it. */
-export interface LogEntry {
-  revision: string;
-  position: string;
-  type: string;
-  eventId?: string;
-  kind?: string;
-  archived?: boolean;
-  archivedBy?: string;
-  data: { event?: { type: string; text?: string | null }; costs?: Record<string, number> };
-}
+/**
+ * One entry of a session's log (`GET …/events`, the generated client's schema) with the part of
+ * its payload the replay reads: a conversation event's text and its costs (tokens per estimator).
+ */
+export type LogEntry = Omit<Schemas['LogPage']['events'][number], 'data'> & {
+  data: { event?: { type: string; text?: string | null }; costs?: Partial<Record<EstimatorName, number>> };
+};
 
 /** Every entry of a session's log, page by page (`GET …/events`). */
-export async function readLog(client: ServiceClient, sessionId: string): Promise<LogEntry[]> {
+export async function readLog(client: SessionServiceClient, sessionId: string): Promise<LogEntry[]> {
   const all: LogEntry[] = [];
-  let from = '0';
+  let fromRevision = '0';
   for (;;) {
-    const page = await client.getSession<{ events: LogEntry[]; nextRevision?: string }>(sessionId, `/events?fromRevision=${from}&limit=1000`);
-    all.push(...page.events);
+    const page = await ok(client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId }, query: { fromRevision, limit: '1000' } } }));
+    // the payload is the event's data verbatim (an open object in the API's schema)
+    all.push(...(page.events as LogEntry[]));
     if (page.nextRevision === undefined) return all;
-    from = page.nextRevision;
+    fromRevision = page.nextRevision;
   }
 }
 
@@ -264,11 +259,13 @@ function summarizerCallsOf(c: CompactionRecord): number {
 }
 
 /** The whole compaction history of a session, oldest first (every page). */
-async function readCompactions(client: ServiceClient, sessionId: string): Promise<CompactionRecord[]> {
+async function readCompactions(client: SessionServiceClient, sessionId: string): Promise<CompactionRecord[]> {
   const all: CompactionRecord[] = [];
   let cursor: string | undefined;
   do {
-    const page = await client.getSession<Schemas['CompactionHistoryPage']>(sessionId, `/compactions?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
+    const page = await ok(
+      client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId }, query: { limit: '100', ...(cursor ? { cursor } : {}) } } }),
+    );
     all.push(...page.compactions);
     cursor = page.nextCursor;
   } while (cursor);
@@ -313,9 +310,8 @@ async function startInProcessService(): Promise<{ url: string; close: () => Prom
 export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const stdout = options.stdout ?? process.stdout;
   const stderr = options.stderr ?? process.stderr;
-  const estimator = options.estimator ?? 'cl100k_base';
-  if (!(ESTIMATOR_NAMES as readonly string[]).includes(estimator))
-    throw new ReplayError(`--estimator must be one of ${ESTIMATOR_NAMES.join(', ')}, got "${estimator}"`);
+  const estimator = (options.estimator ?? 'cl100k_base') as EstimatorName;
+  if (!ESTIMATOR_NAMES.includes(estimator)) throw new ReplayError(`--estimator must be one of ${ESTIMATOR_NAMES.join(', ')}, got "${estimator}"`);
   const concurrency = positiveInt(options.concurrency, '--concurrency', 4);
   const htmlSessions = positiveInt(options.htmlSessions, '--html-sessions', 3);
   const limit = options.sessions === undefined ? undefined : positiveInt(options.sessions, '--sessions', 1);
@@ -329,7 +325,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const fidelity = options.fidelity === false ? undefined : new FidelityCollector(sessions, fidelitySessions, estimator);
 
   let close: (() => Promise<void>) | undefined;
-  let client: ServiceClient;
+  let client: SessionServiceClient;
   if (options.url) {
     let parsed: URL;
     try {
@@ -338,19 +334,14 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       throw new ReplayError(`--url "${options.url}" is not a URL (write e.g. http://127.0.0.1:3000)`);
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ReplayError(`--url "${options.url}" must be an http:// or https:// URL`);
-    client = new ServiceClient(options.url, options.apiKey);
-    await client.probe();
+    client = createReplayClient(options.url, options.apiKey);
+    await probe(client, options.url);
   } else {
     const started = await startInProcessService();
     close = started.close;
-    client = new ServiceClient(started.url);
+    client = createReplayClient(started.url);
   }
 
-  const serviceWorkarounds: string[] = [];
-  client.onReadWorkaround = (message) => {
-    serviceWorkarounds.push(message);
-    stderr.write(`\nreplay: warning: ${message}\n`);
-  };
   const startedAt = new Date();
   const t0 = Date.now();
   try {
@@ -387,7 +378,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       : undefined;
     const report: ReplayReport = {
       file: options.file,
-      service: options.url ? client.url : 'in-process (temporary embedded store)',
+      service: options.url ? options.url.replace(/\/+$/, '') : 'in-process (temporary embedded store)',
       estimator,
       startedAt: startedAt.toISOString(),
       wallTimeMs: Date.now() - t0,
@@ -395,7 +386,6 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       strategies,
       examples,
       validationFailures,
-      serviceWorkarounds,
       ...(fidelityReport ? { fidelity: fidelityReport } : {}),
     };
     writeReports(outDir, report, htmlSessions);
@@ -444,7 +434,7 @@ function refused(err: unknown, what?: string): unknown {
 
 interface PlanContext {
   runId: string;
-  estimator: string;
+  estimator: EstimatorName;
   concurrency: number;
   progress: () => void;
   archivedTexts: ArchivedText[];
@@ -453,7 +443,7 @@ interface PlanContext {
 }
 
 async function replayPlan(
-  client: ServiceClient,
+  client: SessionServiceClient,
   plan: ReplayPlan,
   sessions: ReplaySession[],
   turnsOf: Record<string, unknown>[][][],
@@ -473,10 +463,10 @@ async function replayPlan(
 
   await pool(sessions, ctx.concurrency, async (_session, i) => {
     const sessionId = ids[i];
-    const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+    const params = { path: { sessionId } };
     const session = describeSession(sessions[i], i, sessionId);
     try {
-      await client.request('PUT', `${path}/policy`, { strategy: plan.strategy, trigger: plan.trigger, estimator: ctx.estimator });
+      await ok(client.PUT('/v1/sessions/{sessionId}/policy', { params, body: { strategy: plan.strategy, trigger: plan.trigger, estimator: ctx.estimator } }));
     } catch (err) {
       throw refused(err, `the service rejected the ${plan.name} policy of ${session}`);
     }
@@ -484,9 +474,10 @@ async function replayPlan(
     let sessionFailures = 0;
     let offset = 0;
     for (const [t, batch] of turnsOf[i].entries()) {
-      let ack: AppendAnswer;
+      let ack: Schemas['AppendResult'];
       try {
-        ack = await client.request<AppendAnswer>('POST', `${path}/messages`, { messages: batch });
+        // the file's messages as they are: the service's parser judges them (a refusal names the message)
+        ack = await ok(client.POST('/v1/sessions/{sessionId}/messages', { params, body: { messages: batch as Schemas['OpenAiInputMessage'][] } }));
       } catch (err) {
         throw refused(err, `the service rejected ${rejectedMessages(err, offset, batch.length, t + 1)} of ${session}`);
       }
@@ -601,7 +592,7 @@ async function replayPlan(
 
 const FACT_PATTERNS = [/\b[a-z]+_[a-z]+_\d{3,5}\b/, /\b(?=[A-Z0-9]{6}\b)(?=[A-Z0-9]*\d)[A-Z0-9]*[A-Z][A-Z0-9]*\b/, /\b\d{4}-\d{2}-\d{2}\b/, /\b[A-Za-z]{9,}\b/];
 
-async function liveExamples(client: ServiceClient, strategies: StrategyReport[], archived: ArchivedText[]): Promise<ReplayExamples> {
+async function liveExamples(client: SessionServiceClient, strategies: StrategyReport[], archived: ArchivedText[]): Promise<ReplayExamples> {
   const lines: string[] = [];
   const examples: ReplayExamples = { lines };
   const marks = new Map<string, { plan: string; mark: CompactionMark }>();
@@ -614,9 +605,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
     for (const c of candidates) {
       const fact = c.text.match(pattern)?.[0];
       if (!fact) continue;
-      const page = await client.request<{
-        items: Array<{ sessionId: string; eventId: string; type: string; snippet: string; archived: boolean; compactionId?: string }>;
-      }>('GET', `/v1/recall?q=${encodeURIComponent(fact)}&sessionId=${encodeURIComponent(client.readId(c.sessionId))}&archived=true&limit=100`);
+      const page = await ok(client.GET('/v1/recall', { params: { query: { q: fact, sessionId: c.sessionId, archived: 'true', limit: '100' } } }));
       const hit = page.items.find((h) => h.eventId === c.eventId && h.archived && h.compactionId);
       if (!hit) continue;
       const info = marks.get(`${c.sessionId}/${hit.compactionId}`);
@@ -637,7 +626,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   lines.push('Live example 1: recall finds a fact from an archived turn');
   if (examples.recall) {
     const r = examples.recall;
-    lines.push(`  GET /v1/recall?q=${r.query}&sessionId=${client.readId(r.sessionId)}&archived=true -> ${r.hits} hit(s)`);
+    lines.push(`  GET /v1/recall?q=${r.query}&sessionId=${r.sessionId}&archived=true -> ${r.hits} hit(s)`);
     lines.push(`  ${r.type} event ${r.eventId}: "${r.snippet}"`);
     lines.push(`  archived by compaction ${r.compactionId}${r.compactionStrategy ? ` (${r.compactionStrategy}, after turn ${r.afterTurn})` : ''}`);
   } else {
@@ -653,7 +642,7 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
   lines.push('Live example 2: compaction history of one session');
   if (pick && pick.r.compactions + pick.r.failedCompactions > 0) {
     const compactions = await readCompactions(client, pick.r.sessionId);
-    lines.push(`  GET /v1/sessions/${client.readId(pick.r.sessionId)}/compactions (${pick.s.name}, ${compactions.length} decisions)`);
+    lines.push(`  GET /v1/sessions/${pick.r.sessionId}/compactions (${pick.s.name}, ${compactions.length} decisions)`);
     const rows: Array<Record<string, unknown>> = [];
     for (const c of compactions) {
       const mark = pick.r.compactionMarks.find((m) => m.compactionId === c.compactionId);
@@ -676,7 +665,11 @@ async function liveExamples(client: ServiceClient, strategies: StrategyReport[],
     }
     const last = compactions[compactions.length - 1];
     if (last?.summary) {
-      const one = await client.getSession<CompactionRecord>(pick.r.sessionId, `/compactions/${encodeURIComponent(last.compactionId)}`);
+      const one = await ok(
+        client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
+          params: { path: { sessionId: pick.r.sessionId, compactionId: last.compactionId } },
+        }),
+      );
       lines.push(`  latest summary (GET .../compactions/${last.compactionId}): "${(one.summary?.text ?? '').replace(/\s+/g, ' ').slice(0, 200)}…"`);
     }
     examples.history = { sessionId: pick.r.sessionId, compactions: rows };

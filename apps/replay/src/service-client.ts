@@ -1,9 +1,12 @@
 /**
- * A small HTTP client of the session service for the replay: JSON in and out, one-line errors
- * when nothing answers, and patient retries only where the service asks for them (429 with
- * Retry-After, 503 `projection_behind` on reads).
+ * How the replay talks to the session service: the shared typed client (`createSessionServiceClient`
+ * of `@lib/client`, openapi-fetch over the generated OpenAPI types, so a changed API breaks the
+ * replay's compile) with a transport of the replay's own: one-line {@link ReplayError}s when
+ * nothing answers, patient retries only where the service asks for them (429 with Retry-After,
+ * 503 `projection_behind` on reads), and every other non-2xx answer thrown as a
+ * {@link ServiceHttpError}.
  */
-import type { Schemas } from '@lib/client';
+import { createSessionServiceClient, type Schemas, type SessionServiceClient } from '@lib/client';
 import { ReplayError } from './replay-error';
 
 /** An HTTP answer that was not 2xx: the status and the service's `{ code, message }`. */
@@ -28,11 +31,14 @@ export class ServiceHttpError extends Error {
   }
 }
 
-/** Answer of `POST /v1/sessions/:id/messages` (the generated client's schema). */
-export type AppendAnswer = Schemas['AppendResult'];
-
 /** `GET /health` (the generated client's schema). */
 export type HealthAnswer = Schemas['Health'];
+
+/** Attempts of one request that the service answers 429 or (GET) 503 `projection_behind` before its answer is thrown. */
+const MAX_RETRIES = 20;
+
+/** Longest wait between two attempts, ms (a larger Retry-After is cut to it). */
+const MAX_RETRY_WAIT_MS = 10_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,137 +46,101 @@ function sleep(ms: number): Promise<void> {
 
 function networkReason(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code)
-    return `${cause.code}${cause.message && !cause.message.includes(cause.code) ? ` (${cause.message})` : cause.message ? ` (${cause.message})` : ''}`;
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
   return (err as Error).message;
 }
 
-/** Client of one service base URL. */
-export class ServiceClient {
-  private readonly base: string;
-
-  /** @param baseUrl e.g. `http://127.0.0.1:3000`; a trailing slash is ignored. */
-  constructor(
-    baseUrl: string,
-    private readonly apiKey?: string,
-  ) {
-    this.base = baseUrl.replace(/\/+$/, '');
+function parseJson(text: string): unknown {
+  try {
+    return text ? JSON.parse(text) : undefined;
+  } catch {
+    return undefined;
   }
+}
 
-  /** The base URL requests go to. */
-  get url(): string {
-    return this.base;
-  }
-
-  /**
-   * Checks that a session service answers at the URL (`GET /health`).
-   * @throws ReplayError (one line) when nothing answers, or something that is not the service does.
-   */
-  async probe(timeoutMs = 5000): Promise<HealthAnswer> {
-    let res: Response;
-    try {
-      res = await fetch(`${this.base}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkReason(err);
-      throw new ReplayError(`no session service answers at ${this.base}: ${reason}`);
-    }
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    if (!body || typeof body !== 'object' || !('status' in body) || !('projector' in body)) {
-      throw new ReplayError(`${this.base} answered GET /health with ${res.status} but is not the session service`);
-    }
-    if (res.status !== 200) throw new ReplayError(`the session service at ${this.base} is unhealthy: ${JSON.stringify(body)}`);
-    return body as HealthAnswer;
-  }
-
-  /**
-   * One request. Retries 429 (after Retry-After) and, for GET, 503 `projection_behind`, a bounded
-   * number of times; any other non-2xx answer throws {@link ServiceHttpError}.
-   */
-  async request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+/**
+ * The replay's transport (openapi-fetch's `fetch` option): sends the request, retries a 429
+ * (after Retry-After seconds, at most {@link MAX_RETRY_WAIT_MS}) and a GET's 503
+ * `projection_behind` (after 200 ms × attempt when no Retry-After) up to {@link MAX_RETRIES}
+ * times, and returns only 2xx answers.
+ * @throws ReplayError (one line) when the service stops answering (connection refused, reset, …).
+ * @throws ServiceHttpError for any other non-2xx answer, or a retried one after the last attempt.
+ */
+function replayTransport(baseUrl: string): (request: Request) => Promise<Response> {
+  return async (request) => {
+    const path = new URL(request.url).pathname;
     for (let attempt = 0; ; attempt++) {
       let res: Response;
       try {
-        res = await fetch(`${this.base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+        res = await fetch(request.clone());
       } catch (err) {
-        throw new ReplayError(`the session service at ${this.base} stopped answering (${method} ${path.split('?')[0]}): ${networkReason(err)}`);
+        throw new ReplayError(`the session service at ${baseUrl} stopped answering (${request.method} ${path}): ${networkReason(err)}`);
       }
+      if (res.ok) return res;
       const text = await res.text();
-      let json: unknown;
-      try {
-        json = text ? JSON.parse(text) : undefined;
-      } catch {
-        json = undefined;
-      }
-      if (res.ok) return json as T;
-      const code = (json as { code?: string } | undefined)?.code;
-      const message = (json as { message?: string } | undefined)?.message ?? text.slice(0, 200);
-      const retriable = res.status === 429 || (method === 'GET' && res.status === 503 && code === 'projection_behind');
-      if (retriable && attempt < 20) {
+      const json = parseJson(text);
+      const body = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
+      const code = typeof body?.code === 'string' ? body.code : undefined;
+      const retriable = res.status === 429 || (request.method === 'GET' && res.status === 503 && code === 'projection_behind');
+      if (retriable && attempt < MAX_RETRIES) {
         const after = Number(res.headers.get('retry-after'));
-        await sleep(Number.isFinite(after) && after > 0 ? Math.min(after * 1000, 10_000) : 200 * (attempt + 1));
+        await sleep(Number.isFinite(after) && after > 0 ? Math.min(after * 1000, MAX_RETRY_WAIT_MS) : 200 * (attempt + 1));
         continue;
       }
-      const details = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
-      throw new ServiceHttpError(method, path.split('?')[0], res.status, code, String(message).replace(/\s*\n\s*/g, ' '), details);
+      const message = typeof body?.message === 'string' ? body.message : text.slice(0, 200);
+      throw new ServiceHttpError(request.method, path, res.status, code, message.replace(/\s*\n\s*/g, ' '), body);
     }
-  }
+  };
+}
 
-  /**
-   * Prefix the read side needs in front of session ids: '' when reads answer under the session id
-   * (correct), `default.` when they only answer under the store key `<tenant>.<sessionId>` (a
-   * service bug, see README); undefined until the first session read tells.
-   */
-  readPrefix: string | undefined;
+/**
+ * The typed client of the service at `baseUrl` (e.g. `http://127.0.0.1:3000`) with the replay's
+ * transport: a call either answers 2xx or throws ({@link ReplayError}, {@link ServiceHttpError}).
+ * Unwrap its answers with {@link ok}.
+ * @param apiKey sent as `Authorization: Bearer <apiKey>` (a service with API_KEYS needs one).
+ */
+export function createReplayClient(baseUrl: string, apiKey?: string): SessionServiceClient {
+  const base = baseUrl.replace(/\/+$/, '');
+  return createSessionServiceClient(base, { apiKey, headers: { accept: 'application/json' }, fetch: replayTransport(base) });
+}
 
-  /** Called once when reads need the `<tenant>.` prefix (the replay reports it). */
-  onReadWorkaround?: (message: string) => void;
+/**
+ * The 2xx body of a call of a {@link createReplayClient} client, typed by the route's schema (its
+ * transport has already thrown every non-2xx answer).
+ * @throws Error when the answer has no body (the schema promises one).
+ */
+export async function ok<D>(call: Promise<{ data?: D; response: Response }>): Promise<D> {
+  const { data, response } = await call;
+  if (data === undefined) throw new Error(`${new URL(response.url).pathname} answered ${response.status} without the body its schema promises`);
+  return data;
+}
 
-  /** The id a read endpoint knows `sessionId` under (see {@link readPrefix}). */
-  readId(sessionId: string): string {
-    return `${this.readPrefix ?? ''}${sessionId}`;
-  }
-
-  /**
-   * `GET /v1/sessions/<id><suffix>`. When the service answers 404 `session_not_found` for a
-   * session that was just appended to, retries under `default.<id>` (the open-mode store key);
-   * if that answers, every later read uses it and {@link onReadWorkaround} is told once.
-   */
-  async getSession<T>(sessionId: string, suffix: string): Promise<T> {
-    const at = (id: string) => this.request<T>('GET', `/v1/sessions/${encodeURIComponent(id)}${suffix}`);
-    if (this.readPrefix !== undefined) return at(this.readId(sessionId));
-    try {
-      const answer = await at(sessionId);
-      this.readPrefix ??= '';
-      return answer;
-    } catch (err) {
-      if (!(err instanceof ServiceHttpError) || err.status !== 404 || err.code !== 'session_not_found') throw err;
-      let answer: T;
+/**
+ * Checks that a session service answers at `baseUrl` (`GET /health` through the typed client).
+ * @throws ReplayError (one line) when nothing answers within `timeoutMs` (ms), something that is
+ *   not the service answers, or the service answers that it is unhealthy.
+ */
+export async function probe(client: SessionServiceClient, baseUrl: string, timeoutMs = 5000): Promise<HealthAnswer> {
+  const base = baseUrl.replace(/\/+$/, '');
+  const { data, error, response } = await client.GET('/health', {
+    signal: AbortSignal.timeout(timeoutMs),
+    // its own transport: no retries, and an answer that is not the service's health is refused here
+    fetch: async (request: Request) => {
+      let res: Response;
       try {
-        answer = await at(`default.${sessionId}`);
-      } catch {
-        throw err;
+        res = await fetch(request);
+      } catch (err) {
+        const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : networkReason(err);
+        throw new ReplayError(`no session service answers at ${base}: ${reason}`);
       }
-      if (this.readPrefix === undefined) {
-        this.readPrefix = 'default.';
-        this.onReadWorkaround?.(
-          `service bug: GET /v1/sessions/${sessionId}${suffix.split('?')[0]} answers 404 session_not_found right after an append, but the same read under "default.${sessionId}" answers: the read models key sessions by the store key <tenant>.<sessionId>; the replay reads under that key`,
-        );
+      const text = await res.text();
+      const body = parseJson(text);
+      if (!body || typeof body !== 'object' || !('status' in body) || !('projector' in body)) {
+        throw new ReplayError(`${base} answered GET /health with ${res.status} but is not the session service`);
       }
-      return answer;
-    }
-  }
-
-  /** `GET /health`. */
-  health(): Promise<HealthAnswer> {
-    return this.request('GET', '/health');
-  }
+      return new Response(text, { status: res.status, statusText: res.statusText, headers: res.headers });
+    },
+  });
+  if (response.status !== 200 || data === undefined) throw new ReplayError(`the session service at ${base} is unhealthy: ${JSON.stringify(error)}`);
+  return data;
 }

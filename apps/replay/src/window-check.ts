@@ -6,7 +6,8 @@
  * total the service reports equals the sum of the window's event costs.
  */
 import { validateOpenAiWindow } from '@lib/session';
-import type { ServiceClient } from './service-client';
+import type { Schemas, SessionServiceClient } from '@lib/client';
+import { ok } from './service-client';
 
 /** One problem found in a window. */
 export interface WindowProblem {
@@ -19,22 +20,22 @@ export interface WindowProblem {
   message: string;
 }
 
-/** Window in the `events` format, as far as the replay uses it. */
-export interface EventsWindow {
-  sessionId: string;
-  revision: string;
-  tokens: number;
-  estimator: string;
-  events: Array<{ id: string; type: string; tokens: number; shadowPrompt?: string; text?: string; compactionId?: string }>;
+/** `GET …/window?format=events` (the generated client's schema). */
+export type EventsWindow = Extract<Schemas['Window'], { events: unknown }>;
+
+/** `GET …/window?format=openai` (the generated client's schema). */
+export type OpenAiWindow = Extract<Schemas['Window'], { messages: unknown }>;
+
+/** The window in the events rendering. @throws Error when the service answered the other one. */
+export function eventsWindow(window: Schemas['Window']): EventsWindow {
+  if (!('events' in window)) throw new Error(`GET /v1/sessions/${window.sessionId}/window?format=events answered without events`);
+  return window;
 }
 
-/** Window in the `openai` format. */
-export interface OpenAiWindow {
-  sessionId: string;
-  revision: string;
-  tokens: number;
-  estimator: string;
-  messages: unknown[];
+/** The window in the OpenAI rendering. @throws Error when the service answered the other one. */
+export function openAiWindow(window: Schemas['Window']): OpenAiWindow {
+  if (!('messages' in window)) throw new Error(`GET /v1/sessions/${window.sessionId}/window?format=openai answered without messages`);
+  return window;
 }
 
 /** What one checked read returns. */
@@ -54,25 +55,28 @@ export interface WindowReading {
  * (re-reading when a background compaction lands between the two reads), and checks it.
  */
 export async function readAndCheckWindow(
-  client: ServiceClient,
+  client: SessionServiceClient,
   sessionId: string,
-  estimator: string,
+  estimator: Schemas['Estimator'],
   turn: number,
   minPosition?: string,
 ): Promise<WindowReading> {
-  const base = `/window?estimator=${estimator}${minPosition ? `&minPosition=${minPosition}` : ''}`;
+  const read = (format: 'openai' | 'events') =>
+    ok(
+      client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId }, query: { estimator, format, ...(minPosition ? { minPosition } : {}) } } }),
+    );
   let events!: EventsWindow;
   let openai!: OpenAiWindow;
   let sameRevision = false;
   for (let attempt = 0; attempt < 5 && !sameRevision; attempt++) {
-    openai = await client.getSession<OpenAiWindow>(sessionId, `${base}&format=openai`);
-    events = await client.getSession<EventsWindow>(sessionId, `${base}&format=events`);
+    openai = openAiWindow(await read('openai'));
+    events = eventsWindow(await read('events'));
     sameRevision = openai.revision === events.revision;
   }
   const problems: WindowProblem[] = [];
   const add = (revision: string, code: string, message: string) => problems.push({ sessionId, turn, revision, code, message });
 
-  const summaries = events.events.filter((e) => e.type === 'summary').map((e) => ({ shadowPrompt: e.shadowPrompt ?? '', text: e.text ?? '' }));
+  const summaries = events.events.flatMap((e) => (e.type === 'summary' ? [{ shadowPrompt: e.shadowPrompt, text: e.text }] : []));
   for (const p of validateOpenAiWindow(openai.messages, sameRevision ? { summaries } : {})) add(openai.revision, p.code, p.message);
 
   const sum = events.events.reduce((acc, e) => acc + e.tokens, 0);
