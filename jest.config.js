@@ -8,6 +8,7 @@
 const moduleNameMapper = {
   '^@lib/compaction$': '<rootDir>/libs/compaction/src',
   '^@lib/event-store$': '<rootDir>/libs/event-store/src',
+  '^@lib/event-store/(postgres|kurrentdb)$': '<rootDir>/libs/event-store/src/$1',
   '^@lib/session$': '<rootDir>/libs/session/src',
   '^@lib/client$': '<rootDir>/libs/client/src',
 };

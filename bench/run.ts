@@ -5,9 +5,10 @@
  */
 import 'reflect-metadata';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command } from 'commander';
-import { machineInfo, renderTable, type FigureResult } from './lib/report';
+import { machineInfo, renderTable, runCost, type FigureResult } from './lib/report';
 import { nowMs, round } from './lib/stats';
 import { runAppendLoad } from './figures/append-load';
 import { runCompactionScaling } from './figures/compaction-scaling';
@@ -36,6 +37,10 @@ export interface BenchSizes {
   memoryEventsPerSession: number;
   /** Seconds of HTTP load per replica count (figure 8). */
   replicaSeconds: number;
+  /** Replica counts of figure 8. */
+  replicaCounts: number[];
+  /** Seconds of each of figure 8's three store-side measures (raw `pg`, the adapter with 1 and with `clients` appenders). */
+  replicaBaselineSeconds: number;
   /** Sessions and rounds (4 appends + 1 compact each) per transport (figure 9). */
   natsSessions: number;
   natsRounds: number;
@@ -45,20 +50,22 @@ export interface BenchSizes {
 
 /** `--quick`: every figure, small sizes, under 60 s. */
 export const QUICK: BenchSizes = {
-  appendSeconds: 4,
-  baselineSeconds: 2,
+  appendSeconds: 3,
+  baselineSeconds: 1,
   clients: 16,
   logSizes: [1_000, 10_000],
   passesPerSize: 5,
   recallEvents: 20_000,
   recallQueries: 300,
   tokenizerPasses: 1,
-  tokenizerEvery: 5,
+  tokenizerEvery: 10,
   plannerRepeats: 5,
   plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
-  replicaSeconds: 4,
+  replicaSeconds: 2,
+  replicaCounts: [1, 2],
+  replicaBaselineSeconds: 1,
   natsSessions: 50,
   natsRounds: 1,
   adversarialSizes: [10_000, 100_000],
@@ -80,6 +87,8 @@ export const FULL: BenchSizes = {
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
   replicaSeconds: 10,
+  replicaCounts: [1, 2, 3],
+  replicaBaselineSeconds: 8,
   natsSessions: 200,
   natsRounds: 2,
   adversarialSizes: [10_000, 100_000, 1_000_000],
@@ -100,7 +109,9 @@ async function main(): Promise<void> {
   const sizes = opts.quick ? QUICK : FULL;
   const only = new Set(opts.only.split(',').map((s) => Number(s.trim())));
   const machine = machineInfo();
+  const loadBefore = os.loadavg()[0];
   process.stderr.write(`bench (${opts.quick ? 'quick' : 'full'}) on ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}\n`);
+  if (opts.quick) process.stderr.write(`${quickSizesLine()}\n`);
 
   const results: FigureResult[] = [];
   const started = nowMs();
@@ -134,7 +145,12 @@ async function main(): Promise<void> {
   await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir: opts.dir }));
   await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir: opts.dir }));
   await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
-    runPostgresReplicas({ clients: sizes.clients, seconds: sizes.replicaSeconds, baselineSeconds: sizes.baselineSeconds }),
+    runPostgresReplicas({
+      clients: sizes.clients,
+      seconds: sizes.replicaSeconds,
+      baselineSeconds: sizes.replicaBaselineSeconds,
+      replicaCounts: sizes.replicaCounts,
+    }),
   );
   await run([9], 'commands per second: NATS JetStream vs HTTP', () =>
     runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }),
@@ -153,6 +169,19 @@ async function main(): Promise<void> {
   const file = path.join(opts.out, `${machine.date.replace(/[:.]/g, '-')}${opts.quick ? '-quick' : ''}.json`);
   fs.writeFileSync(file, `${JSON.stringify({ mode: opts.quick ? 'quick' : 'full', machine, totalSeconds, sizes, table, figures: results }, null, 2)}\n`);
   process.stdout.write(`results: ${path.relative(process.cwd(), file)}\n`);
+  if (opts.quick) process.stdout.write(`${quickSizesLine()}\n`);
+  const cost = runCost();
+  process.stdout.write(
+    `total: ${cost.wallSeconds.toFixed(1)} s wall, ${cost.cpuSeconds === null ? 'CPU unknown (no /proc)' : `${cost.cpuSeconds.toFixed(1)} s CPU`} (user + system, the bench and its child processes; PostgreSQL's and NATS's own not counted), load average ${loadBefore.toFixed(1)} before, ${cost.loadAverage.toFixed(1)} after\n`,
+  );
+}
+
+/** One line saying which sizes a quick run shrinks, against the full run's. */
+function quickSizesLine(): string {
+  const smaller = (Object.keys(QUICK) as (keyof BenchSizes)[])
+    .filter((k) => JSON.stringify(QUICK[k]) !== JSON.stringify(FULL[k]))
+    .map((k) => `${k} ${String(QUICK[k])} (full ${String(FULL[k])})`);
+  return `quick run: smaller sizes than the full run, so the figures are rougher and not comparable with it: ${smaller.join('; ')}`;
 }
 
 main().then(

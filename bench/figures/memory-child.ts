@@ -1,6 +1,6 @@
 /**
- * Child process of figure 7, compiled to JavaScript first (see memory.ts: as `npm start` runs the
- * service, without the TypeScript compiler that ts-node keeps in memory) and run with --expose-gc
+ * Child process of figure 7, compiled to JavaScript first (see compiled-service.ts: as `npm start`
+ * runs the service, without the TypeScript compiler that ts-node keeps in memory) and run with --expose-gc
  * so that the parent's heap does not pollute the measure: starts the service, fills it with `sessions` × `eventsPerSession` events, lets the
  * projector catch up, loads every session's state once through the write side's cache (as an
  * append or a compaction would), then reports its memory to the parent over IPC.

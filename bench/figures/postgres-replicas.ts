@@ -1,6 +1,6 @@
 /**
  * Figure 8: append throughput over HTTP with 1, 2 and 3 service replicas (separate processes,
- * `npm start`-style) sharing one PostgreSQL database, against raw `pg` single-row INSERTs into a
+ * compiled and started as `npm start` does, see compiled-service.ts) sharing one PostgreSQL database, against raw `pg` single-row INSERTs into a
  * table of the same shape (autocommit, as many connections as HTTP clients) in the same run.
  *
  * Each replica count gets a fresh database, so the runs are comparable. The load is the worker of
@@ -13,9 +13,10 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
-import { PostgresEventStore } from '@lib/event-store';
+import { PostgresEventStore } from '@lib/event-store/postgres';
 import { computeEventCosts } from '@lib/session';
-import { spawnService, type ServiceProcess } from '../../test/support/service-process';
+import type { ServiceProcess } from '../../test/support/service-process';
+import { spawnCompiledService } from '../lib/compiled-service';
 import { corpus, textMessages } from '../lib/corpus';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 import { nowMs, round, summarize } from '../lib/stats';
@@ -167,7 +168,7 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
     const running: ServiceProcess[] = [];
     try {
       progress(`starting ${replicas} replica(s) on one PostgreSQL database`);
-      running.push(...(await Promise.all(dirs.map((dataDir) => spawnService({ dataDir, env: { DATABASE_URL: db.url, LOG_LEVEL: 'error' } })))));
+      running.push(...(await Promise.all(dirs.map((dataDir) => spawnCompiledService({ dataDir, env: { DATABASE_URL: db.url, LOG_LEVEL: 'error' } })))));
       const ports = running.map((svc) => Number(new URL(svc.url).port));
       progress(`HTTP append load: ${options.clients} clients over ${replicas} replica(s), ${options.seconds}s (+1s warm-up)`);
       const cpuBefore = running.map((svc) => cpuSeconds(svc.pid));

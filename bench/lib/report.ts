@@ -2,6 +2,7 @@
  * The shape of a benchmark figure's result, the machine description, the results table and the
  * progress lines printed while long steps run.
  */
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { fmt } from './stats';
 
@@ -90,4 +91,35 @@ export function renderTable(results: readonly FigureResult[]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
   const render = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
   return [render(header), `| ${widths.map((w) => '-'.repeat(w)).join(' | ')} |`, ...lines.map(render)].join('\n');
+}
+
+/** What a run cost so far: wall and CPU seconds, and the load average it ran under. */
+export interface RunCost {
+  /** Wall-clock seconds since this process started (module loading included). */
+  wallSeconds: number;
+  /** CPU seconds (user + system) of this process (worker threads included) and of its child processes that have exited; null without /proc. */
+  cpuSeconds: number | null;
+  /** The 1-minute load average now. */
+  loadAverage: number;
+}
+
+/**
+ * {@link RunCost} of this process so far. Child processes count once they have exited (the
+ * kernel adds them to `cutime`/`cstime` when they are reaped); servers the run only talks to
+ * (PostgreSQL, NATS) do not count. On a shared machine the CPU seconds say more than the wall time.
+ */
+export function runCost(): RunCost {
+  const own = process.cpuUsage();
+  let children: number | null = null;
+  try {
+    const fields = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ');
+    children = (Number(fields[13]) + Number(fields[14])) / 100; // cutime, cstime in clock ticks (USER_HZ = 100)
+  } catch {
+    // no /proc: own CPU only is not the whole cost, so report none
+  }
+  return {
+    wallSeconds: process.uptime(),
+    cpuSeconds: children === null ? null : (own.user + own.system) / 1e6 + children,
+    loadAverage: os.loadavg()[0],
+  };
 }

@@ -6,7 +6,7 @@
  * re-planned on the new state instead of being appended blindly.
  */
 import * as fs from 'node:fs';
-import { PostgresEventStore } from '@lib/event-store';
+import { PostgresEventStore } from '@lib/event-store/postgres';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED } from '@lib/session';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';

@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SessionEvent } from '@lib/compaction';
-import { PostgresEventStore } from '@lib/event-store';
+import { PostgresEventStore } from '@lib/event-store/postgres';
 import { CONVERSATION_EVENT } from '@lib/session';
 import { call, spawnService, type ServiceProcess } from '../support/service-process';
 import { streamOf } from '../support/log-checks';

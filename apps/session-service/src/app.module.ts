@@ -21,7 +21,13 @@ import { ServiceMetrics } from './observability/metrics';
 import { requestLogLevel } from './observability/request-log-level';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
-import { NatsTransport } from './nats/nats-transport';
+import type { NatsTransport } from './nats/nats-transport';
+
+/** The NATS transport's class, loaded only when `NATS_URL` is set: otherwise the NATS client is never loaded. */
+function natsTransport(): typeof NatsTransport {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('./nats/nats-transport') as typeof import('./nats/nats-transport')).NatsTransport;
+}
 
 /** The root module; build it with {@link AppModule.register}. */
 @Module({})
@@ -83,7 +89,7 @@ export class AppModule {
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
         // Commands and decisions over NATS JetStream, only when NATS_URL is set.
-        ...(config.natsUrl ? [NatsTransport] : []),
+        ...(config.natsUrl ? [natsTransport()] : []),
       ],
     };
   }

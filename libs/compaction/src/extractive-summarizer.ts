@@ -17,16 +17,28 @@ export const MIN_EXTRACTIVE_MAX_CHARS = 200;
 const MAX_ARTEFACTS = 80;
 const MAX_ARTEFACT_LENGTH = 100;
 
+// Each pattern costs linear time on any text (issue 17, item 1): the e-mail local part starts
+// only where a run of its characters starts (else every position of a long run rescans it), and
+// identifiers are looked for word by word (see IDENTIFIER).
 const ARTEFACT_PATTERNS: RegExp[] = [
   /https?:\/\/[^\s"'<>)\]]+/g, // URLs
-  /[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, // e-mail addresses
+  /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, // e-mail addresses
   /(?:~|\.{1,2})?(?:\/[\w.@-]+){2,}\/?|[A-Za-z]:\\[\w .\\-]+/g, // paths
   /"([A-Za-z_][\w-]{0,40})"\s*:\s*("(?:[^"\\]|\\.){1,80}"|-?\d+(?:\.\d+)?|true|false)/g, // JSON key/value pairs
   /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g, // dates
-  /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,}\b/g, // identifiers mixing letters and digits
   /\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b/g, // snake_case / camelCase names
   /(?<![\w.])[$€£]?\d+(?:[.,:]\d+)+%?|(?<![\w.])[$€£]?\d{2,}%?(?![\w.])/g, // numbers, amounts, times
 ];
+
+/**
+ * Identifiers mixing letters and digits. Its lookaheads rescan the rest of a `[\w-]` run from every
+ * word start, so on a run without a digit or without a letter (`a-a-a-…`, 1,000,000 characters)
+ * it is quadratic; it is therefore applied only to runs holding both ({@link IDENTIFIER_RUN}), where
+ * it matches exactly what it matches in the whole text (a match never leaves its run).
+ */
+const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,}\b/g;
+/** The runs {@link IDENTIFIER} is applied to. */
+const IDENTIFIER_RUN = /[\w-]+/g;
 
 function collectArtefacts(texts: readonly string[]): string[] {
   const found: { at: number; index: number; value: string }[] = [];
@@ -38,6 +50,11 @@ function collectArtefacts(texts: readonly string[]): string[] {
         if (m[1] !== undefined && m[2] !== undefined) value = `${m[1]}=${m[2].replace(/^"|"$/g, '')}`;
         found.push({ at: m.index ?? 0, index, value: truncateMiddle(value, MAX_ARTEFACT_LENGTH) });
       }
+    }
+    for (const run of text.matchAll(IDENTIFIER_RUN)) {
+      const word = run[0];
+      if (!/\d/.test(word) || !/[A-Za-z]/.test(word)) continue;
+      for (const m of word.matchAll(IDENTIFIER)) found.push({ at: (run.index ?? 0) + (m.index ?? 0), index, value: truncateMiddle(m[0], MAX_ARTEFACT_LENGTH) });
     }
   });
   found.sort((a, b) => a.index - b.index || a.at - b.at || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
@@ -51,12 +68,29 @@ function collectArtefacts(texts: readonly string[]): string[] {
   return out;
 }
 
+/** Marker of an assistant line's tool calls (see the formatter). */
+const TOOL_CALLS = ' [tool calls: ';
+
+/**
+ * The `…` of an assistant line `Assistant [tool calls: …]` or `Assistant: text [tool calls: …]`
+ * (from the first marker after the text's start), or undefined. Linear in the line; the regex it
+ * replaces, `/^Assistant(?::[\s\S]*?)? \[tool calls: ([\s\S]*)\]$/`, rescanned the rest of the
+ * line at every marker when the line does not end with `]` (O(n²): 40,000 characters took 1 s).
+ */
+function toolCallsPart(text: string): string | undefined {
+  if (!text.endsWith(']')) return undefined;
+  let at = -1;
+  if (text.startsWith('Assistant:')) at = text.indexOf(TOOL_CALLS, 'Assistant:'.length);
+  else if (text.startsWith(`Assistant${TOOL_CALLS}`)) at = 'Assistant'.length;
+  return at < 0 ? undefined : text.slice(at + TOOL_CALLS.length, -1);
+}
+
 function toolNames(texts: readonly string[]): Map<string, number> {
   const counts = new Map<string, number>();
   const add = (name: string) => counts.set(name, (counts.get(name) ?? 0) + 1);
   for (const text of texts) {
-    const calls = /^Assistant(?::[\s\S]*?)? \[tool calls: ([\s\S]*)\]$/.exec(text);
-    if (calls) for (const m of calls[1].matchAll(/(?:^|\), )([\w.:-]+)\(/g)) add(m[1]);
+    const calls = toolCallsPart(text);
+    if (calls !== undefined) for (const m of calls.matchAll(/(?:^|\), )([\w.:-]+)\(/g)) add(m[1]);
     const responses = /^Tool \[responses: ([\s\S]*)\]$/.exec(text);
     if (responses) for (const m of responses[1].matchAll(/(?:^|, )([\w.:-]+) -> /g)) add(`${m[1]} (result)`);
   }

@@ -34,24 +34,30 @@ export function summarizerInputCost(request: SummaryRequest, estimator: TokenEst
 
 /**
  * The longest middle-truncation of `text` (see `truncateMiddle`) whose cost is ≤ `maxTokens`;
- * `text` itself when it fits. Binary search on the length, so O(log n) estimator calls.
+ * `text` itself when it fits. Cost: one count of `text`, then counts of truncations no longer
+ * than about twice the answer: the kept length grows from `maxTokens` code units by doubling while
+ * it fits, then a binary search between the last two sizes. So a 1,000,000-unit text cut to a few
+ * thousand tokens costs one full count plus O(answer · log answer) code units counted, where a
+ * bisection from the middle reads n/2 + n/4 + … more (issue 17, item 1). Assumes, as any search here must, that keeping more never costs less.
  */
 export function fitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator): string {
   if (estimator.count(text) <= maxTokens) return text;
-  let lo = 0;
-  let hi = text.length - 1;
-  let best = truncateMiddle(text, 0);
-  while (lo <= hi) {
-    const mid = Math.floor((lo + hi) / 2);
-    const candidate = truncateMiddle(text, mid);
-    if (estimator.count(candidate) <= maxTokens) {
-      best = candidate;
-      lo = mid + 1;
-    } else {
-      hi = mid - 1;
+  const fits = (kept: number) => estimator.count(truncateMiddle(text, kept)) <= maxTokens;
+  let lo = 0; // longest kept length known to fit (0: the marker alone, the fallback)
+  let hi = text.length - 1; // longest kept length not yet ruled out
+  for (let kept = Math.max(1, maxTokens); kept <= hi; kept *= 2) {
+    if (!fits(kept)) {
+      hi = kept - 1;
+      break;
     }
+    lo = kept;
   }
-  return best;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(mid)) lo = mid;
+    else hi = mid - 1;
+  }
+  return truncateMiddle(text, lo);
 }
 
 function fitEach(texts: readonly string[], room: number, estimator: TokenEstimator): string[] {

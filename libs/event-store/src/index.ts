@@ -1,3 +1,8 @@
+/**
+ * `@lib/event-store`: the port, its errors, the SQLite adapter and {@link createEventStore}. The
+ * PostgreSQL and KurrentDB adapters have their own entry points (`@lib/event-store/postgres`,
+ * `@lib/event-store/kurrentdb`) so that their drivers load only where they are used.
+ */
 export * from './event-store.port';
 export * from './errors';
 export { deterministicEventId, isUuid, EVENT_ID_NAMESPACE } from './deterministic-id';
@@ -6,9 +11,8 @@ export { findInStream } from './find-in-stream';
 export { PollingSubscription, type ReadPage } from './polling-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
 export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema';
-export { KurrentDbEventStore } from './kurrentdb/kurrentdb-event-store';
 export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './create-event-store';
-export { PostgresEventStore, type PostgresEventStoreOptions } from './postgres/postgres-event-store';
+export type { PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
 export { resolveExistingIds, type StoredEventRow } from './idempotent-retry';
 export { PollingSubscriptions } from './polling-subscriptions';

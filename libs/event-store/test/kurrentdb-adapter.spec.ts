@@ -6,7 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { StreamNotFoundError, UnavailableError, WrongExpectedVersionError, type KurrentDBClient } from '@kurrent/kurrentdb-client';
-import { DuplicateEventIdError, EventStoreUnavailableError, KurrentDbEventStore, WrongExpectedRevisionError, type RecordedEvent } from '../src';
+import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError, type RecordedEvent } from '../src';
+import { KurrentDbEventStore } from '../src/kurrentdb';
 
 const recorded = (stream: string, revision: bigint, position: bigint, data: unknown = { n: Number(revision) }, id = randomUUID()) => ({
   event: {

@@ -1,5 +1,5 @@
 import type { StartedTestContainer } from 'testcontainers';
-import { KurrentDbEventStore } from '../src';
+import { KurrentDbEventStore } from '../src/kurrentdb';
 import { containerRuntimeUnavailableReason } from './container-runtime';
 import { eventStoreContract } from './event-store.contract';
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from 'pg';
-import { PostgresEventStore, type EventData } from '../src';
+import type { EventData } from '../src';
+import { PostgresEventStore } from '../src/postgres';
 import { eventStoreContract } from './event-store.contract';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
 

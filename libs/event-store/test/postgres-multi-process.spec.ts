@@ -4,7 +4,8 @@
  * an event committed late while several processes write at once. Runtime: about 75 s on the shared
  * 2-core machine under a load average of ~17 (mostly the ts-node start-ups of six child processes).
  */
-import { PostgresEventStore, type RecordedEvent } from '../src';
+import type { RecordedEvent } from '../src';
+import { PostgresEventStore } from '../src/postgres';
 import { spawnChild } from './fixtures/spawn-child';
 import { multiProcessContract } from './multi-process.contract';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';

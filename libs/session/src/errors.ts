@@ -14,6 +14,7 @@ export type SessionErrorCode =
   | 'tool_call_conflict'
   | 'user_id_conflict'
   | 'projection_behind'
+  | 'counting_timeout'
   | InvalidRequestCode;
 
 /** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
@@ -165,5 +166,23 @@ export class InvalidRequestError extends SessionError {
   get parameter(): string {
     const parameter = this.details?.parameter;
     return typeof parameter === 'string' ? parameter : '';
+  }
+}
+
+/**
+ * Counting a large request's tokens off the request thread did not finish within its deadline
+ * (the service is overloaded), or too many large requests were already waiting. Nothing was
+ * written; the same request can be retried later (issue 17, item 1).
+ */
+export class CountingTimeoutError extends SessionError {
+  readonly code = 'counting_timeout';
+  /** `what`: the work that timed out, e.g. "counting the tokens of this request"; `deadlineMs` in ms; `queueFull`: refused before it started. */
+  constructor(what: string, deadlineMs: number, queueFull = false) {
+    super(
+      queueFull
+        ? `${what} was refused: too many large requests are waiting to be counted; retry shortly`
+        : `${what} took longer than ${deadlineMs} ms (the service is busy with other large texts); nothing was written: retry shortly or send smaller texts`,
+      { deadlineMs },
+    );
   }
 }

@@ -21,6 +21,7 @@ import { EraseSessionHandler } from './write-side/erase-session';
 import { AutoCompactionScheduler, DEFAULT_SESSION_SETTINGS, type SessionSettings } from './write-side/auto-compaction';
 import { SessionReads } from './queries/session-reads';
 import { SessionHistoryReads } from './queries/session-history-reads';
+import { sharedTokenCountingPool } from './token-counting/token-counting-pool';
 
 /** What {@link SessionModule.forRoot} needs. */
 export interface SessionModuleOptions {
@@ -88,5 +89,6 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     await this.scheduler.whenIdle();
     await this.projector.stop();
+    await sharedTokenCountingPool().close();
   }
 }

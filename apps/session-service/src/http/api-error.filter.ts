@@ -12,6 +12,7 @@ import { InvalidParameterError } from '@lib/compaction';
 import { EventStoreUnavailableError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
 import { STATUS_BY_CODE } from './status-by-code';
+import { BodyTooDeepError } from '../commands/body-depth';
 
 /** The JSON body of every error answer. */
 export interface ApiErrorBody {
@@ -34,6 +35,8 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
       status: 413,
       body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' },
     };
+  if (bodyParserType === 'entity.verify.failed' && err instanceof BodyTooDeepError)
+    return { status: 400, body: { code: 'malformed_json', message: err.message } };
   if (bodyParserType === 'entity.verify.failed')
     return { status: 400, body: { code: 'malformed_body', message: 'the body is not valid UTF-8: send JSON encoded as UTF-8' } };
   if (bodyParserType === 'entity.parse.failed') return { status: 400, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };

@@ -10,9 +10,11 @@
  *   `malformed_json` (error types mapped by `toApiError`). Any JSON value is accepted (validation
  *   says what the body must be).
  */
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { json } from 'body-parser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { rejectDeepBody } from '../commands/body-depth';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
@@ -42,14 +44,15 @@ export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: 
   void reply.code(415).send(unsupportedMediaType(type));
 }
 
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
-
 /**
  * body-parser `verify` hook: throws when the raw body is not valid UTF-8 (body-parser would
- * otherwise replace bad bytes with U+FFFD silently). The error filter answers 400 `malformed_body`.
+ * otherwise replace bad bytes with U+FFFD silently; the error filter answers 400 `malformed_body`),
+ * or nests deeper than `MAX_BODY_DEPTH` ({@link rejectDeepBody}: 400 `malformed_json`). Both
+ * checks are linear and allocate nothing (`isUtf8` validates without decoding a copy).
  */
-export function rejectInvalidUtf8(_req: unknown, _res: unknown, buffer: Buffer): void {
-  strictUtf8.decode(buffer);
+export function rejectInvalidBody(_req: unknown, _res: unknown, buffer: Buffer): void {
+  if (!isUtf8(buffer)) throw new TypeError('the body is not valid UTF-8');
+  rejectDeepBody(buffer);
 }
 
 /**
@@ -57,7 +60,7 @@ export function rejectInvalidUtf8(_req: unknown, _res: unknown, buffer: Buffer):
  * and answer 415 to bodies of other types. Replaces Fastify's own JSON parser.
  */
 export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number): void {
-  const read = json({ limit: maxBodyBytes, type: () => true, strict: false, verify: rejectInvalidUtf8 });
+  const read = json({ limit: maxBodyBytes, type: () => true, strict: false, verify: rejectInvalidBody });
   app.addHook('onRequest', requireJsonBody);
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {

@@ -22,4 +22,5 @@ export const STATUS_BY_CODE: Readonly<Record<SessionErrorCode, number>> = {
   unknown_tool_call: 422,
   tool_call_conflict: 422,
   projection_behind: 503,
+  counting_timeout: 503,
 };

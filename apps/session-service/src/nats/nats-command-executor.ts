@@ -29,6 +29,7 @@ import {
 } from '../commands/session-command-requests';
 import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
 import { NatsCommandError, invalidSubject, malformedBody, payloadTooLarge, unknownCommand, unknownTenant } from './nats-command-errors';
+import { rejectDeepBody } from '../commands/body-depth';
 
 /** One delivered command message. */
 export interface CommandMessage {
@@ -89,6 +90,11 @@ export class NatsCommandExecutor {
       text = this.decoder.decode(data);
     } catch {
       throw malformedBody('malformed_body');
+    }
+    try {
+      rejectDeepBody(data);
+    } catch (err) {
+      throw new NatsCommandError('malformed_json', 400, (err as Error).message);
     }
     try {
       return JSON.parse(text);

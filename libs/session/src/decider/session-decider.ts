@@ -86,8 +86,8 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
  * log is a retry; a `userId` other than the session's owner (the first one appended) is refused;
  * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
- * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests in slices,
- * see `computeEventCostsInSlices`), else here; and gets the store id derived from (session, client
+ * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests off the
+ * request thread, see `TokenCountingPool`), else here; and gets the store id derived from (session, client
  * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
  * Errors about one event carry its `EventLocation` (index in `command.events`, native field);

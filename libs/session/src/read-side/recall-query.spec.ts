@@ -1,5 +1,6 @@
+import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH } from './recall-document';
 import { InvalidQueryError } from './invalid-query-error';
-import { RECALL_RANKED_MATCH_LIMIT, searchRecall, type RecallHit } from './queries/recall-query';
+import { RECALL_RANKED_MATCH_LIMIT, RECALL_SUBSTRING_SCAN_LIMIT, searchRecall, type RecallHit } from './queries/recall-query';
 import { encodeRecallCursor } from './recall-cursor';
 import { recallMatchExpression, recallQueryPlan } from './recall-match-expression';
 import { ReadModelStore } from './read-model-store';
@@ -313,5 +314,70 @@ describe('recall order: the first mention of a session, and newest first for wor
       ['s2', undefined],
       ['s1', undefined],
     ]);
+  });
+});
+
+describe('recall index bounds (issue 17, item 1)', () => {
+  it(`finds words in the first ${MAX_WORD_DOCUMENT_LENGTH.toLocaleString('en-US')} code units of a huge event, not beyond (the word index holds that prefix)`, () => {
+    const filler = 'lorem ipsum '.repeat(Math.ceil(MAX_WORD_DOCUMENT_LENGTH / 12));
+    const log = new RecordedSessionLog();
+    log.append('big', user('b1', `heron ${filler} egret`), { createdAt: '2024-01-01T00:00:00Z' });
+    const store = project(log);
+    expect(ids(searchRecall(store, { tenantId: 'default', q: 'heron' }).items)).toEqual(['big/b1']);
+    expect(searchRecall(store, { tenantId: 'default', q: 'egret' }).items).toEqual([]);
+  });
+
+  it('cuts a document before a surrogate pair rather than through it', () => {
+    const body = 'a'.repeat(9) + '😀';
+    expect(documentPrefix(body, 10)).toBe('a'.repeat(9));
+    expect(documentPrefix(body, 11)).toBe(body);
+  });
+});
+
+describe('recall by substring reads a bounded number of index rows per page (issue 17, item 1)', () => {
+  // Events holding unspaced script; only three of them hold 鶴, far apart in the index.
+  const total = RECALL_SUBSTRING_SCAN_LIMIT * 2 + 500;
+  const holders = new Set([3, RECALL_SUBSTRING_SCAN_LIMIT + 400, total - 2]);
+  const log = new RecordedSessionLog();
+  log.append('jp', system('sys', 'システム 鶴'));
+  for (let i = 0; i < total; i++) log.append('jp', user(`e${i}`, holders.has(i) ? `今日は鶴を見た ${i}` : `今日は雨だった ${i}`));
+  const store = project(log);
+
+  function allPages(search: { sessionId?: string; limit: number }) {
+    const pages: RecallHit[][] = [];
+    let cursor: string | undefined;
+    do {
+      const page = searchRecall(store, { tenantId: 'default', q: '鶴', ...search, cursor });
+      expect(page.order).toBe('oldest');
+      pages.push(page.items);
+      cursor = page.nextCursor;
+    } while (cursor && pages.length < 20);
+    return pages;
+  }
+
+  it('answers every hit once, oldest first, in pages that each read at most the scan limit, short pages carrying a cursor', () => {
+    for (const sessionId of [undefined, 'jp']) {
+      const pages = allPages({ sessionId, limit: 20 });
+      expect(pages.flat().map((h) => h.eventId)).toEqual(['sys', ...[...holders].map((i) => `e${i}`)]);
+      // the index holds total + 1 rows: a page reads at most the limit, so more than two pages
+      expect(pages.length).toBeGreaterThanOrEqual(Math.ceil((total + 1) / RECALL_SUBSTRING_SCAN_LIMIT));
+      expect(pages.every((items) => items.length <= 20)).toBe(true);
+    }
+  });
+
+  it("marks the session's first mention on the first page (the system message is not one)", () => {
+    const [first] = allPages({ sessionId: 'jp', limit: 5 });
+    expect(first.map((h) => [h.eventId, h.firstMention])).toEqual([
+      ['sys', undefined],
+      ['e3', true],
+    ]);
+  });
+
+  it('pages of one hit each still reach every hit', () => {
+    expect(
+      allPages({ limit: 1 })
+        .flat()
+        .map((h) => h.eventId),
+    ).toEqual(['sys', ...[...holders].map((i) => `e${i}`)]);
   });
 });

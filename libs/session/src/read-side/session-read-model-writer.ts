@@ -17,7 +17,7 @@ import {
 import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
 import { MalformedEventError } from './malformed-event-error';
-import { recallDocument } from './recall-document';
+import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, trigramDocument } from './unspaced-script';
 
 /** Tenant of sessions whose stream key and metadata name none. */
@@ -226,8 +226,9 @@ export class SessionReadModelWriter {
 
   private index(position: bigint, body: string): void {
     if (body.trim() === '') return;
-    this.stmts.insertFts.run(position, body);
-    if (hasUnspacedScript(body)) this.stmts.insertTrigram.run(position, trigramDocument(body));
+    this.stmts.insertFts.run(position, documentPrefix(body, MAX_WORD_DOCUMENT_LENGTH));
+    const trigrams = trigramDocument(body);
+    if (hasUnspacedScript(trigrams)) this.stmts.insertTrigram.run(position, trigrams);
   }
 
   private recordCompaction(sessionKey: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {

@@ -4,6 +4,8 @@
  * token (so `テキスト` is not found in `日本語のテキスト`) and drops emoji; recall indexes documents
  * holding any of them a second time with the trigram tokenizer and searches those queries there.
  */
+import { documentPrefix } from './recall-document';
+
 const UNSPACED_SCRIPT =
   /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Extended_Pictographic}]/u;
 
@@ -22,7 +24,5 @@ export const MAX_TRIGRAM_DOCUMENT_LENGTH = 16_384;
 
 /** The part of `body` the trigram index holds: its first {@link MAX_TRIGRAM_DOCUMENT_LENGTH} code units, never ending inside a surrogate pair. */
 export function trigramDocument(body: string): string {
-  if (body.length <= MAX_TRIGRAM_DOCUMENT_LENGTH) return body;
-  const last = body.charCodeAt(MAX_TRIGRAM_DOCUMENT_LENGTH - 1);
-  return body.slice(0, last >= 0xd800 && last <= 0xdbff ? MAX_TRIGRAM_DOCUMENT_LENGTH - 1 : MAX_TRIGRAM_DOCUMENT_LENGTH);
+  return documentPrefix(body, MAX_TRIGRAM_DOCUMENT_LENGTH);
 }

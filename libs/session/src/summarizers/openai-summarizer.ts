@@ -2,7 +2,8 @@
  * A summarizer backed by any OpenAI-compatible chat-completions endpoint, through the `openai`
  * package (DESIGN §3.7).
  *
- * The input is bounded in tokens: the request is split with `planSummaryChunks` into chunks
+ * The input is bounded in tokens: the request is split with `planSummaryChunks` (in the token
+ * counting worker when large, see `TokenCountingPool`) into chunks
  * that fit `maxInputTokens` (system + user message, in the estimator's unit), summarized oldest
  * first. After each reply the remaining events are re-planned with that reply as their current
  * summary (the running summary is folded forward and its real size is budgeted). The newest
@@ -13,8 +14,9 @@
  * timeouts, 408/409/429/5xx and connection errors are the `openai` client's own policy
  * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
  */
-import OpenAI from 'openai';
-import { buildSummarizerMessages, getEstimator, planSummaryChunks, type SummaryRequest, type TokenEstimator } from '@lib/compaction';
+import type OpenAI from 'openai';
+import { buildSummarizerMessages, getEstimator, type SummaryRequest, type TokenEstimator } from '@lib/compaction';
+import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 
 /** Default request timeout, milliseconds (per HTTP attempt). */
@@ -52,6 +54,15 @@ export interface OpenAiSummarizerOptions {
 /** Placeholder bearer sent when no key is configured (local endpoints). */
 const NO_KEY = 'no-key-configured';
 
+/**
+ * The `openai` package's client class, loaded on first use: a service with the extractive
+ * summarizer never loads the package (about 150 modules).
+ */
+function openAiClient(): typeof OpenAI {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (require('openai') as typeof import('openai')).default;
+}
+
 /** See the module documentation. */
 export class OpenAiSummarizer implements Summarizer {
   readonly identity: SummarizerIdentityInfo;
@@ -76,7 +87,7 @@ export class OpenAiSummarizer implements Summarizer {
     if (!Number.isSafeInteger(maxRetries) || maxRetries < 0) throw new RangeError('maxRetries must be an integer ≥ 0');
     if (!Number.isSafeInteger(maxInputTokens) || maxInputTokens <= 0) throw new RangeError('maxInputTokens must be an integer > 0');
     this.estimator = options.estimator ?? getEstimator('cl100k_base');
-    this.client = new OpenAI({
+    this.client = new (openAiClient())({
       // explicit, so the client never falls back to process.env (OPENAI_BASE_URL, OPENAI_ORG_ID, …)
       baseURL: options.baseURL ?? DEFAULT_OPENAI_BASE_URL,
       adminAPIKey: null,
@@ -104,7 +115,7 @@ export class OpenAiSummarizer implements Summarizer {
     const usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
     let pending: SummaryRequest[];
     try {
-      pending = this.plan(request);
+      pending = await this.plan(request);
     } catch (err) {
       return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
     }
@@ -148,7 +159,7 @@ export class OpenAiSummarizer implements Summarizer {
         overlap: rest[rest.length - 1].overlap,
       };
       try {
-        pending = this.plan(remaining);
+        pending = await this.plan(remaining);
       } catch (err) {
         return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
       }
@@ -156,8 +167,9 @@ export class OpenAiSummarizer implements Summarizer {
     return { ok: true, text: running ?? '', ...usage };
   }
 
-  private plan(request: SummaryRequest): SummaryRequest[] {
-    const chunks = planSummaryChunks(request, this.settings.maxInputTokens, this.estimator);
+  /** `planSummaryChunks`, off the request thread when the request is large (issue 17). */
+  private async plan(request: SummaryRequest): Promise<SummaryRequest[]> {
+    const chunks = await sharedTokenCountingPool().summaryChunks(request, this.settings.maxInputTokens, this.estimator);
     return chunks.length > 0 ? chunks : [request];
   }
 
@@ -165,10 +177,11 @@ export class OpenAiSummarizer implements Summarizer {
   private describeError(err: unknown): string {
     const { timeoutMs, maxRetries } = this.settings;
     const retries = maxRetries === 1 ? '1 retry' : `${maxRetries} retries`;
-    if (err instanceof OpenAI.APIUserAbortError) return 'aborted';
-    if (err instanceof OpenAI.APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
-    if (err instanceof OpenAI.APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
-    if (err instanceof OpenAI.APIError) {
+    const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
+    if (err instanceof APIUserAbortError) return 'aborted';
+    if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
+    if (err instanceof APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
+    if (err instanceof APIError) {
       const status = typeof err.status === 'number' ? err.status : undefined;
       const code = typeof err.code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
       if (status === 429) return `rate limited: HTTP 429${code} after ${retries}`;

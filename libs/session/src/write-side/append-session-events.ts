@@ -11,7 +11,6 @@ import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
-import { computeEventCostsInSlices } from '../domain/event-costs';
 import { storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
@@ -19,6 +18,7 @@ import { DuplicateEventIdConflictError, RevisionConflictError, UnknownToolCallEr
 import { answeredCallIds, callIdsInLog } from './call-ids-in-log';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
+import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 
 /** How many times an append without a client `expectedRevision` reloads and decides again after the stream moved on. */
 export const MAX_APPEND_ATTEMPTS = 32;
@@ -77,12 +77,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * @throws RevisionConflictError when the client's `expectedRevision` does not match, or when the
    *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
+   * @throws CountingTimeoutError when counting a large request misses its deadline (nothing written).
    */
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
-    // Counted once, before deciding, in slices (a large request takes several turns of the event loop).
-    const costs = await computeEventCostsInSlices(command.events.map((e) => e.event));
+    // Counted once, before deciding; a large request off the request thread (issue 17).
+    const costs = await sharedTokenCountingPool().eventCosts(command.events.map((e) => e.event));
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const hasPolicy = Boolean(state?.policy?.strategy);

@@ -56,13 +56,24 @@ export interface RecallSearch {
 export const RECALL_RANKED_MATCH_LIMIT = 2000;
 
 /**
+ * Index rows one page of a substring-only query (order `oldest`: words of one or two characters
+ * of an unspaced script, or emoji) reads at most. Such words cannot use the trigram index, so each
+ * row's text is scanned (`LIKE`): about 65 µs per row of 16,384 ideographs on the 2-core
+ * reference machine, so a page costs at most ~65 ms however many events the tenant holds. A page
+ * may then hold fewer hits than `limit` (even none) and still carry a `nextCursor` that continues
+ * the scan after the last row read.
+ */
+export const RECALL_SUBSTRING_SCAN_LIMIT = 1000;
+
+/**
  * How the hits of a page are ordered:
  * - `relevance`: BM25, best first (ties: oldest first);
  * - `newest`: every word of the query matches more than {@link RECALL_RANKED_MATCH_LIMIT} events
  *   of the index, too common to rank within the latency budget: newest first, `score` 0 (with a
  *   rarer word too, the order is `relevance` and only the rarer words score);
  * - `oldest`: only words of one or two characters of an unspaced script or emoji (substring
- *   matches, which have no rank): oldest first, `score` 0.
+ *   matches, which have no rank): oldest first, `score` 0; each page reads at most
+ *   {@link RECALL_SUBSTRING_SCAN_LIMIT} index rows, so it may be short and still have a `nextCursor`.
  *
  * With `sessionId`, the session's first mention ({@link RecallHit.firstMention}) comes first in
  * every order.
@@ -215,10 +226,25 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   let rows: HitRow[];
   let order: RecallOrder;
   let first: HitRow | undefined;
+  // Substring-only queries scan row texts: one page reads at most RECALL_SUBSTRING_SCAN_LIMIT rows
+  // after the cursor (or the session's span); `scanEnd` is the last row this page may read.
+  let scanEnd: bigint | undefined;
   try {
     let rankMatch = match;
-    if (match === null) order = 'oldest';
-    else if (cursor?.order === 'newest') order = 'newest';
+    if (match === null) {
+      order = 'oldest';
+      const spanStart = (params.lo as bigint | undefined) ?? 1n;
+      const scanFrom = cursor?.position ?? spanStart - 1n;
+      scanEnd = (
+        store
+          .statement(`SELECT rowid FROM ${table} WHERE rowid > @scanFrom ORDER BY rowid LIMIT 1 OFFSET @scanRows`)
+          .get({ scanFrom, scanRows: RECALL_SUBSTRING_SCAN_LIMIT - 1 }) as { rowid: bigint } | undefined
+      )?.rowid;
+      if (scanEnd !== undefined) {
+        conditions.push(`${table}.rowid <= @scanEnd`);
+        params.scanEnd = scanEnd;
+      }
+    } else if (cursor?.order === 'newest') order = 'newest';
     else {
       const common = commonPhrases(store, table, plan.phrases);
       const rare = plan.phrases.filter((phrase) => !common.includes(phrase));
@@ -232,7 +258,7 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
         conditions.push(`+${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @fullMatch)`);
       }
     }
-    if (search.sessionId !== undefined) {
+    if (search.sessionId !== undefined && order !== 'oldest') {
       first = store
         .statement(
           `SELECT ${columns}, 0.0 AS rank ${joined}
@@ -276,6 +302,10 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
            LIMIT @take`;
     rows = store.statement(sql).all(params) as HitRow[];
     if (cursor === undefined && first) rows.unshift(first);
+    // In `oldest` order the first page starts at the session's first event: its first hit other
+    // than the system message or a summary is the first mention.
+    if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined)
+      first = rows.slice(0, limit).find((row) => row.type !== 'system' && row.type !== 'summary');
     const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit), order);
     for (const row of rows) row.snippet = snippets.get(row.position);
   } catch (error) {
@@ -301,10 +331,14 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     return hit;
   });
   const last = page[page.length - 1];
+  if (rows.length <= limit && scanEnd !== undefined && (search.sessionId === undefined || scanEnd < (params.hi as bigint))) {
+    // The scan stopped at its row budget: the next page goes on after the last row it read.
+    return { items, order, nextCursor: encodeRecallCursor({ rank: 0, position: scanEnd, fingerprint }) };
+  }
   if (rows.length <= limit || !last) return { items, order };
   // After a page holding only the first mention, the next page starts at the top of the order.
   const next =
-    last === first
+    last === first && order !== 'oldest'
       ? { rank: -Number.MAX_VALUE, position: order === 'newest' ? 9_223_372_036_854_775_807n : 0n }
       : { rank: Number(last.rank), position: last.position };
   return { items, order, nextCursor: encodeRecallCursor({ ...next, fingerprint, ...(order === 'newest' ? { order } : {}) }) };

@@ -1,0 +1,61 @@
+/**
+ * TokenCountingPool (issue 17, item 1): the same numbers inline and in the worker thread, the
+ * worker started only for large requests, and a clear error past the deadline.
+ */
+import { getEstimator, planSummaryChunks, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import { computeEventCosts } from '../domain/event-costs';
+import { CountingTimeoutError } from '../errors';
+import { TokenCountingPool } from './token-counting-pool';
+
+const large: SessionEvent = { id: 'big', type: 'user', text: '漢字の'.repeat(20_000) + 'a'.repeat(40_000) + ' 😀'.repeat(5_000) };
+const small: SessionEvent = { id: 'small', type: 'assistant', text: 'hello world', toolCalls: [{ id: 'c1', name: 'f', arguments: '{"x":1}' }] };
+
+describe('TokenCountingPool', () => {
+  const pool = new TokenCountingPool({ inlineLimit: 1000 });
+  afterAll(() => pool.close());
+
+  it('counts a small request inline, without starting a worker', async () => {
+    const fresh = new TokenCountingPool({ inlineLimit: 1000 });
+    expect(await fresh.eventCosts([small])).toEqual([computeEventCosts(small)]);
+    expect(fresh.started).toBe(false);
+  });
+
+  it('counts a large request in the worker, with the inline numbers, in order', async () => {
+    const costs = await pool.eventCosts([large, small]);
+    expect(pool.started).toBe(true);
+    expect(costs).toEqual([computeEventCosts(large), computeEventCosts(small)]);
+  }, 60_000);
+
+  it('plans summary chunks in the worker as planSummaryChunks does inline', async () => {
+    const request: SummaryRequest = {
+      systemPrompt: 'Summarize.',
+      shadowPrompt: 'Earlier:',
+      currentSummaries: ['an earlier summary'],
+      toSummarize: [large.text!, 'short', large.text!.slice(0, 5000)],
+      overlap: ['recent context'],
+      coveredIds: ['a', 'b', 'c'],
+    };
+    const estimator = getEstimator('cl100k_base');
+    expect(await pool.summaryChunks(request, 2000, estimator)).toEqual(planSummaryChunks(request, 2000, estimator));
+  }, 60_000);
+
+  it('answers CountingTimeoutError (counting_timeout, the deadline in the message) when the worker misses its deadline', async () => {
+    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1 });
+    try {
+      const outcome = await hurried.eventCosts([large]).catch((err: unknown) => err);
+      expect(outcome).toBeInstanceOf(CountingTimeoutError);
+      expect((outcome as CountingTimeoutError).code).toBe('counting_timeout');
+      expect((outcome as Error).message).toContain('1 ms');
+    } finally {
+      await hurried.close();
+    }
+  });
+
+  it('starts a new worker after close', async () => {
+    const reopened = new TokenCountingPool({ inlineLimit: 1000 });
+    await reopened.close();
+    expect(reopened.started).toBe(false);
+    expect(await reopened.eventCosts([large])).toEqual([computeEventCosts(large)]);
+    await reopened.close();
+  }, 60_000);
+});

@@ -1,0 +1,170 @@
+/**
+ * Token counting off the request thread (issue 17, item 1): the cost of counting a text is chosen
+ * by whoever sends it (up to `MAX_TEXT_LENGTH`, 1,000,000 UTF-16 code units per text), so counting
+ * a large request on the event loop would delay every other request of every tenant.
+ *
+ * Requests whose texts total at most {@link INLINE_COUNT_LIMIT} code units are counted inline (a
+ * few milliseconds at worst, and the common case: no thread hop). Larger ones go to one worker
+ * thread (piscina), started on first need and stopped after {@link WORKER_IDLE_MS} without work,
+ * so an idle service holds no second copy of the vocabularies. Each task has a deadline
+ * ({@link DEFAULT_COUNTING_DEADLINE_MS}, time queued included); past it the worker is stopped and
+ * the caller gets a {@link CountingTimeoutError}. Same numbers as the inline functions.
+ */
+import * as path from 'node:path';
+import type { Piscina } from 'piscina';
+import {
+  formatEventLines,
+  getEstimator,
+  isEstimatorName,
+  planSummaryChunks,
+  type SessionEvent,
+  type SummaryRequest,
+  type TokenEstimator,
+} from '@lib/compaction';
+import { computeEventCosts } from '../domain/event-costs';
+import type { EventCosts } from '../events/session-stream-events';
+import { CountingTimeoutError } from '../errors';
+import type { EventCostsTask, SummaryChunksTask } from './token-counting-tasks';
+
+/**
+ * Most UTF-16 code units (all texts of one request together) counted on the calling thread.
+ * Measured (bench figure 10): the costliest text (random ideographs) costs about 2 µs per code
+ * unit for both encodings at this size on the 2-core reference machine, so at most ~20 ms inline
+ * (~110 ms at 32,768 under load); ordinary messages stay far below it and never pay the thread hop.
+ */
+export const INLINE_COUNT_LIMIT = 8_192;
+
+/** Default longest wait (ms) for one off-thread task, queueing included. */
+export const DEFAULT_COUNTING_DEADLINE_MS = 30_000;
+
+/** A worker without work for this long (ms) is stopped (and started again on next need). */
+export const WORKER_IDLE_MS = 60_000;
+
+/**
+ * Added to the worker thread's nice value (Linux; through piscina's optional `@napi-rs/nice`):
+ * on a busy machine the scheduler then runs the event loop before the counting, so `/health`
+ * and small requests do not wait behind a large count for CPU time.
+ */
+export const WORKER_NICE_INCREMENT = 10;
+
+/** Most tasks waiting for the worker; more are refused with {@link CountingTimeoutError}. */
+export const MAX_QUEUED_TASKS = 64;
+
+/** Options of {@link TokenCountingPool}. */
+export interface TokenCountingOptions {
+  /** See {@link INLINE_COUNT_LIMIT} (code units). */
+  inlineLimit?: number;
+  /** See {@link DEFAULT_COUNTING_DEADLINE_MS} (ms). */
+  deadlineMs?: number;
+  /** See {@link WORKER_IDLE_MS} (ms). */
+  idleMs?: number;
+}
+
+/** The worker module, next to this file (`.ts` under ts-node and jest, `.js` once built). */
+const WORKER_FILE = path.join(__dirname, `token-counting-tasks${path.extname(__filename)}`);
+
+/**
+ * Node flags of the worker: a built service's own (`-r tsconfig-paths/register`, inherited); from
+ * sources (ts-node, jest), the hooks that load TypeScript and the `@lib/…` paths. Not ts-node's
+ * `process.execArgv`, which names its own CLI script.
+ */
+function workerExecArgv(): string[] | undefined {
+  return path.extname(__filename) === '.ts' ? ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] : undefined;
+}
+
+/** UTF-16 code units of every formatted line of `events` (what counting them reads). */
+function formattedLength(events: readonly SessionEvent[]): number {
+  let units = 0;
+  for (const event of events) for (const line of formatEventLines(event)) units += line.length;
+  return units;
+}
+
+/** Code units of every text of a summary request. */
+function requestLength(request: SummaryRequest): number {
+  let units = request.systemPrompt.length + request.shadowPrompt.length;
+  for (const texts of [request.currentSummaries, request.toSummarize, request.overlap]) for (const t of texts) units += t.length;
+  return units;
+}
+
+/** See the module documentation. One per process is enough ({@link sharedTokenCountingPool}). */
+export class TokenCountingPool {
+  private readonly inlineLimit: number;
+  private readonly deadlineMs: number;
+  private readonly idleMs: number;
+  private pool: Piscina | undefined;
+
+  constructor(options: TokenCountingOptions = {}) {
+    this.inlineLimit = options.inlineLimit ?? INLINE_COUNT_LIMIT;
+    this.deadlineMs = options.deadlineMs ?? DEFAULT_COUNTING_DEADLINE_MS;
+    this.idleMs = options.idleMs ?? WORKER_IDLE_MS;
+  }
+
+  /** True while a worker pool exists (started by a large task, not yet closed). */
+  get started(): boolean {
+    return this.pool !== undefined;
+  }
+
+  /**
+   * `computeEventCosts` of each event, in order.
+   * @throws CountingTimeoutError when an off-thread count misses its deadline or the queue is full.
+   */
+  async eventCosts(events: readonly SessionEvent[]): Promise<EventCosts[]> {
+    if (formattedLength(events) <= this.inlineLimit) return events.map(computeEventCosts);
+    return this.run<EventCosts[]>({ kind: 'eventCosts', events } satisfies EventCostsTask, 'counting the tokens of this request');
+  }
+
+  /**
+   * `planSummaryChunks(request, maxInputTokens, estimator, options)`. Off-thread only for a
+   * built-in estimator (a custom one cannot cross threads, so it runs inline).
+   * @throws what `planSummaryChunks` throws; CountingTimeoutError as {@link eventCosts}.
+   */
+  async summaryChunks(
+    request: SummaryRequest,
+    maxInputTokens: number,
+    estimator: TokenEstimator,
+    options: { summaryReserve?: number } = {},
+  ): Promise<SummaryRequest[]> {
+    const name = estimator.name;
+    if (!isEstimatorName(name) || getEstimator(name) !== estimator || requestLength(request) <= this.inlineLimit)
+      return planSummaryChunks(request, maxInputTokens, estimator, options);
+    const task: SummaryChunksTask = { kind: 'summaryChunks', request, maxInputTokens, estimator: name, ...options };
+    return this.run<SummaryRequest[]>(task, 'splitting the summarizer input into chunks');
+  }
+
+  /** Stops the worker (if any); a later large task starts a new one. */
+  async close(): Promise<void> {
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.destroy();
+  }
+
+  private async run<T>(task: EventCostsTask | SummaryChunksTask, what: string): Promise<T> {
+    // Loaded on first need too: an idle service never pays for the pool's code.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    this.pool ??= new (require('piscina') as typeof import('piscina')).Piscina({
+      filename: WORKER_FILE,
+      minThreads: 0,
+      maxThreads: 1,
+      idleTimeout: this.idleMs,
+      maxQueue: MAX_QUEUED_TASKS,
+      niceIncrement: WORKER_NICE_INCREMENT,
+      execArgv: workerExecArgv(),
+    });
+    try {
+      return (await this.pool.run(task, { signal: AbortSignal.timeout(this.deadlineMs) })) as T;
+    } catch (err) {
+      const name = (err as Error | undefined)?.name;
+      if (name === 'AbortError' || name === 'TimeoutError') throw new CountingTimeoutError(what, this.deadlineMs);
+      if (/queue is at limit/i.test((err as Error | undefined)?.message ?? '')) throw new CountingTimeoutError(what, this.deadlineMs, true);
+      throw err;
+    }
+  }
+}
+
+let shared: TokenCountingPool | undefined;
+
+/** The process's pool, created on first call (creating it starts no thread). */
+export function sharedTokenCountingPool(): TokenCountingPool {
+  shared ??= new TokenCountingPool();
+  return shared;
+}
