@@ -24,11 +24,7 @@ async function main(): Promise<void> {
     // (the most that moving it to another thread could give).
     if (process.env.PROFILE_NO_PROJECTOR === '1') await projector.stop();
     let batches = 0;
-    const applyBatch = projector.applyBatch.bind(projector);
-    projector.applyBatch = (events) => {
-      batches += 1;
-      return applyBatch(events);
-    };
+    projector.onCheckpoint(() => (batches += 1));
     const opsBefore = store.stats.operations;
     const before = performance.eventLoopUtilization();
     const done = await runWorker({ ports: [running.port], clients: 16, seconds, warmup: 1, messages, eventsPerRequest, probeWindow: false });

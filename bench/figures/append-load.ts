@@ -7,13 +7,14 @@
  * The clients run in a worker thread (a separate event loop, like real clients in other
  * processes), so the server's event loop is not shared with the load generator. Acks carry
  * `process.hrtime` stamps, which are one monotonic clock across threads; the projector's batch
- * commits are stamped in the main thread by wrapping the instance's `applyBatch`.
+ * commits are stamped in the main thread when its checkpoint moves (`onCheckpoint`, also with the
+ * projector in its worker thread).
  */
 import Database from 'better-sqlite3';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { SQLITE_SCHEMA_SQL, type RecordedEvent, type SqliteEventStore } from '@lib/event-store';
+import { SQLITE_SCHEMA_SQL, type SqliteEventStore } from '@lib/event-store';
 import { SessionProjector, computeEventCosts } from '@lib/session';
 import { corpus, textMessages } from '../lib/corpus';
 import { freshDir, startService } from '../lib/service';
@@ -233,12 +234,7 @@ export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureR
   const running = await startService(options.dir, 'append');
   const projector = running.service.app.get(SessionProjector);
   const batches: Array<[number, number]> = []; // [checkpoint, hrtime ms]
-  const original = projector.applyBatch.bind(projector);
-  projector.applyBatch = (events: readonly RecordedEvent[]) => {
-    const r = original(events);
-    batches.push([Number(r), nowMs()]);
-    return r;
-  };
+  const stopStamping = projector.onCheckpoint((checkpoint) => batches.push([Number(checkpoint), nowMs()]));
   const store = running.service.store as SqliteEventStore;
   try {
     progress(`HTTP append load: ${options.clients} clients, ${options.seconds}s (+1s warm-up)`);
@@ -379,7 +375,7 @@ export async function runAppendLoad(options: AppendLoadOptions): Promise<FigureR
     };
     return [f1, f3];
   } finally {
-    projector.applyBatch = original;
+    stopStamping();
     await running.stop();
   }
 }

@@ -1,4 +1,7 @@
+import * as path from 'node:path';
+import type { Piscina } from 'piscina';
 import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
+import type { ApplyBatchOutcome, ApplyBatchTask } from './projection-worker-tasks';
 import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
 import { SessionReadModelWriter } from './session-read-model-writer';
@@ -32,6 +35,14 @@ export interface SessionProjectorOptions {
    * 0 applies what is available right away (one transaction per group of appends).
    */
   commitIntervalMs?: number;
+  /**
+   * Apply live batches in a worker thread with its own connection to the read-model file (default
+   * false; ignored for `':memory:'`): the event loop only reads the log and hands the batches over,
+   * and keeps serving reads on its own connection (WAL). {@link SessionProjector.applyBatch},
+   * {@link SessionProjector.rebuild} and {@link SessionProjector.eraseSession} still run on the
+   * calling thread. The thread starts with {@link SessionProjector.start} and ends with `stop`.
+   */
+  worker?: boolean;
   /** Page size of {@link SessionProjector.rebuild}'s reads of the log (default 1000). */
   rebuildPageSize?: number;
   /** First delay before resubscribing after a failure, in ms (default 100); doubles up to `maxRetryDelayMs`. */
@@ -50,6 +61,14 @@ export interface SessionProjectorOptions {
 export const DEFAULT_COMMIT_INTERVAL_MS = 0;
 
 const NOT_READY = Symbol('not-ready');
+
+/** The worker module, next to this file (`.ts` under ts-node and jest, `.js` once built). */
+const WORKER_FILE = path.join(__dirname, `projection-worker-tasks${path.extname(__filename)}`);
+
+/** Node flags of the worker: from sources (ts-node, jest), the hooks that load TypeScript and the `@lib/…` paths. */
+function workerExecArgv(): string[] | undefined {
+  return path.extname(__filename) === '.ts' ? ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] : undefined;
+}
 
 /**
  * Follows the whole global log and keeps the read models of `./read-model-schema` up to date from
@@ -81,6 +100,9 @@ export class SessionProjector {
   private lastBatchAt = -Infinity;
   /** Ends the current batch's wait for more events (see {@link SessionProjectorOptions.commitIntervalMs}), while one waits. */
   private endGathering: (() => void) | null = null;
+  /** The worker thread applying live batches ({@link SessionProjectorOptions.worker}), while started. */
+  private pool: Piscina | undefined;
+  private readonly checkpointListeners = new Set<(checkpoint: bigint) => void>();
 
   constructor(
     /** The read models this projector writes. */
@@ -93,6 +115,7 @@ export class SessionProjector {
       rebuildPageSize: 1000,
       retryDelayMs: 100,
       maxRetryDelayMs: 5000,
+      worker: false,
       ...options,
     };
     this.writer = new SessionReadModelWriter(store.db);
@@ -134,11 +157,24 @@ export class SessionProjector {
       if (next !== this.current) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next);
     });
     if (erased) this.store.purgeWal();
-    if (next !== this.current) {
-      this.current = next;
-      this.waiters.notify(next);
-    }
+    this.advance(next);
     return next;
+  }
+
+  /**
+   * Calls `listener` with the new checkpoint (bigint) after every committed move, whichever
+   * thread applied the batch. Returns the function that removes it.
+   */
+  onCheckpoint(listener: (checkpoint: bigint) => void): () => void {
+    this.checkpointListeners.add(listener);
+    return () => this.checkpointListeners.delete(listener);
+  }
+
+  private advance(next: bigint): void {
+    if (next <= this.current) return;
+    this.current = next;
+    this.waiters.notify(next);
+    for (const listener of this.checkpointListeners) listener(next);
   }
 
   /**
@@ -159,6 +195,16 @@ export class SessionProjector {
     if (this.running) return;
     this.running = true;
     this.eventStore = eventStore;
+    if (this.options.worker && this.store.file !== ':memory:') {
+      // Loaded on first need: a service without the worker never pays for the pool's code.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      this.pool = new (require('piscina') as typeof import('piscina')).Piscina({
+        filename: WORKER_FILE,
+        minThreads: 1,
+        maxThreads: 1,
+        execArgv: workerExecArgv(),
+      });
+    }
     this.loop = this.follow(eventStore);
   }
 
@@ -169,6 +215,9 @@ export class SessionProjector {
     await this.subscription?.close().catch(() => undefined);
     await this.loop;
     this.loop = null;
+    const pool = this.pool;
+    this.pool = undefined;
+    await pool?.destroy();
   }
 
   /**
@@ -266,18 +315,31 @@ export class SessionProjector {
         gathering.end();
       }
       this.lastBatchAt = performance.now();
-      try {
-        this.applyBatch(batch);
-      } catch (error) {
-        // Keep the progress that is possible: the events before the failing one, one by one; the failing one throws again.
-        if (batch.length === 1) throw error;
-        for (const event of batch) this.applyBatch([event]);
-      }
+      await this.applyLive(batch);
       this.lastError = null;
       this.lastErrorAt = null;
       onSuccess();
       if (ended) return;
     }
+  }
+
+  /**
+   * Applies a live batch, on this thread or in the worker. When it fails, keeps the progress that
+   * is possible (the events before the failing one, one by one) and throws the failing one's error.
+   */
+  private async applyLive(batch: RecordedEvent[]): Promise<void> {
+    if (!this.pool) {
+      try {
+        this.applyBatch(batch);
+      } catch (error) {
+        if (batch.length === 1) throw error;
+        for (const event of batch) this.applyBatch([event]);
+      }
+      return;
+    }
+    const outcome = (await this.pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
+    this.advance(outcome.checkpoint);
+    if (outcome.error) throw Object.assign(new Error(outcome.error.message), { name: outcome.error.name });
   }
 
   /**
