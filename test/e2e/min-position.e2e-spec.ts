@@ -1,5 +1,5 @@
 /**
- * `minPosition` (read-your-writes) on every route that takes it: a position the log holds is
+ * `minPosition` (read-your-writes) on every read route (window, session, policy, compactions, log, recall): a position the log holds is
  * waited for; a position past the store's head was never written, so it is answered at once with
  * 400 `position_out_of_range` instead of waiting MAX_WAIT_MS for a 503; a written position the
  * read models have not applied within MAX_WAIT_MS is still 503 `projection_behind`.
@@ -13,7 +13,14 @@ const MAX_WAIT_MS = 3000;
 describe('minPosition', () => {
   const harness = useService({ env: { MAX_WAIT_MS: String(MAX_WAIT_MS) } });
   const http = () => harness.http();
-  const routes = (s: string) => [`/v1/sessions/${s}/window`, `/v1/sessions/${s}`, `/v1/sessions/${s}/policy`, `/v1/sessions/${s}/compactions`];
+  const routes = (s: string) => [
+    `/v1/sessions/${s}/window?`,
+    `/v1/sessions/${s}?`,
+    `/v1/sessions/${s}/policy?`,
+    `/v1/sessions/${s}/compactions?`,
+    `/v1/sessions/${s}/events?`,
+    `/v1/recall?q=hello&`,
+  ];
   let position = 0n;
 
   beforeAll(async () => {
@@ -25,7 +32,7 @@ describe('minPosition', () => {
   });
 
   it('answers a written position on every route', async () => {
-    for (const route of routes('mp')) await http().get(`${route}?minPosition=${position}`).expect(200);
+    for (const route of routes('mp')) await http().get(`${route}minPosition=${position}`).expect(200);
   });
 
   it.each([
@@ -35,7 +42,7 @@ describe('minPosition', () => {
     const head = await harness.service.store.headPosition();
     for (const route of routes('mp')) {
       const started = Date.now();
-      const res = await http().get(`${route}?minPosition=${head + beyond}`);
+      const res = await http().get(`${route}minPosition=${head + beyond}`);
       const elapsed = Date.now() - started;
       expect({ route, status: res.status, code: res.body.code, parameter: res.body.parameter }).toEqual({
         route,
@@ -46,6 +53,30 @@ describe('minPosition', () => {
       expect(res.body.message).toContain(`the log ends at ${head}`);
       // generous: a third of the wait it no longer does
       expect(elapsed).toBeLessThan(MAX_WAIT_MS / 3);
+    }
+  });
+
+  it('reads the log and recall after a write (read-your-writes), waiting for the projection', async () => {
+    const projector = harness.service.app.get(SessionProjector);
+    await projector.stop();
+    let restarted = false;
+    try {
+      const res = await http()
+        .post('/v1/sessions/ryw/events')
+        .send({ events: [{ id: 'w1', type: 'user', text: 'kingfisher sighting' }] })
+        .expect(201);
+      const at = res.body.position as string;
+      const pending = [http().get(`/v1/sessions/ryw/events?minPosition=${at}`), http().get(`/v1/recall?q=kingfisher&minPosition=${at}`)];
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      projector.start(harness.service.store);
+      restarted = true;
+      const [log, recall] = await Promise.all(pending);
+      expect(log.status).toBe(200);
+      expect(log.body.events.map((e: { eventId?: string }) => e.eventId)).toContain('w1');
+      expect(recall.status).toBe(200);
+      expect(recall.body.items.map((h: { eventId: string }) => h.eventId)).toEqual(['w1']);
+    } finally {
+      if (!restarted) projector.start(harness.service.store);
     }
   });
 

@@ -2,8 +2,8 @@
  * Per-request work an adversary controls (issue 17, item 1): a maximum-size text built to be as
  * costly as possible must not stall the service for other clients. While such an append is in
  * flight, and until its event is projected, `/health` answers within 200 ms (every probe), and the
- * append is counted exactly. The service runs as its own process, so the probes measure its event
- * loop, not this test's. Two texts: random ideographs (one pre-token whose merges never repeat:
+ * append is counted exactly. The service runs as its own process and the probes come from another
+ * tiny one, so they measure the service's event loop, not this test's. Two texts: random ideographs (one pre-token whose merges never repeat:
  * the costliest to count, done in the token-counting worker) and distinct words (the costliest to
  * index for recall, bounded by `MAX_WORD_DOCUMENT_LENGTH`).
  * Runtime: about 20 s on an idle 2-core machine, up to 1 min when it is shared.
@@ -13,9 +13,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { getEstimator } from '@lib/compaction';
 import { ADVERSARIAL_TEXTS } from '../support/adversarial-texts';
+import { startHealthProber } from '../support/health-prober';
 import { spawnService, type ServiceProcess } from '../support/service-process';
 
 const MAX_TEXT_LENGTH = 1_000_000; // the documented default
+/** Summarizing strategies whose pass archives every event but the last turn. */
+const STRATEGIES: Record<string, object> = {
+  'recursive-summarization': { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 },
+  'rolling-summary': { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 1 },
+};
 
 describe('adversarial per-request cost', () => {
   let service: ServiceProcess;
@@ -36,29 +42,20 @@ describe('adversarial per-request cost', () => {
       const session = kind.replace(/ /g, '-');
       // Encoded up front, so the probes below do not wait for this process to encode 3 MB.
       const body = Buffer.from(JSON.stringify({ events: [{ id: 'big', type: 'user', text }] }));
-      let settled = false;
+      const prober = await startHealthProber(service.url);
       const started = performance.now();
       // The append, then the window read at its position (which waits for the projection).
-      const work = (async () => {
-        try {
-          const res = await fetch(`${service.url}/v1/sessions/${session}/events`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-          const appended = { status: res.status, ms: Math.round(performance.now() - started), body: (await res.json()) as { position: string } };
-          const window = await fetch(`${service.url}/v1/sessions/${session}/window?minPosition=${appended.body.position}`);
-          return { appended, tokens: ((await window.json()) as { tokens: number }).tokens, projectedMs: Math.round(performance.now() - started) };
-        } finally {
-          settled = true;
-        }
-      })();
-      const latencies: number[] = [];
-      while (!settled) {
-        const start = performance.now();
-        const res = await fetch(`${service.url}/health`);
-        await res.arrayBuffer();
-        latencies.push(Math.round(performance.now() - start));
-        expect(res.status).toBe(200);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      const { appended, tokens, projectedMs } = await work;
+      const appendedRes = await fetch(`${service.url}/v1/sessions/${session}/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+      const appended = { status: appendedRes.status, ms: Math.round(performance.now() - started), body: (await appendedRes.json()) as { position: string } };
+      const windowRes = await fetch(`${service.url}/v1/sessions/${session}/window?minPosition=${appended.body.position}`);
+      const work = { appended, tokens: ((await windowRes.json()) as { tokens: number }).tokens, projectedMs: Math.round(performance.now() - started) };
+      const { latencies, failures } = await prober.stop();
+      expect(failures).toEqual([]);
+      const { tokens, projectedMs } = work;
       expect(appended.status).toBe(201);
       process.stderr.write(
         `adversarial append (${kind}): answered in ${appended.ms} ms, projected in ${projectedMs} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms\n`,
@@ -67,6 +64,39 @@ describe('adversarial per-request cost', () => {
       expect(latencies.length).toBeGreaterThanOrEqual(5);
       expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
       expect(tokens).toBe(getEstimator('cl100k_base').count(`User: ${text}`));
+    },
+    300_000,
+  );
+
+  it.each(['recursive-summarization', 'rolling-summary'])(
+    'answers /health within 200 ms while a %s pass summarizes every adversarial text (extractive summarizer)',
+    async (strategy) => {
+      // 200,000 code units of each adversarial text, then a short turn; the pass archives them all.
+      const texts = Object.entries(ADVERSARIAL_TEXTS).map(([kind, make]) => ({ id: kind.replace(/\W+/g, '-'), type: 'user', text: make(200_000) }));
+      const session = `summarize-${strategy}`;
+      const events = [...texts, { id: 'ok', type: 'assistant', text: 'ok' }, { id: 'last', type: 'user', text: 'last' }];
+      const appended = await fetch(`${service.url}/v1/sessions/${session}/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ events }),
+      });
+      expect(appended.status).toBe(201);
+      const prober = await startHealthProber(service.url);
+      const started = performance.now();
+      const res = await fetch(`${service.url}/v1/sessions/${session}/compactions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ strategy: STRATEGIES[strategy] }),
+      });
+      const answer = (await res.json()) as { outcome: string; archived: string[] };
+      const ms = Math.round(performance.now() - started);
+      const { latencies, failures } = await prober.stop();
+      process.stderr.write(`adversarial ${strategy} pass: answered in ${ms} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms\n`);
+      expect(res.status).toBe(200);
+      expect(answer.outcome).toBe('compacted');
+      expect(answer.archived).toEqual(expect.arrayContaining(texts.map((t) => t.id)));
+      expect(failures).toEqual([]);
+      expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
     },
     300_000,
   );

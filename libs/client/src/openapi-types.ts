@@ -242,6 +242,7 @@ export interface components {
             kept: string[];
             /** @enum {string} */
             outcome: "compacted" | "noop" | "not-triggered" | "conflict" | "failed";
+            /** @description dry run of a summarizing pass: where the summary would go and what it would cover (no summarizer is called) */
             pendingSummary?: {
                 coveredIds: string[];
                 insertBeforeId: string;
@@ -272,8 +273,10 @@ export interface components {
                 text: string;
                 tokens: number;
             };
+            /** @description window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost) */
             tokensAfter: number;
             tokensBefore: number;
+            /** @description tokensBefore − tokensAfter (a dry run with pendingSummary overstates it by the summary's cost) */
             tokensEstimatedSaved: number;
             /** @description with reason open-tool-call: the call that held the cut back */
             toolCallId?: string;
@@ -842,6 +845,7 @@ export interface operations {
                 cursor?: string;
                 from?: string;
                 limit?: string;
+                minPosition?: string;
                 q: string;
                 sessionId?: string;
                 to?: string;
@@ -1407,6 +1411,7 @@ export interface operations {
             query?: {
                 fromRevision?: string;
                 limit?: string;
+                minPosition?: string;
             };
             header?: never;
             path: {

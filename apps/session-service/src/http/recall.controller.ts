@@ -31,18 +31,21 @@ export class RecallController {
   @ApiAnswer(RecallPageSchema, { errors: [400, 401, 429] })
   search(@Tenant() tenant: string, @Query() query: Record<string, unknown>) {
     const q = validate(this.schemas.recallQuery, query);
-    return this.reads.recall({
-      tenantId: tenant,
-      q: q.q,
-      sessionId: q.sessionId,
-      userId: q.userId,
-      type: q.type,
-      archived: q.archived === undefined ? undefined : q.archived === 'true',
-      compactionId: q.compactionId,
-      from: q.from,
-      to: q.to,
-      limit: q.limit !== undefined ? Number(q.limit) : undefined,
-      cursor: q.cursor,
-    });
+    return this.reads.recall(
+      {
+        tenantId: tenant,
+        q: q.q,
+        sessionId: q.sessionId,
+        userId: q.userId,
+        type: q.type,
+        archived: q.archived === undefined ? undefined : q.archived === 'true',
+        compactionId: q.compactionId,
+        from: q.from,
+        to: q.to,
+        limit: q.limit !== undefined ? Number(q.limit) : undefined,
+        cursor: q.cursor,
+      },
+      q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
+    );
   }
 }

@@ -180,6 +180,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const logQuery = z.strictObject({
     fromRevision: revisionParam.optional(),
     limit: integerInRange(1n, 1000n).optional(),
+    minPosition: revisionParam.optional(),
   });
   const recallQuery = z
     .strictObject({
@@ -193,6 +194,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
       limit: integerInRange(1n, 100n).optional(),
       cursor: z.string().max(512).optional(),
+      minPosition: revisionParam.optional(),
     })
     .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });
   const noQuery = z.strictObject({});

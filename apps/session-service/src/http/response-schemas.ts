@@ -154,8 +154,10 @@ export const CompactionAnswerSchema = named(
       .strictObject({ id: z.string(), text: z.string(), shadowPrompt: z.string(), insertBeforeId: z.string(), coveredIds: z.array(z.string()), tokens: count })
       .optional(),
     tokensBefore: count,
-    tokensAfter: count,
-    tokensEstimatedSaved: z.number().int(),
+    tokensAfter: count.describe(
+      'window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost)',
+    ),
+    tokensEstimatedSaved: z.number().int().describe("tokensBefore − tokensAfter (a dry run with pendingSummary overstates it by the summary's cost)"),
     revision: decimal,
     position: decimal.optional().describe('global position of the last decision event written; absent when nothing was written'),
     estimator: EstimatorSchema,
@@ -168,7 +170,10 @@ export const CompactionAnswerSchema = named(
     eventId: z.string().optional().describe('with reason open-tool-call: the assistant event holding that call'),
     triggerStillFires: z.boolean().optional().describe('with a trigger: whether it still fires on the window after the pass (DESIGN §3.5)'),
     turnsAfter: count.optional().describe('user events in the window after the pass, with triggerStillFires'),
-    pendingSummary: z.strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) }).optional(),
+    pendingSummary: z
+      .strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) })
+      .optional()
+      .describe('dry run of a summarizing pass: where the summary would go and what it would cover (no summarizer is called)'),
     summarizer: z.strictObject({ kind: z.string(), model: z.string(), calls: count, promptTokens: count, completionTokens: count }).optional(),
   }),
   'The answer to POST …/compactions',

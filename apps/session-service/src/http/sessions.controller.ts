@@ -113,7 +113,13 @@ export class SessionsController {
   async log(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
     const q = validate(this.schemas.logQuery, query);
-    return this.reads.log(tenant, sessionId, q.fromRevision !== undefined ? BigInt(q.fromRevision) : 0n, q.limit !== undefined ? Number(q.limit) : 100);
+    return this.reads.log(
+      tenant,
+      sessionId,
+      q.fromRevision !== undefined ? BigInt(q.fromRevision) : 0n,
+      q.limit !== undefined ? Number(q.limit) : 100,
+      q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
+    );
   }
 
   @Delete()

@@ -107,15 +107,24 @@ export class SessionReads {
     };
   }
 
-  /** The full log from `fromRevision` (inclusive), at most `limit` events. @throws SessionNotFoundError (404). */
-  log(tenantId: string, sessionId: string, fromRevision: bigint, limit: number): unknown {
+  /**
+   * The full log from `fromRevision` (inclusive), at most `limit` events, once the read models
+   * reached `minPosition` (see {@link waitFor}).
+   * @throws SessionNotFoundError (404); what {@link waitFor} throws.
+   */
+  async log(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<unknown> {
+    await this.waitFor(minPosition);
     const page = listLog(this.readModels, tenantId, sessionId, fromRevision, limit);
     if (!page) throw new SessionNotFoundError(sessionId);
     return jsonSafe(page);
   }
 
-  /** Recall search within the tenant. @throws InvalidQueryError (400) on a malformed cursor or query. */
-  recall(search: RecallSearch): unknown {
+  /**
+   * Recall search within the tenant, once the read models reached `minPosition` (see {@link waitFor}).
+   * @throws InvalidQueryError (400) on a malformed cursor or query; what {@link waitFor} throws.
+   */
+  async recall(search: RecallSearch, minPosition?: bigint): Promise<unknown> {
+    await this.waitFor(minPosition);
     return jsonSafe(searchRecall(this.readModels, search));
   }
 

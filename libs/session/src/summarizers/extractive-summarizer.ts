@@ -3,7 +3,8 @@
  * endpoint is configured, and named as such (`kind: 'extractive'`, model
  * `EXTRACTIVE_SUMMARIZER_MODEL`) in every decision it makes.
  */
-import { EXTRACTIVE_SUMMARIZER_MODEL, extractiveSummary, type SummaryRequest } from '@lib/compaction';
+import { EXTRACTIVE_SUMMARIZER_MODEL, type extractiveSummary, type SummaryRequest } from '@lib/compaction';
+import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerOutcome } from './summarizer';
 
 /** Options passed through to `extractiveSummary` (whatever it accepts as its second argument). */
@@ -13,6 +14,9 @@ export type ExtractiveSummarizerOptions = NonNullable<Parameters<typeof extracti
  * Wraps `extractiveSummary` as a {@link Summarizer}. Each call counts as one call with zero
  * prompt and completion tokens. A blank result (nothing extractable) resolves to `ok: false`
  * (§3.7: a blank summary is a failure); so does an exception (reason names its class only).
+ * A large input is summarized in the token-counting worker thread (see `TokenCountingPool`), so a
+ * pass over megabytes of archived text does not hold the event loop; past that worker's deadline
+ * the pass fails with a reason naming the timeout, and nothing but the failure is recorded.
  */
 export class ExtractiveSummarizer implements Summarizer {
   readonly identity: SummarizerIdentityInfo = { kind: 'extractive', model: EXTRACTIVE_SUMMARIZER_MODEL };
@@ -24,7 +28,7 @@ export class ExtractiveSummarizer implements Summarizer {
     if (options.signal?.aborted) return { ok: false, reason: 'aborted', ...usage };
     let text: string;
     try {
-      text = this.options === undefined ? extractiveSummary(request) : extractiveSummary(request, this.options);
+      text = await sharedTokenCountingPool().extractiveSummary(request, this.options ?? {});
     } catch (err) {
       return { ok: false, reason: `extractive summarizer error: ${err instanceof Error ? err.name : typeof err}`, ...usage };
     }

@@ -2,7 +2,7 @@
  * TokenCountingPool (issue 17, item 1): the same numbers inline and in the worker thread, the
  * worker started only for large requests, and a clear error past the deadline.
  */
-import { getEstimator, planSummaryChunks, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import { extractiveSummary, getEstimator, planSummaryChunks, type SessionEvent, type SummaryRequest } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
 import { CountingTimeoutError } from '../errors';
 import { TokenCountingPool } from './token-counting-pool';
@@ -37,6 +37,23 @@ describe('TokenCountingPool', () => {
     };
     const estimator = getEstimator('cl100k_base');
     expect(await pool.summaryChunks(request, 2000, estimator)).toEqual(planSummaryChunks(request, 2000, estimator));
+  }, 60_000);
+
+  it('writes the extractive summary of a large input in the worker, as extractiveSummary does inline', async () => {
+    const fresh = new TokenCountingPool({ inlineLimit: 1000 });
+    const request: SummaryRequest = {
+      systemPrompt: 'Summarize.',
+      shadowPrompt: 'Earlier:',
+      currentSummaries: [],
+      toSummarize: [`User: booking ZX9Q7B on 2024-05-01 ${large.text!}`, 'Assistant: mail me at a@b.io'],
+      overlap: [],
+      coveredIds: ['a', 'b'],
+    };
+    const summary = await fresh.extractiveSummary(request, { maxChars: 800 });
+    expect(fresh.started).toBe(true);
+    expect(summary).toBe(extractiveSummary(request, { maxChars: 800 }));
+    expect(summary).toContain('ZX9Q7B');
+    await fresh.close();
   }, 60_000);
 
   it('answers CountingTimeoutError (counting_timeout, the deadline in the message) when the worker misses its deadline', async () => {

@@ -9,10 +9,15 @@
  * so an idle service holds no second copy of the vocabularies. Each task has a deadline
  * ({@link DEFAULT_COUNTING_DEADLINE_MS}, time queued included); past it the worker is stopped and
  * the caller gets a {@link CountingTimeoutError}. Same numbers as the inline functions.
+ *
+ * The same worker runs the other text work whose cost a client chooses and that would otherwise
+ * hold the event loop: splitting a large summarizer input into chunks, and the extractive
+ * summary of a large input (its patterns read every character: ~40 ms per 1,000,000).
  */
 import * as path from 'node:path';
 import type { Piscina } from 'piscina';
 import {
+  extractiveSummary,
   formatEventLines,
   getEstimator,
   isEstimatorName,
@@ -24,7 +29,7 @@ import {
 import { computeEventCosts } from '../domain/event-costs';
 import type { EventCosts } from '../events/session-stream-events';
 import { CountingTimeoutError } from '../errors';
-import type { EventCostsTask, SummaryChunksTask } from './token-counting-tasks';
+import type { EventCostsTask, ExtractiveSummaryTask, SummaryChunksTask, TokenCountingTask } from './token-counting-tasks';
 
 /**
  * Most UTF-16 code units (all texts of one request together) counted on the calling thread.
@@ -131,6 +136,17 @@ export class TokenCountingPool {
     return this.run<SummaryRequest[]>(task, 'splitting the summarizer input into chunks');
   }
 
+  /**
+   * `extractiveSummary(request, { maxChars })`: inline for a request of at most the inline limit
+   * (code units of all its texts), else in the worker.
+   * @throws what `extractiveSummary` throws; CountingTimeoutError as {@link eventCosts}.
+   */
+  async extractiveSummary(request: SummaryRequest, options: { maxChars?: number } = {}): Promise<string> {
+    if (requestLength(request) <= this.inlineLimit) return extractiveSummary(request, options);
+    const task: ExtractiveSummaryTask = { kind: 'extractiveSummary', request, ...options };
+    return this.run<string>(task, 'the extractive summary of this input');
+  }
+
   /** Stops the worker (if any); a later large task starts a new one. */
   async close(): Promise<void> {
     const pool = this.pool;
@@ -138,7 +154,7 @@ export class TokenCountingPool {
     await pool?.destroy();
   }
 
-  private async run<T>(task: EventCostsTask | SummaryChunksTask, what: string): Promise<T> {
+  private async run<T>(task: TokenCountingTask, what: string): Promise<T> {
     // Loaded on first need too: an idle service never pays for the pool's code.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     this.pool ??= new (require('piscina') as typeof import('piscina')).Piscina({

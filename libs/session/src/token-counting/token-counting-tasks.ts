@@ -3,7 +3,7 @@
  * library, run off the request thread. This file is the worker's entry module (its default export
  * is what the pool calls); it must not import anything that needs the application.
  */
-import { getEstimator, planSummaryChunks, type EstimatorName, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import { extractiveSummary, getEstimator, planSummaryChunks, type EstimatorName, type SessionEvent, type SummaryRequest } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
 import type { EventCosts } from '../events/session-stream-events';
 
@@ -22,22 +22,35 @@ export interface SummaryChunksTask {
   summaryReserve?: number;
 }
 
+/** `extractiveSummary(request, { maxChars })`: the extractive summarizer's text (its patterns read every character). */
+export interface ExtractiveSummaryTask {
+  kind: 'extractiveSummary';
+  request: SummaryRequest;
+  maxChars?: number;
+}
+
 /** A task of the token-counting worker. */
-export type TokenCountingTask = EventCostsTask | SummaryChunksTask;
+export type TokenCountingTask = EventCostsTask | SummaryChunksTask | ExtractiveSummaryTask;
 
 /** The result of each task kind. */
-export type TokenCountingResult<T extends TokenCountingTask> = T extends EventCostsTask ? EventCosts[] : SummaryRequest[];
+export type TokenCountingResult<T extends TokenCountingTask> = T extends EventCostsTask
+  ? EventCosts[]
+  : T extends SummaryChunksTask
+    ? SummaryRequest[]
+    : string;
 
 /**
  * Runs one task. Synchronous and pure; errors thrown by the domain (e.g. `InvalidParameterError`
  * from `planSummaryChunks`) reach the caller as the pool's rejection.
  */
-export function runTokenCountingTask(task: TokenCountingTask): EventCosts[] | SummaryRequest[] {
+export function runTokenCountingTask(task: TokenCountingTask): EventCosts[] | SummaryRequest[] | string {
   switch (task.kind) {
     case 'eventCosts':
       return task.events.map(computeEventCosts);
     case 'summaryChunks':
       return planSummaryChunks(task.request, task.maxInputTokens, getEstimator(task.estimator), { summaryReserve: task.summaryReserve });
+    case 'extractiveSummary':
+      return extractiveSummary(task.request, task.maxChars === undefined ? {} : { maxChars: task.maxChars });
   }
 }
 
