@@ -20,6 +20,8 @@ export interface ApplyBatchTask {
  */
 export interface ApplyBatchOutcome {
   checkpoint: bigint;
+  /** When the last transaction committed: `process.hrtime` in ms (one monotonic clock for every thread of the process). */
+  committedAtMs: number;
   error: { name: string; message: string } | null;
 }
 
@@ -43,8 +45,12 @@ export default function applyBatchTask(task: ApplyBatchTask): ApplyBatchOutcome 
       for (const event of task.events) projector.applyBatch([event]);
     } catch (error) {
       const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
-      return { checkpoint: projector.checkpoint(), error: failure };
+      return { checkpoint: projector.checkpoint(), committedAtMs: hrtimeMs(), error: failure };
     }
   }
-  return { checkpoint: projector.checkpoint(), error: null };
+  return { checkpoint: projector.checkpoint(), committedAtMs: hrtimeMs(), error: null };
+}
+
+function hrtimeMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
 }

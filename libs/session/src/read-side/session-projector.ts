@@ -102,7 +102,7 @@ export class SessionProjector {
   private endGathering: (() => void) | null = null;
   /** The worker thread applying live batches ({@link SessionProjectorOptions.worker}), while started. */
   private pool: Piscina | undefined;
-  private readonly checkpointListeners = new Set<(checkpoint: bigint) => void>();
+  private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
 
   constructor(
     /** The read models this projector writes. */
@@ -162,19 +162,21 @@ export class SessionProjector {
   }
 
   /**
-   * Calls `listener` with the new checkpoint (bigint) after every committed move, whichever
-   * thread applied the batch. Returns the function that removes it.
+   * Calls `listener` after every committed move of the checkpoint, on this thread, with the new
+   * checkpoint (bigint) and when its transaction committed (`process.hrtime` in ms, one monotonic
+   * clock for every thread; with the worker, readers saw the rows from then on, before this
+   * thread's checkpoint moved). Returns the function that removes it.
    */
-  onCheckpoint(listener: (checkpoint: bigint) => void): () => void {
+  onCheckpoint(listener: (checkpoint: bigint, committedAtMs: number) => void): () => void {
     this.checkpointListeners.add(listener);
     return () => this.checkpointListeners.delete(listener);
   }
 
-  private advance(next: bigint): void {
+  private advance(next: bigint, committedAtMs = Number(process.hrtime.bigint()) / 1e6): void {
     if (next <= this.current) return;
     this.current = next;
     this.waiters.notify(next);
-    for (const listener of this.checkpointListeners) listener(next);
+    for (const listener of this.checkpointListeners) listener(next, committedAtMs);
   }
 
   /**
@@ -338,7 +340,7 @@ export class SessionProjector {
       return;
     }
     const outcome = (await this.pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
-    this.advance(outcome.checkpoint);
+    this.advance(outcome.checkpoint, outcome.committedAtMs);
     if (outcome.error) throw Object.assign(new Error(outcome.error.message), { name: outcome.error.name });
   }
 
