@@ -171,5 +171,58 @@ describe('issue 17 hardening', () => {
         .send(route.body([changed]));
       expect({ status: clash.status, code: clash.body.code }).toEqual({ status: 409, code: 'duplicate_event_id' });
     });
+
+    it('writes nothing when a clear finds no policy ever set, and answers the clear again when it was cleared', async () => {
+      await post('no-policy', { events: [p1] }).expect(201);
+      const head = await harness.service.store.headPosition();
+      const clear = await http().put('/v1/sessions/no-policy/policy').send({ strategy: null }).expect(200);
+      expect(clear.body).toMatchObject({ sessionId: 'no-policy', strategy: null, trigger: null, revision: '0' });
+      expect(clear.body).not.toHaveProperty('setAt');
+      expect(await harness.service.store.headPosition()).toBe(head);
+      await http()
+        .put('/v1/sessions/no-policy/policy')
+        .send({ strategy: { type: 'sliding-window', maxEvents: 5 } })
+        .expect(200);
+      const cleared = await http().put('/v1/sessions/no-policy/policy').send({ strategy: null }).expect(200);
+      const afterClear = await harness.service.store.headPosition();
+      const again = await http().put('/v1/sessions/no-policy/policy').send({ strategy: null }).expect(200);
+      expect(again.body.revision).toBe(cleared.body.revision);
+      expect(await harness.service.store.headPosition()).toBe(afterClear);
+    });
+
+    // userId is the session's attribute, not the event's content: adding or leaving it out does not
+    // turn a resend into a conflict; a different user on an owned session stays user_id_conflict.
+    const post = (session: string, body: object) => http().post(`/v1/sessions/${session}/events`).send(body);
+    const p1 = { id: 'p1', type: 'user', text: 'hello' };
+
+    it('answers a resend that adds the userId with the original result, and the session gets no owner from it', async () => {
+      const first = await post('uid-added', { events: [p1] }).expect(201);
+      const resend = await post('uid-added', { events: [p1], userId: 'mallory' });
+      expect({ status: resend.status, revision: resend.body.revision }).toEqual({ status: 201, revision: first.body.revision });
+      const log = await http().get('/v1/sessions/uid-added/events').expect(200);
+      expect(log.body.events).toHaveLength(1);
+    });
+
+    it('answers a resend that leaves the userId out with the original result', async () => {
+      const first = await post('uid-dropped', { events: [p1], userId: 'alice' }).expect(201);
+      const resend = await post('uid-dropped', { events: [p1] });
+      expect({ status: resend.status, revision: resend.body.revision }).toEqual({ status: 201, revision: first.body.revision });
+    });
+
+    it('refuses a resend naming another user of an owned session with user_id_conflict', async () => {
+      await post('uid-other', { events: [p1], userId: 'alice' }).expect(201);
+      const resend = await post('uid-other', { events: [p1], userId: 'mallory' });
+      expect({ status: resend.status, code: resend.body.code }).toEqual({ status: 409, code: 'user_id_conflict' });
+    });
+
+    it('answers the same event sent through /events, then through /messages (with and without userId), as a retry', async () => {
+      const first = await post('uid-routes', { events: [{ id: 'm1', type: 'user', text: 'hi there' }], userId: 'alice' }).expect(201);
+      for (const userId of [undefined, 'alice']) {
+        const resend = await http()
+          .post('/v1/sessions/uid-routes/messages')
+          .send({ messages: [{ id: 'm1', role: 'user', content: 'hi there' }], ...(userId ? { userId } : {}) });
+        expect({ status: resend.status, revision: resend.body.revision }).toEqual({ status: 201, revision: first.body.revision });
+      }
+    });
   });
 });

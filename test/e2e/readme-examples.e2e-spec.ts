@@ -5,12 +5,15 @@
  * error status. A block after `<!-- readme-test: run with API_KEYS -->` starts the service with
  * the `API_KEYS` it shows (its `npm start` line is the service) and runs its other lines. Blocks
  * without a marker (installation, `npm` commands) are not run, so sections can be added freely;
+ * a `ts` block after `<!-- readme-test: typecheck and run -->` (the typed client) is type-checked
+ * with the repository's compiler options and run against a started service;
  * a marked block that fails names its heading.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import * as ts from 'typescript';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { startService, type Harness } from '../support/service-harness';
 
@@ -31,7 +34,9 @@ function markedBlocks(markdown: string): MarkedBlock[] {
     if (/^#{1,6} /.test(lines[i])) heading = lines[i].replace(/^#+ /, '');
     const marker = /^<!-- readme-test: (.+?) -->$/.exec(lines[i]);
     if (!marker) continue;
-    if (!/^```(bash|sh|shell)$/.test(lines[i + 1] ?? '')) throw new Error(`README: the readme-test marker under "${heading}" is not followed by a shell block`);
+    const language = marker[1] === 'typecheck and run' ? /^```ts$/ : /^```(bash|sh|shell)$/;
+    if (!language.test(lines[i + 1] ?? ''))
+      throw new Error(`README: the readme-test marker under "${heading}" is not followed by a ${marker[1] === 'typecheck and run' ? 'ts' : 'shell'} block`);
     const end = lines.indexOf('```', i + 2);
     blocks.push({ marker: marker[1], heading, code: lines.slice(i + 2, end).join('\n') });
     i = end;
@@ -78,7 +83,7 @@ describe('README examples, as pasted', () => {
     );
     for (const b of blocks)
       expect({ heading: b.heading, placeholders: b.code.match(/<[a-zA-Z][^>\n]*>/g) }).toEqual({ heading: b.heading, placeholders: null });
-    expect(blocks.every((b) => ['run', 'run with API_KEYS'].includes(b.marker))).toBe(true);
+    expect(blocks.every((b) => ['run', 'run with API_KEYS', 'typecheck and run'].includes(b.marker))).toBe(true);
   });
 
   it('runs every "run" block against a started service', async () => {
@@ -107,6 +112,71 @@ describe('README examples, as pasted', () => {
     await runBlock(block, base, rest);
     // and without a key the same route is refused: keys are really on
     await expect(runBlock(block, base, rest.replace(/ -H 'Authorization: [^']*'/g, ''))).rejects.toThrow(/unauthorized/);
+  });
+
+  // Issue 17 hardening: the typed-client example did not type-check (compactionId may be undefined)
+  // and on a fresh session printed "3 undefined", then asked for /compactions/undefined/diff.
+  it('type-checks the typed-client example, then runs it on a fresh session and on one that compacts', async () => {
+    const [block] = blocks.filter((b) => b.marker === 'typecheck and run');
+    expect(block).toBeDefined();
+    const file = path.join(__dirname, `.readme-example-${process.pid}.ts`);
+    const write = (code: string) => {
+      // Imports stay on top; the rest runs in an async function (the repository compiles to CommonJS: no top-level await).
+      const lines = code.split('\n');
+      const imports = lines.filter((l) => l.startsWith('import '));
+      const body = lines.filter((l) => !l.startsWith('import '));
+      fs.writeFileSync(
+        file,
+        [...imports, 'async function main(): Promise<void> {', ...body, '}', 'main().catch((e) => { console.error(e); process.exit(1); });'].join('\n'),
+      );
+    };
+    try {
+      write(block.code);
+      const config = ts.getParsedCommandLineOfConfigFile(
+        path.join(__dirname, '..', '..', 'tsconfig.json'),
+        {},
+        { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+      );
+      const program = ts.createProgram([file], { ...config!.options, noEmit: true, noUnusedLocals: false });
+      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      expect(diagnostics).toEqual([]);
+
+      const harness = await startService();
+      harnesses.push(harness);
+      const base = await listen(harness);
+      const run = (code: string) =>
+        new Promise<string>((resolve, reject) => {
+          write(code.replaceAll('localhost:3000', base));
+          execFile(
+            process.execPath,
+            ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', file],
+            { cwd: path.join(__dirname, '..', '..'), timeout: 120_000 },
+            (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+          );
+        });
+      // A fresh session: the compaction is a noop, so there is no compaction to diff.
+      const fresh = await run(block.code);
+      expect(fresh).toMatch(/^noop: window of \d+ tokens$/m);
+      expect(fresh).not.toMatch(/undefined/);
+      // A session long enough for the strategy to archive: the diff is fetched and printed.
+      const long = block.code.replace('maxTokens: 4000', 'maxTokens: 5').replace("content: 'Hi'", "content: 'Hi'.repeat(50)");
+      await harness
+        .http()
+        .post('/v1/sessions/demo2/events')
+        .send({
+          events: [1, 2, 3].flatMap((n) => [
+            { id: `u${n}`, type: 'user', text: `question ${n} `.repeat(20) },
+            { id: `a${n}`, type: 'assistant', text: `answer ${n} `.repeat(20) },
+          ]),
+        })
+        .expect(201);
+      const compacted = await run(long.replace("sessionId: 'demo'", "sessionId: 'demo2'"));
+      expect(compacted).toMatch(/^compacted: window of \d+ tokens$/m);
+      expect(compacted).toMatch(/^archived: \[/m);
+      expect(compacted).not.toMatch(/undefined/);
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 
   it('every API_KEYS value the README shows is accepted at start-up', () => {

@@ -96,8 +96,9 @@ const extras = fc.record({
 
 const nativeBlock = fc.oneof(
   fc
-    .tuple(fc.constantFrom('user', 'system'), fc.option(nativeText, { nil: null }), maybe(name))
-    .map(([type, t, n]) => [t === null ? { type, text: null, ...(n ? { name: n } : {}) } : { type, ...asSent(t, n) }]),
+    // User and system events need text (null is refused: it would come back as content "").
+    .tuple(fc.constantFrom('user', 'system'), nativeText, maybe(name))
+    .map(([type, t, n]) => [{ type, ...asSent(t, n) }]),
   fc.tuple(nativeText, maybe(name), maybe(text)).map(([t, n, refusal]) => [{ type: 'assistant', ...asSent(t, n), ...(refusal ? { refusal } : {}) }]),
   fc.tuple(text, text).map(([shadowPrompt, t]) => [{ type: 'summary', shadowPrompt, text: t }]),
   fc

@@ -33,6 +33,17 @@ const compact = (strategy: unknown, extra: Record<string, unknown> = {}) => ({ s
 const CASES: BadRequest[] = [
   // ---- POST /events: JSON and shape
   { name: 'broken JSON', method: 'post', path: `${S}/events`, raw: '{"events": [', status: 400, code: 'malformed_json', mentions: /JSON/ },
+  // Issue 17 hardening: every charset other than UTF-8 is one answer (utf-16 was 400 malformed_json, latin1 415).
+  ...['utf-16', 'UTF-16LE', 'latin1', '"iso-8859-1"'].map((charset): BadRequest => ({
+    name: `charset=${charset}`,
+    method: 'post',
+    path: `${S}/events`,
+    raw: JSON.stringify({ events: [user('x1')] }),
+    headers: { 'content-type': `application/json; charset=${charset}` },
+    status: 415,
+    code: 'unsupported_encoding',
+    mentions: /UTF-8/,
+  })),
   // Issue 17, item 1: refused before JSON.parse (2.5M levels held the event loop 0.5 s).
   {
     name: 'body opening 10,001 arrays (within MAX_BODY_BYTES here)',
@@ -74,6 +85,25 @@ const CASES: BadRequest[] = [
     code: 'validation_failed',
     mentions: /events\[0\]\.text/,
   },
+  // Issue 17 hardening: null text came back as content "" under format=openai (refused on the way in).
+  {
+    name: 'user text null',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1', null)] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.text.*need text/,
+  },
+  {
+    name: 'system text null',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [{ id: 'x1', type: 'system', text: null }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.text.*need text/,
+  },
   {
     name: 'user text is a number',
     method: 'post',
@@ -100,6 +130,72 @@ const CASES: BadRequest[] = [
     status: 400,
     code: 'validation_failed',
     mentions: /events\[0\]\.toolCalls\[0\]\.arguments.*surrogate/,
+  },
+  // Issue 17 hardening: one rule for lone surrogates, metadata keys and values included (JSON.stringify hid them).
+  {
+    name: 'lone surrogate in a metadata value',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events":[{"id":"x1","type":"user","text":"hi","metadata":{"note":"a \\ud800 b"}}]}',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /events\[0\]\.metadata.*surrogate/,
+  },
+  {
+    name: 'lone surrogate in a nested metadata key',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events":[{"id":"x1","type":"user","text":"hi","metadata":{"a":[{"\\udc00":1}]}}]}',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /events\[0\]\.metadata.*surrogate/,
+  },
+  // Issue 17 hardening: ids with invisible or reordering characters (one rule on both routes).
+  ...[
+    ['right-to-left override', '\u202Eabc'],
+    ['zero-width space', 'a\u200Bb'],
+    ['first-strong isolate', '\u2068x'],
+    ['byte-order mark', '\uFEFFx'],
+    ['C1 control', 'x\u0085'],
+    ['line separator', 'x\u2028'],
+  ].flatMap(([what, id]): BadRequest[] => [
+    {
+      name: `event id with a ${what}`,
+      method: 'post',
+      path: `${S}/events`,
+      body: { events: [user(id)] },
+      status: 400,
+      code: 'validation_failed',
+      mentions: /^events\[0\]\.id: .*format characters/,
+    },
+    {
+      name: `messages: id with a ${what}`,
+      method: 'post',
+      path: `${S}/messages`,
+      body: { messages: [{ id, role: 'user', content: 'hi' }] },
+      status: 400,
+      code: 'invalid_message',
+      mentions: /messages\[0\]\.id.*format characters/,
+      parameter: 'messages[0].id',
+    },
+  ]),
+  {
+    name: 'tool call id with a right-to-left override',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [{ id: 'x1', type: 'assistant', text: null, toolCalls: [{ id: 'k\u202E1', name: 'f', arguments: '{}' }] }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /events\[0\]\.toolCalls\[0\]\.id.*format characters/,
+  },
+  {
+    name: 'userId with a zero-width joiner',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1')], userId: 'ali\u200Dce' },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /userId.*format characters/,
   },
   {
     name: 'empty user text',
@@ -1065,7 +1161,35 @@ const CASES: BadRequest[] = [
     mentions: /^userId: .*"alice"/,
     parameter: 'userId',
   },
+  // Issue 17 hardening: clearing a policy of a session that does not exist created the session with a policy event.
+  {
+    name: 'policy: clear on a session that does not exist',
+    method: 'put',
+    path: '/v1/sessions/never-written/policy',
+    body: { strategy: null },
+    status: 404,
+    code: 'session_not_found',
+    mentions: /never-written/,
+  },
   { name: 'unknown route', method: 'post', path: `${S}/rewind`, body: {}, status: 404, code: 'route_not_found', mentions: /docs/ },
+  // Issue 17 hardening: ids longer than the router's parameter limit reach their handler (they answered 500).
+  {
+    name: 'window: a 5,000-character session id',
+    method: 'get',
+    path: `/v1/sessions/${'a'.repeat(5000)}/window`,
+    status: 400,
+    code: 'invalid_session_id',
+    mentions: /sessionId: .*128/,
+    parameter: 'sessionId',
+  },
+  {
+    name: 'compaction: a 5,000-character compaction id',
+    method: 'get',
+    path: `${S}/compactions/${'c'.repeat(5000)}`,
+    status: 404,
+    code: 'compaction_not_found',
+    mentions: /compaction/,
+  },
   // ---- issue 17: numbers out of range (each query number has a range, named in its 400)
   {
     name: 'log: fromRevision 2^63',

@@ -213,6 +213,22 @@ describe('rate limits', () => {
   });
 });
 
+// Issue 17 hardening: an unknown key is not a budget of its own; guesses spend the address's budget.
+describe('API-key guessing', () => {
+  const harness = useService({ env: { API_KEYS: `${KEY_A}:tenantA`, RATE_LIMIT_PER_MINUTE: '5' } });
+
+  it('answers 429 rate_limited once an address has spent its budget on wrong keys, each different', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) statuses.push((await harness.http().get('/v1/recall?q=x').set('authorization', `Bearer wrong-key-${i}-guess`)).status);
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual(Array(7).fill(429));
+    const limited = await harness.http().get('/v1/recall?q=x').set('x-api-key', 'another-wrong-key');
+    expect({ status: limited.status, code: limited.body.code }).toEqual({ status: 429, code: 'rate_limited' });
+    // a configured key keeps its own budget
+    expect((await harness.http().get('/v1/recall?q=x').set(A)).status).toBe(200);
+  });
+});
+
 describe('rate limits in open development mode', () => {
   const harness = useService({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
 

@@ -65,7 +65,12 @@ export class AppModule {
           // Named `default` so the answers carry the standard Retry-After and X-RateLimit-* headers.
           throttlers: [{ name: 'default', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
           skipIf: () => !throttle,
-          getTracker: (req: Record<string, unknown>) => apiKeyOf(req as unknown as FastifyRequest) ?? (typeof req.ip === 'string' ? req.ip : 'anonymous'),
+          // A configured key has its own budget; a request without one, or with an unknown key, spends its
+          // client address's budget, so guessing keys is throttled per address (each guess is not a new budget).
+          getTracker: (req: Record<string, unknown>) => {
+            const key = apiKeyOf(req as unknown as FastifyRequest);
+            return key !== undefined && config.apiKeys.has(key) ? `key ${key}` : `address ${typeof req.ip === 'string' ? req.ip : 'unknown'}`;
+          },
           // One budget per key (or address) across every route, as RATE_LIMIT_PER_MINUTE promises; the
           // throttler's default key also names the route, which gave each key that budget per route.
           generateKey: (_context, tracker, throttlerName) => createHash('sha256').update(`${throttlerName}-${tracker}`).digest('hex'),

@@ -9,7 +9,6 @@ import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import fastifyStatic from '@fastify/static';
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
@@ -17,15 +16,13 @@ import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
 import { useJsonBodies } from './http/json-body';
-import { toApiError } from './http/api-error.filter';
+import { answerClientErrors, answerFrameworkErrors, answerWrongMethod, MAX_PARAM_LENGTH } from './http/framework-answers';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
 import { UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 import { eventStoreConfig } from './config/event-store-config';
-
-const INVALID_PATH = { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' };
 
 /** A built service. `close()` stops the app, then closes the read models and the store. */
 export interface SessionService {
@@ -57,15 +54,15 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
   const store = createEventStore(eventStoreConfig(config));
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
+  // The metrics exist once the application does; the adapter's handlers are made before it.
+  const bound: { metrics?: ServiceMetrics } = {};
   const adapter = new FastifyAdapter({
     bodyLimit: config.maxBodyBytes,
-    // Long ids reach the handlers, which answer 400 invalid_session_id with the limit (the router's default cut is 100 characters).
-    routerOptions: { maxParamLength: 4096 },
-    // A path that is not valid percent-encoded UTF-8 gets our error shape, not Fastify's.
-    frameworkErrors: (error: FastifyError, _request: FastifyRequest, reply: FastifyReply) => {
-      const { status, body } = error.code === 'FST_ERR_BAD_URL' ? { status: 400, body: INVALID_PATH } : toApiError(error);
-      void reply.code(status).send(body);
-    },
+    // Every id Node lets through reaches its handler, which answers 400 invalid_session_id (or 404) naming the limit.
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Answers Fastify and Node's parser give themselves: our error shape, logged and counted.
+    frameworkErrors: answerFrameworkErrors(() => bound.metrics),
+    clientErrorHandler: answerClientErrors(() => bound.metrics),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, { store, readModels, summarizer }), adapter, {
     bodyParser: false,
@@ -74,8 +71,11 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   });
   if (config.logLevel !== 'silent') app.useLogger(app.get(Logger));
   const fastify = app.getHttpAdapter().getInstance();
+  const metrics = app.get(ServiceMetrics);
+  bound.metrics = metrics;
   useJsonBodies(fastify, config.maxBodyBytes);
-  countAnswers(fastify, app.get(ServiceMetrics));
+  countAnswers(fastify, metrics);
+  answerWrongMethod(fastify);
   app.enableShutdownHooks();
   // The audit page: static files, no key needed to load them (its API calls carry the key).
   await app.register(fastifyStatic, { root: uiDirectory(), prefix: UI_PREFIX, index: 'index.html', redirect: true, decorateReply: false });

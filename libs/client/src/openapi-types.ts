@@ -553,8 +553,8 @@ export interface components {
             position?: string;
             revision: string;
             sessionId: string;
-            /** @description ISO-8601 UTC date-time */
-            setAt: string;
+            /** @description when the policy was set; absent when a clear found no policy ever set (nothing was written) */
+            setAt?: string;
             strategy: components["schemas"]["Strategy"] | null;
             trigger: components["schemas"]["Trigger"] | null;
         };

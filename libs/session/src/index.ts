@@ -13,6 +13,7 @@ export * from './decider/compaction-answer';
 export * from './domain/clone-session-window';
 export * from './domain/event-costs';
 export * from './domain/session-ids';
+export * from './domain/client-id-rule';
 export * from './domain/openai-chat-format';
 export * from './summarizers/summarizer';
 export * from './summarizers/openai-summarizer';

@@ -27,11 +27,24 @@ const OPEN_BRACE = 0x7b;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
 
+/** Whether `buffer` holds more than `limit` bytes `[` and `{` in all (native byte searches, ~1 ms per 3 MB). */
+function opensMoreThan(buffer: Buffer, limit: number): boolean {
+  let count = 0;
+  for (const byte of [OPEN_BRACKET, OPEN_BRACE]) {
+    for (let at = buffer.indexOf(byte); at !== -1; at = buffer.indexOf(byte, at + 1)) if (++count > limit) return true;
+  }
+  return false;
+}
+
 /**
  * Throws {@link BodyTooDeepError} when `buffer` (UTF-8 JSON text, valid or not) opens more than
- * {@link MAX_BODY_DEPTH} arrays or objects at once, outside strings. One pass over the bytes.
+ * {@link MAX_BODY_DEPTH} arrays or objects at once, outside strings. A body with at most that many
+ * `[` and `{` bytes in all cannot, and is passed after a native count; otherwise one pass over
+ * the bytes (about 20 ms per 3 MB on the 2-core reference machine).
  */
 export function rejectDeepBody(buffer: Uint8Array): void {
+  const bytes = Buffer.isBuffer(buffer) ? buffer : Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  if (!opensMoreThan(bytes, MAX_BODY_DEPTH)) return;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < buffer.length; i++) {

@@ -2,7 +2,8 @@
  * Turns every error into `{ "code": "...", "message": "..." }` with the right status:
  * domain errors (SessionError and subclasses) by their code, with the status of {@link STATUS_BY_CODE}, invalid strategy or
  * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json`, oversized
- * bodies → 413 `payload_too_large`, unknown routes → 404 `route_not_found`, rate limit → 429
+ * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
+ * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
  * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else → 500 `internal`
  * (logged without request content).
  */
@@ -75,6 +76,11 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     if (status === 401) return { status, body: { code: 'unauthorized', message: err.message } };
     return { status, body: { code: `http_${status}`, message: err.message } };
   }
+  // The audit page's file server refuses paths that leave its directory (`/ui/../..`) with a 403
+  // http-error: answered as any missing file, so nothing about the file system shows.
+  const fileStatus = (err as { status?: unknown } | null)?.status;
+  if ((fileStatus === 403 || fileStatus === 404) && bodyParserType === undefined)
+    return { status: 404, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
   return { status: 500, body: { code: 'internal', message: 'internal error; the request may be retried' } };
 }
 

@@ -3,7 +3,9 @@
  *
  * - A POST/PUT/PATCH that carries a body must say it is JSON (`Content-Type: application/json`,
  *   or any `+json` type); otherwise it is answered 415 `unsupported_media_type` before the body is
- *   read (a form-encoded `curl -d` would otherwise reach validation as an empty body).
+ *   read (a form-encoded `curl -d` would otherwise reach validation as an empty body). A charset
+ *   other than UTF-8 is answered 415 `unsupported_encoding` then too (body-parser would let
+ *   `utf-16` through and answer 400 `malformed_json`, but `latin1` 415).
  * - JSON bodies are read by body-parser's JSON reader (the one Express used): gzip, deflate and br
  *   bodies are inflated, the limit counts the inflated bytes (413), a charset other than UTF-8 is
  *   answered 415, bytes that are not UTF-8 400 `malformed_body`, text that is not JSON 400
@@ -39,10 +41,54 @@ export function unsupportedMediaType(type: string): { code: string; message: str
  */
 export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
   if (!WITH_BODY.has(req.method) || !hasBody(req)) return done();
-  const type = (req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
-  if (JSON_TYPE.test(type)) return done();
-  void reply.code(415).send(unsupportedMediaType(type));
+  const [mediaType, ...params] = (req.headers['content-type'] ?? '').split(';');
+  const type = mediaType.trim().toLowerCase();
+  if (!JSON_TYPE.test(type)) return void reply.code(415).send(unsupportedMediaType(type));
+  const charset = charsetOf(params);
+  if (charset !== undefined && !UTF8.has(charset)) return void reply.code(415).send(unsupportedCharset(charset));
+  done();
 }
+
+const UTF8 = new Set(['utf-8', 'utf8']);
+
+/** The `charset` parameter of a Content-Type's parameters, lower-cased and unquoted, or undefined. */
+function charsetOf(params: string[]): string | undefined {
+  for (const param of params) {
+    const [name, value] = param.split('=');
+    if (name.trim().toLowerCase() === 'charset' && value !== undefined)
+      return value
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .toLowerCase();
+  }
+  return undefined;
+}
+
+/** The 415 answer's body for a JSON body declared in a charset other than UTF-8 (`utf-16` as much as `latin1`). */
+export function unsupportedCharset(charset: string): { code: string; message: string } {
+  return { code: 'unsupported_encoding', message: `unsupported charset ${JSON.stringify(charset)}: send the body as UTF-8 JSON` };
+}
+
+/**
+ * Fastify `onRequest` hook builder: answers 413 `payload_too_large` at once (and closes the
+ * connection) when a body declares a Content-Length over `maxBodyBytes` and no Content-Encoding
+ * (an inflated body is at least as large as that). body-parser would otherwise wait for the whole
+ * declared body before answering, so a request declaring 1 GB and sending 2 bytes held its
+ * connection until the client gave up.
+ */
+export function refuseDeclaredTooLarge(maxBodyBytes: number) {
+  return (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
+    const length = Number(req.headers['content-length'] ?? 0);
+    const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
+    void reply.code(413).header('connection', 'close').send(PAYLOAD_TOO_LARGE);
+  };
+}
+
+const PAYLOAD_TOO_LARGE = {
+  code: 'payload_too_large',
+  message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests',
+};
 
 /**
  * body-parser `verify` hook: throws when the raw body is not valid UTF-8 (body-parser would
@@ -62,6 +108,7 @@ export function rejectInvalidBody(_req: unknown, _res: unknown, buffer: Buffer):
 export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number): void {
   const read = json({ limit: maxBodyBytes, type: () => true, strict: false, verify: rejectInvalidBody });
   app.addHook('onRequest', requireJsonBody);
+  app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes));
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
     const raw = request.raw as IncomingMessage & { body?: unknown };

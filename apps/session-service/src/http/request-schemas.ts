@@ -4,6 +4,7 @@
  * `conformance/README.md`; every object is strict (unknown fields are rejected, naming the field).
  */
 import { z } from 'zod';
+import { clientIdProblem } from '@lib/session';
 import type { ServiceConfig } from '../config/service-config';
 
 /** True when `s` has an unpaired UTF-16 surrogate (which providers reject). */
@@ -11,8 +12,32 @@ export function hasLoneSurrogate(s: string): boolean {
   return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 }
 
-/** Session ids, tool call ids and client event ids: 1–256 characters, no control characters. */
-const ID_PATTERN = /^[^\u0000-\u001f\u007f]{1,256}$/;
+/**
+ * True when a string or key anywhere in the JSON value `value` has a lone surrogate. Walks the
+ * value itself (iteratively): `JSON.stringify` escapes lone surrogates as `\udXXX`, so its text
+ * never shows them.
+ */
+export function jsonHasLoneSurrogate(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (hasLoneSurrogate(v)) return true;
+    } else if (v !== null && typeof v === 'object') {
+      for (const [key, child] of Object.entries(v as Record<string, unknown>)) {
+        if (hasLoneSurrogate(key)) return true;
+        stack.push(child);
+      }
+    }
+  }
+  return false;
+}
+
+/** Client ids (event, tool-call and user ids): {@link clientIdProblem}, the rule `/messages` follows too. */
+const clientId = z.string().superRefine((s, ctx) => {
+  const problem = clientIdProblem(s);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** Deepest nesting accepted in `metadata` (objects and arrays count one level each). */
 export const MAX_METADATA_DEPTH = 16;
@@ -58,10 +83,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
   // A message text that is present must say something: null is how an event says "no text".
   const nonEmptyText = text.pipe(z.string().min(1, { message: 'must not be empty: send null when the event has no text' }));
-  const id = z
-    .string()
-    .regex(ID_PATTERN, { message: 'must be 1 to 256 characters without control characters' })
-    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+  const id = clientId;
   const common = {
     id: id.optional(),
     createdAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' }).optional(),
@@ -75,7 +97,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         if (!jsonDepthAtMost(m, MAX_METADATA_DEPTH)) return ctx.addIssue({ code: 'custom', message: `nests deeper than ${MAX_METADATA_DEPTH} levels` });
         const json = JSON.stringify(m);
         if (json.length > MAX_METADATA_LENGTH) return ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_METADATA_LENGTH} characters of JSON` });
-        if (hasLoneSurrogate(json)) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+        if (jsonHasLoneSurrogate(m)) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
       })
       .transform((m) => m as Record<string, unknown>)
       .meta({
@@ -97,7 +119,14 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       message: 'dataParts must concatenate to data (leave dataParts out unless the result was sent in parts)',
       path: ['dataParts'],
     });
-  const user = z.strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() }).refine(partsMatch, partsMessage);
+  // A user or system message has text in every provider's format (OpenAI's content is required): null would come back as "" under
+  // format=openai, which is refused on the way in, so it is refused here too (only assistant text may be null).
+  const hasText = (e: { text: string | null }) => e.text !== null;
+  const needsText = { message: 'must be a non-empty string: user and system events need text', path: ['text'] };
+  const user = z
+    .strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() })
+    .refine(hasText, needsText)
+    .refine(partsMatch, partsMessage);
   const system = z
     .strictObject({
       ...common,
@@ -106,6 +135,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       text: nonEmptyText.nullable(),
       notice: z.boolean({ error: 'notice must be true (a notice, DESIGN §3.1) or false' }).optional(),
     })
+    .refine(hasText, needsText)
     .refine(partsMatch, partsMessage);
   const assistant = z
     .strictObject({
@@ -141,11 +171,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     ],
     { error: revisionMessage },
   );
-  const userId = z
-    .string()
-    .regex(/^[^\u0000-\u001f\u007f]{1,256}$/, { message: 'must be 1 to 256 characters without control characters' })
-    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' })
-    .describe('the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict)');
+  const userId = clientId.describe(
+    'the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict)',
+  );
   const appendEvents = z.strictObject({
     events: z
       .array(nativeEvent)

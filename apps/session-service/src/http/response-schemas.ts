@@ -186,7 +186,7 @@ export const PolicyAnswerSchema = named(
     strategy: StrategySchema.nullable(),
     trigger: TriggerSchema.nullable(),
     estimator: EstimatorSchema,
-    setAt: isoTime,
+    setAt: isoTime.optional().describe('when the policy was set; absent when a clear found no policy ever set (nothing was written)'),
     revision: decimal,
     position: decimal.optional().describe('global position of the policy event: pass it as minPosition to read the session once it is projected'),
   }),

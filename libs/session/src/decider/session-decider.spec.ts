@@ -6,7 +6,7 @@ import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET, type ConversationEventData, type PolicySetData } from '../events/session-stream-events';
 import { InvalidRequestError, ToolCallConflictError, UnknownToolCallError, UserIdConflictError } from '../errors';
 import { parseStrategy } from '@lib/compaction';
-import { decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
+import { alignToStored, decideAppend, decideSetPolicy, type AppendEvents, type SetPolicy } from './session-decider';
 import { given, type GivenEvent } from './testing/decider-spec';
 import { answers, calls, user } from './testing/session-events';
 
@@ -140,10 +140,29 @@ describe('decideAppend: the user of a session', () => {
       .thenThrows(UserIdConflictError, 'user_id_conflict');
   });
 
-  it('leaves a resend of ids already in the log to the store (which answers the original, or duplicate_event_id for other content)', () => {
+  it('leaves a resend of ids already in the log to the store (which answers the original, or duplicate_event_id for other content), with or without the userId', () => {
+    for (const userId of ['alice', undefined]) {
+      given(ownedBy('alice'))
+        .when((state) => decideAppend({ ...append(user('u1')), userId }, state))
+        .then((decision) => expect(decision.kind).toBe('retry'));
+    }
+  });
+
+  it('refuses a resend naming another user than the owner (409 user_id_conflict), as any append', () => {
     given(ownedBy('alice'))
       .when((state) => decideAppend({ ...append(user('u1')), userId: 'bob' }, state))
-      .then((decision) => expect(decision.kind).toBe('retry'));
+      .thenThrows(UserIdConflictError, 'user_id_conflict');
+  });
+
+  it('aligns a resend with the stored data when only userId or key order differ, and leaves other content as sent', () => {
+    const [sent] = decideAppend({ ...append(user('u1')), userId: 'alice' }, null).events;
+    const storedData = { ...(sent.data as ConversationEventData), userId: undefined };
+    delete storedData.userId;
+    const reordered = { ...storedData, event: { text: 'text of u1', id: 'u1', type: 'user' } };
+    expect(alignToStored([sent], new Map([[sent.id, reordered]]))[0].data).toBe(reordered);
+    const other = { ...storedData, event: { ...storedData.event, text: 'other' } };
+    expect(alignToStored([sent], new Map([[sent.id, other]]))[0]).toBe(sent);
+    expect(alignToStored([sent], new Map())[0]).toBe(sent);
   });
 });
 

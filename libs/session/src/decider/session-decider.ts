@@ -11,6 +11,7 @@
  * This module decides appends and policy changes; compactions are decided in two steps around
  * the summarizer call by `./compaction-decider.ts`.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { SessionEvent, Strategy, Trigger } from '@lib/compaction';
 import type { EventData } from '@lib/event-store';
 import {
@@ -74,8 +75,16 @@ export interface AppendDecision {
   events: EventData[];
 }
 
-/** The decision on a policy change: `unchanged` when the session already has exactly this policy (nothing to append). */
-export type PolicyDecision = { kind: 'unchanged'; policy: PolicySetData; revision: bigint } | { kind: 'append'; events: [EventData] };
+/**
+ * The decision on a policy change: `unchanged` when the session already has exactly this policy, or
+ * a clear finds a policy already cleared (nothing to append); `nothing-to-clear` when a clear
+ * (strategy null) finds no policy ever set (nothing to append; `revision`: the session's, null when
+ * the session does not exist).
+ */
+export type PolicyDecision =
+  | { kind: 'unchanged'; policy: PolicySetData; revision: bigint }
+  | { kind: 'nothing-to-clear'; revision: bigint | null }
+  | { kind: 'append'; events: [EventData] };
 
 function metadataOf(address: SessionAddress): SessionEventMetadata {
   return { tenantId: address.tenantId, sessionId: address.sessionId };
@@ -84,7 +93,9 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
 /**
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
- * log is a retry; a `userId` other than the session's owner (the first one appended) is refused;
+ * log is a retry; a `userId` other than the session's owner (the first one appended) is refused,
+ * also on a retry (a retry that adds or leaves out the owner's `userId` is still a retry: see
+ * {@link alignToStored});
  * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
  * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests off the
  * request thread, see `TokenCountingPool`), else here; and gets the store id derived from (session, client
@@ -127,8 +138,8 @@ export function decideAppend(
     };
     return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
-  if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
   if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
+  if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
   // Only tool calls and responses have tool-call rules: a command without them skips the ledger (O(active window) to build).
   if (!events.some((e) => takesPartInToolCalls(e.event))) return { kind: 'append', events: data };
   const ledger = ToolCallLedger.of(activeEvents(state), state?.archivedOpenCalls, callIdsInLog);
@@ -138,6 +149,28 @@ export function decideAppend(
   });
   // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).
   return { kind: 'append', events: [...data, ...archiveOnArrival(key, lateAnswers, metadata)] };
+}
+
+/**
+ * A retry's events, each conversation event replaced by its stored data when the two hold the same
+ * event (same fields and values, in any key order, `userId` aside), so that the store's check,
+ * which compares the stored JSON text, finds a retry (README "Ids and retries"): `userId` is the
+ * session's attribute, checked against the owner by {@link decideAppend}, not part of an event's
+ * content, and `/events` and `/messages` may write the same event's keys in another order.
+ * `stored`: store event id → the stored data; an event not in it, or with other content, is left
+ * as sent (the store then answers 409 `duplicate_event_id`).
+ */
+export function alignToStored(events: readonly EventData[], stored: ReadonlyMap<string, unknown>): EventData[] {
+  return events.map((e) => {
+    if (e.type !== CONVERSATION_EVENT || !stored.has(e.id)) return e;
+    const kept = stored.get(e.id) as ConversationEventData;
+    return isDeepStrictEqual(withoutUserId(e.data as ConversationEventData), withoutUserId(kept)) ? { ...e, data: kept } : e;
+  });
+}
+
+function withoutUserId(data: ConversationEventData): Omit<ConversationEventData, 'userId'> {
+  const { userId: _userId, ...rest } = data;
+  return rest;
 }
 
 /** True for the events the tool-call rules look at: tool responses and assistant events with calls. */
@@ -157,7 +190,7 @@ export function policyKey(policy: Pick<PolicySetData, 'strategy' | 'trigger' | '
 
 /**
  * Decides a policy change: nothing when the session already has exactly this policy (a retried
- * PUT answers the event that set it), else one policy event stamped `context.now`, with an id
+ * PUT answers the event that set it), or when a clear finds nothing to clear (see {@link PolicyDecision}), else one policy event stamped `context.now`, with an id
  * derived from (session, the state's revision, the policy) so the same change racing itself on
  * one revision is one event.
  */
@@ -166,6 +199,11 @@ export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | 
   if (state?.policy && state.policyRevision !== null && policyKey(state.policy) === key) {
     return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
   }
+  // Clearing what is not set writes nothing: a clear over a cleared policy answers the clear, and with none ever set there is nothing to record.
+  if (command.strategy === null && state?.policy && state.policyRevision !== null && state.policy.strategy === null) {
+    return { kind: 'unchanged', policy: state.policy, revision: state.policyRevision };
+  }
+  if (command.strategy === null && !state?.policy) return { kind: 'nothing-to-clear', revision: state?.revision ?? null };
   const data: PolicySetData = { strategy: command.strategy, trigger: command.trigger, estimator: command.estimator, setAt: context.now.toISOString() };
   return {
     kind: 'append',

@@ -12,6 +12,7 @@
  */
 import { isNotice, NO_TEXT_CONTENT, pairToolCalls, type AssistantEvent, type SessionEvent, type ToolCall, type ToolResponse } from '@lib/compaction';
 import { InvalidRequestError } from '../errors';
+import { clientIdProblem } from './client-id-rule';
 
 /** A tool call in the provider's shape. `arguments` is the raw JSON argument string. */
 export interface OpenAiToolCall {
@@ -185,7 +186,7 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
         return;
       }
       case 'tool': {
-        const callId = nonEmptyString(raw.tool_call_id, `${at}.tool_call_id`);
+        const callId = clientIdField(raw.tool_call_id, `${at}.tool_call_id`);
         const content = requiredText(raw.content, `${at}.content`);
         const toolName = name ?? batchCalls.get(callId) ?? context.knownCallNames?.get(callId) ?? '';
         const response: ToolResponse = { toolCallId: callId, name: toolName, data: content.text };
@@ -217,7 +218,7 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
  *   recent earlier call with its id); a response with no call in the window is left out.
  * - A call with no response in the window gets a `tool` message {@link NO_TOOL_RESPONSE}, unless
  *   its assistant message is the newest non-tool message (the call may still be running).
- * - A null text of a user or system event renders as `""`.
+ * - A null text of a user or system event (stored before the HTTP API refused it) renders as `""`.
  *
  * The input is not mutated; ids and tool names of responses are not part of the output (the
  * provider's tool message has neither), except a tool message's `name` when it was sent with one.
@@ -565,6 +566,14 @@ function stringField(value: unknown, field: string): string {
   return value;
 }
 
+/** A string `field` that follows the client id rule ({@link clientIdProblem}, as native ids). */
+function clientIdField(value: unknown, field: string): string {
+  const s = stringField(value, field);
+  const problem = clientIdProblem(s);
+  if (problem) throw invalid(field, problem);
+  return s;
+}
+
 function nonEmptyString(value: unknown, field: string): string {
   const s = stringField(value, field);
   if (s.length === 0) throw invalid(field, 'must be a non-empty string');
@@ -647,7 +656,7 @@ function parseToolCalls(value: unknown, field: string): ToolCall[] {
   return value.map((raw, k) => {
     const at = `${field}[${k}]`;
     if (!isObject(raw)) throw invalid(at, 'must be { id, type: "function", function: { name, arguments } }');
-    const id = nonEmptyString(raw.id, `${at}.id`);
+    const id = clientIdField(raw.id, `${at}.id`);
     if (seen.has(id)) throw invalid(`${at}.id`, `call id ${JSON.stringify(id)} appears twice in this message`);
     seen.add(id);
     if (raw.type !== undefined && raw.type !== 'function') throw invalid(`${at}.type`, 'must be "function"');
@@ -659,7 +668,7 @@ function parseToolCalls(value: unknown, field: string): ToolCall[] {
 }
 
 function messageId(raw: Obj, index: number, context: OpenAiParseContext): string {
-  if (raw.id !== undefined && raw.id !== null) return nonEmptyString(raw.id, `messages[${index}].id`);
+  if (raw.id !== undefined && raw.id !== null) return clientIdField(raw.id, `messages[${index}].id`);
   const id = context.assignId ? context.assignId(index) : `${context.idPrefix ?? 'msg-'}${index}`;
   if (typeof id !== 'string' || id.length === 0) throw new Error(`assignId returned no id for messages[${index}]`);
   return id;

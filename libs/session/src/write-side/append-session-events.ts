@@ -10,12 +10,13 @@ import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
-import { decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
+import { alignToStored, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
 import { storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
 import { DuplicateEventIdConflictError, RevisionConflictError, UnknownToolCallError } from '../errors';
 import { answeredCallIds, callIdsInLog } from './call-ids-in-log';
+import { storedConversationData } from './stored-conversation-data';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
@@ -87,7 +88,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const hasPolicy = Boolean(state?.policy?.strategy);
-      const decision = await this.decide(command, state, costs);
+      const decision = await this.decide(command, state, costs, key);
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {
@@ -112,7 +113,24 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * log holds calls for up to the state's revision (an answer to an archived, answered call is a
    * second answer, not an unknown call). That lookup reads the log, on this error path only.
    */
-  private async decide(command: AppendSessionEventsCommand, state: SessionWindowState | null, costs: readonly EventCosts[]): Promise<AppendDecision> {
+  private async decide(
+    command: AppendSessionEventsCommand,
+    state: SessionWindowState | null,
+    costs: readonly EventCosts[],
+    key: string,
+  ): Promise<AppendDecision> {
+    const decision = await this.decideWithCallIds(command, state, costs);
+    if (decision.kind !== 'retry' || !state) return decision;
+    // A resend: compared with the stored events as values (userId and key order aside), see alignToStored.
+    const revisions = command.events.map((e) => state.revisionsById.get(e.event.id)).filter((r): r is bigint => r !== undefined);
+    return { kind: 'retry', events: alignToStored(decision.events, await storedConversationData(this.store, sessionStream(key), revisions)) };
+  }
+
+  private async decideWithCallIds(
+    command: AppendSessionEventsCommand,
+    state: SessionWindowState | null,
+    costs: readonly EventCosts[],
+  ): Promise<AppendDecision> {
     const append: AppendEvents = {
       type: 'AppendEvents',
       tenantId: command.tenantId,

@@ -13,7 +13,7 @@ import type { Strategy, Trigger } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
 import { decideSetPolicy, type SetPolicy } from '../decider/session-decider';
-import { RevisionConflictError } from '../errors';
+import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer } from '../summarizers/summarizer';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
@@ -33,8 +33,13 @@ export class SetCompactionPolicyCommand {
   ) {}
 }
 
-/** The policy as stored, plus the stream revision and global position of the policy event (decimal strings). */
-export interface PolicyAnswer extends PolicySetData {
+/**
+ * The policy as stored, plus the stream revision and global position of the policy event (decimal
+ * strings). A clear of a session that never had a policy writes nothing: it answers strategy and
+ * trigger null, no `setAt` and no `position`, and the session's current `revision`.
+ */
+export interface PolicyAnswer extends Omit<PolicySetData, 'setAt'> {
+  setAt?: string;
   sessionId: string;
   revision: string;
   /** Global position of the policy event (decimal string): pass it as `minPosition` to read the session once it is projected. */
@@ -51,6 +56,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
   ) {}
 
   /**
+   * @throws SessionNotFoundError (404) when a clear (strategy null) names a session that does not exist.
    * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
    * @throws RevisionConflictError (409) when the stream moved on {@link MAX_POLICY_ATTEMPTS} times in a row.
    */
@@ -68,6 +74,11 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const decision = decideSetPolicy(policy, state, { now: new Date() });
+      if (decision.kind === 'nothing-to-clear') {
+        // No policy was ever set: nothing is written, and a session that does not exist is not created by a clear.
+        if (decision.revision === null) throw new SessionNotFoundError(command.sessionId);
+        return { sessionId: command.sessionId, strategy: null, trigger: null, estimator: command.estimator, revision: decision.revision.toString() };
+      }
       if (decision.kind === 'unchanged') {
         // A retried PUT answers the event that set the policy, its position included.
         const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });

@@ -1,0 +1,135 @@
+/**
+ * The answers Fastify and Node's HTTP parser give themselves, before any controller or Nest filter
+ * runs, in our `{ code, message }` shape, logged and counted in `http_request_duration_seconds`
+ * like every other answer (issue 17 hardening):
+ *
+ * - a path that is not valid percent-encoded UTF-8 → 400 `invalid_path`;
+ * - a path parameter longer than the router's limit → 414 `uri_too_long` (the limit,
+ *   {@link MAX_PARAM_LENGTH}, is above what Node's parser accepts for a whole request head, so in
+ *   practice an over-long id reaches its handler and is answered 400 `invalid_session_id` or 404
+ *   `compaction_not_found`);
+ * - a request line longer than Node's header limit (16 KiB by default) → 414 `uri_too_long`, other
+ *   headers over that limit → 431 `headers_too_large`, a request Node cannot parse (an unknown
+ *   method, a broken request line) → 400 `malformed_request`, a request head not received in time
+ *   → 408 `request_timeout`. These are written on the socket, which is then closed;
+ * - a known path asked with a method it does not have → 405 `method_not_allowed` with an `Allow`
+ *   header ({@link answerWrongMethod}).
+ */
+import * as http from 'node:http';
+import type { Socket } from 'node:net';
+import { Logger } from '@nestjs/common';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { toApiError, type ApiErrorBody } from './api-error.filter';
+import type { ServiceMetrics } from '../observability/metrics';
+
+/**
+ * Longest path parameter (UTF-16 code units after percent-decoding) the router hands to a handler.
+ * Node refuses request heads over 16 KiB before routing, so with this limit every id a client can
+ * send reaches the handler's own check, which names the parameter and its limit.
+ */
+export const MAX_PARAM_LENGTH = 16_384;
+
+const logger = new Logger('HTTP');
+
+/** Shortens a path for a log line (an attacker's 16 KiB path is not worth logging whole). */
+function shortPath(url: string): string {
+  const path = url.split('?')[0];
+  return path.length > 200 ? `${path.slice(0, 200)}… (${path.length} characters)` : path;
+}
+
+/** The status and body of a Fastify framework error (`frameworkErrors` option). */
+export function frameworkErrorAnswer(error: FastifyError): { status: number; body: ApiErrorBody } {
+  if (error.code === 'FST_ERR_BAD_URL') return { status: 400, body: { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' } };
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return { status: 414, body: { code: 'uri_too_long', message: `a path segment is longer than ${MAX_PARAM_LENGTH} characters; ids are at most 128` } };
+  return toApiError(error);
+}
+
+/**
+ * Builds Fastify's `frameworkErrors` handler: answers in our shape, logs one line (method, short
+ * path, status, code) and counts the answer under route `unknown` (Fastify runs no `onResponse`
+ * hook for these answers). `metrics()` gives the metrics once the application exists.
+ */
+export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined) {
+  return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
+    const started = process.hrtime.bigint();
+    const { status, body } = frameworkErrorAnswer(error);
+    logger.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`);
+    void reply.code(status).send(body);
+    metrics()?.httpDuration.observe({ method: request.method, route: 'unknown', status: String(status) }, Number(process.hrtime.bigint() - started) / 1e9);
+  };
+}
+
+/** An error of Node's HTTP parser (`clientError` event): its code, and the bytes received when parsing failed. */
+export type ClientError = Error & { code?: string; rawPacket?: unknown };
+
+/** The status and body answered to an error of Node's HTTP parser. */
+export function clientErrorAnswer(err: ClientError): { status: number; body: ApiErrorBody } {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, body: { code: 'request_timeout', message: 'the request head did not arrive in time' } };
+  if (err.code === 'HPE_HEADER_OVERFLOW') {
+    // The request line is complete when a line end was received: then it is the other headers that are too large.
+    const lineEnded = Buffer.isBuffer(err.rawPacket) && err.rawPacket.includes('\n');
+    return lineEnded
+      ? { status: 431, body: { code: 'headers_too_large', message: 'the request headers are larger than 16 KiB; send fewer or shorter headers' } }
+      : { status: 414, body: { code: 'uri_too_long', message: 'the URL is longer than 16 KiB; ids are at most 128 characters' } };
+  }
+  return { status: 400, body: { code: 'malformed_request', message: 'the request is not valid HTTP/1.1 (method, request line or headers); see /docs' } };
+}
+
+/**
+ * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
+ * it, logs one line and counts the answer (method and route `unknown`).
+ */
+export function answerClientErrors(metrics: () => ServiceMetrics | undefined) {
+  return (err: ClientError, socket: Socket): void => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    const { status, body } = clientErrorAnswer(err);
+    logger.warn(`refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${body.code}`);
+    if (socket.writable) {
+      const text = JSON.stringify(body);
+      socket.write(
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
+      );
+    }
+    socket.destroy();
+    metrics()?.httpDuration.observe({ method: 'unknown', route: 'unknown', status: String(status) }, 0);
+  };
+}
+
+/** Route patterns and their methods, to tell a wrong method (405) from an unknown path (404). */
+export class RouteMethods {
+  private readonly routes: Array<{ pattern: RegExp; method: string }> = [];
+
+  /** Records a route (Fastify `onRoute` hook). */
+  add(route: Pick<RouteOptions, 'url' | 'method'>): void {
+    const source = route.url
+      .split('/')
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('/');
+    for (const method of Array.isArray(route.method) ? route.method : [route.method]) this.routes.push({ pattern: new RegExp(`^${source}$`), method });
+  }
+
+  /** The methods `path` (no query) has, sorted; empty when no route matches it. */
+  allowed(path: string): string[] {
+    return [...new Set(this.routes.filter((r) => r.pattern.test(path)).map((r) => r.method))].sort();
+  }
+}
+
+/**
+ * Makes `app` answer 405 `method_not_allowed` with an `Allow` header to a request whose path has
+ * routes but not for its method (an `onRequest` hook, so the answer is counted and logged like
+ * others). Call before routes are registered.
+ */
+export function answerWrongMethod(app: FastifyInstance): void {
+  const table = new RouteMethods();
+  app.addHook('onRoute', (route) => table.add(route));
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    const allowed = table.allowed(request.url.split('?')[0]);
+    if (allowed.length === 0 || allowed.includes(request.method)) return done();
+    void reply
+      .code(405)
+      .header('allow', allowed.join(', '))
+      .send({ code: 'method_not_allowed', message: `${request.method} is not allowed here; use ${allowed.join(' or ')} (see /docs)` });
+  });
+}
