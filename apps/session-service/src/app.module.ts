@@ -76,6 +76,7 @@ export class AppModule {
           generateKey: (_context, tracker, throttlerName) => createHash('sha256').update(`${throttlerName}-${tracker}`).digest('hex'),
         }),
         SessionModule.forRoot({
+          projector: { worker: config.projectorWorker },
           ...session,
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,

@@ -62,10 +62,6 @@ export class PollingSubscription implements Subscription {
           await this.waitForWake();
           continue;
         }
-        // Reading a page and applying it are separate macrotasks (as are the commit that woke
-        // this subscription and the read, see release): a page of large events never holds the
-        // event loop for both at once (issue 17, item 1).
-        await nextMacrotask();
         for (const event of page) {
           if (this.closed) return;
           if (event.position <= checkpoint) continue; // defensive: never deliver twice
@@ -91,12 +87,6 @@ export class PollingSubscription implements Subscription {
     this.timer = null;
     const waiter = this.wakeWaiter;
     this.wakeWaiter = null;
-    // After the current macrotask (e.g. the commit that woke it), not inside it.
-    if (waiter) setImmediate(waiter);
+    waiter?.();
   }
-}
-
-/** Resolves in a later turn of the event loop (after pending I/O callbacks), not as a microtask. */
-function nextMacrotask(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }

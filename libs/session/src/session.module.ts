@@ -12,7 +12,7 @@ import type { EventStore } from '@lib/event-store';
 import { EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from './tokens';
 import type { Summarizer } from './summarizers/summarizer';
 import { ReadModelStore } from './read-side/read-model-store';
-import { SessionProjector } from './read-side/session-projector';
+import { SessionProjector, type SessionProjectorOptions } from './read-side/session-projector';
 import { SessionStateCache } from './write-side/session-state-cache';
 import { AppendSessionEventsHandler } from './write-side/append-session-events';
 import { CompactSessionHandler } from './write-side/compact-session';
@@ -31,6 +31,8 @@ export interface SessionModuleOptions {
   settings?: Partial<SessionSettings> & { maxWaitMs?: number };
   /** Start the projector with the application (default true). */
   startProjector?: boolean;
+  /** Tuning of the projector (e.g. `worker`: apply events in a worker thread). */
+  projector?: SessionProjectorOptions;
 }
 
 const OPTIONS = Symbol('SESSION_MODULE_OPTIONS');
@@ -58,7 +60,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         { provide: SUMMARIZER, useValue: options.summarizer },
         { provide: SESSION_SETTINGS, useValue: settings },
         { provide: ReadModelStore, useValue: options.readModels },
-        { provide: SessionProjector, useFactory: () => new SessionProjector(options.readModels) },
+        { provide: SessionProjector, useFactory: () => new SessionProjector(options.readModels, options.projector) },
         { provide: SessionStateCache, useFactory: () => new SessionStateCache(options.store) },
         AppendSessionEventsHandler,
         CompactSessionHandler,

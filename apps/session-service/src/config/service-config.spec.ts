@@ -26,3 +26,13 @@ describe('loadServiceConfig: logs', () => {
     expect(loadServiceConfig({ API_KEYS: 'key1-long:tenantA' }, false).apiKeys.get('key1-long')).toBe('tenantA');
   });
 });
+
+describe('loadServiceConfig: projector', () => {
+  it('runs the projector on the event loop unless PROJECTOR_WORKER is true or 1, and refuses other values', () => {
+    expect(loadServiceConfig({}, false).projectorWorker).toBe(false);
+    expect(loadServiceConfig({ PROJECTOR_WORKER: 'true' }, false).projectorWorker).toBe(true);
+    expect(loadServiceConfig({ PROJECTOR_WORKER: '1' }, false).projectorWorker).toBe(true);
+    expect(loadServiceConfig({ PROJECTOR_WORKER: '0' }, false).projectorWorker).toBe(false);
+    expect(() => loadServiceConfig({ PROJECTOR_WORKER: 'yes' }, false)).toThrow(/^PROJECTOR_WORKER="yes" is not valid: use true or false/);
+  });
+});

@@ -31,6 +31,11 @@ export interface ServiceConfig {
   maxTextLength: number;
   /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000). */
   maxWaitMs: number;
+  /**
+   * The projector applies events in a worker thread (`PROJECTOR_WORKER`: `true`/`1` or `false`/`0`,
+   * default false): the read-model writes and the recall index leave the event loop (issue 14).
+   */
+  projectorWorker: boolean;
   /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */
   rateLimitPerMinute: number;
   /** Log level (`LOG_LEVEL`, default `info`; `silent` turns logging off). */
@@ -98,6 +103,15 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return raw as T;
 }
 
+/** `env[name]` as a boolean (`true`/`1`, `false`/`0`; unset or empty: `fallback`). @throws Error naming the variable otherwise. */
+function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (!raw) return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new Error(`${name}=${JSON.stringify(env[name])} is not valid: use true or false`);
+}
+
 /** Parses `DATABASE_URL` (empty: not set). @throws Error naming the variable when it is not a PostgreSQL URL. */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   if (!raw?.trim()) return undefined;
@@ -138,6 +152,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST', 1000, 1),
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH', 1_000_000, 1),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS', 5000, 0, 60_000),
+    projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, stdoutIsTerminal ? 'pretty' : 'json'),

@@ -25,6 +25,11 @@ export class PositionWaiters {
     });
   }
 
+  /** How many promises are still waiting. */
+  get size(): number {
+    return this.waiters.size;
+  }
+
   /** Resolves every waiter whose position is ≤ `checkpoint` (bigint). */
   notify(checkpoint: bigint): void {
     for (const waiter of [...this.waiters]) if (waiter.position <= checkpoint) waiter.resolve(true);

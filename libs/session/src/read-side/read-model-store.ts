@@ -89,9 +89,9 @@ export class ReadModelStore {
 
   /** Stores `position` as `projector`'s checkpoint. Call inside the transaction that applied the events. */
   writeCheckpoint(projector: string, position: bigint): void {
-    this.db
-      .prepare('INSERT INTO projector_checkpoints (projector, position) VALUES (?, ?) ON CONFLICT (projector) DO UPDATE SET position = excluded.position')
-      .run(projector, position);
+    this.statement(
+      'INSERT INTO projector_checkpoints (projector, position) VALUES (?, ?) ON CONFLICT (projector) DO UPDATE SET position = excluded.position',
+    ).run(projector, position);
   }
 
   /**

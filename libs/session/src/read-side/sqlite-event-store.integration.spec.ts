@@ -49,8 +49,8 @@ describe('SessionProjector on SqliteEventStore', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function projectorOn(file: string): SessionProjector {
-    const projector = new SessionProjector(ReadModelStore.open(file), { retryDelayMs: 5, maxRetryDelayMs: 20 });
+  function projectorOn(file: string, commitIntervalMs = 0, worker = false): SessionProjector {
+    const projector = new SessionProjector(ReadModelStore.open(file), { retryDelayMs: 5, maxRetryDelayMs: 20, commitIntervalMs, worker });
     projectors.push(projector);
     return projector;
   }
@@ -91,6 +91,79 @@ describe('SessionProjector on SqliteEventStore', () => {
 
     await projector.stop();
     expect(projector.state().running).toBe(false);
+  });
+
+  it('applies the appends that arrive within commitIntervalMs of the previous batch in one transaction', async () => {
+    const projector = projectorOn(join(dir, 'read-models.sqlite'), 500);
+    const batches: number[] = [];
+    const applyBatch = projector.applyBatch.bind(projector);
+    projector.applyBatch = (events) => {
+      batches.push(events.length);
+      return applyBatch(events);
+    };
+    projector.start(eventStore);
+    const log = new RecordedSessionLog();
+    const first = await appendAll(eventStore, [log.append('s1', user('u1', 'one'))]);
+    expect(await eventually(() => projector.checkpoint() === first)).toBe(true);
+    expect(batches).toEqual([1]); // idle log: applied at once
+
+    // three appends, each its own store transaction, right after that batch
+    const last = await appendAll(eventStore, [
+      log.append('s1', user('u2', 'two')),
+      log.append('s2', user('v1', 'three')),
+      log.append('s1', user('u3', 'four')),
+    ]);
+    expect(await eventually(() => projector.checkpoint() === last)).toBe(true);
+    expect(batches).toEqual([1, 3]);
+    expect(getWindow(projector.store, 'default', 's1')!.entries.map((e) => e.event.id)).toEqual(['u1', 'u2', 'u3']);
+  });
+
+  it('applies a waiting batch at once when a reader waits for one of its positions', async () => {
+    const projector = projectorOn(join(dir, 'read-models.sqlite'), 60_000);
+    projector.start(eventStore);
+    const log = new RecordedSessionLog();
+    const first = await appendAll(eventStore, [log.append('s1', user('u1', 'one'))]);
+    expect(await eventually(() => projector.checkpoint() === first)).toBe(true);
+    const second = await appendAll(eventStore, [log.append('s1', user('u2', 'two'))]);
+    // without the reader the batch would wait a minute; the wait below gives up after 5 s
+    await expect(projector.waitForPosition(second, 5_000)).resolves.toBe(true);
+    expect(getWindow(projector.store, 'default', 's1')!.entries.map((e) => e.event.id)).toEqual(['u1', 'u2']);
+  });
+
+  it('in a worker thread: follows the log, serves read-your-writes on this thread, reports a malformed event and never skips it, and writes the rows the calling thread would', async () => {
+    const projector = projectorOn(join(dir, 'read-models.sqlite'), 0, true);
+    const checkpoints: bigint[] = [];
+    projector.onCheckpoint((checkpoint) => checkpoints.push(checkpoint));
+    projector.start(eventStore);
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'where is the pelican config'));
+    log.append('s1', assistant('a1', 'in conf'));
+    log.append('gone', user('g1', 'secret words'));
+    const first = await appendAll(eventStore, log.events);
+    await expect(projector.waitForPosition(first, 30_000)).resolves.toBe(true);
+    expect(checkpoints[checkpoints.length - 1]).toBe(first);
+    expect(getWindow(projector.store, 'default', 's1')!.entries.map((e) => e.event.id)).toEqual(['u1', 'a1']);
+    expect(searchRecall(projector.store, { tenantId: 'default', q: 'pelican' }).items.map((h) => h.eventId)).toEqual(['u1']);
+
+    // an erasure on this thread's connection while the worker holds its own
+    await eventStore.deleteStream(sessionStream(sessionKey('default', 'gone')));
+    expect(projector.eraseSession('default', 'gone')).toBe(true);
+    expect(searchRecall(projector.store, { tenantId: 'default', q: 'secret' }).items).toEqual([]);
+
+    const good = await appendAll(eventStore, [log.append('s1', user('u2', 'fine'))]);
+    await appendAll(eventStore, [log.record('s1', CONVERSATION_EVENT, { costs: {} }), log.append('s1', user('u3', 'after'))]);
+    expect(await eventually(() => projector.state().lastError !== null)).toBe(true);
+    expect(projector.state().lastError).toContain('MalformedEventError');
+    expect(projector.checkpoint()).toBe(good);
+    expect(getWindow(projector.store, 'default', 's1')!.entries.map((e) => e.event.id)).toEqual(['u1', 'a1', 'u2']);
+    await projector.stop();
+
+    // the same log followed on this thread gives the same rows
+    const onThisThread = projectorOn(join(dir, 'same.sqlite'));
+    onThisThread.start(eventStore);
+    expect(await eventually(() => onThisThread.state().lastError !== null)).toBe(true);
+    expect(onThisThread.checkpoint()).toBe(good);
+    expect(dumpReadModels(onThisThread.store)).toEqual(dumpReadModels(projector.store));
   });
 
   it('resumes from its checkpoint after a restart', async () => {
