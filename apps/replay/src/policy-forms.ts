@@ -44,6 +44,15 @@ function explain(err: unknown, option: string, raw: string): never {
   throw err;
 }
 
+/** `text` parsed as JSON. @throws ReplayError naming the JSON error. */
+function parseJsonOption(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ReplayError(`not valid JSON (${(err as Error).message})`);
+  }
+}
+
 /**
  * Parses one strategy (JSON or short form).
  * @throws ReplayError naming the option and the bad parameter.
@@ -52,13 +61,7 @@ export function parseStrategyOption(raw: string): Strategy {
   try {
     const text = raw.trim();
     if (text.startsWith('{')) {
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (err) {
-        throw new ReplayError(`not valid JSON (${(err as Error).message})`);
-      }
-      return parseStrategy(json);
+      return parseStrategy(parseJsonOption(text));
     }
     const colon = text.indexOf(':');
     const type = colon < 0 ? text : text.slice(0, colon);
@@ -103,13 +106,7 @@ export function parseTriggerOption(raw: string | undefined): Trigger | null {
     const text = raw.trim();
     if (text === 'none' || text === 'null') return null;
     if (text.startsWith('{')) {
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch (err) {
-        throw new ReplayError(`not valid JSON (${(err as Error).message})`);
-      }
-      return parseTrigger(json);
+      return parseTrigger(parseJsonOption(text));
     }
     return parseTrigger(shortTrigger(text));
   } catch (err) {

@@ -115,17 +115,24 @@ function wrappedLabel(label: string, x: number, y: number, chars: number): strin
   return `<text x="${x.toFixed(1)}" y="${y.toFixed(1)}" font-size="12" text-anchor="middle" fill="#222" ${FONT}>${spans}</text>`;
 }
 
-/** A grouped bar chart: one group per category, one bar per series; value labels on the bars. */
-export function barChart(options: {
+/** What every chart takes: its title, the y axis's label and value format, and its size (px, defaults per chart). */
+interface ChartFrame {
   title: string;
   yLabel: string;
-  categories: string[];
-  series: Array<{ name: string; values: Array<number | null>; color?: string }>;
   format: (v: number) => string;
+  /** Top of the y axis (default: from the data). */
   yMax?: number;
   width?: number;
   height?: number;
-}): string {
+}
+
+/** A grouped bar chart: one group per category, one bar per series; value labels on the bars. */
+export function barChart(
+  options: ChartFrame & {
+    categories: string[];
+    series: Array<{ name: string; values: Array<number | null>; color?: string }>;
+  },
+): string {
   const width = options.width ?? 1180;
   const items = options.series.map((s, k) => ({ name: s.name, color: s.color ?? SERIES_COLORS[k % SERIES_COLORS.length] }));
   const f = frame(width, options.height ?? 340, 64 + (options.series.length > 1 ? legendRows(items, width, 76) * 20 : 0));
@@ -196,17 +203,13 @@ export function boxPlot(options: {
 }
 
 /** A line chart over categorical x values; a null point breaks the line. */
-export function lineChart(options: {
-  title: string;
-  xLabel: string;
-  yLabel: string;
-  xs: string[];
-  series: Array<{ name: string; points: Array<number | null>; color?: string; dashed?: boolean }>;
-  format: (v: number) => string;
-  yMax?: number;
-  width?: number;
-  height?: number;
-}): string {
+export function lineChart(
+  options: ChartFrame & {
+    xLabel: string;
+    xs: string[];
+    series: Array<{ name: string; points: Array<number | null>; color?: string; dashed?: boolean }>;
+  },
+): string {
   const width = options.width ?? 1180;
   const items = options.series.map((s, k) => ({ name: s.name, color: s.color ?? SERIES_COLORS[k % SERIES_COLORS.length], dashed: s.dashed }));
   const f = frame(width, options.height ?? 340, 52 + legendRows(items, width, 76) * 20);
