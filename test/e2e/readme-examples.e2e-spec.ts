@@ -120,16 +120,8 @@ describe('README examples, as pasted', () => {
     const [block] = blocks.filter((b) => b.marker === 'typecheck and run');
     expect(block).toBeDefined();
     const file = path.join(__dirname, `.readme-example-${process.pid}.ts`);
-    const write = (code: string) => {
-      // Imports stay on top; the rest runs in an async function (the repository compiles to CommonJS: no top-level await).
-      const lines = code.split('\n');
-      const imports = lines.filter((l) => l.startsWith('import '));
-      const body = lines.filter((l) => !l.startsWith('import '));
-      fs.writeFileSync(
-        file,
-        [...imports, 'async function main(): Promise<void> {', ...body, '}', 'main().catch((e) => { console.error(e); process.exit(1); });'].join('\n'),
-      );
-    };
+    // As pasted: the README says to save the block as a file and run it with ts-node.
+    const write = (code: string) => fs.writeFileSync(file, code);
     try {
       write(block.code);
       const config = ts.getParsedCommandLineOfConfigFile(

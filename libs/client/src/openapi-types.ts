@@ -276,7 +276,7 @@ export interface components {
             /** @description window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost) */
             tokensAfter: number;
             tokensBefore: number;
-            /** @description tokensBefore − tokensAfter (a dry run with pendingSummary overstates it by the summary's cost) */
+            /** @description cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6): a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound */
             tokensEstimatedSaved: number;
             /** @description with reason open-tool-call: the call that held the cut back */
             toolCallId?: string;

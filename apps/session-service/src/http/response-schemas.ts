@@ -157,7 +157,12 @@ export const CompactionAnswerSchema = named(
     tokensAfter: count.describe(
       'window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost)',
     ),
-    tokensEstimatedSaved: z.number().int().describe("tokensBefore − tokensAfter (a dry run with pendingSummary overstates it by the summary's cost)"),
+    tokensEstimatedSaved: z
+      .number()
+      .int()
+      .describe(
+        'cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6): a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound',
+      ),
     revision: decimal,
     position: decimal.optional().describe('global position of the last decision event written; absent when nothing was written'),
     estimator: EstimatorSchema,

@@ -7,6 +7,8 @@ export const MAX_RECALL_QUERY_LENGTH = 1000;
 export const MAX_RECALL_QUERY_TERMS = 32;
 
 const SEARCHABLE = /[\p{L}\p{N}\p{M}\p{Extended_Pictographic}]/u;
+/** Runs of characters that are neither {@link SEARCHABLE} nor the zero-width joiner of emoji sequences. */
+const NOT_SEARCHABLE = /[^\p{L}\p{N}\p{M}\p{Extended_Pictographic}\u200d]+/u;
 
 /**
  * Turns user text into a safe FTS5 MATCH expression: every whitespace-separated word becomes a
@@ -62,12 +64,15 @@ export function recallQueryPlan(q: string): RecallQueryPlan {
     const phrases = terms.map(quote);
     return { table: 'recall_fts', match: phrases.join(' '), phrases, substrings: [] };
   }
-  const phrases = terms.filter((term) => [...term].length >= TRIGRAM_LENGTH).map(quote);
+  // Substrings keep punctuation, unlike unicode61 words: split words at it (`"東京"`, `東京*`,
+  // `(東)` search `東京` and `東`), as the word index's tokenizer does for other scripts.
+  const pieces = terms.flatMap((term) => term.split(NOT_SEARCHABLE).filter((piece) => piece !== ''));
+  const phrases = pieces.filter((term) => [...term].length >= TRIGRAM_LENGTH).map(quote);
   return {
     table: 'recall_trigram',
     match: phrases.length > 0 ? phrases.join(' ') : null,
     phrases,
-    substrings: terms.filter((term) => [...term].length < TRIGRAM_LENGTH),
+    substrings: pieces.filter((term) => [...term].length < TRIGRAM_LENGTH),
   };
 }
 

@@ -207,7 +207,14 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   it('finds words inside a run, short words by substring, and treats LIKE wildcards as text', () => {
     expect(find('テキスト')).toEqual(['ja']);
     expect(find('検索')).toEqual(['ja']);
-    expect(find('割引 5_')).toEqual([]); // `_` is text here: as a LIKE wildcard it would match "50"
+    expect(find('割引 6_')).toEqual([]); // `_` separates words here; as a LIKE wildcard it would match "50"
+  });
+
+  it('searches quoted words and FTS operators in these scripts as plain words, as it does in others (punctuation separates)', () => {
+    for (const q of ['"テキスト"', 'テキスト*', '(検索)', '-検索', '"検"', '検"', '検索^', 'テキスト:'])
+      expect({ q, hits: find(q) }).toEqual({ q, hits: ['ja'] });
+    expect(recallQueryPlan('"東京タワー"')).toEqual({ table: 'recall_trigram', match: '"東京タワー"', phrases: ['"東京タワー"'], substrings: [] });
+    expect(recallQueryPlan('👩‍👩‍👧')).toMatchObject({ substrings: [] }); // a ZWJ sequence stays one word (3+ code points: a trigram phrase)
   });
 
   it('marks short words found by substring in their snippets, cut around the first match (issue 14)', () => {
@@ -226,7 +233,7 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   it('does not index documents without such characters twice', () => {
     expect((store.db.prepare('SELECT count(*) AS n FROM recall_trigram').get() as { n: number }).n).toBe(2);
     expect(find('割引 50%_')).toEqual(['pct']);
-    expect(find('割引 5%0')).toEqual([]);
+    expect(find('割引 51%')).toEqual([]);
   });
 });
 
