@@ -620,6 +620,19 @@ function fail(err) {
   main.replaceChildren(h('section', { class: 'panel' }, h('p', { class: 'error' }, String(/** @type {Error} */ (err)?.message ?? err))));
 }
 
+/**
+ * A percent-encoded part of the page's link, decoded.
+ * @param {string} part
+ * @returns {string}
+ */
+function linkPart(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new Error(`This link is malformed (${part.slice(0, 40)} is not valid percent-encoding): go back to the session list.`);
+  }
+}
+
 async function render() {
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
@@ -628,7 +641,7 @@ async function render() {
     /** @type {Schemas['Health']} */
     const health = await fetch('/health').then((r) => r.json());
     /** @type {HTMLElement} */ (document.getElementById('mode')).textContent = health.mode;
-    if (match) await renderSession(decodeURIComponent(match[1] ?? ''), match[2] ? decodeURIComponent(match[2]) : undefined);
+    if (match) await renderSession(linkPart(match[1] ?? ''), match[2] ? linkPart(match[2]) : undefined);
     else await renderSessionList();
   } catch (err) {
     fail(err);

@@ -43,11 +43,7 @@ function asMessageError<T>(check: () => T): T {
     return check();
   } catch (err) {
     if (!(err instanceof InvalidRequestError)) throw err;
-    throw new InvalidRequestError(
-      openAiFieldPath(err.parameter),
-      openAiFieldPath(err.message).replace('send null when the event has no text', 'send some text'),
-      'invalid_message',
-    );
+    throw new InvalidRequestError(openAiFieldPath(err.parameter), openAiFieldPath(err.message), 'invalid_message');
   }
 }
 

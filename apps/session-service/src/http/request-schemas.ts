@@ -82,7 +82,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} UTF-16 code units` })
     .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
   // A message text that is present must say something: null is how an event says "no text".
-  const nonEmptyText = text.pipe(z.string().min(1, { message: 'must not be empty: send null when the event has no text' }));
+  const nonEmptyText = text.pipe(z.string().min(1, { message: 'must not be empty: send some text (only an assistant event may send null instead)' }));
   const id = clientId;
   const common = {
     id: id.optional(),
@@ -108,7 +108,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   };
   // Kept only to render a message as it came in (OpenAI `name` and text parts).
   const name = text.pipe(z.string().min(1, { message: 'must not be empty: leave it out when the message has no name' }));
-  const parts = z.array(text).min(1, { message: 'must hold at least one part: leave it out otherwise' }).max(1024);
+  const parts = z.array(text).min(1, { message: 'must hold at least one part' }).max(1024);
   const asSent = { name: name.optional(), textParts: parts.optional() };
   const partsMatch = (e: { text?: string | null; textParts?: string[] }) => e.textParts === undefined || e.textParts.join('') === e.text;
   const partsMessage = { message: 'textParts must concatenate to text (leave textParts out unless the text was sent in parts)', path: ['textParts'] };
