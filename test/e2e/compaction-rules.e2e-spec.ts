@@ -179,10 +179,9 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect(metrics).toMatch(/compactions_total\{origin="auto",outcome="noop",reason="within-limit"\} [1-9]/);
   });
 
-  it('a trigger under the incompressible floor: at most one summarizer call per quarter-threshold of growth over 30 turns', async () => {
-    const s = 'floor';
-    const threshold = 800; // chars; the pinned system message alone costs more
-    await http()
+  /** A recursive-summarization policy whose token-count trigger (chars) sits under the pinned system message's cost. */
+  const setFloorPolicy = (s: string, threshold: number) =>
+    http()
       .put(`/v1/sessions/${s}/policy`)
       .send({
         strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 },
@@ -190,6 +189,11 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
         estimator: 'chars',
       })
       .expect(200);
+
+  it('a trigger under the incompressible floor: at most one summarizer call per quarter-threshold of growth over 30 turns', async () => {
+    const s = 'floor';
+    const threshold = 800; // chars; the pinned system message alone costs more
+    await setFloorPolicy(s, threshold);
     await append(s, [{ id: 's1', type: 'system', text: 'P'.repeat(threshold + 50) }]);
     const scheduler = harness.service.app.get(AutoCompactionScheduler);
     await scheduler.whenIdle();
@@ -215,14 +219,7 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
   it('keeps waiting for growth after a restart: the recorded decision says the trigger still fires', async () => {
     const s = 'floor-restart';
     const threshold = 800;
-    await http()
-      .put(`/v1/sessions/${s}/policy`)
-      .send({
-        strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 },
-        trigger: { type: 'token-count', threshold },
-        estimator: 'chars',
-      })
-      .expect(200);
+    await setFloorPolicy(s, threshold);
     await append(s, [
       { id: 's1', type: 'system', text: 'P'.repeat(threshold + 50) },
       user('u1'),
