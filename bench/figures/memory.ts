@@ -18,7 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { round } from '../lib/stats';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 import { freshDir } from '../lib/service';
-import { BENCH_BUILD_DIR, buildBenchService, spawnCompiledService } from '../lib/compiled-service';
+import { BENCH_BUILD_DIR, spawnCompiledService, startBenchBuild } from '../lib/compiled-service';
 
 /** Options of {@link runMemory}. */
 export interface MemoryOptions {
@@ -68,7 +68,7 @@ async function emptyServiceAsStarted(root: string | undefined): Promise<{ rss: n
 /** Runs figure 7. */
 export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
   const started = await emptyServiceAsStarted(options.dir);
-  buildBenchService();
+  await startBenchBuild();
   const child = fork(
     path.join(BENCH_BUILD_DIR, 'bench', 'figures', 'memory-child.js'),
     [String(options.sessions), String(options.eventsPerSession), options.dir ?? ''],
