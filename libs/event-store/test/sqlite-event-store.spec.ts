@@ -20,6 +20,9 @@ eventStoreContract('SQLite', { setup: async () => SqliteEventStore.open(tempFile
 eventStoreContract('SQLite without group commit', {
   setup: async () => SqliteEventStore.open(tempFile(), { pollIntervalMs: 50, groupCommit: false }),
 });
+eventStoreContract('SQLite with the writer thread', {
+  setup: async () => SqliteEventStore.open(tempFile(), { pollIntervalMs: 50, writerThread: true }),
+});
 
 describe('SqliteEventStore specifics', () => {
   let file: string;
