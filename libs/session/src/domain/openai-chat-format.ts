@@ -78,7 +78,9 @@ export interface OpenAiParseContext {
   /**
    * Call id → tool name for the calls already in the session (the session's known calls), used
    * when a tool message answers a call that is not earlier in this batch. Calls earlier in the
-   * batch take precedence; when an id is reused, the latest call with it wins.
+   * batch take precedence; when an id is reused, the latest call with it wins. The service leaves
+   * it out: its append handler names the responses left `''` in the state it decides on
+   * (`nameResponsesFromCalls`), which a map read before the append could not match.
    */
   knownCallNames?: ReadonlyMap<string, string>;
   /**
