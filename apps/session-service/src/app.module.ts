@@ -20,6 +20,7 @@ import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
 import { requestLogLevel } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
+import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
 import type { NatsTransport } from './nats/nats-transport';
@@ -55,7 +56,7 @@ export class AppModule {
                   // Never log keys or bodies: only method, path, status and timing.
                   redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
                   serializers: requestLogSerializers,
-                  autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+                  autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' || req.url === FAVICON_PATH },
                 },
               }),
             ]),
