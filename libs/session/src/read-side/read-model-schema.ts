@@ -29,8 +29,8 @@
  * - `projector_checkpoints`: the last global position applied, per projector.
  */
 
-/** Bumped when the DDL changes; a store opened with another version is dropped and rebuilt from the log. */
-export const READ_MODEL_SCHEMA_VERSION = 3;
+/** Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC); a store opened with another version is dropped and rebuilt from the log. */
+export const READ_MODEL_SCHEMA_VERSION = 4;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = ['recall_fts', 'recall_trigram', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
