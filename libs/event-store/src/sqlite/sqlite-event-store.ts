@@ -40,7 +40,8 @@ export interface SqliteEventStoreOptions {
   /**
    * Run write transactions in a worker thread with its own connection (default false), so that
    * their fsyncs and the SQLite work of an append do not block this thread's event loop; reads
-   * stay on this thread's connection and see every write once its promise resolved. Ignored for
+   * stay on this thread's connection and see every write once its promise resolved. The thread
+   * starts with the first write and ends with {@link SqliteEventStore.close}. Ignored for
    * `':memory:'` (a second connection would be another database).
    */
   writerThread?: boolean;
@@ -94,7 +95,11 @@ export class SqliteEventStore implements EventStore {
   private readonly maxBatchSize: number;
   private readonly group: SqliteGroupCommit;
   private readonly walPurge: SqliteWalPurge;
-  private readonly writer: SqliteWriterThread | undefined;
+  /** Whether transactions run in the writer thread ({@link SqliteEventStoreOptions.writerThread}). */
+  private readonly useWriterThread: boolean;
+  /** The writer thread, started by the first write (an idle store holds no thread). */
+  private writerThread: SqliteWriterThread | undefined;
+  private readonly busyTimeoutMs: number;
 
   private constructor(
     private readonly db: Database.Database,
@@ -107,9 +112,8 @@ export class SqliteEventStore implements EventStore {
     this.group = new SqliteGroupCommit(db);
     this.walPurge = new SqliteWalPurge(db);
     this.stmts = this.prepareStatements();
-    if (options.writerThread && db.name !== ':memory:') {
-      this.writer = new SqliteWriterThread(db.name, busyTimeoutOf(options), this.groupCommit ? this.maxBatchSize : 1);
-    }
+    this.useWriterThread = options.writerThread === true && db.name !== ':memory:';
+    this.busyTimeoutMs = busyTimeoutOf(options);
   }
 
   /**
@@ -130,7 +134,7 @@ export class SqliteEventStore implements EventStore {
    * including rejected ones) they carried. operations / transactions is the group-commit factor.
    */
   get stats(): { transactions: number; operations: number } {
-    return (this.writer ?? this.group).stats;
+    return (this.writerThread ?? this.group).stats;
   }
 
   /** The path of the database file. */
@@ -227,7 +231,7 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) return;
     while (this.queue.length > 0) this.flush();
     this.closed = true;
-    await this.writer?.close();
+    await this.writerThread?.close();
     this.walPurge.tryPurge();
     await this.subscriptions.closeAll();
     this.db.close();
@@ -255,8 +259,9 @@ export class SqliteEventStore implements EventStore {
    */
   private flush(): void {
     const batch = this.queue.splice(0, this.groupCommit ? this.maxBatchSize : 1);
-    if (this.writer) {
-      this.writer.submit(batch.map((op) => op.write)).then(
+    if (this.useWriterThread) {
+      this.writerThread ??= new SqliteWriterThread(this.db.name, this.busyTimeoutMs, this.groupCommit ? this.maxBatchSize : 1);
+      this.writerThread.submit(batch.map((op) => op.write)).then(
         (outcomes) => this.deliver(batch, outcomes),
         (error) => batch.forEach((op) => op.reject(toUnavailable(error))),
       );
