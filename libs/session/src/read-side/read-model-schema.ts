@@ -15,7 +15,7 @@
  * Tables:
  * - `sessions`: one row per session stream seen.
  * - `window_entries`: the active window of each session (the fold of `../domain/session-window`).
- *   No index on the window order (version 4 dropped `window_entries_order`): a window is read
+ *   No index on the window order (version 5 dropped `window_entries_order`): a window is read
  *   whole, by its primary key's `session_key` prefix, and sorted, as fast as through the index
  *   (which cost every projected event one more B-tree page written per session and commit:
  *   about 8–14 µs of the projector's ~80–90 µs per event, `bench/projector-cost.ts`).
@@ -33,8 +33,8 @@
  * - `projector_checkpoints`: the last global position applied, per projector.
  */
 
-/** Bumped when the DDL changes; a store opened with another version is dropped and rebuilt from the log. */
-export const READ_MODEL_SCHEMA_VERSION = 4;
+/** Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC; 5: no `window_entries_order`); a store opened with another version is dropped and rebuilt from the log. */
+export const READ_MODEL_SCHEMA_VERSION = 5;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = ['recall_fts', 'recall_trigram', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
