@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { CommandBus } from '@nestjs/cqrs';
 import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import type { SummaryRequest } from '@lib/compaction';
-import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, SessionReads, type Summarizer, type SummarizerOutcome } from '@lib/session';
+import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, type Summarizer, type SummarizerOutcome } from '@lib/session';
 import { startService, useService } from '../support/service-harness';
 import {
   commandQueueSettled,
@@ -181,7 +181,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
 
   it('a redelivered command is not applied twice (append, policy, compact)', async () => {
     const app = harness.service.app;
-    const executor = new NatsCommandExecutor(app.get(CommandBus), app.get(SessionReads), harness.service.store, requestSchemas(harness.service.config), {
+    const executor = new NatsCommandExecutor(app.get(CommandBus), harness.service.store, requestSchemas(harness.service.config), {
       prefix,
       tenants: new Set(['default']),
       maxBodyBytes: MAX_BODY_BYTES,

@@ -109,6 +109,43 @@ describe('an answer to a tool call, through /events and /messages', () => {
     },
     ['events', 'messages'],
   );
+
+  it('/messages: a tool message sent while its call is being appended is refused, or stored named after its call (never unnamed)', async () => {
+    const http = () => harness.http();
+    const sessions = Array.from({ length: 12 }, (_, i) => `race-${i}`);
+    const outcomes = await Promise.all(
+      sessions.map(async (session) => {
+        await http()
+          .post(`/v1/sessions/${session}/events`)
+          .send({ events: [user('u1')] })
+          .expect(201);
+        const [callRes, answerRes] = await Promise.all([
+          http()
+            .post(`/v1/sessions/${session}/messages`)
+            .send({
+              messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'k', type: 'function', function: { name: 'search', arguments: '{}' } }] }],
+            }),
+          http()
+            .post(`/v1/sessions/${session}/messages`)
+            .send({ messages: [{ role: 'tool', tool_call_id: 'k', content: 'found', id: 'r' }] }),
+        ]);
+        expect(callRes.status).toBe(201);
+        if (answerRes.status !== 201) {
+          expect({ status: answerRes.status, code: answerRes.body.code }).toEqual({ status: 422, code: 'unknown_tool_call' });
+          return 'refused';
+        }
+        const log = await http()
+          .get(`/v1/sessions/${session}/events?minPosition=${answerRes.body.position as string}`)
+          .expect(200);
+        const stored = (log.body.events as Array<{ eventId?: string; data: { event: { responses?: Array<{ name: string }> } } }>).find(
+          (e) => e.eventId === 'r',
+        );
+        expect(stored?.data.event.responses?.map((r) => r.name)).toEqual(['search']);
+        return 'named';
+      }),
+    );
+    expect(outcomes).toHaveLength(sessions.length);
+  });
 });
 
 describeWithNats('tool-call answers over NATS')('an answer to a tool call, through NATS append and messages commands', () => {

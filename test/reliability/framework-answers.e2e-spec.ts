@@ -138,6 +138,14 @@ describe('answers Fastify and Node would give themselves', () => {
     expect(answer.headers.allow?.split(', ')).toEqual(expect.arrayContaining(['GET', 'POST']));
   });
 
+  it('answers a browser asking for /favicon.ico with 204 No Content (not a 404 error), HEAD too, and sends the /ui page no favicon request', async () => {
+    const get = await harness.http().get('/favicon.ico');
+    expect({ status: get.status, body: get.text ?? '' }).toEqual({ status: 204, body: '' });
+    expect((await harness.http().head('/favicon.ico')).status).toBe(204);
+    const page = await harness.http().get('/ui/').expect(200);
+    expect(page.text).toMatch(/<link rel="icon" href="data:,"/);
+  });
+
   it('counts each of these answers in /metrics', async () => {
     await send('GET', `/v1/sessions/${long(5000)}/window`);
     await send('GET', '/v1/sessions/%zz/window');

@@ -19,6 +19,8 @@ import { RateLimitGuard } from './http/rate-limit.guard';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
 import { requestLogLevel } from './observability/request-log-level';
+import { requestLogSerializers } from './observability/request-log';
+import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
 import type { NatsTransport } from './nats/nats-transport';
@@ -53,11 +55,8 @@ export class AppModule {
                   customLogLevel: (_req, res, err) => requestLogLevel(res.statusCode, Boolean(err), config.requestLogLevel as 'debug'),
                   // Never log keys or bodies: only method, path, status and timing.
                   redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
-                  serializers: {
-                    req: (req: { method: string; url: string }) => ({ method: req.method, url: req.url.split('?')[0] }),
-                    res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-                  },
-                  autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+                  serializers: requestLogSerializers,
+                  autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' || req.url === FAVICON_PATH },
                 },
               }),
             ]),

@@ -20,7 +20,7 @@ import { answerClientErrors, answerFrameworkErrors, answerWrongMethod, MAX_PARAM
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
-import { UI_PREFIX, uiDirectory } from './http/ui-assets';
+import { answerFavicon, UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 import { eventStoreConfig } from './config/event-store-config';
 
@@ -79,6 +79,7 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   app.enableShutdownHooks();
   // The audit page: static files, no key needed to load them (its API calls carry the key).
   await app.register(fastifyStatic, { root: uiDirectory(), prefix: UI_PREFIX, index: 'index.html', redirect: true, decorateReply: false });
+  answerFavicon(fastify);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
   await app.init();

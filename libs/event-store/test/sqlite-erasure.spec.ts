@@ -27,11 +27,14 @@ function filesContaining(dir: string, text: string): string[] {
 
 const ev = (text: string): EventData => ({ id: randomUUID(), type: 'UserMessageAppended', data: { text } });
 
-describe('SqliteEventStore erasure on disk', () => {
+describe.each([
+  ["on the caller's thread", false],
+  ['in the writer thread', true],
+])('SqliteEventStore erasure on disk, transactions %s', (_label, writerThread) => {
   it('leaves no byte of a deleted stream in the database nor the WAL, before and after close', async () => {
     const dir = newDir();
     const file = join(dir, 'events.sqlite');
-    const store = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+    const store = SqliteEventStore.open(file, { pollIntervalMs: 50, writerThread });
     // Interleaved appends of several streams (page splits move cells around), small rows and a
     // large one that spills over to overflow pages, separate transactions so the WAL holds
     // several versions of the same pages.
@@ -62,7 +65,7 @@ describe('SqliteEventStore erasure on disk', () => {
   it('purges the WAL after a deletion batched with appends (group commit) and turns secure_delete on', async () => {
     const dir = newDir();
     const file = join(dir, 'events.sqlite');
-    const store = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+    const store = SqliteEventStore.open(file, { pollIntervalMs: 50, writerThread });
     expect((store as unknown as { db: { pragma(s: string, o: object): unknown } }).db.pragma('secure_delete', { simple: true })).toBe(1);
     for (let n = 0; n < 50; n++) await store.appendToStream('session-gone', [ev(`${n} ${SECRET}`)]);
     await Promise.all([

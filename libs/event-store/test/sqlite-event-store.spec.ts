@@ -20,15 +20,39 @@ eventStoreContract('SQLite', { setup: async () => SqliteEventStore.open(tempFile
 eventStoreContract('SQLite without group commit', {
   setup: async () => SqliteEventStore.open(tempFile(), { pollIntervalMs: 50, groupCommit: false }),
 });
+eventStoreContract('SQLite with the writer thread', {
+  setup: async () => SqliteEventStore.open(tempFile(), { pollIntervalMs: 50, writerThread: true }),
+});
 
-describe('SqliteEventStore specifics', () => {
+describe.each([
+  ["on the caller's thread", false],
+  ['in the writer thread', true],
+])('SqliteEventStore specifics, transactions %s', (_label, writerThread) => {
   let file: string;
   let store: SqliteEventStore;
   beforeEach(() => {
     file = tempFile();
-    store = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+    store = SqliteEventStore.open(file, { pollIntervalMs: 50, writerThread });
   });
   afterEach(() => store.close());
+
+  it('fails every append of a transaction that cannot take the write lock with EventStoreUnavailableError, writes none, and works again once the lock is free', async () => {
+    await store.close();
+    store = SqliteEventStore.open(file, { pollIntervalMs: 50, writerThread, busyTimeoutMs: 20 });
+    await store.appendToStream('session-l', [ev()]);
+    const holder = new Database(file);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const results = await Promise.allSettled([store.appendToStream('session-l', [ev()]), store.appendToStream('session-m', [ev()])]);
+      for (const r of results) expect((r as PromiseRejectedResult).reason).toMatchObject({ name: 'EventStoreUnavailableError' });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(await store.readStream('session-m')).toEqual([]);
+    expect(await store.streamRevision('session-l')).toBe(0n);
+    await expect(store.appendToStream('session-l', [ev()], { expectedRevision: 0n })).resolves.toMatchObject({ nextExpectedRevision: 1n });
+  });
 
   it('creates the file with WAL, synchronous=FULL, the schema and its constraints', () => {
     const db = new Database(file, { readonly: true });
@@ -108,7 +132,7 @@ describe('SqliteEventStore specifics', () => {
     const e = ev({ durable: true });
     const r = await store.appendToStream('session-p', [e]);
     await store.close();
-    store = SqliteEventStore.open(file);
+    store = SqliteEventStore.open(file, { writerThread });
     expect(await store.readStream('session-p')).toMatchObject([{ id: e.id, data: { durable: true }, position: r.position }]);
   });
 
@@ -138,7 +162,7 @@ describe('SqliteEventStore specifics', () => {
     const pending = store.appendToStream('session-q', [ev()]);
     await store.close();
     await expect(pending).resolves.toMatchObject({ nextExpectedRevision: 0n });
-    store = SqliteEventStore.open(file);
+    store = SqliteEventStore.open(file, { writerThread });
     expect(await store.readStream('session-q')).toHaveLength(1);
   });
 });

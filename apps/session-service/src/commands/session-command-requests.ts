@@ -18,7 +18,6 @@ import {
   type EstimatorName,
   type EventLocation,
   type EventToAppend,
-  type SessionReads,
 } from '@lib/session';
 import { SESSION_ID_PATTERN, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
@@ -100,26 +99,26 @@ export function appendEventsCommandFrom(
 
 /**
  * The body of `POST /v1/sessions/:sessionId/messages` (OpenAI chat messages) → an append command.
- * Reads the session's known tool call names (to name tool responses).
+ * A tool message without `name` answers with the name of its call: from this request when the call
+ * is in it, else resolved by the append handler in the session state the append is decided on
+ * (`responseNames: 'from-calls'`), so a call appended by a concurrent request is named right.
  * @throws InvalidRequestError (400 `validation_failed` / `invalid_message`).
  */
-export async function appendMessagesCommandFrom(
+export function appendMessagesCommandFrom(
   schemas: RequestSchemas,
-  reads: SessionReads,
   tenant: string,
   sessionId: string,
   body: unknown,
   assignId: AssignClientId = assignClientId,
-): Promise<AppendSessionEventsCommand> {
+): AppendSessionEventsCommand {
   checkSessionId(sessionId);
   const input = validate(schemas.appendMessages, body);
-  const knownCallNames = await reads.knownCallNames(tenant, sessionId);
-  const parsed = openAiMessagesToEvents(input.messages, { knownCallNames, assignId });
+  const parsed = openAiMessagesToEvents(input.messages, { assignId });
   const events: EventToAppend[] = parsed.map((event, i) => {
     const checked = asMessageError(() => validate(schemas.nativeEvent, event, `messages[${i}]`));
     return { event: { ...checked, id: event.id } as EventToAppend['event'] };
   });
-  return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
+  return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId, 'from-calls');
 }
 
 /**

@@ -10,11 +10,12 @@ export function eventStoreKind(config: ServiceConfig): EventStoreKind {
   return config.databaseUrl ? 'postgres' : 'sqlite';
 }
 
-/** The argument of `createEventStore` for a service configuration (SQLite file `SQLITE_EVENTS_FILE`, default `<dataDir>/events.sqlite`). */
+/** The argument of `createEventStore` for a service configuration (SQLite file `SQLITE_EVENTS_FILE`, default `<dataDir>/events.sqlite`; its writer thread `SQLITE_WRITER_THREAD`). */
 export function eventStoreConfig(config: ServiceConfig): EventStoreConfig {
   return {
     kurrentDbConnectionString: config.kurrentDbConnectionString,
     postgresUrl: config.databaseUrl,
     sqliteFile: config.sqliteEventsFile,
+    sqlite: { writerThread: config.sqliteWriterThread },
   };
 }

@@ -1,3 +1,4 @@
+import { eventStoreConfig } from './event-store-config';
 import { loadServiceConfig } from './service-config';
 
 describe('loadServiceConfig: logs', () => {
@@ -34,5 +35,13 @@ describe('loadServiceConfig: projector', () => {
     expect(loadServiceConfig({ PROJECTOR_WORKER: '1' }, false).projectorWorker).toBe(true);
     expect(loadServiceConfig({ PROJECTOR_WORKER: '0' }, false).projectorWorker).toBe(false);
     expect(() => loadServiceConfig({ PROJECTOR_WORKER: 'yes' }, false)).toThrow(/^PROJECTOR_WORKER="yes" is not valid: use true or false/);
+  });
+
+  it('commits SQLite appends in the writer thread unless SQLITE_WRITER_THREAD is false or 0, and hands that to the store', () => {
+    expect(loadServiceConfig({}, false).sqliteWriterThread).toBe(true);
+    expect(loadServiceConfig({ SQLITE_WRITER_THREAD: 'false' }, false).sqliteWriterThread).toBe(false);
+    expect(loadServiceConfig({ SQLITE_WRITER_THREAD: '0' }, false).sqliteWriterThread).toBe(false);
+    expect(eventStoreConfig(loadServiceConfig({ SQLITE_WRITER_THREAD: '1' }, false)).sqlite).toEqual({ writerThread: true });
+    expect(() => loadServiceConfig({ SQLITE_WRITER_THREAD: 'on' }, false)).toThrow(/^SQLITE_WRITER_THREAD="on" is not valid/);
   });
 });

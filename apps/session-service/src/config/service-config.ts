@@ -36,6 +36,12 @@ export interface ServiceConfig {
    * default false): the read-model writes and the recall index leave the event loop (issue 14).
    */
   projectorWorker: boolean;
+  /**
+   * The embedded SQLite store commits in a worker thread (`SQLITE_WRITER_THREAD`: `true`/`1` or
+   * `false`/`0`, default true): an append's transaction and its fsync do not block the event loop
+   * (issue 14). Reads stay on the event loop's own connection.
+   */
+  sqliteWriterThread: boolean;
   /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */
   rateLimitPerMinute: number;
   /** Log level (`LOG_LEVEL`, default `info`; `silent` turns logging off). */
@@ -153,6 +159,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH', 1_000_000, 1),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS', 5000, 0, 60_000),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
+    sqliteWriterThread: boolVar(env, 'SQLITE_WRITER_THREAD', true),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, stdoutIsTerminal ? 'pretty' : 'json'),

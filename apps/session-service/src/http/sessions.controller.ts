@@ -70,7 +70,7 @@ export class SessionsController {
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
   async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
-    const command = await appendMessagesCommandFrom(this.schemas, this.reads, tenant, sessionId, body);
+    const command = appendMessagesCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), messagesRequestPath);
   }
 

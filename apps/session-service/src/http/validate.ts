@@ -34,6 +34,36 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
   if (path.length === 0 && !prefix && (value === null || typeof value !== 'object' || Array.isArray(value))) {
     throw new InvalidRequestError('(body)', 'the request body must be a JSON object (see /docs for its fields)', 'validation_failed');
   }
+  const emptyParts = emptyTextPartsAt(value, path);
+  if (emptyParts) {
+    const where = jsonPath(prefix, emptyParts.path);
+    throw new InvalidRequestError(where, `${where}: ${emptyParts.message}`, 'validation_failed');
+  }
   const where = jsonPath(prefix, path);
   throw new InvalidRequestError(where, `${where}: ${message}`, 'validation_failed');
+}
+
+/**
+ * When an issue says an event has no text (`…text` missing or empty, or an assistant event with
+ * nothing to say) and the caller sent the text as parts that are all empty, the issue is in the
+ * parts: the path of the first part (`events[0].textParts[0]`) and what to do; else null.
+ */
+function emptyTextPartsAt(value: unknown, issuePath: ReadonlyArray<PropertyKey>): { path: PropertyKey[]; message: string } | null {
+  const eventPath = issuePath[issuePath.length - 1] === 'text' ? issuePath.slice(0, -1) : issuePath;
+  let event: unknown = value;
+  for (const key of eventPath) event = event !== null && typeof event === 'object' ? (event as Record<PropertyKey, unknown>)[key] : undefined;
+  if (event === null || typeof event !== 'object') return null;
+  const { type, text, textParts, toolCalls, refusal } = event as Record<string, unknown>;
+  if (!Array.isArray(textParts) || textParts.length === 0 || !textParts.every((p) => p === '') || (text !== undefined && text !== '')) return null;
+  const path = [...eventPath, 'textParts', 0];
+  if (type === 'user' || type === 'system') {
+    return {
+      path,
+      message: 'the text parts are all empty: send some text in them (text, when sent, is their concatenation; user and system events need text)',
+    };
+  }
+  if (type === 'assistant' && (!Array.isArray(toolCalls) || toolCalls.length === 0) && refusal === undefined) {
+    return { path, message: 'the text parts are all empty: send some text in them, or a tool call or a refusal (then leave the text parts out)' };
+  }
+  return null;
 }

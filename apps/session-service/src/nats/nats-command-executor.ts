@@ -14,7 +14,7 @@
  */
 import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
-import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand, type SessionReads } from '@lib/session';
+import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand } from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
 import {
@@ -60,7 +60,6 @@ export class NatsCommandExecutor {
 
   constructor(
     private readonly commandBus: CommandBus,
-    private readonly reads: SessionReads,
     private readonly store: EventStore,
     private readonly schemas: RequestSchemas,
     private readonly options: { prefix: string; tenants: ReadonlySet<string>; maxBodyBytes: number },
@@ -112,7 +111,7 @@ export class NatsCommandExecutor {
         const command =
           kind === 'append'
             ? appendEventsCommandFrom(this.schemas, tenant, sessionId, body, assignId)
-            : await appendMessagesCommandFrom(this.schemas, this.reads, tenant, sessionId, body, assignId);
+            : appendMessagesCommandFrom(this.schemas, tenant, sessionId, body, assignId);
         if (message.redelivered) {
           const applied = await this.appliedAppend(key, command);
           if (applied) return applied;

@@ -13,7 +13,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { CommandBus } from '@nestjs/cqrs';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
-import { EVENT_STORE, ReadModelStore, SessionReads } from '@lib/session';
+import { EVENT_STORE, ReadModelStore } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
@@ -36,7 +36,6 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly commandBus: CommandBus,
-    private readonly reads: SessionReads,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly readModels: ReadModelStore,
   ) {}
@@ -56,7 +55,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     await ensureStreams(jsm, names, config.natsAckWaitMs);
     const js = jetstream(nc);
     const tenants = config.apiKeys.size === 0 ? new Set([OPEN_MODE_TENANT]) : new Set(config.apiKeys.values());
-    const executor = new NatsCommandExecutor(this.commandBus, this.reads, this.store, requestSchemas(config), {
+    const executor = new NatsCommandExecutor(this.commandBus, this.store, requestSchemas(config), {
       prefix: names.prefix,
       tenants,
       maxBodyBytes: config.maxBodyBytes,

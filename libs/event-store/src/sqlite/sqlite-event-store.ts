@@ -1,6 +1,4 @@
-import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import type Database from 'better-sqlite3';
 import { prepareAppend } from '../append-input';
 import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
@@ -17,7 +15,11 @@ import type {
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
 import { SqliteAppender } from './sqlite-append';
-import { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite-schema';
+import { openSqliteDatabase } from './sqlite-database';
+import { isSqliteUnavailable, SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
+import { SqliteWalPurge } from './sqlite-wal-purge';
+import { SqliteWriterThread } from './sqlite-writer-client';
+import { runSqliteWrite, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
 
 /** Options of {@link SqliteEventStore.open}. */
 export interface SqliteEventStoreOptions {
@@ -35,6 +37,14 @@ export interface SqliteEventStoreOptions {
   maxBatchSize?: number;
   /** Events per page when a subscription catches up. Default 512. */
   subscriptionPageSize?: number;
+  /**
+   * Run write transactions in a worker thread with its own connection (default false), so that
+   * their fsyncs and the SQLite work of an append do not block this thread's event loop; reads
+   * stay on this thread's connection and see every write once its promise resolved. The thread
+   * starts with the first write and ends with {@link SqliteEventStore.close}. Ignored for
+   * `':memory:'` (a second connection would be another database).
+   */
+  writerThread?: boolean;
 }
 
 interface Row {
@@ -49,13 +59,12 @@ interface Row {
 }
 
 interface PendingOp {
-  run: () => unknown;
-  resolve: (value: never) => void;
+  write: SqliteWrite;
+  resolve: (value: SqliteWriteResult) => void;
   reject: (error: unknown) => void;
 }
 
 const MAX_REVISION = 9223372036854775807n;
-const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB|PROTOCOL|NOMEM|PERM|AUTH)/;
 
 /**
  * The embedded event store: one SQLite file (better-sqlite3), WAL journal, `synchronous=FULL`
@@ -72,7 +81,8 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CO
  * checkpoint that another process's open read prevents is retried after the next transaction and
  * on close (SQLite also checkpoints and removes the WAL when the last connection closes).
  * Note: better-sqlite3 is synchronous, so each transaction blocks the event loop while it runs
- * (including the fsync and any wait for another process's lock).
+ * (including the fsync and any wait for another process's lock), unless `writerThread` moves the
+ * transactions to a worker thread (reads still run on the calling thread).
  */
 export class SqliteEventStore implements EventStore {
   private readonly appender: SqliteAppender;
@@ -83,10 +93,13 @@ export class SqliteEventStore implements EventStore {
   private readonly stmts: ReturnType<SqliteEventStore['prepareStatements']>;
   private readonly groupCommit: boolean;
   private readonly maxBatchSize: number;
-  private committedTransactions = 0;
-  private committedOperations = 0;
-  /** A committed deletion still has older page copies in the WAL: checkpoint (TRUNCATE) it. */
-  private walPurgePending = false;
+  private readonly group: SqliteGroupCommit;
+  private readonly walPurge: SqliteWalPurge;
+  /** Whether transactions run in the writer thread ({@link SqliteEventStoreOptions.writerThread}). */
+  private readonly useWriterThread: boolean;
+  /** The writer thread, started by the first write (an idle store holds no thread). */
+  private writerThread: SqliteWriterThread | undefined;
+  private readonly busyTimeoutMs: number;
 
   private constructor(
     private readonly db: Database.Database,
@@ -96,7 +109,11 @@ export class SqliteEventStore implements EventStore {
     this.maxBatchSize = Math.max(1, options.maxBatchSize ?? 256);
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 100, options.subscriptionPageSize ?? 512);
     this.appender = new SqliteAppender(db);
+    this.group = new SqliteGroupCommit(db);
+    this.walPurge = new SqliteWalPurge(db);
     this.stmts = this.prepareStatements();
+    this.useWriterThread = options.writerThread === true && db.name !== ':memory:';
+    this.busyTimeoutMs = busyTimeoutOf(options);
   }
 
   /**
@@ -106,23 +123,7 @@ export class SqliteEventStore implements EventStore {
    */
   static open(filePath: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
     try {
-      if (filePath !== ':memory:') mkdirSync(dirname(filePath), { recursive: true });
-      const db = new Database(filePath);
-      db.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      // Deleted content (erasure) is overwritten with zeros instead of lingering in free space.
-      db.pragma('secure_delete = ON');
-      db.exec('BEGIN IMMEDIATE');
-      try {
-        db.exec(SQLITE_SCHEMA_SQL);
-        db.pragma(`user_version = ${SQLITE_SCHEMA_VERSION}`);
-        db.exec('COMMIT');
-      } catch (error) {
-        db.exec('ROLLBACK');
-        throw error;
-      }
-      return new SqliteEventStore(db, options);
+      return new SqliteEventStore(openSqliteDatabase(filePath, busyTimeoutOf(options)), options);
     } catch (error) {
       throw new EventStoreUnavailableError(`cannot open SQLite event store at ${filePath}: ${(error as Error).message}`, error);
     }
@@ -133,7 +134,7 @@ export class SqliteEventStore implements EventStore {
    * including rejected ones) they carried. operations / transactions is the group-commit factor.
    */
   get stats(): { transactions: number; operations: number } {
-    return { transactions: this.committedTransactions, operations: this.committedOperations };
+    return (this.writerThread ?? this.group).stats;
   }
 
   /** The path of the database file. */
@@ -151,7 +152,7 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueue(() => this.appender.append(stream, serialized, expected));
+    return this.enqueue({ kind: 'append', stream, events: serialized, expected }) as Promise<AppendResult>;
   }
 
   /** See {@link EventStore.readStream}. */
@@ -212,9 +213,7 @@ export class SqliteEventStore implements EventStore {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueue(() => {
-      if (this.appender.delete(stream) > 0) this.walPurgePending = true;
-    });
+    return this.enqueue({ kind: 'delete', stream }).then(() => undefined);
   }
 
   /**
@@ -224,25 +223,23 @@ export class SqliteEventStore implements EventStore {
    */
   purgeWal(): boolean {
     this.assertOpen();
-    const [result] = this.guard(() => this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>);
-    const complete = result === undefined || result.busy === 0;
-    this.walPurgePending = !complete;
-    return complete;
+    return this.guard(() => this.walPurge.purge());
   }
 
-  /** Commits pending appends, ends subscriptions and closes the file. Idempotent. */
+  /** Commits pending appends (waits for the writer thread's), ends subscriptions and closes the file. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
     while (this.queue.length > 0) this.flush();
-    this.tryPurgeWal();
     this.closed = true;
+    await this.writerThread?.close();
+    this.walPurge.tryPurge();
     await this.subscriptions.closeAll();
     this.db.close();
   }
 
-  private enqueue<T>(run: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve, reject });
+  private enqueue(write: SqliteWrite): Promise<SqliteWriteResult> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ write, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => {
@@ -254,56 +251,48 @@ export class SqliteEventStore implements EventStore {
   }
 
   /**
-   * Runs up to maxBatchSize queued operations in one `BEGIN IMMEDIATE … COMMIT`, each in its own
-   * SAVEPOINT: a failing operation is rolled back alone and gets its own error; the others commit.
-   * Results are delivered only after COMMIT returned. If the transaction itself fails (lock timeout,
-   * I/O error), every operation of the batch gets an EventStoreUnavailableError and nothing is written.
+   * Runs up to maxBatchSize queued operations in one `BEGIN IMMEDIATE … COMMIT` ({@link SqliteGroupCommit}),
+   * here or in the writer thread: a failing operation is rolled back alone and gets its own error;
+   * the others commit. Results are delivered only after COMMIT returned. If the transaction itself
+   * fails (lock timeout, I/O error), every operation of the batch gets an EventStoreUnavailableError
+   * and nothing is written.
    */
   private flush(): void {
     const batch = this.queue.splice(0, this.groupCommit ? this.maxBatchSize : 1);
-    const outcomes: { ok: boolean; value: unknown }[] = [];
-    const s = this.stmts;
+    if (this.useWriterThread) {
+      this.writerThread ??= new SqliteWriterThread(this.db.name, this.busyTimeoutMs, this.groupCommit ? this.maxBatchSize : 1);
+      this.writerThread.submit(batch.map((op) => op.write)).then(
+        (outcomes) => this.deliver(batch, outcomes),
+        (error) => batch.forEach((op) => op.reject(toUnavailable(error))),
+      );
+      return;
+    }
+    let outcomes: OperationOutcome[];
     try {
-      s.begin.run();
-      try {
-        for (const op of batch) {
-          s.savepoint.run();
-          try {
-            const value = op.run();
-            s.release.run();
-            outcomes.push({ ok: true, value });
-          } catch (error) {
-            if (isUnavailable(error)) throw error;
-            s.rollbackTo.run();
-            s.release.run();
-            outcomes.push({ ok: false, value: error });
-          }
-        }
-        s.commit.run();
-        this.committedTransactions += 1;
-        this.committedOperations += batch.length;
-      } catch (error) {
-        if (this.db.inTransaction) this.db.exec('ROLLBACK');
-        throw error;
-      }
+      outcomes = this.group.run(
+        batch.map((op) => () => {
+          const result = runSqliteWrite(this.appender, op.write);
+          if (op.write.kind === 'delete' && (result as number) > 0) this.walPurge.pending = true;
+          return result;
+        }),
+      );
     } catch (error) {
       const unavailable = toUnavailable(error);
       for (const op of batch) op.reject(unavailable);
       return;
     }
-    this.tryPurgeWal();
-    batch.forEach((op, i) => (outcomes[i].ok ? op.resolve(outcomes[i].value as never) : op.reject(outcomes[i].value)));
-    if (outcomes.some((o) => o.ok)) this.subscriptions.wake();
+    this.walPurge.tryPurge();
+    this.deliver(batch, outcomes);
   }
 
-  /** Purges the WAL when a committed deletion asks for it; a failure leaves it pending (the data is committed either way). */
-  private tryPurgeWal(): void {
-    if (!this.walPurgePending) return;
-    try {
-      this.purgeWal();
-    } catch {
-      // stays pending: retried after the next transaction and on close
-    }
+  /** Settles each operation of a committed batch with its outcome, and wakes the subscriptions when something was written. */
+  private deliver(batch: PendingOp[], outcomes: OperationOutcome[]): void {
+    batch.forEach((op, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) op.resolve(outcome.value as SqliteWriteResult);
+      else op.reject(outcome.error);
+    });
+    if (outcomes.some((o) => o.ok)) this.subscriptions.wake();
   }
 
   private read(query: () => Row[]): Promise<RecordedEvent[]> {
@@ -331,11 +320,6 @@ export class SqliteEventStore implements EventStore {
     const cols = 'position, stream, revision, id, type, data, metadata, created';
     const db = this.db;
     return {
-      begin: db.prepare('BEGIN IMMEDIATE'),
-      commit: db.prepare('COMMIT'),
-      savepoint: db.prepare('SAVEPOINT op'),
-      release: db.prepare('RELEASE op'),
-      rollbackTo: db.prepare('ROLLBACK TO op'),
       readForwards: db
         .prepare<[string, bigint, number], Row>(`SELECT ${cols} FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?`)
         .safeIntegers(true),
@@ -357,16 +341,15 @@ function toRecorded(row: Row): RecordedEvent {
   return recordedFromRow(row, new Date(Number(row.created)));
 }
 
-function isUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code);
+function busyTimeoutOf(options: SqliteEventStoreOptions): number {
+  return options.busyTimeoutMs ?? 5000;
 }
 
 function toUnavailable(error: unknown): unknown {
   if (error instanceof WrongExpectedRevisionError || error instanceof DuplicateEventIdError || error instanceof EventStoreUnavailableError) {
     return error;
   }
-  if (isUnavailable(error) || (error instanceof TypeError && /not open/.test(error.message))) {
+  if (isSqliteUnavailable(error) || (error instanceof TypeError && /not open/.test(error.message))) {
     return new EventStoreUnavailableError(`SQLite event store: ${(error as Error).message}`, error);
   }
   return error;

@@ -78,7 +78,9 @@ export interface OpenAiParseContext {
   /**
    * Call id → tool name for the calls already in the session (the session's known calls), used
    * when a tool message answers a call that is not earlier in this batch. Calls earlier in the
-   * batch take precedence; when an id is reused, the latest call with it wins.
+   * batch take precedence; when an id is reused, the latest call with it wins. The service leaves
+   * it out: its append handler names the responses left `''` in the state it decides on
+   * (`nameResponsesFromCalls`), which a map read before the append could not match.
    */
   knownCallNames?: ReadonlyMap<string, string>;
   /**
@@ -119,7 +121,8 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * - `system` / `developer` → system event; with `name: "notice"` it is a notice (`notice: true`,
  *   DESIGN §3.1: a real event, never pinned); `user` → user event. `content` is a string or an
  *   array of text parts; the text is the parts concatenated, and the parts are kept as
- *   `textParts` (other part types are rejected: the store keeps text only).
+ *   `textParts` (other part types are rejected: the store keeps text only). Parts that are all
+ *   empty are refused at `content[0].text` (for an assistant, unless it has tool_calls or a refusal).
  * - `assistant` → assistant event: `content` (string, text parts, or null) and/or `tool_calls`
  *   `[{ id, type: 'function', function: { name, arguments } }]` → `toolCalls`, and `refusal`
  *   → `refusal`. At least one of the three must be present.
@@ -164,6 +167,9 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
       case 'developer':
       case 'user': {
         const content = requiredText(raw.content, `${at}.content`);
+        if (content.parts && content.text === '') {
+          throw invalid(`${at}.content[0].text`, `the text parts are all empty: send some text in them (${role} messages need content)`);
+        }
         const notice = role !== 'user' && name === NOTICE_NAME ? { notice: true } : {};
         events.push({ id, type: role === 'user' ? 'user' : 'system', text: content.text, ...asSent(name, content.parts), ...notice });
         return;
@@ -177,6 +183,9 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
         const toolCalls = parseToolCalls(raw.tool_calls, `${at}.tool_calls`);
         if (content === null && toolCalls.length === 0 && refusal === undefined) {
           throw invalid(`${at}.content`, 'an assistant message needs content, tool_calls or a refusal');
+        }
+        if (content?.parts && content.text === '' && toolCalls.length === 0 && refusal === undefined) {
+          throw invalid(`${at}.content[0].text`, 'the text parts are all empty: send some text in them, or tool_calls or a refusal (then content null)');
         }
         for (const call of toolCalls) batchCalls.set(call.id, call.name);
         const event: AssistantEvent = { id, type: 'assistant', text: content?.text ?? null, ...asSent(name, content?.parts) };

@@ -11,7 +11,6 @@ import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
 import { InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
-import { SessionStateCache } from '../write-side/session-state-cache';
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
@@ -49,21 +48,8 @@ export class SessionReads {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly readModels: ReadModelStore,
     private readonly projector: SessionProjector,
-    private readonly sessions: SessionStateCache,
     @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings & { maxWaitMs: number },
   ) {}
-
-  /** Tool call id → tool name for the calls in the session's active window (empty for a new session). */
-  async knownCallNames(tenantId: string, sessionId: string): Promise<Map<string, string>> {
-    const names = new Map<string, string>();
-    const state = await this.sessions.load(sessionKey(tenantId, sessionId));
-    if (!state) return names;
-    for (const [id, call] of state.archivedOpenCalls) names.set(id, call.name);
-    for (const entry of state.active.values()) {
-      if (entry.event.type === 'assistant') for (const call of entry.event.toolCalls ?? []) names.set(call.id, call.name);
-    }
-    return names;
-  }
 
   /**
    * The active window: `{ sessionId, revision, tokens, estimator, events }` or, with format

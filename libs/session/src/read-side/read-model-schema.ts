@@ -15,6 +15,10 @@
  * Tables:
  * - `sessions`: one row per session stream seen.
  * - `window_entries`: the active window of each session (the fold of `../domain/session-window`).
+ *   No index on the window order (version 5 dropped `window_entries_order`): a window is read
+ *   whole, by its primary key's `session_key` prefix, and sorted, as fast as through the index
+ *   (which cost every projected event one more B-tree page written per session and commit:
+ *   about 8–14 µs of the projector's ~80–90 µs per event, `bench/projector-cost.ts`).
  * - `session_log`: every event of every session stream, keyed by global position.
  * - `recall_fts`: FTS5 index of conversation events and summaries; `rowid` = `session_log.position`.
  *   Its `secure-delete` option is on (set by the DDL, so also after a reset): deleting a row
@@ -29,8 +33,8 @@
  * - `projector_checkpoints`: the last global position applied, per projector.
  */
 
-/** Bumped when the DDL changes; a store opened with another version is dropped and rebuilt from the log. */
-export const READ_MODEL_SCHEMA_VERSION = 3;
+/** Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC; 5: no `window_entries_order`); a store opened with another version is dropped and rebuilt from the log. */
+export const READ_MODEL_SCHEMA_VERSION = 5;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = ['recall_fts', 'recall_trigram', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
@@ -63,7 +67,6 @@ CREATE TABLE IF NOT EXISTS window_entries (
   created_at       TEXT NOT NULL,
   PRIMARY KEY (session_key, event_id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS window_entries_order ON window_entries (session_key, anchor_revision, revision);
 
 CREATE TABLE IF NOT EXISTS session_log (
   position       INTEGER PRIMARY KEY,

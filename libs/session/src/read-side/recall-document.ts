@@ -10,7 +10,9 @@ import type { SessionEvent } from '@lib/compaction';
  * - summary: the summary text (the shadow prompt is boilerplate and is not indexed).
  *
  * Lines are joined with `\n`. The control characters U+0001 and U+0002 are replaced by spaces:
- * recall uses them to mark matches in snippets. Returns `''` when there is nothing to index.
+ * recall uses them to mark matches in snippets. The result is folded with {@link recallFold}, as
+ * queries are (so snippets, cut from the index, show the folded form; the stored event stays as
+ * sent). Returns `''` when there is nothing to index.
  */
 export function recallDocument(event: SessionEvent): string {
   const lines: string[] = [];
@@ -32,7 +34,17 @@ export function recallDocument(event: SessionEvent): string {
     default:
       break;
   }
-  return lines.join('\n').replace(/[\u0001\u0002]/g, ' ');
+  return recallFold(lines.join('\n')).replace(/[\u0001\u0002]/g, ' ');
+}
+
+/**
+ * The form of text recall indexes and searches: Unicode NFKC, so compatibility forms match their
+ * plain ones (full-width `ｘｋ４２` and `xk42`, half-width `ｶﾅ` and `カナ`, `ﬁ` and `fi`, the
+ * ideographic space and a space). Applied to documents ({@link recallDocument}) and queries alike.
+ * The length may change (usually not).
+ */
+export function recallFold(text: string): string {
+  return text.normalize('NFKC');
 }
 
 /**

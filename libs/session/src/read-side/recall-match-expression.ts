@@ -1,5 +1,6 @@
 import { InvalidQueryError } from './invalid-query-error';
 import { hasUnspacedScript } from './unspaced-script';
+import { recallFold } from './recall-document';
 
 /** Longest `q` accepted, in UTF-16 code units. */
 export const MAX_RECALL_QUERY_LENGTH = 1000;
@@ -11,7 +12,8 @@ const SEARCHABLE = /[\p{L}\p{N}\p{M}\p{Extended_Pictographic}]/u;
 const NOT_SEARCHABLE = /[^\p{L}\p{N}\p{M}\p{Extended_Pictographic}\u200d]+/u;
 
 /**
- * Turns user text into a safe FTS5 MATCH expression: every whitespace-separated word becomes a
+ * Turns user text into a safe FTS5 MATCH expression: the text is folded as documents are
+ * ({@link recallFold}, NFKC), then every whitespace-separated word becomes a
  * quoted phrase (inner `"` doubled), words without any letter or digit are dropped, and the
  * phrases are ANDed. FTS5 operators in `q` (`AND`, `OR`, `NOT`, `NEAR`, `*`, `:`, `^`, `-`,
  * parentheses, quotes) are thus searched as text, never interpreted.
@@ -31,7 +33,7 @@ export function recallMatchExpression(q: string): string {
 function recallTerms(q: string): string[] {
   if (typeof q !== 'string' || q.trim() === '') throw new InvalidQueryError('q', 'give at least one word to search for');
   if (q.length > MAX_RECALL_QUERY_LENGTH) throw new InvalidQueryError('q', `must be at most ${MAX_RECALL_QUERY_LENGTH} characters`);
-  const terms = q
+  const terms = recallFold(q)
     // Control characters (a NUL ends an FTS5 string early) separate words like spaces.
     .replace(/[\u0000-\u001f\u007f]/g, ' ')
     .split(/\s+/u)

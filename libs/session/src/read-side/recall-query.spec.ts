@@ -237,6 +237,35 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   });
 });
 
+describe('recall folds compatibility forms (NFKC) in the index and the query, not in the stored text', () => {
+  const log = new RecordedSessionLog();
+  log.append('w', user('full', 'ticket ｘｋ４２ｑ９ is open'));
+  log.append('w', user('ascii', 'ticket zq77mb is closed'));
+  log.append('w', user('kana', 'ｶﾀｶﾅの検索テスト'));
+  const store = project(log);
+  const find = (q: string) =>
+    searchRecall(store, { tenantId: 'default', q })
+      .items.map((h) => h.eventId)
+      .sort();
+
+  it('finds full-width Latin and digits with an ASCII query, and ASCII with a full-width query', () => {
+    expect(find('xk42q9')).toEqual(['full']);
+    expect(find('ｘｋ４２ｑ９')).toEqual(['full']);
+    expect(find('ＺＱ７７ＭＢ')).toEqual(['ascii']);
+    expect(find('ticket　zq77mb')).toEqual(['ascii']); // an ideographic space separates words like a space
+  });
+
+  it('finds half-width katakana with full-width katakana (the substring index folds too)', () => {
+    expect(find('カタカナ')).toEqual(['kana']);
+    expect(find('ｶﾀｶﾅ')).toEqual(['kana']);
+  });
+
+  it('keeps the stored event verbatim', () => {
+    const row = store.db.prepare("SELECT data_json FROM session_log WHERE event_id = 'full'").get() as { data_json: string };
+    expect(JSON.parse(row.data_json).event.text).toBe('ticket ｘｋ４２ｑ９ is open');
+  });
+});
+
 describe('recall order: the first mention of a session, and newest first for words past the ranked match limit (issues 14, 16)', () => {
   it("answers a session's first mention first, ahead of shorter repeats, the system prompt and summaries, and pages every hit once", () => {
     const log = new RecordedSessionLog();

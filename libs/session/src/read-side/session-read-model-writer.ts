@@ -110,7 +110,7 @@ export class SessionReadModelWriter {
         const event = data?.event;
         if (!event || typeof event.id !== 'string' || typeof event.type !== 'string') throw fail('data.event.id and data.event.type are required');
         if (!data.costs || typeof data.costs !== 'object') throw fail('data.costs is required');
-        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, createdAt: toIsoTime(String(data.createdAt ?? recordedAt)) });
+        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, createdAt: clientTimeOr(data.createdAt, recordedAt) });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
           sessionKey,
@@ -150,7 +150,7 @@ export class SessionReadModelWriter {
           kind: 'summary',
           compactionId: data.compactionId,
           archived: 0,
-          createdAt: toIsoTime(String(data.createdAt ?? recordedAt)),
+          createdAt: clientTimeOr(data.createdAt, recordedAt),
         });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
@@ -256,6 +256,14 @@ export class SessionReadModelWriter {
       summaryJson: summary ? JSON.stringify(summary) : null,
     });
   }
+}
+
+/**
+ * `createdAt` (a client's time, any string) normalized by `toIsoTime`, or `recordedAt` (already
+ * normalized: normalizing it again would give it back, at the cost of parsing it) when absent.
+ */
+function clientTimeOr(createdAt: string | undefined, recordedAt: string): string {
+  return createdAt == null ? recordedAt : toIsoTime(String(createdAt));
 }
 
 /**

@@ -1,9 +1,11 @@
 /**
  * Command and handler: append conversation events to a session (DESIGN §2 write path).
  *
- * Load the session's state at revision R → {@link decideAppend} → one atomic append at expected
- * revision R (or the client's own `expectedRevision`) → `{ revision, position }`. When the stream
- * moved on meanwhile, reload and decide again (bounded). Then a {@link SessionEventsAppended}
+ * Load the session's state at revision R → name the tool responses sent without a name after
+ * their calls in that state (OpenAI tool messages, {@link ResponseNaming}) → {@link decideAppend}
+ * → one atomic append at expected revision R (or the client's own `expectedRevision`) →
+ * `{ revision, position }`. When the stream moved on meanwhile, reload, name and decide again
+ * (bounded): a response is never named after a state other than the one its append was decided on. Then a {@link SessionEventsAppended}
  * event is published so auto-compaction can run in the background; the append never waits for it.
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
@@ -17,6 +19,7 @@ import type { EventCosts } from '../events/session-stream-events';
 import { DuplicateEventIdConflictError, RevisionConflictError, UnknownToolCallError } from '../errors';
 import { answeredCallIds, callIdsInLog } from './call-ids-in-log';
 import { storedConversationData } from './stored-conversation-data';
+import { nameResponsesFromCalls } from '../domain/response-names';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
@@ -33,6 +36,14 @@ function conflictBackoffMs(attempt: number): number {
   return attempt < 2 ? 0 : Math.random() * Math.min(attempt, 10);
 }
 
+/**
+ * How an append names tool responses: `as-sent` keeps every response's `name` as sent (native
+ * events); `from-calls` names each response sent with `name: ''` after the call it answers, in the
+ * state each attempt is decided on ({@link nameResponsesFromCalls}; OpenAI tool messages carry no
+ * tool name, only `tool_call_id`).
+ */
+export type ResponseNaming = 'as-sent' | 'from-calls';
+
 /** Append `events` to `sessionId` of `tenantId`. `expectedRevision` `'any'` (default) means: at the revision the checks ran against. */
 export class AppendSessionEventsCommand {
   constructor(
@@ -41,6 +52,7 @@ export class AppendSessionEventsCommand {
     readonly events: EventToAppend[],
     readonly expectedRevision: ExpectedRevision = 'any',
     readonly userId?: string,
+    readonly responseNames: ResponseNaming = 'as-sent',
   ) {}
 }
 
@@ -83,12 +95,24 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
-    // Counted once, before deciding; a large request off the request thread (issue 17).
-    const costs = await sharedTokenCountingPool().eventCosts(command.events.map((e) => e.event));
+    // Counted once per naming of the responses (once, unless a retry names them otherwise), off the request thread for a large request (issue 17).
+    const counted = new Map<string, readonly EventCosts[]>();
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       const hasPolicy = Boolean(state?.policy?.strategy);
-      const decision = await this.decide(command, state, costs, key);
+      const events = eventsNamedIn(command, state);
+      const naming = namingKey(events);
+      let costs = counted.get(naming);
+      if (!costs) {
+        costs = await sharedTokenCountingPool().eventCosts(events.map((e) => e.event));
+        counted.set(naming, costs);
+      }
+      const decision = await this.decide(command, events, state, costs, key);
+      if (decision === null) {
+        // The cached state moved on while this attempt awaited (another load folded new events into it): name and decide again.
+        if (attempt < MAX_APPEND_ATTEMPTS) continue;
+        throw new RevisionConflictError('any', String(state?.revision ?? 'no_stream'));
+      }
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {
@@ -109,43 +133,49 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   /**
-   * {@link decideAppend}; when it finds no call for a response, once more with the response ids the
+   * {@link decideAppend} on `events` (the command's, named in `state`); when it finds no call for a response, once more with the response ids the
    * log holds calls for up to the state's revision (an answer to an archived, answered call is a
    * second answer, not an unknown call). That lookup reads the log, on this error path only.
+   * Null when `state` (shared, kept current by other loads) names the responses otherwise by the
+   * time it is decided on than when `events` were named: the caller decides again.
    */
   private async decide(
     command: AppendSessionEventsCommand,
+    events: EventToAppend[],
     state: SessionWindowState | null,
     costs: readonly EventCosts[],
     key: string,
-  ): Promise<AppendDecision> {
-    const decision = await this.decideWithCallIds(command, state, costs);
-    if (decision.kind !== 'retry' || !state) return decision;
+  ): Promise<AppendDecision | null> {
+    const decision = await this.decideWithCallIds(command, events, state, costs);
+    if (decision === null || decision.kind !== 'retry' || !state) return decision;
     // A resend: compared with the stored events as values (userId and key order aside), see alignToStored.
-    const revisions = command.events.map((e) => state.revisionsById.get(e.event.id)).filter((r): r is bigint => r !== undefined);
+    const revisions = events.map((e) => state.revisionsById.get(e.event.id)).filter((r): r is bigint => r !== undefined);
     return { kind: 'retry', events: alignToStored(decision.events, await storedConversationData(this.store, sessionStream(key), revisions)) };
   }
 
   private async decideWithCallIds(
     command: AppendSessionEventsCommand,
+    events: EventToAppend[],
     state: SessionWindowState | null,
     costs: readonly EventCosts[],
-  ): Promise<AppendDecision> {
+  ): Promise<AppendDecision | null> {
     const append: AppendEvents = {
       type: 'AppendEvents',
       tenantId: command.tenantId,
       sessionId: command.sessionId,
-      events: command.events,
+      events,
       userId: command.userId,
     };
+    // Checked right before each decision (no await in between): the names must be those of the state decided on.
+    const namedAsDecided = () => command.responseNames === 'as-sent' || namingKey(eventsNamedIn(command, state)) === namingKey(events);
     try {
-      return decideAppend(append, state, costs);
+      return namedAsDecided() ? decideAppend(append, state, costs) : null;
     } catch (err) {
       if (!(err instanceof UnknownToolCallError) || !state || state.revision === null) throw err;
       const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
-      const inLog = await callIdsInLog(this.store, stream, answeredCallIds(command.events.map((e) => e.event)), state.revision);
+      const inLog = await callIdsInLog(this.store, stream, answeredCallIds(events.map((e) => e.event)), state.revision);
       if (inLog.size === 0) throw err;
-      return decideAppend(append, state, costs, inLog);
+      return namedAsDecided() ? decideAppend(append, state, costs, inLog) : null;
     }
   }
 
@@ -171,4 +201,19 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
     return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
+}
+
+/** The command's events, with responses named in `state` when the command asks for it ({@link ResponseNaming}). */
+function eventsNamedIn(command: AppendSessionEventsCommand, state: SessionWindowState | null): EventToAppend[] {
+  if (command.responseNames === 'as-sent') return command.events;
+  const named = nameResponsesFromCalls(
+    command.events.map((e) => e.event),
+    state,
+  );
+  return command.events.map((e, i) => (named[i] === e.event ? e : { ...e, event: named[i] }));
+}
+
+/** The tool names of `events`' responses (what their costs depend on besides the command): equal keys, same costs. */
+function namingKey(events: readonly EventToAppend[]): string {
+  return JSON.stringify(events.map((e) => (e.event.type === 'tool' ? e.event.responses.map((r) => r.name) : 0)));
 }

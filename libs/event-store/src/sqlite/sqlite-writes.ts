@@ -1,0 +1,45 @@
+import type { SerializedEvent } from '../append-input';
+import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import type { AppendResult, ExpectedRevision } from '../event-store.port';
+import type { SqliteAppender } from './sqlite-append';
+
+/** One write operation of the SQLite store, as plain data (it crosses to the writer thread). */
+export type SqliteWrite = { kind: 'append'; stream: string; events: SerializedEvent[]; expected: ExpectedRevision } | { kind: 'delete'; stream: string };
+
+/** What a write gives: an append its {@link AppendResult}, a deletion the number of events removed. */
+export type SqliteWriteResult = AppendResult | number;
+
+/** Runs one write on `appender`'s connection (inside the caller's transaction and savepoint). Throws what {@link SqliteAppender} throws. */
+export function runSqliteWrite(appender: SqliteAppender, write: SqliteWrite): SqliteWriteResult {
+  return write.kind === 'append' ? appender.append(write.stream, write.events, write.expected) : appender.delete(write.stream);
+}
+
+/** An error as plain data, to cross a thread boundary ({@link errorFromTransfer} rebuilds it). */
+export type TransferredError =
+  | { name: 'WrongExpectedRevisionError'; stream: string; expected: ExpectedRevision; actual: bigint | 'no_stream' }
+  | { name: 'DuplicateEventIdError'; stream: string; eventId: string }
+  | { name: 'EventStoreUnavailableError'; message: string }
+  | { name: 'Error'; message: string; code?: string };
+
+/** `error` as {@link TransferredError} (the store's own errors keep their fields; others keep message and SQLite code). */
+export function errorToTransfer(error: unknown): TransferredError {
+  if (error instanceof WrongExpectedRevisionError) return { name: error.name, stream: error.stream, expected: error.expected, actual: error.actual };
+  if (error instanceof DuplicateEventIdError) return { name: error.name, stream: error.stream, eventId: error.eventId };
+  if (error instanceof EventStoreUnavailableError) return { name: error.name, message: error.message };
+  const code = (error as { code?: unknown })?.code;
+  return { name: 'Error', message: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) };
+}
+
+/** The error `transferred` describes, of the same class as the one sent (a plain Error keeps its `code`). */
+export function errorFromTransfer(transferred: TransferredError): Error {
+  switch (transferred.name) {
+    case 'WrongExpectedRevisionError':
+      return new WrongExpectedRevisionError(transferred.stream, transferred.expected, transferred.actual);
+    case 'DuplicateEventIdError':
+      return new DuplicateEventIdError(transferred.stream, transferred.eventId);
+    case 'EventStoreUnavailableError':
+      return new EventStoreUnavailableError(transferred.message);
+    default:
+      return Object.assign(new Error(transferred.message), transferred.code === undefined ? {} : { code: transferred.code });
+  }
+}
