@@ -88,6 +88,8 @@ export class SqliteEventStore implements EventStore {
   private readonly appender: SqliteAppender;
   private readonly queue: PendingOp[] = [];
   private flushScheduled = false;
+  /** Batches handed to the writer thread and not yet answered. */
+  private inFlight = 0;
   private closed = false;
   private readonly subscriptions: PollingSubscriptions;
   private readonly stmts: ReturnType<SqliteEventStore['prepareStatements']>;
@@ -244,10 +246,20 @@ export class SqliteEventStore implements EventStore {
         this.flushScheduled = true;
         setImmediate(() => {
           this.flushScheduled = false;
-          while (this.queue.length > 0 && !this.closed) this.flush();
+          this.drain();
         });
       }
     });
+  }
+
+  /**
+   * Flushes the queue. With the writer thread, only while no batch is in flight: what is queued
+   * meanwhile waits for the answer and goes as one larger batch (the thread would commit it after
+   * the one in flight anyway), so one message and one transaction carry more appends.
+   */
+  private drain(): void {
+    if (this.useWriterThread && this.inFlight > 0) return;
+    while (this.queue.length > 0 && !this.closed) this.flush();
   }
 
   /**
@@ -261,9 +273,20 @@ export class SqliteEventStore implements EventStore {
     const batch = this.queue.splice(0, this.groupCommit ? this.maxBatchSize : 1);
     if (this.useWriterThread) {
       this.writerThread ??= new SqliteWriterThread(this.db.name, this.busyTimeoutMs, this.groupCommit ? this.maxBatchSize : 1);
+      this.inFlight += 1;
+      const answered = (): void => {
+        this.inFlight -= 1;
+        if (this.inFlight === 0) this.drain();
+      };
       this.writerThread.submit(batch.map((op) => op.write)).then(
-        (outcomes) => this.deliver(batch, outcomes),
-        (error) => batch.forEach((op) => op.reject(toUnavailable(error))),
+        (outcomes) => {
+          this.deliver(batch, outcomes);
+          answered();
+        },
+        (error) => {
+          batch.forEach((op) => op.reject(toUnavailable(error)));
+          answered();
+        },
       );
       return;
     }
