@@ -166,3 +166,25 @@ describe.each([
     expect(await store.readStream('session-q')).toHaveLength(1);
   });
 });
+
+describe('SqliteEventStore writer thread', () => {
+  it('starts with the first write, and after the thread has died the next write starts a new one', async () => {
+    const file = tempFile();
+    const store = SqliteEventStore.open(file, { writerThread: true });
+    const internals = store as unknown as { writerThread?: { worker: { terminate(): Promise<number> }; failed: boolean } };
+    try {
+      expect(internals.writerThread).toBeUndefined();
+      await store.appendToStream('session-w', [ev()]);
+      const first = internals.writerThread!;
+      await first.worker.terminate();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(first.failed).toBe(true);
+      await expect(store.appendToStream('session-w', [ev()], { expectedRevision: 0n })).resolves.toMatchObject({ nextExpectedRevision: 1n });
+      expect(internals.writerThread).not.toBe(first);
+      expect(store.stats.operations).toBe(2);
+      expect(await store.readStream('session-w')).toHaveLength(2);
+    } finally {
+      await store.close();
+    }
+  });
+});

@@ -99,7 +99,7 @@ export class SqliteEventStore implements EventStore {
   private readonly walPurge: SqliteWalPurge;
   /** Whether transactions run in the writer thread ({@link SqliteEventStoreOptions.writerThread}). */
   private readonly useWriterThread: boolean;
-  /** The writer thread, started by the first write (an idle store holds no thread). */
+  /** The writer thread, started by the first write (an idle store holds no thread) and again after a failure. */
   private writerThread: SqliteWriterThread | undefined;
   private readonly busyTimeoutMs: number;
 
@@ -272,7 +272,10 @@ export class SqliteEventStore implements EventStore {
   private flush(): void {
     const batch = this.queue.splice(0, this.groupCommit ? this.maxBatchSize : 1);
     if (this.useWriterThread) {
-      this.writerThread ??= new SqliteWriterThread(this.db.name, this.busyTimeoutMs, this.groupCommit ? this.maxBatchSize : 1);
+      if (!this.writerThread || this.writerThread.failed) {
+        // A thread that failed (its batches got EventStoreUnavailableError) is replaced for the next writes.
+        this.writerThread = new SqliteWriterThread(this.db.name, this.busyTimeoutMs, this.groupCommit ? this.maxBatchSize : 1, this.writerThread?.stats);
+      }
       this.inFlight += 1;
       const answered = (): void => {
         this.inFlight -= 1;

@@ -42,9 +42,15 @@ export class SqliteWriterThread {
 
   /**
    * Starts the thread on the store file `filePath` (opened with `openSqliteDatabase`: the schema
-   * already exists); `busyTimeoutMs` as the store's, `maxBatchSize` writes at most per transaction.
+   * already exists); `busyTimeoutMs` as the store's, `maxBatchSize` writes at most per transaction;
+   * `statsBefore`: counts of a thread this one replaces, added to this one's {@link stats}.
    */
-  constructor(filePath: string, busyTimeoutMs: number, maxBatchSize: number) {
+  constructor(
+    filePath: string,
+    busyTimeoutMs: number,
+    maxBatchSize: number,
+    private readonly statsBefore: Stats = { transactions: 0, operations: 0 },
+  ) {
     this.worker = new Worker(WRITER_FILE, { workerData: { filePath, busyTimeoutMs, maxBatchSize }, execArgv: writerExecArgv() });
     this.worker.unref();
     this.worker.on('message', (reply: Reply) => this.settle(reply));
@@ -57,9 +63,14 @@ export class SqliteWriterThread {
     );
   }
 
+  /** True once the thread failed or ended: it takes no more writes (the store starts another). */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
   /** Committed transactions and operations of the thread, as of its latest answer. */
   get stats(): Stats {
-    return this.lastStats;
+    return { transactions: this.statsBefore.transactions + this.lastStats.transactions, operations: this.statsBefore.operations + this.lastStats.operations };
   }
 
   /**
