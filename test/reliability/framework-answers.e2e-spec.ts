@@ -78,6 +78,9 @@ describe('answers Fastify and Node would give themselves', () => {
       mentions: /compaction|session/,
     },
     { name: '100,000-character path', method: 'GET', path: `/v1/sessions/${long(100_000)}/window`, status: 414, code: 'uri_too_long', mentions: /URL.*16 KiB/ },
+    // A request line over 16 KiB that arrives whole (with its line end) in one packet: still the URL's fault.
+    { name: '20,000-character path', method: 'GET', path: `/v1/sessions/${long(20_000)}/window`, status: 414, code: 'uri_too_long', mentions: /URL.*16 KiB/ },
+    { name: '60,000-character query', method: 'GET', path: `/v1/sessions/x/window?q=${long(60_000)}`, status: 414, code: 'uri_too_long', mentions: /URL.*16 KiB/ },
     { name: 'path leaving /ui with ..', method: 'GET', path: '/ui/../../../../etc/passwd', status: 404, code: 'route_not_found', mentions: /no such route/ },
     {
       name: 'path leaving /ui with %2e%2e',
@@ -103,6 +106,24 @@ describe('answers Fastify and Node would give themselves', () => {
     expect(answer.keys).not.toContain('statusCode');
     expect(answer.keys).not.toContain('error');
     expect(JSON.stringify(answer.body)).not.toMatch(/root:|"name": "session|\/etc\//);
+  });
+
+  it('answers 431 headers_too_large to headers over 16 KiB after a short request line', async () => {
+    const server = harness.service.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const answer = await new Promise<{ status: number; body: { code?: string; message?: string } }>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port, method: 'GET', path: '/health', headers: { 'x-big': long(20_000), connection: 'close' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (text += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as { code?: string } }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 431, code: 'headers_too_large' });
+    expect(answer.body.message).toMatch(/headers.*16 KiB/);
   });
 
   it('answers 413 at once to a body declaring more than MAX_BODY_BYTES, without waiting for it', async () => {

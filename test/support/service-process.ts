@@ -46,6 +46,10 @@ export interface StartingService {
   ready: Promise<ServiceProcess>;
   /** Sends SIGKILL at once (ready or not) and resolves when the process has exited. */
   kill(): Promise<void>;
+  /** Resolves with the exit code (or signal) once the process has exited (ready or not). */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything written to stderr so far. */
+  stderr(): string;
 }
 
 /**
@@ -149,7 +153,7 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
       clearTimeout(timer);
     },
   }));
-  return { ready, kill };
+  return { ready, kill, exited, stderr: () => err };
 }
 
 /** A JSON answer of the service. */

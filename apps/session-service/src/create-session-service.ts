@@ -16,15 +16,16 @@ import { createEventStore, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
 import { useJsonBodies } from './http/json-body';
-import { answerClientErrors, answerFrameworkErrors, answerWrongMethod, MAX_PARAM_LENGTH } from './http/framework-answers';
+import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerWrongMethod, MAX_PARAM_LENGTH } from './http/framework-answers';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
 import { answerFavicon, UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 import { eventStoreConfig } from './config/event-store-config';
+import { lockDataDir } from './config/data-dir-lock';
 
-/** A built service. `close()` stops the app, then closes the read models and the store. */
+/** A built service. `close()` stops the app, then closes the read models and the store, and releases the lock on `DATA_DIR`. */
 export interface SessionService {
   app: NestFastifyApplication;
   store: EventStore;
@@ -44,11 +45,23 @@ export interface SessionServiceOverrides {
 
 /**
  * Builds and initialises (but does not listen) the service.
- * @throws Error naming the variable when the summarizer settings are invalid; the store's errors when it cannot be opened.
+ * Takes the lock on `DATA_DIR` first (one service process per data directory; see `data-dir-lock.ts`).
+ * @throws ConfigurationError naming DATA_DIR and its holder when another service holds that directory;
+ *   Error naming the variable when the summarizer settings are invalid; the store's errors when it cannot be opened.
  */
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
   fs.mkdirSync(config.dataDir, { recursive: true });
+  const lock = lockDataDir(config.dataDir);
+  try {
+    return await buildService(config, overrides, lock.release);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function buildService(config: ServiceConfig, overrides: SessionServiceOverrides, releaseLock: () => void): Promise<SessionService> {
   // Build the tokenizers' tables now (about a second of CPU), not inside the first append.
   for (const name of ESTIMATOR_NAMES) getEstimator(name);
   const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
@@ -56,13 +69,24 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   // The metrics exist once the application does; the adapter's handlers are made before it.
   const bound: { metrics?: ServiceMetrics } = {};
+  // Set when close() starts: from then on every new request is answered 503 shutting_down (it wrote nothing).
+  const shutdown = { started: false };
   const adapter = new FastifyAdapter({
     bodyLimit: config.maxBodyBytes,
+    // Our onRequest hook answers requests arriving during shutdown (503 shutting_down, Retry-After), not Fastify's own 503.
+    return503OnClosing: false,
+    // A request whose head or body does not arrive within REQUEST_TIMEOUT_MS gets 408 request_timeout (clientErrorHandler)
+    // and its connection is closed. Node checks at connectionsCheckingInterval, so keep that well under the timeout.
+    requestTimeout: config.requestTimeoutMs,
+    http: {
+      headersTimeout: Math.min(60_000, config.requestTimeoutMs),
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.requestTimeoutMs / 4))),
+    },
     // Every id Node lets through reaches its handler, which answers 400 invalid_session_id (or 404) naming the limit.
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Answers Fastify and Node's parser give themselves: our error shape, logged and counted.
     frameworkErrors: answerFrameworkErrors(() => bound.metrics),
-    clientErrorHandler: answerClientErrors(() => bound.metrics),
+    clientErrorHandler: answerClientErrors(() => bound.metrics, { requestTimeoutMs: config.requestTimeoutMs }),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, { store, readModels, summarizer }), adapter, {
     bodyParser: false,
@@ -73,10 +97,11 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;
+  answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   answerWrongMethod(fastify);
-  app.enableShutdownHooks();
+  // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).
   // The audit page: static files, no key needed to load them (its API calls carry the key).
   await app.register(fastifyStatic, { root: uiDirectory(), prefix: UI_PREFIX, index: 'index.html', redirect: true, decorateReply: false });
   answerFavicon(fastify);
@@ -94,9 +119,11 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
     async close() {
       if (closed) return;
       closed = true;
+      shutdown.started = true;
       await app.close();
       readModels.close();
       await store.close();
+      releaseLock();
     },
   };
 }

@@ -3,11 +3,32 @@
  * URL, the API docs URL, the store in use, and whether it runs in open development mode: as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
  * whatever `LOG_LEVEL` says) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
+ * A configuration error (an invalid variable, a DATA_DIR another service process holds) is printed
+ * on stderr and ends the process with exit code 2. SIGTERM or SIGINT closes the service (new
+ * requests get 503 `shutting_down`, in-flight ones finish), with one line when the shutdown starts
+ * and one when it is done; then the process ends by that signal.
  */
 import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
 import { createSessionService } from './create-session-service';
 import { eventStoreKind } from './config/event-store-config';
+import { ConfigurationError } from './config/data-dir-lock';
+import type { ServiceConfig } from './config/service-config';
+
+/** Prints `lines` as main's summary lines: plain with LOG_FORMAT=pretty, JSON log lines (info) otherwise. */
+function say(config: ServiceConfig, lines: string[]): void {
+  if (config.logFormat === 'pretty') process.stdout.write(lines.join('\n') + '\n');
+  else {
+    const banner = pino({ level: 'info' }, pino.destination({ dest: 1, sync: true }));
+    for (const line of lines) banner.info(line);
+  }
+}
+
+/** The store mode line: whether the SQLite writer thread and the worker projector are on. */
+function storeModeLine(config: ServiceConfig): string {
+  const writer = eventStoreKind(config) === 'sqlite' ? `SQLITE_WRITER_THREAD ${config.sqliteWriterThread ? 'on' : 'off'}` : 'SQLITE_WRITER_THREAD n/a (not SQLite)';
+  return `store mode: ${writer}, PROJECTOR_WORKER ${config.projectorWorker ? 'on' : 'off'}`;
+}
 
 async function main(): Promise<void> {
   let config;
@@ -17,7 +38,35 @@ async function main(): Promise<void> {
     process.stderr.write(`configuration error: ${(err as Error).message}\n`);
     process.exit(2);
   }
-  const service = await createSessionService(config);
+  let service;
+  try {
+    service = await createSessionService(config);
+  } catch (err) {
+    if (!(err instanceof ConfigurationError)) throw err;
+    process.stderr.write(`configuration error: ${err.message}\n`);
+    process.exit(2);
+  }
+  const running = service;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stopping) return; // a second signal while closing changes nothing
+    stopping = true;
+    const started = Date.now();
+    say(config, [`${signal} received: shutting down (new requests get 503 shutting_down; in-flight requests finish)`]);
+    running.close().then(
+      () => {
+        say(config, [`shut down after ${signal} in ${Date.now() - started} ms`]);
+        for (const s of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(s);
+        process.kill(process.pid, signal);
+      },
+      (err: Error) => {
+        process.stderr.write(`shutdown failed: ${err.stack ?? err.message}\n`);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
   await service.app.listen(config.port, config.host);
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -30,6 +79,7 @@ async function main(): Promise<void> {
   // The "listening on" line last: whoever waits for it (tests, scripts) has seen the others.
   const lines = [
     `store: ${storeLine}; summarizer: ${service.summarizer.identity.kind} (${service.summarizer.identity.model})`,
+    storeModeLine(config),
     config.apiKeys.size === 0
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
       : `API keys required for /v1 (${config.apiKeys.size} configured)`,
@@ -40,11 +90,7 @@ async function main(): Promise<void> {
     lines.push(
       `NATS: commands on ${config.natsPrefix}.commands.>, results on ${config.natsPrefix}.results.>, decisions on ${config.natsPrefix}.decisions.> (${config.natsUrl})`,
     );
-  if (config.logFormat === 'pretty') process.stdout.write(lines.join('\n') + '\n');
-  else {
-    const banner = pino({ level: 'info' }, pino.destination({ dest: 1, sync: true }));
-    for (const line of lines) banner.info(line);
-  }
+  say(config, lines);
 }
 
 main().catch((err: Error) => {

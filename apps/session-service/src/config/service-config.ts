@@ -29,6 +29,12 @@ export interface ServiceConfig {
   maxEventsPerRequest: number;
   /** Longest text of one event field, in UTF-16 code units (`MAX_TEXT_LENGTH`, default 1,000,000). */
   maxTextLength: number;
+  /**
+   * Longest time to receive a whole request, head and body (`REQUEST_TIMEOUT_MS`, default 60000,
+   * 100 to 3,600,000). A request not received in time is answered 408 `request_timeout` and its
+   * connection closed.
+   */
+  requestTimeoutMs: number;
   /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000). */
   maxWaitMs: number;
   /**
@@ -109,13 +115,16 @@ function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: 
   return raw as T;
 }
 
-/** `env[name]` as a boolean (`true`/`1`, `false`/`0`; unset or empty: `fallback`). @throws Error naming the variable otherwise. */
+/**
+ * `env[name]` as a boolean: `true`/`1` or `false`/`0`, any case, surrounding spaces ignored; unset
+ * or empty: `fallback`. @throws Error naming the variable and the accepted values otherwise.
+ */
 function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (!raw) return fallback;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
-  throw new Error(`${name}=${JSON.stringify(env[name])} is not valid: use true or false`);
+  throw new Error(`${name}=${JSON.stringify(env[name])} is not valid: use true, false, 1 or 0 (any case), or leave it empty for the default (${fallback})`);
 }
 
 /** Parses `DATABASE_URL` (empty: not set). @throws Error naming the variable when it is not a PostgreSQL URL. */
@@ -158,6 +167,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST', 1000, 1),
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH', 1_000_000, 1),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS', 5000, 0, 60_000),
+    requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
     sqliteWriterThread: boolVar(env, 'SQLITE_WRITER_THREAD', true),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),

@@ -46,6 +46,10 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
       status: 415,
       body: { code: 'unsupported_encoding', message: 'unsupported Content-Encoding: send the body uncompressed or as gzip, deflate or br' },
     };
+  // The connection ended before the whole body arrived (the client went away, or REQUEST_TIMEOUT_MS closed it
+  // after a 408): nobody reads this answer, but it is the client's doing, not an internal error to log.
+  if (bodyParserType === 'request.aborted')
+    return { status: 400, body: { code: 'request_aborted', message: 'the connection closed before the whole body arrived; nothing was written' } };
   if (bodyParserType === 'charset.unsupported')
     return { status: 415, body: { code: 'unsupported_encoding', message: 'unsupported charset: send the body as UTF-8 JSON' } };
   const zlibCode = (err as { code?: unknown } | null)?.code;

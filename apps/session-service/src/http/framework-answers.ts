@@ -8,10 +8,13 @@
  *   {@link MAX_PARAM_LENGTH}, is above what Node's parser accepts for a whole request head, so in
  *   practice an over-long id reaches its handler and is answered 400 `invalid_session_id` or 404
  *   `compaction_not_found`);
- * - a request line longer than Node's header limit (16 KiB by default) → 414 `uri_too_long`, other
- *   headers over that limit → 431 `headers_too_large`, a request Node cannot parse (an unknown
- *   method, a broken request line) → 400 `malformed_request`, a request head not received in time
- *   → 408 `request_timeout`. These are written on the socket, which is then closed;
+ * - a request line longer than Node's header limit (16 KiB by default, `http.maxHeaderSize`) → 414
+ *   `uri_too_long`, other headers over that limit → 431 `headers_too_large`, a request Node cannot
+ *   parse (an unknown method, a broken request line) → 400 `malformed_request`, a request whose
+ *   head or body is not received within `REQUEST_TIMEOUT_MS` → 408 `request_timeout`. These are
+ *   written on the socket, which is then closed;
+ * - any request arriving once the service has started shutting down → 503 `shutting_down` with
+ *   `Retry-After: 1` ({@link answerWhileShuttingDown});
  * - a known path asked with a method it does not have → 405 `method_not_allowed` with an `Allow`
  *   header ({@link answerWrongMethod}).
  */
@@ -63,15 +66,39 @@ export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined)
 /** An error of Node's HTTP parser (`clientError` event): its code, and the bytes received when parsing failed. */
 export type ClientError = Error & { code?: string; rawPacket?: unknown };
 
+/** What {@link clientErrorAnswer} needs to know of the server: its request timeout (ms), named in the 408 message. */
+export interface ClientErrorOptions {
+  requestTimeoutMs: number;
+}
+
+/**
+ * Whether a header overflow is due to the request line itself: the bytes received (`rawPacket`)
+ * hold no line end yet, or their first line is a request line (ends with ` HTTP/x.y`) longer than
+ * the header limit (`limit` bytes; Node counts the request line towards it).
+ */
+export function requestLineTooLong(rawPacket: unknown, limit: number = http.maxHeaderSize): boolean {
+  if (!Buffer.isBuffer(rawPacket)) return true;
+  const end = rawPacket.indexOf('\n');
+  if (end < 0) return true;
+  const line = rawPacket.subarray(0, end).toString('latin1').replace(/\r$/, '');
+  return / HTTP\/\d\.\d$/.test(line) && Buffer.byteLength(line, 'latin1') > limit;
+}
+
 /** The status and body answered to an error of Node's HTTP parser. */
-export function clientErrorAnswer(err: ClientError): { status: number; body: ApiErrorBody } {
-  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { status: 408, body: { code: 'request_timeout', message: 'the request head did not arrive in time' } };
+export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions = { requestTimeoutMs: 60_000 }): { status: number; body: ApiErrorBody } {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return {
+      status: 408,
+      body: {
+        code: 'request_timeout',
+        message: `the request (its head or its body) did not arrive within ${options.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS); send the whole request at once`,
+      },
+    };
   if (err.code === 'HPE_HEADER_OVERFLOW') {
-    // The request line is complete when a line end was received: then it is the other headers that are too large.
-    const lineEnded = Buffer.isBuffer(err.rawPacket) && err.rawPacket.includes('\n');
-    return lineEnded
-      ? { status: 431, body: { code: 'headers_too_large', message: 'the request headers are larger than 16 KiB; send fewer or shorter headers' } }
-      : { status: 414, body: { code: 'uri_too_long', message: 'the URL is longer than 16 KiB; ids are at most 128 characters' } };
+    const kib = Math.round(http.maxHeaderSize / 1024);
+    return requestLineTooLong(err.rawPacket)
+      ? { status: 414, body: { code: 'uri_too_long', message: `the URL is longer than ${kib} KiB; ids are at most 128 characters` } }
+      : { status: 431, body: { code: 'headers_too_large', message: `the request headers are larger than ${kib} KiB; send fewer or shorter headers` } };
   }
   return { status: 400, body: { code: 'malformed_request', message: 'the request is not valid HTTP/1.1 (method, request line or headers); see /docs' } };
 }
@@ -80,10 +107,10 @@ export function clientErrorAnswer(err: ClientError): { status: number; body: Api
  * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
  * it, logs one line and counts the answer (method and route `unknown`).
  */
-export function answerClientErrors(metrics: () => ServiceMetrics | undefined) {
+export function answerClientErrors(metrics: () => ServiceMetrics | undefined, options?: ClientErrorOptions) {
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
-    const { status, body } = clientErrorAnswer(err);
+    const { status, body } = clientErrorAnswer(err, options);
     logger.warn(`refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${body.code}`);
     if (socket.writable) {
       const text = JSON.stringify(body);
@@ -94,6 +121,24 @@ export function answerClientErrors(metrics: () => ServiceMetrics | undefined) {
     socket.destroy();
     metrics()?.httpDuration.observe({ method: 'unknown', route: 'unknown', status: String(status) }, 0);
   };
+}
+
+/** The answer to a request arriving while the service shuts down. */
+export const SHUTTING_DOWN: ApiErrorBody = {
+  code: 'shutting_down',
+  message: 'the service is shutting down; retry the request (it wrote nothing), on another replica or once the service is back',
+};
+
+/**
+ * Makes `app` answer 503 `shutting_down` with `Retry-After: 1` and `Connection: close` to every
+ * request that arrives once `shuttingDown()` is true (an `onRequest` hook: before any handler, so
+ * nothing is written; counted like other answers). Use with Fastify's `return503OnClosing: false`.
+ */
+export function answerWhileShuttingDown(app: FastifyInstance, shuttingDown: () => boolean): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!shuttingDown()) return done();
+    void reply.code(503).header('retry-after', '1').header('connection', 'close').send(SHUTTING_DOWN);
+  });
 }
 
 /** Route patterns and their methods, to tell a wrong method (405) from an unknown path (404). */

@@ -1,0 +1,102 @@
+/**
+ * One service process per `DATA_DIR`: the read models under it are written by that process's
+ * projector alone (two projectors on one read-model file lose acknowledged events from the read
+ * models). Replicas each have their own `DATA_DIR`; they may share `SQLITE_EVENTS_FILE` or
+ * `DATABASE_URL`.
+ *
+ * The lock is an operating-system file lock: an exclusive SQLite lock (`fcntl` on POSIX) held on
+ * `DATA_DIR/service.lock` by an open connection for the life of the service. The kernel drops it
+ * when the process ends in any way (SIGKILL, crash), so a killed service never blocks the next
+ * start; SQLite also keeps the lock between connections of one process (two services started
+ * in-process on the same directory are refused too). Who holds it (pid, host, since when) is
+ * written next to it in `service.lock.json`, for the refusal's message.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+
+/** A configuration the service refuses to start with (`main.ts` prints it and exits with code 2). */
+export class ConfigurationError extends Error {
+  override readonly name = 'ConfigurationError';
+}
+
+/** Who holds a data directory's lock, as its holder recorded it (`service.lock.json`). */
+export interface DataDirHolder {
+  pid: number;
+  hostname: string;
+  /** ISO 8601 time the holder took the lock. */
+  since: string;
+}
+
+/** A held lock on a data directory. `release()` is idempotent. */
+export interface DataDirLock {
+  readonly dataDir: string;
+  release(): void;
+}
+
+/** File names under `DATA_DIR`. */
+export const LOCK_FILE_NAME = 'service.lock';
+export const LOCK_HOLDER_FILE_NAME = 'service.lock.json';
+
+/** Locks held by this process: the open connection is the lock, so it must not be garbage-collected (closing it releases the lock). */
+const held = new Set<Database.Database>();
+
+function readHolder(file: string): DataDirHolder | undefined {
+  try {
+    const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<DataDirHolder>;
+    return typeof parsed.pid === 'number' ? { pid: parsed.pid, hostname: String(parsed.hostname ?? '?'), since: String(parsed.since ?? '?') } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
+}
+
+/**
+ * Takes the lock on `dataDir` (an existing directory) for this process, without waiting.
+ * @throws ConfigurationError naming `DATA_DIR`, the holder (pid, host, since when) when it is known,
+ *   and what to do, when another service process (or another service in this process) holds it;
+ *   the file system's error when the lock file cannot be opened.
+ */
+export function lockDataDir(dataDir: string): DataDirLock {
+  const lockFile = path.join(dataDir, LOCK_FILE_NAME);
+  const holderFile = path.join(dataDir, LOCK_HOLDER_FILE_NAME);
+  // timeout 0: a held lock is answered at once (SQLITE_BUSY), not after better-sqlite3's 5 s default.
+  const db = new Database(lockFile, { timeout: 0 });
+  try {
+    db.pragma('journal_mode = MEMORY');
+    // EXCLUSIVE locking mode keeps the lock the transaction takes until the connection closes.
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('COMMIT');
+  } catch (err) {
+    db.close();
+    if (!isBusy(err)) throw err;
+    const holder = readHolder(holderFile);
+    const who = holder ? `another service process (pid ${holder.pid} on ${holder.hostname}, since ${holder.since})` : 'another service process';
+    throw new ConfigurationError(
+      `DATA_DIR=${dataDir} is in use by ${who}: two processes on one DATA_DIR corrupt its read models. ` +
+        'Give each replica its own DATA_DIR (replicas may share SQLITE_EVENTS_FILE or DATABASE_URL), or stop the other process first.',
+    );
+  }
+  const holder: DataDirHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString() };
+  held.add(db);
+  fs.writeFileSync(holderFile, JSON.stringify(holder) + '\n');
+  let released = false;
+  return {
+    dataDir,
+    release() {
+      if (released) return;
+      released = true;
+      // Remove the holder record first (while still holding the lock), if it is still ours.
+      const recorded = readHolder(holderFile);
+      if (recorded?.pid === holder.pid && recorded.since === holder.since) fs.rmSync(holderFile, { force: true });
+      held.delete(db);
+      db.close();
+    },
+  };
+}

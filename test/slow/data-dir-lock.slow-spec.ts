@@ -1,0 +1,78 @@
+/**
+ * One service process per DATA_DIR, with real processes: a second process started on a DATA_DIR
+ * another one holds exits with code 2 and a configuration error naming DATA_DIR, the holder's pid
+ * and what to do; a holder killed with SIGKILL does not block the next start; replicas with their
+ * own DATA_DIR sharing SQLITE_EVENTS_FILE both start. Also the start-up summary's store mode line
+ * and the two lines a SIGTERM shutdown logs.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { call, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
+
+jest.setTimeout(240_000);
+
+describe('one service process per DATA_DIR', () => {
+  const dirs: string[] = [];
+  const procs: ServiceProcess[] = [];
+
+  afterAll(async () => {
+    for (const p of procs) await p.kill();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  });
+
+  function tempDir(): string {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'data-dir-lock-'));
+    dirs.push(d);
+    return d;
+  }
+
+  /** Starts a process on `dataDir` expected to refuse to start; resolves with its exit code and stderr. */
+  async function refusedStart(dataDir: string): Promise<{ code: number | null; stderr: string }> {
+    const starting = startServiceProcess({ dataDir, readyTimeoutMs: 90_000 });
+    starting.ready.then(
+      (svc) => procs.push(svc),
+      () => undefined,
+    );
+    const { code } = await starting.exited;
+    return { code, stderr: starting.stderr() };
+  }
+
+  it('refuses a second process on a held DATA_DIR (exit code 2, names DATA_DIR, the pid, what to do); a SIGKILLed holder does not block', async () => {
+    const dir = tempDir();
+    const first = await spawnService({ dataDir: dir });
+    procs.push(first);
+    expect((await call(first.url, 'POST', '/v1/sessions/s/events', { events: [{ id: 'u1', type: 'user', text: 'hi' }] })).status).toBe(201);
+
+    const refused = await refusedStart(dir);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/configuration error: DATA_DIR=\S+ is in use/);
+    expect(refused.stderr).toContain(`pid ${first.pid}`);
+    expect(refused.stderr).toMatch(/its own DATA_DIR.*SQLITE_EVENTS_FILE/);
+    // the first is untouched
+    expect((await call(first.url, 'GET', '/v1/sessions/s/events')).body.events).toHaveLength(1);
+
+    await first.kill(); // SIGKILL: no cleanup ran
+    const next = await spawnService({ dataDir: dir });
+    procs.push(next);
+    expect((await call(next.url, 'GET', '/v1/sessions/s/events?minPosition=1')).body.events).toHaveLength(1);
+    await next.stop();
+  });
+
+  it('starts replicas with their own DATA_DIR sharing SQLITE_EVENTS_FILE; prints the store mode; logs the SIGTERM shutdown', async () => {
+    const shared = path.join(tempDir(), 'events.sqlite');
+    const a = await spawnService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, LOG_FORMAT: 'pretty' } });
+    procs.push(a);
+    const b = await spawnService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, LOG_FORMAT: 'pretty', PROJECTOR_WORKER: 'TRUE', SQLITE_WRITER_THREAD: '0' } });
+    procs.push(b);
+    expect(a.stdout()).toMatch(/store mode: SQLITE_WRITER_THREAD on, PROJECTOR_WORKER off/);
+    expect(b.stdout()).toMatch(/store mode: SQLITE_WRITER_THREAD off, PROJECTOR_WORKER on/);
+    expect((await call(a.url, 'POST', '/v1/sessions/r/events', { events: [{ id: 'u1', type: 'user', text: 'hi' }] })).status).toBe(201);
+    const seen = await call(b.url, 'GET', '/v1/sessions/r/events?minPosition=1');
+    expect(seen.body.events).toHaveLength(1);
+    await a.stop();
+    expect(a.stdout()).toMatch(/SIGTERM received: shutting down/);
+    expect(a.stdout()).toMatch(/shut down after SIGTERM in \d+ ms/);
+    await b.stop();
+  });
+});
