@@ -80,7 +80,14 @@ describe('answers Fastify and Node would give themselves', () => {
     { name: '100,000-character path', method: 'GET', path: `/v1/sessions/${long(100_000)}/window`, status: 414, code: 'uri_too_long', mentions: /URL.*16 KiB/ },
     // A request line over 16 KiB that arrives whole (with its line end) in one packet: still the URL's fault.
     { name: '20,000-character path', method: 'GET', path: `/v1/sessions/${long(20_000)}/window`, status: 414, code: 'uri_too_long', mentions: /URL.*16 KiB/ },
-    { name: '60,000-character query', method: 'GET', path: `/v1/sessions/x/window?q=${long(60_000)}`, status: 414, code: 'uri_too_long', mentions: /URL.*16 KiB/ },
+    {
+      name: '60,000-character query',
+      method: 'GET',
+      path: `/v1/sessions/x/window?q=${long(60_000)}`,
+      status: 414,
+      code: 'uri_too_long',
+      mentions: /URL.*16 KiB/,
+    },
     { name: 'path leaving /ui with ..', method: 'GET', path: '/ui/../../../../etc/passwd', status: 404, code: 'route_not_found', mentions: /no such route/ },
     {
       name: 'path leaving /ui with %2e%2e',

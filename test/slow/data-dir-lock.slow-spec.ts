@@ -63,7 +63,10 @@ describe('one service process per DATA_DIR', () => {
     const shared = path.join(tempDir(), 'events.sqlite');
     const a = await spawnService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, LOG_FORMAT: 'pretty' } });
     procs.push(a);
-    const b = await spawnService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, LOG_FORMAT: 'pretty', PROJECTOR_WORKER: 'TRUE', SQLITE_WRITER_THREAD: '0' } });
+    const b = await spawnService({
+      dataDir: tempDir(),
+      env: { SQLITE_EVENTS_FILE: shared, LOG_FORMAT: 'pretty', PROJECTOR_WORKER: 'TRUE', SQLITE_WRITER_THREAD: '0' },
+    });
     procs.push(b);
     expect(a.stdout()).toMatch(/store mode: SQLITE_WRITER_THREAD on, PROJECTOR_WORKER off/);
     expect(b.stdout()).toMatch(/store mode: SQLITE_WRITER_THREAD off, PROJECTOR_WORKER on/);

@@ -54,7 +54,7 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   fs.mkdirSync(config.dataDir, { recursive: true });
   const lock = lockDataDir(config.dataDir);
   try {
-    return await buildService(config, overrides, lock.release);
+    return await buildService(config, overrides, () => lock.release());
   } catch (err) {
     lock.release();
     throw err;

@@ -26,7 +26,8 @@ function say(config: ServiceConfig, lines: string[]): void {
 
 /** The store mode line: whether the SQLite writer thread and the worker projector are on. */
 function storeModeLine(config: ServiceConfig): string {
-  const writer = eventStoreKind(config) === 'sqlite' ? `SQLITE_WRITER_THREAD ${config.sqliteWriterThread ? 'on' : 'off'}` : 'SQLITE_WRITER_THREAD n/a (not SQLite)';
+  const writer =
+    eventStoreKind(config) === 'sqlite' ? `SQLITE_WRITER_THREAD ${config.sqliteWriterThread ? 'on' : 'off'}` : 'SQLITE_WRITER_THREAD n/a (not SQLite)';
   return `store mode: ${writer}, PROJECTOR_WORKER ${config.projectorWorker ? 'on' : 'off'}`;
 }
 

@@ -34,7 +34,11 @@ describe('loadServiceConfig: projector', () => {
     expect(loadServiceConfig({ PROJECTOR_WORKER: 'true' }, false).projectorWorker).toBe(true);
     expect(loadServiceConfig({ PROJECTOR_WORKER: '1' }, false).projectorWorker).toBe(true);
     expect(loadServiceConfig({ PROJECTOR_WORKER: '0' }, false).projectorWorker).toBe(false);
-    expect(() => loadServiceConfig({ PROJECTOR_WORKER: 'yes' }, false)).toThrow(/^PROJECTOR_WORKER="yes" is not valid: use true or false/);
+    expect(loadServiceConfig({ PROJECTOR_WORKER: ' TRUE ' }, false).projectorWorker).toBe(true);
+    expect(loadServiceConfig({ PROJECTOR_WORKER: '' }, false).projectorWorker).toBe(false);
+    expect(() => loadServiceConfig({ PROJECTOR_WORKER: 'yes' }, false)).toThrow(
+      /^PROJECTOR_WORKER="yes" is not valid: use true, false, 1 or 0 \(any case\), or leave it empty for the default \(false\)$/,
+    );
   });
 
   it('commits SQLite appends in the writer thread unless SQLITE_WRITER_THREAD is false or 0, and hands that to the store', () => {
@@ -42,6 +46,16 @@ describe('loadServiceConfig: projector', () => {
     expect(loadServiceConfig({ SQLITE_WRITER_THREAD: 'false' }, false).sqliteWriterThread).toBe(false);
     expect(loadServiceConfig({ SQLITE_WRITER_THREAD: '0' }, false).sqliteWriterThread).toBe(false);
     expect(eventStoreConfig(loadServiceConfig({ SQLITE_WRITER_THREAD: '1' }, false)).sqlite).toEqual({ writerThread: true });
-    expect(() => loadServiceConfig({ SQLITE_WRITER_THREAD: 'on' }, false)).toThrow(/^SQLITE_WRITER_THREAD="on" is not valid/);
+    expect(() => loadServiceConfig({ SQLITE_WRITER_THREAD: 'on' }, false)).toThrow(
+      /^SQLITE_WRITER_THREAD="on" is not valid: use true, false, 1 or 0 \(any case\), or leave it empty for the default \(true\)$/,
+    );
+  });
+});
+
+describe('loadServiceConfig: request timeout', () => {
+  it('gives a whole request 60 s unless REQUEST_TIMEOUT_MS says otherwise, and refuses values outside 100 to 3,600,000', () => {
+    expect(loadServiceConfig({}, false).requestTimeoutMs).toBe(60_000);
+    expect(loadServiceConfig({ REQUEST_TIMEOUT_MS: '500' }, false).requestTimeoutMs).toBe(500);
+    expect(() => loadServiceConfig({ REQUEST_TIMEOUT_MS: '0' }, false)).toThrow(/^REQUEST_TIMEOUT_MS="0" is not valid: use an integer from 100 to 3600000/);
   });
 });
