@@ -150,6 +150,11 @@ export class UserIdConflictError extends SessionError {
   }
 }
 
+/** Why an event id is refused when a request gives it to two events (400 `invalid_request`, both append routes). */
+export function duplicateIdInRequest(id: string): string {
+  return `id ${JSON.stringify(id)} appears twice in this request: give each event its own id`;
+}
+
 /** The request is well-formed JSON but a value is not allowed. `parameter` names it (once a transport restated a located one). */
 export class InvalidRequestError extends SessionError {
   readonly code: InvalidRequestCode;

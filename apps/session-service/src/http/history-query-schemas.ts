@@ -3,6 +3,7 @@
  * diff), as zod schemas: validation and the OpenAPI document come from these definitions.
  */
 import { z } from 'zod';
+import { LENGTH_UNIT } from '@lib/session';
 
 const position = z
   .string()
@@ -24,7 +25,12 @@ const cursor = z
 
 /** `GET /v1/sessions`. */
 export const sessionListQuery = z.strictObject({
-  userId: z.string().min(1, { message: 'must not be empty' }).max(256, { message: 'at most 256 characters' }).optional().describe('only sessions of this user'),
+  userId: z
+    .string()
+    .min(1, { message: 'must not be empty' })
+    .max(256, { message: `must be at most 256 ${LENGTH_UNIT}` })
+    .optional()
+    .describe('only sessions of this user'),
   updatedSince: z.iso
     .datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' })
     .optional()

@@ -217,14 +217,6 @@ describe('openAiMessagesToEvents', () => {
       [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '"\uDC00"' } }] }],
     ],
     ['an empty id', 'messages[0].id', [{ role: 'user', content: SECRET, id: '' }]],
-    [
-      'a duplicate id',
-      'messages[1].id',
-      [
-        { role: 'user', content: 'a', id: 'x' },
-        { role: 'user', content: SECRET, id: 'x' },
-      ],
-    ],
   ];
   it.each(broken)('rejects %s with a 400 naming %s', (_what, parameter, messages) => {
     let error: unknown;
@@ -239,6 +231,31 @@ describe('openAiMessagesToEvents', () => {
     expect(err.parameter).toBe(parameter);
     expect(err.message.startsWith(`${parameter}:`)).toBe(true);
     expect(err.message).not.toContain(SECRET);
+  });
+
+  it('rejects an id given to two messages with 400 invalid_request, the code the append decider gives native events', () => {
+    let error: unknown;
+    try {
+      openAiMessagesToEvents([
+        { role: 'user', content: 'a', id: 'x' },
+        { role: 'user', content: SECRET, id: 'x' },
+      ]);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(InvalidRequestError);
+    expect({ code: (error as InvalidRequestError).code, parameter: (error as InvalidRequestError).parameter }).toEqual({
+      code: 'invalid_request',
+      parameter: 'messages[1].id',
+    });
+    expect((error as Error).message).toBe('messages[1].id: id "x" appears twice in this request: give each event its own id');
+  });
+
+  it("counts an id's length in Unicode code points (256 emoji fit, 257 do not)", () => {
+    expect(openAiMessagesToEvents([{ role: 'user', content: 'a', id: '😀'.repeat(256) }])[0].id).toBe('😀'.repeat(256));
+    expect(() => openAiMessagesToEvents([{ role: 'user', content: 'a', id: '😀'.repeat(257) }])).toThrow(
+      'messages[0].id: must be 1 to 256 characters (Unicode code points)',
+    );
   });
 
   it('rejects a non-array', () => {

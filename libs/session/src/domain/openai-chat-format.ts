@@ -11,7 +11,7 @@
  * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
  */
 import { isNotice, NO_TEXT_CONTENT, pairToolCalls, type AssistantEvent, type SessionEvent, type ToolCall, type ToolResponse } from '@lib/compaction';
-import { InvalidRequestError } from '../errors';
+import { duplicateIdInRequest, InvalidRequestError } from '../errors';
 import { clientIdProblem } from './client-id-rule';
 
 /** A tool call in the provider's shape. `arguments` is the raw JSON argument string. */
@@ -141,7 +141,8 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * Every string is checked for lone surrogates (invalid UTF-16).
  *
  * @throws InvalidRequestError (HTTP 400, code `invalid_message`) for the first malformed message;
- *   `parameter` names the field, e.g. `messages[3].tool_call_id`.
+ *   `parameter` names the field, e.g. `messages[3].tool_call_id`; code `invalid_request` for an id
+ *   given to two messages (as the append decider answers it for native events).
  */
 export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParseContext = {}): SessionEvent[] {
   if (!Array.isArray(messages)) throw invalid('messages', 'must be an array of chat messages');
@@ -158,7 +159,8 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
     }
     rejectUnknownFields(raw, MESSAGE_FIELDS[role as OpenAiInputRole], at);
     const id = messageId(raw, index, context);
-    if (ids.has(id)) throw invalid(`${at}.id`, `id ${JSON.stringify(id)} is used by an earlier message of this request: ids must be unique`);
+    // The rule and code of the append decider (`decideAppend`), so both append routes answer alike.
+    if (ids.has(id)) throw new InvalidRequestError(`${at}.id`, `${at}.id: ${duplicateIdInRequest(id)}`, 'invalid_request');
     ids.add(id);
     const name = raw.name === undefined || raw.name === null ? undefined : nonEmptyString(raw.name, `${at}.name`);
 
