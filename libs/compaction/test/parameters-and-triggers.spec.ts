@@ -129,6 +129,14 @@ describe('parseTrigger (DESIGN §3.5)', () => {
     expect(rejection(() => parseTrigger('turn-count')).parameter).toBe('trigger');
   });
 
+  it('says an empty any-of / all-of list must not be empty, and how long a too-long one is', () => {
+    expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [] })).message).toBe(
+      'invalid trigger.triggers: must be a non-empty array: list at least one trigger (got an empty array)',
+    );
+    const many = Array.from({ length: 33 }, () => ({ type: 'turn-count', maxTurns: 1 }));
+    expect(rejection(() => parseTrigger({ type: 'all-of', triggers: many })).message).toMatch(/at most 32 triggers \(got an array of 33\)$/);
+  });
+
   it('accepts 0: turn-count 0 fires once there is a turn, token-count 0 always fires', () => {
     const events = costEvents([{ id: 'u', type: 'user', text: 'hi' }], getEstimator('chars'));
     expect(evaluateTrigger(parseTrigger({ type: 'turn-count', maxTurns: 0 }), events)).toBe(true);

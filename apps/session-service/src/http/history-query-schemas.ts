@@ -11,7 +11,7 @@ const position = z
   .refine((s) => BigInt(s) <= 9223372036854775807n, { message: 'must be at most 9223372036854775807' })
   .describe('global log position (from an append or compaction answer) to wait for: read-your-writes');
 const estimator = z
-  .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'estimator must be cl100k_base, o200k_base or chars' })
+  .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' })
   .describe('estimator of windowTokens (default cl100k_base)');
 const limit = z
   .string()

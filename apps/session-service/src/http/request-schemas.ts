@@ -96,8 +96,11 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     // zod counts string lengths in Unicode code points, the unit of every length limit of the API.
     .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} ${LENGTH_UNIT}` })
     .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
-  // A message text that is present must say something: null is how an event says "no text".
-  const nonEmptyText = text.pipe(z.string().min(1, { message: 'must not be empty: send some text (only an assistant event may send null instead)' }));
+  // A message text that is present must say something: null is how an assistant event says "no text".
+  // User and system events need text: "" and null are one mistake, one message.
+  const needsTextMessage = "must be a non-empty string: user and system events need text (only an assistant event's text may be null)";
+  const nonEmptyText = text.pipe(z.string().min(1, { message: needsTextMessage }));
+  const summaryText = text.pipe(z.string().min(1, { message: 'must be a non-empty string: a summary needs text' }));
   const id = clientId;
   const common = {
     id: id.optional(),
@@ -138,7 +141,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   // A user or system message has text in every provider's format (OpenAI's content is required): null would come back as "" under
   // format=openai, which is refused on the way in, so it is refused here too (only assistant text may be null).
   const hasText = (e: { text: string | null }) => e.text !== null;
-  const needsText = { message: 'must be a non-empty string: user and system events need text', path: ['text'] };
+  const needsText = { message: needsTextMessage, path: ['text'] };
   const user = z
     .strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() })
     .refine(hasText, needsText)
@@ -149,7 +152,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       ...asSent,
       type: z.literal('system'),
       text: nonEmptyText.nullable(),
-      notice: z.boolean({ error: 'notice must be true (a notice, DESIGN §3.1) or false' }).optional(),
+      notice: z.boolean({ error: 'must be true (a notice, DESIGN §3.1) or false' }).optional(),
     })
     .refine(hasText, needsText)
     .refine(partsMatch, partsMessage);
@@ -169,10 +172,18 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       message: 'an assistant event needs text, at least one tool call, or a refusal (text null says it has no text)',
     })
     .refine(partsMatch, partsMessage);
-  const tool = z.strictObject({ ...common, type: z.literal('tool'), responses: z.array(toolResponse).min(1).max(128), name: name.optional() });
-  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: nonEmptyText });
+  const responses = z
+    .array(toolResponse)
+    .min(1, { message: 'must hold at least one response: { toolCallId, name, data }' })
+    .max(128, { message: 'must hold at most 128 responses: send more in further tool events' });
+  const tool = z.strictObject({ ...common, type: z.literal('tool'), responses, name: name.optional() });
+  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: summaryText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
-    error: 'type must be one of user, assistant, tool, system, summary',
+    // A non-object (null, a string, an array) has no type to be wrong: say what an event is.
+    error: (iss) =>
+      (iss as { code: string }).code === 'invalid_type'
+        ? 'must be an object: an event such as {"type": "user", "text": "…"} (type one of user, assistant, tool, system, summary)'
+        : 'must be one of user, assistant, tool, system, summary',
   });
   const revisionMessage = 'must be "any", "no_stream", "stream_exists" or the revision (an integer ≥ 0) of the session\'s last event';
   const expectedRevision = z.union(
@@ -206,7 +217,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     expectedRevision: expectedRevision.optional(),
     userId: userId.optional(),
   });
-  const estimator = z.enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'estimator must be cl100k_base, o200k_base or chars' });
+  const estimator = z.enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' });
   const compact = z.strictObject({
     strategy: z.unknown(),
     trigger: z.unknown().optional(),
@@ -218,7 +229,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const windowQuery = z.strictObject({
     atRevision: revisionParam.optional(),
     minPosition: revisionParam.optional(),
-    format: z.enum(['events', 'openai'], { error: 'format must be events or openai' }).optional(),
+    format: z.enum(['events', 'openai'], { error: 'must be events or openai' }).optional(),
     estimator: estimator.optional(),
   });
   const logQuery = z.strictObject({
@@ -237,8 +248,8 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .describe(`the words to search for: 1 to ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}`),
       sessionId: z.string().regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE }).optional(),
       userId: userId.optional(),
-      type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'type must be one of user, assistant, tool, system, summary' }).optional(),
-      archived: z.enum(['true', 'false'], { error: 'archived must be true or false' }).optional(),
+      type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'must be one of user, assistant, tool, system, summary' }).optional(),
+      archived: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
       compactionId: z
         .string()
         .max(256, { message: `is not a compaction id: at most 256 ${LENGTH_UNIT}` })
