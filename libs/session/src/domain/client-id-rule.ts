@@ -6,31 +6,12 @@
  * soft hyphen), no line or paragraph separators, no lone surrogates. Such characters are invisible
  * or reorder text: two ids that look the same could differ, and an id could display as another.
  */
+import { codePointLength, LENGTH_UNIT } from '@lib/compaction';
 
 /** Longest client id, in characters (Unicode code points). */
 export const MAX_CLIENT_ID_LENGTH = 256;
 
-/** The unit of every length limit of the API, as messages name it. */
-export const LENGTH_UNIT = 'characters (Unicode code points)';
-
-/**
- * Length of `s` in Unicode code points (a surrogate pair counts one; a lone surrogate counts one),
- * the unit of every length limit of the API (JSON Schema's `maxLength` counts the same).
- */
-export function codePointLength(s: string): number {
-  let pairs = 0;
-  for (let i = 0; i < s.length - 1; i++) {
-    const c = s.charCodeAt(i);
-    if (c >= 0xd800 && c <= 0xdbff) {
-      const d = s.charCodeAt(i + 1);
-      if (d >= 0xdc00 && d <= 0xdfff) {
-        pairs++;
-        i++;
-      }
-    }
-  }
-  return s.length - pairs;
-}
+export { codePointLength, LENGTH_UNIT } from '@lib/compaction';
 
 const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
