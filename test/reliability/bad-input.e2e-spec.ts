@@ -1451,7 +1451,7 @@ const CASES: BadRequest[] = [
     body: { messages: [{ role: 'user', content }] },
     status: 400,
     code: 'invalid_message',
-    mentions: /^messages\[0\]\.content: must be a non-empty string or a non-empty array of text parts: user messages need text$/,
+    mentions: /^messages\[0\]\.content: is required: a non-empty string or a non-empty array of text parts \(user messages need text\)$/,
     parameter: 'messages[0].content',
   })),
   ...[null, '', []].map((content): BadRequest => ({

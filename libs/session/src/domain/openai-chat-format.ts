@@ -172,7 +172,7 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
       case 'developer':
       case 'user': {
         // Missing, null, "" and [] are one mistake: no text (OpenAI's content is required for these roles).
-        const needsText = `must be a non-empty string or a non-empty array of text parts: ${role} messages need text`;
+        const needsText = `is required: a non-empty string or a non-empty array of text parts (${role} messages need text)`;
         if (raw.content === undefined || raw.content === null || raw.content === '' || (Array.isArray(raw.content) && raw.content.length === 0)) {
           throw invalid(`${at}.content`, needsText);
         }
