@@ -125,3 +125,35 @@ describe('policy PUT', () => {
     expect(await policyEvents('policy-race')).toHaveLength(3);
   });
 });
+
+describe('many concurrent appends to one session, without expectedRevision', () => {
+  const h = useService();
+  const REQUESTS = 480;
+  const CONCURRENCY = 32;
+
+  it(`accepts all ${REQUESTS} (${CONCURRENCY} at a time) and writes each event once, at contiguous revisions`, async () => {
+    const path = '/v1/sessions/hot-session/events';
+    const statuses: number[] = [];
+    const conflicts: unknown[] = [];
+    let next = 0;
+    const worker = async () => {
+      while (next < REQUESTS) {
+        const i = next++;
+        const res = await h
+          .http()
+          .post(path)
+          .send({ events: [{ id: `e${i}`, type: i % 2 ? 'assistant' : 'user', text: `message ${i}` }] });
+        statuses.push(res.status);
+        if (res.status !== 201) conflicts.push(res.body);
+      }
+    };
+    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+    expect(conflicts.slice(0, 3)).toEqual([]);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(REQUESTS);
+    const store = h.service.app.get<EventStore>(EVENT_STORE);
+    const events = await store.readStream(sessionStream(sessionKey('default', 'hot-session')));
+    expect(events.map((e) => e.revision)).toEqual(events.map((_, i) => BigInt(i)));
+    const ids = events.map((e) => (e.data as { event: { id: string } }).event.id);
+    expect(new Set(ids).size).toBe(REQUESTS);
+  });
+});

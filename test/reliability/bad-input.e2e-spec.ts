@@ -323,6 +323,50 @@ const CASES: BadRequest[] = [
     code: 'invalid_request',
     mentions: /events\[1\]\.id.*twice/,
   },
+  // One code on both append routes (/messages answered invalid_message).
+  {
+    name: 'messages: same id twice in one request',
+    method: 'post',
+    path: `${S}/messages`,
+    body: {
+      messages: [
+        { id: 'x1', role: 'user', content: 'hi' },
+        { id: 'x1', role: 'user', content: 'again' },
+      ],
+    },
+    status: 400,
+    code: 'invalid_request',
+    mentions: /^messages\[1\]\.id: id "x1" appears twice in this request/,
+    parameter: 'messages[1].id',
+  },
+  // Length limits count Unicode code points, and the messages say so (they said "characters" but counted UTF-16 code units).
+  {
+    name: 'event id of 257 emoji',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('😀'.repeat(257))] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.id: must be 1 to 256 characters \(Unicode code points\)/,
+  },
+  {
+    name: 'messages: id of 257 emoji',
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ id: '😀'.repeat(257), role: 'user', content: 'hi' }] },
+    status: 400,
+    code: 'invalid_message',
+    mentions: /^messages\[0\]\.id: must be 1 to 256 characters \(Unicode code points\)/,
+  },
+  {
+    name: 'text of MAX_TEXT + 1 emoji',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1', '😀'.repeat(MAX_TEXT + 1))] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: new RegExp(`^events\\[0\\]\\.text: is longer than ${MAX_TEXT} characters \\(Unicode code points\\)$`),
+  },
   {
     name: 'id with a control character',
     method: 'post',
@@ -723,7 +767,7 @@ const CASES: BadRequest[] = [
     path: `${S}/window?revision=1`,
     status: 400,
     code: 'validation_failed',
-    mentions: /revision.*unknown field/,
+    mentions: /revision.*unknown query parameter/,
   },
   { name: 'window: unknown session', method: 'get', path: '/v1/sessions/never-seen/window', status: 404, code: 'session_not_found', mentions: /"never-seen"/ },
   {
@@ -754,7 +798,7 @@ const CASES: BadRequest[] = [
     path: `${S}/events?offset=3`,
     status: 400,
     code: 'validation_failed',
-    mentions: /offset.*unknown field/,
+    mentions: /offset.*unknown query parameter/,
   },
   { name: 'log: unknown session', method: 'get', path: '/v1/sessions/never-seen/events', status: 404, code: 'session_not_found', mentions: /"never-seen"/ },
 
@@ -765,7 +809,7 @@ const CASES: BadRequest[] = [
     path: `${S}/compactions?sort=asc`,
     status: 400,
     code: 'validation_failed',
-    mentions: /sort.*unknown field/,
+    mentions: /sort.*unknown query parameter/,
   },
   {
     name: 'compactions: unknown session',
@@ -793,8 +837,26 @@ const CASES: BadRequest[] = [
   },
 
   // ---- GET /recall
-  { name: 'recall: q missing', method: 'get', path: '/v1/recall', status: 400, code: 'validation_failed', mentions: /^q/ },
-  { name: 'recall: q empty', method: 'get', path: '/v1/recall?q=', status: 400, code: 'validation_failed', mentions: /^q.*empty/ },
+  // One code for every problem with q's value (q= was validation_failed, q=%20 invalid_query).
+  { name: 'recall: q missing', method: 'get', path: '/v1/recall', status: 400, code: 'invalid_query', mentions: /^q: is required: give at least one word/ },
+  { name: 'recall: q empty', method: 'get', path: '/v1/recall?q=', status: 400, code: 'invalid_query', mentions: /^q: give at least one word/ },
+  { name: 'recall: q blank', method: 'get', path: '/v1/recall?q=%20', status: 400, code: 'invalid_query', mentions: /^q: give at least one word/ },
+  {
+    name: 'recall: q of 1001 ASCII characters',
+    method: 'get',
+    path: `/v1/recall?q=${'a'.repeat(1001)}`,
+    status: 400,
+    code: 'invalid_query',
+    mentions: /^q: must be at most 1000 characters \(Unicode code points\)$/,
+  },
+  {
+    name: 'recall: q of 1001 emoji',
+    method: 'get',
+    path: `/v1/recall?q=${encodeURIComponent('😀'.repeat(1001))}`,
+    status: 400,
+    code: 'invalid_query',
+    mentions: /^q: must be at most 1000 characters \(Unicode code points\)$/,
+  },
   { name: 'recall: limit zero', method: 'get', path: '/v1/recall?q=hello&limit=0', status: 400, code: 'validation_failed', mentions: /limit.*1 to 100/ },
   { name: 'recall: limit too large', method: 'get', path: '/v1/recall?q=hello&limit=101', status: 400, code: 'validation_failed', mentions: /limit.*1 to 100/ },
   { name: 'recall: fractional limit', method: 'get', path: '/v1/recall?q=hello&limit=1.5', status: 400, code: 'validation_failed', mentions: /limit/ },
@@ -805,7 +867,7 @@ const CASES: BadRequest[] = [
     path: '/v1/recall?q=hello&archived=maybe',
     status: 400,
     code: 'validation_failed',
-    mentions: /archived.*true or false/,
+    mentions: /^archived: must be true or false$/,
   },
   {
     name: 'recall: from not a date',
@@ -822,15 +884,15 @@ const CASES: BadRequest[] = [
     path: '/v1/recall?q=hello&tenant=other',
     status: 400,
     code: 'validation_failed',
-    mentions: /tenant.*unknown field/,
+    mentions: /tenant.*unknown query parameter/,
   },
   {
     name: 'recall: malformed session id filter',
     method: 'get',
     path: '/v1/recall?q=hello&sessionId=a%20b',
     status: 400,
-    code: 'validation_failed',
-    mentions: /sessionId/,
+    code: 'invalid_session_id',
+    mentions: /^sessionId: use 1 to 128 letters, digits/,
   },
 
   // ---- DELETE and unknown routes
@@ -842,7 +904,7 @@ const CASES: BadRequest[] = [
     path: `${S}?force=true`,
     status: 400,
     code: 'validation_failed',
-    mentions: /force.*unknown field/,
+    mentions: /force.*unknown query parameter/,
   },
   // ---- found by a newcomer trying to break the API
   {
@@ -1124,7 +1186,7 @@ const CASES: BadRequest[] = [
     body: { messages: [{ role: 'assistant', content: null, tool_calls: [] }] },
     status: 400,
     code: 'invalid_message',
-    mentions: /messages\[0\]\.content.*content, tool_calls or a refusal/,
+    mentions: /messages\[0\]\.content.*content \(a non-empty string or text parts\), tool_calls or a refusal/,
     parameter: 'messages[0].content',
   },
   {
@@ -1134,8 +1196,8 @@ const CASES: BadRequest[] = [
     body: { messages: [{ role: 'assistant', content: '' }] },
     status: 400,
     code: 'invalid_message',
-    mentions: /messages\[0\]/,
-    parameter: 'messages[0]',
+    mentions: /^messages\[0\]\.content: an assistant message needs content/,
+    parameter: 'messages[0].content',
   },
   {
     name: 'messages: a field the service would drop',
@@ -1353,6 +1415,123 @@ const CASES: BadRequest[] = [
     code: 'validation_failed',
     mentions: /expectedRevision/,
   },
+  // ---- misleading messages (newcomer, round 2)
+  {
+    name: 'an event that is null',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [null] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]: must be an object: an event such as/,
+    parameter: 'events[0]',
+  },
+  {
+    name: 'textParts without text',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [{ type: 'user', textParts: ['x', 'y'] }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.text: is required, also with textParts: send the whole text in text .*concatenation/,
+  },
+  {
+    name: 'user text empty (one message with text null)',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1', '')] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.text: must be a non-empty string: user and system events need text/,
+  },
+  ...[null, '', []].map((content): BadRequest => ({
+    name: `messages: user content ${JSON.stringify(content)}`,
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role: 'user', content }] },
+    status: 400,
+    code: 'invalid_message',
+    mentions: /^messages\[0\]\.content: is required: a non-empty string or a non-empty array of text parts \(user messages need text\)$/,
+    parameter: 'messages[0].content',
+  })),
+  ...[null, '', []].map((content): BadRequest => ({
+    name: `messages: assistant content ${JSON.stringify(content)} without tool_calls`,
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role: 'assistant', content }] },
+    status: 400,
+    code: 'invalid_message',
+    mentions: /^messages\[0\]\.content: an assistant message needs content \(a non-empty string or text parts\), tool_calls or a refusal$/,
+    parameter: 'messages[0].content',
+  })),
+  {
+    name: 'messages: tool message without tool_call_id',
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role: 'tool', content: 'x' }] },
+    status: 400,
+    code: 'invalid_message',
+    mentions: /^messages\[0\]\.tool_call_id: is required/,
+  },
+  // ---- validation-library wording and slips
+  {
+    name: 'tool event with no responses',
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [{ type: 'tool', responses: [] }] },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^events\[0\]\.responses: must hold at least one response/,
+  },
+  {
+    name: 'recall: q given twice',
+    method: 'get',
+    path: '/v1/recall?q=a&q=b',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^q: is given 2 times: send it once$/,
+  },
+  {
+    name: 'recall: limit given twice',
+    method: 'get',
+    path: '/v1/recall?q=a&limit=5&limit=6',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^limit: is given 2 times: send it once$/,
+  },
+  {
+    name: 'log: limit given twice',
+    method: 'get',
+    path: `${S}/events?limit=5&limit=6`,
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^limit: is given 2 times/,
+  },
+  {
+    name: 'sessions: limit given twice',
+    method: 'get',
+    path: '/v1/sessions?limit=5&limit=6',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^limit: is given 2 times/,
+  },
+  {
+    name: 'window: unknown estimator (no repeated name)',
+    method: 'get',
+    path: `${S}/window?estimator=gpt2`,
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^estimator: must be cl100k_base, o200k_base or chars$/,
+  },
+  {
+    name: 'compact: empty any-of trigger list',
+    method: 'post',
+    path: `${S}/compactions`,
+    body: compact({ type: 'sliding-window', maxEvents: 3 }, { trigger: { type: 'any-of', triggers: [] } }),
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /trigger\.triggers: must be a non-empty array: list at least one trigger/,
+  },
 ];
 
 describe('malformed requests', () => {
@@ -1420,5 +1599,24 @@ describe('malformed requests', () => {
     expect(res.body.message).toMatch(c.mentions);
     if (c.parameter !== undefined) expect({ parameter: res.body.parameter, field: res.body.field }).toEqual({ parameter: c.parameter, field: undefined });
     expect(await harness.service.store.headPosition()).toBe(before);
+  });
+
+  // The newcomer's cases: 501 emoji (1002 UTF-16 code units) were refused as "more than 1000 characters".
+  it('counts length limits in Unicode code points: an emoji is one character', async () => {
+    const emoji = (n: number) => '😀'.repeat(n);
+    await harness
+      .http()
+      .get(`/v1/recall?q=${encodeURIComponent(emoji(501))}`)
+      .expect(200);
+    await harness
+      .http()
+      .post('/v1/sessions/emoji-lengths/events')
+      .send({ events: [user(emoji(256), emoji(MAX_TEXT))] })
+      .expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/emoji-lengths/messages')
+      .send({ messages: [{ id: `${emoji(255)}m`, role: 'user', content: 'hi' }] })
+      .expect(201);
   });
 });

@@ -846,6 +846,7 @@ export interface operations {
                 from?: string;
                 limit?: string;
                 minPosition?: string;
+                /** @description the words to search for: 1 to 1000 characters (Unicode code points) */
                 q: string;
                 sessionId?: string;
                 to?: string;
@@ -1492,8 +1493,9 @@ export interface operations {
                     events: ({
                         /** Format: date-time */
                         createdAt?: string;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                         id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
                         metadata?: Record<string, never>;
                         name?: string;
                         text: string | null;
@@ -1503,8 +1505,9 @@ export interface operations {
                     } | {
                         /** Format: date-time */
                         createdAt?: string;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                         id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
                         metadata?: Record<string, never>;
                         name?: string;
                         refusal?: string;
@@ -1512,6 +1515,7 @@ export interface operations {
                         textParts?: string[];
                         toolCalls?: {
                             arguments: string;
+                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                             id: string;
                             name: string;
                         }[];
@@ -1520,14 +1524,16 @@ export interface operations {
                     } | {
                         /** Format: date-time */
                         createdAt?: string;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                         id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
                         metadata?: Record<string, never>;
                         name?: string;
                         responses: {
                             data: string;
                             dataParts?: string[];
                             name: string;
+                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                             toolCallId: string;
                         }[];
                         /** @constant */
@@ -1535,8 +1541,9 @@ export interface operations {
                     } | {
                         /** Format: date-time */
                         createdAt?: string;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                         id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
                         metadata?: Record<string, never>;
                         name?: string;
                         notice?: boolean;
@@ -1547,8 +1554,9 @@ export interface operations {
                     } | {
                         /** Format: date-time */
                         createdAt?: string;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                         id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters of JSON; stored verbatim */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
                         metadata?: Record<string, never>;
                         shadowPrompt: string;
                         text: string;

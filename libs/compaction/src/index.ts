@@ -27,3 +27,4 @@ export * from './summary-chunks';
 export * from './summarizer-bound';
 export * from './extractive-summarizer';
 export { truncateMiddle } from './text';
+export * from './text-length';

@@ -13,14 +13,15 @@ import type {
 } from './compaction-types';
 import { describeValue, InvalidParameterError } from './invalid-parameter-error';
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT } from './summarizer-prompt';
+import { codePointLength, LENGTH_UNIT } from './text-length';
 
 /** Largest accepted count or token figure in any parameter (1e9). Anything above is rejected. */
 export const MAX_PARAMETER_VALUE = 1_000_000_000;
 
-/** Longest accepted `shadowPrompt`, in UTF-16 code units. */
+/** Longest accepted `shadowPrompt`, in characters (Unicode code points). */
 export const MAX_SHADOW_PROMPT_LENGTH = 10_000;
 
-/** Longest accepted summarizer `systemPrompt`, in UTF-16 code units. */
+/** Longest accepted summarizer `systemPrompt`, in characters (Unicode code points). */
 export const MAX_SYSTEM_PROMPT_LENGTH = 100_000;
 
 /** The strategy names of DESIGN §3.4, in the order of its table. */
@@ -76,11 +77,11 @@ export function readInteger(value: unknown, path: string, min: number, max: numb
 
 function readText(value: unknown, path: string, maxLength: number, fallback: string): string {
   if (value === undefined) return fallback;
-  const allowed = `a non-blank string of at most ${maxLength} characters, valid Unicode (no lone surrogate)`;
+  const allowed = `a non-blank string of at most ${maxLength} ${LENGTH_UNIT}, valid Unicode (no lone surrogate)`;
   if (
     typeof value !== 'string' ||
     value.trim() === '' ||
-    value.length > maxLength ||
+    (value.length > maxLength && codePointLength(value) > maxLength) ||
     /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(value)
   ) {
     throw new InvalidParameterError(path, allowed, describeValue(value));

@@ -38,8 +38,12 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
       return { type, threshold: readInteger(obj.threshold, `${path}.threshold`, 0, MAX_PARAMETER_VALUE) };
     default: {
       const list = obj.triggers;
-      if (!Array.isArray(list) || list.length === 0 || list.length > MAX_TRIGGER_MEMBERS) {
-        throw new InvalidParameterError(`${path}.triggers`, `a non-empty array of at most ${MAX_TRIGGER_MEMBERS} triggers`, describeValue(list));
+      if (Array.isArray(list) && list.length === 0) {
+        throw new InvalidParameterError(`${path}.triggers`, 'a non-empty array: list at least one trigger', 'an empty array');
+      }
+      if (!Array.isArray(list) || list.length > MAX_TRIGGER_MEMBERS) {
+        const got = Array.isArray(list) ? `an array of ${list.length}` : describeValue(list);
+        throw new InvalidParameterError(`${path}.triggers`, `a non-empty array of at most ${MAX_TRIGGER_MEMBERS} triggers`, got);
       }
       if (depth >= MAX_TRIGGER_DEPTH) {
         throw new InvalidParameterError(`${path}.triggers`, `nested at most ${MAX_TRIGGER_DEPTH} levels deep`);

@@ -3,6 +3,7 @@
  * its allowed range) and triggers (§3.5).
  */
 import {
+  codePointLength,
   costEvents,
   DEFAULT_SHADOW_PROMPT,
   DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
@@ -127,6 +128,24 @@ describe('parseTrigger (DESIGN §3.5)', () => {
     expect(rejection(() => parseTrigger({ type: 'soon' })).parameter).toBe('trigger.type');
     expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: 2, threshold: 3 })).parameter).toBe('trigger.threshold');
     expect(rejection(() => parseTrigger('turn-count')).parameter).toBe('trigger');
+  });
+
+  it('counts prompt lengths in Unicode code points, as its message says (an emoji is one character)', () => {
+    const emoji = (n: number) => '😀'.repeat(n);
+    expect(parseStrategy({ type: 'recursive-summarization', shadowPrompt: emoji(10_000) })).toMatchObject({ shadowPrompt: emoji(10_000) });
+    expect(rejection(() => parseStrategy({ type: 'recursive-summarization', shadowPrompt: emoji(10_001) })).message).toContain(
+      'at most 10000 characters (Unicode code points)',
+    );
+    expect(codePointLength('a😀b')).toBe(3);
+    expect(codePointLength('\ud800x')).toBe(2);
+  });
+
+  it('says an empty any-of / all-of list must not be empty, and how long a too-long one is', () => {
+    expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [] })).message).toBe(
+      'invalid trigger.triggers: must be a non-empty array: list at least one trigger (got an empty array)',
+    );
+    const many = Array.from({ length: 33 }, () => ({ type: 'turn-count', maxTurns: 1 }));
+    expect(rejection(() => parseTrigger({ type: 'all-of', triggers: many })).message).toMatch(/at most 32 triggers \(got an array of 33\)$/);
   });
 
   it('accepts 0: turn-count 0 fires once there is a turn, token-count 0 always fires', () => {

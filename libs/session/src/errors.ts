@@ -96,11 +96,25 @@ export class CompactionNotFoundError extends SessionError {
 /** The append's expected revision did not match the stream. Nothing was written. */
 export class RevisionConflictError extends SessionError {
   readonly code = 'wrong_expected_revision';
-  constructor(expected: string, actual: string) {
-    super(`expected revision ${expected} but the session is at ${actual}: read the session and retry with expectedRevision ${actual}`, {
+  constructor(expected: string, actual: string, message?: string) {
+    super(message ?? `expected revision ${expected} but the session is at ${actual}: read the session and retry with expectedRevision ${actual}`, {
       expected,
       actual,
     });
+  }
+
+  /**
+   * For an append sent without `expectedRevision`: other writers (other processes, or compactions)
+   * moved the session on `attempts` times in a row while it was being decided. Nothing was written;
+   * the request can be resent unchanged (ids make it idempotent). `actual`: the session's last
+   * revision seen (decimal string, or `no_stream`).
+   */
+  static exhausted(attempts: number, actual: string): RevisionConflictError {
+    return new RevisionConflictError(
+      'any',
+      actual,
+      `other writers changed the session ${attempts} times in a row while this append was being decided; nothing was written: resend the request unchanged (events with ids are written once)`,
+    );
   }
 }
 
@@ -148,6 +162,11 @@ export class UserIdConflictError extends SessionError {
       'userId',
     );
   }
+}
+
+/** Why an event id is refused when a request gives it to two events (400 `invalid_request`, both append routes). */
+export function duplicateIdInRequest(id: string): string {
+  return `id ${JSON.stringify(id)} appears twice in this request: give each event its own id`;
 }
 
 /** The request is well-formed JSON but a value is not allowed. `parameter` names it (once a transport restated a located one). */

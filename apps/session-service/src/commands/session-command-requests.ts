@@ -19,13 +19,13 @@ import {
   type EventLocation,
   type EventToAppend,
 } from '@lib/session';
-import { SESSION_ID_PATTERN, type RequestSchemas } from '../http/request-schemas';
+import { SESSION_ID_PATTERN, SESSION_ID_RULE, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
 
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
 export function checkSessionId(sessionId: string): string {
   if (!SESSION_ID_PATTERN.test(sessionId)) {
-    throw new InvalidRequestError('sessionId', 'sessionId: use 1 to 128 letters, digits or _ - : @ . (not "." or "..")', 'invalid_session_id');
+    throw new InvalidRequestError('sessionId', `sessionId: ${SESSION_ID_RULE}`, 'invalid_session_id');
   }
   return sessionId;
 }

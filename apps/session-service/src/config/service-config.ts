@@ -27,7 +27,7 @@ export interface ServiceConfig {
   maxBodyBytes: number;
   /** Most events (or messages) in one append request (`MAX_EVENTS_PER_REQUEST`, default 1000). */
   maxEventsPerRequest: number;
-  /** Longest text of one event field, in UTF-16 code units (`MAX_TEXT_LENGTH`, default 1,000,000). */
+  /** Longest text of one event field, in characters (Unicode code points; `MAX_TEXT_LENGTH`, default 1,000,000). */
   maxTextLength: number;
   /**
    * Longest time to receive a whole request, head and body (`REQUEST_TIMEOUT_MS`, default 60000,

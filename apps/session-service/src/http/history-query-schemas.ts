@@ -3,6 +3,7 @@
  * diff), as zod schemas: validation and the OpenAPI document come from these definitions.
  */
 import { z } from 'zod';
+import { LENGTH_UNIT } from '@lib/session';
 
 const position = z
   .string()
@@ -10,7 +11,7 @@ const position = z
   .refine((s) => BigInt(s) <= 9223372036854775807n, { message: 'must be at most 9223372036854775807' })
   .describe('global log position (from an append or compaction answer) to wait for: read-your-writes');
 const estimator = z
-  .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'estimator must be cl100k_base, o200k_base or chars' })
+  .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' })
   .describe('estimator of windowTokens (default cl100k_base)');
 const limit = z
   .string()
@@ -24,7 +25,12 @@ const cursor = z
 
 /** `GET /v1/sessions`. */
 export const sessionListQuery = z.strictObject({
-  userId: z.string().min(1, { message: 'must not be empty' }).max(256, { message: 'at most 256 characters' }).optional().describe('only sessions of this user'),
+  userId: z
+    .string()
+    .min(1, { message: 'must not be empty' })
+    .max(256, { message: `must be at most 256 ${LENGTH_UNIT}` })
+    .optional()
+    .describe('only sessions of this user'),
   updatedSince: z.iso
     .datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' })
     .optional()

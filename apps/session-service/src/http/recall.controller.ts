@@ -6,7 +6,7 @@ import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, type RequestSchemas } from './request-schemas';
-import { validate } from './validate';
+import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
 import { ApiAnswer, RecallPageSchema } from './response-schemas';
 
@@ -30,7 +30,7 @@ export class RecallController {
   @ApiQueryParams(requestSchemas({ maxEventsPerRequest: 1, maxTextLength: 1 }).recallQuery)
   @ApiAnswer(RecallPageSchema, { errors: [400, 401, 429] })
   search(@Tenant() tenant: string, @Query() query: Record<string, unknown>) {
-    const q = validate(this.schemas.recallQuery, query);
+    const q = validateQuery(this.schemas.recallQuery, query, { q: 'invalid_query', cursor: 'invalid_query', sessionId: 'invalid_session_id' });
     return this.reads.recall(
       {
         tenantId: tenant,

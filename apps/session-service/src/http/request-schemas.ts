@@ -4,7 +4,15 @@
  * `conformance/README.md`; every object is strict (unknown fields are rejected, naming the field).
  */
 import { z } from 'zod';
-import { clientIdProblem } from '@lib/session';
+import {
+  clientIdProblem,
+  codePointLength,
+  LENGTH_UNIT,
+  MAX_CLIENT_ID_LENGTH,
+  MAX_RECALL_QUERY_LENGTH,
+  RECALL_QUERY_BLANK,
+  RECALL_QUERY_TOO_LONG,
+} from '@lib/session';
 import type { ServiceConfig } from '../config/service-config';
 
 /** True when `s` has an unpaired UTF-16 surrogate (which providers reject). */
@@ -34,14 +42,17 @@ export function jsonHasLoneSurrogate(value: unknown): boolean {
 }
 
 /** Client ids (event, tool-call and user ids): {@link clientIdProblem}, the rule `/messages` follows too. */
-const clientId = z.string().superRefine((s, ctx) => {
-  const problem = clientIdProblem(s);
-  if (problem) ctx.addIssue({ code: 'custom', message: problem });
-});
+const clientId = z
+  .string()
+  .superRefine((s, ctx) => {
+    const problem = clientIdProblem(s);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .meta({ description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters` });
 
 /** Deepest nesting accepted in `metadata` (objects and arrays count one level each). */
 export const MAX_METADATA_DEPTH = 16;
-/** Largest `metadata` accepted, in UTF-16 code units of its JSON. */
+/** Largest `metadata` accepted, in characters (Unicode code points) of its JSON. */
 export const MAX_METADATA_LENGTH = 65_536;
 
 /** True when `value` nests objects/arrays at most `max` levels deep (iterative: never overflows the stack). */
@@ -75,14 +86,21 @@ export function integerInRange(min: bigint, max: bigint) {
  */
 export const SESSION_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_\-:@.]{1,128}$/;
 
+/** What to fix in a session id that does not match {@link SESSION_ID_PATTERN} (400 `invalid_session_id`, in a path or a filter). */
+export const SESSION_ID_RULE = 'use 1 to 128 letters, digits or _ - : @ . (not "." or "..")';
+
 /** Builds the schemas for the given limits. */
 export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest' | 'maxTextLength'>) {
   const text = z
     .string()
-    .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} UTF-16 code units` })
+    // zod counts string lengths in Unicode code points, the unit of every length limit of the API.
+    .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} ${LENGTH_UNIT}` })
     .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
-  // A message text that is present must say something: null is how an event says "no text".
-  const nonEmptyText = text.pipe(z.string().min(1, { message: 'must not be empty: send some text (only an assistant event may send null instead)' }));
+  // A message text that is present must say something: null is how an assistant event says "no text".
+  // User and system events need text: "" and null are one mistake, one message.
+  const needsTextMessage = "must be a non-empty string: user and system events need text (only an assistant event's text may be null)";
+  const nonEmptyText = text.pipe(z.string().min(1, { message: needsTextMessage }));
+  const summaryText = text.pipe(z.string().min(1, { message: 'must be a non-empty string: a summary needs text' }));
   const id = clientId;
   const common = {
     id: id.optional(),
@@ -96,13 +114,14 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         // Depth first: serialising a very deep value would overflow the stack.
         if (!jsonDepthAtMost(m, MAX_METADATA_DEPTH)) return ctx.addIssue({ code: 'custom', message: `nests deeper than ${MAX_METADATA_DEPTH} levels` });
         const json = JSON.stringify(m);
-        if (json.length > MAX_METADATA_LENGTH) return ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_METADATA_LENGTH} characters of JSON` });
+        if (json.length > MAX_METADATA_LENGTH && codePointLength(json) > MAX_METADATA_LENGTH)
+          return ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON` });
         if (jsonHasLoneSurrogate(m)) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
       })
       .transform((m) => m as Record<string, unknown>)
       .meta({
         type: 'object',
-        description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} characters of JSON; stored verbatim`,
+        description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON; stored verbatim`,
       })
       .optional(),
   };
@@ -122,7 +141,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   // A user or system message has text in every provider's format (OpenAI's content is required): null would come back as "" under
   // format=openai, which is refused on the way in, so it is refused here too (only assistant text may be null).
   const hasText = (e: { text: string | null }) => e.text !== null;
-  const needsText = { message: 'must be a non-empty string: user and system events need text', path: ['text'] };
+  const needsText = { message: needsTextMessage, path: ['text'] };
   const user = z
     .strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() })
     .refine(hasText, needsText)
@@ -133,7 +152,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       ...asSent,
       type: z.literal('system'),
       text: nonEmptyText.nullable(),
-      notice: z.boolean({ error: 'notice must be true (a notice, DESIGN §3.1) or false' }).optional(),
+      notice: z.boolean({ error: 'must be true (a notice, DESIGN §3.1) or false' }).optional(),
     })
     .refine(hasText, needsText)
     .refine(partsMatch, partsMessage);
@@ -153,10 +172,18 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       message: 'an assistant event needs text, at least one tool call, or a refusal (text null says it has no text)',
     })
     .refine(partsMatch, partsMessage);
-  const tool = z.strictObject({ ...common, type: z.literal('tool'), responses: z.array(toolResponse).min(1).max(128), name: name.optional() });
-  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: nonEmptyText });
+  const responses = z
+    .array(toolResponse)
+    .min(1, { message: 'must hold at least one response: { toolCallId, name, data }' })
+    .max(128, { message: 'must hold at most 128 responses: send more in further tool events' });
+  const tool = z.strictObject({ ...common, type: z.literal('tool'), responses, name: name.optional() });
+  const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: summaryText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
-    error: 'type must be one of user, assistant, tool, system, summary',
+    // A non-object (null, a string, an array) has no type to be wrong: say what an event is.
+    error: (iss) =>
+      (iss as { code: string }).code === 'invalid_type'
+        ? 'must be an object: an event such as {"type": "user", "text": "…"} (type one of user, assistant, tool, system, summary)'
+        : 'must be one of user, assistant, tool, system, summary',
   });
   const revisionMessage = 'must be "any", "no_stream", "stream_exists" or the revision (an integer ≥ 0) of the session\'s last event';
   const expectedRevision = z.union(
@@ -190,7 +217,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     expectedRevision: expectedRevision.optional(),
     userId: userId.optional(),
   });
-  const estimator = z.enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'estimator must be cl100k_base, o200k_base or chars' });
+  const estimator = z.enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' });
   const compact = z.strictObject({
     strategy: z.unknown(),
     trigger: z.unknown().optional(),
@@ -202,7 +229,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const windowQuery = z.strictObject({
     atRevision: revisionParam.optional(),
     minPosition: revisionParam.optional(),
-    format: z.enum(['events', 'openai'], { error: 'format must be events or openai' }).optional(),
+    format: z.enum(['events', 'openai'], { error: 'must be events or openai' }).optional(),
     estimator: estimator.optional(),
   });
   const logQuery = z.strictObject({
@@ -212,16 +239,25 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   });
   const recallQuery = z
     .strictObject({
-      q: z.string().min(1, { message: 'must not be empty' }).max(1000, { message: 'at most 1000 characters' }),
-      sessionId: z.string().regex(SESSION_ID_PATTERN, { message: 'is not a valid session id' }).optional(),
+      // Every problem with q's value is invalid_query (see recallController), as the read side answers.
+      q: z
+        .string({ error: (iss) => (iss.input === undefined ? `is required: ${RECALL_QUERY_BLANK}` : 'must be a string') })
+        .min(1, { message: RECALL_QUERY_BLANK })
+        .max(MAX_RECALL_QUERY_LENGTH, { message: RECALL_QUERY_TOO_LONG })
+        .refine((s) => s.trim() !== '', { message: RECALL_QUERY_BLANK })
+        .describe(`the words to search for: 1 to ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}`),
+      sessionId: z.string().regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE }).optional(),
       userId: userId.optional(),
-      type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'type must be one of user, assistant, tool, system, summary' }).optional(),
-      archived: z.enum(['true', 'false'], { error: 'archived must be true or false' }).optional(),
-      compactionId: z.string().max(256).optional(),
+      type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'must be one of user, assistant, tool, system, summary' }).optional(),
+      archived: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+      compactionId: z
+        .string()
+        .max(256, { message: `is not a compaction id: at most 256 ${LENGTH_UNIT}` })
+        .optional(),
       from: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
       to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
       limit: integerInRange(1n, 100n).optional(),
-      cursor: z.string().max(512).optional(),
+      cursor: z.string().max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' }).optional(),
       minPosition: revisionParam.optional(),
     })
     .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });

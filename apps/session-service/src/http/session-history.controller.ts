@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { SessionHistoryReads } from '@lib/session';
 import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { checkSessionId } from '../commands/session-command-requests';
-import { validate } from './validate';
+import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
 import { compactionListQuery, minPositionQuery, sessionListQuery, sessionQuery } from './history-query-schemas';
 import {
@@ -37,7 +37,7 @@ export class SessionHistoryController {
   @ApiQueryParams(sessionListQuery)
   @ApiAnswer(SessionListSchema, { errors: [400, 401, 429] })
   list(@Tenant() tenant: string, @Query() query: Record<string, unknown>): z.output<typeof SessionListSchema> {
-    const q = validate(sessionListQuery, query);
+    const q = validateQuery(sessionListQuery, query, { cursor: 'invalid_query' });
     return this.reads.sessions({
       tenantId: tenant,
       userId: q.userId,
@@ -58,7 +58,7 @@ export class SessionHistoryController {
     @Query() query: Record<string, unknown>,
   ): Promise<z.output<typeof SessionSummarySchema>> {
     checkSessionId(sessionId);
-    const q = validate(sessionQuery, query);
+    const q = validateQuery(sessionQuery, query);
     return this.reads.session(tenant, sessionId, q.estimator ?? 'cl100k_base', optionalBigInt(q.minPosition));
   }
 
@@ -72,7 +72,7 @@ export class SessionHistoryController {
     @Query() query: Record<string, unknown>,
   ): Promise<z.output<typeof SessionPolicySchema>> {
     checkSessionId(sessionId);
-    const q = validate(minPositionQuery, query);
+    const q = validateQuery(minPositionQuery, query);
     return this.reads.policy(tenant, sessionId, optionalBigInt(q.minPosition));
   }
 
@@ -86,7 +86,7 @@ export class SessionHistoryController {
     @Query() query: Record<string, unknown>,
   ): Promise<z.output<typeof CompactionHistoryPageSchema>> {
     checkSessionId(sessionId);
-    const q = validate(compactionListQuery, query);
+    const q = validateQuery(compactionListQuery, query, { cursor: 'invalid_query' });
     return this.reads.compactions(tenant, sessionId, {
       limit: q.limit !== undefined ? Number(q.limit) : undefined,
       cursor: q.cursor,
@@ -105,7 +105,7 @@ export class SessionHistoryController {
     @Query() query: Record<string, unknown>,
   ): Promise<z.output<typeof CompactionHistoryItemSchema>> {
     checkSessionId(sessionId);
-    const q = validate(minPositionQuery, query);
+    const q = validateQuery(minPositionQuery, query);
     return this.reads.compaction(tenant, sessionId, compactionId, optionalBigInt(q.minPosition));
   }
 
@@ -120,7 +120,7 @@ export class SessionHistoryController {
     @Query() query: Record<string, unknown>,
   ): Promise<z.output<typeof CompactionDiffSchema>> {
     checkSessionId(sessionId);
-    const q = validate(minPositionQuery, query);
+    const q = validateQuery(minPositionQuery, query);
     return this.reads.diff(tenant, sessionId, compactionId, optionalBigInt(q.minPosition));
   }
 }

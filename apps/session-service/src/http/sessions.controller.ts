@@ -21,7 +21,7 @@ import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, type RequestSchemas } from './request-schemas';
-import { validate } from './validate';
+import { validateQuery } from './validate';
 import { SessionReads } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
 import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, PolicyAnswerSchema, WindowSchema } from './response-schemas';
@@ -97,7 +97,7 @@ export class SessionsController {
   @ApiAnswer(WindowSchema)
   async window(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
-    const q = validate(this.schemas.windowQuery, query);
+    const q = validateQuery(this.schemas.windowQuery, query);
     return this.reads.window(tenant, sessionId, {
       atRevision: q.atRevision !== undefined ? BigInt(q.atRevision) : undefined,
       minPosition: q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
@@ -112,7 +112,7 @@ export class SessionsController {
   @ApiAnswer(LogPageSchema)
   async log(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
-    const q = validate(this.schemas.logQuery, query);
+    const q = validateQuery(this.schemas.logQuery, query);
     return this.reads.log(
       tenant,
       sessionId,
@@ -128,7 +128,7 @@ export class SessionsController {
   @ApiAnswer(EraseAnswerSchema)
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
     checkSessionId(sessionId);
-    validate(this.schemas.noQuery, query);
+    validateQuery(this.schemas.noQuery, query);
     return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId));
   }
 }

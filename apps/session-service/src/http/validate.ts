@@ -1,9 +1,11 @@
 /**
  * Runs a zod schema and turns its first issue into an {@link InvalidRequestError} whose
- * `parameter` is the JSON path of the offending field (e.g. `events[2].text`).
+ * `parameter` is the JSON path of the offending field (e.g. `events[2].text`). Messages are the
+ * schemas' own; where a schema gives none, {@link plainWording} says what to fix in the API's terms
+ * (never zod's "Too small: expected array to have >=1 items").
  */
 import type { z } from 'zod';
-import { InvalidRequestError } from '@lib/session';
+import { InvalidRequestError, LENGTH_UNIT, type InvalidRequestCode } from '@lib/session';
 
 /** `['events', 2, 'text']` → `events[2].text`. */
 export function jsonPath(prefix: string, path: ReadonlyArray<PropertyKey>): string {
@@ -15,12 +17,21 @@ export function jsonPath(prefix: string, path: ReadonlyArray<PropertyKey>): stri
   return out || '(body)';
 }
 
+/** Options of {@link validate}. */
+export interface ValidateOptions {
+  /** Code of an issue by the top-level field it is about (e.g. `{ q: 'invalid_query' }`); default `validation_failed`. */
+  codes?: Readonly<Record<string, InvalidRequestCode>>;
+  /** What an unknown top-level key is called: `field` (bodies, default) or `query parameter`. */
+  unknownKey?: 'field' | 'query parameter';
+}
+
 /**
  * Parses `value` with `schema`.
- * @throws InvalidRequestError (400, code `validation_failed`) naming the first invalid field.
+ * @throws InvalidRequestError (400, code `validation_failed` or the one `options.codes` gives the
+ *   field) naming the first invalid field: `<path>: <what to fix>`.
  */
-export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix = ''): z.infer<T> {
-  const parsed = schema.safeParse(value);
+export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix = '', options: ValidateOptions = {}): z.infer<T> {
+  const parsed = schema.safeParse(value, { error: plainWording });
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
   let path = issue.path;
@@ -28,19 +39,68 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
   if (issue.code === 'unrecognized_keys') {
     const keys = (issue as { keys: string[] }).keys;
     path = [...issue.path, keys[0]];
-    message = `unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}: remove ${keys.length > 1 ? 'them' : 'it'}`;
+    const noun = path.length === 1 && !prefix ? (options.unknownKey ?? 'field') : 'field';
+    message = `unknown ${noun}${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}: remove ${keys.length > 1 ? 'them' : 'it'}`;
   }
-  if (issue.code === 'invalid_type' && / received undefined$/.test(message)) message = 'is required';
+  const code = (typeof path[0] === 'string' && !prefix && options.codes?.[path[0]]) || 'validation_failed';
   if (path.length === 0 && !prefix && (value === null || typeof value !== 'object' || Array.isArray(value))) {
     throw new InvalidRequestError('(body)', 'the request body must be a JSON object (see /docs for its fields)', 'validation_failed');
   }
-  const emptyParts = emptyTextPartsAt(value, path);
+  const emptyParts = emptyTextPartsAt(value, path) ?? textPartsWithoutTextAt(value, path, message);
   if (emptyParts) {
     const where = jsonPath(prefix, emptyParts.path);
-    throw new InvalidRequestError(where, `${where}: ${emptyParts.message}`, 'validation_failed');
+    throw new InvalidRequestError(where, `${where}: ${emptyParts.message}`, code);
   }
   const where = jsonPath(prefix, path);
-  throw new InvalidRequestError(where, `${where}: ${message}`, 'validation_failed');
+  throw new InvalidRequestError(where, `${where}: ${message}`, code);
+}
+
+/**
+ * Validates the query parameters of a request (`query` as the router parsed it: a repeated
+ * parameter is an array) with `schema`, a strict object of string parameters.
+ * @throws InvalidRequestError (400 `validation_failed`) for a parameter of `schema` given more than
+ *   once (`limit: is given 2 times: send it once`), an unknown parameter (`unknown query parameter`),
+ *   else as {@link validate}.
+ */
+export function validateQuery<T extends z.ZodType>(schema: T, query: unknown, codes?: ValidateOptions['codes']): z.infer<T> {
+  const known = (schema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
+  if (query !== null && typeof query === 'object') {
+    for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+      if (Array.isArray(value) && Object.hasOwn(known, name)) {
+        throw new InvalidRequestError(name, `${name}: is given ${value.length} times: send it once`, 'validation_failed');
+      }
+    }
+  }
+  return validate(schema, query, '', { codes, unknownKey: 'query parameter' });
+}
+
+const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer', int: 'an integer' };
+
+/**
+ * Wording of an issue whose schema set no message, saying what to fix (a zod error map: the
+ * schemas' own messages win over it). Lengths are in {@link LENGTH_UNIT}, as zod counts strings.
+ */
+export function plainWording(issue: z.core.$ZodRawIssue): string | undefined {
+  const plural = (n: number | bigint, one: string) => `${n} ${one}${Number(n) === 1 ? '' : 's'}`;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return 'is required';
+      return `must be ${ARTICLE[issue.expected] ?? `a ${issue.expected}`}`;
+    case 'too_small':
+      if (issue.origin === 'array' || issue.origin === 'set') return `must hold at least ${plural(issue.minimum, 'item')}`;
+      if (issue.origin === 'string') return `must be at least ${issue.minimum} ${LENGTH_UNIT}`;
+      return `must be at least ${issue.minimum}`;
+    case 'too_big':
+      if (issue.origin === 'array' || issue.origin === 'set') return `must hold at most ${plural(issue.maximum, 'item')}`;
+      if (issue.origin === 'string') return `must be at most ${issue.maximum} ${LENGTH_UNIT}`;
+      return `must be at most ${issue.maximum}`;
+    case 'invalid_value':
+      return `must be ${issue.values.length === 1 ? JSON.stringify(issue.values[0]) : `one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`}`;
+    case 'invalid_format':
+      return `must be a valid ${issue.format}`;
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -66,4 +126,22 @@ function emptyTextPartsAt(value: unknown, issuePath: ReadonlyArray<PropertyKey>)
     return { path, message: 'the text parts are all empty: send some text in them, or a tool call or a refusal (then leave the text parts out)' };
   }
   return null;
+}
+
+/**
+ * When an issue says an event's `text` is missing and the event sent `textParts`, what to do: the
+ * parts only record how the text was sent (README "What goes in comes out"), `text` is still
+ * required and must be their concatenation; else null.
+ */
+function textPartsWithoutTextAt(value: unknown, issuePath: ReadonlyArray<PropertyKey>, message: string): { path: PropertyKey[]; message: string } | null {
+  if (issuePath[issuePath.length - 1] !== 'text' || message !== 'is required') return null;
+  const eventPath = issuePath.slice(0, -1);
+  let event: unknown = value;
+  for (const key of eventPath) event = event !== null && typeof event === 'object' ? (event as Record<PropertyKey, unknown>)[key] : undefined;
+  if (event === null || typeof event !== 'object' || !Array.isArray((event as Record<string, unknown>).textParts)) return null;
+  return {
+    path: [...issuePath],
+    message:
+      'is required, also with textParts: send the whole text in text (textParts only records how it was split; their concatenation, without separator, must equal text)',
+  };
 }

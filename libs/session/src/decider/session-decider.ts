@@ -29,7 +29,7 @@ import { policyEventId, storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { archiveOnArrival } from './archive-on-arrival';
-import { InvalidRequestError, UserIdConflictError } from '../errors';
+import { duplicateIdInRequest, InvalidRequestError, UserIdConflictError } from '../errors';
 
 /** What every decision needs from outside: the time (for `setAt` stamps). */
 export interface DecideContext {
@@ -123,7 +123,7 @@ export function decideAppend(
   if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
   const seen = new Set<string>();
   events.forEach((e, index) => {
-    if (seen.has(e.event.id)) throw new InvalidRequestError({ index, field: 'id' }, `id ${JSON.stringify(e.event.id)} appears twice in this request`);
+    if (seen.has(e.event.id)) throw new InvalidRequestError({ index, field: 'id' }, duplicateIdInRequest(e.event.id));
     seen.add(e.event.id);
   });
   const key = sessionKey(command.tenantId, command.sessionId);

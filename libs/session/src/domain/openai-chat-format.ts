@@ -11,7 +11,7 @@
  * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
  */
 import { isNotice, NO_TEXT_CONTENT, pairToolCalls, type AssistantEvent, type SessionEvent, type ToolCall, type ToolResponse } from '@lib/compaction';
-import { InvalidRequestError } from '../errors';
+import { duplicateIdInRequest, InvalidRequestError } from '../errors';
 import { clientIdProblem } from './client-id-rule';
 
 /** A tool call in the provider's shape. `arguments` is the raw JSON argument string. */
@@ -121,11 +121,14 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * - `system` / `developer` → system event; with `name: "notice"` it is a notice (`notice: true`,
  *   DESIGN §3.1: a real event, never pinned); `user` → user event. `content` is a string or an
  *   array of text parts; the text is the parts concatenated, and the parts are kept as
- *   `textParts` (other part types are rejected: the store keeps text only). Parts that are all
- *   empty are refused at `content[0].text` (for an assistant, unless it has tool_calls or a refusal).
+ *   `textParts` (other part types are rejected: the store keeps text only). A system, developer
+ *   or user message needs text: `content` missing, null, `""` or `[]` is refused at `content`, with
+ *   one message; parts that are all empty are refused at `content[0].text` (for an assistant,
+ *   unless it has tool_calls or a refusal).
  * - `assistant` → assistant event: `content` (string, text parts, or null) and/or `tool_calls`
  *   `[{ id, type: 'function', function: { name, arguments } }]` → `toolCalls`, and `refusal`
- *   → `refusal`. At least one of the three must be present.
+ *   → `refusal`. At least one of the three must be present (`content` null, `""` or `[]` counts
+ *   as absent, one message at `content`).
  * - `tool` → tool event with one response `{ toolCallId: tool_call_id, name, data: content }`
  *   (`dataParts` for parts). `name` is the message's `name` when it has one (kept as the event's
  *   `name` too), else the matching call's earlier in this batch, else `context.knownCallNames`',
@@ -141,7 +144,8 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * Every string is checked for lone surrogates (invalid UTF-16).
  *
  * @throws InvalidRequestError (HTTP 400, code `invalid_message`) for the first malformed message;
- *   `parameter` names the field, e.g. `messages[3].tool_call_id`.
+ *   `parameter` names the field, e.g. `messages[3].tool_call_id`; code `invalid_request` for an id
+ *   given to two messages (as the append decider answers it for native events).
  */
 export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParseContext = {}): SessionEvent[] {
   if (!Array.isArray(messages)) throw invalid('messages', 'must be an array of chat messages');
@@ -158,7 +162,8 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
     }
     rejectUnknownFields(raw, MESSAGE_FIELDS[role as OpenAiInputRole], at);
     const id = messageId(raw, index, context);
-    if (ids.has(id)) throw invalid(`${at}.id`, `id ${JSON.stringify(id)} is used by an earlier message of this request: ids must be unique`);
+    // The rule and code of the append decider (`decideAppend`), so both append routes answer alike.
+    if (ids.has(id)) throw new InvalidRequestError(`${at}.id`, `${at}.id: ${duplicateIdInRequest(id)}`, 'invalid_request');
     ids.add(id);
     const name = raw.name === undefined || raw.name === null ? undefined : nonEmptyString(raw.name, `${at}.name`);
 
@@ -166,9 +171,14 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
       case 'system':
       case 'developer':
       case 'user': {
+        // Missing, null, "" and [] are one mistake: no text (OpenAI's content is required for these roles).
+        const needsText = `is required: a non-empty string or a non-empty array of text parts (${role} messages need text)`;
+        if (raw.content === undefined || raw.content === null || raw.content === '' || (Array.isArray(raw.content) && raw.content.length === 0)) {
+          throw invalid(`${at}.content`, needsText);
+        }
         const content = requiredText(raw.content, `${at}.content`);
         if (content.parts && content.text === '') {
-          throw invalid(`${at}.content[0].text`, `the text parts are all empty: send some text in them (${role} messages need content)`);
+          throw invalid(`${at}.content[0].text`, `the text parts are all empty: send some text in them (${role} messages need text)`);
         }
         const notice = role !== 'user' && name === NOTICE_NAME ? { notice: true } : {};
         events.push({ id, type: role === 'user' ? 'user' : 'system', text: content.text, ...asSent(name, content.parts), ...notice });
@@ -181,8 +191,9 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
         const content = optionalText(raw.content, `${at}.content`);
         const refusal = raw.refusal === undefined || raw.refusal === null ? undefined : stringField(raw.refusal, `${at}.refusal`);
         const toolCalls = parseToolCalls(raw.tool_calls, `${at}.tool_calls`);
-        if (content === null && toolCalls.length === 0 && refusal === undefined) {
-          throw invalid(`${at}.content`, 'an assistant message needs content, tool_calls or a refusal');
+        // Null, "" and [] say nothing alike: one answer (all-empty parts are named at their first part).
+        if ((content === null || content.parts?.length === 0 || (!content.parts && content.text === '')) && toolCalls.length === 0 && refusal === undefined) {
+          throw invalid(`${at}.content`, 'an assistant message needs content (a non-empty string or text parts), tool_calls or a refusal');
         }
         if (content?.parts && content.text === '' && toolCalls.length === 0 && refusal === undefined) {
           throw invalid(`${at}.content[0].text`, 'the text parts are all empty: send some text in them, or tool_calls or a refusal (then content null)');
@@ -570,6 +581,7 @@ function isTextContent(content: unknown, anyParts = false): boolean {
 }
 
 function stringField(value: unknown, field: string): string {
+  if (value === undefined || value === null) throw invalid(field, 'is required (a string)');
   if (typeof value !== 'string') throw invalid(field, 'must be a string');
   if (hasLoneSurrogate(value)) throw invalid(field, 'contains a lone surrogate (invalid UTF-16); send well-formed text');
   return value;

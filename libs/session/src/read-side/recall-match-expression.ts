@@ -1,9 +1,14 @@
 import { InvalidQueryError } from './invalid-query-error';
 import { hasUnspacedScript } from './unspaced-script';
 import { recallFold } from './recall-document';
+import { codePointLength, LENGTH_UNIT } from '../domain/client-id-rule';
 
-/** Longest `q` accepted, in UTF-16 code units. */
+/** Longest `q` accepted, in characters (Unicode code points). */
 export const MAX_RECALL_QUERY_LENGTH = 1000;
+/** What recall answers (after `q: `) for a `q` missing, empty or blank. */
+export const RECALL_QUERY_BLANK = 'give at least one word to search for';
+/** What recall answers (after `q: `) for a `q` longer than {@link MAX_RECALL_QUERY_LENGTH}. */
+export const RECALL_QUERY_TOO_LONG = `must be at most ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}`;
 /** Most words of `q` used (the rest are ignored). */
 export const MAX_RECALL_QUERY_TERMS = 32;
 
@@ -31,8 +36,8 @@ export function recallMatchExpression(q: string): string {
 
 /** The words of `q` recall searches for (see {@link recallMatchExpression} for the rules and errors). */
 function recallTerms(q: string): string[] {
-  if (typeof q !== 'string' || q.trim() === '') throw new InvalidQueryError('q', 'give at least one word to search for');
-  if (q.length > MAX_RECALL_QUERY_LENGTH) throw new InvalidQueryError('q', `must be at most ${MAX_RECALL_QUERY_LENGTH} characters`);
+  if (typeof q !== 'string' || q.trim() === '') throw new InvalidQueryError('q', RECALL_QUERY_BLANK);
+  if (codePointLength(q) > MAX_RECALL_QUERY_LENGTH) throw new InvalidQueryError('q', RECALL_QUERY_TOO_LONG);
   const terms = recallFold(q)
     // Control characters (a NUL ends an FTS5 string early) separate words like spaces.
     .replace(/[\u0000-\u001f\u007f]/g, ' ')

@@ -1,6 +1,6 @@
 /**
  * Token counting off the request thread (issue 17, item 1): the cost of counting a text is chosen
- * by whoever sends it (up to `MAX_TEXT_LENGTH`, 1,000,000 UTF-16 code units per text), so counting
+ * by whoever sends it (up to `MAX_TEXT_LENGTH`, 1,000,000 code points, at most 2,000,000 UTF-16 code units, per text), so counting
  * a large request on the event loop would delay every other request of every tenant.
  *
  * Requests whose texts total at most {@link INLINE_COUNT_LIMIT} code units are counted inline (a

@@ -22,6 +22,7 @@ import { storedConversationData } from './stored-conversation-data';
 import { nameResponsesFromCalls } from '../domain/response-names';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
+import { PerSessionQueue } from './per-session-queue';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 
 /** How many times an append without a client `expectedRevision` reloads and decides again after the stream moved on. */
@@ -79,6 +80,9 @@ export class SessionEventsAppended {
 /** Handles {@link AppendSessionEventsCommand}: load, decide, append at the loaded revision, retry on conflict. */
 @CommandHandler(AppendSessionEventsCommand)
 export class AppendSessionEventsHandler implements ICommandHandler<AppendSessionEventsCommand, AppendSessionEventsResult> {
+  /** This process's appends to one session run one after another (see {@link PerSessionQueue}); other processes' meet the revision check. */
+  private readonly queue = new PerSessionQueue();
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
@@ -92,8 +96,12 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
    * @throws CountingTimeoutError when counting a large request misses its deadline (nothing written).
    */
-  async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
+  execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
     const key = sessionKey(command.tenantId, command.sessionId);
+    return this.queue.run(key, () => this.loadDecideAppend(command, key));
+  }
+
+  private async loadDecideAppend(command: AppendSessionEventsCommand, key: string): Promise<AppendSessionEventsResult> {
     const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
     // Counted once per naming of the responses (once, unless a retry names them otherwise), off the request thread for a large request (issue 17).
     const counted = new Map<string, readonly EventCosts[]>();
@@ -111,7 +119,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       if (decision === null) {
         // The cached state moved on while this attempt awaited (another load folded new events into it): name and decide again.
         if (attempt < MAX_APPEND_ATTEMPTS) continue;
-        throw new RevisionConflictError('any', String(state?.revision ?? 'no_stream'));
+        throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(state?.revision ?? 'no_stream'));
       }
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
@@ -127,6 +135,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
           continue;
         }
         if (err instanceof DuplicateEventIdError && expected !== 'any') return this.resent(key, decision.events, command, hasPolicy);
+        if (err instanceof WrongExpectedRevisionError && clientExpected === null)
+          throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(err.actual));
         throw this.translated(err, key, command);
       }
     }
