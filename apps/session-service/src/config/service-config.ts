@@ -32,7 +32,7 @@ export interface ServiceConfig {
   /**
    * Longest time to receive a whole request, head and body (`REQUEST_TIMEOUT_MS`, default 60000,
    * 100 to 3,600,000). A request not received in time is answered 408 `request_timeout` and its
-   * connection closed.
+   * connection closed, when Node next checks (every quarter of the timeout, at most every 30 s).
    */
   requestTimeoutMs: number;
   /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000). */
