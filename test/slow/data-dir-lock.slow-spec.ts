@@ -2,13 +2,14 @@
  * One service process per DATA_DIR, with real processes: a second process started on a DATA_DIR
  * another one holds exits with code 2 and a configuration error naming DATA_DIR, the holder's pid
  * and what to do; a holder killed with SIGKILL does not block the next start; replicas with their
- * own DATA_DIR sharing SQLITE_EVENTS_FILE both start. Also the start-up summary's store mode line
+ * own DATA_DIR sharing SQLITE_EVENTS_FILE both start; the read-model rebuild refuses a held DATA_DIR too. Also the start-up summary's store mode line
  * and the two lines a SIGTERM shutdown logs.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { call, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { spawnSync } from 'node:child_process';
+import { call, REPO_ROOT, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 jest.setTimeout(240_000);
 
@@ -51,6 +52,19 @@ describe('one service process per DATA_DIR', () => {
     expect(refused.stderr).toMatch(/its own DATA_DIR.*SQLITE_EVENTS_FILE/);
     // the first is untouched
     expect((await call(first.url, 'GET', '/v1/sessions/s/events')).body.events).toHaveLength(1);
+
+    // The read-model rebuild takes the same lock: it refuses while the service runs there.
+    const rebuild = spawnSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/rebuild-read-models.ts'],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DATA_DIR: dir },
+        encoding: 'utf8',
+      },
+    );
+    expect(rebuild.status).toBe(2);
+    expect(rebuild.stderr).toMatch(/rebuild failed: DATA_DIR=\S+ is in use by another service process \(pid \d+/);
 
     await first.kill(); // SIGKILL: no cleanup ran
     const next = await spawnService({ dataDir: dir });

@@ -2,7 +2,8 @@
  * `npm run rebuild-read-models`: rebuilds every read model (active windows, recall, compaction
  * history, full log) from an empty database by replaying the event log. Uses the same
  * configuration as the service (DATA_DIR, KURRENTDB_CONNECTION_STRING or DATABASE_URL); stop the
- * service first (with PostgreSQL: only the replica whose DATA_DIR it rebuilds).
+ * service first (with PostgreSQL: only the replica whose DATA_DIR it rebuilds): it takes the same
+ * DATA_DIR lock as the service, so it refuses (exit code 2) while a service process runs there.
  * Prints a progress line per page and the final checkpoint.
  */
 import * as fs from 'node:fs';
@@ -11,10 +12,12 @@ import { createEventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector } from '@lib/session';
 import { loadServiceConfig } from './config/service-config';
 import { eventStoreConfig } from './config/event-store-config';
+import { ConfigurationError, lockDataDir } from './config/data-dir-lock';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig();
   fs.mkdirSync(config.dataDir, { recursive: true });
+  const lock = lockDataDir(config.dataDir);
   const store = createEventStore(eventStoreConfig(config));
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   const started = Date.now();
@@ -32,10 +35,11 @@ async function main(): Promise<void> {
   } finally {
     readModels.close();
     await store.close();
+    lock.release();
   }
 }
 
 main().catch((err: Error) => {
   process.stderr.write(`rebuild failed: ${err.message}\n`);
-  process.exit(1);
+  process.exit(err instanceof ConfigurationError ? 2 : 1);
 });
