@@ -19,7 +19,7 @@ import { openSqliteDatabase } from './sqlite-database';
 import { isSqliteUnavailable, SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
 import { SqliteWalPurge } from './sqlite-wal-purge';
 import { SqliteWriterThread } from './sqlite-writer-client';
-import { runSqliteWrite, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
+import { commitSqliteWrites, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
 
 /** Options of {@link SqliteEventStore.open}. */
 export interface SqliteEventStoreOptions {
@@ -295,19 +295,17 @@ export class SqliteEventStore implements EventStore {
     }
     let outcomes: OperationOutcome[];
     try {
-      outcomes = this.group.run(
-        batch.map((op) => () => {
-          const result = runSqliteWrite(this.appender, op.write);
-          if (op.write.kind === 'delete' && (result as number) > 0) this.walPurge.pending = true;
-          return result;
-        }),
+      outcomes = commitSqliteWrites(
+        this.group,
+        this.appender,
+        this.walPurge,
+        batch.map((op) => op.write),
       );
     } catch (error) {
       const unavailable = toUnavailable(error);
       for (const op of batch) op.reject(unavailable);
       return;
     }
-    this.walPurge.tryPurge();
     this.deliver(batch, outcomes);
   }
 

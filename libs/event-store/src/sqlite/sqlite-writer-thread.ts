@@ -18,7 +18,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { SqliteAppender } from './sqlite-append';
 import { openSqliteDatabase } from './sqlite-database';
 import { SqliteGroupCommit } from './sqlite-group-commit';
-import { errorToTransfer, runSqliteWrite, type SqliteWrite } from './sqlite-writes';
+import { commitSqliteWrites, errorToTransfer, type SqliteWrite } from './sqlite-writes';
 import { SqliteWalPurge } from './sqlite-wal-purge';
 
 interface WriterData {
@@ -69,19 +69,12 @@ function commitNext(): void {
   const writes = taken.flatMap((t) => t.writes);
   let outcomes;
   try {
-    outcomes = group.run(
-      writes.map((write) => () => {
-        const result = runSqliteWrite(appender, write);
-        if (write.kind === 'delete' && (result as number) > 0) walPurge.pending = true;
-        return result;
-      }),
-    );
+    outcomes = commitSqliteWrites(group, appender, walPurge, writes);
   } catch (error) {
     const failed = errorToTransfer(error);
     for (const t of taken) port!.postMessage({ batch: t.batch, failed, stats: group.stats });
     return;
   }
-  walPurge.tryPurge();
   let i = 0;
   for (const t of taken) {
     const mine = outcomes.slice(i, i + t.writes.length).map((o) => (o.ok ? o : { ok: false, error: errorToTransfer(o.error) }));

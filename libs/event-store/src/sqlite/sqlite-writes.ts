@@ -2,6 +2,8 @@ import type { SerializedEvent } from '../append-input';
 import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type { AppendResult, ExpectedRevision } from '../event-store.port';
 import type { SqliteAppender } from './sqlite-append';
+import type { OperationOutcome, SqliteGroupCommit } from './sqlite-group-commit';
+import type { SqliteWalPurge } from './sqlite-wal-purge';
 
 /** One write operation of the SQLite store, as plain data (it crosses to the writer thread). */
 export type SqliteWrite = { kind: 'append'; stream: string; events: SerializedEvent[]; expected: ExpectedRevision } | { kind: 'delete'; stream: string };
@@ -12,6 +14,29 @@ export type SqliteWriteResult = AppendResult | number;
 /** Runs one write on `appender`'s connection (inside the caller's transaction and savepoint). Throws what {@link SqliteAppender} throws. */
 export function runSqliteWrite(appender: SqliteAppender, write: SqliteWrite): SqliteWriteResult {
   return write.kind === 'append' ? appender.append(write.stream, write.events, write.expected) : appender.delete(write.stream);
+}
+
+/**
+ * Commits `writes` as one group commit on `appender`'s connection (the store's own, or its writer
+ * thread's), then purges the WAL when one of them deleted events (erasure). Returns each write's
+ * outcome, in order.
+ * @throws what {@link SqliteGroupCommit.run} throws when the transaction itself fails (nothing written).
+ */
+export function commitSqliteWrites(
+  group: SqliteGroupCommit,
+  appender: SqliteAppender,
+  walPurge: SqliteWalPurge,
+  writes: readonly SqliteWrite[],
+): OperationOutcome[] {
+  const outcomes = group.run(
+    writes.map((write) => () => {
+      const result = runSqliteWrite(appender, write);
+      if (write.kind === 'delete' && (result as number) > 0) walPurge.pending = true;
+      return result;
+    }),
+  );
+  walPurge.tryPurge();
+  return outcomes;
 }
 
 /** An error as plain data, to cross a thread boundary ({@link errorFromTransfer} rebuilds it). */
