@@ -88,6 +88,15 @@ describe('answers Fastify and Node would give themselves', () => {
       code: 'uri_too_long',
       mentions: /URL.*16 KiB/,
     },
+    // The message is about the whole URL (was "ids are at most 128 characters" for a long q too).
+    {
+      name: '20,000-character recall q',
+      method: 'GET',
+      path: `/v1/recall?q=${long(20_000)}`,
+      status: 414,
+      code: 'uri_too_long',
+      mentions: /^the URL is longer than 16 KiB \(the request line\): shorten it, e.g. a shorter query string \(such as recall's q\) or shorter ids$/,
+    },
     { name: 'path leaving /ui with ..', method: 'GET', path: '/ui/../../../../etc/passwd', status: 404, code: 'route_not_found', mentions: /no such route/ },
     {
       name: 'path leaving /ui with %2e%2e',

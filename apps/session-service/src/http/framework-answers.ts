@@ -97,7 +97,13 @@ export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions 
   if (err.code === 'HPE_HEADER_OVERFLOW') {
     const kib = Math.round(http.maxHeaderSize / 1024);
     return requestLineTooLong(err.rawPacket)
-      ? { status: 414, body: { code: 'uri_too_long', message: `the URL is longer than ${kib} KiB; ids are at most 128 characters` } }
+      ? {
+          status: 414,
+          body: {
+            code: 'uri_too_long',
+            message: `the URL is longer than ${kib} KiB (the request line): shorten it, e.g. a shorter query string (such as recall's q) or shorter ids`,
+          },
+        }
       : { status: 431, body: { code: 'headers_too_large', message: `the request headers are larger than ${kib} KiB; send fewer or shorter headers` } };
   }
   return { status: 400, body: { code: 'malformed_request', message: 'the request is not valid HTTP/1.1 (method, request line or headers); see /docs' } };

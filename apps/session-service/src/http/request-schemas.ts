@@ -172,8 +172,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       message: 'an assistant event needs text, at least one tool call, or a refusal (text null says it has no text)',
     })
     .refine(partsMatch, partsMessage);
+  const responsesShape = 'an array of tool results [{"toolCallId", "name", "data"}] (toolCallId: the id of the assistant tool call answered)';
   const responses = z
-    .array(toolResponse)
+    .array(toolResponse, { error: (iss) => (iss.input === undefined ? `is required: ${responsesShape}` : `must be ${responsesShape}`) })
     .min(1, { message: 'must hold at least one response: { toolCallId, name, data }' })
     .max(128, { message: 'must hold at most 128 responses: send more in further tool events' });
   const tool = z.strictObject({ ...common, type: z.literal('tool'), responses, name: name.optional() });

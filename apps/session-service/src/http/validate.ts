@@ -58,16 +58,17 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
 /**
  * Validates the query parameters of a request (`query` as the router parsed it: a repeated
  * parameter is an array) with `schema`, a strict object of string parameters.
- * @throws InvalidRequestError (400 `validation_failed`) for a parameter of `schema` given more than
- *   once (`limit: is given 2 times: send it once`), an unknown parameter (`unknown query parameter`),
- *   else as {@link validate}.
+ * @throws InvalidRequestError for a parameter of `schema` given more than once (`limit: is given 2
+ *   times: send it once`; the code `codes` gives that parameter, e.g. recall's `q` → `invalid_query`,
+ *   else `validation_failed`), an unknown parameter (400 `validation_failed`, `unknown query
+ *   parameter`), else as {@link validate}.
  */
 export function validateQuery<T extends z.ZodType>(schema: T, query: unknown, codes?: ValidateOptions['codes']): z.infer<T> {
   const known = (schema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
   if (query !== null && typeof query === 'object') {
     for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
       if (Array.isArray(value) && Object.hasOwn(known, name)) {
-        throw new InvalidRequestError(name, `${name}: is given ${value.length} times: send it once`, 'validation_failed');
+        throw new InvalidRequestError(name, `${name}: is given ${value.length} times: send it once`, codes?.[name] ?? 'validation_failed');
       }
     }
   }

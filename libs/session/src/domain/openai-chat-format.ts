@@ -171,10 +171,19 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
       case 'system':
       case 'developer':
       case 'user': {
-        // Missing, null, "" and [] are one mistake: no text (OpenAI's content is required for these roles).
-        const needsText = `is required: a non-empty string or a non-empty array of text parts (${role} messages need text)`;
-        if (raw.content === undefined || raw.content === null || raw.content === '' || (Array.isArray(raw.content) && raw.content.length === 0)) {
-          throw invalid(`${at}.content`, needsText);
+        // No text (OpenAI's content is required for these roles): missing or null is "required"; "" and [] were sent, so
+        // the message says they are empty and what to send instead.
+        if (raw.content === undefined || raw.content === null) {
+          throw invalid(`${at}.content`, `is required: a non-empty string or a non-empty array of text parts (${role} messages need text)`);
+        }
+        if (raw.content === '') {
+          throw invalid(`${at}.content`, `is an empty string: send the text (a non-empty string or a non-empty array of text parts; ${role} messages need text)`);
+        }
+        if (Array.isArray(raw.content) && raw.content.length === 0) {
+          throw invalid(
+            `${at}.content`,
+            `is an empty array: send at least one text part {"type": "text", "text": "…"}, or the text as a non-empty string (${role} messages need text)`,
+          );
         }
         const content = requiredText(raw.content, `${at}.content`);
         if (content.parts && content.text === '') {
