@@ -18,7 +18,7 @@ import { ApiErrorFilter } from './http/api-error.filter';
 import { RateLimitGuard } from './http/rate-limit.guard';
 import { HealthController } from './observability/health.controller';
 import { ServiceMetrics } from './observability/metrics';
-import { requestLogLevel } from './observability/request-log-level';
+import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
 import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
@@ -51,8 +51,9 @@ export class AppModule {
                   ...(config.logFormat === 'pretty'
                     ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
                     : {}),
-                  // One line per request at REQUEST_LOG_LEVEL (debug unless asked); 503 at warn, server errors at error.
-                  customLogLevel: (_req, res, err) => requestLogLevel(res.statusCode, Boolean(err), config.requestLogLevel as 'debug'),
+                  // One line per request at REQUEST_LOG_LEVEL (debug unless asked); 503 at warn, server errors at error;
+                  // 503 shutting_down at info, without pino-http's made-up error and stack.
+                  ...requestLogLevelOptions(config.requestLogLevel as 'debug'),
                   // Never log keys or bodies: only method, path, status and timing.
                   redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
                   serializers: requestLogSerializers,

@@ -24,6 +24,7 @@ import { Logger } from '@nestjs/common';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { toApiError, type ApiErrorBody } from './api-error.filter';
 import type { ServiceMetrics } from '../observability/metrics';
+import { markExpectedAnswer } from '../observability/request-log-level';
 
 /**
  * Longest path parameter (UTF-16 code units after percent-decoding) the router hands to a handler.
@@ -138,11 +139,12 @@ export const SHUTTING_DOWN: ApiErrorBody = {
 /**
  * Makes `app` answer 503 `shutting_down` with `Retry-After: 1` and `Connection: close` to every
  * request that arrives once `shuttingDown()` is true (an `onRequest` hook: before any handler, so
- * nothing is written; counted like other answers). Use with Fastify's `return503OnClosing: false`.
+ * nothing is written; counted like other answers; logged at info without an error, as an expected answer). Use with Fastify's `return503OnClosing: false`.
  */
 export function answerWhileShuttingDown(app: FastifyInstance, shuttingDown: () => boolean): void {
   app.addHook('onRequest', (request, reply, done) => {
     if (!shuttingDown()) return done();
+    markExpectedAnswer(reply.raw);
     void reply.code(503).header('retry-after', '1').header('connection', 'close').send(SHUTTING_DOWN);
   });
 }

@@ -20,3 +20,10 @@ describe('requestLogLevel', () => {
     expect(requestLogLevel(201, false, 'info')).toBe('info');
   });
 });
+
+describe('requestLogLevel of an expected answer', () => {
+  it('is info (503 shutting_down), unless the response failed', () => {
+    expect(requestLogLevel(503, false, 'debug', true)).toBe('info');
+    expect(requestLogLevel(503, true, 'debug', true)).toBe('warn');
+  });
+});

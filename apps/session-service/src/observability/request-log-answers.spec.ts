@@ -1,0 +1,50 @@
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import pinoHttp from 'pino-http';
+import { answerWhileShuttingDown } from '../http/framework-answers';
+import { requestLogLevelOptions } from './request-log-level';
+
+/** The JSON request log lines of a Fastify app logging with pino-http and our level options (as nestjs-pino wires them). */
+async function logLinesOf(shuttingDown: boolean, answer: { status: number; body: object }): Promise<Array<Record<string, unknown>>> {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('debug') }, stream);
+  const app = Fastify();
+  app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
+  answerWhileShuttingDown(app, () => shuttingDown);
+  app.get('/x', async (_request, reply) => reply.code(answer.status).send(answer.body));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  try {
+    const { port } = app.server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}/x`);
+    await res.text();
+    // pino-http logs on the response's finish: give it a moment to reach the stream
+    for (let i = 0; i < 50 && lines.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  } finally {
+    await app.close();
+  }
+  return lines;
+}
+
+describe('request log line of an answer (pino-http with requestLogLevelOptions)', () => {
+  it('logs 503 shutting_down at info, without an error or stack trace', async () => {
+    const lines = await logLinesOf(true, { status: 200, body: {} });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 30, res: { statusCode: 503 }, msg: 'request completed' });
+    expect(lines[0]).not.toHaveProperty('err');
+    expect(JSON.stringify(lines[0])).not.toMatch(/stack|failed with status code/);
+  });
+
+  it('still logs another 503 (projection_behind) at warn, and a 500 at error', async () => {
+    const behind = await logLinesOf(false, { status: 503, body: { code: 'projection_behind' } });
+    expect(behind[0]).toMatchObject({ level: 40, res: { statusCode: 503 } });
+    const fault = await logLinesOf(false, { status: 500, body: { code: 'internal' } });
+    expect(fault[0]).toMatchObject({ level: 50, res: { statusCode: 500 } });
+  });
+});
