@@ -324,3 +324,70 @@ describe('replay CLI: a message the service refuses (4xx) during the run', () =>
     expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
   }, 60_000);
 });
+
+describe('replay CLI: Ctrl-C during the run', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-sigint-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('closes the in-process service, removes its temporary store, prints how far it got in one line, exit code 130, no report', async () => {
+    // 8 sessions of 40 turns: long enough to be interrupted after the first progress line (every 10%)
+    const sessions = Array.from({ length: 8 }, (_, s) =>
+      Array.from({ length: 40 }, (_, t) => [
+        { role: 'user', content: `session ${s} question ${t}: what about item ${t}?` },
+        { role: 'assistant', content: `answer ${t} of session ${s}: item ${t} is fine.` },
+      ]).flat(),
+    );
+    const file = path.join(dir, 'long.json');
+    fs.writeFileSync(file, JSON.stringify(sessions));
+    const tmp = fs.mkdtempSync(path.join(dir, 'tmp-'));
+    const out = path.join(dir, 'report');
+    const child = spawn(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'apps/replay/src/replay.ts',
+        file,
+        '--strategy',
+        'sliding-window:12',
+        '--no-fidelity',
+        '--concurrency',
+        '1',
+        '--out',
+        out,
+      ],
+      { cwd: REPO, env: { ...process.env, TMPDIR: tmp } },
+    );
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('close', (code, signal) => resolve({ code, signal })),
+    );
+    // the first progress line: the service runs (its store is under TMPDIR) and turns are being sent
+    while (!/replay: \d+\/320 turns/.test(stderr)) {
+      if (child.exitCode !== null) throw new Error(`replay ended early: ${stderr}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith('replay-service-'))).toHaveLength(1);
+    child.kill('SIGINT');
+    const ended = await exited;
+    expect(ended).toEqual({ code: 130, signal: null });
+    const lines = stderr.split('\n').filter((l) => l.trim() !== '' && !/^replay: \d+\/320 turns/.test(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^replay: interrupted by SIGINT after \d+ of 320 turns \(strategy \S+ \(1 of 1\)\); no report written$/);
+    const done = Number(/after (\d+) of/.exec(lines[0])![1]);
+    expect(done).toBeGreaterThanOrEqual(32);
+    expect(done).toBeLessThan(320);
+    expect(stderr).not.toMatch(/\n\s+at /);
+    expect(stdout).toBe('');
+    expect(fs.readdirSync(tmp).filter((n) => n.startsWith('replay-service-'))).toEqual([]);
+    expect(fs.existsSync(path.join(out, 'report.json'))).toBe(false);
+  }, 120_000);
+});

@@ -35,10 +35,12 @@ export function createProgress(stream: NodeJS.WritableStream & { isTTY?: boolean
       },
       tick(l) {
         if (l) label = l;
-        bar.increment(1, { label });
+        if (started) bar.increment(1, { label });
       },
       stop() {
+        // Once: an interrupted run stops it early, then again when its work ends.
         if (started) bar.stop();
+        started = false;
       },
     };
   }

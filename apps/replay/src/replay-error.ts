@@ -19,3 +19,28 @@ export class ReplayError extends Error {
     super(message.replace(/\s*\n\s*/g, ' '));
   }
 }
+
+/** Exit code of the replay command stopped by SIGINT (Ctrl-C), as a shell reports a process ended by it (128 + 2). */
+export const REPLAY_INTERRUPTED_EXIT_CODE = 130;
+
+/**
+ * The replay was stopped by a signal (Ctrl-C): what it had opened is closed, no report is
+ * written. The message says how far it got (`interrupted by SIGINT after 37 of 120 turns …`).
+ */
+export class ReplayInterrupted extends Error {
+  override readonly name = 'ReplayInterrupted';
+  /**
+   * @param signal the signal that stopped it (e.g. SIGINT)
+   * @param turnsDone turns replayed (appended and checked) before it stopped, over all strategies
+   * @param totalTurns turns the whole run would have replayed
+   * @param where what it was doing, e.g. `strategy token-count (1 of 4)`
+   */
+  constructor(
+    readonly signal: string,
+    readonly turnsDone: number,
+    readonly totalTurns: number,
+    where: string,
+  ) {
+    super(`interrupted by ${signal} after ${turnsDone} of ${totalTurns} turns (${where}); no report written`);
+  }
+}

@@ -6,10 +6,12 @@
  * or environment (unreadable file, wrong shape including a message the service's parser would
  * reject, bad option, no service at `--url`, or a 4xx answer of the service during the run): one
  * line on stderr; 3 an unexpected error (a 5xx answer of the service or a bug of the replay):
- * "unexpected error" and the stack trace.
+ * "unexpected error" and the stack trace; 130 (143 on SIGTERM) interrupted by Ctrl-C: no new turn
+ * is sent, the in-process service is closed and its temporary store removed, no report is written,
+ * and one line says how far it got. A second Ctrl-C while it closes ends the process at once.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { REPLAY_UNEXPECTED_EXIT_CODE, REPLAY_USAGE_EXIT_CODE, ReplayError } from './replay-error';
+import { REPLAY_INTERRUPTED_EXIT_CODE, REPLAY_UNEXPECTED_EXIT_CODE, REPLAY_USAGE_EXIT_CODE, ReplayError, ReplayInterrupted } from './replay-error';
 import { runReplay, type ReplayOptions } from './run-replay';
 
 function integer(name: string) {
@@ -50,7 +52,11 @@ export function buildProgram(): Command {
     .exitOverride();
 }
 
-/** Parses `argv`, runs the replay, and returns the exit code (0 ok, 1 validation failures, 2 input, usage or environment problem, including a 4xx answer of the service); anything else rejects (exit 3 from the CLI). */
+/**
+ * Parses `argv`, runs the replay, and returns the exit code (0 ok, 1 validation failures, 2 input,
+ * usage or environment problem, including a 4xx answer of the service; 130 interrupted by SIGINT,
+ * 143 by SIGTERM, after closing what it opened); anything else rejects (exit 3 from the CLI).
+ */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   program.configureOutput({ writeErr: () => undefined });
@@ -82,15 +88,27 @@ export async function main(argv: string[]): Promise<number> {
     fidelity: o.fidelity,
     fidelitySessions: o.fidelitySessions,
   };
+  // Ctrl-C (or SIGTERM) stops the run cleanly; `once`: a second one ends the process at once (Node's default).
+  const controller = new AbortController();
+  const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal);
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
-    const report = await runReplay(options);
+    const report = await runReplay({ ...options, signal: controller.signal });
     return report.validationFailures === 0 ? 0 : 1;
   } catch (err) {
+    if (err instanceof ReplayInterrupted) {
+      process.stderr.write(`replay: ${err.message}\n`);
+      return err.signal === 'SIGTERM' ? 143 : REPLAY_INTERRUPTED_EXIT_CODE;
+    }
     if (err instanceof ReplayError) {
       process.stderr.write(`replay: ${err.message}\n`);
       return REPLAY_USAGE_EXIT_CODE;
     }
     throw err;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
 }
 

@@ -13,7 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ESTIMATOR_NAMES, type EstimatorName, type Strategy, type Trigger } from '@lib/compaction';
-import { ReplayError } from './replay-error';
+import { ReplayError, ReplayInterrupted } from './replay-error';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
 import { FidelityCollector, type FidelityReport } from './run-fidelity';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
@@ -57,6 +57,12 @@ export interface ReplayOptions {
   fidelitySessions?: number;
   /** Prefix of the session ids (default `replay-<time>`): keeps runs against one service apart. */
   runId?: string;
+  /**
+   * Stops the run when aborted (the CLI aborts it on SIGINT/SIGTERM, with the signal's name as the
+   * reason): no new turn is sent, the in-process service (if any) is closed and its temporary store
+   * removed, and {@link runReplay} rejects with {@link ReplayInterrupted}.
+   */
+  signal?: AbortSignal;
 }
 
 /** The window after one turn. */
@@ -191,11 +197,11 @@ function spread(values: number[]): Spread {
   return { sum: values.reduce((a, b) => a + b, 0), median, max: sorted[sorted.length - 1] };
 }
 
-async function pool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+async function pool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>, signal?: AbortSignal): Promise<void> {
   let next = 0;
   let failed: unknown;
   const worker = async () => {
-    while (next < items.length && failed === undefined) {
+    while (next < items.length && failed === undefined && !signal?.aborted) {
       const i = next++;
       try {
         await work(items[i], i);
@@ -294,7 +300,15 @@ async function startInProcessService(): Promise<{ url: string; close: () => Prom
   return {
     url: `http://127.0.0.1:${port}`,
     async close() {
-      await service.close();
+      // A request still in flight when closing starts (Ctrl-C mid-turn) leaves its keep-alive socket idle
+      // afterwards, and the server would wait for it (Fastify keeps idle sockets 72 s): close idle sockets until done.
+      const server = service.app.getHttpServer();
+      const reap = setInterval(() => server.closeIdleConnections(), 50);
+      try {
+        await service.close();
+      } finally {
+        clearInterval(reap);
+      }
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -306,6 +320,7 @@ async function startInProcessService(): Promise<{ url: string; close: () => Prom
  *   service's parser would reject), an invalid option, a URL where no service answers, or a 4xx
  *   answer of the service during the run (naming the session, the message and the service's
  *   status, code and message). Other errors (a 5xx answer, a bug) are thrown as they are.
+ * @throws ReplayInterrupted once `options.signal` aborts (after closing what the run opened).
  */
 export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const stdout = options.stdout ?? process.stdout;
@@ -344,30 +359,61 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
 
   const startedAt = new Date();
   const t0 = Date.now();
+  const signal = options.signal;
+  const turnsOf = sessions.map((s) => splitTurns(s.messages));
+  const totalTurns = turnsOf.reduce((a, t) => a + t.length, 0) * plans.length;
+  // How far the run got, for the line an interruption prints.
+  let turnsDone = 0;
+  let phase = `strategy ${plans[0].name} (1 of ${plans.length})`;
+  const interruption = () => new ReplayInterrupted(typeof signal?.reason === 'string' ? signal.reason : 'a signal', turnsDone, totalTurns, phase);
+  // Rejects once the signal aborts: the run stops waiting for whatever it was doing (settling, fidelity, examples).
+  let stopWaiting = (): void => undefined;
+  const interrupted = new Promise<never>((_resolve, reject) => {
+    stopWaiting = () => reject(interruption());
+  });
+  signal?.addEventListener('abort', stopWaiting, { once: true });
+  const progress = createProgress(stderr, options.progress ?? true);
   try {
-    const turnsOf = sessions.map((s) => splitTurns(s.messages));
-    const totalTurns = turnsOf.reduce((a, t) => a + t.length, 0) * plans.length;
-    const progress = createProgress(stderr, options.progress ?? true);
+    if (signal?.aborted) throw interruption();
+    return await Promise.race([interrupted, replayAll()]);
+  } catch (err) {
+    if (signal?.aborted) throw err instanceof ReplayInterrupted ? err : interruption();
+    // A 4xx anywhere else (reads, health): still one line, naming the request.
+    throw refused(err);
+  } finally {
+    // Also when interrupted: the bar gives the terminal its cursor back before the last line.
+    progress.stop();
+    signal?.removeEventListener('abort', stopWaiting);
+    if (close) await close();
+  }
+
+  async function replayAll(): Promise<ReplayReport> {
     progress.start(totalTurns, plans[0].name);
     const strategies: StrategyReport[] = [];
     const archivedTexts: ArchivedText[] = [];
     try {
-      for (const plan of plans) {
+      for (const [index, plan] of plans.entries()) {
+        phase = `strategy ${plan.name} (${index + 1} of ${plans.length})`;
         strategies.push(
           await replayPlan(client, plan, sessions, turnsOf, {
             runId,
             estimator,
             concurrency,
-            progress: () => progress.tick(plan.name),
+            progress: () => {
+              turnsDone++;
+              progress.tick(plan.name);
+            },
             archivedTexts,
             stderr,
             fidelity,
+            signal,
           }),
         );
       }
     } finally {
       progress.stop();
     }
+    phase = 'every turn replayed; reading the results';
     const validationFailures = strategies.reduce((a, s) => a + s.validationFailures, 0);
     const examples = await liveExamples(client, strategies, archivedTexts);
     const fidelityReport = fidelity
@@ -388,17 +434,14 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       validationFailures,
       ...(fidelityReport ? { fidelity: fidelityReport } : {}),
     };
+    // Interrupted while reading the results: runReplay has already rejected ("no report written").
+    if (signal?.aborted) throw interruption();
     writeReports(outDir, report, htmlSessions);
     stdout.write(`\n${renderTable(report)}\n`);
     if (report.fidelity) stdout.write(`\n${renderFidelity(report.fidelity)}\n`);
     stdout.write(`\n${examples.lines.join('\n')}\n`);
     stdout.write(`\nreports: ${path.join(outDir, 'report.json')}, report.md, report.html\n`);
     return report;
-  } catch (err) {
-    // A 4xx anywhere else (reads, health): still one line, naming the request.
-    throw refused(err);
-  } finally {
-    if (close) await close();
   }
 }
 
@@ -440,6 +483,8 @@ interface PlanContext {
   archivedTexts: ArchivedText[];
   stderr: NodeJS.WritableStream;
   fidelity?: FidelityCollector;
+  /** Aborted: no new session or turn is started. */
+  signal?: AbortSignal;
 }
 
 async function replayPlan(
@@ -461,41 +506,49 @@ async function replayPlan(
     return 1;
   };
 
-  await pool(sessions, ctx.concurrency, async (_session, i) => {
-    const sessionId = ids[i];
-    const params = { path: { sessionId } };
-    const session = describeSession(sessions[i], i, sessionId);
-    try {
-      await ok(client.PUT('/v1/sessions/{sessionId}/policy', { params, body: { strategy: plan.strategy, trigger: plan.trigger, estimator: ctx.estimator } }));
-    } catch (err) {
-      throw refused(err, `the service rejected the ${plan.name} policy of ${session}`);
-    }
-    const perTurn: (typeof fed)[number]['perTurn'] = [];
-    let sessionFailures = 0;
-    let offset = 0;
-    for (const [t, batch] of turnsOf[i].entries()) {
-      let ack: Schemas['AppendResult'];
+  await pool(
+    sessions,
+    ctx.concurrency,
+    async (_session, i) => {
+      const sessionId = ids[i];
+      const params = { path: { sessionId } };
+      const session = describeSession(sessions[i], i, sessionId);
       try {
-        // the file's messages as they are: the service's parser judges them (a refusal names the message)
-        ack = await ok(client.POST('/v1/sessions/{sessionId}/messages', { params, body: { messages: batch as Schemas['OpenAiInputMessage'][] } }));
+        await ok(client.PUT('/v1/sessions/{sessionId}/policy', { params, body: { strategy: plan.strategy, trigger: plan.trigger, estimator: ctx.estimator } }));
       } catch (err) {
-        throw refused(err, `the service rejected ${rejectedMessages(err, offset, batch.length, t + 1)} of ${session}`);
+        throw refused(err, `the service rejected the ${plan.name} policy of ${session}`);
       }
-      offset += batch.length;
-      const reading = await readAndCheckWindow(client, sessionId, ctx.estimator, t + 1, ack.position);
-      sessionFailures += note(reading.problems);
-      perTurn.push({
-        turn: t + 1,
-        position: ack.position,
-        revision: reading.revision,
-        tokens: reading.tokens,
-        summaries: reading.summaryCount,
-        appendRevision: ack.revision,
-      });
-      ctx.progress();
-    }
-    fed[i] = { perTurn, failures: sessionFailures };
-  });
+      const perTurn: (typeof fed)[number]['perTurn'] = [];
+      let sessionFailures = 0;
+      let offset = 0;
+      for (const [t, batch] of turnsOf[i].entries()) {
+        if (ctx.signal?.aborted) return;
+        let ack: Schemas['AppendResult'];
+        try {
+          // the file's messages as they are: the service's parser judges them (a refusal names the message)
+          ack = await ok(client.POST('/v1/sessions/{sessionId}/messages', { params, body: { messages: batch as Schemas['OpenAiInputMessage'][] } }));
+        } catch (err) {
+          throw refused(err, `the service rejected ${rejectedMessages(err, offset, batch.length, t + 1)} of ${session}`);
+        }
+        offset += batch.length;
+        const reading = await readAndCheckWindow(client, sessionId, ctx.estimator, t + 1, ack.position);
+        sessionFailures += note(reading.problems);
+        perTurn.push({
+          turn: t + 1,
+          position: ack.position,
+          revision: reading.revision,
+          tokens: reading.tokens,
+          summaries: reading.summaryCount,
+          appendRevision: ack.revision,
+        });
+        ctx.progress();
+      }
+      fed[i] = { perTurn, failures: sessionFailures };
+    },
+    ctx.signal,
+  );
+  // Interrupted: stop here (runReplay has already rejected; nothing more is read).
+  if (ctx.signal?.aborted) throw new Error('interrupted');
 
   const settled = await waitForSettled(client);
   if (!settled) ctx.stderr.write(`replay: warning: background compactions of ${plan.name} were still running after 300 s; figures are read anyway\n`);
@@ -503,65 +556,70 @@ async function replayPlan(
 
   const sessionReports: SessionReport[] = new Array(sessions.length);
   let fidelityTimeMs = 0;
-  await pool(sessions, ctx.concurrency, async (session, i) => {
-    const sessionId = ids[i];
-    const log = await readLog(client, sessionId);
-    const final = await readAndCheckWindow(client, sessionId, ctx.estimator, 0);
-    const finalFailures = note(final.problems);
-    const compactions = await readCompactions(client, sessionId);
+  await pool(
+    sessions,
+    ctx.concurrency,
+    async (session, i) => {
+      const sessionId = ids[i];
+      const log = await readLog(client, sessionId);
+      const final = await readAndCheckWindow(client, sessionId, ctx.estimator, 0);
+      const finalFailures = note(final.problems);
+      const compactions = await readCompactions(client, sessionId);
 
-    const conversation = log.filter((e) => e.type === 'ConversationEventAppended');
-    const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({
-      revision: BigInt(e.revision),
-      cost: e.data.costs?.[ctx.estimator] ?? 0,
-    }));
-    const tokensBefore = costAt.reduce((a, c) => a + c.cost, 0);
-    for (const e of conversation) {
-      const text = e.data.event?.text;
-      if (e.archived && e.archivedBy && typeof text === 'string' && (e.kind === 'user' || e.kind === 'assistant')) {
-        ctx.archivedTexts.push({ sessionId, plan: plan.name, eventId: e.eventId ?? '', kind: e.kind, text, archivedBy: e.archivedBy });
+      const conversation = log.filter((e) => e.type === 'ConversationEventAppended');
+      const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({
+        revision: BigInt(e.revision),
+        cost: e.data.costs?.[ctx.estimator] ?? 0,
+      }));
+      const tokensBefore = costAt.reduce((a, c) => a + c.cost, 0);
+      for (const e of conversation) {
+        const text = e.data.event?.text;
+        if (e.archived && e.archivedBy && typeof text === 'string' && (e.kind === 'user' || e.kind === 'assistant')) {
+          ctx.archivedTexts.push({ sessionId, plan: plan.name, eventId: e.eventId ?? '', kind: e.kind, text, archivedBy: e.archivedBy });
+        }
       }
-    }
-    const perTurn: TurnRecord[] = fed[i].perTurn.map(({ appendRevision, ...t }) => {
-      const upTo = BigInt(appendRevision);
-      return { ...t, tokensWithoutCompaction: costAt.filter((c) => c.revision <= upTo).reduce((a, c) => a + c.cost, 0) };
-    });
-    const compactionMarks: CompactionMark[] = compactions.map((c) => {
-      const at = BigInt(c.position);
-      let afterTurn = 0;
-      for (const t of perTurn) if (BigInt(t.position) < at) afterTurn = t.turn;
-      return {
-        compactionId: c.compactionId,
-        outcome: c.outcome,
-        afterTurn,
-        tokensBefore: c.tokensBefore,
-        tokensAfter: c.tokensAfter,
-        archivedCount: c.archivedIds.length,
-        summarizerCalls: summarizerCallsOf(c),
+      const perTurn: TurnRecord[] = fed[i].perTurn.map(({ appendRevision, ...t }) => {
+        const upTo = BigInt(appendRevision);
+        return { ...t, tokensWithoutCompaction: costAt.filter((c) => c.revision <= upTo).reduce((a, c) => a + c.cost, 0) };
+      });
+      const compactionMarks: CompactionMark[] = compactions.map((c) => {
+        const at = BigInt(c.position);
+        let afterTurn = 0;
+        for (const t of perTurn) if (BigInt(t.position) < at) afterTurn = t.turn;
+        return {
+          compactionId: c.compactionId,
+          outcome: c.outcome,
+          afterTurn,
+          tokensBefore: c.tokensBefore,
+          tokensAfter: c.tokensAfter,
+          archivedCount: c.archivedIds.length,
+          summarizerCalls: summarizerCallsOf(c),
+        };
+      });
+      sessionReports[i] = {
+        sessionId,
+        label: session.label,
+        turns: perTurn.length,
+        events: conversation.length,
+        tokensBefore,
+        tokensAfter: final.tokens,
+        peakTokens: Math.max(final.tokens, ...perTurn.map((t) => t.tokens)),
+        compactions: compactions.filter((c) => c.outcome === 'compacted').length,
+        failedCompactions: compactions.filter((c) => c.outcome !== 'compacted').length,
+        summarizerCalls: compactions.reduce((a, c) => a + summarizerCallsOf(c), 0),
+        validationFailures: fed[i].failures + finalFailures,
+        perTurn,
+        compactionMarks,
       };
-    });
-    sessionReports[i] = {
-      sessionId,
-      label: session.label,
-      turns: perTurn.length,
-      events: conversation.length,
-      tokensBefore,
-      tokensAfter: final.tokens,
-      peakTokens: Math.max(final.tokens, ...perTurn.map((t) => t.tokens)),
-      compactions: compactions.filter((c) => c.outcome === 'compacted').length,
-      failedCompactions: compactions.filter((c) => c.outcome !== 'compacted').length,
-      summarizerCalls: compactions.reduce((a, c) => a + summarizerCallsOf(c), 0),
-      validationFailures: fed[i].failures + finalFailures,
-      perTurn,
-      compactionMarks,
-    };
-    if (ctx.fidelity) {
-      const t0 = Date.now();
-      const compacted = compactions.filter((c) => c.outcome === 'compacted').map((c) => c.position);
-      await ctx.fidelity.measure(client, plan, i, sessionId, conversation, compacted);
-      fidelityTimeMs += Date.now() - t0;
-    }
-  });
+      if (ctx.fidelity) {
+        const t0 = Date.now();
+        const compacted = compactions.filter((c) => c.outcome === 'compacted').map((c) => c.position);
+        await ctx.fidelity.measure(client, plan, i, sessionId, conversation, compacted);
+        fidelityTimeMs += Date.now() - t0;
+      }
+    },
+    ctx.signal,
+  );
 
   const before = spread(sessionReports.map((s) => s.tokensBefore));
   const after = spread(sessionReports.map((s) => s.tokensAfter));

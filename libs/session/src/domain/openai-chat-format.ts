@@ -177,7 +177,10 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
           throw invalid(`${at}.content`, `is required: a non-empty string or a non-empty array of text parts (${role} messages need text)`);
         }
         if (raw.content === '') {
-          throw invalid(`${at}.content`, `is an empty string: send the text (a non-empty string or a non-empty array of text parts; ${role} messages need text)`);
+          throw invalid(
+            `${at}.content`,
+            `is an empty string: send the text (a non-empty string or a non-empty array of text parts; ${role} messages need text)`,
+          );
         }
         if (Array.isArray(raw.content) && raw.content.length === 0) {
           throw invalid(
