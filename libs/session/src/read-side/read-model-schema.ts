@@ -14,11 +14,16 @@
  *
  * Tables:
  * - `sessions`: one row per session stream seen.
- * - `window_entries`: the active window of each session (the fold of `../domain/session-window`).
- *   No index on the window order (version 5 dropped `window_entries_order`): a window is read
- *   whole, by its primary key's `session_key` prefix, and sorted, as fast as through the index
- *   (which cost every projected event one more B-tree page written per session and commit:
- *   about 8–14 µs of the projector's ~80–90 µs per event, `bench/projector-cost.ts`).
+ * - `window_entries`: the active window of each session (the fold of `../domain/session-window`),
+ *   one row per active id (unique `window_entries_by_id`). A rowid table since version 6 (it was
+ *   WITHOUT ROWID, keyed by (session_key, event_id)): new rows go to the end of the table, and only
+ *   the small index entry lands in a leaf per session; a WITHOUT ROWID table kept whole rows, event
+ *   text included, in per-session leaves and in its interior pages (about 8 µs of the projector's
+ *   ~65 µs per event, `bench/projector-cost.ts`; reading a window of 400 entries takes ~0.1 ms
+ *   more of its ~1.1 ms, one rowid lookup per entry). No index on the window order (version 5 dropped
+ *   `window_entries_order`): a window is read whole, through `window_entries_by_id`'s
+ *   `session_key` prefix, and sorted, as fast as through the index (which cost every projected
+ *   event one more B-tree page written per session and commit: about 8–14 µs per event).
  *   `first_revision` is the revision of the entry's id's earliest log row not archived yet (its own
  *   `revision` unless the id was appended again while active): an archive of the id marks the rows of
  *   that id in `session_log` between `first_revision` and `revision`, found through
@@ -43,8 +48,8 @@
 
 /**
  * Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC; 5: no
- * `window_entries_order`; 6: `window_entries.first_revision`, no `session_log_by_event_id`); a store
- * opened with another version is dropped and rebuilt from the log.
+ * `window_entries_order`; 6: `window_entries` a rowid table with `first_revision`, no
+ * `session_log_by_event_id`); a store opened with another version is dropped and rebuilt from the log.
  */
 export const READ_MODEL_SCHEMA_VERSION = 6;
 
@@ -77,9 +82,9 @@ CREATE TABLE IF NOT EXISTS window_entries (
   compaction_id    TEXT,
   event_json       TEXT NOT NULL,
   costs_json       TEXT NOT NULL,
-  created_at       TEXT NOT NULL,
-  PRIMARY KEY (session_key, event_id)
-) WITHOUT ROWID;
+  created_at       TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS window_entries_by_id ON window_entries (session_key, event_id);
 
 CREATE TABLE IF NOT EXISTS session_log (
   position       INTEGER PRIMARY KEY,
