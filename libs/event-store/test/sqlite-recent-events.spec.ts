@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore, type EventData, type RecordedEvent } from '../src';
-import { MAX_RECENT_EVENTS, MAX_RECENT_EVENT_TEXT } from '../src/sqlite/sqlite-recent-events';
+import { MAX_RECENT_EVENTS, MAX_RECENT_EVENT_TEXT, MAX_RECENT_TEXT, SqliteRecentEvents } from '../src/sqlite/sqlite-recent-events';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -110,5 +110,21 @@ describe.each([
     const all = await readAllFrom(store, 0n, 777);
     expect(all).toHaveLength(5000);
     expect(all).toEqual(await readAllFrom(other, 0n, 777));
+  });
+});
+
+describe('SqliteRecentEvents bounds', () => {
+  const serialized = (n: number, size: number) =>
+    Array.from({ length: n }, (_, i) => ({ id: `id-${i}`, type: 'T', data: JSON.stringify('x'.repeat(size)), metadata: null }));
+
+  it(`holds at most ${MAX_RECENT_TEXT} code units of JSON text: the oldest events go first`, () => {
+    const recent = new SqliteRecentEvents();
+    const perEvent = 60_000;
+    const total = Math.ceil((2 * MAX_RECENT_TEXT) / perEvent);
+    for (let p = 1; p <= total; p++)
+      recent.appended('s', serialized(1, perEvent), { nextExpectedRevision: BigInt(p - 1), position: BigInt(p), writtenAtMs: 0 });
+    const fits = Math.floor(MAX_RECENT_TEXT / (perEvent + 2));
+    expect(recent.readAfter(BigInt(total - fits - 1), 10_000)).toBeNull();
+    expect(recent.readAfter(BigInt(total - fits), 10_000)).toHaveLength(fits);
   });
 });

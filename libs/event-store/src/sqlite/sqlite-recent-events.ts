@@ -9,6 +9,9 @@ export const MAX_RECENT_EVENTS = 4096;
 /** Events whose data and metadata JSON text is longer than this (UTF-16 code units) are not held: reading them back costs little next to writing them. */
 export const MAX_RECENT_EVENT_TEXT = 64 * 1024;
 
+/** Most JSON text (UTF-16 code units, data and metadata) held in all (the oldest events go first): about 16 MiB. */
+export const MAX_RECENT_TEXT = 8 * 1024 * 1024;
+
 /** One held event: the row as the store wrote it. */
 interface RecentRow extends EventTableRow {
   createdMs: number;
@@ -29,6 +32,8 @@ export class SqliteRecentEvents {
   private rows: RecentRow[] = [];
   /** Index of the oldest live row of `rows` (rows before it were dropped; compacted now and then). */
   private first = 0;
+  /** JSON text held by the live rows (UTF-16 code units). */
+  private heldText = 0;
 
   /**
    * Records a committed append of `events` (serialized as written) to `stream` with its `result`;
@@ -37,7 +42,7 @@ export class SqliteRecentEvents {
    */
   appended(stream: string, events: readonly SerializedEvent[], result: SqliteAppendResult): void {
     if (result.writtenAtMs === undefined) return;
-    if (events.some((e) => e.data.length + (e.metadata?.length ?? 0) > MAX_RECENT_EVENT_TEXT)) return;
+    if (events.some((e) => textOf(e) > MAX_RECENT_EVENT_TEXT)) return;
     const n = BigInt(events.length);
     const firstPosition = result.position - n + 1n;
     const last = this.rows[this.rows.length - 1];
@@ -55,9 +60,9 @@ export class SqliteRecentEvents {
         metadata: e.metadata,
         createdMs: result.writtenAtMs!,
       });
+      this.heldText += textOf(e);
     });
-    const excess = this.rows.length - this.first - MAX_RECENT_EVENTS;
-    if (excess > 0) this.first += excess;
+    while (this.rows.length - this.first > MAX_RECENT_EVENTS || this.heldText > MAX_RECENT_TEXT) this.heldText -= textOf(this.rows[this.first++]);
     if (this.first >= MAX_RECENT_EVENTS) {
       this.rows = this.rows.slice(this.first);
       this.first = 0;
@@ -68,6 +73,7 @@ export class SqliteRecentEvents {
   clear(): void {
     this.rows = [];
     this.first = 0;
+    this.heldText = 0;
   }
 
   /**
@@ -102,4 +108,9 @@ export class SqliteRecentEvents {
     }
     return -1;
   }
+}
+
+/** JSON text of an event's data and metadata (UTF-16 code units). */
+function textOf(e: { data: string; metadata: string | null }): number {
+  return e.data.length + (e.metadata?.length ?? 0);
 }
