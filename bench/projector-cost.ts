@@ -120,7 +120,7 @@ const ABLATIONS: Variant[] = [
     withoutFts('recall_fts')(db);
     withoutFts('recall_trigram')(db);
   }),
-  ...['session_log_by_revision', 'session_log_by_event_id', 'sessions_by_activity'].map((index) => projectorVariant(`no ${index}`, withoutIndex(index))),
+  ...['session_log_by_revision', 'sessions_by_activity'].map((index) => projectorVariant(`no ${index}`, withoutIndex(index))),
   projectorVariant('no secondary index', (db) => {
     const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").pluck().all() as string[];
     for (const index of indexes) withoutIndex(index)(db);

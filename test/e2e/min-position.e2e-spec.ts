@@ -66,7 +66,10 @@ describe('minPosition', () => {
         .send({ events: [{ id: 'w1', type: 'user', text: 'kingfisher sighting' }] })
         .expect(201);
       const at = res.body.position as string;
-      const pending = [http().get(`/v1/sessions/ryw/events?minPosition=${at}`), http().get(`/v1/recall?q=kingfisher&minPosition=${at}`)];
+      // .then() sends each request now (supertest sends on then), so they arrive while the projector is stopped.
+      const pending = [http().get(`/v1/sessions/ryw/events?minPosition=${at}`), http().get(`/v1/recall?q=kingfisher&minPosition=${at}`)].map((req) =>
+        req.then((res) => res),
+      );
       await new Promise((resolve) => setTimeout(resolve, 300));
       projector.start(harness.service.store);
       restarted = true;
@@ -76,6 +79,41 @@ describe('minPosition', () => {
       expect(recall.status).toBe(200);
       expect(recall.body.items.map((h: { eventId: string }) => h.eventId)).toEqual(['w1']);
     } finally {
+      if (!restarted) projector.start(harness.service.store);
+    }
+  });
+
+  it("without minPosition, waits for this service's own acknowledged writes on every route; minPosition=0 waits for nothing", async () => {
+    const projector = harness.service.app.get(SessionProjector);
+    await projector.stop();
+    // Stopped, but reported running: the projector is behind this service's writes.
+    const running = jest.spyOn(projector, 'state').mockReturnValue({ ...projector.state(), running: true });
+    let restarted = false;
+    try {
+      await http()
+        .post('/v1/sessions/own/events')
+        .send({ events: [{ id: 'o1', type: 'user', text: 'hello from a heron' }] })
+        .expect(201);
+      const unwaited = await http().get('/v1/sessions/own/events?minPosition=0');
+      expect(unwaited.status).toBe(404);
+      // .then() sends each request now (supertest sends on then), so they arrive while the projector is behind.
+      const pending = routes('own').map((route) =>
+        http()
+          .get(route)
+          .then((res) => res),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      running.mockRestore();
+      projector.start(harness.service.store);
+      restarted = true;
+      const answers = await Promise.all(pending);
+      expect(answers.map((a) => a.status)).toEqual(routes('own').map(() => 200));
+      const [window, , , , log, recall] = answers;
+      expect(window.body.events.map((e: { id: string }) => e.id)).toEqual(['o1']);
+      expect(log.body.events.map((e: { eventId?: string }) => e.eventId)).toEqual(['o1']);
+      expect(recall.body.items.map((h: { eventId: string }) => h.eventId)).toContain('o1');
+    } finally {
+      running.mockRestore();
       if (!restarted) projector.start(harness.service.store);
     }
   });

@@ -845,6 +845,7 @@ export interface operations {
                 cursor?: string;
                 from?: string;
                 limit?: string;
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
                 /** @description the words to search for: 1 to 1000 characters (Unicode code points) */
                 q: string;
@@ -961,7 +962,7 @@ export interface operations {
             query?: {
                 /** @description estimator of windowTokens (default cl100k_base) */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
-                /** @description global log position (from an append or compaction answer) to wait for: read-your-writes */
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
             };
             header?: never;
@@ -1102,7 +1103,7 @@ export interface operations {
                 cursor?: string;
                 /** @description page size, 1..100 (default 50) */
                 limit?: string;
-                /** @description global log position (from an append or compaction answer) to wait for: read-your-writes */
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
             };
             header?: never;
@@ -1268,7 +1269,7 @@ export interface operations {
     SessionHistoryController_compaction: {
         parameters: {
             query?: {
-                /** @description global log position (from an append or compaction answer) to wait for: read-your-writes */
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
             };
             header?: never;
@@ -1339,7 +1340,7 @@ export interface operations {
     SessionHistoryController_diff: {
         parameters: {
             query?: {
-                /** @description global log position (from an append or compaction answer) to wait for: read-your-writes */
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
             };
             header?: never;
@@ -1412,6 +1413,7 @@ export interface operations {
             query?: {
                 fromRevision?: string;
                 limit?: string;
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
             };
             header?: never;
@@ -1759,7 +1761,7 @@ export interface operations {
     SessionHistoryController_policy: {
         parameters: {
             query?: {
-                /** @description global log position (from an append or compaction answer) to wait for: read-your-writes */
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
             };
             header?: never;
@@ -1928,6 +1930,7 @@ export interface operations {
                 atRevision?: string;
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 format?: "events" | "openai";
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
             };
             header?: never;

@@ -37,6 +37,15 @@ const PAIR_KEY = 1 << 20;
 /** Most pairs remembered before the memo is cleared (bounds its memory at a few tens of MiB). */
 const MAX_REMEMBERED_PAIRS = 500_000;
 
+/**
+ * Pre-tokens at most this long (UTF-16 code units) have their counts remembered ({@link BpeTokenCounter}'s piece table).
+ * Below V8's shortest sliced string (13), so a remembered key is its own copy and never keeps the text it was cut from alive.
+ */
+const REMEMBERED_PIECE_LENGTH = 12;
+
+/** Most pre-token counts remembered before that table is cleared (a few hundred KiB). */
+const MAX_REMEMBERED_PIECES = 8192;
+
 /** Units of work (pre-tokens, merges) between two steps of {@link BpeTokenCounter.countInSteps}. */
 const WORK_PER_STEP = 1024;
 
@@ -118,6 +127,11 @@ export class BpeTokenCounter {
   /** `encodingApi`: the default export of `gpt-tokenizer/encoding/<name>`. Throws if it lacks the members used. */
   /** Rank of each single byte (every byte is a token). */
   private readonly byteRanks = new Int32Array(256);
+  /**
+   * Token counts of recently seen short pre-tokens (at most {@link MAX_REMEMBERED_PIECES}, cleared when full): a small table that stays
+   * in the CPU's caches, looked up before the encoding's table of 100k–200k strings, which is not.
+   */
+  private readonly pieceCounts = new Map<string, number>();
 
   constructor(encodingApi: unknown) {
     this.core = coreOf(encodingApi);
@@ -151,7 +165,15 @@ export class BpeTokenCounter {
         work = 0;
         yield;
       }
-      if (core.getBpeRankFromString(piece) !== undefined) total += 1;
+      if (piece.length <= REMEMBERED_PIECE_LENGTH) {
+        let count = this.pieceCounts.get(piece);
+        if (count === undefined) {
+          count = core.getBpeRankFromString(piece) !== undefined ? 1 : core.bytePairEncode(piece).length;
+          if (this.pieceCounts.size >= MAX_REMEMBERED_PIECES) this.pieceCounts.clear();
+          this.pieceCounts.set(piece, count);
+        }
+        total += count;
+      } else if (core.getBpeRankFromString(piece) !== undefined) total += 1;
       else if (piece.length <= LONG_PIECE_LENGTH) total += core.bytePairEncode(piece).length;
       else total += yield* this.mergeLongPiece(encoder.encode(piece));
     }

@@ -182,6 +182,20 @@ describe('estimators (DESIGN §3.1)', () => {
       );
     });
 
+    // Short pre-tokens' counts are remembered in a table that is cleared when full: a count must not depend on what was counted before.
+    it('on texts counted again, after their pieces were remembered and after the table was cleared', () => {
+      const estimator = getEstimator(name);
+      const word = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 14 });
+      const texts = fc.sample(
+        fc.array(word, { minLength: 1, maxLength: 40 }).map((w) => w.join(' ')),
+        { numRuns: 600, seed: 14 },
+      );
+      const first = texts.map((t) => estimator.count(t));
+      const again = texts.map((t) => estimator.count(t));
+      expect(again).toEqual(first);
+      expect(first).toEqual(texts.map(ref));
+    });
+
     it('counts in steps to the same number', () => {
       const estimator = getEstimator(name);
       const text = 'word '.repeat(3000) + 'x'.repeat(5000);

@@ -37,6 +37,20 @@ function uuidV5(namespace: Buffer, name: string): string {
  * Typical use: `deterministicEventId(sessionId, clientMessageId)`. Pure; never throws.
  */
 export function deterministicEventId(namespace: string, name: string): string {
-  const ns = isUuid(namespace) ? uuidBytes(namespace) : uuidBytes(uuidV5(uuidBytes(EVENT_ID_NAMESPACE), namespace));
-  return uuidV5(ns, name);
+  return uuidV5(namespaceBytes(namespace), name);
+}
+
+/** Namespaces already mapped to their UUID bytes (a service uses a handful; cleared past {@link MAX_REMEMBERED_NAMESPACES}). */
+const namespaces = new Map<string, Buffer>();
+const MAX_REMEMBERED_NAMESPACES = 1024;
+
+/** The 16 bytes of `namespace` as {@link deterministicEventId} uses it (computed once per namespace: one SHA-1 fewer per id). */
+function namespaceBytes(namespace: string): Buffer {
+  let bytes = namespaces.get(namespace);
+  if (bytes === undefined) {
+    bytes = isUuid(namespace) ? uuidBytes(namespace) : uuidBytes(uuidV5(uuidBytes(EVENT_ID_NAMESPACE), namespace));
+    if (namespaces.size >= MAX_REMEMBERED_NAMESPACES) namespaces.clear();
+    namespaces.set(namespace, bytes);
+  }
+  return bytes;
 }

@@ -14,6 +14,7 @@ import type { Summarizer } from './summarizers/summarizer';
 import { ReadModelStore } from './read-side/read-model-store';
 import { SessionProjector, type SessionProjectorOptions } from './read-side/session-projector';
 import { SessionStateCache } from './write-side/session-state-cache';
+import { AcknowledgedPositions, recordingAcknowledgedPositions } from './write-side/acknowledged-positions';
 import { AppendSessionEventsHandler } from './write-side/append-session-events';
 import { CompactSessionHandler } from './write-side/compact-session';
 import { SetCompactionPolicyHandler } from './write-side/set-compaction-policy';
@@ -50,18 +51,22 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
   /** A global module providing the handlers and {@link SessionReads}. */
   static forRoot(options: SessionModuleOptions): DynamicModule {
     const settings = { ...DEFAULT_SESSION_SETTINGS, maxWaitMs: 5000, ...options.settings };
+    // Every write of the module's handlers is recorded, so reads can wait for this process's own writes.
+    const acknowledged = new AcknowledgedPositions();
+    const store = recordingAcknowledgedPositions(options.store, acknowledged);
     return {
       module: SessionModule,
       global: true,
       imports: [CqrsModule.forRoot()],
       providers: [
         { provide: OPTIONS, useValue: options },
-        { provide: EVENT_STORE, useValue: options.store },
+        { provide: EVENT_STORE, useValue: store },
+        { provide: AcknowledgedPositions, useValue: acknowledged },
         { provide: SUMMARIZER, useValue: options.summarizer },
         { provide: SESSION_SETTINGS, useValue: settings },
         { provide: ReadModelStore, useValue: options.readModels },
         { provide: SessionProjector, useFactory: () => new SessionProjector(options.readModels, options.projector) },
-        { provide: SessionStateCache, useFactory: () => new SessionStateCache(options.store) },
+        { provide: SessionStateCache, useFactory: () => new SessionStateCache(store) },
         AppendSessionEventsHandler,
         CompactSessionHandler,
         SetCompactionPolicyHandler,

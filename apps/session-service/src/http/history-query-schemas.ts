@@ -9,7 +9,9 @@ const position = z
   .string()
   .regex(/^\d{1,19}$/, { message: 'must be a non-negative integer of at most 19 digits' })
   .refine((s) => BigInt(s) <= 9223372036854775807n, { message: 'must be at most 9223372036854775807' })
-  .describe('global log position (from an append or compaction answer) to wait for: read-your-writes');
+  .describe(
+    "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
+  );
 const estimator = z
   .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' })
   .describe('estimator of windowTokens (default cl100k_base)');

@@ -227,16 +227,19 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   });
   const policy = z.strictObject({ strategy: z.unknown(), trigger: z.unknown().optional(), estimator: estimator.optional() });
   const revisionParam = integerInRange(0n, MAX_REVISION);
+  const minPosition = revisionParam.describe(
+    "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
+  );
   const windowQuery = z.strictObject({
     atRevision: revisionParam.optional(),
-    minPosition: revisionParam.optional(),
+    minPosition: minPosition.optional(),
     format: z.enum(['events', 'openai'], { error: 'must be events or openai' }).optional(),
     estimator: estimator.optional(),
   });
   const logQuery = z.strictObject({
     fromRevision: revisionParam.optional(),
     limit: integerInRange(1n, 1000n).optional(),
-    minPosition: revisionParam.optional(),
+    minPosition: minPosition.optional(),
   });
   const recallQuery = z
     .strictObject({
@@ -259,7 +262,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
       limit: integerInRange(1n, 100n).optional(),
       cursor: z.string().max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' }).optional(),
-      minPosition: revisionParam.optional(),
+      minPosition: minPosition.optional(),
     })
     .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });
   const noQuery = z.strictObject({});

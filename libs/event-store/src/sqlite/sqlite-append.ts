@@ -8,6 +8,13 @@ import type { AppendResult, ExpectedRevision } from '../event-store.port';
 type ExistingRow = StoredEventRow;
 
 /**
+ * An append's result inside the SQLite store: the port's {@link AppendResult} and, when this append
+ * wrote its events (not an idempotent resend), `writtenAtMs`: their `created` stamp (ms since the
+ * epoch). The store keeps it for {@link SqliteRecentEvents} and answers callers without it.
+ */
+export type SqliteAppendResult = AppendResult & { writtenAtMs?: number };
+
+/**
  * One append's logic against the SQLite schema: the expected-revision check, idempotent retries
  * and the insert. Must run inside a write transaction (the caller's `BEGIN IMMEDIATE` plus a
  * SAVEPOINT), which makes the check and the insert atomic, also across processes.
@@ -46,7 +53,7 @@ export class SqliteAppender {
    * @throws WrongExpectedRevisionError when the stream's state does not match `expected`.
    * @throws DuplicateEventIdError when an id exists with other content or at another place.
    */
-  append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): AppendResult {
+  append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): SqliteAppendResult {
     const current = this.currentRevision(stream);
     const existing = events.map((e) => this.eventById.get(e.id));
     if (existing.some((row) => row !== undefined)) {
@@ -61,7 +68,7 @@ export class SqliteAppender {
       position = BigInt(this.insertEvent.run(stream, revision, e.id, e.type, e.data, e.metadata, created).lastInsertRowid);
     }
     this.upsertStream.run(stream, revision);
-    return { nextExpectedRevision: revision, position };
+    return { nextExpectedRevision: revision, position, writtenAtMs: created };
   }
 
   /** Deletes the stream's events and its revision row; returns how many events were removed. */

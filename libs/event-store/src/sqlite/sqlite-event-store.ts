@@ -14,7 +14,8 @@ import type {
 } from '../event-store.port';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
-import { SqliteAppender } from './sqlite-append';
+import { SqliteAppender, type SqliteAppendResult } from './sqlite-append';
+import { SqliteRecentEvents } from './sqlite-recent-events';
 import { openSqliteDatabase } from './sqlite-database';
 import { isSqliteUnavailable, SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
 import { SqliteWalPurge } from './sqlite-wal-purge';
@@ -92,6 +93,8 @@ export class SqliteEventStore implements EventStore {
   private inFlight = 0;
   private closed = false;
   private readonly subscriptions: PollingSubscriptions;
+  /** This instance's latest commits, for reads of the global log right after them. */
+  private readonly recent = new SqliteRecentEvents();
   private readonly stmts: ReturnType<SqliteEventStore['prepareStatements']>;
   private readonly groupCommit: boolean;
   private readonly maxBatchSize: number;
@@ -179,6 +182,10 @@ export class SqliteEventStore implements EventStore {
     const limit = options.maxCount ?? 4096;
     if (limit <= 0) return [];
     const prefix = options.streamPrefix;
+    if (!prefix && !this.closed) {
+      const held = this.recent.readAfter(after, limit);
+      if (held) return held;
+    }
     return this.read(() => (prefix ? this.stmts.readAllPrefix.all(after, prefix.length, prefix, limit) : this.stmts.readAll.all(after, limit)));
   }
 
@@ -309,12 +316,21 @@ export class SqliteEventStore implements EventStore {
     this.deliver(batch, outcomes);
   }
 
-  /** Settles each operation of a committed batch with its outcome, and wakes the subscriptions when something was written. */
+  /**
+   * Settles each operation of a committed batch with its outcome (keeping what it wrote in
+   * {@link SqliteRecentEvents}), and wakes the subscriptions when something was written.
+   */
   private deliver(batch: PendingOp[], outcomes: OperationOutcome[]): void {
     batch.forEach((op, i) => {
       const outcome = outcomes[i];
-      if (outcome.ok) op.resolve(outcome.value as SqliteWriteResult);
-      else op.reject(outcome.error);
+      if (!outcome.ok) return op.reject(outcome.error);
+      if (op.write.kind === 'delete') {
+        this.recent.clear();
+        return op.resolve(outcome.value as SqliteWriteResult);
+      }
+      const { writtenAtMs, ...result } = outcome.value as SqliteAppendResult;
+      this.recent.appended(op.write.stream, op.write.events, { ...result, writtenAtMs });
+      op.resolve(result);
     });
     if (outcomes.some((o) => o.ok)) this.subscriptions.wake();
   }

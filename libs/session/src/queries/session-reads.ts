@@ -11,6 +11,7 @@ import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
 import { InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
+import { AcknowledgedPositions } from '../write-side/acknowledged-positions';
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
@@ -49,6 +50,7 @@ export class SessionReads {
     private readonly readModels: ReadModelStore,
     private readonly projector: SessionProjector,
     @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings & { maxWaitMs: number },
+    private readonly acknowledged: AcknowledgedPositions,
   ) {}
 
   /**
@@ -116,15 +118,18 @@ export class SessionReads {
 
   /**
    * Waits (up to `maxWaitMs`) until the read models have applied global position `position`
-   * (bigint; no wait when undefined): read-your-writes for every query. A position past the
-   * store's head (read from the store, so every replica agrees) was never written: no wait
-   * (when the store cannot be read, the wait happens as for any other position).
+   * (bigint): read-your-writes for every query. Without `position`, waits for every write this
+   * process acknowledged before the call (its appends, compactions, policies and erasures: see
+   * {@link AcknowledgedPositions}), while the projector runs; `0n` waits for nothing. A position
+   * past the store's head (read from the store, so every replica agrees) was never written: no
+   * wait (when the store cannot be read, the wait happens as for any other position).
    * @throws InvalidRequestError (400 `position_out_of_range`, parameter `minPosition`) when
    *   `position` is past the head of the log.
    * @throws ProjectionBehindError (503) when they do not reach it in time.
    */
   async waitFor(position: bigint | undefined): Promise<void> {
-    if (position === undefined || this.projector.checkpoint() >= position) return;
+    if (position === undefined) return this.waitForOwnWrites();
+    if (this.projector.checkpoint() >= position) return;
     // An unreachable store does not stop reads of the read models: wait as before (the projector may still catch up).
     const head = await this.store.headPosition().catch(() => null);
     if (head !== null && position > head) {
@@ -134,6 +139,17 @@ export class SessionReads {
         'position_out_of_range',
       );
     }
+    await this.reached(position);
+  }
+
+  /** Waits for this process's acknowledged writes (no store read: they are in the log). */
+  private async waitForOwnWrites(): Promise<void> {
+    const own = this.acknowledged.last();
+    if (this.projector.checkpoint() >= own || !this.projector.state().running) return;
+    await this.reached(own);
+  }
+
+  private async reached(position: bigint): Promise<void> {
     const reached = await this.projector.waitForPosition(position, this.settings.maxWaitMs);
     if (!reached) throw new ProjectionBehindError(position, this.projector.checkpoint());
   }

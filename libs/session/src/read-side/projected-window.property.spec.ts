@@ -1,5 +1,15 @@
 import fc from 'fast-check';
+import type { RecordedEvent } from '@lib/event-store';
 import { foldSessionWindow, orderedWindow } from '../domain/session-window';
+import {
+  CONVERSATION_EVENT,
+  EVENTS_ARCHIVED,
+  SUMMARY_INSERTED,
+  type ConversationEventData,
+  type EventsArchivedData,
+  type SummaryInsertedData,
+} from '../events/session-stream-events';
+import { listLog } from './queries/session-log-query';
 import { getWindow } from './queries/window-query';
 import { dumpReadModels } from './read-model-dump';
 import { ReadModelStore } from './read-model-store';
@@ -89,6 +99,21 @@ function batches<T>(events: T[], cuts: number[]): T[][] {
   return out;
 }
 
+/** What the log's archived flags must be (DESIGN §5): an archive of an id marks every row of that id not archived yet. */
+function expectedArchiveFlags(events: RecordedEvent[]): Array<{ revision: bigint; eventId?: string; archived?: boolean; archivedBy?: string }> {
+  const rows: Array<{ revision: bigint; eventId?: string; archived?: boolean; archivedBy?: string }> = [];
+  for (const e of events) {
+    if (e.type === CONVERSATION_EVENT) rows.push({ revision: e.revision, eventId: (e.data as ConversationEventData).event.id, archived: false });
+    else if (e.type === SUMMARY_INSERTED) rows.push({ revision: e.revision, eventId: (e.data as SummaryInsertedData).summaryId, archived: false });
+    else rows.push({ revision: e.revision });
+    if (e.type !== EVENTS_ARCHIVED) continue;
+    const data = e.data as EventsArchivedData;
+    for (const id of data.archivedIds)
+      for (const row of rows) if (row.eventId === id && row.archived === false) Object.assign(row, { archived: true, archivedBy: data.compactionId });
+  }
+  return rows;
+}
+
 describe('projected window', () => {
   it('equals the fold’s orderedWindow for every session, whatever the batching', () => {
     fc.assert(
@@ -108,6 +133,30 @@ describe('projected window', () => {
           const fold = foldSessionWindow(events);
           expect(projected!.revision).toBe(fold.revision);
           expect(projected!.entries).toEqual(orderedWindow(fold));
+        }
+        store.close();
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('marks every not yet archived log row of an archived id, also when client ids repeat', () => {
+    fc.assert(
+      fc.property(fc.array(command, { maxLength: 60 }), fc.array(fc.nat(), { maxLength: 10 }), (commands, cuts) => {
+        const log = build(commands);
+        const store = ReadModelStore.open(':memory:');
+        const projector = new SessionProjector(store);
+        for (const batch of batches(log.events, cuts)) projector.applyBatch(batch);
+
+        for (const sessionId of SESSIONS) {
+          const page = listLog(store, 'default', sessionId, 0n, 1000);
+          const projected = (page?.events ?? []).map(({ revision, eventId, archived, archivedBy }) => ({
+            revision,
+            ...(eventId === undefined ? {} : { eventId }),
+            ...(archived === undefined ? {} : { archived }),
+            ...(archivedBy === undefined ? {} : { archivedBy }),
+          }));
+          expect(projected).toEqual(expectedArchiveFlags(log.ofSession(sessionId)));
         }
         store.close();
       }),

@@ -14,12 +14,25 @@
  *
  * Tables:
  * - `sessions`: one row per session stream seen.
- * - `window_entries`: the active window of each session (the fold of `../domain/session-window`).
- *   No index on the window order (version 5 dropped `window_entries_order`): a window is read
- *   whole, by its primary key's `session_key` prefix, and sorted, as fast as through the index
- *   (which cost every projected event one more B-tree page written per session and commit:
- *   about 8–14 µs of the projector's ~80–90 µs per event, `bench/projector-cost.ts`).
- * - `session_log`: every event of every session stream, keyed by global position.
+ * - `window_entries`: the active window of each session (the fold of `../domain/session-window`),
+ *   one row per active id (unique `window_entries_by_id`). A rowid table since version 6 (it was
+ *   WITHOUT ROWID, keyed by (session_key, event_id)): new rows go to the end of the table, and only
+ *   the small index entry lands in a leaf per session; a WITHOUT ROWID table kept whole rows, event
+ *   text included, in per-session leaves and in its interior pages (about 8 µs of the projector's
+ *   ~65 µs per event, `bench/projector-cost.ts`; reading a window of 400 entries takes ~0.1 ms
+ *   more of its ~1.1 ms, one rowid lookup per entry). No index on the window order (version 5 dropped
+ *   `window_entries_order`): a window is read whole, through `window_entries_by_id`'s
+ *   `session_key` prefix, and sorted, as fast as through the index (which cost every projected
+ *   event one more B-tree page written per session and commit: about 8–14 µs per event).
+ *   `first_revision` is the revision of the entry's id's earliest log row not archived yet (its own
+ *   `revision` unless the id was appended again while active): an archive of the id marks the rows of
+ *   that id in `session_log` between `first_revision` and `revision`, found through
+ *   `session_log_by_revision`.
+ * - `session_log`: every event of every session stream, keyed by global position. No index by
+ *   client id (version 6 dropped `session_log_by_event_id`, about 5–15 µs of the projector's
+ *   ~65–80 µs per event, `bench/projector-cost.ts --ablate`): archives find rows by revision (see
+ *   `window_entries`), and the summary-anchor fallback for ids no longer active (logs written
+ *   before `insertBeforeRevision`) walks the session's rows back from its last revision.
  * - `recall_fts`: FTS5 index of conversation events and summaries; `rowid` = `session_log.position`.
  *   Its `secure-delete` option is on (set by the DDL, so also after a reset): deleting a row
  *   removes its tokens from the index segments at once (erasure), at a cost proportional to the
@@ -33,8 +46,12 @@
  * - `projector_checkpoints`: the last global position applied, per projector.
  */
 
-/** Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC; 5: no `window_entries_order`); a store opened with another version is dropped and rebuilt from the log. */
-export const READ_MODEL_SCHEMA_VERSION = 5;
+/**
+ * Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC; 5: no
+ * `window_entries_order`; 6: `window_entries` a rowid table with `first_revision`, no
+ * `session_log_by_event_id`); a store opened with another version is dropped and rebuilt from the log.
+ */
+export const READ_MODEL_SCHEMA_VERSION = 6;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = ['recall_fts', 'recall_trigram', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
@@ -59,14 +76,15 @@ CREATE TABLE IF NOT EXISTS window_entries (
   session_key      TEXT NOT NULL,
   event_id         TEXT NOT NULL,
   revision         INTEGER NOT NULL,
+  first_revision   INTEGER NOT NULL,
   anchor_revision  INTEGER NOT NULL,
   is_summary       INTEGER NOT NULL,
   compaction_id    TEXT,
   event_json       TEXT NOT NULL,
   costs_json       TEXT NOT NULL,
-  created_at       TEXT NOT NULL,
-  PRIMARY KEY (session_key, event_id)
-) WITHOUT ROWID;
+  created_at       TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS window_entries_by_id ON window_entries (session_key, event_id);
 
 CREATE TABLE IF NOT EXISTS session_log (
   position       INTEGER PRIMARY KEY,
@@ -84,7 +102,6 @@ CREATE TABLE IF NOT EXISTS session_log (
   recorded_at    TEXT NOT NULL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_key, revision);
-CREATE INDEX IF NOT EXISTS session_log_by_event_id ON session_log (session_key, event_id) WHERE event_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS session_log_policies ON session_log (session_key, revision) WHERE type = 'AutoCompactionPolicySet';
 

@@ -33,6 +33,11 @@ export const DEFAULT_TENANT_ID = 'default';
  * a summary enters anchored at the anchor of the event it was inserted before (or that event's
  * revision when it is no longer active, or its own revision when the id is unknown).
  *
+ * Archived flags of the log: archiving an id marks every row of that id not archived yet. Such
+ * rows exist only while the id is active, and lie between its entry's `first_revision` and
+ * `revision` (an id appended again while active keeps its `first_revision`), so an archive finds
+ * them by revision, without an index by client id.
+ *
  * A session whose stream restarts (an event with a revision not after the last one projected,
  * which happens when a deleted stream is appended to again) is erased first, so the read models
  * hold only the live stream, as a rebuild would.
@@ -54,12 +59,20 @@ export class SessionReadModelWriter {
         `INSERT INTO session_log (position, session_key, revision, store_event_id, type, event_id, kind, compaction_id, archived, archived_by, data_json, created_at, recorded_at)
          VALUES (@position, @sessionKey, @revision, @storeEventId, @type, @eventId, @kind, @compactionId, @archived, NULL, @dataJson, @createdAt, @recordedAt)`,
       ),
-      archiveLog: s('UPDATE session_log SET archived = 1, archived_by = ? WHERE session_key = ? AND event_id = ? AND archived = 0'),
-      upsertWindow: s(
-        `INSERT OR REPLACE INTO window_entries (session_key, event_id, revision, anchor_revision, is_summary, compaction_id, event_json, costs_json, created_at)
-         VALUES (@sessionKey, @eventId, @revision, @anchorRevision, @isSummary, @compactionId, @eventJson, @costsJson, @createdAt)`,
+      archiveLog: s(
+        'UPDATE session_log SET archived = 1, archived_by = ? WHERE session_key = ? AND revision BETWEEN ? AND ? AND event_id = ? AND archived = 0',
       ),
-      deleteWindow: s('DELETE FROM window_entries WHERE session_key = ? AND event_id = ?'),
+      // An id appended again while active keeps its first_revision: its earlier rows are still not archived.
+      upsertWindow: s(
+        `INSERT INTO window_entries (session_key, event_id, revision, first_revision, anchor_revision, is_summary, compaction_id, event_json, costs_json, created_at)
+         VALUES (@sessionKey, @eventId, @revision, @revision, @anchorRevision, @isSummary, @compactionId, @eventJson, @costsJson, @createdAt)
+         ON CONFLICT (session_key, event_id) DO UPDATE SET revision = excluded.revision, anchor_revision = excluded.anchor_revision,
+           is_summary = excluded.is_summary, compaction_id = excluded.compaction_id, event_json = excluded.event_json,
+           costs_json = excluded.costs_json, created_at = excluded.created_at`,
+      ),
+      deleteWindow: s('DELETE FROM window_entries WHERE session_key = ? AND event_id = ? RETURNING first_revision AS first, revision AS last').safeIntegers(
+        true,
+      ),
       windowAnchor: s('SELECT anchor_revision AS anchor FROM window_entries WHERE session_key = ? AND event_id = ?').safeIntegers(true),
       lastRevisionOf: s('SELECT revision FROM session_log WHERE session_key = ? AND event_id = ? ORDER BY revision DESC LIMIT 1').safeIntegers(true),
       insertFts: s('INSERT INTO recall_fts (rowid, body) VALUES (?, ?)'),
@@ -134,8 +147,9 @@ export class SessionReadModelWriter {
         log.compactionId = data.compactionId;
         this.stmts.insertLog.run(log);
         for (const id of data.archivedIds) {
-          this.stmts.deleteWindow.run(sessionKey, id);
-          this.stmts.archiveLog.run(data.compactionId, sessionKey, id);
+          // The id's rows not archived yet are those of its active entry, from its first to its last revision.
+          const entry = this.stmts.deleteWindow.get(sessionKey, id) as { first: bigint; last: bigint } | undefined;
+          if (entry) this.stmts.archiveLog.run(data.compactionId, sessionKey, entry.first, entry.last, id);
         }
         break;
       }

@@ -105,8 +105,12 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
     // Counted once per naming of the responses (once, unless a retry names them otherwise), off the request thread for a large request (issue 17).
     const counted = new Map<string, readonly EventCosts[]>();
+    // The first attempt may decide on the cached state without asking the store (see SessionStateCache.peek): only a write at its revision is kept from it.
+    let unverified = clientExpected === null;
     for (let attempt = 1; ; attempt++) {
-      const state = await this.sessions.load(key);
+      const cached = unverified ? this.sessions.peek(key) : null;
+      unverified = false;
+      const state = cached ?? (await this.sessions.load(key));
       const hasPolicy = Boolean(state?.policy?.strategy);
       const events = eventsNamedIn(command, state);
       const naming = namingKey(events);
@@ -115,7 +119,15 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         costs = await sharedTokenCountingPool().eventCosts(events.map((e) => e.event));
         counted.set(naming, costs);
       }
-      const decision = await this.decide(command, events, state, costs, key);
+      let decision: AppendDecision | null;
+      try {
+        decision = await this.decide(command, events, state, costs, key);
+      } catch (err) {
+        // A rejection must hold against the store's current state, not a cached one.
+        if (cached) continue;
+        throw err;
+      }
+      if (cached && decision?.kind !== 'append') continue;
       if (decision === null) {
         // The cached state moved on while this attempt awaited (another load folded new events into it): name and decide again.
         if (attempt < MAX_APPEND_ATTEMPTS) continue;

@@ -69,6 +69,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         const decision = decideCompaction(command, current, pass, summary, { now: new Date(), startedAt, summarizer: this.summarizer.identity });
         try {
           const appended = await this.store.appendToStream(stream, decision.events, { expectedRevision: current.revision! });
+          this.sessions.appended(sessionKey(command.tenantId, command.sessionId), current.revision, decision.events, appended, new Date());
           return { kind: 'recorded', decision, revision: appended.nextExpectedRevision, position: appended.position };
         } catch (err) {
           if (!(err instanceof DuplicateEventIdError) && !(err instanceof WrongExpectedRevisionError)) throw err;

@@ -3,7 +3,9 @@
  * only the events it has not seen (usually none): O(new events) instead of O(active window).
  *
  * Correct with several writers (other processes, other instances): every `load` asks the store for
- * the stream's revision and folds whatever was appended since the cached revision.
+ * the stream's revision and folds whatever was appended since the cached revision. An append may
+ * skip that question ({@link SessionStateCache.peek}) when what it decides is written at the cached
+ * revision: the store's expected-revision check then verifies the state.
  */
 import type { AppendResult, EventData, EventStore } from '@lib/event-store';
 import { sessionStream } from '../events/session-stream-events';
@@ -16,6 +18,8 @@ export const DEFAULT_SESSION_CACHE_SIZE = 2000;
 /** An LRU of folded session states (at most `maxSessions`), kept current against the store on every load. */
 export class SessionStateCache {
   private readonly entries = new Map<string, SessionWindowState>();
+  /** Sessions whose last load found events this cache had not folded: another writer appends to them. */
+  private readonly writtenElsewhere = new Set<string>();
 
   constructor(
     private readonly store: EventStore,
@@ -31,9 +35,11 @@ export class SessionStateCache {
     const cached = this.entries.get(sessionId);
     const revision = await this.store.streamRevision(stream);
     if (revision === null) {
-      this.entries.delete(sessionId);
+      this.forget(sessionId);
       return null;
     }
+    if (cached && cached.revision !== revision) this.writtenElsewhere.add(sessionId);
+    else this.writtenElsewhere.delete(sessionId);
     if (cached && cached.revision !== null && cached.revision <= revision) {
       if (cached.revision < revision) {
         const newer = await this.store.readStream(stream, { fromRevision: cached.revision + 1n });
@@ -47,8 +53,24 @@ export class SessionStateCache {
     }
     const fresh = await loadSessionWindow(this.store, sessionId);
     if (fresh) this.touch(sessionId, fresh);
-    else this.entries.delete(sessionId);
+    else this.forget(sessionId);
     return fresh;
+  }
+
+  /**
+   * The cached state of `sessionId` without asking the store (no I/O), or null when none is cached
+   * or when the last {@link SessionStateCache.load} found events another writer had appended (the
+   * cache would often be behind). The state may be behind the store: use it only for a decision
+   * that is then written with the state's revision as the expected revision, so that the store
+   * refuses it when another writer came first; anything else (a rejection, a resend, nothing to
+   * write) must be decided again on {@link SessionStateCache.load}. Shared like `load`'s result.
+   */
+  peek(sessionId: string): SessionWindowState | null {
+    if (this.writtenElsewhere.has(sessionId)) return null;
+    const cached = this.entries.get(sessionId);
+    if (!cached || cached.revision === null) return null;
+    this.touch(sessionId, cached);
+    return cached;
   }
 
   /**
@@ -69,7 +91,12 @@ export class SessionStateCache {
 
   /** Forgets a session (after erasure, or when its cached state may be wrong). */
   invalidate(sessionId: string): void {
+    this.forget(sessionId);
+  }
+
+  private forget(sessionId: string): void {
     this.entries.delete(sessionId);
+    this.writtenElsewhere.delete(sessionId);
   }
 
   private touch(sessionId: string, state: SessionWindowState): void {
@@ -77,7 +104,7 @@ export class SessionStateCache {
     this.entries.set(sessionId, state);
     if (this.entries.size > this.maxSessions) {
       const oldest = this.entries.keys().next().value;
-      if (oldest !== undefined) this.entries.delete(oldest);
+      if (oldest !== undefined) this.forget(oldest);
     }
   }
 }

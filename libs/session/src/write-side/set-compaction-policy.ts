@@ -91,6 +91,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       }
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
+        this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
         return {
           sessionId: command.sessionId,
           ...(decision.events[0].data as PolicySetData),

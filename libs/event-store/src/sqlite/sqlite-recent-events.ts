@@ -1,0 +1,116 @@
+import type { SerializedEvent } from '../append-input';
+import type { RecordedEvent } from '../event-store.port';
+import { recordedFromRow, type EventTableRow } from '../recorded-from-row';
+import type { SqliteAppendResult } from './sqlite-append';
+
+/** Most events {@link SqliteRecentEvents} holds (the oldest go first). */
+export const MAX_RECENT_EVENTS = 4096;
+
+/** Events whose data and metadata JSON text is longer than this (UTF-16 code units) are not held: reading them back costs little next to writing them. */
+export const MAX_RECENT_EVENT_TEXT = 64 * 1024;
+
+/** Most JSON text (UTF-16 code units, data and metadata) held in all (the oldest events go first): about 16 MiB. */
+export const MAX_RECENT_TEXT = 8 * 1024 * 1024;
+
+/** One held event: the row as the store wrote it. */
+interface RecentRow extends EventTableRow {
+  createdMs: number;
+}
+
+/**
+ * The events this store instance committed most recently, as it wrote them, so that reading the
+ * global log right after its own commits (its subscriptions, the projector) does not read them
+ * back from the file. The reader's connection then also skips the work SQLite does at the first
+ * read after another connection's commit (the writer thread's).
+ *
+ * It answers {@link SqliteRecentEvents.readAfter} only with a run of held events whose positions
+ * follow `after` without a gap, so an event of another process (or one not held) between two of
+ * this instance's is never skipped: the run stops before it and the caller reads the file. Cleared
+ * when a stream is deleted (erasure: no erased event stays in memory).
+ */
+export class SqliteRecentEvents {
+  private rows: RecentRow[] = [];
+  /** Index of the oldest live row of `rows` (rows before it were dropped; compacted now and then). */
+  private first = 0;
+  /** JSON text held by the live rows (UTF-16 code units). */
+  private heldText = 0;
+
+  /**
+   * Records a committed append of `events` (serialized as written) to `stream` with its `result`;
+   * ignored when the append wrote nothing (an idempotent resend) or an event is too large to hold
+   * (then none of its events is held, and a later read of them goes to the file).
+   */
+  appended(stream: string, events: readonly SerializedEvent[], result: SqliteAppendResult): void {
+    if (result.writtenAtMs === undefined) return;
+    if (events.some((e) => textOf(e) > MAX_RECENT_EVENT_TEXT)) return;
+    const n = BigInt(events.length);
+    const firstPosition = result.position - n + 1n;
+    const last = this.rows[this.rows.length - 1];
+    // Commits are delivered in position order; anything else means these rows cannot be trusted.
+    if (last !== undefined && firstPosition <= last.position) this.clear();
+    events.forEach((e, i) => {
+      const k = BigInt(i);
+      this.rows.push({
+        position: firstPosition + k,
+        stream,
+        revision: result.nextExpectedRevision - n + 1n + k,
+        id: e.id,
+        type: e.type,
+        data: e.data,
+        metadata: e.metadata,
+        createdMs: result.writtenAtMs!,
+      });
+      this.heldText += textOf(e);
+    });
+    while (this.rows.length - this.first > MAX_RECENT_EVENTS || this.heldText > MAX_RECENT_TEXT) this.heldText -= textOf(this.rows[this.first++]);
+    if (this.first >= MAX_RECENT_EVENTS) {
+      this.rows = this.rows.slice(this.first);
+      this.first = 0;
+    }
+  }
+
+  /** Forgets every held event. */
+  clear(): void {
+    this.rows = [];
+    this.first = 0;
+    this.heldText = 0;
+  }
+
+  /**
+   * The held events at positions `after + 1`, `after + 2`, … without a gap (at most `limit`, as the
+   * store would read them: data and metadata parsed, `created` as written), or null when the event
+   * at `after + 1` is not held (read the file).
+   */
+  readAfter(after: bigint, limit: number): RecordedEvent[] | null {
+    const start = this.indexOf(after + 1n);
+    if (start < 0) return null;
+    const out: RecordedEvent[] = [];
+    let expected = after + 1n;
+    for (let i = start; i < this.rows.length && out.length < limit; i++) {
+      const row = this.rows[i];
+      if (row.position !== expected) break;
+      out.push(recordedFromRow(row, new Date(row.createdMs)));
+      expected += 1n;
+    }
+    return out;
+  }
+
+  /** Index in `rows` of the live row at `position`, or -1 (binary search: positions ascend). */
+  private indexOf(position: bigint): number {
+    let lo = this.first;
+    let hi = this.rows.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const at = this.rows[mid].position;
+      if (at === position) return mid;
+      if (at < position) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+}
+
+/** JSON text of an event's data and metadata (UTF-16 code units). */
+function textOf(e: { data: string; metadata: string | null }): number {
+  return e.data.length + (e.metadata?.length ?? 0);
+}

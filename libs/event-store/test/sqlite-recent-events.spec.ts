@@ -1,0 +1,130 @@
+/**
+ * The SQLite store answers reads of the global log right after its own commits from the events it
+ * just wrote (SqliteRecentEvents) instead of the file: the answers must be exactly what the file
+ * holds, with no event of another writer skipped, nothing erased served, and nothing twice.
+ * A second store instance on the same file plays another process and reads the file itself.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteEventStore, type EventData, type RecordedEvent } from '../src';
+import { MAX_RECENT_EVENTS, MAX_RECENT_EVENT_TEXT, MAX_RECENT_TEXT, SqliteRecentEvents } from '../src/sqlite/sqlite-recent-events';
+
+const dirs: string[] = [];
+function tempFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'es-recent-'));
+  dirs.push(dir);
+  return join(dir, 'events.sqlite');
+}
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const ev = (data: unknown, metadata?: Record<string, unknown>): EventData => ({ id: randomUUID(), type: 'T', data, metadata });
+
+/** Every event after `after`, page by page, as a subscriber reads them. */
+async function readAllFrom(store: SqliteEventStore, after = 0n, page = 512): Promise<RecordedEvent[]> {
+  const out: RecordedEvent[] = [];
+  for (;;) {
+    const next = await store.readAll({ fromPosition: after, maxCount: page });
+    if (next.length === 0) return out;
+    out.push(...next);
+    after = next[next.length - 1].position;
+  }
+}
+
+/** How many times `store` reads the global log from its file. */
+function fileReads(store: SqliteEventStore): () => number {
+  const statement = (store as unknown as { stmts: { readAll: { all: (...args: unknown[]) => unknown } } }).stmts.readAll;
+  const all = statement.all.bind(statement);
+  let reads = 0;
+  statement.all = (...args: unknown[]) => {
+    reads += 1;
+    return all(...args);
+  };
+  return () => reads;
+}
+
+describe.each([
+  ["on the caller's thread", false],
+  ['in the writer thread', true],
+])('reads of the global log right after own commits (transactions %s)', (_label, writerThread) => {
+  let file: string;
+  let store: SqliteEventStore;
+  let other: SqliteEventStore;
+  beforeEach(() => {
+    file = tempFile();
+    store = SqliteEventStore.open(file, { pollIntervalMs: 50, writerThread });
+    other = SqliteEventStore.open(file, { pollIntervalMs: 50 });
+  });
+  afterEach(async () => {
+    await store.close();
+    await other.close();
+  });
+
+  it('answers from what it wrote, without reading the file, exactly what the file holds', async () => {
+    const reads = fileReads(store);
+    await store.appendToStream('session-a', [ev({ text: 'héllo \u0000 \ud83d\ude00', n: [1, 2] }, { by: 'x' }), ev(null)]);
+    await store.appendToStream('session-b', [ev({ deep: { a: [true, false, 'z'] } })]);
+    const held = await readAllFrom(store);
+    expect(reads()).toBe(1); // only the last, empty page
+    expect(held).toHaveLength(3);
+    expect(held).toEqual(await readAllFrom(other));
+  });
+
+  it("never skips another writer's event between two of its own", async () => {
+    await store.appendToStream('session-a', [ev({ n: 1 })]);
+    await other.appendToStream('session-b', [ev({ n: 2 })]);
+    await store.appendToStream('session-a', [ev({ n: 3 })]);
+    await other.appendToStream('session-b', [ev({ n: 4 }), ev({ n: 5 })]);
+    await store.appendToStream('session-a', [ev({ n: 6 })]);
+    const seen = await readAllFrom(store, 0n, 2);
+    expect(seen.map((e) => (e.data as { n: number }).n)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(seen).toEqual(await readAllFrom(other));
+    // From every starting point.
+    for (const start of seen) expect(await readAllFrom(store, start.position)).toEqual(await readAllFrom(other, start.position));
+  });
+
+  it('serves no event of a deleted stream, held or not', async () => {
+    await store.appendToStream('session-gone', [ev({ secret: 1 }), ev({ secret: 2 })]);
+    await store.appendToStream('session-kept', [ev({ kept: 1 })]);
+    await store.deleteStream('session-gone');
+    const left = await readAllFrom(store);
+    expect(left.map((e) => e.streamId)).toEqual(['session-kept']);
+    expect(left).toEqual(await readAllFrom(other));
+  });
+
+  it('holds a resend once, and reads events too large to hold from the file, with what follows them', async () => {
+    const first = [ev({ n: 1 })];
+    await store.appendToStream('session-r', first);
+    await store.appendToStream('session-r', first, { expectedRevision: 'no_stream' }); // idempotent resend: nothing written
+    await store.appendToStream('session-r', [ev({ big: 'x'.repeat(MAX_RECENT_EVENT_TEXT + 1) }), ev({ n: 2 })]);
+    await store.appendToStream('session-r', [ev({ n: 3 })]);
+    const all = await readAllFrom(store);
+    expect(all.map((e) => e.revision)).toEqual([0n, 1n, 2n, 3n]);
+    expect(all).toEqual(await readAllFrom(other));
+  });
+
+  it(`reads the oldest from the file once more than ${MAX_RECENT_EVENTS} events were written`, async () => {
+    const batches = Array.from({ length: 50 }, (_, b) => Array.from({ length: 100 }, (_, i) => ev({ n: b * 100 + i })));
+    await Promise.all(batches.map((events, b) => store.appendToStream(`session-${b}`, events)));
+    const all = await readAllFrom(store, 0n, 777);
+    expect(all).toHaveLength(5000);
+    expect(all).toEqual(await readAllFrom(other, 0n, 777));
+  });
+});
+
+describe('SqliteRecentEvents bounds', () => {
+  const serialized = (n: number, size: number) =>
+    Array.from({ length: n }, (_, i) => ({ id: `id-${i}`, type: 'T', data: JSON.stringify('x'.repeat(size)), metadata: null }));
+
+  it(`holds at most ${MAX_RECENT_TEXT} code units of JSON text: the oldest events go first`, () => {
+    const recent = new SqliteRecentEvents();
+    const perEvent = 60_000;
+    const total = Math.ceil((2 * MAX_RECENT_TEXT) / perEvent);
+    for (let p = 1; p <= total; p++)
+      recent.appended('s', serialized(1, perEvent), { nextExpectedRevision: BigInt(p - 1), position: BigInt(p), writtenAtMs: 0 });
+    const fits = Math.floor(MAX_RECENT_TEXT / (perEvent + 2));
+    expect(recent.readAfter(BigInt(total - fits - 1), 10_000)).toBeNull();
+    expect(recent.readAfter(BigInt(total - fits), 10_000)).toHaveLength(fits);
+  });
+});
