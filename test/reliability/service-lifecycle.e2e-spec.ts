@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { SessionProjector } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 import { ConfigurationError } from '../../apps/session-service/src/config/data-dir-lock';
 
@@ -118,6 +119,36 @@ describe('requests during shutdown', () => {
       fs.rmSync(harness.dataDir, { recursive: true, force: true });
     }
   });
+});
+
+describe('a request in flight when shutdown starts', () => {
+  it('is answered with Connection: close, and the service closes right after it (not after the 72 s keep-alive timeout)', async () => {
+    const harness = await startService({ env: { MAX_WAIT_MS: '600' } });
+    try {
+      const port = await listen(harness);
+      await harness.service.app.get(SessionProjector).stop();
+      const appended = await harness.http().post('/v1/sessions/s/events').send(EVENT).expect(201);
+      const conn = await connect(port);
+      // Waits MAX_WAIT_MS for a position the stopped projector never reaches: in flight while the service closes.
+      conn.socket.write(`GET /v1/sessions/s/window?minPosition=${appended.body.position as string} HTTP/1.1\r\nHost: localhost\r\n\r\n`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const started = Date.now();
+      const closing = harness.stop();
+      const outcome = await Promise.race([closing.then(() => 'closed'), new Promise((resolve) => setTimeout(() => resolve('still open after 10 s'), 10_000))]);
+      expect(outcome).toBe('closed');
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await conn.closed;
+      const answer = lastAnswer(conn.received());
+      expect({ status: answer.status, code: answer.body.code, connection: answer.headers.connection }).toEqual({
+        status: 503,
+        code: 'projection_behind',
+        connection: 'close',
+      });
+    } finally {
+      await harness.stop();
+      fs.rmSync(harness.dataDir, { recursive: true, force: true });
+    }
+  }, 20_000);
 });
 
 describe('a request whose body stalls', () => {

@@ -140,12 +140,18 @@ export const SHUTTING_DOWN: ApiErrorBody = {
  * Makes `app` answer 503 `shutting_down` with `Retry-After: 1` and `Connection: close` to every
  * request that arrives once `shuttingDown()` is true (an `onRequest` hook: before any handler, so
  * nothing is written; counted like other answers; logged at info without an error, as an expected answer). Use with Fastify's `return503OnClosing: false`.
+ * A request already in flight then is answered as usual, with `Connection: close` (an `onSend`
+ * hook), so its keep-alive connection does not hold the server's close for the keep-alive timeout.
  */
 export function answerWhileShuttingDown(app: FastifyInstance, shuttingDown: () => boolean): void {
   app.addHook('onRequest', (request, reply, done) => {
     if (!shuttingDown()) return done();
     markExpectedAnswer(reply.raw);
     void reply.code(503).header('retry-after', '1').header('connection', 'close').send(SHUTTING_DOWN);
+  });
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (shuttingDown()) void reply.header('connection', 'close');
+    done(null, payload);
   });
 }
 
