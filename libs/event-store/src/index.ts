@@ -16,3 +16,4 @@ export type { PostgresEventStoreOptions } from './postgres/postgres-event-store'
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
 export { resolveExistingIds, type StoredEventRow } from './idempotent-retry';
 export { PollingSubscriptions } from './polling-subscriptions';
+export { yieldToIo, LONG_TASK_MS } from './yield-to-io';

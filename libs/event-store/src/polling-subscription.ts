@@ -1,4 +1,5 @@
 import type { RecordedEvent, Subscription } from './event-store.port';
+import { LONG_TASK_MS, yieldToIo } from './yield-to-io';
 
 /** Reads the next page of the global log strictly after `afterPosition` (a bigint checkpoint). */
 export type ReadPage = (afterPosition: bigint) => Promise<RecordedEvent[]>;
@@ -57,11 +58,14 @@ export class PollingSubscription implements Subscription {
     try {
       while (!this.closed) {
         this.woken = false;
+        const started = performance.now();
         const page = await this.readPage(checkpoint);
         if (page.length === 0) {
           await this.waitForWake();
           continue;
         }
+        // A long read (huge events) lets other requests in before its events are applied.
+        if (performance.now() - started >= LONG_TASK_MS) await yieldToIo();
         for (const event of page) {
           if (this.closed) return;
           if (event.position <= checkpoint) continue; // defensive: never deliver twice

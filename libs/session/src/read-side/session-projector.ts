@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import type { Piscina } from 'piscina';
-import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
+import { LONG_TASK_MS, yieldToIo, type EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
 import type { ApplyBatchOutcome, ApplyBatchTask } from './projection-worker-tasks';
 import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
@@ -62,6 +62,28 @@ export const DEFAULT_COMMIT_INTERVAL_MS = 0;
 
 const NOT_READY = Symbol('not-ready');
 
+/**
+ * A live batch whose events carry at least this much text (UTF-16 code units of their strings) is
+ * applied in a worker thread even without the `worker` option: projecting a maximum-size event
+ * (indexing it for recall, writing it twice) takes ~100 ms, which would stall every other request.
+ */
+export const LARGE_BATCH_TEXT = 256 * 1024;
+
+/** How long (ms) the worker thread for large batches stays idle before it ends. */
+const LARGE_BATCH_WORKER_IDLE_MS = 30_000;
+
+/** Whether the strings in `events`' data add up to at least `limit` code units (stops counting there). */
+function holdsLargeText(events: readonly RecordedEvent[], limit: number): boolean {
+  let left = limit;
+  const visit = (value: unknown): boolean => {
+    if (typeof value === 'string') return (left -= value.length) <= 0;
+    if (Array.isArray(value)) return value.some(visit);
+    if (value !== null && typeof value === 'object') return Object.values(value).some(visit);
+    return false;
+  };
+  return events.some((e) => visit(e.data));
+}
+
 /** The worker module, next to this file (`.ts` under ts-node and jest, `.js` once built). */
 const WORKER_FILE = path.join(__dirname, `projection-worker-tasks${path.extname(__filename)}`);
 
@@ -102,6 +124,8 @@ export class SessionProjector {
   private endGathering: (() => void) | null = null;
   /** The worker thread applying live batches ({@link SessionProjectorOptions.worker}), while started. */
   private pool: Piscina | undefined;
+  /** Without the worker option: the worker thread that applies batches holding a very large event ({@link LARGE_BATCH_TEXT}). */
+  private largeBatchPool: Piscina | undefined;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
 
   constructor(
@@ -140,6 +164,7 @@ export class SessionProjector {
    * @throws MalformedEventError (or a SQLite error) — then no row and not the checkpoint changed.
    */
   applyBatch(events: readonly RecordedEvent[]): bigint {
+    const started = performance.now();
     let next = this.current;
     let erased = false;
     this.store.transaction(() => {
@@ -157,7 +182,7 @@ export class SessionProjector {
       if (next !== this.current) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next);
     });
     if (erased) this.store.purgeWal();
-    this.advance(next);
+    this.advance(next, undefined, performance.now() - started >= LONG_TASK_MS);
     return next;
   }
 
@@ -172,10 +197,12 @@ export class SessionProjector {
     return () => this.checkpointListeners.delete(listener);
   }
 
-  private advance(next: bigint, committedAtMs = Number(process.hrtime.bigint()) / 1e6): void {
+  /** Moves the checkpoint to `next`; after a `long` batch on this thread, readers waiting for it are served once other requests got their turn. */
+  private advance(next: bigint, committedAtMs = Number(process.hrtime.bigint()) / 1e6, long = false): void {
     if (next <= this.current) return;
     this.current = next;
-    this.waiters.notify(next);
+    if (long) void yieldToIo().then(() => this.waiters.notify(next));
+    else this.waiters.notify(next);
     for (const listener of this.checkpointListeners) listener(next, committedAtMs);
   }
 
@@ -197,16 +224,7 @@ export class SessionProjector {
     if (this.running) return;
     this.running = true;
     this.eventStore = eventStore;
-    if (this.options.worker && this.store.file !== ':memory:') {
-      // Loaded on first need: a service without the worker never pays for the pool's code.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      this.pool = new (require('piscina') as typeof import('piscina')).Piscina({
-        filename: WORKER_FILE,
-        minThreads: 1,
-        maxThreads: 1,
-        execArgv: workerExecArgv(),
-      });
-    }
+    if (this.options.worker && this.store.file !== ':memory:') this.pool = this.newPool(1);
     this.loop = this.follow(eventStore);
   }
 
@@ -217,9 +235,26 @@ export class SessionProjector {
     await this.subscription?.close().catch(() => undefined);
     await this.loop;
     this.loop = null;
-    const pool = this.pool;
+    const pools = [this.pool, this.largeBatchPool];
     this.pool = undefined;
-    await pool?.destroy();
+    this.largeBatchPool = undefined;
+    for (const pool of pools) await pool?.destroy();
+  }
+
+  /**
+   * A pool of one worker thread applying batches to the read-model file. `minThreads` 1: the
+   * thread lives as long as the pool; 0: it ends after {@link LARGE_BATCH_WORKER_IDLE_MS} idle.
+   */
+  private newPool(minThreads: 0 | 1): Piscina {
+    // Loaded on first need: a service without the worker never pays for the pool's code.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return new (require('piscina') as typeof import('piscina')).Piscina({
+      filename: WORKER_FILE,
+      minThreads,
+      maxThreads: 1,
+      idleTimeout: LARGE_BATCH_WORKER_IDLE_MS,
+      execArgv: workerExecArgv(),
+    });
   }
 
   /**
@@ -330,7 +365,10 @@ export class SessionProjector {
    * is possible (the events before the failing one, one by one) and throws the failing one's error.
    */
   private async applyLive(batch: RecordedEvent[]): Promise<void> {
-    if (!this.pool) {
+    // On the event loop, a batch holding a very large event is applied in a worker thread too (started on first need).
+    const pool =
+      this.pool ?? (this.store.file !== ':memory:' && holdsLargeText(batch, LARGE_BATCH_TEXT) ? (this.largeBatchPool ??= this.newPool(0)) : undefined);
+    if (!pool) {
       try {
         this.applyBatch(batch);
       } catch (error) {
@@ -339,7 +377,7 @@ export class SessionProjector {
       }
       return;
     }
-    const outcome = (await this.pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
+    const outcome = (await pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
     this.advance(outcome.checkpoint, outcome.committedAtMs);
     if (outcome.error) throw Object.assign(new Error(outcome.error.message), { name: outcome.error.name });
   }
