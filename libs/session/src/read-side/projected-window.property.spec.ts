@@ -114,14 +114,20 @@ function expectedArchiveFlags(events: RecordedEvent[]): Array<{ revision: bigint
   return rows;
 }
 
+/** The log `commands` build, projected into a fresh in-memory read model in the batches `cuts` give. */
+function projectLog(commands: Parameters<typeof build>[0], cuts: number[]): { log: ReturnType<typeof build>; store: ReadModelStore } {
+  const log = build(commands);
+  const store = ReadModelStore.open(':memory:');
+  const projector = new SessionProjector(store);
+  for (const batch of batches(log.events, cuts)) projector.applyBatch(batch);
+  return { log, store };
+}
+
 describe('projected window', () => {
   it('equals the fold’s orderedWindow for every session, whatever the batching', () => {
     fc.assert(
       fc.property(fc.array(command, { maxLength: 60 }), fc.array(fc.nat(), { maxLength: 10 }), (commands, cuts) => {
-        const log = build(commands);
-        const store = ReadModelStore.open(':memory:');
-        const projector = new SessionProjector(store);
-        for (const batch of batches(log.events, cuts)) projector.applyBatch(batch);
+        const { log, store } = projectLog(commands, cuts);
 
         for (const sessionId of SESSIONS) {
           const events = log.ofSession(sessionId);
@@ -143,10 +149,7 @@ describe('projected window', () => {
   it('marks every not yet archived log row of an archived id, also when client ids repeat', () => {
     fc.assert(
       fc.property(fc.array(command, { maxLength: 60 }), fc.array(fc.nat(), { maxLength: 10 }), (commands, cuts) => {
-        const log = build(commands);
-        const store = ReadModelStore.open(':memory:');
-        const projector = new SessionProjector(store);
-        for (const batch of batches(log.events, cuts)) projector.applyBatch(batch);
+        const { log, store } = projectLog(commands, cuts);
 
         for (const sessionId of SESSIONS) {
           const page = listLog(store, 'default', sessionId, 0n, 1000);
