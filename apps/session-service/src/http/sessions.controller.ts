@@ -60,7 +60,13 @@ export class SessionsController {
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
-  async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
+  async appendEvents(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<AppendSessionEventsResult> {
+    validateQuery(this.schemas.noQuery, query);
     const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), eventsRequestPath);
   }
@@ -69,7 +75,13 @@ export class SessionsController {
   @ApiOperation({ summary: 'Append OpenAI chat messages (system, user, assistant with tool_calls, tool with tool_call_id)' })
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
-  async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
+  async appendMessages(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<AppendSessionEventsResult> {
+    validateQuery(this.schemas.noQuery, query);
     const command = appendMessagesCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), messagesRequestPath);
   }
@@ -79,7 +91,14 @@ export class SessionsController {
   @ApiOperation({ summary: 'Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing)' })
   @ApiBody({ schema: openApiSchema('compact') })
   @ApiAnswer(CompactionAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
-  async compact(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<CompactionAnswer> {
+  async compact(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<CompactionAnswer> {
+    // A query parameter here is a mistake (e.g. ?dryRun=true, which belongs in the body): refused, so nothing is written by accident.
+    validateQuery(this.schemas.noQuery, query);
     return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body));
   }
 
@@ -87,7 +106,13 @@ export class SessionsController {
   @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it)" })
   @ApiBody({ schema: openApiSchema('policy') })
   @ApiAnswer(PolicyAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
-  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<PolicyAnswer> {
+  async setPolicy(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Query() query: Record<string, unknown>,
+  ): Promise<PolicyAnswer> {
+    validateQuery(this.schemas.noQuery, query);
     return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(policyCommandFrom(this.schemas, tenant, sessionId, body));
   }
 
