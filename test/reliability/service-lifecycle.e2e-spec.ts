@@ -121,6 +121,37 @@ describe('requests during shutdown', () => {
   });
 });
 
+describe('draining on shutdown', () => {
+  it('answers a request sent on an idle keep-alive connection during the drain 503 shutting_down (not a reset connection)', async () => {
+    const harness = await startService();
+    try {
+      const port = await listen(harness);
+      const conn = await connect(port);
+      conn.socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n');
+      await until(() => /\r\n\r\n\{.*\}$/s.test(conn.received()));
+      const before = conn.received().length;
+      // The connection is idle now; the service starts closing with a drain, and the client sends its next request.
+      const closing = harness.service.close({ drainMs: 400 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const body = JSON.stringify(EVENT);
+      conn.socket.write(
+        `POST /v1/sessions/s/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      await conn.closed;
+      await closing;
+      const answer = lastAnswer(conn.received().slice(before));
+      expect({ status: answer.status, code: answer.body.code, connection: answer.headers.connection }).toEqual({
+        status: 503,
+        code: 'shutting_down',
+        connection: 'close',
+      });
+    } finally {
+      await harness.stop();
+      fs.rmSync(harness.dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a request in flight when shutdown starts', () => {
   it('is answered with Connection: close, and the service closes right after it (not after the 72 s keep-alive timeout)', async () => {
     const harness = await startService({ env: { MAX_WAIT_MS: '600' } });

@@ -25,14 +25,18 @@ import type { ServiceConfig } from './config/service-config';
 import { eventStoreConfig } from './config/event-store-config';
 import { lockDataDir } from './config/data-dir-lock';
 
-/** A built service. `close()` stops the app, then closes the read models and the store, and releases the lock on `DATA_DIR`. */
+/**
+ * A built service. `close()` stops the app, then closes the read models and the store, and releases the lock on `DATA_DIR`.
+ * With `drainMs`, it first answers every new request 503 `shutting_down` (with `Connection: close`) for that long (ms), so
+ * that clients on idle keep-alive connections get that answer instead of a reset connection.
+ */
 export interface SessionService {
   app: NestFastifyApplication;
   store: EventStore;
   readModels: ReadModelStore;
   summarizer: Summarizer;
   config: ServiceConfig;
-  close(): Promise<void>;
+  close(options?: { drainMs?: number }): Promise<void>;
 }
 
 /** Optional replacements (tests): a summarizer, or environment for the summarizer settings. */
@@ -116,10 +120,11 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     readModels,
     summarizer,
     config,
-    async close() {
+    async close(options: { drainMs?: number } = {}) {
       if (closed) return;
       closed = true;
       shutdown.started = true;
+      if (options.drainMs) await new Promise((resolve) => setTimeout(resolve, options.drainMs));
       await app.close();
       readModels.close();
       await store.close();

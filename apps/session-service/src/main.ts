@@ -15,6 +15,13 @@ import { eventStoreKind } from './config/event-store-config';
 import { ConfigurationError } from './config/data-dir-lock';
 import type { ServiceConfig } from './config/service-config';
 
+/**
+ * How long (ms) a SIGTERM/SIGINT shutdown keeps the connections open first, answering every new request
+ * 503 `shutting_down` with `Retry-After` and `Connection: close`: a client on an idle keep-alive connection
+ * then gets that answer (retry elsewhere, nothing written) instead of a reset connection.
+ */
+const SHUTDOWN_DRAIN_MS = 1000;
+
 /** Prints `lines` as main's summary lines: plain with LOG_FORMAT=pretty, JSON log lines (info) otherwise. */
 function say(config: ServiceConfig, lines: string[]): void {
   if (config.logFormat === 'pretty') process.stdout.write(lines.join('\n') + '\n');
@@ -53,8 +60,8 @@ async function main(): Promise<void> {
     if (stopping) return; // a second signal while closing changes nothing
     stopping = true;
     const started = Date.now();
-    say(config, [`${signal} received: shutting down (new requests get 503 shutting_down; in-flight requests finish)`]);
-    running.close().then(
+    say(config, [`${signal} received: shutting down (for ${SHUTDOWN_DRAIN_MS} ms new requests get 503 shutting_down; in-flight requests finish)`]);
+    running.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
       () => {
         say(config, [`shut down after ${signal} in ${Date.now() - started} ms`]);
         for (const s of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(s);
