@@ -722,7 +722,7 @@ const CASES: BadRequest[] = [
     body: compact({ type: 'sliding-window', maxEvents: 2 }),
     status: 404,
     code: 'session_not_found',
-    mentions: /"never-seen".*append events/,
+    mentions: /"never-seen" does not exist: no event was appended/,
   },
 
   // ---- PUT /policy
@@ -1106,7 +1106,7 @@ const CASES: BadRequest[] = [
     path: '/v1/recall?q=hello&from=2025-01-02T00:00:00Z&to=2025-01-01T00:00:00Z',
     status: 400,
     code: 'validation_failed',
-    mentions: /from must be earlier than to/,
+    mentions: /^from: must be earlier than to$/,
   },
   {
     name: 'messages: empty content',

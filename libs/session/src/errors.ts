@@ -81,7 +81,7 @@ export abstract class SessionError extends Error {
 export class SessionNotFoundError extends SessionError {
   readonly code = 'session_not_found';
   constructor(sessionId: string) {
-    super(`session ${JSON.stringify(sessionId)} does not exist: append events to it first`);
+    super(`session ${JSON.stringify(sessionId)} does not exist: no event was appended to it (or it was erased)`);
   }
 }
 

@@ -264,7 +264,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       cursor: z.string().max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' }).optional(),
       minPosition: minPosition.optional(),
     })
-    .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'from must be earlier than to', path: ['from'] });
+    .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'must be earlier than to', path: ['from'] });
   const noQuery = z.strictObject({});
   return { noQuery, nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }
