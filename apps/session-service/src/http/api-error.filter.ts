@@ -5,7 +5,9 @@
  * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
  * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
  * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else → 500 `internal`
- * (logged without request content).
+ * (logged without request content). A 503 (`projection_behind`, `store_unavailable`,
+ * `counting_timeout`: the client retries) is an expected answer: its request line logs at warn
+ * without a made-up error and stack ({@link markExpectedAnswer}).
  */
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
@@ -14,6 +16,7 @@ import { EventStoreUnavailableError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
 import { STATUS_BY_CODE } from './status-by-code';
 import { BodyTooDeepError } from '../commands/body-depth';
+import { markExpectedAnswer } from '../observability/request-log-level';
 
 /** The JSON body of every error answer. */
 export interface ApiErrorBody {
@@ -100,6 +103,8 @@ export class ApiErrorFilter implements ExceptionFilter {
     const res: unknown = host.switchToHttp().getResponse();
     const { status, body } = toApiError(err);
     if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
+    // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
+    if (status === 503) markExpectedAnswer((res as { raw?: object }).raw ?? (res as object), 'warn');
     if (http.isHeadersSent(res)) return;
     http.reply(res, body, status);
   }

@@ -1,12 +1,17 @@
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply } from 'fastify';
 import pinoHttp from 'pino-http';
+import type { ArgumentsHost } from '@nestjs/common';
+import type { HttpAdapterHost } from '@nestjs/core';
+import { EventStoreUnavailableError } from '@lib/event-store';
+import { CountingTimeoutError, ProjectionBehindError } from '@lib/session';
+import { ApiErrorFilter } from '../http/api-error.filter';
 import { answerWhileShuttingDown } from '../http/framework-answers';
 import { requestLogLevelOptions } from './request-log-level';
 
 /** The JSON request log lines of a Fastify app logging with pino-http and our level options (as nestjs-pino wires them). */
-async function logLinesOf(shuttingDown: boolean, answer: { status: number; body: object }): Promise<Array<Record<string, unknown>>> {
+async function logLinesOf(shuttingDown: boolean, answer: { status: number; body: object } | { throws: unknown }): Promise<Array<Record<string, unknown>>> {
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -18,7 +23,15 @@ async function logLinesOf(shuttingDown: boolean, answer: { status: number; body:
   const app = Fastify();
   app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
   answerWhileShuttingDown(app, () => shuttingDown);
-  app.get('/x', async (_request, reply) => reply.code(answer.status).send(answer.body));
+  // Errors answered by our Nest filter, as in the service (the adapter's reply is Fastify's).
+  const filter = new ApiErrorFilter({
+    httpAdapter: { isHeadersSent: () => false, reply: (reply: FastifyReply, body: unknown, status: number) => reply.code(status).send(body) },
+  } as unknown as HttpAdapterHost);
+  app.setErrorHandler((error, _request, reply) => filter.catch(error, { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost));
+  app.get('/x', async (_request, reply) => {
+    if ('throws' in answer) throw answer.throws;
+    return reply.code(answer.status).send(answer.body);
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   try {
     const { port } = app.server.address() as AddressInfo;
@@ -46,5 +59,17 @@ describe('request log line of an answer (pino-http with requestLogLevelOptions)'
     expect(behind[0]).toMatchObject({ level: 40, res: { statusCode: 503 } });
     const fault = await logLinesOf(false, { status: 500, body: { code: 'internal' } });
     expect(fault[0]).toMatchObject({ level: 50, res: { statusCode: 500 } });
+  });
+
+  it.each([
+    ['projection_behind', new ProjectionBehindError(10n, 5n)],
+    ['store_unavailable', new EventStoreUnavailableError('connection refused')],
+    ['counting_timeout', new CountingTimeoutError('counting the tokens of this request', 2000)],
+  ])('logs 503 %s (answered by ApiErrorFilter) at warn in one line, without an error or stack trace', async (_code, error) => {
+    const lines = await logLinesOf(false, { throws: error });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, res: { statusCode: 503 }, msg: 'request completed' });
+    expect(lines[0]).not.toHaveProperty('err');
+    expect(JSON.stringify(lines[0])).not.toMatch(/stack|failed with status code/);
   });
 });

@@ -23,7 +23,12 @@ describe('requestLogLevel', () => {
 
 describe('requestLogLevel of an expected answer', () => {
   it('is info (503 shutting_down), unless the response failed', () => {
-    expect(requestLogLevel(503, false, 'debug', true)).toBe('info');
-    expect(requestLogLevel(503, true, 'debug', true)).toBe('warn');
+    expect(requestLogLevel(503, false, 'debug', 'info')).toBe('info');
+    expect(requestLogLevel(503, true, 'debug', 'info')).toBe('warn');
+  });
+
+  it('is warn when marked so (503 projection_behind), unless the response failed', () => {
+    expect(requestLogLevel(503, false, 'debug', 'warn')).toBe('warn');
+    expect(requestLogLevel(200, true, 'debug', 'warn')).toBe('error');
   });
 });

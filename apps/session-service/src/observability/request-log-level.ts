@@ -1,36 +1,41 @@
 /**
  * The level of a request's log line, by its answer: a server fault is an error; a 503 (the read
  * models have not reached `minPosition` yet, or the store is unreachable: the client retries
- * later, and /health reports the store) is a warning; an expected answer (503 `shutting_down`,
- * marked with {@link markExpectedAnswer}: main.ts logs the shutdown itself) is info; every other
+ * later, and /health reports the store) is a warning; an expected answer (marked with
+ * {@link markExpectedAnswer}: 503 `shutting_down` at info, since main.ts logs the shutdown itself;
+ * the 503s the error filter answers at warn) logs at the level it was marked with; every other
  * answer, the client's own 4xx included, logs at `requestLogLevel` (REQUEST_LOG_LEVEL, debug unless asked).
  */
 export function requestLogLevel<Level extends string>(
   status: number,
   failed: boolean,
   requestLevel: Level,
-  expected = false,
+  expected?: ExpectedAnswerLevel,
 ): Level | 'error' | 'warn' | 'info' {
-  if (expected && !failed) return 'info';
+  if (expected && !failed) return expected;
   if (status === 503) return 'warn';
   if (failed || status >= 500) return 'error';
   return requestLevel;
 }
 
+/** The level of an expected answer's log line. */
+export type ExpectedAnswerLevel = 'info' | 'warn';
+
 const EXPECTED_ANSWER = Symbol('expected answer');
 
 /**
  * Marks `res` (the raw Node response) as an expected answer the client retries, such as 503
- * `shutting_down`: its log line is info and carries no error (pino-http would add a made-up
- * "failed with status code 503" with a stack trace to every 5xx).
+ * `shutting_down` (`level` info) or `projection_behind` (warn): its log line is at `level` and
+ * carries no error (pino-http would add a made-up "failed with status code 503" with a stack
+ * trace to every 5xx).
  */
-export function markExpectedAnswer(res: object): void {
-  (res as Record<symbol, unknown>)[EXPECTED_ANSWER] = true;
+export function markExpectedAnswer(res: object, level: ExpectedAnswerLevel = 'info'): void {
+  (res as Record<symbol, unknown>)[EXPECTED_ANSWER] = level;
 }
 
-/** Whether {@link markExpectedAnswer} marked `res`. */
-export function isExpectedAnswer(res: object): boolean {
-  return (res as Record<symbol, unknown>)[EXPECTED_ANSWER] === true;
+/** The level {@link markExpectedAnswer} marked `res` with, or undefined. */
+export function expectedAnswerLevel(res: object): ExpectedAnswerLevel | undefined {
+  return (res as Record<symbol, ExpectedAnswerLevel | undefined>)[EXPECTED_ANSWER];
 }
 
 /**
@@ -40,12 +45,12 @@ export function isExpectedAnswer(res: object): boolean {
 export function requestLogLevelOptions<Level extends string>(requestLevel: Level) {
   return {
     customLogLevel: (_req: unknown, res: { statusCode: number }, err?: Error) =>
-      requestLogLevel(res.statusCode, Boolean(err), requestLevel, isExpectedAnswer(res)),
+      requestLogLevel(res.statusCode, Boolean(err), requestLevel, expectedAnswerLevel(res)),
     customErrorObject: (_req: unknown, res: object, error: Error, object: Record<string, unknown>) => {
-      if (!isExpectedAnswer(res) || (res as { err?: unknown }).err === error) return object;
+      if (!expectedAnswerLevel(res) || (res as { err?: unknown }).err === error) return object;
       const { err: _synthetic, ...rest } = object;
       return rest;
     },
-    customErrorMessage: (_req: unknown, res: object) => (isExpectedAnswer(res) ? 'request completed' : 'request errored'),
+    customErrorMessage: (_req: unknown, res: object) => (expectedAnswerLevel(res) ? 'request completed' : 'request errored'),
   };
 }
