@@ -1703,6 +1703,37 @@ describe('malformed requests', () => {
     expect(await harness.service.store.headPosition()).toBe(before);
   });
 
+  // Every write route of the document (any method but GET), also one added later: a query parameter is refused before anything is written.
+  it('refuses a query parameter on every write route of the OpenAPI document', async () => {
+    const document = (await harness.http().get('/docs/openapi.json').expect(200)).body as { paths: Record<string, Record<string, unknown>> };
+    const writes = Object.entries(document.paths).flatMap(([route, methods]) =>
+      Object.keys(methods)
+        .filter((method) => method !== 'get')
+        .map((method) => ({ method: method as 'post' | 'put' | 'delete', path: route.replace('{sessionId}', 'known').replace(/\{[^}]+\}/g, 'x') })),
+    );
+    expect(writes.map((w) => `${w.method} ${w.path}`).sort()).toEqual(
+      [
+        'delete /v1/sessions/known',
+        'post /v1/sessions/known/compactions',
+        'post /v1/sessions/known/events',
+        'post /v1/sessions/known/messages',
+        'put /v1/sessions/known/policy',
+      ].sort(),
+    );
+    const before = await harness.service.store.headPosition();
+    for (const { method, path } of writes) {
+      const res = await harness.http()[method](`${path}?probe=1`).send({});
+      expect([method, path, res.status, res.body.code, res.body.message]).toEqual([
+        method,
+        path,
+        400,
+        'validation_failed',
+        'probe: unknown query parameter "probe": remove it',
+      ]);
+    }
+    expect(await harness.service.store.headPosition()).toBe(before);
+  });
+
   // The newcomer's cases: 501 emoji (1002 UTF-16 code units) were refused as "more than 1000 characters".
   it('counts length limits in Unicode code points: an emoji is one character', async () => {
     const emoji = (n: number) => '😀'.repeat(n);

@@ -265,8 +265,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       minPosition: minPosition.optional(),
     })
     .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'must be earlier than to', path: ['from'] });
-  const noQuery = z.strictObject({});
-  return { noQuery, nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
+  return { nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }
 
 /** The schemas built by {@link requestSchemas}. */

@@ -22,6 +22,7 @@ import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
+import { WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
 import { SessionReads } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
 import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, PolicyAnswerSchema, WindowSchema } from './response-schemas';
@@ -42,7 +43,8 @@ const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1
 /** The `/v1/sessions/:sessionId` routes, scoped to the caller's tenant. */
 @ApiTags('sessions')
 @ApiBearerAuth()
-@UseGuards(ApiKeyGuard)
+// Every write route is here: the second guard refuses their query parameters (e.g. ?dryRun=true, which belongs in the body).
+@UseGuards(ApiKeyGuard, WritesTakeNoQueryGuard)
 @Controller('v1/sessions/:sessionId')
 export class SessionsController {
   private readonly schemas: RequestSchemas;
@@ -60,13 +62,7 @@ export class SessionsController {
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
-  async appendEvents(
-    @Tenant() tenant: string,
-    @Param('sessionId') sessionId: string,
-    @Body() body: unknown,
-    @Query() query: Record<string, unknown>,
-  ): Promise<AppendSessionEventsResult> {
-    validateQuery(this.schemas.noQuery, query);
+  async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), eventsRequestPath);
   }
@@ -75,13 +71,7 @@ export class SessionsController {
   @ApiOperation({ summary: 'Append OpenAI chat messages (system, user, assistant with tool_calls, tool with tool_call_id)' })
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
-  async appendMessages(
-    @Tenant() tenant: string,
-    @Param('sessionId') sessionId: string,
-    @Body() body: unknown,
-    @Query() query: Record<string, unknown>,
-  ): Promise<AppendSessionEventsResult> {
-    validateQuery(this.schemas.noQuery, query);
+  async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendMessagesCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), messagesRequestPath);
   }
@@ -91,14 +81,7 @@ export class SessionsController {
   @ApiOperation({ summary: 'Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing)' })
   @ApiBody({ schema: openApiSchema('compact') })
   @ApiAnswer(CompactionAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
-  async compact(
-    @Tenant() tenant: string,
-    @Param('sessionId') sessionId: string,
-    @Body() body: unknown,
-    @Query() query: Record<string, unknown>,
-  ): Promise<CompactionAnswer> {
-    // A query parameter here is a mistake (e.g. ?dryRun=true, which belongs in the body): refused, so nothing is written by accident.
-    validateQuery(this.schemas.noQuery, query);
+  async compact(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<CompactionAnswer> {
     return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body));
   }
 
@@ -106,13 +89,7 @@ export class SessionsController {
   @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it)" })
   @ApiBody({ schema: openApiSchema('policy') })
   @ApiAnswer(PolicyAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
-  async setPolicy(
-    @Tenant() tenant: string,
-    @Param('sessionId') sessionId: string,
-    @Body() body: unknown,
-    @Query() query: Record<string, unknown>,
-  ): Promise<PolicyAnswer> {
-    validateQuery(this.schemas.noQuery, query);
+  async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<PolicyAnswer> {
     return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(policyCommandFrom(this.schemas, tenant, sessionId, body));
   }
 
@@ -151,9 +128,8 @@ export class SessionsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Erase the session: its content leaves the store and every read model (the deletion is recorded without content)' })
   @ApiAnswer(EraseAnswerSchema)
-  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
+  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
     checkSessionId(sessionId);
-    validateQuery(this.schemas.noQuery, query);
     return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId));
   }
 }
