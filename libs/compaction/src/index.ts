@@ -27,4 +27,5 @@ export * from './summary-chunks';
 export * from './summarizer-bound';
 export * from './extractive-summarizer';
 export { truncateMiddle } from './text';
+export * from './quoted-input';
 export * from './text-length';

@@ -1,3 +1,5 @@
+import { quoteInput } from './quoted-input';
+
 /**
  * The error raised for an invalid strategy or trigger parameter (DESIGN §3.4: invalid
  * parameters are rejected before anything is read; the service maps it to HTTP 400).
@@ -25,7 +27,7 @@ export class InvalidParameterError extends Error {
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'undefined';
   if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'string') return quoteInput(value);
   if (Array.isArray(value)) return 'an array';
   if (value === null) return 'null';
   return typeof value;

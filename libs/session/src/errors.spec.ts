@@ -1,4 +1,14 @@
-import { InvalidRequestError, SessionError, ToolCallConflictError, UnknownToolCallError } from './errors';
+import {
+  CompactionNotFoundError,
+  DuplicateEventIdConflictError,
+  duplicateIdInRequest,
+  InvalidRequestError,
+  SessionError,
+  SessionNotFoundError,
+  ToolCallConflictError,
+  UnknownToolCallError,
+  UserIdConflictError,
+} from './errors';
 
 describe('errors about one event of a command', () => {
   it('carry the event index and native field, and no request path until a transport restates them', () => {
@@ -27,5 +37,26 @@ describe('errors about one event of a command', () => {
     const named = new InvalidRequestError('sessionId', 'sessionId: use 1 to 128 letters');
     expect(named.restatedAt('elsewhere')).toBe(named);
     expect(named.details).toEqual({ parameter: 'sessionId' });
+  });
+});
+
+describe('errors repeating a client value', () => {
+  const long = 'x'.repeat(256);
+  const bounded = `"${'x'.repeat(64)}…" (256 characters)`;
+
+  it.each([
+    ['session_not_found', new SessionNotFoundError(long)],
+    ['compaction_not_found', new CompactionNotFoundError('s1', long)],
+    ['duplicate_event_id', new DuplicateEventIdConflictError(long)],
+    ['unknown_tool_call', new UnknownToolCallError('responses[0].toolCallId', long)],
+    ['user_id_conflict', new UserIdConflictError(long, 'alice')],
+    ['invalid_request', new InvalidRequestError('events[1].id', duplicateIdInRequest(long))],
+  ])('%s: repeats at most 64 characters of it and its length', (_code, err) => {
+    expect(err.message).toContain(bounded);
+    expect(err.message).not.toContain('x'.repeat(65));
+  });
+
+  it('repeats a short value whole', () => {
+    expect(new CompactionNotFoundError('s1', 'c1').message).toBe('session "s1" has no compaction "c1"');
   });
 });

@@ -1,8 +1,10 @@
 /**
  * Errors of the session domain. Each carries a stable `code` and a message that says what to fix.
  * Transports decide what a code means to their callers (the HTTP app maps each code to a status
- * in one table); nothing here knows about HTTP.
+ * in one table); nothing here knows about HTTP. A message repeats a client's value through
+ * {@link quoteInput} (at most 64 characters of it).
  */
+import { quoteInput } from '@lib/compaction';
 
 /** Every code a {@link SessionError} can carry (stable, documented in the README). */
 export type SessionErrorCode =
@@ -81,7 +83,7 @@ export abstract class SessionError extends Error {
 export class SessionNotFoundError extends SessionError {
   readonly code = 'session_not_found';
   constructor(sessionId: string) {
-    super(`session ${JSON.stringify(sessionId)} does not exist: no event was appended to it (or it was erased)`);
+    super(`session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)`);
   }
 }
 
@@ -89,7 +91,7 @@ export class SessionNotFoundError extends SessionError {
 export class CompactionNotFoundError extends SessionError {
   readonly code = 'compaction_not_found';
   constructor(sessionId: string, compactionId: string) {
-    super(`session ${JSON.stringify(sessionId)} has no compaction ${JSON.stringify(compactionId)}`);
+    super(`session ${quoteInput(sessionId)} has no compaction ${quoteInput(compactionId)}`);
   }
 }
 
@@ -123,7 +125,7 @@ export class DuplicateEventIdConflictError extends SessionError {
   readonly code = 'duplicate_event_id';
   constructor(eventId: string) {
     super(
-      `event id ${JSON.stringify(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: use a new id, or retry the original request unchanged`,
+      `event id ${quoteInput(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: use a new id, or retry the original request unchanged`,
       {
         eventId,
       },
@@ -136,7 +138,7 @@ export class UnknownToolCallError extends SessionError {
   readonly code = 'unknown_tool_call';
   /** `where`: the request path of the response's call id, or its location in the command. */
   constructor(where: string | EventLocation, toolCallId: string) {
-    super(`tool call ${JSON.stringify(toolCallId)} is not in this session; append the assistant message with that call first`, { toolCallId }, where);
+    super(`tool call ${quoteInput(toolCallId)} is not in this session; append the assistant message with that call first`, { toolCallId }, where);
   }
 }
 
@@ -157,7 +159,7 @@ export class UserIdConflictError extends SessionError {
   readonly code = 'user_id_conflict';
   constructor(userId: string, owner: string) {
     super(
-      `this session belongs to user ${JSON.stringify(owner)}, not ${JSON.stringify(userId)}; send userId ${JSON.stringify(owner)} or leave it out`,
+      `this session belongs to user ${quoteInput(owner)}, not ${quoteInput(userId)}; send userId ${quoteInput(owner)} or leave it out`,
       { userId: owner },
       'userId',
     );
@@ -166,7 +168,7 @@ export class UserIdConflictError extends SessionError {
 
 /** Why an event id is refused when a request gives it to two events (400 `invalid_request`, both append routes). */
 export function duplicateIdInRequest(id: string): string {
-  return `id ${JSON.stringify(id)} appears twice in this request: give each event its own id`;
+  return `id ${quoteInput(id)} appears twice in this request: give each event its own id`;
 }
 
 /** The request is well-formed JSON but a value is not allowed. `parameter` names it (once a transport restated a located one). */

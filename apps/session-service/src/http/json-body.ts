@@ -16,6 +16,7 @@ import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { json } from 'body-parser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { quoteInput } from '@lib/compaction';
 import { rejectDeepBody } from '../commands/body-depth';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -31,7 +32,7 @@ function hasBody(req: FastifyRequest): boolean {
 export function unsupportedMediaType(type: string): { code: string; message: string } {
   return {
     code: 'unsupported_media_type',
-    message: `send the body as JSON with Content-Type: application/json (got ${type ? JSON.stringify(type) : 'no Content-Type'})`,
+    message: `send the body as JSON with Content-Type: application/json (got ${type ? quoteInput(type) : 'no Content-Type'})`,
   };
 }
 
@@ -66,7 +67,7 @@ function charsetOf(params: string[]): string | undefined {
 
 /** The 415 answer's body for a JSON body declared in a charset other than UTF-8 (`utf-16` as much as `latin1`). */
 export function unsupportedCharset(charset: string): { code: string; message: string } {
-  return { code: 'unsupported_encoding', message: `unsupported charset ${JSON.stringify(charset)}: send the body as UTF-8 JSON` };
+  return { code: 'unsupported_encoding', message: `unsupported charset ${quoteInput(charset)}: send the body as UTF-8 JSON` };
 }
 
 /**

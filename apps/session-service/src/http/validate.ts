@@ -5,6 +5,7 @@
  * (never zod's "Too small: expected array to have >=1 items").
  */
 import type { z } from 'zod';
+import { quoteInput } from '@lib/compaction';
 import { InvalidRequestError, LENGTH_UNIT, type InvalidRequestCode } from '@lib/session';
 
 /** `['events', 2, 'text']` → `events[2].text`. */
@@ -38,9 +39,9 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
   let message = issue.message;
   if (issue.code === 'unrecognized_keys') {
     const keys = (issue as { keys: string[] }).keys;
-    path = [...issue.path, keys[0]];
+    path = [...issue.path, quoteInput(keys[0], { quoted: false })];
     const noun = path.length === 1 && !prefix ? (options.unknownKey ?? 'field') : 'field';
-    message = `unknown ${noun}${keys.length > 1 ? 's' : ''} ${keys.map((k) => JSON.stringify(k)).join(', ')}: remove ${keys.length > 1 ? 'them' : 'it'}`;
+    message = `unknown ${noun}${keys.length > 1 ? 's' : ''} ${keys.map((k) => quoteInput(k)).join(', ')}: remove ${keys.length > 1 ? 'them' : 'it'}`;
   }
   const code = (typeof path[0] === 'string' && !prefix && options.codes?.[path[0]]) || 'validation_failed';
   if (path.length === 0 && !prefix && (value === null || typeof value !== 'object' || Array.isArray(value))) {

@@ -3,6 +3,7 @@
  * parser). Each carries a stable code and the HTTP-equivalent status, and is published like every
  * other error: `{ "code", "message" }`.
  */
+import { quoteInput } from '@lib/compaction';
 
 /** A command the NATS adapter rejects before any handler runs. */
 export class NatsCommandError extends Error {
@@ -17,7 +18,7 @@ export class NatsCommandError extends Error {
 
 /** 400 `unknown_command`: the subject's last token is not a command kind. */
 export function unknownCommand(kind: string): NatsCommandError {
-  return new NatsCommandError('unknown_command', 400, `unknown command ${JSON.stringify(kind)}: the subject must end in compact, append, messages or policy`);
+  return new NatsCommandError('unknown_command', 400, `unknown command ${quoteInput(kind)}: the subject must end in compact, append, messages or policy`);
 }
 
 /** 403 `unknown_tenant`: this service does not serve the subject's tenant. */
@@ -25,7 +26,7 @@ export function unknownTenant(tenant: string): NatsCommandError {
   return new NatsCommandError(
     'unknown_tenant',
     403,
-    `tenant ${JSON.stringify(tenant)} is not served here: publish on your own tenant's subjects (open mode serves only "default")`,
+    `tenant ${quoteInput(tenant)} is not served here: publish on your own tenant's subjects (open mode serves only "default")`,
   );
 }
 
@@ -52,6 +53,6 @@ export function invalidSubject(subject: string): NatsCommandError {
   return new NatsCommandError(
     'invalid_subject',
     400,
-    `subject ${JSON.stringify(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`,
+    `subject ${quoteInput(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`,
   );
 }

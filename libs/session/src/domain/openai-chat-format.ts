@@ -10,7 +10,16 @@
  * No I/O, no clock, no randomness. Message text never appears in an error message: errors name
  * the message index and field (`messages[3].tool_call_id`) and, for unknown calls, the call id.
  */
-import { isNotice, NO_TEXT_CONTENT, pairToolCalls, type AssistantEvent, type SessionEvent, type ToolCall, type ToolResponse } from '@lib/compaction';
+import {
+  isNotice,
+  NO_TEXT_CONTENT,
+  pairToolCalls,
+  quoteInput,
+  type AssistantEvent,
+  type SessionEvent,
+  type ToolCall,
+  type ToolResponse,
+} from '@lib/compaction';
 import { duplicateIdInRequest, InvalidRequestError } from '../errors';
 import { clientIdProblem } from './client-id-rule';
 
@@ -421,7 +430,7 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
           // A notice stands in its place like any message: it closes pending calls.
           if (!isTextContent(m.content)) add(index, 'invalid-message', `${at}.content must be a string or text parts`);
           for (const [id, callIndex] of pending) {
-            add(callIndex, 'tool-calls-interrupted', `messages[${callIndex}] calls ${JSON.stringify(id)} but ${at} comes before its answer`);
+            add(callIndex, 'tool-calls-interrupted', `messages[${callIndex}] calls ${quoteInput(id)} but ${at} comes before its answer`);
             closedUnanswered.add(id);
           }
           pending.clear();
@@ -435,7 +444,7 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
       case 'user':
         if (!isTextContent(m.content, true)) add(index, 'invalid-message', `${at}.content must be a string or content parts`);
         for (const [id, callIndex] of pending) {
-          add(callIndex, 'tool-call-unanswered', `messages[${callIndex}] calls ${JSON.stringify(id)} but the turn closes at ${at} without its answer`);
+          add(callIndex, 'tool-call-unanswered', `messages[${callIndex}] calls ${quoteInput(id)} but the turn closes at ${at} without its answer`);
           closedUnanswered.add(id);
         }
         pending.clear();
@@ -444,7 +453,7 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
         // Answers must follow their calls directly: an assistant message while calls are pending
         // interrupts them.
         for (const [id, callIndex] of pending) {
-          add(callIndex, 'tool-calls-interrupted', `messages[${callIndex}] calls ${JSON.stringify(id)} but ${at} comes before its answer`);
+          add(callIndex, 'tool-calls-interrupted', `messages[${callIndex}] calls ${quoteInput(id)} but ${at} comes before its answer`);
           closedUnanswered.add(id);
         }
         pending.clear();
@@ -476,8 +485,7 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
               return;
             }
             if (c.type !== 'function') add(index, 'invalid-message', `${cat}.type must be "function"`);
-            if (pending.has(c.id))
-              add(index, 'duplicate-tool-call-id', `${cat}.id ${JSON.stringify(c.id)} is already pending (messages[${pending.get(c.id)}])`);
+            if (pending.has(c.id)) add(index, 'duplicate-tool-call-id', `${cat}.id ${quoteInput(c.id)} is already pending (messages[${pending.get(c.id)}])`);
             pending.set(c.id, index);
             closedUnanswered.delete(c.id);
             answered.delete(c.id);
@@ -496,12 +504,12 @@ export function validateOpenAiWindow(messages: readonly unknown[], options: Vali
           pending.delete(id);
           answered.add(id);
         } else if (closedUnanswered.has(id)) {
-          add(index, 'tool-answer-after-user', `${at} answers ${JSON.stringify(id)} after a user message closed the turn of its call`);
+          add(index, 'tool-answer-after-user', `${at} answers ${quoteInput(id)} after a user message closed the turn of its call`);
           closedUnanswered.delete(id);
         } else if (answered.has(id)) {
-          add(index, 'tool-without-call', `${at} answers ${JSON.stringify(id)}, which was already answered`);
+          add(index, 'tool-without-call', `${at} answers ${quoteInput(id)}, which was already answered`);
         } else {
-          add(index, 'tool-without-call', `${at}.tool_call_id ${JSON.stringify(id)} answers no call of an earlier assistant message`);
+          add(index, 'tool-without-call', `${at}.tool_call_id ${quoteInput(id)} answers no call of an earlier assistant message`);
         }
         break;
       }
@@ -627,10 +635,7 @@ function requiredText(content: unknown, field: string): ParsedContent {
       const pat = `${field}[${k}]`;
       if (!isObject(part)) throw invalid(pat, 'must be a content part object');
       if (part.type !== 'text') {
-        throw invalid(
-          `${pat}.type`,
-          `only text content parts are supported (got ${typeof part.type === 'string' ? JSON.stringify(part.type.slice(0, 40)) : 'no type'})`,
-        );
+        throw invalid(`${pat}.type`, `only text content parts are supported (got ${typeof part.type === 'string' ? quoteInput(part.type) : 'no type'})`);
       }
       rejectUnknownFields(part, ['type', 'text'], pat);
       return stringField(part.text, `${pat}.text`);
@@ -655,8 +660,8 @@ function rejectUnknownFields(raw: Obj, allowed: readonly string[], at: string): 
   for (const [key, value] of Object.entries(raw)) {
     if (value === null || value === undefined || allowed.includes(key)) continue;
     throw invalid(
-      `${at}.${key}`,
-      `unknown field ${JSON.stringify(key.slice(0, 40))}: remove it (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`,
+      `${at}.${quoteInput(key, { quoted: false })}`,
+      `unknown field ${quoteInput(key)}: remove it (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`,
     );
   }
 }
@@ -690,7 +695,7 @@ function parseToolCalls(value: unknown, field: string): ToolCall[] {
     const at = `${field}[${k}]`;
     if (!isObject(raw)) throw invalid(at, 'must be { id, type: "function", function: { name, arguments } }');
     const id = clientIdField(raw.id, `${at}.id`);
-    if (seen.has(id)) throw invalid(`${at}.id`, `call id ${JSON.stringify(id)} appears twice in this message`);
+    if (seen.has(id)) throw invalid(`${at}.id`, `call id ${quoteInput(id)} appears twice in this message`);
     seen.add(id);
     if (raw.type !== undefined && raw.type !== 'function') throw invalid(`${at}.type`, 'must be "function"');
     if (!isObject(raw.function)) throw invalid(`${at}.function`, 'must be { name, arguments }');
