@@ -97,6 +97,36 @@ describe('concurrent appends', () => {
     expect(stale.status).toBe(409);
     expect(stale.body.code).toBe('wrong_expected_revision');
   });
+
+  // The keywords as the README's "Optimistic concurrency" says.
+  it('takes the expectedRevision keywords any, no_stream and stream_exists; a resend answers its original result', async () => {
+    const append = (sessionId: string, id: string, expectedRevision: unknown) =>
+      h
+        .http()
+        .post(`/v1/sessions/${sessionId}/events`)
+        .send({ events: [{ id, type: 'user', text: id }], expectedRevision });
+    const created = await append('keywords', 'k1', 'no_stream');
+    expect([created.status, created.body.revision]).toEqual([201, '0']);
+    expect((await append('keywords', 'k1', 'no_stream')).body).toEqual(created.body);
+    const exists = await append('keywords', 'k2', 'no_stream');
+    expect([exists.status, exists.body]).toMatchObject([409, { code: 'wrong_expected_revision', expected: 'no_stream', actual: '0' }]);
+    const more = await append('keywords', 'k2', 'stream_exists');
+    expect([more.status, more.body.revision]).toEqual([201, '1']);
+    expect((await append('keywords', 'k2', 'stream_exists')).body).toEqual(more.body);
+    const missing = await append('keywords-none', 'k1', 'stream_exists');
+    expect([missing.status, missing.body]).toMatchObject([409, { code: 'wrong_expected_revision', expected: 'stream_exists', actual: 'no_stream' }]);
+    expect((await append('keywords', 'k3', 'any')).body.revision).toBe('2');
+    expect((await append('keywords-any', 'k1', 'any')).body.revision).toBe('0');
+    expect((await append('keywords', 'k4', '2')).body.revision).toBe('3');
+    // A session created by setting a policy exists.
+    await h
+      .http()
+      .put('/v1/sessions/keywords-policy/policy')
+      .send({ strategy: { type: 'sliding-window', maxEvents: 10 } })
+      .expect(200);
+    expect((await append('keywords-policy', 'k1', 'no_stream')).status).toBe(409);
+    expect((await append('keywords-policy', 'k1', 'stream_exists')).status).toBe(201);
+  });
 });
 
 describe('policy PUT', () => {
