@@ -2,15 +2,21 @@
  * Benchmark runner: `npm run bench` (full, < 10 min on 2 cores) or `npm run bench -- --quick`
  * (< 60 s). Prints the results table and writes `bench/results/<timestamp>.json` with the
  * machine and every figure. See bench/README.md for what each figure means.
+ *
+ * Ctrl-C (SIGINT) or SIGTERM stops it: its temporary data directories (all under one run
+ * directory) are removed, one line says which figures were done, no results are written, exit
+ * code 130 (143 on SIGTERM); a second one ends it at once. Figure 8's databases are dropped too.
  */
 import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Command } from 'commander';
+import { interruptedExitCode, RunInterrupted, signalName, stopOnSignals, untilStopped } from '../apps/replay/src/stop-on-signals';
 import { startBenchBuild } from './lib/compiled-service';
 import { machineInfo, renderTable, runCost, type FigureResult } from './lib/report';
 import { nowMs, round } from './lib/stats';
+import { freshDir } from './lib/service';
 
 /** Sizes of a run. */
 export interface BenchSizes {
@@ -88,6 +94,11 @@ export const FULL: BenchSizes = {
 
 const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
+/** The run's temporary directory: every figure's data directories are made under it; removed at the end, also when interrupted. */
+let runDir: string | undefined;
+/** Drops figure 8's databases still open, once the figures are loaded (called when interrupted). */
+let dropDatabases: () => Promise<void> = async () => undefined;
+
 async function main(): Promise<void> {
   const program = new Command()
     .name('bench')
@@ -102,6 +113,17 @@ async function main(): Promise<void> {
   const only = new Set(opts.only.split(',').map((s) => Number(s.trim())));
   const machine = machineInfo();
   const loadBefore = os.loadavg()[0];
+  runDir = freshDir(opts.dir, 'run');
+  const dir = runDir;
+  // Ctrl-C stops waiting for the figure under way (figures take no signal); main's caller removes runDir and exits.
+  const stop = stopOnSignals();
+  const figuresDone: number[] = [];
+  let doing = 'while loading the figures';
+  const interruption = () =>
+    new RunInterrupted(
+      signalName(stop.signal),
+      `${doing}; figures done: ${figuresDone.length > 0 ? figuresDone.join(', ') : 'none'}; temporary directories removed, no results written`,
+    );
   process.stderr.write(`bench (${opts.quick ? 'quick' : 'full'}) on ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}\n`);
   if (opts.quick) process.stderr.write(`${quickSizesLine()}\n`);
   // Figures 7 and 8 run the compiled service: its compiler starts now, in a child process, and runs
@@ -119,10 +141,13 @@ async function main(): Promise<void> {
     runPostgresReplicas,
     runNatsCommands,
     runMemory,
-  } = await loadFigures();
+    dropOpenDatabases,
+  } = await untilStopped(loadFigures(), stop.signal, interruption);
+  dropDatabases = dropOpenDatabases;
   const loadedAt = process.uptime();
   if (build) {
-    await build;
+    doing = 'while the service compiles';
+    await untilStopped(build, stop.signal, interruption);
     const at = (seconds: number) => `${seconds.toFixed(1)}s`;
     process.stderr.write(
       `  … since node started: compiler started at ${at(buildStartedAt)}, figures loaded at ${at(loadedAt)}, compiler done at ${at(process.uptime())}\n`,
@@ -134,9 +159,10 @@ async function main(): Promise<void> {
   const run = async (figures: number[], title: string, fn: () => Promise<FigureResult | FigureResult[]>) => {
     if (!figures.some((f) => only.has(f))) return;
     process.stderr.write(`figure ${figures.join(' & ')}: ${title}\n`);
+    doing = `during figure ${figures.join(' & ')} (${title})`;
     const t0 = nowMs();
     try {
-      const out = await fn();
+      const out = await untilStopped(fn(), stop.signal, interruption);
       const list = Array.isArray(out) ? out : [out];
       for (const r of list) {
         r.seconds = round((nowMs() - t0) / 1000, 1);
@@ -144,10 +170,12 @@ async function main(): Promise<void> {
         if (r.skipped) process.stderr.write(`  skipped figure ${r.figure}: ${r.skipped}\n`);
       }
     } catch (error) {
+      if (error instanceof RunInterrupted) throw error;
       process.stderr.write(`  figure ${figures.join(' & ')} failed: ${(error as Error).stack ?? String(error)}\n`);
       for (const f of figures) if (only.has(f)) results.push({ figure: f, title, rows: [], skipped: `failed: ${(error as Error).message}` });
     }
     process.stderr.write(`  done in ${((nowMs() - t0) / 1000).toFixed(1)}s\n`);
+    figuresDone.push(...figures.filter((f) => only.has(f)));
   };
 
   await run([5], 'tokenizer throughput', () => runTokenizers({ passes: sizes.tokenizerPasses, every: sizes.tokenizerEvery }));
@@ -156,23 +184,25 @@ async function main(): Promise<void> {
     runPlannerVsLangChain({ repeats: sizes.plannerRepeats, liveCounterSessions: sizes.plannerLiveSessions }),
   );
   await run([1, 3], 'append load over HTTP and projection lag', () =>
-    runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir: opts.dir }),
+    runAppendLoad({ clients: sizes.clients, seconds: sizes.appendSeconds, baselineSeconds: sizes.baselineSeconds, dir }),
   );
-  await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir: opts.dir }));
-  await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir: opts.dir }));
+  await run([2], 'compaction pass against log size', () => runCompactionScaling({ logSizes: sizes.logSizes, passes: sizes.passesPerSize, dir }));
+  await run([4], 'recall latency', () => runRecall({ events: sizes.recallEvents, queries: sizes.recallQueries, dir }));
   await run([8], 'append throughput with 1–3 replicas on PostgreSQL', () =>
     runPostgresReplicas({
       clients: sizes.clients,
       seconds: sizes.replicaSeconds,
       baselineSeconds: sizes.replicaBaselineSeconds,
       replicaCounts: sizes.replicaCounts,
+      dir,
     }),
   );
   await run([9], 'commands per second: NATS JetStream vs HTTP', () =>
-    runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir: opts.dir }),
+    runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir }),
   );
-  await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir: opts.dir }));
+  await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir }));
 
+  stop.dispose();
   results.sort((a, b) => a.figure - b.figure);
   const totalSeconds = round((nowMs() - started) / 1000, 1);
   const table = renderTable(results);
@@ -215,6 +245,7 @@ async function loadFigures() {
     runPostgresReplicas: replicas.runPostgresReplicas,
     runNatsCommands: nats.runNatsCommands,
     runAdversarialTokens: adversarial.runAdversarialTokens,
+    dropOpenDatabases: replicas.dropOpenDatabases,
   };
 }
 
@@ -227,8 +258,17 @@ function quickSizesLine(): string {
 }
 
 main().then(
-  () => process.exit(0),
-  (error) => {
+  () => {
+    if (runDir) fs.rmSync(runDir, { recursive: true, force: true });
+    process.exit(0);
+  },
+  async (error) => {
+    if (runDir) fs.rmSync(runDir, { recursive: true, force: true });
+    if (error instanceof RunInterrupted) {
+      await dropDatabases();
+      process.stderr.write(`bench: ${error.message}\n`);
+      process.exit(interruptedExitCode(error.signal));
+    }
     process.stderr.write(`${(error as Error).stack ?? error}\n`);
     process.exit(1);
   },

@@ -78,6 +78,10 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     },
   );
+  // Not left running when the bench exits first (Ctrl-C).
+  const killChild = () => child.kill('SIGKILL');
+  process.once('exit', killChild);
+  child.once('exit', () => process.off('exit', killChild));
   const result = await new Promise<{ sessions: number; eventsPerSession: number; seconds: number; before: Mem; appendedAndProjected: Mem; after: Mem }>(
     (resolve, reject) => {
       child.on('message', (msg: { progress?: string; result?: never; error?: string }) => {

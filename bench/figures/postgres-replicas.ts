@@ -10,7 +10,6 @@
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
 import { PostgresEventStore } from '@lib/event-store/postgres';
@@ -18,6 +17,7 @@ import { computeEventCosts } from '@lib/session';
 import type { ServiceProcess } from '../../test/support/service-process';
 import { spawnCompiledService } from '../lib/compiled-service';
 import { corpus, textMessages } from '../lib/corpus';
+import { freshDir } from '../lib/service';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 import { nowMs, round, summarize } from '../lib/stats';
 import { runWorker } from './append-load';
@@ -32,6 +32,8 @@ export interface PostgresReplicasOptions {
   baselineSeconds: number;
   /** Replica counts to measure (default 1, 2, 3). */
   replicaCounts?: number[];
+  /** Root of the replicas' data directories (default: the OS temp dir). */
+  dir?: string;
 }
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL || process.env.POSTGRES_TEST_URL || 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -46,12 +48,25 @@ async function withAdmin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
   }
 }
 
+/** Drops of the databases not dropped yet (see {@link dropOpenDatabases}). */
+const openDatabases = new Set<() => Promise<void>>();
+
 async function freshDatabase(label: string): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `fig8_${label}_${randomBytes(4).toString('hex')}`;
   await withAdmin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined) };
+  const drop = () => {
+    openDatabases.delete(drop);
+    return withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined);
+  };
+  openDatabases.add(drop);
+  return { url: url.toString(), drop };
+}
+
+/** Drops the databases of a figure 8 still running (the bench interrupted by Ctrl-C); never rejects. */
+export async function dropOpenDatabases(): Promise<void> {
+  await Promise.allSettled([...openDatabases].map((drop) => drop()));
 }
 
 /** Raw `pg`: `connections` loops of single-row autocommit INSERTs for `seconds`. Returns rows/s and latencies (ms). */
@@ -164,7 +179,7 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
   let single = 0;
   for (const replicas of options.replicaCounts ?? [1, 2, 3]) {
     const db = await freshDatabase(`r${replicas}`);
-    const dirs = Array.from({ length: replicas }, () => fs.mkdtempSync(path.join(os.tmpdir(), 'bench-replica-')));
+    const dirs = Array.from({ length: replicas }, () => freshDir(options.dir, 'replica'));
     const running: ServiceProcess[] = [];
     try {
       progress(`starting ${replicas} replica(s) on one PostgreSQL database`);

@@ -30,6 +30,15 @@ export const BENCH_BUILD_DIR = path.join(REPO_ROOT, '.tmp', 'bench-build');
 let build: Promise<void> | undefined;
 
 /**
+ * The compiled services still running. Each runs in its own process group, which a Ctrl-C in the
+ * terminal does not reach: when the bench exits (also when interrupted) it kills them.
+ */
+const running = new Set<ServiceProcess>();
+process.on('exit', () => {
+  for (const service of running) void service.kill();
+});
+
+/**
  * Starts compiling the bench build ({@link BENCH_BUILD_DIR}) in a child process (`tsc -b
  * tsconfig.bench-build.json`, its output on this process's stderr), once per process; later calls
  * return the same promise. Resolves when the build is current, with the audit page linked beside
@@ -61,9 +70,12 @@ export function startBenchBuild(): Promise<void> {
  */
 export async function spawnCompiledService(options: Omit<SpawnOptions, 'command' | 'cwd'>): Promise<ServiceProcess> {
   await startBenchBuild();
-  return spawnService({
+  const service = await spawnService({
     ...options,
     command: [process.execPath, '-r', 'tsconfig-paths/register', path.join(BENCH_BUILD_DIR, 'apps', 'session-service', 'src', 'main.js')],
     env: { TS_NODE_BASEURL: BENCH_BUILD_DIR, ...options.env },
   });
+  running.add(service);
+  void service.exited.then(() => running.delete(service));
+  return service;
 }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
+import { RunInterrupted, signalName } from '../../apps/replay/src/stop-on-signals';
 import { loadVectors, type ConformanceVector } from './conformance-vectors';
 
 /** The verdict on one vector: `problems` is empty when it passed. */
@@ -33,10 +34,11 @@ interface Http {
   (method: string, url: string, body?: unknown): Promise<{ status: number; body: any }>; // eslint-disable-line @typescript-eslint/no-explicit-any -- answers are checked field by field against the vector;
 }
 
-function client(base: string): Http {
+function client(base: string, signal?: AbortSignal): Http {
   return async (method, url, body) => {
     const res = await fetch(base + url, {
       method,
+      signal,
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
@@ -128,11 +130,19 @@ async function checkVector(http: Http, fake: FakeOpenAiServer, vector: Conforman
 export interface RunOptions {
   /** Called with one line per vector as it completes. */
   onResult?: (result: VectorResult) => void;
+  /**
+   * Stops the run when aborted (the CLI aborts it on SIGINT/SIGTERM, with the signal's name as the
+   * reason, see `stopOnSignals`): the vector under way is left, the service and the fake model
+   * are closed, the temporary store is removed, and {@link runConformance} rejects with a
+   * {@link RunInterrupted} saying how many vectors ran.
+   */
+  signal?: AbortSignal;
 }
 
 /**
  * Runs every vector of `dir` through a fresh in-process service on a temporary embedded store.
  * @returns one result per vector, in file-name order.
+ * @throws RunInterrupted once `options.signal` aborts (after closing the service and removing its store).
  */
 export async function runConformance(dir: string, options: RunOptions = {}): Promise<VectorResult[]> {
   const vectors = loadVectors(dir);
@@ -140,6 +150,15 @@ export async function runConformance(dir: string, options: RunOptions = {}): Pro
   await fake.start();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-'));
   let service: SessionService | undefined;
+  const signal = options.signal;
+  const results: VectorResult[] = [];
+  const interruption = () => {
+    const failed = results.filter((r) => r.problems.length > 0).length;
+    return new RunInterrupted(
+      signalName(signal),
+      `after ${results.length} of ${vectors.length} vectors (${results.length - failed} passed, ${failed} failed); temporary store removed`,
+    );
+  };
   try {
     const env = { ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' };
     service = await createSessionService(loadServiceConfig(env), {
@@ -147,17 +166,18 @@ export async function runConformance(dir: string, options: RunOptions = {}): Pro
       env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'conformance', SUMMARIZER_MAX_RETRIES: '0', SUMMARIZER_TIMEOUT_MS: '10000' },
     });
     await service.app.listen(0, '127.0.0.1');
+    if (signal?.aborted) throw interruption();
     const { port } = service.app.getHttpServer().address() as { port: number };
-    const http = client(`http://127.0.0.1:${port}`);
-    const results: VectorResult[] = [];
-    let n = 0;
+    const http = client(`http://127.0.0.1:${port}`, signal);
     for (const { file, vector, invalid } of vectors) {
+      if (signal?.aborted) throw interruption();
       let problems: string[];
       if (!vector) problems = [`invalid vector file: ${invalid}`];
       else {
         try {
-          problems = await checkVector(http, fake, vector, `conformance-${++n}`);
+          problems = await checkVector(http, fake, vector, `conformance-${results.length + 1}`);
         } catch (err) {
+          if (signal?.aborted) throw interruption();
           problems = [`error: ${(err as Error).message}`];
         }
       }

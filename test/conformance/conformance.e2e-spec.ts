@@ -2,9 +2,11 @@
  * Every shared conformance vector, through the HTTP API of a fresh service (the same runner as
  * `npm run conformance`). A failing vector fails this suite with its problems listed.
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { REPO_ROOT } from '../support/service-process';
 import { VECTORS_DIR, describeWithShared } from '../support/shared-dir';
 import { runConformance, type VectorResult } from './conformance-runner';
 import { loadVectors } from './conformance-vectors';
@@ -77,4 +79,70 @@ describe('the runner runs every vector shape (issue 10 item 7)', () => {
   it('still fails a vector whose expectation does not hold', () => {
     expect(results.find((r) => r.id === 'wrong-on-purpose')?.problems[0]).toMatch(/^kept: expected \["ghost"\], got \[\]/);
   });
+});
+
+describe('npm run conformance: Ctrl-C during the run', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'conformance-sigint-'));
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it.each([
+    ['SIGINT', 130],
+    ['SIGTERM', 143],
+  ] as const)(
+    'on %s closes the service, removes its temporary store, prints how far it got in one line, exit code %i',
+    async (signal, exitCode) => {
+      // 2,000 small vectors: still running when the first PASS line is out
+      const vectors = path.join(dir, `vectors-${signal}`);
+      fs.mkdirSync(vectors);
+      const events = [
+        { id: 'u1', type: 'user', text: 'a' },
+        { id: 'u2', type: 'user', text: 'b' },
+      ];
+      for (let i = 0; i < 2000; i++) {
+        const vector = {
+          id: `v${i}`,
+          estimator: 'chars',
+          events,
+          strategy: { type: 'sliding-window', maxEvents: 1 },
+          expect: { kept: ['u2'], archived: ['u1'] },
+        };
+        fs.writeFileSync(path.join(vectors, `v${String(i).padStart(4, '0')}.json`), JSON.stringify(vector));
+      }
+      const tmp = fs.mkdtempSync(path.join(dir, `tmp-${signal}-`));
+      const child = spawn(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/conformance/run-conformance.ts', vectors],
+        { cwd: REPO_ROOT, env: { ...process.env, TMPDIR: tmp } },
+      );
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d) => (stdout += d));
+      child.stderr.on('data', (d) => (stderr += d));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.on('close', (code, sig) => resolve({ code, signal: sig })),
+      );
+      while (!/^PASS /m.test(stdout)) {
+        if (child.exitCode !== null) throw new Error(`conformance ended early: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(fs.readdirSync(tmp).filter((n) => n.startsWith('conformance-'))).toHaveLength(1);
+      child.kill(signal);
+      expect(await exited).toEqual({ code: exitCode, signal: null });
+      const lines = stderr.split('\n').filter((l) => l.trim() !== '');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(`^conformance: interrupted by ${signal} after \\d+ of 2000 vectors \\(\\d+ passed, 0 failed\\); temporary store removed$`),
+      );
+      const done = Number(/after (\d+) of/.exec(lines[0])![1]);
+      expect(done).toBeGreaterThanOrEqual(1);
+      expect(done).toBeLessThan(2000);
+      expect(stdout.split('\n').filter((l) => l.startsWith('PASS '))).toHaveLength(done);
+      expect(stdout).not.toMatch(/passed, \d+ failed/);
+      expect(fs.readdirSync(tmp).filter((n) => n.startsWith('conformance-'))).toEqual([]);
+    },
+    60_000,
+  );
 });

@@ -1,11 +1,14 @@
 /**
  * `npm run conformance -- <dir>`: runs every vector of `<dir>` (default: the shared
  * conformance/vectors) through the HTTP API of a fresh service, prints one line per vector and a
- * final `N passed, M failed`; exits 1 on any failure, 2 when the folder cannot be read.
+ * final `N passed, M failed`; exits 1 on any failure, 2 when the folder cannot be read. Ctrl-C
+ * (SIGINT) or SIGTERM stops it: the service is closed, its temporary store removed, one line says
+ * how far it got, exit code 130 (143 on SIGTERM); a second one ends it at once.
  */
 import * as fs from 'node:fs';
 import { Command } from 'commander';
 import { VECTORS_DIR } from '../support/shared-dir';
+import { interruptedExitCode, RunInterrupted, stopOnSignals } from '../../apps/replay/src/stop-on-signals';
 import { runConformance } from './conformance-runner';
 
 async function main(): Promise<void> {
@@ -21,7 +24,9 @@ async function main(): Promise<void> {
   }
   let passed = 0;
   let failed = 0;
+  const stop = stopOnSignals();
   const results = await runConformance(dir, {
+    signal: stop.signal,
     onResult: (r) => {
       if (r.problems.length === 0) {
         passed++;
@@ -39,5 +44,5 @@ async function main(): Promise<void> {
 
 main().catch((err: Error) => {
   process.stderr.write(`conformance: ${err.message}\n`);
-  process.exit(2);
+  process.exit(err instanceof RunInterrupted ? interruptedExitCode(err.signal) : 2);
 });

@@ -4,6 +4,7 @@
  * would reject), an option it cannot use, a service that does not answer, a request the service
  * refuses with a 4xx. Anything else (a 5xx, a bug) keeps its stack trace (exit code 3).
  */
+import { interruptedExitCode, RunInterrupted } from './stop-on-signals';
 
 /** Exit code of the replay command when it stops on a {@link ReplayError}. */
 export const REPLAY_USAGE_EXIT_CODE = 2;
@@ -20,14 +21,14 @@ export class ReplayError extends Error {
   }
 }
 
-/** Exit code of the replay command stopped by SIGINT (Ctrl-C), as a shell reports a process ended by it (128 + 2). */
-export const REPLAY_INTERRUPTED_EXIT_CODE = 130;
+/** Exit code of the replay command stopped by SIGINT (Ctrl-C), as a shell reports a process ended by it (128 + 2; SIGTERM: 143, see {@link interruptedExitCode}). */
+export const REPLAY_INTERRUPTED_EXIT_CODE = interruptedExitCode('SIGINT');
 
 /**
  * The replay was stopped by a signal (Ctrl-C): what it had opened is closed, no report is
  * written. The message says how far it got (`interrupted by SIGINT after 37 of 120 turns …`).
  */
-export class ReplayInterrupted extends Error {
+export class ReplayInterrupted extends RunInterrupted {
   override readonly name = 'ReplayInterrupted';
   /**
    * @param signal the signal that stopped it (e.g. SIGINT)
@@ -36,11 +37,11 @@ export class ReplayInterrupted extends Error {
    * @param where what it was doing, e.g. `strategy token-count (1 of 4)`
    */
   constructor(
-    readonly signal: string,
+    signal: string,
     readonly turnsDone: number,
     readonly totalTurns: number,
     where: string,
   ) {
-    super(`interrupted by ${signal} after ${turnsDone} of ${totalTurns} turns (${where}); no report written`);
+    super(signal, `after ${turnsDone} of ${totalTurns} turns (${where}); no report written`);
   }
 }

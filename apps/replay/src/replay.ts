@@ -11,8 +11,9 @@
  * and one line says how far it got. A second Ctrl-C while it closes ends the process at once.
  */
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { REPLAY_INTERRUPTED_EXIT_CODE, REPLAY_UNEXPECTED_EXIT_CODE, REPLAY_USAGE_EXIT_CODE, ReplayError, ReplayInterrupted } from './replay-error';
+import { REPLAY_UNEXPECTED_EXIT_CODE, REPLAY_USAGE_EXIT_CODE, ReplayError, ReplayInterrupted } from './replay-error';
 import { runReplay, type ReplayOptions } from './run-replay';
+import { interruptedExitCode, stopOnSignals } from './stop-on-signals';
 
 function integer(name: string) {
   return (value: string): number => {
@@ -88,18 +89,15 @@ export async function main(argv: string[]): Promise<number> {
     fidelity: o.fidelity,
     fidelitySessions: o.fidelitySessions,
   };
-  // Ctrl-C (or SIGTERM) stops the run cleanly; `once`: a second one ends the process at once (Node's default).
-  const controller = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => controller.abort(signal);
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  // Ctrl-C (or SIGTERM) stops the run cleanly; a second one ends the process at once (Node's default).
+  const stop = stopOnSignals();
   try {
-    const report = await runReplay({ ...options, signal: controller.signal });
+    const report = await runReplay({ ...options, signal: stop.signal });
     return report.validationFailures === 0 ? 0 : 1;
   } catch (err) {
     if (err instanceof ReplayInterrupted) {
       process.stderr.write(`replay: ${err.message}\n`);
-      return err.signal === 'SIGTERM' ? 143 : REPLAY_INTERRUPTED_EXIT_CODE;
+      return interruptedExitCode(err.signal);
     }
     if (err instanceof ReplayError) {
       process.stderr.write(`replay: ${err.message}\n`);
@@ -107,8 +105,7 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw err;
   } finally {
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    stop.dispose();
   }
 }
 

@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { ESTIMATOR_NAMES, type EstimatorName, type Strategy, type Trigger } from '@lib/compaction';
 import { ReplayError, ReplayInterrupted } from './replay-error';
+import { signalName } from './stop-on-signals';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
 import { FidelityCollector, type FidelityReport } from './run-fidelity';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
@@ -365,7 +366,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   // How far the run got, for the line an interruption prints.
   let turnsDone = 0;
   let phase = `strategy ${plans[0].name} (1 of ${plans.length})`;
-  const interruption = () => new ReplayInterrupted(typeof signal?.reason === 'string' ? signal.reason : 'a signal', turnsDone, totalTurns, phase);
+  const interruption = () => new ReplayInterrupted(signalName(signal), turnsDone, totalTurns, phase);
   // Rejects once the signal aborts: the run stops waiting for whatever it was doing (settling, fidelity, examples).
   let stopWaiting = (): void => undefined;
   const interrupted = new Promise<never>((_resolve, reject) => {
