@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteEventStore, type RecordedEvent } from '@lib/event-store';
+import { SqliteEventStore } from '@lib/event-store';
 import type { SessionEvent } from '@lib/compaction';
 import { CONVERSATION_EVENT, type ConversationEventData, type EstimatorName } from '../events/session-stream-events';
 import { ReadModelStore } from '../read-side/read-model-store';
@@ -76,7 +76,7 @@ describe('SessionReads: spliced window and log answers', () => {
     const settings = { maxWaitMs: 30_000 } as SessionSettings & { maxWaitMs: number };
     reads = new SessionReads(eventStore, projector.store, projector, settings, new AcknowledgedPositions());
     let position = 0n;
-    for (const e of trickyLog().events as RecordedEvent[]) {
+    for (const e of trickyLog().events) {
       position = (await eventStore.appendToStream(e.streamId, [{ id: e.id, type: e.type, data: e.data, metadata: e.metadata }])).position;
     }
     await reads.waitFor(position);
