@@ -5,9 +5,18 @@
  * compaction, time travel, then restart on the same directory and get the same answers.
  */
 import * as fs from 'node:fs';
-import { validateOpenAiWindow } from '@lib/session';
+import type { Response } from 'superagent';
+import { SessionReads, validateOpenAiWindow } from '@lib/session';
 import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
 import { useService } from '../support/service-harness';
+
+/** Keeps an answer's body as its text (superagent's parser callback). */
+function rawText(res: Response, done: (err: Error | null, body: string) => void): void {
+  let text = '';
+  res.setEncoding('utf8');
+  res.on('data', (chunk: string) => (text += chunk));
+  res.on('end', () => done(null, text));
+}
 
 type Message = { role: string; content?: unknown; tool_calls?: unknown[]; [k: string]: unknown };
 
@@ -108,6 +117,19 @@ describeWithShared('session service end to end on real conversations', TAU_BENCH
     expect(past.body.events).toHaveLength(sessions[0].traj.length);
     const now = await harness.http().get(`/v1/sessions/${sessionId}/window`).expect(200);
     expect(now.body.events.length).toBeLessThan(past.body.events.length);
+  });
+
+  it('answers the window and the log as JSON: the bytes of the parsed answers, spliced from the stored events', async () => {
+    const reads = harness.service.app.get(SessionReads);
+    for (let i = 0; i < sessions.length; i++) {
+      const id = `real-${i}`;
+      const window = await harness.http().get(`/v1/sessions/${id}/window?estimator=o200k_base`).buffer(true).parse(rawText).expect(200);
+      expect(window.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(window.body).toBe(JSON.stringify(await reads.window('default', id, { format: 'events', estimator: 'o200k_base' })));
+      const log = await harness.http().get(`/v1/sessions/${id}/events?limit=1000`).buffer(true).parse(rawText).expect(200);
+      expect(log.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(log.body).toBe(JSON.stringify(await reads.log('default', id, 0n, 1000)));
+    }
   });
 
   it('gives the same answers after a restart on the same directory', async () => {

@@ -7,7 +7,8 @@
  * the costliest to count, done in the token-counting worker) and distinct words (the costliest to
  * index for recall, bounded by `MAX_WORD_DOCUMENT_LENGTH`; a batch holding such an event is projected
  * in a worker thread, `LARGE_BATCH_TEXT`). The window holding the event is read after the probes:
- * answering it is a 3 MB read and response of its own (about 100 ms here), not the append's work.
+ * answering it is a 3 MB read and response of its own (its stored JSON spliced in as bytes, a few
+ * ms of CPU; `bench/read-stall.ts`), not the append's work.
  * Runtime: about 20 s on an idle 2-core machine, up to 1 min when it is shared.
  */
 import * as fs from 'node:fs';

@@ -5,7 +5,8 @@
  * `../commands/session-command-requests` (shared with the NATS transport), decisions in the command handlers, reads in
  * {@link SessionReads}.
  */
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
+import type { FastifyReply } from 'fastify';
 import { CommandBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Inject } from '@nestjs/common';
@@ -23,6 +24,7 @@ import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
 import { WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
 import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, PolicyAnswerSchema, WindowSchema } from './response-schemas';
@@ -97,31 +99,44 @@ export class SessionsController {
   @ApiOperation({ summary: 'The active window (what to send to the model next), now or at a past revision' })
   @ApiQueryParams(DOC_SCHEMAS.windowQuery)
   @ApiAnswer(WindowSchema)
-  async window(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
+  async window(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     checkSessionId(sessionId);
     const q = validateQuery(this.schemas.windowQuery, query);
-    return this.reads.window(tenant, sessionId, {
+    // The projected window's bytes are built from the stored JSON (no parse + stringify of a large event).
+    const answer = await this.reads.windowJson(tenant, sessionId, {
       atRevision: q.atRevision !== undefined ? BigInt(q.atRevision) : undefined,
       minPosition: q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
       format: q.format ?? 'events',
       estimator: q.estimator ?? 'cl100k_base',
     });
+    return sendJsonBytes(reply, answer);
   }
 
   @Get('events')
   @ApiOperation({ summary: 'The full log: conversation events with their archived flag, and decision events' })
   @ApiQueryParams(DOC_SCHEMAS.logQuery)
   @ApiAnswer(LogPageSchema)
-  async log(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Query() query: Record<string, unknown>) {
+  async log(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Query() query: Record<string, unknown>,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ) {
     checkSessionId(sessionId);
     const q = validateQuery(this.schemas.logQuery, query);
-    return this.reads.log(
+    const answer = await this.reads.logJson(
       tenant,
       sessionId,
       q.fromRevision !== undefined ? BigInt(q.fromRevision) : 0n,
       q.limit !== undefined ? Number(q.limit) : 100,
       q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
     );
+    return sendJsonBytes(reply, answer);
   }
 
   @Delete()

@@ -16,7 +16,8 @@ import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
 import { getWindow } from '../read-side/queries/window-query';
-import { listLog } from '../read-side/queries/session-log-query';
+import { listLog, listLogJson } from '../read-side/queries/session-log-query';
+import { getWindowJson } from '../read-side/queries/window-json-query';
 import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
 import { jsonSafe } from './json-safe';
 
@@ -96,6 +97,21 @@ export class SessionReads {
   }
 
   /**
+   * {@link window}'s answer as UTF-8 JSON bytes, for the projected window in format `events` (no
+   * `atRevision`): the same bytes as `JSON.stringify` of {@link window}'s answer, with each stored
+   * event spliced in undecoded (see `getWindowJson`), so a very large event does not hold the event
+   * loop for a parse and a stringify. Other options are answered as {@link window} does (an object).
+   * @throws what {@link window} throws.
+   */
+  async windowJson(tenantId: string, sessionId: string, options: WindowOptions): Promise<Buffer | object> {
+    if (options.atRevision !== undefined || options.format !== 'events') return (await this.window(tenantId, sessionId, options)) as object;
+    await this.waitFor(options.minPosition);
+    const json = getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
+    if (!json) throw new SessionNotFoundError(sessionId);
+    return json;
+  }
+
+  /**
    * The full log from `fromRevision` (inclusive), at most `limit` events, once the read models
    * reached `minPosition` (see {@link waitFor}).
    * @throws SessionNotFoundError (404); what {@link waitFor} throws.
@@ -105,6 +121,18 @@ export class SessionReads {
     const page = listLog(this.readModels, tenantId, sessionId, fromRevision, limit);
     if (!page) throw new SessionNotFoundError(sessionId);
     return jsonSafe(page);
+  }
+
+  /**
+   * {@link log}'s answer as UTF-8 JSON bytes: the same bytes as `JSON.stringify` of {@link log}'s
+   * answer, each stored event spliced in undecoded (see `listLogJson`).
+   * @throws what {@link log} throws.
+   */
+  async logJson(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<Buffer> {
+    await this.waitFor(minPosition);
+    const json = listLogJson(this.readModels, tenantId, sessionId, fromRevision, limit);
+    if (!json) throw new SessionNotFoundError(sessionId);
+    return json;
   }
 
   /**
