@@ -121,8 +121,12 @@ const ABLATIONS: Variant[] = [
     withoutFts('recall_trigram')(db);
   }),
   ...['session_log_by_revision', 'sessions_by_activity'].map((index) => projectorVariant(`no ${index}`, withoutIndex(index))),
-  projectorVariant('no secondary index', (db) => {
-    const indexes = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").pluck().all() as string[];
+  // Unique indexes stay: the writer's upserts need them (ON CONFLICT).
+  projectorVariant('no secondary index but the unique ones', (db) => {
+    const indexes = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND sql NOT LIKE 'CREATE UNIQUE%'")
+      .pluck()
+      .all() as string[];
     for (const index of indexes) withoutIndex(index)(db);
   }),
 ];
