@@ -6,16 +6,74 @@
  * append or a compaction would), then reports its memory to the parent over IPC.
  */
 import 'reflect-metadata';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as v8 from 'node:v8';
 import type { EventData } from '@lib/event-store';
 import { CONVERSATION_EVENT, SessionProjector, SessionStateCache, sessionKey, sessionStream, storeEventId } from '@lib/session';
 import { corpus, EventCycler } from '../lib/corpus';
 import { startService } from '../lib/service';
+import { processMemory, type ProcessMemory } from '../lib/process-memory';
 import { nowMs } from '../lib/stats';
 
-function memory(): { rss: number; heapUsed: number; external: number; arrayBuffers: number } {
+/** Memory of this process: `process.memoryUsage()`'s fields (bytes) and what `/proc` says of the resident set. */
+interface Mem {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  proc: ProcessMemory | null;
+  /** VmRSS right after the collection, before V8's background threads returned the freed pages (bytes). */
+  rssAtCollection: number;
+  /** ms waited after the collection for the resident set to settle. */
+  settledAfterMs: number;
+  /** The main thread's V8 heap spaces: committed (`size`) and used bytes of each, by name. */
+  spaces: Record<string, { size: number; used: number }>;
+}
+
+/** How often, and how long at most, {@link memory} reads the resident set while it settles (ms). */
+const SETTLE_POLL_MS = 250;
+const SETTLE_MAX_MS = 10_000;
+
+/**
+ * This process's memory after a full, compacting collection, once the resident set has settled.
+ * Two things made the figure vary 350–740 MiB for the same build (2026-11-30, 10k × 50):
+ * - V8 frees the pages a collection emptied on its background threads, after `gc()` has returned:
+ *   read at once, VmRSS still held up to ~490 MiB of them, a different share each run. So it polls
+ *   VmRSS every {@link SETTLE_POLL_MS} ms until it falls by less than 1 MiB between two reads (at
+ *   most {@link SETTLE_MAX_MS} ms; ~0.5 s in practice).
+ * - A plain `gc()` evacuates only some fragmented pages: old space kept 128–247 MiB committed for
+ *   106–108 MiB used. The collection here runs with `--compact-on-every-full-gc`, set for it alone
+ *   (the service runs with V8's defaults meanwhile), as the memory reducer compacts once a service
+ *   idles: committed then ≈ used. A service under steady allocation holds that slack too.
+ */
+async function memory(): Promise<Mem> {
+  // This one collection compacts every fragmented page, as V8's memory reducer does once a service idles.
+  v8.setFlagsFromString('--compact-on-every-full-gc');
   (global as unknown as { gc?: () => void }).gc?.();
+  v8.setFlagsFromString('--no-compact-on-every-full-gc');
+  const rssAtCollection = process.memoryUsage.rss();
+  const t0 = nowMs();
+  let previous = rssAtCollection;
+  for (;;) {
+    await sleep(SETTLE_POLL_MS);
+    const rss = process.memoryUsage.rss();
+    const settled = previous - rss < 2 ** 20;
+    previous = rss;
+    if (settled || nowMs() - t0 >= SETTLE_MAX_MS) break;
+  }
   const m = process.memoryUsage();
-  return { rss: m.rss, heapUsed: m.heapUsed, external: m.external, arrayBuffers: m.arrayBuffers };
+  return {
+    rss: m.rss,
+    heapUsed: m.heapUsed,
+    heapTotal: m.heapTotal,
+    external: m.external,
+    arrayBuffers: m.arrayBuffers,
+    proc: processMemory(),
+    rssAtCollection,
+    settledAfterMs: Math.round(nowMs() - t0),
+    spaces: Object.fromEntries(v8.getHeapSpaceStatistics().map((sp) => [sp.space_name, { size: sp.space_size, used: sp.space_used_size }])),
+  };
 }
 
 async function main(): Promise<void> {
@@ -24,7 +82,7 @@ async function main(): Promise<void> {
   const send = (msg: unknown) => process.send?.(msg);
   const running = await startService(dir, 'memory');
   try {
-    const before = memory();
+    const before = await memory();
     // The corpus is loaded after the empty service is measured: it is the load generator's, not the service's.
     const cycler = new EventCycler(corpus().conversations, 'm', true);
     const { store } = running.service;
@@ -55,9 +113,9 @@ async function main(): Promise<void> {
         last = nowMs();
       }
     }
-    const appendedAndProjected = memory();
+    const appendedAndProjected = await memory();
     for (let k = 0; k < sessions; k++) await cache.load(sessionKey('default', `mem-${k}`));
-    const after = memory();
+    const after = await memory();
     send({ result: { sessions, eventsPerSession, seconds: (nowMs() - t0) / 1000, before, appendedAndProjected, after } });
   } finally {
     await running.stop();

@@ -6,8 +6,9 @@
  *   `/proc/<pid>/status` once it has answered `GET /health` twice, a second apart. The row with
  *   the target (< 180 MiB).
  * - Filled with `sessions` × `eventsPerSession` events (10k × 50 in the full run): a child process
- *   (memory-child.ts, compiled in the same build, run with --expose-gc so that a collection
- *   precedes each measure): RSS and V8 heap of its started, empty service (the growth's baseline),
+ *   (memory-child.ts, compiled in the same build, run with --expose-gc so that a compacting
+ *   collection precedes each measure, read once the resident set has settled, ~0.5 s later: see
+ *   `memory` there for why, the figure varied 350–740 MiB between runs without): RSS and V8 heap of its started, empty service (the growth's baseline),
  *   after the events are appended and projected, and after every session's state has been loaded
  *   once through the write side's cache (at most 2,000 sessions stay cached).
  */
@@ -15,6 +16,7 @@ import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { processMemory, type ProcessMemory } from '../lib/process-memory';
 import { round } from '../lib/stats';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 import { freshDir } from '../lib/service';
@@ -30,25 +32,19 @@ export interface MemoryOptions {
 interface Mem {
   rss: number;
   heapUsed: number;
+  heapTotal: number;
   external: number;
   arrayBuffers: number;
+  proc: ProcessMemory | null;
+  rssAtCollection: number;
+  settledAfterMs: number;
+  spaces: Record<string, { size: number; used: number }>;
 }
 
 const MiB = 2 ** 20;
 
-/** Resident and peak resident memory (bytes) of a process, from `/proc/<pid>/status`; null without /proc. */
-function residentMemory(pid: number): { rss: number; peak: number } | null {
-  try {
-    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN) * 1024;
-    return { rss: kib('VmRSS'), peak: kib('VmHWM') };
-  } catch {
-    return null;
-  }
-}
-
 /** The empty service as `npm start` runs it: its resident memory after two `GET /health`, a second apart. */
-async function emptyServiceAsStarted(root: string | undefined): Promise<{ rss: number; peak: number } | null> {
+async function emptyServiceAsStarted(root: string | undefined): Promise<ProcessMemory | null> {
   const dataDir = freshDir(root, 'memory-empty');
   progress('the empty service as npm start runs it (compiled, default settings)');
   const service = await spawnCompiledService({ dataDir, env: { LOG_LEVEL: 'info' } });
@@ -58,11 +54,18 @@ async function emptyServiceAsStarted(root: string | undefined): Promise<{ rss: n
       const res = await fetch(`${service.url}/health`);
       if (res.status !== 200) throw new Error(`GET /health answered ${res.status}: ${await res.text()}`);
     }
-    return residentMemory(service.pid);
+    return processMemory(service.pid);
   } finally {
     await service.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** What a resident set is made of, in words: anonymous and file-backed MiB, glibc malloc's secondary arenas, threads. */
+function composition(m: ProcessMemory): string {
+  const mib = (n: number | null) => (n === null ? 'n/a' : (n / MiB).toFixed(1));
+  const arenas = m.arenaHeaps ? `, of which ${mib(m.arenaHeaps.rss)} in ${m.arenaHeaps.heaps} malloc arena heaps of 64 MiB` : '';
+  return `RssAnon ${mib(m.anon)} MiB${arenas} and ${mib(m.brkHeap)} in the brk heap, RssFile ${mib(m.file)} MiB, ${m.threads ?? 'n/a'} threads`;
 }
 
 /** Runs figure 7. */
@@ -138,7 +141,18 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
     },
     notes: [
       `RSS after appending and projecting (before the cache loads): ${(mid.rss / MiB).toFixed(1)} MiB; filled in ${result.seconds.toFixed(1)} s`,
-      ...(started ? [`empty service as started: peak RSS while starting ${(started.peak / MiB).toFixed(1)} MiB`] : []),
+      ...(started ? [`empty service as started: peak RSS while starting ${(started.peak / MiB).toFixed(1)} MiB; ${composition(started)}`] : []),
+      ...(before.proc ? [`filled child, empty: ${composition(before.proc)}`] : []),
+      ...(after.proc
+        ? [
+            `filled child, after: ${composition(after.proc)}; V8 heap total ${(after.heapTotal / MiB).toFixed(1)} MiB, external ${(after.external / MiB).toFixed(1)} MiB`,
+          ]
+        : []),
+      `filled child, after: V8 heap spaces committed / used (MiB): ${Object.entries(after.spaces)
+        .filter(([, sp]) => sp.size >= MiB)
+        .map(([name, sp]) => `${name.replace(/_space$/, '')} ${(sp.size / MiB).toFixed(1)} / ${(sp.used / MiB).toFixed(1)}`)
+        .join(', ')}`,
+      `RSS right after each forced collection, before V8's background threads returned the pages it freed: empty ${(before.rssAtCollection / MiB).toFixed(1)}, filled ${(mid.rssAtCollection / MiB).toFixed(1)}, after the cache loads ${(after.rssAtCollection / MiB).toFixed(1)} MiB (the figures above are read once it settled, ${after.settledAfterMs} ms later)`,
     ],
   };
 }
