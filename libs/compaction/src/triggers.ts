@@ -6,6 +6,7 @@ import { classifyEvents } from './classify';
 import { describeValue, InvalidParameterError } from './invalid-parameter-error';
 import { MAX_PARAMETER_VALUE, readInteger } from './parameters';
 import type { CostedEvent } from './session-event';
+import { quoteInput } from './quoted-input';
 
 /** The trigger types of DESIGN §3.5. */
 export const TRIGGER_TYPES: readonly Trigger['type'][] = ['turn-count', 'token-count', 'any-of', 'all-of'];
@@ -28,7 +29,7 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
   const allowedKeys = type === 'turn-count' ? ['type', 'maxTurns'] : type === 'token-count' ? ['type', 'threshold'] : ['type', 'triggers'];
   for (const key of Object.keys(obj)) {
     if (!allowedKeys.includes(key)) {
-      throw new InvalidParameterError(`${path}.${key}`, `absent (allowed keys: ${allowedKeys.join(', ')})`, 'an unknown key');
+      throw new InvalidParameterError(`${path}.${quoteInput(key, { quoted: false })}`, `absent (allowed keys: ${allowedKeys.join(', ')})`, 'an unknown key');
     }
   }
   switch (type) {

@@ -195,3 +195,20 @@ describe('evaluateTrigger (DESIGN §3.5)', () => {
     expect(evaluateTrigger({ type: 'all-of', triggers: [yes, { type: 'any-of', triggers: [no, yes] }] }, costed)).toBe(true);
   });
 });
+
+describe('unknown keys of a strategy or a trigger', () => {
+  const longKey = 'x'.repeat(8000);
+  it.each([
+    ['strategy', () => parseStrategy({ type: 'token-count', maxTokens: 60, [longKey]: 1 }), 'strategy.'],
+    ['trigger', () => parseTrigger({ type: 'turn-count', maxTurns: 3, [longKey]: 1 }), 'trigger.'],
+    ['nested trigger', () => parseTrigger({ type: 'any-of', triggers: [{ type: 'turn-count', maxTurns: 3, [longKey]: 1 }] }), 'trigger.triggers[0].'],
+  ])('a %s key of 8,000 characters is named by its first 64 and its length, not whole', (_, parse, prefix) => {
+    const error = rejection(parse);
+    expect(error.parameter).toBe(`${prefix}${'x'.repeat(64)}… (8000 characters)`);
+    expect(error.message.length).toBeLessThan(400);
+  });
+
+  it('a short unknown key is named whole', () => {
+    expect(rejection(() => parseStrategy({ type: 'token-count', maxTokens: 60, maxToken: 1 })).parameter).toBe('strategy.maxToken');
+  });
+});
