@@ -392,6 +392,19 @@ describe('eventsToOpenAiMessages', () => {
   it('rejects a field it would drop, and names it', () => {
     expect(() => openAiMessagesToEvents([{ role: 'user', content: 'hi', audio: { id: 'x' } }])).toThrow(/messages\[0\]\.audio: unknown field/);
     expect(() => openAiMessagesToEvents([{ role: 'tool', tool_call_id: 'c', content: 'x', refusal: 'no' }])).toThrow(/messages\[0\]\.refusal: unknown field/);
+    // inside a tool call and its function too (newcomer: these were dropped with a 201)
+    const call = { id: 'c', type: 'function', function: { name: 'n', arguments: '{}' } };
+    expect(() => openAiMessagesToEvents([{ role: 'assistant', content: null, tool_calls: [{ ...call, extra: 1 }] }])).toThrow(
+      /messages\[0\]\.tool_calls\[0\]\.extra: unknown field "extra": remove it \(the service stores id, type, function\)/,
+    );
+    expect(() =>
+      openAiMessagesToEvents([{ role: 'assistant', content: null, tool_calls: [{ ...call, function: { ...call.function, strict: true } }] }]),
+    ).toThrow(/messages\[0\]\.tool_calls\[0\]\.function\.strict: unknown field "strict"/);
+    const longKey = 'k'.repeat(6000);
+    expect(() => openAiMessagesToEvents([{ role: 'assistant', content: null, tool_calls: [{ ...call, [longKey]: 1 }] }])).toThrow(/\(6000 characters\)/);
+    expect(openAiMessagesToEvents([{ role: 'assistant', content: null, tool_calls: [{ ...call, index: null }] }])).toEqual([
+      { id: 'msg-0', type: 'assistant', text: null, toolCalls: [{ id: 'c', name: 'n', arguments: '{}' }] },
+    ]);
     // null-valued fields count as absent (as providers' own response objects carry them)
     expect(openAiMessagesToEvents([{ role: 'assistant', content: 'hi', refusal: null, audio: null }])).toEqual([
       { id: 'msg-0', type: 'assistant', text: 'hi' },

@@ -687,6 +687,11 @@ const OPENAI_FIELD_NAMES: Array<[RegExp, string]> = [
   [/\.responses\[\d+\]/g, ''],
 ];
 
+/** Fields of a tool call in `tool_calls` the service keeps; any other field with a value is refused (it would be lost). */
+const TOOL_CALL_FIELDS = ['id', 'type', 'function'] as const;
+/** Fields of a tool call's `function` the service keeps. */
+const TOOL_CALL_FUNCTION_FIELDS = ['name', 'arguments'] as const;
+
 function parseToolCalls(value: unknown, field: string): ToolCall[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw invalid(field, 'must be an array of tool calls');
@@ -699,6 +704,8 @@ function parseToolCalls(value: unknown, field: string): ToolCall[] {
     seen.add(id);
     if (raw.type !== undefined && raw.type !== 'function') throw invalid(`${at}.type`, 'must be "function"');
     if (!isObject(raw.function)) throw invalid(`${at}.function`, 'must be { name, arguments }');
+    rejectUnknownFields(raw, TOOL_CALL_FIELDS, at);
+    rejectUnknownFields(raw.function, TOOL_CALL_FUNCTION_FIELDS, `${at}.function`);
     const name = nonEmptyString(raw.function.name, `${at}.function.name`);
     const args = stringField(raw.function.arguments, `${at}.function.arguments`);
     return { id, name, arguments: args };
