@@ -21,4 +21,17 @@ describe('quoteInput', () => {
     expect(quoteInput('metadata', { quoted: false })).toBe('metadata');
     expect(quoteInput('k'.repeat(500), { quoted: false })).toBe(`${'k'.repeat(MAX_ECHOED_LENGTH)}… (500 characters)`);
   });
+
+  it('quotes a name inside a path anyway when it is empty or holds an invisible character (newcomer: `?=` was named "(body)")', () => {
+    expect(quoteInput('', { quoted: false })).toBe('""');
+    expect(quoteInput('\u0000', { quoted: false })).toBe('"\\u0000"');
+    expect(quoteInput('a\u2028b', { quoted: false })).toBe('"a\\u2028b"');
+  });
+
+  it('escapes line separators, DEL, C1 and format characters inside quotes, so a message never carries them bare', () => {
+    expect(quoteInput('a\u2028b\u2029c')).toBe('"a\\u2028b\\u2029c"');
+    expect(quoteInput('\u007f\u0085\u200b')).toBe('"\\u007f\\u0085\\u200b"');
+    expect(quoteInput('\u{E0001}')).toBe('"\\udb40\\udc01"');
+    expect(quoteInput('日本語 🙂')).toBe('"日本語 🙂"');
+  });
 });
