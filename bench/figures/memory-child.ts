@@ -12,24 +12,8 @@ import type { EventData } from '@lib/event-store';
 import { CONVERSATION_EVENT, SessionProjector, SessionStateCache, sessionKey, sessionStream, storeEventId } from '@lib/session';
 import { corpus, EventCycler } from '../lib/corpus';
 import { startService } from '../lib/service';
-import { processMemory, type ProcessMemory } from '../lib/process-memory';
+import { processMemory, type MemoryReading } from '../lib/process-memory';
 import { nowMs } from '../lib/stats';
-
-/** Memory of this process: `process.memoryUsage()`'s fields (bytes) and what `/proc` says of the resident set. */
-interface Mem {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-  proc: ProcessMemory | null;
-  /** VmRSS right after the collection, before V8's background threads returned the freed pages (bytes). */
-  rssAtCollection: number;
-  /** ms waited after the collection for the resident set to settle. */
-  settledAfterMs: number;
-  /** The main thread's V8 heap spaces: committed (`size`) and used bytes of each, by name. */
-  spaces: Record<string, { size: number; used: number }>;
-}
 
 /** How often, and how long at most, {@link memory} reads the resident set while it settles (ms). */
 const SETTLE_POLL_MS = 250;
@@ -47,7 +31,7 @@ const SETTLE_MAX_MS = 10_000;
  *   (the service runs with V8's defaults meanwhile), as the memory reducer compacts once a service
  *   idles: committed then ≈ used. A service under steady allocation holds that slack too.
  */
-async function memory(): Promise<Mem> {
+async function memory(): Promise<MemoryReading> {
   // This one collection compacts every fragmented page, as V8's memory reducer does once a service idles.
   v8.setFlagsFromString('--compact-on-every-full-gc');
   (global as unknown as { gc?: () => void }).gc?.();

@@ -16,7 +16,7 @@ import { fork } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processMemory, type ProcessMemory } from '../lib/process-memory';
+import { processMemory, type MemoryReading, type ProcessMemory } from '../lib/process-memory';
 import { round } from '../lib/stats';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 import { freshDir } from '../lib/service';
@@ -27,18 +27,6 @@ export interface MemoryOptions {
   sessions: number;
   eventsPerSession: number;
   dir?: string;
-}
-
-interface Mem {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-  proc: ProcessMemory | null;
-  rssAtCollection: number;
-  settledAfterMs: number;
-  spaces: Record<string, { size: number; used: number }>;
 }
 
 const MiB = 2 ** 20;
@@ -85,16 +73,21 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
   const killChild = () => child.kill('SIGKILL');
   process.once('exit', killChild);
   child.once('exit', () => process.off('exit', killChild));
-  const result = await new Promise<{ sessions: number; eventsPerSession: number; seconds: number; before: Mem; appendedAndProjected: Mem; after: Mem }>(
-    (resolve, reject) => {
-      child.on('message', (msg: { progress?: string; result?: never; error?: string }) => {
-        if (msg.progress) progress(msg.progress);
-        if (msg.result) resolve(msg.result);
-        if (msg.error) reject(new Error(msg.error));
-      });
-      child.on('exit', (code) => (code === 0 ? undefined : reject(new Error(`memory child exited with ${code}`))));
-    },
-  );
+  const result = await new Promise<{
+    sessions: number;
+    eventsPerSession: number;
+    seconds: number;
+    before: MemoryReading;
+    appendedAndProjected: MemoryReading;
+    after: MemoryReading;
+  }>((resolve, reject) => {
+    child.on('message', (msg: { progress?: string; result?: never; error?: string }) => {
+      if (msg.progress) progress(msg.progress);
+      if (msg.result) resolve(msg.result);
+      if (msg.error) reject(new Error(msg.error));
+    });
+    child.on('exit', (code) => (code === 0 ? undefined : reject(new Error(`memory child exited with ${code}`))));
+  });
   const events = result.sessions * result.eventsPerSession;
   const { before, appendedAndProjected: mid, after } = result;
   const emptyRow: FigureRow = started

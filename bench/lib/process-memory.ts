@@ -105,3 +105,19 @@ function mallocHeaps(pid: number | 'self'): Pick<ProcessMemory, 'arenaHeaps' | '
   }
   return { arenaHeaps: { heaps, rss }, brkHeap: mappings.filter((m) => m.brk).reduce((sum, m) => sum + m.rss, 0) };
 }
+
+/** One reading of figure 7's child (bench/figures/memory-child.ts), sent to the parent: memory of that process: `process.memoryUsage()`'s fields (bytes) and what `/proc` says of the resident set. */
+export interface MemoryReading {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  proc: ProcessMemory | null;
+  /** VmRSS right after the collection, before V8's background threads returned the freed pages (bytes). */
+  rssAtCollection: number;
+  /** ms waited after the collection for the resident set to settle. */
+  settledAfterMs: number;
+  /** The main thread's V8 heap spaces: committed (`size`) and used bytes of each, by name. */
+  spaces: Record<string, { size: number; used: number }>;
+}
