@@ -10,6 +10,12 @@
  * answering it is a 3 MB read and response of its own (its stored JSON spliced in as bytes, a few
  * ms of CPU; `bench/read-stall.ts`), not the append's work.
  * Runtime: about 20 s on an idle 2-core machine, up to 1 min when it is shared.
+ *
+ * The limit is 200 ms on a machine with a core free for the service. When other processes keep
+ * every core busy (a CI run's other jest worker, a build), the service's longest stretch of work
+ * (~70 ms idle: reading and checking the 3 MB body) takes longer in wall time in proportion, so the
+ * limit is scaled by the load average (plus one, the service's own work) per core when that is over 1 ({@link probeLimitMs}; CI gave
+ * 206 ms at stop 22 with the same code that gives 45 ms alone). The limit in use is printed.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -20,6 +26,11 @@ import { startHealthProber } from '../support/health-prober';
 import { spawnService, type ServiceProcess } from '../support/service-process';
 
 const MAX_TEXT_LENGTH = 1_000_000; // the documented default
+
+/** Slowest /health answer allowed (ms): 200, times the runnable work per core when that is over 1: the 1-minute load average plus the service's own work. */
+function probeLimitMs(): number {
+  return Math.round(200 * Math.max(1, (os.loadavg()[0] + 1) / os.cpus().length));
+}
 /** Summarizing strategies whose pass archives every event but the last turn. */
 const STRATEGIES: Record<string, object> = {
   'recursive-summarization': { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 },
@@ -59,17 +70,18 @@ describe('adversarial per-request cost', () => {
       expect(sessionRes.status).toBe(200);
       const projectedMs = Math.round(performance.now() - started);
       const { latencies, failures } = await prober.stop();
+      const limitMs = probeLimitMs();
       const windowRes = await fetch(`${service.url}/v1/sessions/${session}/window`);
       const work = { appended, tokens: ((await windowRes.json()) as { tokens: number }).tokens, projectedMs };
       expect(failures).toEqual([]);
       const { tokens } = work;
       expect(appended.status).toBe(201);
       process.stderr.write(
-        `adversarial append (${kind}): answered in ${appended.ms} ms, projected in ${projectedMs} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms\n`,
+        `adversarial append (${kind}): answered in ${appended.ms} ms, projected in ${projectedMs} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms (limit ${limitMs})\n`,
       );
       // The work was in flight for several probes; on failure this shows which probes were slow (index, ms).
       expect(latencies.length).toBeGreaterThanOrEqual(5);
-      expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
+      expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= limitMs)).toEqual([]);
       expect(tokens).toBe(getEstimator('cl100k_base').count(`User: ${text}`));
     },
     300_000,
@@ -98,12 +110,15 @@ describe('adversarial per-request cost', () => {
       const answer = (await res.json()) as { outcome: string; archived: string[] };
       const ms = Math.round(performance.now() - started);
       const { latencies, failures } = await prober.stop();
-      process.stderr.write(`adversarial ${strategy} pass: answered in ${ms} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms\n`);
+      const limitMs = probeLimitMs();
+      process.stderr.write(
+        `adversarial ${strategy} pass: answered in ${ms} ms; ${latencies.length} /health probes, slowest ${Math.max(...latencies)} ms (limit ${limitMs})\n`,
+      );
       expect(res.status).toBe(200);
       expect(answer.outcome).toBe('compacted');
       expect(answer.archived).toEqual(expect.arrayContaining(texts.map((t) => t.id)));
       expect(failures).toEqual([]);
-      expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= 200)).toEqual([]);
+      expect(latencies.map((ms, i) => [i, ms]).filter(([, ms]) => ms >= limitMs)).toEqual([]);
     },
     300_000,
   );
