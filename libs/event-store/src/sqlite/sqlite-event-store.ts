@@ -3,6 +3,7 @@ import { prepareAppend } from '../append-input';
 import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
   AppendOptions,
+  DeleteStreamOptions,
   AppendResult,
   EventData,
   EventStore,
@@ -216,13 +217,13 @@ export class SqliteEventStore implements EventStore {
    * stream's events is left in the database file nor the WAL (see the class comment for the
    * case of a concurrent reader in another process).
    */
-  deleteStream(stream: string): Promise<void> {
+  deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
     try {
       this.assertOpen();
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueue({ kind: 'delete', stream }).then(() => undefined);
+    return this.enqueue({ kind: 'delete', stream, expected: options.expectedRevision }).then(() => undefined);
   }
 
   /**

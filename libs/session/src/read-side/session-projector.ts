@@ -284,14 +284,17 @@ export class SessionProjector {
 
   /**
    * Deletes every row of the session `sessionId` of `tenantId` from every read model, in one
-   * transaction (erasure). Returns false when the read models held no such session. It does not
-   * touch the event store nor the checkpoint: delete the stream first, so that neither a rebuild
-   * nor a lagging projector brings the rows back (an event of the deleted stream applied later
-   * would re-create them). After an erasure the WAL of the read models is truncated, so no copy
-   * of the erased rows is left on disk.
+   * transaction (erasure). With `before` (a global position, bigint), only when the session's
+   * rows were all projected from events before it: a session whose last projected event is at or
+   * after `before` is left as it is (the projector passed `before`, an erasure record, and what it
+   * holds came after the erasure). Returns false when nothing was erased. It does not touch the
+   * event store nor the checkpoint: delete the stream first, so that neither a rebuild nor a
+   * lagging projector brings the rows back (an event of the deleted stream applied later would
+   * re-create them). After an erasure the WAL of the read models is truncated, so no copy of the
+   * erased rows is left on disk.
    */
-  eraseSession(tenantId: string, sessionId: string): boolean {
-    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId));
+  eraseSession(tenantId: string, sessionId: string, before?: bigint): boolean {
+    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, before));
     // The rows are zeroed in the file (secure_delete) and gone from the FTS segments; the WAL
     // still holds the pages as they were before: truncate it.
     if (erased) this.store.purgeWal();
