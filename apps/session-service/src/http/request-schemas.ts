@@ -68,8 +68,6 @@ export function jsonDepthAtMost(value: unknown, max: number): boolean {
   return true;
 }
 
-export { MAX_REVISION };
-
 /**
  * A decimal integer in `[min, max]` sent as text (query parameters), read by
  * {@link parseCanonicalInteger} (canonical digits only: `"03"`, `"+3"`, `" 3"`, `"3e0"` are
@@ -86,6 +84,14 @@ export function integerInRange(min: bigint, max: bigint) {
 
 /** A revision or position sent as text (`atRevision`, `fromRevision`, `minPosition`): 0 to {@link MAX_REVISION}, see {@link integerInRange}. */
 export const revisionText = () => integerInRange(0n, MAX_REVISION);
+
+/**
+ * A revision or position validated by {@link revisionText} → its value (undefined when it was not
+ * sent), read by the same {@link parseCanonicalInteger}.
+ */
+export function revisionOf(text: string | undefined): bigint | undefined {
+  return text === undefined ? undefined : (parseCanonicalInteger(text) ?? undefined);
+}
 
 /** What to send as `expectedRevision` (the 400 message for anything else). */
 export const EXPECTED_REVISION_RULE =
