@@ -273,7 +273,11 @@ describe('what goes in comes out (HTTP)', () => {
         const plain = `/v1/sessions/null-fields-${n}`;
         const nulled = `/v1/sessions/null-fields-${n++}-nulls`;
         const a = await harness.http().post(`${plain}/events`).set('content-type', 'application/json').send(eventsBody(events, metadataOf));
-        const b = await harness.http().post(`${nulled}/events`).set('content-type', 'application/json').send(eventsBody(withNulls(events, metadataOf), metadataOf));
+        const b = await harness
+          .http()
+          .post(`${nulled}/events`)
+          .set('content-type', 'application/json')
+          .send(eventsBody(withNulls(events, metadataOf), metadataOf));
         expect([a.status, b.status]).toEqual([201, 201]);
         const stored = await logData(nulled, b.body.position);
         expect(stored).toEqual(await logData(plain, a.body.position));

@@ -1728,7 +1728,9 @@ const CASES: BadRequest[] = [
     name: `${path.endsWith('messages') ? 'messages' : 'events'}: expectedRevision null says what to send instead`,
     method: 'post',
     path,
-    body: path.endsWith('messages') ? { messages: [{ role: 'user', content: 'hi' }], expectedRevision: null } : { events: [user('x1')], expectedRevision: null },
+    body: path.endsWith('messages')
+      ? { messages: [{ role: 'user', content: 'hi' }], expectedRevision: null }
+      : { events: [user('x1')], expectedRevision: null },
     status: 400,
     code: 'validation_failed',
     parameter: 'expectedRevision',
@@ -1749,17 +1751,17 @@ const CASES: BadRequest[] = [
     ['sessions', '/v1/sessions?limit=01', 'limit'],
     ['recall', '/v1/recall?q=hello&minPosition=01', 'minPosition'],
     ['recall', '/v1/recall?q=hello&limit=010', 'limit'],
-  ].map(
-    ([route, path, parameter]): BadRequest => ({
-      name: `${route}: ${decodeURIComponent(path.slice(path.indexOf('?') + 1))} (not canonical)`,
-      method: 'get',
-      path,
-      status: 400,
-      code: 'validation_failed',
-      parameter,
-      mentions: new RegExp(`^${parameter}: must be an integer from \\d+ to \\d+, in plain decimal digits, without leading zeros, sign, spaces, fraction or exponent`),
-    }),
-  ),
+  ].map(([route, path, parameter]): BadRequest => ({
+    name: `${route}: ${decodeURIComponent(path.slice(path.indexOf('?') + 1))} (not canonical)`,
+    method: 'get',
+    path,
+    status: 400,
+    code: 'validation_failed',
+    parameter,
+    mentions: new RegExp(
+      `^${parameter}: must be an integer from \\d+ to \\d+, in plain decimal digits, without leading zeros, sign, spaces, fraction or exponent`,
+    ),
+  })),
   {
     name: 'compaction history: a cursor whose key is not canonical',
     method: 'get',

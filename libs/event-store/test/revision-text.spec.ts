@@ -18,10 +18,27 @@ describe('parseCanonicalInteger (revisions and positions sent as text)', () => {
     );
   });
 
-  it.each(['03', '00', '+3', '-0', '-1', ' 3', '3 ', '3\n', '3.0', '3.', '3e0', '1e3', '0x3', '0b1', '', '٣', '3_000', '9223372036854775808', '99999999999999999999'])(
-    'refuses %j',
-    (text) => expect(parseCanonicalInteger(text)).toBeNull(),
-  );
+  it.each([
+    '03',
+    '00',
+    '+3',
+    '-0',
+    '-1',
+    ' 3',
+    '3 ',
+    '3\n',
+    '3.0',
+    '3.',
+    '3e0',
+    '1e3',
+    '0x3',
+    '0b1',
+    '',
+    '٣',
+    '3_000',
+    '9223372036854775808',
+    '99999999999999999999',
+  ])('refuses %j', (text) => expect(parseCanonicalInteger(text)).toBeNull());
 
   it('refuses non-strings and applies a narrower range when given one', () => {
     for (const v of [3, 3n, null, undefined, ['3'], { toString: () => '3' }]) expect(parseCanonicalInteger(v)).toBeNull();

@@ -66,7 +66,11 @@ describe('409 wrong_expected_revision says what the session is, in words a clien
   it.each([
     ['stream_exists', 'no_stream', /^expected the session to exist \(expectedRevision "stream_exists"\), but it has no events: .*"no_stream"/],
     ['3', 'no_stream', /^expected the session's last event at revision 3, but the session has no events: .*"no_stream"/],
-    ['no_stream', '5', /^expected the session not to exist yet \(expectedRevision "no_stream"\), but its last event is at revision 5: read the session and retry with expectedRevision 5/],
+    [
+      'no_stream',
+      '5',
+      /^expected the session not to exist yet \(expectedRevision "no_stream"\), but its last event is at revision 5: read the session and retry with expectedRevision 5/,
+    ],
     ['0', '3', /^expected revision 0 but the session's last event is at revision 3: read the session and retry with expectedRevision 3$/],
   ])('expected %s, actual %s', (expected, actual, message) => {
     const err = new RevisionConflictError(expected, actual);

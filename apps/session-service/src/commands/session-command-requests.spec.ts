@@ -30,7 +30,10 @@ describe('expectedRevision: one spelling per revision', () => {
   const nonCanonical = ['03', '00', '+3', '-0', ' 3', '3 ', '3.0', '3e0', '0x3', '١', '9223372036854775808'];
 
   it.each(nonCanonical)('refuses %j on /events and /messages with 400 validation_failed saying what to send', (text) => {
-    for (const run of [() => fromEvents({ events: [user], expectedRevision: text }), () => fromMessages({ messages: [{ role: 'user', content: 'hi' }], expectedRevision: text })]) {
+    for (const run of [
+      () => fromEvents({ events: [user], expectedRevision: text }),
+      () => fromMessages({ messages: [{ role: 'user', content: 'hi' }], expectedRevision: text }),
+    ]) {
       const err = refusal(run);
       expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'expectedRevision' });
       expect(err.message).toMatch(/^expectedRevision: .*without leading zeros, sign, spaces, fraction or exponent/);
@@ -43,7 +46,8 @@ describe('expectedRevision: one spelling per revision', () => {
     expect(fromEvents({ events: [user], expectedRevision: 0 }).expectedRevision).toBe(0n);
     expect(fromEvents({ events: [user], expectedRevision: '9223372036854775807' }).expectedRevision).toBe(9223372036854775807n);
     expect(fromMessages({ messages: [{ role: 'user', content: 'hi' }], expectedRevision: '12' }).expectedRevision).toBe(12n);
-    for (const keyword of ['any', 'no_stream', 'stream_exists']) expect(fromEvents({ events: [user], expectedRevision: keyword }).expectedRevision).toBe(keyword);
+    for (const keyword of ['any', 'no_stream', 'stream_exists'])
+      expect(fromEvents({ events: [user], expectedRevision: keyword }).expectedRevision).toBe(keyword);
     expect(fromEvents({ events: [user] }).expectedRevision).toBe('any');
   });
 
@@ -104,7 +108,9 @@ describe('native events: an optional field sent as null counts as absent', () =>
     expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'user', text: null }] })).message).toMatch(/^events\[0\]\.text: .*need text/);
     expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'tool', responses: null }] })).parameter).toBe('events[0].responses');
     expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'user', text: 'hi', mood: null }] })).message).toMatch(/unknown field "mood"/);
-    expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'summary', shadowPrompt: 'p', text: 's', name: null }] })).message).toMatch(/unknown field "name"/);
+    expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'summary', shadowPrompt: 'p', text: 's', name: null }] })).message).toMatch(
+      /unknown field "name"/,
+    );
   });
 
   it('keeps a metadata "__proto__" key as sent when another field is dropped', () => {

@@ -7,8 +7,8 @@ import { LENGTH_UNIT } from '@lib/session';
 import { integerInRange, revisionText } from './request-schemas';
 
 const position = revisionText().describe(
-    "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
-  );
+  "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
+);
 const estimator = z
   .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' })
   .describe('estimator of windowTokens (default cl100k_base)');

@@ -124,8 +124,11 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
     }
     case 'union': {
       if (value === null || typeof value !== 'object' || typeof def.discriminator !== 'string') return value;
-      const tag = (value as Record<string, unknown>)[def.discriminator];
-      const option = (def.options as z.ZodType[]).find((o) => (o as unknown as z.ZodObject).shape?.[def.discriminator as string]?.safeParse(tag).success);
+      const discriminator = def.discriminator;
+      const tag = (value as Record<string, unknown>)[discriminator];
+      const option = (def.options as z.ZodType[]).find(
+        (o) => (o as unknown as { shape?: Record<string, z.ZodType> }).shape?.[discriminator]?.safeParse(tag).success,
+      );
       return option ? nullOptionalsAsAbsent(option, value) : value;
     }
     case 'object': {
@@ -133,7 +136,7 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
       const shape = def.shape as Record<string, z.ZodType>;
       let changed = false;
       const entries: Array<[string, unknown]> = [];
-      for (const [key, child] of Object.entries(value)) {
+      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
         const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
         if (field && child === null && field.safeParse(undefined).success && !field.safeParse(null).success) {
           changed = true;
@@ -262,7 +265,10 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     [
       z.enum(['any', 'no_stream', 'stream_exists'], revisionMessage),
       z.number(revisionMessage).int(revisionMessage).min(0, revisionMessage).max(Number.MAX_SAFE_INTEGER, revisionMessage),
-      z.string(revisionMessage).refine((s) => parseCanonicalInteger(s) !== null, revisionMessage).meta({ pattern: CANONICAL_DECIMAL_PATTERN }),
+      z
+        .string(revisionMessage)
+        .refine((s) => parseCanonicalInteger(s) !== null, revisionMessage)
+        .meta({ pattern: CANONICAL_DECIMAL_PATTERN }),
     ],
     revisionMessage,
   );

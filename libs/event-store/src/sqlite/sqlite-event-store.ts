@@ -66,7 +66,6 @@ interface PendingOp {
   reject: (error: unknown) => void;
 }
 
-
 /**
  * The embedded event store: one SQLite file (better-sqlite3), WAL journal, `synchronous=FULL`
  * (an acknowledged append survives a crash or power loss of this machine). Several OS processes
