@@ -437,7 +437,8 @@ const CASES: BadRequest[] = [
     body: { events: [user('x1')], expectedRevision: 'stream_exists' },
     status: 409,
     code: 'wrong_expected_revision',
-    mentions: /expectedRevision/,
+    // Newcomer: it said "the session is at no_stream".
+    mentions: /^expected the session to exist \(expectedRevision "stream_exists"\), but it has no events: .*"no_stream"/,
   },
   {
     name: 'userId empty',
@@ -1701,6 +1702,73 @@ const CASES: BadRequest[] = [
     status: 400,
     code: 'invalid_parameter',
     mentions: /trigger\.triggers: must be a non-empty array: list at least one trigger/,
+  },
+  // ---- newcomer: a revision or position has one spelling (parseCanonicalInteger): "03" was read as 3
+  ...['03', '00', '+3', ' 3', '3 ', '3e0', '3.0'].map((text): BadRequest => ({
+    name: `expectedRevision ${JSON.stringify(text)}`,
+    method: 'post',
+    path: `${S}/events`,
+    body: { events: [user('x1')], expectedRevision: text },
+    status: 400,
+    code: 'validation_failed',
+    parameter: 'expectedRevision',
+    mentions: /^expectedRevision: must be "any" .*without leading zeros, sign, spaces, fraction or exponent/,
+  })),
+  {
+    name: 'messages: expectedRevision "03"',
+    method: 'post',
+    path: `${S}/messages`,
+    body: { messages: [{ role: 'user', content: 'hi' }], expectedRevision: '03' },
+    status: 400,
+    code: 'validation_failed',
+    parameter: 'expectedRevision',
+    mentions: /^expectedRevision: .*without leading zeros/,
+  },
+  ...[`${S}/events`, `${S}/messages`].map((path): BadRequest => ({
+    name: `${path.endsWith('messages') ? 'messages' : 'events'}: expectedRevision null says what to send instead`,
+    method: 'post',
+    path,
+    body: path.endsWith('messages')
+      ? { messages: [{ role: 'user', content: 'hi' }], expectedRevision: null }
+      : { events: [user('x1')], expectedRevision: null },
+    status: 400,
+    code: 'validation_failed',
+    parameter: 'expectedRevision',
+    mentions: /^expectedRevision: is null: leave it out \(or send "any"\) for no check, or send the revision .*"no_stream".*"stream_exists"/,
+  })),
+  ...[
+    ['window', `${S}/window?atRevision=03`, 'atRevision'],
+    ['window', `${S}/window?atRevision=%2B1`, 'atRevision'],
+    ['window', `${S}/window?minPosition=%201`, 'minPosition'],
+    ['window', `${S}/window?minPosition=1e0`, 'minPosition'],
+    ['log', `${S}/events?fromRevision=00`, 'fromRevision'],
+    ['log', `${S}/events?limit=05`, 'limit'],
+    ['log', `${S}/events?minPosition=1.0`, 'minPosition'],
+    ['session', `${S}?minPosition=01`, 'minPosition'],
+    ['policy', `${S}/policy?minPosition=00`, 'minPosition'],
+    ['compaction history', `${S}/compactions?minPosition=%2B0`, 'minPosition'],
+    ['compaction history', `${S}/compactions?limit=010`, 'limit'],
+    ['sessions', '/v1/sessions?limit=01', 'limit'],
+    ['recall', '/v1/recall?q=hello&minPosition=01', 'minPosition'],
+    ['recall', '/v1/recall?q=hello&limit=010', 'limit'],
+  ].map(([route, path, parameter]): BadRequest => ({
+    name: `${route}: ${decodeURIComponent(path.slice(path.indexOf('?') + 1))} (not canonical)`,
+    method: 'get',
+    path,
+    status: 400,
+    code: 'validation_failed',
+    parameter,
+    mentions: new RegExp(
+      `^${parameter}: must be an integer from \\d+ to \\d+, in plain decimal digits, without leading zeros, sign, spaces, fraction or exponent`,
+    ),
+  })),
+  {
+    name: 'compaction history: a cursor whose key is not canonical',
+    method: 'get',
+    path: `${S}/compactions?cursor=${Buffer.from(JSON.stringify({ v: 1, l: 'compactions', k: '03' })).toString('base64url')}`,
+    status: 400,
+    code: 'invalid_query',
+    mentions: /^cursor: is not a cursor/,
   },
 ];
 

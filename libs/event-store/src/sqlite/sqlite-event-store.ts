@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { prepareAppend } from '../append-input';
+import { MAX_REVISION } from '../revision-text';
 import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
   AppendOptions,
@@ -65,8 +66,6 @@ interface PendingOp {
   resolve: (value: SqliteWriteResult) => void;
   reject: (error: unknown) => void;
 }
-
-const MAX_REVISION = 9223372036854775807n;
 
 /**
  * The embedded event store: one SQLite file (better-sqlite3), WAL journal, `synchronous=FULL`
