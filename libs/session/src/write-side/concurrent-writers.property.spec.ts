@@ -1,7 +1,8 @@
 /**
  * Several writers on one session, in every order the scheduler picks: two processes (each with its
  * own SessionStateCache, so one decides on a cached state the other has moved past) and several
- * clients per process (appends and compactions of one process share its cache while they await).
+ * clients per process (appends, compactions and policy changes of one process share its cache
+ * while they await).
  * Every store call is a point where another writer may go first (fast-check's scheduler decides
  * which call proceeds and when its answer comes back).
  *
@@ -25,6 +26,7 @@ import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { answeredCallIds, callIdsInLog } from './call-ids-in-log';
 import { SessionStateCache } from './session-state-cache';
+import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 const SESSION = 'race';
@@ -47,7 +49,8 @@ type Step =
   | { kind: 'answer'; callId: string }
   | { kind: 'call-and-answer'; callId: string }
   | { kind: 'resend' }
-  | { kind: 'compact'; strategy: Strategy };
+  | { kind: 'compact'; strategy: Strategy }
+  | { kind: 'policy'; strategy: Strategy | null };
 
 const callIdArb = fc.constantFrom(...CALL_IDS);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
@@ -67,10 +70,16 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
       .map((strategy) => ({ kind: 'compact' as const, strategy })),
   },
 );
-const clientArb = fc.record({ process: fc.integer({ min: 0, max: 1 }), steps: fc.array(stepArb, { minLength: 1, maxLength: 6 }) });
+const policyArb: fc.Arbitrary<Step> = fc
+  .option(fc.integer({ min: 2, max: 6 }).map((maxEvents) => parseStrategy({ type: 'sliding-window', maxEvents })))
+  .map((strategy) => ({ kind: 'policy' as const, strategy }));
+const clientArb = fc.record({
+  process: fc.integer({ min: 0, max: 1 }),
+  steps: fc.array(fc.oneof({ weight: 6, arbitrary: stepArb }, { weight: 1, arbitrary: policyArb }), { minLength: 1, maxLength: 6 }),
+});
 
 /** The events of an append step; ids are unique per client and step. */
-function eventsOf(step: Exclude<Step, { kind: 'resend' | 'compact' }>, id: string): SessionEvent[] {
+function eventsOf(step: Exclude<Step, { kind: 'resend' | 'compact' | 'policy' }>, id: string): SessionEvent[] {
   const call = (callId: string): SessionEvent => ({ id: `${id}c`, type: 'assistant', text: null, toolCalls: [{ id: callId, name: 'f', arguments: '{}' }] });
   const answer = (callId: string): SessionEvent => ({ id: `${id}t`, type: 'tool', responses: [{ toolCallId: callId, name: 'f', data: `from ${id}` }] });
   switch (step.kind) {
@@ -114,6 +123,9 @@ function comparable(state: SessionWindowState | null) {
     archivedOpenCalls: [...(state.archivedOpenCalls ?? new Map()).entries()].sort(),
     lastCompaction: state.lastCompaction?.compactionId ?? null,
     eventsSinceCompaction: state.eventsSinceCompaction,
+    consecutiveFailures: state.consecutiveFailures,
+    policy: state.policy?.strategy ?? null,
+    policyRevision: state.policyRevision?.toString() ?? null,
   };
 }
 
@@ -158,6 +170,7 @@ describe('concurrent writers on one session', () => {
     let compacted = 0;
     let refused = 0;
     let raced = 0;
+    let policies = 0;
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.array(clientArb, { minLength: 2, maxLength: 4 }), async (s, clients) => {
         const store = SqliteEventStore.open(':memory:');
@@ -169,12 +182,13 @@ describe('concurrent writers on one session', () => {
               cache,
               append: new AppendSessionEventsHandler(seen, cache, noBus),
               compact: new CompactSessionHandler(seen, cache, new EchoSummarizer()),
+              policy: new SetCompactionPolicyHandler(seen, cache, new EchoSummarizer()),
             };
           });
           const appends: AppendRecord[] = [];
           const unexpected: unknown[] = [];
           const run = async (client: (typeof clients)[number], c: number) => {
-            const { append, compact } = processes[client.process];
+            const { append, compact, policy } = processes[client.process];
             let previous: AppendRecord | null = null;
             for (const [n, step] of client.steps.entries()) {
               if (step.kind === 'compact') {
@@ -184,6 +198,14 @@ describe('concurrent writers on one session', () => {
                   return null;
                 });
                 if (answer?.outcome === 'compacted') compacted++;
+                continue;
+              }
+              if (step.kind === 'policy') {
+                await policy.execute(new SetCompactionPolicyCommand('t', SESSION, step.strategy, null, 'chars')).catch((e: unknown) => {
+                  // A policy before the first append finds no session.
+                  if (!(e instanceof SessionNotFoundError)) unexpected.push(e);
+                });
+                policies++;
                 continue;
               }
               if (step.kind === 'resend' && !previous) continue;
@@ -259,5 +281,6 @@ describe('concurrent writers on one session', () => {
     expect(refused).toBeGreaterThan(10);
     expect(compacted).toBeGreaterThan(10);
     expect(raced).toBeGreaterThan(30);
+    expect(policies).toBeGreaterThan(10);
   });
 });
