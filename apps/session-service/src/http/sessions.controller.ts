@@ -142,7 +142,7 @@ export class SessionsController {
   @Delete()
   @HttpCode(200)
   @ApiOperation({ summary: 'Erase the session: its content leaves the store and every read model (the deletion is recorded without content)' })
-  @ApiAnswer(EraseAnswerSchema)
+  @ApiAnswer(EraseAnswerSchema, { errors: [400, 401, 404, 409, 429, 503] })
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
     checkSessionId(sessionId);
     return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId));

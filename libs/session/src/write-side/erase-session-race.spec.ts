@@ -5,13 +5,14 @@
  * log still holds missing from one of them.
  */
 import type { EventBus } from '@nestjs/cqrs';
-import { SqliteEventStore, type EventStore } from '@lib/event-store';
+import { SqliteEventStore, type DeleteStreamOptions, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
 import { dumpReadModels } from '../read-side/read-model-dump';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
-import { EraseSessionCommand, EraseSessionHandler } from './erase-session';
+import { EraseSessionCommand, EraseSessionHandler, MAX_ERASE_ATTEMPTS, erasureStream } from './erase-session';
+import { RevisionConflictError } from '../errors';
 import { SessionStateCache } from './session-state-cache';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
@@ -92,5 +93,27 @@ describe('an erasure racing an append', () => {
   it('given an append to the erased id right after the deletion, when the erasure ends, then every replica shows it (a new session)', async () => {
     await eraseWith('after', (append, projectors) => projectedEverywhere(append, projectors, 'anew'));
     expect((await store.readStream(STREAM)).map((e) => e.revision)).toEqual([0n]);
+  });
+
+  it('given appends landing before every deletion, when the attempts run out, then it answers a revision conflict and erases nothing', async () => {
+    const { projectors, caught } = await twoReplicas(store);
+    const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
+    await say(append, 'u1');
+    let n = 0;
+    const busy: EventStore = Object.assign(Object.create(store) as EventStore, {
+      deleteStream: async (stream: string, options?: DeleteStreamOptions) => {
+        await say(append, `busy${n++}`);
+        return store.deleteStream(stream, options);
+      },
+    });
+    const refused = await new EraseSessionHandler(busy, new SessionStateCache(busy), projectors[0])
+      .execute(new EraseSessionCommand('t', 's'))
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(RevisionConflictError);
+    expect(n).toBe(MAX_ERASE_ATTEMPTS);
+    expect(await store.readStream(STREAM)).toHaveLength(1 + MAX_ERASE_ATTEMPTS);
+    expect(await store.readStream(erasureStream('t'))).toEqual([]);
+    await caught();
+    await Promise.all(projectors.map((p) => p.stop()));
   });
 });
