@@ -14,6 +14,9 @@ import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append
 import { EraseSessionCommand, EraseSessionHandler, MAX_ERASE_ATTEMPTS, erasureStream } from './erase-session';
 import { RevisionConflictError } from '../errors';
 import { SessionStateCache } from './session-state-cache';
+import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
+import { parseStrategy, type SummaryRequest } from '@lib/compaction';
+import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 const STREAM = sessionStream(sessionKey('t', 's'));
@@ -114,6 +117,45 @@ describe('an erasure racing an append', () => {
     expect(await store.readStream(STREAM)).toHaveLength(1 + MAX_ERASE_ATTEMPTS);
     expect(await store.readStream(erasureStream('t'))).toEqual([]);
     await caught();
+    await Promise.all(projectors.map((p) => p.stop()));
+  });
+
+  it('given a compaction waiting for its summary, when the session is erased and re-created up to the same revision meanwhile, then no erased content gets into the new session', async () => {
+    const { projectors } = await twoReplicas(store);
+    const cache = new SessionStateCache(store);
+    const append = new AppendSessionEventsHandler(store, cache, noBus);
+    for (let n = 0; n < 6; n++)
+      await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `old${n}`, type: 'user', text: `erased secret ${n}` } }]));
+    let release: () => void = () => undefined;
+    let called: () => void = () => undefined;
+    let calls = 0;
+    const summarizing = new Promise<void>((resolve) => (called = resolve));
+    const held: Summarizer = {
+      identity: { kind: 'extractive', model: 'held' },
+      async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+        // The first call waits for the test; a pass planned again on the re-created session is answered at once.
+        if (calls++ === 0) {
+          called();
+          await new Promise<void>((resolve) => (release = resolve));
+        }
+        return { ok: true, text: `summary: ${request.toSummarize.join(' ')}`, calls: 1, promptTokens: 1, completionTokens: 1 };
+      },
+    };
+    const compaction = new CompactSessionHandler(store, cache, held)
+      .execute(
+        new CompactSessionCommand('t', 's', parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 }), null, 'chars', false),
+      )
+      .catch((e: unknown) => e);
+    await summarizing;
+    await new EraseSessionHandler(store, cache, projectors[0]).execute(new EraseSessionCommand('t', 's'));
+    for (let n = 0; n < 6; n++) await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `new${n}`, type: 'user', text: `kept ${n}` } }]));
+    release();
+    const answer = await compaction;
+    // Planned again on the session as it is now: its own events summarized.
+    expect(answer).toMatchObject({ outcome: 'compacted', archived: ['new0', 'new1', 'new2', 'new3'] });
+    const log = JSON.stringify(await store.readStream(STREAM), (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+    expect(log).not.toContain('erased secret');
+    expect(log).not.toContain('old');
     await Promise.all(projectors.map((p) => p.stop()));
   });
 });
