@@ -1751,6 +1751,12 @@ const CASES: BadRequest[] = [
     ['sessions', '/v1/sessions?limit=01', 'limit'],
     ['recall', '/v1/recall?q=hello&minPosition=01', 'minPosition'],
     ['recall', '/v1/recall?q=hello&limit=010', 'limit'],
+    // Newcomer, stop 23: words and fractions on the audit routes answered 500 (BigInt of the text).
+    ['session', `${S}?minPosition=abc`, 'minPosition'],
+    ['policy', `${S}/policy?minPosition=1.5`, 'minPosition'],
+    ['compaction history', `${S}/compactions?minPosition=undefined`, 'minPosition'],
+    ['compaction', `${S}/compactions/c-1?minPosition=abc`, 'minPosition'],
+    ['compaction diff', `${S}/compactions/c-1/diff?minPosition=abc`, 'minPosition'],
   ].map(([route, path, parameter]): BadRequest => ({
     name: `${route}: ${decodeURIComponent(path.slice(path.indexOf('?') + 1))} (not canonical)`,
     method: 'get',
