@@ -33,7 +33,7 @@ export function freshDir(root: string | undefined, label: string): string {
 /** Starts the service with rate limiting off, quiet logs, on 127.0.0.1 and a free port. */
 export async function startService(root: string | undefined, label: string, env: NodeJS.ProcessEnv = {}): Promise<RunningService> {
   const dataDir = freshDir(root, label);
-  const config = loadServiceConfig({ ...process.env, ...env, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: '' });
+  const config = loadServiceConfig({ ...process.env, ...env, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: undefined });
   const service = await createSessionService(config, { quiet: true, env: { ...process.env, ...env } });
   await service.app.listen(0, '127.0.0.1');
   const server = service.app.getHttpServer();

@@ -160,7 +160,7 @@ export async function runConformance(dir: string, options: RunOptions = {}): Pro
     );
   };
   try {
-    const env = { ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' };
+    const env = { ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: undefined, RATE_LIMIT_PER_MINUTE: '0' };
     service = await createSessionService(loadServiceConfig(env), {
       quiet: true,
       env: { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'conformance', SUMMARIZER_MAX_RETRIES: '0', SUMMARIZER_TIMEOUT_MS: '10000' },

@@ -118,7 +118,7 @@ describe('a fact planted in the first turn, after five compaction passes', () =>
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fidelity-e2e-'));
-    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' }), {
+    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: undefined, RATE_LIMIT_PER_MINUTE: '0' }), {
       quiet: true,
     });
     await service.app.listen(0, '127.0.0.1');

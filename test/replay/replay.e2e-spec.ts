@@ -36,7 +36,7 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-e2e-data-'));
     outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-e2e-out-'));
-    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' }), {
+    service = await createSessionService(loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: undefined, RATE_LIMIT_PER_MINUTE: '0' }), {
       quiet: true,
     });
     await service.app.listen(0, '127.0.0.1');
@@ -285,7 +285,7 @@ describe('replay CLI: a message the service refuses (4xx) during the run', () =>
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-4xx-'));
     // a service whose text limit the file's second turn exceeds: the file itself is well formed
     service = await createSessionService(
-      loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0', MAX_TEXT_LENGTH: '40' }),
+      loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', API_KEYS: undefined, RATE_LIMIT_PER_MINUTE: '0', MAX_TEXT_LENGTH: '40' }),
       { quiet: true },
     );
     await service.app.listen(0, '127.0.0.1');

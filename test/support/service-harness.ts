@@ -34,7 +34,7 @@ export async function startService(options: HarnessOptions = {}): Promise<Harnes
     ...process.env,
     DATA_DIR: dataDir,
     PORT: '0',
-    API_KEYS: '',
+    API_KEYS: undefined,
     RATE_LIMIT_PER_MINUTE: '0',
     KURRENTDB_CONNECTION_STRING: '',
     DATABASE_URL: '',

@@ -68,7 +68,6 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: options.dataDir,
-    API_KEYS: '',
     RATE_LIMIT_PER_MINUTE: '0',
     LOG_LEVEL: 'warn',
     TS_NODE_TRANSPILE_ONLY: 'true',

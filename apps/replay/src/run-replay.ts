@@ -294,7 +294,7 @@ async function startInProcessService(): Promise<{ url: string; close: () => Prom
   // Loaded lazily: a bad file or option stops the command before Nest is even imported.
   const { createSessionService } = await import('../../session-service/src/create-session-service');
   const { loadServiceConfig } = await import('../../session-service/src/config/service-config');
-  const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', API_KEYS: '', RATE_LIMIT_PER_MINUTE: '0' });
+  const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', API_KEYS: undefined, RATE_LIMIT_PER_MINUTE: '0' });
   const service = await createSessionService(config, { quiet: true });
   await service.app.listen(0, '127.0.0.1');
   const { port } = service.app.getHttpServer().address() as AddressInfo;

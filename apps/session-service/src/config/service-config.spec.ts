@@ -59,3 +59,42 @@ describe('loadServiceConfig: request timeout', () => {
     expect(() => loadServiceConfig({ REQUEST_TIMEOUT_MS: '0' }, false)).toThrow(/^REQUEST_TIMEOUT_MS="0" is not valid: use an integer from 100 to 3600000/);
   });
 });
+
+describe('loadServiceConfig: API_KEYS', () => {
+  it('refuses a key listed twice, naming its positions but never the key', () => {
+    const key = 'dup-secret-9f31c2';
+    for (const value of [`${key}:alpha,${key}:beta`, `${key}:alpha,other-key-1234:gamma, ${key}:alpha`]) {
+      let message = '';
+      try {
+        loadServiceConfig({ API_KEYS: value }, false);
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toMatch(/^API_KEYS=…: the key of entry 1 is listed again as entry [23]: give each key once \(one tenant per key\)/);
+      expect(message).not.toContain(key);
+      expect(message).not.toContain(key.slice(0, 8));
+    }
+    expect(loadServiceConfig({ API_KEYS: 'key-one-1234:alpha,key-two-1234:alpha' }, false).apiKeys.size).toBe(2);
+  });
+
+  it('refuses API_KEYS set but empty (only spaces or commas), saying to unset it for open development mode', () => {
+    for (const value of ['', ' ', ',', ' , ,']) {
+      expect(() => loadServiceConfig({ API_KEYS: value }, false)).toThrow(
+        /^API_KEYS=.*: set but holds no key: give key:tenant pairs, or unset API_KEYS for open development mode \(no authentication\)$/,
+      );
+    }
+    expect(loadServiceConfig({}, false).apiKeys.size).toBe(0);
+    expect(loadServiceConfig({ API_KEYS: undefined }, false).apiKeys.size).toBe(0);
+  });
+
+  it('never repeats a key in the message about a malformed entry', () => {
+    let message = '';
+    try {
+      loadServiceConfig({ API_KEYS: 'good-key-1234:alpha,secret-key-without-tenant' }, false);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/^API_KEYS=…: entry 2 is not a key:tenant pair/);
+    expect(message).not.toContain('secret-key');
+  });
+});

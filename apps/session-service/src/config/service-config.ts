@@ -21,7 +21,7 @@ export interface ServiceConfig {
    * replicas may share it; each keeps its own read models under `dataDir`.
    */
   databaseUrl?: string;
-  /** API key → tenant id (`API_KEYS="key1:tenantA,key2:tenantB"`). Empty = open development mode. */
+  /** API key → tenant id (`API_KEYS="key1:tenantA,key2:tenantB"`). Empty (API_KEYS unset) = open development mode. */
   apiKeys: Map<string, string>;
   /** Largest accepted request body (`MAX_BODY_BYTES`, default 5 MiB). Larger bodies get 413. */
   maxBodyBytes: number;
@@ -86,22 +86,43 @@ function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: num
   return value;
 }
 
-/** Parses `API_KEYS`. @throws Error naming the variable on a malformed entry. */
+/**
+ * Parses `API_KEYS` (`key:tenant` pairs, comma-separated; spaces around an entry ignored). Unset
+ * (`undefined`): no keys, open development mode.
+ * @throws Error naming the variable when it is set but holds no key (a missing secret in a
+ *   deployment template must not open the service: unset it for open mode), an entry is not a
+ *   `key:tenant` pair (key at least 8 characters), or a key is listed twice. Messages name entries by
+ *   their position in the list (1-based), never by the key.
+ */
 export function parseApiKeys(raw: string | undefined): Map<string, string> {
   const keys = new Map<string, string>();
-  if (!raw?.trim()) return keys;
-  for (const entry of raw
+  if (raw === undefined) return keys;
+  const entries = raw
     .split(',')
     .map((s) => s.trim())
-    .filter(Boolean)) {
+    .filter(Boolean);
+  if (entries.length === 0) {
+    throw new Error(
+      `API_KEYS=${JSON.stringify(raw.slice(0, 16))}: set but holds no key: give key:tenant pairs, or unset API_KEYS for open development mode (no authentication)`,
+    );
+  }
+  const positions = new Map<string, number>();
+  entries.forEach((entry, index) => {
     const at = entry.lastIndexOf(':');
     const key = entry.slice(0, at);
     const tenant = entry.slice(at + 1);
     if (at <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenant) || key.length < 8) {
-      throw new Error('API_KEYS must be a comma-separated list of key:tenant pairs (key at least 8 characters; tenant letters, digits, _ or -)');
+      throw new Error(
+        `API_KEYS=…: entry ${index + 1} is not a key:tenant pair: use a comma-separated list of key:tenant pairs (key at least 8 characters; tenant letters, digits, _ or -)`,
+      );
     }
+    const first = positions.get(key);
+    if (first !== undefined) {
+      throw new Error(`API_KEYS=…: the key of entry ${first} is listed again as entry ${index + 1}: give each key once (one tenant per key)`);
+    }
+    positions.set(key, index + 1);
     keys.set(key, tenant);
-  }
+  });
   return keys;
 }
 
