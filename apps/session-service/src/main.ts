@@ -12,6 +12,7 @@ import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
 import { createSessionService } from './create-session-service';
 import { eventStoreKind } from './config/event-store-config';
+import { startupStoreLine, startupSummarizerLine } from './config/startup-summary';
 import { ConfigurationError } from './config/data-dir-lock';
 import type { ServiceConfig } from './config/service-config';
 
@@ -79,14 +80,9 @@ async function main(): Promise<void> {
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
-  const storeLine = {
-    kurrentdb: 'KurrentDB (KURRENTDB_CONNECTION_STRING)',
-    postgres: `PostgreSQL (DATABASE_URL); read models in ${config.dataDir}`,
-    sqlite: `embedded SQLite in ${config.dataDir}`,
-  }[eventStoreKind(config)];
   // The "listening on" line last: whoever waits for it (tests, scripts) has seen the others.
   const lines = [
-    `store: ${storeLine}; summarizer: ${service.summarizer.identity.kind} (${service.summarizer.identity.model})`,
+    `${startupStoreLine(config)}; ${startupSummarizerLine(service.summarizer)}`,
     storeModeLine(config),
     config.apiKeys.size === 0
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'

@@ -1,0 +1,30 @@
+import * as path from 'node:path';
+import { ExtractiveSummarizer, summarizerFromEnv } from '@lib/session';
+import { loadServiceConfig } from './service-config';
+import { startupStoreLine, startupSummarizerLine } from './startup-summary';
+
+describe('start-up summary lines', () => {
+  it('names the summarizer and, for a model summarizer, the endpoint host (never the path or a key)', () => {
+    expect(startupSummarizerLine(new ExtractiveSummarizer())).toMatch(/^summarizer: extractive \(.+\)$/);
+    const key = 'sk-startup-line-secret-1234';
+    // OPENAI_API_KEY alone: the default endpoint, api.openai.com
+    expect(startupSummarizerLine(summarizerFromEnv({ OPENAI_API_KEY: key }))).toBe('summarizer: openai-compatible (gpt-4o-mini at api.openai.com)');
+    const local = startupSummarizerLine(
+      summarizerFromEnv({ OPENAI_BASE_URL: 'http://user:pw@127.0.0.1:8080/v1', OPENAI_API_KEY: key, SUMMARIZER_MODEL: 'llama3' }),
+    );
+    expect(local).toBe('summarizer: openai-compatible (llama3 at 127.0.0.1:8080)');
+    expect(local).not.toContain(key);
+  });
+
+  it('names the SQLite events file when SQLITE_EVENTS_FILE is set, else the DATA_DIR', () => {
+    const dataDir = path.resolve('/tmp/startup-summary-data');
+    expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir }, false))).toBe(`store: embedded SQLite in ${dataDir}`);
+    const file = path.resolve('/tmp/shared/events.sqlite');
+    expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: file }, false))).toBe(
+      `store: embedded SQLite ${file} (SQLITE_EVENTS_FILE); read models in ${dataDir}`,
+    );
+    expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://db/e' }, false))).toBe(
+      `store: PostgreSQL (DATABASE_URL); read models in ${dataDir}`,
+    );
+  });
+});

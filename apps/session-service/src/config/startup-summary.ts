@@ -1,0 +1,37 @@
+/**
+ * The parts of the start-up summary `main.ts` prints that describe the configuration: where events
+ * are stored and which summarizer (and, for a model, which endpoint) compactions use.
+ */
+import { OpenAiSummarizer, type Summarizer } from '@lib/session';
+import { eventStoreKind } from './event-store-config';
+import type { ServiceConfig } from './service-config';
+import * as path from 'node:path';
+
+/**
+ * `store: …`: KurrentDB, PostgreSQL (with the read models' `DATA_DIR`), or embedded SQLite: `in
+ * <DATA_DIR>` when the events file is the default `<DATA_DIR>/events.sqlite`, else the events file
+ * (`SQLITE_EVENTS_FILE`) and the read models' `DATA_DIR`. Paths are absolute.
+ */
+export function startupStoreLine(config: ServiceConfig): string {
+  switch (eventStoreKind(config)) {
+    case 'kurrentdb':
+      return `store: KurrentDB (KURRENTDB_CONNECTION_STRING); read models in ${config.dataDir}`;
+    case 'postgres':
+      return `store: PostgreSQL (DATABASE_URL); read models in ${config.dataDir}`;
+    case 'sqlite':
+      return config.sqliteEventsFile === path.join(config.dataDir, 'events.sqlite')
+        ? `store: embedded SQLite in ${config.dataDir}`
+        : `store: embedded SQLite ${config.sqliteEventsFile} (SQLITE_EVENTS_FILE); read models in ${config.dataDir}`;
+  }
+}
+
+/**
+ * `summarizer: <kind> (<model>)`, and for an OpenAI-compatible one ` at <host[:port]>` of its
+ * endpoint (`OPENAI_BASE_URL`, or api.openai.com by default): where conversations are sent. Never
+ * the path, credentials in the URL or the API key.
+ */
+export function startupSummarizerLine(summarizer: Summarizer): string {
+  const { kind, model } = summarizer.identity;
+  if (!(summarizer instanceof OpenAiSummarizer)) return `summarizer: ${kind} (${model})`;
+  return `summarizer: ${kind} (${model} at ${new URL(summarizer.settings.baseURL).host})`;
+}
