@@ -7,7 +7,8 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { call, spawnService, type ServiceProcess } from '../support/service-process';
+import { spawnSync } from 'node:child_process';
+import { call, REPO_ROOT, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
 
 jest.setTimeout(180_000);
@@ -47,6 +48,37 @@ describe('start-up mode and logs of a real process', () => {
     expect(Date.now() - started).toBeLessThan(2000);
     await svc.stop();
     expect(svc.stdout() + svc.stderr()).not.toMatch(/"level":50/);
+  });
+
+  it.each<[string, (dir: string) => Record<string, string>, RegExp]>([
+    ['SUMMARIZER_TIMEOUT_MS=0', () => ({ SUMMARIZER_TIMEOUT_MS: '0' }), /^configuration error: SUMMARIZER_TIMEOUT_MS="0": not valid: use .*1 to/],
+    ['HOST=nohost.invalid', () => ({ HOST: 'nohost.invalid' }), /^configuration error: HOST=nohost\.invalid: .*not found/],
+    ['DATA_DIR=<a file>', (dir) => ({ DATA_DIR: path.join(dir, 'a-file') }), /^configuration error: DATA_DIR=\S+a-file: is a file, not a directory/],
+  ])('refuses %s at start-up: exit code 2 and one line naming the variable and what to fix', async (_name, env, line) => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'a-file'), 'not a directory\n');
+    const starting = startServiceProcess({ dataDir: path.join(dir, 'data'), env: env(dir) });
+    starting.ready.then(
+      (svc) => procs.push(svc),
+      () => undefined,
+    );
+    const { code } = await starting.exited;
+    expect({ code, stderr: starting.stderr() }).toEqual({ code: 2, stderr: expect.stringMatching(line) });
+    expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('npm run rebuild-read-models refuses a DATA_DIR that does not exist (exit code 2, naming it) and creates nothing', () => {
+    const missing = path.join(tempDir(), 'typo');
+    const rebuild = spawnSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/rebuild-read-models.ts'],
+      { cwd: REPO_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: missing }, encoding: 'utf8' },
+    );
+    expect({ status: rebuild.status, stderr: rebuild.stderr }).toEqual({
+      status: 2,
+      stderr: `rebuild failed: DATA_DIR=${missing}: does not exist: point DATA_DIR at the service's data directory\n`,
+    });
+    expect(fs.existsSync(missing)).toBe(false);
   });
 
   it('with keys: says keys are required, and never logs a key or message text (LOG_LEVEL=debug)', async () => {

@@ -4,7 +4,6 @@
  * document at `/docs`. Used by `main.ts`, the end-to-end tests and the CLI tools.
  */
 import 'reflect-metadata';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -12,7 +11,7 @@ import fastifyStatic from '@fastify/static';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
-import { createEventStore, type EventStore } from '@lib/event-store';
+import type { EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { AppModule } from './app.module';
 import { useJsonBodies } from './http/json-body';
@@ -22,7 +21,9 @@ import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
 import { answerFavicon, UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
-import { eventStoreConfig } from './config/event-store-config';
+import { openEventStore } from './config/event-store-config';
+import { asConfigurationError } from './config/configuration-error';
+import { ensureDataDir } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 
 /**
@@ -50,26 +51,36 @@ export interface SessionServiceOverrides {
 /**
  * Builds and initialises (but does not listen) the service.
  * Takes the lock on `DATA_DIR` first (one service process per data directory; see `data-dir-lock.ts`).
- * @throws ConfigurationError naming DATA_DIR and its holder when another service holds that directory;
- *   Error naming the variable when the summarizer settings are invalid; the store's errors when it cannot be opened.
+ * @throws ConfigurationError naming the variable when the summarizer settings are invalid, `DATA_DIR` is
+ *   a file or cannot be created, another service holds that directory (naming its holder), or
+ *   `KURRENTDB_CONNECTION_STRING` cannot be parsed; with NATS_URL, what `natsConnectError` gives
+ *   when the server cannot be reached; the store's errors when it cannot be opened.
  */
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  // The summarizer settings are configuration too: refused (by name) before DATA_DIR is touched.
+  let summarizer: Summarizer;
+  try {
+    summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
+  } catch (err) {
+    throw asConfigurationError(err) ?? err;
+  }
+  ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
   try {
-    return await buildService(config, overrides, () => lock.release());
+    return await buildService(config, { ...overrides, summarizer }, () => lock.release());
   } catch (err) {
     lock.release();
     throw err;
   }
 }
 
+/** Builds the service on a locked DATA_DIR; `overrides.summarizer` is set (by {@link createSessionService}). */
 async function buildService(config: ServiceConfig, overrides: SessionServiceOverrides, releaseLock: () => void): Promise<SessionService> {
   // Build the tokenizers' tables now (about a second of CPU), not inside the first append.
   for (const name of ESTIMATOR_NAMES) getEstimator(name);
-  const summarizer = overrides.summarizer ?? summarizerFromEnv(overrides.env ?? process.env);
-  const store = createEventStore(eventStoreConfig(config));
+  const summarizer = overrides.summarizer!;
+  const store = openEventStore(config);
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   // The metrics exist once the application does; the adapter's handlers are made before it.
   const bound: { metrics?: ServiceMetrics } = {};

@@ -3,8 +3,11 @@
  * URL, the API docs URL, the store in use, and whether it runs in open development mode: as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
  * whatever `LOG_LEVEL` says) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
- * A configuration error (an invalid variable, a DATA_DIR another service process holds) is printed
- * on stderr and ends the process with exit code 2. SIGTERM or SIGINT closes the service (new
+ * A configuration error (an invalid variable, a DATA_DIR another service process holds, a HOST or
+ * NATS_URL host that does not resolve, a PORT in use) is printed on stderr as one line
+ * `configuration error: NAME=…: what to fix` and ends the process with exit code 2; any other
+ * start-up failure (e.g. a NATS server that refuses the connection, named by NATS_URL and address)
+ * as `failed to start: …` with exit code 1. SIGTERM or SIGINT closes the service (new
  * requests get 503 `shutting_down`, in-flight ones finish), with one line when the shutdown starts
  * and one when it is done; then the process ends by that signal.
  */
@@ -13,7 +16,8 @@ import { loadServiceConfig } from './config/service-config';
 import { createSessionService } from './create-session-service';
 import { eventStoreKind } from './config/event-store-config';
 import { startupStoreLine, startupSummarizerLine } from './config/startup-summary';
-import { ConfigurationError } from './config/data-dir-lock';
+import { asConfigurationError } from './config/configuration-error';
+import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
 
 /**
@@ -39,6 +43,14 @@ function storeModeLine(config: ServiceConfig): string {
   return `store mode: ${writer}, PROJECTOR_WORKER ${config.projectorWorker ? 'on' : 'off'}`;
 }
 
+/** Ends the process for a start-up failure: a configuration error (exit code 2) or another failure (exit code 1), one line on stderr. */
+function failStart(err: unknown): never {
+  const configurationError = asConfigurationError(err);
+  if (configurationError) process.stderr.write(`configuration error: ${configurationError.message}\n`);
+  else process.stderr.write(`failed to start: ${(err as Error).message}\n`);
+  process.exit(configurationError ? 2 : 1);
+}
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -47,14 +59,7 @@ async function main(): Promise<void> {
     process.stderr.write(`configuration error: ${(err as Error).message}\n`);
     process.exit(2);
   }
-  let service;
-  try {
-    service = await createSessionService(config);
-  } catch (err) {
-    if (!(err instanceof ConfigurationError)) throw err;
-    process.stderr.write(`configuration error: ${err.message}\n`);
-    process.exit(2);
-  }
+  const service = await createSessionService(config);
   const running = service;
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals): void => {
@@ -76,7 +81,11 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  await service.app.listen(config.port, config.host);
+  try {
+    await service.app.listen(config.port, config.host);
+  } catch (err) {
+    throw listenError(err, config.host, config.port);
+  }
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
@@ -97,7 +106,4 @@ async function main(): Promise<void> {
   say(config, lines);
 }
 
-main().catch((err: Error) => {
-  process.stderr.write(`failed to start: ${err.message}\n`);
-  process.exit(1);
-});
+main().catch(failStart);

@@ -4,21 +4,25 @@
  * configuration as the service (DATA_DIR, KURRENTDB_CONNECTION_STRING or DATABASE_URL); stop the
  * service first (with PostgreSQL: only the replica whose DATA_DIR it rebuilds): it takes the same
  * DATA_DIR lock as the service, so it refuses (exit code 2) while a service process runs there.
+ * With the embedded store, DATA_DIR and its events file (SQLITE_EVENTS_FILE) must exist: a mistyped
+ * DATA_DIR is refused (exit code 2, naming it) instead of rebuilding from a new, empty store.
  * Prints a progress line per page and the final checkpoint.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createEventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector } from '@lib/session';
 import { loadServiceConfig } from './config/service-config';
-import { eventStoreConfig } from './config/event-store-config';
-import { ConfigurationError, lockDataDir } from './config/data-dir-lock';
+import { eventStoreKind, openEventStore } from './config/event-store-config';
+import { ensureDataDir, requireExistingSqliteStore } from './config/data-dir';
+import { lockDataDir } from './config/data-dir-lock';
+import { asConfigurationError } from './config/configuration-error';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig();
-  fs.mkdirSync(config.dataDir, { recursive: true });
+  // A mistyped DATA_DIR must not become an empty store "rebuilt up to position 0".
+  if (eventStoreKind(config) === 'sqlite') requireExistingSqliteStore(config);
+  else ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
-  const store = createEventStore(eventStoreConfig(config));
+  const store = openEventStore(config);
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   const started = Date.now();
   try {
@@ -41,5 +45,5 @@ async function main(): Promise<void> {
 
 main().catch((err: Error) => {
   process.stderr.write(`rebuild failed: ${err.message}\n`);
-  process.exit(err instanceof ConfigurationError ? 2 : 1);
+  process.exit(asConfigurationError(err) ? 2 : 1);
 });

@@ -15,11 +15,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
+import { ConfigurationError } from './configuration-error';
 
-/** A configuration the service refuses to start with (`main.ts` prints it and exits with code 2). */
-export class ConfigurationError extends Error {
-  override readonly name = 'ConfigurationError';
-}
+export { ConfigurationError } from './configuration-error';
 
 /** Who holds a data directory's lock, as its holder recorded it (`service.lock.json`). */
 export interface DataDirHolder {

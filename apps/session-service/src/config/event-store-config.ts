@@ -1,4 +1,5 @@
-import type { EventStoreConfig } from '@lib/event-store';
+import { createEventStore, type EventStore, type EventStoreConfig } from '@lib/event-store';
+import { ConfigurationError, withoutPassword } from './configuration-error';
 import type { ServiceConfig } from './service-config';
 
 /** Which event store a configuration selects. */
@@ -18,4 +19,21 @@ export function eventStoreConfig(config: ServiceConfig): EventStoreConfig {
     sqliteFile: config.sqliteEventsFile,
     sqlite: { writerThread: config.sqliteWriterThread },
   };
+}
+
+/**
+ * Opens the event store a configuration selects (`createEventStore(eventStoreConfig(config))`).
+ * @throws ConfigurationError naming `KURRENTDB_CONNECTION_STRING` (its password masked) with the
+ *   driver's reason when the connection string cannot be parsed; the store's other errors unchanged.
+ */
+export function openEventStore(config: ServiceConfig): EventStore {
+  try {
+    return createEventStore(eventStoreConfig(config));
+  } catch (err) {
+    if (eventStoreKind(config) !== 'kurrentdb' || (err as Error).constructor?.name !== 'ParseError') throw err;
+    const reason = (err as Error).message.split('\n')[0];
+    throw new ConfigurationError(
+      `KURRENTDB_CONNECTION_STRING=${withoutPassword(config.kurrentDbConnectionString!)}: not a KurrentDB connection string (${reason}): use e.g. kurrentdb://localhost:2113?tls=false`,
+    );
+  }
 }

@@ -23,6 +23,7 @@ import { natsNames } from './nats-names';
 import { ensureStreams } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
 import { NatsCommandConsumer } from './nats-command-consumer';
+import { natsConnectError } from './nats-connect-error';
 import { DecisionFeedPublisher } from './decision-feed-publisher';
 
 /** See the module doc. */
@@ -40,16 +41,25 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     private readonly readModels: ReadModelStore,
   ) {}
 
-  /** @throws the client's error when the server cannot be reached or refuses the streams. */
+  /**
+   * @throws what `natsConnectError` makes of a failed connection (naming NATS_URL: a ConfigurationError
+   *   when the host does not resolve, an Error naming the address when the server refuses); the
+   *   client's error when the server refuses the streams.
+   */
   async onApplicationBootstrap(): Promise<void> {
     const config = this.config;
     const names = natsNames(config.natsPrefix);
-    const nc = await connect({
-      servers: config.natsUrl!.split(','),
-      name: 'session-memory-compaction',
-      maxReconnectAttempts: -1,
-      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
-    });
+    let nc: NatsConnection;
+    try {
+      nc = await connect({
+        servers: config.natsUrl!.split(','),
+        name: 'session-memory-compaction',
+        maxReconnectAttempts: -1,
+        ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
+      });
+    } catch (err) {
+      throw natsConnectError(err, config.natsUrl!);
+    }
     this.nc = nc;
     const jsm = await jetstreamManager(nc);
     await ensureStreams(jsm, names, config.natsAckWaitMs);

@@ -42,7 +42,7 @@ export function minimumSummarizerBound(): number {
 /** Largest accepted `SUMMARIZER_MAX_RETRIES`. */
 export const MAX_SUMMARIZER_RETRIES = 10;
 
-/** A summarizer setting in the environment is invalid. `variable` names it; the message says what is expected. */
+/** A summarizer setting in the environment is invalid. `variable` names it; the message (`NAME=<value>: what to fix`) says what is expected. */
 export class SummarizerConfigError extends Error {
   override readonly name = 'SummarizerConfigError';
   constructor(
@@ -67,7 +67,10 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
   const apiKey = read(env, 'OPENAI_API_KEY');
   const modelRaw = env.SUMMARIZER_MODEL;
   if (modelRaw !== undefined && modelRaw.trim() === '' && modelRaw.length > 0) {
-    throw new SummarizerConfigError('SUMMARIZER_MODEL', 'SUMMARIZER_MODEL must be a model name, e.g. gpt-4o-mini (leave it unset for the default)');
+    throw new SummarizerConfigError(
+      'SUMMARIZER_MODEL',
+      `SUMMARIZER_MODEL=${JSON.stringify(modelRaw.slice(0, 32))}: blank: use a model name, e.g. gpt-4o-mini (or leave it unset for the default)`,
+    );
   }
   const model = read(env, 'SUMMARIZER_MODEL') ?? DEFAULT_SUMMARIZER_MODEL;
   const timeoutMs = integer(env, 'SUMMARIZER_TIMEOUT_MS', DEFAULT_SUMMARIZER_TIMEOUT_MS, 1, 24 * 3600 * 1000, 'a timeout in milliseconds');
@@ -77,7 +80,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
   if (maxInputTokens < least) {
     throw new SummarizerConfigError(
       'SUMMARIZER_MAX_INPUT_TOKENS',
-      `SUMMARIZER_MAX_INPUT_TOKENS=${maxInputTokens} cannot hold the summarizer's default prompt with room for events: use at least ${least} (cl100k_base tokens)`,
+      `SUMMARIZER_MAX_INPUT_TOKENS=${maxInputTokens}: cannot hold the summarizer's default prompt with room for events: use at least ${least} (cl100k_base tokens)`,
     );
   }
   if (baseURL !== undefined) {
@@ -87,11 +90,11 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     } catch {
       throw new SummarizerConfigError(
         'OPENAI_BASE_URL',
-        'OPENAI_BASE_URL must be an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1',
+        `OPENAI_BASE_URL=${JSON.stringify(baseURL.slice(0, 64))}: not a URL: use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1`,
       );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new SummarizerConfigError('OPENAI_BASE_URL', 'OPENAI_BASE_URL must use http or https, e.g. https://api.openai.com/v1');
+      throw new SummarizerConfigError('OPENAI_BASE_URL', `OPENAI_BASE_URL=${url.protocol}//…: use http or https, e.g. https://api.openai.com/v1`);
     }
   }
   if (baseURL === undefined && apiKey === undefined) return new ExtractiveSummarizer();
@@ -109,11 +112,11 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const raw = read(env, name);
   if (raw === undefined) return fallback;
   if (!/^\d+$/.test(raw)) {
-    throw new SummarizerConfigError(name, `${name} must be ${what}: an integer from ${min} to ${max}, got ${JSON.stringify(raw.slice(0, 32))}`);
+    throw new SummarizerConfigError(name, `${name}=${JSON.stringify(raw.slice(0, 32))}: not valid: use ${what}, an integer from ${min} to ${max}`);
   }
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new SummarizerConfigError(name, `${name} must be ${what}: an integer from ${min} to ${max}, got ${raw.slice(0, 32)}`);
+    throw new SummarizerConfigError(name, `${name}=${JSON.stringify(raw.slice(0, 32))}: not valid: use ${what}, an integer from ${min} to ${max}`);
   }
   return n;
 }

@@ -1,0 +1,49 @@
+/**
+ * The service's data directory (`DATA_DIR`) and, for the read-model rebuild, the embedded store's
+ * events file, checked before anything is opened so a mistake is refused by name.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ServiceConfig } from './service-config';
+import { ConfigurationError } from './configuration-error';
+
+/**
+ * Creates `dataDir` (and its parents) when missing.
+ * @throws ConfigurationError naming `DATA_DIR` when it is a file (or another non-directory), or when
+ *   it cannot be created (the file system's error code, e.g. a parent that is a file, no permission).
+ */
+export function ensureDataDir(dataDir: string): void {
+  try {
+    const stat = fs.statSync(dataDir, { throwIfNoEntry: false });
+    if (stat && !stat.isDirectory()) {
+      throw new ConfigurationError(`DATA_DIR=${dataDir}: is a file, not a directory: point DATA_DIR at a directory (it is created when missing)`);
+    }
+    fs.mkdirSync(dataDir, { recursive: true });
+  } catch (err) {
+    if (err instanceof ConfigurationError) throw err;
+    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    throw new ConfigurationError(`DATA_DIR=${dataDir}: cannot be created (${code}): point DATA_DIR at a directory this process may create or write`);
+  }
+}
+
+/**
+ * For tools that read an existing embedded store (the read-model rebuild): `dataDir` must be an
+ * existing directory and `config.sqliteEventsFile` an existing file, so a mistyped `DATA_DIR` is refused
+ * instead of creating an empty store.
+ * @throws ConfigurationError naming `DATA_DIR` (missing, or a file) or the events file
+ *   (`SQLITE_EVENTS_FILE` when it is not the default `<DATA_DIR>/events.sqlite`) when it does not exist or is not a file.
+ */
+export function requireExistingSqliteStore(config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile'>): void {
+  const { dataDir, sqliteEventsFile: eventsFile } = config;
+  const eventsFileFromEnv = eventsFile !== path.join(dataDir, 'events.sqlite');
+  const dir = fs.statSync(dataDir, { throwIfNoEntry: false });
+  if (!dir) throw new ConfigurationError(`DATA_DIR=${dataDir}: does not exist: point DATA_DIR at the service's data directory`);
+  if (!dir.isDirectory()) throw new ConfigurationError(`DATA_DIR=${dataDir}: is a file, not a directory: point DATA_DIR at the service's data directory`);
+  const file = fs.statSync(eventsFile, { throwIfNoEntry: false });
+  if (file?.isFile()) return;
+  const name = eventsFileFromEnv ? `SQLITE_EVENTS_FILE=${eventsFile}` : `DATA_DIR=${dataDir}`;
+  const what = file ? `${eventsFile} is not a file` : `no event store (${eventsFile} does not exist)`;
+  throw new ConfigurationError(
+    `${name}: ${what}: point ${eventsFileFromEnv ? 'SQLITE_EVENTS_FILE at the store' : 'DATA_DIR at the directory'} the service wrote its events to`,
+  );
+}

@@ -1,0 +1,28 @@
+/**
+ * Why the HTTP server could not listen on `HOST`:`PORT`, in the operator's terms: the variable to
+ * fix instead of the socket's error code alone.
+ */
+import { ConfigurationError } from './configuration-error';
+
+/**
+ * `err` (from listening on `host`:`port`) as a {@link ConfigurationError} naming the variable when
+ * it is a configuration mistake: `HOST` not found (`ENOTFOUND`, `EAI_AGAIN`: no such name) or not an
+ * address of this machine (`EADDRNOTAVAIL`); `PORT` in use (`EADDRINUSE`) or not allowed (`EACCES`).
+ * Any other error is returned unchanged.
+ */
+export function listenError(err: unknown, host: string, port: number): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ConfigurationError(`HOST=${host}: the host name was not found (${code}): use an address of this machine, e.g. 127.0.0.1 or 0.0.0.0`);
+    case 'EADDRNOTAVAIL':
+      return new ConfigurationError(`HOST=${host}: not an address of this machine (${code}): use one of its addresses, e.g. 127.0.0.1 or 0.0.0.0`);
+    case 'EADDRINUSE':
+      return new ConfigurationError(`PORT=${port}: already in use on ${host} (${code}): stop the other process or choose another PORT (0 picks a free one)`);
+    case 'EACCES':
+      return new ConfigurationError(`PORT=${port}: not allowed on ${host} (${code}): use a port from 1024 up, or 0 for a free one`);
+    default:
+      return err;
+  }
+}

@@ -1,0 +1,123 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ConfigurationError } from './configuration-error';
+import { ensureDataDir, requireExistingSqliteStore } from './data-dir';
+import { openEventStore } from './event-store-config';
+import { listenError } from './listen-error';
+import { loadServiceConfig } from './service-config';
+import { createSessionService } from '../create-session-service';
+
+/** The error `fn` throws (or the rejection of its promise). */
+async function thrown(fn: () => unknown): Promise<unknown> {
+  try {
+    await fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected an error');
+}
+
+/** The error of listening on `host`:`port` with a real server. */
+function listenFailure(port: number, host: string): Promise<NodeJS.ErrnoException> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', resolve);
+    server.listen(port, host, () => server.close(() => reject(new Error(`listening on ${host}:${port} worked`))));
+  });
+}
+
+describe('start-up refusals name the variable (exit code 2 in main)', () => {
+  const dirs: string[] = [];
+  afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+  const tempDir = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'startup-errors-'));
+    dirs.push(d);
+    return d;
+  };
+
+  it('a bad summarizer setting is a configuration error, refused before DATA_DIR is touched', async () => {
+    const dataDir = path.join(tempDir(), 'data');
+    const err = await thrown(() =>
+      createSessionService(loadServiceConfig({ DATA_DIR: dataDir }, false), { quiet: true, env: { SUMMARIZER_MAX_RETRIES: 'x' } }),
+    );
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as Error).message).toMatch(/^SUMMARIZER_MAX_RETRIES="x": not valid/);
+    expect(fs.existsSync(dataDir)).toBe(false);
+  });
+
+  it('DATA_DIR that is a file: says so instead of EEXIST from mkdir', () => {
+    const file = path.join(tempDir(), 'passwd');
+    fs.writeFileSync(file, 'x\n');
+    expect(() => ensureDataDir(file)).toThrow(
+      new ConfigurationError(`DATA_DIR=${file}: is a file, not a directory: point DATA_DIR at a directory (it is created when missing)`),
+    );
+    expect(() => ensureDataDir(path.join(file, 'below'))).toThrow(/^DATA_DIR=\S+below: cannot be created \(ENOTDIR\)/);
+    const fresh = path.join(tempDir(), 'a', 'b');
+    ensureDataDir(fresh);
+    expect(fs.statSync(fresh).isDirectory()).toBe(true);
+  });
+
+  it('HOST that does not resolve or is not this machine, PORT in use: names the variable', async () => {
+    const notFound = listenError(await listenFailure(0, 'nohost.invalid'), 'nohost.invalid', 0);
+    expect(notFound).toBeInstanceOf(ConfigurationError);
+    expect((notFound as Error).message).toMatch(/^HOST=nohost\.invalid: the host name was not found \(E\w+\): use an address of this machine/);
+    expect((listenError(await listenFailure(0, '192.0.2.1'), '192.0.2.1', 0) as Error).message).toMatch(/^HOST=192\.0\.2\.1: not an address of this machine/);
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      expect((listenError(await listenFailure(port, '127.0.0.1'), '127.0.0.1', port) as Error).message).toBe(
+        `PORT=${port}: already in use on 127.0.0.1 (EADDRINUSE): stop the other process or choose another PORT (0 picks a free one)`,
+      );
+    } finally {
+      holder.close();
+    }
+    const other = new Error('something else');
+    expect(listenError(other, 'h', 1)).toBe(other);
+  });
+
+  it('a KURRENTDB_CONNECTION_STRING the driver cannot parse: names the variable, masks a password', () => {
+    expect(() => openEventStore(loadServiceConfig({ KURRENTDB_CONNECTION_STRING: 'garbage' }, false))).toThrow(
+      /^KURRENTDB_CONNECTION_STRING=garbage: not a KurrentDB connection string \(Unexpected .*\): use e\.g\. kurrentdb:\/\/localhost:2113\?tls=false$/,
+    );
+    const err = (() => {
+      try {
+        openEventStore(loadServiceConfig({ KURRENTDB_CONNECTION_STRING: 'http://admin:hunter2-secret@k:2113' }, false));
+      } catch (e) {
+        return e as Error;
+      }
+      throw new Error('expected a refusal');
+    })();
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect(err.message).toMatch(/^KURRENTDB_CONNECTION_STRING=http:\/\/admin:\*\*\*@k:2113: /);
+    expect(err.message).not.toContain('hunter2');
+  });
+});
+
+describe('the read-model rebuild needs an existing store', () => {
+  it('refuses a DATA_DIR that does not exist, is a file, or holds no events file; names SQLITE_EVENTS_FILE when that is set', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rebuild-store-'));
+    try {
+      const missing = path.join(dir, 'typo');
+      expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: missing }, false))).toThrow(
+        new ConfigurationError(`DATA_DIR=${missing}: does not exist: point DATA_DIR at the service's data directory`),
+      );
+      fs.writeFileSync(path.join(dir, 'file'), '');
+      expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: path.join(dir, 'file') }, false))).toThrow(/^DATA_DIR=\S+file: is a file/);
+      expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: dir }, false))).toThrow(
+        new ConfigurationError(
+          `DATA_DIR=${dir}: no event store (${path.join(dir, 'events.sqlite')} does not exist): point DATA_DIR at the directory the service wrote its events to`,
+        ),
+      );
+      expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: dir, SQLITE_EVENTS_FILE: path.join(dir, 'shared.sqlite') }, false))).toThrow(
+        /^SQLITE_EVENTS_FILE=\S+shared\.sqlite: no event store/,
+      );
+      fs.writeFileSync(path.join(dir, 'events.sqlite'), '');
+      expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: dir }, false))).not.toThrow();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,42 @@
+import * as net from 'node:net';
+import { connect } from '@nats-io/transport-node';
+import { ConfigurationError } from '../config/configuration-error';
+import { natsConnectError } from './nats-connect-error';
+
+/** The error of connecting to `servers` with the real client (no reconnects). */
+async function connectFailure(servers: string): Promise<unknown> {
+  try {
+    const nc = await connect({ servers: servers.split(','), maxReconnectAttempts: 0, timeout: 5000 });
+    await nc.close();
+  } catch (err) {
+    return err;
+  }
+  throw new Error(`connecting to ${servers} worked`);
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe('natsConnectError', () => {
+  it('a host that does not resolve: a configuration error naming NATS_URL and the host', async () => {
+    const err = natsConnectError(await connectFailure('nohost.invalid'), 'nohost.invalid');
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect(err.message).toMatch(/^NATS_URL=nohost\.invalid: host nohost\.invalid not found \(E\w+\): use nats:\/\/host:4222/);
+  });
+
+  it('a server that refuses: names NATS_URL and the address, not a configuration error (the server is unavailable); masks a password', async () => {
+    const port = await closedPort();
+    const url = `nats://svc:s3cret-pw@127.0.0.1:${port}`;
+    const err = natsConnectError(await connectFailure(url), url);
+    expect(err).not.toBeInstanceOf(ConfigurationError);
+    expect(err.message).toBe(
+      `NATS_URL=nats://svc:***@127.0.0.1:${port}: connection refused by 127.0.0.1:${port}: start the NATS server (or fix NATS_URL), then the service`,
+    );
+  });
+});
