@@ -1,3 +1,6 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { minimumSummarizerBound, summarizerFromEnv } from '@lib/session';
 import { eventStoreConfig } from './event-store-config';
 import { loadServiceConfig } from './service-config';
 
@@ -96,5 +99,43 @@ describe('loadServiceConfig: API_KEYS', () => {
     }
     expect(message).toMatch(/^API_KEYS=…: entry 2 is not a key:tenant pair/);
     expect(message).not.toContain('secret-key');
+  });
+});
+
+describe('the README Configuration table states the ranges the code enforces', () => {
+  const readme = fs.readFileSync(path.join(__dirname, '../../../../README.md'), 'utf8');
+  /** The table row (one line) that documents `name`. */
+  const row = (name: string) => readme.split('\n').find((line) => line.startsWith('| ') && line.split(' | ')[0].includes(`\`${name}\``)) ?? '';
+  const accepts = (name: string, value: number) => {
+    try {
+      if (name.startsWith('SUMMARIZER_')) summarizerFromEnv({ [name]: String(value) });
+      else loadServiceConfig({ [name]: String(value) }, false);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const fmt = (n: number) => n.toLocaleString('en-US');
+  it.each<[string, number, number | undefined]>([
+    ['PORT', 0, 65_535],
+    ['MAX_BODY_BYTES', 1024, undefined],
+    ['MAX_EVENTS_PER_REQUEST', 1, undefined],
+    ['MAX_TEXT_LENGTH', 1, undefined],
+    ['MAX_WAIT_MS', 0, 60_000],
+    ['REQUEST_TIMEOUT_MS', 100, 3_600_000],
+    ['RATE_LIMIT_PER_MINUTE', 0, undefined],
+    ['AUTO_COMPACTION_MAX_FAILURES', 1, undefined],
+    ['AUTO_COMPACTION_BACKOFF_MS', 0, undefined],
+    ['NATS_CONCURRENCY', 1, 1024],
+    ['NATS_ACK_WAIT_MS', 1000, 3_600_000],
+    ['SUMMARIZER_TIMEOUT_MS', 1, 86_400_000],
+    ['SUMMARIZER_MAX_RETRIES', 0, 10],
+    ['SUMMARIZER_MAX_INPUT_TOKENS', minimumSummarizerBound(), 10_000_000],
+  ])('%s: from %d to %s, in the code and in its README row', (name, min, max) => {
+    expect([accepts(name, min), accepts(name, min - 1)]).toEqual([true, false]);
+    if (max !== undefined) expect([accepts(name, max), accepts(name, max + 1)]).toEqual([true, false]);
+    else expect(accepts(name, Number.MAX_SAFE_INTEGER)).toBe(true);
+    const documented = max === undefined ? `\`${name}\` ${fmt(min)} or more` : `\`${name}\` ${fmt(min)}–${fmt(max)}`;
+    expect(row(name)).toContain(documented);
   });
 });

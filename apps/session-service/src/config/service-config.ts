@@ -6,7 +6,7 @@ import * as path from 'node:path';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
 export interface ServiceConfig {
-  /** HTTP port (`PORT`, default 3000; 0 picks a free port). */
+  /** HTTP port (`PORT`, default 3000, 0 to 65535; 0 picks a free port). */
   port: number;
   /** Interface to listen on (`HOST`, default `127.0.0.1`). */
   host: string;
@@ -35,7 +35,7 @@ export interface ServiceConfig {
    * connection closed, when Node next checks (every quarter of the timeout, at most every 30 s).
    */
   requestTimeoutMs: number;
-  /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000). */
+  /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000, 0 to 60,000). */
   maxWaitMs: number;
   /**
    * The projector applies events in a worker thread (`PROJECTOR_WORKER`: `true`/`1` or `false`/`0`,
@@ -70,9 +70,9 @@ export interface ServiceConfig {
   natsPassword?: string;
   /** First subject token and stream-name prefix of the NATS transport (`NATS_PREFIX`, default `compaction`). */
   natsPrefix: string;
-  /** Commands handled at once per replica over NATS (`NATS_CONCURRENCY`, default 16). */
+  /** Commands handled at once per replica over NATS (`NATS_CONCURRENCY`, default 16, 1 to 1024). */
   natsConcurrency: number;
-  /** How long a delivered command may go unacknowledged before JetStream gives it to another replica (`NATS_ACK_WAIT_MS`, default 30000; set when the consumer is created). */
+  /** How long a delivered command may go unacknowledged before JetStream gives it to another replica (`NATS_ACK_WAIT_MS`, default 30000, 1000 to 3,600,000; set when the consumer is created). */
   natsAckWaitMs: number;
 }
 

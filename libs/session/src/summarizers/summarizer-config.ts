@@ -6,9 +6,9 @@
  * | `OPENAI_BASE_URL` | base URL of an OpenAI-compatible endpoint, incl. the version path (`http(s)://…/v1`) | the `openai` client's (`https://api.openai.com/v1`) |
  * | `OPENAI_API_KEY` | bearer key | none (a local endpoint may need none) |
  * | `SUMMARIZER_MODEL` | model name | `gpt-4o-mini` |
- * | `SUMMARIZER_TIMEOUT_MS` | per-attempt timeout, integer ms > 0 | 60000 |
+ * | `SUMMARIZER_TIMEOUT_MS` | per-attempt timeout, integer ms from 1 to 86,400,000 | 60000 |
  * | `SUMMARIZER_MAX_RETRIES` | retries of the `openai` client, integer 0–10 | 2 |
- * | `SUMMARIZER_MAX_INPUT_TOKENS` | bound on one call's input (cl100k_base tokens), integer ≥ {@link minimumSummarizerBound} (what the default prompt needs) | 12000 |
+ * | `SUMMARIZER_MAX_INPUT_TOKENS` | bound on one call's input (cl100k_base tokens), integer from {@link minimumSummarizerBound} (what the default prompt needs) to 10,000,000 | 12000 |
  *
  * When neither `OPENAI_BASE_URL` nor `OPENAI_API_KEY` is set (empty counts as unset), the
  * extractive summarizer is used. Values are trimmed.
