@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   clientIdProblem,
   codePointLength,
+  hasLoneSurrogate,
   LENGTH_UNIT,
   MAX_CLIENT_ID_LENGTH,
   MAX_RECALL_QUERY_LENGTH,
@@ -14,11 +15,6 @@ import {
   RECALL_QUERY_TOO_LONG,
 } from '@lib/session';
 import type { ServiceConfig } from '../config/service-config';
-
-/** True when `s` has an unpaired UTF-16 surrogate (which providers reject). */
-export function hasLoneSurrogate(s: string): boolean {
-  return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
-}
 
 /**
  * True when a string or key anywhere in the JSON value `value` has a lone surrogate. Walks the
