@@ -52,8 +52,12 @@ export function startBenchBuild(): Promise<void> {
       cwd: REPO_ROOT,
       stdio: ['ignore', process.stderr, process.stderr],
     });
+    // A SIGTERM to the bench alone (not its process group) ends it with the compiler still running: end that too.
+    const killOnExit = () => tsc.kill();
+    process.on('exit', killOnExit);
     tsc.on('error', reject);
     tsc.on('exit', (code, signal) => {
+      process.off('exit', killOnExit);
       if (code !== 0) return reject(new Error(`tsc -b tsconfig.bench-build.json failed (${signal ?? `exit code ${code}`})`));
       const ui = path.join(BENCH_BUILD_DIR, 'apps', 'session-service', 'ui');
       if (!fs.existsSync(ui)) fs.symlinkSync(path.join(REPO_ROOT, 'apps', 'session-service', 'ui'), ui, 'dir');

@@ -44,17 +44,57 @@ function markedBlocks(markdown: string): MarkedBlock[] {
   return blocks;
 }
 
-/** Runs a block in bash against `base`; curl fails on HTTP errors. Resolves with the output, rejects naming the heading. */
-function runBlock(block: MarkedBlock, base: string, code = block.code): Promise<string> {
-  const script = ['set -euo pipefail', 'curl() { command curl --fail-with-body --max-time 30 "$@"; }', code.replaceAll('localhost:3000', base)].join('\n');
+/** What a block's run gave: its standard output, and the HTTP status of each curl call in order. */
+interface BlockRun {
+  stdout: string;
+  statuses: number[];
+}
+
+const STATUS_MARK = 'readme-test-status';
+
+/**
+ * Runs a block in bash against `base`; curl fails on HTTP errors and reports each answer's status
+ * on stderr (not in the output a block reads with `$(…)`). Resolves with the output and the
+ * statuses, rejects naming the heading.
+ */
+function runBlock(block: MarkedBlock, base: string, code = block.code): Promise<BlockRun> {
+  const curl = `curl() { command curl --fail-with-body --max-time 30 -w '%{stderr}${STATUS_MARK} %{http_code}\\n' "$@"; }`;
+  const script = ['set -euo pipefail', curl, code.replaceAll('localhost:3000', base)].join('\n');
   return new Promise((resolve, reject) => {
     // Asynchronous: the service answers from this process.
     execFile('bash', ['-c', script], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err)
         reject(new Error(`README block under "${block.heading}" failed (${err.message.split('\n')[0]}):\n${stderr}\n--- stdout:\n${stdout.slice(-4000)}`));
-      else resolve(stdout);
+      else resolve({ stdout, statuses: [...stderr.matchAll(new RegExp(`^${STATUS_MARK} (\\d{3})$`, 'gm'))].map((m) => Number(m[1])) });
     });
   });
+}
+
+/** A curl call of a block that writes (any method but GET), with the status its `# → NNN` comment shows (null without one). */
+interface ShownWrite {
+  /** Index among the block's curl calls (in the order they run: the blocks have no loops or branches). */
+  call: number;
+  command: string;
+  shown: number | null;
+}
+
+/** The writes of a block and the status each one's `# → NNN …` comment (the first comment line after it, before the next call) shows. */
+function shownWrites(code: string): ShownWrite[] {
+  const writes: ShownWrite[] = [];
+  let call = -1;
+  for (const line of code.split('\n')) {
+    const comment = /^\s*#/.test(line);
+    if (!comment && /\bcurl /.test(line)) {
+      call++;
+      const method = /-X ?(POST|PUT|PATCH|DELETE)\b/.exec(line)?.[1];
+      if (method) writes.push({ call, command: line.trim(), shown: null });
+    } else if (comment) {
+      const last = writes[writes.length - 1];
+      const status = /^\s*# → (\d{3})\b/.exec(line);
+      if (last && last.call === call && last.shown === null && status) last.shown = Number(status[1]);
+    }
+  }
+  return writes;
 }
 
 async function listen(harness: Harness): Promise<string> {
@@ -75,6 +115,16 @@ describe('README examples, as pasted', () => {
   });
 
   it('marks the Try it block and the API keys block, and no marked block holds a <placeholder>', () => {
+    // the Try it block shows the status of each of its writes: appends, compaction, policy, erasure
+    const tryIt = blocks.find((b) => b.heading === 'Try it')!;
+    expect(shownWrites(tryIt.code).map((w) => [/\/(events|messages|compactions|policy)'?\s|-XDELETE/.exec(w.command)?.[0].trim(), w.shown])).toEqual([
+      ['/events', 201],
+      ['/messages', 201],
+      ['/events', 201],
+      ['/compactions', 200],
+      ['/policy', 200],
+      ['-XDELETE', 200],
+    ]);
     expect(blocks.map((b) => [b.marker, b.heading])).toEqual(
       expect.arrayContaining([
         ['run', 'Try it'],
@@ -92,7 +142,13 @@ describe('README examples, as pasted', () => {
     const base = await listen(harness);
     const runs = blocks.filter((b) => b.marker === 'run');
     expect(runs.length).toBeGreaterThan(0);
-    for (const block of runs) await runBlock(block, base);
+    for (const block of runs) {
+      const { statuses } = await runBlock(block, base);
+      // every write shows the status it answers (`# → 201 …`), and answers it
+      const writes = shownWrites(block.code);
+      expect(writes.filter((w) => w.shown === null).map((w) => w.command)).toEqual([]);
+      expect(writes.map((w) => [w.command, statuses[w.call]])).toEqual(writes.map((w) => [w.command, w.shown]));
+    }
     // the Try it block did what it says: its session was written, compacted, then erased
     const log = await harness.service.store.headPosition();
     expect(log).toBeGreaterThan(10n);

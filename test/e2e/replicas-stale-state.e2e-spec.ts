@@ -96,4 +96,41 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: stal
       await store.close();
     }
   });
+
+  it('forgets a session erased through the other replica: the same id re-created there is decided on its own events', async () => {
+    const call = { id: 'c0', type: 'assistant', text: null, toolCalls: [{ id: 'call-0', name: 'seat_map', arguments: '{}' }] };
+    await a
+      .http()
+      .post('/v1/sessions/reborn/events')
+      .send({ events: [{ id: 'u0', type: 'user', text: 'seat map?' }] })
+      .expect(201);
+    // A caches the session at revision 1, with call-0 open.
+    await a
+      .http()
+      .post('/v1/sessions/reborn/events')
+      .send({ events: [call] })
+      .expect(201);
+    await b.http().delete('/v1/sessions/reborn').expect(200);
+    // Re-created through B up to the revision A cached, without any call.
+    const recreated = await b
+      .http()
+      .post('/v1/sessions/reborn/events')
+      .send({ events: turn(9) })
+      .expect(201);
+    expect(recreated.body.revision).toBe('1');
+    // Once A's read models include B's writes (the erasure record comes before them), A's cache has let the old session go.
+    await a.http().get(`/v1/sessions/reborn/window?minPosition=${recreated.body.position}`).expect(200);
+    const answer = await a
+      .http()
+      .post('/v1/sessions/reborn/events')
+      .send({ events: [{ id: 't0', type: 'tool', responses: [{ toolCallId: 'call-0', name: 'seat_map', data: '{}' }] }] });
+    // call-0 belongs to the erased session: an answer to it is refused, not appended onto the new one.
+    expect({ status: answer.status, code: answer.body.code }).toEqual({ status: 422, code: 'unknown_tool_call' });
+    const store = PostgresEventStore.connect(db.url);
+    try {
+      expect((await store.readStream(streamOf('reborn'))).map((e) => (e.data as { event: { id: string } }).event.id)).toEqual(['u9', 'a9']);
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -240,6 +240,63 @@ describe('what goes in comes out (HTTP)', () => {
     );
   });
 
+  // Newcomer: "refusal": null on /events answered 400 while /messages counts null fields as absent.
+  it('native events with every absent optional field sent as null are stored byte for byte as without them', async () => {
+    const OPTIONAL: Record<string, string[]> = {
+      user: ['name', 'textParts', 'createdAt', 'metadata'],
+      system: ['name', 'textParts', 'notice', 'createdAt', 'metadata'],
+      assistant: ['name', 'textParts', 'toolCalls', 'refusal', 'createdAt', 'metadata'],
+      tool: ['name', 'createdAt', 'metadata'],
+      summary: ['createdAt', 'metadata'],
+    };
+    const withNulls = (events: Message[], metadataOf: Map<string, string>) =>
+      events.map((event) => {
+        const nulls = OPTIONAL[event.type as string].filter((f) => !(f in event) && !(f === 'metadata' && metadataOf.has(event.id as string)));
+        const responses = Array.isArray(event.responses) ? { responses: (event.responses as Message[]).map((r) => ({ dataParts: null, ...r })) } : {};
+        return { ...event, ...responses, ...Object.fromEntries(nulls.map((f) => [f, null])) };
+      });
+    const logData = async (session: string, position: string) => {
+      const log = await harness
+        .http()
+        .get(`${session}/events?minPosition=${position}`)
+        .buffer(true)
+        .parse((res, done) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (d: string) => (body += d));
+          res.on('end', () => done(null, body));
+        });
+      return (JSON.parse(log.body as unknown as string) as { events: Array<{ data: unknown }> }).events.map((e) => JSON.stringify(e.data));
+    };
+    await fc.assert(
+      fc.asyncProperty(nativeConversation, async ({ events, metadataOf }) => {
+        const plain = `/v1/sessions/null-fields-${n}`;
+        const nulled = `/v1/sessions/null-fields-${n++}-nulls`;
+        const a = await harness.http().post(`${plain}/events`).set('content-type', 'application/json').send(eventsBody(events, metadataOf));
+        const b = await harness
+          .http()
+          .post(`${nulled}/events`)
+          .set('content-type', 'application/json')
+          .send(eventsBody(withNulls(events, metadataOf), metadataOf));
+        expect([a.status, b.status]).toEqual([201, 201]);
+        const stored = await logData(nulled, b.body.position);
+        expect(stored).toEqual(await logData(plain, a.body.position));
+        // and no null was stored for a field left out (only an assistant's text may be null)
+        for (const data of stored.map((d) => JSON.parse(d) as { event: Message; metadata?: unknown; createdAt?: unknown })) {
+          const nulls = Object.entries(data.event).filter(([k, v]) => v === null && k !== 'text');
+          const nullDataParts = ((data.event.responses as Message[] | undefined) ?? []).some((r) => r.dataParts === null);
+          expect({ nulls, nullDataParts, metadata: data.metadata === null, createdAt: data.createdAt === null }).toEqual({
+            nulls: [],
+            nullDataParts: false,
+            metadata: false,
+            createdAt: false,
+          });
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
   it('tool-call arguments that are not JSON (models emit them; a reply cut by max_tokens ends mid-object) are kept verbatim and costed as sent', async () => {
     const args = ['{"flight": "HAT2', '', 'city=Paris', '{"a":1} trailing', '[1, 2'];
     const calls = args.map((a, i) => ({ id: `call_${i}`, type: 'function', function: { name: 'lookup', arguments: a } }));

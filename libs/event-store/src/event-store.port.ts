@@ -57,6 +57,16 @@ export interface AppendOptions {
   expectedRevision?: ExpectedRevision;
 }
 
+/** Options of {@link EventStore.deleteStream}. */
+export interface DeleteStreamOptions {
+  /**
+   * Delete only when the stream's last event is at this revision (bigint); otherwise nothing is
+   * deleted and the call raises WrongExpectedRevisionError (`actual`: the revision, or `no_stream`).
+   * Default: delete whatever the stream holds.
+   */
+  expectedRevision?: bigint;
+}
+
 /** Options of {@link EventStore.readStream}. Revisions are bigint. */
 export interface ReadStreamOptions {
   /** First revision to read (inclusive). Default: start when forwards, end when backwards. */
@@ -125,9 +135,11 @@ export interface EventStore {
   /**
    * Deletes a stream and its content (erasure). Afterwards reads return `[]` and `streamRevision`
    * returns null. Appending again to a deleted stream is allowed and starts at revision 0n (SQLite)
-   * or continues per the server's rules (KurrentDB soft delete).
+   * or continues per the server's rules (KurrentDB soft delete). Deleting a stream that does not
+   * exist does nothing, unless `options.expectedRevision` is given.
+   * @throws WrongExpectedRevisionError when `options.expectedRevision` is not the stream's revision (nothing deleted).
    */
-  deleteStream(stream: string): Promise<void>;
+  deleteStream(stream: string, options?: DeleteStreamOptions): Promise<void>;
 
   /** Releases connections and file handles. */
   close(): Promise<void>;

@@ -310,6 +310,19 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         expect((await store.readStream(s)).map((e) => e.id)).toEqual([again.id]);
         await store.deleteStream(`${prefix()}session-never-existed`);
       });
+
+      it('with an expected revision, deletes only a stream still at it: otherwise nothing is deleted and the error names the actual revision', async () => {
+        const s = `${prefix()}session-x`;
+        await store.appendToStream(s, [ev(), ev()]);
+        const moved = await store.deleteStream(s, { expectedRevision: 0n }).catch((e: unknown) => e);
+        expect(moved).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(moved).toMatchObject({ expected: 0n, actual: 1n });
+        expect(await store.readStream(s)).toHaveLength(2);
+        await store.deleteStream(s, { expectedRevision: 1n });
+        expect(await store.streamRevision(s)).toBeNull();
+        const missing = await store.deleteStream(`${prefix()}session-never-existed`, { expectedRevision: 0n }).catch((e: unknown) => e);
+        expect(missing).toMatchObject({ expected: 0n, actual: 'no_stream' });
+      });
     });
   });
 }

@@ -3,6 +3,7 @@ import {
   DuplicateEventIdConflictError,
   duplicateIdInRequest,
   InvalidRequestError,
+  RevisionConflictError,
   SessionError,
   SessionNotFoundError,
   ToolCallConflictError,
@@ -58,5 +59,24 @@ describe('errors repeating a client value', () => {
 
   it('repeats a short value whole', () => {
     expect(new CompactionNotFoundError('s1', 'c1').message).toBe('session "s1" has no compaction "c1"');
+  });
+});
+
+describe('409 wrong_expected_revision says what the session is, in words a client understands', () => {
+  it.each([
+    ['stream_exists', 'no_stream', /^expected the session to exist \(expectedRevision "stream_exists"\), but it has no events: .*"no_stream"/],
+    ['3', 'no_stream', /^expected the session's last event at revision 3, but the session has no events: .*"no_stream"/],
+    [
+      'no_stream',
+      '5',
+      /^expected the session not to exist yet \(expectedRevision "no_stream"\), but its last event is at revision 5: read the session and retry with expectedRevision 5/,
+    ],
+    ['0', '3', /^expected revision 0 but the session's last event is at revision 3: read the session and retry with expectedRevision 3$/],
+  ])('expected %s, actual %s', (expected, actual, message) => {
+    const err = new RevisionConflictError(expected, actual);
+    expect(err.code).toBe('wrong_expected_revision');
+    expect(err.details).toEqual({ expected, actual });
+    expect(err.message).toMatch(message);
+    expect(err.message).not.toMatch(/is at no_stream/);
   });
 });

@@ -95,11 +95,28 @@ export class CompactionNotFoundError extends SessionError {
   }
 }
 
-/** The append's expected revision did not match the stream. Nothing was written. */
+/**
+ * The message of a failed revision check, in the client's words: `expected` is what the request
+ * sent (`no_stream`, `stream_exists` or a revision, decimal), `actual` the session's last revision
+ * (decimal) or `no_stream` (the session has no events).
+ */
+export function revisionConflictMessage(expected: string, actual: string): string {
+  if (actual === 'no_stream') {
+    const start = 'leave expectedRevision out, or send "no_stream", to start it';
+    return expected === 'stream_exists'
+      ? `expected the session to exist (expectedRevision "stream_exists"), but it has no events: ${start}`
+      : `expected the session's last event at revision ${expected}, but the session has no events: ${start}`;
+  }
+  if (expected === 'no_stream')
+    return `expected the session not to exist yet (expectedRevision "no_stream"), but its last event is at revision ${actual}: read the session and retry with expectedRevision ${actual}`;
+  return `expected revision ${expected} but the session's last event is at revision ${actual}: read the session and retry with expectedRevision ${actual}`;
+}
+
+/** The append's expected revision did not match the stream. Nothing was written. Message: {@link revisionConflictMessage}. */
 export class RevisionConflictError extends SessionError {
   readonly code = 'wrong_expected_revision';
   constructor(expected: string, actual: string, message?: string) {
-    super(message ?? `expected revision ${expected} but the session is at ${actual}: read the session and retry with expectedRevision ${actual}`, {
+    super(message ?? revisionConflictMessage(expected, actual), {
       expected,
       actual,
     });

@@ -14,6 +14,7 @@ import type { Summarizer } from './summarizers/summarizer';
 import { ReadModelStore } from './read-side/read-model-store';
 import { SessionProjector, type SessionProjectorOptions } from './read-side/session-projector';
 import { SessionStateCache } from './write-side/session-state-cache';
+import { sessionKey } from './events/session-stream-events';
 import { AcknowledgedPositions, recordingAcknowledgedPositions } from './write-side/acknowledged-positions';
 import { AppendSessionEventsHandler } from './write-side/append-session-events';
 import { CompactSessionHandler } from './write-side/compact-session';
@@ -43,10 +44,14 @@ const OPTIONS = Symbol('SESSION_MODULE_OPTIONS');
 export class SessionModule implements OnApplicationBootstrap, OnApplicationShutdown {
   constructor(
     private readonly projector: SessionProjector,
+    sessions: SessionStateCache,
     private readonly scheduler: AutoCompactionScheduler,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     @Inject(OPTIONS) private readonly options: SessionModuleOptions,
-  ) {}
+  ) {
+    // A session erased through another replica (or process) is forgotten here when its erasure record is projected.
+    projector.onErasure((tenantId, sessionId) => sessions.invalidate(sessionKey(tenantId, sessionId)));
+  }
 
   /** A global module providing the handlers and {@link SessionReads}. */
   static forRoot(options: SessionModuleOptions): DynamicModule {

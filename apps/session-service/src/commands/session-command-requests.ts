@@ -4,8 +4,9 @@
  * validation rule and each error code lives in one place. Bodies are the JSON bodies of the HTTP
  * requests (see `../http/request-schemas.ts`).
  */
+import { z } from 'zod';
 import { parseStrategy, parseTrigger, InvalidParameterError, type Strategy, type Trigger } from '@lib/compaction';
-import type { ExpectedRevision } from '@lib/event-store';
+import { parseCanonicalInteger, type ExpectedRevision } from '@lib/event-store';
 import {
   AppendSessionEventsCommand,
   CompactSessionCommand,
@@ -19,7 +20,7 @@ import {
   type EventLocation,
   type EventToAppend,
 } from '@lib/session';
-import { SESSION_ID_PATTERN, SESSION_ID_RULE, type RequestSchemas } from '../http/request-schemas';
+import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
 
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
@@ -30,10 +31,19 @@ export function checkSessionId(sessionId: string): string {
   return sessionId;
 }
 
+/** A validated `expectedRevision` (keyword, safe integer, or canonical decimal text) → the store's {@link ExpectedRevision}. */
 function toExpectedRevision(value: string | number | undefined): ExpectedRevision {
   if (value === undefined) return 'any';
   if (value === 'any' || value === 'no_stream' || value === 'stream_exists') return value;
-  return BigInt(value);
+  return typeof value === 'number' ? BigInt(value) : parseCanonicalInteger(value)!;
+}
+
+/** The body of an `/events` append with its events' null optional fields left out ({@link nullOptionalsAsAbsent}); anything else as it is. */
+function withNullOptionalsAbsent(schemas: RequestSchemas, body: unknown): unknown {
+  if (body === null || typeof body !== 'object' || !Array.isArray((body as { events?: unknown }).events)) return body;
+  const events = (body as { events: unknown[] }).events;
+  const cleaned = nullOptionalsAsAbsent(z.array(schemas.nativeEvent), events);
+  return cleaned === events ? body : Object.fromEntries(Object.entries(body).map(([k, v]) => [k, k === 'events' ? cleaned : v]));
 }
 
 /** Runs `check` on a converted message; a validation error is re-issued in the OpenAI shape's terms (400 `invalid_message`). */
@@ -89,7 +99,7 @@ export function appendEventsCommandFrom(
   assignId: AssignClientId = assignClientId,
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
-  const input = validate(schemas.appendEvents, body);
+  const input = validate(schemas.appendEvents, withNullOptionalsAbsent(schemas, body));
   const events: EventToAppend[] = input.events.map((e) => {
     const { id, createdAt, metadata, ...rest } = e;
     return { event: { ...rest, id: id ?? assignId() } as EventToAppend['event'], createdAt, metadata };

@@ -4,22 +4,15 @@
  */
 import { z } from 'zod';
 import { LENGTH_UNIT } from '@lib/session';
+import { integerInRange, revisionText } from './request-schemas';
 
-const position = z
-  .string()
-  .regex(/^\d{1,19}$/, { message: 'must be a non-negative integer of at most 19 digits' })
-  .refine((s) => BigInt(s) <= 9223372036854775807n, { message: 'must be at most 9223372036854775807' })
-  .describe(
-    "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
-  );
+const position = revisionText().describe(
+  "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
+);
 const estimator = z
   .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' })
   .describe('estimator of windowTokens (default cl100k_base)');
-const limit = z
-  .string()
-  .regex(/^\d{1,3}$/, { message: 'must be an integer from 1 to 100' })
-  .refine((s) => Number(s) >= 1 && Number(s) <= 100, { message: 'must be an integer from 1 to 100' })
-  .describe('page size, 1..100 (default 50)');
+const limit = integerInRange(1n, 100n).describe('page size, 1..100 (default 50)');
 const cursor = z
   .string()
   .max(256, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged' })

@@ -5,7 +5,7 @@ import { SessionReads } from '@lib/session';
 import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
-import { requestSchemas, type RequestSchemas } from './request-schemas';
+import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
 import { ApiAnswer, RecallPageSchema } from './response-schemas';
@@ -45,7 +45,7 @@ export class RecallController {
         limit: q.limit !== undefined ? Number(q.limit) : undefined,
         cursor: q.cursor,
       },
-      q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
+      revisionOf(q.minPosition),
     );
   }
 }

@@ -14,6 +14,7 @@ import {
   RECALL_QUERY_BLANK,
   RECALL_QUERY_TOO_LONG,
 } from '@lib/session';
+import { CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
 
 /**
@@ -63,16 +64,89 @@ export function jsonDepthAtMost(value: unknown, max: number): boolean {
   return true;
 }
 
-/** Largest revision or position accepted anywhere (the stores keep them as signed 64-bit integers). */
-export const MAX_REVISION = 9_223_372_036_854_775_807n;
-
 /**
- * A decimal integer in `[min, max]` sent as text (query parameters, string revisions), with a
- * message naming the range. Out-of-range values are 400s, never 500s (issue 17, item 2).
+ * A decimal integer in `[min, max]` sent as text (query parameters), read by
+ * {@link parseCanonicalInteger} (canonical digits only: `"03"`, `"+3"`, `" 3"`, `"3e0"` are
+ * refused), with a message naming the range and the spelling. Out-of-range values are 400s, never
+ * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`.
  */
 export function integerInRange(min: bigint, max: bigint) {
-  const message = `must be an integer from ${min} to ${max}`;
-  return z.string({ error: message }).refine((s) => /^\d{1,20}$/.test(s) && BigInt(s) >= min && BigInt(s) <= max, { message });
+  const message = `must be an integer from ${min} to ${max}, ${CANONICAL_DECIMAL_RULE}`;
+  return z
+    .string({ error: message })
+    .refine((s) => parseCanonicalInteger(s, min, max) !== null, { message })
+    .meta({ pattern: CANONICAL_DECIMAL_PATTERN });
+}
+
+/** A revision or position sent as text (`atRevision`, `fromRevision`, `minPosition`): 0 to {@link MAX_REVISION}, see {@link integerInRange}. */
+export const revisionText = () => integerInRange(0n, MAX_REVISION);
+
+/**
+ * A revision or position validated by {@link revisionText} → its value (undefined when it was not
+ * sent), read by the same {@link parseCanonicalInteger}.
+ */
+export function revisionOf(text: string | undefined): bigint | undefined {
+  return text === undefined ? undefined : (parseCanonicalInteger(text) ?? undefined);
+}
+
+/** What to send as `expectedRevision` (the 400 message for anything else). */
+export const EXPECTED_REVISION_RULE =
+  `must be "any" (the same as leaving it out: no check), "no_stream", "stream_exists" or the revision of the session's last event: an integer from 0 to ${MAX_REVISION}, ` +
+  `as a JSON number or a string ${CANONICAL_DECIMAL_RULE}`;
+
+/** The 400 message for `expectedRevision: null` (ambiguous between "no check" and "no stream yet", so refused rather than guessed). */
+export const EXPECTED_REVISION_NULL =
+  'is null: leave it out (or send "any") for no check, or send the revision of the session\'s last event (e.g. 8 or "8"), "no_stream" (the session must not exist yet) or "stream_exists"';
+
+/**
+ * Native-event fields that may be left out count as absent when sent as null (as OpenAI message
+ * fields do on `/messages`): returns `value` without them, for `schema` (an event schema of
+ * {@link requestSchemas}, walked through its objects, arrays and discriminated unions). A field
+ * for which null is a value of its own (an assistant's `text: null`, "no text") is kept, and so is
+ * a required field (its error stays) or an unknown one (refused by the strict object). Returns
+ * `value` itself when nothing is dropped; a copy keeps the other keys in their order, as own data
+ * properties (a `__proto__` key stays a key).
+ */
+export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknown {
+  const def = (schema as unknown as { def: { type: string } & Record<string, unknown> }).def;
+  switch (def.type) {
+    case 'optional':
+    case 'nullable':
+      return nullOptionalsAsAbsent(def.innerType as z.ZodType, value);
+    case 'array': {
+      if (!Array.isArray(value)) return value;
+      const items = value.map((item) => nullOptionalsAsAbsent(def.element as z.ZodType, item));
+      return items.some((item, i) => item !== value[i]) ? items : value;
+    }
+    case 'union': {
+      if (value === null || typeof value !== 'object' || typeof def.discriminator !== 'string') return value;
+      const discriminator = def.discriminator;
+      const tag = (value as Record<string, unknown>)[discriminator];
+      const option = (def.options as z.ZodType[]).find(
+        (o) => (o as unknown as { shape?: Record<string, z.ZodType> }).shape?.[discriminator]?.safeParse(tag).success,
+      );
+      return option ? nullOptionalsAsAbsent(option, value) : value;
+    }
+    case 'object': {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+      const shape = def.shape as Record<string, z.ZodType>;
+      let changed = false;
+      const entries: Array<[string, unknown]> = [];
+      for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
+        const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
+        if (field && child === null && field.safeParse(undefined).success && !field.safeParse(null).success) {
+          changed = true;
+          continue;
+        }
+        const next = field ? nullOptionalsAsAbsent(field, child) : child;
+        changed ||= next !== child;
+        entries.push([key, next]);
+      }
+      return changed ? Object.fromEntries(entries) : value;
+    }
+    default:
+      return value;
+  }
 }
 
 /**
@@ -182,18 +256,17 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         ? 'must be an object: an event such as {"type": "user", "text": "…"} (type one of user, assistant, tool, system, summary)'
         : 'must be one of user, assistant, tool, system, summary',
   });
-  const revisionMessage = 'must be "any", "no_stream", "stream_exists" or the revision (an integer ≥ 0) of the session\'s last event';
+  const revisionMessage = { error: (iss: { input?: unknown }) => (iss.input === null ? EXPECTED_REVISION_NULL : EXPECTED_REVISION_RULE) };
   const expectedRevision = z.union(
     [
-      z.enum(['any', 'no_stream', 'stream_exists'], { error: revisionMessage }),
+      z.enum(['any', 'no_stream', 'stream_exists'], revisionMessage),
+      z.number(revisionMessage).int(revisionMessage).min(0, revisionMessage).max(Number.MAX_SAFE_INTEGER, revisionMessage),
       z
-        .number({ error: revisionMessage })
-        .int({ error: revisionMessage })
-        .min(0, { error: revisionMessage })
-        .max(Number.MAX_SAFE_INTEGER, { error: revisionMessage }),
-      z.string().refine((s) => /^\d{1,19}$/.test(s) && BigInt(s) <= MAX_REVISION, { error: revisionMessage }),
+        .string(revisionMessage)
+        .refine((s) => parseCanonicalInteger(s) !== null, revisionMessage)
+        .meta({ pattern: CANONICAL_DECIMAL_PATTERN }),
     ],
-    { error: revisionMessage },
+    revisionMessage,
   );
   const userId = clientId.describe(
     'the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict)',
@@ -222,7 +295,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     dryRun: z.boolean().optional(),
   });
   const policy = z.strictObject({ strategy: z.unknown(), trigger: z.unknown().optional(), estimator: estimator.optional() });
-  const revisionParam = integerInRange(0n, MAX_REVISION);
+  const revisionParam = revisionText();
   const minPosition = revisionParam.describe(
     "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
   );

@@ -12,6 +12,7 @@ import { checkSessionId } from '../commands/session-command-requests';
 import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
 import { compactionListQuery, minPositionQuery, sessionListQuery, sessionQuery } from './history-query-schemas';
+import { revisionOf } from './request-schemas';
 import {
   ApiAnswer,
   CompactionDiffSchema,
@@ -21,8 +22,6 @@ import {
   SessionPolicySchema,
   SessionSummarySchema,
 } from './response-schemas';
-
-const optionalBigInt = (value: string | undefined) => (value === undefined ? undefined : BigInt(value));
 
 /** The audit routes under `/v1/sessions`, scoped to the caller's tenant. */
 @ApiTags('sessions')
@@ -59,7 +58,7 @@ export class SessionHistoryController {
   ): Promise<z.output<typeof SessionSummarySchema>> {
     checkSessionId(sessionId);
     const q = validateQuery(sessionQuery, query);
-    return this.reads.session(tenant, sessionId, q.estimator ?? 'cl100k_base', optionalBigInt(q.minPosition));
+    return this.reads.session(tenant, sessionId, q.estimator ?? 'cl100k_base', revisionOf(q.minPosition));
   }
 
   @Get(':sessionId/policy')
@@ -73,7 +72,7 @@ export class SessionHistoryController {
   ): Promise<z.output<typeof SessionPolicySchema>> {
     checkSessionId(sessionId);
     const q = validateQuery(minPositionQuery, query);
-    return this.reads.policy(tenant, sessionId, optionalBigInt(q.minPosition));
+    return this.reads.policy(tenant, sessionId, revisionOf(q.minPosition));
   }
 
   @Get(':sessionId/compactions')
@@ -90,7 +89,7 @@ export class SessionHistoryController {
     return this.reads.compactions(tenant, sessionId, {
       limit: q.limit !== undefined ? Number(q.limit) : undefined,
       cursor: q.cursor,
-      minPosition: optionalBigInt(q.minPosition),
+      minPosition: revisionOf(q.minPosition),
     });
   }
 
@@ -106,7 +105,7 @@ export class SessionHistoryController {
   ): Promise<z.output<typeof CompactionHistoryItemSchema>> {
     checkSessionId(sessionId);
     const q = validateQuery(minPositionQuery, query);
-    return this.reads.compaction(tenant, sessionId, compactionId, optionalBigInt(q.minPosition));
+    return this.reads.compaction(tenant, sessionId, compactionId, revisionOf(q.minPosition));
   }
 
   @Get(':sessionId/compactions/:compactionId/diff')
@@ -121,6 +120,6 @@ export class SessionHistoryController {
   ): Promise<z.output<typeof CompactionDiffSchema>> {
     checkSessionId(sessionId);
     const q = validateQuery(minPositionQuery, query);
-    return this.reads.diff(tenant, sessionId, compactionId, optionalBigInt(q.minPosition));
+    return this.reads.diff(tenant, sessionId, compactionId, revisionOf(q.minPosition));
   }
 }

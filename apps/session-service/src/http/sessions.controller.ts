@@ -21,7 +21,7 @@ import {
 import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
-import { requestSchemas, type RequestSchemas } from './request-schemas';
+import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
 import { WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
 import { sendJsonBytes } from './json-bytes-answer';
@@ -109,8 +109,8 @@ export class SessionsController {
     const q = validateQuery(this.schemas.windowQuery, query);
     // The projected window's bytes are built from the stored JSON (no parse + stringify of a large event).
     const answer = await this.reads.windowJson(tenant, sessionId, {
-      atRevision: q.atRevision !== undefined ? BigInt(q.atRevision) : undefined,
-      minPosition: q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
+      atRevision: revisionOf(q.atRevision),
+      minPosition: revisionOf(q.minPosition),
       format: q.format ?? 'events',
       estimator: q.estimator ?? 'cl100k_base',
     });
@@ -132,9 +132,9 @@ export class SessionsController {
     const answer = await this.reads.logJson(
       tenant,
       sessionId,
-      q.fromRevision !== undefined ? BigInt(q.fromRevision) : 0n,
+      revisionOf(q.fromRevision) ?? 0n,
       q.limit !== undefined ? Number(q.limit) : 100,
-      q.minPosition !== undefined ? BigInt(q.minPosition) : undefined,
+      revisionOf(q.minPosition),
     );
     return sendJsonBytes(reply, answer);
   }
@@ -142,7 +142,7 @@ export class SessionsController {
   @Delete()
   @HttpCode(200)
   @ApiOperation({ summary: 'Erase the session: its content leaves the store and every read model (the deletion is recorded without content)' })
-  @ApiAnswer(EraseAnswerSchema)
+  @ApiAnswer(EraseAnswerSchema, { errors: [400, 401, 404, 409, 429, 503] })
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
     checkSessionId(sessionId);
     return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId));

@@ -12,9 +12,10 @@ import {
   type Position,
 } from '@kurrent/kurrentdb-client';
 import { prepareAppend, type SerializedEvent } from '../append-input';
-import { DuplicateEventIdError, EventStoreUnavailableError } from '../errors';
+import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
   AppendOptions,
+  DeleteStreamOptions,
   AppendResult,
   EventData,
   EventStore,
@@ -155,13 +156,15 @@ export class KurrentDbEventStore implements EventStore {
     return sub;
   }
 
-  /** See {@link EventStore.deleteStream}: soft delete (see the class docs). Deleting a missing stream is a no-op. */
-  async deleteStream(stream: string): Promise<void> {
+  /** See {@link EventStore.deleteStream}: soft delete (see the class docs). Deleting a missing stream is a no-op, unless `expectedRevision` is given. */
+  async deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
+    const expected = options.expectedRevision;
     try {
-      await this.client.deleteStream(stream);
+      await this.client.deleteStream(stream, expected === undefined ? {} : { expectedRevision: expected });
     } catch (error) {
-      if (isMissingStream(error)) return;
-      throw mapKurrentError(error, stream);
+      if (expected === undefined && isMissingStream(error)) return;
+      if (expected !== undefined && isMissingStream(error)) throw new WrongExpectedRevisionError(stream, expected, 'no_stream');
+      throw mapKurrentError(error, stream, expected);
     }
   }
 

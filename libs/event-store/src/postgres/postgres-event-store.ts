@@ -3,6 +3,7 @@ import { prepareAppend, type SerializedEvent } from '../append-input';
 import { EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
   AppendOptions,
+  DeleteStreamOptions,
   AppendResult,
   EventData,
   EventStore,
@@ -177,9 +178,16 @@ export class PostgresEventStore implements EventStore {
    * See {@link EventStore.deleteStream}: the stream's rows are deleted in one transaction (hard
    * delete); positions are not reused; appending again starts at revision 0n.
    */
-  async deleteStream(stream: string): Promise<void> {
+  async deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
+    const expected = options.expectedRevision;
     await this.guard(() =>
       this.transaction(async (client) => {
+        if (expected !== undefined) {
+          // Locks the stream's row, as an append's check does, so that no append slips in between.
+          const { rows } = await client.query<{ revision: string }>('SELECT revision::text AS revision FROM es_streams WHERE stream = $1 FOR UPDATE', [stream]);
+          const current = rows.length > 0 ? BigInt(rows[0].revision) : null;
+          if (current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+        }
         await client.query('DELETE FROM es_streams WHERE stream = $1', [stream]);
         await client.query('DELETE FROM es_events WHERE stream = $1', [stream]);
       }),

@@ -71,8 +71,15 @@ export class SqliteAppender {
     return { nextExpectedRevision: revision, position, writtenAtMs: created };
   }
 
-  /** Deletes the stream's events and its revision row; returns how many events were removed. */
-  delete(stream: string): number {
+  /**
+   * Deletes the stream's events and its revision row; returns how many events were removed.
+   * @throws WrongExpectedRevisionError when `expected` is given and is not the stream's revision (nothing deleted).
+   */
+  delete(stream: string, expected?: bigint): number {
+    if (expected !== undefined) {
+      const current = this.currentRevision(stream);
+      if (current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+    }
     const { changes } = this.deleteEvents.run(stream);
     this.deleteStreamRow.run(stream);
     return changes;

@@ -1,8 +1,10 @@
 import type Database from 'better-sqlite3';
 import { prepareAppend } from '../append-input';
+import { MAX_REVISION } from '../revision-text';
 import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
   AppendOptions,
+  DeleteStreamOptions,
   AppendResult,
   EventData,
   EventStore,
@@ -64,8 +66,6 @@ interface PendingOp {
   resolve: (value: SqliteWriteResult) => void;
   reject: (error: unknown) => void;
 }
-
-const MAX_REVISION = 9223372036854775807n;
 
 /**
  * The embedded event store: one SQLite file (better-sqlite3), WAL journal, `synchronous=FULL`
@@ -216,13 +216,13 @@ export class SqliteEventStore implements EventStore {
    * stream's events is left in the database file nor the WAL (see the class comment for the
    * case of a concurrent reader in another process).
    */
-  deleteStream(stream: string): Promise<void> {
+  deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
     try {
       this.assertOpen();
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueue({ kind: 'delete', stream }).then(() => undefined);
+    return this.enqueue({ kind: 'delete', stream, expected: options.expectedRevision }).then(() => undefined);
   }
 
   /**

@@ -6,14 +6,15 @@ import type { OperationOutcome, SqliteGroupCommit } from './sqlite-group-commit'
 import type { SqliteWalPurge } from './sqlite-wal-purge';
 
 /** One write operation of the SQLite store, as plain data (it crosses to the writer thread). */
-export type SqliteWrite = { kind: 'append'; stream: string; events: SerializedEvent[]; expected: ExpectedRevision } | { kind: 'delete'; stream: string };
+export type SqliteWrite =
+  { kind: 'append'; stream: string; events: SerializedEvent[]; expected: ExpectedRevision } | { kind: 'delete'; stream: string; expected?: bigint };
 
 /** What a write gives: an append its {@link AppendResult}, a deletion the number of events removed. */
 export type SqliteWriteResult = AppendResult | number;
 
 /** Runs one write on `appender`'s connection (inside the caller's transaction and savepoint). Throws what {@link SqliteAppender} throws. */
 export function runSqliteWrite(appender: SqliteAppender, write: SqliteWrite): SqliteWriteResult {
-  return write.kind === 'append' ? appender.append(write.stream, write.events, write.expected) : appender.delete(write.stream);
+  return write.kind === 'append' ? appender.append(write.stream, write.events, write.expected) : appender.delete(write.stream, write.expected);
 }
 
 /**

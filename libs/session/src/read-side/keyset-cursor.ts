@@ -1,3 +1,4 @@
+import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 
 /**
@@ -26,7 +27,8 @@ export function decodeKeysetCursor(list: KeysetList, text: string): bigint {
     throw invalid('is not a cursor');
   }
   const { v, l, k } = (parsed ?? {}) as Record<string, unknown>;
-  if (v !== 1 || typeof k !== 'string' || !/^\d{1,19}$/.test(k)) throw invalid('is not a cursor');
+  const key = parseCanonicalInteger(k);
+  if (v !== 1 || key === null) throw invalid('is not a cursor');
   if (l !== list) throw invalid(`is a cursor of another list (${String(l)})`);
-  return BigInt(k);
+  return key;
 }

@@ -1,3 +1,4 @@
+import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 
 /** Keyset position of the last hit of a recall page: its BM25 rank (lower is better) and global position. */
@@ -39,14 +40,12 @@ export function decodeRecallCursor(text: string, fingerprint: string): RecallCur
     v !== 1 ||
     typeof r !== 'number' ||
     !Number.isFinite(r) ||
-    typeof p !== 'string' ||
-    !/^\d{1,19}$/.test(p) ||
-    BigInt(p) > 9_223_372_036_854_775_807n ||
+    parseCanonicalInteger(p) === null ||
     typeof f !== 'string' ||
     (o !== undefined && o !== 'newest')
   ) {
     throw invalid('is not a cursor');
   }
   if (f !== fingerprint) throw invalid('belongs to another query');
-  return { rank: r, position: BigInt(p), fingerprint: f, ...(o === 'newest' ? { order: o } : {}) };
+  return { rank: r, position: parseCanonicalInteger(p)!, fingerprint: f, ...(o === 'newest' ? { order: o } : {}) };
 }

@@ -127,6 +127,7 @@ export class SessionProjector {
   /** Without the worker option: the worker thread that applies batches holding a very large event ({@link LARGE_BATCH_TEXT}). */
   private largeBatchPool: Piscina | undefined;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
+  private readonly erasureListeners = new Set<(tenantId: string, sessionId: string) => void>();
 
   constructor(
     /** The read models this projector writes. */
@@ -183,7 +184,28 @@ export class SessionProjector {
     });
     if (erased) this.store.purgeWal();
     this.advance(next, undefined, performance.now() - started >= LONG_TASK_MS);
+    this.announceErasures(events, next);
     return next;
+  }
+
+  /**
+   * Calls `listener` with the tenant and session id of every erasure record this projector
+   * applies (this replica's or another's), on this thread, once its batch committed: e.g. to
+   * forget a cached state of the session. Returns the function that removes it.
+   */
+  onErasure(listener: (tenantId: string, sessionId: string) => void): () => void {
+    this.erasureListeners.add(listener);
+    return () => this.erasureListeners.delete(listener);
+  }
+
+  /** Tells the erasure listeners about the erasure records among `events` up to `upTo` (a committed checkpoint). */
+  private announceErasures(events: readonly RecordedEvent[], upTo: bigint): void {
+    if (this.erasureListeners.size === 0) return;
+    for (const event of events) {
+      if (event.position > upTo || event.type !== SESSION_ERASED || !event.streamId.startsWith(ERASURE_STREAM_PREFIX)) continue;
+      const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
+      for (const listener of this.erasureListeners) listener(tenantId, (event.data as SessionErasedData).sessionId);
+    }
   }
 
   /**
@@ -284,14 +306,17 @@ export class SessionProjector {
 
   /**
    * Deletes every row of the session `sessionId` of `tenantId` from every read model, in one
-   * transaction (erasure). Returns false when the read models held no such session. It does not
-   * touch the event store nor the checkpoint: delete the stream first, so that neither a rebuild
-   * nor a lagging projector brings the rows back (an event of the deleted stream applied later
-   * would re-create them). After an erasure the WAL of the read models is truncated, so no copy
-   * of the erased rows is left on disk.
+   * transaction (erasure). With `before` (a global position, bigint), only when the session's
+   * rows were all projected from events before it: a session whose last projected event is at or
+   * after `before` is left as it is (the projector passed `before`, an erasure record, and what it
+   * holds came after the erasure). Returns false when nothing was erased. It does not touch the
+   * event store nor the checkpoint: delete the stream first, so that neither a rebuild nor a
+   * lagging projector brings the rows back (an event of the deleted stream applied later would
+   * re-create them). After an erasure the WAL of the read models is truncated, so no copy of the
+   * erased rows is left on disk.
    */
-  eraseSession(tenantId: string, sessionId: string): boolean {
-    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId));
+  eraseSession(tenantId: string, sessionId: string, before?: bigint): boolean {
+    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, before));
     // The rows are zeroed in the file (secure_delete) and gone from the FTS segments; the WAL
     // still holds the pages as they were before: truncate it.
     if (erased) this.store.purgeWal();
@@ -379,6 +404,7 @@ export class SessionProjector {
     }
     const outcome = (await pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
     this.advance(outcome.checkpoint, outcome.committedAtMs);
+    this.announceErasures(batch, outcome.checkpoint);
     if (outcome.error) throw Object.assign(new Error(outcome.error.message), { name: outcome.error.name });
   }
 

@@ -50,6 +50,7 @@ export class SessionReadModelWriter {
     this.stmts = {
       session: s('SELECT revision FROM sessions WHERE session_key = ?').safeIntegers(true),
       keyOf: s('SELECT session_key AS key FROM sessions WHERE tenant_id = ? AND session_id = ?'),
+      keyOfBefore: s('SELECT session_key AS key FROM sessions WHERE tenant_id = ? AND session_id = ? AND last_position < ?'),
       insertSession: s(
         'INSERT INTO sessions (session_key, tenant_id, session_id, user_id, revision, last_position, created_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)',
       ),
@@ -198,11 +199,14 @@ export class SessionReadModelWriter {
   }
 
   /**
-   * Deletes every row of the session `sessionId` of `tenantId` from every read model (erasure).
-   * Call inside a transaction. Returns false when the read models hold no such session.
+   * Deletes every row of the session `sessionId` of `tenantId` from every read model (erasure);
+   * with `before` (a global position), only when the session's last projected event is before it.
+   * Call inside a transaction. Returns false when nothing was erased.
    */
-  eraseSession(tenantId: string, sessionId: string): boolean {
-    const keys = this.stmts.keyOf.all(tenantId, sessionId) as Array<{ key: string }>;
+  eraseSession(tenantId: string, sessionId: string, before?: bigint): boolean {
+    const keys = (before === undefined ? this.stmts.keyOf.all(tenantId, sessionId) : this.stmts.keyOfBefore.all(tenantId, sessionId, before)) as Array<{
+      key: string;
+    }>;
     for (const { key } of keys) this.eraseSessionKey(key);
     return keys.length > 0;
   }

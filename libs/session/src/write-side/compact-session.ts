@@ -21,7 +21,7 @@ import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
 import { rebaseCompaction } from '../decider/compaction-rebase';
 import { answerCompaction, type CompactionAnswer, type CompactionConclusion } from '../decider/compaction-answer';
-import { SessionStateCache } from './session-state-cache';
+import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { CompactionAnswered, CompactSessionCommand } from './compact-session-command';
 
@@ -57,6 +57,17 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   }
 
   private async pass(command: CompactSessionCommand): Promise<CompactionConclusion> {
+    const key = sessionKey(command.tenantId, command.sessionId);
+    const watch = this.sessions.watch(key);
+    try {
+      return await this.watchedPass(command, watch);
+    } finally {
+      watch.release();
+    }
+  }
+
+  /** {@link pass}, with `watch` on the session: an erasure while the summarizer was called sends the pass back to load and plan again. */
+  private async watchedPass(command: CompactSessionCommand, watch: InvalidationWatch): Promise<CompactionConclusion> {
     const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
     let state = await this.load(command);
     for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
@@ -64,6 +75,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       if (step.kind === 'conclude') return step.conclusion;
       const startedAt = new Date();
       const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest) : undefined;
+      if (watch.invalidated) {
+        // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
+        watch.invalidated = false;
+        state = await this.load(command);
+        continue;
+      }
       let [current, pass] = [state, step.pass];
       for (let rebase = 0; rebase < MAX_COMPACTION_REBASES; rebase++) {
         const decision = decideCompaction(command, current, pass, summary, { now: new Date(), startedAt, summarizer: this.summarizer.identity });

@@ -7,10 +7,10 @@
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
-import type { EventStore } from '@lib/event-store';
+import { WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { SESSION_ERASED, erasureStream, type SessionErasedData } from '../events/erasure-events';
-import { SessionNotFoundError } from '../errors';
+import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
 import { SessionStateCache } from './session-state-cache';
@@ -32,7 +32,20 @@ export interface EraseAnswer {
   erasedAt: string;
 }
 
-/** Handles {@link EraseSessionCommand}. */
+/** How many times an erasure reads the session's revision and tries to delete at it, while appends keep landing, before it answers 409. */
+export const MAX_ERASE_ATTEMPTS = 8;
+
+/** How long (ms) an erasure waits for this replica's projector to pass its record before it erases the read-model rows itself. */
+const PROJECTOR_WAIT_MS = 5000;
+
+/**
+ * Handles {@link EraseSessionCommand}. The stream is deleted at the revision just read (an append
+ * that lands meanwhile makes the deletion fail, and it is tried again, so that it goes too); the
+ * record is appended after the deletion. Every replica's projector erases the session's rows when
+ * it reaches the record, in log order: rows of the deleted events were all projected before it
+ * (none of them comes after it), and an append to the same session id after the deletion (a new
+ * stream) comes after it, so it is kept.
+ */
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
   constructor(
@@ -41,24 +54,45 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     private readonly projector: SessionProjector,
   ) {}
 
-  /** @throws SessionNotFoundError (404) when the session does not exist. */
+  /**
+   * @throws SessionNotFoundError (404) when the session does not exist.
+   * @throws RevisionConflictError (409) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting; nothing was erased.
+   */
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const stream = sessionStream(key);
-    const revision = await this.store.streamRevision(stream);
-    if (revision === null) throw new SessionNotFoundError(command.sessionId);
+    const revision = await this.deleteAtRevision(stream, command.sessionId);
+    this.sessions.invalidate(key);
     const erasedAt = new Date().toISOString();
     const erasedEvents = Number(revision + 1n);
-    await this.store.appendToStream(erasureStream(command.tenantId), [
+    const recorded = await this.store.appendToStream(erasureStream(command.tenantId), [
       { id: randomUUID(), type: SESSION_ERASED, data: { sessionId: command.sessionId, erasedEvents, erasedAt } satisfies SessionErasedData },
     ]);
-    // Let the projector pass the stream's last event first, so that it cannot re-create rows of
-    // the session from a batch it read before the deletion.
-    const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-    if (last) await this.projector.waitForPosition(last.position, 5000);
-    await this.store.deleteStream(stream);
-    this.sessions.invalidate(key);
-    this.projector.eraseSession(command.tenantId, command.sessionId);
+    // Reads after this answer see no row of the session: this replica's projector erases them at
+    // the record. If it lags, the rows it projected before the record are erased here (the same
+    // rows: an append after the deletion is projected after the record, and kept).
+    if (!(await this.projector.waitForPosition(recorded.position, PROJECTOR_WAIT_MS)))
+      this.projector.eraseSession(command.tenantId, command.sessionId, recorded.position);
     return { sessionId: command.sessionId, erasedEvents, erasedAt };
+  }
+
+  /** Deletes `stream` at the revision just read; returns that revision. */
+  private async deleteAtRevision(stream: string, sessionId: string): Promise<bigint> {
+    for (let attempt = 1; ; attempt++) {
+      const revision = await this.store.streamRevision(stream);
+      if (revision === null) throw new SessionNotFoundError(sessionId);
+      try {
+        await this.store.deleteStream(stream, { expectedRevision: revision });
+        return revision;
+      } catch (err) {
+        if (!(err instanceof WrongExpectedRevisionError)) throw err;
+        if (attempt >= MAX_ERASE_ATTEMPTS)
+          throw new RevisionConflictError(
+            String(revision),
+            String(err.actual),
+            `other writers appended to the session ${attempt} times in a row while it was being erased; nothing was erased: send the erasure again`,
+          );
+      }
+    }
   }
 }

@@ -12,6 +12,12 @@ import { sessionStream } from '../events/session-stream-events';
 import { evolveSessionWindow, type SessionWindowState } from '../domain/session-window';
 import { loadSessionWindow } from './session-loader';
 
+/** See {@link SessionStateCache.watch}: `invalidated` turns true when the session is invalidated; `release()` ends the watch. */
+export interface InvalidationWatch {
+  invalidated: boolean;
+  release(): void;
+}
+
 /** Default number of sessions kept in memory. */
 export const DEFAULT_SESSION_CACHE_SIZE = 2000;
 
@@ -20,6 +26,8 @@ export class SessionStateCache {
   private readonly entries = new Map<string, SessionWindowState>();
   /** Sessions whose last load found events this cache had not folded: another writer appends to them. */
   private readonly writtenElsewhere = new Set<string>();
+  /** Open {@link SessionStateCache.watch}es by session (only while a decision holds one). */
+  private readonly watches = new Map<string, Set<InvalidationWatch>>();
 
   constructor(
     private readonly store: EventStore,
@@ -89,9 +97,34 @@ export class SessionStateCache {
     events.forEach((e, i) => evolveSessionWindow(cached, { type: e.type, data: e.data, revision: first + BigInt(i), created: acknowledgedAt }));
   }
 
-  /** Forgets a session (after erasure, or when its cached state may be wrong). */
+  /**
+   * Forgets a session (after erasure, or when its cached state may be wrong), and marks every
+   * {@link SessionStateCache.watch} of it as invalidated.
+   */
   invalidate(sessionId: string): void {
     this.forget(sessionId);
+    for (const watch of this.watches.get(sessionId) ?? []) watch.invalidated = true;
+  }
+
+  /**
+   * Watches `sessionId` for an {@link SessionStateCache.invalidate} (an erasure, by this process or,
+   * once its projector reads the record, by another) until `release()`. For a decision that awaits
+   * something slow (a compaction's summarizer call) between loading the state and appending: the
+   * expected-revision check cannot tell an erased session from the same id re-created up to the
+   * same revision, so such a decision checks `invalidated` before it appends.
+   */
+  watch(sessionId: string): InvalidationWatch {
+    const watches = this.watches.get(sessionId) ?? new Set<InvalidationWatch>();
+    this.watches.set(sessionId, watches);
+    const watch: InvalidationWatch = {
+      invalidated: false,
+      release: () => {
+        watches.delete(watch);
+        if (watches.size === 0 && this.watches.get(sessionId) === watches) this.watches.delete(sessionId);
+      },
+    };
+    watches.add(watch);
+    return watch;
   }
 
   private forget(sessionId: string): void {

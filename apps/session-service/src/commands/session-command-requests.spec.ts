@@ -1,0 +1,122 @@
+/**
+ * The request rules every transport shares (HTTP `/events` and `/messages`, NATS `append` and
+ * `messages`): the functions here are what both the controller and the NATS executor call.
+ */
+import type { CommandBus } from '@nestjs/cqrs';
+import type { EventStore } from '@lib/event-store';
+import { InvalidRequestError } from '@lib/session';
+import { requestSchemas } from '../http/request-schemas';
+import { NatsCommandExecutor } from '../nats/nats-command-executor';
+import { commandSubject } from '../nats/nats-names';
+import { appendEventsCommandFrom, appendMessagesCommandFrom } from './session-command-requests';
+
+const schemas = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+const user = { id: 'u1', type: 'user', text: 'hi' };
+
+function refusal(run: () => unknown): InvalidRequestError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof InvalidRequestError) return err;
+    throw err;
+  }
+  throw new Error('accepted');
+}
+
+const fromEvents = (body: unknown) => appendEventsCommandFrom(schemas, 't', 's', body, () => 'gen');
+const fromMessages = (body: unknown) => appendMessagesCommandFrom(schemas, 't', 's', body, () => 'gen');
+
+describe('expectedRevision: one spelling per revision', () => {
+  const nonCanonical = ['03', '00', '+3', '-0', ' 3', '3 ', '3.0', '3e0', '0x3', '١', '9223372036854775808'];
+
+  it.each(nonCanonical)('refuses %j on /events and /messages with 400 validation_failed saying what to send', (text) => {
+    for (const run of [
+      () => fromEvents({ events: [user], expectedRevision: text }),
+      () => fromMessages({ messages: [{ role: 'user', content: 'hi' }], expectedRevision: text }),
+    ]) {
+      const err = refusal(run);
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'expectedRevision' });
+      expect(err.message).toMatch(/^expectedRevision: .*without leading zeros, sign, spaces, fraction or exponent/);
+      expect(err.message).toMatch(/"no_stream"/);
+    }
+  });
+
+  it('accepts "0", the largest revision and every keyword', () => {
+    expect(fromEvents({ events: [user], expectedRevision: '0' }).expectedRevision).toBe(0n);
+    expect(fromEvents({ events: [user], expectedRevision: 0 }).expectedRevision).toBe(0n);
+    expect(fromEvents({ events: [user], expectedRevision: '9223372036854775807' }).expectedRevision).toBe(9223372036854775807n);
+    expect(fromMessages({ messages: [{ role: 'user', content: 'hi' }], expectedRevision: '12' }).expectedRevision).toBe(12n);
+    for (const keyword of ['any', 'no_stream', 'stream_exists'])
+      expect(fromEvents({ events: [user], expectedRevision: keyword }).expectedRevision).toBe(keyword);
+    expect(fromEvents({ events: [user] }).expectedRevision).toBe('any');
+  });
+
+  it('null is refused (it could mean "no check" or "no stream"), with a message naming what to send instead', () => {
+    const err = refusal(() => fromEvents({ events: [user], expectedRevision: null }));
+    expect(err.code).toBe('validation_failed');
+    expect(err.message).toMatch(/^expectedRevision: is null: leave it out \(or send "any"\).*revision.*"no_stream".*"stream_exists"/);
+  });
+
+  it('the NATS append command follows the same rule (same function, same 400)', async () => {
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    const answer = await executor.execute({
+      subject: commandSubject('smc', 't', 's', 'append'),
+      data: new TextEncoder().encode(JSON.stringify({ events: [user], expectedRevision: '07' })),
+      commandId: 'c1',
+      redelivered: false,
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'validation_failed', message: expect.stringMatching(/^expectedRevision: .*without leading zeros/) });
+  });
+});
+
+describe('native events: an optional field sent as null counts as absent', () => {
+  const cases: Array<[string, Record<string, unknown>, string[]]> = [
+    ['user', { id: 'x', type: 'user', text: 'hi' }, ['createdAt', 'metadata', 'name', 'textParts']],
+    ['system', { id: 'x', type: 'system', text: 'be brief' }, ['createdAt', 'metadata', 'name', 'textParts', 'notice']],
+    ['assistant', { id: 'x', type: 'assistant', text: 'done' }, ['createdAt', 'metadata', 'name', 'textParts', 'toolCalls', 'refusal']],
+    ['tool', { id: 'x', type: 'tool', responses: [{ toolCallId: 'k', name: 'f', data: 'ok' }] }, ['createdAt', 'metadata', 'name']],
+    ['summary', { id: 'x', type: 'summary', shadowPrompt: 'p', text: 's' }, ['createdAt', 'metadata']],
+  ];
+
+  it.each(cases)('%s: each optional field null gives the very command (same bytes) as leaving it out', (_type, event, fields) => {
+    const absent = JSON.stringify(fromEvents({ events: [event] }).events);
+    for (const field of fields) expect([field, JSON.stringify(fromEvents({ events: [{ ...event, [field]: null }] }).events)]).toEqual([field, absent]);
+    // all at once, and an id sent as null gets an assigned one as if left out
+    expect(JSON.stringify(fromEvents({ events: [{ ...event, ...Object.fromEntries(fields.map((f) => [f, null])) }] }).events)).toBe(absent);
+    const { id: _id, ...withoutId } = event;
+    expect(JSON.stringify(fromEvents({ events: [{ ...withoutId, id: null }] }).events)).toBe(JSON.stringify(fromEvents({ events: [withoutId] }).events));
+  });
+
+  it('inside a tool response too (dataParts null)', () => {
+    const response = { toolCallId: 'k', name: 'f', data: 'ok' };
+    const absent = JSON.stringify(fromEvents({ events: [{ id: 'x', type: 'tool', responses: [response] }] }).events);
+    expect(JSON.stringify(fromEvents({ events: [{ id: 'x', type: 'tool', responses: [{ ...response, dataParts: null }] }] }).events)).toBe(absent);
+  });
+
+  it('an assistant with text null keeps it (null is its "no text"); refusal null is no refusal, so text null alone is still refused', () => {
+    const call = { id: 'k', name: 'f', arguments: '{}' };
+    const kept = fromEvents({ events: [{ id: 'x', type: 'assistant', text: null, toolCalls: [call], refusal: null }] }).events[0].event;
+    expect(kept).toEqual({ id: 'x', type: 'assistant', text: null, toolCalls: [call] });
+    expect('refusal' in kept).toBe(false);
+    const err = refusal(() => fromEvents({ events: [{ id: 'x', type: 'assistant', text: null, refusal: null }] }));
+    expect(err.message).toMatch(/needs text, at least one tool call, or a refusal/);
+  });
+
+  it('required fields keep their errors: user text null, tool responses null, an unknown field null', () => {
+    expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'user', text: null }] })).message).toMatch(/^events\[0\]\.text: .*need text/);
+    expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'tool', responses: null }] })).parameter).toBe('events[0].responses');
+    expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'user', text: 'hi', mood: null }] })).message).toMatch(/unknown field "mood"/);
+    expect(refusal(() => fromEvents({ events: [{ id: 'x', type: 'summary', shadowPrompt: 'p', text: 's', name: null }] })).message).toMatch(
+      /unknown field "name"/,
+    );
+  });
+
+  it('keeps a metadata "__proto__" key as sent when another field is dropped', () => {
+    const body = JSON.parse('{"events":[{"id":"x","type":"user","text":"hi","name":null,"metadata":{"__proto__":{"a":1}}}]}');
+    const metadata = fromEvents(body).events[0].metadata!;
+    expect(Object.keys(metadata)).toEqual(['__proto__']);
+    expect(JSON.stringify(metadata)).toBe('{"__proto__":{"a":1}}');
+  });
+});
