@@ -256,6 +256,7 @@ export interface components {
             reason?: "within-limit" | "newest-turn-only" | "open-tool-call";
             /** @description whether the decision is in the log and the compaction history */
             recorded: boolean;
+            /** @description true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written */
             replayed?: boolean;
             revision: string;
             summarizer?: {
