@@ -5,12 +5,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import { CommandBus } from '@nestjs/cqrs';
+import { Logger } from '@nestjs/common';
+import { quoteInput } from '@lib/compaction';
 import { createInbox, type NatsConnection } from '@nats-io/transport-node';
 import type { SummaryRequest } from '@lib/compaction';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, type Summarizer, type SummarizerOutcome } from '@lib/session';
 import { startService, useService } from '../support/service-harness';
 import {
   commandQueueSettled,
+  eventually,
   describeWithNats,
   connectForTest,
   deleteStreams,
@@ -156,6 +159,36 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
 
     expect(await commandQueueSettled(client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
     expect(await harness.service.store.headPosition()).toBe(headBefore);
+  });
+
+  it('logs every rejected command once at warn (code, quoted subject, message id, never the payload), also one that has nowhere to be answered', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const payload = { strategy: { type: 'turn-window', maxTurns: 2 }, note: 'PAYLOAD-MARKER-63f1' };
+      const longSession = 's'.repeat(300);
+      const cases = [
+        { subject: `${prefix}.commands.default`, code: 'invalid_subject', where: /no answer published/ },
+        { subject: `${prefix}.commands.default.noverbsess`, code: 'invalid_subject', where: /no answer published/ },
+        { subject: subject('logged', 'explode'), code: 'unknown_command', where: /answer published on the results subject/ },
+        { subject: subject(longSession, 'explode'), code: 'unknown_command', where: /answer published on the results subject/ },
+      ];
+      for (const c of cases) {
+        const msgId = `log-${randomUUID()}`;
+        await publishCommand(client.js, c.subject, payload, { msgId });
+        const mine = async () => warn.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(msgId));
+        await eventually(async () => (await mine()).length > 0, 10_000, `a warn line for ${c.code} on ${c.subject}`);
+        const [line, ...more] = await mine();
+        expect(more).toEqual([]);
+        expect(line).toContain(`command rejected: ${c.code} (`);
+        expect(line).toContain(`subject ${quoteInput(c.subject)}`);
+        expect(line).toMatch(c.where);
+        expect(line).not.toContain('PAYLOAD-MARKER');
+        expect(line.length).toBeLessThan(400);
+      }
+      expect(await commandQueueSettled(client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
+    } finally {
+      warn.mockRestore();
+    }
   });
 
   it('with API_KEYS, the tenant comes from the subject: tenants of the keys are served, others rejected', async () => {

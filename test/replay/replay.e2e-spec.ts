@@ -333,7 +333,7 @@ describe('replay CLI: Ctrl-C during the run', () => {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('closes the in-process service, removes its temporary store, prints how far it got in one line, exit code 130, no report', async () => {
-    // 8 sessions of 40 turns: long enough to be interrupted after the first progress line (every 10%)
+    // 8 sessions of 40 turns: long enough to be interrupted after the first progress line (at 10%, or after 5 s)
     const sessions = Array.from({ length: 8 }, (_, s) =>
       Array.from({ length: 40 }, (_, t) => [
         { role: 'user', content: `session ${s} question ${t}: what about item ${t}?` },
@@ -383,7 +383,8 @@ describe('replay CLI: Ctrl-C during the run', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^replay: interrupted by SIGINT after \d+ of 320 turns \(strategy \S+ \(1 of 1\)\); no report written$/);
     const done = Number(/after (\d+) of/.exec(lines[0])![1]);
-    expect(done).toBeGreaterThanOrEqual(32);
+    expect(done).toBeGreaterThanOrEqual(Number(/replay: (\d+)\/320 turns/.exec(stderr)![1]));
+    expect(done).toBeGreaterThan(0);
     expect(done).toBeLessThan(320);
     expect(stderr).not.toMatch(/\n\s+at /);
     expect(stdout).toBe('');

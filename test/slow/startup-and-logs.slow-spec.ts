@@ -10,6 +10,8 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { call, REPO_ROOT, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { NATS_TEST_URL, connectForTest, deleteStreams, describeWithNats, uniquePrefix } from '../support/nats-test';
 
 jest.setTimeout(180_000);
 
@@ -156,5 +158,38 @@ describe('start-up mode and logs of a real process', () => {
     expect(output).toMatch(/"level":20|request completed/);
     expect(output).toContain('/v1/sessions/logs/events');
     for (const secret of [SECRET, SERVICE_KEY, WRONG_KEY, OPENAI_KEY]) expect({ secret, found: output.includes(secret) }).toEqual({ secret, found: false });
+  });
+});
+
+describeWithNats('NATS start-up line')('start-up lines with NATS_URL', () => {
+  it('name the NATS subjects and server in one line, before the "listening on" line, without the credentials of the URL', async () => {
+    const prefix = uniquePrefix();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'startup-nats-'));
+    const server = new URL(NATS_TEST_URL);
+    const svc = await spawnService({
+      dataDir,
+      env: { LOG_LEVEL: 'info', LOG_FORMAT: 'json', NATS_URL: `nats://opsuser:nats-pw-LOGTEST-c41e@${server.host}`, NATS_PREFIX: prefix },
+    });
+    try {
+      // everything it printed, up to its exit (a line written after "listening on" counts too)
+      await svc.stop();
+      const lines = svc
+        .stdout()
+        .split('\n')
+        .filter((line) => line.trim());
+      const natsLines = lines.filter((line) => line.includes(`${prefix}.commands.>`) || /"context":"NATS"/.test(line));
+      expect(natsLines).toHaveLength(1);
+      expect(JSON.parse(natsLines[0]).msg).toBe(
+        `NATS: commands on ${prefix}.commands.>, results on ${prefix}.results.>, decisions on ${prefix}.decisions.> (nats://${server.host})`,
+      );
+      expect(svc.stdout() + svc.stderr()).not.toContain('nats-pw-LOGTEST');
+      expect(lines.findIndex((line) => line === natsLines[0])).toBeLessThan(lines.findIndex((line) => /listening on/.test(line)));
+    } finally {
+      await svc.kill();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      const nc = await connectForTest('NATS start-up line');
+      await deleteStreams(await jetstreamManager(nc), prefix);
+      await nc.close();
+    }
   });
 });

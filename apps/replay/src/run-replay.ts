@@ -392,29 +392,28 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     progress.start(totalTurns, plans[0].name);
     const strategies: StrategyReport[] = [];
     const archivedTexts: ArchivedText[] = [];
-    try {
-      for (const [index, plan] of plans.entries()) {
-        phase = `strategy ${plan.name} (${index + 1} of ${plans.length})`;
-        strategies.push(
-          await replayPlan(client, plan, sessions, turnsOf, {
-            runId,
-            estimator,
-            concurrency,
-            progress: () => {
-              turnsDone++;
-              progress.tick(plan.name);
-            },
-            archivedTexts,
-            stderr,
-            fidelity,
-            signal,
-          }),
-        );
-      }
-    } finally {
-      progress.stop();
+    // runReplay's `finally` stops the progress display when this throws.
+    for (const [index, plan] of plans.entries()) {
+      phase = `strategy ${plan.name} (${index + 1} of ${plans.length})`;
+      strategies.push(
+        await replayPlan(client, plan, sessions, turnsOf, {
+          runId,
+          estimator,
+          concurrency,
+          progress: () => {
+            turnsDone++;
+            progress.tick(plan.name);
+          },
+          phase: (label) => progress.update(label),
+          archivedTexts,
+          stderr,
+          fidelity,
+          signal,
+        }),
+      );
     }
     phase = 'every turn replayed; reading the results';
+    progress.update('every turn replayed: reading the examples and the fidelity baselines');
     const validationFailures = strategies.reduce((a, s) => a + s.validationFailures, 0);
     const examples = await liveExamples(client, strategies, archivedTexts);
     const fidelityReport = fidelity
@@ -423,6 +422,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
           strategies.reduce((a, s) => a + s.fidelityTimeMs, 0),
         )
       : undefined;
+    // The bar gives the terminal its cursor back (and the lines stop) before the table is printed.
+    progress.stop();
     const report: ReplayReport = {
       file: options.file,
       service: options.url ? options.url.replace(/\/+$/, '') : 'in-process (temporary embedded store)',
@@ -481,6 +482,8 @@ interface PlanContext {
   estimator: EstimatorName;
   concurrency: number;
   progress: () => void;
+  /** Says what the plan does between turns (after its last turn: settling, reading the results). */
+  phase: (label: string) => void;
   archivedTexts: ArchivedText[];
   stderr: NodeJS.WritableStream;
   fidelity?: FidelityCollector;
@@ -551,12 +554,17 @@ async function replayPlan(
   // Interrupted: stop here (runReplay has already rejected; nothing more is read).
   if (ctx.signal?.aborted) throw new Error('interrupted');
 
+  ctx.phase(`${plan.name}: waiting for background compactions`);
   const settled = await waitForSettled(client);
   if (!settled) ctx.stderr.write(`replay: warning: background compactions of ${plan.name} were still running after 300 s; figures are read anyway\n`);
   const wallTimeMs = Date.now() - started;
 
   const sessionReports: SessionReport[] = new Array(sessions.length);
   let fidelityTimeMs = 0;
+  // Reading every session back (and measuring its fidelity) takes seconds (about 20 s for 150 sessions): say how far it got.
+  let read = 0;
+  const reading = () => ctx.phase(`${plan.name}: reading results${ctx.fidelity ? ' and measuring fidelity' : ''}, ${read}/${sessions.length} sessions`);
+  reading();
   await pool(
     sessions,
     ctx.concurrency,
@@ -618,6 +626,8 @@ async function replayPlan(
         await ctx.fidelity.measure(client, plan, i, sessionId, conversation, compacted);
         fidelityTimeMs += Date.now() - t0;
       }
+      read++;
+      reading();
     },
     ctx.signal,
   );

@@ -1,6 +1,7 @@
 /**
  * Starts the service: `npm start`. Configuration from the environment (see README); prints the
- * URL, the API docs URL, the store in use, and whether it runs in open development mode: as
+ * URL, the API docs URL, the store in use, whether it runs in open development mode, and with
+ * NATS_URL one line naming the NATS subjects and servers: as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
  * whatever `LOG_LEVEL` says) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
  * A configuration error (an invalid variable, a DATA_DIR another service process holds, a HOST or
@@ -51,6 +52,16 @@ function failStart(err: unknown): never {
   process.exit(configurationError ? 2 : 1);
 }
 
+/** The NATS line: the subjects of commands, results and decisions, and the servers (without credentials written into a URL). */
+function natsLine(config: ServiceConfig): string {
+  const servers = config
+    .natsUrl!.split(',')
+    .map((server) => server.replace(/\/\/[^/@]*@/, '//'))
+    .join(',');
+  const p = config.natsPrefix;
+  return `NATS: commands on ${p}.commands.>, results on ${p}.results.>, decisions on ${p}.decisions.> (${servers})`;
+}
+
 async function main(): Promise<void> {
   let config;
   try {
@@ -96,13 +107,11 @@ async function main(): Promise<void> {
     config.apiKeys.size === 0
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
       : `API keys required for /v1 (${config.apiKeys.size} configured)`,
+    // The one NATS line (the transport logs none of its own): written once the consumer and the feed run.
+    ...(config.natsUrl ? [natsLine(config)] : []),
     `API docs: ${url}/docs`,
     `session memory compaction service listening on ${url}`,
   ];
-  if (config.natsUrl)
-    lines.push(
-      `NATS: commands on ${config.natsPrefix}.commands.>, results on ${config.natsPrefix}.results.>, decisions on ${config.natsPrefix}.decisions.> (${config.natsUrl})`,
-    );
   say(config, lines);
 }
 

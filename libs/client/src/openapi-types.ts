@@ -256,6 +256,7 @@ export interface components {
             reason?: "within-limit" | "newest-turn-only" | "open-tool-call";
             /** @description whether the decision is in the log and the compaction history */
             recorded: boolean;
+            /** @description true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written */
             replayed?: boolean;
             revision: string;
             summarizer?: {
@@ -948,6 +949,15 @@ export interface operations {
             };
             /** @description rate limited: retry after Retry-After seconds */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

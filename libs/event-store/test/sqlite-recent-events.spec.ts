@@ -93,11 +93,20 @@ describe.each([
     expect(left).toEqual(await readAllFrom(other));
   });
 
+  it('holds a maximum-size event (1,000,000 ideographs): the projector does not read it back from the file', async () => {
+    const reads = fileReads(store);
+    const text = Array.from({ length: 1_000_000 }, (_, i) => String.fromCharCode(0x4e00 + ((i * 7919) % 20000))).join('');
+    await store.appendToStream('session-big', [ev({ text }, { by: 'x' }), ev({ n: 2 })]);
+    const held = await readAllFrom(store);
+    expect(reads()).toBe(1); // only the last, empty page
+    expect(held).toEqual(await readAllFrom(other));
+  });
+
   it('holds a resend once, and reads events too large to hold from the file, with what follows them', async () => {
     const first = [ev({ n: 1 })];
     await store.appendToStream('session-r', first);
     await store.appendToStream('session-r', first, { expectedRevision: 'no_stream' }); // idempotent resend: nothing written
-    await store.appendToStream('session-r', [ev({ big: 'x'.repeat(MAX_RECENT_EVENT_TEXT + 1) }), ev({ n: 2 })]);
+    await store.appendToStream('session-r', [ev({ big: 'x'.repeat(MAX_RECENT_EVENT_TEXT) }), ev({ n: 2 })]);
     await store.appendToStream('session-r', [ev({ n: 3 })]);
     const all = await readAllFrom(store);
     expect(all.map((e) => e.revision)).toEqual([0n, 1n, 2n, 3n]);

@@ -6,17 +6,24 @@
  *   read (a form-encoded `curl -d` would otherwise reach validation as an empty body). A charset
  *   other than UTF-8 is answered 415 `unsupported_encoding` then too (body-parser would let
  *   `utf-16` through and answer 400 `malformed_json`, but `latin1` 415).
- * - JSON bodies are read by body-parser's JSON reader (the one Express used): gzip, deflate and br
- *   bodies are inflated, the limit counts the inflated bytes (413), a charset other than UTF-8 is
- *   answered 415, bytes that are not UTF-8 400 `malformed_body`, text that is not JSON 400
- *   `malformed_json` (error types mapped by `toApiError`). Any JSON value is accepted (validation
- *   says what the body must be).
+ * - JSON bodies are read by body-parser (the reader Express used): gzip, deflate and br bodies are
+ *   inflated, the limit counts the inflated bytes (413), a charset other than UTF-8 is answered
+ *   415, bytes that are not UTF-8 400 `malformed_body`, text that is not JSON 400 `malformed_json`
+ *   (error types mapped by `toApiError`). Any JSON value is accepted (validation says what the body
+ *   must be).
+ * - A body declared UTF-8 (or with no charset) is read as bytes and decoded here
+ *   ({@link parseUtf8Json}: ICU transcoding, 2 ms instead of 12–17 for 3 MB of ideographs), the
+ *   same answer as body-parser's JSON reader, which still reads bodies declaring another charset.
+ *   A body of {@link LARGE_BODY_BYTES} or more is handed on after other requests got a turn
+ *   (`yieldToIo`), so reading it and validating it are two stretches of the event loop, not one.
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
-import { json } from 'body-parser';
+import { json, raw } from 'body-parser';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { quoteInput } from '@lib/compaction';
+import { yieldToIo } from '@lib/event-store';
+import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -102,18 +109,62 @@ export function rejectInvalidBody(_req: unknown, _res: unknown, buffer: Buffer):
   rejectDeepBody(buffer);
 }
 
+/** Bodies of at least this many bytes are handed to the route after other requests got a turn of the event loop. */
+export const LARGE_BODY_BYTES = 64 * 1024;
+
+/** Content-Types whose charset body-parser reads as UTF-8 (none, or exactly `utf-8`): their bodies are decoded by {@link parseUtf8Json}. */
+const UTF8_CONTENT_TYPE = /^[^;]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
+
+/**
+ * The JSON value of a body's bytes, as body-parser's JSON reader (`strict: false`) gives it for a
+ * UTF-8 body that {@link rejectInvalidBody} passed: a leading byte-order mark is dropped, an empty
+ * body is `{}`. Decoded with {@link decodeUtf8} (the same string as body-parser's decoder).
+ * @throws SyntaxError with body-parser's `type` `entity.parse.failed` and status 400 when the text is not JSON.
+ */
+export function parseUtf8Json(bytes: Buffer): unknown {
+  let text = decodeUtf8(bytes);
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.length === 0) return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw Object.assign(error as Error, { status: 400, statusCode: 400, expose: true, type: 'entity.parse.failed' });
+  }
+}
+
 /**
  * Makes `app` parse JSON bodies (see the module doc) of at most `maxBodyBytes` (after inflating),
  * and answer 415 to bodies of other types. Replaces Fastify's own JSON parser.
  */
 export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number): void {
-  const read = json({ limit: maxBodyBytes, type: () => true, strict: false, verify: rejectInvalidBody });
+  const options = { limit: maxBodyBytes, type: () => true, verify: rejectInvalidBody };
+  // Bodies declaring another charset: body-parser decodes (or refuses) them.
+  const readJson = json({ ...options, strict: false });
+  // UTF-8 bodies: their bytes, decoded and parsed here.
+  const readBytes = raw(options);
   app.addHook('onRequest', requireJsonBody);
   app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes));
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
-    const raw = request.raw as IncomingMessage & { body?: unknown };
-    read(raw, {} as never, (error?: unknown) => (error ? done(error as Error) : done(null, raw.body)));
+    const req = request.raw as IncomingMessage & { body?: unknown };
+    if (!UTF8_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
+      return readJson(req, {} as never, (error?: unknown) => (error ? done(error as Error) : done(null, req.body)));
+    }
+    readBytes(req, {} as never, (error?: unknown) => {
+      if (error) return done(error as Error);
+      const bytes = req.body;
+      // No body to read (body-parser left it undefined).
+      if (!Buffer.isBuffer(bytes)) return done(null, bytes);
+      let body: unknown;
+      try {
+        body = parseUtf8Json(bytes);
+      } catch (parseError) {
+        return done(parseError as Error);
+      }
+      req.body = body;
+      if (bytes.length < LARGE_BODY_BYTES) return done(null, body);
+      void yieldToIo().then(() => done(null, body));
+    });
   };
   app.addContentTypeParser('application/json', parse);
   app.addContentTypeParser(/^application\/[a-z0-9.+-]*\+json/i, parse);

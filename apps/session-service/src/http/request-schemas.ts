@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   clientIdProblem,
   codePointLength,
+  hasLoneSurrogate,
   LENGTH_UNIT,
   MAX_CLIENT_ID_LENGTH,
   MAX_RECALL_QUERY_LENGTH,
@@ -15,11 +16,6 @@ import {
 } from '@lib/session';
 import { CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
-
-/** True when `s` has an unpaired UTF-16 surrogate (which providers reject). */
-export function hasLoneSurrogate(s: string): boolean {
-  return /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
-}
 
 /**
  * True when a string or key anywhere in the JSON value `value` has a lone surrogate. Walks the

@@ -168,7 +168,12 @@ export const CompactionAnswerSchema = named(
     estimator: EstimatorSchema,
     dryRun: z.boolean(),
     recorded: z.boolean().describe('whether the decision is in the log and the compaction history'),
-    replayed: z.boolean().optional(),
+    replayed: z
+      .boolean()
+      .optional()
+      .describe(
+        'true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written',
+      ),
     failure: z.strictObject({ stage: z.literal('summarize'), reason: z.string() }).optional(),
     reason: z.enum(['within-limit', 'newest-turn-only', 'open-tool-call']).optional().describe('with outcome noop: why nothing was archived (DESIGN §3.6)'),
     toolCallId: z.string().optional().describe('with reason open-tool-call: the call that held the cut back'),

@@ -34,8 +34,8 @@ export class SessionHistoryController {
   @Get()
   @ApiOperation({ summary: "The tenant's sessions, newest activity first (keyset-paginated)" })
   @ApiQueryParams(sessionListQuery)
-  @ApiAnswer(SessionListSchema, { errors: [400, 401, 429] })
-  list(@Tenant() tenant: string, @Query() query: Record<string, unknown>): z.output<typeof SessionListSchema> {
+  @ApiAnswer(SessionListSchema, { errors: [400, 401, 429, 503] })
+  list(@Tenant() tenant: string, @Query() query: Record<string, unknown>): Promise<z.output<typeof SessionListSchema>> {
     const q = validateQuery(sessionListQuery, query, { cursor: 'invalid_query' });
     return this.reads.sessions({
       tenantId: tenant,

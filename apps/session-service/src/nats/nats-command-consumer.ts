@@ -10,16 +10,21 @@
  *    failure (5xx: store unavailable…) is redelivered after a delay, at most
  *    {@link MAX_ATTEMPTS} times, then terminated with its error published.
  *
+ * Every rejected (terminated) command logs one line at warn ({@link rejectionLogLine}): a subject
+ * that names no session has no results subject, so without `Reply-To` that line is its only record.
+ *
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
  * sessions are handled at once. Replicas share the consumer, so each command goes to one of them.
  */
 import { hostname } from 'node:os';
+import { quoteInput } from '@lib/compaction';
 import { Logger } from '@nestjs/common';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
 import type { NatsNames } from './nats-names';
 import { resultSubject } from './nats-names';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
+import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
 
 /** Deliveries of a command failing with a server-side error before it is terminated. */
 export const MAX_ATTEMPTS = 5;
@@ -89,24 +94,40 @@ export class NatsCommandConsumer {
       const answer = await this.executor.execute({ subject: m.subject, data: m.data, commandId, redelivered: m.redelivered });
       const retry = answer.status >= 500 && answer.status !== 413 && m.info.deliveryCount < MAX_ATTEMPTS;
       if (retry) {
-        this.logger.warn(`command ${commandId} failed with ${(answer.body as { code?: string }).code}; redelivery ${m.info.deliveryCount}/${MAX_ATTEMPTS}`);
+        this.logger.warn(
+          `command ${quoteInput(commandId)} failed with ${(answer.body as { code?: string }).code}; redelivery ${m.info.deliveryCount}/${MAX_ATTEMPTS}`,
+        );
         m.nak(Math.min(30_000, 500 * 2 ** m.info.deliveryCount));
         return;
       }
-      await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
+      const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (answer.status < 300) m.ack();
-      // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
-      else m.term();
+      else {
+        // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
+        m.term();
+        const code = (answer.body as { code?: unknown }).code;
+        this.logger.warn(
+          rejectionLogLine({
+            code: typeof code === 'string' ? code : 'unknown',
+            status: answer.status,
+            subject: m.subject,
+            msgId: m.headers?.get('Nats-Msg-Id') || null,
+            deliveryCount: m.info.deliveryCount,
+            published,
+          }),
+        );
+      }
     } catch (err) {
       // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes back.
-      this.logger.warn(`command ${commandId} left for redelivery: ${(err as Error).message}`);
+      this.logger.warn(`command ${quoteInput(commandId)} left for redelivery: ${(err as Error).message}`);
       m.nak(1000);
     } finally {
       clearInterval(keepAlive);
     }
   }
 
-  private async publishAnswer(m: JsMsg, commandId: string, answer: CommandAnswer, deliveryCount: number): Promise<void> {
+  /** Publishes `answer` on the results subject (when the subject named a session) and on `Reply-To` (when given); says where it went. */
+  private async publishAnswer(m: JsMsg, commandId: string, answer: CommandAnswer, deliveryCount: number): Promise<RejectionDestinations> {
     const h = headers();
     h.set(DELIVERY_COUNT_HEADER, String(deliveryCount));
     h.set('Command-Id', commandId);
@@ -120,16 +141,20 @@ export class NatsCommandConsumer {
       payload = this.encoder.encode(JSON.stringify({ ...rest, omitted: ['kept', 'archived', 'summary'] }));
     }
     const replyTo = m.headers?.get(REPLY_TO_HEADER);
+    const published: RejectionDestinations = { results: false, replyTo: false };
     if (replyTo) {
       try {
         this.nc.publish(replyTo, payload, { headers: h });
+        published.replyTo = true;
       } catch (err) {
-        this.logger.warn(`command ${commandId}: cannot answer on ${REPLY_TO_HEADER} ${JSON.stringify(replyTo)}: ${(err as Error).message}`);
+        this.logger.warn(`command ${quoteInput(commandId)}: cannot answer on ${REPLY_TO_HEADER} ${quoteInput(replyTo)}: ${(err as Error).message}`);
       }
     }
     if (answer.address) {
       const { tenant, sessionId } = answer.address;
       await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, { headers: h, msgID: `result:${commandId}` });
+      published.results = true;
     }
+    return published;
   }
 }

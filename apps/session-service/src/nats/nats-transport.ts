@@ -9,7 +9,7 @@
  * Nest's NATS microservice transport speaks core NATS request/reply only (no JetStream streams,
  * durable consumers, acknowledgements or message-id de-duplication), which this transport needs.
  */
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -29,7 +29,6 @@ import { DecisionFeedPublisher } from './decision-feed-publisher';
 /** See the module doc. */
 @Injectable()
 export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('NATS');
   private nc: NatsConnection | null = null;
   private consumer: NatsCommandConsumer | null = null;
   private feed: DecisionFeedPublisher | null = null;
@@ -73,8 +72,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names);
     await this.feed.start();
     this.consumer = new NatsCommandConsumer(nc, js, executor, names, config.natsConcurrency, config.natsAckWaitMs);
+    // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
-    this.logger.log(`commands on ${names.prefix}.commands.>, decisions on ${names.prefix}.decisions.>`);
   }
 
   async onApplicationShutdown(): Promise<void> {

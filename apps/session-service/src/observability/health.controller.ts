@@ -1,5 +1,5 @@
 /** `GET /health` (liveness with store and projector state) and `GET /metrics` (Prometheus text). */
-import { Controller, Get, Header, Inject, Res } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
@@ -10,17 +10,26 @@ import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { eventStoreKind } from '../config/event-store-config';
 import { ServiceMetrics } from './metrics';
+import { HealthTransitions } from './health-transitions';
+import { markExpectedAnswer } from './request-log-level';
 
 /**
  * `GET /health` and `GET /metrics`: operations routes, never rate-limited (a liveness probe or a
  * scraper must not be answered 429 on a busy instance) and open without an API key (probes and
  * scrapers rarely send one; neither route shows content, only counts and states). Restrict them
  * at the network level if they must not be reachable.
+ *
+ * A load balancer probes `/health` every few seconds: each answer's request line is at debug
+ * (without pino-http's made-up error on a 503), and a change of answer (200 → 503 and back) logs
+ * one line at warn ({@link HealthTransitions}).
  */
 @ApiTags('operations')
 @SkipThrottle()
 @Controller()
 export class HealthController {
+  private readonly logger = new Logger('Health');
+  private readonly transitions = new HealthTransitions();
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly projector: SessionProjector,
@@ -33,7 +42,7 @@ export class HealthController {
   @ApiOperation({ summary: 'Liveness with store and projector state; 503 when the store does not answer' })
   @ApiAnswer(HealthSchema, { errors: [] })
   @ApiResponse({ status: 503, description: 'the store does not answer', content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } })
-  async health(@Res({ passthrough: true }) res: { status(code: number): unknown }): Promise<z.output<typeof HealthSchema>> {
+  async health(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof HealthSchema>> {
     const projector = this.projector.state();
     let head: bigint | null = null;
     let storeError: string | null = null;
@@ -55,6 +64,10 @@ export class HealthController {
       mode: this.config.apiKeys.size === 0 ? 'open (no API keys configured)' : 'api-keys',
     };
     res.status(storeError ? 503 : 200);
+    // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
+    markExpectedAnswer(res.raw ?? res, 'debug');
+    const change = this.transitions.observe(storeError, Date.now());
+    if (change) this.logger.warn(change);
     return body;
   }
 

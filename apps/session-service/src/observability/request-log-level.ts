@@ -3,7 +3,8 @@
  * models have not reached `minPosition` yet, or the store is unreachable: the client retries
  * later, and /health reports the store) is a warning; an expected answer (marked with
  * {@link markExpectedAnswer}: 503 `shutting_down` at info, since main.ts logs the shutdown itself;
- * the 503s the error filter answers at warn) logs at the level it was marked with; every other
+ * the 503s the error filter answers at warn; every `/health` answer at debug, since the health
+ * controller logs its changes itself) logs at the level it was marked with; every other
  * answer, the client's own 4xx included, logs at `requestLogLevel` (REQUEST_LOG_LEVEL, debug unless asked).
  */
 export function requestLogLevel<Level extends string>(
@@ -11,21 +12,21 @@ export function requestLogLevel<Level extends string>(
   failed: boolean,
   requestLevel: Level,
   expected?: ExpectedAnswerLevel,
-): Level | 'error' | 'warn' | 'info' {
+): Level | ExpectedAnswerLevel | 'error' {
   if (expected && !failed) return expected;
   if (status === 503) return 'warn';
   if (failed || status >= 500) return 'error';
   return requestLevel;
 }
 
-/** The level of an expected answer's log line. */
-export type ExpectedAnswerLevel = 'info' | 'warn';
+/** The level of an expected answer's log line (`debug`: a `/health` probe, see `health-transitions.ts`). */
+export type ExpectedAnswerLevel = 'debug' | 'info' | 'warn';
 
 const EXPECTED_ANSWER = Symbol('expected answer');
 
 /**
  * Marks `res` (the raw Node response) as an expected answer the client retries, such as 503
- * `shutting_down` (`level` info) or `projection_behind` (warn): its log line is at `level` and
+ * `shutting_down` (`level` info), `projection_behind` (warn) or a `/health` probe (debug): its log line is at `level` and
  * carries no error (pino-http would add a made-up "failed with status code 503" with a stack
  * trace to every 5xx).
  */

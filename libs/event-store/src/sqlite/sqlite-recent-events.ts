@@ -6,11 +6,17 @@ import type { SqliteAppendResult } from './sqlite-append';
 /** Most events {@link SqliteRecentEvents} holds (the oldest go first). */
 export const MAX_RECENT_EVENTS = 4096;
 
-/** Events whose data and metadata JSON text is longer than this (UTF-16 code units) are not held: reading them back costs little next to writing them. */
-export const MAX_RECENT_EVENT_TEXT = 64 * 1024;
-
 /** Most JSON text (UTF-16 code units, data and metadata) held in all (the oldest events go first): about 16 MiB. */
 export const MAX_RECENT_TEXT = 8 * 1024 * 1024;
+
+/**
+ * Events whose data and metadata JSON text is longer than this (UTF-16 code units) are not held:
+ * all the room there is. Large events are held too, because reading one back is the costly part: a
+ * 1,000,000-ideograph event (3 MB of UTF-8) took 23–50 ms of the event loop to read from the file
+ * and decode, against ~2 ms to parse the text held here (the projector reads it right after its
+ * commit, and hands it to a worker thread to project).
+ */
+export const MAX_RECENT_EVENT_TEXT = MAX_RECENT_TEXT;
 
 /** One held event: the row as the store wrote it. */
 interface RecentRow extends EventTableRow {

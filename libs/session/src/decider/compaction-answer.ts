@@ -2,8 +2,17 @@
  * The answer to a compaction (DESIGN §3.6), built in one place from how the pass concluded.
  */
 import { triggerFigures, type CompactionPlan, type CompactionResult, type NoopReason } from '@lib/compaction';
-import type { EstimatorName, SummarizerIdentity } from '../events/session-stream-events';
 import { costedWindow, orderedWindow, windowTokens, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
+import {
+  COMPACTION_COMPLETED,
+  EVENTS_ARCHIVED,
+  SUMMARY_INSERTED,
+  type CompactionCompletedData,
+  type EstimatorName,
+  type EventsArchivedData,
+  type SummarizerIdentity,
+  type SummaryInsertedData,
+} from '../events/session-stream-events';
 import { stillFiring, type CompactSession, type CompactionDecision } from './compaction-decider';
 
 /**
@@ -62,15 +71,52 @@ export interface CompactionAnswer {
  * - `unrecorded`: the planner's `not-triggered` or `noop` on `state`;
  * - `dry-run`: the would-be result of a pass that would compact (`plan` still holds the summary request);
  * - `recorded`: the decision appended, with the stream revision and global position of its last event;
- * - `replay`: a decision recorded earlier for the same unchanged input, answered on `state`'s window;
+ * - `replay`: a decision recorded earlier for the same unchanged input, answered on `state`'s window
+ *   and, when given, `decisionEvents` (the decision's events as recorded: what it archived, its
+ *   summary, the window it left and the position of its last event);
  * - `conflict`: the pass was recomputed as often as allowed and the stream kept moving; `state` is the latest.
  */
 export type CompactionConclusion =
   | { kind: 'unrecorded'; plan: CompactionPlan; state: SessionWindowState }
   | { kind: 'dry-run'; plan: CompactionPlan; result: CompactionResult; state: SessionWindowState }
   | { kind: 'recorded'; decision: CompactionDecision; revision: bigint; position: bigint }
-  | { kind: 'replay'; recorded: RecordedCompaction; state: SessionWindowState }
+  | { kind: 'replay'; recorded: RecordedCompaction; state: SessionWindowState; decisionEvents?: readonly RecordedDecisionEvent[] }
   | { kind: 'conflict'; state: SessionWindowState };
+
+/** A decision event as the log holds it: type, data and global position. */
+export interface RecordedDecisionEvent {
+  type: string;
+  data: unknown;
+  position: bigint;
+}
+
+/**
+ * What a recorded decision's events say (log order): the ids its `EventsArchived` archived (not a
+ * later append's archive on arrival), its summary with its cost in `estimator`, the window its
+ * `CompactionCompleted` left, and the position of its last event. Events of other decisions are
+ * ignored.
+ */
+function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId: string, estimator: EstimatorName) {
+  const own = events.filter((e) => (e.data as { compactionId?: unknown }).compactionId === compactionId);
+  const archived = own
+    .filter((e) => e.type === EVENTS_ARCHIVED && !(e.data as EventsArchivedData).onArrival)
+    .flatMap((e) => (e.data as EventsArchivedData).archivedIds);
+  const inserted = own.find((e) => e.type === SUMMARY_INSERTED)?.data as SummaryInsertedData | undefined;
+  const completed = own.find((e) => e.type === COMPACTION_COMPLETED)?.data as CompactionCompletedData | undefined;
+  return {
+    archived,
+    kept: completed?.keptIds,
+    summary: inserted && {
+      id: inserted.summaryId,
+      text: inserted.text,
+      shadowPrompt: inserted.shadowPrompt,
+      insertBeforeId: inserted.insertBeforeId,
+      coveredIds: inserted.coveredIds,
+      tokens: inserted.costs[estimator],
+    },
+    position: own.length > 0 ? own[own.length - 1].position.toString() : undefined,
+  };
+}
 
 /** The answer to `command` for how its pass concluded (see {@link CompactionConclusion}). */
 export function answerCompaction(conclusion: CompactionConclusion, command: CompactSession): CompactionAnswer {
@@ -136,11 +182,14 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
       const { recorded, state } = conclusion;
       const kept = orderedWindow(state);
       const failure = recorded.failure;
+      const decision = conclusion.decisionEvents ? recordedDecision(conclusion.decisionEvents, recorded.compactionId, command.estimator) : null;
       return {
         compactionId: recorded.compactionId,
         outcome: recorded.outcome,
-        archived: failure ? failure.archivedIds : [],
-        kept: kept.map((e) => e.event.id),
+        archived: failure ? failure.archivedIds : (decision?.archived ?? []),
+        kept: (!failure && decision?.kept) || kept.map((e) => e.event.id),
+        ...(decision?.summary ? { summary: decision.summary } : {}),
+        ...(decision?.position ? { position: decision.position } : {}),
         tokensBefore: recorded.tokensBefore,
         tokensAfter: failure ? windowTokens(kept, command.estimator) : recorded.tokensAfter,
         tokensEstimatedSaved: recorded.tokensEstimatedSaved,

@@ -5,6 +5,7 @@ import { describeWithShared, TAU_BENCH_FILE } from '../../../../test/support/sha
 import { InvalidRequestError, UnknownToolCallError } from '../errors';
 import {
   eventsToOpenAiMessages,
+  hasLoneSurrogate,
   NO_TOOL_RESPONSE,
   openAiFieldPath,
   openAiMessagesToEvents,
@@ -686,5 +687,30 @@ describe('round trip (property)', () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('hasLoneSurrogate', () => {
+  /** The definition, one code unit at a time: a high surrogate not followed by a low one, or a low one not after a high one. */
+  function unpaired(s: string): boolean {
+    for (let i = 0; i < s.length; i++) {
+      const unit = s.charCodeAt(i);
+      if (unit >= 0xd800 && unit <= 0xdbff) {
+        const next = s.charCodeAt(i + 1);
+        if (next >= 0xdc00 && next <= 0xdfff) i++;
+        else return true;
+      } else if (unit >= 0xdc00 && unit <= 0xdfff) return true;
+    }
+    return false;
+  }
+
+  it('is true exactly when a surrogate is unpaired (property: strings of surrogates, ASCII and ideographs)', () => {
+    const unit = fc.oneof(fc.integer({ min: 0xd7ff, max: 0xe000 }), fc.constantFrom(0x41, 0x4e2d)).map((u) => String.fromCharCode(u));
+    fc.assert(
+      fc.property(fc.string({ unit, maxLength: 12 }), (s) => expect(hasLoneSurrogate(s)).toBe(unpaired(s))),
+      { numRuns: 2000 },
+    );
+    expect(hasLoneSurrogate('ok 😀')).toBe(false);
+    expect(hasLoneSurrogate('\ude00\ud83d')).toBe(true);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * The erasure record (issue 7 item 6): when a session is erased, its stream is deleted and one
- * `SessionErased` event without content (session id, event count, time) is appended to the
+ * `SessionErased` event without content (session id, event count, time, the position of the last deleted event) is appended to the
  * tenant's `erasure-<tenantId>` stream. Every projector that reads it erases the session's rows,
  * so replicas with their own read models forget the session too (issue 12).
  */
@@ -21,4 +21,20 @@ export interface SessionErasedData {
   sessionId: string;
   erasedEvents: number;
   erasedAt: string;
+  /**
+   * Global position of the last event the deletion removed (decimal string): a projector erases
+   * only the rows it projected up to it, so a session re-created with the same id between the
+   * deletion and this record keeps its rows. Absent in records written before it was added: those
+   * erase every row of the session.
+   */
+  lastPosition?: string;
+}
+
+/**
+ * The rows an erasure record removes, as the `before` bound of `SessionProjector.eraseSession`:
+ * those projected from events before position `lastPosition` + 1, or every row (undefined) for a
+ * record without it.
+ */
+export function erasedBefore(data: SessionErasedData): bigint | undefined {
+  return data.lastPosition === undefined ? undefined : BigInt(data.lastPosition) + 1n;
 }

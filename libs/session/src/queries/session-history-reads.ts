@@ -46,8 +46,13 @@ export class SessionHistoryReads {
     private readonly reads: SessionReads,
   ) {}
 
-  /** The tenant's sessions, newest activity first. @throws InvalidQueryError (400) on a bad cursor. */
-  sessions(query: SessionListQuery): { sessions: SessionSummaryAnswer[]; nextCursor?: string } {
+  /**
+   * The tenant's sessions, newest activity first, once the read models include this process's
+   * acknowledged writes (and have caught up with the log once since start: see SessionReads.waitFor).
+   * @throws InvalidQueryError (400) on a bad cursor; ProjectionBehindError (503).
+   */
+  async sessions(query: SessionListQuery): Promise<{ sessions: SessionSummaryAnswer[]; nextCursor?: string }> {
+    await this.reads.waitFor(undefined);
     return jsonSafe(listSessionSummaries(this.readModels, query)) as { sessions: SessionSummaryAnswer[]; nextCursor?: string } & SessionSummaryPage;
   }
 

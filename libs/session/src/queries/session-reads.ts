@@ -46,6 +46,11 @@ export interface WindowOptions {
 /** Query service over the read models (and the log, for time travel); answers are JSON-safe (bigints as strings). */
 @Injectable()
 export class SessionReads {
+  /** Whether the read models have once reached the log's head as read by {@link caughtUpOnce}: then reads need not wait for the start-up catch-up again. */
+  private caughtUp = false;
+  /** The head position the start-up catch-up waits for (read from the store when first needed). */
+  private catchUpTarget: bigint | null = null;
+
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly readModels: ReadModelStore,
@@ -156,6 +161,7 @@ export class SessionReads {
    * @throws ProjectionBehindError (503) when they do not reach it in time.
    */
   async waitFor(position: bigint | undefined): Promise<void> {
+    await this.caughtUpOnce();
     if (position === undefined) return this.waitForOwnWrites();
     if (this.projector.checkpoint() >= position) return;
     // An unreachable store does not stop reads of the read models: wait as before (the projector may still catch up).
@@ -168,6 +174,22 @@ export class SessionReads {
       );
     }
     await this.reached(position);
+  }
+
+  /**
+   * Until the read models have once reached the log's head (read from the store when first asked),
+   * every read waits for that, as for a `minPosition`: a replica that has just started on an
+   * existing log would otherwise answer 404 for sessions that exist and old states for the others.
+   * Afterwards reads wait only for what they ask. Skipped while the projector is not running.
+   * @throws EventStoreUnavailableError (503 `store_unavailable`) when the head cannot be read:
+   *   whether a session exists cannot be told yet.
+   * @throws ProjectionBehindError (503) when the read models do not reach it in time.
+   */
+  private async caughtUpOnce(): Promise<void> {
+    if (this.caughtUp || !this.projector.state().running) return;
+    this.catchUpTarget ??= await this.store.headPosition();
+    if (this.projector.checkpoint() < this.catchUpTarget) await this.reached(this.catchUpTarget);
+    this.caughtUp = true;
   }
 
   /** Waits for this process's acknowledged writes (no store read: they are in the log). */

@@ -12,6 +12,7 @@ export * from './session-projector';
 export * from './position-waiters';
 export * from './queries/session-row';
 export * from './queries/window-query';
+export * from './queries/decode-utf8';
 export * from './queries/recall-query';
 export * from './queries/compaction-history-query';
 export * from './queries/session-log-query';

@@ -5,7 +5,7 @@ import type { ApplyBatchOutcome, ApplyBatchTask } from './projection-worker-task
 import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
 import { SessionReadModelWriter } from './session-read-model-writer';
-import { ERASURE_STREAM_PREFIX, SESSION_ERASED, type SessionErasedData } from '../events/erasure-events';
+import { ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedBefore, type SessionErasedData } from '../events/erasure-events';
 
 /** Name of this projector's row in `projector_checkpoints`. */
 export const SESSION_PROJECTOR_NAME = 'session-read-models';
@@ -174,7 +174,8 @@ export class SessionProjector {
         if (event.type === SESSION_ERASED && event.streamId.startsWith(ERASURE_STREAM_PREFIX)) {
           // An erasure made by this or another replica: forget the session's rows here too.
           const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
-          erased = this.writer.eraseSession(tenantId, (event.data as SessionErasedData).sessionId) || erased;
+          const data = event.data as SessionErasedData;
+          erased = this.writer.eraseSession(tenantId, data.sessionId, erasedBefore(data)) || erased;
         } else {
           this.writer.apply(event);
         }

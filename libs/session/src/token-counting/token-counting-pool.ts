@@ -16,6 +16,7 @@
  */
 import * as path from 'node:path';
 import type { Piscina } from 'piscina';
+import { yieldToIo } from '@lib/event-store';
 import {
   extractiveSummary,
   formatEventLines,
@@ -155,6 +156,10 @@ export class TokenCountingPool {
   }
 
   private async run<T>(task: TokenCountingTask, what: string): Promise<T> {
+    // Starting the pool (loading its code the first time, then a thread) holds the event loop for
+    // ~10 ms: other requests get a turn first, so that is not added to the caller's own stretch
+    // (reading and validating a large body).
+    if (!this.pool) await yieldToIo();
     // Loaded on first need too: an idle service never pays for the pool's code.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     this.pool ??= new (require('piscina') as typeof import('piscina')).Piscina({

@@ -11,9 +11,9 @@
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import type { SummaryRequest } from '@lib/compaction';
-import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
-import { recordedCompactionOf, type SessionWindowState } from '../domain/session-window';
+import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
@@ -51,7 +51,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    */
   async execute(command: CompactSessionCommand): Promise<CompactionAnswer> {
     checkStrategyFitsSummarizer(command.strategy, this.summarizer);
-    const answer = answerCompaction(await this.pass(command), command);
+    const conclusion = await this.pass(command);
+    // A replayed decision is answered as recorded: read its events (a few, right before its last one).
+    const answer = answerCompaction(
+      conclusion.kind === 'replay' ? { ...conclusion, decisionEvents: await this.decisionEvents(command, conclusion.recorded) } : conclusion,
+      command,
+    );
     this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun));
     return answer;
   }
@@ -108,6 +113,16 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       }
     }
     return { kind: 'conflict', state: await this.load(command) };
+  }
+
+  /** The events of the recorded decision `recorded` (appended at once after its base revision, up to its last event). */
+  private async decisionEvents(command: CompactSessionCommand, recorded: RecordedCompaction): Promise<RecordedEvent[]> {
+    const from = BigInt(recorded.basedOnRevision) + 1n;
+    if (recorded.revision < from) return [];
+    return this.store.readStream(sessionStream(sessionKey(command.tenantId, command.sessionId)), {
+      fromRevision: from,
+      maxCount: Number(recorded.revision - from + 1n),
+    });
   }
 
   /**

@@ -2,14 +2,14 @@
  * Command and handler: erase a session (issue 7 item 6). The session's stream is deleted from the
  * store (KurrentDB: stream deletion; SQLite: its rows), every read-model row of it is removed, and
  * the deletion itself is recorded in the tenant's `erasure-<tenantId>` stream without content
- * (session id, event count, time).
+ * (session id, event count, time, the position of the last deleted event).
  */
 import { Inject } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
-import { SESSION_ERASED, erasureStream, type SessionErasedData } from '../events/erasure-events';
+import { SESSION_ERASED, erasedBefore, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
@@ -61,29 +61,33 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const stream = sessionStream(key);
-    const revision = await this.deleteAtRevision(stream, command.sessionId);
+    const last = await this.deleteAtRevision(stream, command.sessionId);
     this.sessions.invalidate(key);
     const erasedAt = new Date().toISOString();
-    const erasedEvents = Number(revision + 1n);
-    const recorded = await this.store.appendToStream(erasureStream(command.tenantId), [
-      { id: randomUUID(), type: SESSION_ERASED, data: { sessionId: command.sessionId, erasedEvents, erasedAt } satisfies SessionErasedData },
-    ]);
+    const data: SessionErasedData = {
+      sessionId: command.sessionId,
+      erasedEvents: Number(last.revision + 1n),
+      erasedAt,
+      lastPosition: last.position.toString(),
+    };
+    const recorded = await this.store.appendToStream(erasureStream(command.tenantId), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
     // Reads after this answer see no row of the session: this replica's projector erases them at
-    // the record. If it lags, the rows it projected before the record are erased here (the same
-    // rows: an append after the deletion is projected after the record, and kept).
+    // the record. If it lags, the rows it projected from the deleted events are erased here (an
+    // append to the same id after the deletion is not one of them, and is kept).
     if (!(await this.projector.waitForPosition(recorded.position, PROJECTOR_WAIT_MS)))
-      this.projector.eraseSession(command.tenantId, command.sessionId, recorded.position);
-    return { sessionId: command.sessionId, erasedEvents, erasedAt };
+      this.projector.eraseSession(command.tenantId, command.sessionId, erasedBefore(data));
+    return { sessionId: command.sessionId, erasedEvents: data.erasedEvents, erasedAt };
   }
 
-  /** Deletes `stream` at the revision just read; returns that revision. */
-  private async deleteAtRevision(stream: string, sessionId: string): Promise<bigint> {
+  /** Deletes `stream` at the revision of its last event, just read; returns that event's revision and global position. */
+  private async deleteAtRevision(stream: string, sessionId: string): Promise<{ revision: bigint; position: bigint }> {
     for (let attempt = 1; ; attempt++) {
-      const revision = await this.store.streamRevision(stream);
-      if (revision === null) throw new SessionNotFoundError(sessionId);
+      const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+      if (!last) throw new SessionNotFoundError(sessionId);
+      const revision = last.revision;
       try {
         await this.store.deleteStream(stream, { expectedRevision: revision });
-        return revision;
+        return last;
       } catch (err) {
         if (!(err instanceof WrongExpectedRevisionError)) throw err;
         if (attempt >= MAX_ERASE_ATTEMPTS)

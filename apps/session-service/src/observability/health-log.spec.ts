@@ -1,0 +1,105 @@
+import { Writable } from 'node:stream';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import pinoHttp from 'pino-http';
+import fc from 'fast-check';
+import { Logger } from '@nestjs/common';
+import type { EventStore } from '@lib/event-store';
+import type { AutoCompactionScheduler, SessionProjector } from '@lib/session';
+import type { ServiceConfig } from '../config/service-config';
+import { HealthController } from './health.controller';
+import { HealthTransitions } from './health-transitions';
+import type { ServiceMetrics } from './metrics';
+import { requestLogLevelOptions } from './request-log-level';
+
+/** A Fastify app serving the real HealthController's /health over a store that fails while `store.down`, logging with pino-http and our level options. */
+async function healthApp() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      callback();
+    },
+  });
+  const store = { down: false };
+  const controller = new HealthController(
+    {
+      headPosition: async () => {
+        if (store.down) throw new Error('connect ECONNREFUSED 127.0.0.1:5432');
+        return 7n;
+      },
+    } as unknown as EventStore,
+    { state: () => ({ running: true, checkpoint: 7n, lastError: null }) } as unknown as SessionProjector,
+    { inProgress: 0 } as unknown as AutoCompactionScheduler,
+    {} as ServiceMetrics,
+    { apiKeys: new Map(), databaseUrl: 'postgres://x', kurrentdbConnectionString: undefined } as unknown as ServiceConfig,
+  );
+  const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('info') }, stream);
+  const app = Fastify();
+  app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
+  app.get('/health', async (_request, reply) => reply.send(await controller.health(reply)));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  const probe = async (): Promise<number> => {
+    const before = lines.length;
+    const res = await fetch(`http://127.0.0.1:${port}/health`);
+    await res.text();
+    // pino-http logs on the response's finish: give it a moment to reach the stream
+    for (let i = 0; i < 50 && lines.length === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    return res.status;
+  };
+  return { lines, store, probe, close: () => app.close() };
+}
+
+describe('/health log lines', () => {
+  it('logs every probe at debug without a made-up error, and one warn line per change of answer (503 and back)', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    const app = await healthApp();
+    try {
+      expect(await app.probe()).toBe(200);
+      app.store.down = true;
+      for (let i = 0; i < 4; i++) expect(await app.probe()).toBe(503);
+      app.store.down = false;
+      expect(await app.probe()).toBe(200);
+      expect(await app.probe()).toBe(200);
+
+      expect(app.lines.map((l) => [l.level, (l.res as { statusCode: number }).statusCode])).toEqual([
+        [20, 200],
+        [20, 503],
+        [20, 503],
+        [20, 503],
+        [20, 503],
+        [20, 200],
+        [20, 200],
+      ]);
+      for (const line of app.lines) {
+        expect(line).not.toHaveProperty('err');
+        expect(JSON.stringify(line)).not.toMatch(/stack|failed with status code/);
+      }
+      const health = warn.mock.calls.map(([line]) => String(line));
+      expect(health).toHaveLength(2);
+      expect(health[0]).toMatch(/^\/health answers 503 from now on: the store does not answer \(connect ECONNREFUSED 127\.0\.0\.1:5432\)/);
+      expect(health[1]).toMatch(/^\/health answers 200 again: the store answers \(it did not for \d+\.\d s; 4 probes answered 503\)$/);
+    } finally {
+      warn.mockRestore();
+      await app.close();
+    }
+  });
+});
+
+describe('HealthTransitions', () => {
+  it('gives a line exactly when the answer changes (starting from healthy), and cuts a long store error', () => {
+    fc.assert(
+      fc.property(fc.array(fc.boolean(), { maxLength: 40 }), (downs) => {
+        const transitions = new HealthTransitions();
+        let previous = false;
+        downs.forEach((down, i) => {
+          const line = transitions.observe(down ? 'e'.repeat(10_000) : null, i * 1000);
+          expect(line !== null).toBe(down !== previous);
+          if (line) expect(line.length).toBeLessThan(400);
+          previous = down;
+        });
+      }),
+    );
+  });
+});

@@ -1,0 +1,87 @@
+/**
+ * A replica that starts on an existing log (or a read model file far behind it) serves no read
+ * from read models that have not yet caught up once: a read waits for the log's head, then answers
+ * from complete read models; when the store cannot be read, the read answers that it cannot tell
+ * (503), never a 404 for a session that exists.
+ */
+import type { EventBus } from '@nestjs/cqrs';
+import { EventStoreUnavailableError, SqliteEventStore, type EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
+import { ReadModelStore } from '../read-side/read-model-store';
+import { SessionProjector } from '../read-side/session-projector';
+import { AcknowledgedPositions } from '../write-side/acknowledged-positions';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler } from '../write-side/append-session-events';
+import { SessionStateCache } from '../write-side/session-state-cache';
+import { DEFAULT_SESSION_SETTINGS } from '../write-side/auto-compaction';
+import { SessionReads } from './session-reads';
+
+/** `store` whose subscriptions deliver nothing until `open()` (a projector stuck in its catch-up). */
+function heldSubscriptions(store: EventStore): { store: EventStore; open: () => void } {
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const held: EventStore = Object.assign(Object.create(store) as EventStore, {
+    subscribeToAll: (options?: Parameters<EventStore['subscribeToAll']>[0]): Subscription => {
+      const inner = store.subscribeToAll(options);
+      return {
+        close: () => inner.close(),
+        async *[Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
+          await gate;
+          yield* inner;
+        },
+      };
+    },
+  });
+  return { store: held, open };
+}
+
+describe('reads of a replica that has not caught up with the log since it started', () => {
+  let store: SqliteEventStore;
+  beforeEach(async () => {
+    store = SqliteEventStore.open(':memory:');
+    // Written before this replica starts (by another replica, or before a restart on fresh read models).
+    const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
+    await append.execute(new AppendSessionEventsCommand('t', 'existing', [{ event: { id: 'u1', type: 'user', text: 'hello' } }]));
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  const replica = (seen: EventStore, maxWaitMs: number) => {
+    const projector = new SessionProjector(ReadModelStore.open(':memory:'));
+    projector.start(seen);
+    const reads = new SessionReads(seen, projector.store, projector, { ...DEFAULT_SESSION_SETTINGS, maxWaitMs }, new AcknowledgedPositions());
+    return { projector, reads };
+  };
+
+  it('given the projector still catching up, when a session that exists is read, then the read waits and finds it', async () => {
+    const held = heldSubscriptions(store);
+    const { projector, reads } = replica(held.store, 5000);
+    const read = reads.window('t', 'existing', { format: 'events', estimator: 'chars' });
+    setTimeout(held.open, 50);
+    await expect(read).resolves.toMatchObject({ sessionId: 'existing', revision: '0' });
+    await projector.stop();
+  });
+
+  it('given the projector stuck behind, when the wait runs out, then the read answers 503 projection_behind, not 404', async () => {
+    const held = heldSubscriptions(store);
+    const { projector, reads } = replica(held.store, 100);
+    await expect(reads.window('t', 'existing', { format: 'events', estimator: 'chars' })).rejects.toMatchObject({ code: 'projection_behind' });
+    held.open();
+    await projector.stop();
+  });
+
+  it('given a store that cannot be read since start, when a session is read, then the read answers that the store is unavailable', async () => {
+    const down: EventStore = Object.assign(Object.create(store) as EventStore, {
+      headPosition: () => Promise.reject(new EventStoreUnavailableError('connection refused')),
+      subscribeToAll: (): Subscription => ({
+        close: async () => undefined,
+        // eslint-disable-next-line require-yield
+        async *[Symbol.asyncIterator](): AsyncIterator<RecordedEvent> {
+          throw new EventStoreUnavailableError('connection refused');
+        },
+      }),
+    });
+    const { projector, reads } = replica(down, 100);
+    await expect(reads.window('t', 'existing', { format: 'events', estimator: 'chars' })).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    await projector.stop();
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * The same compaction decided twice at once (two replicas, or a command delivered twice): one pass
+ * records it, the other finds it recorded and answers it as recorded (DESIGN §3.6), with what it
+ * archived, its summary and the position of its last event, not an empty `archived` beside
+ * non-zero savings.
+ */
+import type { EventBus } from '@nestjs/cqrs';
+import { parseStrategy, type SummaryRequest } from '@lib/compaction';
+import { SqliteEventStore } from '@lib/event-store';
+import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
+import { SessionStateCache } from './session-state-cache';
+
+/** Answers every call once `open()` is called, with a summary of what it was given. */
+class GatedSummarizer implements Summarizer {
+  readonly identity = { kind: 'extractive' as const, model: 'gated' };
+  private readonly gate: Promise<void>;
+  open: () => void = () => undefined;
+  calls = 0;
+  constructor() {
+    this.gate = new Promise((resolve) => (this.open = resolve));
+  }
+  async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+    this.calls++;
+    await this.gate;
+    return { ok: true, text: `recap of ${request.coveredIds.join(',')}`, calls: 1, promptTokens: 1, completionTokens: 1 };
+  }
+}
+
+describe('a compaction decided twice at once', () => {
+  it('answers the second pass with the decision as recorded: same archived ids, summary and position', async () => {
+    const store = SqliteEventStore.open(':memory:');
+    try {
+      const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
+      for (let n = 0; n < 8; n++)
+        await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
+      const summarizer = new GatedSummarizer();
+      const strategy = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 });
+      // Two processes (own caches) plan the same pass on the same revision.
+      const passes = [0, 1].map(() =>
+        new CompactSessionHandler(store, new SessionStateCache(store), summarizer).execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false)),
+      );
+      while (summarizer.calls < 2) await new Promise((resolve) => setImmediate(resolve));
+      summarizer.open();
+      const [first, second] = await Promise.all(passes);
+      const [written, replayed] = first.replayed ? [second, first] : [first, second];
+      expect(written.replayed).toBeUndefined();
+      expect(replayed.replayed).toBe(true);
+      expect(written.archived.length).toBeGreaterThan(0);
+      const asRecorded = (a: typeof written) => ({
+        compactionId: a.compactionId,
+        outcome: a.outcome,
+        archived: a.archived,
+        kept: a.kept,
+        summary: a.summary,
+        tokensBefore: a.tokensBefore,
+        tokensAfter: a.tokensAfter,
+        tokensEstimatedSaved: a.tokensEstimatedSaved,
+        position: a.position,
+        recorded: a.recorded,
+      });
+      expect(asRecorded(replayed)).toEqual(asRecorded(written));
+    } finally {
+      await store.close();
+    }
+  });
+});
