@@ -22,9 +22,13 @@ export function asConfigurationError(err: unknown): ConfigurationError | undefin
 }
 
 /**
- * `raw` (a URL or connection string) with the password of its user part masked (`user:***@`),
- * for messages that name a server address. Anything without `://` is returned unchanged.
+ * `raw` (a URL or connection string) with the secret of its user part masked, for messages that
+ * name a server address: `user:password@` becomes `user:***@`, a lone `token@` becomes `***@`.
+ * Anything without `scheme://` is returned unchanged.
  */
 export function withoutPassword(raw: string): string {
-  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:]*):[^/@]*@/i, '$1:***@');
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/@]*)@/i, (_all, scheme: string, user: string) => {
+    const colon = user.indexOf(':');
+    return `${scheme}${colon >= 0 ? `${user.slice(0, colon)}:***` : '***'}@`;
+  });
 }

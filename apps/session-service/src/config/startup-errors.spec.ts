@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ConfigurationError } from './configuration-error';
+import { ConfigurationError, withoutPassword } from './configuration-error';
 import { ensureDataDir, requireExistingSqliteStore } from './data-dir';
 import { openEventStore } from './event-store-config';
 import { listenError } from './listen-error';
@@ -93,6 +93,15 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     expect(err).toBeInstanceOf(ConfigurationError);
     expect(err.message).toMatch(/^KURRENTDB_CONNECTION_STRING=http:\/\/admin:\*\*\*@k:2113: /);
     expect(err.message).not.toContain('hunter2');
+  });
+});
+
+describe('withoutPassword', () => {
+  it('masks a password or a lone token in a URL, keeps the rest', () => {
+    expect(withoutPassword('kurrentdb://admin:changeit@k:2113?tls=false')).toBe('kurrentdb://admin:***@k:2113?tls=false');
+    expect(withoutPassword('nats://s3cret-token@n:4222')).toBe('nats://***@n:4222');
+    expect(withoutPassword('nats://n:4222')).toBe('nats://n:4222');
+    expect(withoutPassword('garbage')).toBe('garbage');
   });
 });
 
