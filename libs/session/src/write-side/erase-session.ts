@@ -41,10 +41,11 @@ const PROJECTOR_WAIT_MS = 5000;
 /**
  * Handles {@link EraseSessionCommand}. The stream is deleted at the revision just read (an append
  * that lands meanwhile makes the deletion fail, and it is tried again, so that it goes too); the
- * record is appended after the deletion. Every replica's projector erases the session's rows when
- * it reaches the record, in log order: rows of the deleted events were all projected before it
- * (none of them comes after it), and an append to the same session id after the deletion (a new
- * stream) comes after it, so it is kept.
+ * record, appended after the deletion, names the global position of the last deleted event. Every
+ * replica's projector erases the session's rows when it reaches the record, in log order: the
+ * deleted events all come before it, and it erases only rows projected up to that position, so an
+ * append to the same session id after the deletion (a new stream, before or after the record) is
+ * kept.
  */
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
