@@ -12,7 +12,7 @@ import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SessionStateCache } from './session-state-cache';
 
-/** Answers every call once `open()` is called, with a summary of what it was given. */
+/** Answers every call once `open()` is called, with a summary of what it was given, numbered by call. */
 class GatedSummarizer implements Summarizer {
   readonly identity = { kind: 'extractive' as const, model: 'gated' };
   private readonly gate: Promise<void>;
@@ -22,9 +22,10 @@ class GatedSummarizer implements Summarizer {
     this.gate = new Promise((resolve) => (this.open = resolve));
   }
   async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
-    this.calls++;
+    const call = ++this.calls;
     await this.gate;
-    return { ok: true, text: `recap of ${request.coveredIds.join(',')}`, calls: 1, promptTokens: 1, completionTokens: 1 };
+    // Each call's own text: the two decisions differ, so the store takes the second for another decision with the same ids (not a resend of the first).
+    return { ok: true, text: `recap ${call} of ${request.coveredIds.join(',')}`, calls: 1, promptTokens: 1, completionTokens: 1 };
   }
 }
 
