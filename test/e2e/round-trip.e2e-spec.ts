@@ -153,6 +153,21 @@ function eventsBody(events: Message[], metadataOf: Map<string, string>): string 
 
 describe('what goes in comes out (HTTP)', () => {
   const harness = useService();
+
+  /** The log's entries at `path`, parsed with JSON.parse from the raw body: it keeps a `__proto__` key as an own property (superagent's parser may not). */
+  const logEntries = async (path: string): Promise<Array<{ data: unknown }>> => {
+    const log = await harness
+      .http()
+      .get(path)
+      .buffer(true)
+      .parse((res, done) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => done(null, body));
+      });
+    return (JSON.parse(log.body) as { events: Array<{ data: unknown }> }).events;
+  };
   let n = 0;
 
   it('OpenAI messages appended, then read with format=openai, are the same messages', async () => {
@@ -212,18 +227,7 @@ describe('what goes in comes out (HTTP)', () => {
         const strip = ({ tokens: _t, revision: _r, createdAt: _c, compactionId: _k, ...event }: Message) => event;
         const sent = events.map(({ createdAt: _c, ...event }) => event);
         expect(window.body.events.map(strip)).toEqual(sent);
-        const log = await harness
-          .http()
-          .get(`${session}/events`)
-          .buffer(true)
-          .parse((res, done) => {
-            let body = '';
-            res.setEncoding('utf8');
-            res.on('data', (d: string) => (body += d));
-            res.on('end', () => done(null, body));
-          });
-        // JSON.parse keeps a `__proto__` key as an own property (superagent's parser may not).
-        const entries = (JSON.parse(log.body as unknown as string) as { events: Array<{ data: Message }> }).events.map((e) => e.data);
+        const entries = (await logEntries(`${session}/events`)).map((e) => e.data as Message);
         expect(entries.map((d) => d.event)).toEqual(sent);
         for (const [i, event] of events.entries()) {
           // Byte for byte as JSON.parse reads it: JavaScript objects list integer-like keys first.
@@ -255,19 +259,8 @@ describe('what goes in comes out (HTTP)', () => {
         const responses = Array.isArray(event.responses) ? { responses: (event.responses as Message[]).map((r) => ({ dataParts: null, ...r })) } : {};
         return { ...event, ...responses, ...Object.fromEntries(nulls.map((f) => [f, null])) };
       });
-    const logData = async (session: string, position: string) => {
-      const log = await harness
-        .http()
-        .get(`${session}/events?minPosition=${position}`)
-        .buffer(true)
-        .parse((res, done) => {
-          let body = '';
-          res.setEncoding('utf8');
-          res.on('data', (d: string) => (body += d));
-          res.on('end', () => done(null, body));
-        });
-      return (JSON.parse(log.body as unknown as string) as { events: Array<{ data: unknown }> }).events.map((e) => JSON.stringify(e.data));
-    };
+    const logData = async (session: string, position: string) =>
+      (await logEntries(`${session}/events?minPosition=${position}`)).map((e) => JSON.stringify(e.data));
     await fc.assert(
       fc.asyncProperty(nativeConversation, async ({ events, metadataOf }) => {
         const plain = `/v1/sessions/null-fields-${n}`;
