@@ -133,4 +133,51 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: stal
       await store.close();
     }
   });
+
+  // Newcomer, stop 23: the module's store wrapper dropped deleteStream's expected revision, so a
+  // second erasure at once deleted an append acknowledged after the first, left the stream's
+  // revision behind without its events, and every later append got 409.
+  it('keeps the log whole and the session writable when it is erased through both replicas at once while appends go on', async () => {
+    const store = PostgresEventStore.connect(db.url);
+    try {
+      for (let round = 0; round < 30; round++) {
+        const session = `twice-erased-${round}`;
+        for (let n = 0; n < 5; n++)
+          await a
+            .http()
+            .post(`/v1/sessions/${session}/events`)
+            .send({ events: [{ type: 'user', text: `old ${n}` }] })
+            .expect(201);
+        const appends = (async () => {
+          for (let n = 0; n < 6; n++) {
+            const res = await (n % 2 ? a : b)
+              .http()
+              .post(`/v1/sessions/${session}/events`)
+              .send({ events: [{ type: 'user', text: `after ${n}` }] });
+            expect(res.status).toBe(201);
+          }
+        })();
+        const erasures = await Promise.all([a, b].map((h) => h.http().delete(`/v1/sessions/${session}`)));
+        await appends;
+        for (const res of erasures) expect([200, 404]).toContain(res.status);
+        const events = await store.readStream(streamOf(session));
+        const revision = await store.streamRevision(streamOf(session));
+        // The stream's revision is its last event's: nothing deleted under a revision left behind.
+        expect({ round, revision }).toEqual({ round, revision: events.length > 0 ? events[events.length - 1].revision : null });
+        // Still writable, and both replicas show what the log holds.
+        const last = await a
+          .http()
+          .post(`/v1/sessions/${session}/events`)
+          .send({ events: [{ type: 'user', text: 'still writable' }] })
+          .expect(201);
+        const texts = [...events.map((e) => (e.data as { event: { text: string } }).event.text), 'still writable'];
+        for (const h of [a, b]) {
+          const window = await h.http().get(`/v1/sessions/${session}/window?minPosition=${last.body.position}`).expect(200);
+          expect(window.body.events.map((e: { text: string }) => e.text)).toEqual(texts);
+        }
+      }
+    } finally {
+      await store.close();
+    }
+  });
 });

@@ -4,7 +4,7 @@
  * without `minPosition` can wait until the read models include every write this process answered
  * before the read arrived.
  */
-import type { AppendOptions, AppendResult, EventData, EventStore, ReadAllOptions, ReadStreamOptions, SubscribeOptions } from '@lib/event-store';
+import type { AppendOptions, AppendResult, EventData, EventStore } from '@lib/event-store';
 
 /** The highest global position (bigint, 0n before any write) this process's appends were acknowledged at. */
 export class AcknowledgedPositions {
@@ -32,12 +32,13 @@ export function recordingAcknowledgedPositions(store: EventStore, positions: Ack
       positions.acknowledged(result.position);
       return result;
     },
-    readStream: (stream: string, options?: ReadStreamOptions) => store.readStream(stream, options),
-    readAll: (options?: ReadAllOptions) => store.readAll(options),
-    streamRevision: (stream: string) => store.streamRevision(stream),
-    headPosition: () => store.headPosition(),
-    subscribeToAll: (options?: SubscribeOptions) => store.subscribeToAll(options),
-    deleteStream: (stream: string) => store.deleteStream(stream),
-    close: () => store.close(),
+    // Every argument passed on as given (a method's options added later must not be dropped here).
+    readStream: (...args) => store.readStream(...args),
+    readAll: (...args) => store.readAll(...args),
+    streamRevision: (...args) => store.streamRevision(...args),
+    headPosition: (...args) => store.headPosition(...args),
+    subscribeToAll: (...args) => store.subscribeToAll(...args),
+    deleteStream: (...args) => store.deleteStream(...args),
+    close: (...args) => store.close(...args),
   };
 }
