@@ -65,6 +65,27 @@ describeUnlessSkipped(skipReason, 'runs the contract against PostgreSQL', () => 
       expect(await store.readStream('session-new')).toHaveLength(1);
     });
 
+    it('a deletion racing appends that start the stream again never leaves a revision without its events, nor deletes an event written after it', async () => {
+      const other = PostgresEventStore.connect(own.url);
+      try {
+        for (let round = 0; round < 40; round++) {
+          const s = `session-again-${round}`;
+          await store.appendToStream(s, [ev(), ev(), ev()]);
+          const append = (st: PostgresEventStore) => st.appendToStream(s, [ev()]);
+          await Promise.all([store.deleteStream(s), other.deleteStream(s), append(other), append(store), append(other)]);
+          const events = await store.readStream(s);
+          // The revision row matches the events, which are gapless from 0 (no event of a new start deleted under it).
+          expect({ round, revision: await store.streamRevision(s), revisions: events.map((e) => e.revision) }).toEqual({
+            round,
+            revision: events.length > 0 ? events[events.length - 1].revision : null,
+            revisions: events.map((_e, i) => BigInt(i)),
+          });
+        }
+      } finally {
+        await other.close();
+      }
+    });
+
     it('erasure is a hard delete: no row of the stream is left in the tables; positions are not reused', async () => {
       const r = await store.appendToStream('session-erase', [ev({ secret: 'RESIDUE' }), ev()]);
       await store.deleteStream('session-erase');

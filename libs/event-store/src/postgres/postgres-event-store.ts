@@ -176,20 +176,21 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * See {@link EventStore.deleteStream}: the stream's rows are deleted in one transaction (hard
-   * delete); positions are not reused; appending again starts at revision 0n.
+   * delete); positions are not reused; appending again starts at revision 0n. The stream's
+   * revision row is deleted first, which locks it until the commit: an append to the stream waits
+   * for the deletion (as for another append), and one that starts the stream again can only write
+   * after it, so its events are never deleted with the old ones. A stream without that row does
+   * not exist: nothing is deleted.
    */
   async deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
     const expected = options.expectedRevision;
     await this.guard(() =>
       this.transaction(async (client) => {
-        if (expected !== undefined) {
-          // Locks the stream's row, as an append's check does, so that no append slips in between.
-          const { rows } = await client.query<{ revision: string }>('SELECT revision::text AS revision FROM es_streams WHERE stream = $1 FOR UPDATE', [stream]);
-          const current = rows.length > 0 ? BigInt(rows[0].revision) : null;
-          if (current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
-        }
-        await client.query('DELETE FROM es_streams WHERE stream = $1', [stream]);
-        await client.query('DELETE FROM es_events WHERE stream = $1', [stream]);
+        const { rows } = await client.query<{ revision: string }>('DELETE FROM es_streams WHERE stream = $1 RETURNING revision::text AS revision', [stream]);
+        const current = rows.length > 0 ? BigInt(rows[0].revision) : null;
+        // Thrown inside the transaction: rolled back, nothing deleted.
+        if (expected !== undefined && current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+        if (current !== null) await client.query('DELETE FROM es_events WHERE stream = $1', [stream]);
       }),
     );
   }
