@@ -13,6 +13,7 @@ import { Logger } from 'nestjs-pino';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import type { EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
+import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { AppModule } from './app.module';
 import { useJsonBodies } from './http/json-body';
 import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerWrongMethod, MAX_PARAM_LENGTH } from './http/framework-answers';
@@ -82,6 +83,13 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const summarizer = overrides.summarizer!;
   const store = openEventStore(config);
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
+  try {
+    await checkReadModelsOfThisLog(config.dataDir, store, readModels);
+  } catch (err) {
+    readModels.close();
+    await store.close();
+    throw err;
+  }
   // The metrics exist once the application does; the adapter's handlers are made before it.
   const bound: { metrics?: ServiceMetrics } = {};
   // Set when close() starts: from then on every new request is answered 503 shutting_down (it wrote nothing).
