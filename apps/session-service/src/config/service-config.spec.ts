@@ -102,6 +102,21 @@ describe('loadServiceConfig: API_KEYS', () => {
   });
 });
 
+describe('loadServiceConfig: newcomer, stop 23', () => {
+  it('takes spaces around a key or tenant as no part of it, so a key listed twice with a space is refused too', () => {
+    expect(() => loadServiceConfig({ API_KEYS: 'alice-key-2f9c:tenantA, alice-key-2f9c :tenantB' }, false)).toThrow(
+      /^API_KEYS=…: the key of entry 1 is listed again as entry 2/,
+    );
+    expect([...loadServiceConfig({ API_KEYS: ' alice-key-2f9c : tenantA ' }, false).apiKeys]).toEqual([['alice-key-2f9c', 'tenantA']]);
+  });
+
+  it('reads a blank number as unset (its default) and refuses anything but plain digits', () => {
+    expect(loadServiceConfig({ PORT: ' ' }, false).port).toBe(3000);
+    for (const value of ['1e3', ' 1000', '0x10', '3000.0', '+3000'])
+      expect(() => loadServiceConfig({ PORT: value }, false)).toThrow(/^PORT=.* is not valid: use an integer from 0 to 65535$/);
+  });
+});
+
 describe('the README Configuration table states the ranges the code enforces', () => {
   const readme = fs.readFileSync(path.join(__dirname, '../../../../README.md'), 'utf8');
   /** The table row (one line) that documents `name`. */

@@ -78,8 +78,9 @@ export interface ServiceConfig {
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
+  // Blank counts as unset, as for the other variables; otherwise plain decimal digits only (Number() would read " " as 0, "1e3" or "0x10").
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new Error(`${name}=${JSON.stringify(raw)} is not valid: use an integer from ${min} to ${max}`);
   }
@@ -87,7 +88,7 @@ function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: num
 }
 
 /**
- * Parses `API_KEYS` (`key:tenant` pairs, comma-separated; spaces around an entry ignored). Unset
+ * Parses `API_KEYS` (`key:tenant` pairs, comma-separated; spaces around an entry, its key or its tenant ignored). Unset
  * (`undefined`): no keys, open development mode.
  * @throws Error naming the variable when it is set but holds no key (a missing secret in a
  *   deployment template must not open the service: unset it for open mode), an entry is not a
@@ -109,13 +110,15 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   const positions = new Map<string, number>();
   entries.forEach((entry, index) => {
     const at = entry.lastIndexOf(':');
-    const key = entry.slice(0, at);
-    const tenant = entry.slice(at + 1);
-    if (at <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenant) || key.length < 8) {
+    // Spaces around the key or the tenant are not part of them (an HTTP header value loses them too).
+    const key = entry.slice(0, Math.max(at, 0)).trim();
+    const tenant = entry.slice(at + 1).trim();
+    if (at <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenant)) {
       throw new Error(
         `API_KEYS=…: entry ${index + 1} is not a key:tenant pair: use a comma-separated list of key:tenant pairs (key at least 8 characters; tenant letters, digits, _ or -)`,
       );
     }
+    if (key.length < 8) throw new Error(`API_KEYS=…: the key of entry ${index + 1} is shorter than 8 characters: use keys of at least 8 characters`);
     const first = positions.get(key);
     if (first !== undefined) {
       throw new Error(`API_KEYS=…: the key of entry ${first} is listed again as entry ${index + 1}: give each key once (one tenant per key)`);
