@@ -70,7 +70,15 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     const cause = err.cause as { type?: string } | undefined;
     if (cause?.type) return toApiError(cause);
     if (status === 404) return { status, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
-    if (status === 429) return { status, body: { code: 'rate_limited', message: 'too many requests for this key; slow down and retry' } };
+    if (status === 429)
+      return {
+        status,
+        body: {
+          code: 'rate_limited',
+          message:
+            'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
+        },
+      };
     if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
     if (status === 413)
       return {

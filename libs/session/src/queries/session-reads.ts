@@ -24,11 +24,21 @@ import { jsonSafe } from './json-safe';
 /** The projection did not reach `minPosition` within the wait limit. */
 export class ProjectionBehindError extends SessionError {
   readonly code = 'projection_behind';
-  constructor(position: bigint, checkpoint: bigint) {
-    super(`the read models have not reached position ${position} yet (they are at ${checkpoint}); retry shortly`, {
-      minPosition: position.toString(),
+  constructor(position: bigint, checkpoint: bigint, message?: string, details?: Record<string, string>) {
+    super(message ?? `the read models have not reached position ${position} yet (they are at ${checkpoint}); retry shortly`, {
+      ...(details ?? { minPosition: position.toString() }),
       checkpoint: checkpoint.toString(),
     });
+  }
+
+  /** This process's read models are still catching up with the log since it started (no `minPosition` asked): `head` is the position they wait for. */
+  static catchingUp(head: bigint, checkpoint: bigint): ProjectionBehindError {
+    return new ProjectionBehindError(
+      head,
+      checkpoint,
+      `this service process started recently and its read models are still catching up with the log (at position ${checkpoint} of ${head}); retry shortly`,
+      { catchingUpTo: head.toString() },
+    );
   }
 }
 
@@ -188,7 +198,8 @@ export class SessionReads {
   private async caughtUpOnce(): Promise<void> {
     if (this.caughtUp || !this.projector.state().running) return;
     this.catchUpTarget ??= await this.store.headPosition();
-    if (this.projector.checkpoint() < this.catchUpTarget) await this.reached(this.catchUpTarget);
+    if (this.projector.checkpoint() < this.catchUpTarget && !(await this.projector.waitForPosition(this.catchUpTarget, this.settings.maxWaitMs)))
+      throw ProjectionBehindError.catchingUp(this.catchUpTarget, this.projector.checkpoint());
     this.caughtUp = true;
   }
 

@@ -64,7 +64,12 @@ describe('reads of a replica that has not caught up with the log since it starte
   it('given the projector stuck behind, when the wait runs out, then the read answers 503 projection_behind, not 404', async () => {
     const held = heldSubscriptions(store);
     const { projector, reads } = replica(held.store, 100);
-    await expect(reads.window('t', 'existing', { format: 'events', estimator: 'chars' })).rejects.toMatchObject({ code: 'projection_behind' });
+    const refused = await reads.window('t', 'existing', { format: 'events', estimator: 'chars' }).catch((e: unknown) => e);
+    // It names no minPosition: the client sent none.
+    expect(refused).toMatchObject({ code: 'projection_behind', details: { catchingUpTo: expect.any(String), checkpoint: '0' } });
+    expect((refused as Error).message).toMatch(
+      /^this service process started recently and its read models are still catching up with the log \(at position 0 of \d+\)/,
+    );
     held.open();
     await projector.stop();
   });
