@@ -78,9 +78,10 @@ export interface ServiceConfig {
 
 function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const raw = env[name];
-  // Blank counts as unset, as for the other variables; otherwise plain decimal digits only (Number() would read " " as 0, "1e3" or "0x10").
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  // Blank counts as unset; otherwise plain decimal digits, spaces around them aside, as the summarizer's variables (Number() would read " " as 0, "1e3" or "0x10").
+  const digits = raw?.trim();
+  if (!digits) return fallback;
+  const value = /^\d+$/.test(digits) ? Number(digits) : NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new Error(`${name}=${JSON.stringify(raw)} is not valid: use an integer from ${min} to ${max}`);
   }
