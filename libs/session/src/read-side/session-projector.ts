@@ -1,4 +1,5 @@
 import * as path from 'node:path';
+import { Logger } from '@nestjs/common';
 import type { Piscina } from 'piscina';
 import { LONG_TASK_MS, yieldToIo, type EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
 import type { ApplyBatchOutcome, ApplyBatchTask } from './projection-worker-tasks';
@@ -113,6 +114,7 @@ export class SessionProjector {
   private current: bigint;
   private running = false;
   private lastError: string | null = null;
+  private readonly logger = new Logger('Projector');
   private lastErrorAt: string | null = null;
   private subscription: Subscription | null = null;
   private loop: Promise<void> | null = null;
@@ -335,7 +337,13 @@ export class SessionProjector {
           delay = this.options.retryDelayMs;
         });
       } catch (error) {
-        this.lastError = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+        // One line when following stops working (not one per retry): reads wait meanwhile, and /health shows lastError.
+        if (this.lastError === null)
+          this.logger.warn(
+            `the projector cannot follow the log: ${message.slice(0, 300)}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
+          );
+        this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
       } finally {
         await subscription.close().catch(() => undefined);
@@ -379,6 +387,7 @@ export class SessionProjector {
       }
       this.lastBatchAt = performance.now();
       await this.applyLive(batch);
+      if (this.lastError !== null) this.logger.log(`the projector follows the log again, at position ${this.current}`);
       this.lastError = null;
       this.lastErrorAt = null;
       onSuccess();
