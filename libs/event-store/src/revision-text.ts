@@ -11,7 +11,7 @@ export const MAX_REVISION = 9_223_372_036_854_775_807n;
 export const CANONICAL_DECIMAL_PATTERN = '^(0|[1-9][0-9]*)$';
 
 /** What to send instead of a non-canonical number, for error messages (after "must be an integer from A to B"). */
-export const CANONICAL_DECIMAL_RULE = 'in plain decimal digits, without leading zeros, sign, spaces, fraction or exponent (e.g. "0" or "42")';
+export const CANONICAL_DECIMAL_RULE = 'in plain decimal digits, without leading zeros, sign, spaces, fraction or exponent (e.g. "42")';
 
 const CANONICAL = new RegExp(CANONICAL_DECIMAL_PATTERN);
 
