@@ -16,6 +16,7 @@
  * extractive summarizer is used. Values are trimmed.
  */
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, getEstimator, minimumSummarizerInputTokens, STRATEGY_DEFAULTS } from '@lib/compaction';
+import { withoutCredentials } from '@lib/event-store';
 import { ExtractiveSummarizer } from './extractive-summarizer';
 import {
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
@@ -122,7 +123,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     } catch {
       throw new SummarizerConfigError(
         'OPENAI_BASE_URL',
-        `OPENAI_BASE_URL=${JSON.stringify(baseURL.slice(0, 64))}: not a URL: use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1`,
+        `OPENAI_BASE_URL=${JSON.stringify(withoutCredentials(baseURL).slice(0, 64))}: not a URL: use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1`,
       );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
