@@ -3,6 +3,7 @@
  * Invalid values stop the start-up with an error naming the variable.
  */
 import * as path from 'node:path';
+import { withoutCredentials } from '@lib/event-store';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
@@ -155,19 +156,26 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   throw new Error(`${name}=${JSON.stringify(env[name])} is not valid: use true, false, 1 or 0 (any case), or leave it empty for the default (${fallback})`);
 }
 
-/** Parses `DATABASE_URL` (empty: not set). @throws Error naming the variable when it is not a PostgreSQL URL. */
+/**
+ * Parses `DATABASE_URL` (empty: not set; spaces around it ignored).
+ * @throws Error `DATABASE_URL=<value>: what to fix` when it is not a URL or not a PostgreSQL one;
+ *   the value is shown with its credentials masked ({@link withoutCredentials}), never a password.
+ */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
-  if (!raw?.trim()) return undefined;
+  const value = raw?.trim();
+  if (!value) return undefined;
   let url: URL;
   try {
-    url = new URL(raw.trim());
+    url = new URL(value);
   } catch {
-    throw new Error('DATABASE_URL is not a valid URL: use postgres://user:password@host:5432/database');
+    throw new Error(`DATABASE_URL=${withoutCredentials(value)}: not a URL: use postgres://user:password@host:5432/database`);
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got ${url.protocol}//)`);
+    throw new Error(
+      `DATABASE_URL=${withoutCredentials(value)}: not a PostgreSQL URL (scheme ${url.protocol}): use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database`,
+    );
   }
-  return raw.trim();
+  return value;
 }
 
 /**
@@ -181,7 +189,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
   const kurrentDbConnectionString = env.KURRENTDB_CONNECTION_STRING || undefined;
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
   if (kurrentDbConnectionString && databaseUrl) {
-    throw new Error('KURRENTDB_CONNECTION_STRING and DATABASE_URL are both set: choose one event store');
+    throw new Error(`DATABASE_URL=${withoutCredentials(databaseUrl)}: set together with KURRENTDB_CONNECTION_STRING: choose one event store (unset the other)`);
   }
   return {
     port: intVar(env, 'PORT'),
