@@ -5,6 +5,7 @@
  * sent, the model endpoint's) or message text, whatever the requests carried.
  */
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -67,6 +68,31 @@ describe('start-up mode and logs of a real process', () => {
     const { code } = await starting.exited;
     expect({ code, stderr: starting.stderr() }).toEqual({ code: 2, stderr: expect.stringMatching(line) });
     expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('a listen failure (HOST not of this machine, PORT in use): exit code 2, the one configuration error line, no other error line', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      for (const [env, line] of [
+        [{ HOST: '203.0.113.1' }, /^configuration error: HOST=203\.0\.113\.1: not an address of this machine \(EADDRNOTAVAIL\)/],
+        [{ PORT: String(port) }, new RegExp(`^configuration error: PORT=${port}: already in use on 127\\.0\\.0\\.1 \\(EADDRINUSE\\)`)],
+      ] as const) {
+        const starting = startServiceProcess({ dataDir: path.join(tempDir(), 'data'), env: { ...env, LOG_LEVEL: 'info' } });
+        starting.ready.then(
+          (svc) => procs.push(svc),
+          () => undefined,
+        );
+        const { code } = await starting.exited;
+        expect({ code, stderr: starting.stderr() }).toEqual({ code: 2, stderr: expect.stringMatching(line) });
+        expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
+        // Nest's own listen error (level 50, context NestApplication) is not printed as well.
+        expect(starting.stdout()).not.toMatch(/"level":(50|60)|EADDR/);
+      }
+    } finally {
+      holder.close();
+    }
   });
 
   it('npm run rebuild-read-models refuses a DATA_DIR that does not exist (exit code 2, naming it) and creates nothing', () => {

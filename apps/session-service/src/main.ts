@@ -83,9 +83,13 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    await service.app.listen(config.port, config.host);
+    // Fastify's own listen, not app.listen: Nest's logs a listen error as an error line of its own,
+    // a second line next to the one configuration error printed for it (the app is initialised already).
+    await service.app.getHttpAdapter().getInstance().listen({ port: config.port, host: config.host });
   } catch (err) {
     throw listenError(err, config.host, config.port);
+  } finally {
+    service.app.flushLogs();
   }
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
