@@ -42,6 +42,8 @@ describe('start-up mode and logs of a real process', () => {
     const svc = await spawnService({ dataDir: tempDir(), env: { LOG_LEVEL: 'info' } });
     procs.push(svc);
     expect(svc.stdout()).toMatch(/open development mode/);
+    // Nest's route table is logged at debug: not at the info level of this start.
+    expect(svc.stdout()).not.toMatch(/Mapped \{|RoutesResolver|RouterExplorer/);
     const health = await call(svc.url, 'GET', '/health');
     expect(health.body.mode).toMatch(/open/);
     // a minPosition far past the log's head is the client's mistake: 400 at once, no error-level line
@@ -126,6 +128,9 @@ describe('start-up mode and logs of a real process', () => {
     procs.push(svc);
     expect(svc.stdout()).toMatch(/API keys required/);
     expect(svc.stdout()).not.toMatch(/open development mode/);
+    // LOG_LEVEL=debug shows Nest's route table, at debug.
+    expect(svc.stdout()).toMatch(/\{"level":20,[^\n]*"context":"RouterExplorer","msg":"Mapped \{\/health, GET\} route"\}/);
+    expect(svc.stdout()).not.toMatch(/"level":30,[^\n]*"context":"Router/);
     const auth = { authorization: `Bearer ${SERVICE_KEY}` };
     const events = [
       { id: 'u1', type: 'user', text: `remember ${SECRET}` },
