@@ -1062,7 +1062,7 @@ const CASES: BadRequest[] = [
     path: `${S}/window?atRevision=99`,
     status: 400,
     code: 'revision_out_of_range',
-    mentions: /atRevision.*last revision is 3/,
+    mentions: /atRevision: the session.s revisions run from 0 to 3/,
   },
   // ---- found by the second fresh pass
   {
@@ -1458,7 +1458,7 @@ const CASES: BadRequest[] = [
     path: `${S}/window?atRevision=9223372036854775807`,
     status: 400,
     code: 'revision_out_of_range',
-    mentions: /atRevision.*last revision is 3/,
+    mentions: /atRevision: the session.s revisions run from 0 to 3/,
   },
   {
     name: 'window: minPosition 2^63',

@@ -135,6 +135,40 @@ describe('erasing a session', () => {
     expect((await harness.http().get(`/v1/recall?q=${SECRET}&archived=true`).expect(200)).body.items).toEqual([]);
     expect(JSON.stringify(dumpReadModels(harness.service.readModels))).not.toContain(SECRET);
   });
+
+  it("never reuses an erased session's revisions: the new session continues after them, and its reads and a second erasure count only its own events", async () => {
+    const http = harness.http;
+    const first = await http()
+      .post('/v1/sessions/again/events')
+      .send({ events: conversation('again', SECRET) })
+      .expect(201);
+    expect(first.body.revision).toBe('16');
+    expect((await http().delete('/v1/sessions/again').expect(200)).body.erasedEvents).toBe(17);
+    // A writer that still holds the erased session's revision is refused, though the id is free.
+    const stale = await http()
+      .post('/v1/sessions/again/events')
+      .send({ expectedRevision: '16', events: [{ id: 'stale', type: 'user', text: 'decided on the erased session' }] })
+      .expect(409);
+    expect(stale.body).toMatchObject({ code: 'wrong_expected_revision', actual: 'no_stream' });
+    const fresh = await http()
+      .post('/v1/sessions/again/events')
+      .send({
+        expectedRevision: 'no_stream',
+        events: [
+          { id: 'n1', type: 'user', text: 'new' },
+          { id: 'n2', type: 'user', text: 'session' },
+        ],
+      })
+      .expect(201);
+    expect(fresh.body.revision).toBe('18');
+    const w = await http().get(`/v1/sessions/again/window?minPosition=${fresh.body.position}`).expect(200);
+    expect({ revision: w.body.revision, ids: w.body.events.map((e: { id: string }) => e.id) }).toEqual({ revision: '18', ids: ['n1', 'n2'] });
+    const at = await http().get('/v1/sessions/again/window?atRevision=17').expect(200);
+    expect(at.body.events.map((e: { id: string }) => e.id)).toEqual(['n1']);
+    const before = await http().get('/v1/sessions/again/window?atRevision=16').expect(400);
+    expect(before.body).toMatchObject({ code: 'revision_out_of_range', message: expect.stringMatching(/from 17 to 18/) });
+    expect((await http().delete('/v1/sessions/again').expect(200)).body.erasedEvents).toBe(2);
+  });
 });
 
 describe('erasure on disk', () => {

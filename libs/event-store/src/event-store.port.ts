@@ -134,9 +134,12 @@ export interface EventStore {
 
   /**
    * Deletes a stream and its content (erasure). Afterwards reads return `[]` and `streamRevision`
-   * returns null. Appending again to a deleted stream is allowed and starts at revision 0n (SQLite)
-   * or continues per the server's rules (KurrentDB soft delete). Deleting a stream that does not
-   * exist does nothing, unless `options.expectedRevision` is given.
+   * returns null. Appending again to a deleted stream is allowed (`no_stream` holds) and continues
+   * after its last deleted revision, in every store (KurrentDB's soft delete does so; SQLite and
+   * PostgreSQL keep the stream's name and last revision for it): revisions of a stream are never
+   * reused, so a writer that decided on the deleted stream's state at revision R is refused by
+   * the expected-revision check even when the stream was written again up to R. Deleting a stream
+   * that does not exist does nothing, unless `options.expectedRevision` is given.
    * @throws WrongExpectedRevisionError when `options.expectedRevision` is not the stream's revision (nothing deleted).
    */
   deleteStream(stream: string, options?: DeleteStreamOptions): Promise<void>;

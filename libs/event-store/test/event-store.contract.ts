@@ -311,6 +311,41 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         await store.deleteStream(`${prefix()}session-never-existed`);
       });
 
+      it("never reuses a deleted stream's revisions: appending again continues after its last one, as KurrentDB does after a soft delete", async () => {
+        const s = `${prefix()}session-r`;
+        await store.appendToStream(s, [ev(), ev(), ev()]);
+        await store.deleteStream(s);
+        // The stream does not exist, so `no_stream` holds, but its old revisions are not reused:
+        // a writer that decided on the deleted stream at revision 2 is refused by the check.
+        const again = await store.appendToStream(s, [ev()], { expectedRevision: 'no_stream' });
+        expect(again.nextExpectedRevision).toBe(3n);
+        expect((await store.readStream(s)).map((e) => e.revision)).toEqual([3n]);
+        expect(await store.streamRevision(s)).toBe(3n);
+        const stale = await store.appendToStream(s, [ev()], { expectedRevision: 2n }).catch((e: unknown) => e);
+        expect(stale).toMatchObject({ expected: 2n, actual: 3n });
+        await store.deleteStream(s, { expectedRevision: 3n });
+        const stale2 = await store.appendToStream(s, [ev()], { expectedRevision: 3n }).catch((e: unknown) => e);
+        expect(stale2).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(stale2).toMatchObject({ expected: 3n, actual: 'no_stream' });
+        expect((await store.appendToStream(s, [ev(), ev()])).nextExpectedRevision).toBe(5n);
+        expect((await store.readStream(s, { direction: 'backwards' })).map((e) => e.revision)).toEqual([5n, 4n]);
+      });
+
+      it('answers a resend of the first append to a deleted stream written again with `no_stream` with its original result', async () => {
+        const s = `${prefix()}session-rr`;
+        await store.appendToStream(s, [ev(), ev()]);
+        await store.deleteStream(s);
+        const first = [ev(), ev()];
+        const original = await store.appendToStream(s, first, { expectedRevision: 'no_stream' });
+        expect(original.nextExpectedRevision).toBe(3n);
+        await store.appendToStream(s, [ev()]);
+        expect(await store.appendToStream(s, first, { expectedRevision: 'no_stream' })).toEqual(original);
+        // Not the stream's first events: a conflict, as for any stream.
+        const later = await store.appendToStream(s, [ev()]);
+        const notFirst = await store.appendToStream(s, [first[1]], { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+        expect(notFirst).toMatchObject({ expected: 'no_stream', actual: later.nextExpectedRevision });
+      });
+
       it('with an expected revision, deletes only a stream still at it: otherwise nothing is deleted and the error names the actual revision', async () => {
         const s = `${prefix()}session-x`;
         await store.appendToStream(s, [ev(), ev()]);

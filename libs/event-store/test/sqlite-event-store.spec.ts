@@ -118,12 +118,12 @@ describe.each([
     await expect(store.appendToStream('session-3', [e, e])).rejects.toBeInstanceOf(DuplicateEventIdError);
   });
 
-  it('never reuses a position after deletion; the stream restarts at revision 0n; headPosition is monotonic', async () => {
+  it('never reuses a position after deletion; the stream continues after its deleted revisions; headPosition is monotonic', async () => {
     const r1 = await store.appendToStream('session-d', [ev(), ev()]);
     await store.deleteStream('session-d');
     expect(await store.headPosition()).toBe(r1.position);
     const r2 = await store.appendToStream('session-d', [ev()], { expectedRevision: 'no_stream' });
-    expect(r2.nextExpectedRevision).toBe(0n);
+    expect(r2.nextExpectedRevision).toBe(2n);
     expect(r2.position).toBe(r1.position + 1n);
     expect(await store.readAll()).toHaveLength(1);
   });

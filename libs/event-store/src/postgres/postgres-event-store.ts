@@ -154,7 +154,7 @@ export class PostgresEventStore implements EventStore {
 
   /** See {@link EventStore.streamRevision}. */
   async streamRevision(stream: string): Promise<bigint | null> {
-    const rows = await this.guard(() => this.query<{ revision: string }>('SELECT revision FROM es_streams WHERE stream = $1', [stream]));
+    const rows = await this.guard(() => this.query<{ revision: string }>('SELECT revision FROM es_streams WHERE stream = $1 AND NOT deleted', [stream]));
     return rows.length === 0 ? null : BigInt(rows[0].revision);
   }
 
@@ -175,18 +175,21 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * See {@link EventStore.deleteStream}: the stream's rows are deleted in one transaction (hard
-   * delete); positions are not reused; appending again starts at revision 0n. The stream's
-   * revision row is deleted first, which locks it until the commit: an append to the stream waits
-   * for the deletion (as for another append), and one that starts the stream again can only write
-   * after it, so its events are never deleted with the old ones. A stream without that row does
-   * not exist: nothing is deleted.
+   * See {@link EventStore.deleteStream}: the stream's events are deleted in one transaction (hard
+   * delete); positions and revisions are not reused (appending again continues after the last
+   * deleted revision). The stream's revision row is marked deleted first, which locks it until the
+   * commit: an append to the stream waits for the deletion (as for another append), and one that
+   * starts the stream again can only write after it, so its events are never deleted with the old
+   * ones. A stream without a live row does not exist: nothing is deleted.
    */
   async deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
     const expected = options.expectedRevision;
     await this.guard(() =>
       this.transaction(async (client) => {
-        const { rows } = await client.query<{ revision: string }>('DELETE FROM es_streams WHERE stream = $1 RETURNING revision::text AS revision', [stream]);
+        const { rows } = await client.query<{ revision: string }>(
+          'UPDATE es_streams SET deleted = true WHERE stream = $1 AND NOT deleted RETURNING revision::text AS revision',
+          [stream],
+        );
         const current = rows.length > 0 ? BigInt(rows[0].revision) : null;
         // Thrown inside the transaction: rolled back, nothing deleted.
         if (expected !== undefined && current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
@@ -226,12 +229,16 @@ export class PostgresEventStore implements EventStore {
         if (row.outcome === 'ids_exist' && attempt < MAX_APPEND_ATTEMPTS) continue; // deleted meanwhile
         throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
       }
+      const first = await this.query<{ revision: string }>('SELECT revision::text AS revision FROM es_events WHERE stream = $1 ORDER BY revision LIMIT 1', [
+        stream,
+      ]);
       return resolveExistingIds(
         stream,
         events,
         expected,
         current,
         events.map((e) => stored.get(e.id)),
+        first.length > 0 ? BigInt(first[0].revision) : null,
       );
     }
   }

@@ -6,8 +6,12 @@
  *   below); `revision` is 0-based in `stream`; `id` is the event's UUID (unique in the store);
  *   `data` and `metadata` are JSON text exactly as the adapter serialised it (kept as text so an
  *   idempotent retry compares byte for byte); `created` is the commit's transaction time.
- * - `es_streams`: the current revision of each live stream (the row the expected-revision check
- *   locks); removed when the stream is deleted.
+ * - `es_streams`: the last revision of each stream (the row the expected-revision check locks).
+ *   Deleting a stream keeps its row with `deleted` set (its events are removed): the stream does
+ *   not exist for reads and checks, and appending to it again continues after that revision, so
+ *   revisions are never reused (as KurrentDB after a soft delete) and a writer that decided on
+ *   the deleted stream's state is refused by the check. The column is added to older databases
+ *   on start (`ADD COLUMN IF NOT EXISTS`).
  * - `es_head`: one row, the last position assigned. Appends take its row lock as the LAST lock of
  *   their transaction and keep it until commit, so positions are assigned in commit order: when a
  *   reader sees position p committed, every position below p was committed (or rolled back, with
@@ -41,6 +45,7 @@ CREATE TABLE IF NOT EXISTS es_streams (
   stream    text   PRIMARY KEY,
   revision  bigint NOT NULL CHECK (revision >= 0)
 );
+ALTER TABLE es_streams ADD COLUMN IF NOT EXISTS deleted boolean NOT NULL DEFAULT false;
 CREATE TABLE IF NOT EXISTS es_head (
   one       boolean PRIMARY KEY DEFAULT true CHECK (one),
   position  bigint  NOT NULL
@@ -52,10 +57,14 @@ CREATE OR REPLACE FUNCTION es_append(
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_current bigint;
+  v_last bigint;
+  v_deleted boolean;
   v_count int := cardinality(p_ids);
   v_base bigint;
 BEGIN
-  SELECT s.revision INTO v_current FROM es_streams s WHERE s.stream = p_stream FOR UPDATE;
+  SELECT s.revision, s.deleted INTO v_last, v_deleted FROM es_streams s WHERE s.stream = p_stream FOR UPDATE;
+  -- A deleted stream does not exist for the check; its revisions are not reused (v_last).
+  v_current := CASE WHEN v_deleted THEN NULL ELSE v_last END;
   IF NOT (p_expected = 'any'
       OR (p_expected = 'no_stream' AND v_current IS NULL)
       OR (p_expected = 'stream_exists' AND v_current IS NOT NULL)
@@ -67,21 +76,21 @@ BEGIN
     RETURN QUERY SELECT 'ids_exist'::text, v_current, NULL::bigint;
     RETURN;
   END IF;
-  IF v_current IS NULL THEN
+  IF v_last IS NULL THEN
     INSERT INTO es_streams AS s (stream, revision) VALUES (p_stream, v_count - 1) ON CONFLICT (stream) DO NOTHING;
     IF NOT FOUND THEN
       RETURN QUERY SELECT 'retry'::text, NULL::bigint, NULL::bigint;
       RETURN;
     END IF;
   ELSE
-    UPDATE es_streams s SET revision = v_current + v_count WHERE s.stream = p_stream;
+    UPDATE es_streams s SET revision = v_last + v_count, deleted = false WHERE s.stream = p_stream;
   END IF;
   -- Last lock of the transaction, held until commit: positions are assigned in commit order.
   UPDATE es_head h SET position = h.position + v_count RETURNING h.position - v_count INTO v_base;
   INSERT INTO es_events (position, stream, revision, id, type, data, metadata)
-    SELECT v_base + t.ord, p_stream, coalesce(v_current, -1) + t.ord, t.id, t.type, t.data, t.metadata
+    SELECT v_base + t.ord, p_stream, coalesce(v_last, -1) + t.ord, t.id, t.type, t.data, t.metadata
     FROM unnest(p_ids, p_types, p_data, p_metadata) WITH ORDINALITY AS t(id, type, data, metadata, ord);
-  RETURN QUERY SELECT 'ok'::text, coalesce(v_current, -1) + v_count, v_base + v_count;
+  RETURN QUERY SELECT 'ok'::text, coalesce(v_last, -1) + v_count, v_base + v_count;
 END
 $fn$;
 COMMENT ON TABLE es_events IS 'session memory compaction event store, schema version ${POSTGRES_SCHEMA_VERSION}';

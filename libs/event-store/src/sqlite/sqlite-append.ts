@@ -27,6 +27,9 @@ export class SqliteAppender {
   private readonly upsertStream: Database.Statement<[string, bigint]>;
   private readonly deleteEvents: Database.Statement<[string]>;
   private readonly deleteStreamRow: Database.Statement<[string]>;
+  private readonly deletedRevision: Database.Statement<[string], { revision: bigint }>;
+  private readonly firstRevision: Database.Statement<[string], { revision: bigint }>;
+  private readonly recordDeletedRevision: Database.Statement<[string, bigint]>;
 
   constructor(db: Database.Database) {
     this.streamRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM streams WHERE stream = ?').safeIntegers(true);
@@ -41,6 +44,13 @@ export class SqliteAppender {
     );
     this.deleteEvents = db.prepare<[string]>('DELETE FROM events WHERE stream = ?');
     this.deleteStreamRow = db.prepare<[string]>('DELETE FROM streams WHERE stream = ?');
+    this.firstRevision = db
+      .prepare<[string], { revision: bigint }>('SELECT revision FROM events WHERE stream = ? ORDER BY revision LIMIT 1')
+      .safeIntegers(true);
+    this.deletedRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM deleted_streams WHERE stream = ?').safeIntegers(true);
+    this.recordDeletedRevision = db.prepare<[string, bigint]>(
+      'INSERT INTO deleted_streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = excluded.revision',
+    );
   }
 
   /** Current revision (bigint) of the stream's last event, or null when the stream does not exist. */
@@ -57,11 +67,12 @@ export class SqliteAppender {
     const current = this.currentRevision(stream);
     const existing = events.map((e) => this.eventById.get(e.id));
     if (existing.some((row) => row !== undefined)) {
-      return resolveExistingIds(stream, events, expected, current, existing);
+      return resolveExistingIds(stream, events, expected, current, existing, this.firstRevision.get(stream)?.revision ?? null);
     }
     if (!satisfies(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
     const created = Date.now();
-    let revision = current ?? -1n;
+    // A deleted stream written again continues after its deleted revisions (never reused).
+    let revision = current ?? this.deletedRevision.get(stream)?.revision ?? -1n;
     let position = 0n;
     for (const e of events) {
       revision += 1n;
@@ -72,16 +83,17 @@ export class SqliteAppender {
   }
 
   /**
-   * Deletes the stream's events and its revision row; returns how many events were removed.
+   * Deletes the stream's events and its revision row, and records that revision in
+   * `deleted_streams` (appending again continues after it); returns how many events were removed.
    * @throws WrongExpectedRevisionError when `expected` is given and is not the stream's revision (nothing deleted).
    */
   delete(stream: string, expected?: bigint): number {
-    if (expected !== undefined) {
-      const current = this.currentRevision(stream);
-      if (current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
-    }
+    const current = this.currentRevision(stream);
+    if (expected !== undefined && current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+    if (current === null) return 0;
     const { changes } = this.deleteEvents.run(stream);
     this.deleteStreamRow.run(stream);
+    this.recordDeletedRevision.run(stream, current);
     return changes;
   }
 }

@@ -9,6 +9,11 @@
  *   UNIQUE(stream, revision) and UNIQUE(id) are enforced by the database itself.
  * - `streams`: the current revision of each live stream (O(1) expected-revision checks);
  *   a row is removed when its stream is deleted.
+ * - `deleted_streams`: the last revision of each deleted stream, so that appending to it again
+ *   continues after that revision and never reuses one (as KurrentDB after a soft delete): a
+ *   writer that decided on the deleted stream's state is refused by the expected-revision check.
+ *   Holds only the stream's name and a number (the erasure record names the stream too). Created
+ *   by `IF NOT EXISTS` on open, so files written before it simply have no such rows.
  */
 export const SQLITE_SCHEMA_VERSION = 1;
 
@@ -26,6 +31,10 @@ CREATE TABLE IF NOT EXISTS events (
   UNIQUE (id)
 );
 CREATE TABLE IF NOT EXISTS streams (
+  stream    TEXT    PRIMARY KEY,
+  revision  INTEGER NOT NULL CHECK (revision >= 0)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS deleted_streams (
   stream    TEXT    PRIMARY KEY,
   revision  INTEGER NOT NULL CHECK (revision >= 0)
 ) WITHOUT ROWID;

@@ -101,7 +101,10 @@ export class SessionHistoryReads {
     const record = this.record(tenantId, sessionId, compactionId);
     const key = sessionKey(tenantId, sessionId);
     const first = firstDecisionRevision(this.readModels, key, compactionId) ?? record.revision;
-    const events = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: Number(record.revision + 1n) });
+    // At most revision + 1 events; fewer when the session continues after an erased one's revisions.
+    const events = (await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: Number(record.revision + 1n) })).filter(
+      (e) => e.revision <= record.revision,
+    );
     const before = foldSessionWindow(events.filter((e) => e.revision < first));
     const after = foldSessionWindow(
       events.filter((e) => e.revision >= first),

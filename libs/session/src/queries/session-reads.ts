@@ -5,7 +5,7 @@
  */
 import { Inject, Injectable } from '@nestjs/common';
 import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
-import { sessionKey, type EstimatorName } from '../events/session-stream-events';
+import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
 import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
 import { InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
@@ -73,18 +73,23 @@ export class SessionReads {
    * The active window: `{ sessionId, revision, tokens, estimator, events }` or, with format
    * `openai`, `{ sessionId, revision, tokens, estimator, messages }`.
    * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidRequestError (400
-   *   `revision_out_of_range`) when `atRevision` is past the session's last revision.
+   *   `revision_out_of_range`) when `atRevision` is not one of the session's revisions (past its last, or before its first).
    */
   async window(tenantId: string, sessionId: string, options: WindowOptions): Promise<unknown> {
     let revision: bigint;
     let entries: WindowEntry[];
     if (options.atRevision !== undefined) {
-      const state = await loadSessionWindowAt(this.store, sessionKey(tenantId, sessionId), options.atRevision);
-      if (!state || state.revision === null) throw new SessionNotFoundError(sessionId);
-      if (state.revision < options.atRevision) {
+      const key = sessionKey(tenantId, sessionId);
+      const state = await loadSessionWindowAt(this.store, key, options.atRevision);
+      if (!state || state.revision === null || state.revision < options.atRevision) {
+        // Not in the session: before its first revision (a session written again after an
+        // erasure continues after the erased revisions), past its last, or no session at all.
+        const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
+        const last = await this.store.streamRevision(sessionStream(key));
+        if (!first || last === null) throw new SessionNotFoundError(sessionId);
         throw new InvalidRequestError(
           'atRevision',
-          `atRevision: the session's last revision is ${state.revision}; ask for a revision from 0 to ${state.revision}`,
+          `atRevision: the session's revisions run from ${first.revision} to ${last}; ask for a revision in that range`,
           'revision_out_of_range',
         );
       }

@@ -39,8 +39,10 @@ export const DEFAULT_TENANT_ID = 'default';
  * them by revision, without an index by client id.
  *
  * A session whose stream restarts (an event with a revision not after the last one projected,
- * which happens when a deleted stream is appended to again) is erased first, so the read models
- * hold only the live stream, as a rebuild would.
+ * which happened when a store reused a deleted stream's revisions) is erased first, so the read
+ * models hold only the live stream, as a rebuild would. Stores now continue a deleted stream's
+ * revisions (`EventStore.deleteStream`): there the erasure record's position tells the erased
+ * events from those of the session written again ({@link SessionReadModelWriter.eraseSession}).
  */
 export class SessionReadModelWriter {
   private readonly stmts;
@@ -50,7 +52,10 @@ export class SessionReadModelWriter {
     this.stmts = {
       session: s('SELECT revision FROM sessions WHERE session_key = ?').safeIntegers(true),
       keyOf: s('SELECT session_key AS key FROM sessions WHERE tenant_id = ? AND session_id = ?'),
-      keyOfBefore: s('SELECT session_key AS key FROM sessions WHERE tenant_id = ? AND session_id = ? AND last_position < ?'),
+      countLogBefore: s('SELECT count(*) AS n FROM session_log WHERE session_key = ? AND position < ?'),
+      logFrom: s(
+        'SELECT position, revision, store_event_id AS id, type, data_json AS data, recorded_at AS recordedAt FROM session_log WHERE session_key = ? AND position >= ? ORDER BY position',
+      ).safeIntegers(true),
       insertSession: s(
         'INSERT INTO sessions (session_key, tenant_id, session_id, user_id, revision, last_position, created_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)',
       ),
@@ -199,16 +204,42 @@ export class SessionReadModelWriter {
   }
 
   /**
-   * Deletes every row of the session `sessionId` of `tenantId` from every read model (erasure);
-   * with `before` (a global position), only when the session's last projected event is before it.
-   * Call inside a transaction. Returns false when nothing was erased.
+   * Deletes the rows of the session `sessionId` of `tenantId` from every read model (erasure).
+   * Without `before`, all of them. With `before` (a global position, exclusive: the erasure record's
+   * last deleted position + 1), only what the events before it made: when the session was written
+   * again after its deletion and those later events were projected before the record, the session
+   * is erased and its later events (kept in `session_log` with their stored data) applied again, so
+   * the rows equal what a rebuild from the log gives. Call inside a transaction. Returns false when
+   * nothing was erased.
    */
   eraseSession(tenantId: string, sessionId: string, before?: bigint): boolean {
-    const keys = (before === undefined ? this.stmts.keyOf.all(tenantId, sessionId) : this.stmts.keyOfBefore.all(tenantId, sessionId, before)) as Array<{
-      key: string;
-    }>;
-    for (const { key } of keys) this.eraseSessionKey(key);
-    return keys.length > 0;
+    let erased = false;
+    for (const { key } of this.stmts.keyOf.all(tenantId, sessionId) as Array<{ key: string }>) {
+      if (before === undefined) {
+        this.eraseSessionKey(key);
+        erased = true;
+        continue;
+      }
+      if ((this.stmts.countLogBefore.get(key, before) as { n: number }).n === 0) continue;
+      const later = this.stmts.logFrom.all(key, before) as LoggedEvent[];
+      this.eraseSessionKey(key);
+      erased = true;
+      const streamId = `${SESSION_STREAM_PREFIX}${key}`;
+      for (const e of later) {
+        const data: unknown = JSON.parse(e.data);
+        this.apply({
+          streamId,
+          revision: e.revision,
+          position: e.position,
+          id: e.id,
+          type: e.type,
+          data,
+          metadata: { tenantId, sessionId },
+          created: new Date(e.recordedAt),
+        });
+      }
+    }
+    return erased;
   }
 
   private eraseSessionKey(sessionKey: string): void {
@@ -274,6 +305,16 @@ export class SessionReadModelWriter {
       summaryJson: summary ? JSON.stringify(summary) : null,
     });
   }
+}
+
+/** A `session_log` row as {@link SessionReadModelWriter.eraseSession} applies it again. */
+interface LoggedEvent {
+  position: bigint;
+  revision: bigint;
+  id: string;
+  type: string;
+  data: string;
+  recordedAt: string;
 }
 
 /**

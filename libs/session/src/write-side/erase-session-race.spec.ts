@@ -13,7 +13,8 @@ import { dumpReadModels } from '../read-side/read-model-dump';
 import { getWindow } from '../read-side/queries/window-query';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { EraseSessionCommand, EraseSessionHandler, MAX_ERASE_ATTEMPTS, erasureStream } from './erase-session';
-import { RevisionConflictError } from '../errors';
+import { RevisionConflictError, UnknownToolCallError } from '../errors';
+import type { SessionEvent } from '@lib/compaction';
 import { SessionStateCache } from './session-state-cache';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { parseStrategy, type SummaryRequest } from '@lib/compaction';
@@ -101,7 +102,8 @@ describe('an erasure racing an append', () => {
 
   it('given an append to the erased id right after the deletion, when the erasure ends, then every replica shows it (a new session)', async () => {
     const projectors = await eraseWith('after', (append, projectors) => projectedEverywhere(append, projectors, 'anew'));
-    expect((await store.readStream(STREAM)).map((e) => e.revision)).toEqual([0n]);
+    // Revisions are never reused: the new session continues after the erased one's (u1, u2).
+    expect((await store.readStream(STREAM)).map((e) => e.revision)).toEqual([2n]);
     // Not only equal to a rebuild: the new session's event is in every window.
     for (const p of projectors) expect(getWindow(p.store, 't', 's')?.entries.map((e) => e.event.id)).toEqual(['anew']);
   });
@@ -165,5 +167,35 @@ describe('an erasure racing an append', () => {
     expect(log).not.toContain('erased secret');
     expect(log).not.toContain('old');
     await Promise.all(projectors.map((p) => p.stop()));
+  });
+  it('given a replica that cached the session, when another replica erases it and re-creates it up to the same revision, then an append through the first is decided on the new session', async () => {
+    // Replica A's projector has not read the erasure record yet: only the log tells A.
+    const a = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
+    const bCache = new SessionStateCache(store);
+    const b = new AppendSessionEventsHandler(store, bCache, noBus);
+    const projector = new SessionProjector(ReadModelStore.open(':memory:'));
+    projector.start(store);
+    const send = (handler: AppendSessionEventsHandler, events: SessionEvent[]) =>
+      handler.execute(
+        new AppendSessionEventsCommand(
+          't',
+          's',
+          events.map((event) => ({ event })),
+        ),
+      );
+    await send(a, [{ id: 'call', type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] }]);
+    await send(a, [{ id: 'u1', type: 'user', text: 'erased' }]);
+    await new EraseSessionHandler(store, bCache, projector).execute(new EraseSessionCommand('t', 's'));
+    await send(b, [{ id: 'n1', type: 'user', text: 'new session' }]);
+    await send(b, [{ id: 'n2', type: 'user', text: 'still new' }]);
+    const log = await store.readStream(STREAM);
+    // The answer names a call of the erased session only: the new session has no such call.
+    const answer = await send(a, [{ id: 't1', type: 'tool', responses: [{ toolCallId: 'c1', name: 'f', data: 'late' }] }]).catch((e: unknown) => e);
+    expect(answer).toBeInstanceOf(UnknownToolCallError);
+    expect(await store.readStream(STREAM)).toEqual(log);
+    // And a call id of the erased session is free again in the new one.
+    await send(a, [{ id: 'call2', type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] }]);
+    expect((await store.readStream(STREAM)).map((e) => e.id)).toHaveLength(3);
+    await projector.stop();
   });
 });

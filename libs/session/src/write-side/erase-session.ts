@@ -62,12 +62,14 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const stream = sessionStream(key);
-    const last = await this.deleteAtRevision(stream, command.sessionId);
+    const { first, last } = await this.deleteAtRevision(stream, command.sessionId);
     this.sessions.invalidate(key);
     const erasedAt = new Date().toISOString();
     const data: SessionErasedData = {
       sessionId: command.sessionId,
-      erasedEvents: Number(last.revision + 1n),
+      // Revisions are gapless within a stream but a session written again after an erasure
+      // continues after the erased revisions: count from the stream's first event.
+      erasedEvents: Number(last.revision - first + 1n),
       erasedAt,
       lastPosition: last.position.toString(),
     };
@@ -80,15 +82,21 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     return { sessionId: command.sessionId, erasedEvents: data.erasedEvents, erasedAt };
   }
 
-  /** Deletes `stream` at the revision of its last event, just read; returns that event's revision and global position. */
-  private async deleteAtRevision(stream: string, sessionId: string): Promise<{ revision: bigint; position: bigint }> {
+  /**
+   * Deletes `stream` at the revision of its last event, just read; returns the revision of its
+   * first event and the last event's revision and global position.
+   */
+  private async deleteAtRevision(stream: string, sessionId: string): Promise<{ first: bigint; last: { revision: bigint; position: bigint } }> {
     for (let attempt = 1; ; attempt++) {
       const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
       if (!last) throw new SessionNotFoundError(sessionId);
       const revision = last.revision;
+      // Appends only add after `last`, and a deletion at `revision` fails if one did: the first
+      // event read now is the first one deleted.
+      const [head] = await this.store.readStream(stream, { fromRevision: 'start', maxCount: 1 });
       try {
         await this.store.deleteStream(stream, { expectedRevision: revision });
-        return last;
+        return { first: head?.revision ?? revision, last };
       } catch (err) {
         if (!(err instanceof WrongExpectedRevisionError)) throw err;
         if (attempt >= MAX_ERASE_ATTEMPTS)

@@ -81,9 +81,11 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
  * current state.
  */
 export async function loadSessionWindowAt(store: EventStore, sessionId: string, revision: bigint): Promise<SessionWindowState | null> {
-  // Past 2^53 no stream is that long: read it all (a larger count would not bind as an integer).
+  // At most revision + 1 events (fewer when the stream starts later: a session written again after
+  // an erasure continues after the erased revisions). Past 2^53 no stream is that long: read it
+  // all (a larger count would not bind as an integer).
   const maxCount = revision < BigInt(Number.MAX_SAFE_INTEGER) ? Number(revision + 1n) : undefined;
-  const events = await store.readStream(sessionStream(sessionId), { fromRevision: 'start', maxCount });
+  const events = (await store.readStream(sessionStream(sessionId), { fromRevision: 'start', maxCount })).filter((e) => e.revision <= revision);
   if (events.length === 0) return null;
   return foldSessionWindow(events);
 }

@@ -5,7 +5,10 @@
  * Correct with several writers (other processes, other instances): every `load` asks the store for
  * the stream's revision and folds whatever was appended since the cached revision. An append may
  * skip that question ({@link SessionStateCache.peek}) when what it decides is written at the cached
- * revision: the store's expected-revision check then verifies the state.
+ * revision: the store's expected-revision check then verifies the state. Both hold across an
+ * erasure by another writer, which this process learns of only when its projector reads the record:
+ * a deleted stream's revisions are never reused, so a session erased and written again never
+ * matches the cached revision, and `load` checks that the cached revision's event is still there.
  */
 import type { AppendResult, EventData, EventStore } from '@lib/event-store';
 import { sessionStream } from '../events/session-stream-events';
@@ -50,9 +53,15 @@ export class SessionStateCache {
     else this.writtenElsewhere.delete(sessionId);
     if (cached && cached.revision !== null && cached.revision <= revision) {
       if (cached.revision < revision) {
-        const newer = await this.store.readStream(stream, { fromRevision: cached.revision + 1n });
-        // Another load may have folded some of these while we awaited: fold each revision once.
-        for (const e of newer) if (cached.revision === null || e.revision > cached.revision) evolveSessionWindow(cached, e);
+        // Read from the cached revision itself: when its event is gone, the stream was deleted and
+        // written again since (revisions are never reused, EventStore.deleteStream), and the cached
+        // state is another session's: load it afresh below.
+        const from = cached.revision;
+        const newer = await this.store.readStream(stream, { fromRevision: from });
+        if (newer.length > 0 && newer[0].revision === from) {
+          // Another load may have folded some of these while we awaited: fold each revision once.
+          for (const e of newer) if (cached.revision === null || e.revision > cached.revision) evolveSessionWindow(cached, e);
+        }
       }
       if (cached.revision === revision) {
         this.touch(sessionId, cached);
