@@ -30,7 +30,8 @@ import { lockDataDir } from './config/data-dir-lock';
 /**
  * A built service. `close()` stops the app, then closes the read models and the store, and releases the lock on `DATA_DIR`.
  * With `drainMs`, it first answers every new request 503 `shutting_down` (with `Connection: close`) for that long (ms), so
- * that clients on idle keep-alive connections get that answer instead of a reset connection.
+ * that clients on idle keep-alive connections get that answer instead of a reset connection. It resolves with how many
+ * requests were answered 503 `shutting_down` (their request lines log at debug; main.ts logs the count).
  */
 export interface SessionService {
   app: NestFastifyApplication;
@@ -38,7 +39,7 @@ export interface SessionService {
   readModels: ReadModelStore;
   summarizer: Summarizer;
   config: ServiceConfig;
-  close(options?: { drainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number }): Promise<{ refusedWhileShuttingDown: number }>;
 }
 
 /** Optional replacements (tests): a summarizer, or environment for the summarizer settings. */
@@ -120,7 +121,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;
-  answerWhileShuttingDown(fastify, () => shutdown.started);
+  const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   answerWrongMethod(fastify);
@@ -140,7 +141,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     summarizer,
     config,
     async close(options: { drainMs?: number } = {}) {
-      if (closed) return;
+      if (closed) return { refusedWhileShuttingDown: refusals.count };
       closed = true;
       shutdown.started = true;
       if (options.drainMs) await new Promise((resolve) => setTimeout(resolve, options.drainMs));
@@ -148,6 +149,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
       readModels.close();
       await store.close();
       releaseLock();
+      return { refusedWhileShuttingDown: refusals.count };
     },
   };
 }
