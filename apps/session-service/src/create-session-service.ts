@@ -20,7 +20,7 @@ import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, ans
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
-import { answerFavicon, UI_PREFIX, uiDirectory } from './http/ui-assets';
+import { answerFavicon, isUiFile, UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 import { openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
@@ -127,7 +127,15 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerWrongMethod(fastify);
   // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).
   // The audit page: static files, no key needed to load them (its API calls carry the key).
-  await app.register(fastifyStatic, { root: uiDirectory(), prefix: UI_PREFIX, index: 'index.html', redirect: true, decorateReply: false });
+  // Only the page's own files (not its tsconfig.json): anything else under /ui is 404.
+  await app.register(fastifyStatic, {
+    root: uiDirectory(),
+    prefix: UI_PREFIX,
+    index: 'index.html',
+    redirect: true,
+    decorateReply: false,
+    allowedPath: (pathName) => isUiFile(pathName),
+  });
   answerFavicon(fastify);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
