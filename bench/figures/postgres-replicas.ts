@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client, Pool } from 'pg';
+import { withoutCredentials } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { computeEventCosts } from '@lib/session';
 import type { ServiceProcess } from '../../test/support/service-process';
@@ -145,7 +146,7 @@ export async function runPostgresReplicas(options: PostgresReplicasOptions): Pro
       figure: 8,
       title,
       rows: [],
-      skipped: `no PostgreSQL at ${ADMIN_URL.replace(/\/\/[^@/]*@/, '//')}: ${(error as Error).message} (set BENCH_DATABASE_URL)`,
+      skipped: `no PostgreSQL at ${withoutCredentials(ADMIN_URL)}: ${(error as Error).message} (set BENCH_DATABASE_URL)`,
     };
   }
   const { conversations } = corpus();

@@ -98,6 +98,40 @@ describe('concurrent appends', () => {
     expect(stale.body.code).toBe('wrong_expected_revision');
   });
 
+  // Newcomer, stop 24: with an auto-compaction policy, every other append of a lone writer chaining
+  // the revisions it was answered got 409 (the service's own decisions had moved the revision).
+  it("does not count the service's own compactions against a client's expectedRevision: a lone writer chaining its revisions under auto-compaction is never refused", async () => {
+    const session = '/v1/sessions/chained-under-auto';
+    let revision = (
+      await h
+        .http()
+        .put(`${session}/policy`)
+        .send({ strategy: { type: 'sliding-window', maxEvents: 2 } })
+        .expect(200)
+    ).body.revision as string;
+    const statuses: number[] = [];
+    for (let turn = 0; turn < 8; turn++) {
+      const r = await h
+        .http()
+        .post(`${session}/events`)
+        .send({
+          expectedRevision: revision,
+          events: [
+            { id: `u${turn}`, type: 'user', text: `question ${turn}` },
+            { id: `a${turn}`, type: 'assistant', text: `answer ${turn}` },
+          ],
+        });
+      statuses.push(r.status);
+      revision = r.status === 201 ? (r.body.revision as string) : (r.body.actual as string);
+      // Time for the background pass to write its decisions after the answer.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(statuses).toEqual(Array(8).fill(201));
+    const compactions = await h.http().get(`${session}/compactions`).expect(200);
+    // The race happened: passes ran between the appends.
+    expect(compactions.body.compactions.length).toBeGreaterThan(2);
+  });
+
   // The keywords as the README's "Optimistic concurrency" says.
   it('takes the expectedRevision keywords any, no_stream and stream_exists; a resend answers its original result', async () => {
     const append = (sessionId: string, id: string, expectedRevision: unknown) =>

@@ -5,6 +5,7 @@
  * sent, the model endpoint's) or message text, whatever the requests carried.
  */
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -49,6 +50,8 @@ describe('start-up mode and logs of a real process', () => {
     expect({ status: beyond.status, code: beyond.body.code }).toEqual({ status: 400, code: 'position_out_of_range' });
     expect(Date.now() - started).toBeLessThan(2000);
     await svc.stop();
+    // Nest's route table is logged at debug: not at the info level of this start (checked on the whole output: Nest's lines may follow "listening on").
+    expect(svc.stdout()).not.toMatch(/Mapped \{|RoutesResolver|RouterExplorer/);
     expect(svc.stdout() + svc.stderr()).not.toMatch(/"level":50/);
   });
 
@@ -67,6 +70,31 @@ describe('start-up mode and logs of a real process', () => {
     const { code } = await starting.exited;
     expect({ code, stderr: starting.stderr() }).toEqual({ code: 2, stderr: expect.stringMatching(line) });
     expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('a listen failure (HOST not of this machine, PORT in use): exit code 2, the one configuration error line, no other error line', async () => {
+    const holder = net.createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const port = (holder.address() as net.AddressInfo).port;
+    try {
+      for (const [env, line] of [
+        [{ HOST: '203.0.113.1' }, /^configuration error: HOST=203\.0\.113\.1: not an address of this machine \(EADDRNOTAVAIL\)/],
+        [{ PORT: String(port) }, new RegExp(`^configuration error: PORT=${port}: already in use on 127\\.0\\.0\\.1 \\(EADDRINUSE\\)`)],
+      ] as const) {
+        const starting = startServiceProcess({ dataDir: path.join(tempDir(), 'data'), env: { ...env, LOG_LEVEL: 'info' } });
+        starting.ready.then(
+          (svc) => procs.push(svc),
+          () => undefined,
+        );
+        const { code } = await starting.exited;
+        expect({ code, stderr: starting.stderr() }).toEqual({ code: 2, stderr: expect.stringMatching(line) });
+        expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
+        // Nest's own listen error (level 50, context NestApplication) is not printed as well.
+        expect(starting.stdout()).not.toMatch(/"level":(50|60)|EADDR/);
+      }
+    } finally {
+      holder.close();
+    }
   });
 
   it('npm run rebuild-read-models refuses a DATA_DIR that does not exist (exit code 2, naming it) and creates nothing', () => {
@@ -100,6 +128,7 @@ describe('start-up mode and logs of a real process', () => {
     procs.push(svc);
     expect(svc.stdout()).toMatch(/API keys required/);
     expect(svc.stdout()).not.toMatch(/open development mode/);
+
     const auth = { authorization: `Bearer ${SERVICE_KEY}` };
     const events = [
       { id: 'u1', type: 'user', text: `remember ${SECRET}` },
@@ -153,6 +182,9 @@ describe('start-up mode and logs of a real process', () => {
     expect((await call(svc.url, 'DELETE', '/v1/sessions/logs', undefined, auth)).status).toBe(200);
     await svc.stop();
 
+    // LOG_LEVEL=debug shows Nest's route table, at debug (the whole output: Nest's lines may follow "listening on").
+    expect(svc.stdout()).toMatch(/\{"level":20,[^\n]*"context":"RouterExplorer","msg":"Mapped \{\/health, GET\} route"\}/);
+    expect(svc.stdout()).not.toMatch(/"level":30,[^\n]*"context":"Router/);
     const output = svc.stdout() + svc.stderr();
     // the process did log at debug level (requests), so the absence below means something
     expect(output).toMatch(/"level":20|request completed/);
@@ -162,7 +194,7 @@ describe('start-up mode and logs of a real process', () => {
 });
 
 describeWithNats('NATS start-up line')('start-up lines with NATS_URL', () => {
-  it('name the NATS subjects and server in one line, before the "listening on" line, without the credentials of the URL', async () => {
+  it('name the NATS subjects and server in one line, before the "listening on" line, with the credentials of the URL masked', async () => {
     const prefix = uniquePrefix();
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'startup-nats-'));
     const server = new URL(NATS_TEST_URL);
@@ -180,7 +212,7 @@ describeWithNats('NATS start-up line')('start-up lines with NATS_URL', () => {
       const natsLines = lines.filter((line) => line.includes(`${prefix}.commands.>`) || /"context":"NATS"/.test(line));
       expect(natsLines).toHaveLength(1);
       expect(JSON.parse(natsLines[0]).msg).toBe(
-        `NATS: commands on ${prefix}.commands.>, results on ${prefix}.results.>, decisions on ${prefix}.decisions.> (nats://${server.host})`,
+        `NATS: commands on ${prefix}.commands.>, results on ${prefix}.results.>, decisions on ${prefix}.decisions.> (nats://opsuser:***@${server.host})`,
       );
       expect(svc.stdout() + svc.stderr()).not.toContain('nats-pw-LOGTEST');
       expect(lines.findIndex((line) => line === natsLines[0])).toBeLessThan(lines.findIndex((line) => /listening on/.test(line)));

@@ -50,6 +50,8 @@ export interface StartingService {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Everything written to stderr so far. */
   stderr(): string;
+  /** Everything written to stdout so far. */
+  stdout(): string;
 }
 
 /**
@@ -152,7 +154,7 @@ export function startServiceProcess(options: SpawnOptions): StartingService {
       clearTimeout(timer);
     },
   }));
-  return { ready, kill, exited, stderr: () => err };
+  return { ready, kill, exited, stderr: () => err, stdout: () => out };
 }
 
 /** A JSON answer of the service. */

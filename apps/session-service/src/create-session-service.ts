@@ -10,6 +10,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import fastifyStatic from '@fastify/static';
 import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
+import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import type { EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
@@ -117,7 +118,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     bufferLogs: config.logLevel !== 'silent',
     logger: config.logLevel === 'silent' ? ['error'] : undefined,
   });
-  if (config.logLevel !== 'silent') app.useLogger(app.get(Logger));
+  // Nest's own lines through the service's logger, its route-mapping lines at debug (FrameworkLogger).
+  if (config.logLevel !== 'silent') app.useLogger(new FrameworkLogger(app.get(Logger)));
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;

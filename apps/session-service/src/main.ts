@@ -17,7 +17,7 @@ import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
 import { createSessionService } from './create-session-service';
 import { eventStoreKind } from './config/event-store-config';
-import { startupStoreLine, startupSummarizerLine } from './config/startup-summary';
+import { startupNatsLine, startupStoreLine, startupSummarizerLine } from './config/startup-summary';
 import { asConfigurationError } from './config/configuration-error';
 import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
@@ -53,16 +53,6 @@ function failStart(err: unknown): never {
   process.exit(configurationError ? 2 : 1);
 }
 
-/** The NATS line: the subjects of commands, results and decisions, and the servers (without credentials written into a URL). */
-function natsLine(config: ServiceConfig): string {
-  const servers = config
-    .natsUrl!.split(',')
-    .map((server) => server.replace(/\/\/[^/@]*@/, '//'))
-    .join(',');
-  const p = config.natsPrefix;
-  return `NATS: commands on ${p}.commands.>, results on ${p}.results.>, decisions on ${p}.decisions.> (${servers})`;
-}
-
 async function main(): Promise<void> {
   let config;
   try {
@@ -96,9 +86,13 @@ async function main(): Promise<void> {
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
   try {
-    await service.app.listen(config.port, config.host);
+    // Fastify's own listen, not app.listen: Nest's logs a listen error as an error line of its own,
+    // a second line next to the one configuration error printed for it (the app is initialised already).
+    await service.app.getHttpAdapter().getInstance().listen({ port: config.port, host: config.host });
   } catch (err) {
     throw listenError(err, config.host, config.port);
+  } finally {
+    service.app.flushLogs();
   }
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -111,7 +105,7 @@ async function main(): Promise<void> {
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
       : `API keys required for /v1 (${config.apiKeys.size} configured)`,
     // The one NATS line (the transport logs none of its own): written once the consumer and the feed run.
-    ...(config.natsUrl ? [natsLine(config)] : []),
+    ...(config.natsUrl ? [startupNatsLine(config)] : []),
     `API docs: ${url}/docs`,
     `session memory compaction service listening on ${url}`,
   ];

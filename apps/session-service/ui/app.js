@@ -312,14 +312,19 @@ function chart(points, compactions, select) {
     R = 10,
     T = 10,
     B = 28;
-  const maxRev = Math.max(1, ...points.map((p) => p.revision));
+  // A session id used again after an erasure starts after the erased revisions: the axis starts at the first one.
+  const minRev = points.length > 0 ? Math.min(...points.map((p) => p.revision)) : 0;
+  const maxRev = Math.max(minRev + 1, ...points.map((p) => p.revision));
   const maxTok = Math.max(1, ...points.map((p) => p.tokens));
-  const x = (/** @type {number} */ r) => L + (r / maxRev) * (W - L - R);
+  const x = (/** @type {number} */ r) => L + ((r - minRev) / (maxRev - minRev)) * (W - L - R);
   const y = (/** @type {number} */ t) => H - B - (t / maxTok) * (H - T - B);
   const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': 'window tokens over revisions' });
   svg.append(s('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }), s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
   for (const t of [0, maxTok / 2, maxTok]) svg.append(s('text', { x: L - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(Math.round(t))));
-  svg.append(s('text', { x: W - R, y: H - 6, 'text-anchor': 'end' }, `revision (max ${maxRev})`), s('text', { x: L + 4, y: T + 10 }, 'window tokens'));
+  svg.append(
+    s('text', { x: W - R, y: H - 6, 'text-anchor': 'end' }, minRev > 0 ? `revision (${minRev} to ${maxRev})` : `revision (max ${maxRev})`),
+    s('text', { x: L + 4, y: T + 10 }, 'window tokens'),
+  );
   for (const c of compactions) {
     const line = s('line', { class: 'mark', x1: x(Number(c.revision)), y1: T, x2: x(Number(c.revision)), y2: H - B });
     line.append(s('title', {}, `${c.outcome} ${c.compactionId}: ${c.tokensBefore} → ${c.tokensAfter}`));

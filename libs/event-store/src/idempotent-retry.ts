@@ -18,12 +18,15 @@ export interface StoredEventRow {
 /**
  * Decides what an append whose ids (some or all) already exist in the store means, the same way
  * for every adapter with its own schema. It is an idempotent retry when every id is in `stream`,
- * in order, contiguous, starting right after the expected revision (anywhere for
- * `any`/`stream_exists`), with identical type, data and metadata: the original result is returned
+ * in order, contiguous, starting right after the expected revision (at the stream's first event
+ * for `no_stream`, anywhere for `any`/`stream_exists`), with identical type, data and metadata: the original result is returned
  * and nothing must be written.
  *
  * @param existing the stored row of each of `events` (same order), undefined when that id is not stored
  * @param current the stream's current revision (bigint), or null when it does not exist
+ * @param firstRevision the revision of the stream's first stored event (bigint), or null when it has
+ *   none: `no_stream` is in place when the events start there (0n, or after the revisions of a
+ *   deleted stream, which are never reused)
  * @throws DuplicateEventIdError when an id exists with other content or at another place
  * @throws WrongExpectedRevisionError when it is not a retry and the stream does not satisfy `expected`
  */
@@ -33,6 +36,7 @@ export function resolveExistingIds(
   expected: ExpectedRevision,
   current: bigint | null,
   existing: (StoredEventRow | undefined)[],
+  firstRevision: bigint | null,
 ): AppendResult {
   const first = existing[0];
   const inPlace =
@@ -40,7 +44,7 @@ export function resolveExistingIds(
     existing.every((row, i) => row !== undefined && row.stream === stream && row.revision === first.revision + BigInt(i)) &&
     (expected === 'any' ||
       expected === 'stream_exists' ||
-      (expected === 'no_stream' && first.revision === 0n) ||
+      (expected === 'no_stream' && first.revision === firstRevision) ||
       (typeof expected === 'bigint' && first.revision === expected + 1n));
   if (inPlace) {
     const differing = events.findIndex((e, i) => {

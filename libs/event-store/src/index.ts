@@ -18,3 +18,4 @@ export { resolveExistingIds, type StoredEventRow } from './idempotent-retry';
 export { PollingSubscriptions } from './polling-subscriptions';
 export { yieldToIo, LONG_TASK_MS } from './yield-to-io';
 export { parseCanonicalInteger, MAX_REVISION, CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE } from './revision-text';
+export { withoutCredentials } from './without-credentials';

@@ -331,6 +331,21 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         expect((await store.readStream(s, { direction: 'backwards' })).map((e) => e.revision)).toEqual([5n, 4n]);
       });
 
+      it('answers a resend of the first append to a deleted stream written again with `no_stream` with its original result', async () => {
+        const s = `${prefix()}session-rr`;
+        await store.appendToStream(s, [ev(), ev()]);
+        await store.deleteStream(s);
+        const first = [ev(), ev()];
+        const original = await store.appendToStream(s, first, { expectedRevision: 'no_stream' });
+        expect(original.nextExpectedRevision).toBe(3n);
+        await store.appendToStream(s, [ev()]);
+        expect(await store.appendToStream(s, first, { expectedRevision: 'no_stream' })).toEqual(original);
+        // Not the stream's first events: a conflict, as for any stream.
+        const later = await store.appendToStream(s, [ev()]);
+        const notFirst = await store.appendToStream(s, [first[1]], { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+        expect(notFirst).toMatchObject({ expected: 'no_stream', actual: later.nextExpectedRevision });
+      });
+
       it('with an expected revision, deletes only a stream still at it: otherwise nothing is deleted and the error names the actual revision', async () => {
         const s = `${prefix()}session-x`;
         await store.appendToStream(s, [ev(), ev()]);

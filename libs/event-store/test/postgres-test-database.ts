@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { Client } from 'pg';
+import { withoutCredentials } from '../src/without-credentials';
 
 /**
  * PostgreSQL for tests: a server that answers (`POSTGRES_TEST_URL`, default the machine's shared
@@ -26,7 +27,7 @@ export function postgresUnavailableReason(): string | null {
     execFileSync(process.execPath, ['-e', probe, POSTGRES_ADMIN_URL], { timeout: 4000, stdio: 'ignore', cwd: resolve(__dirname, '../../..') });
     return null;
   } catch {
-    return `PostgreSQL tests skipped: no PostgreSQL answers at ${POSTGRES_ADMIN_URL.replace(/\/\/[^@/]*@/, '//')} (set POSTGRES_TEST_URL)`;
+    return `PostgreSQL tests skipped: no PostgreSQL answers at ${withoutCredentials(POSTGRES_ADMIN_URL)} (set POSTGRES_TEST_URL)`;
   }
 }
 

@@ -57,6 +57,37 @@ describe('expectedRevision: one spelling per revision', () => {
     expect(err.message).toMatch(/^expectedRevision: is null: leave it out \(or send "any"\).*revision.*"no_stream".*"stream_exists"/);
   });
 
+  it('a JSON number past 2^53 − 1 is refused with a message saying it lost precision and to send a decimal string (HTTP and NATS)', async () => {
+    // JSON.parse reads 9007199254740993 as 9007199254740992: the revision the client meant is gone.
+    const body = '{"events": [{"id": "u1", "type": "user", "text": "hi"}], "expectedRevision": 9007199254740993}';
+    const precision =
+      /^expectedRevision: .*past 9007199254740991 \(2\^53 − 1\).*lose precision.*send the revision as a decimal string, e.g\. "9007199254740993"/;
+    for (const parsed of [JSON.parse(body), { events: [user], expectedRevision: 2 ** 60 }]) {
+      const err = refusal(() => fromEvents(parsed));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'expectedRevision' });
+      expect(err.message).toMatch(precision);
+    }
+    // Any other refused revision: the rule says how far a JSON number goes.
+    expect(refusal(() => fromEvents({ events: [user], expectedRevision: -1 })).message).toMatch(
+      /from 0 to 9223372036854775807 as a string .*, or as a JSON number up to 9007199254740991 \(2\^53 − 1\)/,
+    );
+    const err = refusal(() => fromMessages({ messages: [{ role: 'user', content: 'hi' }], expectedRevision: 2 ** 53 }));
+    expect(err.message).toMatch(precision);
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    const answer = await executor.execute({
+      subject: commandSubject('smc', 't', 's', 'append'),
+      data: new TextEncoder().encode(body),
+      commandId: 'c1',
+      redelivered: false,
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'validation_failed', message: expect.stringMatching(precision) });
+    // The largest safe integer is still a revision; a string carries any revision.
+    expect(fromEvents({ events: [user], expectedRevision: Number.MAX_SAFE_INTEGER }).expectedRevision).toBe(9007199254740991n);
+    expect(fromEvents({ events: [user], expectedRevision: '9007199254740993' }).expectedRevision).toBe(9007199254740993n);
+  });
+
   it('the NATS append command follows the same rule (same function, same 400)', async () => {
     const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
     const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });

@@ -2,7 +2,7 @@
  * A configuration the service refuses to start with. `main.ts` (and the CLI tools) print its
  * message as `configuration error: <message>` on stderr and exit with code 2; messages have the
  * shape `NAME=<value>: what to fix`, naming the variable (never a secret: keys and passwords are
- * left out or masked).
+ * left out or masked; URLs go through `withoutCredentials` of `@lib/event-store`).
  */
 import { SummarizerConfigError } from '@lib/session';
 
@@ -19,16 +19,4 @@ export function asConfigurationError(err: unknown): ConfigurationError | undefin
   if (err instanceof ConfigurationError) return err;
   if (err instanceof SummarizerConfigError) return new ConfigurationError(err.message);
   return undefined;
-}
-
-/**
- * `raw` (a URL or connection string) with the secret of its user part masked, for messages that
- * name a server address: `user:password@` becomes `user:***@`, a lone `token@` becomes `***@`.
- * Anything without `scheme://` is returned unchanged.
- */
-export function withoutPassword(raw: string): string {
-  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/@]*)@/i, (_all, scheme: string, user: string) => {
-    const colon = user.indexOf(':');
-    return `${scheme}${colon >= 0 ? `${user.slice(0, colon)}:***` : '***'}@`;
-  });
 }

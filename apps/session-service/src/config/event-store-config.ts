@@ -1,5 +1,6 @@
 import { createEventStore, type EventStore, type EventStoreConfig } from '@lib/event-store';
-import { ConfigurationError, withoutPassword } from './configuration-error';
+import { withoutCredentials } from '@lib/event-store';
+import { ConfigurationError } from './configuration-error';
 import type { ServiceConfig } from './service-config';
 
 /** Which event store a configuration selects. */
@@ -33,7 +34,7 @@ export function openEventStore(config: ServiceConfig): EventStore {
     if (eventStoreKind(config) !== 'kurrentdb' || (err as Error).constructor?.name !== 'ParseError') throw err;
     const reason = (err as Error).message.split('\n')[0];
     throw new ConfigurationError(
-      `KURRENTDB_CONNECTION_STRING=${withoutPassword(config.kurrentDbConnectionString!)}: not a KurrentDB connection string (${reason}): use e.g. kurrentdb://localhost:2113?tls=false`,
+      `KURRENTDB_CONNECTION_STRING=${withoutCredentials(config.kurrentDbConnectionString!)}: not a KurrentDB connection string (${reason}): use e.g. kurrentdb://localhost:2113?tls=false`,
     );
   }
 }

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { minimumSummarizerBound, summarizerFromEnv } from '@lib/session';
+import { summarizerFromEnv } from '@lib/session';
+import { NUMBER_VARIABLES } from './number-variables';
 import { eventStoreConfig } from './event-store-config';
 import { loadServiceConfig } from './service-config';
 
@@ -132,26 +133,39 @@ describe('the README Configuration table states the ranges the code enforces', (
     }
   };
   const fmt = (n: number) => n.toLocaleString('en-US');
-  it.each<[string, number, number | undefined]>([
-    ['PORT', 0, 65_535],
-    ['MAX_BODY_BYTES', 1024, undefined],
-    ['MAX_EVENTS_PER_REQUEST', 1, undefined],
-    ['MAX_TEXT_LENGTH', 1, undefined],
-    ['MAX_WAIT_MS', 0, 60_000],
-    ['REQUEST_TIMEOUT_MS', 100, 3_600_000],
-    ['RATE_LIMIT_PER_MINUTE', 0, undefined],
-    ['AUTO_COMPACTION_MAX_FAILURES', 1, undefined],
-    ['AUTO_COMPACTION_BACKOFF_MS', 0, undefined],
-    ['NATS_CONCURRENCY', 1, 1024],
-    ['NATS_ACK_WAIT_MS', 1000, 3_600_000],
-    ['SUMMARIZER_TIMEOUT_MS', 1, 86_400_000],
-    ['SUMMARIZER_MAX_RETRIES', 0, 10],
-    ['SUMMARIZER_MAX_INPUT_TOKENS', minimumSummarizerBound(), 10_000_000],
-  ])('%s: from %d to %s, in the code and in its README row', (name, min, max) => {
-    expect([accepts(name, min), accepts(name, min - 1)]).toEqual([true, false]);
-    if (max !== undefined) expect([accepts(name, max), accepts(name, max + 1)]).toEqual([true, false]);
-    else expect(accepts(name, Number.MAX_SAFE_INTEGER)).toBe(true);
-    const documented = max === undefined ? `\`${name}\` ${fmt(min)} or more` : `\`${name}\` ${fmt(min)}–${fmt(max)}`;
-    expect(row(name)).toContain(documented);
+  it.each(Object.entries(NUMBER_VARIABLES).map(([name, v]) => [name, v.min, v.max === Number.MAX_SAFE_INTEGER ? undefined : v.max] as const))(
+    '%s: from %d to %s, in the code and in its README row',
+    (name, min, max) => {
+      expect([accepts(name, min), accepts(name, min - 1)]).toEqual([true, false]);
+      if (max !== undefined) expect([accepts(name, max), accepts(name, max + 1)]).toEqual([true, false]);
+      else expect([accepts(name, Number.MAX_SAFE_INTEGER), accepts(name, Number.MAX_SAFE_INTEGER + 1)]).toEqual([true, false]);
+      const documented = max === undefined ? `\`${name}\` ${fmt(min)} or more` : `\`${name}\` ${fmt(min)}–${fmt(max)}`;
+      expect(row(name)).toContain(documented);
+    },
+  );
+
+  it('the table holds every number variable the README documents with a range', () => {
+    const documented = [...readme.matchAll(/`([A-Z_]+)` [\d,]+(?:–[\d,]+| or more)/g)].map((m) => m[1]);
+    expect(new Set(documented)).toEqual(new Set(Object.keys(NUMBER_VARIABLES)));
+  });
+});
+
+describe('every number variable refuses a value with a message stating the range it accepts', () => {
+  const refusal = (name: string, value: string) => {
+    try {
+      if (name.startsWith('SUMMARIZER_')) summarizerFromEnv({ [name]: value });
+      else loadServiceConfig({ [name]: value }, false);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error(`${name}=${value} was accepted`);
+  };
+  it.each(Object.entries(NUMBER_VARIABLES))('%s', (name, { min, max }) => {
+    const invalid = ['1e4', 'lots', '-1', '1.5', String(max + 1), ...(min > 0 ? [String(min - 1)] : [])];
+    for (const value of invalid) {
+      const message = refusal(name, value);
+      expect(message).toMatch(new RegExp(`^${name}="${value.replace('.', '\\.')}"`));
+      expect(message).toContain(`an integer from ${min} to ${max}`);
+    }
   });
 });

@@ -3,6 +3,8 @@
  * Invalid values stop the start-up with an error naming the variable.
  */
 import * as path from 'node:path';
+import { withoutCredentials } from '@lib/event-store';
+import { SERVICE_NUMBER_VARIABLES } from './number-variables';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
 export interface ServiceConfig {
@@ -76,7 +78,9 @@ export interface ServiceConfig {
   natsAckWaitMs: number;
 }
 
-function intVar(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number {
+/** `env[name]` checked against its row of {@link SERVICE_NUMBER_VARIABLES}; the message of a refusal states that range. */
+function intVar(env: NodeJS.ProcessEnv, name: keyof typeof SERVICE_NUMBER_VARIABLES): number {
+  const { min, max, fallback } = SERVICE_NUMBER_VARIABLES[name];
   const raw = env[name];
   // Blank counts as unset; otherwise plain decimal digits, spaces around them aside, as the summarizer's variables (Number() would read " " as 0, "1e3" or "0x10").
   const digits = raw?.trim();
@@ -152,19 +156,26 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
   throw new Error(`${name}=${JSON.stringify(env[name])} is not valid: use true, false, 1 or 0 (any case), or leave it empty for the default (${fallback})`);
 }
 
-/** Parses `DATABASE_URL` (empty: not set). @throws Error naming the variable when it is not a PostgreSQL URL. */
+/**
+ * Parses `DATABASE_URL` (empty: not set; spaces around it ignored).
+ * @throws Error `DATABASE_URL=<value>: what to fix` when it is not a URL or not a PostgreSQL one;
+ *   the value is shown with its credentials masked ({@link withoutCredentials}), never a password.
+ */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
-  if (!raw?.trim()) return undefined;
+  const value = raw?.trim();
+  if (!value) return undefined;
   let url: URL;
   try {
-    url = new URL(raw.trim());
+    url = new URL(value);
   } catch {
-    throw new Error('DATABASE_URL is not a valid URL: use postgres://user:password@host:5432/database');
+    throw new Error(`DATABASE_URL=${withoutCredentials(value)}: not a URL: use postgres://user:password@host:5432/database`);
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new Error(`DATABASE_URL must start with postgres:// or postgresql:// (got ${url.protocol}//)`);
+    throw new Error(
+      `DATABASE_URL=${withoutCredentials(value)}: not a PostgreSQL URL (scheme ${url.protocol}): use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database`,
+    );
   }
-  return raw.trim();
+  return value;
 }
 
 /**
@@ -178,34 +189,34 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
   const kurrentDbConnectionString = env.KURRENTDB_CONNECTION_STRING || undefined;
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
   if (kurrentDbConnectionString && databaseUrl) {
-    throw new Error('KURRENTDB_CONNECTION_STRING and DATABASE_URL are both set: choose one event store');
+    throw new Error(`DATABASE_URL=${withoutCredentials(databaseUrl)}: set together with KURRENTDB_CONNECTION_STRING: choose one event store (unset the other)`);
   }
   return {
-    port: intVar(env, 'PORT', 3000, 0, 65535),
+    port: intVar(env, 'PORT'),
     host: env.HOST || '127.0.0.1',
     dataDir,
     sqliteEventsFile: env.SQLITE_EVENTS_FILE ? path.resolve(env.SQLITE_EVENTS_FILE) : path.join(dataDir, 'events.sqlite'),
     kurrentDbConnectionString,
     databaseUrl,
     apiKeys: parseApiKeys(env.API_KEYS),
-    maxBodyBytes: intVar(env, 'MAX_BODY_BYTES', 5 * 1024 * 1024, 1024),
-    maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST', 1000, 1),
-    maxTextLength: intVar(env, 'MAX_TEXT_LENGTH', 1_000_000, 1),
-    maxWaitMs: intVar(env, 'MAX_WAIT_MS', 5000, 0, 60_000),
-    requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
+    maxBodyBytes: intVar(env, 'MAX_BODY_BYTES'),
+    maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST'),
+    maxTextLength: intVar(env, 'MAX_TEXT_LENGTH'),
+    maxWaitMs: intVar(env, 'MAX_WAIT_MS'),
+    requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS'),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
     sqliteWriterThread: boolVar(env, 'SQLITE_WRITER_THREAD', true),
-    rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE', 6000, 0),
+    rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE'),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, stdoutIsTerminal ? 'pretty' : 'json'),
     requestLogLevel: oneOf(env, 'REQUEST_LOG_LEVEL', LOG_LEVELS, 'debug'),
-    autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES', 3, 1),
-    autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS', 30_000, 0),
+    autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES'),
+    autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS'),
     natsUrl: env.NATS_URL || undefined,
     natsUser: env.NATS_USER || undefined,
     natsPassword: env.NATS_PASSWORD || undefined,
     natsPrefix,
-    natsConcurrency: intVar(env, 'NATS_CONCURRENCY', 16, 1, 1024),
-    natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS', 30_000, 1000, 3_600_000),
+    natsConcurrency: intVar(env, 'NATS_CONCURRENCY'),
+    natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS'),
   };
 }

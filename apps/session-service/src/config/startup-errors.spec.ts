@@ -2,12 +2,15 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ConfigurationError, withoutPassword } from './configuration-error';
+import { withoutCredentials } from '@lib/event-store';
+import { ConfigurationError } from './configuration-error';
 import { ensureDataDir, requireExistingSqliteStore } from './data-dir';
 import { openEventStore } from './event-store-config';
 import { listenError } from './listen-error';
 import { loadServiceConfig } from './service-config';
 import { createSessionService } from '../create-session-service';
+import { startupNatsLine } from './startup-summary';
+import { summarizerFromEnv } from '@lib/session';
 
 /** The error `fn` throws (or the rejection of its promise). */
 async function thrown(fn: () => unknown): Promise<unknown> {
@@ -96,12 +99,35 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
   });
 });
 
-describe('withoutPassword', () => {
+describe('withoutCredentials: the one mask of every URL in a log line or message', () => {
   it('masks a password or a lone token in a URL, keeps the rest', () => {
-    expect(withoutPassword('kurrentdb://admin:changeit@k:2113?tls=false')).toBe('kurrentdb://admin:***@k:2113?tls=false');
-    expect(withoutPassword('nats://s3cret-token@n:4222')).toBe('nats://***@n:4222');
-    expect(withoutPassword('nats://n:4222')).toBe('nats://n:4222');
-    expect(withoutPassword('garbage')).toBe('garbage');
+    expect(withoutCredentials('kurrentdb://admin:changeit@k:2113?tls=false')).toBe('kurrentdb://admin:***@k:2113?tls=false');
+    expect(withoutCredentials('nats://s3cret-token@n:4222')).toBe('nats://***@n:4222');
+    expect(withoutCredentials('nats://n:4222')).toBe('nats://n:4222');
+    expect(withoutCredentials('garbage')).toBe('garbage');
+  });
+
+  it('masks credentials without a scheme, passwords holding @ / or , (the last @ counts), and password parameters', () => {
+    expect(withoutCredentials('admin:hunter2@db:5432/events')).toBe('admin:***@db:5432/events');
+    expect(withoutCredentials('postgres://admin:hun@t/er,2@db/events')).toBe('postgres://admin:***@db/events');
+    expect(withoutCredentials('postgres://admin@db/events?sslmode=require&password=hunter2')).toBe('postgres://***@db/events?sslmode=require&password=***');
+    expect(withoutCredentials('host=db password=hunter2 user=admin')).toBe('host=db password=*** user=admin');
+    expect(withoutCredentials('nats://a:hunter2@n1:4222,tok3n@n2:4222,n3:4222', { list: true })).toBe('nats://a:***@n1:4222,***@n2:4222,n3:4222');
+  });
+
+  it('the NATS start-up line shows every server without its credentials, with or without a scheme', () => {
+    const line = startupNatsLine({ natsPrefix: 'smc', natsUrl: 'nats://svc:hunter2@n1:4222, tok3n-secret@n2:4222,n3:4222' });
+    expect(line).toBe('NATS: commands on smc.commands.>, results on smc.results.>, decisions on smc.decisions.> (nats://svc:***@n1:4222,***@n2:4222,n3:4222)');
+  });
+
+  it('OPENAI_BASE_URL that is not a URL: the message masks its password', () => {
+    let message = '';
+    try {
+      summarizerFromEnv({ OPENAI_BASE_URL: 'http://me:hunter2@[bad/v1' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/^OPENAI_BASE_URL="http:\/\/me:\*\*\*@\[bad\/v1": not a URL/);
   });
 });
 

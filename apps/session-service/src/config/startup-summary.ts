@@ -6,6 +6,7 @@ import { OpenAiSummarizer, type Summarizer } from '@lib/session';
 import { eventStoreKind } from './event-store-config';
 import type { ServiceConfig } from './service-config';
 import * as path from 'node:path';
+import { natsServersShown } from '../nats/nats-connect-error';
 
 /**
  * `store: …`: KurrentDB, PostgreSQL (with the read models' `DATA_DIR`), or embedded SQLite: `in
@@ -34,4 +35,13 @@ export function startupSummarizerLine(summarizer: Summarizer): string {
   const { kind, model } = summarizer.identity;
   if (!(summarizer instanceof OpenAiSummarizer)) return `summarizer: ${kind} (${model})`;
   return `summarizer: ${kind} (${model} at ${new URL(summarizer.settings.baseURL).host})`;
+}
+
+/**
+ * The NATS line (with `NATS_URL`): the subjects of commands, results and decisions, and the servers
+ * with their credentials masked (`withoutCredentials`, as in every message naming a server).
+ */
+export function startupNatsLine(config: Pick<ServiceConfig, 'natsUrl' | 'natsPrefix'>): string {
+  const p = config.natsPrefix;
+  return `NATS: commands on ${p}.commands.>, results on ${p}.results.>, decisions on ${p}.decisions.> (${natsServersShown(config.natsUrl ?? '')})`;
 }

@@ -91,8 +91,17 @@ export function revisionOf(text: string | undefined): bigint | undefined {
 
 /** What to send as `expectedRevision` (the 400 message for anything else). */
 export const EXPECTED_REVISION_RULE =
-  `must be "any" (the same as leaving it out: no check), "no_stream", "stream_exists" or the revision of the session's last event: an integer from 0 to ${MAX_REVISION}, ` +
-  `as a JSON number or a string ${CANONICAL_DECIMAL_RULE}`;
+  `must be "any" (the same as leaving it out: no check), "no_stream", "stream_exists" or the revision of the session's last event: an integer from 0 to ${MAX_REVISION} ` +
+  `as a string ${CANONICAL_DECIMAL_RULE}, or as a JSON number up to ${Number.MAX_SAFE_INTEGER} (2^53 − 1)`;
+
+/**
+ * The 400 message for `expectedRevision` sent as a JSON number past 2^53 − 1: JSON parsers (this
+ * service's too) read such a number as the nearest double, so the revision the client meant may be
+ * lost (9007199254740993 arrives as 9007199254740992); a decimal string carries it exactly.
+ */
+export const EXPECTED_REVISION_IMPRECISE =
+  `is a JSON number past ${Number.MAX_SAFE_INTEGER} (2^53 − 1): JSON numbers that large lose precision (9007199254740993 is read as 9007199254740992), ` +
+  `so send the revision as a decimal string, e.g. "9007199254740993" (any revision from 0 to ${MAX_REVISION}, ${CANONICAL_DECIMAL_RULE.replace(/ \(e\.g\. "42"\)$/, '')})`;
 
 /** The 400 message for `expectedRevision: null` (ambiguous between "no check" and "no stream yet", so refused rather than guessed). */
 export const EXPECTED_REVISION_NULL =
@@ -256,7 +265,14 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         ? 'must be an object: an event such as {"type": "user", "text": "…"} (type one of user, assistant, tool, system, summary)'
         : 'must be one of user, assistant, tool, system, summary',
   });
-  const revisionMessage = { error: (iss: { input?: unknown }) => (iss.input === null ? EXPECTED_REVISION_NULL : EXPECTED_REVISION_RULE) };
+  const revisionMessage = {
+    error: (iss: { input?: unknown }) =>
+      iss.input === null
+        ? EXPECTED_REVISION_NULL
+        : typeof iss.input === 'number' && iss.input > Number.MAX_SAFE_INTEGER
+          ? EXPECTED_REVISION_IMPRECISE
+          : EXPECTED_REVISION_RULE,
+  };
   const expectedRevision = z.union(
     [
       z.enum(['any', 'no_stream', 'stream_exists'], revisionMessage),

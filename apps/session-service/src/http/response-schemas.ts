@@ -364,6 +364,15 @@ export const HealthSchema = named(
   }),
 );
 
+export const ReadinessSchema = named(
+  'Readiness',
+  z.strictObject({
+    status: z.literal('ready'),
+    projector: z.strictObject({ checkpoint: decimal.describe('the last global position the read models applied') }),
+  }),
+  'Ready: the read models have caught up with the log once since this process started, and the store answers',
+);
+
 /** The JSON Schema of every registered schema, keyed by component name, with `$ref`s between them. */
 export function apiComponentSchemas(): Record<string, Record<string, unknown>> {
   const { schemas } = z.toJSONSchema(apiSchemaRegistry, { uri: (id) => `#/components/schemas/${id}`, unrepresentable: 'any', io: 'output' });

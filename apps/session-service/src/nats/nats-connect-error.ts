@@ -1,7 +1,19 @@
 /**
  * Why the NATS transport could not connect at start-up, naming `NATS_URL` and the address.
  */
-import { ConfigurationError, withoutPassword } from '../config/configuration-error';
+import { withoutCredentials } from '@lib/event-store';
+import { ConfigurationError } from '../config/configuration-error';
+
+/** `natsUrl` (comma-separated servers) as log lines and messages show it: each server trimmed, credentials masked ({@link withoutCredentials}). */
+export function natsServersShown(natsUrl: string): string {
+  return withoutCredentials(
+    natsUrl
+      .split(',')
+      .map((s) => s.trim())
+      .join(','),
+    { list: true },
+  );
+}
 
 /**
  * `err` (from connecting to `natsUrl`, comma-separated servers) as an error naming `NATS_URL` (its
@@ -14,10 +26,7 @@ import { ConfigurationError, withoutPassword } from '../config/configuration-err
  */
 export function natsConnectError(err: unknown, natsUrl: string): Error {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string; address?: string; port?: number } };
-  const shown = natsUrl
-    .split(',')
-    .map((s) => withoutPassword(s.trim()))
-    .join(',');
+  const shown = natsServersShown(natsUrl);
   const message = String(e?.message ?? err);
   if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') {
     const host = /(?:ENOTFOUND|EAI_AGAIN) (\S+)/.exec(message)?.[1] ?? '?';

@@ -5,7 +5,7 @@ import pinoHttp from 'pino-http';
 import fc from 'fast-check';
 import { Logger } from '@nestjs/common';
 import type { EventStore } from '@lib/event-store';
-import type { AutoCompactionScheduler, SessionProjector } from '@lib/session';
+import type { AutoCompactionScheduler, SessionProjector, SessionReads } from '@lib/session';
 import type { ServiceConfig } from '../config/service-config';
 import { HealthController } from './health.controller';
 import { HealthTransitions } from './health-transitions';
@@ -33,6 +33,7 @@ async function healthApp() {
     { inProgress: 0 } as unknown as AutoCompactionScheduler,
     {} as ServiceMetrics,
     { apiKeys: new Map(), databaseUrl: 'postgres://x', kurrentdbConnectionString: undefined } as unknown as ServiceConfig,
+    {} as SessionReads,
   );
   const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('info') }, stream);
   const app = Fastify();

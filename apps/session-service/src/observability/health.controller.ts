@@ -1,11 +1,15 @@
-/** `GET /health` (liveness with store and projector state) and `GET /metrics` (Prometheus text). */
+/**
+ * `GET /health` (liveness with store and projector state), `GET /health/ready` (readiness: the read
+ * models have caught up with the log once, and the store answers) and `GET /metrics` (Prometheus text).
+ */
 import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
-import { ApiAnswer, HealthSchema } from '../http/response-schemas';
+import { ApiAnswer, ErrorBodySchema, HealthSchema, ReadinessSchema, schemaRef } from '../http/response-schemas';
+import { toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
-import { AutoCompactionScheduler, EVENT_STORE, SessionProjector } from '@lib/session';
+import { AutoCompactionScheduler, EVENT_STORE, SessionProjector, SessionReads } from '@lib/session';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { eventStoreKind } from '../config/event-store-config';
@@ -14,14 +18,14 @@ import { HealthTransitions } from './health-transitions';
 import { markExpectedAnswer } from './request-log-level';
 
 /**
- * `GET /health` and `GET /metrics`: operations routes, never rate-limited (a liveness probe or a
- * scraper must not be answered 429 on a busy instance) and open without an API key (probes and
- * scrapers rarely send one; neither route shows content, only counts and states). Restrict them
- * at the network level if they must not be reachable.
+ * `GET /health`, `GET /health/ready` and `GET /metrics`: operations routes, never rate-limited (a
+ * probe or a scraper must not be answered 429 on a busy instance) and open without an API key
+ * (probes and scrapers rarely send one; no route shows content, only counts and states). Restrict
+ * them at the network level if they must not be reachable.
  *
  * A load balancer probes `/health` every few seconds: each answer's request line is at debug
  * (without pino-http's made-up error on a 503), and a change of answer (200 → 503 and back) logs
- * one line at warn ({@link HealthTransitions}).
+ * one line at warn ({@link HealthTransitions}). `/health/ready` answers' lines are at debug too.
  */
 @ApiTags('operations')
 @SkipThrottle()
@@ -36,6 +40,7 @@ export class HealthController {
     private readonly scheduler: AutoCompactionScheduler,
     private readonly metrics: ServiceMetrics,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
+    private readonly reads: SessionReads,
   ) {}
 
   @Get('health')
@@ -69,6 +74,38 @@ export class HealthController {
     const change = this.transitions.observe(storeError, Date.now());
     if (change) this.logger.warn(change);
     return body;
+  }
+
+  /**
+   * Readiness, for a readiness probe (Kubernetes `readinessProbe`, a load balancer's health check):
+   * 200 once the read models have caught up with the log's head since this process started (the
+   * rule reads wait for: `SessionReads.ready`) and while the store answers; otherwise 503 with the
+   * error body reads would answer: `projection_behind` (with `catchingUpTo` and `checkpoint`) while
+   * catching up, `store_unavailable` while the store does not answer. Never waits.
+   */
+  @Get('health/ready')
+  @ApiOperation({
+    summary:
+      'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then',
+  })
+  @ApiAnswer(ReadinessSchema, { errors: [] })
+  @ApiResponse({
+    status: 503,
+    description: 'not ready: the read models are still catching up with the log (projection_behind), or the store does not answer (store_unavailable)',
+    content: { 'application/json': { schema: schemaRef(ErrorBodySchema) } },
+  })
+  async ready(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
+    // A probe every few seconds: its request line at debug, whatever it answers (without pino-http's made-up error on a 503).
+    markExpectedAnswer(res.raw ?? res, 'debug');
+    try {
+      await this.reads.ready();
+    } catch (err) {
+      const { status, body } = toApiError(err);
+      if (status !== 503) throw err;
+      res.status(503);
+      return body;
+    }
+    return { status: 'ready', projector: { checkpoint: this.projector.checkpoint().toString() } };
   }
 
   @Get('metrics')

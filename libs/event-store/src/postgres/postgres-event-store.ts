@@ -229,12 +229,16 @@ export class PostgresEventStore implements EventStore {
         if (row.outcome === 'ids_exist' && attempt < MAX_APPEND_ATTEMPTS) continue; // deleted meanwhile
         throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
       }
+      const first = await this.query<{ revision: string }>('SELECT revision::text AS revision FROM es_events WHERE stream = $1 ORDER BY revision LIMIT 1', [
+        stream,
+      ]);
       return resolveExistingIds(
         stream,
         events,
         expected,
         current,
         events.map((e) => stored.get(e.id)),
+        first.length > 0 ? BigInt(first[0].revision) : null,
       );
     }
   }

@@ -28,6 +28,7 @@ export class SqliteAppender {
   private readonly deleteEvents: Database.Statement<[string]>;
   private readonly deleteStreamRow: Database.Statement<[string]>;
   private readonly deletedRevision: Database.Statement<[string], { revision: bigint }>;
+  private readonly firstRevision: Database.Statement<[string], { revision: bigint }>;
   private readonly recordDeletedRevision: Database.Statement<[string, bigint]>;
 
   constructor(db: Database.Database) {
@@ -43,6 +44,9 @@ export class SqliteAppender {
     );
     this.deleteEvents = db.prepare<[string]>('DELETE FROM events WHERE stream = ?');
     this.deleteStreamRow = db.prepare<[string]>('DELETE FROM streams WHERE stream = ?');
+    this.firstRevision = db
+      .prepare<[string], { revision: bigint }>('SELECT revision FROM events WHERE stream = ? ORDER BY revision LIMIT 1')
+      .safeIntegers(true);
     this.deletedRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM deleted_streams WHERE stream = ?').safeIntegers(true);
     this.recordDeletedRevision = db.prepare<[string, bigint]>(
       'INSERT INTO deleted_streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = excluded.revision',
@@ -63,7 +67,7 @@ export class SqliteAppender {
     const current = this.currentRevision(stream);
     const existing = events.map((e) => this.eventById.get(e.id));
     if (existing.some((row) => row !== undefined)) {
-      return resolveExistingIds(stream, events, expected, current, existing);
+      return resolveExistingIds(stream, events, expected, current, existing, this.firstRevision.get(stream)?.revision ?? null);
     }
     if (!satisfies(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
     const created = Date.now();

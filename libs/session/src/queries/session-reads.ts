@@ -4,7 +4,7 @@
  * except time travel, which folds the log (DESIGN §5).
  */
 import { Inject, Injectable } from '@nestjs/common';
-import type { EventStore } from '@lib/event-store';
+import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
 import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
@@ -201,11 +201,43 @@ export class SessionReads {
    * @throws ProjectionBehindError (503) when the read models do not reach it in time.
    */
   private async caughtUpOnce(): Promise<void> {
-    if (this.caughtUp || !this.projector.state().running) return;
-    this.catchUpTarget ??= await this.store.headPosition();
-    if (this.projector.checkpoint() < this.catchUpTarget && !(await this.projector.waitForPosition(this.catchUpTarget, this.settings.maxWaitMs)))
-      throw ProjectionBehindError.catchingUp(this.catchUpTarget, this.projector.checkpoint());
+    const target = await this.catchUpLeft();
+    if (target === null) return;
+    if (!(await this.projector.waitForPosition(target, this.settings.maxWaitMs))) throw ProjectionBehindError.catchingUp(target, this.projector.checkpoint());
     this.caughtUp = true;
+  }
+
+  /**
+   * The start-up catch-up rule, shared by {@link caughtUpOnce} (reads wait for it) and {@link ready}
+   * (a readiness probe asks it without waiting): null once the read models have reached the head
+   * read when first asked (or while the projector is not running), else that head.
+   * @throws what `headPosition` throws, when the head is first read.
+   */
+  private async catchUpLeft(): Promise<bigint | null> {
+    if (this.caughtUp || !this.projector.state().running) return null;
+    this.catchUpTarget ??= await this.store.headPosition();
+    if (this.projector.checkpoint() < this.catchUpTarget) return this.catchUpTarget;
+    this.caughtUp = true;
+    return null;
+  }
+
+  /**
+   * Readiness (`GET /health/ready`): resolves when reads would be served without the start-up wait
+   * (the read models have once reached the log's head: the rule reads wait for, see
+   * {@link caughtUpOnce}) and the store answers. Never waits for the projector.
+   * @throws EventStoreUnavailableError (503 `store_unavailable`) when the store does not answer
+   *   (its head cannot be read).
+   * @throws ProjectionBehindError (503 `projection_behind`, `catchingUpTo`) while the read models
+   *   have not yet reached it.
+   */
+  async ready(): Promise<void> {
+    try {
+      await this.store.headPosition();
+    } catch (err) {
+      throw err instanceof EventStoreUnavailableError ? err : new EventStoreUnavailableError(`the event store does not answer: ${(err as Error).message}`, err);
+    }
+    const target = await this.catchUpLeft();
+    if (target !== null) throw ProjectionBehindError.catchingUp(target, this.projector.checkpoint());
   }
 
   /** Waits for this process's acknowledged writes (no store read: they are in the log). */

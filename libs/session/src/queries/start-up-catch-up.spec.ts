@@ -89,4 +89,42 @@ describe('reads of a replica that has not caught up with the log since it starte
     await expect(reads.window('t', 'existing', { format: 'events', estimator: 'chars' })).rejects.toBeInstanceOf(EventStoreUnavailableError);
     await projector.stop();
   });
+
+  it('readiness follows the same rule without waiting: not ready while catching up or while the store is down, ready once caught up', async () => {
+    let down = false;
+    const flaky: EventStore = Object.assign(Object.create(store) as EventStore, {
+      headPosition: () => (down ? Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432')) : store.headPosition()),
+    });
+    const held = heldSubscriptions(flaky);
+    // maxWaitMs long: ready() must answer at once, not after a wait.
+    const { projector, reads } = replica(held.store, 60_000);
+    const started = Date.now();
+    const behind = await reads.ready().catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(1000);
+    expect(behind).toMatchObject({ code: 'projection_behind', details: { catchingUpTo: '1', checkpoint: '0' } });
+    down = true;
+    expect(await reads.ready().catch((e: unknown) => e)).toBeInstanceOf(EventStoreUnavailableError);
+    down = false;
+    held.open();
+    await projector.waitForPosition(1n, 5000);
+    await expect(reads.ready()).resolves.toBeUndefined();
+    // Caught up once: a read no longer waits for the start-up catch-up, and readiness stays, except while the store is down.
+    await expect(reads.window('t', 'existing', { format: 'events', estimator: 'chars' })).resolves.toMatchObject({ revision: '0' });
+    down = true;
+    expect(await reads.ready().catch((e: unknown) => e)).toBeInstanceOf(EventStoreUnavailableError);
+    down = false;
+    await expect(reads.ready()).resolves.toBeUndefined();
+    await projector.stop();
+  });
+
+  it('a read that waited for the catch-up makes the replica ready: one rule, one state', async () => {
+    const held = heldSubscriptions(store);
+    const { projector, reads } = replica(held.store, 5000);
+    expect(await reads.ready().catch((e: unknown) => e)).toMatchObject({ code: 'projection_behind' });
+    const read = reads.window('t', 'existing', { format: 'events', estimator: 'chars' });
+    setTimeout(held.open, 50);
+    await read;
+    await expect(reads.ready()).resolves.toBeUndefined();
+    await projector.stop();
+  });
 });

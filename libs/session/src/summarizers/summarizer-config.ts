@@ -6,14 +6,17 @@
  * | `OPENAI_BASE_URL` | base URL of an OpenAI-compatible endpoint, incl. the version path (`http(s)://…/v1`) | the `openai` client's (`https://api.openai.com/v1`) |
  * | `OPENAI_API_KEY` | bearer key | none (a local endpoint may need none) |
  * | `SUMMARIZER_MODEL` | model name | `gpt-4o-mini` |
- * | `SUMMARIZER_TIMEOUT_MS` | per-attempt timeout, integer ms from 1 to 86,400,000 | 60000 |
- * | `SUMMARIZER_MAX_RETRIES` | retries of the `openai` client, integer 0–10 | 2 |
- * | `SUMMARIZER_MAX_INPUT_TOKENS` | bound on one call's input (cl100k_base tokens), integer from {@link minimumSummarizerBound} (what the default prompt needs) to 10,000,000 | 12000 |
+ * | `SUMMARIZER_TIMEOUT_MS` | per-attempt timeout, integer ms | 60000 |
+ * | `SUMMARIZER_MAX_RETRIES` | retries of the `openai` client | 2 |
+ * | `SUMMARIZER_MAX_INPUT_TOKENS` | bound on one call's input (cl100k_base tokens), at least {@link minimumSummarizerBound} (what the default prompt needs) | 12000 |
+ *
+ * The ranges of the numbers are those of {@link SUMMARIZER_NUMBER_VARIABLES}.
  *
  * When neither `OPENAI_BASE_URL` nor `OPENAI_API_KEY` is set (empty counts as unset), the
  * extractive summarizer is used. Values are trimmed.
  */
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, getEstimator, minimumSummarizerInputTokens, STRATEGY_DEFAULTS } from '@lib/compaction';
+import { withoutCredentials } from '@lib/event-store';
 import { ExtractiveSummarizer } from './extractive-summarizer';
 import {
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
@@ -24,13 +27,16 @@ import {
 } from './openai-summarizer';
 import type { Summarizer } from './summarizer';
 
+/** {@link minimumSummarizerBound}'s value, once computed. */
+let leastBound: number | undefined;
+
 /**
  * Smallest accepted `SUMMARIZER_MAX_INPUT_TOKENS` (cl100k_base tokens): the least bound whose
  * chunks keep room for events next to the default recap prompt, shadow prompt and the default
  * overlap of recursive-summarization (DESIGN §3.4, `minimumSummarizerInputTokens`).
  */
 export function minimumSummarizerBound(): number {
-  return minimumSummarizerInputTokens(
+  leastBound ??= minimumSummarizerInputTokens(
     {
       systemPrompt: DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
       shadowPrompt: DEFAULT_SHADOW_PROMPT,
@@ -38,9 +44,43 @@ export function minimumSummarizerBound(): number {
     },
     getEstimator('cl100k_base'),
   );
+  return leastBound;
 }
+
 /** Largest accepted `SUMMARIZER_MAX_RETRIES`. */
 export const MAX_SUMMARIZER_RETRIES = 10;
+
+/**
+ * What a number environment variable accepts: an integer from `min` to `max` (both included), in
+ * plain decimal digits (spaces around them ignored); `fallback` when unset or blank. `what` names
+ * the quantity for error messages (e.g. `a timeout in milliseconds`).
+ */
+export interface NumberVariable {
+  readonly min: number;
+  readonly max: number;
+  readonly fallback: number;
+  readonly what: string;
+}
+
+/**
+ * The summarizer's number variables and their accepted ranges: the one table
+ * {@link summarizerFromEnv} checks against and its messages quote (the service adds it to its own
+ * table of number variables). `SUMMARIZER_MAX_INPUT_TOKENS`'s least value is
+ * {@link minimumSummarizerBound}, computed on first read.
+ */
+export const SUMMARIZER_NUMBER_VARIABLES: Readonly<Record<'SUMMARIZER_TIMEOUT_MS' | 'SUMMARIZER_MAX_RETRIES' | 'SUMMARIZER_MAX_INPUT_TOKENS', NumberVariable>> =
+  {
+    SUMMARIZER_TIMEOUT_MS: { min: 1, max: 24 * 3600 * 1000, fallback: DEFAULT_SUMMARIZER_TIMEOUT_MS, what: 'a timeout in milliseconds' },
+    SUMMARIZER_MAX_RETRIES: { min: 0, max: MAX_SUMMARIZER_RETRIES, fallback: DEFAULT_SUMMARIZER_MAX_RETRIES, what: 'a number of retries' },
+    SUMMARIZER_MAX_INPUT_TOKENS: {
+      get min() {
+        return minimumSummarizerBound();
+      },
+      max: 10_000_000,
+      fallback: DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
+      what: 'a number of tokens (cl100k_base; at least what the default prompt needs, with room for events)',
+    },
+  };
 
 /** A summarizer setting in the environment is invalid. `variable` names it; the message (`NAME=<value>: what to fix`) says what is expected. */
 export class SummarizerConfigError extends Error {
@@ -73,16 +113,9 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     );
   }
   const model = read(env, 'SUMMARIZER_MODEL') ?? DEFAULT_SUMMARIZER_MODEL;
-  const timeoutMs = integer(env, 'SUMMARIZER_TIMEOUT_MS', DEFAULT_SUMMARIZER_TIMEOUT_MS, 1, 24 * 3600 * 1000, 'a timeout in milliseconds');
-  const maxRetries = integer(env, 'SUMMARIZER_MAX_RETRIES', DEFAULT_SUMMARIZER_MAX_RETRIES, 0, MAX_SUMMARIZER_RETRIES, 'a number of retries');
-  const maxInputTokens = integer(env, 'SUMMARIZER_MAX_INPUT_TOKENS', DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS, 1, 10_000_000, 'a number of tokens');
-  const least = minimumSummarizerBound();
-  if (maxInputTokens < least) {
-    throw new SummarizerConfigError(
-      'SUMMARIZER_MAX_INPUT_TOKENS',
-      `SUMMARIZER_MAX_INPUT_TOKENS=${maxInputTokens}: cannot hold the summarizer's default prompt with room for events: use at least ${least} (cl100k_base tokens)`,
-    );
-  }
+  const timeoutMs = integer(env, 'SUMMARIZER_TIMEOUT_MS');
+  const maxRetries = integer(env, 'SUMMARIZER_MAX_RETRIES');
+  const maxInputTokens = integer(env, 'SUMMARIZER_MAX_INPUT_TOKENS');
   if (baseURL !== undefined) {
     let url: URL;
     try {
@@ -90,7 +123,7 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     } catch {
       throw new SummarizerConfigError(
         'OPENAI_BASE_URL',
-        `OPENAI_BASE_URL=${JSON.stringify(baseURL.slice(0, 64))}: not a URL: use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1`,
+        `OPENAI_BASE_URL=${JSON.stringify(withoutCredentials(baseURL).slice(0, 64))}: not a URL: use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1`,
       );
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
@@ -108,13 +141,12 @@ function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return t === '' ? undefined : t;
 }
 
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number, what: string): number {
+/** `env[name]` checked against its row of {@link SUMMARIZER_NUMBER_VARIABLES}; the message of a refusal states that range. */
+function integer(env: NodeJS.ProcessEnv, name: keyof typeof SUMMARIZER_NUMBER_VARIABLES): number {
+  const { min, max, fallback, what } = SUMMARIZER_NUMBER_VARIABLES[name];
   const raw = read(env, name);
   if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw)) {
-    throw new SummarizerConfigError(name, `${name}=${JSON.stringify(raw.slice(0, 32))}: not valid: use ${what}, an integer from ${min} to ${max}`);
-  }
-  const n = Number(raw);
+  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
   if (!Number.isSafeInteger(n) || n < min || n > max) {
     throw new SummarizerConfigError(name, `${name}=${JSON.stringify(raw.slice(0, 32))}: not valid: use ${what}, an integer from ${min} to ${max}`);
   }

@@ -4,7 +4,8 @@
  * Load the session's state at revision R → name the tool responses sent without a name after
  * their calls in that state (OpenAI tool messages, {@link ResponseNaming}) → {@link decideAppend}
  * → one atomic append at expected revision R (or the client's own `expectedRevision`) →
- * `{ revision, position }`. When the stream moved on meanwhile, reload, name and decide again
+ * `{ revision, position }`. A client's exact revision refused only because compactions' decisions
+ * came after it still holds ({@link holdsAcrossCompactions}): decided again at the new revision. When the stream moved on meanwhile, reload, name and decide again
  * (bounded): a response is never named after a state other than the one its append was decided on. Then a {@link SessionEventsAppended}
  * event is published so auto-compaction can run in the background; the append never waits for it.
  */
@@ -13,6 +14,7 @@ import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { alignToStored, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
+import { holdsAcrossCompactions, MAX_EVENTS_AFTER_EXPECTED } from '../decider/client-expected-revision';
 import { storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
@@ -102,7 +104,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   private async loadDecideAppend(command: AppendSessionEventsCommand, key: string): Promise<AppendSessionEventsResult> {
-    const clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
+    let clientExpected = command.expectedRevision === 'any' ? null : command.expectedRevision;
     // Counted once per naming of the responses (once, unless a retry names them otherwise), off the request thread for a large request (issue 17).
     const counted = new Map<string, readonly EventCosts[]>();
     // The first attempt may decide on the cached state without asking the store (see SessionStateCache.peek): only a write at its revision is kept from it.
@@ -147,6 +149,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
           continue;
         }
         if (err instanceof DuplicateEventIdError && expected !== 'any') return this.resent(key, decision.events, command, hasPolicy);
+        if (err instanceof WrongExpectedRevisionError && typeof clientExpected === 'bigint' && attempt < MAX_APPEND_ATTEMPTS) {
+          const movedTo = await this.onlyCompactedSince(key, clientExpected, err.actual);
+          if (movedTo !== null) {
+            clientExpected = movedTo;
+            continue;
+          }
+        }
         if (err instanceof WrongExpectedRevisionError && clientExpected === null)
           throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(err.actual));
         throw this.translated(err, key, command);
@@ -201,6 +210,17 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     }
   }
 
+  /**
+   * The session's revision `actual` when every event after the client's `expected` one is a
+   * compaction's decision ({@link holdsAcrossCompactions}), else null. Reads the log on this error
+   * path only, at most {@link MAX_EVENTS_AFTER_EXPECTED} events.
+   */
+  private async onlyCompactedSince(key: string, expected: bigint, actual: bigint | 'no_stream'): Promise<bigint | null> {
+    if (typeof actual !== 'bigint' || actual <= expected || actual - expected > BigInt(MAX_EVENTS_AFTER_EXPECTED)) return null;
+    const stored = await this.store.readStream(sessionStream(key), { fromRevision: expected, maxCount: Number(actual - expected) + 1 });
+    return holdsAcrossCompactions(expected, stored) ? actual : null;
+  }
+
   /** Some ids exist already: with `any`, the store writes nothing and answers the original result when every id is in place with identical content. */
   private async resent(key: string, events: EventData[], command: AppendSessionEventsCommand, hasPolicy: boolean): Promise<AppendSessionEventsResult> {
     try {
@@ -211,7 +231,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   private translated(err: unknown, key: string, command: AppendSessionEventsCommand): unknown {
-    if (err instanceof WrongExpectedRevisionError) return new RevisionConflictError(String(err.expected), String(err.actual));
+    // The client's own expected revision, also when compactions after it moved the check on.
+    if (err instanceof WrongExpectedRevisionError) return new RevisionConflictError(String(command.expectedRevision), String(err.actual));
     if (err instanceof DuplicateEventIdError) {
       const clientId = command.events.find((e) => storeEventId(key, e.event.id) === err.eventId)?.event.id ?? err.eventId;
       return new DuplicateEventIdConflictError(clientId);

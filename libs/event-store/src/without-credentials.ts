@@ -1,0 +1,38 @@
+/**
+ * The one way a URL or connection string is shown in a log line or an error message: with its
+ * credentials hidden. Every place that prints a server address (the NATS start-up line, the
+ * configuration errors of `DATABASE_URL`, `KURRENTDB_CONNECTION_STRING`, `NATS_URL`,
+ * `OPENAI_BASE_URL`) goes through {@link withoutCredentials}.
+ */
+
+/** Password-like parameters of a query string or a `key=value` connection string (libpq's `password`, and the usual abbreviations). */
+const SECRET_PARAMETER = /\b(password|passwd|pwd|pass|token|secret)=[^&\s]*/gi;
+
+/**
+ * `raw` (a URL or connection string, valid or not; with `list`, a comma-separated list of them, as
+ * `NATS_URL`) with its secrets masked, everything else kept:
+ * - the user part before an `@` (after `scheme://`, or from the start when there is no scheme):
+ *   `user:password@` becomes `user:***@`, a lone `token@` (or user name) becomes `***@`. The last
+ *   `@` counts, so a password holding an unencoded `@`, `/` or `,` is hidden whole (a path holding an
+ *   `@` loses more than needed, never less);
+ * - a `password=`, `passwd=`, `pwd=`, `pass=`, `token=` or `secret=` parameter's value becomes `***`.
+ * Never throws; a string with none of these is returned unchanged.
+ */
+export function withoutCredentials(raw: string, options: { list?: boolean } = {}): string {
+  return options.list ? raw.split(',').map(maskOne).join(',') : maskOne(raw);
+}
+
+/** {@link withoutCredentials} of one URL or connection string. */
+function maskOne(entry: string): string {
+  const at = entry.lastIndexOf('@');
+  let masked = entry;
+  if (at >= 0) {
+    const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(entry)?.[0] ?? /^\s*/.exec(entry)![0];
+    if (at >= scheme.length) {
+      const user = entry.slice(scheme.length, at);
+      const colon = user.indexOf(':');
+      masked = `${scheme}${colon >= 0 ? `${user.slice(0, colon)}:***` : '***'}${entry.slice(at)}`;
+    }
+  }
+  return masked.replace(SECRET_PARAMETER, (_all, name: string) => `${name}=***`);
+}

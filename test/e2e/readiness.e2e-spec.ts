@@ -1,0 +1,78 @@
+/**
+ * `GET /health/ready`, the readiness probe: 503 `projection_behind` until the read models have
+ * caught up with the log once since the process started (the rule reads wait for), 503
+ * `store_unavailable` while the store does not answer, 200 otherwise; open without an API key and
+ * never rate-limited, as `/health`; in the OpenAPI document.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { EventStoreUnavailableError } from '@lib/event-store';
+import { SessionProjector } from '@lib/session';
+import { startService, type Harness } from '../support/service-harness';
+
+describe('GET /health/ready', () => {
+  const dirs: string[] = [];
+  const harnesses: Harness[] = [];
+  const tempDir = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'readiness-'));
+    dirs.push(d);
+    return d;
+  };
+  afterEach(async () => {
+    jest.restoreAllMocks();
+    for (const h of harnesses.splice(0)) await h.stop();
+  });
+  afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+
+  it('a replica starting on an existing log: 503 projection_behind until its read models caught up, then 200; 503 store_unavailable while the store is down', async () => {
+    const shared = path.join(tempDir(), 'events.sqlite');
+    const first = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared } });
+    const appended = await first
+      .http()
+      .post('/v1/sessions/existing/events')
+      .send({ events: [{ id: 'u1', type: 'user', text: 'hello' }] });
+    expect(appended.status).toBe(201);
+    await first.stop();
+
+    // A new replica (fresh DATA_DIR, same log) whose projector has not applied anything yet.
+    const replica = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, API_KEYS: 'probe-test-key-1:t', RATE_LIMIT_PER_MINUTE: '1' } });
+    harnesses.push(replica);
+    const projector = replica.service.app.get(SessionProjector);
+    const checkpoint = jest.spyOn(projector, 'checkpoint').mockReturnValue(0n);
+    // No API key needed, never rate-limited (RATE_LIMIT_PER_MINUTE=1): every probe gets the same 503.
+    for (let i = 0; i < 3; i++) {
+      const behind = await replica.http().get('/health/ready');
+      expect({ status: behind.status, body: behind.body }).toEqual({
+        status: 503,
+        body: {
+          code: 'projection_behind',
+          message: expect.stringMatching(/read models are still catching up with the log \(at position 0 of \d+\)/),
+          catchingUpTo: expect.stringMatching(/^\d+$/),
+          checkpoint: '0',
+        },
+      });
+    }
+    checkpoint.mockRestore();
+    await projector.waitForPosition(await replica.service.store.headPosition(), 5000);
+    const ready = await replica.http().get('/health/ready');
+    expect({ status: ready.status, body: ready.body }).toEqual({
+      status: 200,
+      body: { status: 'ready', projector: { checkpoint: expect.stringMatching(/^[1-9]\d*$/) } },
+    });
+
+    jest.spyOn(replica.service.store, 'headPosition').mockRejectedValue(new EventStoreUnavailableError('connection refused'));
+    const down = await replica.http().get('/health/ready');
+    expect({ status: down.status, code: down.body.code }).toEqual({ status: 503, code: 'store_unavailable' });
+    jest.restoreAllMocks();
+    expect((await replica.http().get('/health/ready')).status).toBe(200);
+  });
+
+  it('is in the OpenAPI document with its 200 and 503 answers', async () => {
+    const h = await startService();
+    harnesses.push(h);
+    const doc = (await h.http().get('/docs/openapi.json')).body as { paths: Record<string, { get?: { responses: Record<string, unknown> } }> };
+    expect(Object.keys(doc.paths['/health/ready']?.get?.responses ?? {}).sort()).toEqual(['200', '503']);
+    expect((await h.http().get('/health/ready')).status).toBe(200);
+  });
+});
