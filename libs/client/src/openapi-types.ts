@@ -967,6 +967,8 @@ export interface operations {
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description page size, 1..100 (default 50) */
                 limit?: string;
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
+                minPosition?: string;
                 /** @description only sessions active at or after this time (ISO-8601) */
                 updatedSince?: string;
                 /** @description only sessions of this user */
