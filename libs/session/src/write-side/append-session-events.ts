@@ -150,7 +150,10 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         }
         if (err instanceof DuplicateEventIdError && expected !== 'any') return this.resent(key, decision.events, command, hasPolicy);
         if (err instanceof WrongExpectedRevisionError && typeof clientExpected === 'bigint' && attempt < MAX_APPEND_ATTEMPTS) {
-          const movedTo = await this.onlyCompactedSince(key, clientExpected, err.actual);
+          // A resend whose original was written after compactions' decisions: its events follow
+          // them, not the client's revision. Otherwise: only decisions came after the client's revision.
+          const resentAt = decision.kind === 'retry' && state ? firstRevisionOf(command, state) : null;
+          const movedTo = await this.onlyCompactedSince(key, clientExpected, resentAt === null ? err.actual : resentAt - 1n);
           if (movedTo !== null) {
             clientExpected = movedTo;
             continue;
@@ -244,6 +247,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
     return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
+}
+
+/** The revision of the first of a resend's events in `state` (by client id), or null when one is not there. */
+function firstRevisionOf(command: AppendSessionEventsCommand, state: SessionWindowState): bigint | null {
+  const revisions = command.events.map((e) => state.revisionsById.get(e.event.id));
+  if (revisions.some((r) => r === undefined)) return null;
+  return (revisions as bigint[]).reduce((a, b) => (b < a ? b : a));
 }
 
 /** The command's events, with responses named in `state` when the command asks for it ({@link ResponseNaming}). */

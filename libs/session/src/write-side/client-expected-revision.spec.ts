@@ -66,6 +66,19 @@ describe("a client's expectedRevision", () => {
     ]);
   });
 
+  it('given an append written after a compaction at the revision the client saw, when the client resends it unchanged, then it answers the original result', async () => {
+    const seen = (await store.streamRevision(STREAM))!;
+    await compact.execute(new CompactSessionCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 2 }), null, 'chars', false));
+    const original = await send(seen, user('next'));
+    await compact.execute(new CompactSessionCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 1 }), null, 'chars', false));
+    const log = await store.readStream(STREAM);
+    // A fresh process (its response was lost with the first one) and the same one.
+    const other = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
+    for (const handler of [append, other])
+      expect(await handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: user('next') }], seen))).toEqual(original);
+    expect(await store.readStream(STREAM)).toEqual(log);
+  });
+
   it("given another writer's event after the revision the client saw, when it appends at that revision, then 409 names the client's revision and nothing is written", async () => {
     const seen = (await store.streamRevision(STREAM))!;
     await compact.execute(new CompactSessionCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 2 }), null, 'chars', false));
