@@ -217,13 +217,17 @@ function extractParts(request: SummaryRequest): ExtractedParts {
   };
 }
 
-/** The summary of `parts` bounded by `maxChars` (UTF-16 code units), each section with its share. */
-function renderParts(parts: ExtractedParts, maxChars: number): string {
-  const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(maxChars * 0.35)) : '';
-  const users = fitLines(parts.userLines, Math.floor(maxChars * 0.3), 60);
-  const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(maxChars * 0.08)) : '';
-  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(maxChars * 0.12)) : '';
-  const last = fitLines(parts.lastLines, Math.floor(maxChars * 0.12), 60);
+/**
+ * The summary of `parts` bounded by `maxChars` (UTF-16 code units), each section with its share
+ * of `shareBase` (default `maxChars`; the budget search passes `maxChars` less the header and the
+ * section titles, so that the final bound never has to cut through them).
+ */
+function renderParts(parts: ExtractedParts, maxChars: number, shareBase = maxChars): string {
+  const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(shareBase * 0.35)) : '';
+  const users = fitLines(parts.userLines, Math.floor(shareBase * 0.3), 60);
+  const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(shareBase * 0.08)) : '';
+  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(shareBase * 0.12)) : '';
+  const last = fitLines(parts.lastLines, Math.floor(shareBase * 0.12), 60);
   const sections = [
     parts.header,
     previousBlock ? section(TITLES.previous, [previousBlock]) : '',
@@ -233,6 +237,18 @@ function renderParts(parts: ExtractedParts, maxChars: number): string {
     section(TITLES.last, last),
   ].filter((p) => p !== '');
   return truncateMiddle(sections.join('\n\n'), maxChars);
+}
+
+/** Code units of the header, the titles of the sections `parts` fills and their separators. */
+function renderOverhead(parts: ExtractedParts): number {
+  const titles = [
+    parts.previous !== '' ? TITLES.previous : '',
+    parts.userLines.length > 0 ? TITLES.users : '',
+    parts.tools.length > 0 ? TITLES.tools : '',
+    parts.artefacts.length > 0 ? TITLES.artefacts : '',
+    parts.lastLines.length > 0 ? TITLES.last : '',
+  ].filter((t) => t !== '');
+  return parts.header.length + titles.reduce((sum, t) => sum + t.length + 3, 0);
 }
 
 /** Least room (estimator units) the compact form is given, whatever the budget: a shorter text would say nothing. */
@@ -271,10 +287,10 @@ function compactSummary(parts: ExtractedParts, textBudget: number, estimator: To
  *
  * The summary budget: with `options.estimator` (the one the events were costed with) and
  * `request.maxSummaryTokens`, the summary event (shadow prompt and text, DESIGN §3.1) is kept
- * within that budget: the largest bound ≤ `maxChars` whose summary fits is used (the sections
- * keep their shares of it, so every kind of line stays represented, each middle-truncated or
- * thinned to its newest and first lines). When even {@link MIN_EXTRACTIVE_MAX_CHARS} does not
- * fit, the compact form (the previous summary's content and the archived events as they are, no
+ * within that budget: the largest bound ≤ `maxChars` whose summary fits is used, the sections
+ * sharing what the header and titles leave of it (so every kind of line stays represented, each
+ * middle-truncated or thinned to its first and newest lines). When even
+ * {@link MIN_EXTRACTIVE_MAX_CHARS} for the sections does not fit, the compact form (the previous summary's content and the archived events as they are, no
  * headings) is middle-truncated to the budget, or to {@link MIN_COMPACT_SUMMARY_TOKENS} when the
  * budget leaves less for the text (the summary then costs more than its budget).
  * Never throws.
@@ -289,15 +305,18 @@ export function extractiveSummary(request: SummaryRequest, options: { maxChars?:
   const budget = Math.floor(request.maxSummaryTokens);
   const fits = (text: string) => eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator) <= budget;
   if (fits(full)) return full;
-  const smallest = renderParts(parts, MIN_EXTRACTIVE_MAX_CHARS);
-  if (!fits(smallest)) return compactSummary(parts, summaryTextBudget(request, estimator) ?? 0, estimator);
+  // sections share what the header and titles leave, so the bound never cuts through them
+  const overhead = renderOverhead(parts);
+  const render = (bound: number) => renderParts(parts, bound, bound - overhead);
+  const lowest = Math.max(MIN_EXTRACTIVE_MAX_CHARS, overhead + MIN_EXTRACTIVE_MAX_CHARS);
+  if (lowest >= maxChars || !fits(render(lowest))) return compactSummary(parts, summaryTextBudget(request, estimator) ?? 0, estimator);
   // the largest bound whose summary fits (checked: only a bound seen to fit is used)
-  let lo = MIN_EXTRACTIVE_MAX_CHARS;
+  let lo = lowest;
   let hi = maxChars - 1;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (fits(renderParts(parts, mid))) lo = mid;
+    if (fits(render(mid))) lo = mid;
     else hi = mid - 1;
   }
-  return renderParts(parts, lo);
+  return render(lo);
 }

@@ -3,6 +3,7 @@
  * writes it leaves room, and (rolling-summary) the next pass waits for new content.
  */
 import type { RecursiveSummarizationStrategy, RollingSummaryStrategy, SummaryRequest } from './compaction-types';
+import type { SummaryLengthLimit } from './summarizer-prompt';
 import type { TokenEstimator } from './token-estimators';
 
 /**
@@ -39,4 +40,23 @@ export function summaryTextBudget(request: Pick<SummaryRequest, 'maxSummaryToken
   const budget = request.maxSummaryTokens;
   if (budget === undefined || !Number.isFinite(budget)) return undefined;
   return Math.max(0, Math.floor(budget) - estimator.count(`User: ${request.shadowPrompt}`) - estimator.count('Assistant: '));
+}
+
+/** Least length a model is asked for (tokens; four times as many for characters): a tighter budget would say nothing. */
+export const MIN_SUMMARY_LENGTH_TOKENS = 32;
+
+/**
+ * What a model is told about the length of its recap for `request` ({@link summaryTextBudget},
+ * at least {@link MIN_SUMMARY_LENGTH_TOKENS} tokens or four times as many characters): in
+ * characters when `estimator` is `chars`, else in tokens. Undefined when the request has no budget.
+ */
+export function summaryLengthLimit(
+  request: Pick<SummaryRequest, 'maxSummaryTokens' | 'shadowPrompt'>,
+  estimator: TokenEstimator,
+): SummaryLengthLimit | undefined {
+  const text = summaryTextBudget(request, estimator);
+  if (text === undefined) return undefined;
+  return estimator.name === 'chars'
+    ? { max: Math.max(4 * MIN_SUMMARY_LENGTH_TOKENS, text), unit: 'characters' }
+    : { max: Math.max(MIN_SUMMARY_LENGTH_TOKENS, text), unit: 'tokens' };
 }
