@@ -217,17 +217,36 @@ function extractParts(request: SummaryRequest): ExtractedParts {
   };
 }
 
+/** Each section's share of the room (fractions; their sum stays under 1). */
+interface Shares {
+  previous: number;
+  users: number;
+  tools: number;
+  artefacts: number;
+  last: number;
+}
+
+/** The shares of an unbudgeted summary. */
+const DEFAULT_SHARES: Shares = { previous: 0.35, users: 0.3, tools: 0.08, artefacts: 0.12, last: 0.12 };
+
+/**
+ * The shares within a summary budget: the artefacts (identifiers, values, paths, dates: the
+ * facts an agent needs verbatim, densely listed) get the most after the previous summary; the
+ * last events, which the kept window continues, and the tool names get less.
+ */
+const BUDGET_SHARES: Shares = { previous: 0.32, users: 0.15, tools: 0.02, artefacts: 0.44, last: 0.04 };
+
 /**
  * The summary of `parts` bounded by `maxChars` (UTF-16 code units), each section with its share
  * of `shareBase` (default `maxChars`; the budget search passes `maxChars` less the header and the
  * section titles, so that the final bound never has to cut through them).
  */
-function renderParts(parts: ExtractedParts, maxChars: number, shareBase = maxChars): string {
-  const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(shareBase * 0.35)) : '';
-  const users = fitLines(parts.userLines, Math.floor(shareBase * 0.3), 60);
-  const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(shareBase * 0.08)) : '';
-  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(shareBase * 0.12)) : '';
-  const last = fitLines(parts.lastLines, Math.floor(shareBase * 0.12), 60);
+function renderParts(parts: ExtractedParts, maxChars: number, shareBase = maxChars, shares: Shares = DEFAULT_SHARES): string {
+  const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(shareBase * shares.previous)) : '';
+  const users = fitLines(parts.userLines, Math.floor(shareBase * shares.users), 60);
+  const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(shareBase * shares.tools)) : '';
+  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(shareBase * shares.artefacts)) : '';
+  const last = fitLines(parts.lastLines, Math.floor(shareBase * shares.last), 60);
   const sections = [
     parts.header,
     previousBlock ? section(TITLES.previous, [previousBlock]) : '',
@@ -307,7 +326,7 @@ export function extractiveSummary(request: SummaryRequest, options: { maxChars?:
   if (fits(full)) return full;
   // sections share what the header and titles leave, so the bound never cuts through them
   const overhead = renderOverhead(parts);
-  const render = (bound: number) => renderParts(parts, bound, bound - overhead);
+  const render = (bound: number) => renderParts(parts, bound, bound - overhead, BUDGET_SHARES);
   const lowest = Math.max(MIN_EXTRACTIVE_MAX_CHARS, overhead + MIN_EXTRACTIVE_MAX_CHARS);
   if (lowest >= maxChars || !fits(render(lowest))) return compactSummary(parts, summaryTextBudget(request, estimator) ?? 0, estimator);
   // the largest bound whose summary fits (checked: only a bound seen to fit is used)
