@@ -1,5 +1,5 @@
 /**
- * `minPosition` (read-your-writes) on every read route (window, session, policy, compactions, log, recall): a position the log holds is
+ * `minPosition` (read-your-writes) on every read route (window, session, policy, compactions, log, recall, session list): a position the log holds is
  * waited for; a position past the store's head was never written, so it is answered at once with
  * 400 `position_out_of_range` instead of waiting MAX_WAIT_MS for a 503; a written position the
  * read models have not applied within MAX_WAIT_MS is still 503 `projection_behind`.
@@ -20,6 +20,7 @@ describe('minPosition', () => {
     `/v1/sessions/${s}/compactions?`,
     `/v1/sessions/${s}/events?`,
     `/v1/recall?q=hello&`,
+    `/v1/sessions?`,
   ];
   let position = 0n;
 
@@ -56,7 +57,7 @@ describe('minPosition', () => {
     }
   });
 
-  it('reads the log and recall after a write (read-your-writes), waiting for the projection', async () => {
+  it('reads the log, recall and the session list after a write (read-your-writes), waiting for the projection', async () => {
     const projector = harness.service.app.get(SessionProjector);
     await projector.stop();
     let restarted = false;
@@ -67,17 +68,21 @@ describe('minPosition', () => {
         .expect(201);
       const at = res.body.position as string;
       // .then() sends each request now (supertest sends on then), so they arrive while the projector is stopped.
-      const pending = [http().get(`/v1/sessions/ryw/events?minPosition=${at}`), http().get(`/v1/recall?q=kingfisher&minPosition=${at}`)].map((req) =>
-        req.then((res) => res),
-      );
+      const pending = [
+        http().get(`/v1/sessions/ryw/events?minPosition=${at}`),
+        http().get(`/v1/recall?q=kingfisher&minPosition=${at}`),
+        http().get(`/v1/sessions?minPosition=${at}`),
+      ].map((req) => req.then((res) => res));
       await new Promise((resolve) => setTimeout(resolve, 300));
       projector.start(harness.service.store);
       restarted = true;
-      const [log, recall] = await Promise.all(pending);
+      const [log, recall, list] = await Promise.all(pending);
       expect(log.status).toBe(200);
       expect(log.body.events.map((e: { eventId?: string }) => e.eventId)).toContain('w1');
       expect(recall.status).toBe(200);
       expect(recall.body.items.map((h: { eventId: string }) => h.eventId)).toEqual(['w1']);
+      expect(list.status).toBe(200);
+      expect(list.body.sessions[0]).toMatchObject({ sessionId: 'ryw', lastPosition: at });
     } finally {
       if (!restarted) projector.start(harness.service.store);
     }

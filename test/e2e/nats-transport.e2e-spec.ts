@@ -248,6 +248,31 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     expect(log.filter((e) => e.type === COMPACTION_COMPLETED && (e.data as { compactionId: string }).compactionId === ownId)).toHaveLength(1);
   });
 
+  it('a redelivered compact command that failed is answered with its failure; a new command with the same body is a new pass', async () => {
+    const executor = new NatsCommandExecutor(harness.service.app.get(CommandBus), harness.service.store, requestSchemas(harness.service.config), {
+      prefix,
+      tenants: new Set(['default']),
+      maxBodyBytes: MAX_BODY_BYTES,
+    });
+    const run = (body: unknown, commandId: string, redelivered: boolean) =>
+      executor.execute({ subject: subject('redelivered-failure', 'compact'), data: new TextEncoder().encode(JSON.stringify(body)), commandId, redelivered });
+    await harness
+      .http()
+      .post('/v1/sessions/redelivered-failure/events')
+      .send({ events: turns(5, 'FAIL') })
+      .expect(201);
+    const summarize = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } };
+    const failed = await run(summarize, 'cmd-fail', false);
+    expect(failed.body).toMatchObject({ outcome: 'failed', recorded: true });
+    const again = await run(summarize, 'cmd-fail', true);
+    expect(again.body).toMatchObject({ outcome: 'failed', replayed: true, compactionId: (failed.body as { compactionId: string }).compactionId });
+    const retried = await run(summarize, 'cmd-fail-retry', false);
+    expect(retried.body).toMatchObject({ outcome: 'failed', recorded: true });
+    expect((retried.body as { replayed?: boolean }).replayed).toBeUndefined();
+    const log = await harness.service.store.readStream('session-default.redelivered-failure');
+    expect(log.filter((e) => e.type === COMPACTION_FAILED)).toHaveLength(2);
+  });
+
   it('an audit consumer that restarts receives every decision once, in log order per session', async () => {
     const sessions = ['audit-a', 'audit-b', 'audit-c'];
     for (const s of sessions)

@@ -1749,6 +1749,8 @@ const CASES: BadRequest[] = [
     ['compaction history', `${S}/compactions?minPosition=%2B0`, 'minPosition'],
     ['compaction history', `${S}/compactions?limit=010`, 'limit'],
     ['sessions', '/v1/sessions?limit=01', 'limit'],
+    ['sessions', '/v1/sessions?minPosition=0412', 'minPosition'],
+    ['sessions', '/v1/sessions?minPosition=abc', 'minPosition'],
     ['recall', '/v1/recall?q=hello&minPosition=01', 'minPosition'],
     ['recall', '/v1/recall?q=hello&limit=010', 'limit'],
     // Newcomer, stop 23: words and fractions on the audit routes answered 500 (BigInt of the text).

@@ -106,6 +106,9 @@ describe('answers Fastify and Node would give themselves', () => {
       code: 'route_not_found',
       mentions: /no such route/,
     },
+    // Only the page's files are served: not the tsconfig.json beside them, nor anything else there.
+    { name: "the /ui page's tsconfig.json", method: 'GET', path: '/ui/tsconfig.json', status: 404, code: 'route_not_found', mentions: /no such route/ },
+    { name: 'a /ui file that is not the page', method: 'GET', path: '/ui/app.ts', status: 404, code: 'route_not_found', mentions: /no such route/ },
     { name: 'bad percent-encoding', method: 'GET', path: '/v1/sessions/%zz/window', status: 400, code: 'invalid_path', mentions: /percent-encoded/ },
     { name: 'a method HTTP does not know', method: 'FOO', path: '/v1/sessions/x/window', status: 400, code: 'malformed_request', mentions: /method/ },
     { name: 'PATCH on the window', method: 'PATCH', path: '/v1/sessions/x/window', status: 405, code: 'method_not_allowed', mentions: /PATCH.*GET/ },
@@ -173,6 +176,14 @@ describe('answers Fastify and Node would give themselves', () => {
     const answer = await send('PUT', '/v1/sessions/x/events');
     expect(answer.status).toBe(405);
     expect(answer.headers.allow?.split(', ')).toEqual(expect.arrayContaining(['GET', 'POST']));
+  });
+
+  it("serves the /ui page's files: index.html (also as /ui/), app.js and style.css", async () => {
+    for (const path of ['/ui/', '/ui/index.html', '/ui/app.js', '/ui/style.css', '/ui/app.js?v=1']) {
+      const res = await harness.http().get(path);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
+    }
+    expect((await harness.http().get('/ui')).status).toBe(301);
   });
 
   it('answers a browser asking for /favicon.ico with 204 No Content (not a 404 error), HEAD too, and sends the /ui page no favicon request', async () => {

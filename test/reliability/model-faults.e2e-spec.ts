@@ -3,8 +3,9 @@
  * with Retry-After, a blank message, malformed JSON, a refusal. The session is unchanged but for its
  * superseded system messages, a CompactionFailed event records what happened (without message text
  * or the key), retries follow the `openai` client's policy (SUMMARIZER_MAX_RETRIES), after K
- * consecutive failures auto-compaction backs off instead of calling the model on every append, and
- * a compaction on unchanged input never produces a second decision.
+ * consecutive failures auto-compaction backs off instead of calling the model on every append, a
+ * failed compaction asked again is a new pass (a transient fault does not stick), and a successful
+ * compaction on unchanged input never produces a second decision.
  */
 import { AutoCompactionScheduler, COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED, summarizerFromEnv } from '@lib/session';
 import { useService } from '../support/service-harness';
@@ -102,12 +103,13 @@ describe('model faults', () => {
       expect(recorded).not.toContain(API_KEY);
       expect(log.some((e) => e.type === SUMMARY_INSERTED)).toBe(false);
 
-      // unchanged input: the same command answers with the recorded decision, no new call, nothing written
-      const head = await harness.service.store.headPosition();
+      // the same command again is a new pass (the fault may have been transient): a new call, a new decision
+      fake.setDefault('SUMMARY: the user shared a code word.');
       const again = await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200);
-      expect(again.body).toMatchObject({ outcome: 'failed', replayed: true, compactionId: res.body.compactionId });
-      expect(fake.calls).toBe(f.requests);
-      expect(await harness.service.store.headPosition()).toBe(head);
+      expect(again.body).toMatchObject({ outcome: 'compacted', recorded: true });
+      expect(again.body.replayed).toBeUndefined();
+      expect(again.body.compactionId).not.toBe(res.body.compactionId);
+      expect(fake.calls).toBe(f.requests + 1);
     },
   );
 
@@ -118,11 +120,19 @@ describe('model faults', () => {
       .post('/v1/sessions/same-input/events')
       .send({ events: conversation('same-input') })
       .expect(201);
+    const failedPasses = async () => {
+      const metrics = (await harness.http().get('/metrics').expect(200)).text;
+      return Number(/^compactions_total\{origin="command",outcome="failed",reason=""\} (\d+)$/m.exec(metrics)?.[1] ?? 0);
+    };
+    const before = await failedPasses();
     const answers = await Promise.all(Array.from({ length: 4 }, () => harness.http().post('/v1/sessions/same-input/compactions').send({ strategy: STRATEGY })));
     for (const a of answers) expect(a.body.outcome).toBe('failed');
     const log = await harness.service.store.readStream(streamOf('same-input'));
     expect(log.filter((e) => e.type === COMPACTION_FAILED)).toHaveLength(1);
     expect(new Set(answers.map((a) => a.body.compactionId)).size).toBe(1);
+    // one pass, whatever the number of answers replaying it (DESIGN §3.6)
+    expect(answers.filter((a) => a.body.replayed)).toHaveLength(3);
+    expect((await failedPasses()) - before).toBe(1);
   });
 
   it('never records a second decision when a successful compaction is repeated on unchanged input', async () => {

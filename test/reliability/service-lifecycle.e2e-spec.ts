@@ -138,7 +138,8 @@ describe('draining on shutdown', () => {
         `POST /v1/sessions/s/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
       );
       await conn.closed;
-      await closing;
+      // the count main.ts logs in its "shut down" line (each refused request's own line is at debug)
+      expect(await closing).toEqual({ refusedWhileShuttingDown: 1 });
       const answer = lastAnswer(conn.received().slice(before));
       expect({ status: answer.status, code: answer.body.code, connection: answer.headers.connection }).toEqual({
         status: 503,

@@ -3,7 +3,7 @@
  * another one holds exits with code 2 and a configuration error naming DATA_DIR, the holder's pid
  * and what to do; a holder killed with SIGKILL does not block the next start; replicas with their
  * own DATA_DIR sharing SQLITE_EVENTS_FILE both start; the read-model rebuild refuses a held DATA_DIR too. Also the start-up summary's store mode line
- * and the two lines a SIGTERM shutdown logs.
+ * and the two lines a SIGTERM shutdown logs (the last one counting the requests refused meanwhile).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -75,7 +75,7 @@ describe('one service process per DATA_DIR', () => {
 
   it('starts replicas with their own DATA_DIR sharing SQLITE_EVENTS_FILE; prints the store mode; logs the SIGTERM shutdown', async () => {
     const shared = path.join(tempDir(), 'events.sqlite');
-    const a = await spawnService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, LOG_FORMAT: 'pretty' } });
+    const a = await spawnService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, LOG_FORMAT: 'pretty', LOG_LEVEL: 'info' } });
     procs.push(a);
     const b = await spawnService({
       dataDir: tempDir(),
@@ -87,9 +87,22 @@ describe('one service process per DATA_DIR', () => {
     expect((await call(a.url, 'POST', '/v1/sessions/r/events', { events: [{ id: 'u1', type: 'user', text: 'hi' }] })).status).toBe(201);
     const seen = await call(b.url, 'GET', '/v1/sessions/r/events?minPosition=1');
     expect(seen.body.events).toHaveLength(1);
-    await a.stop();
+    // Requests sent while it drains get 503 shutting_down; the last line counts them (their own lines are at debug).
+    process.kill(a.pid, 'SIGTERM');
+    let refused = 0;
+    for (const started = Date.now(); Date.now() - started < 3000;) {
+      const status = await fetch(`${a.url}/v1/sessions`).then(
+        (res) => res.status,
+        () => null,
+      );
+      if (status === null) break;
+      if (status === 503) refused++;
+    }
+    await a.exited;
+    expect(refused).toBeGreaterThan(0);
     expect(a.stdout()).toMatch(/SIGTERM received: shutting down/);
-    expect(a.stdout()).toMatch(/shut down after SIGTERM in \d+ ms/);
+    expect(a.stdout()).toMatch(new RegExp(`shut down after SIGTERM in \\d+ ms \\(${refused} new requests? answered 503 shutting_down\\)`));
+    expect(a.stdout()).not.toMatch(/request completed/);
     await b.stop();
   });
 });

@@ -46,7 +46,9 @@ export async function startService(options: HarnessOptions = {}): Promise<Harnes
     service,
     dataDir,
     http: () => request.agent(server),
-    stop: () => service.close(),
+    stop: async () => {
+      await service.close();
+    },
   };
 }
 

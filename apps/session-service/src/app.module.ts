@@ -52,7 +52,7 @@ export class AppModule {
                     ? { transport: { target: 'pino-pretty', options: { singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' } } }
                     : {}),
                   // One line per request at REQUEST_LOG_LEVEL (debug unless asked); 503 at warn, server errors at error;
-                  // 503 shutting_down at info; no 503 carries pino-http's made-up error and stack.
+                  // 503 shutting_down at debug (main.ts logs their count); no 503 carries pino-http's made-up error and stack.
                   ...requestLogLevelOptions(config.requestLogLevel as 'debug'),
                   // Never log keys or bodies: only method, path, status and timing.
                   redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],

@@ -21,7 +21,7 @@ import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, ans
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
-import { answerFavicon, UI_PREFIX, uiDirectory } from './http/ui-assets';
+import { answerFavicon, isUiFile, UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
 import { openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
@@ -31,7 +31,8 @@ import { lockDataDir } from './config/data-dir-lock';
 /**
  * A built service. `close()` stops the app, then closes the read models and the store, and releases the lock on `DATA_DIR`.
  * With `drainMs`, it first answers every new request 503 `shutting_down` (with `Connection: close`) for that long (ms), so
- * that clients on idle keep-alive connections get that answer instead of a reset connection.
+ * that clients on idle keep-alive connections get that answer instead of a reset connection. It resolves with how many
+ * requests were answered 503 `shutting_down` (their request lines log at debug; main.ts logs the count).
  */
 export interface SessionService {
   app: NestFastifyApplication;
@@ -39,7 +40,7 @@ export interface SessionService {
   readModels: ReadModelStore;
   summarizer: Summarizer;
   config: ServiceConfig;
-  close(options?: { drainMs?: number }): Promise<void>;
+  close(options?: { drainMs?: number }): Promise<{ refusedWhileShuttingDown: number }>;
 }
 
 /** Optional replacements (tests): a summarizer, or environment for the summarizer settings. */
@@ -122,13 +123,21 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;
-  answerWhileShuttingDown(fastify, () => shutdown.started);
+  const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   answerWrongMethod(fastify);
   // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).
   // The audit page: static files, no key needed to load them (its API calls carry the key).
-  await app.register(fastifyStatic, { root: uiDirectory(), prefix: UI_PREFIX, index: 'index.html', redirect: true, decorateReply: false });
+  // Only the page's own files (not its tsconfig.json): anything else under /ui is 404.
+  await app.register(fastifyStatic, {
+    root: uiDirectory(),
+    prefix: UI_PREFIX,
+    index: 'index.html',
+    redirect: true,
+    decorateReply: false,
+    allowedPath: (pathName) => isUiFile(pathName),
+  });
   answerFavicon(fastify);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
@@ -142,7 +151,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     summarizer,
     config,
     async close(options: { drainMs?: number } = {}) {
-      if (closed) return;
+      if (closed) return { refusedWhileShuttingDown: refusals.count };
       closed = true;
       shutdown.started = true;
       if (options.drainMs) await new Promise((resolve) => setTimeout(resolve, options.drainMs));
@@ -150,6 +159,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
       readModels.close();
       await store.close();
       releaseLock();
+      return { refusedWhileShuttingDown: refusals.count };
     },
   };
 }

@@ -9,8 +9,9 @@
  * `configuration error: NAME=…: what to fix` and ends the process with exit code 2; any other
  * start-up failure (e.g. a NATS server that refuses the connection, named by NATS_URL and address)
  * as `failed to start: …` with exit code 1. SIGTERM or SIGINT closes the service (new
- * requests get 503 `shutting_down`, in-flight ones finish), with one line when the shutdown starts
- * and one when it is done; then the process ends by that signal.
+ * requests get 503 `shutting_down`, each logged at debug; in-flight ones finish), with one line
+ * when the shutdown starts and one when it is done, saying how many requests got that 503; then
+ * the process ends by that signal.
  */
 import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
@@ -69,8 +70,10 @@ async function main(): Promise<void> {
     const started = Date.now();
     say(config, [`${signal} received: shutting down (for ${SHUTDOWN_DRAIN_MS} ms new requests get 503 shutting_down; in-flight requests finish)`]);
     running.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
-      () => {
-        say(config, [`shut down after ${signal} in ${Date.now() - started} ms`]);
+      ({ refusedWhileShuttingDown: refused }) => {
+        // The refused requests' own lines are at debug (a load balancer may send hundreds): one count here.
+        const answered = `${refused} new request${refused === 1 ? '' : 's'} answered 503 shutting_down`;
+        say(config, [`shut down after ${signal} in ${Date.now() - started} ms (${answered})`]);
         for (const s of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(s);
         process.kill(process.pid, signal);
       },

@@ -262,8 +262,35 @@ async function readCompactions(sessionId) {
 }
 
 /**
- * Window size after every revision, from the log: conversation events and summaries add their
- * cost, archiving removes it (the same sums the service's fold makes).
+ * Revisions of the log inside one atomic decision, whose window no reader ever saw (the service's
+ * time travel answers the window after the decision): a compaction's `EventsArchived` and
+ * `SummaryInserted` (before its closing event), and a late answer with the events after it in its
+ * append, up to the `EventsArchived` with `onArrival` that archives it.
+ * @param {LogEntry[]} log
+ * @returns {Set<number>}
+ */
+function insideDecisions(log) {
+  /** @type {Set<number>} */
+  const inside = new Set();
+  /** @type {Map<string, number>} */
+  const revisionOf = new Map();
+  for (const entry of log) {
+    const data = /** @type {any} */ (entry.data);
+    const revision = Number(entry.revision);
+    if (entry.type === 'ConversationEventAppended') revisionOf.set(entry.eventId ?? '', revision);
+    else if (entry.type === 'SummaryInserted' || (entry.type === 'EventsArchived' && data?.onArrival !== true)) inside.add(revision);
+    else if (entry.type === 'EventsArchived') {
+      for (const id of data?.archivedIds ?? []) for (let r = revisionOf.get(id) ?? revision; r < revision; r++) inside.add(r);
+    }
+  }
+  return inside;
+}
+
+/**
+ * Window size after every revision that ends a decision, from the log: conversation events and
+ * summaries add their cost, archiving removes it (the same sums the service's fold makes).
+ * Revisions inside one atomic decision ({@link insideDecisions}) get no point: the curve goes from
+ * the window before the decision to the window after it, as time travel does.
  * @param {LogEntry[]} log
  * @param {Schemas['Estimator']} estimator
  * @returns {Array<{ revision: number, tokens: number }>}
@@ -271,6 +298,7 @@ async function readCompactions(sessionId) {
 function windowCurve(log, estimator) {
   /** @type {Map<string, number>} */
   const active = new Map();
+  const inside = insideDecisions(log);
   let tokens = 0;
   const points = [];
   for (const entry of log) {
@@ -287,7 +315,7 @@ function windowCurve(log, estimator) {
         active.delete(id);
       }
     }
-    points.push({ revision: Number(entry.revision), tokens });
+    if (!inside.has(Number(entry.revision))) points.push({ revision: Number(entry.revision), tokens });
   }
   return points;
 }

@@ -718,14 +718,18 @@ export interface components {
         Window: {
             estimator: components["schemas"]["Estimator"];
             events: components["schemas"]["WindowEvent"][];
+            /** @description the revision whose window this is: the last one, or with atRevision that revision, or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival) */
             revision: string;
             sessionId: string;
+            /** @description cost of the window under the estimator: with format=events the sum of the events’ tokens; with format=openai the cost of the messages (placeholder answers counted as the tool event they stand for, superseded system messages and responses left out not counted) */
             tokens: number;
         } | {
             estimator: components["schemas"]["Estimator"];
             messages: components["schemas"]["OpenAiMessage"][];
+            /** @description the revision whose window this is: the last one, or with atRevision that revision, or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival) */
             revision: string;
             sessionId: string;
+            /** @description cost of the window under the estimator: with format=events the sum of the events’ tokens; with format=openai the cost of the messages (placeholder answers counted as the tool event they stand for, superseded system messages and responses left out not counted) */
             tokens: number;
         };
         WindowEvent: {
@@ -963,6 +967,8 @@ export interface operations {
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description page size, 1..100 (default 50) */
                 limit?: string;
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
+                minPosition?: string;
                 /** @description only sessions active at or after this time (ISO-8601) */
                 updatedSince?: string;
                 /** @description only sessions of this user */
@@ -2000,6 +2006,7 @@ export interface operations {
     SessionsController_window: {
         parameters: {
             query?: {
+                /** @description time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown */
                 atRevision?: string;
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 format?: "events" | "openai";

@@ -136,23 +136,34 @@ export const SHUTTING_DOWN: ApiErrorBody = {
   message: 'the service is shutting down; retry the request (it wrote nothing), on another replica or once the service is back',
 };
 
+/** How many requests {@link answerWhileShuttingDown} answered 503 `shutting_down` so far. */
+export interface ShutdownRefusals {
+  readonly count: number;
+}
+
 /**
  * Makes `app` answer 503 `shutting_down` with `Retry-After: 1` and `Connection: close` to every
  * request that arrives once `shuttingDown()` is true (an `onRequest` hook: before any handler, so
- * nothing is written; counted like other answers; logged at info without an error, as an expected answer). Use with Fastify's `return503OnClosing: false`.
+ * nothing is written; counted like other answers in the metrics). Each such request line logs at
+ * debug without an error, as an expected answer (a load balancer may send hundreds while the
+ * service drains): the returned {@link ShutdownRefusals} counts them for the one line the shutdown
+ * logs when it is done (main.ts). Use with Fastify's `return503OnClosing: false`.
  * A request already in flight then is answered as usual, with `Connection: close` (an `onSend`
  * hook), so its keep-alive connection does not hold the server's close for the keep-alive timeout.
  */
-export function answerWhileShuttingDown(app: FastifyInstance, shuttingDown: () => boolean): void {
+export function answerWhileShuttingDown(app: FastifyInstance, shuttingDown: () => boolean): ShutdownRefusals {
+  const refusals = { count: 0 };
   app.addHook('onRequest', (request, reply, done) => {
     if (!shuttingDown()) return done();
-    markExpectedAnswer(reply.raw);
+    refusals.count++;
+    markExpectedAnswer(reply.raw, 'debug');
     void reply.code(503).header('retry-after', '1').header('connection', 'close').send(SHUTTING_DOWN);
   });
   app.addHook('onSend', (_request, reply, payload, done) => {
     if (shuttingDown()) void reply.header('connection', 'close');
     done(null, payload);
   });
+  return refusals;
 }
 
 /** Route patterns and their methods, to tell a wrong method (405) from an unknown path (404). */

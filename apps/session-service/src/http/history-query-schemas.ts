@@ -33,6 +33,7 @@ export const sessionListQuery = z.strictObject({
   estimator: estimator.optional(),
   limit: limit.optional(),
   cursor: cursor.optional(),
+  minPosition: position.optional(),
 });
 
 /** `GET /v1/sessions/:sessionId`. */

@@ -4,14 +4,15 @@
  * - A POST/PUT/PATCH that carries a body must say it is JSON (`Content-Type: application/json`,
  *   or any `+json` type); otherwise it is answered 415 `unsupported_media_type` before the body is
  *   read (a form-encoded `curl -d` would otherwise reach validation as an empty body). A charset
- *   other than UTF-8 is answered 415 `unsupported_encoding` then too (body-parser would let
- *   `utf-16` through and answer 400 `malformed_json`, but `latin1` 415).
+ *   other than UTF-8 (`utf-8`, or its alias `utf8`, in any case) is answered 415
+ *   `unsupported_encoding` then too, naming it (body-parser would let `utf-16` through and answer
+ *   400 `malformed_json`, but `latin1` 415).
  * - JSON bodies are read by body-parser (the reader Express used): gzip, deflate and br bodies are
  *   inflated, the limit counts the inflated bytes (413), a charset other than UTF-8 is answered
  *   415, bytes that are not UTF-8 400 `malformed_body`, text that is not JSON 400 `malformed_json`
  *   (error types mapped by `toApiError`). Any JSON value is accepted (validation says what the body
  *   must be).
- * - A body declared UTF-8 (or with no charset) is read as bytes and decoded here
+ * - A body declared UTF-8 (`utf-8` or `utf8`, or with no charset) is read as bytes and decoded here
  *   ({@link parseUtf8Json}: ICU transcoding, 2 ms instead of 12–17 for 3 MB of ideographs), the
  *   same answer as body-parser's JSON reader, which still reads bodies declaring another charset.
  *   A body of {@link LARGE_BODY_BYTES} or more is handed on after other requests got a turn
@@ -57,6 +58,7 @@ export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: 
   done();
 }
 
+/** Charset names read as UTF-8 (lower-cased): `utf8` is a standard alias (IANA, WHATWG Encoding). */
 const UTF8 = new Set(['utf-8', 'utf8']);
 
 /** The `charset` parameter of a Content-Type's parameters, lower-cased and unquoted, or undefined. */
@@ -116,6 +118,16 @@ export const LARGE_BODY_BYTES = 64 * 1024;
 const UTF8_CONTENT_TYPE = /^[^;]*(;[ \t]*charset[ \t]*=[ \t]*("utf-8"|utf-8)[ \t]*)?$/i;
 
 /**
+ * Whether a body with Content-Type `header` is decoded here as UTF-8 ({@link parseUtf8Json}):
+ * no charset or `utf-8` ({@link UTF8_CONTENT_TYPE}), or the alias `utf8` in any case, which
+ * body-parser would refuse (415) although {@link requireJsonBody} lets it through. Other bodies
+ * go to body-parser's JSON reader.
+ */
+function readAsUtf8(header: string): boolean {
+  return UTF8_CONTENT_TYPE.test(header) || charsetOf(header.split(';').slice(1)) === 'utf8';
+}
+
+/**
  * The JSON value of a body's bytes, as body-parser's JSON reader (`strict: false`) gives it for a
  * UTF-8 body that {@link rejectInvalidBody} passed: a leading byte-order mark is dropped, an empty
  * body is `{}`. Decoded with {@link decodeUtf8} (the same string as body-parser's decoder).
@@ -147,7 +159,7 @@ export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number): void 
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
     const req = request.raw as IncomingMessage & { body?: unknown };
-    if (!UTF8_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
+    if (!readAsUtf8(req.headers['content-type'] ?? '')) {
       return readJson(req, {} as never, (error?: unknown) => (error ? done(error as Error) : done(null, req.body)));
     }
     readBytes(req, {} as never, (error?: unknown) => {

@@ -316,7 +316,11 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
   );
   const windowQuery = z.strictObject({
-    atRevision: revisionParam.optional(),
+    atRevision: revisionParam
+      .describe(
+        "time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown",
+      )
+      .optional(),
     minPosition: minPosition.optional(),
     format: z.enum(['events', 'openai'], { error: 'must be events or openai' }).optional(),
     estimator: estimator.optional(),

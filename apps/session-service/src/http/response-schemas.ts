@@ -128,7 +128,16 @@ export const OpenAiMessageSchema = named(
   'A chat message in the OpenAI shape (as rendered by format=openai)',
 );
 
-const windowHead = { sessionId: z.string(), revision: decimal, tokens: count, estimator: EstimatorSchema };
+const windowHead = {
+  sessionId: z.string(),
+  revision: decimal.describe(
+    'the revision whose window this is: the last one, or with atRevision that revision, or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival)',
+  ),
+  tokens: count.describe(
+    'cost of the window under the estimator: with format=events the sum of the events’ tokens; with format=openai the cost of the messages (placeholder answers counted as the tool event they stand for, superseded system messages and responses left out not counted)',
+  ),
+  estimator: EstimatorSchema,
+};
 export const WindowSchema = named(
   'Window',
   z.union([z.strictObject({ ...windowHead, events: z.array(WindowEventSchema) }), z.strictObject({ ...windowHead, messages: z.array(OpenAiMessageSchema) })]),

@@ -37,14 +37,17 @@ export class SessionHistoryController {
   @ApiAnswer(SessionListSchema, { errors: [400, 401, 429, 503] })
   list(@Tenant() tenant: string, @Query() query: Record<string, unknown>): Promise<z.output<typeof SessionListSchema>> {
     const q = validateQuery(sessionListQuery, query, { cursor: 'invalid_query' });
-    return this.reads.sessions({
-      tenantId: tenant,
-      userId: q.userId,
-      updatedSince: q.updatedSince,
-      estimator: q.estimator ?? 'cl100k_base',
-      limit: q.limit !== undefined ? Number(q.limit) : undefined,
-      cursor: q.cursor,
-    });
+    return this.reads.sessions(
+      {
+        tenantId: tenant,
+        userId: q.userId,
+        updatedSince: q.updatedSince,
+        estimator: q.estimator ?? 'cl100k_base',
+        limit: q.limit !== undefined ? Number(q.limit) : undefined,
+        cursor: q.cursor,
+      },
+      revisionOf(q.minPosition),
+    );
   }
 
   @Get(':sessionId')

@@ -9,6 +9,17 @@ import type { FastifyInstance } from 'fastify';
 /** The URL prefix the page is served under. */
 export const UI_PREFIX = '/ui';
 
+/** The files of the page served under {@link UI_PREFIX} (paths below it); anything else in its directory, such as its `tsconfig.json`, is not served. */
+export const UI_FILES: ReadonlySet<string> = new Set(['/index.html', '/app.js', '/style.css']);
+
+/**
+ * `@fastify/static`'s `allowedPath`: whether the (normalized) path below {@link UI_PREFIX} is one of
+ * {@link UI_FILES}, or `/` (the index). Others are answered 404 `route_not_found` like any unknown path.
+ */
+export function isUiFile(pathName: string): boolean {
+  return pathName === '/' || UI_FILES.has(pathName);
+}
+
 /** The directory holding `index.html`. @throws Error naming the places looked at when it is missing. */
 export function uiDirectory(): string {
   const candidates = [path.resolve(__dirname, '..', '..', 'ui'), path.resolve(__dirname, '..', '..', '..', '..', '..', 'apps', 'session-service', 'ui')];

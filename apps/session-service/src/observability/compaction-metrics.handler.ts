@@ -1,6 +1,7 @@
 /**
  * Counts compaction passes in {@link ServiceMetrics}: every answered pass, commanded or automatic,
- * by origin, outcome and noop reason (DESIGN §3.6), and the automatic passes deferred by the
+ * by origin, outcome and noop reason (DESIGN §3.6; an answer replaying an earlier decision is not a
+ * pass), and the automatic passes deferred by the
  * growth rule of DESIGN §3.5.
  */
 import { Injectable } from '@nestjs/common';
@@ -16,6 +17,7 @@ export class CompactionMetricsHandler implements IEventHandler<CompactionAnswere
 
   handle(event: CompactionAnswered | AutoCompactionDeferred): void {
     if (event instanceof AutoCompactionDeferred) this.metrics.autoCompactionsDeferred.inc();
-    else this.metrics.compactions.inc({ origin: event.origin, outcome: event.outcome, reason: event.reason ?? '' });
+    // A replayed answer is a decision counted when it was made (DESIGN §3.6: passes by outcome).
+    else if (!event.replayed) this.metrics.compactions.inc({ origin: event.origin, outcome: event.outcome, reason: event.reason ?? '' });
   }
 }

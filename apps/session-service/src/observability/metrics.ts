@@ -30,7 +30,7 @@ export class ServiceMetrics {
     help: 'Sessions with an automatic compaction running',
     registers: [this.registry],
   });
-  /** Compaction answers (commanded and automatic, dry runs included) by origin, outcome and noop reason (empty unless `noop`). */
+  /** Compaction passes answered (commanded and automatic, dry runs included; not answers replaying an earlier decision) by origin, outcome and noop reason (empty unless `noop`). */
   readonly compactions = new Counter({
     name: 'compactions_total',
     help: 'Compaction passes answered, by origin (command, auto), outcome and noop reason',

@@ -10,8 +10,16 @@ import { ApiErrorFilter } from '../http/api-error.filter';
 import { answerWhileShuttingDown } from '../http/framework-answers';
 import { requestLogLevelOptions } from './request-log-level';
 
-/** The JSON request log lines of a Fastify app logging with pino-http and our level options (as nestjs-pino wires them). */
-async function logLinesOf(shuttingDown: boolean, answer: { status: number; body: object } | { throws: unknown }): Promise<Array<Record<string, unknown>>> {
+/**
+ * The JSON request log lines of a Fastify app logging with pino-http and our level options (as
+ * nestjs-pino wires them), after `requests` requests (default 1); `refused` is how many of them
+ * answerWhileShuttingDown counted.
+ */
+async function logLinesOf(
+  shuttingDown: boolean,
+  answer: { status: number; body: object } | { throws: unknown },
+  requests = 1,
+): Promise<Array<Record<string, unknown>> & { refused?: number }> {
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -22,7 +30,7 @@ async function logLinesOf(shuttingDown: boolean, answer: { status: number; body:
   const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('debug') }, stream);
   const app = Fastify();
   app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
-  answerWhileShuttingDown(app, () => shuttingDown);
+  const refusals = answerWhileShuttingDown(app, () => shuttingDown);
   // Errors answered by our Nest filter, as in the service (the adapter's reply is Fastify's).
   const filter = new ApiErrorFilter({
     httpAdapter: { isHeadersSent: () => false, reply: (reply: FastifyReply, body: unknown, status: number) => reply.code(status).send(body) },
@@ -35,23 +43,29 @@ async function logLinesOf(shuttingDown: boolean, answer: { status: number; body:
   await app.listen({ port: 0, host: '127.0.0.1' });
   try {
     const { port } = app.server.address() as AddressInfo;
-    const res = await fetch(`http://127.0.0.1:${port}/x`);
-    await res.text();
+    for (let n = 0; n < requests; n++) {
+      const res = await fetch(`http://127.0.0.1:${port}/x`);
+      await res.text();
+    }
     // pino-http logs on the response's finish: give it a moment to reach the stream
-    for (let i = 0; i < 50 && lines.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    for (let i = 0; i < 50 && lines.length < requests; i++) await new Promise((resolve) => setTimeout(resolve, 10));
   } finally {
     await app.close();
   }
-  return lines;
+  return Object.assign(lines, { refused: refusals.count });
 }
 
 describe('request log line of an answer (pino-http with requestLogLevelOptions)', () => {
-  it('logs 503 shutting_down at info, without an error or stack trace', async () => {
-    const lines = await logLinesOf(true, { status: 200, body: {} });
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 30, res: { statusCode: 503 }, msg: 'request completed' });
-    expect(lines[0]).not.toHaveProperty('err');
-    expect(JSON.stringify(lines[0])).not.toMatch(/stack|failed with status code/);
+  it('logs each 503 shutting_down at debug (the shutdown logs their count), without an error or stack trace', async () => {
+    const lines = await logLinesOf(true, { status: 200, body: {} }, 3);
+    expect(lines).toHaveLength(3);
+    for (const line of lines) {
+      expect(line).toMatchObject({ level: 20, res: { statusCode: 503 }, msg: 'request completed' });
+      expect(line).not.toHaveProperty('err');
+      expect(JSON.stringify(line)).not.toMatch(/stack|failed with status code/);
+    }
+    expect(lines.refused).toBe(3);
+    expect((await logLinesOf(false, { status: 200, body: {} })).refused).toBe(0);
   });
 
   it('still logs another 503 (projection_behind) at warn, and a 500 at error', async () => {

@@ -2,7 +2,8 @@
  * The level of a request's log line, by its answer: a server fault is an error; a 503 (the read
  * models have not reached `minPosition` yet, or the store is unreachable: the client retries
  * later, and /health reports the store) is a warning; an expected answer (marked with
- * {@link markExpectedAnswer}: 503 `shutting_down` at info, since main.ts logs the shutdown itself;
+ * {@link markExpectedAnswer}: 503 `shutting_down` at debug, since main.ts logs the shutdown and
+ * how many requests got that answer;
  * the 503s the error filter answers at warn; every `/health` answer at debug, since the health
  * controller logs its changes itself) logs at the level it was marked with; every other
  * answer, the client's own 4xx included, logs at `requestLogLevel` (REQUEST_LOG_LEVEL, debug unless asked).
@@ -26,7 +27,7 @@ const EXPECTED_ANSWER = Symbol('expected answer');
 
 /**
  * Marks `res` (the raw Node response) as an expected answer the client retries, such as 503
- * `shutting_down` (`level` info), `projection_behind` (warn) or a `/health` probe (debug): its log line is at `level` and
+ * `shutting_down` (debug), `projection_behind` (warn) or a `/health` probe (debug): its log line is at `level` (default info) and
  * carries no error (pino-http would add a made-up "failed with status code 503" with a stack
  * trace to every 5xx).
  */

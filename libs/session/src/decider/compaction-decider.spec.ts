@@ -179,19 +179,43 @@ describe('compaction: replay and idempotent ids (DESIGN §4)', () => {
   const failed = compact(command, () => summaryFailure('timeout'))(stateOf(threeTurns));
   const failedId = dataOf<CompactionFailedData>(failed.events, COMPACTION_FAILED).compactionId;
 
-  it('the same command on an unchanged session after a failure answers the recorded decision, without a summarizer call', () => {
-    given(...threeTurns, ...recorded(failed.events))
+  it('the same command on an unchanged session after a failure is a new pass: on the revision the failure left, a new id, a new summarizer call', () => {
+    const history = [...threeTurns, ...recorded(failed.events)];
+    given(...history)
       .when(compact(command))
+      .then(({ events, summarizerRequests, answer, pass }) => {
+        expect(summarizerRequests).toHaveLength(1);
+        expect(pass?.basedOnRevision).toBe(BigInt(history.length - 1));
+        expect(typesOf(events)).toEqual([EVENTS_ARCHIVED, SUMMARY_INSERTED, COMPACTION_COMPLETED]);
+        expect(answer.replayed).toBeUndefined();
+        expect(answer).toMatchObject({ outcome: 'compacted', recorded: true });
+        expect(answer.compactionId).not.toBe(failedId);
+      });
+  });
+
+  it('a transport command delivered again after its decision answers that decision (failed or compacted), without a summarizer call', () => {
+    const delivered = compactCommand(summarizing(2), { commandId: 'msg-1' });
+    const failedOnce = compact(delivered, () => summaryFailure('timeout'))(stateOf(threeTurns));
+    given(...threeTurns, ...recorded(failedOnce.events))
+      .when(compact(delivered))
       .then(({ events, summarizerRequests, answer }) => {
         expect(events).toEqual([]);
         expect(summarizerRequests).toEqual([]);
-        expect(answer).toMatchObject({
-          compactionId: failedId,
-          outcome: 'failed',
-          replayed: true,
-          recorded: true,
-          failure: { reason: expect.stringContaining('timeout') },
-        });
+        expect(answer).toMatchObject({ compactionId: failedOnce.answer.compactionId, outcome: 'failed', replayed: true, recorded: true });
+      });
+    const compacted = compact(delivered)(stateOf(threeTurns));
+    given(...threeTurns, ...recorded(compacted.events))
+      .when(compact(delivered))
+      .then(({ summarizerRequests, answer }) => {
+        expect(summarizerRequests).toEqual([]);
+        expect(answer).toMatchObject({ compactionId: compacted.answer.compactionId, outcome: 'compacted', replayed: true });
+      });
+    // Another command id with the same body is another command: a new pass.
+    given(...threeTurns, ...recorded(failedOnce.events))
+      .when(compact(compactCommand(summarizing(2), { commandId: 'msg-2' })))
+      .then(({ summarizerRequests, answer }) => {
+        expect(summarizerRequests).toHaveLength(1);
+        expect(answer.replayed).toBeUndefined();
       });
   });
 

@@ -108,22 +108,30 @@ export function stillFiring(trigger: Trigger | null, after: TriggerFigures): { t
 }
 
 /**
- * The earlier decision to answer with instead of deciding again, or null. A failed decision made
- * with the same parameters on a session where no conversation event arrived since is replayed
- * (the input is unchanged, so is the answer: no second summarizer call). After the store refused
- * this pass's ids as duplicates (`concurrent`: the same compaction was decided meanwhile) the last
- * decision with the same parameters is replayed, whatever its outcome.
+ * The earlier decision to answer with instead of deciding again, or null:
+ * - `compactionId` (the id this pass would decide under) is the last decision's: a transport
+ *   command delivered again (its id derives from the command id) after its decision was recorded
+ *   and before any other decision. An id derived from the base revision never matches: every
+ *   decision moves the revision past the one it was based on.
+ * - `concurrent` (the store refused this pass's ids as duplicates: the same compaction was decided
+ *   meanwhile): the last decision with the same parameters, whatever its outcome.
+ *
+ * A failed decision is not replayed otherwise: the same command asked again after a failure is a
+ * new pass on the revision the failure left (a new compaction id, a new summarizer call), so a
+ * transient summarizer fault does not stick until the session changes. Each failure is recorded,
+ * so `consecutiveFailures` (the auto-compaction backoff) counts the retries too.
  */
-export function compactionToReplay(state: SessionWindowState, paramsKey: string, concurrent = false): RecordedCompaction | null {
+export function compactionToReplay(state: SessionWindowState, paramsKey: string, concurrent = false, compactionId?: string): RecordedCompaction | null {
   const last = state.lastCompaction;
-  if (!last || last.paramsKey !== paramsKey) return null;
-  if (concurrent) return last;
-  return state.eventsSinceCompaction === 0 && last.outcome === 'failed' ? last : null;
+  if (!last) return null;
+  if (compactionId !== undefined && last.compactionId === compactionId) return last;
+  return concurrent && last.paramsKey === paramsKey ? last : null;
 }
 
 /**
  * Step 1 (DESIGN §3.2–§3.6): plans a pass on `state` (a private copy; null when the session does
- * not exist). Concludes with a replay ({@link compactionToReplay}), with the planner's
+ * not exist). Concludes with a replay ({@link compactionToReplay}: a transport command delivered
+ * again after its decision), with the planner's
  * `not-triggered` or `noop` (and its reason), or with the dry run's would-be result; otherwise
  * returns the pass to decide. The compaction id is derived from the command id when given, else
  * from (session, `state.revision`, parameters).
@@ -133,11 +141,11 @@ export function planSessionCompaction(command: CompactSession, state: SessionWin
   if (!state || state.revision === null) throw new SessionNotFoundError(command.sessionId);
   const key = sessionKey(command.tenantId, command.sessionId);
   const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
-  const replay = compactionToReplay(state, paramsKey);
+  const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, state.revision, paramsKey);
+  const replay = compactionToReplay(state, paramsKey, false, compactionId);
   if (replay) return { kind: 'conclude', conclusion: { kind: 'replay', recorded: replay, state } };
   const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
   if (plan.outcome !== 'compacted') return { kind: 'conclude', conclusion: { kind: 'unrecorded', plan, state } };
-  const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, state.revision, paramsKey);
   if (command.dryRun) {
     const estimator = getEstimator(command.estimator);
     const pending = { reply: { text: '(summary pending)' }, summaryId: summaryIdFor(compactionId), estimator };

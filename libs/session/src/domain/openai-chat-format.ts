@@ -3,7 +3,8 @@
  * (DESIGN §3.1, §5), plus a provider-eye validation of a rendered window.
  *
  * - {@link openAiMessagesToEvents}: what `POST /v1/sessions/:id/messages` appends.
- * - {@link eventsToOpenAiMessages}: the window rendered with `format=openai`.
+ * - {@link eventsToOpenAiMessages}: the window rendered with `format=openai`
+ *   ({@link renderOpenAiWindow}: the same, saying what of each event it carries).
  * - {@link validateOpenAiWindow}: the problems a provider would reject a window for; used by
  *   the replay tool and the tests.
  *
@@ -265,10 +266,35 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
  * provider's tool message has neither), except a tool message's `name` when it was sent with one.
  */
 export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAiChatMessage[] {
+  return renderOpenAiWindow(entries).messages;
+}
+
+/**
+ * What of one input event a rendering carries: `all` of it, `none` of it (a superseded system
+ * message; a tool event none of whose responses answers a call of the window), or, for a tool
+ * event some of whose responses are left out, the responses rendered.
+ */
+export type OpenAiShownPart = 'all' | 'none' | ToolResponse[];
+
+/** {@link eventsToOpenAiMessages}'s messages, with an account of what they carry (for their cost). */
+export interface OpenAiRendering {
+  messages: OpenAiChatMessage[];
+  /** Per input event (same index): what of it the messages carry. */
+  shown: OpenAiShownPart[];
+  /** The calls answered by a {@link NO_TOOL_RESPONSE} placeholder message, one per placeholder, in message order. */
+  placeholders: ToolCall[];
+}
+
+/**
+ * {@link eventsToOpenAiMessages} (same rules, same messages), also saying what of each event the
+ * messages carry and which calls got a placeholder answer, so a caller can cost what a model is
+ * sent (see `openAiRenderingCost`). Pure; the input is not mutated.
+ */
+export function renderOpenAiWindow(entries: readonly SessionEvent[]): OpenAiRendering {
   let pinned: SessionEvent | undefined;
   for (const event of entries) if (event.type === 'system' && !isNotice(event)) pinned = event;
   // Each call's answer (the first response paired with it, per pairToolCalls), so it can be emitted right after it.
-  const answers = new Map<SessionEvent, Map<string, OpenAiToolMessage>>();
+  const answers = new Map<SessionEvent, Map<string, { message: OpenAiToolMessage; at: number; response: ToolResponse }>>();
   const { calls } = pairToolCalls(entries);
   for (const call of calls) {
     const first = call.responses[0];
@@ -276,9 +302,9 @@ export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAi
     const tool = entries[first] as Extract<SessionEvent, { type: 'tool' }>;
     const response = tool.responses.find((r) => r.toolCallId === call.id)!;
     const holder = entries[call.callAt];
-    const got = answers.get(holder) ?? new Map<string, OpenAiToolMessage>();
+    const got = answers.get(holder) ?? new Map<string, { message: OpenAiToolMessage; at: number; response: ToolResponse }>();
     const content = response.dataParts ? textParts(response.dataParts) : response.data;
-    got.set(call.id, { role: 'tool', tool_call_id: call.id, content, ...named(tool.name) });
+    got.set(call.id, { message: { role: 'tool', tool_call_id: call.id, content, ...named(tool.name) }, at: first, response });
     answers.set(holder, got);
   }
   let lastNonTool = -1;
@@ -286,6 +312,11 @@ export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAi
     if (event.type !== 'tool' && (event.type !== 'system' || isNotice(event))) lastNonTool = i;
   });
   const out: OpenAiChatMessage[] = [];
+  const shown: OpenAiShownPart[] = entries.map((event) =>
+    event.type === 'tool' || (event.type === 'system' && event !== pinned && !isNotice(event)) ? 'none' : 'all',
+  );
+  const shownResponses = new Map<number, Set<ToolResponse>>();
+  const placeholders: ToolCall[] = [];
   if (pinned && pinned.type === 'system') out.push({ role: 'system', content: contentOf(pinned.text, pinned.textParts) ?? '', ...named(pinned.name) });
   entries.forEach((event, i) => {
     switch (event.type) {
@@ -319,14 +350,24 @@ export function eventsToOpenAiMessages(entries: readonly SessionEvent[]): OpenAi
         const stillRunning = i === lastNonTool; // the newest message: its calls may still be running
         for (const c of calls) {
           const answer = got?.get(c.id);
-          if (answer !== undefined) out.push(answer);
-          else if (!stillRunning) out.push({ role: 'tool', tool_call_id: c.id, content: NO_TOOL_RESPONSE });
+          if (answer !== undefined) {
+            out.push(answer.message);
+            shownResponses.set(answer.at, (shownResponses.get(answer.at) ?? new Set()).add(answer.response));
+          } else if (!stillRunning) {
+            out.push({ role: 'tool', tool_call_id: c.id, content: NO_TOOL_RESPONSE });
+            placeholders.push(c);
+          }
         }
         break;
       }
     }
   });
-  return out;
+  for (const [at, responses] of shownResponses) {
+    const tool = entries[at] as Extract<SessionEvent, { type: 'tool' }>;
+    // In the event's own order, so a partly rendered event is costed as the event it would be.
+    shown[at] = responses.size === tool.responses.length ? 'all' : tool.responses.filter((r) => responses.has(r));
+  }
+  return { messages: out, shown, placeholders };
 }
 
 function textParts(parts: readonly string[]): OpenAiTextPart[] {

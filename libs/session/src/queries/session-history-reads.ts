@@ -47,12 +47,14 @@ export class SessionHistoryReads {
   ) {}
 
   /**
-   * The tenant's sessions, newest activity first, once the read models include this process's
-   * acknowledged writes (and have caught up with the log once since start: see SessionReads.waitFor).
-   * @throws InvalidQueryError (400) on a bad cursor; ProjectionBehindError (503).
+   * The tenant's sessions, newest activity first, once the read models include `minPosition` (a
+   * global log position) or, without it, this process's acknowledged writes (and have caught up
+   * with the log once since start: see SessionReads.waitFor).
+   * @throws InvalidQueryError (400) on a bad cursor; InvalidRequestError (400
+   * `position_out_of_range`) for a position past the log's end; ProjectionBehindError (503).
    */
-  async sessions(query: SessionListQuery): Promise<{ sessions: SessionSummaryAnswer[]; nextCursor?: string }> {
-    await this.reads.waitFor(undefined);
+  async sessions(query: SessionListQuery, minPosition?: bigint): Promise<{ sessions: SessionSummaryAnswer[]; nextCursor?: string }> {
+    await this.reads.waitFor(minPosition);
     return jsonSafe(listSessionSummaries(this.readModels, query)) as { sessions: SessionSummaryAnswer[]; nextCursor?: string } & SessionSummaryPage;
   }
 

@@ -7,7 +7,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
-import { eventsToOpenAiMessages } from '../domain/openai-chat-format';
+import { renderOpenAiWindow } from '../domain/openai-chat-format';
+import { openAiRenderingCost } from '../domain/openai-window-cost';
 import { InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
@@ -44,12 +45,19 @@ export class ProjectionBehindError extends SessionError {
 
 /** Options of {@link SessionReads.window}. */
 export interface WindowOptions {
-  /** The window right after this stream revision, computed from the log. */
+  /**
+   * The window right after this stream revision, computed from the log; a revision inside one
+   * atomic decision (see `loadSessionWindowAt`) gives the window after the whole decision, and the
+   * answer's `revision` names the revision shown.
+   */
   atRevision?: bigint;
   /** Wait (up to `maxWaitMs`) until the projection has applied this global position. */
   minPosition?: bigint;
   format: 'events' | 'openai';
-  /** Estimator whose costs `tokens` sums (tokens, or UTF-16 code units for `chars`). */
+  /**
+   * Estimator of `tokens` (tokens, or UTF-16 code units for `chars`): with format `events` the sum
+   * of the events' costs; with `openai` the cost of what the messages carry (see `openAiRenderingCost`).
+   */
   estimator: EstimatorName;
 }
 
@@ -71,7 +79,10 @@ export class SessionReads {
 
   /**
    * The active window: `{ sessionId, revision, tokens, estimator, events }` or, with format
-   * `openai`, `{ sessionId, revision, tokens, estimator, messages }`.
+   * `openai`, `{ sessionId, revision, tokens, estimator, messages }`. `revision` is the revision
+   * whose window is shown: with `atRevision` inside one atomic decision (a compaction's events
+   * before its closing one; a late answer before its on-arrival archive), the decision's last
+   * revision, so no window that was never committed is shown.
    * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidRequestError (400
    *   `revision_out_of_range`) when `atRevision` is not one of the session's revisions (past its last, or before its first).
    */
@@ -102,10 +113,17 @@ export class SessionReads {
       revision = projected.revision;
       entries = projected.entries;
     }
-    const head = { sessionId, revision: revision.toString(), tokens: windowTokens(entries, options.estimator), estimator: options.estimator };
-    if (options.format === 'openai') return { ...head, messages: eventsToOpenAiMessages(entries.map((e) => e.event)) };
+    if (options.format === 'openai') {
+      // `tokens`: the cost of what the messages carry (placeholders in, what is left out not).
+      const rendering = renderOpenAiWindow(entries.map((e) => e.event));
+      const tokens = openAiRenderingCost(rendering, entries, options.estimator);
+      return { sessionId, revision: revision.toString(), tokens, estimator: options.estimator, messages: rendering.messages };
+    }
     return {
-      ...head,
+      sessionId,
+      revision: revision.toString(),
+      tokens: windowTokens(entries, options.estimator),
+      estimator: options.estimator,
       events: entries.map((e) => ({
         ...e.event,
         tokens: e.costs[options.estimator],

@@ -21,12 +21,17 @@ export class CompactSessionCommand implements CompactSession {
   ) {}
 }
 
-/** Published for every answered compaction (dry runs included), for the metrics: `reason` is the noop reason. */
+/**
+ * Published for every answered compaction (dry runs included), for the metrics: `reason` is the
+ * noop reason; `replayed` marks an answer with a decision recorded earlier (a redelivered or
+ * concurrent duplicate command): no pass of its own, so the metrics do not count it again.
+ */
 export class CompactionAnswered {
   constructor(
     readonly origin: 'auto' | 'command',
     readonly outcome: CompactionResult['outcome'],
     readonly reason: NoopReason['reason'] | undefined,
     readonly dryRun: boolean,
+    readonly replayed = false,
   ) {}
 }

@@ -57,7 +57,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       conclusion.kind === 'replay' ? { ...conclusion, decisionEvents: await this.decisionEvents(command, conclusion.recorded) } : conclusion,
       command,
     );
-    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun));
+    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, answer.replayed === true));
     return answer;
   }
 

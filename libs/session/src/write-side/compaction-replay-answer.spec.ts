@@ -2,11 +2,13 @@
  * The same compaction decided twice at once (two replicas, or a command delivered twice): one pass
  * records it, the other finds it recorded and answers it as recorded (DESIGN §3.6), with what it
  * archived, its summary and the position of its last event, not an empty `archived` beside
- * non-zero savings.
+ * non-zero savings. The same command asked again after a failed pass is not a duplicate: it runs a
+ * new pass.
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy, type SummaryRequest } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
+import { COMPACTION_COMPLETED, COMPACTION_FAILED } from '../events/session-stream-events';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
@@ -62,6 +64,53 @@ describe('a compaction decided twice at once', () => {
         recorded: a.recorded,
       });
       expect(asRecorded(replayed)).toEqual(asRecorded(written));
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/** Answers each call with the next of `outcomes` (the last one repeats), counting the calls. */
+class ScriptedSummarizer implements Summarizer {
+  readonly identity = { kind: 'extractive' as const, model: 'scripted' };
+  calls = 0;
+  constructor(private readonly outcomes: SummarizerOutcome[]) {}
+  async summarize(): Promise<SummarizerOutcome> {
+    return this.outcomes[Math.min(this.calls++, this.outcomes.length - 1)];
+  }
+}
+
+describe('the same compaction asked again after a failed pass', () => {
+  it('runs a new pass each time (a new summarizer call, a new decision) until one succeeds', async () => {
+    const store = SqliteEventStore.open(':memory:');
+    try {
+      const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
+      for (let n = 0; n < 8; n++)
+        await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
+      const failure = (reason: string): SummarizerOutcome => ({ ok: false, reason, calls: 1, promptTokens: 0, completionTokens: 0 });
+      const summarizer = new ScriptedSummarizer([
+        failure('blank reply'),
+        failure('HTTP 500'),
+        { ok: true, text: 'the recap', calls: 1, promptTokens: 1, completionTokens: 1 },
+      ]);
+      const handler = new CompactSessionHandler(store, new SessionStateCache(store), summarizer);
+      const strategy = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 });
+      const compact = () => handler.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false));
+
+      const blank = await compact();
+      const error = await compact();
+      const healthy = await compact();
+      expect([blank, error, healthy].map((a) => [a.outcome, a.replayed, a.failure?.reason])).toEqual([
+        ['failed', undefined, 'summarizer failed: blank reply'],
+        ['failed', undefined, 'summarizer failed: HTTP 500'],
+        ['compacted', undefined, undefined],
+      ]);
+      expect(summarizer.calls).toBe(3);
+      expect(new Set([blank.compactionId, error.compactionId, healthy.compactionId]).size).toBe(3);
+      expect(healthy.summary?.text).toBe('the recap');
+      const log = await store.readStream('session-t.s');
+      expect(log.filter((e) => e.type === COMPACTION_FAILED)).toHaveLength(2);
+      expect(log.filter((e) => e.type === COMPACTION_COMPLETED)).toHaveLength(1);
     } finally {
       await store.close();
     }

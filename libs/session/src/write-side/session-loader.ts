@@ -4,7 +4,8 @@
  * {@link loadSessionWindow} costs O(active window + events since the last compaction): it reads the
  * stream backwards to the last compaction decision, whose session snapshot names the revision ranges of
  * the active entries, reads those ranges, then folds the tail. {@link loadSessionWindowAt} folds
- * the log from the start up to a revision (time travel, DESIGN §5).
+ * the log from the start up to a revision, or to the end of the atomic decision holding it (time
+ * travel, DESIGN §5).
  */
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import {
@@ -16,6 +17,8 @@ import {
   type SessionSnapshot,
 } from '../events/session-stream-events';
 import { emptySessionWindow, evolveSessionWindow, foldSessionWindow, type SessionWindowState } from '../domain/session-window';
+import { AtomicDecisionTracker } from '../domain/atomic-decisions';
+import { cloneSessionWindow } from '../domain/clone-session-window';
 
 /** First page size for backward reads; pages double up to {@link MAX_PAGE}, so a load reads O(events since). */
 const FIRST_PAGE = 32;
@@ -79,13 +82,45 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
  * The state of `sessionId` as it was right after revision `revision` (inclusive), folded from the
  * start of the log; `null` when the stream does not exist. A revision past the end gives the
  * current state.
+ *
+ * A revision inside one atomic decision (a compaction's decision events before its closing
+ * `CompactionCompleted` / `CompactionFailed`; a late answer and the events after it in its append,
+ * before the `EventsArchived` with `onArrival` that archives it; see {@link AtomicDecisionTracker})
+ * gives the state after the whole decision: no reader ever saw the state in between (events
+ * archived with no summary in their place, a tool result whose call is archived). The returned
+ * state's `revision` is then the decision's last revision, past `revision`. Reads the events up to
+ * `revision`, plus those of the decision after it.
  */
 export async function loadSessionWindowAt(store: EventStore, sessionId: string, revision: bigint): Promise<SessionWindowState | null> {
+  const stream = sessionStream(sessionId);
   // At most revision + 1 events (fewer when the stream starts later: a session written again after
   // an erasure continues after the erased revisions). Past 2^53 no stream is that long: read it
   // all (a larger count would not bind as an integer).
   const maxCount = revision < BigInt(Number.MAX_SAFE_INTEGER) ? Number(revision + 1n) : undefined;
-  const events = (await store.readStream(sessionStream(sessionId), { fromRevision: 'start', maxCount })).filter((e) => e.revision <= revision);
+  const events = (await store.readStream(stream, { fromRevision: 'start', maxCount })).filter((e) => e.revision <= revision);
   if (events.length === 0) return null;
-  return foldSessionWindow(events);
+  const decisions = new AtomicDecisionTracker();
+  const state = emptySessionWindow();
+  for (const e of events) {
+    decisions.observe(state, e);
+    evolveSessionWindow(state, e);
+  }
+  if (!decisions.inside) return state;
+  // Inside a decision: read on to its end. A decision that never closes (a log written before late
+  // answers were archived on arrival) leaves the state as it was at `revision`.
+  const atRevision = cloneSessionWindow(state);
+  let from = state.revision! + 1n;
+  let pageSize = FIRST_PAGE;
+  for (;;) {
+    const page = await store.readStream(stream, { fromRevision: from, maxCount: pageSize });
+    for (const e of page) {
+      if (!decisions.continues(e)) return atRevision;
+      decisions.observe(state, e);
+      evolveSessionWindow(state, e);
+      if (!decisions.inside) return state;
+    }
+    if (page.length < pageSize) return atRevision;
+    from = page[page.length - 1].revision + 1n;
+    pageSize = Math.min(MAX_PAGE, pageSize * 2);
+  }
 }
