@@ -9,7 +9,9 @@
  * load generator's thread, which costs the same per request whatever the server). On a machine
  * shared with other work, CPU per request is the steadier figure: when the cores are saturated,
  * throughput is about cores / CPU per request. `PROFILE_CEILING=1` runs the same load on figure
- * 1's minimal append server instead, for the same figures of the ceiling.
+ * 1's minimal append server instead, for the same figures of the ceiling. `PROFILE_REPEAT=n` measures
+ * n times in turn on the same server (one line each): under other load, compare the lowest CPU per
+ * request of each build, from interleaved runs.
  */
 import 'reflect-metadata';
 import * as fs from 'node:fs';
@@ -67,23 +69,30 @@ async function main(): Promise<void> {
   try {
     const seconds = Number(process.env.PROFILE_SECONDS ?? 6);
     const eventsPerRequest = Number(process.env.PROFILE_EVENTS_PER_REQUEST ?? 1);
-    const appendsBefore = target.appends();
-    const before = performance.eventLoopUtilization();
-    const cpuBefore = process.cpuUsage();
-    const done = await runWorker({ ports: [target.port], clients: 16, seconds, warmup: 1, messages, eventsPerRequest, probeWindow: false });
-    const cpu = process.cpuUsage(cpuBefore);
-    const requests = done.results.reduce((s, r) => s + r.lat.length, 0);
-    const loop = performance.eventLoopUtilization(before);
-    // Per request (ms, warm-up included): busy event-loop time, and CPU of every thread of the process.
-    const appends = Math.max(1, target.appends() - appendsBefore);
-    const perRequest = loop.active / appends;
-    const cpuPerRequest = (cpu.user + cpu.system) / 1000 / appends;
-    process.stdout.write(
-      `${((requests * eventsPerRequest) / ((done.end - done.start) / 1000)).toFixed(0)} events/s; event loop ${(loop.utilization * 100).toFixed(0)}% busy, ${perRequest.toFixed(3)} ms per request; CPU ${cpuPerRequest.toFixed(3)} ms per request (all threads); ${target.projectorLine()}\n`,
-    );
+    // PROFILE_REPEAT=n: n measurements in turn on the same server (one line each); on a shared machine the least disturbed one (lowest CPU per request) is the steadiest figure.
+    const repeat = Math.max(1, Number(process.env.PROFILE_REPEAT ?? 1));
+    for (let round = 0; round < repeat; round++) await measure(target, messages, seconds, eventsPerRequest);
   } finally {
     await target.stop();
   }
+}
+
+/** One measurement of `seconds` under figure 1's load on `target`: prints its line. */
+async function measure(target: Target, messages: ReturnType<typeof textMessages>, seconds: number, eventsPerRequest: number): Promise<void> {
+  const appendsBefore = target.appends();
+  const before = performance.eventLoopUtilization();
+  const cpuBefore = process.cpuUsage();
+  const done = await runWorker({ ports: [target.port], clients: 16, seconds, warmup: 1, messages, eventsPerRequest, probeWindow: false });
+  const cpu = process.cpuUsage(cpuBefore);
+  const requests = done.results.reduce((s, r) => s + r.lat.length, 0);
+  const loop = performance.eventLoopUtilization(before);
+  // Per request (ms, warm-up included): busy event-loop time, and CPU of every thread of the process.
+  const appends = Math.max(1, target.appends() - appendsBefore);
+  const perRequest = loop.active / appends;
+  const cpuPerRequest = (cpu.user + cpu.system) / 1000 / appends;
+  process.stdout.write(
+    `${((requests * eventsPerRequest) / ((done.end - done.start) / 1000)).toFixed(0)} events/s; event loop ${(loop.utilization * 100).toFixed(0)}% busy, ${perRequest.toFixed(3)} ms per request; CPU ${cpuPerRequest.toFixed(3)} ms per request (all threads); ${target.projectorLine()}\n`,
+  );
 }
 
 void main();

@@ -370,8 +370,9 @@ describe('replay CLI: Ctrl-C during the run', () => {
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.on('close', (code, signal) => resolve({ code, signal })),
     );
-    // the first progress line: the service runs (its store is under TMPDIR) and turns are being sent
-    while (!/replay: \d+\/320 turns/.test(stderr)) {
+    // a progress line after some turns: the service runs (its store is under TMPDIR) and turns are
+    // being sent (a slow start may print 0/320 first: the interruption would then come before any turn)
+    while (!/replay: [1-9]\d*\/320 turns/.test(stderr)) {
       if (child.exitCode !== null) throw new Error(`replay ended early: ${stderr}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

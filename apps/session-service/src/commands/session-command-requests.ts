@@ -4,7 +4,6 @@
  * validation rule and each error code lives in one place. Bodies are the JSON bodies of the HTTP
  * requests (see `../http/request-schemas.ts`).
  */
-import { z } from 'zod';
 import { parseStrategy, parseTrigger, InvalidParameterError, type Strategy, type Trigger } from '@lib/compaction';
 import { parseCanonicalInteger, type ExpectedRevision } from '@lib/event-store';
 import {
@@ -42,7 +41,14 @@ function toExpectedRevision(value: string | number | undefined): ExpectedRevisio
 function withNullOptionalsAbsent(schemas: RequestSchemas, body: unknown): unknown {
   if (body === null || typeof body !== 'object' || !Array.isArray((body as { events?: unknown }).events)) return body;
   const events = (body as { events: unknown[] }).events;
-  const cleaned = nullOptionalsAsAbsent(z.array(schemas.nativeEvent), events);
+  // Each event against the event schema (as an array of them would walk it; no schema built per request).
+  let cleaned: unknown[] = events;
+  for (let i = 0; i < events.length; i++) {
+    const event = nullOptionalsAsAbsent(schemas.nativeEvent, events[i]);
+    if (event === events[i]) continue;
+    if (cleaned === events) cleaned = events.slice();
+    cleaned[i] = event;
+  }
   return cleaned === events ? body : Object.fromEntries(Object.entries(body).map(([k, v]) => [k, k === 'events' ? cleaned : v]));
 }
 

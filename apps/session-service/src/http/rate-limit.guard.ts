@@ -10,6 +10,14 @@ import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';
 /** Global guard: the throttler's, plus the X-RateLimit-* headers on 429 answers. */
 @Injectable()
 export class RateLimitGuard extends ThrottlerGuard {
+  /**
+   * Without a limit (`skipIf` says so for every request), skips the throttler's per-request
+   * metadata lookups: its own loop would skip each throttler anyway.
+   */
+  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
+    return this.commonOptions.skipIf?.(context) === true;
+  }
+
   protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     const { res } = this.getRequestResponse(context);
     this.setResponseHeader(res, 'X-RateLimit-Limit', detail.limit);

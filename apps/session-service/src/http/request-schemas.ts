@@ -107,6 +107,22 @@ export const EXPECTED_REVISION_IMPRECISE =
 export const EXPECTED_REVISION_NULL =
   'is null: leave it out (or send "any") for no check, or send the revision of the session\'s last event (e.g. 8 or "8"), "no_stream" (the session must not exist yet) or "stream_exists"';
 
+/** Per discriminated union: the option each string tag seen so far selects (only tags that select one: a bounded set). */
+const OPTION_BY_TAG = new WeakMap<z.ZodType, Map<string, z.ZodType>>();
+
+/** The option of a discriminated union whose discriminator field accepts `tag`, or undefined; remembered per string tag. */
+function unionOptionFor(union: z.ZodType, options: z.ZodType[], discriminator: string, tag: unknown): z.ZodType | undefined {
+  const known = typeof tag === 'string' ? OPTION_BY_TAG.get(union)?.get(tag) : undefined;
+  if (known) return known;
+  const option = options.find((o) => (o as unknown as { shape?: Record<string, z.ZodType> }).shape?.[discriminator]?.safeParse(tag).success);
+  if (option && typeof tag === 'string') {
+    let byTag = OPTION_BY_TAG.get(union);
+    if (!byTag) OPTION_BY_TAG.set(union, (byTag = new Map<string, z.ZodType>()));
+    byTag.set(tag, option);
+  }
+  return option;
+}
+
 /**
  * Native-event fields that may be left out count as absent when sent as null (as OpenAI message
  * fields do on `/messages`): returns `value` without them, for `schema` (an event schema of
@@ -131,9 +147,7 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
       if (value === null || typeof value !== 'object' || typeof def.discriminator !== 'string') return value;
       const discriminator = def.discriminator;
       const tag = (value as Record<string, unknown>)[discriminator];
-      const option = (def.options as z.ZodType[]).find(
-        (o) => (o as unknown as { shape?: Record<string, z.ZodType> }).shape?.[discriminator]?.safeParse(tag).success,
-      );
+      const option = unionOptionFor(schema, def.options as z.ZodType[], discriminator, tag);
       return option ? nullOptionalsAsAbsent(option, value) : value;
     }
     case 'object': {
