@@ -91,6 +91,14 @@ export interface SummaryRequest {
   overlap: string[];
   /** Ids of the events the new summary covers (archived real events and old summaries), log order. */
   coveredIds: string[];
+  /**
+   * The most the new summary should cost, both formatted lines (shadow prompt and text, DESIGN
+   * §3.1) in the unit of the estimator the events were costed with; see `summaryTokenBudget`.
+   * Set by the planner; absent in requests built elsewhere (no budget then, only the
+   * summarizer's own bounds). A summarizer keeps within it where it can; a summary that still
+   * costs more is accepted (the pass then reports `tokensEstimatedSaved` floored at 0).
+   */
+  maxSummaryTokens?: number;
 }
 
 /**

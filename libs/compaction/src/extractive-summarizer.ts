@@ -3,7 +3,10 @@
  * configured. It calls no model: it extracts what it can from the formatted events.
  */
 import type { SummaryRequest } from './compaction-types';
+import { summaryTextBudget } from './summary-budget';
+import { fitTextToTokens } from './summary-chunks';
 import { truncateMiddle } from './text';
+import { eventCost, type TokenEstimator } from './token-estimators';
 
 /** Name and version of the extractive summarizer, recorded as the summarizer identity of every decision it makes. */
 export const EXTRACTIVE_SUMMARIZER_MODEL = 'extractive-v1';
@@ -189,6 +192,99 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
   return blocks.filter((b) => b !== '').join('\n');
 }
 
+/** What an extractive summary is made of, extracted once from a request (rendering only sizes it). */
+interface ExtractedParts {
+  header: string;
+  previous: string;
+  userLines: string[];
+  tools: string[];
+  artefacts: string[];
+  lastLines: string[];
+  /** Every archived event's formatted text on one line (whitespace runs collapsed), oldest first. */
+  eventLines: string[];
+}
+
+function extractParts(request: SummaryRequest): ExtractedParts {
+  const events = request.toSummarize;
+  return {
+    header: `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`,
+    previous: mergePreviousSummaries(request.currentSummaries),
+    userLines: events.filter((t) => t.startsWith('User: ')).map((t) => `- ${t.slice('User: '.length).replace(/\s+/g, ' ').trim()}`),
+    tools: [...toolNames(events)].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name)),
+    artefacts: collectArtefacts(events).slice(0, MAX_ARTEFACTS),
+    lastLines: events.slice(-3).map((t) => `- ${t.replace(/\s+/g, ' ').trim()}`),
+    eventLines: events.map((t) => t.replace(/\s+/g, ' ').trim()),
+  };
+}
+
+/** Each section's share of the room (fractions; their sum stays under 1). */
+interface Shares {
+  previous: number;
+  users: number;
+  tools: number;
+  artefacts: number;
+  last: number;
+}
+
+/** The shares of an unbudgeted summary. */
+const DEFAULT_SHARES: Shares = { previous: 0.35, users: 0.3, tools: 0.08, artefacts: 0.12, last: 0.12 };
+
+/**
+ * The shares within a summary budget: the artefacts (identifiers, values, paths, dates: the
+ * facts an agent needs verbatim, densely listed) get the most after the previous summary; the
+ * last events, which the kept window continues, and the tool names get less.
+ */
+const BUDGET_SHARES: Shares = { previous: 0.32, users: 0.15, tools: 0.02, artefacts: 0.44, last: 0.04 };
+
+/**
+ * The summary of `parts` bounded by `maxChars` (UTF-16 code units), each section with its share
+ * of `shareBase` (default `maxChars`; the budget search passes `maxChars` less the header and the
+ * section titles, so that the final bound never has to cut through them).
+ */
+function renderParts(parts: ExtractedParts, maxChars: number, shareBase = maxChars, shares: Shares = DEFAULT_SHARES): string {
+  const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(shareBase * shares.previous)) : '';
+  const users = fitLines(parts.userLines, Math.floor(shareBase * shares.users), 60);
+  const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(shareBase * shares.tools)) : '';
+  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(shareBase * shares.artefacts)) : '';
+  const last = fitLines(parts.lastLines, Math.floor(shareBase * shares.last), 60);
+  const sections = [
+    parts.header,
+    previousBlock ? section(TITLES.previous, [previousBlock]) : '',
+    section(TITLES.users, users),
+    toolsLine ? section(TITLES.tools, [toolsLine]) : '',
+    artefactsLine ? section(TITLES.artefacts, [artefactsLine]) : '',
+    section(TITLES.last, last),
+  ].filter((p) => p !== '');
+  return truncateMiddle(sections.join('\n\n'), maxChars);
+}
+
+/** Code units of the header, the titles of the sections `parts` fills and their separators. */
+function renderOverhead(parts: ExtractedParts): number {
+  const titles = [
+    parts.previous !== '' ? TITLES.previous : '',
+    parts.userLines.length > 0 ? TITLES.users : '',
+    parts.tools.length > 0 ? TITLES.tools : '',
+    parts.artefacts.length > 0 ? TITLES.artefacts : '',
+    parts.lastLines.length > 0 ? TITLES.last : '',
+  ].filter((t) => t !== '');
+  return parts.header.length + titles.reduce((sum, t) => sum + t.length + 3, 0);
+}
+
+/** Least room (estimator units) the compact form is given, whatever the budget: a shorter text would say nothing. */
+export const MIN_COMPACT_SUMMARY_TOKENS = 32;
+
+/**
+ * The compact form used when even the smallest sectioned summary would exceed the budget (a small
+ * pass): no header or headings, the previous summary's content then the archived events as they
+ * are (one line each), middle-truncated to `textBudget` but to no less than
+ * {@link MIN_COMPACT_SUMMARY_TOKENS}, so the oldest and the newest lines stay. Never blank.
+ */
+function compactSummary(parts: ExtractedParts, textBudget: number, estimator: TokenEstimator): string {
+  const text = [parts.previous, ...parts.eventLines].filter((l) => l !== '').join('\n');
+  const fitted = fitTextToTokens(text, Math.max(textBudget, MIN_COMPACT_SUMMARY_TOKENS), estimator).trim();
+  return fitted !== '' ? fitted : parts.header;
+}
+
 /**
  * A deterministic extractive summary of `request` (DESIGN §3.7): same input, same output; no
  * model, no randomness, no clock. Never blank when `toSummarize` is non-empty.
@@ -206,36 +302,40 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
  * - the last events before the cut (the work in progress).
  *
  * The overlap is not summarized. `maxChars` (default {@link DEFAULT_EXTRACTIVE_MAX_CHARS}, at
- * least {@link MIN_EXTRACTIVE_MAX_CHARS}) bounds the whole result. Never throws.
+ * least {@link MIN_EXTRACTIVE_MAX_CHARS}) bounds the whole result.
+ *
+ * The summary budget: with `options.estimator` (the one the events were costed with) and
+ * `request.maxSummaryTokens`, the summary event (shadow prompt and text, DESIGN §3.1) is kept
+ * within that budget: the largest bound ≤ `maxChars` whose summary fits is used, the sections
+ * sharing what the header and titles leave of it (so every kind of line stays represented, each
+ * middle-truncated or thinned to its first and newest lines). When even
+ * {@link MIN_EXTRACTIVE_MAX_CHARS} for the sections does not fit, the compact form (the previous summary's content and the archived events as they are, no
+ * headings) is middle-truncated to the budget, or to {@link MIN_COMPACT_SUMMARY_TOKENS} when the
+ * budget leaves less for the text (the summary then costs more than its budget).
+ * Never throws.
  */
-export function extractiveSummary(request: SummaryRequest, options: { maxChars?: number } = {}): string {
+export function extractiveSummary(request: SummaryRequest, options: { maxChars?: number; estimator?: TokenEstimator } = {}): string {
   const requested = options.maxChars;
   const maxChars = Math.max(MIN_EXTRACTIVE_MAX_CHARS, Number.isFinite(requested) ? Math.floor(requested as number) : DEFAULT_EXTRACTIVE_MAX_CHARS);
-  const events = request.toSummarize;
-  const header = `[Extractive summary (${EXTRACTIVE_SUMMARIZER_MODEL}, no model) of ${events.length} earlier event${events.length === 1 ? '' : 's'}]`;
-
-  const previous = mergePreviousSummaries(request.currentSummaries);
-  const previousBlock = previous !== '' ? truncateMiddle(previous, Math.floor(maxChars * 0.35)) : '';
-
-  const userLines = events.filter((t) => t.startsWith('User: ')).map((t) => `- ${t.slice('User: '.length).replace(/\s+/g, ' ').trim()}`);
-  const users = fitLines(userLines, Math.floor(maxChars * 0.3), 60);
-
-  const tools = [...toolNames(events)].map(([name, n]) => (n > 1 ? `${name} ×${n}` : name));
-  const toolsLine = tools.length > 0 ? truncateMiddle(tools.join(', '), Math.floor(maxChars * 0.08)) : '';
-
-  const artefacts = collectArtefacts(events).slice(0, MAX_ARTEFACTS);
-  const artefactsLine = artefacts.length > 0 ? truncateMiddle(artefacts.join(', '), Math.floor(maxChars * 0.12)) : '';
-
-  const lastLines = events.slice(-3).map((t) => `- ${t.replace(/\s+/g, ' ').trim()}`);
-  const last = fitLines(lastLines, Math.floor(maxChars * 0.12), 60);
-
-  const parts = [
-    header,
-    previousBlock ? section(TITLES.previous, [previousBlock]) : '',
-    section(TITLES.users, users),
-    toolsLine ? section(TITLES.tools, [toolsLine]) : '',
-    artefactsLine ? section(TITLES.artefacts, [artefactsLine]) : '',
-    section(TITLES.last, last),
-  ].filter((p) => p !== '');
-  return truncateMiddle(parts.join('\n\n'), maxChars);
+  const parts = extractParts(request);
+  const full = renderParts(parts, maxChars);
+  const estimator = options.estimator;
+  if (!estimator || request.maxSummaryTokens === undefined || !Number.isFinite(request.maxSummaryTokens)) return full;
+  const budget = Math.floor(request.maxSummaryTokens);
+  const fits = (text: string) => eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator) <= budget;
+  if (fits(full)) return full;
+  // sections share what the header and titles leave, so the bound never cuts through them
+  const overhead = renderOverhead(parts);
+  const render = (bound: number) => renderParts(parts, bound, bound - overhead, BUDGET_SHARES);
+  const lowest = Math.max(MIN_EXTRACTIVE_MAX_CHARS, overhead + MIN_EXTRACTIVE_MAX_CHARS);
+  if (lowest >= maxChars || !fits(render(lowest))) return compactSummary(parts, summaryTextBudget(request, estimator) ?? 0, estimator);
+  // the largest bound whose summary fits (checked: only a bound seen to fit is used)
+  let lo = lowest;
+  let hi = maxChars - 1;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (fits(render(mid))) lo = mid;
+    else hi = mid - 1;
+  }
+  return render(lo);
 }

@@ -24,6 +24,7 @@ export * from './strategies/rolling-summary';
 export * from './planner';
 export * from './summarizer-prompt';
 export * from './summary-chunks';
+export * from './summary-budget';
 export * from './summarizer-bound';
 export * from './extractive-summarizer';
 export { truncateMiddle } from './text';

@@ -5,6 +5,7 @@
 import type { CompactionPlan, CompactionResult, NewSummary, NoopReason, Strategy, SummaryReply, SummaryRequest, Trigger } from './compaction-types';
 import { classifyEvents } from './classify';
 import { settleCut } from './cut';
+import { summaryTokenBudget } from './summary-budget';
 import { formatEvent } from './formatter';
 import type { CostedEvent, SummaryEvent } from './session-event';
 import { recursiveSummarizationCut } from './strategies/recursive-summarization';
@@ -64,7 +65,8 @@ function rawCutFor(strategy: Strategy, input: StrategyInput): RawCut {
  *    message and (for non-summarizing strategies) the summaries stay in place;
  *  - a summarizing strategy that cuts (rolling-summary: only over its threshold) also archives
  *    the current summaries and returns `summaryRequest` + `summaryInsertBeforeId` (the first kept
- *    real event); call the summarizer, then {@link completePlan};
+ *    real event); call the summarizer, then {@link completePlan}. The request carries the
+ *    summary's budget, `maxSummaryTokens` (see `summaryTokenBudget`);
  *  - outcome `compacted` when anything is archived or a summary is requested, else `noop` with
  *    `noop` saying why (`within-limit`, `newest-turn-only`, `open-tool-call`).
  *
@@ -148,6 +150,7 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
       toSummarize: archivedReal.map((k) => formatEvent(real[k].event)),
       overlap: real.slice(cut, cut + overlapSize).map((c) => formatEvent(c.event)),
       coveredIds: covered.map((i) => events[i].event.id),
+      maxSummaryTokens: summaryTokenBudget(strategy, tokensArchived - plan.tokensSuperseded),
     };
     plan.summaryRequest = request;
     plan.summaryInsertBeforeId = real[cut].event.id;

@@ -45,18 +45,33 @@ export const SUMMARIZER_SECTION = {
   context: '## Context only: the messages that follow, which stay in the window (do NOT summarize these)',
 } as const;
 
+/** How long the model's recap may be: `max` tokens or characters (the unit of the session's estimator). */
+export interface SummaryLengthLimit {
+  max: number;
+  unit: 'tokens' | 'characters';
+}
+
+/** The section that tells the model the summary budget (the last part of the user message when a limit is given). */
+export function summaryLengthSection(limit: SummaryLengthLimit): string {
+  return (
+    `## Length: write at most about ${limit.max} ${limit.unit}. The recap replaces the conversation above in the context window, ` +
+    'so it must be shorter than it: keep the concrete artefacts, the user messages, the open tasks and the next step; shorten the rest.'
+  );
+}
+
 /**
  * The messages sent to a summarizer model for `request`:
  *
  * - `system`: `request.systemPrompt` (the strategy's, or {@link DEFAULT_SUMMARIZER_SYSTEM_PROMPT});
  * - `user`: the current summary text(s) to merge (when any), then the formatted events to
  *   summarize (one per line block, oldest first), then the overlap clearly marked as context not
- *   to summarize (when any).
+ *   to summarize (when any), then, with `options.lengthLimit`, the summary budget
+ *   ({@link summaryLengthSection}).
  *
  * Stored system messages never appear: they are never in `toSummarize` or `overlap`. Pure; the
  * result is plain text (its size in tokens is whatever the caller's estimator says).
  */
-export function buildSummarizerMessages(request: SummaryRequest): { system: string; user: string } {
+export function buildSummarizerMessages(request: SummaryRequest, options: { lengthLimit?: SummaryLengthLimit } = {}): { system: string; user: string } {
   const parts: string[] = [];
   if (request.currentSummaries.length > 0) {
     parts.push(SUMMARIZER_SECTION.previousSummary, request.currentSummaries.join('\n\n'), '');
@@ -65,5 +80,6 @@ export function buildSummarizerMessages(request: SummaryRequest): { system: stri
   if (request.overlap.length > 0) {
     parts.push('', SUMMARIZER_SECTION.context, request.overlap.join('\n'));
   }
+  if (options.lengthLimit) parts.push('', summaryLengthSection(options.lengthLimit));
   return { system: request.systemPrompt, user: parts.join('\n') };
 }

@@ -14,7 +14,8 @@ export type ExtractiveSummarizerOptions = NonNullable<Parameters<typeof extracti
  * Wraps `extractiveSummary` as a {@link Summarizer}. Each call counts as one call with zero
  * prompt and completion tokens. A blank result (nothing extractable) resolves to `ok: false`
  * (§3.7: a blank summary is a failure); so does an exception (reason names its class only).
- * A large input is summarized in the token-counting worker thread (see `TokenCountingPool`), so a
+ * With `options.estimator`, the summary is kept within `request.maxSummaryTokens` (see
+ * `extractiveSummary`). A large input is summarized in the token-counting worker thread (see `TokenCountingPool`), so a
  * pass over megabytes of archived text does not hold the event loop; past that worker's deadline
  * the pass fails with a reason naming the timeout, and nothing but the failure is recorded.
  */
@@ -28,7 +29,7 @@ export class ExtractiveSummarizer implements Summarizer {
     if (options.signal?.aborted) return { ok: false, reason: 'aborted', ...usage };
     let text: string;
     try {
-      text = await sharedTokenCountingPool().extractiveSummary(request, this.options ?? {});
+      text = await sharedTokenCountingPool().extractiveSummary(request, { ...this.options, ...(options.estimator ? { estimator: options.estimator } : {}) });
     } catch (err) {
       return { ok: false, reason: `extractive summarizer error: ${err instanceof Error ? err.name : typeof err}`, ...usage };
     }

@@ -1,4 +1,4 @@
-import { formatEvent, getEstimator, SUMMARIZER_SECTION, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import { formatEvent, getEstimator, SUMMARIZER_SECTION, summaryLengthSection, type SessionEvent, type SummaryRequest } from '@lib/compaction';
 import { FakeOpenAiServer, type FakeFault } from '../../../../test/support/fake-openai-server';
 import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer';
 import { summarizerFromEnv } from './summarizer-config';
@@ -128,6 +128,34 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome.ok).toBe(false);
     expect(server.calls).toBe(2);
     expect(outcome).toMatchObject({ calls: 2, reason: expect.stringMatching(/^chunk 2: blank reply/) });
+  });
+
+  it("tells the model the summary budget (the session estimator's unit) at the end of every call, within the input bound", async () => {
+    server.setDefault((req) => `RECAP-${req.index}`);
+    const budgeted = { ...request(60, 2, ['OLD SUMMARY']), maxSummaryTokens: 400 };
+    const chars = getEstimator('chars');
+    const outcome = await summarizer({ maxInputTokens: 1500, estimator: chars }).summarize(budgeted, { estimator: chars });
+    expect(outcome.ok).toBe(true);
+    expect(server.calls).toBeGreaterThan(1);
+    const textBudget = 400 - `User: ${budgeted.shadowPrompt}`.length - 'Assistant: '.length;
+    for (const r of server.requests) {
+      const user = r.messages[1].content as string;
+      expect(user.endsWith(summaryLengthSection({ max: textBudget, unit: 'characters' }))).toBe(true);
+      expect(r.messages.reduce((s, m) => s + (m.content as string).length, 0)).toBeLessThanOrEqual(1500);
+    }
+    // in tokens for a tokenizer session; nothing said without the session's estimator or a budget
+    await summarizer().summarize(budgeted, { estimator: getEstimator('cl100k_base') });
+    expect(server.requests[server.calls - 1].messages[1].content).toMatch(/## Length: write at most about \d+ tokens\./);
+    await summarizer().summarize(budgeted);
+    await summarizer().summarize(request(3), { estimator: chars });
+    for (const r of server.requests.slice(-2)) expect(r.messages[1].content).not.toContain('## Length');
+    expect(server.requests.every((r) => !('max_tokens' in r.body) && !('max_completion_tokens' in r.body))).toBe(true);
+  });
+
+  it('turns a reply cut off at the output limit (finish_reason length) into ok:false, never a truncated summary', async () => {
+    server.setDefault({ reply: 'A recap that stops in the mid', finishReason: 'length' });
+    const outcome = await summarizer().summarize(request(3));
+    expect(outcome).toMatchObject({ ok: false, calls: 1, reason: expect.stringMatching(/cut off .*finish_reason length/) });
   });
 
   const faults: Array<[string, FakeFault, RegExp]> = [

@@ -9,13 +9,29 @@
  * summary (the running summary is folded forward and its real size is budgeted). The newest
  * archived events are always in the last call, so they are never the part that is cut off.
  *
+ * The summary budget: with `options.estimator` (the session's) and `request.maxSummaryTokens`,
+ * every call's user message ends with the length the recap may have (`summaryLengthSection`, in
+ * tokens, or characters for a `chars` session); its cost is taken off the input bound when the
+ * chunks are planned (when the bound cannot spare it, the model is not told). No `max_tokens` is
+ * sent: a reply longer than the budget is used as it is (the pass then saves less). A reply the
+ * endpoint cut off at its own output limit (`finish_reason: length`) is a failure, never a
+ * silently truncated summary.
+ *
  * Faults never throw: they resolve to `{ ok: false, reason }` with a reason built from the
  * fault's kind and HTTP status only (never message text, never the API key). Retries of
  * timeouts, 408/409/429/5xx and connection errors are the `openai` client's own policy
  * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
  */
 import type OpenAI from 'openai';
-import { buildSummarizerMessages, getEstimator, type SummaryRequest, type TokenEstimator } from '@lib/compaction';
+import {
+  buildSummarizerMessages,
+  getEstimator,
+  JOIN_SLACK,
+  summaryLengthLimit,
+  summaryLengthSection,
+  type SummaryRequest,
+  type TokenEstimator,
+} from '@lib/compaction';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 
@@ -114,8 +130,18 @@ export class OpenAiSummarizer implements Summarizer {
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
     const usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
     let pending: SummaryRequest[];
+    let lengthLimit = options.estimator ? summaryLengthLimit(request, options.estimator) : undefined;
+    // the length section is part of every call's input: the chunks are planned with its cost taken off the bound
+    let reserved = lengthLimit ? this.estimator.count(summaryLengthSection(lengthLimit)) + JOIN_SLACK : 0;
     try {
-      pending = await this.plan(request);
+      try {
+        pending = await this.plan(request, reserved);
+      } catch (err) {
+        if (reserved === 0) throw err;
+        // a bound too tight for the section as well: the model is not told the budget
+        [lengthLimit, reserved] = [undefined, 0];
+        pending = await this.plan(request, 0);
+      }
     } catch (err) {
       return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
     }
@@ -124,7 +150,7 @@ export class OpenAiSummarizer implements Summarizer {
     while (pending.length > 0) {
       const chunk = pending[0];
       const prefix = chunked ? `chunk ${usage.calls + 1}: ` : '';
-      const { system, user } = buildSummarizerMessages(chunk);
+      const { system, user } = buildSummarizerMessages(chunk, lengthLimit ? { lengthLimit } : {});
       usage.calls++;
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
@@ -159,7 +185,7 @@ export class OpenAiSummarizer implements Summarizer {
         overlap: rest[rest.length - 1].overlap,
       };
       try {
-        pending = await this.plan(remaining);
+        pending = await this.plan(remaining, reserved);
       } catch (err) {
         return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
       }
@@ -167,9 +193,9 @@ export class OpenAiSummarizer implements Summarizer {
     return { ok: true, text: running ?? '', ...usage };
   }
 
-  /** `planSummaryChunks`, off the request thread when the request is large (issue 17). */
-  private async plan(request: SummaryRequest): Promise<SummaryRequest[]> {
-    const chunks = await sharedTokenCountingPool().summaryChunks(request, this.settings.maxInputTokens, this.estimator);
+  /** `planSummaryChunks` under the bound less `reserved` units, off the request thread when the request is large (issue 17). */
+  private async plan(request: SummaryRequest, reserved: number): Promise<SummaryRequest[]> {
+    const chunks = await sharedTokenCountingPool().summaryChunks(request, this.settings.maxInputTokens - reserved, this.estimator);
     return chunks.length > 0 ? chunks : [request];
   }
 
@@ -211,6 +237,8 @@ function readReply(completion: unknown): { text: string } | { reason: string } {
     return { reason: 'the model refused to summarize (message.refusal set)' };
   }
   if (choice.finish_reason === 'content_filter') return { reason: 'the model refused to summarize (finish_reason content_filter)' };
+  // a reply cut off by the endpoint's output limit lost its end (work in progress, next step): never used as a summary
+  if (choice.finish_reason === 'length') return { reason: 'reply cut off at the output token limit (finish_reason length)' };
   const content = choice.message.content;
   if (content === null || content === undefined) return { reason: 'blank reply: message content is null' };
   if (typeof content !== 'string') return { reason: 'malformed reply: message content is not a string' };

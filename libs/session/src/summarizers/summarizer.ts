@@ -37,6 +37,11 @@ export type SummarizerOutcome = ({ ok: true; text: string } & SummarizerUsage) |
 export interface SummarizeOptions {
   /** Aborts the call (an aborted call resolves to `ok: false`, reason `aborted`). */
   signal?: AbortSignal;
+  /**
+   * The estimator the session's events were costed with: the unit of `request.maxSummaryTokens`.
+   * Without it the summary budget is not applied (only the summarizer's own bounds).
+   */
+  estimator?: TokenEstimator;
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   formatEventLines,
   getEstimator,
   isEstimatorName,
+  type EstimatorName,
   planSummaryChunks,
   type SessionEvent,
   type SummaryRequest,
@@ -138,13 +139,16 @@ export class TokenCountingPool {
   }
 
   /**
-   * `extractiveSummary(request, { maxChars })`: inline for a request of at most the inline limit
-   * (code units of all its texts), else in the worker.
+   * `extractiveSummary(request, { maxChars, estimator })`: inline for a request of at most the
+   * inline limit (code units of all its texts), else in the worker (a `estimator` that is not one
+   * of the named ones keeps it inline).
    * @throws what `extractiveSummary` throws; CountingTimeoutError as {@link eventCosts}.
    */
-  async extractiveSummary(request: SummaryRequest, options: { maxChars?: number } = {}): Promise<string> {
-    if (requestLength(request) <= this.inlineLimit) return extractiveSummary(request, options);
-    const task: ExtractiveSummaryTask = { kind: 'extractiveSummary', request, ...options };
+  async extractiveSummary(request: SummaryRequest, options: { maxChars?: number; estimator?: TokenEstimator } = {}): Promise<string> {
+    const { estimator, ...rest } = options;
+    const named = estimator === undefined || (isEstimatorName(estimator.name) && getEstimator(estimator.name) === estimator);
+    if (!named || requestLength(request) <= this.inlineLimit) return extractiveSummary(request, options);
+    const task: ExtractiveSummaryTask = { kind: 'extractiveSummary', request, ...rest, ...(estimator ? { estimator: estimator.name as EstimatorName } : {}) };
     return this.run<string>(task, 'the extractive summary of this input');
   }
 

@@ -22,11 +22,16 @@ export interface SummaryChunksTask {
   summaryReserve?: number;
 }
 
-/** `extractiveSummary(request, { maxChars })`: the extractive summarizer's text (its patterns read every character). */
+/**
+ * `extractiveSummary(request, { maxChars, estimator })`: the extractive summarizer's text (its
+ * patterns read every character); `estimator` names the estimator that keeps the summary within
+ * `request.maxSummaryTokens` (absent: no budget).
+ */
 export interface ExtractiveSummaryTask {
   kind: 'extractiveSummary';
   request: SummaryRequest;
   maxChars?: number;
+  estimator?: EstimatorName;
 }
 
 /** A task of the token-counting worker. */
@@ -50,7 +55,10 @@ export function runTokenCountingTask(task: TokenCountingTask): EventCosts[] | Su
     case 'summaryChunks':
       return planSummaryChunks(task.request, task.maxInputTokens, getEstimator(task.estimator), { summaryReserve: task.summaryReserve });
     case 'extractiveSummary':
-      return extractiveSummary(task.request, task.maxChars === undefined ? {} : { maxChars: task.maxChars });
+      return extractiveSummary(task.request, {
+        ...(task.maxChars === undefined ? {} : { maxChars: task.maxChars }),
+        ...(task.estimator === undefined ? {} : { estimator: getEstimator(task.estimator) }),
+      });
   }
 }
 

@@ -10,7 +10,7 @@
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
-import type { SummaryRequest } from '@lib/compaction';
+import { getEstimator, type SummaryRequest } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
@@ -79,7 +79,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       const step = planSessionCompaction(command, state);
       if (step.kind === 'conclude') return step.conclusion;
       const startedAt = new Date();
-      const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest) : undefined;
+      const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command) : undefined;
       if (watch.invalidated) {
         // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
         watch.invalidated = false;
@@ -138,9 +138,10 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   }
 
   /** The summarizer's outcome; a programming error thrown by it becomes a failure (recorded, never half-applied; DESIGN §3.7). */
-  private async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+  private async summarize(request: SummaryRequest, command: CompactSessionCommand): Promise<SummarizerOutcome> {
     try {
-      return await this.summarizer.summarize(request);
+      // the session's estimator: the unit of the request's summary budget
+      return await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator) });
     } catch (err) {
       this.logger.warn(`summarizer threw: ${(err as Error).name}`);
       return { ok: false, reason: `summarizer error: ${(err as Error).name}`, calls: 1, promptTokens: 0, completionTokens: 0 };

@@ -1,0 +1,62 @@
+/**
+ * How large a new summary may be (the summary budget): a summary is sized so that the pass that
+ * writes it leaves room, and (rolling-summary) the next pass waits for new content.
+ */
+import type { RecursiveSummarizationStrategy, RollingSummaryStrategy, SummaryRequest } from './compaction-types';
+import type { SummaryLengthLimit } from './summarizer-prompt';
+import type { TokenEstimator } from './token-estimators';
+
+/**
+ * The budget of the summary a summarizing pass writes: the most its summary event should cost
+ * (both formatted lines, DESIGN §3.1), in the unit of the estimator the events were costed with.
+ *
+ * - `rolling-summary`: half of `summarizeAtTokens` (at least 1). The pass fires when cost(summaries)
+ *   + cost(older) > summarizeAtTokens; with the new summary at most half of it, the next pass
+ *   waits until more than the other half of new content has left the last `keepTurns` turns,
+ *   instead of firing again on the summary alone after every turn.
+ * - `recursive-summarization`: `replacedTokens` (at least 1), the cost of what the summary
+ *   replaces (the archived real events and the old summaries): the summary is never meant to be
+ *   larger than what it replaces. The summarizer's own bounds still apply on top (the extractive
+ *   summarizer's `maxChars`, the model's reply).
+ *
+ * @param replacedTokens cost of the archived real events and old summaries (superseded system
+ *   messages excluded), estimator units, ≥ 0.
+ */
+export function summaryTokenBudget(
+  strategy: Pick<RollingSummaryStrategy, 'type' | 'summarizeAtTokens'> | Pick<RecursiveSummarizationStrategy, 'type'>,
+  replacedTokens: number,
+): number {
+  if (strategy.type === 'rolling-summary') return Math.max(1, Math.floor(strategy.summarizeAtTokens / 2));
+  return Math.max(1, Math.floor(replacedTokens));
+}
+
+/**
+ * The part of `request.maxSummaryTokens` left for the summary text itself: the budget minus the
+ * cost of the shadow-prompt line (`User: <shadow prompt>`) and of the `Assistant: ` prefix of the
+ * text line, floored at 0; undefined when the request has no budget. Units: `estimator`'s (which
+ * must be the one the events were costed with).
+ */
+export function summaryTextBudget(request: Pick<SummaryRequest, 'maxSummaryTokens' | 'shadowPrompt'>, estimator: TokenEstimator): number | undefined {
+  const budget = request.maxSummaryTokens;
+  if (budget === undefined || !Number.isFinite(budget)) return undefined;
+  return Math.max(0, Math.floor(budget) - estimator.count(`User: ${request.shadowPrompt}`) - estimator.count('Assistant: '));
+}
+
+/** Least length a model is asked for (tokens; four times as many for characters): a tighter budget would say nothing. */
+export const MIN_SUMMARY_LENGTH_TOKENS = 32;
+
+/**
+ * What a model is told about the length of its recap for `request` ({@link summaryTextBudget},
+ * at least {@link MIN_SUMMARY_LENGTH_TOKENS} tokens or four times as many characters): in
+ * characters when `estimator` is `chars`, else in tokens. Undefined when the request has no budget.
+ */
+export function summaryLengthLimit(
+  request: Pick<SummaryRequest, 'maxSummaryTokens' | 'shadowPrompt'>,
+  estimator: TokenEstimator,
+): SummaryLengthLimit | undefined {
+  const text = summaryTextBudget(request, estimator);
+  if (text === undefined) return undefined;
+  return estimator.name === 'chars'
+    ? { max: Math.max(4 * MIN_SUMMARY_LENGTH_TOKENS, text), unit: 'characters' }
+    : { max: Math.max(MIN_SUMMARY_LENGTH_TOKENS, text), unit: 'tokens' };
+}

@@ -1,0 +1,189 @@
+/**
+ * The summary budget: how large a new summary may be (`summaryTokenBudget`), that the planner
+ * asks for it, that the extractive summarizer keeps within it, and what the model is told.
+ */
+import {
+  buildSummarizerMessages,
+  completePlan,
+  costEvents,
+  eventCost,
+  extractiveSummary,
+  getEstimator,
+  MIN_COMPACT_SUMMARY_TOKENS,
+  parseStrategy,
+  planCompaction,
+  summaryLengthLimit,
+  summaryTextBudget,
+  summaryTokenBudget,
+  type SessionEvent,
+  type SummaryRequest,
+} from '../src';
+
+const cl100k = getEstimator('cl100k_base');
+const chars = getEstimator('chars');
+const u = (id: string, text: string): SessionEvent => ({ id, type: 'user', text });
+const a = (id: string, text: string): SessionEvent => ({ id, type: 'assistant', text });
+const summaryCost = (request: SummaryRequest, text: string, estimator = cl100k) =>
+  eventCost({ id: 'x', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator);
+
+/** `turns` turns of an order-desk conversation, with facts (order ids, paths, amounts) in every turn. */
+function conversation(turns: number, from = 0): SessionEvent[] {
+  const events: SessionEvent[] = [];
+  for (let t = from; t < from + turns; t++) {
+    events.push(u(`u${t}`, `Please check order number ORD${1000 + t} for customer C${t} at /srv/data/file${t}.json and update status`));
+    events.push(a(`a${t}`, `Order ORD${1000 + t} updated; value ${t * 17} USD.`));
+  }
+  return events;
+}
+
+describe('summaryTokenBudget', () => {
+  it('rolling-summary: half of summarizeAtTokens, whatever is replaced', () => {
+    expect(summaryTokenBudget({ type: 'rolling-summary', summarizeAtTokens: 300 }, 10_000)).toBe(150);
+    expect(summaryTokenBudget({ type: 'rolling-summary', summarizeAtTokens: 301 }, 5)).toBe(150);
+    expect(summaryTokenBudget({ type: 'rolling-summary', summarizeAtTokens: 1 }, 5)).toBe(1);
+  });
+
+  it('recursive-summarization: what the summary replaces (at least 1)', () => {
+    expect(summaryTokenBudget({ type: 'recursive-summarization' }, 812)).toBe(812);
+    expect(summaryTokenBudget({ type: 'recursive-summarization' }, 0)).toBe(1);
+  });
+
+  it('the planner puts it in the summary request: rolling-summary half the threshold, recursive the archived real events and old summaries, never a superseded system message', () => {
+    const events = [
+      { id: 's0', type: 'system', text: 'old instructions' } as SessionEvent,
+      { id: 's1', type: 'system', text: 'instructions' } as SessionEvent,
+      { id: 'sum', type: 'summary', shadowPrompt: 'So far?', text: 'earlier things' } as SessionEvent,
+      ...conversation(6),
+    ];
+    const costed = costEvents(events, cl100k);
+    const rolling = planCompaction(costed, parseStrategy({ type: 'rolling-summary', keepTurns: 2, summarizeAtTokens: 100 }));
+    expect(rolling.summaryRequest?.maxSummaryTokens).toBe(50);
+    const recursive = planCompaction(costed, parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 }));
+    const cost = (id: string) => costed.find((c) => c.event.id === id)!.tokens;
+    const replaced = ['sum', 'u0', 'a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3'].reduce((s, id) => s + cost(id), 0);
+    expect(recursive.archivedIds).toEqual(['s0', 'sum', 'u0', 'a0', 'u1', 'a1', 'u2', 'a2', 'u3', 'a3']);
+    expect(recursive.summaryRequest?.maxSummaryTokens).toBe(replaced);
+  });
+});
+
+describe('extractiveSummary within the budget', () => {
+  const request = (budget: number | undefined, previous: string[] = []): SummaryRequest => ({
+    systemPrompt: 'S',
+    shadowPrompt: 'Summarize the conversation we had so far.',
+    currentSummaries: previous,
+    toSummarize: conversation(12).map((e) => (e.type === 'user' ? `User: ${e.text}` : `Assistant: ${(e as { text: string }).text}`)),
+    overlap: [],
+    coveredIds: [],
+    ...(budget === undefined ? {} : { maxSummaryTokens: budget }),
+  });
+
+  it('without a budget or an estimator, the summary is the unbudgeted one', () => {
+    const unbudgeted = extractiveSummary(request(undefined));
+    expect(extractiveSummary(request(undefined), { estimator: cl100k })).toBe(unbudgeted);
+    expect(extractiveSummary(request(50))).toBe(unbudgeted);
+  });
+
+  it.each([60, 100, 150, 250, 400])(
+    'costs at most a budget of %i cl100k tokens, deterministically, and keeps the newest user message (or its end)',
+    (budget) => {
+      const req = request(budget, ['[Extractive summary (extractive-v1, no model) of 9 earlier events]\nUser messages (oldest first):\n- find ORD0042']);
+      const text = extractiveSummary(req, { estimator: cl100k });
+      expect(summaryCost(req, text)).toBeLessThanOrEqual(budget);
+      expect(summaryCost(req, extractiveSummary(request(undefined), { estimator: cl100k }))).toBeGreaterThan(400);
+      expect(extractiveSummary(req, { estimator: cl100k })).toBe(text);
+      expect(text).toMatch(/update status|ORD1011/);
+    },
+  );
+
+  it('a roomy budget keeps the sections and every user message', () => {
+    const req = request(300);
+    const text = extractiveSummary(req, { estimator: cl100k });
+    expect(text).toMatch(/^\[Extractive summary/);
+    expect(text).toContain('User messages (oldest first):');
+    expect(text).toContain('ORD1011');
+    expect(summaryCost(req, text)).toBeLessThanOrEqual(300);
+  });
+
+  it('in chars: the budget is in UTF-16 code units', () => {
+    const req = request(700);
+    const text = extractiveSummary(req, { estimator: chars });
+    expect(summaryCost(req, text, chars)).toBeLessThanOrEqual(700);
+    expect(summaryCost(req, text, chars)).toBeGreaterThan(500);
+  });
+
+  it('a budget under the shadow prompt line still gives a summary that says something (MIN_COMPACT_SUMMARY_TOKENS of text), over its budget', () => {
+    const req = request(5);
+    const text = extractiveSummary(req, { estimator: cl100k });
+    expect(text.trim()).not.toBe('');
+    expect(cl100k.count(text)).toBeLessThanOrEqual(MIN_COMPACT_SUMMARY_TOKENS + 2);
+    expect(text).toContain('ORD1000');
+    expect(text).toContain('USD.');
+  });
+
+  it('a small recursive pass (newcomer: 27 → 96 tokens) costs the archived lines and the shadow prompt, no sections', () => {
+    const events: SessionEvent[] = [
+      { id: 's', type: 'system', text: 'Be brief.' },
+      u('u1', 'hi'),
+      a('a1', 'hello'),
+      u('u2', 'book 12'),
+      a('a2', 'booked 12'),
+      u('u3', 'thanks'),
+      a('a3', 'bye'),
+    ];
+    const plan = planCompaction(costEvents(events, cl100k), parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 }));
+    const text = extractiveSummary(plan.summaryRequest!, { estimator: cl100k });
+    expect(text).toBe('User: hi\nAssistant: hello\nUser: book 12\nAssistant: booked 12');
+    const result = completePlan(plan, { reply: { text }, summaryId: 'S', estimator: cl100k });
+    expect(result.outcome).toBe('compacted');
+    expect(result.tokensEstimatedSaved).toBe(0);
+    expect(result.tokensAfter - result.tokensBefore).toBeLessThanOrEqual(cl100k.count(`User: ${plan.summaryRequest!.shadowPrompt}`) + 6);
+  });
+
+  it('rolling-summary over 80 turns: the summary stays within half the threshold, so passes come every few turns', () => {
+    const strategy = parseStrategy({ type: 'rolling-summary', keepTurns: 2, summarizeAtTokens: 300 });
+    let window: SessionEvent[] = [];
+    let passes = 0;
+    for (let t = 0; t < 80; t++) {
+      window.push(...conversation(1, t));
+      const plan = planCompaction(costEvents(window, cl100k), strategy);
+      if (!plan.summaryRequest) continue;
+      passes++;
+      const text = extractiveSummary(plan.summaryRequest, { estimator: cl100k });
+      expect(summaryCost(plan.summaryRequest, text)).toBeLessThanOrEqual(150);
+      const result = completePlan(plan, { reply: { text }, summaryId: `sum${t}`, estimator: cl100k });
+      const byId = new Map(window.map((e) => [e.id, e]));
+      byId.set(result.summary!.id, { id: result.summary!.id, type: 'summary', shadowPrompt: result.summary!.shadowPrompt, text });
+      window = result.keptIds.map((id) => byId.get(id)!);
+    }
+    expect(passes).toBeGreaterThan(5);
+    expect(passes).toBeLessThanOrEqual(20); // before the budget: 70
+  });
+});
+
+describe('what a model is told', () => {
+  const req: SummaryRequest = {
+    systemPrompt: 'S',
+    shadowPrompt: 'So far?',
+    currentSummaries: [],
+    toSummarize: ['User: x'],
+    overlap: [],
+    coveredIds: [],
+    maxSummaryTokens: 200,
+  };
+
+  it('the text budget is the budget less the shadow prompt line and the Assistant prefix; tokens, or characters for chars', () => {
+    const text = summaryTextBudget(req, cl100k)!;
+    expect(text).toBe(200 - cl100k.count('User: So far?') - cl100k.count('Assistant: '));
+    expect(summaryLengthLimit(req, cl100k)).toEqual({ max: text, unit: 'tokens' });
+    expect(summaryLengthLimit(req, chars)).toEqual({ max: 200 - 'User: So far?'.length - 'Assistant: '.length, unit: 'characters' });
+    expect(summaryLengthLimit({ ...req, maxSummaryTokens: 3 }, cl100k)).toEqual({ max: 32, unit: 'tokens' });
+    expect(summaryLengthLimit({ ...req, maxSummaryTokens: undefined }, cl100k)).toBeUndefined();
+  });
+
+  it('the user message ends with the length when one is given, and is unchanged without', () => {
+    expect(buildSummarizerMessages(req).user).not.toMatch(/Length/);
+    const user = buildSummarizerMessages(req, { lengthLimit: { max: 123, unit: 'tokens' } }).user;
+    expect(user.startsWith(buildSummarizerMessages(req).user)).toBe(true);
+    expect(user).toMatch(/## Length: write at most about 123 tokens\./);
+  });
+});
