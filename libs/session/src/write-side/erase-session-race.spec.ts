@@ -5,7 +5,7 @@
  * log still holds missing from one of them.
  */
 import type { EventBus } from '@nestjs/cqrs';
-import { SqliteEventStore, type DeleteStreamOptions, type EventStore } from '@lib/event-store';
+import { EventStoreUnavailableError, SqliteEventStore, type AppendOptions, type DeleteStreamOptions, type EventData, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
@@ -13,7 +13,7 @@ import { dumpReadModels } from '../read-side/read-model-dump';
 import { getWindow } from '../read-side/queries/window-query';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { EraseSessionCommand, EraseSessionHandler, MAX_ERASE_ATTEMPTS, erasureStream } from './erase-session';
-import { RevisionConflictError, UnknownToolCallError } from '../errors';
+import { RevisionConflictError, SessionNotFoundError, UnknownToolCallError } from '../errors';
 import type { SessionEvent } from '@lib/compaction';
 import { SessionStateCache } from './session-state-cache';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
@@ -197,5 +197,35 @@ describe('an erasure racing an append', () => {
     await send(a, [{ id: 'call2', type: 'assistant', text: null, toolCalls: [{ id: 'c1', name: 'f', arguments: '{}' }] }]);
     expect((await store.readStream(STREAM)).map((e) => e.id)).toHaveLength(3);
     await projector.stop();
+  });
+  it('given an erasure that deleted the stream and failed before its record, when it is sent again, then it writes the record and every replica erases the rows', async () => {
+    const { projectors, caught } = await twoReplicas(store);
+    const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
+    await say(append, 'u1');
+    await say(append, 'u2');
+    await caught();
+    let failOnce = true;
+    const failing: EventStore = Object.assign(Object.create(store) as EventStore, {
+      appendToStream: (stream: string, events: EventData[], options?: AppendOptions) => {
+        if (stream === erasureStream('t') && failOnce) {
+          failOnce = false;
+          return Promise.reject(new EventStoreUnavailableError('the store went away'));
+        }
+        return store.appendToStream(stream, events, options);
+      },
+    });
+    const erase = () => new EraseSessionHandler(failing, new SessionStateCache(failing), projectors[0]).execute(new EraseSessionCommand('t', 's'));
+    await expect(erase()).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    expect(await store.readStream(STREAM)).toEqual([]);
+    // Only the record is missing: the rows are still in every replica.
+    for (const p of projectors) expect(getWindow(p.store, 't', 's')).not.toBeNull();
+    expect(await erase()).toMatchObject({ sessionId: 's', erasedEvents: 0 });
+    expect(await store.readStream(erasureStream('t'))).toHaveLength(1);
+    await caught();
+    for (const p of projectors) expect(getWindow(p.store, 't', 's')).toBeNull();
+    for (const p of projectors) expect(contentOf(p.store)).toEqual(await rebuilt(store));
+    // Nothing left to erase: 404, as for any unknown session.
+    await expect(erase()).rejects.toBeInstanceOf(SessionNotFoundError);
+    await Promise.all(projectors.map((p) => p.stop()));
   });
 });

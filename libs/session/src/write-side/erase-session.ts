@@ -13,6 +13,7 @@ import { SESSION_ERASED, erasedBefore, erasureStream, type SessionErasedData } f
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
+import { findSession } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
 
 export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
@@ -62,17 +63,19 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const stream = sessionStream(key);
-    const { first, last } = await this.deleteAtRevision(stream, command.sessionId);
+    const deleted = await this.deleteAtRevision(stream);
     this.sessions.invalidate(key);
     const erasedAt = new Date().toISOString();
-    const data: SessionErasedData = {
-      sessionId: command.sessionId,
-      // Revisions are gapless within a stream but a session written again after an erasure
-      // continues after the erased revisions: count from the stream's first event.
-      erasedEvents: Number(last.revision - first + 1n),
-      erasedAt,
-      lastPosition: last.position.toString(),
-    };
+    const data: SessionErasedData = deleted
+      ? {
+          sessionId: command.sessionId,
+          // Revisions are gapless within a stream but a session written again after an erasure
+          // continues after the erased revisions: count from the stream's first event.
+          erasedEvents: Number(deleted.last.revision - deleted.first + 1n),
+          erasedAt,
+          lastPosition: deleted.last.position.toString(),
+        }
+      : { sessionId: command.sessionId, erasedEvents: 0, erasedAt, lastPosition: (await this.leftByInterruptedErasure(command)).toString() };
     const recorded = await this.store.appendToStream(erasureStream(command.tenantId), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
@@ -83,13 +86,28 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   }
 
   /**
-   * Deletes `stream` at the revision of its last event, just read; returns the revision of its
-   * first event and the last event's revision and global position.
+   * An erasure whose stream is already gone: when this replica's read models (once at the log's
+   * head) still hold the session, an earlier erasure deleted the stream and stopped before its
+   * record (the store failed, the process ended): this one writes the record, so every replica
+   * erases the rows. Returns the last projected position of the session.
+   * @throws SessionNotFoundError when the read models hold no such session either.
    */
-  private async deleteAtRevision(stream: string, sessionId: string): Promise<{ first: bigint; last: { revision: bigint; position: bigint } }> {
+  private async leftByInterruptedErasure(command: EraseSessionCommand): Promise<bigint> {
+    await this.projector.waitForPosition(await this.store.headPosition(), PROJECTOR_WAIT_MS);
+    const row = findSession(this.projector.store, command.tenantId, command.sessionId);
+    if (!row) throw new SessionNotFoundError(command.sessionId);
+    return row.lastPosition;
+  }
+
+  /**
+   * Deletes `stream` at the revision of its last event, just read; returns the revision of its
+   * first event and the last event's revision and global position, or null when the stream has
+   * no event.
+   */
+  private async deleteAtRevision(stream: string): Promise<{ first: bigint; last: { revision: bigint; position: bigint } } | null> {
     for (let attempt = 1; ; attempt++) {
       const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-      if (!last) throw new SessionNotFoundError(sessionId);
+      if (!last) return null;
       const revision = last.revision;
       // Appends only add after `last`, and a deletion at `revision` fails if one did: the first
       // event read now is the first one deleted.
