@@ -3,7 +3,8 @@
  * when a compaction is decided (plan → summarizer → decide), then these decision events are
  * appended and this is the answer.
  */
-import type { EventData } from '@lib/event-store';
+import { randomUUID } from 'node:crypto';
+import { DuplicateEventIdError, SqliteEventStore, type EventData } from '@lib/event-store';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -269,6 +270,23 @@ describe('compaction: conflict and rebase (DESIGN §4)', () => {
     expect(again.result.keptIds).toEqual([first.result.summary!.id, 'u3', 'a3', 'u4', 'a4']);
     expect(dataOf<CompactionCompletedData>(again.events, COMPACTION_COMPLETED).basedOnRevision).toBe(before.revision!.toString());
     expect(windowAfter(latest, again.events)).toEqual([first.result.summary!.id, 'u3', 'a3', 'u4', 'a4']);
+  });
+
+  it('two passes deciding at once on one revision, in the same millisecond: the same event ids, never the same events (the store then refuses the second as a duplicate, not a retry)', async () => {
+    const { before, pass } = raced(threeTurns, []);
+    const failure = summaryFailure('HTTP 500');
+    const [a, b] = ['pass-a', 'pass-b'].map((passId) => decideCompaction(command, before, pass, failure, { ...SPEC_CONTEXT, passId }));
+    expect(b.events.map((e) => e.id)).toEqual(a.events.map((e) => e.id));
+    expect(b.events.map((e) => e.data)).toEqual(a.events.map((e) => e.data));
+    const store = SqliteEventStore.open(':memory:');
+    try {
+      const stream = 'session-t.s';
+      await store.appendToStream(stream, [{ id: randomUUID(), type: 'x', data: {} }]);
+      await store.appendToStream(stream, a.events, { expectedRevision: 0n });
+      await expect(store.appendToStream(stream, b.events, { expectedRevision: 0n })).rejects.toBeInstanceOf(DuplicateEventIdError);
+    } finally {
+      await store.close();
+    }
   });
 
   it('another compaction decided meanwhile: the pass is planned again', () => {

@@ -85,6 +85,15 @@ export interface CompactionContext {
   /** When the pass started (for `durationMs`). */
   startedAt: Date;
   summarizer: SummarizerIdentityInfo;
+  /**
+   * An id of this pass (one summarizer call), put in the decision events' metadata. Passes that
+   * decide at once on the same revision with the same parameters derive the same event ids, and
+   * could make byte-identical events (a failure recorded in the same millisecond): the store would
+   * then take the second append for a retry of the first and answer it as written, and that pass
+   * would report a decision of its own. With it, the second is refused as a duplicate and answered
+   * as a replay of the first.
+   */
+  passId?: string;
 }
 
 /** The decision of one pass: the events to append (in one append, at `state.revision`) and the figures to answer with. */
@@ -242,7 +251,7 @@ export function decideCompaction(
     };
     payloads.push({ type: COMPACTION_COMPLETED, data });
   }
-  const metadata = { tenantId: command.tenantId, sessionId: command.sessionId };
+  const metadata = { tenantId: command.tenantId, sessionId: command.sessionId, ...(context.passId ? { passId: context.passId } : {}) };
   const events = payloads.map((p, i): EventData => ({ id: decisionEventId(key, compactionId, i), type: p.type, data: p.data, metadata }));
   return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter };
 }

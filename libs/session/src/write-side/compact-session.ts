@@ -11,6 +11,7 @@
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { getEstimator, type SummaryRequest } from '@lib/compaction';
+import { randomUUID } from 'node:crypto';
 import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
@@ -87,8 +88,9 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         continue;
       }
       let [current, pass] = [state, step.pass];
+      const passId = randomUUID();
       for (let rebase = 0; rebase < MAX_COMPACTION_REBASES; rebase++) {
-        const decision = decideCompaction(command, current, pass, summary, { now: new Date(), startedAt, summarizer: this.summarizer.identity });
+        const decision = decideCompaction(command, current, pass, summary, { now: new Date(), startedAt, summarizer: this.summarizer.identity, passId });
         try {
           const appended = await this.store.appendToStream(stream, decision.events, { expectedRevision: current.revision! });
           this.sessions.appended(sessionKey(command.tenantId, command.sessionId), current.revision, decision.events, appended, new Date());
