@@ -5,7 +5,15 @@
  * log still holds missing from one of them.
  */
 import type { EventBus } from '@nestjs/cqrs';
-import { EventStoreUnavailableError, SqliteEventStore, type AppendOptions, type DeleteStreamOptions, type EventData, type EventStore } from '@lib/event-store';
+import {
+  EventStoreUnavailableError,
+  SqliteEventStore,
+  type AppendOptions,
+  type DeleteStreamOptions,
+  type EventData,
+  type EventStore,
+  type ReadStreamOptions,
+} from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
@@ -226,6 +234,34 @@ describe('an erasure racing an append', () => {
     for (const p of projectors) expect(contentOf(p.store)).toEqual(await rebuilt(store));
     // Nothing left to erase: 404, as for any unknown session.
     await expect(erase()).rejects.toBeInstanceOf(SessionNotFoundError);
+    await Promise.all(projectors.map((p) => p.stop()));
+  });
+  it('given an erasure finishing another that deleted the stream, when the session id is written again meanwhile, then the new event stays in every replica', async () => {
+    const { projectors, caught } = await twoReplicas(store);
+    const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
+    await say(append, 'u1');
+    await caught();
+    // Another replica's erasure: the stream is deleted, its record not written yet.
+    await store.deleteStream(STREAM);
+    let appended = false;
+    const racing: EventStore = Object.assign(Object.create(store) as EventStore, {
+      readStream: async (stream: string, options?: ReadStreamOptions) => {
+        const events = await store.readStream(stream, options);
+        if (stream === STREAM && events.length === 0 && !appended) {
+          // Right after this erasure found the stream empty: the id is written again, and projected.
+          appended = true;
+          await say(append, 'anew');
+          await caught();
+        }
+        return events;
+      },
+    });
+    expect(await new EraseSessionHandler(racing, new SessionStateCache(racing), projectors[0]).execute(new EraseSessionCommand('t', 's'))).toMatchObject({
+      erasedEvents: 0,
+    });
+    await caught();
+    for (const p of projectors) expect(getWindow(p.store, 't', 's')?.entries.map((e) => e.event.id)).toEqual(['anew']);
+    for (const p of projectors) expect(contentOf(p.store)).toEqual(await rebuilt(store));
     await Promise.all(projectors.map((p) => p.stop()));
   });
 });

@@ -13,7 +13,7 @@ import { SESSION_ERASED, erasedBefore, erasureStream, type SessionErasedData } f
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
-import { findSession } from '../read-side/queries/session-row';
+import { lastLoggedPositionUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
 
 export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
@@ -66,7 +66,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     const deleted = await this.deleteAtRevision(stream);
     this.sessions.invalidate(key);
     const erasedAt = new Date().toISOString();
-    const data: SessionErasedData = deleted
+    const data: SessionErasedData = !('emptyAt' in deleted)
       ? {
           sessionId: command.sessionId,
           // Revisions are gapless within a stream but a session written again after an erasure
@@ -75,7 +75,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
           erasedAt,
           lastPosition: deleted.last.position.toString(),
         }
-      : { sessionId: command.sessionId, erasedEvents: 0, erasedAt, lastPosition: (await this.leftByInterruptedErasure(command)).toString() };
+      : { sessionId: command.sessionId, erasedEvents: 0, erasedAt, lastPosition: (await this.leftByInterruptedErasure(command, deleted.emptyAt)).toString() };
     const recorded = await this.store.appendToStream(erasureStream(command.tenantId), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
@@ -89,25 +89,29 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * An erasure whose stream is already gone: when this replica's read models (once at the log's
    * head) still hold the session, an earlier erasure deleted the stream and stopped before its
    * record (the store failed, the process ended): this one writes the record, so every replica
-   * erases the rows. Returns the last projected position of the session.
-   * @throws SessionNotFoundError when the read models hold no such session either.
+   * erases the rows. `emptyAt`: the log's head read before the stream was found empty; an event of
+   * the session written again after that has a later position and is not erased (another
+   * erasure may be finishing meanwhile, and an append re-create the session). Returns the
+   * position of the session's last event the read models hold up to `emptyAt`.
+   * @throws SessionNotFoundError when the read models hold no such event either.
    */
-  private async leftByInterruptedErasure(command: EraseSessionCommand): Promise<bigint> {
-    await this.projector.waitForPosition(await this.store.headPosition(), PROJECTOR_WAIT_MS);
-    const row = findSession(this.projector.store, command.tenantId, command.sessionId);
-    if (!row) throw new SessionNotFoundError(command.sessionId);
-    return row.lastPosition;
+  private async leftByInterruptedErasure(command: EraseSessionCommand, emptyAt: bigint): Promise<bigint> {
+    await this.projector.waitForPosition(emptyAt, PROJECTOR_WAIT_MS);
+    const last = lastLoggedPositionUpTo(this.projector.store, command.tenantId, command.sessionId, emptyAt);
+    if (last === null) throw new SessionNotFoundError(command.sessionId);
+    return last;
   }
 
   /**
    * Deletes `stream` at the revision of its last event, just read; returns the revision of its
-   * first event and the last event's revision and global position, or null when the stream has
-   * no event.
+   * first event and the last event's revision and global position, or, when the stream has no
+   * event, `emptyAt`: the log's head read before finding it empty.
    */
-  private async deleteAtRevision(stream: string): Promise<{ first: bigint; last: { revision: bigint; position: bigint } } | null> {
+  private async deleteAtRevision(stream: string): Promise<{ first: bigint; last: { revision: bigint; position: bigint } } | { emptyAt: bigint }> {
     for (let attempt = 1; ; attempt++) {
+      const logHead = await this.store.headPosition();
       const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-      if (!last) return null;
+      if (!last) return { emptyAt: logHead };
       const revision = last.revision;
       // Appends only add after `last`, and a deletion at `revision` fails if one did: the first
       // event read now is the first one deleted.

@@ -25,3 +25,19 @@ export function findSession(store: ReadModelStore, tenantId: string, sessionId: 
     .get(sessionId, tenantId) as SessionRow | undefined;
   return row ?? null;
 }
+
+/**
+ * The global position (bigint) of the last event of the session `sessionId` of `tenantId` that the
+ * read models hold at or below `position`, or null when they hold none: what an erasure finishing
+ * an interrupted one erases, leaving the events of the session written again after `position`.
+ */
+export function lastLoggedPositionUpTo(store: ReadModelStore, tenantId: string, sessionId: string, position: bigint): bigint | null {
+  const row = store.db
+    .prepare(
+      `SELECT max(l.position) AS position FROM session_log l JOIN sessions s ON s.session_key = l.session_key
+       WHERE s.tenant_id = ? AND s.session_id = ? AND l.position <= ?`,
+    )
+    .safeIntegers(true)
+    .get(tenantId, sessionId, position) as { position: bigint | null } | undefined;
+  return row?.position ?? null;
+}
