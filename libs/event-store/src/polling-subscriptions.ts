@@ -32,6 +32,7 @@ export class PollingSubscriptions {
       options.fromPosition ?? 0n,
       this.pollIntervalMs,
       () => this.live.delete(sub),
+      this.pageSize,
     );
     this.live.add(sub);
     return sub;
