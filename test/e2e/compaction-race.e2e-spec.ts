@@ -27,7 +27,7 @@ describe('compaction racing with appends', () => {
   /** `compactions_total` of commanded passes that compacted, from `GET /metrics`. */
   const compactedPasses = async () => {
     const metrics = await harness.http().get('/metrics').expect(200);
-    const sample = (metrics.text as string).split('\n').find((l) => /^compactions_total\{/.test(l) && l.includes('origin="command"') && l.includes('outcome="compacted"'));
+    const sample = metrics.text.split('\n').find((l) => /^compactions_total\{/.test(l) && l.includes('origin="command"') && l.includes('outcome="compacted"'));
     return sample ? Number(sample.slice(sample.lastIndexOf(' ') + 1)) : 0;
   };
 

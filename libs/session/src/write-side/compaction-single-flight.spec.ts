@@ -7,10 +7,12 @@
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy, type SummaryRequest } from '@lib/compaction';
-import { SqliteEventStore } from '@lib/event-store';
+import { SqliteEventStore, deterministicEventId } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED } from '../events/session-stream-events';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import type { CompactionAnswer } from '../decider/compaction-answer';
+import { compactionIdentity } from '../decider/compaction-decider';
+import { compactionParamsKey } from './compaction-params';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactionAnswered, CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SessionStateCache } from './session-state-cache';
@@ -211,5 +213,51 @@ describe('a transport command delivered again after its decision is in the log',
     } finally {
       await store.close();
     }
+  });
+});
+
+describe('compaction identity', () => {
+  // The derivation earlier releases wrote their decision ids with: a resend of an old command must meet them.
+  const v5 = (name: string) => deterministicEventId('session-memory-compaction/event', name);
+
+  it('derives the compaction id as earlier releases did: from the command id, else from the base revision and parameters', () => {
+    const paramsKey = compactionParamsKey(strategy, null, 'chars');
+    const http = compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false), 7n);
+    expect(http.compactionId).toBe(v5(`t.s\u0000compaction\u00007\u0000${paramsKey}`));
+    const nats = compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1', true), 7n);
+    expect(nats.compactionId).toBe(v5('t.s\u0000command\u0000cmd-1'));
+    expect(compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1'), 9n).compactionId).toBe(
+      nats.compactionId,
+    );
+  });
+
+  it('shares a pass only between commands identical in tenant, session, command id, parameters, base revision, origin and dry run', () => {
+    const base = (over: Partial<{ tenant: string; session: string; commandId: string; dryRun: boolean; origin: 'auto' | 'command' }> = {}) =>
+      new CompactSessionCommand(
+        over.tenant ?? 't',
+        over.session ?? 's',
+        strategy,
+        null,
+        'chars',
+        over.dryRun ?? false,
+        over.origin ?? 'command',
+        over.commandId,
+      );
+    const key = (command: CompactSessionCommand, revision = 7n) => compactionIdentity(command, revision).passKey;
+    expect(key(base())).toBe(key(base()));
+    const other = parseStrategy({ type: 'sliding-window', maxEvents: 3 });
+    const different = [
+      key(base({ tenant: 'u' })),
+      key(base({ session: 'r' })),
+      key(base({ commandId: 'cmd-1' })),
+      key(base({ dryRun: true })),
+      key(base({ origin: 'auto' })),
+      key(base(), 8n),
+      key(new CompactSessionCommand('t', 's', other, null, 'chars', false)),
+      key(new CompactSessionCommand('t', 's', strategy, null, 'cl100k_base', false)),
+    ];
+    expect(new Set([key(base()), ...different]).size).toBe(different.length + 1);
+    // a redelivery of a transport command in flight shares its pass
+    expect(key(base({ commandId: 'cmd-1' }))).toBe(key(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1', true)));
   });
 });
