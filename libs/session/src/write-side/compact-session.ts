@@ -78,7 +78,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       const state = await this.load(command);
       const { passKey } = compactionIdentity(command, state.revision!);
       const running = this.inFlight.get(passKey);
-      if (running) return { answer: await running, shared: true };
+      // a copy each: callers may not expect an answer shared with other requests
+      if (running) return { answer: structuredClone(await running), shared: true };
       const pass = this.answer(command, state, watch);
       this.inFlight.set(passKey, pass);
       try {
