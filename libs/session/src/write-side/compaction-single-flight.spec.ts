@@ -50,6 +50,14 @@ const noBus = { publish: () => undefined } as unknown as EventBus;
 function setUp() {
   const store = SqliteEventStore.open(':memory:');
   const cache = new SessionStateCache(store);
+  // Counts the loads done, so a test can wait until every request it sent has read the session.
+  const loads = { done: 0 };
+  const load = cache.load.bind(cache);
+  cache.load = async (key) => {
+    const state = await load(key);
+    loads.done++;
+    return state;
+  };
   const append = new AppendSessionEventsHandler(store, cache, noBus);
   const summarizer = new CountingSummarizer();
   const published: CompactionAnswered[] = [];
@@ -60,7 +68,12 @@ function setUp() {
       await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
   };
   const decisions = async () => (await store.readStream('session-t.s')).filter((e) => e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED);
-  return { store, summarizer, compactions, appendTurns, decisions, published };
+  /** Resolves once `count` more loads than `since` are done, and what they started has run on. */
+  const loaded = async (since: number, count: number) => {
+    while (loads.done < since + count) await settle(1);
+    await settle();
+  };
+  return { store, summarizer, compactions, appendTurns, decisions, published, loads, loaded };
 }
 
 /** Lets every pending I/O callback and promise run `rounds` times over. */
@@ -76,13 +89,14 @@ function decisionOf(a: CompactionAnswer) {
 
 describe('identical compactions at once in one process', () => {
   it('share one pass: one summarizer call, 8 equal answers, one decision in the log, counted once', async () => {
-    const { store, summarizer, compactions, appendTurns, decisions, published } = setUp();
+    const { store, summarizer, compactions, appendTurns, decisions, published, loads, loaded } = setUp();
     try {
       await appendTurns(0, 8);
       summarizer.gated();
+      const since = loads.done;
       const answers = Array.from({ length: 8 }, () => compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false)));
-      // every request has loaded and planned before the summarizer answers
-      await settle();
+      // every request has loaded the session before the summarizer answers
+      await loaded(since, 8);
       summarizer.open();
       const all = await Promise.all(answers);
 
@@ -103,10 +117,11 @@ describe('identical compactions at once in one process', () => {
   });
 
   it('do not share a pass when they differ: another strategy, another transport command, or a dry run is its own pass', async () => {
-    const { store, summarizer, compactions, appendTurns } = setUp();
+    const { store, summarizer, compactions, appendTurns, loads, loaded } = setUp();
     try {
       await appendTurns(0, 8);
       summarizer.gated();
+      const since = loads.done;
       const other = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 });
       const answers = [
         compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false)),
@@ -114,7 +129,7 @@ describe('identical compactions at once in one process', () => {
         compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'nats-1')),
         compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', true)),
       ];
-      await settle();
+      await loaded(since, 4);
       // three passes wait for the summarizer (a dry run calls none)
       expect(summarizer.calls).toBe(3);
       summarizer.open();
@@ -126,14 +141,15 @@ describe('identical compactions at once in one process', () => {
   });
 
   it('share a failed pass, and the same request asked afterwards is a new pass (a new summarizer call, a new decision)', async () => {
-    const { store, summarizer, compactions, appendTurns, decisions } = setUp();
+    const { store, summarizer, compactions, appendTurns, decisions, loads, loaded } = setUp();
     try {
       await appendTurns(0, 8);
       summarizer.fail = true;
       summarizer.gated();
       const compact = () => compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false));
+      const since = loads.done;
       const failing = Array.from({ length: 4 }, compact);
-      await settle();
+      await loaded(since, 4);
       summarizer.open();
       const failed = await Promise.all(failing);
       expect(summarizer.calls).toBe(1);
