@@ -3,14 +3,16 @@ import type { RecordedEvent } from './event-store.port';
 /**
  * Where one append ends in the global log, as far as two neighbouring events tell.
  *
- * Every store writes the events of one append at consecutive global positions (SQLite: one
- * writer; PostgreSQL: `es_append` takes the positions of the whole append at once; KurrentDB: one
- * write to one stream) and in one transaction, so a reader sees a whole append or none of it. A
- * cut of the log between `last` and `next` therefore falls between two appends when `next` is of
- * another stream, or does not follow `last` (position and revision both one more), or when
- * nothing follows `last` yet (the log's head, as one read saw it). When `next` does follow `last`
- * in the same stream, the cut may fall inside an append (or between two appends of that stream:
- * the log does not say which), e.g. between a compaction's `EventsArchived` and its summary.
+ * The SQLite and PostgreSQL stores write the events of one append at consecutive global positions
+ * (SQLite: one writer; PostgreSQL: `es_append` takes the positions of the whole append at once) in
+ * one transaction, so a reader sees a whole append or none of it. A cut of the log between `last`
+ * and `next` therefore falls between two appends when `next` is of another stream, or does not
+ * follow `last` (position and revision both one more), or when nothing follows `last` yet (the
+ * log's head, as one read saw it). When `next` does follow `last` in the same stream, the cut may
+ * fall inside an append (or between two appends of that stream: the log does not say which), e.g.
+ * between a compaction's `EventsArchived` and its summary. KurrentDB's positions are byte offsets
+ * of its transaction log, never one apart: there this is always false (its subscription is pushed,
+ * and a batch ends where the pushed events pause).
  *
  * Readers that apply the log in batches (the projector) cut only where this is false, so no
  * reader of the read models ever sees part of an append (DESIGN §3.2, §4: a decision is one
