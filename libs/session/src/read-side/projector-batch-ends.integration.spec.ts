@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { SqliteEventStore, type EventStore, type RecordedEvent } from '@lib/event-store';
+import fc from 'fast-check';
+import { MAX_APPEND_COMPLETION_PAGES, SqliteEventStore, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { ReadModelStore } from './read-model-store';
 import { SessionProjector } from './session-projector';
@@ -25,6 +26,17 @@ const APPENDS: Array<[string, number]> = [
   ['session-t.c', 2],
 ];
 
+/** The most events written to one stream with no other stream's event in between. */
+function longestRun(appends: Array<[string, number]>): number {
+  let longest = 0;
+  let run = 0;
+  appends.forEach(([stream, count], i) => {
+    run = i > 0 && appends[i - 1][0] === stream ? run + count : count;
+    longest = Math.max(longest, run);
+  });
+  return longest;
+}
+
 /** Writes `appends` (events of an unknown type: the projector only moves its checkpoint over them) and returns each append's last position. */
 async function writeAppends(store: EventStore, appends: Array<[string, number]>): Promise<bigint[]> {
   const ends: bigint[] = [];
@@ -40,9 +52,9 @@ async function writeAppends(store: EventStore, appends: Array<[string, number]>)
  * rest (live), waits until the projector reached the log's head, and returns each append's last
  * position and the last position of each batch the projector committed.
  */
-async function batchEnds(store: EventStore, maxBatchSize: number): Promise<{ ends: bigint[]; committed: bigint[] }> {
-  const half = Math.floor(APPENDS.length / 2);
-  const ends = await writeAppends(store, APPENDS.slice(0, half));
+async function batchEnds(store: EventStore, maxBatchSize: number, appends = APPENDS): Promise<{ ends: bigint[]; committed: bigint[] }> {
+  const half = Math.floor(appends.length / 2);
+  const ends = await writeAppends(store, appends.slice(0, half));
   const readModels = ReadModelStore.open(':memory:');
   const projector = new SessionProjector(readModels, { maxBatchSize, commitIntervalMs: 0 });
   const committed: bigint[] = [];
@@ -53,7 +65,7 @@ async function batchEnds(store: EventStore, maxBatchSize: number): Promise<{ end
   });
   projector.start(store);
   try {
-    ends.push(...(await writeAppends(store, APPENDS.slice(half))));
+    ends.push(...(await writeAppends(store, appends.slice(half))));
     expect(await projector.waitForPosition(ends[ends.length - 1], 10_000)).toBe(true);
   } finally {
     await projector.stop();
@@ -76,6 +88,31 @@ describe('the projector commits batches only where an append ends', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it(`SQLite store, any appends, page size and batch size, runs of one stream up to ${1 + MAX_APPEND_COMPLETION_PAGES} pages and batches (property)`, async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.constantFrom('session-t.a', 'session-t.b', 'session-t.c', 'other-x'), fc.integer({ min: 1, max: 7 })), {
+          minLength: 1,
+          maxLength: 12,
+        }),
+        fc.integer({ min: 1, max: 6 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (appends, pageSize, maxBatchSize) => {
+          // Past this, one stream written with no other in between may be cut inside an append (the documented bound).
+          fc.pre(longestRun(appends) <= (1 + MAX_APPEND_COMPLETION_PAGES) * Math.min(pageSize, maxBatchSize));
+          const store = SqliteEventStore.open(':memory:', { subscriptionPageSize: pageSize });
+          try {
+            const { ends, committed } = await batchEnds(store, maxBatchSize, appends);
+            expect(committed.filter((p) => !ends.includes(p))).toEqual([]);
+          } finally {
+            await store.close();
+          }
+        },
+      ),
+      { numRuns: 40 },
+    );
   });
 
   const skip = postgresUnavailableReason();
