@@ -20,6 +20,10 @@ export const MIN_EXTRACTIVE_MAX_CHARS = 200;
 const MAX_ARTEFACTS = 80;
 const MAX_ARTEFACT_LENGTH = 100;
 
+/** Marker of items left out of a budgeted section ("(+N more)"; merged summaries drop it). */
+const MORE_LINE = /^(?:- )?\(\+\d+ more(?: omitted)?\)$/;
+const MORE_SUFFIX = / \(\+\d+ more\)$/;
+
 // Each pattern costs linear time on any text (issue 17, item 1): the e-mail local part starts
 // only where a run of its characters starts (else every position of a long run rescans it), and
 // identifiers are looked for word by word (see IDENTIFIER).
@@ -43,7 +47,12 @@ const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,}\b/g;
 /** The runs {@link IDENTIFIER} is applied to. */
 const IDENTIFIER_RUN = /[\w-]+/g;
 
-function collectArtefacts(texts: readonly string[]): string[] {
+/**
+ * The artefacts of `texts` in order of first appearance, each once; with `truncate`, a value over
+ * {@link MAX_ARTEFACT_LENGTH} is middle-truncated, else kept whole (callers drop it).
+ */
+function collectArtefacts(texts: readonly string[], truncate = true): string[] {
+  const cut = (value: string) => (truncate ? truncateMiddle(value, MAX_ARTEFACT_LENGTH) : value);
   const found: { at: number; index: number; value: string }[] = [];
   texts.forEach((text, index) => {
     for (const pattern of ARTEFACT_PATTERNS) {
@@ -51,13 +60,13 @@ function collectArtefacts(texts: readonly string[]): string[] {
       for (const m of text.matchAll(pattern)) {
         let value = m[0];
         if (m[1] !== undefined && m[2] !== undefined) value = `${m[1]}=${m[2].replace(/^"|"$/g, '')}`;
-        found.push({ at: m.index ?? 0, index, value: truncateMiddle(value, MAX_ARTEFACT_LENGTH) });
+        found.push({ at: m.index ?? 0, index, value: cut(value) });
       }
     }
     for (const run of text.matchAll(IDENTIFIER_RUN)) {
       const word = run[0];
       if (!/\d/.test(word) || !/[A-Za-z]/.test(word)) continue;
-      for (const m of word.matchAll(IDENTIFIER)) found.push({ at: (run.index ?? 0) + (m.index ?? 0), index, value: truncateMiddle(m[0], MAX_ARTEFACT_LENGTH) });
+      for (const m of word.matchAll(IDENTIFIER)) found.push({ at: (run.index ?? 0) + (m.index ?? 0), index, value: cut(m[0]) });
     }
   });
   found.sort((a, b) => a.index - b.index || a.at - b.at || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
@@ -175,9 +184,10 @@ function mergePreviousSummaries(summaries: readonly string[]): string {
         target = sections.get(title)!;
         continue;
       }
-      if (trimmed === '') continue;
+      if (trimmed === '' || MORE_LINE.test(trimmed)) continue;
       // a previous summary cut in the middle may have lost its header line's end: drop a leftover
-      target.push(line.replace(/^\[Extractive summary \([^)\n]*\)[^\]\n]*\]\s*/, '').replace(/Previous summary \(merged\):\s*/g, ''));
+      const whole = target === sections.get('Earlier artefacts:') || target === sections.get('Earlier tools used:') ? line.replace(MORE_SUFFIX, '') : line;
+      target.push(whole.replace(/^\[Extractive summary \([^)\n]*\)[^\]\n]*\]\s*/, '').replace(/Previous summary \(merged\):\s*/g, ''));
     }
   }
   const dedupe = (lines: string[]) => {
@@ -270,6 +280,253 @@ function renderOverhead(parts: ExtractedParts): number {
   return parts.header.length + titles.reduce((sum, t) => sum + t.length + 3, 0);
 }
 
+/** Share of a budgeted summary's text the identifiers get before the newest user message and the goal. */
+const ARTEFACT_SHARE = 0.6;
+
+/** Most artefacts a budgeted summary considers (the rest are only counted in its "(+N more)"). */
+const MAX_PACKED_ARTEFACTS = 400;
+
+/**
+ * How telling an artefact is on its own: 0 for identifiers (letters and digits, e.g. `OI5L9G`,
+ * `sofia_kim_7287`), e-mail addresses, URLs, paths, numbers of 5 digits or more, and `key=value`
+ * pairs holding one; 1 for dates, amounts, other numbers of 3 digits or more or with separators,
+ * and other pairs; 2 for the rest (names, short numbers).
+ */
+function artefactRank(value: string): number {
+  const eq = value.indexOf('=');
+  const v = eq > 0 && /^[A-Za-z_][\w-]*=/.test(value) ? value.slice(eq + 1) : value;
+  if (/^\d{4}-\d{2}-\d{2}/.test(v)) return 1;
+  if (/[@/\\]/.test(v) || (/\d/.test(v) && /[A-Za-z]/.test(v)) || /^\d{5,}$/.test(v)) return 0;
+  if (v !== value || /\d{4}-\d{2}-\d{2}|\d[.,:]\d|[$€£%]|\d{3}/.test(v)) return 1;
+  return 2;
+}
+
+/**
+ * The artefacts of a budgeted summary, most telling first: by {@link artefactRank}, then by
+ * source (`sources` in order: the user messages', the previous summary's, the other events'), then
+ * by first appearance; each once, none over {@link MAX_ARTEFACT_LENGTH}, no tool name, and none
+ * that stands whole (between non-alphanumerics) inside an artefact ranked at least as high (`825`
+ * inside `address1=825 Laurel Lane`). At most {@link MAX_PACKED_ARTEFACTS}; `dropped` counts the rest.
+ */
+function rankArtefacts(sources: ReadonlyArray<readonly string[]>, tools: ReadonlySet<string>): string[] & { dropped: number } {
+  const seen = new Set<string>();
+  const all: { value: string; rank: number; key: number }[] = [];
+  sources.forEach((values) => {
+    for (const value of values) {
+      if (value.length > MAX_ARTEFACT_LENGTH || seen.has(value) || tools.has(value)) continue;
+      seen.add(value);
+      all.push({ value, rank: artefactRank(value), key: all.length });
+    }
+  });
+  all.sort((a, b) => a.rank - b.rank || a.key - b.key);
+  const considered = all.slice(0, MAX_PACKED_ARTEFACTS * 2);
+  const escape = (x: string) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const values = new Set(considered.map((a) => a.value));
+  const pairValue = (x: string) => (/^[A-Za-z_][\w-]*=/.test(x) ? x.slice(x.indexOf('=') + 1) : undefined);
+  const kept = considered.filter((a) => {
+    const value = pairValue(a.value);
+    if (value !== undefined && values.has(value)) return false; // the bare value is kept instead
+    const inside = new RegExp(`(?<![A-Za-z0-9])${escape(a.value)}(?![A-Za-z0-9])`);
+    return !considered.some((b) => b !== a && b.rank <= a.rank && b.value.length > a.value.length && pairValue(b.value) !== a.value && inside.test(b.value));
+  });
+  const out = kept.slice(0, MAX_PACKED_ARTEFACTS).map((a) => a.value) as string[] & { dropped: number };
+  out.dropped = all.length - considered.length + Math.max(0, kept.length - MAX_PACKED_ARTEFACTS);
+  return out;
+}
+
+/** One candidate of a budgeted summary: a whole line or a whole artefact, never cut. */
+interface PackItem {
+  section: 'previous' | 'users' | 'tools' | 'artefacts' | 'last';
+  /** Position within its section (rendering order). */
+  order: number;
+  text: string;
+  /** Previous-summary lines: the sub-heading ("Earlier …:") printed before the first kept line under it. */
+  group?: string;
+}
+
+/**
+ * `line` at most `cap` code units, cut only at a whitespace (then ending " …"); a line with no
+ * whitespace before `cap` becomes a note of its length, so no word is ever split.
+ */
+function capAtWord(line: string, prefix: string, cap: number): string {
+  if (line.length <= cap) return line;
+  const room = line.slice(0, Math.max(0, cap - 2));
+  const at = room.search(/\s\S*$/);
+  if (at > prefix.length) return `${room.slice(0, at).trimEnd()} …`;
+  return `${prefix}(${line.length - prefix.length} characters, not shown)`;
+}
+
+/** Splits a merged previous summary into its loose lines and its "Earlier …:" groups. */
+function previousItems(previous: string): { lines: { text: string; group?: string }[]; artefacts: string[] } {
+  const lines: { text: string; group?: string }[] = [];
+  const artefacts: string[] = [];
+  const titles = new Set(EARLIER_TITLES.map((t) => t.title));
+  let group: string | undefined;
+  for (const raw of previous.split('\n')) {
+    const line = raw.trimEnd();
+    if (titles.has(line.trim())) {
+      group = line.trim();
+      continue;
+    }
+    if (line.trim() === '' || MORE_LINE.test(line.trim())) continue;
+    if (group === 'Earlier artefacts:') {
+      for (const a of line.replace(MORE_SUFFIX, '').split(', ')) if (a.trim() !== '') artefacts.push(a.trim());
+      continue;
+    }
+    lines.push(group === undefined ? { text: line } : { text: line, group });
+  }
+  return { lines, artefacts };
+}
+
+/**
+ * The sectioned summary of `request` packed into the budget whole item by whole item (DESIGN
+ * §3.7): the candidates are the artefacts (those of the user messages and of the previous summary
+ * first, then those of the other events), the user messages (the first and the newest first), the
+ * newest event, the previous summary's lines, the other user messages (newest first), the tools
+ * and the other last events, in that priority. Each is taken whole or left out (a long line is
+ * first shortened at a word boundary to `lineCap` code units, ending " …"); a section with
+ * nothing kept is left out, its heading included; a section with some items left out says how
+ * many (`(+N more)`). `fits` is the final check: the largest kept set whose rendering was seen to
+ * fit is returned, or undefined when not even the header fits.
+ */
+function packSummary(
+  request: SummaryRequest,
+  parts: ExtractedParts,
+  estimator: TokenEstimator,
+  textBudget: number,
+  maxChars: number,
+  fits: (text: string) => boolean,
+): string | undefined {
+  const events = request.toSummarize;
+  const prev = previousItems(parts.previous);
+  const userTexts = events.filter((t) => t.startsWith('User: ')).map((t) => t.slice('User: '.length));
+  const artefactPool = rankArtefacts(
+    [collectArtefacts(userTexts, false), prev.artefacts, collectArtefacts(events, false)],
+    new Set([...toolNames(events).keys()]),
+  );
+  const unitChars = estimator.name === 'chars' ? 0.25 : 1;
+  const lineCap = Math.max(80, Math.min(Math.floor(maxChars / 4), Math.floor(textBudget * unitChars)));
+  const item = (section: PackItem['section'], order: number, text: string, group?: string): PackItem =>
+    group === undefined ? { section, order, text } : { section, order, text, group };
+  const artefactItems = artefactPool.map((a, i) => item('artefacts', i, a));
+  const userItems = parts.userLines.map((l, i) => item('users', i, capAtWord(l, '- ', lineCap)));
+  const lastItems = parts.lastLines.map((l, i) => item('last', i, capAtWord(l, '- ', lineCap)));
+  const prevItems = prev.lines.map((l, i) => item('previous', i, capAtWord(l.text, '', lineCap), l.group));
+  const toolItems = parts.tools.map((t, i) => item('tools', i, t));
+  const rankedLow = artefactItems.findIndex((_, i) => artefactRank(artefactPool[i]) > 0);
+  const identifiers = rankedLow < 0 ? artefactItems : artefactItems.slice(0, rankedLow);
+  // the user's first message (their goal) and newest one, each shortened to a quarter of the line
+  // cap; then the identifiers, up to ARTEFACT_SHARE of the room; then the previous summary's first
+  // user message (the goal of earlier passes); then the other identifiers and the other artefacts
+  const shortCap = Math.max(80, Math.floor(lineCap / 4));
+  const n = userItems.length;
+  if (n > 0) userItems[0] = { ...userItems[0], text: capAtWord(parts.userLines[0], '- ', shortCap) };
+  if (n > 1) userItems[n - 1] = { ...userItems[n - 1], text: capAtWord(parts.userLines[n - 1], '- ', shortCap) };
+  let first = 0;
+  for (let room = textBudget * ARTEFACT_SHARE; first < identifiers.length; first++) {
+    room -= estimator.count(`${identifiers[first].text}, `);
+    if (room < 0) break;
+  }
+  const priority: PackItem[] = [];
+  const taken = new Set<PackItem>();
+  const push = (x: PackItem | undefined) => {
+    if (x !== undefined && !taken.has(x)) {
+      taken.add(x);
+      priority.push(x);
+    }
+  };
+  push(userItems[0]);
+  push(userItems[n - 1]);
+  identifiers.slice(0, first).forEach(push);
+  push(prevItems.find((p) => p.group === 'Earlier user messages:') ?? prevItems[0]);
+  artefactItems.forEach(push);
+  push(lastItems[lastItems.length - 1]);
+  prevItems.forEach(push);
+  [...userItems].reverse().forEach(push);
+  toolItems.forEach(push);
+  [...lastItems].reverse().forEach(push);
+
+  const totals: Record<PackItem['section'], number> = {
+    previous: prevItems.length,
+    users: userItems.length,
+    tools: toolItems.length,
+    artefacts: artefactItems.length + artefactPool.dropped,
+    last: lastItems.length,
+  };
+  const render = (kept: ReadonlySet<PackItem>): string => {
+    const by = (s: PackItem['section']) => priority.filter((p) => p.section === s && kept.has(p)).sort((a, b) => a.order - b.order);
+    const more = (s: PackItem['section'], n: number) => totals[s] - n;
+    const blocks = [parts.header];
+    const prevKept = by('previous');
+    if (prevKept.length > 0) {
+      const lines: string[] = [];
+      let group: string | undefined;
+      for (const p of prevKept) {
+        if (p.group !== undefined && p.group !== group) lines.push(p.group);
+        group = p.group;
+        lines.push(p.text);
+      }
+      if (more('previous', prevKept.length) > 0) lines.push(`(+${more('previous', prevKept.length)} more)`);
+      blocks.push(section(TITLES.previous, lines));
+    }
+    const list = (s: 'users' | 'last', title: string) => {
+      const kept = by(s);
+      if (kept.length === 0) return;
+      const lines = kept.map((k) => k.text);
+      if (more(s, kept.length) > 0) lines.push(`- (+${more(s, kept.length)} more)`);
+      blocks.push(section(title, lines));
+    };
+    const inline = (s: 'tools' | 'artefacts', title: string) => {
+      const kept = by(s);
+      if (kept.length === 0) return;
+      const n = more(s, kept.length);
+      blocks.push(section(title, [`${kept.map((k) => k.text).join(', ')}${n > 0 ? ` (+${n} more)` : ''}`]));
+    };
+    list('users', TITLES.users);
+    inline('tools', TITLES.tools);
+    inline('artefacts', TITLES.artefacts);
+    list('last', TITLES.last);
+    return blocks.join('\n\n');
+  };
+
+  // greedy by priority on each item's own cost, then checked on the whole rendering
+  const cost = new Map<PackItem, number>();
+  const costOf = (p: PackItem) => {
+    let c = cost.get(p);
+    if (c === undefined) {
+      c = estimator.count(p.section === 'tools' || p.section === 'artefacts' ? `${p.text}, ` : `${p.text}\n`);
+      cost.set(p, c);
+    }
+    return c;
+  };
+  const titleCost = (s: PackItem['section']) => estimator.count(`${TITLES[s]}\n\n`) + estimator.count('(+99 more)\n');
+  const opened = new Set<PackItem['section']>();
+  const kept: PackItem[] = [];
+  let used = estimator.count(parts.header);
+  let chars = parts.header.length;
+  for (const p of priority) {
+    const extra = costOf(p) + (opened.has(p.section) ? 0 : titleCost(p.section)) + (p.group !== undefined ? estimator.count(`${p.group}\n`) : 0);
+    const extraChars = p.text.length + 2 + (opened.has(p.section) ? 0 : TITLES[p.section].length + 16) + (p.group?.length ?? 0) + 1;
+    if (used + extra > textBudget || chars + extraChars > maxChars) continue;
+    used += extra;
+    chars += extraChars;
+    opened.add(p.section);
+    kept.push(p);
+  }
+  for (;;) {
+    const text = render(new Set(kept));
+    if (fits(text) && text.length <= maxChars) return text;
+    if (kept.length === 0) return undefined;
+    // leave out the lowest-priority items, about as many as the excess
+    const excess = Math.max(
+      1,
+      eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator) - (request.maxSummaryTokens ?? 0),
+    );
+    let freed = 0;
+    while (kept.length > 0 && freed < excess) freed += costOf(kept.pop()!);
+  }
+}
+
 /** Least room (estimator units) the compact form is given, whatever the budget: a shorter text would say nothing. */
 export const MIN_COMPACT_SUMMARY_TOKENS = 32;
 
@@ -306,9 +563,12 @@ function compactSummary(parts: ExtractedParts, textBudget: number, estimator: To
  *
  * The summary budget: with `options.estimator` (the one the events were costed with) and
  * `request.maxSummaryTokens`, the summary event (shadow prompt and text, DESIGN §3.1) is kept
- * within that budget: the largest bound ≤ `maxChars` whose summary fits is used, the sections
- * sharing what the header and titles leave of it (so every kind of line stays represented, each
- * middle-truncated or thinned to its first and newest lines). When even
+ * within that budget: when the unbudgeted summary does not fit, the sections are packed whole
+ * item by whole item (see packSummary): headings are never cut, no word is cut (a long line is
+ * shortened at a word boundary, ending " …"), items are left out lowest priority first, a section
+ * with items left out says how many ("(+N more)"), and the identifiers (ids, e-mails, paths,
+ * large numbers; those of the user messages and the previous summary first) come before prose,
+ * after the user's first and newest messages; the result also stays within `maxChars`. When even
  * {@link MIN_EXTRACTIVE_MAX_CHARS} for the sections does not fit, the compact form (the previous summary's content and the archived events as they are, no
  * headings) is middle-truncated to the budget, or to {@link MIN_COMPACT_SUMMARY_TOKENS} when the
  * budget leaves less for the text (the summary then costs more than its budget).
@@ -328,14 +588,7 @@ export function extractiveSummary(request: SummaryRequest, options: { maxChars?:
   const overhead = renderOverhead(parts);
   const render = (bound: number) => renderParts(parts, bound, bound - overhead, BUDGET_SHARES);
   const lowest = Math.max(MIN_EXTRACTIVE_MAX_CHARS, overhead + MIN_EXTRACTIVE_MAX_CHARS);
-  if (lowest >= maxChars || !fits(render(lowest))) return compactSummary(parts, summaryTextBudget(request, estimator) ?? 0, estimator);
-  // the largest bound whose summary fits (checked: only a bound seen to fit is used)
-  let lo = lowest;
-  let hi = maxChars - 1;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (fits(render(mid))) lo = mid;
-    else hi = mid - 1;
-  }
-  return render(lo);
+  const textBudget = summaryTextBudget(request, estimator) ?? 0;
+  if (lowest >= maxChars || !fits(render(lowest))) return compactSummary(parts, textBudget, estimator);
+  return packSummary(request, parts, estimator, textBudget, maxChars, fits) ?? compactSummary(parts, textBudget, estimator);
 }
