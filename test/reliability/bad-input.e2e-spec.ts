@@ -1101,6 +1101,23 @@ const CASES: BadRequest[] = [
     code: 'invalid_path',
     mentions: /percent-encoded/,
   },
+  // Query values decode strictly, on every route: these were 200 with nothing found (the raw text was searched for).
+  ...[
+    ['recall q with a byte that is not UTF-8', '/v1/recall?q=zeta%FF', 'q'],
+    ['recall q with an encoded lone surrogate', '/v1/recall?q=%ED%A0%80zeta', 'q'],
+    ['session list userId with a byte that is not UTF-8', '/v1/sessions?userId=alice%FF', 'userId'],
+    ['recall sessionId with a byte that is not UTF-8', '/v1/recall?q=hello&sessionId=known%FF', 'sessionId'],
+  ].map(
+    ([name, path, parameter]): BadRequest => ({
+      name,
+      method: 'get',
+      path,
+      status: 400,
+      code: 'invalid_query_encoding',
+      mentions: new RegExp(`^${parameter}: its value is not valid percent-encoded UTF-8: percent-encode the UTF-8 bytes`),
+      parameter,
+    }),
+  ),
   {
     name: 'recall: from after to',
     method: 'get',
@@ -1879,6 +1896,26 @@ describe('malformed requests', () => {
   });
 
   // The newcomer's cases: 501 emoji (1002 UTF-16 code units) were refused as "more than 1000 characters".
+  // One rule for every route: each query parameter of each route of the document, and the write routes' (which take none).
+  it('refuses a query parameter that is not valid percent-encoded UTF-8 on every route of the OpenAPI document, naming it', async () => {
+    type Operation = { parameters?: Array<{ in: string; name: string }> };
+    const document = (await harness.http().get('/docs/openapi.json').expect(200)).body as { paths: Record<string, Record<string, Operation>> };
+    const probes = Object.entries(document.paths).flatMap(([route, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) => {
+        const path = route.replace('{sessionId}', 'known').replace(/\{[^}]+\}/g, 'x');
+        const names = (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+        return (names.length > 0 ? names : ['probe']).map((name) => ({ method: method as 'get' | 'post' | 'put' | 'delete', path, name }));
+      }),
+    );
+    expect(probes.length).toBeGreaterThan(20);
+    const before = await harness.service.store.headPosition();
+    for (const { method, path, name } of probes) {
+      const res = await harness.http()[method](`${path}?${name}=a%FFb`).send({});
+      expect([method, path, res.status, res.body.code, res.body.parameter]).toEqual([method, path, 400, 'invalid_query_encoding', name]);
+    }
+    expect(await harness.service.store.headPosition()).toBe(before);
+  });
+
   it('counts length limits in Unicode code points: an emoji is one character', async () => {
     const emoji = (n: number) => '😀'.repeat(n);
     await harness
