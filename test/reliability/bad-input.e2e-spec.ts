@@ -746,6 +746,27 @@ const CASES: BadRequest[] = [
     code: 'invalid_parameter',
     mentions: /trigger\.type/,
   },
+  // A trigger with a null strategy was recorded (an AutoCompactionPolicySet carrying it), read back as a clear, and a later clear was taken for its resend.
+  {
+    name: 'policy: a trigger and an estimator with a null strategy',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: null, trigger: { type: 'turn-count', maxTurns: 3 }, estimator: 'chars' },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /^trigger: a policy without a strategy has no trigger: send only \{"strategy": null\} to clear the policy, or give a strategy/,
+    parameter: 'trigger',
+  },
+  {
+    name: 'policy: an estimator with a null strategy',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: null, estimator: 'chars' },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /^estimator: .*send only \{"strategy": null\}/,
+    parameter: 'estimator',
+  },
   {
     name: 'policy: unknown field',
     method: 'put',
