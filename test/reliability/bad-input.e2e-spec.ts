@@ -1128,17 +1128,15 @@ const CASES: BadRequest[] = [
     ['recall q with an encoded lone surrogate', '/v1/recall?q=%ED%A0%80zeta', 'q'],
     ['session list userId with a byte that is not UTF-8', '/v1/sessions?userId=alice%FF', 'userId'],
     ['recall sessionId with a byte that is not UTF-8', '/v1/recall?q=hello&sessionId=known%FF', 'sessionId'],
-  ].map(
-    ([name, path, parameter]): BadRequest => ({
-      name,
-      method: 'get',
-      path,
-      status: 400,
-      code: 'invalid_query_encoding',
-      mentions: new RegExp(`^${parameter}: its value is not valid percent-encoded UTF-8: percent-encode the UTF-8 bytes`),
-      parameter,
-    }),
-  ),
+  ].map(([name, path, parameter]): BadRequest => ({
+    name,
+    method: 'get',
+    path,
+    status: 400,
+    code: 'invalid_query_encoding',
+    mentions: new RegExp(`^${parameter}: its value is not valid percent-encoded UTF-8: percent-encode the UTF-8 bytes`),
+    parameter,
+  })),
   {
     name: 'recall: from after to',
     method: 'get',

@@ -18,7 +18,7 @@ import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { AppModule } from './app.module';
 import { useJsonBodies } from './http/json-body';
 import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
-import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerWrongMethod, MAX_PARAM_LENGTH } from './http/framework-answers';
+import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerNearRoutes, MAX_PARAM_LENGTH } from './http/framework-answers';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
@@ -128,7 +128,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
-  answerWrongMethod(fastify);
+  answerNearRoutes(fastify);
   answerBadQueryEncoding(fastify);
   // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).
   // The audit page: static files, no key needed to load them (its API calls carry the key).

@@ -16,11 +16,18 @@ describe('parseQueryString', () => {
     ['q=%zz', 'q'],
   ])('names the parameter whose value is not valid percent-encoded UTF-8: %s', (text, parameter) => {
     const answer = badQueryEncodingOf(parseQueryString(text));
-    expect(answer).toEqual({ code: 'invalid_query_encoding', parameter, message: expect.stringMatching(new RegExp(`^${parameter}: its value is not valid percent-encoded UTF-8: percent-encode the UTF-8 bytes`)) });
+    expect(answer).toEqual({
+      code: 'invalid_query_encoding',
+      parameter,
+      message: expect.stringMatching(new RegExp(`^${parameter}: its value is not valid percent-encoded UTF-8: percent-encode the UTF-8 bytes`)),
+    });
   });
 
   it('names a parameter whose name is not valid percent-encoded UTF-8 as sent', () => {
-    expect(badQueryEncodingOf(parseQueryString('q=x&%FF=1'))).toMatchObject({ parameter: '%FF', message: expect.stringMatching(/^%FF: this query parameter name is not valid/) });
+    expect(badQueryEncodingOf(parseQueryString('q=x&%FF=1'))).toMatchObject({
+      parameter: '%FF',
+      message: expect.stringMatching(/^%FF: this query parameter name is not valid/),
+    });
   });
 
   it('answers nothing for a value that did not come from the parser', () => {
