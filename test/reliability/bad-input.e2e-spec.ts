@@ -3,6 +3,7 @@
  * documented 4xx with a stable `code` and a `message` that names what to fix, and the store's
  * global head position is unchanged afterwards (a rejected request writes nothing).
  */
+import { gzipSync } from 'node:zlib';
 import { useService } from '../support/service-harness';
 
 interface BadRequest {
@@ -249,7 +250,18 @@ const CASES: BadRequest[] = [
     body: { events: [user('x1', 'y'.repeat(MAX_BODY))] },
     status: 413,
     code: 'payload_too_large',
-    mentions: /MAX_BODY_BYTES|split/,
+    // The limit's value, in bytes and for people (it named only the variable).
+    mentions: /^request body is larger than MAX_BODY_BYTES \(20000 bytes, 19\.5 KiB\); split the events into several requests$/,
+  },
+  {
+    name: 'gzip body inflating past MAX_BODY_BYTES',
+    method: 'post',
+    path: `${S}/events`,
+    raw: gzipSync(JSON.stringify({ events: [user('x1', 'y'.repeat(MAX_BODY))] })),
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    status: 413,
+    code: 'payload_too_large',
+    mentions: /^request body is larger than MAX_BODY_BYTES \(20000 bytes, 19\.5 KiB\); split/,
   },
   {
     name: 'unknown field on an event',

@@ -25,6 +25,27 @@ export interface ApiErrorBody {
   [detail: string]: unknown;
 }
 
+/** `bytes` for people: `5 MiB`, `19.5 KiB`, `512 bytes` (binary units, at most one decimal). */
+export function humanBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : Number(value.toFixed(1))} ${units[unit]}`;
+}
+
+/**
+ * The 413 `payload_too_large` answer's body: names `MAX_BODY_BYTES` and, when known, its value
+ * (`limitBytes`, in bytes and in {@link humanBytes}), and what to do.
+ */
+export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
+  const limit = limitBytes === undefined ? 'the limit (MAX_BODY_BYTES)' : `MAX_BODY_BYTES (${limitBytes} bytes, ${humanBytes(limitBytes)})`;
+  return { code: 'payload_too_large', message: `request body is larger than ${limit}; split the events into several requests` };
+}
+
 /** Maps an error to (status, body). Exported for tests. */
 export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
   if (err instanceof SessionError) return { status: STATUS_BY_CODE[err.code], body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
@@ -34,11 +55,10 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   if (err instanceof EventStoreUnavailableError)
     return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };
   const bodyParserType = (err as { type?: string } | null)?.type;
-  if (bodyParserType === 'entity.too.large')
-    return {
-      status: 413,
-      body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' },
-    };
+  if (bodyParserType === 'entity.too.large') {
+    const limit = (err as { limit?: unknown }).limit;
+    return { status: 413, body: payloadTooLarge(typeof limit === 'number' ? limit : undefined) };
+  }
   if (bodyParserType === 'entity.verify.failed' && err instanceof BodyTooDeepError)
     return { status: 400, body: { code: 'malformed_json', message: err.message } };
   if (bodyParserType === 'entity.verify.failed')
@@ -80,11 +100,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
         },
       };
     if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
-    if (status === 413)
-      return {
-        status,
-        body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' },
-      };
+    if (status === 413) return { status, body: payloadTooLarge() };
     if (status === 400 && /JSON/i.test(err.message)) return { status, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
     if (status === 400 && /^Failed to decode param/.test(err.message))
       return { status, body: { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' } };

@@ -113,6 +113,17 @@ export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions 
 }
 
 /**
+ * The log line of an answer to an error of Node's HTTP parser (`status` and `code`: the answer's):
+ * a request that did not arrive within the request timeout is worded as a timeout (it was not
+ * refused for its content), anything else as a request Node could not parse, with Node's code.
+ */
+export function clientErrorLogLine(err: ClientError, status: number, code: string, options: ClientErrorOptions = { requestTimeoutMs: 60_000 }): string {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return `timed out a request whose head or body did not arrive within ${options.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS); closed its connection: ${status} ${code}`;
+  return `refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${code}`;
+}
+
+/**
  * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
  * it, logs one line and counts the answer (method and route `unknown`).
  */
@@ -120,7 +131,7 @@ export function answerClientErrors(metrics: () => ServiceMetrics | undefined, op
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const { status, body } = clientErrorAnswer(err, options);
-    logger.warn(`refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${body.code}`);
+    logger.warn(clientErrorLogLine(err, status, body.code, options));
     if (socket.writable) {
       const text = JSON.stringify(body);
       socket.write(

@@ -26,6 +26,7 @@ import { quoteInput } from '@lib/compaction';
 import { yieldToIo } from '@lib/event-store';
 import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
+import { payloadTooLarge } from './api-error.filter';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
@@ -87,18 +88,14 @@ export function unsupportedCharset(charset: string): { code: string; message: st
  * connection until the client gave up.
  */
 export function refuseDeclaredTooLarge(maxBodyBytes: number) {
+  const answer = payloadTooLarge(maxBodyBytes);
   return (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const length = Number(req.headers['content-length'] ?? 0);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
-    void reply.code(413).header('connection', 'close').send(PAYLOAD_TOO_LARGE);
+    void reply.code(413).header('connection', 'close').send(answer);
   };
 }
-
-const PAYLOAD_TOO_LARGE = {
-  code: 'payload_too_large',
-  message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests',
-};
 
 /**
  * body-parser `verify` hook: throws when the raw body is not valid UTF-8 (body-parser would
