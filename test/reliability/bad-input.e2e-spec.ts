@@ -1149,6 +1149,26 @@ const CASES: BadRequest[] = [
     mentions: new RegExp(`^${parameter}: its value is not valid percent-encoded UTF-8: percent-encode the UTF-8 bytes`),
     parameter,
   })),
+  // Compaction ids are UUIDs: any other value could match nothing (it answered 200 with no hits).
+  {
+    name: 'recall: compactionId that is not a compaction id',
+    method: 'get',
+    path: '/v1/recall?q=hello&compactionId=cmp-1',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^compactionId: is not a compaction id: compaction ids are UUIDs/,
+    parameter: 'compactionId',
+  },
+  // DESIGN §5 calls the filter "kind"; its parameter is type.
+  {
+    name: 'recall: kind instead of type',
+    method: 'get',
+    path: '/v1/recall?q=hello&kind=tool',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^kind: unknown query parameter "kind": the event kind filter is type \(e\.g\. type=tool\)$/,
+    parameter: 'kind',
+  },
   {
     name: 'recall: from after to',
     method: 'get',
