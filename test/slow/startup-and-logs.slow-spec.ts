@@ -52,6 +52,8 @@ describe('start-up mode and logs of a real process', () => {
     await svc.stop();
     // Nest's route table is logged at debug: not at the info level of this start (checked on the whole output: Nest's lines may follow "listening on").
     expect(svc.stdout()).not.toMatch(/Mapped \{|RoutesResolver|RouterExplorer/);
+    // Nest's buffered start-up lines are printed once the server listens (not dropped as a failed start's are).
+    expect(svc.stdout()).toMatch(/Nest application successfully started/);
     expect(svc.stdout() + svc.stderr()).not.toMatch(/"level":50/);
   });
 
@@ -72,7 +74,7 @@ describe('start-up mode and logs of a real process', () => {
     expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
   });
 
-  it('a listen failure (HOST not of this machine, PORT in use): exit code 2, the one configuration error line, no other error line', async () => {
+  it('a listen failure (HOST not of this machine, PORT in use): exit code 2, the one configuration error line and nothing else', async () => {
     const holder = net.createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const port = (holder.address() as net.AddressInfo).port;
@@ -89,8 +91,11 @@ describe('start-up mode and logs of a real process', () => {
         const { code } = await starting.exited;
         expect({ code, stderr: starting.stderr() }).toEqual({ code: 2, stderr: expect.stringMatching(line) });
         expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
-        // Nest's own listen error (level 50, context NestApplication) is not printed as well.
+        // Nest's own listen error (level 50, context NestApplication) is not printed as well, nor its
+        // buffered start-up lines: "Nest application successfully started" for a server that never listened.
         expect(starting.stdout()).not.toMatch(/"level":(50|60)|EADDR/);
+        expect(starting.stdout() + starting.stderr()).not.toMatch(/successfully started/);
+        expect(starting.stdout()).toBe('');
       }
     } finally {
       holder.close();
