@@ -669,7 +669,17 @@ const CASES: BadRequest[] = [
     body: compact({ type: 'sliding-window' }),
     status: 400,
     code: 'validation_failed',
-    mentions: /dryRun.*unknown query parameter/,
+    // It belongs in the body: the answer says so (it said "remove it", as of an unknown parameter).
+    mentions: /^dryRun: a field of the JSON body, not a query parameter: send it in the body, e\.g\. \{"dryRun": true\}$/,
+  },
+  {
+    name: 'policy: dryRun as a query parameter (no field of its body)',
+    method: 'put',
+    path: `${S}/policy?dryRun=true`,
+    body: { strategy: { type: 'sliding-window', maxEvents: 10 } },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^dryRun: unknown query parameter "dryRun": remove it$/,
   },
   {
     name: 'append events: a query parameter',
