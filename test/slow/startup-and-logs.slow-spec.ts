@@ -58,7 +58,7 @@ describe('start-up mode and logs of a real process', () => {
   });
 
   it.each<[string, (dir: string) => Record<string, string>, RegExp]>([
-    ['SUMMARIZER_TIMEOUT_MS=0', () => ({ SUMMARIZER_TIMEOUT_MS: '0' }), /^configuration error: SUMMARIZER_TIMEOUT_MS="0": not valid: use .*1 to/],
+    ['SUMMARIZER_TIMEOUT_MS=0', () => ({ SUMMARIZER_TIMEOUT_MS: '0' }), /^configuration error: SUMMARIZER_TIMEOUT_MS=0: out of range: use .*1 to/],
     ['HOST=nohost.invalid', () => ({ HOST: 'nohost.invalid' }), /^configuration error: HOST=nohost\.invalid: .*not found/],
     ['DATA_DIR=<a file>', (dir) => ({ DATA_DIR: path.join(dir, 'a-file') }), /^configuration error: DATA_DIR=\S+a-file: is a file, not a directory/],
   ])('refuses %s at start-up: exit code 2 and one line naming the variable and what to fix', async (_name, env, line) => {
