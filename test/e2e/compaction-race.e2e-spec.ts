@@ -1,11 +1,11 @@
 /**
- * A compaction racing with appends (issue 4, acceptance 3), and read models rebuilt from an empty
- * database equal the incremental ones (acceptance 4).
+ * A compaction racing with appends (issue 4, acceptance 3), identical compactions at once sharing
+ * one pass, and read models rebuilt from an empty database equal the incremental ones (acceptance 4).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ReadModelStore, SessionProjector, dumpReadModels } from '@lib/session';
+import { COMPACTION_COMPLETED, COMPACTION_FAILED, ReadModelStore, SessionProjector, SessionStateCache, dumpReadModels } from '@lib/session';
 import { ControlledSummarizer, useService } from '../support/service-harness';
 
 function conversation(prefix: string, turns: number) {
@@ -23,6 +23,13 @@ describe('compaction racing with appends', () => {
   const summarizer = new ControlledSummarizer();
 
   const harness = useService({ summarizer });
+
+  /** `compactions_total` of commanded passes that compacted, from `GET /metrics`. */
+  const compactedPasses = async () => {
+    const metrics = await harness.http().get('/metrics').expect(200);
+    const sample = metrics.text.split('\n').find((l) => /^compactions_total\{/.test(l) && l.includes('origin="command"') && l.includes('outcome="compacted"'));
+    return sample ? Number(sample.slice(sample.lastIndexOf(' ') + 1)) : 0;
+  };
 
   it('loses no append, puts events appended during the pass after the summary, and calls the summarizer once', async () => {
     await harness
@@ -62,6 +69,52 @@ describe('compaction racing with appends', () => {
       .filter((e: { eventId?: string; kind?: string }) => e.kind && e.kind !== 'summary')
       .map((e: { eventId: string }) => e.eventId);
     expect(conversationIds).toEqual([...conversation('x', 6), ...during].map((e) => e.id));
+  });
+
+  it('answers 8 identical compactions sent at once with one pass: one summarizer call, 8 equal answers, one decision', async () => {
+    await harness
+      .http()
+      .post('/v1/sessions/dup8/events')
+      .send({ events: conversation('d', 6) })
+      .expect(201);
+    // Count the requests that have read the session's state: all 8 must have before the pass may end.
+    const cache = harness.service.app.get(SessionStateCache);
+    const load = cache.load.bind(cache);
+    let loaded = 0;
+    const spy = jest.spyOn(cache, 'load').mockImplementation(async (key) => {
+      const state = await load(key);
+      if (key === 'default.dup8') loaded++;
+      return state;
+    });
+    try {
+      const callsBefore = summarizer.calls;
+      const passesBefore = await compactedPasses();
+      const waiting = summarizer.hold();
+      const body = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 } };
+      const requests = Array.from({ length: 8 }, () =>
+        harness
+          .http()
+          .post('/v1/sessions/dup8/compactions')
+          .send(body)
+          .then((r) => r),
+      );
+      await waiting;
+      while (loaded < 8) await new Promise((resolve) => setTimeout(resolve, 5));
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      summarizer.release();
+      const answers = await Promise.all(requests);
+
+      expect(summarizer.calls - callsBefore).toBe(1);
+      expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
+      expect(answers[0].body).toMatchObject({ outcome: 'compacted', recorded: true });
+      for (const a of answers) expect(a.body).toEqual(answers[0].body);
+      const log = await harness.service.store.readStream('session-default.dup8');
+      expect(log.filter((e) => e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED)).toHaveLength(1);
+      // one pass counted: the 7 that shared it are not passes of their own
+      expect((await compactedPasses()) - passesBefore).toBe(1);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('rebuilds read models from empty with rows identical to the incremental ones', async () => {

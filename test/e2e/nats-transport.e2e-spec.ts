@@ -30,10 +30,14 @@ import { requestSchemas } from '../../apps/session-service/src/http/request-sche
 
 jest.setTimeout(60_000);
 
-/** Fails every summary whose input mentions FAIL; summarizes the rest. */
+/** Summarizer calls made so far. */
+let summarizerCalls = 0;
+
+/** Fails every summary whose input mentions FAIL; summarizes the rest. Counts its calls in {@link summarizerCalls}. */
 const summarizer: Summarizer = {
   identity: { kind: 'extractive', model: 'test-nats' },
   async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+    summarizerCalls++;
     const usage = { calls: 1, promptTokens: 1, completionTokens: 1 };
     if (request.toSummarize.some((t) => t.includes('FAIL'))) return { ok: false, reason: 'refused for the test', ...usage };
     return { ok: true, text: `summary of ${request.toSummarize.length} events`, ...usage };
@@ -278,6 +282,41 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     expect((retried.body as { replayed?: boolean }).replayed).toBeUndefined();
     const log = await harness.service.store.readStream('session-default.redelivered-failure');
     expect(log.filter((e) => e.type === COMPACTION_FAILED)).toHaveLength(2);
+  });
+
+  it('a compact command redelivered after later decisions and appends is answered with its decision: no summarizer call, nothing written', async () => {
+    const executor = new NatsCommandExecutor(harness.service.app.get(CommandBus), harness.service.store, requestSchemas(harness.service.config), {
+      prefix,
+      tenants: new Set(['default']),
+      maxBodyBytes: MAX_BODY_BYTES,
+    });
+    const summarize = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } };
+    const run = (commandId: string, redelivered: boolean) =>
+      executor.execute({ subject: subject('redelivered-later', 'compact'), data: new TextEncoder().encode(JSON.stringify(summarize)), commandId, redelivered });
+    const append = (word: string) =>
+      harness
+        .http()
+        .post('/v1/sessions/redelivered-later/events')
+        .send({ events: turns(4, word).map((e) => ({ ...e, id: `${word}-${e.id}` })) })
+        .expect(201);
+    await append('first');
+    const first = await run('cmd-first', false);
+    expect(first.body).toMatchObject({ outcome: 'compacted', recorded: true });
+    await append('second');
+    expect((await run('cmd-second', false)).body).toMatchObject({ outcome: 'compacted', recorded: true });
+    // more to compact, so the first command would compact again if it were planned again
+    await append('third');
+    const callsBefore = summarizerCalls;
+    const logBefore = await harness.service.store.readStream('session-default.redelivered-later');
+
+    const again = await run('cmd-first', true);
+    expect(summarizerCalls).toBe(callsBefore);
+    expect(again.status).toBe(200);
+    const { revision: _r1, replayed, ...decision } = again.body as { revision: string; replayed?: boolean };
+    const { revision: _r2, ...firstDecision } = first.body as { revision: string };
+    expect(replayed).toBe(true);
+    expect(decision).toEqual(firstDecision);
+    expect(await harness.service.store.readStream('session-default.redelivered-later')).toHaveLength(logBefore.length);
   });
 
   it('an audit consumer that restarts receives every decision once, in log order per session', async () => {

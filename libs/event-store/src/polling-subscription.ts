@@ -6,7 +6,7 @@ export type ReadPage = (afterPosition: bigint) => Promise<RecordedEvent[]>;
 
 /**
  * A catch-up-then-live subscription built on paged reads of the global log: it reads pages after
- * its checkpoint until a page is empty, then waits until {@link wake} is called (an in-process
+ * its checkpoint until a page is empty (or shorter than its page size), then waits until {@link wake} is called (an in-process
  * append) or `pollIntervalMs` milliseconds pass (to see appends from other processes), and reads
  * again. Events come in global order, each once (the checkpoint only moves forwards).
  *
@@ -25,12 +25,16 @@ export class PollingSubscription implements Subscription {
    * @param fromPosition exclusive bigint checkpoint to start after; 0n = from the beginning
    * @param pollIntervalMs how long to wait (ms) before re-reading when not woken
    * @param onClose called once when the subscription closes
+   * @param pageSize the most events `readPage` returns unless it completes an append (a shorter
+   *   page means the log's head was reached, so the next read waits for {@link wake} or the poll
+   *   interval); without it, reads again until a page is empty
    */
   constructor(
     private readonly readPage: ReadPage,
     private readonly fromPosition: bigint,
     private readonly pollIntervalMs: number,
     private readonly onClose: () => void = () => undefined,
+    private readonly pageSize?: number,
   ) {}
 
   /** Signals that new events may be available (called by the store after a commit). */
@@ -72,6 +76,10 @@ export class PollingSubscription implements Subscription {
           checkpoint = event.position;
           yield event;
         }
+        // A page shorter than asked for reached the log's head as its read saw it: the next read
+        // would find nothing unless something was committed since, which wakes this subscription
+        // (or the poll interval passes, for other processes' commits).
+        if (this.pageSize !== undefined && page.length < this.pageSize) await this.waitForWake();
       }
     } finally {
       await this.close();

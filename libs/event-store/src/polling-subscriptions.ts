@@ -1,4 +1,5 @@
 import type { ReadAllOptions, RecordedEvent, SubscribeOptions, Subscription } from './event-store.port';
+import { completeLastAppend } from './append-boundary';
 import { PollingSubscription } from './polling-subscription';
 
 /**
@@ -12,7 +13,7 @@ export class PollingSubscriptions {
   /**
    * @param readAll the store's global read (see {@link EventStore.readAll})
    * @param pollIntervalMs how long (ms) an idle subscription waits before re-reading
-   * @param pageSize events per page while catching up
+   * @param pageSize events per page while catching up (a page is completed to the end of its last append: see {@link completeLastAppend})
    */
   constructor(
     private readonly readAll: (options: ReadAllOptions) => Promise<RecordedEvent[]>,
@@ -23,10 +24,15 @@ export class PollingSubscriptions {
   /** A new subscription after `options.fromPosition` (0n: from the beginning), filtered by `options.streamPrefix`. */
   open(options: SubscribeOptions): Subscription {
     const sub: PollingSubscription = new PollingSubscription(
-      (after) => this.readAll({ fromPosition: after, maxCount: this.pageSize, streamPrefix: options.streamPrefix }),
+      async (after) => {
+        const read = (position: bigint, maxCount: number) => this.readAll({ fromPosition: position, maxCount, streamPrefix: options.streamPrefix });
+        // A page ends where an append ends, so a consumer that commits page by page never commits half of one.
+        return completeLastAppend(await read(after, this.pageSize), this.pageSize, read);
+      },
       options.fromPosition ?? 0n,
       this.pollIntervalMs,
       () => this.live.delete(sub),
+      this.pageSize,
     );
     this.live.add(sub);
     return sub;

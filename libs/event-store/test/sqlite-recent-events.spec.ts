@@ -84,6 +84,16 @@ describe.each([
     for (const start of seen) expect(await readAllFrom(store, start.position)).toEqual(await readAllFrom(other, start.position));
   });
 
+  it("reads the file when another writer's event comes before the page is full: a short page is the log's head", async () => {
+    await store.appendToStream('session-a', [ev({ n: 1 })]);
+    await other.appendToStream('session-b', [ev({ n: 2 })]);
+    await store.appendToStream('session-a', [ev({ n: 3 })]);
+    const reads = fileReads(store);
+    const page = await store.readAll({ fromPosition: 0n, maxCount: 512 });
+    expect(page.map((e) => (e.data as { n: number }).n)).toEqual([1, 2, 3]);
+    expect(reads()).toBe(1);
+  });
+
   it('serves no event of a deleted stream, held or not', async () => {
     await store.appendToStream('session-gone', [ev({ secret: 1 }), ev({ secret: 2 })]);
     await store.appendToStream('session-kept', [ev({ kept: 1 })]);

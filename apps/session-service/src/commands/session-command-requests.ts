@@ -164,16 +164,24 @@ export async function withRequestPaths<T>(run: () => Promise<T>, pathOf: Request
 
 /**
  * The body of `POST /v1/sessions/:sessionId/compactions` → a compact command. `commandId` (when a
- * transport gives one) makes the compaction id, hence the decision event ids, derive from it.
+ * transport gives one) makes the compaction id, hence the decision event ids, derive from it;
+ * `redelivered` (the transport delivered it before) has its recorded decision answered when there is one.
  * @throws InvalidRequestError (400).
  */
-export function compactCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown, commandId?: string): CompactSessionCommand {
+export function compactCommandFrom(
+  schemas: RequestSchemas,
+  tenant: string,
+  sessionId: string,
+  body: unknown,
+  commandId?: string,
+  redelivered = false,
+): CompactSessionCommand {
   checkSessionId(sessionId);
   const input = validate(schemas.compact, body);
   const strategy = strategyFrom(input.strategy);
   const trigger = triggerFrom(input.trigger);
   const estimator: EstimatorName = input.estimator ?? 'cl100k_base';
-  return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false, 'command', commandId);
+  return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false, 'command', commandId, redelivered);
 }
 
 /**

@@ -8,9 +8,9 @@
  * twice: the ids an append or compact command writes are derived from its command id — client
  * ids of events sent without one, the compaction id (hence its decision ids) — so the store finds
  * them already there. A redelivered append is answered from the events it wrote; a redelivered
- * compact command meets its own decision ids and is answered with the recorded decision (or
- * `noop`); a policy command is idempotent by itself (the policy a session already has appends
- * nothing).
+ * compact command is answered with its recorded decision, found in the log before anything is
+ * planned (no summarizer call), however many decisions and appends came after it; a policy
+ * command is idempotent by itself (the policy a session already has appends nothing).
  */
 import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
@@ -122,7 +122,7 @@ export class NatsCommandExecutor {
         // The policy a session already has appends nothing: a redelivery answers the event that set it.
         return this.commandBus.execute(policyCommandFrom(this.schemas, tenant, sessionId, body));
       case 'compact':
-        return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId));
+        return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId, message.redelivered));
     }
   }
 

@@ -31,7 +31,7 @@ interface RecentRow extends EventTableRow {
  *
  * It answers {@link SqliteRecentEvents.readAfter} only with a run of held events whose positions
  * follow `after` without a gap, so an event of another process (or one not held) between two of
- * this instance's is never skipped: the run stops before it and the caller reads the file. Cleared
+ * this instance's is never skipped: the caller reads the file instead. Cleared
  * when a stream is deleted (erasure: no erased event stays in memory).
  */
 export class SqliteRecentEvents {
@@ -85,7 +85,8 @@ export class SqliteRecentEvents {
   /**
    * The held events at positions `after + 1`, `after + 2`, … without a gap (at most `limit`, as the
    * store would read them: data and metadata parsed, `created` as written), or null when the event
-   * at `after + 1` is not held (read the file).
+   * at `after + 1` is not held, or a position before the limit is missing between held ones (an
+   * event of another process, or one too large to hold): then read the file.
    */
   readAfter(after: bigint, limit: number): RecordedEvent[] | null {
     const start = this.indexOf(after + 1n);
@@ -94,7 +95,9 @@ export class SqliteRecentEvents {
     let expected = after + 1n;
     for (let i = start; i < this.rows.length && out.length < limit; i++) {
       const row = this.rows[i];
-      if (row.position !== expected) break;
+      // Another process's event (or one not held) comes next: the file answers the whole page, so
+      // a page shorter than `limit` always ends at the log's head as far as this instance knows.
+      if (row.position !== expected) return null;
       out.push(recordedFromRow(row, new Date(row.createdMs)));
       expected += 1n;
     }

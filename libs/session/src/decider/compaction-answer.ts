@@ -94,7 +94,7 @@ export interface RecordedDecisionEvent {
  * What a recorded decision's events say (log order): the ids its `EventsArchived` archived (not a
  * later append's archive on arrival), its summary with its cost in `estimator`, the window its
  * `CompactionCompleted` left, and the position of its last event. Events of other decisions are
- * ignored.
+ * ignored. With the summarizer that answered the decision, when one did.
  */
 function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId: string, estimator: EstimatorName) {
   const own = events.filter((e) => (e.data as { compactionId?: unknown }).compactionId === compactionId);
@@ -115,6 +115,7 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
       tokens: inserted.costs[estimator],
     },
     position: own.length > 0 ? own[own.length - 1].position.toString() : undefined,
+    summarizer: completed?.summarizer,
   };
 }
 
@@ -199,7 +200,9 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         replayed: true,
         ...(failure
           ? { failure: { stage: 'summarize' as const, reason: failure.reason }, ...(failure.summarizer ? { summarizer: failure.summarizer } : {}) }
-          : {}),
+          : decision?.summarizer
+            ? { summarizer: decision.summarizer }
+            : {}),
       };
     }
     case 'conflict': {

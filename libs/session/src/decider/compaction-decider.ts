@@ -63,6 +63,45 @@ export interface CompactSession extends SessionAddress {
   origin: 'auto' | 'command';
   /** Transport command id (may be delivered twice): the compaction id derives from it instead of the base revision. */
   commandId?: string;
+  /**
+   * With `commandId`: the transport delivered this command before (a NATS redelivery), so its
+   * decision may be in the log already; the handler then looks it up there before planning.
+   */
+  redelivered?: boolean;
+}
+
+/**
+ * What makes compaction commands the same compaction (see {@link compactionIdentity}). Ids derive
+ * from it, so it must never change for commands that existing logs answered: a resend of an old
+ * command has to meet its recorded decision ids.
+ */
+export interface CompactionIdentity {
+  /**
+   * The id the pass decides under (its decision event ids derive from it): from (session,
+   * transport command id) when the command has one, else from (session, base revision, parameters).
+   */
+  compactionId: string;
+  /** Canonical key of (strategy, trigger, estimator). */
+  paramsKey: string;
+  /**
+   * Equal exactly for commands whose passes on the base revision are identical (same tenant,
+   * session, compaction id, parameters, base revision, origin and dry-run flag): one pass may
+   * answer them all.
+   */
+  passKey: string;
+}
+
+/**
+ * The identity of `command` on a session state at revision `basedOnRevision` (the one rule for
+ * compaction ids: {@link planSessionCompaction} decides under it, the handler shares passes and
+ * finds recorded decisions with it).
+ */
+export function compactionIdentity(command: CompactSession, basedOnRevision: bigint): CompactionIdentity {
+  const key = sessionKey(command.tenantId, command.sessionId);
+  const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
+  const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, basedOnRevision, paramsKey);
+  const passKey = JSON.stringify([command.tenantId, command.sessionId, compactionId, paramsKey, basedOnRevision.toString(), command.origin, command.dryRun]);
+  return { compactionId, paramsKey, passKey };
 }
 
 /** A pass that will append decisions: its id, what it is based on, and the planner's plan (`outcome: 'compacted'`). */
@@ -142,15 +181,12 @@ export function compactionToReplay(state: SessionWindowState, paramsKey: string,
  * not exist). Concludes with a replay ({@link compactionToReplay}: a transport command delivered
  * again after its decision), with the planner's
  * `not-triggered` or `noop` (and its reason), or with the dry run's would-be result; otherwise
- * returns the pass to decide. The compaction id is derived from the command id when given, else
- * from (session, `state.revision`, parameters).
+ * returns the pass to decide, under the compaction id of {@link compactionIdentity}.
  * @throws SessionNotFoundError when the session has no events.
  */
 export function planSessionCompaction(command: CompactSession, state: SessionWindowState | null): CompactionStep {
   if (!state || state.revision === null) throw new SessionNotFoundError(command.sessionId);
-  const key = sessionKey(command.tenantId, command.sessionId);
-  const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
-  const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, state.revision, paramsKey);
+  const { compactionId, paramsKey } = compactionIdentity(command, state.revision);
   const replay = compactionToReplay(state, paramsKey, false, compactionId);
   if (replay) return { kind: 'conclude', conclusion: { kind: 'replay', recorded: replay, state } };
   const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);

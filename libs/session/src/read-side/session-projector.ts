@@ -1,7 +1,15 @@
 import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
 import type { Piscina } from 'piscina';
-import { LONG_TASK_MS, yieldToIo, type EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
+import {
+  LONG_TASK_MS,
+  MAX_APPEND_COMPLETION_PAGES,
+  mayContinueAppend,
+  yieldToIo,
+  type EventStore,
+  type RecordedEvent,
+  type Subscription,
+} from '@lib/event-store';
 import type { ApplyBatchOutcome, ApplyBatchTask } from './projection-worker-tasks';
 import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
@@ -25,7 +33,10 @@ export interface SessionProjectorState {
 
 /** Tuning of {@link SessionProjector}. */
 export interface SessionProjectorOptions {
-  /** Most events applied in one transaction (default 500). */
+  /**
+   * Events per live transaction (default 500); a batch that reaches it goes on to the end of the
+   * append its last event belongs to (see `consume`), so it may hold more.
+   */
   maxBatchSize?: number;
   /**
    * Shortest time between the starts of two live batches, in ms (default {@link DEFAULT_COMMIT_INTERVAL_MS}).
@@ -357,12 +368,17 @@ export class SessionProjector {
 
   /**
    * Pulls events into batches: a batch takes the events already available and, until
-   * `commitIntervalMs` after the previous batch started, those that arrive meanwhile. Returns when
-   * the subscription ends.
+   * `commitIntervalMs` after the previous batch started, those that arrive meanwhile. A batch
+   * ends where an append ends ({@link mayContinueAppend}): past `maxBatchSize` it goes on while
+   * the next event may continue the last one's append (up to
+   * (1 + {@link MAX_APPEND_COMPLETION_PAGES}) × `maxBatchSize`, as the store's pages), and it ends
+   * early only when no event is available, which the store's pages make the end of an append
+   * too. So no reader sees part of an append, e.g. a compaction's archive without its summary.
+   * Returns when the subscription ends.
    */
   private async consume(subscription: Subscription, onSuccess: () => void): Promise<void> {
     const iterator = subscription[Symbol.asyncIterator]();
-    let pending = iterator.next();
+    let pending: Promise<IteratorResult<RecordedEvent>> = iterator.next();
     while (this.running) {
       const first = await pending;
       if (first.done) return;
@@ -372,11 +388,15 @@ export class SessionProjector {
       // A reader waiting for a position (read-your-writes) gets the batch without the interval.
       const gathering = this.gatherUntil(this.waiters.size > 0 ? 0 : this.lastBatchAt + this.options.commitIntervalMs);
       try {
-        while (batch.length < this.options.maxBatchSize) {
+        while (batch.length < (1 + MAX_APPEND_COMPLETION_PAGES) * this.options.maxBatchSize) {
           const result = await Promise.race([pending, gathering.ended]);
           if (result === NOT_READY) break;
           if (result.done) {
             ended = true;
+            break;
+          }
+          if (batch.length >= this.options.maxBatchSize && !mayContinueAppend(batch[batch.length - 1], result.value)) {
+            pending = Promise.resolve(result); // the first event of the next batch
             break;
           }
           batch.push(result.value);

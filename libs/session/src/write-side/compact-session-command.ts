@@ -18,13 +18,16 @@ export class CompactSessionCommand implements CompactSession {
     readonly origin: 'auto' | 'command' = 'command',
     /** Transport command id (e.g. a NATS message id) when it may be delivered twice: the compaction id derives from it. */
     readonly commandId?: string,
+    /** The transport delivered this command before (with `commandId`): its decision, when in the log, is the answer. */
+    readonly redelivered = false,
   ) {}
 }
 
 /**
  * Published for every answered compaction (dry runs included), for the metrics: `reason` is the
- * noop reason; `replayed` marks an answer with a decision recorded earlier (a redelivered or
- * concurrent duplicate command): no pass of its own, so the metrics do not count it again.
+ * noop reason; `replayed` marks an answer without a pass of its own (a decision recorded earlier
+ * for a redelivered or concurrent duplicate command, or a pass shared with an identical command
+ * in flight), so the metrics do not count it again.
  */
 export class CompactionAnswered {
   constructor(

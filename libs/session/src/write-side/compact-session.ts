@@ -7,6 +7,14 @@
  * rebased onto the newer state and decided again without a second summarizer call
  * (`rebaseCompaction`); when it no longer holds, the pass is planned again, at most
  * {@link MAX_COMPACTION_ATTEMPTS} times, then answered as `conflict`.
+ *
+ * Duplicates cost one summarizer call. Identical commands in this process at once (the same
+ * {@link compactionIdentity} `passKey`: session, command identity, parameters, base revision) share
+ * one pass and get the same answer (single flight). A redelivered transport command whose decision
+ * is in the log is answered with it before anything is planned. Duplicates across processes meet
+ * the store's refusal of the decision ids and are answered with the recorded decision. A pass that
+ * ended (failed included) is never shared with a command that arrives afterwards: asked again, the
+ * same request is a new pass on the revision the last one left.
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
@@ -19,7 +27,7 @@ import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
-import { compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
+import { compactionIdentity, compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
 import { rebaseCompaction } from '../decider/compaction-rebase';
 import { answerCompaction, type CompactionAnswer, type CompactionConclusion } from '../decider/compaction-answer';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
@@ -37,6 +45,8 @@ export const MAX_COMPACTION_REBASES = 32;
 @CommandHandler(CompactSessionCommand)
 export class CompactSessionHandler implements ICommandHandler<CompactSessionCommand, CompactionAnswer> {
   private readonly logger = new Logger('Compaction');
+  /** Passes in progress in this process, by {@link compactionIdentity} `passKey`, with the answer they will give. */
+  private readonly inFlight = new Map<string, Promise<CompactionAnswer>>();
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -52,30 +62,58 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    */
   async execute(command: CompactSessionCommand): Promise<CompactionAnswer> {
     checkStrategyFitsSummarizer(command.strategy, this.summarizer);
-    const conclusion = await this.pass(command);
-    // A replayed decision is answered as recorded: read its events (a few, right before its last one).
-    const answer = answerCompaction(
-      conclusion.kind === 'replay' ? { ...conclusion, decisionEvents: await this.decisionEvents(command, conclusion.recorded) } : conclusion,
-      command,
-    );
-    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, answer.replayed === true));
+    const { answer, shared } = await this.answerOnce(command);
+    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, shared || answer.replayed === true));
     return answer;
   }
 
-  private async pass(command: CompactSessionCommand): Promise<CompactionConclusion> {
-    const key = sessionKey(command.tenantId, command.sessionId);
-    const watch = this.sessions.watch(key);
+  /**
+   * The answer of the pass of `command` on the session's current revision: the pass of an identical
+   * command in progress in this process when there is one (`shared`), else a pass of its own, that
+   * identical commands arriving meanwhile share. Every sharer gets the same answer (and the same error).
+   */
+  private async answerOnce(command: CompactSessionCommand): Promise<{ answer: CompactionAnswer; shared: boolean }> {
+    const watch = this.sessions.watch(sessionKey(command.tenantId, command.sessionId));
     try {
-      return await this.watchedPass(command, watch);
+      const state = await this.load(command);
+      const { passKey } = compactionIdentity(command, state.revision!);
+      const running = this.inFlight.get(passKey);
+      // a copy each: callers may not expect an answer shared with other requests
+      if (running) return { answer: structuredClone(await running), shared: true };
+      const pass = this.answer(command, state, watch);
+      this.inFlight.set(passKey, pass);
+      try {
+        return { answer: await pass, shared: false };
+      } finally {
+        this.inFlight.delete(passKey);
+      }
     } finally {
       watch.release();
     }
   }
 
-  /** {@link pass}, with `watch` on the session: an erasure while the summarizer was called sends the pass back to load and plan again. */
-  private async watchedPass(command: CompactSessionCommand, watch: InvalidationWatch): Promise<CompactionConclusion> {
+  /** One pass of `command`, planned first on `state`, answered. */
+  private async answer(command: CompactSessionCommand, state: SessionWindowState, watch: InvalidationWatch): Promise<CompactionAnswer> {
+    const conclusion = await this.watchedPass(command, state, watch);
+    // A replayed decision is answered as recorded: read its events (a few, right before its last one).
+    return answerCompaction(
+      conclusion.kind === 'replay' ? { ...conclusion, decisionEvents: await this.decisionEvents(command, conclusion.recorded) } : conclusion,
+      command,
+    );
+  }
+
+  /**
+   * The pass, planned first on `loaded` (a private copy), with `watch` on the session: an erasure
+   * while the summarizer was called sends the pass back to load and plan again.
+   */
+  private async watchedPass(command: CompactSessionCommand, loaded: SessionWindowState, watch: InvalidationWatch): Promise<CompactionConclusion> {
     const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
-    let state = await this.load(command);
+    let state = loaded;
+    if (command.redelivered && command.commandId !== undefined) {
+      // Decided by an earlier delivery, perhaps before later decisions: answer it, plan nothing.
+      const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!).compactionId);
+      if (recorded) return { kind: 'replay', recorded, state };
+    }
     for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
       const step = planSessionCompaction(command, state);
       if (step.kind === 'conclude') return step.conclusion;
@@ -100,11 +138,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           state = await this.load(command);
           if (err instanceof DuplicateEventIdError) {
             // The same compaction was decided concurrently (or this transport command was delivered again): answer with it.
-            const own =
-              command.commandId === undefined
-                ? null
-                : await findInStream(this.store, stream, (e) => recordedCompactionOf(e)?.compactionId === pass.compactionId);
-            const recorded = (own && recordedCompactionOf(own)) ?? compactionToReplay(state, pass.paramsKey, true);
+            const own = command.commandId === undefined ? null : await this.recordedDecision(command, pass.compactionId);
+            const recorded = own ?? compactionToReplay(state, pass.paramsKey, true);
             if (recorded) return { kind: 'replay', recorded, state };
             break;
           }
@@ -115,6 +150,13 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       }
     }
     return { kind: 'conflict', state: await this.load(command) };
+  }
+
+  /** The decision recorded under `compactionId` in the session's log (the newest, read backwards), or null. */
+  private async recordedDecision(command: CompactSessionCommand, compactionId: string): Promise<RecordedCompaction | null> {
+    const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
+    const found = await findInStream(this.store, stream, (e) => recordedCompactionOf(e)?.compactionId === compactionId);
+    return found && recordedCompactionOf(found);
   }
 
   /** The events of the recorded decision `recorded` (appended at once after its base revision, up to its last event). */
