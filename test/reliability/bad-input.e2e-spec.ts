@@ -33,7 +33,35 @@ const compact = (strategy: unknown, extra: Record<string, unknown> = {}) => ({ s
 
 const CASES: BadRequest[] = [
   // ---- POST /events: JSON and shape
-  { name: 'broken JSON', method: 'post', path: `${S}/events`, raw: '{"events": [', status: 400, code: 'malformed_json', mentions: /JSON/ },
+  {
+    name: 'broken JSON',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events": [',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /^request body is not valid JSON: the body ends before its JSON value is complete at line 1, column 13 \(position 12\)$/,
+  },
+  // The answer says where the body breaks: a missing comma at line 2, column 31 (offset 43, as JSON.parse counts) ...
+  {
+    name: 'broken JSON: a missing comma, located',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events": [\n  {"id": "e1", "type": "user" "text": "hi"}\n]}',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /^request body is not valid JSON: expected ',' or '}' after property value at line 2, column 31 \(position 43\)$/,
+  },
+  // ... and an unexpected token, for which JSON.parse names no position (its message quotes the text around it instead).
+  {
+    name: 'broken JSON: an unquoted string, located',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events": [{"id": "e1", "type": user}]}',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /^request body is not valid JSON: unexpected character "u" at line 1, column 34 \(position 33\)$/,
+  },
   // Issue 17 hardening: every charset other than UTF-8 is one answer (utf-16 was 400 malformed_json, latin1 415).
   ...['utf-16', 'UTF-16LE', 'latin1', '"iso-8859-1"'].map((charset): BadRequest => ({
     name: `charset=${charset}`,
@@ -681,7 +709,17 @@ const CASES: BadRequest[] = [
     body: compact({ type: 'sliding-window' }),
     status: 400,
     code: 'validation_failed',
-    mentions: /dryRun.*unknown query parameter/,
+    // It belongs in the body: the answer says so (it said "remove it", as of an unknown parameter).
+    mentions: /^dryRun: a field of the JSON body, not a query parameter: send it in the body, e\.g\. \{"dryRun": true\}$/,
+  },
+  {
+    name: 'policy: dryRun as a query parameter (no field of its body)',
+    method: 'put',
+    path: `${S}/policy?dryRun=true`,
+    body: { strategy: { type: 'sliding-window', maxEvents: 10 } },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^dryRun: unknown query parameter "dryRun": remove it$/,
   },
   {
     name: 'append events: a query parameter',

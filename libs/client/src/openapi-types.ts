@@ -300,7 +300,7 @@ export interface components {
             toolCallId?: string;
             /** @description with a trigger: whether it still fires on the window after the pass (DESIGN §3.5) */
             triggerStillFires?: boolean;
-            /** @description user events in the window after the pass, with triggerStillFires */
+            /** @description user events in the window after the pass, with triggerStillFires; absent when the decision was written on top of events appended while the pass ran (no growth wait follows it) */
             turnsAfter?: number;
         };
         CompactionDiff: {

@@ -1,7 +1,7 @@
 /**
  * Turns every error into `{ "code": "...", "message": "..." }` with the right status:
  * domain errors (SessionError and subclasses) by their code, with the status of {@link STATUS_BY_CODE}, invalid strategy or
- * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json`, oversized
+ * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json` (saying where it breaks), oversized
  * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
  * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
  * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else → 500 `internal`
@@ -16,6 +16,7 @@ import { EventStoreUnavailableError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
 import { STATUS_BY_CODE } from './status-by-code';
 import { BodyTooDeepError } from '../commands/body-depth';
+import { MalformedJsonError } from './json-body';
 import { markExpectedAnswer } from '../observability/request-log-level';
 
 /** The JSON body of every error answer. */
@@ -63,7 +64,8 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     return { status: 400, body: { code: 'malformed_json', message: err.message } };
   if (bodyParserType === 'entity.verify.failed')
     return { status: 400, body: { code: 'malformed_body', message: 'the body is not valid UTF-8: send JSON encoded as UTF-8' } };
-  if (bodyParserType === 'entity.parse.failed') return { status: 400, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
+  if (bodyParserType === 'entity.parse.failed')
+    return { status: 400, body: { code: 'malformed_json', message: err instanceof MalformedJsonError ? err.message : 'request body is not valid JSON' } };
   if (bodyParserType === 'encoding.unsupported')
     return {
       status: 415,
