@@ -81,6 +81,40 @@ describe('the runner runs every vector shape (issue 10 item 7)', () => {
   });
 });
 
+// It said only "…/shared/conformance/vectors is not a readable folder of vector files".
+describe('npm run conformance without the vectors', () => {
+  const run = (args: string[], env: NodeJS.ProcessEnv) =>
+    new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn(
+        process.execPath,
+        ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/conformance/run-conformance.ts', ...args],
+        {
+          cwd: REPO_ROOT,
+          env: { ...process.env, ...env },
+        },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += d));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+
+  it('says how to provide the shared folder, or to pass a folder, and exits 2', async () => {
+    const missing = path.join(os.tmpdir(), 'no-such-shared-folder');
+    const answer = await run([], { SHARED_DIR: missing });
+    expect(answer.code).toBe(2);
+    expect(answer.stderr.trim()).toBe(
+      `conformance: ${path.join(missing, 'conformance', 'vectors')} is not a readable folder of vector files: the vectors are in the team's shared folder, expected at ${missing}; ` +
+        `link or copy it there (e.g. ln -s /path/to/shared ${missing}), set SHARED_DIR to where it is, or pass a folder of vector files: npm run conformance -- <dir>`,
+    );
+  });
+
+  it('says to check a folder given on the command line', async () => {
+    const answer = await run(['/no/such/vectors'], {});
+    expect(answer.code).toBe(2);
+    expect(answer.stderr).toMatch(/^conformance: \/no\/such\/vectors is not a readable folder of vector files: check the path, or pass a folder/);
+  });
+});
+
 describe('npm run conformance: Ctrl-C during the run', () => {
   let dir: string;
   beforeAll(() => {

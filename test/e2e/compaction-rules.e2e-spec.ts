@@ -175,7 +175,8 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     const metrics = (await http().get('/metrics').expect(200)).text;
     expect(metrics).toMatch(/compactions_total\{origin="command",outcome="noop",reason="within-limit"\} [1-9]/);
     expect(metrics).toMatch(/compactions_total\{origin="command",outcome="noop",reason="newest-turn-only"\} [1-9]/);
-    expect(metrics).toMatch(/compactions_total\{origin="command",outcome="noop",reason="open-tool-call"\} [1-9]/);
+    // The open-tool-call noop above was a dry run: a preview, counted apart from the passes.
+    expect(metrics).toMatch(/compaction_dry_runs_total\{outcome="noop",reason="open-tool-call"\} [1-9]/);
     expect(metrics).toMatch(/compactions_total\{origin="auto",outcome="noop",reason="within-limit"\} [1-9]/);
   });
 
@@ -214,6 +215,34 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect(JSON.stringify(last)).toContain('"triggerStillFires":true');
     const metrics = (await http().get('/metrics').expect(200)).text;
     expect(metrics).toMatch(/auto_compactions_deferred_total [1-9]/);
+  });
+
+  it('does not wait for growth after a pass written on top of appends made while it ran: the next pass brings the window under the trigger', async () => {
+    const s = 'rebased-pass';
+    const threshold = 1200; // chars
+    await http()
+      .put(`/v1/sessions/${s}/policy`)
+      .send({
+        strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 },
+        trigger: { type: 'token-count', threshold },
+        estimator: 'chars',
+      })
+      .expect(200);
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    const held = summarizer.hold();
+    for (let t = 0; t < 8; t++) await append(s, [user(`u${t}`, `question ${t} `.padEnd(100, 'q')), reply(`a${t}`, `answer ${t} `.padEnd(100, 'a'))]);
+    await held; // the first automatic pass waits for its summary, planned on the window so far
+    // Appended while the pass runs: on their own, twice the trigger.
+    for (let t = 8; t < 20; t++) await append(s, [user(`u${t}`, `question ${t} `.padEnd(100, 'q')), reply(`a${t}`, `answer ${t} `.padEnd(100, 'a'))]);
+    summarizer.release();
+    await scheduler.whenIdle();
+    const history = (await http().get(`/v1/sessions/${s}/compactions`).expect(200)).body.compactions as Array<Record<string, unknown>>;
+    expect(history.length).toBeGreaterThanOrEqual(2);
+    // The first decision was written on top of the later appends (its window still fires the trigger) ...
+    expect(history[0]).toMatchObject({ triggerStillFires: true });
+    // ... and yet the next automatic pass ran instead of waiting for growth, and met the policy.
+    const window = (await http().get(`/v1/sessions/${s}/window?estimator=chars`).expect(200)).body;
+    expect(window.tokens).toBeLessThanOrEqual(threshold);
   });
 
   it('keeps waiting for growth after a restart: the recorded decision says the trigger still fires', async () => {

@@ -113,8 +113,14 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       .send({ events: turns(3) })
       .expect(201);
     const headBefore = await harness.service.store.headPosition();
-    const cases: Array<{ subject: string; body: unknown; code: string; resultsOf: string }> = [
-      { subject: subject('target', 'compact'), body: '{"strategy": {"type": ', code: 'malformed_json', resultsOf: `${prefix}.results.default.target` },
+    const cases: Array<{ subject: string; body: unknown; code: string; resultsOf: string; message?: string }> = [
+      {
+        subject: subject('target', 'compact'),
+        body: '{"strategy": {"type": ',
+        code: 'malformed_json',
+        resultsOf: `${prefix}.results.default.target`,
+        message: 'message body is not valid JSON: the body ends before its JSON value is complete at line 1, column 23 (position 22)',
+      },
       { subject: subject('target', 'explode'), body: compactBody, code: 'unknown_command', resultsOf: `${prefix}.results.default.target` },
       {
         subject: subject('target', 'compact'),
@@ -155,6 +161,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         status: true,
         message: 'string',
       });
+      if (c.message !== undefined) expect(mine?.body.message).toBe(c.message);
     }
     // A 5 MiB message is refused by the server's max_payload (1 MiB by default) before it is stored.
     await expect(publishCommand(client.js, subject('target', 'append'), new Uint8Array(5 * 1024 * 1024), { msgId: randomUUID() })).rejects.toThrow(

@@ -63,6 +63,18 @@ describe('OpenAPI contract', () => {
     for (const ref of new Set(refs)) expect(document.components.schemas).toHaveProperty(ref.split('/').pop()!);
   });
 
+  // Recall's filters had empty descriptions (sessionId, type, archived, compactionId, from, to, limit, cursor).
+  it('describes every query parameter of every route', () => {
+    const undescribed = Object.entries(document.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).flatMap(([method, op]) =>
+        (op.parameters ?? [])
+          .filter((p) => (p as { in?: string }).in === 'query' && !((p as { description?: string }).description ?? '').trim())
+          .map((p) => `${method.toUpperCase()} ${path} ?${p.name}`),
+      ),
+    );
+    expect(undescribed).toEqual([]);
+  });
+
   it('answers every route with the shape the document declares', async () => {
     const check = <S extends z.ZodType>(schema: S, value: unknown) => schema.parse(value);
     const path = { sessionId: 'contract' };

@@ -3,6 +3,7 @@
  * documented 4xx with a stable `code` and a `message` that names what to fix, and the store's
  * global head position is unchanged afterwards (a rejected request writes nothing).
  */
+import { gzipSync } from 'node:zlib';
 import { useService } from '../support/service-harness';
 
 interface BadRequest {
@@ -32,7 +33,35 @@ const compact = (strategy: unknown, extra: Record<string, unknown> = {}) => ({ s
 
 const CASES: BadRequest[] = [
   // ---- POST /events: JSON and shape
-  { name: 'broken JSON', method: 'post', path: `${S}/events`, raw: '{"events": [', status: 400, code: 'malformed_json', mentions: /JSON/ },
+  {
+    name: 'broken JSON',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events": [',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /^request body is not valid JSON: the body ends before its JSON value is complete at line 1, column 13 \(position 12\)$/,
+  },
+  // The answer says where the body breaks: a missing comma at line 2, column 31 (offset 43, as JSON.parse counts) ...
+  {
+    name: 'broken JSON: a missing comma, located',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events": [\n  {"id": "e1", "type": "user" "text": "hi"}\n]}',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /^request body is not valid JSON: expected ',' or '}' after property value at line 2, column 31 \(position 43\)$/,
+  },
+  // ... and an unexpected token, for which JSON.parse names no position (its message quotes the text around it instead).
+  {
+    name: 'broken JSON: an unquoted string, located',
+    method: 'post',
+    path: `${S}/events`,
+    raw: '{"events": [{"id": "e1", "type": user}]}',
+    status: 400,
+    code: 'malformed_json',
+    mentions: /^request body is not valid JSON: unexpected character "u" at line 1, column 34 \(position 33\)$/,
+  },
   // Issue 17 hardening: every charset other than UTF-8 is one answer (utf-16 was 400 malformed_json, latin1 415).
   ...['utf-16', 'UTF-16LE', 'latin1', '"iso-8859-1"'].map((charset): BadRequest => ({
     name: `charset=${charset}`,
@@ -249,7 +278,18 @@ const CASES: BadRequest[] = [
     body: { events: [user('x1', 'y'.repeat(MAX_BODY))] },
     status: 413,
     code: 'payload_too_large',
-    mentions: /MAX_BODY_BYTES|split/,
+    // The limit's value, in bytes and for people (it named only the variable).
+    mentions: /^request body is larger than MAX_BODY_BYTES \(20000 bytes, 19\.5 KiB\); split the events into several requests$/,
+  },
+  {
+    name: 'gzip body inflating past MAX_BODY_BYTES',
+    method: 'post',
+    path: `${S}/events`,
+    raw: gzipSync(JSON.stringify({ events: [user('x1', 'y'.repeat(MAX_BODY))] })),
+    headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    status: 413,
+    code: 'payload_too_large',
+    mentions: /^request body is larger than MAX_BODY_BYTES \(20000 bytes, 19\.5 KiB\); split/,
   },
   {
     name: 'unknown field on an event',
@@ -669,7 +709,17 @@ const CASES: BadRequest[] = [
     body: compact({ type: 'sliding-window' }),
     status: 400,
     code: 'validation_failed',
-    mentions: /dryRun.*unknown query parameter/,
+    // It belongs in the body: the answer says so (it said "remove it", as of an unknown parameter).
+    mentions: /^dryRun: a field of the JSON body, not a query parameter: send it in the body, e\.g\. \{"dryRun": true\}$/,
+  },
+  {
+    name: 'policy: dryRun as a query parameter (no field of its body)',
+    method: 'put',
+    path: `${S}/policy?dryRun=true`,
+    body: { strategy: { type: 'sliding-window', maxEvents: 10 } },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^dryRun: unknown query parameter "dryRun": remove it$/,
   },
   {
     name: 'append events: a query parameter',
@@ -745,6 +795,27 @@ const CASES: BadRequest[] = [
     status: 400,
     code: 'invalid_parameter',
     mentions: /trigger\.type/,
+  },
+  // A trigger with a null strategy was recorded (an AutoCompactionPolicySet carrying it), read back as a clear, and a later clear was taken for its resend.
+  {
+    name: 'policy: a trigger and an estimator with a null strategy',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: null, trigger: { type: 'turn-count', maxTurns: 3 }, estimator: 'chars' },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /^trigger: a policy without a strategy has no trigger: send only \{"strategy": null\} to clear the policy, or give a strategy/,
+    parameter: 'trigger',
+  },
+  {
+    name: 'policy: an estimator with a null strategy',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: null, estimator: 'chars' },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /^estimator: .*send only \{"strategy": null\}/,
+    parameter: 'estimator',
   },
   {
     name: 'policy: unknown field',
@@ -1100,6 +1171,41 @@ const CASES: BadRequest[] = [
     status: 400,
     code: 'invalid_path',
     mentions: /percent-encoded/,
+  },
+  // Query values decode strictly, on every route: these were 200 with nothing found (the raw text was searched for).
+  ...[
+    ['recall q with a byte that is not UTF-8', '/v1/recall?q=zeta%FF', 'q'],
+    ['recall q with an encoded lone surrogate', '/v1/recall?q=%ED%A0%80zeta', 'q'],
+    ['session list userId with a byte that is not UTF-8', '/v1/sessions?userId=alice%FF', 'userId'],
+    ['recall sessionId with a byte that is not UTF-8', '/v1/recall?q=hello&sessionId=known%FF', 'sessionId'],
+  ].map(([name, path, parameter]): BadRequest => ({
+    name,
+    method: 'get',
+    path,
+    status: 400,
+    code: 'invalid_query_encoding',
+    mentions: new RegExp(`^${parameter}: its value is not valid percent-encoded UTF-8: percent-encode the UTF-8 bytes`),
+    parameter,
+  })),
+  // Compaction ids are UUIDs: any other value could match nothing (it answered 200 with no hits).
+  {
+    name: 'recall: compactionId that is not a compaction id',
+    method: 'get',
+    path: '/v1/recall?q=hello&compactionId=cmp-1',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^compactionId: is not a compaction id: compaction ids are UUIDs/,
+    parameter: 'compactionId',
+  },
+  // DESIGN §5 calls the filter "kind"; its parameter is type.
+  {
+    name: 'recall: kind instead of type',
+    method: 'get',
+    path: '/v1/recall?q=hello&kind=tool',
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^kind: unknown query parameter "kind": the event kind filter is type \(e\.g\. type=tool\)$/,
+    parameter: 'kind',
   },
   {
     name: 'recall: from after to',
@@ -1879,6 +1985,26 @@ describe('malformed requests', () => {
   });
 
   // The newcomer's cases: 501 emoji (1002 UTF-16 code units) were refused as "more than 1000 characters".
+  // One rule for every route: each query parameter of each route of the document, and the write routes' (which take none).
+  it('refuses a query parameter that is not valid percent-encoded UTF-8 on every route of the OpenAPI document, naming it', async () => {
+    type Operation = { parameters?: Array<{ in: string; name: string }> };
+    const document = (await harness.http().get('/docs/openapi.json').expect(200)).body as { paths: Record<string, Record<string, Operation>> };
+    const probes = Object.entries(document.paths).flatMap(([route, methods]) =>
+      Object.entries(methods).flatMap(([method, operation]) => {
+        const path = route.replace('{sessionId}', 'known').replace(/\{[^}]+\}/g, 'x');
+        const names = (operation.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name);
+        return (names.length > 0 ? names : ['probe']).map((name) => ({ method: method as 'get' | 'post' | 'put' | 'delete', path, name }));
+      }),
+    );
+    expect(probes.length).toBeGreaterThan(20);
+    const before = await harness.service.store.headPosition();
+    for (const { method, path, name } of probes) {
+      const res = await harness.http()[method](`${path}?${name}=a%FFb`).send({});
+      expect([method, path, res.status, res.body.code, res.body.parameter]).toEqual([method, path, 400, 'invalid_query_encoding', name]);
+    }
+    expect(await harness.service.store.headPosition()).toBe(before);
+  });
+
   it('counts length limits in Unicode code points: an emoji is one character', async () => {
     const emoji = (n: number) => '😀'.repeat(n);
     await harness

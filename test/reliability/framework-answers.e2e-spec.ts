@@ -114,7 +114,31 @@ describe('answers Fastify and Node would give themselves', () => {
     { name: 'PATCH on the window', method: 'PATCH', path: '/v1/sessions/x/window', status: 405, code: 'method_not_allowed', mentions: /PATCH.*GET/ },
     { name: 'DELETE on the log', method: 'DELETE', path: '/v1/sessions/x/events', status: 405, code: 'method_not_allowed', mentions: /DELETE.*GET.*POST/ },
     // Routes have no trailing slash (Fastify's default, kept: one URL per resource).
-    { name: 'a trailing slash', method: 'GET', path: '/v1/sessions/?limit=1', status: 404, code: 'route_not_found', mentions: /docs/ },
+    // …and the answer says so when the path without it is a route.
+    {
+      name: 'a trailing slash',
+      method: 'GET',
+      path: '/v1/sessions/?limit=1',
+      status: 404,
+      code: 'route_not_found',
+      mentions: /^no such route: routes have no trailing slash; remove it \("\/v1\/sessions\?limit=1"\)$/,
+    },
+    {
+      name: "a trailing slash after a session's path",
+      method: 'GET',
+      path: '/v1/sessions/bad1/',
+      status: 404,
+      code: 'route_not_found',
+      mentions: /remove it \("\/v1\/sessions\/bad1"\)/,
+    },
+    {
+      name: 'a trailing slash on an unknown path',
+      method: 'GET',
+      path: '/v1/nothing/',
+      status: 404,
+      code: 'route_not_found',
+      mentions: /^no such route; see \/docs/,
+    },
     { name: 'unknown route', method: 'GET', path: '/v1/nothing', status: 404, code: 'route_not_found', mentions: /docs/ },
   ];
 
@@ -207,5 +231,23 @@ describe('answers Fastify and Node would give themselves', () => {
       });
     }
     expect(metrics).not.toMatch(/status="500"/);
+  });
+
+  // They were labelled route="unknown", although the path exists.
+  it('counts a 405 under the route pattern its path matches', async () => {
+    expect((await send('PATCH', '/v1/sessions/bad1')).status).toBe(405);
+    expect((await send('PATCH', '/v1/sessions/x/window')).status).toBe(405);
+    const metrics = (await harness.http().get('/metrics')).text;
+    const counted = metrics
+      .split('\n')
+      .filter((line) => line.startsWith('http_request_duration_seconds_count{') && line.includes('status="405"'))
+      .map((line) => line.replace(/ \d+$/, ''));
+    expect(counted).toEqual(
+      expect.arrayContaining([
+        'http_request_duration_seconds_count{method="PATCH",route="/v1/sessions/:sessionId",status="405"}',
+        'http_request_duration_seconds_count{method="PATCH",route="/v1/sessions/:sessionId/window",status="405"}',
+      ]),
+    );
+    expect(counted.filter((line) => line.includes('route="unknown"'))).toEqual([]);
   });
 });

@@ -67,8 +67,8 @@ describe('one service per DATA_DIR', () => {
     await first.http().post('/v1/sessions/s/events').send(EVENT).expect(201);
     const second = startService({ dataDir: dir });
     await expect(second).rejects.toBeInstanceOf(ConfigurationError);
-    await expect(second).rejects.toThrow(new RegExp(`DATA_DIR=${dir} is in use by another service process \\(pid ${process.pid} on `));
-    await expect(second).rejects.toThrow(/Give each replica its own DATA_DIR \(replicas may share SQLITE_EVENTS_FILE or DATABASE_URL\)/);
+    await expect(second).rejects.toThrow(new RegExp(`DATA_DIR=${dir}: in use by another service process \\(pid ${process.pid} on `));
+    await expect(second).rejects.toThrow(/: give each replica its own DATA_DIR \(replicas may share SQLITE_EVENTS_FILE or DATABASE_URL\)/);
     // the first one still works
     await first.http().get('/v1/sessions/s/events').expect(200);
     await first.stop();

@@ -47,7 +47,7 @@ describe('one service process per DATA_DIR', () => {
 
     const refused = await refusedStart(dir);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/configuration error: DATA_DIR=\S+ is in use/);
+    expect(refused.stderr).toMatch(/configuration error: DATA_DIR=\S+: in use by another service process/);
     expect(refused.stderr).toContain(`pid ${first.pid}`);
     expect(refused.stderr).toMatch(/its own DATA_DIR.*SQLITE_EVENTS_FILE/);
     // the first is untouched
@@ -64,7 +64,7 @@ describe('one service process per DATA_DIR', () => {
       },
     );
     expect(rebuild.status).toBe(2);
-    expect(rebuild.stderr).toMatch(/rebuild failed: DATA_DIR=\S+ is in use by another service process \(pid \d+/);
+    expect(rebuild.stderr).toMatch(/rebuild failed: DATA_DIR=\S+: in use by another service process \(pid \d+/);
 
     await first.kill(); // SIGKILL: no cleanup ran
     const next = await spawnService({ dataDir: dir });

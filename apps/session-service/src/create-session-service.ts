@@ -17,7 +17,8 @@ import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarize
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { AppModule } from './app.module';
 import { useJsonBodies } from './http/json-body';
-import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerWrongMethod, MAX_PARAM_LENGTH } from './http/framework-answers';
+import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
+import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerNearRoutes, MAX_PARAM_LENGTH } from './http/framework-answers';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
@@ -108,7 +109,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
       connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.requestTimeoutMs / 4))),
     },
     // Every id Node lets through reaches its handler, which answers 400 invalid_session_id (or 404) naming the limit.
-    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Query strings are decoded strictly: a parameter that is not valid percent-encoded UTF-8 is answered 400 (query-string.ts).
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
     // Answers Fastify and Node's parser give themselves: our error shape, logged and counted.
     frameworkErrors: answerFrameworkErrors(() => bound.metrics),
     clientErrorHandler: answerClientErrors(() => bound.metrics, { requestTimeoutMs: config.requestTimeoutMs }),
@@ -126,7 +128,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
-  answerWrongMethod(fastify);
+  answerNearRoutes(fastify);
+  answerBadQueryEncoding(fastify);
   // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).
   // The audit page: static files, no key needed to load them (its API calls carry the key).
   // Only the page's own files (not its tsconfig.json): anything else under /ui is 404.

@@ -6,7 +6,9 @@
  * whatever `LOG_LEVEL` says) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
  * A configuration error (an invalid variable, a DATA_DIR another service process holds, a HOST or
  * NATS_URL host that does not resolve, a PORT in use) is printed on stderr as one line
- * `configuration error: NAME=…: what to fix` and ends the process with exit code 2; any other
+ * `configuration error: NAME=…: what to fix` and ends the process with exit code 2 (nothing else:
+ * Nest's own start-up lines, "Nest application successfully started" among them, are printed only
+ * once the server listens); any other
  * start-up failure (e.g. a NATS server that refuses the connection, named by NATS_URL and address)
  * as `failed to start: …` with exit code 1. SIGTERM or SIGINT closes the service (new
  * requests get 503 `shutting_down`, each logged at debug; in-flight ones finish), with one line
@@ -90,10 +92,12 @@ async function main(): Promise<void> {
     // a second line next to the one configuration error printed for it (the app is initialised already).
     await service.app.getHttpAdapter().getInstance().listen({ port: config.port, host: config.host });
   } catch (err) {
+    // Nest's buffered start-up lines (ending with "Nest application successfully started") are
+    // dropped: the start failed, and its one configuration error line is all there is to read.
     throw listenError(err, config.host, config.port);
-  } finally {
-    service.app.flushLogs();
   }
+  // Listening: now Nest's buffered start-up lines are true, and printed.
+  service.app.flushLogs();
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;

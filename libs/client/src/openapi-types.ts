@@ -300,7 +300,7 @@ export interface components {
             toolCallId?: string;
             /** @description with a trigger: whether it still fires on the window after the pass (DESIGN §3.5) */
             triggerStillFires?: boolean;
-            /** @description user events in the window after the pass, with triggerStillFires */
+            /** @description user events in the window after the pass, with triggerStillFires; absent when the decision was written on top of events appended while the pass ran (no growth wait follows it) */
             turnsAfter?: number;
         };
         CompactionDiff: {
@@ -899,19 +899,27 @@ export interface operations {
     RecallController_search: {
         parameters: {
             query: {
+                /** @description true: only events a compaction archived; false: only events still in the active window; absent: both */
                 archived?: "true" | "false";
+                /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
+                /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters */
                 cursor?: string;
+                /** @description only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z): an event's createdAt, else when it was appended */
                 from?: string;
+                /** @description hits per page: 1 to 100 (default 20) */
                 limit?: string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
                 /** @description the words to search for: 1 to 1000 characters (Unicode code points) */
                 q: string;
+                /** @description only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
                 sessionId?: string;
+                /** @description only events created before this time (ISO-8601; after from) */
                 to?: string;
+                /** @description only events of this kind (DESIGN §5's kind filter; an event's type): user, assistant, tool, system or summary */
                 type?: "user" | "assistant" | "tool" | "system" | "summary";
-                /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict) */
+                /** @description only hits of the sessions this user owns (the userId their appends named) */
                 userId?: string;
             };
             header?: never;
@@ -1490,7 +1498,9 @@ export interface operations {
     SessionsController_log: {
         parameters: {
             query?: {
+                /** @description the first revision of the page (default 0): a previous page's nextRevision */
                 fromRevision?: string;
+                /** @description events per page: 1 to 1000 (default 100) */
                 limit?: string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
@@ -1921,7 +1931,7 @@ export interface operations {
                 "application/json": {
                     /** @enum {string} */
                     estimator?: "cl100k_base" | "o200k_base" | "chars";
-                    /** @description null clears the policy */
+                    /** @description null clears the policy: send {"strategy": null} alone (a trigger or estimator with it is 400 invalid_parameter) */
                     strategy: components["schemas"]["StrategyInput"] | null;
                     /** @description absent or null: always */
                     trigger?: components["schemas"]["Trigger"] | null;
@@ -2008,7 +2018,9 @@ export interface operations {
             query?: {
                 /** @description time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown */
                 atRevision?: string;
+                /** @description the tokenizer that counts the window's tokens: cl100k_base (default), o200k_base or chars */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
+                /** @description events (default): native session events; openai: OpenAI chat messages, ready to send to the model */
                 format?: "events" | "openai";
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;

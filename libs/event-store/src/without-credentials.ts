@@ -5,8 +5,11 @@
  * `OPENAI_BASE_URL`) goes through {@link withoutCredentials}.
  */
 
-/** Password-like parameters of a query string or a `key=value` connection string (libpq's `password`, and the usual abbreviations). */
-const SECRET_PARAMETER = /\b(password|passwd|pwd|pass|token|secret)=[^&\s]*/gi;
+/**
+ * Password-like parameters of a query string or a `key=value` connection string: a name ending in `password`
+ * (libpq's), `passwd`, `pwd`, `pass`, `token`, `secret` or `key` (`api_key`, `api-key`, `access_token`, `sslkey`).
+ */
+const SECRET_PARAMETER = /(?<![\w-])([\w-]*(?:password|passwd|pwd|pass|token|secret|key))=[^&\s]*/gi;
 
 /**
  * `raw` (a URL or connection string, valid or not; with `list`, a comma-separated list of them, as
@@ -15,7 +18,8 @@ const SECRET_PARAMETER = /\b(password|passwd|pwd|pass|token|secret)=[^&\s]*/gi;
  *   `user:password@` becomes `user:***@`, a lone `token@` (or user name) becomes `***@`. The last
  *   `@` counts, so a password holding an unencoded `@`, `/` or `,` is hidden whole (a path holding an
  *   `@` loses more than needed, never less);
- * - a `password=`, `passwd=`, `pwd=`, `pass=`, `token=` or `secret=` parameter's value becomes `***`.
+ * - the value of a parameter whose name ends in `password`, `passwd`, `pwd`, `pass`, `token`, `secret` or `key`
+ *   (`password=`, `api_key=`, `access_token=`) becomes `***`.
  * Never throws; a string with none of these is returned unchanged.
  */
 export function withoutCredentials(raw: string, options: { list?: boolean } = {}): string {

@@ -19,6 +19,7 @@ export * from './summarizers/summarizer';
 export * from './summarizers/openai-summarizer';
 export * from './summarizers/extractive-summarizer';
 export * from './summarizers/summarizer-config';
+export * from './configuration-refusal';
 export * from './write-side/session-loader';
 export * from './write-side/session-snapshot';
 export * from './write-side/session-state-cache';

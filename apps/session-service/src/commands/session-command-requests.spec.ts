@@ -8,7 +8,7 @@ import { InvalidRequestError } from '@lib/session';
 import { requestSchemas } from '../http/request-schemas';
 import { NatsCommandExecutor } from '../nats/nats-command-executor';
 import { commandSubject } from '../nats/nats-names';
-import { appendEventsCommandFrom, appendMessagesCommandFrom } from './session-command-requests';
+import { appendEventsCommandFrom, appendMessagesCommandFrom, policyCommandFrom } from './session-command-requests';
 
 const schemas = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
 const user = { id: 'u1', type: 'user', text: 'hi' };
@@ -149,5 +149,45 @@ describe('native events: an optional field sent as null counts as absent', () =>
     const metadata = fromEvents(body).events[0].metadata!;
     expect(Object.keys(metadata)).toEqual(['__proto__']);
     expect(JSON.stringify(metadata)).toBe('{"__proto__":{"a":1}}');
+  });
+});
+
+describe('policy: a clear is {"strategy": null} alone (HTTP and NATS)', () => {
+  const trigger = { type: 'turn-count', maxTurns: 3 };
+
+  it('refuses a trigger or an estimator sent with a null strategy, naming it (it was recorded with the trigger)', () => {
+    for (const [body, parameter] of [
+      [{ strategy: null, trigger, estimator: 'chars' }, 'trigger'],
+      [{ strategy: null, trigger }, 'trigger'],
+      [{ strategy: null, estimator: 'cl100k_base' }, 'estimator'],
+    ] as const) {
+      const err = refusal(() => policyCommandFrom(schemas, 't', 's', body));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_parameter', parameter });
+      expect(err.message).toBe(
+        `${parameter}: a policy without a strategy has no ${parameter}: send only {"strategy": null} to clear the policy, or give a strategy to set one`,
+      );
+    }
+  });
+
+  it('accepts a clear alone or with a null trigger, and a strategy with a trigger and an estimator', () => {
+    expect(policyCommandFrom(schemas, 't', 's', { strategy: null })).toMatchObject({ strategy: null, trigger: null });
+    expect(policyCommandFrom(schemas, 't', 's', { strategy: null, trigger: null })).toMatchObject({ strategy: null, trigger: null });
+    expect(policyCommandFrom(schemas, 't', 's', { strategy: { type: 'sliding-window', maxEvents: 4 }, trigger, estimator: 'chars' })).toMatchObject({
+      trigger,
+      estimator: 'chars',
+    });
+  });
+
+  it('the NATS policy command follows the same rule (same function, same 400)', async () => {
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    const answer = await executor.execute({
+      subject: commandSubject('smc', 't', 's', 'policy'),
+      data: new TextEncoder().encode(JSON.stringify({ strategy: null, trigger })),
+      commandId: 'c1',
+      redelivered: false,
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'invalid_parameter', parameter: 'trigger' });
   });
 });

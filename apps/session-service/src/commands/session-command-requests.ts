@@ -186,12 +186,23 @@ export function compactCommandFrom(
 
 /**
  * The body of `PUT /v1/sessions/:sessionId/policy` → a policy command (idempotent by itself: the
- * policy a session already has appends nothing).
- * @throws InvalidRequestError (400).
+ * policy a session already has appends nothing). A clear (`strategy` null) is `{"strategy": null}`
+ * alone: the one place of the rule that a clear carries no trigger (null, when sent) and no
+ * estimator, for every transport (a trigger with a null strategy was recorded, then read as a clear).
+ * @throws InvalidRequestError (400; `invalid_parameter` naming `trigger` or `estimator` when sent with a null strategy).
  */
 export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
   checkSessionId(sessionId);
   const input = validate(schemas.policy, body);
+  if (input.strategy === null) {
+    const extra = input.trigger !== undefined && input.trigger !== null ? 'trigger' : input.estimator !== undefined ? 'estimator' : undefined;
+    if (extra)
+      throw new InvalidRequestError(
+        extra,
+        `${extra}: a policy without a strategy has no ${extra}: send only {"strategy": null} to clear the policy, or give a strategy to set one`,
+        'invalid_parameter',
+      );
+  }
   const strategy = input.strategy === null ? null : strategyFrom(input.strategy);
   const trigger = triggerFrom(input.trigger);
   return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base');

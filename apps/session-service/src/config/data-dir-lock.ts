@@ -76,10 +76,12 @@ export function lockDataDir(dataDir: string): DataDirLock {
     if (!isBusy(err)) throw err;
     const holder = readHolder(holderFile);
     const who = holder ? `another service process (pid ${holder.pid} on ${holder.hostname}, since ${holder.since})` : 'another service process';
-    throw new ConfigurationError(
-      `DATA_DIR=${dataDir} is in use by ${who}: two processes on one DATA_DIR corrupt its read models. ` +
-        'Give each replica its own DATA_DIR (replicas may share SQLITE_EVENTS_FILE or DATABASE_URL), or stop the other process first.',
-    );
+    throw new ConfigurationError({
+      variable: 'DATA_DIR',
+      value: dataDir,
+      problem: `in use by ${who}; two processes on one DATA_DIR corrupt its read models`,
+      fix: 'give each replica its own DATA_DIR (replicas may share SQLITE_EVENTS_FILE or DATABASE_URL), or stop the other process first',
+    });
   }
   const holder: DataDirHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString() };
   held.add(db);

@@ -16,13 +16,23 @@ export function ensureDataDir(dataDir: string): void {
   try {
     const stat = fs.statSync(dataDir, { throwIfNoEntry: false });
     if (stat && !stat.isDirectory()) {
-      throw new ConfigurationError(`DATA_DIR=${dataDir}: is a file, not a directory: point DATA_DIR at a directory (it is created when missing)`);
+      throw new ConfigurationError({
+        variable: 'DATA_DIR',
+        value: dataDir,
+        problem: 'is a file, not a directory',
+        fix: 'point DATA_DIR at a directory (it is created when missing)',
+      });
     }
     fs.mkdirSync(dataDir, { recursive: true });
   } catch (err) {
     if (err instanceof ConfigurationError) throw err;
     const code = (err as NodeJS.ErrnoException).code ?? 'error';
-    throw new ConfigurationError(`DATA_DIR=${dataDir}: cannot be created (${code}): point DATA_DIR at a directory this process may create or write`);
+    throw new ConfigurationError({
+      variable: 'DATA_DIR',
+      value: dataDir,
+      problem: `cannot be created (${code})`,
+      fix: 'point DATA_DIR at a directory this process may create or write',
+    });
   }
 }
 
@@ -37,13 +47,14 @@ export function requireExistingSqliteStore(config: Pick<ServiceConfig, 'dataDir'
   const { dataDir, sqliteEventsFile: eventsFile } = config;
   const eventsFileFromEnv = eventsFile !== path.join(dataDir, 'events.sqlite');
   const dir = fs.statSync(dataDir, { throwIfNoEntry: false });
-  if (!dir) throw new ConfigurationError(`DATA_DIR=${dataDir}: does not exist: point DATA_DIR at the service's data directory`);
-  if (!dir.isDirectory()) throw new ConfigurationError(`DATA_DIR=${dataDir}: is a file, not a directory: point DATA_DIR at the service's data directory`);
+  const fix = "point DATA_DIR at the service's data directory";
+  if (!dir) throw new ConfigurationError({ variable: 'DATA_DIR', value: dataDir, problem: 'does not exist', fix });
+  if (!dir.isDirectory()) throw new ConfigurationError({ variable: 'DATA_DIR', value: dataDir, problem: 'is a file, not a directory', fix });
   const file = fs.statSync(eventsFile, { throwIfNoEntry: false });
   if (file?.isFile()) return;
-  const name = eventsFileFromEnv ? `SQLITE_EVENTS_FILE=${eventsFile}` : `DATA_DIR=${dataDir}`;
-  const what = file ? `${eventsFile} is not a file` : `no event store (${eventsFile} does not exist)`;
-  throw new ConfigurationError(
-    `${name}: ${what}: point ${eventsFileFromEnv ? 'SQLITE_EVENTS_FILE at the store' : 'DATA_DIR at the directory'} the service wrote its events to`,
-  );
+  throw new ConfigurationError({
+    ...(eventsFileFromEnv ? { variable: 'SQLITE_EVENTS_FILE', value: eventsFile } : { variable: 'DATA_DIR', value: dataDir }),
+    problem: file ? `${eventsFile} is not a file` : `no event store (${eventsFile} does not exist)`,
+    fix: `point ${eventsFileFromEnv ? 'SQLITE_EVENTS_FILE at the store' : 'DATA_DIR at the directory'} the service wrote its events to`,
+  });
 }

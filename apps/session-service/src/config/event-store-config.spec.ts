@@ -15,7 +15,7 @@ describe('event store selection from the environment', () => {
     expect(() => loadServiceConfig({ DATABASE_URL: 'notaurl' })).toThrow(
       /^DATABASE_URL=notaurl: not a URL: use postgres:\/\/user:password@host:5432\/database$/,
     );
-    expect(() => loadServiceConfig({ DATABASE_URL: ' not a url ' })).toThrow(/^DATABASE_URL=not a url: not a URL: /);
+    expect(() => loadServiceConfig({ DATABASE_URL: ' not a url ' })).toThrow(/^DATABASE_URL=" not a url ": not a URL: /);
     expect(() => loadServiceConfig({ DATABASE_URL: 'mysql://db/events' })).toThrow(
       /^DATABASE_URL=mysql:\/\/db\/events: not a PostgreSQL URL \(scheme mysql:\): use postgres:\/\/ or postgresql:\/\/, e\.g\. postgres:\/\/user:password@host:5432\/database$/,
     );

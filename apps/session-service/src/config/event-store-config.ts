@@ -1,5 +1,4 @@
 import { createEventStore, type EventStore, type EventStoreConfig } from '@lib/event-store';
-import { withoutCredentials } from '@lib/event-store';
 import { ConfigurationError } from './configuration-error';
 import type { ServiceConfig } from './service-config';
 
@@ -33,8 +32,12 @@ export function openEventStore(config: ServiceConfig): EventStore {
   } catch (err) {
     if (eventStoreKind(config) !== 'kurrentdb' || (err as Error).constructor?.name !== 'ParseError') throw err;
     const reason = (err as Error).message.split('\n')[0];
-    throw new ConfigurationError(
-      `KURRENTDB_CONNECTION_STRING=${withoutCredentials(config.kurrentDbConnectionString!)}: not a KurrentDB connection string (${reason}): use e.g. kurrentdb://localhost:2113?tls=false`,
-    );
+    throw new ConfigurationError({
+      variable: 'KURRENTDB_CONNECTION_STRING',
+      value: config.kurrentDbConnectionString!,
+      mask: 'url',
+      problem: `not a KurrentDB connection string (${reason})`,
+      fix: 'use e.g. kurrentdb://localhost:2113?tls=false',
+    });
   }
 }

@@ -15,13 +15,33 @@ export function listenError(err: unknown, host: string, port: number): unknown {
   switch (code) {
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ConfigurationError(`HOST=${host}: the host name was not found (${code}): use an address of this machine, e.g. 127.0.0.1 or 0.0.0.0`);
+      return new ConfigurationError({
+        variable: 'HOST',
+        value: host,
+        problem: `the host name was not found (${code})`,
+        fix: 'use an address of this machine, e.g. 127.0.0.1 or 0.0.0.0',
+      });
     case 'EADDRNOTAVAIL':
-      return new ConfigurationError(`HOST=${host}: not an address of this machine (${code}): use one of its addresses, e.g. 127.0.0.1 or 0.0.0.0`);
+      return new ConfigurationError({
+        variable: 'HOST',
+        value: host,
+        problem: `not an address of this machine (${code})`,
+        fix: 'use one of its addresses, e.g. 127.0.0.1 or 0.0.0.0',
+      });
     case 'EADDRINUSE':
-      return new ConfigurationError(`PORT=${port}: already in use on ${host} (${code}): stop the other process or choose another PORT (0 picks a free one)`);
+      return new ConfigurationError({
+        variable: 'PORT',
+        value: port,
+        problem: `already in use on ${host} (${code})`,
+        fix: 'stop the other process or choose another PORT (0 picks a free one)',
+      });
     case 'EACCES':
-      return new ConfigurationError(`PORT=${port}: not allowed on ${host} (${code}): use a port from 1024 up, or 0 for a free one`);
+      return new ConfigurationError({
+        variable: 'PORT',
+        value: port,
+        problem: `not allowed on ${host} (${code})`,
+        fix: 'use a port from 1024 to 65535, or 0 for a free one',
+      });
     default:
       return err;
   }

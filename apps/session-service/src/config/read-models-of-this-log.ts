@@ -21,7 +21,10 @@ export async function checkReadModelsOfThisLog(dataDir: string, store: EventStor
   if (checkpoint === 0n) return;
   const head = await store.headPosition().catch(() => null);
   if (head === null || checkpoint <= head) return;
-  throw new ConfigurationError(
-    `DATA_DIR=${dataDir}: its read models (${path.basename(readModels.file)}) were projected up to position ${checkpoint}, but the event store's log ends at ${head}: they come from another log (another DATABASE_URL or SQLITE_EVENTS_FILE, or a store restored from an older backup). Start with an empty DATA_DIR, or rebuild them from this store with npm run rebuild-read-models`,
-  );
+  throw new ConfigurationError({
+    variable: 'DATA_DIR',
+    value: dataDir,
+    problem: `its read models (${path.basename(readModels.file)}) were projected up to position ${checkpoint}, but the event store's log ends at ${head}: they come from another log (another DATABASE_URL or SQLITE_EVENTS_FILE, or a store restored from an older backup)`,
+    fix: 'start with an empty DATA_DIR, or rebuild them from this store with npm run rebuild-read-models',
+  });
 }

@@ -1,10 +1,11 @@
 /**
  * The service's configuration, read from environment variables (documented in the README).
- * Invalid values stop the start-up with an error naming the variable.
+ * Invalid values stop the start-up with a {@link ConfigurationError} naming the variable, its value,
+ * what is wrong and what to fix.
  */
 import * as path from 'node:path';
-import { withoutCredentials } from '@lib/event-store';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
+import { ConfigurationError } from './configuration-error';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
 export interface ServiceConfig {
@@ -80,14 +81,20 @@ export interface ServiceConfig {
 
 /** `env[name]` checked against its row of {@link SERVICE_NUMBER_VARIABLES}; the message of a refusal states that range. */
 function intVar(env: NodeJS.ProcessEnv, name: keyof typeof SERVICE_NUMBER_VARIABLES): number {
-  const { min, max, fallback } = SERVICE_NUMBER_VARIABLES[name];
+  const { min, max, fallback, what } = SERVICE_NUMBER_VARIABLES[name];
   const raw = env[name];
   // Blank counts as unset; otherwise plain decimal digits, spaces around them aside, as the summarizer's variables (Number() would read " " as 0, "1e3" or "0x10").
   const digits = raw?.trim();
   if (!digits) return fallback;
-  const value = /^\d+$/.test(digits) ? Number(digits) : NaN;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name}=${JSON.stringify(raw)} is not valid: use an integer from ${min} to ${max}`);
+  const plain = /^\d+$/.test(digits);
+  const value = Number(digits);
+  if (!plain || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigurationError({
+      variable: name,
+      value: raw!,
+      problem: plain ? 'out of range' : 'not an integer in plain decimal digits',
+      fix: `use ${what}, an integer from ${min} to ${max}`,
+    });
   }
   return value;
 }
@@ -95,7 +102,7 @@ function intVar(env: NodeJS.ProcessEnv, name: keyof typeof SERVICE_NUMBER_VARIAB
 /**
  * Parses `API_KEYS` (`key:tenant` pairs, comma-separated; spaces around an entry, its key or its tenant ignored). Unset
  * (`undefined`): no keys, open development mode.
- * @throws Error naming the variable when it is set but holds no key (a missing secret in a
+ * @throws ConfigurationError naming the variable (never a key: `API_KEYS=***` unless it holds none) when it is set but holds no key (a missing secret in a
  *   deployment template must not open the service: unset it for open mode), an entry is not a
  *   `key:tenant` pair (key at least 8 characters), or a key is listed twice. Messages name entries by
  *   their position in the list (1-based), never by the key.
@@ -108,9 +115,12 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
     .map((s) => s.trim())
     .filter(Boolean);
   if (entries.length === 0) {
-    throw new Error(
-      `API_KEYS=${JSON.stringify(raw.slice(0, 16))}: set but holds no key: give key:tenant pairs, or unset API_KEYS for open development mode (no authentication)`,
-    );
+    throw new ConfigurationError({
+      variable: 'API_KEYS',
+      value: raw, // only spaces and commas: no key to hide
+      problem: 'set but holds no key',
+      fix: 'give key:tenant pairs, or unset API_KEYS for open development mode (no authentication)',
+    });
   }
   const positions = new Map<string, number>();
   entries.forEach((entry, index) => {
@@ -119,19 +129,25 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
     const key = entry.slice(0, Math.max(at, 0)).trim();
     const tenant = entry.slice(at + 1).trim();
     if (at <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenant)) {
-      throw new Error(
-        `API_KEYS=…: entry ${index + 1} is not a key:tenant pair: use a comma-separated list of key:tenant pairs (key at least 8 characters; tenant letters, digits, _ or -)`,
+      throw refuseApiKeys(
+        `entry ${index + 1} is not a key:tenant pair`,
+        'use a comma-separated list of key:tenant pairs (key at least 8 characters; tenant letters, digits, _ or -)',
       );
     }
-    if (key.length < 8) throw new Error(`API_KEYS=…: the key of entry ${index + 1} is shorter than 8 characters: use keys of at least 8 characters`);
+    if (key.length < 8) throw refuseApiKeys(`the key of entry ${index + 1} is shorter than 8 characters`, 'use keys of at least 8 characters');
     const first = positions.get(key);
     if (first !== undefined) {
-      throw new Error(`API_KEYS=…: the key of entry ${first} is listed again as entry ${index + 1}: give each key once (one tenant per key)`);
+      throw refuseApiKeys(`the key of entry ${first} is listed again as entry ${index + 1}`, 'give each key once (one tenant per key)');
     }
     positions.set(key, index + 1);
     keys.set(key, tenant);
   });
   return keys;
+}
+
+/** A refusal of `API_KEYS`: its value is never shown (`API_KEYS=***`), entries are named by position. */
+function refuseApiKeys(problem: string, fix: string): ConfigurationError {
+  return new ConfigurationError({ variable: 'API_KEYS', value: '', mask: 'secret', problem, fix });
 }
 
 /** pino's levels, and `silent`. */
@@ -140,26 +156,32 @@ export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', '
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name}=${JSON.stringify(raw)} is not valid: use one of ${allowed.join(', ')}`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new ConfigurationError({ variable: name, value: raw, problem: 'not one of its values', fix: `use one of ${allowed.join(', ')}` });
   return raw as T;
 }
 
 /**
  * `env[name]` as a boolean: `true`/`1` or `false`/`0`, any case, surrounding spaces ignored; unset
- * or empty: `fallback`. @throws Error naming the variable and the accepted values otherwise.
+ * or empty: `fallback`. @throws ConfigurationError naming the variable and the accepted values otherwise.
  */
 function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
   if (!raw) return fallback;
   if (raw === 'true' || raw === '1') return true;
   if (raw === 'false' || raw === '0') return false;
-  throw new Error(`${name}=${JSON.stringify(env[name])} is not valid: use true, false, 1 or 0 (any case), or leave it empty for the default (${fallback})`);
+  throw new ConfigurationError({
+    variable: name,
+    value: env[name]!,
+    problem: 'not a boolean',
+    fix: `use true, false, 1 or 0 (any case), or leave it empty for the default (${fallback})`,
+  });
 }
 
 /**
  * Parses `DATABASE_URL` (empty: not set; spaces around it ignored).
- * @throws Error `DATABASE_URL=<value>: what to fix` when it is not a URL or not a PostgreSQL one;
- *   the value is shown with its credentials masked ({@link withoutCredentials}), never a password.
+ * @throws ConfigurationError `DATABASE_URL=<value>: <problem>: <fix>` when it is not a URL or not a PostgreSQL one;
+ *   the value is shown with its credentials masked (`withoutCredentials` of `@lib/event-store`), never a password.
  */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   const value = raw?.trim();
@@ -168,28 +190,46 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   try {
     url = new URL(value);
   } catch {
-    throw new Error(`DATABASE_URL=${withoutCredentials(value)}: not a URL: use postgres://user:password@host:5432/database`);
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: raw!,
+      mask: 'url',
+      problem: 'not a URL',
+      fix: 'use postgres://user:password@host:5432/database',
+    });
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new Error(
-      `DATABASE_URL=${withoutCredentials(value)}: not a PostgreSQL URL (scheme ${url.protocol}): use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database`,
-    );
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: raw!,
+      mask: 'url',
+      problem: `not a PostgreSQL URL (scheme ${url.protocol})`,
+      fix: 'use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database',
+    });
   }
   return value;
 }
 
 /**
  * Reads the configuration from `env`; `stdoutIsTerminal` picks the default log format.
- * @throws Error naming the first invalid variable.
+ * @throws ConfigurationError naming the first invalid variable.
  */
 export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = Boolean(process.stdout.isTTY)): ServiceConfig {
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const natsPrefix = env.NATS_PREFIX || 'compaction';
-  if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsPrefix)) throw new Error(`NATS_PREFIX=${JSON.stringify(natsPrefix)} is not valid: use 1 to 32 letters, digits, _ or -`);
+  if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsPrefix)) {
+    throw new ConfigurationError({ variable: 'NATS_PREFIX', value: natsPrefix, problem: 'not a subject token', fix: 'use 1 to 32 letters, digits, _ or -' });
+  }
   const kurrentDbConnectionString = env.KURRENTDB_CONNECTION_STRING || undefined;
   const databaseUrl = parseDatabaseUrl(env.DATABASE_URL);
   if (kurrentDbConnectionString && databaseUrl) {
-    throw new Error(`DATABASE_URL=${withoutCredentials(databaseUrl)}: set together with KURRENTDB_CONNECTION_STRING: choose one event store (unset the other)`);
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: env.DATABASE_URL!,
+      mask: 'url',
+      problem: 'set together with KURRENTDB_CONNECTION_STRING',
+      fix: 'choose one event store (unset the other)',
+    });
   }
   return {
     port: intVar(env, 'PORT'),

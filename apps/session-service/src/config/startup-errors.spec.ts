@@ -46,7 +46,9 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
       createSessionService(loadServiceConfig({ DATA_DIR: dataDir }, false), { quiet: true, env: { SUMMARIZER_MAX_RETRIES: 'x' } }),
     );
     expect(err).toBeInstanceOf(ConfigurationError);
-    expect((err as Error).message).toMatch(/^SUMMARIZER_MAX_RETRIES="x": not valid/);
+    expect((err as Error).message).toMatch(
+      /^SUMMARIZER_MAX_RETRIES=x: not an integer in plain decimal digits: use a number of retries, an integer from 0 to 10$/,
+    );
     expect(fs.existsSync(dataDir)).toBe(false);
   });
 
@@ -54,7 +56,7 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     const file = path.join(tempDir(), 'passwd');
     fs.writeFileSync(file, 'x\n');
     expect(() => ensureDataDir(file)).toThrow(
-      new ConfigurationError(`DATA_DIR=${file}: is a file, not a directory: point DATA_DIR at a directory (it is created when missing)`),
+      new Error(`DATA_DIR=${file}: is a file, not a directory: point DATA_DIR at a directory (it is created when missing)`),
     );
     expect(() => ensureDataDir(path.join(file, 'below'))).toThrow(/^DATA_DIR=\S+below: cannot be created \(ENOTDIR\)/);
     const fresh = path.join(tempDir(), 'a', 'b');
@@ -99,6 +101,63 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
   });
 });
 
+describe('every start-up refusal has the one shape NAME=<value as given, credentials masked>: <what is wrong>: <what to fix>', () => {
+  /** The message of what `load` throws. */
+  const refusalOf = (load: () => unknown): string => {
+    try {
+      load();
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error('expected a refusal');
+  };
+  const service = (env: NodeJS.ProcessEnv) => () => loadServiceConfig(env, false);
+  const summarizer = (env: NodeJS.ProcessEnv) => () => summarizerFromEnv(env);
+
+  it.each<[string, () => unknown, string]>([
+    ['a number out of range', service({ PORT: '70000' }), 'PORT=70000: out of range: use a TCP port (0 picks a free one), an integer from 0 to 65535'],
+    [
+      'a number not in plain digits, spaces kept',
+      service({ MAX_WAIT_MS: ' 1e3' }),
+      'MAX_WAIT_MS=" 1e3": not an integer in plain decimal digits: use a time in milliseconds, an integer from 0 to 60000',
+    ],
+    ['one of a list', service({ LOG_FORMAT: 'yaml' }), 'LOG_FORMAT=yaml: not one of its values: use one of pretty, json'],
+    [
+      'a boolean',
+      service({ PROJECTOR_WORKER: 'yes' }),
+      'PROJECTOR_WORKER=yes: not a boolean: use true, false, 1 or 0 (any case), or leave it empty for the default (false)',
+    ],
+    ['NATS_PREFIX', service({ NATS_PREFIX: 'a.b' }), 'NATS_PREFIX=a.b: not a subject token: use 1 to 32 letters, digits, _ or -'],
+    [
+      'API_KEYS (never its value)',
+      service({ API_KEYS: 'short:tenantA' }),
+      'API_KEYS=***: the key of entry 1 is shorter than 8 characters: use keys of at least 8 characters',
+    ],
+    [
+      'DATABASE_URL (password masked)',
+      service({ DATABASE_URL: 'mysql://u:hunter2@db/x' }),
+      'DATABASE_URL=mysql://u:***@db/x: not a PostgreSQL URL (scheme mysql:): use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database',
+    ],
+    [
+      "a summarizer's number",
+      summarizer({ SUMMARIZER_TIMEOUT_MS: '0' }),
+      'SUMMARIZER_TIMEOUT_MS=0: out of range: use a timeout in milliseconds, an integer from 1 to 86400000',
+    ],
+    [
+      'OPENAI_BASE_URL not http(s) (credentials and key parameter masked)',
+      summarizer({ OPENAI_BASE_URL: 'ftp://u:hunter2@h/v1?api_key=sk-1' }),
+      'OPENAI_BASE_URL=ftp://u:***@h/v1?api_key=***: not an http(s) URL (scheme ftp:): use http or https, e.g. https://api.openai.com/v1',
+    ],
+    [
+      'SUMMARIZER_MODEL blank',
+      summarizer({ SUMMARIZER_MODEL: '  ' }),
+      'SUMMARIZER_MODEL="  ": blank: use a model name, e.g. gpt-4o-mini (or leave it unset for the default)',
+    ],
+  ])('%s', (_what, load, message) => {
+    expect(refusalOf(load)).toBe(message);
+  });
+});
+
 describe('withoutCredentials: the one mask of every URL in a log line or message', () => {
   it('masks a password or a lone token in a URL, keeps the rest', () => {
     expect(withoutCredentials('kurrentdb://admin:changeit@k:2113?tls=false')).toBe('kurrentdb://admin:***@k:2113?tls=false');
@@ -127,7 +186,7 @@ describe('withoutCredentials: the one mask of every URL in a log line or message
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toMatch(/^OPENAI_BASE_URL="http:\/\/me:\*\*\*@\[bad\/v1": not a URL/);
+    expect(message).toMatch(/^OPENAI_BASE_URL=http:\/\/me:\*\*\*@\[bad\/v1: not a URL: use /);
   });
 });
 
@@ -137,12 +196,12 @@ describe('the read-model rebuild needs an existing store', () => {
     try {
       const missing = path.join(dir, 'typo');
       expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: missing }, false))).toThrow(
-        new ConfigurationError(`DATA_DIR=${missing}: does not exist: point DATA_DIR at the service's data directory`),
+        new Error(`DATA_DIR=${missing}: does not exist: point DATA_DIR at the service's data directory`),
       );
       fs.writeFileSync(path.join(dir, 'file'), '');
       expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: path.join(dir, 'file') }, false))).toThrow(/^DATA_DIR=\S+file: is a file/);
       expect(() => requireExistingSqliteStore(loadServiceConfig({ DATA_DIR: dir }, false))).toThrow(
-        new ConfigurationError(
+        new Error(
           `DATA_DIR=${dir}: no event store (${path.join(dir, 'events.sqlite')} does not exist): point DATA_DIR at the directory the service wrote its events to`,
         ),
       );

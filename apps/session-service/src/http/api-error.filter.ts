@@ -1,7 +1,7 @@
 /**
  * Turns every error into `{ "code": "...", "message": "..." }` with the right status:
  * domain errors (SessionError and subclasses) by their code, with the status of {@link STATUS_BY_CODE}, invalid strategy or
- * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json`, oversized
+ * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json` (saying where it breaks), oversized
  * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
  * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
  * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else → 500 `internal`
@@ -16,6 +16,7 @@ import { EventStoreUnavailableError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
 import { STATUS_BY_CODE } from './status-by-code';
 import { BodyTooDeepError } from '../commands/body-depth';
+import { MalformedJsonError } from './json-body';
 import { markExpectedAnswer } from '../observability/request-log-level';
 
 /** The JSON body of every error answer. */
@@ -23,6 +24,27 @@ export interface ApiErrorBody {
   code: string;
   message: string;
   [detail: string]: unknown;
+}
+
+/** `bytes` for people: `5 MiB`, `19.5 KiB`, `512 bytes` (binary units, at most one decimal). */
+export function humanBytes(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${unit === 0 ? value : Number(value.toFixed(1))} ${units[unit]}`;
+}
+
+/**
+ * The 413 `payload_too_large` answer's body: names `MAX_BODY_BYTES` and, when known, its value
+ * (`limitBytes`, in bytes and in {@link humanBytes}), and what to do.
+ */
+export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
+  const limit = limitBytes === undefined ? 'the limit (MAX_BODY_BYTES)' : `MAX_BODY_BYTES (${limitBytes} bytes, ${humanBytes(limitBytes)})`;
+  return { code: 'payload_too_large', message: `request body is larger than ${limit}; split the events into several requests` };
 }
 
 /** Maps an error to (status, body). Exported for tests. */
@@ -34,16 +56,16 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   if (err instanceof EventStoreUnavailableError)
     return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };
   const bodyParserType = (err as { type?: string } | null)?.type;
-  if (bodyParserType === 'entity.too.large')
-    return {
-      status: 413,
-      body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' },
-    };
+  if (bodyParserType === 'entity.too.large') {
+    const limit = (err as { limit?: unknown }).limit;
+    return { status: 413, body: payloadTooLarge(typeof limit === 'number' ? limit : undefined) };
+  }
   if (bodyParserType === 'entity.verify.failed' && err instanceof BodyTooDeepError)
     return { status: 400, body: { code: 'malformed_json', message: err.message } };
   if (bodyParserType === 'entity.verify.failed')
     return { status: 400, body: { code: 'malformed_body', message: 'the body is not valid UTF-8: send JSON encoded as UTF-8' } };
-  if (bodyParserType === 'entity.parse.failed') return { status: 400, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
+  if (bodyParserType === 'entity.parse.failed')
+    return { status: 400, body: { code: 'malformed_json', message: err instanceof MalformedJsonError ? err.message : 'request body is not valid JSON' } };
   if (bodyParserType === 'encoding.unsupported')
     return {
       status: 415,
@@ -80,11 +102,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
         },
       };
     if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
-    if (status === 413)
-      return {
-        status,
-        body: { code: 'payload_too_large', message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests' },
-      };
+    if (status === 413) return { status, body: payloadTooLarge() };
     if (status === 400 && /JSON/i.test(err.message)) return { status, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
     if (status === 400 && /^Failed to decode param/.test(err.message))
       return { status, body: { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' } };

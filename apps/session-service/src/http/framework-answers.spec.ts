@@ -1,4 +1,4 @@
-import { clientErrorAnswer, requestLineTooLong, type ClientError } from './framework-answers';
+import { clientErrorAnswer, clientErrorLogLine, requestLineTooLong, RouteMethods, trailingSlashAnswer, type ClientError } from './framework-answers';
 
 const overflow = (raw: string): ClientError =>
   Object.assign(new Error('Header overflow'), { code: 'HPE_HEADER_OVERFLOW', rawPacket: Buffer.from(raw, 'latin1') });
@@ -32,5 +32,42 @@ describe('clientErrorAnswer: request timeout', () => {
       status: 408,
       body: { code: 'request_timeout', message: expect.stringMatching(/within 1500 ms \(REQUEST_TIMEOUT_MS\)/) },
     });
+  });
+});
+
+describe('clientErrorLogLine', () => {
+  // It said "refused a request Node could not parse (ERR_HTTP_REQUEST_TIMEOUT)".
+  it('words a request timeout as a timeout, naming REQUEST_TIMEOUT_MS and its value', () => {
+    const err: ClientError = Object.assign(new Error('timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' });
+    const line = clientErrorLogLine(err, 408, 'request_timeout', { requestTimeoutMs: 1500 });
+    expect(line).toBe('timed out a request whose head or body did not arrive within 1500 ms (REQUEST_TIMEOUT_MS); closed its connection: 408 request_timeout');
+  });
+
+  it('words anything else as a request Node could not parse', () => {
+    const err: ClientError = Object.assign(new Error('bad'), { code: 'HPE_INVALID_METHOD' });
+    expect(clientErrorLogLine(err, 400, 'malformed_request')).toBe('refused a request Node could not parse (HPE_INVALID_METHOD): 400 malformed_request');
+  });
+});
+
+describe('RouteMethods and trailingSlashAnswer', () => {
+  const table = new RouteMethods();
+  table.add({ url: '/v1/sessions', method: 'GET' });
+  table.add({ url: '/v1/sessions/:sessionId', method: ['GET', 'HEAD'] });
+  table.add({ url: '/v1/sessions/:sessionId', method: 'DELETE' });
+  table.add({ url: '/v1/sessions/stats', method: 'GET' });
+
+  it('matches the most specific pattern and every method of the path', () => {
+    expect(table.match('/v1/sessions/bad1')).toEqual({ pattern: '/v1/sessions/:sessionId', methods: ['DELETE', 'GET', 'HEAD'] });
+    expect(table.match('/v1/sessions/stats')).toEqual({ pattern: '/v1/sessions/stats', methods: ['DELETE', 'GET', 'HEAD'] });
+    expect(table.match('/v1/nothing')).toBeNull();
+  });
+
+  it('says to remove a trailing slash only when the path without it is a route', () => {
+    expect(trailingSlashAnswer(table, '/v1/sessions/bad1/', '?x=1')?.message).toBe(
+      'no such route: routes have no trailing slash; remove it ("/v1/sessions/bad1?x=1")',
+    );
+    expect(trailingSlashAnswer(table, '/v1/nothing/', '')).toBeNull();
+    expect(trailingSlashAnswer(table, '/', '')).toBeNull();
+    expect(trailingSlashAnswer(table, '/v1/sessions', '')).toBeNull();
   });
 });

@@ -16,7 +16,8 @@
  * - any request arriving once the service has started shutting down → 503 `shutting_down` with
  *   `Retry-After: 1` ({@link answerWhileShuttingDown});
  * - a known path asked with a method it does not have → 405 `method_not_allowed` with an `Allow`
- *   header ({@link answerWrongMethod}).
+ *   header, counted under the path's route pattern; a route's path with a trailing slash → 404
+ *   `route_not_found` saying to remove it ({@link answerNearRoutes}).
  */
 import * as http from 'node:http';
 import type { Socket } from 'node:net';
@@ -25,6 +26,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Route
 import { toApiError, type ApiErrorBody } from './api-error.filter';
 import type { ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
+import { quoteInput } from '@lib/compaction';
 
 /**
  * Longest path parameter (UTF-16 code units after percent-decoding) the router hands to a handler.
@@ -111,6 +113,17 @@ export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions 
 }
 
 /**
+ * The log line of an answer to an error of Node's HTTP parser (`status` and `code`: the answer's):
+ * a request that did not arrive within the request timeout is worded as a timeout (it was not
+ * refused for its content), anything else as a request Node could not parse, with Node's code.
+ */
+export function clientErrorLogLine(err: ClientError, status: number, code: string, options: ClientErrorOptions = { requestTimeoutMs: 60_000 }): string {
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return `timed out a request whose head or body did not arrive within ${options.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS); closed its connection: ${status} ${code}`;
+  return `refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${code}`;
+}
+
+/**
  * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
  * it, logs one line and counts the answer (method and route `unknown`).
  */
@@ -118,7 +131,7 @@ export function answerClientErrors(metrics: () => ServiceMetrics | undefined, op
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     const { status, body } = clientErrorAnswer(err, options);
-    logger.warn(`refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${body.code}`);
+    logger.warn(clientErrorLogLine(err, status, body.code, options));
     if (socket.writable) {
       const text = JSON.stringify(body);
       socket.write(
@@ -166,37 +179,89 @@ export function answerWhileShuttingDown(app: FastifyInstance, shuttingDown: () =
   return refusals;
 }
 
+/** The routes a path has: the most specific matching route pattern (fewest parameters) and every method of every matching pattern, sorted. */
+export interface RouteMatch {
+  pattern: string;
+  methods: string[];
+}
+
 /** Route patterns and their methods, to tell a wrong method (405) from an unknown path (404). */
 export class RouteMethods {
-  private readonly routes: Array<{ pattern: RegExp; method: string }> = [];
+  private readonly routes: Array<{ url: string; pattern: RegExp; method: string; params: number }> = [];
 
   /** Records a route (Fastify `onRoute` hook). */
   add(route: Pick<RouteOptions, 'url' | 'method'>): void {
-    const source = route.url
-      .split('/')
-      .map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
-      .join('/');
-    for (const method of Array.isArray(route.method) ? route.method : [route.method]) this.routes.push({ pattern: new RegExp(`^${source}$`), method });
+    const parts = route.url.split('/');
+    const source = parts.map((part) => (part.startsWith(':') ? '[^/]+' : part === '*' ? '.*' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/');
+    const params = parts.filter((part) => part.startsWith(':') || part === '*').length;
+    for (const method of Array.isArray(route.method) ? route.method : [route.method])
+      this.routes.push({ url: route.url, pattern: new RegExp(`^${source}$`), method, params });
+  }
+
+  /** The routes `path` (no query) has, or null when no route pattern matches it. */
+  match(path: string): RouteMatch | null {
+    const matching = this.routes.filter((r) => r.pattern.test(path));
+    if (matching.length === 0) return null;
+    const best = matching.reduce((a, b) => (b.params < a.params ? b : a));
+    return { pattern: best.url, methods: [...new Set(matching.map((r) => r.method))].sort() };
   }
 
   /** The methods `path` (no query) has, sorted; empty when no route matches it. */
   allowed(path: string): string[] {
-    return [...new Set(this.routes.filter((r) => r.pattern.test(path)).map((r) => r.method))].sort();
+    return this.match(path)?.methods ?? [];
   }
 }
 
+/** Route patterns of requests no route handled but whose path has one (405 answers), by raw request. */
+const matchedPatterns = new WeakMap<object, string>();
+
 /**
- * Makes `app` answer 405 `method_not_allowed` with an `Allow` header to a request whose path has
- * routes but not for its method (an `onRequest` hook, so the answer is counted and logged like
- * others). Call before routes are registered.
+ * The route pattern to count an answer under in the metrics when the router found no route for
+ * the request's method (`request.routeOptions.url` is then undefined): the pattern its path
+ * matches (a 405 `method_not_allowed`), else undefined (an unknown path).
  */
-export function answerWrongMethod(app: FastifyInstance): void {
+export function unroutedRoutePattern(request: FastifyRequest): string | undefined {
+  return matchedPatterns.get(request.raw);
+}
+
+/** The 404 answer to `path` (no query) ending with `/` when the path without that slash is a route, else null. */
+export function trailingSlashAnswer(table: RouteMethods, path: string, query: string): ApiErrorBody | null {
+  if (path.length < 2 || !path.endsWith('/')) return null;
+  const without = path.replace(/\/+$/, '');
+  if (without === '' || !table.match(without)) return null;
+  return {
+    code: 'route_not_found',
+    message: `no such route: routes have no trailing slash; remove it (${quoteInput(without + query)})`,
+  };
+}
+
+/**
+ * Makes `app` answer requests the router found no route for, when their path is close to one
+ * (an `onRequest` hook, so the answers are counted and logged like others; call before routes are
+ * registered): 405 `method_not_allowed` with an `Allow` header when the path has routes but not
+ * for the method (counted under the path's route pattern, see {@link unroutedRoutePattern}); 404
+ * `route_not_found` saying to remove the trailing slash when the path without it is a route.
+ * Other unknown paths go on to the plain 404.
+ */
+export function answerNearRoutes(app: FastifyInstance): void {
   const table = new RouteMethods();
   app.addHook('onRoute', (route) => table.add(route));
   app.addHook('onRequest', (request, reply, done) => {
+    const queryStart = request.url.indexOf('?');
+    const path = queryStart < 0 ? request.url : request.url.slice(0, queryStart);
+    // The router gives `/v1/sessions/` to `/v1/sessions/:sessionId` with an empty id: a trailing slash all the same,
+    // unless the route itself ends with one (`/ui/`) or takes any path (`/ui/*`).
+    const routed = request.routeOptions.url;
+    if (request.is404 || (routed !== undefined && !routed.endsWith('/') && !routed.endsWith('*'))) {
+      const slash = trailingSlashAnswer(table, path, queryStart < 0 ? '' : request.url.slice(queryStart));
+      if (slash) return void reply.code(404).send(slash);
+    }
     if (!request.is404) return done();
-    const allowed = table.allowed(request.url.split('?')[0]);
-    if (allowed.length === 0 || allowed.includes(request.method)) return done();
+    const match = table.match(path);
+    if (!match) return done();
+    if (match.methods.includes(request.method)) return done();
+    matchedPatterns.set(request.raw, match.pattern);
+    const allowed = match.methods;
     void reply
       .code(405)
       .header('allow', allowed.join(', '))

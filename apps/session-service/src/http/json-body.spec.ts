@@ -3,7 +3,9 @@
  * quarter of the event loop's time for a large non-ASCII body). The answers must not change: for
  * every body, Content-Type and Content-Encoding, the service's bodies give the same parsed value or
  * the same error answer as body-parser's JSON reader with the same options (the reader used before),
- * except that the charset `utf8` (an alias of UTF-8, which body-parser refuses) is read as `utf-8`.
+ * except that the charset `utf8` (an alias of UTF-8, which body-parser refuses) is read as `utf-8`. A
+ * body that is not JSON is answered saying where it breaks in both (body-parser's parse errors carry
+ * the text it parsed): the same place, for the same text.
  */
 import { gzipSync } from 'node:zlib';
 import type { IncomingMessage } from 'node:http';
@@ -11,7 +13,7 @@ import { json } from 'body-parser';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import fc from 'fast-check';
 import { toApiError } from './api-error.filter';
-import { LARGE_BODY_BYTES, parseUtf8Json, refuseDeclaredTooLarge, rejectInvalidBody, requireJsonBody, useJsonBodies } from './json-body';
+import { asMalformedJsonError, LARGE_BODY_BYTES, parseUtf8Json, refuseDeclaredTooLarge, rejectInvalidBody, requireJsonBody, useJsonBodies } from './json-body';
 
 const LIMIT = 256 * 1024;
 
@@ -36,7 +38,8 @@ function bodyParserJsonBodies(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
     const raw = request.raw as IncomingMessage & { body?: unknown };
-    read(raw, {} as never, (error?: unknown) => (error ? done(error as Error) : done(null, raw.body)));
+    // Its parse errors say where the text breaks, as the service's do: the same place for the same text.
+    read(raw, {} as never, (error?: unknown) => (error ? done(asMalformedJsonError(error)) : done(null, raw.body)));
   };
   app.addContentTypeParser('application/json', parse);
   app.addContentTypeParser(/^application\/[a-z0-9.+-]*\+json/i, parse);
@@ -187,6 +190,13 @@ describe('parseUtf8Json', () => {
     expect(parseUtf8Json(Buffer.from('\uFEFF{"a":"中😀"}'))).toEqual({ a: '中😀' });
     expect(parseUtf8Json(Buffer.alloc(0))).toEqual({});
     expect(parseUtf8Json(Buffer.from('\uFEFF'))).toEqual({});
-    expect(() => parseUtf8Json(Buffer.from('{"a": '))).toThrow(expect.objectContaining({ name: 'SyntaxError', type: 'entity.parse.failed', status: 400 }));
+    expect(() => parseUtf8Json(Buffer.from('{"a": '))).toThrow(
+      expect.objectContaining({
+        name: 'MalformedJsonError',
+        type: 'entity.parse.failed',
+        status: 400,
+        message: 'request body is not valid JSON: the body ends before its JSON value is complete at line 1, column 7 (position 6)',
+      }),
+    );
   });
 });

@@ -26,6 +26,8 @@ import { quoteInput } from '@lib/compaction';
 import { yieldToIo } from '@lib/event-store';
 import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
+import { malformedJsonMessage } from '../commands/json-syntax-error';
+import { payloadTooLarge } from './api-error.filter';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
@@ -87,18 +89,14 @@ export function unsupportedCharset(charset: string): { code: string; message: st
  * connection until the client gave up.
  */
 export function refuseDeclaredTooLarge(maxBodyBytes: number) {
+  const answer = payloadTooLarge(maxBodyBytes);
   return (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const length = Number(req.headers['content-length'] ?? 0);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
-    void reply.code(413).header('connection', 'close').send(PAYLOAD_TOO_LARGE);
+    void reply.code(413).header('connection', 'close').send(answer);
   };
 }
-
-const PAYLOAD_TOO_LARGE = {
-  code: 'payload_too_large',
-  message: 'request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests',
-};
 
 /**
  * body-parser `verify` hook: throws when the raw body is not valid UTF-8 (body-parser would
@@ -131,7 +129,7 @@ function readAsUtf8(header: string): boolean {
  * The JSON value of a body's bytes, as body-parser's JSON reader (`strict: false`) gives it for a
  * UTF-8 body that {@link rejectInvalidBody} passed: a leading byte-order mark is dropped, an empty
  * body is `{}`. Decoded with {@link decodeUtf8} (the same string as body-parser's decoder).
- * @throws SyntaxError with body-parser's `type` `entity.parse.failed` and status 400 when the text is not JSON.
+ * @throws MalformedJsonError (body-parser's `type` `entity.parse.failed`, status 400) saying where the text breaks when it is not JSON.
  */
 export function parseUtf8Json(bytes: Buffer): unknown {
   let text = decodeUtf8(bytes);
@@ -140,8 +138,37 @@ export function parseUtf8Json(bytes: Buffer): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw Object.assign(error as Error, { status: 400, statusCode: 400, expose: true, type: 'entity.parse.failed' });
+    throw new MalformedJsonError(error, text);
   }
+}
+
+/**
+ * A request body that is not JSON: body-parser's `type` `entity.parse.failed` and status 400, its message saying
+ * where the text breaks ({@link malformedJsonMessage}: `request body is not valid JSON: expected ',' or '}' after
+ * property value at line 3, column 3 (position 12)`), answered 400 `malformed_json` with that message. Not a
+ * `SyntaxError`: Nest turns those into a 400 of the parser's own message, which quotes the body around an
+ * unexpected token and names no position.
+ */
+export class MalformedJsonError extends Error {
+  override readonly name = 'MalformedJsonError';
+  readonly type = 'entity.parse.failed';
+  readonly status = 400;
+  readonly statusCode = 400;
+  readonly expose = true;
+
+  /** `parseError`: what `JSON.parse(text)` threw. */
+  constructor(parseError: unknown, text: string) {
+    super(malformedJsonMessage('request body', parseError, text));
+  }
+}
+
+/**
+ * A body-parser error as the service answers it: a parse error (`entity.parse.failed`, which carries the
+ * text it parsed as `body`) as {@link MalformedJsonError}; any other unchanged.
+ */
+export function asMalformedJsonError(error: unknown): Error {
+  const { type, body } = error as { type?: unknown; body?: unknown };
+  return type === 'entity.parse.failed' && typeof body === 'string' ? new MalformedJsonError(error, body) : (error as Error);
 }
 
 /**
@@ -160,7 +187,7 @@ export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number): void 
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
     const req = request.raw as IncomingMessage & { body?: unknown };
     if (!readAsUtf8(req.headers['content-type'] ?? '')) {
-      return readJson(req, {} as never, (error?: unknown) => (error ? done(error as Error) : done(null, req.body)));
+      return readJson(req, {} as never, (error?: unknown) => (error ? done(asMalformedJsonError(error)) : done(null, req.body)));
     }
     readBytes(req, {} as never, (error?: unknown) => {
       if (error) return done(error as Error);

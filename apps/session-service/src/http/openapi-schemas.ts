@@ -67,7 +67,12 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
   const props = json.properties as Record<string, Record<string, unknown>>;
   if (name === 'compact' || name === 'policy') {
     props.strategy =
-      name === 'policy' ? { anyOf: [schemaRef(StrategyInputSchema), { type: 'null' }], description: 'null clears the policy' } : schemaRef(StrategyInputSchema);
+      name === 'policy'
+        ? {
+            anyOf: [schemaRef(StrategyInputSchema), { type: 'null' }],
+            description: 'null clears the policy: send {"strategy": null} alone (a trigger or estimator with it is 400 invalid_parameter)',
+          }
+        : schemaRef(StrategyInputSchema);
     props.trigger = { anyOf: [schemaRef(TriggerSchema), { type: 'null' }], description: 'absent or null: always' };
   }
   if (name === 'appendMessages') props.messages = { ...props.messages, items: schemaRef(OpenAiInputMessageSchema) };

@@ -1,7 +1,7 @@
 /** `GET /v1/recall`: full-text search over every event ever appended, archived included (DESIGN §5). */
 import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
-import { SessionReads } from '@lib/session';
+import { InvalidRequestError, SessionReads } from '@lib/session';
 import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
@@ -25,11 +25,15 @@ export class RecallController {
     this.schemas = requestSchemas(config);
   }
 
+  /** @throws InvalidRequestError (400) for a parameter {@link RequestSchemas.recallQuery} refuses, and for `kind` (the filter is `type`). */
   @Get()
   @ApiOperation({ summary: 'Search recall: ranked (BM25) hits with snippets; each says whether it is archived and by which compaction' })
   @ApiQueryParams(requestSchemas({ maxEventsPerRequest: 1, maxTextLength: 1 }).recallQuery)
   @ApiAnswer(RecallPageSchema, { errors: [400, 401, 429] })
   search(@Tenant() tenant: string, @Query() query: Record<string, unknown>) {
+    // DESIGN §5 calls the event-kind filter "kind" in prose; its parameter is `type`, as an event's field is.
+    if (query !== null && typeof query === 'object' && Object.hasOwn(query, 'kind'))
+      throw new InvalidRequestError('kind', 'kind: unknown query parameter "kind": the event kind filter is type (e.g. type=tool)', 'validation_failed');
     const q = validateQuery(this.schemas.recallQuery, query, { q: 'invalid_query', cursor: 'invalid_query', sessionId: 'invalid_session_id' });
     return this.reads.recall(
       {
@@ -39,7 +43,8 @@ export class RecallController {
         userId: q.userId,
         type: q.type,
         archived: q.archived === undefined ? undefined : q.archived === 'true',
-        compactionId: q.compactionId,
+        // Compaction ids are stored in lower case.
+        compactionId: q.compactionId?.toLowerCase(),
         from: q.from,
         to: q.to,
         limit: q.limit !== undefined ? Number(q.limit) : undefined,

@@ -182,6 +182,13 @@ export const SESSION_ID_PATTERN = /^(?!\.{1,2}$)[A-Za-z0-9_\-:@.]{1,128}$/;
 /** What to fix in a session id that does not match {@link SESSION_ID_PATTERN} (400 `invalid_session_id`, in a path or a filter). */
 export const SESSION_ID_RULE = 'use 1 to 128 letters, digits or _ - : @ . (not "." or "..")';
 
+/** Compaction ids (recall's `compactionId` filter): UUIDs, as every compaction id is derived (`compactionIdFor`), in any case. */
+export const COMPACTION_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What to fix in a recall `compactionId` that does not match {@link COMPACTION_ID_PATTERN}. */
+export const COMPACTION_ID_RULE =
+  'is not a compaction id: compaction ids are UUIDs such as "0f8e5e7a-3b1c-5d2e-9f4a-6b7c8d9e0f1a": take it from a compaction answer, the compaction history or a recall hit';
+
 /** Builds the schemas for the given limits. */
 export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest' | 'maxTextLength'>) {
   const text = z
@@ -336,12 +343,15 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       )
       .optional(),
     minPosition: minPosition.optional(),
-    format: z.enum(['events', 'openai'], { error: 'must be events or openai' }).optional(),
-    estimator: estimator.optional(),
+    format: z
+      .enum(['events', 'openai'], { error: 'must be events or openai' })
+      .describe('events (default): native session events; openai: OpenAI chat messages, ready to send to the model')
+      .optional(),
+    estimator: estimator.describe("the tokenizer that counts the window's tokens: cl100k_base (default), o200k_base or chars").optional(),
   });
   const logQuery = z.strictObject({
-    fromRevision: revisionParam.optional(),
-    limit: integerInRange(1n, 1000n).optional(),
+    fromRevision: revisionParam.describe("the first revision of the page (default 0): a previous page's nextRevision").optional(),
+    limit: integerInRange(1n, 1000n).describe('events per page: 1 to 1000 (default 100)').optional(),
     minPosition: minPosition.optional(),
   });
   const recallQuery = z
@@ -353,18 +363,41 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .max(MAX_RECALL_QUERY_LENGTH, { message: RECALL_QUERY_TOO_LONG })
         .refine((s) => s.trim() !== '', { message: RECALL_QUERY_BLANK })
         .describe(`the words to search for: 1 to ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}`),
-      sessionId: z.string().regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE }).optional(),
-      userId: userId.optional(),
-      type: z.enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'must be one of user, assistant, tool, system, summary' }).optional(),
-      archived: z.enum(['true', 'false'], { error: 'must be true or false' }).optional(),
+      sessionId: z
+        .string()
+        .regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE })
+        .describe(
+          'only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true)',
+        )
+        .optional(),
+      userId: userId.describe('only hits of the sessions this user owns (the userId their appends named)').optional(),
+      type: z
+        .enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'must be one of user, assistant, tool, system, summary' })
+        .describe("only events of this kind (DESIGN §5's kind filter; an event's type): user, assistant, tool, system or summary")
+        .optional(),
+      archived: z
+        .enum(['true', 'false'], { error: 'must be true or false' })
+        .describe('true: only events a compaction archived; false: only events still in the active window; absent: both')
+        .optional(),
       compactionId: z
         .string()
-        .max(256, { message: `is not a compaction id: at most 256 ${LENGTH_UNIT}` })
+        .regex(COMPACTION_ID_PATTERN, { message: COMPACTION_ID_RULE })
+        .describe('only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it')
         .optional(),
-      from: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
-      to: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time' }).optional(),
-      limit: integerInRange(1n, 100n).optional(),
-      cursor: z.string().max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' }).optional(),
+      from: z.iso
+        .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
+        .describe("only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z): an event's createdAt, else when it was appended")
+        .optional(),
+      to: z.iso
+        .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
+        .describe('only events created before this time (ISO-8601; after from)')
+        .optional(),
+      limit: integerInRange(1n, 100n).describe('hits per page: 1 to 100 (default 20)').optional(),
+      cursor: z
+        .string()
+        .max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
+        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters")
+        .optional(),
       minPosition: minPosition.optional(),
     })
     .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'must be earlier than to', path: ['from'] });

@@ -188,7 +188,11 @@ export const CompactionAnswerSchema = named(
     toolCallId: z.string().optional().describe('with reason open-tool-call: the call that held the cut back'),
     eventId: z.string().optional().describe('with reason open-tool-call: the assistant event holding that call'),
     triggerStillFires: z.boolean().optional().describe('with a trigger: whether it still fires on the window after the pass (DESIGN §3.5)'),
-    turnsAfter: count.optional().describe('user events in the window after the pass, with triggerStillFires'),
+    turnsAfter: count
+      .optional()
+      .describe(
+        'user events in the window after the pass, with triggerStillFires; absent when the decision was written on top of events appended while the pass ran (no growth wait follows it)',
+      ),
     pendingSummary: z
       .strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) })
       .optional()

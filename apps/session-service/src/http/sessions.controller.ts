@@ -23,7 +23,7 @@ import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
-import { WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { BodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
 import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
@@ -45,7 +45,8 @@ const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1
 /** The `/v1/sessions/:sessionId` routes, scoped to the caller's tenant. */
 @ApiTags('sessions')
 @ApiBearerAuth()
-// Every write route is here: the second guard refuses their query parameters (e.g. ?dryRun=true, which belongs in the body).
+// Every write route is here: the second guard refuses their query parameters (e.g. ?dryRun=true, which belongs in the
+// body: @BodyFields names a route's body fields, so such a parameter is told so).
 @UseGuards(ApiKeyGuard, WritesTakeNoQueryGuard)
 @Controller('v1/sessions/:sessionId')
 export class SessionsController {
@@ -63,6 +64,7 @@ export class SessionsController {
   @ApiOperation({ summary: 'Append native session events (user, assistant, tool, system, summary)' })
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
+  @BodyFields(DOC_SCHEMAS.appendEvents)
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
   async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
@@ -72,6 +74,7 @@ export class SessionsController {
   @Post('messages')
   @ApiOperation({ summary: 'Append OpenAI chat messages (system, user, assistant with tool_calls, tool with tool_call_id)' })
   @ApiBody({ schema: openApiSchema('appendMessages') })
+  @BodyFields(DOC_SCHEMAS.appendMessages)
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
   async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendMessagesCommandFrom(this.schemas, tenant, sessionId, body);
@@ -82,6 +85,7 @@ export class SessionsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing)' })
   @ApiBody({ schema: openApiSchema('compact') })
+  @BodyFields(DOC_SCHEMAS.compact)
   @ApiAnswer(CompactionAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
   async compact(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<CompactionAnswer> {
     return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body));
@@ -90,6 +94,7 @@ export class SessionsController {
   @Put('policy')
   @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it)" })
   @ApiBody({ schema: openApiSchema('policy') })
+  @BodyFields(DOC_SCHEMAS.policy)
   @ApiAnswer(PolicyAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
   async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<PolicyAnswer> {
     return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(policyCommandFrom(this.schemas, tenant, sessionId, body));

@@ -1,26 +1,73 @@
 import type { ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
 import { InvalidRequestError } from '@lib/session';
-import { WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { BodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
+import { requestSchemas } from './request-schemas';
 
-const contextOf = (method: string, query: Record<string, unknown>) =>
-  ({ switchToHttp: () => ({ getRequest: () => ({ method, query }) }) }) as unknown as ExecutionContext;
+const schemas = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1000 });
+
+/** Route handlers as the controller declares them: the compaction route's body takes `dryRun`, the policy route's does not. */
+class Routes {
+  @BodyFields(schemas.compact)
+  compact(): void {}
+
+  @BodyFields(schemas.policy)
+  policy(): void {}
+
+  @BodyFields(schemas.appendEvents)
+  appendEvents(): void {}
+
+  erase(): void {}
+}
+
+const contextOf = (method: string, query: Record<string, unknown>, handler: keyof Routes = 'erase') =>
+  ({
+    switchToHttp: () => ({ getRequest: () => ({ method, query }) }),
+    getHandler: () => Object.getOwnPropertyDescriptor(Routes.prototype, handler)!.value as unknown,
+  }) as unknown as ExecutionContext;
+
+/** What the guard throws for `context` (fails the test when it lets the request through). */
+function refusal(guard: WritesTakeNoQueryGuard, context: ExecutionContext): InvalidRequestError {
+  try {
+    guard.canActivate(context);
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidRequestError);
+    return err as InvalidRequestError;
+  }
+  throw new Error('expected a refusal');
+}
 
 describe('WritesTakeNoQueryGuard', () => {
-  const guard = new WritesTakeNoQueryGuard();
+  const guard = new WritesTakeNoQueryGuard(new Reflector());
 
-  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('refuses a query parameter on %s with 400 validation_failed naming it', (method) => {
-    let thrown: unknown;
-    try {
-      guard.canActivate(contextOf(method, { dryRun: 'true' }));
-    } catch (err) {
-      thrown = err;
-    }
-    expect(thrown).toBeInstanceOf(InvalidRequestError);
-    expect(thrown).toMatchObject({ code: 'validation_failed', parameter: 'dryRun', message: 'dryRun: unknown query parameter "dryRun": remove it' });
+  it.each(['POST', 'PUT', 'DELETE', 'PATCH'])('refuses an unknown query parameter on %s with 400 validation_failed naming it', (method) => {
+    expect(refusal(guard, contextOf(method, { dryRun: 'true' }))).toMatchObject({
+      code: 'validation_failed',
+      parameter: 'dryRun',
+      message: 'dryRun: unknown query parameter "dryRun": remove it',
+    });
+    expect(refusal(guard, contextOf(method, { dryRun: 'true' }, 'policy')).message).toBe('dryRun: unknown query parameter "dryRun": remove it');
+  });
+
+  it("tells a query parameter that is a field of the route's body where it belongs: the JSON body, with an example", () => {
+    expect(refusal(guard, contextOf('POST', { dryRun: 'true' }, 'compact'))).toMatchObject({
+      code: 'validation_failed',
+      parameter: 'dryRun',
+      message: 'dryRun: a field of the JSON body, not a query parameter: send it in the body, e.g. {"dryRun": true}',
+    });
+    // A boolean field given otherwise (?dryRun=1) still gets a body that is right.
+    expect(refusal(guard, contextOf('POST', { dryRun: '1' }, 'compact')).message).toMatch(/e\.g\. \{"dryRun": true\}$/);
+    expect(refusal(guard, contextOf('POST', { estimator: 'chars' }, 'compact')).message).toMatch(/^estimator: .*e\.g\. \{"estimator": "chars"\}$/);
+    // No example that would be wrong: a strategy is an object, an estimator this route does not know.
+    expect(refusal(guard, contextOf('POST', { strategy: 'sliding-window' }, 'compact')).message).toBe(
+      'strategy: a field of the JSON body, not a query parameter: send it in the body (see /docs for its shape)',
+    );
+    expect(refusal(guard, contextOf('POST', { estimator: 'bytes' }, 'compact')).message).toMatch(/send it in the body \(see \/docs for its shape\)$/);
+    expect(refusal(guard, contextOf('POST', { expectedRevision: '3' }, 'appendEvents')).message).toMatch(/send it in the body, e\.g\. \{"expectedRevision": /);
   });
 
   it('lets a write without query parameters through', () => {
-    expect(guard.canActivate(contextOf('POST', {}))).toBe(true);
+    expect(guard.canActivate(contextOf('POST', {}, 'compact'))).toBe(true);
   });
 
   it('leaves reads to their own query schemas', () => {

@@ -4,6 +4,7 @@
  * other error: `{ "code", "message" }`.
  */
 import { quoteInput } from '@lib/compaction';
+import { malformedJsonMessage } from '../commands/json-syntax-error';
 
 /** A command the NATS adapter rejects before any handler runs. */
 export class NatsCommandError extends Error {
@@ -39,12 +40,15 @@ export function payloadTooLarge(bytes: number, limit: number): NatsCommandError 
   );
 }
 
-/** 400 `malformed_json` / `malformed_body`: the body is not UTF-8 JSON. */
-export function malformedBody(code: 'malformed_json' | 'malformed_body'): NatsCommandError {
+/**
+ * 400 `malformed_json` / `malformed_body`: the body is not UTF-8 JSON. For `malformed_json`, `parseError` (what
+ * `JSON.parse(text)` threw) and `text` say where it breaks ({@link malformedJsonMessage}).
+ */
+export function malformedBody(code: 'malformed_json' | 'malformed_body', parseError?: unknown, text?: string): NatsCommandError {
   return new NatsCommandError(
     code,
     400,
-    code === 'malformed_json' ? 'message body is not valid JSON' : 'the body is not valid UTF-8: send JSON encoded as UTF-8',
+    code === 'malformed_json' ? malformedJsonMessage('message body', parseError, text) : 'the body is not valid UTF-8: send JSON encoded as UTF-8',
   );
 }
 

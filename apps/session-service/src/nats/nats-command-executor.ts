@@ -97,8 +97,8 @@ export class NatsCommandExecutor {
     }
     try {
       return JSON.parse(text);
-    } catch {
-      throw malformedBody('malformed_json');
+    } catch (err) {
+      throw malformedBody('malformed_json', err, text);
     }
   }
 

@@ -2,6 +2,7 @@
  * Why the NATS transport could not connect at start-up, naming `NATS_URL` and the address.
  */
 import { withoutCredentials } from '@lib/event-store';
+import { configurationRefusalMessage } from '@lib/session';
 import { ConfigurationError } from '../config/configuration-error';
 
 /** `natsUrl` (comma-separated servers) as log lines and messages show it: each server trimmed, credentials masked ({@link withoutCredentials}). */
@@ -26,19 +27,33 @@ export function natsServersShown(natsUrl: string): string {
  */
 export function natsConnectError(err: unknown, natsUrl: string): Error {
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string; address?: string; port?: number } };
-  const shown = natsServersShown(natsUrl);
   const message = String(e?.message ?? err);
   if (e?.code === 'ENOTFOUND' || e?.code === 'EAI_AGAIN') {
     const host = /(?:ENOTFOUND|EAI_AGAIN) (\S+)/.exec(message)?.[1] ?? '?';
-    return new ConfigurationError(`NATS_URL=${shown}: host ${host} not found (${e.code}): use nats://host:4222 with a host name or address that resolves`);
+    return new ConfigurationError({
+      variable: 'NATS_URL',
+      value: natsUrl,
+      mask: 'url-list',
+      problem: `host ${host} not found (${e.code})`,
+      fix: 'use nats://host:4222 with a host name or address that resolves',
+    });
   }
   if (e?.code === 'ERR_INVALID_URL' || err instanceof TypeError) {
-    return new ConfigurationError(`NATS_URL=${shown}: not a server list (${message}): use comma-separated nats://host:4222 URLs`);
+    return new ConfigurationError({
+      variable: 'NATS_URL',
+      value: natsUrl,
+      mask: 'url-list',
+      problem: `not a server list (${message})`,
+      fix: 'use comma-separated nats://host:4222 URLs',
+    });
   }
   const cause = e?.cause;
   const address = cause?.address !== undefined ? `${cause.address}:${cause.port}` : /(\d[\d.:]*:\d+|\[[^\]]+\]:\d+)\s*$/.exec(cause?.message ?? '')?.[1];
+  // Not configuration errors (the server is unavailable), but in the same shape.
+  const unavailable = (problem: string, fix: string) =>
+    new Error(configurationRefusalMessage({ variable: 'NATS_URL', value: natsUrl, mask: 'url-list', problem, fix }));
   if (cause?.code === 'ECONNREFUSED' || /connection refused/i.test(message)) {
-    return new Error(`NATS_URL=${shown}: connection refused${address ? ` by ${address}` : ''}: start the NATS server (or fix NATS_URL), then the service`);
+    return unavailable(`connection refused${address ? ` by ${address}` : ''}`, 'start the NATS server (or fix NATS_URL), then the service');
   }
-  return new Error(`NATS_URL=${shown}: cannot connect (${message}): check that the NATS server is up and NATS_URL points at it`);
+  return unavailable(`cannot connect (${message})`, 'check that the NATS server is up and NATS_URL points at it');
 }

@@ -73,4 +73,15 @@ describe('compactions_total', () => {
       await store.close();
     }
   });
+
+  it('counts a dry run apart, in compaction_dry_runs_total, never as a pass', async () => {
+    const metrics = new ServiceMetrics();
+    const counter = new CompactionMetricsHandler(metrics);
+    counter.handle(new CompactionAnswered('command', 'compacted', undefined, true));
+    counter.handle(new CompactionAnswered('command', 'noop', 'open-tool-call', true));
+    counter.handle(new CompactionAnswered('command', 'compacted', undefined, false));
+    expect(await compactionCounts(metrics)).toEqual({ 'command/compacted/': 1 });
+    const { values } = await metrics.compactionDryRuns.get();
+    expect(Object.fromEntries(values.map((v) => [`${v.labels.outcome}/${v.labels.reason}`, v.value]))).toEqual({ 'compacted/': 1, 'noop/open-tool-call': 1 });
+  });
 });

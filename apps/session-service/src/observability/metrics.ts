@@ -30,11 +30,18 @@ export class ServiceMetrics {
     help: 'Sessions with an automatic compaction running',
     registers: [this.registry],
   });
-  /** Compaction passes answered (commanded and automatic, dry runs included; not answers replaying an earlier decision) by origin, outcome and noop reason (empty unless `noop`). */
+  /** Compaction passes answered (commanded and automatic; not dry runs, nor answers replaying an earlier decision) by origin, outcome and noop reason (empty unless `noop`). */
   readonly compactions = new Counter({
     name: 'compactions_total',
-    help: 'Compaction passes answered, by origin (command, auto), outcome and noop reason',
+    help: 'Compaction passes answered (not dry runs), by origin (command, auto), outcome and noop reason',
     labelNames: ['origin', 'outcome', 'reason'],
+    registers: [this.registry],
+  });
+  /** Dry runs answered (previews: nothing written), by the outcome the pass would have had and noop reason. */
+  readonly compactionDryRuns = new Counter({
+    name: 'compaction_dry_runs_total',
+    help: 'Compaction dry runs answered (nothing written), by the outcome the pass would have had and noop reason',
+    labelNames: ['outcome', 'reason'],
     registers: [this.registry],
   });
   /** Automatic passes deferred because the window has not grown enough since a pass that left the trigger firing (DESIGN §3.5). */

@@ -59,7 +59,11 @@ export interface CompactionAnswer {
    * §3.5: the next automatic pass then waits for growth).
    */
   triggerStillFires?: boolean;
-  /** User events in the window after the pass (with `triggerStillFires`), for the growth rule of DESIGN §3.5. */
+  /**
+   * User events in the window after the pass (with `triggerStillFires`), for the growth rule of
+   * DESIGN §3.5; absent when the decision was written on top of events appended while the pass
+   * ran (then no growth wait follows it).
+   */
   turnsAfter?: number;
   /** Present for a dry run that would call the summarizer: what it would be asked. */
   pendingSummary?: { insertBeforeId: string; coveredIds: string[] };
@@ -175,7 +179,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         ...common,
         recorded: true,
         ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),
-        ...(result.outcome === 'compacted' ? stillFiring(command.trigger, decision.after) : {}),
+        ...(result.outcome === 'compacted' ? stillFiring(command.trigger, decision.after, decision.rebased) : {}),
         ...(decision.summarizer ? { summarizer: decision.summarizer } : {}),
       };
     }

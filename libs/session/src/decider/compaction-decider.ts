@@ -144,15 +144,26 @@ export interface CompactionDecision {
   summarizer?: SummarizerIdentity;
   /** Trigger figures of the window after the pass (DESIGN §3.5). */
   after: TriggerFigures;
+  /** Whether it is appended on top of events appended while the pass ran (see {@link stillFiring}). */
+  rebased: boolean;
 }
 
 /**
  * With a trigger: whether it still fires on the window figures `after` a pass, and the user
  * events (turns) in that window, for the wait rule of DESIGN §3.5 (an automatic pass that leaves
- * it firing makes the next one wait for growth). Without a trigger: nothing.
+ * it firing makes the next one wait for growth from these figures). Without a trigger: nothing.
+ *
+ * `rebased`: the decision was written on top of events appended while the pass ran (its
+ * `basedOnRevision` is older than the revision it was appended at). Then the window after it
+ * holds events the pass never looked at, which the next pass may archive: a trigger still firing
+ * proves nothing about the part no strategy may archive, so `turnsAfter` is left out and the
+ * next automatic pass does not wait for growth (it plans on the new window; if that one leaves
+ * the trigger firing too, the wait starts from there).
  */
-export function stillFiring(trigger: Trigger | null, after: TriggerFigures): { triggerStillFires?: boolean; turnsAfter?: number } {
-  return trigger ? { triggerStillFires: triggerFiguresFire(trigger, after), turnsAfter: after.turns } : {};
+export function stillFiring(trigger: Trigger | null, after: TriggerFigures, rebased = false): { triggerStillFires?: boolean; turnsAfter?: number } {
+  if (!trigger) return {};
+  const triggerStillFires = triggerFiguresFire(trigger, after);
+  return rebased ? { triggerStillFires } : { triggerStillFires, turnsAfter: after.turns };
 }
 
 /**
@@ -249,6 +260,7 @@ export function decideCompaction(
   let revision = state.revision!;
   for (const p of payloads) evolveSessionWindow(after, { ...p, revision: ++revision });
   const figuresAfter = triggerFigures(costedWindow(after, command.estimator));
+  const rebased = state.revision !== pass.basedOnRevision;
   const common = {
     compactionId,
     strategy: command.strategy,
@@ -283,11 +295,11 @@ export function decideCompaction(
       ...(summarizer ? { summarizer } : {}),
       durationMs: context.now.getTime() - context.startedAt.getTime(),
       completedAt: now,
-      ...stillFiring(command.trigger, figuresAfter),
+      ...stillFiring(command.trigger, figuresAfter, rebased),
     };
     payloads.push({ type: COMPACTION_COMPLETED, data });
   }
   const metadata = { tenantId: command.tenantId, sessionId: command.sessionId, ...(context.passId ? { passId: context.passId } : {}) };
   const events = payloads.map((p, i): EventData => ({ id: decisionEventId(key, compactionId, i), type: p.type, data: p.data, metadata }));
-  return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter };
+  return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter, rebased };
 }

@@ -16,7 +16,7 @@
  * extractive summarizer is used. Values are trimmed.
  */
 import { DEFAULT_SHADOW_PROMPT, DEFAULT_SUMMARIZER_SYSTEM_PROMPT, getEstimator, minimumSummarizerInputTokens, STRATEGY_DEFAULTS } from '@lib/compaction';
-import { withoutCredentials } from '@lib/event-store';
+import { configurationRefusalMessage, type ConfigurationRefusal } from '../configuration-refusal';
 import { ExtractiveSummarizer } from './extractive-summarizer';
 import {
   DEFAULT_SUMMARIZER_MAX_INPUT_TOKENS,
@@ -82,14 +82,19 @@ export const SUMMARIZER_NUMBER_VARIABLES: Readonly<Record<'SUMMARIZER_TIMEOUT_MS
     },
   };
 
-/** A summarizer setting in the environment is invalid. `variable` names it; the message (`NAME=<value>: what to fix`) says what is expected. */
+/**
+ * A summarizer setting in the environment is invalid: `refusal` names the variable, its value (masked), what is
+ * wrong and what is expected; the message is {@link configurationRefusalMessage} of it (`NAME=<value>: <problem>: <fix>`).
+ */
 export class SummarizerConfigError extends Error {
   override readonly name = 'SummarizerConfigError';
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(message);
+  constructor(readonly refusal: ConfigurationRefusal) {
+    super(configurationRefusalMessage(refusal));
+  }
+
+  /** The variable refused, e.g. `SUMMARIZER_TIMEOUT_MS`. */
+  get variable(): string {
+    return this.refusal.variable;
   }
 }
 
@@ -107,10 +112,12 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
   const apiKey = read(env, 'OPENAI_API_KEY');
   const modelRaw = env.SUMMARIZER_MODEL;
   if (modelRaw !== undefined && modelRaw.trim() === '' && modelRaw.length > 0) {
-    throw new SummarizerConfigError(
-      'SUMMARIZER_MODEL',
-      `SUMMARIZER_MODEL=${JSON.stringify(modelRaw.slice(0, 32))}: blank: use a model name, e.g. gpt-4o-mini (or leave it unset for the default)`,
-    );
+    throw new SummarizerConfigError({
+      variable: 'SUMMARIZER_MODEL',
+      value: modelRaw,
+      problem: 'blank',
+      fix: 'use a model name, e.g. gpt-4o-mini (or leave it unset for the default)',
+    });
   }
   const model = read(env, 'SUMMARIZER_MODEL') ?? DEFAULT_SUMMARIZER_MODEL;
   const timeoutMs = integer(env, 'SUMMARIZER_TIMEOUT_MS');
@@ -121,13 +128,22 @@ export function summarizerFromEnv(env: NodeJS.ProcessEnv): Summarizer {
     try {
       url = new URL(baseURL);
     } catch {
-      throw new SummarizerConfigError(
-        'OPENAI_BASE_URL',
-        `OPENAI_BASE_URL=${JSON.stringify(withoutCredentials(baseURL).slice(0, 64))}: not a URL: use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1`,
-      );
+      throw new SummarizerConfigError({
+        variable: 'OPENAI_BASE_URL',
+        value: env.OPENAI_BASE_URL!,
+        mask: 'url',
+        problem: 'not a URL',
+        fix: 'use an absolute http(s) URL including the version path, e.g. http://127.0.0.1:8080/v1',
+      });
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new SummarizerConfigError('OPENAI_BASE_URL', `OPENAI_BASE_URL=${url.protocol}//…: use http or https, e.g. https://api.openai.com/v1`);
+      throw new SummarizerConfigError({
+        variable: 'OPENAI_BASE_URL',
+        value: env.OPENAI_BASE_URL!,
+        mask: 'url',
+        problem: `not an http(s) URL (scheme ${url.protocol})`,
+        fix: 'use http or https, e.g. https://api.openai.com/v1',
+      });
     }
   }
   if (baseURL === undefined && apiKey === undefined) return new ExtractiveSummarizer();
@@ -146,9 +162,15 @@ function integer(env: NodeJS.ProcessEnv, name: keyof typeof SUMMARIZER_NUMBER_VA
   const { min, max, fallback, what } = SUMMARIZER_NUMBER_VARIABLES[name];
   const raw = read(env, name);
   if (raw === undefined) return fallback;
-  const n = /^\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw new SummarizerConfigError(name, `${name}=${JSON.stringify(raw.slice(0, 32))}: not valid: use ${what}, an integer from ${min} to ${max}`);
+  const digits = /^\d+$/.test(raw);
+  const n = Number(raw);
+  if (!digits || !Number.isSafeInteger(n) || n < min || n > max) {
+    throw new SummarizerConfigError({
+      variable: name,
+      value: env[name]!,
+      problem: digits ? 'out of range' : 'not an integer in plain decimal digits',
+      fix: `use ${what}, an integer from ${min} to ${max}`,
+    });
   }
   return n;
 }
