@@ -294,7 +294,7 @@ describe('summarizer bounds refused up front (issue 10 item 6)', () => {
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toMatch(/^SUMMARIZER_MAX_INPUT_TOKENS="256": .*an integer from (\d+) to/);
+    expect(message).toMatch(/^SUMMARIZER_MAX_INPUT_TOKENS=256: .*an integer from (\d+) to/);
     const least = message.match(/an integer from (\d+) to/)![1];
     expect(() => summarizerFromEnv(env(least))).not.toThrow();
     expect(() => summarizerFromEnv(env(String(Number(least) - 1)))).toThrow(/SUMMARIZER_MAX_INPUT_TOKENS/);
