@@ -18,6 +18,9 @@ export const DEFAULT_EXTRACTIVE_MAX_CHARS = 6000;
 export const MIN_EXTRACTIVE_MAX_CHARS = 200;
 
 const MAX_ARTEFACTS = 80;
+
+/** Every shortening in this summarizer cuts between words, never through one (see truncateMiddle). */
+const AT_WORDS = { atWords: true } as const;
 const MAX_ARTEFACT_LENGTH = 100;
 
 /** Marker of items left out of a budgeted section ("(+N more)"; merged summaries drop it). */
@@ -47,37 +50,84 @@ const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,}\b/g;
 /** The runs {@link IDENTIFIER} is applied to. */
 const IDENTIFIER_RUN = /[\w-]+/g;
 
+/** Index in {@link ARTEFACT_PATTERNS} of the JSON pairs, the dates and the numbers. */
+const PAIR_PATTERN = 3;
+const DATE_PATTERN = 4;
+const NUMBER_PATTERN = 6;
+/** A JSON object key (`"name":`), its name captured. */
+const JSON_KEY = /"([A-Za-z_][\w-]*)"\s*:/g;
+/** A bare name (no `=`, path or separator): may be a JSON key only. */
+const NAME = /^[A-Za-z_][\w-]*$/;
+
 /**
  * The artefacts of `texts` in order of first appearance, each once; with `truncate`, a value over
- * {@link MAX_ARTEFACT_LENGTH} is middle-truncated, else kept whole (callers drop it).
+ * {@link MAX_ARTEFACT_LENGTH} is middle-truncated (between words), else kept whole (callers drop it).
+ * Left out, as noise: a number or identifier that is part of a date found at the same place
+ * (`2024`, `05`, `12` of `2024-05-12`); a bare name that appears in `texts` only as a JSON object
+ * key (`user_id` of `"user_id": …`, its pair `user_id=…` is listed); with `truncate` (the
+ * unbudgeted list), a value listed inside a `key=value` pair (`10029` beside `zip=10029`); without
+ * it, both stay and the packed form keeps the shorter bare value (see rankArtefacts). Linear in
+ * the texts' length.
  */
 function collectArtefacts(texts: readonly string[], truncate = true): string[] {
-  const cut = (value: string) => (truncate ? truncateMiddle(value, MAX_ARTEFACT_LENGTH) : value);
+  const cut = (value: string) => (truncate ? truncateMiddle(value, MAX_ARTEFACT_LENGTH, AT_WORDS) : value);
   const found: { at: number; index: number; value: string }[] = [];
   texts.forEach((text, index) => {
-    for (const pattern of ARTEFACT_PATTERNS) {
+    const dates: { start: number; end: number }[] = [];
+    for (const m of text.matchAll(ARTEFACT_PATTERNS[DATE_PATTERN])) dates.push({ start: m.index ?? 0, end: (m.index ?? 0) + m[0].length });
+    // matches come in order of position: one pointer per pattern walks the dates
+    const inDate = () => {
+      let j = 0;
+      return (start: number, length: number) => {
+        while (j < dates.length && dates[j].end <= start) j++;
+        return j < dates.length && dates[j].start <= start && start + length <= dates[j].end;
+      };
+    };
+    ARTEFACT_PATTERNS.forEach((pattern, p) => {
       pattern.lastIndex = 0;
+      const within = inDate();
       for (const m of text.matchAll(pattern)) {
+        const at = m.index ?? 0;
+        if (p === NUMBER_PATTERN && within(at, m[0].length)) continue;
         let value = m[0];
-        if (m[1] !== undefined && m[2] !== undefined) value = `${m[1]}=${m[2].replace(/^"|"$/g, '')}`;
-        found.push({ at: m.index ?? 0, index, value: cut(value) });
+        if (p === PAIR_PATTERN && m[1] !== undefined && m[2] !== undefined) value = `${m[1]}=${m[2].replace(/^"|"$/g, '')}`;
+        found.push({ at, index, value: cut(value) });
       }
-    }
+    });
+    const within = inDate();
     for (const run of text.matchAll(IDENTIFIER_RUN)) {
       const word = run[0];
       if (!/\d/.test(word) || !/[A-Za-z]/.test(word)) continue;
-      for (const m of word.matchAll(IDENTIFIER)) found.push({ at: (run.index ?? 0) + (m.index ?? 0), index, value: cut(m[0]) });
+      for (const m of word.matchAll(IDENTIFIER)) {
+        const at = (run.index ?? 0) + (m.index ?? 0);
+        if (!within(at, m[0].length)) found.push({ at, index, value: cut(m[0]) });
+      }
     }
   });
   found.sort((a, b) => a.index - b.index || a.at - b.at || (a.value < b.value ? -1 : a.value > b.value ? 1 : 0));
   const seen = new Set<string>();
-  const out: string[] = [];
+  const unique: string[] = [];
   for (const f of found) {
     if (seen.has(f.value)) continue;
     seen.add(f.value);
-    out.push(f.value);
+    unique.push(f.value);
   }
-  return out;
+  // bare names used only as JSON keys: every whole-word occurrence is a `"name":`
+  const names = new Set(unique.filter((v) => NAME.test(v)));
+  const asKey = new Map<string, number>();
+  const asWord = new Map<string, number>();
+  if (names.size > 0) {
+    for (const text of texts) {
+      for (const m of text.matchAll(JSON_KEY)) if (names.has(m[1])) asKey.set(m[1], (asKey.get(m[1]) ?? 0) + 1);
+      for (const m of text.matchAll(IDENTIFIER_RUN)) if (names.has(m[0])) asWord.set(m[0], (asWord.get(m[0]) ?? 0) + 1);
+    }
+  }
+  const pairValues = new Set(unique.filter((v) => /^[A-Za-z_][\w-]*=./.test(v)).map((v) => v.slice(v.indexOf('=') + 1)));
+  return unique.filter((v) => {
+    const keys = asKey.get(v) ?? 0;
+    if (keys > 0 && keys >= (asWord.get(v) ?? 0)) return false;
+    return !truncate || !pairValues.has(v);
+  });
 }
 
 /** Marker of an assistant line's tool calls (see the formatter). */
@@ -118,7 +168,7 @@ function fitLines(lines: string[], budget: number, perLineFloor: number): string
   const total = lines.reduce((s, l) => s + l.length + 1, 0);
   if (total <= budget) return lines;
   const perLine = Math.max(perLineFloor, Math.floor(budget / lines.length) - 1);
-  const shortened = lines.map((l) => truncateMiddle(l, perLine));
+  const shortened = lines.map((l) => truncateMiddle(l, perLine, AT_WORDS));
   let used = shortened.reduce((s, l) => s + l.length + 1, 0);
   if (used <= budget) return shortened;
   // still too long: keep the first and the newest lines, say how many in between were left out
@@ -252,10 +302,10 @@ const BUDGET_SHARES: Shares = { previous: 0.32, users: 0.15, tools: 0.02, artefa
  * section titles, so that the final bound never has to cut through them).
  */
 function renderParts(parts: ExtractedParts, maxChars: number, shareBase = maxChars, shares: Shares = DEFAULT_SHARES): string {
-  const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(shareBase * shares.previous)) : '';
+  const previousBlock = parts.previous !== '' ? truncateMiddle(parts.previous, Math.floor(shareBase * shares.previous), AT_WORDS) : '';
   const users = fitLines(parts.userLines, Math.floor(shareBase * shares.users), 60);
-  const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(shareBase * shares.tools)) : '';
-  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(shareBase * shares.artefacts)) : '';
+  const toolsLine = parts.tools.length > 0 ? truncateMiddle(parts.tools.join(', '), Math.floor(shareBase * shares.tools), AT_WORDS) : '';
+  const artefactsLine = parts.artefacts.length > 0 ? truncateMiddle(parts.artefacts.join(', '), Math.floor(shareBase * shares.artefacts), AT_WORDS) : '';
   const last = fitLines(parts.lastLines, Math.floor(shareBase * shares.last), 60);
   const sections = [
     parts.header,
@@ -265,7 +315,7 @@ function renderParts(parts: ExtractedParts, maxChars: number, shareBase = maxCha
     artefactsLine ? section(TITLES.artefacts, [artefactsLine]) : '',
     section(TITLES.last, last),
   ].filter((p) => p !== '');
-  return truncateMiddle(sections.join('\n\n'), maxChars);
+  return truncateMiddle(sections.join('\n\n'), maxChars, AT_WORDS);
 }
 
 /** Code units of the header, the titles of the sections `parts` fills and their separators. */
@@ -538,7 +588,7 @@ export const MIN_COMPACT_SUMMARY_TOKENS = 32;
  */
 function compactSummary(parts: ExtractedParts, textBudget: number, estimator: TokenEstimator): string {
   const text = [parts.previous, ...parts.eventLines].filter((l) => l !== '').join('\n');
-  const fitted = fitTextToTokens(text, Math.max(textBudget, MIN_COMPACT_SUMMARY_TOKENS), estimator).trim();
+  const fitted = fitTextToTokens(text, Math.max(textBudget, MIN_COMPACT_SUMMARY_TOKENS), estimator, AT_WORDS).trim();
   return fitted !== '' ? fitted : parts.header;
 }
 

@@ -39,10 +39,11 @@ export function summarizerInputCost(request: SummaryRequest, estimator: TokenEst
  * it fits, then a binary search between the last two sizes. So a 1,000,000-unit text cut to a few
  * thousand tokens costs one full count plus O(answer · log answer) code units counted, where a
  * bisection from the middle reads n/2 + n/4 + … more (issue 17, item 1). Assumes, as any search here must, that keeping more never costs less.
+ * `options.atWords` is passed to `truncateMiddle` (cut between words, never through one).
  */
-export function fitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator): string {
+export function fitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator, options: { atWords?: boolean } = {}): string {
   if (estimator.count(text) <= maxTokens) return text;
-  const fits = (kept: number) => estimator.count(truncateMiddle(text, kept)) <= maxTokens;
+  const fits = (kept: number) => estimator.count(truncateMiddle(text, kept, options)) <= maxTokens;
   let lo = 0; // longest kept length known to fit (0: the marker alone, the fallback)
   let hi = text.length - 1; // longest kept length not yet ruled out
   for (let kept = Math.max(1, maxTokens); kept <= hi; kept *= 2) {
@@ -57,7 +58,7 @@ export function fitTextToTokens(text: string, maxTokens: number, estimator: Toke
     if (fits(mid)) lo = mid;
     else hi = mid - 1;
   }
-  return truncateMiddle(text, lo);
+  return truncateMiddle(text, lo, options);
 }
 
 function fitEach(texts: readonly string[], room: number, estimator: TokenEstimator): string[] {

@@ -22,8 +22,14 @@ export const OMISSION_MARKER = /\[… (\d+) (characters|more) omitted …\]/g;
  *
  * With `maxChars` smaller than the marker, returns a prefix within the budget (possibly empty)
  * that does not end inside a marker.
+ *
+ * With `options.atWords`, no word (a run of letters, digits and `_`) is split: the head ends and
+ * the tail starts at a boundary, preferably whitespace, else structural punctuation (`,;:"'{}[]()<>|=`),
+ * each looked for within half the kept side; else any boundary between a word and a non-word
+ * character. Only a side that is one huge word with no boundary at all (e.g. a 300-letter run) is
+ * cut as without the option. The kept ends only shrink, so the result stays within `maxChars`.
  */
-export function truncateMiddle(text: string, maxChars: number): string {
+export function truncateMiddle(text: string, maxChars: number, options: { atWords?: boolean } = {}): string {
   const limit = Math.max(0, Math.floor(maxChars));
   if (text.length <= limit) return text;
   const markers = findMarkers(text);
@@ -35,9 +41,17 @@ export function truncateMiddle(text: string, maxChars: number): string {
   const keep = limit - sizing.length;
   let head = safeEnd(text, Math.ceil(keep / 2));
   let tailStart = safeStart(text, text.length - (keep - head));
-  // never through a marker; take in markers touching the cut (only whitespace between)
+  // never through a marker; take in markers touching the cut (only whitespace between); with
+  // atWords, never through a word either (repeated: moving one may land on the other)
   for (let changed = true; changed;) {
     changed = false;
+    if (options.atWords) {
+      const h = wordSafeEnd(text, head);
+      const t = wordSafeStart(text, tailStart);
+      if (h !== head || t !== tailStart) changed = true;
+      head = h;
+      tailStart = t;
+    }
     for (const m of markers) {
       const insideHead = m.start < head && head < m.end;
       const besideHead = m.end <= head && text.slice(m.end, head).trim() === '' && m.start < head;
@@ -95,6 +109,68 @@ function trimEndIndex(text: string, end: number): number {
 function trimStartIndex(text: string, start: number): number {
   while (start < text.length && /\s/.test(text[start])) start++;
   return start;
+}
+
+const WORD_CHAR = /[\p{L}\p{N}\p{M}_]/u;
+const STRUCTURAL = /[,;:"'{}[\]()<>|=]/;
+
+function isWord(text: string, i: number): boolean {
+  if (i < 0 || i >= text.length) return false;
+  const code = text.charCodeAt(i);
+  // a surrogate half: judge the whole code point
+  if (isHigh(code)) return WORD_CHAR.test(text.slice(i, i + 2));
+  if (code >= 0xdc00 && code <= 0xdfff && i > 0) return WORD_CHAR.test(text.slice(i - 1, i + 1));
+  return WORD_CHAR.test(text[i]);
+}
+
+/**
+ * How good a cut between `text[p - 1]` and `text[p]` is: 1 at whitespace, 2 at structural
+ * punctuation, 3 at any other word edge (and at the ends of `text`: one side kept empty), 0 inside
+ * a word or a surrogate pair.
+ */
+function boundaryLevel(text: string, p: number): number {
+  if (p <= 0 || p >= text.length) return 3;
+  const a = text[p - 1];
+  const b = text[p];
+  if (isHigh(text.charCodeAt(p - 1))) return 0;
+  if (/\s/.test(a) || /\s/.test(b)) return 1;
+  if (isWord(text, p - 1) && isWord(text, p)) return 0;
+  return STRUCTURAL.test(a) || STRUCTURAL.test(b) ? 2 : 3;
+}
+
+/**
+ * The cut nearest `p` stepping by `dir` (towards the start for -1, the end for +1) that splits no
+ * word: whitespace, else punctuation within half the kept `side` (at least 16), else any word edge
+ * (`p` itself if it is one). `p` unchanged when `text` is a single word (no boundary inside).
+ */
+function wordSafeCut(text: string, p: number, dir: -1 | 1, side: number): number {
+  if (p <= 0 || p >= text.length) return p;
+  const here = boundaryLevel(text, p);
+  if (here === 1) return p;
+  const window = Math.max(16, Math.floor(side / 2));
+  for (const level of [1, 2]) {
+    for (let q = p + dir, steps = 1; q > 0 && q < text.length && steps <= window; q += dir, steps++) {
+      const l = boundaryLevel(text, q);
+      if (l !== 0 && l <= level) return q;
+    }
+  }
+  if (here !== 0) return p;
+  let q = p + dir;
+  while (q > 0 && q < text.length && boundaryLevel(text, q) === 0) q += dir;
+  if (q > 0 && q < text.length) return q;
+  // the word reaches the end of the text: drop that whole side, unless the text is one word
+  for (let r = 1; r < text.length; r++) if (boundaryLevel(text, r) !== 0) return q;
+  return p;
+}
+
+/** A head end ≤ `end` that splits no word (see {@link truncateMiddle}). */
+function wordSafeEnd(text: string, end: number): number {
+  return wordSafeCut(text, end, -1, end);
+}
+
+/** A tail start ≥ `start` that splits no word (see {@link truncateMiddle}). */
+function wordSafeStart(text: string, start: number): number {
+  return wordSafeCut(text, start, 1, text.length - start);
 }
 
 function isHigh(code: number): boolean {
