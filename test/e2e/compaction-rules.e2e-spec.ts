@@ -245,6 +245,25 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect(window.tokens).toBeLessThanOrEqual(threshold);
   });
 
+  it('ends the growth wait when a pass could now meet the policy: a new turn makes the big former newest turn archivable', async () => {
+    const s = 'new-turn-ends-wait';
+    const threshold = 800; // chars
+    await http()
+      .put(`/v1/sessions/${s}/policy`)
+      .send({ strategy: { type: 'turn-window', maxTurns: 1 }, trigger: { type: 'token-count', threshold }, estimator: 'chars' })
+      .expect(200);
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    // One turn over the trigger on its own: the newest turn is never archived, so the pass is stuck.
+    await append(s, [user('u1', 'book it'), reply('a1', 'x'.repeat(threshold + 100))]);
+    await scheduler.whenIdle();
+    // A new turn far smaller than a quarter of the threshold: the former newest turn may go now.
+    await append(s, [user('u2', 'thanks')]);
+    await scheduler.whenIdle();
+    const window = (await http().get(`/v1/sessions/${s}/window?estimator=chars`).expect(200)).body;
+    expect(window.events.map((e: { id: string }) => e.id)).toEqual(['u2']);
+    expect(window.tokens).toBeLessThan(threshold);
+  });
+
   it('keeps waiting for growth after a restart: the recorded decision says the trigger still fires', async () => {
     const s = 'floor-restart';
     const threshold = 800;

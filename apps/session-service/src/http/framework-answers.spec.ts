@@ -71,3 +71,19 @@ describe('RouteMethods and trailingSlashAnswer', () => {
     expect(trailingSlashAnswer(table, '/v1/sessions', '')).toBeNull();
   });
 });
+
+describe('clientErrorAnswer: a URL with raw non-ASCII text or spaces', () => {
+  const invalid = (line: string): ClientError =>
+    Object.assign(new Error('Parse Error'), { code: 'HPE_INVALID_CONSTANT', rawPacket: Buffer.from(`${line}\r\nhost: x\r\n\r\n`) });
+  it('says to percent-encode raw UTF-8 text or spaces in the URL', () => {
+    for (const line of ['GET /v1/recall?q=東京 HTTP/1.1', 'GET /v1/recall?q=two words HTTP/1.1']) {
+      const answer = clientErrorAnswer(invalid(line));
+      expect(answer.status).toBe(400);
+      expect(answer.body.code).toBe('malformed_request');
+      expect(answer.body.message).toMatch(/must be percent-encoded/);
+    }
+  });
+  it('keeps the general message for a request line that is otherwise broken', () => {
+    expect(clientErrorAnswer(invalid('GET /v1/recall?q=tokyo HTTP/9')).body.message).toMatch(/not valid HTTP\/1\.1/);
+  });
+});

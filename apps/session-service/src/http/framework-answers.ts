@@ -109,7 +109,33 @@ export function clientErrorAnswer(err: ClientError, options: ClientErrorOptions 
         }
       : { status: 431, body: { code: 'headers_too_large', message: `the request headers are larger than ${kib} KiB; send fewer or shorter headers` } };
   }
+  if (urlNeedsEncoding(err.rawPacket))
+    return {
+      status: 400,
+      body: {
+        code: 'malformed_request',
+        message:
+          'the URL holds characters that must be percent-encoded (non-ASCII text, spaces): send the UTF-8 bytes of such text as %XX, e.g. 東京 as %E6%9D%B1%E4%BA%AC (curl: --data-urlencode with -G)',
+      },
+    };
   return { status: 400, body: { code: 'malformed_request', message: 'the request is not valid HTTP/1.1 (method, request line or headers); see /docs' } };
+}
+
+/**
+ * Whether the request line of a refused request (`rawPacket`, the bytes received) has a URL with
+ * bytes HTTP/1.1 does not allow unencoded: non-ASCII (raw UTF-8 text) or control characters. The
+ * line is `METHOD SP URL SP VERSION`; a URL holding a space makes more than three parts.
+ */
+export function urlNeedsEncoding(rawPacket: unknown): boolean {
+  if (!Buffer.isBuffer(rawPacket)) return false;
+  const end = rawPacket.indexOf('\n');
+  const line = rawPacket
+    .subarray(0, end < 0 ? rawPacket.length : end)
+    .toString('latin1')
+    .replace(/\r$/, '');
+  const parts = line.split(' ');
+  if (parts.length > 3 && /^HTTP\/\d/.test(parts[parts.length - 1])) return true;
+  return parts.length >= 2 && /[^\x21-\x7e]/.test(parts[1]);
 }
 
 /**

@@ -167,6 +167,24 @@ export function stillFiring(trigger: Trigger | null, after: TriggerFigures, reba
 }
 
 /**
+ * While an automatic pass waits for growth (DESIGN §3.5: the last one left the trigger firing),
+ * whether a pass planned now on `state` could end that: it archives something, and the window it
+ * leaves, before its new summary is added, no longer fires the trigger. Then the part no strategy
+ * may archive is no longer over it (a new turn made the former newest turn archivable, say), and
+ * the wait ends; a window whose floor is still over the trigger (a pinned system message over it)
+ * keeps waiting. Pure; plans on a copy (the planner only: no summarizer call). O(window).
+ */
+export function autoPassCouldMeetTrigger(command: CompactSession, state: SessionWindowState): boolean {
+  if (!command.trigger || state.revision === null) return false;
+  const step = planSessionCompaction({ ...command, dryRun: false }, cloneSessionWindow(state));
+  if (step.kind !== 'pass') return false;
+  const after = cloneSessionWindow(state);
+  const archived: EventsArchivedData = { compactionId: step.pass.compactionId, archivedIds: step.pass.plan.archivedIds };
+  evolveSessionWindow(after, { type: EVENTS_ARCHIVED, data: archived, revision: state.revision + 1n });
+  return !triggerFiguresFire(command.trigger, triggerFigures(costedWindow(after, command.estimator)));
+}
+
+/**
  * The earlier decision to answer with instead of deciding again, or null:
  * - `compactionId` (the id this pass would decide under) is the last decision's: a transport
  *   command delivered again (its id derives from the command id) after its decision was recorded

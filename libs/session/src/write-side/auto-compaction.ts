@@ -8,8 +8,10 @@
  *
  * Progress or wait (DESIGN §3.5): after an automatic pass that leaves the policy's trigger firing
  * (the part no strategy may archive is already over it), the next automatic pass waits until the
- * window has grown by a quarter of the token threshold or of the turn limit (`autoPassMayRun`);
- * a skipped run publishes {@link AutoCompactionDeferred}. The figures to grow from come from the
+ * window has grown by a quarter of the token threshold or of the turn limit (`autoPassMayRun`),
+ * or until a pass planned on the window could bring it under the trigger before its summary is
+ * added (`autoPassCouldMeetTrigger`: a new turn made the former newest turn archivable); a
+ * skipped run publishes {@link AutoCompactionDeferred}. The figures to grow from come from the
  * last such pass of this process, or from the last recorded decision (`triggerStillFires`), so a
  * restart keeps waiting.
  */
@@ -22,6 +24,7 @@ import { compactionParamsKey } from './compaction-params';
 import { SESSION_SETTINGS } from '../tokens';
 import { CompactSessionCommand } from './compact-session-command';
 import type { CompactionAnswer } from '../decider/compaction-answer';
+import { autoPassCouldMeetTrigger } from '../decider/compaction-decider';
 import { SessionEventsAppended } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 
@@ -150,13 +153,13 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       }
       const paramsKey = compactionParamsKey(policy.strategy, policy.trigger, policy.estimator);
       const baseline = this.baselineOf(key, state, paramsKey);
-      if (!autoPassMayRun(policy.trigger, baseline, triggerFigures(costedWindow(state, policy.estimator)))) {
+      const command = new CompactSessionCommand(tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto');
+      // Waiting for growth, unless a pass planned now could bring the window under the trigger.
+      if (!autoPassMayRun(policy.trigger, baseline, triggerFigures(costedWindow(state, policy.estimator))) && !autoPassCouldMeetTrigger(command, state)) {
         this.eventBus.publish(new AutoCompactionDeferred(tenantId, sessionId));
         return;
       }
-      const answer: CompactionAnswer = await this.commandBus.execute(
-        new CompactSessionCommand(tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto'),
-      );
+      const answer: CompactionAnswer = await this.commandBus.execute(command);
       if (answer.outcome === 'failed' && !answer.replayed) this.lastFailureAt.set(key, Date.now());
       if (answer.outcome === 'compacted') this.lastFailureAt.delete(key);
       if (answer.outcome === 'compacted' || answer.outcome === 'noop' || answer.outcome === 'not-triggered') {
