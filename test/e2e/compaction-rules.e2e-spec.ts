@@ -293,6 +293,47 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
   });
 });
 
+describe('the growth wait with a summary that keeps the trigger firing (DESIGN §3.5)', () => {
+  const threshold = 1000; // chars
+  // Every summary costs more than the trigger: each pass is stuck because of its own summary.
+  const summarizer = new ControlledSummarizer(() => 'S'.repeat(threshold));
+  const harness = useService({ summarizer });
+
+  it('does not call the summarizer on every append: a pass whose summary at its budget would fire the trigger waits for growth', async () => {
+    const s = 'big-summary';
+    await harness
+      .http()
+      .put(`/v1/sessions/${s}/policy`)
+      .send({
+        strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 },
+        trigger: { type: 'token-count', threshold },
+        estimator: 'chars',
+      })
+      .expect(200);
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    const turn = (t: number) => [user(`u${t}`, `question ${t} `.padEnd(150, 'q')), reply(`a${t}`, `answer ${t} `.padEnd(150, 'a'))];
+    for (let t = 0; t < 4; t++)
+      await harness
+        .http()
+        .post(`/v1/sessions/${s}/events`)
+        .send({ events: turn(t) })
+        .expect(201);
+    await scheduler.whenIdle();
+    const first = summarizer.calls;
+    expect(first).toBeGreaterThan(0);
+    // Small appends: together less than a quarter of the threshold (250 chars).
+    for (let t = 4; t < 10; t++) {
+      await harness
+        .http()
+        .post(`/v1/sessions/${s}/events`)
+        .send({ events: [user(`u${t}`, 'ok')] })
+        .expect(201);
+      await scheduler.whenIdle();
+    }
+    expect(summarizer.calls - first).toBeLessThanOrEqual(1);
+  });
+});
+
 describe('summarizer bounds refused up front (issue 10 item 6)', () => {
   const fake = new FakeOpenAiServer();
   const env = (bound: string) => ({

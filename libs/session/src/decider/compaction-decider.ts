@@ -169,7 +169,8 @@ export function stillFiring(trigger: Trigger | null, after: TriggerFigures, reba
 /**
  * While an automatic pass waits for growth (DESIGN §3.5: the last one left the trigger firing),
  * whether a pass planned now on `state` could end that: it archives something, and the window it
- * leaves, before its new summary is added, no longer fires the trigger. Then the part no strategy
+ * leaves, with its new summary costing its whole budget (`maxSummaryTokens`), no longer fires the
+ * trigger. Then the part no strategy
  * may archive is no longer over it (a new turn made the former newest turn archivable, say), and
  * the wait ends; a window whose floor is still over the trigger (a pinned system message over it)
  * keeps waiting. Pure; plans on a copy (the planner only: no summarizer call). O(window).
@@ -181,7 +182,11 @@ export function autoPassCouldMeetTrigger(command: CompactSession, state: Session
   const after = cloneSessionWindow(state);
   const archived: EventsArchivedData = { compactionId: step.pass.compactionId, archivedIds: step.pass.plan.archivedIds };
   evolveSessionWindow(after, { type: EVENTS_ARCHIVED, data: archived, revision: state.revision + 1n });
-  return !triggerFiguresFire(command.trigger, triggerFigures(costedWindow(after, command.estimator)));
+  const figures = triggerFigures(costedWindow(after, command.estimator));
+  // With the new summary at its whole budget: a pass whose own summary would leave the trigger firing would call the summarizer on every append.
+  const { summaryRequest } = step.pass.plan;
+  const summaryTokens = summaryRequest ? (summaryRequest.maxSummaryTokens ?? Infinity) : 0;
+  return !triggerFiguresFire(command.trigger, { ...figures, tokens: figures.tokens + summaryTokens });
 }
 
 /**

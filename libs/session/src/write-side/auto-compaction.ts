@@ -9,8 +9,8 @@
  * Progress or wait (DESIGN §3.5): after an automatic pass that leaves the policy's trigger firing
  * (the part no strategy may archive is already over it), the next automatic pass waits until the
  * window has grown by a quarter of the token threshold or of the turn limit (`autoPassMayRun`),
- * or until a pass planned on the window could bring it under the trigger before its summary is
- * added (`autoPassCouldMeetTrigger`: a new turn made the former newest turn archivable); a
+ * or until a pass planned on the window could bring it under the trigger, its summary counted at
+ * its whole budget (`autoPassCouldMeetTrigger`: a new turn made the former newest turn archivable); a
  * skipped run publishes {@link AutoCompactionDeferred}. The figures to grow from come from the
  * last such pass of this process, or from the last recorded decision (`triggerStillFires`), so a
  * restart keeps waiting.
