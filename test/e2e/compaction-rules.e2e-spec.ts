@@ -5,7 +5,7 @@
  * Runtime: about 10 s (in-process service on a temporary embedded store).
  */
 import { AutoCompactionScheduler, summarizerFromEnv, validateOpenAiWindow } from '@lib/session';
-import { ControlledSummarizer, useService } from '../support/service-harness';
+import { ControlledSummarizer, useService, type ServiceInUse } from '../support/service-harness';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
 
 type Json = Record<string, unknown>;
@@ -22,6 +22,14 @@ const answer = (id: string, callId: string, data: string, name = 'book_flight'):
 });
 const user = (id: string, text = `user ${id}`): Json => ({ id, type: 'user', text });
 const reply = (id: string, text = `assistant ${id}`): Json => ({ id, type: 'assistant', text });
+/** A user question and an assistant answer, each padded to `width` characters. */
+const textTurn = (t: number, width: number): Json[] => [user(`u${t}`, `question ${t} `.padEnd(width, 'q')), reply(`a${t}`, `answer ${t} `.padEnd(width, 'a'))];
+/** Sets a policy of `strategy` with a token-count trigger of `threshold` characters (estimator chars). */
+const putCharsPolicy = (http: () => ReturnType<ServiceInUse['http']>, session: string, strategy: Json, threshold: number) =>
+  http()
+    .put(`/v1/sessions/${session}/policy`)
+    .send({ strategy, trigger: { type: 'token-count', threshold }, estimator: 'chars' })
+    .expect(200);
 
 describe('compaction rules (issue 10) through the HTTP API', () => {
   const summarizer = new ControlledSummarizer();
@@ -220,20 +228,13 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
   it('does not wait for growth after a pass written on top of appends made while it ran: the next pass brings the window under the trigger', async () => {
     const s = 'rebased-pass';
     const threshold = 1200; // chars
-    await http()
-      .put(`/v1/sessions/${s}/policy`)
-      .send({
-        strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 },
-        trigger: { type: 'token-count', threshold },
-        estimator: 'chars',
-      })
-      .expect(200);
+    await putCharsPolicy(http, s, { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 }, threshold);
     const scheduler = harness.service.app.get(AutoCompactionScheduler);
     const held = summarizer.hold();
-    for (let t = 0; t < 8; t++) await append(s, [user(`u${t}`, `question ${t} `.padEnd(100, 'q')), reply(`a${t}`, `answer ${t} `.padEnd(100, 'a'))]);
+    for (let t = 0; t < 8; t++) await append(s, textTurn(t, 100));
     await held; // the first automatic pass waits for its summary, planned on the window so far
     // Appended while the pass runs: on their own, twice the trigger.
-    for (let t = 8; t < 20; t++) await append(s, [user(`u${t}`, `question ${t} `.padEnd(100, 'q')), reply(`a${t}`, `answer ${t} `.padEnd(100, 'a'))]);
+    for (let t = 8; t < 20; t++) await append(s, textTurn(t, 100));
     summarizer.release();
     await scheduler.whenIdle();
     const history = (await http().get(`/v1/sessions/${s}/compactions`).expect(200)).body.compactions as Array<Record<string, unknown>>;
@@ -248,10 +249,7 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
   it('ends the growth wait when a pass could now meet the policy: a new turn makes the big former newest turn archivable', async () => {
     const s = 'new-turn-ends-wait';
     const threshold = 800; // chars
-    await http()
-      .put(`/v1/sessions/${s}/policy`)
-      .send({ strategy: { type: 'turn-window', maxTurns: 1 }, trigger: { type: 'token-count', threshold }, estimator: 'chars' })
-      .expect(200);
+    await putCharsPolicy(http, s, { type: 'turn-window', maxTurns: 1 }, threshold);
     const scheduler = harness.service.app.get(AutoCompactionScheduler);
     // One turn over the trigger on its own: the newest turn is never archived, so the pass is stuck.
     await append(s, [user('u1', 'book it'), reply('a1', 'x'.repeat(threshold + 100))]);
@@ -301,22 +299,13 @@ describe('the growth wait with a summary that keeps the trigger firing (DESIGN Â
 
   it('does not call the summarizer on every append: a pass whose summary at its budget would fire the trigger waits for growth', async () => {
     const s = 'big-summary';
-    await harness
-      .http()
-      .put(`/v1/sessions/${s}/policy`)
-      .send({
-        strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 },
-        trigger: { type: 'token-count', threshold },
-        estimator: 'chars',
-      })
-      .expect(200);
+    await putCharsPolicy(() => harness.http(), s, { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 }, threshold);
     const scheduler = harness.service.app.get(AutoCompactionScheduler);
-    const turn = (t: number) => [user(`u${t}`, `question ${t} `.padEnd(150, 'q')), reply(`a${t}`, `answer ${t} `.padEnd(150, 'a'))];
     for (let t = 0; t < 4; t++)
       await harness
         .http()
         .post(`/v1/sessions/${s}/events`)
-        .send({ events: turn(t) })
+        .send({ events: textTurn(t, 150) })
         .expect(201);
     await scheduler.whenIdle();
     const first = summarizer.calls;
