@@ -42,9 +42,13 @@ function probeLimitMs(): number {
 }
 /**
  * Most CPU time (ms) the service's event loop may run while one /health probe waits behind it during
- * a maximum-size append (see the module doc): 3× what it takes now, under what it took before.
+ * a maximum-size append (see the module doc). 20 until 2026-12-01, when clean-clone CI runs on a
+ * quiet 2-core machine measured 20.9 and 27.9 early in the 1M-ideograph append (and the code of
+ * the day before 9.9–19 locally): the append's stretches (body read, decode and parse, validation)
+ * each cost 10–20 ms there, so 20 failed at random. 30 keeps the bound far under what one stretch
+ * took before the append was split (45 ms and more) without failing on the machine's variance.
  */
-const EVENT_LOOP_CPU_LIMIT_MS = 20;
+const EVENT_LOOP_CPU_LIMIT_MS = 30;
 
 /** A probe counts for {@link EVENT_LOOP_CPU_LIMIT_MS} when the prober waited less than this (ms) for a CPU during it. */
 const PROBER_WAIT_MAX_MS = 2;
