@@ -30,7 +30,13 @@ describe('policy API: one representation, one null rule; query strings', () => {
     await append('rt', ['one', 'two']);
     const set = await put('rt', {
       strategy: { type: 'rolling-summary', keepTurns: 2, summarizeAtTokens: 2500 },
-      trigger: { type: 'any-of', triggers: [{ type: 'token-count', threshold: 6000 }, { type: 'turn-count', maxTurns: 8 }] },
+      trigger: {
+        type: 'any-of',
+        triggers: [
+          { type: 'token-count', threshold: 6000 },
+          { type: 'turn-count', maxTurns: 8 },
+        ],
+      },
       estimator: 'chars',
     }).expect(200);
     SessionPolicySchema.parse(set.body);
@@ -131,7 +137,11 @@ describe('policy API: one representation, one null rule; query strings', () => {
     ])('%s: a "+" offset that arrived as a space is told to be sent as %%2B', async (_name, path, parameter) => {
       const res = await http().get(path).expect(400);
       expect(res.body).toMatchObject({ code: 'validation_failed', parameter });
-      expect(res.body.message).toMatch(new RegExp(`^${parameter}: must be an ISO-8601 date-time: its "\\+" offset arrived as a space .*send the \\+ as %2B \\(2026-01-01T00:00[^ ]*%2B0\\d:\\d\\d\\)`));
+      expect(res.body.message).toMatch(
+        new RegExp(
+          `^${parameter}: must be an ISO-8601 date-time: its "\\+" offset arrived as a space .*send the \\+ as %2B \\(2026-01-01T00:00[^ ]*%2B0\\d:\\d\\d\\)`,
+        ),
+      );
       const encoded = await http().get(path.replace('+', '%2B'));
       expect(encoded.status).toBe(200);
     });
@@ -139,7 +149,9 @@ describe('policy API: one representation, one null rule; query strings', () => {
     it.each(['yesterday', '2026-01-01T00:00:00 0100', '2026-01-01 00:00:00Z'])(
       'does not speak of a "+" sent as a space for a date-time that %%2B would not fix (%s)',
       async (from) => {
-        const res = await http().get(`/v1/recall?q=reservation&from=${encodeURIComponent(from)}`).expect(400);
+        const res = await http()
+          .get(`/v1/recall?q=reservation&from=${encodeURIComponent(from)}`)
+          .expect(400);
         expect(res.body.message).toMatch(/^from: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z/);
         expect(res.body.message).not.toMatch(/arrived as a space/);
       },

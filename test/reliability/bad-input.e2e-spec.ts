@@ -804,7 +804,8 @@ const CASES: BadRequest[] = [
     body: { strategy: null, trigger: { type: 'turn-count', maxTurns: 3 }, estimator: 'chars' },
     status: 400,
     code: 'invalid_parameter',
-    mentions: /^trigger: a policy without a strategy has no trigger: to clear the policy send \{"strategy": null\} \(trigger null or left out\), or give a strategy/,
+    mentions:
+      /^trigger: a policy without a strategy has no trigger: to clear the policy send \{"strategy": null\} \(trigger null or left out\), or give a strategy/,
     parameter: 'trigger',
   },
   {

@@ -903,9 +903,9 @@ export interface operations {
                 archived?: "true" | "false";
                 /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
-                /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters */
+                /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page) */
                 cursor?: string;
-                /** @description only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z): an event's createdAt, else when it was appended */
+                /** @description only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended */
                 from?: string;
                 /** @description hits per page: 1 to 100 (default 20) */
                 limit?: string;
@@ -915,7 +915,7 @@ export interface operations {
                 q: string;
                 /** @description only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
                 sessionId?: string;
-                /** @description only events created before this time (ISO-8601; after from) */
+                /** @description only events created before this time (ISO-8601; an offset's + sent as %2B; after from) */
                 to?: string;
                 /** @description only events of this kind (DESIGN §5's kind filter; an event's type): user, assistant, tool, system or summary */
                 type?: "user" | "assistant" | "tool" | "system" | "summary";
@@ -969,7 +969,7 @@ export interface operations {
     SessionHistoryController_list: {
         parameters: {
             query?: {
-                /** @description nextCursor of the previous page */
+                /** @description nextCursor of the previous page (absent or empty: the first page) */
                 cursor?: string;
                 /** @description estimator of windowTokens (default cl100k_base) */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
@@ -977,7 +977,7 @@ export interface operations {
                 limit?: string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: string;
-                /** @description only sessions active at or after this time (ISO-8601) */
+                /** @description only sessions active at or after this time (ISO-8601; an offset's + sent as %2B) */
                 updatedSince?: string;
                 /** @description only sessions of this user */
                 userId?: string;
@@ -1186,7 +1186,7 @@ export interface operations {
     SessionHistoryController_compactions: {
         parameters: {
             query?: {
-                /** @description nextCursor of the previous page */
+                /** @description nextCursor of the previous page (absent or empty: the first page) */
                 cursor?: string;
                 /** @description page size, 1..100 (default 50) */
                 limit?: string;

@@ -367,7 +367,10 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     trigger: z.unknown().optional(),
     estimator: estimator.optional(),
     sessionId: z.string().describe('read-only: when sent, the session of the path (else 400 invalid_parameter)').optional(),
-    setAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)' }).describe(readOnly).optional(),
+    setAt: z.iso
+      .datetime({ offset: true, message: 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)' })
+      .describe(readOnly)
+      .optional(),
     revision: revisionParam.describe(readOnly).optional(),
     position: revisionParam.describe(readOnly).optional(),
   });
@@ -423,16 +426,16 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .describe('only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it')
         .optional(),
       from: dateTimeParam()
-        .describe("only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z): an event's createdAt, else when it was appended")
+        .describe(
+          "only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended",
+        )
         .optional(),
-      to: dateTimeParam()
-        .describe('only events created before this time (ISO-8601; after from)')
-        .optional(),
+      to: dateTimeParam().describe("only events created before this time (ISO-8601; an offset's + sent as %2B; after from)").optional(),
       limit: integerInRange(1n, 100n).describe('hits per page: 1 to 100 (default 20)').optional(),
       cursor: z
         .string()
         .max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
-        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters")
+        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page)")
         .optional(),
       minPosition: minPosition.optional(),
     })

@@ -214,13 +214,13 @@ export const SessionPolicySchema = named(
     strategy: StrategySchema.nullable().describe('the strategy in force; null: no policy (never set, or cleared)'),
     trigger: TriggerSchema.nullable().describe('null: the policy fires always, or there is no policy'),
     estimator: EstimatorSchema.nullable().describe('the estimator of the policy in force; null when there is no policy'),
-    setAt: isoTime
-      .optional()
-      .describe('read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set'),
+    setAt: isoTime.optional().describe('read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set'),
     revision: decimal.describe("read-only: stream revision of the policy event in force; the session's revision when no policy was ever set"),
     position: decimal
       .optional()
-      .describe('read-only: global position of the policy event in force: pass it as minPosition to read the session once it is projected; absent when no policy was ever set'),
+      .describe(
+        'read-only: global position of the policy event in force: pass it as minPosition to read the session once it is projected; absent when no policy was ever set',
+      ),
   }),
   'The auto-compaction policy of a session (strategy, trigger and estimator null: none), as GET …/policy and PUT …/policy answer it and PUT …/policy accepts it',
 );
