@@ -102,7 +102,7 @@ describe('OpenAPI contract', () => {
     });
     check(schemas.AppendResultSchema, messages.data);
     check(
-      schemas.PolicyAnswerSchema,
+      schemas.SessionPolicySchema,
       (await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: { strategy: { type: 'turn-window', maxTurns: 50 } } })).data,
     );
     const dry = await client.POST('/v1/sessions/{sessionId}/compactions', {

@@ -152,7 +152,7 @@ describe('native events: an optional field sent as null counts as absent', () =>
   });
 });
 
-describe('policy: a clear is {"strategy": null} alone (HTTP and NATS)', () => {
+describe('policy: a clear carries no trigger nor estimator; the answer shape is accepted back; null is absent (HTTP and NATS)', () => {
   const trigger = { type: 'turn-count', maxTurns: 3 };
 
   it('refuses a trigger or an estimator sent with a null strategy, naming it (it was recorded with the trigger)', () => {
@@ -164,7 +164,7 @@ describe('policy: a clear is {"strategy": null} alone (HTTP and NATS)', () => {
       const err = refusal(() => policyCommandFrom(schemas, 't', 's', body));
       expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_parameter', parameter });
       expect(err.message).toBe(
-        `${parameter}: a policy without a strategy has no ${parameter}: send only {"strategy": null} to clear the policy, or give a strategy to set one`,
+        `${parameter}: a policy without a strategy has no ${parameter}: to clear the policy send {"strategy": null} (${parameter} null or left out), or give a strategy to set one`,
       );
     }
   });
@@ -176,6 +176,32 @@ describe('policy: a clear is {"strategy": null} alone (HTTP and NATS)', () => {
       trigger,
       estimator: 'chars',
     });
+  });
+
+  it('reads a null estimator as absent (cl100k_base), as a null trigger (always)', () => {
+    const strategy = { type: 'sliding-window', maxEvents: 4 };
+    expect(policyCommandFrom(schemas, 't', 's', { strategy, trigger: null, estimator: null })).toMatchObject({ trigger: null, estimator: 'cl100k_base' });
+    expect(policyCommandFrom(schemas, 't', 's', { strategy: null, trigger: null, estimator: null })).toMatchObject({ strategy: null, trigger: null });
+  });
+
+  it('accepts the answer shape back: its read-only fields are ignored, a sessionId must be the session of the request', () => {
+    const answer = {
+      sessionId: 's',
+      strategy: { type: 'sliding-window', maxEvents: 4 },
+      trigger,
+      estimator: 'chars',
+      setAt: '2026-01-01T00:00:00.000Z',
+      revision: '3',
+      position: '9',
+    };
+    const command = policyCommandFrom(schemas, 't', 's', answer);
+    expect(command).toEqual(policyCommandFrom(schemas, 't', 's', { strategy: answer.strategy, trigger, estimator: 'chars' }));
+    expect(policyCommandFrom(schemas, 't', 's', { sessionId: 's', strategy: null, trigger: null, estimator: null, revision: '0' })).toMatchObject({
+      strategy: null,
+    });
+    const err = refusal(() => policyCommandFrom(schemas, 't', 'other', answer));
+    expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_parameter', parameter: 'sessionId' });
+    expect(refusal(() => policyCommandFrom(schemas, 't', 's', { ...answer, revision: '03' })).parameter).toBe('revision');
   });
 
   it('the NATS policy command follows the same rule (same function, same 400)', async () => {

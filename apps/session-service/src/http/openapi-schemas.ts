@@ -66,14 +66,23 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
   delete json.$schema;
   const props = json.properties as Record<string, Record<string, unknown>>;
   if (name === 'compact' || name === 'policy') {
+    // An optional field sent null counts as absent (nullOptionalsAsAbsent): the document says so.
+    const required = new Set((json.required as string[] | undefined) ?? []);
+    for (const [key, property] of Object.entries(props)) {
+      if (required.has(key)) continue;
+      const { description, ...rest } = property;
+      props[key] = { anyOf: [rest, { type: 'null' }], description: `${typeof description === 'string' ? `${description}; ` : ''}null counts as absent` };
+    }
     props.strategy =
       name === 'policy'
         ? {
             anyOf: [schemaRef(StrategyInputSchema), { type: 'null' }],
-            description: 'null clears the policy: send {"strategy": null} alone (a trigger or estimator with it is 400 invalid_parameter)',
+            description:
+              'null clears the policy (trigger and estimator then null or left out: either one set is 400 invalid_parameter); a GET …/policy answer can be sent back as it is',
           }
         : schemaRef(StrategyInputSchema);
     props.trigger = { anyOf: [schemaRef(TriggerSchema), { type: 'null' }], description: 'absent or null: always' };
+    props.estimator = { ...props.estimator, description: 'absent or null: cl100k_base' };
   }
   if (name === 'appendMessages') props.messages = { ...props.messages, items: schemaRef(OpenAiInputMessageSchema) };
   return json;

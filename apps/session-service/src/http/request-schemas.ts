@@ -89,6 +89,33 @@ export function revisionOf(text: string | undefined): bigint | undefined {
   return text === undefined ? undefined : (parseCanonicalInteger(text) ?? undefined);
 }
 
+/** ISO-8601 date-times with `Z` or an offset: the rule of every date-time the API reads. */
+const isoDateTime = z.iso.datetime({ offset: true });
+
+/**
+ * True when `text` would be a date-time (as {@link isoDateTime} reads it) with a `+` for its space:
+ * a `+` left unencoded in a query string reads as a space (`from=2026-01-01T00:00:00+01:00`).
+ */
+export function hasSpaceForPlusOffset(text: string): boolean {
+  return text.includes(' ') && isoDateTime.safeParse(text.replace(/ /g, '+')).success;
+}
+
+/** The 400 message for a date-time query parameter that is not one; {@link hasSpaceForPlusOffset} says why and what to send. */
+export function dateTimeParamMessage(input: unknown): string {
+  const example = 'e.g. 2026-01-31T12:00:00Z';
+  if (typeof input === 'string' && hasSpaceForPlusOffset(input)) {
+    const sent = input.replace(/ /g, '%2B');
+    return `must be an ISO-8601 date-time: its "+" offset arrived as a space (an unencoded "+" in a query string reads as a space): send the + as %2B (${sent}), or use Z for UTC (${example})`;
+  }
+  return `must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z (a "+hh:mm" offset sent as %2Bhh:mm)`;
+}
+
+/**
+ * A date-time query parameter (recall's `from`/`to`, the session list's `updatedSince`): ISO-8601
+ * with `Z` or an offset, refused (400) with {@link dateTimeParamMessage}.
+ */
+export const dateTimeParam = () => z.iso.datetime({ offset: true, error: (iss) => dateTimeParamMessage(iss.input) });
+
 /** What to send as `expectedRevision` (the 400 message for anything else). */
 export const EXPECTED_REVISION_RULE =
   `must be "any" (the same as leaving it out: no check), "no_stream", "stream_exists" or the revision of the session's last event: an integer from 0 to ${MAX_REVISION} ` +
@@ -331,8 +358,22 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     estimator: estimator.optional(),
     dryRun: z.boolean().optional(),
   });
-  const policy = z.strictObject({ strategy: z.unknown(), trigger: z.unknown().optional(), estimator: estimator.optional() });
   const revisionParam = revisionText();
+  // The policy as GET …/policy answers it (PolicyAnswer), so an answer can be sent back as it is:
+  // its read-only fields are accepted (in their answer's format) and ignored (sessionId: the path's).
+  const readOnly = 'read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored';
+  const policy = z.strictObject({
+    strategy: z.unknown(),
+    trigger: z.unknown().optional(),
+    estimator: estimator.optional(),
+    sessionId: z.string().describe('read-only: when sent, the session of the path (else 400 invalid_parameter)').optional(),
+    setAt: z.iso
+      .datetime({ offset: true, message: 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)' })
+      .describe(readOnly)
+      .optional(),
+    revision: revisionParam.describe(readOnly).optional(),
+    position: revisionParam.describe(readOnly).optional(),
+  });
   const minPosition = revisionParam.describe(
     "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
   );
@@ -384,19 +425,17 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .regex(COMPACTION_ID_PATTERN, { message: COMPACTION_ID_RULE })
         .describe('only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it')
         .optional(),
-      from: z.iso
-        .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
-        .describe("only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z): an event's createdAt, else when it was appended")
+      from: dateTimeParam()
+        .describe(
+          "only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended",
+        )
         .optional(),
-      to: z.iso
-        .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
-        .describe('only events created before this time (ISO-8601; after from)')
-        .optional(),
+      to: dateTimeParam().describe("only events created before this time (ISO-8601; an offset's + sent as %2B; after from)").optional(),
       limit: integerInRange(1n, 100n).describe('hits per page: 1 to 100 (default 20)').optional(),
       cursor: z
         .string()
         .max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
-        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters")
+        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page)")
         .optional(),
       minPosition: minPosition.optional(),
     })
