@@ -3,7 +3,7 @@ import type { SerializedEvent } from '../append-input';
 import { satisfies } from '../append-input';
 import { WrongExpectedRevisionError } from '../errors';
 import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
-import type { AppendResult, ExpectedRevision } from '../event-store.port';
+import type { AppendResult, EventStore, ExpectedRevision } from '../event-store.port';
 
 type ExistingRow = StoredEventRow;
 
@@ -56,6 +56,16 @@ export class SqliteAppender {
   /** Current revision (bigint) of the stream's last event, or null when the stream does not exist. */
   currentRevision(stream: string): bigint | null {
     return this.streamRevision.get(stream)?.revision ?? null;
+  }
+
+  /** See {@link EventStore.streamIncarnation}: the first event's revision, else the revision after the deleted ones (0n when none). */
+  incarnation(stream: string): bigint {
+    if (this.currentRevision(stream) !== null) {
+      const first = this.firstRevision.get(stream);
+      if (first) return first.revision;
+    }
+    const deleted = this.deletedRevision.get(stream);
+    return deleted ? deleted.revision + 1n : 0n;
   }
 
   /**
