@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { EventStore } from './event-store.port';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,7 +36,7 @@ function uuidV5(namespace: Buffer, name: string): string {
  * session id: it is then first mapped to the UUID v5 of that string in {@link EVENT_ID_NAMESPACE}.
  *
  * `incarnation` (bigint >= 0n, default 0n) is the incarnation of the stream the event goes to, as
- * {@link EventStore.streamIncarnation} reads it: the revision at which the stream's current life
+ * `EventStore.streamIncarnation` reads it: the revision at which the stream's current life
  * starts, 0n for a stream never erased. With 0n the id is the one this function always gave (ids of
  * streams never erased do not change, so retries across a deploy stay idempotent). With any other
  * value the namespace is first mapped to the UUID v5 of `incarnation\u0000<n>` in it, so no id of one

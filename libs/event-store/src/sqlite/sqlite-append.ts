@@ -3,7 +3,7 @@ import type { SerializedEvent } from '../append-input';
 import { satisfies } from '../append-input';
 import { WrongExpectedRevisionError } from '../errors';
 import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
-import type { AppendResult, EventStore, ExpectedRevision } from '../event-store.port';
+import type { AppendResult, ExpectedRevision } from '../event-store.port';
 
 type ExistingRow = StoredEventRow;
 
@@ -58,7 +58,7 @@ export class SqliteAppender {
     return this.streamRevision.get(stream)?.revision ?? null;
   }
 
-  /** See {@link EventStore.streamIncarnation}: the first event's revision, else the revision after the deleted ones (0n when none). */
+  /** See `EventStore.streamIncarnation`: the first event's revision, else the revision after the deleted ones (0n when none). */
   incarnation(stream: string): bigint {
     if (this.currentRevision(stream) !== null) {
       const first = this.firstRevision.get(stream);
