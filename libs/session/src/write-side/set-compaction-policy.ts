@@ -65,6 +65,8 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     };
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
+      // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
+      if (!state && policy.strategy) policy.incarnation = await this.store.streamIncarnation(sessionStream(key));
       const decision = decideSetPolicy(policy, state, { now: new Date() });
       if (decision.kind === 'nothing-to-clear') {
         // No policy was ever set: nothing is written, and a session that does not exist is not created by a clear.
