@@ -8,7 +8,8 @@
  * It starts after the later of its checkpoint and the position of the last message already in the
  * decisions stream, so a restart (or a lost checkpoint) republishes nothing; replicas running it at
  * once publish the same positions, and JetStream keeps one copy of each (message-id
- * de-duplication). A publish that fails is retried (growing delay) and never skipped, so the
+ * de-duplication). Before publishing an erasure record it deletes the erased session's answers
+ * and earlier decisions from the results and decisions streams ({@link eraseSessionCopies}). A publish that fails is retried (growing delay) and never skipped, so the
  * feed has no gaps and stays in log order.
  *
  * Message body: `{ type, tenantId, sessionId, position, revision, recordedAt, decision }` — the
@@ -22,12 +23,12 @@ import { headers, type NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, SESSION_ERASED, type ReadModelStore, type SessionEventMetadata } from '@lib/session';
-import { decisionSubject, type NatsNames } from './nats-names';
+import { LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
+import { eraseSessionCopies } from './nats-erasure';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
 export const DECISION_FEED_CHECKPOINT = 'nats-decision-feed';
-/** Header carrying the global position (decimal string). */
-export const LOG_POSITION_HEADER = 'Log-Position';
+export { LOG_POSITION_HEADER };
 
 /** One published decision (see the module doc). */
 export interface PublishedDecision {
@@ -93,9 +94,14 @@ export class DecisionFeedPublisher {
   private async lastPublishedPosition(): Promise<bigint> {
     const info = await this.jsm.streams.info(this.names.decisionStream);
     if (info.state.messages === 0) return 0n;
-    const last = await this.jsm.streams.getMessage(this.names.decisionStream, { seq: info.state.last_seq });
-    const position = last?.header?.get(LOG_POSITION_HEADER);
-    return position ? BigInt(position) : 0n;
+    // The last sequence may be a decision an erasure deleted: the last message still there is before it.
+    for (let seq = info.state.last_seq; seq >= info.state.first_seq; seq--) {
+      const last = await this.jsm.streams.getMessage(this.names.decisionStream, { seq });
+      if (!last) continue;
+      const position = last.header?.get(LOG_POSITION_HEADER);
+      return position ? BigInt(position) : 0n;
+    }
+    return 0n;
   }
 
   private async follow(from: bigint): Promise<void> {
@@ -107,6 +113,8 @@ export class DecisionFeedPublisher {
         let unsaved = 0;
         for await (const event of this.subscription) {
           const decision = decisionOf(event);
+          // An erasure: first delete the session's answers and decisions from the streams (a failure retries from here).
+          if (decision?.type === SESSION_ERASED) await eraseSessionCopies(this.jsm, this.names, decision.tenantId, decision.sessionId, event.position);
           if (decision) await this.publish(decision);
           checkpoint = event.position;
           // Decisions are checkpointed at once; other events every 1000 (a replay of those publishes nothing).

@@ -15,6 +15,7 @@
  *
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
  * sessions are handled at once. Replicas share the consumer, so each command goes to one of them.
+ * At stop, commands pulled but not started go back to JetStream at once (see {@link stop}).
  */
 import { hostname } from 'node:os';
 import { quoteInput } from '@lib/compaction';
@@ -42,6 +43,9 @@ export class NatsCommandConsumer {
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Commands pulled but not started (waiting for a free slot or for their session's previous command). */
+  private readonly waiting = new Set<JsMsg>();
+  private stopping = false;
   private readonly sessionTails = new Map<string, Promise<void>>();
   private readonly encoder = new TextEncoder();
 
@@ -62,9 +66,16 @@ export class NatsCommandConsumer {
     this.loop = this.run(this.messages);
   }
 
-  /** Stops pulling, waits for the commands in hand to be answered and acknowledged. */
+  /**
+   * Stops pulling; returns every command pulled but not started to JetStream at once (a nak
+   * without delay, so another replica takes it now rather than after the ack wait); waits for the
+   * started ones to be answered and acknowledged.
+   */
   async stop(): Promise<void> {
     if (!this.messages) return;
+    this.stopping = true;
+    for (const m of this.waiting) m.nak();
+    this.waiting.clear();
     await this.messages.close();
     await this.loop;
     await Promise.all(this.inFlight);
@@ -73,11 +84,18 @@ export class NatsCommandConsumer {
 
   private async run(messages: ConsumerMessages): Promise<void> {
     for await (const m of messages) {
+      // Pulled before the stop (the client's buffer): back to JetStream for another replica.
+      if (this.stopping) {
+        m.nak();
+        continue;
+      }
+      this.waiting.add(m);
       while (this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
+      if (!this.waiting.has(m)) continue; // returned by stop() while waiting for a slot
       // Serialise per session: the subject minus its kind token names the session.
       const session = m.subject.slice(0, m.subject.lastIndexOf('.'));
       const previous = this.sessionTails.get(session) ?? Promise.resolve();
-      const task = previous.then(() => this.handle(m));
+      const task = previous.then(() => (this.waiting.delete(m) ? this.handle(m) : undefined));
       this.sessionTails.set(session, task);
       this.inFlight.add(task);
       void task.finally(() => {

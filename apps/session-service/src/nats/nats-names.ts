@@ -37,6 +37,9 @@ export function natsNames(prefix: string): NatsNames {
   };
 }
 
+/** Header of every decisions-feed message carrying its global log position (decimal string). */
+export const LOG_POSITION_HEADER = 'Log-Position';
+
 /** `<prefix>.commands.<tenant>.<session>.<kind>` */
 export function commandSubject(prefix: string, tenant: string, sessionId: string, kind: string): string {
   return `${prefix}.commands.${tenant}.${sessionId}.${kind}`;

@@ -1,0 +1,67 @@
+/**
+ * Removes an erased session's copies from the JetStream streams: its answers on
+ * `<prefix>.results.<tenant>.<session>` and its decisions on `<prefix>.decisions.<tenant>.<session>`
+ * (a compaction answer and a `CompactionCompleted` decision carry the summary text, so the
+ * session's content). Called by the decisions feed ({@link DecisionFeedPublisher}) when it reaches
+ * an erasure record, before it publishes that record, on every replica that follows the log:
+ * removing what is already gone removes nothing, so it is idempotent.
+ *
+ * Messages are deleted one by one with JetStream's erase flag (`STREAM.MSG.DELETE` without
+ * `no_erase`): the server overwrites each message's bytes in its file storage at once, where a
+ * purge would only mark them deleted until the block is compacted.
+ */
+import { JetStreamApiError, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
+import { SESSION_ERASED } from '@lib/session';
+import { LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
+
+/** JetStream API error code of `STREAM.MSG.DELETE` for a sequence that is not there (another replica deleted it first). */
+const SEQUENCE_NOT_FOUND = 10043;
+
+/**
+ * Deletes (erasing their bytes) the messages of `stream` on exactly `subject` for which `remove`
+ * holds; returns how many it deleted. A message deleted meanwhile by someone else is skipped.
+ * Reads the subject's messages in stream order with `STREAM.MSG.GET` `next_by_subj` (nats-server
+ * 2.9 or later).
+ * @throws the client's error when NATS is unreachable or the stream is missing.
+ */
+export async function eraseSubjectMessages(jsm: JetStreamManager, stream: string, subject: string, remove: (m: StoredMsg) => boolean = () => true): Promise<number> {
+  let deleted = 0;
+  let seq = 1;
+  for (;;) {
+    // The client types only `seq` and `last_by_subj` here; the server also takes `next_by_subj` (next message on the subject from `seq`).
+    const m = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest);
+    if (!m) return deleted;
+    if (remove(m)) {
+      try {
+        if (await jsm.streams.deleteMessage(stream, m.seq, true)) deleted++;
+      } catch (err) {
+        if (!(err instanceof JetStreamApiError && err.code === SEQUENCE_NOT_FOUND)) throw err;
+      }
+    }
+    seq = m.seq + 1;
+  }
+}
+
+/** What {@link eraseSessionCopies} deleted: answers from the results stream, decisions from the decisions stream. */
+export interface ErasedCopies {
+  results: number;
+  decisions: number;
+}
+
+/**
+ * Deletes the copies of session `sessionId` of `tenantId` from the results and decisions streams,
+ * for the erasure record at global position `erasurePosition`: every answer on its results subject
+ * (a session id with an empty dot-separated part has none), and every decision on its decisions
+ * subject published for a log position before the record's (earlier erasure records of the same id,
+ * which hold no content, stay; so do decisions of the id written again after the erasure).
+ * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped).
+ */
+export async function eraseSessionCopies(jsm: JetStreamManager, names: NatsNames, tenantId: string, sessionId: string, erasurePosition: bigint): Promise<ErasedCopies> {
+  const results = sessionTokens(sessionId) === sessionId ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId)) : 0;
+  const decisions = await eraseSubjectMessages(jsm, names.decisionStream, decisionSubject(names.prefix, tenantId, sessionId), (m) => {
+    const position = m.header.get(LOG_POSITION_HEADER);
+    if (!position || BigInt(position) >= erasurePosition) return false;
+    return (m.json<{ type?: unknown }>().type ?? null) !== SESSION_ERASED;
+  });
+  return { results, decisions };
+}

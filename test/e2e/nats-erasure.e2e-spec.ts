@@ -1,0 +1,156 @@
+/**
+ * Erasure and the NATS streams: a session's content reaches JetStream in the answers of its
+ * commands (a compaction answer carries the summary text) and its decisions name its event ids. Erasing the session (`DELETE /v1/sessions/:id`, whichever transport)
+ * deletes them from the results and decisions streams, keeps the erasure record on the decisions
+ * feed, and leaves other sessions' messages alone; the deleted messages' bytes are overwritten in
+ * the server's file storage. This file starts a throwaway `nats-server` of its own (a free port, a
+ * temporary JetStream folder it can read back); it skips with one line when no `nats-server`
+ * binary is installed (CI always has one).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
+
+const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => fs.existsSync(p));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/** Every file under `dir` (recursively) whose bytes contain `needle`, as paths relative to `dir`. */
+function filesContaining(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  const bytes = Buffer.from(needle, 'utf8');
+  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const file = path.join(entry.parentPath, entry.name);
+    if (fs.readFileSync(file).includes(bytes)) found.push(path.relative(dir, file));
+  }
+  return found;
+}
+
+const suite = NATS_SERVER ? describe : describe.skip;
+if (!NATS_SERVER) process.stderr.write('SKIPPED NATS erasure: no nats-server binary installed\n');
+
+suite('erasure removes a session from the NATS streams', () => {
+  jest.setTimeout(60_000);
+  let server: ChildProcess;
+  let dir: string;
+  let nc: NatsConnection;
+  let client: NatsTestClient;
+  let harness: Harness;
+  const prefix = uniquePrefix();
+  const names = natsNames(prefix);
+  const summarizer = new ControlledSummarizer((r) => `SUMMARY: ${r.toSummarize.join(' | ')}`);
+
+  /** Every message of `stream` (body text and subject), read by sequence. */
+  const everyMessage = async (stream: string): Promise<Array<{ subject: string; text: string }>> => {
+    const info = await client.jsm.streams.info(stream);
+    const out: Array<{ subject: string; text: string }> = [];
+    for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
+      const m = await client.jsm.streams.getMessage(stream, { seq });
+      if (m) out.push({ subject: m.subject, text: m.string() });
+    }
+    return out;
+  };
+
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-erasure-'));
+    const port = await freePort();
+    const config = path.join(dir, 'nats.conf');
+    fs.writeFileSync(config, `listen: 127.0.0.1:${port}\njetstream { store_dir: ${JSON.stringify(path.join(dir, 'js'))} }\n`);
+    server = spawn(NATS_SERVER!, ['-c', config], { stdio: 'ignore' });
+    const url = `nats://127.0.0.1:${port}`;
+    await eventually(
+      async () => {
+        try {
+          nc = await connect({ servers: url, timeout: 1000 });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      'the throwaway nats-server to accept connections',
+    );
+    client = await natsClient(nc);
+    harness = await startService({ env: { NATS_URL: url, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' }, summarizer });
+  });
+
+  afterAll(async () => {
+    await harness?.stop();
+    await nc?.close();
+    server?.kill('SIGTERM');
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('deletes the erased session’s answers (a summary holding its text) and decisions, and keeps its erasure record and other sessions', async () => {
+    const secret = `zanzibar-${randomUUID().slice(0, 8)}`;
+    const kept = `keepme-${randomUUID().slice(0, 8)}`;
+    const conversation = (word: string) => ({
+      messages: Array.from({ length: 4 }, (_, i) => [
+        { role: 'user', content: `turn ${i}: the code word is ${word}` },
+        { role: 'assistant', content: `noted ${i}` },
+      ]).flat(),
+    });
+    const compact = { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 1 } };
+    for (const [session, word] of [
+      ['secret', secret],
+      ['other', kept],
+    ]) {
+      await publishCommand(client.js, commandSubject(prefix, 'default', session, 'messages'), conversation(word), { msgId: randomUUID() });
+      await publishCommand(client.js, commandSubject(prefix, 'default', session, 'compact'), compact, { msgId: randomUUID() });
+    }
+    const answers = await readStream(client, names.resultStream, `${prefix}.results.default.secret`, 2);
+    expect(answers.map((a) => a.headers.Status)).toEqual(['201', '200']);
+    expect(answers[1].body.summary.text).toContain(secret);
+    await readStream(client, names.resultStream, `${prefix}.results.default.other`, 2);
+    await eventually(async () => (await everyMessage(names.decisionStream)).length === 2, 10_000, 'both decisions on the feed');
+    expect((await everyMessage(names.decisionStream)).map((m) => [m.subject, JSON.parse(m.text).type])).toEqual(
+      expect.arrayContaining([[`${prefix}.decisions.default.secret`, 'CompactionCompleted']]),
+    );
+
+    await harness.http().delete('/v1/sessions/secret').expect(200);
+
+    await eventually(
+      async () => (await everyMessage(names.decisionStream)).some((m) => m.subject === `${prefix}.decisions.default.secret` && m.text.includes('SessionErased')),
+      10_000,
+      'the erasure record on the feed',
+    );
+    const decisions = await everyMessage(names.decisionStream);
+    const results = await everyMessage(names.resultStream);
+    expect({ decisions: decisions.filter((m) => m.text.includes(secret)), results: results.filter((m) => m.text.includes(secret)) }).toEqual({
+      decisions: [],
+      results: [],
+    });
+    expect(decisions.map((m) => [m.subject, JSON.parse(m.text).type])).toEqual([
+      [`${prefix}.decisions.default.other`, 'CompactionCompleted'],
+      [`${prefix}.decisions.default.secret`, 'SessionErased'],
+    ]);
+    expect(results.filter((m) => m.subject === `${prefix}.results.default.secret`)).toEqual([]);
+    expect(results.filter((m) => m.text.includes(kept))).toHaveLength(1);
+
+    // On disk: the deleted answers and decisions are overwritten, not only marked deleted.
+    const streams = path.join(dir, 'js', 'jetstream', '$G', 'streams');
+    expect({
+      results: filesContaining(path.join(streams, names.resultStream), secret),
+      decisions: filesContaining(path.join(streams, names.decisionStream), secret),
+    }).toEqual({ results: [], decisions: [] });
+    expect(filesContaining(path.join(streams, names.resultStream), kept)).not.toEqual([]);
+    console.log('commands on disk', filesContaining(path.join(streams, names.commandStream), secret));
+  });
+});
