@@ -127,7 +127,8 @@ suite('erasure removes a session from the NATS streams', () => {
     await harness.http().delete('/v1/sessions/secret').expect(200);
 
     await eventually(
-      async () => (await everyMessage(names.decisionStream)).some((m) => m.subject === `${prefix}.decisions.default.secret` && m.text.includes('SessionErased')),
+      async () =>
+        (await everyMessage(names.decisionStream)).some((m) => m.subject === `${prefix}.decisions.default.secret` && m.text.includes('SessionErased')),
       10_000,
       'the erasure record on the feed',
     );
@@ -151,6 +152,34 @@ suite('erasure removes a session from the NATS streams', () => {
       decisions: filesContaining(path.join(streams, names.decisionStream), secret),
     }).toEqual({ results: [], decisions: [] });
     expect(filesContaining(path.join(streams, names.resultStream), kept)).not.toEqual([]);
-    console.log('commands on disk', filesContaining(path.join(streams, names.commandStream), secret));
+  });
+
+  it('leaves no handled command’s text in the command stream’s file, even while the same block holds a command in progress', async () => {
+    const streams = path.join(dir, 'js', 'jetstream', '$G', 'streams');
+    const secret = `cmdsecret-${randomUUID().slice(0, 8)}`;
+    await harness
+      .http()
+      .post('/v1/sessions/held/events')
+      .send({ events: Array.from({ length: 6 }, (_, i) => ({ id: `e${i}`, type: i % 2 ? 'assistant' : 'user', text: `x ${i}` })) })
+      .expect(201);
+    const entered = summarizer.hold();
+    try {
+      const compact = { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 1 } };
+      await publishCommand(client.js, commandSubject(prefix, 'default', 'held', 'compact'), compact, { msgId: randomUUID() });
+      await entered;
+      await publishCommand(
+        client.js,
+        commandSubject(prefix, 'default', 'cmdsecret', 'append'),
+        { events: [{ type: 'user', text: secret }] },
+        { msgId: randomUUID() },
+      );
+      await readStream(client, names.resultStream, `${prefix}.results.default.cmdsecret`, 1);
+      await harness.http().delete('/v1/sessions/cmdsecret').expect(200);
+      // The held compaction keeps the block (and its file) alive: a message only acknowledged would stay in it.
+      await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 1, 10_000, 'only the held command left');
+      expect(filesContaining(path.join(streams, names.commandStream), secret)).toEqual([]);
+    } finally {
+      summarizer.release();
+    }
   });
 });

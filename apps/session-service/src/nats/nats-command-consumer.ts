@@ -5,7 +5,8 @@
  *    `result:<commandId>` so a redelivered command's second answer is dropped) and, when the
  *    publisher named one in the `Reply-To` header, to that subject (an answer larger than the
  *    server's max_payload goes without `kept`, `archived` and `summary`, named in `omitted`);
- * 3. acknowledge — only now, after the command's events are appended — or, for a rejected command
+ * 3. delete it from the command stream with the erase flag ({@link eraseCommand}: its bytes hold
+ *    the texts it appended), then acknowledge — only now, after the command's events are appended — or, for a rejected command
  *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered. A server-side
  *    failure (5xx: store unavailable…) is redelivered after a delay, at most
  *    {@link MAX_ATTEMPTS} times, then terminated with its error published.
@@ -21,7 +22,8 @@ import { hostname } from 'node:os';
 import { quoteInput } from '@lib/compaction';
 import { Logger } from '@nestjs/common';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
-import type { ConsumerMessages, JetStreamClient, JsMsg } from '@nats-io/jetstream';
+import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import { eraseMessage } from './nats-erasure';
 import type { NatsNames } from './nats-names';
 import { resultSubject } from './nats-names';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
@@ -52,6 +54,7 @@ export class NatsCommandConsumer {
   constructor(
     private readonly nc: NatsConnection,
     private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
     private readonly executor: NatsCommandExecutor,
     private readonly names: NatsNames,
     private readonly concurrency: number,
@@ -119,6 +122,7 @@ export class NatsCommandConsumer {
         return;
       }
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
+      await this.eraseCommand(m, commandId);
       if (answer.status < 300) m.ack();
       else {
         // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
@@ -141,6 +145,22 @@ export class NatsCommandConsumer {
       m.nak(1000);
     } finally {
       clearInterval(keepAlive);
+    }
+  }
+
+  /**
+   * Deletes a handled command from the command stream with the erase flag before it is
+   * acknowledged: its body holds the texts it appended, and an acknowledged message of a
+   * work-queue stream is only marked deleted, its bytes staying in the stream's block file until the
+   * whole block is emptied. A failure leaves that copy (logged) and the command is acknowledged all the same.
+   */
+  private async eraseCommand(m: JsMsg, commandId: string): Promise<void> {
+    try {
+      await eraseMessage(this.jsm, this.names.commandStream, m.info.streamSequence);
+    } catch (err) {
+      this.logger.warn(
+        `command ${quoteInput(commandId)}: its bytes stay in the command stream's file until JetStream removes the block: ${(err as Error).message}`,
+      );
     }
   }
 

@@ -18,26 +18,39 @@ import { LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, typ
 const SEQUENCE_NOT_FOUND = 10043;
 
 /**
+ * Deletes message `seq` of `stream` with JetStream's erase flag: the server overwrites its bytes in
+ * file storage. Returns false when it is not there (deleted or acknowledged meanwhile).
+ * @throws the client's error when NATS is unreachable or the stream is missing.
+ */
+export async function eraseMessage(jsm: JetStreamManager, stream: string, seq: number): Promise<boolean> {
+  try {
+    return await jsm.streams.deleteMessage(stream, seq, true);
+  } catch (err) {
+    if (err instanceof JetStreamApiError && err.code === SEQUENCE_NOT_FOUND) return false;
+    throw err;
+  }
+}
+
+/**
  * Deletes (erasing their bytes) the messages of `stream` on exactly `subject` for which `remove`
  * holds; returns how many it deleted. A message deleted meanwhile by someone else is skipped.
  * Reads the subject's messages in stream order with `STREAM.MSG.GET` `next_by_subj` (nats-server
  * 2.9 or later).
  * @throws the client's error when NATS is unreachable or the stream is missing.
  */
-export async function eraseSubjectMessages(jsm: JetStreamManager, stream: string, subject: string, remove: (m: StoredMsg) => boolean = () => true): Promise<number> {
+export async function eraseSubjectMessages(
+  jsm: JetStreamManager,
+  stream: string,
+  subject: string,
+  remove: (m: StoredMsg) => boolean = () => true,
+): Promise<number> {
   let deleted = 0;
   let seq = 1;
   for (;;) {
     // The client types only `seq` and `last_by_subj` here; the server also takes `next_by_subj` (next message on the subject from `seq`).
     const m = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest);
     if (!m) return deleted;
-    if (remove(m)) {
-      try {
-        if (await jsm.streams.deleteMessage(stream, m.seq, true)) deleted++;
-      } catch (err) {
-        if (!(err instanceof JetStreamApiError && err.code === SEQUENCE_NOT_FOUND)) throw err;
-      }
-    }
+    if (remove(m) && (await eraseMessage(jsm, stream, m.seq))) deleted++;
     seq = m.seq + 1;
   }
 }
@@ -56,8 +69,15 @@ export interface ErasedCopies {
  * which hold no content, stay; so do decisions of the id written again after the erasure).
  * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped).
  */
-export async function eraseSessionCopies(jsm: JetStreamManager, names: NatsNames, tenantId: string, sessionId: string, erasurePosition: bigint): Promise<ErasedCopies> {
-  const results = sessionTokens(sessionId) === sessionId ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId)) : 0;
+export async function eraseSessionCopies(
+  jsm: JetStreamManager,
+  names: NatsNames,
+  tenantId: string,
+  sessionId: string,
+  erasurePosition: bigint,
+): Promise<ErasedCopies> {
+  const results =
+    sessionTokens(sessionId) === sessionId ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId)) : 0;
   const decisions = await eraseSubjectMessages(jsm, names.decisionStream, decisionSubject(names.prefix, tenantId, sessionId), (m) => {
     const position = m.header.get(LOG_POSITION_HEADER);
     if (!position || BigInt(position) >= erasurePosition) return false;
