@@ -48,6 +48,9 @@ export class NatsCommandConsumer {
   /** Commands pulled but not started (waiting for a free slot or for their session's previous command). */
   private readonly waiting = new Set<JsMsg>();
   private stopping = false;
+  /** Resolves when {@link stop} begins: ends the wait for a free slot. */
+  private readonly stopRequested: Promise<void>;
+  private requestStop: () => void = () => undefined;
   private readonly sessionTails = new Map<string, Promise<void>>();
   private readonly encoder = new TextEncoder();
 
@@ -60,7 +63,9 @@ export class NatsCommandConsumer {
     private readonly concurrency: number,
     /** The consumer's ack wait (ms): a command still being handled is reported in progress every third of it. */
     private readonly ackWaitMs: number,
-  ) {}
+  ) {
+    this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
+  }
 
   /** Starts consuming; returns once the pull subscription is set up. */
   async start(): Promise<void> {
@@ -77,28 +82,29 @@ export class NatsCommandConsumer {
   async stop(): Promise<void> {
     if (!this.messages) return;
     this.stopping = true;
+    this.requestStop();
+    // Unsubscribe, and make sure the server knows before the naks: a command nak'd while this
+    // replica's pull request is still open could be redelivered to it, then wait out the ack wait.
+    const closed = this.messages.close();
+    await this.nc.flush();
+    await closed;
+    await this.loop;
     for (const m of this.waiting) m.nak();
     this.waiting.clear();
-    await this.messages.close();
-    await this.loop;
     await Promise.all(this.inFlight);
     this.messages = null;
   }
 
   private async run(messages: ConsumerMessages): Promise<void> {
     for await (const m of messages) {
-      // Pulled before the stop (the client's buffer): back to JetStream for another replica.
-      if (this.stopping) {
-        m.nak();
-        continue;
-      }
+      // Until it starts, a command is in `waiting`: at stop, those left there go back to JetStream.
       this.waiting.add(m);
-      while (this.inFlight.size >= this.concurrency) await Promise.race(this.inFlight);
-      if (!this.waiting.has(m)) continue; // returned by stop() while waiting for a slot
+      while (this.inFlight.size >= this.concurrency && !this.stopping) await Promise.race([...this.inFlight, this.stopRequested]);
+      if (this.stopping) continue;
       // Serialise per session: the subject minus its kind token names the session.
       const session = m.subject.slice(0, m.subject.lastIndexOf('.'));
       const previous = this.sessionTails.get(session) ?? Promise.resolve();
-      const task = previous.then(() => (this.waiting.delete(m) ? this.handle(m) : undefined));
+      const task = previous.then(() => (!this.stopping && this.waiting.delete(m) ? this.handle(m) : undefined));
       this.sessionTails.set(session, task);
       this.inFlight.add(task);
       void task.finally(() => {
