@@ -2,8 +2,8 @@
  * The NATS JetStream transport (issue 15), present only when `NATS_URL` is set: at start it
  * connects, creates the streams and the shared consumer when missing, then consumes commands
  * ({@link NatsCommandConsumer}) and publishes the decisions feed ({@link DecisionFeedPublisher}).
- * At shutdown it stops pulling, finishes and acknowledges the commands in hand, and drains the
- * connection — before the store closes.
+ * At shutdown it stops pulling, gives the commands pulled but not started back to JetStream,
+ * finishes and acknowledges the started ones, and drains the connection — before the store closes.
  *
  * Client: `@nats-io/transport-node` + `@nats-io/jetstream` (the maintained NATS.js v3 packages).
  * Nest's NATS microservice transport speaks core NATS request/reply only (no JetStream streams,
