@@ -8,6 +8,7 @@
  * Runtime: about 3 s.
  */
 import * as fs from 'node:fs';
+import type { Response } from 'supertest';
 import { SessionProjector } from '@lib/session';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
@@ -24,7 +25,7 @@ const events = () => [{ id: 'sys', type: 'system', text: 'sys prompt' }, ...[0, 
  * after 300 ms and returns the reads' answers. A read that does not wait answers from the held
  * read models.
  */
-async function withProjectorHeld<T>(replica: Harness, scenario: () => Promise<T>, reads: (t: T) => Array<PromiseLike<{ status: number; body: any }>>) {
+async function withProjectorHeld<T>(replica: Harness, scenario: () => Promise<T>, reads: (t: T) => Array<PromiseLike<Response>>) {
   const projector = replica.service.app.get(SessionProjector);
   await projector.stop();
   const running = jest.spyOn(projector, 'state').mockReturnValue({ ...projector.state(), running: true });
