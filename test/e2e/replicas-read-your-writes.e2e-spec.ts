@@ -130,7 +130,8 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: a re
         const fromA = await a.http().post('/v1/sessions/compacted-elsewhere/compactions').send(compaction).expect(200);
         expect(fromA.body.outcome).toBe('compacted');
         const fromB = await b.http().post('/v1/sessions/compacted-elsewhere/compactions').send(compaction).expect(200);
-        expect(fromB.body).toMatchObject({ outcome: 'noop', reason: 'within-limit', revision: fromA.body.revision });
+        // decided on A's decision: its position is the one to pass as minPosition to read that window through any replica
+        expect(fromB.body).toMatchObject({ outcome: 'noop', reason: 'within-limit', revision: fromA.body.revision, position: fromA.body.position });
         return { fromA: fromA.body, fromB: fromB.body };
       },
       () => [b.http().get('/v1/sessions/compacted-elsewhere/window')],

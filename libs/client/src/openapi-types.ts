@@ -264,7 +264,7 @@ export interface components {
                 coveredIds: string[];
                 insertBeforeId: string;
             };
-            /** @description global position of the last decision event written; absent when nothing was written */
+            /** @description global position of the log state the answer stands on: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on. Pass it as minPosition to read a window that includes what the answer saw, through any replica */
             position?: string;
             /**
              * @description with outcome noop: why nothing was archived (DESIGN §3.6)
