@@ -29,7 +29,9 @@ export class AcknowledgedPositions {
  * read from a stream (a loaded session state, a decision read back to answer a retry, a policy
  * already in force) is recorded in `positions`, so a read that follows waits for the log state the
  * answer was decided on, not only for what this process appended. Events read are in the log
- * already: waiting for them costs only the projector's lag. Every other method is `store`'s own.
+ * already: waiting for them costs only the projector's lag. The queries read through this store
+ * too (a window at a revision, a compaction's events): a later read then never shows an older
+ * state than one just answered from the log. Every other method is `store`'s own.
  */
 export function recordingAcknowledgedPositions(store: EventStore, positions: AcknowledgedPositions): EventStore {
   return {
