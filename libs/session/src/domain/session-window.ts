@@ -45,7 +45,7 @@ export interface StreamEvent {
   type: string;
   data: unknown;
   revision: bigint;
-  /** Its global position in the store's log; absent for an event not read from the store (an append of this process being folded). */
+  /** Its global position in the store's log; absent for an event not read from the store (an append of this process being folded); negative when the store does not know it. */
   position?: bigint;
   /** When the store recorded it; the entry's `createdAt` when the client gave none. */
   created?: Date;
@@ -191,7 +191,8 @@ function recordArchivedOpenCalls(state: SessionWindowState, archivedIds: readonl
  */
 export function evolveSessionWindow(state: SessionWindowState, recorded: StreamEvent): SessionWindowState {
   state.revision = recorded.revision;
-  state.position = recorded.position ?? null;
+  // Unknown when the event carries none, or a negative one (a KurrentDB server that does not tell answers -1n).
+  state.position = recorded.position !== undefined && recorded.position >= 0n ? recorded.position : null;
   switch (recorded.type) {
     case CONVERSATION_EVENT: {
       const data = recorded.data as ConversationEventData;
