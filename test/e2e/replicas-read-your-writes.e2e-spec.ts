@@ -2,21 +2,42 @@
  * Read-your-writes across two replicas (in-process services) on one PostgreSQL database, when a
  * replica answers with a write it did not append itself (newcomer's report): a compaction
  * recorded by the other replica answered as a replay, a policy the other replica set answered as
- * unchanged, a compaction answered `noop` because the other replica had compacted already. A read
+ * unchanged, a compaction answered `noop` because the other replica had compacted already, a NATS
+ * append redelivered to the other replica and answered from the log. A read
  * sent to that replica right after its answer, without `minPosition`, must show what it answered,
  * although its read models are behind (its projector is held: stopped, reported running).
  * Runtime: about 12 s (two services start; the three cases about 1.5 s).
  */
 import * as fs from 'node:fs';
 import type { Response } from 'supertest';
-import { SessionProjector } from '@lib/session';
+import { CommandBus } from '@nestjs/cqrs';
+import { EVENT_STORE, SessionProjector } from '@lib/session';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
+import { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import { commandSubject } from '../../apps/session-service/src/nats/nats-names';
+import { requestSchemas } from '../../apps/session-service/src/http/request-schemas';
 
 const turn = (n: number) => [
   { id: `u${n}`, type: 'user', text: `question ${n} about ticket TK${n}` },
   { id: `a${n}`, type: 'assistant', text: `answer ${n}` },
 ];
+/** Runs NATS commands on `replica` as its transport does (its command bus, the store its handlers use), without a NATS server. */
+function natsCommands(replica: Harness) {
+  const { app, config } = replica.service;
+  const executor = new NatsCommandExecutor(app.get(CommandBus), app.get(EVENT_STORE), requestSchemas(config), {
+    prefix: 'ryw',
+    tenants: new Set(['default']),
+    maxBodyBytes: 256 * 1024,
+  });
+  return (session: string, kind: string, body: unknown, commandId: string, redelivered: boolean) =>
+    executor.execute({
+      subject: commandSubject('ryw', 'default', session, kind),
+      data: new TextEncoder().encode(JSON.stringify(body)),
+      commandId,
+      redelivered,
+    });
+}
 const events = () => [{ id: 'sys', type: 'system', text: 'sys prompt' }, ...[0, 1, 2, 3, 4, 5, 6, 7].flatMap(turn)];
 
 /**
@@ -141,5 +162,25 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: a re
     const ids = window.body.events.map((e: { id: string }) => e.id);
     for (const archived of answer.fromA.archived as string[]) expect(ids).not.toContain(archived);
     expect(ids).toEqual(answer.fromB.kept);
+  });
+
+  it('d) over NATS, an append redelivered to the other replica, answered from the log: the window and log right after show it', async () => {
+    const body = { events: [0, 1].flatMap(turn).map(({ id: _id, ...e }) => e) };
+    const { answer, reads } = await withProjectorHeld(
+      b,
+      async () => {
+        const fromA = await natsCommands(a)('redelivered-append', 'append', body, 'cmd-append', false);
+        expect(fromA.status).toBe(201);
+        // JetStream gave the command to B too (A's ack was lost): B answers A's append, writes nothing.
+        const fromB = await natsCommands(b)('redelivered-append', 'append', body, 'cmd-append', true);
+        expect(fromB).toEqual(fromA);
+        return fromB;
+      },
+      () => [b.http().get('/v1/sessions/redelivered-append/window'), b.http().get('/v1/sessions/redelivered-append/events')],
+    );
+    const [window, log] = reads;
+    expect(window.status).toBe(200);
+    expect(window.body.events).toHaveLength(4);
+    expect(log.body.events?.at(-1)).toMatchObject({ revision: (answer.body as { revision: string }).revision });
   });
 });
