@@ -276,3 +276,47 @@ describe('trigger parameters are positive, as strategy parameters are (HTTP and 
     }
   });
 });
+
+describe('client times: years 0001 to 9999 once in UTC, as the read models keep them (HTTP and NATS)', () => {
+  const at = (createdAt: string) => ({ events: [{ ...user, createdAt }] });
+  const range = 'must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (years 0001 to 9999, as times are kept and answered in UTC)';
+
+  it.each(['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '0000-12-31T23:59:59.999Z', '9999-12-31T23:30:00-01:00'])(
+    'refuses createdAt %s (year 0000 or past 9999 in UTC) with 400 validation_failed saying the range',
+    async (createdAt) => {
+      const err = refusal(() => fromEvents(at(createdAt)));
+      expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({
+        code: 'validation_failed',
+        parameter: 'events[0].createdAt',
+        message: `events[0].createdAt: ${range}`,
+      });
+      const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+      const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+      const answer = await executor.execute({
+        subject: commandSubject('smc', 't', 's', 'append'),
+        data: new TextEncoder().encode(JSON.stringify(at(createdAt))),
+        commandId: 'c1',
+        redelivered: false,
+      });
+      expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events[0].createdAt', message: `events[0].createdAt: ${range}` });
+    },
+  );
+
+  it.each(['0001-01-01T00:00:00Z', '0001-01-01T01:00:00+01:00', '9999-12-31T23:59:59.999Z', '9999-12-31T22:59:59-01:00', '2026-01-31T12:00:00Z'])(
+    'accepts createdAt %s',
+    (createdAt) => {
+      expect(fromEvents(at(createdAt)).events[0].createdAt).toBe(createdAt);
+    },
+  );
+
+  it('still says what the form is for a time that is not ISO-8601 (expanded years among them)', () => {
+    for (const createdAt of ['+010000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z', 'yesterday']) {
+      expect(refusal(() => fromEvents(at(createdAt))).message).toBe('events[0].createdAt: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z');
+    }
+  });
+
+  it('refuses a policy setAt out of the range too (read-only, but one rule for every time)', () => {
+    const err = refusal(() => policyCommandFrom(schemas, 't', 's', { strategy: null, setAt: '0000-06-01T00:00:00Z' }));
+    expect({ parameter: err.parameter, message: err.message }).toEqual({ parameter: 'setAt', message: `setAt: ${range}` });
+  });
+});

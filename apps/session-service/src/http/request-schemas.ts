@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 import {
+  CLIENT_TIME_RANGE_RULE,
   clientIdProblem,
+  clientTimeInRange,
   codePointLength,
   hasLoneSurrogate,
   LENGTH_UNIT,
@@ -114,7 +116,16 @@ export function dateTimeParamMessage(input: unknown): string {
  * A date-time query parameter (recall's `from`/`to`, the session list's `updatedSince`): ISO-8601
  * with `Z` or an offset, refused (400) with {@link dateTimeParamMessage}.
  */
-export const dateTimeParam = () => z.iso.datetime({ offset: true, error: (iss) => dateTimeParamMessage(iss.input) });
+export const dateTimeParam = () => clientDateTime((input) => dateTimeParamMessage(input));
+
+/**
+ * A client date-time, the rule of every date-time the API reads: ISO-8601 with `Z` or an offset
+ * (else 400 with `formatMessage`), an instant within years 0001 to 9999 once in UTC
+ * ({@link clientTimeInRange}; else 400 {@link CLIENT_TIME_RANGE_RULE}).
+ */
+export function clientDateTime(formatMessage: (input: unknown) => string) {
+  return z.iso.datetime({ offset: true, error: (iss) => formatMessage(iss.input) }).refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
+}
 
 /** What to send as `expectedRevision` (the 400 message for anything else). */
 export const EXPECTED_REVISION_RULE =
@@ -231,7 +242,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const id = clientId;
   const common = {
     id: id.optional(),
-    createdAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' }).optional(),
+    createdAt: clientDateTime(() => 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z').optional(),
     // z.unknown keeps the client's object itself: a record schema would copy it and lose a
     // `__proto__` key (JSON.parse makes it an own property; an assignment does not).
     metadata: z
@@ -367,8 +378,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     trigger: z.unknown().optional(),
     estimator: estimator.optional(),
     sessionId: z.string().describe('read-only: when sent, the session of the path (else 400 invalid_parameter)').optional(),
-    setAt: z.iso
-      .datetime({ offset: true, message: 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)' })
+    setAt: clientDateTime(() => 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)')
       .describe(readOnly)
       .optional(),
     revision: revisionParam.describe(readOnly).optional(),
