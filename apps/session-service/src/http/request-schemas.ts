@@ -66,18 +66,30 @@ export function jsonDepthAtMost(value: unknown, max: number): boolean {
   return true;
 }
 
+/** The ranges of {@link integerInRange} schemas, by their zod definition (shared by the copies `.describe()` makes). */
+const INTEGER_RANGES = new WeakMap<object, { minimum: bigint; maximum: bigint }>();
+
 /**
  * A decimal integer in `[min, max]` sent as text (query parameters), read by
  * {@link parseCanonicalInteger} (canonical digits only: `"03"`, `"+3"`, `" 3"`, `"3e0"` are
  * refused), with a message naming the range and the spelling. Out-of-range values are 400s, never
- * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`.
+ * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`, and
+ * as a query parameter also the integer it is ({@link integerRangeOf}), so that typed clients
+ * may pass a number.
  */
 export function integerInRange(min: bigint, max: bigint) {
   const message = `must be an integer from ${min} to ${max}, ${CANONICAL_DECIMAL_RULE}`;
-  return z
+  const schema = z
     .string({ error: message })
     .refine((s) => parseCanonicalInteger(s, min, max) !== null, { message })
     .meta({ pattern: CANONICAL_DECIMAL_PATTERN });
+  INTEGER_RANGES.set(schema._zod.def, { minimum: min, maximum: max });
+  return schema;
+}
+
+/** The range of an {@link integerInRange} schema (or of a copy of it `.describe()` made), else undefined. */
+export function integerRangeOf(schema: z.core.$ZodType): { minimum: bigint; maximum: bigint } | undefined {
+  return INTEGER_RANGES.get(schema._zod.def);
 }
 
 /** A revision or position sent as text (`atRevision`, `fromRevision`, `minPosition`): 0 to {@link MAX_REVISION}, see {@link integerInRange}. */
