@@ -118,9 +118,10 @@ export function ApiQueryParams(schema: z.ZodType): MethodDecorator {
     override: (ctx) => {
       const range = integerRangeOf(ctx.zodSchema);
       if (!range) return;
-      const rewritten = integerQueryParameter(ctx.jsonSchema as Record<string, unknown>, range);
-      for (const key of Object.keys(ctx.jsonSchema)) delete (ctx.jsonSchema as Record<string, unknown>)[key];
-      Object.assign(ctx.jsonSchema, rewritten);
+      const node = ctx.jsonSchema as Record<string, unknown>;
+      const rewritten = integerQueryParameter(node, range);
+      for (const key of Object.keys(node)) delete node[key];
+      Object.assign(node, rewritten);
     },
   }) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   const decorators = Object.entries(json.properties ?? {}).map(([name, property]) => {
