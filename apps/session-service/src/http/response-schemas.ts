@@ -71,8 +71,8 @@ export const TriggerSchema: z.ZodType<Trigger> = named(
   'Trigger',
   z.lazy(() =>
     z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(0) }),
-      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(0) }),
+      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(1) }),
+      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(1) }),
       z.strictObject({ type: z.literal('any-of'), triggers: z.array(TriggerSchema).min(1) }),
       z.strictObject({ type: z.literal('all-of'), triggers: z.array(TriggerSchema).min(1) }),
     ]),
