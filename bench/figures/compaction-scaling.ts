@@ -65,7 +65,7 @@ export async function runCompactionScaling(options: CompactionScalingOptions): P
   const appendEvents = async (n: number) => {
     const data: EventData[] = cycler
       .take(n)
-      .map(({ event, costs }) => ({ id: storeEventId(key, event.id), type: CONVERSATION_EVENT, data: { event, costs }, metadata }));
+      .map(({ event, costs }) => ({ id: storeEventId(key, 0n, event.id), type: CONVERSATION_EVENT, data: { event, costs }, metadata }));
     await store.appendToStream(stream, data, { expectedRevision: 'any' });
   };
   const length = async () => Number((await store.streamRevision(stream)) ?? -1n) + 1;

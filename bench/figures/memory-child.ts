@@ -82,7 +82,7 @@ async function main(): Promise<void> {
         const sessionId = `mem-${k}`;
         const key = sessionKey('default', sessionId);
         const data: EventData[] = cycler.take(eventsPerSession).map(({ event, costs }) => ({
-          id: storeEventId(key, event.id),
+          id: storeEventId(key, 0n, event.id), // a fresh session: incarnation 0n
           type: CONVERSATION_EVENT,
           data: { event, costs },
           metadata: { tenantId: 'default', sessionId },

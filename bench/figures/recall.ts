@@ -85,7 +85,7 @@ export async function runRecall(options: RecallOptions): Promise<FigureResult> {
       const sessionId = `s${s}`;
       const key = sessionKey('default', sessionId);
       const batch: RecordedEvent[] = cycler.take(Math.min(EVENTS_PER_SESSION, options.events - Number(position))).map(({ event, costs }, revision) => ({
-        id: storeEventId(key, event.id),
+        id: storeEventId(key, 0n, event.id), // a fresh session: incarnation 0n
         type: CONVERSATION_EVENT,
         data: { event, costs },
         metadata: { tenantId: 'default', sessionId },

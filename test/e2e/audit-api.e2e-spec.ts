@@ -130,24 +130,36 @@ describe('audit API', () => {
     expect(summary.lastPosition).toBe(compaction.position);
 
     const noPolicy = await a.GET('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' } } });
-    expect(SessionPolicySchema.parse(noPolicy.data)).toEqual({ sessionId: 'summary', policy: null });
-    await a.PUT('/v1/sessions/{sessionId}/policy', {
+    expect(SessionPolicySchema.parse(noPolicy.data)).toEqual({
+      sessionId: 'summary',
+      strategy: null,
+      trigger: null,
+      estimator: null,
+      revision: compaction.revision,
+    });
+    const set = await a.PUT('/v1/sessions/{sessionId}/policy', {
       params: { path: { sessionId: 'summary' } },
       body: { strategy: { type: 'token-count', maxTokens: 500 }, trigger: { type: 'turn-count', maxTurns: 50 } },
     });
     const after = await append(a, 'summary', ['seven']);
     const policy = await a.GET('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' }, query: { minPosition: after.position } } });
-    expect(SessionPolicySchema.parse(policy.data).policy).toMatchObject({
+    expect(SessionPolicySchema.parse(policy.data)).toMatchObject({
       strategy: { type: 'token-count', maxTokens: 500 },
       trigger: { type: 'turn-count', maxTurns: 50 },
       estimator: 'cl100k_base',
     });
+    // GET answers what PUT answered: the policy event in force (its revision, not the session's last).
+    expect(policy.data).toEqual(set.data);
+    // The typed client PUTs a GET answer back as it is: the same policy, nothing written.
+    const back = await a.PUT('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' } }, body: policy.data! });
+    expect(back.data).toEqual(policy.data);
     const withPolicy = await a.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: 'summary' } } });
     expect(withPolicy.data!.policy?.strategy).toEqual({ type: 'token-count', maxTokens: 500 });
-    await a.PUT('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' } }, body: { strategy: null } });
+    const clear = await a.PUT('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' } }, body: { strategy: null } });
     const cleared = await append(a, 'summary', ['eight']);
     const none = await a.GET('/v1/sessions/{sessionId}/policy', { params: { path: { sessionId: 'summary' }, query: { minPosition: cleared.position } } });
-    expect(none.data!.policy).toBeNull();
+    expect(SessionPolicySchema.parse(none.data)).toMatchObject({ strategy: null, trigger: null, estimator: null });
+    expect(none.data).toEqual(clear.data);
   });
 
   it('pages the compaction history oldest first while compactions keep coming; minPosition shows a decision at once', async () => {

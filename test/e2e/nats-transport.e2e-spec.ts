@@ -223,6 +223,29 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     }
   });
 
+  it('a policy command answers the shape GET …/policy answers, takes it back as it is, and reads null as absent', async () => {
+    const executor = new NatsCommandExecutor(harness.service.app.get(CommandBus), harness.service.store, requestSchemas(harness.service.config), {
+      prefix,
+      tenants: new Set(['default']),
+      maxBodyBytes: MAX_BODY_BYTES,
+    });
+    const run = (body: unknown, commandId: string) =>
+      executor.execute({ subject: subject('nats-policy', 'policy'), data: new TextEncoder().encode(JSON.stringify(body)), commandId, redelivered: false });
+    const set = await run({ strategy: { type: 'turn-window', maxTurns: 3 }, trigger: null, estimator: null }, 'cmd-p1');
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ sessionId: 'nats-policy', trigger: null, estimator: 'cl100k_base' });
+    const position = (set.body as { position: string }).position;
+    const got = await harness.http().get(`/v1/sessions/nats-policy/policy?minPosition=${position}`).expect(200);
+    expect(got.body).toEqual(set.body);
+    const back = await run(got.body, 'cmd-p2');
+    expect(back).toEqual(set);
+    const clear = await run({ strategy: null, trigger: null, estimator: null }, 'cmd-p3');
+    expect(clear.body).toMatchObject({ strategy: null, trigger: null, estimator: null });
+    expect(await run(clear.body, 'cmd-p4')).toEqual(clear);
+    const log = await harness.service.store.readStream('session-default.nats-policy');
+    expect(log.filter((e) => e.type === POLICY_SET)).toHaveLength(2);
+  });
+
   it('a redelivered command is not applied twice (append, policy, compact)', async () => {
     const app = harness.service.app;
     const executor = new NatsCommandExecutor(app.get(CommandBus), harness.service.store, requestSchemas(harness.service.config), {

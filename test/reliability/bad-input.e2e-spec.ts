@@ -804,7 +804,8 @@ const CASES: BadRequest[] = [
     body: { strategy: null, trigger: { type: 'turn-count', maxTurns: 3 }, estimator: 'chars' },
     status: 400,
     code: 'invalid_parameter',
-    mentions: /^trigger: a policy without a strategy has no trigger: send only \{"strategy": null\} to clear the policy, or give a strategy/,
+    mentions:
+      /^trigger: a policy without a strategy has no trigger: to clear the policy send \{"strategy": null\} \(trigger null or left out\), or give a strategy/,
     parameter: 'trigger',
   },
   {
@@ -814,8 +815,27 @@ const CASES: BadRequest[] = [
     body: { strategy: null, estimator: 'chars' },
     status: 400,
     code: 'invalid_parameter',
-    mentions: /^estimator: .*send only \{"strategy": null\}/,
+    mentions: /^estimator: .*send \{"strategy": null\} \(estimator null or left out\)/,
     parameter: 'estimator',
+  },
+  {
+    name: 'policy: a sessionId (read-only) naming another session',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { sessionId: 'someone-else', strategy: null },
+    status: 400,
+    code: 'invalid_parameter',
+    mentions: /^sessionId: is "someone-else", another session than the .* this request is sent to: leave it out/,
+    parameter: 'sessionId',
+  },
+  {
+    name: 'policy: a read-only setAt that is no date-time',
+    method: 'put',
+    path: `${S}/policy`,
+    body: { strategy: null, setAt: 'yesterday' },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /^setAt: must be an ISO-8601 date-time/,
   },
   {
     name: 'policy: unknown field',

@@ -1,6 +1,6 @@
 /**
  * The replay's transport under the typed client, against a scripted HTTP server: which answers it
- * retries (429, a GET's 503 projection_behind), which it throws as ServiceHttpError (with the
+ * retries (429, a GET's 503 projection_behind, a 503 counting_timeout), which it throws as ServiceHttpError (with the
  * service's status, code, message and body), the one-line ReplayErrors when nothing or something
  * else answers, and the API key header. About 1 s.
  */
@@ -64,7 +64,7 @@ describe('the replay client', () => {
     );
   });
 
-  it("retries a GET's 503 projection_behind, but not a POST's, nor another 503", async () => {
+  it("retries a GET's 503 projection_behind (not a POST's) and any 503 counting_timeout, but no other 503", async () => {
     const behind = { status: 503, body: error('projection_behind', 'the read models have not reached 9') };
     const get = await serve([behind, { status: 200, body: HEALTH }]);
     await expect(ok(createReplayClient(get.url).GET('/health'))).resolves.toMatchObject({ status: 'ok' });
@@ -76,6 +76,18 @@ describe('the replay client', () => {
     );
     await expect(refused).rejects.toMatchObject({ name: 'ServiceHttpError', status: 503, code: 'projection_behind' });
     expect(post.seen).toHaveLength(1);
+
+    // counting_timeout wrote nothing and asks for a retry: retried on any method.
+    const counting = error('counting_timeout', 'counting the tokens of this request took longer than 30000 ms; nothing was written: retry shortly');
+    const busy = await serve([
+      { status: 503, body: counting },
+      { status: 201, body: APPENDED },
+    ]);
+    const appended = ok(
+      createReplayClient(busy.url).POST('/v1/sessions/{sessionId}/messages', { params: { path: { sessionId: 's1' } }, body: { messages: [] } }),
+    );
+    await expect(appended).resolves.toMatchObject({ position: '1' });
+    expect(busy.seen.map((r) => r.method)).toEqual(['POST', 'POST']);
 
     const down = await serve([{ status: 503, body: error('store_unavailable', 'the store does not answer') }]);
     await expect(ok(createReplayClient(down.url).GET('/health'))).rejects.toMatchObject({ status: 503, code: 'store_unavailable' });

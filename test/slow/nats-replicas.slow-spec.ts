@@ -77,11 +77,11 @@ async function expectAppliedOnce(eventsFile: string, sent: Sent[]): Promise<void
       const key = sessionKey('default', c.session);
       const log = bySession.get(c.session)!;
       if (c.kind === 'append') {
-        const ids = [storeEventId(key, `${c.id}:0`), storeEventId(key, `${c.id}:1`)];
+        const ids = [storeEventId(key, 0n, `${c.id}:0`), storeEventId(key, 0n, `${c.id}:1`)]; // sessions never erased: incarnation 0n
         const found = log.filter((e) => ids.includes(e.id)).length;
         if (found !== 2) problems.push(`${c.session} append ${c.id}: ${found} of 2 events`);
       } else {
-        const compactionId = commandCompactionId(key, c.id);
+        const compactionId = commandCompactionId(key, 0n, c.id);
         const decisions = log.filter(
           (e) => /^Compaction(Completed|Failed)$/.test(e.type) && (e.data as { compactionId: string }).compactionId === compactionId,
         ).length;

@@ -100,10 +100,11 @@ export async function dumpAndRebuild(
  */
 export async function appendDirect(store: EventStore, sessionId: string, events: SessionEvent[], tenantId = 'default'): Promise<bigint> {
   const key = sessionKey(tenantId, sessionId);
+  const incarnation = await store.streamIncarnation(sessionStream(key));
   const result = await store.appendToStream(
     sessionStream(key),
     events.map((event) => ({
-      id: storeEventId(key, event.id),
+      id: storeEventId(key, incarnation, event.id),
       type: CONVERSATION_EVENT,
       data: { event, costs: computeEventCosts(event) },
       metadata: { tenantId, sessionId },

@@ -3,7 +3,8 @@
  * of `@lib/client`, openapi-fetch over the generated OpenAPI types, so a changed API breaks the
  * replay's compile) with a transport of the replay's own: one-line {@link ReplayError}s when
  * nothing answers, patient retries only where the service asks for them (429 with Retry-After,
- * 503 `projection_behind` on reads), and every other non-2xx answer thrown as a
+ * 503 `projection_behind` on reads, 503 `counting_timeout`, which wrote nothing), and every other
+ * non-2xx answer thrown as a
  * {@link ServiceHttpError}.
  */
 import { createSessionServiceClient, type Schemas, type SessionServiceClient } from '@lib/client';
@@ -34,7 +35,7 @@ export class ServiceHttpError extends Error {
 /** `GET /health` (the generated client's schema). */
 export type HealthAnswer = Schemas['Health'];
 
-/** Attempts of one request that the service answers 429 or (GET) 503 `projection_behind` before its answer is thrown. */
+/** Attempts of one request that the service answers 429, (GET) 503 `projection_behind` or 503 `counting_timeout` before its answer is thrown. */
 const MAX_RETRIES = 20;
 
 /** Longest wait between two attempts, ms (a larger Retry-After is cut to it). */
@@ -60,9 +61,10 @@ function parseJson(text: string): unknown {
 
 /**
  * The replay's transport (openapi-fetch's `fetch` option): sends the request, retries a 429
- * (after Retry-After seconds, at most {@link MAX_RETRY_WAIT_MS}) and a GET's 503
- * `projection_behind` (after 200 ms × attempt when no Retry-After) up to {@link MAX_RETRIES}
- * times, and returns only 2xx answers.
+ * (after Retry-After seconds, at most {@link MAX_RETRY_WAIT_MS}), a GET's 503
+ * `projection_behind` and any request's 503 `counting_timeout` (the service wrote nothing and says
+ * to retry shortly: counting on a busy machine missed its deadline) (after 200 ms × attempt when no
+ * Retry-After) up to {@link MAX_RETRIES} times, and returns only 2xx answers.
  * @throws ReplayError (one line) when the service stops answering (connection refused, reset, …).
  * @throws ServiceHttpError for any other non-2xx answer, or a retried one after the last attempt.
  */
@@ -81,7 +83,8 @@ function replayTransport(baseUrl: string): (request: Request) => Promise<Respons
       const json = parseJson(text);
       const body = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as Record<string, unknown>) : undefined;
       const code = typeof body?.code === 'string' ? body.code : undefined;
-      const retriable = res.status === 429 || (request.method === 'GET' && res.status === 503 && code === 'projection_behind');
+      const retriable =
+        res.status === 429 || (res.status === 503 && (code === 'counting_timeout' || (request.method === 'GET' && code === 'projection_behind')));
       if (retriable && attempt < MAX_RETRIES) {
         const after = Number(res.headers.get('retry-after'));
         await sleep(Number.isFinite(after) && after > 0 ? Math.min(after * 1000, MAX_RETRY_WAIT_MS) : 200 * (attempt + 1));

@@ -205,9 +205,9 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The session's auto-compaction policy (null when none is set) */
+        /** The session's auto-compaction policy (strategy, trigger and estimator null when none is set); PUT it back as it is to set it again */
         get: operations["SessionHistoryController_policy"];
-        /** Set the session's auto-compaction policy (strategy null clears it) */
+        /** Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers */
         put: operations["SessionsController_setPolicy"];
         post?: never;
         delete?: never;
@@ -565,17 +565,6 @@ export interface components {
             strategy: components["schemas"]["Strategy"];
             trigger: components["schemas"]["Trigger"] | null;
         };
-        PolicyAnswer: {
-            estimator: components["schemas"]["Estimator"];
-            /** @description global position of the policy event: pass it as minPosition to read the session once it is projected */
-            position?: string;
-            revision: string;
-            sessionId: string;
-            /** @description when the policy was set; absent when a clear found no policy ever set (nothing was written) */
-            setAt?: string;
-            strategy: components["schemas"]["Strategy"] | null;
-            trigger: components["schemas"]["Trigger"] | null;
-        };
         Readiness: {
             projector: {
                 /** @description the last global position the read models applied */
@@ -615,8 +604,19 @@ export interface components {
             sessions: components["schemas"]["SessionSummary"][];
         };
         SessionPolicy: {
-            policy: components["schemas"]["Policy"] | null;
+            /** @description the estimator of the policy in force; null when there is no policy */
+            estimator: components["schemas"]["Estimator"] | null;
+            /** @description read-only: global position of the policy event in force: pass it as minPosition to read the session once it is projected; absent when no policy was ever set */
+            position?: string;
+            /** @description read-only: stream revision of the policy event in force; the session's revision when no policy was ever set */
+            revision: string;
             sessionId: string;
+            /** @description read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set */
+            setAt?: string;
+            /** @description the strategy in force; null: no policy (never set, or cleared) */
+            strategy: components["schemas"]["Strategy"] | null;
+            /** @description null: the policy fires always, or there is no policy */
+            trigger: components["schemas"]["Trigger"] | null;
         };
         SessionSummary: {
             /** @description recorded compactions that changed the window */
@@ -903,19 +903,19 @@ export interface operations {
                 archived?: "true" | "false";
                 /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
-                /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters */
+                /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page) */
                 cursor?: string;
-                /** @description only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z): an event's createdAt, else when it was appended */
+                /** @description only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended */
                 from?: string;
                 /** @description hits per page: 1 to 100 (default 20) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
                 /** @description the words to search for: 1 to 1000 characters (Unicode code points) */
                 q: string;
                 /** @description only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
                 sessionId?: string;
-                /** @description only events created before this time (ISO-8601; after from) */
+                /** @description only events created before this time (ISO-8601; an offset's + sent as %2B; after from) */
                 to?: string;
                 /** @description only events of this kind (DESIGN §5's kind filter; an event's type): user, assistant, tool, system or summary */
                 type?: "user" | "assistant" | "tool" | "system" | "summary";
@@ -969,15 +969,15 @@ export interface operations {
     SessionHistoryController_list: {
         parameters: {
             query?: {
-                /** @description nextCursor of the previous page */
+                /** @description nextCursor of the previous page (absent or empty: the first page) */
                 cursor?: string;
                 /** @description estimator of windowTokens (default cl100k_base) */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description page size, 1..100 (default 50) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
-                /** @description only sessions active at or after this time (ISO-8601) */
+                minPosition?: number | string;
+                /** @description only sessions active at or after this time (ISO-8601; an offset's + sent as %2B) */
                 updatedSince?: string;
                 /** @description only sessions of this user */
                 userId?: string;
@@ -1041,7 +1041,7 @@ export interface operations {
                 /** @description estimator of windowTokens (default cl100k_base) */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1186,12 +1186,12 @@ export interface operations {
     SessionHistoryController_compactions: {
         parameters: {
             query?: {
-                /** @description nextCursor of the previous page */
+                /** @description nextCursor of the previous page (absent or empty: the first page) */
                 cursor?: string;
                 /** @description page size, 1..100 (default 50) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1269,9 +1269,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    dryRun?: boolean;
-                    /** @enum {string} */
-                    estimator?: "cl100k_base" | "o200k_base" | "chars";
+                    /** @description null counts as absent */
+                    dryRun?: boolean | null;
+                    /** @description absent or null: cl100k_base */
+                    estimator?: ("cl100k_base" | "o200k_base" | "chars") | null;
                     strategy: components["schemas"]["StrategyInput"];
                     /** @description absent or null: always */
                     trigger?: components["schemas"]["Trigger"] | null;
@@ -1357,7 +1358,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1428,7 +1429,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1499,11 +1500,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description the first revision of the page (default 0): a previous page's nextRevision */
-                fromRevision?: string;
+                fromRevision?: number | string;
                 /** @description events per page: 1 to 1000 (default 100) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1851,7 +1852,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1929,9 +1930,17 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @enum {string} */
-                    estimator?: "cl100k_base" | "o200k_base" | "chars";
-                    /** @description null clears the policy: send {"strategy": null} alone (a trigger or estimator with it is 400 invalid_parameter) */
+                    /** @description absent or null: cl100k_base */
+                    estimator?: ("cl100k_base" | "o200k_base" | "chars") | null;
+                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
+                    position?: string | null;
+                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
+                    revision?: string | null;
+                    /** @description read-only: when sent, the session of the path (else 400 invalid_parameter); null counts as absent */
+                    sessionId?: string | null;
+                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
+                    setAt?: string | null;
+                    /** @description null clears the policy (trigger and estimator then null or left out: either one set is 400 invalid_parameter); a GET …/policy answer can be sent back as it is */
                     strategy: components["schemas"]["StrategyInput"] | null;
                     /** @description absent or null: always */
                     trigger?: components["schemas"]["Trigger"] | null;
@@ -1939,13 +1948,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description PolicyAnswer */
+            /** @description SessionPolicy */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["PolicyAnswer"];
+                    "application/json": components["schemas"]["SessionPolicy"];
                 };
             };
             /** @description invalid input: code names the kind, parameter the field, message what to fix */
@@ -2017,13 +2026,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown */
-                atRevision?: string;
+                atRevision?: number | string;
                 /** @description the tokenizer that counts the window's tokens: cl100k_base (default), o200k_base or chars */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description events (default): native session events; openai: OpenAI chat messages, ready to send to the model */
                 format?: "events" | "openai";
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {

@@ -29,15 +29,31 @@ function uuidV5(namespace: Buffer, name: string): string {
 
 /**
  * A deterministic event id: the RFC 4122 UUID version 5 (SHA-1) of `name` in `namespace`,
- * lowercase text form. The same (namespace, name) always gives the same UUID, so a retried
- * request derives the same event ids and the store treats the retry as idempotent.
+ * lowercase text form. The same (namespace, name, incarnation) always gives the same UUID, so a
+ * retried request derives the same event ids and the store treats the retry as idempotent.
  *
  * `namespace` may be a UUID (used as is, as RFC 4122 specifies) or any other string, e.g. a
  * session id: it is then first mapped to the UUID v5 of that string in {@link EVENT_ID_NAMESPACE}.
- * Typical use: `deterministicEventId(sessionId, clientMessageId)`. Pure; never throws.
+ *
+ * `incarnation` (bigint >= 0n, default 0n) is the incarnation of the stream the event goes to, as
+ * `EventStore.streamIncarnation` reads it: the revision at which the stream's current life
+ * starts, 0n for a stream never erased. With 0n the id is the one this function always gave (ids of
+ * streams never erased do not change, so retries across a deploy stay idempotent). With any other
+ * value the namespace is first mapped to the UUID v5 of `incarnation\u0000<n>` in it, so no id of one
+ * incarnation is an id of another: a stream erased and written again with the same names gets new
+ * ids (KurrentDB keeps a soft-deleted stream's ids and would take an append of them for a replay
+ * of the erased events, answering success without writing; kurrent-io/KurrentDB#4058), while a
+ * retry within one incarnation derives the same ids. This is the one rule for deterministic ids:
+ * every caller passes the incarnation it read with the state it decided on.
+ *
+ * Typical use: `deterministicEventId(namespace, sessionId + "\u0000" + clientMessageId, incarnation)`.
+ * Pure.
+ * @throws RangeError when `incarnation` is negative.
  */
-export function deterministicEventId(namespace: string, name: string): string {
-  return uuidV5(namespaceBytes(namespace), name);
+export function deterministicEventId(namespace: string, name: string, incarnation = 0n): string {
+  if (incarnation < 0n) throw new RangeError(`incarnation must be >= 0n, got ${incarnation}`);
+  const base = namespaceBytes(namespace);
+  return uuidV5(incarnation === 0n ? base : uuidBytes(uuidV5(base, `incarnation\u0000${incarnation}`)), name);
 }
 
 /** Namespaces already mapped to their UUID bytes (a service uses a handful; cleared past {@link MAX_REMEMBERED_NAMESPACES}). */

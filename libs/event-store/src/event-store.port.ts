@@ -126,6 +126,17 @@ export interface EventStore {
   /** The revision of the stream's last event, or `null` when the stream does not exist (or was deleted). */
   streamRevision(stream: string): Promise<bigint | null>;
 
+  /**
+   * The stream's incarnation: the revision (bigint) at which its current life starts. That is the
+   * revision of its first event when it exists; otherwise the revision its next append will get:
+   * 0n for a stream never written, the last deleted revision + 1n after a deletion (revisions are
+   * never reused, see {@link EventStore.deleteStream}). So it is 0n for every stream never deleted,
+   * stays the same for every append within one life of the stream, and differs after each
+   * deletion: `deterministicEventId` folds it into event ids, so that a stream erased and written
+   * again never derives the ids of its erased events (KurrentDB would take those for a replay).
+   */
+  streamIncarnation(stream: string): Promise<bigint>;
+
   /** The global position of the last event in the store, or 0n when it is empty. */
   headPosition(): Promise<bigint>;
 

@@ -23,4 +23,28 @@ describe('deterministicEventId', () => {
     expect(deterministicEventId('other', 'x')).toBe(first);
     expect(first).toBe('b709a093-d979-50b2-a236-6bb4b41ad80f');
   });
+
+  describe('with the incarnation of the stream (EventStore.streamIncarnation)', () => {
+    const namespace = 'session-memory-compaction/event';
+
+    it('gives the ids of the earlier formula for incarnation 0n, the default: streams never erased keep their ids', () => {
+      expect(deterministicEventId(namespace, 'demo\u0000u1', 0n)).toBe('e1a0034f-2a16-5462-a339-b25adaec0ec6');
+      expect(deterministicEventId(namespace, 'demo\u0000u1', 0n)).toBe(deterministicEventId(namespace, 'demo\u0000u1'));
+    });
+
+    it('gives other ids for the same name after an erasure (incarnation n > 0: the UUID v5 of the name in uuid5(namespace, "incarnation\\0<n>"), per Python)', () => {
+      expect(deterministicEventId(namespace, 'demo\u0000u1', 3n)).toBe('009542bc-d72d-580a-82e6-48b00941b351');
+      expect(deterministicEventId(namespace, 'demo\u0000u1', 4n)).toBe('999e07f7-f353-5c25-9534-c0124a6b5d4f');
+      const lives = [0n, 1n, 3n, 4n].map((incarnation) => deterministicEventId(namespace, 'demo\u0000u1', incarnation));
+      expect(new Set(lives).size).toBe(4);
+    });
+
+    it('gives the same id to every retry within one incarnation', () => {
+      for (let i = 0; i < 3; i++) expect(deterministicEventId(namespace, 'demo\u0000u1', 1n)).toBe('1ee0cb70-54b6-56ed-9953-c8603796f09c');
+    });
+
+    it('refuses a negative incarnation', () => {
+      expect(() => deterministicEventId(namespace, 'x', -1n)).toThrow(RangeError);
+    });
+  });
 });

@@ -346,6 +346,39 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         expect(notFirst).toMatchObject({ expected: 'no_stream', actual: later.nextExpectedRevision });
       });
 
+      it('names each life of a stream by its incarnation: 0n until a deletion, then the first revision after the deleted ones', async () => {
+        const s = `${prefix()}session-i`;
+        expect(await store.streamIncarnation(s)).toBe(0n);
+        await store.appendToStream(s, [ev(), ev()]);
+        expect(await store.streamIncarnation(s)).toBe(0n);
+        await store.deleteStream(s);
+        // Deleted, not written again yet: the revision its next append gets.
+        expect(await store.streamIncarnation(s)).toBe(2n);
+        await store.appendToStream(s, [ev()], { expectedRevision: 'no_stream' });
+        await store.appendToStream(s, [ev()]);
+        expect(await store.streamIncarnation(s)).toBe(2n);
+        await store.deleteStream(s, { expectedRevision: 3n });
+        expect(await store.streamIncarnation(s)).toBe(4n);
+        await store.appendToStream(s, [ev()]);
+        expect(await store.streamIncarnation(s)).toBe(4n);
+      });
+
+      it("refuses or writes, never silently drops, an append of a deleted stream's event ids to the stream written again", async () => {
+        // KurrentDB keeps a soft-deleted stream's ids and takes them for a replay (kurrent-io/KurrentDB#4058):
+        // it refuses them (DuplicateEventIdError); SQLite and PostgreSQL removed them and write them.
+        const s = `${prefix()}session-j`;
+        const erased = [ev(), ev()];
+        await store.appendToStream(s, erased);
+        await store.deleteStream(s);
+        const again = await store.appendToStream(s, erased, { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+        if (again instanceof Error) {
+          expect(again).toBeInstanceOf(DuplicateEventIdError);
+          expect(await store.streamRevision(s)).toBeNull();
+        } else {
+          expect((await store.readStream(s)).map((e) => e.id)).toEqual(erased.map((e) => e.id));
+        }
+      });
+
       it('with an expected revision, deletes only a stream still at it: otherwise nothing is deleted and the error names the actual revision', async () => {
         const s = `${prefix()}session-x`;
         await store.appendToStream(s, [ev(), ev()]);

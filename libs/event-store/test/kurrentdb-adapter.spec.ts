@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
-import { StreamNotFoundError, UnavailableError, WrongExpectedVersionError, type KurrentDBClient } from '@kurrent/kurrentdb-client';
+import { StreamDeletedError, StreamNotFoundError, UnavailableError, WrongExpectedVersionError, type KurrentDBClient } from '@kurrent/kurrentdb-client';
 import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError, type RecordedEvent } from '../src';
 import { KurrentDbEventStore } from '../src/kurrentdb';
 
@@ -23,6 +23,9 @@ const recorded = (stream: string, revision: bigint, position: bigint, data: unkn
   },
   commitPosition: position,
 });
+
+/** The `$tb` of a soft-deleted stream as the client parses it: the server's 2^63 - 1 as a JSON number (2^63 once a double). */
+const DELETED_TB = 2 ** 63;
 
 async function* iterate<T>(items: T[]): AsyncIterableIterator<T> {
   for (const i of items) yield i;
@@ -67,12 +70,32 @@ describe('KurrentDbEventStore (stub client)', () => {
       appendToStream: async () => {
         throw new WrongExpectedVersionError(undefined, { streamName: 'session-a', expected: 1n, current: 4n });
       },
+      readStream: () => iterate([recorded('session-a', 4n, 40n)]),
     });
     const err = await new KurrentDbEventStore(client)
       .appendToStream('session-a', [{ id: randomUUID(), type: 'T', data: {} }], { expectedRevision: 1n })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WrongExpectedRevisionError);
     expect(err).toMatchObject({ stream: 'session-a', expected: 1n, actual: 4n });
+  });
+
+  it("names a soft-deleted stream's state 'no_stream' when an append is refused (the server reports its last deleted revision, or StreamDeleted)", async () => {
+    let thrown: unknown = new WrongExpectedVersionError(undefined, { streamName: 's', expected: 1n, current: 4n });
+    const { client } = stub({
+      appendToStream: async () => {
+        throw thrown;
+      },
+      readStream: () =>
+        // eslint-disable-next-line require-yield -- a soft-deleted stream reads as not found
+        (async function* () {
+          throw new StreamNotFoundError(undefined, 's');
+        })(),
+    });
+    const store = new KurrentDbEventStore(client);
+    const append = (expectedRevision: bigint | 'stream_exists') => store.appendToStream('s', [{ id: randomUUID(), type: 'T', data: {} }], { expectedRevision });
+    await expect(append(1n)).rejects.toMatchObject({ name: 'WrongExpectedRevisionError', expected: 1n, actual: 'no_stream' });
+    thrown = StreamDeletedError.fromStreamName('s');
+    await expect(append('stream_exists')).rejects.toMatchObject({ name: 'WrongExpectedRevisionError', expected: 'stream_exists', actual: 'no_stream' });
   });
 
   it("maps a missing stream's negative or absent revision to 'no_stream', and unavailability to EventStoreUnavailableError", async () => {
@@ -100,10 +123,78 @@ describe('KurrentDbEventStore (stub client)', () => {
       nextExpectedRevision: 0n,
       position: 123n,
     });
-    expect(calls.readStream[0][1]).toMatchObject({ fromRevision: 0n, maxCount: 1 });
+    // The stream's incarnation (its first revision: the events are of its current life), then the events.
+    expect(calls.readStream[0][1]).toMatchObject({ fromRevision: 'start', maxCount: 1 });
+    expect(calls.readStream[1][1]).toMatchObject({ fromRevision: 0n, maxCount: 1 });
     await expect(store.appendToStream('s', [{ id, type: 'T', data: { v: 2 } }], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(
       DuplicateEventIdError,
     );
+  });
+
+  it("refuses an append the server takes for a replay of a soft-deleted stream's events (kurrent-io/KurrentDB#4058: success, nothing written) with DuplicateEventIdError", async () => {
+    const id = randomUUID();
+    const { client } = stub({
+      // The server's answer: the deleted event's revision, no position.
+      appendToStream: async () => ({ success: true, nextExpectedRevision: 1n, position: undefined }),
+      readStream: () =>
+        // eslint-disable-next-line require-yield -- the stream is soft-deleted: it reads as not found
+        (async function* () {
+          throw new StreamNotFoundError(undefined, 's');
+        })(),
+      getStreamMetadata: async () => ({ streamName: 's', metadata: { truncateBefore: DELETED_TB } }),
+      readAll: () => iterate([recorded('s', 1n, 77n)]),
+    });
+    const store = new KurrentDbEventStore(client);
+    const err = await store.appendToStream('s', [{ id, type: 'T', data: {} }], { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DuplicateEventIdError);
+    expect(err).toMatchObject({ stream: 's', eventId: id });
+  });
+
+  describe('streamIncarnation', () => {
+    const notFound = () =>
+      // eslint-disable-next-line require-yield -- a missing or soft-deleted stream reads as not found
+      (async function* () {
+        throw new StreamNotFoundError(undefined, 's.x');
+      })();
+
+    it("is a live stream's first revision (reads start at the soft delete's $tb)", async () => {
+      const { client, calls } = stub({ readStream: () => iterate([recorded('s.x', 5n, 50n)]) });
+      expect(await new KurrentDbEventStore(client).streamIncarnation('s.x')).toBe(5n);
+      expect(calls.readStream[0]).toEqual(['s.x', { direction: 'forwards', fromRevision: 'start', maxCount: 1 }]);
+      expect(calls.getStreamMetadata).toBeUndefined();
+    });
+
+    it('is 0n for a stream never written (no metadata, no $tb)', async () => {
+      const { client, calls } = stub({ readStream: notFound, getStreamMetadata: async () => ({ streamName: 's.x' }) });
+      expect(await new KurrentDbEventStore(client).streamIncarnation('s.x')).toBe(0n);
+      expect(calls.readAll).toBeUndefined();
+    });
+
+    it("is the revision after a soft-deleted stream's last event, found in $all backwards with an exact stream-name filter", async () => {
+      const { client, calls } = stub({
+        readStream: notFound,
+        getStreamMetadata: async () => ({ streamName: 's.x', metadata: { truncateBefore: DELETED_TB } }),
+        readAll: () => iterate([recorded('s.x', 3n, 30n)]),
+      });
+      expect(await new KurrentDbEventStore(client).streamIncarnation('s.x')).toBe(4n);
+      expect(calls.readAll[0][0]).toMatchObject({
+        direction: 'backwards',
+        fromPosition: 'end',
+        maxCount: 1,
+        filter: { filterOn: 'streamName', regex: '^s\\.x$' },
+      });
+    });
+
+    it('is $tb for a stream undeleted without events yet, and an EventStoreUnavailableError when a deleted stream left nothing in $all', async () => {
+      const { client } = stub({ readStream: notFound, getStreamMetadata: async () => ({ streamName: 's.x', metadata: { truncateBefore: 7 } }) });
+      expect(await new KurrentDbEventStore(client).streamIncarnation('s.x')).toBe(7n);
+      const empty = stub({
+        readStream: notFound,
+        getStreamMetadata: async () => ({ streamName: 's.x', metadata: { truncateBefore: DELETED_TB } }),
+        readAll: () => iterate([]),
+      });
+      await expect(new KurrentDbEventStore(empty.client).streamIncarnation('s.x')).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    });
   });
 
   it('reads a missing stream as [] and its revision as null', async () => {

@@ -36,7 +36,7 @@ async function appendDirectly(store: EventStore, sessionId: string, events: Sess
   await store.appendToStream(
     sessionStream(key),
     events.map((event) => ({
-      id: storeEventId(key, event.id),
+      id: storeEventId(key, 0n, event.id), // never erased: incarnation 0n
       type: CONVERSATION_EVENT,
       data: { event, costs: computeEventCosts(event) } satisfies ConversationEventData,
       metadata: { tenantId: 't', sessionId },

@@ -4,7 +4,7 @@
  * validation rule and each error code lives in one place. Bodies are the JSON bodies of the HTTP
  * requests (see `../http/request-schemas.ts`).
  */
-import { parseStrategy, parseTrigger, InvalidParameterError, type Strategy, type Trigger } from '@lib/compaction';
+import { parseStrategy, parseTrigger, quoteInput, InvalidParameterError, type Strategy, type Trigger } from '@lib/compaction';
 import { parseCanonicalInteger, type ExpectedRevision } from '@lib/event-store';
 import {
   AppendSessionEventsCommand,
@@ -21,6 +21,7 @@ import {
 } from '@lib/session';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
+import { checkAppendRoute } from './append-route-hint';
 
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
 export function checkSessionId(sessionId: string): string {
@@ -95,7 +96,8 @@ export type AssignClientId = () => string;
 
 /**
  * The body of `POST /v1/sessions/:sessionId/events` → an append command.
- * @throws InvalidRequestError (400) naming the first invalid field.
+ * @throws InvalidRequestError (400) naming the first invalid field; a body of OpenAI chat
+ *   messages is sent to `/messages` ({@link checkAppendRoute}).
  */
 export function appendEventsCommandFrom(
   schemas: RequestSchemas,
@@ -105,6 +107,7 @@ export function appendEventsCommandFrom(
   assignId: AssignClientId = assignClientId,
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
+  checkAppendRoute(body, 'events');
   const input = validate(schemas.appendEvents, withNullOptionalsAbsent(schemas, body));
   const events: EventToAppend[] = input.events.map((e) => {
     const { id, createdAt, metadata, ...rest } = e;
@@ -118,7 +121,8 @@ export function appendEventsCommandFrom(
  * A tool message without `name` answers with the name of its call: from this request when the call
  * is in it, else resolved by the append handler in the session state the append is decided on
  * (`responseNames: 'from-calls'`), so a call appended by a concurrent request is named right.
- * @throws InvalidRequestError (400 `validation_failed` / `invalid_message`).
+ * @throws InvalidRequestError (400 `validation_failed` / `invalid_message`); a body of native
+ *   events is sent to `/events` ({@link checkAppendRoute}).
  */
 export function appendMessagesCommandFrom(
   schemas: RequestSchemas,
@@ -128,6 +132,7 @@ export function appendMessagesCommandFrom(
   assignId: AssignClientId = assignClientId,
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
+  checkAppendRoute(body, 'messages');
   const input = validate(schemas.appendMessages, body);
   const parsed = openAiMessagesToEvents(input.messages, { assignId });
   const events: EventToAppend[] = parsed.map((event, i) => {
@@ -166,6 +171,8 @@ export async function withRequestPaths<T>(run: () => Promise<T>, pathOf: Request
  * The body of `POST /v1/sessions/:sessionId/compactions` → a compact command. `commandId` (when a
  * transport gives one) makes the compaction id, hence the decision event ids, derive from it;
  * `redelivered` (the transport delivered it before) has its recorded decision answered when there is one.
+ * An optional field sent null counts as absent ({@link nullOptionalsAsAbsent}): `trigger` null fires
+ * always, `estimator` null is `cl100k_base`, `dryRun` null is false.
  * @throws InvalidRequestError (400).
  */
 export function compactCommandFrom(
@@ -177,7 +184,7 @@ export function compactCommandFrom(
   redelivered = false,
 ): CompactSessionCommand {
   checkSessionId(sessionId);
-  const input = validate(schemas.compact, body);
+  const input = validate(schemas.compact, nullOptionalsAsAbsent(schemas.compact, body));
   const strategy = strategyFrom(input.strategy);
   const trigger = triggerFrom(input.trigger);
   const estimator: EstimatorName = input.estimator ?? 'cl100k_base';
@@ -186,20 +193,33 @@ export function compactCommandFrom(
 
 /**
  * The body of `PUT /v1/sessions/:sessionId/policy` → a policy command (idempotent by itself: the
- * policy a session already has appends nothing). A clear (`strategy` null) is `{"strategy": null}`
- * alone: the one place of the rule that a clear carries no trigger (null, when sent) and no
- * estimator, for every transport (a trigger with a null strategy was recorded, then read as a clear).
- * @throws InvalidRequestError (400; `invalid_parameter` naming `trigger` or `estimator` when sent with a null strategy).
+ * policy a session already has appends nothing). The body is the policy as `GET …/policy` answers
+ * it (a `PolicyAnswer`), so an answer sent back as it is sets the same policy: `strategy` (null
+ * clears the policy), `trigger` and `estimator`; the read-only `sessionId` (when sent, the path's),
+ * `setAt`, `revision` and `position` are accepted and ignored. An optional field sent null counts as
+ * absent ({@link nullOptionalsAsAbsent}, the rule of every body): `trigger` null or absent fires
+ * always, `estimator` null or absent is `cl100k_base`. A clear carries no trigger and no estimator
+ * (null or absent), for every transport: the one place of that rule (a trigger with a null strategy
+ * was recorded, then read as a clear).
+ * @throws InvalidRequestError (400; `invalid_parameter` naming `trigger` or `estimator` when sent
+ *   with a null strategy, or `sessionId` when it names another session).
  */
 export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
   checkSessionId(sessionId);
-  const input = validate(schemas.policy, body);
+  const input = validate(schemas.policy, nullOptionalsAsAbsent(schemas.policy, body));
+  if (input.sessionId !== undefined && input.sessionId !== sessionId) {
+    throw new InvalidRequestError(
+      'sessionId',
+      `sessionId: is ${quoteInput(input.sessionId)}, another session than the ${quoteInput(sessionId)} this request is sent to: leave it out or send this session's id`,
+      'invalid_parameter',
+    );
+  }
   if (input.strategy === null) {
     const extra = input.trigger !== undefined && input.trigger !== null ? 'trigger' : input.estimator !== undefined ? 'estimator' : undefined;
     if (extra)
       throw new InvalidRequestError(
         extra,
-        `${extra}: a policy without a strategy has no ${extra}: send only {"strategy": null} to clear the policy, or give a strategy to set one`,
+        `${extra}: a policy without a strategy has no ${extra}: to clear the policy send {"strategy": null} (${extra} null or left out), or give a strategy to set one`,
         'invalid_parameter',
       );
   }

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { LENGTH_UNIT } from '@lib/session';
-import { integerInRange, revisionText } from './request-schemas';
+import { dateTimeParam, integerInRange, revisionText } from './request-schemas';
 
 const position = revisionText().describe(
   "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
@@ -16,7 +16,7 @@ const limit = integerInRange(1n, 100n).describe('page size, 1..100 (default 50)'
 const cursor = z
   .string()
   .max(256, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged' })
-  .describe('nextCursor of the previous page');
+  .describe('nextCursor of the previous page (absent or empty: the first page)');
 
 /** `GET /v1/sessions`. */
 export const sessionListQuery = z.strictObject({
@@ -26,10 +26,7 @@ export const sessionListQuery = z.strictObject({
     .max(256, { message: `must be at most 256 ${LENGTH_UNIT}` })
     .optional()
     .describe('only sessions of this user'),
-  updatedSince: z.iso
-    .datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' })
-    .optional()
-    .describe('only sessions active at or after this time (ISO-8601)'),
+  updatedSince: dateTimeParam().optional().describe("only sessions active at or after this time (ISO-8601; an offset's + sent as %2B)"),
   estimator: estimator.optional(),
   limit: limit.optional(),
   cursor: cursor.optional(),

@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 import {
+  CLIENT_TIME_RANGE_RULE,
   clientIdProblem,
+  clientTimeInRange,
   codePointLength,
   hasLoneSurrogate,
   LENGTH_UNIT,
@@ -64,18 +66,30 @@ export function jsonDepthAtMost(value: unknown, max: number): boolean {
   return true;
 }
 
+/** The ranges of {@link integerInRange} schemas, by their zod definition (shared by the copies `.describe()` makes). */
+const INTEGER_RANGES = new WeakMap<object, { minimum: bigint; maximum: bigint }>();
+
 /**
  * A decimal integer in `[min, max]` sent as text (query parameters), read by
  * {@link parseCanonicalInteger} (canonical digits only: `"03"`, `"+3"`, `" 3"`, `"3e0"` are
  * refused), with a message naming the range and the spelling. Out-of-range values are 400s, never
- * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`.
+ * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`, and
+ * as a query parameter also the integer it is ({@link integerRangeOf}), so that typed clients
+ * may pass a number.
  */
 export function integerInRange(min: bigint, max: bigint) {
   const message = `must be an integer from ${min} to ${max}, ${CANONICAL_DECIMAL_RULE}`;
-  return z
+  const schema = z
     .string({ error: message })
     .refine((s) => parseCanonicalInteger(s, min, max) !== null, { message })
     .meta({ pattern: CANONICAL_DECIMAL_PATTERN });
+  INTEGER_RANGES.set(schema._zod.def, { minimum: min, maximum: max });
+  return schema;
+}
+
+/** The range of an {@link integerInRange} schema (or of a copy of it `.describe()` made), else undefined. */
+export function integerRangeOf(schema: z.core.$ZodType): { minimum: bigint; maximum: bigint } | undefined {
+  return INTEGER_RANGES.get(schema._zod.def);
 }
 
 /** A revision or position sent as text (`atRevision`, `fromRevision`, `minPosition`): 0 to {@link MAX_REVISION}, see {@link integerInRange}. */
@@ -87,6 +101,42 @@ export const revisionText = () => integerInRange(0n, MAX_REVISION);
  */
 export function revisionOf(text: string | undefined): bigint | undefined {
   return text === undefined ? undefined : (parseCanonicalInteger(text) ?? undefined);
+}
+
+/** ISO-8601 date-times with `Z` or an offset: the rule of every date-time the API reads. */
+const isoDateTime = z.iso.datetime({ offset: true });
+
+/**
+ * True when `text` would be a date-time (as {@link isoDateTime} reads it) with a `+` for its space:
+ * a `+` left unencoded in a query string reads as a space (`from=2026-01-01T00:00:00+01:00`).
+ */
+export function hasSpaceForPlusOffset(text: string): boolean {
+  return text.includes(' ') && isoDateTime.safeParse(text.replace(/ /g, '+')).success;
+}
+
+/** The 400 message for a date-time query parameter that is not one; {@link hasSpaceForPlusOffset} says why and what to send. */
+export function dateTimeParamMessage(input: unknown): string {
+  const example = 'e.g. 2026-01-31T12:00:00Z';
+  if (typeof input === 'string' && hasSpaceForPlusOffset(input)) {
+    const sent = input.replace(/ /g, '%2B');
+    return `must be an ISO-8601 date-time: its "+" offset arrived as a space (an unencoded "+" in a query string reads as a space): send the + as %2B (${sent}), or use Z for UTC (${example})`;
+  }
+  return `must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z (a "+hh:mm" offset sent as %2Bhh:mm)`;
+}
+
+/**
+ * A date-time query parameter (recall's `from`/`to`, the session list's `updatedSince`): ISO-8601
+ * with `Z` or an offset, refused (400) with {@link dateTimeParamMessage}.
+ */
+export const dateTimeParam = () => clientDateTime((input) => dateTimeParamMessage(input));
+
+/**
+ * A client date-time, the rule of every date-time the API reads: ISO-8601 with `Z` or an offset
+ * (else 400 with `formatMessage`), an instant within years 0001 to 9999 once in UTC
+ * ({@link clientTimeInRange}; else 400 {@link CLIENT_TIME_RANGE_RULE}).
+ */
+export function clientDateTime(formatMessage: (input: unknown) => string) {
+  return z.iso.datetime({ offset: true, error: (iss) => formatMessage(iss.input) }).refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
 }
 
 /** What to send as `expectedRevision` (the 400 message for anything else). */
@@ -204,7 +254,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const id = clientId;
   const common = {
     id: id.optional(),
-    createdAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' }).optional(),
+    createdAt: clientDateTime(() => 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z').optional(),
     // z.unknown keeps the client's object itself: a record schema would copy it and lose a
     // `__proto__` key (JSON.parse makes it an own property; an assignment does not).
     metadata: z
@@ -331,8 +381,21 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     estimator: estimator.optional(),
     dryRun: z.boolean().optional(),
   });
-  const policy = z.strictObject({ strategy: z.unknown(), trigger: z.unknown().optional(), estimator: estimator.optional() });
   const revisionParam = revisionText();
+  // The policy as GET …/policy answers it (PolicyAnswer), so an answer can be sent back as it is:
+  // its read-only fields are accepted (in their answer's format) and ignored (sessionId: the path's).
+  const readOnly = 'read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored';
+  const policy = z.strictObject({
+    strategy: z.unknown(),
+    trigger: z.unknown().optional(),
+    estimator: estimator.optional(),
+    sessionId: z.string().describe('read-only: when sent, the session of the path (else 400 invalid_parameter)').optional(),
+    setAt: clientDateTime(() => 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)')
+      .describe(readOnly)
+      .optional(),
+    revision: revisionParam.describe(readOnly).optional(),
+    position: revisionParam.describe(readOnly).optional(),
+  });
   const minPosition = revisionParam.describe(
     "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
   );
@@ -384,19 +447,17 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .regex(COMPACTION_ID_PATTERN, { message: COMPACTION_ID_RULE })
         .describe('only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it')
         .optional(),
-      from: z.iso
-        .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
-        .describe("only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z): an event's createdAt, else when it was appended")
+      from: dateTimeParam()
+        .describe(
+          "only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended",
+        )
         .optional(),
-      to: z.iso
-        .datetime({ offset: true, message: 'must be an ISO-8601 date-time' })
-        .describe('only events created before this time (ISO-8601; after from)')
-        .optional(),
+      to: dateTimeParam().describe("only events created before this time (ISO-8601; an offset's + sent as %2B; after from)").optional(),
       limit: integerInRange(1n, 100n).describe('hits per page: 1 to 100 (default 20)').optional(),
       cursor: z
         .string()
         .max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
-        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters")
+        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page)")
         .optional(),
       minPosition: minPosition.optional(),
     })

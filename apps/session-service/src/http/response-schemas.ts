@@ -71,8 +71,8 @@ export const TriggerSchema: z.ZodType<Trigger> = named(
   'Trigger',
   z.lazy(() =>
     z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(0) }),
-      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(0) }),
+      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(1) }),
+      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(1) }),
       z.strictObject({ type: z.literal('any-of'), triggers: z.array(TriggerSchema).min(1) }),
       z.strictObject({ type: z.literal('all-of'), triggers: z.array(TriggerSchema).min(1) }),
     ]),
@@ -202,24 +202,27 @@ export const CompactionAnswerSchema = named(
   'The answer to POST …/compactions',
 );
 
-export const PolicyAnswerSchema = named(
-  'PolicyAnswer',
-  z.strictObject({
-    sessionId: z.string(),
-    strategy: StrategySchema.nullable(),
-    trigger: TriggerSchema.nullable(),
-    estimator: EstimatorSchema,
-    setAt: isoTime.optional().describe('when the policy was set; absent when a clear found no policy ever set (nothing was written)'),
-    revision: decimal,
-    position: decimal.optional().describe('global position of the policy event: pass it as minPosition to read the session once it is projected'),
-  }),
-  'The answer to PUT …/policy (strategy null: the policy was cleared)',
-);
-
+/**
+ * The one shape of a session's policy: `GET …/policy` answers it, so does `PUT …/policy` (HTTP and
+ * NATS), and a `PUT` accepts it back as it is (its read-only fields ignored), which sets the same
+ * policy (nothing written: the same answer).
+ */
 export const SessionPolicySchema = named(
   'SessionPolicy',
-  z.strictObject({ sessionId: z.string(), policy: PolicySchema.nullable() }),
-  'The policy in force, or null',
+  z.strictObject({
+    sessionId: z.string(),
+    strategy: StrategySchema.nullable().describe('the strategy in force; null: no policy (never set, or cleared)'),
+    trigger: TriggerSchema.nullable().describe('null: the policy fires always, or there is no policy'),
+    estimator: EstimatorSchema.nullable().describe('the estimator of the policy in force; null when there is no policy'),
+    setAt: isoTime.optional().describe('read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set'),
+    revision: decimal.describe("read-only: stream revision of the policy event in force; the session's revision when no policy was ever set"),
+    position: decimal
+      .optional()
+      .describe(
+        'read-only: global position of the policy event in force: pass it as minPosition to read the session once it is projected; absent when no policy was ever set',
+      ),
+  }),
+  'The auto-compaction policy of a session (strategy, trigger and estimator null: none), as GET …/policy and PUT …/policy answer it and PUT …/policy accepts it',
 );
 
 export const SessionSummarySchema = named(

@@ -65,7 +65,9 @@ export class SessionHistoryController {
   }
 
   @Get(':sessionId/policy')
-  @ApiOperation({ summary: "The session's auto-compaction policy (null when none is set)" })
+  @ApiOperation({
+    summary: "The session's auto-compaction policy (strategy, trigger and estimator null when none is set); PUT it back as it is to set it again",
+  })
   @ApiQueryParams(minPositionQuery)
   @ApiAnswer(SessionPolicySchema)
   async policy(

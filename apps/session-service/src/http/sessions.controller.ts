@@ -27,7 +27,7 @@ import { BodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard
 import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
-import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, PolicyAnswerSchema, WindowSchema } from './response-schemas';
+import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, SessionPolicySchema, WindowSchema } from './response-schemas';
 import {
   appendEventsCommandFrom,
   appendMessagesCommandFrom,
@@ -94,10 +94,10 @@ export class SessionsController {
   }
 
   @Put('policy')
-  @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it)" })
+  @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers" })
   @ApiBody({ schema: openApiSchema('policy') })
   @BodyFields(DOC_SCHEMAS.policy)
-  @ApiAnswer(PolicyAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
+  @ApiAnswer(SessionPolicySchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
   async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<PolicyAnswer> {
     return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(policyCommandFrom(this.schemas, tenant, sessionId, body));
   }

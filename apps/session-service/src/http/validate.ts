@@ -57,8 +57,25 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
 }
 
 /**
+ * `query` without the optional parameters of `shape` sent empty (`cursor=`, or `cursor` with no
+ * `=`): an empty value counts as absent, the query-string form of the rule that a null optional body
+ * field counts as absent (a client building `?cursor=${next ?? ''}` gets the first page, as with no
+ * cursor). A required parameter sent empty (recall's `q=`) keeps its error; an unknown one stays
+ * unknown. Returns `query` itself when nothing is dropped.
+ */
+export function emptyOptionalsAsAbsent(shape: Record<string, unknown>, query: unknown): unknown {
+  if (query === null || typeof query !== 'object') return query;
+  const entries = Object.entries(query as Record<string, unknown>);
+  const optionalEmpty = ([name, value]: [string, unknown]) =>
+    value === '' && Object.hasOwn(shape, name) && (shape[name] as z.ZodType).safeParse(undefined).success;
+  if (!entries.some(optionalEmpty)) return query;
+  return Object.fromEntries(entries.filter((entry) => !optionalEmpty(entry)));
+}
+
+/**
  * Validates the query parameters of a request (`query` as the router parsed it: a repeated
- * parameter is an array) with `schema`, a strict object of string parameters.
+ * parameter is an array) with `schema`, a strict object of string parameters. An optional
+ * parameter sent empty counts as absent ({@link emptyOptionalsAsAbsent}).
  * @throws InvalidRequestError for a parameter of `schema` given more than once (`limit: is given 2
  *   times: send it once`; the code `codes` gives that parameter, e.g. recall's `q` → `invalid_query`,
  *   else `validation_failed`), an unknown parameter (400 `validation_failed`, `unknown query
@@ -73,7 +90,7 @@ export function validateQuery<T extends z.ZodType>(schema: T, query: unknown, co
       }
     }
   }
-  return validate(schema, query, '', { codes, unknownKey: 'query parameter' });
+  return validate(schema, emptyOptionalsAsAbsent(known, query), '', { codes, unknownKey: 'query parameter' });
 }
 
 const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer', int: 'an integer' };

@@ -130,8 +130,10 @@ export class NatsCommandExecutor {
   private async appliedAppend(key: string, command: AppendSessionEventsCommand): Promise<{ revision: string; position: string } | null> {
     const last = command.events[command.events.length - 1];
     if (!last) return null;
-    const lastId = storeEventId(key, last.event.id);
-    const recorded = await findInStream(this.store, sessionStream(key), (e) => e.id === lastId);
+    // Ids are derived in the stream's current life (an erased session written again has other ids).
+    const stream = sessionStream(key);
+    const lastId = storeEventId(key, await this.store.streamIncarnation(stream), last.event.id);
+    const recorded = await findInStream(this.store, stream, (e) => e.id === lastId);
     return recorded ? { revision: recorded.revision.toString(), position: recorded.position.toString() } : null;
   }
 }

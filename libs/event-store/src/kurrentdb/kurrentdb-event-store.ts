@@ -46,7 +46,15 @@ import { KurrentDbSubscription } from './kurrentdb-subscription';
  * detected (KurrentDB ids are unique per write, not per store).
  *
  * `deleteStream` is a soft delete: the stream reads as absent at once, but the events stay in `$all`
- * until a scavenge (erasure then needs a scavenge). Global reads and subscriptions skip system
+ * until a scavenge (erasure then needs a scavenge). Appending again continues after the deleted
+ * revisions (the server sets `$tb` to the first new one), as the port requires; the server still
+ * knows the deleted events' ids, and answers an append of them as an idempotent replay without
+ * writing (kurrent-io/KurrentDB#4058): the adapter refuses that with DuplicateEventIdError, and
+ * callers derive ids with the stream's incarnation ({@link KurrentDbEventStore.streamIncarnation},
+ * `deterministicEventId`) so that they never send them. Known server behaviour the adapter does not
+ * hide: an append whose expected revision is exactly a soft-deleted stream's last deleted revision
+ * is accepted (it writes the stream again) where the other stores refuse it with `no_stream`.
+ * Global reads and subscriptions skip system
  * events (`$`-streams) and, with `streamPrefix`, use a server-side stream-name prefix filter.
  */
 export class KurrentDbEventStore implements EventStore {
@@ -76,7 +84,7 @@ export class KurrentDbEventStore implements EventStore {
     try {
       result = await this.client.appendToStream(stream, payload, { streamState: expected });
     } catch (error) {
-      throw mapKurrentError(error, stream, expected);
+      throw await this.appendError(error, stream, expected);
     }
     if (result.position && result.position.commit >= 0n) {
       return { nextExpectedRevision: result.nextExpectedRevision, position: result.position.commit };
@@ -136,6 +144,33 @@ export class KurrentDbEventStore implements EventStore {
     return last.length > 0 ? last[0].revision : null;
   }
 
+  /**
+   * See {@link EventStore.streamIncarnation}. A live stream: the revision of its first event (reads
+   * start at the soft delete's truncate-before, `$tb`). Otherwise the stream's metadata tells: no
+   * `$tb`, never deleted: 0n; a soft-deleted stream (its `$tb` is the server's deleted marker,
+   * 2^63 - 1, until the next append sets it to the last deleted revision + 1): the revision after its last event,
+   * found reading `$all` backwards with an exact stream-name filter (the deleted events stay in
+   * `$all`, and a scavenge keeps a soft-deleted stream's last event). That scan is paid only for a
+   * deleted stream not written again yet, i.e. once per re-creation of an erased session.
+   * @throws EventStoreUnavailableError when the server cannot be reached, or when a deleted
+   *   stream's last event cannot be found in `$all`.
+   */
+  async streamIncarnation(stream: string): Promise<bigint> {
+    const [first] = await this.readStream(stream, { fromRevision: 'start', maxCount: 1 });
+    if (first) return first.revision;
+    let truncateBefore: unknown;
+    try {
+      truncateBefore = (await this.client.getStreamMetadata(stream)).metadata?.truncateBefore;
+    } catch (error) {
+      throw mapKurrentError(error, stream);
+    }
+    if (typeof truncateBefore !== 'number' && typeof truncateBefore !== 'bigint') return 0n;
+    if (BigInt(truncateBefore) < BigInt(Number.MAX_SAFE_INTEGER)) return BigInt(truncateBefore);
+    const last = await this.lastRevisionInLog(stream);
+    if (last === null) throw new EventStoreUnavailableError(`KurrentDB: the soft-deleted stream ${stream} has no event left in $all to continue from`);
+    return last + 1n;
+  }
+
   /** Commit position (bigint) of the last non-system event in `$all`, or 0n when there is none. */
   async headPosition(): Promise<bigint> {
     try {
@@ -174,9 +209,41 @@ export class KurrentDbEventStore implements EventStore {
     await this.client.dispose();
   }
 
-  /** The server acknowledged an idempotent retry: read the original events back and compare content. */
+  /**
+   * The port's error for a failed append: a stream that reads as deleted is `no_stream` (the server
+   * reports a soft-deleted stream's last deleted revision as its current one, or a StreamDeleted error).
+   */
+  private async appendError(error: unknown, stream: string, expected: ExpectedRevision): Promise<unknown> {
+    if (isMissingStream(error)) return new WrongExpectedRevisionError(stream, expected, 'no_stream');
+    const mapped = mapKurrentError(error, stream, expected);
+    if (mapped instanceof WrongExpectedRevisionError && mapped.actual !== 'no_stream' && (await this.streamRevision(stream)) === null) {
+      return new WrongExpectedRevisionError(stream, expected, 'no_stream');
+    }
+    return mapped;
+  }
+
+  /** The revision of `stream`'s last event in `$all` (deleted or not), or null when it has none there. */
+  private async lastRevisionInLog(stream: string): Promise<bigint | null> {
+    try {
+      const filter = streamNameFilter({ regex: `^${stream.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$` });
+      const reader = this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1, filter });
+      for await (const resolved of reader) if (resolved.event) return resolved.event.revision;
+      return null;
+    } catch (error) {
+      throw mapKurrentError(error, stream);
+    }
+  }
+
+  /**
+   * The server acknowledged an idempotent retry: read the original events back and compare content.
+   * Ids of events of an earlier life of the stream (before a soft delete: the server still knows
+   * them and writes nothing, kurrent-io/KurrentDB#4058) are refused as duplicates, since they can
+   * never be written to this stream again; `deterministicEventId` with the stream's incarnation
+   * never derives them.
+   */
   private async idempotentResult(stream: string, events: SerializedEvent[], lastRevision: bigint): Promise<AppendResult> {
     const firstRevision = lastRevision - BigInt(events.length) + 1n;
+    if (firstRevision < (await this.streamIncarnation(stream))) throw new DuplicateEventIdError(stream, events[0].id);
     const stored = firstRevision >= 0n ? await this.readStream(stream, { fromRevision: firstRevision, maxCount: events.length }) : [];
     if (stored.length !== events.length) {
       throw new EventStoreUnavailableError(`KurrentDB acknowledged an idempotent append to ${stream} but the events cannot be read back`);

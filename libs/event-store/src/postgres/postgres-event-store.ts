@@ -158,6 +158,22 @@ export class PostgresEventStore implements EventStore {
     return rows.length === 0 ? null : BigInt(rows[0].revision);
   }
 
+  /**
+   * See {@link EventStore.streamIncarnation}: one statement (one snapshot) over the stream's
+   * `es_streams` row (kept with `deleted` set after a deletion) and its first event.
+   */
+  async streamIncarnation(stream: string): Promise<bigint> {
+    const rows = await this.guard(() =>
+      this.query<{ incarnation: string }>(
+        `SELECT (CASE WHEN s.deleted THEN s.revision + 1
+                 ELSE coalesce((SELECT e.revision FROM es_events e WHERE e.stream = s.stream ORDER BY e.revision LIMIT 1), s.revision + 1) END)::text AS incarnation
+         FROM es_streams s WHERE s.stream = $1`,
+        [stream],
+      ),
+    );
+    return rows.length === 0 ? 0n : BigInt(rows[0].incarnation);
+  }
+
   /** The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an empty store. */
   async headPosition(): Promise<bigint> {
     const rows = await this.guard(() => this.query<{ position: string }>('SELECT position FROM es_head'));

@@ -58,6 +58,16 @@ export class SqliteAppender {
     return this.streamRevision.get(stream)?.revision ?? null;
   }
 
+  /** See `EventStore.streamIncarnation`: the first event's revision, else the revision after the deleted ones (0n when none). */
+  incarnation(stream: string): bigint {
+    if (this.currentRevision(stream) !== null) {
+      const first = this.firstRevision.get(stream);
+      if (first) return first.revision;
+    }
+    const deleted = this.deletedRevision.get(stream);
+    return deleted ? deleted.revision + 1n : 0n;
+  }
+
   /**
    * Appends `events` (already validated) to `stream`, or recognises an idempotent retry.
    * @throws WrongExpectedRevisionError when the stream's state does not match `expected`.

@@ -195,6 +195,12 @@ export class SqliteEventStore implements EventStore {
     return this.guard(() => this.appender.currentRevision(stream));
   }
 
+  /** See {@link EventStore.streamIncarnation}: read from `events` and `deleted_streams` (indexed). */
+  async streamIncarnation(stream: string): Promise<bigint> {
+    this.assertOpen();
+    return this.guard(() => this.appender.incarnation(stream));
+  }
+
   /** The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an empty store. */
   async headPosition(): Promise<bigint> {
     this.assertOpen();

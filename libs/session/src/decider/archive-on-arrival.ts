@@ -10,15 +10,16 @@ import { arrivalArchiveEventId } from '../domain/session-ids';
 /**
  * The decision events to append right after the conversation events of one append: one
  * `EventsArchived` (with `onArrival: true`) per late answer, naming the compaction that archived
- * its call. `lateAnswers` pairs each late answer's client id with that compaction id.
+ * its call, with ids in the stream's `incarnation` (see `session-ids`). `lateAnswers` pairs each late answer's client id with that compaction id.
  */
 export function archiveOnArrival(
   key: string,
+  incarnation: bigint,
   lateAnswers: ReadonlyArray<{ eventId: string; compactionId: string }>,
   metadata: SessionEventMetadata,
 ): EventData[] {
   return lateAnswers.map(({ eventId, compactionId }) => {
     const data: EventsArchivedData = { compactionId, archivedIds: [eventId], onArrival: true };
-    return { id: arrivalArchiveEventId(key, eventId), type: EVENTS_ARCHIVED, data, metadata };
+    return { id: arrivalArchiveEventId(key, incarnation, eventId), type: EVENTS_ARCHIVED, data, metadata };
   });
 }

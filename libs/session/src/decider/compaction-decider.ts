@@ -92,14 +92,16 @@ export interface CompactionIdentity {
 }
 
 /**
- * The identity of `command` on a session state at revision `basedOnRevision` (the one rule for
- * compaction ids: {@link planSessionCompaction} decides under it, the handler shares passes and
- * finds recorded decisions with it).
+ * The identity of `command` on a session state at revision `basedOnRevision` of the stream's
+ * `incarnation` (the state's, see `session-ids`) (the one rule for compaction ids:
+ * {@link planSessionCompaction} decides under it, the handler shares passes and finds recorded
+ * decisions with it).
  */
-export function compactionIdentity(command: CompactSession, basedOnRevision: bigint): CompactionIdentity {
+export function compactionIdentity(command: CompactSession, basedOnRevision: bigint, incarnation: bigint): CompactionIdentity {
   const key = sessionKey(command.tenantId, command.sessionId);
   const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
-  const compactionId = command.commandId !== undefined ? commandCompactionId(key, command.commandId) : compactionIdFor(key, basedOnRevision, paramsKey);
+  const compactionId =
+    command.commandId !== undefined ? commandCompactionId(key, incarnation, command.commandId) : compactionIdFor(key, incarnation, basedOnRevision, paramsKey);
   const passKey = JSON.stringify([command.tenantId, command.sessionId, compactionId, paramsKey, basedOnRevision.toString(), command.origin, command.dryRun]);
   return { compactionId, paramsKey, passKey };
 }
@@ -220,7 +222,7 @@ export function compactionToReplay(state: SessionWindowState, paramsKey: string,
  */
 export function planSessionCompaction(command: CompactSession, state: SessionWindowState | null): CompactionStep {
   if (!state || state.revision === null) throw new SessionNotFoundError(command.sessionId);
-  const { compactionId, paramsKey } = compactionIdentity(command, state.revision);
+  const { compactionId, paramsKey } = compactionIdentity(command, state.revision, state.incarnation);
   const replay = compactionToReplay(state, paramsKey, false, compactionId);
   if (replay) return { kind: 'conclude', conclusion: { kind: 'replay', recorded: replay, state } };
   const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
@@ -323,6 +325,6 @@ export function decideCompaction(
     payloads.push({ type: COMPACTION_COMPLETED, data });
   }
   const metadata = { tenantId: command.tenantId, sessionId: command.sessionId, ...(context.passId ? { passId: context.passId } : {}) };
-  const events = payloads.map((p, i): EventData => ({ id: decisionEventId(key, compactionId, i), type: p.type, data: p.data, metadata }));
+  const events = payloads.map((p, i): EventData => ({ id: decisionEventId(key, state.incarnation, compactionId, i), type: p.type, data: p.data, metadata }));
   return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter, rebased };
 }

@@ -40,6 +40,20 @@ export interface DecideContext {
 export interface SessionAddress {
   tenantId: string;
   sessionId: string;
+  /**
+   * The incarnation of the session's stream (`EventStore.streamIncarnation`) when the decision is
+   * taken without a state (the stream does not exist: never written, or erased); default 0n. A
+   * state carries its own ({@link incarnationOf}).
+   */
+  incarnation?: bigint;
+}
+
+/**
+ * The incarnation the ids of a decision on `state` are derived in (`session-ids`): the state's,
+ * or, for a session without a stream, the command's (0n when it names none: never written).
+ */
+export function incarnationOf(state: Pick<SessionWindowState, 'incarnation'> | null, command: Pick<SessionAddress, 'incarnation'>): bigint {
+  return state ? state.incarnation : (command.incarnation ?? 0n);
 }
 
 /** One event to append: a native session event (with its client id) plus optional client fields. */
@@ -98,8 +112,8 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
  * {@link alignToStored});
  * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is
  * costed once (DESIGN §3.1): `costs[i]` when given (the handler counts large requests off the
- * request thread, see `TokenCountingPool`), else here; and gets the store id derived from (session, client
- * id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
+ * request thread, see `TokenCountingPool`), else here; and gets the store id derived from (session,
+ * incarnation of its stream ({@link incarnationOf}), client id). A late answer to a call archived while open (abandoned) is followed by an `EventsArchived`
  * (`onArrival`) attributing it to the compaction that archived its call (`archiveOnArrival`).
  * Errors about one event carry its `EventLocation` (index in `command.events`, native field);
  * the transport names it in its request's terms.
@@ -127,6 +141,7 @@ export function decideAppend(
     seen.add(e.event.id);
   });
   const key = sessionKey(command.tenantId, command.sessionId);
+  const incarnation = incarnationOf(state, command);
   const metadata = metadataOf(command);
   const data = events.map((e, i): EventData => {
     const payload: ConversationEventData = {
@@ -136,7 +151,7 @@ export function decideAppend(
       ...(e.metadata ? { metadata: e.metadata } : {}),
       ...(command.userId ? { userId: command.userId } : {}),
     };
-    return { id: storeEventId(key, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
+    return { id: storeEventId(key, incarnation, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
   if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
@@ -148,7 +163,7 @@ export function decideAppend(
     return archivedBy ? [{ eventId: e.event.id, compactionId: archivedBy }] : [];
   });
   // A late answer to a call archived while open is archived on arrival, in the same append (DESIGN §3.3 rule 3).
-  return { kind: 'append', events: [...data, ...archiveOnArrival(key, lateAnswers, metadata)] };
+  return { kind: 'append', events: [...data, ...archiveOnArrival(key, incarnation, lateAnswers, metadata)] };
 }
 
 /**
@@ -191,7 +206,7 @@ export function policyKey(policy: Pick<PolicySetData, 'strategy' | 'trigger' | '
 /**
  * Decides a policy change: nothing when the session already has exactly this policy (a retried
  * PUT answers the event that set it), or when a clear finds nothing to clear (see {@link PolicyDecision}), else one policy event stamped `context.now`, with an id
- * derived from (session, the state's revision, the policy) so the same change racing itself on
+ * derived from (session, incarnation, the state's revision, the policy) so the same change racing itself on
  * one revision is one event.
  */
 export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | null, context: DecideContext): PolicyDecision {
@@ -209,7 +224,7 @@ export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | 
     kind: 'append',
     events: [
       {
-        id: policyEventId(sessionKey(command.tenantId, command.sessionId), state?.revision ?? null, key),
+        id: policyEventId(sessionKey(command.tenantId, command.sessionId), incarnationOf(state, command), state?.revision ?? null, key),
         type: POLICY_SET,
         data,
         metadata: metadataOf(command),

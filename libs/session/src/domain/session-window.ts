@@ -55,6 +55,13 @@ export interface StreamEvent {
  */
 export interface SessionWindowState {
   revision: bigint | null;
+  /**
+   * The incarnation of the session's stream this state was loaded from (`EventStore.streamIncarnation`:
+   * 0n for a session never erased; after an erasure, the first revision of the stream written
+   * again). Ids decided on this state are derived with it (`session-ids`), so that they never
+   * repeat the ids of an erased life of the session. 0n in a state not loaded from the store.
+   */
+  incarnation: bigint;
   /** Active entries keyed by client id. */
   active: Map<string, WindowEntry>;
   /** Revision of every conversation event id seen in the folded part, archived or not. */
@@ -137,6 +144,7 @@ export interface ArchivedOpenCall {
 export function emptySessionWindow(): SessionWindowState {
   return {
     revision: null,
+    incarnation: 0n,
     active: new Map(),
     revisionsById: new Map(),
     policy: null,

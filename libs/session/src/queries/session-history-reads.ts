@@ -12,7 +12,8 @@ import { CompactionNotFoundError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { findSession } from '../read-side/queries/session-row';
-import { policyOf, type ActivePolicy } from '../read-side/queries/session-policy-query';
+import { lastPolicyEventOf } from '../read-side/queries/session-policy-query';
+import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
 import {
   getSessionSummary,
   listSessionSummaries,
@@ -66,12 +67,15 @@ export class SessionHistoryReads {
     return jsonSafe(summary) as SessionSummaryAnswer;
   }
 
-  /** The auto-compaction policy in force (null when none). @throws SessionNotFoundError (404), ProjectionBehindError (503). */
-  async policy(tenantId: string, sessionId: string, minPosition?: bigint): Promise<{ sessionId: string; policy: ActivePolicy | null }> {
+  /**
+   * The auto-compaction policy in force, as `PUT …/policy` answers it ({@link policyAnswer}: strategy,
+   * trigger and estimator null when none is). @throws SessionNotFoundError (404), ProjectionBehindError (503).
+   */
+  async policy(tenantId: string, sessionId: string, minPosition?: bigint): Promise<PolicyAnswer> {
     await this.reads.waitFor(minPosition);
     const session = findSession(this.readModels, tenantId, sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
-    return { sessionId, policy: policyOf(this.readModels, session.sessionKey) };
+    return policyAnswer(sessionId, lastPolicyEventOf(this.readModels, session.sessionKey), session.revision);
   }
 
   /**

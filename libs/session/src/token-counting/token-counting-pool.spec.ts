@@ -8,7 +8,12 @@ import * as path from 'node:path';
 import { extractiveSummary, getEstimator, planSummaryChunks, type SessionEvent, type SummaryRequest } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
 import { CountingTimeoutError } from '../errors';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { TokenCountingPool } from './token-counting-pool';
+import { WORKER_NICE_INCREMENT } from './token-counting-tasks';
 
 const large: SessionEvent = { id: 'big', type: 'user', text: '漢字の'.repeat(20_000) + 'a'.repeat(40_000) + ' 😀'.repeat(5_000) };
 const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
@@ -105,4 +110,52 @@ describe('TokenCountingPool', () => {
     expect(await reopened.eventCosts([large])).toEqual([computeEventCosts(large)]);
     await reopened.close();
   }, 60_000);
+});
+
+describe('the token-counting worker thread', () => {
+  /** Nice values of this process's threads, from /proc (Linux): field 19 of each thread's stat. */
+  function threadNiceValues(): number[] {
+    return fs.readdirSync('/proc/self/task').map((tid) => {
+      const stat = fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    });
+  }
+  const linux = process.platform === 'linux';
+
+  (linux ? it : it.skip)(
+    'lowers its own priority by WORKER_NICE_INCREMENT once its module has loaded (its start-up runs at the normal priority)',
+    async () => {
+      const tasks = path.join(__dirname, 'token-counting-tasks.ts');
+      // A plain worker thread that loads the module as piscina's does: its nice value before and after.
+      const code = `
+      const os = require('node:os');
+      const { parentPort } = require('node:worker_threads');
+      const before = os.getPriority(0);
+      require(${JSON.stringify(tasks)});
+      parentPort.postMessage({ before, after: os.getPriority(0) });`;
+      const worker = new Worker(code, { eval: true, execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] });
+      const seen = await new Promise<{ before: number; after: number }>((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      await worker.terminate();
+      expect(seen.after).toBe(Math.min(19, seen.before + WORKER_NICE_INCREMENT));
+    },
+    60_000,
+  );
+
+  (linux ? it : it.skip)(
+    'runs the pool’s tasks at the lowered priority (one thread of this process)',
+    async () => {
+      const own = os.getPriority(0);
+      const fresh = new TokenCountingPool({ inlineLimit: 1000 });
+      try {
+        await fresh.eventCosts([large]);
+        expect(threadNiceValues().filter((n) => n === Math.min(19, own + WORKER_NICE_INCREMENT))).toHaveLength(1);
+      } finally {
+        await fresh.close();
+      }
+    },
+    60_000,
+  );
 });

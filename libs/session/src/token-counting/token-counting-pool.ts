@@ -49,13 +49,6 @@ export const DEFAULT_COUNTING_DEADLINE_MS = 30_000;
 /** A worker without work for this long (ms) is stopped (and started again on next need). */
 export const WORKER_IDLE_MS = 60_000;
 
-/**
- * Added to the worker thread's nice value (Linux; through piscina's optional `@napi-rs/nice`):
- * on a busy machine the scheduler then runs the event loop before the counting, so `/health`
- * and small requests do not wait behind a large count for CPU time.
- */
-export const WORKER_NICE_INCREMENT = 10;
-
 /** Most tasks waiting for the worker; more are refused with {@link CountingTimeoutError}. */
 export const MAX_QUEUED_TASKS = 64;
 
@@ -172,7 +165,6 @@ export class TokenCountingPool {
       maxThreads: 1,
       idleTimeout: this.idleMs,
       maxQueue: MAX_QUEUED_TASKS,
-      niceIncrement: WORKER_NICE_INCREMENT,
       execArgv: workerExecArgv(),
     });
     try {

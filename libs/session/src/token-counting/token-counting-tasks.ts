@@ -4,6 +4,7 @@
  * is what the pool calls); it must not import anything that needs the application.
  */
 import { extractiveSummary, getEstimator, planSummaryChunks, type EstimatorName, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import { isMainThread } from 'node:worker_threads';
 import { computeEventCosts } from '../domain/event-costs';
 import type { EventCosts } from '../events/session-stream-events';
 
@@ -61,5 +62,37 @@ export function runTokenCountingTask(task: TokenCountingTask): EventCosts[] | Su
       });
   }
 }
+
+/**
+ * Added to this worker thread's nice value once its module has loaded (Linux, macOS; through
+ * `@napi-rs/nice`, optional): on a busy machine the scheduler then runs the event loop before a
+ * large count, so `/health` and small requests do not wait behind it for CPU time.
+ *
+ * Lowered only after the load (code and both encodings' tables, about 1 s of CPU from TypeScript
+ * sources): at the lower priority from its first instruction, as piscina's `niceIncrement` does it,
+ * the thread's start-up got ~1% of a core on a machine busy with other processes (load 9 on 2
+ * cores, a `nice`d replay: more than the 30 s counting deadline, every large request answered 503).
+ */
+export const WORKER_NICE_INCREMENT = 10;
+
+/**
+ * Loads what every task needs (both encodings, by counting one small event), then lowers this
+ * thread's priority by {@link WORKER_NICE_INCREMENT}. Returns the thread's nice value after it, or
+ * null where `@napi-rs/nice` is not installed (the priority stays). Called once, when the worker
+ * loads this module; never throws.
+ */
+export function prepareWorkerThread(): number | null {
+  computeEventCosts({ id: 'warm-up', type: 'user', text: 'warm up the encodings' });
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { nice } = require('@napi-rs/nice') as typeof import('@napi-rs/nice');
+    return nice(WORKER_NICE_INCREMENT);
+  } catch {
+    return null;
+  }
+}
+
+// Only in a worker thread: the request thread imports this module for its types and function.
+if (!isMainThread) prepareWorkerThread();
 
 export default runTokenCountingTask;

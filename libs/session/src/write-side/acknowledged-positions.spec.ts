@@ -22,7 +22,17 @@ describe('recordingAcknowledgedPositions', () => {
     const positions = new AcknowledgedPositions();
     const wrapped = recordingAcknowledgedPositions(store, positions);
     const methods = Object.keys(wrapped) as Array<keyof EventStore>;
-    expect(methods.sort()).toEqual(['appendToStream', 'close', 'deleteStream', 'headPosition', 'readAll', 'readStream', 'streamRevision', 'subscribeToAll']);
+    expect(methods.sort()).toEqual([
+      'appendToStream',
+      'close',
+      'deleteStream',
+      'headPosition',
+      'readAll',
+      'readStream',
+      'streamIncarnation',
+      'streamRevision',
+      'subscribeToAll',
+    ]);
     for (const method of methods) {
       const args = [`${method}-first`, { option: method }, [method]];
       await (wrapped[method] as (...a: unknown[]) => unknown)(...args);

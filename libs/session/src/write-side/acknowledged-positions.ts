@@ -36,6 +36,7 @@ export function recordingAcknowledgedPositions(store: EventStore, positions: Ack
     readStream: (...args) => store.readStream(...args),
     readAll: (...args) => store.readAll(...args),
     streamRevision: (...args) => store.streamRevision(...args),
+    streamIncarnation: (...args) => store.streamIncarnation(...args),
     headPosition: (...args) => store.headPosition(...args),
     subscribeToAll: (...args) => store.subscribeToAll(...args),
     deleteStream: (...args) => store.deleteStream(...args),

@@ -37,7 +37,7 @@ describe('AppendSessionEventsHandler under writers of other processes', () => {
       appendToStream: async (...args: Parameters<EventStore['appendToStream']>) => {
         const event = { id: `other-${others++}`, type: 'user' as const, text: 'from elsewhere' };
         await store.appendToStream(sessionStream(key), [
-          { id: storeEventId(key, event.id), type: CONVERSATION_EVENT, data: { event, costs: computeEventCosts(event) } satisfies ConversationEventData },
+          { id: storeEventId(key, 0n, event.id), type: CONVERSATION_EVENT, data: { event, costs: computeEventCosts(event) } satisfies ConversationEventData },
         ]);
         return store.appendToStream(...args);
       },

@@ -15,7 +15,6 @@ import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, t
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { alignToStored, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
 import { holdsAcrossCompactions, MAX_EVENTS_AFTER_EXPECTED } from '../decider/client-expected-revision';
-import { storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
 import { DuplicateEventIdConflictError, RevisionConflictError, UnknownToolCallError } from '../errors';
@@ -113,6 +112,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       const cached = unverified ? this.sessions.peek(key) : null;
       unverified = false;
       const state = cached ?? (await this.sessions.load(key));
+      // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
+      const incarnation = state ? state.incarnation : await this.store.streamIncarnation(sessionStream(key));
       const hasPolicy = Boolean(state?.policy?.strategy);
       const events = eventsNamedIn(command, state);
       const naming = namingKey(events);
@@ -123,7 +124,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       }
       let decision: AppendDecision | null;
       try {
-        decision = await this.decide(command, events, state, costs, key);
+        decision = await this.decide(command, events, state, costs, key, incarnation);
       } catch (err) {
         // A rejection must hold against the store's current state, not a cached one.
         if (cached) continue;
@@ -161,7 +162,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         }
         if (err instanceof WrongExpectedRevisionError && clientExpected === null)
           throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(err.actual));
-        throw this.translated(err, key, command);
+        throw this.translated(err, command, decision.events);
       }
     }
   }
@@ -179,8 +180,9 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     state: SessionWindowState | null,
     costs: readonly EventCosts[],
     key: string,
+    incarnation: bigint,
   ): Promise<AppendDecision | null> {
-    const decision = await this.decideWithCallIds(command, events, state, costs);
+    const decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
     if (decision === null || decision.kind !== 'retry' || !state) return decision;
     // A resend: compared with the stored events as values (userId and key order aside), see alignToStored.
     const revisions = events.map((e) => state.revisionsById.get(e.event.id)).filter((r): r is bigint => r !== undefined);
@@ -192,11 +194,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     events: EventToAppend[],
     state: SessionWindowState | null,
     costs: readonly EventCosts[],
+    incarnation: bigint,
   ): Promise<AppendDecision | null> {
     const append: AppendEvents = {
       type: 'AppendEvents',
       tenantId: command.tenantId,
       sessionId: command.sessionId,
+      incarnation,
       events,
       userId: command.userId,
     };
@@ -229,15 +233,17 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     try {
       return this.appended(command, await this.store.appendToStream(sessionStream(key), events, { expectedRevision: 'any' }), hasPolicy);
     } catch (err) {
-      throw this.translated(err, key, command);
+      throw this.translated(err, command, events);
     }
   }
 
-  private translated(err: unknown, key: string, command: AppendSessionEventsCommand): unknown {
+  /** The store's error in the client's terms. `events`: what was appended, the command's events first, in order (as decided). */
+  private translated(err: unknown, command: AppendSessionEventsCommand, events: readonly EventData[]): unknown {
     // The client's own expected revision, also when compactions after it moved the check on.
     if (err instanceof WrongExpectedRevisionError) return new RevisionConflictError(String(command.expectedRevision), String(err.actual));
     if (err instanceof DuplicateEventIdError) {
-      const clientId = command.events.find((e) => storeEventId(key, e.event.id) === err.eventId)?.event.id ?? err.eventId;
+      const index = events.findIndex((e) => e.id === err.eventId);
+      const clientId = (index >= 0 ? command.events[index]?.event.id : undefined) ?? err.eventId;
       return new DuplicateEventIdConflictError(clientId);
     }
     return err;

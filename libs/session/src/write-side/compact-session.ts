@@ -76,7 +76,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     const watch = this.sessions.watch(sessionKey(command.tenantId, command.sessionId));
     try {
       const state = await this.load(command);
-      const { passKey } = compactionIdentity(command, state.revision!);
+      const { passKey } = compactionIdentity(command, state.revision!, state.incarnation);
       const running = this.inFlight.get(passKey);
       // a copy each: callers may not expect an answer shared with other requests
       if (running) return { answer: structuredClone(await running), shared: true };
@@ -111,7 +111,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     let state = loaded;
     if (command.redelivered && command.commandId !== undefined) {
       // Decided by an earlier delivery, perhaps before later decisions: answer it, plan nothing.
-      const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!).compactionId);
+      const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).compactionId);
       if (recorded) return { kind: 'replay', recorded, state };
     }
     for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {

@@ -238,13 +238,25 @@ describe('compaction identity', () => {
 
   it('derives the compaction id as earlier releases did: from the command id, else from the base revision and parameters', () => {
     const paramsKey = compactionParamsKey(strategy, null, 'chars');
-    const http = compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false), 7n);
+    const http = compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false), 7n, 0n);
     expect(http.compactionId).toBe(v5(`t.s\u0000compaction\u00007\u0000${paramsKey}`));
-    const nats = compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1', true), 7n);
+    const nats = compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1', true), 7n, 0n);
     expect(nats.compactionId).toBe(v5('t.s\u0000command\u0000cmd-1'));
-    expect(compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1'), 9n).compactionId).toBe(
+    expect(compactionIdentity(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1'), 9n, 0n).compactionId).toBe(
       nats.compactionId,
     );
+  });
+
+  it('derives other compaction ids in a later incarnation of the stream (a session erased and written again), the same on every retry in it', () => {
+    const http = new CompactSessionCommand('t', 's', strategy, null, 'chars', false);
+    const nats = new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1');
+    for (const command of [http, nats]) {
+      const first = compactionIdentity(command, 7n, 0n).compactionId;
+      const again = compactionIdentity(command, 7n, 5n).compactionId;
+      expect(again).not.toBe(first);
+      expect(compactionIdentity(command, 7n, 5n).compactionId).toBe(again);
+      expect(compactionIdentity(command, 7n, 5n).passKey).not.toBe(compactionIdentity(command, 7n, 0n).passKey);
+    }
   });
 
   it('shares a pass only between commands identical in tenant, session, command id, parameters, base revision, origin and dry run', () => {
@@ -259,7 +271,7 @@ describe('compaction identity', () => {
         over.origin ?? 'command',
         over.commandId,
       );
-    const key = (command: CompactSessionCommand, revision = 7n) => compactionIdentity(command, revision).passKey;
+    const key = (command: CompactSessionCommand, revision = 7n) => compactionIdentity(command, revision, 0n).passKey;
     expect(key(base())).toBe(key(base()));
     const other = parseStrategy({ type: 'sliding-window', maxEvents: 3 });
     const different = [

@@ -30,7 +30,8 @@ function snapshotOf(e: RecordedEvent): SessionSnapshot | null {
 }
 
 /**
- * The current state of `sessionId`, or `null` when the stream does not exist.
+ * The current state of `sessionId`, or `null` when the stream does not exist. The state carries
+ * the stream's incarnation (`EventStore.streamIncarnation`, one indexed read more).
  * Rejects with the store's errors (e.g. EventStoreUnavailableError).
  */
 export async function loadSessionWindow(store: EventStore, sessionId: string): Promise<SessionWindowState | null> {
@@ -75,7 +76,11 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
     state.eventsSinceCompaction = 0;
     evolveSessionWindow(state, snapshotEvent);
   }
-  return foldSessionWindow(tail, state);
+  const folded = foldSessionWindow(tail, state);
+  // Read after the events: if the session was erased and written again meanwhile, the events are
+  // the old life's and this the new one's, and the decision's expected revision (never reused) fails.
+  folded.incarnation = await store.streamIncarnation(stream);
+  return folded;
 }
 
 /**
@@ -101,6 +106,8 @@ export async function loadSessionWindowAt(store: EventStore, sessionId: string, 
   if (events.length === 0) return null;
   const decisions = new AtomicDecisionTracker();
   const state = emptySessionWindow();
+  // Read from the stream's start: its first event's revision is the incarnation (EventStore.streamIncarnation).
+  state.incarnation = events[0].revision;
   for (const e of events) {
     decisions.observe(state, e);
     evolveSessionWindow(state, e);

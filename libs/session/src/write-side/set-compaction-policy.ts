@@ -12,6 +12,7 @@ import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
+import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
 import { decideSetPolicy, type SetPolicy } from '../decider/session-decider';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
@@ -34,19 +35,10 @@ export class SetCompactionPolicyCommand {
 }
 
 /**
- * The policy as stored, plus the stream revision and global position of the policy event (decimal
- * strings). A clear of a session that never had a policy writes nothing: it answers strategy and
- * trigger null, no `setAt` and no `position`, and the session's current `revision`.
+ * Handles {@link SetCompactionPolicyCommand}: appends one policy event, unless the session already
+ * has this policy. Answers the {@link PolicyAnswer} of the policy event in force after it (the one
+ * shape `GET …/policy` answers too).
  */
-export interface PolicyAnswer extends Omit<PolicySetData, 'setAt'> {
-  setAt?: string;
-  sessionId: string;
-  revision: string;
-  /** Global position of the policy event (decimal string): pass it as `minPosition` to read the session once it is projected. */
-  position?: string;
-}
-
-/** Handles {@link SetCompactionPolicyCommand}: appends one policy event, unless the session already has this policy. */
 @CommandHandler(SetCompactionPolicyCommand)
 export class SetCompactionPolicyHandler implements ICommandHandler<SetCompactionPolicyCommand, PolicyAnswer> {
   constructor(
@@ -73,31 +65,24 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     };
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
+      // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
+      if (!state && policy.strategy) policy.incarnation = await this.store.streamIncarnation(sessionStream(key));
       const decision = decideSetPolicy(policy, state, { now: new Date() });
       if (decision.kind === 'nothing-to-clear') {
         // No policy was ever set: nothing is written, and a session that does not exist is not created by a clear.
         if (decision.revision === null) throw new SessionNotFoundError(command.sessionId);
-        return { sessionId: command.sessionId, strategy: null, trigger: null, estimator: command.estimator, revision: decision.revision.toString() };
+        return policyAnswer(command.sessionId, null, decision.revision);
       }
       if (decision.kind === 'unchanged') {
         // A retried PUT answers the event that set the policy, its position included.
         const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });
-        return {
-          sessionId: command.sessionId,
-          ...decision.policy,
-          revision: decision.revision.toString(),
-          ...(recorded ? { position: recorded.position.toString() } : {}),
-        };
+        return policyAnswer(command.sessionId, { data: decision.policy, revision: decision.revision, position: recorded?.position }, decision.revision);
       }
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
         this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
-        return {
-          sessionId: command.sessionId,
-          ...(decision.events[0].data as PolicySetData),
-          revision: result.nextExpectedRevision.toString(),
-          position: result.position.toString(),
-        };
+        const recorded = { data: decision.events[0].data as PolicySetData, revision: result.nextExpectedRevision, position: result.position };
+        return policyAnswer(command.sessionId, recorded, result.nextExpectedRevision);
       } catch (err) {
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;

@@ -1,5 +1,6 @@
 import type { Strategy } from '@lib/compaction';
 import { POLICY_SET, type PolicySetData } from '../../events/session-stream-events';
+import type { RecordedPolicy } from '../../domain/policy-answer';
 
 /** A policy in force: one whose strategy is set. */
 export type ActivePolicy = PolicySetData & { strategy: Strategy };
@@ -17,4 +18,19 @@ export function policyOf(store: ReadModelStore, sessionKey: string): ActivePolic
   if (!row) return null;
   const policy = JSON.parse(row.dataJson) as PolicySetData;
   return policy.strategy ? (policy as ActivePolicy) : null;
+}
+
+/**
+ * The last `AutoCompactionPolicySet` event of the session stream `sessionKey` (a clear included):
+ * its payload, stream revision and global position (bigints); null when none was written. One row
+ * read through the `session_log_policies` partial index.
+ */
+export function lastPolicyEventOf(store: ReadModelStore, sessionKey: string): RecordedPolicy | null {
+  const row = store.db
+    .prepare(
+      `SELECT data_json AS dataJson, revision, position FROM session_log WHERE session_key = ? AND type = '${POLICY_SET}' ORDER BY revision DESC LIMIT 1`,
+    )
+    .safeIntegers(true)
+    .get(sessionKey) as { dataJson: string; revision: bigint; position: bigint } | undefined;
+  return row ? { data: JSON.parse(row.dataJson) as PolicySetData, revision: row.revision, position: row.position } : null;
 }

@@ -18,6 +18,7 @@ export function inMemoryLogStore(events: readonly RecordedEvent[]): EventStore {
     appendToStream: unsupported,
     readStream: unsupported,
     streamRevision: unsupported,
+    streamIncarnation: unsupported,
     headPosition: async () => events[events.length - 1]?.position ?? 0n,
     subscribeToAll: (): Subscription => unsupported(),
     deleteStream: unsupported,

@@ -1,0 +1,60 @@
+import { z } from 'zod';
+import { emptyOptionalsAsAbsent, validateQuery } from './validate';
+import { dateTimeParamMessage, hasSpaceForPlusOffset, requestSchemas } from './request-schemas';
+import { sessionListQuery } from './history-query-schemas';
+
+describe('emptyOptionalsAsAbsent: an optional query parameter sent empty counts as absent', () => {
+  const schema = z.strictObject({ q: z.string().min(1, { message: 'give a word' }), cursor: z.string().optional(), limit: z.string().optional() });
+
+  it('drops empty optional parameters only, and returns the query itself when none is empty', () => {
+    const query = { q: '', cursor: '', limit: '5', other: '' };
+    expect(emptyOptionalsAsAbsent(schema.shape, query)).toEqual({ q: '', limit: '5', other: '' });
+    const full = { q: 'a', cursor: 'x' };
+    expect(emptyOptionalsAsAbsent(schema.shape, full)).toBe(full);
+  });
+
+  it('validateQuery: an empty cursor is no cursor; an empty required parameter keeps its error; an unknown one stays unknown', () => {
+    expect(validateQuery(schema, { q: 'a', cursor: '' })).toEqual({ q: 'a' });
+    expect(() => validateQuery(schema, { q: '', cursor: '' })).toThrow('q: give a word');
+    expect(() => validateQuery(schema, { q: 'a', other: '' })).toThrow(/unknown query parameter "other"/);
+  });
+});
+
+describe('date-time query parameters: a "+" offset that arrived as a space', () => {
+  it.each([
+    ['2026-01-01T00:00:00 01:00', true],
+    ['2026-01-01T00:00:00.250 05:30', true],
+    ['2026-01-01T00:00:00+01:00', false],
+    ['2026-01-01T00:00:00 0100', false],
+    ['2026-01-01 00:00:00Z', false],
+    ['yesterday', false],
+  ])('%s → %s', (text, expected) => {
+    expect(hasSpaceForPlusOffset(text)).toBe(expected);
+  });
+
+  it('says to send the + as %2B, showing the value so encoded', () => {
+    expect(dateTimeParamMessage('2026-01-01T00:00:00 01:00')).toMatch(/send the \+ as %2B \(2026-01-01T00:00:00%2B01:00\)/);
+    expect(dateTimeParamMessage('yesterday')).toBe('must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z (a "+hh:mm" offset sent as %2Bhh:mm)');
+  });
+});
+
+describe('date-time query parameters: years 0001 to 9999 once in UTC, as the read models keep times', () => {
+  const { recallQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+  const range = 'must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (years 0001 to 9999, as times are kept and answered in UTC)';
+
+  it.each([
+    ['from', '0000-01-01T00:00:00Z'],
+    ['from', '0001-01-01T00:00:00+01:00'],
+    ['to', '9999-12-31T23:30:00-01:00'],
+  ])('recall %s=%s: 400 saying the range', (name, value) => {
+    expect(() => validateQuery(recallQuery, { q: 'a', [name]: value })).toThrow(`${name}: ${range}`);
+  });
+
+  it('updatedSince follows the same rule; the range ends are accepted', () => {
+    expect(() => validateQuery(sessionListQuery, { updatedSince: '0000-12-31T23:59:59Z' })).toThrow(`updatedSince: ${range}`);
+    expect(validateQuery(sessionListQuery, { updatedSince: '0001-01-01T00:00:00Z' })).toEqual({ updatedSince: '0001-01-01T00:00:00Z' });
+    expect(validateQuery(recallQuery, { q: 'a', from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59.999Z' })).toMatchObject({
+      to: '9999-12-31T23:59:59.999Z',
+    });
+  });
+});
