@@ -4,7 +4,6 @@
  * clear error past the deadline.
  */
 import { execFileSync } from 'node:child_process';
-import * as path from 'node:path';
 import { extractiveSummary, getEstimator, planSummaryChunks, type SessionEvent, type SummaryRequest } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
 import { CountingTimeoutError } from '../errors';
@@ -16,9 +15,8 @@ import { TokenCountingPool } from './token-counting-pool';
 import { WORKER_NICE_INCREMENT } from './token-counting-tasks';
 
 const large: SessionEvent = { id: 'big', type: 'user', text: '漢字の'.repeat(20_000) + 'a'.repeat(40_000) + ' 😀'.repeat(5_000) };
-const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
-
 const small: SessionEvent = { id: 'small', type: 'assistant', text: 'hello world', toolCalls: [{ id: 'c1', name: 'f', arguments: '{"x":1}' }] };
+const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 
 describe('TokenCountingPool', () => {
   const pool = new TokenCountingPool({ inlineLimit: 1000 });
