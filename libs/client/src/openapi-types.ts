@@ -264,7 +264,7 @@ export interface components {
                 coveredIds: string[];
                 insertBeforeId: string;
             };
-            /** @description global position of the last decision event written; absent when nothing was written */
+            /** @description global position of the log state the answer stands on: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on. Pass it as minPosition to read a window that includes what the answer saw, through any replica */
             position?: string;
             /**
              * @description with outcome noop: why nothing was archived (DESIGN §3.6)
@@ -908,9 +908,9 @@ export interface operations {
                 /** @description only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended */
                 from?: string;
                 /** @description hits per page: 1 to 100 (default 20) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
                 /** @description the words to search for: 1 to 1000 characters (Unicode code points) */
                 q: string;
                 /** @description only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
@@ -974,9 +974,9 @@ export interface operations {
                 /** @description estimator of windowTokens (default cl100k_base) */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description page size, 1..100 (default 50) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
                 /** @description only sessions active at or after this time (ISO-8601; an offset's + sent as %2B) */
                 updatedSince?: string;
                 /** @description only sessions of this user */
@@ -1041,7 +1041,7 @@ export interface operations {
                 /** @description estimator of windowTokens (default cl100k_base) */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1189,9 +1189,9 @@ export interface operations {
                 /** @description nextCursor of the previous page (absent or empty: the first page) */
                 cursor?: string;
                 /** @description page size, 1..100 (default 50) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1358,7 +1358,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1429,7 +1429,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1500,11 +1500,11 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description the first revision of the page (default 0): a previous page's nextRevision */
-                fromRevision?: string;
+                fromRevision?: number | string;
                 /** @description events per page: 1 to 1000 (default 100) */
-                limit?: string;
+                limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -1852,7 +1852,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {
@@ -2026,13 +2026,13 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown */
-                atRevision?: string;
+                atRevision?: number | string;
                 /** @description the tokenizer that counts the window's tokens: cl100k_base (default), o200k_base or chars */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description events (default): native session events; openai: OpenAI chat messages, ready to send to the model */
                 format?: "events" | "openai";
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
-                minPosition?: string;
+                minPosition?: number | string;
             };
             header?: never;
             path: {

@@ -34,9 +34,9 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
   }
   switch (type) {
     case 'turn-count':
-      return { type, maxTurns: readInteger(obj.maxTurns, `${path}.maxTurns`, 0, MAX_PARAMETER_VALUE) };
+      return { type, maxTurns: readInteger(obj.maxTurns, `${path}.maxTurns`, 1, MAX_PARAMETER_VALUE) };
     case 'token-count':
-      return { type, threshold: readInteger(obj.threshold, `${path}.threshold`, 0, MAX_PARAMETER_VALUE) };
+      return { type, threshold: readInteger(obj.threshold, `${path}.threshold`, 1, MAX_PARAMETER_VALUE) };
     default: {
       const list = obj.triggers;
       if (Array.isArray(list) && list.length === 0) {
@@ -58,11 +58,11 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
 /**
  * Validates a trigger object (DESIGN §3.5) and returns a new, normalized {@link Trigger}.
  *
- * Rules: `turn-count {maxTurns}` and `token-count {threshold}` take integers from 0 to
- * {@link MAX_PARAMETER_VALUE} (`threshold` in the session estimator's unit; DESIGN §3.5 sets no
- * lower bound, and 0 is meaningful: `turn-count 0` fires once there is a turn, `token-count 0`
- * always fires); `any-of` / `all-of
- * {triggers}` take a non-empty array of at most {@link MAX_TRIGGER_MEMBERS} triggers, nested at
+ * Rules: `turn-count {maxTurns}` and `token-count {threshold}` take integers from 1 to
+ * {@link MAX_PARAMETER_VALUE} (`threshold` in the session estimator's unit), positive as the
+ * strategies' parameters are (DESIGN §3.4; §3.5 sets no other bound): 0 would make a trigger that
+ * always fires (`token-count 0`) or fires on any turn, which is no trigger at all (leave it out);
+ * `any-of` / `all-of {triggers}` take a non-empty array of at most {@link MAX_TRIGGER_MEMBERS} triggers, nested at
  * most {@link MAX_TRIGGER_DEPTH} levels; unknown keys are rejected.
  *
  * @throws InvalidParameterError whose `parameter` is a path such as `trigger.maxTurns`,

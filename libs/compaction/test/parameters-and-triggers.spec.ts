@@ -10,6 +10,7 @@ import {
   evaluateTrigger,
   getEstimator,
   InvalidParameterError,
+  MAX_PARAMETER_VALUE,
   MAX_TRIGGER_DEPTH,
   parseStrategy,
   parseTrigger,
@@ -148,11 +149,26 @@ describe('parseTrigger (DESIGN §3.5)', () => {
     expect(rejection(() => parseTrigger({ type: 'all-of', triggers: many })).message).toMatch(/at most 32 triggers \(got an array of 33\)$/);
   });
 
-  it('accepts 0: turn-count 0 fires once there is a turn, token-count 0 always fires', () => {
+  it('refuses 0, as strategy parameters are refused (a trigger of 0 always fires: leave it out), naming the parameter', () => {
+    expect(rejection(() => parseTrigger({ type: 'token-count', threshold: 0 }))).toMatchObject({
+      parameter: 'trigger.threshold',
+      message: `invalid trigger.threshold: must be an integer from 1 to ${MAX_PARAMETER_VALUE} (got 0)`,
+    });
+    expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: 0 })).parameter).toBe('trigger.maxTurns');
+    expect(
+      rejection(() =>
+        parseTrigger({
+          type: 'any-of',
+          triggers: [
+            { type: 'turn-count', maxTurns: 2 },
+            { type: 'token-count', threshold: 0 },
+          ],
+        }),
+      ).parameter,
+    ).toBe('trigger.triggers[1].threshold');
     const events = costEvents([{ id: 'u', type: 'user', text: 'hi' }], getEstimator('chars'));
-    expect(evaluateTrigger(parseTrigger({ type: 'turn-count', maxTurns: 0 }), events)).toBe(true);
-    expect(evaluateTrigger(parseTrigger({ type: 'turn-count', maxTurns: 0 }), [])).toBe(false);
-    expect(evaluateTrigger(parseTrigger({ type: 'token-count', threshold: 0 }), [])).toBe(true);
+    expect(evaluateTrigger(parseTrigger({ type: 'turn-count', maxTurns: 1 }), events)).toBe(false);
+    expect(evaluateTrigger(parseTrigger({ type: 'token-count', threshold: 1 }), events)).toBe(true);
   });
 
   it('limits the nesting depth', () => {

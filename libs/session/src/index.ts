@@ -14,6 +14,7 @@ export * from './domain/clone-session-window';
 export * from './domain/event-costs';
 export * from './domain/session-ids';
 export * from './domain/client-id-rule';
+export * from './domain/client-time-rule';
 export * from './domain/openai-chat-format';
 export * from './domain/policy-answer';
 export * from './summarizers/summarizer';

@@ -8,7 +8,7 @@ import { InvalidRequestError } from '@lib/session';
 import { requestSchemas } from '../http/request-schemas';
 import { NatsCommandExecutor } from '../nats/nats-command-executor';
 import { commandSubject } from '../nats/nats-names';
-import { appendEventsCommandFrom, appendMessagesCommandFrom, policyCommandFrom } from './session-command-requests';
+import { appendEventsCommandFrom, appendMessagesCommandFrom, compactCommandFrom, policyCommandFrom } from './session-command-requests';
 
 const schemas = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
 const user = { id: 'u1', type: 'user', text: 'hi' };
@@ -215,5 +215,108 @@ describe('policy: a clear carries no trigger nor estimator; the answer shape is 
     });
     expect(answer.status).toBe(400);
     expect(answer.body).toMatchObject({ code: 'invalid_parameter', parameter: 'trigger' });
+  });
+});
+
+describe('a body sent to the other append route is told where it goes (HTTP and NATS)', () => {
+  const executor = () => {
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    return new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+  };
+  const send = (kind: 'append' | 'messages', body: unknown) =>
+    executor().execute({
+      subject: commandSubject('smc', 't', 's', kind),
+      data: new TextEncoder().encode(JSON.stringify(body)),
+      commandId: 'c1',
+      redelivered: false,
+    });
+  const toEvents =
+    'events: is required: this route takes native session events; OpenAI chat messages ({"messages": […]}) go to POST /v1/sessions/:sessionId/messages (over NATS: the messages command)';
+  const toMessages =
+    'messages: is required: this route takes OpenAI chat messages; native session events ({"events": […]}) go to POST /v1/sessions/:sessionId/events (over NATS: the append command)';
+
+  it('OpenAI messages sent to /events (NATS append): 400 naming /messages', async () => {
+    const err = refusal(() => fromEvents({ messages: [{ role: 'user', content: 'hi' }] }));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({ code: 'validation_failed', parameter: 'events', message: toEvents });
+    const answer = await send('append', { messages: [{ role: 'user', content: 'hi' }], expectedRevision: 'any' });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events', message: toEvents });
+  });
+
+  it('native events sent to /messages (NATS messages): 400 naming /events', async () => {
+    const err = refusal(() => fromMessages({ events: [user] }));
+    expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({
+      code: 'validation_failed',
+      parameter: 'messages',
+      message: toMessages,
+    });
+    const answer = await send('messages', { events: [user] });
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'messages', message: toMessages });
+  });
+
+  it('other bodies keep their own messages', () => {
+    expect(refusal(() => fromEvents({})).message).toBe('events: is required');
+    expect(refusal(() => fromEvents({ events: [user], messages: [] })).message).toBe('messages: unknown field "messages": remove it');
+    expect(refusal(() => fromMessages({ userId: 'x' })).message).toBe('messages: is required');
+  });
+});
+
+describe('trigger parameters are positive, as strategy parameters are (HTTP and NATS)', () => {
+  const strategy = { type: 'sliding-window', maxEvents: 4 };
+
+  it.each([
+    [{ type: 'token-count', threshold: 0 }, 'trigger.threshold'],
+    [{ type: 'turn-count', maxTurns: 0 }, 'trigger.maxTurns'],
+    [{ type: 'all-of', triggers: [{ type: 'token-count', threshold: 0 }] }, 'trigger.triggers[0].threshold'],
+  ])('refuses %j with 400 invalid_parameter naming %s, on compactions and policies', (trigger, parameter) => {
+    for (const run of [() => compactCommandFrom(schemas, 't', 's', { strategy, trigger }), () => policyCommandFrom(schemas, 't', 's', { strategy, trigger })]) {
+      const err = refusal(run);
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_parameter', parameter });
+      expect(err.message).toBe(`invalid ${parameter}: must be an integer from 1 to 1000000000 (got 0)`);
+    }
+  });
+});
+
+describe('client times: years 0001 to 9999 once in UTC, as the read models keep them (HTTP and NATS)', () => {
+  const at = (createdAt: string) => ({ events: [{ ...user, createdAt }] });
+  const range = 'must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (years 0001 to 9999, as times are kept and answered in UTC)';
+
+  it.each(['0000-01-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '0000-12-31T23:59:59.999Z', '9999-12-31T23:30:00-01:00'])(
+    'refuses createdAt %s (year 0000 or past 9999 in UTC) with 400 validation_failed saying the range',
+    async (createdAt) => {
+      const err = refusal(() => fromEvents(at(createdAt)));
+      expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({
+        code: 'validation_failed',
+        parameter: 'events[0].createdAt',
+        message: `events[0].createdAt: ${range}`,
+      });
+      const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+      const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+      const answer = await executor.execute({
+        subject: commandSubject('smc', 't', 's', 'append'),
+        data: new TextEncoder().encode(JSON.stringify(at(createdAt))),
+        commandId: 'c1',
+        redelivered: false,
+      });
+      expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events[0].createdAt', message: `events[0].createdAt: ${range}` });
+    },
+  );
+
+  it.each(['0001-01-01T00:00:00Z', '0001-01-01T01:00:00+01:00', '9999-12-31T23:59:59.999Z', '9999-12-31T22:59:59-01:00', '2026-01-31T12:00:00Z'])(
+    'accepts createdAt %s',
+    (createdAt) => {
+      expect(fromEvents(at(createdAt)).events[0].createdAt).toBe(createdAt);
+    },
+  );
+
+  it('still says what the form is for a time that is not ISO-8601 (expanded years among them)', () => {
+    for (const createdAt of ['+010000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z', 'yesterday']) {
+      expect(refusal(() => fromEvents(at(createdAt))).message).toBe('events[0].createdAt: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z');
+    }
+  });
+
+  it('refuses a policy setAt out of the range too (read-only, but one rule for every time)', () => {
+    const err = refusal(() => policyCommandFrom(schemas, 't', 's', { strategy: null, setAt: '0000-06-01T00:00:00Z' }));
+    expect({ parameter: err.parameter, message: err.message }).toEqual({ parameter: 'setAt', message: `setAt: ${range}` });
   });
 });

@@ -21,6 +21,7 @@ import {
 } from '@lib/session';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
+import { checkAppendRoute } from './append-route-hint';
 
 /** Validates a session id. @throws InvalidRequestError (400 `invalid_session_id`). */
 export function checkSessionId(sessionId: string): string {
@@ -95,7 +96,8 @@ export type AssignClientId = () => string;
 
 /**
  * The body of `POST /v1/sessions/:sessionId/events` → an append command.
- * @throws InvalidRequestError (400) naming the first invalid field.
+ * @throws InvalidRequestError (400) naming the first invalid field; a body of OpenAI chat
+ *   messages is sent to `/messages` ({@link checkAppendRoute}).
  */
 export function appendEventsCommandFrom(
   schemas: RequestSchemas,
@@ -105,6 +107,7 @@ export function appendEventsCommandFrom(
   assignId: AssignClientId = assignClientId,
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
+  checkAppendRoute(body, 'events');
   const input = validate(schemas.appendEvents, withNullOptionalsAbsent(schemas, body));
   const events: EventToAppend[] = input.events.map((e) => {
     const { id, createdAt, metadata, ...rest } = e;
@@ -118,7 +121,8 @@ export function appendEventsCommandFrom(
  * A tool message without `name` answers with the name of its call: from this request when the call
  * is in it, else resolved by the append handler in the session state the append is decided on
  * (`responseNames: 'from-calls'`), so a call appended by a concurrent request is named right.
- * @throws InvalidRequestError (400 `validation_failed` / `invalid_message`).
+ * @throws InvalidRequestError (400 `validation_failed` / `invalid_message`); a body of native
+ *   events is sent to `/events` ({@link checkAppendRoute}).
  */
 export function appendMessagesCommandFrom(
   schemas: RequestSchemas,
@@ -128,6 +132,7 @@ export function appendMessagesCommandFrom(
   assignId: AssignClientId = assignClientId,
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
+  checkAppendRoute(body, 'messages');
   const input = validate(schemas.appendMessages, body);
   const parsed = openAiMessagesToEvents(input.messages, { assignId });
   const events: EventToAppend[] = parsed.map((event, i) => {

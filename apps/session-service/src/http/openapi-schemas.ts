@@ -7,7 +7,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { z } from 'zod';
-import { requestSchemas, type RequestSchemas } from './request-schemas';
+import { integerRangeOf, requestSchemas, type RequestSchemas } from './request-schemas';
 import { named, schemaRef, TriggerSchema } from './response-schemas';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
@@ -89,11 +89,41 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
 }
 
 /**
+ * The JSON Schema of an integer query parameter ({@link integerInRange}): an integer in its range
+ * (up to 2^53 − 1, what a JSON number holds exactly) or its decimal text (`pattern`), so a typed
+ * client passes `limit: 2` or `limit: '2'` (a revision past 2^53 − 1 as text). Both arrive as the
+ * same text: the query string has no types.
+ */
+function integerQueryParameter(json: Record<string, unknown>, range: { minimum: bigint; maximum: bigint }): Record<string, unknown> {
+  const { type, pattern, ...rest } = json;
+  const maximum = range.maximum > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(range.maximum);
+  return {
+    ...rest,
+    anyOf: [
+      { type: 'integer', minimum: Number(range.minimum), maximum },
+      { type, pattern },
+    ],
+  };
+}
+
+/**
  * `@ApiQuery` decorators for every field of a zod query schema (name, required, JSON Schema type,
- * pattern, enum and description), so documented and validated query parameters are the same.
+ * pattern, enum and description), so documented and validated query parameters are the same. An
+ * integer parameter is an integer or its text ({@link integerQueryParameter}).
  */
 export function ApiQueryParams(schema: z.ZodType): MethodDecorator {
-  const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'input' }) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  const json = z.toJSONSchema(schema, {
+    unrepresentable: 'any',
+    io: 'input',
+    override: (ctx) => {
+      const range = integerRangeOf(ctx.zodSchema);
+      if (!range) return;
+      const node = ctx.jsonSchema as Record<string, unknown>;
+      const rewritten = integerQueryParameter(node, range);
+      for (const key of Object.keys(node)) delete node[key];
+      Object.assign(node, rewritten);
+    },
+  }) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
   const decorators = Object.entries(json.properties ?? {}).map(([name, property]) => {
     const { description, ...rest } = property;
     return ApiQuery({ name, required: json.required?.includes(name) ?? false, schema: rest, ...(typeof description === 'string' ? { description } : {}) });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { emptyOptionalsAsAbsent, validateQuery } from './validate';
-import { dateTimeParamMessage, hasSpaceForPlusOffset } from './request-schemas';
+import { dateTimeParamMessage, hasSpaceForPlusOffset, requestSchemas } from './request-schemas';
+import { sessionListQuery } from './history-query-schemas';
 
 describe('emptyOptionalsAsAbsent: an optional query parameter sent empty counts as absent', () => {
   const schema = z.strictObject({ q: z.string().min(1, { message: 'give a word' }), cursor: z.string().optional(), limit: z.string().optional() });
@@ -34,5 +35,26 @@ describe('date-time query parameters: a "+" offset that arrived as a space', () 
   it('says to send the + as %2B, showing the value so encoded', () => {
     expect(dateTimeParamMessage('2026-01-01T00:00:00 01:00')).toMatch(/send the \+ as %2B \(2026-01-01T00:00:00%2B01:00\)/);
     expect(dateTimeParamMessage('yesterday')).toBe('must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z (a "+hh:mm" offset sent as %2Bhh:mm)');
+  });
+});
+
+describe('date-time query parameters: years 0001 to 9999 once in UTC, as the read models keep times', () => {
+  const { recallQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+  const range = 'must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (years 0001 to 9999, as times are kept and answered in UTC)';
+
+  it.each([
+    ['from', '0000-01-01T00:00:00Z'],
+    ['from', '0001-01-01T00:00:00+01:00'],
+    ['to', '9999-12-31T23:30:00-01:00'],
+  ])('recall %s=%s: 400 saying the range', (name, value) => {
+    expect(() => validateQuery(recallQuery, { q: 'a', [name]: value })).toThrow(`${name}: ${range}`);
+  });
+
+  it('updatedSince follows the same rule; the range ends are accepted', () => {
+    expect(() => validateQuery(sessionListQuery, { updatedSince: '0000-12-31T23:59:59Z' })).toThrow(`updatedSince: ${range}`);
+    expect(validateQuery(sessionListQuery, { updatedSince: '0001-01-01T00:00:00Z' })).toEqual({ updatedSince: '0001-01-01T00:00:00Z' });
+    expect(validateQuery(recallQuery, { q: 'a', from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59.999Z' })).toMatchObject({
+      to: '9999-12-31T23:59:59.999Z',
+    });
   });
 });

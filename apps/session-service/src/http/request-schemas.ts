@@ -5,7 +5,9 @@
  */
 import { z } from 'zod';
 import {
+  CLIENT_TIME_RANGE_RULE,
   clientIdProblem,
+  clientTimeInRange,
   codePointLength,
   hasLoneSurrogate,
   LENGTH_UNIT,
@@ -64,18 +66,30 @@ export function jsonDepthAtMost(value: unknown, max: number): boolean {
   return true;
 }
 
+/** The ranges of {@link integerInRange} schemas, by their zod definition (shared by the copies `.describe()` makes). */
+const INTEGER_RANGES = new WeakMap<object, { minimum: bigint; maximum: bigint }>();
+
 /**
  * A decimal integer in `[min, max]` sent as text (query parameters), read by
  * {@link parseCanonicalInteger} (canonical digits only: `"03"`, `"+3"`, `" 3"`, `"3e0"` are
  * refused), with a message naming the range and the spelling. Out-of-range values are 400s, never
- * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`.
+ * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`, and
+ * as a query parameter also the integer it is ({@link integerRangeOf}), so that typed clients
+ * may pass a number.
  */
 export function integerInRange(min: bigint, max: bigint) {
   const message = `must be an integer from ${min} to ${max}, ${CANONICAL_DECIMAL_RULE}`;
-  return z
+  const schema = z
     .string({ error: message })
     .refine((s) => parseCanonicalInteger(s, min, max) !== null, { message })
     .meta({ pattern: CANONICAL_DECIMAL_PATTERN });
+  INTEGER_RANGES.set(schema._zod.def, { minimum: min, maximum: max });
+  return schema;
+}
+
+/** The range of an {@link integerInRange} schema (or of a copy of it `.describe()` made), else undefined. */
+export function integerRangeOf(schema: z.core.$ZodType): { minimum: bigint; maximum: bigint } | undefined {
+  return INTEGER_RANGES.get(schema._zod.def);
 }
 
 /** A revision or position sent as text (`atRevision`, `fromRevision`, `minPosition`): 0 to {@link MAX_REVISION}, see {@link integerInRange}. */
@@ -114,7 +128,16 @@ export function dateTimeParamMessage(input: unknown): string {
  * A date-time query parameter (recall's `from`/`to`, the session list's `updatedSince`): ISO-8601
  * with `Z` or an offset, refused (400) with {@link dateTimeParamMessage}.
  */
-export const dateTimeParam = () => z.iso.datetime({ offset: true, error: (iss) => dateTimeParamMessage(iss.input) });
+export const dateTimeParam = () => clientDateTime((input) => dateTimeParamMessage(input));
+
+/**
+ * A client date-time, the rule of every date-time the API reads: ISO-8601 with `Z` or an offset
+ * (else 400 with `formatMessage`), an instant within years 0001 to 9999 once in UTC
+ * ({@link clientTimeInRange}; else 400 {@link CLIENT_TIME_RANGE_RULE}).
+ */
+export function clientDateTime(formatMessage: (input: unknown) => string) {
+  return z.iso.datetime({ offset: true, error: (iss) => formatMessage(iss.input) }).refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
+}
 
 /** What to send as `expectedRevision` (the 400 message for anything else). */
 export const EXPECTED_REVISION_RULE =
@@ -231,7 +254,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const id = clientId;
   const common = {
     id: id.optional(),
-    createdAt: z.iso.datetime({ offset: true, message: 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z' }).optional(),
+    createdAt: clientDateTime(() => 'must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z').optional(),
     // z.unknown keeps the client's object itself: a record schema would copy it and lose a
     // `__proto__` key (JSON.parse makes it an own property; an assignment does not).
     metadata: z
@@ -367,8 +390,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     trigger: z.unknown().optional(),
     estimator: estimator.optional(),
     sessionId: z.string().describe('read-only: when sent, the session of the path (else 400 invalid_parameter)').optional(),
-    setAt: z.iso
-      .datetime({ offset: true, message: 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)' })
+    setAt: clientDateTime(() => 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)')
       .describe(readOnly)
       .optional(),
     revision: revisionParam.describe(readOnly).optional(),

@@ -71,8 +71,8 @@ export const TriggerSchema: z.ZodType<Trigger> = named(
   'Trigger',
   z.lazy(() =>
     z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(0) }),
-      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(0) }),
+      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(1) }),
+      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(1) }),
       z.strictObject({ type: z.literal('any-of'), triggers: z.array(TriggerSchema).min(1) }),
       z.strictObject({ type: z.literal('all-of'), triggers: z.array(TriggerSchema).min(1) }),
     ]),
@@ -173,7 +173,11 @@ export const CompactionAnswerSchema = named(
         'cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6): a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound',
       ),
     revision: decimal,
-    position: decimal.optional().describe('global position of the last decision event written; absent when nothing was written'),
+    position: decimal
+      .optional()
+      .describe(
+        "global position of the log state the answer stands on: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on. Pass it as minPosition to read a window that includes what the answer saw, through any replica",
+      ),
     estimator: EstimatorSchema,
     dryRun: z.boolean(),
     recorded: z.boolean().describe('whether the decision is in the log and the compaction history'),

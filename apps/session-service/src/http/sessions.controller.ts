@@ -38,6 +38,7 @@ import {
   compactCommandFrom,
   policyCommandFrom,
 } from '../commands/session-command-requests';
+import { warmUpValidation } from '../commands/warm-up-validation';
 
 /** The request schemas at documentation limits (query schemas do not depend on limits). */
 const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1_000_000 });
@@ -58,6 +59,7 @@ export class SessionsController {
     @Inject(SERVICE_CONFIG) config: ServiceConfig,
   ) {
     this.schemas = requestSchemas(config);
+    warmUpValidation(this.schemas);
   }
 
   @Post('events')

@@ -34,7 +34,12 @@ export interface CompactionAnswer {
   tokensAfter: number;
   tokensEstimatedSaved: number;
   revision: string;
-  /** Global position of the last decision event written (decimal string); absent when nothing was written. Pass it as `minPosition` to read the window after it. */
+  /**
+   * Global position (decimal string) of the log state the answer stands on: the last event of the
+   * decision written (or, `replayed`, recorded earlier); for an answer that writes nothing (`noop`,
+   * `not-triggered`, `conflict`, dry runs), the session's last event it was decided on. Pass it as
+   * `minPosition` to read, through any replica, a window that includes what the answer saw.
+   */
   position?: string;
   estimator: EstimatorName;
   dryRun: boolean;
@@ -123,6 +128,11 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
   };
 }
 
+/** `{ position }` of the log state `state` was loaded at (see {@link CompactionAnswer.position}), or nothing when unknown. */
+function decidedAt(state: SessionWindowState): { position?: string } {
+  return state.position !== null ? { position: state.position.toString() } : {};
+}
+
 /** The answer to `command` for how its pass concluded (see {@link CompactionConclusion}). */
 export function answerCompaction(conclusion: CompactionConclusion, command: CompactSession): CompactionAnswer {
   const common = { estimator: command.estimator, dryRun: command.dryRun };
@@ -140,6 +150,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         tokensAfter: plan.tokensBefore,
         tokensEstimatedSaved: 0,
         revision: state.revision!.toString(),
+        ...decidedAt(state),
         ...common,
         recorded: false,
       };
@@ -154,6 +165,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         tokensAfter: plan.tokensBefore - plan.tokensArchived,
         tokensEstimatedSaved: plan.tokensArchived,
         revision: state.revision!.toString(),
+        ...decidedAt(state),
         ...common,
         recorded: false,
         ...(plan.summaryRequest ? { pendingSummary: { insertBeforeId: plan.summaryInsertBeforeId!, coveredIds: plan.summaryRequest.coveredIds } } : {}),
@@ -194,7 +206,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         archived: failure ? failure.archivedIds : (decision?.archived ?? []),
         kept: (!failure && decision?.kept) || kept.map((e) => e.event.id),
         ...(decision?.summary ? { summary: decision.summary } : {}),
-        ...(decision?.position ? { position: decision.position } : {}),
+        ...(decision?.position ? { position: decision.position } : decidedAt(state)),
         tokensBefore: recorded.tokensBefore,
         tokensAfter: failure ? windowTokens(kept, command.estimator) : recorded.tokensAfter,
         tokensEstimatedSaved: recorded.tokensEstimatedSaved,
@@ -221,6 +233,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         tokensAfter: tokens,
         tokensEstimatedSaved: 0,
         revision: state.revision!.toString(),
+        ...decidedAt(state),
         ...common,
         recorded: false,
       };

@@ -45,6 +45,8 @@ export interface StreamEvent {
   type: string;
   data: unknown;
   revision: bigint;
+  /** Its global position in the store's log; absent for an event not read from the store (an append of this process being folded); negative when the store does not know it. */
+  position?: bigint;
   /** When the store recorded it; the entry's `createdAt` when the client gave none. */
   created?: Date;
 }
@@ -55,6 +57,13 @@ export interface StreamEvent {
  */
 export interface SessionWindowState {
   revision: bigint | null;
+  /**
+   * Global position (bigint) of the last event folded: the log state a decision on this state
+   * stands on (an answer that writes nothing names it, for `minPosition`). Null before any event,
+   * and after an event folded without its position until the caller sets it (see
+   * `SessionStateCache.appended`).
+   */
+  position: bigint | null;
   /**
    * The incarnation of the session's stream this state was loaded from (`EventStore.streamIncarnation`:
    * 0n for a session never erased; after an erasure, the first revision of the stream written
@@ -144,6 +153,7 @@ export interface ArchivedOpenCall {
 export function emptySessionWindow(): SessionWindowState {
   return {
     revision: null,
+    position: null,
     incarnation: 0n,
     active: new Map(),
     revisionsById: new Map(),
@@ -181,6 +191,8 @@ function recordArchivedOpenCalls(state: SessionWindowState, archivedIds: readonl
  */
 export function evolveSessionWindow(state: SessionWindowState, recorded: StreamEvent): SessionWindowState {
   state.revision = recorded.revision;
+  // Unknown when the event carries none, or a negative one (a KurrentDB server that does not tell answers -1n).
+  state.position = recorded.position !== undefined && recorded.position >= 0n ? recorded.position : null;
   switch (recorded.type) {
     case CONVERSATION_EVENT: {
       const data = recorded.data as ConversationEventData;

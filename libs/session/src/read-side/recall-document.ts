@@ -10,7 +10,10 @@ import type { SessionEvent } from '@lib/compaction';
  * - summary: the summary text (the shadow prompt is boilerplate and is not indexed).
  *
  * Lines are joined with `\n`. The control characters U+0001 and U+0002 are replaced by spaces:
- * recall uses them to mark matches in snippets. The result is folded with {@link recallFold}, as
+ * recall uses them to mark matches in snippets. A NUL (U+0000) is replaced by
+ * {@link RECALL_NUL_STANDIN} (U+2400 ␀, not a word character either): FTS5's `snippet()` reads the
+ * document as a C string and so cut every snippet at the first NUL (`<mark>nul</mark> ` for a text
+ * that goes on after it). The result is folded with {@link recallFold}, as
  * queries are (so snippets, cut from the index, show the folded form; the stored event stays as
  * sent). Returns `''` when there is nothing to index.
  */
@@ -34,8 +37,13 @@ export function recallDocument(event: SessionEvent): string {
     default:
       break;
   }
-  return recallFold(lines.join('\n')).replace(/[\u0001\u0002]/g, ' ');
+  return recallFold(lines.join('\n'))
+    .replace(/[\u0001\u0002]/g, ' ')
+    .replaceAll('\u0000', RECALL_NUL_STANDIN);
 }
+
+/** What a NUL of an event's text is in its recall document and snippets (U+2400 SYMBOL FOR NULL, ␀). */
+export const RECALL_NUL_STANDIN = '\u2400';
 
 /**
  * The form of text recall indexes and searches: Unicode NFKC, so compatibility forms match their

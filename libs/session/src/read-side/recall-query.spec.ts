@@ -57,6 +57,17 @@ describe('searchRecall', () => {
     expect(hit.snippet).toBe('ok &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;<mark>pelican</mark>&quot;   done');
   });
 
+  it('shows the text around a match past a NUL (FTS5 snippet() read the document as a C string): the NUL as ␀', () => {
+    const log = new RecordedSessionLog();
+    log.append('x1', user('n1', 'before nul\u0000after the null char, heron and more words'), { createdAt: '2024-01-01T00:00:00Z' });
+    log.append('x1', user('n2', '鷺の話\u0000その後'), { createdAt: '2024-01-01T00:00:01Z' });
+    const store = project(log);
+    expect(searchRecall(store, { tenantId: 'default', q: 'nul' }).items[0].snippet).toBe('before <mark>nul</mark>␀after the null char, heron and more words');
+    expect(searchRecall(store, { tenantId: 'default', q: 'heron' }).items[0].snippet).toBe('before nul␀after the null char, <mark>heron</mark> and more words');
+    expect(searchRecall(store, { tenantId: 'default', q: '鷺' }).items[0].snippet).toBe('<mark>鷺</mark>の話␀その後');
+    expect(ids(searchRecall(store, { tenantId: 'default', q: 'after' }).items)).toEqual(['x1/n1']);
+  });
+
   it('treats control characters in q as spaces (a NUL would end an FTS5 string)', () => {
     expect(ids(searchRecall(store, { tenantId: 'default', q: 'zebra42\u0000' }).items)).toEqual(['s1/t1']);
     expect(ids(searchRecall(store, { tenantId: 'default', q: 'flamingo\u0000report', sessionId: 's1' }).items)).toEqual(['s1/summary-c1', 's1/u1']);

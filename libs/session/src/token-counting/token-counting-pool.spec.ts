@@ -1,7 +1,9 @@
 /**
  * TokenCountingPool (issue 17, item 1): the same numbers inline and in the worker thread, the
- * worker started only for large requests, and a clear error past the deadline.
+ * worker started only for large requests, no code loaded on the calling thread to start it, and a
+ * clear error past the deadline.
  */
+import { execFileSync } from 'node:child_process';
 import { extractiveSummary, getEstimator, planSummaryChunks, type SessionEvent, type SummaryRequest } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
 import { CountingTimeoutError } from '../errors';
@@ -14,6 +16,7 @@ import { WORKER_NICE_INCREMENT } from './token-counting-tasks';
 
 const large: SessionEvent = { id: 'big', type: 'user', text: '漢字の'.repeat(20_000) + 'a'.repeat(40_000) + ' 😀'.repeat(5_000) };
 const small: SessionEvent = { id: 'small', type: 'assistant', text: 'hello world', toolCalls: [{ id: 'c1', name: 'f', arguments: '{"x":1}' }] };
+const repoRoot = path.resolve(__dirname, '..', '..', '..', '..');
 
 describe('TokenCountingPool', () => {
   const pool = new TokenCountingPool({ inlineLimit: 1000 });
@@ -59,6 +62,31 @@ describe('TokenCountingPool', () => {
     expect(summary).toBe(extractiveSummary(request, { maxChars: 800 }));
     expect(summary).toContain('ZX9Q7B');
     await fresh.close();
+  }, 60_000);
+
+  it('loads no module on the calling thread to start the worker for the first large request (piscina loads with the pool module)', () => {
+    // A fresh process: jest's own module registry says nothing about what Node loads. Loading piscina there held the
+    // event loop 20-30 ms in the middle of the first large request (the longest stretch of a 1M-ideograph append).
+    const script = `
+      const { TokenCountingPool } = require('./libs/session/src/token-counting/token-counting-pool');
+      const before = new Set(Object.keys(require.cache));
+      const pool = new TokenCountingPool({ inlineLimit: 10 });
+      const counted = pool.eventCosts([{ id: 'big', type: 'user', text: 'x'.repeat(100) }]).catch(() => undefined);
+      // Once the pool is started (its thread created, the task sent), what this thread loaded meanwhile.
+      const poll = setInterval(async () => {
+        if (!pool.started) return;
+        clearInterval(poll);
+        const loaded = Object.keys(require.cache).filter((file) => !before.has(file));
+        await pool.close();
+        await counted;
+        process.stdout.write(JSON.stringify(loaded));
+      }, 1);`;
+    const out = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', '-e', script], {
+      cwd: repoRoot,
+      env: { ...process.env, TS_NODE_PROJECT: path.join(repoRoot, 'tsconfig.json') },
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out)).toEqual([]);
   }, 60_000);
 
   it('answers CountingTimeoutError (counting_timeout, the deadline in the message) when the worker misses its deadline', async () => {

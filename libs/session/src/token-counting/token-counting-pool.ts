@@ -6,7 +6,9 @@
  * Requests whose texts total at most {@link INLINE_COUNT_LIMIT} code units are counted inline (a
  * few milliseconds at worst, and the common case: no thread hop). Larger ones go to one worker
  * thread (piscina), started on first need and stopped after {@link WORKER_IDLE_MS} without work,
- * so an idle service holds no second copy of the vocabularies. Each task has a deadline
+ * so an idle service holds no second copy of the vocabularies. Piscina's code itself loads with
+ * this module (at start-up): loaded on first need, it held the event loop 20–30 ms in the middle
+ * of the first large request (the service run from source, 2-core machine), its longest stretch. Each task has a deadline
  * ({@link DEFAULT_COUNTING_DEADLINE_MS}, time queued included); past it the worker is stopped and
  * the caller gets a {@link CountingTimeoutError}. Same numbers as the inline functions.
  *
@@ -15,7 +17,7 @@
  * summary of a large input (its patterns read every character: ~40 ms per 1,000,000).
  */
 import * as path from 'node:path';
-import type { Piscina } from 'piscina';
+import { Piscina } from 'piscina';
 import { yieldToIo } from '@lib/event-store';
 import {
   extractiveSummary,
@@ -153,13 +155,11 @@ export class TokenCountingPool {
   }
 
   private async run<T>(task: TokenCountingTask, what: string): Promise<T> {
-    // Starting the pool (loading its code the first time, then a thread) holds the event loop for
-    // ~10 ms: other requests get a turn first, so that is not added to the caller's own stretch
-    // (reading and validating a large body).
+    // Starting the pool's thread holds the event loop for a few ms (the first worker thread of a
+    // process most: 5–10 ms): other requests get a turn first, so that is not added to the
+    // caller's own stretch (reading and validating a large body).
     if (!this.pool) await yieldToIo();
-    // Loaded on first need too: an idle service never pays for the pool's code.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    this.pool ??= new (require('piscina') as typeof import('piscina')).Piscina({
+    this.pool ??= new Piscina({
       filename: WORKER_FILE,
       minThreads: 0,
       maxThreads: 1,

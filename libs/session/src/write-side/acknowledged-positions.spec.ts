@@ -10,7 +10,7 @@ import { AcknowledgedPositions, recordingAcknowledgedPositions } from './acknowl
 describe('recordingAcknowledgedPositions', () => {
   it('passes every argument of every method on to the store, and records the position of each acknowledged append', async () => {
     const calls: Array<[string, unknown[]]> = [];
-    const answers: Record<string, unknown> = { appendToStream: { nextExpectedRevision: 3n, position: 42n } };
+    const answers: Record<string, unknown> = { appendToStream: { nextExpectedRevision: 3n, position: 42n }, readStream: [] };
     const store = new Proxy({} as EventStore, {
       get:
         (_target, method: string) =>
@@ -39,5 +39,16 @@ describe('recordingAcknowledgedPositions', () => {
       expect(calls.at(-1)).toEqual([method, args]);
     }
     expect(positions.last()).toBe(42n);
+  });
+
+  // Newcomer: a replica answered a compaction another replica had recorded (or a policy already
+  // set) from the log, recorded nothing, and a read right after did not show what it answered.
+  it('records the position of every event read from a stream: answers decided on or read from the log count too', async () => {
+    const read = [{ position: 50n }, { position: 57n }];
+    const store = { readStream: async () => read } as unknown as EventStore;
+    const positions = new AcknowledgedPositions();
+    positions.acknowledged(9n);
+    expect(await recordingAcknowledgedPositions(store, positions).readStream('session-x', { direction: 'backwards' })).toBe(read);
+    expect(positions.last()).toBe(57n);
   });
 });

@@ -1,29 +1,37 @@
 /**
- * Read-your-writes within one process: the highest global position at which this process's
- * writes (appends, compactions, policies, erasure records) were acknowledged, so that a read sent
- * without `minPosition` can wait until the read models include every write this process answered
- * before the read arrived.
+ * Read-your-writes within one process: the highest global position of the log state this
+ * process's command answers were decided on or read from (appends, compactions, policies, erasure
+ * records, and the events a command loaded or read back: another replica's decision a compaction
+ * is answered with, a policy already set, an idempotent resend), so that a read sent without
+ * `minPosition` can wait until the read models include everything this process answered before
+ * the read arrived.
  */
-import type { AppendOptions, AppendResult, EventData, EventStore } from '@lib/event-store';
+import type { AppendOptions, AppendResult, EventData, EventStore, RecordedEvent } from '@lib/event-store';
 
-/** The highest global position (bigint, 0n before any write) this process's appends were acknowledged at. */
+/** The highest global position (bigint, 0n before any) this process's answers were decided on or read from. */
 export class AcknowledgedPositions {
   private highest = 0n;
 
-  /** Records an acknowledged write at global position `position` (bigint). */
+  /** Records that an answer was decided on (or read from) the log up to global position `position` (bigint). */
   acknowledged(position: bigint): void {
     if (position > this.highest) this.highest = position;
   }
 
-  /** The highest acknowledged global position so far (bigint; 0n before any write). */
+  /** The highest acknowledged global position so far (bigint; 0n before any). */
   last(): bigint {
     return this.highest;
   }
 }
 
 /**
- * `store`, with every acknowledged append (its answer's `position`, also when the store answers an
- * idempotent resend) recorded in `positions`. Every other method is `store`'s own.
+ * `store`, with the rule every command path shares, whatever it answers with: the global position
+ * of every append's answer (also when the store answers an idempotent resend) and of every event
+ * read from a stream (a loaded session state, a decision read back to answer a retry, a policy
+ * already in force) is recorded in `positions`, so a read that follows waits for the log state the
+ * answer was decided on, not only for what this process appended. Events read are in the log
+ * already: waiting for them costs only the projector's lag. The queries read through this store
+ * too (a window at a revision, a compaction's events): a later read then never shows an older
+ * state than one just answered from the log. Every other method is `store`'s own.
  */
 export function recordingAcknowledgedPositions(store: EventStore, positions: AcknowledgedPositions): EventStore {
   return {
@@ -32,8 +40,12 @@ export function recordingAcknowledgedPositions(store: EventStore, positions: Ack
       positions.acknowledged(result.position);
       return result;
     },
+    async readStream(...args: Parameters<EventStore['readStream']>): Promise<RecordedEvent[]> {
+      const events = await store.readStream(...args);
+      for (const e of events) positions.acknowledged(e.position);
+      return events;
+    },
     // Every argument passed on as given (a method's options added later must not be dropped here).
-    readStream: (...args) => store.readStream(...args),
     readAll: (...args) => store.readAll(...args),
     streamRevision: (...args) => store.streamRevision(...args),
     streamIncarnation: (...args) => store.streamIncarnation(...args),

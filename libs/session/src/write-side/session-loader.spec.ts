@@ -1,7 +1,8 @@
 /**
  * The write side's session state: the checkpointed load (O(active window + events since the last
  * compaction)) and the cached load must equal a fold of the whole stream, whatever sequence of
- * appends, compactions (including failed summaries) and policy changes produced it.
+ * appends, compactions (including failed summaries) and policy changes produced it, down to the
+ * global position of its last event.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -66,6 +67,8 @@ function comparable(state: SessionWindowState | null) {
   if (!state || state.revision === null) return null;
   return {
     revision: state.revision?.toString(),
+    // the global position of the last event: what an answer decided on the state stands on
+    position: state.position?.toString(),
     window: orderedWindow(state).map((e) => [e.event.id, e.revision.toString(), e.anchorRevision.toString()]),
     policy: state.policy?.strategy ?? null,
     policyRevision: state.policyRevision?.toString() ?? null,

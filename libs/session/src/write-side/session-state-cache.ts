@@ -104,6 +104,7 @@ export class SessionStateCache {
     const first = (basedOn ?? -1n) + 1n;
     if (!cached || cached.revision !== basedOn || result.nextExpectedRevision !== first + BigInt(events.length) - 1n) return;
     events.forEach((e, i) => evolveSessionWindow(cached, { type: e.type, data: e.data, revision: first + BigInt(i), created: acknowledgedAt }));
+    cached.position = result.position; // the position of the append's last event, now the state's last
   }
 
   /**

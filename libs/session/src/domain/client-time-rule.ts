@@ -1,0 +1,33 @@
+/**
+ * The one range rule for client-given date-times, on every route (an event's `createdAt`, recall's
+ * `from`/`to`, the session list's `updatedSince`, a policy's read-only `setAt`): the instant, once
+ * in UTC, lies within years 0001 to 9999. The read models keep times as ISO-8601 UTC text
+ * (`toISOString`) and compare them as strings; outside that range `toISOString` writes an
+ * expanded year (`0001-01-01T00:00:00+01:00` is `0000-12-31T23:00:00.000Z`, a minute past
+ * `9999-12-31T23:00:00-01:00` is `+010000-01-01T00:01:00.000Z`, `0000-01-01T00:00:00-01:00` is
+ * `-000001-…`) that sorts out of order, and year 0000 is not a year to many clients (Python's
+ * `datetime`, PostgreSQL's `timestamptz`) reading the time back. The ISO-8601 form itself (a
+ * four-digit year, `Z` or an offset) is the schemas' rule.
+ */
+
+/** Earliest client time accepted (UTC). */
+export const MIN_CLIENT_TIME = '0001-01-01T00:00:00.000Z';
+
+/** Latest client time accepted (UTC). */
+export const MAX_CLIENT_TIME = '9999-12-31T23:59:59.999Z';
+
+/** The 400 message (after the field name) for a date-time outside {@link MIN_CLIENT_TIME}..{@link MAX_CLIENT_TIME}. */
+export const CLIENT_TIME_RANGE_RULE = `must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (years 0001 to 9999, as times are kept and answered in UTC)`;
+
+const MIN_MS = Date.parse(MIN_CLIENT_TIME);
+const MAX_MS = Date.parse(MAX_CLIENT_TIME);
+
+/**
+ * True when `text`, an ISO-8601 date-time (already checked as such), is an instant from
+ * {@link MIN_CLIENT_TIME} to {@link MAX_CLIENT_TIME} (milliseconds; finer digits are dropped as
+ * `Date` drops them); false for anything else, including text `Date` cannot read.
+ */
+export function clientTimeInRange(text: string): boolean {
+  const ms = Date.parse(text);
+  return ms >= MIN_MS && ms <= MAX_MS;
+}
