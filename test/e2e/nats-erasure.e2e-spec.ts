@@ -7,29 +7,14 @@
  * temporary JetStream folder it can read back); it skips with one line when no `nats-server`
  * binary is installed (CI always has one).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
-import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
 import { eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { NATS_SERVER_BINARY, startThrowawayNats, type ThrowawayNats } from '../support/throwaway-nats';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
-
-const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => fs.existsSync(p));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
 
 /** Every file under `dir` (recursively) whose bytes contain `needle`, as paths relative to `dir`. */
 function filesContaining(dir: string, needle: string): string[] {
@@ -43,13 +28,12 @@ function filesContaining(dir: string, needle: string): string[] {
   return found;
 }
 
-const suite = NATS_SERVER ? describe : describe.skip;
-if (!NATS_SERVER) process.stderr.write('SKIPPED NATS erasure: no nats-server binary installed\n');
+const suite = NATS_SERVER_BINARY ? describe : describe.skip;
+if (!NATS_SERVER_BINARY) process.stderr.write('SKIPPED NATS erasure: no nats-server binary installed\n');
 
 suite('erasure removes a session from the NATS streams', () => {
   jest.setTimeout(60_000);
-  let server: ChildProcess;
-  let dir: string;
+  let nats: ThrowawayNats;
   let nc: NatsConnection;
   let client: NatsTestClient;
   let harness: Harness;
@@ -69,33 +53,16 @@ suite('erasure removes a session from the NATS streams', () => {
   };
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-erasure-'));
-    const port = await freePort();
-    const config = path.join(dir, 'nats.conf');
-    fs.writeFileSync(config, `listen: 127.0.0.1:${port}\njetstream { store_dir: ${JSON.stringify(path.join(dir, 'js'))} }\n`);
-    server = spawn(NATS_SERVER!, ['-c', config], { stdio: 'ignore' });
-    const url = `nats://127.0.0.1:${port}`;
-    await eventually(
-      async () => {
-        try {
-          nc = await connect({ servers: url, timeout: 1000 });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      20_000,
-      'the throwaway nats-server to accept connections',
-    );
+    nats = await startThrowawayNats('nats-erasure');
+    nc = nats.nc;
+    const url = nats.url;
     client = await natsClient(nc);
     harness = await startService({ env: { NATS_URL: url, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' }, summarizer });
   });
 
   afterAll(async () => {
     await harness?.stop();
-    await nc?.close();
-    server?.kill('SIGTERM');
-    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    await nats?.stop();
   });
 
   it('deletes the erased session’s answers (a summary holding its text) and decisions, and keeps its erasure record and other sessions', async () => {
@@ -146,7 +113,7 @@ suite('erasure removes a session from the NATS streams', () => {
     expect(results.filter((m) => m.text.includes(kept))).toHaveLength(1);
 
     // On disk: the deleted answers and decisions are overwritten, not only marked deleted.
-    const streams = path.join(dir, 'js', 'jetstream', '$G', 'streams');
+    const streams = path.join(nats.storeDir, 'jetstream', '$G', 'streams');
     expect({
       results: filesContaining(path.join(streams, names.resultStream), secret),
       decisions: filesContaining(path.join(streams, names.decisionStream), secret),
@@ -155,7 +122,7 @@ suite('erasure removes a session from the NATS streams', () => {
   });
 
   it('leaves no handled command’s text in the command stream’s file, even while the same block holds a command in progress', async () => {
-    const streams = path.join(dir, 'js', 'jetstream', '$G', 'streams');
+    const streams = path.join(nats.storeDir, 'jetstream', '$G', 'streams');
     const secret = `cmdsecret-${randomUUID().slice(0, 8)}`;
     await harness
       .http()

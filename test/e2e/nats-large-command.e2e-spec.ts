@@ -7,38 +7,21 @@
  * and stops it afterwards. Skips with one line when no `nats-server` binary is installed (CI
  * always has one).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as net from 'node:net';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { startService, type Harness } from '../support/service-harness';
-import { commandQueueSettled, eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { commandQueueSettled, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { NATS_SERVER_BINARY, startThrowawayNats, type ThrowawayNats } from '../support/throwaway-nats';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 
-const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => fs.existsSync(p));
 const FIVE_MIB = 5 * 1024 * 1024;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}
-
-const suite = NATS_SERVER ? describe : describe.skip;
-if (!NATS_SERVER) process.stderr.write('SKIPPED NATS large command: no nats-server binary installed\n');
+const suite = NATS_SERVER_BINARY ? describe : describe.skip;
+if (!NATS_SERVER_BINARY) process.stderr.write('SKIPPED NATS large command: no nats-server binary installed\n');
 
 suite('a 5 MiB command over NATS', () => {
   jest.setTimeout(60_000);
-  let server: ChildProcess;
-  let dir: string;
+  let nats: ThrowawayNats;
   let nc: NatsConnection;
   let client: NatsTestClient;
   let harness: Harness;
@@ -46,33 +29,16 @@ suite('a 5 MiB command over NATS', () => {
   const names = natsNames(prefix);
 
   beforeAll(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-large-'));
-    const port = await freePort();
-    const config = path.join(dir, 'nats.conf');
-    fs.writeFileSync(config, `listen: 127.0.0.1:${port}\nmax_payload: 8MB\njetstream { store_dir: ${JSON.stringify(path.join(dir, 'js'))} }\n`);
-    server = spawn(NATS_SERVER!, ['-c', config], { stdio: 'ignore' });
-    const url = `nats://127.0.0.1:${port}`;
-    await eventually(
-      async () => {
-        try {
-          nc = await connect({ servers: url, timeout: 1000 });
-          return true;
-        } catch {
-          return false;
-        }
-      },
-      20_000,
-      'the throwaway nats-server to accept connections',
-    );
+    nats = await startThrowawayNats('nats-large', 'max_payload: 8MB');
+    nc = nats.nc;
+    const url = nats.url;
     client = await natsClient(nc);
     harness = await startService({ env: { NATS_URL: url, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' } });
   });
 
   afterAll(async () => {
     await harness?.stop();
-    await nc?.close();
-    server?.kill('SIGTERM');
-    fs.rmSync(dir, { recursive: true, force: true });
+    await nats?.stop();
   });
 
   it('publishes payload_too_large, does not redeliver, and leaves the log unchanged', async () => {

@@ -1,0 +1,81 @@
+/**
+ * A throwaway `nats-server` for tests that need settings the machine's shared server does not have
+ * (e.g. a larger `max_payload`) or that read the server's JetStream files back: started on a free
+ * port with a temporary JetStream folder, stopped and removed by {@link ThrowawayNats.stop}. The
+ * shared server is never touched.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { eventually } from './nats-test';
+
+/** Path of the installed `nats-server` binary, or undefined when none is installed (suites then skip with one line). */
+export const NATS_SERVER_BINARY = ['/usr/sbin/nats-server', '/usr/bin/nats-server', '/usr/local/bin/nats-server'].find((p) => fs.existsSync(p));
+
+/** A running throwaway server and a connection to it. */
+export interface ThrowawayNats {
+  /** `nats://127.0.0.1:<port>`. */
+  url: string;
+  /** A connection opened once the server accepted one (closed by {@link stop}). */
+  nc: NatsConnection;
+  /** The JetStream store folder (`<tmp>/js`): streams' files are under `jetstream/$G/streams/<name>`. */
+  storeDir: string;
+  /** Closes the connection, stops the server (SIGTERM) and removes its folder. */
+  stop(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * Starts a throwaway server with JetStream (`extraConfig`: more lines of its configuration file,
+ * e.g. `max_payload: 8MB`) and waits up to 20 s for it to accept a connection.
+ * @throws Error when no `nats-server` is installed ({@link NATS_SERVER_BINARY}) or it never accepts one.
+ */
+export async function startThrowawayNats(label: string, extraConfig = ''): Promise<ThrowawayNats> {
+  if (!NATS_SERVER_BINARY) throw new Error('no nats-server binary installed');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${label}-`));
+  const storeDir = path.join(dir, 'js');
+  const port = await freePort();
+  const config = path.join(dir, 'nats.conf');
+  fs.writeFileSync(
+    config,
+    `listen: 127.0.0.1:${port}\n${extraConfig}${extraConfig.endsWith('\n') || !extraConfig ? '' : '\n'}jetstream { store_dir: ${JSON.stringify(storeDir)} }\n`,
+  );
+  const server: ChildProcess = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
+  const url = `nats://127.0.0.1:${port}`;
+  let nc: NatsConnection | undefined;
+  await eventually(
+    async () => {
+      try {
+        nc = await connect({ servers: url, timeout: 1000 });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+    'the throwaway nats-server to accept connections',
+  );
+  return {
+    url,
+    nc: nc!,
+    storeDir,
+    async stop() {
+      await nc?.close();
+      server.kill('SIGTERM');
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
