@@ -57,7 +57,7 @@ suite('erasure removes a session from the NATS streams', () => {
     nc = nats.nc;
     const url = nats.url;
     client = await natsClient(nc);
-    harness = await startService({ env: { NATS_URL: url, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' }, summarizer });
+    harness = await startService({ env: { NATS_URL: url, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000', NATS_ERASE_HANDLED_COMMANDS: 'true' }, summarizer });
   });
 
   afterAll(async () => {
@@ -121,7 +121,7 @@ suite('erasure removes a session from the NATS streams', () => {
     expect(filesContaining(path.join(streams, names.resultStream), kept)).not.toEqual([]);
   });
 
-  it('leaves no handled command’s text in the command stream’s file, even while the same block holds a command in progress', async () => {
+  it('with NATS_ERASE_HANDLED_COMMANDS=true, leaves no handled command’s text in the command stream’s file, even while the same block holds a command in progress', async () => {
     const streams = path.join(nats.storeDir, 'jetstream', '$G', 'streams');
     const secret = `cmdsecret-${randomUUID().slice(0, 8)}`;
     await harness

@@ -33,6 +33,13 @@ describe('loadServiceConfig: logs', () => {
 });
 
 describe('loadServiceConfig: projector', () => {
+  it('erases handled NATS commands from the command stream only with NATS_ERASE_HANDLED_COMMANDS true or 1 (default off: it costs throughput)', () => {
+    expect(loadServiceConfig({}, false).natsEraseHandledCommands).toBe(false);
+    expect(loadServiceConfig({ NATS_ERASE_HANDLED_COMMANDS: 'true' }, false).natsEraseHandledCommands).toBe(true);
+    expect(loadServiceConfig({ NATS_ERASE_HANDLED_COMMANDS: '0' }, false).natsEraseHandledCommands).toBe(false);
+    expect(() => loadServiceConfig({ NATS_ERASE_HANDLED_COMMANDS: 'yes' }, false)).toThrow(/^NATS_ERASE_HANDLED_COMMANDS=yes: not a boolean/);
+  });
+
   it('runs the projector on the event loop unless PROJECTOR_WORKER is true or 1, and refuses other values', () => {
     expect(loadServiceConfig({}, false).projectorWorker).toBe(false);
     expect(loadServiceConfig({ PROJECTOR_WORKER: 'true' }, false).projectorWorker).toBe(true);

@@ -5,8 +5,8 @@
  *    `result:<commandId>` so a redelivered command's second answer is dropped) and, when the
  *    publisher named one in the `Reply-To` header, to that subject (an answer larger than the
  *    server's max_payload goes without `kept`, `archived` and `summary`, named in `omitted`);
- * 3. delete it from the command stream with the erase flag ({@link eraseCommand}: its bytes hold
- *    the texts it appended), then acknowledge — only now, after the command's events are appended — or, for a rejected command
+ * 3. with `NATS_ERASE_HANDLED_COMMANDS`, delete it from the command stream with the erase flag
+ *    ({@link eraseCommand}: its bytes hold the texts it appended), then acknowledge — only now, after the command's events are appended — or, for a rejected command
  *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered. A server-side
  *    failure (5xx: store unavailable…) is redelivered after a delay, at most
  *    {@link MAX_ATTEMPTS} times, then terminated with its error published.
@@ -63,6 +63,8 @@ export class NatsCommandConsumer {
     private readonly concurrency: number,
     /** The consumer's ack wait (ms): a command still being handled is reported in progress every third of it. */
     private readonly ackWaitMs: number,
+    /** `NATS_ERASE_HANDLED_COMMANDS`: erase each handled command from the command stream before acknowledging it ({@link eraseCommand}). */
+    private readonly eraseHandledCommands = false,
   ) {
     this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
   }
@@ -128,7 +130,7 @@ export class NatsCommandConsumer {
         return;
       }
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
-      await this.eraseCommand(m, commandId);
+      if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
       if (answer.status < 300) m.ack();
       else {
         // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.

@@ -71,7 +71,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     });
     this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names);
     await this.feed.start();
-    this.consumer = new NatsCommandConsumer(nc, js, jsm, executor, names, config.natsConcurrency, config.natsAckWaitMs);
+    this.consumer = new NatsCommandConsumer(nc, js, jsm, executor, names, config.natsConcurrency, config.natsAckWaitMs, config.natsEraseHandledCommands);
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
   }
