@@ -183,4 +183,26 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: a re
     expect(window.body.events).toHaveLength(4);
     expect(log.body.events?.at(-1)).toMatchObject({ revision: (answer.body as { revision: string }).revision });
   });
+
+  it('e) an erasure through one replica answers the position of its record: the other replica, with it as minPosition, no longer shows the session nor finds its text', async () => {
+    const appended = await a.http().post('/v1/sessions/erased-elsewhere/events').send({ events: events() }).expect(201);
+    await b.http().get(`/v1/sessions/erased-elsewhere?minPosition=${appended.body.position}`).expect(200);
+    const { answer, reads } = await withProjectorHeld(
+      b,
+      async () => {
+        const erased = await a.http().delete('/v1/sessions/erased-elsewhere').expect(200);
+        expect(BigInt(erased.body.position)).toBeGreaterThan(BigInt(appended.body.position));
+        return erased.body as { position: string };
+      },
+      ({ position }) => [
+        b.http().get(`/v1/sessions/erased-elsewhere?minPosition=${position}`),
+        b.http().get(`/v1/recall?q=TK3&sessionId=erased-elsewhere&minPosition=${position}`),
+      ],
+    );
+    const [session, recall] = reads;
+    expect(answer.position).toMatch(/^\d+$/);
+    expect(session.status).toBe(404);
+    expect(recall.status).toBe(200);
+    expect(recall.body.items).toEqual([]);
+  });
 });

@@ -392,6 +392,8 @@ export interface components {
             /** @description ISO-8601 UTC date-time */
             erasedAt: string;
             erasedEvents: number;
+            /** @description global position of the erasure record: pass it as minPosition to a read on another replica, which answers once its read models no longer hold the session (this replica already does) */
+            position: string;
             sessionId: string;
         };
         Error: {
@@ -669,32 +671,40 @@ export interface components {
             type: "rolling-summary";
         };
         StrategyInput: {
-            /** @description default 10 */
-            maxEvents?: number;
+            /** @description default 20; null counts as absent */
+            maxEvents?: number | null;
             /** @constant */
             type: "sliding-window";
         } | {
-            /** @description default 10 */
-            maxTurns?: number;
+            /** @description default 10; null counts as absent */
+            maxTurns?: number | null;
             /** @constant */
             type: "turn-window";
         } | {
-            /** @description default 4000 */
-            maxTokens?: number;
+            /** @description default 4000; null counts as absent */
+            maxTokens?: number | null;
             /** @constant */
             type: "token-count";
         } | {
-            maxEventsToKeep?: number;
-            overlapSize?: number;
-            shadowPrompt?: string;
-            systemPrompt?: string;
+            /** @description default 10; null counts as absent */
+            maxEventsToKeep?: number | null;
+            /** @description default 2 (at most maxEventsToKeep − 1); null counts as absent */
+            overlapSize?: number | null;
+            /** @description the default shadow prompt when absent or null */
+            shadowPrompt?: string | null;
+            /** @description the default summarizer system prompt when absent or null */
+            systemPrompt?: string | null;
             /** @constant */
             type: "recursive-summarization";
         } | {
-            keepTurns?: number;
-            shadowPrompt?: string;
-            summarizeAtTokens?: number;
-            systemPrompt?: string;
+            /** @description default 2; null counts as absent */
+            keepTurns?: number | null;
+            /** @description the default shadow prompt when absent or null */
+            shadowPrompt?: string | null;
+            /** @description default 2500; null counts as absent */
+            summarizeAtTokens?: number | null;
+            /** @description the default summarizer system prompt when absent or null */
+            systemPrompt?: string | null;
             /** @constant */
             type: "rolling-summary";
         };

@@ -60,13 +60,15 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
 }
 
 /**
- * Reads an integer parameter: `undefined` → `fallback`; otherwise it must be a number, an
- * integer, and within [min, max]. Throws {@link InvalidParameterError} naming `path`.
+ * Reads an integer parameter: `undefined`, or `null` when the parameter is optional (a `fallback`:
+ * an optional field sent null counts as absent, the rule of every request body), → `fallback`;
+ * otherwise it must be a number, an integer, and within [min, max]. Throws
+ * {@link InvalidParameterError} naming `path`.
  * @internal shared with triggers.ts
  */
 export function readInteger(value: unknown, path: string, min: number, max: number, fallback?: number): number {
   const allowed = `an integer from ${min} to ${max}`;
-  if (value === undefined) {
+  if (value === undefined || (value === null && fallback !== undefined)) {
     if (fallback === undefined) throw new InvalidParameterError(path, `${allowed} (required)`, 'nothing');
     return fallback;
   }
@@ -76,8 +78,9 @@ export function readInteger(value: unknown, path: string, min: number, max: numb
   return value;
 }
 
+/** Reads an optional text parameter: `undefined` or `null` (absent) → `fallback`; otherwise a valid, non-blank string within `maxLength`. Throws {@link InvalidParameterError} naming `path`. */
 function readText(value: unknown, path: string, maxLength: number, fallback: string): string {
-  if (value === undefined) return fallback;
+  if (value === undefined || value === null) return fallback;
   const allowed = `a non-blank string of at most ${maxLength} ${LENGTH_UNIT}, valid Unicode (no lone surrogate)`;
   if (
     typeof value !== 'string' ||
@@ -143,7 +146,7 @@ export function parseStrategy(input: unknown): Strategy {
       const maxEventsToKeep = readInteger(input.maxEventsToKeep, 'strategy.maxEventsToKeep', 1, max, d.maxEventsToKeep);
       const overlapDefault = Math.min(d.overlapSize, maxEventsToKeep - 1);
       let overlapSize: number;
-      if (input.overlapSize === undefined) {
+      if (input.overlapSize === undefined || input.overlapSize === null) {
         overlapSize = overlapDefault;
       } else {
         const allowed = `an integer ≥ 0 and < maxEventsToKeep (${maxEventsToKeep}), i.e. from 0 to ${maxEventsToKeep - 1}`;

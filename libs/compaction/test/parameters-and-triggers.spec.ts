@@ -61,7 +61,8 @@ describe('parseStrategy (DESIGN §3.4)', () => {
     expect(parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2 })).toMatchObject({ overlapSize: 1 });
   });
 
-  const badCounts: unknown[] = [0, -1, 1.5, NaN, Infinity, -Infinity, '5', null, true, 1e9 + 1, 1e12, [], {}];
+  // null is not among them: an optional parameter sent null is absent (its default; see below).
+  const badCounts: unknown[] = [0, -1, 1.5, NaN, Infinity, -Infinity, '5', true, 1e9 + 1, 1e12, [], {}];
   const countParams: Array<[string, string]> = [
     ['sliding-window', 'maxEvents'],
     ['turn-window', 'maxTurns'],
@@ -102,6 +103,19 @@ describe('parseStrategy (DESIGN §3.4)', () => {
     expect(rejection(() => parseStrategy({ type: 'rolling-summary', shadowPrompt: 'x'.repeat(10_001) })).parameter).toBe('strategy.shadowPrompt');
     expect(rejection(() => parseStrategy({ type: 'rolling-summary', shadowPrompt: 'p\ud800' })).parameter).toBe('strategy.shadowPrompt');
     expect(rejection(() => parseStrategy({ type: 'recursive-summarization', systemPrompt: '\udc00 rules' })).parameter).toBe('strategy.systemPrompt');
+  });
+
+  it('takes an optional parameter sent null as absent (its default), as every request body does; a required one null is refused', () => {
+    const strategies = [
+      { type: 'sliding-window', maxEvents: null },
+      { type: 'turn-window', maxTurns: null },
+      { type: 'token-count', maxTokens: null },
+      { type: 'recursive-summarization', maxEventsToKeep: null, overlapSize: null, shadowPrompt: null, systemPrompt: null },
+      { type: 'rolling-summary', keepTurns: null, summarizeAtTokens: null, shadowPrompt: null, systemPrompt: null },
+    ];
+    for (const input of strategies) expect(parseStrategy(input)).toEqual(parseStrategy({ type: input.type }));
+    expect(rejection(() => parseTrigger({ type: 'token-count', threshold: null })).parameter).toBe('trigger.threshold');
+    expect(rejection(() => parseStrategy({ type: null })).parameter).toBe('strategy.type');
   });
 });
 

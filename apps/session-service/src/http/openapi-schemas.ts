@@ -7,30 +7,40 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { z } from 'zod';
+import { MAX_PARAMETER_VALUE, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, STRATEGY_DEFAULTS } from '@lib/compaction';
 import { integerRangeOf, requestSchemas, type RequestSchemas } from './request-schemas';
 import { named, schemaRef, TriggerSchema } from './response-schemas';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
 let cache: RequestSchemas | undefined;
 
-const prompts = { shadowPrompt: z.string().optional(), systemPrompt: z.string().optional() };
-/** A strategy as a request names it: `type` plus any parameters (the rest take their defaults, DESIGN §3.4). */
+const D = STRATEGY_DEFAULTS;
+/** An optional count parameter of a strategy: 1 (or `min`) to MAX_PARAMETER_VALUE, its default said; null counts as absent (the default). */
+const count = (fallback: number, min = 1) =>
+  z.number().int().min(min).max(MAX_PARAMETER_VALUE).nullable().optional().describe(`default ${fallback}; null counts as absent`);
+const prompts = {
+  shadowPrompt: z.string().min(1).max(MAX_SHADOW_PROMPT_LENGTH).nullable().optional().describe('the default shadow prompt when absent or null'),
+  systemPrompt: z.string().min(1).max(MAX_SYSTEM_PROMPT_LENGTH).nullable().optional().describe('the default summarizer system prompt when absent or null'),
+};
+/** A strategy as a request names it: `type` plus any parameters (the rest take their defaults, DESIGN §3.4; the same numbers as `parseStrategy`). */
 export const StrategyInputSchema = named(
   'StrategyInput',
   z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1).optional().describe('default 10') }),
-    z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1).optional().describe('default 10') }),
-    z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1).optional().describe('default 4000') }),
+    z.strictObject({ type: z.literal('sliding-window'), maxEvents: count(D['sliding-window'].maxEvents) }),
+    z.strictObject({ type: z.literal('turn-window'), maxTurns: count(D['turn-window'].maxTurns) }),
+    z.strictObject({ type: z.literal('token-count'), maxTokens: count(D['token-count'].maxTokens) }),
     z.strictObject({
       type: z.literal('recursive-summarization'),
-      maxEventsToKeep: z.number().int().min(1).optional(),
-      overlapSize: z.number().int().min(0).optional(),
+      maxEventsToKeep: count(D['recursive-summarization'].maxEventsToKeep),
+      overlapSize: count(D['recursive-summarization'].overlapSize, 0).describe(
+        `default ${D['recursive-summarization'].overlapSize} (at most maxEventsToKeep − 1); null counts as absent`,
+      ),
       ...prompts,
     }),
     z.strictObject({
       type: z.literal('rolling-summary'),
-      keepTurns: z.number().int().min(1).optional(),
-      summarizeAtTokens: z.number().int().min(1).optional(),
+      keepTurns: count(D['rolling-summary'].keepTurns),
+      summarizeAtTokens: count(D['rolling-summary'].summarizeAtTokens),
       ...prompts,
     }),
   ]),

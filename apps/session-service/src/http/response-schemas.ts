@@ -11,6 +11,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { z } from 'zod';
+import { MAX_PARAMETER_VALUE } from '@lib/compaction';
 
 /** The registry of named API schemas (component name in `id`). */
 export const apiSchemaRegistry = z.registry<{ id: string; description?: string }>();
@@ -45,20 +46,20 @@ export const ErrorBodySchema = named(
 export const StrategySchema = named(
   'Strategy',
   z.discriminatedUnion('type', [
-    z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1) }),
-    z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1) }),
-    z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1) }),
+    z.strictObject({ type: z.literal('sliding-window'), maxEvents: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
+    z.strictObject({ type: z.literal('turn-window'), maxTurns: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
+    z.strictObject({ type: z.literal('token-count'), maxTokens: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
     z.strictObject({
       type: z.literal('recursive-summarization'),
-      maxEventsToKeep: z.number().int().min(1),
-      overlapSize: z.number().int().min(0),
+      maxEventsToKeep: z.number().int().min(1).max(MAX_PARAMETER_VALUE),
+      overlapSize: z.number().int().min(0).max(MAX_PARAMETER_VALUE),
       shadowPrompt: z.string(),
       systemPrompt: z.string(),
     }),
     z.strictObject({
       type: z.literal('rolling-summary'),
-      keepTurns: z.number().int().min(1),
-      summarizeAtTokens: z.number().int().min(1),
+      keepTurns: z.number().int().min(1).max(MAX_PARAMETER_VALUE),
+      summarizeAtTokens: z.number().int().min(1).max(MAX_PARAMETER_VALUE),
       shadowPrompt: z.string(),
       systemPrompt: z.string(),
     }),
@@ -71,8 +72,8 @@ export const TriggerSchema: z.ZodType<Trigger> = named(
   'Trigger',
   z.lazy(() =>
     z.discriminatedUnion('type', [
-      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(1) }),
-      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(1) }),
+      z.strictObject({ type: z.literal('turn-count'), maxTurns: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
+      z.strictObject({ type: z.literal('token-count'), threshold: z.number().int().min(1).max(MAX_PARAMETER_VALUE) }),
       z.strictObject({ type: z.literal('any-of'), triggers: z.array(TriggerSchema).min(1) }),
       z.strictObject({ type: z.literal('all-of'), triggers: z.array(TriggerSchema).min(1) }),
     ]),
@@ -371,7 +372,17 @@ export const RecallPageSchema = named(
   'A page of recall hits in `order` (with sessionId, the first mention first)',
 );
 
-export const EraseAnswerSchema = named('EraseAnswer', z.strictObject({ sessionId: z.string(), erasedEvents: count, erasedAt: isoTime }));
+export const EraseAnswerSchema = named(
+  'EraseAnswer',
+  z.strictObject({
+    sessionId: z.string(),
+    erasedEvents: count,
+    erasedAt: isoTime,
+    position: decimal.describe(
+      'global position of the erasure record: pass it as minPosition to a read on another replica, which answers once its read models no longer hold the session (this replica already does)',
+    ),
+  }),
+);
 
 export const HealthSchema = named(
   'Health',

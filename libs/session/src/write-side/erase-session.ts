@@ -26,11 +26,13 @@ export class EraseSessionCommand {
   ) {}
 }
 
-/** What an erasure answers: the session, how many stream events were removed, and when. */
+/** What an erasure answers: the session, how many stream events were removed, when, and the global position of its erasure record (decimal text). */
 export interface EraseAnswer {
   sessionId: string;
   erasedEvents: number;
   erasedAt: string;
+  /** Global position of the `SessionErased` record (decimal text): another replica's reads with it as `minPosition` no longer show the session. */
+  position: string;
 }
 
 /** How many times an erasure reads the session's revision and tries to delete at it, while appends keep landing, before it answers 409. */
@@ -82,7 +84,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     // append to the same id after the deletion is not one of them, and is kept).
     if (!(await this.projector.waitForPosition(recorded.position, PROJECTOR_WAIT_MS)))
       this.projector.eraseSession(command.tenantId, command.sessionId, erasedBefore(data));
-    return { sessionId: command.sessionId, erasedEvents: data.erasedEvents, erasedAt };
+    return { sessionId: command.sessionId, erasedEvents: data.erasedEvents, erasedAt, position: recorded.position.toString() };
   }
 
   /**
