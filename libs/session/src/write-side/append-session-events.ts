@@ -17,8 +17,9 @@ import { alignToStored, decideAppend, type AppendDecision, type AppendEvents, ty
 import { holdsAcrossCompactions, MAX_EVENTS_AFTER_EXPECTED } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
-import { DuplicateEventIdConflictError, RevisionConflictError, UnknownToolCallError } from '../errors';
+import { DuplicateEventIdConflictError, RevisionConflictError, ToolCallConflictError, UnknownToolCallError } from '../errors';
 import { answeredCallIds, callIdsInLog } from './call-ids-in-log';
+import { clientIdsInLog } from './client-ids-in-log';
 import { storedConversationData } from './stored-conversation-data';
 import { nameResponsesFromCalls } from '../domain/response-names';
 import { EVENT_STORE } from '../tokens';
@@ -182,11 +183,34 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     key: string,
     incarnation: bigint,
   ): Promise<AppendDecision | null> {
-    const decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
+    let decision: AppendDecision | null;
+    try {
+      decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
+    } catch (err) {
+      const resentState = await this.withArchivedResend(err, events, state, key);
+      if (!resentState) throw err;
+      state = resentState;
+      decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
+    }
     if (decision === null || decision.kind !== 'retry' || !state) return decision;
     // A resend: compared with the stored events as values (userId and key order aside), see alignToStored.
     const revisions = events.map((e) => state.revisionsById.get(e.event.id)).filter((r): r is bigint => r !== undefined);
     return { kind: 'retry', events: alignToStored(decision.events, await storedConversationData(this.store, sessionStream(key), revisions)) };
+  }
+
+  /**
+   * When the tool-call rules refused `events` (`err`) on `state` and every event the state does not
+   * know is in the log before it (a resend of events archived before the snapshot `state` was loaded
+   * from): a copy of `state` that knows their revisions, on which {@link decideAppend} finds the
+   * resend, as on a fold of the whole log. Else null (the refusal stands). Reads the log, on this
+   * error path only.
+   */
+  private async withArchivedResend(err: unknown, events: EventToAppend[], state: SessionWindowState | null, key: string): Promise<SessionWindowState | null> {
+    if (!(err instanceof ToolCallConflictError || err instanceof UnknownToolCallError) || !state || state.revision === null) return null;
+    const unknown = new Set(events.map((e) => e.event.id).filter((id) => !state.revisionsById.has(id)));
+    const inLog = await clientIdsInLog(this.store, sessionStream(key), unknown, state.revision);
+    if (inLog.size < unknown.size) return null;
+    return { ...state, revisionsById: new Map([...state.revisionsById, ...inLog]) };
   }
 
   private async decideWithCallIds(
