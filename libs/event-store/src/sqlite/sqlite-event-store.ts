@@ -232,7 +232,9 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * See {@link EventStore.subscribeToAll}. Live events of this process arrive right after their
-   * commit; appends by other processes are seen within `pollIntervalMs`.
+   * commit; appends by other processes are seen within `pollIntervalMs`, or, when they commit
+   * while a batch of this instance is in the writer thread, once that batch is answered (see
+   * {@link readAll}).
    */
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
     this.assertOpen();
