@@ -208,9 +208,10 @@ export class InvalidRequestError extends SessionError {
 }
 
 /**
- * Counting a large request's tokens off the request thread did not finish within its deadline
- * (the service is overloaded), or too many large requests were already waiting. Nothing was
- * written; the same request can be retried later (issue 17, item 1).
+ * Counting a large request's tokens (or a compaction's text work) off the request thread did not
+ * finish within its deadline (the service is overloaded), or too many large texts were already
+ * waiting for the same worker thread. Nothing was written; the same request can be retried later
+ * (issue 17, item 1).
  */
 export class CountingTimeoutError extends SessionError {
   readonly code = 'counting_timeout';
@@ -218,7 +219,7 @@ export class CountingTimeoutError extends SessionError {
   constructor(what: string, deadlineMs: number, queueFull = false) {
     super(
       queueFull
-        ? `${what} was refused: too many large requests are waiting to be counted; retry shortly`
+        ? `${what} was refused: too many large texts are already waiting for its worker thread; retry shortly`
         : `${what} took longer than ${deadlineMs} ms (the service is busy with other large texts); nothing was written: retry shortly or send smaller texts`,
       { deadlineMs },
     );

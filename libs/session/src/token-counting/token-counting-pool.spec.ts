@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { TokenCountingPool } from './token-counting-pool';
+import { MAX_QUEUED_TASKS, TokenCountingPool } from './token-counting-pool';
 import { WORKER_NICE_INCREMENT } from './token-counting-tasks';
 
 const large: SessionEvent = { id: 'big', type: 'user', text: '漢字の'.repeat(20_000) + 'a'.repeat(40_000) + ' 😀'.repeat(5_000) };
@@ -45,6 +45,26 @@ describe('TokenCountingPool', () => {
     };
     const estimator = getEstimator('cl100k_base');
     expect(await pool.summaryChunks(request, 2000, estimator)).toEqual(planSummaryChunks(request, 2000, estimator));
+  }, 60_000);
+
+  it('given a large count, then only the counting thread starts; given a large summary, then only the summaries thread starts', async () => {
+    const counting = new TokenCountingPool({ inlineLimit: 1000 });
+    const summarizing = new TokenCountingPool({ inlineLimit: 1000 });
+    try {
+      await counting.eventCosts([large]);
+      await summarizing.extractiveSummary({
+        systemPrompt: '',
+        shadowPrompt: '',
+        currentSummaries: [],
+        toSummarize: [large.text!],
+        overlap: [],
+        coveredIds: ['a'],
+      });
+      expect(counting.startedLanes).toEqual(['counting']);
+      expect(summarizing.startedLanes).toEqual(['summaries']);
+    } finally {
+      await Promise.all([counting.close(), summarizing.close()]);
+    }
   }, 60_000);
 
   it('writes the extractive summary of a large input in the worker, as extractiveSummary does inline', async () => {
@@ -101,6 +121,80 @@ describe('TokenCountingPool', () => {
     }
   });
 
+  describe('given the counting worker busy with a queue of large appends', () => {
+    // Each count ~0.6 s of one thread (both encodings); starting a worker from sources ~1-2 s.
+    const emoji: SessionEvent = { id: 'emoji', type: 'user', text: '😀'.repeat(200_000) };
+    const queued = 60;
+    const summaryRequest: SummaryRequest = {
+      systemPrompt: 'Summarize.',
+      shadowPrompt: 'Earlier:',
+      currentSummaries: [],
+      toSummarize: [`User: booking ZX9Q7B on 2024-05-01 ${'lorem ipsum dolor '.repeat(600)}`, 'Assistant: mail me at a@b.io'],
+      overlap: [],
+      coveredIds: ['a', 'b'],
+    };
+
+    /** Sends `n` large counts; `done()` is how many have settled so far. */
+    function queueCounts(pool: TokenCountingPool, n: number): { done: () => number; outcomes: Promise<unknown>[] } {
+      let settled = 0;
+      const outcomes = Array.from({ length: n }, () =>
+        pool.eventCosts([emoji]).then(
+          (costs) => ((settled += 1), costs),
+          (err: unknown) => ((settled += 1), err),
+        ),
+      );
+      return { done: () => settled, outcomes };
+    }
+
+    it('when a compaction asks for a large extractive summary, then it is answered while the counts still wait', async () => {
+      const busy = new TokenCountingPool({ inlineLimit: 1000 });
+      try {
+        const counts = queueCounts(busy, queued);
+        const summary = await busy.extractiveSummary(summaryRequest, { maxChars: 800 });
+        const countsDone = counts.done();
+        expect(summary).toBe(extractiveSummary(summaryRequest, { maxChars: 800 }));
+        // Behind them in one thread it came after about half of them (piscina 5.3 sends a waiting task it
+        // skips over to the back of its queue), or after all of them in first-in first-out order.
+        expect(countsDone).toBeLessThan(queued / 4);
+      } finally {
+        await busy.close();
+      }
+    }, 120_000);
+
+    it('when a compaction asks for summary chunks, then they are answered while the counts still wait', async () => {
+      const busy = new TokenCountingPool({ inlineLimit: 1000 });
+      const estimator = getEstimator('cl100k_base');
+      try {
+        const counts = queueCounts(busy, queued);
+        const chunks = await busy.summaryChunks(summaryRequest, 500, estimator);
+        const countsDone = counts.done();
+        expect(chunks).toEqual(planSummaryChunks(summaryRequest, 500, estimator));
+        expect(countsDone).toBeLessThan(queued / 4);
+      } finally {
+        await busy.close();
+      }
+    }, 120_000);
+
+    it('when the counting queue is full, then the next count is refused (queue full) and a compaction’s summary is still answered', async () => {
+      const busy = new TokenCountingPool({ inlineLimit: 1000 });
+      try {
+        // One runs, MAX_QUEUED_TASKS wait, the rest are refused at once.
+        const counts = queueCounts(busy, MAX_QUEUED_TASKS + 1 + 3);
+        const refused = await Promise.all(counts.outcomes.slice(-3));
+        for (const outcome of refused) {
+          expect(outcome).toBeInstanceOf(CountingTimeoutError);
+          expect((outcome as CountingTimeoutError).code).toBe('counting_timeout');
+          expect((outcome as Error).message).toContain('was refused');
+        }
+        const summary = await busy.extractiveSummary(summaryRequest, { maxChars: 800 });
+        expect(summary).toBe(extractiveSummary(summaryRequest, { maxChars: 800 }));
+        expect(counts.done()).toBeLessThan(3 + MAX_QUEUED_TASKS / 4);
+      } finally {
+        await busy.close();
+      }
+    }, 120_000);
+  });
+
   it('starts a new worker after close', async () => {
     const reopened = new TokenCountingPool({ inlineLimit: 1000 });
     await reopened.close();
@@ -143,13 +237,15 @@ describe('the token-counting worker thread', () => {
   );
 
   (linux ? it : it.skip)(
-    'runs the pool’s tasks at the lowered priority (one thread of this process)',
+    'runs the pool’s tasks at the lowered priority (two threads of this process: counting, and a compaction’s summaries)',
     async () => {
       const own = os.getPriority(0);
       const fresh = new TokenCountingPool({ inlineLimit: 1000 });
       try {
         await fresh.eventCosts([large]);
         expect(threadNiceValues().filter((n) => n === Math.min(19, own + WORKER_NICE_INCREMENT))).toHaveLength(1);
+        await fresh.extractiveSummary({ systemPrompt: '', shadowPrompt: '', currentSummaries: [], toSummarize: [large.text!], overlap: [], coveredIds: ['a'] });
+        expect(threadNiceValues().filter((n) => n === Math.min(19, own + WORKER_NICE_INCREMENT))).toHaveLength(2);
       } finally {
         await fresh.close();
       }

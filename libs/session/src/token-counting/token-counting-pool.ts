@@ -4,7 +4,7 @@
  * a large request on the event loop would delay every other request of every tenant.
  *
  * Requests whose texts total at most {@link INLINE_COUNT_LIMIT} code units are counted inline (a
- * few milliseconds at worst, and the common case: no thread hop). Larger ones go to one worker
+ * few milliseconds at worst, and the common case: no thread hop). Larger ones go to a worker
  * thread (piscina), started on first need and stopped after {@link WORKER_IDLE_MS} without work,
  * so an idle service holds no second copy of the vocabularies. Piscina's code itself loads with
  * this module (at start-up): loaded on first need, it held the event loop 20–30 ms in the middle
@@ -12,9 +12,14 @@
  * ({@link DEFAULT_COUNTING_DEADLINE_MS}, time queued included); past it the worker is stopped and
  * the caller gets a {@link CountingTimeoutError}. Same numbers as the inline functions.
  *
- * The same worker runs the other text work whose cost a client chooses and that would otherwise
- * hold the event loop: splitting a large summarizer input into chunks, and the extractive
- * summary of a large input (its patterns read every character: ~40 ms per 1,000,000).
+ * The other text work whose cost a client chooses and that would otherwise hold the event loop is
+ * a compaction's: splitting a large summarizer input into chunks, and the extractive summary of a
+ * large input (its patterns read every character: ~40 ms per 1,000,000). It runs in a second worker
+ * thread of its own ({@link TokenCountingLane} `summaries`), started lazily and stopped when idle
+ * like the first, so a compaction never waits behind the appends queued for counting (each up to
+ * seconds of CPU: 40 appends of 300,000 emoji held one shared thread ~30 s, a compaction's whole
+ * deadline) nor is refused because their queue is full. Each lane keeps its own queue bound
+ * ({@link MAX_QUEUED_TASKS}).
  */
 import * as path from 'node:path';
 import { Piscina } from 'piscina';
@@ -49,8 +54,20 @@ export const DEFAULT_COUNTING_DEADLINE_MS = 30_000;
 /** A worker without work for this long (ms) is stopped (and started again on next need). */
 export const WORKER_IDLE_MS = 60_000;
 
-/** Most tasks waiting for the worker; more are refused with {@link CountingTimeoutError}. */
+/**
+ * Most tasks waiting for a lane's worker (besides the one it runs); more are refused at once with a
+ * {@link CountingTimeoutError} (`queueFull`). Counted here, not by piscina's `maxQueue`: piscina
+ * 5.3 keeps tasks given an abort signal (every task here: the deadline) in a separate queue that
+ * `maxQueue` does not bound (piscinajs/piscina#899).
+ */
 export const MAX_QUEUED_TASKS = 64;
+
+/**
+ * The two worker threads of a {@link TokenCountingPool}: `counting` counts the tokens of large
+ * appends; `summaries` does a compaction's text work (summary chunks, extractive summaries), so a
+ * compaction does not queue behind appends.
+ */
+export type TokenCountingLane = 'counting' | 'summaries';
 
 /** Options of {@link TokenCountingPool}. */
 export interface TokenCountingOptions {
@@ -88,12 +105,21 @@ function requestLength(request: SummaryRequest): number {
   return units;
 }
 
+/** One lane's piscina pool (one thread, started lazily) and the tasks sent to it and not yet settled. */
+interface Lane {
+  pool: Piscina | undefined;
+  inFlight: number;
+}
+
 /** See the module documentation. One per process is enough ({@link sharedTokenCountingPool}). */
 export class TokenCountingPool {
   private readonly inlineLimit: number;
   private readonly deadlineMs: number;
   private readonly idleMs: number;
-  private pool: Piscina | undefined;
+  private readonly lanes: Record<TokenCountingLane, Lane> = {
+    counting: { pool: undefined, inFlight: 0 },
+    summaries: { pool: undefined, inFlight: 0 },
+  };
 
   constructor(options: TokenCountingOptions = {}) {
     this.inlineLimit = options.inlineLimit ?? INLINE_COUNT_LIMIT;
@@ -101,23 +127,28 @@ export class TokenCountingPool {
     this.idleMs = options.idleMs ?? WORKER_IDLE_MS;
   }
 
-  /** True while a worker pool exists (started by a large task, not yet closed). */
+  /** True while a worker pool of either lane exists (started by a large task, not yet closed). */
   get started(): boolean {
-    return this.pool !== undefined;
+    return this.startedLanes.length > 0;
+  }
+
+  /** The lanes whose worker pool exists (started by a large task of theirs, not yet closed), `counting` first. */
+  get startedLanes(): TokenCountingLane[] {
+    return (['counting', 'summaries'] as const).filter((lane) => this.lanes[lane].pool !== undefined);
   }
 
   /**
-   * `computeEventCosts` of each event, in order.
+   * `computeEventCosts` of each event, in order (lane `counting`).
    * @throws CountingTimeoutError when an off-thread count misses its deadline or the queue is full.
    */
   async eventCosts(events: readonly SessionEvent[]): Promise<EventCosts[]> {
     if (formattedLength(events) <= this.inlineLimit) return events.map(computeEventCosts);
-    return this.run<EventCosts[]>({ kind: 'eventCosts', events } satisfies EventCostsTask, 'counting the tokens of this request');
+    return this.run<EventCosts[]>('counting', { kind: 'eventCosts', events } satisfies EventCostsTask, 'counting the tokens of this request');
   }
 
   /**
-   * `planSummaryChunks(request, maxInputTokens, estimator, options)`. Off-thread only for a
-   * built-in estimator (a custom one cannot cross threads, so it runs inline).
+   * `planSummaryChunks(request, maxInputTokens, estimator, options)`. Off-thread (lane `summaries`)
+   * only for a built-in estimator (a custom one cannot cross threads, so it runs inline).
    * @throws what `planSummaryChunks` throws; CountingTimeoutError as {@link eventCosts}.
    */
   async summaryChunks(
@@ -130,13 +161,13 @@ export class TokenCountingPool {
     if (!isEstimatorName(name) || getEstimator(name) !== estimator || requestLength(request) <= this.inlineLimit)
       return planSummaryChunks(request, maxInputTokens, estimator, options);
     const task: SummaryChunksTask = { kind: 'summaryChunks', request, maxInputTokens, estimator: name, ...options };
-    return this.run<SummaryRequest[]>(task, 'splitting the summarizer input into chunks');
+    return this.run<SummaryRequest[]>('summaries', task, 'splitting the summarizer input into chunks');
   }
 
   /**
    * `extractiveSummary(request, { maxChars, estimator })`: inline for a request of at most the
-   * inline limit (code units of all its texts), else in the worker (a `estimator` that is not one
-   * of the named ones keeps it inline).
+   * inline limit (code units of all its texts), else in the worker of lane `summaries` (a
+   * `estimator` that is not one of the named ones keeps it inline).
    * @throws what `extractiveSummary` throws; CountingTimeoutError as {@link eventCosts}.
    */
   async extractiveSummary(request: SummaryRequest, options: { maxChars?: number; estimator?: TokenEstimator } = {}): Promise<string> {
@@ -144,36 +175,43 @@ export class TokenCountingPool {
     const named = estimator === undefined || (isEstimatorName(estimator.name) && getEstimator(estimator.name) === estimator);
     if (!named || requestLength(request) <= this.inlineLimit) return extractiveSummary(request, options);
     const task: ExtractiveSummaryTask = { kind: 'extractiveSummary', request, ...rest, ...(estimator ? { estimator: estimator.name as EstimatorName } : {}) };
-    return this.run<string>(task, 'the extractive summary of this input');
+    return this.run<string>('summaries', task, 'the extractive summary of this input');
   }
 
-  /** Stops the worker (if any); a later large task starts a new one. */
+  /** Stops the workers (if any); a later large task starts a new one for its lane. */
   async close(): Promise<void> {
-    const pool = this.pool;
-    this.pool = undefined;
-    await pool?.destroy();
+    const pools = Object.values(this.lanes).flatMap((lane) => {
+      const pool = lane.pool;
+      lane.pool = undefined;
+      return pool ? [pool] : [];
+    });
+    await Promise.all(pools.map((pool) => pool.destroy()));
   }
 
-  private async run<T>(task: TokenCountingTask, what: string): Promise<T> {
-    // Starting the pool's thread holds the event loop for a few ms (the first worker thread of a
-    // process most: 5–10 ms): other requests get a turn first, so that is not added to the
-    // caller's own stretch (reading and validating a large body).
-    if (!this.pool) await yieldToIo();
-    this.pool ??= new Piscina({
-      filename: WORKER_FILE,
-      minThreads: 0,
-      maxThreads: 1,
-      idleTimeout: this.idleMs,
-      maxQueue: MAX_QUEUED_TASKS,
-      execArgv: workerExecArgv(),
-    });
+  private async run<T>(laneName: TokenCountingLane, task: TokenCountingTask, what: string): Promise<T> {
+    const lane = this.lanes[laneName];
+    // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
+    if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true);
+    lane.inFlight += 1;
     try {
-      return (await this.pool.run(task, { signal: AbortSignal.timeout(this.deadlineMs) })) as T;
+      // Starting the pool's thread holds the event loop for a few ms (the first worker thread of a
+      // process most: 5–10 ms): other requests get a turn first, so that is not added to the
+      // caller's own stretch (reading and validating a large body).
+      if (!lane.pool) await yieldToIo();
+      lane.pool ??= new Piscina({
+        filename: WORKER_FILE,
+        minThreads: 0,
+        maxThreads: 1,
+        idleTimeout: this.idleMs,
+        execArgv: workerExecArgv(),
+      });
+      return (await lane.pool.run(task, { signal: AbortSignal.timeout(this.deadlineMs) })) as T;
     } catch (err) {
       const name = (err as Error | undefined)?.name;
       if (name === 'AbortError' || name === 'TimeoutError') throw new CountingTimeoutError(what, this.deadlineMs);
-      if (/queue is at limit/i.test((err as Error | undefined)?.message ?? '')) throw new CountingTimeoutError(what, this.deadlineMs, true);
       throw err;
+    } finally {
+      lane.inFlight -= 1;
     }
   }
 }

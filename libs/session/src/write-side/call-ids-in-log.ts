@@ -5,9 +5,9 @@
  * not carry archived calls (it stays O(active window), DESIGN §4), so this reads the log: only on
  * that error path.
  */
-import { findInStream, type EventStore } from '@lib/event-store';
+import type { EventStore } from '@lib/event-store';
 import type { SessionEvent } from '@lib/compaction';
-import { CONVERSATION_EVENT, type ConversationEventData } from '../events/session-stream-events';
+import { idsInLog } from './ids-in-log';
 
 /** The ids of every tool response in `events` (the calls an append answers). */
 export function answeredCallIds(events: Iterable<SessionEvent>): Set<string> {
@@ -22,19 +22,6 @@ export function answeredCallIds(events: Iterable<SessionEvent>): Set<string> {
  * start (O(events up to `upTo`)). Rejects with the store's errors.
  */
 export async function callIdsInLog(store: EventStore, stream: string, ids: ReadonlySet<string>, upTo: bigint): Promise<Set<string>> {
-  const found = new Set<string>();
-  if (ids.size === 0) return found;
-  await findInStream(
-    store,
-    stream,
-    (recorded) => {
-      if (recorded.type !== CONVERSATION_EVENT) return false;
-      const event = (recorded.data as ConversationEventData).event;
-      if (event.type === 'assistant') for (const call of event.toolCalls ?? []) if (ids.has(call.id)) found.add(call.id);
-      return found.size === ids.size;
-    },
-    256,
-    upTo,
-  );
-  return found;
+  const found = await idsInLog(store, stream, ids, upTo, (event) => (event.type === 'assistant' ? (event.toolCalls ?? []).map((call) => call.id) : []));
+  return new Set(found.keys());
 }
