@@ -165,6 +165,22 @@ describe('a retried /messages tool message once its call is archived (README "Id
     messages: [{ id, role: 'assistant', content: null, tool_calls: [{ id: 'k', type: 'function', function: { name, arguments: '{}' } }] }],
   });
 
+  /** A call answered by a tool message while in the window, then both archived: the tool message's answer. */
+  const answeredThenArchived = async (session: string) => {
+    await http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [user('u1')] })
+      .expect(201);
+    await http().post(`/v1/sessions/${session}/messages`).send(calling('book_flight', 'c1')).expect(201);
+    const first = (await http().post(`/v1/sessions/${session}/messages`).send(toolMessage).expect(201)).body as Json;
+    await http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [user('u2'), reply('a2')] })
+      .expect(201);
+    await compact(session);
+    return first;
+  };
+
   it.each([
     {
       given: 'a late answer archived on arrival',
@@ -179,35 +195,12 @@ describe('a retried /messages tool message once its call is archived (README "Id
     },
     {
       given: 'an answer sent while its call was in the window, both archived since',
-      build: async (session: string) => {
-        await http()
-          .post(`/v1/sessions/${session}/events`)
-          .send({ events: [user('u1')] })
-          .expect(201);
-        await http().post(`/v1/sessions/${session}/messages`).send(calling('book_flight', 'c1')).expect(201);
-        const first = (await http().post(`/v1/sessions/${session}/messages`).send(toolMessage).expect(201)).body as Json;
-        await http()
-          .post(`/v1/sessions/${session}/events`)
-          .send({ events: [user('u2'), reply('a2')] })
-          .expect(201);
-        await compact(session);
-        return first;
-      },
+      build: answeredThenArchived,
     },
     {
       given: 'its call archived and its id reused since by a call to another tool',
       build: async (session: string) => {
-        await http()
-          .post(`/v1/sessions/${session}/events`)
-          .send({ events: [user('u1')] })
-          .expect(201);
-        await http().post(`/v1/sessions/${session}/messages`).send(calling('book_flight', 'c1')).expect(201);
-        const first = (await http().post(`/v1/sessions/${session}/messages`).send(toolMessage).expect(201)).body as Json;
-        await http()
-          .post(`/v1/sessions/${session}/events`)
-          .send({ events: [user('u2'), reply('a2')] })
-          .expect(201);
-        await compact(session);
+        const first = await answeredThenArchived(session);
         await http().post(`/v1/sessions/${session}/messages`).send(calling('cancel_flight', 'c2')).expect(201);
         return first;
       },
