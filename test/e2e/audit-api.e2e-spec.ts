@@ -162,6 +162,31 @@ describe('audit API', () => {
     expect(none.data).toEqual(clear.data);
   });
 
+  it('given a session whose policy counts in o200k_base, when it is summarised without an estimator, then windowTokens is in cl100k_base (the documented default, as every session of a list), and in o200k_base when asked', async () => {
+    const sessionId = 'o200k-policy';
+    await append(a, sessionId, ['Здравствуйте! Какая погода в Токио? 日本語のテキストを検索', 'Солнечно, 23 градуса. 晴れです。']);
+    await a.PUT('/v1/sessions/{sessionId}/policy', {
+      params: { path: { sessionId } },
+      body: { strategy: { type: 'token-count', maxTokens: 500 }, trigger: { type: 'turn-count', maxTurns: 50 }, estimator: 'o200k_base' },
+    });
+    const after = await append(a, sessionId, ['Спасибо!']);
+    const read = async (estimator?: 'o200k_base') => {
+      const query = { minPosition: after.position, ...(estimator ? { estimator } : {}) };
+      const summary = SessionSummarySchema.parse((await a.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId }, query } })).data);
+      const { data: window } = await a.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId }, query } });
+      return { summary, window: window! };
+    };
+    const byDefault = await read();
+    expect(byDefault.summary.policy?.estimator).toBe('o200k_base');
+    expect(byDefault.summary.estimator).toBe('cl100k_base');
+    expect(byDefault.window.estimator).toBe('cl100k_base');
+    expect(byDefault.summary.windowTokens).toBe(byDefault.window.tokens);
+    const asked = await read('o200k_base');
+    expect(asked.summary.estimator).toBe('o200k_base');
+    expect(asked.summary.windowTokens).toBe(asked.window.tokens);
+    expect(asked.summary.windowTokens).not.toBe(byDefault.summary.windowTokens);
+  });
+
   it('pages the compaction history oldest first while compactions keep coming; minPosition shows a decision at once', async () => {
     const id = 'history';
     const decisions: string[] = [];

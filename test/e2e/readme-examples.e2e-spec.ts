@@ -44,28 +44,41 @@ function markedBlocks(markdown: string): MarkedBlock[] {
   return blocks;
 }
 
-/** What a block's run gave: its standard output, and the HTTP status of each curl call in order. */
+/** What a block's run gave: its standard output, and the HTTP status and body of each curl call in order. */
 interface BlockRun {
   stdout: string;
   statuses: number[];
+  bodies: string[];
 }
 
 const STATUS_MARK = 'readme-test-status';
+const BODY_MARK = 'readme-test-body';
 
 /**
  * Runs a block in bash against `base`; curl fails on HTTP errors and reports each answer's status
- * on stderr (not in the output a block reads with `$(…)`). Resolves with the output and the
- * statuses, rejects naming the heading.
+ * and body (base64) on stderr (not in the output a block reads with `$(…)`). Resolves with the
+ * output, the statuses and the bodies, rejects naming the heading.
  */
 function runBlock(block: MarkedBlock, base: string, code = block.code): Promise<BlockRun> {
-  const curl = `curl() { command curl --fail-with-body --max-time 30 -w '%{stderr}${STATUS_MARK} %{http_code}\\n' "$@"; }`;
+  const curl = [
+    'curl() {',
+    '  local body',
+    `  body=$(command curl --fail-with-body --max-time 30 -w '%{stderr}${STATUS_MARK} %{http_code}\\n' "$@") || { local rc=$?; printf '%s' "$body"; return $rc; }`,
+    `  printf '%s' "$body"; printf '${BODY_MARK} %s\\n' "$(printf '%s' "$body" | base64 -w0)" >&2`,
+    '}',
+  ].join('\n');
   const script = ['set -euo pipefail', curl, code.replaceAll('localhost:3000', base)].join('\n');
   return new Promise((resolve, reject) => {
     // Asynchronous: the service answers from this process.
     execFile('bash', ['-c', script], { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
       if (err)
         reject(new Error(`README block under "${block.heading}" failed (${err.message.split('\n')[0]}):\n${stderr}\n--- stdout:\n${stdout.slice(-4000)}`));
-      else resolve({ stdout, statuses: [...stderr.matchAll(new RegExp(`^${STATUS_MARK} (\\d{3})$`, 'gm'))].map((m) => Number(m[1])) });
+      else
+        resolve({
+          stdout,
+          statuses: [...stderr.matchAll(new RegExp(`^${STATUS_MARK} (\\d{3})$`, 'gm'))].map((m) => Number(m[1])),
+          bodies: [...stderr.matchAll(new RegExp(`^${BODY_MARK} ([A-Za-z0-9+/=]*)$`, 'gm'))].map((m) => Buffer.from(m[1], 'base64').toString('utf8')),
+        });
     });
   });
 }
@@ -97,6 +110,33 @@ function shownWrites(code: string): ShownWrite[] {
   return writes;
 }
 
+/** A recall call of a block whose `# → 200 {"items":[…]}` comment shows the event ids of its hits, in order. */
+interface ShownRecall {
+  /** Index among the block's curl calls. */
+  call: number;
+  command: string;
+  eventIds: string[];
+}
+
+/** The calls of a block whose first `# →` comment line after them (before the next call) shows `"items":[…]` with `"eventId"`s. */
+function shownRecalls(code: string): ShownRecall[] {
+  const shown: ShownRecall[] = [];
+  let call = -1;
+  let commented = true;
+  let command = '';
+  for (const line of code.split('\n')) {
+    if (!/^\s*#/.test(line) && /\bcurl /.test(line)) {
+      call++;
+      commented = false;
+      command = line.trim();
+    } else if (!commented && /^\s*# → /.test(line)) {
+      commented = true;
+      if (/"items":\[/.test(line)) shown.push({ call, command, eventIds: [...line.matchAll(/"eventId":"([^"]+)"/g)].map((m) => m[1]) });
+    }
+  }
+  return shown;
+}
+
 async function listen(harness: Harness): Promise<string> {
   await harness.service.app.listen(0, '127.0.0.1');
   const { port } = harness.service.app.getHttpServer().address() as AddressInfo;
@@ -125,6 +165,10 @@ describe('README examples, as pasted', () => {
       ['/policy', 200],
       ['-XDELETE', 200],
     ]);
+    // the recall examples whose hits it shows: the type filter narrows get_reservation (call and result) to the result
+    expect(shownRecalls(tryIt.code).map((r) => [r.command, r.eventIds])).toEqual(
+      expect.arrayContaining([["curl -s 'localhost:3000/v1/recall?q=get_reservation&userId=alice&type=tool'", ['t1']]]),
+    );
     expect(blocks.map((b) => [b.marker, b.heading])).toEqual(
       expect.arrayContaining([
         ['run', 'Try it'],
@@ -143,11 +187,16 @@ describe('README examples, as pasted', () => {
     const runs = blocks.filter((b) => b.marker === 'run');
     expect(runs.length).toBeGreaterThan(0);
     for (const block of runs) {
-      const { statuses } = await runBlock(block, base);
+      const { statuses, bodies } = await runBlock(block, base);
+      expect(bodies).toHaveLength(statuses.length);
       // every write shows the status it answers (`# → 201 …`), and answers it
       const writes = shownWrites(block.code);
       expect(writes.filter((w) => w.shown === null).map((w) => w.command)).toEqual([]);
       expect(writes.map((w) => [w.command, statuses[w.call]])).toEqual(writes.map((w) => [w.command, w.shown]));
+      // every recall that shows its hits answers those events, in that order
+      const recalls = shownRecalls(block.code);
+      const answered = (call: number) => (JSON.parse(bodies[call]) as { items: Array<{ eventId: string }> }).items.map((item) => item.eventId);
+      expect(recalls.map((r) => [r.command, answered(r.call)])).toEqual(recalls.map((r) => [r.command, r.eventIds]));
     }
     // the Try it block did what it says: its session was written, compacted, then erased
     const log = await harness.service.store.headPosition();

@@ -148,6 +148,73 @@ describe('an answer to a tool call, through /events and /messages', () => {
   });
 });
 
+describe('a retried /messages tool message once its call is archived (README "Ids and retries")', () => {
+  const harness = useService();
+  const http = () => harness.http();
+  const log = async (session: string) => (await http().get(`/v1/sessions/${session}/events?limit=1000`).expect(200)).body.events as Json[];
+  /** Keeps the newest turn; the call `c1` is archived. */
+  const compact = async (session: string) => {
+    const pass = await http()
+      .post(`/v1/sessions/${session}/compactions`)
+      .send({ strategy: { type: 'turn-window', maxTurns: 1 } })
+      .expect(200);
+    expect(pass.body).toMatchObject({ outcome: 'compacted', archived: expect.arrayContaining(['c1']) });
+  };
+  const toolMessage = { messages: [{ role: 'tool', tool_call_id: 'k', content: 'late', id: 't1' }] };
+  const calling = (name: string, id: string) => ({
+    messages: [{ id, role: 'assistant', content: null, tool_calls: [{ id: 'k', type: 'function', function: { name, arguments: '{}' } }] }],
+  });
+
+  /** A call answered by a tool message while in the window, then both archived: the tool message's answer. */
+  const answeredThenArchived = async (session: string) => {
+    await http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [user('u1')] })
+      .expect(201);
+    await http().post(`/v1/sessions/${session}/messages`).send(calling('book_flight', 'c1')).expect(201);
+    const first = (await http().post(`/v1/sessions/${session}/messages`).send(toolMessage).expect(201)).body as Json;
+    await http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [user('u2'), reply('a2')] })
+      .expect(201);
+    await compact(session);
+    return first;
+  };
+
+  it.each([
+    {
+      given: 'a late answer archived on arrival',
+      build: async (session: string) => {
+        await http()
+          .post(`/v1/sessions/${session}/events`)
+          .send({ events: [user('u1'), call('c1'), user('u2'), reply('a2')] })
+          .expect(201);
+        await compact(session);
+        return (await http().post(`/v1/sessions/${session}/messages`).send(toolMessage).expect(201)).body as Json;
+      },
+    },
+    {
+      given: 'an answer sent while its call was in the window, both archived since',
+      build: answeredThenArchived,
+    },
+    {
+      given: 'its call archived and its id reused since by a call to another tool',
+      build: async (session: string) => {
+        const first = await answeredThenArchived(session);
+        await http().post(`/v1/sessions/${session}/messages`).send(calling('cancel_flight', 'c2')).expect(201);
+        return first;
+      },
+    },
+  ])('given $given, when the same request is sent again, then it is a retry: the original answer, nothing written', async ({ build }) => {
+    const session = `retry-${randomUUID()}`;
+    const first = await build(session);
+    const before = await log(session);
+    const again = await http().post(`/v1/sessions/${session}/messages`).send(toolMessage);
+    expect({ status: again.status, body: again.body as Json }).toEqual({ status: 201, body: first });
+    expect(await log(session)).toEqual(before);
+  });
+});
+
 describeWithNats('tool-call answers over NATS')('an answer to a tool call, through NATS append and messages commands', () => {
   const prefix = uniquePrefix();
   let nc: NatsConnection;

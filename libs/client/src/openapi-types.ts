@@ -640,7 +640,7 @@ export interface components {
             userId: string | null;
             /** @description events in the active window */
             windowEvents: number;
-            /** @description size of the active window under estimator */
+            /** @description size of the active window under estimator: the estimator query parameter, cl100k_base when absent (not the session policy's estimator, policy.estimator) */
             windowTokens: number;
         };
         Strategy: {
@@ -981,7 +981,7 @@ export interface operations {
             query?: {
                 /** @description nextCursor of the previous page (absent or empty: the first page) */
                 cursor?: string;
-                /** @description estimator of windowTokens (default cl100k_base) */
+                /** @description estimator of windowTokens: cl100k_base when absent, whatever the session policy's estimator (so a list counts every session in one unit); pass the policy's estimator to compare windowTokens with its token-count trigger */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description page size, 1..100 (default 50) */
                 limit?: number | string;
@@ -1048,7 +1048,7 @@ export interface operations {
     SessionHistoryController_session: {
         parameters: {
             query?: {
-                /** @description estimator of windowTokens (default cl100k_base) */
+                /** @description estimator of windowTokens: cl100k_base when absent, whatever the session policy's estimator (so a list counts every session in one unit); pass the policy's estimator to compare windowTokens with its token-count trigger */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
@@ -2037,7 +2037,7 @@ export interface operations {
             query?: {
                 /** @description time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown */
                 atRevision?: number | string;
-                /** @description the tokenizer that counts the window's tokens: cl100k_base (default), o200k_base or chars */
+                /** @description the tokenizer that counts the window's tokens: cl100k_base (default, whatever the session policy's estimator), o200k_base or chars */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description events (default): native session events; openai: OpenAI chat messages, ready to send to the model */
                 format?: "events" | "openai";

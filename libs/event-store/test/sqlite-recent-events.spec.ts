@@ -3,6 +3,8 @@
  * just wrote (SqliteRecentEvents) instead of the file: the answers must be exactly what the file
  * holds, with no event of another writer skipped, nothing erased served, and nothing twice.
  * A second store instance on the same file plays another process and reads the file itself.
+ * With the writer thread, a batch is in the file before its answer reaches the store: a read
+ * meanwhile stops before it rather than reading it back from the file.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,14 +36,43 @@ async function readAllFrom(store: SqliteEventStore, after = 0n, page = 512): Pro
 
 /** How many times `store` reads the global log from its file. */
 function fileReads(store: SqliteEventStore): () => number {
-  const statement = (store as unknown as { stmts: { readAll: { all: (...args: unknown[]) => unknown } } }).stmts.readAll;
-  const all = statement.all.bind(statement);
   let reads = 0;
-  statement.all = (...args: unknown[]) => {
-    reads += 1;
-    return all(...args);
-  };
+  watchFileReads(store, () => (reads += 1));
   return () => reads;
+}
+
+/** Calls `onRead` with the positions of the rows of each read of the global log `store` makes from its file (with or without a stream prefix). */
+function watchFileReads(store: SqliteEventStore, onRead: (positions: bigint[]) => void): void {
+  type Statement = { all: (...args: unknown[]) => Array<{ position: bigint }> };
+  const stmts = (store as unknown as { stmts: { readAll: Statement; readAllPrefix: Statement } }).stmts;
+  for (const statement of [stmts.readAll, stmts.readAllPrefix]) {
+    const all = statement.all.bind(statement);
+    statement.all = (...args: unknown[]) => {
+      const rows = all(...args);
+      onRead(rows.map((r) => r.position));
+      return rows;
+    };
+  }
+}
+
+/** Resolves once `store.readAll` (the global log, which its subscriptions read) has been called `count` more times. */
+function readsOfTheLog(store: SqliteEventStore, count: number): Promise<void> {
+  const readAll = store.readAll.bind(store);
+  return new Promise((done) => {
+    let calls = 0;
+    store.readAll = (...args) => {
+      if (++calls === count) {
+        delete (store as Partial<SqliteEventStore>).readAll; // the class's method again
+        done();
+      }
+      return readAll(...args);
+    };
+  });
+}
+
+/** The store's writer thread's side in the main thread: its answers to hold back. */
+interface WriterThreadInternals {
+  settle(reply: unknown): void;
 }
 
 describe.each([
@@ -129,6 +160,93 @@ describe.each([
     const all = await readAllFrom(store, 0n, 777);
     expect(all).toHaveLength(5000);
     expect(all).toEqual(await readAllFrom(other, 0n, 777));
+  });
+});
+
+describe('reads of the global log while the writer thread has committed a batch whose answer has not arrived', () => {
+  let file: string;
+  let store: SqliteEventStore;
+  let other: SqliteEventStore;
+  /** Delivers the answer {@link holdNextAnswer} holds (once; also when a test failed before it did). */
+  let release: () => void;
+  beforeEach(() => {
+    file = tempFile();
+    store = SqliteEventStore.open(file, { pollIntervalMs: 10, writerThread: true });
+    other = SqliteEventStore.open(file, { pollIntervalMs: 10 });
+    release = () => undefined;
+  });
+  afterEach(async () => {
+    release();
+    await store.close();
+    await other.close();
+  });
+
+  /**
+   * Holds back the writer thread's next answer: resolves once it arrived (the batch is committed:
+   * the thread answers after COMMIT returned) with a function that delivers it.
+   */
+  function holdNextAnswer(): Promise<() => void> {
+    const thread = (store as unknown as { writerThread: WriterThreadInternals }).writerThread;
+    const settle = thread.settle.bind(thread);
+    return new Promise((arrived) => {
+      thread.settle = (reply) => {
+        thread.settle = settle;
+        release = () => {
+          release = () => undefined;
+          settle(reply);
+        };
+        arrived(() => release());
+      };
+    });
+  }
+
+  it("given an append committed in the file but not yet answered, when the log is read, then the read stops before it (another writer's earlier event included) and it is never read from the file, but from memory once answered", async () => {
+    const fromFile: bigint[] = [];
+    watchFileReads(store, (positions) => fromFile.push(...positions));
+    await store.appendToStream('session-a', [ev({ n: 1 })]); // position 1; starts the writer thread
+    await other.appendToStream('session-o', [ev({ n: 2 })]); // position 2, another process's
+    const answer = holdNextAnswer();
+    const big = ev({ text: 'x'.repeat(200_000) });
+    const appended = store.appendToStream('session-big', [big]); // position 3
+    const deliver = await answer;
+    expect((await other.readAll({ fromPosition: 2n })).map((e) => e.id)).toEqual([big.id]); // committed in the file
+    await other.appendToStream('session-o', [ev({ n: 4 })], { expectedRevision: 0n }); // position 4, after it
+
+    // While unanswered: everything up to where the batch was handed over (its own event from
+    // memory, a short page at its own head; then the other's from the file), nothing of it or after it.
+    expect((await store.readAll({ fromPosition: 0n })).map((e) => e.position)).toEqual([1n]);
+    expect((await store.readAll({ fromPosition: 1n })).map((e) => e.position)).toEqual([2n]);
+    expect(await store.readAll({ fromPosition: 2n })).toEqual([]);
+    expect(await store.readAll({ fromPosition: 2n, streamPrefix: 'session-' })).toEqual([]);
+
+    deliver();
+    await appended;
+    // Where a subscriber that read the first two goes on: the append from memory, then the other's from the file.
+    const rest = await readAllFrom(store, 2n);
+    expect(rest.map((e) => e.position)).toEqual([3n, 4n]);
+    expect(fromFile).not.toContain(3n);
+    expect(rest).toEqual(await readAllFrom(other, 2n));
+  });
+
+  it('given a subscription following the log, when an append is committed but not yet answered, then the subscription gets every event once, in order, and the append from memory', async () => {
+    const fromFile: bigint[] = [];
+    watchFileReads(store, (positions) => fromFile.push(...positions));
+    await store.appendToStream('session-a', [ev({ n: 1 })]); // starts the writer thread
+    const subscription = store.subscribeToAll();
+    const iterator = subscription[Symbol.asyncIterator]();
+    expect((await iterator.next()).value).toMatchObject({ position: 1n });
+    const next = iterator.next();
+    const answer = holdNextAnswer();
+    const appended = store.appendToStream('session-big', [ev({ text: 'x'.repeat(200_000) })]); // position 2
+    const deliver = await answer;
+    await other.appendToStream('session-o', [ev({ n: 3 })]); // position 3
+    await readsOfTheLog(store, 1); // the subscription polls meanwhile (pollIntervalMs)
+    deliver();
+    await appended;
+    expect((await next).value).toMatchObject({ position: 2n, streamId: 'session-big' });
+    expect((await iterator.next()).value).toMatchObject({ position: 3n, streamId: 'session-o' });
+    await subscription.close();
+    expect(fromFile).not.toContain(2n);
   });
 });
 

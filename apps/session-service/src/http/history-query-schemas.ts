@@ -11,7 +11,9 @@ const position = revisionText().describe(
 );
 const estimator = z
   .enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' })
-  .describe('estimator of windowTokens (default cl100k_base)');
+  .describe(
+    "estimator of windowTokens: cl100k_base when absent, whatever the session policy's estimator (so a list counts every session in one unit); pass the policy's estimator to compare windowTokens with its token-count trigger",
+  );
 const limit = integerInRange(1n, 100n).describe('page size, 1..100 (default 50)');
 const cursor = z
   .string()

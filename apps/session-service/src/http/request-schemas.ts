@@ -410,7 +410,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .enum(['events', 'openai'], { error: 'must be events or openai' })
       .describe('events (default): native session events; openai: OpenAI chat messages, ready to send to the model')
       .optional(),
-    estimator: estimator.describe("the tokenizer that counts the window's tokens: cl100k_base (default), o200k_base or chars").optional(),
+    estimator: estimator
+      .describe("the tokenizer that counts the window's tokens: cl100k_base (default, whatever the session policy's estimator), o200k_base or chars")
+      .optional(),
   });
   const logQuery = z.strictObject({
     fromRevision: revisionParam.describe("the first revision of the page (default 0): a previous page's nextRevision").optional(),

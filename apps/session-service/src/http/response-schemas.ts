@@ -239,7 +239,9 @@ export const SessionSummarySchema = named(
     lastPosition: decimal.describe("global position of the session's last event (the list's activity order)"),
     eventCount: count.describe('conversation events ever appended, archived included'),
     windowEvents: count.describe('events in the active window'),
-    windowTokens: count.describe('size of the active window under estimator'),
+    windowTokens: count.describe(
+      "size of the active window under estimator: the estimator query parameter, cl100k_base when absent (not the session policy's estimator, policy.estimator)",
+    ),
     estimator: EstimatorSchema,
     compactionCount: count.describe('recorded compactions that changed the window'),
     failedCompactionCount: count,

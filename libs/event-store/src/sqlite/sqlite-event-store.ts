@@ -43,12 +43,17 @@ export interface SqliteEventStoreOptions {
   /**
    * Run write transactions in a worker thread with its own connection (default false), so that
    * their fsyncs and the SQLite work of an append do not block this thread's event loop; reads
-   * stay on this thread's connection and see every write once its promise resolved. The thread
-   * starts with the first write and ends with {@link SqliteEventStore.close}. Ignored for
-   * `':memory:'` (a second connection would be another database).
+   * stay on this thread's connection and see every write once its promise resolved. While a batch
+   * is in the thread, reads of the global log stop at what was committed before it was handed over
+   * (see {@link SqliteEventStore.readAll}). The thread starts with the first write and ends with
+   * {@link SqliteEventStore.close}. Ignored for `':memory:'` (a second connection would be another
+   * database).
    */
   writerThread?: boolean;
 }
+
+/** The highest position SQLite can assign (a read limit that limits nothing). */
+const MAX_POSITION = 9_223_372_036_854_775_807n;
 
 interface Row {
   position: bigint;
@@ -91,6 +96,12 @@ export class SqliteEventStore implements EventStore {
   private flushScheduled = false;
   /** Batches handed to the writer thread and not yet answered. */
   private inFlight = 0;
+  /**
+   * While {@link inFlight} batches: the highest position `readAll` reads up to (bigint). The log's
+   * head when the first of them was handed over, raised by each append answered since: always the
+   * end of an append, and everything up to it is committed and known to this thread.
+   */
+  private inFlightReadLimit = 0n;
   private closed = false;
   private readonly subscriptions: PollingSubscriptions;
   /** This instance's latest commits, for reads of the global log right after them. */
@@ -176,17 +187,29 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  /** See {@link EventStore.readAll}. */
+  /**
+   * See {@link EventStore.readAll}. Events this instance just committed are answered from memory
+   * ({@link SqliteRecentEvents}). While the writer thread holds a batch, the read stops at the
+   * log's head as it was when the batch was handed over (raised by each append answered since):
+   * the thread's commit becomes visible in the file before its answer reaches this thread, and
+   * reading a large event of it back from the file would cost this thread's event loop tens of
+   * ms (a 1,000,000-ideograph event: 23–50 ms), where the answer, a moment later, puts it in
+   * memory and wakes the subscriptions to read it from there. Events other processes commit
+   * meanwhile are read once the batch is answered (or has failed). A page shorter than `maxCount`
+   * still ends at the end of an append.
+   */
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
     const after = options.fromPosition ?? 0n;
     const limit = options.maxCount ?? 4096;
     if (limit <= 0) return [];
     const prefix = options.streamPrefix;
-    if (!prefix && !this.closed) {
-      const held = this.recent.readAfter(after, limit);
+    const upTo = this.inFlight > 0 ? this.inFlightReadLimit : MAX_POSITION;
+    if (!this.closed) {
+      if (after >= upTo) return [];
+      const held = prefix ? null : this.recent.readAfter(after, limit);
       if (held) return held;
     }
-    return this.read(() => (prefix ? this.stmts.readAllPrefix.all(after, prefix.length, prefix, limit) : this.stmts.readAll.all(after, limit)));
+    return this.read(() => (prefix ? this.stmts.readAllPrefix.all(after, upTo, prefix.length, prefix, limit) : this.stmts.readAll.all(after, upTo, limit)));
   }
 
   /** See {@link EventStore.streamRevision}. */
@@ -209,7 +232,9 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * See {@link EventStore.subscribeToAll}. Live events of this process arrive right after their
-   * commit; appends by other processes are seen within `pollIntervalMs`.
+   * commit; appends by other processes are seen within `pollIntervalMs`, or, when they commit
+   * while a batch of this instance is in the writer thread, once that batch is answered (see
+   * {@link readAll}).
    */
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
     this.assertOpen();
@@ -289,6 +314,7 @@ export class SqliteEventStore implements EventStore {
         // A thread that failed (its batches got EventStoreUnavailableError) is replaced for the next writes.
         this.writerThread = new SqliteWriterThread(this.db.name, this.busyTimeoutMs, this.groupCommit ? this.maxBatchSize : 1, this.writerThread?.stats);
       }
+      if (this.inFlight === 0) this.inFlightReadLimit = this.knownHead();
       this.inFlight += 1;
       const answered = (): void => {
         this.inFlight -= 1;
@@ -336,9 +362,23 @@ export class SqliteEventStore implements EventStore {
       }
       const { writtenAtMs, ...result } = outcome.value as SqliteAppendResult;
       this.recent.appended(op.write.stream, op.write.events, { ...result, writtenAtMs });
+      if (result.position > this.inFlightReadLimit) this.inFlightReadLimit = result.position;
       op.resolve(result);
     });
     if (outcomes.some((o) => o.ok)) this.subscriptions.wake();
+  }
+
+  /**
+   * The log's head as this thread's connection sees it now (the end of the last committed append),
+   * or, when it cannot be read, the limit held so far (lower, still the end of an append).
+   */
+  private knownHead(): bigint {
+    try {
+      const head = this.stmts.head.get()?.seq ?? 0n;
+      return head > this.inFlightReadLimit ? head : this.inFlightReadLimit;
+    } catch {
+      return this.inFlightReadLimit;
+    }
   }
 
   private read(query: () => Row[]): Promise<RecordedEvent[]> {
@@ -372,10 +412,12 @@ export class SqliteEventStore implements EventStore {
       readBackwards: db
         .prepare<[string, bigint, number], Row>(`SELECT ${cols} FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?`)
         .safeIntegers(true),
-      readAll: db.prepare<[bigint, number], Row>(`SELECT ${cols} FROM events WHERE position > ? ORDER BY position ASC LIMIT ?`).safeIntegers(true),
+      readAll: db
+        .prepare<[bigint, bigint, number], Row>(`SELECT ${cols} FROM events WHERE position > ? AND position <= ? ORDER BY position ASC LIMIT ?`)
+        .safeIntegers(true),
       readAllPrefix: db
-        .prepare<[bigint, number, string, number], Row>(
-          `SELECT ${cols} FROM events WHERE position > ? AND substr(stream, 1, ?) = ? ORDER BY position ASC LIMIT ?`,
+        .prepare<[bigint, bigint, number, string, number], Row>(
+          `SELECT ${cols} FROM events WHERE position > ? AND position <= ? AND substr(stream, 1, ?) = ? ORDER BY position ASC LIMIT ?`,
         )
         .safeIntegers(true),
       head: db.prepare<[], { seq: bigint }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").safeIntegers(true),

@@ -32,7 +32,9 @@ interface RecentRow extends EventTableRow {
  * It answers {@link SqliteRecentEvents.readAfter} only with a run of held events whose positions
  * follow `after` without a gap, so an event of another process (or one not held) between two of
  * this instance's is never skipped: the caller reads the file instead. Cleared
- * when a stream is deleted (erasure: no erased event stays in memory).
+ * when a stream is deleted (erasure: no erased event stays in memory). A batch is held once the
+ * writer thread's answer arrives; until then the store's reads of the log stop before it (they
+ * would find it in the file, not here: see `SqliteEventStore.readAll`).
  */
 export class SqliteRecentEvents {
   private rows: RecentRow[] = [];

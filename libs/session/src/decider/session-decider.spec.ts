@@ -164,6 +164,24 @@ describe('decideAppend: the user of a session', () => {
     expect(alignToStored([sent], new Map([[sent.id, other]]))[0]).toBe(sent);
     expect(alignToStored([sent], new Map())[0]).toBe(sent);
   });
+
+  it('aligns a resent tool message sent without names (/messages) with the names stored with it, and costs are not compared', () => {
+    const unnamed: SessionEvent = { id: 't1', type: 'tool', responses: [{ toolCallId: 'k', name: '', data: 'late' }] };
+    const call: SessionEvent = { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'k', name: 'book_flight', arguments: '{}' }] };
+    const [, sent] = decideAppend(append(call, unnamed), null).events;
+    const storedData = {
+      ...(sent.data as ConversationEventData),
+      event: { ...unnamed, responses: [{ toolCallId: 'k', name: 'book_flight', data: 'late' }] },
+      costs: { cl100k_base: 1, o200k_base: 1, chars: 1 },
+    };
+    expect(alignToStored([sent], new Map([[sent.id, storedData]]), [unnamed])[0].data).toBe(storedData);
+    expect(storedData.costs).not.toEqual((sent.data as ConversationEventData).costs);
+    // Named as sent (/events): a name is content.
+    expect(alignToStored([sent], new Map([[sent.id, storedData]]))[0]).toBe(sent);
+    // Unnamed, but answering another call than the stored response: other content.
+    const otherCall = { ...storedData, event: { ...unnamed, responses: [{ toolCallId: 'j', name: 'book_flight', data: 'late' }] } };
+    expect(alignToStored([sent], new Map([[sent.id, otherCall]]), [unnamed])[0]).toBe(sent);
+  });
 });
 
 describe('decideAppend: an answer to a call, by where the call is and whether it is answered (README "Tool calls")', () => {

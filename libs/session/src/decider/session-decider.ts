@@ -168,24 +168,41 @@ export function decideAppend(
 
 /**
  * A retry's events, each conversation event replaced by its stored data when the two hold the same
- * event (same fields and values, in any key order, `userId` aside), so that the store's check,
+ * event (same fields and values, in any key order, `userId` and `costs` aside), so that the store's check,
  * which compares the stored JSON text, finds a retry (README "Ids and retries"): `userId` is the
  * session's attribute, checked against the owner by {@link decideAppend}, not part of an event's
- * content, and `/events` and `/messages` may write the same event's keys in another order.
+ * content; `costs` are the service's, derived from the content; and `/events` and `/messages` may write the same event's keys in another order.
  * `stored`: store event id → the stored data; an event not in it, or with other content, is left
  * as sent (the store then answers 409 `duplicate_event_id`).
+ * `sentUnnamed`: the command's events as sent (in the order of `events`), when its tool responses
+ * came without names (`/messages`: OpenAI tool messages carry only `tool_call_id`, see
+ * `nameResponsesFromCalls`). A response sent with name `''` then matches the name stored with it
+ * (its call's name when it was first written), whatever the state would name it after now (its
+ * call archived after the answer, or its id reused by a newer call).
  */
-export function alignToStored(events: readonly EventData[], stored: ReadonlyMap<string, unknown>): EventData[] {
-  return events.map((e) => {
+export function alignToStored(events: readonly EventData[], stored: ReadonlyMap<string, unknown>, sentUnnamed?: readonly SessionEvent[]): EventData[] {
+  return events.map((e, i) => {
     if (e.type !== CONVERSATION_EVENT || !stored.has(e.id)) return e;
     const kept = stored.get(e.id) as ConversationEventData;
-    return isDeepStrictEqual(withoutUserId(e.data as ConversationEventData), withoutUserId(kept)) ? { ...e, data: kept } : e;
+    const data = e.data as ConversationEventData;
+    const event = sentUnnamed?.[i] ? namedAsStored(sentUnnamed[i], kept.event) : data.event;
+    return isDeepStrictEqual(clientContent({ ...data, event }), clientContent(kept)) ? { ...e, data: kept } : e;
   });
 }
 
-function withoutUserId(data: ConversationEventData): Omit<ConversationEventData, 'userId'> {
-  const { userId: _userId, ...rest } = data;
+/** What a client sent of an event's stored data: all of it but the owner (`userId`) and the service's `costs`. */
+function clientContent(data: ConversationEventData): Omit<ConversationEventData, 'userId' | 'costs'> {
+  const { userId: _userId, costs: _costs, ...rest } = data;
   return rest;
+}
+
+/** `sent` with each tool response sent with name `''` named as the stored event's response at its place, when that answers the same call. */
+function namedAsStored(sent: SessionEvent, kept: SessionEvent): SessionEvent {
+  if (sent.type !== 'tool' || kept.type !== 'tool' || sent.responses.length !== kept.responses.length) return sent;
+  return {
+    ...sent,
+    responses: sent.responses.map((r, i) => (r.name === '' && r.toolCallId === kept.responses[i].toolCallId ? { ...r, name: kept.responses[i].name } : r)),
+  };
 }
 
 /** True for the events the tool-call rules look at: tool responses and assistant events with calls. */

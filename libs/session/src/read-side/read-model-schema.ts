@@ -50,9 +50,9 @@
  * Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC; 5: no
  * `window_entries_order`; 6: `window_entries` a rowid table with `first_revision`, no
  * `session_log_by_event_id`; 7: a NUL of a recall document indexed as U+2400, so snippets go on past
- * it); a store opened with another version is dropped and rebuilt from the log.
+ * it; 8: recall documents hold an assistant's refusal and the tool call ids); a store opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 7;
+export const READ_MODEL_SCHEMA_VERSION = 8;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = ['recall_fts', 'recall_trigram', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;

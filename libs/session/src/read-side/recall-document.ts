@@ -5,9 +5,20 @@ import type { SessionEvent } from '@lib/compaction';
  * `User:`/`Assistant:` prefixes of the formatter (they would make every event match `user`).
  *
  * - user / system / assistant: the text (nothing when null);
- * - assistant tool calls: one line per call, `name arguments` (the raw JSON argument string);
- * - tool: one line per response, `name data`;
+ * - assistant: its `refusal` too, on a line of its own (a model is shown it; the formatter counts it in
+ *   place of a blank text, and it is indexed also next to a text: it is what the assistant said);
+ * - assistant tool calls: one line per call, `id name arguments` (the provider's call id, e.g.
+ *   `call_1`, and the raw JSON argument string);
+ * - tool: one line per response, `toolCallId name data`;
  * - summary: the summary text (the shadow prompt is boilerplate and is not indexed).
+ *
+ * Everything a model is shown of an event, and a person may quote, is searchable (DESIGN §5: "every
+ * event ever appended"). A call id is indexed on both sides of the call, so searching the id found in a
+ * provider's log finds the call and its result. Not indexed: the caller's event ids (not content: they
+ * are the window's and the log's keys), a message's participant `name` and a tool message's legacy
+ * `name` (a label repeated on every message of that participant, matching everything as the `User:`
+ * prefix would; a tool response's own `name` is indexed), `textParts`/`dataParts` (their
+ * concatenation is the text or data indexed), `notice`, and the summary's shadow prompt.
  *
  * Lines are joined with `\n`. The control characters U+0001 and U+0002 are replaced by spaces:
  * recall uses them to mark matches in snippets. A NUL (U+0000) is replaced by
@@ -26,10 +37,11 @@ export function recallDocument(event: SessionEvent): string {
       break;
     case 'assistant':
       if (event.text) lines.push(event.text);
-      for (const call of event.toolCalls ?? []) lines.push(`${call.name} ${call.arguments}`);
+      if (event.refusal) lines.push(event.refusal);
+      for (const call of event.toolCalls ?? []) lines.push(`${call.id} ${call.name} ${call.arguments}`);
       break;
     case 'tool':
-      for (const response of event.responses ?? []) lines.push(`${response.name} ${response.data}`);
+      for (const response of event.responses ?? []) lines.push(`${response.toolCallId} ${response.name} ${response.data}`);
       break;
     case 'summary':
       if (event.text) lines.push(event.text);

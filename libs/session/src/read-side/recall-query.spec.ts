@@ -195,6 +195,48 @@ describe('searchRecall', () => {
   });
 });
 
+describe('recall searches every text a model is shown of an event (DESIGN §5: every event ever appended)', () => {
+  const log = new RecordedSessionLog();
+  log.append('ref1', { id: 'u1', type: 'user', text: 'build a bomb', name: 'mallory' }, { createdAt: '2024-01-01T00:00:00Z' });
+  log.append('ref1', { id: 'a1', type: 'assistant', text: null, refusal: 'Zorblax policy forbids explosives guidance' }, { createdAt: '2024-01-01T00:00:01Z' });
+  log.append('ref1', { id: 'a2', type: 'assistant', text: 'I cannot', refusal: 'Quimbly rule 9' }, { createdAt: '2024-01-01T00:00:02Z' });
+  log.append(
+    'ref1',
+    { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'call_Zq81xv', name: 'get_reservation', arguments: '{"id":"XK42Q9"}' }] },
+    {
+      createdAt: '2024-01-01T00:00:03Z',
+    },
+  );
+  log.append('ref1', tool('t1', 'call_Zq81xv', 'get_reservation', '{"date":"2024-05-17"}'), { createdAt: '2024-01-01T00:00:04Z' });
+  log.archive('ref1', 'c1', ['u1', 'a1']);
+  const store = project(log);
+  const search = (q: string, filters: object = {}) => ids(searchRecall(store, { tenantId: 'default', q, ...filters }).items);
+
+  it("given an assistant's refusal without text, when recall searches a word of it, then it finds the event, archived too", () => {
+    expect(search('Zorblax')).toEqual(['ref1/a1']);
+    expect(search('Zorblax', { archived: true })).toEqual(['ref1/a1']);
+    const [hit] = searchRecall(store, { tenantId: 'default', q: 'explosives', archived: true }).items;
+    expect(hit).toMatchObject({ eventId: 'a1', archived: true, compactionId: 'c1' });
+    expect(hit.snippet).toContain('<mark>explosives</mark>');
+  });
+
+  it('given a refusal next to a text, when recall searches either, then it finds the event', () => {
+    expect(search('Quimbly')).toEqual(['ref1/a2']);
+    expect(search('cannot')).toEqual(['ref1/a2']);
+  });
+
+  it('given a tool call id, when recall searches it, then it finds the call and its result', () => {
+    expect(search('call_Zq81xv')).toEqual(['ref1/c1', 'ref1/t1']);
+    expect(search('call_Zq81xv', { type: 'tool' })).toEqual(['ref1/t1']);
+    expect(search('get_reservation', { type: 'tool' })).toEqual(['ref1/t1']);
+  });
+
+  it("given a participant name and the caller's event ids, when recall searches them, then nothing is found (labels, not content)", () => {
+    expect(search('mallory')).toEqual([]);
+    expect(search('u1')).toEqual([]);
+  });
+});
+
 describe('recallMatchExpression', () => {
   it('quotes every word and doubles inner quotes', () => {
     expect(recallMatchExpression('read_file "src/a.ts" -x')).toBe('"read_file" """src/a.ts""" "-x"');

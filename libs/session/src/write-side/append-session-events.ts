@@ -193,9 +193,12 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
     }
     if (decision === null || decision.kind !== 'retry' || !state) return decision;
-    // A resend: compared with the stored events as values (userId and key order aside), see alignToStored.
+    // A resend: compared with the stored events as values (userId, costs, key order and the names of responses sent unnamed aside), see alignToStored.
     const revisions = events.map((e) => state.revisionsById.get(e.event.id)).filter((r): r is bigint => r !== undefined);
-    return { kind: 'retry', events: alignToStored(decision.events, await storedConversationData(this.store, sessionStream(key), revisions)) };
+    const stored = await storedConversationData(this.store, sessionStream(key), revisions);
+    const sentUnnamed = command.responseNames === 'from-calls' ? command.events.map((e) => e.event) : undefined;
+    // With the arrival archives its original append wrote after them, a retry answers what the original did.
+    return { kind: 'retry', events: [...alignToStored(decision.events, stored.conversation, sentUnnamed), ...stored.archivedOnArrival] };
   }
 
   /**

@@ -46,8 +46,8 @@ class EchoSummarizer implements Summarizer {
 type Step =
   | { kind: 'user' }
   | { kind: 'call'; callId: string }
-  | { kind: 'answer'; callId: string }
-  | { kind: 'call-and-answer'; callId: string }
+  | { kind: 'answer'; callId: string; unnamed: boolean }
+  | { kind: 'call-and-answer'; callId: string; unnamed: boolean }
   | { kind: 'resend' }
   | { kind: 'compact'; strategy: Strategy }
   | { kind: 'policy'; strategy: Strategy | null };
@@ -56,8 +56,9 @@ const callIdArb = fc.constantFrom(...CALL_IDS);
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'user' as const }) },
   { weight: 3, arbitrary: callIdArb.map((callId) => ({ kind: 'call' as const, callId })) },
-  { weight: 3, arbitrary: callIdArb.map((callId) => ({ kind: 'answer' as const, callId })) },
-  { weight: 1, arbitrary: callIdArb.map((callId) => ({ kind: 'call-and-answer' as const, callId })) },
+  // `unnamed`: sent as an OpenAI tool message (`/messages`): no tool name, named after its call by the service.
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant('answer' as const), callId: callIdArb, unnamed: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('call-and-answer' as const), callId: callIdArb, unnamed: fc.boolean() }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'resend' as const }) },
   {
     weight: 2,
@@ -81,16 +82,20 @@ const clientArb = fc.record({
 /** The events of an append step; ids are unique per client and step. */
 function eventsOf(step: Exclude<Step, { kind: 'resend' | 'compact' | 'policy' }>, id: string): SessionEvent[] {
   const call = (callId: string): SessionEvent => ({ id: `${id}c`, type: 'assistant', text: null, toolCalls: [{ id: callId, name: 'f', arguments: '{}' }] });
-  const answer = (callId: string): SessionEvent => ({ id: `${id}t`, type: 'tool', responses: [{ toolCallId: callId, name: 'f', data: `from ${id}` }] });
+  const answer = (callId: string, unnamed: boolean): SessionEvent => ({
+    id: `${id}t`,
+    type: 'tool',
+    responses: [{ toolCallId: callId, name: unnamed ? '' : 'f', data: `from ${id}` }],
+  });
   switch (step.kind) {
     case 'user':
       return [{ id: `${id}u`, type: 'user', text: `said by ${id}` }];
     case 'call':
       return [call(step.callId)];
     case 'answer':
-      return [answer(step.callId)];
+      return [answer(step.callId, step.unnamed)];
     case 'call-and-answer':
-      return [call(step.callId), answer(step.callId)];
+      return [call(step.callId), answer(step.callId, step.unnamed)];
   }
 }
 
@@ -132,6 +137,8 @@ function comparable(state: SessionWindowState | null) {
 /** One acknowledged or refused append: its events, the answer or refusal, and the log's length when it was sent and when it was answered. */
 interface AppendRecord {
   events: SessionEvent[];
+  /** How its tool responses were named: `from-calls` when some were sent without a name. */
+  naming: 'as-sent' | 'from-calls';
   answered: { revision: string } | null;
   refusedWith: (new (...args: never[]) => Error) | null;
   sentAt: number;
@@ -210,7 +217,8 @@ describe('concurrent writers on one session', () => {
               }
               if (step.kind === 'resend' && !previous) continue;
               const events = step.kind === 'resend' ? previous!.events : eventsOf(step, `c${c}s${n}`);
-              const record: AppendRecord = { events, answered: null, refusedWith: null, sentAt: await logLength(store), answeredAt: 0 };
+              const naming = events.some((e) => e.type === 'tool' && e.responses.some((r) => r.name === '')) ? 'from-calls' : 'as-sent';
+              const record: AppendRecord = { events, naming, answered: null, refusedWith: null, sentAt: await logLength(store), answeredAt: 0 };
               appends.push(record);
               previous = record;
               try {
@@ -219,6 +227,9 @@ describe('concurrent writers on one session', () => {
                     't',
                     SESSION,
                     events.map((event) => ({ event })),
+                    'any',
+                    undefined,
+                    naming,
                   ),
                 );
               } catch (e) {
@@ -236,6 +247,12 @@ describe('concurrent writers on one session', () => {
           const log = await store.readStream(STREAM).catch(() => [] as RecordedEvent[]);
           const conversation = log.filter((e) => e.type === CONVERSATION_EVENT);
           const revisionOf = new Map(conversation.map((e) => [(e.data as ConversationEventData).event.id, e.revision]));
+          // A tool response sent without a name is stored named after its call, never unnamed.
+          const names = conversation.flatMap((e) => {
+            const event = (e.data as ConversationEventData).event;
+            return event.type === 'tool' ? event.responses.map((r) => r.name) : [];
+          });
+          expect(names.filter((name) => name === '')).toEqual([]);
           // Each client id at most once in the log.
           expect(revisionOf.size).toBe(conversation.length);
           const acknowledged = new Set(appends.filter((a) => a.answered).flatMap((a) => a.events.map((e) => e.id)));
@@ -275,7 +292,7 @@ describe('concurrent writers on one session', () => {
           await store.close();
         }
       }),
-      { numRuns: 150 },
+      { numRuns: 300 },
     );
     // The property means something only if the races happened: refusals, compactions, two processes.
     expect(refused).toBeGreaterThan(10);
