@@ -102,6 +102,36 @@ describe('start-up mode and logs of a real process', () => {
     }
   });
 
+  /** Runs main.ts from source with `args` on DATA_DIR `dataDir` (ts-node, as the service tests do). */
+  const runMain = (args: string[], dataDir: string) =>
+    spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts', ...args], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: '0' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+
+  it.each([['--help'], ['-h']])('given %s, when main runs, then it prints the usage with the environment variables, exits 0 and creates nothing', (flag) => {
+    const dataDir = path.join(tempDir(), 'data');
+    const run = runMain([flag], dataDir);
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(run.stdout).toMatch(/^usage: main\.js \[--help\]\n/);
+    for (const name of ['PORT', 'DATA_DIR', 'DATABASE_URL', 'NATS_URL', 'SUMMARIZER_MAX_INPUT_TOKENS'])
+      expect(run.stdout).toMatch(new RegExp(`^  ${name} `, 'm'));
+    expect(fs.existsSync(dataDir)).toBe(false);
+  });
+
+  it.each([
+    ['--bogus', /^configuration error: Unknown option '--bogus': /],
+    ['serve', /^configuration error: Unexpected argument 'serve': /],
+  ])('given the unknown argument %s, when main runs, then one line on stderr, exit code 2, and nothing created', (arg, line) => {
+    const dataDir = path.join(tempDir(), 'data');
+    const run = runMain([arg], dataDir);
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 2, stderr: expect.stringMatching(line) });
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+    expect(fs.existsSync(dataDir)).toBe(false);
+  });
+
   it('npm run rebuild-read-models refuses a DATA_DIR that does not exist (exit code 2, naming it) and creates nothing', () => {
     const missing = path.join(tempDir(), 'typo');
     const rebuild = spawnSync(

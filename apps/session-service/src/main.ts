@@ -1,5 +1,7 @@
 /**
- * Starts the service: `npm start`. Configuration from the environment (see README); prints the
+ * Starts the service: `npm start`. Configuration from the environment (see README); `--help` (`-h`)
+ * prints the usage and the environment variables and exits 0, creating nothing; any other argument
+ * is refused like a configuration error (one line on stderr, exit code 2). Prints the
  * URL, the API docs URL, the store in use, whether it runs in open development mode, and with
  * NATS_URL one line naming the NATS subjects and servers: as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
@@ -23,6 +25,7 @@ import { startupNatsLine, startupStoreLine, startupSummarizerLine } from './conf
 import { asConfigurationError } from './config/configuration-error';
 import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
+import { parseCommandLine, usage } from './config/command-line';
 
 /**
  * How long (ms) a SIGTERM/SIGINT shutdown keeps the connections open first, answering every new request
@@ -56,6 +59,18 @@ function failStart(err: unknown): never {
 }
 
 async function main(): Promise<void> {
+  // The command line first: --help prints the usage and touches nothing (no DATA_DIR, no store).
+  let help;
+  try {
+    ({ help } = parseCommandLine(process.argv.slice(2)));
+  } catch (err) {
+    process.stderr.write(`configuration error: ${(err as Error).message}\n`);
+    process.exit(2);
+  }
+  if (help) {
+    process.stdout.write(usage());
+    return;
+  }
   let config;
   try {
     config = loadServiceConfig();

@@ -1,0 +1,96 @@
+/**
+ * The service's command line: `--help` (`-h`) and nothing else — its settings are environment
+ * variables. Parsed with Node's `util.parseArgs` (strict: an unknown option or any positional
+ * argument is refused). `--help` prints {@link usage}: every environment variable the service reads,
+ * from {@link ENVIRONMENT_VARIABLES} (the README Configuration table lists the same names: its spec
+ * checks both ways), with the number variables' defaults and ranges from {@link NUMBER_VARIABLES}.
+ */
+import { parseArgs } from 'node:util';
+import { NUMBER_VARIABLES } from './number-variables';
+
+/** One documented environment variable: its default (as text, `—` for none) and a one-line meaning. */
+export interface EnvironmentVariable {
+  readonly name: string;
+  readonly fallback: string;
+  readonly meaning: string;
+}
+
+/** A number variable's row: default and range from {@link NUMBER_VARIABLES}. */
+function numberVariable(name: keyof typeof NUMBER_VARIABLES): EnvironmentVariable {
+  const { min, max, fallback, what } = NUMBER_VARIABLES[name];
+  const range = max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `${min} to ${max}`;
+  return { name, fallback: String(fallback), meaning: `${what}, ${range}` };
+}
+
+/**
+ * Every environment variable the service reads (the summarizer's included), in the README's order.
+ * The number variables' rows come from {@link NUMBER_VARIABLES}, so their defaults and ranges cannot drift.
+ */
+export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
+  numberVariable('PORT'),
+  { name: 'HOST', fallback: '127.0.0.1', meaning: 'interface to listen on' },
+  { name: 'DATA_DIR', fallback: './data', meaning: 'embedded store and read models (created when missing)' },
+  { name: 'KURRENTDB_CONNECTION_STRING', fallback: '—', meaning: 'use KurrentDB instead of SQLite' },
+  { name: 'DATABASE_URL', fallback: '—', meaning: 'use PostgreSQL (postgres://…) instead of SQLite' },
+  { name: 'API_KEYS', fallback: '—', meaning: 'key:tenant pairs, comma-separated; unset: open development mode' },
+  { name: 'OPENAI_BASE_URL', fallback: 'https://api.openai.com/v1', meaning: 'OpenAI-compatible summarizer endpoint' },
+  { name: 'OPENAI_API_KEY', fallback: '—', meaning: 'summarizer API key (with neither: extractive summarizer)' },
+  { name: 'SUMMARIZER_MODEL', fallback: 'gpt-4o-mini', meaning: 'summarizer model' },
+  numberVariable('SUMMARIZER_TIMEOUT_MS'),
+  numberVariable('SUMMARIZER_MAX_RETRIES'),
+  numberVariable('SUMMARIZER_MAX_INPUT_TOKENS'),
+  numberVariable('MAX_BODY_BYTES'),
+  numberVariable('MAX_EVENTS_PER_REQUEST'),
+  numberVariable('MAX_TEXT_LENGTH'),
+  numberVariable('MAX_WAIT_MS'),
+  numberVariable('REQUEST_TIMEOUT_MS'),
+  { name: 'SQLITE_WRITER_THREAD', fallback: 'true', meaning: 'true/1 or false/0: SQLite commits in a worker thread' },
+  { name: 'PROJECTOR_WORKER', fallback: 'false', meaning: 'true/1 or false/0: the projector runs in a worker thread' },
+  numberVariable('RATE_LIMIT_PER_MINUTE'),
+  numberVariable('AUTO_COMPACTION_MAX_FAILURES'),
+  numberVariable('AUTO_COMPACTION_BACKOFF_MS'),
+  { name: 'LOG_LEVEL', fallback: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
+  { name: 'LOG_FORMAT', fallback: 'pretty on a terminal, else json', meaning: 'pretty or json' },
+  { name: 'REQUEST_LOG_LEVEL', fallback: 'debug', meaning: 'level of the one line per HTTP request' },
+  { name: 'NATS_URL', fallback: '—', meaning: 'NATS server(s), comma-separated: turns on the JetStream transport' },
+  { name: 'NATS_USER', fallback: '—', meaning: 'NATS user' },
+  { name: 'NATS_PASSWORD', fallback: '—', meaning: 'NATS password' },
+  { name: 'NATS_ERASE_HANDLED_COMMANDS', fallback: 'false', meaning: 'true/1 or false/0: erase each handled command from its stream' },
+  { name: 'NATS_PREFIX', fallback: 'compaction', meaning: 'subject, stream and consumer prefix' },
+  numberVariable('NATS_CONCURRENCY'),
+  numberVariable('NATS_ACK_WAIT_MS'),
+  { name: 'SQLITE_EVENTS_FILE', fallback: '<DATA_DIR>/events.sqlite', meaning: "the embedded store's file" },
+];
+
+/** The `--help` text: usage, options, and every environment variable with its default (lines end with `\n`). */
+export function usage(): string {
+  const width = Math.max(...ENVIRONMENT_VARIABLES.map((v) => v.name.length));
+  const rows = ENVIRONMENT_VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} (default: ${v.fallback})`);
+  return [
+    'usage: main.js [--help]',
+    '',
+    'Starts the session memory compaction service. Settings are environment variables (README, Configuration):',
+    '',
+    ...rows,
+    '',
+    'options:',
+    '  -h, --help  print this text and exit',
+    '',
+  ].join('\n');
+}
+
+/**
+ * What the command line asks for: `help` when `--help`/`-h` is given.
+ * @throws Error with a one-line message naming the argument when an option is unknown, `--help` is
+ *   given a value, or a positional argument is given.
+ */
+export function parseCommandLine(args: readonly string[]): { help: boolean } {
+  try {
+    const { values } = parseArgs({ args: [...args], options: { help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false });
+    return { help: values.help === true };
+  } catch (err) {
+    // parseArgs' messages run on with advice about `--`: the first sentence names the argument.
+    const first = (err as Error).message.split('. ')[0].replace(/\.$/, '');
+    throw new Error(`${first}: the service takes no arguments but --help; its settings are environment variables (see --help)`, { cause: err });
+  }
+}
