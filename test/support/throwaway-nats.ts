@@ -25,6 +25,10 @@ export interface ThrowawayNats {
   storeDir: string;
   /** Closes the connection, stops the server (SIGTERM) and removes its folder. */
   stop(): Promise<void>;
+  /** Kills the server (SIGKILL: an outage) and resolves once it has exited; its folder and port stay for {@link restart}. */
+  kill(): Promise<void>;
+  /** Starts the server again on the same port and JetStream folder (after {@link kill}). */
+  restart(): void;
 }
 
 function freePort(): Promise<number> {
@@ -53,7 +57,7 @@ export async function startThrowawayNats(label: string, extraConfig = ''): Promi
     config,
     `listen: 127.0.0.1:${port}\n${extraConfig}${extraConfig.endsWith('\n') || !extraConfig ? '' : '\n'}jetstream { store_dir: ${JSON.stringify(storeDir)} }\n`,
   );
-  const server: ChildProcess = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
+  let server: ChildProcess = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
   const url = `nats://127.0.0.1:${port}`;
   let nc: NatsConnection | undefined;
   await eventually(
@@ -76,6 +80,15 @@ export async function startThrowawayNats(label: string, extraConfig = ''): Promi
       await nc?.close();
       server.kill('SIGTERM');
       fs.rmSync(dir, { recursive: true, force: true });
+    },
+    async kill() {
+      if (server.exitCode !== null || server.signalCode !== null) return;
+      const exited = new Promise((resolve) => server.once('exit', resolve));
+      server.kill('SIGKILL');
+      await exited;
+    },
+    restart() {
+      server = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
     },
   };
 }

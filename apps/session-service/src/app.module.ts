@@ -9,7 +9,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import type { FastifyRequest } from 'fastify';
 import { SessionModule, type SessionModuleOptions } from '@lib/session';
-import { SERVICE_CONFIG } from './config/tokens';
+import { NATS_TRANSPORT, SERVICE_CONFIG } from './config/tokens';
 import type { ServiceConfig } from './config/service-config';
 import { SessionsController } from './http/sessions.controller';
 import { RecallController } from './http/recall.controller';
@@ -95,7 +95,7 @@ export class AppModule {
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },
         // Commands and decisions over NATS JetStream, only when NATS_URL is set.
-        ...(config.natsUrl ? [natsTransport()] : []),
+        ...(config.natsUrl ? [natsTransport(), { provide: NATS_TRANSPORT, useExisting: natsTransport() }] : []),
       ],
     };
   }

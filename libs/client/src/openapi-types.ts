@@ -413,6 +413,22 @@ export interface components {
         Health: {
             autoCompactionsInProgress: number;
             mode: string;
+            /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
+            nats: {
+                /** @enum {string} */
+                connection: "connecting" | "connected" | "reconnecting" | "closed";
+                decisionFeed: {
+                    /** @description the last global position the decisions feed handled */
+                    checkpoint: string;
+                    /** @enum {string} */
+                    lag: "behind" | "caught-up" | "unknown";
+                    /** @description while the feed is paused (a publish failed; it retries): the error */
+                    lastError: string | null;
+                    lastErrorAt: string | null;
+                } | null;
+                /** @description when the connection entered this state (ISO-8601) */
+                since: string;
+            } | null;
             projector: {
                 checkpoint: string;
                 /** @enum {string} */

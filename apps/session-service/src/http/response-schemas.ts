@@ -394,6 +394,21 @@ export const HealthSchema = named(
     projector: z.strictObject({ running: z.boolean(), checkpoint: decimal, lag: z.enum(['behind', 'caught-up', 'unknown']), lastError: z.string().nullable() }),
     autoCompactionsInProgress: count,
     mode: z.string(),
+    nats: z
+      .strictObject({
+        connection: z.enum(['connecting', 'connected', 'reconnecting', 'closed']),
+        since: z.string().describe('when the connection entered this state (ISO-8601)'),
+        decisionFeed: z
+          .strictObject({
+            checkpoint: decimal.describe('the last global position the decisions feed handled'),
+            lag: z.enum(['behind', 'caught-up', 'unknown']),
+            lastError: z.string().nullable().describe('while the feed is paused (a publish failed; it retries): the error'),
+            lastErrorAt: z.string().nullable(),
+          })
+          .nullable(),
+      })
+      .nullable()
+      .describe('the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away'),
   }),
 );
 

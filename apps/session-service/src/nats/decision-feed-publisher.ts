@@ -8,7 +8,8 @@
  * It starts after the later of its checkpoint and the position of the last message already in the
  * decisions stream, so a restart (or a lost checkpoint) republishes nothing; replicas running it at
  * once publish the same positions, and JetStream keeps one copy of each (message-id
- * de-duplication). Before publishing an erasure record it deletes the erased session's answers
+ * de-duplication). While a publish fails (NATS down) the feed is paused: one warn line when it pauses,
+ * `/health` shows the error ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure record it deletes the erased session's answers
  * and earlier decisions from the results and decisions streams ({@link eraseSessionCopies}). A publish that fails is retried (growing delay) and never skipped, so the
  * feed has no gaps and stays in log order.
  *
@@ -61,12 +62,25 @@ export function decisionOf(event: RecordedEvent): PublishedDecision | null {
   return { type: event.type, tenantId, sessionId, position: event.position.toString(), revision, recordedAt: event.created.toISOString(), decision };
 }
 
+/**
+ * The feed's state for `/health`: the last global position it handled (published or passed), and while
+ * it is paused (a publish or a read failed; it retries) the error and since when (ISO-8601), else null.
+ */
+export interface DecisionFeedState {
+  checkpoint: bigint;
+  lastError: string | null;
+  lastErrorAt: string | null;
+}
+
 /** See the module doc. */
 export class DecisionFeedPublisher {
   private readonly logger = new Logger('DecisionFeed');
   private subscription: Subscription | null = null;
   private loop: Promise<void> | null = null;
   private stopped = false;
+  private checkpoint = 0n;
+  private lastError: string | null = null;
+  private lastErrorAt: string | null = null;
   private readonly encoder = new TextEncoder();
 
   constructor(
@@ -82,6 +96,11 @@ export class DecisionFeedPublisher {
   async start(): Promise<void> {
     const from = [this.readModels.readCheckpoint(DECISION_FEED_CHECKPOINT), await this.lastPublishedPosition()].reduce((a, b) => (a > b ? a : b));
     this.loop = this.follow(from);
+  }
+
+  /** Where the feed is, and why it is paused (null fields while it runs). */
+  state(): DecisionFeedState {
+    return { checkpoint: this.checkpoint, lastError: this.lastError, lastErrorAt: this.lastErrorAt };
   }
 
   /** Stops following (the position reached is checkpointed). */
@@ -106,6 +125,7 @@ export class DecisionFeedPublisher {
 
   private async follow(from: bigint): Promise<void> {
     let checkpoint = from;
+    this.checkpoint = from;
     let delay = 100;
     while (!this.stopped) {
       try {
@@ -117,21 +137,37 @@ export class DecisionFeedPublisher {
           if (decision?.type === SESSION_ERASED) await eraseSessionCopies(this.jsm, this.names, decision.tenantId, decision.sessionId, event.position);
           if (decision) await this.publish(decision);
           checkpoint = event.position;
+          this.checkpoint = checkpoint;
           // Decisions are checkpointed at once; other events every 1000 (a replay of those publishes nothing).
           if (decision || ++unsaved >= 1000) {
             this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint);
             unsaved = 0;
           }
           delay = 100;
+          if (this.lastError !== null) this.resumed(checkpoint);
         }
         if (checkpoint !== from) this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint);
       } catch (err) {
         if (this.stopped) break;
-        this.logger.warn(`decision feed paused at position ${checkpoint}: ${(err as Error).message}; retrying in ${delay} ms`);
+        const message = (err as Error).message;
+        // One line when the feed pauses (not one per retry): /health shows the error while it lasts, and one line says when it resumes.
+        if (this.lastError === null) {
+          this.logger.warn(`decision feed paused at position ${checkpoint}: ${message}; retrying (at most every 5000 ms) until it resumes`);
+          this.lastErrorAt = new Date().toISOString();
+        }
+        this.lastError = message;
         await new Promise((resolve) => setTimeout(resolve, delay));
         delay = Math.min(delay * 2, 5000);
       }
     }
+  }
+
+  /** Clears the pause and logs the one line saying the feed publishes again. */
+  private resumed(position: bigint): void {
+    const pausedMs = this.lastErrorAt === null ? 0 : Date.now() - Date.parse(this.lastErrorAt);
+    this.logger.log(`decision feed resumed: published up to position ${position} after ${pausedMs} ms paused (last error: ${this.lastError})`);
+    this.lastError = null;
+    this.lastErrorAt = null;
   }
 
   private async publish(decision: PublishedDecision): Promise<void> {

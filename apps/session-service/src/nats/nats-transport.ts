@@ -9,7 +9,7 @@
  * Nest's NATS microservice transport speaks core NATS request/reply only (no JetStream streams,
  * durable consumers, acknowledgements or message-id de-duplication), which this transport needs.
  */
-import { Inject, Injectable, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -24,7 +24,21 @@ import { ensureStreams } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
 import { NatsCommandConsumer } from './nats-command-consumer';
 import { natsConnectError } from './nats-connect-error';
-import { DecisionFeedPublisher } from './decision-feed-publisher';
+import { DecisionFeedPublisher, type DecisionFeedState } from './decision-feed-publisher';
+
+/**
+ * The NATS connection's state: `connected`; `reconnecting` (the server went away: the client tries
+ * again, forever, with commands and decisions waiting); `closed` (shut down); `connecting` before the first connection.
+ */
+export type NatsConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
+
+/** The transport's state for `/health` and `/metrics`: the connection's and the decisions feed's (null before it starts). */
+export interface NatsTransportState {
+  connection: NatsConnectionState;
+  /** ISO-8601 time the connection entered its state. */
+  since: string;
+  decisionFeed: DecisionFeedState | null;
+}
 
 /** See the module doc. */
 @Injectable()
@@ -32,6 +46,9 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   private nc: NatsConnection | null = null;
   private consumer: NatsCommandConsumer | null = null;
   private feed: DecisionFeedPublisher | null = null;
+  private readonly logger = new Logger('Nats');
+  private connection: NatsConnectionState = 'connecting';
+  private since = new Date().toISOString();
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -60,6 +77,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       throw natsConnectError(err, config.natsUrl!);
     }
     this.nc = nc;
+    this.enter('connected');
+    void this.watch(nc);
     const jsm = await jetstreamManager(nc);
     await ensureStreams(jsm, names, config.natsAckWaitMs);
     const js = jetstream(nc);
@@ -74,6 +93,32 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     this.consumer = new NatsCommandConsumer(nc, js, jsm, executor, names, config.natsConcurrency, config.natsAckWaitMs, config.natsEraseHandledCommands);
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
+  }
+
+  /** The connection's and the decisions feed's state (see {@link NatsTransportState}). */
+  state(): NatsTransportState {
+    return { connection: this.connection, since: this.since, decisionFeed: this.feed?.state() ?? null };
+  }
+
+  private enter(connection: NatsConnectionState): void {
+    if (connection === this.connection) return;
+    this.connection = connection;
+    this.since = new Date().toISOString();
+  }
+
+  /** Follows the client's status events: one warn line when the connection is lost, one line when it is back. */
+  private async watch(nc: NatsConnection): Promise<void> {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect' && this.connection === 'connected') {
+        this.enter('reconnecting');
+        this.logger.warn(`NATS connection lost (server ${status.server}): reconnecting; HTTP keeps serving, NATS commands and decisions wait`);
+      } else if (status.type === 'reconnect') {
+        const downMs = Date.now() - Date.parse(this.since);
+        this.enter('connected');
+        this.logger.log(`NATS connection back (server ${status.server}) after ${downMs} ms`);
+      } else if (status.type === 'close') this.enter('closed');
+    }
+    this.enter('closed');
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -1,8 +1,8 @@
 /**
- * `GET /health` (liveness with store and projector state), `GET /health/ready` (readiness: the read
+ * `GET /health` (liveness with store, projector and NATS transport state), `GET /health/ready` (readiness: the read
  * models have caught up with the log once, and the store answers) and `GET /metrics` (Prometheus text).
  */
-import { Controller, Get, Header, Inject, Logger, Res } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Logger, Optional, Res } from '@nestjs/common';
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
@@ -10,7 +10,8 @@ import { ApiAnswer, ErrorBodySchema, HealthSchema, ReadinessSchema, schemaRef } 
 import { toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, SessionProjector, SessionReads } from '@lib/session';
-import { SERVICE_CONFIG } from '../config/tokens';
+import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
+import type { NatsTransport } from '../nats/nats-transport';
 import type { ServiceConfig } from '../config/service-config';
 import { eventStoreKind } from '../config/event-store-config';
 import { ServiceMetrics } from './metrics';
@@ -41,7 +42,26 @@ export class HealthController {
     private readonly metrics: ServiceMetrics,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly reads: SessionReads,
-  ) {}
+    @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
+  ) {
+    if (nats) metrics.registerNatsMetrics();
+  }
+
+  /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
+  private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
+    if (!this.nats) return null;
+    const { connection, since, decisionFeed: feed } = this.nats.state();
+    return {
+      connection,
+      since,
+      decisionFeed: feed && {
+        checkpoint: feed.checkpoint.toString(),
+        lag: head !== null ? (head > feed.checkpoint ? 'behind' : 'caught-up') : 'unknown',
+        lastError: feed.lastError,
+        lastErrorAt: feed.lastErrorAt,
+      },
+    };
+  }
 
   @Get('health')
   @ApiOperation({ summary: 'Liveness with store and projector state; 503 when the store does not answer' })
@@ -67,6 +87,8 @@ export class HealthController {
       },
       autoCompactionsInProgress: this.scheduler.inProgress,
       mode: this.config.apiKeys.size === 0 ? 'open (no API keys configured)' : 'api-keys',
+      // Shown, never a reason for 503: HTTP commands and reads keep working while NATS is away.
+      nats: this.natsHealth(head),
     };
     res.status(storeError ? 503 : 200);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
@@ -116,6 +138,14 @@ export class HealthController {
   async prometheus(): Promise<string> {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
+    if (this.nats) {
+      const { connection, decisionFeed } = this.nats.state();
+      this.metrics.natsConnected.set(connection === 'connected' ? 1 : 0);
+      if (decisionFeed) {
+        this.metrics.decisionFeedCheckpoint.set(Number(decisionFeed.checkpoint));
+        this.metrics.decisionFeedPaused.set(decisionFeed.lastError === null ? 0 : 1);
+      }
+    }
     try {
       this.metrics.storeHead.set(Number(await this.store.headPosition()));
     } catch {

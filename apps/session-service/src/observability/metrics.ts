@@ -24,6 +24,24 @@ export class ServiceMetrics {
   });
   /** Store head position. */
   readonly storeHead = new Gauge({ name: 'event_store_head_position', help: 'Global position of the last event in the store', registers: [this.registry] });
+  /** With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed; absent without NATS_URL. */
+  readonly natsConnected = new Gauge({
+    name: 'nats_connected',
+    help: 'With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed',
+    registers: [],
+  });
+  /** With NATS_URL: the last global position the decisions feed handled. */
+  readonly decisionFeedCheckpoint = new Gauge({
+    name: 'nats_decision_feed_checkpoint_position',
+    help: 'With NATS_URL: last global position handled by the NATS decisions feed',
+    registers: [],
+  });
+  /** With NATS_URL: 1 while the decisions feed is paused (a publish failed; it retries), else 0. */
+  readonly decisionFeedPaused = new Gauge({
+    name: 'nats_decision_feed_paused',
+    help: 'With NATS_URL: 1 while the NATS decisions feed is paused (a publish failed; it retries), else 0',
+    registers: [],
+  });
   /** Auto-compactions in progress. */
   readonly autoCompactionsRunning = new Gauge({
     name: 'auto_compactions_in_progress',
@@ -50,6 +68,12 @@ export class ServiceMetrics {
     help: 'Automatic compactions skipped until the window grows (the last automatic pass left the trigger firing)',
     registers: [this.registry],
   });
+
+  /** Registers the NATS gauges (once NATS_URL is known to be set: without it they are not served at all, rather than a misleading 0). */
+  registerNatsMetrics(): void {
+    if (this.registry.getSingleMetric('nats_connected')) return;
+    for (const gauge of [this.natsConnected, this.decisionFeedCheckpoint, this.decisionFeedPaused]) this.registry.registerMetric(gauge);
+  }
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
