@@ -4,7 +4,9 @@
  * document at `/docs`. Used by `main.ts`, the end-to-end tests and the CLI tools.
  */
 import 'reflect-metadata';
+import * as net from 'node:net';
 import * as path from 'node:path';
+import type { Server } from 'node:http';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import fastifyStatic from '@fastify/static';
@@ -31,8 +33,9 @@ import { lockDataDir } from './config/data-dir-lock';
 
 /**
  * A built service. `close()` stops the app, then closes the read models and the store, and releases the lock on `DATA_DIR`.
- * With `drainMs`, it first answers every new request 503 `shutting_down` (with `Connection: close`) for that long (ms), so
- * that clients on idle keep-alive connections get that answer instead of a reset connection. It resolves with how many
+ * With `drainMs`, it first closes the port (a new connection is refused) and answers every new request on the open
+ * connections 503 `shutting_down` (with `Connection: close`) for that long (ms), so that clients on keep-alive
+ * connections get that answer instead of a reset connection. It resolves with how many
  * requests were answered 503 `shutting_down` (their request lines log at debug; main.ts logs the count).
  */
 export interface SessionService {
@@ -42,6 +45,19 @@ export interface SessionService {
   summarizer: Summarizer;
   config: ServiceConfig;
   close(options?: { drainMs?: number }): Promise<{ refusedWhileShuttingDown: number }>;
+}
+
+/**
+ * Starts a drain without resetting connections: closes the listening port at once (a new
+ * connection is refused: the client sent nothing, and retries elsewhere) but not the open
+ * connections, whose requests get 503 `shutting_down` with `Connection: close` until the drain
+ * ends. Closing the port later, at the end of a busy drain, reset the connections clients had just
+ * opened (after such a 503) and not yet seen accepted. `http.Server.close` would also destroy every
+ * connection without a request in progress (a client whose request is on its way gets a reset): the
+ * server's own `close()` comes after the drain, and finds the port closed already, which Fastify allows for.
+ */
+function stopAccepting(server: Server): void {
+  if (server.listening) net.Server.prototype.close.call(server);
 }
 
 /** Optional replacements (tests): a summarizer, or environment for the summarizer settings. */
@@ -157,7 +173,10 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
       if (closed) return { refusedWhileShuttingDown: refusals.count };
       closed = true;
       shutdown.started = true;
-      if (options.drainMs) await new Promise((resolve) => setTimeout(resolve, options.drainMs));
+      if (options.drainMs) {
+        stopAccepting(app.getHttpServer());
+        await new Promise((resolve) => setTimeout(resolve, options.drainMs));
+      }
       await app.close();
       readModels.close();
       await store.close();

@@ -15,7 +15,8 @@
  * as `failed to start: …` with exit code 1. SIGTERM or SIGINT closes the service (new
  * requests get 503 `shutting_down`, each logged at debug; in-flight ones finish), with one line
  * when the shutdown starts and one when it is done, saying how many requests got that 503; then
- * the process ends by that signal.
+ * the process ends by that signal. The port closes when the shutdown starts (a new connection is
+ * refused); the drain answers requests on open connections (see {@link SHUTDOWN_DRAIN_MS}).
  */
 import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
@@ -28,9 +29,10 @@ import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
 
 /**
- * How long (ms) a SIGTERM/SIGINT shutdown keeps the connections open first, answering every new request
- * 503 `shutting_down` with `Retry-After` and `Connection: close`: a client on an idle keep-alive connection
- * then gets that answer (retry elsewhere, nothing written) instead of a reset connection.
+ * How long (ms) a SIGTERM/SIGINT shutdown keeps the open connections first (the port is closed: a new
+ * connection is refused), answering every new request on them 503 `shutting_down` with `Retry-After` and
+ * `Connection: close`: a client on an idle keep-alive connection then gets that answer (retry elsewhere,
+ * nothing written) instead of a reset connection.
  */
 const SHUTDOWN_DRAIN_MS = 1000;
 
@@ -85,7 +87,9 @@ async function main(): Promise<void> {
     if (stopping) return; // a second signal while closing changes nothing
     stopping = true;
     const started = Date.now();
-    say(config, [`${signal} received: shutting down (for ${SHUTDOWN_DRAIN_MS} ms new requests get 503 shutting_down; in-flight requests finish)`]);
+    say(config, [
+      `${signal} received: shutting down (port closed; for ${SHUTDOWN_DRAIN_MS} ms requests on open connections get 503 shutting_down; in-flight requests finish)`,
+    ]);
     running.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
       ({ refusedWhileShuttingDown: refused }) => {
         // The refused requests' own lines are at debug (a load balancer may send hundreds): one count here.
