@@ -25,7 +25,7 @@ export interface SessionProjectorState {
   checkpoint: bigint;
   /** True between {@link SessionProjector.start} and {@link SessionProjector.stop}. */
   running: boolean;
-  /** Message of the last failure (subscription or projection) not yet followed by a successful batch; null when healthy. */
+  /** Message of the last failure (subscription or projection) not yet followed by a successful batch, nor by a read of the log's head the checkpoint had reached (the store answers again, nothing to apply); null when healthy. */
   lastError: string | null;
   /** ISO-8601 time of `lastError`, or null. */
   lastErrorAt: string | null;
@@ -141,6 +141,10 @@ export class SessionProjector {
   private largeBatchPool: Piscina | undefined;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
   private readonly erasureListeners = new Set<(tenantId: string, sessionId: string) => void>();
+  /** The log's head (bigint) read from the store when the projector last (re)subscribed, until the checkpoint reaches it; null otherwise. */
+  private headToReach: bigint | null = null;
+  /** Whether the checkpoint has once reached a head read from the store since this object was made (see {@link reachedHeadOnce}). */
+  private headReached = false;
 
   constructor(
     /** The read models this projector writes. */
@@ -163,6 +167,16 @@ export class SessionProjector {
   /** The global position of the last event applied (bigint), 0n when none. */
   checkpoint(): bigint {
     return this.current;
+  }
+
+  /**
+   * Whether the read models have once reached the log's head since this projector was made: the
+   * head is read from the store each time the projector (re)subscribes (at {@link start}, and after
+   * each failure), and this turns true when the checkpoint reaches it. It never turns false again
+   * (reads then need not wait for a start-up catch-up, even while the store is down).
+   */
+  reachedHeadOnce(): boolean {
+    return this.headReached;
   }
 
   /** Checkpoint, running flag and last error, for `/health`. */
@@ -237,6 +251,7 @@ export class SessionProjector {
   private advance(next: bigint, committedAtMs = Number(process.hrtime.bigint()) / 1e6, long = false): void {
     if (next <= this.current) return;
     this.current = next;
+    this.noteHeadReached();
     if (long) void yieldToIo().then(() => this.waiters.notify(next));
     else this.waiters.notify(next);
     for (const listener of this.checkpointListeners) listener(next, committedAtMs);
@@ -337,13 +352,34 @@ export class SessionProjector {
     return erased;
   }
 
+  /**
+   * When the checkpoint has reached the head read at the last (re)subscription: notes that the
+   * read models reached the head once, and ends a failure (`lastError`), logging it, since
+   * following works again even when nothing new is in the log to apply (the store answered).
+   */
+  private noteHeadReached(): void {
+    if (this.headToReach === null || this.current < this.headToReach) return;
+    this.headToReach = null;
+    this.headReached = true;
+    if (this.lastError === null) return;
+    this.logger.log(`the projector follows the log again, at position ${this.current}`);
+    this.lastError = null;
+    this.lastErrorAt = null;
+  }
+
   private async follow(eventStore: EventStore): Promise<void> {
     let delay = this.options.retryDelayMs;
     while (this.running) {
-      // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
-      const subscription = eventStore.subscribeToAll({ fromPosition: this.current });
-      this.subscription = subscription;
+      let subscription: Subscription | null = null;
       try {
+        // The head first: once the checkpoint reaches it, the projector has caught up (see reachedHeadOnce), and a failure is over.
+        const head = await this.headUnlessStopped(eventStore);
+        if (head === null || !this.running) break;
+        this.headToReach = head;
+        this.noteHeadReached();
+        // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
+        subscription = eventStore.subscribeToAll({ fromPosition: this.current });
+        this.subscription = subscription;
         await this.consume(subscription, () => {
           delay = this.options.retryDelayMs;
         });
@@ -357,7 +393,7 @@ export class SessionProjector {
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
       } finally {
-        await subscription.close().catch(() => undefined);
+        await subscription?.close().catch(() => undefined);
         this.subscription = null;
       }
       if (!this.running) break;
@@ -464,6 +500,16 @@ export class SessionProjector {
         if (this.endGathering === end) this.endGathering = null;
       },
     };
+  }
+
+  /** The store's head (bigint), or null once {@link stop} is called meanwhile (a store that does not answer does not hold the shutdown). */
+  private headUnlessStopped(eventStore: EventStore): Promise<bigint | null> {
+    return new Promise<bigint | null>((resolve, reject) => {
+      this.wakeSleep = () => resolve(null);
+      eventStore.headPosition().then(resolve, reject);
+    }).finally(() => {
+      this.wakeSleep = null;
+    });
   }
 
   private sleep(ms: number): Promise<void> {
