@@ -437,7 +437,7 @@ function previousItems(previous: string): { lines: { text: string; group?: strin
  * first shortened at a word boundary to `lineCap` code units, ending " …"); a section with
  * nothing kept is left out, its heading included; a section with some items left out says how
  * many (`(+N more)`). `fits` is the final check: the largest kept set whose rendering was seen to
- * fit is returned, or undefined when not even the header fits.
+ * fit is returned, or undefined when no item fits beside the header.
  */
 function packSummary(
   request: SummaryRequest,
@@ -565,7 +565,8 @@ function packSummary(
   }
   for (;;) {
     const text = render(new Set(kept));
-    if (fits(text) && text.length <= maxChars) return text;
+    // a header alone says nothing: the compact form keeps some of the archived text instead
+    if (fits(text) && text.length <= maxChars) return kept.length > 0 ? text : undefined;
     if (kept.length === 0) return undefined;
     // leave out the lowest-priority items, about as many as the excess
     const excess = Math.max(
@@ -577,18 +578,69 @@ function packSummary(
   }
 }
 
-/** Least room (estimator units) the compact form is given, whatever the budget: a shorter text would say nothing. */
+/**
+ * Least archived content the compact form keeps, whatever the budget: 32 tokens for a tokenizer,
+ * 128 UTF-16 code units (four characters a token, as a model is told, see `summaryLengthLimit`)
+ * for `chars`; omission markers not counted, the identifiers line counted. So the floor means about
+ * the same content for every estimator: 32 `chars` units were less than the marker
+ * `[… N characters omitted …]` alone, which then was the whole summary.
+ */
 export const MIN_COMPACT_SUMMARY_TOKENS = 32;
+
+/** {@link MIN_COMPACT_SUMMARY_TOKENS} in `estimator`'s unit: four times as many for `chars` (code units), else as many (tokens). */
+export function minCompactSummaryUnits(estimator: Pick<TokenEstimator, 'name'>): number {
+  return estimator.name === 'chars' ? 4 * MIN_COMPACT_SUMMARY_TOKENS : MIN_COMPACT_SUMMARY_TOKENS;
+}
+
+/** Share of the compact form's room its identifiers line may take (the archived lines get the rest). */
+const COMPACT_IDENTIFIER_SHARE = 1 / 3;
+
+/** Title of the compact form's identifiers line. */
+const IDENTIFIERS_LINE = 'Identifiers: ';
+
+/**
+ * The identifiers of `request` (rank 0 of {@link artefactRank}: ids mixing letters and digits,
+ * e-mails, URLs, paths, long numbers), the user messages' and the previous summary's first, each
+ * once, no tool name.
+ */
+function compactIdentifiers(request: SummaryRequest, parts: ExtractedParts): string[] {
+  const events = request.toSummarize;
+  const userTexts = events.filter((t) => t.startsWith('User: ')).map((t) => t.slice('User: '.length));
+  const pool = rankArtefacts(
+    [collectArtefacts(userTexts, false), previousItems(parts.previous).artefacts, collectArtefacts(events, false)],
+    new Set([...toolNames(events).keys()]),
+  );
+  return pool.filter((a) => artefactRank(a) === 0);
+}
 
 /**
  * The compact form used when even the smallest sectioned summary would exceed the budget (a small
  * pass): no header or headings, the previous summary's content then the archived events as they
- * are (one line each), middle-truncated to `textBudget` but to no less than
- * {@link MIN_COMPACT_SUMMARY_TOKENS}, so the oldest and the newest lines stay. Never blank.
+ * are (one line each). When they do not fit, they are middle-truncated (between words) so the
+ * oldest and the newest lines stay, and the identifiers that the cut left out (see
+ * {@link compactIdentifiers}) follow on an `Identifiers: …` line, within a third of the room.
+ * The room is `textBudget` (estimator units), but never less than {@link minCompactSummaryUnits}
+ * of content plus the omission marker's cost, so a summary always holds some of the archived text
+ * beyond the marker, for every estimator. Never blank.
  */
-function compactSummary(parts: ExtractedParts, textBudget: number, estimator: TokenEstimator): string {
+function compactSummary(request: SummaryRequest, parts: ExtractedParts, textBudget: number, estimator: TokenEstimator): string {
   const text = [parts.previous, ...parts.eventLines].filter((l) => l !== '').join('\n');
-  const fitted = fitTextToTokens(text, Math.max(textBudget, MIN_COMPACT_SUMMARY_TOKENS), estimator, AT_WORDS).trim();
+  if (text.trim() === '') return parts.header;
+  // the marker's longest form: it is not content, so it never eats into the floor
+  const marker = estimator.count(` [… ${text.length} characters omitted …] `);
+  const room = Math.max(textBudget, minCompactSummaryUnits(estimator) + marker);
+  if (estimator.count(text) <= room) return text.trim();
+  const fitBody = (share: number) => fitTextToTokens(text, Math.max(0, Math.floor(share)), estimator, AT_WORDS).trim();
+  const draft = fitBody(room * (1 - COMPACT_IDENTIFIER_SHARE));
+  const missing = compactIdentifiers(request, parts).filter((id) => !draft.includes(id));
+  let line = '';
+  for (const id of missing) {
+    const next = line === '' ? `${IDENTIFIERS_LINE}${id}` : `${line}, ${id}`;
+    if (estimator.count(`${next}\n`) > room * COMPACT_IDENTIFIER_SHARE) break;
+    line = next;
+  }
+  const body = line === '' ? fitBody(room) : fitBody(room - estimator.count(`\n${line}`));
+  const fitted = line === '' ? body : body === '' ? line : `${body}\n${line}`;
   return fitted !== '' ? fitted : parts.header;
 }
 
@@ -620,8 +672,9 @@ function compactSummary(parts: ExtractedParts, textBudget: number, estimator: To
  * large numbers; those of the user messages and the previous summary first) come before prose,
  * after the user's first and newest messages; the result also stays within `maxChars`. When even
  * {@link MIN_EXTRACTIVE_MAX_CHARS} for the sections does not fit, the compact form (the previous summary's content and the archived events as they are, no
- * headings) is middle-truncated to the budget, or to {@link MIN_COMPACT_SUMMARY_TOKENS} when the
- * budget leaves less for the text (the summary then costs more than its budget).
+ * headings) is middle-truncated to the budget (the identifiers the cut leaves out listed after it), or to
+ * {@link minCompactSummaryUnits} of content (32 tokens, 128 code units for `chars`) when the budget leaves less for the text
+ * (the summary then costs more than its budget).
  * Never throws.
  */
 export function extractiveSummary(request: SummaryRequest, options: { maxChars?: number; estimator?: TokenEstimator } = {}): string {
@@ -639,6 +692,6 @@ export function extractiveSummary(request: SummaryRequest, options: { maxChars?:
   const render = (bound: number) => renderParts(parts, bound, bound - overhead, BUDGET_SHARES);
   const lowest = Math.max(MIN_EXTRACTIVE_MAX_CHARS, overhead + MIN_EXTRACTIVE_MAX_CHARS);
   const textBudget = summaryTextBudget(request, estimator) ?? 0;
-  if (lowest >= maxChars || !fits(render(lowest))) return compactSummary(parts, textBudget, estimator);
-  return packSummary(request, parts, estimator, textBudget, maxChars, fits) ?? compactSummary(parts, textBudget, estimator);
+  if (lowest >= maxChars || !fits(render(lowest))) return compactSummary(request, parts, textBudget, estimator);
+  return packSummary(request, parts, estimator, textBudget, maxChars, fits) ?? compactSummary(request, parts, textBudget, estimator);
 }

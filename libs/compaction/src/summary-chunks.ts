@@ -70,6 +70,87 @@ function fitEach(texts: readonly string[], room: number, estimator: TokenEstimat
 }
 
 /**
+ * The marker before each part of an event split across chunks: `[part 2/3 of one event] `. A part
+ * split again (a later, tighter plan) gets `[part 2/3, piece 1/2 of one event] `.
+ */
+export function eventPartMarker(label: string): string {
+  return `[part ${label} of one event] `;
+}
+
+/** A leading {@link eventPartMarker}, its label captured. */
+const PART_MARKER = /^\[part (\d+\/\d+(?:, piece \d+\/\d+)*) of one event\] /;
+
+/** A cut that splits no surrogate pair: `end`, or one code unit earlier. */
+function pairSafe(text: string, end: number): number {
+  const code = text.charCodeAt(end - 1);
+  return end < text.length && code >= 0xd800 && code <= 0xdbff ? end - 1 : end;
+}
+
+/**
+ * Where to end a piece of `text` that starts at `from` and may run to `end` at most: after the
+ * last line break in the second half of that span, else after its last whitespace, else at its
+ * last word edge (between a letter or digit and another character), else at `end` (never inside
+ * a surrogate pair).
+ */
+function pieceEnd(text: string, from: number, end: number): number {
+  if (end >= text.length) return text.length;
+  const half = from + Math.max(1, Math.floor((end - from) / 2));
+  const span = text.slice(half, end);
+  const line = span.lastIndexOf('\n');
+  if (line >= 0) return half + line + 1;
+  const space = span.search(/\s\S*$/);
+  if (space >= 0) return half + space + 1;
+  for (let p = end; p > half; p--) if (/[\p{L}\p{N}_]/u.test(text[p - 1]) !== /[\p{L}\p{N}_]/u.test(text[p])) return pairSafe(text, p);
+  const cut = pairSafe(text, end);
+  return cut > from ? cut : Math.min(text.length, from + 2);
+}
+
+/** A piece is taken once it uses this share of its room (finding the longest one would count each piece ~log₂ p times). */
+const PIECE_FILL = 0.9;
+
+/**
+ * `text` cut into consecutive pieces, each costing at most `maxTokens` with `estimator` (as far
+ * as a shorter text never costs more: the planner checks the chunks it builds), whose
+ * concatenation is `text` exactly: nothing is left out. Each piece is a prefix of the rest that
+ * uses {@link PIECE_FILL} of `maxTokens` or more (its length guessed from the code units per unit
+ * seen so far, then corrected in proportion to its cost), cut back to a line break, else to
+ * whitespace (which stays at the end of the piece), else to a word edge, within the second half
+ * of that prefix; a text with no boundary there is cut anyway, never inside a surrogate pair.
+ * Each piece has at least one code point, whatever `maxTokens`. Cost: a few counts of each piece
+ * (usually one or two), so about linear in the text.
+ */
+export function splitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator): string[] {
+  const pieces: string[] = [];
+  const goal = Math.max(1, maxTokens);
+  let perUnit = 1; // code units per estimator unit, learnt from the pieces counted
+  for (let from = 0; from < text.length;) {
+    const rest = text.length - from;
+    const cost = (length: number) => estimator.count(text.slice(from, from + length));
+    let best = 0; // longest length seen to fit
+    let length = Math.max(1, Math.min(rest, Math.floor(goal * perUnit * PIECE_FILL)));
+    let tooLong = rest + 1; // shortest length seen not to fit
+    for (let step = 0; step < 32; step++) {
+      const c = cost(length);
+      if (c > 0) perUnit = length / c;
+      if (c <= maxTokens) {
+        best = Math.max(best, length);
+        if (length === rest || c >= goal * PIECE_FILL) break;
+      } else tooLong = Math.min(tooLong, length);
+      // next guess: in proportion to the cost when that falls strictly between what fits and
+      // what does not, else halfway between them
+      const upper = Math.min(rest, tooLong - 1);
+      if (upper <= best) break;
+      const guess = c > 0 ? Math.floor((length * goal * (1 + PIECE_FILL)) / 2 / c) : length * 2;
+      length = guess > best && guess <= upper ? guess : Math.ceil((best + upper) / 2);
+    }
+    const end = best >= rest ? text.length : pieceEnd(text, from, from + Math.max(1, best));
+    pieces.push(text.slice(from, end));
+    from = end;
+  }
+  return pieces;
+}
+
+/**
  * Splits `request` so that every chunk's summarizer input ({@link buildSummarizerMessages},
  * system + user, counted with `estimator`) fits `maxInputTokens` (DESIGN §3.7).
  *
@@ -82,9 +163,14 @@ function fitEach(texts: readonly string[], room: number, estimator: TokenEstimat
  *   The reply to the last chunk is the new summary.
  * - `overlap` (context not to summarize) goes with the last chunk only, shortened if it would
  *   take more than 15 % of the room.
- * - A single event that does not fit a chunk on its own is truncated in the middle with a
- *   `[… N characters omitted …]` marker; events are never dropped, so the newest archived
- *   events are always summarized.
+ * - A single event that does not fit a chunk on its own is split ({@link splitTextToTokens}) into
+ *   parts sent in consecutive chunks, each part starting with {@link eventPartMarker}
+ *   (`[part k/n of one event] `) and within the room of a chunk; the parts' texts after their
+ *   markers put together are the event's text, nothing left out. A text that already starts with
+ *   a part marker (a part planned again) is split into `[part k/n, piece j/m of one event] `.
+ *   Events are never dropped nor shortened, so the newest archived events are always summarized.
+ *   There is no bound on the number of chunks: an event of N units takes about N / (the room
+ *   for events) chunks.
  * - Every chunk keeps the request's `systemPrompt`, `shadowPrompt` and full `coveredIds`.
  *
  * Units: `maxInputTokens` and `summaryReserve` are in `estimator`'s unit.
@@ -144,20 +230,50 @@ export function planSummaryChunks(
     );
   }
 
-  // pack events oldest first; an event too large for any chunk is truncated
-  const chunks: string[][] = [];
-  let current: string[] = [];
+  // an event too large for any chunk is split into parts, each marked with its place; the marker
+  // is costed at its widest (`[part L/L …]`, L the event's length), so numbering never overflows
+  interface Item {
+    source: number;
+    body: string;
+  }
+  const sources = request.toSummarize.map((text) => {
+    const marked = PART_MARKER.exec(text);
+    const base = marked ? `${marked[1]}, piece ` : '';
+    return { text, base, body: marked ? text.slice(marked[0].length) : text, split: false };
+  });
+  const sizing = (i: number) => eventPartMarker(`${sources[i].base}${sources[i].text.length}/${sources[i].text.length}`);
+  const sized = (item: Item) => (sources[item.source].split ? sizing(item.source) + item.body : item.body);
+  /**
+   * The parts of `item` (a whole event, or a part) costing at most `room` with their marker, or
+   * undefined when it cannot be cut (one code point); its event is then marked split.
+   */
+  const splitItem = (item: Item, room: number): Item[] | undefined => {
+    const source = sources[item.source];
+    const body = source.split ? item.body : source.body;
+    const pieces = splitTextToTokens(body, Math.max(1, room - estimator.count(sizing(item.source))), estimator);
+    if (pieces.length < 2) return undefined;
+    source.split = true;
+    return pieces.map((piece) => ({ source: item.source, body: piece }));
+  };
+  const items: Item[] = [];
+  sources.forEach((source, i) => {
+    const whole = { source: i, body: source.text };
+    items.push(...((estimator.count(source.text) <= roomMin - 1 ? undefined : splitItem(whole, roomMin - 1)) ?? [whole]));
+  });
+
+  // pack oldest first
+  const chunks: Item[][] = [];
+  let current: Item[] = [];
   let used = 0;
-  for (const original of request.toSummarize) {
-    const text = fitTextToTokens(original, roomMin - 1, estimator);
-    const cost = estimator.count(text) + 1;
+  for (const item of items) {
+    const cost = estimator.count(sized(item)) + 1;
     const room = chunks.length === 0 ? roomFirst : roomLater;
     if (current.length > 0 && used + cost > room) {
       chunks.push(current);
       current = [];
       used = 0;
     }
-    current.push(text);
+    current.push(item);
     used += cost;
   }
   if (current.length > 0 || chunks.length === 0) chunks.push(current);
@@ -170,28 +286,37 @@ export function planSummaryChunks(
     overlap: last ? overlap : [],
     coveredIds: [...request.coveredIds],
   });
-  // verify with the real count (tokenizers are not exactly additive); split or shrink if needed
-  const result: string[][] = [];
+  // verify with the real count (tokenizers are not exactly additive); split chunks, or parts, if needed
+  const result: Item[][] = [];
   const queue = [...chunks];
   while (queue.length > 0) {
-    const texts = queue.shift()!;
+    const chunk = queue.shift()!;
     const index = result.length;
     const last = queue.length === 0;
-    const cost = summarizerInputCost(build(texts, index, last), estimator) + (index === 0 ? 0 : laterSummaryRoom);
+    const cost = summarizerInputCost(build(chunk.map(sized), index, last), estimator) + (index === 0 ? 0 : laterSummaryRoom);
     if (cost <= maxInputTokens) {
-      result.push(texts);
-    } else if (texts.length > 1) {
-      const half = Math.ceil(texts.length / 2);
-      queue.unshift(texts.slice(0, half), texts.slice(half));
+      result.push(chunk);
+    } else if (chunk.length > 1) {
+      const half = Math.ceil(chunk.length / 2);
+      queue.unshift(chunk.slice(0, half), chunk.slice(half));
     } else {
-      const excess = cost - maxInputTokens;
-      const shrunk = fitTextToTokens(texts[0], Math.max(0, estimator.count(texts[0]) - excess - JOIN_SLACK), estimator);
-      if (shrunk === texts[0] || shrunk.length === 0) {
-        result.push([shrunk]); // cannot do better: keep the marker at least
-      } else {
-        queue.unshift([shrunk]);
-      }
+      const [item] = chunk;
+      const pieces = splitItem(item, estimator.count(sized(item)) - (cost - maxInputTokens) - JOIN_SLACK);
+      if (pieces) queue.unshift(pieces);
+      else result.push(chunk); // one code point over the bound: cannot do better, and nothing is left out
     }
   }
-  return result.map((texts, i) => build(texts, i, i === result.length - 1));
+  // number the parts of each split event in order
+  const counts = new Map<number, number>();
+  for (const chunk of result) for (const item of chunk) counts.set(item.source, (counts.get(item.source) ?? 0) + 1);
+  const seen = new Map<number, number>();
+  const render = (item: Item) => {
+    const source = sources[item.source];
+    if (!source.split) return item.body;
+    const k = (seen.get(item.source) ?? 0) + 1;
+    seen.set(item.source, k);
+    return eventPartMarker(`${source.base}${k}/${counts.get(item.source)}`) + item.body;
+  };
+  const texts = result.map((chunk) => chunk.map(render));
+  return texts.map((t, i) => build(t, i, i === texts.length - 1));
 }

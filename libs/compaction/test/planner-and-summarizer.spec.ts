@@ -205,6 +205,31 @@ describe('buildSummarizerMessages', () => {
   });
 });
 
+/** A leading part marker of planSummaryChunks. */
+const PART = /^\[part (\d+)\/(\d+) of one event\] /;
+
+/** The events of a chunked `toSummarize`: consecutive parts `[part 1/n …]` … `[part n/n …]` put back together. */
+function rejoinParts(texts: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < texts.length; i++) {
+    const m = PART.exec(texts[i]);
+    if (!m) {
+      out.push(texts[i]);
+      continue;
+    }
+    const n = Number(m[2]);
+    expect(Number(m[1])).toBe(1);
+    let whole = '';
+    for (let k = 1; k <= n; k++, i++) {
+      expect(texts[i].startsWith(`[part ${k}/${n} of one event] `)).toBe(true);
+      whole += texts[i].replace(PART, '');
+    }
+    i--;
+    out.push(whole);
+  }
+  return out;
+}
+
 describe('planSummaryChunks (DESIGN §3.7)', () => {
   const base: SummaryRequest = { systemPrompt: 'Summarize.', shadowPrompt: 'S?', currentSummaries: [], toSummarize: [], overlap: [], coveredIds: ['x'] };
 
@@ -231,12 +256,9 @@ describe('planSummaryChunks (DESIGN §3.7)', () => {
       if (i < chunks.length - 1) expect(c.overlap).toEqual([]);
       expect(c.coveredIds).toEqual(request.coveredIds);
     });
-    // every event is there, in order; only oversize ones are shortened (with a marker)
-    const flat = chunks.flatMap((c) => c.toSummarize);
-    expect(flat.length).toBe(request.toSummarize.length);
-    flat.forEach((t, i) => {
-      if (t !== request.toSummarize[i]) expect(t).toContain('characters omitted');
-    });
+    // every event is there, in order, whole: an oversize one in consecutive marked parts
+    expect(rejoinParts(chunks.flatMap((c) => c.toSummarize))).toEqual(request.toSummarize);
+    for (const c of chunks) for (const t of c.toSummarize) expect(t).not.toContain('characters omitted');
     if (request.currentSummaries.length > 0) expect(chunks[0].currentSummaries.length).toBe(request.currentSummaries.length);
     if (request.overlap.length > 0) expect(chunks[chunks.length - 1].overlap.length).toBe(request.overlap.length);
   };
@@ -262,15 +284,102 @@ describe('planSummaryChunks (DESIGN §3.7)', () => {
     );
   });
 
-  it('with a real tokenizer, truncating a huge event in the middle and keeping the newest events', () => {
+  it('with a real tokenizer, a huge event goes whole in marked parts, the newest events after it', () => {
     const cl100k = getEstimator('cl100k_base');
     const huge = 'User: START ' + 'lorem ipsum dolor sit amet '.repeat(400) + ' END';
     const request = { ...base, currentSummaries: ['previous facts'], toSummarize: ['User: first', huge, 'Assistant: newest answer'], overlap: ['User: next'] };
     check(request, 500, cl100k);
     const chunks = planSummaryChunks(request, 500, cl100k);
     const flat = chunks.flatMap((c) => c.toSummarize);
-    expect(flat[1]).toMatch(/^User: START[\s\S]*characters omitted[\s\S]*END$/);
-    expect(flat[2]).toBe('Assistant: newest answer');
+    const n = flat.length - 2;
+    expect(n).toBeGreaterThan(2);
+    expect(flat[1]).toMatch(new RegExp(`^\\[part 1/${n} of one event\\] User: START lorem`));
+    expect(flat[n]).toMatch(new RegExp(`^\\[part ${n}/${n} of one event\\] [\\s\\S]* END$`));
+    expect(flat[n + 1]).toBe('Assistant: newest answer');
+    expect(chunks[chunks.length - 1].toSummarize).toContain('Assistant: newest answer');
+  });
+
+  // the newcomer's finding: with SUMMARIZER_MAX_INPUT_TOKENS=700 a flight search result lost its middle
+  const flights = (count: number) =>
+    'Tool [responses: search_direct_flight -> ' +
+    Array.from(
+      { length: count },
+      (_, i) => `- Flight HAT${100 + i}: Departure: 0${i % 10}:00 AM from JFK\n  Arrival: 1${i % 10}:30 AM at SEA, price $${200 + i}`,
+    ).join('\n') +
+    ']';
+
+  it.each(['chars', 'cl100k_base', 'o200k_base'] as const)(
+    'given one archived event far over the bound (%s), when planned, then each of its characters is in exactly one chunk, each chunk within the bound, parts cut at line ends',
+    (name) => {
+      const estimator = getEstimator(name);
+      const tool = flights(120);
+      const request = {
+        ...base,
+        currentSummaries: ['earlier: user Ana'],
+        toSummarize: ['User: find me a flight', tool, 'Assistant: HAT105 is cheapest'],
+        overlap: ['User: book it'],
+      };
+      const bound = name === 'chars' ? 2800 : 700;
+      const chunks = planSummaryChunks(request, bound, estimator);
+      check(request, bound, estimator);
+      for (const c of chunks) expect(summarizerInputCost(c, estimator)).toBeLessThanOrEqual(bound);
+      const parts = chunks.flatMap((c) => c.toSummarize).filter((t) => t.startsWith('[part '));
+      expect(parts.length).toBeGreaterThan(2);
+      expect(parts.map((t) => t.replace(PART, '')).join('')).toBe(tool); // nothing left out, nothing twice
+      // before: one part "…Departure: 04:00 AM f [… 888 characters omitted …] - Arrival…"
+      for (const t of parts.slice(0, -1)) expect(t).toMatch(/\n$/);
+      for (const c of chunks) for (const t of c.toSummarize) expect(t).not.toMatch(/omitted/);
+    },
+  );
+
+  it('given a text with no line break nor space over the bound, when planned, then it is cut at word edges, else anywhere but inside a surrogate pair', () => {
+    const tool = `Tool [responses: f -> ${'ab😀'.repeat(900)}]`;
+    const request = { ...base, toSummarize: [tool] };
+    const chunks = planSummaryChunks(request, 600, chars);
+    const parts = chunks.flatMap((c) => c.toSummarize);
+    expect(parts.length).toBeGreaterThan(3);
+    expect(parts.map((t) => t.replace(PART, '')).join('')).toBe(tool);
+    for (const t of parts) expect(t).not.toMatch(/[\ud800-\udbff]$/);
+    for (const c of chunks) expect(summarizerInputCost(c, chars)).toBeLessThanOrEqual(600);
+  });
+
+  it('given a part planned again under a tighter bound (a long running summary), when planned, then it is split into numbered pieces of that part', () => {
+    const part = `[part 2/3 of one event] ${'word '.repeat(300)}`;
+    const chunks = planSummaryChunks({ ...base, toSummarize: [part, 'User: next'] }, 400, chars);
+    const flat = chunks.flatMap((c) => c.toSummarize);
+    const pieces = flat.filter((t) => t.startsWith('[part 2/3, piece '));
+    expect(pieces.length).toBeGreaterThan(1);
+    pieces.forEach((t, i) => expect(t.startsWith(`[part 2/3, piece ${i + 1}/${pieces.length} of one event] `)).toBe(true));
+    const marker = /^\[part [\d/, piece]+ of one event\] /;
+    expect(pieces.map((t) => t.replace(marker, '')).join('')).toBe(part.replace(marker, ''));
+    expect(flat[flat.length - 1]).toBe('User: next');
+  });
+
+  it('property: any texts, any bound: every character of every event in exactly one chunk, in order, each chunk within the bound', () => {
+    const cl100k = getEstimator('cl100k_base');
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.string({ maxLength: 3000, size: 'max', unit: fc.constantFrom('a', 'b', ' ', '\n', '😀', '出', '.', 'x1') }).map((t) => `User: ${t}`),
+          { minLength: 1, maxLength: 5 },
+        ),
+        fc.integer({ min: 300, max: 1500 }),
+        fc.constantFrom(chars, cl100k),
+        (toSummarize, bound, estimator) => {
+          const request = { ...base, toSummarize };
+          let chunks: SummaryRequest[];
+          try {
+            chunks = planSummaryChunks(request, bound, estimator);
+          } catch (e) {
+            if (e instanceof InvalidParameterError) return;
+            throw e;
+          }
+          for (const c of chunks) expect(summarizerInputCost(c, estimator)).toBeLessThanOrEqual(bound);
+          expect(rejoinParts(chunks.flatMap((c) => c.toSummarize))).toEqual(toSummarize);
+        },
+      ),
+      { numRuns: 120, endOnFailure: true }, // shrinking texts of thousands of characters takes minutes
+    );
   });
 });
 

@@ -2,6 +2,7 @@
  * The summary budget: how large a new summary may be (`summaryTokenBudget`), that the planner
  * asks for it, that the extractive summarizer keeps within it, and what the model is told.
  */
+import fc from 'fast-check';
 import {
   buildSummarizerMessages,
   completePlan,
@@ -10,6 +11,7 @@ import {
   extractiveSummary,
   getEstimator,
   MIN_COMPACT_SUMMARY_TOKENS,
+  minCompactSummaryUnits,
   parseStrategy,
   planCompaction,
   summaryLengthLimit,
@@ -18,6 +20,7 @@ import {
   type SessionEvent,
   type SummaryRequest,
 } from '../src';
+import { OMISSION_MARKER } from '../src/text';
 
 const cl100k = getEstimator('cl100k_base');
 const chars = getEstimator('chars');
@@ -111,11 +114,11 @@ describe('extractiveSummary within the budget', () => {
     expect(summaryCost(req, text, chars)).toBeGreaterThan(500);
   });
 
-  it('a budget under the shadow prompt line still gives a summary that says something (MIN_COMPACT_SUMMARY_TOKENS of text), over its budget', () => {
+  it('a budget under the shadow prompt line still gives a summary that says something (MIN_COMPACT_SUMMARY_TOKENS of text, the marker not counted), over its budget', () => {
     const req = request(5);
     const text = extractiveSummary(req, { estimator: cl100k });
     expect(text.trim()).not.toBe('');
-    expect(cl100k.count(text)).toBeLessThanOrEqual(MIN_COMPACT_SUMMARY_TOKENS + 2);
+    expect(cl100k.count(text.replace(OMISSION_MARKER, ''))).toBeLessThanOrEqual(MIN_COMPACT_SUMMARY_TOKENS + 2);
     expect(text).toContain('ORD1000');
     expect(text).toContain('USD.');
   });
@@ -185,5 +188,103 @@ describe('what a model is told', () => {
     const user = buildSummarizerMessages(req, { lengthLimit: { max: 123, unit: 'tokens' } }).user;
     expect(user.startsWith(buildSummarizerMessages(req).user)).toBe(true);
     expect(user).toMatch(/## Length: write at most about 123 tokens\./);
+  });
+});
+
+describe('the compact form (a pass too small for its sections) keeps archived content whatever the estimator', () => {
+  const estimators = [getEstimator('chars'), getEstimator('cl100k_base'), getEstimator('o200k_base')];
+  const booking: SessionEvent[] = [
+    u('u1', 'My booking code is QX7P2Z, change it to Friday'),
+    a('a1', 'Done, moved to Friday.'),
+    u('u2', 'thanks'),
+    a('a2', 'welcome'),
+  ];
+  const strategy = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 });
+
+  it.each(estimators.map((e) => [e.name, e] as const))(
+    "given the newcomer's small recursive pass, when summarized with %s, then the archived lines are kept as they are",
+    (_name, estimator) => {
+      const plan = planCompaction(costEvents(booking, estimator), strategy);
+      const text = extractiveSummary(plan.summaryRequest!, { estimator });
+      // before: with chars the summary was "[… 85 characters omitted …] ." and the booking code was lost
+      expect(text).toBe('User: My booking code is QX7P2Z, change it to Friday\nAssistant: Done, moved to Friday.');
+    },
+  );
+
+  const longPass = (): SummaryRequest => ({
+    systemPrompt: 'S',
+    shadowPrompt: 'Summarize the conversation we had so far.',
+    currentSummaries: [],
+    toSummarize: [
+      `User: ${'please look into the delay of my trip again '.repeat(6)}`,
+      `Assistant: ${'checking the itinerary and the carrier notes '.repeat(4)}booking QX7P2Z found ${'with several legs and notes '.repeat(6)}`,
+      `User: ${'and then move everything to the next week '.repeat(6)}`,
+    ],
+    overlap: [],
+    coveredIds: [],
+    maxSummaryTokens: 1,
+  });
+
+  it('the floor is 32 tokens for a tokenizer, four times as many code units for chars', () => {
+    expect(estimators.map(minCompactSummaryUnits)).toEqual([128, 32, 32]);
+  });
+
+  it.each(estimators.map((e) => [e.name, e] as const))(
+    'given a budget that leaves nothing for the text, when summarized with %s, then the floor of archived content stays (the marker not counted), the identifier the cut left out listed',
+    (_name, estimator) => {
+      const text = extractiveSummary(longPass(), { estimator });
+      const content = estimator.count(text.replace(OMISSION_MARKER, ''));
+      expect(content).toBeGreaterThanOrEqual(minCompactSummaryUnits(estimator) * 0.75);
+      expect(content).toBeLessThanOrEqual(minCompactSummaryUnits(estimator) + 2);
+      expect(text).toMatch(/^User: please look into/);
+      expect(text).toMatch(/ characters omitted …\] [\s\S]*next week\nIdentifiers: QX7P2Z$/);
+    },
+  );
+
+  it.each(estimators.map((e) => [e.name, e] as const))(
+    'given emoji and ideographs (several tokens a character), when summarized with %s under a tiny budget, then the summary still holds archived text beyond the marker',
+    (_name, estimator) => {
+      const req: SummaryRequest = { ...longPass(), toSummarize: [`User: ${'🙂🎉 出発は金曜日 '.repeat(60)}`, `Assistant: ${'了解 🚆 '.repeat(60)}`] };
+      const content = extractiveSummary(req, { estimator }).replace(OMISSION_MARKER, '');
+      expect(content).toMatch(/^User: 🙂🎉 出発/);
+      expect(estimator.count(content)).toBeGreaterThanOrEqual(minCompactSummaryUnits(estimator) * 0.75);
+    },
+  );
+
+  /** Code units of the words (letters, digits) of `summary` that are words of `archived`, its header and omission markers left out. */
+  const archivedWordChars = (summary: string, archived: string): number => {
+    const words = new Set(archived.match(/[\p{L}\p{N}_]+/gu) ?? []);
+    const body = summary.replace(/^\[Extractive summary[^\n]*\]/, '').replace(OMISSION_MARKER, ' ');
+    return (body.match(/[\p{L}\p{N}_]+/gu) ?? []).filter((w) => words.has(w)).reduce((n, w) => n + w.length, 0);
+  };
+
+  it('property: for every estimator and budget, a non-empty archived text yields a summary holding some of its words beyond the marker', () => {
+    const word = fc.oneof(fc.stringMatching(/^[A-Za-z0-9]{1,14}$/), fc.constantFrom('🙂', '出発', 'é', '—', '{"k":1}', '/srv/a/b'));
+    const line = fc
+      .tuple(fc.constantFrom('User: ', 'Assistant: '), fc.array(word, { minLength: 1, maxLength: 80 }))
+      .map(([role, ws]) => `${role}${ws.join(' ')}`);
+    fc.assert(
+      fc.property(
+        fc.constantFrom(...estimators),
+        fc.array(line, { minLength: 1, maxLength: 6 }),
+        fc.integer({ min: 1, max: 400 }),
+        (estimator, toSummarize, budget) => {
+          const req: SummaryRequest = {
+            systemPrompt: 'S',
+            shadowPrompt: 'So far?',
+            currentSummaries: [],
+            toSummarize,
+            overlap: [],
+            coveredIds: [],
+            maxSummaryTokens: budget,
+          };
+          const archived = toSummarize.join('\n');
+          const summary = extractiveSummary(req, { estimator });
+          const available = (archived.replace(/^(User|Assistant): /gm, '').match(/[\p{L}\p{N}_]+/gu) ?? []).join('').length;
+          expect(archivedWordChars(summary, archived)).toBeGreaterThanOrEqual(Math.min(16, available));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

@@ -122,6 +122,36 @@ describe('OpenAiSummarizer against the fake server', () => {
     for (const line of req.toSummarize) expect(users.filter((u) => u.includes(line))).toHaveLength(1);
   });
 
+  it('given one archived tool result far over the bound (SUMMARIZER_MAX_INPUT_TOKENS=700), when summarized, then every character of it is sent exactly once, in marked parts, each call within the bound', async () => {
+    // the newcomer's finding: one call got "…Departure: 04:00 AM f [… 888 characters omitted …] - Arrival…"
+    server.setDefault((req) => `RECAP-${req.index} ${'r'.repeat(req.index * 37)}`); // replies that grow past the reserve
+    const flights = Array.from(
+      { length: 40 },
+      (_, i) => `- Flight HAT${100 + i}: Departure: 0${i % 10}:00 AM from JFK\n  Arrival: 1${i % 10}:30 AM at SEA`,
+    ).join('\n');
+    const tool: SessionEvent = { id: 't', type: 'tool', responses: [{ toolCallId: 'c', name: 'search_direct_flight', data: flights }] };
+    const events: SessionEvent[] = [
+      { id: 'u', type: 'user', text: 'find me a flight' },
+      { id: 'c', type: 'assistant', text: null, toolCalls: [{ id: 'c', name: 'search_direct_flight', arguments: '{}' }] },
+      tool,
+      { id: 'a', type: 'assistant', text: 'HAT105 is the earliest' },
+    ];
+    const req: SummaryRequest = { ...request(0), toSummarize: events.map(formatEvent), coveredIds: events.map((e) => e.id) };
+    const chars = getEstimator('chars');
+    const outcome = await summarizer({ maxInputTokens: 700, estimator: chars }).summarize(req);
+    expect(outcome.ok).toBe(true);
+    const users = server.requests.map((r) => r.messages[1].content as string);
+    for (const r of server.requests) expect(r.messages.reduce((s, m) => s + (m.content as string).length, 0)).toBeLessThanOrEqual(700);
+    const sent = users.flatMap((u) =>
+      u.slice(u.indexOf(SUMMARIZER_SECTION.toSummarize) + SUMMARIZER_SECTION.toSummarize.length + 1).split(/\n(?=\[part |User: |Assistant)/),
+    );
+    const parts = sent.filter((t) => t.startsWith('[part '));
+    expect(parts.length).toBeGreaterThan(3);
+    expect(parts.map((t) => t.replace(/^\[part [\d/, piece]+ of one event\] /, '')).join('')).toBe(formatEvent(tool));
+    for (const t of sent) expect(t).not.toMatch(/omitted/); // (a running summary over half the room is still cut: not archived events)
+    expect(users[users.length - 1]).toContain('Assistant: HAT105 is the earliest');
+  });
+
   it('stops at the first failed chunk and says which one', async () => {
     server.enqueue('RECAP-0', { fault: 'blank' });
     const outcome = await summarizer({ maxInputTokens: 700, estimator: getEstimator('chars') }).summarize(request(60));

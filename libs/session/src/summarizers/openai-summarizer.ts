@@ -5,9 +5,12 @@
  * The input is bounded in tokens: the request is split with `planSummaryChunks` (in the token
  * counting worker when large, see `TokenCountingPool`) into chunks
  * that fit `maxInputTokens` (system + user message, in the estimator's unit), summarized oldest
- * first. After each reply the remaining events are re-planned with that reply as their current
- * summary (the running summary is folded forward and its real size is budgeted). The newest
- * archived events are always in the last call, so they are never the part that is cut off.
+ * first; an event too large for one chunk goes in marked parts over consecutive chunks, nothing
+ * left out. After each reply the next chunk is re-planned with that reply as its current summary
+ * (the running summary is folded forward and its real size is budgeted: a chunk it no longer
+ * fits beside is split in two). The newest archived events are always in the last call, so they
+ * are never the part that is cut off. Calls: one per chunk, about (archived cost) / (room for
+ * events in a chunk), with no other cap.
  *
  * The summary budget: with `options.estimator` (the session's) and `request.maxSummaryTokens`,
  * every call's user message ends with the length the recap may have (`summaryLengthSection`, in
@@ -177,15 +180,12 @@ export class OpenAiSummarizer implements Summarizer {
       running = read.text;
       const rest = pending.slice(1);
       if (rest.length === 0) break;
-      // Fold the reply into the rest and re-plan, so the running summary's real size is budgeted.
-      const remaining: SummaryRequest = {
-        ...request,
-        currentSummaries: [running],
-        toSummarize: rest.flatMap((c) => c.toSummarize),
-        overlap: rest[rest.length - 1].overlap,
-      };
+      // Fold the reply into the next chunk and re-plan that chunk only, so the running summary's
+      // real size is budgeted (a chunk it no longer fits is split) and each event is planned
+      // again once, not once per call (an event split into many parts would make that quadratic).
+      const next: SummaryRequest = { ...request, currentSummaries: [running], toSummarize: rest[0].toSummarize, overlap: rest[0].overlap };
       try {
-        pending = await this.plan(remaining, reserved);
+        pending = [...(await this.plan(next, reserved)), ...rest.slice(1)];
       } catch (err) {
         return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
       }

@@ -150,7 +150,10 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
           if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
           continue;
         }
-        if (err instanceof DuplicateEventIdError && expected !== 'any') return this.resent(key, decision.events, command, hasPolicy);
+        if (err instanceof DuplicateEventIdError && expected !== 'any') {
+          const resend = await this.resendOnStoredState(command, key, costs, incarnation);
+          return this.resent(key, resend ?? decision.events, command, hasPolicy);
+        }
         if (err instanceof WrongExpectedRevisionError && typeof clientExpected === 'bigint' && attempt < MAX_APPEND_ATTEMPTS) {
           // A resend whose original was written after compactions' decisions: its events follow
           // them, not the client's revision. Otherwise: only decisions came after the client's revision.
@@ -187,9 +190,10 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     try {
       decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
     } catch (err) {
-      const resentState = await this.withArchivedResend(err, events, state, key);
-      if (!resentState) throw err;
-      state = resentState;
+      // Refused by the tool-call rules: a resend of archived events, when the log holds every id the state does not know.
+      const archived = err instanceof ToolCallConflictError || err instanceof UnknownToolCallError ? await this.withArchivedIds(events, state, key) : null;
+      if (!archived) throw err;
+      state = archived;
       decision = await this.decideWithCallIds(command, events, state, costs, incarnation);
     }
     if (decision === null || decision.kind !== 'retry' || !state) return decision;
@@ -202,15 +206,39 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   /**
-   * When the tool-call rules refused `events` (`err`) on `state` and every event the state does not
-   * know is in the log before it (a resend of events archived before the snapshot `state` was loaded
-   * from): a copy of `state` that knows their revisions, on which {@link decideAppend} finds the
-   * resend, as on a fold of the whole log. Else null (the refusal stands). Reads the log, on this
-   * error path only.
+   * The store holds some of the command's ids, though the state it was decided on did not know them
+   * (a cached state, one loaded before a concurrent write of them, or one loaded from a snapshot
+   * after a compaction archived them): the command decided again on the store's current state, as
+   * on a fold of the whole log ({@link withArchivedIds}). Its events when that finds a retry
+   * (aligned with the stored ones: `userId` aside, names as stored), else null (the store's answer
+   * to the events as decided stands). Reads the log, on this error path only.
    */
-  private async withArchivedResend(err: unknown, events: EventToAppend[], state: SessionWindowState | null, key: string): Promise<SessionWindowState | null> {
-    if (!(err instanceof ToolCallConflictError || err instanceof UnknownToolCallError) || !state || state.revision === null) return null;
+  private async resendOnStoredState(
+    command: AppendSessionEventsCommand,
+    key: string,
+    costs: readonly EventCosts[],
+    incarnation: bigint,
+  ): Promise<EventData[] | null> {
+    const current = await this.sessions.load(key);
+    const state = (await this.withArchivedIds(command.events, current, key)) ?? current;
+    if (!state) return null;
+    const decision = await this.decide(command, eventsNamedIn(command, state), state, costs, key, state.incarnation ?? incarnation).catch(() => null);
+    return decision?.kind === 'retry' ? decision.events : null;
+  }
+
+  /**
+   * A copy of `state` that also knows the revisions of the events of `events` it does not know,
+   * when the log holds every one of them up to the state's revision: events a compaction archived
+   * before the snapshot `state` was loaded from (its `revisionsById` covers only what it folded; a
+   * restart or an evicted cache loads from the snapshot). On that copy {@link decideAppend} finds a
+   * resend as on a fold of the whole log. Null when the state knows them all, or some are not in
+   * the log (then the decision on `state` stands). Reads the log; called on error paths only (a
+   * tool-call refusal, or the store's duplicate-id answer).
+   */
+  private async withArchivedIds(events: EventToAppend[], state: SessionWindowState | null, key: string): Promise<SessionWindowState | null> {
+    if (!state || state.revision === null) return null;
     const unknown = new Set(events.map((e) => e.event.id).filter((id) => !state.revisionsById.has(id)));
+    if (unknown.size === 0) return null;
     const inLog = await clientIdsInLog(this.store, sessionStream(key), unknown, state.revision);
     if (inLog.size < unknown.size) return null;
     return { ...state, revisionsById: new Map([...state.revisionsById, ...inLog]) };

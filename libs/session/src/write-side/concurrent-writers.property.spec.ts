@@ -34,6 +34,8 @@ const KEY = sessionKey('t', SESSION);
 const STREAM = sessionStream(KEY);
 /** Few call ids, so that writers race to call and answer the same ones. */
 const CALL_IDS = ['k0', 'k1'];
+/** Every append names this owner, except resends that leave it out. */
+const OWNER = 'al';
 
 class EchoSummarizer implements Summarizer {
   readonly identity = { kind: 'extractive' as const, model: 'echo' };
@@ -48,7 +50,8 @@ type Step =
   | { kind: 'call'; callId: string }
   | { kind: 'answer'; callId: string; unnamed: boolean }
   | { kind: 'call-and-answer'; callId: string; unnamed: boolean }
-  | { kind: 'resend' }
+  | { kind: 'resend'; withOwner: boolean }
+  | { kind: 'restart' }
   | { kind: 'compact'; strategy: Strategy }
   | { kind: 'policy'; strategy: Strategy | null };
 
@@ -59,7 +62,10 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   // `unnamed`: sent as an OpenAI tool message (`/messages`): no tool name, named after its call by the service.
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('answer' as const), callId: callIdArb, unnamed: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('call-and-answer' as const), callId: callIdArb, unnamed: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.constant({ kind: 'resend' as const }) },
+  // A resend may leave the owner's userId out (README "Ids and retries": not part of an event's content).
+  { weight: 1, arbitrary: fc.boolean().map((withOwner) => ({ kind: 'resend' as const, withOwner })) },
+  // The process restarts (or its cache evicts the session): its next command loads the session from the log, from the last compaction's snapshot.
+  { weight: 1, arbitrary: fc.constant({ kind: 'restart' as const }) },
   {
     weight: 2,
     arbitrary: fc
@@ -80,7 +86,7 @@ const clientArb = fc.record({
 });
 
 /** The events of an append step; ids are unique per client and step. */
-function eventsOf(step: Exclude<Step, { kind: 'resend' | 'compact' | 'policy' }>, id: string): SessionEvent[] {
+function eventsOf(step: Exclude<Step, { kind: 'resend' | 'restart' | 'compact' | 'policy' }>, id: string): SessionEvent[] {
   const call = (callId: string): SessionEvent => ({ id: `${id}c`, type: 'assistant', text: null, toolCalls: [{ id: callId, name: 'f', arguments: '{}' }] });
   const answer = (callId: string, unnamed: boolean): SessionEvent => ({
     id: `${id}t`,
@@ -182,7 +188,7 @@ describe('concurrent writers on one session', () => {
       fc.asyncProperty(fc.scheduler(), fc.array(clientArb, { minLength: 2, maxLength: 4 }), async (s, clients) => {
         const store = SqliteEventStore.open(':memory:');
         try {
-          const processes = [0, 1].map((p) => {
+          const started = (p: number) => {
             const seen = scheduledStore(store, s, `process ${p}`);
             const cache = new SessionStateCache(seen);
             return {
@@ -191,13 +197,18 @@ describe('concurrent writers on one session', () => {
               compact: new CompactSessionHandler(seen, cache, new EchoSummarizer()),
               policy: new SetCompactionPolicyHandler(seen, cache, new EchoSummarizer()),
             };
-          });
+          };
+          const processes = [0, 1].map(started);
           const appends: AppendRecord[] = [];
           const unexpected: unknown[] = [];
           const run = async (client: (typeof clients)[number], c: number) => {
-            const { append, compact, policy } = processes[client.process];
             let previous: AppendRecord | null = null;
             for (const [n, step] of client.steps.entries()) {
+              const { append, compact, policy } = processes[client.process];
+              if (step.kind === 'restart') {
+                processes[client.process] = started(client.process);
+                continue;
+              }
               if (step.kind === 'compact') {
                 const answer = await compact.execute(new CompactSessionCommand('t', SESSION, step.strategy, null, 'chars', false)).catch((e: unknown) => {
                   // A compaction before the first append finds no session.
@@ -228,7 +239,7 @@ describe('concurrent writers on one session', () => {
                     SESSION,
                     events.map((event) => ({ event })),
                     'any',
-                    undefined,
+                    step.kind === 'resend' && !step.withOwner ? undefined : OWNER,
                     naming,
                   ),
                 );

@@ -10,7 +10,7 @@ import { parseStrategy, type SessionEvent } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
 import { sessionKey, sessionStream, type ConversationEventData } from '../events/session-stream-events';
-import { DuplicateEventIdConflictError, ToolCallConflictError } from '../errors';
+import { DuplicateEventIdConflictError, ToolCallConflictError, UserIdConflictError } from '../errors';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SessionStateCache } from './session-state-cache';
@@ -86,6 +86,68 @@ describe('a resend of archived events, decided on a state loaded from a compacti
     // A resend together with a new event is not a resend: the rules decide it.
     await expect(append(freshProcess(), 's3', answer('t1', 'k0'), answer('t2', 'k0'))).rejects.toBeInstanceOf(ToolCallConflictError);
     expect(await log('s3')).toEqual(before);
+  });
+
+  it.each([
+    { resentBy: 'without userId', userId: undefined, naming: 'as-sent' as const },
+    { resentBy: 'with the owner', userId: 'al', naming: 'as-sent' as const },
+    { resentBy: 'without userId, through /messages (responses named from calls)', userId: undefined, naming: 'from-calls' as const },
+  ])(
+    'given an owned session whose first request a compaction archived, when a new process gets it resent $resentBy, then the answer is its original result and nothing is written',
+    async ({ userId, naming }) => {
+      const writer = freshProcess();
+      const request = [user('u1'), call('a1', 'k0'), answer('t1', 'k0'), { id: 'r1', type: 'assistant' as const, text: 'booked' }];
+      const original = await writer.execute(
+        new AppendSessionEventsCommand(
+          't',
+          `owned-${naming}-${String(userId)}`,
+          request.map((event) => ({ event })),
+          'any',
+          'al',
+        ),
+      );
+      await append(writer, `owned-${naming}-${String(userId)}`, user('u2'), { id: 'r2', type: 'assistant', text: 'ok' });
+      expect((await compact(`owned-${naming}-${String(userId)}`)).outcome).toBe('compacted');
+      const before = await log(`owned-${naming}-${String(userId)}`);
+
+      const resent = request.map((event) => ({
+        event: event.type === 'tool' && naming === 'from-calls' ? { ...event, responses: event.responses.map((r) => ({ ...r, name: '' })) } : event,
+      }));
+      await expect(
+        freshProcess().execute(new AppendSessionEventsCommand('t', `owned-${naming}-${String(userId)}`, resent, 'any', userId, naming)),
+      ).resolves.toEqual(original);
+      expect(await log(`owned-${naming}-${String(userId)}`)).toEqual(before);
+    },
+  );
+
+  it('given the same, when another user resends it, then it is refused as another user and nothing is written', async () => {
+    const writer = freshProcess();
+    const request = [user('u1'), { id: 'r1', type: 'assistant' as const, text: 'hi' }];
+    await writer.execute(
+      new AppendSessionEventsCommand(
+        't',
+        'owned-other',
+        request.map((event) => ({ event })),
+        'any',
+        'al',
+      ),
+    );
+    await append(writer, 'owned-other', user('u2'), { id: 'r2', type: 'assistant', text: 'ok' });
+    await compact('owned-other');
+    const before = await log('owned-other');
+
+    await expect(
+      freshProcess().execute(
+        new AppendSessionEventsCommand(
+          't',
+          'owned-other',
+          request.map((event) => ({ event })),
+          'any',
+          'bob',
+        ),
+      ),
+    ).rejects.toBeInstanceOf(UserIdConflictError);
+    expect(await log('owned-other')).toEqual(before);
   });
 
   it('given an archived answer, when its id is sent again with other content, then it is refused as a duplicate id and nothing is written', async () => {
