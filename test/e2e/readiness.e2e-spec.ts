@@ -39,7 +39,9 @@ describe('GET /health/ready', () => {
     const replica = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared, API_KEYS: 'probe-test-key-1:t', RATE_LIMIT_PER_MINUTE: '1' } });
     harnesses.push(replica);
     const projector = replica.service.app.get(SessionProjector);
+    // (It may have applied the log already: it shows none of it, nor that it reached the head.)
     const checkpoint = jest.spyOn(projector, 'checkpoint').mockReturnValue(0n);
+    const reachedHead = jest.spyOn(projector, 'reachedHeadOnce').mockReturnValue(false);
     // No API key needed, never rate-limited (RATE_LIMIT_PER_MINUTE=1): every probe gets the same 503.
     for (let i = 0; i < 3; i++) {
       const behind = await replica.http().get('/health/ready');
@@ -54,6 +56,7 @@ describe('GET /health/ready', () => {
       });
     }
     checkpoint.mockRestore();
+    reachedHead.mockRestore();
     await projector.waitForPosition(await replica.service.store.headPosition(), 5000);
     const ready = await replica.http().get('/health/ready');
     expect({ status: ready.status, body: ready.body }).toEqual({

@@ -26,9 +26,9 @@ import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
 import { answerFavicon, isUiFile, UI_PREFIX, uiDirectory } from './http/ui-assets';
 import type { ServiceConfig } from './config/service-config';
-import { openEventStore } from './config/event-store-config';
+import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
-import { ensureDataDir } from './config/data-dir';
+import { ensureDataDir, requireEventsFileDirectory } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 
 /**
@@ -72,7 +72,8 @@ export interface SessionServiceOverrides {
  * Builds and initialises (but does not listen) the service.
  * Takes the lock on `DATA_DIR` first (one service process per data directory; see `data-dir-lock.ts`).
  * @throws ConfigurationError naming the variable when the summarizer settings are invalid, `DATA_DIR` is
- *   a file or cannot be created, another service holds that directory (naming its holder), or
+ *   a file or cannot be created, `SQLITE_EVENTS_FILE` is set in a directory that does not exist,
+ *   another service holds that directory (naming its holder), or
  *   `KURRENTDB_CONNECTION_STRING` cannot be parsed; with NATS_URL, what `natsConnectError` gives
  *   when the server cannot be reached; the store's errors when it cannot be opened.
  */
@@ -85,6 +86,8 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   } catch (err) {
     throw asConfigurationError(err) ?? err;
   }
+  // An explicit events file in a directory that does not exist is a mistyped path, not a new store: refused before DATA_DIR is touched.
+  if (eventStoreKind(config) === 'sqlite') requireEventsFileDirectory(config);
   ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
   try {

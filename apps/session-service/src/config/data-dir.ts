@@ -58,3 +58,30 @@ export function requireExistingSqliteStore(config: Pick<ServiceConfig, 'dataDir'
     fix: `point ${eventsFileFromEnv ? 'SQLITE_EVENTS_FILE at the store' : 'DATA_DIR at the directory'} the service wrote its events to`,
   });
 }
+
+/**
+ * For the service: an events file set with `SQLITE_EVENTS_FILE` (another path than the default
+ * `<DATA_DIR>/events.sqlite`, which {@link ensureDataDir} provides for) must be in an existing
+ * directory, so a mistyped path is refused instead of becoming a new, empty store in a new
+ * directory. The file itself is created when missing (a new store).
+ * @throws ConfigurationError naming `SQLITE_EVENTS_FILE` (the path as resolved) when its directory
+ *   does not exist or is not a directory.
+ */
+export function requireEventsFileDirectory(config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile'>): void {
+  const { dataDir, sqliteEventsFile: eventsFile } = config;
+  if (eventsFile === path.join(dataDir, 'events.sqlite')) return;
+  const dir = path.dirname(eventsFile);
+  let isDirectory: boolean | null;
+  try {
+    isDirectory = fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory() ?? null;
+  } catch {
+    isDirectory = null; // ENOTDIR: a path through a file
+  }
+  if (isDirectory) return;
+  throw new ConfigurationError({
+    variable: 'SQLITE_EVENTS_FILE',
+    value: eventsFile,
+    problem: isDirectory === false ? `${dir} is not a directory` : `its directory ${dir} does not exist`,
+    fix: 'point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store), or create the directory first',
+  });
+}

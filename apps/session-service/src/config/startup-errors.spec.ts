@@ -52,6 +52,26 @@ describe('start-up refusals name the variable (exit code 2 in main)', () => {
     expect(fs.existsSync(dataDir)).toBe(false);
   });
 
+  it('given SQLITE_EVENTS_FILE in a directory that does not exist (a mistyped path), when the service starts, then it is refused by name and nothing is created', async () => {
+    const root = tempDir();
+    const dataDir = path.join(root, 'data');
+    const mistyped = path.join(root, 'nonexistent', 'dir', 'x.sqlite');
+    const err = await thrown(() => createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: mistyped }, false), { quiet: true }));
+    expect(err).toBeInstanceOf(ConfigurationError);
+    expect((err as Error).message).toBe(
+      `SQLITE_EVENTS_FILE=${mistyped}: its directory ${path.dirname(mistyped)} does not exist: point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store), or create the directory first`,
+    );
+    expect(fs.existsSync(path.join(root, 'nonexistent'))).toBe(false);
+    expect(fs.existsSync(dataDir)).toBe(false);
+    // Its directory a file: refused too.
+    const file = path.join(root, 'afile');
+    fs.writeFileSync(file, 'x\n');
+    const below = await thrown(() =>
+      createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: path.join(file, 'x.sqlite') }, false), { quiet: true }),
+    );
+    expect((below as Error).message).toMatch(/^SQLITE_EVENTS_FILE=\S+afile\/x\.sqlite: \S+afile is not a directory: /);
+  });
+
   it('DATA_DIR that is a file: says so instead of EEXIST from mkdir', () => {
     const file = path.join(tempDir(), 'passwd');
     fs.writeFileSync(file, 'x\n');

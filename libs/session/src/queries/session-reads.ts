@@ -210,7 +210,8 @@ export class SessionReads {
   }
 
   /**
-   * Until the read models have once reached the log's head (read from the store when first asked),
+   * Until the read models have once reached the log's head (read from the store when first asked,
+   * or by the projector when it started: see `SessionProjector.reachedHeadOnce`),
    * every read waits for that, as for a `minPosition`: a replica that has just started on an
    * existing log would otherwise answer 404 for sessions that exist and old states for the others.
    * Afterwards reads wait only for what they ask. Skipped while the projector is not running.
@@ -233,6 +234,11 @@ export class SessionReads {
    */
   private async catchUpLeft(): Promise<bigint | null> {
     if (this.caughtUp || !this.projector.state().running) return null;
+    // The projector reached a head it read itself (at start-up, before any read): the rule holds already.
+    if (this.projector.reachedHeadOnce()) {
+      this.caughtUp = true;
+      return null;
+    }
     this.catchUpTarget ??= await this.store.headPosition();
     if (this.projector.checkpoint() < this.catchUpTarget) return this.catchUpTarget;
     this.caughtUp = true;

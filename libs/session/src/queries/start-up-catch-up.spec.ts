@@ -127,4 +127,18 @@ describe('reads of a replica that has not caught up with the log since it starte
     await expect(reads.ready()).resolves.toBeUndefined();
     await projector.stop();
   });
+
+  it('given the projector caught up with the log since start and no read served yet, when the store goes down, then reads answer from the read models', async () => {
+    let down = false;
+    const flaky: EventStore = Object.assign(Object.create(store) as EventStore, {
+      headPosition: () => (down ? Promise.reject(new EventStoreUnavailableError('connect ECONNREFUSED 127.0.0.1:5432')) : store.headPosition()),
+    });
+    const { projector, reads } = replica(flaky, 100);
+    // Only writes so far (none of them a read nor a readiness probe): the projector has applied the log.
+    expect(await projector.waitForPosition(1n, 5000)).toBe(true);
+    down = true;
+    await expect(reads.window('t', 'existing', { format: 'events', estimator: 'chars' })).resolves.toMatchObject({ sessionId: 'existing', revision: '0' });
+    await expect(reads.log('t', 'existing', 0n, 10)).resolves.toMatchObject({ events: [expect.objectContaining({ eventId: 'u1' })] });
+    await projector.stop();
+  });
 });

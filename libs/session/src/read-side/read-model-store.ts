@@ -38,6 +38,13 @@ export class ReadModelStore {
   /** Prepared statements by SQL text (see {@link statement}). */
   private readonly statements = new Map<string, Database.Statement>();
 
+  /**
+   * The schema version the file held when {@link open} found read models of another version there
+   * (and dropped them: the projector rebuilds them from the log); null when it held this version,
+   * or nothing (a new file).
+   */
+  replacedVersion: number | null = null;
+
   private constructor(
     /** The connection. Queries may prepare statements on it; only projections write. */
     readonly db: Database.Database,
@@ -48,7 +55,8 @@ export class ReadModelStore {
   /**
    * Opens (creating if needed) the read-model database at `file` (e.g.
    * `path.join(DATA_DIR, READ_MODEL_FILE_NAME)`), or an in-memory one for `':memory:'`.
-   * The directory must exist. Throws better-sqlite3's `SqliteError` when the file cannot be opened.
+   * The directory must exist. Read models of another schema version are dropped (see
+   * {@link replacedVersion}). Throws better-sqlite3's `SqliteError` when the file cannot be opened.
    */
   static open(file: string): ReadModelStore {
     const db = new Database(file);
@@ -59,8 +67,11 @@ export class ReadModelStore {
     db.pragma(`wal_autocheckpoint = ${READ_MODEL_WAL_AUTOCHECKPOINT_PAGES}`);
     const store = new ReadModelStore(db, file);
     const version = db.pragma('user_version', { simple: true }) as number;
-    if (version !== READ_MODEL_SCHEMA_VERSION) store.reset();
-    else db.exec(READ_MODEL_DDL);
+    if (version !== READ_MODEL_SCHEMA_VERSION) {
+      const held = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n > 0;
+      if (held || version !== 0) store.replacedVersion = version;
+      store.reset();
+    } else db.exec(READ_MODEL_DDL);
     return store;
   }
 

@@ -13,6 +13,7 @@ import {
 import type { ApplyBatchOutcome, ApplyBatchTask } from './projection-worker-tasks';
 import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
+import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
 import { ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedBefore, type SessionErasedData } from '../events/erasure-events';
 
@@ -25,7 +26,7 @@ export interface SessionProjectorState {
   checkpoint: bigint;
   /** True between {@link SessionProjector.start} and {@link SessionProjector.stop}. */
   running: boolean;
-  /** Message of the last failure (subscription or projection) not yet followed by a successful batch; null when healthy. */
+  /** Message of the last failure (subscription or projection) not yet followed by a successful batch, nor by a read of the log's head the checkpoint had reached (the store answers again, nothing to apply); null when healthy. */
   lastError: string | null;
   /** ISO-8601 time of `lastError`, or null. */
   lastErrorAt: string | null;
@@ -61,7 +62,15 @@ export interface SessionProjectorOptions {
   retryDelayMs?: number;
   /** Longest delay between retries, in ms (default 5000). */
   maxRetryDelayMs?: number;
+  /**
+   * While the read models are rebuilt from the log after a schema change ({@link ReadModelStore.replacedVersion}),
+   * the least time between two progress lines in the log, in ms (default {@link REBUILD_PROGRESS_INTERVAL_MS}).
+   */
+  rebuildProgressMs?: number;
 }
+
+/** Default {@link SessionProjectorOptions.rebuildProgressMs}: one progress line every 10 s of a rebuild. */
+export const REBUILD_PROGRESS_INTERVAL_MS = 10_000;
 
 /**
  * Default {@link SessionProjectorOptions.commitIntervalMs}: 0. Measured under bench figure 1's load
@@ -141,6 +150,12 @@ export class SessionProjector {
   private largeBatchPool: Piscina | undefined;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
   private readonly erasureListeners = new Set<(tenantId: string, sessionId: string) => void>();
+  /** The log's head (bigint) read from the store when the projector last (re)subscribed, until the checkpoint reaches it; null otherwise. */
+  private headToReach: bigint | null = null;
+  /** Whether the checkpoint has once reached a head read from the store since this object was made (see {@link reachedHeadOnce}). */
+  private headReached = false;
+  /** While the read models are rebuilt after a schema change: when it started and the last progress line (`performance.now()`, ms), the events applied. */
+  private rebuilding: { startedAt: number; loggedAt: number; events: number } | null = null;
 
   constructor(
     /** The read models this projector writes. */
@@ -153,6 +168,7 @@ export class SessionProjector {
       rebuildPageSize: 1000,
       retryDelayMs: 100,
       maxRetryDelayMs: 5000,
+      rebuildProgressMs: REBUILD_PROGRESS_INTERVAL_MS,
       worker: false,
       ...options,
     };
@@ -163,6 +179,16 @@ export class SessionProjector {
   /** The global position of the last event applied (bigint), 0n when none. */
   checkpoint(): bigint {
     return this.current;
+  }
+
+  /**
+   * Whether the read models have once reached the log's head since this projector was made: the
+   * head is read from the store each time the projector (re)subscribes (at {@link start}, and after
+   * each failure), and this turns true when the checkpoint reaches it. It never turns false again
+   * (reads then need not wait for a start-up catch-up, even while the store is down).
+   */
+  reachedHeadOnce(): boolean {
+    return this.headReached;
   }
 
   /** Checkpoint, running flag and last error, for `/health`. */
@@ -181,6 +207,7 @@ export class SessionProjector {
     const started = performance.now();
     let next = this.current;
     let erased = false;
+    let applied = 0;
     this.store.transaction(() => {
       for (const event of events) {
         if (event.position <= next) continue;
@@ -193,10 +220,12 @@ export class SessionProjector {
           this.writer.apply(event);
         }
         next = event.position;
+        applied++;
       }
       if (next !== this.current) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next);
     });
     if (erased) this.store.purgeWal();
+    if (this.rebuilding) this.rebuilding.events += applied;
     this.advance(next, undefined, performance.now() - started >= LONG_TASK_MS);
     this.announceErasures(events, next);
     return next;
@@ -237,6 +266,8 @@ export class SessionProjector {
   private advance(next: bigint, committedAtMs = Number(process.hrtime.bigint()) / 1e6, long = false): void {
     if (next <= this.current) return;
     this.current = next;
+    this.logRebuildProgress();
+    this.noteHeadReached();
     if (long) void yieldToIo().then(() => this.waiters.notify(next));
     else this.waiters.notify(next);
     for (const listener of this.checkpointListeners) listener(next, committedAtMs);
@@ -261,6 +292,14 @@ export class SessionProjector {
     this.running = true;
     this.eventStore = eventStore;
     if (this.options.worker && this.store.file !== ':memory:') this.pool = this.newPool(1);
+    const replaced = this.store.replacedVersion;
+    if (replaced !== null && !this.headReached && !this.rebuilding) {
+      const now = performance.now();
+      this.rebuilding = { startedAt: now, loggedAt: now, events: 0 };
+      this.logger.log(
+        `the read models are rebuilt from the log: ${this.store.file} held version ${replaced}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (they changed), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
+      );
+    }
     this.loop = this.follow(eventStore);
   }
 
@@ -337,13 +376,49 @@ export class SessionProjector {
     return erased;
   }
 
+  /** During a rebuild, one line on how far it is, at most every `rebuildProgressMs`. */
+  private logRebuildProgress(): void {
+    if (!this.rebuilding) return;
+    const now = performance.now();
+    if (now - this.rebuilding.loggedAt < this.options.rebuildProgressMs) return;
+    this.rebuilding.loggedAt = now;
+    const head = this.headToReach !== null ? ` of ${this.headToReach}` : '';
+    this.logger.log(`rebuilding the read models from the log: at position ${this.current}${head}, ${this.rebuilding.events} events applied`);
+  }
+
+  /**
+   * When the checkpoint has reached the head read at the last (re)subscription: notes that the
+   * read models reached the head once, and ends a failure (`lastError`), logging it, since
+   * following works again even when nothing new is in the log to apply (the store answered).
+   */
+  private noteHeadReached(): void {
+    if (this.headToReach === null || this.current < this.headToReach) return;
+    this.headToReach = null;
+    this.headReached = true;
+    if (this.rebuilding) {
+      const seconds = ((performance.now() - this.rebuilding.startedAt) / 1000).toFixed(1);
+      this.logger.log(`the read models are rebuilt: ${this.rebuilding.events} events applied, up to position ${this.current}, in ${seconds} s`);
+      this.rebuilding = null;
+    }
+    if (this.lastError === null) return;
+    this.logger.log(`the projector follows the log again, at position ${this.current}`);
+    this.lastError = null;
+    this.lastErrorAt = null;
+  }
+
   private async follow(eventStore: EventStore): Promise<void> {
     let delay = this.options.retryDelayMs;
     while (this.running) {
-      // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
-      const subscription = eventStore.subscribeToAll({ fromPosition: this.current });
-      this.subscription = subscription;
+      let subscription: Subscription | null = null;
       try {
+        // The head first: once the checkpoint reaches it, the projector has caught up (see reachedHeadOnce), and a failure is over.
+        const head = await this.headUnlessStopped(eventStore);
+        if (head === null || !this.running) break;
+        this.headToReach = head;
+        this.noteHeadReached();
+        // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
+        subscription = eventStore.subscribeToAll({ fromPosition: this.current });
+        this.subscription = subscription;
         await this.consume(subscription, () => {
           delay = this.options.retryDelayMs;
         });
@@ -357,7 +432,7 @@ export class SessionProjector {
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
       } finally {
-        await subscription.close().catch(() => undefined);
+        await subscription?.close().catch(() => undefined);
         this.subscription = null;
       }
       if (!this.running) break;
@@ -432,7 +507,9 @@ export class SessionProjector {
       }
       return;
     }
+    const before = this.current;
     const outcome = (await pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
+    if (this.rebuilding) this.rebuilding.events += batch.filter((e) => e.position > before && e.position <= outcome.checkpoint).length;
     this.advance(outcome.checkpoint, outcome.committedAtMs);
     this.announceErasures(batch, outcome.checkpoint);
     if (outcome.error) throw Object.assign(new Error(outcome.error.message), { name: outcome.error.name });
@@ -464,6 +541,16 @@ export class SessionProjector {
         if (this.endGathering === end) this.endGathering = null;
       },
     };
+  }
+
+  /** The store's head (bigint), or null once {@link stop} is called meanwhile (a store that does not answer does not hold the shutdown). */
+  private headUnlessStopped(eventStore: EventStore): Promise<bigint | null> {
+    return new Promise<bigint | null>((resolve, reject) => {
+      this.wakeSleep = () => resolve(null);
+      eventStore.headPosition().then(resolve, reject);
+    }).finally(() => {
+      this.wakeSleep = null;
+    });
   }
 
   private sleep(ms: number): Promise<void> {
