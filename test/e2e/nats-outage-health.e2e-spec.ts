@@ -35,11 +35,6 @@ suite('a NATS outage under a running service', () => {
   });
 
   afterAll(async () => {
-    // With the server still down (a failed test), its shutdown would wait for a connection to drain.
-    if (nats && harness) {
-      const state = (await harness.http().get('/health')).body as { nats: NatsHealth };
-      if (state.nats.connection !== 'connected') nats.restart();
-    }
     await harness?.stop();
     await nats?.stop();
     jest.restoreAllMocks();
@@ -93,5 +88,12 @@ suite('a NATS outage under a running service', () => {
       expect.stringMatching(/^decision feed paused at position \d+: /),
       expect.stringMatching(/^decision feed resumed: published up to position \d+ after \d+ ms paused \(last error: /),
     ]);
+  });
+
+  it('given NATS killed, when the service shuts down, then it closes (without waiting for the server) and says so', async () => {
+    await nats.kill();
+    await eventually(async () => (await health()).nats.connection === 'reconnecting', 20_000, '/health to show the NATS connection lost');
+    await harness.stop();
+    expect(logged).toContainEqual(expect.stringMatching(/^shutting down while the NATS connection is lost: /));
   });
 });

@@ -88,10 +88,12 @@ export class NatsCommandConsumer {
     // Unsubscribe, and make sure the server knows before the naks: a command nak'd while this
     // replica's pull request is still open could be redelivered to it, then wait out the ack wait.
     const closed = this.messages.close();
-    await this.nc.flush();
+    // A closed connection (NATS lost at shutdown: NatsTransport closed it) flushes nothing and gives nothing back.
+    const connected = !this.nc.isClosed();
+    if (connected) await this.nc.flush();
     await closed;
     await this.loop;
-    for (const m of this.waiting) m.nak();
+    if (connected) for (const m of this.waiting) m.nak();
     this.waiting.clear();
     await Promise.all(this.inFlight);
     this.messages = null;

@@ -121,7 +121,18 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     this.enter('closed');
   }
 
+  /**
+   * Stops the consumer and the feed, then drains the connection. While the connection is lost, nothing
+   * can be flushed, given back or drained (each would wait for the server for ever): the connection is
+   * closed first, the commands this replica holds unacknowledged are redelivered after `NATS_ACK_WAIT_MS`.
+   */
   async onApplicationShutdown(): Promise<void> {
+    if (this.nc && !this.nc.isClosed() && this.connection !== 'connected') {
+      this.logger.warn(
+        'shutting down while the NATS connection is lost: the connection is closed without draining; commands taken and not acknowledged are redelivered after NATS_ACK_WAIT_MS',
+      );
+      await this.nc.close();
+    }
     await this.consumer?.stop();
     await this.feed?.stop();
     if (this.nc && !this.nc.isClosed()) await this.nc.drain();
