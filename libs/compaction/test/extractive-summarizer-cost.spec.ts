@@ -26,10 +26,12 @@ describe('extractiveSummary on adversarial texts (issue 17, item 1)', () => {
     ['hyphenated letters (the identifier pattern)', 'User: ' + 'a-'.repeat(100_000)],
     ['hyphenated digits (the identifier pattern)', 'Assistant: ' + '1-'.repeat(100_000)],
     ['tool-call markers without a closing bracket', 'Assistant: ' + ' [tool calls: f('.repeat(12_500)],
-  ])('summarizes 200,000 characters of %s within 2 s (the old patterns took minutes)', (_, text) => {
-    const started = performance.now();
+  ])('summarizes 200,000 characters of %s within 2 s of CPU (the old patterns took minutes)', (_, text) => {
+    // CPU time of this process, not wall time: a busy machine (other jest workers) does not inflate it; a quadratic pattern does, by 100×.
+    const started = process.cpuUsage();
     expect(extractiveSummary(request([text, 'User: done'])).length).toBeGreaterThan(0);
-    expect(performance.now() - started).toBeLessThan(2000);
+    const used = process.cpuUsage(started);
+    expect((used.user + used.system) / 1000).toBeLessThan(2000);
   });
 
   const fragments = ['a', 'Z', '7', '-', '_', '.', '+', '@', 'x.io', ' ', 'ab12', '--', '__'];
