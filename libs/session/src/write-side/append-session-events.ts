@@ -151,7 +151,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
           continue;
         }
         if (err instanceof DuplicateEventIdError && expected !== 'any') {
-          const resend = await this.resendOnStoredState(command, key, costs, incarnation);
+          const resend = await this.resendOnStoredState(command, key, costs);
           return this.resent(key, resend ?? decision.events, command, hasPolicy);
         }
         if (err instanceof WrongExpectedRevisionError && typeof clientExpected === 'bigint' && attempt < MAX_APPEND_ATTEMPTS) {
@@ -213,16 +213,11 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * (aligned with the stored ones: `userId` aside, names as stored), else null (the store's answer
    * to the events as decided stands). Reads the log, on this error path only.
    */
-  private async resendOnStoredState(
-    command: AppendSessionEventsCommand,
-    key: string,
-    costs: readonly EventCosts[],
-    incarnation: bigint,
-  ): Promise<EventData[] | null> {
+  private async resendOnStoredState(command: AppendSessionEventsCommand, key: string, costs: readonly EventCosts[]): Promise<EventData[] | null> {
     const current = await this.sessions.load(key);
     const state = (await this.withArchivedIds(command.events, current, key)) ?? current;
     if (!state) return null;
-    const decision = await this.decide(command, eventsNamedIn(command, state), state, costs, key, state.incarnation ?? incarnation).catch(() => null);
+    const decision = await this.decide(command, eventsNamedIn(command, state), state, costs, key, state.incarnation).catch(() => null);
     return decision?.kind === 'retry' ? decision.events : null;
   }
 

@@ -50,6 +50,16 @@ describe('a resend of archived events, decided on a state loaded from a compacti
   const log = async (sessionId: string) =>
     (await store.readStream(sessionStream(sessionKey('t', sessionId)))).map((e) => [e.type, (e.data as Partial<ConversationEventData>).event?.id]);
 
+  /** A call `k0` answered by `t1`, then both archived by a compaction (a later turn kept): the answer's result. */
+  const answeredCallArchived = async (sessionId: string) => {
+    const writer = freshProcess();
+    await append(writer, sessionId, user('u1'), call('a1', 'k0'));
+    const answered = await append(writer, sessionId, answer('t1', 'k0'));
+    await append(writer, sessionId, user('u2'));
+    expect((await compact(sessionId)).outcome).toBe('compacted');
+    return answered;
+  };
+
   it('given a call archived while open and a new call with its id, when the archived call is resent, then the answer is its original result and nothing is written', async () => {
     const writer = freshProcess();
     const original = await append(writer, 's1', user('u1'), call('a1', 'k0'));
@@ -63,11 +73,7 @@ describe('a resend of archived events, decided on a state loaded from a compacti
   });
 
   it('given an answered call archived, when its answer is resent, then the answer is its original result and nothing is written', async () => {
-    const writer = freshProcess();
-    await append(writer, 's2', user('u1'), call('a1', 'k0'));
-    const original = await append(writer, 's2', answer('t1', 'k0'));
-    await append(writer, 's2', user('u2'));
-    expect((await compact('s2')).outcome).toBe('compacted');
+    const original = await answeredCallArchived('s2');
     const before = await log('s2');
 
     await expect(append(freshProcess(), 's2', answer('t1', 'k0'))).resolves.toEqual(original);
@@ -75,11 +81,7 @@ describe('a resend of archived events, decided on a state loaded from a compacti
   });
 
   it('given the same state, when a new event breaks the tool-call rules, then it is still refused and nothing is written', async () => {
-    const writer = freshProcess();
-    await append(writer, 's3', user('u1'), call('a1', 'k0'));
-    await append(writer, 's3', answer('t1', 'k0'));
-    await append(writer, 's3', user('u2'));
-    await compact('s3');
+    await answeredCallArchived('s3');
     const before = await log('s3');
 
     await expect(append(freshProcess(), 's3', answer('t2', 'k0'))).rejects.toBeInstanceOf(ToolCallConflictError);
@@ -151,11 +153,7 @@ describe('a resend of archived events, decided on a state loaded from a compacti
   });
 
   it('given an archived answer, when its id is sent again with other content, then it is refused as a duplicate id and nothing is written', async () => {
-    const writer = freshProcess();
-    await append(writer, 's4', user('u1'), call('a1', 'k0'));
-    await append(writer, 's4', answer('t1', 'k0'));
-    await append(writer, 's4', user('u2'));
-    await compact('s4');
+    await answeredCallArchived('s4');
     const before = await log('s4');
 
     await expect(append(freshProcess(), 's4', answer('t1', 'k0', 'changed'))).rejects.toBeInstanceOf(DuplicateEventIdConflictError);
