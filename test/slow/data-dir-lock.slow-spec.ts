@@ -6,6 +6,7 @@
  * and the two lines a SIGTERM shutdown logs (the last one counting the requests refused meanwhile).
  */
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -87,17 +88,26 @@ describe('one service process per DATA_DIR', () => {
     expect((await call(a.url, 'POST', '/v1/sessions/r/events', { events: [{ id: 'u1', type: 'user', text: 'hi' }] })).status).toBe(201);
     const seen = await call(b.url, 'GET', '/v1/sessions/r/events?minPosition=1');
     expect(seen.body.events).toHaveLength(1);
-    // Requests sent while it drains get 503 shutting_down; the last line counts them (their own lines are at debug).
+    // Requests sent on an open keep-alive connection while it drains get 503 shutting_down (new connections are refused, README);
+    // the last line counts them (their own lines are at debug). One socket, opened before the signal.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const statusOn = () =>
+      new Promise<number | null>((resolve) => {
+        const req = http.get(`${a.url}/v1/sessions`, { agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode ?? null));
+        });
+        req.on('error', () => resolve(null));
+      });
+    expect(await statusOn()).toBe(200);
     process.kill(a.pid, 'SIGTERM');
     let refused = 0;
     for (const started = Date.now(); Date.now() - started < 3000;) {
-      const status = await fetch(`${a.url}/v1/sessions`).then(
-        (res) => res.status,
-        () => null,
-      );
+      const status = await statusOn();
       if (status === null) break;
       if (status === 503) refused++;
     }
+    agent.destroy();
     await a.exited;
     expect(refused).toBeGreaterThan(0);
     expect(a.stdout()).toMatch(/SIGTERM received: shutting down/);
