@@ -5,7 +5,8 @@
  * unchanged, a compaction answered `noop` because the other replica had compacted already, a NATS
  * append redelivered to the other replica and answered from the log. A read
  * sent to that replica right after its answer, without `minPosition`, must show what it answered,
- * although its read models are behind (its projector is held: stopped, reported running).
+ * although its read models are behind (its projector is held: stopped, reported running); after a
+ * 404 decided on the log (a session erased through the other replica), it must not show the session.
  * Runtime: about 12 s (two services start; the three cases about 1.5 s).
  */
 import * as fs from 'node:fs';
@@ -204,5 +205,35 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: a re
     expect(session.status).toBe(404);
     expect(recall.status).toBe(200);
     expect(recall.body.items).toEqual([]);
+  });
+
+  it('f) a session erased through one replica: a compaction or a policy clear through the other answers 404, and its reads right after no longer show the session', async () => {
+    for (const [session, command] of [
+      [
+        'erased-then-compacted',
+        (id: string) =>
+          b
+            .http()
+            .post(`/v1/sessions/${id}/compactions`)
+            .send({ strategy: { type: 'turn-window', maxTurns: 2 } }),
+      ],
+      ['erased-then-cleared', (id: string) => b.http().put(`/v1/sessions/${id}/policy`).send({ strategy: null })],
+    ] as const) {
+      const appended = await a.http().post(`/v1/sessions/${session}/events`).send({ events: events() }).expect(201);
+      await b.http().get(`/v1/sessions/${session}?minPosition=${appended.body.position}`).expect(200);
+      const { reads } = await withProjectorHeld(
+        b,
+        async () => {
+          await a.http().delete(`/v1/sessions/${session}`).expect(200);
+          // decided on the log, which no longer holds the session, while B's read models still do
+          const refused = await command(session);
+          expect(refused.status).toBe(404);
+          expect(refused.body.code).toBe('session_not_found');
+        },
+        () => [b.http().get(`/v1/sessions/${session}`), b.http().get(`/v1/sessions/${session}/window`)],
+      );
+      // they waited for the erasure record instead of answering from the held read models
+      expect(reads.map((r) => r.status)).toEqual([404, 404]);
+    }
   });
 });

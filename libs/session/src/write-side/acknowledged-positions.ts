@@ -17,6 +17,19 @@ export class AcknowledgedPositions {
     if (position > this.highest) this.highest = position;
   }
 
+  /**
+   * Records the log's head as `store` reads it now, for a command answered "not found" (404
+   * `session_not_found`): that answer was decided on a log without the session, and this process's
+   * read models may still hold it (a session erased through another replica, until its erasure
+   * record is projected here), so a read after the 404 waits for that record instead of showing
+   * the session. Called on that error path only; a head that cannot be read records nothing (the
+   * answer stands).
+   */
+  async acknowledgeHead(store: Pick<EventStore, 'headPosition'>): Promise<void> {
+    const head = await store.headPosition().catch(() => null);
+    if (head !== null) this.acknowledged(head);
+  }
+
   /** The highest acknowledged global position so far (bigint; 0n before any). */
   last(): bigint {
     return this.highest;

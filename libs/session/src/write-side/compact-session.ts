@@ -30,6 +30,7 @@ import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { compactionIdentity, compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
 import { rebaseCompaction } from '../decider/compaction-rebase';
 import { answerCompaction, type CompactionAnswer, type CompactionConclusion } from '../decider/compaction-answer';
+import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { CompactionAnswered, CompactSessionCommand } from './compact-session-command';
@@ -53,6 +54,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     private readonly sessions: SessionStateCache,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Optional() private readonly eventBus?: EventBus,
+    @Optional() private readonly acknowledged: AcknowledgedPositions = new AcknowledgedPositions(),
   ) {}
 
   /**
@@ -177,7 +179,10 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    */
   private async load(command: CompactSessionCommand): Promise<SessionWindowState> {
     const state = await this.sessions.load(sessionKey(command.tenantId, command.sessionId));
-    if (!state || state.revision === null) throw new SessionNotFoundError(command.sessionId);
+    if (!state || state.revision === null) {
+      await this.acknowledged.acknowledgeHead(this.store);
+      throw new SessionNotFoundError(command.sessionId);
+    }
     return cloneSessionWindow(state);
   }
 

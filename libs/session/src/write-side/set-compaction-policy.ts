@@ -7,7 +7,7 @@
  * and answers the event that set it) → append at the loaded revision → on conflict, reload and
  * decide again.
  */
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
@@ -18,6 +18,7 @@ import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer } from '../summarizers/summarizer';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
+import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache } from './session-state-cache';
 
 /** How many times a policy PUT reloads after the stream moved on before it answers 409. */
@@ -45,6 +46,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
+    @Optional() private readonly acknowledged: AcknowledgedPositions = new AcknowledgedPositions(),
   ) {}
 
   /**
@@ -70,7 +72,10 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       const decision = decideSetPolicy(policy, state, { now: new Date() });
       if (decision.kind === 'nothing-to-clear') {
         // No policy was ever set: nothing is written, and a session that does not exist is not created by a clear.
-        if (decision.revision === null) throw new SessionNotFoundError(command.sessionId);
+        if (decision.revision === null) {
+          await this.acknowledged.acknowledgeHead(this.store);
+          throw new SessionNotFoundError(command.sessionId);
+        }
         return policyAnswer(command.sessionId, null, decision.revision);
       }
       if (decision.kind === 'unchanged') {
