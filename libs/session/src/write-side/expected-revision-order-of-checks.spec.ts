@@ -15,7 +15,7 @@ import { SqliteEventStore, type EventStore } from '@lib/event-store';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
 import { CONVERSATION_EVENT, sessionKey, sessionStream, type ConversationEventData } from '../events/session-stream-events';
 import { RevisionConflictError } from '../errors';
-import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler, type AppendSessionEventsResult } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SessionStateCache } from './session-state-cache';
 
@@ -74,17 +74,17 @@ describe("an append with the client's expectedRevision", () => {
     const sent = () => command(2n, [assistant('a2')]);
     const a = replica();
     // Replica B loads the session (at revision 4) and decides; replica A writes the same request before B's write reaches the store.
-    let aAnswer: Promise<unknown> | null = null;
+    const aWrite: { answer?: Promise<AppendSessionEventsResult> } = {};
     const seenByB: EventStore = Object.create(store) as EventStore;
     seenByB.appendToStream = async (...args: Parameters<EventStore['appendToStream']>) => {
-      aAnswer ??= a.execute(sent());
-      await aAnswer;
+      aWrite.answer ??= a.execute(sent());
+      await aWrite.answer;
       return store.appendToStream(...args);
     };
     const bAnswer = await replica(seenByB).execute(sent());
-    expect(aAnswer).not.toBeNull();
-    expect(await aAnswer).toEqual({ revision: '5', position: expect.any(String) });
-    expect(bAnswer).toEqual(await aAnswer);
+    const aAnswer = await aWrite.answer;
+    expect(aAnswer).toEqual({ revision: '5', position: expect.any(String) });
+    expect(bAnswer).toEqual(aAnswer);
     expect(await conversationIds()).toEqual(['u1', 'a1', 'u2', 'a2']);
   });
 
