@@ -342,6 +342,7 @@ export interface components {
             archivedIds: string[];
             /** @description ISO-8601 UTC date-time */
             at: string;
+            /** @description revision of the session's last event when the pass was planned (the window its strategy and summarizer saw) */
             basedOnRevision: string;
             compactionId: string;
             durationMs: number | null;
@@ -377,6 +378,7 @@ export interface components {
                 text: string;
             } | null;
             tokensAfter: number;
+            /** @description window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4) */
             tokensBefore: number;
             tokensSaved: number;
             trigger: components["schemas"]["Trigger"] | null;
