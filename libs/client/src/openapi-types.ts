@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness with store and projector state; 503 when the store does not answer */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer: never a 503, a restart would not help) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -857,15 +857,6 @@ export interface operations {
         responses: {
             /** @description Health */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Health"];
-                };
-            };
-            /** @description the store does not answer */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };
