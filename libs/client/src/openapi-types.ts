@@ -919,7 +919,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description true: only events a compaction archived; false: only events still in the active window; absent: both */
-                archived?: "true" | "false";
+                archived?: boolean | ("true" | "false");
                 /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
                 /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page) */
