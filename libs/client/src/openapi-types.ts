@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness with store and projector state; 503 when the store does not answer */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer: never a 503, a restart would not help) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -342,6 +342,7 @@ export interface components {
             archivedIds: string[];
             /** @description ISO-8601 UTC date-time */
             at: string;
+            /** @description revision of the session's last event when the pass was planned (the window its strategy and summarizer saw) */
             basedOnRevision: string;
             compactionId: string;
             durationMs: number | null;
@@ -377,6 +378,7 @@ export interface components {
                 text: string;
             } | null;
             tokensAfter: number;
+            /** @description window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4) */
             tokensBefore: number;
             tokensSaved: number;
             trigger: components["schemas"]["Trigger"] | null;
@@ -857,15 +859,6 @@ export interface operations {
         responses: {
             /** @description Health */
             200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Health"];
-                };
-            };
-            /** @description the store does not answer */
-            503: {
                 headers: {
                     [name: string]: unknown;
                 };

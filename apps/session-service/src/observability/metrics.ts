@@ -24,6 +24,12 @@ export class ServiceMetrics {
   });
   /** Store head position. */
   readonly storeHead = new Gauge({ name: 'event_store_head_position', help: 'Global position of the last event in the store', registers: [this.registry] });
+  /** 1 when the store answered its head read at this scrape, 0 when it did not (what to alert on: `/health` stays 200). */
+  readonly storeUp = new Gauge({
+    name: 'event_store_up',
+    help: 'Whether the event store answered at this scrape: 1 yes, 0 no (writes answer 503 store_unavailable meanwhile)',
+    registers: [this.registry],
+  });
   /** With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed; absent without NATS_URL. */
   readonly natsConnected = new Gauge({
     name: 'nats_connected',
