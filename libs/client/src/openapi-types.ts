@@ -104,7 +104,7 @@ export interface paths {
         get: operations["SessionHistoryController_session"];
         put?: never;
         post?: never;
-        /** Erase the session: its content leaves the store and every read model (the deletion is recorded without content) */
+        /** Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written */
         delete: operations["SessionsController_erase"];
         options?: never;
         head?: never;
