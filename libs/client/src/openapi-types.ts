@@ -417,6 +417,8 @@ export interface components {
             mode: string;
             /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
             nats: {
+                /** @description NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them */
+                commandsRetrying: number;
                 /** @enum {string} */
                 connection: "connecting" | "connected" | "reconnecting" | "closed";
                 decisionFeed: {
