@@ -31,15 +31,18 @@ class GatedSummarizer implements Summarizer {
   }
 }
 
+/** Session `s` of tenant `t` with 8 user questions appended (and the handler that appended them), a gated summarizer and a recursive-summarization strategy keeping 3 events. */
+async function eightQuestions(store: SqliteEventStore) {
+  const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
+  for (let n = 0; n < 8; n++) await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
+  return { append, summarizer: new GatedSummarizer(), strategy: parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 }) };
+}
+
 describe('a compaction decided twice at once', () => {
   it('answers the second pass with the decision as recorded: same archived ids, summary and position', async () => {
     const store = SqliteEventStore.open(':memory:');
     try {
-      const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
-      for (let n = 0; n < 8; n++)
-        await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
-      const summarizer = new GatedSummarizer();
-      const strategy = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 });
+      const { summarizer, strategy } = await eightQuestions(store);
       // Two processes (own caches) plan the same pass on the same revision.
       const passes = [0, 1].map(() =>
         new CompactSessionHandler(store, new SessionStateCache(store), summarizer).execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false)),
@@ -74,11 +77,7 @@ describe('a compaction with a trigger answered as a replay', () => {
   it("carries the original answer's triggerStillFires and turnsAfter (two replicas at once, and a transport command delivered again)", async () => {
     const store = SqliteEventStore.open(':memory:');
     try {
-      const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
-      for (let n = 0; n < 8; n++)
-        await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
-      const summarizer = new GatedSummarizer();
-      const strategy = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 });
+      const { append, summarizer, strategy } = await eightQuestions(store);
       // Fires on 2 turns: the 3 kept events leave it firing (the original answer says so, with the turns after the pass).
       const trigger = parseTrigger({ type: 'turn-count', maxTurns: 2 });
       const command = () => new CompactSessionCommand('t', 's', strategy, trigger, 'chars', false);
