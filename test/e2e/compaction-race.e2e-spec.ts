@@ -69,6 +69,19 @@ describe('compaction racing with appends', () => {
       .filter((e: { eventId?: string; kind?: string }) => e.kind && e.kind !== 'summary')
       .map((e: { eventId: string }) => e.eventId);
     expect(conversationIds).toEqual([...conversation('x', 6), ...during].map((e) => e.id));
+
+    // The audit record of the re-based pass: planned on the revision before the appends, its
+    // tokensBefore is the window it replaced (just before its first event), as README says.
+    const [item] = (await harness.http().get('/v1/sessions/race/compactions').expect(200)).body.compactions;
+    const firstDecisionRevision = BigInt(item.revision) - 2n; // EventsArchived, SummaryInserted, CompactionCompleted
+    expect(BigInt(item.basedOnRevision)).toBe(firstDecisionRevision - 1n - BigInt(during.length));
+    const replaced = await harness
+      .http()
+      .get(`/v1/sessions/race/window?atRevision=${firstDecisionRevision - 1n}`)
+      .expect(200);
+    const planned = await harness.http().get(`/v1/sessions/race/window?atRevision=${item.basedOnRevision}`).expect(200);
+    expect(item.tokensBefore).toBe(replaced.body.tokens);
+    expect(item.tokensBefore).toBeGreaterThan(planned.body.tokens);
   });
 
   it('answers 8 identical compactions sent at once with one pass: one summarizer call, 8 equal answers, one decision', async () => {

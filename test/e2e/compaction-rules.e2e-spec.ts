@@ -164,6 +164,28 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect(after.messages[0]).toEqual({ role: 'system', content: 'You are a support agent for Acme.' });
   });
 
+  it('a token-count trigger counts the openai window (README: compare a threshold with it), not the events window holding a superseded system message', async () => {
+    const s = 'superseded-threshold';
+    const appended = await append(s, [
+      { id: 's1', type: 'system', text: 'Old instructions. '.repeat(30) },
+      user('u1', 'hello'),
+      reply('a1', 'hi'),
+      { id: 's2', type: 'system', text: 'New rules.' },
+      user('u2', 'and now?'),
+      reply('a2', 'done'),
+    ]);
+    const read = async (format: string) =>
+      (await http().get(`/v1/sessions/${s}/window?minPosition=${appended.position}&format=${format}&estimator=chars`).expect(200)).body.tokens as number;
+    const [events, openai] = [await read('events'), await read('openai')];
+    expect(events).toBeGreaterThan(openai + 500); // the superseded s1 is active and counted there
+    const dryRun = (threshold: number) =>
+      compact(s, { strategy: { type: 'sliding-window', maxEvents: 2 }, trigger: { type: 'token-count', threshold }, estimator: 'chars', dryRun: true });
+    // DESIGN §3.5: fires when the cost is at least the threshold
+    expect((await dryRun(openai)).outcome).toBe('compacted');
+    expect((await dryRun(openai + 1)).outcome).toBe('not-triggered');
+    expect((await dryRun(events)).outcome).toBe('not-triggered');
+  });
+
   it('says why a pass is a noop, and counts commanded and automatic passes by outcome and reason', async () => {
     const s = 'noops';
     await append(s, [user('u1'), reply('a1')]);

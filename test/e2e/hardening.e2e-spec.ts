@@ -224,5 +224,39 @@ describe('issue 17 hardening', () => {
         expect({ status: resend.status, revision: resend.body.revision }).toEqual({ status: 201, revision: first.body.revision });
       }
     });
+
+    it('answers a notice sent through one route and resent through the other (system or developer) as a retry, and stores it once', async () => {
+      const native = { id: 'n1', type: 'system', text: 'The user switched to the mobile app.', notice: true };
+      const openai = (role: string) => ({ id: 'n1', role, name: 'notice', content: 'The user switched to the mobile app.' });
+      for (const [session, send] of [
+        [
+          'notice-events-first',
+          [
+            { path: 'events', body: { events: [native] } },
+            ...['system', 'developer'].map((role) => ({ path: 'messages', body: { messages: [openai(role)] } })),
+          ],
+        ],
+        [
+          'notice-messages-first',
+          [
+            { path: 'messages', body: { messages: [openai('system')] } },
+            { path: 'events', body: { events: [native] } },
+          ],
+        ],
+      ] as const) {
+        await http()
+          .post(`/v1/sessions/${session}/events`)
+          .send({ events: [{ id: 'u0', type: 'user', text: 'hello' }] })
+          .expect(201);
+        const answers = [];
+        for (const { path, body } of send) answers.push(await http().post(`/v1/sessions/${session}/${path}`).send(body));
+        expect(answers.map((a) => a.status)).toEqual(send.map(() => 201));
+        expect(new Set(answers.map((a) => a.body.revision))).toEqual(new Set(['1']));
+        const log = await http().get(`/v1/sessions/${session}/events`).expect(200);
+        expect(log.body.events.map((e: { eventId: string }) => e.eventId)).toEqual(['u0', 'n1']);
+        const window = await http().get(`/v1/sessions/${session}/window?format=openai`).expect(200);
+        expect(window.body.messages.at(-1)).toMatchObject({ role: 'system', name: 'notice', content: native.text });
+      }
+    });
   });
 });

@@ -1,8 +1,9 @@
 /**
  * `GET /health/ready`, the readiness probe: 503 `projection_behind` until the read models have
- * caught up with the log once since the process started (the rule reads wait for), 503
- * `store_unavailable` while the store does not answer, 200 otherwise; open without an API key and
- * never rate-limited, as `/health`; in the OpenAPI document.
+ * caught up with the log once since the process started (the rule reads wait for), or 503
+ * `store_unavailable` when the store does not answer before that; 200 otherwise, also while the
+ * store is away once caught up (and `/health`, liveness, 200 saying so); open without an API key
+ * and never rate-limited, as `/health`; in the OpenAPI document.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -25,7 +26,7 @@ describe('GET /health/ready', () => {
   });
   afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
 
-  it('a replica starting on an existing log: 503 projection_behind until its read models caught up, then 200; 503 store_unavailable while the store is down', async () => {
+  it('a replica starting on an existing log: 503 projection_behind until its read models caught up, then 200, also while the store is down (and /health 200 saying unavailable)', async () => {
     const shared = path.join(tempDir(), 'events.sqlite');
     const first = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared } });
     const appended = await first
@@ -64,11 +65,36 @@ describe('GET /health/ready', () => {
       body: { status: 'ready', projector: { checkpoint: expect.stringMatching(/^[1-9]\d*$/) } },
     });
 
+    // Caught up, it stays ready while the store is away (reads are served from the read models);
+    // /health (liveness) answers 200 too, saying the store is unavailable.
     jest.spyOn(replica.service.store, 'headPosition').mockRejectedValue(new EventStoreUnavailableError('connection refused'));
-    const down = await replica.http().get('/health/ready');
-    expect({ status: down.status, code: down.body.code }).toEqual({ status: 503, code: 'store_unavailable' });
+    const away = await replica.http().get('/health/ready');
+    expect(away.status).toBe(200);
+    const live = await replica.http().get('/health');
+    expect({ status: live.status, said: live.body.status, error: live.body.store.error }).toEqual({
+      status: 200,
+      said: 'unavailable',
+      error: expect.stringContaining('connection refused'),
+    });
+    expect((await replica.http().get('/metrics')).text).toMatch(/^event_store_up 0$/m);
     jest.restoreAllMocks();
     expect((await replica.http().get('/health/ready')).status).toBe(200);
+    expect((await replica.http().get('/metrics')).text).toMatch(/^event_store_up 1$/m);
+  });
+
+  it('answers 503 store_unavailable before it has caught up, when the store does not answer', async () => {
+    const replica = await startService({ dataDir: tempDir() });
+    harnesses.push(replica);
+    const projector = replica.service.app.get(SessionProjector);
+    jest.spyOn(projector, 'reachedHeadOnce').mockReturnValue(false);
+    jest.spyOn(projector, 'checkpoint').mockReturnValue(0n);
+    jest.spyOn(replica.service.store, 'headPosition').mockRejectedValue(new EventStoreUnavailableError('connection refused'));
+    try {
+      const down = await replica.http().get('/health/ready');
+      expect({ status: down.status, code: down.body.code }).toEqual({ status: 503, code: 'store_unavailable' });
+    } finally {
+      jest.restoreAllMocks();
+    }
   });
 
   it('is in the OpenAPI document with its 200 and 503 answers', async () => {

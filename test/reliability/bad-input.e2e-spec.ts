@@ -337,6 +337,34 @@ const CASES: BadRequest[] = [
     mentions: /toolCalls\[0\]\.arguments/,
   },
   {
+    name: 'an assistant event making 129 tool calls',
+    method: 'post',
+    path: `${S}/events`,
+    body: {
+      events: [{ id: 'x1', type: 'assistant', text: null, toolCalls: Array.from({ length: 129 }, (_, i) => ({ id: `k${i}`, name: 'f', arguments: '{}' })) }],
+    },
+    status: 400,
+    code: 'validation_failed',
+    mentions: /events\[0\]\.toolCalls: must hold at most 128 tool calls/,
+  },
+  {
+    name: 'an OpenAI assistant message making 129 tool calls',
+    method: 'post',
+    path: `${S}/messages`,
+    body: {
+      messages: [
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: Array.from({ length: 129 }, (_, i) => ({ id: `k${i}`, type: 'function', function: { name: 'f', arguments: '{}' } })),
+        },
+      ],
+    },
+    status: 400,
+    code: 'invalid_message',
+    mentions: /messages\[0\]\.tool_calls: must hold at most 128 tool calls/,
+  },
+  {
     name: 'tool response without its call',
     method: 'post',
     path: `${S}/events`,

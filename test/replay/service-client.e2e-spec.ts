@@ -126,6 +126,12 @@ describe('the replay client', () => {
     const sick = await serve([{ status: 503, body: { ...HEALTH, status: 'unavailable' } }]);
     await expect(probe(createReplayClient(sick.url), sick.url)).rejects.toThrow(`the session service at ${sick.url} is unhealthy: {"status":"unavailable"`);
 
+    // what the service answers while its store is away: 200, saying unavailable
+    const storeAway = await serve([{ status: 200, body: { ...HEALTH, status: 'unavailable' } }]);
+    await expect(probe(createReplayClient(storeAway.url), storeAway.url)).rejects.toThrow(
+      `the session service at ${storeAway.url} is unhealthy: {"status":"unavailable"`,
+    );
+
     const well = await serve([{ status: 200, body: HEALTH }]);
     await expect(probe(createReplayClient(well.url), `${well.url}/`)).resolves.toEqual(HEALTH);
   });

@@ -2,7 +2,8 @@
  * PostgreSQL outage (issue 12, faults): a service on a throwaway cluster of its own; the database
  * is stopped while clients append. Writes answer 503 `store_unavailable`, reads of the read models
  * keep answering from the replica's local SQLite (though the process served no read before the
- * outage, only writes), `/health` says the store is unavailable; when the
+ * outage, only writes), `/health` answers 200 saying the store is unavailable and `/health/ready`
+ * stays 200; when the
  * database comes back the same process recovers without a restart (the pool reconnects, the
  * projector resubscribes from its checkpoint) and nothing acknowledged is lost.
  * Runtime: about 50 s on the shared 2-core machine under load (initdb, one service start-up, two
@@ -81,9 +82,13 @@ describeUnlessSkipped(skipReason, 'PostgreSQL stopped under a running service', 
     const compaction = await call(svc.url, 'POST', '/v1/sessions/outage/compactions', { strategy: { type: 'sliding-window', maxEvents: 4 } });
     expect(compaction.status).toBe(503);
     expect(compaction.body.code).toBe('store_unavailable');
+    // Liveness stays 200 (a restart would not help), saying the store is unavailable; readiness
+    // stays 200: this replica caught up before and serves reads.
     const health = await call(svc.url, 'GET', '/health');
-    expect(health.status).toBe(503);
-    expect(health.body.store).toMatchObject({ kind: 'postgres' });
+    expect(health.status).toBe(200);
+    expect(health.body.status).toBe('unavailable');
+    expect(health.body.store).toMatchObject({ kind: 'postgres', error: expect.any(String) });
+    expect((await call(svc.url, 'GET', '/health/ready')).status).toBe(200);
     // Reads of the read models keep working from the local SQLite, though none was served before the outage.
     const windowDown = await call(svc.url, 'GET', '/v1/sessions/outage/window');
     expect(windowDown.status).toBe(200);
@@ -108,7 +113,8 @@ describeUnlessSkipped(skipReason, 'PostgreSQL stopped under a running service', 
     expect(windowAfter.status).toBe(200);
     const windowIds = new Set((windowAfter.body.events as Array<{ id: string }>).map((e) => e.id));
     for (const id of acked) expect(windowIds.has(id) ? id : `missing ${id}`).toBe(id);
-    expect((await call(svc.url, 'GET', '/health')).status).toBe(200);
+    const healthAfter = await call(svc.url, 'GET', '/health');
+    expect({ status: healthAfter.status, said: healthAfter.body.status }).toEqual({ status: 200, said: 'ok' });
 
     // Nothing acknowledged is lost; each request is in the log whole or not at all.
     const store = PostgresEventStore.connect(cluster.url);

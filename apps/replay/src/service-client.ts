@@ -121,7 +121,8 @@ export async function ok<D>(call: Promise<{ data?: D; response: Response }>): Pr
 /**
  * Checks that a session service answers at `baseUrl` (`GET /health` through the typed client).
  * @throws ReplayError (one line) when nothing answers within `timeoutMs` (ms), something that is
- *   not the service answers, or the service answers that it is unhealthy.
+ *   not the service answers, or the service answers that it is unhealthy (an error, or a status
+ *   other than `ok`: its store does not answer).
  */
 export async function probe(client: SessionServiceClient, baseUrl: string, timeoutMs = 5000): Promise<HealthAnswer> {
   const base = baseUrl.replace(/\/+$/, '');
@@ -145,5 +146,7 @@ export async function probe(client: SessionServiceClient, baseUrl: string, timeo
     },
   });
   if (response.status !== 200 || data === undefined) throw new ReplayError(`the session service at ${base} is unhealthy: ${JSON.stringify(error)}`);
+  // Liveness answers 200 while its store is away, saying so in `status`.
+  if (data.status !== 'ok') throw new ReplayError(`the session service at ${base} is unhealthy: ${JSON.stringify(data)}`);
   return data;
 }

@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness with store and projector state; 503 when the store does not answer */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer: never a 503, a restart would not help) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -104,7 +104,7 @@ export interface paths {
         get: operations["SessionHistoryController_session"];
         put?: never;
         post?: never;
-        /** Erase the session: its content leaves the store and every read model (the deletion is recorded without content) */
+        /** Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written */
         delete: operations["SessionsController_erase"];
         options?: never;
         head?: never;
@@ -342,6 +342,7 @@ export interface components {
             archivedIds: string[];
             /** @description ISO-8601 UTC date-time */
             at: string;
+            /** @description revision of the session's last event when the pass was planned (the window its strategy and summarizer saw) */
             basedOnRevision: string;
             compactionId: string;
             durationMs: number | null;
@@ -377,6 +378,7 @@ export interface components {
                 text: string;
             } | null;
             tokensAfter: number;
+            /** @description window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4) */
             tokensBefore: number;
             tokensSaved: number;
             trigger: components["schemas"]["Trigger"] | null;
@@ -415,6 +417,8 @@ export interface components {
             mode: string;
             /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
             nats: {
+                /** @description NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them */
+                commandsRetrying: number;
                 /** @enum {string} */
                 connection: "connecting" | "connected" | "reconnecting" | "closed";
                 decisionFeed: {
@@ -862,15 +866,6 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description the store does not answer */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Health"];
-                };
-            };
         };
     };
     HealthController_ready: {
@@ -926,7 +921,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description true: only events a compaction archived; false: only events still in the active window; absent: both */
-                archived?: "true" | "false";
+                archived?: boolean | ("true" | "false");
                 /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
                 /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page) */

@@ -222,6 +222,12 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
   }
 }
 
+/** Most tool calls one assistant event (or OpenAI assistant message) may make; more are refused (400). */
+export const MAX_TOOL_CALLS_PER_EVENT = 128;
+
+/** Most tool responses one native tool event may hold; more are refused (400): they go in further tool events. */
+export const MAX_RESPONSES_PER_EVENT = 128;
+
 /**
  * Session ids in paths: letters, digits and `_ - : @ .`, 1–128 characters, but not `.` or `..`
  * (URL clients resolve those path segments away: fetch turns `/v1/sessions/%2e%2e/window` into
@@ -312,7 +318,10 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       ...asSent,
       type: z.literal('assistant'),
       text: text.nullable().optional(),
-      toolCalls: z.array(toolCall).max(128).optional(),
+      toolCalls: z
+        .array(toolCall)
+        .max(MAX_TOOL_CALLS_PER_EVENT, { message: `must hold at most ${MAX_TOOL_CALLS_PER_EVENT} tool calls: the most one assistant event may make` })
+        .optional(),
       refusal: text.pipe(z.string().min(1, { message: 'must not be empty: leave it out when there is no refusal' })).optional(),
     })
     // An assistant message must say something: text, a tool call or a refusal. `text: null`
@@ -326,7 +335,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const responses = z
     .array(toolResponse, { error: (iss) => (iss.input === undefined ? `is required: ${responsesShape}` : `must be ${responsesShape}`) })
     .min(1, { message: 'must hold at least one response: { toolCallId, name, data }' })
-    .max(128, { message: 'must hold at most 128 responses: send more in further tool events' });
+    .max(MAX_RESPONSES_PER_EVENT, { message: `must hold at most ${MAX_RESPONSES_PER_EVENT} responses: send more in further tool events` });
   const tool = z.strictObject({ ...common, type: z.literal('tool'), responses, name: name.optional() });
   const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: summaryText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {

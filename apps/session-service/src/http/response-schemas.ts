@@ -267,10 +267,12 @@ export const CompactionHistoryItemSchema = named(
     strategy: StrategySchema,
     trigger: TriggerSchema.nullable(),
     estimator: EstimatorSchema,
-    basedOnRevision: decimal,
+    basedOnRevision: decimal.describe("revision of the session's last event when the pass was planned (the window its strategy and summarizer saw)"),
     revision: decimal.describe("revision of the decision's last event"),
     position: decimal.describe("global position of the decision's last event"),
-    tokensBefore: count,
+    tokensBefore: count.describe(
+      "window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4)",
+    ),
     tokensAfter: count,
     tokensSaved: z.number().int(),
     archivedIds: z.array(z.string()),
@@ -406,6 +408,9 @@ export const HealthSchema = named(
             lastErrorAt: z.string().nullable(),
           })
           .nullable(),
+        commandsRetrying: count.describe(
+          "NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them",
+        ),
       })
       .nullable()
       .describe('the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away'),

@@ -148,7 +148,10 @@ export class SessionsController {
 
   @Delete()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Erase the session: its content leaves the store and every read model (the deletion is recorded without content)' })
+  @ApiOperation({
+    summary:
+      'Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written',
+  })
   @ApiAnswer(EraseAnswerSchema, { errors: [400, 401, 404, 409, 429, 503] })
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
     checkSessionId(sessionId);

@@ -41,35 +41,37 @@ async function healthApp() {
   app.get('/health', async (_request, reply) => reply.send(await controller.health(reply)));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;
+  const said: string[] = [];
   const probe = async (): Promise<number> => {
     const before = lines.length;
     const res = await fetch(`http://127.0.0.1:${port}/health`);
-    await res.text();
+    said.push((JSON.parse(await res.text()) as { status: string }).status);
     // pino-http logs on the response's finish: give it a moment to reach the stream
     for (let i = 0; i < 50 && lines.length === before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
     return res.status;
   };
-  return { lines, store, probe, close: () => app.close() };
+  return { lines, store, probe, said, close: () => app.close() };
 }
 
 describe('/health log lines', () => {
-  it('logs every probe at debug without a made-up error, and one warn line per change of answer (503 and back)', async () => {
+  it('answers 200 while the store is down (liveness), logs every probe at debug, and one warn line per change of store state (down and back)', async () => {
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const app = await healthApp();
     try {
       expect(await app.probe()).toBe(200);
       app.store.down = true;
-      for (let i = 0; i < 4; i++) expect(await app.probe()).toBe(503);
+      for (let i = 0; i < 4; i++) expect(await app.probe()).toBe(200);
       app.store.down = false;
       expect(await app.probe()).toBe(200);
       expect(await app.probe()).toBe(200);
+      expect(app.said).toEqual(['ok', 'unavailable', 'unavailable', 'unavailable', 'unavailable', 'ok', 'ok']);
 
       expect(app.lines.map((l) => [l.level, (l.res as { statusCode: number }).statusCode])).toEqual([
         [20, 200],
-        [20, 503],
-        [20, 503],
-        [20, 503],
-        [20, 503],
+        [20, 200],
+        [20, 200],
+        [20, 200],
+        [20, 200],
         [20, 200],
         [20, 200],
       ]);
@@ -79,8 +81,10 @@ describe('/health log lines', () => {
       }
       const health = warn.mock.calls.map(([line]) => String(line));
       expect(health).toHaveLength(2);
-      expect(health[0]).toMatch(/^\/health answers 503 from now on: the store does not answer \(connect ECONNREFUSED 127\.0\.0\.1:5432\)/);
-      expect(health[1]).toMatch(/^\/health answers 200 again: the store answers \(it did not for \d+\.\d s; 4 probes answered 503\)$/);
+      expect(health[0]).toMatch(/^\/health: the store does not answer \(connect ECONNREFUSED 127\.0\.0\.1:5432\); \/health says unavailable \(still 200\)/);
+      expect(health[1]).toMatch(
+        /^\/health: the store answers again \(unavailable at 4 probes over \d+\.\d s, from the first that found it down to this one\)$/,
+      );
     } finally {
       warn.mockRestore();
       await app.close();
@@ -89,7 +93,7 @@ describe('/health log lines', () => {
 });
 
 describe('HealthTransitions', () => {
-  it('gives a line exactly when the answer changes (starting from healthy), and cuts a long store error', () => {
+  it('gives a line exactly when the store state changes (starting from ok), and cuts a long store error', () => {
     fc.assert(
       fc.property(fc.array(fc.boolean(), { maxLength: 40 }), (downs) => {
         const transitions = new HealthTransitions();

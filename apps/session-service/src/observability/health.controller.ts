@@ -50,7 +50,7 @@ export class HealthController {
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
     if (!this.nats) return null;
-    const { connection, since, decisionFeed: feed } = this.nats.state();
+    const { connection, since, decisionFeed: feed, commandsRetrying } = this.nats.state();
     return {
       connection,
       since,
@@ -60,13 +60,24 @@ export class HealthController {
         lastError: feed.lastError,
         lastErrorAt: feed.lastErrorAt,
       },
+      commandsRetrying,
     };
   }
 
+  /**
+   * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, with the store's,
+   * projector's and NATS connection's state in the body (`status: "unavailable"` and
+   * `store.error` while the store does not answer). Never 503 for the store: restarting the
+   * process does not bring a store back, and a process restarted during a store outage cannot
+   * serve reads until the store answers (its start-up catch-up reads the log), while a running
+   * one keeps serving them from its read models. Alert on `event_store_up` in `/metrics`.
+   */
   @Get('health')
-  @ApiOperation({ summary: 'Liveness with store and projector state; 503 when the store does not answer' })
+  @ApiOperation({
+    summary:
+      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer: never a 503, a restart would not help)',
+  })
   @ApiAnswer(HealthSchema, { errors: [] })
-  @ApiResponse({ status: 503, description: 'the store does not answer', content: { 'application/json': { schema: { $ref: '#/components/schemas/Health' } } } })
   async health(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof HealthSchema>> {
     const projector = this.projector.state();
     let head: bigint | null = null;
@@ -90,7 +101,7 @@ export class HealthController {
       // Shown, never a reason for 503: HTTP commands and reads keep working while NATS is away.
       nats: this.natsHealth(head),
     };
-    res.status(storeError ? 503 : 200);
+    res.status(200);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
     markExpectedAnswer(res.raw ?? res, 'debug');
     const change = this.transitions.observe(storeError, Date.now());
@@ -139,8 +150,9 @@ export class HealthController {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
     if (this.nats) {
-      const { connection, decisionFeed } = this.nats.state();
+      const { connection, decisionFeed, commandsRetrying } = this.nats.state();
       this.metrics.natsConnected.set(connection === 'connected' ? 1 : 0);
+      this.metrics.natsCommandsRetrying.set(commandsRetrying);
       if (decisionFeed) {
         this.metrics.decisionFeedCheckpoint.set(Number(decisionFeed.checkpoint));
         this.metrics.decisionFeedPaused.set(decisionFeed.lastError === null ? 0 : 1);
@@ -148,8 +160,10 @@ export class HealthController {
     }
     try {
       this.metrics.storeHead.set(Number(await this.store.headPosition()));
+      this.metrics.storeUp.set(1);
     } catch {
-      // the health endpoint reports the store's state
+      // the health endpoint reports the store's error
+      this.metrics.storeUp.set(0);
     }
     return this.metrics.registry.metrics();
   }

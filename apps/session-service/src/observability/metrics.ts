@@ -24,6 +24,12 @@ export class ServiceMetrics {
   });
   /** Store head position. */
   readonly storeHead = new Gauge({ name: 'event_store_head_position', help: 'Global position of the last event in the store', registers: [this.registry] });
+  /** 1 when the store answered its head read at this scrape, 0 when it did not (what to alert on: `/health` stays 200). */
+  readonly storeUp = new Gauge({
+    name: 'event_store_up',
+    help: 'Whether the event store answered at this scrape: 1 yes, 0 no (writes answer 503 store_unavailable meanwhile)',
+    registers: [this.registry],
+  });
   /** With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed; absent without NATS_URL. */
   readonly natsConnected = new Gauge({
     name: 'nats_connected',
@@ -40,6 +46,12 @@ export class ServiceMetrics {
   readonly decisionFeedPaused = new Gauge({
     name: 'nats_decision_feed_paused',
     help: 'With NATS_URL: 1 while the NATS decisions feed is paused (a publish failed; it retries), else 0',
+    registers: [],
+  });
+  /** With NATS_URL: commands held and retried in place because the service cannot do them now (503 `store_unavailable`, `counting_timeout`). */
+  readonly natsCommandsRetrying = new Gauge({
+    name: 'nats_commands_retrying',
+    help: "With NATS_URL: NATS commands held and retried in place because the service cannot do them now (503 store_unavailable, counting_timeout); their sessions' later commands wait behind them",
     registers: [],
   });
   /** Auto-compactions in progress. */
@@ -72,7 +84,8 @@ export class ServiceMetrics {
   /** Registers the NATS gauges (once NATS_URL is known to be set: without it they are not served at all, rather than a misleading 0). */
   registerNatsMetrics(): void {
     if (this.registry.getSingleMetric('nats_connected')) return;
-    for (const gauge of [this.natsConnected, this.decisionFeedCheckpoint, this.decisionFeedPaused]) this.registry.registerMetric(gauge);
+    for (const gauge of [this.natsConnected, this.decisionFeedCheckpoint, this.decisionFeedPaused, this.natsCommandsRetrying])
+      this.registry.registerMetric(gauge);
   }
 
   constructor() {

@@ -82,7 +82,8 @@ export interface CompactionAnswer {
  * - `recorded`: the decision appended, with the stream revision and global position of its last event;
  * - `replay`: a decision recorded earlier for the same unchanged input, answered on `state`'s window
  *   and, when given, `decisionEvents` (the decision's events as recorded: what it archived, its
- *   summary, the window it left and the position of its last event);
+ *   summary, the window it left, the position of its last event, and with a trigger whether it still
+ *   fires after it: the original answer's fields);
  * - `conflict`: the pass was recomputed as often as allowed and the stream kept moving; `state` is the latest.
  */
 export type CompactionConclusion =
@@ -103,7 +104,9 @@ export interface RecordedDecisionEvent {
  * What a recorded decision's events say (log order): the ids its `EventsArchived` archived (not a
  * later append's archive on arrival), its summary with its cost in `estimator`, the window its
  * `CompactionCompleted` left, and the position of its last event. Events of other decisions are
- * ignored. With the summarizer that answered the decision, when one did.
+ * ignored. With the summarizer that answered the decision, when one did, and, with a trigger,
+ * `triggerStillFires` and `turnsAfter` as its `CompactionCompleted` recorded them (the original
+ * answer's: {@link stillFiring} on the window it left; absent from decisions recorded before they were).
  */
 function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId: string, estimator: EstimatorName) {
   const own = events.filter((e) => (e.data as { compactionId?: unknown }).compactionId === compactionId);
@@ -125,6 +128,10 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
     },
     position: own.length > 0 ? own[own.length - 1].position.toString() : undefined,
     summarizer: completed?.summarizer,
+    stillFiring: {
+      ...(completed?.triggerStillFires !== undefined ? { triggerStillFires: completed.triggerStillFires } : {}),
+      ...(completed?.triggerStillFires !== undefined && completed.turnsAfter !== undefined ? { turnsAfter: completed.turnsAfter } : {}),
+    },
   };
 }
 
@@ -216,9 +223,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         replayed: true,
         ...(failure
           ? { failure: { stage: 'summarize' as const, reason: failure.reason }, ...(failure.summarizer ? { summarizer: failure.summarizer } : {}) }
-          : decision?.summarizer
-            ? { summarizer: decision.summarizer }
-            : {}),
+          : { ...decision?.stillFiring, ...(decision?.summarizer ? { summarizer: decision.summarizer } : {}) }),
       };
     }
     case 'conflict': {

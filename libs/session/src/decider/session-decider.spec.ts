@@ -182,6 +182,19 @@ describe('decideAppend: the user of a session', () => {
     const otherCall = { ...storedData, event: { ...unnamed, responses: [{ toolCallId: 'j', name: 'book_flight', data: 'late' }] } };
     expect(alignToStored([sent], new Map([[sent.id, otherCall]]), [unnamed])[0]).toBe(sent);
   });
+
+  it('aligns a resent notice with one stored named "notice" (how /messages stored notices before), and no other name', () => {
+    const notice: SessionEvent = { id: 'n1', type: 'system', text: 'The user went offline.', notice: true };
+    const [sent] = decideAppend(append(notice), null).events;
+    const storedNamed = { ...(sent.data as ConversationEventData), event: { ...notice, name: 'notice' } };
+    expect(alignToStored([sent], new Map([[sent.id, storedNamed]]))[0].data).toBe(storedNamed);
+    // a name other than "notice", or "notice" on a system message that is not a notice, is content
+    const storedOther = { ...storedNamed, event: { ...notice, name: 'ops' } };
+    expect(alignToStored([sent], new Map([[sent.id, storedOther]]))[0]).toBe(sent);
+    const [plain] = decideAppend(append({ id: 'n1', type: 'system', text: 'The user went offline.' }), null).events;
+    const storedPlainNamed = { ...(plain.data as ConversationEventData), event: { id: 'n1', type: 'system', text: 'The user went offline.', name: 'notice' } };
+    expect(alignToStored([plain], new Map([[plain.id, storedPlainNamed]]))[0]).toBe(plain);
+  });
 });
 
 describe('decideAppend: an answer to a call, by where the call is and whether it is answered (README "Tool calls")', () => {

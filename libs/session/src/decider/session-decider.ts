@@ -28,6 +28,7 @@ import { computeEventCosts } from '../domain/event-costs';
 import { policyEventId, storeEventId } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
+import { NOTICE_NAME } from '../domain/openai-chat-format';
 import { archiveOnArrival } from './archive-on-arrival';
 import { duplicateIdInRequest, InvalidRequestError, UserIdConflictError } from '../errors';
 
@@ -190,9 +191,18 @@ export function alignToStored(events: readonly EventData[], stored: ReadonlyMap<
   });
 }
 
-/** What a client sent of an event's stored data: all of it but the owner (`userId`) and the service's `costs`. */
+/**
+ * What a client sent of an event's stored data: all of it but the owner (`userId`) and the
+ * service's `costs`; a notice's `name: "notice"` (stored by `/messages` before notices were stored
+ * without it) counts as absent, so a notice resent through either route is the same event.
+ */
 function clientContent(data: ConversationEventData): Omit<ConversationEventData, 'userId' | 'costs'> {
   const { userId: _userId, costs: _costs, ...rest } = data;
+  const event = rest.event;
+  if (event.type === 'system' && event.notice === true && event.name === NOTICE_NAME) {
+    const { name: _name, ...unnamed } = event;
+    return { ...rest, event: unnamed };
+  }
   return rest;
 }
 

@@ -426,7 +426,7 @@ describe('eventsToOpenAiMessages', () => {
 });
 
 describe('notices (DESIGN §3.1)', () => {
-  it('parses a system or developer message named "notice" as a notice, and any other as instructions', () => {
+  it('parses a system or developer message named "notice" as a notice (stored as the native route stores one, without the name), and any other as instructions', () => {
     const events = openAiMessagesToEvents([
       { id: 's', role: 'system', content: 'rules' },
       { id: 'n1', role: 'system', name: 'notice', content: 'file arrived' },
@@ -435,8 +435,8 @@ describe('notices (DESIGN §3.1)', () => {
     ]);
     expect(events).toEqual([
       { id: 's', type: 'system', text: 'rules' },
-      { id: 'n1', type: 'system', text: 'file arrived', name: 'notice', notice: true },
-      { id: 'n2', type: 'system', text: 'reminder', name: 'notice', notice: true },
+      { id: 'n1', type: 'system', text: 'file arrived', notice: true },
+      { id: 'n2', type: 'system', text: 'reminder', notice: true },
       { id: 'd', type: 'system', text: 'more rules', name: 'other' },
     ]);
   });

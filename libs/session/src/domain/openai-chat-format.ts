@@ -129,7 +129,8 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * ({@link eventsToOpenAiMessages}).
  *
  * - `system` / `developer` → system event; with `name: "notice"` it is a notice (`notice: true`,
- *   DESIGN §3.1: a real event, never pinned); `user` → user event. `content` is a string or an
+ *   DESIGN §3.1: a real event, never pinned; stored without that `name`, as the native route stores
+ *   a notice); `user` → user event. `content` is a string or an
  *   array of text parts; the text is the parts concatenated, and the parts are kept as
  *   `textParts` (other part types are rejected: the store keeps text only). A system, developer
  *   or user message needs text: `content` missing, null, `""` or `[]` is refused at `content`, with
@@ -202,8 +203,11 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
         if (content.parts && content.text === '') {
           throw invalid(`${at}.content[0].text`, `the text parts are all empty: send some text in them (${role} messages need text)`);
         }
-        const notice = role !== 'user' && name === NOTICE_NAME ? { notice: true } : {};
-        events.push({ id, type: role === 'user' ? 'user' : 'system', text: content.text, ...asSent(name, content.parts), ...notice });
+        // A notice is stored as the native route stores it, `notice: true` without the name that marked it,
+        // so the same notice sent through either route is the same event.
+        const notice = role !== 'user' && name === NOTICE_NAME;
+        const fields = asSent(notice ? undefined : name, content.parts);
+        events.push({ id, type: role === 'user' ? 'user' : 'system', text: content.text, ...fields, ...(notice ? { notice: true } : {}) });
         return;
       }
       case 'assistant': {

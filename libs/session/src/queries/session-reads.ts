@@ -226,6 +226,14 @@ export class SessionReads {
     this.caughtUp = true;
   }
 
+  /** True when the start-up catch-up holds without reading the store (or the projector is not running: nothing to wait for). */
+  private catchUpHolds(): boolean {
+    if (this.caughtUp || !this.projector.state().running) return true;
+    // The projector reached a head it read itself (at start-up, before any read): the rule holds already.
+    if (this.projector.reachedHeadOnce()) this.caughtUp = true;
+    return this.caughtUp;
+  }
+
   /**
    * The start-up catch-up rule, shared by {@link caughtUpOnce} (reads wait for it) and {@link ready}
    * (a readiness probe asks it without waiting): null once the read models have reached the head
@@ -233,12 +241,7 @@ export class SessionReads {
    * @throws what `headPosition` throws, when the head is first read.
    */
   private async catchUpLeft(): Promise<bigint | null> {
-    if (this.caughtUp || !this.projector.state().running) return null;
-    // The projector reached a head it read itself (at start-up, before any read): the rule holds already.
-    if (this.projector.reachedHeadOnce()) {
-      this.caughtUp = true;
-      return null;
-    }
+    if (this.catchUpHolds()) return null;
     this.catchUpTarget ??= await this.store.headPosition();
     if (this.projector.checkpoint() < this.catchUpTarget) return this.catchUpTarget;
     this.caughtUp = true;
@@ -248,19 +251,24 @@ export class SessionReads {
   /**
    * Readiness (`GET /health/ready`): resolves when reads would be served without the start-up wait
    * (the read models have once reached the log's head: the rule reads wait for, see
-   * {@link caughtUpOnce}) and the store answers. Never waits for the projector.
-   * @throws EventStoreUnavailableError (503 `store_unavailable`) when the store does not answer
-   *   (its head cannot be read).
+   * {@link caughtUpOnce}). Once that holds it stays ready while the store is away: reads are
+   * served from the read models, and writes answer 503 `store_unavailable` themselves (taking
+   * every replica of a shared store out of a load balancer would stop the reads too). Never waits
+   * for the projector.
+   * @throws EventStoreUnavailableError (503 `store_unavailable`) before the catch-up holds, when
+   *   the store does not answer (the log's head cannot be read).
    * @throws ProjectionBehindError (503 `projection_behind`, `catchingUpTo`) while the read models
    *   have not yet reached it.
    */
   async ready(): Promise<void> {
+    if (this.catchUpHolds()) return;
+    let target: bigint | null;
     try {
       await this.store.headPosition();
+      target = await this.catchUpLeft();
     } catch (err) {
       throw err instanceof EventStoreUnavailableError ? err : new EventStoreUnavailableError(`the event store does not answer: ${(err as Error).message}`, err);
     }
-    const target = await this.catchUpLeft();
     if (target !== null) throw ProjectionBehindError.catchingUp(target, this.projector.checkpoint());
   }
 

@@ -4,9 +4,12 @@
  * Load the session's state at revision R → name the tool responses sent without a name after
  * their calls in that state (OpenAI tool messages, {@link ResponseNaming}) → {@link decideAppend}
  * → one atomic append at expected revision R (or the client's own `expectedRevision`) →
- * `{ revision, position }`. A client's exact revision refused only because compactions' decisions
- * came after it still holds ({@link holdsAcrossCompactions}): decided again at the new revision. When the stream moved on meanwhile, reload, name and decide again
- * (bounded): a response is never named after a state other than the one its append was decided on. Then a {@link SessionEventsAppended}
+ * `{ revision, position }`. A client's exact revision is checked first, on the loaded state
+ * (`checkClientExpected`): one that only compactions' decisions came after still holds (decided at
+ * the new revision); a resend written at it answers its original result, whatever the state holds
+ * now; any other is refused 409 before the rules on the state. When the stream moved on meanwhile,
+ * reload, check, name and decide again (bounded): a response is never named after a state other
+ * than the one its append was decided on. Then a {@link SessionEventsAppended}
  * event is published so auto-compaction can run in the background; the append never waits for it.
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
@@ -14,7 +17,7 @@ import { Inject } from '@nestjs/common';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { alignToStored, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
-import { holdsAcrossCompactions, MAX_EVENTS_AFTER_EXPECTED } from '../decider/client-expected-revision';
+import { expectedRevisionOnLog, expectedRevisionReadCount, resentAsFirst } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
 import { DuplicateEventIdConflictError, RevisionConflictError, ToolCallConflictError, UnknownToolCallError } from '../errors';
@@ -27,7 +30,7 @@ import { SessionStateCache } from './session-state-cache';
 import { PerSessionQueue } from './per-session-queue';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 
-/** How many times an append without a client `expectedRevision` reloads and decides again after the stream moved on. */
+/** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
 export const MAX_APPEND_ATTEMPTS = 32;
 
 /**
@@ -116,7 +119,20 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
       const incarnation = state ? state.incarnation : await this.store.streamIncarnation(sessionStream(key));
       const hasPolicy = Boolean(state?.policy?.strategy);
-      const events = eventsNamedIn(command, state);
+      // A client's own expected revision is checked first, on the store's state: a stale one is
+      // refused before any rule on that state (the rules judge the state the client saw), a resend
+      // answers its original result whatever the state holds now.
+      let decidedOn = state;
+      if (clientExpected !== null) {
+        const check = await this.checkClientExpected(command, key, clientExpected, state);
+        if (check.kind === 'stale') throw new RevisionConflictError(String(command.expectedRevision), String(state?.revision ?? 'no_stream'));
+        if (check.kind === 'holds') clientExpected = check.expected;
+        else {
+          clientExpected = check.expected;
+          decidedOn = check.state;
+        }
+      }
+      const events = eventsNamedIn(command, decidedOn);
       const naming = namingKey(events);
       let costs = counted.get(naming);
       if (!costs) {
@@ -125,7 +141,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       }
       let decision: AppendDecision | null;
       try {
-        decision = await this.decide(command, events, state, costs, key, incarnation);
+        decision = await this.decide(command, events, decidedOn, costs, key, incarnation);
       } catch (err) {
         // A rejection must hold against the store's current state, not a cached one.
         if (cached) continue;
@@ -145,7 +161,9 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
         return this.appended(command, result, hasPolicy);
       } catch (err) {
-        if (err instanceof WrongExpectedRevisionError && clientExpected === null && attempt < MAX_APPEND_ATTEMPTS) {
+        // The stream moved on since the state was loaded: reload and check again (with a client's
+        // revision: stale, still holding across compactions, or a resend written meanwhile by another replica).
+        if (err instanceof WrongExpectedRevisionError && attempt < MAX_APPEND_ATTEMPTS) {
           const pause = conflictBackoffMs(attempt);
           if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
           continue;
@@ -153,16 +171,6 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         if (err instanceof DuplicateEventIdError && expected !== 'any') {
           const resend = await this.resendOnStoredState(command, key, costs);
           return this.resent(key, resend ?? decision.events, command, hasPolicy);
-        }
-        if (err instanceof WrongExpectedRevisionError && typeof clientExpected === 'bigint' && attempt < MAX_APPEND_ATTEMPTS) {
-          // A resend whose original was written after compactions' decisions: its events follow
-          // them, not the client's revision. Otherwise: only decisions came after the client's revision.
-          const resentAt = decision.kind === 'retry' && state ? firstRevisionOf(command, state) : null;
-          const movedTo = await this.onlyCompactedSince(key, clientExpected, resentAt === null ? err.actual : resentAt - 1n);
-          if (movedTo !== null) {
-            clientExpected = movedTo;
-            continue;
-          }
         }
         if (err instanceof WrongExpectedRevisionError && clientExpected === null)
           throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(err.actual));
@@ -268,14 +276,46 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   /**
-   * The session's revision `actual` when every event after the client's `expected` one is a
-   * compaction's decision ({@link holdsAcrossCompactions}), else null. Reads the log on this error
-   * path only, at most {@link MAX_EVENTS_AFTER_EXPECTED} events.
+   * The client's own expected revision `expected` (not `any`) checked on `state`, the store's state
+   * of the session as just loaded (null: no stream):
+   * - `holds`: it matches, or only compactions' decisions came after it
+   *   ({@link expectedRevisionOnLog}): the append is written at `expected`;
+   * - `resend`: the command's events are in the log where a write at the client's revision put
+   *   them: decided on `state`, a copy of the state that knows their revisions (so the decision is
+   *   a retry, aligned with the stored events), and written at `expected`, the revision before
+   *   them, where the store answers the original result (or `duplicate_event_id` for other content);
+   * - `stale`: another writer came first (answered 409 `wrong_expected_revision`, before any rule
+   *   on the state).
+   * Reads the log only when the state is past the client's revision: at most
+   * {@link MAX_EVENTS_AFTER_EXPECTED} + the command's events + 1 events (its first events for `no_stream`).
    */
-  private async onlyCompactedSince(key: string, expected: bigint, actual: bigint | 'no_stream'): Promise<bigint | null> {
-    if (typeof actual !== 'bigint' || actual <= expected || actual - expected > BigInt(MAX_EVENTS_AFTER_EXPECTED)) return null;
-    const stored = await this.store.readStream(sessionStream(key), { fromRevision: expected, maxCount: Number(actual - expected) + 1 });
-    return holdsAcrossCompactions(expected, stored) ? actual : null;
+  private async checkClientExpected(
+    command: AppendSessionEventsCommand,
+    key: string,
+    expected: Exclude<ExpectedRevision, 'any'>,
+    state: SessionWindowState | null,
+  ): Promise<
+    | { kind: 'holds'; expected: Exclude<ExpectedRevision, 'any'> }
+    | { kind: 'resend'; expected: Exclude<ExpectedRevision, 'any'>; state: SessionWindowState }
+    | { kind: 'stale' }
+  > {
+    const current = state?.revision ?? null;
+    if (expected === 'stream_exists') return current === null ? { kind: 'stale' } : { kind: 'holds', expected };
+    if (current === null || !state) return expected === 'no_stream' ? { kind: 'holds', expected } : { kind: 'stale' };
+    if (current === expected) return { kind: 'holds', expected };
+    const clientIds = command.events.map((e) => e.event.id);
+    const stream = sessionStream(key);
+    if (expected === 'no_stream') {
+      const first = await this.store.readStream(stream, { fromRevision: 'start', maxCount: clientIds.length });
+      const revisions = resentAsFirst(first, clientIds);
+      return revisions ? { kind: 'resend', expected, state: knowing(state, revisions) } : { kind: 'stale' };
+    }
+    if (current < expected) return { kind: 'stale' };
+    const stored = await this.store.readStream(stream, { fromRevision: expected, maxCount: expectedRevisionReadCount(expected, current, clientIds.length) });
+    const found = expectedRevisionOnLog(expected, current, stored, clientIds);
+    if (found.kind === 'holds') return { kind: 'holds', expected: found.revision };
+    if (found.kind === 'resend') return { kind: 'resend', expected: found.after, state: knowing(state, found.revisions) };
+    return found;
   }
 
   /** Some ids exist already: with `any`, the store writes nothing and answers the original result when every id is in place with identical content. */
@@ -305,11 +345,9 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 }
 
-/** The revision of the first of a resend's events in `state` (by client id), or null when one is not there. */
-function firstRevisionOf(command: AppendSessionEventsCommand, state: SessionWindowState): bigint | null {
-  const revisions = command.events.map((e) => state.revisionsById.get(e.event.id));
-  if (revisions.some((r) => r === undefined)) return null;
-  return (revisions as bigint[]).reduce((a, b) => (b < a ? b : a));
+/** A copy of `state` that also knows `revisions` (client id → stream revision), e.g. of events a compaction archived before the snapshot it was loaded from. */
+function knowing(state: SessionWindowState, revisions: ReadonlyMap<string, bigint>): SessionWindowState {
+  return { ...state, revisionsById: new Map([...state.revisionsById, ...revisions]) };
 }
 
 /** The command's events, with responses named in `state` when the command asks for it ({@link ResponseNaming}). */

@@ -13,7 +13,7 @@ import { SessionStateCache } from './session-state-cache';
 import { sessionKey, sessionStream, COMPACTION_COMPLETED, CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET } from '../events/session-stream-events';
 import { RevisionConflictError } from '../errors';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
-import { holdsAcrossCompactions } from '../decider/client-expected-revision';
+import { expectedRevisionOnLog, holdsAcrossCompactions } from '../decider/client-expected-revision';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 const STREAM = sessionStream(sessionKey('t', 's'));
@@ -106,5 +106,31 @@ describe('holdsAcrossCompactions', () => {
     expect(holdsAcrossCompactions(4n, [at(4n, CONVERSATION_EVENT)])).toBe(false);
     expect(holdsAcrossCompactions(4n, [at(4n, CONVERSATION_EVENT), at(5n, EVENTS_ARCHIVED), at(6n, CONVERSATION_EVENT)])).toBe(false);
     expect(holdsAcrossCompactions(4n, [at(4n, CONVERSATION_EVENT), at(5n, POLICY_SET)])).toBe(false);
+  });
+});
+
+describe('expectedRevisionOnLog', () => {
+  const decision = (revision: bigint, type = EVENTS_ARCHIVED) => ({ revision, type, data: {} });
+  const said = (revision: bigint, id: string) => ({ revision, type: CONVERSATION_EVENT, data: { event: user(id) } });
+  it('holds across decisions; a resend is found after them, also once the session moved on; anything else is stale', () => {
+    const compacted = [said(2n, 'u2'), decision(3n), decision(4n, COMPACTION_COMPLETED)];
+    expect(expectedRevisionOnLog(2n, 4n, compacted, ['a2'])).toEqual({ kind: 'holds', revision: 4n });
+    const resent = [...compacted, said(5n, 'a2'), said(6n, 'u3'), decision(7n)];
+    expect(expectedRevisionOnLog(2n, 7n, resent, ['a2'])).toEqual({ kind: 'resend', after: 4n, revisions: new Map([['a2', 5n]]) });
+    expect(expectedRevisionOnLog(2n, 7n, resent, ['a2', 'u3'])).toEqual({
+      kind: 'resend',
+      after: 4n,
+      revisions: new Map([
+        ['a2', 5n],
+        ['u3', 6n],
+      ]),
+    });
+    // Another writer's event first, or the ids in another order, or the seen event gone: stale.
+    expect(expectedRevisionOnLog(2n, 7n, resent, ['u3'])).toEqual({ kind: 'stale' });
+    expect(expectedRevisionOnLog(2n, 7n, resent, ['u3', 'a2'])).toEqual({ kind: 'stale' });
+    expect(expectedRevisionOnLog(2n, 7n, resent.slice(1), ['a2'])).toEqual({ kind: 'stale' });
+    expect(expectedRevisionOnLog(2n, 5n, [...compacted, { revision: 5n, type: POLICY_SET, data: {} }], ['a2'])).toEqual({ kind: 'stale' });
+    // A read that stops before the session's last revision does not hold.
+    expect(expectedRevisionOnLog(2n, 9n, compacted, ['a2'])).toEqual({ kind: 'stale' });
   });
 });

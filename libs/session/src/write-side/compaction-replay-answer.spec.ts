@@ -6,7 +6,7 @@
  * new pass.
  */
 import type { EventBus } from '@nestjs/cqrs';
-import { parseStrategy, type SummaryRequest } from '@lib/compaction';
+import { parseStrategy, parseTrigger, type SummaryRequest } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED } from '../events/session-stream-events';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
@@ -64,6 +64,46 @@ describe('a compaction decided twice at once', () => {
         recorded: a.recorded,
       });
       expect(asRecorded(replayed)).toEqual(asRecorded(written));
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('a compaction with a trigger answered as a replay', () => {
+  it("carries the original answer's triggerStillFires and turnsAfter (two replicas at once, and a transport command delivered again)", async () => {
+    const store = SqliteEventStore.open(':memory:');
+    try {
+      const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), { publish: () => undefined } as unknown as EventBus);
+      for (let n = 0; n < 8; n++)
+        await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
+      const summarizer = new GatedSummarizer();
+      const strategy = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 });
+      // Fires on 2 turns: the 3 kept events leave it firing (the original answer says so, with the turns after the pass).
+      const trigger = parseTrigger({ type: 'turn-count', maxTurns: 2 });
+      const command = () => new CompactSessionCommand('t', 's', strategy, trigger, 'chars', false);
+      const passes = [0, 1].map(() => new CompactSessionHandler(store, new SessionStateCache(store), summarizer).execute(command()));
+      while (summarizer.calls < 2) await new Promise((resolve) => setImmediate(resolve));
+      summarizer.open();
+      const [first, second] = await Promise.all(passes);
+      const [written, replayed] = first.replayed ? [second, first] : [first, second];
+      expect(written.replayed).toBeUndefined();
+      expect(replayed.replayed).toBe(true);
+      expect([written.triggerStillFires, written.turnsAfter]).toEqual([true, 3]);
+      const stillFiring = (a: typeof written) => ({ compactionId: a.compactionId, triggerStillFires: a.triggerStillFires, turnsAfter: a.turnsAfter });
+      expect(stillFiring(replayed)).toEqual(stillFiring(written));
+      // A transport command delivered again after its decision was recorded: answered as a replay, by another process.
+      for (let n = 8; n < 12; n++)
+        await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${n}`, type: 'user', text: `question ${n}` } }]));
+      const delivered = (redelivered: boolean) =>
+        new CompactSessionHandler(store, new SessionStateCache(store), summarizer).execute(
+          new CompactSessionCommand('t', 's', strategy, trigger, 'chars', false, 'command', 'message-1', redelivered),
+        );
+      const original = await delivered(false);
+      expect([original.outcome, original.replayed, original.triggerStillFires]).toEqual(['compacted', undefined, true]);
+      const again = await delivered(true);
+      expect(again.replayed).toBe(true);
+      expect(stillFiring(again)).toEqual(stillFiring(original));
     } finally {
       await store.close();
     }

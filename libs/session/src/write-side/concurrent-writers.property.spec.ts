@@ -6,21 +6,37 @@
  * Every store call is a point where another writer may go first (fast-check's scheduler decides
  * which call proceeds and when its answer comes back).
  *
+ * Some appends carry the client's own `expectedRevision` (the log's revision when the client sends
+ * it), often right after a compaction, and go to both processes at once (a client that retries
+ * through another replica before the first answered); their resends carry it too.
+ *
  * Whatever the interleaving (DESIGN §2: expected-revision checks, no lost writes):
  * - an acknowledged append's events are in the log exactly once, the last one at the revision it
  *   was answered with; a never-acknowledged append left no event;
  * - every append in the log was valid on the state it was written after: deciding it again on a
  *   fold of the log before it accepts it (tool calls stay valid for a provider whatever the race);
+ * - an append with the client's revision is refused 409 `wrong_expected_revision` only when it was
+ *   never written (a copy sent to the other process, or a resend, answers the write) and another
+ *   writer's event came after that revision (a compaction's decisions do not count);
  * - every process's cached state equals a fold of the whole log.
  */
 import fc from 'fast-check';
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy, type SessionEvent, type Strategy, type SummaryRequest } from '@lib/compaction';
 import { SqliteEventStore, type EventStore, type RecordedEvent } from '@lib/event-store';
-import { CONVERSATION_EVENT, sessionKey, sessionStream, type ConversationEventData } from '../events/session-stream-events';
+import {
+  COMPACTION_COMPLETED,
+  COMPACTION_FAILED,
+  CONVERSATION_EVENT,
+  EVENTS_ARCHIVED,
+  SUMMARY_INSERTED,
+  sessionKey,
+  sessionStream,
+  type ConversationEventData,
+} from '../events/session-stream-events';
 import { foldSessionWindow, orderedWindow, type SessionWindowState } from '../domain/session-window';
 import { decideAppend } from '../decider/session-decider';
-import { SessionNotFoundError, ToolCallConflictError, UnknownToolCallError } from '../errors';
+import { RevisionConflictError, SessionNotFoundError, ToolCallConflictError, UnknownToolCallError } from '../errors';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
@@ -34,6 +50,8 @@ const KEY = sessionKey('t', SESSION);
 const STREAM = sessionStream(KEY);
 /** Few call ids, so that writers race to call and answer the same ones. */
 const CALL_IDS = ['k0', 'k1'];
+/** A compaction's decisions: they do not count against a client's expectedRevision. */
+const COMPACTION_DECISIONS = [EVENTS_ARCHIVED, SUMMARY_INSERTED, COMPACTION_COMPLETED, COMPACTION_FAILED];
 /** Every append names this owner, except resends that leave it out. */
 const OWNER = 'al';
 
@@ -44,7 +62,12 @@ class EchoSummarizer implements Summarizer {
   }
 }
 
-/** What one client does, one step after another. `resend` sends the client's previous append again, unchanged. */
+/**
+ * What one client does, one step after another. `resend` sends the client's previous append again,
+ * unchanged (with its `expectedRevision`). `twin`: a user message with the log's revision as
+ * `expectedRevision` (after a compaction by the client's process when `compactFirst`), sent to both
+ * processes at once.
+ */
 type Step =
   | { kind: 'user' }
   | { kind: 'call'; callId: string }
@@ -52,6 +75,7 @@ type Step =
   | { kind: 'call-and-answer'; callId: string; unnamed: boolean }
   | { kind: 'resend'; withOwner: boolean }
   | { kind: 'restart' }
+  | { kind: 'twin'; compactFirst: boolean }
   | { kind: 'compact'; strategy: Strategy }
   | { kind: 'policy'; strategy: Strategy | null };
 
@@ -66,6 +90,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.boolean().map((withOwner) => ({ kind: 'resend' as const, withOwner })) },
   // The process restarts (or its cache evicts the session): its next command loads the session from the log, from the last compaction's snapshot.
   { weight: 1, arbitrary: fc.constant({ kind: 'restart' as const }) },
+  { weight: 2, arbitrary: fc.boolean().map((compactFirst) => ({ kind: 'twin' as const, compactFirst })) },
   {
     weight: 2,
     arbitrary: fc
@@ -86,7 +111,7 @@ const clientArb = fc.record({
 });
 
 /** The events of an append step; ids are unique per client and step. */
-function eventsOf(step: Exclude<Step, { kind: 'resend' | 'restart' | 'compact' | 'policy' }>, id: string): SessionEvent[] {
+function eventsOf(step: Exclude<Step, { kind: 'resend' | 'restart' | 'compact' | 'policy' | 'twin' }>, id: string): SessionEvent[] {
   const call = (callId: string): SessionEvent => ({ id: `${id}c`, type: 'assistant', text: null, toolCalls: [{ id: callId, name: 'f', arguments: '{}' }] });
   const answer = (callId: string, unnamed: boolean): SessionEvent => ({
     id: `${id}t`,
@@ -145,6 +170,8 @@ interface AppendRecord {
   events: SessionEvent[];
   /** How its tool responses were named: `from-calls` when some were sent without a name. */
   naming: 'as-sent' | 'from-calls';
+  /** The client's own `expectedRevision`, or `any`. */
+  expected: bigint | 'no_stream' | 'any';
   answered: { revision: string } | null;
   refusedWith: (new (...args: never[]) => Error) | null;
   sentAt: number;
@@ -184,6 +211,8 @@ describe('concurrent writers on one session', () => {
     let refused = 0;
     let raced = 0;
     let policies = 0;
+    let twins = 0;
+    let stale = 0;
     await fc.assert(
       fc.asyncProperty(fc.scheduler(), fc.array(clientArb, { minLength: 2, maxLength: 4 }), async (s, clients) => {
         const store = SqliteEventStore.open(':memory:');
@@ -227,29 +256,51 @@ describe('concurrent writers on one session', () => {
                 continue;
               }
               if (step.kind === 'resend' && !previous) continue;
-              const events = step.kind === 'resend' ? previous!.events : eventsOf(step, `c${c}s${n}`);
-              const naming = events.some((e) => e.type === 'tool' && e.responses.some((r) => r.name === '')) ? 'from-calls' : 'as-sent';
-              const record: AppendRecord = { events, naming, answered: null, refusedWith: null, sentAt: await logLength(store), answeredAt: 0 };
-              appends.push(record);
-              previous = record;
-              try {
-                record.answered = await append.execute(
-                  new AppendSessionEventsCommand(
-                    't',
-                    SESSION,
-                    events.map((event) => ({ event })),
-                    'any',
-                    step.kind === 'resend' && !step.withOwner ? undefined : OWNER,
-                    naming,
-                  ),
-                );
-              } catch (e) {
-                if (e instanceof ToolCallConflictError || e instanceof UnknownToolCallError) {
-                  refused++;
-                  record.refusedWith = e.constructor as AppendRecord['refusedWith'];
-                } else unexpected.push(e);
+              // The revision the client saw (a compaction may come after it, by this client or another).
+              const seen = await logLength(store);
+              if (step.kind === 'twin' && step.compactFirst) {
+                const strategy = parseStrategy({ type: 'turn-window', maxTurns: 1 });
+                await compact.execute(new CompactSessionCommand('t', SESSION, strategy, null, 'chars', false)).catch((e: unknown) => {
+                  if (!(e instanceof SessionNotFoundError)) unexpected.push(e);
+                });
               }
-              record.answeredAt = await logLength(store);
+              const events =
+                step.kind === 'resend'
+                  ? previous!.events
+                  : step.kind === 'twin'
+                    ? [{ id: `c${c}s${n}u`, type: 'user' as const, text: `said by c${c}s${n}` }]
+                    : eventsOf(step, `c${c}s${n}`);
+              const naming = events.some((e) => e.type === 'tool' && e.responses.some((r) => r.name === '')) ? 'from-calls' : 'as-sent';
+              const sentAt = await logLength(store);
+              const expected = step.kind === 'resend' ? previous!.expected : step.kind === 'twin' ? (seen === 0 ? 'no_stream' : BigInt(seen - 1)) : 'any';
+              const send = async (handler: AppendSessionEventsHandler) => {
+                const record: AppendRecord = { events, naming, expected, answered: null, refusedWith: null, sentAt, answeredAt: 0 };
+                appends.push(record);
+                previous = record;
+                try {
+                  record.answered = await handler.execute(
+                    new AppendSessionEventsCommand(
+                      't',
+                      SESSION,
+                      events.map((event) => ({ event })),
+                      expected,
+                      step.kind === 'resend' && !step.withOwner ? undefined : OWNER,
+                      naming,
+                    ),
+                  );
+                } catch (e) {
+                  if (e instanceof ToolCallConflictError || e instanceof UnknownToolCallError) {
+                    refused++;
+                    record.refusedWith = e.constructor as AppendRecord['refusedWith'];
+                  } else if (e instanceof RevisionConflictError && expected !== 'any') record.refusedWith = RevisionConflictError;
+                  else unexpected.push(e);
+                }
+                record.answeredAt = await logLength(store);
+              };
+              if (step.kind === 'twin') {
+                twins++;
+                await Promise.all(processes.map((p) => send(p.append)));
+              } else await send(append);
             }
           };
           await s.waitFor(Promise.all(clients.map((client, c) => run(client, c))));
@@ -286,8 +337,15 @@ describe('concurrent writers on one session', () => {
             const at = revisionOf.get(firstId);
             if (at !== undefined) expect(await decideAfter(store, log, Number(at), events)).toEqual(expect.objectContaining({ kind: 'append' }));
           }
+          // A refusal for the client's revision: the request was never written, and another writer's event came after that revision.
+          for (const a of appends.filter((r) => r.refusedWith === RevisionConflictError)) {
+            expect(a.events.filter((e) => revisionOf.has(e.id)).map((e) => e.id)).toEqual([]);
+            const after = log.filter((e) => a.expected === 'no_stream' || e.revision > (a.expected as bigint));
+            expect(after.find((e) => !COMPACTION_DECISIONS.includes(e.type))).toBeDefined();
+            stale++;
+          }
           // A refusal held on the log as it was at some point while the append was being decided, not only on a stale cache.
-          for (const a of appends.filter((r) => r.refusedWith)) {
+          for (const a of appends.filter((r) => r.refusedWith && r.refusedWith !== RevisionConflictError)) {
             const held: boolean[] = [];
             for (let length = a.sentAt; length <= a.answeredAt; length++)
               held.push((await decideAfter(store, log, length, a.events)) instanceof a.refusedWith!);
@@ -310,5 +368,7 @@ describe('concurrent writers on one session', () => {
     expect(compacted).toBeGreaterThan(10);
     expect(raced).toBeGreaterThan(30);
     expect(policies).toBeGreaterThan(10);
+    expect(twins).toBeGreaterThan(30);
+    expect(stale).toBeGreaterThan(0);
   });
 });

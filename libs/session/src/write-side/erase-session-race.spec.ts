@@ -232,8 +232,15 @@ describe('an erasure racing an append', () => {
     await caught();
     for (const p of projectors) expect(getWindow(p.store, 't', 's')).toBeNull();
     for (const p of projectors) expect(contentOf(p.store)).toEqual(await rebuilt(store));
-    // Nothing left to erase: 404, as for any unknown session.
-    await expect(erase()).rejects.toBeInstanceOf(SessionNotFoundError);
+    // Nothing left to erase: sent again, it answers as the erasure that finished it did, writing nothing.
+    const finished = await erase();
+    expect(finished).toMatchObject({ sessionId: 's', erasedEvents: 0 });
+    expect(await store.readStream(erasureStream('t'))).toHaveLength(1);
+    expect(finished.position).toBe((await store.readStream(erasureStream('t')))[0].position.toString());
+    // A session id never written is 404.
+    await expect(
+      new EraseSessionHandler(store, new SessionStateCache(store), projectors[0]).execute(new EraseSessionCommand('t', 'never')),
+    ).rejects.toBeInstanceOf(SessionNotFoundError);
     await Promise.all(projectors.map((p) => p.stop()));
   });
   it('given an erasure finishing another that deleted the stream, when the session id is written again meanwhile, then the new event stays in every replica', async () => {

@@ -38,6 +38,9 @@ export interface EraseAnswer {
 /** How many times an erasure reads the session's revision and tries to delete at it, while appends keep landing, before it answers 409. */
 export const MAX_ERASE_ATTEMPTS = 8;
 
+/** Erasure records read at a time when a resend of a finished erasure looks for its record. */
+const ERASURE_RECORDS_PAGE = 256;
+
 /** How long (ms) an erasure waits for this replica's projector to pass its record before it erases the read-model rows itself. */
 const PROJECTOR_WAIT_MS = 5000;
 
@@ -59,7 +62,8 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   ) {}
 
   /**
-   * @throws SessionNotFoundError (404) when the session does not exist.
+   * A resend of an erasure that finished answers as it did (its record's values and position).
+   * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
    * @throws RevisionConflictError (409) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting; nothing was erased.
    */
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
@@ -67,6 +71,11 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     const stream = sessionStream(key);
     const deleted = await this.deleteAtRevision(stream);
     this.sessions.invalidate(key);
+    if ('emptyAt' in deleted) {
+      // Nothing to delete: an interrupted erasure to finish, or a resend of one that finished (its original answer), or 404.
+      const previous = await this.finishedErasure(command, deleted.emptyAt);
+      if (previous) return previous;
+    }
     const erasedAt = new Date().toISOString();
     const data: SessionErasedData = !('emptyAt' in deleted)
       ? {
@@ -85,6 +94,33 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     if (!(await this.projector.waitForPosition(recorded.position, PROJECTOR_WAIT_MS)))
       this.projector.eraseSession(command.tenantId, command.sessionId, erasedBefore(data));
     return { sessionId: command.sessionId, erasedEvents: data.erasedEvents, erasedAt, position: recorded.position.toString() };
+  }
+
+  /**
+   * A resend of an erasure that finished: when the session has no event and this replica's read
+   * models hold none either (nothing left by an interrupted erasure), the latest erasure record of
+   * the session up to `emptyAt` (the log's head read before finding the stream empty) answers it,
+   * as it answered then (`erasedEvents`, `erasedAt`, the record's position): a client retrying
+   * after a lost answer gets 200, not 404. Reads the tenant's erasure records backwards, 256 at a
+   * time (only on this path). Returns null when the read models still hold the session (then
+   * {@link leftByInterruptedErasure} finishes it) or when no record names it (404).
+   */
+  private async finishedErasure(command: EraseSessionCommand, emptyAt: bigint): Promise<EraseAnswer | null> {
+    await this.projector.waitForPosition(emptyAt, PROJECTOR_WAIT_MS);
+    if (lastLoggedPositionUpTo(this.projector.store, command.tenantId, command.sessionId, emptyAt) !== null) return null;
+    const stream = erasureStream(command.tenantId);
+    let from: bigint | 'end' = 'end';
+    for (;;) {
+      const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: ERASURE_RECORDS_PAGE });
+      for (const record of page) {
+        const data = record.data as SessionErasedData;
+        if (record.type === SESSION_ERASED && data.sessionId === command.sessionId && record.position <= emptyAt)
+          return { sessionId: data.sessionId, erasedEvents: data.erasedEvents, erasedAt: data.erasedAt, position: record.position.toString() };
+      }
+      const oldest = page.at(-1);
+      if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) return null;
+      from = oldest.revision - 1n;
+    }
   }
 
   /**
