@@ -5,7 +5,7 @@
  */
 import { formatEventLines } from './formatter';
 import type { CostedEvent, SessionEvent } from './session-event';
-import { BpeTokenCounter } from './bpe-token-counter';
+import { BpeTokenCounter, PieceCountTable } from './bpe-token-counter';
 
 /**
  * Counts the cost of a text. `count` must be pure, synchronous, and return a finite integer ≥ 0
@@ -62,6 +62,13 @@ function loadEncoding(name: 'cl100k_base' | 'o200k_base'): unknown {
 }
 
 /**
+ * The short pre-tokens' counts of both built-in encodings, in one table: an event's cost is counted
+ * under `cl100k_base`, then under `o200k_base`, and their pre-tokens are mostly the same strings
+ * (see {@link PieceCountTable}).
+ */
+const sharedPieceCounts = new PieceCountTable();
+
+/**
  * A BPE tokenizer estimator. Counts are those of OpenAI's tiktoken (and js-tiktoken, and
  * gpt-tokenizer, whose vocabulary and pre-tokenizer are used; checked on the shared conversations
  * and on adversarial texts, see the estimator tests and benchmark 5), in time near-linear in the
@@ -69,7 +76,7 @@ function loadEncoding(name: 'cl100k_base' | 'o200k_base'): unknown {
  * user content is counted as ordinary text, so counting never throws.
  */
 function tiktokenEstimator(name: 'cl100k_base' | 'o200k_base'): SteppedTokenEstimator {
-  const counter = new BpeTokenCounter(loadEncoding(name));
+  const counter = new BpeTokenCounter(loadEncoding(name), { table: sharedPieceCounts, slot: name === 'cl100k_base' ? 0 : 1 });
   return {
     name,
     count: (text: string) => counter.count(text),

@@ -209,5 +209,50 @@ describe('estimators (DESIGN §3.1)', () => {
       expect(yields).toBeGreaterThan(1);
       expect(next.value).toBe(ref(text));
     });
+
+    // `count` splits with one expression object it reuses: a count made while a count in steps is
+    // suspended half-way, or one that starts where another ended, must not start mid-text.
+    it('counts while a count in steps is suspended, and counts the same text twice in a row, to the reference', () => {
+      const estimator = getEstimator(name);
+      const long = 'Some words, then 12345 and more. '.repeat(200);
+      const steps = estimator.countInSteps(long);
+      expect(steps.next().done).toBe(false);
+      for (const s of ['hello world', 'User: ok', long.slice(0, 500)]) {
+        expect(estimator.count(s)).toBe(ref(s));
+        expect(estimator.count(s)).toBe(ref(s));
+      }
+      let next = steps.next();
+      while (!next.done) {
+        expect(estimator.count('a b c')).toBe(ref('a b c'));
+        next = steps.next();
+      }
+      expect(next.value).toBe(ref(long));
+    });
+  });
+
+  // Both encodings remember short pre-tokens' counts in one table, one slot each: a count must
+  // never be the other encoding's, whichever counted a pre-token first, also after the table was cleared.
+  it('cl100k_base and o200k_base counted in turn on the same texts each agree with their reference', () => {
+    const references = { cl100k_base: get_encoding('cl100k_base'), o200k_base: get_encoding('o200k_base') };
+    try {
+      const word = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 14 });
+      const texts = fc.sample(
+        fc.array(word, { minLength: 1, maxLength: 40 }).map((w) => w.join(' ')),
+        { numRuns: 500, seed: 7 },
+      );
+      // Texts whose counts differ between the encodings, so a count read from the other slot shows.
+      const fixed = ['请帮我把周五的航班改签到周六', 'ॐ नमः शिवाय and ünïcödé', "it's they're we've 12345", 'Tool [responses: f -> {"a":[1,2,3]}]'];
+      for (const order of [
+        ['o200k_base', 'cl100k_base'],
+        ['cl100k_base', 'o200k_base'],
+      ] as const) {
+        for (const text of [...fixed, ...texts]) {
+          for (const name of order) expect([name, text, getEstimator(name).count(text)]).toEqual([name, text, references[name].encode(text, [], []).length]);
+        }
+      }
+    } finally {
+      references.cl100k_base.free();
+      references.o200k_base.free();
+    }
   });
 });
