@@ -300,6 +300,21 @@ describe('audit API', () => {
     expect(diff.before.events.filter((e) => e.change === 'archived')[0].preview).toContain('turn 0 about the quarterly numbers');
   });
 
+  it('takes recall filters as typed values: archived as a boolean (or its text), limit as a number', async () => {
+    await append(a, 'typed-recall', ['the gate code is QX71 first', 'noted QX71', 'later QX71 again', 'still QX71']);
+    const pass = await compact('typed-recall', { type: 'sliding-window', maxEvents: 2 });
+    const recall = async (archived: boolean | 'true' | 'false') => {
+      const { data, error } = await a.GET('/v1/recall', {
+        params: { query: { q: 'QX71', sessionId: 'typed-recall', archived, limit: 10, minPosition: pass.position } },
+      });
+      expect(error).toBeUndefined();
+      return data!.items.map((hit) => hit.archived);
+    };
+    expect(await recall(true)).toEqual([true, true]);
+    expect(await recall('true')).toEqual([true, true]);
+    expect(await recall(false)).toEqual([false, false]);
+  });
+
   it("answers 404 for unknown sessions and compactions and for another tenant's", async () => {
     const { data: history } = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: 'summarized' } } });
     const compactionId = history!.compactions[0].compactionId;

@@ -58,9 +58,9 @@ describe('OpenAPI contract', () => {
           expect([route, status, op.responses[status]?.content?.['application/json']?.schema]).toEqual([route, status, { $ref: '#/components/schemas/Error' }]);
       }
       for (const parameter of op.parameters ?? []) {
-        // Text, or an integer parameter: an integer or its decimal text (a typed client passes either).
+        // Text, or an integer (boolean) parameter: an integer (boolean) or its text (a typed client passes either).
         const types = parameter.schema?.type ?? (parameter.schema?.anyOf as Array<{ type?: string }> | undefined)?.map((s) => s.type).join('|');
-        expect([route, parameter.name, types]).toEqual([route, parameter.name, expect.stringMatching(/^(string|integer\|string)$/)]);
+        expect([route, parameter.name, types]).toEqual([route, parameter.name, expect.stringMatching(/^(string|integer\|string|boolean\|string)$/)]);
       }
     }
     const refs = JSON.stringify(document).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];

@@ -3,8 +3,10 @@
  * commands at once across 200 sessions, each handled exactly once; then SIGKILL of one replica in
  * the middle of a second batch loses no command and applies none twice. The replicas share one
  * embedded SQLite store file (SQLITE_EVENTS_FILE; the store is multi-process safe), each with its
- * own DATA_DIR for read models. Runtime ≈ 40–60 s on the 2-core CI machine (two service start-ups
- * dominate).
+ * own DATA_DIR for read models. Both replicas' decision feeds publish every decision: the decisions
+ * stream holds each once (message id = global position), a core NATS subscriber gets one copy per
+ * replica (README, decisions feed). Runtime ≈ 40–60 s on the 2-core CI machine (two service
+ * start-ups dominate).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -98,6 +100,22 @@ async function expectAppliedOnce(eventsFile: string, sent: Sent[]): Promise<void
   }
 }
 
+/** Global positions (decimal strings, ascending) of the compaction decisions in the sessions of `sent`. */
+async function decisionPositions(eventsFile: string, sent: Sent[]): Promise<string[]> {
+  const store = SqliteEventStore.open(eventsFile);
+  try {
+    const positions: bigint[] = [];
+    for (const session of new Set(sent.map((c) => c.session))) {
+      for (const e of await store.readStream(`session-${sessionKey('default', session)}`)) {
+        if (/^Compaction(Completed|Failed)$/.test(e.type)) positions.push(e.position);
+      }
+    }
+    return positions.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).map(String);
+  } finally {
+    await store.close();
+  }
+}
+
 function expectOneAnswerEach(answers: ReadMessage[], sent: Sent[]): void {
   const ids = answers.map((a) => a.headers['Command-Id']);
   expect(new Set(ids).size).toBe(ids.length);
@@ -132,7 +150,13 @@ describeWithNats('NATS replicas')('two replicas on one NATS command stream', () 
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  it('1,000 commands published at once across 200 sessions are each handled exactly once', async () => {
+  it('1,000 commands published at once across 200 sessions are each handled exactly once; each decision is in the stream once, and live twice', async () => {
+    // A plain (core NATS) subscriber of the decisions subject: it sees every replica's publish.
+    const live = nc.subscribe(`${prefix}.decisions.>`);
+    const livePositions: string[] = [];
+    void (async () => {
+      for await (const m of live) livePositions.push(m.headers?.get('Log-Position') ?? '?');
+    })();
     const sent = await publishBatch(client, 'one');
     const answers = await results(sent.length);
     expectOneAnswerEach(answers, sent);
@@ -141,6 +165,20 @@ describeWithNats('NATS replicas')('two replicas on one NATS command stream', () 
     // An answer is published before its command is acknowledged: wait for the stream to empty.
     expect(await commandQueueSettled(client, names)).toEqual({ redelivered: 0, unacked: 0, pending: 0 });
     await expectAppliedOnce(eventsFile, sent);
+
+    const decisions = await decisionPositions(eventsFile, sent);
+    expect(decisions.length).toBe(SESSIONS);
+    await eventually(() => livePositions.length >= 2 * decisions.length, 60_000, 'both replicas to publish every decision');
+    live.unsubscribe();
+    // The stream holds each decision once (JetStream dropped the second replica's copy by message id)…
+    const stored = await readStream(client, names.decisionStream, `${prefix}.decisions.>`, decisions.length, { timeoutMs: 30_000 });
+    expect((await client.jsm.streams.info(names.decisionStream)).state.messages).toBe(decisions.length);
+    expect(stored.map((m) => m.headers['Log-Position']).sort()).toEqual([...decisions].sort());
+    // …while the core subscriber got one copy per replica.
+    const copies = new Map<string, number>();
+    for (const position of livePositions) copies.set(position, (copies.get(position) ?? 0) + 1);
+    expect([...copies.keys()].sort()).toEqual([...decisions].sort());
+    expect(new Set(copies.values())).toEqual(new Set([2]));
   });
 
   it('SIGKILL of a replica in the middle of a batch loses no command and applies none twice', async () => {

@@ -417,6 +417,8 @@ export interface components {
             mode: string;
             /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
             nats: {
+                /** @description NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them */
+                commandsRetrying: number;
                 /** @enum {string} */
                 connection: "connecting" | "connected" | "reconnecting" | "closed";
                 decisionFeed: {
@@ -919,7 +921,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description true: only events a compaction archived; false: only events still in the active window; absent: both */
-                archived?: "true" | "false";
+                archived?: boolean | ("true" | "false");
                 /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
                 /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page) */

@@ -120,5 +120,17 @@ describeUnlessSkipped(skipReason, 'runs the contract against PostgreSQL', () => 
         await down.close();
       }
     });
+
+    it('a server that takes no writes (a standby during failover: SQLSTATE 25006) gives EventStoreUnavailableError, and reads still work', async () => {
+      await store.appendToStream('session-ro', [ev({ n: 1 })]);
+      const readOnlyUrl = `${own.url}${own.url.includes('?') ? '&' : '?'}options=${encodeURIComponent('-c default_transaction_read_only=on')}`;
+      const standby = PostgresEventStore.connect(readOnlyUrl);
+      try {
+        await expect(standby.appendToStream('session-ro', [ev({ n: 2 })])).rejects.toMatchObject({ name: 'EventStoreUnavailableError' });
+        expect(await standby.readStream('session-ro')).toHaveLength(1);
+      } finally {
+        await standby.close();
+      }
+    });
   });
 });

@@ -116,10 +116,26 @@ function integerQueryParameter(json: Record<string, unknown>, range: { minimum: 
   };
 }
 
+/** True for the JSON Schema of a boolean query parameter: the text `true` or `false` (e.g. recall's `archived`). */
+function isBooleanText(json: Record<string, unknown>): boolean {
+  const values = json.enum;
+  return json.type === 'string' && Array.isArray(values) && values.length === 2 && values.includes('true') && values.includes('false');
+}
+
+/**
+ * The JSON Schema of a boolean query parameter: a boolean or its text, so a typed client passes
+ * `archived: true` or `archived: 'true'`; both arrive as the same text.
+ */
+function booleanQueryParameter(json: Record<string, unknown>): Record<string, unknown> {
+  const { type, enum: values, ...rest } = json;
+  return { ...rest, anyOf: [{ type: 'boolean' }, { type, enum: values }] };
+}
+
 /**
  * `@ApiQuery` decorators for every field of a zod query schema (name, required, JSON Schema type,
  * pattern, enum and description), so documented and validated query parameters are the same. An
- * integer parameter is an integer or its text ({@link integerQueryParameter}).
+ * integer parameter is an integer or its text ({@link integerQueryParameter}), a boolean one a
+ * boolean or its text ({@link booleanQueryParameter}).
  */
 export function ApiQueryParams(schema: z.ZodType): MethodDecorator {
   const json = z.toJSONSchema(schema, {
@@ -127,9 +143,9 @@ export function ApiQueryParams(schema: z.ZodType): MethodDecorator {
     io: 'input',
     override: (ctx) => {
       const range = integerRangeOf(ctx.zodSchema);
-      if (!range) return;
       const node = ctx.jsonSchema as Record<string, unknown>;
-      const rewritten = integerQueryParameter(node, range);
+      if (!range && !isBooleanText(node)) return;
+      const rewritten = range ? integerQueryParameter(node, range) : booleanQueryParameter(node);
       for (const key of Object.keys(node)) delete node[key];
       Object.assign(node, rewritten);
     },

@@ -408,6 +408,9 @@ export const HealthSchema = named(
             lastErrorAt: z.string().nullable(),
           })
           .nullable(),
+        commandsRetrying: count.describe(
+          "NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them",
+        ),
       })
       .nullable()
       .describe('the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away'),

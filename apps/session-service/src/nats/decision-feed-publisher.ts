@@ -7,8 +7,9 @@
  *
  * It starts after the later of its checkpoint and the position of the last message already in the
  * decisions stream, so a restart (or a lost checkpoint) republishes nothing; replicas running it at
- * once publish the same positions, and JetStream keeps one copy of each (message-id
- * de-duplication). While a publish fails (NATS down) the feed is paused: one warn line when it pauses,
+ * once publish the same positions, and the stream keeps one copy of each (message-id
+ * de-duplication), but a core NATS subscriber of the subject receives every replica's publish
+ * (one copy per replica: it reads through a JetStream consumer or deduplicates by `Nats-Msg-Id`). While a publish fails (NATS down) the feed is paused: one warn line when it pauses,
  * `/health` shows the error ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure record it deletes the erased session's answers
  * and earlier decisions from the results and decisions streams ({@link eraseSessionCopies}). A publish that fails is retried (growing delay) and never skipped, so the
  * feed has no gaps and stays in log order.

@@ -7,16 +7,30 @@
  *    server's max_payload goes without `kept`, `archived` and `summary`, named in `omitted`);
  * 3. with `NATS_ERASE_HANDLED_COMMANDS`, delete it from the command stream with the erase flag
  *    ({@link eraseCommand}: its bytes hold the texts it appended), then acknowledge — only now, after the command's events are appended — or, for a rejected command
- *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered. A server-side
- *    failure (5xx: store unavailable…) is redelivered after a delay, at most
- *    {@link MAX_ATTEMPTS} times, then terminated with its error published.
+ *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered.
+ *
+ * A server-side failure is retried in place, by this replica, with the command held (reported in
+ * progress, so JetStream gives it to no one else) and its session's later commands waiting behind
+ * it, so a session's commands are still applied in the order they arrived:
+ * - a transient condition of the service ({@link TRANSIENT_CODES}: 503 `store_unavailable`,
+ *   `counting_timeout`, …) is waited out: retried after {@link DEFAULT_RETRY_BACKOFF} (0.5 s
+ *   doubling to 5 s apart), without a limit while the replica runs — a store failover of minutes
+ *   drops nothing. One line when a command starts waiting, one when it goes through;
+ *   {@link NatsCommandConsumer.retrying} counts those waiting (`/health`, `/metrics`);
+ * - any other 5xx (500 `internal`: a bug, perhaps this command's own) is retried the same way
+ *   up to {@link MAX_ATTEMPTS} attempts in all (earlier deliveries count one each), then
+ *   terminated with its error published, so a poison command does not loop for ever.
+ * Every retry after the first attempt runs as a redelivery (`redelivered`): an attempt that failed
+ * after its write reached the store is answered from what it wrote, never applied twice.
  *
  * Every rejected (terminated) command logs one line at warn ({@link rejectionLogLine}): a subject
  * that names no session has no results subject, so without `Reply-To` that line is its only record.
  *
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
- * sessions are handled at once. Replicas share the consumer, so each command goes to one of them.
- * At stop, commands pulled but not started go back to JetStream at once (see {@link stop}).
+ * commands are taken at once (handled, retried, or queued behind their session's previous one), each
+ * reported in progress every third of the ack wait until it is answered. At stop, commands pulled
+ * but not started go back to JetStream at once, a command waiting for the store and those queued
+ * behind one of their session go back in their order (see {@link stop}).
  */
 import { hostname } from 'node:os';
 import { quoteInput } from '@lib/compaction';
@@ -29,8 +43,53 @@ import { resultSubject } from './nats-names';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
 import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
 
-/** Deliveries of a command failing with a server-side error before it is terminated. */
+/**
+ * Attempts of a command failing with a server-side error that is not transient (500 `internal`)
+ * before it is terminated with its error published; each earlier delivery counts as one.
+ */
 export const MAX_ATTEMPTS = 5;
+
+/**
+ * Codes of the 503 answers the executor can give that say the service cannot do it now, not that
+ * the command is wrong: nothing was written, and the same command goes through once the condition
+ * passes, so it is retried in place for as long as the replica runs (never terminated):
+ * - `store_unavailable`: the event store does not answer (a PostgreSQL or KurrentDB failover or
+ *   restart, a SQLite write lock held past its timeout; at shutdown, the store already closed);
+ * - `counting_timeout`: counting the command's tokens (or a compaction's text work) waited past its
+ *   30 s deadline, queue included, or its worker's queue was full: the service is busy with other
+ *   large texts. A command within `MAX_BODY_BYTES` is counted well within the deadline on its own,
+ *   so it goes through once the load passes (its session waits meanwhile, which sheds load too);
+ * - `projection_behind`: the read models have not reached a position yet. Commands do not wait for
+ *   the read models today; should one ever, it is the same kind of wait;
+ * - `shutting_down`: the HTTP answer during the shutdown drain; commands never get it (the
+ *   consumer stops before the store closes), listed so that it would be waited out, not dropped.
+ */
+export const TRANSIENT_CODES: ReadonlySet<string> = new Set(['store_unavailable', 'counting_timeout', 'projection_behind', 'shutting_down']);
+
+/** Delays between attempts of one command (ms): `initialMs` before the first retry, doubling up to `maxMs`. */
+export interface RetryBackoff {
+  initialMs: number;
+  maxMs: number;
+}
+
+/** 0.5 s, 1 s, 2 s, 4 s, then every 5 s. */
+export const DEFAULT_RETRY_BACKOFF: RetryBackoff = { initialMs: 500, maxMs: 5_000 };
+
+/** The delay (ms) before retry number `retry` (0 for the first) under `backoff`. */
+export function retryDelayMs(backoff: RetryBackoff, retry: number): number {
+  return Math.min(backoff.maxMs, backoff.initialMs * 2 ** Math.min(retry, 30));
+}
+
+/** True when `answer` is a 503 of {@link TRANSIENT_CODES} (retried in place without a limit). */
+export function isTransientFailure(answer: CommandAnswer): boolean {
+  return answer.status === 503 && TRANSIENT_CODES.has(codeOf(answer));
+}
+
+function codeOf(answer: CommandAnswer): string {
+  const code = (answer.body as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : 'unknown';
+}
+
 /** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
 export const REPLY_TO_HEADER = 'Reply-To';
 /** Header of every answer naming the replica that handled the command (`<host>:<pid>`). */
@@ -39,18 +98,31 @@ const REPLICA = `${hostname()}:${process.pid}`;
 /** Header of every answer: how many times JetStream delivered the command (more than 1 after a crash or a timeout). */
 export const DELIVERY_COUNT_HEADER = 'Delivery-Count';
 
+/** The session a command subject names: the subject minus its kind token. */
+function sessionOf(m: JsMsg): string {
+  return m.subject.slice(0, m.subject.lastIndexOf('.'));
+}
+
 /** See the module doc. */
 export class NatsCommandConsumer {
   private readonly logger = new Logger('NatsCommands');
   private messages: ConsumerMessages | null = null;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Commands pulled but not started (waiting for a free slot or for their session's previous command). */
-  private readonly waiting = new Set<JsMsg>();
+  /** Commands pulled and not yet queued for their session (waiting for a free slot): at stop, given back at once. */
+  private readonly pulled = new Set<JsMsg>();
+  /** Every command taken and not yet acknowledged, terminated or given back: reported in progress every third of the ack wait. */
+  private readonly held = new Set<JsMsg>();
+  /** Commands whose last attempt answered a transient 503, waiting for their next attempt. */
+  private readonly waitingForService = new Set<JsMsg>();
+  private keepAlive: NodeJS.Timeout | null = null;
   private stopping = false;
-  /** Resolves when {@link stop} begins: ends the wait for a free slot. */
+  /** Resolves when {@link stop} begins: ends the wait for a free slot and a retry's wait. */
   private readonly stopRequested: Promise<void>;
   private requestStop: () => void = () => undefined;
+  /** Resolves once the pull subscription is closed at stop: from then on commands are given back (a nak now could come back to this replica). */
+  private readonly pullClosed: Promise<void>;
+  private markPullClosed: () => void = () => undefined;
   private readonly sessionTails = new Map<string, Promise<void>>();
   private readonly encoder = new TextEncoder();
 
@@ -61,25 +133,37 @@ export class NatsCommandConsumer {
     private readonly executor: NatsCommandExecutor,
     private readonly names: NatsNames,
     private readonly concurrency: number,
-    /** The consumer's ack wait (ms): a command still being handled is reported in progress every third of it. */
+    /** The consumer's ack wait (ms): a command taken and not yet answered is reported in progress every third of it. */
     private readonly ackWaitMs: number,
     /** `NATS_ERASE_HANDLED_COMMANDS`: erase each handled command from the command stream before acknowledging it ({@link eraseCommand}). */
     private readonly eraseHandledCommands = false,
+    /** Delays between the attempts of a command that failed server-side (tests shorten them). */
+    private readonly backoff: RetryBackoff = DEFAULT_RETRY_BACKOFF,
   ) {
     this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
+    this.pullClosed = new Promise((resolve) => (this.markPullClosed = resolve));
   }
 
   /** Starts consuming; returns once the pull subscription is set up. */
   async start(): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
     this.messages = await consumer.consume({ max_messages: this.concurrency });
+    this.keepAlive = setInterval(() => this.reportInProgress(), Math.max(500, Math.floor(this.ackWaitMs / 3)));
+    this.keepAlive.unref();
     this.loop = this.run(this.messages);
+  }
+
+  /** Commands waiting in place for a transient condition to pass (their last attempt answered a 503 of {@link TRANSIENT_CODES}). */
+  get retrying(): number {
+    return this.waitingForService.size;
   }
 
   /**
    * Stops pulling; returns every command pulled but not started to JetStream at once (a nak
    * without delay, so another replica takes it now rather than after the ack wait); waits for the
-   * started ones to be answered and acknowledged.
+   * started ones to be answered and acknowledged. A command waiting to be retried (the store is
+   * down) is given back too, and a session's commands queued behind a running or waiting one go back
+   * right after it: in the session's order, so the replica that takes them applies them in that order.
    */
   async stop(): Promise<void> {
     if (!this.messages) return;
@@ -89,26 +173,42 @@ export class NatsCommandConsumer {
     // replica's pull request is still open could be redelivered to it, then wait out the ack wait.
     const closed = this.messages.close();
     // A closed connection (NATS lost at shutdown: NatsTransport closed it) flushes nothing and gives nothing back.
-    const connected = !this.nc.isClosed();
-    if (connected) await this.nc.flush();
+    if (!this.nc.isClosed()) await this.nc.flush();
     await closed;
     await this.loop;
-    if (connected) for (const m of this.waiting) m.nak();
-    this.waiting.clear();
-    await Promise.all(this.inFlight);
+    if (!this.nc.isClosed()) {
+      // The server keeps the closed subscription's pull requests until it checks their interest,
+      // which a consumer-info request makes it do. Without it nats-server 2.9 hands the first
+      // command given back to one of them (lost until the ack wait, after the later ones: the
+      // session reordered) and the next one to the other replica twice.
+      await this.jsm.consumers.info(this.names.commandStream, this.names.commandConsumer).catch(() => undefined);
+    }
+    this.markPullClosed();
+    const givenBack: Array<Promise<void>> = [];
+    for (const m of this.pulled) {
+      // Behind its session's previous command, if one is still running or waiting here; else at once.
+      const tail = this.sessionTails.get(sessionOf(m));
+      givenBack.push(tail ? tail.then(() => this.giveBack(m)) : this.giveBack(m));
+    }
+    this.pulled.clear();
+    await Promise.all([...this.inFlight, ...givenBack]);
+    if (this.keepAlive) clearInterval(this.keepAlive);
+    this.keepAlive = null;
     this.messages = null;
   }
 
   private async run(messages: ConsumerMessages): Promise<void> {
     for await (const m of messages) {
-      // Until it starts, a command is in `waiting`: at stop, those left there go back to JetStream.
-      this.waiting.add(m);
+      this.held.add(m);
+      // Until it is queued for its session, a command is in `pulled`: at stop, those left there go back to JetStream.
+      this.pulled.add(m);
       while (this.inFlight.size >= this.concurrency && !this.stopping) await Promise.race([...this.inFlight, this.stopRequested]);
       if (this.stopping) continue;
+      this.pulled.delete(m);
       // Serialise per session: the subject minus its kind token names the session.
-      const session = m.subject.slice(0, m.subject.lastIndexOf('.'));
+      const session = sessionOf(m);
       const previous = this.sessionTails.get(session) ?? Promise.resolve();
-      const task = previous.then(() => (!this.stopping && this.waiting.delete(m) ? this.handle(m) : undefined));
+      const task = previous.then(() => (this.stopping ? this.giveBack(m) : this.handle(m)));
       this.sessionTails.set(session, task);
       this.inFlight.add(task);
       void task.finally(() => {
@@ -118,29 +218,43 @@ export class NatsCommandConsumer {
     }
   }
 
+  /** Reports every held command in progress, so JetStream gives none of them to another replica while it is queued, running or waiting. */
+  private reportInProgress(): void {
+    for (const m of this.held) {
+      try {
+        m.working();
+      } catch {
+        // The connection is closed (shutdown): the command comes back after the ack wait.
+      }
+    }
+  }
+
+  /** Gives `m` back to JetStream (a nak without delay, once the pull subscription is closed): at stop, for another replica to take now. */
+  private async giveBack(m: JsMsg): Promise<void> {
+    await this.pullClosed;
+    this.held.delete(m);
+    if (this.nc.isClosed()) return;
+    try {
+      m.nak();
+    } catch {
+      // Closed meanwhile: it comes back after the ack wait.
+    }
+  }
+
   private async handle(m: JsMsg): Promise<void> {
     const commandId = m.headers?.get('Nats-Msg-Id') || `${this.names.commandStream}:${m.info.streamSequence}`;
-    const keepAlive = setInterval(() => m.working(), Math.max(500, Math.floor(this.ackWaitMs / 3)));
     try {
-      const answer = await this.executor.execute({ subject: m.subject, data: m.data, commandId, redelivered: m.redelivered });
-      const retry = answer.status >= 500 && answer.status !== 413 && m.info.deliveryCount < MAX_ATTEMPTS;
-      if (retry) {
-        this.logger.warn(
-          `command ${quoteInput(commandId)} failed with ${(answer.body as { code?: string }).code}; redelivery ${m.info.deliveryCount}/${MAX_ATTEMPTS}`,
-        );
-        m.nak(Math.min(30_000, 500 * 2 ** m.info.deliveryCount));
-        return;
-      }
+      const answer = await this.executeUntilFinal(m, commandId);
+      if (!answer) return;
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
       if (answer.status < 300) m.ack();
       else {
         // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
         m.term();
-        const code = (answer.body as { code?: unknown }).code;
         this.logger.warn(
           rejectionLogLine({
-            code: typeof code === 'string' ? code : 'unknown',
+            code: codeOf(answer),
             status: answer.status,
             subject: m.subject,
             msgId: m.headers?.get('Nats-Msg-Id') || null,
@@ -150,12 +264,66 @@ export class NatsCommandConsumer {
         );
       }
     } catch (err) {
-      // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes back.
+      // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes
+      // back. Its writes are done, so the session's next command may go first: nothing is reordered.
       this.logger.warn(`command ${quoteInput(commandId)} left for redelivery: ${(err as Error).message}`);
       m.nak(1000);
     } finally {
-      clearInterval(keepAlive);
+      this.held.delete(m);
     }
+  }
+
+  /**
+   * Executes `m` until its answer is final (see the module doc): a success, a rejection (4xx), or a
+   * non-transient 5xx on its {@link MAX_ATTEMPTS}th attempt. Null when the replica stopped while the
+   * command waited for its next attempt: it was given back to JetStream (unanswered, unacknowledged).
+   */
+  private async executeUntilFinal(m: JsMsg, commandId: string): Promise<CommandAnswer | null> {
+    // Earlier deliveries failed (or were lost with their replica) once each.
+    let failures = m.info.deliveryCount - 1;
+    let attempts = 0;
+    let waitingSince: number | null = null;
+    try {
+      for (;;) {
+        // After a failed attempt, run as a redelivery: its write may have reached the store before the failure.
+        const answer = await this.executor.execute({ subject: m.subject, data: m.data, commandId, redelivered: m.redelivered || attempts > 0 });
+        attempts++;
+        const transient = isTransientFailure(answer);
+        const retryInternal = !transient && answer.status >= 500 && ++failures < MAX_ATTEMPTS;
+        if (!transient && !retryInternal) {
+          if (waitingSince !== null) {
+            const seconds = ((Date.now() - waitingSince) / 1000).toFixed(1);
+            this.logger.log(`command ${quoteInput(commandId)} went through after waiting ${seconds} s (${attempts} attempts): answered ${answer.status}`);
+          }
+          return answer;
+        }
+        if (transient && waitingSince === null) {
+          waitingSince = Date.now();
+          this.waitingForService.add(m);
+          this.logger.warn(
+            `command ${quoteInput(commandId)} waits: ${codeOf(answer)} (503); retried in place until it goes through (every ${this.backoff.maxMs / 1000} s at most), the session's later commands wait behind it`,
+          );
+        } else if (retryInternal) {
+          this.logger.warn(`command ${quoteInput(commandId)} failed with ${codeOf(answer)} (${answer.status}); attempt ${failures}/${MAX_ATTEMPTS}`);
+        }
+        if (!(await this.pause(retryDelayMs(this.backoff, attempts - 1)))) {
+          this.logger.warn(`command ${quoteInput(commandId)} still waiting at shutdown: given back to JetStream, for the next replica to take`);
+          await this.giveBack(m);
+          return null;
+        }
+      }
+    } finally {
+      this.waitingForService.delete(m);
+    }
+  }
+
+  /** Waits `ms`; false when the consumer is stopping (at once, or as soon as it starts to). */
+  private async pause(ms: number): Promise<boolean> {
+    if (this.stopping) return false;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))), this.stopRequested]);
+    clearTimeout(timer);
+    return !this.stopping;
   }
 
   /**

@@ -2,8 +2,9 @@
  * The NATS JetStream transport (issue 15), present only when `NATS_URL` is set: at start it
  * connects, creates the streams and the shared consumer when missing, then consumes commands
  * ({@link NatsCommandConsumer}) and publishes the decisions feed ({@link DecisionFeedPublisher}).
- * At shutdown it stops pulling, gives the commands pulled but not started back to JetStream,
- * finishes and acknowledges the started ones, and drains the connection — before the store closes.
+ * At shutdown it stops pulling, gives the commands pulled but not started (and those waiting for
+ * the store) back to JetStream, finishes and acknowledges the started ones, and drains the
+ * connection — before the store closes.
  *
  * Client: `@nats-io/transport-node` + `@nats-io/jetstream` (the maintained NATS.js v3 packages).
  * Nest's NATS microservice transport speaks core NATS request/reply only (no JetStream streams,
@@ -38,6 +39,11 @@ export interface NatsTransportState {
   /** ISO-8601 time the connection entered its state. */
   since: string;
   decisionFeed: DecisionFeedState | null;
+  /**
+   * Commands this replica holds and retries in place because the service cannot do them now (a 503
+   * such as `store_unavailable`: see `TRANSIENT_CODES`); their sessions' later commands wait behind them. 0 before the consumer starts.
+   */
+  commandsRetrying: number;
 }
 
 /** See the module doc. */
@@ -97,7 +103,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
 
   /** The connection's and the decisions feed's state (see {@link NatsTransportState}). */
   state(): NatsTransportState {
-    return { connection: this.connection, since: this.since, decisionFeed: this.feed?.state() ?? null };
+    return { connection: this.connection, since: this.since, decisionFeed: this.feed?.state() ?? null, commandsRetrying: this.consumer?.retrying ?? 0 };
   }
 
   private enter(connection: NatsConnectionState): void {

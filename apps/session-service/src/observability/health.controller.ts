@@ -50,7 +50,7 @@ export class HealthController {
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
     if (!this.nats) return null;
-    const { connection, since, decisionFeed: feed } = this.nats.state();
+    const { connection, since, decisionFeed: feed, commandsRetrying } = this.nats.state();
     return {
       connection,
       since,
@@ -60,6 +60,7 @@ export class HealthController {
         lastError: feed.lastError,
         lastErrorAt: feed.lastErrorAt,
       },
+      commandsRetrying,
     };
   }
 
@@ -149,8 +150,9 @@ export class HealthController {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
     if (this.nats) {
-      const { connection, decisionFeed } = this.nats.state();
+      const { connection, decisionFeed, commandsRetrying } = this.nats.state();
       this.metrics.natsConnected.set(connection === 'connected' ? 1 : 0);
+      this.metrics.natsCommandsRetrying.set(commandsRetrying);
       if (decisionFeed) {
         this.metrics.decisionFeedCheckpoint.set(Number(decisionFeed.checkpoint));
         this.metrics.decisionFeedPaused.set(decisionFeed.lastError === null ? 0 : 1);

@@ -48,6 +48,12 @@ export class ServiceMetrics {
     help: 'With NATS_URL: 1 while the NATS decisions feed is paused (a publish failed; it retries), else 0',
     registers: [],
   });
+  /** With NATS_URL: commands held and retried in place because the service cannot do them now (503 `store_unavailable`, `counting_timeout`). */
+  readonly natsCommandsRetrying = new Gauge({
+    name: 'nats_commands_retrying',
+    help: "With NATS_URL: NATS commands held and retried in place because the service cannot do them now (503 store_unavailable, counting_timeout); their sessions' later commands wait behind them",
+    registers: [],
+  });
   /** Auto-compactions in progress. */
   readonly autoCompactionsRunning = new Gauge({
     name: 'auto_compactions_in_progress',
@@ -78,7 +84,8 @@ export class ServiceMetrics {
   /** Registers the NATS gauges (once NATS_URL is known to be set: without it they are not served at all, rather than a misleading 0). */
   registerNatsMetrics(): void {
     if (this.registry.getSingleMetric('nats_connected')) return;
-    for (const gauge of [this.natsConnected, this.decisionFeedCheckpoint, this.decisionFeedPaused]) this.registry.registerMetric(gauge);
+    for (const gauge of [this.natsConnected, this.decisionFeedCheckpoint, this.decisionFeedPaused, this.natsCommandsRetrying])
+      this.registry.registerMetric(gauge);
   }
 
   constructor() {

@@ -3,13 +3,18 @@ import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisio
 /**
  * SQLSTATE classes meaning "the store cannot serve this now": 08 connection exception,
  * 28 invalid authorization, 3D invalid catalog (database missing), 53 insufficient resources,
- * 57 operator intervention (shutdown, cannot connect now), 58 system error.
+ * 57 operator intervention (shutdown, cannot connect now), 58 system error; and 25006
+ * read_only_sql_transaction, a write sent to a standby (during a failover, before the new primary
+ * is promoted, or through a read-only endpoint): retrying later, on the promoted primary, succeeds.
  */
-const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)/;
+const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)|^25006$/;
 /** Node socket errors and the pg driver's own connection failures. */
 const UNAVAILABLE_NODE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED)$/;
 const UNAVAILABLE_MESSAGE =
   /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end/i;
+
+/** SQLSTATE of a write refused by a read-only server (a standby). */
+export const READ_ONLY_SQL_TRANSACTION = '25006';
 
 /** SQLSTATE of a unique violation (a concurrent append inserted the same id or revision first). */
 export const UNIQUE_VIOLATION = '23505';

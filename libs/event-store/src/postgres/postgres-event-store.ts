@@ -17,7 +17,7 @@ import type {
 import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
-import { mapPostgresError, UNIQUE_VIOLATION } from './postgres-errors';
+import { mapPostgresError, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
 import { POSTGRES_SCHEMA_LOCK_KEY, POSTGRES_SCHEMA_SQL } from './postgres-schema';
 
 /** Options of {@link PostgresEventStore.connect}. */
@@ -291,6 +291,17 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
+  /** True when the store's tables already exist (read on a server that refused to create them). */
+  private async schemaExists(): Promise<boolean> {
+    // the pool itself: `query` would wait for the schema this is deciding on
+    const result = await this.pool
+      .query<{ present: boolean }>(
+        "SELECT to_regclass('es_events') IS NOT NULL AND to_regclass('es_streams') IS NOT NULL AND to_regclass('es_head') IS NOT NULL AS present",
+      )
+      .catch(() => null);
+    return result?.rows[0]?.present === true;
+  }
+
   /** Creates the schema once per store (again after a failure, e.g. when the server was down). */
   private ensureSchema(): Promise<void> {
     if (this.closed) return Promise.reject(new EventStoreUnavailableError('the PostgreSQL event store is closed'));
@@ -304,6 +315,9 @@ export class PostgresEventStore implements EventStore {
         client.release();
       } catch (error) {
         client.release(true);
+        // A standby (read-only) refuses the DDL even when the schema is there: reads can be served,
+        // and writes answer store_unavailable (SQLSTATE 25006) until a primary takes them.
+        if ((error as { code?: unknown }).code === READ_ONLY_SQL_TRANSACTION && (await this.schemaExists())) return;
         throw error;
       }
     })().catch((error: unknown) => {
