@@ -7,6 +7,17 @@
  *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff)
  * With API keys configured the key is asked once and kept in sessionStorage; without one the page
  * shows the prompt and no data.
+ *
+ * Stored data (texts, tool names, arguments and results, summaries, ids, snippets, error messages
+ * that echo them) is shown only through {@link stored} / {@link revealed}: each value its own bidi
+ * isolate, its invisible and format characters as visible markers such as ⟨U+202E⟩ (the set:
+ * {@link HIDDEN}); never as HTML.
+ *
+ * Errors are shown in place and never replace a page on screen: a failed compaction diff in the
+ * diff panel, a failed recall in the results, a failed route (session list, another session) in a
+ * banner above the page; each with the service's message (or, with no answer, "the service does
+ * not answer at <origin>: is it running?") and a Retry button when trying again can help. Only
+ * the first page read, with nothing on screen yet, shows its error in place of the page.
  */
 
 /** @typedef {import('../../../libs/client/src/openapi-types').components['schemas']} Schemas */
@@ -23,19 +34,96 @@ const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 /** Thrown when the service needs a key (401). */
 class NeedsKey extends Error {}
 
+/** The service answered with an error status (other than 401): `status`, and the API's `code` and `message`. */
+class ApiError extends Error {
+  /** @param {number} status HTTP status @param {string} code the API's error code @param {string} message the API's message */
+  constructor(status, code, message) {
+    super(`${message} (${status} ${code})`);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** The request got no answer at all (`fetch` rejected: the service is stopped, unreachable, or the connection broke). */
+class Unreachable extends Error {}
+
 /**
  * GET a JSON route of the service with the stored key.
+ * Throws {@link NeedsKey} (401), {@link ApiError} (another error status, or an answer that is not
+ * JSON) or {@link Unreachable} (no answer).
  * @template T
  * @param {string} path
  * @returns {Promise<T>}
  */
 async function api(path) {
   const key = sessionStorage.getItem(KEY_STORAGE);
-  const res = await fetch(path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
-  if (res.status === 401) throw new NeedsKey(key ? 'the service refused this API key' : 'this service needs an API key');
-  const body = await res.json();
-  if (!res.ok) throw new Error(`${res.status} ${body.code}: ${body.message}`);
+  /** @type {Response} */
+  let res;
+  /** @type {any} */
+  let body;
+  try {
+    res = await fetch(path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    if (res.status === 401) throw new NeedsKey(key ? 'the service refused this API key' : 'this service needs an API key');
+    body = await res.text();
+  } catch (err) {
+    if (err instanceof NeedsKey) throw err;
+    throw new Unreachable(`the service does not answer at ${location.origin}: is it running? (${String(/** @type {Error} */ (err)?.message ?? err)})`);
+  }
+  try {
+    body = JSON.parse(body);
+  } catch {
+    throw new ApiError(res.status, 'not_json', `the service answered ${res.status} ${res.statusText} with a body that is not JSON`);
+  }
+  if (!res.ok) throw new ApiError(res.status, String(body?.code ?? 'error'), String(body?.message ?? res.statusText));
   return body;
+}
+
+/**
+ * What went wrong, for a person: the message, and whether trying again can help (no answer, rate
+ * limit, 5xx, an answer that is not JSON; not a 404 or another refusal of the request itself).
+ * @param {unknown} err
+ * @returns {{ message: string, retryable: boolean }}
+ */
+function problem(err) {
+  if (err instanceof Unreachable) return { message: err.message, retryable: true };
+  if (err instanceof ApiError) return { message: err.message, retryable: err.status === 429 || err.status >= 500 || err.code === 'not_json' };
+  return { message: String(/** @type {Error} */ (err)?.message ?? err), retryable: false };
+}
+
+/**
+ * An error shown in place (in the panel that failed, or the banner): what could not be done, the
+ * message (stored text: it may echo ids from the link), a Retry button when trying again can help,
+ * and `extra` actions.
+ * @param {string | Array<Node | string>} what e.g. "Compaction 1b2c… could not be shown"
+ * @param {unknown} err
+ * @param {() => void} retry
+ * @param {Array<Node | string>} [extra]
+ * @returns {HTMLElement}
+ */
+function errorBox(what, err, retry, extra = []) {
+  const { message, retryable } = problem(err);
+  return h(
+    'div',
+    { class: 'error-box', role: 'alert' },
+    h('p', { class: 'error' }, what, ': ', stored(message)),
+    h('p', { class: 'actions' }, retryable ? h('button', { type: 'button', class: 'retry', onclick: () => retry() }, 'Retry') : null, extra),
+  );
+}
+
+const banner = /** @type {HTMLElement} */ (document.getElementById('banner'));
+
+/**
+ * Shows an error above the page without touching what is on screen.
+ * @param {string | Array<Node | string>} what @param {unknown} err @param {() => void} retry
+ */
+function showBanner(what, err, retry) {
+  banner.replaceChildren(errorBox(what, err, retry, [h('button', { type: 'button', class: 'dismiss', onclick: () => clearBanner() }, 'Dismiss')]));
+  banner.hidden = false;
+}
+
+function clearBanner() {
+  banner.replaceChildren();
+  banner.hidden = true;
 }
 
 /**
@@ -60,21 +148,172 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// ---- stored text ------------------------------------------------------------------------------
+
+/**
+ * Characters an audit page must not pass to the browser as they are, because they are invisible
+ * or change how the text around them is ordered: every control (Cc) but tab and line feed, every
+ * format character (Cf: the bidi embeddings, overrides, isolates and marks U+202A–U+202E,
+ * U+2066–U+2069, U+200E, U+200F, U+061C; zero-width space, non-joiner and joiner U+200B–U+200D;
+ * word joiner and invisible operators U+2060–U+2064; U+FEFF; soft hyphen U+00AD; tag characters
+ * U+E0000–U+E007F; the Arabic number signs U+0600–U+0605; …), the line and paragraph separators
+ * U+2028 and U+2029, every other default-ignorable code point (variation selectors U+FE00–U+FE0F
+ * and U+E0100–U+E01EF, Hangul fillers, combining grapheme joiner U+034F, Mongolian variation
+ * selectors, …) and lone surrogates. Emoji are the one exception: see {@link emojiPart}.
+ */
+const HIDDEN = /(?![\t\n])[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}\p{Cs}]/gu;
+const EMOJI = /^\p{Emoji}$/u;
+const PICTOGRAPH = /^[\p{Extended_Pictographic}\p{Emoji_Modifier}]$/u;
+
+/** Names of the hidden characters an auditor meets most, for the marker's tooltip. */
+/** @type {Record<number, string>} */
+const HIDDEN_NAMES = {
+  0x00ad: 'SOFT HYPHEN',
+  0x061c: 'ARABIC LETTER MARK',
+  0x200b: 'ZERO WIDTH SPACE',
+  0x200c: 'ZERO WIDTH NON-JOINER',
+  0x200d: 'ZERO WIDTH JOINER',
+  0x200e: 'LEFT-TO-RIGHT MARK',
+  0x200f: 'RIGHT-TO-LEFT MARK',
+  0x2028: 'LINE SEPARATOR',
+  0x2029: 'PARAGRAPH SEPARATOR',
+  0x202a: 'LEFT-TO-RIGHT EMBEDDING',
+  0x202b: 'RIGHT-TO-LEFT EMBEDDING',
+  0x202c: 'POP DIRECTIONAL FORMATTING',
+  0x202d: 'LEFT-TO-RIGHT OVERRIDE',
+  0x202e: 'RIGHT-TO-LEFT OVERRIDE',
+  0x2060: 'WORD JOINER',
+  0x2066: 'LEFT-TO-RIGHT ISOLATE',
+  0x2067: 'RIGHT-TO-LEFT ISOLATE',
+  0x2068: 'FIRST STRONG ISOLATE',
+  0x2069: 'POP DIRECTIONAL ISOLATE',
+  0xfeff: 'ZERO WIDTH NO-BREAK SPACE (BYTE ORDER MARK)',
+};
+
+/**
+ * The code point of `text` that ends just before UTF-16 index `i`, as a string ('' at the start).
+ * @param {string} text @param {number} i
+ */
+function codePointBefore(text, i) {
+  if (i <= 0) return '';
+  const low = text.charCodeAt(i - 1);
+  const high = i >= 2 ? text.charCodeAt(i - 2) : 0;
+  return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff ? text.slice(i - 2, i) : text.slice(i - 1, i);
+}
+
+/**
+ * Whether the hidden character `c` at UTF-16 index `i` of `text` is part of an emoji and shown as
+ * it is: a text or emoji variation selector (U+FE0E, U+FE0F) right after an emoji character (❤️;
+ * after a digit, # or * only when the keycap U+20E3 follows: 1️⃣), or a zero-width joiner between
+ * two pictographs (👩‍💻, ❤️‍🔥). Each carries at most one bit, and no run of them can hide text;
+ * a second selector, or a joiner anywhere else, is shown as a marker.
+ * @param {string} text @param {number} i @param {string} c
+ */
+function emojiPart(text, i, c) {
+  const before = codePointBefore(text, i);
+  const next = text.codePointAt(i + c.length);
+  const after = next === undefined ? '' : String.fromCodePoint(next);
+  if (c === '\uFE0E' || c === '\uFE0F') return EMOJI.test(before) && (!/^[0-9#*]$/.test(before) || after === '\u20E3');
+  if (c === '\u200D') {
+    const base = before === '\uFE0F' ? codePointBefore(text, i - 1) : before;
+    return PICTOGRAPH.test(base) && PICTOGRAPH.test(after);
+  }
+  return false;
+}
+
+/**
+ * `text` cut into what is shown as it is (strings) and the hidden characters ({@link HIDDEN}),
+ * each as `{ code: 'U+202E', name }`. The one place that decides what the page shows of stored text.
+ * @param {string} text
+ * @returns {Array<string | { code: string, name: string | undefined }>}
+ */
+function reveal(text) {
+  /** @type {Array<string | { code: string, name: string | undefined }>} */
+  const parts = [];
+  let from = 0;
+  for (const match of text.matchAll(HIDDEN)) {
+    const i = /** @type {number} */ (match.index);
+    const c = match[0];
+    if (emojiPart(text, i, c)) continue;
+    if (i > from) parts.push(text.slice(from, i));
+    const cp = /** @type {number} */ (c.codePointAt(0));
+    parts.push({ code: `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`, name: HIDDEN_NAMES[cp] });
+    from = i + c.length;
+  }
+  if (from < text.length) parts.push(text.slice(from));
+  return parts;
+}
+
+/**
+ * Stored text (event text, tool names, arguments and results, summaries, ids, snippets, error
+ * messages echoing them) as nodes: each hidden character becomes a visible marker
+ * `<span class="hidden-char" dir="ltr">⟨U+202E⟩</span>` (isolated, so it reads the same in
+ * right-to-left text), the rest stays text (never HTML).
+ * @param {string} text
+ * @returns {Array<Node | string>}
+ */
+function revealed(text) {
+  return reveal(text).map((part) =>
+    typeof part === 'string'
+      ? part
+      : h(
+          'span',
+          { class: 'hidden-char', dir: 'ltr', title: part.name ? `${part.code} ${part.name}` : `${part.code} (invisible character)` },
+          `⟨${part.code}⟩`,
+        ),
+  );
+}
+
+/**
+ * `text` with its hidden characters written `⟨U+202E⟩`, for places that take only a string
+ * (tooltips).
+ * @param {string} text
+ */
+const revealedText = (text) =>
+  reveal(text)
+    .map((part) => (typeof part === 'string' ? part : `⟨${part.code}⟩`))
+    .join('');
+
+/**
+ * Shows a value from the service's data: an element of its own with `dir="auto"` (a bidi
+ * isolate: its direction comes from its first strong letter, and neither it nor the page's text
+ * around it reorders the other), its hidden characters as markers ({@link revealed}).
+ * @param {string | number | null | undefined} value
+ * @param {string} [tag] `bdi` (inline, the default) or a block such as `div`
+ * @param {Record<string, string>} [attrs]
+ * @returns {HTMLElement}
+ */
+function stored(value, tag = 'bdi', attrs = {}) {
+  return h(tag, { ...attrs, dir: 'auto', class: `stored${attrs.class ? ` ${attrs.class}` : ''}` }, revealed(String(value ?? '')));
+}
+
+/**
+ * `text` cut to at most `max` UTF-16 code units without splitting a surrogate pair, and whether it was cut.
+ * @param {string} text @param {number} max
+ * @returns {[string, boolean]}
+ */
+function clip(text, max) {
+  if (text.length <= max) return [text, false];
+  const c = text.charCodeAt(max - 1);
+  return [text.slice(0, c >= 0xd800 && c <= 0xdbff ? max - 1 : max), true];
+}
+
 /** @type {Record<string, string>} */
 const ENTITIES = { '&amp;': '&', '&lt;': '<', '&gt;': '>', '&quot;': '"', '&#39;': "'" };
 
 /**
  * A recall snippet as nodes: the service HTML-escapes the excerpt and wraps matched words in
- * <mark>…</mark>; the text is unescaped and inserted as text (never as HTML).
+ * <mark>…</mark>; the text is unescaped and shown as stored text (never as HTML, hidden
+ * characters as markers), the whole snippet one bidi isolate.
  * @param {string} html
  */
 function snippet(html) {
-  const out = h('span', { class: 'preview' });
+  const out = stored('', 'bdi', { class: 'preview' });
   html.split(/(<mark>|<\/mark>)/).reduce((inMark, part) => {
     if (part === '<mark>') return true;
     if (part === '</mark>') return false;
-    const text = part.replace(/&(amp|lt|gt|quot|#39);/g, (m) => ENTITIES[m] ?? m);
-    out.append(inMark ? h('mark', {}, text) : text);
+    const text = revealed(part.replace(/&(amp|lt|gt|quot|#39);/g, (m) => ENTITIES[m] ?? m));
+    out.append(...(inMark ? [h('mark', {}, text)] : text));
     return inMark;
   }, false);
   return out;
@@ -107,7 +346,9 @@ const sessionHref = (sessionId) => `#/s/${encodeURIComponent(sessionId)}`;
 /** @param {string} reason */
 function showKeyPrompt(reason) {
   const input = /** @type {HTMLInputElement} */ (h('input', { type: 'password', name: 'apiKey', placeholder: 'API key', autocomplete: 'off', required: true }));
-  main.replaceChildren(
+  showPage(
+    false,
+    undefined,
     h(
       'section',
       { class: 'panel prompt', id: 'key-prompt' },
@@ -132,7 +373,12 @@ function showKeyPrompt(reason) {
 
 // ---- session list -----------------------------------------------------------------------------
 
-async function renderSessionList() {
+/**
+ * The session list. Its first page is read before anything on screen is replaced: when that read
+ * fails, the page stays as it was and the error goes to the caller.
+ * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
+ */
+async function renderSessionList(isCurrent) {
   /** @type {SessionSummary[]} */
   let sessions = [];
   /** @type {string | undefined} */
@@ -143,7 +389,7 @@ async function renderSessionList() {
   );
   const user = /** @type {HTMLInputElement} */ (h('input', { type: 'text', name: 'userId', placeholder: 'user id (exact)', value: params.get('user') ?? '' }));
   const body = h('tbody');
-  const more = h('button', { type: 'button', id: 'more', hidden: true, onclick: () => load() }, 'Load more');
+  const more = h('button', { type: 'button', id: 'more', hidden: true, onclick: () => loadInPlace(false) }, 'Load more');
   const count = h('span', { class: 'muted' });
 
   const draw = () => {
@@ -155,8 +401,8 @@ async function renderSessionList() {
         h(
           'tr',
           { class: 'clickable', 'data-session': s.sessionId, onclick: () => (location.hash = sessionHref(s.sessionId)) },
-          h('td', {}, h('a', { href: sessionHref(s.sessionId) }, s.sessionId)),
-          h('td', {}, s.userId ?? '—'),
+          h('td', {}, h('a', { href: sessionHref(s.sessionId) }, stored(s.sessionId))),
+          h('td', {}, s.userId === undefined ? '—' : stored(s.userId)),
           h('td', { class: 'num' }, fmt(s.eventCount)),
           h('td', { class: 'num' }, fmt(s.windowTokens)),
           h(
@@ -171,19 +417,29 @@ async function renderSessionList() {
       ),
     );
   };
-  const load = async () => {
+  /** Reads one page (the first when `fresh`) and shows the list with it; on failure nothing changes. @param {boolean} fresh */
+  const load = async (fresh) => {
     const query = new URLSearchParams({ limit: '100' });
     if (user.value.trim()) query.set('userId', user.value.trim());
-    if (cursor) query.set('cursor', cursor);
+    if (cursor && !fresh) query.set('cursor', cursor);
     /** @type {Schemas['SessionList']} */
     const page = await api(`/v1/sessions?${query}`);
-    sessions = sessions.concat(page.sessions);
+    sessions = (fresh ? [] : sessions).concat(page.sessions);
     cursor = page.nextCursor;
     more.hidden = !cursor;
     draw();
   };
+  /** @param {boolean} fresh */
+  const loadInPlace = (fresh) =>
+    load(fresh).then(clearBanner, (err) =>
+      failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh)),
+    );
   search.addEventListener('input', draw);
-  main.replaceChildren(
+  await load(true);
+  if (!isCurrent()) return;
+  showPage(
+    true,
+    undefined,
     h(
       'section',
       { class: 'panel' },
@@ -194,9 +450,7 @@ async function renderSessionList() {
           class: 'inline',
           onsubmit: (e) => {
             e.preventDefault();
-            sessions = [];
-            cursor = undefined;
-            load().catch(fail);
+            loadInPlace(true);
           },
         },
         search,
@@ -215,7 +469,7 @@ async function renderSessionList() {
             {},
             h('th', {}, 'Session'),
             h('th', {}, 'User'),
-            h('th', { class: 'num' }, 'Events'),
+            h('th', { class: 'num' }, 'Conversation events'),
             h('th', { class: 'num' }, 'Window tokens'),
             h('th', { class: 'num' }, 'Compactions'),
             h('th', {}, 'Policy'),
@@ -227,7 +481,6 @@ async function renderSessionList() {
       more,
     ),
   );
-  await load();
 }
 
 // ---- session page -----------------------------------------------------------------------------
@@ -368,6 +621,57 @@ function chart(points, compactions, select) {
   return h('div', { class: 'chart', id: 'chart' }, /** @type {any} */ (svg));
 }
 
+/** Decision events in the log: what a compaction (or a late answer's archive) writes. */
+const DECISION_TYPES = new Set(['EventsArchived', 'SummaryInserted', 'CompactionCompleted', 'CompactionFailed']);
+
+/**
+ * The log's entries by kind, in the API's words (README "the full log: conversation events …
+ * and decision events"): `conversation` counts `ConversationEventAppended` (the session's
+ * `eventCount`), `decision` the {@link DECISION_TYPES}, `policy` `AutoCompactionPolicySet`,
+ * `other` any other type.
+ * @param {LogEntry[]} log
+ * @returns {{ entries: number, conversation: number, decision: number, policy: number, other: number }}
+ */
+function logCounts(log) {
+  const counts = { entries: log.length, conversation: 0, decision: 0, policy: 0, other: 0 };
+  for (const entry of log) {
+    if (entry.type === 'ConversationEventAppended') counts.conversation++;
+    else if (DECISION_TYPES.has(entry.type)) counts.decision++;
+    else if (entry.type === 'AutoCompactionPolicySet') counts.policy++;
+    else counts.other++;
+  }
+  return counts;
+}
+
+/** `1 log entry`, `2 log entries`. @param {number} n @param {string} one @param {string} [many] */
+const counted = (n, one, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
+
+/** The timeline's heading: `Log timeline (10 log entries: 7 conversation events, 3 decision events)`. @param {LogEntry[]} log */
+function timelineHeading(log) {
+  const c = logCounts(log);
+  const parts = [counted(c.conversation, 'conversation event'), counted(c.decision, 'decision event')];
+  if (c.policy) parts.push(counted(c.policy, 'policy event'));
+  if (c.other) parts.push(counted(c.other, 'other entry', 'other entries'));
+  return `Log timeline (${counted(c.entries, 'log entry', 'log entries')}: ${parts.join(', ')})`;
+}
+
+/** Longest stored text a timeline row shows, in UTF-16 code units (the rest is cut, with a "…"). */
+const MAX_PREVIEW = 600;
+
+/**
+ * A stored text of a timeline row ({@link stored}), cut to {@link MAX_PREVIEW} with a "…" at its end.
+ * @param {unknown} value
+ * @param {string} [tag] `bdi` (inline, the default) or `div`
+ * @returns {HTMLElement}
+ */
+function excerpt(value, tag = 'bdi') {
+  const text = String(value ?? '');
+  const [shown, cut] = clip(text, MAX_PREVIEW);
+  const el = stored(shown, tag);
+  if (cut) el.append(h('span', { class: 'muted', title: `${fmt(text.length)} UTF-16 code units, the first ${MAX_PREVIEW} shown` }, '…'));
+  return el;
+}
+
 /**
  * @param {LogEntry[]} log
  * @param {Map<string, CompactionItem>} byId
@@ -380,25 +684,29 @@ function timeline(log, byId, select) {
     const rev = h('span', { class: 'muted' }, `#${entry.revision} `);
     if (entry.type === 'ConversationEventAppended') {
       const event = data?.event ?? {};
-      const text =
+      const lines =
         event.type === 'tool'
-          ? (event.responses ?? []).map((/** @type {any} */ r) => `${r.name}: ${r.data}`).join('\n')
-          : [event.text ?? '', ...(event.toolCalls ?? []).map((/** @type {any} */ c) => `→ ${c.name}(${c.arguments})`)].filter(Boolean).join('\n');
+          ? (event.responses ?? []).map((/** @type {any} */ r) => h('div', {}, stored(r.name), ': ', excerpt(r.data)))
+          : [
+              event.text ? excerpt(event.text, 'div') : null,
+              ...(event.toolCalls ?? []).map((/** @type {any} */ c) => h('div', {}, '→ ', stored(c.name), '(', excerpt(c.arguments), ')')),
+            ];
       items.push(
         h(
           'li',
           { class: entry.archived ? 'archived' : '', 'data-event': entry.eventId },
           rev,
           h('span', { class: 'kind' }, entry.kind ?? ''),
-          h('span', { class: 'muted' }, `${entry.eventId} `),
+          h('span', { class: 'muted' }, stored(entry.eventId), ' '),
           entry.archived && entry.archivedBy
             ? h(
                 'a',
                 { class: 'badge archived', href: '#', onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))) },
-                `archived by ${short(entry.archivedBy)}`,
+                'archived by ',
+                stored(short(entry.archivedBy)),
               )
             : null,
-          h('div', { class: 'preview' }, text.length > 600 ? `${text.slice(0, 600)}…` : text),
+          h('div', { class: 'preview' }, lines),
         ),
       );
     } else if (entry.type === 'SummaryInserted') {
@@ -408,9 +716,9 @@ function timeline(log, byId, select) {
           { class: entry.archived ? 'archived summary' : 'summary', 'data-event': entry.eventId },
           rev,
           h('span', { class: 'kind' }, 'summary'),
-          h('span', { class: 'muted' }, `${entry.eventId} by ${short(entry.compactionId ?? '')}`),
-          entry.archived && entry.archivedBy ? h('span', { class: 'badge archived' }, `archived by ${short(entry.archivedBy)}`) : null,
-          h('div', { class: 'preview' }, String(data?.text ?? '')),
+          h('span', { class: 'muted' }, stored(entry.eventId), ' by ', stored(short(entry.compactionId ?? ''))),
+          entry.archived && entry.archivedBy ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(entry.archivedBy))) : null,
+          stored(data?.text, 'div', { class: 'preview' }),
         ),
       );
     } else if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
@@ -420,14 +728,18 @@ function timeline(log, byId, select) {
           'li',
           { class: 'decision' },
           rev,
-          h('a', { href: '#', onclick: (e) => (e.preventDefault(), select(entry.compactionId ?? '')) }, `◆ compaction ${short(entry.compactionId ?? '')}`),
-          c
-            ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${c.archivedIds.length} archived${c.failure ? `, failed at ${c.failure.stage}: ${c.failure.reason}` : ''}`
-            : '',
+          h(
+            'a',
+            { href: '#', onclick: (e) => (e.preventDefault(), select(entry.compactionId ?? '')) },
+            '◆ compaction ',
+            stored(short(entry.compactionId ?? '')),
+          ),
+          c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${c.archivedIds.length} archived` : '',
+          c?.failure ? [`, failed at ${c.failure.stage}: `, stored(c.failure.reason)] : null,
         ),
       );
     } else if (entry.type === 'AutoCompactionPolicySet') {
-      items.push(h('li', { class: 'decision' }, rev, `◇ policy set: ${data?.strategy ? data.strategy.type : 'cleared'}`));
+      items.push(h('li', { class: 'decision' }, rev, '◇ policy set: ', data?.strategy ? stored(data.strategy.type) : 'cleared'));
     }
   }
   return h('ol', { class: 'timeline', id: 'timeline' }, items);
@@ -449,9 +761,9 @@ function diffView(diff, item) {
             'li',
             { class: e.change === 'kept' ? '' : e.change, 'data-event': e.id, 'data-change': e.change },
             h('span', { class: 'kind' }, e.type),
-            h('span', { class: 'muted' }, `${e.id} · ${fmt(e.tokens)} tok`),
+            h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} tok`),
             e.change !== 'kept' ? h('span', { class: `badge ${e.change}` }, e.change) : null,
-            h('div', { class: 'preview' }, e.preview),
+            stored(e.preview, 'div', { class: 'preview' }),
           ),
         ),
       ),
@@ -459,14 +771,14 @@ function diffView(diff, item) {
   return h(
     'section',
     { class: 'panel', id: 'diff', 'data-compaction': diff.compactionId },
-    h('h2', {}, `Compaction ${diff.compactionId}`),
+    h('h2', {}, 'Compaction ', stored(diff.compactionId)),
     item
       ? h(
           'dl',
           { class: 'facts' },
           h('div', {}, h('dt', {}, 'outcome'), h('dd', {}, item.outcome)),
           h('div', {}, h('dt', {}, 'origin'), h('dd', {}, item.origin)),
-          h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: JSON.stringify(item.strategy, null, 1) }, brief(item.strategy))),
+          h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', {}, item.basedOnRevision)),
           h('div', {}, h('dt', {}, 'saved'), h('dd', {}, `${fmt(item.tokensSaved)} ${diff.estimator}`)),
@@ -478,7 +790,8 @@ function diffView(diff, item) {
                 h(
                   'dd',
                   {},
-                  `${item.summarizer.model} × ${item.summarizer.calls} (${item.summarizer.usage.promptTokens}+${item.summarizer.usage.completionTokens} tok)`,
+                  stored(item.summarizer.model),
+                  ` × ${item.summarizer.calls} (${item.summarizer.usage.promptTokens}+${item.summarizer.usage.completionTokens} tok)`,
                 ),
               )
             : null,
@@ -490,11 +803,11 @@ function diffView(diff, item) {
       ? h(
           'div',
           { class: 'summary-text', id: 'summary-text' },
-          h('strong', {}, `Summary ${item.summary.id} (covers ${item.summary.coveredIds.length} events): `),
-          item.summary.text,
+          h('strong', {}, 'Summary ', stored(item.summary.id), ` (covers ${item.summary.coveredIds.length} events):`),
+          stored(item.summary.text, 'div'),
         )
       : null,
-    item?.failure ? h('p', { class: 'error' }, `Failed at ${item.failure.stage}: ${item.failure.reason}`) : null,
+    item?.failure ? h('p', { class: 'error' }, `Failed at ${item.failure.stage}: `, stored(item.failure.reason)) : null,
     h('div', { class: 'diff' }, column('Before', diff.before), column('After', diff.after)),
   );
 }
@@ -504,6 +817,31 @@ function recallBox(sessionId) {
   const input = /** @type {HTMLInputElement} */ (h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included' }));
   const only = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', name: 'thisSession', checked: true }));
   const results = h('ol', { class: 'timeline', id: 'recall-results' });
+  const search = async () => {
+    const query = new URLSearchParams({ q: input.value, limit: '20' });
+    if (only.checked) query.set('sessionId', sessionId);
+    try {
+      /** @type {RecallPage} */
+      const page = await api(`/v1/recall?${query}`);
+      results.replaceChildren(
+        ...(page.items.length === 0 ? [h('li', { class: 'muted' }, 'no hit')] : []),
+        ...page.items.map((hit) =>
+          h(
+            'li',
+            { class: hit.archived ? 'archived' : '', 'data-event': hit.eventId },
+            h('span', { class: 'kind' }, hit.type),
+            h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
+            h('span', { class: 'muted' }, ' ', stored(hit.eventId)),
+            hit.archived ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(hit.compactionId ?? ''))) : null,
+            h('div', {}, snippet(hit.snippet)),
+          ),
+        ),
+      );
+    } catch (err) {
+      if (err instanceof NeedsKey) return showKeyPrompt(err.message);
+      results.replaceChildren(h('li', {}, errorBox('The search failed', err, search)));
+    }
+  };
   return h(
     'section',
     { class: 'panel' },
@@ -513,30 +851,9 @@ function recallBox(sessionId) {
       {
         class: 'inline',
         id: 'recall',
-        onsubmit: async (e) => {
+        onsubmit: (e) => {
           e.preventDefault();
-          const query = new URLSearchParams({ q: input.value, limit: '20' });
-          if (only.checked) query.set('sessionId', sessionId);
-          try {
-            /** @type {RecallPage} */
-            const page = await api(`/v1/recall?${query}`);
-            results.replaceChildren(
-              ...(page.items.length === 0 ? [h('li', { class: 'muted' }, 'no hit')] : []),
-              ...page.items.map((hit) =>
-                h(
-                  'li',
-                  { class: hit.archived ? 'archived' : '', 'data-event': hit.eventId },
-                  h('span', { class: 'kind' }, hit.type),
-                  h('a', { href: sessionHref(hit.sessionId) }, hit.sessionId),
-                  h('span', { class: 'muted' }, ` ${hit.eventId}`),
-                  hit.archived ? h('span', { class: 'badge archived' }, `archived by ${short(hit.compactionId ?? '')}`) : null,
-                  h('div', {}, snippet(hit.snippet)),
-                ),
-              ),
-            );
-          } catch (err) {
-            results.replaceChildren(h('li', { class: 'error' }, String(/** @type {Error} */ (err).message)));
-          }
+          search();
         },
       },
       input,
@@ -547,11 +864,20 @@ function recallBox(sessionId) {
   );
 }
 
-/** @param {string} sessionId @param {string | undefined} selected */
-async function renderSession(sessionId, selected) {
+/**
+ * The session page. The session, its log and its compactions are read before anything on screen
+ * is replaced: when a read fails, the page stays as it was and the error goes to the caller. The
+ * selected compaction's diff is read after, into its own panel ({@link ShownSession}`.show`),
+ * which shows its own errors.
+ * @param {string} sessionId
+ * @param {string | undefined} selected a compaction id from the link
+ * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
+ */
+async function renderSession(sessionId, selected, isCurrent) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   /** @type {[SessionSummary, LogEntry[], CompactionItem[]]} */
   const [summary, log, compactions] = await Promise.all([api(path), readLog(sessionId), readCompactions(sessionId)]);
+  if (!isCurrent()) return;
   const byId = new Map(compactions.map((c) => [c.compactionId, c]));
   const diffSlot = h('div', { id: 'diff-slot' });
   const select = (/** @type {string} */ id) => {
@@ -561,9 +887,9 @@ async function renderSession(sessionId, selected) {
   const rows = compactions.map((c, i) =>
     h(
       'tr',
-      { class: `clickable${c.compactionId === selected ? ' selected' : ''}`, 'data-compaction': c.compactionId, onclick: () => select(c.compactionId) },
+      { class: 'clickable', 'data-compaction': c.compactionId, onclick: () => select(c.compactionId) },
       h('td', { class: 'num' }, i + 1),
-      h('td', { title: c.compactionId }, short(c.compactionId)),
+      h('td', { title: c.compactionId }, stored(short(c.compactionId))),
       h('td', {}, c.outcome, c.origin === 'auto' ? h('span', { class: 'badge' }, 'auto') : null),
       h('td', {}, c.strategy.type),
       h('td', { class: 'num' }, `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)}`),
@@ -571,19 +897,46 @@ async function renderSession(sessionId, selected) {
       h('td', { title: when(c.at) }, when(c.at).slice(11)),
     ),
   );
-  main.replaceChildren(
+  /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
+  let wanted;
+  /** @param {string | undefined} id */
+  const show = async (id) => {
+    wanted = id;
+    for (const row of rows) row.classList.toggle('selected', row.getAttribute('data-compaction') === id);
+    if (id === undefined) return void diffSlot.replaceChildren();
+    const what = ['Compaction ', stored(id), ' could not be shown'];
+    const close = h('a', { href: sessionHref(sessionId), class: 'close' }, 'Close');
+    const panel = (/** @type {Array<Node | string>} */ ...children) => h('section', { class: 'panel', id: 'diff-panel' }, children);
+    if (!diffSlot.querySelector('#diff')) diffSlot.replaceChildren(panel(h('p', { class: 'muted' }, 'Reading compaction ', stored(id), '…')));
+    try {
+      /** @type {CompactionDiff} */
+      const diff = await api(`${path}/compactions/${encodeURIComponent(id)}/diff`);
+      if (wanted === id) diffSlot.replaceChildren(diffView(diff, byId.get(id)));
+    } catch (err) {
+      if (err instanceof NeedsKey) return showKeyPrompt(err.message);
+      if (wanted === id) diffSlot.replaceChildren(panel(errorBox(what, err, () => show(id), [close])));
+    }
+  };
+  showPage(
+    true,
+    { sessionId, has: (id) => byId.has(id), show },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
       'section',
       { class: 'panel' },
-      h('h1', { id: 'session-title' }, sessionId),
+      stored(sessionId, 'h1', { id: 'session-title' }),
       h(
         'dl',
         { class: 'facts' },
-        h('div', {}, h('dt', {}, 'user'), h('dd', {}, summary.userId ?? '—')),
+        h('div', {}, h('dt', {}, 'user'), h('dd', {}, summary.userId === undefined ? '—' : stored(summary.userId))),
         h('div', {}, h('dt', {}, 'revision'), h('dd', {}, summary.revision)),
-        h('div', {}, h('dt', {}, 'events'), h('dd', {}, fmt(summary.eventCount))),
-        h('div', {}, h('dt', {}, 'window'), h('dd', {}, `${summary.windowEvents} events, ${fmt(summary.windowTokens)} ${summary.estimator}`)),
+        h('div', { id: 'event-count' }, h('dt', {}, 'conversation events'), h('dd', {}, fmt(summary.eventCount))),
+        h(
+          'div',
+          {},
+          h('dt', {}, 'window'),
+          h('dd', {}, `${counted(summary.windowEvents, 'event')} (summaries included), ${fmt(summary.windowTokens)} ${summary.estimator}`),
+        ),
         h('div', {}, h('dt', {}, 'compactions'), h('dd', {}, `${summary.compactionCount} (${summary.failedCompactionCount} failed)`)),
         h(
           'div',
@@ -603,7 +956,7 @@ async function renderSession(sessionId, selected) {
     h(
       'div',
       { class: 'grid' },
-      h('div', {}, diffSlot, h('section', { class: 'panel' }, h('h2', {}, `Log timeline (${log.length} events)`), timeline(log, byId, select))),
+      h('div', {}, diffSlot, h('section', { class: 'panel' }, h('h2', { id: 'timeline-heading' }, timelineHeading(log)), timeline(log, byId, select))),
       h(
         'div',
         {},
@@ -638,19 +991,48 @@ async function renderSession(sessionId, selected) {
       ),
     ),
   );
-  if (selected) {
-    /** @type {CompactionDiff} */
-    const diff = await api(`${path}/compactions/${encodeURIComponent(selected)}/diff`);
-    diffSlot.replaceChildren(diffView(diff, byId.get(selected)));
-  }
+  void show(selected);
 }
 
 // ---- routing ----------------------------------------------------------------------------------
 
-/** @param {unknown} err */
-function fail(err) {
+/**
+ * The session page on screen: its id, `has(compactionId)` (whether that compaction is in the page's
+ * list), and `show(compactionId)`, which reads that compaction's diff into the page's diff panel
+ * (undefined: none) without reading the session again; a failure shows in that panel.
+ * @typedef {{ sessionId: string, has: (compactionId: string) => boolean, show: (compactionId: string | undefined) => Promise<void> }} ShownSession
+ */
+
+/** Whether a page worth keeping is on screen (the session list or a session; not loading, an error or the key prompt). */
+let pageShown = false;
+/** @type {ShownSession | undefined} */
+let shownSession;
+/** Routes asked for so far: an answer for an older one is dropped. */
+let renders = 0;
+
+/**
+ * Replaces the page.
+ * @param {boolean} keep whether it is worth keeping on an error (the session list or a session)
+ * @param {ShownSession | undefined} session
+ * @param {...Node} nodes
+ */
+function showPage(keep, session, ...nodes) {
+  main.replaceChildren(...nodes);
+  pageShown = keep;
+  shownSession = session;
+}
+
+/**
+ * Shows an error without losing what is on screen: in the banner above the page when one is shown,
+ * else (nothing to keep: the first load) in place of the page. A refused key shows the key prompt.
+ * @param {string | Array<Node | string>} what what could not be done
+ * @param {unknown} err
+ * @param {() => void} retry
+ */
+function failInPlace(what, err, retry) {
   if (err instanceof NeedsKey) return showKeyPrompt(err.message);
-  main.replaceChildren(h('section', { class: 'panel' }, h('p', { class: 'error' }, String(/** @type {Error} */ (err)?.message ?? err))));
+  if (pageShown) return showBanner(what, err, retry);
+  showPage(false, undefined, h('section', { class: 'panel', id: 'page-error' }, errorBox(what, err, retry, [h('a', { href: '#/' }, 'All sessions')])));
 }
 
 /**
@@ -666,18 +1048,42 @@ function linkPart(part) {
   }
 }
 
+/** Shows the service's mode (open or with keys) from /health; when it does not answer, the last one stays. */
+function showMode() {
+  fetch('/health')
+    .then((r) => r.json())
+    .then((/** @type {Schemas['Health']} */ health) => {
+      /** @type {HTMLElement} */ (document.getElementById('mode')).textContent = health.mode;
+    })
+    .catch(() => {});
+}
+
 async function render() {
+  const turn = ++renders;
+  const isCurrent = () => turn === renders;
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
   forget.hidden = !sessionStorage.getItem(KEY_STORAGE);
+  showMode();
   const match = location.hash.match(/^#\/s\/([^/?]+)(?:\/c\/([^/?]+))?/);
+  /** @type {string | Array<Node | string>} */
+  let what = 'The session list could not be read';
   try {
-    /** @type {Schemas['Health']} */
-    const health = await fetch('/health').then((r) => r.json());
-    /** @type {HTMLElement} */ (document.getElementById('mode')).textContent = health.mode;
-    if (match) await renderSession(linkPart(match[1] ?? ''), match[2] ? linkPart(match[2]) : undefined);
-    else await renderSessionList();
+    if (match) {
+      what = 'This link could not be opened';
+      const sessionId = linkPart(match[1] ?? '');
+      const selected = match[2] ? linkPart(match[2]) : undefined;
+      what = ['Session ', stored(sessionId), ' could not be read'];
+      // A compaction of the page's list (or none) opens in place; another one (written since, or
+      // unknown) reads the session again, so its list, chart and timeline include it.
+      if (shownSession?.sessionId === sessionId && (selected === undefined || shownSession.has(selected))) {
+        clearBanner();
+        return await shownSession.show(selected);
+      }
+      await renderSession(sessionId, selected, isCurrent);
+    } else await renderSessionList(isCurrent);
+    if (isCurrent()) clearBanner();
   } catch (err) {
-    fail(err);
+    if (isCurrent()) failInPlace(what, err, render);
   }
 }
 

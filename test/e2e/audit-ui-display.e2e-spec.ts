@@ -1,0 +1,236 @@
+/**
+ * The audit page at `/ui` in a real browser (playwright-core driving Debian's Chromium, as in
+ * audit-ui.e2e-spec.ts), on what an auditor must be able to trust:
+ *  - stored text is shown as stored: bidi controls, zero-width and other invisible characters as
+ *    visible markers `⟨U+202E⟩` (README "Audit page and typed client"), never applied, and each
+ *    stored value a bidi isolate that does not reorder the page's text around it;
+ *  - errors are shown in place: an unknown compaction in the link, or a service that stopped
+ *    answering, keeps the session page on screen, says what to do, and offers Retry when trying
+ *    again can help;
+ *  - the timeline's heading counts log entries, conversation events and decision events apart.
+ * Open mode (no API keys); one service, stopped and started again on the same port and data near
+ * the end. Runs in about 15 s.
+ */
+import * as fs from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { SessionServiceClient } from '@lib/client';
+import { startService } from '../support/service-harness';
+import { startListeningService, type ClientHarness } from '../support/client-harness';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--no-first-run',
+  '--disable-sync',
+];
+const SESSION = 'bidi-audit';
+/** Stored text whose RIGHT-TO-LEFT OVERRIDE would show "evil" as "live". */
+const SPOOF = 'שלום \u202Eevil\u202C done';
+/** A client id in Hebrew: without isolation the token count after it jumps to its left. */
+const HEBREW_ID = 'שאלה';
+/**
+ * Characters the README says are shown as markers, one between each pair of letters: the bidi
+ * controls, zero-width ones, word joiner, byte order mark, soft hyphen, a tag character, a line
+ * separator, a carriage return, a variation selector after a letter (not an emoji).
+ */
+const HIDDEN = [
+  0x202a, 0x202b, 0x202c, 0x202d, 0x202e, 0x2066, 0x2067, 0x2068, 0x2069, 0x200e, 0x200f, 0x061c, 0x200b, 0x200c, 0x200d, 0x2060, 0xfeff, 0x00ad, 0xe0041,
+  0x2028, 0x000d, 0xfe0f,
+];
+const HIDDEN_TEXT = `a${HIDDEN.map((cp) => String.fromCodePoint(cp)).join('a')}a`;
+/** Emoji whose variation selector and joiners are part of the picture (README: shown as they are). */
+const EMOJI = 'ok ❤️ 👩‍💻 1️⃣';
+
+const suite = fs.existsSync(CHROMIUM)
+  ? describe
+  : (title: string, fn: () => void) => {
+      process.stderr.write(`skipped "${title}": no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
+      describe.skip(`${title} (skipped: no Chromium)`, fn);
+    };
+
+/**
+ * Left edges (CSS px) of the characters of `text` as laid out inside `selector`, in the text's
+ * order; `text` is looked up in the element's text (its text nodes joined), so the check does not
+ * depend on how the page splits it into elements.
+ */
+async function charLefts(page: Page, selector: string, text: string): Promise<number[]> {
+  // Runs in the page (the test's TypeScript has no DOM types: the browser's objects are typed loosely).
+  type TextNode = { data: string };
+  return page.locator(selector).evaluate((root, wanted) => {
+    const doc = root.ownerDocument as unknown as {
+      createTreeWalker(root: unknown, what: number): { nextNode(): TextNode | null };
+      createRange(): { setStart(n: TextNode, o: number): void; setEnd(n: TextNode, o: number): void; getBoundingClientRect(): { left: number } };
+    };
+    const nodes: TextNode[] = [];
+    const walker = doc.createTreeWalker(root, 4 /* NodeFilter.SHOW_TEXT */);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) nodes.push(n);
+    const joined = nodes.map((n) => n.data).join('');
+    const start = joined.indexOf(wanted);
+    if (start < 0) throw new Error(`"${wanted}" not in ${JSON.stringify(joined)}`);
+    const lefts: number[] = [];
+    for (let i = start; i < start + wanted.length; i++) {
+      let offset = i;
+      const node = nodes.find((n) => (offset < n.data.length ? true : ((offset -= n.data.length), false)))!;
+      const range = doc.createRange();
+      range.setStart(node, offset);
+      range.setEnd(node, offset + 1);
+      lefts.push(range.getBoundingClientRect().left);
+    }
+    return lefts;
+  }, text);
+}
+
+suite('audit page in a browser: stored text, errors in place, log counts', () => {
+  let harness: ClientHarness;
+  let client: SessionServiceClient;
+  let browser: Browser;
+  let page: Page;
+  let running = true;
+  const compactionIds: string[] = [];
+
+  beforeAll(async () => {
+    harness = await startListeningService();
+    client = harness.client();
+    const path = { sessionId: SESSION };
+    const appended = await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path },
+      body: {
+        userId: 'auditor',
+        events: [
+          { id: 'u1', type: 'user', text: SPOOF },
+          { id: HEBREW_ID, type: 'assistant', text: 'a plain answer' },
+          { id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'call_1', name: 'look\u200Bup', arguments: '{"q":"\u2067x\u2069"}' }] },
+          { id: 't1', type: 'tool', responses: [{ toolCallId: 'call_1', name: 'look\u200Bup', data: 'found \u202Dit' }] },
+          { id: 'u2', type: 'user', text: HIDDEN_TEXT },
+          { id: 'a2', type: 'assistant', text: EMOJI },
+          { id: 'u3', type: 'user', text: 'one more' },
+        ],
+      },
+    });
+    expect(appended.response.status).toBe(201);
+    const strategy = { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } as const;
+    for (const round of [1, 2]) {
+      const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
+      expect(data!.outcome).toBe('compacted');
+      compactionIds.push(data!.compactionId!);
+      const events = ['a question', 'an answer', 'another question', 'another answer'].map((text, i) => ({
+        type: i % 2 ? 'assistant' : 'user',
+        text: `${text} ${round}`,
+      }));
+      await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
+    }
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    if (running) await harness?.stop();
+    if (harness) fs.rmSync(harness.dataDir, { recursive: true, force: true });
+  });
+
+  it('shows a stored U+202E as a visible marker and the text in stored order, not reversed', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
+    const row = page.locator('#timeline li[data-event="u1"] .preview');
+    await row.waitFor();
+    expect(await row.innerText()).toBe('שלום ⟨U+202E⟩evil⟨U+202C⟩ done');
+    // Laid out left to right as stored: e, v, i, l (an applied override would lay out l, i, v, e).
+    const lefts = await charLefts(page, '#timeline li[data-event="u1"] .preview', 'evil');
+    expect(lefts).toEqual([...lefts].sort((a, b) => a - b));
+    expect(new Set(lefts).size).toBe(4);
+    // The marker is drawn (it takes room) and the page holds no bidi control as text.
+    const marker = await charLefts(page, '#timeline li[data-event="u1"] .preview', '⟨U+202E⟩');
+    expect(Math.max(...marker) - Math.min(...marker)).toBeGreaterThan(20);
+    const bodyText = await page.locator('body').innerText();
+    expect(bodyText).not.toMatch(/[\u202A-\u202E\u2066-\u2069\u200E\u200F\u061C]/);
+  });
+
+  it('shows every invisible or format character of the documented set as a marker, emoji as they are', async () => {
+    const expected = `a${HIDDEN.map((cp) => `⟨U+${cp.toString(16).toUpperCase().padStart(4, '0')}⟩`).join('a')}a`;
+    expect(await page.locator('#timeline li[data-event="u2"] .preview').innerText()).toBe(expected);
+    expect(await page.locator('#timeline li[data-event="a2"] .preview').innerText()).toBe(EMOJI);
+    // Tool names, arguments and results are stored text too.
+    expect(await page.locator('#timeline li[data-event="c1"] .preview').innerText()).toBe('→ look⟨U+200B⟩up({"q":"⟨U+2067⟩x⟨U+2069⟩"})');
+    expect(await page.locator('#timeline li[data-event="t1"] .preview').innerText()).toBe('look⟨U+200B⟩up: found ⟨U+202D⟩it');
+  });
+
+  it('isolates a stored value: the page text after a Hebrew id stays after it', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${compactionIds[0]}`);
+    await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
+    const item = `#diff li[data-event="${HEBREW_ID}"] .muted`;
+    const text = await page.locator(item).first().innerText();
+    const tokens = text.match(/· (\d+) tok/)![1];
+    const hebrew = await charLefts(page, item, HEBREW_ID);
+    const after = await charLefts(page, item, `· ${tokens} tok`);
+    // "· 5 tok" follows the id on screen (without isolation the number runs into the Hebrew and shows left of it).
+    expect(Math.min(...after)).toBeGreaterThan(Math.max(...hebrew));
+    expect(after).toEqual([...after].sort((a, b) => a - b));
+  });
+
+  it('heads the timeline with log entries, conversation events and decision events counted apart', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
+    await page.locator('#timeline').waitFor();
+    const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SESSION }, query: { limit: '1000' } } });
+    const { data: summary } = await client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION } } });
+    const conversation = log!.events.filter((e) => e.type === 'ConversationEventAppended').length;
+    const decisions = log!.events.filter((e) => ['EventsArchived', 'SummaryInserted', 'CompactionCompleted', 'CompactionFailed'].includes(e.type)).length;
+    expect(conversation).toBe(summary!.eventCount);
+    expect(decisions).toBe(6);
+    const heading = await page.locator('#timeline').locator('xpath=..').locator('h2').innerText();
+    expect(heading).toBe(`Log timeline (${log!.events.length} log entries: ${conversation} conversation events, ${decisions} decision events)`);
+    // The facts line names the same count with the same words.
+    expect(await page.locator('dl.facts').first().innerText()).toContain(`conversation events\n${summary!.eventCount}`);
+  });
+
+  it('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
+    const alert = page.locator('#diff-slot [role=alert]');
+    await alert.waitFor();
+    const { error, response } = await client.GET('/v1/sessions/{sessionId}/compactions/{compactionId}/diff', {
+      params: { path: { sessionId: SESSION, compactionId: 'not-a-compaction' } },
+    });
+    expect(response.status).toBe(404);
+    expect(await alert.innerText()).toContain(error!.message);
+    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
+    expect(await page.locator('#timeline li').count()).toBeGreaterThan(5);
+    expect(await page.locator('#compactions tbody tr').count()).toBe(2);
+  });
+
+  it('with the service stopped, shows the failure in place with a Retry that works once it answers again', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
+    await page.locator('#timeline').waitFor();
+    const timelineBefore = await page.locator('#timeline').innerText();
+    const port = new URL(harness.baseUrl).port;
+    await harness.stop();
+    running = false;
+
+    await page.locator(`#compactions tr[data-compaction="${compactionIds[1]}"]`).click();
+    const alert = page.locator('#diff-slot [role=alert]');
+    await alert.waitFor();
+    expect(await alert.innerText()).toContain(`does not answer at ${harness.baseUrl}: is it running?`);
+    expect(await page.locator('#timeline').innerText()).toBe(timelineBefore);
+    expect(await page.locator('#session-title').innerText()).toBe(SESSION);
+
+    // Going to the session list while it is down keeps this page too, with the error in a banner.
+    await page.locator('a[href="#/"]').first().click();
+    const banner = page.locator('#banner [role=alert]');
+    await banner.waitFor();
+    expect(await banner.innerText()).toContain('is it running?');
+    expect(await page.locator('#timeline').innerText()).toBe(timelineBefore);
+    await page.goBack();
+    await page.locator('#banner').waitFor({ state: 'hidden' });
+    await alert.waitFor();
+
+    // Started again on the same port and data: Retry shows the compaction.
+    const again = await startService({ dataDir: harness.dataDir });
+    await again.service.app.listen(Number(port), '127.0.0.1');
+    harness = { ...harness, ...again };
+    running = true;
+    await page.locator('#diff-slot button', { hasText: 'Retry' }).click();
+    await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
+    expect(await page.locator('#diff-slot [role=alert]').count()).toBe(0);
+  });
+});
