@@ -267,6 +267,26 @@ describe('rate limits in open development mode', () => {
   });
 });
 
+describe('rate limits behind a proxy (TRUST_PROXY)', () => {
+  const behindProxy = useService({ env: { RATE_LIMIT_PER_MINUTE: '2', TRUST_PROXY: '1' } });
+  const direct = useService({ env: { RATE_LIMIT_PER_MINUTE: '2' } });
+  const spend = async (harness: typeof direct, forwardedFor: string) => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) statuses.push((await harness.http().get('/v1/recall?q=x').set('X-Forwarded-For', forwardedFor)).status);
+    return statuses;
+  };
+
+  it('with TRUST_PROXY=1, each client address the proxy forwards has its own budget', async () => {
+    expect(await spend(behindProxy, '203.0.113.7')).toEqual([200, 200, 429]);
+    expect(await spend(behindProxy, '203.0.113.8')).toEqual([200, 200, 429]);
+  });
+
+  it('without it, X-Forwarded-For is not believed: every request counts against the peer', async () => {
+    expect(await spend(direct, '203.0.113.7')).toEqual([200, 200, 429]);
+    expect(await spend(direct, '203.0.113.8')).toEqual([429, 429, 429]);
+  });
+});
+
 describe('operations routes with API keys and a small budget', () => {
   const harness = useService({ env: { API_KEYS: `${KEY_A}:tenantA`, RATE_LIMIT_PER_MINUTE: '1' } });
 

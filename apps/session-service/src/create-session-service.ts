@@ -68,6 +68,11 @@ export interface SessionServiceOverrides {
   quiet?: boolean;
 }
 
+/** proxy-addr's trust function for `hops` proxies in front of the service (what Fastify's numeric `trustProxy` means). */
+function trustHops(hops: number): (address: string, hop: number) => boolean {
+  return (_address, hop) => hop < hops;
+}
+
 /**
  * Builds and initialises (but does not listen) the service.
  * Takes the lock on `DATA_DIR` first (one service process per data directory; see `data-dir-lock.ts`).
@@ -118,6 +123,9 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const shutdown = { started: false };
   const adapter = new FastifyAdapter({
     bodyLimit: config.maxBodyBytes,
+    // TRUST_PROXY: request.ip from X-Forwarded-For when the peer is a trusted proxy (the rate limit's client address).
+    // (A hop count as proxy-addr reads a number: trust the first `hops` peers from the socket's side.)
+    trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
     // Our onRequest hook answers requests arriving during shutdown (503 shutting_down, Retry-After), not Fastify's own 503.
     return503OnClosing: false,
     // A request whose head or body does not arrive within REQUEST_TIMEOUT_MS gets 408 request_timeout (clientErrorHandler)

@@ -51,11 +51,16 @@ export interface SummaryLengthLimit {
   unit: 'tokens' | 'characters';
 }
 
-/** The section that tells the model the summary budget (the last part of the user message when a limit is given). */
+/**
+ * The section that tells the model the summary budget (the last part of the user message when a
+ * limit is given): at most `limit`, and no longer than the conversation it replaces (two upper
+ * bounds, the smaller holds: a small pass's budget floor may exceed what it summarizes, so the
+ * prompt never asks for a recap both "about N" long and "shorter" than a text under N).
+ */
 export function summaryLengthSection(limit: SummaryLengthLimit): string {
   return (
-    `## Length: write at most about ${limit.max} ${limit.unit}. The recap replaces the conversation above in the context window, ` +
-    'so it must be shorter than it: keep the concrete artefacts, the user messages, the open tasks and the next step; shorten the rest.'
+    `## Length: write at most about ${limit.max} ${limit.unit}, and no more than the conversation above, which the recap replaces in the context window: ` +
+    'keep the concrete artefacts, the user messages, the open tasks and the next step; shorten the rest.'
   );
 }
 

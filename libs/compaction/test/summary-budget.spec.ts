@@ -187,7 +187,7 @@ describe('what a model is told', () => {
     expect(buildSummarizerMessages(req).user).not.toMatch(/Length/);
     const user = buildSummarizerMessages(req, { lengthLimit: { max: 123, unit: 'tokens' } }).user;
     expect(user.startsWith(buildSummarizerMessages(req).user)).toBe(true);
-    expect(user).toMatch(/## Length: write at most about 123 tokens\./);
+    expect(user).toMatch(/## Length: write at most about 123 tokens, and no more than the conversation above/);
   });
 });
 

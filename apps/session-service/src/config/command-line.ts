@@ -47,6 +47,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'SQLITE_WRITER_THREAD', fallback: 'true', meaning: 'true/1 or false/0: SQLite commits in a worker thread' },
   { name: 'PROJECTOR_WORKER', fallback: 'false', meaning: 'true/1 or false/0: the projector runs in a worker thread' },
   numberVariable('RATE_LIMIT_PER_MINUTE'),
+  { name: 'TRUST_PROXY', fallback: 'false', meaning: "proxy hops (1-16) or the proxies' addresses/CIDR ranges whose X-Forwarded-For gives the client address" },
   numberVariable('AUTO_COMPACTION_MAX_FAILURES'),
   numberVariable('AUTO_COMPACTION_BACKOFF_MS'),
   { name: 'LOG_LEVEL', fallback: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },

@@ -179,4 +179,13 @@ describe('every number variable refuses a value with a message stating the range
       expect(message).toContain(`an integer from ${min} to ${max}`);
     }
   });
+
+  it("reads TRUST_PROXY as off, a hop count or the proxies' addresses and ranges, and refuses anything else, true included", () => {
+    const read = (v?: string) => loadServiceConfig({ TRUST_PROXY: v }, false).trustProxy;
+    expect([read(undefined), read(''), read('false'), read('0')]).toEqual([false, false, false, false]);
+    expect(read('2')).toBe(2);
+    expect(read('10.0.0.0/8, 127.0.0.1,::1,fd00::/8')).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8']);
+    for (const bad of ['true', '17', 'proxy.local', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', '1.2.3'])
+      expect(() => read(bad)).toThrow(new RegExp(`^TRUST_PROXY=${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: `));
+  });
 });

@@ -4,6 +4,7 @@
  * what is wrong and what to fix.
  */
 import * as path from 'node:path';
+import { isIP } from 'node:net';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
 import { ConfigurationError } from './configuration-error';
 
@@ -53,6 +54,13 @@ export interface ServiceConfig {
   sqliteWriterThread: boolean;
   /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */
   rateLimitPerMinute: number;
+  /**
+   * Which peers' `X-Forwarded-For` gives a request's client address (`TRUST_PROXY`), as Fastify's
+   * `trustProxy` takes it: false (none: the peer's own address, the default), a number of proxy
+   * hops in front of the service, or a list of the proxies' addresses and CIDR ranges. The address
+   * is what the rate limit counts per client without a known key.
+   */
+  trustProxy: false | number | string[];
   /** Log level (`LOG_LEVEL`, default `info`; `silent` turns logging off). */
   logLevel: string;
   /**
@@ -220,6 +228,36 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
 }
 
 /**
+ * `TRUST_PROXY`: unset, empty, `false` or `0` → false; a number of hops 1–16 (`1`: one proxy in front,
+ * e.g. the compose file's nginx); or a comma-separated list of IPv4/IPv6 addresses and CIDR ranges
+ * of the proxies (`10.0.0.0/8,127.0.0.1`). `true` (every peer) is refused: any client could then
+ * pick its own address and escape the rate limit.
+ * @throws ConfigurationError for anything else.
+ */
+export function parseTrustProxy(value: string | undefined): false | number | string[] {
+  const text = value?.trim() ?? '';
+  if (text === '' || text === 'false' || text === '0') return false;
+  const fix = "use a number of proxy hops (1 to 16), or the proxies' addresses or CIDR ranges, comma-separated (e.g. 10.0.0.0/8,127.0.0.1), or false";
+  if (/^\d+$/.test(text)) {
+    const hops = Number(text);
+    if (hops > 16) throw new ConfigurationError({ variable: 'TRUST_PROXY', value: value!, problem: 'out of range', fix });
+    return hops;
+  }
+  if (text === 'true')
+    throw new ConfigurationError({ variable: 'TRUST_PROXY', value: value!, problem: 'trusts every peer, so any client could choose its own address', fix });
+  const entries = text.split(',').map((e) => e.trim());
+  for (const entry of entries) {
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const maxBits = family === 6 ? 128 : 32;
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= maxBits);
+    if (family === 0 || !okBits || rest.length > 0)
+      throw new ConfigurationError({ variable: 'TRUST_PROXY', value: value!, problem: `${JSON.stringify(entry)} is not an address or CIDR range`, fix });
+  }
+  return entries;
+}
+
+/**
  * Reads the configuration from `env`; `stdoutIsTerminal` picks the default log format.
  * @throws ConfigurationError naming the first invalid variable.
  */
@@ -256,6 +294,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
     sqliteWriterThread: boolVar(env, 'SQLITE_WRITER_THREAD', true),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE'),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     logFormat: oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, stdoutIsTerminal ? 'pretty' : 'json'),
     requestLogLevel: oneOf(env, 'REQUEST_LOG_LEVEL', LOG_LEVELS, 'debug'),

@@ -175,7 +175,7 @@ describe('OpenAiSummarizer against the fake server', () => {
     }
     // in tokens for a tokenizer session; nothing said without the session's estimator or a budget
     await summarizer().summarize(budgeted, { estimator: getEstimator('cl100k_base') });
-    expect(server.requests[server.calls - 1].messages[1].content).toMatch(/## Length: write at most about \d+ tokens\./);
+    expect(server.requests[server.calls - 1].messages[1].content).toMatch(/## Length: write at most about \d+ tokens, and no more than the conversation above/);
     await summarizer().summarize(budgeted);
     await summarizer().summarize(request(3), { estimator: chars });
     for (const r of server.requests.slice(-2)) expect(r.messages[1].content).not.toContain('## Length');
