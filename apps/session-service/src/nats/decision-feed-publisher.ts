@@ -8,11 +8,24 @@
  * It starts after the later of its checkpoint and the position of the last message already in the
  * decisions stream, so a restart (or a lost checkpoint) republishes nothing; replicas running it at
  * once publish the same positions, and the stream keeps one copy of each (message-id
- * de-duplication), but a core NATS subscriber of the subject receives every replica's publish
- * (one copy per replica: it reads through a JetStream consumer or deduplicates by `Nats-Msg-Id`). While a publish fails (NATS down) the feed is paused: one warn line when it pauses,
- * `/health` shows the error ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure record it deletes the erased session's answers
- * and earlier decisions from the results and decisions streams ({@link eraseSessionCopies}). A publish that fails is retried (growing delay) and never skipped, so the
- * feed has no gaps and stays in log order.
+ * de-duplication within the stream's duplicate window, 2 min), but a core NATS subscriber of the
+ * subject receives every replica's publish (one copy per replica: it reads through a JetStream
+ * consumer or deduplicates by `Nats-Msg-Id`). While a publish fails (NATS down) the feed is
+ * paused: one warn line when it pauses, `/health` shows the error
+ * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
+ * record it deletes the erased session's answers and earlier decisions from the results and
+ * decisions streams ({@link eraseSessionCopies}). A publish that fails is retried (growing delay,
+ * at most 5 s) and never skipped, so the feed has no gaps and stays in log order.
+ *
+ * Resuming after a pause (every retry), the feed first reads the position of the last message in
+ * the decisions stream (a failure of that read is retried like any other); the positions up to it,
+ * which other replicas published meanwhile (in log order, so all of them), it passes without
+ * publishing them again: a pause longer than the duplicate window adds no second copies. It still
+ * reads them from the log, and still deletes the copies of every erasure record among them before
+ * passing it (the replica that published the record deleted them first, but this feed may have
+ * published some of the session's decisions after that, when it lagged behind by more than the
+ * duplicate window; deleting what is gone deletes nothing). Not covered: a replica lagging behind
+ * another by more than the duplicate window without a pause publishes second copies.
  *
  * Message body: `{ type, tenantId, sessionId, position, revision, recordedAt, decision }` — the
  * decision event's data without its internal `checkpoint` (positions and revisions are decimal
@@ -73,6 +86,11 @@ export interface DecisionFeedState {
   lastErrorAt: string | null;
 }
 
+/** The later of two positions. */
+function max(a: bigint, b: bigint): bigint {
+  return a > b ? a : b;
+}
+
 /** See the module doc. */
 export class DecisionFeedPublisher {
   private readonly logger = new Logger('DecisionFeed');
@@ -95,7 +113,7 @@ export class DecisionFeedPublisher {
 
   /** Starts following the log after the later of the checkpoint and the last published position. */
   async start(): Promise<void> {
-    const from = [this.readModels.readCheckpoint(DECISION_FEED_CHECKPOINT), await this.lastPublishedPosition()].reduce((a, b) => (a > b ? a : b));
+    const from = max(this.readModels.readCheckpoint(DECISION_FEED_CHECKPOINT), await this.lastPublishedPosition());
     this.loop = this.follow(from);
   }
 
@@ -128,15 +146,23 @@ export class DecisionFeedPublisher {
     let checkpoint = from;
     this.checkpoint = from;
     let delay = 100;
+    // Positions up to here are in the stream already (other replicas published them while this feed was
+    // paused): the feed passes them without publishing them again (see the module doc).
+    let publishedUpTo = 0n;
     while (!this.stopped) {
       try {
+        // Resuming after a pause (a failure of this read is one more failure: retried like the others).
+        if (this.lastError !== null) publishedUpTo = max(publishedUpTo, await this.lastPublishedPosition());
         this.subscription = this.store.subscribeToAll({ fromPosition: checkpoint });
         let unsaved = 0;
         for await (const event of this.subscription) {
           const decision = decisionOf(event);
           // An erasure: first delete the session's answers and decisions from the streams (a failure retries from here).
+          // Also one another replica published: it deleted the copies before publishing the record, but this
+          // feed may have published some after that (lagging more than the duplicate window); deleting what
+          // is gone deletes nothing.
           if (decision?.type === SESSION_ERASED) await eraseSessionCopies(this.jsm, this.names, decision.tenantId, decision.sessionId, event.position);
-          if (decision) await this.publish(decision);
+          if (decision && event.position > publishedUpTo) await this.publish(decision);
           checkpoint = event.position;
           this.checkpoint = checkpoint;
           // Decisions are checkpointed at once; other events every 1000 (a replay of those publishes nothing).
@@ -145,7 +171,7 @@ export class DecisionFeedPublisher {
             unsaved = 0;
           }
           delay = 100;
-          if (this.lastError !== null) this.resumed(checkpoint);
+          if (this.lastError !== null) this.resumed(checkpoint, publishedUpTo);
         }
         if (checkpoint !== from) this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint);
       } catch (err) {
@@ -163,10 +189,18 @@ export class DecisionFeedPublisher {
     }
   }
 
-  /** Clears the pause and logs the one line saying the feed publishes again. */
-  private resumed(position: bigint): void {
+  /**
+   * Clears the pause and logs the one line saying the feed publishes again: `position` is the first
+   * position handled since, `publishedUpTo` the last one it found in the stream (those up to it
+   * are passed without publishing: named when the feed passes any).
+   */
+  private resumed(position: bigint, publishedUpTo: bigint): void {
     const pausedMs = this.lastErrorAt === null ? 0 : Date.now() - Date.parse(this.lastErrorAt);
-    this.logger.log(`decision feed resumed: published up to position ${position} after ${pausedMs} ms paused (last error: ${this.lastError})`);
+    const passed =
+      publishedUpTo >= position
+        ? `; passes positions up to ${publishedUpTo} without publishing them (in the stream already: another replica published them)`
+        : '';
+    this.logger.log(`decision feed resumed: published up to position ${position} after ${pausedMs} ms paused (last error: ${this.lastError})${passed}`);
     this.lastError = null;
     this.lastErrorAt = null;
   }
