@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { SqliteEventStore } from '@lib/event-store';
+import { SqliteEventStore, type SubscribeOptions, type Subscription } from '@lib/event-store';
 import { COMPACTION_COMPLETED, ReadModelStore, SESSION_ERASED, erasureStream, sessionKey } from '@lib/session';
 import { connectForTest, deleteStreams, describeWithNats, eventually, natsClient, uniquePrefix, type NatsTestClient } from '../support/nats-test';
 import { DecisionFeedPublisher, LOG_POSITION_HEADER } from '../../apps/session-service/src/nats/decision-feed-publisher';
@@ -153,6 +153,44 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
 
   const reaches = async (f: DecisionFeedPublisher, position: bigint, what: string) =>
     eventually(() => f.state().checkpoint === position && f.state().lastError === null, 20_000, what);
+
+  it('clears its pause as soon as the log can be read again, with no decision waiting (an idle instance after a store outage)', async () => {
+    const position = await decide('s1');
+    // A store that goes down under the feed: a read in progress fails, and every read fails while it is down.
+    let storeDown = false;
+    let goDown: (error: Error) => void = () => undefined;
+    const wentDown = () => new Promise<never>((_, reject) => (goDown = reject));
+    let down = wentDown();
+    down.catch(() => undefined);
+    const failing = (): Subscription => ({
+      [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error('test: store down')) }),
+      close: async () => undefined,
+    });
+    const flaky = Object.assign(Object.create(store) as SqliteEventStore, {
+      subscribeToAll: (options?: SubscribeOptions): Subscription => {
+        if (storeDown) return failing();
+        const live = store.subscribeToAll(options);
+        const events = live[Symbol.asyncIterator]();
+        return { [Symbol.asyncIterator]: () => ({ next: () => Promise.race([events.next(), down]) }), close: () => live.close() };
+      },
+      headPosition: () => (storeDown ? Promise.reject(new Error('test: store down')) : store.headPosition()),
+    });
+    const readModel = ReadModelStore.open(path.join(root, 'idle.sqlite'));
+    readModels.push(readModel);
+    const idle = new DecisionFeedPublisher(flaky, readModel, nc, client.js, client.jsm, names);
+    feeds.push(idle);
+    await idle.start();
+    await reaches(idle, position, 'the feed to publish the decision already in the log');
+    storeDown = true;
+    goDown(new Error('test: store down'));
+    await eventually(() => idle.state().lastError !== null, 10_000, 'the feed to pause on the store outage');
+    down = wentDown();
+    down.catch(() => undefined);
+    storeDown = false;
+    // nothing is appended after the outage: the pause clears without a decision to publish
+    await reaches(idle, position, 'the feed to clear its pause while idle');
+    expect(await streamPositions()).toEqual([String(position)]);
+  });
 
   it('publishes none of the positions another replica published meanwhile, then goes on publishing in order', async () => {
     const link = new ReplicaLink(client);

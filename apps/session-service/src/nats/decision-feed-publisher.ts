@@ -152,7 +152,12 @@ export class DecisionFeedPublisher {
     while (!this.stopped) {
       try {
         // Resuming after a pause (a failure of this read is one more failure: retried like the others).
-        if (this.lastError !== null) publishedUpTo = max(publishedUpTo, await this.lastPublishedPosition());
+        if (this.lastError !== null) {
+          publishedUpTo = max(publishedUpTo, await this.lastPublishedPosition());
+          // With no event after the checkpoint (an idle instance after a store outage) nothing would clear
+          // the pause until the next decision: the log's head read back says the feed follows it again.
+          if ((await this.store.headPosition()) <= checkpoint) this.resumed(checkpoint, publishedUpTo);
+        }
         this.subscription = this.store.subscribeToAll({ fromPosition: checkpoint });
         let unsaved = 0;
         for await (const event of this.subscription) {
