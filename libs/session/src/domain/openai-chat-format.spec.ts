@@ -196,11 +196,6 @@ describe('openAiMessagesToEvents', () => {
       'messages[0].tool_calls[0].function.arguments',
       [{ role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: { a: 1 } } }] }],
     ],
-    [
-      'two calls with one id in a message',
-      'messages[0].tool_calls[1].id',
-      [{ role: 'assistant', content: null, tool_calls: [1, 2].map(() => ({ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } })) }],
-    ],
     ['a legacy function_call', 'messages[0].function_call', [{ role: 'assistant', content: null, function_call: { name: 'f', arguments: '{}' } }]],
     ['a tool message without tool_call_id', 'messages[0].tool_call_id', [{ role: 'tool', content: SECRET }]],
     [

@@ -741,13 +741,11 @@ const TOOL_CALL_FUNCTION_FIELDS = ['name', 'arguments'] as const;
 function parseToolCalls(value: unknown, field: string): ToolCall[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw invalid(field, 'must be an array of tool calls');
-  const seen = new Set<string>();
+  // A call id given twice in one message is the tool-call rules' to refuse (422 tool_call_conflict), as on /events.
   return value.map((raw, k) => {
     const at = `${field}[${k}]`;
     if (!isObject(raw)) throw invalid(at, 'must be { id, type: "function", function: { name, arguments } }');
     const id = clientIdField(raw.id, `${at}.id`);
-    if (seen.has(id)) throw invalid(`${at}.id`, `call id ${quoteInput(id)} appears twice in this message`);
-    seen.add(id);
     if (raw.type !== undefined && raw.type !== 'function') throw invalid(`${at}.type`, 'must be "function"');
     if (!isObject(raw.function)) throw invalid(`${at}.function`, 'must be { name, arguments }');
     rejectUnknownFields(raw, TOOL_CALL_FIELDS, at);
