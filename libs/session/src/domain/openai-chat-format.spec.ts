@@ -420,6 +420,16 @@ describe('eventsToOpenAiMessages', () => {
   });
 });
 
+describe('a reply appended as the SDK returns it', () => {
+  it('takes an empty annotations list (and null fields) as absent, and still refuses annotations that carry something', () => {
+    const reply = { role: 'assistant', content: 'Hello!', refusal: null, annotations: [], audio: null };
+    expect(openAiMessagesToEvents([{ ...reply, id: 'a1' }])).toEqual([{ id: 'a1', type: 'assistant', text: 'Hello!' }]);
+    expect(() => openAiMessagesToEvents([{ ...reply, annotations: [{ type: 'url_citation' }] }])).toThrow(
+      /messages\[0\]\.annotations: unknown field "annotations"/,
+    );
+  });
+});
+
 describe('notices (DESIGN §3.1)', () => {
   it('parses a system or developer message named "notice" as a notice (stored as the native route stores one, without the name), and any other as instructions', () => {
     const events = openAiMessagesToEvents([

@@ -149,8 +149,8 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * - `name` of a system, developer, user or assistant message → the event's `name`.
  * - A message's `id` field (non-empty string), if present, is the event id (the client id);
  *   otherwise `context.assignId(index)` or `${idPrefix}${index}`.
- * - Any other field with a non-null value is rejected (it would be lost); null-valued fields
- *   count as absent.
+ * - Any other field with a non-null value is rejected (it would be lost); null-valued fields,
+ *   and empty lists (the SDK's `annotations: []`), count as absent.
  *
  * Every string is checked for lone surrogates (invalid UTF-16).
  *
@@ -704,7 +704,8 @@ function asSent(name: string | undefined, parts: string[] | undefined): { name?:
 /** Rejects a field outside `allowed` that has a value (it would be lost). */
 function rejectUnknownFields(raw: Obj, allowed: readonly string[], at: string): void {
   for (const [key, value] of Object.entries(raw)) {
-    if (value === null || value === undefined || allowed.includes(key)) continue;
+    // Null or an empty list carries nothing to lose (the SDK's `annotations: []`, `audio: null` on a reply appended as returned).
+    if (value === null || value === undefined || (Array.isArray(value) && value.length === 0) || allowed.includes(key)) continue;
     throw invalid(
       `${at}.${quoteInput(key, { quoted: false })}`,
       `unknown field ${quoteInput(key)}: remove it (the service stores ${allowed.filter((k) => k !== 'function_call').join(', ')})`,
