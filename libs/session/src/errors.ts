@@ -142,7 +142,7 @@ export class DuplicateEventIdConflictError extends SessionError {
   readonly code = 'duplicate_event_id';
   constructor(eventId: string) {
     super(
-      `event id ${quoteInput(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: use a new id, or retry the original request unchanged`,
+      `event id ${quoteInput(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: send only the events not appended yet (a client resending its whole history), use a new id for new content, or retry the original request unchanged`,
       {
         eventId,
       },

@@ -27,6 +27,7 @@ import type { CompactionAnswer } from '../decider/compaction-answer';
 import { autoPassCouldMeetTrigger } from '../decider/compaction-decider';
 import { SessionEventsAppended } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
+import { SessionNotFoundError } from '../errors';
 
 /** Settings of the write side. Durations in milliseconds. */
 export interface SessionSettings {
@@ -167,7 +168,9 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
         this.remember(key, stuck ? { paramsKey, since: { tokens: answer.tokensAfter, turns: answer.turnsAfter! } } : null);
       }
     } catch (err) {
-      this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
+      // The session was erased meanwhile: nothing to compact, and nothing went wrong.
+      if (err instanceof SessionNotFoundError) this.logger.debug(`auto-compaction skipped: ${err.message}`);
+      else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
     }
   }
 }
