@@ -225,6 +225,37 @@ describe('issue 17 hardening', () => {
       }
     });
 
+    it('takes a native system event named "notice" as a notice, as /messages does: never pinned, the same event through either route; notice false with that name is refused', async () => {
+      const session = 'notice-by-name';
+      await http()
+        .post(`/v1/sessions/${session}/events`)
+        .send({ events: [{ id: 's0', type: 'system', text: 'You are AirlineBot.' }] })
+        .expect(201);
+      const named = { id: 'n1', type: 'system', name: 'notice', text: 'File x.pdf attached' };
+      const first = await http()
+        .post(`/v1/sessions/${session}/events`)
+        .send({ events: [named] })
+        .expect(201);
+      const resent = await http()
+        .post(`/v1/sessions/${session}/messages`)
+        .send({ messages: [{ id: 'n1', role: 'system', name: 'notice', content: 'File x.pdf attached' }] })
+        .expect(201);
+      expect(resent.body.revision).toBe(first.body.revision);
+      const window = await http().get(`/v1/sessions/${session}/window?format=openai`).expect(200);
+      expect(window.body.messages).toEqual([
+        { role: 'system', content: 'You are AirlineBot.' },
+        { role: 'system', name: 'notice', content: 'File x.pdf attached' },
+      ]);
+      const refused = await http()
+        .post(`/v1/sessions/${session}/events`)
+        .send({ events: [{ ...named, id: 'n2', notice: false }] });
+      expect({ status: refused.status, code: refused.body.code, parameter: refused.body.parameter }).toEqual({
+        status: 400,
+        code: 'validation_failed',
+        parameter: 'events[0].notice',
+      });
+    });
+
     it('answers a notice sent through one route and resent through the other (system or developer) as a retry, and stores it once', async () => {
       const native = { id: 'n1', type: 'system', text: 'The user switched to the mobile app.', notice: true };
       const openai = (role: string) => ({ id: 'n1', role, name: 'notice', content: 'The user switched to the mobile app.' });

@@ -15,6 +15,7 @@ import {
   assignClientId,
   openAiFieldPath,
   openAiMessagesToEvents,
+  noticeByName,
   type EstimatorName,
   type EventLocation,
   type EventToAppend,
@@ -109,9 +110,9 @@ export function appendEventsCommandFrom(
   checkSessionId(sessionId);
   checkAppendRoute(body, 'events');
   const input = validate(schemas.appendEvents, withNullOptionalsAbsent(schemas, body));
-  const events: EventToAppend[] = input.events.map((e) => {
+  const events: EventToAppend[] = input.events.map((e, i) => {
     const { id, createdAt, metadata, ...rest } = e;
-    return { event: { ...rest, id: id ?? assignId() } as EventToAppend['event'], createdAt, metadata };
+    return { event: noticeByName({ ...rest, id: id ?? assignId() } as EventToAppend['event'], `events[${i}]`), createdAt, metadata };
   });
   return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId);
 }

@@ -53,6 +53,26 @@ export interface OpenAiSystemMessage {
 /** The `name` that marks a `system` / `developer` message as a notice (DESIGN §3.1). */
 export const NOTICE_NAME = 'notice';
 
+/**
+ * One rule for both append routes: a system event named "notice" is a notice (DESIGN §3.1), as
+ * `/messages` reads a `system`/`developer` message named "notice", and the `openai` window renders
+ * every notice with that name; returned as the notice it is (`notice: true`, without the name,
+ * as a notice is stored), any other event unchanged. `at`: the event's place in the request
+ * (e.g. `events[2]`), for the error.
+ * @throws InvalidRequestError (400 `validation_failed`, at `<at>.notice`) when it says `notice: false`.
+ */
+export function noticeByName<E extends SessionEvent>(event: E, at: string): E {
+  if (event.type !== 'system' || event.name !== NOTICE_NAME) return event;
+  if (event.notice === false)
+    throw new InvalidRequestError(
+      `${at}.notice`,
+      `${at}.notice: false, but the name "notice" marks a notice (DESIGN §3.1, as a message named "notice" on /messages): leave notice out (or true), or use another name`,
+      'validation_failed',
+    );
+  const { name: _name, ...unnamed } = event;
+  return { ...unnamed, notice: true } as E;
+}
+
 /** A user message as rendered (also the shadow prompt of a summary). */
 export interface OpenAiUserMessage {
   role: 'user';
