@@ -186,6 +186,22 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect((await dryRun(events)).outcome).toBe('not-triggered');
   });
 
+  it('an agent that needs its window within the policy right after an append compacts with the policy itself (README): every window it reads then holds', async () => {
+    const s = 'policy-now';
+    const policy = { strategy: { type: 'sliding-window', maxEvents: 4 }, trigger: { type: 'turn-count', maxTurns: 2 }, estimator: 'chars' };
+    await http().put(`/v1/sessions/${s}/policy`).send(policy).expect(200);
+    for (let t = 0; t < 8; t++) {
+      await append(s, textTurn(t, 20));
+      // GET …/policy's strategy, trigger and estimator, sent as they are, run it now (an automatic pass may run too)
+      const inForce = (await http().get(`/v1/sessions/${s}/policy`).expect(200)).body;
+      const pass = await compact(s, { strategy: inForce.strategy, trigger: inForce.trigger, estimator: inForce.estimator });
+      expect(['compacted', 'noop', 'not-triggered']).toContain(pass.outcome);
+      const w = await window(s, pass.position, 'openai');
+      expect(validateOpenAiWindow(w.messages)).toEqual([]);
+      expect(w.messages.filter((m: { role: string }) => m.role === 'user').length).toBeLessThanOrEqual(2);
+    }
+  });
+
   it('says why a pass is a noop, and counts commanded and automatic passes by outcome and reason', async () => {
     const s = 'noops';
     await append(s, [user('u1'), reply('a1')]);
