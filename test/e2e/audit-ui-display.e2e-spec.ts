@@ -12,21 +12,12 @@
  * the end. Runs in about 15 s.
  */
 import * as fs from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startService } from '../support/service-harness';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
+import { hasChromium, launchChromium, reportNoChromium } from '../support/chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 const SESSION = 'bidi-audit';
 /** Stored text whose RIGHT-TO-LEFT OVERRIDE would show "evil" as "live". */
 const SPOOF = 'שלום \u202Eevil\u202C done';
@@ -45,10 +36,10 @@ const HIDDEN_TEXT = `a${HIDDEN.map((cp) => String.fromCodePoint(cp)).join('a')}a
 /** Emoji whose variation selector and joiners are part of the picture (README: shown as they are). */
 const EMOJI = 'ok ❤️ 👩‍💻 1️⃣';
 
-const suite = fs.existsSync(CHROMIUM)
+const suite = hasChromium()
   ? describe
   : (title: string, fn: () => void) => {
-      process.stderr.write(`skipped "${title}": no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
+      reportNoChromium(title);
       describe.skip(`${title} (skipped: no Chromium)`, fn);
     };
 
@@ -123,7 +114,7 @@ suite('audit page in a browser: stored text, errors in place, log counts', () =>
       }));
       await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
     }
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   }, 120_000);
   afterAll(async () => {

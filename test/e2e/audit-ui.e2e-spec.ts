@@ -8,30 +8,21 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { loadSessionsFile, splitTurns } from '../../apps/replay/src/sessions-file';
 import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
+import { hasChromium, launchChromium, reportNoChromium } from '../support/chromium';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--no-first-run',
-  '--disable-sync',
-];
 const SCREENSHOTS = path.join(__dirname, '..', '..', '.tmp', 'ui-screenshots');
 const KEY = 'ui-test-key-tenant-a';
 const SESSION = 'airline-audit-0';
 
-const suite = fs.existsSync(CHROMIUM)
+const suite = hasChromium()
   ? describeWithShared
   : (title: string, _needed: string, fn: () => void) => {
-      process.stderr.write(`skipped "${title}": no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)\n`);
+      reportNoChromium(title);
       describe.skip(`${title} (skipped: no Chromium)`, fn);
     };
 
@@ -64,7 +55,7 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
       params: { path: { sessionId: 'another-session' } },
       body: { events: [{ type: 'user', text: 'unrelated' }] },
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
   }, 120_000);
   afterAll(async () => {
