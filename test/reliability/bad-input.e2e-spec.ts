@@ -385,27 +385,6 @@ const CASES: BadRequest[] = [
     mentions: /messages\[0\]\.tool_calls\[1\]\.id: call id "k1" appears twice in this event/,
   },
   {
-    name: 'an assistant event giving one call id to two tool calls',
-    method: 'post',
-    path: `${S}/events`,
-    body: {
-      events: [
-        {
-          id: 'x1',
-          type: 'assistant',
-          text: null,
-          toolCalls: [
-            { id: 'k1', name: 'f', arguments: '{}' },
-            { id: 'k1', name: 'g', arguments: '{}' },
-          ],
-        },
-      ],
-    },
-    status: 422,
-    code: 'tool_call_conflict',
-    mentions: /events\[0\]\.toolCalls\[1\]\.id: call id "k1" appears twice in this event/,
-  },
-  {
     name: 'tool response without its call',
     method: 'post',
     path: `${S}/events`,
