@@ -28,6 +28,19 @@ describe('TokenCountingPool', () => {
     expect(fresh.started).toBe(false);
   });
 
+  it('runs a lane’s queued tasks first come, first served, each within its deadline (piscina alone reorders tasks with a deadline)', async () => {
+    const fifo = new TokenCountingPool({ inlineLimit: 100 });
+    try {
+      const ev = (i: number): SessionEvent => ({ id: `e${i}`, type: 'user', text: `${i} `.repeat(2_000 + (8 - i) * 500) });
+      await fifo.eventCosts([ev(0)]); // the thread is up
+      const done: number[] = [];
+      await Promise.all([1, 2, 3, 4, 5, 6, 7].map((i) => fifo.eventCosts([ev(i)]).then(() => done.push(i))));
+      expect(done).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    } finally {
+      await fifo.close();
+    }
+  }, 60_000);
+
   it('counts a large request in the worker, with the inline numbers, in order', async () => {
     const costs = await pool.eventCosts([large, small]);
     expect(pool.started).toBe(true);

@@ -19,7 +19,7 @@
  * like the first, so a compaction never waits behind the appends queued for counting (each up to
  * seconds of CPU: 40 appends of 300,000 emoji held one shared thread ~30 s, a compaction's whole
  * deadline) nor is refused because their queue is full. Each lane keeps its own queue bound
- * ({@link MAX_QUEUED_TASKS}).
+ * ({@link MAX_QUEUED_TASKS}) and runs its tasks first come, first served.
  */
 import * as path from 'node:path';
 import { Piscina } from 'piscina';
@@ -105,10 +105,27 @@ function requestLength(request: SummaryRequest): number {
   return units;
 }
 
-/** One lane's piscina pool (one thread, started lazily) and the tasks sent to it and not yet settled. */
+/**
+ * One lane's piscina pool (one thread, started lazily), the tasks sent to it and not yet settled,
+ * and `tail`: settles when the last task given to the lane is done (or gave up waiting), so each
+ * task is handed to piscina after the one before it: first come, first served (piscina 5.3 does
+ * not keep that order for tasks with an abort signal).
+ */
 interface Lane {
   pool: Piscina | undefined;
   inFlight: number;
+  tail: Promise<void>;
+  /** Counts {@link TokenCountingPool.close} calls: a task still waiting its turn at a close fails, as piscina fails those it holds. */
+  closes: number;
+}
+
+/** Rejects with `signal`'s reason once it aborts (a task's deadline passed while it waited its turn). */
+function abortedBy(signal: AbortSignal): Promise<never> {
+  return new Promise((_resolve, reject) => {
+    const fail = () => reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
 }
 
 /** See the module documentation. One per process is enough ({@link sharedTokenCountingPool}). */
@@ -117,8 +134,8 @@ export class TokenCountingPool {
   private readonly deadlineMs: number;
   private readonly idleMs: number;
   private readonly lanes: Record<TokenCountingLane, Lane> = {
-    counting: { pool: undefined, inFlight: 0 },
-    summaries: { pool: undefined, inFlight: 0 },
+    counting: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0 },
+    summaries: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0 },
   };
 
   constructor(options: TokenCountingOptions = {}) {
@@ -181,6 +198,7 @@ export class TokenCountingPool {
   /** Stops the workers (if any); a later large task starts a new one for its lane. */
   async close(): Promise<void> {
     const pools = Object.values(this.lanes).flatMap((lane) => {
+      lane.closes += 1;
       const pool = lane.pool;
       lane.pool = undefined;
       return pool ? [pool] : [];
@@ -193,7 +211,15 @@ export class TokenCountingPool {
     // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
     if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true);
     lane.inFlight += 1;
+    // The deadline counts from now, the wait for the tasks before this one included.
+    const signal = AbortSignal.timeout(this.deadlineMs);
+    const before = lane.tail;
+    let done = () => undefined as void;
+    lane.tail = new Promise<void>((resolve) => (done = resolve));
     try {
+      const closes = lane.closes;
+      await Promise.race([before, abortedBy(signal)]);
+      if (lane.closes !== closes) throw new Error(`the token-counting pool was closed before ${what} could run`);
       // Starting the pool's thread holds the event loop for a few ms (the first worker thread of a
       // process most: 5–10 ms): other requests get a turn first, so that is not added to the
       // caller's own stretch (reading and validating a large body).
@@ -205,12 +231,13 @@ export class TokenCountingPool {
         idleTimeout: this.idleMs,
         execArgv: workerExecArgv(),
       });
-      return (await lane.pool.run(task, { signal: AbortSignal.timeout(this.deadlineMs) })) as T;
+      return (await lane.pool.run(task, { signal })) as T;
     } catch (err) {
       const name = (err as Error | undefined)?.name;
       if (name === 'AbortError' || name === 'TimeoutError') throw new CountingTimeoutError(what, this.deadlineMs);
       throw err;
     } finally {
+      done();
       lane.inFlight -= 1;
     }
   }
