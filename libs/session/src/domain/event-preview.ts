@@ -5,7 +5,10 @@ export const PREVIEW_LENGTH = 200;
 
 /**
  * A one-line preview of an event for audit views: its text, its tool calls as `name(arguments)`,
- * or its tool responses' data; at most {@link PREVIEW_LENGTH} characters, whitespace collapsed.
+ * or its tool responses' data; at most {@link PREVIEW_LENGTH} characters, runs of spaces, tabs and
+ * line breaks (LF, CR) collapsed to one space. Every other character stays as stored (not JavaScript's
+ * `\s`, which also takes U+FEFF, U+2028, U+2029 and other spaces), so an audit view can show an
+ * invisible one for what it is.
  */
 export function eventPreview(event: SessionEvent): string {
   let text: string;
@@ -19,6 +22,6 @@ export function eventPreview(event: SessionEvent): string {
     default:
       text = event.text ?? '';
   }
-  const line = text.replace(/\s+/g, ' ').trim();
+  const line = text.replace(/[ \t\n\r]+/g, ' ').replace(/^ | $/g, '');
   return line.length > PREVIEW_LENGTH ? `${line.slice(0, PREVIEW_LENGTH - 1)}…` : line;
 }
