@@ -38,19 +38,23 @@ async function eightQuestions(store: SqliteEventStore) {
   return { append, summarizer: new GatedSummarizer(), strategy: parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 }) };
 }
 
+/** `command` handled by two processes at once (own caches), both planning on the same revision: the pass that wrote the decision and the one answered as its replay. */
+async function passTwiceAtOnce(store: SqliteEventStore, summarizer: GatedSummarizer, command: CompactSessionCommand) {
+  const passes = [0, 1].map(() => new CompactSessionHandler(store, new SessionStateCache(store), summarizer).execute(command));
+  while (summarizer.calls < 2) await new Promise((resolve) => setImmediate(resolve));
+  summarizer.open();
+  const [first, second] = await Promise.all(passes);
+  const [written, replayed] = first.replayed ? [second, first] : [first, second];
+  return { written, replayed };
+}
+
 describe('a compaction decided twice at once', () => {
   it('answers the second pass with the decision as recorded: same archived ids, summary and position', async () => {
     const store = SqliteEventStore.open(':memory:');
     try {
       const { summarizer, strategy } = await eightQuestions(store);
       // Two processes (own caches) plan the same pass on the same revision.
-      const passes = [0, 1].map(() =>
-        new CompactSessionHandler(store, new SessionStateCache(store), summarizer).execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false)),
-      );
-      while (summarizer.calls < 2) await new Promise((resolve) => setImmediate(resolve));
-      summarizer.open();
-      const [first, second] = await Promise.all(passes);
-      const [written, replayed] = first.replayed ? [second, first] : [first, second];
+      const { written, replayed } = await passTwiceAtOnce(store, summarizer, new CompactSessionCommand('t', 's', strategy, null, 'chars', false));
       expect(written.replayed).toBeUndefined();
       expect(replayed.replayed).toBe(true);
       expect(written.archived.length).toBeGreaterThan(0);
@@ -81,11 +85,7 @@ describe('a compaction with a trigger answered as a replay', () => {
       // Fires on 2 turns: the 3 kept events leave it firing (the original answer says so, with the turns after the pass).
       const trigger = parseTrigger({ type: 'turn-count', maxTurns: 2 });
       const command = () => new CompactSessionCommand('t', 's', strategy, trigger, 'chars', false);
-      const passes = [0, 1].map(() => new CompactSessionHandler(store, new SessionStateCache(store), summarizer).execute(command()));
-      while (summarizer.calls < 2) await new Promise((resolve) => setImmediate(resolve));
-      summarizer.open();
-      const [first, second] = await Promise.all(passes);
-      const [written, replayed] = first.replayed ? [second, first] : [first, second];
+      const { written, replayed } = await passTwiceAtOnce(store, summarizer, command());
       expect(written.replayed).toBeUndefined();
       expect(replayed.replayed).toBe(true);
       expect([written.triggerStillFires, written.turnsAfter]).toEqual([true, 3]);
