@@ -123,6 +123,16 @@ export interface EventStore {
   /** Reads the global log forwards after `fromPosition`. */
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
 
+  /**
+   * The event at exactly global position `position` (bigint), or `null` when the log holds none
+   * there: a position past the head, between two events (KurrentDB's positions are not
+   * contiguous), of a deleted event (SQLite and PostgreSQL delete the rows; KurrentDB keeps
+   * soft-deleted events in `$all` until a scavenge and returns them), or of a system event. One
+   * read; used to check that a checkpoint was taken on this log (e.g. not on a store since
+   * restored from an older backup and written again).
+   */
+  eventAt(position: bigint): Promise<RecordedEvent | null>;
+
   /** The revision of the stream's last event, or `null` when the stream does not exist (or was deleted). */
   streamRevision(stream: string): Promise<bigint | null>;
 

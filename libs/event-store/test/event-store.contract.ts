@@ -233,6 +233,22 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         expect(unfiltered.some((e) => !e.streamId.startsWith(p))).toBe(true);
         expect(await store.headPosition()).toBe(rc.position);
       });
+
+      it('reads the one event at a global position, and null past the head or where a deleted stream was', async () => {
+        const p = prefix();
+        const a = [ev(), ev()];
+        const written = await store.appendToStream(`${p}session-a`, a);
+        const [first, second] = await store.readStream(`${p}session-a`);
+        const at = await store.eventAt(second.position);
+        expect(at).toEqual(second);
+        expect(at?.position).toBe(written.position);
+        expect((await store.eventAt(first.position))?.id).toBe(a[0].id);
+        expect(await store.eventAt((await store.headPosition()) + 1_000_000n)).toBeNull();
+        await store.deleteStream(`${p}session-a`);
+        // SQLite and PostgreSQL delete the rows; KurrentDB keeps soft-deleted events in $all until a scavenge.
+        const deleted = await store.eventAt(second.position);
+        if (deleted !== null) expect(deleted.id).toBe(a[1].id);
+      });
     });
 
     describe('subscription to the global log', () => {

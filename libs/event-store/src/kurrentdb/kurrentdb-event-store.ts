@@ -138,6 +138,26 @@ export class KurrentDbEventStore implements EventStore {
     return out;
   }
 
+  /**
+   * See {@link EventStore.eventAt}: reads `$all` forwards from `{ commit: position, prepare:
+   * position }` (inclusive, system events filtered out) and returns the first event when it is at
+   * exactly that position. Soft-deleted events not yet scavenged are returned.
+   */
+  async eventAt(position: bigint): Promise<RecordedEvent | null> {
+    if (position <= 0n) return null;
+    try {
+      const reader = this.client.readAll({ direction: FORWARDS, fromPosition: { commit: position, prepare: position }, maxCount: 1, filter: excludeSystemEvents() });
+      for await (const resolved of reader) {
+        if (!resolved.event) continue;
+        const event = toRecordedEvent(resolved.event);
+        return event.position === position ? event : null;
+      }
+      return null;
+    } catch (error) {
+      throw mapKurrentError(error);
+    }
+  }
+
   /** See {@link EventStore.streamRevision}. */
   async streamRevision(stream: string): Promise<bigint | null> {
     const last = await this.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });

@@ -152,6 +152,12 @@ export class PostgresEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
+  /** See {@link EventStore.eventAt}: one read of `es_events` by its primary key. */
+  async eventAt(position: bigint): Promise<RecordedEvent | null> {
+    const rows = await this.guard(() => this.query<EventRow>(`SELECT ${COLUMNS} FROM es_events WHERE position = $1`, [position.toString()]));
+    return rows.length === 0 ? null : toRecorded(rows[0]);
+  }
+
   /** See {@link EventStore.streamRevision}. */
   async streamRevision(stream: string): Promise<bigint | null> {
     const rows = await this.guard(() => this.query<{ revision: string }>('SELECT revision FROM es_streams WHERE stream = $1 AND NOT deleted', [stream]));

@@ -212,6 +212,13 @@ export class SqliteEventStore implements EventStore {
     return this.read(() => (prefix ? this.stmts.readAllPrefix.all(after, upTo, prefix.length, prefix, limit) : this.stmts.readAll.all(after, upTo, limit)));
   }
 
+  /** See {@link EventStore.eventAt}: one indexed read of `events` (the primary key). */
+  async eventAt(position: bigint): Promise<RecordedEvent | null> {
+    this.assertOpen();
+    const row = this.guard(() => this.stmts.eventAt.get(position));
+    return row ? toRecorded(row) : null;
+  }
+
   /** See {@link EventStore.streamRevision}. */
   async streamRevision(stream: string): Promise<bigint | null> {
     this.assertOpen();
@@ -420,6 +427,7 @@ export class SqliteEventStore implements EventStore {
           `SELECT ${cols} FROM events WHERE position > ? AND position <= ? AND substr(stream, 1, ?) = ? ORDER BY position ASC LIMIT ?`,
         )
         .safeIntegers(true),
+      eventAt: db.prepare<[bigint], Row>(`SELECT ${cols} FROM events WHERE position = ?`).safeIntegers(true),
       head: db.prepare<[], { seq: bigint }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").safeIntegers(true),
     };
   }

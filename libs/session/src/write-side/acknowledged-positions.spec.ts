@@ -26,6 +26,7 @@ describe('recordingAcknowledgedPositions', () => {
       'appendToStream',
       'close',
       'deleteStream',
+      'eventAt',
       'headPosition',
       'readAll',
       'readStream',

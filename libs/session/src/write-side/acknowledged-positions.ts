@@ -60,6 +60,7 @@ export function recordingAcknowledgedPositions(store: EventStore, positions: Ack
     },
     // Every argument passed on as given (a method's options added later must not be dropped here).
     readAll: (...args) => store.readAll(...args),
+    eventAt: (...args) => store.eventAt(...args),
     streamRevision: (...args) => store.streamRevision(...args),
     streamIncarnation: (...args) => store.streamIncarnation(...args),
     headPosition: (...args) => store.headPosition(...args),

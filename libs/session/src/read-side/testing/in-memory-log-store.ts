@@ -2,7 +2,7 @@ import type { EventStore, ReadAllOptions, RecordedEvent, Subscription } from '@l
 
 /**
  * Test double: an {@link EventStore} that serves a fixed list of recorded events through
- * `readAll` (the only method a rebuild needs). Other methods throw.
+ * `readAll` (the only method a rebuild needs), `eventAt` and `headPosition`. Other methods throw.
  */
 export function inMemoryLogStore(events: readonly RecordedEvent[]): EventStore {
   const unsupported = (): never => {
@@ -15,6 +15,7 @@ export function inMemoryLogStore(events: readonly RecordedEvent[]): EventStore {
         .filter((e) => e.position > from && (!options.streamPrefix || e.streamId.startsWith(options.streamPrefix)))
         .slice(0, options.maxCount ?? 4096);
     },
+    eventAt: async (position) => events.find((e) => e.position === position) ?? null,
     appendToStream: unsupported,
     readStream: unsupported,
     streamRevision: unsupported,
