@@ -1,30 +1,36 @@
 /**
  * Start-up check that the read models in DATA_DIR were projected from the event store the service
- * is configured with. Read models projected further than the store's log reaches come from
- * another log (DATA_DIR reused with another DATABASE_URL or SQLITE_EVENTS_FILE, or a store
- * restored from an older backup): served as they are, they would answer with another log's
- * sessions, and the projector would skip this log's new events until it passed their checkpoint.
+ * is configured with. Read models of another log (DATA_DIR reused with another DATABASE_URL or
+ * SQLITE_EVENTS_FILE, or a store restored from an older backup, and maybe written again since):
+ * served as they are, they would answer with another log's sessions, and the projector would skip
+ * this log's new events until it passed their checkpoint. Two signs, either refuses: the checkpoint
+ * is past the store's head, or the store's event at the checkpoint is not the one the read models
+ * recorded there (see `readModelsOffLog`).
  */
 import * as path from 'node:path';
 import type { EventStore } from '@lib/event-store';
-import { SESSION_PROJECTOR_NAME, type ReadModelStore } from '@lib/session';
+import { SESSION_PROJECTOR_NAME, readModelsOffLog, type ReadModelStore } from '@lib/session';
 import { ConfigurationError } from './configuration-error';
 
 /**
- * Refuses read models whose checkpoint (a global position) is past the head of `store`'s log.
- * When the store cannot be read now, nothing is checked (it may come up later; reads then wait
- * for it, see SessionReads).
- * @throws ConfigurationError naming DATA_DIR, both positions, and what to do.
+ * Refuses read models projected from another log than `store`'s (see the module comment). When the
+ * store cannot be read now, nothing is checked (it may come up later; the projector checks again
+ * before it follows the log, and reads wait for it, see SessionReads). Read models of a release
+ * that did not record their checkpoint's event are checked against the head only.
+ * @throws ConfigurationError naming DATA_DIR, the positions, and what to do.
  */
 export async function checkReadModelsOfThisLog(dataDir: string, store: EventStore, readModels: ReadModelStore): Promise<void> {
-  const checkpoint = readModels.readCheckpoint(SESSION_PROJECTOR_NAME);
-  if (checkpoint === 0n) return;
+  const checkpoint = readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME);
+  if (checkpoint.position === 0n) return;
   const head = await store.headPosition().catch(() => null);
-  if (head === null || checkpoint <= head) return;
+  if (head === null) return;
+  const mismatch = await readModelsOffLog(store, checkpoint, head).catch(() => null);
+  if (mismatch === null) return;
+  const file = path.basename(readModels.file);
   throw new ConfigurationError({
     variable: 'DATA_DIR',
     value: dataDir,
-    problem: `its read models (${path.basename(readModels.file)}) were projected up to position ${checkpoint}, but the event store's log ends at ${head}: they come from another log (another DATABASE_URL or SQLITE_EVENTS_FILE, or a store restored from an older backup)`,
-    fix: 'start with an empty DATA_DIR, or rebuild them from this store with npm run rebuild-read-models',
+    problem: `its read models (${file}) come from another log than the event store's: ${mismatch.problem} (another DATABASE_URL or SQLITE_EVENTS_FILE, or a store restored from a backup)`,
+    fix: `rebuild them from this store with npm run rebuild-read-models (same configuration, the service stopped), or delete ${file} and its -wal and -shm files from DATA_DIR (not the event store's events.sqlite: the service then projects the log again at start)`,
   });
 }

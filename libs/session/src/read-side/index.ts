@@ -3,6 +3,7 @@ export * from './invalid-query-error';
 export * from './malformed-event-error';
 export * from './read-model-schema';
 export * from './read-model-store';
+export * from './checkpoint-event';
 export * from './read-model-dump';
 export * from './recall-document';
 export * from './recall-match-expression';

@@ -43,7 +43,16 @@
  *   into words (it indexes a whole run as one token, and emoji not at all), so recall searches
  *   queries containing those characters here, as substrings (see `recall-match-expression`).
  * - `compactions`: one row per CompactionCompleted / CompactionFailed.
- * - `projector_checkpoints`: the last global position applied, per projector.
+ * - `projector_checkpoints`: the last global position applied, per projector, and `event`, what
+ *   identifies the event at that position in the log it was projected from (see
+ *   `checkpointEventIdentity`; NULL at position 0, and in files written before it was recorded: the
+ *   column is added to them on open, and filled at the next checkpoint). Start-up and the projector
+ *   compare it with the store's event at that position, so read models of another log (a store
+ *   restored from a backup and written again, another database) are refused.
+ * - `read_model_rebuild`: one row while the read models are rebuilt from the log (after an upgrade
+ *   changed their version, or `npm run rebuild-read-models`): why and since when; removed when the
+ *   rebuild reaches the log's head. A rebuild interrupted (killed, stopped) leaves it, so the next
+ *   start says it finishes that rebuild.
  */
 
 /**
@@ -55,7 +64,16 @@
 export const READ_MODEL_SCHEMA_VERSION = 8;
 
 /** Every table the read models own, in drop order. */
-export const READ_MODEL_TABLES = ['recall_fts', 'recall_trigram', 'compactions', 'window_entries', 'session_log', 'sessions', 'projector_checkpoints'] as const;
+export const READ_MODEL_TABLES = [
+  'recall_fts',
+  'recall_trigram',
+  'compactions',
+  'window_entries',
+  'session_log',
+  'sessions',
+  'projector_checkpoints',
+  'read_model_rebuild',
+] as const;
 
 /** Creates every read-model table (idempotent: `IF NOT EXISTS`). */
 export const READ_MODEL_DDL = `
@@ -126,6 +144,13 @@ CREATE TABLE IF NOT EXISTS compactions (
 
 CREATE TABLE IF NOT EXISTS projector_checkpoints (
   projector  TEXT PRIMARY KEY,
-  position   INTEGER NOT NULL
+  position   INTEGER NOT NULL,
+  event      TEXT
 ) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS read_model_rebuild (
+  only        INTEGER PRIMARY KEY CHECK (only = 1),
+  reason      TEXT NOT NULL,
+  started_at  TEXT NOT NULL
+);
 `;

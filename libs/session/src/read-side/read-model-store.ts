@@ -17,6 +17,22 @@ export const READ_MODEL_FILE_NAME = 'read-models.sqlite';
  */
 export const READ_MODEL_WAL_AUTOCHECKPOINT_PAGES = 10_000;
 
+/** A rebuild of the read models from the log under way (or interrupted): see {@link ReadModelStore.rebuildUnderWay}. */
+export interface ReadModelRebuild {
+  /** Why it started, as the start-up line says it (e.g. `npm run rebuild-read-models`). */
+  reason: string;
+  /** ISO-8601 UTC time it started. */
+  startedAt: string;
+}
+
+/** The checkpoint of a projector and what identifies its event (see {@link ReadModelStore.readCheckpointEvent}). */
+export interface CheckpointEvent {
+  /** The last global position applied (bigint), 0n when none. */
+  position: bigint;
+  /** `checkpointEventIdentity` of the event at `position` when it was applied; null at 0n, or when written by a release before it was recorded. */
+  event: string | null;
+}
+
 /** Most statements {@link ReadModelStore.statement} keeps prepared. */
 export const MAX_CACHED_STATEMENTS = 256;
 
@@ -70,8 +86,13 @@ export class ReadModelStore {
     if (version !== READ_MODEL_SCHEMA_VERSION) {
       const held = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n > 0;
       if (held || version !== 0) store.replacedVersion = version;
-      store.reset();
-    } else db.exec(READ_MODEL_DDL);
+      store.reset(store.replacedVersion === null ? undefined : `${file} held version ${version}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}`);
+    } else {
+      db.exec(READ_MODEL_DDL);
+      // Files of this version written before the checkpoint's event was recorded: the column comes empty (filled at the next checkpoint).
+      const hasEvent = db.prepare("SELECT 1 FROM pragma_table_info('projector_checkpoints') WHERE name = 'event'").get() !== undefined;
+      if (!hasEvent) db.exec('ALTER TABLE projector_checkpoints ADD COLUMN event TEXT');
+    }
     return store;
   }
 
@@ -96,28 +117,60 @@ export class ReadModelStore {
     return this.db.transaction(fn).immediate();
   }
 
-  /** Drops every read-model table and recreates them empty (checkpoints back to 0n), in one transaction. */
-  reset(): void {
+  /**
+   * Drops every read-model table and recreates them empty (checkpoints back to 0n), in one transaction.
+   * With `rebuildReason` (e.g. `npm run rebuild-read-models`), the same transaction records that a
+   * rebuild from the log starts ({@link rebuildUnderWay}; end it with {@link endRebuild}), so a
+   * rebuild interrupted at any point is known at the next start.
+   */
+  reset(rebuildReason?: string): void {
     this.statements.clear();
     this.transaction(() => {
       for (const table of READ_MODEL_TABLES) this.db.exec(`DROP TABLE IF EXISTS ${table}`);
       this.db.exec(READ_MODEL_DDL);
       this.db.pragma(`user_version = ${READ_MODEL_SCHEMA_VERSION}`);
+      if (rebuildReason !== undefined)
+        this.db.prepare('INSERT INTO read_model_rebuild (only, reason, started_at) VALUES (1, ?, ?)').run(rebuildReason, new Date().toISOString());
     });
+  }
+
+  /** The rebuild from the log under way, or left unfinished by a process that stopped during it; null when none. */
+  rebuildUnderWay(): ReadModelRebuild | null {
+    const row = this.db.prepare('SELECT reason, started_at AS startedAt FROM read_model_rebuild').get() as ReadModelRebuild | undefined;
+    return row ?? null;
+  }
+
+  /** Records that the rebuild from the log is done (it reached the log's head). Idempotent. */
+  endRebuild(): void {
+    this.db.prepare('DELETE FROM read_model_rebuild').run();
   }
 
   /** The last global position applied by `projector` (exclusive checkpoint, bigint), 0n when none. */
   readCheckpoint(projector: string): bigint {
-    const row = this.db.prepare('SELECT position FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(projector) as
-      { position: bigint } | undefined;
-    return row ? row.position : 0n;
+    return this.readCheckpointEvent(projector).position;
   }
 
-  /** Stores `position` as `projector`'s checkpoint. Call inside the transaction that applied the events. */
-  writeCheckpoint(projector: string, position: bigint): void {
+  /** `projector`'s checkpoint and what identifies the event at it (see {@link CheckpointEvent}). */
+  readCheckpointEvent(projector: string): CheckpointEvent {
+    const row = this.db.prepare('SELECT position, event FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(projector) as
+      | CheckpointEvent
+      | undefined;
+    return row ?? { position: 0n, event: null };
+  }
+
+  /**
+   * Stores `position` as `projector`'s checkpoint, with `event`, what identifies the event at that
+   * position (`checkpointEventIdentity`; null when not known). Call inside the transaction that applied the events.
+   */
+  writeCheckpoint(projector: string, position: bigint, event: string | null = null): void {
     this.statement(
-      'INSERT INTO projector_checkpoints (projector, position) VALUES (?, ?) ON CONFLICT (projector) DO UPDATE SET position = excluded.position',
-    ).run(projector, position);
+      'INSERT INTO projector_checkpoints (projector, position, event) VALUES (?, ?, ?) ON CONFLICT (projector) DO UPDATE SET position = excluded.position, event = excluded.event',
+    ).run(projector, position, event);
+  }
+
+  /** Records `event` as what identifies the event at `projector`'s checkpoint when none is recorded and the checkpoint is still `position` (read models of an older release). */
+  recordCheckpointEvent(projector: string, position: bigint, event: string): void {
+    this.db.prepare('UPDATE projector_checkpoints SET event = ? WHERE projector = ? AND position = ? AND event IS NULL').run(event, projector, position);
   }
 
   /**

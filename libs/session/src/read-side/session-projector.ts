@@ -15,6 +15,7 @@ import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
 import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
+import { checkpointEventIdentity, readModelsOffLog } from './checkpoint-event';
 import { ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedBefore, type SessionErasedData } from '../events/erasure-events';
 
 /** Name of this projector's row in `projector_checkpoints`. */
@@ -68,6 +69,18 @@ export interface SessionProjectorOptions {
    */
   rebuildProgressMs?: number;
 }
+
+/**
+ * Why the projector stops following a store (see {@link SessionProjector.start}): its read models were
+ * projected from another log (the store was restored from a backup and written again, or is another
+ * database). The message says how they differ and what to do.
+ */
+export class ReadModelsOfAnotherLogError extends Error {
+  override readonly name = 'ReadModelsOfAnotherLogError';
+}
+
+/** The reason {@link SessionProjector.rebuild} records for its rebuild (the start-up line of an interrupted one names it). */
+export const REBUILD_COMMAND_REASON = 'npm run rebuild-read-models';
 
 /** Default {@link SessionProjectorOptions.rebuildProgressMs}: one progress line every 10 s of a rebuild. */
 export const REBUILD_PROGRESS_INTERVAL_MS = 10_000;
@@ -209,8 +222,10 @@ export class SessionProjector {
     let erased = false;
     let applied = 0;
     this.store.transaction(() => {
+      let last: RecordedEvent | null = null;
       for (const event of events) {
         if (event.position <= next) continue;
+        last = event;
         if (event.type === SESSION_ERASED && event.streamId.startsWith(ERASURE_STREAM_PREFIX)) {
           // An erasure made by this or another replica: forget the session's rows here too.
           const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
@@ -222,7 +237,7 @@ export class SessionProjector {
         next = event.position;
         applied++;
       }
-      if (next !== this.current) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next);
+      if (last !== null) this.store.writeCheckpoint(SESSION_PROJECTOR_NAME, next, checkpointEventIdentity(last));
     });
     if (erased) this.store.purgeWal();
     if (this.rebuilding) this.rebuilding.events += applied;
@@ -293,12 +308,18 @@ export class SessionProjector {
     this.eventStore = eventStore;
     if (this.options.worker && this.store.file !== ':memory:') this.pool = this.newPool(1);
     const replaced = this.store.replacedVersion;
-    if (replaced !== null && !this.headReached && !this.rebuilding) {
+    const underWay = this.store.rebuildUnderWay();
+    if ((replaced !== null || underWay !== null) && !this.headReached && !this.rebuilding) {
       const now = performance.now();
       this.rebuilding = { startedAt: now, loggedAt: now, events: 0 };
-      this.logger.log(
-        `the read models are rebuilt from the log: ${this.store.file} held version ${replaced}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (they changed), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
-      );
+      if (replaced !== null)
+        this.logger.log(
+          `the read models are rebuilt from the log: ${this.store.file} held version ${replaced}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (they changed), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
+        );
+      else
+        this.logger.log(
+          `the read models are rebuilt from the log, finishing a rebuild that was interrupted (it started at ${underWay!.startedAt}: ${underWay!.reason}; the process stopped during it): ${this.store.file} resumes at position ${this.current}; reads wait for the rebuild (503 projection_behind past their wait)`,
+        );
     }
     this.loop = this.follow(eventStore);
   }
@@ -335,15 +356,17 @@ export class SessionProjector {
   /**
    * Drops and recreates every read model, then replays the whole log (rows from `session-` streams) from
    * the beginning with `eventStore.readAll`. Stops the projector while it runs and restarts it
-   * afterwards when it was running. Readers see partial rows until it returns.
+   * afterwards when it was running. Readers see partial rows until it returns. The read models
+   * record that a rebuild is under way (`reason`) until it is done: when it is interrupted, the
+   * next {@link start} says it finishes it, and logs its end.
    * Returns the checkpoint reached (bigint).
    * @throws whatever the store or {@link applyBatch} throws (the projector then stays stopped).
    */
-  async rebuild(eventStore: EventStore): Promise<bigint> {
+  async rebuild(eventStore: EventStore, reason = REBUILD_COMMAND_REASON): Promise<bigint> {
     const wasRunning = this.running;
     const followed = this.eventStore;
     await this.stop();
-    this.store.reset();
+    this.store.reset(reason);
     this.current = 0n;
     for (;;) {
       // Not filtered by stream: other streams' events only move the checkpoint (to the head).
@@ -353,6 +376,7 @@ export class SessionProjector {
       this.applyBatch(page);
       if (this.current === before) break;
     }
+    this.store.endRebuild();
     if (wasRunning && followed) this.start(followed);
     return this.current;
   }
@@ -396,6 +420,7 @@ export class SessionProjector {
     this.headToReach = null;
     this.headReached = true;
     if (this.rebuilding) {
+      this.store.endRebuild();
       const seconds = ((performance.now() - this.rebuilding.startedAt) / 1000).toFixed(1);
       this.logger.log(`the read models are rebuilt: ${this.rebuilding.events} events applied, up to position ${this.current}, in ${seconds} s`);
       this.rebuilding = null;
@@ -406,6 +431,25 @@ export class SessionProjector {
     this.lastErrorAt = null;
   }
 
+  /**
+   * Before (re)subscribing: throws {@link ReadModelsOfAnotherLogError} when the read models were
+   * projected from another log than `eventStore`'s (see `readModelsOffLog`; `head` is the store's
+   * head just read). Read models of a release that did not record their checkpoint's event get the
+   * store's event there recorded now. One read of the store.
+   */
+  private async checkOnThisLog(eventStore: EventStore, head: bigint): Promise<void> {
+    const checkpoint = this.store.readCheckpointEvent(SESSION_PROJECTOR_NAME);
+    const mismatch = await readModelsOffLog(eventStore, checkpoint, head);
+    if (mismatch)
+      throw new ReadModelsOfAnotherLogError(
+        `the read models in ${this.store.file} come from another log than the event store's: ${mismatch.problem} (the store was restored from a backup, or is another database); stop the service and run npm run rebuild-read-models with its configuration`,
+      );
+    if (checkpoint.position > 0n && checkpoint.event === null) {
+      const atCheckpoint = await eventStore.eventAt(checkpoint.position);
+      if (atCheckpoint) this.store.recordCheckpointEvent(SESSION_PROJECTOR_NAME, checkpoint.position, checkpointEventIdentity(atCheckpoint));
+    }
+  }
+
   private async follow(eventStore: EventStore): Promise<void> {
     let delay = this.options.retryDelayMs;
     while (this.running) {
@@ -414,6 +458,8 @@ export class SessionProjector {
         // The head first: once the checkpoint reaches it, the projector has caught up (see reachedHeadOnce), and a failure is over.
         const head = await this.headUnlessStopped(eventStore);
         if (head === null || !this.running) break;
+        await this.checkOnThisLog(eventStore, head);
+        if (!this.running) break;
         this.headToReach = head;
         this.noteHeadReached();
         // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
@@ -425,7 +471,9 @@ export class SessionProjector {
       } catch (error) {
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         // One line when following stops working (not one per retry): reads wait meanwhile, and /health shows lastError.
-        if (this.lastError === null)
+        if (error instanceof ReadModelsOfAnotherLogError) {
+          if (!this.lastError?.startsWith(`${error.name}:`)) this.logger.error(`${error.message}; the projector applies nothing until then (it checks again at most every ${this.options.maxRetryDelayMs} ms)`);
+        } else if (this.lastError === null)
           this.logger.warn(
             `the projector cannot follow the log: ${message.slice(0, 300)}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
           );

@@ -1,0 +1,62 @@
+/**
+ * Which log read models were projected from. A checkpoint (a global position) says how far they
+ * got, not in which log: a store restored from an older backup and written again holds other
+ * events at the same positions, and read models projected before the restore would serve sessions
+ * the store no longer has and skip the new events up to their checkpoint. So the projector records,
+ * with its checkpoint, what identifies the event at it ({@link checkpointEventIdentity}), and
+ * start-up (`checkReadModelsOfThisLog`) and the projector, each time it (re)subscribes, compare
+ * it with the store's event at that position ({@link readModelsOffLog}).
+ */
+import type { EventStore, RecordedEvent } from '@lib/event-store';
+import type { CheckpointEvent } from './read-model-store';
+
+/**
+ * What identifies a stored event across logs: `<stream>@<revision> <store id> <created, ISO-8601>`.
+ * Ids are derived from the session, its incarnation and the request (`deterministicEventId`), so a
+ * resend after a restore may give an event the same id at the same position; the time the store
+ * recorded it tells them apart (and the read models hold that time: they would differ too).
+ */
+export function checkpointEventIdentity(event: RecordedEvent): string {
+  return `${event.streamId}@${event.revision} ${event.id} ${event.created.toISOString()}`;
+}
+
+/** How read models' checkpoint disagrees with a store's log (see {@link readModelsOffLog}). */
+export interface LogMismatch {
+  /** The read models' checkpoint (bigint global position). */
+  checkpoint: bigint;
+  /** The store's head position (bigint). */
+  head: bigint;
+  /** What identified the event at the checkpoint when it was projected, or null (not recorded). */
+  projected: string | null;
+  /** What identifies the store's event at the checkpoint now; null when the checkpoint is past the head. */
+  found: string | null;
+  /** One sentence saying how they differ (for logs and configuration errors). */
+  problem: string;
+}
+
+/**
+ * Whether read models at `checkpoint` were projected from another log than `store`'s: the
+ * checkpoint is past the store's head (`head`, read by the caller), or the store's event at the
+ * checkpoint is not the one recorded there. Returns null when they agree, or when it cannot be
+ * told: no checkpoint yet, no event recorded (read models of a release before it was), or no event
+ * at that position any more (an erased session's events are deleted; an event is never replaced).
+ * @throws what `store.eventAt` throws (e.g. EventStoreUnavailableError).
+ */
+export async function readModelsOffLog(store: EventStore, checkpoint: CheckpointEvent, head: bigint): Promise<LogMismatch | null> {
+  const { position, event: projected } = checkpoint;
+  if (position === 0n) return null;
+  if (position > head)
+    return { checkpoint: position, head, projected, found: null, problem: `they were projected up to position ${position}, but the event store's log ends at ${head}` };
+  if (projected === null) return null;
+  const atCheckpoint = await store.eventAt(position);
+  if (atCheckpoint === null) return null;
+  const found = checkpointEventIdentity(atCheckpoint);
+  if (found === projected) return null;
+  return {
+    checkpoint: position,
+    head,
+    projected,
+    found,
+    problem: `they were projected up to position ${position}, from the event ${projected}, but the event store holds another event there (${found})`,
+  };
+}
