@@ -1,0 +1,146 @@
+/**
+ * A store restored from an older backup and written again (newcomer ncsre): read models projected
+ * before the restore reach a position the restored log also reaches, with other events. The
+ * service started without a word and served a session the store no longer had (`lost`, 5 events)
+ * and only part of a session written after the restore (`fresh`: 3 of 8 events). It must refuse
+ * to start (configuration error on DATA_DIR naming the remedy); once the read models are rebuilt
+ * (or deleted and projected again), it answers from the restored log. On the embedded SQLite store
+ * (backup: a copy of the stopped store's file) and on PostgreSQL (backup: pg_dump, restore:
+ * pg_restore into a new database of the same name).
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { PostgresEventStore } from '@lib/event-store/postgres';
+import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector } from '@lib/session';
+import {
+  POSTGRES_ADMIN_URL,
+  createTestDatabase,
+  describeUnlessSkipped,
+  postgresUnavailableReason,
+  type TestDatabase,
+} from '../../libs/event-store/test/postgres-test-database';
+import { startService, type Harness } from '../support/service-harness';
+
+jest.setTimeout(120_000);
+
+async function post(h: Harness, session: string, n: number, prefix: string): Promise<void> {
+  for (let i = 1; i <= n; i++)
+    await h
+      .http()
+      .post(`/v1/sessions/${session}/messages`)
+      .send({ messages: [{ id: `${prefix}${i}`, role: 'user', content: `${prefix} ${i}` }] })
+      .expect(201);
+}
+
+async function writeAndStop(start: () => Promise<Harness>, session: string, n: number, prefix: string): Promise<void> {
+  const h = await start();
+  await post(h, session, n, prefix);
+  await h.stop();
+}
+
+/** After the read models were rebuilt: what the restored log holds, and nothing else. */
+async function expectTheRestoredLog(h: Harness): Promise<void> {
+  await h.http().get('/v1/sessions/lost').expect(404);
+  expect((await h.http().get('/v1/sessions/fresh').expect(200)).body.eventCount).toBe(8);
+  expect((await h.http().get('/v1/sessions/a').expect(200)).body.eventCount).toBe(1);
+}
+
+// Position 6 (or 5 on PostgreSQL, when the replica stopped before its projector polled the last append).
+const REFUSAL =
+  /DATA_DIR=.*: its read models \(read-models\.sqlite\) come from another log than the event store's: they were projected up to position (\d), from the event session-default\.lost@\d .*, but the event store holds another event there \(session-default\.fresh@\d .*\).*: rebuild them from this store with npm run rebuild-read-models/;
+
+describe('a SQLite store restored from an older backup and written again', () => {
+  let root: string;
+  beforeAll(() => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'restored-store-'));
+  });
+  afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  const copyStore = (from: string, to: string) => {
+    for (const f of fs.readdirSync(to)) if (f.startsWith('events.sqlite')) fs.rmSync(path.join(to, f));
+    for (const f of fs.readdirSync(from)) if (f.startsWith('events.sqlite')) fs.copyFileSync(path.join(from, f), path.join(to, f));
+  };
+
+  it('is refused at start-up with the remedy, and after it the service answers from the restored log', async () => {
+    const dataDir = path.join(root, 'data');
+    const backup = path.join(root, 'backup');
+    const other = path.join(root, 'other');
+    for (const d of [dataDir, backup, other]) fs.mkdirSync(d);
+    await writeAndStop(() => startService({ dataDir }), 'a', 1, 'm');
+    copyStore(dataDir, backup); // the backup (service stopped)
+    await writeAndStop(() => startService({ dataDir }), 'lost', 5, 'm'); // read models reach position 6
+    copyStore(backup, other); // restored; another process writes to it
+    await writeAndStop(() => startService({ dataDir: other }), 'fresh', 8, 'f'); // log head 9
+    copyStore(other, dataDir); // this DATA_DIR gets the restored store
+
+    await expect(startService({ dataDir })).rejects.toThrow(REFUSAL);
+
+    // The remedy the refusal names: delete the read models (not events.sqlite); the service projects the log again.
+    for (const f of fs.readdirSync(dataDir)) if (f.startsWith(READ_MODEL_FILE_NAME)) fs.rmSync(path.join(dataDir, f));
+    const h = await startService({ dataDir });
+    try {
+      await expectTheRestoredLog(h);
+    } finally {
+      await h.stop();
+    }
+  });
+});
+
+const skipReason = postgresUnavailableReason();
+describeUnlessSkipped(skipReason, 'a PostgreSQL store restored from an older backup (pg_dump) and written again', () => {
+  let db: TestDatabase;
+  let root: string;
+  beforeAll(async () => {
+    db = await createTestDatabase('restored');
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'restored-pg-'));
+  });
+  afterAll(async () => {
+    await db?.drop();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  async function admin(sql: string): Promise<void> {
+    const client = new Client({ connectionString: POSTGRES_ADMIN_URL });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  }
+
+  it('is refused at start-up with the remedy, and after npm run rebuild-read-models the replica answers from the restored log', async () => {
+    const replica = path.join(root, 'replica');
+    const env = { DATABASE_URL: db.url };
+    await writeAndStop(() => startService({ dataDir: replica, env }), 'a', 1, 'm');
+    const dump = path.join(root, 'backup.dump');
+    execFileSync('pg_dump', ['--format=custom', `--file=${dump}`, db.url]); // the backup
+    await writeAndStop(() => startService({ dataDir: replica, env }), 'lost', 5, 'm'); // read models reach position 6
+    // The restore: the database again from the dump; another replica (its own DATA_DIR) writes to it.
+    await admin(`DROP DATABASE ${db.name} WITH (FORCE)`);
+    await admin(`CREATE DATABASE ${db.name}`);
+    execFileSync('pg_restore', ['--no-owner', `--dbname=${db.url}`, dump]);
+    await writeAndStop(() => startService({ dataDir: path.join(root, 'other'), env }), 'fresh', 8, 'f'); // log head 9
+
+    await expect(startService({ dataDir: replica, env })).rejects.toThrow(REFUSAL);
+
+    // The remedy the refusal names: what npm run rebuild-read-models does.
+    const store = PostgresEventStore.connect(db.url);
+    const readModels = ReadModelStore.open(path.join(replica, READ_MODEL_FILE_NAME));
+    try {
+      expect(await new SessionProjector(readModels).rebuild(store)).toBe(9n);
+    } finally {
+      readModels.close();
+      await store.close();
+    }
+    const h = await startService({ dataDir: replica, env });
+    try {
+      await expectTheRestoredLog(h);
+    } finally {
+      await h.stop();
+    }
+  });
+});
