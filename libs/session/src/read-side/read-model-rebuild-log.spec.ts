@@ -1,7 +1,9 @@
 /**
  * Read models of another schema version (an upgrade) are dropped and rebuilt from the log, and the
  * log says so: one line at the start (from which version to which), progress lines on a long
- * rebuild, one line when done (newcomer: the rebuild was silent).
+ * rebuild, one line when done (newcomer: the rebuild was silent). A rebuild interrupted (the
+ * process killed or stopped during it, an upgrade's or `npm run rebuild-read-models`') is finished
+ * at the next start, which says so and logs its end as well (newcomer ncsre: it finished silently).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -11,6 +13,7 @@ import { Logger } from '@nestjs/common';
 import { SqliteEventStore } from '@lib/event-store';
 import { ReadModelStore } from './read-model-store';
 import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
+import type { EventStore } from '@lib/event-store';
 import { SessionProjector } from './session-projector';
 
 describe('the rebuild of read models of another version', () => {
@@ -54,6 +57,60 @@ describe('the rebuild of read models of another version', () => {
     );
     expect(lines).toContain('rebuilding the read models from the log: at position 1 of 3, 1 events applied');
     expect(lines[lines.length - 1]).toMatch(/^the read models are rebuilt: 3 events applied, up to position 3, in \d+\.\d s$/);
+  });
+
+  const olderVersionFile = (): string => {
+    const file = path.join(dir, 'read-models.sqlite');
+    ReadModelStore.open(file).close();
+    const old = new Database(file);
+    old.pragma(`user_version = ${READ_MODEL_SCHEMA_VERSION - 1}`);
+    old.close();
+    return file;
+  };
+  const interrupted = /^the read models are rebuilt from the log, finishing a rebuild that was interrupted \(it started at \d{4}-\d\d-\d\dT[\d:.]+Z: (.*); the process stopped during it\): .*read-models\.sqlite resumes at position 1; reads wait for the rebuild/;
+  const done = (events: number) => new RegExp(`^the read models are rebuilt: ${events} events applied, up to position 3, in \\d+\\.\\d s$`);
+
+  it("given an upgrade's rebuild interrupted after its first event, when the service starts again, then it says it finishes that rebuild and logs its end", async () => {
+    const file = olderVersionFile();
+    const killed = new SessionProjector(ReadModelStore.open(file)); // the upgrade's start: dropped, the rebuild begins…
+    killed.applyBatch((await events.readAll()).slice(0, 1));
+    killed.store.close(); // …and the process dies (nothing more is written)
+    log.mockClear();
+    await runProjector(file);
+    const lines = projectorLines();
+    expect(lines[0]).toMatch(interrupted);
+    expect(lines[0].match(interrupted)![1]).toMatch(new RegExp(`read-models\\.sqlite held version ${READ_MODEL_SCHEMA_VERSION - 1}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}$`));
+    expect(lines[lines.length - 1]).toMatch(done(2));
+    log.mockClear();
+    await runProjector(file); // done: the next start is quiet
+    expect(projectorLines()).toEqual([]);
+  });
+
+  it('given npm run rebuild-read-models interrupted after its first page, when the service starts, then it says it finishes that rebuild and logs its end', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    await runProjector(file);
+    let pages = 0;
+    const failing = Object.assign(Object.create(events) as EventStore, {
+      readAll: (options: Parameters<EventStore['readAll']>[0]) => (++pages > 1 ? Promise.reject(new Error('SIGTERM')) : events.readAll(options)),
+    });
+    const rebuilding = new SessionProjector(ReadModelStore.open(file), { rebuildPageSize: 1 });
+    await expect(rebuilding.rebuild(failing)).rejects.toThrow('SIGTERM');
+    rebuilding.store.close();
+    log.mockClear();
+    await runProjector(file);
+    const lines = projectorLines();
+    expect(lines[0]).toMatch(interrupted);
+    expect(lines[0].match(interrupted)![1]).toBe('npm run rebuild-read-models');
+    expect(lines[lines.length - 1]).toMatch(done(2));
+  });
+
+  it('given a rebuild that finished, when the service starts, then no rebuild is logged', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    const rebuilt = new SessionProjector(ReadModelStore.open(file));
+    expect(await rebuilt.rebuild(events)).toBe(3n);
+    rebuilt.store.close();
+    await runProjector(file);
+    expect(projectorLines()).toEqual([]);
   });
 
   it('given a new file or one of this version, when the service starts, then no rebuild is logged', async () => {

@@ -1,0 +1,114 @@
+/**
+ * The projector checks, each time it (re)subscribes (at start, and after the store was down),
+ * that its read models were projected from the store's log: the store's event at the checkpoint
+ * must be the one recorded with it (newcomer ncsre: a store restored from an older backup and
+ * written again past the checkpoint was followed from the checkpoint, skipping the new events up
+ * to it and keeping sessions the store no longer had). Read models of the previous release (no
+ * event recorded with the checkpoint) start as before and record it.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { Logger } from '@nestjs/common';
+import { SqliteEventStore, type EventStore } from '@lib/event-store';
+import { ReadModelStore } from './read-model-store';
+import { SESSION_PROJECTOR_NAME, SessionProjector } from './session-projector';
+import { checkpointEventIdentity } from './checkpoint-event';
+
+const event = (n: number) => ({ id: `3f1c1a8e-0000-4000-8000-${String(n).padStart(12, '0')}`, type: 'T', data: {} });
+
+async function storeWith(streams: string[]): Promise<SqliteEventStore> {
+  const store = SqliteEventStore.open(':memory:');
+  let n = Math.floor(Math.random() * 1e9);
+  for (const stream of streams) await store.appendToStream(stream, [event(n++)]);
+  return store;
+}
+
+describe('the projector on read models of another log', () => {
+  let error: jest.SpyInstance;
+  let log: jest.SpyInstance;
+  const stores: EventStore[] = [];
+  beforeEach(() => {
+    error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
+  });
+  afterEach(async () => {
+    error.mockRestore();
+    log.mockRestore();
+    for (const store of stores.splice(0)) await store.close();
+  });
+
+  it('given read models of a log restored and written again past their checkpoint, when the projector starts, then it applies nothing and says what to do', async () => {
+    const before = await storeWith(['session-t.a', 'session-t.lost', 'session-t.lost']);
+    const restored = await storeWith(['session-t.a', 'session-t.fresh', 'session-t.fresh', 'session-t.fresh']);
+    stores.push(before, restored);
+    const readModels = ReadModelStore.open(':memory:');
+    const projector = new SessionProjector(readModels, { retryDelayMs: 10, maxRetryDelayMs: 20 });
+    projector.applyBatch(await before.readAll());
+    projector.start(restored);
+    expect(await projector.waitForPosition(4n, 300)).toBe(false);
+    await projector.stop();
+    expect(projector.checkpoint()).toBe(3n);
+    expect(readModels.db.prepare("SELECT count(*) AS n FROM sessions WHERE session_id = 'fresh'").get()).toEqual({ n: 0 });
+    expect(projector.state().lastError).toMatch(/^ReadModelsOfAnotherLogError: /);
+    const lines = error.mock.calls.map(([line]) => String(line));
+    expect(lines).toHaveLength(1); // once, not at every retry
+    expect(lines[0]).toMatch(
+      /^the read models in :memory: come from another log than the event store's: they were projected up to position 3, from the event session-t\.lost@1 .*, but the event store holds another event there \(session-t\.fresh@1 .*\).*run npm run rebuild-read-models/,
+    );
+    readModels.close();
+  });
+
+  it('given the store back with the log the read models come from, when the projector retries, then it follows it again', async () => {
+    const log1 = await storeWith(['session-t.a', 'session-t.b']);
+    const other = await storeWith(['session-t.x', 'session-t.y', 'session-t.z']);
+    stores.push(log1, other);
+    const readModels = ReadModelStore.open(':memory:');
+    const projector = new SessionProjector(readModels, { retryDelayMs: 10, maxRetryDelayMs: 20 });
+    projector.applyBatch(await log1.readAll());
+    let current: EventStore = other; // e.g. DATABASE_URL reached another database for a while
+    const switching = Object.assign(Object.create(log1) as EventStore, {
+      headPosition: () => current.headPosition(),
+      eventAt: (p: bigint) => current.eventAt(p),
+      subscribeToAll: (o?: Parameters<EventStore['subscribeToAll']>[0]) => current.subscribeToAll(o),
+    });
+    projector.start(switching);
+    expect(await projector.waitForPosition(3n, 200)).toBe(false);
+    current = log1;
+    await log1.appendToStream('session-t.c', [event(99)]);
+    expect(await projector.waitForPosition(3n, 5000)).toBe(true);
+    await projector.stop();
+    expect(projector.state().lastError).toBeNull();
+    expect(log.mock.calls.map(([line]) => String(line))).toContain('the projector follows the log again, at position 3');
+    readModels.close();
+  });
+
+  it('given read models of the previous release (no event recorded with the checkpoint), when the projector starts, then it follows the log and records the event', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'another-log-'));
+    try {
+      const store = await storeWith(['session-t.a', 'session-t.b']);
+      stores.push(store);
+      const file = path.join(dir, 'read-models.sqlite');
+      const first = new SessionProjector(ReadModelStore.open(file));
+      first.applyBatch(await store.readAll());
+      first.store.close();
+      const old = new Database(file); // as the previous release wrote it: no `event` column
+      old.exec('ALTER TABLE projector_checkpoints DROP COLUMN event');
+      old.close();
+
+      const readModels = ReadModelStore.open(file);
+      expect(readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME)).toEqual({ position: 2n, event: null });
+      const projector = new SessionProjector(readModels);
+      projector.start(store);
+      expect(await projector.waitForPosition(2n, 1000)).toBe(true);
+      for (let i = 0; i < 100 && readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME).event === null; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      await projector.stop();
+      expect(readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME)).toEqual({ position: 2n, event: checkpointEventIdentity((await store.eventAt(2n))!) });
+      expect(error).not.toHaveBeenCalled();
+      readModels.close();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
