@@ -5,13 +5,14 @@
  * and only part of a session written after the restore (`fresh`: 3 of 8 events). It must refuse
  * to start (configuration error on DATA_DIR naming the remedy); once the read models are rebuilt
  * (or deleted and projected again), it answers from the restored log. On the embedded SQLite store
- * (backup: a copy of the stopped store's file) and on PostgreSQL (backup: pg_dump, restore:
+ * (backup: `VACUUM INTO` while the service runs) and on PostgreSQL (backup: pg_dump, restore:
  * pg_restore into a new database of the same name).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import Database from 'better-sqlite3';
 import { Client } from 'pg';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector } from '@lib/session';
@@ -69,9 +70,14 @@ describe('a SQLite store restored from an older backup and written again', () =>
     const backup = path.join(root, 'backup');
     const other = path.join(root, 'other');
     for (const d of [dataDir, backup, other]) fs.mkdirSync(d);
-    await writeAndStop(() => startService({ dataDir }), 'a', 1, 'm');
-    copyStore(dataDir, backup); // the backup (service stopped)
-    await writeAndStop(() => startService({ dataDir }), 'lost', 5, 'm'); // read models reach position 6
+    const running = await startService({ dataDir });
+    await post(running, 'a', 1, 'm');
+    // The backup, taken while the service runs, as README's "Backup and restore" says (one read transaction: consistent).
+    const source = new Database(path.join(dataDir, 'events.sqlite'), { readonly: true });
+    source.exec(`VACUUM INTO '${path.join(backup, 'events.sqlite')}'`);
+    source.close();
+    await post(running, 'lost', 5, 'm'); // read models reach position 6
+    await running.stop();
     copyStore(backup, other); // restored; another process writes to it
     await writeAndStop(() => startService({ dataDir: other }), 'fresh', 8, 'f'); // log head 9
     copyStore(other, dataDir); // this DATA_DIR gets the restored store
