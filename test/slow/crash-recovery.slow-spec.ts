@@ -3,14 +3,15 @@
  * during a burst of appends, during a compaction whose summarizer is slow (a local fake OpenAI
  * endpoint that never answers), and during projection catch-up; then restarted on the same
  * directory. Every acknowledged append is present, a compaction's decision events are all there or
- * none, and the read models resume and equal a rebuild from the log.
+ * none, and the read models resume and equal a rebuild from the log. An upgrade's rebuild of the
+ * read models killed half-way is finished at the next start, which says so and logs its end.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SessionEvent } from '@lib/compaction';
 import Database from 'better-sqlite3';
-import { READ_MODEL_FILE_NAME, SESSION_PROJECTOR_NAME } from '@lib/session';
+import { READ_MODEL_FILE_NAME, READ_MODEL_SCHEMA_VERSION, ReadModelStore, SESSION_PROJECTOR_NAME } from '@lib/session';
 import { call, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { appendDirect, decisionProblems, dumpAndRebuild, openStore, streamOf } from '../support/log-checks';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
@@ -293,6 +294,56 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
     const window = await call(again.url, 'GET', '/v1/sessions/catch-0/window');
     expect(window.status).toBe(200);
     await again.stop();
+    const { onDisk, rebuilt } = await dumpAndRebuild(dataDir);
+    expect(onDisk).toEqual(rebuilt);
+  });
+
+  // Newcomer ncsre: the restart after a rebuild killed half-way finished it without a word.
+  it("finishes an upgrade's rebuild killed half-way, saying so at the restart and logging its end", async () => {
+    const dataDir = tempDir();
+    const store = openStore(dataDir);
+    for (let i = 0; i < 60; i++) await appendDirect(store, `rebuild-${i}`, conversation(`rebuild-${i}`, 100)); // 200 events each
+    const head = await store.headPosition();
+    await store.close();
+    const file = path.join(dataDir, READ_MODEL_FILE_NAME);
+    ReadModelStore.open(file).close();
+    const older = new Database(file);
+    older.pragma(`user_version = ${READ_MODEL_SCHEMA_VERSION - 1}`); // read models of the previous version: the start rebuilds them
+    older.close();
+    const checkpoint = () => {
+      const db = new Database(file, { readonly: true });
+      try {
+        const row = db.prepare('SELECT position FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(SESSION_PROJECTOR_NAME) as
+          | { position: bigint }
+          | undefined;
+        return row?.position ?? 0n;
+      } catch {
+        return 0n; // the tables are being recreated
+      } finally {
+        db.close();
+      }
+    };
+
+    const info = { LOG_LEVEL: 'info' };
+    const starting = startServiceProcess({ dataDir, env: info });
+    starting.ready.catch(() => undefined);
+    await until(() => checkpoint() > 0n, 'the rebuild to apply a first batch', 6000, 2);
+    await starting.kill();
+    const killedAt = checkpoint();
+    expect(starting.stdout()).toContain('the read models are rebuilt from the log: ');
+    expect(starting.stdout()).not.toContain('the read models are rebuilt: ');
+    expect(killedAt).toBeLessThan(head);
+
+    const again = await start(dataDir, info);
+    await caughtUp(again);
+    await again.stop();
+    const lines = again.stdout();
+    expect(lines).toMatch(
+      new RegExp(
+        `the read models are rebuilt from the log, finishing a rebuild that was interrupted \\(it started at [^:]+:[^:]+:[^:]+: .*held version ${READ_MODEL_SCHEMA_VERSION - 1}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}; the process stopped during it\\): .*resumes at position ${killedAt}`,
+      ),
+    );
+    expect(lines).toMatch(new RegExp(`the read models are rebuilt: ${head - killedAt} events applied, up to position ${head}, in \\d+\\.\\d s`));
     const { onDisk, rebuilt } = await dumpAndRebuild(dataDir);
     expect(onDisk).toEqual(rebuilt);
   });
