@@ -314,8 +314,7 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
       const db = new Database(file, { readonly: true });
       try {
         const row = db.prepare('SELECT position FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(SESSION_PROJECTOR_NAME) as
-          | { position: bigint }
-          | undefined;
+          { position: bigint } | undefined;
         return row?.position ?? 0n;
       } catch {
         return 0n; // the tables are being recreated

@@ -55,7 +55,7 @@ describe('read models of another log', () => {
     );
   });
 
-  it("refuses the same event id at the checkpoint when the store recorded it at another time (a resend after a restore)", async () => {
+  it('refuses the same event id at the checkpoint when the store recorded it at another time (a resend after a restore)', async () => {
     const [, atTwo] = await store.readAll();
     readModels.writeCheckpoint(SESSION_PROJECTOR_NAME, 2n, checkpointEventIdentity({ ...atTwo, created: new Date(atTwo.created.getTime() - 60_000) }));
     expect(await refusal()).toBeInstanceOf(ConfigurationError);

@@ -146,7 +146,12 @@ export class KurrentDbEventStore implements EventStore {
   async eventAt(position: bigint): Promise<RecordedEvent | null> {
     if (position <= 0n) return null;
     try {
-      const reader = this.client.readAll({ direction: FORWARDS, fromPosition: { commit: position, prepare: position }, maxCount: 1, filter: excludeSystemEvents() });
+      const reader = this.client.readAll({
+        direction: FORWARDS,
+        fromPosition: { commit: position, prepare: position },
+        maxCount: 1,
+        filter: excludeSystemEvents(),
+      });
       for await (const resolved of reader) {
         if (!resolved.event) continue;
         const event = toRecordedEvent(resolved.event);

@@ -46,7 +46,13 @@ export async function readModelsOffLog(store: EventStore, checkpoint: Checkpoint
   const { position, event: projected } = checkpoint;
   if (position === 0n) return null;
   if (position > head)
-    return { checkpoint: position, head, projected, found: null, problem: `they were projected up to position ${position}, but the event store's log ends at ${head}` };
+    return {
+      checkpoint: position,
+      head,
+      projected,
+      found: null,
+      problem: `they were projected up to position ${position}, but the event store's log ends at ${head}`,
+    };
   if (projected === null) return null;
   const atCheckpoint = await store.eventAt(position);
   if (atCheckpoint === null) return null;

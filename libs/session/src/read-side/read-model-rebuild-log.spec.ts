@@ -67,7 +67,8 @@ describe('the rebuild of read models of another version', () => {
     old.close();
     return file;
   };
-  const interrupted = /^the read models are rebuilt from the log, finishing a rebuild that was interrupted \(it started at \d{4}-\d\d-\d\dT[\d:.]+Z: (.*); the process stopped during it\): .*read-models\.sqlite resumes at position 1; reads wait for the rebuild/;
+  const interrupted =
+    /^the read models are rebuilt from the log, finishing a rebuild that was interrupted \(it started at \d{4}-\d\d-\d\dT[\d:.]+Z: (.*); the process stopped during it\): .*read-models\.sqlite resumes at position 1; reads wait for the rebuild/;
   const done = (events: number) => new RegExp(`^the read models are rebuilt: ${events} events applied, up to position 3, in \\d+\\.\\d s$`);
 
   it("given an upgrade's rebuild interrupted after its first event, when the service starts again, then it says it finishes that rebuild and logs its end", async () => {
@@ -79,7 +80,9 @@ describe('the rebuild of read models of another version', () => {
     await runProjector(file);
     const lines = projectorLines();
     expect(lines[0]).toMatch(interrupted);
-    expect(lines[0].match(interrupted)![1]).toMatch(new RegExp(`read-models\\.sqlite held version ${READ_MODEL_SCHEMA_VERSION - 1}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}$`));
+    expect(lines[0].match(interrupted)![1]).toMatch(
+      new RegExp(`read-models\\.sqlite held version ${READ_MODEL_SCHEMA_VERSION - 1}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}$`),
+    );
     expect(lines[lines.length - 1]).toMatch(done(2));
     log.mockClear();
     await runProjector(file); // done: the next start is quiet

@@ -86,7 +86,9 @@ export class ReadModelStore {
     if (version !== READ_MODEL_SCHEMA_VERSION) {
       const held = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n > 0;
       if (held || version !== 0) store.replacedVersion = version;
-      store.reset(store.replacedVersion === null ? undefined : `${file} held version ${version}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}`);
+      store.reset(
+        store.replacedVersion === null ? undefined : `${file} held version ${version}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION}`,
+      );
     } else {
       db.exec(READ_MODEL_DDL);
       // Files of this version written before the checkpoint's event was recorded: the column comes empty (filled at the next checkpoint).
@@ -153,8 +155,7 @@ export class ReadModelStore {
   /** `projector`'s checkpoint and what identifies the event at it (see {@link CheckpointEvent}). */
   readCheckpointEvent(projector: string): CheckpointEvent {
     const row = this.db.prepare('SELECT position, event FROM projector_checkpoints WHERE projector = ?').safeIntegers(true).get(projector) as
-      | CheckpointEvent
-      | undefined;
+      CheckpointEvent | undefined;
     return row ?? { position: 0n, event: null };
   }
 

@@ -102,7 +102,8 @@ describe('the projector on read models of another log', () => {
       const projector = new SessionProjector(readModels);
       projector.start(store);
       expect(await projector.waitForPosition(2n, 1000)).toBe(true);
-      for (let i = 0; i < 100 && readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME).event === null; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+      for (let i = 0; i < 100 && readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME).event === null; i++)
+        await new Promise((resolve) => setTimeout(resolve, 20));
       await projector.stop();
       expect(readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME)).toEqual({ position: 2n, event: checkpointEventIdentity((await store.eventAt(2n))!) });
       expect(error).not.toHaveBeenCalled();

@@ -472,7 +472,8 @@ export class SessionProjector {
         const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
         // One line when following stops working (not one per retry): reads wait meanwhile, and /health shows lastError.
         if (error instanceof ReadModelsOfAnotherLogError) {
-          if (!this.lastError?.startsWith(`${error.name}:`)) this.logger.error(`${error.message}; the projector applies nothing until then (it checks again at most every ${this.options.maxRetryDelayMs} ms)`);
+          if (!this.lastError?.startsWith(`${error.name}:`))
+            this.logger.error(`${error.message}; the projector applies nothing until then (it checks again at most every ${this.options.maxRetryDelayMs} ms)`);
         } else if (this.lastError === null)
           this.logger.warn(
             `the projector cannot follow the log: ${message.slice(0, 300)}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
