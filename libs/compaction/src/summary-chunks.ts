@@ -225,13 +225,23 @@ export function planSummaryChunks(
     overlapRoom = h + overlap.reduce((s, t) => s + estimator.count(t) + 1, 0);
   }
 
-  // room for the running summary in chunks 2…; chunk 1 has none, and gives the previous
-  // summaries' section heading instead when there are any
+  // room for the running summary in chunks 2…; chunk 1 has none, and carries whole the leading
+  // previous summaries that fit in about half its room (as many as fit, oldest first)
   const summaryHeader = headerCost(SUMMARIZER_SECTION.previousSummary);
   const afterOverlap = available - overlapRoom;
   const reserve = Math.min(options.summaryReserve ?? defaultSummaryReserve(maxInputTokens), Math.floor(afterOverlap / 2));
   const laterSummaryRoom = summaryHeader + Math.max(0, reserve);
-  const roomFirst = afterOverlap - (request.currentSummaries.length > 0 ? summaryHeader : 0);
+  const firstSummaryCap = Math.max(reserve, Math.floor(afterOverlap / 2)) - summaryHeader;
+  let leading = 0; // how many summaries go whole in chunk 1
+  let leadingCost = 0;
+  for (const text of request.currentSummaries) {
+    const cost = estimator.count(text) + 2;
+    if (leadingCost + cost > firstSummaryCap) break;
+    leading++;
+    leadingCost += cost;
+  }
+  const firstSummaries = request.currentSummaries.slice(0, leading);
+  const roomFirst = afterOverlap - (request.currentSummaries.length > 0 ? summaryHeader : 0) - leadingCost;
   const roomLater = afterOverlap - laterSummaryRoom;
   const roomMin = Math.min(roomFirst, roomLater);
   if (roomMin < MIN_EVENT_ROOM) {
@@ -241,10 +251,12 @@ export function planSummaryChunks(
     );
   }
 
-  // The previous summaries, then the events, are one sequence of items packed oldest first; a
-  // summary item goes in its chunk's previous-summary section (joined by a blank line: 2 units),
-  // an event in its conversation section (1 unit). An item too large for any chunk is split into
-  // parts, each marked with its place; the marker is costed at its widest (`[part L/L …]`, L the
+  // The other previous summaries, then the events, are one sequence of items packed oldest first
+  // after those; a summary item goes in its chunk's previous-summary section (joined by a blank
+  // line: 2 units), an event in its conversation section (1 unit). An item too large for the
+  // smallest room is split into parts, each marked with its place, so the first item always fits
+  // in chunk 1 beside the leading summaries (a caller folding its running summary in as the first
+  // of them always makes progress); the marker is costed at its widest (`[part L/L …]`, L the
   // text's length), so numbering never overflows.
   interface Item {
     source: number;
@@ -255,7 +267,7 @@ export function planSummaryChunks(
     const base = marked ? `${marked[1]}, piece ` : '';
     return { text, summary, base, body: marked ? text.slice(marked[0].length) : text, split: false };
   };
-  const sources = [...request.currentSummaries.map((t) => sourceOf(t, true)), ...request.toSummarize.map((t) => sourceOf(t, false))];
+  const sources = [...request.currentSummaries.slice(leading).map((t) => sourceOf(t, true)), ...request.toSummarize.map((t) => sourceOf(t, false))];
   const markerOf = (i: number, label: string) => (sources[i].summary ? summaryPartMarker(label) : eventPartMarker(label));
   const joinCost = (i: number) => (sources[i].summary ? 2 : 1);
   const sizing = (i: number) => markerOf(i, `${sources[i].base}${sources[i].text.length}/${sources[i].text.length}`);
@@ -299,7 +311,7 @@ export function planSummaryChunks(
   const build = (chunk: Item[], render: (item: Item) => string, index: number, last: boolean): SummaryRequest => ({
     systemPrompt: request.systemPrompt,
     shadowPrompt: request.shadowPrompt,
-    currentSummaries: chunk.filter((item) => sources[item.source].summary).map(render),
+    currentSummaries: [...(index === 0 ? firstSummaries : []), ...chunk.filter((item) => sources[item.source].summary).map(render)],
     toSummarize: chunk.filter((item) => !sources[item.source].summary).map(render),
     overlap: last ? overlap : [],
     coveredIds: [...request.coveredIds],
