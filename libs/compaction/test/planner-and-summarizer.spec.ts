@@ -266,7 +266,12 @@ describe('planSummaryChunks (DESIGN §3.7)', () => {
     });
     // every event and every previous summary is there, in order, whole: an oversize one in consecutive marked parts
     expect(rejoinParts(chunks.flatMap((c) => c.toSummarize))).toEqual(request.toSummarize);
-    expect(rejoinParts(chunks.flatMap((c) => c.currentSummaries), 'previous summary')).toEqual(request.currentSummaries);
+    expect(
+      rejoinParts(
+        chunks.flatMap((c) => c.currentSummaries),
+        'previous summary',
+      ),
+    ).toEqual(request.currentSummaries);
     for (const c of chunks) for (const t of [...c.currentSummaries, ...c.toSummarize]) expect(t).not.toContain('characters omitted');
     if (request.overlap.length > 0) expect(chunks[chunks.length - 1].overlap.length).toBe(request.overlap.length);
   };

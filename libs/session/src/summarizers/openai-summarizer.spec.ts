@@ -184,7 +184,11 @@ describe('OpenAiSummarizer against the fake server', () => {
   it('fails the pass, cutting nothing, when a reply is too long to be carried whole into the next call', async () => {
     server.setDefault((req) => `${'R'.repeat(1200)}-${req.index}`);
     const outcome = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(request(60));
-    expect(outcome).toMatchObject({ ok: false, calls: 1, reason: expect.stringMatching(/^chunk 1: reply too long to carry into the next call whole \(1202 chars units, input bound 1500\)$/) });
+    expect(outcome).toMatchObject({
+      ok: false,
+      calls: 1,
+      reason: expect.stringMatching(/^chunk 1: reply too long to carry into the next call whole \(1202 chars units, input bound 1500\)$/),
+    });
     expect(server.calls).toBe(1);
   });
 

@@ -211,7 +211,11 @@ export class OpenAiSummarizer implements Summarizer {
       const progress = first.currentSummaries.length > 1 || first.toSummarize.length > 0 || replanned.length === 1;
       if (first.currentSummaries[0] !== running || !progress) {
         const units = `${this.estimator.count(running)} ${this.estimator.name} units`;
-        return { ok: false, reason: `${prefix}reply too long to carry into the next call whole (${units}, input bound ${this.settings.maxInputTokens})`, ...usage };
+        return {
+          ok: false,
+          reason: `${prefix}reply too long to carry into the next call whole (${units}, input bound ${this.settings.maxInputTokens})`,
+          ...usage,
+        };
       }
       pending = [...replanned, ...rest.slice(1)];
     }
