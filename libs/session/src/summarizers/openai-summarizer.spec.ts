@@ -1,4 +1,13 @@
-import { formatEvent, getEstimator, SUMMARIZER_SECTION, summaryLengthSection, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import {
+  defaultSummaryReserve,
+  formatEvent,
+  getEstimator,
+  runningSummaryLengthLimit,
+  SUMMARIZER_SECTION,
+  summaryLengthSection,
+  type SessionEvent,
+  type SummaryRequest,
+} from '@lib/compaction';
 import { FakeOpenAiServer, type FakeFault } from '../../../../test/support/fake-openai-server';
 import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer';
 import { summarizerFromEnv } from './summarizer-config';
@@ -220,6 +229,22 @@ describe('OpenAiSummarizer against the fake server', () => {
     await summarizer().summarize(request(3), { estimator: chars });
     for (const r of server.requests.slice(-2)) expect(r.messages[1].content).not.toContain('## Length');
     expect(server.requests.every((r) => !('max_tokens' in r.body) && !('max_completion_tokens' in r.body))).toBe(true);
+  });
+
+  // Newcomer ncllm: every call of a chunked pass was told the pass's budget ("at most about 47292
+  // tokens" with a bound of 12,000), more than the next call can carry.
+  it('asks each reply that the next call carries for at most the room that call keeps for it, and the last for the whole budget', async () => {
+    server.setDefault((req) => `RECAP-${req.index}`);
+    const budgeted = { ...request(60, 2, ['OLD SUMMARY']), maxSummaryTokens: 50_000 };
+    const chars = getEstimator('chars');
+    const outcome = await summarizer({ maxInputTokens: 1500, estimator: chars }).summarize(budgeted, { estimator: chars });
+    expect(outcome.ok).toBe(true);
+    expect(server.calls).toBeGreaterThan(2);
+    const lengths = server.requests.map((r) => Number(/## Length: write at most about (\d+) characters/.exec(r.messages[1].content as string)?.[1]));
+    const textBudget = 50_000 - `User: ${budgeted.shadowPrompt}`.length - 'Assistant: '.length;
+    expect(lengths).toEqual([...Array<number>(server.calls - 1).fill(defaultSummaryReserve(1500)), textBudget]);
+    expect(runningSummaryLengthLimit({ max: 200, unit: 'tokens' }, 12_000)).toEqual({ max: 200, unit: 'tokens' });
+    expect(runningSummaryLengthLimit({ max: 47_292, unit: 'tokens' }, 12_000)).toEqual({ max: 3000, unit: 'tokens' });
   });
 
   it('turns a reply cut off at the output limit (finish_reason length) into ok:false, never a truncated summary', async () => {

@@ -20,7 +20,8 @@
  *
  * The summary budget: with `options.estimator` (the session's) and `request.maxSummaryTokens`,
  * every call's user message ends with the length the recap may have (`summaryLengthSection`, in
- * tokens, or characters for a `chars` session); its cost is taken off the input bound when the
+ * tokens, or characters for a `chars` session): the pass's budget for the last call, and at most
+ * the room the next call keeps for the running summary for the others (`runningSummaryLengthLimit`); its cost is taken off the input bound when the
  * chunks are planned (when the bound cannot spare it, the model is not told). No `max_tokens` is
  * sent: a reply longer than the budget is used as it is (the pass then saves less). A reply the
  * endpoint cut off at its own output limit (`finish_reason: length`) is a failure, never a
@@ -36,6 +37,7 @@ import {
   buildSummarizerMessages,
   getEstimator,
   JOIN_SLACK,
+  runningSummaryLengthLimit,
   summaryLengthLimit,
   summaryLengthSection,
   type SummaryRequest,
@@ -159,7 +161,9 @@ export class OpenAiSummarizer implements Summarizer {
     while (pending.length > 0) {
       const chunk = pending[0];
       const prefix = chunked ? `chunk ${usage.calls + 1}: ` : '';
-      const { system, user } = buildSummarizerMessages(chunk, lengthLimit ? { lengthLimit } : {});
+      // a reply that the next call carries is asked for no more than the room that call keeps for it
+      const limit = lengthLimit && pending.length > 1 ? runningSummaryLengthLimit(lengthLimit, this.settings.maxInputTokens) : lengthLimit;
+      const { system, user } = buildSummarizerMessages(chunk, limit ? { lengthLimit: limit } : {});
       usage.calls++;
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
