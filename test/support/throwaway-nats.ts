@@ -59,7 +59,8 @@ export function startThrowawayNats(label: string, extraConfig = ''): Promise<Thr
  * Starts a throwaway server with the configuration `config(listen, storeDir)` makes (`listen`:
  * `127.0.0.1:<a free port>`, `storeDir`: a temporary JetStream folder), e.g. an example
  * configuration with its port and folder replaced; `credentials` for the connection it opens (a
- * configuration with users). Waits up to 20 s for it to accept that connection.
+ * configuration with users). Waits up to 20 s for it to accept that connection; if it never
+ * does, kills the server and removes its folder before throwing.
  * @throws Error when no `nats-server` is installed ({@link NATS_SERVER_BINARY}) or it never accepts one.
  */
 export async function startThrowawayNatsWith(
@@ -76,18 +77,25 @@ export async function startThrowawayNatsWith(
   let server: ChildProcess = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
   const url = `nats://127.0.0.1:${port}`;
   let nc: NatsConnection | undefined;
-  await eventually(
-    async () => {
-      try {
-        nc = await connect({ servers: url, timeout: 1000, ...credentials });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    20_000,
-    'the throwaway nats-server to accept connections',
-  );
+  try {
+    await eventually(
+      async () => {
+        try {
+          nc = await connect({ servers: url, timeout: 1000, ...credentials });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      'the throwaway nats-server to accept connections',
+    );
+  } catch (err) {
+    // Never leave the server running (a configuration whose credentials do not match, a server that hangs).
+    server.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url,
     nc: nc!,
