@@ -1944,6 +1944,25 @@ const CASES: BadRequest[] = [
       `^${parameter}: must be an integer from \\d+ to \\d+, in plain decimal digits, without leading zeros, sign, spaces, fraction or exponent`,
     ),
   })),
+  // Newcomer ncsec: a query parameter named after a member every object inherits was answered
+  // 200 with `{"code":{}}` (or no code) on the routes whose validation names codes by parameter.
+  ...[
+    ['recall', '/v1/recall?q=hello&'],
+    ['sessions', '/v1/sessions?'],
+    ['compaction history', `${S}/compactions?`],
+    ['window', `${S}/window?`],
+    ['log', `${S}/events?`],
+    ['compaction diff', `${S}/compactions/c-1/diff?`],
+  ].flatMap(([route, prefix]) =>
+    ['__proto__', 'constructor', 'toString', 'hasOwnProperty'].map((name): BadRequest => ({
+      name: `${route}: a query parameter named ${name}`,
+      method: 'get',
+      path: `${prefix}${name}=1`,
+      status: 400,
+      code: 'validation_failed',
+      mentions: new RegExp(`unknown query parameter "${name}": remove it`),
+    })),
+  ),
   {
     name: 'compaction history: a cursor whose key is not canonical',
     method: 'get',

@@ -8,14 +8,15 @@
  * the whole pre-token, so a pre-token of n bytes costs O(n²): a run of 100,000 identical letters,
  * emoji, spaces or CJK characters is one pre-token and took seconds to minutes.
  *
- * This counter keeps the reference's pre-tokenizer and its merge cache for ordinary pre-tokens
+ * This counter keeps the reference's pre-tokenizer (its white space made Unicode's, see
+ * {@link withUnicodeWhiteSpace}) and its merge cache for ordinary pre-tokens
  * (gpt-tokenizer's own code), and merges pre-tokens longer than {@link LONG_PIECE_LENGTH} with a
  * binary heap over a linked list of parts: the same merges in the same order (lowest rank first,
  * leftmost on ties), so the same count, in O(n log n). The work is also offered in steps
  * ({@link BpeTokenCounter.countInSteps}) so a caller can interleave other work on one thread.
  *
- * It reads three members of gpt-tokenizer's encoder that the package does not export
- * (`tokenSplitRegex`, `bytePairEncode`, `getBpeRankFromBytes`); the dependency is pinned and the
+ * It reads members of gpt-tokenizer's encoder that the package does not export
+ * (`tokenSplitRegex`, `bytePairEncode`, `getBpeRankFromBytes`, `bytePairRankDecoder`); the dependency is pinned and the
  * members are checked at construction, and the estimator tests compare counts with the WASM
  * tiktoken.
  */
@@ -26,6 +27,8 @@ interface BpeCore {
   getBpeRankFromString(piece: string): number | undefined;
   bytePairEncode(piece: string): number[];
   getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
+  /** Each rank's token: its text, or its bytes when they are not UTF-8 text (gpt-tokenizer stores `EF BB BF…` tokens as bytes). */
+  bytePairRankDecoder: ReadonlyArray<string | ArrayLike<number>>;
 }
 
 /** Pre-tokens at most this long (UTF-16 code units) go through gpt-tokenizer's own merge. */
@@ -51,6 +54,27 @@ const WORK_PER_STEP = 1024;
 
 const encoder = new TextEncoder();
 
+/**
+ * U+FEFF. gpt-tokenizer keys its string table by each token's bytes decoded with a `TextDecoder`,
+ * which drops a leading byte order mark: the token `EF BB BF` (and every token starting with
+ * those bytes) is missed by its string lookup and its merge, so `"\uFEFF"` counted 2 tokens
+ * instead of 1. Pre-tokens holding it are merged by {@link BpeTokenCounter}'s own byte merge,
+ * which reads ranks by bytes.
+ */
+const BYTE_ORDER_MARK = '\uFEFF';
+
+/** Whether `bytes` start with U+FEFF in UTF-8 (`EF BB BF`). */
+function startsWithByteOrderMark(bytes: ArrayLike<number>): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+/** One character per byte (code units 0–255): a map key for a byte sequence. */
+function byteKey(bytes: ArrayLike<number>): string {
+  let key = '';
+  for (let i = 0; i < bytes.length; i++) key += String.fromCharCode(bytes[i]);
+  return key;
+}
+
 /** The index after `index` in `text` for a unicode expression: past a whole surrogate pair (as `matchAll` advances past an empty match). */
 function advancedIndex(text: string, index: number): number {
   if (index + 1 >= text.length) return index + 1;
@@ -58,6 +82,42 @@ function advancedIndex(text: string, index: number): number {
   if (first < 0xd800 || first > 0xdbff) return index + 1;
   const second = text.charCodeAt(index + 1);
   return second >= 0xdc00 && second <= 0xdfff ? index + 2 : index + 1;
+}
+
+/**
+ * Unicode's `White_Space` characters (Unicode 15), as ranges for a character class: what `\s` means
+ * in tiktoken's expressions, which run in Rust's regex engine. JavaScript's `\s` differs in two
+ * characters: it also holds U+FEFF (a format character, not white space) and lacks U+0085 (NEL).
+ * Written out rather than as `\p{White_Space}`, which V8 matches about a third slower.
+ */
+const WHITE_SPACE_RANGES = '\\t-\\r \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000';
+
+/**
+ * `source` (a pre-token expression of gpt-tokenizer) with every `\s` and `\S` made Unicode's
+ * white space ({@link WHITE_SPACE_RANGES}), as in the reference: gpt-tokenizer splits texts holding
+ * U+0085 or U+FEFF elsewhere than tiktoken (`"x \u0085y"` × 50: 153 tokens against 203). Escapes
+ * other than these are kept as they are. Throws on `\S` inside a character class (no encoding has one).
+ */
+export function withUnicodeWhiteSpace(source: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      const escaped = source[i + 1];
+      i++;
+      if (escaped === 's') out += inClass ? WHITE_SPACE_RANGES : `[${WHITE_SPACE_RANGES}]`;
+      else if (escaped === 'S') {
+        if (inClass) throw new Error('gpt-tokenizer changed its encoder: \\S inside a character class');
+        out += `[^${WHITE_SPACE_RANGES}]`;
+      } else out += c + escaped;
+      continue;
+    }
+    if (c === '[' && !inClass) inClass = true;
+    else if (c === ']' && inClass) inClass = false;
+    out += c;
+  }
+  return out;
 }
 
 /** Reads gpt-tokenizer's encoder out of one of its encoding modules; throws if its shape changed. */
@@ -68,9 +128,12 @@ function coreOf(encodingApi: unknown): BpeCore {
     !(core.tokenSplitRegex instanceof RegExp) ||
     typeof core.getBpeRankFromString !== 'function' ||
     typeof core.bytePairEncode !== 'function' ||
-    typeof core.getBpeRankFromBytes !== 'function'
+    typeof core.getBpeRankFromBytes !== 'function' ||
+    !Array.isArray(core.bytePairRankDecoder)
   ) {
-    throw new Error('gpt-tokenizer changed its encoder: BpeTokenCounter needs tokenSplitRegex, getBpeRankFromString, bytePairEncode and getBpeRankFromBytes');
+    throw new Error(
+      'gpt-tokenizer changed its encoder: BpeTokenCounter needs tokenSplitRegex, getBpeRankFromString, bytePairEncode, getBpeRankFromBytes and bytePairRankDecoder',
+    );
   }
   return core as BpeCore;
 }
@@ -182,6 +245,10 @@ export class BpeTokenCounter {
    * shares it. Not the encoder's object: `matchAll` starts at that one's `lastIndex`.
    */
   private readonly splitter: RegExp;
+  /** Ranks of the tokens whose bytes start with a UTF-8 byte order mark, by {@link byteKey} (8 in cl100k_base, 9 in o200k_base). */
+  private readonly byteOrderMarkRanks = new Map<string, number>();
+  /** The same expression for {@link countInSteps}'s `matchAll` (which copies it at its `lastIndex`, always 0 here: it is never run itself). */
+  private readonly stepSplitter: RegExp;
 
   /**
    * `encodingApi`: the default export of `gpt-tokenizer/encoding/<name>`. Throws if it lacks the members used.
@@ -193,7 +260,14 @@ export class BpeTokenCounter {
     this.pieceCounts = pieces.table;
     this.pieceSlot = pieces.slot;
     const split = this.core.tokenSplitRegex;
-    this.splitter = new RegExp(split.source, split.flags.includes('g') ? split.flags : `${split.flags}g`);
+    if (!split.flags.includes('u')) throw new Error('gpt-tokenizer changed its encoder: its pre-token expression is not a unicode expression');
+    this.splitter = new RegExp(withUnicodeWhiteSpace(split.source), split.flags.includes('g') ? split.flags : `${split.flags}g`);
+    this.stepSplitter = new RegExp(this.splitter);
+    this.core.bytePairRankDecoder.forEach((token, rank) => {
+      if (typeof token === 'string' ? token.charCodeAt(0) === 0xfeff : startsWithByteOrderMark(token)) {
+        this.byteOrderMarkRanks.set(byteKey(typeof token === 'string' ? encoder.encode(token) : token), rank);
+      }
+    });
     for (let b = 0; b < 256; b++) {
       const rank = this.core.getBpeRankFromBytes(Uint8Array.of(b));
       if (rank === undefined) throw new Error(`gpt-tokenizer's encoding has no token for byte ${b}`);
@@ -239,7 +313,7 @@ export class BpeTokenCounter {
     if (text.length === 0) return 0;
     let total = 0;
     let work = 0;
-    for (const [piece] of text.matchAll(this.core.tokenSplitRegex)) {
+    for (const [piece] of text.matchAll(this.stepSplitter)) {
       if (++work >= WORK_PER_STEP) {
         work = 0;
         yield;
@@ -253,11 +327,12 @@ export class BpeTokenCounter {
   /**
    * Token count of one pre-token (non-empty) when it is a token of the encoding or at most
    * {@link LONG_PIECE_LENGTH} code units long (gpt-tokenizer's merge; counts of pre-tokens up to
-   * {@link REMEMBERED_PIECE_LENGTH} remembered); -1 for a longer one, which
-   * {@link mergeLongPiece} counts.
+   * {@link REMEMBERED_PIECE_LENGTH} remembered); -1 for a longer one or one holding U+FEFF
+   * (see {@link BYTE_ORDER_MARK}), which {@link mergeLongPiece} counts.
    */
   private shortPieceCount(piece: string): number {
     const core = this.core;
+    if (piece.includes(BYTE_ORDER_MARK)) return -1;
     if (piece.length <= REMEMBERED_PIECE_LENGTH) {
       let count = this.pieceCounts.get(piece, this.pieceSlot);
       if (count < 0) {
@@ -269,6 +344,16 @@ export class BpeTokenCounter {
     if (core.getBpeRankFromString(piece) !== undefined) return 1;
     if (piece.length <= LONG_PIECE_LENGTH) return core.bytePairEncode(piece).length;
     return -1;
+  }
+
+  /**
+   * The rank of the token made of `bytes`, or -1 when there is none. gpt-tokenizer's own lookup,
+   * except for bytes starting with a UTF-8 byte order mark, which it decodes without the mark
+   * (see {@link BYTE_ORDER_MARK}): those are looked up in {@link byteOrderMarkRanks}.
+   */
+  private rankOfBytes(bytes: Uint8Array): number {
+    if (startsWithByteOrderMark(bytes)) return this.byteOrderMarkRanks.get(byteKey(bytes)) ?? -1;
+    return this.core.getBpeRankFromBytes(bytes) ?? -1;
   }
 
   /**
@@ -299,7 +384,7 @@ export class BpeTokenCounter {
       const key = partRank[start] * PAIR_KEY + partRank[second];
       let merged = this.mergedRanks.get(key);
       if (merged === undefined) {
-        merged = this.core.getBpeRankFromBytes(bytes.subarray(start, next[second])) ?? -1;
+        merged = this.rankOfBytes(bytes.subarray(start, next[second]));
         if (this.mergedRanks.size >= MAX_REMEMBERED_PAIRS) this.mergedRanks.clear();
         this.mergedRanks.set(key, merged);
       }

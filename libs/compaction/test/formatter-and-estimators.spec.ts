@@ -7,6 +7,7 @@
 import fc from 'fast-check';
 import { get_encoding, type Tiktoken as WasmTiktoken } from 'tiktoken';
 import { ESTIMATOR_NAMES, eventCost, formatEvent, formatEventLines, getEstimator, isEstimatorName, type SessionEvent, type TokenEstimator } from '../src';
+import { withUnicodeWhiteSpace } from '../src/bpe-token-counter';
 
 describe('formatEventLines / formatEvent (DESIGN §3.1)', () => {
   const cases: Array<[string, SessionEvent, string[]]> = [
@@ -148,6 +149,42 @@ describe('estimators (DESIGN §3.1)', () => {
         }),
         { numRuns: 200 },
       );
+    });
+
+    it("splits on exactly Unicode's White_Space where the encoding says \\s", () => {
+      const whiteSpace = new RegExp(withUnicodeWhiteSpace('^\\s$'), 'u');
+      const notWhiteSpace = new RegExp(withUnicodeWhiteSpace('^\\S$'), 'u');
+      const inClass = new RegExp(withUnicodeWhiteSpace('^[^\\s\\p{L}]$'), 'u');
+      for (let code = 0; code <= 0x10ffff; code++) {
+        if (code >= 0xd800 && code <= 0xdfff) continue;
+        const c = String.fromCodePoint(code);
+        const expected = /\p{White_Space}/u.test(c);
+        if (whiteSpace.test(c) !== expected || notWhiteSpace.test(c) === expected) throw new Error(`U+${code.toString(16)}`);
+        if (inClass.test(c) !== (!expected && !/\p{L}/u.test(c))) throw new Error(`class, U+${code.toString(16)}`);
+      }
+      expect(withUnicodeWhiteSpace('a\\\\s')).toBe('a\\\\s');
+    });
+
+    // tiktoken's `\s` is Unicode's White_Space (Rust regex): it holds U+0085 and not U+FEFF, unlike
+    // JavaScript's; and gpt-tokenizer misses the tokens starting with U+FEFF's bytes. Texts made of every
+    // white-space and format character next to letters, digits, marks and punctuation (a newcomer found
+    // `"word\uFEFF"` × 100 counted 302 for 202, `"x \u0085y"` × 50 counted 153 for 203).
+    it('on texts of white space, format characters and byte order marks', () => {
+      const estimator = getEstimator(name);
+      const whiteSpace = [...'\t\n\v\f\r \u0085\u00a0\u1680\u2000\u2005\u200a\u2028\u2029\u202f\u205f\u3000'];
+      const format = [...'\ufeff\u180e\u200b\u200c\u200d\u2060\u00ad'];
+      const others = ['a', 'B', 's', "'", '1', '42', '.', '/', '#', 'using', '中', '\u0301', '😀', 'ß'];
+      const unit = fc.constantFrom(...whiteSpace, ...format, ...others);
+      fc.assert(
+        fc.property(fc.array(unit, { maxLength: 24 }), (units) => {
+          const text = units.join('');
+          expect(estimator.count(text)).toBe(ref(text));
+        }),
+        { numRuns: 2000 },
+      );
+      for (const text of ['word\ufeff'.repeat(100), 'x \u0085y'.repeat(50), '\ufeff'.repeat(70), '\ufeffusing System;\n', '\u0085'.repeat(200) + 'x']) {
+        expect(estimator.count(text)).toBe(ref(text));
+      }
     });
 
     // Long pre-tokens go through the heap merge (issue 17): the counts must still be the reference's.

@@ -49,7 +49,9 @@ export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
 
 /** Maps an error to (status, body). Exported for tests. */
 export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
-  if (err instanceof SessionError) return { status: STATUS_BY_CODE[err.code], body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
+  if (err instanceof SessionError && Object.hasOwn(STATUS_BY_CODE, err.code)) {
+    return { status: STATUS_BY_CODE[err.code], body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
+  }
   if (err instanceof InvalidParameterError) {
     return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
   }

@@ -27,6 +27,15 @@ export interface ValidateOptions {
 }
 
 /**
+ * The code `codes` gives the field `name`, or `validation_failed`. Only the record's own entries
+ * count: a field named after a member every object inherits (`__proto__`, `constructor`,
+ * `toString`, sent as an unknown query parameter) is `validation_failed` too, never that member.
+ */
+export function codeOfField(codes: ValidateOptions['codes'], name: PropertyKey | undefined): InvalidRequestCode {
+  return codes !== undefined && typeof name === 'string' && Object.hasOwn(codes, name) ? codes[name] : 'validation_failed';
+}
+
+/**
  * Parses `value` with `schema`.
  * @throws InvalidRequestError (400, code `validation_failed` or the one `options.codes` gives the
  *   field) naming the first invalid field: `<path>: <what to fix>`.
@@ -43,7 +52,7 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
     const noun = path.length === 1 && !prefix ? (options.unknownKey ?? 'field') : 'field';
     message = `unknown ${noun}${keys.length > 1 ? 's' : ''} ${keys.map((k) => quoteInput(k)).join(', ')}: remove ${keys.length > 1 ? 'them' : 'it'}`;
   }
-  const code = (typeof path[0] === 'string' && !prefix && options.codes?.[path[0]]) || 'validation_failed';
+  const code = prefix ? 'validation_failed' : codeOfField(options.codes, path[0]);
   if (path.length === 0 && !prefix && (value === null || typeof value !== 'object' || Array.isArray(value))) {
     throw new InvalidRequestError('(body)', 'the request body must be a JSON object (see /docs for its fields)', 'validation_failed');
   }
@@ -86,7 +95,7 @@ export function validateQuery<T extends z.ZodType>(schema: T, query: unknown, co
   if (query !== null && typeof query === 'object') {
     for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
       if (Array.isArray(value) && Object.hasOwn(known, name)) {
-        throw new InvalidRequestError(name, `${name}: is given ${value.length} times: send it once`, codes?.[name] ?? 'validation_failed');
+        throw new InvalidRequestError(name, `${name}: is given ${value.length} times: send it once`, codeOfField(codes, name));
       }
     }
   }
