@@ -36,3 +36,22 @@ export class EventStoreUnavailableError extends Error {
     super(message);
   }
 }
+
+/**
+ * The store's schema was set up by a newer build than this one (its recorded version is higher
+ * than this build knows): this build refuses to use it rather than misread or overwrite it. Start
+ * a build at least as new as the one that set it up. Only builds that record and check the version
+ * (PostgreSQL schema version 2 on) can refuse; older builds do not know of it.
+ */
+export class EventStoreSchemaNewerError extends Error {
+  override readonly name = 'EventStoreSchemaNewerError';
+  constructor(
+    readonly found: number,
+    readonly known: number,
+    where: string,
+  ) {
+    super(
+      `${where} holds event store schema version ${found}, newer than this build knows (${known}): a newer build set it up; start a build at least that new (rolling back past a schema change is not supported)`,
+    );
+  }
+}
