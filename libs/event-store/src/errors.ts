@@ -55,3 +55,24 @@ export class EventStoreSchemaNewerError extends Error {
     );
   }
 }
+
+/**
+ * The store refused appends as a wrong expected revision although its own reads, right after each
+ * refusal, showed the stream at exactly the expected revision (`expected`; `actual`: what the
+ * refusal claimed), `times` times in a row. No other writer moved the stream: the store's append
+ * check and its reads disagree (on PostgreSQL, e.g. a database function this build depends on was
+ * replaced). Nothing was written. A fault of the store, not of the request.
+ */
+export class StoreAnswerContradictionError extends Error {
+  override readonly name = 'StoreAnswerContradictionError';
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+    readonly times: number,
+  ) {
+    super(
+      `the event store refused ${times} appends to ${stream} in a row as a wrong expected revision (expected ${String(expected)}, it said ${String(actual)}) while its own reads showed the stream at ${String(expected)}: its append check and its reads disagree (no other writer moved the stream); nothing was written. Check the store: on PostgreSQL, whether something replaced this build's database functions`,
+    );
+  }
+}
