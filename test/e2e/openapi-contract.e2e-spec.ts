@@ -67,6 +67,19 @@ describe('OpenAPI contract', () => {
     for (const ref of new Set(refs)) expect(document.components.schemas).toHaveProperty(ref.split('/').pop()!);
   });
 
+  // The service takes a key as a bearer token or as X-Api-Key; the document named only the first (newcomer ncsec).
+  it('declares both ways to send an API key on every /v1 route', () => {
+    const schemes = (document.components as { securitySchemes?: Record<string, { type: string; in?: string; name?: string; scheme?: string }> })
+      .securitySchemes;
+    expect(schemes).toMatchObject({ bearer: { type: 'http', scheme: 'bearer' }, 'api-key': { type: 'apiKey', in: 'header', name: 'X-Api-Key' } });
+    for (const [path, methods] of Object.entries(document.paths).filter(([p]) => p.startsWith('/v1/'))) {
+      for (const [method, op] of Object.entries(methods)) {
+        const security = (op as { security?: Array<Record<string, unknown>> }).security ?? [];
+        expect([method, path, security.flatMap((s) => Object.keys(s)).sort()]).toEqual([method, path, ['api-key', 'bearer']]);
+      }
+    }
+  });
+
   // Recall's filters had empty descriptions (sessionId, type, archived, compactionId, from, to, limit, cursor).
   it('describes every query parameter of every route', () => {
     const undescribed = Object.entries(document.paths).flatMap(([path, methods]) =>

@@ -11,7 +11,10 @@ import type { ServiceConfig } from '../config/service-config';
 /** Tenant of requests in open development mode. */
 export const OPEN_MODE_TENANT = 'default';
 
-/** Extracts the API key of a request, or undefined. */
+/** Name of the OpenAPI security scheme for the `X-Api-Key` header (the other is the bearer scheme). */
+export const API_KEY_HEADER_SCHEME = 'api-key';
+
+/** Extracts the API key of a request (`Authorization: Bearer <key>` first, else `X-Api-Key`), or undefined. */
 export function apiKeyOf(req: Pick<FastifyRequest, 'headers'>): string | undefined {
   const header = req.headers.authorization;
   if (typeof header === 'string' && /^bearer\s/i.test(header)) return header.slice(7).trim();

@@ -5,6 +5,7 @@
  */
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { API_KEY_HEADER_SCHEME } from '../auth/api-key.guard';
 import { apiComponentSchemas } from './response-schemas';
 // Registers the request-only schemas (StrategyInput, OpenAiInputMessage) in the registry.
 import './openapi-schemas';
@@ -19,6 +20,10 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       .setDescription('Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction.')
       .setVersion('0.1.0')
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'one of API_KEYS (when configured)' })
+      .addApiKey(
+        { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'one of API_KEYS (when configured), for clients that cannot send Authorization' },
+        API_KEY_HEADER_SCHEME,
+      )
       .build(),
   );
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...apiComponentSchemas() } };

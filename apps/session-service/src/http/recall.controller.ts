@@ -1,8 +1,8 @@
 /** `GET /v1/recall`: full-text search over every event ever appended, archived included (DESIGN §5). */
 import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiSecurity, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { InvalidRequestError, SessionReads } from '@lib/session';
-import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
+import { API_KEY_HEADER_SCHEME, ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
@@ -13,6 +13,7 @@ import { ApiAnswer, RecallPageSchema } from './response-schemas';
 /** `GET /v1/recall`, scoped to the caller's tenant. */
 @ApiTags('recall')
 @ApiBearerAuth()
+@ApiSecurity(API_KEY_HEADER_SCHEME)
 @UseGuards(ApiKeyGuard)
 @Controller('v1/recall')
 export class RecallController {

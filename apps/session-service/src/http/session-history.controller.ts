@@ -4,10 +4,10 @@
  * Thin: validation here, reads in {@link SessionHistoryReads}.
  */
 import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiBearerAuth, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiSecurity, ApiOperation, ApiTags } from '@nestjs/swagger';
 import type { z } from 'zod';
 import { SessionHistoryReads } from '@lib/session';
-import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
+import { API_KEY_HEADER_SCHEME, ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { checkSessionId } from '../commands/session-command-requests';
 import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
@@ -26,6 +26,7 @@ import {
 /** The audit routes under `/v1/sessions`, scoped to the caller's tenant. */
 @ApiTags('sessions')
 @ApiBearerAuth()
+@ApiSecurity(API_KEY_HEADER_SCHEME)
 @UseGuards(ApiKeyGuard)
 @Controller('v1/sessions')
 export class SessionHistoryController {

@@ -8,7 +8,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, Res, UseGuards } from '@nestjs/common';
 import type { FastifyReply } from 'fastify';
 import { CommandBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiSecurity, ApiBody, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { Inject } from '@nestjs/common';
 import {
   EraseSessionCommand,
@@ -18,7 +18,7 @@ import {
   type PolicyAnswer,
   type SetCompactionPolicyCommand,
 } from '@lib/session';
-import { ApiKeyGuard, Tenant } from '../auth/api-key.guard';
+import { API_KEY_HEADER_SCHEME, ApiKeyGuard, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
@@ -46,6 +46,7 @@ const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1
 /** The `/v1/sessions/:sessionId` routes, scoped to the caller's tenant. */
 @ApiTags('sessions')
 @ApiBearerAuth()
+@ApiSecurity(API_KEY_HEADER_SCHEME)
 // Every write route is here: the second guard refuses their query parameters (e.g. ?dryRun=true, which belongs in the
 // body: @BodyFields names a route's body fields, so such a parameter is told so).
 @UseGuards(ApiKeyGuard, WritesTakeNoQueryGuard)
