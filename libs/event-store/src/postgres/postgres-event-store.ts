@@ -352,7 +352,7 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return Promise.reject(new EventStoreUnavailableError('the PostgreSQL event store is closed'));
     this.schemaReady ??= (async () => {
       const client = await this.pool.connect();
-      let change: string | null = null;
+      let change: string | null;
       try {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1)', [POSTGRES_SCHEMA_LOCK_KEY]);
