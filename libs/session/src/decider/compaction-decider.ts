@@ -42,7 +42,7 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { commandCompactionId, compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
+import { commandCompactionIds, compactionIdFor, decisionEventIds, summaryIdFor } from '../domain/session-ids';
 import { costedWindow, evolveSessionWindow, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
@@ -86,6 +86,12 @@ export interface CompactionIdentity {
   /** Canonical key of (strategy, trigger, estimator). */
   paramsKey: string;
   /**
+   * For a transport command (`commandId`): every id an earlier build gave its compaction in this
+   * life (`commandCompactionIds`, `compactionId` first), under which a redelivery finds the decision
+   * an earlier delivery recorded; empty otherwise.
+   */
+  commandCompactionIds: string[];
+  /**
    * Equal exactly for commands whose passes on the base revision are identical (same tenant,
    * session, compaction id, parameters, base revision, origin and dry-run flag): one pass may
    * answer them all.
@@ -102,10 +108,10 @@ export interface CompactionIdentity {
 export function compactionIdentity(command: CompactSession, basedOnRevision: bigint, incarnation: bigint): CompactionIdentity {
   const key = sessionKey(command.tenantId, command.sessionId);
   const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
-  const compactionId =
-    command.commandId !== undefined ? commandCompactionId(key, incarnation, command.commandId) : compactionIdFor(key, incarnation, basedOnRevision, paramsKey);
+  const commandIds = command.commandId !== undefined ? commandCompactionIds(key, incarnation, command.commandId) : null;
+  const compactionId = commandIds ? commandIds[0] : compactionIdFor(key, incarnation, basedOnRevision, paramsKey);
   const passKey = JSON.stringify([command.tenantId, command.sessionId, compactionId, paramsKey, basedOnRevision.toString(), command.origin, command.dryRun]);
-  return { compactionId, paramsKey, passKey };
+  return { compactionId, commandCompactionIds: commandIds ?? [], paramsKey, passKey };
 }
 
 /**
@@ -392,6 +398,6 @@ export function decideCompaction(
     payloads.push({ type: COMPACTION_COMPLETED, data });
   }
   const metadata = { tenantId: command.tenantId, sessionId: command.sessionId, ...(context.passId ? { passId: context.passId } : {}) };
-  const events = payloads.map((p, i): EventData => ({ id: decisionEventId(key, state.incarnation, compactionId, i), type: p.type, data: p.data, metadata }));
+  const events = payloads.map((p, i): EventData => ({ ...decisionEventIds(key, state.incarnation, compactionId, i), type: p.type, data: p.data, metadata }));
   return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter, rebased, ...(noop ? { noop } : {}) };
 }

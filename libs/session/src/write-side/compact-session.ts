@@ -113,7 +113,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     let state = loaded;
     if (command.redelivered && command.commandId !== undefined) {
       // Decided by an earlier delivery, perhaps before later decisions: answer it, plan nothing.
-      const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).compactionId);
+      const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).commandCompactionIds);
       if (recorded) return { kind: 'replay', recorded, state };
     }
     for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
@@ -140,7 +140,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           state = await this.load(command);
           if (err instanceof DuplicateEventIdError) {
             // The same compaction was decided concurrently (or this transport command was delivered again): answer with it.
-            const own = command.commandId === undefined ? null : await this.recordedDecision(command, pass.compactionId);
+            const own = command.commandId === undefined ? null : await this.recordedDecision(command, [pass.compactionId]);
             const recorded = own ?? compactionToReplay(state, pass.paramsKey, true);
             if (recorded) return { kind: 'replay', recorded, state };
             break;
@@ -154,10 +154,10 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     return { kind: 'conflict', state: await this.load(command) };
   }
 
-  /** The decision recorded under `compactionId` in the session's log (the newest, read backwards), or null. */
-  private async recordedDecision(command: CompactSessionCommand, compactionId: string): Promise<RecordedCompaction | null> {
+  /** The decision recorded under one of `compactionIds` (its forms, see `commandCompactionIds`) in the session's log (the newest, read backwards), or null. */
+  private async recordedDecision(command: CompactSessionCommand, compactionIds: readonly string[]): Promise<RecordedCompaction | null> {
     const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
-    const found = await findInStream(this.store, stream, (e) => recordedCompactionOf(e)?.compactionId === compactionId);
+    const found = await findInStream(this.store, stream, (e) => compactionIds.includes(recordedCompactionOf(e)?.compactionId ?? ''));
     return found && recordedCompactionOf(found);
   }
 
