@@ -4,7 +4,8 @@
  * time per session (appends arriving meanwhile cause exactly one more run afterwards). The append's
  * response never waits for it. After `maxConsecutiveFailures` failed compactions in a row, the
  * session backs off: the next automatic attempt waits `backoffMs × 2^(failures − max)` (capped at
- * one hour) after the last failure instead of calling the model on every append.
+ * one hour) after the last failure instead of calling the model on every append
+ * ({@link AutoCompactionBackoff}: its clock lives in the process; entering and leaving are logged).
  *
  * Progress or wait (DESIGN §3.5): after an automatic pass that leaves the policy's trigger firing
  * (the part no strategy may archive is already over it), the next automatic pass waits until the
@@ -28,6 +29,7 @@ import { autoPassCouldMeetTrigger } from '../decider/compaction-decider';
 import { SessionEventsAppended } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 import { SessionNotFoundError } from '../errors';
+import { AutoCompactionBackoff } from './auto-compaction-backoff';
 
 /** Settings of the write side. Durations in milliseconds. */
 export interface SessionSettings {
@@ -39,8 +41,6 @@ export interface SessionSettings {
 
 /** Defaults of {@link SessionSettings}. */
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = { autoCompactionMaxFailures: 3, autoCompactionBackoffMs: 30_000 };
-
-const MAX_BACKOFF_MS = 3_600_000;
 
 /** Most sessions whose growth baseline is remembered in memory (oldest forgotten first; the log still has recorded ones). */
 const MAX_REMEMBERED_WAITS = 10_000;
@@ -66,7 +66,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   private readonly logger = new Logger('AutoCompaction');
   /** Sessions with a run in progress → whether another run was requested meanwhile. */
   private readonly running = new Map<string, { again: boolean; tenantId: string; sessionId: string }>();
-  private readonly lastFailureAt = new Map<string, number>();
+  /** Sessions backing off after failed compactions (their entering and leaving logged). */
+  private readonly backoff: AutoCompactionBackoff;
   private readonly idle = new Set<() => void>();
   /** Sessions whose last automatic pass (in this process) left the trigger firing. */
   private readonly waits = new Map<string, GrowthBaseline | null>();
@@ -76,7 +77,9 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     private readonly sessions: SessionStateCache,
     @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings,
     private readonly eventBus: EventBus,
-  ) {}
+  ) {
+    this.backoff = new AutoCompactionBackoff(settings, this.logger);
+  }
 
   handle(event: SessionEventsAppended): void {
     if (!event.hasPolicy) return;
@@ -93,6 +96,11 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   /** Number of sessions with an automatic compaction in progress. */
   get inProgress(): number {
     return this.running.size;
+  }
+
+  /** Number of sessions in auto-compaction backoff (their failures in a row at the limit or over), as this process knows them. */
+  get backingOff(): number {
+    return this.backoff.size;
   }
 
   /** Resolves when no automatic compaction is running (for tests and graceful shutdown). */
@@ -144,14 +152,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     try {
       const state = await this.sessions.load(key);
       const policy = state?.policy;
-      if (!state || !policy?.strategy) return;
-      const failures = state.consecutiveFailures;
-      if (failures >= this.settings.autoCompactionMaxFailures) {
-        const last = this.lastFailureAt.get(key) ?? Date.now();
-        this.lastFailureAt.set(key, last);
-        const wait = Math.min(MAX_BACKOFF_MS, this.settings.autoCompactionBackoffMs * 2 ** (failures - this.settings.autoCompactionMaxFailures));
-        if (Date.now() - last < wait) return;
-      }
+      if (!state || !policy?.strategy) return this.backoff.forget(key, tenantId, sessionId, state ? 'its policy was removed' : 'the session has no events');
+      if (!this.backoff.mayRun(key, tenantId, sessionId, state.consecutiveFailures)) return;
       const paramsKey = compactionParamsKey(policy.strategy, policy.trigger, policy.estimator);
       const baseline = this.baselineOf(key, state, paramsKey);
       const command = new CompactSessionCommand(tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto');
@@ -161,16 +163,20 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
         return;
       }
       const answer: CompactionAnswer = await this.commandBus.execute(command);
-      if (answer.outcome === 'failed' && !answer.replayed) this.lastFailureAt.set(key, Date.now());
-      if (answer.outcome === 'compacted') this.lastFailureAt.delete(key);
+      if (!answer.replayed) {
+        const failuresAfter = answer.outcome === 'failed' ? ((await this.sessions.load(key))?.consecutiveFailures ?? 0) : 0;
+        this.backoff.passed(key, tenantId, sessionId, answer.outcome, failuresAfter);
+      }
       if (answer.outcome === 'compacted' || answer.outcome === 'noop' || answer.outcome === 'not-triggered') {
         const stuck = answer.triggerStillFires === true && answer.turnsAfter !== undefined;
         this.remember(key, stuck ? { paramsKey, since: { tokens: answer.tokensAfter, turns: answer.turnsAfter! } } : null);
       }
     } catch (err) {
       // The session was erased meanwhile: nothing to compact, and nothing went wrong.
-      if (err instanceof SessionNotFoundError) this.logger.debug(`auto-compaction skipped: ${err.message}`);
-      else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
+      if (err instanceof SessionNotFoundError) {
+        this.logger.debug(`auto-compaction skipped: ${err.message}`);
+        this.backoff.forget(key, tenantId, sessionId, 'the session was erased');
+      } else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
     }
   }
 }
