@@ -47,31 +47,55 @@ function freePort(): Promise<number> {
  * e.g. `max_payload: 8MB`) and waits up to 20 s for it to accept a connection.
  * @throws Error when no `nats-server` is installed ({@link NATS_SERVER_BINARY}) or it never accepts one.
  */
-export async function startThrowawayNats(label: string, extraConfig = ''): Promise<ThrowawayNats> {
+export function startThrowawayNats(label: string, extraConfig = ''): Promise<ThrowawayNats> {
+  return startThrowawayNatsWith(
+    label,
+    (listen, storeDir) =>
+      `listen: ${listen}\n${extraConfig}${extraConfig.endsWith('\n') || !extraConfig ? '' : '\n'}jetstream { store_dir: ${JSON.stringify(storeDir)} }\n`,
+  );
+}
+
+/**
+ * Starts a throwaway server with the configuration `config(listen, storeDir)` makes (`listen`:
+ * `127.0.0.1:<a free port>`, `storeDir`: a temporary JetStream folder), e.g. an example
+ * configuration with its port and folder replaced; `credentials` for the connection it opens (a
+ * configuration with users). Waits up to 20 s for it to accept that connection; if it never
+ * does, kills the server and removes its folder before throwing.
+ * @throws Error when no `nats-server` is installed ({@link NATS_SERVER_BINARY}) or it never accepts one.
+ */
+export async function startThrowawayNatsWith(
+  label: string,
+  makeConfig: (listen: string, storeDir: string) => string,
+  credentials?: { user: string; pass: string },
+): Promise<ThrowawayNats> {
   if (!NATS_SERVER_BINARY) throw new Error('no nats-server binary installed');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${label}-`));
   const storeDir = path.join(dir, 'js');
   const port = await freePort();
   const config = path.join(dir, 'nats.conf');
-  fs.writeFileSync(
-    config,
-    `listen: 127.0.0.1:${port}\n${extraConfig}${extraConfig.endsWith('\n') || !extraConfig ? '' : '\n'}jetstream { store_dir: ${JSON.stringify(storeDir)} }\n`,
-  );
+  fs.writeFileSync(config, makeConfig(`127.0.0.1:${port}`, storeDir));
   let server: ChildProcess = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
   const url = `nats://127.0.0.1:${port}`;
   let nc: NatsConnection | undefined;
-  await eventually(
-    async () => {
-      try {
-        nc = await connect({ servers: url, timeout: 1000 });
-        return true;
-      } catch {
-        return false;
-      }
-    },
-    20_000,
-    'the throwaway nats-server to accept connections',
-  );
+  try {
+    await eventually(
+      async () => {
+        try {
+          nc = await connect({ servers: url, timeout: 1000, ...credentials });
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      20_000,
+      'the throwaway nats-server to accept connections',
+    );
+  } catch (err) {
+    // Never leave the server running (a configuration whose credentials do not match, a server that hangs).
+    server.kill('SIGKILL');
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
   return {
     url,
     nc: nc!,

@@ -77,8 +77,20 @@ export function eventPartMarker(label: string): string {
   return `[part ${label} of one event] `;
 }
 
+/**
+ * The marker before each part of a previous summary split across chunks:
+ * `[part 2/3 of one previous summary] `; a part split again gets
+ * `[part 2/3, piece 1/2 of one previous summary] ` (as {@link eventPartMarker}).
+ */
+export function summaryPartMarker(label: string): string {
+  return `[part ${label} of one previous summary] `;
+}
+
 /** A leading {@link eventPartMarker}, its label captured. */
-const PART_MARKER = /^\[part (\d+\/\d+(?:, piece \d+\/\d+)*) of one event\] /;
+const EVENT_PART_MARKER = /^\[part (\d+\/\d+(?:, piece \d+\/\d+)*) of one event\] /;
+
+/** A leading {@link summaryPartMarker}, its label captured. */
+const SUMMARY_PART_MARKER = /^\[part (\d+\/\d+(?:, piece \d+\/\d+)*) of one previous summary\] /;
 
 /** A cut that splits no surrogate pair: `end`, or one code unit earlier. */
 function pairSafe(text: string, end: number): number {
@@ -155,12 +167,16 @@ export function splitTextToTokens(text: string, maxTokens: number, estimator: To
  * system + user, counted with `estimator`) fits `maxInputTokens` (DESIGN §3.7).
  *
  * - If the whole request fits, returns `[request]` unchanged.
- * - Otherwise `toSummarize` is split oldest first into consecutive chunks, none dropped or
- *   reordered. Chunk 1 carries `currentSummaries` (truncated in the middle if they alone would
- *   take more than half the room); later chunks have `currentSummaries: []` and reserve
- *   `summaryReserve` tokens (default {@link defaultSummaryReserve}) for the running summary:
- *   the caller summarizes chunk k, then sends chunk k+1 with `currentSummaries = [reply k]`.
- *   The reply to the last chunk is the new summary.
+ * - Otherwise `currentSummaries` (the previous summaries, oldest first), then `toSummarize`, are
+ *   split oldest first into consecutive chunks, none dropped, shortened or reordered: a chunk's
+ *   summaries go in its `currentSummaries`, its events in its `toSummarize`. Summaries that fit
+ *   go whole in chunk 1 beside the first events; summaries too large for one chunk are split like
+ *   events (below) into parts marked `[part k/n of one previous summary] ` that fill the first
+ *   chunks, so every part of them reaches the model once, before any archived event. Chunks 2…
+ *   reserve `summaryReserve` tokens (default {@link defaultSummaryReserve}) for the running
+ *   summary: the caller summarizes chunk k, then sends chunk k+1 with
+ *   `currentSummaries = [reply k, ...chunk k+1's currentSummaries]` (the running summary first:
+ *   it covers older content). The reply to the last chunk is the new summary.
  * - `overlap` (context not to summarize) goes with the last chunk only, shortened if it would
  *   take more than 15 % of the room.
  * - A single event that does not fit a chunk on its own is split ({@link splitTextToTokens}) into
@@ -168,9 +184,10 @@ export function splitTextToTokens(text: string, maxTokens: number, estimator: To
  *   (`[part k/n of one event] `) and within the room of a chunk; the parts' texts after their
  *   markers put together are the event's text, nothing left out. A text that already starts with
  *   a part marker (a part planned again) is split into `[part k/n, piece j/m of one event] `.
- *   Events are never dropped nor shortened, so the newest archived events are always summarized.
- *   There is no bound on the number of chunks: an event of N units takes about N / (the room
- *   for events) chunks.
+ *   A previous summary is split the same way, with {@link summaryPartMarker}.
+ *   Events and summaries are never dropped nor shortened, so the newest archived events are
+ *   always summarized. There is no bound on the number of chunks: a text of N units takes about
+ *   N / (the room of a chunk) chunks.
  * - Every chunk keeps the request's `systemPrompt`, `shadowPrompt` and full `coveredIds`.
  *
  * Units: `maxInputTokens` and `summaryReserve` are in `estimator`'s unit.
@@ -208,19 +225,23 @@ export function planSummaryChunks(
     overlapRoom = h + overlap.reduce((s, t) => s + estimator.count(t) + 1, 0);
   }
 
-  // running summary room for chunks 2…, and the first chunk's actual summaries
+  // room for the running summary in chunks 2…; chunk 1 has none, and carries whole the leading
+  // previous summaries that fit in about half its room (as many as fit, oldest first)
   const summaryHeader = headerCost(SUMMARIZER_SECTION.previousSummary);
   const afterOverlap = available - overlapRoom;
   const reserve = Math.min(options.summaryReserve ?? defaultSummaryReserve(maxInputTokens), Math.floor(afterOverlap / 2));
   const laterSummaryRoom = summaryHeader + Math.max(0, reserve);
-  let summaries = request.currentSummaries;
-  let firstSummaryRoom = 0;
-  if (summaries.length > 0) {
-    const cap = Math.max(reserve, Math.floor(afterOverlap / 2)) - summaryHeader;
-    summaries = fitEach(summaries, Math.max(1, cap), estimator);
-    firstSummaryRoom = summaryHeader + summaries.reduce((s, t) => s + estimator.count(t) + 2, 0);
+  const firstSummaryCap = Math.max(reserve, Math.floor(afterOverlap / 2)) - summaryHeader;
+  let leading = 0; // how many summaries go whole in chunk 1
+  let leadingCost = 0;
+  for (const text of request.currentSummaries) {
+    const cost = estimator.count(text) + 2;
+    if (leadingCost + cost > firstSummaryCap) break;
+    leading++;
+    leadingCost += cost;
   }
-  const roomFirst = afterOverlap - firstSummaryRoom;
+  const firstSummaries = request.currentSummaries.slice(0, leading);
+  const roomFirst = afterOverlap - (request.currentSummaries.length > 0 ? summaryHeader : 0) - leadingCost;
   const roomLater = afterOverlap - laterSummaryRoom;
   const roomMin = Math.min(roomFirst, roomLater);
   if (roomMin < MIN_EVENT_ROOM) {
@@ -230,22 +251,30 @@ export function planSummaryChunks(
     );
   }
 
-  // an event too large for any chunk is split into parts, each marked with its place; the marker
-  // is costed at its widest (`[part L/L …]`, L the event's length), so numbering never overflows
+  // The other previous summaries, then the events, are one sequence of items packed oldest first
+  // after those; a summary item goes in its chunk's previous-summary section (joined by a blank
+  // line: 2 units), an event in its conversation section (1 unit). An item too large for the
+  // smallest room is split into parts, each marked with its place, so the first item always fits
+  // in chunk 1 beside the leading summaries (a caller folding its running summary in as the first
+  // of them always makes progress); the marker is costed at its widest (`[part L/L …]`, L the
+  // text's length), so numbering never overflows.
   interface Item {
     source: number;
     body: string;
   }
-  const sources = request.toSummarize.map((text) => {
-    const marked = PART_MARKER.exec(text);
+  const sourceOf = (text: string, summary: boolean) => {
+    const marked = (summary ? SUMMARY_PART_MARKER : EVENT_PART_MARKER).exec(text);
     const base = marked ? `${marked[1]}, piece ` : '';
-    return { text, base, body: marked ? text.slice(marked[0].length) : text, split: false };
-  });
-  const sizing = (i: number) => eventPartMarker(`${sources[i].base}${sources[i].text.length}/${sources[i].text.length}`);
+    return { text, summary, base, body: marked ? text.slice(marked[0].length) : text, split: false };
+  };
+  const sources = [...request.currentSummaries.slice(leading).map((t) => sourceOf(t, true)), ...request.toSummarize.map((t) => sourceOf(t, false))];
+  const markerOf = (i: number, label: string) => (sources[i].summary ? summaryPartMarker(label) : eventPartMarker(label));
+  const joinCost = (i: number) => (sources[i].summary ? 2 : 1);
+  const sizing = (i: number) => markerOf(i, `${sources[i].base}${sources[i].text.length}/${sources[i].text.length}`);
   const sized = (item: Item) => (sources[item.source].split ? sizing(item.source) + item.body : item.body);
   /**
-   * The parts of `item` (a whole event, or a part) costing at most `room` with their marker, or
-   * undefined when it cannot be cut (one code point); its event is then marked split.
+   * The parts of `item` (a whole text, or a part) costing at most `room` with their marker, or
+   * undefined when it cannot be cut (one code point); its text is then marked split.
    */
   const splitItem = (item: Item, room: number): Item[] | undefined => {
     const source = sources[item.source];
@@ -258,7 +287,8 @@ export function planSummaryChunks(
   const items: Item[] = [];
   sources.forEach((source, i) => {
     const whole = { source: i, body: source.text };
-    items.push(...((estimator.count(source.text) <= roomMin - 1 ? undefined : splitItem(whole, roomMin - 1)) ?? [whole]));
+    const room = roomMin - joinCost(i);
+    items.push(...((estimator.count(source.text) <= room ? undefined : splitItem(whole, room)) ?? [whole]));
   });
 
   // pack oldest first
@@ -266,7 +296,7 @@ export function planSummaryChunks(
   let current: Item[] = [];
   let used = 0;
   for (const item of items) {
-    const cost = estimator.count(sized(item)) + 1;
+    const cost = estimator.count(sized(item)) + joinCost(item.source);
     const room = chunks.length === 0 ? roomFirst : roomLater;
     if (current.length > 0 && used + cost > room) {
       chunks.push(current);
@@ -278,11 +308,11 @@ export function planSummaryChunks(
   }
   if (current.length > 0 || chunks.length === 0) chunks.push(current);
 
-  const build = (texts: string[], index: number, last: boolean): SummaryRequest => ({
+  const build = (chunk: Item[], render: (item: Item) => string, index: number, last: boolean): SummaryRequest => ({
     systemPrompt: request.systemPrompt,
     shadowPrompt: request.shadowPrompt,
-    currentSummaries: index === 0 ? summaries : [],
-    toSummarize: texts,
+    currentSummaries: [...(index === 0 ? firstSummaries : []), ...chunk.filter((item) => sources[item.source].summary).map(render)],
+    toSummarize: chunk.filter((item) => !sources[item.source].summary).map(render),
     overlap: last ? overlap : [],
     coveredIds: [...request.coveredIds],
   });
@@ -293,7 +323,10 @@ export function planSummaryChunks(
     const chunk = queue.shift()!;
     const index = result.length;
     const last = queue.length === 0;
-    const cost = summarizerInputCost(build(chunk.map(sized), index, last), estimator) + (index === 0 ? 0 : laterSummaryRoom);
+    const built = build(chunk, sized, index, last);
+    // chunks 2… add the running summary: to their own previous-summary section when they have one
+    const running = index === 0 ? 0 : built.currentSummaries.length > 0 ? laterSummaryRoom - summaryHeader + 2 : laterSummaryRoom;
+    const cost = summarizerInputCost(built, estimator) + running;
     if (cost <= maxInputTokens) {
       result.push(chunk);
     } else if (chunk.length > 1) {
@@ -306,7 +339,7 @@ export function planSummaryChunks(
       else result.push(chunk); // one code point over the bound: cannot do better, and nothing is left out
     }
   }
-  // number the parts of each split event in order
+  // number the parts of each split text in order
   const counts = new Map<number, number>();
   for (const chunk of result) for (const item of chunk) counts.set(item.source, (counts.get(item.source) ?? 0) + 1);
   const seen = new Map<number, number>();
@@ -315,8 +348,7 @@ export function planSummaryChunks(
     if (!source.split) return item.body;
     const k = (seen.get(item.source) ?? 0) + 1;
     seen.set(item.source, k);
-    return eventPartMarker(`${source.base}${k}/${counts.get(item.source)}`) + item.body;
+    return markerOf(item.source, `${source.base}${k}/${counts.get(item.source)}`) + item.body;
   };
-  const texts = result.map((chunk) => chunk.map(render));
-  return texts.map((t, i) => build(t, i, i === texts.length - 1));
+  return result.map((chunk, i) => build(chunk, render, i, i === result.length - 1));
 }

@@ -8,6 +8,7 @@ import {
   completePlan,
   costEvents,
   countTurns,
+  defaultSummaryReserve,
   DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
   EXTRACTIVE_SUMMARIZER_MODEL,
   extractiveSummary,
@@ -207,12 +208,18 @@ describe('buildSummarizerMessages', () => {
 
 /** A leading part marker of planSummaryChunks. */
 const PART = /^\[part (\d+)\/(\d+) of one event\] /;
+/** A leading part marker of a previous summary split by planSummaryChunks. */
+const SUMMARY_PART = /^\[part (\d+)\/(\d+) of one previous summary\] /;
 
-/** The events of a chunked `toSummarize`: consecutive parts `[part 1/n …]` … `[part n/n …]` put back together. */
-function rejoinParts(texts: readonly string[]): string[] {
+/**
+ * The texts of a chunked `toSummarize` (or, with `of: 'previous summary'`, `currentSummaries`):
+ * consecutive parts `[part 1/n …]` … `[part n/n …]` put back together.
+ */
+function rejoinParts(texts: readonly string[], of: 'event' | 'previous summary' = 'event'): string[] {
+  const marker = of === 'event' ? PART : SUMMARY_PART;
   const out: string[] = [];
   for (let i = 0; i < texts.length; i++) {
-    const m = PART.exec(texts[i]);
+    const m = marker.exec(texts[i]);
     if (!m) {
       out.push(texts[i]);
       continue;
@@ -221,8 +228,8 @@ function rejoinParts(texts: readonly string[]): string[] {
     expect(Number(m[1])).toBe(1);
     let whole = '';
     for (let k = 1; k <= n; k++, i++) {
-      expect(texts[i].startsWith(`[part ${k}/${n} of one event] `)).toBe(true);
-      whole += texts[i].replace(PART, '');
+      expect(texts[i].startsWith(`[part ${k}/${n} of one ${of}] `)).toBe(true);
+      whole += texts[i].replace(marker, '');
     }
     i--;
     out.push(whole);
@@ -252,14 +259,20 @@ describe('planSummaryChunks (DESIGN §3.7)', () => {
     chunks.forEach((c, i) => {
       // every chunk fits, leaving room for the running summary in chunks 2…
       expect(summarizerInputCost(c, estimator)).toBeLessThanOrEqual(max);
-      if (i > 0) expect(c.currentSummaries).toEqual([]);
+      // the previous summaries come before every archived event: none after a chunk with events
+      if (i > 0 && chunks[i - 1].toSummarize.length > 0) expect(c.currentSummaries).toEqual([]);
       if (i < chunks.length - 1) expect(c.overlap).toEqual([]);
       expect(c.coveredIds).toEqual(request.coveredIds);
     });
-    // every event is there, in order, whole: an oversize one in consecutive marked parts
+    // every event and every previous summary is there, in order, whole: an oversize one in consecutive marked parts
     expect(rejoinParts(chunks.flatMap((c) => c.toSummarize))).toEqual(request.toSummarize);
-    for (const c of chunks) for (const t of c.toSummarize) expect(t).not.toContain('characters omitted');
-    if (request.currentSummaries.length > 0) expect(chunks[0].currentSummaries.length).toBe(request.currentSummaries.length);
+    expect(
+      rejoinParts(
+        chunks.flatMap((c) => c.currentSummaries),
+        'previous summary',
+      ),
+    ).toEqual(request.currentSummaries);
+    for (const c of chunks) for (const t of [...c.currentSummaries, ...c.toSummarize]) expect(t).not.toContain('characters omitted');
     if (request.overlap.length > 0) expect(chunks[chunks.length - 1].overlap.length).toBe(request.overlap.length);
   };
 
@@ -353,6 +366,58 @@ describe('planSummaryChunks (DESIGN §3.7)', () => {
     const marker = /^\[part [\d/, piece]+ of one event\] /;
     expect(pieces.map((t) => t.replace(marker, '')).join('')).toBe(part.replace(marker, ''));
     expect(flat[flat.length - 1]).toBe('User: next');
+  });
+
+  // the newcomer's finding (t17): a 300-fact previous summary went to the model as
+  // `fact0000 … fact0019 f [… 2339 characters omitted …] fact0280 …` under "do not drop them"
+  it.each(['chars', 'cl100k_base', 'o200k_base'] as const)(
+    'given previous summaries larger than the room (%s), when planned, then every part of them is in exactly one chunk, oldest first, before the archived events, each chunk within the bound',
+    (name) => {
+      const estimator = getEstimator(name);
+      const facts = Array.from({ length: 600 }, (_, i) => `fact${String(i).padStart(4, '0')}`);
+      const summaries = [facts.slice(0, 300).join(' '), facts.slice(300).join(' ')];
+      const request = {
+        ...base,
+        currentSummaries: summaries,
+        toSummarize: ['User: USERONE', 'Assistant: ASSTONE', 'User: newest question'],
+        overlap: ['User: kept'],
+      };
+      const bound = name === 'chars' ? 2800 : 700;
+      const chunks = planSummaryChunks(request, bound, estimator);
+      check(request, bound, estimator);
+      // each fact in exactly one chunk, in order across chunks; the parts put together are each summary
+      const where = facts.map((f) => {
+        const at = chunks.flatMap((c, i) => (c.currentSummaries.some((t) => t.includes(f)) ? [i] : []));
+        expect(at).toHaveLength(1);
+        return at[0];
+      });
+      expect([...where].sort((a, b) => a - b)).toEqual(where);
+      const parts = chunks.flatMap((c) => c.currentSummaries);
+      expect(parts.length).toBeGreaterThan(2);
+      expect(rejoinParts(parts, 'previous summary')).toEqual(summaries);
+      for (const t of parts) expect(t).toMatch(SUMMARY_PART);
+      // every chunk before the archived events holds previous-summary parts only, and leaves room for the running summary
+      const firstEvents = chunks.findIndex((c) => c.toSummarize.length > 0);
+      expect(firstEvents).toBeGreaterThan(0);
+      expect(Math.max(...where)).toBeLessThanOrEqual(firstEvents);
+      chunks.forEach((c, i) => {
+        const running = i === 0 ? 0 : defaultSummaryReserve(bound);
+        expect(summarizerInputCost(c, estimator) + running).toBeLessThanOrEqual(bound);
+      });
+      expect(chunks[chunks.length - 1].toSummarize).toContain('User: newest question');
+    },
+  );
+
+  it('given a previous summary part planned again beside a running summary, when planned, then it is split into numbered pieces of that part, the running summary first and whole', () => {
+    const part = `[part 2/3 of one previous summary] ${'fact '.repeat(300)}`;
+    const chunks = planSummaryChunks({ ...base, currentSummaries: ['RUNNING', part], toSummarize: ['User: next'] }, 600, chars);
+    const flat = chunks.flatMap((c) => c.currentSummaries);
+    expect(flat[0]).toBe('RUNNING');
+    const pieces = flat.slice(1);
+    expect(pieces.length).toBeGreaterThan(1);
+    pieces.forEach((t, i) => expect(t.startsWith(`[part 2/3, piece ${i + 1}/${pieces.length} of one previous summary] `)).toBe(true));
+    const marker = /^\[part [\d/, piece]+ of one previous summary\] /;
+    expect(pieces.map((t) => t.replace(marker, '')).join('')).toBe(part.replace(marker, ''));
   });
 
   it('property: any texts, any bound: every character of every event in exactly one chunk, in order, each chunk within the bound', () => {

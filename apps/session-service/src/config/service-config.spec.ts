@@ -33,6 +33,15 @@ describe('loadServiceConfig: logs', () => {
 });
 
 describe('loadServiceConfig: projector', () => {
+  it('answers a NATS Reply-To only under NATS_REPLY_PREFIXES (default _INBOX), never under NATS_PREFIX nor on a $ subject', () => {
+    expect(loadServiceConfig({}, false).natsReplyPrefixes).toEqual(['_INBOX']);
+    expect(loadServiceConfig({ NATS_REPLY_PREFIXES: '_INBOX,replies.' }, false).natsReplyPrefixes).toEqual(['_INBOX', 'replies']);
+    expect(() => loadServiceConfig({ NATS_PREFIX: 'ncx', NATS_REPLY_PREFIXES: 'ncx.results' }, false)).toThrow(
+      /^NATS_REPLY_PREFIXES=ncx\.results: .*under NATS_PREFIX/,
+    );
+    expect(() => loadServiceConfig({ NATS_REPLY_PREFIXES: '$JS.API' }, false)).toThrow(/\$ subject/);
+  });
+
   it('erases handled NATS commands from the command stream only with NATS_ERASE_HANDLED_COMMANDS true or 1 (default off: it costs throughput)', () => {
     expect(loadServiceConfig({}, false).natsEraseHandledCommands).toBe(false);
     expect(loadServiceConfig({ NATS_ERASE_HANDLED_COMMANDS: 'true' }, false).natsEraseHandledCommands).toBe(true);

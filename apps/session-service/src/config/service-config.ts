@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { isIP } from 'node:net';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
 import { ConfigurationError } from './configuration-error';
+import { parseReplyPrefixes } from '../nats/nats-reply-to';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
 export interface ServiceConfig {
@@ -94,6 +95,12 @@ export interface ServiceConfig {
    * throughput (benchmark figure 9: 583–636 → 401–404 commands/s on the 2-core machine).
    */
   natsEraseHandledCommands: boolean;
+  /**
+   * Subject prefixes (whole tokens, no trailing dot) a command's `Reply-To` must be under for its
+   * answer to go there (`NATS_REPLY_PREFIXES`, comma-separated, default `_INBOX`); never a `$`
+   * subject nor under `NATS_PREFIX` (see `nats-reply-to.ts`).
+   */
+  natsReplyPrefixes: string[];
 }
 
 /** `env[name]` checked against its row of {@link SERVICE_NUMBER_VARIABLES}; the message of a refusal states that range. */
@@ -307,5 +314,6 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     natsConcurrency: intVar(env, 'NATS_CONCURRENCY'),
     natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS'),
     natsEraseHandledCommands: boolVar(env, 'NATS_ERASE_HANDLED_COMMANDS', false),
+    natsReplyPrefixes: parseReplyPrefixes(env.NATS_REPLY_PREFIXES, natsPrefix),
   };
 }

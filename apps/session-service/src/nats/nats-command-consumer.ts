@@ -2,9 +2,12 @@
  * Pulls commands from the shared durable consumer and answers each one (issue 15):
  * 1. execute it ({@link NatsCommandExecutor}: same validation and handlers as HTTP);
  * 2. publish the answer to `<prefix>.results.<tenant>.<session>` (JetStream, message id
- *    `result:<commandId>` so a redelivered command's second answer is dropped) and, when the
- *    publisher named one in the `Reply-To` header, to that subject (an answer larger than the
- *    server's max_payload goes without `kept`, `archived` and `summary`, named in `omitted`);
+ *    `result:<tenant>/<session>/<commandId>` so a redelivered command's second answer is dropped,
+ *    and only that: not another tenant's or session's answer to a command with the same id) and,
+ *    when the publisher named one in the `Reply-To` header, to that subject if it is a reply
+ *    subject ({@link replyToProblem}: never a `$` subject nor the service's own; the executor
+ *    rejected a command naming another with `invalid_reply_to`); an answer larger than the
+ *    server's max_payload goes without `kept`, `archived` and `summary`, named in `omitted`;
  * 3. with `NATS_ERASE_HANDLED_COMMANDS`, delete it from the command stream with the erase flag
  *    ({@link eraseCommand}: its bytes hold the texts it appended), then acknowledge — only now, after the command's events are appended — or, for a rejected command
  *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered.
@@ -43,6 +46,7 @@ import type { NatsNames } from './nats-names';
 import { resultSubject } from './nats-names';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
 import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
+import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 
 /**
  * Attempts of a command failing with a server-side error that is not transient (500 `internal`)
@@ -104,6 +108,16 @@ const REPLICA = `${hostname()}:${process.pid}`;
 /** Header of every answer: how many times JetStream delivered the command (more than 1 after a crash or a timeout). */
 export const DELIVERY_COUNT_HEADER = 'Delivery-Count';
 
+/**
+ * Message id of a command's answer in the results stream: `result:<tenant>/<session>/<commandId>`
+ * (tenant ids and session ids hold no `/`, so distinct commands get distinct ids). The stream drops
+ * a second answer of the same command (a redelivery) within its duplicate window, and only that:
+ * the results stream de-duplicates across every subject, and command ids are the publishers'.
+ */
+export function resultMessageId(tenant: string, sessionId: string, commandId: string): string {
+  return `result:${tenant}/${sessionId}/${commandId}`;
+}
+
 /** The session a command subject names: the subject minus its kind token. */
 function sessionOf(m: JsMsg): string {
   return m.subject.slice(0, m.subject.lastIndexOf('.'));
@@ -132,6 +146,7 @@ export class NatsCommandConsumer {
   private markPullClosed: () => void = () => undefined;
   private readonly sessionTails = new Map<string, Promise<void>>();
   private readonly encoder = new TextEncoder();
+  private readonly replyRule: ReplyToRule;
 
   constructor(
     private readonly nc: NatsConnection,
@@ -146,8 +161,11 @@ export class NatsCommandConsumer {
     private readonly eraseHandledCommands = false,
     /** Delays between the attempts of a command that failed server-side (tests shorten them). */
     private readonly backoff: RetryBackoff = DEFAULT_RETRY_BACKOFF,
+    /** `NATS_REPLY_PREFIXES`: a `Reply-To` must be under one of them ({@link replyToProblem}). */
+    replyPrefixes: readonly string[] = DEFAULT_REPLY_PREFIXES,
   ) {
     this.inEffectAckWaitMs = ackWaitMs;
+    this.replyRule = { prefix: names.prefix, allowedPrefixes: replyPrefixes };
     this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
     this.pullClosed = new Promise((resolve) => (this.markPullClosed = resolve));
   }
@@ -264,8 +282,13 @@ export class NatsCommandConsumer {
       if (!answer) return;
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
-      if (answer.status < 300) m.ack();
-      else {
+      if (answer.status < 300) {
+        m.ack();
+        // Not reached while the executor checks Reply-To with the same rule (it rejects the command): kept as the last guard.
+        if (published.refusedReplyTo !== undefined) {
+          this.logger.warn(`command ${quoteInput(commandId)}: no answer on Reply-To ${quoteInput(published.refusedReplyTo)}: not a reply subject`);
+        }
+      } else {
         // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
         m.term();
         this.logger.warn(
@@ -302,7 +325,14 @@ export class NatsCommandConsumer {
     try {
       for (;;) {
         // After a failed attempt, run as a redelivery: its write may have reached the store before the failure.
-        const answer = await this.executor.execute({ subject: m.subject, data: m.data, commandId, redelivered: m.redelivered || attempts > 0 });
+        const answer = await this.executor.execute({
+          subject: m.subject,
+          data: m.data,
+          commandId,
+          redelivered: m.redelivered || attempts > 0,
+          msgId: m.headers?.get('Nats-Msg-Id') || null,
+          replyTo: m.headers?.get(REPLY_TO_HEADER) || null,
+        });
         attempts++;
         const transient = isTransientFailure(answer);
         const retryInternal = !transient && answer.status >= 500 && ++failures < MAX_ATTEMPTS;
@@ -358,7 +388,11 @@ export class NatsCommandConsumer {
     }
   }
 
-  /** Publishes `answer` on the results subject (when the subject named a session) and on `Reply-To` (when given); says where it went. */
+  /**
+   * Publishes `answer` on the results subject (when the subject named a session) and on `Reply-To`
+   * (when given and a reply subject: {@link replyToProblem}); says where it went, and names a
+   * `Reply-To` it refused.
+   */
   private async publishAnswer(m: JsMsg, commandId: string, answer: CommandAnswer, deliveryCount: number): Promise<RejectionDestinations> {
     const h = headers();
     h.set(DELIVERY_COUNT_HEADER, String(deliveryCount));
@@ -374,7 +408,9 @@ export class NatsCommandConsumer {
     }
     const replyTo = m.headers?.get(REPLY_TO_HEADER);
     const published: RejectionDestinations = { results: false, replyTo: false };
-    if (replyTo) {
+    // Never where only the service may publish (another tenant's commands, its streams, the JetStream API).
+    if (replyTo && replyToProblem(replyTo, this.replyRule) !== null) published.refusedReplyTo = replyTo;
+    else if (replyTo) {
       try {
         this.nc.publish(replyTo, payload, { headers: h });
         published.replyTo = true;
@@ -384,7 +420,7 @@ export class NatsCommandConsumer {
     }
     if (answer.address) {
       const { tenant, sessionId } = answer.address;
-      await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, { headers: h, msgID: `result:${commandId}` });
+      await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, { headers: h, msgID: resultMessageId(tenant, sessionId, commandId) });
       published.results = true;
     }
     return published;

@@ -22,12 +22,40 @@ export function unknownCommand(kind: string): NatsCommandError {
   return new NatsCommandError('unknown_command', 400, `unknown command ${quoteInput(kind)}: the subject must end in compact, append, messages or policy`);
 }
 
-/** 403 `unknown_tenant`: this service does not serve the subject's tenant. */
-export function unknownTenant(tenant: string): NatsCommandError {
+/**
+ * 403 `unknown_tenant`: this service does not serve the subject's tenant. `openMode`: no `API_KEYS`
+ * (only tenant `default` is served); else the tenants are those of `API_KEYS` (not listed: one
+ * tenant's client is not told the others').
+ */
+export function unknownTenant(tenant: string, openMode: boolean): NatsCommandError {
+  const served = openMode
+    ? 'without API_KEYS (open mode) the service serves only tenant "default": publish on <prefix>.commands.default.…'
+    : "publish on your own tenant's subjects (a tenant of API_KEYS)";
+  return new NatsCommandError('unknown_tenant', 403, `tenant ${quoteInput(tenant)} is not served here: ${served}`);
+}
+
+/**
+ * 400 `invalid_reply_to`: the `Reply-To` header names a subject answers may not go to;
+ * `problem` says why (from `replyToProblem`). Nothing is applied: the answer is on the results subject.
+ */
+export function invalidReplyTo(replyTo: string, problem: string): NatsCommandError {
   return new NatsCommandError(
-    'unknown_tenant',
-    403,
-    `tenant ${quoteInput(tenant)} is not served here: publish on your own tenant's subjects (open mode serves only "default")`,
+    'invalid_reply_to',
+    400,
+    `Reply-To ${quoteInput(replyTo)} ${problem}: answers go only to reply inboxes (e.g. createInbox()); the command was not applied, send it again with such a Reply-To or none (the answer is also on the results subject)`,
+  );
+}
+
+/**
+ * 400 `invalid_command_id`: with `API_KEYS`, a `Nats-Msg-Id` that does not start with
+ * `<tenant>:`. The command stream de-duplicates message ids across every tenant, so ids are
+ * scoped by their tenant (README, "Tenants").
+ */
+export function invalidCommandId(msgId: string, tenant: string): NatsCommandError {
+  return new NatsCommandError(
+    'invalid_command_id',
+    400,
+    `Nats-Msg-Id ${quoteInput(msgId)} does not start with "${tenant}:": with API_KEYS each command id starts with its tenant and a colon (e.g. "${tenant}:<uuid>"), since JetStream drops a command whose id any tenant used in the last 2 minutes; the command was not applied`,
   );
 }
 

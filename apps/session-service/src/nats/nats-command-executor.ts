@@ -28,7 +28,17 @@ import {
   type AssignClientId,
 } from '../commands/session-command-requests';
 import { COMMAND_KINDS, parseCommandSubject, type CommandAddress, type CommandKind } from './nats-names';
-import { NatsCommandError, invalidSubject, malformedBody, payloadTooLarge, unknownCommand, unknownTenant } from './nats-command-errors';
+import {
+  NatsCommandError,
+  invalidCommandId,
+  invalidReplyTo,
+  invalidSubject,
+  malformedBody,
+  payloadTooLarge,
+  unknownCommand,
+  unknownTenant,
+} from './nats-command-errors';
+import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 import { rejectDeepBody } from '../commands/body-depth';
 
 /** One delivered command message. */
@@ -39,6 +49,27 @@ export interface CommandMessage {
   commandId: string;
   /** True when JetStream delivered it before (it may have been applied already). */
   redelivered: boolean;
+  /** The publisher's `Nats-Msg-Id` header; absent, null or empty when it gave none. */
+  msgId?: string | null;
+  /** The `Reply-To` header; absent, null or empty when none (checked by `replyToProblem`). */
+  replyTo?: string | null;
+}
+
+/** Settings of {@link NatsCommandExecutor}. */
+export interface NatsExecutorOptions {
+  /** `NATS_PREFIX`. */
+  prefix: string;
+  /** The tenants served: `default` in open mode, else those of `API_KEYS`. */
+  tenants: ReadonlySet<string>;
+  /** `MAX_BODY_BYTES`. */
+  maxBodyBytes: number;
+  /**
+   * True without `API_KEYS` (default true). Keyed (false), a `Nats-Msg-Id` must start with
+   * `<tenant>:` (`invalid_command_id`), since the command stream de-duplicates ids across tenants.
+   */
+  openMode?: boolean;
+  /** `NATS_REPLY_PREFIXES` (default `_INBOX`): a `Reply-To` elsewhere is rejected (`invalid_reply_to`). */
+  replyPrefixes?: readonly string[];
 }
 
 /** The answer to a command: HTTP-equivalent status and JSON body; `address` when the subject parsed. */
@@ -62,16 +93,31 @@ export class NatsCommandExecutor {
     private readonly commandBus: CommandBus,
     private readonly store: EventStore,
     private readonly schemas: RequestSchemas,
-    private readonly options: { prefix: string; tenants: ReadonlySet<string>; maxBodyBytes: number },
-  ) {}
+    private readonly options: NatsExecutorOptions,
+  ) {
+    this.replyRule = { prefix: options.prefix, allowedPrefixes: options.replyPrefixes ?? DEFAULT_REPLY_PREFIXES };
+  }
 
-  /** Executes `message`; never throws (every failure becomes an error answer). */
+  private readonly replyRule: ReplyToRule;
+
+  /**
+   * Executes `message`; never throws (every failure becomes an error answer). Checked in this
+   * order, before anything is written: the subject (`invalid_subject`), its tenant
+   * (`unknown_tenant`), its kind (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the
+   * `Nats-Msg-Id` (`invalid_command_id`), then the body as HTTP does.
+   */
   async execute(message: CommandMessage): Promise<CommandAnswer> {
     const address = parseCommandSubject(this.options.prefix, message.subject) ?? undefined;
     try {
       if (!address) throw invalidSubject(message.subject);
-      if (!this.options.tenants.has(address.tenant)) throw unknownTenant(address.tenant);
+      const openMode = this.options.openMode ?? true;
+      if (!this.options.tenants.has(address.tenant)) throw unknownTenant(address.tenant, openMode);
       if (!(COMMAND_KINDS as readonly string[]).includes(address.kind)) throw unknownCommand(address.kind);
+      if (message.replyTo) {
+        const problem = replyToProblem(message.replyTo, this.replyRule);
+        if (problem) throw invalidReplyTo(message.replyTo, problem);
+      }
+      if (!openMode && message.msgId && !message.msgId.startsWith(`${address.tenant}:`)) throw invalidCommandId(message.msgId, address.tenant);
       const kind = address.kind as CommandKind;
       const body = this.parseBody(message.data);
       const result = await this.run(kind, address, body, message);

@@ -45,4 +45,30 @@ describe('rejectionLogLine', () => {
     expect(line).toContain('(5035 characters)');
     expect(line).toContain('"id\\nxxx');
   });
+
+  it('names a refused Reply-To (quoted and cut), also when the answer went nowhere', () => {
+    expect(
+      rejectionLogLine({
+        code: 'invalid_reply_to',
+        status: 400,
+        subject: 'compaction.commands.tenant-a.demo.policy',
+        msgId: 'tenant-a:c-1',
+        deliveryCount: 1,
+        published: { results: true, replyTo: false, refusedReplyTo: 'compaction.commands.tenant-b.demo.policy' },
+      }),
+    ).toBe(
+      'command rejected: invalid_reply_to (400), subject "compaction.commands.tenant-a.demo.policy", Nats-Msg-Id "tenant-a:c-1"; answer published on the results subject; nothing published on Reply-To "compaction.commands.tenant-b.demo.policy" (not a reply subject)',
+    );
+    const nowhere = rejectionLogLine({
+      code: 'invalid_subject',
+      status: 400,
+      subject: 'compaction.commands.tenant-a',
+      msgId: null,
+      deliveryCount: 1,
+      published: { results: false, replyTo: false, refusedReplyTo: `$JS.API.STREAM.PURGE.X\n${'x'.repeat(5000)}` },
+    });
+    expect(nowhere).toContain('no answer published (no session in the subject, Reply-To refused): this line is its only record');
+    expect(nowhere).toContain('nothing published on Reply-To "$JS.API.STREAM.PURGE.X\\nxxx');
+    expect(nowhere.length).toBeLessThan(500);
+  });
 });

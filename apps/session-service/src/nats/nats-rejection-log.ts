@@ -4,7 +4,7 @@
  * a subject that names no session has no results subject, and `Reply-To` is optional — so this
  * line, at warn, is where an operator sees every rejection. It names the error code and status,
  * the subject and the `Nats-Msg-Id` (both client input, quoted and cut by `quoteInput`), the
- * delivery count when above 1, and where the answer went; never the payload or the error's
+ * delivery count when above 1, where the answer went and a refused `Reply-To` (quoted and cut); never the payload or the error's
  * message (which may repeat client input at length). At most a few hundred characters.
  */
 import { quoteInput } from '@lib/compaction';
@@ -15,6 +15,8 @@ export interface RejectionDestinations {
   results: boolean;
   /** On the subject in the command's `Reply-To` header. */
   replyTo: boolean;
+  /** The command's `Reply-To` when it was not a reply subject (`replyToProblem`): nothing was published there. */
+  refusedReplyTo?: string;
 }
 
 /** What {@link rejectionLogLine} says about one rejected command. */
@@ -41,9 +43,11 @@ export function rejectionLogLine(command: RejectedCommand): string {
   const id = command.msgId ? `Nats-Msg-Id ${quoteInput(command.msgId)}` : 'no Nats-Msg-Id';
   const delivery = command.deliveryCount > 1 ? `, delivery ${command.deliveryCount}` : '';
   const where = [command.published.results ? 'the results subject' : null, command.published.replyTo ? 'Reply-To' : null].filter(Boolean);
+  const refused = command.published.refusedReplyTo;
   const answer =
     where.length > 0
       ? `answer published on ${where.join(' and ')}`
-      : 'no answer published (no session in the subject, no Reply-To): this line is its only record';
-  return `command rejected: ${quoteInput(command.code, { quoted: false })} (${command.status}), subject ${quoteInput(command.subject)}, ${id}${delivery}; ${answer}`;
+      : `no answer published (no session in the subject, ${refused === undefined ? 'no Reply-To' : 'Reply-To refused'}): this line is its only record`;
+  const refusal = refused === undefined ? '' : `; nothing published on Reply-To ${quoteInput(refused)} (not a reply subject)`;
+  return `command rejected: ${quoteInput(command.code, { quoted: false })} (${command.status}), subject ${quoteInput(command.subject)}, ${id}${delivery}; ${answer}${refusal}`;
 }

@@ -23,7 +23,7 @@ import { OPEN_MODE_TENANT } from '../auth/api-key.guard';
 import { natsNames } from './nats-names';
 import { ackWaitLine, ensureStreams } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
-import { NatsCommandConsumer } from './nats-command-consumer';
+import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer } from './nats-command-consumer';
 import { natsConnectError } from './nats-connect-error';
 import { DecisionFeedPublisher, type DecisionFeedState } from './decision-feed-publisher';
 
@@ -89,15 +89,29 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     const ackWait = ackWaitLine(names.commandConsumer, await ensureStreams(jsm, names, config.natsAckWaitMs));
     if (ackWait) this.logger.warn(ackWait);
     const js = jetstream(nc);
-    const tenants = config.apiKeys.size === 0 ? new Set([OPEN_MODE_TENANT]) : new Set(config.apiKeys.values());
+    const openMode = config.apiKeys.size === 0;
+    const tenants = openMode ? new Set([OPEN_MODE_TENANT]) : new Set(config.apiKeys.values());
     const executor = new NatsCommandExecutor(this.commandBus, this.store, requestSchemas(config), {
       prefix: names.prefix,
       tenants,
       maxBodyBytes: config.maxBodyBytes,
+      openMode,
+      replyPrefixes: config.natsReplyPrefixes,
     });
     this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names);
     await this.feed.start();
-    this.consumer = new NatsCommandConsumer(nc, js, jsm, executor, names, config.natsConcurrency, config.natsAckWaitMs, config.natsEraseHandledCommands);
+    this.consumer = new NatsCommandConsumer(
+      nc,
+      js,
+      jsm,
+      executor,
+      names,
+      config.natsConcurrency,
+      config.natsAckWaitMs,
+      config.natsEraseHandledCommands,
+      DEFAULT_RETRY_BACKOFF,
+      config.natsReplyPrefixes,
+    );
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
   }

@@ -1,4 +1,13 @@
-import { formatEvent, getEstimator, SUMMARIZER_SECTION, summaryLengthSection, type SessionEvent, type SummaryRequest } from '@lib/compaction';
+import {
+  defaultSummaryReserve,
+  formatEvent,
+  getEstimator,
+  runningSummaryLengthLimit,
+  SUMMARIZER_SECTION,
+  summaryLengthSection,
+  type SessionEvent,
+  type SummaryRequest,
+} from '@lib/compaction';
 import { FakeOpenAiServer, type FakeFault } from '../../../../test/support/fake-openai-server';
 import { OpenAiSummarizer, type OpenAiSummarizerOptions } from './openai-summarizer';
 import { summarizerFromEnv } from './summarizer-config';
@@ -124,7 +133,8 @@ describe('OpenAiSummarizer against the fake server', () => {
 
   it('given one archived tool result far over the bound (SUMMARIZER_MAX_INPUT_TOKENS=700), when summarized, then every character of it is sent exactly once, in marked parts, each call within the bound', async () => {
     // the newcomer's finding: one call got "…Departure: 04:00 AM f [… 888 characters omitted …] - Arrival…"
-    server.setDefault((req) => `RECAP-${req.index} ${'r'.repeat(req.index * 37)}`); // replies that grow past the reserve
+    // replies that grow past the reserve (175), up to about half a call's room (always carried whole)
+    server.setDefault((req) => `RECAP-${req.index} ${'r'.repeat(Math.min(req.index * 37, 200))}`);
     const flights = Array.from(
       { length: 40 },
       (_, i) => `- Flight HAT${100 + i}: Departure: 0${i % 10}:00 AM from JFK\n  Arrival: 1${i % 10}:30 AM at SEA`,
@@ -148,8 +158,47 @@ describe('OpenAiSummarizer against the fake server', () => {
     const parts = sent.filter((t) => t.startsWith('[part '));
     expect(parts.length).toBeGreaterThan(3);
     expect(parts.map((t) => t.replace(/^\[part [\d/, piece]+ of one event\] /, '')).join('')).toBe(formatEvent(tool));
-    for (const t of sent) expect(t).not.toMatch(/omitted/); // (a running summary over half the room is still cut: not archived events)
+    for (const t of sent) expect(t).not.toMatch(/omitted/);
     expect(users[users.length - 1]).toContain('Assistant: HAT105 is the earliest');
+  });
+
+  it('given a previous summary far over its share of a call (t17: 300 facts, SUMMARIZER_MAX_INPUT_TOKENS=700), when summarized, then every fact of it reaches exactly one call, oldest first, before the archived events, each call within the bound', async () => {
+    // before: one call holding `fact0000 … fact0019 f [… 2339 characters omitted …] fact0280 …`
+    server.setDefault((req) => `RECAP-${req.index}`);
+    const facts = Array.from({ length: 300 }, (_, i) => `fact${String(i).padStart(4, '0')}`);
+    const req = { ...request(6, 1, [facts.join(' ')]), systemPrompt: 'Merge the previous summary and the conversation; drop nothing.' };
+    const cl100k = getEstimator('cl100k_base');
+    const outcome = await summarizer({ maxInputTokens: 700, estimator: cl100k }).summarize(req);
+    expect(outcome.ok).toBe(true);
+    const n = server.calls;
+    expect(n).toBeGreaterThan(2);
+    const users = server.requests.map((r) => r.messages[1].content as string);
+    for (const r of server.requests) expect(r.messages.reduce((sum, m) => sum + cl100k.count(m.content as string), 0)).toBeLessThanOrEqual(700);
+    for (const u of users) expect(u).not.toMatch(/omitted/);
+    const calls = facts.map((f) => {
+      const at = users.flatMap((u, k) => (u.includes(f) ? [k] : []));
+      expect(at).toHaveLength(1); // every fact reaches the model, once
+      return at[0];
+    });
+    expect([...calls].sort((a, b) => a - b)).toEqual(calls);
+    // each later call folds the previous reply in, before the next part of the previous summary
+    for (let k = 1; k < n; k++) expect(users[k].indexOf(`RECAP-${k - 1}`)).toBeGreaterThan(users[k].indexOf(SUMMARIZER_SECTION.previousSummary));
+    // the archived events come after the whole previous summary; the newest is in the last call
+    const firstEvent = users.findIndex((u) => u.includes(req.toSummarize[0]));
+    expect(firstEvent).toBeGreaterThanOrEqual(calls[calls.length - 1]);
+    expect(users[n - 1]).toContain(req.toSummarize[req.toSummarize.length - 1]);
+    expect(outcome).toMatchObject({ ok: true, text: `RECAP-${n - 1}`, calls: n });
+  });
+
+  it('fails the pass, cutting nothing, when a reply is too long to be carried whole into the next call', async () => {
+    server.setDefault((req) => `${'R'.repeat(1200)}-${req.index}`);
+    const outcome = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(request(60));
+    expect(outcome).toMatchObject({
+      ok: false,
+      calls: 1,
+      reason: expect.stringMatching(/^chunk 1: reply too long to carry into the next call whole \(1202 chars units, input bound 1500\)$/),
+    });
+    expect(server.calls).toBe(1);
   });
 
   it('stops at the first failed chunk and says which one', async () => {
@@ -180,6 +229,22 @@ describe('OpenAiSummarizer against the fake server', () => {
     await summarizer().summarize(request(3), { estimator: chars });
     for (const r of server.requests.slice(-2)) expect(r.messages[1].content).not.toContain('## Length');
     expect(server.requests.every((r) => !('max_tokens' in r.body) && !('max_completion_tokens' in r.body))).toBe(true);
+  });
+
+  // Newcomer ncllm: every call of a chunked pass was told the pass's budget ("at most about 47292
+  // tokens" with a bound of 12,000), more than the next call can carry.
+  it('asks each reply that the next call carries for at most the room that call keeps for it, and the last for the whole budget', async () => {
+    server.setDefault((req) => `RECAP-${req.index}`);
+    const budgeted = { ...request(60, 2, ['OLD SUMMARY']), maxSummaryTokens: 50_000 };
+    const chars = getEstimator('chars');
+    const outcome = await summarizer({ maxInputTokens: 1500, estimator: chars }).summarize(budgeted, { estimator: chars });
+    expect(outcome.ok).toBe(true);
+    expect(server.calls).toBeGreaterThan(2);
+    const lengths = server.requests.map((r) => Number(/## Length: write at most about (\d+) characters/.exec(r.messages[1].content as string)?.[1]));
+    const textBudget = 50_000 - `User: ${budgeted.shadowPrompt}`.length - 'Assistant: '.length;
+    expect(lengths).toEqual([...Array<number>(server.calls - 1).fill(defaultSummaryReserve(1500)), textBudget]);
+    expect(runningSummaryLengthLimit({ max: 200, unit: 'tokens' }, 12_000)).toEqual({ max: 200, unit: 'tokens' });
+    expect(runningSummaryLengthLimit({ max: 47_292, unit: 'tokens' }, 12_000)).toEqual({ max: 3000, unit: 'tokens' });
   });
 
   it('turns a reply cut off at the output limit (finish_reason length) into ok:false, never a truncated summary', async () => {

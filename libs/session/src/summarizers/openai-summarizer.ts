@@ -6,15 +6,22 @@
  * counting worker when large, see `TokenCountingPool`) into chunks
  * that fit `maxInputTokens` (system + user message, in the estimator's unit), summarized oldest
  * first; an event too large for one chunk goes in marked parts over consecutive chunks, nothing
- * left out. After each reply the next chunk is re-planned with that reply as its current summary
- * (the running summary is folded forward and its real size is budgeted: a chunk it no longer
- * fits beside is split in two). The newest archived events are always in the last call, so they
- * are never the part that is cut off. Calls: one per chunk, about (archived cost) / (room for
- * events in a chunk), with no other cap.
+ * left out. A previous summary too large for its share of a call is not cut either: it is split
+ * the same way into marked parts that fill the first calls, so every part of it reaches the model
+ * once. After each reply the next chunk is re-planned with that reply as its first current
+ * summary (the running summary is folded forward and its real size is budgeted: a chunk it no
+ * longer fits beside is split in two). A reply always goes whole into the next call when it
+ * takes at most about half of a call's room; one too long to go whole into the next call beside
+ * some of the content still to fold in fails the pass (the model is only told the pass's budget,
+ * which can be larger, and no `max_tokens` is sent): it is never cut, and folding it again in
+ * parts could go on without end when the replies do not shrink. The newest archived events are always
+ * in the last call, so they are never the part that is cut off. Calls: one per chunk, about
+ * (cost of the previous summaries and the archived events) / (room of a chunk), with no other cap.
  *
  * The summary budget: with `options.estimator` (the session's) and `request.maxSummaryTokens`,
  * every call's user message ends with the length the recap may have (`summaryLengthSection`, in
- * tokens, or characters for a `chars` session); its cost is taken off the input bound when the
+ * tokens, or characters for a `chars` session): the pass's budget for the last call, and at most
+ * the room the next call keeps for the running summary for the others (`runningSummaryLengthLimit`); its cost is taken off the input bound when the
  * chunks are planned (when the bound cannot spare it, the model is not told). No `max_tokens` is
  * sent: a reply longer than the budget is used as it is (the pass then saves less). A reply the
  * endpoint cut off at its own output limit (`finish_reason: length`) is a failure, never a
@@ -30,6 +37,7 @@ import {
   buildSummarizerMessages,
   getEstimator,
   JOIN_SLACK,
+  runningSummaryLengthLimit,
   summaryLengthLimit,
   summaryLengthSection,
   type SummaryRequest,
@@ -153,7 +161,9 @@ export class OpenAiSummarizer implements Summarizer {
     while (pending.length > 0) {
       const chunk = pending[0];
       const prefix = chunked ? `chunk ${usage.calls + 1}: ` : '';
-      const { system, user } = buildSummarizerMessages(chunk, lengthLimit ? { lengthLimit } : {});
+      // a reply that the next call carries is asked for no more than the room that call keeps for it
+      const limit = lengthLimit && pending.length > 1 ? runningSummaryLengthLimit(lengthLimit, this.settings.maxInputTokens) : lengthLimit;
+      const { system, user } = buildSummarizerMessages(chunk, limit ? { lengthLimit: limit } : {});
       usage.calls++;
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       try {
@@ -183,12 +193,35 @@ export class OpenAiSummarizer implements Summarizer {
       // Fold the reply into the next chunk and re-plan that chunk only, so the running summary's
       // real size is budgeted (a chunk it no longer fits is split) and each event is planned
       // again once, not once per call (an event split into many parts would make that quadratic).
-      const next: SummaryRequest = { ...request, currentSummaries: [running], toSummarize: rest[0].toSummarize, overlap: rest[0].overlap };
+      // The running summary goes first: it covers older content than the next chunk's parts of a
+      // previous summary, if any.
+      const next: SummaryRequest = {
+        ...request,
+        currentSummaries: [running, ...rest[0].currentSummaries],
+        toSummarize: rest[0].toSummarize,
+        overlap: rest[0].overlap,
+      };
+      let replanned: SummaryRequest[];
       try {
-        pending = [...(await this.plan(next, reserved)), ...rest.slice(1)];
+        replanned = await this.plan(next, reserved);
       } catch (err) {
         return { ok: false, reason: `could not split the input into chunks: ${errorName(err)}`, ...usage };
       }
+      // A reply too long to go whole into the next call beside some of what it must fold in is
+      // never cut, nor split and folded again (a model whose replies do not shrink would never
+      // finish): the pass fails. (A reply within about half a call's room always fits: see
+      // planSummaryChunks.)
+      const first = replanned[0];
+      const progress = first.currentSummaries.length > 1 || first.toSummarize.length > 0 || replanned.length === 1;
+      if (first.currentSummaries[0] !== running || !progress) {
+        const units = `${this.estimator.count(running)} ${this.estimator.name} units`;
+        return {
+          ok: false,
+          reason: `${prefix}reply too long to carry into the next call whole (${units}, input bound ${this.settings.maxInputTokens})`,
+          ...usage,
+        };
+      }
+      pending = [...replanned, ...rest.slice(1)];
     }
     return { ok: true, text: running ?? '', ...usage };
   }
