@@ -418,6 +418,8 @@ export interface components {
         /** @enum {string} */
         EventType: "user" | "assistant" | "tool" | "system" | "summary";
         Health: {
+            /** @description sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them */
+            autoCompactionsBackingOff: number;
             autoCompactionsInProgress: number;
             mode: string;
             /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
@@ -452,6 +454,15 @@ export interface components {
                 headPosition: string | null;
                 /** @enum {string} */
                 kind: "sqlite" | "postgres" | "kurrentdb";
+            };
+            summarizer: {
+                /** @description the last compaction pass this replica saw fail (null before any) */
+                lastFailure: {
+                    /** @description ISO-8601 UTC date-time */
+                    at: string;
+                    /** @description the failed pass's reason: the fault's kind and HTTP status (e.g. the model endpoint rejected the credentials: HTTP 401), never message text */
+                    reason: string;
+                } | null;
             };
         };
         LogPage: {

@@ -419,6 +419,22 @@ export const HealthSchema = named(
     store: z.strictObject({ kind: z.enum(['sqlite', 'postgres', 'kurrentdb']), headPosition: decimal.nullable(), error: z.string().nullable() }),
     projector: z.strictObject({ running: z.boolean(), checkpoint: decimal, lag: z.enum(['behind', 'caught-up', 'unknown']), lastError: z.string().nullable() }),
     autoCompactionsInProgress: count,
+    autoCompactionsBackingOff: count.describe(
+      'sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them',
+    ),
+    summarizer: z.strictObject({
+      lastFailure: z
+        .strictObject({
+          reason: z
+            .string()
+            .describe(
+              "the failed pass's reason: the fault's kind and HTTP status (e.g. the model endpoint rejected the credentials: HTTP 401), never message text",
+            ),
+          at: isoTime,
+        })
+        .nullable()
+        .describe('the last compaction pass this replica saw fail (null before any)'),
+    }),
     mode: z.string(),
     nats: z
       .strictObject({

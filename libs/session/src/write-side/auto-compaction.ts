@@ -4,7 +4,8 @@
  * time per session (appends arriving meanwhile cause exactly one more run afterwards). The append's
  * response never waits for it. After `maxConsecutiveFailures` failed compactions in a row, the
  * session backs off: the next automatic attempt waits `backoffMs × 2^(failures − max)` (capped at
- * one hour) after the last failure instead of calling the model on every append.
+ * one hour) after the last failure instead of calling the model on every append
+ * ({@link AutoCompactionBackoff}: its clock lives in the process; entering and leaving are logged).
  *
  * Progress or wait (DESIGN §3.5): the rule is the decider's `autoPassDue`, read from the session's
  * log. After an automatic pass that leaves the policy's trigger firing (the part no strategy may
@@ -25,6 +26,7 @@ import { autoPassDue } from '../decider/compaction-decider';
 import { SessionEventsAppended } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 import { SessionNotFoundError } from '../errors';
+import { AutoCompactionBackoff } from './auto-compaction-backoff';
 
 /** Settings of the write side. Durations in milliseconds. */
 export interface SessionSettings {
@@ -37,7 +39,6 @@ export interface SessionSettings {
 /** Defaults of {@link SessionSettings}. */
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = { autoCompactionMaxFailures: 3, autoCompactionBackoffMs: 30_000 };
 
-const MAX_BACKOFF_MS = 3_600_000;
 
 /** Published when an automatic compaction is skipped until the window grows (DESIGN §3.5). */
 export class AutoCompactionDeferred {
@@ -54,7 +55,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   private readonly logger = new Logger('AutoCompaction');
   /** Sessions with a run in progress → whether another run was requested meanwhile. */
   private readonly running = new Map<string, { again: boolean; tenantId: string; sessionId: string }>();
-  private readonly lastFailureAt = new Map<string, number>();
+  /** Sessions backing off after failed compactions (their entering and leaving logged). */
+  private readonly backoff: AutoCompactionBackoff;
   private readonly idle = new Set<() => void>();
 
   constructor(
@@ -62,7 +64,9 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     private readonly sessions: SessionStateCache,
     @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings,
     private readonly eventBus: EventBus,
-  ) {}
+  ) {
+    this.backoff = new AutoCompactionBackoff(settings, this.logger);
+  }
 
   handle(event: SessionEventsAppended): void {
     if (!event.hasPolicy) return;
@@ -79,6 +83,11 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   /** Number of sessions with an automatic compaction in progress. */
   get inProgress(): number {
     return this.running.size;
+  }
+
+  /** Number of sessions in auto-compaction backoff (their failures in a row at the limit or over), as this process knows them. */
+  get backingOff(): number {
+    return this.backoff.size;
   }
 
   /** Resolves when no automatic compaction is running (for tests and graceful shutdown). */
@@ -108,14 +117,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     try {
       const state = await this.sessions.load(key);
       const policy = state?.policy;
-      if (!state || !policy?.strategy) return;
-      const failures = state.consecutiveFailures;
-      if (failures >= this.settings.autoCompactionMaxFailures) {
-        const last = this.lastFailureAt.get(key) ?? Date.now();
-        this.lastFailureAt.set(key, last);
-        const wait = Math.min(MAX_BACKOFF_MS, this.settings.autoCompactionBackoffMs * 2 ** (failures - this.settings.autoCompactionMaxFailures));
-        if (Date.now() - last < wait) return;
-      }
+      if (!state || !policy?.strategy) return this.backoff.forget(key, tenantId, sessionId, state ? 'its policy was removed' : 'the session has no events');
+      if (!this.backoff.mayRun(key, tenantId, sessionId, state.consecutiveFailures)) return;
       const command = new CompactSessionCommand(tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto');
       // Waiting for growth since the last recorded automatic pass that left the trigger firing (DESIGN §3.5).
       if (!autoPassDue(command, state)) {
@@ -123,12 +126,16 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
         return;
       }
       const answer: CompactionAnswer = await this.commandBus.execute(command);
-      if (answer.outcome === 'failed' && !answer.replayed) this.lastFailureAt.set(key, Date.now());
-      if (answer.outcome === 'compacted') this.lastFailureAt.delete(key);
+      if (!answer.replayed) {
+        const failuresAfter = answer.outcome === 'failed' ? ((await this.sessions.load(key))?.consecutiveFailures ?? 0) : 0;
+        this.backoff.passed(key, tenantId, sessionId, answer.outcome, failuresAfter);
+      }
     } catch (err) {
       // The session was erased meanwhile: nothing to compact, and nothing went wrong.
-      if (err instanceof SessionNotFoundError) this.logger.debug(`auto-compaction skipped: ${err.message}`);
-      else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
+      if (err instanceof SessionNotFoundError) {
+        this.logger.debug(`auto-compaction skipped: ${err.message}`);
+        this.backoff.forget(key, tenantId, sessionId, 'the session was erased');
+      } else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
     }
   }
 }

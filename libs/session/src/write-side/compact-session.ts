@@ -33,9 +33,9 @@ import { answerCompaction, type CompactionAnswer, type CompactionConclusion } fr
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
-import { CompactionAnswered, CompactSessionCommand } from './compact-session-command';
+import { CompactionAnswered, CompactSessionCommand, type FailedPass } from './compact-session-command';
 
-export { CompactionAnswered, CompactSessionCommand } from './compact-session-command';
+export { CompactionAnswered, CompactSessionCommand, type FailedPass } from './compact-session-command';
 
 /** How many times a pass is planned again after conflicting writes before it answers `conflict`. */
 export const MAX_COMPACTION_ATTEMPTS = 4;
@@ -65,7 +65,18 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   async execute(command: CompactSessionCommand): Promise<CompactionAnswer> {
     checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const { answer, shared } = await this.answerOnce(command);
-    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, shared || answer.replayed === true));
+    const replayed = shared || answer.replayed === true;
+    const failedPass: FailedPass | undefined =
+      answer.outcome === 'failed' && !replayed && answer.failure && answer.compactionId
+        ? {
+            tenantId: command.tenantId,
+            sessionId: command.sessionId,
+            compactionId: answer.compactionId,
+            stage: answer.failure.stage,
+            reason: answer.failure.reason,
+          }
+        : undefined;
+    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, replayed, failedPass));
     return answer;
   }
 
