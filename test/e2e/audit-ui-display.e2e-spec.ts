@@ -176,6 +176,27 @@ suite('audit page in a browser: stored text, errors in place, log counts', () =>
     expect(await page.locator('dl.facts').first().innerText()).toContain(`conversation events\n${summary!.eventCount}`);
   });
 
+  it('shows a recorded automatic noop (a policy that cannot be met): its reason and that the trigger still fires, in the list, the timeline and the facts', async () => {
+    const path = { sessionId: 'noop-audit' };
+    const policy = { strategy: { type: 'token-count', maxTokens: 1000 }, trigger: { type: 'token-count', threshold: 50 }, estimator: 'chars' } as const;
+    expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: [{ id: 's1', type: 'system', text: 'x'.repeat(100) }] } });
+    let recorded: string | undefined;
+    for (let i = 0; i < 100 && !recorded; i++) {
+      const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } });
+      recorded = data?.compactions[0]?.compactionId;
+      if (!recorded) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(recorded).toBeDefined();
+    await page.goto(`${harness.baseUrl}/ui#/s/noop-audit`);
+    await page.locator('#timeline').waitFor();
+    expect(await page.locator(`#compactions tr[data-compaction="${recorded}"]`).innerText()).toMatch(/noop\s*auto\s*within-limit\s*still fires/);
+    expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(
+      /noop \(auto, token-count\): 108 → 108 tokens, 0 archived, within-limit\s*trigger still fires/,
+    );
+    expect(await page.locator('dl.facts').first().innerText()).toMatch(/compactions\n0 \(0 failed\), 1 recorded noop\s*trigger still fires/);
+  });
+
   it('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {
     await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/not-a-compaction`);
     const alert = page.locator('#diff-slot [role=alert]');

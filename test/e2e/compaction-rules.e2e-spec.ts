@@ -300,6 +300,62 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect(window.tokens).toBeLessThan(threshold);
   });
 
+  it('records an automatic noop whose trigger still fires, once per wait period, and keeps the wait across a restart (the t36 policy)', async () => {
+    const s = 'noop-floor';
+    // The pinned system message alone ("System: " + 100 = 108 chars) is over the trigger (50): no pass can meet it.
+    await putCharsPolicy(http, s, { type: 'token-count', maxTokens: 1000 }, 50);
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    const metric = async (pattern: RegExp) => Number(((await http().get('/metrics').expect(200)).text.match(pattern) ?? [])[1] ?? 0);
+    const autoNoops = () => metric(/compactions_total\{origin="auto",outcome="noop",reason="within-limit"\} (\d+)/);
+    const deferred = () => metric(/auto_compactions_deferred_total (\d+)/);
+    const history = async () =>
+      (await http().get(`/v1/sessions/${s}/compactions`).expect(200)).body.compactions as Array<{ compactionId: string; [k: string]: unknown }>;
+    const [noopsBefore, deferredBefore] = [await autoNoops(), await deferred()];
+
+    await append(s, [{ id: 's1', type: 'system', text: 'x'.repeat(100) }]);
+    await scheduler.whenIdle();
+    const first = await history();
+    expect(first).toEqual([
+      expect.objectContaining({ outcome: 'noop', reason: 'within-limit', origin: 'auto', tokensBefore: 108, tokensAfter: 108, triggerStillFires: true }),
+    ]);
+    expect((await http().get(`/v1/sessions/${s}/compactions/${first[0].compactionId}`).expect(200)).body).toMatchObject({ outcome: 'noop' });
+    await http().get(`/v1/sessions/${s}/compactions/${first[0].compactionId}/diff`).expect(200);
+    expect((await http().get(`/v1/sessions/${s}`).expect(200)).body).toMatchObject({ compactionCount: 0, noopCompactionCount: 1, triggerStillFires: true });
+
+    // Twelve appends of 7 chars each ("User: k"): 84 chars of growth, a record at most every 12.5.
+    const appends = 12;
+    for (let i = 0; i < appends; i++) {
+      await append(s, [user(`u${i}`, 'k')]);
+      await scheduler.whenIdle();
+    }
+    const records = (await history()).length;
+    expect(records).toBeGreaterThan(1);
+    expect(records).toBeLessThanOrEqual(1 + Math.floor((appends * 7) / 12.5));
+    // Every automatic pass that ran is one record; every other append was deferred.
+    expect((await autoNoops()) - noopsBefore).toBe(records);
+    expect((await deferred()) - deferredBefore).toBe(appends + 1 - records);
+
+    // Every second append records one (7 + 7 >= 12.5), so the last append made the last record.
+    const settled = (await history()).at(-1)!;
+    const windowChars = async () => (await http().get(`/v1/sessions/${s}/window?estimator=chars`).expect(200)).body.tokens as number;
+    expect(await windowChars()).toBe(settled.tokensAfter);
+    expect(records).toBe(1 + appends / 2);
+
+    // The wait is read from that record: 7 chars since it are not enough, after a restart too.
+    await harness.restart();
+    const restarted = harness.service.app.get(AutoCompactionScheduler);
+    await append(s, [user('r1', 'k')]);
+    await restarted.whenIdle();
+    expect((await history()).at(-1)!.compactionId).toBe(settled.compactionId);
+    expect(await autoNoops()).toBe(0);
+    expect(await deferred()).toBe(1);
+    await append(s, [user('r2', 'k')]); // 14 chars since the record: a new wait period
+    await restarted.whenIdle();
+    expect((await history()).at(-1)).toMatchObject({ outcome: 'noop', triggerStillFires: true });
+    expect((await history()).at(-1)!.compactionId).not.toBe(settled.compactionId);
+    expect(await autoNoops()).toBe(1);
+  });
+
   it('keeps waiting for growth after a restart: the recorded decision says the trigger still fires', async () => {
     const s = 'floor-restart';
     const threshold = 800;

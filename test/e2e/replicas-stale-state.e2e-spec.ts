@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import { PostgresEventStore } from '@lib/event-store/postgres';
-import { COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED } from '@lib/session';
+import { AutoCompactionScheduler, COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED } from '@lib/session';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
 import { streamOf } from '../support/log-checks';
@@ -95,6 +95,49 @@ describeUnlessSkipped(skipReason, 'two replicas on one PostgreSQL database: stal
     } finally {
       await store.close();
     }
+  });
+
+  it("waits after the other replica's recorded automatic noop (a policy that cannot be met): the wait is read from the log, not from memory", async () => {
+    const session = 'noop-floor';
+    const idle = (h: Harness) => h.service.app.get(AutoCompactionScheduler).whenIdle();
+    const metric = async (h: Harness, pattern: RegExp) => Number(((await h.http().get('/metrics').expect(200)).text.match(pattern) ?? [])[1] ?? 0);
+    const autoNoops = (h: Harness) => metric(h, /compactions_total\{origin="auto",outcome="noop",reason="within-limit"\} (\d+)/);
+    const history = async (h: Harness, position: string) =>
+      (await h.http().get(`/v1/sessions/${session}/compactions?minPosition=${position}`).expect(200)).body.compactions as Array<{ compactionId: string }>;
+    const policy = { strategy: { type: 'token-count', maxTokens: 1000 }, trigger: { type: 'token-count', threshold: 50 }, estimator: 'chars' };
+    await a.http().put(`/v1/sessions/${session}/policy`).send(policy).expect(200);
+    // "System: " + 100 chars = 108, over the trigger on its own: A's automatic pass is a recorded noop.
+    await a
+      .http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [{ id: 's1', type: 'system', text: 'x'.repeat(100) }] })
+      .expect(201);
+    await idle(a);
+    const [noopsA, noopsB] = [await autoNoops(a), await autoNoops(b)];
+    // 7 chars through B: under a quarter of the threshold since A's record, so B waits.
+    const small = await b
+      .http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [{ id: 'u1', type: 'user', text: 'k' }] })
+      .expect(201);
+    await idle(b);
+    const recorded = await history(b, small.body.position);
+    expect(recorded).toHaveLength(1);
+    expect(await autoNoops(b)).toBe(noopsB);
+    // 14 chars since the record: a new wait period, one more record, whichever replica runs it.
+    const more = await b
+      .http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [{ id: 'u2', type: 'user', text: 'k' }] })
+      .expect(201);
+    await idle(b);
+    let seen = await history(a, more.body.position);
+    for (let i = 0; i < 100 && seen.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 50)); // A's projector follows B's record
+      seen = await history(a, more.body.position);
+    }
+    expect(seen).toHaveLength(2);
+    expect((await autoNoops(a)) - noopsA + (await autoNoops(b)) - noopsB).toBe(1);
   });
 
   it('forgets a session erased through the other replica: the same id re-created there is decided on its own events', async () => {

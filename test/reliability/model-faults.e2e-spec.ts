@@ -8,6 +8,7 @@
  * compaction on unchanged input never produces a second decision.
  */
 import { AutoCompactionScheduler, COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED, summarizerFromEnv } from '@lib/session';
+import { Logger } from '@nestjs/common';
 import { useService } from '../support/service-harness';
 import { FakeOpenAiServer, type FakeFault } from '../support/fake-openai-server';
 import { streamOf } from '../support/log-checks';
@@ -202,5 +203,94 @@ describe('model faults', () => {
     const manual = await harness.http().post('/v1/sessions/backoff/compactions').send({ strategy: STRATEGY }).expect(200);
     expect(manual.body.outcome).toBe('failed');
     expect(fake.calls).toBe(3 * (1 + MAX_RETRIES));
+  });
+});
+
+describe('model faults in the service log (a service of its own: the failure lines are rate-limited per process)', () => {
+  const fake = new FakeOpenAiServer();
+  beforeAll(() => fake.start());
+  const harness = useService(() => ({
+    summarizer: summarizerFromEnv({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: API_KEY, SUMMARIZER_TIMEOUT_MS: '300', SUMMARIZER_MAX_RETRIES: '0' }),
+    env: { AUTO_COMPACTION_MAX_FAILURES: '2', AUTO_COMPACTION_BACKOFF_MS: '3600000' },
+  }));
+  afterAll(() => fake.close());
+
+  it('tells operators: one warn line per failed pass (reason, never message text nor key), one line entering and one leaving backoff, the backoff gauge and /health', async () => {
+    fake.setDefault({ fault: 'status401' });
+    const lines: string[] = [];
+    for (const level of ['log', 'warn'] as const) {
+      jest.spyOn(Logger.prototype, level).mockImplementation(function (this: Logger, ...args: unknown[]) {
+        lines.push(`${level} ${String(args[0])}`);
+      });
+    }
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    const settle = async () => {
+      for (let i = 0; i < 5; i++) {
+        await new Promise((r) => setImmediate(r));
+        await scheduler.whenIdle();
+      }
+    };
+    const gauge = async () => Number(/^auto_compactions_backing_off (\d+)$/m.exec((await harness.http().get('/metrics').expect(200)).text)?.[1]);
+    const before = await gauge();
+    try {
+      await harness
+        .http()
+        .post('/v1/sessions/ops-401/events')
+        .send({ events: conversation('ops') })
+        .expect(201);
+      await harness.http().put('/v1/sessions/ops-401/policy').send({ strategy: STRATEGY }).expect(200);
+      await settle();
+      for (let n = 0; n < 4; n++) {
+        await harness
+          .http()
+          .post('/v1/sessions/ops-401/events')
+          .send({ events: [{ id: `ops-more-u${n}`, type: 'user', text: `more ${n}` }] })
+          .expect(201);
+        await settle();
+      }
+      const failed = lines.filter((l) => l.includes('compaction pass failed: session "ops-401"'));
+      // AUTO_COMPACTION_MAX_FAILURES = 2: two automatic passes, then the session backs off (no third call).
+      expect(failed).toHaveLength(2);
+      for (const line of failed)
+        expect(line).toMatch(
+          /^warn compaction pass failed: session "ops-401" \(tenant "default"\), compaction \S+, origin auto, stage summarize: summarizer failed: the model endpoint rejected the credentials: HTTP 401 \(invalid_api_key\)$/,
+        );
+      expect(lines.filter((l) => l.includes('auto-compaction of session "ops-401"'))).toEqual([
+        expect.stringMatching(
+          /^warn auto-compaction of session "ops-401" \(tenant "default"\) backs off after 2 failed compactions in a row: next automatic attempt at the first append after \S+Z \(3600000 ms after the last failure/,
+        ),
+      ]);
+      expect(lines.join('\n')).not.toMatch(new RegExp(`${API_KEY}|Incorrect API key|${SECRET}`));
+      expect(await gauge()).toBe(before + 1);
+      const health = (await harness.http().get('/health').expect(200)).body;
+      expect(health.autoCompactionsBackingOff).toBe(before + 1);
+      expect(health.summarizer.lastFailure).toEqual({
+        reason: 'summarizer failed: the model endpoint rejected the credentials: HTTP 401 (invalid_api_key)',
+        at: expect.any(String),
+      });
+
+      // The key is fixed: a commanded pass compacts; the next append finds the session out of backoff.
+      fake.setDefault('a recap of the trip so far');
+      const manual = await harness.http().post('/v1/sessions/ops-401/compactions').send({ strategy: STRATEGY }).expect(200);
+      expect(manual.body.outcome).toBe('compacted');
+      await harness
+        .http()
+        .post('/v1/sessions/ops-401/events')
+        .send({ events: [{ id: 'ops-after', type: 'user', text: 'after' }] })
+        .expect(201);
+      await settle();
+      expect(lines.filter((l) => l.includes('leaves backoff'))).toEqual([
+        expect.stringMatching(/^log auto-compaction of session "ops-401" \(tenant "default"\) leaves backoff after \d+ s: a compaction succeeded$/),
+      ]);
+      expect(await gauge()).toBe(before);
+      // What every call sent (README "What a call sends"): model and messages, nothing else (no stream, max_tokens, temperature).
+      expect(fake.requests.length).toBeGreaterThanOrEqual(3);
+      for (const request of fake.requests) {
+        expect(Object.keys(request.body).sort()).toEqual(['messages', 'model']);
+        expect(request.messages.map((m) => m.role)).toEqual(['system', 'user']);
+      }
+    } finally {
+      jest.restoreAllMocks();
+    }
   });
 });

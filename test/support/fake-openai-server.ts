@@ -52,6 +52,7 @@ export interface FakeReply {
  * - `timeout`: the request is accepted and never answered (the socket stays open until the
  *   client gives up or the server closes).
  * - `status500`: HTTP 500 with an OpenAI-style error body.
+ * - `status401`: HTTP 401 with an OpenAI-style `invalid_api_key` error body (a wrong key).
  * - `status429`: HTTP 429 with `Retry-After: <retryAfterSeconds>` (default 1; whole or
  *   fractional seconds, as the header allows).
  * - `blank`: HTTP 200 whose message content is whitespace only (`text`, default `"  \n\t "`).
@@ -63,6 +64,7 @@ export interface FakeReply {
 export type FakeFault =
   | { fault: 'timeout' }
   | { fault: 'status500' }
+  | { fault: 'status401' }
   | { fault: 'status429'; retryAfterSeconds?: number }
   | { fault: 'blank'; text?: string }
   | { fault: 'malformed-json' }
@@ -266,6 +268,9 @@ export class FakeOpenAiServer {
         return;
       case 'status500':
         sendJson(res, 500, errorBody('the fake model failed', 'server_error'));
+        return;
+      case 'status401':
+        sendJson(res, 401, errorBody('Incorrect API key provided: sk-model****', 'invalid_api_key'));
         return;
       case 'status429':
         sendJson(res, 429, errorBody('rate limit reached', 'rate_limit_exceeded'), { 'retry-after': String(fault.retryAfterSeconds ?? 1) });

@@ -614,7 +614,8 @@ async function replayPlan(
         tokensAfter: final.tokens,
         peakTokens: Math.max(final.tokens, ...perTurn.map((t) => t.tokens)),
         compactions: compactions.filter((c) => c.outcome === 'compacted').length,
-        failedCompactions: compactions.filter((c) => c.outcome !== 'compacted').length,
+        // recorded automatic noops (a policy that cannot be met, DESIGN §3.5) are neither
+        failedCompactions: compactions.filter((c) => c.outcome === 'failed').length,
         summarizerCalls: compactions.reduce((a, c) => a + summarizerCallsOf(c), 0),
         validationFailures: fed[i].failures + finalFailures,
         perTurn,

@@ -22,6 +22,7 @@ import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
 import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
+import { SummarizerFailureLog } from './observability/summarizer-failure-log';
 import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
 import type { NatsTransport } from './nats/nats-transport';
 
@@ -91,6 +92,7 @@ export class AppModule {
         { provide: SERVICE_CONFIG, useValue: config },
         ServiceMetrics,
         CompactionMetricsHandler,
+        SummarizerFailureLog,
         ApiKeyGuard,
         { provide: APP_GUARD, useClass: RateLimitGuard },
         { provide: APP_FILTER, useClass: ApiErrorFilter },

@@ -14,7 +14,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
-import type { EventStore } from '@lib/event-store';
+import { EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { AppModule } from './app.module';
@@ -112,6 +112,12 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
   try {
     await checkReadModelsOfThisLog(config.dataDir, store, readModels);
+    // PostgreSQL: the schema is set up at start (a database set up by a newer build is refused here,
+    // failing the start); a server down now is set up on first use, as before.
+    if (eventStoreKind(config) === 'postgres')
+      await store.headPosition().catch((err: unknown) => {
+        if (err instanceof EventStoreSchemaNewerError) throw err;
+      });
   } catch (err) {
     readModels.close();
     await store.close();
@@ -149,6 +155,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   });
   // Nest's own lines through the service's logger, its route-mapping lines at debug (FrameworkLogger).
   if (config.logLevel !== 'silent') app.useLogger(new FrameworkLogger(app.get(Logger)));
+  // One line each time the PostgreSQL schema set-up changed the database (at start, or at first use when the server was down then).
+  (store as { reportSchemaChanges?: (listener: (line: string) => void) => void }).reportSchemaChanges?.((line) => app.get(Logger).log(line, 'EventStore'));
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;

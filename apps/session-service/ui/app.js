@@ -28,6 +28,10 @@
 /** @typedef {Schemas['RecallPage']} RecallPage */
 /** @typedef {{ tag?: string } & Record<string, unknown>} Attrs */
 
+/** What a "trigger still fires" mark means (DESIGN §3.5). */
+const stillFiresTitle =
+  'the pass left the trigger firing (the part no strategy may archive, such as the pinned system message and the newest turn, is already over it): automatic passes wait until the window grows by a quarter of the threshold or turn limit, and record one noop per such wait';
+
 const KEY_STORAGE = 'session-audit.apiKey';
 const main = /** @type {HTMLElement} */ (document.getElementById('main'));
 
@@ -410,6 +414,8 @@ async function renderSessionList(isCurrent) {
             { class: 'num' },
             fmt(s.compactionCount),
             s.failedCompactionCount ? h('span', { class: 'badge archived' }, `${s.failedCompactionCount} failed`) : null,
+            s.noopCompactionCount ? h('span', { class: 'badge' }, `${s.noopCompactionCount} noop`) : null,
+            s.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           ),
           h('td', {}, s.policy ? s.policy.strategy.type : '—'),
           h('td', {}, when(s.lastActivityAt)),
@@ -735,6 +741,8 @@ function timeline(log, byId, select) {
             stored(short(entry.compactionId ?? '')),
           ),
           c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${c.archivedIds.length} archived` : '',
+          c?.reason ? `, ${c.reason}` : null,
+          c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           c?.failure ? [`, failed at ${c.failure.stage}: `, stored(c.failure.reason)] : null,
         ),
       );
@@ -776,7 +784,10 @@ function diffView(diff, item) {
       ? h(
           'dl',
           { class: 'facts' },
-          h('div', {}, h('dt', {}, 'outcome'), h('dd', {}, item.outcome)),
+          h('div', {}, h('dt', {}, 'outcome'), h('dd', {}, item.reason ? `${item.outcome} (${item.reason})` : item.outcome)),
+          item.triggerStillFires !== null
+            ? h('div', {}, h('dt', {}, 'trigger after'), h('dd', { title: stillFiresTitle }, item.triggerStillFires ? 'still fires' : 'met'))
+            : null,
           h('div', {}, h('dt', {}, 'origin'), h('dd', {}, item.origin)),
           h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
@@ -890,7 +901,14 @@ async function renderSession(sessionId, selected, isCurrent) {
       { class: 'clickable', 'data-compaction': c.compactionId, onclick: () => select(c.compactionId) },
       h('td', { class: 'num' }, i + 1),
       h('td', { title: c.compactionId }, stored(short(c.compactionId))),
-      h('td', {}, c.outcome, c.origin === 'auto' ? h('span', { class: 'badge' }, 'auto') : null),
+      h(
+        'td',
+        {},
+        c.outcome,
+        c.origin === 'auto' ? h('span', { class: 'badge' }, 'auto') : null,
+        c.reason ? h('span', { class: 'muted' }, ` ${c.reason}`) : null,
+        c.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'still fires') : null,
+      ),
       h('td', {}, c.strategy.type),
       h('td', { class: 'num' }, `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)}`),
       h('td', { class: 'num' }, c.archivedIds.length),
@@ -937,7 +955,18 @@ async function renderSession(sessionId, selected, isCurrent) {
           h('dt', {}, 'window'),
           h('dd', {}, `${counted(summary.windowEvents, 'event')} (summaries included), ${fmt(summary.windowTokens)} ${summary.estimator}`),
         ),
-        h('div', {}, h('dt', {}, 'compactions'), h('dd', {}, `${summary.compactionCount} (${summary.failedCompactionCount} failed)`)),
+        h(
+          'div',
+          {},
+          h('dt', {}, 'compactions'),
+          h(
+            'dd',
+            {},
+            `${summary.compactionCount} (${summary.failedCompactionCount} failed)`,
+            summary.noopCompactionCount ? `, ${counted(summary.noopCompactionCount, 'recorded noop')}` : '',
+            summary.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
+          ),
+        ),
         h(
           'div',
           {},

@@ -245,7 +245,7 @@ export interface components {
         };
         CompactionAnswer: {
             archived: string[];
-            /** @description present when the decision is recorded (compacted, failed): the id in the compaction history */
+            /** @description present when the decision is recorded (compacted, failed, and an automatic noop whose trigger still fires): the id in the compaction history */
             compactionId?: string;
             dryRun: boolean;
             estimator: components["schemas"]["Estimator"];
@@ -271,7 +271,7 @@ export interface components {
              * @enum {string}
              */
             reason?: "within-limit" | "newest-turn-only" | "open-tool-call";
-            /** @description whether the decision is in the log and the compaction history */
+            /** @description whether the decision is in the log and the compaction history (compacted and failed passes; a noop only when automatic with its trigger still firing, once per wait period) */
             recorded: boolean;
             /** @description true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written */
             replayed?: boolean;
@@ -356,10 +356,15 @@ export interface components {
             keptCount: number | null;
             /** @enum {string} */
             origin: "command" | "auto";
-            /** @enum {string} */
-            outcome: "compacted" | "failed";
+            /**
+             * @description compacted: the window changed; noop: an automatic pass that could archive nothing while its trigger still fired (recorded once per wait period, DESIGN §3.5; a commanded noop is never recorded); failed
+             * @enum {string}
+             */
+            outcome: "compacted" | "noop" | "failed";
             /** @description global position of the decision's last event */
             position: string;
+            /** @description with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise */
+            reason: ("within-limit" | "newest-turn-only" | "open-tool-call") | null;
             /** @description revision of the decision's last event */
             revision: string;
             strategy: components["schemas"]["Strategy"];
@@ -413,6 +418,8 @@ export interface components {
         /** @enum {string} */
         EventType: "user" | "assistant" | "tool" | "system" | "summary";
         Health: {
+            /** @description sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them */
+            autoCompactionsBackingOff: number;
             autoCompactionsInProgress: number;
             mode: string;
             /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
@@ -447,6 +454,15 @@ export interface components {
                 headPosition: string | null;
                 /** @enum {string} */
                 kind: "sqlite" | "postgres" | "kurrentdb";
+            };
+            summarizer: {
+                /** @description the last compaction pass this replica saw fail (null before any) */
+                lastFailure: {
+                    /** @description ISO-8601 UTC date-time */
+                    at: string;
+                    /** @description the failed pass's reason: the fault's kind and HTTP status (e.g. the model endpoint rejected the credentials: HTTP 401), never message text */
+                    reason: string;
+                } | null;
             };
         };
         LogPage: {
@@ -653,10 +669,14 @@ export interface components {
             lastActivityAt: string;
             /** @description global position of the session's last event (the list's activity order) */
             lastPosition: string;
+            /** @description recorded automatic passes that could archive nothing while the policy trigger still fired (outcome noop; at most one per wait period, DESIGN §3.5) */
+            noopCompactionCount: number;
             policy: components["schemas"]["Policy"] | null;
             /** @description revision of the session's last event */
             revision: string;
             sessionId: string;
+            /** @description whether the last recorded pass that completed (compacted or noop) left its trigger firing: true for a policy that cannot be met (automatic passes then wait until the window grows by a quarter of the threshold or turn limit); null when none was recorded or it had no trigger */
+            triggerStillFires: boolean | null;
             userId: string | null;
             /** @description events in the active window */
             windowEvents: number;

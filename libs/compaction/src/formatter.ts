@@ -2,7 +2,8 @@
  * The event formatter of DESIGN §3.1: the text of an event used for token accounting and for
  * the summarizer.
  */
-import type { AssistantEvent, SessionEvent, ToolEvent } from './session-event';
+import type { AssistantEvent, SessionEvent, ToolCall, ToolEvent } from './session-event';
+import { placeholderAnswerEvent } from './tool-call-pairing';
 
 /** Placeholder used in place of a missing text (DESIGN §3.1, "missing text"). */
 export const NO_TEXT_CONTENT = '[no text content]';
@@ -84,4 +85,15 @@ export function formatEventLines(event: SessionEvent): string[] {
  */
 export function formatEvent(event: SessionEvent): string {
   return formatEventLines(event).join('\n');
+}
+
+/**
+ * The text of `event` as the summarizer is given it (DESIGN §3.1, §3.2): {@link formatEvent},
+ * then one line per call of `placeholderCalls` — the calls of this event that a rendering to a
+ * model answers with `[no tool response recorded]` (`placeholderAnsweredCalls`, the one rule) —
+ * the placeholder answer as a tool event, `Tool [responses: <name> -> [no tool response
+ * recorded]]`, so an abandoned call reads as every rendering to a model has shown it. Pure.
+ */
+export function formatEventWithPlaceholders(event: SessionEvent, placeholderCalls: readonly ToolCall[] = []): string {
+  return [...formatEventLines(event), ...placeholderCalls.map((call) => formatTool(placeholderAnswerEvent(call)))].join('\n');
 }

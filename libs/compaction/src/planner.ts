@@ -6,7 +6,8 @@ import type { CompactionPlan, CompactionResult, NewSummary, NoopReason, Strategy
 import { classifyEvents } from './classify';
 import { settleCut } from './cut';
 import { summaryTokenBudget } from './summary-budget';
-import { formatEvent } from './formatter';
+import { formatEventWithPlaceholders } from './formatter';
+import { placeholderAnsweredCalls } from './tool-call-pairing';
 import type { CostedEvent, SummaryEvent } from './session-event';
 import { recursiveSummarizationCut } from './strategies/recursive-summarization';
 import { rollingSummaryCut, rollingSummaryFires } from './strategies/rolling-summary';
@@ -142,13 +143,15 @@ export function planCompaction(events: CostedEvent[], strategy: Strategy, trigge
   };
   if (writesSummary && (strategy.type === 'recursive-summarization' || strategy.type === 'rolling-summary')) {
     const overlapSize = strategy.type === 'recursive-summarization' ? strategy.overlapSize : 0;
+    // DESIGN §3.2: an abandoned call is followed by its placeholder answer, as in every rendering of this window to a model.
+    const unanswered = placeholderAnsweredCalls(events.map((c) => c.event));
     const covered = [...classes.summaries.filter((i) => archived.has(i)), ...archivedReal.map((k) => classes.real[k])].sort((a, b) => a - b);
     const request: SummaryRequest = {
       systemPrompt: strategy.systemPrompt,
       shadowPrompt: strategy.shadowPrompt,
       currentSummaries: classes.summaries.map((i) => (events[i].event as SummaryEvent).text),
-      toSummarize: archivedReal.map((k) => formatEvent(real[k].event)),
-      overlap: real.slice(cut, cut + overlapSize).map((c) => formatEvent(c.event)),
+      toSummarize: archivedReal.map((k) => formatEventWithPlaceholders(real[k].event, unanswered.get(classes.real[k]))),
+      overlap: real.slice(cut, cut + overlapSize).map((c, j) => formatEventWithPlaceholders(c.event, unanswered.get(classes.real[cut + j]))),
       coveredIds: covered.map((i) => events[i].event.id),
       maxSummaryTokens: summaryTokenBudget(strategy, tokensArchived - plan.tokensSuperseded),
     };

@@ -153,11 +153,26 @@ function checkGuarantees(events: SessionEvent[], strategy: Strategy): void {
     expect(result.summary.insertBeforeId).toBe(keptReal[0].id);
     // the summarizer got the archived real events (formatted, never a system message), the
     // current summaries, and the overlap (first kept real events)
+    // (DESIGN §3.2: a call with no response is followed by its placeholder answer, as in every
+    // rendering to a model, unless it is the newest message's: still running)
+    const newestMessage = events.map((e) => e.type !== 'tool' && (e.type !== 'system' || (e as { notice?: boolean }).notice === true)).lastIndexOf(true);
+    const asSummarized = (e: SessionEvent) => {
+      const unanswered =
+        e.type !== 'assistant' || events.indexOf(e) === newestMessage
+          ? []
+          : (e.toolCalls ?? []).filter(
+              (c) =>
+                !(respondedBy.get(e.id) ?? []).some((t) =>
+                  (byId.get(t) as { responses: { toolCallId: string }[] }).responses.some((r) => r.toolCallId === c.id),
+                ),
+            );
+      return [formatEvent(e), ...unanswered.map((c) => `Tool [responses: ${c.name} -> [no tool response recorded]]`)].join('\n');
+    };
     const req = plan.summaryRequest!;
-    expect(req.toSummarize).toEqual(archivedReal.map(formatEvent));
+    expect(req.toSummarize).toEqual(archivedReal.map(asSummarized));
     expect(req.currentSummaries).toEqual(summaries.map((s) => (s as { text: string }).text));
     const overlap = strategy.type === 'recursive-summarization' ? strategy.overlapSize : 0;
-    expect(req.overlap).toEqual(keptReal.slice(0, overlap).map(formatEvent));
+    expect(req.overlap).toEqual(keptReal.slice(0, overlap).map(asSummarized));
     expect(req.coveredIds).toEqual(events.filter((e) => archived.has(e.id) && !isInstructions(e)).map((e) => e.id));
   } else {
     expect(plan.summaryRequest).toBeUndefined();

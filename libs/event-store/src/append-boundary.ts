@@ -4,7 +4,7 @@ import type { RecordedEvent } from './event-store.port';
  * Where one append ends in the global log, as far as two neighbouring events tell.
  *
  * The SQLite and PostgreSQL stores write the events of one append at consecutive global positions
- * (SQLite: one writer; PostgreSQL: `es_append` takes the positions of the whole append at once) in
+ * (SQLite: one writer; PostgreSQL: `es_append_v2` takes the positions of the whole append at once) in
  * one transaction, so a reader sees a whole append or none of it. A cut of the log between `last`
  * and `next` therefore falls between two appends when `next` is of another stream, or does not
  * follow `last` (position and revision both one more), or when nothing follows `last` yet (the

@@ -9,12 +9,14 @@ export interface SerializedEvent {
   data: string;
   /** JSON text, or null when the event has no metadata. */
   metadata: string | null;
+  /** `EventData.formerIds`, lowercased (never written; looked up as this event, see `storedRowOf`). */
+  formerIds?: string[];
 }
 
 /**
  * Validates an append's arguments the same way for every adapter and serialises its events.
  *
- * @throws TypeError when the stream name is empty, `events` is empty, an id is not a UUID, a type
+ * @throws TypeError when the stream name is empty, `events` is empty, an id (or former id) is not a UUID, a type
  *   is empty, data is not JSON-serialisable, or `expectedRevision` is a negative bigint or unknown
  *   value (programming errors: nothing is written).
  * @throws DuplicateEventIdError when the same id appears twice in `events`.
@@ -37,7 +39,12 @@ export function prepareAppend(stream: string, events: EventData[], expected: Exp
     const data = JSON.stringify(e.data);
     if (data === undefined) throw new TypeError(`event ${id}: data is not JSON-serialisable`);
     const metadata = e.metadata === undefined ? null : (JSON.stringify(e.metadata) ?? null);
-    return { id, type: e.type, data, metadata };
+    const formerIds = (e.formerIds ?? []).map((former) => {
+      if (typeof former !== 'string' || !isUuid(former)) throw new TypeError(`event ${id}: a former id must be a UUID, got ${String(former)}`);
+      return former.toLowerCase();
+    });
+    const others = formerIds.filter((former) => former !== id);
+    return others.length > 0 ? { id, type: e.type, data, metadata, formerIds: others } : { id, type: e.type, data, metadata };
   });
 }
 

@@ -56,6 +56,24 @@ export function deterministicEventId(namespace: string, name: string, incarnatio
   return uuidV5(incarnation === 0n ? base : uuidBytes(uuidV5(base, `incarnation\u0000${incarnation}`)), name);
 }
 
+/**
+ * Every id {@link deterministicEventId} has given `name` in `namespace` for the stream life
+ * `incarnation` over this project's history, the current form first (`[0]` is
+ * `deterministicEventId(namespace, name, incarnation)`, the id to write):
+ * - builds up to 3771ca3 (2026-12-01) derived ids without the incarnation (the 0n formula), also
+ *   for a stream written again after a deletion (builds from e92296e kept its revisions, so such a
+ *   life starts past 0n); for `incarnation > 0n` that form is the second element;
+ * - for `incarnation` 0n both forms are one id: a one-element array.
+ * (Policy events before 2219370 had random ids: nothing derives them, and a policy PUT is
+ * idempotent by its content.) An event stored under a former form is the same event only in the
+ * same life of the same stream: see `storedRowOf` (idempotent-retry), the one rule the stores apply.
+ * Pure. @throws RangeError when `incarnation` is negative.
+ */
+export function deterministicEventIdForms(namespace: string, name: string, incarnation = 0n): string[] {
+  const current = deterministicEventId(namespace, name, incarnation);
+  return incarnation === 0n ? [current] : [current, deterministicEventId(namespace, name, 0n)];
+}
+
 /** Namespaces already mapped to their UUID bytes (a service uses a handful; cleared past {@link MAX_REMEMBERED_NAMESPACES}). */
 const namespaces = new Map<string, Buffer>();
 const MAX_REMEMBERED_NAMESPACES = 1024;

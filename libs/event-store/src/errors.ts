@@ -36,3 +36,43 @@ export class EventStoreUnavailableError extends Error {
     super(message);
   }
 }
+
+/**
+ * The store's schema was set up by a newer build than this one (its recorded version is higher
+ * than this build knows): this build refuses to use it rather than misread or overwrite it. Start
+ * a build at least as new as the one that set it up. Only builds that record and check the version
+ * (PostgreSQL schema version 2 on) can refuse; older builds do not know of it.
+ */
+export class EventStoreSchemaNewerError extends Error {
+  override readonly name = 'EventStoreSchemaNewerError';
+  constructor(
+    readonly found: number,
+    readonly known: number,
+    where: string,
+  ) {
+    super(
+      `${where} holds event store schema version ${found}, newer than this build knows (${known}): a newer build set it up; start a build at least that new (rolling back past a schema change is not supported)`,
+    );
+  }
+}
+
+/**
+ * The store refused appends as a wrong expected revision although its own reads, right after each
+ * refusal, showed the stream at exactly the expected revision (`expected`; `actual`: what the
+ * refusal claimed), `times` times in a row. No other writer moved the stream: the store's append
+ * check and its reads disagree (on PostgreSQL, e.g. a database function this build depends on was
+ * replaced). Nothing was written. A fault of the store, not of the request.
+ */
+export class StoreAnswerContradictionError extends Error {
+  override readonly name = 'StoreAnswerContradictionError';
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: bigint | 'no_stream',
+    readonly times: number,
+  ) {
+    super(
+      `the event store refused ${times} appends to ${stream} in a row as a wrong expected revision (expected ${String(expected)}, it said ${String(actual)}) while its own reads showed the stream at ${String(expected)}: its append check and its reads disagree (no other writer moved the stream); nothing was written. Check the store: on PostgreSQL, whether something replaced this build's database functions`,
+    );
+  }
+}

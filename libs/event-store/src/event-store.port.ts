@@ -26,6 +26,14 @@ export interface EventData {
   data: unknown;
   /** JSON-serialisable metadata, or undefined. */
   metadata?: unknown;
+  /**
+   * Ids (UUIDs) an earlier build gave this same event (`deterministicEventIdForms` after the first):
+   * an event stored under one of them in this stream's current life is this event, so resending
+   * it is idempotent as with `id` (nothing written, the original result answered), whatever build
+   * wrote it. Never written. Stores that keep no erased event (SQLite, PostgreSQL) look them up;
+   * the KurrentDB adapter ignores them.
+   */
+  formerIds?: readonly string[];
 }
 
 /** An event as stored. */

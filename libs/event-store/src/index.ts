@@ -5,7 +5,7 @@
  */
 export * from './event-store.port';
 export * from './errors';
-export { deterministicEventId, isUuid, EVENT_ID_NAMESPACE } from './deterministic-id';
+export { deterministicEventId, deterministicEventIdForms, isUuid, EVENT_ID_NAMESPACE } from './deterministic-id';
 export { prepareAppend, satisfies, type SerializedEvent } from './append-input';
 export { findInStream } from './find-in-stream';
 export { PollingSubscription, type ReadPage } from './polling-subscription';
@@ -14,7 +14,7 @@ export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema
 export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './create-event-store';
 export type { PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
-export { resolveExistingIds, type StoredEventRow } from './idempotent-retry';
+export { resolveExistingIds, storedRowOf, type StoredEventRow } from './idempotent-retry';
 export { PollingSubscriptions } from './polling-subscriptions';
 export { yieldToIo, LONG_TASK_MS } from './yield-to-io';
 export { parseCanonicalInteger, MAX_REVISION, CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE } from './revision-text';

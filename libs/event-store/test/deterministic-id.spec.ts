@@ -2,7 +2,7 @@
  * deterministicEventId is RFC 4122 UUID version 5: the expected values below were computed with
  * Python's `uuid.uuid5` (an independent implementation), not with this code.
  */
-import { deterministicEventId, EVENT_ID_NAMESPACE } from '../src';
+import { deterministicEventId, deterministicEventIdForms, EVENT_ID_NAMESPACE } from '../src';
 
 describe('deterministicEventId', () => {
   it('is the UUID v5 of the name in a UUID namespace (Python: uuid5(NAMESPACE_DNS, "python.org"))', () => {
@@ -45,6 +45,16 @@ describe('deterministicEventId', () => {
 
     it('refuses a negative incarnation', () => {
       expect(() => deterministicEventId(namespace, 'x', -1n)).toThrow(RangeError);
+    });
+
+    it('lists every form the project wrote for a name in a life: the current first, then the form without the incarnation (builds up to 3771ca3)', () => {
+      expect(deterministicEventIdForms(namespace, 'demo\u0000u1', 3n)).toEqual([
+        '009542bc-d72d-580a-82e6-48b00941b351',
+        deterministicEventId(namespace, 'demo\u0000u1'),
+      ]);
+      // A life that starts at 0n has one form: both formulas agree there.
+      expect(deterministicEventIdForms(namespace, 'demo\u0000u1', 0n)).toEqual([deterministicEventId(namespace, 'demo\u0000u1')]);
+      expect(() => deterministicEventIdForms(namespace, 'x', -1n)).toThrow(RangeError);
     });
   });
 });

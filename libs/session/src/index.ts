@@ -31,6 +31,7 @@ export * from './write-side/compact-session';
 export * from './write-side/set-compaction-policy';
 export * from './write-side/erase-session';
 export * from './write-side/auto-compaction';
+export * from './write-side/auto-compaction-backoff';
 export * from './read-side';
 export * from './queries/json-safe';
 export * from './queries/session-reads';

@@ -156,7 +156,10 @@ export const AppendResultSchema = named(
 export const CompactionAnswerSchema = named(
   'CompactionAnswer',
   z.strictObject({
-    compactionId: z.string().optional().describe('present when the decision is recorded (compacted, failed): the id in the compaction history'),
+    compactionId: z
+      .string()
+      .optional()
+      .describe('present when the decision is recorded (compacted, failed, and an automatic noop whose trigger still fires): the id in the compaction history'),
     outcome: z.enum(['compacted', 'noop', 'not-triggered', 'conflict', 'failed']),
     archived: z.array(z.string()),
     kept: z.array(z.string()),
@@ -181,7 +184,11 @@ export const CompactionAnswerSchema = named(
       ),
     estimator: EstimatorSchema,
     dryRun: z.boolean(),
-    recorded: z.boolean().describe('whether the decision is in the log and the compaction history'),
+    recorded: z
+      .boolean()
+      .describe(
+        'whether the decision is in the log and the compaction history (compacted and failed passes; a noop only when automatic with its trigger still firing, once per wait period)',
+      ),
     replayed: z
       .boolean()
       .optional()
@@ -245,6 +252,15 @@ export const SessionSummarySchema = named(
     estimator: EstimatorSchema,
     compactionCount: count.describe('recorded compactions that changed the window'),
     failedCompactionCount: count,
+    noopCompactionCount: count.describe(
+      'recorded automatic passes that could archive nothing while the policy trigger still fired (outcome noop; at most one per wait period, DESIGN §3.5)',
+    ),
+    triggerStillFires: z
+      .boolean()
+      .nullable()
+      .describe(
+        'whether the last recorded pass that completed (compacted or noop) left its trigger firing: true for a policy that cannot be met (automatic passes then wait until the window grows by a quarter of the threshold or turn limit); null when none was recorded or it had no trigger',
+      ),
     policy: PolicySchema.nullable(),
     createdAt: isoTime,
     lastActivityAt: isoTime,
@@ -262,7 +278,15 @@ export const CompactionHistoryItemSchema = named(
   'CompactionHistoryItem',
   z.strictObject({
     compactionId: z.string(),
-    outcome: z.enum(['compacted', 'failed']),
+    outcome: z
+      .enum(['compacted', 'noop', 'failed'])
+      .describe(
+        'compacted: the window changed; noop: an automatic pass that could archive nothing while its trigger still fired (recorded once per wait period, DESIGN §3.5; a commanded noop is never recorded); failed',
+      ),
+    reason: z
+      .enum(['within-limit', 'newest-turn-only', 'open-tool-call'])
+      .nullable()
+      .describe('with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise'),
     origin: z.enum(['command', 'auto']),
     strategy: StrategySchema,
     trigger: TriggerSchema.nullable(),
@@ -395,6 +419,22 @@ export const HealthSchema = named(
     store: z.strictObject({ kind: z.enum(['sqlite', 'postgres', 'kurrentdb']), headPosition: decimal.nullable(), error: z.string().nullable() }),
     projector: z.strictObject({ running: z.boolean(), checkpoint: decimal, lag: z.enum(['behind', 'caught-up', 'unknown']), lastError: z.string().nullable() }),
     autoCompactionsInProgress: count,
+    autoCompactionsBackingOff: count.describe(
+      'sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them',
+    ),
+    summarizer: z.strictObject({
+      lastFailure: z
+        .strictObject({
+          reason: z
+            .string()
+            .describe(
+              "the failed pass's reason: the fault's kind and HTTP status (e.g. the model endpoint rejected the credentials: HTTP 401), never message text",
+            ),
+          at: isoTime,
+        })
+        .nullable()
+        .describe('the last compaction pass this replica saw fail (null before any)'),
+    }),
     mode: z.string(),
     nats: z
       .strictObject({

@@ -31,16 +31,17 @@
  *
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
  * commands are taken at once (handled, retried, or queued behind their session's previous one), each
- * reported in progress every third of the ack wait until it is answered. At stop, commands pulled
+ * reported in progress every third of the consumer's ack wait (read from JetStream at start) until it is answered. At stop, commands pulled
  * but not started go back to JetStream at once, a command waiting for the store and those queued
  * behind one of their session go back in their order (see {@link stop}).
  */
 import { hostname } from 'node:os';
 import { quoteInput } from '@lib/compaction';
 import { Logger } from '@nestjs/common';
-import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
+import { ackWaitMsOf } from './nats-streams';
 import type { NatsNames } from './nats-names';
 import { resultSubject } from './nats-names';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
@@ -94,6 +95,11 @@ function codeOf(answer: CommandAnswer): string {
   return typeof code === 'string' ? code : 'unknown';
 }
 
+/** How often (ms) held commands are reported in progress under an ack wait of `ackWaitMs`: a third of it, 500 ms at least. */
+export function keepAliveMs(ackWaitMs: number): number {
+  return Math.max(500, Math.floor(ackWaitMs / 3));
+}
+
 /** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
 export const REPLY_TO_HEADER = 'Reply-To';
 /** Header of every answer naming the replica that handled the command (`<host>:<pid>`). */
@@ -130,6 +136,7 @@ export class NatsCommandConsumer {
   /** Commands whose last attempt answered a transient 503, waiting for their next attempt. */
   private readonly waitingForService = new Set<JsMsg>();
   private keepAlive: NodeJS.Timeout | null = null;
+  private inEffectAckWaitMs: number;
   private stopping = false;
   /** Resolves when {@link stop} begins: ends the wait for a free slot and a retry's wait. */
   private readonly stopRequested: Promise<void>;
@@ -148,7 +155,7 @@ export class NatsCommandConsumer {
     private readonly executor: NatsCommandExecutor,
     private readonly names: NatsNames,
     private readonly concurrency: number,
-    /** The consumer's ack wait (ms): a command taken and not yet answered is reported in progress every third of it. */
+    /** `NATS_ACK_WAIT_MS`: the consumer's ack wait until {@link start} reads the consumer's own (which the keep-alive follows). */
     private readonly ackWaitMs: number,
     /** `NATS_ERASE_HANDLED_COMMANDS`: erase each handled command from the command stream before acknowledging it ({@link eraseCommand}). */
     private readonly eraseHandledCommands = false,
@@ -157,6 +164,7 @@ export class NatsCommandConsumer {
     /** `NATS_REPLY_PREFIXES`: a `Reply-To` must be under one of them ({@link replyToProblem}). */
     replyPrefixes: readonly string[] = DEFAULT_REPLY_PREFIXES,
   ) {
+    this.inEffectAckWaitMs = ackWaitMs;
     this.replyRule = { prefix: names.prefix, allowedPrefixes: replyPrefixes };
     this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
     this.pullClosed = new Promise((resolve) => (this.markPullClosed = resolve));
@@ -165,10 +173,18 @@ export class NatsCommandConsumer {
   /** Starts consuming; returns once the pull subscription is set up. */
   async start(): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
+    // The keep-alive follows the consumer's own ack wait, which JetStream applies: it may differ from
+    // the configured one (a consumer created by an earlier start with another NATS_ACK_WAIT_MS).
+    this.inEffectAckWaitMs = ackWaitMsOf((await consumer.info()).config.ack_wait ?? nanos(this.ackWaitMs)) || this.ackWaitMs;
     this.messages = await consumer.consume({ max_messages: this.concurrency });
-    this.keepAlive = setInterval(() => this.reportInProgress(), Math.max(500, Math.floor(this.ackWaitMs / 3)));
+    this.keepAlive = setInterval(() => this.reportInProgress(), keepAliveMs(this.inEffectAckWaitMs));
     this.keepAlive.unref();
     this.loop = this.run(this.messages);
+  }
+
+  /** The consumer's ack wait (ms) read at {@link start}: the keep-alive runs every third of it. */
+  get ackWaitInEffectMs(): number {
+    return this.inEffectAckWaitMs;
   }
 
   /** Commands waiting in place for a transient condition to pass (their last attempt answered a 503 of {@link TRANSIENT_CODES}). */

@@ -14,7 +14,7 @@
  */
 import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
-import { sessionKey, sessionStream, storeEventId, type AppendSessionEventsCommand } from '@lib/session';
+import { isStoredEventOf, sessionKey, sessionStream, type AppendSessionEventsCommand } from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
 import {
@@ -176,10 +176,10 @@ export class NatsCommandExecutor {
   private async appliedAppend(key: string, command: AppendSessionEventsCommand): Promise<{ revision: string; position: string } | null> {
     const last = command.events[command.events.length - 1];
     if (!last) return null;
-    // Ids are derived in the stream's current life (an erased session written again has other ids).
+    // Ids are derived in the stream's current life (an erased session written again has other ids), in any form a build wrote.
     const stream = sessionStream(key);
-    const lastId = storeEventId(key, await this.store.streamIncarnation(stream), last.event.id);
-    const recorded = await findInStream(this.store, stream, (e) => e.id === lastId);
+    const incarnation = await this.store.streamIncarnation(stream);
+    const recorded = await findInStream(this.store, stream, (e) => isStoredEventOf(key, incarnation, last.event.id, e));
     return recorded ? { revision: recorded.revision.toString(), position: recorded.position.toString() } : null;
   }
 }

@@ -23,12 +23,33 @@ export function streamConfigs(names: NatsNames): Array<Partial<StreamConfig> & {
 }
 
 /**
+ * What {@link ensureStreams} found of the command consumer's ack wait (ms): `configured` is
+ * `NATS_ACK_WAIT_MS`; `found` the existing consumer's (null when it was created now); `inEffect`
+ * the consumer's after the call (`configured` unless the server refused to update it);
+ * `refusal` the server's error message when it did.
+ */
+export interface AckWaitCheck {
+  configured: number;
+  found: number | null;
+  inEffect: number;
+  refusal: string | null;
+}
+
+/** A consumer's `ack_wait` (nanoseconds, as JetStream gives it) in ms. */
+export function ackWaitMsOf(ackWaitNanos: number): number {
+  return Math.round(ackWaitNanos / 1e6);
+}
+
+/**
  * Adds whichever stream or the command consumer is missing.
  * `ackWaitMs`: how long a delivered command may stay unacknowledged before it goes to another
- * replica (a handler still working extends it).
+ * replica (a handler still working extends it). An existing consumer created with another ack wait
+ * (an earlier start with another `NATS_ACK_WAIT_MS`) is updated to `ackWaitMs` (nats-server 2.9
+ * allows it); when the server refuses, the consumer keeps its own, which is what then applies
+ * (the result says which, for the caller's one warn line).
  * @throws the server's error when a name is taken with other subjects.
  */
-export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number): Promise<void> {
+export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number): Promise<AckWaitCheck> {
   for (const config of streamConfigs(names)) {
     try {
       await jsm.streams.info(config.name);
@@ -36,8 +57,9 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ack
       await jsm.streams.add(config);
     }
   }
+  let found: number;
   try {
-    await jsm.consumers.info(names.commandStream, names.commandConsumer);
+    found = ackWaitMsOf((await jsm.consumers.info(names.commandStream, names.commandConsumer)).config.ack_wait ?? 0);
   } catch {
     await jsm.consumers.add(names.commandStream, {
       durable_name: names.commandConsumer,
@@ -45,5 +67,24 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ack
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(ackWaitMs),
     });
+    return { configured: ackWaitMs, found: null, inEffect: ackWaitMs, refusal: null };
   }
+  if (found === ackWaitMs) return { configured: ackWaitMs, found, inEffect: ackWaitMs, refusal: null };
+  try {
+    const updated = await jsm.consumers.update(names.commandStream, names.commandConsumer, { ack_wait: nanos(ackWaitMs) });
+    return { configured: ackWaitMs, found, inEffect: ackWaitMsOf(updated.config.ack_wait ?? 0), refusal: null };
+  } catch (err) {
+    return { configured: ackWaitMs, found, inEffect: found, refusal: (err as Error).message };
+  }
+}
+
+/**
+ * The one start-up warn line when the consumer's ack wait differed from `NATS_ACK_WAIT_MS`
+ * (null when it did not): names both values (ms) and the one in effect.
+ */
+export function ackWaitLine(consumer: string, check: AckWaitCheck): string | null {
+  if (check.found === null || check.found === check.configured) return null;
+  const head = `NATS consumer ${consumer} had ack_wait ${check.found} ms, NATS_ACK_WAIT_MS is ${check.configured} ms`;
+  if (check.refusal === null) return `${head}: consumer updated, ${check.inEffect} ms in effect`;
+  return `${head}: the server refused the update (${check.refusal}), the consumer's ${check.inEffect} ms stays in effect`;
 }

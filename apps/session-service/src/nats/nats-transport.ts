@@ -21,7 +21,7 @@ import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas } from '../http/request-schemas';
 import { OPEN_MODE_TENANT } from '../auth/api-key.guard';
 import { natsNames } from './nats-names';
-import { ensureStreams } from './nats-streams';
+import { ackWaitLine, ensureStreams } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
 import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer } from './nats-command-consumer';
 import { natsConnectError } from './nats-connect-error';
@@ -86,7 +86,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     this.enter('connected');
     void this.watch(nc);
     const jsm = await jetstreamManager(nc);
-    await ensureStreams(jsm, names, config.natsAckWaitMs);
+    const ackWait = ackWaitLine(names.commandConsumer, await ensureStreams(jsm, names, config.natsAckWaitMs));
+    if (ackWait) this.logger.warn(ackWait);
     const js = jetstream(nc);
     const openMode = config.apiKeys.size === 0;
     const tenants = openMode ? new Set([OPEN_MODE_TENANT]) : new Set(config.apiKeys.values());

@@ -11,6 +11,7 @@ import { HealthController } from './health.controller';
 import { HealthTransitions } from './health-transitions';
 import type { ServiceMetrics } from './metrics';
 import { requestLogLevelOptions } from './request-log-level';
+import { SummarizerFailureLog } from './summarizer-failure-log';
 
 /** A Fastify app serving the real HealthController's /health over a store that fails while `store.down`, logging with pino-http and our level options. */
 async function healthApp() {
@@ -30,10 +31,11 @@ async function healthApp() {
       },
     } as unknown as EventStore,
     { state: () => ({ running: true, checkpoint: 7n, lastError: null }) } as unknown as SessionProjector,
-    { inProgress: 0 } as unknown as AutoCompactionScheduler,
+    { inProgress: 0, backingOff: 0 } as unknown as AutoCompactionScheduler,
     {} as ServiceMetrics,
     { apiKeys: new Map(), databaseUrl: 'postgres://x', kurrentdbConnectionString: undefined } as unknown as ServiceConfig,
     {} as SessionReads,
+    new SummarizerFailureLog(),
   );
   const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('info') }, stream);
   const app = Fastify();

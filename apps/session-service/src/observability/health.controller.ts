@@ -17,6 +17,7 @@ import { eventStoreKind } from '../config/event-store-config';
 import { ServiceMetrics } from './metrics';
 import { HealthTransitions } from './health-transitions';
 import { markExpectedAnswer } from './request-log-level';
+import { SummarizerFailureLog } from './summarizer-failure-log';
 
 /**
  * `GET /health`, `GET /health/ready` and `GET /metrics`: operations routes, never rate-limited (a
@@ -42,6 +43,7 @@ export class HealthController {
     private readonly metrics: ServiceMetrics,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly reads: SessionReads,
+    private readonly failures: SummarizerFailureLog,
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
   ) {
     if (nats) metrics.registerNatsMetrics();
@@ -97,6 +99,8 @@ export class HealthController {
         lastError: projector.lastError,
       },
       autoCompactionsInProgress: this.scheduler.inProgress,
+      autoCompactionsBackingOff: this.scheduler.backingOff,
+      summarizer: { lastFailure: this.failures.lastFailure() },
       mode: this.config.apiKeys.size === 0 ? 'open (no API keys configured)' : 'api-keys',
       // Shown, never a reason for 503: HTTP commands and reads keep working while NATS is away.
       nats: this.natsHealth(head),
@@ -149,6 +153,7 @@ export class HealthController {
   async prometheus(): Promise<string> {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
+    this.metrics.autoCompactionsBackingOff.set(this.scheduler.backingOff);
     if (this.nats) {
       const { connection, decisionFeed, commandsRetrying } = this.nats.state();
       this.metrics.natsConnected.set(connection === 'connected' ? 1 : 0);

@@ -60,6 +60,12 @@ export class ServiceMetrics {
     help: 'Sessions with an automatic compaction running',
     registers: [this.registry],
   });
+  /** Sessions in auto-compaction backoff (failed compactions in a row at `AUTO_COMPACTION_MAX_FAILURES` or over), as this replica knows them. */
+  readonly autoCompactionsBackingOff = new Gauge({
+    name: 'auto_compactions_backing_off',
+    help: 'Sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row (as this replica saw them)',
+    registers: [this.registry],
+  });
   /** Compaction passes answered (commanded and automatic; not dry runs, nor answers replaying an earlier decision) by origin, outcome and noop reason (empty unless `noop`). */
   readonly compactions = new Counter({
     name: 'compactions_total',

@@ -1,4 +1,4 @@
-import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import { DuplicateEventIdError, EventStoreSchemaNewerError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 
 /**
  * SQLSTATE classes meaning "the store cannot serve this now": 08 connection exception,
@@ -36,6 +36,7 @@ export function mapPostgresError(error: unknown): unknown {
     error instanceof WrongExpectedRevisionError ||
     error instanceof DuplicateEventIdError ||
     error instanceof EventStoreUnavailableError ||
+    error instanceof EventStoreSchemaNewerError ||
     error instanceof TypeError
   ) {
     return error;

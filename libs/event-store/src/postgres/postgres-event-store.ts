@@ -1,6 +1,6 @@
 import { Pool, type PoolConfig } from 'pg';
 import { prepareAppend, type SerializedEvent } from '../append-input';
-import { EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import { EventStoreSchemaNewerError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -14,11 +14,18 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-store.port';
-import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
+import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
 import { mapPostgresError, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
-import { POSTGRES_SCHEMA_LOCK_KEY, POSTGRES_SCHEMA_SQL } from './postgres-schema';
+import {
+  POSTGRES_APPEND_BODY,
+  POSTGRES_SCHEMA_LOCK_KEY,
+  POSTGRES_SCHEMA_SQL,
+  POSTGRES_SCHEMA_STATE_SQL,
+  POSTGRES_SCHEMA_VERSION,
+  POSTGRES_SCHEMA_VERSION_SQL,
+} from './postgres-schema';
 
 /** Options of {@link PostgresEventStore.connect}. */
 export interface PostgresEventStoreOptions {
@@ -45,6 +52,30 @@ interface EventRow {
   data: string;
   metadata: string | null;
   created: Date;
+}
+
+/** {@link POSTGRES_SCHEMA_STATE_SQL}'s row. */
+interface SchemaStateRow {
+  has_tables: boolean;
+  has_deleted: boolean;
+  append_body: string | null;
+  has_version_table: boolean;
+}
+
+/**
+ * The one line saying what a schema setup changed on a database that held `before` (null: nothing
+ * changed), e.g. `PostgreSQL event store schema set up for version 2: ALTER TABLE es_streams ADD
+ * COLUMN deleted; created function es_append_v2; recorded schema version 2 (was none)`.
+ */
+export function schemaChangeLine(before: SchemaStateRow, recordedVersion: number | null): string | null {
+  if (!before.has_tables) return `PostgreSQL event store schema created (version ${POSTGRES_SCHEMA_VERSION})`;
+  const changes: string[] = [];
+  if (!before.has_deleted) changes.push('ALTER TABLE es_streams ADD COLUMN deleted');
+  if (before.append_body === null) changes.push('created function es_append_v2');
+  else if (before.append_body !== POSTGRES_APPEND_BODY) changes.push('replaced function es_append_v2 (its body differed)');
+  if (recordedVersion === null || recordedVersion < POSTGRES_SCHEMA_VERSION)
+    changes.push(`recorded schema version ${POSTGRES_SCHEMA_VERSION} (was ${recordedVersion ?? 'none'})`);
+  return changes.length === 0 ? null : `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ${changes.join('; ')}`;
 }
 
 interface AppendRow {
@@ -78,6 +109,9 @@ export class PostgresEventStore implements EventStore {
   private schemaReady: Promise<void> | null = null;
   private closed = false;
   private readonly subscriptions: PollingSubscriptions;
+  /** Where schema change lines go (see {@link reportSchemaChanges}); until set, they wait in `pendingSchemaChanges`. */
+  private schemaChangeListener: ((line: string) => void) | null = null;
+  private pendingSchemaChanges: string[] = [];
 
   private constructor(
     private readonly pool: Pool,
@@ -101,6 +135,16 @@ export class PostgresEventStore implements EventStore {
       application_name: 'session-memory-compaction',
     };
     return new PostgresEventStore(new Pool(config), options);
+  }
+
+  /**
+   * Sends `listener` one line each time this store's schema setup changed the database (created
+   * it, added a column, created or replaced its append function, recorded a newer version; see
+   * {@link schemaChangeLine}), first the lines of setups done before it was called.
+   */
+  reportSchemaChanges(listener: (line: string) => void): void {
+    this.schemaChangeListener = listener;
+    for (const line of this.pendingSchemaChanges.splice(0)) listener(line);
   }
 
   /** See {@link EventStore.appendToStream}. Resolves once the append is committed. */
@@ -230,12 +274,14 @@ export class PostgresEventStore implements EventStore {
 
   private async append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const expectedText = typeof expected === 'bigint' ? expected.toString() : expected;
-    const params = [stream, expectedText, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.data), events.map((e) => e.metadata)];
+    const known = lookedUpIds(events);
+    const former = known.slice(events.length);
+    const params = [stream, expectedText, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.data), events.map((e) => e.metadata), former];
     for (let attempt = 1; ; attempt++) {
       let row: AppendRow;
       try {
         [row] = await this.query<AppendRow>(
-          'SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append($1, $2, $3::uuid[], $4, $5, $6)',
+          'SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append_v2($1, $2, $3::uuid[], $4, $5, $6, $7::uuid[])',
           params,
         );
       } catch (error) {
@@ -246,22 +292,16 @@ export class PostgresEventStore implements EventStore {
       if (row.outcome === 'ok') return { nextExpectedRevision: BigInt(row.revision!), position: BigInt(row.position!) };
       if (row.outcome === 'retry' && attempt < MAX_APPEND_ATTEMPTS) continue;
       const current = row.revision === null ? null : BigInt(row.revision);
-      const stored = await this.storedRows(events.map((e) => e.id));
-      if (stored.size === 0) {
+      const stored = await this.storedRows(known);
+      const existing = events.map((e) => storedRowOf(stream, e, (id) => stored.get(id)));
+      if (existing.every((row) => row === undefined)) {
         if (row.outcome === 'ids_exist' && attempt < MAX_APPEND_ATTEMPTS) continue; // deleted meanwhile
         throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
       }
       const first = await this.query<{ revision: string }>('SELECT revision::text AS revision FROM es_events WHERE stream = $1 ORDER BY revision LIMIT 1', [
         stream,
       ]);
-      return resolveExistingIds(
-        stream,
-        events,
-        expected,
-        current,
-        events.map((e) => stored.get(e.id)),
-        first.length > 0 ? BigInt(first[0].revision) : null,
-      );
+      return resolveExistingIds(stream, events, expected, current, existing, first.length > 0 ? BigInt(first[0].revision) : null);
     }
   }
 
@@ -308,17 +348,30 @@ export class PostgresEventStore implements EventStore {
     return result?.rows[0]?.present === true;
   }
 
-  /** Creates the schema once per store (again after a failure, e.g. when the server was down). */
+  /**
+   * Creates the schema once per store (again after a failure, e.g. when the server was down), after
+   * checking the database's recorded version: a newer one than this build's is refused
+   * (EventStoreSchemaNewerError, also on a standby). A setup that changed something reports one line
+   * ({@link reportSchemaChanges}).
+   */
   private ensureSchema(): Promise<void> {
     if (this.closed) return Promise.reject(new EventStoreUnavailableError('the PostgreSQL event store is closed'));
     this.schemaReady ??= (async () => {
       const client = await this.pool.connect();
+      let change: string | null;
       try {
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1)', [POSTGRES_SCHEMA_LOCK_KEY]);
+        const before = (await client.query<SchemaStateRow>(POSTGRES_SCHEMA_STATE_SQL)).rows[0];
+        const recorded = before.has_version_table
+          ? ((await client.query<{ version: number | null }>(POSTGRES_SCHEMA_VERSION_SQL)).rows[0]?.version ?? null)
+          : null;
+        if (recorded !== null && recorded > POSTGRES_SCHEMA_VERSION)
+          throw new EventStoreSchemaNewerError(recorded, POSTGRES_SCHEMA_VERSION, 'the PostgreSQL database (DATABASE_URL)');
         await client.query(POSTGRES_SCHEMA_SQL);
         await client.query('COMMIT');
         client.release();
+        change = schemaChangeLine(before, recorded);
       } catch (error) {
         client.release(true);
         // A standby (read-only) refuses the DDL even when the schema is there: reads can be served,
@@ -326,6 +379,9 @@ export class PostgresEventStore implements EventStore {
         if ((error as { code?: unknown }).code === READ_ONLY_SQL_TRANSACTION && (await this.schemaExists())) return;
         throw error;
       }
+      if (change === null) return;
+      if (this.schemaChangeListener) this.schemaChangeListener(change);
+      else this.pendingSchemaChanges.push(change);
     })().catch((error: unknown) => {
       this.schemaReady = null;
       throw error;

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL event store schema (version 1), created idempotently on first use (under a
+ * The PostgreSQL event store schema (version {@link POSTGRES_SCHEMA_VERSION}), created idempotently on first use (under a
  * transaction-scoped advisory lock, so replicas starting together do not race on the DDL).
  *
  * - `es_events`: the global log. `position` is assigned by `es_append` from `es_head` (see
@@ -18,16 +18,84 @@
  *   its `es_head` update) before p was even assigned. A reader can therefore move its checkpoint
  *   past anything it has read without ever skipping an event that commits late. The price: appends
  *   commit one at a time (see the README, Performance).
- * - `es_append(...)`: one append in one round trip (check, insert, head update), run as a single
+ * - `es_schema`: one row, the highest schema version a build has set up on this database (absent
+ *   before version 2). A build refuses a database whose version is newer than its own (see
+ *   `PostgresEventStore`); builds before version 2 never read it.
+ * - `es_append_v2(...)`: one append in one round trip (check, insert, head update), run as a single
  *   autocommit statement, so the head lock is held only for the server-side insert and the commit.
  *   It answers `ok`, `wrong_revision` (nothing written; `revision` = current or null),
  *   `ids_exist` (nothing written: some ids are stored; the adapter decides retry or conflict) or
- *   `retry` (a concurrent append created the stream first; call again).
+ *   `retry` (a concurrent append created the stream first; call again). `p_former` holds the
+ *   events' former ids (`EventData.formerIds`), which count in this stream only (`storedRowOf`). The name carries its
+ *   version: builds before schema version 2 called `es_append` and re-create it with their own body
+ *   on start (the 2026-11-30 one ignores `deleted`), so this build neither calls nor creates it;
+ *   a later change of this function gets a new name too, never a new body under this one.
  */
-export const POSTGRES_SCHEMA_VERSION = 1;
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 /** Key of the advisory lock that serialises schema creation. */
 export const POSTGRES_SCHEMA_LOCK_KEY = 7_402_113_051;
+
+/** The append function's name and argument types, as `to_regprocedure` reads them. */
+export const POSTGRES_APPEND_FUNCTION = 'es_append_v2(text,text,uuid[],text[],text[],text[],uuid[])';
+
+/** The body of `es_append_v2` (between its dollar quotes), as `pg_proc.prosrc` holds it: compared on start to tell a replaced body. */
+export const POSTGRES_APPEND_BODY = `
+DECLARE
+  v_current bigint;
+  v_last bigint;
+  v_deleted boolean;
+  v_count int := cardinality(p_ids);
+  v_base bigint;
+BEGIN
+  SELECT s.revision, s.deleted INTO v_last, v_deleted FROM es_streams s WHERE s.stream = p_stream FOR UPDATE;
+  -- A deleted stream does not exist for the check; its revisions are not reused (v_last).
+  v_current := CASE WHEN v_deleted THEN NULL ELSE v_last END;
+  IF NOT (p_expected = 'any'
+      OR (p_expected = 'no_stream' AND v_current IS NULL)
+      OR (p_expected = 'stream_exists' AND v_current IS NOT NULL)
+      OR (v_current IS NOT NULL AND p_expected = v_current::text)) THEN
+    RETURN QUERY SELECT 'wrong_revision'::text, v_current, NULL::bigint;
+    RETURN;
+  END IF;
+  -- Stored under their ids anywhere, or under a former id in this stream (storedRowOf).
+  IF EXISTS (SELECT 1 FROM es_events e WHERE e.id = ANY (p_ids))
+      OR EXISTS (SELECT 1 FROM es_events e WHERE e.id = ANY (p_former) AND e.stream = p_stream) THEN
+    RETURN QUERY SELECT 'ids_exist'::text, v_current, NULL::bigint;
+    RETURN;
+  END IF;
+  IF v_last IS NULL THEN
+    INSERT INTO es_streams AS s (stream, revision) VALUES (p_stream, v_count - 1) ON CONFLICT (stream) DO NOTHING;
+    IF NOT FOUND THEN
+      RETURN QUERY SELECT 'retry'::text, NULL::bigint, NULL::bigint;
+      RETURN;
+    END IF;
+  ELSE
+    UPDATE es_streams s SET revision = v_last + v_count, deleted = false WHERE s.stream = p_stream;
+  END IF;
+  -- Last lock of the transaction, held until commit: positions are assigned in commit order.
+  UPDATE es_head h SET position = h.position + v_count RETURNING h.position - v_count INTO v_base;
+  INSERT INTO es_events (position, stream, revision, id, type, data, metadata)
+    SELECT v_base + t.ord, p_stream, coalesce(v_last, -1) + t.ord, t.id, t.type, t.data, t.metadata
+    FROM unnest(p_ids, p_types, p_data, p_metadata) WITH ORDINALITY AS t(id, type, data, metadata, ord);
+  RETURN QUERY SELECT 'ok'::text, coalesce(v_last, -1) + v_count, v_base + v_count;
+END
+`;
+
+/**
+ * What the database holds before the schema setup, read in its transaction (one row): whether the
+ * tables exist, whether `es_streams` has `deleted`, the current body of `es_append_v2` (null when
+ * absent) and the recorded schema version (null when `es_schema` is absent or empty).
+ */
+export const POSTGRES_SCHEMA_STATE_SQL = `
+SELECT to_regclass('es_events') IS NOT NULL AS has_tables,
+       EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass('es_streams') AND a.attname = 'deleted' AND NOT a.attisdropped) AS has_deleted,
+       (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_FUNCTION}')) AS append_body,
+       to_regclass('es_schema') IS NOT NULL AS has_version_table
+`;
+
+/** The recorded schema version (read when `es_schema` exists). */
+export const POSTGRES_SCHEMA_VERSION_SQL = 'SELECT max(version) AS version FROM es_schema';
 
 export const POSTGRES_SCHEMA_SQL = `
 CREATE TABLE IF NOT EXISTS es_events (
@@ -51,47 +119,15 @@ CREATE TABLE IF NOT EXISTS es_head (
   position  bigint  NOT NULL
 );
 INSERT INTO es_head (one, position) VALUES (true, 0) ON CONFLICT (one) DO NOTHING;
-CREATE OR REPLACE FUNCTION es_append(
-  p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data text[], p_metadata text[]
+CREATE TABLE IF NOT EXISTS es_schema (
+  one       boolean PRIMARY KEY DEFAULT true CHECK (one),
+  version   int     NOT NULL
+);
+INSERT INTO es_schema AS s (one, version) VALUES (true, ${POSTGRES_SCHEMA_VERSION})
+  ON CONFLICT (one) DO UPDATE SET version = greatest(s.version, excluded.version);
+CREATE OR REPLACE FUNCTION es_append_v2(
+  p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data text[], p_metadata text[], p_former uuid[]
 ) RETURNS TABLE (out_outcome text, out_revision bigint, out_position bigint)
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_current bigint;
-  v_last bigint;
-  v_deleted boolean;
-  v_count int := cardinality(p_ids);
-  v_base bigint;
-BEGIN
-  SELECT s.revision, s.deleted INTO v_last, v_deleted FROM es_streams s WHERE s.stream = p_stream FOR UPDATE;
-  -- A deleted stream does not exist for the check; its revisions are not reused (v_last).
-  v_current := CASE WHEN v_deleted THEN NULL ELSE v_last END;
-  IF NOT (p_expected = 'any'
-      OR (p_expected = 'no_stream' AND v_current IS NULL)
-      OR (p_expected = 'stream_exists' AND v_current IS NOT NULL)
-      OR (v_current IS NOT NULL AND p_expected = v_current::text)) THEN
-    RETURN QUERY SELECT 'wrong_revision'::text, v_current, NULL::bigint;
-    RETURN;
-  END IF;
-  IF EXISTS (SELECT 1 FROM es_events e WHERE e.id = ANY (p_ids)) THEN
-    RETURN QUERY SELECT 'ids_exist'::text, v_current, NULL::bigint;
-    RETURN;
-  END IF;
-  IF v_last IS NULL THEN
-    INSERT INTO es_streams AS s (stream, revision) VALUES (p_stream, v_count - 1) ON CONFLICT (stream) DO NOTHING;
-    IF NOT FOUND THEN
-      RETURN QUERY SELECT 'retry'::text, NULL::bigint, NULL::bigint;
-      RETURN;
-    END IF;
-  ELSE
-    UPDATE es_streams s SET revision = v_last + v_count, deleted = false WHERE s.stream = p_stream;
-  END IF;
-  -- Last lock of the transaction, held until commit: positions are assigned in commit order.
-  UPDATE es_head h SET position = h.position + v_count RETURNING h.position - v_count INTO v_base;
-  INSERT INTO es_events (position, stream, revision, id, type, data, metadata)
-    SELECT v_base + t.ord, p_stream, coalesce(v_last, -1) + t.ord, t.id, t.type, t.data, t.metadata
-    FROM unnest(p_ids, p_types, p_data, p_metadata) WITH ORDINALITY AS t(id, type, data, metadata, ord);
-  RETURN QUERY SELECT 'ok'::text, coalesce(v_last, -1) + v_count, v_base + v_count;
-END
-$fn$;
+LANGUAGE plpgsql AS $fn$${POSTGRES_APPEND_BODY}$fn$;
 COMMENT ON TABLE es_events IS 'session memory compaction event store, schema version ${POSTGRES_SCHEMA_VERSION}';
 `;

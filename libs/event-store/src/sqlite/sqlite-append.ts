@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { SerializedEvent } from '../append-input';
 import { satisfies } from '../append-input';
 import { WrongExpectedRevisionError } from '../errors';
-import { resolveExistingIds, type StoredEventRow } from '../idempotent-retry';
+import { resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
 import type { AppendResult, ExpectedRevision } from '../event-store.port';
 
 type ExistingRow = StoredEventRow;
@@ -75,7 +75,7 @@ export class SqliteAppender {
    */
   append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): SqliteAppendResult {
     const current = this.currentRevision(stream);
-    const existing = events.map((e) => this.eventById.get(e.id));
+    const existing = events.map((e) => storedRowOf(stream, e, (id) => this.eventById.get(id)));
     if (existing.some((row) => row !== undefined)) {
       return resolveExistingIds(stream, events, expected, current, existing, this.firstRevision.get(stream)?.revision ?? null);
     }

@@ -5,7 +5,7 @@
  */
 import type { EventData } from '@lib/event-store';
 import { EVENTS_ARCHIVED, type EventsArchivedData, type SessionEventMetadata } from '../events/session-stream-events';
-import { arrivalArchiveEventId } from '../domain/session-ids';
+import { arrivalArchiveEventIds } from '../domain/session-ids';
 
 /**
  * The decision events to append right after the conversation events of one append: one
@@ -20,6 +20,6 @@ export function archiveOnArrival(
 ): EventData[] {
   return lateAnswers.map(({ eventId, compactionId }) => {
     const data: EventsArchivedData = { compactionId, archivedIds: [eventId], onArrival: true };
-    return { id: arrivalArchiveEventId(key, incarnation, eventId), type: EVENTS_ARCHIVED, data, metadata };
+    return { ...arrivalArchiveEventIds(key, incarnation, eventId), type: EVENTS_ARCHIVED, data, metadata };
   });
 }

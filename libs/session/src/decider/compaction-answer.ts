@@ -45,7 +45,8 @@ export interface CompactionAnswer {
   dryRun: boolean;
   /**
    * Whether the decision is in the log (and in the compaction history under `compactionId`).
-   * `noop`, `not-triggered`, `conflict` and dry runs are answered but not recorded.
+   * `not-triggered`, `conflict`, dry runs and commanded `noop` are answered but not recorded; an
+   * automatic `noop` whose trigger still fires is recorded once per wait period (DESIGN §3.5).
    */
   recorded: boolean;
   /** True when this answer is a decision recorded earlier for the same unchanged input. */
@@ -135,6 +136,11 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
   };
 }
 
+/** The answer's fields of a noop reason (DESIGN §3.6). */
+function noopFields(noop: NoopReason): Pick<CompactionAnswer, 'reason' | 'toolCallId' | 'eventId'> {
+  return { reason: noop.reason, ...(noop.reason === 'open-tool-call' ? { toolCallId: noop.toolCallId, eventId: noop.eventId } : {}) };
+}
+
 /** `{ position }` of the log state `state` was loaded at (see {@link CompactionAnswer.position}), or nothing when unknown. */
 function decidedAt(state: SessionWindowState): { position?: string } {
   return state.position !== null ? { position: state.position.toString() } : {};
@@ -149,7 +155,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
       const noop = plan.noop;
       return {
         outcome: plan.outcome,
-        ...(noop ? { reason: noop.reason, ...(noop.reason === 'open-tool-call' ? { toolCallId: noop.toolCallId, eventId: noop.eventId } : {}) } : {}),
+        ...(noop ? noopFields(noop) : {}),
         ...(plan.outcome === 'noop' && !command.dryRun ? stillFiring(command.trigger, triggerFigures(costedWindow(state, command.estimator))) : {}),
         archived: [],
         kept: [...plan.keptIds],
@@ -198,7 +204,8 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         ...common,
         recorded: true,
         ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),
-        ...(result.outcome === 'compacted' ? stillFiring(command.trigger, decision.after, decision.rebased) : {}),
+        ...(result.outcome === 'noop' && decision.noop ? noopFields(decision.noop) : {}),
+        ...(result.outcome === 'compacted' || result.outcome === 'noop' ? stillFiring(command.trigger, decision.after, decision.rebased) : {}),
         ...(decision.summarizer ? { summarizer: decision.summarizer } : {}),
       };
     }
@@ -221,6 +228,7 @@ export function answerCompaction(conclusion: CompactionConclusion, command: Comp
         ...common,
         recorded: true,
         replayed: true,
+        ...(recorded.noop ? noopFields(recorded.noop) : {}),
         ...(failure
           ? { failure: { stage: 'summarize' as const, reason: failure.reason }, ...(failure.summarizer ? { summarizer: failure.summarizer } : {}) }
           : { ...decision?.stillFiring, ...(decision?.summarizer ? { summarizer: decision.summarizer } : {}) }),

@@ -16,7 +16,7 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { SessionNotFoundError } from '../errors';
-import { compactionToReplay, decideCompaction, planSessionCompaction, type PlannedCompaction } from './compaction-decider';
+import { autoPassBaseline, autoPassDue, compactionToReplay, decideCompaction, planSessionCompaction, type PlannedCompaction } from './compaction-decider';
 import { rebaseCompaction } from './compaction-rebase';
 import { given, stateOf, type GivenEvent } from './testing/decider-spec';
 import { compact, compactCommand, SPEC_CONTEXT, summaryFailure, summaryText, windowAfter } from './testing/compaction-spec';
@@ -65,6 +65,94 @@ describe('compaction: triggers (DESIGN §3.5)', () => {
     given(...threeTurns)
       .when(compact(compactCommand({ type: 'turn-window', maxTurns: 1 }, overOneTurn)))
       .then(({ answer }) => expect(answer).toMatchObject({ triggerStillFires: false, turnsAfter: 1 }));
+  });
+});
+
+describe('automatic compaction: a policy that cannot be met is recorded, once per wait period (DESIGN §3.5)', () => {
+  // The pinned system message alone ("System: " + 100 chars = 108) is over the threshold (50): no strategy may archive it.
+  const policy = { trigger: { type: 'token-count' as const, threshold: 50 }, origin: 'auto' as const };
+  const auto = compactCommand({ type: 'token-count', maxTokens: 1000 }, policy);
+  const prompt = system('s', 'x'.repeat(100));
+  const first = compact(auto)(stateOf([prompt]));
+
+  it('an automatic noop whose trigger still fires is recorded: one CompactionCompleted with outcome noop, its reason and triggerStillFires', () => {
+    expect(typesOf(first.events)).toEqual([COMPACTION_COMPLETED]);
+    expect(dataOf<CompactionCompletedData>(first.events, COMPACTION_COMPLETED)).toMatchObject({
+      outcome: 'noop',
+      reason: 'within-limit',
+      origin: 'auto',
+      archivedCount: 0,
+      keptIds: ['s'],
+      tokensBefore: 108,
+      tokensAfter: 108,
+      tokensEstimatedSaved: 0,
+      triggerStillFires: true,
+      turnsAfter: 0,
+    });
+    expect(first.summarizerRequests).toEqual([]);
+    expect(first.answer).toMatchObject({ outcome: 'noop', reason: 'within-limit', recorded: true, triggerStillFires: true, archived: [], kept: ['s'] });
+    expect(first.answer.compactionId).toEqual(expect.any(String));
+  });
+
+  it('the next automatic pass waits, from the record, until the window has grown by a quarter of the threshold (12.5): nothing recorded meanwhile', () => {
+    // "User: u1" = 8 chars: under a quarter of the threshold.
+    const waiting = [prompt, ...recorded(first.events), user('u1', 'u1')];
+    expect(autoPassBaseline(stateOf(waiting)!, first.pass!.paramsKey)).toEqual({ tokens: 108, turns: 0 });
+    expect(autoPassDue(auto, stateOf(waiting)!)).toBe(false);
+    given(...waiting)
+      .when(compact(auto))
+      .then(({ events, answer }) => {
+        expect(events).toEqual([]);
+        expect(answer).toMatchObject({ outcome: 'noop', recorded: false, triggerStillFires: true });
+      });
+  });
+
+  it('once grown by a quarter, the next automatic noop is recorded again (one record per wait period), and waits from there', () => {
+    // + "Assistant: a1" = 13 chars: 21 in all, over a quarter of the threshold.
+    const grown = [prompt, ...recorded(first.events), user('u1', 'u1'), reply('a1', 'a1')];
+    expect(autoPassDue(auto, stateOf(grown)!)).toBe(true);
+    const second = compact(auto)(stateOf(grown));
+    expect(dataOf<CompactionCompletedData>(second.events, COMPACTION_COMPLETED)).toMatchObject({
+      outcome: 'noop',
+      reason: 'within-limit',
+      tokensAfter: 129,
+      turnsAfter: 1,
+      triggerStillFires: true,
+    });
+    expect(second.answer.compactionId).not.toBe(first.answer.compactionId);
+    const after = stateOf([...grown, ...recorded(second.events), user('u2', 'u2')])!;
+    expect(autoPassBaseline(after, second.pass!.paramsKey)).toEqual({ tokens: 129, turns: 1 });
+    expect(autoPassDue(auto, after)).toBe(false);
+  });
+
+  it('a commanded noop, a dry run, or a policy with no trigger records nothing', () => {
+    for (const command of [
+      compactCommand({ type: 'token-count', maxTokens: 1000 }, { ...policy, origin: 'command' }),
+      compactCommand({ type: 'token-count', maxTokens: 1000 }, { ...policy, dryRun: true }),
+      compactCommand({ type: 'token-count', maxTokens: 1000 }, { origin: 'auto' }),
+    ]) {
+      given(prompt)
+        .when(compact(command))
+        .then(({ events, answer }) => expect([events, answer.outcome, answer.recorded]).toEqual([[], 'noop', false]));
+    }
+  });
+
+  it('a commanded compaction, a failure or other parameters since the record end the wait', () => {
+    const waiting = [prompt, ...recorded(first.events), user('u1', 'u1')];
+    const other = compactCommand({ type: 'token-count', maxTokens: 999 }, policy);
+    expect(autoPassDue(other, stateOf(waiting)!)).toBe(true);
+    const commanded = compact(compactCommand({ type: 'sliding-window', maxEvents: 1 }))(stateOf([...waiting, reply('a1', 'a1'), user('u2', 'u2')]));
+    expect(commanded.answer.outcome).toBe('compacted');
+    expect(autoPassDue(auto, stateOf([...waiting, reply('a1', 'a1'), user('u2', 'u2'), ...recorded(commanded.events)])!)).toBe(true);
+  });
+
+  it('a recorded noop leaves the failure count (the summarizer backoff) as it was, and is never rebased: a newer window is planned again', () => {
+    const failed = compact(compactCommand(summarizing(1), { origin: 'auto' }), () => summaryFailure('HTTP 503'))(stateOf([prompt, ...threeTurns]));
+    const history = [prompt, ...threeTurns, ...recorded(failed.events)];
+    const noop = compact(auto)(stateOf(history));
+    expect(noop.answer).toMatchObject({ outcome: 'noop', recorded: true });
+    expect(stateOf([...history, ...recorded(noop.events)])!.consecutiveFailures).toBe(1);
+    expect(rebaseCompaction(noop.pass!, stateOf(history)!, stateOf([...history, user('u9')])!, auto.estimator)).toBeNull();
   });
 });
 

@@ -13,6 +13,7 @@
  * parameters (or the transport's command id).
  */
 import {
+  autoPassMayRun,
   completePlan,
   getEstimator,
   planCompaction,
@@ -20,6 +21,7 @@ import {
   triggerFiguresFire,
   type CompactionPlan,
   type CompactionResult,
+  type NoopReason,
   type Strategy,
   type SummaryReply,
   type Trigger,
@@ -40,7 +42,7 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { commandCompactionId, compactionIdFor, decisionEventId, summaryIdFor } from '../domain/session-ids';
+import { commandCompactionIds, compactionIdFor, decisionEventIds, summaryIdFor } from '../domain/session-ids';
 import { costedWindow, evolveSessionWindow, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
@@ -84,6 +86,12 @@ export interface CompactionIdentity {
   /** Canonical key of (strategy, trigger, estimator). */
   paramsKey: string;
   /**
+   * For a transport command (`commandId`): every id an earlier build gave its compaction in this
+   * life (`commandCompactionIds`, `compactionId` first), under which a redelivery finds the decision
+   * an earlier delivery recorded; empty otherwise.
+   */
+  commandCompactionIds: string[];
+  /**
    * Equal exactly for commands whose passes on the base revision are identical (same tenant,
    * session, compaction id, parameters, base revision, origin and dry-run flag): one pass may
    * answer them all.
@@ -100,13 +108,16 @@ export interface CompactionIdentity {
 export function compactionIdentity(command: CompactSession, basedOnRevision: bigint, incarnation: bigint): CompactionIdentity {
   const key = sessionKey(command.tenantId, command.sessionId);
   const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
-  const compactionId =
-    command.commandId !== undefined ? commandCompactionId(key, incarnation, command.commandId) : compactionIdFor(key, incarnation, basedOnRevision, paramsKey);
+  const commandIds = command.commandId !== undefined ? commandCompactionIds(key, incarnation, command.commandId) : null;
+  const compactionId = commandIds ? commandIds[0] : compactionIdFor(key, incarnation, basedOnRevision, paramsKey);
   const passKey = JSON.stringify([command.tenantId, command.sessionId, compactionId, paramsKey, basedOnRevision.toString(), command.origin, command.dryRun]);
-  return { compactionId, paramsKey, passKey };
+  return { compactionId, commandCompactionIds: commandIds ?? [], paramsKey, passKey };
 }
 
-/** A pass that will append decisions: its id, what it is based on, and the planner's plan (`outcome: 'compacted'`). */
+/**
+ * A pass that will append decisions: its id, what it is based on, and the planner's plan
+ * (`outcome: 'compacted'`, or `noop` for an automatic noop to record, DESIGN §3.5).
+ */
 export interface PlannedCompaction {
   compactionId: string;
   /** Canonical key of (strategy, trigger, estimator): two passes with the same key on an unchanged session are one decision. */
@@ -148,6 +159,8 @@ export interface CompactionDecision {
   after: TriggerFigures;
   /** Whether it is appended on top of events appended while the pass ran (see {@link stillFiring}). */
   rebased: boolean;
+  /** For a recorded automatic noop: why nothing was archived. */
+  noop?: NoopReason;
 }
 
 /**
@@ -180,7 +193,7 @@ export function stillFiring(trigger: Trigger | null, after: TriggerFigures, reba
 export function autoPassCouldMeetTrigger(command: CompactSession, state: SessionWindowState): boolean {
   if (!command.trigger || state.revision === null) return false;
   const step = planSessionCompaction({ ...command, dryRun: false }, cloneSessionWindow(state));
-  if (step.kind !== 'pass') return false;
+  if (step.kind !== 'pass' || step.pass.plan.outcome !== 'compacted') return false;
   const after = cloneSessionWindow(state);
   const archived: EventsArchivedData = { compactionId: step.pass.compactionId, archivedIds: step.pass.plan.archivedIds };
   evolveSessionWindow(after, { type: EVENTS_ARCHIVED, data: archived, revision: state.revision + 1n });
@@ -189,6 +202,58 @@ export function autoPassCouldMeetTrigger(command: CompactSession, state: Session
   const { summaryRequest } = step.pass.plan;
   const summaryTokens = summaryRequest ? (summaryRequest.maxSummaryTokens ?? Infinity) : 0;
   return !triggerFiguresFire(command.trigger, { ...figures, tokens: figures.tokens + summaryTokens });
+}
+
+/**
+ * The wait of DESIGN §3.5, from the log: the window figures (tokens in the estimator's unit, user
+ * events) an automatic pass with parameters `paramsKey` (see {@link compactionIdentity}) must
+ * grow from before the next one runs, or null when nothing holds it back. They are those the
+ * session's last recorded decision left when it was an automatic pass of the same parameters
+ * (`compacted`, or a recorded `noop`) that left the trigger firing (`triggerStillFires`, with
+ * `turnsAfter`: not a decision rebased onto events it never looked at). A commanded compaction,
+ * a failure or a new policy since ends the wait. Every process reads it from the same log, so the
+ * wait holds across restarts and replicas. Pure, O(1).
+ */
+export function autoPassBaseline(state: SessionWindowState, paramsKey: string): TriggerFigures | null {
+  const last = state.lastCompaction;
+  if (!last || last.outcome === 'failed' || last.paramsKey !== paramsKey || !last.stillFiring) return null;
+  return last.stillFiring;
+}
+
+/**
+ * Whether the window of `state` has grown enough since the last automatic pass that left the
+ * trigger of `command` firing ({@link autoPassBaseline}; `autoPassMayRun`: a quarter of the token
+ * threshold, or of the turn limit and at least one turn), or no such pass holds it back. O(window).
+ */
+function grownSinceStuckAutoPass(command: CompactSession, state: SessionWindowState): boolean {
+  const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
+  return autoPassMayRun(command.trigger, autoPassBaseline(state, paramsKey), triggerFigures(costedWindow(state, command.estimator)));
+}
+
+/**
+ * The progress rule of automatic compaction (DESIGN §3.5), the one every layer calls: whether an
+ * automatic pass of `command` (the session's policy) may run on `state` now. It may when no
+ * recorded automatic pass left the trigger firing ({@link autoPassBaseline}), when the window has
+ * grown by a quarter of the token threshold or of the turn limit since that pass, or when a pass
+ * planned now could bring the window under the trigger ({@link autoPassCouldMeetTrigger}: a new
+ * turn made the former newest turn archivable). Otherwise the pass waits (the scheduler counts it
+ * as deferred and writes nothing). Pure; O(window) (it may plan on a copy).
+ */
+export function autoPassDue(command: CompactSession, state: SessionWindowState): boolean {
+  return grownSinceStuckAutoPass(command, state) || autoPassCouldMeetTrigger(command, state);
+}
+
+/**
+ * Whether the `noop` plan of `command` on `state` is recorded as a decision (DESIGN §3.5): only an
+ * automatic pass (not a dry run) whose trigger still fires on the unchanged window, and only when
+ * the window has grown enough since the last recorded one (so one record per wait period, never
+ * one per append, also when passes of several replicas race: each plans on the log as it is). A
+ * commanded noop, or a pass with no trigger, writes nothing.
+ */
+function recordsNoop(command: CompactSession, plan: CompactionPlan, state: SessionWindowState): boolean {
+  if (plan.outcome !== 'noop' || command.origin !== 'auto' || command.dryRun || !command.trigger) return false;
+  if (!triggerFiguresFire(command.trigger, triggerFigures(costedWindow(state, command.estimator)))) return false;
+  return grownSinceStuckAutoPass(command, state);
 }
 
 /**
@@ -217,7 +282,9 @@ export function compactionToReplay(state: SessionWindowState, paramsKey: string,
  * not exist). Concludes with a replay ({@link compactionToReplay}: a transport command delivered
  * again after its decision), with the planner's
  * `not-triggered` or `noop` (and its reason), or with the dry run's would-be result; otherwise
- * returns the pass to decide, under the compaction id of {@link compactionIdentity}.
+ * returns the pass to decide, under the compaction id of {@link compactionIdentity}. An automatic
+ * `noop` whose trigger still fires is a pass to decide too, once per wait period (`recordsNoop`):
+ * its decision records it (`plan.outcome` `noop`, no summarizer call).
  * @throws SessionNotFoundError when the session has no events.
  */
 export function planSessionCompaction(command: CompactSession, state: SessionWindowState | null): CompactionStep {
@@ -226,7 +293,10 @@ export function planSessionCompaction(command: CompactSession, state: SessionWin
   const replay = compactionToReplay(state, paramsKey, false, compactionId);
   if (replay) return { kind: 'conclude', conclusion: { kind: 'replay', recorded: replay, state } };
   const plan = planCompaction(costedWindow(state, command.estimator), command.strategy, command.trigger);
-  if (plan.outcome !== 'compacted') return { kind: 'conclude', conclusion: { kind: 'unrecorded', plan, state } };
+  if (plan.outcome !== 'compacted') {
+    if (recordsNoop(command, plan, state)) return { kind: 'pass', pass: { compactionId, paramsKey, basedOnRevision: state.revision, plan } };
+    return { kind: 'conclude', conclusion: { kind: 'unrecorded', plan, state } };
+  }
   if (command.dryRun) {
     const estimator = getEstimator(command.estimator);
     const pending = { reply: { text: '(summary pending)' }, summaryId: summaryIdFor(compactionId), estimator };
@@ -241,7 +311,8 @@ export function planSessionCompaction(command: CompactSession, state: SessionWin
  * expected revision of the append), given the summarizer's outcome when the plan asked for one:
  * `EventsArchived` (when anything is archived), `SummaryInserted` (with a usable summary, placed
  * before the plan's anchor), then `CompactionCompleted` or, when the summary failed or was blank,
- * `CompactionFailed` (only superseded system messages archived). The last event carries the
+ * `CompactionFailed` (only superseded system messages archived). A `noop` pass (an automatic one
+ * recorded for DESIGN §3.5) is one `CompactionCompleted` with outcome `noop` and its reason. The last event carries the
  * session snapshot of the state after the pass and, with a trigger, whether it still fires
  * (DESIGN §3.5). Event ids derive from the compaction id, so a decision appended twice is one.
  */
@@ -286,6 +357,7 @@ export function decideCompaction(
   for (const p of payloads) evolveSessionWindow(after, { ...p, revision: ++revision });
   const figuresAfter = triggerFigures(costedWindow(after, command.estimator));
   const rebased = state.revision !== pass.basedOnRevision;
+  const noop = result.outcome === 'noop' ? plan.noop : undefined;
   const common = {
     compactionId,
     strategy: command.strategy,
@@ -310,7 +382,8 @@ export function decideCompaction(
   } else {
     const data: CompactionCompletedData = {
       ...common,
-      outcome: 'compacted',
+      outcome: result.outcome === 'noop' ? 'noop' : 'compacted',
+      ...(noop ? { reason: noop.reason, ...(noop.reason === 'open-tool-call' ? { toolCallId: noop.toolCallId, eventId: noop.eventId } : {}) } : {}),
       archivedCount: result.archivedIds.length,
       keptCount: result.keptIds.length,
       tokensBefore: result.tokensBefore,
@@ -325,6 +398,6 @@ export function decideCompaction(
     payloads.push({ type: COMPACTION_COMPLETED, data });
   }
   const metadata = { tenantId: command.tenantId, sessionId: command.sessionId, ...(context.passId ? { passId: context.passId } : {}) };
-  const events = payloads.map((p, i): EventData => ({ id: decisionEventId(key, state.incarnation, compactionId, i), type: p.type, data: p.data, metadata }));
-  return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter, rebased };
+  const events = payloads.map((p, i): EventData => ({ ...decisionEventIds(key, state.incarnation, compactionId, i), type: p.type, data: p.data, metadata }));
+  return { compactionId, events, result, ...(summarizer ? { summarizer } : {}), after: figuresAfter, rebased, ...(noop ? { noop } : {}) };
 }

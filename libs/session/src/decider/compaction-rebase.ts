@@ -23,7 +23,7 @@ function pinnedSystemId(state: SessionWindowState, estimator: EstimatorName): st
  * pass archives (it would be kept without its call, DESIGN §3.3 rule 3; pairing per
  * `pairToolCalls`). Returns the pass rewritten for `latest` (events appended since are kept,
  * `activeIds` and `tokensBefore` recomputed in `estimator` units; id and base revision unchanged), or null: then
- * the pass must be planned again.
+ * the pass must be planned again (always for a `noop` pass: it costs no summarizer call).
  */
 export function rebaseCompaction(
   pass: PlannedCompaction,
@@ -32,6 +32,8 @@ export function rebaseCompaction(
   estimator: EstimatorName,
 ): PlannedCompaction | null {
   const { plan } = pass;
+  // A recorded noop is planned again: on a newer window it may archive something, or have to wait.
+  if (plan.outcome !== 'compacted') return null;
   if ((before.lastCompaction?.compactionId ?? null) !== (latest.lastCompaction?.compactionId ?? null)) return null;
   if (!plan.archivedIds.every((id) => latest.active.has(id))) return null;
   if (plan.summaryInsertBeforeId && !latest.active.has(plan.summaryInsertBeforeId)) return null;

@@ -25,7 +25,7 @@ import {
   sessionKey,
 } from '../events/session-stream-events';
 import { computeEventCosts } from '../domain/event-costs';
-import { policyEventId, storeEventId } from '../domain/session-ids';
+import { policyEventIds, storeEventIds } from '../domain/session-ids';
 import type { SessionWindowState } from '../domain/session-window';
 import { ToolCallLedger } from '../domain/tool-call-ledger';
 import { NOTICE_NAME } from '../domain/openai-chat-format';
@@ -152,7 +152,7 @@ export function decideAppend(
       ...(e.metadata ? { metadata: e.metadata } : {}),
       ...(command.userId ? { userId: command.userId } : {}),
     };
-    return { id: storeEventId(key, incarnation, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
+    return { ...storeEventIds(key, incarnation, e.event.id), type: CONVERSATION_EVENT, data: payload, metadata };
   });
   if (command.userId && state?.userId && command.userId !== state.userId) throw new UserIdConflictError(command.userId, state.userId);
   if (state && events.every((e) => state.revisionsById.has(e.event.id))) return { kind: 'retry', events: data };
@@ -251,7 +251,7 @@ export function decideSetPolicy(command: SetPolicy, state: SessionWindowState | 
     kind: 'append',
     events: [
       {
-        id: policyEventId(sessionKey(command.tenantId, command.sessionId), incarnationOf(state, command), state?.revision ?? null, key),
+        ...policyEventIds(sessionKey(command.tenantId, command.sessionId), incarnationOf(state, command), state?.revision ?? null, key),
         type: POLICY_SET,
         data,
         metadata: metadataOf(command),

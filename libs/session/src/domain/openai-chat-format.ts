@@ -14,7 +14,9 @@
 import {
   isNotice,
   NO_TEXT_CONTENT,
+  NO_TOOL_RESPONSE,
   pairToolCalls,
+  placeholderAnsweredCalls,
   quoteInput,
   type AssistantEvent,
   type SessionEvent,
@@ -331,10 +333,8 @@ export function renderOpenAiWindow(entries: readonly SessionEvent[]): OpenAiRend
     got.set(call.id, { message: { role: 'tool', tool_call_id: call.id, content, ...named(tool.name) }, at: first, response });
     answers.set(holder, got);
   }
-  let lastNonTool = -1;
-  entries.forEach((event, i) => {
-    if (event.type !== 'tool' && (event.type !== 'system' || isNotice(event))) lastNonTool = i;
-  });
+  // DESIGN §3.2: the calls answered with the placeholder (the one rule the summarizer's input follows too).
+  const unanswered = placeholderAnsweredCalls(entries);
   const out: OpenAiChatMessage[] = [];
   const shown: OpenAiShownPart[] = entries.map((event) =>
     event.type === 'tool' || (event.type === 'system' && event !== pinned && !isNotice(event)) ? 'none' : 'all',
@@ -371,13 +371,13 @@ export function renderOpenAiWindow(entries: readonly SessionEvent[]): OpenAiRend
         message.tool_calls = calls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
         out.push(message);
         const got = answers.get(event);
-        const stillRunning = i === lastNonTool; // the newest message: its calls may still be running
+        const placeholder = unanswered.get(i) ?? [];
         for (const c of calls) {
           const answer = got?.get(c.id);
           if (answer !== undefined) {
             out.push(answer.message);
             shownResponses.set(answer.at, (shownResponses.get(answer.at) ?? new Set()).add(answer.response));
-          } else if (!stillRunning) {
+          } else if (placeholder.includes(c)) {
             out.push({ role: 'tool', tool_call_id: c.id, content: NO_TOOL_RESPONSE });
             placeholders.push(c);
           }
@@ -410,9 +410,10 @@ function named(name: string | undefined): { name?: string } {
 
 /**
  * Content of the tool message rendered for a call that has no response in the window while the
- * conversation went on after it (a provider rejects a call without its answer).
+ * conversation went on after it (a provider rejects a call without its answer): the domain
+ * library's, with its rule (`placeholderAnsweredCalls`).
  */
-export const NO_TOOL_RESPONSE = '[no tool response recorded]';
+export { NO_TOOL_RESPONSE };
 
 /** Kinds of problem {@link validateOpenAiWindow} reports. */
 export type OpenAiWindowProblemCode =

@@ -2,9 +2,9 @@
  * The cost of a window as rendered for a model (`format=openai`): what the messages carry, under
  * one estimator, in the DESIGN §3.1 accounting. Pure.
  */
-import { eventCost, getEstimator, type SessionEvent } from '@lib/compaction';
+import { eventCost, getEstimator, placeholderAnswerEvent, type SessionEvent } from '@lib/compaction';
 import type { EstimatorName, EventCosts } from '../events/session-stream-events';
-import { NO_TOOL_RESPONSE, type OpenAiRendering } from './openai-chat-format';
+import type { OpenAiRendering } from './openai-chat-format';
 
 /**
  * The cost (tokens, or UTF-16 code units for `chars`) of `rendering`, the rendering of `entries`
@@ -26,9 +26,6 @@ export function openAiRenderingCost(
     if (part === 'all') total += costs[estimator];
     else if (part !== 'none' && event.type === 'tool') total += eventCost({ ...event, responses: part }, getEstimator(estimator));
   });
-  for (const call of rendering.placeholders) {
-    const placeholder: SessionEvent = { id: call.id, type: 'tool', responses: [{ toolCallId: call.id, name: call.name, data: NO_TOOL_RESPONSE }] };
-    total += eventCost(placeholder, getEstimator(estimator));
-  }
+  for (const call of rendering.placeholders) total += eventCost(placeholderAnswerEvent(call), getEstimator(estimator));
   return total;
 }

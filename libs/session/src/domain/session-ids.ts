@@ -8,17 +8,38 @@
  * ids are those of the earlier formula; after an erasure the session written again under the same
  * id gets other ids for the same client ids, so the store never takes its events for a replay of
  * the erased ones (KurrentDB would answer success without writing them). Every id goes through
- * {@link sessionScopedId}, the one rule.
+ * {@link sessionScopedIds}, the one rule; it also gives the form earlier builds wrote for the same
+ * name (`deterministicEventIdForms`: builds up to 3771ca3 left the incarnation out, also in a life
+ * after an erasure), carried as `formerIds` ({@link EventIds}) so the stores recognise a resend
+ * of an event an earlier build wrote (`storedRowOf`), and matched by {@link isStoredEventOf}.
  */
 import { randomUUID } from 'node:crypto';
-import { deterministicEventId } from '@lib/event-store';
+import { deterministicEventIdForms, type RecordedEvent } from '@lib/event-store';
 
 /** UUID namespace name for session event ids. */
 const EVENT_NAMESPACE = 'session-memory-compaction/event';
 
-/** The id named `name` within `sessionId` in the stream's life `incarnation` (see the module docs): the one rule every id below follows. */
+/**
+ * Every id named `name` within `sessionId` has had in the stream's life `incarnation` (see the
+ * module docs), the one to write first: the one rule every id below follows.
+ */
+function sessionScopedIds(sessionId: string, incarnation: bigint, name: string): string[] {
+  return deterministicEventIdForms(EVENT_NAMESPACE, `${sessionId}\u0000${name}`, incarnation);
+}
+
+/** The id named `name` within `sessionId` in the stream's life `incarnation`: the form written now. */
 function sessionScopedId(sessionId: string, incarnation: bigint, name: string): string {
-  return deterministicEventId(EVENT_NAMESPACE, `${sessionId}\u0000${name}`, incarnation);
+  return sessionScopedIds(sessionId, incarnation, name)[0];
+}
+
+/** An event's id fields for `EventData`: `id` (written) and, when earlier builds derived another, `formerIds`. */
+export interface EventIds {
+  id: string;
+  formerIds?: string[];
+}
+
+function eventIds(forms: string[]): EventIds {
+  return forms.length > 1 ? { id: forms[0], formerIds: forms.slice(1) } : { id: forms[0] };
 }
 
 /** The store UUID of the conversation event `clientId` of `sessionId` in its stream's `incarnation`. */
@@ -26,9 +47,29 @@ export function storeEventId(sessionId: string, incarnation: bigint, clientId: s
   return sessionScopedId(sessionId, incarnation, clientId);
 }
 
+/** {@link storeEventId} with the ids earlier builds gave the same event ({@link EventIds}). */
+export function storeEventIds(sessionId: string, incarnation: bigint, clientId: string): EventIds {
+  return eventIds(sessionScopedIds(sessionId, incarnation, clientId));
+}
+
+/**
+ * Whether `recorded`, an event read from the stream of `sessionId` in its life `incarnation`, is
+ * the conversation event `clientId`, whatever build wrote it: its id is one of the forms of
+ * {@link storeEventIds}. (Read from the stream, it is in the current life: the stores keep no
+ * erased event readable, so an erased life's id never matches.)
+ */
+export function isStoredEventOf(sessionId: string, incarnation: bigint, clientId: string, recorded: Pick<RecordedEvent, 'id'>): boolean {
+  return sessionScopedIds(sessionId, incarnation, clientId).includes(recorded.id.toLowerCase());
+}
+
+/** The store UUID of the `index`-th decision event of compaction `compactionId`, with its former ids ({@link EventIds}). */
+export function decisionEventIds(sessionId: string, incarnation: bigint, compactionId: string, index: number): EventIds {
+  return eventIds(sessionScopedIds(sessionId, incarnation, `decision\u0000${compactionId}\u0000${index}`));
+}
+
 /** The store UUID of the `index`-th decision event of compaction `compactionId`. */
 export function decisionEventId(sessionId: string, incarnation: bigint, compactionId: string, index: number): string {
-  return sessionScopedId(sessionId, incarnation, `decision\u0000${compactionId}\u0000${index}`);
+  return decisionEventIds(sessionId, incarnation, compactionId, index).id;
 }
 
 /**
@@ -36,7 +77,12 @@ export function decisionEventId(sessionId: string, incarnation: bigint, compacti
  * against, the policy's canonical key), so the same PUT racing itself on one revision is one event.
  */
 export function policyEventId(sessionId: string, incarnation: bigint, basedOnRevision: bigint | null, policyKey: string): string {
-  return sessionScopedId(sessionId, incarnation, `policy\u0000${String(basedOnRevision)}\u0000${policyKey}`);
+  return policyEventIds(sessionId, incarnation, basedOnRevision, policyKey).id;
+}
+
+/** {@link policyEventId} with its former ids ({@link EventIds}). */
+export function policyEventIds(sessionId: string, incarnation: bigint, basedOnRevision: bigint | null, policyKey: string): EventIds {
+  return eventIds(sessionScopedIds(sessionId, incarnation, `policy\u0000${String(basedOnRevision)}\u0000${policyKey}`));
 }
 
 /**
@@ -53,7 +99,12 @@ export function compactionIdFor(sessionId: string, incarnation: bigint, basedOnR
  * same id and the store keeps one decision.
  */
 export function commandCompactionId(sessionId: string, incarnation: bigint, commandId: string): string {
-  return sessionScopedId(sessionId, incarnation, `command\u0000${commandId}`);
+  return commandCompactionIds(sessionId, incarnation, commandId)[0];
+}
+
+/** Every form of {@link commandCompactionId} (the current first): a redelivered command finds its decision under any of them. */
+export function commandCompactionIds(sessionId: string, incarnation: bigint, commandId: string): string[] {
+  return sessionScopedIds(sessionId, incarnation, `command\u0000${commandId}`);
 }
 
 /** Id of the summary written by a compaction. */
@@ -68,5 +119,10 @@ export function assignClientId(): string {
 
 /** The store UUID of the decision archiving the late answer `clientId` on arrival (one per answer, so a retry is idempotent). */
 export function arrivalArchiveEventId(sessionId: string, incarnation: bigint, clientId: string): string {
-  return sessionScopedId(sessionId, incarnation, `archived-on-arrival\u0000${clientId}`);
+  return arrivalArchiveEventIds(sessionId, incarnation, clientId).id;
+}
+
+/** {@link arrivalArchiveEventId} with its former ids ({@link EventIds}). */
+export function arrivalArchiveEventIds(sessionId: string, incarnation: bigint, clientId: string): EventIds {
+  return eventIds(sessionScopedIds(sessionId, incarnation, `archived-on-arrival\u0000${clientId}`));
 }

@@ -7,7 +7,7 @@
  * summaries first, own revision), where a conversation event's anchor is its own revision and a
  * summary's anchor is the revision of the event it was inserted before.
  */
-import { pairToolCalls, type CostedEvent, type SessionEvent } from '@lib/compaction';
+import { pairToolCalls, type CostedEvent, type NoopReason, type SessionEvent } from '@lib/compaction';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -78,7 +78,7 @@ export interface SessionWindowState {
   policy: PolicySetData | null;
   /** Revision of the policy event that set `policy` (null when unknown: no policy, or a session snapshot written before it was recorded). */
   policyRevision: bigint | null;
-  /** The last compaction decision (completed or failed) folded. */
+  /** The last compaction decision (compacted, a recorded automatic noop, or failed) folded. */
   lastCompaction: RecordedCompaction | null;
   /** Conversation events appended since the last compaction decision (all of them when there was none). */
   eventsSinceCompaction: number;
@@ -103,7 +103,8 @@ export interface SessionWindowState {
 export interface RecordedCompaction {
   compactionId: string;
   basedOnRevision: string;
-  outcome: 'compacted' | 'failed';
+  /** `noop`: an automatic pass that archived nothing while its trigger still fired (recorded for DESIGN §3.5). */
+  outcome: 'compacted' | 'noop' | 'failed';
   paramsKey: string;
   /** Stream revision of the decision event. */
   revision: bigint;
@@ -113,6 +114,8 @@ export interface RecordedCompaction {
   tokensEstimatedSaved: number;
   /** For a failed decision: what it archived (superseded system messages only), why it failed and which summarizer failed. */
   failure?: { archivedIds: string[]; reason: string; summarizer?: SummarizerIdentity };
+  /** For a recorded noop: why nothing was archived. */
+  noop?: NoopReason;
   /** When an automatic pass recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
   stillFiring?: { tokens: number; turns: number };
 }
@@ -133,7 +136,8 @@ export function recordedCompactionOf(recorded: StreamEvent): RecordedCompaction 
   const data = recorded.data as CompactionCompletedData;
   return {
     ...common,
-    outcome: 'compacted',
+    outcome: data.outcome === 'noop' ? 'noop' : 'compacted',
+    ...(data.outcome === 'noop' ? { noop: noopReasonOf(data) } : {}),
     tokensBefore: data.tokensBefore,
     tokensAfter: data.tokensAfter,
     tokensEstimatedSaved: data.tokensEstimatedSaved,
@@ -141,6 +145,12 @@ export function recordedCompactionOf(recorded: StreamEvent): RecordedCompaction 
       ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } }
       : {}),
   };
+}
+
+/** The noop reason a recorded noop decision carries (`within-limit` when it names none). */
+function noopReasonOf(data: CompactionCompletedData): NoopReason {
+  if (data.reason === 'open-tool-call') return { reason: 'open-tool-call', toolCallId: data.toolCallId ?? '', eventId: data.eventId ?? '' };
+  return { reason: data.reason === 'newest-turn-only' ? 'newest-turn-only' : 'within-limit' };
 }
 
 /** An open call archived with its turn (abandoned); see {@link SessionWindowState.archivedOpenCalls}. */
@@ -236,7 +246,9 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     case COMPACTION_COMPLETED:
     case COMPACTION_FAILED:
       state.lastCompaction = recordedCompactionOf(recorded);
-      state.consecutiveFailures = recorded.type === COMPACTION_FAILED ? state.consecutiveFailures + 1 : 0;
+      // A recorded noop called no summarizer: it says nothing of the failures the backoff counts.
+      if (recorded.type === COMPACTION_FAILED) state.consecutiveFailures += 1;
+      else if (state.lastCompaction!.outcome === 'compacted') state.consecutiveFailures = 0;
       state.eventsSinceCompaction = 0;
       break;
     case POLICY_SET:

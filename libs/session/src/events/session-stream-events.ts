@@ -6,7 +6,7 @@
  * *client* ids (free-form strings such as `u1`); the store's UUID is derived from
  * (sessionId, client id) by {@link storeEventId}.
  */
-import type { CompactionOutcome, SessionEvent, Strategy, Trigger } from '@lib/compaction';
+import type { CompactionOutcome, NoopReason, SessionEvent, Strategy, Trigger } from '@lib/compaction';
 
 /** Estimator names whose costs are stored with each conversation event. */
 export type EstimatorName = 'cl100k_base' | 'o200k_base' | 'chars';
@@ -133,10 +133,21 @@ export interface SessionSnapshot {
   archivedOpenCalls?: Array<[string, string, string]>;
 }
 
-/** Decision: a compaction's figures. */
+/**
+ * Decision: a compaction's figures. `outcome` is `compacted` (the window changed), or `noop` for
+ * an automatic pass that could archive nothing while its trigger still fires (DESIGN §3.5: recorded
+ * so the audit shows a policy that cannot be met, and the next automatic pass waits for growth from
+ * it; at most one such record per wait period). A commanded noop is never recorded.
+ */
 export interface CompactionCompletedData {
   compactionId: string;
-  outcome: Extract<CompactionOutcome, 'compacted'>;
+  outcome: Extract<CompactionOutcome, 'compacted' | 'noop'>;
+  /** With outcome `noop`: why nothing was archived (`within-limit`, `newest-turn-only`, `open-tool-call`). */
+  reason?: NoopReason['reason'];
+  /** With reason `open-tool-call`: the call that held the cut back. */
+  toolCallId?: string;
+  /** With reason `open-tool-call`: the assistant event holding that call. */
+  eventId?: string;
   trigger: Trigger | null;
   strategy: Strategy;
   estimator: EstimatorName;

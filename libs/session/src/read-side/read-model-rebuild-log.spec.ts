@@ -116,6 +116,18 @@ describe('the rebuild of read models of another version', () => {
     expect(projectorLines()).toEqual([]);
   });
 
+  it('given read models of a NEWER version (a rollback), when this build starts, then it drops and rebuilds them and says a newer build wrote them', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    ReadModelStore.open(file).close();
+    const newer = new Database(file);
+    newer.pragma(`user_version = ${READ_MODEL_SCHEMA_VERSION + 1}`);
+    newer.close();
+    await runProjector(file);
+    expect(projectorLines()[0]).toContain(
+      `held version ${READ_MODEL_SCHEMA_VERSION + 1}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (a newer build wrote them: this is a rollback), so they were dropped`,
+    );
+  });
+
   it('given a new file or one of this version, when the service starts, then no rebuild is logged', async () => {
     const file = path.join(dir, 'read-models.sqlite');
     await runProjector(file);

@@ -314,7 +314,7 @@ export class SessionProjector {
       this.rebuilding = { startedAt: now, loggedAt: now, events: 0 };
       if (replaced !== null)
         this.logger.log(
-          `the read models are rebuilt from the log: ${this.store.file} held version ${replaced}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (they changed), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
+          `the read models are rebuilt from the log: ${this.store.file} held version ${replaced}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (${replaced > READ_MODEL_SCHEMA_VERSION ? 'a newer build wrote them: this is a rollback' : 'they changed'}), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
         );
       else
         this.logger.log(

@@ -28,6 +28,7 @@ import { nameResponsesFromCalls } from '../domain/response-names';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { PerSessionQueue } from './per-session-queue';
+import { StoreAnswerCheck } from './store-answer-check';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 
 /** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
@@ -98,6 +99,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * @throws InvalidRequestError, UserIdConflictError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
    * @throws RevisionConflictError when the client's `expectedRevision` does not match, or when the
    *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
+   * @throws StoreAnswerContradictionError when the store refused the revision its own reads showed, several times in a row ({@link StoreAnswerCheck}).
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
    * @throws CountingTimeoutError when counting a large request misses its deadline (nothing written).
    */
@@ -112,10 +114,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     const counted = new Map<string, readonly EventCosts[]>();
     // The first attempt may decide on the cached state without asking the store (see SessionStateCache.peek): only a write at its revision is kept from it.
     let unverified = clientExpected === null;
+    // A refusal is blamed on other writers only when the reloaded state moved (see StoreAnswerCheck).
+    const answers = new StoreAnswerCheck();
     for (let attempt = 1; ; attempt++) {
       const cached = unverified ? this.sessions.peek(key) : null;
       unverified = false;
       const state = cached ?? (await this.sessions.load(key));
+      if (!cached) answers.loaded(state?.revision ?? null);
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
       const incarnation = state ? state.incarnation : await this.store.streamIncarnation(sessionStream(key));
       const hasPolicy = Boolean(state?.policy?.strategy);
@@ -164,6 +169,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         // The stream moved on since the state was loaded: reload and check again (with a client's
         // revision: stale, still holding across compactions, or a resend written meanwhile by another replica).
         if (err instanceof WrongExpectedRevisionError && attempt < MAX_APPEND_ATTEMPTS) {
+          answers.refused(expected, err);
           const pause = conflictBackoffMs(attempt);
           if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
           continue;

@@ -4,30 +4,29 @@
  * time per session (appends arriving meanwhile cause exactly one more run afterwards). The append's
  * response never waits for it. After `maxConsecutiveFailures` failed compactions in a row, the
  * session backs off: the next automatic attempt waits `backoffMs × 2^(failures − max)` (capped at
- * one hour) after the last failure instead of calling the model on every append.
+ * one hour) after the last failure instead of calling the model on every append
+ * ({@link AutoCompactionBackoff}: its clock lives in the process; entering and leaving are logged).
  *
- * Progress or wait (DESIGN §3.5): after an automatic pass that leaves the policy's trigger firing
- * (the part no strategy may archive is already over it), the next automatic pass waits until the
- * window has grown by a quarter of the token threshold or of the turn limit (`autoPassMayRun`),
- * or until a pass planned on the window could bring it under the trigger, its summary counted at
- * its whole budget (`autoPassCouldMeetTrigger`: a new turn made the former newest turn archivable); a
- * skipped run publishes {@link AutoCompactionDeferred}. The figures to grow from come from the
- * last such pass of this process, or from the last recorded decision (`triggerStillFires`), so a
- * restart keeps waiting.
+ * Progress or wait (DESIGN §3.5): the rule is the decider's `autoPassDue`, read from the session's
+ * log. After an automatic pass that leaves the policy's trigger firing (the part no strategy may
+ * archive is already over it) — a compaction, or a `noop`, which the decider then records as a
+ * decision with `triggerStillFires` — the next automatic pass waits until the window has grown by
+ * a quarter of the token threshold or of the turn limit, or until a pass planned on the window
+ * could bring it under the trigger; a skipped run publishes {@link AutoCompactionDeferred} and
+ * writes nothing. The wait is derived from the recorded decision only, so a restart and every
+ * replica keep it, and a policy that cannot be met leaves one recorded noop per wait period.
  */
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { CommandBus, EventBus, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
-import { autoPassMayRun, triggerFigures, type TriggerFigures } from '@lib/compaction';
 import { sessionKey } from '../events/session-stream-events';
-import { costedWindow, type SessionWindowState } from '../domain/session-window';
-import { compactionParamsKey } from './compaction-params';
 import { SESSION_SETTINGS } from '../tokens';
 import { CompactSessionCommand } from './compact-session-command';
 import type { CompactionAnswer } from '../decider/compaction-answer';
-import { autoPassCouldMeetTrigger } from '../decider/compaction-decider';
+import { autoPassDue } from '../decider/compaction-decider';
 import { SessionEventsAppended } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 import { SessionNotFoundError } from '../errors';
+import { AutoCompactionBackoff } from './auto-compaction-backoff';
 
 /** Settings of the write side. Durations in milliseconds. */
 export interface SessionSettings {
@@ -40,10 +39,6 @@ export interface SessionSettings {
 /** Defaults of {@link SessionSettings}. */
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = { autoCompactionMaxFailures: 3, autoCompactionBackoffMs: 30_000 };
 
-const MAX_BACKOFF_MS = 3_600_000;
-
-/** Most sessions whose growth baseline is remembered in memory (oldest forgotten first; the log still has recorded ones). */
-const MAX_REMEMBERED_WAITS = 10_000;
 
 /** Published when an automatic compaction is skipped until the window grows (DESIGN §3.5). */
 export class AutoCompactionDeferred {
@@ -53,12 +48,6 @@ export class AutoCompactionDeferred {
   ) {}
 }
 
-/** The window figures an automatic pass left with its trigger still firing, for the policy `paramsKey`. */
-interface GrowthBaseline {
-  paramsKey: string;
-  since: TriggerFigures;
-}
-
 /** Runs policy compactions in the background after appends, one at a time per session, with backoff. */
 @Injectable()
 @EventsHandler(SessionEventsAppended)
@@ -66,17 +55,18 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   private readonly logger = new Logger('AutoCompaction');
   /** Sessions with a run in progress → whether another run was requested meanwhile. */
   private readonly running = new Map<string, { again: boolean; tenantId: string; sessionId: string }>();
-  private readonly lastFailureAt = new Map<string, number>();
+  /** Sessions backing off after failed compactions (their entering and leaving logged). */
+  private readonly backoff: AutoCompactionBackoff;
   private readonly idle = new Set<() => void>();
-  /** Sessions whose last automatic pass (in this process) left the trigger firing. */
-  private readonly waits = new Map<string, GrowthBaseline | null>();
 
   constructor(
     private readonly commandBus: CommandBus,
     private readonly sessions: SessionStateCache,
     @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings,
     private readonly eventBus: EventBus,
-  ) {}
+  ) {
+    this.backoff = new AutoCompactionBackoff(settings, this.logger);
+  }
 
   handle(event: SessionEventsAppended): void {
     if (!event.hasPolicy) return;
@@ -93,6 +83,11 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
   /** Number of sessions with an automatic compaction in progress. */
   get inProgress(): number {
     return this.running.size;
+  }
+
+  /** Number of sessions in auto-compaction backoff (their failures in a row at the limit or over), as this process knows them. */
+  get backingOff(): number {
+    return this.backoff.size;
   }
 
   /** Resolves when no automatic compaction is running (for tests and graceful shutdown). */
@@ -118,59 +113,29 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     }
   }
 
-  /**
-   * The figures to grow from before the next automatic pass, or null: this process's memory of the
-   * last automatic pass, else the last recorded decision when it left the trigger firing (only for
-   * the same policy parameters).
-   */
-  private baselineOf(key: string, state: SessionWindowState, paramsKey: string): TriggerFigures | null {
-    const remembered = this.waits.get(key);
-    if (remembered !== undefined) return remembered && remembered.paramsKey === paramsKey ? remembered.since : null;
-    const last = state.lastCompaction;
-    if (!last || last.outcome !== 'compacted' || last.paramsKey !== paramsKey || !last.stillFiring) return null;
-    return last.stillFiring;
-  }
-
-  private remember(key: string, baseline: GrowthBaseline | null): void {
-    this.waits.delete(key);
-    this.waits.set(key, baseline);
-    if (this.waits.size > MAX_REMEMBERED_WAITS) {
-      const oldest = this.waits.keys().next().value;
-      if (oldest !== undefined) this.waits.delete(oldest);
-    }
-  }
-
   private async runOnce(key: string, tenantId: string, sessionId: string): Promise<void> {
     try {
       const state = await this.sessions.load(key);
       const policy = state?.policy;
-      if (!state || !policy?.strategy) return;
-      const failures = state.consecutiveFailures;
-      if (failures >= this.settings.autoCompactionMaxFailures) {
-        const last = this.lastFailureAt.get(key) ?? Date.now();
-        this.lastFailureAt.set(key, last);
-        const wait = Math.min(MAX_BACKOFF_MS, this.settings.autoCompactionBackoffMs * 2 ** (failures - this.settings.autoCompactionMaxFailures));
-        if (Date.now() - last < wait) return;
-      }
-      const paramsKey = compactionParamsKey(policy.strategy, policy.trigger, policy.estimator);
-      const baseline = this.baselineOf(key, state, paramsKey);
+      if (!state || !policy?.strategy) return this.backoff.forget(key, tenantId, sessionId, state ? 'its policy was removed' : 'the session has no events');
+      if (!this.backoff.mayRun(key, tenantId, sessionId, state.consecutiveFailures)) return;
       const command = new CompactSessionCommand(tenantId, sessionId, policy.strategy, policy.trigger, policy.estimator, false, 'auto');
-      // Waiting for growth, unless a pass planned now could bring the window under the trigger.
-      if (!autoPassMayRun(policy.trigger, baseline, triggerFigures(costedWindow(state, policy.estimator))) && !autoPassCouldMeetTrigger(command, state)) {
+      // Waiting for growth since the last recorded automatic pass that left the trigger firing (DESIGN §3.5).
+      if (!autoPassDue(command, state)) {
         this.eventBus.publish(new AutoCompactionDeferred(tenantId, sessionId));
         return;
       }
       const answer: CompactionAnswer = await this.commandBus.execute(command);
-      if (answer.outcome === 'failed' && !answer.replayed) this.lastFailureAt.set(key, Date.now());
-      if (answer.outcome === 'compacted') this.lastFailureAt.delete(key);
-      if (answer.outcome === 'compacted' || answer.outcome === 'noop' || answer.outcome === 'not-triggered') {
-        const stuck = answer.triggerStillFires === true && answer.turnsAfter !== undefined;
-        this.remember(key, stuck ? { paramsKey, since: { tokens: answer.tokensAfter, turns: answer.turnsAfter! } } : null);
+      if (!answer.replayed) {
+        const failuresAfter = answer.outcome === 'failed' ? ((await this.sessions.load(key))?.consecutiveFailures ?? 0) : 0;
+        this.backoff.passed(key, tenantId, sessionId, answer.outcome, failuresAfter);
       }
     } catch (err) {
       // The session was erased meanwhile: nothing to compact, and nothing went wrong.
-      if (err instanceof SessionNotFoundError) this.logger.debug(`auto-compaction skipped: ${err.message}`);
-      else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
+      if (err instanceof SessionNotFoundError) {
+        this.logger.debug(`auto-compaction skipped: ${err.message}`);
+        this.backoff.forget(key, tenantId, sessionId, 'the session was erased');
+      } else this.logger.warn(`auto-compaction of a session failed: ${(err as Error).name}: ${(err as Error).message}`);
     }
   }
 }

@@ -36,5 +36,21 @@ export class CompactionAnswered {
     readonly reason: NoopReason['reason'] | undefined,
     readonly dryRun: boolean,
     readonly replayed = false,
+    /** Present when this answer is a pass of its own that failed (outcome `failed`, not replayed): what the operator log says of it. */
+    readonly failedPass?: FailedPass,
   ) {}
+}
+
+/**
+ * A compaction pass that failed, for the service log and `/health`: `reason` is the summarizer's
+ * (built from the fault's kind and HTTP status, e.g. `rate limited: HTTP 429 after 2 retries`;
+ * never message text nor a key).
+ */
+export interface FailedPass {
+  tenantId: string;
+  sessionId: string;
+  compactionId: string;
+  /** Where it failed: `summarize` (the model call, a blank or unusable reply). */
+  stage: 'summarize';
+  reason: string;
 }

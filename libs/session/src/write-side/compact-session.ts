@@ -33,9 +33,9 @@ import { answerCompaction, type CompactionAnswer, type CompactionConclusion } fr
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
-import { CompactionAnswered, CompactSessionCommand } from './compact-session-command';
+import { CompactionAnswered, CompactSessionCommand, type FailedPass } from './compact-session-command';
 
-export { CompactionAnswered, CompactSessionCommand } from './compact-session-command';
+export { CompactionAnswered, CompactSessionCommand, type FailedPass } from './compact-session-command';
 
 /** How many times a pass is planned again after conflicting writes before it answers `conflict`. */
 export const MAX_COMPACTION_ATTEMPTS = 4;
@@ -65,7 +65,18 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   async execute(command: CompactSessionCommand): Promise<CompactionAnswer> {
     checkStrategyFitsSummarizer(command.strategy, this.summarizer);
     const { answer, shared } = await this.answerOnce(command);
-    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, shared || answer.replayed === true));
+    const replayed = shared || answer.replayed === true;
+    const failedPass: FailedPass | undefined =
+      answer.outcome === 'failed' && !replayed && answer.failure && answer.compactionId
+        ? {
+            tenantId: command.tenantId,
+            sessionId: command.sessionId,
+            compactionId: answer.compactionId,
+            stage: answer.failure.stage,
+            reason: answer.failure.reason,
+          }
+        : undefined;
+    this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, replayed, failedPass));
     return answer;
   }
 
@@ -113,7 +124,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     let state = loaded;
     if (command.redelivered && command.commandId !== undefined) {
       // Decided by an earlier delivery, perhaps before later decisions: answer it, plan nothing.
-      const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).compactionId);
+      const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).commandCompactionIds);
       if (recorded) return { kind: 'replay', recorded, state };
     }
     for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
@@ -140,7 +151,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           state = await this.load(command);
           if (err instanceof DuplicateEventIdError) {
             // The same compaction was decided concurrently (or this transport command was delivered again): answer with it.
-            const own = command.commandId === undefined ? null : await this.recordedDecision(command, pass.compactionId);
+            const own = command.commandId === undefined ? null : await this.recordedDecision(command, [pass.compactionId]);
             const recorded = own ?? compactionToReplay(state, pass.paramsKey, true);
             if (recorded) return { kind: 'replay', recorded, state };
             break;
@@ -154,10 +165,10 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     return { kind: 'conflict', state: await this.load(command) };
   }
 
-  /** The decision recorded under `compactionId` in the session's log (the newest, read backwards), or null. */
-  private async recordedDecision(command: CompactSessionCommand, compactionId: string): Promise<RecordedCompaction | null> {
+  /** The decision recorded under one of `compactionIds` (its forms, see `commandCompactionIds`) in the session's log (the newest, read backwards), or null. */
+  private async recordedDecision(command: CompactSessionCommand, compactionIds: readonly string[]): Promise<RecordedCompaction | null> {
     const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
-    const found = await findInStream(this.store, stream, (e) => recordedCompactionOf(e)?.compactionId === compactionId);
+    const found = await findInStream(this.store, stream, (e) => compactionIds.includes(recordedCompactionOf(e)?.compactionId ?? ''));
     return found && recordedCompactionOf(found);
   }
 

@@ -11,6 +11,7 @@ import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
 import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
+import { StoreAnswerCheck } from './store-answer-check';
 import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
 import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
 import { decideSetPolicy, type SetPolicy } from '../decider/session-decider';
@@ -65,8 +66,10 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       trigger: command.trigger,
       estimator: command.estimator,
     };
+    const answers = new StoreAnswerCheck();
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
+      answers.loaded(state?.revision ?? null);
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
       if (!state && policy.strategy) policy.incarnation = await this.store.streamIncarnation(sessionStream(key));
       const decision = decideSetPolicy(policy, state, { now: new Date() });
@@ -91,6 +94,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       } catch (err) {
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;
+        if (err instanceof WrongExpectedRevisionError) answers.refused(state?.revision ?? 'no_stream', err);
         if (retriable && attempt < MAX_POLICY_ATTEMPTS) continue;
         if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));
         throw err;

@@ -1,4 +1,4 @@
-import type { Strategy, Trigger } from '@lib/compaction';
+import type { NoopReason, Strategy, Trigger } from '@lib/compaction';
 import type { CompactionCompletedData, CompactionFailedData, EstimatorName } from '../../events/session-stream-events';
 import type { CompactionRecord } from './compaction-history-query';
 
@@ -9,8 +9,13 @@ import type { CompactionRecord } from './compaction-history-query';
  */
 export interface CompactionHistoryItem {
   compactionId: string;
-  /** `compacted` (the window changed) or `failed`. */
-  outcome: 'compacted' | 'failed';
+  /**
+   * `compacted` (the window changed), `noop` (an automatic pass that could archive nothing while
+   * its trigger still fires: recorded once per wait period, DESIGN §3.5) or `failed`.
+   */
+  outcome: 'compacted' | 'noop' | 'failed';
+  /** With outcome `noop`: why nothing was archived (`within-limit`, `newest-turn-only`, `open-tool-call`); null otherwise. */
+  reason: NoopReason['reason'] | null;
   /** `command` (POST …/compactions) or `auto` (the session's policy). */
   origin: 'command' | 'auto';
   strategy: Strategy;
@@ -59,6 +64,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
   return {
     compactionId: record.compactionId,
     outcome: record.outcome,
+    reason: record.outcome === 'noop' ? (completed.reason ?? 'within-limit') : null,
     origin: record.data.origin === 'auto' ? 'auto' : 'command',
     strategy: record.data.strategy,
     trigger: record.data.trigger ?? null,

@@ -7,8 +7,11 @@ import { findSession } from './session-row';
 export interface CompactionRecord {
   sessionId: string;
   compactionId: string;
-  /** `compacted` (a CompactionCompleted event) or `failed` (a CompactionFailed event). */
-  outcome: 'compacted' | 'failed';
+  /**
+   * `compacted` or `noop` (a CompactionCompleted event: `noop` is an automatic pass recorded because
+   * its trigger still fires, DESIGN §3.5) or `failed` (a CompactionFailed event).
+   */
+  outcome: 'compacted' | 'noop' | 'failed';
   /** Revision (bigint) of the CompactionCompleted / CompactionFailed event. */
   revision: bigint;
   /** Global position (bigint) of that event. */
@@ -111,7 +114,7 @@ function toRecord(sessionId: string, row: CompactionRow): CompactionRecord {
   return {
     sessionId,
     compactionId: row.compactionId,
-    outcome: row.outcome === 'failed' ? 'failed' : 'compacted',
+    outcome: row.outcome === 'failed' || row.outcome === 'noop' ? row.outcome : 'compacted',
     revision: row.revision,
     position: row.position,
     at: row.at,

@@ -27,6 +27,17 @@ export interface SessionSummary {
   compactionCount: number;
   /** Recorded failed compactions. */
   failedCompactionCount: number;
+  /**
+   * Recorded automatic passes that could archive nothing while the policy's trigger still fired
+   * (`noop`, DESIGN §3.5: at most one per wait period; a policy that cannot be met).
+   */
+  noopCompactionCount: number;
+  /**
+   * Whether the last recorded pass that completed (`compacted` or `noop`) left its trigger firing:
+   * true for a policy that cannot be met (automatic passes then wait for the window to grow). Null
+   * when none was recorded, it had no trigger, or it was recorded before this was.
+   */
+  triggerStillFires: boolean | null;
   /** The auto-compaction policy in force, or null. */
   policy: ActivePolicy | null;
   /** ISO-8601 UTC time the store recorded the session's first event. */
@@ -103,7 +114,10 @@ function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorN
               (SELECT COUNT(*) FROM window_entries WHERE session_key = @key) AS windowEvents,
               (SELECT COALESCE(SUM(json_extract(costs_json, @costPath)), 0) FROM window_entries WHERE session_key = @key) AS windowTokens,
               (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'compacted') AS compactionCount,
-              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'failed') AS failedCompactionCount`,
+              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'failed') AS failedCompactionCount,
+              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'noop') AS noopCompactionCount,
+              (SELECT json_extract(data_json, '$.triggerStillFires') FROM compactions WHERE session_key = @key AND outcome != 'failed'
+                ORDER BY revision DESC LIMIT 1) AS stillFires`,
     )
     .get({ key: row.sessionKey, costPath: `$.${estimator}` }) as {
     eventCount: number;
@@ -111,13 +125,18 @@ function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorN
     windowTokens: number;
     compactionCount: number;
     failedCompactionCount: number;
+    noopCompactionCount: number;
+    /** SQLite's JSON boolean: 1, 0, or null. */
+    stillFires: number | null;
   };
+  const { stillFires, ...figures } = counts;
   return {
     sessionId: row.sessionId,
     userId: row.userId,
     revision: row.revision,
     lastPosition: row.lastPosition,
-    ...counts,
+    ...figures,
+    triggerStillFires: stillFires === null ? null : stillFires === 1,
     estimator,
     policy: policyOf(store, row.sessionKey),
     createdAt: row.createdAt,

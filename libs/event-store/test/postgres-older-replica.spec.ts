@@ -1,0 +1,119 @@
+/**
+ * A rolling upgrade on one PostgreSQL database (newcomer ncsre, upgrade finding 2): a replica of
+ * build 02a8913 starting next to current ones runs its schema set-up, which re-creates the
+ * `es_append` function with its own body (ignoring `es_streams.deleted`). Current replicas must not
+ * depend on it: a session erased by them is written again at once, whatever an older replica's
+ * start did. Also: the set-up says what it changed, and a database set up by a newer build is refused.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client } from 'pg';
+import { EventStoreSchemaNewerError } from '../src/errors';
+import { PostgresEventStore } from '../src/postgres/postgres-event-store';
+import { POSTGRES_SCHEMA_VERSION } from '../src/postgres/postgres-schema';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+
+/** What a replica of build 02a8913 runs on every start (its schema set-up, recorded from that commit). */
+const OLD_REPLICA_SCHEMA_SQL = fs.readFileSync(path.join(__dirname, 'fixtures', 'postgres-schema-02a8913.sql'), 'utf8');
+
+async function runSql(url: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+const event = (id: string) => ({ id, type: 'Test', data: { id } });
+const uuid = (n: number) => `00000000-0000-4000-8000-${n.toString().padStart(12, '0')}`;
+
+describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL shared with a replica of an older build', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    db = await createTestDatabase('older_replica');
+    store = PostgresEventStore.connect(db.url);
+    store.reportSchemaChanges((line) => lines.push(line));
+    await store.headPosition();
+  });
+  afterAll(async () => {
+    await store?.close();
+    await db?.drop();
+  });
+
+  it('says once that it created the schema', () => {
+    expect(lines).toEqual([`PostgreSQL event store schema created (version ${POSTGRES_SCHEMA_VERSION})`]);
+  });
+
+  it('writes a stream it deleted again, at the next revision, after a 02a8913 replica replaced es_append (and new replicas started after it)', async () => {
+    await store.appendToStream('s1', [event(uuid(1))], { expectedRevision: 'no_stream' });
+    await store.deleteStream('s1');
+    await runSql(db.url, OLD_REPLICA_SCHEMA_SQL);
+    // A session erased earlier: its next life starts after the erased revision.
+    await expect(store.appendToStream('s1', [event(uuid(2))], { expectedRevision: 'no_stream' })).resolves.toMatchObject({ nextExpectedRevision: 1n });
+    // A stream deleted after the old replica started, by this replica and by one started after it.
+    const later = PostgresEventStore.connect(db.url);
+    try {
+      for (const [stream, writer] of [
+        ['s2', store],
+        ['s3', later],
+      ] as const) {
+        await writer.appendToStream(stream, [event(uuid(stream === 's2' ? 3 : 5))], { expectedRevision: 'no_stream' });
+        await writer.deleteStream(stream);
+        await expect(writer.appendToStream(stream, [event(uuid(stream === 's2' ? 4 : 6))], { expectedRevision: 'no_stream' })).resolves.toMatchObject({
+          nextExpectedRevision: 1n,
+        });
+        expect(await writer.streamRevision(stream)).toBe(1n);
+      }
+    } finally {
+      await later.close();
+    }
+  });
+
+  it('says what it changed when it starts on a database a 02a8913 replica set up (added column, created function, recorded version)', async () => {
+    const old = await createTestDatabase('older_schema');
+    const upgraded = PostgresEventStore.connect(old.url);
+    try {
+      await runSql(old.url, OLD_REPLICA_SCHEMA_SQL);
+      const changes: string[] = [];
+      upgraded.reportSchemaChanges((line) => changes.push(line));
+      await upgraded.headPosition();
+      expect(changes).toEqual([
+        `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ALTER TABLE es_streams ADD COLUMN deleted; created function es_append_v2; recorded schema version ${POSTGRES_SCHEMA_VERSION} (was none)`,
+      ]);
+      // Started again on it (a restart): nothing changes, nothing said.
+      const again = PostgresEventStore.connect(old.url);
+      const more: string[] = [];
+      again.reportSchemaChanges((line) => more.push(line));
+      await again.headPosition();
+      await again.close();
+      expect(more).toEqual([]);
+    } finally {
+      await upgraded.close();
+      await old.drop();
+    }
+  });
+
+  it('refuses a database whose recorded schema version is newer than this build knows, naming both', async () => {
+    const newer = await createTestDatabase('newer_schema');
+    try {
+      const first = PostgresEventStore.connect(newer.url);
+      await first.headPosition();
+      await first.close();
+      await runSql(newer.url, `UPDATE es_schema SET version = ${POSTGRES_SCHEMA_VERSION + 1}`);
+      const late = PostgresEventStore.connect(newer.url);
+      try {
+        const refusal = await late.headPosition().catch((err: unknown) => err);
+        expect(refusal).toBeInstanceOf(EventStoreSchemaNewerError);
+        expect((refusal as Error).message).toContain(`schema version ${POSTGRES_SCHEMA_VERSION + 1}, newer than this build knows (${POSTGRES_SCHEMA_VERSION})`);
+      } finally {
+        await late.close();
+      }
+    } finally {
+      await newer.drop();
+    }
+  });
+});

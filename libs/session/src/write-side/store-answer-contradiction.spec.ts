@@ -1,0 +1,72 @@
+/**
+ * A store whose append check contradicts its own reads (newcomer ncsre: PostgreSQL's `es_append`
+ * replaced by an older replica refused every write to an erased session with "wrong revision",
+ * while reads said the session did not exist). The write loops reloaded, found the session
+ * unchanged, and after 32 attempts answered 409 "other writers changed the session 32 times in a
+ * row": untrue, nobody wrote. They now end with StoreAnswerContradictionError (500, logged) saying
+ * what happened; a true conflict is still a 409.
+ */
+import type { EventBus } from '@nestjs/cqrs';
+import { parseStrategy } from '@lib/compaction';
+import {
+  SqliteEventStore,
+  StoreAnswerContradictionError,
+  WrongExpectedRevisionError,
+  type AppendOptions,
+  type EventData,
+  type EventStore,
+} from '@lib/event-store';
+import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { SessionStateCache } from './session-state-cache';
+import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
+import { MAX_CONTRADICTED_REFUSALS } from './store-answer-check';
+
+const noBus = { publish: () => undefined } as unknown as EventBus;
+
+/** `store`, whose appends at `no_stream` are refused as if the stream were at revision 0 (reads unchanged): an erased stream's old append function. */
+function contradictingStore(store: EventStore): EventStore & { refusals: number } {
+  const wrapped = Object.assign(Object.create(store) as EventStore, {
+    refusals: 0,
+    appendToStream: (stream: string, events: EventData[], options?: AppendOptions) => {
+      if (options?.expectedRevision === 'no_stream') {
+        wrapped.refusals++;
+        return Promise.reject(new WrongExpectedRevisionError(stream, 'no_stream', 0n));
+      }
+      return store.appendToStream(stream, events, options);
+    },
+  });
+  return wrapped;
+}
+
+describe('a store refusing the revision its own reads show', () => {
+  let base: SqliteEventStore;
+  beforeEach(() => {
+    base = SqliteEventStore.open(':memory:');
+  });
+  afterEach(async () => {
+    await base.close();
+  });
+
+  it('an append ends with StoreAnswerContradictionError after a few refusals, not 409 "other writers changed the session"', async () => {
+    const store = contradictingStore(base);
+    const handler = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
+    const error = await handler
+      .execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: 'a', type: 'user', text: 'hi' } }]))
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(StoreAnswerContradictionError);
+    expect((error as Error).message).toMatch(
+      /its own reads showed the stream at no_stream: its append check and its reads disagree \(no other writer moved the stream\); nothing was written/,
+    );
+    expect((error as Error).message).not.toMatch(/other writers changed/);
+    expect(store.refusals).toBe(MAX_CONTRADICTED_REFUSALS);
+    expect(await base.readStream('session-t.s')).toEqual([]);
+  });
+
+  it('a policy PUT too', async () => {
+    const store = contradictingStore(base);
+    const handler = new SetCompactionPolicyHandler(store, new SessionStateCache(store), new ExtractiveSummarizer());
+    const put = new SetCompactionPolicyCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 10 }), null, 'chars');
+    await expect(handler.execute(put)).rejects.toBeInstanceOf(StoreAnswerContradictionError);
+  });
+});
