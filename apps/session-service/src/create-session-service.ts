@@ -156,7 +156,9 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   // Nest's own lines through the service's logger, its route-mapping lines at debug (FrameworkLogger).
   if (config.logLevel !== 'silent') app.useLogger(new FrameworkLogger(app.get(Logger)));
   // One line each time the PostgreSQL schema set-up changed the database (at start, or at first use when the server was down then).
-  (store as { reportSchemaChanges?: (listener: (line: string) => void) => void }).reportSchemaChanges?.((line) => app.get(Logger).log(line, 'EventStore'));
+  // (LOG_LEVEL=silent registers no pino Logger: app.get(Logger) would throw there, and nothing is logged anyway.)
+  if (config.logLevel !== 'silent')
+    (store as { reportSchemaChanges?: (listener: (line: string) => void) => void }).reportSchemaChanges?.((line) => app.get(Logger).log(line, 'EventStore'));
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;
