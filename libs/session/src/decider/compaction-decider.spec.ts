@@ -191,6 +191,32 @@ describe('compaction: a noop says why (DESIGN §3.6), appends nothing', () => {
   });
 });
 
+describe('automatic compaction: a model that writes more than it is asked does not make every append a pass (DESIGN §3.5)', () => {
+  // rolling-summary keepTurns 1, summarizeAtTokens 200 (summary budget 100), trigger 400 chars.
+  const auto = compactCommand(
+    { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 200 },
+    { trigger: { type: 'token-count', threshold: 400 }, origin: 'auto' },
+  );
+  const turns = Array.from({ length: 6 }, (_, i) => [user(`u${i}`, 'q'.repeat(40)), reply(`a${i}`, 'r'.repeat(40))]).flat();
+  // Newcomer ncllm: the model answered 1,000 characters where 100 were asked.
+  const long = compact(auto, () => summaryText('s'.repeat(1000)))(stateOf(turns));
+
+  it('given a pass whose overlong summary left the trigger firing, when a short turn is appended, then the next automatic pass waits', () => {
+    expect(long.answer).toMatchObject({ outcome: 'compacted', triggerStillFires: true });
+    const waiting = stateOf([...turns, ...recorded(long.events), user('u9', 'short'), reply('a9', 'ok')])!;
+    // a pass planned now would archive the old summary and a turn: with its new summary at the budget (100) the window
+    // would be under the trigger, but the model writes about 1,000
+    expect(autoPassDue(auto, waiting)).toBe(false);
+  });
+
+  it('while a summary within its budget still lets a new turn end the wait when the turn it makes archivable was what fired', () => {
+    const big = [...turns, user('u7', 'q'.repeat(450)), reply('a7', 'r')];
+    const stuck = compact(auto, (r) => summaryText('s'.repeat(Math.max(1, (r.maxSummaryTokens ?? 0) - 80))))(stateOf(big));
+    expect(stuck.answer).toMatchObject({ outcome: 'compacted', triggerStillFires: true });
+    expect(autoPassDue(auto, stateOf([...big, ...recorded(stuck.events), user('u8', 'short'), reply('a8', 'ok')])!)).toBe(true);
+  });
+});
+
 describe('compaction: the summary (DESIGN §3.3 rule 4, §3.4)', () => {
   it('goes immediately before the first kept real event, covering what was archived, and the old summary is archived', () => {
     const first = stateOf(threeTurns)!;

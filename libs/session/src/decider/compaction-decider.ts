@@ -181,10 +181,18 @@ export function stillFiring(trigger: Trigger | null, after: TriggerFigures, reba
   return rebased ? { triggerStillFires } : { triggerStillFires, turnsAfter: after.turns };
 }
 
+/** The cost of the costliest summary in the active window of `state` under `estimator` (0 when it has none). */
+function largestSummaryCost(state: SessionWindowState, estimator: EstimatorName): number {
+  let largest = 0;
+  for (const { event, tokens } of costedWindow(state, estimator)) if (event.type === 'summary' && tokens > largest) largest = tokens;
+  return largest;
+}
+
 /**
  * While an automatic pass waits for growth (DESIGN §3.5: the last one left the trigger firing),
  * whether a pass planned now on `state` could end that: it archives something, and the window it
- * leaves, with its new summary costing its whole budget (`maxSummaryTokens`), no longer fires the
+ * leaves, with its new summary costing its whole budget (`maxSummaryTokens`) or as much as the
+ * costliest summary in the window when more (what the model really writes), no longer fires the
  * trigger. Then the part no strategy
  * may archive is no longer over it (a new turn made the former newest turn archivable, say), and
  * the wait ends; a window whose floor is still over the trigger (a pinned system message over it)
@@ -198,9 +206,12 @@ export function autoPassCouldMeetTrigger(command: CompactSession, state: Session
   const archived: EventsArchivedData = { compactionId: step.pass.compactionId, archivedIds: step.pass.plan.archivedIds };
   evolveSessionWindow(after, { type: EVENTS_ARCHIVED, data: archived, revision: state.revision + 1n });
   const figures = triggerFigures(costedWindow(after, command.estimator));
-  // With the new summary at its whole budget: a pass whose own summary would leave the trigger firing would call the summarizer on every append.
+  // With the new summary at its whole budget, or at the size the summaries in the window have when
+  // larger (a model that writes more than it is asked would otherwise seem to meet the trigger on
+  // every append, and be called on every append: newcomer ncllm saw 18 calls in 18 appends): a
+  // pass whose own summary would leave the trigger firing would call the summarizer for nothing.
   const { summaryRequest } = step.pass.plan;
-  const summaryTokens = summaryRequest ? (summaryRequest.maxSummaryTokens ?? Infinity) : 0;
+  const summaryTokens = summaryRequest ? Math.max(summaryRequest.maxSummaryTokens ?? Infinity, largestSummaryCost(state, command.estimator)) : 0;
   return !triggerFiguresFire(command.trigger, { ...figures, tokens: figures.tokens + summaryTokens });
 }
 
