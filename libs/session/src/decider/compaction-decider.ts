@@ -93,8 +93,11 @@ export interface CompactionIdentity {
   commandCompactionIds: string[];
   /**
    * Equal exactly for commands whose passes on the base revision are identical (same tenant,
-   * session, compaction id, parameters, base revision, origin and dry-run flag): one pass may
-   * answer them all.
+   * session, compaction id, parameters, base revision and dry-run flag): one pass may answer them
+   * all. Not the origin: a commanded compaction with the policy's parameters sent right after an
+   * append (README's recipe for a window within the policy before the next model call) shares the
+   * automatic pass that append started, instead of calling the summarizer a second time for the
+   * same decision (newcomer ncllm); the decision is recorded with the origin of the pass that ran.
    */
   passKey: string;
 }
@@ -110,7 +113,7 @@ export function compactionIdentity(command: CompactSession, basedOnRevision: big
   const paramsKey = compactionParamsKey(command.strategy, command.trigger, command.estimator);
   const commandIds = command.commandId !== undefined ? commandCompactionIds(key, incarnation, command.commandId) : null;
   const compactionId = commandIds ? commandIds[0] : compactionIdFor(key, incarnation, basedOnRevision, paramsKey);
-  const passKey = JSON.stringify([command.tenantId, command.sessionId, compactionId, paramsKey, basedOnRevision.toString(), command.origin, command.dryRun]);
+  const passKey = JSON.stringify([command.tenantId, command.sessionId, compactionId, paramsKey, basedOnRevision.toString(), command.dryRun]);
   return { compactionId, commandCompactionIds: commandIds ?? [], paramsKey, passKey };
 }
 

@@ -259,7 +259,27 @@ describe('compaction identity', () => {
     }
   });
 
-  it('shares a pass only between commands identical in tenant, session, command id, parameters, base revision, origin and dry run', () => {
+  it('an automatic pass and a commanded compaction with the same parameters at once share one pass: one summarizer call, one decision', async () => {
+    const { store, summarizer, compactions, appendTurns, decisions, loads, loaded } = setUp();
+    try {
+      await appendTurns(0, 8);
+      summarizer.gated();
+      const since = loads.done;
+      const auto = compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'auto'));
+      const commanded = compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command'));
+      await loaded(since, 2);
+      summarizer.open();
+      const [a, c] = await Promise.all([auto, commanded]);
+      expect(summarizer.calls).toBe(1);
+      expect(c).toEqual(a);
+      expect(a).toMatchObject({ outcome: 'compacted', recorded: true });
+      expect(await decisions()).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('shares a pass only between commands identical in tenant, session, command id, parameters, base revision and dry run (whatever their origin)', () => {
     const base = (over: Partial<{ tenant: string; session: string; commandId: string; dryRun: boolean; origin: 'auto' | 'command' }> = {}) =>
       new CompactSessionCommand(
         over.tenant ?? 't',
@@ -279,12 +299,12 @@ describe('compaction identity', () => {
       key(base({ session: 'r' })),
       key(base({ commandId: 'cmd-1' })),
       key(base({ dryRun: true })),
-      key(base({ origin: 'auto' })),
       key(base(), 8n),
       key(new CompactSessionCommand('t', 's', other, null, 'chars', false)),
       key(new CompactSessionCommand('t', 's', strategy, null, 'cl100k_base', false)),
     ];
     expect(new Set([key(base()), ...different]).size).toBe(different.length + 1);
+    expect(key(base({ origin: 'auto' }))).toBe(key(base()));
     // a redelivery of a transport command in flight shares its pass
     expect(key(base({ commandId: 'cmd-1' }))).toBe(key(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'command', 'cmd-1', true)));
   });
