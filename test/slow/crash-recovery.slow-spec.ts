@@ -329,8 +329,7 @@ describe('crash recovery (SIGKILL of a real service process)', () => {
     await until(() => checkpoint() > 0n, 'the rebuild to apply a first batch', 6000, 2);
     await starting.kill();
     const killedAt = checkpoint();
-    expect(starting.stdout()).toContain('the read models are rebuilt from the log: ');
-    expect(starting.stdout()).not.toContain('the read models are rebuilt: ');
+    // (not asserted on the killed process's output: what it logged last may still be buffered when SIGKILL lands)
     expect(killedAt).toBeLessThan(head);
 
     const again = await start(dataDir, info);
