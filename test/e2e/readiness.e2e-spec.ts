@@ -97,6 +97,31 @@ describe('GET /health/ready', () => {
     }
   });
 
+  // Newcomer ncverify: a PostgreSQL store restored under a running replica left every read 503 while /health said ok and /health/ready 200.
+  it('answers 503 store_unavailable, and /health "unavailable", while the read models come from another log than the store', async () => {
+    const replica = await startService({ dataDir: tempDir() });
+    harnesses.push(replica);
+    expect((await replica.http().get('/health/ready')).status).toBe(200);
+    const projector = replica.service.app.get(SessionProjector);
+    const problem = "the read models in x come from another log than the event store's: …; stop the service and run npm run rebuild-read-models";
+    jest.spyOn(projector, 'state').mockReturnValue({
+      checkpoint: 3n,
+      running: true,
+      lastError: `ReadModelsOfAnotherLogError: ${problem}`,
+      lastErrorAt: new Date().toISOString(),
+      offLog: true,
+    });
+    try {
+      const ready = await replica.http().get('/health/ready');
+      expect({ status: ready.status, body: ready.body }).toEqual({ status: 503, body: { code: 'store_unavailable', message: `not ready: ${problem}` } });
+      const health = await replica.http().get('/health');
+      expect({ status: health.status, state: health.body.status }).toEqual({ status: 200, state: 'unavailable' });
+    } finally {
+      jest.restoreAllMocks();
+    }
+    expect((await replica.http().get('/health/ready')).status).toBe(200);
+  });
+
   it('is in the OpenAPI document with its 200 and 503 answers', async () => {
     const h = await startService();
     harnesses.push(h);

@@ -906,7 +906,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description not ready: the read models are still catching up with the log (projection_behind), or the store does not answer (store_unavailable) */
+            /** @description not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or holds another log than the read models were projected from (store_unavailable) */
             503: {
                 headers: {
                     [name: string]: unknown;

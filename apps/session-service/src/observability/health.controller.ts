@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { ApiAnswer, ErrorBodySchema, HealthSchema, ReadinessSchema, schemaRef } from '../http/response-schemas';
 import { toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
-import { AutoCompactionScheduler, EVENT_STORE, SessionProjector, SessionReads } from '@lib/session';
+import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
 import type { NatsTransport } from '../nats/nats-transport';
 import type { ServiceConfig } from '../config/service-config';
@@ -90,7 +90,7 @@ export class HealthController {
       storeError = (err as Error).message;
     }
     const body: z.output<typeof HealthSchema> = {
-      status: storeError ? 'unavailable' : 'ok',
+      status: storeError || projector.offLog ? 'unavailable' : 'ok',
       store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError },
       projector: {
         running: projector.running,
@@ -128,12 +128,19 @@ export class HealthController {
   @ApiAnswer(ReadinessSchema, { errors: [] })
   @ApiResponse({
     status: 503,
-    description: 'not ready: the read models are still catching up with the log (projection_behind), or the store does not answer (store_unavailable)',
+    description:
+      'not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or holds another log than the read models were projected from (store_unavailable)',
     content: { 'application/json': { schema: schemaRef(ErrorBodySchema) } },
   })
   async ready(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
     // A probe every few seconds: its request line at debug, whatever it answers (without pino-http's made-up error on a 503).
     markExpectedAnswer(res.raw ?? res, 'debug');
+    // Read models of another log (a store restored under this replica): no read can be served until they are rebuilt.
+    const projector = this.projector.state();
+    if (projector.offLog) {
+      res.status(503);
+      return { code: 'store_unavailable', message: `not ready: ${projector.lastError?.slice(`${ReadModelsOfAnotherLogError.name}: `.length)}` };
+    }
     try {
       await this.reads.ready();
     } catch (err) {

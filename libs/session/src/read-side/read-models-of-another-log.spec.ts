@@ -52,6 +52,7 @@ describe('the projector on read models of another log', () => {
     expect(projector.checkpoint()).toBe(3n);
     expect(readModels.db.prepare("SELECT count(*) AS n FROM sessions WHERE session_id = 'fresh'").get()).toEqual({ n: 0 });
     expect(projector.state().lastError).toMatch(/^ReadModelsOfAnotherLogError: /);
+    expect(projector.state().offLog).toBe(true); // /health "unavailable", /health/ready 503 (newcomer ncverify: both said ready)
     const lines = error.mock.calls.map(([line]) => String(line));
     expect(lines).toHaveLength(1); // once, not at every retry
     expect(lines[0]).toMatch(
@@ -75,11 +76,13 @@ describe('the projector on read models of another log', () => {
     });
     projector.start(switching);
     expect(await projector.waitForPosition(3n, 200)).toBe(false);
+    for (const until = Date.now() + 5000; !projector.state().offLog && Date.now() < until;) await new Promise((r) => setTimeout(r, 10));
+    expect(projector.state().offLog).toBe(true);
     current = log1;
     await log1.appendToStream('session-t.c', [event(99)]);
     expect(await projector.waitForPosition(3n, 5000)).toBe(true);
     await projector.stop();
-    expect(projector.state().lastError).toBeNull();
+    expect(projector.state()).toMatchObject({ lastError: null, offLog: false });
     expect(log.mock.calls.map(([line]) => String(line))).toContain('the projector follows the log again, at position 3');
     readModels.close();
   });

@@ -31,6 +31,12 @@ export interface SessionProjectorState {
   lastError: string | null;
   /** ISO-8601 time of `lastError`, or null. */
   lastErrorAt: string | null;
+  /**
+   * True while the projector refuses to follow the store because its read models were projected
+   * from another log ({@link ReadModelsOfAnotherLogError}: a store restored under a running
+   * replica): no read can be served until the read models are rebuilt.
+   */
+  offLog: boolean;
 }
 
 /** Tuning of {@link SessionProjector}. */
@@ -206,7 +212,8 @@ export class SessionProjector {
 
   /** Checkpoint, running flag and last error, for `/health`. */
   state(): SessionProjectorState {
-    return { checkpoint: this.current, running: this.running, lastError: this.lastError, lastErrorAt: this.lastErrorAt };
+    const offLog = this.lastError?.startsWith(`${ReadModelsOfAnotherLogError.name}:`) ?? false;
+    return { checkpoint: this.current, running: this.running, lastError: this.lastError, lastErrorAt: this.lastErrorAt, offLog };
   }
 
   /**
