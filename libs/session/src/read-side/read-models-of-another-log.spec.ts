@@ -83,7 +83,8 @@ describe('the projector on read models of another log', () => {
     expect(await projector.waitForPosition(3n, 5000)).toBe(true);
     await projector.stop();
     expect(projector.state()).toMatchObject({ lastError: null, offLog: false });
-    expect(log.mock.calls.map(([line]) => String(line))).toContain('the projector follows the log again, at position 3');
+    // at 2 when its retry found the head before the append landed, at 3 after
+    expect(log.mock.calls.map(([line]) => String(line))).toContainEqual(expect.stringMatching(/^the projector follows the log again, at position [23]$/));
     readModels.close();
   });
 
