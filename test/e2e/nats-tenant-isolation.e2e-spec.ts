@@ -86,7 +86,12 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     const { service, prefix } = await serve();
     const warn = jest.spyOn(Logger.prototype, 'warn');
     try {
-      await service.http().post('/v1/sessions/victim/events').set(B).send({ events: turns(2) }).expect(201);
+      await service
+        .http()
+        .post('/v1/sessions/victim/events')
+        .set(B)
+        .send({ events: turns(2) })
+        .expect(201);
       const target = commandSubject(prefix, 'tenant-b', 'victim', 'policy');
       const reached = watch(nc, `${prefix}.commands.tenant-b.>`);
       const msgId = `tenant-a:${randomUUID()}`;
@@ -120,7 +125,12 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     const { service, prefix } = await serve();
     const names = natsNames(prefix);
     try {
-      await service.http().post('/v1/sessions/audited/events').set(B).send({ events: turns(4) }).expect(201);
+      await service
+        .http()
+        .post('/v1/sessions/audited/events')
+        .set(B)
+        .send({ events: turns(4) })
+        .expect(201);
       await service
         .http()
         .post('/v1/sessions/audited/compactions')
@@ -186,7 +196,12 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
         const msgId = `tenant-a:${randomUUID()}`;
         const replies = watch(nc, replyTo);
         await nc.flush();
-        await publishCommand(client.js, commandSubject(prefix, 'tenant-a', 'inboxed', 'append'), { events: [{ type: 'user', text: 'hi' }] }, { msgId, replyTo });
+        await publishCommand(
+          client.js,
+          commandSubject(prefix, 'tenant-a', 'inboxed', 'append'),
+          { events: [{ type: 'user', text: 'hi' }] },
+          { msgId, replyTo },
+        );
         const results = await answerOf(prefix, 'tenant-a', 'inboxed', msgId);
         await new Promise((r) => setTimeout(r, 300));
         replies.sub.unsubscribe();
@@ -201,7 +216,12 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     try {
       const inbox = createInbox();
       const sub = nc.subscribe(inbox, { max: 1 });
-      await publishCommand(client.js, commandSubject(open.prefix, 'default', 'inboxed', 'append'), { events: turns(1) }, { msgId: randomUUID(), replyTo: inbox });
+      await publishCommand(
+        client.js,
+        commandSubject(open.prefix, 'default', 'inboxed', 'append'),
+        { events: turns(1) },
+        { msgId: randomUUID(), replyTo: inbox },
+      );
       for await (const m of sub) expect(m.headers?.get('Status')).toBe('201');
     } finally {
       await open.service.stop();

@@ -210,7 +210,12 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         const inbox = createInbox();
         const sub = nc.subscribe(inbox, { max: 1 });
         // With API_KEYS a command id starts with its tenant (nats-tenant-isolation.e2e-spec.ts).
-        await publishCommand(client.js, commandSubject(keyed, tenant, 'shared-id', 'append'), { events: turns(1) }, { msgId: `${tenant}:${randomUUID()}`, replyTo: inbox });
+        await publishCommand(
+          client.js,
+          commandSubject(keyed, tenant, 'shared-id', 'append'),
+          { events: turns(1) },
+          { msgId: `${tenant}:${randomUUID()}`, replyTo: inbox },
+        );
         for await (const m of sub) return { status: m.headers?.get('Status'), code: m.json<{ code?: string }>().code };
       };
       expect(await answerTo('tenant-a')).toEqual({ status: '201', code: undefined });

@@ -58,7 +58,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'NATS_PASSWORD', fallback: '—', meaning: 'NATS password' },
   { name: 'NATS_ERASE_HANDLED_COMMANDS', fallback: 'false', meaning: 'true/1 or false/0: erase each handled command from its stream' },
   { name: 'NATS_PREFIX', fallback: 'compaction', meaning: 'subject, stream and consumer prefix' },
-  { name: 'NATS_REPLY_PREFIXES', fallback: '_INBOX', meaning: 'subject prefixes a command\'s Reply-To must be under, comma-separated' },
+  { name: 'NATS_REPLY_PREFIXES', fallback: '_INBOX', meaning: "subject prefixes a command's Reply-To must be under, comma-separated" },
   numberVariable('NATS_CONCURRENCY'),
   numberVariable('NATS_ACK_WAIT_MS'),
   { name: 'SQLITE_EVENTS_FILE', fallback: '<DATA_DIR>/events.sqlite', meaning: "the embedded store's file" },

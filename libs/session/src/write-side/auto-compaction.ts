@@ -39,7 +39,6 @@ export interface SessionSettings {
 /** Defaults of {@link SessionSettings}. */
 export const DEFAULT_SESSION_SETTINGS: SessionSettings = { autoCompactionMaxFailures: 3, autoCompactionBackoffMs: 30_000 };
 
-
 /** Published when an automatic compaction is skipped until the window grows (DESIGN §3.5). */
 export class AutoCompactionDeferred {
   constructor(
