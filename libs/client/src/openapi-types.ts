@@ -629,9 +629,10 @@ export interface components {
                 snippet: string;
                 type: components["schemas"]["EventType"];
             }[];
+            /** @description present when more hits may follow: pass it as cursor (the next pages keep this paging: the hits as of its first page, each once, in its order) */
             nextCursor?: string;
             /**
-             * @description relevance: BM25, best first (words found in more than 2,000 events must occur but do not score); newest: every word is found in more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0
+             * @description relevance: BM25, best first (words found in more than 2,000 events must occur but do not score); newest: every word is found in more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0. A cursor's pages keep the first page's order
              * @enum {string}
              */
             order: "relevance" | "newest" | "oldest";
@@ -944,7 +945,7 @@ export interface operations {
                 archived?: boolean | ("true" | "false");
                 /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
-                /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page) */
+                /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page). The pages of one first page's cursors are the hits as of that first page, each once, in its order; events appended since are left to a new search */
                 cursor?: string;
                 /** @description only events created at or after this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B): an event's createdAt, else when it was appended */
                 from?: string;

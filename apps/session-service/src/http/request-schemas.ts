@@ -12,6 +12,7 @@ import {
   hasLoneSurrogate,
   LENGTH_UNIT,
   MAX_CLIENT_ID_LENGTH,
+  MAX_RECALL_CURSOR_LENGTH,
   MAX_RECALL_QUERY_LENGTH,
   RECALL_QUERY_BLANK,
   RECALL_QUERY_TOO_LONG,
@@ -467,8 +468,10 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       limit: integerInRange(1n, 100n).describe('hits per page: 1 to 100 (default 20)').optional(),
       cursor: z
         .string()
-        .max(512, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
-        .describe("the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page)")
+        .max(MAX_RECALL_CURSOR_LENGTH, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
+        .describe(
+          "the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page). The pages of one first page's cursors are the hits as of that first page, each once, in its order; events appended since are left to a new search",
+        )
         .optional(),
       minPosition: minPosition.optional(),
     })

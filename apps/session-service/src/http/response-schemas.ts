@@ -390,11 +390,16 @@ export const RecallPageSchema = named(
           .describe("with sessionId: the session's earliest matching event other than the system message and summaries, answered first"),
       }),
     ),
-    nextCursor: z.string().optional(),
+    nextCursor: z
+      .string()
+      .optional()
+      .describe(
+        'present when more hits may follow: pass it as cursor (the next pages keep this paging: the hits as of its first page, each once, in its order)',
+      ),
     order: z
       .enum(['relevance', 'newest', 'oldest'])
       .describe(
-        'relevance: BM25, best first (words found in more than 2,000 events must occur but do not score); newest: every word is found in more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0',
+        "relevance: BM25, best first (words found in more than 2,000 events must occur but do not score); newest: every word is found in more than 2,000 events, newest first, score 0; oldest: only 1–2 character words of an unspaced script or emoji (substring matches), oldest first, score 0. A cursor's pages keep the first page's order",
       ),
   }),
   'A page of recall hits in `order` (with sessionId, the first mention first)',

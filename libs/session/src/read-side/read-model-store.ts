@@ -120,6 +120,19 @@ export class ReadModelStore {
   }
 
   /**
+   * Runs `fn` (reads) in one deferred SQLite transaction: all its statements see the same
+   * committed state, whatever another connection (the projector's worker thread) commits
+   * meanwhile. A throw ends the transaction and rethrows.
+   */
+  snapshot<T>(fn: () => T): T {
+    this.reads ??= this.db.transaction((run: () => unknown) => run());
+    return this.reads.deferred(fn) as T;
+  }
+
+  /** The transaction function of {@link snapshot}, made once. */
+  private reads?: Database.Transaction<(run: () => unknown) => unknown>;
+
+  /**
    * Drops every read-model table and recreates them empty (checkpoints back to 0n), in one transaction.
    * With `rebuildReason` (e.g. `npm run rebuild-read-models`), the same transaction records that a
    * rebuild from the log starts ({@link rebuildUnderWay}; end it with {@link endRebuild}), so a

@@ -1,51 +1,117 @@
 import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
+import type { RecallRankStats } from './recall-rank';
 
-/** Keyset position of the last hit of a recall page: its BM25 rank (lower is better) and global position. */
+/** How a recall page is ordered (see `RecallOrder` in `queries/recall-query`). */
+export type RecallCursorOrder = 'relevance' | 'newest' | 'oldest';
+
+/**
+ * Where the next page of a recall paging starts. A paging is the hits as of its first page:
+ * `asOf` is the global position the first page was answered at (hits at greater positions,
+ * appended since, are not part of it: a new search finds them), `order` the order that page
+ * chose (every page keeps it), and in `relevance` order `stats` the BM25 statistics of that
+ * moment (every page ranks with them, see `recall-rank`).
+ */
 export interface RecallCursor {
-  /** `bm25()` of the last hit returned (a float, negative; exact round-trip through JSON). */
-  rank: number;
-  /** Global position (bigint) of the last hit returned; breaks ties of `rank`. */
-  position: bigint;
   /** Fingerprint of the query and filters the cursor belongs to. */
   fingerprint: string;
-  /** `newest` when the page was in newest-first order (the next page keeps it); absent for the other orders. */
-  order?: 'newest';
+  /** The order of the paging, chosen by its first page. */
+  order: RecallCursorOrder;
+  /** Global position (bigint) the first page was answered at: the paging holds the hits at or before it. */
+  asOf: bigint;
+  /**
+   * `relevance` and `newest`: global position of the last hit returned; absent when the pages
+   * so far held only the session's first mention (the next page starts at the top of the order).
+   * `oldest`: the last index row read (the scan goes on after it).
+   */
+  position?: bigint;
+  /** `relevance`: BM25 rank (negative score, lower is better) of the last hit under `stats`; present with `position`. */
+  rank?: number;
+  /** `relevance`: the statistics every page ranks with. */
+  stats?: RecallRankStats;
 }
 
-/** Encodes a cursor as opaque base64url text. */
+/** Version of the cursors {@link encodeRecallCursor} writes. Version 1 (until the fix of pages repeating hits) is refused. */
+const CURSOR_VERSION = 2;
+/** Longest cursor text accepted (a `relevance` cursor of 32 ranked words is about 700 characters). */
+export const MAX_RECALL_CURSOR_LENGTH = 2048;
+const ORDERS: readonly RecallCursorOrder[] = ['relevance', 'newest', 'oldest'];
+
+/** Encodes a cursor as opaque base64url text (JSON: `{v: 2, f, o, a, p?, r?, s?: [rows, tokens, index, rows, …]}`). */
 export function encodeRecallCursor(cursor: RecallCursor): string {
+  const { stats } = cursor;
   return Buffer.from(
-    JSON.stringify({ v: 1, r: cursor.rank, p: cursor.position.toString(), f: cursor.fingerprint, ...(cursor.order ? { o: cursor.order } : {}) }),
+    JSON.stringify({
+      v: CURSOR_VERSION,
+      f: cursor.fingerprint,
+      o: cursor.order,
+      a: cursor.asOf.toString(),
+      ...(cursor.position !== undefined ? { p: cursor.position.toString() } : {}),
+      ...(cursor.rank !== undefined ? { r: cursor.rank } : {}),
+      ...(stats ? { s: [stats.rows, stats.tokens, ...stats.phrases.flatMap((p) => [p.index, p.rows])] } : {}),
+    }),
     'utf8',
   ).toString('base64url');
 }
 
 /**
  * Decodes a cursor made by {@link encodeRecallCursor} and checks it belongs to the query with
- * `fingerprint`.
- * @throws InvalidQueryError (`cursor`) when it is malformed or belongs to another query.
+ * `fingerprint` and, in `relevance` order, to a query of `phraseCount` phrases.
+ * @throws InvalidQueryError (`cursor`) when it is malformed, belongs to another query, or was
+ *   made by an earlier release (version 1: its pages could repeat or miss hits).
  */
-export function decodeRecallCursor(text: string, fingerprint: string): RecallCursor {
+export function decodeRecallCursor(text: string, fingerprint: string, phraseCount: number): RecallCursor {
   const invalid = (why: string) => new InvalidQueryError('cursor', `${why}; pass the nextCursor of the previous page unchanged, with the same q and filters`);
-  if (typeof text !== 'string' || !/^[A-Za-z0-9_-]{1,512}$/.test(text)) throw invalid('is not a cursor');
+  if (typeof text !== 'string' || text.length > MAX_RECALL_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalid('is not a cursor');
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
   } catch {
     throw invalid('is not a cursor');
   }
-  const { v, r, p, f, o } = (parsed ?? {}) as Record<string, unknown>;
+  const { v, f, o, a, p, r, s } = (parsed ?? {}) as Record<string, unknown>;
+  if (v === 1)
+    throw new InvalidQueryError(
+      'cursor',
+      'was made by an earlier release of the service, whose pages could repeat or miss hits when events were appended meanwhile; search again without cursor (the first page) and follow the new nextCursor',
+    );
+  const asOf = parseCanonicalInteger(a);
+  const position = p === undefined ? undefined : parseCanonicalInteger(p);
   if (
-    v !== 1 ||
-    typeof r !== 'number' ||
-    !Number.isFinite(r) ||
-    parseCanonicalInteger(p) === null ||
+    v !== CURSOR_VERSION ||
     typeof f !== 'string' ||
-    (o !== undefined && o !== 'newest')
-  ) {
+    !ORDERS.includes(o as RecallCursorOrder) ||
+    asOf === null ||
+    position === null ||
+    (o === 'oldest' && position === undefined)
+  )
     throw invalid('is not a cursor');
-  }
+  const order = o as RecallCursorOrder;
+  let stats: RecallRankStats | undefined;
+  if (order === 'relevance') {
+    stats = rankStats(s, phraseCount) ?? undefined;
+    if (!stats || (position !== undefined) !== (typeof r === 'number' && Number.isFinite(r))) throw invalid('is not a cursor');
+  } else if (s !== undefined || r !== undefined) throw invalid('is not a cursor');
   if (f !== fingerprint) throw invalid('belongs to another query');
-  return { rank: r, position: parseCanonicalInteger(p)!, fingerprint: f, ...(o === 'newest' ? { order: o } : {}) };
+  return {
+    fingerprint: f,
+    order,
+    asOf,
+    ...(position !== undefined ? { position } : {}),
+    ...(order === 'relevance' && position !== undefined ? { rank: r as number } : {}),
+    ...(stats ? { stats } : {}),
+  };
+}
+
+/** The statistics of a cursor's `s` (`[rows, tokens, index, rows, …]`), null unless well-formed for a query of `phraseCount` phrases. */
+function rankStats(s: unknown, phraseCount: number): RecallRankStats | null {
+  if (!Array.isArray(s) || s.length < 4 || s.length % 2 !== 0 || !s.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) return null;
+  const [rows, tokens, ...pairs] = s as number[];
+  const phrases: RecallRankStats['phrases'] = [];
+  for (let i = 0; i < pairs.length; i += 2) {
+    const index = pairs[i];
+    if (index >= phraseCount || phrases.some((known) => known.index === index) || pairs[i + 1] > rows) return null;
+    phrases.push({ index, rows: pairs[i + 1] });
+  }
+  return rows > 0 ? { rows, tokens, phrases } : null;
 }

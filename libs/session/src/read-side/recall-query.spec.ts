@@ -172,7 +172,7 @@ describe('searchRecall', () => {
       [{ q: 'flamingo', to: 'soon' }, 'to'],
       [{ q: 'flamingo', cursor: 'not a cursor!' }, 'cursor'],
       [{ q: 'flamingo', cursor: Buffer.from('{"v":1}').toString('base64url') }, 'cursor'],
-      [{ q: 'flamingo', cursor: encodeRecallCursor({ rank: -1, position: 3n, fingerprint: 'other-query' }) }, 'cursor'],
+      [{ q: 'flamingo', cursor: encodeRecallCursor({ order: 'newest', asOf: 9n, position: 3n, fingerprint: 'other-query' }) }, 'cursor'],
       [{ q: 'flamingo', sessionId: '' }, 'sessionId'],
     ];
     for (const [input, parameter] of bad) {

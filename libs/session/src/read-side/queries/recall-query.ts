@@ -3,8 +3,9 @@ import type { SessionEventType } from '@lib/compaction';
 import { InvalidQueryError } from '../invalid-query-error';
 import { toIsoTime } from '../iso-time';
 import type { ReadModelStore } from '../read-model-store';
-import { decodeRecallCursor, encodeRecallCursor } from '../recall-cursor';
-import { recallQueryPlan } from '../recall-match-expression';
+import { decodeRecallCursor, encodeRecallCursor, type RecallCursor } from '../recall-cursor';
+import { recallQueryPlan, type RecallQueryPlan } from '../recall-match-expression';
+import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
 
 /** Default page size of {@link searchRecall}. */
@@ -108,7 +109,10 @@ export interface RecallHit {
   firstMention?: true;
 }
 
-/** A page of hits in `order`; `nextCursor` is present when more hits may follow. */
+/**
+ * A page of hits in `order`; `nextCursor` is present when more hits may follow: the next page of
+ * this paging (the hits as of its first page, in that page's order, see {@link searchRecall}).
+ */
 export interface RecallPage {
   items: RecallHit[];
   nextCursor?: string;
@@ -133,17 +137,24 @@ interface HitRow {
  * the query's words that match at most {@link RECALL_RANKED_MATCH_LIMIT} events of the index (the
  * others must occur but do not score), newest first when there is no such word (the answer's
  * `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
- * first mention of the query comes first ({@link RecallHit.firstMention}). Pages are
- * keyset-paginated: following `nextCursor` returns every hit once while the read models do not
- * change (a cursor keeps the order of the page it came from).
+ * first mention of the query comes first ({@link RecallHit.firstMention}).
+ *
+ * Paging: `nextCursor` continues the paging its first page started, the hits as of that page
+ * (global positions up to the log's head then, `asOf` in the cursor): following it returns each of
+ * them exactly once, in the first page's order, whatever is appended, compacted or archived
+ * meanwhile (an `archived` or `compactionId` filter applies as of that moment; an erased session's
+ * hits are gone). Events appended since are not in the paging (a new search finds them). In
+ * `relevance` order the pages rank with the BM25 statistics of the first page (see
+ * `recall-rank`), so `score`s compare across the pages. Every page reads one snapshot of the
+ * read models ({@link ReadModelStore.snapshot}).
  *
  * @throws InvalidQueryError naming `q`, `limit`, `type`, `from`, `to`, `cursor`, `sessionId`,
- *   `userId`, `compactionId` or `tenantId` when that value cannot be used. FTS5 syntax errors
- *   never escape: `q` is always turned into quoted phrases.
+ *   `userId`, `compactionId` or `tenantId` when that value cannot be used (a `cursor` of an
+ *   earlier release included). FTS5 syntax errors never escape: `q` is always turned into quoted
+ *   phrases.
  */
 export function searchRecall(store: ReadModelStore, search: RecallSearch): RecallPage {
   const plan = recallQueryPlan(search.q);
-  const { table, match } = plan;
   const limit = search.limit ?? DEFAULT_RECALL_LIMIT;
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_RECALL_LIMIT)
     throw new InvalidQueryError('limit', `must be an integer from 1 to ${MAX_RECALL_LIMIT}`);
@@ -158,6 +169,51 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   if (search.archived !== undefined && typeof search.archived !== 'boolean') throw new InvalidQueryError('archived', 'must be true or false');
   const from = search.from === undefined ? undefined : parseTime('from', search.from);
   const to = search.to === undefined ? undefined : parseTime('to', search.to);
+  const fingerprint = createHash('sha256')
+    .update(
+      JSON.stringify([
+        plan.table,
+        plan.match,
+        plan.substrings,
+        search.tenantId,
+        search.sessionId,
+        search.userId,
+        search.type,
+        search.archived,
+        search.compactionId,
+        from,
+        to,
+      ]),
+    )
+    .digest('base64url')
+    .slice(0, 16);
+  const cursor = search.cursor === undefined ? undefined : decodeRecallCursor(search.cursor, fingerprint, plan.phrases.length);
+  // The fingerprint covers the plan: only a forged cursor can name an order its query cannot have.
+  if (cursor && (cursor.order === 'oldest') !== (plan.match === null))
+    throw new InvalidQueryError('cursor', 'is not a cursor; pass the nextCursor of the previous page unchanged, with the same q and filters');
+  try {
+    return store.snapshot(() => recallPage(store, plan, { ...search, from, to, limit }, fingerprint, cursor));
+  } catch (error) {
+    // The MATCH expression is built from quoted phrases only; this is a last line of defence.
+    if (error instanceof Error && /fts5|syntax/i.test(error.message))
+      throw new InvalidQueryError('q', 'cannot be searched; use words without special characters');
+    throw error;
+  }
+}
+
+/** {@link searchRecall} once its input is checked: `from`/`to` as ISO text, `limit` set, `cursor` decoded. */
+function recallPage(
+  store: ReadModelStore,
+  plan: RecallQueryPlan,
+  search: RecallSearch & { from?: string; to?: string; limit: number },
+  fingerprint: string,
+  cursor: RecallCursor | undefined,
+): RecallPage {
+  const { table, match } = plan;
+  const { limit } = search;
+  // The paging's moment: the log's head when its first page is answered (every indexed row is at
+  // or before it); the next pages read only the rows at or before it.
+  const asOf = cursor?.asOf ?? (store.statement('SELECT coalesce(max(position), 0) AS head FROM session_log').get() as { head: bigint }).head;
 
   const conditions = ['s.tenant_id = @tenantId'];
   const params: Record<string, unknown> = { tenantId: search.tenantId };
@@ -175,6 +231,10 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     params.lo = range.lo ?? 1n;
     params.hi = range.hi ?? 0n;
   }
+  if (cursor !== undefined) {
+    conditions.push(`${table}.rowid <= @asOf`);
+    params.asOf = asOf;
+  }
   if (match !== null) {
     conditions.push(`${table} MATCH @match`);
     params.match = match;
@@ -191,129 +251,116 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   filter('s.session_id = @sessionId', 'sessionId', search.sessionId);
   filter('s.user_id = @userId', 'userId', search.userId);
   filter('l.kind = @type', 'type', search.type);
-  filter('l.archived = @archived', 'archived', search.archived === undefined ? undefined : search.archived ? 1 : 0);
-  filter('l.archived_by = @compactionId', 'compactionId', search.compactionId);
-  filter('l.created_at >= @from', 'from', from);
-  filter('l.created_at < @to', 'to', to);
+  filter('l.created_at >= @from', 'from', search.from);
+  filter('l.created_at < @to', 'to', search.to);
+  const archive = archiveFilter(search.archived, search.compactionId, cursor === undefined ? undefined : asOf);
+  conditions.push(...archive.conditions);
+  Object.assign(params, archive.params);
   conditions.push(...span);
-
-  const fingerprint = createHash('sha256')
-    .update(
-      JSON.stringify([
-        table,
-        match,
-        plan.substrings,
-        search.tenantId,
-        search.sessionId,
-        search.userId,
-        search.type,
-        search.archived,
-        search.compactionId,
-        from,
-        to,
-      ]),
-    )
-    .digest('base64url')
-    .slice(0, 16);
-  const cursor = search.cursor === undefined ? undefined : decodeRecallCursor(search.cursor, fingerprint);
 
   const joined = `FROM ${table}
       JOIN session_log l ON l.position = ${table}.rowid
       JOIN sessions s ON s.session_key = l.session_key`;
-  const columns = `l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
-             l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt`;
 
   let rows: HitRow[];
   let order: RecallOrder;
+  let stats: RecallRankStats | undefined;
   let first: HitRow | undefined;
   // Substring-only queries scan row texts: one page reads at most RECALL_SUBSTRING_SCAN_LIMIT rows
   // after the cursor (or the session's span); `scanEnd` is the last row this page may read.
   let scanEnd: bigint | undefined;
-  try {
-    let rankMatch = match;
-    if (match === null) {
-      order = 'oldest';
-      const spanStart = (params.lo as bigint | undefined) ?? 1n;
-      const scanFrom = cursor?.position ?? spanStart - 1n;
-      scanEnd = (
-        store
-          .statement(`SELECT rowid FROM ${table} WHERE rowid > @scanFrom ORDER BY rowid LIMIT 1 OFFSET @scanRows`)
-          .get({ scanFrom, scanRows: RECALL_SUBSTRING_SCAN_LIMIT - 1 }) as { rowid: bigint } | undefined
-      )?.rowid;
-      if (scanEnd !== undefined) {
-        conditions.push(`${table}.rowid <= @scanEnd`);
-        params.scanEnd = scanEnd;
-      }
-    } else if (cursor?.order === 'newest') order = 'newest';
-    else {
-      const common = commonPhrases(store, table, plan.phrases);
-      const rare = plan.phrases.filter((phrase) => !common.includes(phrase));
-      order = rare.length === 0 ? 'newest' : 'relevance';
-      if (order === 'relevance' && common.length > 0) {
-        // BM25 over the selective words only; the common ones still have to occur (a walk of the
-        // selective words' matches, seeking in the common words' lists), but are not scored.
-        rankMatch = rare.join(' ');
-        params.match = rankMatch;
-        params.fullMatch = match;
-        conditions.push(`+${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @fullMatch)`);
-      }
+  // The last row of the paging's scan: the session's last event (with `sessionId`) or the head.
+  const scanLast = search.sessionId !== undefined && (params.hi as bigint) < asOf ? (params.hi as bigint) : asOf;
+  let rankMatch = match;
+  if (match === null) {
+    order = 'oldest';
+    const spanStart = (params.lo as bigint | undefined) ?? 1n;
+    const scanFrom = cursor?.position ?? spanStart - 1n;
+    scanEnd = (
+      store
+        .statement(`SELECT rowid FROM ${table} WHERE rowid > @scanFrom ORDER BY rowid LIMIT 1 OFFSET @scanRows`)
+        .get({ scanFrom, scanRows: RECALL_SUBSTRING_SCAN_LIMIT - 1 }) as { rowid: bigint } | undefined
+    )?.rowid;
+    if (scanEnd !== undefined) {
+      conditions.push(`${table}.rowid <= @scanEnd`);
+      params.scanEnd = scanEnd;
     }
-    if (search.sessionId !== undefined && order !== 'oldest') {
-      first = store
-        .statement(
-          `SELECT ${columns}, 0.0 AS rank ${joined}
-           WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
-           ORDER BY ${table}.rowid LIMIT 1`,
-        )
-        .get(params) as HitRow | undefined;
-      if (first) {
-        conditions.push('l.position <> @firstMention');
-        params.firstMention = first.position;
-        if (order === 'relevance')
-          first.rank = (
-            store.statement(`SELECT rank FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`).get({ match: rankMatch, rowid: first.position }) as {
-              rank: number;
-            }
-          ).rank;
-      }
-    }
-    const keyset: string[] = [];
     if (cursor !== undefined) {
-      params.afterRank = cursor.rank;
-      params.afterPosition = cursor.position;
-      if (order === 'newest') keyset.push(`${table}.rowid < @afterPosition`);
-      else keyset.push('(rank > @afterRank OR (rank = @afterRank AND position > @afterPosition))');
+      conditions.push(`${table}.rowid > @scanFrom`);
+      params.scanFrom = scanFrom;
     }
-    const take = cursor === undefined && first ? limit : limit + 1;
-    params.take = take;
+  } else {
+    if (cursor !== undefined) {
+      // The order and the ranked words of the first page, whatever the index holds now.
+      order = cursor.order;
+      stats = cursor.stats;
+    } else {
+      const counts = phraseCounts(store, table, plan.phrases);
+      const ranked = plan.phrases.flatMap((_, index) => (counts[index] <= RECALL_RANKED_MATCH_LIMIT ? [{ index, rows: counts[index] }] : []));
+      order = ranked.length === 0 ? 'newest' : 'relevance';
+      if (order === 'relevance') stats = { ...readIndexTotals(store, table), phrases: ranked };
+    }
+    if (stats !== undefined && stats.phrases.length < plan.phrases.length) {
+      // BM25 over the selective words only; the common ones still have to occur (a walk of the
+      // selective words' matches, seeking in the common words' lists), but are not scored.
+      rankMatch = stats.phrases.map((p) => plan.phrases[p.index]).join(' ');
+      params.match = rankMatch;
+      params.fullMatch = match;
+      conditions.push(`+${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @fullMatch)`);
+    }
+  }
+  if (search.sessionId !== undefined && order !== 'oldest') {
+    first = store
+      .statement(
+        `SELECT ${HIT_COLUMNS}, 0.0 AS rank ${joined}
+         WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+         ORDER BY ${table}.rowid LIMIT 1`,
+      )
+      .get(params) as HitRow | undefined;
+    if (first) {
+      conditions.push('l.position <> @firstMention');
+      params.firstMention = first.position;
+      if (order === 'relevance' && cursor === undefined)
+        first.rank = (
+          store.statement(`SELECT rank FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`).get({ match: rankMatch, rowid: first.position }) as {
+            rank: number;
+          }
+        ).rank;
+    }
+  }
+  const take = cursor === undefined && first ? limit : limit + 1;
+  params.take = take;
+  if (order === 'relevance' && cursor !== undefined) {
+    rows = frozenRankPage(store, plan, stats!, conditions.join(' AND '), params, cursor, take);
+  } else {
+    const keyset: string[] = [];
+    if (order === 'newest' && cursor?.position !== undefined) {
+      keyset.push(`${table}.rowid < @afterPosition`);
+      params.afterPosition = cursor.position;
+    }
     // Rank and page without snippets (snippet() is costly on every match of a common word), then
     // build the snippets of the page's rows only. In `newest` order nothing is ranked: FTS5 yields
     // the matches newest first and the query stops at the page.
     const sql =
       order === 'newest'
-        ? `SELECT ${columns}, 0.0 AS rank ${joined}
+        ? `SELECT ${HIT_COLUMNS}, 0.0 AS rank ${joined}
            WHERE ${[...conditions, ...keyset].join(' AND ')}
            ORDER BY ${table}.rowid DESC LIMIT @take`
         : `SELECT * FROM (
-             SELECT ${columns}, ${order === 'relevance' ? `${table}.rank` : '0.0'} AS rank ${joined}
+             SELECT ${HIT_COLUMNS}, ${order === 'relevance' ? `${table}.rank` : '0.0'} AS rank ${joined}
              WHERE ${conditions.join(' AND ')}
-           ) ${keyset.length > 0 ? `WHERE ${keyset.join(' AND ')}` : ''}
+           )
            ORDER BY rank, position
            LIMIT @take`;
     rows = store.statement(sql).all(params) as HitRow[];
-    if (cursor === undefined && first) rows.unshift(first);
-    // In `oldest` order the first page starts at the session's first event: its first hit other
-    // than the system message or a summary is the first mention.
-    if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined)
-      first = rows.slice(0, limit).find((row) => row.type !== 'system' && row.type !== 'summary');
-    const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit), order);
-    for (const row of rows) row.snippet = snippets.get(row.position);
-  } catch (error) {
-    // The MATCH expression is built from quoted phrases only; this is a last line of defence.
-    if (error instanceof Error && /fts5|syntax/i.test(error.message))
-      throw new InvalidQueryError('q', 'cannot be searched; use words without special characters');
-    throw error;
   }
+  if (cursor === undefined && first) rows.unshift(first);
+  // In `oldest` order the first page starts at the session's first event: its first hit other
+  // than the system message or a summary is the first mention.
+  if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined)
+    first = rows.slice(0, limit).find((row) => row.type !== 'system' && row.type !== 'summary');
+  const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit), order);
+  for (const row of rows) row.snippet = snippets.get(row.position);
 
   const page = rows.slice(0, limit);
   const items = page.map((row): RecallHit => {
@@ -331,23 +378,134 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
     return hit;
   });
   const last = page[page.length - 1];
-  if (rows.length <= limit && scanEnd !== undefined && (search.sessionId === undefined || scanEnd < (params.hi as bigint))) {
+  const next = { fingerprint, order, asOf };
+  if (rows.length <= limit && scanEnd !== undefined && scanEnd < scanLast) {
     // The scan stopped at its row budget: the next page goes on after the last row it read.
-    return { items, order, nextCursor: encodeRecallCursor({ rank: 0, position: scanEnd, fingerprint }) };
+    return { items, order, nextCursor: encodeRecallCursor({ ...next, position: scanEnd }) };
   }
   if (rows.length <= limit || !last) return { items, order };
   // After a page holding only the first mention, the next page starts at the top of the order.
-  const next =
-    last === first && order !== 'oldest'
-      ? { rank: -Number.MAX_VALUE, position: order === 'newest' ? 9_223_372_036_854_775_807n : 0n }
-      : { rank: Number(last.rank), position: last.position };
-  return { items, order, nextCursor: encodeRecallCursor({ ...next, fingerprint, ...(order === 'newest' ? { order } : {}) }) };
+  if (last === first && order !== 'oldest') return { items, order, nextCursor: encodeRecallCursor({ ...next, ...(stats ? { stats } : {}) }) };
+  return {
+    items,
+    order,
+    nextCursor: encodeRecallCursor({ ...next, position: last.position, ...(stats ? { rank: Number(last.rank), stats } : {}) }),
+  };
 }
 
-/** The `phrases` that match more than {@link RECALL_RANKED_MATCH_LIMIT} rows of `table` (each counted up to that limit + 1). */
-function commonPhrases(store: ReadModelStore, table: string, phrases: readonly string[]): string[] {
+/** The columns of a hit row (the `HitRow` fields but `rank` and `snippet`), over `l` (`session_log`) and `s` (`sessions`). */
+const HIT_COLUMNS = `l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
+             l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt`;
+
+/**
+ * The SQL conditions (over `l`, a `session_log` row) of recall's `archived` and `compactionId`
+ * filters. Without `asOf`, the flags as they are. With `asOf` (a global position, bigint), as
+ * they were at that position: an event is archived as of it when the compaction that archived it
+ * wrote a log row after the event and at or before `asOf` (its `EventsArchived` is in the same
+ * append as the rest of its decision, and an answer archived on arrival has its own right after
+ * it), so an event archived since still counts as active. A paging keeps the hits of its first
+ * page this way.
+ */
+export function archiveFilter(
+  archived: boolean | undefined,
+  compactionId: string | undefined,
+  asOf: bigint | undefined,
+): { conditions: string[]; params: Record<string, unknown> } {
+  const conditions: string[] = [];
+  const params: Record<string, unknown> = {};
+  const archivedThen =
+    asOf === undefined
+      ? ''
+      : ` AND EXISTS (SELECT 1 FROM session_log a WHERE a.session_key = l.session_key AND a.compaction_id = l.archived_by
+            AND a.position > l.position AND a.position <= @archivedAsOf)`;
+  if (asOf !== undefined && (archived !== undefined || compactionId !== undefined)) params.archivedAsOf = asOf;
+  if (archived === true) conditions.push(`(l.archived = 1${archivedThen})`);
+  if (archived === false) conditions.push(asOf === undefined ? 'l.archived = 0' : `NOT (l.archived = 1${archivedThen})`);
+  if (compactionId !== undefined) {
+    conditions.push(`(l.archived_by = @compactionId${archivedThen})`);
+    params.compactionId = compactionId;
+  }
+  return { conditions, params };
+}
+
+/**
+ * A `relevance` page after the first: every hit of the paging (`where`: the conditions of its
+ * rows over the index, `l` and `s`, with `params`) ranked with the first page's statistics
+ * (`stats`, see `recall-rank`), best first (ties: oldest first), after the cursor's last hit, at
+ * most `take` rows with their columns. All of it in one statement: only the page leaves SQLite.
+ * Cost, against ranking the same words on a first page: one more walk of each ranked word's
+ * matches (its row count now), a `docsize` lookup per hit, and with several ranked words one
+ * walk of each word's matches for its own score.
+ */
+function frozenRankPage(
+  store: ReadModelStore,
+  plan: RecallQueryPlan,
+  stats: RecallRankStats,
+  where: string,
+  params: Record<string, unknown>,
+  cursor: RecallCursor,
+  take: number,
+): HitRow[] {
+  const { table } = plan;
+  const now = readIndexTotals(store, table);
+  if (now.rows === 0) return [];
+  const ln = sqliteLn(store);
+  const phrases = stats.phrases.map((p) => plan.phrases[p.index]);
+  const rowsNow = phrases.map((phrase) =>
+    Number((store.statement(`SELECT count(*) AS n FROM ${table} WHERE ${table} MATCH @phrase`).get({ phrase }) as { n: bigint }).n),
+  );
+  // One ranked word and nothing else: its current score comes with the hits. Otherwise each
+  // ranked word's score in the paging's span of positions, from a query of that word alone.
+  const inline = plan.phrases.length === 1 && phrases.length === 1;
+  const scores = phrases.map((_, k) => (inline ? 'h.score' : `p${k}.score`));
+  const perPhrase = inline
+    ? []
+    : phrases.map(
+        (_, k) => `p${k} AS MATERIALIZED (
+          SELECT rowid AS position, -bm25(${table}) AS score FROM ${table} WHERE ${table} MATCH @rankPhrase${k} AND rowid BETWEEN @rankFrom AND @rankTo)`,
+      );
+  const sql = `WITH hits AS MATERIALIZED (
+      SELECT ${table}.rowid AS position, ${documentLengthSql('d.sz')} AS length${inline ? `, -bm25(${table}) AS score` : ''}
+      FROM ${table}
+        JOIN ${table}_docsize d ON d.id = ${table}.rowid
+        JOIN session_log l ON l.position = ${table}.rowid
+        JOIN sessions s ON s.session_key = l.session_key
+      WHERE ${where}),
+    ${perPhrase.map((cte) => `${cte},`).join('\n')}
+    ranked AS MATERIALIZED (
+      SELECT h.position AS position, ${frozenRankSql(scores, 'h.length')} AS rank
+      FROM hits h ${inline ? '' : phrases.map((_, k) => `JOIN p${k} ON p${k}.position = h.position`).join(' ')})
+    SELECT ${HIT_COLUMNS}, r.rank AS rank
+    FROM ranked r
+      JOIN session_log l ON l.position = r.position
+      JOIN sessions s ON s.session_key = l.session_key
+    ${
+      cursor.position === undefined
+        ? ''
+        : // After the last hit, ranked as here (the first page's FTS5 value, bit for bit), or as the cursor says when it is gone (erased).
+          `WHERE (r.rank, r.position) > (coalesce((SELECT rank FROM ranked WHERE position = @afterPosition), @afterRank), @afterPosition)`
+    }
+    ORDER BY r.rank, r.position
+    LIMIT @take`;
+  const rankParams: Record<string, unknown> = { ...params, ...frozenRankParams(stats, now, rowsNow, ln), take };
+  phrases.forEach((phrase, k) => (rankParams[`rankPhrase${k}`] = phrase));
+  if (!inline) {
+    // The paging's span: the session's, up to the paging's moment.
+    rankParams.rankFrom = params.lo ?? 1n;
+    const hi = params.hi as bigint | undefined;
+    rankParams.rankTo = hi !== undefined && hi < cursor.asOf ? hi : cursor.asOf;
+  }
+  if (cursor.position !== undefined) {
+    rankParams.afterPosition = cursor.position;
+    rankParams.afterRank = cursor.rank;
+  }
+  return store.statement(sql).all(rankParams) as HitRow[];
+}
+
+/** How many rows of `table` hold each of `phrases`, each counted up to {@link RECALL_RANKED_MATCH_LIMIT} + 1 (a bounded walk). */
+function phraseCounts(store: ReadModelStore, table: string, phrases: readonly string[]): number[] {
   const count = store.statement(`SELECT count(*) AS n FROM (SELECT 1 FROM ${table} WHERE ${table} MATCH @phrase LIMIT @cap)`);
-  return phrases.filter((phrase) => Number((count.get({ phrase, cap: RECALL_RANKED_MATCH_LIMIT + 1 }) as { n: bigint }).n) > RECALL_RANKED_MATCH_LIMIT);
+  return phrases.map((phrase) => Number((count.get({ phrase, cap: RECALL_RANKED_MATCH_LIMIT + 1 }) as { n: bigint }).n));
 }
 
 /**

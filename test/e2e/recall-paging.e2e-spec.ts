@@ -1,0 +1,57 @@
+/**
+ * The newcomer's `repro-recall-cursor.sh` over HTTP: six hits paged by three; after one more
+ * matching append elsewhere, page 2 repeated e3 (`e3 e4 e5`: the cursor keyed the next page on
+ * the last hit's absolute BM25 value, which every append moves). Page 2 is now `e4 e5 e6`, and the
+ * event appended after page 1 is left to a new search. Also with the projector in its worker
+ * thread (another connection writes while a page is answered), and the answers to cursors of the
+ * earlier release. Runtime: about 3 s.
+ */
+import { useService } from '../support/service-harness';
+
+type Http = ReturnType<ReturnType<typeof useService>['http']>;
+
+async function repro(http: () => Http, session: string, word: string): Promise<{ all: string[]; page1: string[]; page2: string[]; page2Cursor?: string }> {
+  for (let i = 1; i <= 6; i++) {
+    await http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: [{ id: `e${i}`, type: 'user', text: `${word} ${'filler '.repeat(i)}` }] })
+      .expect(201);
+  }
+  const ids = (body: { items: Array<{ eventId: string }> }) => body.items.map((h) => h.eventId);
+  const all = await http().get('/v1/recall').query({ q: word, limit: 100 }).expect(200);
+  const page1 = await http().get('/v1/recall').query({ q: word, limit: 3 }).expect(200);
+  await http()
+    .post(`/v1/sessions/${session}-other/events`)
+    .send({ events: [{ type: 'user', text: `${word} again` }] })
+    .expect(201);
+  const page2 = await http().get('/v1/recall').query({ q: word, limit: 3, cursor: page1.body.nextCursor }).expect(200);
+  expect([page1.body.order, page2.body.order]).toEqual(['relevance', 'relevance']);
+  return { all: ids(all.body), page1: ids(page1.body), page2: ids(page2.body), page2Cursor: page2.body.nextCursor };
+}
+
+describe('recall paging over HTTP while events are appended (repro-recall-cursor.sh)', () => {
+  const harness = useService();
+
+  it('given six hits paged by three, when one more matching event is appended elsewhere, then page 2 is e4 e5 e6 (it was e3 e4 e5)', async () => {
+    const answer = await repro(() => harness.http(), 'rc-1', 'zqwordone');
+    expect(answer).toEqual({ all: ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'], page1: ['e1', 'e2', 'e3'], page2: ['e4', 'e5', 'e6'], page2Cursor: undefined });
+    const fresh = await harness.http().get('/v1/recall').query({ q: 'zqwordone', limit: 100 }).expect(200);
+    expect(fresh.body.items).toHaveLength(7);
+  });
+
+  it('answers a cursor of the earlier release 400 invalid_query, saying to search again', async () => {
+    const v1 = Buffer.from(JSON.stringify({ v: 1, r: -0.5, p: '3', f: 'AAAAAAAAAAAAAAAA' })).toString('base64url');
+    const res = await harness.http().get('/v1/recall').query({ q: 'zqwordone', cursor: v1 }).expect(400);
+    expect(res.body).toMatchObject({ code: 'invalid_query', parameter: 'cursor' });
+    expect(res.body.message).toMatch(/earlier release.*search again without cursor/);
+  });
+});
+
+describe('recall paging over HTTP with PROJECTOR_WORKER=true', () => {
+  const harness = useService({ env: { PROJECTOR_WORKER: 'true' } });
+
+  it('given six hits paged by three, when one more matching event is appended elsewhere, then page 2 is e4 e5 e6', async () => {
+    const answer = await repro(() => harness.http(), 'rc-2', 'zqwordtwo');
+    expect(answer).toEqual({ all: ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'], page1: ['e1', 'e2', 'e3'], page2: ['e4', 'e5', 'e6'], page2Cursor: undefined });
+  });
+});
