@@ -9,8 +9,9 @@
  * {@link MAX_COMPACTION_ATTEMPTS} times, then answered as `conflict`.
  *
  * Duplicates cost one summarizer call. Identical commands in this process at once (the same
- * {@link compactionIdentity} `passKey`: session, command identity, parameters, base revision) share
- * one pass and get the same answer (single flight). A redelivered transport command whose decision
+ * {@link compactionIdentity} `passKey`: session, command identity, parameters, base revision: they
+ * read the session before the pass's decision landed) share one pass and get the same answer
+ * (single flight), also when one reaches the pass just after it ended ({@link SETTLED_PASS_SHARE_MS}). A redelivered transport command whose decision
  * is in the log is answered with it before anything is planned. Duplicates across processes meet
  * the store's refusal of the decision ids and are answered with the recorded decision. A pass that
  * ended (failed included) is never shared with a command that arrives afterwards: asked again, the
@@ -42,6 +43,15 @@ export { CompactionAnswered, CompactSessionCommand, type FailedPass } from './co
 export const MAX_COMPACTION_ATTEMPTS = 4;
 /** How many times one pass is rebased onto a newer state (no summarizer call) before it is planned again. */
 export const MAX_COMPACTION_REBASES = 32;
+/**
+ * How long (ms) the answer of a pass that recorded a decision stays shared after the pass ended,
+ * with identical requests that read the session at the pass's base revision (before the decision
+ * landed) but reach the pass only after it ended (their read answered while the pass was
+ * appending; e.g. PostgreSQL answers queued behind the append's).
+ */
+export const SETTLED_PASS_SHARE_MS = 1000;
+/** At most this many ended passes' answers are kept for {@link SETTLED_PASS_SHARE_MS} (the oldest go first). */
+const MAX_SETTLED_PASSES = 256;
 
 /** Handles {@link CompactSessionCommand} (one pass, see the module doc). */
 @CommandHandler(CompactSessionCommand)
@@ -49,6 +59,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   private readonly logger = new Logger('Compaction');
   /** Passes in progress in this process, by {@link compactionIdentity} `passKey`, with the answer they will give. */
   private readonly inFlight = new Map<string, Promise<CompactionAnswer>>();
+  /**
+   * Passes that recorded a decision and ended less than {@link SETTLED_PASS_SHARE_MS} ago, by
+   * `passKey` (base revision included): only a request that read the session before that decision
+   * landed can have the key, and the pass is its answer too.
+   */
+  private readonly settled = new Map<string, CompactionAnswer>();
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -83,28 +99,43 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   }
 
   /**
-   * The answer of the pass of `command` on the session's current revision: the pass of an identical
-   * command in progress in this process when there is one (`shared`), else a pass of its own, that
-   * identical commands arriving meanwhile share. Every sharer gets the same answer (and the same error).
+   * The answer of the pass of `command` on the session's revision as loaded: the pass of an
+   * identical command on that revision in this process when there is one (`shared`): in progress,
+   * or ended with a decision recorded less than {@link SETTLED_PASS_SHARE_MS} ago (this request read
+   * the session before that decision landed); else a pass of its own, that identical commands
+   * arriving meanwhile share. Every sharer gets the same answer (and the same error).
    */
   private async answerOnce(command: CompactSessionCommand): Promise<{ answer: CompactionAnswer; shared: boolean }> {
     const watch = this.sessions.watch(sessionKey(command.tenantId, command.sessionId));
     try {
       const state = await this.load(command);
       const { passKey } = compactionIdentity(command, state.revision!, state.incarnation);
-      const running = this.inFlight.get(passKey);
       // a copy each: callers may not expect an answer shared with other requests
+      const ended = this.settled.get(passKey);
+      if (ended) return { answer: structuredClone(ended), shared: true };
+      const running = this.inFlight.get(passKey);
       if (running) return { answer: structuredClone(await running), shared: true };
       const pass = this.answer(command, state, watch);
       this.inFlight.set(passKey, pass);
       try {
-        return { answer: await pass, shared: false };
+        const answer = await pass;
+        if (answer.recorded && !command.dryRun) this.settle(passKey, answer);
+        return { answer, shared: false };
       } finally {
         this.inFlight.delete(passKey);
       }
     } finally {
       watch.release();
     }
+  }
+
+  /** Keeps `answer` of the ended pass `passKey` for {@link SETTLED_PASS_SHARE_MS} (see `settled`). */
+  private settle(passKey: string, answer: CompactionAnswer): void {
+    if (this.settled.size >= MAX_SETTLED_PASSES) this.settled.delete(this.settled.keys().next().value!);
+    this.settled.set(passKey, answer);
+    setTimeout(() => {
+      if (this.settled.get(passKey) === answer) this.settled.delete(passKey);
+    }, SETTLED_PASS_SHARE_MS).unref();
   }
 
   /** One pass of `command`, planned first on `state`, answered. */
