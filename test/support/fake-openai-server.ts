@@ -6,7 +6,8 @@
  * - a **default behaviour** answers every request (a fixed reply unless told otherwise);
  * - a **queue** of behaviours is consumed first, one per request, oldest first, so "the first N
  *   requests fail, then it succeeds" is `server.enqueue(fault, fault).setDefault('ok')`;
- * - a behaviour is a fixed reply (string or {@link FakeReply}), a function of the request, or a
+ * - a behaviour is a fixed reply (string or {@link FakeReply}), a function of the request (which
+ *   may return a promise, to hold the call), or a
  *   {@link FakeFault}: `timeout` (never answers), `status500`, `status429` (with `Retry-After`
  *   in seconds), `blank` (a whitespace-only reply), `malformed-json` (a truncated JSON body),
  *   `refusal` (`message.refusal` set, `content` null), `content-filter` (finish_reason
@@ -80,9 +81,11 @@ export type FakeOutcome = string | FakeReply | FakeFault;
 
 /**
  * A behaviour: a fixed outcome, or a function of the recorded request (and its 0-based index
- * among all requests this server received) returning one. A function that throws answers 500.
+ * among all requests this server received) returning one, or a promise of one (the request is
+ * answered when it settles: a model call held until a test lets it answer). A function that
+ * throws (or whose promise rejects) answers 500.
  */
-export type FakeBehaviour = FakeOutcome | ((request: RecordedRequest, index: number) => FakeOutcome);
+export type FakeBehaviour = FakeOutcome | ((request: RecordedRequest, index: number) => FakeOutcome | Promise<FakeOutcome>);
 
 /** One chat message as received (content as sent: a string, null, or content parts). */
 export interface RecordedMessage {
@@ -244,7 +247,7 @@ export class FakeOpenAiServer {
     const behaviour = this.queue.length > 0 ? this.queue.shift()! : this.defaultBehaviour;
     let outcome: FakeOutcome;
     try {
-      outcome = typeof behaviour === 'function' ? behaviour(record, record.index) : behaviour;
+      outcome = typeof behaviour === 'function' ? await behaviour(record, record.index) : behaviour;
     } catch {
       record.answeredWith = 'status500';
       sendJson(res, 500, errorBody('behaviour function threw', 'server_error'));
