@@ -11,7 +11,9 @@
  * throughput is about cores / CPU per request. `PROFILE_CEILING=1` runs the same load on figure
  * 1's minimal append server instead, for the same figures of the ceiling. `PROFILE_REPEAT=n` measures
  * n times in turn on the same server (one line each): under other load, compare the lowest CPU per
- * request of each build, from interleaved runs.
+ * request of each build, from interleaved runs. `PROFILE_CLIENTS` (default 16, figure 1's) sets the
+ * number of concurrent clients: a rate that does not rise with more clients is bound by CPU, not by
+ * the round trip of each request.
  */
 import 'reflect-metadata';
 import * as fs from 'node:fs';
@@ -82,7 +84,15 @@ async function measure(target: Target, messages: ReturnType<typeof textMessages>
   const appendsBefore = target.appends();
   const before = performance.eventLoopUtilization();
   const cpuBefore = process.cpuUsage();
-  const done = await runWorker({ ports: [target.port], clients: 16, seconds, warmup: 1, messages, eventsPerRequest, probeWindow: false });
+  const done = await runWorker({
+    ports: [target.port],
+    clients: Number(process.env.PROFILE_CLIENTS ?? 16),
+    seconds,
+    warmup: 1,
+    messages,
+    eventsPerRequest,
+    probeWindow: false,
+  });
   const cpu = process.cpuUsage(cpuBefore);
   const requests = done.results.reduce((s, r) => s + r.lat.length, 0);
   const loop = performance.eventLoopUtilization(before);

@@ -82,6 +82,8 @@ export class AppModule {
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,
             autoCompactionBackoffMs: config.autoCompactionBackoffMs,
+            // the longest text an event may hold bounds the summaries too (DESIGN §3.7)
+            maxTextLength: config.maxTextLength,
             maxWaitMs: config.maxWaitMs,
             ...session.settings,
           },

@@ -6,6 +6,7 @@ import type { SummaryRequest } from './compaction-types';
 import { summaryTextBudget } from './summary-budget';
 import { fitTextToTokens } from './summary-chunks';
 import { truncateMiddle } from './text';
+import { codePointLength } from './text-length';
 import { eventCost, type TokenEstimator } from './token-estimators';
 
 /** Name and version of the extractive summarizer, recorded as the summarizer identity of every decision it makes. */
@@ -644,6 +645,16 @@ function compactSummary(request: SummaryRequest, parts: ExtractedParts, textBudg
   return fitted !== '' ? fitted : parts.header;
 }
 
+/** Options of {@link extractiveSummary}. */
+export interface ExtractiveSummaryOptions {
+  /** Bound of the sections, UTF-16 code units; default {@link DEFAULT_EXTRACTIVE_MAX_CHARS}, raised to {@link MIN_EXTRACTIVE_MAX_CHARS}. */
+  maxChars?: number;
+  /** Hard bound of the result, characters (Unicode code points), integer ≥ 1 (see {@link extractiveSummary}); absent: none. */
+  maxLength?: number;
+  /** The estimator the events were costed with: keeps the summary within `request.maxSummaryTokens`. */
+  estimator?: TokenEstimator;
+}
+
 /**
  * A deterministic extractive summary of `request` (DESIGN §3.7): same input, same output; no
  * model, no randomness, no clock. Never blank when `toSummarize` is non-empty.
@@ -675,14 +686,29 @@ function compactSummary(request: SummaryRequest, parts: ExtractedParts, textBudg
  * headings) is middle-truncated to the budget (the identifiers the cut leaves out listed after it), or to
  * {@link minCompactSummaryUnits} of content (32 tokens, 128 code units for `chars`) when the budget leaves less for the text
  * (the summary then costs more than its budget).
+ *
+ * `maxLength` (the longest text an event may hold, the service's `MAX_TEXT_LENGTH`) is a hard
+ * bound, in characters (Unicode code points): `maxChars` is lowered to it, and a result still
+ * longer (a bound under {@link MIN_EXTRACTIVE_MAX_CHARS}, or a compact form longer than
+ * `maxChars`) is middle-truncated between words to at most `maxLength` UTF-16 code units (so at
+ * most as many code points). The result never has more than `maxLength` characters.
  * Never throws.
  */
-export function extractiveSummary(request: SummaryRequest, options: { maxChars?: number; estimator?: TokenEstimator } = {}): string {
+export function extractiveSummary(request: SummaryRequest, options: ExtractiveSummaryOptions = {}): string {
   const requested = options.maxChars;
-  const maxChars = Math.max(MIN_EXTRACTIVE_MAX_CHARS, Number.isFinite(requested) ? Math.floor(requested as number) : DEFAULT_EXTRACTIVE_MAX_CHARS);
+  const asked = Number.isFinite(requested) ? Math.floor(requested as number) : DEFAULT_EXTRACTIVE_MAX_CHARS;
+  const maxLength = options.maxLength !== undefined && Number.isFinite(options.maxLength) ? Math.max(1, Math.floor(options.maxLength)) : undefined;
+  const maxChars = Math.max(MIN_EXTRACTIVE_MAX_CHARS, maxLength === undefined ? asked : Math.min(asked, maxLength));
+  const summary = budgetedSummary(request, maxChars, options.estimator);
+  // the hard bound: only a bound under MIN_EXTRACTIVE_MAX_CHARS or a compact form longer than maxChars reaches it
+  if (maxLength === undefined || codePointLength(summary) <= maxLength) return summary;
+  return truncateMiddle(summary, maxLength, AT_WORDS);
+}
+
+/** {@link extractiveSummary} within `maxChars` (already resolved) and the request's budget, before the hard bound. */
+function budgetedSummary(request: SummaryRequest, maxChars: number, estimator: TokenEstimator | undefined): string {
   const parts = extractParts(request);
   const full = renderParts(parts, maxChars);
-  const estimator = options.estimator;
   if (!estimator || request.maxSummaryTokens === undefined || !Number.isFinite(request.maxSummaryTokens)) return full;
   const budget = Math.floor(request.maxSummaryTokens);
   const fits = (text: string) => eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator) <= budget;

@@ -22,3 +22,31 @@ export function codePointLength(s: string): number {
   }
   return s.length - pairs;
 }
+
+/**
+ * Default longest text of one event field, in characters (Unicode code points): the service's
+ * `MAX_TEXT_LENGTH` when it is not set.
+ */
+export const DEFAULT_MAX_TEXT_LENGTH = 1_000_000;
+
+/**
+ * The rule that bounds a summary (DESIGN §3.7): a summarizer reply longer than the longest text an
+ * event may hold (`maxTextLength`, the service's `MAX_TEXT_LENGTH`, in characters = Unicode code
+ * points) is unusable, like a blank one: the pass fails and the reply is never stored. The
+ * write side applies it to every summarizer's final text (commanded, NATS and automatic passes
+ * alike); the model summarizer also to each intermediate reply, so an overlong running summary
+ * fails the pass before it is carried into the next call.
+ *
+ * @param text the reply as it would be stored (trimmed).
+ * @param maxTextLength integer ≥ 1, characters.
+ * @returns undefined when `text` has at most `maxTextLength` characters; else the reason, e.g.
+ *   `reply longer than the longest text an event may hold (2200000 characters, MAX_TEXT_LENGTH 1000000)`:
+ *   the two lengths only, never any of the text.
+ */
+export function replyLengthRefusal(text: string, maxTextLength: number): string | undefined {
+  // a string of at most maxTextLength UTF-16 code units has at most as many code points: no count needed
+  if (text.length <= maxTextLength) return undefined;
+  const length = codePointLength(text);
+  if (length <= maxTextLength) return undefined;
+  return `reply longer than the longest text an event may hold (${length} characters, MAX_TEXT_LENGTH ${maxTextLength})`;
+}

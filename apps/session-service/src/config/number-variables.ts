@@ -3,6 +3,7 @@
  * start-up checks each against its row and quotes the row's range when it refuses a value, and the
  * README's Configuration table states the same ranges (its spec checks every row against this table).
  */
+import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
 import { SUMMARIZER_NUMBER_VARIABLES, type NumberVariable } from '@lib/session';
 
 /** No upper bound of its own: the largest integer a JavaScript number holds exactly (2^53 − 1). */
@@ -13,7 +14,7 @@ export const SERVICE_NUMBER_VARIABLES = {
   PORT: { min: 0, max: 65_535, fallback: 3000, what: 'a TCP port (0 picks a free one)' },
   MAX_BODY_BYTES: { min: 1024, max: UNBOUNDED, fallback: 5 * 1024 * 1024, what: 'a size in bytes' },
   MAX_EVENTS_PER_REQUEST: { min: 1, max: UNBOUNDED, fallback: 1000, what: 'a number of events' },
-  MAX_TEXT_LENGTH: { min: 1, max: UNBOUNDED, fallback: 1_000_000, what: 'a number of characters' },
+  MAX_TEXT_LENGTH: { min: 1, max: UNBOUNDED, fallback: DEFAULT_MAX_TEXT_LENGTH, what: 'a number of characters' },
   MAX_WAIT_MS: { min: 0, max: 60_000, fallback: 5000, what: 'a time in milliseconds' },
   REQUEST_TIMEOUT_MS: { min: 100, max: 3_600_000, fallback: 60_000, what: 'a time in milliseconds' },
   RATE_LIMIT_PER_MINUTE: { min: 0, max: UNBOUNDED, fallback: 6000, what: 'requests per minute (0 disables the limit)' },

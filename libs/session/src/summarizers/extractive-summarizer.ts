@@ -3,19 +3,21 @@
  * endpoint is configured, and named as such (`kind: 'extractive'`, model
  * `EXTRACTIVE_SUMMARIZER_MODEL`) in every decision it makes.
  */
-import { EXTRACTIVE_SUMMARIZER_MODEL, type extractiveSummary, type SummaryRequest } from '@lib/compaction';
+import { EXTRACTIVE_SUMMARIZER_MODEL, type ExtractiveSummaryOptions, type SummaryRequest } from '@lib/compaction';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerOutcome } from './summarizer';
 
 /** Options passed through to `extractiveSummary` (whatever it accepts as its second argument). */
-export type ExtractiveSummarizerOptions = NonNullable<Parameters<typeof extractiveSummary>[1]>;
+export type ExtractiveSummarizerOptions = ExtractiveSummaryOptions;
 
 /**
  * Wraps `extractiveSummary` as a {@link Summarizer}. Each call counts as one call with zero
  * prompt and completion tokens. A blank result (nothing extractable) resolves to `ok: false`
  * (§3.7: a blank summary is a failure); so does an exception (reason names its class only).
  * With `options.estimator`, the summary is kept within `request.maxSummaryTokens` (see
- * `extractiveSummary`). A large input is summarized in the token-counting worker thread (see `TokenCountingPool`), so a
+ * `extractiveSummary`); with `options.maxTextLength`, its text never has more characters than that
+ * (it is passed as `extractiveSummary`'s hard bound `maxLength`), so it is never refused as too
+ * long for an event. A large input is summarized in the token-counting worker thread (see `TokenCountingPool`), so a
  * pass over megabytes of archived text does not hold the event loop; past that worker's deadline
  * the pass fails with a reason naming the timeout, and nothing but the failure is recorded.
  */
@@ -29,7 +31,12 @@ export class ExtractiveSummarizer implements Summarizer {
     if (options.signal?.aborted) return { ok: false, reason: 'aborted', ...usage };
     let text: string;
     try {
-      text = await sharedTokenCountingPool().extractiveSummary(request, { ...this.options, ...(options.estimator ? { estimator: options.estimator } : {}) });
+      text = await sharedTokenCountingPool().extractiveSummary(request, {
+        ...this.options,
+        ...(options.estimator ? { estimator: options.estimator } : {}),
+        // the caller's bound wins over a looser one of these options: the summary always fits an event
+        ...(options.maxTextLength !== undefined ? { maxLength: Math.min(options.maxTextLength, this.options?.maxLength ?? Infinity) } : {}),
+      });
     } catch (err) {
       return { ok: false, reason: `extractive summarizer error: ${err instanceof Error ? err.name : typeof err}`, ...usage };
     }

@@ -209,6 +209,23 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome).toMatchObject({ calls: 2, reason: expect.stringMatching(/^chunk 2: blank reply/) });
   });
 
+  it('fails the pass at the first chunk reply longer than maxTextLength, before it is carried into the next call; a reply of exactly that length goes on', async () => {
+    server.setDefault((req) => `${'😀'.repeat(150)}${'R'.repeat(150)}-${req.index}`); // 302 code points, within the input bound's room
+    const bounded = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(request(60), { maxTextLength: 301 });
+    expect(bounded).toMatchObject({
+      ok: false,
+      calls: 1,
+      reason: 'chunk 1: reply longer than the longest text an event may hold (302 characters, MAX_TEXT_LENGTH 301)',
+    });
+    expect(server.calls).toBe(1);
+
+    server.reset();
+    const atBound = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(request(60), { maxTextLength: 302 });
+    expect(atBound.ok).toBe(true);
+    expect(server.calls).toBeGreaterThan(1);
+    expect(atBound).toMatchObject({ calls: server.calls, text: expect.stringMatching(/^(?:😀){150}R{150}-\d+$/) });
+  });
+
   it("tells the model the summary budget (the session estimator's unit) at the end of every call, within the input bound", async () => {
     server.setDefault((req) => `RECAP-${req.index}`);
     const budgeted = { ...request(60, 2, ['OLD SUMMARY']), maxSummaryTokens: 400 };

@@ -25,7 +25,9 @@
  * chunks are planned (when the bound cannot spare it, the model is not told). No `max_tokens` is
  * sent: a reply longer than the budget is used as it is (the pass then saves less). A reply the
  * endpoint cut off at its own output limit (`finish_reason: length`) is a failure, never a
- * silently truncated summary.
+ * silently truncated summary. So is a reply longer than `options.maxTextLength` (the longest text an
+ * event may hold, `replyLengthRefusal`), an intermediate chunk's reply included: the pass fails at
+ * the first one, before it is carried into the next call.
  *
  * Faults never throw: they resolve to `{ ok: false, reason }` with a reason built from the
  * fault's kind and HTTP status only (never message text, never the API key). Retries of
@@ -37,6 +39,7 @@ import {
   buildSummarizerMessages,
   getEstimator,
   JOIN_SLACK,
+  replyLengthRefusal,
   runningSummaryLengthLimit,
   summaryLengthLimit,
   summaryLengthSection,
@@ -134,7 +137,8 @@ export class OpenAiSummarizer implements Summarizer {
 
   /**
    * Summarizes `request` in one or more calls (see the module documentation). Resolves to
-   * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call, the
+   * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call or the
+   * first reply over `options.maxTextLength` characters, the
    * reason prefixed with `chunk k: ` when the input was split. Usage is summed over the
    * calls made, the failed one included when the endpoint reported usage.
    */
@@ -187,6 +191,9 @@ export class OpenAiSummarizer implements Summarizer {
       }
       const read = readReply(completion);
       if ('reason' in read) return { ok: false, reason: prefix + read.reason, ...usage };
+      // a reply no event could hold is unusable, the running summary of a chunk included: it fails here, never carried on nor stored
+      const tooLong = options.maxTextLength === undefined ? undefined : replyLengthRefusal(read.text, options.maxTextLength);
+      if (tooLong) return { ok: false, reason: prefix + tooLong, ...usage };
       running = read.text;
       const rest = pending.slice(1);
       if (rest.length === 0) break;

@@ -42,12 +42,20 @@ export interface SummarizeOptions {
    * Without it the summary budget is not applied (only the summarizer's own bounds).
    */
   estimator?: TokenEstimator;
+  /**
+   * The longest summary the caller can store, in characters (Unicode code points; the service's
+   * `MAX_TEXT_LENGTH`), integer ≥ 1. The model summarizer fails the pass at the first reply longer
+   * than it (intermediate chunk replies included; reason from `replyLengthRefusal`); the
+   * extractive summarizer keeps its text within it. Absent: no such bound (the write side still
+   * applies `replyLengthRefusal` to the final text of every summarizer).
+   */
+  maxTextLength?: number;
 }
 
 /**
  * Summarizes a request. `summarize` never throws for model faults (timeouts, 5xx, 429 after
- * retries, malformed JSON, blank or whitespace replies, refusals): they resolve to
- * `{ ok: false, reason }`. Callers should still guard against a programming error throwing.
+ * retries, malformed JSON, blank or whitespace replies, refusals, replies over
+ * `options.maxTextLength`): they resolve to `{ ok: false, reason }`. Callers should still guard against a programming error throwing.
  */
 export interface Summarizer {
   readonly identity: SummarizerIdentityInfo;

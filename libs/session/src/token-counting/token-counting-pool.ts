@@ -26,6 +26,7 @@ import { Piscina } from 'piscina';
 import { yieldToIo } from '@lib/event-store';
 import {
   extractiveSummary,
+  type ExtractiveSummaryOptions,
   formatEventLines,
   getEstimator,
   isEstimatorName,
@@ -182,12 +183,12 @@ export class TokenCountingPool {
   }
 
   /**
-   * `extractiveSummary(request, { maxChars, estimator })`: inline for a request of at most the
+   * `extractiveSummary(request, { maxChars, maxLength, estimator })`: inline for a request of at most the
    * inline limit (code units of all its texts), else in the worker of lane `summaries` (a
    * `estimator` that is not one of the named ones keeps it inline).
    * @throws what `extractiveSummary` throws; CountingTimeoutError as {@link eventCosts}.
    */
-  async extractiveSummary(request: SummaryRequest, options: { maxChars?: number; estimator?: TokenEstimator } = {}): Promise<string> {
+  async extractiveSummary(request: SummaryRequest, options: ExtractiveSummaryOptions = {}): Promise<string> {
     const { estimator, ...rest } = options;
     const named = estimator === undefined || (isEstimatorName(estimator.name) && getEstimator(estimator.name) === estimator);
     if (!named || requestLength(request) <= this.inlineLimit) return extractiveSummary(request, options);

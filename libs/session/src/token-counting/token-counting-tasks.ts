@@ -24,7 +24,7 @@ export interface SummaryChunksTask {
 }
 
 /**
- * `extractiveSummary(request, { maxChars, estimator })`: the extractive summarizer's text (its
+ * `extractiveSummary(request, { maxChars, maxLength, estimator })`: the extractive summarizer's text (its
  * patterns read every character); `estimator` names the estimator that keeps the summary within
  * `request.maxSummaryTokens` (absent: no budget).
  */
@@ -32,6 +32,7 @@ export interface ExtractiveSummaryTask {
   kind: 'extractiveSummary';
   request: SummaryRequest;
   maxChars?: number;
+  maxLength?: number;
   estimator?: EstimatorName;
 }
 
@@ -58,6 +59,7 @@ export function runTokenCountingTask(task: TokenCountingTask): EventCosts[] | Su
     case 'extractiveSummary':
       return extractiveSummary(task.request, {
         ...(task.maxChars === undefined ? {} : { maxChars: task.maxChars }),
+        ...(task.maxLength === undefined ? {} : { maxLength: task.maxLength }),
         ...(task.estimator === undefined ? {} : { estimator: getEstimator(task.estimator) }),
       });
   }

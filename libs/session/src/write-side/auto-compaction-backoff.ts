@@ -15,6 +15,9 @@
 import { quoteInput } from '@lib/compaction';
 import type { SessionSettings } from './auto-compaction';
 
+/** The settings the backoff reads. */
+type BackoffSettings = Pick<SessionSettings, 'autoCompactionMaxFailures' | 'autoCompactionBackoffMs'>;
+
 /** The longest auto-compaction backoff (ms): one hour. */
 export const MAX_AUTO_COMPACTION_BACKOFF_MS = 3_600_000;
 
@@ -24,7 +27,7 @@ export const MAX_AUTO_COMPACTION_BACKOFF_MS = 3_600_000;
  * `autoCompactionBackoffMs × 2^(failures − autoCompactionMaxFailures)`, at most one hour
  * ({@link MAX_AUTO_COMPACTION_BACKOFF_MS}).
  */
-export function autoCompactionBackoffMs(settings: SessionSettings, failures: number): number {
+export function autoCompactionBackoffMs(settings: BackoffSettings, failures: number): number {
   if (failures < settings.autoCompactionMaxFailures) return 0;
   return Math.min(MAX_AUTO_COMPACTION_BACKOFF_MS, settings.autoCompactionBackoffMs * 2 ** Math.min(failures - settings.autoCompactionMaxFailures, 32));
 }
@@ -53,7 +56,7 @@ export class AutoCompactionBackoff {
   private readonly backingOff = new Map<string, BackingOff>();
 
   constructor(
-    private readonly settings: SessionSettings,
+    private readonly settings: BackoffSettings,
     private readonly log: BackoffLog,
     private readonly now: () => number = Date.now,
   ) {}

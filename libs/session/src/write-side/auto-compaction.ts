@@ -17,6 +17,7 @@
  * replica keep it, and a policy that cannot be met leaves one recorded noop per wait period.
  */
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
 import { CommandBus, EventBus, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import { sessionKey } from '../events/session-stream-events';
 import { SESSION_SETTINGS } from '../tokens';
@@ -34,10 +35,20 @@ export interface SessionSettings {
   autoCompactionMaxFailures: number;
   /** Base backoff after that many failures (default 30000 ms). */
   autoCompactionBackoffMs: number;
+  /**
+   * Longest text of one event, in characters (Unicode code points): the service's `MAX_TEXT_LENGTH`
+   * (default {@link DEFAULT_MAX_TEXT_LENGTH}, 1,000,000). A summary longer than it fails its pass
+   * (`replyLengthRefusal`, DESIGN §3.7).
+   */
+  maxTextLength: number;
 }
 
 /** Defaults of {@link SessionSettings}. */
-export const DEFAULT_SESSION_SETTINGS: SessionSettings = { autoCompactionMaxFailures: 3, autoCompactionBackoffMs: 30_000 };
+export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
+  autoCompactionMaxFailures: 3,
+  autoCompactionBackoffMs: 30_000,
+  maxTextLength: DEFAULT_MAX_TEXT_LENGTH,
+};
 
 /** Published when an automatic compaction is skipped until the window grows (DESIGN §3.5). */
 export class AutoCompactionDeferred {

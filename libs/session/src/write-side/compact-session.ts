@@ -24,14 +24,14 @@
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
-import { getEstimator, type SummaryRequest } from '@lib/compaction';
+import { getEstimator, replyLengthRefusal, type SummaryRequest } from '@lib/compaction';
 import { randomUUID } from 'node:crypto';
 import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
-import { EVENT_STORE, SUMMARIZER } from '../tokens';
+import { EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { compactionIdentity, compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
 import { rebaseCompaction } from '../decider/compaction-rebase';
@@ -40,6 +40,7 @@ import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { discardedSummarizerCalls, SummarizerSpend } from '../decider/summarizer-spend';
+import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auto-compaction';
 import { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
 
 export { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
@@ -62,6 +63,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Optional() private readonly eventBus?: EventBus,
     @Optional() private readonly acknowledged: AcknowledgedPositions = new AcknowledgedPositions(),
+    @Optional() @Inject(SESSION_SETTINGS) private readonly settings: Pick<SessionSettings, 'maxTextLength'> = DEFAULT_SESSION_SETTINGS,
   ) {}
 
   /**
@@ -243,14 +245,25 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     return cloneSessionWindow(state);
   }
 
-  /** The summarizer's outcome; a programming error thrown by it becomes a failure (recorded, never half-applied; DESIGN §3.7). */
+  /**
+   * The summarizer's outcome, the one place every pass (HTTP, NATS, automatic) gets its summary:
+   * a text longer than the longest text an event may hold (`settings.maxTextLength`) becomes a
+   * failure whatever the summarizer (`replyLengthRefusal`), and a programming error thrown by it
+   * one too (recorded, never half-applied; DESIGN §3.7).
+   */
   private async summarize(request: SummaryRequest, command: CompactSessionCommand): Promise<SummarizerOutcome> {
+    const { maxTextLength } = this.settings;
+    let outcome: SummarizerOutcome;
     try {
       // the session's estimator: the unit of the request's summary budget
-      return await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator) });
+      outcome = await this.summarizer.summarize(request, { estimator: getEstimator(command.estimator), maxTextLength });
     } catch (err) {
       this.logger.warn(`summarizer threw: ${(err as Error).name}`);
       return { ok: false, reason: `summarizer error: ${(err as Error).name}`, calls: 1, promptTokens: 0, completionTokens: 0 };
     }
+    const tooLong = outcome.ok ? replyLengthRefusal(outcome.text, maxTextLength) : undefined;
+    if (!tooLong) return outcome;
+    const { calls, promptTokens, completionTokens } = outcome;
+    return { ok: false, reason: tooLong, calls, promptTokens, completionTokens };
   }
 }
