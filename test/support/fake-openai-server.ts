@@ -54,6 +54,8 @@ export interface FakeReply {
  *   client gives up or the server closes).
  * - `status500`: HTTP 500 with an OpenAI-style error body.
  * - `status401`: HTTP 401 with an OpenAI-style `invalid_api_key` error body (a wrong key).
+ * - `status400`: HTTP 400 with an OpenAI-style error body whose `code` is `code` (default
+ *   `context_length_exceeded`): an endpoint may put any text there.
  * - `status429`: HTTP 429 with `Retry-After: <retryAfterSeconds>` (default 1; whole or
  *   fractional seconds, as the header allows).
  * - `blank`: HTTP 200 whose message content is whitespace only (`text`, default `"  \n\t "`).
@@ -66,6 +68,7 @@ export type FakeFault =
   | { fault: 'timeout' }
   | { fault: 'status500' }
   | { fault: 'status401' }
+  | { fault: 'status400'; code?: string }
   | { fault: 'status429'; retryAfterSeconds?: number }
   | { fault: 'blank'; text?: string }
   | { fault: 'malformed-json' }
@@ -274,6 +277,9 @@ export class FakeOpenAiServer {
         return;
       case 'status401':
         sendJson(res, 401, errorBody('Incorrect API key provided: sk-model****', 'invalid_api_key'));
+        return;
+      case 'status400':
+        sendJson(res, 400, errorBody('the request was refused', fault.code ?? 'context_length_exceeded'));
         return;
       case 'status429':
         sendJson(res, 429, errorBody('rate limit reached', 'rate_limit_exceeded'), { 'retry-after': String(fault.retryAfterSeconds ?? 1) });
