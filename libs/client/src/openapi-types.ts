@@ -247,6 +247,14 @@ export interface components {
             archived: string[];
             /** @description present when the decision is recorded (compacted, failed, and an automatic noop whose trigger still fires): the id in the compaction history */
             compactionId?: string;
+            /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written */
+            discardedSummarizerCalls?: {
+                calls: number;
+                completionTokens: number;
+                kind: string;
+                model: string;
+                promptTokens: number;
+            };
             dryRun: boolean;
             estimator: components["schemas"]["Estimator"];
             /** @description with reason open-tool-call: the assistant event holding that call */
@@ -276,9 +284,16 @@ export interface components {
             /** @description true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written */
             replayed?: boolean;
             revision: string;
+            /** @description the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included) */
             summarizer?: {
                 calls: number;
                 completionTokens: number;
+                /** @description the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none */
+                discarded?: {
+                    calls: number;
+                    completionTokens: number;
+                    promptTokens: number;
+                };
                 kind: string;
                 model: string;
                 promptTokens: number;
@@ -369,9 +384,19 @@ export interface components {
             revision: string;
             strategy: components["schemas"]["Strategy"];
             summarizer: {
+                /** @description model calls made for the decision, discarded ones included */
                 calls: number;
+                /** @description the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was */
+                discarded: {
+                    calls: number;
+                    usage: {
+                        completionTokens: number;
+                        promptTokens: number;
+                    };
+                } | null;
                 kind: string;
                 model: string;
+                /** @description tokens of every call made for the decision, discarded ones included */
                 usage: {
                     completionTokens: number;
                     promptTokens: number;

@@ -209,7 +209,28 @@ export const CompactionAnswerSchema = named(
       .strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) })
       .optional()
       .describe('dry run of a summarizing pass: where the summary would go and what it would cover (no summarizer is called)'),
-    summarizer: z.strictObject({ kind: z.string(), model: z.string(), calls: count, promptTokens: count, completionTokens: count }).optional(),
+    summarizer: z
+      .strictObject({
+        kind: z.string(),
+        model: z.string(),
+        calls: count,
+        promptTokens: count,
+        completionTokens: count,
+        discarded: z
+          .strictObject({ calls: count, promptTokens: count, completionTokens: count })
+          .optional()
+          .describe(
+            'the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none',
+          ),
+      })
+      .optional()
+      .describe('the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included)'),
+    discardedSummarizerCalls: z
+      .strictObject({ kind: z.string(), model: z.string(), calls: count, promptTokens: count, completionTokens: count })
+      .optional()
+      .describe(
+        "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written",
+      ),
   }),
   'The answer to POST …/compactions',
 );
@@ -303,7 +324,18 @@ export const CompactionHistoryItemSchema = named(
     keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
     summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
     summarizer: z
-      .strictObject({ kind: z.string(), model: z.string(), calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
+      .strictObject({
+        kind: z.string(),
+        model: z.string(),
+        calls: count.describe('model calls made for the decision, discarded ones included'),
+        usage: z.strictObject({ promptTokens: count, completionTokens: count }).describe('tokens of every call made for the decision, discarded ones included'),
+        discarded: z
+          .strictObject({ calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
+          .nullable()
+          .describe(
+            'the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was',
+          ),
+      })
       .nullable(),
     durationMs: z.number().min(0).nullable(),
     at: isoTime,
