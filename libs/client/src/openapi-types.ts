@@ -523,6 +523,19 @@ export interface components {
                 /** @enum {string} */
                 connection: "connecting" | "connected" | "reconnecting" | "closed";
                 decisionFeed: {
+                    /** @description set when the feed found (at start, or resuming after a pause) that the decisions stream's last message (or its checkpoint) is not an event of the store's log (a store restored from a backup, or another store on the same NATS_PREFIX) and resumed elsewhere, handling every later event; null otherwise */
+                    anotherLog: {
+                        /** @description ISO-8601 UTC date-time */
+                        at: string;
+                        /** @description the position that is not an event of the store's log: the decisions stream's last message's, else the feed's checkpoint's */
+                        foundPosition: string;
+                        /** @description the store's head then */
+                        headPosition: string;
+                        /** @description the warn line: what was found and what the feed does */
+                        problem: string;
+                        /** @description where the feed resumed instead: the last message of this log in the stream, its own checkpoint, or the head */
+                        resumedAfter: string;
+                    } | null;
                     /** @description the last global position the decisions feed handled */
                     checkpoint: string;
                     /** @enum {string} */

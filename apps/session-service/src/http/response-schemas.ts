@@ -571,6 +571,20 @@ export const HealthSchema = named(
             lag: z.enum(['behind', 'caught-up', 'unknown']),
             lastError: z.string().nullable().describe('while the feed is paused (a publish failed; it retries): the error'),
             lastErrorAt: z.string().nullable(),
+            anotherLog: z
+              .strictObject({
+                foundPosition: decimal.describe(
+                  "the position that is not an event of the store's log: the decisions stream's last message's, else the feed's checkpoint's",
+                ),
+                headPosition: decimal.describe("the store's head then"),
+                resumedAfter: decimal.describe('where the feed resumed instead: the last message of this log in the stream, its own checkpoint, or the head'),
+                problem: z.string().describe('the warn line: what was found and what the feed does'),
+                at: isoTime,
+              })
+              .nullable()
+              .describe(
+                "set when the feed found (at start, or resuming after a pause) that the decisions stream's last message (or its checkpoint) is not an event of the store's log (a store restored from a backup, or another store on the same NATS_PREFIX) and resumed elsewhere, handling every later event; null otherwise",
+              ),
           })
           .nullable(),
         commandsRetrying: count.describe(

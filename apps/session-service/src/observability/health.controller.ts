@@ -62,6 +62,13 @@ export class HealthController {
         lag: head !== null ? (head > feed.checkpoint ? 'behind' : 'caught-up') : 'unknown',
         lastError: feed.lastError,
         lastErrorAt: feed.lastErrorAt,
+        anotherLog: feed.anotherLog && {
+          foundPosition: feed.anotherLog.foundPosition.toString(),
+          headPosition: feed.anotherLog.headPosition.toString(),
+          resumedAfter: feed.anotherLog.resumedAfter.toString(),
+          problem: feed.anotherLog.problem,
+          at: feed.anotherLog.at,
+        },
       },
       commandsRetrying,
     };
