@@ -20,6 +20,8 @@ import { getWindow } from '../read-side/queries/window-query';
 import { listLog, listLogJson } from '../read-side/queries/session-log-query';
 import { getWindowJson } from '../read-side/queries/window-json-query';
 import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
+import { InvalidQueryError } from '../read-side/invalid-query-error';
+import { recallCursorAsOf } from '../read-side/recall-cursor';
 import { jsonSafe } from './json-safe';
 
 /** The projection did not reach `minPosition` within the wait limit. */
@@ -174,11 +176,24 @@ export class SessionReads {
   }
 
   /**
-   * Recall search within the tenant, once the read models reached `minPosition` (see {@link waitFor}).
-   * @throws InvalidQueryError (400) on a malformed cursor or query; what {@link waitFor} throws.
+   * Recall search within the tenant, once the read models reached `minPosition` (see {@link waitFor})
+   * and, with a cursor, the position its first page was answered at (perhaps by another replica:
+   * the pages hold the hits up to it, so a replica behind it waits for them as for a `minPosition`).
+   * @throws InvalidQueryError (400) on a malformed cursor or query, and on a cursor made past the
+   *   end of the log (of another log); what {@link waitFor} throws.
    */
   async recall(search: RecallSearch, minPosition?: bigint): Promise<unknown> {
     await this.waitFor(minPosition);
+    const asOf = recallCursorAsOf(search.cursor);
+    if (asOf !== undefined && this.projector.checkpoint() < asOf) {
+      const head = await this.store.headPosition().catch(() => null);
+      if (head !== null && asOf > head)
+        throw new InvalidQueryError(
+          'cursor',
+          `was made at position ${asOf}, past the end of this service's log (${head}): search again without cursor (the first page)`,
+        );
+      await this.reached(asOf);
+    }
     return jsonSafe(searchRecall(this.readModels, search));
   }
 

@@ -103,6 +103,21 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
   };
 }
 
+/**
+ * The `asOf` of a recall cursor's text (the global position its paging's first page was answered
+ * at), read without checking the rest: undefined when `text` is absent or no version-2 cursor
+ * (the search itself then answers why, see {@link decodeRecallCursor}).
+ */
+export function recallCursorAsOf(text: string | undefined): bigint | undefined {
+  if (typeof text !== 'string' || text.length > MAX_RECALL_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
+  try {
+    const { v, a } = (JSON.parse(Buffer.from(text, 'base64url').toString('utf8')) ?? {}) as Record<string, unknown>;
+    return v === CURSOR_VERSION ? (parseCanonicalInteger(a) ?? undefined) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The statistics of a cursor's `s` (`[rows, tokens, index, rows, …]`), null unless well-formed for a query of `phraseCount` phrases. */
 function rankStats(s: unknown, phraseCount: number): RecallRankStats | null {
   if (!Array.isArray(s) || s.length < 4 || s.length % 2 !== 0 || !s.every((x) => Number.isSafeInteger(x) && (x as number) >= 0)) return null;

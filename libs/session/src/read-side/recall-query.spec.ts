@@ -172,6 +172,8 @@ describe('searchRecall', () => {
       [{ q: 'flamingo', to: 'soon' }, 'to'],
       [{ q: 'flamingo', cursor: 'not a cursor!' }, 'cursor'],
       [{ q: 'flamingo', cursor: Buffer.from('{"v":1}').toString('base64url') }, 'cursor'],
+      [{ q: 'flamingo', cursor: 'A'.repeat(2049) }, 'cursor'],
+      [{ q: 'flamingo', cursor: Buffer.from('{"v":2,"f":"x","o":"relevance","a":"9","p":"3","r":-1,"s":[0,0,0,1]}').toString('base64url') }, 'cursor'],
       [{ q: 'flamingo', cursor: encodeRecallCursor({ order: 'newest', asOf: 9n, position: 3n, fingerprint: 'other-query' }) }, 'cursor'],
       [{ q: 'flamingo', sessionId: '' }, 'sessionId'],
     ];
