@@ -1,9 +1,11 @@
 /**
  * The decisions feed (issue 15): follows the global log — like a projector, with its own checkpoint
  * (`nats-decision-feed` in the read-model database), never from the command path — and publishes
- * every compaction decision (`CompactionCompleted`, `CompactionFailed`) and every erasure record
- * (`SessionErased`) to `<prefix>.decisions.<tenant>.<session>`, in log order, with the global
- * position as JetStream message id.
+ * every compaction decision (`CompactionCompleted`, `CompactionFailed`), every archive on arrival
+ * (an `EventsArchived` with `onArrival: true`: a late answer to a call a compaction archived,
+ * attributed to that compaction, DESIGN §3.3 rule 3) and every erasure record (`SessionErased`)
+ * to `<prefix>.decisions.<tenant>.<session>`, in log order, with the global position as JetStream
+ * message id.
  *
  * It starts after the later of its checkpoint and the position of the last message already in the
  * decisions stream, so a restart (or a lost checkpoint) republishes nothing; replicas running it at
@@ -37,7 +39,15 @@ import { Logger } from '@nestjs/common';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
-import { COMPACTION_COMPLETED, COMPACTION_FAILED, SESSION_ERASED, type ReadModelStore, type SessionEventMetadata } from '@lib/session';
+import {
+  COMPACTION_COMPLETED,
+  COMPACTION_FAILED,
+  EVENTS_ARCHIVED,
+  SESSION_ERASED,
+  type EventsArchivedData,
+  type ReadModelStore,
+  type SessionEventMetadata,
+} from '@lib/session';
 import { LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
 import { eraseSessionCopies } from './nats-erasure';
 
@@ -56,12 +66,20 @@ export interface PublishedDecision {
   decision: Record<string, unknown>;
 }
 
-/** The feed message of `event`, or null when the event is not a decision nor an erasure record. */
+/** True for the `EventsArchived` of an archive on arrival (written by an append, not by a compaction's decision). */
+function archivedOnArrival(event: RecordedEvent): boolean {
+  return event.type === EVENTS_ARCHIVED && (event.data as EventsArchivedData | null)?.onArrival === true;
+}
+
+/**
+ * The feed message of `event`, or null when the event is not a decision (a compaction's closing
+ * event, or an archive on arrival) nor an erasure record.
+ */
 export function decisionOf(event: RecordedEvent): PublishedDecision | null {
   let tenantId: string;
   let sessionId: string;
   let revision: string | null = null;
-  if (event.type === COMPACTION_COMPLETED || event.type === COMPACTION_FAILED) {
+  if (event.type === COMPACTION_COMPLETED || event.type === COMPACTION_FAILED || archivedOnArrival(event)) {
     const meta = event.metadata as SessionEventMetadata | null;
     if (!meta?.tenantId || !meta.sessionId) return null;
     ({ tenantId, sessionId } = meta);
