@@ -113,7 +113,7 @@ describe('erasing a session', () => {
     expect(records).toHaveLength(1);
     expect(records[0].data).toMatchObject({ sessionId: 'doomed', erasedEvents: erased.body.erasedEvents });
     expect(JSON.stringify([records[0].data, records[0].metadata ?? null])).not.toContain(SECRET);
-    expect(Object.keys(records[0].data as object).sort()).toEqual(['erasedAt', 'erasedEvents', 'lastPosition', 'sessionId']);
+    expect(Object.keys(records[0].data as object).sort()).toEqual(['erasedAt', 'erasedEvents', 'lastPosition', 'lastRevision', 'sessionId']);
     // the other session is intact
     const keeper = await http().get('/v1/sessions/keeper/window').expect(200);
     expect(keeper.body.events).toHaveLength(conversation('keeper', 'KEEPER-WORD').length + 1);

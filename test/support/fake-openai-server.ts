@@ -6,7 +6,8 @@
  * - a **default behaviour** answers every request (a fixed reply unless told otherwise);
  * - a **queue** of behaviours is consumed first, one per request, oldest first, so "the first N
  *   requests fail, then it succeeds" is `server.enqueue(fault, fault).setDefault('ok')`;
- * - a behaviour is a fixed reply (string or {@link FakeReply}), a function of the request, or a
+ * - a behaviour is a fixed reply (string or {@link FakeReply}), a function of the request (which
+ *   may return a promise, to hold the call), or a
  *   {@link FakeFault}: `timeout` (never answers), `status500`, `status429` (with `Retry-After`
  *   in seconds), `blank` (a whitespace-only reply), `malformed-json` (a truncated JSON body),
  *   `refusal` (`message.refusal` set, `content` null), `content-filter` (finish_reason
@@ -53,6 +54,8 @@ export interface FakeReply {
  *   client gives up or the server closes).
  * - `status500`: HTTP 500 with an OpenAI-style error body.
  * - `status401`: HTTP 401 with an OpenAI-style `invalid_api_key` error body (a wrong key).
+ * - `status400`: HTTP 400 with an OpenAI-style error body whose `code` is `code` (default
+ *   `context_length_exceeded`): an endpoint may put any text there.
  * - `status429`: HTTP 429 with `Retry-After: <retryAfterSeconds>` (default 1; whole or
  *   fractional seconds, as the header allows).
  * - `blank`: HTTP 200 whose message content is whitespace only (`text`, default `"  \n\t "`).
@@ -65,6 +68,7 @@ export type FakeFault =
   | { fault: 'timeout' }
   | { fault: 'status500' }
   | { fault: 'status401' }
+  | { fault: 'status400'; code?: string }
   | { fault: 'status429'; retryAfterSeconds?: number }
   | { fault: 'blank'; text?: string }
   | { fault: 'malformed-json' }
@@ -80,9 +84,11 @@ export type FakeOutcome = string | FakeReply | FakeFault;
 
 /**
  * A behaviour: a fixed outcome, or a function of the recorded request (and its 0-based index
- * among all requests this server received) returning one. A function that throws answers 500.
+ * among all requests this server received) returning one, or a promise of one (the request is
+ * answered when it settles: a model call held until a test lets it answer). A function that
+ * throws (or whose promise rejects) answers 500.
  */
-export type FakeBehaviour = FakeOutcome | ((request: RecordedRequest, index: number) => FakeOutcome);
+export type FakeBehaviour = FakeOutcome | ((request: RecordedRequest, index: number) => FakeOutcome | Promise<FakeOutcome>);
 
 /** One chat message as received (content as sent: a string, null, or content parts). */
 export interface RecordedMessage {
@@ -244,7 +250,7 @@ export class FakeOpenAiServer {
     const behaviour = this.queue.length > 0 ? this.queue.shift()! : this.defaultBehaviour;
     let outcome: FakeOutcome;
     try {
-      outcome = typeof behaviour === 'function' ? behaviour(record, record.index) : behaviour;
+      outcome = typeof behaviour === 'function' ? await behaviour(record, record.index) : behaviour;
     } catch {
       record.answeredWith = 'status500';
       sendJson(res, 500, errorBody('behaviour function threw', 'server_error'));
@@ -271,6 +277,9 @@ export class FakeOpenAiServer {
         return;
       case 'status401':
         sendJson(res, 401, errorBody('Incorrect API key provided: sk-model****', 'invalid_api_key'));
+        return;
+      case 'status400':
+        sendJson(res, 400, errorBody('the request was refused', fault.code ?? 'context_length_exceeded'));
         return;
       case 'status429':
         sendJson(res, 429, errorBody('rate limit reached', 'rate_limit_exceeded'), { 'retry-after': String(fault.retryAfterSeconds ?? 1) });

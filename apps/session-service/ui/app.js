@@ -810,6 +810,10 @@ function diffView(diff, item) {
                   {},
                   stored(item.summarizer.model),
                   ` × ${item.summarizer.calls} (${item.summarizer.usage.promptTokens}+${item.summarizer.usage.completionTokens} tok)`,
+                  // calls whose replies the pass did not use (planned again): part of the figures before
+                  item.summarizer.discarded
+                    ? `, of which ${item.summarizer.discarded.calls} discarded (${item.summarizer.discarded.usage.promptTokens}+${item.summarizer.discarded.usage.completionTokens} tok)`
+                    : '',
                 ),
               )
             : null,

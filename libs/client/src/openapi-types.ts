@@ -243,6 +243,7 @@ export interface components {
             /** @description the session's revision after the append */
             revision: string;
         };
+        /** @description An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision */
         ArchivedOnArrival: {
             /** @description ISO-8601 UTC time that EventsArchived was recorded */
             at: string;
@@ -253,10 +254,19 @@ export interface components {
             /** @description revision of the EventsArchived (onArrival: true) that archived it, in the log after the decision */
             revision: string;
         };
+        /** @description The answer to POST …/compactions */
         CompactionAnswer: {
             archived: string[];
             /** @description present when the decision is recorded (compacted, failed, and an automatic noop whose trigger still fires): the id in the compaction history */
             compactionId?: string;
+            /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written */
+            discardedSummarizerCalls?: {
+                calls: number;
+                completionTokens: number;
+                kind: string;
+                model: string;
+                promptTokens: number;
+            };
             dryRun: boolean;
             estimator: components["schemas"]["Estimator"];
             /** @description with reason open-tool-call: the assistant event holding that call */
@@ -286,9 +296,16 @@ export interface components {
             /** @description true when the decision was already in the log for the same input (e.g. the same compaction sent twice at once): answered as recorded, nothing new written */
             replayed?: boolean;
             revision: string;
+            /** @description the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included) */
             summarizer?: {
                 calls: number;
                 completionTokens: number;
+                /** @description the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none */
+                discarded?: {
+                    calls: number;
+                    completionTokens: number;
+                    promptTokens: number;
+                };
                 kind: string;
                 model: string;
                 promptTokens: number;
@@ -313,6 +330,7 @@ export interface components {
             /** @description user events in the window after the pass, with triggerStillFires; absent when the decision was written on top of events appended while the pass ran (no growth wait follows it) */
             turnsAfter?: number;
         };
+        /** @description The window before and after one compaction, computed from the log */
         CompactionDiff: {
             /** @description ids in after and not in before (the summary), window order */
             addedIds: string[];
@@ -352,6 +370,7 @@ export interface components {
             estimator: components["schemas"]["Estimator"];
             sessionId: string;
         };
+        /** @description One recorded compaction decision */
         CompactionHistoryItem: {
             /** @description ids the decision archived at its revision, in order (old summaries and superseded system messages included): what its counts and tokens describe */
             archivedIds: string[];
@@ -386,9 +405,19 @@ export interface components {
             revision: string;
             strategy: components["schemas"]["Strategy"];
             summarizer: {
+                /** @description model calls made for the decision, discarded ones included */
                 calls: number;
+                /** @description the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was */
+                discarded: {
+                    calls: number;
+                    usage: {
+                        completionTokens: number;
+                        promptTokens: number;
+                    };
+                } | null;
                 kind: string;
                 model: string;
+                /** @description tokens of every call made for the decision, discarded ones included */
                 usage: {
                     completionTokens: number;
                     promptTokens: number;
@@ -407,6 +436,7 @@ export interface components {
             /** @description with a trigger: whether it still fires after the pass (DESIGN §3.5); null without a trigger or for failures */
             triggerStillFires: boolean | null;
         };
+        /** @description A page of the compaction history, oldest first */
         CompactionHistoryPage: {
             compactions: components["schemas"]["CompactionHistoryItem"][];
             nextCursor?: string;
@@ -420,17 +450,82 @@ export interface components {
             position: string;
             sessionId: string;
         };
+        /** @description Every error answer: { code, message } plus the details of some codes (parameter, expected, actual, userId, …) */
         Error: {
-            /** @description stable error code (see the README error table) */
-            code: string;
+            /** @description wrong_expected_revision: the session's last revision (decimal string), or no_stream when it has no events */
+            actual?: string;
+            /** @description projection_behind while a process catches up at start: the log's head it waits for */
+            catchingUpTo?: string;
+            /** @description projection_behind: the position the read models are at */
+            checkpoint?: string;
+            code: components["schemas"]["ErrorCode"];
+            /** @description counting_timeout: the deadline that passed, in ms */
+            deadlineMs?: number;
+            /** @description duplicate_event_id: the event id already used */
+            eventId?: string;
+            /** @description wrong_expected_revision: the expectedRevision the request sent (a revision as a decimal string, no_stream, stream_exists or any) */
+            expected?: string;
             /** @description what went wrong and what to fix */
             message: string;
-            /** @description the offending field or query parameter, for 400s */
+            /** @description projection_behind: the position waited for */
+            minPosition?: string;
+            /** @description the offending field or query parameter (a JSON path such as events[2].text), for 400s */
             parameter?: string;
-        } & {
-            [key: string]: unknown;
+            /** @description unknown_tool_call: the call id answered */
+            toolCallId?: string;
+            /** @description user_id_conflict: the session's owner */
+            userId?: string;
         };
-        /** @enum {string} */
+        /**
+         * @description Every error code the service answers (each route declares, per status, the ones it may answer); NATS answers carry the same codes and statuses:
+         *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice (parameter names it)
+         *     - invalid_parameter (400): a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
+         *     - invalid_message (400): an OpenAI message of POST …/messages is invalid (parameter names the field)
+         *     - invalid_query (400): recall's q, or a list or recall cursor, is invalid
+         *     - invalid_request (400): a value is not allowed, e.g. one id given to two events of a request
+         *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+         *     - invalid_path (400): the path is not valid percent-encoded UTF-8
+         *     - invalid_query_encoding (400): a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+         *     - malformed_request (400): not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+         *     - malformed_json (400): the body is not JSON (the message says where it breaks) or nests too deep
+         *     - malformed_body (400): the body is not valid UTF-8, or does not match its Content-Encoding
+         *     - request_aborted (400): the connection closed before the whole body arrived (nobody reads this answer); nothing written
+         *     - revision_out_of_range (400): atRevision is outside the session's revisions
+         *     - position_out_of_range (400): minPosition is past the end of the log
+         *     - unknown_command (400, NATS only): the subject does not end in compact, append, messages or policy
+         *     - invalid_subject (400, NATS only): the subject is not <prefix>.commands.<tenant>.<session>.<kind>
+         *     - invalid_reply_to (400, NATS only): Reply-To is not a reply inbox; nothing applied
+         *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>:
+         *     - unauthorized (401): API keys are configured and the request has none or an unknown one
+         *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
+         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s
+         *     - compaction_not_found (404): the session has no compaction with this id
+         *     - route_not_found (404): no such route (also a route’s path with a trailing slash)
+         *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods)
+         *     - request_timeout (408): the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed
+         *     - wrong_expected_revision (409): expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+         *     - duplicate_event_id (409): an event id is already used in the session for other content (eventId names it); nothing written
+         *     - user_id_conflict (409): the session belongs to another user (userId names the owner); nothing written
+         *     - payload_too_large (413): the body (inflated) is larger than MAX_BODY_BYTES
+         *     - uri_too_long (414): the request line is over 16 KiB (or a path segment over the router’s limit)
+         *     - unsupported_media_type (415): the body is not declared JSON: send Content-Type: application/json
+         *     - unsupported_encoding (415): a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+         *     - unknown_tool_call (422): a tool response answers a call never made in the session (toolCallId names it)
+         *     - tool_call_conflict (422): a tool call id repeated or reused while open, or a second answer to a call
+         *     - rate_limited (429): too many requests this minute: retry after Retry-After seconds
+         *     - headers_too_large (431): the request headers are over 16 KiB
+         *     - internal (500): an unexpected error (logged); the request may be retried
+         *     - projection_behind (503): the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+         *     - store_unavailable (503): the event store does not answer; retry
+         *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+         *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
+         * @enum {string}
+         */
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "counting_timeout" | "shutting_down";
+        /**
+         * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
+         * @enum {string}
+         */
         Estimator: "cl100k_base" | "o200k_base" | "chars";
         /** @enum {string} */
         EventType: "user" | "assistant" | "tool" | "system" | "summary";
@@ -446,6 +541,19 @@ export interface components {
                 /** @enum {string} */
                 connection: "connecting" | "connected" | "reconnecting" | "closed";
                 decisionFeed: {
+                    /** @description set when the feed found (at start, or resuming after a pause) that the decisions stream's last message (or its checkpoint) is not an event of the store's log (a store restored from a backup, or another store on the same NATS_PREFIX) and resumed elsewhere, handling every later event; null otherwise */
+                    anotherLog: {
+                        /** @description ISO-8601 UTC date-time */
+                        at: string;
+                        /** @description the position that is not an event of the store's log: the decisions stream's last message's, else the feed's checkpoint's */
+                        foundPosition: string;
+                        /** @description the store's head then */
+                        headPosition: string;
+                        /** @description the warn line: what was found and what the feed does */
+                        problem: string;
+                        /** @description where the feed resumed instead: the last message of this log in the stream, its own checkpoint, or the head */
+                        resumedAfter: string;
+                    } | null;
                     /** @description the last global position the decisions feed handled */
                     checkpoint: string;
                     /** @enum {string} */
@@ -482,6 +590,7 @@ export interface components {
                 } | null;
             };
         };
+        /** @description A page of a session's full log */
         LogPage: {
             events: {
                 archived?: boolean;
@@ -505,6 +614,7 @@ export interface components {
             revision: string;
             sessionId: string;
         };
+        /** @description An OpenAI chat message (system, developer, user, assistant with tool_calls, tool with tool_call_id); other fields only null or empty */
         OpenAiInputMessage: ({
             content: string | ({
                 text: string;
@@ -512,8 +622,11 @@ export interface components {
                 type: "text";
             } & {
                 [key: string]: unknown;
-            })[] | null;
-            id?: string;
+            })[];
+            /** @description the event id (idempotency key); the service assigns one when absent or null */
+            id?: string | null;
+            /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
+            name?: string | null;
             /** @constant */
             role: "system";
         } & {
@@ -525,8 +638,11 @@ export interface components {
                 type: "text";
             } & {
                 [key: string]: unknown;
-            })[] | null;
-            id?: string;
+            })[];
+            /** @description the event id (idempotency key); the service assigns one when absent or null */
+            id?: string | null;
+            /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
+            name?: string | null;
             /** @constant */
             role: "developer";
         } & {
@@ -538,21 +654,28 @@ export interface components {
                 type: "text";
             } & {
                 [key: string]: unknown;
-            })[] | null;
-            id?: string;
+            })[];
+            /** @description the event id (idempotency key); the service assigns one when absent or null */
+            id?: string | null;
+            /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
+            name?: string | null;
             /** @constant */
             role: "user";
         } & {
             [key: string]: unknown;
         }) | ({
-            content?: string | ({
+            /** @description null or absent when tool_calls or refusal says it all */
+            content?: (string | ({
                 text: string;
                 /** @constant */
                 type: "text";
             } & {
                 [key: string]: unknown;
-            })[] | null;
-            id?: string;
+            })[]) | null;
+            /** @description the event id (idempotency key); the service assigns one when absent or null */
+            id?: string | null;
+            /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
+            name?: string | null;
             refusal?: string | null;
             /** @constant */
             role: "assistant";
@@ -565,10 +688,10 @@ export interface components {
                 };
                 id: string;
                 /** @constant */
-                type: "function";
+                type?: "function";
             } & {
                 [key: string]: unknown;
-            })[];
+            })[] | null;
         } & {
             [key: string]: unknown;
         }) | ({
@@ -578,24 +701,48 @@ export interface components {
                 type: "text";
             } & {
                 [key: string]: unknown;
-            })[] | null;
-            id?: string;
+            })[];
+            /** @description the event id (idempotency key); the service assigns one when absent or null */
+            id?: string | null;
+            /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
+            name?: string | null;
             /** @constant */
             role: "tool";
             tool_call_id: string;
         } & {
             [key: string]: unknown;
         });
+        /** @description A chat message in the OpenAI shape (as rendered by format=openai): content as it was sent (a string, or text parts), name and refusal when sent */
         OpenAiMessage: {
-            content: string;
+            content: string | {
+                text: string;
+                /** @constant */
+                type: "text";
+            }[];
+            /** @description the participant name as sent; "notice" on a system message marks a notice (DESIGN §3.1) */
+            name?: string;
             /** @constant */
             role: "system";
         } | {
-            content: string;
+            content: string | {
+                text: string;
+                /** @constant */
+                type: "text";
+            }[];
+            /** @description the participant name as sent; "notice" on a system message marks a notice (DESIGN §3.1) */
+            name?: string;
             /** @constant */
             role: "user";
         } | {
-            content: string | null;
+            /** @description null only when tool_calls or refusal is present */
+            content: (string | {
+                text: string;
+                /** @constant */
+                type: "text";
+            }[]) | null;
+            /** @description the participant name as sent; "notice" on a system message marks a notice (DESIGN §3.1) */
+            name?: string;
+            refusal?: string;
             /** @constant */
             role: "assistant";
             tool_calls?: {
@@ -608,11 +755,18 @@ export interface components {
                 type: "function";
             }[];
         } | {
-            content: string;
+            content: string | {
+                text: string;
+                /** @constant */
+                type: "text";
+            }[];
+            /** @description the participant name as sent; "notice" on a system message marks a notice (DESIGN §3.1) */
+            name?: string;
             /** @constant */
             role: "tool";
             tool_call_id: string;
         };
+        /** @description A session's auto-compaction policy */
         Policy: {
             estimator: components["schemas"]["Estimator"];
             /** @description ISO-8601 UTC date-time */
@@ -620,6 +774,7 @@ export interface components {
             strategy: components["schemas"]["Strategy"];
             trigger: components["schemas"]["Trigger"] | null;
         };
+        /** @description Ready: the read models have caught up with the log once since this process started, and the store answers */
         Readiness: {
             projector: {
                 /** @description the last global position the read models applied */
@@ -628,6 +783,7 @@ export interface components {
             /** @constant */
             status: "ready";
         };
+        /** @description A page of recall hits in `order` (with sessionId, the first mention first) */
         RecallPage: {
             items: {
                 archived: boolean;
@@ -653,11 +809,13 @@ export interface components {
              */
             order: "relevance" | "newest" | "oldest";
         };
+        /** @description A page of the tenant's sessions, newest activity first */
         SessionList: {
             /** @description present when more follow: pass it as cursor */
             nextCursor?: string;
             sessions: components["schemas"]["SessionSummary"][];
         };
+        /** @description The auto-compaction policy of a session (strategy, trigger and estimator null: none), as GET …/policy and PUT …/policy answer it and PUT …/policy accepts it */
         SessionPolicy: {
             /** @description the estimator of the policy in force; null when there is no policy */
             estimator: components["schemas"]["Estimator"] | null;
@@ -673,6 +831,7 @@ export interface components {
             /** @description null: the policy fires always, or there is no policy */
             trigger: components["schemas"]["Trigger"] | null;
         };
+        /** @description One session as the audit list shows it */
         SessionSummary: {
             /** @description recorded compactions that changed the window */
             compactionCount: number;
@@ -700,6 +859,7 @@ export interface components {
             /** @description size of the active window under estimator: the estimator query parameter, cl100k_base when absent (not the session policy's estimator, policy.estimator) */
             windowTokens: number;
         };
+        /** @description A compaction strategy with every parameter resolved (DESIGN §3.4) */
         Strategy: {
             maxEvents: number;
             /** @constant */
@@ -727,6 +887,7 @@ export interface components {
             /** @constant */
             type: "rolling-summary";
         };
+        /** @description A compaction strategy: type plus optional parameters (defaults in DESIGN §3.4) */
         StrategyInput: {
             /** @description default 20; null counts as absent */
             maxEvents?: number | null;
@@ -765,6 +926,7 @@ export interface components {
             /** @constant */
             type: "rolling-summary";
         };
+        /** @description When a compaction may run (DESIGN §3.5); absent or null means always */
         Trigger: {
             maxTurns: number;
             /** @constant */
@@ -782,6 +944,7 @@ export interface components {
             /** @constant */
             type: "all-of";
         };
+        /** @description The active window: events (format=events, the default) or messages (format=openai) */
         Window: {
             estimator: components["schemas"]["Estimator"];
             events: components["schemas"]["WindowEvent"][];
@@ -799,15 +962,21 @@ export interface components {
             /** @description cost of the window under the estimator: with format=events the sum of the events’ tokens; with format=openai the cost of the messages (placeholder answers counted as the tool event they stand for, superseded system messages and responses left out not counted) */
             tokens: number;
         };
+        /** @description An event of the active window in the native shape (as appended: name, textParts, refusal, notice, dataParts when it was sent with them), with its cost and revision */
         WindowEvent: {
             /** @description for summaries: the compaction that wrote it */
             compactionId?: string;
             /** @description ISO-8601 UTC date-time */
             createdAt: string;
             id: string;
+            /** @description the participant name (OpenAI `name`), when it was sent with one */
+            name?: string;
             /** @description stream revision of the event */
             revision: string;
+            /** @description null only for events stored before the API refused it */
             text: string | null;
+            /** @description the text as it was sent in text parts (text is their concatenation), when it was */
+            textParts?: string[];
             /** @description the event's cost under the estimator */
             tokens: number;
             /** @constant */
@@ -818,9 +987,15 @@ export interface components {
             /** @description ISO-8601 UTC date-time */
             createdAt: string;
             id: string;
+            /** @description the participant name (OpenAI `name`), when it was sent with one */
+            name?: string;
+            /** @description a refusal the model gave instead of text (OpenAI `refusal`) */
+            refusal?: string;
             /** @description stream revision of the event */
             revision: string;
             text: string | null;
+            /** @description the text as it was sent in text parts (text is their concatenation), when it was */
+            textParts?: string[];
             /** @description the event's cost under the estimator */
             tokens: number;
             toolCalls?: {
@@ -837,8 +1012,12 @@ export interface components {
             /** @description ISO-8601 UTC date-time */
             createdAt: string;
             id: string;
+            /** @description the `name` of the tool message as sent (OpenAI), when it was */
+            name?: string;
             responses: {
                 data: string;
+                /** @description the result as it was sent in text parts (data is their concatenation), when it was */
+                dataParts?: string[];
                 name: string;
                 toolCallId: string;
             }[];
@@ -854,9 +1033,16 @@ export interface components {
             /** @description ISO-8601 UTC date-time */
             createdAt: string;
             id: string;
+            /** @description the participant name (OpenAI `name`), when it was sent with one */
+            name?: string;
+            /** @description true for a notice (DESIGN §3.1): a message injected into the conversation, never pinned */
+            notice?: boolean;
             /** @description stream revision of the event */
             revision: string;
+            /** @description null only for events stored before the API refused it */
             text: string | null;
+            /** @description the text as it was sent in text parts (text is their concatenation), when it was */
+            textParts?: string[];
             /** @description the event's cost under the estimator */
             tokens: number;
             /** @constant */
@@ -903,6 +1089,85 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /**
+             * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "malformed_request";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
+                };
+            };
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "shutting_down";
+                    };
+                };
+            };
         };
     };
     HealthController_ready: {
@@ -923,13 +1188,91 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
-            /** @description not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or holds another log than the read models were projected from (store_unavailable) */
+            /**
+             * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "malformed_request";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
+                };
+            };
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -950,6 +1293,85 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /**
+             * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "malformed_request";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
+                };
+            };
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "shutting_down";
+                    };
                 };
             };
         };
@@ -995,31 +1417,119 @@ export interface operations {
                     "application/json": components["schemas"]["RecallPage"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_query" | "invalid_session_id" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
+                };
+            };
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -1055,40 +1565,118 @@ export interface operations {
                     "application/json": components["schemas"]["SessionList"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_query" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -1118,49 +1706,131 @@ export interface operations {
                     "application/json": components["schemas"]["SessionSummary"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -1185,58 +1855,139 @@ export interface operations {
                     "application/json": components["schemas"]["EraseAnswer"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description expected revision, event id or session user conflict; nothing was written */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        actual: string;
+                        /** @enum {string} */
+                        code: "wrong_expected_revision";
+                        expected: string;
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    };
                 };
             };
         };
@@ -1268,49 +2019,132 @@ export interface operations {
                     "application/json": components["schemas"]["CompactionHistoryPage"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_query" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -1347,67 +2181,161 @@ export interface operations {
                     "application/json": components["schemas"]["CompactionAnswer"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
+             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_parameter" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description the body is larger than MAX_BODY_BYTES */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
-            /** @description the body is not JSON */
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /**
+             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
+             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type" | "unsupported_encoding";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - store_unavailable: the event store does not answer; retry
+             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "counting_timeout";
+                        deadlineMs: number;
+                    });
                 };
             };
         };
@@ -1436,49 +2364,134 @@ export interface operations {
                     "application/json": components["schemas"]["CompactionHistoryItem"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /**
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s
+             *     - compaction_not_found: the session has no compaction with this id
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found" | "compaction_not_found";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -1507,49 +2520,134 @@ export interface operations {
                     "application/json": components["schemas"]["CompactionDiff"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /**
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s
+             *     - compaction_not_found: the session has no compaction with this id
+             */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found" | "compaction_not_found";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -1581,49 +2679,131 @@ export interface operations {
                     "application/json": components["schemas"]["LogPage"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -1641,47 +2821,62 @@ export interface operations {
             content: {
                 "application/json": {
                     events: ({
-                        /** Format: date-time */
-                        createdAt?: string;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
-                        id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
-                        metadata?: Record<string, never>;
-                        name?: string;
-                        text: string | null;
-                        textParts?: string[];
+                        /** @description null counts as absent */
+                        createdAt?: string | null;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        id?: string | null;
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description null counts as absent */
+                        name?: string | null;
+                        /** @description a non-empty string: user and system events need text */
+                        text: string;
+                        /** @description null counts as absent */
+                        textParts?: string[] | null;
                         /** @constant */
                         type: "user";
                     } | {
-                        /** Format: date-time */
-                        createdAt?: string;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
-                        id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
-                        metadata?: Record<string, never>;
-                        name?: string;
-                        refusal?: string;
+                        /** @description null counts as absent */
+                        createdAt?: string | null;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        id?: string | null;
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description null counts as absent */
+                        name?: string | null;
+                        /** @description null counts as absent */
+                        refusal?: string | null;
                         text?: string | null;
-                        textParts?: string[];
+                        /** @description null counts as absent */
+                        textParts?: string[] | null;
+                        /** @description null counts as absent */
                         toolCalls?: {
                             arguments: string;
                             /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                             id: string;
                             name: string;
-                        }[];
+                        }[] | null;
                         /** @constant */
                         type: "assistant";
                     } | {
-                        /** Format: date-time */
-                        createdAt?: string;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
-                        id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
-                        metadata?: Record<string, never>;
-                        name?: string;
+                        /** @description null counts as absent */
+                        createdAt?: string | null;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        id?: string | null;
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description null counts as absent */
+                        name?: string | null;
                         responses: {
                             data: string;
-                            dataParts?: string[];
+                            /** @description null counts as absent */
+                            dataParts?: string[] | null;
                             name: string;
                             /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                             toolCallId: string;
@@ -1689,25 +2884,33 @@ export interface operations {
                         /** @constant */
                         type: "tool";
                     } | {
-                        /** Format: date-time */
-                        createdAt?: string;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
-                        id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
-                        metadata?: Record<string, never>;
-                        name?: string;
-                        notice?: boolean;
-                        text: string | null;
-                        textParts?: string[];
+                        /** @description null counts as absent */
+                        createdAt?: string | null;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        id?: string | null;
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
+                        /** @description null counts as absent */
+                        name?: string | null;
+                        /** @description null counts as absent */
+                        notice?: boolean | null;
+                        /** @description a non-empty string: user and system events need text */
+                        text: string;
+                        /** @description null counts as absent */
+                        textParts?: string[] | null;
                         /** @constant */
                         type: "system";
                     } | {
-                        /** Format: date-time */
-                        createdAt?: string;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
-                        id?: string;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim */
-                        metadata?: Record<string, never>;
+                        /** @description null counts as absent */
+                        createdAt?: string | null;
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        id?: string | null;
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        metadata?: {
+                            [key: string]: unknown;
+                        } | null;
                         shadowPrompt: string;
                         text: string;
                         /** @constant */
@@ -1729,76 +2932,195 @@ export interface operations {
                     "application/json": components["schemas"]["AppendResult"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
+             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_request" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description expected revision, event id or session user conflict; nothing was written */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /**
+             * @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+             *     - duplicate_event_id: an event id is already used in the session for other content (eventId names it); nothing written
+             *     - user_id_conflict: the session belongs to another user (userId names the owner); nothing written
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        actual: string;
+                        /** @enum {string} */
+                        code: "wrong_expected_revision";
+                        expected: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "duplicate_event_id";
+                        eventId: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "user_id_conflict";
+                        parameter: string;
+                        userId: string;
+                    });
                 };
             };
-            /** @description the body is larger than MAX_BODY_BYTES */
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
-            /** @description the body is not JSON */
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /**
+             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
+             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type" | "unsupported_encoding";
+                    };
                 };
             };
-            /** @description the request is well-formed but cannot apply (e.g. a tool response to an unknown call) */
+            /**
+             * @description - unknown_tool_call: a tool response answers a call never made in the session (toolCallId names it)
+             *     - tool_call_conflict: a tool call id repeated or reused while open, or a second answer to a call
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "tool_call_conflict";
+                    } | {
+                        /** @enum {string} */
+                        code: "unknown_tool_call";
+                        toolCallId: string;
+                    });
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - store_unavailable: the event store does not answer; retry
+             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "counting_timeout";
+                        deadlineMs: number;
+                    });
                 };
             };
         };
@@ -1832,76 +3154,196 @@ export interface operations {
                     "application/json": components["schemas"]["AppendResult"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
+             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             *     - invalid_message: an OpenAI message of POST …/messages is invalid (parameter names the field)
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_request" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted" | "invalid_message";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description expected revision, event id or session user conflict; nothing was written */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /**
+             * @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+             *     - duplicate_event_id: an event id is already used in the session for other content (eventId names it); nothing written
+             *     - user_id_conflict: the session belongs to another user (userId names the owner); nothing written
+             */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        actual: string;
+                        /** @enum {string} */
+                        code: "wrong_expected_revision";
+                        expected: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "duplicate_event_id";
+                        eventId: string;
+                    } | {
+                        /** @enum {string} */
+                        code: "user_id_conflict";
+                        parameter: string;
+                        userId: string;
+                    });
                 };
             };
-            /** @description the body is larger than MAX_BODY_BYTES */
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
-            /** @description the body is not JSON */
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /**
+             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
+             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type" | "unsupported_encoding";
+                    };
                 };
             };
-            /** @description the request is well-formed but cannot apply (e.g. a tool response to an unknown call) */
+            /**
+             * @description - unknown_tool_call: a tool response answers a call never made in the session (toolCallId names it)
+             *     - tool_call_conflict: a tool call id repeated or reused while open, or a second answer to a call
+             */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "tool_call_conflict";
+                    } | {
+                        /** @enum {string} */
+                        code: "unknown_tool_call";
+                        toolCallId: string;
+                    });
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - store_unavailable: the event store does not answer; retry
+             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "counting_timeout";
+                        deadlineMs: number;
+                    });
                 };
             };
         };
@@ -1929,49 +3371,131 @@ export interface operations {
                     "application/json": components["schemas"]["SessionPolicy"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };
@@ -2015,67 +3539,170 @@ export interface operations {
                     "application/json": components["schemas"]["SessionPolicy"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
+             *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
+             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_parameter" | "invalid_session_id" | "invalid_path" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description the body is larger than MAX_BODY_BYTES */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        actual: string;
+                        /** @enum {string} */
+                        code: "wrong_expected_revision";
+                        expected: string;
+                    };
+                };
+            };
+            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "payload_too_large";
+                    };
                 };
             };
-            /** @description the body is not JSON */
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /**
+             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
+             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             */
             415: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_media_type" | "unsupported_encoding";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    };
                 };
             };
         };
@@ -2109,49 +3736,132 @@ export interface operations {
                     "application/json": components["schemas"]["Window"];
                 };
             };
-            /** @description invalid input: code names the kind, parameter the field, message what to fix */
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
+             *     - invalid_path: the path is not valid percent-encoded UTF-8
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - revision_out_of_range: atRevision is outside the session's revisions
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "revision_out_of_range" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
                 };
             };
-            /** @description API keys are configured and the request has none or an unknown one */
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
                 };
             };
-            /** @description unknown session or compaction (or another tenant’s) */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "session_not_found";
+                    };
                 };
             };
-            /** @description rate limited: retry after Retry-After seconds */
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
                 };
             };
-            /** @description the read models have not reached minPosition yet, or the store is unavailable */
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer; retry
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
             503: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_unavailable" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    });
                 };
             };
         };

@@ -31,6 +31,34 @@ export type InvalidRequestCode =
   | 'invalid_query';
 
 /**
+ * The fields an error adds to `{ code, message }` for its client (all optional; revisions and
+ * positions are decimal strings, `deadlineMs` in milliseconds). The HTTP API declares exactly
+ * these in its `Error` schema.
+ */
+export interface SessionErrorDetails {
+  /** The offending field or query parameter (a request JSON path such as `events[2].text`). */
+  parameter?: string;
+  /** `wrong_expected_revision`: what the request sent (`no_stream`, `stream_exists`, `any` or a revision). */
+  expected?: string;
+  /** `wrong_expected_revision`: the session's last revision, or `no_stream` when it has no events. */
+  actual?: string;
+  /** `user_id_conflict`: the session's owner. */
+  userId?: string;
+  /** `duplicate_event_id`: the event id already used. */
+  eventId?: string;
+  /** `unknown_tool_call`: the call id no call of the session has. */
+  toolCallId?: string;
+  /** `counting_timeout`: the deadline that passed, in ms. */
+  deadlineMs?: number;
+  /** `projection_behind`: the position waited for. */
+  minPosition?: string;
+  /** `projection_behind`: the position the read models are at. */
+  checkpoint?: string;
+  /** `projection_behind` at start-up: the log's head the read models catch up with. */
+  catchingUpTo?: string;
+}
+
+/**
  * Where an error lies in a command's list of events: the event's index in the command (0-based)
  * and a field path under it in the native event shape (`id`, `toolCalls[1].id`,
  * `responses[0].toolCallId`). A transport names it in its own request's terms (see
@@ -45,7 +73,7 @@ export interface EventLocation {
 export abstract class SessionError extends Error {
   abstract readonly code: SessionErrorCode;
   /** Extra fields returned to the client (e.g. expected and actual revisions). */
-  readonly details?: Record<string, unknown>;
+  readonly details?: SessionErrorDetails;
   /** For an error about one event of a command, until a transport restates it: where it lies. */
   readonly location?: EventLocation;
   /** With `location`: the message without the location. */
@@ -56,7 +84,7 @@ export abstract class SessionError extends Error {
    * (the message becomes `<parameter>: <message>` and `details.parameter` is set), or an
    * {@link EventLocation} of the command (left for the transport to name, see {@link restatedAt}).
    */
-  constructor(message: string, details?: Record<string, unknown>, where?: string | EventLocation) {
+  constructor(message: string, details?: SessionErrorDetails, where?: string | EventLocation) {
     super(where === undefined ? message : typeof where === 'string' ? `${where}: ${message}` : `event ${where.index}, ${where.field}: ${message}`);
     this.details = typeof where === 'string' ? { parameter: where, ...details } : details;
     if (typeof where === 'object') {

@@ -1,10 +1,11 @@
 /**
  * Turns every error into `{ "code": "...", "message": "..." }` with the right status:
- * domain errors (SessionError and subclasses) by their code, with the status of {@link STATUS_BY_CODE}, invalid strategy or
+ * domain errors (SessionError and subclasses) by their code, with the status of `error-codes.ts` ({@link statusOfCode}), invalid strategy or
  * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json` (saying where it breaks), oversized
  * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
  * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
- * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else → 500 `internal`
+ * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else (an HTTP exception
+ * of another status included: every code answered is one of `error-codes.ts`) → 500 `internal`
  * (logged without request content). A 503 (`projection_behind`, `store_unavailable`,
  * `counting_timeout`: the client retries) is an expected answer: its request line logs at warn
  * without a made-up error and stack ({@link markExpectedAnswer}).
@@ -14,14 +15,14 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
 import { EventStoreUnavailableError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
-import { STATUS_BY_CODE } from './status-by-code';
+import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { MalformedJsonError } from './json-body';
 import { markExpectedAnswer } from '../observability/request-log-level';
 
-/** The JSON body of every error answer. */
+/** The JSON body of every error answer: a declared code ({@link ApiErrorCode}), what to fix, and the error's details. */
 export interface ApiErrorBody {
-  code: string;
+  code: ApiErrorCode;
   message: string;
   [detail: string]: unknown;
 }
@@ -49,8 +50,8 @@ export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
 
 /** Maps an error to (status, body). Exported for tests. */
 export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
-  if (err instanceof SessionError && Object.hasOwn(STATUS_BY_CODE, err.code)) {
-    return { status: STATUS_BY_CODE[err.code], body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
+  if (err instanceof SessionError && isApiErrorCode(err.code)) {
+    return { status: statusOfCode(err.code), body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
   }
   if (err instanceof InvalidParameterError) {
     return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
@@ -109,7 +110,8 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     if (status === 400 && /^Failed to decode param/.test(err.message))
       return { status, body: { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' } };
     if (status === 401) return { status, body: { code: 'unauthorized', message: err.message } };
-    return { status, body: { code: `http_${status}`, message: err.message } };
+    // Any other HttpException is none the service throws: an unexpected error, answered with a declared code.
+    return { status: 500, body: { code: 'internal', message: 'internal error; the request may be retried' } };
   }
   // The audit page's file server refuses paths that leave its directory (`/ui/../..`) with a 403
   // http-error: answered as any missing file, so nothing about the file system shows.

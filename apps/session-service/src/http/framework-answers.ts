@@ -296,6 +296,6 @@ export function answerNearRoutes(app: FastifyInstance): void {
     void reply
       .code(405)
       .header('allow', allowed.join(', '))
-      .send({ code: 'method_not_allowed', message: `${request.method} is not allowed here; use ${allowed.join(' or ')} (see /docs)` });
+      .send({ code: 'method_not_allowed', message: `${request.method} is not allowed here; use ${allowed.join(' or ')} (see /docs)` } satisfies ApiErrorBody);
   });
 }

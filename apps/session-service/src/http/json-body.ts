@@ -29,7 +29,7 @@ import { yieldToIo } from '@lib/event-store';
 import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
 import { malformedJsonMessage } from '../commands/json-syntax-error';
-import { payloadTooLarge } from './api-error.filter';
+import { payloadTooLarge, type ApiErrorBody } from './api-error.filter';
 import { continueOnlyWhenReading, discardBodyThenClose, type DiscardLimits } from './early-answer';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -42,7 +42,7 @@ function hasBody(req: FastifyRequest): boolean {
 }
 
 /** The 415 answer's body for a request whose body is not declared JSON (`type`: its media type, '' when absent). */
-export function unsupportedMediaType(type: string): { code: string; message: string } {
+export function unsupportedMediaType(type: string): ApiErrorBody {
   return {
     code: 'unsupported_media_type',
     message: `send the body as JSON with Content-Type: application/json (got ${type ? quoteInput(type) : 'no Content-Type'})`,
@@ -80,7 +80,7 @@ function charsetOf(params: string[]): string | undefined {
 }
 
 /** The 415 answer's body for a JSON body declared in a charset other than UTF-8 (`utf-16` as much as `latin1`). */
-export function unsupportedCharset(charset: string): { code: string; message: string } {
+export function unsupportedCharset(charset: string): ApiErrorBody {
   return { code: 'unsupported_encoding', message: `unsupported charset ${quoteInput(charset)}: send the body as UTF-8 JSON` };
 }
 

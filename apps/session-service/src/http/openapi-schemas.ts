@@ -47,26 +47,45 @@ export const StrategyInputSchema = named(
   'A compaction strategy: type plus optional parameters (defaults in DESIGN §3.4)',
 );
 
-const content = z.union([z.string(), z.array(z.looseObject({ type: z.literal('text'), text: z.string() })), z.null()]);
-/** An OpenAI chat message as `POST …/messages` accepts it (`id` optional: the service assigns one). */
+/** Null counts as absent for an optional field of a message (as `openAiMessagesToEvents` reads it). */
+const absentOrNull = <T extends z.ZodType>(schema: T) => schema.nullable().optional();
+const textPart = z.looseObject({ type: z.literal('text'), text: z.string() }).describe('a text part (other fields only null)');
+/** Content with text: a non-empty string or non-empty text parts (system, developer, user and tool messages). */
+const content = z.union([z.string().min(1), z.array(textPart).min(1)]);
+const common = {
+  id: absentOrNull(z.string()).describe('the event id (idempotency key); the service assigns one when absent or null'),
+  name: absentOrNull(z.string().min(1)).describe(
+    'the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1)',
+  ),
+};
+/**
+ * An OpenAI chat message as `POST …/messages` accepts it (`openAiMessagesToEvents`): any other
+ * field only null or an empty list (they count as absent).
+ */
 export const OpenAiInputMessageSchema = named(
   'OpenAiInputMessage',
   z.discriminatedUnion('role', [
-    z.looseObject({ role: z.literal('system'), content, id: z.string().optional() }),
-    z.looseObject({ role: z.literal('developer'), content, id: z.string().optional() }),
-    z.looseObject({ role: z.literal('user'), content, id: z.string().optional() }),
+    z.looseObject({ role: z.literal('system'), content, ...common }),
+    z.looseObject({ role: z.literal('developer'), content, ...common }),
+    z.looseObject({ role: z.literal('user'), content, ...common }),
     z.looseObject({
       role: z.literal('assistant'),
-      content: content.optional(),
-      refusal: z.string().nullable().optional(),
-      tool_calls: z
-        .array(z.looseObject({ id: z.string(), type: z.literal('function'), function: z.looseObject({ name: z.string(), arguments: z.string() }) }))
-        .optional(),
-      id: z.string().optional(),
+      content: absentOrNull(z.union([z.string(), z.array(textPart)])).describe('null or absent when tool_calls or refusal says it all'),
+      refusal: absentOrNull(z.string()),
+      tool_calls: absentOrNull(
+        z.array(
+          z.looseObject({
+            id: z.string(),
+            type: z.literal('function').optional(),
+            function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
+          }),
+        ),
+      ),
+      ...common,
     }),
-    z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content, id: z.string().optional() }),
+    z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.union([z.string(), z.array(textPart)]), ...common }),
   ]),
-  'An OpenAI chat message (system, developer, user, assistant with tool_calls, tool with tool_call_id)',
+  'An OpenAI chat message (system, developer, user, assistant with tool_calls, tool with tool_call_id); other fields only null or empty',
 );
 
 /** The JSON Schema of one request body, for `@ApiBody({ schema })`. */
@@ -78,11 +97,7 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
   if (name === 'compact' || name === 'policy') {
     // An optional field sent null counts as absent (nullOptionalsAsAbsent): the document says so.
     const required = new Set((json.required as string[] | undefined) ?? []);
-    for (const [key, property] of Object.entries(props)) {
-      if (required.has(key)) continue;
-      const { description, ...rest } = property;
-      props[key] = { anyOf: [rest, { type: 'null' }], description: `${typeof description === 'string' ? `${description}; ` : ''}null counts as absent` };
-    }
+    for (const [key, property] of Object.entries(props)) if (!required.has(key)) props[key] = orNull(property);
     props.strategy =
       name === 'policy'
         ? {
@@ -94,7 +109,37 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
     props.trigger = { anyOf: [schemaRef(TriggerSchema), { type: 'null' }], description: 'absent or null: always' };
     props.estimator = { ...props.estimator, description: 'absent or null: cl100k_base' };
   }
+  if (name === 'appendEvents') props.events = { ...props.events, items: nativeEventSchema(cache) };
   if (name === 'appendMessages') props.messages = { ...props.messages, items: schemaRef(OpenAiInputMessageSchema) };
+  return json;
+}
+
+/** `node` (a JSON Schema) or null, its description kept and saying so: an optional field sent null counts as absent. */
+function orNull(node: Record<string, unknown>): Record<string, unknown> {
+  const { description, ...rest } = node;
+  return { anyOf: [rest, { type: 'null' }], description: `${typeof description === 'string' ? `${description}; ` : ''}null counts as absent` };
+}
+
+/**
+ * The JSON Schema of a native event as `POST …/events` accepts it: every optional field (at any
+ * depth: `id`, `createdAt`, `metadata`, `name`, `textParts`, `toolCalls`, `refusal`, `notice`, a
+ * response's `dataParts`) may also be null, which counts as absent (`nullOptionalsAsAbsent`,
+ * the rule the route applies; an assistant's `text: null` is a value of its own).
+ */
+function nativeEventSchema(schemas: RequestSchemas): Record<string, unknown> {
+  const json = z.toJSONSchema(schemas.nativeEvent, {
+    unrepresentable: 'any',
+    io: 'input',
+    override: (ctx) => {
+      const node = ctx.jsonSchema as Record<string, unknown>;
+      // The fields nullOptionalsAsAbsent drops when null: optional, and null not a value of their own.
+      if (ctx.zodSchema._zod.def.type !== 'optional' || z.safeParse(ctx.zodSchema, null).success || Array.isArray(node.anyOf)) return;
+      const rewritten = orNull({ ...node });
+      for (const key of Object.keys(node)) delete node[key];
+      Object.assign(node, rewritten);
+    },
+  }) as Record<string, unknown>;
+  delete json.$schema;
   return json;
 }
 

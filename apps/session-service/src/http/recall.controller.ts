@@ -8,6 +8,7 @@ import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
+import { routeErrors } from './error-codes';
 import { ApiAnswer, RecallPageSchema } from './response-schemas';
 
 /** `GET /v1/recall`, scoped to the caller's tenant. */
@@ -30,7 +31,7 @@ export class RecallController {
   @Get()
   @ApiOperation({ summary: 'Search recall: ranked (BM25) hits with snippets; each says whether it is archived and by which compaction' })
   @ApiQueryParams(requestSchemas({ maxEventsPerRequest: 1, maxTextLength: 1 }).recallQuery)
-  @ApiAnswer(RecallPageSchema, { errors: [400, 401, 429] })
+  @ApiAnswer(RecallPageSchema, { errors: routeErrors(['any', 'v1', 'read'], ['invalid_query', 'invalid_session_id']) })
   search(@Tenant() tenant: string, @Query() query: Record<string, unknown>) {
     // DESIGN §5 calls the event-kind filter "kind" in prose; its parameter is `type`, as an event's field is.
     if (query !== null && typeof query === 'object' && Object.hasOwn(query, 'kind'))

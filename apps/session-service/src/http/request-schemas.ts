@@ -247,15 +247,19 @@ export const COMPACTION_ID_RULE =
 
 /** Builds the schemas for the given limits. */
 export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest' | 'maxTextLength'>) {
-  const text = z
-    .string()
-    // zod counts string lengths in Unicode code points, the unit of every length limit of the API.
-    .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} ${LENGTH_UNIT}` })
-    .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+  const textOf = (params?: { error: (iss: { input?: unknown }) => string | undefined }) =>
+    z
+      .string(params)
+      // zod counts string lengths in Unicode code points, the unit of every length limit of the API.
+      .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} ${LENGTH_UNIT}` })
+      .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+  const text = textOf();
   // A message text that is present must say something: null is how an assistant event says "no text".
-  // User and system events need text: "" and null are one mistake, one message.
+  // User and system events need text: "" and null are one mistake, one message (the document shows a non-empty string).
   const needsTextMessage = "must be a non-empty string: user and system events need text (only an assistant event's text may be null)";
-  const nonEmptyText = text.pipe(z.string().min(1, { message: needsTextMessage }));
+  const nonEmptyText = textOf({ error: (iss) => (iss.input === null ? needsTextMessage : undefined) })
+    .pipe(z.string().min(1, { message: needsTextMessage }))
+    .meta({ minLength: 1, description: 'a non-empty string: user and system events need text' });
   const summaryText = text.pipe(z.string().min(1, { message: 'must be a non-empty string: a summary needs text' }));
   const id = clientId;
   const common = {
@@ -277,7 +281,8 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .transform((m) => m as Record<string, unknown>)
       .meta({
         type: 'object',
-        description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON; stored verbatim`,
+        additionalProperties: {},
+        description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON; stored verbatim (returned in the log, not the window)`,
       })
       .optional(),
   };
@@ -296,21 +301,15 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     });
   // A user or system message has text in every provider's format (OpenAI's content is required): null would come back as "" under
   // format=openai, which is refused on the way in, so it is refused here too (only assistant text may be null).
-  const hasText = (e: { text: string | null }) => e.text !== null;
-  const needsText = { message: needsTextMessage, path: ['text'] };
-  const user = z
-    .strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText.nullable() })
-    .refine(hasText, needsText)
-    .refine(partsMatch, partsMessage);
+  const user = z.strictObject({ ...common, ...asSent, type: z.literal('user'), text: nonEmptyText }).refine(partsMatch, partsMessage);
   const system = z
     .strictObject({
       ...common,
       ...asSent,
       type: z.literal('system'),
-      text: nonEmptyText.nullable(),
+      text: nonEmptyText,
       notice: z.boolean({ error: 'must be true (a notice, DESIGN §3.1) or false' }).optional(),
     })
-    .refine(hasText, needsText)
     .refine(partsMatch, partsMessage);
   const assistant = z
     .strictObject({

@@ -11,15 +11,22 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { z } from 'zod';
-import { MAX_PARAMETER_VALUE } from '@lib/compaction';
+import { MAX_PARAMETER_VALUE, type SessionEvent } from '@lib/compaction';
+import type { OpenAiChatMessage, SessionErrorDetails } from '@lib/session';
+import { ALL_ERROR_CODES, API_ERROR_CODES, statusOfCode, type ApiErrorCode, type ErrorCodeInfo } from './error-codes';
 
 /** The registry of named API schemas (component name in `id`). */
 export const apiSchemaRegistry = z.registry<{ id: string; description?: string }>();
 
-/** Registers `schema` under the component name `id`; returns it. */
+/**
+ * Registers `schema` under the component name `id`, described by `description`; returns the
+ * schema to use (a described copy: the JSON Schema conversion reads descriptions from zod's global
+ * registry, where `.describe()` puts them).
+ */
 export function named<T extends z.ZodType>(id: string, schema: T, description?: string): T {
-  apiSchemaRegistry.add(schema, { id, ...(description ? { description } : {}) });
-  return schema;
+  const described = description ? schema.describe(description) : schema;
+  apiSchemaRegistry.add(described, { id, ...(description ? { description } : {}) });
+  return described;
 }
 
 const decimal = z.string().regex(/^\d+$/);
@@ -33,14 +40,43 @@ export const EstimatorSchema = named(
 );
 export const EventTypeSchema = named('EventType', z.enum(['user', 'assistant', 'tool', 'system', 'summary']));
 
+export const ErrorCodeSchema = named(
+  'ErrorCode',
+  z.enum(ALL_ERROR_CODES as [ApiErrorCode, ...ApiErrorCode[]]),
+  [
+    'Every error code the service answers (each route declares, per status, the ones it may answer); NATS answers carry the same codes and statuses:',
+    ...ALL_ERROR_CODES.map((code) => {
+      const info: ErrorCodeInfo = API_ERROR_CODES[code];
+      return `- ${code} (${info.status}${info.transport === 'nats' ? ', NATS only' : ''}): ${info.description}`;
+    }),
+  ].join('\n'),
+);
+
+/** The details an error may add to `{ code, message }`: exactly {@link SessionErrorDetails}'s fields (this does not compile otherwise). */
+const errorDetails = {
+  parameter: z.string().optional().describe('the offending field or query parameter (a JSON path such as events[2].text), for 400s'),
+  expected: z
+    .string()
+    .optional()
+    .describe('wrong_expected_revision: the expectedRevision the request sent (a revision as a decimal string, no_stream, stream_exists or any)'),
+  actual: z.string().optional().describe("wrong_expected_revision: the session's last revision (decimal string), or no_stream when it has no events"),
+  userId: z.string().optional().describe("user_id_conflict: the session's owner"),
+  eventId: z.string().optional().describe('duplicate_event_id: the event id already used'),
+  toolCallId: z.string().optional().describe('unknown_tool_call: the call id answered'),
+  deadlineMs: z.number().optional().describe('counting_timeout: the deadline that passed, in ms'),
+  minPosition: decimal.optional().describe('projection_behind: the position waited for'),
+  checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
+  catchingUpTo: decimal.optional().describe("projection_behind while a process catches up at start: the log's head it waits for"),
+} satisfies { [K in keyof Required<SessionErrorDetails>]: z.ZodType<SessionErrorDetails[K]> };
+
 export const ErrorBodySchema = named(
   'Error',
-  z.looseObject({
-    code: z.string().describe('stable error code (see the README error table)'),
+  z.strictObject({
+    code: ErrorCodeSchema,
     message: z.string().describe('what went wrong and what to fix'),
-    parameter: z.string().optional().describe('the offending field or query parameter, for 400s'),
+    ...errorDetails,
   }),
-  'Every error answer: { code, message } plus details such as parameter, expected, actual',
+  'Every error answer: { code, message } plus the details of some codes (parameter, expected, actual, userId, …)',
 );
 
 export const StrategySchema = named(
@@ -93,41 +129,98 @@ export const PolicySchema = named(
 );
 
 const toolCall = z.strictObject({ id: z.string(), name: z.string(), arguments: z.string().describe('raw JSON argument text') });
-const toolResponse = z.strictObject({ toolCallId: z.string(), name: z.string(), data: z.string() });
+const textParts = z.array(z.string());
+const toolResponse = z.strictObject({
+  toolCallId: z.string(),
+  name: z.string(),
+  data: z.string(),
+  dataParts: textParts.optional().describe('the result as it was sent in text parts (data is their concatenation), when it was'),
+});
+/** The fields an event keeps to render it as it came in (OpenAI `name` and text parts; `AsSent` in the domain). */
+const asSent = {
+  name: z.string().optional().describe('the participant name (OpenAI `name`), when it was sent with one'),
+  textParts: textParts.optional().describe('the text as it was sent in text parts (text is their concatenation), when it was'),
+};
 const windowFields = {
   tokens: count.describe("the event's cost under the estimator"),
   revision: decimal.describe('stream revision of the event'),
   createdAt: isoTime,
   compactionId: z.string().optional().describe('for summaries: the compaction that wrote it'),
 };
+/**
+ * An event of the window as stored (the domain's `SessionEvent`: every field an append keeps,
+ * nothing else; metadata is in the log, not the window), plus its cost, revision and time.
+ */
 export const WindowEventSchema = named(
   'WindowEvent',
   z.discriminatedUnion('type', [
-    z.strictObject({ id: z.string(), type: z.literal('user'), text: z.string().nullable(), ...windowFields }),
-    z.strictObject({ id: z.string(), type: z.literal('assistant'), text: z.string().nullable(), toolCalls: z.array(toolCall).optional(), ...windowFields }),
-    z.strictObject({ id: z.string(), type: z.literal('tool'), responses: z.array(toolResponse), ...windowFields }),
-    z.strictObject({ id: z.string(), type: z.literal('system'), text: z.string().nullable(), ...windowFields }),
+    z.strictObject({
+      id: z.string(),
+      type: z.literal('user'),
+      text: z.string().nullable().describe('null only for events stored before the API refused it'),
+      ...asSent,
+      ...windowFields,
+    }),
+    z.strictObject({
+      id: z.string(),
+      type: z.literal('assistant'),
+      text: z.string().nullable(),
+      toolCalls: z.array(toolCall).optional(),
+      refusal: z.string().optional().describe('a refusal the model gave instead of text (OpenAI `refusal`)'),
+      ...asSent,
+      ...windowFields,
+    }),
+    z.strictObject({
+      id: z.string(),
+      type: z.literal('tool'),
+      responses: z.array(toolResponse),
+      name: z.string().optional().describe('the `name` of the tool message as sent (OpenAI), when it was'),
+      ...windowFields,
+    }),
+    z.strictObject({
+      id: z.string(),
+      type: z.literal('system'),
+      text: z.string().nullable().describe('null only for events stored before the API refused it'),
+      notice: z.boolean().optional().describe('true for a notice (DESIGN §3.1): a message injected into the conversation, never pinned'),
+      ...asSent,
+      ...windowFields,
+    }),
     z.strictObject({ id: z.string(), type: z.literal('summary'), shadowPrompt: z.string(), text: z.string(), ...windowFields }),
   ]),
-  'An event of the active window in the native shape, with its cost and revision',
+  'An event of the active window in the native shape (as appended: name, textParts, refusal, notice, dataParts when it was sent with them), with its cost and revision',
 );
 
+/** Message content as rendered: a string, or text parts when it was sent in parts. */
+const content = z.union([z.string(), z.array(z.strictObject({ type: z.literal('text'), text: z.string() }))]);
+const messageName = z.string().optional().describe('the participant name as sent; "notice" on a system message marks a notice (DESIGN §3.1)');
 export const OpenAiMessageSchema = named(
   'OpenAiMessage',
   z.discriminatedUnion('role', [
-    z.strictObject({ role: z.literal('system'), content: z.string() }),
-    z.strictObject({ role: z.literal('user'), content: z.string() }),
+    z.strictObject({ role: z.literal('system'), content, name: messageName }),
+    z.strictObject({ role: z.literal('user'), content, name: messageName }),
     z.strictObject({
       role: z.literal('assistant'),
-      content: z.string().nullable(),
+      content: content.nullable().describe('null only when tool_calls or refusal is present'),
       tool_calls: z
         .array(z.strictObject({ id: z.string(), type: z.literal('function'), function: z.strictObject({ name: z.string(), arguments: z.string() }) }))
         .optional(),
+      refusal: z.string().optional(),
+      name: messageName,
     }),
-    z.strictObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.string() }),
+    z.strictObject({ role: z.literal('tool'), tool_call_id: z.string(), content, name: messageName }),
   ]),
-  'A chat message in the OpenAI shape (as rendered by format=openai)',
+  'A chat message in the OpenAI shape (as rendered by format=openai): content as it was sent (a string, or text parts), name and refusal when sent',
 );
+
+/** True when `A` and `B` are the same type. */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
+type WithoutWindowFields<E> = E extends unknown ? Omit<E, keyof typeof windowFields> : never;
+// The window's events are the stored events and the openai window's messages the rendered ones, field for field: a field the
+// domain adds to either does not compile until the schema declares it (the window once answered undeclared fields).
+const _windowEventsAreSessionEvents: Same<WithoutWindowFields<z.output<typeof WindowEventSchema>>, SessionEvent> = true;
+const _openAiMessagesAreRendered: Same<z.output<typeof OpenAiMessageSchema>, OpenAiChatMessage> = true;
+void _windowEventsAreSessionEvents;
+void _openAiMessagesAreRendered;
 
 const windowHead = {
   sessionId: z.string(),
@@ -209,7 +302,28 @@ export const CompactionAnswerSchema = named(
       .strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) })
       .optional()
       .describe('dry run of a summarizing pass: where the summary would go and what it would cover (no summarizer is called)'),
-    summarizer: z.strictObject({ kind: z.string(), model: z.string(), calls: count, promptTokens: count, completionTokens: count }).optional(),
+    summarizer: z
+      .strictObject({
+        kind: z.string(),
+        model: z.string(),
+        calls: count,
+        promptTokens: count,
+        completionTokens: count,
+        discarded: z
+          .strictObject({ calls: count, promptTokens: count, completionTokens: count })
+          .optional()
+          .describe(
+            'the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none',
+          ),
+      })
+      .optional()
+      .describe('the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included)'),
+    discardedSummarizerCalls: z
+      .strictObject({ kind: z.string(), model: z.string(), calls: count, promptTokens: count, completionTokens: count })
+      .optional()
+      .describe(
+        "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written",
+      ),
   }),
   'The answer to POST …/compactions',
 );
@@ -323,7 +437,18 @@ export const CompactionHistoryItemSchema = named(
     keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
     summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
     summarizer: z
-      .strictObject({ kind: z.string(), model: z.string(), calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
+      .strictObject({
+        kind: z.string(),
+        model: z.string(),
+        calls: count.describe('model calls made for the decision, discarded ones included'),
+        usage: z.strictObject({ promptTokens: count, completionTokens: count }).describe('tokens of every call made for the decision, discarded ones included'),
+        discarded: z
+          .strictObject({ calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
+          .nullable()
+          .describe(
+            'the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was',
+          ),
+      })
       .nullable(),
     durationMs: z.number().min(0).nullable(),
     at: isoTime,
@@ -469,6 +594,20 @@ export const HealthSchema = named(
             lag: z.enum(['behind', 'caught-up', 'unknown']),
             lastError: z.string().nullable().describe('while the feed is paused (a publish failed; it retries): the error'),
             lastErrorAt: z.string().nullable(),
+            anotherLog: z
+              .strictObject({
+                foundPosition: decimal.describe(
+                  "the position that is not an event of the store's log: the decisions stream's last message's, else the feed's checkpoint's",
+                ),
+                headPosition: decimal.describe("the store's head then"),
+                resumedAfter: decimal.describe('where the feed resumed instead: the last message of this log in the stream, its own checkpoint, or the head'),
+                problem: z.string().describe('the warn line: what was found and what the feed does'),
+                at: isoTime,
+              })
+              .nullable()
+              .describe(
+                "set when the feed found (at start, or resuming after a pause) that the decisions stream's last message (or its checkpoint) is not an event of the store's log (a store restored from a backup, or another store on the same NATS_PREFIX) and resumed elsewhere, handling every later event; null otherwise",
+              ),
           })
           .nullable(),
         commandsRetrying: count.describe(
@@ -512,32 +651,64 @@ export function schemaRef(schema: z.ZodType): { $ref: string } {
   return { $ref: `#/components/schemas/${schemaName(schema)}` };
 }
 
-const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'invalid input: code names the kind, parameter the field, message what to fix',
-  401: 'API keys are configured and the request has none or an unknown one',
-  404: 'unknown session or compaction (or another tenant’s)',
-  409: 'expected revision, event id or session user conflict; nothing was written',
-  413: 'the body is larger than MAX_BODY_BYTES',
-  415: 'the body is not JSON',
-  422: 'the request is well-formed but cannot apply (e.g. a tool response to an unknown call)',
-  429: 'rate limited: retry after Retry-After seconds',
-  503: 'the read models have not reached minPosition yet, or the store is unavailable',
-};
+/**
+ * The answer to one error status of a route: an {@link ErrorBodySchema} whose `code` is one of
+ * `codes` (all of that status), described code by code; a code whose answers always carry some
+ * details (`details` in `error-codes.ts`, e.g. `expected` and `actual` of `wrong_expected_revision`)
+ * has them required, so a typed client reads them once it has checked the code.
+ */
+function errorResponse(status: number, codes: readonly ApiErrorCode[]) {
+  const detailed = codes.filter((code) => errorDetailsOf(code).length > 0);
+  const plain = codes.filter((code) => errorDetailsOf(code).length === 0);
+  const variant = (of: readonly ApiErrorCode[], details: ReadonlyArray<keyof SessionErrorDetails>) => ({
+    type: 'object',
+    properties: {
+      code: { type: 'string', enum: [...of] },
+      ...Object.fromEntries(details.map((name) => [name, detailJsonSchema(name)])),
+    },
+    required: ['code', ...details],
+  });
+  const variants = [...(plain.length > 0 ? [variant(plain, [])] : []), ...detailed.map((code) => variant([code], errorDetailsOf(code)))];
+  return ApiResponse({
+    status,
+    description: codes.map((code) => `- ${code}: ${API_ERROR_CODES[code].description}`).join('\n'),
+    content: {
+      'application/json': { schema: { allOf: [schemaRef(ErrorBodySchema), variants.length === 1 ? variants[0] : { oneOf: variants }] } },
+    },
+  });
+}
+
+/** The details every answer with `code` carries. */
+function errorDetailsOf(code: ApiErrorCode): ReadonlyArray<keyof SessionErrorDetails> {
+  const info: ErrorCodeInfo = API_ERROR_CODES[code];
+  return info.details ?? [];
+}
+
+/** The JSON Schema of one detail field of {@link ErrorBodySchema} (present, so not optional). */
+function detailJsonSchema(name: keyof SessionErrorDetails): Record<string, unknown> {
+  const { $schema: _s, ...json } = z.toJSONSchema((errorDetails[name] as z.ZodOptional).unwrap(), { io: 'output' }) as Record<string, unknown>;
+  return json;
+}
 
 /**
  * Declares a route's answer (`status`, default 200, with the registered `schema`) and its error
- * answers (each `{ code, message, … }`, see {@link ErrorBodySchema}).
+ * answers: for each status of the codes `errors` (see `routeErrors`), an error body whose `code`
+ * is one of that status's codes ({@link ErrorBodySchema}).
  */
-export function ApiAnswer(schema: z.ZodType, options: { status?: number; errors?: number[]; description?: string } = {}): MethodDecorator {
-  const errors = options.errors ?? [400, 401, 404, 429, 503];
+export function ApiAnswer(schema: z.ZodType, options: { status?: number; errors: readonly ApiErrorCode[]; description?: string }): MethodDecorator {
   return applyDecorators(
     ApiResponse({
       status: options.status ?? 200,
       description: options.description ?? schemaName(schema),
       content: { 'application/json': { schema: schemaRef(schema) } },
     }),
-    ...errors.map((status) =>
-      ApiResponse({ status, description: ERROR_DESCRIPTIONS[status] ?? 'error', content: { 'application/json': { schema: schemaRef(ErrorBodySchema) } } }),
-    ),
+    ApiErrorAnswers(options.errors),
   );
+}
+
+/** Declares a route's error answers alone (for a route whose answer is not JSON): see {@link ApiAnswer}. */
+export function ApiErrorAnswers(errors: readonly ApiErrorCode[]): MethodDecorator {
+  const byStatus = new Map<number, ApiErrorCode[]>();
+  for (const code of errors) byStatus.set(statusOfCode(code), [...(byStatus.get(statusOfCode(code)) ?? []), code]);
+  return applyDecorators(...[...byStatus].sort(([a], [b]) => a - b).map(([status, codes]) => errorResponse(status, codes)));
 }

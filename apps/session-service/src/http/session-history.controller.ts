@@ -13,6 +13,7 @@ import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
 import { compactionListQuery, minPositionQuery, sessionListQuery, sessionQuery } from './history-query-schemas';
 import { revisionOf } from './request-schemas';
+import { routeErrors } from './error-codes';
 import {
   ApiAnswer,
   CompactionDiffSchema,
@@ -22,6 +23,11 @@ import {
   SessionPolicySchema,
   SessionSummarySchema,
 } from './response-schemas';
+
+/** The codes a read of one session may answer. */
+const SESSION_READ_ERRORS = routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found']);
+/** The codes a read of one compaction may answer. */
+const COMPACTION_READ_ERRORS = routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'compaction_not_found']);
 
 /** The audit routes under `/v1/sessions`, scoped to the caller's tenant. */
 @ApiTags('sessions')
@@ -35,7 +41,7 @@ export class SessionHistoryController {
   @Get()
   @ApiOperation({ summary: "The tenant's sessions, newest activity first (keyset-paginated)" })
   @ApiQueryParams(sessionListQuery)
-  @ApiAnswer(SessionListSchema, { errors: [400, 401, 429, 503] })
+  @ApiAnswer(SessionListSchema, { errors: routeErrors(['any', 'v1', 'read'], ['invalid_query']) })
   list(@Tenant() tenant: string, @Query() query: Record<string, unknown>): Promise<z.output<typeof SessionListSchema>> {
     const q = validateQuery(sessionListQuery, query, { cursor: 'invalid_query' });
     return this.reads.sessions(
@@ -54,7 +60,7 @@ export class SessionHistoryController {
   @Get(':sessionId')
   @ApiOperation({ summary: 'One session: revision, event count, active window size, compaction count, policy, last activity' })
   @ApiQueryParams(sessionQuery)
-  @ApiAnswer(SessionSummarySchema)
+  @ApiAnswer(SessionSummarySchema, { errors: SESSION_READ_ERRORS })
   async session(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
@@ -70,7 +76,7 @@ export class SessionHistoryController {
     summary: "The session's auto-compaction policy (strategy, trigger and estimator null when none is set); PUT it back as it is to set it again",
   })
   @ApiQueryParams(minPositionQuery)
-  @ApiAnswer(SessionPolicySchema)
+  @ApiAnswer(SessionPolicySchema, { errors: SESSION_READ_ERRORS })
   async policy(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
@@ -84,7 +90,7 @@ export class SessionHistoryController {
   @Get(':sessionId/compactions')
   @ApiOperation({ summary: 'The compaction history of the session, oldest first (keyset-paginated)' })
   @ApiQueryParams(compactionListQuery)
-  @ApiAnswer(CompactionHistoryPageSchema)
+  @ApiAnswer(CompactionHistoryPageSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'invalid_query']) })
   async compactions(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
@@ -102,7 +108,7 @@ export class SessionHistoryController {
   @Get(':sessionId/compactions/:compactionId')
   @ApiOperation({ summary: 'One compaction decision' })
   @ApiQueryParams(minPositionQuery)
-  @ApiAnswer(CompactionHistoryItemSchema)
+  @ApiAnswer(CompactionHistoryItemSchema, { errors: COMPACTION_READ_ERRORS })
   async compaction(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
@@ -117,7 +123,7 @@ export class SessionHistoryController {
   @Get(':sessionId/compactions/:compactionId/diff')
   @ApiOperation({ summary: 'The active window just before and just after one compaction, computed from the log' })
   @ApiQueryParams(minPositionQuery)
-  @ApiAnswer(CompactionDiffSchema)
+  @ApiAnswer(CompactionDiffSchema, { errors: COMPACTION_READ_ERRORS })
   async diff(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,

@@ -27,6 +27,7 @@ import { BodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard
 import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
+import { routeErrors } from './error-codes';
 import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, SessionPolicySchema, WindowSchema } from './response-schemas';
 import {
   appendEventsCommandFrom,
@@ -39,6 +40,12 @@ import {
   policyCommandFrom,
 } from '../commands/session-command-requests';
 import { warmUpValidation } from '../commands/warm-up-validation';
+
+/** The codes both append routes may answer (`/messages` adds `invalid_message`). */
+const APPEND_ERRORS = routeErrors(
+  ['any', 'v1', 'sessionPath', 'body', 'write'],
+  ['invalid_request', 'wrong_expected_revision', 'duplicate_event_id', 'user_id_conflict', 'unknown_tool_call', 'tool_call_conflict', 'counting_timeout'],
+);
 
 /** The request schemas at documentation limits (query schemas do not depend on limits). */
 const DOC_SCHEMAS = requestSchemas({ maxEventsPerRequest: 1000, maxTextLength: 1_000_000 });
@@ -68,7 +75,7 @@ export class SessionsController {
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
   @BodyFields(DOC_SCHEMAS.appendEvents)
-  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
+  @ApiAnswer(AppendResultSchema, { status: 201, errors: APPEND_ERRORS })
   async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), eventsRequestPath);
@@ -78,7 +85,7 @@ export class SessionsController {
   @ApiOperation({ summary: 'Append OpenAI chat messages (system, user, assistant with tool_calls, tool with tool_call_id)' })
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @BodyFields(DOC_SCHEMAS.appendMessages)
-  @ApiAnswer(AppendResultSchema, { status: 201, errors: [400, 401, 409, 413, 415, 422, 429, 503] })
+  @ApiAnswer(AppendResultSchema, { status: 201, errors: [...APPEND_ERRORS, 'invalid_message'] })
   async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendMessagesCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), messagesRequestPath);
@@ -89,7 +96,9 @@ export class SessionsController {
   @ApiOperation({ summary: 'Compact the session with a strategy (optionally gated by a trigger; dryRun appends nothing)' })
   @ApiBody({ schema: openApiSchema('compact') })
   @BodyFields(DOC_SCHEMAS.compact)
-  @ApiAnswer(CompactionAnswerSchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
+  @ApiAnswer(CompactionAnswerSchema, {
+    errors: routeErrors(['any', 'v1', 'sessionPath', 'body', 'write'], ['invalid_parameter', 'session_not_found', 'counting_timeout']),
+  })
   async compact(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<CompactionAnswer> {
     return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body));
   }
@@ -98,7 +107,9 @@ export class SessionsController {
   @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers" })
   @ApiBody({ schema: openApiSchema('policy') })
   @BodyFields(DOC_SCHEMAS.policy)
-  @ApiAnswer(SessionPolicySchema, { errors: [400, 401, 404, 413, 415, 429, 503] })
+  @ApiAnswer(SessionPolicySchema, {
+    errors: routeErrors(['any', 'v1', 'sessionPath', 'body', 'write'], ['invalid_parameter', 'session_not_found', 'wrong_expected_revision']),
+  })
   async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<PolicyAnswer> {
     return this.commandBus.execute<SetCompactionPolicyCommand, PolicyAnswer>(policyCommandFrom(this.schemas, tenant, sessionId, body));
   }
@@ -106,7 +117,7 @@ export class SessionsController {
   @Get('window')
   @ApiOperation({ summary: 'The active window (what to send to the model next), now or at a past revision' })
   @ApiQueryParams(DOC_SCHEMAS.windowQuery)
-  @ApiAnswer(WindowSchema)
+  @ApiAnswer(WindowSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'revision_out_of_range']) })
   async window(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
@@ -128,7 +139,7 @@ export class SessionsController {
   @Get('events')
   @ApiOperation({ summary: 'The full log: conversation events with their archived flag, and decision events' })
   @ApiQueryParams(DOC_SCHEMAS.logQuery)
-  @ApiAnswer(LogPageSchema)
+  @ApiAnswer(LogPageSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found']) })
   async log(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
@@ -153,7 +164,7 @@ export class SessionsController {
     summary:
       'Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written',
   })
-  @ApiAnswer(EraseAnswerSchema, { errors: [400, 401, 404, 409, 429, 503] })
+  @ApiAnswer(EraseAnswerSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'write'], ['session_not_found', 'wrong_expected_revision']) })
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
     checkSessionId(sessionId);
     return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId));

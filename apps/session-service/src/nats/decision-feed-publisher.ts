@@ -4,56 +4,79 @@
  * every compaction decision (`CompactionCompleted`, `CompactionFailed`), every archive on arrival
  * (an `EventsArchived` with `onArrival: true`: a late answer to a call a compaction archived,
  * attributed to that compaction, DESIGN §3.3 rule 3) and every erasure record (`SessionErased`)
- * to `<prefix>.decisions.<tenant>.<session>`, in log order, with the global position as JetStream
- * message id.
+ * to `<prefix>.decisions.<tenant>.<session>`, in log order, with headers `Log-Position` (the global
+ * position) and `Log-Event` (what identifies the event in its log: `checkpointEventIdentity`), and
+ * message id {@link decisionMessageId} (the position and a digest of that identity).
  *
- * It starts after the later of its checkpoint and the position of the last message already in the
- * decisions stream, so a restart (or a lost checkpoint) republishes nothing; replicas running it at
- * once publish the same positions, and the stream keeps one copy of each (message-id
- * de-duplication within the stream's duplicate window, 2 min), but a core NATS subscriber of the
- * subject receives every replica's publish (one copy per replica: it reads through a JetStream
- * consumer or deduplicates by `Nats-Msg-Id`). While a publish fails (NATS down) the feed is
- * paused: one warn line when it pauses, `/health` shows the error
+ * It starts after the later of its checkpoint and the position of the last message of this log in
+ * the decisions stream ({@link DecisionFeedPublisher.start}), so a restart (or a lost checkpoint)
+ * republishes nothing. "Of this log": a store restored from an older backup, or another store on
+ * the same prefix (SQLite → PostgreSQL), holds another log, whose positions restart below those in
+ * the stream; starting after the stream's last position would pass over every new event below it,
+ * unhandled (no decision published, no erasure handled: newcomer ncgdpr). So the stream's messages
+ * and the feed's checkpoint are checked against the store with the rule the read models' checkpoint
+ * is checked with (`checkpointOffLog`: past the head, or another event there); when the stream's
+ * last message is not this log's, the feed resumes after the last one that is (or after its own
+ * checkpoint, when that is this log's and later; or at the log's head when neither is), says so in
+ * one warn line, and `/health` shows it ({@link DecisionFeedState.anotherLog}). The other log's
+ * messages stay in the stream (their erasures delete them, see below).
+ *
+ * Replicas running it at once publish the same events with the same message id, and the stream
+ * keeps one copy of each (message-id de-duplication within the stream's duplicate window, 2 min),
+ * but a core NATS subscriber of the subject receives every replica's publish (one copy per
+ * replica: it reads through a JetStream consumer or deduplicates by `Nats-Msg-Id`). The id is the
+ * event's, not only its position's: an event published again (by another replica, or after a
+ * restore) gets the id it had, and another log's event at the same position gets another, so
+ * neither JetStream's window nor a consumer deduplicating by id drops it. While a publish fails
+ * (NATS down) the feed is paused: one warn line when it pauses, `/health` shows the error
  * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
- * record it deletes the erased session's answers and earlier decisions from the results and
- * decisions streams ({@link eraseSessionCopies}). A publish that fails is retried (growing delay,
- * at most 5 s) and never skipped, so the feed has no gaps and stays in log order.
+ * record it deletes the erased session's answers and earlier decisions (and its decisions of
+ * another log) from the results and decisions streams ({@link eraseSessionCopies}). A publish that
+ * fails is retried (growing delay, at most 5 s) and never skipped, so the feed has no gaps and stays
+ * in log order.
  *
- * Resuming after a pause (every retry), the feed first reads the position of the last message in
- * the decisions stream (a failure of that read is retried like any other); the positions up to it,
- * which other replicas published meanwhile (in log order, so all of them), it passes without
- * publishing them again: a pause longer than the duplicate window adds no second copies. It still
- * reads them from the log, and still deletes the copies of every erasure record among them before
- * passing it (the replica that published the record deleted them first, but this feed may have
- * published some of the session's decisions after that, when it lagged behind by more than the
- * duplicate window; deleting what is gone deletes nothing). Not covered: a replica lagging behind
- * another by more than the duplicate window without a pause publishes second copies.
+ * Resuming after a pause (every retry), the feed first reads the position of the last message of
+ * this log in the decisions stream (a failure of that read is retried like any other); the
+ * positions up to it, which other replicas published meanwhile (in log order, so all of them), it
+ * passes without publishing them again: a pause longer than the duplicate window adds no second
+ * copies. It still reads them from the log, and still deletes the copies of every erasure record
+ * among them before passing it (the replica that published the record deleted them first, but this
+ * feed may have published some of the session's decisions after that, when it lagged behind by more
+ * than the duplicate window; deleting what is gone deletes nothing). When its own checkpoint is no
+ * longer an event of the store (a store restored under the running replica), it resumes as at
+ * start. Not covered: a replica lagging behind another by more than the duplicate window without a
+ * pause publishes second copies (with the same id).
  *
  * Message body: `{ type, tenantId, sessionId, position, revision, recordedAt, decision }` — the
  * decision event's data without its internal `checkpoint` (positions and revisions are decimal
- * strings; `revision` is null for erasure records). Header `Log-Position` repeats the position.
- * A decision too large for the server's `max_payload` is published without its `keptIds` and
- * `archivedIds` (`decision.omitted` names them; the compaction history has them).
+ * strings; `revision` is null for erasure records). A decision too large for the server's
+ * `max_payload` is published without its `keptIds` and `archivedIds` (`decision.omitted` names
+ * them; the compaction history has them).
  */
+import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
 import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
   EVENTS_ARCHIVED,
   SESSION_ERASED,
+  checkpointEventIdentity,
+  checkpointOffLog,
+  type CheckpointEvent,
   type EventsArchivedData,
+  type OffLog,
   type ReadModelStore,
   type SessionEventMetadata,
 } from '@lib/session';
-import { LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
+import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
 import { eraseSessionCopies } from './nats-erasure';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
 export const DECISION_FEED_CHECKPOINT = 'nats-decision-feed';
-export { LOG_POSITION_HEADER };
+export { LOG_EVENT_HEADER, LOG_POSITION_HEADER };
 
 /** One published decision (see the module doc). */
 export interface PublishedDecision {
@@ -95,18 +118,131 @@ export function decisionOf(event: RecordedEvent): PublishedDecision | null {
 }
 
 /**
- * The feed's state for `/health`: the last global position it handled (published or passed), and while
- * it is paused (a publish or a read failed; it retries) the error and since when (ISO-8601), else null.
+ * The `Nats-Msg-Id` of the feed message of `event`: `<global position>-<the first 16 hex digits of
+ * the SHA-256 of checkpointEventIdentity(event)>`, e.g. `7-3f09c1d2a4b5e6f7`. The same event gets
+ * the same id whoever publishes it and whenever (replicas, restarts, a restored store holding it
+ * again), so JetStream's duplicate window and consumers deduplicating by id keep one copy; another
+ * event at the same position (a store restored from an older backup and written again, another
+ * store) gets another id, so neither drops it.
+ */
+export function decisionMessageId(event: RecordedEvent): string {
+  return `${event.position}-${createHash('sha256').update(checkpointEventIdentity(event)).digest('hex').slice(0, 16)}`;
+}
+
+/**
+ * When the feed found that its resume point was not an event of the store's log (see the module
+ * doc): the position it found, the store's head then, where it resumed instead, the warn line's
+ * text, and when (ISO-8601).
+ */
+export interface AnotherLog {
+  /** The position that is not an event of this log: the stream's last message's, else the feed's checkpoint's (bigint). */
+  foundPosition: bigint;
+  /** The store's head when it was found (bigint). */
+  headPosition: bigint;
+  /** The position the feed resumed after (bigint): the last message of this log in the stream, its own checkpoint, or the head. */
+  resumedAfter: bigint;
+  /** What was found and what the feed does (the warn line). */
+  problem: string;
+  at: string;
+}
+
+/**
+ * The feed's state for `/health`: the last global position it handled (published or passed); while
+ * it is paused (a publish or a read failed; it retries) the error and since when (ISO-8601), else
+ * null; and {@link AnotherLog} when the feed resumed elsewhere than its stream's last message
+ * because that was not an event of this store's log (null otherwise).
  */
 export interface DecisionFeedState {
   checkpoint: bigint;
   lastError: string | null;
   lastErrorAt: string | null;
+  anotherLog: AnotherLog | null;
 }
 
 /** The later of two positions. */
 function max(a: bigint, b: bigint): bigint {
   return a > b ? a : b;
+}
+
+/** The position and event a feed message was published for (`event` null: published by a release before it was recorded); null without `Log-Position`. */
+function recordedOf(m: StoredMsg): CheckpointEvent | null {
+  const position = m.header?.get(LOG_POSITION_HEADER);
+  if (!position || !/^\d+$/.test(position)) return null;
+  return { position: BigInt(position), event: m.header.get(LOG_EVENT_HEADER) || null };
+}
+
+/** How `off` (the rule's answer about `what`) disagrees with the store, in words. */
+function offLogText(what: string, off: OffLog): string {
+  return off.found === null
+    ? `${what} is at position ${off.position}, past the end of the event store's log (${off.head})`
+    : `${what} at position ${off.position} was published for the event ${off.recorded}, but the event store holds another event there (${off.found})`;
+}
+
+/** The last message of this log in the decisions stream (see {@link lastMessageOfThisLog}). */
+export interface StreamResume {
+  /** Its position; 0n when the stream is empty; null when it holds messages, but none of this log. */
+  position: bigint | null;
+  /** Its event (`Log-Event`), when recorded. */
+  event: string | null;
+  /** How the stream's last message disagrees with the log, when it does. */
+  lastOff: OffLog | null;
+}
+
+/**
+ * The last message of this log in the decisions stream of `names` (`head`: `store`'s head, just
+ * read): walking back from the stream's last message, the first whose `Log-Position` and
+ * `Log-Event` the store's log holds (`checkpointOffLog`; a message without `Log-Event`, of an
+ * earlier release, is taken as this log's unless past the head). The messages past the head at the
+ * stream's end (the stream is in log order) are passed by bisection, without a read of each: a
+ * store restored from a backup finds where its own messages end in about 2·log2(messages) reads.
+ * Messages without `Log-Position` (not the feed's) are passed. Where the stream is not in log order
+ * past the head (two logs publishing on one prefix at once), it may find an earlier message of this
+ * log than the last (the feed then publishes copies again, never skips), and it never returns
+ * another log's.
+ * @throws the client's error when NATS does not answer, what the store throws when it does not.
+ */
+export async function lastMessageOfThisLog(jsm: JetStreamManager, names: NatsNames, store: EventStore, head: bigint): Promise<StreamResume> {
+  const stream = names.decisionStream;
+  const info = await jsm.streams.info(stream);
+  if (info.state.messages === 0) return { position: 0n, event: null, lastOff: null };
+  let lastOff: OffLog | null = null;
+  let seq = info.state.last_seq;
+  let bisected = false;
+  while (seq >= info.state.first_seq) {
+    // The last sequence may be a decision an erasure deleted: the last message still there is before it.
+    const m = await jsm.streams.getMessage(stream, { seq });
+    const recorded = m && recordedOf(m);
+    if (!recorded) {
+      seq--;
+      continue;
+    }
+    const off = await checkpointOffLog(store, recorded, head);
+    if (off === null) return { position: recorded.position, event: recorded.event, lastOff };
+    lastOff ??= off;
+    if (recorded.position > head && !bisected) {
+      seq = await lastAtOrBefore(jsm, names, head, info.state.first_seq, seq);
+      bisected = true;
+    } else seq--;
+  }
+  return { position: null, event: null, lastOff };
+}
+
+/**
+ * The sequence of the last message of the decisions stream before sequence `beyond` (a message
+ * past `head`) at a position up to `head`, by bisection over [`first`, `beyond`) (the stream is in
+ * log order; where it is not, this finds an earlier one); `first - 1` when there is none.
+ */
+async function lastAtOrBefore(jsm: JetStreamManager, names: NatsNames, head: bigint, first: number, beyond: number): Promise<number> {
+  let lo = first - 1; // a message at a position up to head, or before the stream
+  let hi = beyond; // every message from here on is past head
+  while (hi - lo > 1) {
+    const mid = Math.floor((lo + hi) / 2);
+    // The message at mid, or the next one still there (mid may have been deleted by an erasure).
+    const m = await jsm.streams.getMessage(names.decisionStream, { seq: mid, next_by_subj: `${names.prefix}.decisions.>` } as unknown as MsgRequest);
+    if (!m || m.seq >= hi || (recordedOf(m)?.position ?? 0n) > head) hi = mid;
+    else lo = m.seq;
+  }
+  return lo;
 }
 
 /** See the module doc. */
@@ -118,6 +254,7 @@ export class DecisionFeedPublisher {
   private checkpoint = 0n;
   private lastError: string | null = null;
   private lastErrorAt: string | null = null;
+  private anotherLog: AnotherLog | null = null;
   private readonly encoder = new TextEncoder();
 
   constructor(
@@ -129,15 +266,20 @@ export class DecisionFeedPublisher {
     private readonly names: NatsNames,
   ) {}
 
-  /** Starts following the log after the later of the checkpoint and the last published position. */
+  /**
+   * Starts following the log after the later of the checkpoint and the last message of this log in
+   * the decisions stream (see the module doc; one warn line when the stream's last message, or the
+   * checkpoint, is of another log).
+   * @throws the client's error when NATS does not answer, what the store throws when it does not.
+   */
   async start(): Promise<void> {
-    const from = max(this.readModels.readCheckpoint(DECISION_FEED_CHECKPOINT), await this.lastPublishedPosition());
-    this.loop = this.follow(from);
+    const { from, event } = await this.resumePoint(this.readModels.readCheckpointEvent(DECISION_FEED_CHECKPOINT));
+    this.loop = this.follow(from, event);
   }
 
-  /** Where the feed is, and why it is paused (null fields while it runs). */
+  /** Where the feed is, why it is paused (null fields while it runs), and where it resumed on another log's messages. */
   state(): DecisionFeedState {
-    return { checkpoint: this.checkpoint, lastError: this.lastError, lastErrorAt: this.lastErrorAt };
+    return { checkpoint: this.checkpoint, lastError: this.lastError, lastErrorAt: this.lastErrorAt, anotherLog: this.anotherLog };
   }
 
   /** Stops following (the position reached is checkpointed). */
@@ -147,21 +289,54 @@ export class DecisionFeedPublisher {
     await this.loop;
   }
 
-  private async lastPublishedPosition(): Promise<bigint> {
-    const info = await this.jsm.streams.info(this.names.decisionStream);
-    if (info.state.messages === 0) return 0n;
-    // The last sequence may be a decision an erasure deleted: the last message still there is before it.
-    for (let seq = info.state.last_seq; seq >= info.state.first_seq; seq--) {
-      const last = await this.jsm.streams.getMessage(this.names.decisionStream, { seq });
-      if (!last) continue;
-      const position = last.header?.get(LOG_POSITION_HEADER);
-      return position ? BigInt(position) : 0n;
+  /**
+   * Where to resume from `own` (the feed's checkpoint and its event) when it may not be this log's
+   * (at start, or after a pause in which the store was restored): after the later of `own` when it
+   * is this log's and the last message of this log in the stream; when the stream holds messages
+   * but none of this log, after `own` when it is this log's and not 0, else after the log's head
+   * (nothing tells what of it was published). Logs the warn line and sets {@link anotherLog} when
+   * the stream's last message, or `own`, is not this log's.
+   */
+  private async resumePoint(own: CheckpointEvent): Promise<{ from: bigint; event: string | null }> {
+    const head = await this.store.headPosition();
+    const ownOff = await checkpointOffLog(this.store, own, head);
+    const ownFrom = ownOff ? 0n : own.position;
+    const stream = await lastMessageOfThisLog(this.jsm, this.names, this.store, head);
+    let from: bigint;
+    let event: string | null;
+    let why: string;
+    if (stream.position !== null && stream.position >= ownFrom) {
+      ({ position: from, event } = stream as { position: bigint; event: string | null });
+      why = stream.position === 0n ? 'the start of the log: the stream is empty' : 'the last message of this log in the stream';
+    } else if (stream.position !== null || ownFrom > 0n) {
+      ({ position: from, event } = { position: ownFrom, event: own.event });
+      why = 'its own checkpoint';
+    } else {
+      ({ position: from, event } = { position: head, event: null });
+      why = `the log's head: no message in the stream is of this log, so the events up to it are taken as published`;
     }
-    return 0n;
+    if (stream.lastOff === null && ownOff === null) return { from, event };
+    const found = [
+      ...(stream.lastOff ? [offLogText(`the last message in ${this.names.decisionStream}`, stream.lastOff)] : []),
+      ...(ownOff ? [offLogText(`its checkpoint (${DECISION_FEED_CHECKPOINT})`, ownOff)] : []),
+    ];
+    const problem =
+      `decision feed: ${found.join('; ')}: the store was restored from a backup, or is another store on the same NATS_PREFIX; ` +
+      `it resumes after position ${from} (${why}) and publishes every later decision and handles every later erasure; ` +
+      `the other log's messages stay in ${this.names.decisionStream} (an erasure deletes the erased session's among them too), and positions there restart: consumers deduplicate by Nats-Msg-Id, not by position`;
+    this.logger.warn(problem);
+    this.anotherLog = { foundPosition: (stream.lastOff ?? ownOff)!.position, headPosition: head, resumedAfter: from, problem, at: new Date().toISOString() };
+    return { from, event };
   }
 
-  private async follow(from: bigint): Promise<void> {
+  /** Whether a message published for `recorded` is of another log than the store's (the rule of {@link checkpointOffLog}). */
+  private async ofAnotherLog(recorded: CheckpointEvent): Promise<boolean> {
+    return (await checkpointOffLog(this.store, recorded, await this.store.headPosition())) !== null;
+  }
+
+  private async follow(from: bigint, fromEvent: string | null): Promise<void> {
     let checkpoint = from;
+    let checkpointEvent = fromEvent;
     this.checkpoint = from;
     let delay = 100;
     // Positions up to here are in the stream already (other replicas published them while this feed was
@@ -169,9 +344,15 @@ export class DecisionFeedPublisher {
     let publishedUpTo = 0n;
     while (!this.stopped) {
       try {
-        // Resuming after a pause (a failure of this read is one more failure: retried like the others).
+        // Resuming after a pause (a failure of these reads is one more failure: retried like the others).
         if (this.lastError !== null) {
-          publishedUpTo = max(publishedUpTo, await this.lastPublishedPosition());
+          const head = await this.store.headPosition();
+          if ((await checkpointOffLog(this.store, { position: checkpoint, event: checkpointEvent }, head)) !== null) {
+            // The store under the feed holds another log now (restored while this replica ran): resume as at start.
+            ({ from: checkpoint, event: checkpointEvent } = await this.resumePoint({ position: checkpoint, event: checkpointEvent }));
+            this.checkpoint = checkpoint;
+            publishedUpTo = 0n;
+          } else publishedUpTo = max(publishedUpTo, (await lastMessageOfThisLog(this.jsm, this.names, this.store, head)).position ?? 0n);
           // With no event after the checkpoint (an idle instance after a store outage) nothing would clear
           // the pause until the next decision: the log's head read back says the feed follows it again.
           if ((await this.store.headPosition()) <= checkpoint) this.resumed(checkpoint, publishedUpTo);
@@ -184,19 +365,21 @@ export class DecisionFeedPublisher {
           // Also one another replica published: it deleted the copies before publishing the record, but this
           // feed may have published some after that (lagging more than the duplicate window); deleting what
           // is gone deletes nothing.
-          if (decision?.type === SESSION_ERASED) await eraseSessionCopies(this.jsm, this.names, decision.tenantId, decision.sessionId, event.position);
-          if (decision && event.position > publishedUpTo) await this.publish(decision);
+          if (decision?.type === SESSION_ERASED)
+            await eraseSessionCopies(this.jsm, this.names, decision.tenantId, decision.sessionId, event.position, (m) => this.ofAnotherLog(m));
+          if (decision && event.position > publishedUpTo) await this.publish(decision, event);
           checkpoint = event.position;
+          checkpointEvent = checkpointEventIdentity(event);
           this.checkpoint = checkpoint;
           // Decisions are checkpointed at once; other events every 1000 (a replay of those publishes nothing).
           if (decision || ++unsaved >= 1000) {
-            this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint);
+            this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint, checkpointEvent);
             unsaved = 0;
           }
           delay = 100;
           if (this.lastError !== null) this.resumed(checkpoint, publishedUpTo);
         }
-        if (checkpoint !== from) this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint);
+        if (checkpoint !== from) this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint, checkpointEvent);
       } catch (err) {
         if (this.stopped) break;
         const message = (err as Error).message;
@@ -228,16 +411,17 @@ export class DecisionFeedPublisher {
     this.lastErrorAt = null;
   }
 
-  private async publish(decision: PublishedDecision): Promise<void> {
+  private async publish(decision: PublishedDecision, event: RecordedEvent): Promise<void> {
     const h = headers();
     h.set(LOG_POSITION_HEADER, decision.position);
+    h.set(LOG_EVENT_HEADER, checkpointEventIdentity(event));
     let payload = this.encoder.encode(JSON.stringify(decision));
     if (payload.length > this.maxPayload()) {
       // A decision over a huge window: its id lists would exceed the server's max_payload and stall the feed.
       const { keptIds: _kept, archivedIds: _archived, ...rest } = decision.decision;
       payload = this.encoder.encode(JSON.stringify({ ...decision, decision: { ...rest, omitted: ['keptIds', 'archivedIds'] } }));
     }
-    await this.js.publish(decisionSubject(this.names.prefix, decision.tenantId, decision.sessionId), payload, { headers: h, msgID: decision.position });
+    await this.js.publish(decisionSubject(this.names.prefix, decision.tenantId, decision.sessionId), payload, { headers: h, msgID: decisionMessageId(event) });
   }
 
   /** The server's largest message (bytes) less room for headers. */

@@ -5,21 +5,24 @@
  */
 import { quoteInput } from '@lib/compaction';
 import { malformedJsonMessage } from '../commands/json-syntax-error';
+import { statusOfCode, type ApiErrorCode } from '../http/error-codes';
 
-/** A command the NATS adapter rejects before any handler runs. */
+/** A command the NATS adapter rejects before any handler runs; `status`: the code's (`error-codes.ts`). */
 export class NatsCommandError extends Error {
+  readonly status: number;
+
   constructor(
-    readonly code: string,
-    readonly status: number,
+    readonly code: ApiErrorCode,
     message: string,
   ) {
     super(message);
+    this.status = statusOfCode(code);
   }
 }
 
 /** 400 `unknown_command`: the subject's last token is not a command kind. */
 export function unknownCommand(kind: string): NatsCommandError {
-  return new NatsCommandError('unknown_command', 400, `unknown command ${quoteInput(kind)}: the subject must end in compact, append, messages or policy`);
+  return new NatsCommandError('unknown_command', `unknown command ${quoteInput(kind)}: the subject must end in compact, append, messages or policy`);
 }
 
 /**
@@ -31,7 +34,7 @@ export function unknownTenant(tenant: string, openMode: boolean): NatsCommandErr
   const served = openMode
     ? 'without API_KEYS (open mode) the service serves only tenant "default": publish on <prefix>.commands.default.…'
     : "publish on your own tenant's subjects (a tenant of API_KEYS)";
-  return new NatsCommandError('unknown_tenant', 403, `tenant ${quoteInput(tenant)} is not served here: ${served}`);
+  return new NatsCommandError('unknown_tenant', `tenant ${quoteInput(tenant)} is not served here: ${served}`);
 }
 
 /**
@@ -41,7 +44,6 @@ export function unknownTenant(tenant: string, openMode: boolean): NatsCommandErr
 export function invalidReplyTo(replyTo: string, problem: string): NatsCommandError {
   return new NatsCommandError(
     'invalid_reply_to',
-    400,
     `Reply-To ${quoteInput(replyTo)} ${problem}: answers go only to reply inboxes (e.g. createInbox()); the command was not applied, send it again with such a Reply-To or none (the answer is also on the results subject)`,
   );
 }
@@ -54,7 +56,6 @@ export function invalidReplyTo(replyTo: string, problem: string): NatsCommandErr
 export function invalidCommandId(msgId: string, tenant: string): NatsCommandError {
   return new NatsCommandError(
     'invalid_command_id',
-    400,
     `Nats-Msg-Id ${quoteInput(msgId)} does not start with "${tenant}:": with API_KEYS each command id starts with its tenant and a colon (e.g. "${tenant}:<uuid>"), since JetStream drops a command whose id any tenant used in the last 2 minutes; the command was not applied`,
   );
 }
@@ -63,7 +64,6 @@ export function invalidCommandId(msgId: string, tenant: string): NatsCommandErro
 export function payloadTooLarge(bytes: number, limit: number): NatsCommandError {
   return new NatsCommandError(
     'payload_too_large',
-    413,
     `message body is ${bytes} bytes, more than the limit of ${limit} (MAX_BODY_BYTES); split the events into several commands`,
   );
 }
@@ -75,16 +75,11 @@ export function payloadTooLarge(bytes: number, limit: number): NatsCommandError 
 export function malformedBody(code: 'malformed_json' | 'malformed_body', parseError?: unknown, text?: string): NatsCommandError {
   return new NatsCommandError(
     code,
-    400,
     code === 'malformed_json' ? malformedJsonMessage('message body', parseError, text) : 'the body is not valid UTF-8: send JSON encoded as UTF-8',
   );
 }
 
 /** 400 `invalid_subject`: not `<prefix>.commands.<tenant>.<session>.<kind>`. */
 export function invalidSubject(subject: string): NatsCommandError {
-  return new NatsCommandError(
-    'invalid_subject',
-    400,
-    `subject ${quoteInput(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`,
-  );
+  return new NatsCommandError('invalid_subject', `subject ${quoteInput(subject)} is not <prefix>.commands.<tenant>.<session>.<compact|append|messages|policy>`);
 }

@@ -139,7 +139,7 @@ export class NatsCommandExecutor {
     try {
       rejectDeepBody(data);
     } catch (err) {
-      throw new NatsCommandError('malformed_json', 400, (err as Error).message);
+      throw new NatsCommandError('malformed_json', (err as Error).message);
     }
     try {
       return JSON.parse(text);

@@ -11,8 +11,8 @@
  * purge would only mark them deleted until the block is compacted.
  */
 import { JetStreamApiError, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
-import { SESSION_ERASED } from '@lib/session';
-import { LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
+import { SESSION_ERASED, type CheckpointEvent } from '@lib/session';
+import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
 
 /** JetStream API error code of `STREAM.MSG.DELETE` for a sequence that is not there (another replica deleted it first). */
 const SEQUENCE_NOT_FOUND = 10043;
@@ -42,7 +42,7 @@ export async function eraseSubjectMessages(
   jsm: JetStreamManager,
   stream: string,
   subject: string,
-  remove: (m: StoredMsg) => boolean = () => true,
+  remove: (m: StoredMsg) => boolean | Promise<boolean> = () => true,
 ): Promise<number> {
   let deleted = 0;
   let seq = 1;
@@ -50,7 +50,7 @@ export async function eraseSubjectMessages(
     // The client types only `seq` and `last_by_subj` here; the server also takes `next_by_subj` (next message on the subject from `seq`).
     const m = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as MsgRequest);
     if (!m) return deleted;
-    if (remove(m) && (await eraseMessage(jsm, stream, m.seq))) deleted++;
+    if ((await remove(m)) && (await eraseMessage(jsm, stream, m.seq))) deleted++;
     seq = m.seq + 1;
   }
 }
@@ -64,10 +64,15 @@ export interface ErasedCopies {
 /**
  * Deletes the copies of session `sessionId` of `tenantId` from the results and decisions streams,
  * for the erasure record at global position `erasurePosition`: every answer on its results subject
- * (a session id with an empty dot-separated part has none), and every decision on its decisions
- * subject published for a log position before the record's (earlier erasure records of the same id,
- * which hold no content, stay; so do decisions of the id written again after the erasure).
- * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped).
+ * (a session id with an empty dot-separated part has none), whenever it was published (before a
+ * restore of the store too), and every decision on its decisions subject but erasure records (which
+ * hold no content) and this log's decisions after the record (the id written again after the
+ * erasure): those published for a log position before the record's, and those of another log
+ * (a store restored from a backup, or another store, published on the same prefix), which
+ * `ofAnotherLog` tells (asked only for the decisions at the record's position or after it; a
+ * decision published by a release that did not record its event is taken as this log's there).
+ * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped), or
+ *   what `ofAnotherLog` throws.
  */
 export async function eraseSessionCopies(
   jsm: JetStreamManager,
@@ -75,13 +80,14 @@ export async function eraseSessionCopies(
   tenantId: string,
   sessionId: string,
   erasurePosition: bigint,
+  ofAnotherLog: (message: CheckpointEvent) => Promise<boolean>,
 ): Promise<ErasedCopies> {
   const results =
     sessionTokens(sessionId) === sessionId ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId)) : 0;
-  const decisions = await eraseSubjectMessages(jsm, names.decisionStream, decisionSubject(names.prefix, tenantId, sessionId), (m) => {
+  const decisions = await eraseSubjectMessages(jsm, names.decisionStream, decisionSubject(names.prefix, tenantId, sessionId), async (m) => {
     const position = m.header.get(LOG_POSITION_HEADER);
-    if (!position || BigInt(position) >= erasurePosition) return false;
-    return (m.json<{ type?: unknown }>().type ?? null) !== SESSION_ERASED;
+    if (!position || (m.json<{ type?: unknown }>().type ?? null) === SESSION_ERASED) return false;
+    return BigInt(position) < erasurePosition || (await ofAnotherLog({ position: BigInt(position), event: m.header.get(LOG_EVENT_HEADER) || null }));
   });
   return { results, decisions };
 }

@@ -40,6 +40,14 @@ export function natsNames(prefix: string): NatsNames {
 /** Header of every decisions-feed message carrying its global log position (decimal string). */
 export const LOG_POSITION_HEADER = 'Log-Position';
 
+/**
+ * Header of every decisions-feed message naming the event it was published for, in its log:
+ * `<stream>@<revision> <event id> <recorded at, ISO-8601>` (`checkpointEventIdentity`), so the feed
+ * can tell its stream's messages of another log (a store restored from a backup, another store)
+ * from this log's. Absent from messages published by releases before it.
+ */
+export const LOG_EVENT_HEADER = 'Log-Event';
+
 /** `<prefix>.commands.<tenant>.<session>.<kind>` */
 export function commandSubject(prefix: string, tenant: string, sessionId: string, kind: string): string {
   return `${prefix}.commands.${tenant}.${sessionId}.${kind}`;

@@ -1,6 +1,8 @@
 /**
  * `compactions_total` counts passes (DESIGN §3.6): an answer that replays a decision recorded
- * earlier (a concurrent duplicate, a redelivered command) is not a pass of its own.
+ * earlier (a concurrent duplicate, a redelivered command) is not a pass of its own. But its model
+ * call was made: `summarizer_calls_total` and `summarizer_tokens_total` count every call, used or
+ * discarded.
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy } from '@lib/compaction';
@@ -12,6 +14,7 @@ import {
   CompactSessionCommand,
   CompactSessionHandler,
   SessionStateCache,
+  SummarizerCallsSpent,
   type Summarizer,
   type SummarizerOutcome,
 } from '@lib/session';
@@ -27,7 +30,7 @@ class GatedFailingSummarizer implements Summarizer {
   async summarize(): Promise<SummarizerOutcome> {
     this.calls++;
     await this.gate;
-    return { ok: false, reason: 'HTTP 500', calls: 1, promptTokens: 0, completionTokens: 0 };
+    return { ok: false, reason: 'HTTP 500', calls: 1, promptTokens: 7, completionTokens: 0 };
   }
 }
 
@@ -37,8 +40,14 @@ async function compactionCounts(metrics: ServiceMetrics): Promise<Record<string,
   return Object.fromEntries(values.map((v) => [`${v.labels.origin}/${v.labels.outcome}/${v.labels.reason}`, v.value]));
 }
 
+/** A counter's samples as `label/label/…` (in `names` order) → value. */
+async function samples(counter: ServiceMetrics['summarizerCalls'] | ServiceMetrics['summarizerTokens'], names: string[]): Promise<Record<string, number>> {
+  const { values } = await counter.get();
+  return Object.fromEntries(values.map((v) => [names.map((n) => (v.labels as Record<string, string | number | undefined>)[n]).join('/'), v.value]));
+}
+
 describe('compactions_total', () => {
-  it('counts a failed pass once, however many concurrent duplicates are answered with it', async () => {
+  it('counts a failed pass once, however many concurrent duplicates are answered with it; every model call counts in summarizer_calls_total', async () => {
     const store = SqliteEventStore.open(':memory:');
     try {
       const metrics = new ServiceMetrics();
@@ -46,6 +55,7 @@ describe('compactions_total', () => {
       const published: CompactionAnswered[] = [];
       const bus = {
         publish: (event: unknown) => {
+          if (event instanceof SummarizerCallsSpent) counter.handle(event);
           if (!(event instanceof CompactionAnswered)) return;
           published.push(event);
           counter.handle(event);
@@ -69,6 +79,14 @@ describe('compactions_total', () => {
       expect(answers.filter((a) => a.replayed)).toHaveLength(2);
       expect(published.map((e) => e.replayed).sort()).toEqual([false, true, true]);
       expect(await compactionCounts(metrics)).toEqual({ 'command/failed/': 1 });
+      // three model calls: one reply recorded (the failure), two thrown away by the passes that found it
+      expect(await samples(metrics.summarizerCalls, ['origin', 'outcome', 'reply'])).toEqual({ 'command/failed/used': 1, 'command/failed/discarded': 2 });
+      expect(await samples(metrics.summarizerTokens, ['reply', 'type'])).toEqual({
+        'used/prompt': 7,
+        'used/completion': 0,
+        'discarded/prompt': 14,
+        'discarded/completion': 0,
+      });
     } finally {
       await store.close();
     }

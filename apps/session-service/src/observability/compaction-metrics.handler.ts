@@ -2,24 +2,38 @@
  * Counts compaction passes in {@link ServiceMetrics}: every answered pass, commanded or automatic,
  * by origin, outcome and noop reason (DESIGN §3.6; an answer replaying an earlier decision is not a
  * pass, and a dry run is counted apart in `compaction_dry_runs_total`), and the automatic passes deferred by the
- * growth rule of DESIGN §3.5.
+ * growth rule of DESIGN §3.5; and the summarizer calls every pass made, with their tokens, used or
+ * discarded (a reply the pass did not use still cost a model call).
  */
 import { Injectable } from '@nestjs/common';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
-import { AutoCompactionDeferred, CompactionAnswered } from '@lib/session';
+import { AutoCompactionDeferred, CompactionAnswered, SummarizerCallsSpent, type SummarizerUsage } from '@lib/session';
 import { ServiceMetrics } from './metrics';
 
-/** Feeds `compactions_total`, `compaction_dry_runs_total` and `auto_compactions_deferred_total`. */
+/** Feeds `compactions_total`, `compaction_dry_runs_total`, `auto_compactions_deferred_total`, `summarizer_calls_total` and `summarizer_tokens_total`. */
 @Injectable()
-@EventsHandler(CompactionAnswered, AutoCompactionDeferred)
-export class CompactionMetricsHandler implements IEventHandler<CompactionAnswered | AutoCompactionDeferred> {
+@EventsHandler(CompactionAnswered, AutoCompactionDeferred, SummarizerCallsSpent)
+export class CompactionMetricsHandler implements IEventHandler<CompactionAnswered | AutoCompactionDeferred | SummarizerCallsSpent> {
   constructor(private readonly metrics: ServiceMetrics) {}
 
-  handle(event: CompactionAnswered | AutoCompactionDeferred): void {
+  handle(event: CompactionAnswered | AutoCompactionDeferred | SummarizerCallsSpent): void {
     if (event instanceof AutoCompactionDeferred) this.metrics.autoCompactionsDeferred.inc();
+    else if (event instanceof SummarizerCallsSpent) {
+      this.countSummarizer(event, 'used', event.used);
+      this.countSummarizer(event, 'discarded', event.discarded);
+    }
     // A dry run is a preview, not a pass: counted apart, so a dashboard of passes does not count previews.
     else if (event.dryRun) this.metrics.compactionDryRuns.inc({ outcome: event.outcome, reason: event.reason ?? '' });
     // A replayed answer is a decision counted when it was made (DESIGN §3.6: passes by outcome).
     else if (!event.replayed) this.metrics.compactions.inc({ origin: event.origin, outcome: event.outcome, reason: event.reason ?? '' });
+  }
+
+  /** Adds `usage` (when any) to the summarizer counters under `reply`. */
+  private countSummarizer(event: SummarizerCallsSpent, reply: 'used' | 'discarded', usage: SummarizerUsage | undefined): void {
+    if (!usage) return;
+    const labels = { origin: event.origin, outcome: event.outcome, reply };
+    this.metrics.summarizerCalls.inc(labels, usage.calls);
+    this.metrics.summarizerTokens.inc({ ...labels, type: 'prompt' }, usage.promptTokens);
+    this.metrics.summarizerTokens.inc({ ...labels, type: 'completion' }, usage.completionTokens);
   }
 }

@@ -6,7 +6,8 @@ import { Controller, Get, Header, Inject, Logger, Optional, Res } from '@nestjs/
 import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
-import { ApiAnswer, ErrorBodySchema, HealthSchema, ReadinessSchema, schemaRef } from '../http/response-schemas';
+import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../http/response-schemas';
+import { routeErrors } from '../http/error-codes';
 import { toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads } from '@lib/session';
@@ -61,6 +62,13 @@ export class HealthController {
         lag: head !== null ? (head > feed.checkpoint ? 'behind' : 'caught-up') : 'unknown',
         lastError: feed.lastError,
         lastErrorAt: feed.lastErrorAt,
+        anotherLog: feed.anotherLog && {
+          foundPosition: feed.anotherLog.foundPosition.toString(),
+          headPosition: feed.anotherLog.headPosition.toString(),
+          resumedAfter: feed.anotherLog.resumedAfter.toString(),
+          problem: feed.anotherLog.problem,
+          at: feed.anotherLog.at,
+        },
       },
       commandsRetrying,
     };
@@ -79,7 +87,7 @@ export class HealthController {
     summary:
       'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer: never a 503, a restart would not help)',
   })
-  @ApiAnswer(HealthSchema, { errors: [] })
+  @ApiAnswer(HealthSchema, { errors: routeErrors(['any']) })
   async health(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof HealthSchema>> {
     const projector = this.projector.state();
     let head: bigint | null = null;
@@ -125,13 +133,9 @@ export class HealthController {
     summary:
       'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then',
   })
-  @ApiAnswer(ReadinessSchema, { errors: [] })
-  @ApiResponse({
-    status: 503,
-    description:
-      'not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or holds another log than the read models were projected from (store_unavailable)',
-    content: { 'application/json': { schema: schemaRef(ErrorBodySchema) } },
-  })
+  // Not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or
+  // holds another log than the read models were projected from (store_unavailable).
+  @ApiAnswer(ReadinessSchema, { errors: routeErrors(['any'], ['projection_behind', 'store_unavailable']) })
   async ready(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
     // A probe every few seconds: its request line at debug, whatever it answers (without pino-http's made-up error on a 503).
     markExpectedAnswer(res.raw ?? res, 'debug');
@@ -157,6 +161,7 @@ export class HealthController {
   @ApiOperation({ summary: 'Prometheus metrics' })
   @ApiProduces('text/plain')
   @ApiResponse({ status: 200, description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } })
+  @ApiErrorAnswers(routeErrors(['any']))
   async prometheus(): Promise<string> {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);

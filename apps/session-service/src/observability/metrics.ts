@@ -80,6 +80,25 @@ export class ServiceMetrics {
     labelNames: ['outcome', 'reason'],
     registers: [this.registry],
   });
+  /**
+   * Summarizer (model) calls made by compaction passes, by origin, the outcome the pass answered
+   * (`error` when its command ended in an error, e.g. the session erased meanwhile) and `reply`:
+   * `used` (in the decision written) or `discarded` (the pass was planned again, met another pass's
+   * decision, or wrote nothing).
+   */
+  readonly summarizerCalls = new Counter({
+    name: 'summarizer_calls_total',
+    help: 'Summarizer calls made by compaction passes (model calls; the extractive summarizer counts one per summary), by origin, the outcome the pass answered (error: the command failed) and reply (used in the decision written, or discarded)',
+    labelNames: ['origin', 'outcome', 'reply'],
+    registers: [this.registry],
+  });
+  /** Tokens the summarizer endpoint reported for those calls, by origin, outcome, reply and `type` (`prompt`, `completion`). */
+  readonly summarizerTokens = new Counter({
+    name: 'summarizer_tokens_total',
+    help: 'Tokens the summarizer endpoint reported for the calls of summarizer_calls_total, by origin, outcome, reply (used, discarded) and type (prompt, completion)',
+    labelNames: ['origin', 'outcome', 'reply', 'type'],
+    registers: [this.registry],
+  });
   /** Automatic passes deferred because the window has not grown enough since a pass that left the trigger firing (DESIGN §3.5). */
   readonly autoCompactionsDeferred = new Counter({
     name: 'auto_compactions_deferred_total',

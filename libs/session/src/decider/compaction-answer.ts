@@ -73,7 +73,22 @@ export interface CompactionAnswer {
   turnsAfter?: number;
   /** Present for a dry run that would call the summarizer: what it would be asked. */
   pendingSummary?: { insertBeforeId: string; coveredIds: string[] };
+  /**
+   * The summarizer recorded with the decision answered (written, or `replayed`): its identity and
+   * the usage of every call made for it, summed, with `discarded` the part whose replies were not
+   * used (see {@link discardedSummarizerCalls}). Absent when no summarizer was called for it.
+   */
   summarizer?: SummarizerIdentity;
+  /**
+   * The summarizer calls this request's pass made whose replies went into no decision it wrote
+   * (identity and usage, summed): the session moved on while the summarizer ran and the pass was
+   * planned again (then it may call again, or answer `not-triggered`, `noop` or `conflict`), it
+   * was erased and written again meanwhile, or the same compaction was recorded first by another
+   * pass (the answer is then `replayed`). Present on any answer whose pass discarded a reply, so
+   * the cost of a call shows also when nothing is written; when the pass wrote a decision, the
+   * same figures are in its `summarizer` (included in the totals, and as `summarizer.discarded`).
+   */
+  discardedSummarizerCalls?: SummarizerIdentity;
 }
 
 /**
@@ -146,8 +161,17 @@ function decidedAt(state: SessionWindowState): { position?: string } {
   return state.position !== null ? { position: state.position.toString() } : {};
 }
 
-/** The answer to `command` for how its pass concluded (see {@link CompactionConclusion}). */
-export function answerCompaction(conclusion: CompactionConclusion, command: CompactSession): CompactionAnswer {
+/**
+ * The answer to `command` for how its pass concluded (see {@link CompactionConclusion}), with
+ * `discarded` (from `discardedSummarizerCalls` of ./summarizer-spend) as its
+ * {@link CompactionAnswer.discardedSummarizerCalls} when the pass threw summarizer replies away.
+ */
+export function answerCompaction(conclusion: CompactionConclusion, command: CompactSession, discarded?: SummarizerIdentity): CompactionAnswer {
+  return { ...answerConclusion(conclusion, command), ...(discarded ? { discardedSummarizerCalls: discarded } : {}) };
+}
+
+/** The answer's fields from how the pass concluded (see {@link answerCompaction}). */
+function answerConclusion(conclusion: CompactionConclusion, command: CompactSession): CompactionAnswer {
   const common = { estimator: command.estimator, dryRun: command.dryRun };
   switch (conclusion.kind) {
     case 'unrecorded': {

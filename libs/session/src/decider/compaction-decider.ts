@@ -46,7 +46,8 @@ import { commandCompactionIds, compactionIdFor, decisionEventIds, summaryIdFor }
 import { costedWindow, evolveSessionWindow, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
-import type { SummarizerIdentityInfo, SummarizerOutcome } from '../summarizers/summarizer';
+import type { SummarizerIdentityInfo, SummarizerOutcome, SummarizerUsage } from '../summarizers/summarizer';
+import { decisionSummarizer, usageOf } from './summarizer-spend';
 import { buildSnapshot } from '../write-side/session-snapshot';
 import { compactionParamsKey } from '../write-side/compaction-params';
 import type { CompactionConclusion } from './compaction-answer';
@@ -141,6 +142,12 @@ export interface CompactionContext {
   startedAt: Date;
   summarizer: SummarizerIdentityInfo;
   /**
+   * Usage of the summarizer calls this pass made earlier whose replies it discarded (planned
+   * again after the stream moved on, or after an erasure): recorded with the decision, summed
+   * into its `summarizer` figures and as `summarizer.discarded` ({@link decisionSummarizer}).
+   */
+  discarded?: SummarizerUsage;
+  /**
    * An id of this pass (one summarizer call), put in the decision events' metadata. Passes that
    * decide at once on the same revision with the same parameters derive the same event ids, and
    * could make byte-identical events (a failure recorded in the same millisecond): the store would
@@ -156,7 +163,7 @@ export interface CompactionDecision {
   compactionId: string;
   events: EventData[];
   result: CompactionResult;
-  /** The summarizer's identity and usage, when it was called. */
+  /** The summarizer's identity and usage (every call made for the pass, discarded ones included), when it was called. */
   summarizer?: SummarizerIdentity;
   /** Trigger figures of the window after the pass (DESIGN §3.5). */
   after: TriggerFigures;
@@ -329,6 +336,7 @@ export function planSessionCompaction(command: CompactSession, state: SessionWin
  * recorded for DESIGN §3.5) is one `CompactionCompleted` with outcome `noop` and its reason. The last event carries the
  * session snapshot of the state after the pass and, with a trigger, whether it still fires
  * (DESIGN §3.5). Event ids derive from the compaction id, so a decision appended twice is one.
+ * Its `summarizer` (when the pass called one) sums the reply's usage and `context.discarded`.
  */
 export function decideCompaction(
   command: CompactSession,
@@ -342,9 +350,7 @@ export function decideCompaction(
   const reply: SummaryReply | undefined = summary ? (summary.ok ? { text: summary.text } : { failure: summary.reason }) : undefined;
   const estimator = getEstimator(command.estimator);
   const result = completePlan(plan, plan.summaryRequest ? { reply, summaryId: summaryIdFor(compactionId), estimator } : { estimator });
-  const summarizer: SummarizerIdentity | undefined = summary
-    ? { ...context.summarizer, calls: summary.calls, promptTokens: summary.promptTokens, completionTokens: summary.completionTokens }
-    : undefined;
+  const summarizer = decisionSummarizer(context.summarizer, summary && usageOf(summary), context.discarded);
   const now = context.now.toISOString();
   const payloads: Array<{ type: string; data: unknown }> = [];
   if (result.archivedIds.length > 0)

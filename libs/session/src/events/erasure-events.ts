@@ -1,6 +1,7 @@
 /**
  * The erasure record (issue 7 item 6): when a session is erased, its stream is deleted and one
- * `SessionErased` event without content (session id, event count, time, the position of the last deleted event) is appended to the
+ * `SessionErased` event without content (session id, event count, time, the position and revision
+ * of the last deleted event) is appended to the
  * tenant's `erasure-<tenantId>` stream. Every projector that reads it erases the session's rows,
  * so replicas with their own read models forget the session too (issue 12).
  */
@@ -28,6 +29,13 @@ export interface SessionErasedData {
    * erase every row of the session.
    */
   lastPosition?: string;
+  /**
+   * Revision of the last event the deletion removed (decimal string): the life of the session this
+   * record closes. Revisions of a session id are never reused, so there is one life per value, and
+   * one record per life (its id derives from it, see `erasureRecordId`; an erasure that finds it
+   * already written answers with it). Absent in records written before it was added.
+   */
+  lastRevision?: string;
 }
 
 /**

@@ -89,10 +89,21 @@ export interface SummarizerIdentity {
   kind: string;
   /** Model name, e.g. `gpt-4o-mini`, or `extractive-v1`. */
   model: string;
-  /** Model calls made for this pass (chunking may need several). */
+  /**
+   * Model calls made for this pass (chunking may need several), discarded ones included (see
+   * `discarded`): `calls`, `promptTokens` and `completionTokens` are every call's figures, summed.
+   */
   calls: number;
   promptTokens: number;
   completionTokens: number;
+  /**
+   * The part of the figures above spent on calls whose reply the pass did not use: it called the
+   * summarizer, then the stream moved on in a way the reply could not be rebased onto (another
+   * compaction, an archived event answered, a new system message) or the session was erased and
+   * written again, so the pass was planned again (DESIGN §4). Absent when no reply was discarded,
+   * and in decisions recorded before it was (read as none).
+   */
+  discarded?: { calls: number; promptTokens: number; completionTokens: number };
 }
 
 /** Decision: a summary inserted immediately before `insertBeforeId`, covering `coveredIds`. */

@@ -9,7 +9,7 @@ import { sessionKey, sessionStream, type EstimatorName } from '../events/session
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
 import { renderOpenAiWindow } from '../domain/openai-chat-format';
 import { openAiRenderingCost } from '../domain/openai-window-cost';
-import { InvalidRequestError, SessionError, SessionNotFoundError } from '../errors';
+import { InvalidRequestError, SessionError, SessionNotFoundError, type SessionErrorDetails } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
 import { AcknowledgedPositions } from '../write-side/acknowledged-positions';
@@ -25,7 +25,7 @@ import { jsonSafe } from './json-safe';
 /** The projection did not reach `minPosition` within the wait limit. */
 export class ProjectionBehindError extends SessionError {
   readonly code = 'projection_behind';
-  constructor(position: bigint, checkpoint: bigint, message?: string, details?: Record<string, string>) {
+  constructor(position: bigint, checkpoint: bigint, message?: string, details?: Pick<SessionErrorDetails, 'minPosition' | 'catchingUpTo'>) {
     super(message ?? `the read models have not reached position ${position} yet (they are at ${checkpoint}); retry shortly`, {
       ...(details ?? { minPosition: position.toString() }),
       checkpoint: checkpoint.toString(),

@@ -5,7 +5,8 @@
  * the store no longer has and skip the new events up to their checkpoint. So the projector records,
  * with its checkpoint, what identifies the event at it ({@link checkpointEventIdentity}), and
  * start-up (`checkReadModelsOfThisLog`) and the projector, each time it (re)subscribes, compare
- * it with the store's event at that position ({@link readModelsOffLog}).
+ * it with the store's event at that position ({@link readModelsOffLog}). The NATS decisions feed
+ * applies the same rule ({@link checkpointOffLog}) to its checkpoint and to its stream's messages.
  */
 import type { EventStore, RecordedEvent } from '@lib/event-store';
 import type { CheckpointEvent } from './read-model-store';
@@ -35,34 +36,59 @@ export interface LogMismatch {
 }
 
 /**
- * Whether read models at `checkpoint` were projected from another log than `store`'s: the
- * checkpoint is past the store's head (`head`, read by the caller), or the store's event at the
- * checkpoint is not the one recorded there. Returns null when they agree, or when it cannot be
- * told: no checkpoint yet, no event recorded (read models of a release before it was), or no event
- * at that position any more (an erased session's events are deleted; an event is never replaced).
+ * How a recorded position disagrees with a store's log (see {@link checkpointOffLog}): the one rule
+ * every follower of the log applies to what it recorded — the read models to their checkpoint,
+ * the NATS decisions feed to its checkpoint and to the messages already in its stream.
+ */
+export interface OffLog {
+  /** The recorded global position (bigint). */
+  position: bigint;
+  /** The store's head position (bigint). */
+  head: bigint;
+  /** What identified the event at `position` when it was recorded ({@link checkpointEventIdentity}), or null (not recorded). */
+  recorded: string | null;
+  /** What identifies the store's event at `position` now; null when `position` is past the head. */
+  found: string | null;
+}
+
+/**
+ * Whether `recorded` (a position and what identified its event then) was taken on another log than
+ * `store`'s: the position is past the store's head (`head`, read by the caller), or the store's
+ * event there is not the one recorded. Returns null when it is this log's, or when it cannot be
+ * told: position 0n, no event recorded (a release before it was recorded, or a message published
+ * by one), or no event at that position any more (an erased session's events are deleted; an
+ * event is never replaced). One read of the store at most (none past the head or without a record).
+ * @throws what `store.eventAt` throws (e.g. EventStoreUnavailableError).
+ */
+export async function checkpointOffLog(store: EventStore, recorded: CheckpointEvent, head: bigint): Promise<OffLog | null> {
+  const { position, event } = recorded;
+  if (position === 0n) return null;
+  if (position > head) return { position, head, recorded: event, found: null };
+  if (event === null) return null;
+  const atPosition = await store.eventAt(position);
+  if (atPosition === null) return null;
+  const found = checkpointEventIdentity(atPosition);
+  return found === event ? null : { position, head, recorded: event, found };
+}
+
+/**
+ * Whether read models at `checkpoint` were projected from another log than `store`'s
+ * ({@link checkpointOffLog}, worded for read models). Returns null when they agree, or when it
+ * cannot be told.
  * @throws what `store.eventAt` throws (e.g. EventStoreUnavailableError).
  */
 export async function readModelsOffLog(store: EventStore, checkpoint: CheckpointEvent, head: bigint): Promise<LogMismatch | null> {
-  const { position, event: projected } = checkpoint;
-  if (position === 0n) return null;
-  if (position > head)
-    return {
-      checkpoint: position,
-      head,
-      projected,
-      found: null,
-      problem: `they were projected up to position ${position}, but the event store's log ends at ${head}`,
-    };
-  if (projected === null) return null;
-  const atCheckpoint = await store.eventAt(position);
-  if (atCheckpoint === null) return null;
-  const found = checkpointEventIdentity(atCheckpoint);
-  if (found === projected) return null;
+  const off = await checkpointOffLog(store, checkpoint, head);
+  if (off === null) return null;
+  const { position, recorded: projected, found } = off;
   return {
     checkpoint: position,
     head,
     projected,
     found,
-    problem: `they were projected up to position ${position}, from the event ${projected}, but the event store holds another event there (${found})`,
+    problem:
+      found === null
+        ? `they were projected up to position ${position}, but the event store's log ends at ${head}`
+        : `they were projected up to position ${position}, from the event ${projected}, but the event store holds another event there (${found})`,
   };
 }

@@ -292,6 +292,15 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome.reason).not.toContain('I cannot help');
   });
 
+  it("names an endpoint's error code in the reason only when it is one of OpenAI's documented codes (an endpoint may echo input in it)", async () => {
+    server.setDefault({ fault: 'status400', code: 'ctx_ORD-SECRET-42' });
+    const echoed = await summarizer().summarize(request(3));
+    expect(echoed).toMatchObject({ ok: false, reason: 'model endpoint rejected the request: HTTP 400' });
+    server.setDefault({ fault: 'status400', code: 'context_length_exceeded' });
+    const known = await summarizer().summarize(request(3));
+    expect(known).toMatchObject({ ok: false, reason: 'model endpoint rejected the request: HTTP 400 (context_length_exceeded)' });
+  });
+
   it('turns a blank (empty) reply into ok:false', async () => {
     server.setDefault({ fault: 'blank', text: '' });
     expect(await summarizer().summarize(request(3))).toMatchObject({ ok: false, reason: expect.stringMatching(/blank reply/) });

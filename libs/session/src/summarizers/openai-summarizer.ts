@@ -249,7 +249,7 @@ export class OpenAiSummarizer implements Summarizer {
     if (err instanceof APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
     if (err instanceof APIError) {
       const status = typeof err.status === 'number' ? err.status : undefined;
-      const code = typeof err.code === 'string' && /^[A-Za-z0-9_.-]{1,64}$/.test(err.code) ? ` (${err.code})` : '';
+      const code = typeof err.code === 'string' && KNOWN_ERROR_CODES.has(err.code) ? ` (${err.code})` : '';
       if (status === 429) return `rate limited: HTTP 429${code} after ${retries}`;
       if (status === 401 || status === 403) return `the model endpoint rejected the credentials: HTTP ${status}${code}`;
       if (typeof status === 'number' && (status >= 500 || status === 408 || status === 409))
@@ -263,6 +263,37 @@ export class OpenAiSummarizer implements Summarizer {
     return `unexpected error: ${errorName(err)}`;
   }
 }
+
+/**
+ * The error codes of OpenAI's API reference ("Error codes", and the `code` of its error objects)
+ * that a failure reason may name, e.g. `HTTP 401 (invalid_api_key)`. Any other `code` an endpoint
+ * sends is left out of the reason: it is text chosen by the endpoint, which may echo the input
+ * (a newcomer's fake endpoint answered `ctx_<text of the session>`), and reasons are stored in the
+ * log and written to the service's log lines, which must never hold message text.
+ */
+export const KNOWN_ERROR_CODES: ReadonlySet<string> = new Set([
+  'invalid_api_key',
+  'invalid_organization',
+  'invalid_project',
+  'insufficient_quota',
+  'rate_limit_exceeded',
+  'billing_hard_limit_reached',
+  'account_deactivated',
+  'unsupported_country_region_territory',
+  'model_not_found',
+  'context_length_exceeded',
+  'string_above_max_length',
+  'invalid_request_error',
+  'invalid_value',
+  'unsupported_parameter',
+  'unsupported_value',
+  'content_filter',
+  'content_policy_violation',
+  'server_error',
+  'engine_overloaded',
+  'model_overloaded',
+  'timeout',
+]);
 
 /** Reads the reply text, or the reason it is unusable (no choices, refusal, filter, blank). */
 function readReply(completion: unknown): { text: string } | { reason: string } {

@@ -3,6 +3,7 @@
  */
 import type { CompactionResult, NoopReason, Strategy, Trigger } from '@lib/compaction';
 import type { EstimatorName } from '../events/session-stream-events';
+import type { SummarizerIdentityInfo, SummarizerUsage } from '../summarizers/summarizer';
 import type { CompactSession } from '../decider/compaction-decider';
 
 /** Compact `sessionId` of `tenantId` (see {@link CompactSession} for the fields). */
@@ -53,4 +54,22 @@ export interface FailedPass {
   /** Where it failed: `summarize` (the model call, a blank or unusable reply). */
   stage: 'summarize';
   reason: string;
+}
+
+/**
+ * Published (in process, for the metrics; not a log event) once for every compaction pass that
+ * called the summarizer, however it ended: `outcome` is its answer's (`error` when the command
+ * was answered with an error, e.g. the session erased meanwhile, or the store failing the append),
+ * `used` the usage of the reply its recorded decision used, `discarded` that of every call whose
+ * reply went into no decision of its own (see `discardedSummarizerCalls` of the answer). A
+ * request that shared an identical pass in flight publishes none: the pass that ran did.
+ */
+export class SummarizerCallsSpent {
+  constructor(
+    readonly origin: 'auto' | 'command',
+    readonly outcome: CompactionResult['outcome'] | 'error',
+    readonly summarizer: SummarizerIdentityInfo,
+    readonly used: SummarizerUsage | undefined,
+    readonly discarded: SummarizerUsage | undefined,
+  ) {}
 }

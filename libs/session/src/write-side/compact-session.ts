@@ -9,12 +9,19 @@
  * {@link MAX_COMPACTION_ATTEMPTS} times, then answered as `conflict`.
  *
  * Duplicates cost one summarizer call. Identical commands in this process at once (the same
- * {@link compactionIdentity} `passKey`: session, command identity, parameters, base revision) share
- * one pass and get the same answer (single flight). A redelivered transport command whose decision
+ * {@link compactionIdentity} `passKey`: session, command identity, parameters, base revision: they
+ * read the session before the pass's decision landed) share one pass and get the same answer
+ * (single flight), also when one reaches the pass just after it ended ({@link SETTLED_PASS_SHARE_MS}). A redelivered transport command whose decision
  * is in the log is answered with it before anything is planned. Duplicates across processes meet
  * the store's refusal of the decision ids and are answered with the recorded decision. A pass that
  * ended (failed included) is never shared with a command that arrives afterwards: asked again, the
  * same request is a new pass on the revision the last one left.
+ *
+ * Every summarizer call's cost shows (./summarizer-spend): a reply the pass does not use (planned
+ * again, erased meanwhile, another pass's decision found) is summed into the decision it finally
+ * writes (`summarizer.discarded`), reported in the answer (`discardedSummarizerCalls`) whatever it
+ * is, and published for the metrics ({@link SummarizerCallsSpent}), also when the command ends in
+ * an error.
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
@@ -33,15 +40,25 @@ import { answerCompaction, type CompactionAnswer, type CompactionConclusion } fr
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
+import { discardedSummarizerCalls, SummarizerSpend } from '../decider/summarizer-spend';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auto-compaction';
-import { CompactionAnswered, CompactSessionCommand, type FailedPass } from './compact-session-command';
+import { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
 
-export { CompactionAnswered, CompactSessionCommand, type FailedPass } from './compact-session-command';
+export { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
 
 /** How many times a pass is planned again after conflicting writes before it answers `conflict`. */
 export const MAX_COMPACTION_ATTEMPTS = 4;
 /** How many times one pass is rebased onto a newer state (no summarizer call) before it is planned again. */
 export const MAX_COMPACTION_REBASES = 32;
+/**
+ * How long (ms) the answer of a pass that recorded a decision stays shared after the pass ended,
+ * with identical requests that read the session at the pass's base revision (before the decision
+ * landed) but reach the pass only after it ended (their read answered while the pass was
+ * appending; e.g. PostgreSQL answers queued behind the append's).
+ */
+export const SETTLED_PASS_SHARE_MS = 1000;
+/** At most this many ended passes' answers are kept for {@link SETTLED_PASS_SHARE_MS} (the oldest go first). */
+const MAX_SETTLED_PASSES = 256;
 
 /** Handles {@link CompactSessionCommand} (one pass, see the module doc). */
 @CommandHandler(CompactSessionCommand)
@@ -49,6 +66,12 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   private readonly logger = new Logger('Compaction');
   /** Passes in progress in this process, by {@link compactionIdentity} `passKey`, with the answer they will give. */
   private readonly inFlight = new Map<string, Promise<CompactionAnswer>>();
+  /**
+   * Passes that recorded a decision and ended less than {@link SETTLED_PASS_SHARE_MS} ago, by
+   * `passKey` (base revision included): only a request that read the session before that decision
+   * landed can have the key, and the pass is its answer too.
+   */
+  private readonly settled = new Map<string, CompactionAnswer>();
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -62,11 +85,23 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   /**
    * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
    * @throws SessionNotFoundError (404) when the session has no events.
-   * Summarizer faults never throw: they are recorded as a failed compaction.
+   * Summarizer faults never throw: they are recorded as a failed compaction. Any other error
+   * (e.g. the store failing) is thrown after the summarizer calls the pass made are published
+   * ({@link SummarizerCallsSpent} with outcome `error`).
    */
   async execute(command: CompactSessionCommand): Promise<CompactionAnswer> {
     checkStrategyFitsSummarizer(command.strategy, this.summarizer);
-    const { answer, shared } = await this.answerOnce(command);
+    const spend = new SummarizerSpend();
+    let answered: { answer: CompactionAnswer; shared: boolean };
+    try {
+      answered = await this.answerOnce(command, spend);
+    } catch (err) {
+      // e.g. erased meanwhile (404) or the store failing the append: the calls made were spent all the same
+      spend.discardPending();
+      this.publishSpend(command, 'error', spend);
+      throw err;
+    }
+    const { answer, shared } = answered;
     const replayed = shared || answer.replayed === true;
     const failedPass: FailedPass | undefined =
       answer.outcome === 'failed' && !replayed && answer.failure && answer.compactionId
@@ -79,26 +114,40 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
           }
         : undefined;
     this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, replayed, failedPass));
+    this.publishSpend(command, answer.outcome, spend);
     return answer;
   }
 
+  /** Publishes what the pass of `command` spent on the summarizer (nothing when it called none, or shared another pass). */
+  private publishSpend(command: CompactSessionCommand, outcome: SummarizerCallsSpent['outcome'], spend: SummarizerSpend): void {
+    if (!spend.used && !spend.discarded) return;
+    this.eventBus?.publish(new SummarizerCallsSpent(command.origin, outcome, this.summarizer.identity, spend.used, spend.discarded));
+  }
+
   /**
-   * The answer of the pass of `command` on the session's current revision: the pass of an identical
-   * command in progress in this process when there is one (`shared`), else a pass of its own, that
-   * identical commands arriving meanwhile share. Every sharer gets the same answer (and the same error).
+   * The answer of the pass of `command` on the session's revision as loaded: the pass of an
+   * identical command on that revision in this process when there is one (`shared`): in progress,
+   * or ended with a decision recorded less than {@link SETTLED_PASS_SHARE_MS} ago (this request read
+   * the session before that decision landed); else a pass of its own, that identical commands
+   * arriving meanwhile share. Every sharer gets the same answer (and the same error).
+   * `spend` records the summarizer calls of a pass of its own (a shared one records nothing there).
    */
-  private async answerOnce(command: CompactSessionCommand): Promise<{ answer: CompactionAnswer; shared: boolean }> {
+  private async answerOnce(command: CompactSessionCommand, spend: SummarizerSpend): Promise<{ answer: CompactionAnswer; shared: boolean }> {
     const watch = this.sessions.watch(sessionKey(command.tenantId, command.sessionId));
     try {
       const state = await this.load(command);
       const { passKey } = compactionIdentity(command, state.revision!, state.incarnation);
-      const running = this.inFlight.get(passKey);
       // a copy each: callers may not expect an answer shared with other requests
+      const ended = this.settled.get(passKey);
+      if (ended) return { answer: structuredClone(ended), shared: true };
+      const running = this.inFlight.get(passKey);
       if (running) return { answer: structuredClone(await running), shared: true };
-      const pass = this.answer(command, state, watch);
+      const pass = this.answer(command, state, watch, spend);
       this.inFlight.set(passKey, pass);
       try {
-        return { answer: await pass, shared: false };
+        const answer = await pass;
+        if (answer.recorded && !command.dryRun) this.settle(passKey, answer);
+        return { answer, shared: false };
       } finally {
         this.inFlight.delete(passKey);
       }
@@ -107,21 +156,39 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     }
   }
 
-  /** One pass of `command`, planned first on `state`, answered. */
-  private async answer(command: CompactSessionCommand, state: SessionWindowState, watch: InvalidationWatch): Promise<CompactionAnswer> {
-    const conclusion = await this.watchedPass(command, state, watch);
+  /** Keeps `answer` of the ended pass `passKey` for {@link SETTLED_PASS_SHARE_MS} (see `settled`). */
+  private settle(passKey: string, answer: CompactionAnswer): void {
+    if (this.settled.size >= MAX_SETTLED_PASSES) this.settled.delete(this.settled.keys().next().value!);
+    this.settled.set(passKey, answer);
+    setTimeout(() => {
+      if (this.settled.get(passKey) === answer) this.settled.delete(passKey);
+    }, SETTLED_PASS_SHARE_MS).unref();
+  }
+
+  /** One pass of `command`, planned first on `state`, answered (its summarizer calls in `spend`). */
+  private async answer(command: CompactSessionCommand, state: SessionWindowState, watch: InvalidationWatch, spend: SummarizerSpend): Promise<CompactionAnswer> {
+    const conclusion = await this.watchedPass(command, state, watch, spend);
+    const discarded = discardedSummarizerCalls(this.summarizer.identity, spend.discarded);
     // A replayed decision is answered as recorded: read its events (a few, right before its last one).
     return answerCompaction(
       conclusion.kind === 'replay' ? { ...conclusion, decisionEvents: await this.decisionEvents(command, conclusion.recorded) } : conclusion,
       command,
+      discarded,
     );
   }
 
   /**
    * The pass, planned first on `loaded` (a private copy), with `watch` on the session: an erasure
-   * while the summarizer was called sends the pass back to load and plan again.
+   * while the summarizer was called sends the pass back to load and plan again. Each summarizer
+   * reply is entered in `spend`: used when its decision is written, else discarded (and the
+   * discarded ones recorded with the decision the pass writes, if it writes one).
    */
-  private async watchedPass(command: CompactSessionCommand, loaded: SessionWindowState, watch: InvalidationWatch): Promise<CompactionConclusion> {
+  private async watchedPass(
+    command: CompactSessionCommand,
+    loaded: SessionWindowState,
+    watch: InvalidationWatch,
+    spend: SummarizerSpend,
+  ): Promise<CompactionConclusion> {
     const stream = sessionStream(sessionKey(command.tenantId, command.sessionId));
     let state = loaded;
     if (command.redelivered && command.commandId !== undefined) {
@@ -130,10 +197,13 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       if (recorded) return { kind: 'replay', recorded, state };
     }
     for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
+      // a reply of the attempt before is not used: this one is planned on a newer state
+      spend.discardPending();
       const step = planSessionCompaction(command, state);
       if (step.kind === 'conclude') return step.conclusion;
       const startedAt = new Date();
       const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command) : undefined;
+      if (summary) spend.called(summary);
       if (watch.invalidated) {
         // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
         watch.invalidated = false;
@@ -143,9 +213,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       let [current, pass] = [state, step.pass];
       const passId = randomUUID();
       for (let rebase = 0; rebase < MAX_COMPACTION_REBASES; rebase++) {
-        const decision = decideCompaction(command, current, pass, summary, { now: new Date(), startedAt, summarizer: this.summarizer.identity, passId });
+        const context = { now: new Date(), startedAt, summarizer: this.summarizer.identity, passId, discarded: spend.discarded };
+        const decision = decideCompaction(command, current, pass, summary, context);
         try {
           const appended = await this.store.appendToStream(stream, decision.events, { expectedRevision: current.revision! });
+          spend.usePending();
           this.sessions.appended(sessionKey(command.tenantId, command.sessionId), current.revision, decision.events, appended, new Date());
           return { kind: 'recorded', decision, revision: appended.nextExpectedRevision, position: appended.position };
         } catch (err) {
@@ -155,7 +227,11 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             // The same compaction was decided concurrently (or this transport command was delivered again): answer with it.
             const own = command.commandId === undefined ? null : await this.recordedDecision(command, [pass.compactionId]);
             const recorded = own ?? compactionToReplay(state, pass.paramsKey, true);
-            if (recorded) return { kind: 'replay', recorded, state };
+            if (recorded) {
+              // this pass's reply is in no decision: the one answered is another pass's
+              spend.discardPending();
+              return { kind: 'replay', recorded, state };
+            }
             break;
           }
           const rebased = rebaseCompaction(pass, current, state, command.estimator);
@@ -164,6 +240,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         }
       }
     }
+    spend.discardPending();
     return { kind: 'conflict', state: await this.load(command) };
   }
 

@@ -16,6 +16,7 @@ import { compactionParamsKey } from './compaction-params';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactionAnswered, CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SessionStateCache } from './session-state-cache';
+import { cloneSessionWindow } from '../domain/clone-session-window';
 
 /** Counts its calls; holds them until `open()` when made `gated`; fails every call when told to. */
 class CountingSummarizer implements Summarizer {
@@ -111,6 +112,41 @@ describe('identical compactions at once in one process', () => {
       // the metrics count one pass; the seven that shared it are not passes of their own
       expect(published.filter((e) => !e.replayed)).toHaveLength(1);
       expect(published).toHaveLength(8);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('share it also with a request that read the session before the decision landed and reached the pass after it ended: one summarizer call, no replay', async () => {
+    const { store, summarizer, compactions, appendTurns, decisions, published, loads, loaded } = setUp();
+    const cache = (compactions as unknown as { sessions: SessionStateCache }).sessions;
+    try {
+      await appendTurns(0, 8);
+      summarizer.gated();
+      const since = loads.done;
+      const first = compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false));
+      await loaded(since, 1);
+      // The second request reads the session now (the pass is running on that revision), and its
+      // read comes back only once the pass has ended (a slow connection, a busy pool).
+      const load = cache.load.bind(cache);
+      let readBack: () => void = () => undefined;
+      const late = new Promise<void>((resolve) => (readBack = resolve));
+      cache.load = async (key) => {
+        // the state as read then (the cache folds the pass's decision into its own object later)
+        const state = await load(key);
+        const read = state && cloneSessionWindow(state);
+        await late;
+        return read;
+      };
+      const second = compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false));
+      await settle();
+      summarizer.open();
+      const answer = await first;
+      readBack();
+      expect(await second).toEqual(answer);
+      expect(summarizer.calls).toBe(1);
+      expect(await decisions()).toHaveLength(1);
+      expect(published.filter((e) => !e.replayed)).toHaveLength(1);
     } finally {
       await store.close();
     }

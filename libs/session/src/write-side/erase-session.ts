@@ -2,18 +2,19 @@
  * Command and handler: erase a session (issue 7 item 6). The session's stream is deleted from the
  * store (KurrentDB: stream deletion; SQLite: its rows), every read-model row of it is removed, and
  * the deletion itself is recorded in the tenant's `erasure-<tenantId>` stream without content
- * (session id, event count, time, the position of the last deleted event).
+ * (session id, event count, time, the position and revision of the last deleted event): one record
+ * per life of the session, however many erasures of it run at once, on however many replicas.
  */
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
-import { WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, deterministicEventId, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { SESSION_ERASED, erasedBefore, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
-import { lastLoggedPositionUpTo } from '../read-side/queries/session-row';
+import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
 
 export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
@@ -38,20 +39,77 @@ export interface EraseAnswer {
 /** How many times an erasure reads the session's revision and tries to delete at it, while appends keep landing, before it answers 409. */
 export const MAX_ERASE_ATTEMPTS = 8;
 
-/** Erasure records read at a time when a resend of a finished erasure looks for its record. */
+/**
+ * How many times an erasure reads the tenant's erasure stream and appends its record at the
+ * revision just read, while other erasures' records of the tenant keep landing, before it answers
+ * 409 (the stream is deleted then: sending the erasure again writes the record).
+ */
+export const MAX_RECORD_ATTEMPTS = 64;
+
+/**
+ * Default of {@link ERASURE_RECORD_WAIT_MS} (ms): how long an erasure that finds the session's
+ * stream already deleted and no record of that deletion waits for the erasure that deleted it to
+ * write its record, before taking it for interrupted and writing the record itself.
+ */
+export const DEFAULT_ERASURE_RECORD_WAIT_MS = 2000;
+
+/** Injection token of the erasure's record wait in ms (a number; default {@link DEFAULT_ERASURE_RECORD_WAIT_MS}). */
+export const ERASURE_RECORD_WAIT_MS = Symbol('ERASURE_RECORD_WAIT_MS');
+
+/** Erasure records read at a time when an erasure looks for the record of a life of the session. */
 const ERASURE_RECORDS_PAGE = 256;
 
 /** How long (ms) an erasure waits for this replica's projector to pass its record before it erases the read-model rows itself. */
 const PROJECTOR_WAIT_MS = 5000;
 
 /**
+ * The id of the erasure record of the life of session `sessionId` (of `tenantId`) whose last
+ * event had revision `lastRevision` (bigint): the same for every erasure of that life, so the store
+ * refuses a second record of it (SQLite, PostgreSQL: another content under the id). Pure.
+ */
+export function erasureRecordId(tenantId: string, sessionId: string, lastRevision: bigint): string {
+  return deterministicEventId(erasureStream(tenantId), `${sessionId}\u0000erased\u0000${lastRevision}`);
+}
+
+/** An erasure record as stored: its global position (bigint) and its data. */
+interface ErasureRecord {
+  position: bigint;
+  data: SessionErasedData;
+}
+
+/** What the tenant's erasure stream holds of one life of a session (see {@link EraseSessionHandler.recordOfLife}). */
+interface LifeLookup {
+  /** The record of the life, when written. */
+  record: ErasureRecord | null;
+  /** The stream's last revision when it was read (the expected revision of the next record), or `no_stream`. */
+  tail: bigint | 'no_stream';
+  /** Global position of the stream's last record when it was read (bigint; 0n when none): a record of the life written later comes after it. */
+  tailPosition: bigint;
+  /** The newest record of the session without `lastRevision` (written by a build before it was added) met before the search stopped, or null. */
+  legacy: ErasureRecord | null;
+}
+
+/** What {@link EraseSessionHandler.deleteAtRevision} found: the life it deleted, or an empty stream. */
+type Deletion = { first: bigint; last: { revision: bigint; position: bigint } } | { emptyAt: bigint; incarnation: bigint };
+
+const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.position, data: event.data as SessionErasedData });
+
+/**
  * Handles {@link EraseSessionCommand}. The stream is deleted at the revision just read (an append
  * that lands meanwhile makes the deletion fail, and it is tried again, so that it goes too); the
- * record, appended after the deletion, names the global position of the last deleted event. Every
- * replica's projector erases the session's rows when it reaches the record, in log order: the
- * deleted events all come before it, and it erases only rows projected up to that position, so an
- * append to the same session id after the deletion (a new stream, before or after the record) is
- * kept.
+ * record, appended after the deletion, names the global position and revision of the last deleted
+ * event. Every replica's projector erases the session's rows when it reaches the record, in log
+ * order: the deleted events all come before it, and it erases only rows projected up to that
+ * position, so an append to the same session id after the deletion (a new stream, before or after
+ * the record) is kept.
+ *
+ * One record per life of the session (a life: the revisions from its first event to the last one
+ * deleted; revisions are never reused): the record is appended at the erasure stream's revision
+ * just read, after finding no record of that life in it, under an id derived from the life
+ * ({@link erasureRecordId}); a record of the life written meanwhile (another erasure, on this
+ * replica or another) makes the append fail, and the erasure answers with that record. So every
+ * erasure of one life, at once or later, answers the same: the record's `erasedEvents`,
+ * `erasedAt` and position.
  */
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
@@ -59,97 +117,206 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     private readonly projector: SessionProjector,
+    @Optional() @Inject(ERASURE_RECORD_WAIT_MS) private readonly recordWaitMs: number = DEFAULT_ERASURE_RECORD_WAIT_MS,
   ) {}
 
   /**
-   * A resend of an erasure that finished answers as it did (its record's values and position).
+   * Erases the session and answers with the record of the life it erased. An erasure of a life
+   * another erasure deleted (at once, or earlier: a resend after a lost answer) answers as that
+   * one did, writing nothing; one whose stream was deleted by an erasure that stopped before its
+   * record writes that record, once.
    * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
-   * @throws RevisionConflictError (409) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting; nothing was erased.
+   * @throws RevisionConflictError (409) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
    */
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
-    const stream = sessionStream(key);
-    const deleted = await this.deleteAtRevision(stream);
+    const deleted = await this.deleteAtRevision(sessionStream(key));
     this.sessions.invalidate(key);
-    if ('emptyAt' in deleted) {
-      // Nothing to delete: an interrupted erasure to finish, or a resend of one that finished (its original answer), or 404.
-      const previous = await this.finishedErasure(command, deleted.emptyAt);
-      if (previous) return previous;
-    }
-    const erasedAt = new Date().toISOString();
-    const data: SessionErasedData = !('emptyAt' in deleted)
-      ? {
-          sessionId: command.sessionId,
-          // Revisions are gapless within a stream but a session written again after an erasure
-          // continues after the erased revisions: count from the stream's first event.
-          erasedEvents: Number(deleted.last.revision - deleted.first + 1n),
-          erasedAt,
-          lastPosition: deleted.last.position.toString(),
-        }
-      : { sessionId: command.sessionId, erasedEvents: 0, erasedAt, lastPosition: (await this.leftByInterruptedErasure(command, deleted.emptyAt)).toString() };
-    const recorded = await this.store.appendToStream(erasureStream(command.tenantId), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
+    const record =
+      'last' in deleted
+        ? await this.recordOnce(
+            command.tenantId,
+            {
+              sessionId: command.sessionId,
+              // Revisions are gapless within a stream but a session written again after an erasure
+              // continues after the erased revisions: count from the stream's first event.
+              erasedEvents: Number(deleted.last.revision - deleted.first + 1n),
+              erasedAt: new Date().toISOString(),
+              lastPosition: deleted.last.position.toString(),
+              lastRevision: deleted.last.revision.toString(),
+            },
+            deleted.last.position,
+          )
+        : await this.alreadyDeleted(command, deleted.emptyAt, deleted.incarnation);
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
-    if (!(await this.projector.waitForPosition(recorded.position, PROJECTOR_WAIT_MS)))
-      this.projector.eraseSession(command.tenantId, command.sessionId, erasedBefore(data));
-    return { sessionId: command.sessionId, erasedEvents: data.erasedEvents, erasedAt, position: recorded.position.toString() };
+    if (!(await this.projector.waitForPosition(record.position, PROJECTOR_WAIT_MS)))
+      this.projector.eraseSession(command.tenantId, command.sessionId, erasedBefore(record.data));
+    const { sessionId, erasedEvents, erasedAt } = record.data;
+    return { sessionId, erasedEvents, erasedAt, position: record.position.toString() };
   }
 
   /**
-   * A resend of an erasure that finished: when the session has no event and this replica's read
-   * models hold none either (nothing left by an interrupted erasure), the latest erasure record of
-   * the session up to `emptyAt` (the log's head read before finding the stream empty) answers it,
-   * as it answered then (`erasedEvents`, `erasedAt`, the record's position): a client retrying
-   * after a lost answer gets 200, not 404. Reads the tenant's erasure records backwards, 256 at a
-   * time (only on this path). Returns null when the read models still hold the session (then
-   * {@link leftByInterruptedErasure} finishes it) or when no record names it (404).
+   * The record of the life `data` describes (`data.lastRevision` set): the one already in the
+   * tenant's erasure stream, else `data` appended at the stream's revision just read under
+   * {@link erasureRecordId}, and read back as stored. A record appended meanwhile (of this life or
+   * of another session) makes the append fail: the stream is read again. `after`: a global
+   * position no record of this life can be at or before (the last deleted event's, or where an
+   * earlier search of the stream ended), so the search stops there; undefined searches back to
+   * the session's previous record.
+   * @throws RevisionConflictError after {@link MAX_RECORD_ATTEMPTS} failed appends.
    */
-  private async finishedErasure(command: EraseSessionCommand, emptyAt: bigint): Promise<EraseAnswer | null> {
-    await this.projector.waitForPosition(emptyAt, PROJECTOR_WAIT_MS);
-    if (lastLoggedPositionUpTo(this.projector.store, command.tenantId, command.sessionId, emptyAt) !== null) return null;
-    const stream = erasureStream(command.tenantId);
+  private async recordOnce(tenantId: string, data: SessionErasedData, after?: bigint): Promise<ErasureRecord> {
+    const lastRevision = BigInt(data.lastRevision!);
+    const stream = erasureStream(tenantId);
+    const id = erasureRecordId(tenantId, data.sessionId, lastRevision);
+    for (let attempt = 1; ; attempt++) {
+      const found = await this.recordOfLife(tenantId, data.sessionId, lastRevision, after);
+      if (found.record) return found.record;
+      try {
+        const appended = await this.store.appendToStream(stream, [{ id, type: SESSION_ERASED, data }], { expectedRevision: found.tail });
+        // Answer what the store holds there (a store that takes a known id for a replay answers without writing).
+        const [stored] = await this.store.readStream(stream, { fromRevision: appended.nextExpectedRevision, maxCount: 1 });
+        return stored ? recordOf(stored) : { position: appended.position, data };
+      } catch (err) {
+        if (!(err instanceof WrongExpectedRevisionError) && !(err instanceof DuplicateEventIdError)) throw err;
+        if (attempt >= MAX_RECORD_ATTEMPTS)
+          throw new RevisionConflictError(
+            String(found.tail),
+            err instanceof WrongExpectedRevisionError ? String(err.actual) : String(found.tail),
+            `other erasures of the tenant were recorded ${attempt} times in a row while this one's record was being written; the session is deleted: send the erasure again to record it`,
+          );
+      }
+    }
+  }
+
+  /**
+   * Searches the tenant's erasure stream backwards for the record of the life of `sessionId`
+   * ending at revision `lastRevision` (bigint). Stops at a record at or before position `after`
+   * (when given), at a record of an earlier life of the session (revisions are never reused: the
+   * records of a session's lives come in order), at the session's newest record without
+   * `lastRevision` (`legacy`), or at the stream's start. Reads 256 records at a time.
+   */
+  private async recordOfLife(tenantId: string, sessionId: string, lastRevision: bigint, after?: bigint): Promise<LifeLookup> {
+    const stream = erasureStream(tenantId);
     let from: bigint | 'end' = 'end';
+    let tail: bigint | 'no_stream' | undefined;
+    let tailPosition = 0n;
     for (;;) {
       const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: ERASURE_RECORDS_PAGE });
-      for (const record of page) {
-        const data = record.data as SessionErasedData;
-        if (record.type === SESSION_ERASED && data.sessionId === command.sessionId && record.position <= emptyAt)
-          return { sessionId: data.sessionId, erasedEvents: data.erasedEvents, erasedAt: data.erasedAt, position: record.position.toString() };
+      if (tail === undefined) [tail, tailPosition] = page[0] ? [page[0].revision, page[0].position] : ['no_stream', 0n];
+      const none = { record: null, tail, tailPosition, legacy: null };
+      for (const event of page) {
+        if (after !== undefined && event.position <= after) return none;
+        const data = event.data as SessionErasedData;
+        if (event.type !== SESSION_ERASED || data.sessionId !== sessionId) continue;
+        if (data.lastRevision === undefined) return { ...none, legacy: recordOf(event) };
+        const life = BigInt(data.lastRevision);
+        if (life === lastRevision) return { ...none, record: recordOf(event) };
+        if (life < lastRevision) return none;
       }
       const oldest = page.at(-1);
-      if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) return null;
+      if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) return none;
       from = oldest.revision - 1n;
     }
   }
 
   /**
-   * An erasure whose stream is already gone: when this replica's read models (once at the log's
-   * head) still hold the session, an earlier erasure deleted the stream and stopped before its
-   * record (the store failed, the process ended): this one writes the record, so every replica
-   * erases the rows. `emptyAt`: the log's head read before the stream was found empty; an event of
-   * the session written again after that has a later position and is not erased (another
-   * erasure may be finishing meanwhile, and an append re-create the session). Returns the
-   * position of the session's last event the read models hold up to `emptyAt`.
-   * @throws SessionNotFoundError when the read models hold no such event either.
+   * An erasure that found the stream empty (`emptyAt`: the log's head read before; `incarnation`:
+   * the stream's, read after). The life last deleted ends at revision `incarnation - 1`: its record
+   * answers (a resend after a lost answer, or an erasure at once with the one that deleted it).
+   * Without one, the erasure that deleted the stream may be about to write it: it is waited for
+   * up to the record wait. When none comes and this replica's read models hold rows of that life,
+   * the deletion was interrupted (the store failed, the process ended before the record): the
+   * record is written now, counting the life's revisions the read models hold (from its first
+   * one to the deleted last), so every replica erases the rows.
+   * @throws SessionNotFoundError when neither a record nor rows of the session exist.
    */
-  private async leftByInterruptedErasure(command: EraseSessionCommand, emptyAt: bigint): Promise<bigint> {
+  private async alreadyDeleted(command: EraseSessionCommand, emptyAt: bigint, incarnation: bigint): Promise<ErasureRecord> {
+    const { tenantId, sessionId } = command;
+    if (incarnation === 0n) return this.neverDeleted(command, emptyAt);
+    const lastRevision = incarnation - 1n;
+    const found = await this.recordOfLife(tenantId, sessionId, lastRevision);
+    if (found.record) return found.record;
     await this.projector.waitForPosition(emptyAt, PROJECTOR_WAIT_MS);
-    const last = lastLoggedPositionUpTo(this.projector.store, command.tenantId, command.sessionId, emptyAt);
-    if (last === null) throw new SessionNotFoundError(command.sessionId);
-    return last;
+    // Erased by a build that did not record the life: its newest record answers, when nothing is left to erase.
+    if (found.legacy && !loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision)) return found.legacy;
+    const waited = await this.waitForRecord(tenantId, sessionId, lastRevision, found.tailPosition);
+    if (waited.record) return waited.record;
+    const life = loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision);
+    if (!life) throw new SessionNotFoundError(sessionId);
+    return this.recordOnce(
+      tenantId,
+      {
+        sessionId,
+        erasedEvents: Number(lastRevision - life.firstRevision + 1n),
+        erasedAt: new Date().toISOString(),
+        lastPosition: life.lastPosition.toString(),
+        lastRevision: lastRevision.toString(),
+      },
+      waited.tailPosition,
+    );
+  }
+
+  /**
+   * Waits up to the record wait for the record of the life ending at `lastRevision` to be
+   * appended after position `after`, reading the stream's tail at growing intervals (10 ms to
+   * 200 ms). Returns the last lookup (its `tailPosition`: where the next search may stop).
+   */
+  private async waitForRecord(tenantId: string, sessionId: string, lastRevision: bigint, after: bigint): Promise<LifeLookup> {
+    const deadline = Date.now() + this.recordWaitMs;
+    let delay = 10;
+    let lookup: LifeLookup = { record: null, tail: 'no_stream', tailPosition: after, legacy: null };
+    while (Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))));
+      delay = Math.min(delay * 2, 200);
+      const next = await this.recordOfLife(tenantId, sessionId, lastRevision, lookup.tailPosition);
+      if (next.record) return next;
+      if (next.tail !== 'no_stream') lookup = next;
+    }
+    return lookup;
+  }
+
+  /**
+   * An empty stream the store never deleted (incarnation 0n): a session id never written (404),
+   * or one erased by a build before e92296e (which removed deleted streams' revisions). Its newest
+   * record up to `emptyAt` answers when this replica's read models hold nothing of the session;
+   * rows left by such an erasure interrupted before its record get a record now.
+   * @throws SessionNotFoundError when there is neither.
+   */
+  private async neverDeleted(command: EraseSessionCommand, emptyAt: bigint): Promise<ErasureRecord> {
+    const { tenantId, sessionId } = command;
+    await this.projector.waitForPosition(emptyAt, PROJECTOR_WAIT_MS);
+    const last = lastLoggedPositionUpTo(this.projector.store, tenantId, sessionId, emptyAt);
+    if (last !== null) {
+      const data: SessionErasedData = { sessionId, erasedEvents: 0, erasedAt: new Date().toISOString(), lastPosition: last.toString() };
+      const appended = await this.store.appendToStream(erasureStream(tenantId), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
+      return { position: appended.position, data };
+    }
+    const stream = erasureStream(tenantId);
+    let from: bigint | 'end' = 'end';
+    for (;;) {
+      const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: ERASURE_RECORDS_PAGE });
+      const match = page.find((e) => e.type === SESSION_ERASED && (e.data as SessionErasedData).sessionId === sessionId && e.position <= emptyAt);
+      if (match) return recordOf(match);
+      const oldest = page.at(-1);
+      if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) throw new SessionNotFoundError(sessionId);
+      from = oldest.revision - 1n;
+    }
   }
 
   /**
    * Deletes `stream` at the revision of its last event, just read; returns the revision of its
    * first event and the last event's revision and global position, or, when the stream has no
-   * event, `emptyAt`: the log's head read before finding it empty.
+   * event, `emptyAt` (the log's head read before finding it empty) and the stream's incarnation
+   * read after (the revision after its last deleted one; 0n when the store never deleted it).
    */
-  private async deleteAtRevision(stream: string): Promise<{ first: bigint; last: { revision: bigint; position: bigint } } | { emptyAt: bigint }> {
+  private async deleteAtRevision(stream: string): Promise<Deletion> {
     for (let attempt = 1; ; attempt++) {
       const logHead = await this.store.headPosition();
       const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
-      if (!last) return { emptyAt: logHead };
+      if (!last) return { emptyAt: logHead, incarnation: await this.store.streamIncarnation(stream) };
       const revision = last.revision;
       // Appends only add after `last`, and a deletion at `revision` fails if one did: the first
       // event read now is the first one deleted.

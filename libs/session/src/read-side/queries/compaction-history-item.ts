@@ -67,8 +67,19 @@ export interface CompactionHistoryItem {
   keptCount: number | null;
   /** The summary it inserted, or null. */
   summary: { id: string; text: string; coveredIds: string[] } | null;
-  /** The summarizer that wrote the summary (or failed to), or null when none was called. */
-  summarizer: { kind: string; model: string; calls: number; usage: { promptTokens: number; completionTokens: number } } | null;
+  /**
+   * The summarizer that wrote the summary (or failed to), or null when none was called: `calls` and
+   * `usage` sum every call made for the decision; `discarded` is the part of them whose replies
+   * the pass did not use (it was planned again after the session moved on), null when none (and
+   * for decisions recorded before it was).
+   */
+  summarizer: {
+    kind: string;
+    model: string;
+    calls: number;
+    usage: { promptTokens: number; completionTokens: number };
+    discarded: { calls: number; usage: { promptTokens: number; completionTokens: number } } | null;
+  } | null;
   /** Wall time of the pass in milliseconds; null for failures. */
   durationMs: number | null;
   /** ISO-8601 UTC time it completed or failed. */
@@ -113,6 +124,12 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
           model: identity.model,
           calls: identity.calls,
           usage: { promptTokens: identity.promptTokens, completionTokens: identity.completionTokens },
+          discarded: identity.discarded
+            ? {
+                calls: identity.discarded.calls,
+                usage: { promptTokens: identity.discarded.promptTokens, completionTokens: identity.discarded.completionTokens },
+              }
+            : null,
         }
       : null,
     durationMs: failed ? null : completed.durationMs,

@@ -41,3 +41,28 @@ export function lastLoggedPositionUpTo(store: ReadModelStore, tenantId: string, 
     .get(tenantId, sessionId, position) as { position: bigint | null } | undefined;
   return row?.position ?? null;
 }
+
+/** What the read models hold of one erased life of a session: its first revision and its last event's global position (bigint). */
+export interface LoggedLife {
+  firstRevision: bigint;
+  lastPosition: bigint;
+}
+
+/**
+ * The rows the read models hold of the session `sessionId` of `tenantId` at revisions up to
+ * `lastRevision` (bigint, inclusive: the last revision of a deleted life of the session), or null
+ * when they hold none: the first revision among them and the global position of the last one. An
+ * erasure finishing one that deleted the stream and stopped before its record counts and erases
+ * these; revisions are never reused, so the events of the session written again after the
+ * deletion (later revisions) are not among them.
+ */
+export function loggedLifeUpTo(store: ReadModelStore, tenantId: string, sessionId: string, lastRevision: bigint): LoggedLife | null {
+  const row = store.db
+    .prepare(
+      `SELECT min(l.revision) AS firstRevision, max(l.position) AS lastPosition FROM session_log l JOIN sessions s ON s.session_key = l.session_key
+       WHERE s.tenant_id = ? AND s.session_id = ? AND l.revision <= ?`,
+    )
+    .safeIntegers(true)
+    .get(tenantId, sessionId, lastRevision) as { firstRevision: bigint | null; lastPosition: bigint | null } | undefined;
+  return row?.firstRevision == null || row.lastPosition == null ? null : { firstRevision: row.firstRevision, lastPosition: row.lastPosition };
+}

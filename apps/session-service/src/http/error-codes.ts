@@ -1,0 +1,142 @@
+/**
+ * Every error code the service answers, with its HTTP status: the one list. The error filter maps
+ * domain errors to statuses with it ({@link statusOfCode}), every error body the service builds
+ * is typed by it ({@link ApiErrorCode}: a code missing here does not compile), and the OpenAPI
+ * document declares it (the `ErrorCode` enum and, per route, the codes of each status it answers;
+ * see `response-schemas.ts`), so the document, the generated client and the server cannot
+ * disagree on which codes exist.
+ */
+import type { SessionErrorCode, SessionErrorDetails } from '@lib/session';
+
+/** What the document says of one code. */
+export interface ErrorCodeInfo {
+  /** The HTTP status answered with it (NATS answers carry the same status). */
+  status: number;
+  /** When it is answered, in a few words. */
+  description: string;
+  /** The details every answer with this code carries (the document makes them required for it). */
+  details?: ReadonlyArray<keyof SessionErrorDetails>;
+  /** `nats`: answered only to NATS commands (their subject, headers or tenant); else HTTP (and NATS where the same check applies). */
+  transport?: 'nats';
+}
+
+/** Every code, by name (README's error table says more of each). */
+export const API_ERROR_CODES = {
+  validation_failed: {
+    status: 400,
+    description: 'a body field or query parameter is invalid, unknown or given twice (parameter names it)',
+  },
+  invalid_parameter: { status: 400, description: 'a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)' },
+  invalid_message: { status: 400, description: 'an OpenAI message of POST …/messages is invalid (parameter names the field)' },
+  invalid_query: { status: 400, description: "recall's q, or a list or recall cursor, is invalid" },
+  invalid_request: { status: 400, description: 'a value is not allowed, e.g. one id given to two events of a request' },
+  invalid_session_id: { status: 400, description: "a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ ." },
+  invalid_path: { status: 400, description: 'the path is not valid percent-encoded UTF-8' },
+  invalid_query_encoding: {
+    status: 400,
+    description: 'a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)',
+    details: ['parameter'],
+  },
+  malformed_request: { status: 400, description: 'not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)' },
+  malformed_json: { status: 400, description: 'the body is not JSON (the message says where it breaks) or nests too deep' },
+  malformed_body: { status: 400, description: 'the body is not valid UTF-8, or does not match its Content-Encoding' },
+  request_aborted: { status: 400, description: 'the connection closed before the whole body arrived (nobody reads this answer); nothing written' },
+  revision_out_of_range: { status: 400, description: "atRevision is outside the session's revisions" },
+  position_out_of_range: { status: 400, description: 'minPosition is past the end of the log' },
+  unknown_command: { status: 400, description: 'the subject does not end in compact, append, messages or policy', transport: 'nats' },
+  invalid_subject: { status: 400, description: 'the subject is not <prefix>.commands.<tenant>.<session>.<kind>', transport: 'nats' },
+  invalid_reply_to: { status: 400, description: 'Reply-To is not a reply inbox; nothing applied', transport: 'nats' },
+  invalid_command_id: { status: 400, description: 'with API_KEYS, Nats-Msg-Id does not start with <tenant>:', transport: 'nats' },
+  unauthorized: { status: 401, description: 'API keys are configured and the request has none or an unknown one' },
+  unknown_tenant: { status: 403, description: 'the subject names a tenant this service does not serve', transport: 'nats' },
+  session_not_found: { status: 404, description: 'no event was ever appended to the session (or it was erased), or it is another tenant’s' },
+  compaction_not_found: { status: 404, description: 'the session has no compaction with this id' },
+  route_not_found: { status: 404, description: 'no such route (also a route’s path with a trailing slash)' },
+  method_not_allowed: { status: 405, description: 'the path exists but not with this method (the Allow header lists its methods)' },
+  request_timeout: { status: 408, description: 'the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed' },
+  wrong_expected_revision: {
+    status: 409,
+    description: "expectedRevision does not match the session's last revision (expected and actual say both); nothing written",
+    details: ['expected', 'actual'],
+  },
+  duplicate_event_id: {
+    status: 409,
+    description: 'an event id is already used in the session for other content (eventId names it); nothing written',
+    details: ['eventId'],
+  },
+  user_id_conflict: {
+    status: 409,
+    description: 'the session belongs to another user (userId names the owner); nothing written',
+    details: ['userId', 'parameter'],
+  },
+  payload_too_large: { status: 413, description: 'the body (inflated) is larger than MAX_BODY_BYTES' },
+  uri_too_long: { status: 414, description: 'the request line is over 16 KiB (or a path segment over the router’s limit)' },
+  unsupported_media_type: { status: 415, description: 'the body is not declared JSON: send Content-Type: application/json' },
+  unsupported_encoding: { status: 415, description: 'a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8' },
+  unknown_tool_call: {
+    status: 422,
+    description: 'a tool response answers a call never made in the session (toolCallId names it)',
+    details: ['toolCallId'],
+  },
+  tool_call_conflict: { status: 422, description: 'a tool call id repeated or reused while open, or a second answer to a call' },
+  rate_limited: { status: 429, description: 'too many requests this minute: retry after Retry-After seconds' },
+  headers_too_large: { status: 431, description: 'the request headers are over 16 KiB' },
+  internal: { status: 500, description: 'an unexpected error (logged); the request may be retried' },
+  projection_behind: {
+    status: 503,
+    description: 'the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry',
+    details: ['checkpoint'],
+  },
+  store_unavailable: { status: 503, description: 'the event store does not answer; retry' },
+  counting_timeout: {
+    status: 503,
+    description: "counting a large request's tokens took too long, or too many were waiting; nothing written, retry",
+    details: ['deadlineMs'],
+  },
+  shutting_down: { status: 503, description: 'the service is shutting down (Retry-After: 1); nothing written, retry' },
+} as const satisfies Record<string, ErrorCodeInfo>;
+
+/** An error code the service answers. */
+export type ApiErrorCode = keyof typeof API_ERROR_CODES;
+
+/** Every code, in the order of {@link API_ERROR_CODES}. */
+export const ALL_ERROR_CODES = Object.keys(API_ERROR_CODES) as ApiErrorCode[];
+
+// Every code of the domain's errors is declared (this line does not compile otherwise).
+const _domainCodesDeclared: readonly ApiErrorCode[] = [] as SessionErrorCode[];
+void _domainCodesDeclared;
+
+/** The HTTP status of `code` (README error table). */
+export function statusOfCode(code: ApiErrorCode): number {
+  return API_ERROR_CODES[code].status;
+}
+
+/** True when `code` is a declared error code (an own key of {@link API_ERROR_CODES}). */
+export function isApiErrorCode(code: unknown): code is ApiErrorCode {
+  return typeof code === 'string' && Object.hasOwn(API_ERROR_CODES, code);
+}
+
+/**
+ * The codes a route may answer, by what the route has (each route's `@ApiAnswer` lists the sets
+ * that apply and its own codes; the OpenAPI document declares them per status).
+ */
+export const ROUTE_ERRORS = {
+  /** Every route: what Node's parser, the router and the shutdown answer before any handler, and an unexpected error. */
+  any: ['malformed_request', 'invalid_query_encoding', 'request_timeout', 'uri_too_long', 'headers_too_large', 'internal', 'shutting_down'] as ApiErrorCode[],
+  /** Every `/v1` route: the API key, the rate limit, and query parameters (unknown, repeated, or on a write route). */
+  v1: ['unauthorized', 'rate_limited', 'validation_failed'] as ApiErrorCode[],
+  /** A route with path parameters (`/v1/sessions/{sessionId}…`). */
+  sessionPath: ['invalid_path', 'invalid_session_id'] as ApiErrorCode[],
+  /** A route with a JSON body. */
+  body: ['malformed_json', 'malformed_body', 'request_aborted', 'payload_too_large', 'unsupported_media_type', 'unsupported_encoding'] as ApiErrorCode[],
+  /** A write (it appends to the store). */
+  write: ['store_unavailable'] as ApiErrorCode[],
+  /** A read of the read models, which takes `minPosition` (or waits for this service's own writes). */
+  read: ['position_out_of_range', 'projection_behind', 'store_unavailable'] as ApiErrorCode[],
+} as const;
+
+/** The codes of `sets` and `own`, each once, in the order of {@link API_ERROR_CODES}. */
+export function routeErrors(sets: ReadonlyArray<keyof typeof ROUTE_ERRORS>, own: readonly ApiErrorCode[] = []): ApiErrorCode[] {
+  const codes = new Set<ApiErrorCode>([...sets.flatMap((set) => ROUTE_ERRORS[set]), ...own]);
+  return ALL_ERROR_CODES.filter((code) => codes.has(code));
+}

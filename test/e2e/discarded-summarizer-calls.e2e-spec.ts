@@ -1,0 +1,151 @@
+/**
+ * Every model call's cost shows somewhere, over HTTP with a model summarizer (a local
+ * OpenAI-compatible endpoint that holds each call until the test lets it answer). A commanded
+ * compaction with other parameters than the session's policy, sent while the automatic pass of
+ * an append waits for the model, calls the model too; the automatic pass decides first, and the
+ * commanded pass is planned again on the window it left: its model call shows in its answer
+ * (`discardedSummarizerCalls`), in the decision it writes when it writes one (`summarizer` with
+ * `discarded`, also in the compaction history) and in `/metrics` (`summarizer_calls_total`,
+ * `summarizer_tokens_total` with `reply="discarded"`).
+ */
+import { AutoCompactionScheduler, summarizerFromEnv } from '@lib/session';
+import { CompactionAnswerSchema, CompactionHistoryItemSchema } from '../../apps/session-service/src/http/response-schemas';
+import { useService } from '../support/service-harness';
+import { FakeOpenAiServer } from '../support/fake-openai-server';
+
+/** Model calls held until `answer(n)` (0-based); call n reports (n+1)×100 prompt and (n+1)×10 completion tokens. */
+class HeldCalls {
+  private readonly gates: Array<{ open: () => void; opened: Promise<void> }> = [];
+
+  gate(n: number) {
+    while (this.gates.length <= n) {
+      let open: () => void = () => undefined;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      this.gates.push({ open, opened });
+    }
+    return this.gates[n];
+  }
+
+  answer(n: number): void {
+    this.gate(n).open();
+  }
+}
+
+const held = new HeldCalls();
+const fake = new FakeOpenAiServer({
+  defaultBehaviour: async (_request, n) => {
+    await held.gate(n).opened;
+    return { reply: `Recap number ${n + 1}.`, usage: { prompt_tokens: (n + 1) * 100, completion_tokens: (n + 1) * 10 } };
+  },
+});
+const MODEL = 'spent-model';
+
+/** The value of the `/metrics` sample of `name` whose labels include every one of `labels`, or 0. */
+function sample(metrics: string, name: string, labels: Record<string, string>): number {
+  const line = metrics.split('\n').find((l) => l.startsWith(`${name}{`) && Object.entries(labels).every(([k, v]) => l.includes(`${k}="${v}"`)));
+  return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
+}
+
+/** Resolves once the endpoint has received `n` calls. */
+async function callsMade(n: number): Promise<void> {
+  while (fake.calls < n) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-compatible summarizer)', () => {
+  beforeAll(() => fake.start());
+  const harness = useService(() => ({
+    summarizer: summarizerFromEnv({ OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-spent-0123456789', SUMMARIZER_MODEL: MODEL, SUMMARIZER_MAX_RETRIES: '0' }),
+  }));
+  afterAll(() => fake.close());
+
+  const policy = {
+    strategy: { type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 },
+    trigger: { type: 'turn-count', maxTurns: 5 },
+    estimator: 'chars',
+  };
+  const turns = (n: number) => Array.from({ length: n }, (_, i) => ({ id: `u${i}`, type: 'user', text: `question ${i}` }));
+
+  it('planned again after the automatic pass: not-triggered, and the answer and /metrics show the model call; then planned again and compacting: the decision records both calls', async () => {
+    const http = () => harness.http();
+    const scheduler = harness.service.app.get(AutoCompactionScheduler);
+    await http().put('/v1/sessions/spent/policy').send(policy).expect(200);
+    await http()
+      .post('/v1/sessions/spent/events')
+      .send({ events: turns(8) })
+      .expect(201);
+    await callsMade(1); // the automatic pass waits for the model
+
+    const other = {
+      strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 },
+      trigger: { type: 'turn-count', maxTurns: 4 },
+      estimator: 'chars',
+    };
+    const commanded = http()
+      .post('/v1/sessions/spent/compactions')
+      .send(other)
+      .then((r) => r);
+    await callsMade(2);
+    held.answer(0);
+    await scheduler.whenIdle();
+    held.answer(1);
+    const answer = (await commanded).body as Record<string, unknown>;
+    CompactionAnswerSchema.parse(answer);
+    expect(answer).toMatchObject({ outcome: 'not-triggered', recorded: false });
+    expect(answer.discardedSummarizerCalls).toEqual({ kind: 'openai-compatible', model: MODEL, calls: 1, promptTokens: 200, completionTokens: 20 });
+
+    let metrics = (await http().get('/metrics').expect(200)).text;
+    expect(sample(metrics, 'summarizer_calls_total', { origin: 'auto', outcome: 'compacted', reply: 'used' })).toBe(1);
+    expect(sample(metrics, 'summarizer_calls_total', { origin: 'command', outcome: 'not-triggered', reply: 'discarded' })).toBe(1);
+    expect(sample(metrics, 'summarizer_tokens_total', { origin: 'command', outcome: 'not-triggered', reply: 'discarded', type: 'prompt' })).toBe(200);
+    expect(sample(metrics, 'summarizer_tokens_total', { origin: 'command', outcome: 'not-triggered', reply: 'discarded', type: 'completion' })).toBe(20);
+
+    // More turns: the automatic pass runs again; a commanded compaction that keeps fewer events
+    // than it is planned again after it, calls the model again, and compacts.
+    await http()
+      .post('/v1/sessions/spent/events')
+      .send({ events: turns(14).slice(8) })
+      .expect(201);
+    await callsMade(3);
+    const fewer = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 }, estimator: 'chars' };
+    const compacting = http()
+      .post('/v1/sessions/spent/compactions')
+      .send(fewer)
+      .then((r) => r);
+    await callsMade(4);
+    held.answer(2);
+    await scheduler.whenIdle();
+    held.answer(3);
+    held.answer(4);
+    const compacted = (await compacting).body as Record<string, unknown>;
+    CompactionAnswerSchema.parse(compacted);
+    const recorded = {
+      kind: 'openai-compatible',
+      model: MODEL,
+      calls: 2,
+      promptTokens: 900,
+      completionTokens: 90,
+      discarded: { calls: 1, promptTokens: 400, completionTokens: 40 },
+    };
+    expect(compacted).toMatchObject({ outcome: 'compacted', recorded: true, summarizer: recorded });
+    expect(compacted.discardedSummarizerCalls).toEqual({ kind: 'openai-compatible', model: MODEL, calls: 1, promptTokens: 400, completionTokens: 40 });
+    expect(fake.calls).toBe(5);
+
+    const item = (
+      await http()
+        .get(`/v1/sessions/spent/compactions/${String(compacted.compactionId)}?minPosition=${String(compacted.position)}`)
+        .expect(200)
+    ).body as Record<string, unknown>;
+    CompactionHistoryItemSchema.parse(item);
+    expect(item.summarizer).toEqual({
+      kind: 'openai-compatible',
+      model: MODEL,
+      calls: 2,
+      usage: { promptTokens: 900, completionTokens: 90 },
+      discarded: { calls: 1, usage: { promptTokens: 400, completionTokens: 40 } },
+    });
+    metrics = (await http().get('/metrics').expect(200)).text;
+    expect(sample(metrics, 'summarizer_calls_total', { origin: 'command', outcome: 'compacted', reply: 'discarded' })).toBe(1);
+    expect(sample(metrics, 'summarizer_calls_total', { origin: 'command', outcome: 'compacted', reply: 'used' })).toBe(1);
+    expect(sample(metrics, 'summarizer_calls_total', { origin: 'auto', outcome: 'compacted', reply: 'used' })).toBe(2);
+  });
+});
