@@ -78,6 +78,18 @@ describe('compaction rules (issue 10) through the HTTP API', () => {
     expect(second.code).toBe('tool_call_conflict');
     const history = await http().get(`/v1/sessions/${s}/compactions`).expect(200);
     expect(history.body.compactions).toHaveLength(1);
+
+    // The audit names the late answer with the compaction it is attributed to, apart from what the decision
+    // archived, with the log's EventsArchived that archived it: the history list, the item, the diff.
+    const arrival = { eventId: 'r1', revision: archivedOnArrival.revision, position: archivedOnArrival.position, at: expect.any(String) };
+    const item = (await http().get(`/v1/sessions/${s}/compactions/${pass.compactionId}`).expect(200)).body;
+    expect(item).toMatchObject({ archivedIds: ['u1', 'c1', 'u2', 'a2'], archivedOnArrival: [arrival] });
+    expect(history.body.compactions[0]).toEqual(item);
+    const diff = (await http().get(`/v1/sessions/${s}/compactions/${pass.compactionId}/diff`).expect(200)).body;
+    expect(diff).toMatchObject({ archivedIds: ['u1', 'c1', 'u2', 'a2'], archivedOnArrival: [arrival] });
+    // Archived ids in the audit = events flagged archived by the compaction in the log.
+    const flagged = log.body.events.filter((e: { archivedBy?: string }) => e.archivedBy === pass.compactionId).map((e: { eventId: string }) => e.eventId);
+    expect([...item.archivedIds, ...item.archivedOnArrival.map((a: { eventId: string }) => a.eventId)].sort()).toEqual(flagged.sort());
   });
 
   it('accepts a late answer sent as an OpenAI tool message, also after a restart (the archived call is in the checkpoint)', async () => {

@@ -42,6 +42,15 @@ async function writeAndStop(start: () => Promise<Harness>, session: string, n: n
   await h.stop();
 }
 
+/** Polls `/health/ready` until it answers 200 (at most 60 s). */
+async function untilReady(h: Harness): Promise<void> {
+  const until = Date.now() + 60_000;
+  while ((await h.http().get('/health/ready')).status !== 200) {
+    if (Date.now() > until) throw new Error('/health/ready did not answer 200 within 60 s');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
 /**
  * After the read models were rebuilt: what the restored log holds, and nothing else; then a write,
  * and a restart on the same read models, which is not refused (their checkpoint's event, recorded
@@ -50,6 +59,10 @@ async function writeAndStop(start: () => Promise<Harness>, session: string, n: n
 async function expectTheRestoredLog(start: () => Promise<Harness>): Promise<void> {
   const h = await start();
   try {
+    // The read models were deleted or rebuilt: reads wait for the start-up catch-up only up to
+    // MAX_WAIT_MS (503 projection_behind after it, e.g. on a loaded machine), so wait as an
+    // operator would, for /health/ready.
+    await untilReady(h);
     await h.http().get('/v1/sessions/lost').expect(404);
     expect((await h.http().get('/v1/sessions/fresh').expect(200)).body.eventCount).toBe(8);
     expect((await h.http().get('/v1/sessions/a').expect(200)).body.eventCount).toBe(1);

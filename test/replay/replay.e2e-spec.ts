@@ -226,7 +226,7 @@ describe('replay CLI errors: one line, exit code 2', () => {
     expectOneLine(c, /^replay: .*session \[0\]\.traj\[0\]\.role should be one of .* but is "robot"$/);
     expectOneLine(d, new RegExp(`^replay: no session service answers at http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`));
     expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
-  }, 60_000);
+  }, 180_000); // CLI processes compiled by ts-node at once: about 10 s each on a quiet 2-core machine, several times that under load
 
   it('stops before sending anything on a message the service would reject, naming the session and the message', async () => {
     const noContent = path.join(dir, 'no-content.json');
@@ -272,7 +272,7 @@ describe('replay CLI errors: one line, exit code 2', () => {
     // the call of turn 1 is known in turn 2 (as the service knows it); c9 is not
     expectOneLine(c, /^replay: .*unknown-call\.json: session \[0\]\.traj\[5\]\.tool_call_id: tool call "c9"/);
     expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('replay CLI: a message the service refuses (4xx) during the run', () => {
@@ -322,7 +322,7 @@ describe('replay CLI: a message the service refuses (4xx) during the run', () =>
       /^replay: the service rejected message \[2\] \(turn 2, messages\[0\] of its request\) of session \[0\] \(task_id T1, id [^)]+\): 400 [a-z_]+: messages\[0\]\S* .*40/,
     );
     expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
-  }, 60_000);
+  }, 180_000);
 });
 
 describe('replay CLI: Ctrl-C during the run', () => {

@@ -652,6 +652,13 @@ function logCounts(log) {
 /** `1 log entry`, `2 log entries`. @param {number} n @param {string} one @param {string} [many] */
 const counted = (n, one, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
 
+/**
+ * How many events a compaction archived: `7 archived`, or with late answers archived on arrival
+ * attributed to it, `7 archived + 1 on arrival` (together the log's events archived by it).
+ * @param {CompactionItem} c
+ */
+const archivedCount = (c) => `${fmt(c.archivedIds.length)} archived${c.archivedOnArrival.length ? ` + ${fmt(c.archivedOnArrival.length)} on arrival` : ''}`;
+
 /** The timeline's heading: `Log timeline (10 log entries: 7 conversation events, 3 decision events)`. @param {LogEntry[]} log */
 function timelineHeading(log) {
   const c = logCounts(log);
@@ -740,7 +747,7 @@ function timeline(log, byId, select) {
             '◆ compaction ',
             stored(short(entry.compactionId ?? '')),
           ),
-          c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${c.archivedIds.length} archived` : '',
+          c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${archivedCount(c)}` : '',
           c?.reason ? `, ${c.reason}` : null,
           c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           c?.failure ? [`, failed at ${c.failure.stage}: `, stored(c.failure.reason)] : null,
@@ -824,6 +831,25 @@ function diffView(diff, item) {
       : null,
     item?.failure ? h('p', { class: 'error' }, `Failed at ${item.failure.stage}: `, stored(item.failure.reason)) : null,
     h('div', { class: 'diff' }, column('Before', diff.before), column('After', diff.after)),
+    diff.archivedOnArrival.length
+      ? h(
+          'div',
+          { id: 'archived-on-arrival' },
+          h('h2', {}, `Archived on arrival later (${diff.archivedOnArrival.length}): late answers to calls this compaction archived`),
+          h(
+            'ol',
+            {},
+            diff.archivedOnArrival.map((a) =>
+              h(
+                'li',
+                { class: 'archived', 'data-event': a.eventId },
+                stored(a.eventId),
+                h('span', { class: 'muted' }, ` at revision ${a.revision}, ${when(a.at)}`),
+              ),
+            ),
+          ),
+        )
+      : null,
   );
 }
 
@@ -915,7 +941,14 @@ async function renderSession(sessionId, selected, isCurrent) {
       ),
       h('td', {}, c.strategy.type),
       h('td', { class: 'num' }, `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)}`),
-      h('td', { class: 'num' }, c.archivedIds.length),
+      h(
+        'td',
+        {
+          class: 'num',
+          title: c.archivedOnArrival.length ? `${archivedCount(c)}: late answers to calls it archived, archived when they arrived` : undefined,
+        },
+        c.archivedOnArrival.length ? `${fmt(c.archivedIds.length)} + ${fmt(c.archivedOnArrival.length)}` : fmt(c.archivedIds.length),
+      ),
       h('td', { title: when(c.at) }, when(c.at).slice(11)),
     ),
   );

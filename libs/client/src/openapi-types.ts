@@ -243,6 +243,17 @@ export interface components {
             /** @description the session's revision after the append */
             revision: string;
         };
+        /** @description An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision */
+        ArchivedOnArrival: {
+            /** @description ISO-8601 UTC time that EventsArchived was recorded */
+            at: string;
+            /** @description client id of the event archived on arrival (a late answer to a call the compaction archived) */
+            eventId: string;
+            /** @description global position of that EventsArchived */
+            position: string;
+            /** @description revision of the EventsArchived (onArrival: true) that archived it, in the log after the decision */
+            revision: string;
+        };
         /** @description The answer to POST …/compactions */
         CompactionAnswer: {
             archived: string[];
@@ -321,6 +332,7 @@ export interface components {
         };
         /** @description The window before and after one compaction, computed from the log */
         CompactionDiff: {
+            /** @description ids in after and not in before (the summary), window order */
             addedIds: string[];
             /** @description the window just after the decision's last event */
             after: {
@@ -336,7 +348,10 @@ export interface components {
                 revision: string;
                 tokens: number;
             };
+            /** @description ids in before and not in after, window order */
             archivedIds: string[];
+            /** @description the compaction's late answers archived on arrival after it (as in its history item): in neither window */
+            archivedOnArrival: components["schemas"]["ArchivedOnArrival"][];
             /** @description the window just before the decision's first event */
             before: {
                 events: {
@@ -357,7 +372,10 @@ export interface components {
         };
         /** @description One recorded compaction decision */
         CompactionHistoryItem: {
+            /** @description ids the decision archived at its revision, in order (old summaries and superseded system messages included): what its counts and tokens describe */
             archivedIds: string[];
+            /** @description events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy) */
+            archivedOnArrival: components["schemas"]["ArchivedOnArrival"][];
             /** @description ISO-8601 UTC date-time */
             at: string;
             /** @description revision of the session's last event when the pass was planned (the window its strategy and summarizer saw) */

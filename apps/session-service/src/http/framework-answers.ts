@@ -24,6 +24,7 @@ import type { Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { toApiError, type ApiErrorBody } from './api-error.filter';
+import { isDiscardingBody } from './early-answer';
 import type { ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
 import { quoteInput } from '@lib/compaction';
@@ -151,11 +152,15 @@ export function clientErrorLogLine(err: ClientError, status: number, code: strin
 
 /**
  * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
- * it, logs one line and counts the answer (method and route `unknown`).
+ * it, logs one line and counts the answer (method and route `unknown`). A socket reading and
+ * discarding a body after its request was answered ({@link isDiscardingBody}: a client that stops
+ * sending and closes leaves Node's parser inside the body, `HPE_INVALID_EOF_STATE`) is closed
+ * without an answer or a line: its request got its answer.
  */
 export function answerClientErrors(metrics: () => ServiceMetrics | undefined, options?: ClientErrorOptions) {
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    if (isDiscardingBody(socket)) return void socket.destroy();
     const { status, body } = clientErrorAnswer(err, options);
     logger.warn(clientErrorLogLine(err, status, body.code, options));
     if (socket.writable) {

@@ -30,6 +30,7 @@ import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
 import { malformedJsonMessage } from '../commands/json-syntax-error';
 import { payloadTooLarge, type ApiErrorBody } from './api-error.filter';
+import { continueOnlyWhenReading, discardBodyThenClose, type DiscardLimits } from './early-answer';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
@@ -84,18 +85,23 @@ export function unsupportedCharset(charset: string): ApiErrorBody {
 }
 
 /**
- * Fastify `onRequest` hook builder: answers 413 `payload_too_large` at once (and closes the
- * connection) when a body declares a Content-Length over `maxBodyBytes` and no Content-Encoding
- * (an inflated body is at least as large as that). body-parser would otherwise wait for the whole
- * declared body before answering, so a request declaring 1 GB and sending 2 bytes held its
- * connection until the client gave up.
+ * Fastify `onRequest` hook builder: answers 413 `payload_too_large` at once, with `Connection: close`,
+ * when a body declares a Content-Length over `maxBodyBytes` and no Content-Encoding (an inflated
+ * body is at least as large as that). body-parser would otherwise wait for the whole declared body
+ * before answering, so a request declaring 1 GB and sending 2 bytes held its connection until the
+ * client gave up. The body is not read, but the connection is not dropped under a client still
+ * sending it either: the rest is read and discarded until the client stops, within bounds
+ * ({@link discardBodyThenClose}), so that the client reads the answer; a client that sent
+ * `Expect: 100-continue` gets the 413 instead of `100 Continue` ({@link continueOnlyWhenReading})
+ * and sends no body.
  */
-export function refuseDeclaredTooLarge(maxBodyBytes: number) {
+export function refuseDeclaredTooLarge(maxBodyBytes: number, limits?: DiscardLimits) {
   const answer = payloadTooLarge(maxBodyBytes);
   return (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const length = Number(req.headers['content-length'] ?? 0);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
+    discardBodyThenClose(req.raw, req.server.server, limits);
     void reply.code(413).header('connection', 'close').send(answer);
   };
 }
@@ -175,16 +181,20 @@ export function asMalformedJsonError(error: unknown): Error {
 
 /**
  * Makes `app` parse JSON bodies (see the module doc) of at most `maxBodyBytes` (after inflating),
- * and answer 415 to bodies of other types. Replaces Fastify's own JSON parser.
+ * and answer 415 to bodies of other types. Replaces Fastify's own JSON parser. A body declared
+ * over the limit is answered 413 before it is read ({@link refuseDeclaredTooLarge}: the rest read
+ * and discarded within `discardLimits`, default 64 MiB and 5 s, so the client reads the answer);
+ * `100 Continue` is sent only when a body is read ({@link continueOnlyWhenReading}).
  */
-export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number): void {
+export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number, discardLimits?: DiscardLimits): void {
   const options = { limit: maxBodyBytes, type: () => true, verify: rejectInvalidBody };
   // Bodies declaring another charset: body-parser decodes (or refuses) them.
   const readJson = json({ ...options, strict: false });
   // UTF-8 bodies: their bytes, decoded and parsed here.
   const readBytes = raw(options);
   app.addHook('onRequest', requireJsonBody);
-  app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes));
+  app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes, discardLimits));
+  continueOnlyWhenReading(app);
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
     const req = request.raw as IncomingMessage & { body?: unknown };

@@ -388,6 +388,17 @@ export const SessionListSchema = named(
   "A page of the tenant's sessions, newest activity first",
 );
 
+export const ArchivedOnArrivalSchema = named(
+  'ArchivedOnArrival',
+  z.strictObject({
+    eventId: z.string().describe('client id of the event archived on arrival (a late answer to a call the compaction archived)'),
+    revision: decimal.describe('revision of the EventsArchived (onArrival: true) that archived it, in the log after the decision'),
+    position: decimal.describe('global position of that EventsArchived'),
+    at: isoTime.describe('ISO-8601 UTC time that EventsArchived was recorded'),
+  }),
+  'An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision',
+);
+
 export const CompactionHistoryItemSchema = named(
   'CompactionHistoryItem',
   z.strictObject({
@@ -413,7 +424,16 @@ export const CompactionHistoryItemSchema = named(
     ),
     tokensAfter: count,
     tokensSaved: z.number().int(),
-    archivedIds: z.array(z.string()),
+    archivedIds: z
+      .array(z.string())
+      .describe(
+        'ids the decision archived at its revision, in order (old summaries and superseded system messages included): what its counts and tokens describe',
+      ),
+    archivedOnArrival: z
+      .array(ArchivedOnArrivalSchema)
+      .describe(
+        "events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy)",
+      ),
     keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
     summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
     summarizer: z
@@ -464,8 +484,11 @@ export const CompactionDiffSchema = named(
     estimator: EstimatorSchema,
     before: diffWindow.describe("the window just before the decision's first event"),
     after: diffWindow.describe("the window just after the decision's last event"),
-    archivedIds: z.array(z.string()),
-    addedIds: z.array(z.string()),
+    archivedIds: z.array(z.string()).describe('ids in before and not in after, window order'),
+    addedIds: z.array(z.string()).describe('ids in after and not in before (the summary), window order'),
+    archivedOnArrival: z
+      .array(ArchivedOnArrivalSchema)
+      .describe("the compaction's late answers archived on arrival after it (as in its history item): in neither window"),
   }),
   'The window before and after one compaction, computed from the log',
 );

@@ -1,11 +1,12 @@
 /**
  * The decisions feed (issue 15): follows the global log — like a projector, with its own checkpoint
  * (`nats-decision-feed` in the read-model database), never from the command path — and publishes
- * every compaction decision (`CompactionCompleted`, `CompactionFailed`) and every erasure record
- * (`SessionErased`) to `<prefix>.decisions.<tenant>.<session>`, in log order, with headers
- * `Log-Position` (the global position) and `Log-Event` (what identifies the event in its log:
- * `checkpointEventIdentity`), and message id {@link decisionMessageId} (the position and a digest
- * of that identity).
+ * every compaction decision (`CompactionCompleted`, `CompactionFailed`), every archive on arrival
+ * (an `EventsArchived` with `onArrival: true`: a late answer to a call a compaction archived,
+ * attributed to that compaction, DESIGN §3.3 rule 3) and every erasure record (`SessionErased`)
+ * to `<prefix>.decisions.<tenant>.<session>`, in log order, with headers `Log-Position` (the global
+ * position) and `Log-Event` (what identifies the event in its log: `checkpointEventIdentity`), and
+ * message id {@link decisionMessageId} (the position and a digest of that identity).
  *
  * It starts after the later of its checkpoint and the position of the last message of this log in
  * the decisions stream ({@link DecisionFeedPublisher.start}), so a restart (or a lost checkpoint)
@@ -60,10 +61,12 @@ import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
+  EVENTS_ARCHIVED,
   SESSION_ERASED,
   checkpointEventIdentity,
   checkpointOffLog,
   type CheckpointEvent,
+  type EventsArchivedData,
   type OffLog,
   type ReadModelStore,
   type SessionEventMetadata,
@@ -86,12 +89,20 @@ export interface PublishedDecision {
   decision: Record<string, unknown>;
 }
 
-/** The feed message of `event`, or null when the event is not a decision nor an erasure record. */
+/** True for the `EventsArchived` of an archive on arrival (written by an append, not by a compaction's decision). */
+function archivedOnArrival(event: RecordedEvent): boolean {
+  return event.type === EVENTS_ARCHIVED && (event.data as EventsArchivedData | null)?.onArrival === true;
+}
+
+/**
+ * The feed message of `event`, or null when the event is not a decision (a compaction's closing
+ * event, or an archive on arrival) nor an erasure record.
+ */
 export function decisionOf(event: RecordedEvent): PublishedDecision | null {
   let tenantId: string;
   let sessionId: string;
   let revision: string | null = null;
-  if (event.type === COMPACTION_COMPLETED || event.type === COMPACTION_FAILED) {
+  if (event.type === COMPACTION_COMPLETED || event.type === COMPACTION_FAILED || archivedOnArrival(event)) {
     const meta = event.metadata as SessionEventMetadata | null;
     if (!meta?.tenantId || !meta.sessionId) return null;
     ({ tenantId, sessionId } = meta);

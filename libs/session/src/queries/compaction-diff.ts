@@ -2,6 +2,7 @@ import type { SessionEventType } from '@lib/compaction';
 import type { EstimatorName } from '../events/session-stream-events';
 import type { WindowEntry } from '../domain/session-window';
 import { eventPreview } from '../domain/event-preview';
+import type { ArchivedOnArrivalItem } from '../read-side/queries/compaction-history-item';
 
 /** One event of a window in a {@link CompactionDiff}. */
 export interface DiffEntry {
@@ -39,13 +40,22 @@ export interface CompactionDiff {
   archivedIds: string[];
   /** Ids in `after` and not in `before` (the summary), window order. */
   addedIds: string[];
+  /**
+   * Events archived on arrival attributed to the compaction, after it (late answers to calls it
+   * archived; see `CompactionHistoryItem.archivedOnArrival`): never in a window, so in neither side.
+   */
+  archivedOnArrival: ArchivedOnArrivalItem[];
 }
 
-/** Compares two ordered windows (see {@link CompactionDiff}). Revisions are bigint. */
+/**
+ * Compares two ordered windows (see {@link CompactionDiff}). Revisions are bigint. `archivedOnArrival`
+ * (the compaction's late answers archived on arrival, default none) is passed through.
+ */
 export function diffWindows(
   head: { sessionId: string; compactionId: string; estimator: EstimatorName },
   before: { revision: bigint; entries: WindowEntry[] },
   after: { revision: bigint; entries: WindowEntry[] },
+  archivedOnArrival: ArchivedOnArrivalItem[] = [],
 ): CompactionDiff {
   const afterIds = new Set(after.entries.map((e) => e.event.id));
   const beforeIds = new Set(before.entries.map((e) => e.event.id));
@@ -68,5 +78,6 @@ export function diffWindows(
     after: afterSide,
     archivedIds: beforeSide.events.filter((e) => e.change === 'archived').map((e) => e.id),
     addedIds: afterSide.events.filter((e) => e.change === 'added').map((e) => e.id),
+    archivedOnArrival,
   };
 }

@@ -22,7 +22,7 @@ import {
   type SessionSummaryPage,
 } from '../read-side/queries/session-summary-query';
 import { firstDecisionRevision, getCompaction, pageCompactions } from '../read-side/queries/compaction-history-query';
-import { compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
+import { archivedOnArrivalItems, compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';
 import { jsonSafe } from './json-safe';
 import { SessionReads } from './session-reads';
@@ -99,7 +99,7 @@ export class SessionHistoryReads {
 
   /**
    * The window just before the compaction's first decision event and just after its last one,
-   * folded from the log.
+   * folded from the log, and the events archived on arrival attributed to it later.
    * @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503).
    */
   async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
@@ -120,6 +120,7 @@ export class SessionHistoryReads {
       { sessionId, compactionId, estimator: record.data.estimator },
       { revision: first - 1n, entries: orderedWindow(before) },
       { revision: record.revision, entries: orderedWindow(after) },
+      archivedOnArrivalItems(record.archivedOnArrival),
     );
   }
 

@@ -86,15 +86,18 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });
         return policyAnswer(command.sessionId, { data: decision.policy, revision: decision.revision, position: recorded?.position }, decision.revision);
       }
+      // Read once, before the append awaits: `state` is the cache's shared object, which other
+      // loads may move on meanwhile; the refusal must be judged against the revision it refused.
+      const expected: bigint | 'no_stream' = state?.revision ?? 'no_stream';
       try {
-        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: state?.revision ?? 'no_stream' });
-        this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
+        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected });
+        this.sessions.appended(key, expected === 'no_stream' ? null : expected, decision.events, result, new Date());
         const recorded = { data: decision.events[0].data as PolicySetData, revision: result.nextExpectedRevision, position: result.position };
         return policyAnswer(command.sessionId, recorded, result.nextExpectedRevision);
       } catch (err) {
         // Another writer moved the stream (or wrote this very policy at this revision first): reload and decide again.
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;
-        if (err instanceof WrongExpectedRevisionError) answers.refused(state?.revision ?? 'no_stream', err);
+        if (err instanceof WrongExpectedRevisionError) answers.refused(expected, err);
         if (retriable && attempt < MAX_POLICY_ATTEMPTS) continue;
         if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));
         throw err;

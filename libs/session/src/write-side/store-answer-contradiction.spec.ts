@@ -16,6 +16,7 @@ import {
   type EventData,
   type EventStore,
 } from '@lib/event-store';
+import { CONVERSATION_EVENT, POLICY_SET } from '../events/session-stream-events';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
@@ -68,5 +69,34 @@ describe('a store refusing the revision its own reads show', () => {
     const handler = new SetCompactionPolicyHandler(store, new SessionStateCache(store), new ExtractiveSummarizer());
     const put = new SetCompactionPolicyCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 10 }), null, 'chars');
     await expect(handler.execute(put)).rejects.toBeInstanceOf(StoreAnswerContradictionError);
+  });
+
+  it('a policy PUT refused because another writer of this process moved the session is a conflict, not a contradiction (the cached state it decided on moved meanwhile)', async () => {
+    // Found by the concurrent-writers property (seed -129651551): the policy handler judged each
+    // refusal against the shared cached state's revision read after the append, which another
+    // client's append had already moved to the revision the store reported; three such refusals
+    // ended the PUT with StoreAnswerContradictionError (500) instead of deciding again.
+    const cache = new SessionStateCache(base);
+    const appends = new AppendSessionEventsHandler(base, cache, noBus);
+    await appends.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: 'u0', type: 'user', text: 'hi' } }]));
+    let raced = 0;
+    const racing = Object.assign(Object.create(base) as EventStore, {
+      appendToStream: async (stream: string, events: EventData[], options?: AppendOptions) => {
+        // Before each of the policy's first MAX_CONTRADICTED_REFUSALS appends lands, another client
+        // of this process appends (through the same cache, which folds it into the shared state).
+        if (raced < MAX_CONTRADICTED_REFUSALS) {
+          raced++;
+          await appends.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `u${raced}`, type: 'user', text: 'more' } }]));
+        }
+        return base.appendToStream(stream, events, options);
+      },
+    });
+    const handler = new SetCompactionPolicyHandler(racing, cache, new ExtractiveSummarizer());
+    const put = new SetCompactionPolicyCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 10 }), null, 'chars');
+    const answer = await handler.execute(put);
+    expect(raced).toBe(MAX_CONTRADICTED_REFUSALS);
+    expect(answer.revision).toBe(BigInt(MAX_CONTRADICTED_REFUSALS + 1).toString());
+    const log = await base.readStream('session-t.s');
+    expect(log.map((e) => e.type)).toEqual([...Array<string>(MAX_CONTRADICTED_REFUSALS + 1).fill(CONVERSATION_EVENT), POLICY_SET]);
   });
 });

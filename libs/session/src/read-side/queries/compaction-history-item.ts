@@ -1,6 +1,24 @@
 import type { NoopReason, Strategy, Trigger } from '@lib/compaction';
 import type { CompactionCompletedData, CompactionFailedData, EstimatorName } from '../../events/session-stream-events';
-import type { CompactionRecord } from './compaction-history-query';
+import type { ArchivedOnArrivalRecord, CompactionRecord } from './compaction-history-query';
+
+/**
+ * An event archived on arrival attributed to a compaction (DESIGN §3.3 rule 3: a late answer to a
+ * call the compaction archived), as the API shows it: the event's client id, and the revision,
+ * global position (decimal strings) and time (ISO-8601 UTC) of the `EventsArchived` (`onArrival:
+ * true`) that archived it, written by the append that brought it, after the compaction's decision.
+ */
+export interface ArchivedOnArrivalItem {
+  eventId: string;
+  revision: string;
+  position: string;
+  at: string;
+}
+
+/** The public shape of {@link CompactionRecord.archivedOnArrival}. */
+export function archivedOnArrivalItems(records: readonly ArchivedOnArrivalRecord[]): ArchivedOnArrivalItem[] {
+  return records.map(({ eventId, revision, position, at }) => ({ eventId, revision: revision.toString(), position: position.toString(), at }));
+}
 
 /**
  * One compaction decision as the API shows it: what was decided, by what, and at what cost.
@@ -33,8 +51,18 @@ export interface CompactionHistoryItem {
   tokensAfter: number;
   /** `tokensBefore - tokensAfter` as the pass estimated it. */
   tokensSaved: number;
-  /** Ids archived by this decision, in order (old summaries and superseded system messages included). */
+  /**
+   * Ids archived by this decision, in order (old summaries and superseded system messages included):
+   * what the pass archived at its revision, which its counts and tokens describe.
+   */
   archivedIds: string[];
+  /**
+   * Events archived on arrival attributed to this compaction, in log order: late answers to calls
+   * it archived, each archived later by the append that brought it ({@link ArchivedOnArrivalItem}).
+   * `archivedIds` and these ids together are the log's events archived by this compaction
+   * (`archivedBy`). Empty when none arrived.
+   */
+  archivedOnArrival: ArchivedOnArrivalItem[];
   /** Events in the window after the pass (the new summary included); null for failures. */
   keptCount: number | null;
   /** The summary it inserted, or null. */
@@ -87,6 +115,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     tokensAfter: failed ? failure.tokensBefore : completed.tokensAfter,
     tokensSaved: failed ? 0 : completed.tokensEstimatedSaved,
     archivedIds: record.archivedIds,
+    archivedOnArrival: archivedOnArrivalItems(record.archivedOnArrival),
     keptCount: failed ? null : completed.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
     summarizer: identity

@@ -1,4 +1,10 @@
-import type { CompactionCompletedData, CompactionFailedData, SummaryInsertedData } from '../../events/session-stream-events';
+import {
+  EVENTS_ARCHIVED,
+  type CompactionCompletedData,
+  type CompactionFailedData,
+  type EventsArchivedData,
+  type SummaryInsertedData,
+} from '../../events/session-stream-events';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
 import type { ReadModelStore } from '../read-model-store';
 import { findSession } from './session-row';
@@ -22,8 +28,27 @@ export interface CompactionRecord {
   data: CompactionCompletedData | CompactionFailedData;
   /** Client ids archived by this compaction (its EventsArchived events, in order); may include old summaries and superseded system messages. */
   archivedIds: string[];
+  /**
+   * Events archived on arrival attributed to this compaction, in log order: late answers to calls
+   * it archived (DESIGN §3.3 rule 3), each archived by an `EventsArchived` (`onArrival: true`) that
+   * the append bringing it wrote, after this decision. Not in `archivedIds` (what the decision
+   * archived at its revision); together the two name every log event archived by this compaction.
+   */
+  archivedOnArrival: ArchivedOnArrivalRecord[];
   /** The summary it inserted, or null. */
   summary: SummaryInsertedData | null;
+}
+
+/** One event archived on arrival (see {@link CompactionRecord.archivedOnArrival}), as recorded. */
+export interface ArchivedOnArrivalRecord {
+  /** Client id of the archived event (the late answer). */
+  eventId: string;
+  /** Stream revision (bigint) of the `EventsArchived` event that archived it. */
+  revision: bigint;
+  /** Global position (bigint) of that event. */
+  position: bigint;
+  /** ISO-8601 UTC time that event was recorded. */
+  at: string;
 }
 
 type CompactionRow = {
@@ -42,6 +67,31 @@ const SELECT = `SELECT compaction_id AS compactionId, outcome, revision, positio
                 FROM compactions WHERE session_key = ?`;
 
 /**
+ * The `EventsArchived` events of a compaction (parameters: session key, compaction id, revision of
+ * its closing event) after its closing event, which are those written on arrival (a compaction's own come before its closing event, in its append).
+ * Found through `session_log_by_compaction` (named: without statistics SQLite would rather walk
+ * `session_log_by_revision` from `revision` on, the rest of the session's log): the few rows of
+ * that compaction, not the session's log.
+ */
+export const ARCHIVED_ON_ARRIVAL_QUERY = `SELECT revision, position, recorded_at AS at, data_json AS dataJson FROM session_log INDEXED BY session_log_by_compaction
+                       WHERE session_key = ? AND compaction_id = ? AND revision > ? AND type = '${EVENTS_ARCHIVED}' ORDER BY revision`;
+
+/**
+ * Reads the events archived on arrival attributed to the compaction of a row of `sessionKey` (see
+ * {@link CompactionRecord.archivedOnArrival}): one index lookup per compaction, its statement prepared once.
+ */
+function archivedOnArrivalReader(store: ReadModelStore, sessionKey: string): (row: CompactionRow) => ArchivedOnArrivalRecord[] {
+  const statement = store.db.prepare(ARCHIVED_ON_ARRIVAL_QUERY).safeIntegers(true);
+  return (row) =>
+    (statement.all(sessionKey, row.compactionId, row.revision) as Array<{ revision: bigint; position: bigint; at: string; dataJson: string }>).flatMap(
+      ({ revision, position, at, dataJson }) => {
+        const data = JSON.parse(dataJson) as EventsArchivedData;
+        return data.onArrival === true ? data.archivedIds.map((eventId) => ({ eventId, revision, position, at })) : [];
+      },
+    );
+}
+
+/**
  * Every compaction decision of a session, oldest first (by revision).
  * Returns null when the session is unknown or belongs to another tenant (→ 404); `[]` when it never compacted.
  */
@@ -49,7 +99,8 @@ export function listCompactions(store: ReadModelStore, tenantId: string, session
   const session = findSession(store, tenantId, sessionId);
   if (!session) return null;
   const rows = store.db.prepare(`${SELECT} ORDER BY revision`).safeIntegers(true).all(session.sessionKey) as CompactionRow[];
-  return rows.map((row) => toRecord(sessionId, row));
+  const onArrival = archivedOnArrivalReader(store, session.sessionKey);
+  return rows.map((row) => toRecord(sessionId, row, onArrival(row)));
 }
 
 /** Default page size of {@link pageCompactions}. */
@@ -82,7 +133,8 @@ export function pageCompactions(
     .prepare(`${SELECT} AND revision > ? ORDER BY revision LIMIT ?`)
     .safeIntegers(true)
     .all(session.sessionKey, after, limit + 1) as CompactionRow[];
-  const page: CompactionRecordPage = { compactions: rows.slice(0, limit).map((row) => toRecord(sessionId, row)) };
+  const onArrival = archivedOnArrivalReader(store, session.sessionKey);
+  const page: CompactionRecordPage = { compactions: rows.slice(0, limit).map((row) => toRecord(sessionId, row, onArrival(row))) };
   if (rows.length > limit) page.nextCursor = encodeKeysetCursor('compactions', rows[limit - 1].revision);
   return page;
 }
@@ -107,10 +159,10 @@ export function getCompaction(store: ReadModelStore, tenantId: string, sessionId
   const session = findSession(store, tenantId, sessionId);
   if (!session) return null;
   const row = store.db.prepare(`${SELECT} AND compaction_id = ?`).safeIntegers(true).get(session.sessionKey, compactionId) as CompactionRow | undefined;
-  return row ? toRecord(sessionId, row) : null;
+  return row ? toRecord(sessionId, row, archivedOnArrivalReader(store, session.sessionKey)(row)) : null;
 }
 
-function toRecord(sessionId: string, row: CompactionRow): CompactionRecord {
+function toRecord(sessionId: string, row: CompactionRow, archivedOnArrival: ArchivedOnArrivalRecord[]): CompactionRecord {
   return {
     sessionId,
     compactionId: row.compactionId,
@@ -120,6 +172,7 @@ function toRecord(sessionId: string, row: CompactionRow): CompactionRecord {
     at: row.at,
     data: JSON.parse(row.dataJson) as CompactionCompletedData | CompactionFailedData,
     archivedIds: JSON.parse(row.archivedIdsJson) as string[],
+    archivedOnArrival,
     summary: row.summaryJson === null ? null : (JSON.parse(row.summaryJson) as SummaryInsertedData),
   };
 }

@@ -76,6 +76,12 @@ export class RecordedSessionLog {
     return this.record(sessionId, EVENTS_ARCHIVED, data);
   }
 
+  /** `EventsArchived` with `onArrival: true`: late answers archived on arrival, attributed to `compactionId` (DESIGN §3.3 rule 3). */
+  archiveOnArrival(sessionId: string, compactionId: string, archivedIds: string[]): RecordedEvent {
+    const data: EventsArchivedData = { compactionId, archivedIds, onArrival: true };
+    return this.record(sessionId, EVENTS_ARCHIVED, data);
+  }
+
   /** `SummaryInserted` with id `summary-<compactionId>` unless given. */
   summary(
     sessionId: string,
