@@ -11,46 +11,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import fc from 'fast-check';
-import type { EventBus } from '@nestjs/cqrs';
-import { parseStrategy, type SessionEvent, type Strategy, type SummaryRequest } from '@lib/compaction';
 import { SqliteEventStore, type EventStore } from '@lib/event-store';
+import { randomLogOps, writeRandomSessionLog } from '../../../../test/support/random-session-log';
 import { EVENTS_ARCHIVED, sessionKey, sessionStream, type EventsArchivedData } from '../events/session-stream-events';
 import { listCompactions } from '../read-side/queries/compaction-history-query';
 import { compactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { listLog } from '../read-side/queries/session-log-query';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
-import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
-import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
-import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
-import { SessionStateCache } from './session-state-cache';
 
 const RUNS = Number(process.env.FC_RUNS ?? 30);
 
-/** Replies with a summary, or fails, as the test's script says. */
-class ScriptedSummarizer implements Summarizer {
-  readonly identity = { kind: 'extractive' as const, model: 'scripted' };
-  fail = false;
-  async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
-    if (this.fail) return { ok: false, reason: 'scripted failure', calls: 1, promptTokens: 0, completionTokens: 0 };
-    return { ok: true, text: `summary of ${request.coveredIds.join(',')}`, calls: 1, promptTokens: 1, completionTokens: 1 };
-  }
-}
-
-type Op = { kind: 'turn'; open: boolean; withLate: boolean; system: boolean } | { kind: 'late' } | { kind: 'compact'; strategy: Strategy; fail: boolean };
-
-const strategyArb: fc.Arbitrary<Strategy> = fc.oneof(
-  fc.integer({ min: 1, max: 4 }).map((maxEvents) => parseStrategy({ type: 'sliding-window', maxEvents })),
-  fc.integer({ min: 1, max: 2 }).map((maxTurns) => parseStrategy({ type: 'turn-window', maxTurns })),
-  fc.integer({ min: 1, max: 120 }).map((maxTokens) => parseStrategy({ type: 'token-count', maxTokens })),
-  fc.integer({ min: 2, max: 4 }).map((maxEventsToKeep) => parseStrategy({ type: 'recursive-summarization', maxEventsToKeep, overlapSize: 1 })),
-);
-
-const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('turn' as const), open: fc.boolean(), withLate: fc.boolean(), system: fc.boolean() }) },
-  { weight: 2, arbitrary: fc.constant({ kind: 'late' as const }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('compact' as const), strategy: strategyArb, fail: fc.boolean() }) },
-);
+const opArb = randomLogOps({ maxAnswered: 0, systemPrompts: true, rollingSummary: false });
 
 describe('events archived by a compaction: history item = log flags', () => {
   let dir: string;
@@ -72,50 +44,7 @@ describe('events archived by a compaction: history item = log flags', () => {
       fc.asyncProperty(fc.array(opArb, { minLength: 4, maxLength: 20 }), async (ops) => {
         const sessionId = `ab${run++}`;
         const key = sessionKey('t', sessionId);
-        const cache = new SessionStateCache(store);
-        const summarizer = new ScriptedSummarizer();
-        const append = new AppendSessionEventsHandler(store, cache, { publish: () => undefined } as unknown as EventBus);
-        const compact = new CompactSessionHandler(store, cache, summarizer);
-        // Call ids left open, oldest first, and whether a compaction ran since (it may have archived them).
-        const open: Array<{ id: string; compacted: boolean }> = [];
-        let n = 0;
-        const lateAnswer = (): SessionEvent[] => {
-          const at = open.findIndex((c) => c.compacted);
-          if (at < 0) return [];
-          const [{ id }] = open.splice(at, 1);
-          return [{ id: `late-${id}`, type: 'tool', responses: [{ toolCallId: id, name: 'g', data: `late ${id}` }] }];
-        };
-        const send = (events: SessionEvent[]) =>
-          append.execute(
-            new AppendSessionEventsCommand(
-              't',
-              sessionId,
-              events.map((event) => ({ event })),
-            ),
-          );
-        for (const op of ops) {
-          if (op.kind === 'compact') {
-            if (n === 0) continue;
-            summarizer.fail = op.fail;
-            await compact.execute(new CompactSessionCommand('t', sessionId, op.strategy, null, 'chars', false));
-            for (const c of open) c.compacted = true;
-            continue;
-          }
-          const late = op.kind === 'late' || op.withLate ? lateAnswer() : [];
-          if (op.kind === 'late') {
-            if (late.length > 0) await send(late);
-            continue;
-          }
-          const m = n++;
-          // A new system prompt supersedes the last one: every later pass archives that one.
-          const events: SessionEvent[] = [...late, ...(op.system ? [{ id: `s${m}`, type: 'system' as const, text: `rules ${m}` }] : [])];
-          events.push({ id: `u${m}`, type: 'user', text: `question ${m}` });
-          if (op.open) {
-            events.push({ id: `o${m}`, type: 'assistant', text: null, toolCalls: [{ id: `open-${m}`, name: 'g', arguments: '{}' }] });
-            open.push({ id: `open-${m}`, compacted: false });
-          } else events.push({ id: `a${m}`, type: 'assistant', text: `answer ${m}` });
-          await send(events);
-        }
+        await writeRandomSessionLog(store, sessionId, ops);
         const log = await store.readStream(sessionStream(key));
         if (log.length === 0) return;
         const readModels = ReadModelStore.open(':memory:');
