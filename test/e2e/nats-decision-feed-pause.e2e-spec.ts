@@ -18,6 +18,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { SqliteEventStore, type SubscribeOptions, type Subscription } from '@lib/event-store';
 import { COMPACTION_COMPLETED, ReadModelStore, SESSION_ERASED, erasureStream, sessionKey } from '@lib/session';
 import { connectForTest, deleteStreams, describeWithNats, eventually, natsClient, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { ReplicaLink } from '../support/nats-replica-link';
 import { DecisionFeedPublisher, LOG_POSITION_HEADER } from '../../apps/session-service/src/nats/decision-feed-publisher';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { natsNames, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
@@ -26,58 +27,6 @@ jest.setTimeout(60_000);
 
 const DUPLICATE_WINDOW_MS = 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** `target` whose methods first await `before()` (which throws while the connection is "lost"), its other members as they are. */
-function guarded<T extends object>(target: T, before: () => Promise<void>): T {
-  return new Proxy(target, {
-    get(t, key) {
-      const value = Reflect.get(t, key, t) as unknown;
-      if (typeof value !== 'function') return value;
-      return async (...args: unknown[]) => {
-        await before();
-        return (value as (...a: unknown[]) => unknown).apply(t, args);
-      };
-    },
-  });
-}
-
-/** A replica's view of NATS: down (every JetStream call fails) or up, and its publishes optionally held until released. */
-class ReplicaLink {
-  down = false;
-  private held: Promise<void> | null = null;
-  private releaseHeld: () => void = () => undefined;
-
-  constructor(private readonly client: NatsTestClient) {}
-
-  /** Publishes wait from now on until {@link release}. */
-  hold(): void {
-    this.held = new Promise((resolve) => (this.releaseHeld = resolve));
-  }
-
-  /** Lets the held publishes go on (even when down by then: they were sent before). */
-  release(): void {
-    this.held = null;
-    this.releaseHeld();
-  }
-
-  /** The JetStream client the feed gets. */
-  js(): JetStreamClient {
-    return guarded(this.client.js, async () => {
-      this.check();
-      if (this.held) await this.held;
-    });
-  }
-
-  /** The JetStream manager the feed gets (its `streams` member is what the feed calls). */
-  jsm(): JetStreamManager {
-    const streams = guarded(this.client.jsm.streams, async () => this.check());
-    return new Proxy(this.client.jsm, { get: (t, key) => (key === 'streams' ? streams : Reflect.get(t, key, t)) });
-  }
-
-  private check(): void {
-    if (this.down) throw new Error('test: NATS connection lost');
-  }
-}
 
 describeWithNats('NATS decision feed pause')('a decisions feed paused longer than the duplicate window', () => {
   let nc: NatsConnection;

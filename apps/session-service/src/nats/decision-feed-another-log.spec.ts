@@ -68,7 +68,7 @@ describe('where the decisions feed resumes in a stream holding another log’s m
 
   const resumeOf = async (messages: Msg[]) => {
     const stream = fakeStream(messages, (p) => identities.get(p)!);
-    return { ...(await lastMessageOfThisLog(stream.jsm, names, store, BigInt(HEAD))), reads: stream.reads() };
+    return { ...(await lastMessageOfThisLog(stream.jsm, names, store)), reads: stream.reads() };
   };
   /** Whether the feed takes `m` as this log's: its event is the store's there, or it records none and is not past the head. */
   const ofThisLog = (m: Msg) => !m.deleted && (m.kind === 'this' || (m.kind === 'legacy' && m.position <= HEAD));
@@ -119,6 +119,29 @@ describe('where the decisions feed resumes in a stream holding another log’s m
     expect(resume.position).toBe(30n);
     expect(resume.lastOff).toMatchObject({ position: 100_030n, head: BigInt(HEAD), found: null });
     expect(resume.reads).toBeLessThanOrEqual(2 + 2 * Math.ceil(Math.log2(100_030)));
+  });
+
+  it('checks the messages against a head read after the stream’s state: a decision another replica writes and publishes meanwhile is this log’s (newcomer ncops)', async () => {
+    const log = SqliteEventStore.open(':memory:');
+    try {
+      const ids = new Map<number, string>();
+      const write = async (i: number) => {
+        const { position } = await log.appendToStream('session-t.s', [{ id: `3f1c1a8e-0000-4000-8000-${String(i).padStart(12, '0')}`, type: 'T', data: {} }]);
+        ids.set(Number(position), checkpointEventIdentity((await log.eventAt(position))!));
+        return Number(position);
+      };
+      const messages: Msg[] = [{ position: await write(1), kind: 'this', deleted: false }];
+      const stream = fakeStream(messages, (p) => ids.get(p)!);
+      // Another replica writes and publishes a decision just before the stream's state is read.
+      const info = stream.jsm.streams.info.bind(stream.jsm.streams);
+      stream.jsm.streams.info = async (name: string) => {
+        messages.push({ position: await write(2), kind: 'this', deleted: false });
+        return info(name);
+      };
+      expect(await lastMessageOfThisLog(stream.jsm, names, log)).toEqual({ position: 2n, event: ids.get(2), lastOff: null, head: 2n });
+    } finally {
+      await log.close();
+    }
   });
 
   it('takes the messages of an earlier release (no Log-Event) as this log’s up to the head: an upgrade republishes nothing', async () => {

@@ -15,7 +15,8 @@
  * the stream; starting after the stream's last position would pass over every new event below it,
  * unhandled (no decision published, no erasure handled: newcomer ncgdpr). So the stream's messages
  * and the feed's checkpoint are checked against the store with the rule the read models' checkpoint
- * is checked with (`checkpointOffLog`: past the head, or another event there); when the stream's
+ * is checked with (`checkpointOffLog`: past the head, or another event there; the head read after
+ * the stream's state, so that what other replicas publish meanwhile is not past it); when the stream's
  * last message is not this log's, the feed resumes after the last one that is (or after its own
  * checkpoint, when that is this log's and later; or at the log's head when neither is), says so in
  * one warn line, and `/health` shows it ({@link DecisionFeedState.anotherLog}). The other log's
@@ -186,25 +187,32 @@ export interface StreamResume {
   event: string | null;
   /** How the stream's last message disagrees with the log, when it does. */
   lastOff: OffLog | null;
+  /** The store's head the messages were checked against (bigint): read after the stream's state, see {@link lastMessageOfThisLog}. */
+  head: bigint;
 }
 
 /**
- * The last message of this log in the decisions stream of `names` (`head`: `store`'s head, just
- * read): walking back from the stream's last message, the first whose `Log-Position` and
- * `Log-Event` the store's log holds (`checkpointOffLog`; a message without `Log-Event`, of an
- * earlier release, is taken as this log's unless past the head). The messages past the head at the
- * stream's end (the stream is in log order) are passed by bisection, without a read of each: a
- * store restored from a backup finds where its own messages end in about 2·log2(messages) reads.
- * Messages without `Log-Position` (not the feed's) are passed. Where the stream is not in log order
- * past the head (two logs publishing on one prefix at once), it may find an earlier message of this
- * log than the last (the feed then publishes copies again, never skips), and it never returns
- * another log's.
+ * The last message of this log in the decisions stream of `names`: walking back from the stream's
+ * last message, the first whose `Log-Position` and `Log-Event` the store's log holds
+ * (`checkpointOffLog`; a message without `Log-Event`, of an earlier release, is taken as this log's
+ * unless past the head). The store's head is read after the stream's state (`STREAM.INFO`), so
+ * every message walked was published before it was read: a message of this log is never past it.
+ * (Read before, as it was, the decisions other replicas published in between were past it, taken
+ * for another log's: a routine restart of a replica warned that the store was restored from a
+ * backup, newcomer ncops.) The messages past the head at the stream's end (the stream is in log
+ * order) are passed by bisection, without a read of each: a store restored from a backup finds
+ * where its own messages end in about 2·log2(messages) reads. Messages without `Log-Position` (not
+ * the feed's) are passed. Where the stream is not in log order past the head (two logs publishing
+ * on one prefix at once), it may find an earlier message of this log than the last (the feed then
+ * publishes copies again, never skips), and it never returns another log's.
  * @throws the client's error when NATS does not answer, what the store throws when it does not.
  */
-export async function lastMessageOfThisLog(jsm: JetStreamManager, names: NatsNames, store: EventStore, head: bigint): Promise<StreamResume> {
+export async function lastMessageOfThisLog(jsm: JetStreamManager, names: NatsNames, store: EventStore): Promise<StreamResume> {
   const stream = names.decisionStream;
   const info = await jsm.streams.info(stream);
-  if (info.state.messages === 0) return { position: 0n, event: null, lastOff: null };
+  // After the stream's state: every message up to its last sequence was published (after its event was written) before this read.
+  const head = await store.headPosition();
+  if (info.state.messages === 0) return { position: 0n, event: null, lastOff: null, head };
   let lastOff: OffLog | null = null;
   let seq = info.state.last_seq;
   let bisected = false;
@@ -217,14 +225,14 @@ export async function lastMessageOfThisLog(jsm: JetStreamManager, names: NatsNam
       continue;
     }
     const off = await checkpointOffLog(store, recorded, head);
-    if (off === null) return { position: recorded.position, event: recorded.event, lastOff };
+    if (off === null) return { position: recorded.position, event: recorded.event, lastOff, head };
     lastOff ??= off;
     if (recorded.position > head && !bisected) {
       seq = await lastAtOrBefore(jsm, names, head, info.state.first_seq, seq);
       bisected = true;
     } else seq--;
   }
-  return { position: null, event: null, lastOff };
+  return { position: null, event: null, lastOff, head };
 }
 
 /**
@@ -298,10 +306,11 @@ export class DecisionFeedPublisher {
    * the stream's last message, or `own`, is not this log's.
    */
   private async resumePoint(own: CheckpointEvent): Promise<{ from: bigint; event: string | null }> {
-    const head = await this.store.headPosition();
+    // The stream first: the head it reads after the stream's state is the one every check here uses (see lastMessageOfThisLog).
+    const stream = await lastMessageOfThisLog(this.jsm, this.names, this.store);
+    const head = stream.head;
     const ownOff = await checkpointOffLog(this.store, own, head);
     const ownFrom = ownOff ? 0n : own.position;
-    const stream = await lastMessageOfThisLog(this.jsm, this.names, this.store, head);
     let from: bigint;
     let event: string | null;
     let why: string;
@@ -352,7 +361,7 @@ export class DecisionFeedPublisher {
             ({ from: checkpoint, event: checkpointEvent } = await this.resumePoint({ position: checkpoint, event: checkpointEvent }));
             this.checkpoint = checkpoint;
             publishedUpTo = 0n;
-          } else publishedUpTo = max(publishedUpTo, (await lastMessageOfThisLog(this.jsm, this.names, this.store, head)).position ?? 0n);
+          } else publishedUpTo = max(publishedUpTo, (await lastMessageOfThisLog(this.jsm, this.names, this.store)).position ?? 0n);
           // With no event after the checkpoint (an idle instance after a store outage) nothing would clear
           // the pause until the next decision: the log's head read back says the feed follows it again.
           if ((await this.store.headPosition()) <= checkpoint) this.resumed(checkpoint, publishedUpTo);
