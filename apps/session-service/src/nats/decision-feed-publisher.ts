@@ -263,6 +263,8 @@ export class DecisionFeedPublisher {
   private lastError: string | null = null;
   private lastErrorAt: string | null = null;
   private anotherLog: AnotherLog | null = null;
+  /** Ends the wait before a retry at once ({@link sleep}; called by {@link stop}). */
+  private wakeUp: () => void = () => undefined;
   private readonly encoder = new TextEncoder();
 
   constructor(
@@ -277,12 +279,41 @@ export class DecisionFeedPublisher {
   /**
    * Starts following the log after the later of the checkpoint and the last message of this log in
    * the decisions stream (see the module doc; one warn line when the stream's last message, or the
-   * checkpoint, is of another log).
-   * @throws the client's error when NATS does not answer, what the store throws when it does not.
+   * checkpoint, is of another log). Never fails: when the store or NATS does not answer (a replica
+   * started during a PostgreSQL outage or failover), the feed starts paused at its checkpoint (one
+   * warn line; `/health` shows the error, {@link state}) and looks for its resume point again in the
+   * background (growing delay, at most 5 s) until both answer, then follows the log (one line when
+   * it resumes). Resolves once the feed follows the log, or once its first attempt failed.
    */
   async start(): Promise<void> {
-    const { from, event } = await this.resumePoint(this.readModels.readCheckpointEvent(DECISION_FEED_CHECKPOINT));
-    this.loop = this.follow(from, event);
+    const own = this.readModels.readCheckpointEvent(DECISION_FEED_CHECKPOINT);
+    this.checkpoint = own.position;
+    try {
+      const { from, event } = await this.resumePoint(own);
+      this.loop = this.follow(from, event);
+    } catch (err) {
+      this.paused(own.position, err);
+      this.loop = this.startWhenAnswered(own);
+    }
+  }
+
+  /** {@link start}'s retries after its first attempt failed: finds the resume point from `own`, then follows the log from there. */
+  private async startWhenAnswered(own: CheckpointEvent): Promise<void> {
+    let delay = 100;
+    while (!this.stopped) {
+      await this.sleep(delay);
+      if (this.stopped) return;
+      delay = Math.min(delay * 2, 5000);
+      let resume: { from: bigint; event: string | null };
+      try {
+        resume = await this.resumePoint(own);
+      } catch (err) {
+        this.paused(own.position, err);
+        continue;
+      }
+      // Still paused: follow() clears it (one line) once it reads the log, as after any pause.
+      return this.follow(resume.from, resume.event);
+    }
   }
 
   /** Where the feed is, why it is paused (null fields while it runs), and where it resumed on another log's messages. */
@@ -293,6 +324,7 @@ export class DecisionFeedPublisher {
   /** Stops following (the position reached is checkpointed). */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.wakeUp();
     await this.subscription?.close();
     await this.loop;
   }
@@ -391,17 +423,37 @@ export class DecisionFeedPublisher {
         if (checkpoint !== from) this.readModels.writeCheckpoint(DECISION_FEED_CHECKPOINT, checkpoint, checkpointEvent);
       } catch (err) {
         if (this.stopped) break;
-        const message = (err as Error).message;
-        // One line when the feed pauses (not one per retry): /health shows the error while it lasts, and one line says when it resumes.
-        if (this.lastError === null) {
-          this.logger.warn(`decision feed paused at position ${checkpoint}: ${message}; retrying (at most every 5000 ms) until it resumes`);
-          this.lastErrorAt = new Date().toISOString();
-        }
-        this.lastError = message;
-        await new Promise((resolve) => setTimeout(resolve, delay));
+        this.paused(checkpoint, err);
+        await this.sleep(delay);
         delay = Math.min(delay * 2, 5000);
       }
     }
+  }
+
+  /**
+   * Records that the feed is paused at `position` by `err`: one warn line when the pause begins (not
+   * one per retry): `/health` shows the error while it lasts, and one line says when it resumes ({@link resumed}).
+   */
+  private paused(position: bigint, err: unknown): void {
+    const message = (err as Error).message;
+    if (this.lastError === null) {
+      this.logger.warn(`decision feed paused at position ${position}: ${message}; retrying (at most every 5000 ms) until it resumes`);
+      this.lastErrorAt = new Date().toISOString();
+    }
+    this.lastError = message;
+  }
+
+  /** Waits `ms` before a retry, or until {@link stop}. */
+  private async sleep(ms: number): Promise<void> {
+    if (this.stopped) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wakeUp = () => undefined;
   }
 
   /**

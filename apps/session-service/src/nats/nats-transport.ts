@@ -2,6 +2,9 @@
  * The NATS JetStream transport (issue 15), present only when `NATS_URL` is set: at start it
  * connects, creates the streams and the shared consumer when missing, then consumes commands
  * ({@link NatsCommandConsumer}) and publishes the decisions feed ({@link DecisionFeedPublisher}).
+ * Nothing at start waits for the event store: a replica started while it does not answer (a
+ * PostgreSQL outage or failover) starts with its feed paused and retrying, and holds the commands
+ * it takes until the store answers (as it does during any outage), like a replica without NATS.
  * At shutdown it stops pulling, gives the commands pulled but not started (and those waiting for
  * the store) back to JetStream, finishes and acknowledges the started ones, and drains the
  * connection — before the store closes.
@@ -66,7 +69,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   /**
    * @throws what `natsConnectError` makes of a failed connection (naming NATS_URL: a ConfigurationError
    *   when the host does not resolve, an Error naming the address when the server refuses); the
-   *   client's error when the server refuses the streams.
+   *   client's error when the server refuses the streams. Never the event store's errors (see the module doc).
    */
   async onApplicationBootstrap(): Promise<void> {
     const config = this.config;
