@@ -14,6 +14,7 @@ export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema
 export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './create-event-store';
 export type { PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
+export { postgresUnavailableMessage } from './postgres/postgres-errors';
 export { resolveExistingIds, storedRowOf, type StoredEventRow } from './idempotent-retry';
 export { PollingSubscriptions } from './polling-subscriptions';
 export { yieldToIo, LONG_TASK_MS } from './yield-to-io';

@@ -1,5 +1,6 @@
 import { createEventStore, type EventStore, type EventStoreConfig } from '@lib/event-store';
 import { ConfigurationError } from './configuration-error';
+import { databaseUrlUnavailable } from './database-url-unavailable';
 import type { ServiceConfig } from './service-config';
 
 /** Which event store a configuration selects. */
@@ -11,11 +12,17 @@ export function eventStoreKind(config: ServiceConfig): EventStoreKind {
   return config.databaseUrl ? 'postgres' : 'sqlite';
 }
 
-/** The argument of `createEventStore` for a service configuration (SQLite file `SQLITE_EVENTS_FILE`, default `<dataDir>/events.sqlite`; its writer thread `SQLITE_WRITER_THREAD`). */
+/**
+ * The argument of `createEventStore` for a service configuration (SQLite file `SQLITE_EVENTS_FILE`,
+ * default `<dataDir>/events.sqlite`; its writer thread `SQLITE_WRITER_THREAD`; PostgreSQL's errors
+ * naming `DATABASE_URL`, {@link databaseUrlUnavailable}).
+ */
 export function eventStoreConfig(config: ServiceConfig): EventStoreConfig {
   return {
     kurrentDbConnectionString: config.kurrentDbConnectionString,
     postgresUrl: config.databaseUrl,
+    // Its errors name DATABASE_URL (masked) and what to fix: /health, the projector's and the feed's warn lines show them.
+    postgres: config.databaseUrl ? { describeUnavailable: (error) => databaseUrlUnavailable(error, config.databaseUrl!) } : undefined,
     sqliteFile: config.sqliteEventsFile,
     sqlite: { writerThread: config.sqliteWriterThread },
   };

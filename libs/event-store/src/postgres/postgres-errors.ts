@@ -26,12 +26,17 @@ export function isPostgresUnavailable(error: unknown): boolean {
   return error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message);
 }
 
+/** The default message of the {@link EventStoreUnavailableError} of a driver error: `PostgreSQL event store: <the driver's message>`. */
+export function postgresUnavailableMessage(error: unknown): string {
+  return `PostgreSQL event store: ${(error as Error).message}`;
+}
+
 /**
  * Maps a driver error to the port's errors: the port's own errors pass through, connection and
- * server-availability failures become {@link EventStoreUnavailableError}, anything else (a bug) is
- * returned unchanged.
+ * server-availability failures become {@link EventStoreUnavailableError} with the message
+ * `describe` gives (default {@link postgresUnavailableMessage}), anything else (a bug) is returned unchanged.
  */
-export function mapPostgresError(error: unknown): unknown {
+export function mapPostgresError(error: unknown, describe: (error: unknown) => string = postgresUnavailableMessage): unknown {
   if (
     error instanceof WrongExpectedRevisionError ||
     error instanceof DuplicateEventIdError ||
@@ -41,6 +46,6 @@ export function mapPostgresError(error: unknown): unknown {
   ) {
     return error;
   }
-  if (isPostgresUnavailable(error)) return new EventStoreUnavailableError(`PostgreSQL event store: ${(error as Error).message}`, error);
+  if (isPostgresUnavailable(error)) return new EventStoreUnavailableError(describe(error), error);
   return error;
 }

@@ -17,7 +17,7 @@ import type {
 import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
-import { mapPostgresError, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
+import { mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
 import {
   POSTGRES_APPEND_BODY,
   POSTGRES_SCHEMA_LOCK_KEY,
@@ -40,6 +40,12 @@ export interface PostgresEventStoreOptions {
   pollIntervalMs?: number;
   /** Events per page when a subscription catches up (default 512). */
   subscriptionPageSize?: number;
+  /**
+   * The message of the EventStoreUnavailableError for a driver error that says the server cannot be
+   * reached or cannot serve now (default `PostgreSQL event store: <the driver's message>`): the
+   * service's names the setting (`DATABASE_URL`, credentials masked) and what to fix.
+   */
+  describeUnavailable?: (error: unknown) => string;
 }
 
 /** Row shape of `es_events` as the driver returns it (int8 as decimal strings). */
@@ -113,10 +119,13 @@ export class PostgresEventStore implements EventStore {
   private schemaChangeListener: ((line: string) => void) | null = null;
   private pendingSchemaChanges: string[] = [];
 
+  private readonly describeUnavailable: (error: unknown) => string;
+
   private constructor(
     private readonly pool: Pool,
     options: PostgresEventStoreOptions,
   ) {
+    this.describeUnavailable = options.describeUnavailable ?? postgresUnavailableMessage;
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
     // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
     pool.on('error', () => undefined);
@@ -393,7 +402,7 @@ export class PostgresEventStore implements EventStore {
     try {
       return await fn();
     } catch (error) {
-      throw mapPostgresError(error);
+      throw mapPostgresError(error, this.describeUnavailable);
     }
   }
 }

@@ -1,0 +1,65 @@
+/**
+ * The store's error when PostgreSQL cannot be reached or refuses the login names `DATABASE_URL`
+ * (credentials masked) and what to fix, in the shape of configuration refusals (newcomer ncops:
+ * `/health` and the warn line said only `PostgreSQL event store: password authentication failed
+ * for user "postgres"`, a start with NATS ended with it). Driver errors as `pg` and Node give them.
+ */
+import { databaseUrlUnavailable } from './database-url-unavailable';
+
+const URL = 'postgres://app:hunter2@db.internal:5432/events';
+const SHOWN = 'PostgreSQL event store: DATABASE_URL=postgres://app:***@db.internal:5432/events';
+
+/** A driver error: an Error with the given fields. */
+const driverError = (message: string, fields: Record<string, unknown>) => Object.assign(new Error(message), fields);
+
+describe('the store’s error when PostgreSQL at DATABASE_URL cannot be reached', () => {
+  it.each([
+    [
+      'a connection refused',
+      driverError('connect ECONNREFUSED 10.0.0.5:5432', { code: 'ECONNREFUSED', address: '10.0.0.5', port: 5432 }),
+      `${SHOWN}: connection refused by 10.0.0.5:5432: start PostgreSQL (or fix DATABASE_URL); the service retries until it answers`,
+    ],
+    [
+      'a connection refused on every address of a name (Node’s AggregateError, no message)',
+      Object.assign(new AggregateError([driverError('connect ECONNREFUSED ::1:5432', { code: 'ECONNREFUSED', address: '::1', port: 5432 })], ''), {
+        code: 'ECONNREFUSED',
+      }),
+      `${SHOWN}: connection refused by [::1]:5432: start PostgreSQL (or fix DATABASE_URL); the service retries until it answers`,
+    ],
+    [
+      'a host that does not resolve',
+      driverError('getaddrinfo ENOTFOUND db.internal', { code: 'ENOTFOUND', hostname: 'db.internal' }),
+      `${SHOWN}: host db.internal not found (ENOTFOUND): use a host name that resolves; the service retries until it does (a name may not resolve during a failover)`,
+    ],
+    [
+      'no answer',
+      new Error('timeout exceeded when trying to connect'),
+      `${SHOWN}: no answer (timeout exceeded when trying to connect): check that PostgreSQL is up and reachable at that host and port; the service retries until it answers`,
+    ],
+    [
+      'a wrong password',
+      driverError('password authentication failed for user "app"', { code: '28P01' }),
+      `${SHOWN}: password authentication failed for user "app": fix the user or password in DATABASE_URL (or the server's pg_hba.conf) and restart the service; it retries meanwhile`,
+    ],
+    [
+      'a database that does not exist',
+      driverError('database "events" does not exist', { code: '3D000' }),
+      `${SHOWN}: database "events" does not exist: create the database (createdb) or fix its name in DATABASE_URL; the service retries until it exists`,
+    ],
+  ])('%s: names DATABASE_URL, masked, and the fix', (_case, error, message) => {
+    expect(databaseUrlUnavailable(error, URL)).toBe(message);
+  });
+
+  it('leaves the driver’s message as it is for what no setting fixes (a read-only server in a failover, a connection cut)', () => {
+    expect(databaseUrlUnavailable(driverError('cannot execute INSERT in a read-only transaction', { code: '25006' }), URL)).toBe(
+      'PostgreSQL event store: cannot execute INSERT in a read-only transaction',
+    );
+    expect(databaseUrlUnavailable(new Error('Connection terminated unexpectedly'), URL)).toBe('PostgreSQL event store: Connection terminated unexpectedly');
+  });
+
+  it('never shows the password, in the URL or as a parameter', () => {
+    const refused = driverError('connect ECONNREFUSED 10.0.0.5:5432', { code: 'ECONNREFUSED', address: '10.0.0.5', port: 5432 });
+    for (const url of ['postgres://app:hunter2@db:5432/events', 'postgres://db:5432/events?password=hunter2', 'postgres://hunter2@db/events'])
+      expect(databaseUrlUnavailable(refused, url)).not.toContain('hunter2');
+  });
+});

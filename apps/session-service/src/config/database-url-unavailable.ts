@@ -1,0 +1,75 @@
+/**
+ * What the service says when PostgreSQL cannot be reached or refuses the connection: the message
+ * of the store's `EventStoreUnavailableError` (shown by `/health` `store.error`, the projector's
+ * and the decisions feed's warn lines), naming `DATABASE_URL` in the one shape of configuration
+ * refusals, its credentials masked, with what to fix. Never fatal: a store that does not answer at
+ * start is waited for (README, Configuration), so each text says that the service retries.
+ */
+import { postgresUnavailableMessage } from '@lib/event-store';
+import { configurationRefusalMessage } from '@lib/session';
+
+/** The parts of a driver error read here: a socket error (`code`, `address`, `port`, `hostname`; `errors` when Node tried several addresses) or a server error (`code`: SQLSTATE). */
+interface DriverError {
+  code?: unknown;
+  message?: unknown;
+  address?: unknown;
+  port?: number | string;
+  hostname?: unknown;
+  errors?: unknown;
+}
+
+/** `address:port` of a socket error (the first attempt's when Node tried several addresses), or null. */
+function addressOf(error: DriverError): string | null {
+  const first = Array.isArray(error.errors) ? (error.errors[0] as DriverError | undefined) : undefined;
+  const { address, port } = typeof error.address === 'string' ? error : (first ?? {});
+  if (typeof address !== 'string') return null;
+  return port === undefined ? address : `${address.includes(':') ? `[${address}]` : address}:${String(port)}`;
+}
+
+/** The problem and the fix for a driver error, or null when it is not about reaching or logging in (then the default message stands). */
+function problemOf(error: DriverError): { problem: string; fix: string } | null {
+  const code = typeof error.code === 'string' ? error.code : '';
+  const message = typeof error.message === 'string' ? error.message : '';
+  if (code === 'ECONNREFUSED') {
+    const address = addressOf(error);
+    return {
+      problem: `connection refused${address ? ` by ${address}` : ''}`,
+      fix: 'start PostgreSQL (or fix DATABASE_URL); the service retries until it answers',
+    };
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    const host = typeof error.hostname === 'string' ? error.hostname : (/(?:ENOTFOUND|EAI_AGAIN) (\S+)/.exec(message)?.[1] ?? '?');
+    return {
+      problem: `host ${host} not found (${code})`,
+      fix: 'use a host name that resolves; the service retries until it does (a name may not resolve during a failover)',
+    };
+  }
+  if (['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH'].includes(code) || /timeout exceeded when trying to connect|connection timeout/i.test(message)) {
+    const address = addressOf(error);
+    return {
+      problem: `no answer${address ? ` from ${address}` : ''} (${code || message})`,
+      fix: 'check that PostgreSQL is up and reachable at that host and port; the service retries until it answers',
+    };
+  }
+  if (code.startsWith('28'))
+    return { problem: message, fix: "fix the user or password in DATABASE_URL (or the server's pg_hba.conf) and restart the service; it retries meanwhile" };
+  if (code === '3D000') return { problem: message, fix: 'create the database (createdb) or fix its name in DATABASE_URL; the service retries until it exists' };
+  return null;
+}
+
+/**
+ * The message of the EventStoreUnavailableError of `error` (a driver error saying PostgreSQL at
+ * `databaseUrl` cannot be reached or cannot serve now): for a connection refused, a host that
+ * does not resolve, no answer, a login refused (SQLSTATE class 28: wrong password, unknown user,
+ * pg_hba.conf) or a database that does not exist, `PostgreSQL event store: DATABASE_URL=<the URL,
+ * credentials masked>: <what is wrong>: <what to fix>; the service retries …`, e.g.
+ * `PostgreSQL event store: DATABASE_URL=postgres://app:***@db:5432/events: connection refused by
+ * 10.0.0.5:5432: start PostgreSQL (or fix DATABASE_URL); the service retries until it answers`;
+ * otherwise (a failover's read-only server, a connection cut mid-query) the default
+ * `PostgreSQL event store: <the driver's message>`.
+ */
+export function databaseUrlUnavailable(error: unknown, databaseUrl: string): string {
+  const found = error !== null && typeof error === 'object' ? problemOf(error) : null;
+  if (!found) return postgresUnavailableMessage(error);
+  return `PostgreSQL event store: ${configurationRefusalMessage({ variable: 'DATABASE_URL', value: databaseUrl, mask: 'url', ...found })}`;
+}
