@@ -228,7 +228,7 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     }
   });
 
-  it('with API_KEYS a Nats-Msg-Id must start with "<tenant>:" (invalid_command_id, nothing applied); without one the command runs', async () => {
+  it('with API_KEYS a Nats-Msg-Id must start with "<tenant>:" and hold an id after it (invalid_command_id, nothing applied); without one the command runs', async () => {
     const { service, prefix } = await serve();
     try {
       const send = async (tenant: string, msgId: string | undefined, session: string) => {
@@ -241,6 +241,9 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
       // Another tenant's prefix is refused too.
       await send('tenant-a', 'tenant-b:c-2', 'ids');
       expect((await answerOf(prefix, 'tenant-a', 'ids', 'tenant-b:c-2')).body.code).toBe('invalid_command_id');
+      // The prefix with nothing after it: every such command would share one id.
+      await send('tenant-a', 'tenant-a:', 'ids');
+      expect((await answerOf(prefix, 'tenant-a', 'ids', 'tenant-a:')).body.code).toBe('invalid_command_id');
       expect((await service.http().get('/v1/sessions/ids/window').set(A)).status).toBe(404);
       // Both tenants use "c-3" behind their own prefix: both applied.
       await send('tenant-a', 'tenant-a:c-3', 'ids');

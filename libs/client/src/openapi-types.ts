@@ -495,7 +495,7 @@ export interface components {
          *     - unknown_command (400, NATS only): the subject does not end in compact, append, messages or policy
          *     - invalid_subject (400, NATS only): the subject is not <prefix>.commands.<tenant>.<session>.<kind>
          *     - invalid_reply_to (400, NATS only): Reply-To is not a reply inbox; nothing applied
-         *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>:
+         *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
          *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s

@@ -46,7 +46,7 @@ export const API_ERROR_CODES = {
   unknown_command: { status: 400, description: 'the subject does not end in compact, append, messages or policy', transport: 'nats' },
   invalid_subject: { status: 400, description: 'the subject is not <prefix>.commands.<tenant>.<session>.<kind>', transport: 'nats' },
   invalid_reply_to: { status: 400, description: 'Reply-To is not a reply inbox; nothing applied', transport: 'nats' },
-  invalid_command_id: { status: 400, description: 'with API_KEYS, Nats-Msg-Id does not start with <tenant>:', transport: 'nats' },
+  invalid_command_id: { status: 400, description: 'with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it', transport: 'nats' },
   unauthorized: { status: 401, description: 'API keys are configured and the request has none or an unknown one' },
   unknown_tenant: { status: 403, description: 'the subject names a tenant this service does not serve', transport: 'nats' },
   session_not_found: { status: 404, description: 'no event was ever appended to the session (or it was erased), or it is another tenant’s' },

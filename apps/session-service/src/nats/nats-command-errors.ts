@@ -50,13 +50,18 @@ export function invalidReplyTo(replyTo: string, problem: string): NatsCommandErr
 
 /**
  * 400 `invalid_command_id`: with `API_KEYS`, a `Nats-Msg-Id` that does not start with
- * `<tenant>:`. The command stream de-duplicates message ids across every tenant, so ids are
- * scoped by their tenant (README, "Tenants").
+ * `<tenant>:`, or has nothing after it (every such command would share one id: JetStream would
+ * drop all but the first within its duplicate window, and the service would answer each with the
+ * first one's result). The command stream de-duplicates message ids across every tenant, so ids
+ * are scoped by their tenant (README, "Tenants").
  */
 export function invalidCommandId(msgId: string, tenant: string): NatsCommandError {
+  const rule = `with API_KEYS each command id starts with its tenant and a colon (e.g. "${tenant}:<uuid>")`;
   return new NatsCommandError(
     'invalid_command_id',
-    `Nats-Msg-Id ${quoteInput(msgId)} does not start with "${tenant}:": with API_KEYS each command id starts with its tenant and a colon (e.g. "${tenant}:<uuid>"), since JetStream drops a command whose id any tenant used in the last 2 minutes; the command was not applied`,
+    msgId === `${tenant}:`
+      ? `Nats-Msg-Id ${quoteInput(msgId)} has no command id after "${tenant}:": ${rule}, and every command's id differs, since JetStream drops a command whose id was used in the last 2 minutes and a command is answered as the first with its id; the command was not applied`
+      : `Nats-Msg-Id ${quoteInput(msgId)} does not start with "${tenant}:": ${rule}, since JetStream drops a command whose id any tenant used in the last 2 minutes; the command was not applied`,
   );
 }
 

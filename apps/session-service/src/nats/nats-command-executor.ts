@@ -65,7 +65,7 @@ export interface NatsExecutorOptions {
   maxBodyBytes: number;
   /**
    * True without `API_KEYS` (default true). Keyed (false), a `Nats-Msg-Id` must start with
-   * `<tenant>:` (`invalid_command_id`), since the command stream de-duplicates ids across tenants.
+   * `<tenant>:` and hold a command id after it (`invalid_command_id`), since the command stream de-duplicates ids across tenants.
    */
   openMode?: boolean;
   /** `NATS_REPLY_PREFIXES` (default `_INBOX`): a `Reply-To` elsewhere is rejected (`invalid_reply_to`). */
@@ -117,7 +117,9 @@ export class NatsCommandExecutor {
         const problem = replyToProblem(message.replyTo, this.replyRule);
         if (problem) throw invalidReplyTo(message.replyTo, problem);
       }
-      if (!openMode && message.msgId && !message.msgId.startsWith(`${address.tenant}:`)) throw invalidCommandId(message.msgId, address.tenant);
+      // Keyed: `<tenant>:` and a command id after it (an empty one would be every such command's).
+      const scope = `${address.tenant}:`;
+      if (!openMode && message.msgId && (!message.msgId.startsWith(scope) || message.msgId === scope)) throw invalidCommandId(message.msgId, address.tenant);
       const kind = address.kind as CommandKind;
       const body = this.parseBody(message.data);
       const result = await this.run(kind, address, body, message);
