@@ -42,6 +42,18 @@ describe('loadServiceConfig: projector', () => {
     expect(() => loadServiceConfig({ NATS_REPLY_PREFIXES: '$JS.API' }, false)).toThrow(/\$ subject/);
   });
 
+  it('takes NATS servers as nats://, tls:// or bare host:port, and refuses another scheme (http:// was taken for nats://) naming NATS_URL, masked', () => {
+    expect(loadServiceConfig({}, false).natsUrl).toBeUndefined();
+    for (const url of ['nats://127.0.0.1:4222', 'NATS://n1:4222,tls://n2:4222', 'n1:4222, nats://svc:pw@n2:4222', 'localhost'])
+      expect(loadServiceConfig({ NATS_URL: url }, false).natsUrl).toBe(url);
+    expect(() => loadServiceConfig({ NATS_URL: 'http://127.0.0.1:4239' }, false)).toThrow(
+      /^NATS_URL=http:\/\/127\.0\.0\.1:4239: has scheme http:, not a NATS server's: use comma-separated nats:\/\/host:4222 URLs \(tls:\/\/ or a bare host:port also work\)$/,
+    );
+    expect(() => loadServiceConfig({ NATS_URL: 'nats://n1:4222,wss://svc:hunter2@n2:443' }, false)).toThrow(
+      /^NATS_URL=nats:\/\/n1:4222,wss:\/\/svc:\*\*\*@n2:443: server 2 has scheme wss:, not a NATS server's: /,
+    );
+  });
+
   it('erases handled NATS commands from the command stream only with NATS_ERASE_HANDLED_COMMANDS true or 1 (default off: it costs throughput)', () => {
     expect(loadServiceConfig({}, false).natsEraseHandledCommands).toBe(false);
     expect(loadServiceConfig({ NATS_ERASE_HANDLED_COMMANDS: 'true' }, false).natsEraseHandledCommands).toBe(true);

@@ -234,6 +234,33 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   return value;
 }
 
+/** The schemes a `NATS_URL` server may have: the NATS client's (`tls://` as `nats://`: TLS is used when the server asks for it). */
+const NATS_URL_SCHEMES = ['nats:', 'tls:'];
+
+/**
+ * Parses `NATS_URL` (empty: not set): comma-separated servers, each `nats://host:port`,
+ * `tls://host:port` or a bare `host:port` (the client's `nats://`). The client drops any other
+ * scheme and connects as it would with `nats://`, so an `http://` URL (the monitoring port's, a
+ * proxy's) was accepted and failed later or elsewhere: refused here.
+ * @throws ConfigurationError `NATS_URL=<value, credentials masked>: server N has scheme <s> …: use nats:// …`.
+ */
+export function parseNatsUrl(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const servers = raw.split(',');
+  for (const [i, server] of servers.entries()) {
+    const scheme = /^\s*([a-z][a-z0-9+.-]*:)\/\//i.exec(server)?.[1].toLowerCase();
+    if (scheme !== undefined && !NATS_URL_SCHEMES.includes(scheme))
+      throw new ConfigurationError({
+        variable: 'NATS_URL',
+        value: raw,
+        mask: 'url-list',
+        problem: `${servers.length > 1 ? `server ${i + 1} has` : 'has'} scheme ${scheme}, not a NATS server's`,
+        fix: 'use comma-separated nats://host:4222 URLs (tls:// or a bare host:port also work)',
+      });
+  }
+  return raw;
+}
+
 /**
  * `TRUST_PROXY`: unset, empty, `false` or `0` → false; a number of hops 1–16 (`1`: one proxy in front,
  * e.g. the compose file's nginx); or a comma-separated list of IPv4/IPv6 addresses and CIDR ranges
@@ -307,7 +334,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     requestLogLevel: oneOf(env, 'REQUEST_LOG_LEVEL', LOG_LEVELS, 'debug'),
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES'),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS'),
-    natsUrl: env.NATS_URL || undefined,
+    natsUrl: parseNatsUrl(env.NATS_URL),
     natsUser: env.NATS_USER || undefined,
     natsPassword: env.NATS_PASSWORD || undefined,
     natsPrefix,
