@@ -2059,7 +2059,9 @@ describe('malformed requests', () => {
     );
     const before = await harness.service.store.headPosition();
     for (const { method, path } of writes) {
-      const res = await harness.http()[method](`${path}?probe=1`).send({});
+      // DELETE takes no body (a body is refused before the query is looked at): sent without one.
+      const sent = harness.http()[method](`${path}?probe=1`);
+      const res = await (method === 'delete' ? sent : sent.send({}));
       expect([method, path, res.status, res.body.code, res.body.message]).toEqual([
         method,
         path,

@@ -21,6 +21,8 @@ import { AppModule } from './app.module';
 import { useJsonBodies } from './http/json-body';
 import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
 import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerNearRoutes, MAX_PARAM_LENGTH } from './http/framework-answers';
+import { answerHalfClosedConnections } from './http/half-close';
+import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
@@ -162,11 +164,14 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;
+  // A client that half-closes (FIN) after its request reads the answer; one that half-closes inside a body reads 400 request_aborted.
+  answerHalfClosedConnections(fastify.server);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   answerNearRoutes(fastify);
   answerBadQueryEncoding(fastify);
+  refuseDeleteBodies(fastify);
   // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).
   // The audit page: static files, no key needed to load them (its API calls carry the key).
   // Only the page's own files (not its tsconfig.json): anything else under /ui is 404.
