@@ -16,7 +16,7 @@ import type { ReadModelStore } from './read-model-store';
 import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
 import { checkpointEventIdentity, readModelsOffLog } from './checkpoint-event';
-import { ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedBefore, type SessionErasedData } from '../events/erasure-events';
+import { ALL_ROWS, ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedRowsOf, type ErasedRows, type SessionErasedData } from '../events/erasure-events';
 
 /** Name of this projector's row in `projector_checkpoints`. */
 export const SESSION_PROJECTOR_NAME = 'session-read-models';
@@ -237,7 +237,7 @@ export class SessionProjector {
           // An erasure made by this or another replica: forget the session's rows here too.
           const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
           const data = event.data as SessionErasedData;
-          erased = this.writer.eraseSession(tenantId, data.sessionId, erasedBefore(data)) || erased;
+          erased = this.writer.eraseSession(tenantId, data.sessionId, erasedRowsOf(data)) || erased;
         } else {
           this.writer.apply(event);
         }
@@ -389,18 +389,17 @@ export class SessionProjector {
   }
 
   /**
-   * Deletes every row of the session `sessionId` of `tenantId` from every read model, in one
-   * transaction (erasure). With `before` (a global position, bigint), only when the session's
-   * rows were all projected from events before it: a session whose last projected event is at or
-   * after `before` is left as it is (the projector passed `before`, an erasure record, and what it
-   * holds came after the erasure). Returns false when nothing was erased. It does not touch the
-   * event store nor the checkpoint: delete the stream first, so that neither a rebuild nor a
-   * lagging projector brings the rows back (an event of the deleted stream applied later would
-   * re-create them). After an erasure the WAL of the read models is truncated, so no copy of the
-   * erased rows is left on disk.
+   * Deletes the rows of the session `sessionId` of `tenantId` that `rows` names (default every
+   * one; an erasure record's, {@link erasedRowsOf}) from every read model, in one transaction
+   * (erasure). With a bound, rows of the session beyond it (written again after the deletion) are
+   * kept, as when the projector reaches the record (`SessionReadModelWriter.eraseSession`).
+   * Returns false when nothing was erased. It does not touch the event store nor the checkpoint:
+   * delete the stream first, so that neither a rebuild nor a lagging projector brings the rows back
+   * (an event of the deleted stream applied later would re-create them). After an erasure the WAL
+   * of the read models is truncated, so no copy of the erased rows is left on disk.
    */
-  eraseSession(tenantId: string, sessionId: string, before?: bigint): boolean {
-    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, before));
+  eraseSession(tenantId: string, sessionId: string, rows: ErasedRows = ALL_ROWS): boolean {
+    const erased = this.store.transaction(() => this.writer.eraseSession(tenantId, sessionId, rows));
     // The rows are zeroed in the file (secure_delete) and gone from the FTS segments; the WAL
     // still holds the pages as they were before: truncate it.
     if (erased) this.store.purgeWal();
