@@ -48,6 +48,13 @@ export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
   return { code: 'payload_too_large', message: `request body is larger than ${limit}; split the events into several requests` };
 }
 
+/** The 429 answer's body, given by the rate limit's check before the body (`key-check-before-body.ts`) and its guard alike. */
+export const RATE_LIMITED: ApiErrorBody = {
+  code: 'rate_limited',
+  message:
+    'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
+};
+
 /** Maps an error to (status, body). Exported for tests. */
 export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
   if (err instanceof SessionError && isApiErrorCode(err.code)) {
@@ -95,15 +102,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     const cause = err.cause as { type?: string } | undefined;
     if (cause?.type) return toApiError(cause);
     if (status === 404) return { status, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
-    if (status === 429)
-      return {
-        status,
-        body: {
-          code: 'rate_limited',
-          message:
-            'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
-        },
-      };
+    if (status === 429) return { status, body: { ...RATE_LIMITED } };
     if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
     if (status === 413) return { status, body: payloadTooLarge() };
     if (status === 400 && /JSON/i.test(err.message)) return { status, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
