@@ -70,3 +70,19 @@ export function erasedRowsOf(data: SessionErasedData): ErasedRows {
   if (data.lastPosition !== undefined) return { kind: 'beforePosition', before: BigInt(data.lastPosition) + 1n };
   return ALL_ROWS;
 }
+
+/**
+ * Whether `rows` names a copy made of the session's event of revision `revision` at global
+ * position `position` (bigints): a row, or a message published for it (the NATS decisions feed).
+ * The rule {@link ErasedRows} states, for erasers that hold copies one by one. Pure.
+ */
+export function erasesCopyOf(rows: ErasedRows, event: { revision: bigint; position: bigint }): boolean {
+  switch (rows.kind) {
+    case 'upToRevision':
+      return event.revision <= rows.lastRevision;
+    case 'beforePosition':
+      return event.position < rows.before;
+    case 'all':
+      return true;
+  }
+}
