@@ -483,7 +483,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       limit: integerInRange(1n, 100n).describe('hits per page: 1 to 100 (default 20)').optional(),
       cursor: z
         .string()
-        .max(MAX_RECALL_CURSOR_LENGTH, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
+        .max(MAX_RECALL_CURSOR_LENGTH, { message: 'is not a cursor; pass the nextCursor of the previous page unchanged, with the same q and filters' })
         .describe(
           "the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page). The pages of one first page's cursors are the hits as of that first page, each once, in its order; events appended since are left to a new search",
         )

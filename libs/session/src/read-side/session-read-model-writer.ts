@@ -20,6 +20,7 @@ import { toIsoTime } from './iso-time';
 import { MalformedEventError } from './malformed-event-error';
 import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, trigramDocument } from './unspaced-script';
+import { wordIndexText } from './script-boundary';
 
 /** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
@@ -285,7 +286,7 @@ export class SessionReadModelWriter {
 
   private index(position: bigint, body: string): void {
     if (body.trim() === '') return;
-    this.stmts.insertFts.run(position, documentPrefix(body, MAX_WORD_DOCUMENT_LENGTH));
+    this.stmts.insertFts.run(position, documentPrefix(wordIndexText(body), MAX_WORD_DOCUMENT_LENGTH));
     const trigrams = trigramDocument(body);
     if (hasUnspacedScript(trigrams)) this.stmts.insertTrigram.run(position, trigrams);
   }
