@@ -275,3 +275,27 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     expect(headOf(text, 0)).toContain('keep-alive: timeout=72');
   });
 });
+
+describe('a DELETE carrying a body, with API_KEYS', () => {
+  const harness = useService({ env: { API_KEYS: 'ops-key-51c8e0:default' } });
+  const key = 'Bearer ops-key-51c8e0';
+
+  it('is answered 401 without a known key (the key comes first, as for a query parameter), 400 with one', async () => {
+    await harness
+      .http()
+      .post('/v1/sessions/keyed/events')
+      .set('authorization', key)
+      .send({ events: [{ id: 'k1', type: 'user', text: 'hi' }] })
+      .expect(201);
+    const without = await harness.http().delete('/v1/sessions/keyed').set('content-type', 'application/json').send('{"expectedRevision": "0"}');
+    expect([without.status, without.body.code]).toEqual([401, 'unauthorized']);
+    const withKey = await harness
+      .http()
+      .delete('/v1/sessions/keyed')
+      .set('authorization', key)
+      .set('content-type', 'application/json')
+      .send('{"expectedRevision": "0"}');
+    expect([withKey.status, withKey.body.code, withKey.body.parameter]).toEqual([400, 'validation_failed', '(body)']);
+    await harness.http().get('/v1/sessions/keyed').set('authorization', key).expect(200);
+  });
+});

@@ -4,14 +4,14 @@
  * (`parameter` `(body)`) before the body is read, and nothing is erased. The erasure has no
  * options, so a body would be ignored: `{"expectedRevision": "5"}` sent by a client expecting a
  * conditional erasure erased the session whatever its revision. Refused in Fastify's `onRequest`
- * stage, after the checks of that stage added before (the API key's 401 among them, where it is
- * checked there), so that the body is neither read nor asked for (`Expect: 100-continue` gets this
- * answer instead of `100 Continue`); the unread body is discarded by Node and the connection stays
- * open, as after a 415.
+ * stage, after the checks of that stage added before (the API key's 401 and the rate limit's 429
+ * come first, as for a query parameter), so that the body is neither read nor asked for
+ * (`Expect: 100-continue` gets this answer instead of `100 Continue`); the unread body is discarded
+ * by Node and the connection stays open, as after a 415.
  */
-import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import type { ApiErrorBody } from './api-error.filter';
+import { declaresBody } from './early-answer';
 
 /** The answer's body to a DELETE carrying a body. */
 export const DELETE_TAKES_NO_BODY: ApiErrorBody = {
@@ -20,16 +20,11 @@ export const DELETE_TAKES_NO_BODY: ApiErrorBody = {
   parameter: '(body)',
 };
 
-/** True when `req` declares a body: a `Content-Length` above 0, or a `Transfer-Encoding` (a chunked body, even an empty one). */
-export function declaresBody(req: IncomingMessage): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && Number(length) !== 0) || req.headers['transfer-encoding'] !== undefined;
-}
-
 /**
  * Makes `app` answer 400 `validation_failed` ({@link DELETE_TAKES_NO_BODY}) to a DELETE to a route
- * that declares a body, in an `onRequest` hook (see the module doc); a DELETE to a path no route
- * has keeps its 404 or 405. Call after the `onRequest` checks that are to come first.
+ * that declares a body ({@link declaresBody}), in an `onRequest` hook (see the module doc); a
+ * DELETE to a path no route has keeps its 404 or 405. Call after the `onRequest` checks that are
+ * to come first.
  */
 export function refuseDeleteBodies(app: FastifyInstance): void {
   app.addHook('onRequest', (request, reply, done) => {
