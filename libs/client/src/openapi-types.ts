@@ -207,7 +207,7 @@ export interface paths {
         };
         /** The session's auto-compaction policy (strategy, trigger and estimator null when none is set); PUT it back as it is to set it again */
         get: operations["SessionHistoryController_policy"];
-        /** Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers */
+        /** Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers (its read-only revision ignored); optional expectedRevision is the precondition, as on appends */
         put: operations["SessionsController_setPolicy"];
         post?: never;
         delete?: never;
@@ -3515,9 +3515,11 @@ export interface operations {
                 "application/json": {
                     /** @description absent or null: cl100k_base */
                     estimator?: ("cl100k_base" | "o200k_base" | "chars") | null;
+                    /** @description the precondition, as on appends: the revision of the session's last event the client saw (compaction decisions after it do not count; another writer's event after it answers 409 wrong_expected_revision; a resend of the PUT that was written at it answers that PUT's policy event), or "no_stream", "stream_exists", "any" (no check, the same as leaving it out); null is refused. Not the read-only revision, which is ignored */
+                    expectedRevision?: ("any" | "no_stream" | "stream_exists") | number | string;
                     /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
                     position?: string | null;
-                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
+                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored: no precondition (a stale revision is taken as well); send expectedRevision for one; null counts as absent */
                     revision?: string | null;
                     /** @description read-only: when sent, the session of the path (else 400 invalid_parameter); null counts as absent */
                     sessionId?: string | null;

@@ -30,16 +30,10 @@ import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
 import { malformedJsonMessage } from '../commands/json-syntax-error';
 import { payloadTooLarge, type ApiErrorBody } from './api-error.filter';
-import { continueOnlyWhenReading, discardBodyThenClose, type DiscardLimits } from './early-answer';
+import { answerBeforeBody, continueOnlyWhenReading, declaresBody, type DiscardLimits } from './early-answer';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
-
-/** True when the request declares a body (a length above 0, or chunked transfer). */
-function hasBody(req: FastifyRequest): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
 
 /** The 415 answer's body for a request whose body is not declared JSON (`type`: its media type, '' when absent). */
 export function unsupportedMediaType(type: string): ApiErrorBody {
@@ -54,7 +48,7 @@ export function unsupportedMediaType(type: string): ApiErrorBody {
  * that is not declared JSON; lets every other request through.
  */
 export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  if (!WITH_BODY.has(req.method) || !hasBody(req)) return done();
+  if (!WITH_BODY.has(req.method) || !declaresBody(req.raw)) return done();
   const [mediaType, ...params] = (req.headers['content-type'] ?? '').split(';');
   const type = mediaType.trim().toLowerCase();
   if (!JSON_TYPE.test(type)) return void reply.code(415).send(unsupportedMediaType(type));
@@ -91,7 +85,7 @@ export function unsupportedCharset(charset: string): ApiErrorBody {
  * before answering, so a request declaring 1 GB and sending 2 bytes held its connection until the
  * client gave up. The body is not read, but the connection is not dropped under a client still
  * sending it either: the rest is read and discarded until the client stops, within bounds
- * ({@link discardBodyThenClose}), so that the client reads the answer; a client that sent
+ * ({@link answerBeforeBody}), so that the client reads the answer; a client that sent
  * `Expect: 100-continue` gets the 413 instead of `100 Continue` ({@link continueOnlyWhenReading})
  * and sends no body.
  */
@@ -101,8 +95,7 @@ export function refuseDeclaredTooLarge(maxBodyBytes: number, limits?: DiscardLim
     const length = Number(req.headers['content-length'] ?? 0);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
-    discardBodyThenClose(req.raw, req.server.server, limits);
-    void reply.code(413).header('connection', 'close').send(answer);
+    answerBeforeBody(req, reply, 413, answer, limits);
   };
 }
 
