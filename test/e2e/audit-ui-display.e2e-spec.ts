@@ -153,10 +153,10 @@ suite('audit page in a browser: stored text, errors in place, log counts', () =>
     await page.locator(`#diff[data-compaction="${compactionIds[0]}"]`).waitFor();
     const item = `#diff li[data-event="${HEBREW_ID}"] .muted`;
     const text = await page.locator(item).first().innerText();
-    const tokens = text.match(/· (\d+) tok/)![1];
+    const tokens = text.match(/· (\d+) cl100k_base/)![1];
     const hebrew = await charLefts(page, item, HEBREW_ID);
-    const after = await charLefts(page, item, `· ${tokens} tok`);
-    // "· 5 tok" follows the id on screen (without isolation the number runs into the Hebrew and shows left of it).
+    const after = await charLefts(page, item, `· ${tokens} cl100k_base`);
+    // "· 5 cl100k_base" follows the id on screen (without isolation the number runs into the Hebrew and shows left of it).
     expect(Math.min(...after)).toBeGreaterThan(Math.max(...hebrew));
     expect(after).toEqual([...after].sort((a, b) => a - b));
   });
@@ -192,7 +192,7 @@ suite('audit page in a browser: stored text, errors in place, log counts', () =>
     await page.locator('#timeline').waitFor();
     expect(await page.locator(`#compactions tr[data-compaction="${recorded}"]`).innerText()).toMatch(/noop\s*auto\s*within-limit\s*still fires/);
     expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(
-      /noop \(auto, token-count\): 108 → 108 tokens, 0 archived, within-limit\s*trigger still fires/,
+      /noop \(auto, token-count\): 108 → 108 chars, 0 archived, within-limit\s*trigger still fires/,
     );
     expect(await page.locator('dl.facts').first().innerText()).toMatch(/compactions\n0 \(0 failed\), 1 recorded noop\s*trigger still fires/);
   });

@@ -4,7 +4,8 @@
  * twice, found in the session list, its timeline opened, the second compaction selected (its
  * diff shows the archived events and the summary), a recall search finding an archived fact, and
  * a screenshot in .tmp/ui-screenshots. With API keys set, the page without a key shows a prompt
- * and no data; in open mode it lists the sessions at once. Runs in about 15 s.
+ * and no data, and forgetting the key takes the data off the screen; in open mode it lists the
+ * sessions at once. Runs in about 15 s.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -114,6 +115,19 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline-full.png'), fullPage: true });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png'), fullPage: true, clip: { x: 0, y: 0, width: 1440, height: 1600 } });
     expect(fs.statSync(path.join(SCREENSHOTS, 'timeline.png')).size).toBeGreaterThan(10_000);
+  });
+
+  it('forgetting the key on a session page takes the tenant’s data off the screen and shows the key prompt', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.evaluate(`sessionStorage.setItem('session-audit.apiKey', ${JSON.stringify(KEY)})`);
+    await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}`);
+    await page.locator('#timeline').waitFor();
+    await page.locator('#forget-key').click();
+    await page.locator('#key-prompt').waitFor({ timeout: 5_000 });
+    expect(await page.locator('#timeline, #compactions, #session-title, #recall-results').count()).toBe(0);
+    expect(await page.locator('body').innerText()).not.toContain(SESSION);
+    expect(await page.locator('#forget-key').isHidden()).toBe(true);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
   });
 
   it('in open mode lists the sessions without asking for a key', async () => {

@@ -2,7 +2,6 @@
  * The application module: HTTP controllers, API-key guard, rate limits, logging and metrics on top
  * of the session library (given the store, read models and summarizer by {@link createSessionService}).
  */
-import { createHash } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
@@ -23,7 +22,8 @@ import { requestLogSerializers } from './observability/request-log';
 import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
 import { SummarizerFailureLog } from './observability/summarizer-failure-log';
-import { ApiKeyGuard, apiKeyOf } from './auth/api-key.guard';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from './http/rate-limit-budget';
 import type { NatsTransport } from './nats/nats-transport';
 
 /** The NATS transport's class, loaded only when `NATS_URL` is set: otherwise the NATS client is never loaded. */
@@ -63,18 +63,12 @@ export class AppModule {
               }),
             ]),
         ThrottlerModule.forRoot({
-          // Named `default` so the answers carry the standard Retry-After and X-RateLimit-* headers.
-          throttlers: [{ name: 'default', ttl: 60_000, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
+          // Every /v1 request is counted before its body is read (key-check-before-body.ts, with this module's
+          // storage); the guard counts only what that check did not (rate-limit.guard.ts), with the same budgets.
+          throttlers: [{ name: RATE_LIMIT_THROTTLER, ttl: RATE_LIMIT_WINDOW_MS, limit: throttle ? config.rateLimitPerMinute : Number.MAX_SAFE_INTEGER }],
           skipIf: () => !throttle,
-          // A configured key has its own budget; a request without one, or with an unknown key, spends its
-          // client address's budget, so guessing keys is throttled per address (each guess is not a new budget).
-          getTracker: (req: Record<string, unknown>) => {
-            const key = apiKeyOf(req as unknown as FastifyRequest);
-            return key !== undefined && config.apiKeys.has(key) ? `key ${key}` : `address ${typeof req.ip === 'string' ? req.ip : 'unknown'}`;
-          },
-          // One budget per key (or address) across every route, as RATE_LIMIT_PER_MINUTE promises; the
-          // throttler's default key also names the route, which gave each key that budget per route.
-          generateKey: (_context, tracker, throttlerName) => createHash('sha256').update(`${throttlerName}-${tracker}`).digest('hex'),
+          getTracker: (req: Record<string, unknown>) => rateLimitTracker(req as unknown as FastifyRequest, config.apiKeys),
+          generateKey: (_context, tracker, throttlerName) => rateLimitKey(tracker, throttlerName),
         }),
         SessionModule.forRoot({
           projector: { worker: config.projectorWorker },

@@ -18,9 +18,13 @@ import { EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { AppModule } from './app.module';
+import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
 import { useJsonBodies } from './http/json-body';
+import { checkKeyBeforeBody } from './auth/key-check-before-body';
 import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
 import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerNearRoutes, MAX_PARAM_LENGTH } from './http/framework-answers';
+import { answerHalfClosedConnections } from './http/half-close';
+import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
@@ -162,11 +166,21 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;
+  // A client that half-closes (FIN) after its request reads the answer; one that half-closes inside a body reads 400 request_aborted.
+  answerHalfClosedConnections(fastify.server);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   answerNearRoutes(fastify);
   answerBadQueryEncoding(fastify);
+  // The rate limit and the API key of /v1 requests, before their body is read (after the onRequest answers above).
+  checkKeyBeforeBody(fastify, {
+    apiKeys: config.apiKeys,
+    rateLimitPerMinute: config.rateLimitPerMinute,
+    storage: app.get<ThrottlerStorage>(getStorageToken()),
+  });
+  // A DELETE carrying a body: 400, after the key check (as the write routes' query parameters).
+  refuseDeleteBodies(fastify);
   // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).
   // The audit page: static files, no key needed to load them (its API calls carry the key).
   // Only the page's own files (not its tsconfig.json): anything else under /ui is 404.

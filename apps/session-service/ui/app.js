@@ -6,7 +6,16 @@
  *   #/s/<sessionId>            session page: facts, window-token chart, compactions, timeline, recall
  *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff)
  * With API keys configured the key is asked once and kept in sessionStorage; without one the page
- * shows the prompt and no data.
+ * shows the prompt and no data ("Forget API key" takes every shown value off the screen at once).
+ *
+ * A session page is one state: the summary is read first and the log and compaction history are
+ * cut at its revision ({@link readSession}), so its figures agree while the session is written
+ * to. While a route is read, a loading line above the page says what (with the log entries read
+ * so far); the page on screen stays until the answer. Only the latest read counts: an answer for a
+ * route, list filter, "Load more" or recall search that a newer one replaced is dropped, and
+ * "Load more" is ignored while its page is read. Token figures name their estimator; the chart is
+ * drawn in one, naming the compactions counted in another. Long arrays are never spread into one
+ * call (past ~120,000 arguments that overflows the call stack): loops and {@link fill} instead.
  *
  * Stored data (texts, tool names, arguments and results, summaries, ids, snippets, error messages
  * that echo them) is shown only through {@link stored} / {@link revealed}: each value its own bidi
@@ -130,6 +139,26 @@ function clearBanner() {
   banner.hidden = true;
 }
 
+const loadingLine = /** @type {HTMLElement} */ (document.getElementById('loading'));
+
+/**
+ * Says what is being read, in the loading line above the page; the page on screen stays (dimmed,
+ * `aria-busy`) until the answer replaces it or an error shows in the banner.
+ * @param {string | Array<Node | string>} what e.g. "Reading session big-1: 12,000 log entries read…"
+ */
+function showLoading(what) {
+  loadingLine.replaceChildren(h('span', {}, what));
+  loadingLine.hidden = false;
+  main.setAttribute('aria-busy', 'true');
+}
+
+/** Hides the loading line. */
+function clearLoading() {
+  loadingLine.replaceChildren();
+  loadingLine.hidden = true;
+  main.removeAttribute('aria-busy');
+}
+
 /**
  * Creates an element: `h('td', { class: 'num' }, 12)`. Strings are text (never HTML).
  * @param {string} tag
@@ -150,6 +179,18 @@ function h(tag, attrs = {}, ...children) {
     el.append(typeof child === 'object' ? child : String(child));
   }
   return el;
+}
+
+/**
+ * Replaces the children of `parent` with `nodes`, appended one at a time: never spread into one
+ * call, as an array of more than about 120,000 arguments overflows the call stack.
+ * @param {Element} parent
+ * @param {Iterable<Node | string>} nodes
+ */
+function fill(parent, nodes) {
+  const fragment = document.createDocumentFragment();
+  for (const node of nodes) fragment.append(node);
+  parent.replaceChildren(fragment);
 }
 
 // ---- stored text ------------------------------------------------------------------------------
@@ -317,7 +358,8 @@ function snippet(html) {
     if (part === '<mark>') return true;
     if (part === '</mark>') return false;
     const text = revealed(part.replace(/&(amp|lt|gt|quot|#39);/g, (m) => ENTITIES[m] ?? m));
-    out.append(...(inMark ? [h('mark', {}, text)] : text));
+    if (inMark) out.append(h('mark', {}, text));
+    else for (const node of text) out.append(node);
     return inMark;
   }, false);
   return out;
@@ -377,9 +419,17 @@ function showKeyPrompt(reason) {
 
 // ---- session list -----------------------------------------------------------------------------
 
+/** The estimator of the list's "Window tokens" column (sent with every list read, so the column has one unit). */
+const LIST_ESTIMATOR = 'cl100k_base';
+
 /**
  * The session list. Its first page is read before anything on screen is replaced: when that read
  * fails, the page stays as it was and the error goes to the caller.
+ *
+ * One read at a time counts: "Load more" is disabled and ignored while a page is being read, and
+ * a filter (a fresh first page) drops the answer of any read started before it, so a page read
+ * without the filter never joins the filtered list. A session already listed is not listed (or
+ * counted) again.
  * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
  */
 async function renderSessionList(isCurrent) {
@@ -387,21 +437,26 @@ async function renderSessionList(isCurrent) {
   let sessions = [];
   /** @type {string | undefined} */
   let cursor;
+  /** Reads started so far with a fresh first page: an answer of an older one is dropped. */
+  let generation = 0;
+  /** Whether a page is being read (a "Load more" click is then ignored). */
+  let reading = false;
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const search = /** @type {HTMLInputElement} */ (
     h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', value: params.get('q') ?? '' })
   );
   const user = /** @type {HTMLInputElement} */ (h('input', { type: 'text', name: 'userId', placeholder: 'user id (exact)', value: params.get('user') ?? '' }));
   const body = h('tbody');
-  const more = h('button', { type: 'button', id: 'more', hidden: true, onclick: () => loadInPlace(false) }, 'Load more');
-  const count = h('span', { class: 'muted' });
+  const more = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', id: 'more', hidden: true, onclick: () => loadInPlace(false) }, 'Load more'));
+  const count = h('span', { class: 'muted', id: 'session-count' });
 
   const draw = () => {
     const q = search.value.trim().toLowerCase();
     const shown = sessions.filter((s) => s.sessionId.toLowerCase().includes(q));
     count.textContent = `${shown.length} of ${sessions.length} loaded`;
-    body.replaceChildren(
-      ...shown.map((s) =>
+    fill(
+      body,
+      shown.map((s) =>
         h(
           'tr',
           { class: 'clickable', 'data-session': s.sessionId, onclick: () => (location.hash = sessionHref(s.sessionId)) },
@@ -423,22 +478,58 @@ async function renderSessionList(isCurrent) {
       ),
     );
   };
-  /** Reads one page (the first when `fresh`) and shows the list with it; on failure nothing changes. @param {boolean} fresh */
+  /**
+   * Reads one page (the first when `fresh`) and shows the list with it; on failure nothing changes.
+   * Answers `false` without reading for "Load more" while a page is being read, and drops (answers
+   * `false` for) an answer that a newer filter or another route made stale; throws the read's error
+   * only while it is not stale.
+   * @param {boolean} fresh
+   * @returns {Promise<boolean>} whether the list now shows this read's page
+   */
   const load = async (fresh) => {
-    const query = new URLSearchParams({ limit: '100' });
+    if (!fresh && reading) return false;
+    const turn = fresh ? ++generation : generation;
+    const stale = () => turn !== generation || !isCurrent();
+    reading = true;
+    more.disabled = true;
+    more.textContent = 'Loading…';
+    if (fresh) showLoading('Reading the session list…');
+    const query = new URLSearchParams({ limit: '100', estimator: LIST_ESTIMATOR });
     if (user.value.trim()) query.set('userId', user.value.trim());
     if (cursor && !fresh) query.set('cursor', cursor);
-    /** @type {Schemas['SessionList']} */
-    const page = await api(`/v1/sessions?${query}`);
-    sessions = (fresh ? [] : sessions).concat(page.sessions);
-    cursor = page.nextCursor;
-    more.hidden = !cursor;
-    draw();
+    try {
+      /** @type {Schemas['SessionList']} */
+      const page = await api(`/v1/sessions?${query}`);
+      if (stale()) return false;
+      if (fresh) sessions = [];
+      const listed = new Set(sessions.map((s) => s.sessionId));
+      for (const s of page.sessions) {
+        // A session with new activity since the first page comes again on a later one: listed once.
+        if (listed.has(s.sessionId)) continue;
+        listed.add(s.sessionId);
+        sessions.push(s);
+      }
+      cursor = page.nextCursor;
+      more.hidden = !cursor;
+      draw();
+      return true;
+    } catch (err) {
+      if (stale()) return false;
+      throw err;
+    } finally {
+      if (turn === generation) {
+        reading = false;
+        more.disabled = false;
+        more.textContent = 'Load more';
+        if (fresh && isCurrent()) clearLoading();
+      }
+    }
   };
   /** @param {boolean} fresh */
   const loadInPlace = (fresh) =>
-    load(fresh).then(clearBanner, (err) =>
-      failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh)),
+    load(fresh).then(
+      (shown) => (shown ? clearBanner() : undefined),
+      (err) => failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh)),
     );
   search.addEventListener('input', draw);
   await load(true);
@@ -476,7 +567,7 @@ async function renderSessionList(isCurrent) {
             h('th', {}, 'Session'),
             h('th', {}, 'User'),
             h('th', { class: 'num' }, 'Conversation events'),
-            h('th', { class: 'num' }, 'Window tokens'),
+            h('th', { class: 'num' }, `Window tokens (${LIST_ESTIMATOR})`),
             h('th', { class: 'num' }, 'Compactions'),
             h('th', {}, 'Policy'),
             h('th', {}, 'Last activity (UTC)'),
@@ -491,33 +582,114 @@ async function renderSessionList(isCurrent) {
 
 // ---- session page -----------------------------------------------------------------------------
 
-/** @param {string} sessionId */
-async function readLog(sessionId) {
+/** Thrown by a read that another route made stale (its answer is dropped; nobody shows it). */
+class Superseded extends Error {}
+
+/**
+ * What the session page shows, read as one consistent state: the session's summary first, then
+ * its log and compaction history up to the summary's revision (`asOf`), so every figure on the
+ * page describes the same revision however many events are appended meanwhile. Neither the log
+ * nor the history route takes an upper bound: both are read with `minPosition` = the summary's
+ * `lastPosition` (they include everything it counts) and cut at `asOf` here: log entries and
+ * compactions after it, and late answers archived on arrival after it, are left out; an event
+ * archived after `asOf` shows as in the window (`archived` false), as it was at `asOf`.
+ * @typedef {{ summary: SessionSummary, asOf: bigint, log: LogEntry[], compactions: CompactionItem[] }} SessionState
+ */
+
+/**
+ * Reads {@link SessionState}. `progress(entries)` is called after each log page with the number of
+ * log entries read so far. Throws {@link Superseded} once `isCurrent()` is false (it stops reading),
+ * and what {@link api} throws.
+ * @param {string} sessionId
+ * @param {() => boolean} isCurrent
+ * @param {(entries: number, summary: SessionSummary) => void} progress
+ * @returns {Promise<SessionState>}
+ */
+async function readSession(sessionId, isCurrent, progress) {
+  const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
+  /** @type {SessionSummary} */
+  const summary = await api(path);
+  if (!isCurrent()) throw new Superseded();
+  const asOf = BigInt(summary.revision);
+  progress(0, summary);
+  const [log, compactions] = await Promise.all([
+    readLog(path, asOf, summary.lastPosition, isCurrent, (n) => progress(n, summary)),
+    readCompactions(path, asOf, summary.lastPosition, isCurrent),
+  ]);
+  return { summary, asOf, log: asOfRevision(log), compactions };
+}
+
+/**
+ * The log's entries up to revision `asOf` (inclusive), in pages of 1,000; it stops at the first
+ * entry past `asOf`.
+ * @param {string} path the session's route
+ * @param {bigint} asOf
+ * @param {string} minPosition
+ * @param {() => boolean} isCurrent
+ * @param {(entries: number) => void} progress
+ * @returns {Promise<LogEntry[]>}
+ */
+async function readLog(path, asOf, minPosition, isCurrent, progress) {
   /** @type {LogEntry[]} */
   const all = [];
   let from = '0';
   for (;;) {
     /** @type {Schemas['LogPage']} */
-    const page = await api(`/v1/sessions/${encodeURIComponent(sessionId)}/events?fromRevision=${from}&limit=1000`);
-    all.push(...page.events);
-    if (page.nextRevision === undefined) return all;
+    const page = await api(`${path}/events?fromRevision=${from}&limit=1000&minPosition=${minPosition}`);
+    if (!isCurrent()) throw new Superseded();
+    for (const entry of page.events) {
+      if (BigInt(entry.revision) > asOf) return all;
+      all.push(entry);
+    }
+    progress(all.length);
+    if (page.nextRevision === undefined || BigInt(page.nextRevision) > asOf) return all;
     from = page.nextRevision;
   }
 }
 
-/** @param {string} sessionId */
-async function readCompactions(sessionId) {
+/**
+ * The compaction history up to revision `asOf` (decisions whose last event is at or before it),
+ * each without the late answers archived on arrival after `asOf`.
+ * @param {string} path the session's route
+ * @param {bigint} asOf
+ * @param {string} minPosition
+ * @param {() => boolean} isCurrent
+ * @returns {Promise<CompactionItem[]>}
+ */
+async function readCompactions(path, asOf, minPosition, isCurrent) {
   /** @type {CompactionItem[]} */
   const all = [];
   /** @type {string | undefined} */
   let cursor;
   do {
     /** @type {Schemas['CompactionHistoryPage']} */
-    const page = await api(`/v1/sessions/${encodeURIComponent(sessionId)}/compactions?limit=100${cursor ? `&cursor=${cursor}` : ''}`);
-    all.push(...page.compactions);
+    const page = await api(`${path}/compactions?limit=100&minPosition=${minPosition}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    if (!isCurrent()) throw new Superseded();
+    for (const c of page.compactions) {
+      if (BigInt(c.revision) > asOf) continue;
+      const onArrival = c.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
+      all.push(onArrival.length === c.archivedOnArrival.length ? c : { ...c, archivedOnArrival: onArrival });
+    }
     cursor = page.nextCursor;
   } while (cursor);
   return all;
+}
+
+/**
+ * `log` (entries up to one revision) with each entry's `archived` and `archivedBy` as of that
+ * revision: an entry the API marks archived by an `EventsArchived` past the revision (not in
+ * `log`) is shown in the window.
+ * @param {LogEntry[]} log
+ * @returns {LogEntry[]}
+ */
+function asOfRevision(log) {
+  /** @type {Set<string>} */
+  const archived = new Set();
+  for (const entry of log) {
+    if (entry.type !== 'EventsArchived') continue;
+    for (const id of /** @type {any} */ (entry.data)?.archivedIds ?? []) archived.add(String(id));
+  }
+  return log.map((entry) => (entry.archived && !archived.has(entry.eventId ?? '') ? { ...entry, archived: false, archivedBy: undefined } : entry));
 }
 
 /**
@@ -580,11 +752,34 @@ function windowCurve(log, estimator) {
 }
 
 /**
+ * The extent of the chart's points: the first and last revision and the largest window (at least
+ * 1), found in one loop: spreading the points into `Math.min(...)` overflows the call stack past
+ * about 120,000 of them. With no point the revisions run from 0 to 1; `maxRev` is always above `minRev`.
+ * @param {Array<{ revision: number, tokens: number }>} points
+ * @returns {{ minRev: number, maxRev: number, maxTok: number }}
+ */
+function extent(points) {
+  let minRev = points.length > 0 ? Infinity : 0;
+  let maxRev = -Infinity;
+  let maxTok = 1;
+  for (const p of points) {
+    if (p.revision < minRev) minRev = p.revision;
+    if (p.revision > maxRev) maxRev = p.revision;
+    if (p.tokens > maxTok) maxTok = p.tokens;
+  }
+  return { minRev, maxRev: Math.max(minRev + 1, maxRev), maxTok };
+}
+
+/**
+ * The window-size chart, in one unit: `points` counted with `estimator`; each compaction a dashed
+ * mark at its revision, dotted and grey when the compaction counted in another estimator (its
+ * tooltip gives its figures in its own unit).
  * @param {Array<{ revision: number, tokens: number }>} points
  * @param {CompactionItem[]} compactions
  * @param {(id: string) => void} select
+ * @param {Schemas['Estimator']} estimator
  */
-function chart(points, compactions, select) {
+function chart(points, compactions, select, estimator) {
   const NS = 'http://www.w3.org/2000/svg';
   /** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
   const s = (tag, attrs, text) => {
@@ -600,28 +795,39 @@ function chart(points, compactions, select) {
     T = 10,
     B = 28;
   // A session id used again after an erasure starts after the erased revisions: the axis starts at the first one.
-  const minRev = points.length > 0 ? Math.min(...points.map((p) => p.revision)) : 0;
-  const maxRev = Math.max(minRev + 1, ...points.map((p) => p.revision));
-  const maxTok = Math.max(1, ...points.map((p) => p.tokens));
+  const { minRev, maxRev, maxTok } = extent(points);
   const x = (/** @type {number} */ r) => L + ((r - minRev) / (maxRev - minRev)) * (W - L - R);
   const y = (/** @type {number} */ t) => H - B - (t / maxTok) * (H - T - B);
-  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': 'window tokens over revisions' });
+  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': `window size (${estimator}) over revisions` });
   svg.append(s('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }), s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
   for (const t of [0, maxTok / 2, maxTok]) svg.append(s('text', { x: L - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(Math.round(t))));
   svg.append(
     s('text', { x: W - R, y: H - 6, 'text-anchor': 'end' }, minRev > 0 ? `revision (${minRev} to ${maxRev})` : `revision (max ${maxRev})`),
-    s('text', { x: L + 4, y: T + 10 }, 'window tokens'),
+    s('text', { x: L + 4, y: T + 10 }, `window, ${estimator}`),
   );
-  for (const c of compactions) {
-    const line = s('line', { class: 'mark', x1: x(Number(c.revision)), y1: T, x2: x(Number(c.revision)), y2: H - B });
-    line.append(s('title', {}, `${c.outcome} ${c.compactionId}: ${c.tokensBefore} → ${c.tokensAfter}`));
+  compactions.forEach((c, i) => {
+    const other = c.estimator !== estimator;
+    const line = s('line', {
+      class: other ? 'mark other-unit' : 'mark',
+      'data-compaction': c.compactionId,
+      x1: x(Number(c.revision)),
+      y1: T,
+      x2: x(Number(c.revision)),
+      y2: H - B,
+    });
+    const figures = `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}`;
+    line.append(
+      s('title', {}, `#${i + 1} ${c.outcome} ${c.compactionId}: ${figures}${other ? ` (counted in ${c.estimator}, not this chart's ${estimator})` : ''}`),
+    );
     line.addEventListener('click', () => select(c.compactionId));
     svg.append(line);
-  }
-  // A step line: the window holds its size until the next event.
+  });
+  // A step line: the window holds its size until the next event (a point that leaves it as it
+  // was adds nothing but length to the path, and is left out; the last one ends the line).
   let d = '';
   points.forEach((p, i) => {
-    d += i === 0 ? `M${x(p.revision)},${y(p.tokens)}` : `H${x(p.revision)}V${y(p.tokens)}`;
+    if (i === 0) d = `M${x(p.revision)},${y(p.tokens)}`;
+    else if (p.tokens !== points[i - 1]?.tokens || i === points.length - 1) d += `H${x(p.revision)}V${y(p.tokens)}`;
   });
   svg.append(s('path', { class: 'line', d }));
   return h('div', { class: 'chart', id: 'chart' }, /** @type {any} */ (svg));
@@ -747,7 +953,7 @@ function timeline(log, byId, select) {
             '◆ compaction ',
             stored(short(entry.compactionId ?? '')),
           ),
-          c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} tokens, ${archivedCount(c)}` : '',
+          c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
           c?.reason ? `, ${c.reason}` : null,
           c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           c?.failure ? [`, failed at ${c.failure.stage}: `, stored(c.failure.reason)] : null,
@@ -767,7 +973,7 @@ function diffView(diff, item) {
     h(
       'div',
       {},
-      h('h2', {}, `${title}: ${fmt(side.tokens)} tokens, ${side.events.length} events (revision ${side.revision})`),
+      h('h2', {}, `${title}: ${fmt(side.tokens)} ${diff.estimator}, ${side.events.length} events (revision ${side.revision})`),
       h(
         'ol',
         {},
@@ -776,7 +982,7 @@ function diffView(diff, item) {
             'li',
             { class: e.change === 'kept' ? '' : e.change, 'data-event': e.id, 'data-change': e.change },
             h('span', { class: 'kind' }, e.type),
-            h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} tok`),
+            h('span', { class: 'muted' }, stored(e.id), ` · ${fmt(e.tokens)} ${diff.estimator}`),
             e.change !== 'kept' ? h('span', { class: `badge ${e.change}` }, e.change) : null,
             stored(e.preview, 'div', { class: 'preview' }),
           ),
@@ -809,10 +1015,10 @@ function diffView(diff, item) {
                   'dd',
                   {},
                   stored(item.summarizer.model),
-                  ` × ${item.summarizer.calls} (${item.summarizer.usage.promptTokens}+${item.summarizer.usage.completionTokens} tok)`,
+                  ` × ${item.summarizer.calls} (${fmt(item.summarizer.usage.promptTokens)} prompt + ${fmt(item.summarizer.usage.completionTokens)} completion tokens, as the model counts them)`,
                   // calls whose replies the pass did not use (planned again): part of the figures before
                   item.summarizer.discarded
-                    ? `, of which ${item.summarizer.discarded.calls} discarded (${item.summarizer.discarded.usage.promptTokens}+${item.summarizer.discarded.usage.completionTokens} tok)`
+                    ? `, of which ${item.summarizer.discarded.calls} discarded (${fmt(item.summarizer.discarded.usage.promptTokens)} + ${fmt(item.summarizer.discarded.usage.completionTokens)})`
                     : '',
                 ),
               )
@@ -853,36 +1059,107 @@ function diffView(diff, item) {
   );
 }
 
-/** @param {string} sessionId */
+/** Recall hits read per page (the API answers at most 100). */
+const RECALL_PAGE = 20;
+
+/**
+ * The recall box: a search over everything (this session only when ticked), its hits in pages of
+ * {@link RECALL_PAGE} with a "More hits" button while the API gives a `nextCursor` (the next page of
+ * the same search: its words and filters as they were sent), the first mention (with "this session
+ * only", the API answers it first) marked. Only the latest search counts: a new one drops the
+ * answers of earlier ones, and of their pages; so does a page no longer on screen.
+ * @param {string} sessionId
+ */
 function recallBox(sessionId) {
   const input = /** @type {HTMLInputElement} */ (h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included' }));
   const only = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', name: 'thisSession', checked: true }));
   const results = h('ol', { class: 'timeline', id: 'recall-results' });
-  const search = async () => {
-    const query = new URLSearchParams({ q: input.value, limit: '20' });
-    if (only.checked) query.set('sessionId', sessionId);
+  const status = h('p', { class: 'muted', id: 'recall-status', hidden: true });
+  const more = /** @type {HTMLButtonElement} */ (
+    h('button', { type: 'button', id: 'recall-more', hidden: true, onclick: () => void page(false) }, 'More hits')
+  );
+  /** Searches started so far: an answer for an older one is dropped. */
+  let searches = 0;
+  /** The latest search's query (its words and filters) and the cursor of its next page. */
+  let query = new URLSearchParams();
+  /** @type {string | undefined} */
+  let cursor;
+  let shown = 0;
+  let reading = false;
+  /** @param {RecallPage['items'][number]} hit */
+  const item = (hit) =>
+    h(
+      'li',
+      { class: [hit.archived ? 'archived' : '', hit.firstMention ? 'first-mention' : ''].join(' ').trim(), 'data-event': hit.eventId },
+      h('span', { class: 'kind' }, hit.type),
+      h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
+      h('span', { class: 'muted' }, ' ', stored(hit.eventId)),
+      hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
+      hit.archived ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(hit.compactionId ?? ''))) : null,
+      h('div', {}, snippet(hit.snippet)),
+    );
+  /**
+   * Reads the first page of a new search (`fresh`) or the next page of the latest one.
+   * @param {boolean} fresh
+   */
+  const page = async (fresh) => {
+    if (!fresh && (reading || !cursor)) return;
+    if (fresh) {
+      searches++;
+      query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
+      if (only.checked) query.set('sessionId', sessionId);
+      cursor = undefined;
+    }
+    const turn = searches;
+    const stale = () => turn !== searches || !results.isConnected;
+    const ask = new URLSearchParams(query);
+    if (cursor) ask.set('cursor', cursor);
+    reading = true;
+    more.disabled = true;
     try {
       /** @type {RecallPage} */
-      const page = await api(`/v1/recall?${query}`);
-      results.replaceChildren(
-        ...(page.items.length === 0 ? [h('li', { class: 'muted' }, 'no hit')] : []),
-        ...page.items.map((hit) =>
+      const answer = await api(`/v1/recall?${ask}`);
+      if (stale()) return;
+      if (fresh) {
+        shown = 0;
+        results.replaceChildren();
+        if (answer.items.length === 0) results.append(h('li', { class: 'muted' }, 'no hit'));
+      }
+      for (const hit of answer.items) results.append(item(hit));
+      shown += answer.items.length;
+      cursor = answer.nextCursor;
+      more.hidden = !cursor;
+      status.hidden = shown === 0;
+      status.textContent = cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`;
+    } catch (err) {
+      if (stale()) return;
+      if (err instanceof NeedsKey) return showKeyPrompt(err.message);
+      if (fresh) {
+        results.replaceChildren(
           h(
             'li',
-            { class: hit.archived ? 'archived' : '', 'data-event': hit.eventId },
-            h('span', { class: 'kind' }, hit.type),
-            h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
-            h('span', { class: 'muted' }, ' ', stored(hit.eventId)),
-            hit.archived ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(hit.compactionId ?? ''))) : null,
-            h('div', {}, snippet(hit.snippet)),
+            {},
+            errorBox('The search failed', err, () => void page(true)),
           ),
-        ),
-      );
-    } catch (err) {
-      if (err instanceof NeedsKey) return showKeyPrompt(err.message);
-      results.replaceChildren(h('li', {}, errorBox('The search failed', err, search)));
+        );
+        more.hidden = true;
+        status.hidden = true;
+      } else
+        results.append(
+          h(
+            'li',
+            {},
+            errorBox('More hits could not be read', err, () => (results.lastElementChild?.remove(), void page(false))),
+          ),
+        );
+    } finally {
+      if (turn === searches) {
+        reading = false;
+        more.disabled = false;
+      }
     }
   };
+  const search = () => void page(true);
   return h(
     'section',
     { class: 'panel' },
@@ -901,30 +1178,82 @@ function recallBox(sessionId) {
       h('label', {}, only, ' this session only'),
       h('button', { type: 'submit' }, 'Search'),
     ),
+    status,
     results,
+    more,
   );
 }
 
+/** The estimators a log entry's costs are kept in (README "Strategies and triggers"), the chart's choice. */
+/** @type {Array<Schemas['Estimator']>} */
+const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
+
 /**
- * The session page. The session, its log and its compactions are read before anything on screen
- * is replaced: when a read fails, the page stays as it was and the error goes to the caller. The
+ * The session page. The session's summary, then its log and compactions up to the summary's
+ * revision ({@link readSession}: one consistent state, "as of revision N" on the page), are read
+ * before anything on screen is replaced: when a read fails, the page stays as it was and the error
+ * goes to the caller; meanwhile the loading line says what is read ({@link showLoading}). The
  * selected compaction's diff is read after, into its own panel ({@link ShownSession}`.show`),
  * which shows its own errors.
+ *
+ * Every token figure names its estimator: the window in the facts (the summary's), the policy's,
+ * each compaction's (its own: a session's compactions may count in different ones), and the chart,
+ * drawn in one estimator (the policy's, else the last compaction's, else the summary's; a choice
+ * of the three), which lists the compactions that counted in another.
  * @param {string} sessionId
  * @param {string | undefined} selected a compaction id from the link
  * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
  */
 async function renderSession(sessionId, selected, isCurrent) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
-  /** @type {[SessionSummary, LogEntry[], CompactionItem[]]} */
-  const [summary, log, compactions] = await Promise.all([api(path), readLog(sessionId), readCompactions(sessionId)]);
+  const { summary, asOf, log, compactions } = await readSession(sessionId, isCurrent, (entries, s) =>
+    showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
+  );
   if (!isCurrent()) return;
   const byId = new Map(compactions.map((c) => [c.compactionId, c]));
   const diffSlot = h('div', { id: 'diff-slot' });
   const select = (/** @type {string} */ id) => {
     location.hash = `${sessionHref(sessionId)}/c/${encodeURIComponent(id)}`;
   };
-  const estimator = compactions[0]?.estimator ?? summary.policy?.estimator ?? 'cl100k_base';
+  /** @type {Schemas['Estimator']} */
+  const estimator = summary.policy?.estimator ?? compactions.at(-1)?.estimator ?? summary.estimator;
+  const chartSlot = h('div', { id: 'chart-slot' });
+  /** Draws the chart and its note in `unit`. @param {Schemas['Estimator']} unit */
+  const drawChart = (unit) => {
+    /** @type {Map<Schemas['Estimator'], number[]>} numbers (1-based, as in the table) of the compactions counted in another unit */
+    const others = new Map();
+    compactions.forEach((c, i) => {
+      if (c.estimator === unit) return;
+      const numbers = others.get(c.estimator) ?? [];
+      numbers.push(i + 1);
+      others.set(c.estimator, numbers);
+    });
+    chartSlot.replaceChildren(chart(windowCurve(log, unit), compactions, select, unit));
+    if (others.size === 0) return;
+    const listed = [];
+    for (const [other, numbers] of others)
+      listed.push(`${numbers.length === 1 ? 'compaction' : 'compactions'} ${numbers.map((n) => `#${n}`).join(', ')} in ${other}`);
+    chartSlot.append(
+      h(
+        'p',
+        { class: 'muted', id: 'chart-note' },
+        `Dotted marks: compactions counted in another estimator than this chart's ${unit} (their figures are in their own unit): ${listed.join('; ')}.`,
+      ),
+    );
+  };
+  const unitChoice = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      {
+        name: 'estimator',
+        id: 'chart-estimator',
+        title: 'the estimator the chart counts the window in',
+        onchange: () => drawChart(/** @type {any} */ (unitChoice.value)),
+      },
+      ESTIMATORS.map((e) => h('option', { value: e, selected: e === estimator }, e)),
+    )
+  );
+  drawChart(estimator);
   const rows = compactions.map((c, i) =>
     h(
       'tr',
@@ -940,7 +1269,7 @@ async function renderSession(sessionId, selected, isCurrent) {
         c.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'still fires') : null,
       ),
       h('td', {}, c.strategy.type),
-      h('td', { class: 'num' }, `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)}`),
+      h('td', { class: 'num' }, `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)}`, h('span', { class: 'unit' }, ` ${c.estimator}`)),
       h(
         'td',
         {
@@ -966,10 +1295,13 @@ async function renderSession(sessionId, selected, isCurrent) {
     try {
       /** @type {CompactionDiff} */
       const diff = await api(`${path}/compactions/${encodeURIComponent(id)}/diff`);
-      if (wanted === id) diffSlot.replaceChildren(diffView(diff, byId.get(id)));
+      // Late answers archived on arrival after the page's revision are not shown, as in its list.
+      const onArrival = diff.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
+      if (wanted === id) diffSlot.replaceChildren(diffView({ ...diff, archivedOnArrival: onArrival }, byId.get(id)));
     } catch (err) {
+      if (wanted !== id || !diffSlot.isConnected) return;
       if (err instanceof NeedsKey) return showKeyPrompt(err.message);
-      if (wanted === id) diffSlot.replaceChildren(panel(errorBox(what, err, () => show(id), [close])));
+      diffSlot.replaceChildren(panel(errorBox(what, err, () => show(id), [close])));
     }
   };
   showPage(
@@ -1008,17 +1340,25 @@ async function renderSession(sessionId, selected, isCurrent) {
           'div',
           {},
           h('dt', {}, 'policy'),
-          h('dd', {}, summary.policy ? `${brief(summary.policy.strategy)} when ${summary.policy.trigger ? brief(summary.policy.trigger) : 'always'}` : 'none'),
+          h(
+            'dd',
+            {},
+            summary.policy
+              ? `${brief(summary.policy.strategy)} when ${summary.policy.trigger ? brief(summary.policy.trigger) : 'always'}, counted in ${summary.policy.estimator}`
+              : 'none',
+          ),
         ),
         h('div', {}, h('dt', {}, 'last activity'), h('dd', {}, when(summary.lastActivityAt))),
       ),
+      h(
+        'p',
+        { class: 'muted', id: 'as-of' },
+        `As of revision ${summary.revision}, the session's last when this page was read: the facts, chart, timeline and compactions all describe that revision, and events written since are not shown (`,
+        h('a', { href: '#', onclick: (e) => (e.preventDefault(), void render(true)) }, 'read again'),
+        '; recall searches the session as it is now).',
+      ),
     ),
-    h(
-      'section',
-      { class: 'panel' },
-      h('h2', {}, `Window size over revisions (${estimator}); dashed lines: compactions`),
-      chart(windowCurve(log, estimator), compactions, select),
-    ),
+    h('section', { class: 'panel' }, h('h2', {}, 'Window size over revisions, in ', unitChoice, '; dashed lines: compactions'), chartSlot),
     h(
       'div',
       { class: 'grid' },
@@ -1045,7 +1385,7 @@ async function renderSession(sessionId, selected, isCurrent) {
                     h('th', {}, 'id'),
                     h('th', {}, 'outcome'),
                     h('th', {}, 'strategy'),
-                    h('th', { class: 'num' }, 'tokens'),
+                    h('th', { class: 'num' }, 'tokens (estimator)'),
                     h('th', { class: 'num' }, 'archived'),
                     h('th', {}, 'at (UTC)'),
                   ),
@@ -1124,7 +1464,14 @@ function showMode() {
     .catch(() => {});
 }
 
-async function render() {
+/**
+ * Shows the route for the link in the URL: the session list, or a session page (with the linked
+ * compaction's diff). The same session already on screen only opens the compaction, unless
+ * `reread` (read the session again: its "read again" link). While a route is read, the loading
+ * line says so above the page on screen.
+ * @param {boolean} [reread]
+ */
+async function render(reread = false) {
   const turn = ++renders;
   const isCurrent = () => turn === renders;
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
@@ -1141,21 +1488,36 @@ async function render() {
       what = ['Session ', stored(sessionId), ' could not be read'];
       // A compaction of the page's list (or none) opens in place; another one (written since, or
       // unknown) reads the session again, so its list, chart and timeline include it.
-      if (shownSession?.sessionId === sessionId && (selected === undefined || shownSession.has(selected))) {
+      if (!reread && shownSession?.sessionId === sessionId && (selected === undefined || shownSession.has(selected))) {
         clearBanner();
         return await shownSession.show(selected);
       }
+      showLoading(['Reading session ', stored(sessionId), '…']);
       await renderSession(sessionId, selected, isCurrent);
-    } else await renderSessionList(isCurrent);
+    } else {
+      showLoading('Reading the session list…');
+      await renderSessionList(isCurrent);
+    }
     if (isCurrent()) clearBanner();
   } catch (err) {
-    if (isCurrent()) failInPlace(what, err, render);
+    if (isCurrent()) failInPlace(what, err, () => void render(reread));
+  } finally {
+    if (isCurrent()) clearLoading();
   }
 }
 
-/** @type {HTMLButtonElement} */ (document.getElementById('forget-key')).addEventListener('click', () => {
+/**
+ * Forgets the API key: the tenant's data leaves the screen at once (page, banner, loading line;
+ * answers still on their way are dropped), then the route is read again without a key, which
+ * shows the key prompt when the service needs one (README: without a key, the prompt and no data).
+ */
+function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);
-  render();
-});
-window.addEventListener('hashchange', render);
-render();
+  clearBanner();
+  showPage(false, undefined, h('p', { class: 'muted' }, 'Loading…'));
+  void render();
+}
+
+/** @type {HTMLButtonElement} */ (document.getElementById('forget-key')).addEventListener('click', forgetKey);
+window.addEventListener('hashchange', () => void render());
+void render();

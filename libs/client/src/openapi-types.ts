@@ -207,7 +207,7 @@ export interface paths {
         };
         /** The session's auto-compaction policy (strategy, trigger and estimator null when none is set); PUT it back as it is to set it again */
         get: operations["SessionHistoryController_policy"];
-        /** Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers */
+        /** Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers (its read-only revision ignored); optional expectedRevision is the precondition, as on appends */
         put: operations["SessionsController_setPolicy"];
         post?: never;
         delete?: never;
@@ -478,7 +478,7 @@ export interface components {
         };
         /**
          * @description Every error code the service answers (each route declares, per status, the ones it may answer); NATS answers carry the same codes and statuses:
-         *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice (parameter names it)
+         *     - validation_failed (400): a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
          *     - invalid_parameter (400): a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
          *     - invalid_message (400): an OpenAI message of POST …/messages is invalid (parameter names the field)
          *     - invalid_query (400): recall's q, or a list or recall cursor, is invalid
@@ -489,7 +489,7 @@ export interface components {
          *     - malformed_request (400): not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
          *     - malformed_json (400): the body is not JSON (the message says where it breaks) or nests too deep
          *     - malformed_body (400): the body is not valid UTF-8, or does not match its Content-Encoding
-         *     - request_aborted (400): the connection closed before the whole body arrived (nobody reads this answer); nothing written
+         *     - request_aborted (400): the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
          *     - revision_out_of_range (400): atRevision is outside the session's revisions
          *     - position_out_of_range (400): minPosition is past the end of the log
          *     - unknown_command (400, NATS only): the subject does not end in compact, append, messages or policy
@@ -1419,7 +1419,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -1567,7 +1567,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
@@ -1708,7 +1708,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -1857,7 +1857,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -2021,7 +2021,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -2183,7 +2183,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -2191,7 +2191,7 @@ export interface operations {
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
-             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              */
             400: {
                 headers: {
@@ -2366,7 +2366,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -2522,7 +2522,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -2681,7 +2681,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -2934,7 +2934,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -2942,7 +2942,7 @@ export interface operations {
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
-             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              */
             400: {
                 headers: {
@@ -3156,7 +3156,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_request: a value is not allowed, e.g. one id given to two events of a request
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -3164,7 +3164,7 @@ export interface operations {
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
-             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              *     - invalid_message: an OpenAI message of POST …/messages is invalid (parameter names the field)
              */
             400: {
@@ -3373,7 +3373,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -3515,9 +3515,11 @@ export interface operations {
                 "application/json": {
                     /** @description absent or null: cl100k_base */
                     estimator?: ("cl100k_base" | "o200k_base" | "chars") | null;
+                    /** @description the precondition, as on appends: the revision of the session's last event the client saw (compaction decisions after it do not count; another writer's event after it answers 409 wrong_expected_revision; a resend of the PUT that was written at it answers that PUT's policy event), or "no_stream", "stream_exists", "any" (no check, the same as leaving it out); null is refused. Not the read-only revision, which is ignored */
+                    expectedRevision?: ("any" | "no_stream" | "stream_exists") | number | string;
                     /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
                     position?: string | null;
-                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored; null counts as absent */
+                    /** @description read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored: no precondition (a stale revision is taken as well); send expectedRevision for one; null counts as absent */
                     revision?: string | null;
                     /** @description read-only: when sent, the session of the path (else 400 invalid_parameter); null counts as absent */
                     sessionId?: string | null;
@@ -3541,7 +3543,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_parameter: a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
@@ -3549,7 +3551,7 @@ export interface operations {
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
-             *     - request_aborted: the connection closed before the whole body arrived (nobody reads this answer); nothing written
+             *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
              */
             400: {
                 headers: {
@@ -3738,7 +3740,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice (parameter names it)
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)

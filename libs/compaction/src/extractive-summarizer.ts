@@ -37,19 +37,25 @@ const ARTEFACT_PATTERNS: RegExp[] = [
   /(?:~|\.{1,2})?(?:\/[\w.@-]+){2,}\/?|[A-Za-z]:\\[\w .\\-]+/g, // paths
   /"([A-Za-z_][\w-]{0,40})"\s*:\s*("(?:[^"\\]|\\.){1,80}"|-?\d+(?:\.\d+)?|true|false)/g, // JSON key/value pairs
   /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g, // dates
-  /\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b/g, // snake_case / camelCase names
-  /(?<![\w.])[$€£]?\d+(?:[.,:]\d+)+%?|(?<![\w.])[$€£]?\d{2,}%?(?![\w.])/g, // numbers, amounts, times
+  // snake_case / camelCase names, whole words only (`größe_x1` is not `e_x1`): the word boundaries are Unicode's
+  /(?<![\p{L}\p{N}\p{M}_])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\p{L}\p{N}\p{M}_])/gu,
+  // numbers, amounts, times, not inside a word of any script (`42` of `ЁЖИК42` is no number)
+  /(?<![\p{L}\p{N}\p{M}_.])[$€£]?\d+(?:[.,:]\d+)+%?|(?<![\p{L}\p{N}\p{M}_.])[$€£]?\d{2,}%?(?![\p{L}\p{N}\p{M}_.])/gu,
 ];
 
 /**
- * Identifiers mixing letters and digits. Its lookaheads rescan the rest of a `[\w-]` run from every
- * word start, so on a run without a digit or without a letter (`a-a-a-…`, 1,000,000 characters)
- * it is quadratic; it is therefore applied only to runs holding both ({@link IDENTIFIER_RUN}), where
- * it matches exactly what it matches in the whole text (a match never leaves its run).
+ * Identifiers mixing letters and digits, of any script: words are runs of Unicode letters, digits,
+ * combining marks, `_` and `-`, so `DE77ÖÄ` is one identifier (an ASCII-only pattern listed `DE77`,
+ * a code that never existed, and recall found it). Its lookaheads rescan the rest of a run from
+ * every word start, so on a run without a digit or without a letter (`a-a-a-…`, 1,000,000
+ * characters) it is quadratic; it is therefore applied only to runs holding both
+ * ({@link IDENTIFIER_RUN}), where it matches exactly what it matches in the whole text (a match
+ * never leaves its run).
  */
-const IDENTIFIER = /\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{2,}\b/g;
-/** The runs {@link IDENTIFIER} is applied to. */
-const IDENTIFIER_RUN = /[\w-]+/g;
+const IDENTIFIER =
+  /(?<![\p{L}\p{N}\p{M}_])(?=[\p{L}\p{N}\p{M}_-]*\p{N})(?=[\p{L}\p{N}\p{M}_-]*\p{L})[\p{L}\p{N}][\p{L}\p{N}\p{M}_-]{2,}(?<=[\p{L}\p{N}\p{M}_])(?![\p{L}\p{N}\p{M}_])/gu;
+/** The runs {@link IDENTIFIER} is applied to (Unicode words joined by `_` and `-`). */
+const IDENTIFIER_RUN = /[\p{L}\p{N}\p{M}_-]+/gu;
 
 /** Index in {@link ARTEFACT_PATTERNS} of the JSON pairs, the dates and the numbers. */
 const PAIR_PATTERN = 3;
@@ -98,7 +104,7 @@ function collectArtefacts(texts: readonly string[], truncate = true): string[] {
     const within = inDate();
     for (const run of text.matchAll(IDENTIFIER_RUN)) {
       const word = run[0];
-      if (!/\d/.test(word) || !/[A-Za-z]/.test(word)) continue;
+      if (!/\p{N}/u.test(word) || !/\p{L}/u.test(word)) continue;
       for (const m of word.matchAll(IDENTIFIER)) {
         const at = (run.index ?? 0) + (m.index ?? 0);
         if (!within(at, m[0].length)) found.push({ at, index, value: cut(m[0]) });

@@ -132,3 +132,30 @@ describe('extractive summary: the artefact list', () => {
     expect(list).toEqual(expect.arrayContaining(['2024-05-12', '2024', '12', '05']));
   });
 });
+
+describe('extractive artefacts are whole words of any script (newcomer report ncrecall, item 4)', () => {
+  const codes = ['DE77ÖÄ', 'ЁЖИК42', 'Zürich2024', 'größe_x1'];
+  const texts = [`Buchungsnummer ${codes[0]}, Бронирование ${codes[1]}, Büro ${codes[2]} und Feld ${codes[3]}.`, 'Danke, erledigt.'];
+  const inputWords = new Set([...texts.join(' ').matchAll(/[\p{L}\p{N}\p{M}_]+/gu)].map((m) => m[0]));
+  /** The words of `summary` mixing letters and digits that are not words of the input (`v1` of the header's `extractive-v1` aside). */
+  const fragments = (summary: string) =>
+    [...summary.matchAll(/[\p{L}\p{N}\p{M}_]+/gu)].map((m) => m[0]).filter((w) => /\p{N}/u.test(w) && /\p{L}/u.test(w) && w !== 'v1' && !inputWords.has(w));
+
+  it('given an identifier with non-ASCII letters, when summarized, then it is listed whole, never as its ASCII prefix', () => {
+    const summary = extractiveSummary(request(texts));
+    expect(summary).toContain(codes[0]);
+    expect(summary).not.toMatch(/DE77(?!ÖÄ)/u);
+    expect(summary).not.toMatch(/(?<![\p{L}\p{N}_])e_x1/u);
+    expect(summary).not.toMatch(/(?<![\p{L}\p{N}_])42/u); // the digits of ЁЖИК42 are no number of their own
+    expect(fragments(summary)).toEqual([]);
+  });
+
+  it('given a budget that forces the compact form, when summarized, then the identifiers listed are whole words of the input', () => {
+    const filler = Array.from({ length: 40 }, (_, i) => `Satz ${i} mit vielen weiteren Wörtern ohne Bedeutung für den Inhalt.`).join(' ');
+    for (const budget of [60, 90, 140]) {
+      const summary = extractiveSummary(request([...texts, filler], budget), { estimator: cl100k });
+      expect({ budget, fragments: fragments(summary) }).toEqual({ budget, fragments: [] });
+      expect({ budget, bad: /DE77(?!ÖÄ)/u.test(summary) }).toEqual({ budget, bad: false });
+    }
+  });
+});

@@ -38,6 +38,30 @@ export class EventStoreUnavailableError extends Error {
 }
 
 /**
+ * A write (`write`: an `append` to `stream`, or its `deletion`) was sent to the store (`store`,
+ * e.g. `PostgreSQL event store`) and its connection ended before the answer arrived, and the store
+ * could not be reached again within `withinMs` (ms) to learn whether it was done: it may have been
+ * done, or not. Unlike its base class, this does not mean that nothing was written. Sending the
+ * same write again settles it: an append with the same event ids and expected revision is answered
+ * as the original when it was written, and written now when it was not.
+ */
+export class WriteOutcomeUnknownError extends EventStoreUnavailableError {
+  constructor(
+    store: string,
+    readonly write: 'append' | 'deletion',
+    readonly stream: string,
+    readonly withinMs: number,
+    cause?: unknown,
+  ) {
+    const sent = write === 'append' ? `the append to ${stream}` : `the deletion of ${stream}`;
+    super(
+      `${store}: the connection was lost after ${sent} was sent, before the server's answer, and the server could not be reached again within ${withinMs} ms to find out whether it was done, so it may have been written or not: send the same ${write} again unchanged (${write === 'append' ? 'with the same event ids it is answered as the original when it was written, and written now when it was not' : 'it is answered as done when it was'})${cause instanceof Error ? `; the connection: ${cause.message}` : ''}`,
+      cause,
+    );
+  }
+}
+
+/**
  * The store's schema was set up by a newer build than this one (its recorded version is higher
  * than this build knows): this build refuses to use it rather than misread or overwrite it. Start
  * a build at least as new as the one that set it up. Only builds that record and check the version

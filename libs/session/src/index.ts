@@ -30,6 +30,7 @@ export * from './write-side/append-session-events';
 export * from './write-side/compact-session';
 export * from './write-side/set-compaction-policy';
 export * from './write-side/erase-session';
+export { erasedRowsOf, erasesCopyOf, ALL_ROWS, type ErasedRows, type SessionErasedData } from './events/erasure-events';
 export * from './write-side/auto-compaction';
 export * from './write-side/auto-compaction-backoff';
 export * from './read-side';

@@ -2,6 +2,8 @@
  * API keys and tenants (issue 7): when `API_KEYS` is configured every `/v1` route needs a key
  * (`Authorization: Bearer <key>` or `x-api-key: <key>`), and the key's tenant scopes every read and
  * write. Without keys the service runs in open development mode: every request is tenant `default`.
+ * The key is checked before the body is read (`key-check-before-body.ts`), and again by the guard,
+ * both with {@link tenantOf}.
  */
 import { createParamDecorator, Inject, Injectable, UnauthorizedException, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
@@ -22,27 +24,43 @@ export function apiKeyOf(req: Pick<FastifyRequest, 'headers'>): string | undefin
   return typeof key === 'string' ? key.trim() : undefined;
 }
 
-/** Resolves the tenant of a request from its API key (or open mode); see the module doc. */
+/** A request once its tenant is known ({@link tenantOf}: set by the early key check, and by {@link ApiKeyGuard}). */
+export type TenantRequest = Pick<FastifyRequest, 'headers'> & { tenantId?: string };
+
+/**
+ * The tenant of a request: in open development mode (`apiKeys` empty) {@link OPEN_MODE_TENANT},
+ * otherwise the tenant of its API key ({@link apiKeyOf}). The one decision on keys: the key
+ * check before the body is read (`key-check-before-body.ts`) and {@link ApiKeyGuard} both make it here.
+ * `apiKeys`: key → tenant (`API_KEYS`).
+ * @throws UnauthorizedException (401 `unauthorized`) when keys are configured and the request has none
+ *   (`this service needs an API key: send Authorization: Bearer <key>`) or an unknown one (`unknown API key`).
+ */
+export function tenantOf(req: Pick<FastifyRequest, 'headers'>, apiKeys: ReadonlyMap<string, string>): string {
+  if (apiKeys.size === 0) return OPEN_MODE_TENANT;
+  const key = apiKeyOf(req);
+  const tenant = key ? apiKeys.get(key) : undefined;
+  if (!tenant) throw new UnauthorizedException(key ? 'unknown API key' : 'this service needs an API key: send Authorization: Bearer <key>');
+  return tenant;
+}
+
+/**
+ * Resolves the tenant of a request ({@link tenantOf}) for its controller. Every `/v1` route is
+ * checked before its body is read already (`key-check-before-body.ts`); the guard makes the same
+ * decision again, so that a route it guards is never served without a key.
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(@Inject(SERVICE_CONFIG) private readonly config: ServiceConfig) {}
 
   /** @throws UnauthorizedException (401 `unauthorized`) when keys are configured and the request has none or an unknown one. */
   canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<FastifyRequest & { tenantId?: string }>();
-    if (this.config.apiKeys.size === 0) {
-      req.tenantId = OPEN_MODE_TENANT;
-      return true;
-    }
-    const key = apiKeyOf(req);
-    const tenant = key ? this.config.apiKeys.get(key) : undefined;
-    if (!tenant) throw new UnauthorizedException(key ? 'unknown API key' : 'this service needs an API key: send Authorization: Bearer <key>');
-    req.tenantId = tenant;
+    const req = context.switchToHttp().getRequest<FastifyRequest & TenantRequest>();
+    req.tenantId = tenantOf(req, this.config.apiKeys);
     return true;
   }
 }
 
 /** Controller parameter: the tenant the guard resolved. */
 export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {
-  return ctx.switchToHttp().getRequest<FastifyRequest & { tenantId?: string }>().tenantId ?? OPEN_MODE_TENANT;
+  return ctx.switchToHttp().getRequest<TenantRequest>().tenantId ?? OPEN_MODE_TENANT;
 });

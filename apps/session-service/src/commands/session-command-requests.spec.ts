@@ -218,6 +218,42 @@ describe('policy: a clear carries no trigger nor estimator; the answer shape is 
   });
 });
 
+describe("policy: expectedRevision is the precondition, in the append routes' forms (HTTP and NATS)", () => {
+  const strategy = { type: 'sliding-window', maxEvents: 4 };
+
+  it('takes a revision as a number or a decimal string, and every keyword; absent is "any"; the read-only revision is no precondition', () => {
+    expect(policyCommandFrom(schemas, 't', 's', { strategy, expectedRevision: 7 }).expectedRevision).toBe(7n);
+    expect(policyCommandFrom(schemas, 't', 's', { strategy, expectedRevision: '9223372036854775807' }).expectedRevision).toBe(9223372036854775807n);
+    for (const keyword of ['any', 'no_stream', 'stream_exists'])
+      expect(policyCommandFrom(schemas, 't', 's', { strategy, expectedRevision: keyword }).expectedRevision).toBe(keyword);
+    expect(policyCommandFrom(schemas, 't', 's', { strategy, revision: '3' }).expectedRevision).toBe('any');
+    expect(policyCommandFrom(schemas, 't', 's', { strategy: null, expectedRevision: '3', revision: '2' }).expectedRevision).toBe(3n);
+  });
+
+  it("refuses a malformed revision and null (not read as absent, unlike the other optional policy fields), with the appends' messages", () => {
+    for (const bad of ['03', '+3', 'latest', -1, 1.5, 2 ** 60]) {
+      const err = refusal(() => policyCommandFrom(schemas, 't', 's', { strategy, expectedRevision: bad }));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'expectedRevision' });
+      expect(err.message).toBe(refusal(() => fromEvents({ events: [user], expectedRevision: bad })).message);
+    }
+    const nul = refusal(() => policyCommandFrom(schemas, 't', 's', { strategy, trigger: null, expectedRevision: null }));
+    expect(nul.message).toMatch(/^expectedRevision: is null: leave it out \(or send "any"\)/);
+  });
+
+  it('over NATS too: a malformed expectedRevision is 400 before the command runs', async () => {
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    const answer = await executor.execute({
+      subject: commandSubject('smc', 't', 's', 'policy'),
+      data: new TextEncoder().encode(JSON.stringify({ strategy, expectedRevision: null })),
+      commandId: 'c1',
+      redelivered: false,
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'expectedRevision' });
+  });
+});
+
 describe('a body sent to the other append route is told where it goes (HTTP and NATS)', () => {
   const executor = () => {
     const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;

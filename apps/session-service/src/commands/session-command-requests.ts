@@ -197,13 +197,16 @@ export function compactCommandFrom(
  * policy a session already has appends nothing). The body is the policy as `GET …/policy` answers
  * it (a `PolicyAnswer`), so an answer sent back as it is sets the same policy: `strategy` (null
  * clears the policy), `trigger` and `estimator`; the read-only `sessionId` (when sent, the path's),
- * `setAt`, `revision` and `position` are accepted and ignored. An optional field sent null counts as
+ * `setAt`, `revision` and `position` are accepted and ignored (a stale `revision` is no
+ * precondition). The precondition is the optional `expectedRevision`, in the append routes' forms
+ * and with their rule (null refused: 400). An optional field sent null counts as
  * absent ({@link nullOptionalsAsAbsent}, the rule of every body): `trigger` null or absent fires
  * always, `estimator` null or absent is `cl100k_base`. A clear carries no trigger and no estimator
  * (null or absent), for every transport: the one place of that rule (a trigger with a null strategy
  * was recorded, then read as a clear).
  * @throws InvalidRequestError (400; `invalid_parameter` naming `trigger` or `estimator` when sent
- *   with a null strategy, or `sessionId` when it names another session).
+ *   with a null strategy, or `sessionId` when it names another session; `validation_failed` naming
+ *   `expectedRevision` when it is null or not a revision or keyword).
  */
 export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessionId: string, body: unknown): SetCompactionPolicyCommand {
   checkSessionId(sessionId);
@@ -226,5 +229,5 @@ export function policyCommandFrom(schemas: RequestSchemas, tenant: string, sessi
   }
   const strategy = input.strategy === null ? null : strategyFrom(input.strategy);
   const trigger = triggerFrom(input.trigger);
-  return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base');
+  return new SetCompactionPolicyCommand(tenant, sessionId, strategy, trigger, input.estimator ?? 'cl100k_base', toExpectedRevision(input.expectedRevision));
 }

@@ -1,4 +1,5 @@
-import { humanBytes, payloadTooLarge, toApiError } from './api-error.filter';
+import { EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
+import { humanBytes, payloadTooLarge, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
 
 describe('413 payload_too_large', () => {
   it('gives sizes for people in binary units', () => {
@@ -12,5 +13,17 @@ describe('413 payload_too_large', () => {
       body: { code: 'payload_too_large', message: 'request body is larger than MAX_BODY_BYTES (5242880 bytes, 5 MiB); split the events into several requests' },
     });
     expect(payloadTooLarge().message).toBe('request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests');
+  });
+});
+
+describe('503 store_unavailable', () => {
+  it('says a write whose outcome the store could not confirm may have been written, and to resend it unchanged', () => {
+    const lost = new WriteOutcomeUnknownError('PostgreSQL event store', 'append', 'session-x', 10_000, new Error('Connection terminated unexpectedly'));
+    expect(toApiError(lost)).toEqual({ status: 503, body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE } });
+    expect(WRITE_OUTCOME_UNKNOWN_MESSAGE).toMatch(/may have been written; send the same request again unchanged/);
+    expect(toApiError(new EventStoreUnavailableError('refused'))).toEqual({
+      status: 503,
+      body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' },
+    });
   });
 });

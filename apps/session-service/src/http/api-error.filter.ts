@@ -13,7 +13,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
-import { EventStoreUnavailableError } from '@lib/event-store';
+import { EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
@@ -48,6 +48,21 @@ export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
   return { code: 'payload_too_large', message: `request body is larger than ${limit}; split the events into several requests` };
 }
 
+/**
+ * The 503 message of a write whose store connection was lost after it was sent, the store not
+ * reachable again to learn whether it was done ({@link WriteOutcomeUnknownError}): unlike other
+ * rejections, it may have been written.
+ */
+export const WRITE_OUTCOME_UNKNOWN_MESSAGE =
+  'the event store connection was lost after this write was sent and the store could not be reached again to learn whether it was done: it may have been written; send the same request again unchanged (events with your own ids are then answered as the original, or written now; events without an id get new ids and would be written again)';
+
+/** The 429 answer's body, given by the rate limit's check before the body (`key-check-before-body.ts`) and its guard alike. */
+export const RATE_LIMITED: ApiErrorBody = {
+  code: 'rate_limited',
+  message:
+    'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
+};
+
 /** Maps an error to (status, body). Exported for tests. */
 export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
   if (err instanceof SessionError && isApiErrorCode(err.code)) {
@@ -56,6 +71,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   if (err instanceof InvalidParameterError) {
     return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
   }
+  if (err instanceof WriteOutcomeUnknownError) return { status: 503, body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE } };
   if (err instanceof EventStoreUnavailableError)
     return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };
   const bodyParserType = (err as { type?: string } | null)?.type;
@@ -95,15 +111,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     const cause = err.cause as { type?: string } | undefined;
     if (cause?.type) return toApiError(cause);
     if (status === 404) return { status, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
-    if (status === 429)
-      return {
-        status,
-        body: {
-          code: 'rate_limited',
-          message:
-            'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
-        },
-      };
+    if (status === 429) return { status, body: { ...RATE_LIMITED } };
     if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
     if (status === 413) return { status, body: payloadTooLarge() };
     if (status === 400 && /JSON/i.test(err.message)) return { status, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };

@@ -1,12 +1,13 @@
 /**
  * Answers given before a request's body is read (413 `payload_too_large` to a body declared over
- * `MAX_BODY_BYTES`), made so that the client reads them.
+ * `MAX_BODY_BYTES`; 401 `unauthorized` and 429 `rate_limited` on the `/v1` routes, see
+ * `key-check-before-body.ts`), made so that the client reads them ({@link answerBeforeBody}).
  *
  * - **No `100 Continue` before the body is wanted.** Node answers `Expect: 100-continue` with
  *   `100 Continue` as soon as the head arrives, before any hook ran, so a client told to go on
  *   sends its body and is then refused. Here the `100 Continue` goes out only when the body is about
  *   to be read (Fastify's `preParsing` stage, after the `onRequest` checks): a request refused
- *   before (413, 415, 503) gets its final answer instead, and the client sends no body
+ *   before (413, 415, 503, 401, 429) gets its final answer instead, and the client sends no body
  *   (RFC 9110 §10.1.1). Node then closes the connection after the answer (it does so for every
  *   final answer to an `Expect: 100-continue` sent without `100 Continue`).
  * - **Lingering close.** An answer with `Connection: close` makes Node close the socket as soon as
@@ -20,7 +21,7 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /** Most body bytes read and discarded after an early answer before the connection is closed anyway (64 MiB). */
 export const DISCARD_MAX_BYTES = 64 * 1024 * 1024;
@@ -104,6 +105,28 @@ export function closeDiscardingSockets(server: Server): void {
   for (const socket of discarding.get(server) ?? []) socket.destroy();
 }
 
+/** True when `req` declares a body: a Content-Length above 0, or a Transfer-Encoding (chunked). */
+export function declaresBody(req: Pick<IncomingMessage, 'headers'>): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+}
+
+/**
+ * Answers `status` with the JSON `body` from an `onRequest` hook, before the request's body is
+ * read. A request that declares a body ({@link declaresBody}) gets the answer with
+ * `Connection: close`, and its body is read and discarded within `limits`
+ * ({@link discardBodyThenClose}) so that a client still sending it reads the answer; one that sent
+ * `Expect: 100-continue` gets it instead of `100 Continue` ({@link continueOnlyWhenReading}) and
+ * sends no body. A request without a body keeps its connection. Headers already set on `reply` are sent too.
+ */
+export function answerBeforeBody(request: FastifyRequest, reply: FastifyReply, status: number, body: unknown, limits?: DiscardLimits): void {
+  if (declaresBody(request.raw)) {
+    discardBodyThenClose(request.raw, request.server.server, limits);
+    void reply.header('connection', 'close');
+  }
+  void reply.code(status).send(body);
+}
+
 /** True when `req` asks for `100 Continue` before sending its body. */
 function expectsContinue(req: IncomingMessage): boolean {
   return /(?:^|,)\s*100-continue\s*(?:,|$)/i.test(req.headers.expect ?? '');
@@ -112,7 +135,7 @@ function expectsContinue(req: IncomingMessage): boolean {
 /**
  * Makes `app` send `100 Continue` to a request with `Expect: 100-continue` only when its body is
  * about to be read (`preParsing`), not when its head arrives: an answer given before (413 for a
- * declared body over the limit, 415, 503 while shutting down) reaches the client before it sends
+ * declared body over the limit, 415, 503 while shutting down, 401 and 429 on `/v1`) reaches the client before it sends
  * the body. Also destroys the sockets discarding a body ({@link discardBodyThenClose}) when `app`
  * closes, so that they do not hold its close for up to {@link DISCARD_MAX_MS}.
  */

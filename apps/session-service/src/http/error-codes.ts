@@ -24,7 +24,8 @@ export interface ErrorCodeInfo {
 export const API_ERROR_CODES = {
   validation_failed: {
     status: 400,
-    description: 'a body field or query parameter is invalid, unknown or given twice (parameter names it)',
+    description:
+      'a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)',
   },
   invalid_parameter: { status: 400, description: 'a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)' },
   invalid_message: { status: 400, description: 'an OpenAI message of POST …/messages is invalid (parameter names the field)' },
@@ -40,7 +41,11 @@ export const API_ERROR_CODES = {
   malformed_request: { status: 400, description: 'not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)' },
   malformed_json: { status: 400, description: 'the body is not JSON (the message says where it breaks) or nests too deep' },
   malformed_body: { status: 400, description: 'the body is not valid UTF-8, or does not match its Content-Encoding' },
-  request_aborted: { status: 400, description: 'the connection closed before the whole body arrived (nobody reads this answer); nothing written' },
+  request_aborted: {
+    status: 400,
+    description:
+      'the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written',
+  },
   revision_out_of_range: { status: 400, description: "atRevision is outside the session's revisions" },
   position_out_of_range: { status: 400, description: 'minPosition is past the end of the log' },
   unknown_command: { status: 400, description: 'the subject does not end in compact, append, messages or policy', transport: 'nats' },

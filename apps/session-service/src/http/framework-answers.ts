@@ -12,7 +12,8 @@
  *   `uri_too_long`, other headers over that limit → 431 `headers_too_large`, a request Node cannot
  *   parse (an unknown method, a broken request line) → 400 `malformed_request`, a request whose
  *   head or body is not received within `REQUEST_TIMEOUT_MS` → 408 `request_timeout`. These are
- *   written on the socket, which is then closed;
+ *   written on the socket, which is then closed. A client that half-closes inside a body is not
+ *   among them: its request is answered 400 `request_aborted` through its route (`half-close.ts`);
  * - any request arriving once the service has started shutting down → 503 `shutting_down` with
  *   `Retry-After: 1` ({@link answerWhileShuttingDown});
  * - a known path asked with a method it does not have → 405 `method_not_allowed` with an `Allow`
@@ -25,6 +26,7 @@ import { Logger } from '@nestjs/common';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { toApiError, type ApiErrorBody } from './api-error.filter';
 import { isDiscardingBody } from './early-answer';
+import { abortBodyKeepingConnection, requestInFlight } from './half-close';
 import type { ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
 import { quoteInput } from '@lib/compaction';
@@ -154,13 +156,21 @@ export function clientErrorLogLine(err: ClientError, status: number, code: strin
  * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
  * it, logs one line and counts the answer (method and route `unknown`). A socket reading and
  * discarding a body after its request was answered ({@link isDiscardingBody}: a client that stops
- * sending and closes leaves Node's parser inside the body, `HPE_INVALID_EOF_STATE`) is closed
- * without an answer or a line: its request got its answer.
+ * sending and closes leaves Node's parser inside the body, `HPE_INVALID_EOF_STATE`), or whose
+ * request still receiving its body was answered already (e.g. 415 before the body), is closed
+ * without an answer or a line: its request got its answer. A client that half-closes inside a body
+ * whose request is not answered yet (`HPE_INVALID_EOF_STATE` with a {@link requestInFlight}) is not
+ * sending a malformed request: that request is aborted and answered 400 `request_aborted` through its
+ * route, on the connection kept open for it ({@link abortBodyKeepingConnection}). Needs
+ * `answerHalfClosedConnections` (`half-close.ts`) on the server.
  */
 export function answerClientErrors(metrics: () => ServiceMetrics | undefined, options?: ClientErrorOptions) {
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     if (isDiscardingBody(socket)) return void socket.destroy();
+    const inFlight = requestInFlight(socket);
+    if (inFlight?.res.headersSent) return void socket.destroy();
+    if (inFlight && err.code === 'HPE_INVALID_EOF_STATE') return abortBodyKeepingConnection(inFlight);
     const { status, body } = clientErrorAnswer(err, options);
     logger.warn(clientErrorLogLine(err, status, body.code, options));
     if (socket.writable) {

@@ -17,7 +17,7 @@ const estimator = z
 const limit = integerInRange(1n, 100n).describe('page size, 1..100 (default 50)');
 const cursor = z
   .string()
-  .max(256, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged' })
+  .max(256, { message: 'is not a cursor; pass the nextCursor of the previous page unchanged' })
   .describe('nextCursor of the previous page (absent or empty: the first page)');
 
 /** `GET /v1/sessions`. */

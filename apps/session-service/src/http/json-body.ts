@@ -19,6 +19,10 @@
  *   requests got a turn (`yieldToIo`), so reading and checking its bytes, decoding and parsing
  *   them, and validating the value are three stretches of the event loop, not one (3 MB of
  *   ideographs: about 10 ms each on a loaded 2-core machine).
+ * - A body whose connection closes, or whose client half-closes it, before it has all arrived is
+ *   answered 400 `request_aborted` (compressed or not: {@link requestAbortedError}). After an error
+ *   of a body that was read to its end (`malformed_json`, …) the connection stays open
+ *   (`keep-alive-after-body-errors.ts`).
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
@@ -30,16 +34,11 @@ import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
 import { malformedJsonMessage } from '../commands/json-syntax-error';
 import { payloadTooLarge, type ApiErrorBody } from './api-error.filter';
-import { continueOnlyWhenReading, discardBodyThenClose, type DiscardLimits } from './early-answer';
+import { answerBeforeBody, continueOnlyWhenReading, declaresBody, type DiscardLimits } from './early-answer';
+import { keepAliveAfterBodyErrors } from './keep-alive-after-body-errors';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
-
-/** True when the request declares a body (a length above 0, or chunked transfer). */
-function hasBody(req: FastifyRequest): boolean {
-  const length = req.headers['content-length'];
-  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
-}
 
 /** The 415 answer's body for a request whose body is not declared JSON (`type`: its media type, '' when absent). */
 export function unsupportedMediaType(type: string): ApiErrorBody {
@@ -54,7 +53,7 @@ export function unsupportedMediaType(type: string): ApiErrorBody {
  * that is not declared JSON; lets every other request through.
  */
 export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
-  if (!WITH_BODY.has(req.method) || !hasBody(req)) return done();
+  if (!WITH_BODY.has(req.method) || !declaresBody(req.raw)) return done();
   const [mediaType, ...params] = (req.headers['content-type'] ?? '').split(';');
   const type = mediaType.trim().toLowerCase();
   if (!JSON_TYPE.test(type)) return void reply.code(415).send(unsupportedMediaType(type));
@@ -91,7 +90,7 @@ export function unsupportedCharset(charset: string): ApiErrorBody {
  * before answering, so a request declaring 1 GB and sending 2 bytes held its connection until the
  * client gave up. The body is not read, but the connection is not dropped under a client still
  * sending it either: the rest is read and discarded until the client stops, within bounds
- * ({@link discardBodyThenClose}), so that the client reads the answer; a client that sent
+ * ({@link answerBeforeBody}), so that the client reads the answer; a client that sent
  * `Expect: 100-continue` gets the 413 instead of `100 Continue` ({@link continueOnlyWhenReading})
  * and sends no body.
  */
@@ -101,8 +100,7 @@ export function refuseDeclaredTooLarge(maxBodyBytes: number, limits?: DiscardLim
     const length = Number(req.headers['content-length'] ?? 0);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
-    discardBodyThenClose(req.raw, req.server.server, limits);
-    void reply.code(413).header('connection', 'close').send(answer);
+    answerBeforeBody(req, reply, 413, answer, limits);
   };
 }
 
@@ -180,11 +178,50 @@ export function asMalformedJsonError(error: unknown): Error {
 }
 
 /**
+ * A request whose connection closed, or whose client half-closed it (`half-close.ts`), before its
+ * whole body arrived: body-parser's `type` `request.aborted` and status 400, answered 400
+ * `request_aborted` (nothing was written).
+ */
+export function requestAbortedError(): Error {
+  return Object.assign(new Error('request aborted: the connection closed before the whole body arrived'), {
+    type: 'request.aborted',
+    status: 400,
+    statusCode: 400,
+    expose: true,
+  });
+}
+
+/**
+ * Makes the body reading of `req` fail with {@link requestAbortedError} as soon as the request is
+ * aborted (Node's `aborted` event: its connection closed, or its client half-closed it, inside the
+ * body), whatever body-parser does: body-parser hears an abort only on an uncompressed body (it
+ * listens on the inflating stream of a compressed one, which then never ends), and skips the body of
+ * a request aborted before it starts reading (leaving no body: 400 `validation_failed`). Returns the
+ * callback to give the body reader's outcome to (`done` called once, whichever comes first), or
+ * undefined when `req` was aborted already (`done` called with the error).
+ */
+function answerAbortedBody(req: IncomingMessage, done: (error: Error | null, body?: unknown) => void): typeof done | undefined {
+  if (req.aborted) return void done(requestAbortedError());
+  let called = false;
+  const once = (error: Error | null, body?: unknown) => {
+    if (called) return;
+    called = true;
+    req.off('aborted', onAborted);
+    done(error, body);
+  };
+  const onAborted = () => once(requestAbortedError());
+  req.once('aborted', onAborted);
+  return once;
+}
+
+/**
  * Makes `app` parse JSON bodies (see the module doc) of at most `maxBodyBytes` (after inflating),
  * and answer 415 to bodies of other types. Replaces Fastify's own JSON parser. A body declared
  * over the limit is answered 413 before it is read ({@link refuseDeclaredTooLarge}: the rest read
  * and discarded within `discardLimits`, default 64 MiB and 5 s, so the client reads the answer);
- * `100 Continue` is sent only when a body is read ({@link continueOnlyWhenReading}).
+ * `100 Continue` is sent only when a body is read ({@link continueOnlyWhenReading}). A body cut
+ * short is answered 400 `request_aborted`; the connection stays open after an error of a body read
+ * whole ({@link keepAliveAfterBodyErrors}).
  */
 export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number, discardLimits?: DiscardLimits): void {
   const options = { limit: maxBodyBytes, type: () => true, verify: rejectInvalidBody };
@@ -195,9 +232,12 @@ export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number, discar
   app.addHook('onRequest', requireJsonBody);
   app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes, discardLimits));
   continueOnlyWhenReading(app);
+  keepAliveAfterBodyErrors(app);
   app.removeAllContentTypeParsers();
-  const parse = (request: FastifyRequest, _payload: unknown, done: (error: Error | null, body?: unknown) => void) => {
+  const parse = (request: FastifyRequest, _payload: unknown, parsed: (error: Error | null, body?: unknown) => void) => {
     const req = request.raw as IncomingMessage & { body?: unknown };
+    const done = answerAbortedBody(req, parsed);
+    if (!done) return;
     if (!readAsUtf8(req.headers['content-type'] ?? '')) {
       return readJson(req, {} as never, (error?: unknown) => (error ? done(asMalformedJsonError(error)) : done(null, req.body)));
     }

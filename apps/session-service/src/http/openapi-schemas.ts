@@ -8,7 +8,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { z } from 'zod';
 import { MAX_PARAMETER_VALUE, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, STRATEGY_DEFAULTS } from '@lib/compaction';
-import { integerRangeOf, requestSchemas, type RequestSchemas } from './request-schemas';
+import { integerRangeOf, NULL_REFUSED_FIELDS, requestSchemas, type RequestSchemas } from './request-schemas';
 import { named, schemaRef, TriggerSchema } from './response-schemas';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
@@ -97,7 +97,8 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
   if (name === 'compact' || name === 'policy') {
     // An optional field sent null counts as absent (nullOptionalsAsAbsent): the document says so.
     const required = new Set((json.required as string[] | undefined) ?? []);
-    for (const [key, property] of Object.entries(props)) if (!required.has(key)) props[key] = orNull(property);
+    const shape = (cache[name] as unknown as { shape: Record<string, z.ZodType> }).shape;
+    for (const [key, property] of Object.entries(props)) if (!required.has(key) && !NULL_REFUSED_FIELDS.has(shape[key])) props[key] = orNull(property);
     props.strategy =
       name === 'policy'
         ? {

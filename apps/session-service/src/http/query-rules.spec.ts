@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { emptyOptionalsAsAbsent, validateQuery } from './validate';
 import { dateTimeParamMessage, hasSpaceForPlusOffset, requestSchemas } from './request-schemas';
-import { sessionListQuery } from './history-query-schemas';
+import { compactionListQuery, sessionListQuery } from './history-query-schemas';
+import { InvalidQueryError } from '../../../../libs/session/src/read-side/invalid-query-error';
+import { decodeKeysetCursor } from '../../../../libs/session/src/read-side/keyset-cursor';
 
 describe('emptyOptionalsAsAbsent: an optional query parameter sent empty counts as absent', () => {
   const schema = z.strictObject({ q: z.string().min(1, { message: 'give a word' }), cursor: z.string().optional(), limit: z.string().optional() });
@@ -56,5 +58,33 @@ describe('date-time query parameters: years 0001 to 9999 once in UTC, as the rea
     expect(validateQuery(recallQuery, { q: 'a', from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59.999Z' })).toMatchObject({
       to: '9999-12-31T23:59:59.999Z',
     });
+  });
+});
+
+describe('cursor errors read alike wherever they are found (newcomer report ncrecall, item 5)', () => {
+  const { recallQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+  const message = (run: () => unknown): string => {
+    try {
+      run();
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('no error');
+  };
+
+  it('given an over-long cursor (schema) or a malformed one (decoder), then both say "is not a cursor; pass …"', () => {
+    const long = 'A'.repeat(5000);
+    expect(message(() => validateQuery(recallQuery, { q: 'a', cursor: long }))).toBe(
+      'cursor: is not a cursor; pass the nextCursor of the previous page unchanged, with the same q and filters',
+    );
+    expect(message(() => validateQuery(sessionListQuery, { cursor: long }))).toBe(
+      'cursor: is not a cursor; pass the nextCursor of the previous page unchanged',
+    );
+    expect(message(() => validateQuery(compactionListQuery, { cursor: long }))).toBe(
+      'cursor: is not a cursor; pass the nextCursor of the previous page unchanged',
+    );
+    const decoded = message(() => decodeKeysetCursor('compactions', 'not!'));
+    expect(decoded).toContain('is not a cursor; pass the nextCursor of the previous page unchanged');
+    expect(() => decodeKeysetCursor('compactions', 'not!')).toThrow(InvalidQueryError);
   });
 });

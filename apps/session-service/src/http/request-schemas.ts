@@ -175,11 +175,20 @@ function unionOptionFor(union: z.ZodType, options: z.ZodType[], discriminator: s
 }
 
 /**
+ * Optional body fields for which null is refused rather than read as absent (each one's schema as
+ * it stands in its object): `expectedRevision`, whose null could mean "no check" as well as "no
+ * session yet" ({@link EXPECTED_REVISION_NULL}). {@link nullOptionalsAsAbsent} keeps them, and the
+ * OpenAPI document does not offer null for them.
+ */
+export const NULL_REFUSED_FIELDS = new WeakSet<z.ZodType>();
+
+/**
  * Native-event fields that may be left out count as absent when sent as null (as OpenAI message
  * fields do on `/messages`): returns `value` without them, for `schema` (an event schema of
  * {@link requestSchemas}, walked through its objects, arrays and discriminated unions). A field
  * for which null is a value of its own (an assistant's `text: null`, "no text") is kept, and so is
- * a required field (its error stays) or an unknown one (refused by the strict object). Returns
+ * a required field (its error stays), one of {@link NULL_REFUSED_FIELDS} (its error stays) or an
+ * unknown one (refused by the strict object). Returns
  * `value` itself when nothing is dropped; a copy keeps the other keys in their order, as own data
  * properties (a `__proto__` key stays a key).
  */
@@ -208,7 +217,7 @@ export function nullOptionalsAsAbsent(schema: z.ZodType, value: unknown): unknow
       const entries: Array<[string, unknown]> = [];
       for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
         const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
-        if (field && child === null && field.safeParse(undefined).success && !field.safeParse(null).success) {
+        if (field && child === null && !NULL_REFUSED_FIELDS.has(field) && field.safeParse(undefined).success && !field.safeParse(null).success) {
           changed = true;
           continue;
         }
@@ -391,6 +400,12 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     dryRun: z.boolean().optional(),
   });
   const revisionParam = revisionText();
+  const policyExpectedRevision = expectedRevision
+    .describe(
+      'the precondition, as on appends: the revision of the session\'s last event the client saw (compaction decisions after it do not count; another writer\'s event after it answers 409 wrong_expected_revision; a resend of the PUT that was written at it answers that PUT\'s policy event), or "no_stream", "stream_exists", "any" (no check, the same as leaving it out); null is refused. Not the read-only revision, which is ignored',
+    )
+    .optional();
+  NULL_REFUSED_FIELDS.add(policyExpectedRevision);
   // The policy as GET …/policy answers it (PolicyAnswer), so an answer can be sent back as it is:
   // its read-only fields are accepted (in their answer's format) and ignored (sessionId: the path's).
   const readOnly = 'read-only (as GET …/policy answers it): accepted so that an answer can be sent back, and ignored';
@@ -402,8 +417,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     setAt: clientDateTime(() => 'must be an ISO-8601 date-time (it is read-only: leave it out or send it as answered)')
       .describe(readOnly)
       .optional(),
-    revision: revisionParam.describe(readOnly).optional(),
+    revision: revisionParam.describe(`${readOnly}: no precondition (a stale revision is taken as well); send expectedRevision for one`).optional(),
     position: revisionParam.describe(readOnly).optional(),
+    expectedRevision: policyExpectedRevision,
   });
   const minPosition = revisionParam.describe(
     "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
@@ -467,7 +483,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       limit: integerInRange(1n, 100n).describe('hits per page: 1 to 100 (default 20)').optional(),
       cursor: z
         .string()
-        .max(MAX_RECALL_CURSOR_LENGTH, { message: 'is not a cursor: pass the nextCursor of the previous page unchanged, with the same q and filters' })
+        .max(MAX_RECALL_CURSOR_LENGTH, { message: 'is not a cursor; pass the nextCursor of the previous page unchanged, with the same q and filters' })
         .describe(
           "the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page). The pages of one first page's cursors are the hits as of that first page, each once, in its order; events appended since are left to a new search",
         )

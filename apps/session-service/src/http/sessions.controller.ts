@@ -104,7 +104,10 @@ export class SessionsController {
   }
 
   @Put('policy')
-  @ApiOperation({ summary: "Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers" })
+  @ApiOperation({
+    summary:
+      "Set the session's auto-compaction policy (strategy null clears it); accepts and answers the shape GET …/policy answers (its read-only revision ignored); optional expectedRevision is the precondition, as on appends",
+  })
   @ApiBody({ schema: openApiSchema('policy') })
   @BodyFields(DOC_SCHEMAS.policy)
   @ApiAnswer(SessionPolicySchema, {

@@ -31,7 +31,7 @@
  * neither JetStream's window nor a consumer deduplicating by id drops it. While a publish fails
  * (NATS down) the feed is paused: one warn line when it pauses, `/health` shows the error
  * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
- * record it deletes the erased session's answers and earlier decisions (and its decisions of
+ * record it deletes the erased session's answers and the decisions of the erased life (and its decisions of
  * another log) from the results and decisions streams ({@link eraseSessionCopies}). A publish that
  * fails is retried (growing delay, at most 5 s) and never skipped, so the feed has no gaps and stays
  * in log order.
@@ -66,9 +66,11 @@ import {
   SESSION_ERASED,
   checkpointEventIdentity,
   checkpointOffLog,
+  erasedRowsOf,
   type CheckpointEvent,
   type EventsArchivedData,
   type OffLog,
+  type SessionErasedData,
   type ReadModelStore,
   type SessionEventMetadata,
 } from '@lib/session';
@@ -407,7 +409,14 @@ export class DecisionFeedPublisher {
           // feed may have published some after that (lagging more than the duplicate window); deleting what
           // is gone deletes nothing.
           if (decision?.type === SESSION_ERASED)
-            await eraseSessionCopies(this.jsm, this.names, decision.tenantId, decision.sessionId, event.position, (m) => this.ofAnotherLog(m));
+            await eraseSessionCopies(
+              this.jsm,
+              this.names,
+              decision.tenantId,
+              decision.sessionId,
+              { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) },
+              (m) => this.ofAnotherLog(m),
+            );
           if (decision && event.position > publishedUpTo) await this.publish(decision, event);
           checkpoint = event.position;
           checkpointEvent = checkpointEventIdentity(event);

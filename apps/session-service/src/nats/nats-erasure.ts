@@ -11,7 +11,7 @@
  * purge would only mark them deleted until the block is compacted.
  */
 import { JetStreamApiError, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
-import { SESSION_ERASED, type CheckpointEvent } from '@lib/session';
+import { SESSION_ERASED, erasesCopyOf, type CheckpointEvent, type ErasedRows } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
 
 /** JetStream API error code of `STREAM.MSG.DELETE` for a sequence that is not there (another replica deleted it first). */
@@ -63,14 +63,18 @@ export interface ErasedCopies {
 
 /**
  * Deletes the copies of session `sessionId` of `tenantId` from the results and decisions streams,
- * for the erasure record at global position `erasurePosition`: every answer on its results subject
- * (a session id with an empty dot-separated part has none), whenever it was published (before a
- * restore of the store too), and every decision on its decisions subject but erasure records (which
- * hold no content) and this log's decisions after the record (the id written again after the
- * erasure): those published for a log position before the record's, and those of another log
+ * for the erasure record at global position `erasurePosition` naming the erased events `rows`
+ * (the record's `erasedRowsOf`, the rule the read models apply): every answer on its results
+ * subject (a session id with an empty dot-separated part has none), whenever it was published
+ * (before a restore of the store too), and every decision on its decisions subject but erasure
+ * records (which hold no content) and this log's decisions of the session written again after the
+ * deletion: those published for events `rows` names (for a record with `lastRevision`, the
+ * decisions of revisions up to it, wherever in the log they are; for a record with neither bound,
+ * those before the record: what the read models held of the session when they reached it; a
+ * decision without a revision is taken by position, before the record), and those of another log
  * (a store restored from a backup, or another store, published on the same prefix), which
- * `ofAnotherLog` tells (asked only for the decisions at the record's position or after it; a
- * decision published by a release that did not record its event is taken as this log's there).
+ * `ofAnotherLog` tells (asked only for the other decisions; a decision published by a release that
+ * did not record its event is taken as this log's there).
  * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped), or
  *   what `ofAnotherLog` throws.
  */
@@ -79,15 +83,22 @@ export async function eraseSessionCopies(
   names: NatsNames,
   tenantId: string,
   sessionId: string,
-  erasurePosition: bigint,
+  erasure: { position: bigint; rows: ErasedRows },
   ofAnotherLog: (message: CheckpointEvent) => Promise<boolean>,
 ): Promise<ErasedCopies> {
+  const rows: ErasedRows = erasure.rows.kind === 'all' ? { kind: 'beforePosition', before: erasure.position } : erasure.rows;
   const results =
     sessionTokens(sessionId) === sessionId ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId)) : 0;
   const decisions = await eraseSubjectMessages(jsm, names.decisionStream, decisionSubject(names.prefix, tenantId, sessionId), async (m) => {
-    const position = m.header.get(LOG_POSITION_HEADER);
-    if (!position || (m.json<{ type?: unknown }>().type ?? null) === SESSION_ERASED) return false;
-    return BigInt(position) < erasurePosition || (await ofAnotherLog({ position: BigInt(position), event: m.header.get(LOG_EVENT_HEADER) || null }));
+    const header = m.header.get(LOG_POSITION_HEADER);
+    const body = m.json<{ type?: unknown; revision?: unknown }>();
+    if (!header || (body.type ?? null) === SESSION_ERASED) return false;
+    const position = BigInt(header);
+    const named =
+      typeof body.revision === 'string' && /^\d+$/.test(body.revision)
+        ? erasesCopyOf(rows, { revision: BigInt(body.revision), position })
+        : position < erasure.position;
+    return named || (await ofAnotherLog({ position, event: m.header.get(LOG_EVENT_HEADER) || null }));
   });
   return { results, decisions };
 }

@@ -1,4 +1,4 @@
-import { Pool, type PoolConfig } from 'pg';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { prepareAppend, type SerializedEvent } from '../append-input';
 import { EventStoreSchemaNewerError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
 import type {
@@ -17,6 +17,7 @@ import type {
 import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
+import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
 import { mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
 import {
   POSTGRES_APPEND_BODY,
@@ -34,6 +35,8 @@ export interface PostgresEventStoreOptions {
   /**
    * How long (ms) to wait for a connection (a new one, or a pooled one to become free under load)
    * before failing with EventStoreUnavailableError (default 10000). A stopped server is refused at once.
+   * Also how long after a write's lost answer the write may be run again to learn its outcome
+   * (see {@link PostgresEventStore}).
    */
   connectionTimeoutMs?: number;
   /** How often (ms) an idle live subscription re-reads the log to see other processes' appends (default 50). */
@@ -93,6 +96,8 @@ interface AppendRow {
 const COLUMNS = 'position, stream, revision, id, type, data, metadata, created';
 /** A stream being created by two appends at once makes one of them call again; bounded. */
 const MAX_APPEND_ATTEMPTS = 8;
+/** Default of {@link PostgresEventStoreOptions.connectionTimeoutMs} (ms). */
+const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
 
 /**
  * The PostgreSQL adapter, on the `pg` driver (a connection pool) and its own schema
@@ -110,6 +115,15 @@ const MAX_APPEND_ATTEMPTS = 8;
  * (hard delete); PostgreSQL reclaims their space at the next VACUUM (autovacuum).
  * Errors reaching the server become {@link EventStoreUnavailableError}; the pool reconnects by
  * itself when the server is back.
+ *
+ * A write whose connection is lost after it was sent, before the server's answer, may have
+ * committed or not. The adapter does not answer until it knows: it runs the same write again on
+ * another connection (`withKnownOutcome`, within `connectionTimeoutMs` of the loss), where the
+ * append's id check answers the original result when the lost run committed (and writes it when it
+ * did not), and a deletion finds the life it was to delete gone. Only when the server cannot be
+ * reached again in that time does it answer {@link WriteOutcomeUnknownError} (an
+ * EventStoreUnavailableError that, unlike the others, does not mean that nothing was written).
+ * An error the server answered (a SQLSTATE) means the statement was rolled back: answered at once.
  */
 export class PostgresEventStore implements EventStore {
   private schemaReady: Promise<void> | null = null;
@@ -118,13 +132,16 @@ export class PostgresEventStore implements EventStore {
   /** Where schema change lines go (see {@link reportSchemaChanges}); until set, they wait in `pendingSchemaChanges`. */
   private schemaChangeListener: ((line: string) => void) | null = null;
   private pendingSchemaChanges: string[] = [];
-
+  /** {@link PostgresEventStoreOptions.connectionTimeoutMs}. */
+  private readonly connectionTimeoutMs: number;
+  /** {@link PostgresEventStoreOptions.describeUnavailable}. */
   private readonly describeUnavailable: (error: unknown) => string;
 
   private constructor(
     private readonly pool: Pool,
     options: PostgresEventStoreOptions,
   ) {
+    this.connectionTimeoutMs = options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS;
     this.describeUnavailable = options.describeUnavailable ?? postgresUnavailableMessage;
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
     // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
@@ -139,7 +156,7 @@ export class PostgresEventStore implements EventStore {
     const config: PoolConfig = {
       connectionString,
       max: options.maxConnections ?? 16,
-      connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+      connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
       idleTimeoutMillis: 30_000,
       application_name: 'session-memory-compaction',
     };
@@ -156,11 +173,15 @@ export class PostgresEventStore implements EventStore {
     for (const line of this.pendingSchemaChanges.splice(0)) listener(line);
   }
 
-  /** See {@link EventStore.appendToStream}. Resolves once the append is committed. */
+  /**
+   * See {@link EventStore.appendToStream}. Resolves once the append is committed. An append whose
+   * answer was lost is run again until its outcome is known (see the class docs).
+   * @throws WriteOutcomeUnknownError when the server could not be reached again after a lost answer.
+   */
   async appendToStream(stream: string, events: EventData[], options: AppendOptions = {}): Promise<AppendResult> {
     const expected = options.expectedRevision ?? 'any';
     const serialized = prepareAppend(stream, events, expected);
-    const result = await this.guard(() => this.append(stream, serialized, expected));
+    const result = await this.guard(() => withKnownOutcome(() => this.append(stream, serialized, expected), this.knownOutcome('append', stream)));
     this.subscriptions.wake();
     return result;
   }
@@ -255,21 +276,23 @@ export class PostgresEventStore implements EventStore {
    * deleted revision). The stream's revision row is marked deleted first, which locks it until the
    * commit: an append to the stream waits for the deletion (as for another append), and one that
    * starts the stream again can only write after it, so its events are never deleted with the old
-   * ones. A stream without a live row does not exist: nothing is deleted.
+   * ones. A stream without a live row does not exist: nothing is deleted. A deletion at an expected
+   * revision whose answer was lost is run again until its outcome is known (see the class docs):
+   * the run again resolves when the life of the stream up to that revision is gone (deleted by the
+   * lost run, or by another deletion meanwhile), also when the stream was written again since.
+   * @throws WriteOutcomeUnknownError when the server could not be reached again after a lost answer.
    */
   async deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
     const expected = options.expectedRevision;
     await this.guard(() =>
-      this.transaction(async (client) => {
-        const { rows } = await client.query<{ revision: string }>(
-          'UPDATE es_streams SET deleted = true WHERE stream = $1 AND NOT deleted RETURNING revision::text AS revision',
-          [stream],
-        );
-        const current = rows.length > 0 ? BigInt(rows[0].revision) : null;
-        // Thrown inside the transaction: rolled back, nothing deleted.
-        if (expected !== undefined && current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
-        if (current !== null) await client.query('DELETE FROM es_events WHERE stream = $1', [stream]);
-      }),
+      withKnownOutcome(
+        (rerun) =>
+          this.transaction(async (client) => {
+            if (rerun && expected !== undefined && (await lifeDeleted(client, stream, expected))) return;
+            await deleteInTransaction(client, stream, expected);
+          }),
+        this.knownOutcome('deletion', stream),
+      ),
     );
   }
 
@@ -289,7 +312,7 @@ export class PostgresEventStore implements EventStore {
     for (let attempt = 1; ; attempt++) {
       let row: AppendRow;
       try {
-        [row] = await this.query<AppendRow>(
+        [row] = await this.statement<AppendRow>(
           'SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append_v2($1, $2, $3::uuid[], $4, $5, $6, $7::uuid[])',
           params,
         );
@@ -324,24 +347,58 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
+  /** A read (or a statement whose lost answer needs no re-run): on the pool. */
   private async query<R>(sql: string, params: unknown[] = []): Promise<R[]> {
     await this.ensureSchema();
     const result = await this.pool.query(sql, params);
     return result.rows as R[];
   }
 
-  private async transaction(fn: (client: import('pg').PoolClient) => Promise<void>): Promise<void> {
+  /**
+   * One autocommit statement of a write, on a connection of its own. A connection that could not
+   * be had rejects with the driver's error (nothing was sent); one that ends after the statement
+   * was sent, with {@link AnswerLostError}.
+   */
+  private async statement<R>(sql: string, params: unknown[]): Promise<R[]> {
     await this.ensureSchema();
+    return this.onClient(async (client) => (await client.query(sql, params)).rows as R[]);
+  }
+
+  /** `fn` in one transaction (rolled back when it throws), lost answers as for {@link statement}. */
+  private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
+    await this.ensureSchema();
+    await this.onClient(async (client, discard) => {
+      await client.query('BEGIN');
+      try {
+        await fn(client);
+        await client.query('COMMIT');
+      } catch (error) {
+        // a lost connection has nothing to roll back (the server does); a failed ROLLBACK leaves the connection unusable
+        if (!(lostAnswerOf(error) instanceof AnswerLostError)) await client.query('ROLLBACK').catch(discard);
+        throw error;
+      }
+    });
+  }
+
+  /**
+   * `fn` on a pooled connection, which goes back to the pool after it, or is closed when it broke
+   * (its answer lost) or `fn` called `discard`. A lost answer rejects with {@link AnswerLostError}.
+   * While `fn` runs, the connection's `error` event (emitted besides the statement's rejection when
+   * the connection ends) is listened to, so that it cannot end the process.
+   */
+  private async onClient<T>(fn: (client: PoolClient, discard: () => void) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    const ignore = (): void => undefined;
+    client.on('error', ignore);
     let broken = false;
     try {
-      await client.query('BEGIN');
-      await fn(client);
-      await client.query('COMMIT');
+      return await fn(client, () => (broken = true));
     } catch (error) {
-      await client.query('ROLLBACK').catch(() => (broken = true));
-      throw error;
+      const lost = lostAnswerOf(error);
+      if (lost instanceof AnswerLostError) broken = true;
+      throw lost;
     } finally {
+      client.removeListener('error', ignore);
       client.release(broken);
     }
   }
@@ -367,6 +424,8 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return Promise.reject(new EventStoreUnavailableError('the PostgreSQL event store is closed'));
     this.schemaReady ??= (async () => {
       const client = await this.pool.connect();
+      // a connection lost meanwhile rejects the statement (the setup fails, tried again on the next call); its `error` event must not end the process
+      client.on('error', () => undefined);
       let change: string | null;
       try {
         await client.query('BEGIN');
@@ -398,6 +457,11 @@ export class PostgresEventStore implements EventStore {
     return this.schemaReady;
   }
 
+  /** {@link withKnownOutcome}'s options for a `write` of `stream` on this store. */
+  private knownOutcome(write: 'append' | 'deletion', stream: string) {
+    return { write, stream, withinMs: this.connectionTimeoutMs, closed: () => this.closed };
+  }
+
   private async guard<T>(fn: () => Promise<T>): Promise<T> {
     try {
       return await fn();
@@ -409,4 +473,33 @@ export class PostgresEventStore implements EventStore {
 
 function toRecorded(row: EventRow): RecordedEvent {
   return recordedFromRow({ ...row, revision: BigInt(row.revision), position: BigInt(row.position) }, row.created);
+}
+
+/**
+ * Deletes `stream`'s events and marks its row deleted, in `client`'s transaction (see
+ * {@link PostgresEventStore.deleteStream}).
+ * @throws WrongExpectedRevisionError when `expected` is given and the stream is not at it (the caller rolls back).
+ */
+async function deleteInTransaction(client: PoolClient, stream: string, expected: bigint | undefined): Promise<void> {
+  const { rows } = await client.query<{ revision: string }>(
+    'UPDATE es_streams SET deleted = true WHERE stream = $1 AND NOT deleted RETURNING revision::text AS revision',
+    [stream],
+  );
+  const current = rows.length > 0 ? BigInt(rows[0].revision) : null;
+  // Thrown inside the transaction: rolled back, nothing deleted.
+  if (expected !== undefined && current !== expected) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+  if (current !== null) await client.query('DELETE FROM es_events WHERE stream = $1', [stream]);
+}
+
+/**
+ * True when the life of `stream` up to revision `expected` (bigint) is deleted: the stream got at
+ * least that far (its row's revision, kept after a deletion, is at or past it) and holds no event
+ * at or before it. What a deletion at `expected` leaves, also when the stream was written again after it.
+ */
+async function lifeDeleted(client: PoolClient, stream: string, expected: bigint): Promise<boolean> {
+  const { rows } = await client.query<{ gone: boolean }>(
+    'SELECT s.revision >= $2 AND NOT EXISTS (SELECT 1 FROM es_events e WHERE e.stream = s.stream AND e.revision <= $2) AS gone FROM es_streams s WHERE s.stream = $1',
+    [stream, expected.toString()],
+  );
+  return rows[0]?.gone === true;
 }

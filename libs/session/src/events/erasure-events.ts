@@ -23,26 +23,66 @@ export interface SessionErasedData {
   erasedEvents: number;
   erasedAt: string;
   /**
-   * Global position of the last event the deletion removed (decimal string): a projector erases
-   * only the rows it projected up to it, so a session re-created with the same id between the
-   * deletion and this record keeps its rows. Absent in records written before it was added: those
-   * erase every row of the session.
+   * Global position of the last event the deletion removed (decimal string), as the erasure that
+   * wrote the record knew it. A record with `lastRevision` is applied by revision (see
+   * {@link erasedRowsOf}): this is only for builds before that change, which erase the rows
+   * projected up to it. An erasure finishing an interrupted one writes the last position its
+   * replica's read models hold of the life, which is lower than the real one when they lagged.
+   * Absent in records written before it was added.
    */
   lastPosition?: string;
   /**
    * Revision of the last event the deletion removed (decimal string): the life of the session this
-   * record closes. Revisions of a session id are never reused, so there is one life per value, and
-   * one record per life (its id derives from it, see `erasureRecordId`; an erasure that finds it
-   * already written answers with it). Absent in records written before it was added.
+   * record closes. Revisions of a session id are never reused (a session written again after the
+   * deletion starts at `lastRevision` + 1), so there is one life per value, and one record per life
+   * (its id derives from it, see `erasureRecordId`; an erasure that finds it already written answers
+   * with it). Every projector erases the rows projected from the session's events of revisions up
+   * to it, however far its replica had read the life. Absent in records written before it was
+   * added.
    */
   lastRevision?: string;
 }
 
 /**
- * The rows an erasure record removes, as the `before` bound of `SessionProjector.eraseSession`:
- * those projected from events before position `lastPosition` + 1, or every row (undefined) for a
- * record without it.
+ * Which rows of a session an erasure record removes from the read models (see
+ * `SessionReadModelWriter.eraseSession`):
+ * - `upToRevision`: those projected from the session's events of revision ≤ `lastRevision` (the
+ *   life the record closes); those of later revisions (the session written again) are kept.
+ * - `beforePosition`: those projected from events at global positions < `before` (exclusive);
+ *   those at or after it are kept.
+ * - `all`: every row of the session.
  */
-export function erasedBefore(data: SessionErasedData): bigint | undefined {
-  return data.lastPosition === undefined ? undefined : BigInt(data.lastPosition) + 1n;
+export type ErasedRows = { kind: 'upToRevision'; lastRevision: bigint } | { kind: 'beforePosition'; before: bigint } | { kind: 'all' };
+
+/** {@link ErasedRows} of every row of a session. */
+export const ALL_ROWS: ErasedRows = { kind: 'all' };
+
+/**
+ * The rows the erasure record `data` removes: by revision when it carries `lastRevision` (rows of
+ * revisions up to it, on every replica whatever part of the life it had projected); else, for
+ * records written before `lastRevision` was added, those projected from events before position
+ * `lastPosition` + 1; every row for a record with neither. The one reading of a record for every
+ * eraser (projector live and rebuild, the erasure's own erase). Pure.
+ * @throws SyntaxError when `lastRevision` or `lastPosition` is not a decimal integer.
+ */
+export function erasedRowsOf(data: SessionErasedData): ErasedRows {
+  if (data.lastRevision !== undefined) return { kind: 'upToRevision', lastRevision: BigInt(data.lastRevision) };
+  if (data.lastPosition !== undefined) return { kind: 'beforePosition', before: BigInt(data.lastPosition) + 1n };
+  return ALL_ROWS;
+}
+
+/**
+ * Whether `rows` names a copy made of the session's event of revision `revision` at global
+ * position `position` (bigints): a row, or a message published for it (the NATS decisions feed).
+ * The rule {@link ErasedRows} states, for erasers that hold copies one by one. Pure.
+ */
+export function erasesCopyOf(rows: ErasedRows, event: { revision: bigint; position: bigint }): boolean {
+  switch (rows.kind) {
+    case 'upToRevision':
+      return event.revision <= rows.lastRevision;
+    case 'beforePosition':
+      return event.position < rows.before;
+    case 'all':
+      return true;
+  }
 }

@@ -59,9 +59,12 @@
  * Bumped when the DDL, or what the tables hold, changes (4: recall documents folded with NFKC; 5: no
  * `window_entries_order`; 6: `window_entries` a rowid table with `first_revision`, no
  * `session_log_by_event_id`; 7: a NUL of a recall document indexed as U+2400, so snippets go on past
- * it; 8: recall documents hold an assistant's refusal and the tool call ids); a store opened with another version is dropped and rebuilt from the log.
+ * it; 8: recall documents hold an assistant's refusal and the tool call ids; 9: the word index holds a
+ * script boundary (`RECALL_SCRIPT_BOUNDARY`, see `wordIndexText`) between text of a script written
+ * without spaces, or Korean, and adjacent letters or digits of another script, so `XK42Q9` is a word of
+ * `号码是XK42Q9`); a store opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 8;
+export const READ_MODEL_SCHEMA_VERSION = 9;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = [

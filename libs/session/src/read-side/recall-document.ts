@@ -20,8 +20,9 @@ import type { SessionEvent } from '@lib/compaction';
  * prefix would; a tool response's own `name` is indexed), `textParts`/`dataParts` (their
  * concatenation is the text or data indexed), `notice`, and the summary's shadow prompt.
  *
- * Lines are joined with `\n`. The control characters U+0001 and U+0002 are replaced by spaces:
- * recall uses them to mark matches in snippets. A NUL (U+0000) is replaced by
+ * Lines are joined with `\n`. The control characters U+0001, U+0002 and U+0003 are replaced by spaces:
+ * recall uses the first two to mark matches in snippets, and the third to separate scripts in the word
+ * index (`RECALL_SCRIPT_BOUNDARY`, put there by `wordIndexText` and dropped from snippets). A NUL (U+0000) is replaced by
  * {@link RECALL_NUL_STANDIN} (U+2400 ␀, not a word character either): FTS5's `snippet()` reads the
  * document as a C string and so cut every snippet at the first NUL (`<mark>nul</mark> ` for a text
  * that goes on after it). The result is folded with {@link recallFold}, as
@@ -50,7 +51,7 @@ export function recallDocument(event: SessionEvent): string {
       break;
   }
   return recallFold(lines.join('\n'))
-    .replace(/[\u0001\u0002]/g, ' ')
+    .replace(/[\u0001-\u0003]/g, ' ')
     .replaceAll('\u0000', RECALL_NUL_STANDIN);
 }
 

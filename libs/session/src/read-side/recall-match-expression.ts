@@ -1,6 +1,7 @@
 import { InvalidQueryError } from './invalid-query-error';
 import { hasUnspacedScript } from './unspaced-script';
 import { recallFold } from './recall-document';
+import { wordIndexText } from './script-boundary';
 import { codePointLength, LENGTH_UNIT } from '../domain/client-id-rule';
 
 /** Longest `q` accepted, in characters (Unicode code points). */
@@ -9,29 +10,39 @@ export const MAX_RECALL_QUERY_LENGTH = 1000;
 export const RECALL_QUERY_BLANK = 'give at least one word to search for';
 /** What recall answers (after `q: `) for a `q` longer than {@link MAX_RECALL_QUERY_LENGTH}. */
 export const RECALL_QUERY_TOO_LONG = `must be at most ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}`;
-/** Most words of `q` used (the rest are ignored). */
+/** Most words `q` may have (words without a letter, digit or emoji are not counted). */
 export const MAX_RECALL_QUERY_TERMS = 32;
+/** What recall answers (after `q: `) for a `q` of more than {@link MAX_RECALL_QUERY_TERMS} words. */
+export const RECALL_QUERY_TOO_MANY_WORDS = `must have at most ${MAX_RECALL_QUERY_TERMS} words (every word must occur in a hit; words without a letter, digit or emoji are not counted)`;
+/** What recall answers (after `q: `) for a `q` with nothing searchable. */
+export const RECALL_QUERY_NOTHING_SEARCHABLE = 'must contain at least one letter, digit or emoji';
 
-const SEARCHABLE = /[\p{L}\p{N}\p{M}\p{Extended_Pictographic}]/u;
+/** What makes a word searchable: a letter, a digit or an emoji (a combining mark alone is not: the indexes keep none by itself). */
+const SEARCHABLE = /[\p{L}\p{N}\p{Extended_Pictographic}]/u;
 /** Runs of characters that are neither {@link SEARCHABLE} nor the zero-width joiner of emoji sequences. */
 const NOT_SEARCHABLE = /[^\p{L}\p{N}\p{M}\p{Extended_Pictographic}\u200d]+/u;
 
 /**
  * Turns user text into a safe FTS5 MATCH expression: the text is folded as documents are
  * ({@link recallFold}, NFKC), then every whitespace-separated word becomes a
- * quoted phrase (inner `"` doubled), words without any letter or digit are dropped, and the
- * phrases are ANDed. FTS5 operators in `q` (`AND`, `OR`, `NOT`, `NEAR`, `*`, `:`, `^`, `-`,
+ * quoted phrase (inner `"` doubled), words without any letter, digit or emoji are dropped, and the
+ * phrases are ANDed. Script boundaries inside a word separate its tokens as in documents
+ * ({@link wordIndexText}: `번호는KR7781` is the phrase `번호는` `KR7781`). FTS5 operators in `q` (`AND`, `OR`, `NOT`, `NEAR`, `*`, `:`, `^`, `-`,
  * parentheses, quotes) are thus searched as text, never interpreted.
  *
  * Example: `read_file "src/a.ts" -x` → `"read_file" """src/a.ts""" "-x"`.
  *
  * @throws InvalidQueryError (`q`) when `q` is blank, longer than {@link MAX_RECALL_QUERY_LENGTH},
- *   or has no letter or digit at all.
+ *   has no letter, digit or emoji at all (a lone combining mark is nothing searchable), or has more
+ *   than {@link MAX_RECALL_QUERY_TERMS} words with one.
  */
 export function recallMatchExpression(q: string): string {
-  return recallTerms(q)
-    .map((term) => `"${term.replace(/"/g, '""')}"`)
-    .join(' ');
+  return recallTerms(q).map(wordPhrase).join(' ');
+}
+
+/** `term` as a quoted FTS5 phrase of the word index (inner `"` doubled, script boundaries marked as in documents). */
+function wordPhrase(term: string): string {
+  return `"${wordIndexText(term).replace(/"/g, '""')}"`;
 }
 
 /** The words of `q` recall searches for (see {@link recallMatchExpression} for the rules and errors). */
@@ -42,9 +53,10 @@ function recallTerms(q: string): string[] {
     // Control characters (a NUL ends an FTS5 string early) separate words like spaces.
     .replace(/[\u0000-\u001f\u007f]/g, ' ')
     .split(/\s+/u)
-    .filter((term) => SEARCHABLE.test(term))
-    .slice(0, MAX_RECALL_QUERY_TERMS);
-  if (terms.length === 0) throw new InvalidQueryError('q', 'must contain at least one letter, digit or emoji');
+    .filter((term) => SEARCHABLE.test(term));
+  if (terms.length === 0) throw new InvalidQueryError('q', RECALL_QUERY_NOTHING_SEARCHABLE);
+  // Every word must occur in a hit: dropping some would answer hits without them.
+  if (terms.length > MAX_RECALL_QUERY_TERMS) throw new InvalidQueryError('q', RECALL_QUERY_TOO_MANY_WORDS);
   return terms;
 }
 
@@ -68,12 +80,12 @@ export function recallQueryPlan(q: string): RecallQueryPlan {
   const terms = recallTerms(q);
   const quote = (term: string) => `"${term.replace(/"/g, '""')}"`;
   if (!terms.some(hasUnspacedScript)) {
-    const phrases = terms.map(quote);
+    const phrases = terms.map(wordPhrase);
     return { table: 'recall_fts', match: phrases.join(' '), phrases, substrings: [] };
   }
   // Substrings keep punctuation, unlike unicode61 words: split words at it (`"東京"`, `東京*`,
   // `(東)` search `東京` and `東`), as the word index's tokenizer does for other scripts.
-  const pieces = terms.flatMap((term) => term.split(NOT_SEARCHABLE).filter((piece) => piece !== ''));
+  const pieces = terms.flatMap((term) => term.split(NOT_SEARCHABLE).filter((piece) => SEARCHABLE.test(piece)));
   const phrases = pieces.filter((term) => [...term].length >= TRIGRAM_LENGTH).map(quote);
   return {
     table: 'recall_trigram',

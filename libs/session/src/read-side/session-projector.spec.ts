@@ -47,6 +47,37 @@ describe('SessionProjector: hand-built sequences', () => {
     expect(windowIds(store, 's2', 'acme')).toEqual(['u2']);
   });
 
+  // A life of s1 (revisions 0..3), the session written again (4, 5) and projected before the record.
+  it.each([
+    // The life by revision, whatever position the record names (the last one its writer had projected).
+    ['lastRevision (and a lower lastPosition)', { lastRevision: '3', lastPosition: '2' }, ['n4', 'n5']],
+    ['lastRevision only', { lastRevision: '3' }, ['n4', 'n5']],
+    // A record written before lastRevision was added: the rows of events up to its position.
+    ['lastPosition only', { lastPosition: '2' }, ['u2', 'u3', 'n4', 'n5']],
+    // An older one: every row.
+    ['neither', {}, undefined],
+  ])('erases, for an erasure record with %s, the rows it names and applies the later ones again', (_name, bound, kept) => {
+    const { store, projector } = setup();
+    const log = new RecordedSessionLog('acme');
+    for (const id of ['u0', 'u1', 'u2', 'u3']) log.append('s1', user(id, `erased ${id}`));
+    for (const id of ['n4', 'n5']) log.append('s1', user(id, `kept ${id}`));
+    projector.applyBatch(log.events);
+    const last = log.events[log.events.length - 1];
+    const record = {
+      ...last,
+      id: '00000000-0000-4000-8000-0000000000e2',
+      streamId: erasureStream('acme'),
+      revision: 0n,
+      position: last.position + 1n,
+      type: SESSION_ERASED,
+      data: { sessionId: 's1', erasedEvents: 4, erasedAt: '2024-05-02T00:00:00.000Z', ...bound },
+      metadata: undefined,
+    };
+    projector.applyBatch([record]);
+    expect(windowIds(store, 's1', 'acme')).toEqual(kept);
+    expect(listLog(store, 'acme', 's1')?.events.map((e) => e.eventId)).toEqual(kept);
+  });
+
   it('projects appends into the window, the log and the session row', () => {
     const { store, projector } = setup();
     const log = new RecordedSessionLog('acme');

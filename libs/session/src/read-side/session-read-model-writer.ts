@@ -14,11 +14,13 @@ import {
   type EventsArchivedData,
   type SummaryInsertedData,
 } from '../events/session-stream-events';
+import { ALL_ROWS, type ErasedRows } from '../events/erasure-events';
 import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
 import { MalformedEventError } from './malformed-event-error';
 import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, trigramDocument } from './unspaced-script';
+import { wordIndexText } from './script-boundary';
 
 /** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
@@ -41,7 +43,7 @@ export const DEFAULT_TENANT_ID = 'default';
  * A session whose stream restarts (an event with a revision not after the last one projected,
  * which happened when a store reused a deleted stream's revisions) is erased first, so the read
  * models hold only the live stream, as a rebuild would. Stores now continue a deleted stream's
- * revisions (`EventStore.deleteStream`): there the erasure record's position tells the erased
+ * revisions (`EventStore.deleteStream`): there the erasure record's last revision tells the erased
  * events from those of the session written again ({@link SessionReadModelWriter.eraseSession}).
  */
 export class SessionReadModelWriter {
@@ -55,6 +57,10 @@ export class SessionReadModelWriter {
       countLogBefore: s('SELECT count(*) AS n FROM session_log WHERE session_key = ? AND position < ?'),
       logFrom: s(
         'SELECT position, revision, store_event_id AS id, type, data_json AS data, recorded_at AS recordedAt FROM session_log WHERE session_key = ? AND position >= ? ORDER BY position',
+      ).safeIntegers(true),
+      countLogUpToRevision: s('SELECT count(*) AS n FROM session_log WHERE session_key = ? AND revision <= ?'),
+      logAfterRevision: s(
+        'SELECT position, revision, store_event_id AS id, type, data_json AS data, recorded_at AS recordedAt FROM session_log WHERE session_key = ? AND revision > ? ORDER BY position',
       ).safeIntegers(true),
       insertSession: s(
         'INSERT INTO sessions (session_key, tenant_id, session_id, user_id, revision, last_position, created_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)',
@@ -204,24 +210,29 @@ export class SessionReadModelWriter {
   }
 
   /**
-   * Deletes the rows of the session `sessionId` of `tenantId` from every read model (erasure).
-   * Without `before`, all of them. With `before` (a global position, exclusive: the erasure record's
-   * last deleted position + 1), only what the events before it made: when the session was written
-   * again after its deletion and those later events were projected before the record, the session
-   * is erased and its later events (kept in `session_log` with their stored data) applied again, so
-   * the rows equal what a rebuild from the log gives. Call inside a transaction. Returns false when
-   * nothing was erased.
+   * Deletes the rows of the session `sessionId` of `tenantId` from every read model (erasure):
+   * those `rows` names (see {@link ErasedRows}; default all of them). With a bound (the life an
+   * erasure record closes, by revision; or, for records without `lastRevision`, a position), only
+   * what the events within it made: when the session was written again after its deletion and
+   * those later events were projected before the record, the session is erased and its later
+   * events (kept in `session_log` with their stored data) applied again, so the rows (log, window,
+   * recall index, compactions, the sessions list's row) equal what a rebuild from the log gives.
+   * Call inside a transaction. Returns false when nothing was erased.
    */
-  eraseSession(tenantId: string, sessionId: string, before?: bigint): boolean {
+  eraseSession(tenantId: string, sessionId: string, rows: ErasedRows = ALL_ROWS): boolean {
     let erased = false;
     for (const { key } of this.stmts.keyOf.all(tenantId, sessionId) as Array<{ key: string }>) {
-      if (before === undefined) {
+      if (rows.kind === 'all') {
         this.eraseSessionKey(key);
         erased = true;
         continue;
       }
-      if ((this.stmts.countLogBefore.get(key, before) as { n: number }).n === 0) continue;
-      const later = this.stmts.logFrom.all(key, before) as LoggedEvent[];
+      const within =
+        rows.kind === 'upToRevision' ? this.stmts.countLogUpToRevision.get(key, rows.lastRevision) : this.stmts.countLogBefore.get(key, rows.before);
+      if ((within as { n: number }).n === 0) continue;
+      const later = (
+        rows.kind === 'upToRevision' ? this.stmts.logAfterRevision.all(key, rows.lastRevision) : this.stmts.logFrom.all(key, rows.before)
+      ) as LoggedEvent[];
       this.eraseSessionKey(key);
       erased = true;
       const streamId = `${SESSION_STREAM_PREFIX}${key}`;
@@ -275,7 +286,7 @@ export class SessionReadModelWriter {
 
   private index(position: bigint, body: string): void {
     if (body.trim() === '') return;
-    this.stmts.insertFts.run(position, documentPrefix(body, MAX_WORD_DOCUMENT_LENGTH));
+    this.stmts.insertFts.run(position, documentPrefix(wordIndexText(body), MAX_WORD_DOCUMENT_LENGTH));
     const trigrams = trigramDocument(body);
     if (hasUnspacedScript(trigrams)) this.stmts.insertTrigram.run(position, trigrams);
   }

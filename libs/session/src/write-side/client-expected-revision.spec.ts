@@ -13,7 +13,8 @@ import { SessionStateCache } from './session-state-cache';
 import { sessionKey, sessionStream, COMPACTION_COMPLETED, CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET } from '../events/session-stream-events';
 import { RevisionConflictError } from '../errors';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
-import { expectedRevisionOnLog, holdsAcrossCompactions } from '../decider/client-expected-revision';
+import { expectedRevisionOnLog, holdsAcrossCompactions, policyRevisionOnLog } from '../decider/client-expected-revision';
+import fc from 'fast-check';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 const STREAM = sessionStream(sessionKey('t', 's'));
@@ -90,6 +91,60 @@ describe("a client's expectedRevision", () => {
     expect(await store.readStream(STREAM)).toEqual(before);
   });
 
+  describe("on a policy PUT (the appends' rule)", () => {
+    const A = parseStrategy({ type: 'sliding-window', maxEvents: 50 });
+    const B = parseStrategy({ type: 'turn-window', maxTurns: 5 });
+    const put = (strategy: typeof A, expectedRevision: bigint | 'no_stream' | 'stream_exists' | 'any', handler = policy, session = 's') =>
+      handler.execute(new SetCompactionPolicyCommand('t', session, strategy, null, 'chars', expectedRevision));
+
+    it('given A, then B by another writer, when A is resent at the revision A was sent at, then 409 and B stays in force', async () => {
+      const seen = (await store.streamRevision(STREAM))!;
+      const a = await put(A, seen);
+      const b = await put(B, BigInt(a.revision));
+      const before = await store.readStream(STREAM);
+      const refused = await put(A, seen).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(RevisionConflictError);
+      expect(refused).toMatchObject({ details: { expected: String(seen), actual: b.revision } });
+      expect(await store.readStream(STREAM)).toEqual(before);
+    });
+
+    it("given A written at the client's revision, when it is resent there after events and compactions, then it answers A's event, writing nothing (also in another process)", async () => {
+      const seen = (await store.streamRevision(STREAM))!;
+      const a = await put(A, seen);
+      await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: user('later') }]));
+      await compact.execute(new CompactSessionCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 2 }), null, 'chars', false));
+      const before = await store.readStream(STREAM);
+      const fresh = new SetCompactionPolicyHandler(store, new SessionStateCache(store), new ExtractiveSummarizer());
+      for (const handler of [policy, fresh]) expect(await put(A, seen, handler)).toEqual(a);
+      expect(await store.readStream(STREAM)).toEqual(before);
+    });
+
+    it('given only compaction decisions after the revision, when a policy is PUT at it, then it is written after them', async () => {
+      const seen = (await store.streamRevision(STREAM))!;
+      await compact.execute(new CompactSessionCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 2 }), null, 'chars', false));
+      const set = await put(B, seen);
+      expect(BigInt(set.revision)).toBe(seen + 3n);
+    });
+
+    it('given the policy already in force set before the revision, when it is PUT at a revision another writer moved past, then 409 (not a resend)', async () => {
+      await put(A, 'any');
+      const seen = (await store.streamRevision(STREAM))!;
+      await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: user('other') }]));
+      await expect(put(A, seen)).rejects.toBeInstanceOf(RevisionConflictError);
+      // At the current revision it holds: the PUT writes nothing and answers the event that set A.
+      const current = (await store.streamRevision(STREAM))!;
+      expect((await put(A, current)).revision).toBe(String(seen));
+    });
+
+    it('takes no_stream (a resend of the PUT that created the session answers it) and stream_exists', async () => {
+      const created = await put(A, 'no_stream', policy, 'fresh');
+      expect(await put(A, 'no_stream', policy, 'fresh')).toEqual(created);
+      await expect(put(B, 'no_stream', policy, 'fresh')).rejects.toBeInstanceOf(RevisionConflictError);
+      await expect(put(A, 'stream_exists', policy, 'missing')).rejects.toBeInstanceOf(RevisionConflictError);
+      expect((await put(B, 'stream_exists', policy, 'fresh')).strategy).toMatchObject({ type: 'turn-window' });
+    });
+  });
+
   it('given a policy change after the revision the client saw, when it appends at that revision, then 409', async () => {
     const seen = (await store.streamRevision(STREAM))!;
     await policy.execute(new SetCompactionPolicyCommand('t', 's', parseStrategy({ type: 'sliding-window', maxEvents: 50 }), null, 'chars'));
@@ -132,5 +187,43 @@ describe('expectedRevisionOnLog', () => {
     expect(expectedRevisionOnLog(2n, 5n, [...compacted, { revision: 5n, type: POLICY_SET, data: {} }], ['a2'])).toEqual({ kind: 'stale' });
     // A read that stops before the session's last revision does not hold.
     expect(expectedRevisionOnLog(2n, 9n, compacted, ['a2'])).toEqual({ kind: 'stale' });
+  });
+});
+
+describe('policyRevisionOnLog', () => {
+  const decision = (revision: bigint, type = EVENTS_ARCHIVED) => ({ revision, type, data: {} });
+  const said = (revision: bigint, id: string) => ({ revision, type: CONVERSATION_EVENT, data: { event: user(id) } });
+  const policySet = (revision: bigint) => ({ revision, type: POLICY_SET, data: {} });
+
+  it('holds across decisions; the PUT is a resend when the policy event in force follows them; any other event after them is stale', () => {
+    const compacted = [said(2n, 'u2'), decision(3n), decision(4n, COMPACTION_COMPLETED)];
+    expect(policyRevisionOnLog(2n, 4n, compacted, null)).toEqual({ kind: 'holds', revision: 4n });
+    const own = [...compacted, policySet(5n), said(6n, 'u3'), decision(7n)];
+    expect(policyRevisionOnLog(2n, 7n, own, 5n)).toEqual({ kind: 'resend' });
+    // The PUT would change the policy (another one is in force), or the one in force was set elsewhere: stale.
+    expect(policyRevisionOnLog(2n, 7n, own, null)).toEqual({ kind: 'stale' });
+    expect(policyRevisionOnLog(2n, 7n, own, 1n)).toEqual({ kind: 'stale' });
+    // A, then B: the event after the revision is A's, but B (at 6) is in force.
+    expect(policyRevisionOnLog(2n, 6n, [...compacted, policySet(5n), policySet(6n)], 6n)).toEqual({ kind: 'stale' });
+    expect(policyRevisionOnLog(2n, 6n, [...compacted, said(5n, 'x'), policySet(6n)], 6n)).toEqual({ kind: 'stale' });
+  });
+
+  it("is the appends' rule: on any log it holds or is stale exactly when an append's check does, and is a resend only at the setting event", () => {
+    const types = fc.constantFrom(EVENTS_ARCHIVED, COMPACTION_COMPLETED, CONVERSATION_EVENT, POLICY_SET);
+    fc.assert(
+      fc.property(fc.array(types, { minLength: 1, maxLength: 12 }), fc.nat({ max: 14 }), (after, setting) => {
+        const stored = [said(2n, 'seen'), ...after.map((type, i) => ({ revision: 3n + BigInt(i), type, data: { event: user(`e${i}`) } }))];
+        const current = stored[stored.length - 1].revision;
+        const settingRevision = setting < stored.length ? 2n + BigInt(setting) : null;
+        const forPolicy = policyRevisionOnLog(2n, current, stored, settingRevision);
+        const forAppend = expectedRevisionOnLog(2n, current, stored, ['never-stored']);
+        if (forAppend.kind === 'holds') expect(forPolicy).toEqual(forAppend);
+        else {
+          const firstOther = stored.slice(1).find((e) => e.type === CONVERSATION_EVENT || e.type === POLICY_SET)!;
+          const resend = firstOther.type === POLICY_SET && firstOther.revision === settingRevision;
+          expect(forPolicy).toEqual(resend ? { kind: 'resend' } : { kind: 'stale' });
+        }
+      }),
+    );
   });
 });

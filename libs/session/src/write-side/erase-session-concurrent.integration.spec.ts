@@ -170,6 +170,48 @@ function concurrentErasures(name: string, open: () => Promise<EventStore>, runs:
       }
     });
 
+    it('given an erasure that deleted the stream and stopped before its record, when a replica that had projected part of the life finishes it, then no replica keeps a row of the life', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 2, max: 6 }).chain((events) => fc.tuple(fc.constant(events), fc.integer({ min: 1, max: events }))),
+          async ([events, lag]) => {
+            const [lagging, ahead] = replicas;
+            const sessionId = fresh();
+            const key = sessionKey('t', sessionId);
+            await written(ahead, replicas, sessionId, lag);
+            // The lagging replica's projector stops after `lag` events of the life; the other one projects all of them.
+            await lagging.projector.stop();
+            try {
+              for (let n = lag; n < events; n++)
+                await ahead.append.execute(new AppendSessionEventsCommand('t', sessionId, [{ event: { id: `e${n}`, type: 'user', text: `text ${n}` } }]));
+              expect(await ahead.projector.waitForPosition(await ahead.store.headPosition(), 5000)).toBe(true);
+              const failing = hooked(ahead.store, 'appendToStream', async (stream) => {
+                if (stream === erasureStream('t')) throw new EventStoreUnavailableError('the process ended');
+              });
+              await expect(ahead.erase(sessionId, failing)).rejects.toBeInstanceOf(EventStoreUnavailableError);
+              // The log's head is an event again (it was the last deleted one, which the lagging projector never reads).
+              await written(ahead, [ahead], `${sessionId}-other`, 1);
+            } finally {
+              lagging.projector.start(lagging.store);
+            }
+            expect(await lagging.projector.waitForPosition(await lagging.store.headPosition(), 5000)).toBe(true);
+            const answer = await lagging.erase(sessionId);
+            // It counts from the first revision it holds (0) to the last deleted one: every event of the life.
+            expect(answer).toMatchObject({ sessionId, erasedEvents: events });
+            const [record] = await recordsOf(lagging.store, sessionId);
+            expect(record.data).toMatchObject({ lastRevision: String(events - 1) });
+            for (const r of replicas) {
+              expect(await r.projector.waitForPosition(record.position, 5000)).toBe(true);
+              const rows = r.projector.store.db.prepare('SELECT revision FROM session_log WHERE session_key = ?').all(key);
+              expect({ replica: replicas.indexOf(r), lag, rows }).toEqual({ replica: replicas.indexOf(r), lag, rows: [] });
+              expect(getWindow(r.projector.store, 't', sessionId)).toBeNull();
+            }
+          },
+        ),
+        { numRuns: runs },
+      );
+    });
+
     it('given a session erased at once, written again and erased at once again, then each life has one record and its own answers', async () => {
       const sessionId = fresh();
       await written(replicas[0], replicas, sessionId, 2);

@@ -10,7 +10,7 @@ import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import { randomUUID } from 'node:crypto';
 import { DuplicateEventIdError, WrongExpectedRevisionError, deterministicEventId, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
-import { SESSION_ERASED, erasedBefore, erasureStream, type SessionErasedData } from '../events/erasure-events';
+import { SESSION_ERASED, erasedRowsOf, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
@@ -99,9 +99,9 @@ const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.pos
  * that lands meanwhile makes the deletion fail, and it is tried again, so that it goes too); the
  * record, appended after the deletion, names the global position and revision of the last deleted
  * event. Every replica's projector erases the session's rows when it reaches the record, in log
- * order: the deleted events all come before it, and it erases only rows projected up to that
- * position, so an append to the same session id after the deletion (a new stream, before or after
- * the record) is kept.
+ * order: the deleted events all come before it, and it erases only rows projected from revisions up
+ * to the record's `lastRevision` ({@link erasedRowsOf}), so an append to the same session id after
+ * the deletion (a new stream continuing the revisions, before or after the record) is kept.
  *
  * One record per life of the session (a life: the revisions from its first event to the last one
  * deleted; revisions are never reused): the record is appended at the erasure stream's revision
@@ -152,7 +152,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
     if (!(await this.projector.waitForPosition(record.position, PROJECTOR_WAIT_MS)))
-      this.projector.eraseSession(command.tenantId, command.sessionId, erasedBefore(record.data));
+      this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data));
     const { sessionId, erasedEvents, erasedAt } = record.data;
     return { sessionId, erasedEvents, erasedAt, position: record.position.toString() };
   }
@@ -230,7 +230,11 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * up to the record wait. When none comes and this replica's read models hold rows of that life,
    * the deletion was interrupted (the store failed, the process ended before the record): the
    * record is written now, counting the life's revisions the read models hold (from its first
-   * one to the deleted last), so every replica erases the rows.
+   * one to the deleted last), so every replica erases the rows. Its `lastRevision` is exact (the
+   * stream's incarnation - 1) and bounds every replica's erasure: a replica that had projected
+   * more of the life than this one erases all of it. Its `lastPosition` is the last this replica
+   * holds (lower than the life's when it lagged), read only by builds that bound the erasure by
+   * position.
    * @throws SessionNotFoundError when neither a record nor rows of the session exist.
    */
   private async alreadyDeleted(command: EraseSessionCommand, emptyAt: bigint, incarnation: bigint): Promise<ErasureRecord> {

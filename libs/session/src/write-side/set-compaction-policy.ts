@@ -4,17 +4,22 @@
  * the session.
  *
  * Load → {@link decideSetPolicy} (idempotent: the policy the session already has appends nothing
- * and answers the event that set it) → append at the loaded revision → on conflict, reload and
- * decide again.
+ * and answers the event that set it) → the client's `expectedRevision`, when it sent one, checked
+ * on the loaded state by the appends' rule (`checkClientExpected`: compactions' decisions after it
+ * do not count; a resend of a PUT that was written at it answers the event it wrote; another
+ * writer's event after it is 409, before the decision is acted on) → append at the loaded
+ * revision → on conflict, reload, check and decide again.
  */
 import { Inject, Optional } from '@nestjs/common';
 import { CommandHandler, type ICommandHandler } from '@nestjs/cqrs';
 import type { Strategy, Trigger } from '@lib/compaction';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, type EventStore, type ExpectedRevision } from '@lib/event-store';
 import { StoreAnswerCheck } from './store-answer-check';
 import { sessionKey, sessionStream, type EstimatorName, type PolicySetData } from '../events/session-stream-events';
 import { policyAnswer, type PolicyAnswer } from '../domain/policy-answer';
-import { decideSetPolicy, type SetPolicy } from '../decider/session-decider';
+import { decideSetPolicy, type PolicyDecision, type SetPolicy } from '../decider/session-decider';
+import { expectedRevisionReadCount, policyResentAsFirst, policyRevisionOnLog } from '../decider/client-expected-revision';
+import type { SessionWindowState } from '../domain/session-window';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer } from '../summarizers/summarizer';
@@ -25,7 +30,10 @@ import { SessionStateCache } from './session-state-cache';
 /** How many times a policy PUT reloads after the stream moved on before it answers 409. */
 export const MAX_POLICY_ATTEMPTS = 8;
 
-/** Set the auto-compaction policy of `sessionId`; `strategy` null clears it. */
+/**
+ * Set the auto-compaction policy of `sessionId`; `strategy` null clears it. `expectedRevision`:
+ * the client's precondition, as on appends (`'any'`, the default: none).
+ */
 export class SetCompactionPolicyCommand {
   constructor(
     readonly tenantId: string,
@@ -33,6 +41,7 @@ export class SetCompactionPolicyCommand {
     readonly strategy: Strategy | null,
     readonly trigger: Trigger | null,
     readonly estimator: EstimatorName,
+    readonly expectedRevision: ExpectedRevision = 'any',
   ) {}
 }
 
@@ -53,7 +62,9 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
   /**
    * @throws SessionNotFoundError (404) when a clear (strategy null) names a session that does not exist.
    * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
-   * @throws RevisionConflictError (409) when the stream moved on {@link MAX_POLICY_ATTEMPTS} times in a row.
+   * @throws RevisionConflictError (409 `wrong_expected_revision`) when the client's `expectedRevision`
+   *   does not hold (another writer's event came after it), before a clear's 404; or when the stream
+   *   moved on {@link MAX_POLICY_ATTEMPTS} times in a row.
    */
   async execute(command: SetCompactionPolicyCommand): Promise<PolicyAnswer> {
     if (command.strategy) checkStrategyFitsSummarizer(command.strategy, this.summarizer);
@@ -73,6 +84,9 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
       if (!state && policy.strategy) policy.incarnation = await this.store.streamIncarnation(sessionStream(key));
       const decision = decideSetPolicy(policy, state, { now: new Date() });
+      // The client's own revision first, as on appends: a stale one is refused before the decision is acted on.
+      if (command.expectedRevision !== 'any' && !(await this.clientExpectedHolds(key, command.expectedRevision, state, decision)))
+        throw new RevisionConflictError(String(command.expectedRevision), String(state?.revision ?? 'no_stream'));
       if (decision.kind === 'nothing-to-clear') {
         // No policy was ever set: nothing is written, and a session that does not exist is not created by a clear.
         if (decision.revision === null) {
@@ -99,9 +113,40 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         const retriable = err instanceof WrongExpectedRevisionError || err instanceof DuplicateEventIdError;
         if (err instanceof WrongExpectedRevisionError) answers.refused(expected, err);
         if (retriable && attempt < MAX_POLICY_ATTEMPTS) continue;
-        if (err instanceof WrongExpectedRevisionError) throw new RevisionConflictError(String(err.expected), String(err.actual));
+        if (err instanceof WrongExpectedRevisionError)
+          throw new RevisionConflictError(command.expectedRevision === 'any' ? String(err.expected) : String(command.expectedRevision), String(err.actual));
         throw err;
       }
     }
+  }
+
+  /**
+   * Whether the client's `expected` revision (not `any`) lets `decision`, taken on `state` (the
+   * store's state as just loaded; null: no stream), go ahead: it matches, or only compactions'
+   * decisions came after it (appends' rule, {@link policyRevisionOnLog}), or the PUT is a resend of
+   * one written at it (the policy it asks for is in force, set by the event right after it and those
+   * decisions: `decision` is `unchanged`, answered as a retry). False: another writer's event came
+   * after it (or, for `no_stream` / `stream_exists`, the session does / does not exist). Reads the
+   * log only when the state is past an exact revision (at most a few hundred events), or its first
+   * event for `no_stream`.
+   */
+  private async clientExpectedHolds(
+    key: string,
+    expected: Exclude<ExpectedRevision, 'any'>,
+    state: SessionWindowState | null,
+    decision: PolicyDecision,
+  ): Promise<boolean> {
+    const current = state?.revision ?? null;
+    if (expected === 'stream_exists') return current !== null;
+    if (current === null) return expected === 'no_stream';
+    const setting = decision.kind === 'unchanged' ? decision.revision : null;
+    if (expected === 'no_stream') {
+      const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
+      return policyResentAsFirst(first, setting);
+    }
+    if (current === expected) return true;
+    if (current < expected) return false;
+    const stored = await this.store.readStream(sessionStream(key), { fromRevision: expected, maxCount: expectedRevisionReadCount(expected, current, 1) });
+    return policyRevisionOnLog(expected, current, stored, setting).kind !== 'stale';
   }
 }

@@ -7,6 +7,7 @@ import { decodeRecallCursor, encodeRecallCursor, type RecallCursor } from '../re
 import { recallQueryPlan, type RecallQueryPlan } from '../recall-match-expression';
 import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
+import { RECALL_SCRIPT_BOUNDARY } from '../script-boundary';
 
 /** Default page size of {@link searchRecall}. */
 export const DEFAULT_RECALL_LIMIT = 20;
@@ -512,6 +513,7 @@ function phraseCounts(store: ReadModelStore, table: string, phrases: readonly st
  * The snippets of a page's hits by position, HTML-escaped, matched words in `<mark>`. Matches are
  * marked with control characters that never occur in indexed text (they are stripped from it),
  * the excerpt is escaped, then the marks become tags: the stored text can never inject markup.
+ * The script boundaries of the word index (`wordIndexText`) are dropped: snippets show the text as sent.
  * Words searched as substrings (one or two characters of an unspaced script, emoji) are marked
  * too, and when the query has nothing else the excerpt is taken around the first of them
  * ({@link substringExcerpt}).
@@ -550,7 +552,12 @@ function recallSnippets(
   }
   const snippets = new Map<bigint, string>();
   for (const [position, text] of raw)
-    snippets.set(position, escapeHtml(markSubstrings(text, substrings)).replaceAll('\u0001', RECALL_SNIPPET_OPEN).replaceAll('\u0002', RECALL_SNIPPET_CLOSE));
+    snippets.set(
+      position,
+      escapeHtml(markSubstrings(text.replaceAll(RECALL_SCRIPT_BOUNDARY, ''), substrings))
+        .replaceAll('\u0001', RECALL_SNIPPET_OPEN)
+        .replaceAll('\u0002', RECALL_SNIPPET_CLOSE),
+    );
   return snippets;
 }
 

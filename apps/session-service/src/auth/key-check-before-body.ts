@@ -1,0 +1,86 @@
+/**
+ * The API key and the rate limit of the `/v1` routes, checked before the body is read (Fastify's
+ * `onRequest` stage): a request over its budget is answered 429 `rate_limited`, then one without a
+ * known key 401 `unauthorized`, before its body is read, parsed or even asked for
+ * (`Expect: 100-continue` gets the answer instead of `100 Continue`), and a client still sending its
+ * body reads the answer ({@link answerBeforeBody}: `Connection: close`, the body read and discarded
+ * within bounds). Checked by Nest guards alone, an unauthenticated client made every replica read
+ * and parse up to `MAX_BODY_BYTES` per request before its 401.
+ *
+ * The answers are the guards' (same decision, {@link tenantOf}; same budgets, `rate-limit-budget.ts`;
+ * same bodies and headers): a 429 carries `Retry-After` and `X-RateLimit-Limit`, `-Remaining` (0)
+ * and `-Reset`, and every other answer of a limited route the `X-RateLimit-*` headers; no answer
+ * has `WWW-Authenticate`. The order is the guards': the budget is spent first (an unknown key spends
+ * its address's, so guessing keys is throttled), then the key is checked. The answers given before
+ * in the `onRequest` stage still come first (503 `shutting_down`, 415, 413 for a declared length,
+ * 405 and 404 near a route, 400 `invalid_query_encoding`); the body's own errors (400
+ * `malformed_json`, `malformed_body`, 413 for a chunked or compressed body, …) come after.
+ *
+ * Routes: every route whose pattern is under `/v1` (the controllers behind {@link ApiKeyGuard});
+ * `/health`, `/health/ready`, `/metrics`, the `/ui` page's files and `/docs` stay open, and a path no
+ * route has gets its 404 or 405 as before. {@link ApiKeyGuard} stays on the controllers and makes
+ * the same decision again. NATS commands do not come this way (their tenant is their subject's).
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ThrottlerStorage } from '@nestjs/throttler';
+import { RATE_LIMITED, toApiError } from '../http/api-error.filter';
+import { answerBeforeBody, type DiscardLimits } from '../http/early-answer';
+import { markRateLimitCounted, RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from '../http/rate-limit-budget';
+import { tenantOf, type TenantRequest } from './api-key.guard';
+
+/** What {@link checkKeyBeforeBody} checks with. */
+export interface KeyCheckOptions {
+  /** Key → tenant (`API_KEYS`); empty in open development mode (every request is tenant `default`, no 401). */
+  apiKeys: ReadonlyMap<string, string>;
+  /** Requests per minute per budget (`RATE_LIMIT_PER_MINUTE`); 0: no limit. */
+  rateLimitPerMinute: number;
+  /** The throttler's storage (the guard's), where budgets are counted. */
+  storage: ThrottlerStorage;
+  /** Bounds of the reading and discarding of a refused request's body (default: `early-answer.ts`'s). */
+  discardLimits?: DiscardLimits;
+}
+
+/** True when a route pattern (`request.routeOptions.url`; undefined when no route matched) needs a key and counts against the rate limit: those under `/v1`. */
+export function isKeyedRoute(pattern: string | undefined): boolean {
+  return pattern !== undefined && (pattern === '/v1' || pattern.startsWith('/v1/'));
+}
+
+/**
+ * Makes `app` check the rate limit and the API key of every `/v1` request in an `onRequest` hook
+ * (see the module doc); call after the other `onRequest` answers are added, so that they keep
+ * coming first. Sets the request's `tenantId` ({@link tenantOf}). Adds nothing in open
+ * development mode without a rate limit (there is nothing to refuse).
+ */
+export function checkKeyBeforeBody(app: FastifyInstance, options: KeyCheckOptions): void {
+  const { apiKeys, rateLimitPerMinute: limit, storage, discardLimits } = options;
+  if (apiKeys.size === 0 && limit <= 0) return;
+  app.addHook('onRequest', async (request: FastifyRequest & TenantRequest, reply: FastifyReply) => {
+    if (!isKeyedRoute(request.routeOptions.url)) return;
+    if (limit > 0) {
+      const tracker = rateLimitTracker(request, apiKeys);
+      const spent = await storage.increment(rateLimitKey(tracker), RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, RATE_LIMIT_THROTTLER);
+      markRateLimitCounted(request.raw);
+      if (spent.isBlocked) {
+        void reply
+          .header('retry-after', spent.timeToBlockExpire)
+          .header('x-ratelimit-limit', limit)
+          .header('x-ratelimit-remaining', 0)
+          .header('x-ratelimit-reset', spent.timeToBlockExpire);
+        answerBeforeBody(request, reply, 429, { ...RATE_LIMITED }, discardLimits);
+        return reply;
+      }
+      void reply
+        .header('x-ratelimit-limit', limit)
+        .header('x-ratelimit-remaining', Math.max(0, limit - spent.totalHits))
+        .header('x-ratelimit-reset', spent.timeToExpire);
+    }
+    try {
+      request.tenantId = tenantOf(request, apiKeys);
+    } catch (refusal) {
+      // The UnauthorizedException the guard would throw, answered as its error filter does.
+      const { status, body } = toApiError(refusal);
+      answerBeforeBody(request, reply, status, body, discardLimits);
+      return reply;
+    }
+  });
+}

@@ -1,0 +1,125 @@
+/**
+ * A Latin word or code written directly against text of a script without spaces (Chinese,
+ * Japanese, Thai) or against Korean is found by itself: a script boundary separates words in the
+ * word index as a space does (newcomer report ncrecall, item 1). Snippets show the text as sent.
+ * Also: a query of more than 32 words, or of nothing searchable, is refused (items 2 and 3).
+ */
+import fc from 'fast-check';
+import { searchRecall } from './queries/recall-query';
+import { InvalidQueryError } from './invalid-query-error';
+import { MAX_RECALL_QUERY_TERMS } from './recall-match-expression';
+import { ReadModelStore } from './read-model-store';
+import { SessionProjector } from './session-projector';
+import { RecordedSessionLog, user } from './testing/recorded-session-log';
+
+function project(log: RecordedSessionLog): ReadModelStore {
+  const store = ReadModelStore.open(':memory:');
+  new SessionProjector(store).applyBatch(log.events);
+  return store;
+}
+
+describe('recall finds a Latin code written against CJK, Thai or Korean text', () => {
+  const log = new RecordedSessionLog();
+  log.append('m', user('zh', '我的预订号码是XK42Q9，请改到星期六。'));
+  log.append('m', user('ja', '新幹線の予約番号はJP5512です。'));
+  log.append('m', user('ko', '예약 번호는KR7781입니다'));
+  log.append('m', user('th', 'หมายเลขการจองคือTH9931ครับ'));
+  log.append('m', user('en', 'plain booking XK42Q9B and 2025 JP55120'));
+  const store = project(log);
+  const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
+  const snippet = (q: string) => searchRecall(store, { tenantId: 'default', q }).items[0]?.snippet;
+
+  it('given a code glued to Chinese, Japanese, Korean or Thai, when recall searches the code alone, then it finds that event only', () => {
+    expect(find('XK42Q9')).toEqual(['zh']);
+    expect(find('xk42q9')).toEqual(['zh']);
+    expect(find('JP5512')).toEqual(['ja']);
+    expect(find('KR7781')).toEqual(['ko']);
+    expect(find('TH9931')).toEqual(['th']);
+  });
+
+  it('given such a text, when recall searches the code with its neighbours, then it still finds it', () => {
+    expect(find('是XK42Q9')).toEqual(['zh']);
+    expect(find('JP5512です')).toEqual(['ja']);
+    expect(find('번호는KR7781입니다')).toEqual(['ko']);
+    expect(find('번호는')).toEqual(['ko']);
+  });
+
+  it('given such a hit, when recall shows its snippet, then it is the text as sent (NFKC-folded, as every snippet) with the code marked', () => {
+    expect(snippet('XK42Q9')).toBe('我的预订号码是<mark>XK42Q9</mark>,请改到星期六。'); // the full-width comma folded
+    expect(snippet('JP5512')).toBe('新幹線の予約番号は<mark>JP5512</mark>です。');
+    expect(snippet('KR7781')).toBe('예약 번호는<mark>KR7781</mark>입니다');
+  });
+
+  it('given a script boundary inside a query word of one script, when recall searches, then words of other texts are not split', () => {
+    expect(find('XK42Q9B')).toEqual(['en']);
+    expect(find('JP55120')).toEqual(['en']);
+  });
+});
+
+/** Random text of one of the scripts without spaces (or Korean), never changed by NFKC. */
+const unspacedText = fc
+  .array(
+    fc.oneof(
+      fc.integer({ min: 0x4e00, max: 0x9fff }), // Han
+      fc.integer({ min: 0x3041, max: 0x3096 }), // Hiragana
+      fc.integer({ min: 0x30a1, max: 0x30fa }), // Katakana
+      fc.integer({ min: 0x0e01, max: 0x0e2e }), // Thai consonants
+      fc.constant(0x0e35), // a Thai vowel sign (a combining mark)
+      fc.integer({ min: 0xac00, max: 0xd7a3 }), // Hangul syllables
+    ),
+    { minLength: 1, maxLength: 12 },
+  )
+  .map((points) => String.fromCodePoint(...points))
+  .filter((text) => !/^\p{M}/u.test(text));
+const latinToken = fc.stringMatching(/^[A-Za-z0-9]{1,10}$/);
+
+describe('recall script boundaries (property)', () => {
+  it('finds a random Latin/digit token placed against random CJK, Thai or Korean text, and shows the text as sent', () => {
+    fc.assert(
+      fc.property(unspacedText, latinToken, unspacedText, fc.boolean(), (before, token, after, hasAfter) => {
+        const text = `${before}${token}${hasAfter ? after : ''}`;
+        const log = new RecordedSessionLog();
+        log.append('p', user('hit', text));
+        log.append('p', user('other', 'unrelated words only'));
+        const { items } = searchRecall(project(log), { tenantId: 'default', q: token });
+        expect(items.map((h) => h.eventId)).toEqual(['hit']);
+        expect(items[0].snippet.replace(/<\/?mark>/g, '')).toBe(text);
+        expect(items[0].snippet).toContain(`<mark>${token}</mark>`);
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
+
+describe('recall rejects queries it cannot search whole', () => {
+  const log = new RecordedSessionLog();
+  log.append('l', user('u1', Array.from({ length: 40 }, (_, i) => `alpha${i}`).join(' ')));
+  const store = project(log);
+  const rejection = (q: string): unknown => {
+    try {
+      searchRecall(store, { tenantId: 'default', q });
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
+  it(`given more than ${MAX_RECALL_QUERY_TERMS} words, when recall searches, then it answers invalid_query naming the limit (no word is dropped)`, () => {
+    const words = Array.from({ length: MAX_RECALL_QUERY_TERMS }, (_, i) => `alpha${i}`);
+    expect(searchRecall(store, { tenantId: 'default', q: words.join(' ') }).items).toHaveLength(1);
+    const error = rejection([...words, 'zzzznotthere'].join(' '));
+    expect(error).toBeInstanceOf(InvalidQueryError);
+    expect(error).toMatchObject({ parameter: 'q', code: 'invalid_query' });
+    expect((error as Error).message).toContain(`${MAX_RECALL_QUERY_TERMS} words`);
+    // punctuation-only words are not searched and do not count
+    expect(searchRecall(store, { tenantId: 'default', q: [...words, '---', '!!'].join(' ') }).items).toHaveLength(1);
+  });
+
+  it('given only combining marks, when recall searches, then it answers invalid_query: nothing searchable', () => {
+    for (const q of ['\u0301', '\u0301\u0308', ' \u0301 ', '-\u0301-']) {
+      const error = rejection(q);
+      expect({ q, error }).toMatchObject({ q, error: { parameter: 'q', code: 'invalid_query' } });
+    }
+    expect(() => searchRecall(store, { tenantId: 'default', q: 'alpha1\u0301' })).not.toThrow(); // a mark on a letter is searchable
+  });
+});

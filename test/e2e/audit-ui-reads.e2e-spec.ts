@@ -1,0 +1,414 @@
+/**
+ * The audit page at `/ui` in a real browser (playwright-core driving Debian's Chromium, as in
+ * audit-ui.e2e-spec.ts), on how it reads and what its figures mean:
+ *  - a session of 130,000 log entries opens (the chart's extent is found without spreading the
+ *    points into Math.min/Math.max, which overflows the call stack past ~120,000 arguments);
+ *    its routes are answered by a fetch stub inside the page, not written through HTTP;
+ *  - "Load more" clicked twice while a page is read lists each session once;
+ *  - a filter applied while "Load more" is read drops that unfiltered page; a recall search drops
+ *    the answer of the search before it;
+ *  - recall pages through `nextCursor` ("More hits") and marks the first mention;
+ *  - one page load is one state: the summary is read first and the log and history are cut at its
+ *    revision ("As of revision N"), even when events and a compaction land between the reads;
+ *  - every token figure names its estimator, and the chart is drawn in one, naming the compactions
+ *    counted in another;
+ *  - while a session is read, a loading line says so above the page still on screen.
+ * Open mode; the slow reads are held by route handlers (no timing assertions). Runs in about 20 s.
+ */
+import type { Browser, Page, Route } from 'playwright-core';
+import type { SessionServiceClient } from '@lib/client';
+import { startListeningService, type ClientHarness } from '../support/client-harness';
+import { hasChromium, launchChromium, reportNoChromium } from '../support/chromium';
+
+const suite = hasChromium()
+  ? describe
+  : (title: string, fn: () => void) => {
+      reportNoChromium(title);
+      describe.skip(`${title} (skipped: no Chromium)`, fn);
+    };
+
+/** Sessions written for the list (more than one page of 100). */
+const LISTED = 102;
+/** Log entries of the stubbed session (past the ~120,000 arguments a spread takes). */
+const HUGE = 130_000;
+
+/** A promise and its resolver. */
+function gate(): { promise: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const promise = new Promise<void>((resolve) => (open = resolve));
+  return { promise, open };
+}
+
+suite('audit page in a browser: reads and units', () => {
+  let harness: ClientHarness;
+  let client: SessionServiceClient;
+  let browser: Browser;
+  let page: Page;
+
+  const append = async (sessionId: string, events: object[], userId?: string) => {
+    const { response } = await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId } },
+      body: { events: events as never, ...(userId ? { userId } : {}) },
+    });
+    expect(response.status).toBe(201);
+  };
+  const turns = (prefix: string, n: number, words = '') =>
+    Array.from({ length: n }, (_, i) => [
+      { id: `${prefix}u${i}`, type: 'user', text: `Question ${i} about ORD-${i} ${words}` },
+      { id: `${prefix}a${i}`, type: 'assistant', text: `Answer ${i} ${'lorem ipsum '.repeat(10)}` },
+    ]).flat();
+  /** Sessions in the list, all of them (LISTED plus the ones the other tests write). */
+  const allSessions = async () => {
+    const ids: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const { data } = await client.GET('/v1/sessions', { params: { query: { limit: 100, ...(cursor ? { cursor } : {}) } } });
+      ids.push(...data!.sessions.map((s) => s.sessionId));
+      cursor = data!.nextCursor;
+    } while (cursor);
+    return ids;
+  };
+  const openList = async () => {
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#sessions tbody tr').first().waitFor();
+  };
+
+  beforeAll(async () => {
+    harness = await startListeningService();
+    client = harness.client();
+    for (let i = 0; i < LISTED; i += 10) {
+      await Promise.all(
+        Array.from({ length: Math.min(10, LISTED - i) }, (_, j) =>
+          append(`listed-${String(i + j).padStart(3, '0')}`, [{ type: 'user', text: 'hi' }], `user${(i + j) % 3}`),
+        ),
+      );
+    }
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.stop();
+  });
+
+  it('opens a session of 130,000 log entries (no call-stack overflow in the chart)', async () => {
+    // The session's three routes answered inside the page (its fetch wrapped before the page's
+    // script runs: no 130,000 events written, no 10 MB sent over the browser's protocol): ten
+    // conversation events of 10 tokens, the rest entries of a type the timeline does not list,
+    // each a point of the chart. The log comes in one answer (the API's pages hold at most 1,000;
+    // the page reads on while nextRevision comes), so the page's gathering of pages meets 130,000 too.
+    const stub = `(() => {
+      const sessionId = 'huge-stub', entries = ${HUGE}, at = '2026-01-01T00:00:00.000Z';
+      const summary = { sessionId, userId: null, revision: String(entries - 1), lastPosition: String(entries - 1), eventCount: 10,
+        windowEvents: 10, windowTokens: 100, estimator: 'cl100k_base', compactionCount: 0, failedCompactionCount: 0,
+        noopCompactionCount: 0, triggerStillFires: null, policy: null, createdAt: at, lastActivityAt: at };
+      const entry = (r) => r % 13000 === 0
+        ? JSON.stringify({ type: 'ConversationEventAppended', revision: String(r), position: String(r), recordedAt: at, eventId: 'e' + r,
+            kind: 'user', archived: false, data: { event: { id: 'e' + r, type: 'user', text: 'event ' + r }, costs: { cl100k_base: 10, o200k_base: 10, chars: 40 } } })
+        : '{"type":"FillerRecorded","revision":"' + r + '","position":"' + r + '","recordedAt":"' + at + '","data":{}}';
+      const answer = (body) => new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+      const json = (body) => answer(JSON.stringify(body));
+      const realFetch = window.fetch.bind(window);
+      window.fetch = async (input, init) => {
+        const path = new URL(String(input), location.href).pathname;
+        if (path === '/v1/sessions/' + sessionId) return json(summary);
+        if (path === '/v1/sessions/' + sessionId + '/compactions') return json({ sessionId, compactions: [] });
+        if (path === '/v1/sessions/' + sessionId + '/events') return answer('{"sessionId":"' + sessionId + '","revision":"' + summary.revision + '","events":[' + Array.from({ length: entries }, (_, i) => entry(i)).join(',') + ']}');
+        return realFetch(input, init);
+      };
+    })();`;
+    const stubbed = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    try {
+      await stubbed.addInitScript({ content: stub });
+      await stubbed.goto(`${harness.baseUrl}/ui#/s/huge-stub`);
+      await stubbed.locator('#session-title, #page-error').first().waitFor({ timeout: 60_000 });
+      expect(await stubbed.locator('#page-error').count()).toBe(0);
+      expect(await stubbed.locator('#session-title').innerText()).toBe('huge-stub');
+      expect(await stubbed.locator('#timeline-heading').innerText()).toBe(
+        'Log timeline (130,000 log entries: 10 conversation events, 0 decision events, 129,990 other entries)',
+      );
+      expect(await stubbed.locator('#chart svg text').allTextContents()).toEqual(expect.arrayContaining(['100', 'revision (max 129999)']));
+    } finally {
+      await stubbed.close();
+    }
+  }, 90_000);
+
+  it('lists each session once when "Load more" is clicked twice while its page is read', async () => {
+    const expected = await allSessions();
+    expect(expected.length).toBeGreaterThan(100);
+    await openList();
+    // The next page is held until both clicks are in: the second lands while the first is read.
+    const held = gate();
+    let asked = 0;
+    let answered = 0;
+    const slow = async (route: Route) => {
+      asked++;
+      await held.promise;
+      await route.continue();
+    };
+    const finished = (r: { url(): string }) => void (r.url().includes('cursor=') && answered++);
+    page.on('requestfinished', finished);
+    await page.route(/\/v1\/sessions\?.*cursor=/, slow);
+    try {
+      await page.locator('#more').dblclick();
+      held.open();
+      await page.locator('#more').waitFor({ state: 'hidden' });
+      // Every page asked for (one, or two on a double read) answered and drawn.
+      for (let i = 0; i < 100 && answered < asked; i++) await new Promise((r) => setTimeout(r, 20));
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
+      const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+      expect(ids.length).toBe(new Set(ids).size);
+      expect(new Set(ids)).toEqual(new Set(expected));
+      expect(await page.locator('#session-count').innerText()).toBe(`${expected.length} of ${expected.length} loaded`);
+    } finally {
+      held.open();
+      page.off('requestfinished', finished);
+      await page.unroute(/\/v1\/sessions\?.*cursor=/, slow);
+    }
+  });
+
+  it('drops the unfiltered "Load more" page when a filter is applied while it is read', async () => {
+    await openList();
+    const held = gate();
+    let moreAnswered!: () => void;
+    const moreDone = new Promise<void>((r) => (moreAnswered = r));
+    const hold = async (route: Route) => {
+      await held.promise;
+      await route.continue();
+    };
+    const finished = (r: { url(): string }) => void (r.url().includes('cursor=') && moreAnswered());
+    page.on('requestfinished', finished);
+    await page.route(/\/v1\/sessions\?.*cursor=/, hold);
+    const ofUser1 = Array.from({ length: LISTED }, (_, i) => i).filter((i) => i % 3 === 1).length;
+    try {
+      await page.locator('#more').click();
+      await page.locator('input[name=userId]').fill('user1');
+      await page.locator('form button[type=submit]').first().click();
+      // The filtered list is drawn (the count beside the filter, '#session-count', is the page's own).
+      await page
+        .locator('#sessions tbody tr')
+        .nth(ofUser1 - 1)
+        .waitFor();
+      await page.locator('#sessions tbody tr').nth(ofUser1).waitFor({ state: 'detached' });
+      held.open();
+      await moreDone;
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
+      const users = await page.locator('#sessions tbody tr td:nth-child(2)').allInnerTexts();
+      expect(users.length).toBeGreaterThan(0);
+      expect(users.filter((u) => u !== 'user1')).toEqual([]);
+      expect(users.length).toBe(ofUser1);
+      expect(await page.locator('#session-count').innerText()).toBe(`${ofUser1} of ${ofUser1} loaded`);
+    } finally {
+      held.open();
+      page.off('requestfinished', finished);
+      await page.unroute(/\/v1\/sessions\?.*cursor=/, hold);
+    }
+  });
+
+  it('pages recall hits with "More hits", marks the first mention, and drops the answer of an earlier search', async () => {
+    const sessionId = 'recall-pages';
+    await append(sessionId, turns('r', 23, 'zephyr'));
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+    await page.locator('#timeline').waitFor();
+    // A first search held until a second one is answered: its late answer must not replace the second's.
+    const held = gate();
+    let earlierAnswered!: () => void;
+    const earlierDone = new Promise<void>((r) => (earlierAnswered = r));
+    const hold = async (route: Route) => {
+      await held.promise;
+      await route.continue();
+    };
+    const finished = (r: { url(): string }) => void (r.url().includes('q=lorem') && earlierAnswered());
+    page.on('requestfinished', finished);
+    await page.route(/\/v1\/recall\?q=lorem/, hold);
+    try {
+      await page.locator('#recall input[name=recall]').fill('lorem');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall input[name=recall]').fill('zephyr');
+      await page.locator('#recall button[type=submit]').click();
+      await page.locator('#recall-results li[data-event]').first().waitFor();
+      held.open();
+      await earlierDone;
+      await page.evaluate(() => new Promise((r) => setTimeout(r, 50)));
+    } finally {
+      held.open();
+      page.off('requestfinished', finished);
+      await page.unroute(/\/v1\/recall\?q=lorem/, hold);
+    }
+    const hits = page.locator('#recall-results li[data-event]');
+    // Only the second search's hits (the user questions ru…), not the held first one's answers (ra…).
+    expect((await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')))).filter((id) => !id!.startsWith('ru'))).toEqual([]);
+    expect(await hits.count()).toBe(20);
+    expect(await page.locator('#recall-status').innerText()).toBe('20 hits shown; more follow');
+    // The API answers the first mention first; the page marks it.
+    const first = hits.first();
+    expect(await first.getAttribute('data-event')).toBe('ru0');
+    expect(await first.getAttribute('class')).toContain('first-mention');
+    expect(await first.innerText()).toContain('first mention');
+    expect(await page.locator('#recall-results li.first-mention').count()).toBe(1);
+    await page.locator('#recall-more').click();
+    await page.locator('#recall-more').waitFor({ state: 'hidden' });
+    const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    expect(ids.length).toBe(23);
+    expect(new Set(ids)).toEqual(new Set(Array.from({ length: 23 }, (_, i) => `ru${i}`)));
+    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown');
+  });
+
+  it('shows one state per page load: the log and compactions cut at the summary’s revision while a writer goes on', async () => {
+    const sessionId = 'live-audit';
+    const path = { sessionId };
+    const strategy = { type: 'sliding-window', maxEvents: 4 } as const;
+    await append(sessionId, turns('a', 5));
+    expect((await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } })).data!.outcome).toBe('compacted');
+    await append(sessionId, turns('b', 3));
+    const { data: before } = await client.GET('/v1/sessions/{sessionId}', { params: { path } });
+
+    // The summary is answered as it was; then, before the log is read, more events and a second
+    // compaction (archiving events of the summary's revision) land.
+    const summaryRead = gate();
+    const written = gate();
+    let writing: Promise<void> | undefined;
+    const onSummary = async (route: Route) => {
+      const answer = await route.fetch();
+      summaryRead.open();
+      await route.fulfill({ response: answer });
+    };
+    const onLog = async (route: Route) => {
+      await summaryRead.promise;
+      writing ??= (async () => {
+        await append(sessionId, turns('c', 3));
+        const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
+        expect(data!.outcome).toBe('compacted');
+        written.open();
+      })();
+      await writing;
+      await route.continue();
+    };
+    const onHistory = async (route: Route) => {
+      await written.promise;
+      await route.continue();
+    };
+    const isSummary = (url: URL) => url.pathname === `/v1/sessions/${sessionId}`;
+    const isLog = (url: URL) => url.pathname === `/v1/sessions/${sessionId}/events`;
+    const isHistory = (url: URL) => url.pathname === `/v1/sessions/${sessionId}/compactions`;
+    await page.route(isSummary, onSummary);
+    await page.route(isLog, onLog);
+    await page.route(isHistory, onHistory);
+    try {
+      await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+      await page.locator('#timeline').waitFor();
+    } finally {
+      await page.unroute(isSummary, onSummary);
+      await page.unroute(isLog, onLog);
+      await page.unroute(isHistory, onHistory);
+    }
+    const { data: after } = await client.GET('/v1/sessions/{sessionId}', { params: { path } });
+    expect(BigInt(after!.revision)).toBeGreaterThan(BigInt(before!.revision));
+    expect(after!.compactionCount).toBe(2);
+
+    const facts = await page.locator('dl.facts').first().innerText();
+    expect(facts).toContain(`revision\n${before!.revision}`);
+    expect(facts).toContain(`conversation events\n${before!.eventCount}`);
+    const revisions = await page.locator('#timeline > li > .muted:first-child').allInnerTexts();
+    expect(Math.max(...revisions.map((r) => Number(r.replace('#', ''))))).toBe(Number(before!.revision));
+    expect(await page.locator('#timeline li[data-event^="c"]').count()).toBe(0);
+    expect(await page.locator('#timeline-heading').innerText()).toContain(`${before!.eventCount} conversation events`);
+    expect(await page.locator('#compactions tbody tr').count()).toBe(before!.compactionCount);
+    expect(await page.locator('#chart svg line.mark').count()).toBe(before!.compactionCount);
+    // As of that revision, only the first compaction had archived anything.
+    const { data: log } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path, query: { limit: 1000 } } });
+    const firstCompaction = log!.events.find((e) => e.type === 'CompactionCompleted')!.compactionId;
+    const archivedThen = log!.events.filter((e) => e.archived && e.archivedBy === firstCompaction && BigInt(e.revision) <= BigInt(before!.revision));
+    const archivedLater = log!.events.filter((e) => e.archived && e.archivedBy !== firstCompaction && BigInt(e.revision) <= BigInt(before!.revision));
+    expect(archivedLater.length).toBeGreaterThan(0);
+    const shownArchived = await page.locator('#timeline li.archived[data-event]').evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    expect(shownArchived.sort()).toEqual(archivedThen.map((e) => e.eventId).sort());
+    expect(await page.locator('#as-of').innerText()).toContain(`As of revision ${before!.revision},`);
+
+    // "read again" reads the session as it is now.
+    await page.locator('#as-of a').click();
+    await page.locator('#as-of', { hasText: `As of revision ${after!.revision},` }).waitFor();
+    expect(await page.locator('#compactions tbody tr').count()).toBe(2);
+  });
+
+  it('names the estimator of every token figure and draws the chart in one, naming the compactions counted in another', async () => {
+    const sessionId = 'mixed-units';
+    const path = { sessionId };
+    await append(sessionId, turns('A', 6), 'ivy');
+    const first = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'token-count', maxTokens: 400 }, estimator: 'chars' },
+    });
+    expect(first.data!.outcome).toBe('compacted');
+    await append(sessionId, turns('B', 6));
+    const second = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path },
+      body: { strategy: { type: 'token-count', maxTokens: 100 }, estimator: 'cl100k_base' },
+    });
+    expect(second.data!.outcome).toBe('compacted');
+    const policy = { strategy: { type: 'sliding-window', maxEvents: 40 }, trigger: { type: 'turn-count', maxTurns: 50 }, estimator: 'o200k_base' } as const;
+    expect((await client.PUT('/v1/sessions/{sessionId}/policy', { params: { path }, body: policy })).response.status).toBe(200);
+
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+    await page.locator('#timeline').waitFor();
+    // The table: each compaction's figures in its own estimator.
+    const cells = await page.locator('#compactions tbody tr td:nth-child(5)').allInnerTexts();
+    expect(cells.map((c) => c.replace(/\s+/g, ' '))).toEqual([
+      `${first.data!.tokensBefore.toLocaleString('en-US')} → ${first.data!.tokensAfter.toLocaleString('en-US')} chars`,
+      `${second.data!.tokensBefore.toLocaleString('en-US')} → ${second.data!.tokensAfter.toLocaleString('en-US')} cl100k_base`,
+    ]);
+    // The timeline's compaction markers too.
+    const markers = await page.locator('#timeline li.decision', { hasText: '◆ compaction' }).allInnerTexts();
+    expect(markers[0]).toMatch(/ chars, \d+ archived/);
+    expect(markers[1]).toMatch(/ cl100k_base, \d+ archived/);
+    // The policy line names the policy's estimator.
+    expect(await page.locator('dl.facts').first().innerText()).toMatch(
+      /policy\nsliding-window \(maxEvents 40\) when turn-count \(maxTurns 50\), counted in o200k_base/,
+    );
+    // The chart: in the policy's estimator, both compactions marked as counted in another.
+    expect(await page.locator('#chart-estimator').inputValue()).toBe('o200k_base');
+    expect(await page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (o200k_base) over revisions');
+    expect(await page.locator('#chart svg line.mark.other-unit').count()).toBe(2);
+    expect(await page.locator('#chart-note').innerText()).toContain('compaction #1 in chars; compaction #2 in cl100k_base');
+    // Switched to chars: the first compaction's unit; only the second is in another.
+    await page.locator('#chart-estimator').selectOption('chars');
+    expect(await page.locator('#chart svg').getAttribute('aria-label')).toBe('window size (chars) over revisions');
+    expect(await page.locator('#chart svg line.mark.other-unit').count()).toBe(1);
+    expect(await page.locator('#chart-note').innerText()).toContain('compaction #2 in cl100k_base');
+    expect(await page.locator('#chart-note').innerText()).not.toContain('#1');
+    // The diff names its estimator on both sides.
+    await page.locator(`#compactions tr[data-compaction="${first.data!.compactionId}"]`).click();
+    await page.locator(`#diff[data-compaction="${first.data!.compactionId}"]`).waitFor();
+    const sides = await page.locator('#diff .diff h2').allInnerTexts();
+    expect(sides[0]).toMatch(/^Before: [\d,]+ chars, \d+ events/);
+    expect(sides[1]).toMatch(/^After: [\d,]+ chars, \d+ events/);
+  });
+
+  it('says which session it is reading while it reads, the page on screen staying until the answer', async () => {
+    const sessionId = 'slow-to-read';
+    await append(sessionId, turns('s', 2));
+    await openList();
+    const held = gate();
+    const isLog = (url: URL) => url.pathname === `/v1/sessions/${sessionId}/events`;
+    const hold = async (route: Route) => {
+      await held.promise;
+      await route.continue();
+    };
+    await page.route(isLog, hold);
+    try {
+      await page.locator(`#sessions tr[data-session="${sessionId}"] a`).click();
+      const loading = page.locator('#loading');
+      await loading.waitFor();
+      expect(await loading.innerText()).toContain(`Reading session ${sessionId}`);
+      expect(await page.locator('#main').getAttribute('aria-busy')).toBe('true');
+      expect(await page.locator('#sessions').count()).toBe(1);
+      held.open();
+      await page.locator('#timeline').waitFor();
+      await loading.waitFor({ state: 'hidden' });
+      expect(await page.locator('#main').getAttribute('aria-busy')).toBeNull();
+    } finally {
+      held.open();
+      await page.unroute(isLog, hold);
+    }
+  });
+});

@@ -1,0 +1,301 @@
+/**
+ * What a client sees of its connection in the edge cases a retrying client meets (ncretry repro
+ * scripts 13–15): a half-close (FIN) inside a body is answered 400 `request_aborted` through the
+ * request's route (it was 400 `malformed_request`, a warn line and a count under route `unknown`);
+ * a half-close after whole requests still gets every answer (a POST was written but unanswered and
+ * uncounted); requests pipelined behind a `malformed_json` are answered (the connection was closed
+ * after it); a DELETE carrying a body is refused (it was ignored: the session was erased whatever
+ * the body said). Raw sockets, so that the bytes sent and read are exactly the test's.
+ */
+import * as net from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { Logger } from '@nestjs/common';
+import { useService } from '../support/service-harness';
+
+/** What a raw exchange read: the bytes (latin1), and whether the service closed the connection within the wait. */
+interface Exchange {
+  text: string;
+  closed: boolean;
+}
+
+/** A step of a raw exchange: half-close (shut down the sending side, a TCP FIN). */
+const FIN = Symbol('FIN');
+
+/** A step of a raw exchange: bytes to write, {@link FIN}, or a pause in ms. */
+type Step = string | Buffer | typeof FIN | number;
+
+/** An HTTP/1.1 POST of `body` (JSON) to `path`, with `extra` header lines (each ending with CRLF). */
+function post(path: string, body: string | Buffer, extra = ''): Buffer {
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${bytes.length}\r\n${extra}\r\n`;
+  return Buffer.concat([Buffer.from(head), bytes]);
+}
+
+/** The status lines of the answers in `text`, in order. */
+function statusLines(text: string): string[] {
+  return [...text.matchAll(/HTTP\/1\.1 \d{3} [^\r]*/g)].map((m) => m[0]);
+}
+
+/** The JSON bodies of the answers in `text` (each answer's body is one JSON object here), in order. */
+function bodies(text: string): Array<Record<string, unknown>> {
+  return text
+    .split(/HTTP\/1\.1 \d{3}/)
+    .slice(1)
+    .map((answer) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as Record<string, unknown>);
+}
+
+/** The head (status line and headers, lower-cased names) of the `index`th answer in `text`. */
+function headOf(text: string, index: number): string {
+  const answer = text.split(/(?=HTTP\/1\.1 \d{3})/)[index] ?? '';
+  return answer.slice(0, answer.indexOf('\r\n\r\n')).toLowerCase();
+}
+
+describe('connection edges: half-close, pipelining after an error, DELETE bodies', () => {
+  const harness = useService();
+  let port: number;
+
+  beforeAll(async () => {
+    const server = harness.service.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+
+  afterEach(() => jest.restoreAllMocks());
+
+  /**
+   * Connects (allowHalfOpen: the client reads after its FIN), runs `steps`, and reads until the
+   * service closes the connection (its FIN) or `waitMs` passed after the last step.
+   */
+  async function exchange(steps: Step[], waitMs = 5_000): Promise<Exchange> {
+    const socket = net.connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    let text = '';
+    let closed = false;
+    socket.on('data', (data: Buffer) => (text += data.toString('latin1')));
+    socket.on('error', () => undefined);
+    // The service's FIN ('end'; with allowHalfOpen the socket closes only once this side ends too).
+    const closing = new Promise<void>((resolve) =>
+      socket.once('end', () => {
+        closed = true;
+        resolve();
+      }),
+    );
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    for (const step of steps) {
+      if (step === FIN) socket.end();
+      else if (typeof step === 'number') await new Promise((resolve) => setTimeout(resolve, step));
+      else socket.write(step);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+    clearTimeout(timer);
+    socket.destroy();
+    return { text, closed };
+  }
+
+  /** The count of `http_request_duration_seconds` for `method`, `route` and `status` (0 when absent). */
+  async function counted(method: string, route: string, status: number): Promise<number> {
+    const metrics = (await harness.http().get('/metrics').expect(200)).text;
+    const line = metrics.split('\n').find((l) => l.startsWith(`http_request_duration_seconds_count{method="${method}",route="${route}",status="${status}"}`));
+    return line ? Number(line.split(' ').pop()) : 0;
+  }
+
+  describe('a client that half-closes inside a body', () => {
+    const EVENTS = '/v1/sessions/:sessionId/events';
+    const body = JSON.stringify({ events: [{ id: 'fin1', type: 'user', text: 'x'.repeat(500) }] });
+
+    it('reads 400 request_aborted (not malformed_request), counted under its route, with no warn line, and nothing is written', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const [routeBefore, unknownBefore] = [await counted('POST', EVENTS, 400), await counted('unknown', 'unknown', 400)];
+      const full = post('/v1/sessions/fin-mid-body/events', body);
+      const { text, closed } = await exchange([full.subarray(0, full.length - 300), 200, FIN]);
+      expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request']);
+      expect(bodies(text)[0]).toEqual({ code: 'request_aborted', message: 'the connection closed before the whole body arrived; nothing was written' });
+      expect(headOf(text, 0)).toContain('connection: close');
+      expect(closed).toBe(true);
+      expect(await counted('POST', EVENTS, 400)).toBe(routeBefore + 1);
+      expect(await counted('unknown', 'unknown', 400)).toBe(unknownBefore);
+      expect(warn.mock.calls.map((call) => String(call[0])).filter((line) => /could not parse|malformed_request/.test(line))).toEqual([]);
+      await harness.http().get('/v1/sessions/fin-mid-body').expect(404);
+    });
+
+    it('reads 400 request_aborted for a chunked body without its last chunk, and for a gzip body cut short', async () => {
+      const chunked = `POST /v1/sessions/fin-chunked/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`;
+      const gzip = gzipSync(Buffer.from(body));
+      const compressed = post('/v1/sessions/fin-gzip/events', gzip, 'Content-Encoding: gzip\r\n');
+      for (const steps of [
+        [chunked, 200, FIN],
+        [compressed.subarray(0, compressed.length - 10), 200, FIN],
+      ] as Step[][]) {
+        const { text, closed } = await exchange(steps);
+        expect({ answers: statusLines(text), code: bodies(text)[0]?.code, closed }).toEqual({
+          answers: ['HTTP/1.1 400 Bad Request'],
+          code: 'request_aborted',
+          closed: true,
+        });
+      }
+      await harness.http().get('/v1/sessions/fin-chunked').expect(404);
+      await harness.http().get('/v1/sessions/fin-gzip').expect(404);
+    });
+
+    it('reads the answer a pipelined whole request got before the one cut short', async () => {
+      const first = post('/v1/sessions/fin-pipelined/events', JSON.stringify({ events: [{ id: 'p1', type: 'user', text: 'whole' }] }));
+      const second = post('/v1/sessions/fin-pipelined/events', body);
+      const { text, closed } = await exchange([Buffer.concat([first, second.subarray(0, second.length - 100)]), 200, FIN], 15_000);
+      expect({ answers: statusLines(text), codes: bodies(text).map((b) => b.code), closed }).toEqual({
+        answers: ['HTTP/1.1 201 Created', 'HTTP/1.1 400 Bad Request'],
+        codes: [undefined, 'request_aborted'],
+        closed: true,
+      });
+    });
+
+    it('gets no second answer when its request was answered before the body (415), and no warn line', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const head = `POST /v1/sessions/fin-415/events HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 500\r\n\r\nabc`;
+      const { text, closed } = await exchange([head, 300, FIN]);
+      expect({ answers: statusLines(text), closed }).toEqual({ answers: ['HTTP/1.1 415 Unsupported Media Type'], closed: true });
+      expect(warn.mock.calls.map((call) => String(call[0])).filter((line) => /could not parse/.test(line))).toEqual([]);
+    });
+
+    it('still gets 400 malformed_request for a request Node cannot parse', async () => {
+      const { text } = await exchange(['BREW /v1/sessions HTTP/1.1\r\nHost: x\r\n\r\n']);
+      expect(bodies(text)[0]?.code).toBe('malformed_request');
+    });
+  });
+
+  describe('a client that half-closes after whole requests (nc -N)', () => {
+    it.each([
+      ['GET', () => Buffer.from('GET /v1/sessions/hc-get HTTP/1.1\r\nHost: x\r\n\r\n'), 'HTTP/1.1 404 Not Found', 'hc-get', undefined],
+      [
+        'a small POST',
+        () => post('/v1/sessions/hc-small/events', JSON.stringify({ events: [{ id: 'h1', type: 'user', text: 'half close' }] })),
+        'HTTP/1.1 201 Created',
+        'hc-small',
+        'h1',
+      ],
+      [
+        'a POST of 15,000 characters (counted off the request thread)',
+        () => post('/v1/sessions/hc-large/events', JSON.stringify({ events: [{ id: 'h2', type: 'user', text: 'word '.repeat(3000) }] })),
+        'HTTP/1.1 201 Created',
+        'hc-large',
+        'h2',
+      ],
+    ])(
+      '%s is answered, then the connection closed, and counted',
+      async (_name, request, statusLine, session, written) => {
+        const method = request().toString('latin1').split(' ')[0];
+        const route = method === 'GET' ? '/v1/sessions/:sessionId' : '/v1/sessions/:sessionId/events';
+        const status = Number(statusLine.split(' ')[1]);
+        const before = await counted(method, route, status);
+        // Up to 60 s: the first large text starts the counting worker, seconds on a loaded machine.
+        const { text, closed } = await exchange([request(), FIN], 60_000);
+        expect({ answers: statusLines(text), closed }).toEqual({ answers: [statusLine], closed: true });
+        expect(await counted(method, route, status)).toBe(before + 1);
+        if (written !== undefined) {
+          const log = await harness.http().get(`/v1/sessions/${session}/events`).expect(200);
+          expect((log.body as { events: Array<{ eventId: string }> }).events.map((e) => e.eventId)).toEqual([written]);
+        }
+      },
+      90_000,
+    );
+
+    it('answers every request pipelined before the half-close, in order', async () => {
+      const append = (id: string) => post('/v1/sessions/hc-pipelined/events', JSON.stringify({ events: [{ id, type: 'user', text: `pipelined ${id}` }] }));
+      // (Node handles pipelined requests at once and answers them in order: a read here could start before the appends.)
+      const { text, closed } = await exchange([Buffer.concat([append('a'), append('b'), Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')]), FIN], 15_000);
+      expect({ answers: statusLines(text), closed }).toEqual({ answers: ['HTTP/1.1 201 Created', 'HTTP/1.1 201 Created', 'HTTP/1.1 200 OK'], closed: true });
+    });
+  });
+
+  it('answers the requests pipelined behind a malformed_json, on the same connection', async () => {
+    const path = '/v1/sessions/pipe-after-error/events';
+    const good = (id: string) => post(path, JSON.stringify({ events: [{ id, type: 'user', text: 'ok' }] }));
+    const requests = [
+      post(path, '{"events": [}'),
+      good('g1'),
+      Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\nx`),
+      good('g2'),
+      Buffer.from('GET /nope HTTP/1.1\r\nHost: x\r\n\r\n'),
+      good('g3'),
+    ];
+    const { text, closed } = await exchange([Buffer.concat(requests)], 3_000);
+    expect(statusLines(text)).toEqual([
+      'HTTP/1.1 400 Bad Request',
+      'HTTP/1.1 201 Created',
+      'HTTP/1.1 415 Unsupported Media Type',
+      'HTTP/1.1 201 Created',
+      'HTTP/1.1 404 Not Found',
+      'HTTP/1.1 201 Created',
+    ]);
+    expect(bodies(text)[0].code).toBe('malformed_json');
+    expect(headOf(text, 0)).not.toContain('connection: close');
+    expect(closed).toBe(false);
+  });
+
+  describe('DELETE /v1/sessions/{sessionId}', () => {
+    beforeAll(async () => {
+      await harness
+        .http()
+        .post('/v1/sessions/del-body/events')
+        .send({ events: [{ id: 'd1', type: 'user', text: 'keep me' }] })
+        .expect(201);
+    });
+
+    it.each([
+      ['a JSON body', 'application/json', '{"expectedRevision": "5"}'],
+      ['an empty JSON object', 'application/json', '{}'],
+      ['a text body', 'text/plain', 'please'],
+    ])('refuses %s with 400 validation_failed naming (body), and erases nothing', async (_name, type, body) => {
+      const answer = await harness.http().delete('/v1/sessions/del-body').set('content-type', type).send(body).expect(400);
+      expect(answer.body).toEqual({
+        code: 'validation_failed',
+        message: 'DELETE takes no body: the erasure has no options (it erases the whole session); send the request without a body',
+        parameter: '(body)',
+      });
+      await harness.http().get('/v1/sessions/del-body').expect(200);
+    });
+
+    it('answers the next request on the connection after refusing a body, and erases without one', async () => {
+      const { text } = await exchange(
+        [
+          Buffer.concat([
+            Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'),
+            Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: x\r\n\r\n'),
+          ]),
+        ],
+        3_000,
+      );
+      expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request', 'HTTP/1.1 200 OK']);
+      expect(bodies(text)[1]).toMatchObject({ sessionId: 'del-body', erasedEvents: 1 });
+    });
+  });
+
+  it('says Keep-Alive: timeout=72 on a persistent connection (README: pools must close idle connections sooner)', async () => {
+    const { text } = await exchange([Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')], 1_000);
+    expect(headOf(text, 0)).toContain('keep-alive: timeout=72');
+  });
+});
+
+describe('a DELETE carrying a body, with API_KEYS', () => {
+  const harness = useService({ env: { API_KEYS: 'ops-key-51c8e0:default' } });
+  const key = 'Bearer ops-key-51c8e0';
+
+  it('is answered 401 without a known key (the key comes first, as for a query parameter), 400 with one', async () => {
+    await harness
+      .http()
+      .post('/v1/sessions/keyed/events')
+      .set('authorization', key)
+      .send({ events: [{ id: 'k1', type: 'user', text: 'hi' }] })
+      .expect(201);
+    const without = await harness.http().delete('/v1/sessions/keyed').set('content-type', 'application/json').send('{"expectedRevision": "0"}');
+    expect([without.status, without.body.code]).toEqual([401, 'unauthorized']);
+    const withKey = await harness
+      .http()
+      .delete('/v1/sessions/keyed')
+      .set('authorization', key)
+      .set('content-type', 'application/json')
+      .send('{"expectedRevision": "0"}');
+    expect([withKey.status, withKey.body.code, withKey.body.parameter]).toEqual([400, 'validation_failed', '(body)']);
+    await harness.http().get('/v1/sessions/keyed').set('authorization', key).expect(200);
+  });
+});
