@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { EventStoreUnavailableError } from '@lib/event-store';
-import { SessionProjector, sessionKey, sessionStream } from '@lib/session';
+import { SessionProjector } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 
 describe('GET /health/ready', () => {
@@ -80,40 +80,6 @@ describe('GET /health/ready', () => {
     jest.restoreAllMocks();
     expect((await replica.http().get('/health/ready')).status).toBe(200);
     expect((await replica.http().get('/metrics')).text).toMatch(/^event_store_up 1$/m);
-  });
-
-  it('a replica starting on a log that ends with a deleted session stream (an erasure interrupted before its record): 200, with the head as its checkpoint', async () => {
-    const shared = path.join(tempDir(), 'events.sqlite');
-    const first = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared } });
-    expect(
-      (
-        await first
-          .http()
-          .post('/v1/sessions/kept/events')
-          .send({ events: [{ id: 'k1', type: 'user', text: 'kept' }] })
-      ).status,
-    ).toBe(201);
-    expect(
-      (
-        await first
-          .http()
-          .post('/v1/sessions/gone/events')
-          .send({ events: [{ id: 'g1', type: 'user', text: 'gone' }] })
-      ).status,
-    ).toBe(201);
-    // The erasure's stream deletion, and the process ends before its record.
-    const stream = sessionStream(sessionKey('default', 'gone'));
-    await first.service.store.deleteStream(stream, { expectedRevision: (await first.service.store.streamRevision(stream))! });
-    await first.stop();
-
-    const replica = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared } });
-    harnesses.push(replica);
-    const head = await replica.service.store.headPosition();
-    expect(await replica.service.app.get(SessionProjector).waitForPosition(head, 5000)).toBe(true);
-    const ready = await replica.http().get('/health/ready');
-    expect({ status: ready.status, body: ready.body }).toEqual({ status: 200, body: { status: 'ready', projector: { checkpoint: head.toString() } } });
-    expect((await replica.http().get('/health')).body.projector.lag).toBe('caught-up');
-    expect((await replica.http().get('/v1/sessions/kept/window')).status).toBe(200);
   });
 
   it('answers 503 store_unavailable before it has caught up, when the store does not answer', async () => {

@@ -8,26 +8,16 @@
  * the socket in step with it). The body the service discards is not kept: its memory after
  * 3 × 20 MiB discarded is what it was. Runs in about 15 s (curl's part skipped without curl).
  */
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import * as v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { curlPostFile, hasCurl, nodeProcess } from '../support/outside-clients';
 import { useService } from '../support/service-harness';
 
 const MiB = 1024 * 1024;
-const CURL = '/usr/bin/curl';
-
-/** Runs `script` in a new Node process and returns what it printed (one JSON line). */
-function nodeProcess(script: string, args: string[]): Promise<unknown> {
-  return new Promise((resolve, reject) =>
-    execFile(process.execPath, ['-e', script, ...args], { maxBuffer: MiB }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
-    ),
-  );
-}
 
 /** Posts a native append of about `mib` MiB with Node's fetch; prints `{ status, body }` or the error fetch threw. */
 const FETCH = `
@@ -94,36 +84,15 @@ describe('bodies over MAX_BODY_BYTES: the client reads 413 payload_too_large', (
     expect(answer).toEqual({ status: 413, body: PAYLOAD_TOO_LARGE });
   });
 
-  (fs.existsSync(CURL) ? it.each([6, 20]) : it.skip.each([6, 20]))(
+  (hasCurl() ? it.each([6, 20]) : it.skip.each([6, 20]))(
     'curl sending %i MiB (Expect: 100-continue) gets 413 and its JSON at once, without 100 Continue, and sends no body',
     async (mib) => {
       const file = path.join(dir, `${mib}.json`);
       fs.writeFileSync(file, JSON.stringify({ events: [{ type: 'user', text: 'x'.repeat(mib * MiB) }] }));
-      const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-        execFile(
-          CURL,
-          [
-            '-sS',
-            '-v',
-            '-X',
-            'POST',
-            '-H',
-            'Content-Type: application/json',
-            '-H',
-            'Expect: 100-continue',
-            '--data-binary',
-            `@${file}`,
-            '-w',
-            '\n%{http_code} %{size_upload}',
-            `http://127.0.0.1:${port}/v1/sessions/big/events`,
-          ],
-          (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve({ stdout: out, stderr: err })),
-        ),
-      );
-      const [json, status] = stdout.split('\n');
-      expect({ status, body: JSON.parse(json) as unknown }).toEqual({ status: '413 0', body: PAYLOAD_TOO_LARGE });
-      expect(stderr).toContain('> Expect: 100-continue');
-      expect(stderr).not.toContain('100 Continue');
+      const { body, statusAndUpload, trace } = await curlPostFile(`http://127.0.0.1:${port}/v1/sessions/big/events`, file);
+      expect({ status: statusAndUpload, body: JSON.parse(body) as unknown }).toEqual({ status: '413 0', body: PAYLOAD_TOO_LARGE });
+      expect(trace).toContain('> Expect: 100-continue');
+      expect(trace).not.toContain('100 Continue');
     },
   );
 

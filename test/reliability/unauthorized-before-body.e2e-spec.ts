@@ -9,16 +9,15 @@
  * with `Expect: 100-continue` was told `100 Continue` first. Clients in their own processes (Node's
  * fetch, curl), and raw sockets. Runs in about 20 s (curl's part skipped without curl).
  */
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
+import { curlPostFile, hasCurl, nodeProcess } from '../support/outside-clients';
 import { useService, type ServiceInUse } from '../support/service-harness';
 
 const MiB = 1024 * 1024;
-const CURL = '/usr/bin/curl';
 const KEY = 'key-tenant-a-0001';
 
 /** The documented 401 bodies (what the guard answered, unchanged). */
@@ -32,15 +31,6 @@ const RATE_LIMITED = {
 
 /** 4 MiB that are not JSON (an unfinished array of strings): parsing it would answer 400 `malformed_json`. */
 const NOT_JSON = Buffer.from(`{"events":[${'"xxxxxxxxxxxxxx",'.repeat((4 * MiB) / 17)}`);
-
-/** Runs `script` in a new Node process and returns what it printed (one JSON line). */
-function nodeProcess(script: string, args: string[]): Promise<unknown> {
-  return new Promise((resolve, reject) =>
-    execFile(process.execPath, ['-e', script, ...args], { maxBuffer: MiB }, (error, stdout, stderr) =>
-      error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
-    ),
-  );
-}
 
 /** Posts the file `path` with Node's fetch (keep-alive, no `Expect`) and `headers` (JSON); prints `{ status, body }` or the error fetch threw. */
 const FETCH = `
@@ -187,34 +177,13 @@ describe('with API keys, 401 unauthorized is answered before the body is read', 
     });
   });
 
-  (fs.existsSync(CURL) ? it : it.skip)(
+  (hasCurl() ? it : it.skip)(
     'curl posting 4 MiB without a key (it sends Expect: 100-continue) gets 401 at once, without 100 Continue, uploading nothing',
     async () => {
-      const { stdout, stderr } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-        execFile(
-          CURL,
-          [
-            '-sS',
-            '-v',
-            '-X',
-            'POST',
-            '-H',
-            'Content-Type: application/json',
-            '-H',
-            'Expect: 100-continue',
-            '--data-binary',
-            `@${notJsonFile}`,
-            '-w',
-            '\n%{http_code} %{size_upload}',
-            `http://127.0.0.1:${port}/v1/sessions/big/events`,
-          ],
-          (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve({ stdout: out, stderr: err })),
-        ),
-      );
-      const [json, status] = stdout.split('\n');
-      expect({ status, body: JSON.parse(json) as unknown }).toEqual({ status: '401 0', body: NO_KEY });
-      expect(stderr).toContain('> Expect: 100-continue');
-      expect(stderr).not.toContain('100 Continue');
+      const { body, statusAndUpload, trace } = await curlPostFile(`http://127.0.0.1:${port}/v1/sessions/big/events`, notJsonFile);
+      expect({ status: statusAndUpload, body: JSON.parse(body) as unknown }).toEqual({ status: '401 0', body: NO_KEY });
+      expect(trace).toContain('> Expect: 100-continue');
+      expect(trace).not.toContain('100 Continue');
     },
   );
 

@@ -4,7 +4,6 @@ import { Piscina } from 'piscina';
 import {
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
-  headPastDeletedTail,
   mayContinueAppend,
   yieldToIo,
   type EventStore,
@@ -110,13 +109,6 @@ const NOT_READY = Symbol('not-ready');
  */
 export const LARGE_BATCH_TEXT = 256 * 1024;
 
-/**
- * How long (ms) the projector has had no event to apply before it checks whether the log's head is
- * past its last event (see {@link SessionProjector}): shorter idle spells (a page read under way,
- * the next append) cost no read.
- */
-export const TAIL_CHECK_IDLE_MS = 50;
-
 /** How long (ms) the worker thread for large batches stays idle before it ends. */
 const LARGE_BATCH_WORKER_IDLE_MS = 30_000;
 
@@ -145,16 +137,7 @@ function workerExecArgv(): string[] | undefined {
  * the `session-` streams. A `SessionErased` record of an `erasure-<tenant>` stream erases that
  * session's rows (so every replica forgets an erased session, not only the one that erased it).
  * Events of other streams write no row but move the checkpoint, so it reaches the store's head and `waitForPosition` of any position resolves
- * (KurrentDB system events `$…` are filtered out by the adapter and would be ignored too). The
- * head counts deleted events too (SQLite, PostgreSQL: the highest position ever assigned), so a log
- * that ends with events deleted before this projector read them (an erasure interrupted after its
- * stream deletion, before its record) has nothing left to read below the head: after
- * {@link TAIL_CHECK_IDLE_MS} without an event to apply, once per idle spell and again when a
- * {@link SessionProjector.waitForPosition} asks past the checkpoint meanwhile, the projector reads
- * the head and the event after its checkpoint, and takes the head as its checkpoint when no event
- * is left up to it ({@link headPastDeletedTail}; in memory only: the read models' recorded
- * checkpoint stays at the last event applied, and a restart finds the same). A rebuild ends at the
- * head too. Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
+ * (KurrentDB system events `$…` are filtered out by the adapter and would be ignored too). Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
  * crash (or a throw) never applies an event twice nor skips one; events at or before the
  * checkpoint are ignored, so a redelivered event is harmless.
  *
@@ -190,16 +173,6 @@ export class SessionProjector {
   private headToReach: bigint | null = null;
   /** Whether the checkpoint has once reached a head read from the store since this object was made (see {@link reachedHeadOnce}). */
   private headReached = false;
-  /** True while {@link consume} waits for the first event of a batch (the log has nothing more to give for now). */
-  private idle = false;
-  /** The pending check of the log's tail ({@link scheduleTailCheck}), while one is scheduled. */
-  private tailCheckTimer: NodeJS.Timeout | null = null;
-  /** Whether a check of the log's tail is reading the store. */
-  private checkingTail = false;
-  /** Whether another check was asked for while one was reading the store (it is scheduled when that one ends). */
-  private tailCheckAgain = false;
-  /** Incremented by {@link stop}: a check of the log's tail started before does not move the checkpoint. */
-  private generation = 0;
   /** While the read models are rebuilt after a schema change: when it started and the last progress line (`performance.now()`, ms), the events applied. */
   private rebuilding: { startedAt: number; loggedAt: number; events: number } | null = null;
 
@@ -326,14 +299,9 @@ export class SessionProjector {
    * Resolves `true` once the checkpoint is ≥ `position` (a bigint global position, e.g. an
    * append's `position`), or `false` after `timeoutMs` milliseconds. Never rejects. A batch
    * waiting out `commitIntervalMs` is applied at once instead, and so is the next one while this waits.
-   * While the projector has nothing to apply, it checks whether the log ends with deleted events
-   * up to the head (see the class docs), so a head past them is reached too.
    */
   waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (position > this.current) {
-      this.endGathering?.();
-      this.scheduleTailCheck();
-    }
+    if (position > this.current) this.endGathering?.();
     return this.waiters.wait(position, timeoutMs, () => this.current);
   }
 
@@ -366,9 +334,6 @@ export class SessionProjector {
   /** Stops following (closes the subscription) and waits for the current batch to finish. Idempotent. */
   async stop(): Promise<void> {
     this.running = false;
-    this.generation++;
-    if (this.tailCheckTimer) clearTimeout(this.tailCheckTimer);
-    this.tailCheckTimer = null;
     this.wakeSleep?.();
     await this.subscription?.close().catch(() => undefined);
     await this.loop;
@@ -410,15 +375,10 @@ export class SessionProjector {
     await this.stop();
     this.store.reset(reason);
     this.current = 0n;
-    // Read before the log: when the last read finds nothing, no event is left up to it (deleted ones are counted in it).
-    const head = await eventStore.headPosition();
     for (;;) {
       // Not filtered by stream: other streams' events only move the checkpoint (to the head).
       const page = await eventStore.readAll({ fromPosition: this.current, maxCount: this.options.rebuildPageSize });
-      if (page.length === 0) {
-        this.advance(head);
-        break;
-      }
+      if (page.length === 0) break;
       const before = this.current;
       this.applyBatch(page);
       if (this.current === before) break;
@@ -550,16 +510,7 @@ export class SessionProjector {
     const iterator = subscription[Symbol.asyncIterator]();
     let pending: Promise<IteratorResult<RecordedEvent>> = iterator.next();
     while (this.running) {
-      this.idle = true;
-      this.scheduleTailCheck();
-      let first: IteratorResult<RecordedEvent>;
-      try {
-        first = await pending;
-      } finally {
-        this.idle = false;
-        if (this.tailCheckTimer) clearTimeout(this.tailCheckTimer);
-        this.tailCheckTimer = null;
-      }
+      const first = await pending;
       if (first.done) return;
       const batch: RecordedEvent[] = [first.value];
       let ended = false;
@@ -645,44 +596,6 @@ export class SessionProjector {
         if (this.endGathering === end) this.endGathering = null;
       },
     };
-  }
-
-  /**
-   * While {@link consume} waits for events: checks the log's tail after {@link TAIL_CHECK_IDLE_MS}
-   * unless an event comes first or a check is already scheduled.
-   */
-  private scheduleTailCheck(): void {
-    if (this.checkingTail) this.tailCheckAgain = true;
-    if (!this.idle || this.tailCheckTimer !== null || this.checkingTail) return;
-    this.tailCheckTimer = setTimeout(() => {
-      this.tailCheckTimer = null;
-      void this.checkTail();
-    }, TAIL_CHECK_IDLE_MS);
-  }
-
-  /**
-   * Takes the log's head as the checkpoint when no event is left after the checkpoint up to it
-   * ({@link headPastDeletedTail}): the log ends with deleted events this projector never read.
-   * Nothing when a check is under way, the projector stopped meanwhile, or the store does not
-   * answer (the subscription reports that).
-   */
-  private async checkTail(): Promise<void> {
-    const eventStore = this.eventStore;
-    if (this.checkingTail || !this.running || !eventStore) return;
-    this.checkingTail = true;
-    const generation = this.generation;
-    try {
-      const head = await headPastDeletedTail(eventStore, this.current);
-      if (head !== null && this.running && generation === this.generation) this.advance(head);
-    } catch {
-      // The store does not answer: following it fails too, and says so (lastError).
-    } finally {
-      this.checkingTail = false;
-    }
-    if (this.tailCheckAgain) {
-      this.tailCheckAgain = false;
-      this.scheduleTailCheck();
-    }
   }
 
   /** The store's head (bigint), or null once {@link stop} is called meanwhile (a store that does not answer does not hold the shutdown). */
