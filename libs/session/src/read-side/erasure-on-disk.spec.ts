@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { searchRecall } from './queries/recall-query';
 import { dumpReadModels } from './read-model-dump';
 import { ReadModelStore } from './read-model-store';
+import { tenantRecallIndexTables } from './recall-index-tables';
 import { SessionProjector } from './session-projector';
 import { assistant, RecordedSessionLog, tool, user } from './testing/recorded-session-log';
 
@@ -25,7 +26,8 @@ function filesContaining(dir: string, text: string): string[] {
 }
 
 function vocabulary(store: ReadModelStore, terms: string[]): string[] {
-  store.db.exec("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_vocab USING fts5vocab(main, recall_fts, 'row')");
+  const { words } = tenantRecallIndexTables(store.db, 'acme')!;
+  store.db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_vocab USING fts5vocab(main, ${words}, 'row')`);
   const found = store.db
     .prepare('SELECT term FROM temp.recall_vocab WHERE term IN (SELECT value FROM json_each(?)) ORDER BY term')
     .pluck()
@@ -67,7 +69,8 @@ describe('SessionProjector.eraseSession on disk', () => {
     expect(vocabulary(projector.store, ['kept', '555'])).toEqual(['555', 'kept']);
     expect(searchRecall(projector.store, { tenantId: 'acme', q: 'residue' }).items).toEqual([]);
     expect(searchRecall(projector.store, { tenantId: 'acme', q: KEPT }).items.length).toBeGreaterThan(0);
-    projector.store.db.exec("INSERT INTO recall_fts (recall_fts, rank) VALUES ('integrity-check', 1)");
+    const { words } = tenantRecallIndexTables(projector.store.db, 'acme')!;
+    projector.store.db.exec(`INSERT INTO ${words} (${words}, rank) VALUES ('integrity-check', 1)`);
     // before close: neither the database nor the WAL (truncated) holds it
     expect(filesContaining(dir, SECRET)).toEqual([]);
     expect(filesContaining(dir, TOKEN)).toEqual([]);
@@ -79,19 +82,28 @@ describe('SessionProjector.eraseSession on disk', () => {
     expect(filesContaining(dir, KEPT)).toEqual(['read-models.sqlite']);
   });
 
-  it('keeps the FTS5 secure-delete option across a reset (rebuild) and reopening', () => {
+  it('keeps the FTS5 secure-delete option in every tenant index, across a reset (rebuild) and reopening', () => {
     const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
     dirs.push(dir);
     const file = join(dir, 'read-models.sqlite');
-    const secureDelete = (store: ReadModelStore) => store.db.prepare("SELECT v FROM recall_fts_config WHERE k = 'secure-delete'").pluck().get();
+    const log = new RecordedSessionLog('acme');
+    log.append('s', user('u1', 'kestrel 東京タワー'));
+    /** The `secure-delete` option of acme's word and trigram indexes. */
+    const secureDelete = (store: ReadModelStore) => {
+      const { words, trigrams } = tenantRecallIndexTables(store.db, 'acme')!;
+      return [words, trigrams].map((table) => store.db.prepare(`SELECT v FROM ${table}_config WHERE k = 'secure-delete'`).pluck().get());
+    };
     let store = ReadModelStore.open(file);
     expect(store.db.pragma('secure_delete', { simple: true })).toBe(1);
-    expect(secureDelete(store)).toBe(1);
+    new SessionProjector(store).applyBatch(log.events);
+    expect(secureDelete(store)).toEqual([1, 1]);
     store.reset();
-    expect(secureDelete(store)).toBe(1);
+    expect(tenantRecallIndexTables(store.db, 'acme')).toBeUndefined();
+    new SessionProjector(store).applyBatch(log.events);
+    expect(secureDelete(store)).toEqual([1, 1]);
     store.close();
     store = ReadModelStore.open(file);
-    expect(secureDelete(store)).toBe(1);
+    expect(secureDelete(store)).toEqual([1, 1]);
     store.close();
   });
 });

@@ -8,6 +8,7 @@ export * from './read-model-dump';
 export * from './recall-document';
 export * from './recall-match-expression';
 export * from './recall-cursor';
+export * from './recall-index-tables';
 export * from './session-read-model-writer';
 export * from './session-projector';
 export * from './position-waiters';

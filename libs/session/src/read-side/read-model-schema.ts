@@ -1,3 +1,5 @@
+import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables';
+
 /**
  * DDL of the read models (DESIGN §5) kept in one SQLite file.
  *
@@ -33,15 +35,20 @@
  *   ~65–80 µs per event, `bench/projector-cost.ts --ablate`): archives find rows by revision (see
  *   `window_entries`), and the summary-anchor fallback for ids no longer active (logs written
  *   before `insertBeforeRevision`) walks the session's rows back from its last revision.
- * - `recall_fts`: FTS5 index of conversation events and summaries; `rowid` = `session_log.position`.
- *   Its `secure-delete` option is on (set by the DDL, so also after a reset): deleting a row
- *   removes its tokens from the index segments at once (erasure), at a cost proportional to the
- *   deleted document, not to the index.
- * - `recall_trigram`: a second FTS5 index (trigram tokenizer, `secure-delete` on) of the documents
- *   that contain characters of scripts written without spaces (Han, Hiragana, Katakana, Thai, Lao,
- *   Khmer, Myanmar) or emoji; `rowid` = `session_log.position`. unicode61 cannot split such text
- *   into words (it indexes a whole run as one token, and emoji not at all), so recall searches
- *   queries containing those characters here, as substrings (see `recall-match-expression`).
+ * - `recall_tenants`: a tenant's recall index id (see `recall-index-tables`), assigned on its first
+ *   indexed document. Each tenant has its own two FTS5 indexes (since version 11; before, one pair
+ *   for every tenant, whose BM25 statistics told a tenant about the others' words), created by the
+ *   projector with the tenant's first indexed document and named by `recallIndexTables`:
+ *   - `recall_fts_<id>`: FTS5 index of the tenant's conversation events and summaries; `rowid` =
+ *     `session_log.position`. Its `secure-delete` option is on (set by the DDL, so also after a
+ *     reset): deleting a row removes its tokens from the index segments at once (erasure), at a
+ *     cost proportional to the deleted document, not to the index.
+ *   - `recall_trigram_<id>`: a second FTS5 index (trigram tokenizer, `secure-delete` on) of the
+ *     tenant's documents that contain characters of scripts written without spaces (Han,
+ *     Hiragana, Katakana, Thai, Lao, Khmer, Myanmar), Korean, or emoji; `rowid` =
+ *     `session_log.position`. unicode61 cannot split such text into words (it indexes a whole run
+ *     as one token, and emoji not at all), so recall searches queries containing those characters
+ *     here, as substrings (see `recall-match-expression`).
  * - `compactions`: one row per CompactionCompleted / CompactionFailed.
  * - `projector_checkpoints`: the last global position applied, per projector, and `event`, what
  *   identifies the event at that position in the log it was projected from (see
@@ -63,14 +70,19 @@
  * script boundary (`RECALL_SCRIPT_BOUNDARY`, see `wordIndexText`) between text of a script written
  * without spaces, or Korean, and adjacent letters or digits of another script, so `XK42Q9` is a word of
  * `号码是XK42Q9`); 10: the trigram index holds documents with Korean text too, so `서울` is found in
- * `서울에서`); a store opened with another version is dropped and rebuilt from the log.
+ * `서울에서`); 11: each tenant has its own recall indexes (`recall_tenants`, `recall_fts_<id>`,
+ * `recall_trigram_<id>`) instead of `recall_fts` and `recall_trigram` shared by all, so BM25 and
+ * recall's row counts never count another tenant's texts); a store opened with another version is
+ * dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 10;
+export const READ_MODEL_SCHEMA_VERSION = 11;
 
-/** Every table the read models own, in drop order. */
+/**
+ * Every table the read models own, in drop order, but the tenants' recall indexes (found with
+ * `recallIndexTablesIn`, dropped first).
+ */
 export const READ_MODEL_TABLES = [
-  'recall_fts',
-  'recall_trigram',
+  RECALL_TENANTS_TABLE,
   'compactions',
   'window_entries',
   'session_log',
@@ -78,6 +90,9 @@ export const READ_MODEL_TABLES = [
   'projector_checkpoints',
   'read_model_rebuild',
 ] as const;
+
+/** Tables of earlier versions no longer made (`recall_fts`, `recall_trigram`: one index of every tenant, until version 10), dropped by a reset. */
+export const RETIRED_READ_MODEL_TABLES = ['recall_fts', 'recall_trigram'] as const;
 
 /** Creates every read-model table (idempotent: `IF NOT EXISTS`). */
 export const READ_MODEL_DDL = `
@@ -128,10 +143,7 @@ CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (sessio
 CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS session_log_policies ON session_log (session_key, revision) WHERE type = 'AutoCompactionPolicySet';
 
-CREATE VIRTUAL TABLE IF NOT EXISTS recall_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
-INSERT INTO recall_fts (recall_fts, rank) VALUES ('secure-delete', 1);
-CREATE VIRTUAL TABLE IF NOT EXISTS recall_trigram USING fts5 (body, tokenize = 'trigram remove_diacritics 1');
-INSERT INTO recall_trigram (recall_trigram, rank) VALUES ('secure-delete', 1);
+${RECALL_TENANTS_DDL}
 
 CREATE TABLE IF NOT EXISTS compactions (
   session_key        TEXT NOT NULL,

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { READ_MODEL_DDL, READ_MODEL_SCHEMA_VERSION, READ_MODEL_TABLES } from './read-model-schema';
+import { READ_MODEL_DDL, READ_MODEL_SCHEMA_VERSION, READ_MODEL_TABLES, RETIRED_READ_MODEL_TABLES } from './read-model-schema';
+import { recallIndexTablesIn } from './recall-index-tables';
 
 /** File name of the read models inside `DATA_DIR` (see {@link ReadModelStore.open}). */
 export const READ_MODEL_FILE_NAME = 'read-models.sqlite';
@@ -46,7 +47,7 @@ export const MAX_CACHED_STATEMENTS = 256;
  * the projector replays the log from the start.
  *
  * Erasure on disk: `secure_delete` is on (deleted rows and freed pages are overwritten with
- * zeros), the FTS5 recall index runs with its `secure-delete` option (a deleted document's
+ * zeros), the FTS5 recall indexes run with their `secure-delete` option (a deleted document's
  * entries leave the index segments at once, instead of delete markers next to the old entries
  * until a merge), and {@link purgeWal} truncates the WAL after an erasure.
  */
@@ -133,7 +134,7 @@ export class ReadModelStore {
   private reads?: Database.Transaction<(run: () => unknown) => unknown>;
 
   /**
-   * Drops every read-model table and recreates them empty (checkpoints back to 0n), in one transaction.
+   * Drops every read-model table (the tenants' recall indexes, and tables of earlier versions, included) and recreates them empty (checkpoints back to 0n), in one transaction.
    * With `rebuildReason` (e.g. `npm run rebuild-read-models`), the same transaction records that a
    * rebuild from the log starts ({@link rebuildUnderWay}; end it with {@link endRebuild}), so a
    * rebuild interrupted at any point is known at the next start.
@@ -141,7 +142,7 @@ export class ReadModelStore {
   reset(rebuildReason?: string): void {
     this.statements.clear();
     this.transaction(() => {
-      for (const table of READ_MODEL_TABLES) this.db.exec(`DROP TABLE IF EXISTS ${table}`);
+      for (const table of [...recallIndexTablesIn(this.db), ...READ_MODEL_TABLES, ...RETIRED_READ_MODEL_TABLES]) this.db.exec(`DROP TABLE IF EXISTS ${table}`);
       this.db.exec(READ_MODEL_DDL);
       this.db.pragma(`user_version = ${READ_MODEL_SCHEMA_VERSION}`);
       if (rebuildReason !== undefined)

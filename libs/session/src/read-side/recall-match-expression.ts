@@ -1,4 +1,5 @@
 import { InvalidQueryError } from './invalid-query-error';
+import type { RecallIndexKind } from './recall-index-tables';
 import { hasUnspacedScript } from './unspaced-script';
 import { recallFold } from './recall-document';
 import { wordIndexText } from './script-boundary';
@@ -65,9 +66,9 @@ const TRIGRAM_LENGTH = 3;
 
 /**
  * How recall searches `q` (issue 17, item 5):
- * - `table: 'recall_fts'` (unicode61 words, BM25) unless `q` holds a character of a script written
- *   without spaces, or an emoji ({@link hasUnspacedScript});
- * - otherwise `table: 'recall_trigram'`: every word is searched as a substring of the document.
+ * - `index: 'words'` (the tenant's word index: unicode61 words, BM25) unless `q` holds a character
+ *   of a script written without spaces, Korean, or an emoji ({@link hasUnspacedScript});
+ * - otherwise `index: 'trigrams'` (the tenant's trigram index): every word is searched as a substring of the document.
  *   (`phrases` lists the quoted phrases of `match` one by one.)
  *   Words of 3 or more characters become quoted trigram phrases in `match` (BM25 over trigrams);
  *   shorter ones (`東京`, `😀`) cannot be trigram phrases and are returned in `substrings`, to be
@@ -81,14 +82,14 @@ export function recallQueryPlan(q: string): RecallQueryPlan {
   const quote = (term: string) => `"${term.replace(/"/g, '""')}"`;
   if (!terms.some(hasUnspacedScript)) {
     const phrases = terms.map(wordPhrase);
-    return { table: 'recall_fts', match: phrases.join(' '), phrases, substrings: [] };
+    return { index: 'words', match: phrases.join(' '), phrases, substrings: [] };
   }
   // Substrings keep punctuation, unlike unicode61 words: split words at it (`"東京"`, `東京*`,
   // `(東)` search `東京` and `東`), as the word index's tokenizer does for other scripts.
   const pieces = terms.flatMap((term) => term.split(NOT_SEARCHABLE).filter((piece) => SEARCHABLE.test(piece)));
   const phrases = pieces.filter((term) => [...term].length >= TRIGRAM_LENGTH).map(quote);
   return {
-    table: 'recall_trigram',
+    index: 'trigrams',
     match: phrases.length > 0 ? phrases.join(' ') : null,
     phrases,
     substrings: pieces.filter((term) => [...term].length < TRIGRAM_LENGTH),
@@ -97,8 +98,8 @@ export function recallQueryPlan(q: string): RecallQueryPlan {
 
 /** How recall searches a query (see {@link recallQueryPlan}). */
 export interface RecallQueryPlan {
-  /** The full-text index searched. */
-  table: 'recall_fts' | 'recall_trigram';
+  /** Which of the tenant's full-text indexes is searched (its table: `recallIndexTables`). */
+  index: RecallIndexKind;
   /** The FTS5 MATCH expression (the phrases ANDed), null when every word is searched by substring. */
   match: string | null;
   /** The quoted phrases of `match`, one per word, each a MATCH expression of its own. */

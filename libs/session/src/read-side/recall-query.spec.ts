@@ -3,6 +3,7 @@ import { InvalidQueryError } from './invalid-query-error';
 import { RECALL_RANKED_MATCH_LIMIT, RECALL_SUBSTRING_SCAN_LIMIT, searchRecall, type RecallHit } from './queries/recall-query';
 import { encodeRecallCursor } from './recall-cursor';
 import { recallMatchExpression, recallQueryPlan } from './recall-match-expression';
+import { tenantRecallIndexTables } from './recall-index-tables';
 import { ReadModelStore } from './read-model-store';
 import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
 import { projectedReadModels } from './testing/projected-read-models';
@@ -249,8 +250,8 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
 
   it('plans word search for other scripts and substring search for unspaced ones', () => {
-    expect(recallQueryPlan('plain words')).toEqual({ table: 'recall_fts', match: '"plain" "words"', phrases: ['"plain"', '"words"'], substrings: [] });
-    expect(recallQueryPlan('テキスト 検索 😀')).toEqual({ table: 'recall_trigram', match: '"テキスト"', phrases: ['"テキスト"'], substrings: ['検索', '😀'] });
+    expect(recallQueryPlan('plain words')).toEqual({ index: 'words', match: '"plain" "words"', phrases: ['"plain"', '"words"'], substrings: [] });
+    expect(recallQueryPlan('テキスト 検索 😀')).toEqual({ index: 'trigrams', match: '"テキスト"', phrases: ['"テキスト"'], substrings: ['検索', '😀'] });
   });
 
   it('finds words inside a run, short words by substring, and treats LIKE wildcards as text', () => {
@@ -262,7 +263,7 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   it('searches quoted words and FTS operators in these scripts as plain words, as it does in others (punctuation separates)', () => {
     for (const q of ['"テキスト"', 'テキスト*', '(検索)', '-検索', '"検"', '検"', '検索^', 'テキスト:'])
       expect({ q, hits: find(q) }).toEqual({ q, hits: ['ja'] });
-    expect(recallQueryPlan('"東京タワー"')).toEqual({ table: 'recall_trigram', match: '"東京タワー"', phrases: ['"東京タワー"'], substrings: [] });
+    expect(recallQueryPlan('"東京タワー"')).toEqual({ index: 'trigrams', match: '"東京タワー"', phrases: ['"東京タワー"'], substrings: [] });
     expect(recallQueryPlan('👩‍👩‍👧')).toMatchObject({ substrings: [] }); // a ZWJ sequence stays one word (3+ code points: a trigram phrase)
   });
 
@@ -280,7 +281,8 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   });
 
   it('does not index documents without such characters twice', () => {
-    expect((store.db.prepare('SELECT count(*) AS n FROM recall_trigram').get() as { n: number }).n).toBe(2);
+    const { trigrams } = tenantRecallIndexTables(store.db, 'default')!;
+    expect((store.db.prepare(`SELECT count(*) AS n FROM ${trigrams}`).get() as { n: number }).n).toBe(2);
     expect(find('割引 50%_')).toEqual(['pct']);
     expect(find('割引 51%')).toEqual([]);
   });

@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { ReadModelStore } from './read-model-store';
+import { createdTenantRecallIndexTables } from './recall-index-tables';
 import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallIndexTable, type RecallRankStats } from './recall-rank';
 
 const WORDS = ['read_file', 'src/a.ts', 'kestrel', 'osprey', 'heron', 'x', '東京タワー', 'タワー', '鶴の絵'];
@@ -57,16 +58,17 @@ describe('recall-rank reproduces FTS5 bm25() with frozen statistics', () => {
         fc.uniqueArray(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 3 }),
         (before, after, deletions, query) => {
           const store = ReadModelStore.open(':memory:');
+          const tables = createdTenantRecallIndexTables(store.db, 'acme');
           const insert = (docs: string[][], from: number) =>
             docs.forEach((words, i) => {
-              for (const table of ['recall_fts', 'recall_trigram'])
+              for (const table of [tables.words, tables.trigrams])
                 store.db.prepare(`INSERT INTO ${table} (rowid, body) VALUES (?, ?)`).run(from + i, words.join(' '));
             });
           insert(before, 1);
           const quote = (w: string) => `"${w}"`;
           const checked: Array<[RecallIndexTable, string[]]> = [
-            ['recall_fts', query.map(quote)],
-            ['recall_trigram', query.filter((w) => [...w].length >= 3).map(quote)],
+            [tables.words, query.map(quote)],
+            [tables.trigrams, query.filter((w) => [...w].length >= 3).map(quote)],
           ];
           const then = checked.map(([table, phrases]) => {
             if (phrases.length === 0) return null;
@@ -79,7 +81,7 @@ describe('recall-rank reproduces FTS5 bm25() with frozen statistics', () => {
           insert(after, before.length + 1);
           const deleted = new Set(deletions.map((d) => BigInt(1 + (d % before.length))));
           for (const rowid of deleted)
-            for (const table of ['recall_fts', 'recall_trigram']) store.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(rowid);
+            for (const table of [tables.words, tables.trigrams]) store.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(rowid);
           checked.forEach(([table, phrases], i) => {
             const moment = then[i];
             if (!moment) return;
@@ -97,12 +99,13 @@ describe('recall-rank reproduces FTS5 bm25() with frozen statistics', () => {
 
   it('reads lengths of one to three varint bytes, and the totals record', () => {
     const store = ReadModelStore.open(':memory:');
+    const { words, trigrams } = createdTenantRecallIndexTables(store.db, 'acme');
     const lengths = [1, 127, 128, 300, 16383, 16384, 40000];
-    lengths.forEach((n, i) => store.db.prepare('INSERT INTO recall_fts (rowid, body) VALUES (?, ?)').run(i + 1, 'kestrel '.repeat(n)));
-    const read = store.db.prepare(`SELECT ${documentLengthSql('sz')} AS n FROM recall_fts_docsize ORDER BY id`).all() as Array<{ n: number }>;
+    lengths.forEach((n, i) => store.db.prepare(`INSERT INTO ${words} (rowid, body) VALUES (?, ?)`).run(i + 1, 'kestrel '.repeat(n)));
+    const read = store.db.prepare(`SELECT ${documentLengthSql('sz')} AS n FROM ${words}_docsize ORDER BY id`).all() as Array<{ n: number }>;
     expect(read.map((r) => r.n)).toEqual(lengths);
-    expect(readIndexTotals(store, 'recall_fts')).toEqual({ rows: lengths.length, tokens: lengths.reduce((a, b) => a + b, 0) });
-    expect(readIndexTotals(store, 'recall_trigram')).toEqual({ rows: 0, tokens: 0 });
+    expect(readIndexTotals(store, words)).toEqual({ rows: lengths.length, tokens: lengths.reduce((a, b) => a + b, 0) });
+    expect(readIndexTotals(store, trigrams)).toEqual({ rows: 0, tokens: 0 });
     store.close();
   });
 });

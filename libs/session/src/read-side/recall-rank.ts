@@ -41,8 +41,11 @@ export interface RecallRankStats extends RecallIndexTotals {
   phrases: Array<{ index: number; rows: number }>;
 }
 
-/** The full-text indexes recall ranks in (their FTS5 shadow tables are `<table>_data` and `<table>_docsize`). */
-export type RecallIndexTable = 'recall_fts' | 'recall_trigram';
+/**
+ * A tenant's full-text index recall ranks in, as `recallIndexTables` names it (its FTS5 shadow
+ * tables are `<table>_data` and `<table>_docsize`).
+ */
+export type RecallIndexTable = string;
 
 /**
  * The totals of `table` as `bm25()` sees them now: FTS5's averages record (`<table>_data` row 1:

@@ -9,6 +9,7 @@ import { MalformedEventError } from './malformed-event-error';
 import { dumpReadModels } from './read-model-dump';
 import { ReadModelStore } from './read-model-store';
 import { SessionProjector } from './session-projector';
+import { tenantRecallIndexTables } from './recall-index-tables';
 import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
 import { CONVERSATION_EVENT } from '../events/session-stream-events';
 import { SESSION_ERASED, erasureStream } from '../events/erasure-events';
@@ -292,7 +293,8 @@ describe('SessionProjector: hand-built sequences', () => {
         (t) => (store.db.prepare(`SELECT count(*) AS n FROM ${t} WHERE session_key = ?`).get(`default.${sessionId}`) as { n: number }).n,
       );
     expect(counts('s1')).toEqual([0, 0, 0, 0]);
-    expect((store.db.prepare('SELECT count(*) AS n FROM recall_fts').get() as { n: number }).n).toBe(1);
+    const { words } = tenantRecallIndexTables(store.db, 'default')!;
+    expect((store.db.prepare(`SELECT count(*) AS n FROM ${words}`).get() as { n: number }).n).toBe(1);
 
     // Stream deleted and re-created: its first event comes again at revision 0.
     const restarted = new RecordedSessionLog();

@@ -21,6 +21,8 @@ import { MalformedEventError } from './malformed-event-error';
 import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, trigramDocument } from './unspaced-script';
 import { wordIndexText } from './script-boundary';
+import { createdTenantRecallIndexTables, tenantRecallIndexTables, type RecallIndexConnection } from './recall-index-tables';
+import { MAX_CACHED_STATEMENTS } from './read-model-store';
 
 /** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
@@ -48,11 +50,27 @@ export const DEFAULT_TENANT_ID = 'default';
  */
 export class SessionReadModelWriter {
   private readonly stmts;
+  /** Statements naming a tenant's recall tables, prepared once per SQL text (at most {@link MAX_CACHED_STATEMENTS}, then the cache starts over). */
+  private readonly statements = new Map<string, Database.Statement>();
+  /** The connection as `recall-index-tables` uses it, statements from {@link statements}. */
+  private readonly cached: RecallIndexConnection = {
+    prepare: (sql) => {
+      let statement = this.statements.get(sql);
+      if (!statement) {
+        if (this.statements.size >= MAX_CACHED_STATEMENTS) this.statements.clear();
+        statement = this.db.prepare(sql);
+        this.statements.set(sql, statement);
+      }
+      return statement;
+    },
+    exec: (sql) => this.db.exec(sql),
+  };
 
   constructor(private readonly db: Database.Database) {
     const s = (sql: string) => db.prepare(sql);
     this.stmts = {
-      session: s('SELECT revision FROM sessions WHERE session_key = ?').safeIntegers(true),
+      session: s('SELECT revision, tenant_id AS tenantId FROM sessions WHERE session_key = ?').safeIntegers(true),
+      tenantOf: s('SELECT tenant_id AS tenantId FROM sessions WHERE session_key = ?'),
       keyOf: s('SELECT session_key AS key FROM sessions WHERE tenant_id = ? AND session_id = ?'),
       countLogBefore: s('SELECT count(*) AS n FROM session_log WHERE session_key = ? AND position < ?'),
       logFrom: s(
@@ -87,15 +105,11 @@ export class SessionReadModelWriter {
       ),
       windowAnchor: s('SELECT anchor_revision AS anchor FROM window_entries WHERE session_key = ? AND event_id = ?').safeIntegers(true),
       lastRevisionOf: s('SELECT revision FROM session_log WHERE session_key = ? AND event_id = ? ORDER BY revision DESC LIMIT 1').safeIntegers(true),
-      insertFts: s('INSERT INTO recall_fts (rowid, body) VALUES (?, ?)'),
-      insertTrigram: s('INSERT INTO recall_trigram (rowid, body) VALUES (?, ?)'),
       decisionsOf: s('SELECT type, data_json FROM session_log WHERE session_key = ? AND compaction_id = ? AND type IN (?, ?) ORDER BY revision'),
       upsertCompaction: s(
         `INSERT OR REPLACE INTO compactions (session_key, compaction_id, outcome, revision, position, at, data_json, archived_ids_json, summary_json)
          VALUES (@sessionKey, @compactionId, @outcome, @revision, @position, @at, @dataJson, @archivedIdsJson, @summaryJson)`,
       ),
-      eraseFts: s('DELETE FROM recall_fts WHERE rowid IN (SELECT position FROM session_log WHERE session_key = ?)'),
-      eraseTrigram: s('DELETE FROM recall_trigram WHERE rowid IN (SELECT position FROM session_log WHERE session_key = ?)'),
       eraseLog: s('DELETE FROM session_log WHERE session_key = ?'),
       eraseWindow: s('DELETE FROM window_entries WHERE session_key = ?'),
       eraseCompactions: s('DELETE FROM compactions WHERE session_key = ?'),
@@ -111,7 +125,7 @@ export class SessionReadModelWriter {
     if (!recorded.streamId.startsWith(SESSION_STREAM_PREFIX)) return false;
     const sessionKey = recorded.streamId.slice(SESSION_STREAM_PREFIX.length);
     const recordedAt = toIsoTime(recorded.created);
-    this.touchSession(sessionKey, recorded, recordedAt);
+    const tenantId = this.touchSession(sessionKey, recorded, recordedAt);
 
     const log = {
       position: recorded.position,
@@ -148,7 +162,7 @@ export class SessionReadModelWriter {
           costsJson: JSON.stringify(data.costs),
           createdAt: String(data.createdAt ?? recordedAt),
         });
-        this.index(recorded.position, recallDocument(event));
+        this.index(tenantId, recorded.position, recallDocument(event));
         if (typeof data.userId === 'string' && data.userId) this.stmts.setUser.run(data.userId, sessionKey);
         break;
       }
@@ -190,7 +204,7 @@ export class SessionReadModelWriter {
           costsJson: JSON.stringify(data.costs),
           createdAt: String(data.createdAt ?? recordedAt),
         });
-        this.index(recorded.position, recallDocument(event));
+        this.index(tenantId, recorded.position, recallDocument(event));
         break;
       }
       case COMPACTION_COMPLETED:
@@ -254,26 +268,31 @@ export class SessionReadModelWriter {
   }
 
   private eraseSessionKey(sessionKey: string): void {
-    this.stmts.eraseFts.run(sessionKey);
-    this.stmts.eraseTrigram.run(sessionKey);
+    const session = this.stmts.tenantOf.get(sessionKey) as { tenantId: string } | undefined;
+    const tables = session && tenantRecallIndexTables(this.cached, session.tenantId);
+    if (tables)
+      for (const table of [tables.words, tables.trigrams])
+        this.cached.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT position FROM session_log WHERE session_key = ?)`).run(sessionKey);
     this.stmts.eraseLog.run(sessionKey);
     this.stmts.eraseWindow.run(sessionKey);
     this.stmts.eraseCompactions.run(sessionKey);
     this.stmts.eraseSession.run(sessionKey);
   }
 
-  private touchSession(sessionKey: string, recorded: RecordedEvent, recordedAt: string): void {
-    let row = this.stmts.session.get(sessionKey) as { revision: bigint } | undefined;
+  /** Creates or moves the session's `sessions` row; returns its tenant. */
+  private touchSession(sessionKey: string, recorded: RecordedEvent, recordedAt: string): string {
+    let row = this.stmts.session.get(sessionKey) as { revision: bigint; tenantId: string } | undefined;
     if (row && recorded.revision <= row.revision) {
       this.eraseSessionKey(sessionKey);
       row = undefined;
     }
     if (row) {
       this.stmts.updateSession.run(recorded.revision, recorded.position, recordedAt, sessionKey);
-    } else {
-      const { tenantId, sessionId } = sessionIdentity(sessionKey, recorded.metadata);
-      this.stmts.insertSession.run(sessionKey, tenantId, sessionId, recorded.revision, recorded.position, recordedAt, recordedAt);
+      return row.tenantId;
     }
+    const { tenantId, sessionId } = sessionIdentity(sessionKey, recorded.metadata);
+    this.stmts.insertSession.run(sessionKey, tenantId, sessionId, recorded.revision, recorded.position, recordedAt, recordedAt);
+    return tenantId;
   }
 
   /** The read models' answers to the summary-anchor rule's lookups (`summaryAnchorRevision`). */
@@ -284,11 +303,13 @@ export class SessionReadModelWriter {
     };
   }
 
-  private index(position: bigint, body: string): void {
+  /** Indexes `body`, the recall document of the event at `position`, in the recall indexes of `tenantId` (made on its first document). */
+  private index(tenantId: string, position: bigint, body: string): void {
     if (body.trim() === '') return;
-    this.stmts.insertFts.run(position, documentPrefix(wordIndexText(body), MAX_WORD_DOCUMENT_LENGTH));
+    const tables = createdTenantRecallIndexTables(this.cached, tenantId);
+    this.cached.prepare(`INSERT INTO ${tables.words} (rowid, body) VALUES (?, ?)`).run(position, documentPrefix(wordIndexText(body), MAX_WORD_DOCUMENT_LENGTH));
     const trigrams = trigramDocument(body);
-    if (hasUnspacedScript(trigrams)) this.stmts.insertTrigram.run(position, trigrams);
+    if (hasUnspacedScript(trigrams)) this.cached.prepare(`INSERT INTO ${tables.trigrams} (rowid, body) VALUES (?, ?)`).run(position, trigrams);
   }
 
   private recordCompaction(sessionKey: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {

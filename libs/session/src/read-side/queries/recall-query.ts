@@ -5,6 +5,7 @@ import { toIsoTime } from '../iso-time';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeRecallCursor, encodeRecallCursor, type RecallCursor } from '../recall-cursor';
 import { recallQueryPlan, type RecallQueryPlan } from '../recall-match-expression';
+import { tenantRecallIndexTables } from '../recall-index-tables';
 import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
 import { RECALL_SCRIPT_BOUNDARY } from '../script-boundary';
@@ -48,18 +49,21 @@ export interface RecallSearch {
 
 /**
  * Events a query word may match for recall to rank by BM25 (issue 14). FTS5's BM25 first counts,
- * for every phrase of the query, the rows of the whole index holding it (its IDF), walking that
- * phrase's matches one by one (about 1.3 µs each): a word found in half of 200k events costs
+ * for every phrase of the query, the rows of the whole index (the tenant's, see
+ * `recall-index-tables`) holding it (its IDF), walking that phrase's matches one by one (about
+ * 1.3 µs each): a word found in half of a tenant's 200k events costs
  * ~130 ms before the first row is ranked, whatever the filters or the session. A word matching
  * more events than this still has to occur in every hit but does not score: the other words rank
  * the hits; a query made only of such words is answered newest first (`order: 'newest'`). Each
- * word is counted up to this limit + 1 (a bounded, cheap index walk).
+ * word is counted up to this limit + 1 (a bounded, cheap index walk) in the tenant's index: other
+ * tenants' events never change a tenant's order.
  */
 export const RECALL_RANKED_MATCH_LIMIT = 2000;
 
 /**
- * Index rows one page of a substring-only query (order `oldest`: words of one or two characters
- * of an unspaced script, or emoji) reads at most. Such words cannot use the trigram index, so each
+ * Rows of the tenant's trigram index one page of a substring-only query (order `oldest`: words of
+ * one or two characters of an unspaced script, or emoji) reads at most (other tenants' rows are in
+ * their own indexes, never read). Such words cannot use the trigram index, so each
  * row's text is scanned (`LIKE`): about 65 µs per row of 16,384 ideographs on the 2-core
  * reference machine, so a page costs at most ~65 ms however many events the tenant holds. A page
  * may then hold fewer hits than `limit` (even none) and still carry a `nextCursor` that continues
@@ -71,11 +75,11 @@ export const RECALL_SUBSTRING_SCAN_LIMIT = 1000;
  * How the hits of a page are ordered:
  * - `relevance`: BM25, best first (ties: oldest first);
  * - `newest`: every word of the query matches more than {@link RECALL_RANKED_MATCH_LIMIT} events
- *   of the index, too common to rank within the latency budget: newest first, `score` 0 (with a
+ *   of the tenant's index, too common to rank within the latency budget: newest first, `score` 0 (with a
  *   rarer word too, the order is `relevance` and only the rarer words score);
  * - `oldest`: only words of one or two characters of an unspaced script or emoji (substring
  *   matches, which have no rank): oldest first, `score` 0; each page reads at most
- *   {@link RECALL_SUBSTRING_SCAN_LIMIT} index rows, so it may be short and still have a `nextCursor`.
+ *   {@link RECALL_SUBSTRING_SCAN_LIMIT} rows of the tenant's index, so it may be short and still have a `nextCursor`.
  *
  * With `sessionId`, the session's first mention ({@link RecallHit.firstMention}) comes first in
  * every order.
@@ -133,9 +137,11 @@ interface HitRow {
 }
 
 /**
- * Full-text search over every conversation event and summary ever projected, archived included
- * (texts, tool call names and raw arguments, tool response names and data). Ranked by BM25 over
- * the query's words that match at most {@link RECALL_RANKED_MATCH_LIMIT} events of the index (the
+ * Full-text search over every conversation event and summary of the tenant ever projected, archived
+ * included (texts, tool call names and raw arguments, tool response names and data), in the
+ * tenant's own indexes (`recall-index-tables`: no statistic, count or score depends on another
+ * tenant's events). Ranked by BM25 over the query's words that match at most
+ * {@link RECALL_RANKED_MATCH_LIMIT} events of the tenant's index (the
  * others must occur but do not score), newest first when there is no such word (the answer's
  * `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
  * first mention of the query comes first ({@link RecallHit.firstMention}).
@@ -173,7 +179,8 @@ export function searchRecall(store: ReadModelStore, search: RecallSearch): Recal
   const fingerprint = createHash('sha256')
     .update(
       JSON.stringify([
-        plan.table,
+        // The index as releases before read models 11 named it, so a cursor made by one is followed by the other.
+        plan.index === 'words' ? 'recall_fts' : 'recall_trigram',
         plan.match,
         plan.substrings,
         search.tenantId,
@@ -210,8 +217,13 @@ function recallPage(
   fingerprint: string,
   cursor: RecallCursor | undefined,
 ): RecallPage {
-  const { table, match } = plan;
+  const { match } = plan;
   const { limit } = search;
+  const tables = tenantRecallIndexTables({ prepare: (sql) => store.statement(sql) }, search.tenantId);
+  // A tenant none of whose documents was ever indexed has no index (an empty one would answer the same).
+  if (tables === undefined) return { items: [], order: cursor?.order ?? (match === null ? 'oldest' : 'relevance') };
+  // The tenant's own index: every count and statistic below is of its documents only.
+  const table = tables[plan.index];
   // The paging's moment: the log's head when its first page is answered (every indexed row is at
   // or before it); the next pages read only the rows at or before it.
   const asOf = cursor?.asOf ?? (store.statement('SELECT coalesce(max(position), 0) AS head FROM session_log').get() as { head: bigint }).head;
@@ -270,11 +282,15 @@ function recallPage(
   // Substring-only queries scan row texts: one page reads at most RECALL_SUBSTRING_SCAN_LIMIT rows
   // after the cursor (or the session's span); `scanEnd` is the last row this page may read.
   let scanEnd: bigint | undefined;
-  // The last row of the paging's scan: the session's last event (with `sessionId`) or the head.
-  const scanLast = search.sessionId !== undefined && (params.hi as bigint) < asOf ? (params.hi as bigint) : asOf;
   let rankMatch = match;
+  // The last row of the paging's scan: the index's last row in the session's span (with `sessionId`) and at or before the paging's moment.
+  let scanLast = 0n;
   if (match === null) {
     order = 'oldest';
+    const scanBound = search.sessionId !== undefined && (params.hi as bigint) < asOf ? (params.hi as bigint) : asOf;
+    scanLast =
+      (store.statement(`SELECT rowid FROM ${table} WHERE rowid <= @scanBound ORDER BY rowid DESC LIMIT 1`).get({ scanBound }) as { rowid: bigint } | undefined)
+        ?.rowid ?? 0n;
     const spanStart = (params.lo as bigint | undefined) ?? 1n;
     const scanFrom = cursor?.position ?? spanStart - 1n;
     scanEnd = (
@@ -332,7 +348,7 @@ function recallPage(
   const take = cursor === undefined && first ? limit : limit + 1;
   params.take = take;
   if (order === 'relevance' && cursor !== undefined) {
-    rows = frozenRankPage(store, plan, stats!, conditions.join(' AND '), params, cursor, take);
+    rows = frozenRankPage(store, table, plan, stats!, conditions.join(' AND '), params, cursor, take);
   } else {
     const keyset: string[] = [];
     if (order === 'newest' && cursor?.position !== undefined) {
@@ -440,6 +456,7 @@ export function archiveFilter(
  */
 function frozenRankPage(
   store: ReadModelStore,
+  table: string,
   plan: RecallQueryPlan,
   stats: RecallRankStats,
   where: string,
@@ -447,7 +464,6 @@ function frozenRankPage(
   cursor: RecallCursor,
   take: number,
 ): HitRow[] {
-  const { table } = plan;
   const now = readIndexTotals(store, table);
   if (now.rows === 0) return [];
   const ln = sqliteLn(store);
