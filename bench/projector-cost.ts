@@ -34,7 +34,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { RecordedEvent } from '@lib/event-store';
-import { CONVERSATION_EVENT, ReadModelStore, SessionProjector, computeEventCosts, type ConversationEventData } from '@lib/session';
+import {
+  CONVERSATION_EVENT,
+  ReadModelStore,
+  SessionProjector,
+  computeEventCosts,
+  createdTenantRecallIndexTables,
+  type ConversationEventData,
+  type RecallIndexTables,
+} from '@lib/session';
 import { loadTauBench, textMessages, TAU_BENCH_PATH } from './lib/corpus';
 import { freshDir } from './lib/service';
 
@@ -76,13 +84,20 @@ function makeEvents(count: number): RecordedEvent[] {
   return out;
 }
 
-/** The service's read models, optionally with `alter` run on the connection after opening. */
-function projectorVariant(name: string, alter?: (db: Database.Database) => void): Variant {
+/**
+ * The service's read models, optionally with `alter` run on the connection after opening, the
+ * recall indexes of the bench's tenant (`default`) made (`recall`, their names, as it gets them).
+ */
+function projectorVariant(name: string, alter?: (db: Database.Database, recall: RecallIndexTables) => void): Variant {
   return {
     name,
     open(file) {
       const store = ReadModelStore.open(file);
-      alter?.(store.db);
+      if (alter)
+        alter(
+          store.db,
+          store.transaction(() => createdTenantRecallIndexTables(store.db, 'default')),
+        );
       const projector = new SessionProjector(store);
       return { applyBatch: (events) => projector.applyBatch(events), close: () => store.close() };
     },
@@ -115,10 +130,10 @@ const before = projectorVariant('projector, old settings', (db) => {
 });
 
 const ABLATIONS: Variant[] = [
-  projectorVariant('no recall_fts', withoutFts('recall_fts')),
-  projectorVariant('no FTS at all', (db) => {
-    withoutFts('recall_fts')(db);
-    withoutFts('recall_trigram')(db);
+  projectorVariant('no word index', (db, recall) => withoutFts(recall.words)(db)),
+  projectorVariant('no FTS at all', (db, recall) => {
+    withoutFts(recall.words)(db);
+    withoutFts(recall.trigrams)(db);
   }),
   ...['session_log_by_revision', 'sessions_by_activity'].map((index) => projectorVariant(`no ${index}`, withoutIndex(index))),
   // Unique indexes stay: the writer's upserts need them (ON CONFLICT).
@@ -136,8 +151,8 @@ const pragmas =
   (db: Database.Database) => {
     for (const statement of statements) db.pragma(statement);
   };
-const ftsOption = (option: string, value: number) => (db: Database.Database) =>
-  db.exec(`INSERT INTO recall_fts (recall_fts, rank) VALUES ('${option}', ${value})`);
+const ftsOption = (option: string, value: number) => (db: Database.Database, recall: RecallIndexTables) =>
+  db.exec(`INSERT INTO ${recall.words} (${recall.words}, rank) VALUES ('${option}', ${value})`);
 
 /** Settings measured and not kept (issue 14): none paid more than the noise. */
 const SETTINGS: Variant[] = [

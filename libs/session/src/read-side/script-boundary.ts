@@ -1,5 +1,5 @@
 /**
- * Script boundaries as word boundaries in the word index (`recall_fts`, unicode61).
+ * Script boundaries as word boundaries in the word index (`recall_fts_<id>`, unicode61).
  *
  * unicode61 splits words at spaces and punctuation only, so a Latin code written directly against
  * text of a script without spaces (`我的预订号码是XK42Q9`, `予約番号はJP5512です`,
