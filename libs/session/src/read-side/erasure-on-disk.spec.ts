@@ -82,6 +82,27 @@ describe('SessionProjector.eraseSession on disk', () => {
     expect(filesContaining(dir, KEPT)).toEqual(['read-models.sqlite']);
   });
 
+  it('drops the recall index every tenant shared (read models 10 and before) when it opens such a file, its texts with it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
+    dirs.push(dir);
+    const file = join(dir, 'read-models.sqlite');
+    const older = ReadModelStore.open(file);
+    older.db.exec(`CREATE VIRTUAL TABLE recall_fts USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE VIRTUAL TABLE recall_trigram USING fts5 (body, tokenize = 'trigram remove_diacritics 1');`);
+    older.db.prepare('INSERT INTO recall_fts (rowid, body) VALUES (1, ?)').run(`${SECRET} ${TOKEN}`);
+    older.db.prepare('INSERT INTO recall_trigram (rowid, body) VALUES (1, ?)').run(`東京 ${SECRET}`);
+    older.db.pragma('user_version = 10');
+    older.close();
+    expect(filesContaining(dir, SECRET)).toEqual(['read-models.sqlite']);
+
+    const store = ReadModelStore.open(file);
+    expect(store.replacedVersion).toBe(10);
+    const left = store.db.prepare("SELECT name FROM sqlite_master WHERE name LIKE 'recall%' ORDER BY name").pluck().all();
+    expect(left).toEqual(['recall_tenants']);
+    store.close();
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+  });
+
   it('keeps the FTS5 secure-delete option in every tenant index, across a reset (rebuild) and reopening', () => {
     const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
     dirs.push(dir);
