@@ -115,8 +115,8 @@ export async function runRecall(options: RecallOptions): Promise<FigureResult> {
       const from = i % 4 === 3 ? common : words;
       return Array.from({ length: 1 + Math.floor(rand() * 3) }, () => from[Math.floor(rand() * from.length)]).join(' ');
     });
-    const { words } = tenantRecallIndexTables(readModels.db, 'default')!;
-    const bare = readModels.db.prepare(`SELECT rowid FROM ${words} WHERE ${words} MATCH ? ORDER BY rank LIMIT 21`);
+    const wordIndex = tenantRecallIndexTables(readModels.db, 'default')!.words;
+    const bare = readModels.db.prepare(`SELECT rowid FROM ${wordIndex} WHERE ${wordIndex} MATCH ? ORDER BY rank LIMIT 21`);
     // Warm-up (page cache, statement cache).
     for (const q of queries.slice(0, 50)) searchRecall(readModels, { tenantId: 'default', q });
     const ours: number[] = [];
