@@ -204,8 +204,7 @@ suite('audit page in a browser: reads and units', () => {
     /** Rows the timeline lists in a block of BLOCK log entries: 997 conversation events, a summary, a compaction marker. */
     const ROWS = (HUGE / BLOCK) * (BLOCK - 1);
     const rowsShown = () => huge.locator('#timeline > li').count();
-    const revisionsShown = async () =>
-      (await huge.locator('#timeline > li > .muted:first-child').allInnerTexts()).map((r) => Number(r.replace('#', '')));
+    const revisionsShown = async () => (await huge.locator('#timeline > li > .muted:first-child').allInnerTexts()).map((r) => Number(r.replace('#', '')));
     /** Whether `selector`'s element is drawn inside the timeline's scrolled box (not scrolled out of view). */
     const inTimelineView = async (selector: string) => {
       const row = (await huge.locator(selector).boundingBox())!;
@@ -267,10 +266,18 @@ suite('audit page in a browser: reads and units', () => {
       // Its neighbours: the block's second half stays in the window.
       const revisions = await revisionsShown();
       expect(revisions).toContain(64_250);
-      for (const r of revisions.filter((r) => r % BLOCK < 996)) {
-        const cls = (await huge.locator(`#timeline li[data-event="e${r}"]`).getAttribute('class')) ?? '';
-        expect([r, cls.includes('archived')]).toEqual([r, r % BLOCK < 500]);
-      }
+      const marks = await huge
+        .locator('#timeline li[data-event^="e"]')
+        .evaluateAll((els) =>
+          els.map((e) => [e.getAttribute('data-event'), e.classList.contains('archived'), e.querySelector('a.badge')?.textContent ?? null]),
+        );
+      expect(marks.length).toBeGreaterThan(100);
+      expect(marks).toEqual(
+        marks.map(([id]) => {
+          const r = Number(String(id).slice(1));
+          return [id, r % BLOCK < 500, r % BLOCK < 500 ? `archived by ${compactionOf(Math.floor(r / BLOCK)).slice(0, 8)}…` : null];
+        }),
+      );
       // The link, followed from the keyboard, selects that compaction: its diff, and its marker in the timeline.
       await link.focus();
       await huge.keyboard.press('Enter');
@@ -299,6 +306,21 @@ suite('audit page in a browser: reads and units', () => {
       expect(revisions).toContain(100 * BLOCK + 998);
       expect(await huge.locator(`#timeline li.summary[data-event="s100"]`).innerText()).toContain(`by ${compactionOf(100).slice(0, 8)}…`);
     });
+
+    it('keeps the timeline’s page when the page is read again', async () => {
+      await huge.locator('#timeline-goto input[name=revision]').fill('90000');
+      await huge.locator('#timeline-goto button[type=submit]').click();
+      await huge.locator('#timeline li.target[data-event="e90000"]').waitFor();
+      const range = await huge.locator('#timeline-range').innerText();
+      await huge.locator('#timeline').evaluate((list) => list.setAttribute('data-read-before', ''));
+      await huge.locator('#as-of a').click();
+      await huge.locator('#timeline:not([data-read-before])').waitFor({ timeout: 60_000 });
+      expect(await huge.locator('#timeline-range').innerText()).toBe(range);
+      expect(await huge.locator('#timeline li[data-event="e90000"]').count()).toBe(1);
+      // Still the compaction of the link, marked, though not on this page.
+      expect(huge.url()).toContain(`/c/${compactionOf(100)}`);
+      expect(await huge.locator('#compactions tr.selected').getAttribute('data-compaction')).toBe(compactionOf(100));
+    }, 90_000);
   });
 
   it('lists each session once when "Load more" is clicked twice while its page is read', async () => {
@@ -525,6 +547,8 @@ suite('audit page in a browser: reads and units', () => {
       `${first.data!.tokensBefore.toLocaleString('en-US')} → ${first.data!.tokensAfter.toLocaleString('en-US')} chars`,
       `${second.data!.tokensBefore.toLocaleString('en-US')} → ${second.data!.tokensAfter.toLocaleString('en-US')} cl100k_base`,
     ]);
+    // A timeline of one page: all its rows, no pager.
+    expect(await page.locator('#timeline-pager').isHidden()).toBe(true);
     // The timeline's compaction markers too.
     const markers = await page.locator('#timeline li.decision', { hasText: '◆ compaction' }).allInnerTexts();
     expect(markers[0]).toMatch(/ chars, \d+ archived/);

@@ -15,7 +15,8 @@
  * route, list filter, "Load more" or recall search that a newer one replaced is dropped, and
  * "Load more" is ignored while its page is read. Token figures name their estimator; the chart is
  * drawn in one, naming the compactions counted in another. Long arrays are never spread into one
- * call (past ~120,000 arguments that overflows the call stack): loops and {@link fill} instead.
+ * call (past ~120,000 arguments that overflows the call stack): loops and {@link fill} instead;
+ * the timeline draws one page of its rows at a time ({@link timeline}), whatever the log's length.
  *
  * Stored data (texts, tool names, arguments and results, summaries, ids, snippets, error messages
  * that echo them) is shown only through {@link stored} / {@link revealed}: each value its own bidi
@@ -997,9 +998,15 @@ function scrollIntoList(list, row) {
 
 /**
  * The timeline on screen: its nodes (the pager, shown when it has more than one page, and the
- * list `#timeline`), and `showCompaction(id)`, which marks that compaction's row (`selected`, `aria-current`;
- * undefined: none) and brings it into view, turning to its page.
- * @typedef {{ nodes: HTMLElement[], showCompaction: (compactionId: string | undefined) => void }} Timeline
+ * list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
+ * `aria-current`; undefined: none) and, unless `reveal` is false, brings it into view, turning to
+ * its page; and `firstRevision()`, the revision of the first row of the page on screen (undefined
+ * with no row).
+ * @typedef {{
+ *   nodes: HTMLElement[],
+ *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
+ *   firstRevision: () => number | undefined,
+ * }} Timeline
  */
 
 /**
@@ -1015,9 +1022,11 @@ function scrollIntoList(list, row) {
  * @param {LogEntry[]} log the page's log (as of its revision)
  * @param {Map<string, CompactionItem>} byId the page's compactions
  * @param {(id: string) => void} select selects a compaction (its link)
+ * @param {number} [from] a revision: the timeline opens on the page of the first row at or after
+ *   it (the "read again" of a page keeps the timeline's page); the first page without it
  * @returns {Timeline}
  */
-function timeline(log, byId, select) {
+function timeline(log, byId, select, from) {
   /** @type {LogEntry[]} */
   const rows = [];
   /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
@@ -1065,7 +1074,7 @@ function timeline(log, byId, select) {
         onsubmit: (e) => {
           e.preventDefault();
           const index = Math.min(firstRowFrom(rows, Number(revision.value)), rows.length - 1);
-          draw(Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE, index, 'target');
+          draw(pageOf(index), index, 'target');
         },
       },
       h('label', {}, 'Go to revision ', revision),
@@ -1108,6 +1117,8 @@ function timeline(log, byId, select) {
     if (row && list.isConnected) scrollIntoList(list, row);
     else list.scrollTop = focus === undefined && start === lastStart && paged ? list.scrollHeight : 0;
   };
+  /** The first row of the page holding row `index`. @param {number} index */
+  const pageOf = (index) => Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE;
   /** Marks the selected compaction's row on the page (`selected`, `aria-current`), and only it. */
   const markSelected = () => {
     for (const item of list.querySelectorAll('li[data-compaction]')) {
@@ -1117,18 +1128,19 @@ function timeline(log, byId, select) {
       else item.removeAttribute('aria-current');
     }
   };
-  draw(0);
+  draw(from === undefined ? 0 : pageOf(firstRowFrom(rows, from)));
   return {
     nodes: [pager, list],
-    showCompaction: (id) => {
+    showCompaction: (id, reveal = true) => {
       selected = id;
       const index = id === undefined ? undefined : rowOf.get(id);
-      if (index === undefined) return markSelected();
-      if (index < start || index >= start + TIMELINE_PAGE) return draw(Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE, index);
+      if (index === undefined || !reveal) return markSelected();
+      if (index < start || index >= start + TIMELINE_PAGE) return draw(pageOf(index), index);
       markSelected();
       const row = /** @type {HTMLElement | undefined} */ (list.children[index - start]);
       if (row) scrollIntoList(list, row);
     },
+    firstRevision: () => (rows[start] === undefined ? undefined : Number(rows[start]?.revision)),
   };
 }
 
@@ -1369,8 +1381,10 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  * @param {string} sessionId
  * @param {string | undefined} selected a compaction id from the link
  * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
+ * @param {number} [timelineAt] a revision: the timeline opens on its page, not on the selected
+ *   compaction's (the page read again keeps its timeline where it was); the first page without it
  */
-async function renderSession(sessionId, selected, isCurrent) {
+async function renderSession(sessionId, selected, isCurrent, timelineAt) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   const { summary, asOf, log, compactions } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
@@ -1447,14 +1461,14 @@ async function renderSession(sessionId, selected, isCurrent) {
       h('td', { title: when(c.at) }, when(c.at).slice(11)),
     ),
   );
-  const logTimeline = timeline(log, byId, select);
+  const logTimeline = timeline(log, byId, select, timelineAt);
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
   let wanted;
-  /** @param {string | undefined} id */
-  const show = async (id) => {
+  /** @param {string | undefined} id @param {boolean} [reveal] whether the timeline turns to its row */
+  const show = async (id, reveal = true) => {
     wanted = id;
     for (const row of rows) row.classList.toggle('selected', row.getAttribute('data-compaction') === id);
-    logTimeline.showCompaction(id);
+    logTimeline.showCompaction(id, reveal);
     if (id === undefined) return void diffSlot.replaceChildren();
     const what = ['Compaction ', stored(id), ' could not be shown'];
     const close = h('a', { href: sessionHref(sessionId), class: 'close' }, 'Close');
@@ -1474,7 +1488,7 @@ async function renderSession(sessionId, selected, isCurrent) {
   };
   showPage(
     true,
-    { sessionId, has: (id) => byId.has(id), show },
+    { sessionId, has: (id) => byId.has(id), show: (id) => show(id), timelineAt: logTimeline.firstRevision },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
       'section',
@@ -1565,16 +1579,22 @@ async function renderSession(sessionId, selected, isCurrent) {
       ),
     ),
   );
-  void show(selected);
+  void show(selected, timelineAt === undefined);
 }
 
 // ---- routing ----------------------------------------------------------------------------------
 
 /**
  * The session page on screen: its id, `has(compactionId)` (whether that compaction is in the page's
- * list), and `show(compactionId)`, which reads that compaction's diff into the page's diff panel
- * (undefined: none) without reading the session again; a failure shows in that panel.
- * @typedef {{ sessionId: string, has: (compactionId: string) => boolean, show: (compactionId: string | undefined) => Promise<void> }} ShownSession
+ * list), `show(compactionId)`, which reads that compaction's diff into the page's diff panel
+ * (undefined: none) without reading the session again (a failure shows in that panel) and turns
+ * the timeline to its row, and `timelineAt()`, the revision the timeline's page on screen starts at.
+ * @typedef {{
+ *   sessionId: string,
+ *   has: (compactionId: string) => boolean,
+ *   show: (compactionId: string | undefined) => Promise<void>,
+ *   timelineAt: () => number | undefined,
+ * }} ShownSession
  */
 
 /** Whether a page worth keeping is on screen (the session list or a session; not loading, an error or the key prompt). */
@@ -1660,8 +1680,10 @@ async function render(reread = false) {
         clearBanner();
         return await shownSession.show(selected);
       }
+      // Read again, the page keeps its timeline's page.
+      const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
-      await renderSession(sessionId, selected, isCurrent);
+      await renderSession(sessionId, selected, isCurrent, timelineAt);
     } else {
       showLoading('Reading the session list…');
       await renderSessionList(isCurrent);
