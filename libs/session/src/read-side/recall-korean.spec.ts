@@ -7,15 +7,8 @@
  */
 import fc from 'fast-check';
 import { searchRecall } from './queries/recall-query';
-import { ReadModelStore } from './read-model-store';
-import { SessionProjector } from './session-projector';
+import { projectedReadModels } from './testing/projected-read-models';
 import { RecordedSessionLog, user } from './testing/recorded-session-log';
-
-function project(log: RecordedSessionLog): ReadModelStore {
-  const store = ReadModelStore.open(':memory:');
-  new SessionProjector(store).applyBatch(log.events);
-  return store;
-}
 
 describe('recall finds a Korean word written with a particle or an ending', () => {
   const log = new RecordedSessionLog();
@@ -23,7 +16,7 @@ describe('recall finds a Korean word written with a particle or an ending', () =
   log.append('k', user('busan', '다음 주에 부산으로 출장을 가요'));
   log.append('k', user('booking', '예약번호를 알려주세요: KR7781'));
   log.append('k', user('english', 'meet in Seoul tomorrow'));
-  const store = project(log);
+  const store = projectedReadModels(log);
   const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
 
   it('given a word of two syllables, when recall searches it alone, then it finds the event holding it with a particle', () => {
@@ -64,7 +57,7 @@ describe('recall of Korean (property)', () => {
         const log = new RecordedSessionLog();
         log.append('p', user('hit', `오늘 ${word}${particle} 봤어요`));
         log.append('p', user('miss', others.join(' ')));
-        expect(searchRecall(project(log), { tenantId: 'default', q: word }).items.map((h) => h.eventId)).toEqual(['hit']);
+        expect(searchRecall(projectedReadModels(log), { tenantId: 'default', q: word }).items.map((h) => h.eventId)).toEqual(['hit']);
       }),
       { numRuns: 100 },
     );
