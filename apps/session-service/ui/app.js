@@ -1056,7 +1056,7 @@ function timeline(log, byId, select, from) {
     last: turn('timeline-last', 'Last', () => lastStart),
   };
   const revision = /** @type {HTMLInputElement} */ (
-    h('input', { type: 'number', name: 'revision', min: '0', step: '1', required: true, placeholder: 'revision', 'aria-label': 'revision to go to' })
+    h('input', { type: 'number', name: 'revision', min: '0', step: '1', required: true, placeholder: 'revision' })
   );
   const pager = h(
     'nav',
