@@ -84,7 +84,9 @@ function trustHops(hops: number): (address: string, hop: number) => boolean {
  *   a file or cannot be created, `SQLITE_EVENTS_FILE` is set in a directory that does not exist,
  *   another service holds that directory (naming its holder), or
  *   `KURRENTDB_CONNECTION_STRING` cannot be parsed; with NATS_URL, what `natsConnectError` gives
- *   when the server cannot be reached; the store's errors when it cannot be opened.
+ *   when connecting is refused for a reason only a change fixes (a host that does not resolve,
+ *   credentials, TLS; a server that is down is waited for: `NatsTransport`) and `natsSetUpError`
+ *   when the streams cannot be set up; the store's errors when it cannot be opened.
  */
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
