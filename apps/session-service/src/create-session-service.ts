@@ -197,7 +197,16 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerFavicon(fastify);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
-  await app.init();
+  try {
+    await app.init();
+  } catch (err) {
+    // A start that failed (e.g. NATS refused the credentials) leaves nothing running behind it: the
+    // providers already started (the projector, the scheduler) stop, the store and read models close.
+    await app.close().catch(() => undefined);
+    readModels.close();
+    await store.close();
+    throw err;
+  }
   await fastify.ready();
   let closed = false;
   return {
