@@ -47,7 +47,12 @@ describeWithNats('NATS command metrics')('NATS command metrics', () => {
   it('counts each command by kind, outcome and error code, its redelivery, and its duration', async () => {
     // A command delivered once and given back before the service starts: the service gets it redelivered.
     await ensureStreams(client.jsm, names, 30_000);
-    await publishCommand(client.js, commandSubject(names.prefix, 'default', 'metered', 'append'), { events: [{ id: 'u1', type: 'user', text: 'once' }] }, { msgId: randomUUID() });
+    await publishCommand(
+      client.js,
+      commandSubject(names.prefix, 'default', 'metered', 'append'),
+      { events: [{ id: 'u1', type: 'user', text: 'once' }] },
+      { msgId: randomUUID() },
+    );
     const taken = await (await client.js.consumers.get(names.commandStream, names.commandConsumer)).next({ expires: 5000 });
     expect(taken?.info.deliveryCount).toBe(1);
     taken!.nak();

@@ -114,13 +114,19 @@ suite('NATS misconfigurations', () => {
 
   it('given a server down at start that comes up refusing the credentials, the transport gives up (error line, /health closed with the error), HTTP serving', async () => {
     const port = await freePort();
-    harness = await startService({ env: { NATS_URL: `nats://127.0.0.1:${port}`, NATS_USER: 'svc', NATS_PASSWORD: 'wrong-password', NATS_PREFIX: uniquePrefix() } });
+    harness = await startService({
+      env: { NATS_URL: `nats://127.0.0.1:${port}`, NATS_USER: 'svc', NATS_PASSWORD: 'wrong-password', NATS_PREFIX: uniquePrefix() },
+    });
     const h = harness;
     expect((await h.http().get('/health').expect(200)).body.nats).toMatchObject({ connection: 'connecting' });
     servers.push(await startThrowawayNatsWith('nats-users-later', withUser, { user: 'svc', pass: 'right-password' }, port));
     await eventually(async () => (await h.http().get('/health').expect(200)).body.nats.connection === 'closed', 30_000, 'the transport to give up');
-    expect((await h.http().get('/health').expect(200)).body.nats.error).toMatch(/: the server refused the credentials \(Authorization Violation\): fix NATS_USER/);
-    expect(logged).toContainEqual(expect.stringMatching(/^NATS transport stopped: NATS_URL=.*refused the credentials.*; HTTP keeps serving; restart the service once this is fixed$/));
+    expect((await h.http().get('/health').expect(200)).body.nats.error).toMatch(
+      /: the server refused the credentials \(Authorization Violation\): fix NATS_USER/,
+    );
+    expect(logged).toContainEqual(
+      expect.stringMatching(/^NATS transport stopped: NATS_URL=.*refused the credentials.*; HTTP keeps serving; restart the service once this is fixed$/),
+    );
     await h
       .http()
       .post('/v1/sessions/still-http/events')
