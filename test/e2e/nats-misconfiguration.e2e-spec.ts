@@ -4,12 +4,15 @@
  * - `NATS_URL=tls://…` against a server without TLS: the process exits 1 (`failed to start: …: the
  *   server does not offer TLS, and tls:// requires it …`) and never sends its credentials in plain
  *   text. Before, the client read `tls://` as `nats://` and connected in plain text;
+ * - `tls://` against a server with TLS: the start fails while its certificate is not trusted (saying
+ *   so), and works once it is (`NODE_EXTRA_CA_CERTS`; skipped without `openssl` to make one);
  * - credentials the server refuses, and a server without JetStream: the start fails, saying which;
  * - a server down at start that comes up refusing the credentials: the transport gives up (one
  *   error line, `/health` `nats.connection` `closed` with the error), HTTP keeps serving.
  *
  * Against throwaway `nats-server`s; skips with one line when no `nats-server` binary is installed.
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
@@ -47,6 +50,9 @@ async function recordingProxy(target: string): Promise<{ port: number; sent: () 
     },
   };
 }
+
+/** The `openssl` binary that makes the TLS server's certificate, or undefined (that case is skipped). */
+const OPENSSL = ['/usr/bin/openssl', '/usr/local/bin/openssl'].find((p) => fs.existsSync(p));
 
 /** A server configuration with one user, `svc` / `right-password`, and JetStream. */
 const withUser = (listen: string, storeDir: string) =>
@@ -93,6 +99,42 @@ suite('NATS misconfigurations', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  (OPENSSL ? it : it.skip)(
+    'given tls:// and a server with TLS, the start fails while its certificate is not trusted, and works with NODE_EXTRA_CA_CERTS',
+    async () => {
+      const certDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-cert-'));
+      const cert = path.join(certDir, 'cert.pem');
+      const key = path.join(certDir, 'key.pem');
+      // A self-signed certificate for the name the client checks: "localhost" (it upgrades the socket to TLS without naming the host, Node then checks localhost).
+      const subject = ['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'];
+      const made = spawnSync(OPENSSL!, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', ...subject]);
+      expect(made.status).toBe(0);
+      const server = await startThrowawayNatsWith(
+        'nats-tls',
+        (listen, storeDir) =>
+          `listen: ${listen}\ntls { cert_file: ${JSON.stringify(cert)}, key_file: ${JSON.stringify(key)} }\njetstream { store_dir: ${JSON.stringify(storeDir)} }\n`,
+        { tls: { caFile: cert } },
+      );
+      servers.push(server);
+      const url = server.url.replace('nats://', 'tls://');
+      await expect(startService({ env: { NATS_URL: url, NATS_PREFIX: uniquePrefix() } })).rejects.toThrow(
+        `NATS_URL=${url}: the TLS handshake failed (self-signed certificate): make the server's certificate trusted (e.g. NODE_EXTRA_CA_CERTS=<its CA file>) and valid for the host in NATS_URL`,
+      );
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-tls-ok-'));
+      const prefix = uniquePrefix();
+      const service = startServiceProcess({ dataDir, env: { NATS_URL: url, NATS_PREFIX: prefix, NODE_EXTRA_CA_CERTS: cert } });
+      try {
+        const running = await service.ready;
+        const health = (await (await fetch(`${running.url}/health`)).json()) as { nats: unknown };
+        expect(health.nats).toMatchObject({ connection: 'connected', error: null });
+      } finally {
+        await service.kill();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+        fs.rmSync(certDir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('given credentials the server refuses, the start fails naming NATS_USER and NATS_PASSWORD', async () => {
     const server = await startThrowawayNatsWith('nats-users', withUser, { user: 'svc', pass: 'right-password' });

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { eventually } from './nats-test';
 
 /** Path of the installed `nats-server` binary, or undefined when none is installed (suites then skip with one line). */
@@ -63,14 +63,14 @@ export function startThrowawayNats(label: string, extraConfig = '', port?: numbe
  * Starts a throwaway server with the configuration `config(listen, storeDir)` makes (`listen`:
  * `127.0.0.1:<port>`, by default a free port; `storeDir`: a temporary JetStream folder), e.g. an example
  * configuration with its port and folder replaced; `credentials` for the connection it opens (a
- * configuration with users). Waits up to 20 s for it to accept that connection; if it never
+ * configuration with users; `tls` with the CA of a server with TLS). Waits up to 20 s for it to accept that connection; if it never
  * does, kills the server and removes its folder before throwing.
  * @throws Error when no `nats-server` is installed ({@link NATS_SERVER_BINARY}) or it never accepts one.
  */
 export async function startThrowawayNatsWith(
   label: string,
   makeConfig: (listen: string, storeDir: string) => string,
-  credentials?: { user: string; pass: string },
+  credentials?: Pick<ConnectionOptions, 'user' | 'pass' | 'tls'>,
   port?: number,
 ): Promise<ThrowawayNats> {
   if (!NATS_SERVER_BINARY) throw new Error('no nats-server binary installed');
