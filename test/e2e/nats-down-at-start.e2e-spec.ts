@@ -11,8 +11,8 @@
  * one line when no `nats-server` binary is installed. Runtime ≈ 10 s.
  */
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
 import { startService, type Harness } from '../support/service-harness';
+import { captureLogLines } from '../support/captured-log-lines';
 import { eventually, natsClient, publishCommand, readStream, uniquePrefix } from '../support/nats-test';
 import { NATS_SERVER_BINARY, freePort, startThrowawayNats, type ThrowawayNats } from '../support/throwaway-nats';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
@@ -24,14 +24,10 @@ suite('a service started while its NATS server is down', () => {
   jest.setTimeout(90_000);
   let nats: ThrowawayNats | null = null;
   let harness: Harness | null = null;
-  const logged: string[] = [];
+  let logged: string[] = [];
 
   beforeAll(() => {
-    for (const level of ['log', 'warn', 'error'] as const) {
-      jest.spyOn(Logger.prototype, level).mockImplementation((...args: unknown[]) => {
-        logged.push(String(args[0]));
-      });
-    }
+    logged = captureLogLines();
   });
 
   afterAll(async () => {

@@ -17,8 +17,8 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Logger } from '@nestjs/common';
 import { startService, type Harness } from '../support/service-harness';
+import { captureLogLines } from '../support/captured-log-lines';
 import { startServiceProcess } from '../support/service-process';
 import { eventually, uniquePrefix } from '../support/nats-test';
 import { NATS_SERVER_BINARY, freePort, startThrowawayNats, startThrowawayNatsWith, type ThrowawayNats } from '../support/throwaway-nats';
@@ -62,14 +62,10 @@ suite('NATS misconfigurations', () => {
   jest.setTimeout(120_000);
   const servers: ThrowawayNats[] = [];
   let harness: Harness | null = null;
-  const logged: string[] = [];
+  let logged: string[] = [];
 
   beforeAll(() => {
-    for (const level of ['log', 'warn', 'error'] as const) {
-      jest.spyOn(Logger.prototype, level).mockImplementation((...args: unknown[]) => {
-        logged.push(String(args[0]));
-      });
-    }
+    logged = captureLogLines();
   });
 
   afterAll(async () => {
