@@ -5,7 +5,15 @@
  * so the suite can run against a shared server.
  */
 import { randomUUID } from 'node:crypto';
-import { DuplicateEventIdError, WrongExpectedRevisionError, headToSkipTo, type EventData, type EventStore, type RecordedEvent, type Subscription } from '../src';
+import {
+  DuplicateEventIdError,
+  WrongExpectedRevisionError,
+  headToSkipTo,
+  type EventData,
+  type EventStore,
+  type RecordedEvent,
+  type Subscription,
+} from '../src';
 
 /** How an adapter's spec provides a store to the contract. */
 export interface ContractTarget {

@@ -15,7 +15,7 @@ export interface HeldWriterAnswer {
   /** Resolves once the answer arrived and is held (the thread answers after its COMMIT returned). */
   arrived: Promise<void>;
   /** Hands the answer to the store: at once when it arrived, else as soon as it arrives. Idempotent (call it in an `afterEach` too). */
-  deliver(): void;
+  deliver: () => void;
 }
 
 /**

@@ -57,7 +57,11 @@ const targets: Target[] = [
 /** A log with session `kept` (2 events) then session `erased` (3 events) whose stream is deleted, as the erase handler does, and no erasure record; returns the head. */
 async function logEndingWithDeletedStream(store: EventStore): Promise<bigint> {
   await store.appendToStream(KEPT, [conversationEvent('k1', 'kept one'), conversationEvent('k2', 'kept two')]);
-  const erased = await store.appendToStream(ERASED, [conversationEvent('e1', 'gone one'), conversationEvent('e2', 'gone two'), conversationEvent('e3', 'gone three')]);
+  const erased = await store.appendToStream(ERASED, [
+    conversationEvent('e1', 'gone one'),
+    conversationEvent('e2', 'gone two'),
+    conversationEvent('e3', 'gone three'),
+  ]);
   await store.deleteStream(ERASED, { expectedRevision: erased.nextExpectedRevision });
   expect(await store.headPosition()).toBe(erased.position);
   return erased.position;

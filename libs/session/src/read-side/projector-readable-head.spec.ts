@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { SqliteEventStore, type EventStore } from '@lib/event-store';
+import { SqliteEventStore } from '@lib/event-store';
 import { holdNextWriterAnswer, type HeldWriterAnswer } from '../../../event-store/test/sqlite-writer-answers';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { getWindow } from './queries/window-query';
@@ -53,7 +53,12 @@ async function heldAppend(store: SqliteEventStore, sessionId: string, ids: strin
  * waits for `position`, so it checks every {@link TAIL_CHECK_MS}), or its checkpoint moved past
  * `below` (the bug: it passed the batch), or it reached `position`. `reached`: that wait for `position`.
  */
-async function twoTailChecks(projector: SessionProjector, watched: WatchedReadableHead, position: bigint, below: bigint): Promise<{ reached: Promise<boolean> }> {
+async function twoTailChecks(
+  projector: SessionProjector,
+  watched: WatchedReadableHead,
+  position: bigint,
+  below: bigint,
+): Promise<{ reached: Promise<boolean> }> {
   const checks = watched.calls(3); // the third starts once two ended
   const reached = projector.waitForPosition(position, 60_000);
   const moved = new Promise<void>((done) => {
