@@ -255,6 +255,16 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
       await harness.http().get('/v1/sessions/del-body').expect(200);
     });
 
+    it('refuses a body declared over MAX_BODY_BYTES with the same 400 (not a 413 advising to split it), before reading it', async () => {
+      const { text } = await exchange(
+        [Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900000000\r\n\r\n{}')],
+        3_000,
+      );
+      expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request']);
+      expect(bodies(text)[0]).toMatchObject({ code: 'validation_failed', parameter: '(body)' });
+      await harness.http().get('/v1/sessions/del-body').expect(200);
+    });
+
     it('answers the next request on the connection after refusing a body, and erases without one', async () => {
       const { text } = await exchange(
         [

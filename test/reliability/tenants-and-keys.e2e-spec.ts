@@ -1,7 +1,7 @@
 /**
  * Tenants and keys (issue 7 item 5): with API_KEYS configured every /v1 route needs a known key;
  * a tenant cannot append to, compact, read, erase or search another tenant's sessions, even with
- * the same session id, and recall never returns another tenant's events; per-key rate limits.
+ * the same session id, and recall never returns another tenant's events; per-tenant rate limits.
  * (Start-up mode line and log hygiene of a real process: test/slow/startup-and-logs.slow-spec.ts.)
  */
 import { useService } from '../support/service-harness';
@@ -176,9 +176,10 @@ describe('tenants and API keys', () => {
 });
 
 describe('rate limits', () => {
-  const harness = useService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB`, RATE_LIMIT_PER_MINUTE: '3' } });
+  const KEY_A2 = 'alpha-second-key-77c1';
+  const harness = useService({ env: { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB,${KEY_A2}:tenantA`, RATE_LIMIT_PER_MINUTE: '3' } });
 
-  it('answers 429 rate_limited once a key has used its requests per minute, per key', async () => {
+  it('answers 429 rate_limited once a tenant has used its requests per minute, per tenant', async () => {
     for (let i = 0; i < 3; i++) expect((await harness.http().get('/v1/recall?q=anything').set(A)).status).toBe(200);
     const limited = await harness.http().get('/v1/recall?q=anything').set(A);
     expect({ status: limited.status, code: limited.body.code }).toEqual({ status: 429, code: 'rate_limited' });
@@ -191,7 +192,16 @@ describe('rate limits', () => {
       .send({ events: [{ id: 'r1', type: 'user', text: 'hi' }] });
     expect(write.status).toBe(429);
     expect(await harness.service.store.headPosition()).toBe(head);
-    // another key has its own budget
+    // the tenant's other key spends the same budget (a second key, or an old and a new one during a rotation, is no second budget)
+    expect(
+      (
+        await harness
+          .http()
+          .get('/v1/recall?q=anything')
+          .set({ Authorization: `Bearer ${KEY_A2}` })
+      ).status,
+    ).toBe(429);
+    // another tenant has its own budget
     expect((await harness.http().get('/v1/recall?q=anything').set(B)).status).toBe(200);
   });
 

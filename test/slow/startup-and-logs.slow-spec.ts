@@ -38,6 +38,17 @@ describe('start-up mode and logs of a real process', () => {
     return d;
   }
 
+  // Newcomer (nctenant): `kill -HUP`, a usual way to ask a daemon to reload, ended the process at once, with no line and no drain.
+  it('shuts down on SIGHUP as on SIGTERM, saying the configuration is read only at start', async () => {
+    const svc = await spawnService({ dataDir: tempDir(), env: { LOG_LEVEL: 'info' } });
+    procs.push(svc);
+    expect((await call(svc.url, 'POST', '/v1/sessions/hup/events', { events: [{ id: 'u1', type: 'user', text: 'hi' }] })).status).toBe(201);
+    process.kill(svc.pid, 'SIGHUP');
+    expect(await svc.exited).toEqual({ code: null, signal: 'SIGHUP' });
+    expect(svc.stdout()).toMatch(/SIGHUP received: shutting down \(the configuration is read only at start: start the service again to apply a change\)/);
+    expect(svc.stdout()).toMatch(/shut down after SIGHUP in \d+ ms/);
+  });
+
   it('says "open development mode" at start-up when no API keys are configured', async () => {
     const svc = await spawnService({ dataDir: tempDir(), env: { LOG_LEVEL: 'info' } });
     procs.push(svc);

@@ -25,6 +25,7 @@ import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
 import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerNearRoutes, MAX_PARAM_LENGTH } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
+import { logAnswerCodes } from './observability/request-log';
 import { ServiceMetrics } from './observability/metrics';
 import { countAnswers } from './observability/http-metrics';
 import { buildOpenApiDocument } from './http/openapi-document';
@@ -171,6 +172,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
+  // The request log line names the tenant and an error answer's code.
+  logAnswerCodes(fastify);
   answerNearRoutes(fastify);
   answerBadQueryEncoding(fastify);
   // The rate limit and the API key of /v1 requests, before their body is read (after the onRequest answers above).

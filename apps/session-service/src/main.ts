@@ -12,7 +12,8 @@
  * Nest's own start-up lines, "Nest application successfully started" among them, are printed only
  * once the server listens); any other
  * start-up failure (e.g. a NATS server that refuses the connection, named by NATS_URL and address)
- * as `failed to start: …` with exit code 1. SIGTERM or SIGINT closes the service (new
+ * as `failed to start: …` with exit code 1. SIGTERM, SIGINT or SIGHUP (a closed terminal, or an
+ * operator expecting a reload: the configuration is read only at start) closes the service (new
  * requests get 503 `shutting_down`, each logged at debug; in-flight ones finish), with one line
  * when the shutdown starts and one when it is done, saying how many requests got that 503; then
  * the process ends by that signal. The port closes when the shutdown starts (a new connection is
@@ -35,6 +36,9 @@ import { parseCommandLine, usage } from './config/command-line';
  * nothing written) instead of a reset connection.
  */
 const SHUTDOWN_DRAIN_MS = 1000;
+
+/** Signals that close the service gracefully (SIGHUP too: without a handler Node ends at once, without the drain or a line). */
+const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
 /** Prints `lines` as main's summary lines: plain with LOG_FORMAT=pretty, JSON log lines (info) otherwise. */
 function say(config: ServiceConfig, lines: string[]): void {
@@ -88,14 +92,14 @@ async function main(): Promise<void> {
     stopping = true;
     const started = Date.now();
     say(config, [
-      `${signal} received: shutting down (port closed; for ${SHUTDOWN_DRAIN_MS} ms requests on open connections get 503 shutting_down; in-flight requests finish)`,
+      `${signal} received: shutting down${signal === 'SIGHUP' ? ' (the configuration is read only at start: start the service again to apply a change)' : ''} (port closed; for ${SHUTDOWN_DRAIN_MS} ms requests on open connections get 503 shutting_down; in-flight requests finish)`,
     ]);
     running.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
       ({ refusedWhileShuttingDown: refused }) => {
         // The refused requests' own lines are at debug (a load balancer may send hundreds): one count here.
         const answered = `${refused} new request${refused === 1 ? '' : 's'} answered 503 shutting_down`;
         say(config, [`shut down after ${signal} in ${Date.now() - started} ms (${answered})`]);
-        for (const s of ['SIGTERM', 'SIGINT'] as const) process.removeAllListeners(s);
+        for (const s of SHUTDOWN_SIGNALS) process.removeAllListeners(s);
         process.kill(process.pid, signal);
       },
       (err: Error) => {
@@ -104,8 +108,7 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGTERM', onSignal);
-  process.on('SIGINT', onSignal);
+  for (const s of SHUTDOWN_SIGNALS) process.on(s, onSignal);
   try {
     // Fastify's own listen, not app.listen: Nest's logs a listen error as an error line of its own,
     // a second line next to the one configuration error printed for it (the app is initialised already).

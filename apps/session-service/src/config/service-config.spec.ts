@@ -111,6 +111,19 @@ describe('loadServiceConfig: API_KEYS', () => {
     expect(loadServiceConfig({ API_KEYS: 'key-one-1234:alpha,key-two-1234:alpha' }, false).apiKeys.size).toBe(2);
   });
 
+  it('refuses a key that clients cannot send in an HTTP header as configured (non-ASCII, a space inside), naming the entry, never the key', () => {
+    for (const value of ['ok-key-12345:alpha,clé-secrète-99:uni', 'ok-key-12345:alpha,two words key:uni']) {
+      expect(() => loadServiceConfig({ API_KEYS: value }, false)).toThrow(/^API_KEYS=\*\*\*: the key of entry 2 holds a character other than printable ASCII/);
+      expect(() => loadServiceConfig({ API_KEYS: value }, false)).not.toThrow(/secr|words/);
+    }
+  });
+
+  it('says when a tenant, not the pair, is what is wrong', () => {
+    expect(() => loadServiceConfig({ API_KEYS: 'ok-key-12345:bad.tenant' }, false)).toThrow(/the tenant of entry 1 is not 1 to 64 letters, digits, _ or -/);
+    expect(() => loadServiceConfig({ API_KEYS: `ok-key-12345:${'t'.repeat(65)}` }, false)).toThrow(/the tenant of entry 1/);
+    expect(() => loadServiceConfig({ API_KEYS: 'no-colon-here' }, false)).toThrow(/entry 1 is not a key:tenant pair/);
+  });
+
   it('refuses API_KEYS set but empty (only spaces or commas), saying to unset it for open development mode', () => {
     for (const value of ['', ' ', ',', ' , ,']) {
       expect(() => loadServiceConfig({ API_KEYS: value }, false)).toThrow(

@@ -128,7 +128,8 @@ function intVar(env: NodeJS.ProcessEnv, name: keyof typeof SERVICE_NUMBER_VARIAB
  * (`undefined`): no keys, open development mode.
  * @throws ConfigurationError naming the variable (never a key: `API_KEYS=***` unless it holds none) when it is set but holds no key (a missing secret in a
  *   deployment template must not open the service: unset it for open mode), an entry is not a
- *   `key:tenant` pair (key at least 8 characters), or a key is listed twice. Messages name entries by
+ *   `key:tenant` pair, its tenant is not 1–64 letters, digits, `_` or `-`, its key is shorter than
+ *   8 characters or holds anything but printable ASCII without space, or a key is listed twice. Messages name entries by
  *   their position in the list (1-based), never by the key.
  */
 export function parseApiKeys(raw: string | undefined): Map<string, string> {
@@ -152,13 +153,26 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
     // Spaces around the key or the tenant are not part of them (an HTTP header value loses them too).
     const key = entry.slice(0, Math.max(at, 0)).trim();
     const tenant = entry.slice(at + 1).trim();
-    if (at <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(tenant)) {
+    if (at <= 0) {
       throw refuseApiKeys(
         `entry ${index + 1} is not a key:tenant pair`,
         'use a comma-separated list of key:tenant pairs (key at least 8 characters; tenant letters, digits, _ or -)',
       );
     }
+    if (!TENANT_ID.test(tenant)) {
+      throw refuseApiKeys(
+        `the tenant of entry ${index + 1} is not 1 to 64 letters, digits, _ or -`,
+        'name the tenant with 1 to 64 ASCII letters, digits, _ or -',
+      );
+    }
     if (key.length < 8) throw refuseApiKeys(`the key of entry ${index + 1} is shorter than 8 characters`, 'use keys of at least 8 characters');
+    // An HTTP header carries bytes: a key with other characters (é, a space) could never be sent as configured.
+    if (!API_KEY_CHARACTERS.test(key)) {
+      throw refuseApiKeys(
+        `the key of entry ${index + 1} holds a character other than printable ASCII (e.g. a letter with an accent or a space), which clients cannot send as configured in an HTTP header`,
+        'use keys of printable ASCII characters without spaces (e.g. letters, digits, - and _)',
+      );
+    }
     const first = positions.get(key);
     if (first !== undefined) {
       throw refuseApiKeys(`the key of entry ${first} is listed again as entry ${index + 1}`, 'give each key once (one tenant per key)');
@@ -168,6 +182,11 @@ export function parseApiKeys(raw: string | undefined): Map<string, string> {
   });
   return keys;
 }
+
+/** A tenant id in `API_KEYS`: 1–64 ASCII letters, digits, `_` or `-`. */
+const TENANT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Characters of an API key: printable ASCII without space (U+0021–U+007E), what an HTTP header value carries as sent. */
+const API_KEY_CHARACTERS = /^[\x21-\x7e]+$/;
 
 /** A refusal of `API_KEYS`: its value is never shown (`API_KEYS=***`), entries are named by position. */
 function refuseApiKeys(problem: string, fix: string): ConfigurationError {

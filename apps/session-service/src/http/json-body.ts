@@ -34,6 +34,7 @@ import { decodeUtf8 } from '@lib/session';
 import { rejectDeepBody } from '../commands/body-depth';
 import { malformedJsonMessage } from '../commands/json-syntax-error';
 import { payloadTooLarge, type ApiErrorBody } from './api-error.filter';
+import { DELETE_TAKES_NO_BODY } from './delete-takes-no-body';
 import { answerBeforeBody, continueOnlyWhenReading, declaresBody, type DiscardLimits } from './early-answer';
 import { keepAliveAfterBodyErrors } from './keep-alive-after-body-errors';
 
@@ -92,7 +93,8 @@ export function unsupportedCharset(charset: string): ApiErrorBody {
  * sending it either: the rest is read and discarded until the client stops, within bounds
  * ({@link answerBeforeBody}), so that the client reads the answer; a client that sent
  * `Expect: 100-continue` gets the 413 instead of `100 Continue` ({@link continueOnlyWhenReading})
- * and sends no body.
+ * and sends no body. A DELETE, which takes no body at all, gets 400 {@link DELETE_TAKES_NO_BODY}
+ * the same way (a 413 would advise splitting the body into several requests).
  */
 export function refuseDeclaredTooLarge(maxBodyBytes: number, limits?: DiscardLimits) {
   const answer = payloadTooLarge(maxBodyBytes);
@@ -100,7 +102,8 @@ export function refuseDeclaredTooLarge(maxBodyBytes: number, limits?: DiscardLim
     const length = Number(req.headers['content-length'] ?? 0);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
-    answerBeforeBody(req, reply, 413, answer, limits);
+    if (req.method === 'DELETE') answerBeforeBody(req, reply, 400, DELETE_TAKES_NO_BODY, limits);
+    else answerBeforeBody(req, reply, 413, answer, limits);
   };
 }
 

@@ -15,13 +15,16 @@ export const RATE_LIMIT_THROTTLER = 'default';
 export const RATE_LIMIT_WINDOW_MS = 60_000;
 
 /**
- * The budget a request spends: a configured key's own (`key <key>`); a request without a key, or
- * with an unknown one, spends its client address's (`address <ip>`, the address `TRUST_PROXY` gives),
- * so guessing keys is throttled per address (each guess is not a new budget). `apiKeys`: key → tenant.
+ * The budget a request spends: a configured key's tenant's (`tenant <tenant>`: every key of a tenant
+ * spends one budget, so a tenant given two keys, or holding an old and a new one during a rotation,
+ * gets no second one); a request without a key, or with an unknown one, spends its client address's
+ * (`address <ip>`, the address `TRUST_PROXY` gives), so guessing keys is throttled per address (each
+ * guess is not a new budget). `apiKeys`: key → tenant.
  */
 export function rateLimitTracker(req: Pick<FastifyRequest, 'headers'> & { ip?: unknown }, apiKeys: ReadonlyMap<string, string>): string {
   const key = apiKeyOf(req);
-  return key !== undefined && apiKeys.has(key) ? `key ${key}` : `address ${typeof req.ip === 'string' ? req.ip : 'unknown'}`;
+  const tenant = key === undefined ? undefined : apiKeys.get(key);
+  return tenant !== undefined ? `tenant ${tenant}` : `address ${typeof req.ip === 'string' ? req.ip : 'unknown'}`;
 }
 
 /**

@@ -9,6 +9,7 @@ import { CountingTimeoutError, ProjectionBehindError } from '@lib/session';
 import { ApiErrorFilter } from '../http/api-error.filter';
 import { answerWhileShuttingDown } from '../http/framework-answers';
 import { requestLogLevelOptions } from './request-log-level';
+import { logAnswerCodes, requestLogSerializers } from './request-log';
 
 /**
  * The JSON request log lines of a Fastify app logging with pino-http and our level options (as
@@ -27,9 +28,12 @@ async function logLinesOf(
       callback();
     },
   });
-  const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('debug') }, stream);
+  const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('debug'), serializers: requestLogSerializers }, stream);
   const app = Fastify();
   app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
+  // as the key check does with API_KEYS
+  app.addHook('onRequest', (request, _reply, done) => (((request as { tenantId?: string }).tenantId = 'tenant-7'), done()));
+  logAnswerCodes(app);
   const refusals = answerWhileShuttingDown(app, () => shuttingDown);
   // Errors answered by our Nest filter, as in the service (the adapter's reply is Fastify's).
   const filter = new ApiErrorFilter({
@@ -72,17 +76,22 @@ describe('request log line of an answer (pino-http with requestLogLevelOptions)'
     const behind = await logLinesOf(false, { status: 503, body: { code: 'projection_behind' } });
     expect(behind[0]).toMatchObject({ level: 40, res: { statusCode: 503 } });
     const fault = await logLinesOf(false, { status: 500, body: { code: 'internal' } });
-    expect(fault[0]).toMatchObject({ level: 50, res: { statusCode: 500 } });
+    expect(fault[0]).toMatchObject({ level: 50, res: { statusCode: 500, code: 'internal' } });
+  });
+
+  it('names the tenant of a success, without a code', async () => {
+    const [line] = await logLinesOf(false, { status: 200, body: { code: 'not-an-error-code' } });
+    expect(line.res).toEqual({ statusCode: 200, tenant: 'tenant-7' });
   });
 
   it.each([
     ['projection_behind', new ProjectionBehindError(10n, 5n)],
     ['store_unavailable', new EventStoreUnavailableError('connection refused')],
     ['counting_timeout', new CountingTimeoutError('counting the tokens of this request', 2000)],
-  ])('logs 503 %s (answered by ApiErrorFilter) at warn in one line, without an error or stack trace', async (_code, error) => {
+  ])('logs 503 %s (answered by ApiErrorFilter) at warn in one line naming the code and the tenant, without an error or stack trace', async (code, error) => {
     const lines = await logLinesOf(false, { throws: error });
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ level: 40, res: { statusCode: 503 }, msg: 'request completed' });
+    expect(lines[0]).toMatchObject({ level: 40, res: { statusCode: 503, code, tenant: 'tenant-7' }, msg: 'request completed' });
     expect(lines[0]).not.toHaveProperty('err');
     expect(JSON.stringify(lines[0])).not.toMatch(/stack|failed with status code/);
   });

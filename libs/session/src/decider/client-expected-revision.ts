@@ -28,20 +28,8 @@ import {
 
 const COMPACTION_DECISIONS: ReadonlySet<string> = new Set([EVENTS_ARCHIVED, SUMMARY_INSERTED, COMPACTION_COMPLETED, COMPACTION_FAILED]);
 
-/** Most events after a client's expected revision that {@link holdsAcrossCompactions} is asked to look at (a few passes' decisions). */
+/** Most compactions' decisions after a client's expected revision that {@link clientRevisionOnLog} looks past (a few passes' decisions). */
 export const MAX_EVENTS_AFTER_EXPECTED = 256;
-
-/**
- * Whether the client's `expected` revision still holds on a session that moved on. `stored`: the
- * session's events read from revision `expected` (inclusive) to its current last one, in order
- * (`type`, `revision` bigint). True when the event at `expected` is still there (the session was
- * not erased and written again since: revisions are never reused) and every later event is a
- * compaction's decision; false otherwise (also when `stored` is empty or holds no later event).
- */
-export function holdsAcrossCompactions(expected: bigint, stored: readonly { type: string; revision: bigint }[]): boolean {
-  if (stored.length < 2 || stored[0].revision !== expected) return false;
-  return stored.slice(1).every((e) => COMPACTION_DECISIONS.has(e.type));
-}
 
 /**
  * What a client's exact `expected` revision means on a session whose last event is at `current`

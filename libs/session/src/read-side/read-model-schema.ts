@@ -62,9 +62,10 @@
  * it; 8: recall documents hold an assistant's refusal and the tool call ids; 9: the word index holds a
  * script boundary (`RECALL_SCRIPT_BOUNDARY`, see `wordIndexText`) between text of a script written
  * without spaces, or Korean, and adjacent letters or digits of another script, so `XK42Q9` is a word of
- * `号码是XK42Q9`); a store opened with another version is dropped and rebuilt from the log.
+ * `号码是XK42Q9`); 10: the trigram index holds documents with Korean text too, so `서울` is found in
+ * `서울에서`); a store opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 9;
+export const READ_MODEL_SCHEMA_VERSION = 10;
 
 /** Every table the read models own, in drop order. */
 export const READ_MODEL_TABLES = [

@@ -4,14 +4,8 @@ import { RECALL_RANKED_MATCH_LIMIT, RECALL_SUBSTRING_SCAN_LIMIT, searchRecall, t
 import { encodeRecallCursor } from './recall-cursor';
 import { recallMatchExpression, recallQueryPlan } from './recall-match-expression';
 import { ReadModelStore } from './read-model-store';
-import { SessionProjector } from './session-projector';
 import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
-
-function project(log: RecordedSessionLog): ReadModelStore {
-  const store = ReadModelStore.open(':memory:');
-  new SessionProjector(store).applyBatch(log.events);
-  return store;
-}
+import { projectedReadModels } from './testing/projected-read-models';
 
 const ids = (items: RecallHit[]) => items.map((h) => `${h.sessionId}/${h.eventId}`).sort();
 
@@ -33,7 +27,7 @@ function corpus(): ReadModelStore {
     { event: user('w1', 'flamingo from another tenant'), costs: { chars: 1, cl100k_base: 1, o200k_base: 1 }, createdAt: '2024-01-01T00:00:00Z' },
     'acme',
   );
-  return project(log);
+  return projectedReadModels(log);
 }
 
 describe('searchRecall', () => {
@@ -53,7 +47,7 @@ describe('searchRecall', () => {
   it('escapes stored text in snippets: only the match marks are markup', () => {
     const log = new RecordedSessionLog();
     log.append('x1', user('h1', 'ok <script>alert(1)</script> & "pelican" \u0001 done'), { createdAt: '2024-01-01T00:00:00Z' });
-    const [hit] = searchRecall(project(log), { tenantId: 'default', q: 'pelican' }).items;
+    const [hit] = searchRecall(projectedReadModels(log), { tenantId: 'default', q: 'pelican' }).items;
     expect(hit.snippet).toBe('ok &lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;<mark>pelican</mark>&quot;   done');
   });
 
@@ -61,7 +55,7 @@ describe('searchRecall', () => {
     const log = new RecordedSessionLog();
     log.append('x1', user('n1', 'before nul\u0000after the null char, heron and more words'), { createdAt: '2024-01-01T00:00:00Z' });
     log.append('x1', user('n2', '鷺の話\u0000その後'), { createdAt: '2024-01-01T00:00:01Z' });
-    const store = project(log);
+    const store = projectedReadModels(log);
     expect(searchRecall(store, { tenantId: 'default', q: 'nul' }).items[0].snippet).toBe('before <mark>nul</mark>␀after the null char, heron and more words');
     expect(searchRecall(store, { tenantId: 'default', q: 'heron' }).items[0].snippet).toBe('before nul␀after the null char, <mark>heron</mark> and more words');
     expect(searchRecall(store, { tenantId: 'default', q: '鷺' }).items[0].snippet).toBe('<mark>鷺</mark>の話␀その後');
@@ -109,7 +103,7 @@ describe('searchRecall', () => {
     const log = new RecordedSessionLog();
     for (let i = 0; i < 47; i++) log.append(`p${i % 3}`, user(`m${i}`, `needle ${'hay '.repeat(i % 5)} number ${i}`));
     log.append('p0', user('other', 'nothing here'));
-    const paged = project(log);
+    const paged = projectedReadModels(log);
     const all = searchRecall(paged, { tenantId: 'default', q: 'needle', limit: 100 });
     expect(all.items).toHaveLength(47);
     expect(all.nextCursor).toBeUndefined();
@@ -211,7 +205,7 @@ describe('recall searches every text a model is shown of an event (DESIGN §5: e
   );
   log.append('ref1', tool('t1', 'call_Zq81xv', 'get_reservation', '{"date":"2024-05-17"}'), { createdAt: '2024-01-01T00:00:04Z' });
   log.archive('ref1', 'c1', ['u1', 'a1']);
-  const store = project(log);
+  const store = projectedReadModels(log);
   const search = (q: string, filters: object = {}) => ids(searchRecall(store, { tenantId: 'default', q, ...filters }).items);
 
   it("given an assistant's refusal without text, when recall searches a word of it, then it finds the event, archived too", () => {
@@ -251,7 +245,7 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   log.append('j', user('ja', '日本語のテキストを検索'));
   log.append('j', user('pct', '割引は50%_です'));
   log.append('j', user('en', 'plain words only'));
-  const store = project(log);
+  const store = projectedReadModels(log);
   const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
 
   it('plans word search for other scripts and substring search for unspaced ones', () => {
@@ -275,12 +269,12 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   it('marks short words found by substring in their snippets, cut around the first match (issue 14)', () => {
     const long = new RecordedSessionLog();
     long.append('k', user('far', `${'前置きの文章です。'.repeat(10)}ここで東京タワーと😀を見ました。${'後書き。'.repeat(10)}`));
-    const [hit] = searchRecall(project(long), { tenantId: 'default', q: '東京 😀' }).items;
+    const [hit] = searchRecall(projectedReadModels(long), { tenantId: 'default', q: '東京 😀' }).items;
     expect(hit.snippet).toContain('<mark>東京</mark>タワーと<mark>😀</mark>');
     expect(hit.snippet.startsWith('…')).toBe(true);
     expect(hit.snippet.endsWith('…')).toBe(true);
     // a query mixing a trigram phrase and a short word marks both, never one inside the other
-    const [mixed] = searchRecall(project(long), { tenantId: 'default', q: '東京タワー 😀' }).items;
+    const [mixed] = searchRecall(projectedReadModels(long), { tenantId: 'default', q: '東京タワー 😀' }).items;
     expect(mixed.snippet).toContain('<mark>東京タワー</mark>と<mark>😀</mark>');
     expect(searchRecall(store, { tenantId: 'default', q: '検索' }).items[0].snippet).toBe('日本語のテキストを<mark>検索</mark>');
   });
@@ -297,7 +291,7 @@ describe('recall folds compatibility forms (NFKC) in the index and the query, no
   log.append('w', user('full', 'ticket ｘｋ４２ｑ９ is open'));
   log.append('w', user('ascii', 'ticket zq77mb is closed'));
   log.append('w', user('kana', 'ｶﾀｶﾅの検索テスト'));
-  const store = project(log);
+  const store = projectedReadModels(log);
   const find = (q: string) =>
     searchRecall(store, { tenantId: 'default', q })
       .items.map((h) => h.eventId)
@@ -332,7 +326,7 @@ describe('recall order: the first mention of a session, and newest first for wor
     log.summary('f', 'c1', 'echo2', 'The user gave the code QX7R2M.');
     log.completed('f', 'c1');
     log.append('g', user('other', 'QX7R2M'));
-    const store = project(log);
+    const store = projectedReadModels(log);
     const page = searchRecall(store, { tenantId: 'default', q: 'qx7r2m', sessionId: 'f', limit: 5 });
     expect(page.order).toBe('relevance');
     expect(page.items[0]).toMatchObject({ eventId: 'stated', firstMention: true, archived: true });
@@ -369,7 +363,7 @@ describe('recall order: the first mention of a session, and newest first for wor
       log.append(`n${i % 7}`, user(`m${i}`, i % 100 === 0 ? `common word and a rare zebra ${i}` : `common word ${'filler '.repeat(i % 9)}${i}`));
     // a session written apart: its span of positions holds few matches of the common word
     for (let i = 0; i < 5; i++) log.append('solo', user(`s${i}`, `common ${i}`));
-    const store = project(log);
+    const store = projectedReadModels(log);
     const page = searchRecall(store, { tenantId: 'default', q: 'common', limit: 100 });
     expect(page.order).toBe('newest');
     expect(page.items.map((h) => h.eventId).slice(0, 3)).toEqual(['s4', 's3', 's2']);
@@ -413,7 +407,7 @@ describe('recall index bounds (issue 17, item 1)', () => {
     const filler = 'lorem ipsum '.repeat(Math.ceil(MAX_WORD_DOCUMENT_LENGTH / 12));
     const log = new RecordedSessionLog();
     log.append('big', user('b1', `heron ${filler} egret`), { createdAt: '2024-01-01T00:00:00Z' });
-    const store = project(log);
+    const store = projectedReadModels(log);
     expect(ids(searchRecall(store, { tenantId: 'default', q: 'heron' }).items)).toEqual(['big/b1']);
     expect(searchRecall(store, { tenantId: 'default', q: 'egret' }).items).toEqual([]);
   });
@@ -432,7 +426,7 @@ describe('recall by substring reads a bounded number of index rows per page (iss
   const log = new RecordedSessionLog();
   log.append('jp', system('sys', 'システム 鶴'));
   for (let i = 0; i < total; i++) log.append('jp', user(`e${i}`, holders.has(i) ? `今日は鶴を見た ${i}` : `今日は雨だった ${i}`));
-  const store = project(log);
+  const store = projectedReadModels(log);
 
   function allPages(search: { sessionId?: string; limit: number }) {
     const pages: RecallHit[][] = [];

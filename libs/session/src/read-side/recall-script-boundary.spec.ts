@@ -8,15 +8,8 @@ import fc from 'fast-check';
 import { searchRecall } from './queries/recall-query';
 import { InvalidQueryError } from './invalid-query-error';
 import { MAX_RECALL_QUERY_TERMS } from './recall-match-expression';
-import { ReadModelStore } from './read-model-store';
-import { SessionProjector } from './session-projector';
+import { projectedReadModels } from './testing/projected-read-models';
 import { RecordedSessionLog, user } from './testing/recorded-session-log';
-
-function project(log: RecordedSessionLog): ReadModelStore {
-  const store = ReadModelStore.open(':memory:');
-  new SessionProjector(store).applyBatch(log.events);
-  return store;
-}
 
 describe('recall finds a Latin code written against CJK, Thai or Korean text', () => {
   const log = new RecordedSessionLog();
@@ -25,7 +18,7 @@ describe('recall finds a Latin code written against CJK, Thai or Korean text', (
   log.append('m', user('ko', '예약 번호는KR7781입니다'));
   log.append('m', user('th', 'หมายเลขการจองคือTH9931ครับ'));
   log.append('m', user('en', 'plain booking XK42Q9B and 2025 JP55120'));
-  const store = project(log);
+  const store = projectedReadModels(log);
   const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
   const snippet = (q: string) => searchRecall(store, { tenantId: 'default', q }).items[0]?.snippet;
 
@@ -81,7 +74,7 @@ describe('recall script boundaries (property)', () => {
         const log = new RecordedSessionLog();
         log.append('p', user('hit', text));
         log.append('p', user('other', 'unrelated words only'));
-        const { items } = searchRecall(project(log), { tenantId: 'default', q: token });
+        const { items } = searchRecall(projectedReadModels(log), { tenantId: 'default', q: token });
         expect(items.map((h) => h.eventId)).toEqual(['hit']);
         expect(items[0].snippet.replace(/<\/?mark>/g, '')).toBe(text);
         expect(items[0].snippet).toContain(`<mark>${token}</mark>`);
@@ -94,7 +87,7 @@ describe('recall script boundaries (property)', () => {
 describe('recall rejects queries it cannot search whole', () => {
   const log = new RecordedSessionLog();
   log.append('l', user('u1', Array.from({ length: 40 }, (_, i) => `alpha${i}`).join(' ')));
-  const store = project(log);
+  const store = projectedReadModels(log);
   const rejection = (q: string): unknown => {
     try {
       searchRecall(store, { tenantId: 'default', q });

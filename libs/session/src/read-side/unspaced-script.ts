@@ -1,15 +1,17 @@
 /**
  * Characters of scripts written without spaces between words (Han, Hiragana, Katakana, Thai,
- * Lao, Khmer, Myanmar) and emoji. FTS5's unicode61 tokenizer indexes a run of such letters as one
- * token (so `テキスト` is not found in `日本語のテキスト`) and drops emoji; recall indexes documents
- * holding any of them a second time with the trigram tokenizer and searches those queries there.
+ * Lao, Khmer, Myanmar), of Korean (Hangul: spaced, but particles and endings are written against
+ * the word before them, `서울에서`, as CJK bigram analyzers treat it too) and emoji. FTS5's
+ * unicode61 tokenizer indexes a run of such letters as one token (so `テキスト` is not found in
+ * `日本語のテキスト`, nor `서울` in `서울에서`) and drops emoji; recall indexes documents holding any
+ * of them a second time with the trigram tokenizer and searches those queries there.
  */
 import { documentPrefix } from './recall-document';
 
 const UNSPACED_SCRIPT =
-  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Extended_Pictographic}]/u;
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Hangul}\p{Extended_Pictographic}]/u;
 
-/** True when `text` holds at least one character of a script written without spaces, or an emoji. */
+/** True when `text` holds at least one character of a script written without spaces, of Korean, or an emoji. */
 export function hasUnspacedScript(text: string): boolean {
   return UNSPACED_SCRIPT.test(text);
 }

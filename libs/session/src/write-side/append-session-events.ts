@@ -162,8 +162,10 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected });
-        // The next append to this session then needs no read of the log.
-        this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
+        // The next append to this session then needs no read of the log. Only a write the store checked at the state's
+        // revision: one at `any` (a resend) may have landed in the session's next life, when another replica erased it
+        // since the load (the ids were gone), and the state is the erased life's.
+        if (expected !== 'any') this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
         return this.appended(command, result, hasPolicy);
       } catch (err) {
         // The stream moved on since the state was loaded: reload and check again (with a client's

@@ -13,7 +13,7 @@ import { SessionStateCache } from './session-state-cache';
 import { sessionKey, sessionStream, COMPACTION_COMPLETED, CONVERSATION_EVENT, EVENTS_ARCHIVED, POLICY_SET } from '../events/session-stream-events';
 import { RevisionConflictError } from '../errors';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
-import { expectedRevisionOnLog, holdsAcrossCompactions, policyRevisionOnLog } from '../decider/client-expected-revision';
+import { clientRevisionOnLog, expectedRevisionOnLog, policyRevisionOnLog } from '../decider/client-expected-revision';
 import fc from 'fast-check';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
@@ -153,14 +153,16 @@ describe("a client's expectedRevision", () => {
   });
 });
 
-describe('holdsAcrossCompactions', () => {
-  const at = (revision: bigint, type: string) => ({ revision, type });
-  it('holds when the seen event is there and only decisions follow; not when the seen event is gone, nothing follows, or a conversation event follows', () => {
-    expect(holdsAcrossCompactions(4n, [at(4n, CONVERSATION_EVENT), at(5n, EVENTS_ARCHIVED), at(6n, COMPACTION_COMPLETED)])).toBe(true);
-    expect(holdsAcrossCompactions(4n, [at(5n, EVENTS_ARCHIVED), at(6n, COMPACTION_COMPLETED)])).toBe(false);
-    expect(holdsAcrossCompactions(4n, [at(4n, CONVERSATION_EVENT)])).toBe(false);
-    expect(holdsAcrossCompactions(4n, [at(4n, CONVERSATION_EVENT), at(5n, EVENTS_ARCHIVED), at(6n, CONVERSATION_EVENT)])).toBe(false);
-    expect(holdsAcrossCompactions(4n, [at(4n, CONVERSATION_EVENT), at(5n, POLICY_SET)])).toBe(false);
+describe('clientRevisionOnLog', () => {
+  const at = (revision: bigint, type: string) => ({ revision, type, data: {} });
+  const noResend = () => null;
+  it('holds when the seen event is there and only decisions follow; stale when the seen event is gone, nothing follows, or a conversation or policy event follows', () => {
+    const compacted = [at(4n, CONVERSATION_EVENT), at(5n, EVENTS_ARCHIVED), at(6n, COMPACTION_COMPLETED)];
+    expect(clientRevisionOnLog(4n, 6n, compacted, noResend)).toEqual({ kind: 'holds', revision: 6n });
+    expect(clientRevisionOnLog(4n, 6n, compacted.slice(1), noResend)).toEqual({ kind: 'stale' });
+    expect(clientRevisionOnLog(4n, 4n, compacted.slice(0, 1), noResend)).toEqual({ kind: 'stale' });
+    expect(clientRevisionOnLog(4n, 6n, [...compacted.slice(0, 2), at(6n, CONVERSATION_EVENT)], noResend)).toEqual({ kind: 'stale' });
+    expect(clientRevisionOnLog(4n, 5n, [at(4n, CONVERSATION_EVENT), at(5n, POLICY_SET)], noResend)).toEqual({ kind: 'stale' });
   });
 });
 

@@ -1,0 +1,73 @@
+/**
+ * A resend (the same ids, no `expectedRevision`) is written with expected revision `any`: the store
+ * answers the original result by its ids. When another replica erases the session between this
+ * process's load and that write, the ids are gone and the store writes the events as the first of the
+ * session's next life. The cached state of the erased life must not take them as its own next
+ * events: an automatic compaction planned on it wrote the erased life's ids, counts (and, with a
+ * summarizing strategy, a summary of erased text) into the new life (newcomer ncrace, run 41).
+ */
+import type { EventBus } from '@nestjs/cqrs';
+import { SqliteEventStore, type AppendOptions, type EventData, type EventStore } from '@lib/event-store';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { SessionStateCache } from './session-state-cache';
+import { loadSessionWindow } from './session-loader';
+import { sessionKey, sessionStream } from '../events/session-stream-events';
+
+const noBus = { publish: () => undefined } as unknown as EventBus;
+
+/** `value` with every Date replaced by a marker: a state folded by the cache stamps its own events' times (acknowledgedAt), a few ms after the store's. */
+function withoutTimes(value: unknown): unknown {
+  if (value instanceof Date) return 'a time';
+  if (value instanceof Map) return new Map([...value].map(([k, v]) => [k, withoutTimes(v)]));
+  if (Array.isArray(value)) return value.map(withoutTimes);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withoutTimes(v)]));
+  return value;
+}
+const KEY = sessionKey('t', 's');
+const STREAM = sessionStream(KEY);
+
+describe('a resend whose session another replica erases just before it is written', () => {
+  let store: SqliteEventStore;
+  beforeEach(() => {
+    store = SqliteEventStore.open(':memory:');
+  });
+  afterEach(async () => {
+    await store.close();
+  });
+
+  /** A store on which the next append is preceded by the session stream's deletion (another replica's erasure landing first). */
+  function erasedBeforeNextAppend(): { store: EventStore; arm: () => void } {
+    let armed = false;
+    const racing: EventStore = Object.assign(Object.create(store) as EventStore, {
+      appendToStream: async (stream: string, events: EventData[], options?: AppendOptions) => {
+        if (armed) {
+          armed = false;
+          await store.deleteStream(STREAM);
+        }
+        return store.appendToStream(stream, events, options);
+      },
+    });
+    return { store: racing, arm: () => (armed = true) };
+  }
+
+  const say = (handler: AppendSessionEventsHandler, id: string) =>
+    handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id, type: 'user', text: `text of ${id}` } }]));
+
+  it('keeps no state of the erased life: the next load equals a fresh load of the new life', async () => {
+    const racing = erasedBeforeNextAppend();
+    const cache = new SessionStateCache(racing.store);
+    const handler = new AppendSessionEventsHandler(racing.store, cache, noBus);
+    for (const id of ['u1', 'u2', 'u3']) await say(handler, id);
+    racing.arm();
+    const resent = await say(handler, 'u2');
+    // written again, as the first event of the next life (revisions are never reused)
+    expect(resent.revision).toBe("3");
+    expect((await store.readStream(STREAM)).map((e) => [e.revision, (e.data as { event: { id: string } }).event.id])).toEqual([[3n, 'u2']]);
+    const cached = await cache.load(KEY);
+    expect(withoutTimes(cached)).toEqual(withoutTimes(await loadSessionWindow(store, KEY)));
+    expect(cached?.revision).toBe(3n);
+    // and an append after it decides on the new life only
+    await say(handler, 'u4');
+    expect(withoutTimes(await cache.load(KEY))).toEqual(withoutTimes(await loadSessionWindow(store, KEY)));
+  });
+});
