@@ -32,6 +32,70 @@ const LISTED = 102;
 /** Log entries of the stubbed session (past the ~120,000 arguments a spread takes). */
 const HUGE = 130_000;
 
+/** Log entries in each block of the stubbed long session: 996 conversation events, its compaction's decision, one event more. */
+const BLOCK = 1000;
+/**
+ * A session of {@link HUGE} log entries every one of which the timeline lists (but the archives),
+ * answered inside the page as in the test above, the log in pages of 1,000 as the API gives it.
+ * Block k (revisions 1000k…1000k+999): conversation events e<r> at 1000k…1000k+995, the first 500
+ * archived by compaction k (`c00k-…`): its EventsArchived, SummaryInserted s<k> and
+ * CompactionCompleted at +996…+998; one more event at +999. After the summary's revision 129999,
+ * a compaction `late` archives e129999 (the page, as of 129999, shows it in the window and does
+ * not list `late`).
+ */
+const hugeTimelineStub = `(() => {
+  const sessionId = 'huge-timeline', entries = ${HUGE}, block = ${BLOCK}, at = '2026-01-01T00:00:00.000Z';
+  const costs = { cl100k_base: 10, o200k_base: 10, chars: 40 };
+  const cid = (k) => 'c' + String(k).padStart(3, '0') + '-0000-4000-8000-000000000000';
+  const archivedIds = (k) => Array.from({ length: 500 }, (_, i) => 'e' + (k * block + i));
+  const summary = { sessionId, userId: null, revision: String(entries - 1), lastPosition: String(entries - 1), eventCount: 129610,
+    windowEvents: 1000, windowTokens: 10000, estimator: 'cl100k_base', compactionCount: 130, failedCompactionCount: 0,
+    noopCompactionCount: 0, triggerStillFires: null, policy: null, createdAt: at, lastActivityAt: at };
+  const base = (type, r) => ({ type, revision: String(r), position: String(r), recordedAt: at });
+  const event = (r, archivedBy) => ({ ...base('ConversationEventAppended', r), eventId: 'e' + r, kind: r % 2 ? 'assistant' : 'user',
+    archived: archivedBy !== undefined, ...(archivedBy ? { archivedBy } : {}),
+    data: { event: { id: 'e' + r, type: r % 2 ? 'assistant' : 'user', text: 'event ' + r }, costs } });
+  const entry = (r) => {
+    if (r === entries) return event(r);
+    if (r === entries + 1) return { ...base('EventsArchived', r), compactionId: 'late', data: { compactionId: 'late', archivedIds: ['e' + (entries - 1)] } };
+    if (r === entries + 2) return { ...base('CompactionCompleted', r), compactionId: 'late', data: { compactionId: 'late' } };
+    const k = Math.floor(r / block), i = r % block;
+    if (i < 500) return event(r, cid(k));
+    if (i < 996) return event(r);
+    if (i === 996) return { ...base('EventsArchived', r), compactionId: cid(k), data: { compactionId: cid(k), archivedIds: archivedIds(k) } };
+    if (i === 997) return { ...base('SummaryInserted', r), eventId: 's' + k, compactionId: cid(k), archived: false, data: { id: 's' + k, text: 'summary of block ' + k, costs } };
+    if (i === 998) return { ...base('CompactionCompleted', r), compactionId: cid(k), data: { compactionId: cid(k) } };
+    return r === entries - 1 ? event(r, 'late') : event(r);
+  };
+  const compaction = (k, id = cid(k), r = k * block + 998) => ({ compactionId: id, revision: String(r), position: String(r), basedOnRevision: String(r - 3), at,
+    origin: 'command', outcome: 'compacted', reason: null, estimator: 'cl100k_base', strategy: { type: 'sliding-window', maxEvents: 500 }, trigger: null,
+    triggerStillFires: null, tokensBefore: 5000, tokensAfter: 2500, tokensSaved: 2500, keptCount: 500, archivedIds: archivedIds(k), archivedOnArrival: [],
+    summary: { id: 's' + k, text: 'summary of block ' + k, coveredIds: archivedIds(k) }, summarizer: null, failure: null, durationMs: 3 });
+  const compactions = Array.from({ length: entries / block }, (_, k) => compaction(k));
+  compactions.push(compaction(129, 'late', entries + 2));
+  const json = (body) => new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json' } });
+  const realFetch = window.fetch.bind(window);
+  window.fetch = async (input, init) => {
+    const url = new URL(String(input), location.href);
+    const path = url.pathname, root = '/v1/sessions/' + sessionId;
+    if (path === root) return json(summary);
+    if (path === root + '/compactions') return json({ sessionId, compactions });
+    if (path.startsWith(root + '/compactions/') && path.endsWith('/diff')) {
+      const id = decodeURIComponent(path.split('/')[5]);
+      const side = (r) => ({ revision: String(r), tokens: 100, events: [{ id: 'x', type: 'user', change: 'kept', preview: 'x', revision: String(r), tokens: 100 }] });
+      return json({ sessionId, compactionId: id, estimator: 'cl100k_base', archivedIds: [], addedIds: [], archivedOnArrival: [], before: side(1), after: side(2) });
+    }
+    if (path === root + '/events') {
+      const from = Number(url.searchParams.get('fromRevision') ?? 0), last = entries + 2;
+      const to = Math.min(from + 1000, last + 1);
+      const events = [];
+      for (let r = from; r < to; r++) events.push(entry(r));
+      return json({ sessionId, revision: String(last), events, ...(to <= last ? { nextRevision: String(to) } : {}) });
+    }
+    return realFetch(input, init);
+  };
+})();`;
+
 /** A promise and its resolver. */
 function gate(): { promise: Promise<void>; open: () => void } {
   let open!: () => void;
@@ -132,6 +196,133 @@ suite('audit page in a browser: reads and units', () => {
       await stubbed.close();
     }
   }, 90_000);
+
+  describe('a timeline of 130,000 real log entries', () => {
+    let huge: Page;
+    /** The stubbed session's compaction ids: `c007-…` is the compaction of block 7. */
+    const compactionOf = (block: number) => `c${String(block).padStart(3, '0')}-0000-4000-8000-000000000000`;
+    /** Rows the timeline lists in a block of BLOCK log entries: 997 conversation events, a summary, a compaction marker. */
+    const ROWS = (HUGE / BLOCK) * (BLOCK - 1);
+    const rowsShown = () => huge.locator('#timeline > li').count();
+    const revisionsShown = async () => (await huge.locator('#timeline > li > .muted:first-child').allInnerTexts()).map((r) => Number(r.replace('#', '')));
+    /** Whether `selector`'s element is drawn inside the timeline's scrolled box (not scrolled out of view). */
+    const inTimelineView = async (selector: string) => {
+      const row = (await huge.locator(selector).boundingBox())!;
+      const box = (await huge.locator('#timeline').boundingBox())!;
+      return row.y >= box.y - 1 && row.y + row.height <= box.y + box.height + 1;
+    };
+
+    beforeAll(async () => {
+      huge = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+      await huge.addInitScript({ content: hugeTimelineStub });
+      await huge.goto(`${harness.baseUrl}/ui#/s/huge-timeline`);
+      // Reading 130 log pages takes from 10 s to 40 s on a busy machine.
+      await huge.locator('#session-title, #page-error').first().waitFor({ timeout: 120_000 });
+    }, 150_000);
+    afterAll(async () => {
+      await huge?.close();
+    });
+
+    it('draws a bounded number of rows, counting all of them in the heading and the pager', async () => {
+      expect(await huge.locator('#page-error').count()).toBe(0);
+      expect(await huge.locator('#timeline-heading').innerText()).toBe(
+        `Log timeline (130,000 log entries: ${(129_610).toLocaleString('en-US')} conversation events, 390 decision events)`,
+      );
+      const rows = await rowsShown();
+      expect(rows).toBeGreaterThan(0);
+      expect(rows).toBeLessThanOrEqual(500);
+      expect(await revisionsShown()).toEqual(Array.from({ length: rows }, (_, i) => i));
+      expect(await huge.locator('#timeline-range').innerText()).toContain(`of ${ROWS.toLocaleString('en-US')} rows`);
+      // As of the summary's revision: the compaction written after it is not listed.
+      expect(await huge.locator('#compactions tbody tr').count()).toBe(HUGE / BLOCK);
+    });
+
+    it('turns to the last rows: the last entry, shown as it was at the page’s revision', async () => {
+      await huge.locator('#timeline-last').click();
+      await huge.locator('#timeline li[data-event="e129999"]').waitFor();
+      expect(await rowsShown()).toBeLessThanOrEqual(500);
+      const revisions = await revisionsShown();
+      expect(revisions.at(-1)).toBe(HUGE - 1);
+      // The last row: archived after the page's revision, so in the window as of it.
+      const last = huge.locator('#timeline li[data-event="e129999"]');
+      expect(await last.getAttribute('class')).not.toContain('archived');
+      expect(await last.innerText()).not.toContain('archived by');
+      // The last compaction's marker and the rows it archived, far down.
+      expect(await huge.locator(`#timeline li.decision[data-compaction="${compactionOf(129)}"]`).innerText()).toContain('compacted (command, sliding-window)');
+      expect(await huge.locator('#timeline-range').innerText()).toContain(`${ROWS.toLocaleString('en-US')} of ${ROWS.toLocaleString('en-US')} rows`);
+    });
+
+    it('goes to a revision typed in (keyboard only), with the archived marks and compaction links of its rows', async () => {
+      await huge.locator('#timeline-goto input[name=revision]').focus();
+      await huge.keyboard.type('64250');
+      await huge.keyboard.press('Enter');
+      const target = huge.locator('#timeline li[data-event="e64250"]');
+      await target.waitFor();
+      expect(await rowsShown()).toBeLessThanOrEqual(500);
+      expect(await inTimelineView('#timeline li[data-event="e64250"]')).toBe(true);
+      // Archived by the compaction of its block, whose link names it.
+      expect(await target.getAttribute('class')).toContain('archived');
+      const link = target.locator('a.badge.archived');
+      expect(await link.innerText()).toBe(`archived by ${compactionOf(64).slice(0, 8)}…`);
+      // Its neighbours: the block's second half stays in the window.
+      const revisions = await revisionsShown();
+      expect(revisions).toContain(64_250);
+      const marks = await huge
+        .locator('#timeline li[data-event^="e"]')
+        .evaluateAll((els) =>
+          els.map((e) => [e.getAttribute('data-event'), e.classList.contains('archived'), e.querySelector('a.badge')?.textContent ?? null]),
+        );
+      expect(marks.length).toBeGreaterThan(100);
+      expect(marks).toEqual(
+        marks.map(([id]) => {
+          const r = Number(String(id).slice(1));
+          return [id, r % BLOCK < 500, r % BLOCK < 500 ? `archived by ${compactionOf(Math.floor(r / BLOCK)).slice(0, 8)}…` : null];
+        }),
+      );
+      // The link, followed from the keyboard, selects that compaction: its diff, and its marker in the timeline.
+      await link.focus();
+      await huge.keyboard.press('Enter');
+      await huge.locator(`#diff[data-compaction="${compactionOf(64)}"]`).waitFor();
+      const marker = `#timeline li.decision[data-compaction="${compactionOf(64)}"]`;
+      await huge.locator(marker).waitFor();
+      expect(await huge.locator(marker).getAttribute('class')).toContain('selected');
+      expect(await huge.locator(marker).innerText()).toContain('compacted (command, sliding-window): 5,000 → 2,500 cl100k_base, 500 archived');
+      expect(await inTimelineView(marker)).toBe(true);
+      expect(await rowsShown()).toBeLessThanOrEqual(500);
+    });
+
+    it('turns to a compaction chosen in the compaction list, far from the rows on screen', async () => {
+      await huge.locator('#timeline-first').click();
+      await huge.locator('#timeline li[data-event="e0"]').waitFor();
+      await huge.locator(`#compactions tr[data-compaction="${compactionOf(100)}"]`).click();
+      await huge.locator(`#diff[data-compaction="${compactionOf(100)}"]`).waitFor();
+      const marker = `#timeline li.decision[data-compaction="${compactionOf(100)}"]`;
+      await huge.locator(marker).waitFor();
+      expect(await huge.locator(marker).getAttribute('class')).toContain('selected');
+      expect(await huge.locator('#timeline li.selected').count()).toBe(1);
+      expect(await inTimelineView(marker)).toBe(true);
+      expect(await rowsShown()).toBeLessThanOrEqual(500);
+      // The marker stands after its block's conversation events and its summary.
+      const revisions = await revisionsShown();
+      expect(revisions).toContain(100 * BLOCK + 998);
+      expect(await huge.locator(`#timeline li.summary[data-event="s100"]`).innerText()).toContain(`by ${compactionOf(100).slice(0, 8)}…`);
+    });
+
+    it('keeps the timeline’s page when the page is read again', async () => {
+      await huge.locator('#timeline-goto input[name=revision]').fill('90000');
+      await huge.locator('#timeline-goto button[type=submit]').click();
+      await huge.locator('#timeline li.target[data-event="e90000"]').waitFor();
+      const range = await huge.locator('#timeline-range').innerText();
+      await huge.locator('#timeline').evaluate((list) => list.setAttribute('data-read-before', ''));
+      await huge.locator('#as-of a').click();
+      await huge.locator('#timeline:not([data-read-before])').waitFor({ timeout: 120_000 });
+      expect(await huge.locator('#timeline-range').innerText()).toBe(range);
+      expect(await huge.locator('#timeline li[data-event="e90000"]').count()).toBe(1);
+      // Still the compaction of the link, marked, though not on this page.
+      expect(huge.url()).toContain(`/c/${compactionOf(100)}`);
+      expect(await huge.locator('#compactions tr.selected').getAttribute('data-compaction')).toBe(compactionOf(100));
+    }, 150_000);
+  });
 
   it('lists each session once when "Load more" is clicked twice while its page is read', async () => {
     const expected = await allSessions();
@@ -357,6 +548,8 @@ suite('audit page in a browser: reads and units', () => {
       `${first.data!.tokensBefore.toLocaleString('en-US')} → ${first.data!.tokensAfter.toLocaleString('en-US')} chars`,
       `${second.data!.tokensBefore.toLocaleString('en-US')} → ${second.data!.tokensAfter.toLocaleString('en-US')} cl100k_base`,
     ]);
+    // A timeline of one page: all its rows, no pager.
+    expect(await page.locator('#timeline-pager').isHidden()).toBe(true);
     // The timeline's compaction markers too.
     const markers = await page.locator('#timeline li.decision', { hasText: '◆ compaction' }).allInnerTexts();
     expect(markers[0]).toMatch(/ chars, \d+ archived/);

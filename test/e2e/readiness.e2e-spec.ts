@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { EventStoreUnavailableError } from '@lib/event-store';
-import { SessionProjector } from '@lib/session';
+import { SessionProjector, sessionKey, sessionStream } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 
 describe('GET /health/ready', () => {
@@ -80,6 +80,37 @@ describe('GET /health/ready', () => {
     jest.restoreAllMocks();
     expect((await replica.http().get('/health/ready')).status).toBe(200);
     expect((await replica.http().get('/metrics')).text).toMatch(/^event_store_up 1$/m);
+  });
+
+  it('a replica starting on a log that ends with a deleted session stream (an erasure interrupted before its record): 200 without another append, with the head as its checkpoint', async () => {
+    const shared = path.join(tempDir(), 'events.sqlite');
+    const first = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared } });
+    for (const sessionId of ['kept', 'gone'])
+      expect(
+        (
+          await first
+            .http()
+            .post(`/v1/sessions/${sessionId}/events`)
+            .send({ events: [{ id: `${sessionId}-1`, type: 'user', text: sessionId }] })
+        ).status,
+      ).toBe(201);
+    // The erasure's stream deletion, and the process ends before its record.
+    const stream = sessionStream(sessionKey('default', 'gone'));
+    await first.service.store.deleteStream(stream, { expectedRevision: (await first.service.store.streamRevision(stream))! });
+    const head = await first.service.store.headPosition();
+    expect(await first.service.store.readAll({ fromPosition: head - 1n })).toEqual([]); // the head is a deleted event
+    await first.stop();
+
+    // A new replica (fresh DATA_DIR): nothing waits for its projector but the probe, and nothing is appended.
+    const replica = await startService({ dataDir: tempDir(), env: { SQLITE_EVENTS_FILE: shared } });
+    harnesses.push(replica);
+    let ready = await replica.http().get('/health/ready');
+    for (const deadline = Date.now() + 10_000; ready.status !== 200 && Date.now() < deadline; ready = await replica.http().get('/health/ready'))
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect({ status: ready.status, body: ready.body }).toEqual({ status: 200, body: { status: 'ready', projector: { checkpoint: head.toString() } } });
+    expect(await replica.service.store.headPosition()).toBe(head);
+    expect((await replica.http().get('/health')).body.projector).toMatchObject({ checkpoint: head.toString(), lag: 'caught-up' });
+    expect((await replica.http().get('/v1/sessions/kept/window')).status).toBe(200);
   });
 
   it('answers 503 store_unavailable before it has caught up, when the store does not answer', async () => {

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { eventually } from './nats-test';
 
 /** Path of the installed `nats-server` binary, or undefined when none is installed (suites then skip with one line). */
@@ -31,7 +31,8 @@ export interface ThrowawayNats {
   restart(): void;
 }
 
-function freePort(): Promise<number> {
+/** A loopback port nothing listens on now (the OS's pick, released at once): for a server started later on it. */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();
     server.listen(0, '127.0.0.1', () => {
@@ -44,34 +45,38 @@ function freePort(): Promise<number> {
 
 /**
  * Starts a throwaway server with JetStream (`extraConfig`: more lines of its configuration file,
- * e.g. `max_payload: 8MB`) and waits up to 20 s for it to accept a connection.
+ * e.g. `max_payload: 8MB`) on `port` (default: a free one, see {@link freePort}) and waits up to
+ * 20 s for it to accept a connection.
  * @throws Error when no `nats-server` is installed ({@link NATS_SERVER_BINARY}) or it never accepts one.
  */
-export function startThrowawayNats(label: string, extraConfig = ''): Promise<ThrowawayNats> {
+export function startThrowawayNats(label: string, extraConfig = '', port?: number): Promise<ThrowawayNats> {
   return startThrowawayNatsWith(
     label,
     (listen, storeDir) =>
       `listen: ${listen}\n${extraConfig}${extraConfig.endsWith('\n') || !extraConfig ? '' : '\n'}jetstream { store_dir: ${JSON.stringify(storeDir)} }\n`,
+    undefined,
+    port,
   );
 }
 
 /**
  * Starts a throwaway server with the configuration `config(listen, storeDir)` makes (`listen`:
- * `127.0.0.1:<a free port>`, `storeDir`: a temporary JetStream folder), e.g. an example
+ * `127.0.0.1:<port>`, by default a free port; `storeDir`: a temporary JetStream folder), e.g. an example
  * configuration with its port and folder replaced; `credentials` for the connection it opens (a
- * configuration with users). Waits up to 20 s for it to accept that connection; if it never
+ * configuration with users; `tls` with the CA of a server with TLS). Waits up to 20 s for it to accept that connection; if it never
  * does, kills the server and removes its folder before throwing.
  * @throws Error when no `nats-server` is installed ({@link NATS_SERVER_BINARY}) or it never accepts one.
  */
 export async function startThrowawayNatsWith(
   label: string,
   makeConfig: (listen: string, storeDir: string) => string,
-  credentials?: { user: string; pass: string },
+  credentials?: Pick<ConnectionOptions, 'user' | 'pass' | 'tls'>,
+  port?: number,
 ): Promise<ThrowawayNats> {
   if (!NATS_SERVER_BINARY) throw new Error('no nats-server binary installed');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${label}-`));
   const storeDir = path.join(dir, 'js');
-  const port = await freePort();
+  port ??= await freePort();
   const config = path.join(dir, 'nats.conf');
   fs.writeFileSync(config, makeConfig(`127.0.0.1:${port}`, storeDir));
   let server: ChildProcess = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });

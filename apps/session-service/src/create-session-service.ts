@@ -85,7 +85,9 @@ function trustHops(hops: number): (address: string, hop: number) => boolean {
  *   a file or cannot be created, `SQLITE_EVENTS_FILE` is set in a directory that does not exist,
  *   another service holds that directory (naming its holder), or
  *   `KURRENTDB_CONNECTION_STRING` cannot be parsed; with NATS_URL, what `natsConnectError` gives
- *   when the server cannot be reached; the store's errors when it cannot be opened.
+ *   when connecting is refused for a reason only a change fixes (a host that does not resolve,
+ *   credentials, TLS; a server that is down is waited for: `NatsTransport`) and `natsSetUpError`
+ *   when the streams cannot be set up; the store's errors when it cannot be opened.
  */
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
@@ -198,7 +200,16 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerFavicon(fastify);
   const document = buildOpenApiDocument(app);
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'docs/openapi.json' });
-  await app.init();
+  try {
+    await app.init();
+  } catch (err) {
+    // A start that failed (e.g. NATS refused the credentials) leaves nothing running behind it: the
+    // providers already started (the projector, the scheduler) stop, the store and read models close.
+    await app.close().catch(() => undefined);
+    readModels.close();
+    await store.close();
+    throw err;
+  }
   await fastify.ready();
   let closed = false;
   return {

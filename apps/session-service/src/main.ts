@@ -11,7 +11,8 @@
  * `configuration error: NAME=…: what to fix` and ends the process with exit code 2 (nothing else:
  * Nest's own start-up lines, "Nest application successfully started" among them, are printed only
  * once the server listens); any other
- * start-up failure (e.g. a NATS server that refuses the connection, named by NATS_URL and address)
+ * start-up failure (e.g. a NATS server that refuses the credentials, or `tls://` against one without
+ * TLS, named by NATS_URL; a NATS server that is down does not stop the start: the transport waits for it)
  * as `failed to start: …` with exit code 1. SIGTERM, SIGINT or SIGHUP (a closed terminal, or an
  * operator expecting a reload: the configuration is read only at start) closes the service (new
  * requests get 503 `shutting_down`, each logged at debug; in-flight ones finish), with one line
@@ -130,7 +131,8 @@ async function main(): Promise<void> {
     config.apiKeys.size === 0
       ? 'open development mode: no API_KEYS configured, every request is tenant "default"'
       : `API keys required for /v1 (${config.apiKeys.size} configured)`,
-    // The one NATS line (the transport logs none of its own): written once the consumer and the feed run.
+    // The one NATS line (the transport logs none of its own, but a warn line when no server answered: it waits for one):
+    // written once the consumer and the feed run, or the transport waits.
     ...(config.natsUrl ? [startupNatsLine(config)] : []),
     `API docs: ${url}/docs`,
     `session memory compaction service listening on ${url}`,

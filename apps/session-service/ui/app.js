@@ -15,7 +15,8 @@
  * route, list filter, "Load more" or recall search that a newer one replaced is dropped, and
  * "Load more" is ignored while its page is read. Token figures name their estimator; the chart is
  * drawn in one, naming the compactions counted in another. Long arrays are never spread into one
- * call (past ~120,000 arguments that overflows the call stack): loops and {@link fill} instead.
+ * call (past ~120,000 arguments that overflows the call stack): loops and {@link fill} instead;
+ * the timeline draws one page of its rows at a time ({@link timeline}), whatever the log's length.
  *
  * Stored data (texts, tool names, arguments and results, summaries, ids, snippets, error messages
  * that echo them) is shown only through {@link stored} / {@link revealed}: each value its own bidi
@@ -891,79 +892,256 @@ function excerpt(value, tag = 'bdi') {
   return el;
 }
 
+/** Log entry types the timeline lists, each as one row; an `EventsArchived` shows as the marks on the rows it archived. */
+const TIMELINE_TYPES = new Set(['ConversationEventAppended', 'SummaryInserted', 'CompactionCompleted', 'CompactionFailed', 'AutoCompactionPolicySet']);
+
 /**
- * @param {LogEntry[]} log
+ * Rows of the timeline drawn at once: one page (README "Audit page and typed client"). A session
+ * of at most this many rows shows them all, without the pager.
+ */
+const TIMELINE_PAGE = 200;
+
+/**
+ * One timeline row for a log entry of {@link TIMELINE_TYPES}: `<li>` with its revision first
+ * (`#12 `). A conversation event or summary carries `data-event` and, when archived, the class
+ * `archived` and "archived by <compaction>" (a link that selects it, for a conversation event); a
+ * compaction's closing event is a `decision` row with `data-compaction`, its figures in its own
+ * estimator and a link that selects it; a policy change is a `decision` row.
+ * @param {LogEntry} entry
  * @param {Map<string, CompactionItem>} byId
  * @param {(id: string) => void} select
+ * @returns {HTMLElement}
  */
-function timeline(log, byId, select) {
-  const items = [];
-  for (const entry of log) {
-    const data = /** @type {any} */ (entry.data);
-    const rev = h('span', { class: 'muted' }, `#${entry.revision} `);
-    if (entry.type === 'ConversationEventAppended') {
-      const event = data?.event ?? {};
-      const lines =
-        event.type === 'tool'
-          ? (event.responses ?? []).map((/** @type {any} */ r) => h('div', {}, stored(r.name), ': ', excerpt(r.data)))
-          : [
-              event.text ? excerpt(event.text, 'div') : null,
-              ...(event.toolCalls ?? []).map((/** @type {any} */ c) => h('div', {}, '→ ', stored(c.name), '(', excerpt(c.arguments), ')')),
-            ];
-      items.push(
-        h(
-          'li',
-          { class: entry.archived ? 'archived' : '', 'data-event': entry.eventId },
-          rev,
-          h('span', { class: 'kind' }, entry.kind ?? ''),
-          h('span', { class: 'muted' }, stored(entry.eventId), ' '),
-          entry.archived && entry.archivedBy
-            ? h(
-                'a',
-                { class: 'badge archived', href: '#', onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))) },
-                'archived by ',
-                stored(short(entry.archivedBy)),
-              )
-            : null,
-          h('div', { class: 'preview' }, lines),
-        ),
-      );
-    } else if (entry.type === 'SummaryInserted') {
-      items.push(
-        h(
-          'li',
-          { class: entry.archived ? 'archived summary' : 'summary', 'data-event': entry.eventId },
-          rev,
-          h('span', { class: 'kind' }, 'summary'),
-          h('span', { class: 'muted' }, stored(entry.eventId), ' by ', stored(short(entry.compactionId ?? ''))),
-          entry.archived && entry.archivedBy ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(entry.archivedBy))) : null,
-          stored(data?.text, 'div', { class: 'preview' }),
-        ),
-      );
-    } else if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
-      const c = byId.get(entry.compactionId ?? '');
-      items.push(
-        h(
-          'li',
-          { class: 'decision' },
-          rev,
-          h(
+function timelineRow(entry, byId, select) {
+  const data = /** @type {any} */ (entry.data);
+  const rev = h('span', { class: 'muted' }, `#${entry.revision} `);
+  if (entry.type === 'ConversationEventAppended') {
+    const event = data?.event ?? {};
+    const lines =
+      event.type === 'tool'
+        ? (event.responses ?? []).map((/** @type {any} */ r) => h('div', {}, stored(r.name), ': ', excerpt(r.data)))
+        : [
+            event.text ? excerpt(event.text, 'div') : null,
+            ...(event.toolCalls ?? []).map((/** @type {any} */ c) => h('div', {}, '→ ', stored(c.name), '(', excerpt(c.arguments), ')')),
+          ];
+    return h(
+      'li',
+      { class: entry.archived ? 'archived' : '', 'data-event': entry.eventId },
+      rev,
+      h('span', { class: 'kind' }, entry.kind ?? ''),
+      h('span', { class: 'muted' }, stored(entry.eventId), ' '),
+      entry.archived && entry.archivedBy
+        ? h(
             'a',
-            { href: '#', onclick: (e) => (e.preventDefault(), select(entry.compactionId ?? '')) },
-            '◆ compaction ',
-            stored(short(entry.compactionId ?? '')),
-          ),
-          c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
-          c?.reason ? `, ${c.reason}` : null,
-          c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
-          c?.failure ? [`, failed at ${c.failure.stage}: `, stored(c.failure.reason)] : null,
-        ),
-      );
-    } else if (entry.type === 'AutoCompactionPolicySet') {
-      items.push(h('li', { class: 'decision' }, rev, '◇ policy set: ', data?.strategy ? stored(data.strategy.type) : 'cleared'));
-    }
+            { class: 'badge archived', href: '#', onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))) },
+            'archived by ',
+            stored(short(entry.archivedBy)),
+          )
+        : null,
+      h('div', { class: 'preview' }, lines),
+    );
   }
-  return h('ol', { class: 'timeline', id: 'timeline' }, items);
+  if (entry.type === 'SummaryInserted')
+    return h(
+      'li',
+      { class: entry.archived ? 'archived summary' : 'summary', 'data-event': entry.eventId },
+      rev,
+      h('span', { class: 'kind' }, 'summary'),
+      h('span', { class: 'muted' }, stored(entry.eventId), ' by ', stored(short(entry.compactionId ?? ''))),
+      entry.archived && entry.archivedBy ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(entry.archivedBy))) : null,
+      stored(data?.text, 'div', { class: 'preview' }),
+    );
+  if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
+    const c = byId.get(entry.compactionId ?? '');
+    return h(
+      'li',
+      { class: 'decision', 'data-compaction': entry.compactionId },
+      rev,
+      h('a', { href: '#', onclick: (e) => (e.preventDefault(), select(entry.compactionId ?? '')) }, '◆ compaction ', stored(short(entry.compactionId ?? ''))),
+      c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
+      c?.reason ? `, ${c.reason}` : null,
+      c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
+      c?.failure ? [`, failed at ${c.failure.stage}: `, stored(c.failure.reason)] : null,
+    );
+  }
+  return h('li', { class: 'decision' }, rev, '◇ policy set: ', data?.strategy ? stored(data.strategy.type) : 'cleared');
+}
+
+/**
+ * The index of the first of `rows` (in revision order) whose revision is `revision` or later;
+ * `rows.length` when none is. A binary search: a timeline holds up to hundreds of thousands of rows.
+ * @param {LogEntry[]} rows
+ * @param {number} revision
+ */
+function firstRowFrom(rows, revision) {
+  let low = 0;
+  let high = rows.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (Number(rows[mid]?.revision) < revision) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/**
+ * Scrolls the scroll box `list` (and nothing around it: the page stays where it is) so that its
+ * child `row` is in view, centred, unless it is in view already.
+ * @param {HTMLElement} list @param {HTMLElement} row
+ */
+function scrollIntoList(list, row) {
+  const box = list.getBoundingClientRect();
+  const at = row.getBoundingClientRect();
+  if (at.top >= box.top && at.bottom <= box.bottom) return;
+  list.scrollTop += at.top - box.top - Math.max(0, (box.height - at.height) / 2);
+}
+
+/**
+ * The timeline on screen: its nodes (the pager, shown when it has more than one page, and the
+ * list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
+ * `aria-current`; undefined: none) and, unless `reveal` is false, brings it into view, turning to
+ * its page; and `firstRevision()`, the revision of the first row of the page on screen (undefined
+ * with no row).
+ * @typedef {{
+ *   nodes: HTMLElement[],
+ *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
+ *   firstRevision: () => number | undefined,
+ * }} Timeline
+ */
+
+/**
+ * The log timeline, drawn a page at a time: the log's rows ({@link TIMELINE_TYPES}, one
+ * {@link timelineRow} each) in pages of {@link TIMELINE_PAGE}, so a session of any length draws at
+ * most that many rows (drawing 130,000 rows at once froze the tab for a minute). A session with
+ * more rows gets a pager above the list (`#timeline-pager`): First, Previous, Next and Last
+ * buttons, the rows and revisions on screen (`201–400 of 129,870 rows (revisions 200–399)`, a
+ * live region), and "Go to revision" (the page with the first row at or after it, that row
+ * marked `target` and scrolled into view). Selecting a compaction turns to its row
+ * ({@link Timeline}`.showCompaction`). Every row carries its place in the whole
+ * (`aria-posinset`, `aria-setsize`), for screen readers.
+ * @param {LogEntry[]} log the page's log (as of its revision)
+ * @param {Map<string, CompactionItem>} byId the page's compactions
+ * @param {(id: string) => void} select selects a compaction (its link)
+ * @param {number} [from] a revision: the timeline opens on the page of the first row at or after
+ *   it (the "read again" of a page keeps the timeline's page); the first page without it
+ * @returns {Timeline}
+ */
+function timeline(log, byId, select, from) {
+  /** @type {LogEntry[]} */
+  const rows = [];
+  /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
+  const rowOf = new Map();
+  for (const entry of log) {
+    if (!TIMELINE_TYPES.has(entry.type)) continue;
+    if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') rowOf.set(entry.compactionId ?? '', rows.length);
+    rows.push(entry);
+  }
+  const list = h('ol', { class: 'timeline', id: 'timeline', 'aria-labelledby': 'timeline-heading' });
+  const paged = rows.length > TIMELINE_PAGE;
+  const lastStart = Math.max(0, Math.floor((rows.length - 1) / TIMELINE_PAGE) * TIMELINE_PAGE);
+  /** the index of the page's first row */
+  let start = 0;
+  /** @type {string | undefined} the selected compaction */
+  let selected;
+  const range = h('span', { id: 'timeline-range', role: 'status' });
+  /** @param {string} id @param {string} label @param {() => number} to the first row of the page it turns to */
+  const turn = (id, label, to) => {
+    const button = h('button', { type: 'button', id, onclick: () => button.getAttribute('aria-disabled') !== 'true' && draw(to()) }, label);
+    return button;
+  };
+  const buttons = {
+    first: turn('timeline-first', 'First', () => 0),
+    previous: turn('timeline-previous', 'Previous', () => start - TIMELINE_PAGE),
+    next: turn('timeline-next', 'Next', () => start + TIMELINE_PAGE),
+    last: turn('timeline-last', 'Last', () => lastStart),
+  };
+  const revision = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'number', name: 'revision', min: '0', step: '1', required: true, placeholder: 'revision' })
+  );
+  const pager = h(
+    'nav',
+    { class: 'pager', id: 'timeline-pager', 'aria-label': 'timeline pages', hidden: !paged },
+    buttons.first,
+    buttons.previous,
+    range,
+    buttons.next,
+    buttons.last,
+    h(
+      'form',
+      {
+        class: 'inline',
+        id: 'timeline-goto',
+        onsubmit: (e) => {
+          e.preventDefault();
+          const index = Math.min(firstRowFrom(rows, Number(revision.value)), rows.length - 1);
+          draw(pageOf(index), index, 'target');
+        },
+      },
+      h('label', {}, 'Go to revision ', revision),
+      h('button', { type: 'submit' }, 'Go'),
+    ),
+  );
+
+  /**
+   * Draws the page of rows from `from` (clamped to the first and last page), and brings the row
+   * `focus` (an index in `rows`) into view, marked with the class `mark` when given; without it
+   * the list starts at its top (at its end on the last page, where the newest rows are).
+   * @param {number} from @param {number} [focus] @param {string} [mark]
+   */
+  const draw = (from, focus, mark) => {
+    start = Math.max(0, Math.min(from, lastStart));
+    const end = Math.min(start + TIMELINE_PAGE, rows.length);
+    /** @type {HTMLElement[]} */
+    const items = [];
+    for (let i = start; i < end; i++) {
+      const entry = /** @type {LogEntry} */ (rows[i]);
+      const item = timelineRow(entry, byId, select);
+      item.setAttribute('aria-posinset', String(i + 1));
+      item.setAttribute('aria-setsize', String(rows.length));
+      if (i === focus && mark) item.classList.add(mark);
+      items.push(item);
+    }
+    fill(list, items);
+    markSelected();
+    const first = rows[start]?.revision;
+    const last = rows[end - 1]?.revision;
+    range.textContent = `${fmt(start + 1)}–${fmt(end)} of ${counted(rows.length, 'row')} (revisions ${first}–${last})`;
+    for (const [button, off] of [
+      [buttons.first, start === 0],
+      [buttons.previous, start === 0],
+      [buttons.next, start === lastStart],
+      [buttons.last, start === lastStart],
+    ])
+      /** @type {HTMLElement} */ (button).setAttribute('aria-disabled', String(off));
+    const row = focus === undefined ? undefined : /** @type {HTMLElement | undefined} */ (items[focus - start]);
+    if (row && list.isConnected) scrollIntoList(list, row);
+    else list.scrollTop = focus === undefined && start === lastStart && paged ? list.scrollHeight : 0;
+  };
+  /** The first row of the page holding row `index`. @param {number} index */
+  const pageOf = (index) => Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE;
+  /** Marks the selected compaction's row on the page (`selected`, `aria-current`), and only it. */
+  const markSelected = () => {
+    for (const item of list.querySelectorAll('li[data-compaction]')) {
+      const on = item.getAttribute('data-compaction') === selected;
+      item.classList.toggle('selected', on);
+      if (on) item.setAttribute('aria-current', 'true');
+      else item.removeAttribute('aria-current');
+    }
+  };
+  draw(from === undefined ? 0 : pageOf(firstRowFrom(rows, from)));
+  return {
+    nodes: [pager, list],
+    showCompaction: (id, reveal = true) => {
+      selected = id;
+      const index = id === undefined ? undefined : rowOf.get(id);
+      if (index === undefined || !reveal) return markSelected();
+      if (index < start || index >= start + TIMELINE_PAGE) return draw(pageOf(index), index);
+      markSelected();
+      const row = /** @type {HTMLElement | undefined} */ (list.children[index - start]);
+      if (row) scrollIntoList(list, row);
+    },
+    firstRevision: () => (rows[start] === undefined ? undefined : Number(rows[start]?.revision)),
+  };
 }
 
 /** @param {CompactionDiff} diff @param {CompactionItem | undefined} item */
@@ -1203,8 +1381,10 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  * @param {string} sessionId
  * @param {string | undefined} selected a compaction id from the link
  * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
+ * @param {number} [timelineAt] a revision: the timeline opens on its page, not on the selected
+ *   compaction's (the page read again keeps its timeline where it was); the first page without it
  */
-async function renderSession(sessionId, selected, isCurrent) {
+async function renderSession(sessionId, selected, isCurrent, timelineAt) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   const { summary, asOf, log, compactions } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
@@ -1281,12 +1461,14 @@ async function renderSession(sessionId, selected, isCurrent) {
       h('td', { title: when(c.at) }, when(c.at).slice(11)),
     ),
   );
+  const logTimeline = timeline(log, byId, select, timelineAt);
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
   let wanted;
-  /** @param {string | undefined} id */
-  const show = async (id) => {
+  /** @param {string | undefined} id @param {boolean} [reveal] whether the timeline turns to its row */
+  const show = async (id, reveal = true) => {
     wanted = id;
     for (const row of rows) row.classList.toggle('selected', row.getAttribute('data-compaction') === id);
+    logTimeline.showCompaction(id, reveal);
     if (id === undefined) return void diffSlot.replaceChildren();
     const what = ['Compaction ', stored(id), ' could not be shown'];
     const close = h('a', { href: sessionHref(sessionId), class: 'close' }, 'Close');
@@ -1306,7 +1488,7 @@ async function renderSession(sessionId, selected, isCurrent) {
   };
   showPage(
     true,
-    { sessionId, has: (id) => byId.has(id), show },
+    { sessionId, has: (id) => byId.has(id), show: (id) => show(id), timelineAt: logTimeline.firstRevision },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
       'section',
@@ -1362,7 +1544,7 @@ async function renderSession(sessionId, selected, isCurrent) {
     h(
       'div',
       { class: 'grid' },
-      h('div', {}, diffSlot, h('section', { class: 'panel' }, h('h2', { id: 'timeline-heading' }, timelineHeading(log)), timeline(log, byId, select))),
+      h('div', {}, diffSlot, h('section', { class: 'panel' }, h('h2', { id: 'timeline-heading' }, timelineHeading(log)), logTimeline.nodes)),
       h(
         'div',
         {},
@@ -1397,16 +1579,22 @@ async function renderSession(sessionId, selected, isCurrent) {
       ),
     ),
   );
-  void show(selected);
+  void show(selected, timelineAt === undefined);
 }
 
 // ---- routing ----------------------------------------------------------------------------------
 
 /**
  * The session page on screen: its id, `has(compactionId)` (whether that compaction is in the page's
- * list), and `show(compactionId)`, which reads that compaction's diff into the page's diff panel
- * (undefined: none) without reading the session again; a failure shows in that panel.
- * @typedef {{ sessionId: string, has: (compactionId: string) => boolean, show: (compactionId: string | undefined) => Promise<void> }} ShownSession
+ * list), `show(compactionId)`, which reads that compaction's diff into the page's diff panel
+ * (undefined: none) without reading the session again (a failure shows in that panel) and turns
+ * the timeline to its row, and `timelineAt()`, the revision the timeline's page on screen starts at.
+ * @typedef {{
+ *   sessionId: string,
+ *   has: (compactionId: string) => boolean,
+ *   show: (compactionId: string | undefined) => Promise<void>,
+ *   timelineAt: () => number | undefined,
+ * }} ShownSession
  */
 
 /** Whether a page worth keeping is on screen (the session list or a session; not loading, an error or the key prompt). */
@@ -1492,8 +1680,10 @@ async function render(reread = false) {
         clearBanner();
         return await shownSession.show(selected);
       }
+      // Read again, the page keeps its timeline's page.
+      const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
-      await renderSession(sessionId, selected, isCurrent);
+      await renderSession(sessionId, selected, isCurrent, timelineAt);
     } else {
       showLoading('Reading the session list…');
       await renderSessionList(isCurrent);

@@ -538,7 +538,10 @@ export interface components {
             nats: {
                 /** @description NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them */
                 commandsRetrying: number;
-                /** @enum {string} */
+                /**
+                 * @description connecting: no server answered yet since the start (the client keeps trying); connected; reconnecting: the server went away (the client keeps trying); closed: shut down, or given up (see error)
+                 * @enum {string}
+                 */
                 connection: "connecting" | "connected" | "reconnecting" | "closed";
                 decisionFeed: {
                     /** @description set when the feed found (at start, or resuming after a pause) that the decisions stream's last message (or its checkpoint) is not an event of the store's log (a store restored from a backup, or another store on the same NATS_PREFIX) and resumed elsewhere, handling every later event; null otherwise */
@@ -562,6 +565,8 @@ export interface components {
                     lastError: string | null;
                     lastErrorAt: string | null;
                 } | null;
+                /** @description why the connection is not up: while connecting, why the start's attempt failed (e.g. connection refused; the client keeps trying); while closed, what made the transport give up (e.g. credentials refused once the server answered: fix it and restart); null otherwise */
+                error: string | null;
                 /** @description when the connection entered this state (ISO-8601) */
                 since: string;
             } | null;

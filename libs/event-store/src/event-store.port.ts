@@ -155,8 +155,31 @@ export interface EventStore {
    */
   streamIncarnation(stream: string): Promise<bigint>;
 
-  /** The global position of the last event in the store, or 0n when it is empty. */
+  /**
+   * The global position of the last event in the store, or 0n when it is empty. SQLite and
+   * PostgreSQL: the highest position ever assigned, so it still counts the events of a stream
+   * deleted since (a log may end with deleted events: an erasure interrupted after its stream
+   * deletion, before its record). It may count events this store object cannot read yet (see
+   * {@link EventStore.readableHead}).
+   */
   headPosition(): Promise<bigint>;
+
+  /**
+   * The readable head: a global position P (bigint, 0n for an empty log) up to which the log is
+   * complete for this store object's readers: every event at or below P that will ever exist is
+   * already visible to its {@link EventStore.readAll} (and its subscriptions), now and from then
+   * on. Unlike {@link EventStore.headPosition} it never counts an event that is committed but not
+   * yet readable here, so P ≤ a `headPosition()` read after it.
+   *
+   * What it is for: a follower at exclusive checkpoint C < P whose `readAll({ fromPosition: C })`,
+   * called after this answered, returns no event at or below P may take P as its checkpoint without
+   * ever skipping an event (the positions in between are deleted events, or unused): see
+   * `headToSkipTo`. A `headPosition()` does not allow that: on SQLite with the writer thread it
+   * counts a batch the thread committed whose answer has not arrived, which `readAll` does not
+   * return yet.
+   * @throws EventStoreUnavailableError as every method.
+   */
+  readableHead(): Promise<bigint>;
 
   /** Subscribes to the global log (catch-up then live). See {@link Subscription}. */
   subscribeToAll(options?: SubscribeOptions): Subscription;

@@ -5,7 +5,15 @@
  * so the suite can run against a shared server.
  */
 import { randomUUID } from 'node:crypto';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type EventData, type EventStore, type RecordedEvent, type Subscription } from '../src';
+import {
+  DuplicateEventIdError,
+  WrongExpectedRevisionError,
+  headToSkipTo,
+  type EventData,
+  type EventStore,
+  type RecordedEvent,
+  type Subscription,
+} from '../src';
 
 /** How an adapter's spec provides a store to the contract. */
 export interface ContractTarget {
@@ -232,6 +240,21 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         const unfiltered = await store.readAll({ fromPosition: ra.position, maxCount: 100 });
         expect(unfiltered.some((e) => !e.streamId.startsWith(p))).toBe(true);
         expect(await store.headPosition()).toBe(rc.position);
+      });
+
+      it('the readable head reaches every answered append and is at most the head; past a deleted tail a reader skips to it when the deleted events are gone (SQLite, PostgreSQL), reads them where they stay (KurrentDB, until a scavenge)', async () => {
+        const p = prefix();
+        const kept = await store.appendToStream(`${p}session-kept`, [ev()]);
+        expect(await store.readableHead()).toBeGreaterThanOrEqual(kept.position);
+        const gone = await store.appendToStream(`${p}session-gone`, [ev(), ev()]);
+        await store.deleteStream(`${p}session-gone`);
+        const readable = await store.readableHead();
+        expect(readable).toBe(gone.position);
+        expect(await store.headPosition()).toBeGreaterThanOrEqual(readable);
+        const left = await store.readAll({ fromPosition: kept.position });
+        expect(left.every((e) => e.streamId === `${p}session-gone`)).toBe(true);
+        expect(await headToSkipTo(store, kept.position)).toBe(left.length === 0 ? gone.position : null);
+        expect(await headToSkipTo(store, gone.position)).toBeNull();
       });
 
       it('reads the one event at a global position, and null past the head or where a deleted stream was', async () => {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { SqliteEventStore, type EventData } from '../src';
 
 const SECRET = 'RESIDUE-PHRASE-777';
@@ -76,5 +77,32 @@ describe.each([
     expect(filesContaining(dir, SECRET)).toEqual([]);
     await store.close();
     expect(filesContaining(dir, SECRET)).toEqual([]);
+  });
+});
+
+// Newcomer ncupgrade: after a rollback, a build from before `deleted_streams` wrote an erased stream
+// again from revision 0; this build's second erasure of it recorded 0 over 4, and the stream's next
+// life reused revision 1.
+describe('SqliteEventStore deleted revisions after a rollback', () => {
+  it('keeps the highest deleted revision when a stream written again by an older build from revision 0 is deleted again', async () => {
+    const dir = newDir();
+    const file = join(dir, 'events.sqlite');
+    let store = SqliteEventStore.open(file);
+    await store.appendToStream(
+      's',
+      [1, 2, 3, 4, 5].map((n) => ev(`first life ${n}`)),
+    );
+    await store.deleteStream('s');
+    await store.close();
+    // what an older build does: it knows no deleted_streams and starts the stream at revision 0
+    const older = new Database(file);
+    older.prepare("INSERT INTO events (stream, revision, id, type, data, created) VALUES ('s', 0, ?, 'UserMessageAppended', '{}', 0)").run(randomUUID());
+    older.prepare("INSERT INTO streams (stream, revision) VALUES ('s', 0)").run();
+    older.close();
+    store = SqliteEventStore.open(file);
+    await store.deleteStream('s');
+    const next = await store.appendToStream('s', [ev('third life')]);
+    expect(next.nextExpectedRevision).toBe(5n);
+    await store.close();
   });
 });

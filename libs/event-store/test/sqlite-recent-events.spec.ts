@@ -10,8 +10,9 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteEventStore, type EventData, type RecordedEvent } from '../src';
+import { SqliteEventStore, headToSkipTo, type EventData, type RecordedEvent } from '../src';
 import { MAX_RECENT_EVENTS, MAX_RECENT_EVENT_TEXT, MAX_RECENT_TEXT, SqliteRecentEvents } from '../src/sqlite/sqlite-recent-events';
+import { holdNextWriterAnswer } from './sqlite-writer-answers';
 
 const dirs: string[] = [];
 function tempFile(): string {
@@ -68,11 +69,6 @@ function readsOfTheLog(store: SqliteEventStore, count: number): Promise<void> {
       return readAll(...args);
     };
   });
-}
-
-/** The store's writer thread's side in the main thread: its answers to hold back. */
-interface WriterThreadInternals {
-  settle(reply: unknown): void;
 }
 
 describe.each([
@@ -186,18 +182,9 @@ describe('reads of the global log while the writer thread has committed a batch 
    * the thread answers after COMMIT returned) with a function that delivers it.
    */
   function holdNextAnswer(): Promise<() => void> {
-    const thread = (store as unknown as { writerThread: WriterThreadInternals }).writerThread;
-    const settle = thread.settle.bind(thread);
-    return new Promise((arrived) => {
-      thread.settle = (reply) => {
-        thread.settle = settle;
-        release = () => {
-          release = () => undefined;
-          settle(reply);
-        };
-        arrived(() => release());
-      };
-    });
+    const held = holdNextWriterAnswer(store);
+    release = held.deliver;
+    return held.arrived.then(() => held.deliver);
   }
 
   it("given an append committed in the file but not yet answered, when the log is read, then the read stops before it (another writer's earlier event included) and it is never read from the file, but from memory once answered", async () => {
@@ -226,6 +213,53 @@ describe('reads of the global log while the writer thread has committed a batch 
     expect(rest.map((e) => e.position)).toEqual([3n, 4n]);
     expect(fromFile).not.toContain(3n);
     expect(rest).toEqual(await readAllFrom(other, 2n));
+  });
+
+  it('given an append committed but not yet answered, then the readable head stops before it (the head counts it), no read finds an event up to the readable head, and headToSkipTo never passes it; another store on the file, with nothing in flight, reads it and may skip to it', async () => {
+    await store.appendToStream('session-a', [ev({ n: 1 })]); // position 1; starts the writer thread
+    const gone = await other.appendToStream('session-gone', [ev({ n: 2 })]); // position 2, another process's
+    await other.deleteStream('session-gone'); // a deleted tail
+    expect(await store.readableHead()).toBe(2n);
+    expect(await headToSkipTo(store, 1n)).toBe(2n);
+    const answer = holdNextAnswer();
+    const appended = store.appendToStream('session-held', [ev({ n: 3 }), ev({ n: 4 })]); // positions 3 and 4
+    const deliver = await answer;
+
+    expect(await store.headPosition()).toBe(4n); // sqlite_sequence: committed by the thread
+    expect(await store.readableHead()).toBe(gone.position);
+    expect(await store.readAll({ fromPosition: 2n })).toEqual([]);
+    expect(await headToSkipTo(store, 1n)).toBe(2n);
+    expect(await headToSkipTo(store, 2n)).toBeNull();
+    // The other store has nothing in flight: it reads the batch from the file, so its readable head is past it.
+    expect(await other.readableHead()).toBe(4n);
+    expect((await other.readAll({ fromPosition: 2n })).map((e) => e.position)).toEqual([3n, 4n]);
+    expect(await headToSkipTo(other, 2n)).toBeNull();
+
+    deliver();
+    await appended;
+    expect(await store.readableHead()).toBe(4n);
+    expect((await store.readAll({ fromPosition: 2n })).map((e) => e.position)).toEqual([3n, 4n]);
+    expect(await headToSkipTo(store, 2n)).toBeNull();
+  });
+
+  it('given a readable head answered while nothing was in flight, when a batch is handed over and the head cannot be read then, then reads still reach that readable head', async () => {
+    await store.appendToStream('session-a', [ev({ n: 1 })]); // starts the writer thread
+    await other.appendToStream('session-o', [ev({ n: 2 })]); // position 2, another process's
+    expect(await store.readableHead()).toBe(2n);
+    // The handover reads the head to set the reads' limit; that read fails now (it falls back to what it knew).
+    const stmts = (store as unknown as { stmts: { head: { get: () => unknown } } }).stmts;
+    const get = stmts.head.get.bind(stmts.head);
+    stmts.head.get = () => {
+      throw new Error('disk I/O error');
+    };
+    const answer = holdNextAnswer();
+    const appended = store.appendToStream('session-held', [ev({ n: 3 })]);
+    const deliver = await answer;
+    stmts.head.get = get;
+    expect(await store.readableHead()).toBe(2n);
+    expect((await store.readAll({ fromPosition: 1n })).map((e) => e.position)).toEqual([2n]);
+    deliver();
+    await appended;
   });
 
   it('given a subscription following the log, when an append is committed but not yet answered, then the subscription gets every event once, in order, and the append from memory', async () => {

@@ -53,7 +53,11 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'LOG_LEVEL', fallback: 'info', meaning: 'fatal, error, warn, info, debug, trace or silent' },
   { name: 'LOG_FORMAT', fallback: 'pretty on a terminal, else json', meaning: 'pretty or json' },
   { name: 'REQUEST_LOG_LEVEL', fallback: 'debug', meaning: 'level of the one line per HTTP request' },
-  { name: 'NATS_URL', fallback: '—', meaning: 'NATS server(s), comma-separated nats://host:4222 URLs: turns on the JetStream transport' },
+  {
+    name: 'NATS_URL',
+    fallback: '—',
+    meaning: 'NATS server(s), comma-separated nats://host:4222 URLs (tls://host:4222 on every one: TLS required): turns on the JetStream transport',
+  },
   { name: 'NATS_USER', fallback: '—', meaning: 'NATS user' },
   { name: 'NATS_PASSWORD', fallback: '—', meaning: 'NATS password' },
   { name: 'NATS_ERASE_HANDLED_COMMANDS', fallback: 'false', meaning: 'true/1 or false/0: erase each handled command from its stream' },

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { summarizerFromEnv } from '@lib/session';
 import { NUMBER_VARIABLES } from './number-variables';
 import { eventStoreConfig } from './event-store-config';
-import { loadServiceConfig } from './service-config';
+import { loadServiceConfig, natsUrlRequiresTls } from './service-config';
 
 describe('loadServiceConfig: logs', () => {
   it('logs JSON unless stdout is a terminal; LOG_FORMAT overrides', () => {
@@ -44,7 +44,7 @@ describe('loadServiceConfig: projector', () => {
 
   it('takes NATS servers as nats://, tls:// or bare host:port, and refuses another scheme (http:// was taken for nats://) naming NATS_URL, masked', () => {
     expect(loadServiceConfig({}, false).natsUrl).toBeUndefined();
-    for (const url of ['nats://127.0.0.1:4222', 'NATS://n1:4222,tls://n2:4222', 'n1:4222, nats://svc:pw@n2:4222', 'localhost'])
+    for (const url of ['nats://127.0.0.1:4222', 'NATS://n1:4222,nats://n2:4222', 'TLS://n1:4222,tls://n2:4222', 'n1:4222, nats://svc:pw@n2:4222', 'localhost'])
       expect(loadServiceConfig({ NATS_URL: url }, false).natsUrl).toBe(url);
     expect(() => loadServiceConfig({ NATS_URL: 'http://127.0.0.1:4239' }, false)).toThrow(
       /^NATS_URL=http:\/\/127\.0\.0\.1:4239: has scheme http:, not a NATS server's: use comma-separated nats:\/\/host:4222 URLs \(tls:\/\/ or a bare host:port also work\)$/,
@@ -52,6 +52,16 @@ describe('loadServiceConfig: projector', () => {
     expect(() => loadServiceConfig({ NATS_URL: 'nats://n1:4222,wss://svc:hunter2@n2:443' }, false)).toThrow(
       /^NATS_URL=nats:\/\/n1:4222,wss:\/\/svc:\*\*\*@n2:443: server 2 has scheme wss:, not a NATS server's: /,
     );
+  });
+
+  it('requires TLS for tls:// servers (all of them, or none: a mix is refused, the client requires TLS of every server or of none)', () => {
+    expect(natsUrlRequiresTls('tls://n1:4222')).toBe(true);
+    expect(natsUrlRequiresTls(' TLS://svc:pw@n1:4222,tls://n2:4222')).toBe(true);
+    for (const url of ['nats://n1:4222', 'n1:4222', 'localhost', 'nats://n1:4222,n2:4222']) expect(natsUrlRequiresTls(url)).toBe(false);
+    expect(() => loadServiceConfig({ NATS_URL: 'tls://n1:4222,nats://svc:hunter2@n2:4222' }, false)).toThrow(
+      /^NATS_URL=tls:\/\/n1:4222,nats:\/\/svc:\*\*\*@n2:4222: server 1 is tls:\/\/ and server 2 is not, but the connection requires TLS of every server or of none: use tls:\/\/ on every server \(TLS required\) or on none$/,
+    );
+    expect(() => loadServiceConfig({ NATS_URL: 'n1:4222,tls://n2:4222' }, false)).toThrow(/: server 2 is tls:\/\/ and server 1 is not, /);
   });
 
   it('erases handled NATS commands from the command stream only with NATS_ERASE_HANDLED_COMMANDS true or 1 (default off: it costs throughput)', () => {

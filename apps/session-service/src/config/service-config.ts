@@ -253,31 +253,59 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
   return value;
 }
 
-/** The schemes a `NATS_URL` server may have: the NATS client's (`tls://` as `nats://`: TLS is used when the server asks for it). */
+/** The schemes a `NATS_URL` server may have: the NATS client's (`tls://` requires TLS: {@link natsUrlRequiresTls}). */
 const NATS_URL_SCHEMES = ['nats:', 'tls:'];
+
+/** The scheme of each server of `raw` (comma-separated), lower case (`nats:`, `tls:`, …), undefined for a bare `host:port`. */
+function natsServerSchemes(raw: string): Array<string | undefined> {
+  return raw.split(',').map((server) => /^\s*([a-z][a-z0-9+.-]*:)\/\//i.exec(server)?.[1].toLowerCase());
+}
 
 /**
  * Parses `NATS_URL` (empty: not set): comma-separated servers, each `nats://host:port`,
  * `tls://host:port` or a bare `host:port` (the client's `nats://`). The client drops any other
  * scheme and connects as it would with `nats://`, so an `http://` URL (the monitoring port's, a
- * proxy's) was accepted and failed later or elsewhere: refused here.
- * @throws ConfigurationError `NATS_URL=<value, credentials masked>: server N has scheme <s> …: use nats:// …`.
+ * proxy's) was accepted and failed later or elsewhere: refused here. `tls://` on some servers and
+ * not on others is refused too: the client requires TLS of every server or of none
+ * ({@link natsUrlRequiresTls}).
+ * @throws ConfigurationError `NATS_URL=<value, credentials masked>: server N has scheme <s> …: use nats:// …`,
+ *   or `…: server N is tls:// and server M is not: …`.
  */
 export function parseNatsUrl(raw: string | undefined): string | undefined {
   if (!raw) return undefined;
-  const servers = raw.split(',');
-  for (const [i, server] of servers.entries()) {
-    const scheme = /^\s*([a-z][a-z0-9+.-]*:)\/\//i.exec(server)?.[1].toLowerCase();
+  const schemes = natsServerSchemes(raw);
+  const several = schemes.length > 1;
+  for (const [i, scheme] of schemes.entries()) {
     if (scheme !== undefined && !NATS_URL_SCHEMES.includes(scheme))
       throw new ConfigurationError({
         variable: 'NATS_URL',
         value: raw,
         mask: 'url-list',
-        problem: `${servers.length > 1 ? `server ${i + 1} has` : 'has'} scheme ${scheme}, not a NATS server's`,
+        problem: `${several ? `server ${i + 1} has` : 'has'} scheme ${scheme}, not a NATS server's`,
         fix: 'use comma-separated nats://host:4222 URLs (tls:// or a bare host:port also work)',
       });
   }
+  const tls = schemes.findIndex((s) => s === 'tls:');
+  const plain = schemes.findIndex((s) => s !== 'tls:');
+  if (tls !== -1 && plain !== -1)
+    throw new ConfigurationError({
+      variable: 'NATS_URL',
+      value: raw,
+      mask: 'url-list',
+      problem: `server ${tls + 1} is tls:// and server ${plain + 1} is not, but the connection requires TLS of every server or of none`,
+      fix: 'use tls:// on every server (TLS required) or on none',
+    });
   return raw;
+}
+
+/**
+ * True when `natsUrl` (a value {@link parseNatsUrl} accepted) names its servers `tls://`: the
+ * connection then requires TLS (the client's `tls` option) and refuses a server that does not
+ * offer it, instead of the client's default, which reads `tls://` as `nats://` and uses TLS only
+ * when the server asks for it (a server without TLS got the credentials in plain text).
+ */
+export function natsUrlRequiresTls(natsUrl: string): boolean {
+  return natsServerSchemes(natsUrl)[0] === 'tls:';
 }
 
 /**

@@ -591,8 +591,18 @@ export const HealthSchema = named(
     mode: z.string(),
     nats: z
       .strictObject({
-        connection: z.enum(['connecting', 'connected', 'reconnecting', 'closed']),
+        connection: z
+          .enum(['connecting', 'connected', 'reconnecting', 'closed'])
+          .describe(
+            'connecting: no server answered yet since the start (the client keeps trying); connected; reconnecting: the server went away (the client keeps trying); closed: shut down, or given up (see error)',
+          ),
         since: z.string().describe('when the connection entered this state (ISO-8601)'),
+        error: z
+          .string()
+          .nullable()
+          .describe(
+            "why the connection is not up: while connecting, why the start's attempt failed (e.g. connection refused; the client keeps trying); while closed, what made the transport give up (e.g. credentials refused once the server answered: fix it and restart); null otherwise",
+          ),
         decisionFeed: z
           .strictObject({
             checkpoint: decimal.describe('the last global position the decisions feed handled'),

@@ -43,7 +43,7 @@ import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from 
 import { eraseMessage } from './nats-erasure';
 import { ackWaitMsOf } from './nats-streams';
 import type { NatsNames } from './nats-names';
-import { resultSubject } from './nats-names';
+import { COMMAND_KINDS, resultSubject } from './nats-names';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
 import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
@@ -95,9 +95,37 @@ function codeOf(answer: CommandAnswer): string {
   return typeof code === 'string' ? code : 'unknown';
 }
 
+/** `kind` when it is one of {@link COMMAND_KINDS}, else `unknown` (a subject's last token is the publisher's: a label must not take any value). */
+function kindOf(kind: string): string {
+  return (COMMAND_KINDS as readonly string[]).includes(kind) ? kind : 'unknown';
+}
+
 /** How often (ms) held commands are reported in progress under an ack wait of `ackWaitMs`: a third of it, 500 ms at least. */
 export function keepAliveMs(ackWaitMs: number): number {
   return Math.max(500, Math.floor(ackWaitMs / 3));
+}
+
+/**
+ * What became of a command this replica handled, once per delivery it started (for `/metrics`):
+ * - `ok`: answered (2xx) and acknowledged;
+ * - `rejected`: answered with a 4xx and terminated (never redelivered);
+ * - `failed`: answered with a 5xx after {@link MAX_ATTEMPTS} attempts and terminated;
+ * - `requeued`: left to JetStream unanswered or unacknowledged, to be delivered again: publishing its
+ *   answer failed (NATS lost), or the replica stopped while it waited for its next attempt.
+ */
+export type CommandOutcome = 'ok' | 'rejected' | 'failed' | 'requeued';
+
+/** One handled command (see {@link CommandOutcome}), as {@link NatsCommandConsumer} reports it. */
+export interface HandledCommand {
+  /** One of `COMMAND_KINDS`, or `unknown` (a subject naming no kind, or another one). */
+  kind: string;
+  outcome: CommandOutcome;
+  /** The error code of a `rejected` or `failed` command (e.g. `malformed_json`), else empty. */
+  code: string;
+  /** True when JetStream delivered it before (`Delivery-Count` over 1): a replica crashed or stopped, its ack wait passed, or it was requeued. */
+  redelivered: boolean;
+  /** From the start of its handling (after its session's earlier commands here) to its answer, retries in place included (seconds). */
+  seconds: number;
 }
 
 /** Header naming the subject that also receives the answer (JetStream keeps no reply subject). */
@@ -163,6 +191,8 @@ export class NatsCommandConsumer {
     private readonly backoff: RetryBackoff = DEFAULT_RETRY_BACKOFF,
     /** `NATS_REPLY_PREFIXES`: a `Reply-To` must be under one of them ({@link replyToProblem}). */
     replyPrefixes: readonly string[] = DEFAULT_REPLY_PREFIXES,
+    /** Told of every command handled, once its outcome is known (the transport counts them in `/metrics`). */
+    private readonly onHandled: (handled: HandledCommand) => void = () => undefined,
   ) {
     this.inEffectAckWaitMs = ackWaitMs;
     this.replyRule = { prefix: names.prefix, allowedPrefixes: replyPrefixes };
@@ -277,13 +307,24 @@ export class NatsCommandConsumer {
 
   private async handle(m: JsMsg): Promise<void> {
     const commandId = m.headers?.get('Nats-Msg-Id') || `${this.names.commandStream}:${m.info.streamSequence}`;
+    const started = performance.now();
+    const handled = (outcome: CommandOutcome, answer?: CommandAnswer) =>
+      this.onHandled({
+        kind: kindOf(answer?.kind ?? m.subject.slice(m.subject.lastIndexOf('.') + 1)),
+        outcome,
+        code: outcome === 'rejected' || outcome === 'failed' ? codeOf(answer!) : '',
+        redelivered: m.redelivered,
+        seconds: (performance.now() - started) / 1000,
+      });
+    let answer: CommandAnswer | null = null;
     try {
-      const answer = await this.executeUntilFinal(m, commandId);
-      if (!answer) return;
+      answer = await this.executeUntilFinal(m, commandId);
+      if (!answer) return handled('requeued');
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
       if (answer.status < 300) {
         m.ack();
+        handled('ok', answer);
         // Not reached while the executor checks Reply-To with the same rule (it rejects the command): kept as the last guard.
         if (published.refusedReplyTo !== undefined) {
           this.logger.warn(`command ${quoteInput(commandId)}: no answer on Reply-To ${quoteInput(published.refusedReplyTo)}: not a reply subject`);
@@ -291,6 +332,7 @@ export class NatsCommandConsumer {
       } else {
         // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
         m.term();
+        handled(answer.status < 500 ? 'rejected' : 'failed', answer);
         this.logger.warn(
           rejectionLogLine({
             code: codeOf(answer),
@@ -306,6 +348,7 @@ export class NatsCommandConsumer {
       // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes
       // back. Its writes are done, so the session's next command may go first: nothing is reordered.
       this.logger.warn(`command ${quoteInput(commandId)} left for redelivery: ${(err as Error).message}`);
+      handled('requeued', answer ?? undefined);
       m.nak(1000);
     } finally {
       this.held.delete(m);

@@ -1,7 +1,7 @@
 import * as net from 'node:net';
 import { connect } from '@nats-io/transport-node';
 import { ConfigurationError } from '../config/configuration-error';
-import { natsConnectError } from './nats-connect-error';
+import { isNatsServerUnavailable, natsConnectError } from './nats-connect-error';
 
 /** The error of connecting to `servers` with the real client (no reconnects). */
 async function connectFailure(servers: string): Promise<unknown> {
@@ -30,13 +30,19 @@ describe('natsConnectError', () => {
     expect(err.message).toMatch(/^NATS_URL=nohost\.invalid: host nohost\.invalid not found \(E\w+\): use nats:\/\/host:4222/);
   });
 
-  it('a server that refuses: names NATS_URL and the address, not a configuration error (the server is unavailable); masks a password', async () => {
+  it('a server that refuses: unavailable (waited for), names NATS_URL and the address and says the service retries; masks a password', async () => {
     const port = await closedPort();
     const url = `nats://svc:s3cret-pw@127.0.0.1:${port}`;
-    const err = natsConnectError(await connectFailure(url), url);
+    const failure = await connectFailure(url);
+    expect(isNatsServerUnavailable(failure)).toBe(true);
+    const err = natsConnectError(failure, url);
     expect(err).not.toBeInstanceOf(ConfigurationError);
     expect(err.message).toBe(
-      `NATS_URL=nats://svc:***@127.0.0.1:${port}: connection refused by 127.0.0.1:${port}: start the NATS server (or fix NATS_URL), then the service`,
+      `NATS_URL=nats://svc:***@127.0.0.1:${port}: connection refused by 127.0.0.1:${port}: start the NATS server (or fix NATS_URL); the service retries until it answers`,
     );
+  });
+
+  it('a host that does not resolve is not a server unavailable (it ends the start)', async () => {
+    expect(isNatsServerUnavailable(await connectFailure('nohost.invalid'))).toBe(false);
   });
 });

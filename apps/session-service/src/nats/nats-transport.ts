@@ -1,13 +1,25 @@
 /**
- * The NATS JetStream transport (issue 15), present only when `NATS_URL` is set: at start it
- * connects, creates the streams and the shared consumer when missing, then consumes commands
+ * The NATS JetStream transport (issue 15), present only when `NATS_URL` is set: it connects,
+ * creates the streams and the shared consumer when missing, then consumes commands
  * ({@link NatsCommandConsumer}) and publishes the decisions feed ({@link DecisionFeedPublisher}).
+ *
+ * At start it tries each server once. A server that is not there (refused, timed out,
+ * unreachable: `isNatsServerUnavailable`) does not stop the start: one warn line names `NATS_URL`
+ * (credentials masked) and says the service retries, HTTP serves, `/health` shows the connection
+ * `connecting` with the error, and the client keeps trying (its own `waitOnFirstConnect`, every
+ * `reconnectTimeWait`, 2 s); once a server answers, the streams, the consumer and the feed start
+ * as they would have at start, with one line. What only a change of configuration fixes — a host
+ * that does not resolve, credentials refused, `tls://` against a server without TLS, JetStream
+ * not enabled — ends the start (`natsConnectError`); found only when a server that was down at
+ * start comes up, it is logged (error) and shown in `/health` (`closed` with the error), HTTP
+ * still serving: restart once it is fixed. `tls://` servers require TLS (`natsUrlRequiresTls`).
+ *
  * Nothing at start waits for the event store: a replica started while it does not answer (a
  * PostgreSQL outage or failover) starts with its feed paused and retrying, and holds the commands
  * it takes until the store answers (as it does during any outage), like a replica without NATS.
  * At shutdown it stops pulling, gives the commands pulled but not started (and those waiting for
  * the store) back to JetStream, finishes and acknowledges the started ones, and drains the
- * connection — before the store closes.
+ * connection — before the store closes; a connection still being waited for is given up.
  *
  * Client: `@nats-io/transport-node` + `@nats-io/jetstream` (the maintained NATS.js v3 packages).
  * Nest's NATS microservice transport speaks core NATS request/reply only (no JetStream streams,
@@ -15,32 +27,44 @@
  */
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { EVENT_STORE, ReadModelStore } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { SERVICE_CONFIG } from '../config/tokens';
-import type { ServiceConfig } from '../config/service-config';
+import { natsUrlRequiresTls, type ServiceConfig } from '../config/service-config';
 import { requestSchemas } from '../http/request-schemas';
 import { OPEN_MODE_TENANT } from '../auth/api-key.guard';
+import { ServiceMetrics } from '../observability/metrics';
+import { countNatsCommands } from '../observability/nats-command-metrics';
 import { natsNames } from './nats-names';
 import { ackWaitLine, ensureStreams } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
 import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer } from './nats-command-consumer';
-import { natsConnectError } from './nats-connect-error';
+import { isNatsServerUnavailable, natsConnectError, natsServersShown, natsSetUpError } from './nats-connect-error';
 import { DecisionFeedPublisher, type DecisionFeedState } from './decision-feed-publisher';
 
 /**
- * The NATS connection's state: `connected`; `reconnecting` (the server went away: the client tries
- * again, forever, with commands and decisions waiting); `closed` (shut down); `connecting` before the first connection.
+ * The NATS connection's state: `connecting` before the first connection (at start, or waiting for
+ * a server that was down then); `connected`; `reconnecting` (the server went away: the client tries
+ * again, forever, with commands and decisions waiting); `closed` (shut down, or given up: see `error`).
  */
 export type NatsConnectionState = 'connecting' | 'connected' | 'reconnecting' | 'closed';
+
+/** How long (ms) the client waits between two attempts at a server (the client's default `reconnectTimeWait`, plus up to 100 ms of jitter). */
+export const NATS_RETRY_WAIT_MS = 2000;
 
 /** The transport's state for `/health` and `/metrics`: the connection's and the decisions feed's (null before it starts). */
 export interface NatsTransportState {
   connection: NatsConnectionState;
   /** ISO-8601 time the connection entered its state. */
   since: string;
+  /**
+   * Why the connection is not up, null while it is (or at shutdown): while `connecting`, why the
+   * start's attempt failed (the client keeps trying); while `closed`, why the transport gave up
+   * (a misconfiguration found once a server answered, e.g. credentials refused).
+   */
+  error: string | null;
   decisionFeed: DecisionFeedState | null;
   /**
    * Commands this replica holds and retries in place because the service cannot do them now (a 503
@@ -58,34 +82,115 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   private readonly logger = new Logger('Nats');
   private connection: NatsConnectionState = 'connecting';
   private since = new Date().toISOString();
+  private error: string | null = null;
+  /** Set when the shutdown starts: a connection still being waited for is given up. */
+  private stopping = false;
+  /** The wait for a server that was down at start, and the set-up after it (null when the start connected). */
+  private waiting: Promise<void> | null = null;
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly commandBus: CommandBus,
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly readModels: ReadModelStore,
-  ) {}
+    private readonly metrics: ServiceMetrics,
+  ) {
+    metrics.registerNatsMetrics();
+  }
 
   /**
-   * @throws what `natsConnectError` makes of a failed connection (naming NATS_URL: a ConfigurationError
-   *   when the host does not resolve, an Error naming the address when the server refuses); the
-   *   client's error when the server refuses the streams. Never the event store's errors (see the module doc).
+   * Connects and starts the transport; when no server is there (see the module doc), logs one warn
+   * line and returns, the client waiting for one in the background.
+   * @throws what `natsConnectError` makes of a failed connection other than a server not there
+   *   (naming NATS_URL: a ConfigurationError when the host does not resolve; an Error when the
+   *   credentials are refused, or TLS is required but not offered); what `natsSetUpError` makes of
+   *   the server refusing the streams (JetStream not enabled, a name taken). Never the event store's errors (see the module doc).
    */
   async onApplicationBootstrap(): Promise<void> {
-    const config = this.config;
-    const names = natsNames(config.natsPrefix);
+    const natsUrl = this.config.natsUrl!;
     let nc: NatsConnection;
     try {
-      nc = await connect({
-        servers: config.natsUrl!.split(','),
-        name: 'session-memory-compaction',
-        maxReconnectAttempts: -1,
-        ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
-      });
+      // Each server once: what is wrong is told now, before the service listens.
+      nc = await connect(this.connectOptions());
     } catch (err) {
-      throw natsConnectError(err, config.natsUrl!);
+      const refusal = natsConnectError(err, natsUrl);
+      if (!isNatsServerUnavailable(err)) throw refusal;
+      this.error = refusal.message;
+      this.logger.warn(
+        `${refusal.message} (every ${NATS_RETRY_WAIT_MS / 1000} s); HTTP serves meanwhile, NATS commands wait in their stream and decisions are published once connected`,
+      );
+      this.waiting = this.connectOnceAnswered();
+      return;
     }
+    try {
+      await this.startOn(nc);
+    } catch (err) {
+      await nc.close();
+      throw natsSetUpError(err, natsUrl);
+    }
+  }
+
+  /**
+   * The client's options: `NATS_URL`'s servers, credentials, TLS required for `tls://`, reconnecting
+   * forever once connected; with `waitOnFirstConnect`, also trying until a first server answers.
+   * Every attempt is given up once the shutdown has started (the client's `reconnectToServer`
+   * handler throws: the pending connect rejects, an open connection being re-established closes).
+   */
+  private connectOptions(waitOnFirstConnect = false): ConnectionOptions {
+    const config = this.config;
+    return {
+      servers: config.natsUrl!.split(','),
+      name: 'session-memory-compaction',
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: NATS_RETRY_WAIT_MS,
+      waitOnFirstConnect,
+      reconnectToServer: () => {
+        if (this.stopping) throw new Error('the service is shutting down');
+        return null;
+      },
+      // An object, even empty, makes the client refuse a server that does not offer TLS.
+      ...(natsUrlRequiresTls(config.natsUrl!) ? { tls: {} } : {}),
+      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
+    };
+  }
+
+  /** Waits (the client's own retries) for a server that was down at start, then starts the transport on it; a misconfiguration found then closes it (see the module doc). */
+  private async connectOnceAnswered(): Promise<void> {
+    const natsUrl = this.config.natsUrl!;
+    const waitingSince = Date.parse(this.since);
+    let nc: NatsConnection;
+    try {
+      nc = await connect(this.connectOptions(true));
+    } catch (err) {
+      if (!this.stopping) this.giveUp(natsConnectError(err, natsUrl));
+      return;
+    }
+    if (this.stopping) return nc.close();
+    try {
+      await this.startOn(nc);
+    } catch (err) {
+      await nc.close();
+      if (!this.stopping) this.giveUp(natsSetUpError(err, natsUrl));
+      return;
+    }
+    this.logger.log(
+      `NATS connected (server ${nc.getServer()}) after ${Date.now() - waitingSince} ms: commands are consumed and decisions published (${natsServersShown(natsUrl)})`,
+    );
+  }
+
+  /** The transport gives up (a misconfiguration found after the start): one error line, `/health` shows it closed with the error. */
+  private giveUp(refusal: Error): void {
+    this.error = refusal.message;
+    this.enter('closed');
+    this.logger.error(`NATS transport stopped: ${refusal.message}; HTTP keeps serving; restart the service once this is fixed`);
+  }
+
+  /** Creates the streams and the consumer on `nc`, then starts the decisions feed and the command consumer. */
+  private async startOn(nc: NatsConnection): Promise<void> {
+    const config = this.config;
+    const names = natsNames(config.natsPrefix);
     this.nc = nc;
+    this.error = null;
     this.enter('connected');
     void this.watch(nc);
     const jsm = await jetstreamManager(nc);
@@ -114,6 +219,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       config.natsEraseHandledCommands,
       DEFAULT_RETRY_BACKOFF,
       config.natsReplyPrefixes,
+      countNatsCommands(this.metrics),
     );
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
@@ -121,7 +227,13 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
 
   /** The connection's and the decisions feed's state (see {@link NatsTransportState}). */
   state(): NatsTransportState {
-    return { connection: this.connection, since: this.since, decisionFeed: this.feed?.state() ?? null, commandsRetrying: this.consumer?.retrying ?? 0 };
+    return {
+      connection: this.connection,
+      since: this.since,
+      error: this.error,
+      decisionFeed: this.feed?.state() ?? null,
+      commandsRetrying: this.consumer?.retrying ?? 0,
+    };
   }
 
   private enter(connection: NatsConnectionState): void {
@@ -142,6 +254,9 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
         this.logger.log(`NATS connection back (server ${status.server}) after ${downMs} ms`);
       } else if (status.type === 'close') this.enter('closed');
     }
+    // Closed by the client itself (not by the shutdown): e.g. the credentials refused when reconnecting.
+    const closedBy = await nc.closed();
+    if (closedBy instanceof Error && !this.stopping) this.giveUp(natsConnectError(closedBy, this.config.natsUrl!));
     this.enter('closed');
   }
 
@@ -151,6 +266,9 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
    * closed first, the commands this replica holds unacknowledged are redelivered after `NATS_ACK_WAIT_MS`.
    */
   async onApplicationShutdown(): Promise<void> {
+    this.stopping = true;
+    // Waiting for a server: given up at the client's next attempt (at most NATS_RETRY_WAIT_MS away), or its set-up finishes.
+    await this.waiting;
     if (this.nc && !this.nc.isClosed() && this.connection !== 'connected') {
       this.logger.warn(
         'shutting down while the NATS connection is lost: the connection is closed without draining; commands taken and not acknowledged are redelivered after NATS_ACK_WAIT_MS',

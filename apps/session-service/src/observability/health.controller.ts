@@ -46,17 +46,16 @@ export class HealthController {
     private readonly reads: SessionReads,
     private readonly failures: SummarizerFailureLog,
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
-  ) {
-    if (nats) metrics.registerNatsMetrics();
-  }
+  ) {}
 
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
     if (!this.nats) return null;
-    const { connection, since, decisionFeed: feed, commandsRetrying } = this.nats.state();
+    const { connection, since, error, decisionFeed: feed, commandsRetrying } = this.nats.state();
     return {
       connection,
       since,
+      error,
       decisionFeed: feed && {
         checkpoint: feed.checkpoint.toString(),
         lag: head !== null ? (head > feed.checkpoint ? 'behind' : 'caught-up') : 'unknown',

@@ -4,6 +4,9 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** Buckets (seconds) of the duration histograms: HTTP requests and NATS commands alike. */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+
 /** The service's Prometheus registry and its metrics (durations in seconds). */
 @Injectable()
 export class ServiceMetrics {
@@ -13,7 +16,7 @@ export class ServiceMetrics {
     name: 'http_request_duration_seconds',
     help: 'HTTP request duration in seconds',
     labelNames: ['method', 'route', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    buckets: DURATION_BUCKETS,
     registers: [this.registry],
   });
   /** Projector checkpoint (global position). */
@@ -52,6 +55,33 @@ export class ServiceMetrics {
   readonly natsCommandsRetrying = new Gauge({
     name: 'nats_commands_retrying',
     help: "With NATS_URL: NATS commands held and retried in place because the service cannot do them now (503 store_unavailable, counting_timeout); their sessions' later commands wait behind them",
+    registers: [],
+  });
+  /**
+   * With NATS_URL: NATS commands this replica handled, once per delivery it started, by `kind`
+   * (`append`, `messages`, `compact`, `policy`; `unknown` for a subject naming none), `outcome`
+   * (`HandledCommand` in nats-command-consumer.ts: `ok`, `rejected`, `failed`, `requeued`) and `code`
+   * (the error code of `rejected` and `failed`, else empty).
+   */
+  readonly natsCommands = new Counter({
+    name: 'nats_commands_total',
+    help: 'With NATS_URL: NATS commands handled, by kind (unknown: the subject names none), outcome (ok: answered and acknowledged; rejected: a 4xx, terminated; failed: a 5xx after 5 attempts, terminated; requeued: left for redelivery) and code (the error code of rejected and failed, else empty)',
+    labelNames: ['kind', 'outcome', 'code'],
+    registers: [],
+  });
+  /** With NATS_URL: those of `nats_commands_total` JetStream delivered before (a replica crashed or stopped, the ack wait passed, or one was requeued), by `kind`. */
+  readonly natsCommandsRedelivered = new Counter({
+    name: 'nats_commands_redelivered_total',
+    help: 'With NATS_URL: NATS commands handled that JetStream had delivered before (Delivery-Count over 1: a replica crashed or stopped, the ack wait passed, or the command was requeued), by kind',
+    labelNames: ['kind'],
+    registers: [],
+  });
+  /** With NATS_URL: the time from the start of a command's handling to its answer (retries in place included), by `kind` and `outcome`; seconds. */
+  readonly natsCommandDuration = new Histogram({
+    name: 'nats_command_duration_seconds',
+    help: "With NATS_URL: NATS command duration in seconds, from the start of its handling (after its session's earlier commands) to its answer, retries in place included, by kind and outcome",
+    labelNames: ['kind', 'outcome'],
+    buckets: DURATION_BUCKETS,
     registers: [],
   });
   /** Auto-compactions in progress. */
@@ -106,11 +136,19 @@ export class ServiceMetrics {
     registers: [this.registry],
   });
 
-  /** Registers the NATS gauges (once NATS_URL is known to be set: without it they are not served at all, rather than a misleading 0). */
+  /** Registers the NATS metrics (once NATS_URL is known to be set: without it they are not served at all, rather than a misleading 0). */
   registerNatsMetrics(): void {
     if (this.registry.getSingleMetric('nats_connected')) return;
-    for (const gauge of [this.natsConnected, this.decisionFeedCheckpoint, this.decisionFeedPaused, this.natsCommandsRetrying])
-      this.registry.registerMetric(gauge);
+    for (const metric of [
+      this.natsConnected,
+      this.decisionFeedCheckpoint,
+      this.decisionFeedPaused,
+      this.natsCommandsRetrying,
+      this.natsCommands,
+      this.natsCommandsRedelivered,
+      this.natsCommandDuration,
+    ])
+      this.registry.registerMetric(metric);
   }
 
   constructor() {

@@ -207,6 +207,22 @@ export class KurrentDbEventStore implements EventStore {
     }
   }
 
+  /**
+   * See {@link EventStore.readableHead}: the same as {@link headPosition}, the commit position of
+   * the last non-system event a read of `$all` returns. The server writes its log in one order and
+   * gives later writes higher commit positions, so no event appears at or below a position already
+   * readable in `$all`, and {@link readAll}, a forward read of `$all` with the same filter, returns
+   * every event up to it (soft-deleted ones too, until a scavenge removes them; then they are
+   * deleted events). KurrentDB's head is therefore always an event a follower reads; a deleted
+   * tail past every readable event does not occur. This assumes reads served by one node (the
+   * client's default, the leader): reads spread over followers that lag could see a head that
+   * another follower does not serve yet. Not exercised here (no KurrentDB server in the test
+   * environment; the contract spec runs it where a container runtime is found).
+   */
+  readableHead(): Promise<bigint> {
+    return this.headPosition();
+  }
+
   /** See {@link EventStore.subscribeToAll}: a server-side `$all` catch-up subscription, filtered. */
   subscribeToAll(options: SubscribeOptions = {}): Subscription {
     const from = options.fromPosition ?? 0n;

@@ -261,6 +261,20 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
+   * See {@link EventStore.readableHead}: the same committed `es_head` as {@link headPosition}.
+   * `es_append_v2` moves `es_head` and inserts the events it numbers in one transaction, holding
+   * the `es_head` row lock until its commit (postgres-schema.ts), and no other statement moves it
+   * (a deletion leaves it): so when a read sees head H, every position up to H was committed (a
+   * rolled-back append rolled its `es_head` update back with it, and H does not count it). Each
+   * later statement, on any pooled connection (READ COMMITTED: a statement sees every transaction
+   * committed before it started), sees those events, and {@link readAll} reads without a limit of
+   * its own: nothing at or below H can appear after this read, or be hidden from a read after it.
+   */
+  readableHead(): Promise<bigint> {
+    return this.headPosition();
+  }
+
+  /**
    * See {@link EventStore.subscribeToAll}. Appends of this process wake it at once; appends of
    * other processes are seen within `pollIntervalMs`. A failed page read ends the iteration with
    * EventStoreUnavailableError (the caller resubscribes from its checkpoint).

@@ -49,7 +49,8 @@ export class SqliteAppender {
       .safeIntegers(true);
     this.deletedRevision = db.prepare<[string], { revision: bigint }>('SELECT revision FROM deleted_streams WHERE stream = ?').safeIntegers(true);
     this.recordDeletedRevision = db.prepare<[string, bigint]>(
-      'INSERT INTO deleted_streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = excluded.revision',
+      // The larger of the two: a build from before deleted_streams (a rollback) writes an erased stream again from revision 0, and its deletion must not lower the record.
+      'INSERT INTO deleted_streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = max(revision, excluded.revision)',
     );
   }
 

@@ -99,7 +99,8 @@ export class SqliteEventStore implements EventStore {
   /**
    * While {@link inFlight} batches: the highest position `readAll` reads up to (bigint). The log's
    * head when the first of them was handed over, raised by each append answered since: always the
-   * end of an append, and everything up to it is committed and known to this thread.
+   * end of an append, and everything up to it is committed and known to this thread. Never lower
+   * than a {@link readableHead} answered before (it raises it while no batch is in flight).
    */
   private inFlightReadLimit = 0n;
   private closed = false;
@@ -231,10 +232,34 @@ export class SqliteEventStore implements EventStore {
     return this.guard(() => this.appender.incarnation(stream));
   }
 
-  /** The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an empty store. */
+  /**
+   * The highest position ever assigned (bigint; monotonic even after deletions), or 0n for an
+   * empty store, as this thread's connection reads it: it counts a batch the writer thread
+   * committed whose answer has not arrived, which {@link readAll} does not read yet (see
+   * {@link readableHead}).
+   */
   async headPosition(): Promise<bigint> {
     this.assertOpen();
-    return this.guard(() => this.stmts.head.get()?.seq ?? 0n);
+    return this.guard(() => this.readHead());
+  }
+
+  /**
+   * See {@link EventStore.readableHead}. While the writer thread holds a batch: the limit
+   * {@link readAll} reads up to (the head when the batch was handed over, raised by each append
+   * answered since: committed, never lowered), not the head, which may already count the batch.
+   * Otherwise the head this thread's connection reads (sqlite_sequence, one statement: every
+   * position up to it was assigned by a committed transaction, of this store, another store on the
+   * file or another process; AUTOINCREMENT never reuses one), which {@link readAll} reads without a
+   * limit; it becomes the least limit of the next batch handed over, so a read stops below it
+   * never, even when reading the head then fails. No batch can be handed over or answered while
+   * this runs (it does not wait: one synchronous read on this thread).
+   */
+  async readableHead(): Promise<bigint> {
+    this.assertOpen();
+    if (this.inFlight > 0) return this.inFlightReadLimit;
+    const head = this.guard(() => this.readHead());
+    if (head > this.inFlightReadLimit) this.inFlightReadLimit = head;
+    return head;
   }
 
   /**
@@ -381,11 +406,16 @@ export class SqliteEventStore implements EventStore {
    */
   private knownHead(): bigint {
     try {
-      const head = this.stmts.head.get()?.seq ?? 0n;
+      const head = this.readHead();
       return head > this.inFlightReadLimit ? head : this.inFlightReadLimit;
     } catch {
       return this.inFlightReadLimit;
     }
+  }
+
+  /** The highest position ever assigned, as this thread's connection reads it now (sqlite_sequence), 0n when none. */
+  private readHead(): bigint {
+    return this.stmts.head.get()?.seq ?? 0n;
   }
 
   private read(query: () => Row[]): Promise<RecordedEvent[]> {

@@ -28,6 +28,16 @@ import {
 
 const COMPACTION_DECISIONS: ReadonlySet<string> = new Set([EVENTS_ARCHIVED, SUMMARY_INSERTED, COMPACTION_COMPLETED, COMPACTION_FAILED]);
 
+/**
+ * Whether an event of type `type` is a compaction's decision (archive, summary, completion or
+ * failure record): the service's own write, which changes what is archived and summarized, never
+ * the conversation. Such events do not count as another writer's against a client's expected
+ * revision ({@link clientRevisionOnLog}) nor against an erasure's attempts (`erase-session.ts`).
+ */
+export function isCompactionDecision(type: string): boolean {
+  return COMPACTION_DECISIONS.has(type);
+}
+
 /** Most compactions' decisions after a client's expected revision that {@link clientRevisionOnLog} looks past (a few passes' decisions). */
 export const MAX_EVENTS_AFTER_EXPECTED = 256;
 
@@ -56,7 +66,7 @@ export function clientRevisionOnLog<W>(
 ): ClientRevisionOnLog<W> {
   if (current <= expected || stored.length < 2 || stored[0].revision !== expected) return { kind: 'stale' };
   let next = 1;
-  while (next < stored.length && next <= MAX_EVENTS_AFTER_EXPECTED && COMPACTION_DECISIONS.has(stored[next].type)) next++;
+  while (next < stored.length && next <= MAX_EVENTS_AFTER_EXPECTED && isCompactionDecision(stored[next].type)) next++;
   if (next === stored.length)
     return stored[next - 1].revision === current && next - 1 <= MAX_EVENTS_AFTER_EXPECTED ? { kind: 'holds', revision: current } : { kind: 'stale' };
   const found = written(stored, next);

@@ -4,6 +4,7 @@ import { Piscina } from 'piscina';
 import {
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
+  headToSkipTo,
   mayContinueAppend,
   yieldToIo,
   type EventStore,
@@ -74,6 +75,12 @@ export interface SessionProjectorOptions {
    * the least time between two progress lines in the log, in ms (default {@link REBUILD_PROGRESS_INTERVAL_MS}).
    */
   rebuildProgressMs?: number;
+  /**
+   * How long (ms) the projector has had no event to apply before it checks whether the log ends
+   * with deleted events past its checkpoint (see {@link SessionProjector}; default
+   * {@link TAIL_CHECK_IDLE_MS}), and between two such checks while something waits for it.
+   */
+  tailCheckIdleMs?: number;
 }
 
 /**
@@ -109,6 +116,13 @@ const NOT_READY = Symbol('not-ready');
  */
 export const LARGE_BATCH_TEXT = 256 * 1024;
 
+/**
+ * Default {@link SessionProjectorOptions.tailCheckIdleMs}: 50 ms. Shorter idle spells (a page read
+ * under way, the next append arriving) cost no read of the store; a log ending with deleted events
+ * is passed about this long after the projector read the rest.
+ */
+export const TAIL_CHECK_IDLE_MS = 50;
+
 /** How long (ms) the worker thread for large batches stays idle before it ends. */
 const LARGE_BATCH_WORKER_IDLE_MS = 30_000;
 
@@ -137,7 +151,22 @@ function workerExecArgv(): string[] | undefined {
  * the `session-` streams. A `SessionErased` record of an `erasure-<tenant>` stream erases that
  * session's rows (so every replica forgets an erased session, not only the one that erased it).
  * Events of other streams write no row but move the checkpoint, so it reaches the store's head and `waitForPosition` of any position resolves
- * (KurrentDB system events `$…` are filtered out by the adapter and would be ignored too). Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
+ * (KurrentDB system events `$…` are filtered out by the adapter and would be ignored too).
+ *
+ * A log may end with events this projector never read and never will: deleted before it read
+ * them (an erasure interrupted after its stream deletion, before its record; SQLite and
+ * PostgreSQL still count them in the head). So after `tailCheckIdleMs` without an event to apply
+ * (once per idle spell, and again every `tailCheckIdleMs` while a {@link SessionProjector.waitForPosition}
+ * waits past the checkpoint or the start-up catch-up has not reached its head) the projector
+ * asks the store for its readable head and whether an event is left up to it
+ * (`headToSkipTo`), and takes that head as its checkpoint when none is. The readable head, not
+ * the head: every event up to it is visible to the store's reads, so none is ever skipped (on
+ * SQLite with the writer thread the head counts a batch committed but not yet readable). That
+ * checkpoint is in memory only (the recorded one stays at the last event applied, which it
+ * names; a restart passes the deleted events the same way). {@link SessionProjector.rebuild}
+ * ends there too.
+ *
+ * Each batch's rows and the checkpoint are written in ONE SQLite transaction, so a
  * crash (or a throw) never applies an event twice nor skips one; events at or before the
  * checkpoint are ignored, so a redelivered event is harmless.
  *
@@ -175,6 +204,14 @@ export class SessionProjector {
   private headReached = false;
   /** While the read models are rebuilt after a schema change: when it started and the last progress line (`performance.now()`, ms), the events applied. */
   private rebuilding: { startedAt: number; loggedAt: number; events: number } | null = null;
+  /** True while {@link consume} waits for the first event of a batch: the log has nothing more to give for now. */
+  private idle = false;
+  /** The next check of the log's tail ({@link scheduleTailCheck}), while one is due. */
+  private tailCheckTimer: NodeJS.Timeout | null = null;
+  /** True while a check of the log's tail reads the store. */
+  private checkingTail = false;
+  /** Incremented by {@link stop}: a check of the log's tail started before it moves no checkpoint. */
+  private generation = 0;
 
   constructor(
     /** The read models this projector writes. */
@@ -183,6 +220,7 @@ export class SessionProjector {
   ) {
     this.options = {
       maxBatchSize: 500,
+      tailCheckIdleMs: TAIL_CHECK_IDLE_MS,
       commitIntervalMs: DEFAULT_COMMIT_INTERVAL_MS,
       rebuildPageSize: 1000,
       retryDelayMs: 100,
@@ -299,9 +337,14 @@ export class SessionProjector {
    * Resolves `true` once the checkpoint is ≥ `position` (a bigint global position, e.g. an
    * append's `position`), or `false` after `timeoutMs` milliseconds. Never rejects. A batch
    * waiting out `commitIntervalMs` is applied at once instead, and so is the next one while this waits.
+   * While the projector has nothing to apply, it checks every `tailCheckIdleMs` whether the log
+   * ends with deleted events up to its readable head (see the class docs), so such a head is reached too.
    */
   waitForPosition(position: bigint, timeoutMs: number): Promise<boolean> {
-    if (position > this.current) this.endGathering?.();
+    if (position > this.current) {
+      this.endGathering?.();
+      this.scheduleTailCheck();
+    }
     return this.waiters.wait(position, timeoutMs, () => this.current);
   }
 
@@ -334,6 +377,8 @@ export class SessionProjector {
   /** Stops following (closes the subscription) and waits for the current batch to finish. Idempotent. */
   async stop(): Promise<void> {
     this.running = false;
+    this.generation++;
+    this.endIdle();
     this.wakeSleep?.();
     await this.subscription?.close().catch(() => undefined);
     await this.loop;
@@ -383,6 +428,9 @@ export class SessionProjector {
       this.applyBatch(page);
       if (this.current === before) break;
     }
+    // A log ending with deleted events (an erasure interrupted before its record): its readable head past them.
+    const past = await headToSkipTo(eventStore, this.current);
+    if (past !== null) this.advance(past);
     this.store.endRebuild();
     if (wasRunning && followed) this.start(followed);
     return this.current;
@@ -510,7 +558,14 @@ export class SessionProjector {
     const iterator = subscription[Symbol.asyncIterator]();
     let pending: Promise<IteratorResult<RecordedEvent>> = iterator.next();
     while (this.running) {
-      const first = await pending;
+      this.idle = true;
+      this.scheduleTailCheck();
+      let first: IteratorResult<RecordedEvent>;
+      try {
+        first = await pending;
+      } finally {
+        this.endIdle();
+      }
       if (first.done) return;
       const batch: RecordedEvent[] = [first.value];
       let ended = false;
@@ -596,6 +651,50 @@ export class SessionProjector {
         if (this.endGathering === end) this.endGathering = null;
       },
     };
+  }
+
+  /**
+   * While {@link consume} waits for events: checks the log's tail after `tailCheckIdleMs`, unless
+   * an event comes first, or a check is due or under way already.
+   */
+  private scheduleTailCheck(): void {
+    if (!this.idle || this.tailCheckTimer !== null || this.checkingTail) return;
+    this.tailCheckTimer = setTimeout(() => {
+      this.tailCheckTimer = null;
+      void this.checkTail();
+    }, this.options.tailCheckIdleMs);
+  }
+
+  /** {@link consume} has an event again (or stops): no check of the log's tail is due. */
+  private endIdle(): void {
+    this.idle = false;
+    if (this.tailCheckTimer !== null) clearTimeout(this.tailCheckTimer);
+    this.tailCheckTimer = null;
+  }
+
+  /**
+   * Takes the store's readable head as the checkpoint when no event is left after the checkpoint
+   * up to it (`headToSkipTo`: the log ends with deleted events this projector never read). Then,
+   * while a reader waits past the checkpoint or the start-up catch-up has not reached its head,
+   * checks again after `tailCheckIdleMs` (events deleted later, a batch readable later).
+   * Nothing when the projector stopped meanwhile, or the store does not answer (following it
+   * fails too, and says so: `lastError`).
+   */
+  private async checkTail(): Promise<void> {
+    const eventStore = this.eventStore;
+    if (!this.running || !eventStore) return;
+    const generation = this.generation;
+    this.checkingTail = true;
+    try {
+      // Events read meanwhile all come after this checkpoint's readable head, if it is taken: none up to it is left.
+      const past = await headToSkipTo(eventStore, this.current);
+      if (past !== null && generation === this.generation) this.advance(past);
+    } catch {
+      // The store does not answer: the subscription reports it.
+    } finally {
+      this.checkingTail = false;
+    }
+    if (this.waiters.size > 0 || this.headToReach !== null) this.scheduleTailCheck();
   }
 
   /** The store's head (bigint), or null once {@link stop} is called meanwhile (a store that does not answer does not hold the shutdown). */

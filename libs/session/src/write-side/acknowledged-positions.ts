@@ -64,6 +64,7 @@ export function recordingAcknowledgedPositions(store: EventStore, positions: Ack
     streamRevision: (...args) => store.streamRevision(...args),
     streamIncarnation: (...args) => store.streamIncarnation(...args),
     headPosition: (...args) => store.headPosition(...args),
+    readableHead: (...args) => store.readableHead(...args),
     subscribeToAll: (...args) => store.subscribeToAll(...args),
     deleteStream: (...args) => store.deleteStream(...args),
     close: (...args) => store.close(...args),

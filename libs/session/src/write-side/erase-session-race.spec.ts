@@ -27,6 +27,7 @@ import { SessionStateCache } from './session-state-cache';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { parseStrategy, type SummaryRequest } from '@lib/compaction';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
+import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 const STREAM = sessionStream(sessionKey('t', 's'));
@@ -114,6 +115,39 @@ describe('an erasure racing an append', () => {
     expect((await store.readStream(STREAM)).map((e) => e.revision)).toEqual([2n]);
     // Not only equal to a rebuild: the new session's event is in every window.
     for (const p of projectors) expect(getWindow(p.store, 't', 's')?.entries.map((e) => e.event.id)).toEqual(['anew']);
+  });
+
+  // Newcomer ncrace: with auto-compaction after every append, 6 appends during an erasure made it answer 409 ("8 times
+  // in a row"): each append's pass wrote decisions that beat the deletion too. Only other writers' events count.
+  it('given compactions deciding before every deletion, when they outnumber the attempts, then it still erases, the decisions too', async () => {
+    const { projectors, caught } = await twoReplicas(store);
+    try {
+      const cache = new SessionStateCache(store);
+      const append = new AppendSessionEventsHandler(store, cache, noBus);
+      const events = 2 * MAX_ERASE_ATTEMPTS + 3;
+      for (let n = 0; n < events; n++) await say(append, `u${n}`);
+      const compact = new CompactSessionHandler(store, cache, new ExtractiveSummarizer());
+      let passes = 0;
+      const busy: EventStore = Object.assign(Object.create(store) as EventStore, {
+        deleteStream: async (stream: string, options?: DeleteStreamOptions) => {
+          if (passes < 2 * MAX_ERASE_ATTEMPTS) {
+            passes++;
+            // each pass archives one more event: only decisions land between the erasure's read and its deletion
+            const strategy = parseStrategy({ type: 'sliding-window', maxEvents: events - passes });
+            const answer = await compact.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false));
+            expect(answer).toMatchObject({ outcome: 'compacted', recorded: true });
+          }
+          return store.deleteStream(stream, options);
+        },
+      });
+      const erased = await new EraseSessionHandler(busy, new SessionStateCache(busy), projectors[0]).execute(new EraseSessionCommand('t', 's'));
+      expect(passes).toBe(2 * MAX_ERASE_ATTEMPTS);
+      expect(await store.readStream(STREAM)).toEqual([]);
+      expect(erased.erasedEvents).toBeGreaterThan(events + 2 * MAX_ERASE_ATTEMPTS);
+      await caught();
+    } finally {
+      await Promise.all(projectors.map((p) => p.stop()));
+    }
   });
 
   it('given appends landing before every deletion, when the attempts run out, then it answers a revision conflict and erases nothing', async () => {

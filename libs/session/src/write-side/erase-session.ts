@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { DuplicateEventIdError, WrongExpectedRevisionError, deterministicEventId, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { SESSION_ERASED, erasedRowsOf, erasureStream, type SessionErasedData } from '../events/erasure-events';
+import { isCompactionDecision } from '../decider/client-expected-revision';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
@@ -36,8 +37,19 @@ export interface EraseAnswer {
   position: string;
 }
 
-/** How many times an erasure reads the session's revision and tries to delete at it, while appends keep landing, before it answers 409. */
+/**
+ * How many times an erasure reads the session's revision and tries to delete at it, while other
+ * writers' appends (conversation events, policies) keep landing, before it answers 409. Attempts
+ * beaten only by compactions' decisions (the service's automatic passes after those appends) do
+ * not count, up to {@link MAX_ERASE_ATTEMPTS_IN_ALL}.
+ */
 export const MAX_ERASE_ATTEMPTS = 8;
+
+/** Most attempts of one erasure in all, decisions' races included (see {@link MAX_ERASE_ATTEMPTS}). */
+export const MAX_ERASE_ATTEMPTS_IN_ALL = 64;
+
+/** Most events read after a refused deletion's revision to tell another writer's from compactions' decisions. */
+const RACED_EVENTS_READ = 16;
 
 /**
  * How many times an erasure reads the tenant's erasure stream and appends its record at the
@@ -317,6 +329,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * read after (the revision after its last deleted one; 0n when the store never deleted it).
    */
   private async deleteAtRevision(stream: string): Promise<Deletion> {
+    let writersRaced = 0;
     for (let attempt = 1; ; attempt++) {
       const logHead = await this.store.headPosition();
       const [last] = await this.store.readStream(stream, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
@@ -330,11 +343,14 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         return { first: head?.revision ?? revision, last };
       } catch (err) {
         if (!(err instanceof WrongExpectedRevisionError)) throw err;
-        if (attempt >= MAX_ERASE_ATTEMPTS)
+        // What beat the deletion: only compactions' decisions (the service's own passes) do not count as another writer.
+        const raced = await this.store.readStream(stream, { fromRevision: revision + 1n, maxCount: RACED_EVENTS_READ });
+        if (raced.length === 0 || raced.some((e) => !isCompactionDecision(e.type))) writersRaced++;
+        if (writersRaced >= MAX_ERASE_ATTEMPTS || attempt >= MAX_ERASE_ATTEMPTS_IN_ALL)
           throw new RevisionConflictError(
             String(revision),
             String(err.actual),
-            `other writers appended to the session ${attempt} times in a row while it was being erased; nothing was erased: send the erasure again`,
+            `other writers appended to the session ${writersRaced} times in a row while it was being erased (${attempt} attempts, the others beaten by compactions' decisions); nothing was erased: send the erasure again`,
           );
       }
     }

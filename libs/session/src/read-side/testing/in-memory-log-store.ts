@@ -2,7 +2,7 @@ import type { EventStore, ReadAllOptions, RecordedEvent, Subscription } from '@l
 
 /**
  * Test double: an {@link EventStore} that serves a fixed list of recorded events through
- * `readAll` (the only method a rebuild needs), `eventAt` and `headPosition`. Other methods throw.
+ * `readAll` (with `readableHead`, what a rebuild needs), `eventAt` and `headPosition`. Other methods throw.
  */
 export function inMemoryLogStore(events: readonly RecordedEvent[]): EventStore {
   const unsupported = (): never => {
@@ -21,6 +21,7 @@ export function inMemoryLogStore(events: readonly RecordedEvent[]): EventStore {
     streamRevision: unsupported,
     streamIncarnation: unsupported,
     headPosition: async () => events[events.length - 1]?.position ?? 0n,
+    readableHead: async () => events[events.length - 1]?.position ?? 0n,
     subscribeToAll: (): Subscription => unsupported(),
     deleteStream: unsupported,
     close: async () => undefined,
