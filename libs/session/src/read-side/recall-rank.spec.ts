@@ -80,8 +80,7 @@ describe('recall-rank reproduces FTS5 bm25() with frozen statistics', () => {
           });
           insert(after, before.length + 1);
           const deleted = new Set(deletions.map((d) => BigInt(1 + (d % before.length))));
-          for (const rowid of deleted)
-            for (const table of [tables.words, tables.trigrams]) store.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(rowid);
+          for (const rowid of deleted) for (const table of [tables.words, tables.trigrams]) store.db.prepare(`DELETE FROM ${table} WHERE rowid = ?`).run(rowid);
           checked.forEach(([table, phrases], i) => {
             const moment = then[i];
             if (!moment) return;
