@@ -30,6 +30,7 @@ describe('recordingAcknowledgedPositions', () => {
       'headPosition',
       'readAll',
       'readStream',
+      'readableHead',
       'streamIncarnation',
       'streamRevision',
       'subscribeToAll',

@@ -159,7 +159,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(state?.revision ?? 'no_stream'));
       }
       // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
-      const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
+      const expected: ExpectedRevision =
+        clientExpected ?? (decision.kind === 'retry' ? resendExpectedRevision(decidedOn, events) : (state?.revision ?? 'no_stream'));
       try {
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected });
         // The next append to this session then needs no read of the log. Only a write the store checked at the state's
@@ -351,6 +352,22 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
     return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
+}
+
+/**
+ * The expected revision a resend (a `retry` decision: every id is in `state`) is written at: the
+ * revision before its first event's, where the original was written, so that the store answers the
+ * original result when those events are in place, and refuses the write when they are gone: another
+ * replica erased the session since `state` was loaded. Written at `any`, such a resend was written
+ * as the first event of the session's next life with ids derived in the erased life, and a later
+ * resend, decided on the new life, wrote the same client id a second time (ncverify2, PostgreSQL
+ * replicas). A first event at revision 0 has no revision before it: `stream_exists` (refused on a
+ * deleted stream). `any` only when the state does not know the first id (not a retry).
+ */
+function resendExpectedRevision(state: SessionWindowState | null, events: readonly EventToAppend[]): ExpectedRevision {
+  const first = events.length > 0 ? state?.revisionsById.get(events[0].event.id) : undefined;
+  if (first === undefined) return 'any';
+  return first > 0n ? first - 1n : 'stream_exists';
 }
 
 /** A copy of `state` that also knows `revisions` (client id → stream revision), e.g. of events a compaction archived before the snapshot it was loaded from. */

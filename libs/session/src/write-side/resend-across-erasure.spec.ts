@@ -11,6 +11,7 @@ import { SqliteEventStore, type AppendOptions, type EventData, type EventStore }
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 import { loadSessionWindow } from './session-loader';
+import { storeEventIds } from '../domain/session-ids';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
@@ -53,7 +54,7 @@ describe('a resend whose session another replica erases just before it is writte
   const say = (handler: AppendSessionEventsHandler, id: string) =>
     handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id, type: 'user', text: `text of ${id}` } }]));
 
-  it('keeps no state of the erased life: the next load equals a fresh load of the new life', async () => {
+  it("writes it once in the next life, with that life's ids, and keeps no state of the erased life", async () => {
     const racing = erasedBeforeNextAppend();
     const cache = new SessionStateCache(racing.store);
     const handler = new AppendSessionEventsHandler(racing.store, cache, noBus);
@@ -61,8 +62,14 @@ describe('a resend whose session another replica erases just before it is writte
     racing.arm();
     const resent = await say(handler, 'u2');
     // written again, as the first event of the next life (revisions are never reused)
-    expect(resent.revision).toBe("3");
+    expect(resent.revision).toBe('3');
     expect((await store.readStream(STREAM)).map((e) => [e.revision, (e.data as { event: { id: string } }).event.id])).toEqual([[3n, 'u2']]);
+    // with the ids of the new life (derived from its first revision): a resend decided on the new life finds it by them
+    expect((await store.readStream(STREAM))[0].id).toBe(storeEventIds(KEY, 3n, 'u2').id);
+    // a resend of it now, through this process or another one, is answered as that write: u2 is not written twice
+    expect(await say(handler, 'u2')).toEqual(resent);
+    expect(await say(new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus), 'u2')).toEqual(resent);
+    expect((await store.readStream(STREAM)).map((e) => e.revision)).toEqual([3n]);
     const cached = await cache.load(KEY);
     expect(withoutTimes(cached)).toEqual(withoutTimes(await loadSessionWindow(store, KEY)));
     expect(cached?.revision).toBe(3n);
