@@ -26,7 +26,7 @@ import type { ThrottlerStorage } from '@nestjs/throttler';
 import { RATE_LIMITED, toApiError } from '../http/api-error.filter';
 import { answerBeforeBody, type DiscardLimits } from '../http/early-answer';
 import { markRateLimitCounted, RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from '../http/rate-limit-budget';
-import { tenantOf, type TenantRequest } from './api-key.guard';
+import { apiKeyOf, tenantOf, type TenantRequest } from './api-key.guard';
 
 /** What {@link checkKeyBeforeBody} checks with. */
 export interface KeyCheckOptions {
@@ -61,6 +61,9 @@ export function checkKeyBeforeBody(app: FastifyInstance, options: KeyCheckOption
       const spent = await storage.increment(rateLimitKey(tracker), RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, RATE_LIMIT_THROTTLER);
       markRateLimitCounted(request.raw);
       if (spent.isBlocked) {
+        // A known key's tenant is named in the request's log line (its budget is the tenant's).
+        const known = apiKeys.get(apiKeyOf(request) ?? '');
+        if (known !== undefined) request.tenantId = known;
         void reply
           .header('retry-after', spent.timeToBlockExpire)
           .header('x-ratelimit-limit', limit)

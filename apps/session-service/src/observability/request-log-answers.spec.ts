@@ -10,6 +10,8 @@ import { ApiErrorFilter } from '../http/api-error.filter';
 import { answerWhileShuttingDown } from '../http/framework-answers';
 import { requestLogLevelOptions } from './request-log-level';
 import { logAnswerCodes, requestLogSerializers } from './request-log';
+import { ThrottlerStorageService } from '@nestjs/throttler';
+import { checkKeyBeforeBody } from '../auth/key-check-before-body';
 
 /**
  * The JSON request log lines of a Fastify app logging with pino-http and our level options (as
@@ -94,5 +96,40 @@ describe('request log line of an answer (pino-http with requestLogLevelOptions)'
     expect(lines[0]).toMatchObject({ level: 40, res: { statusCode: 503, code, tenant: 'tenant-7' }, msg: 'request completed' });
     expect(lines[0]).not.toHaveProperty('err');
     expect(JSON.stringify(lines[0])).not.toMatch(/stack|failed with status code/);
+  });
+});
+
+// Verifier (ncverify2): a 429 to a known key's request did not name the tenant whose budget it spent.
+describe('request log line of an answer given before the body (the key check)', () => {
+  it("names the tenant of a known key on its 429, and no tenant on an unknown key's 401", async () => {
+    const lines: Array<Record<string, unknown>> = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+        callback();
+      },
+    });
+    const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('debug'), serializers: requestLogSerializers }, stream);
+    const app = Fastify();
+    app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
+    checkKeyBeforeBody(app, { apiKeys: new Map([['alpha-key-1234', 'alpha']]), rateLimitPerMinute: 1, storage: new ThrottlerStorageService() });
+    logAnswerCodes(app);
+    app.get('/v1/x', async () => ({}));
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = app.server.address() as AddressInfo;
+      for (const key of ['alpha-key-1234', 'alpha-key-1234', 'unknown-key-99']) {
+        const res = await fetch(`http://127.0.0.1:${port}/v1/x`, { headers: { authorization: `Bearer ${key}` } });
+        await res.text();
+      }
+      for (let i = 0; i < 50 && lines.length < 3; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    } finally {
+      await app.close();
+    }
+    expect(lines.map((line) => line.res)).toEqual([
+      { statusCode: 200, tenant: 'alpha' },
+      { statusCode: 429, tenant: 'alpha', code: 'rate_limited' },
+      { statusCode: 401, code: 'unauthorized' }, // an unknown key spends its address's own budget
+    ]);
   });
 });
