@@ -1,0 +1,76 @@
+/**
+ * The decisions feed's `/health` lag on a log that ends with deleted events (an erasure interrupted
+ * after its stream deletion, before its record): nothing is left for the feed to read there, so it
+ * is caught up, not `behind` until the next event (what the readable head gives the projector too,
+ * see readiness.e2e-spec.ts). Against the shared NATS server with a stream prefix of its own.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Logger } from '@nestjs/common';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { sessionKey, sessionStream } from '@lib/session';
+import { startService, type Harness } from '../support/service-harness';
+import {
+  NATS_TEST_URL,
+  connectForTest,
+  deleteStreams,
+  describeWithNats,
+  eventually,
+  natsClient,
+  uniquePrefix,
+  type NatsTestClient,
+} from '../support/nats-test';
+
+jest.setTimeout(90_000);
+
+describeWithNats('NATS feed on a deleted log tail')('the decisions feed on a log ending with deleted events', () => {
+  const prefix = uniquePrefix();
+  const dirs: string[] = [];
+  const harnesses: Harness[] = [];
+  let nc: NatsConnection;
+  let client: NatsTestClient;
+
+  beforeAll(async () => {
+    for (const level of ['log', 'warn'] as const) jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
+    nc = await connectForTest('NATS feed on a deleted log tail');
+    client = await natsClient(nc);
+  });
+
+  afterAll(async () => {
+    for (const h of harnesses) await h.stop();
+    if (client) await deleteStreams(client.jsm, prefix);
+    await nc?.close();
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+    jest.restoreAllMocks();
+  });
+
+  const tempDir = () => {
+    const d = fs.mkdtempSync(path.join(os.tmpdir(), 'feed-tail-'));
+    dirs.push(d);
+    return d;
+  };
+
+  it('says caught-up without another event, once the feed has read every event left', async () => {
+    const dataDir = tempDir();
+    const first = await startService({ dataDir });
+    for (const sessionId of ['kept', 'gone'])
+      await first
+        .http()
+        .post(`/v1/sessions/${sessionId}/events`)
+        .send({ events: [{ id: `${sessionId}-1`, type: 'user', text: sessionId }] })
+        .expect(201);
+    // The erasure's stream deletion, and the process ends before its record.
+    const stream = sessionStream(sessionKey('default', 'gone'));
+    await first.service.store.deleteStream(stream, { expectedRevision: (await first.service.store.streamRevision(stream))! });
+    const head = await first.service.store.headPosition();
+    await first.stop();
+
+    const replica = await startService({ dataDir, env: { NATS_URL: NATS_TEST_URL, NATS_PREFIX: prefix } });
+    harnesses.push(replica);
+    const feed = async () =>
+      ((await replica.http().get('/health').expect(200)).body as { nats: { decisionFeed: { checkpoint: string; lag: string } } }).nats.decisionFeed;
+    await eventually(async () => (await feed()).lag === 'caught-up', 15_000, "the feed's lag to read caught-up");
+    expect(BigInt((await feed()).checkpoint)).toBeLessThan(head); // it read up to `kept`: the head is the deleted event
+  });
+});
