@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import pinoHttp from 'pino-http';
 import type { ArgumentsHost } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
@@ -13,16 +13,8 @@ import { logAnswerCodes, requestLogSerializers } from './request-log';
 import { ThrottlerStorageService } from '@nestjs/throttler';
 import { checkKeyBeforeBody } from '../auth/key-check-before-body';
 
-/**
- * The JSON request log lines of a Fastify app logging with pino-http and our level options (as
- * nestjs-pino wires them), after `requests` requests (default 1); `refused` is how many of them
- * answerWhileShuttingDown counted.
- */
-async function logLinesOf(
-  shuttingDown: boolean,
-  answer: { status: number; body: object } | { throws: unknown },
-  requests = 1,
-): Promise<Array<Record<string, unknown>> & { refused?: number }> {
+/** A Fastify app logging each request with pino-http, our level options and serializers (as nestjs-pino wires them), and the JSON lines it logged. */
+function loggedApp(): { app: FastifyInstance; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, callback) {
@@ -33,6 +25,20 @@ async function logLinesOf(
   const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('debug'), serializers: requestLogSerializers }, stream);
   const app = Fastify();
   app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
+  return { app, lines };
+}
+
+/**
+ * The JSON request log lines of a Fastify app logging with pino-http and our level options (as
+ * nestjs-pino wires them), after `requests` requests (default 1); `refused` is how many of them
+ * answerWhileShuttingDown counted.
+ */
+async function logLinesOf(
+  shuttingDown: boolean,
+  answer: { status: number; body: object } | { throws: unknown },
+  requests = 1,
+): Promise<Array<Record<string, unknown>> & { refused?: number }> {
+  const { app, lines } = loggedApp();
   // as the key check does with API_KEYS
   app.addHook('onRequest', (request, _reply, done) => (((request as { tenantId?: string }).tenantId = 'tenant-7'), done()));
   logAnswerCodes(app);
@@ -102,16 +108,7 @@ describe('request log line of an answer (pino-http with requestLogLevelOptions)'
 // Verifier (ncverify2): a 429 to a known key's request did not name the tenant whose budget it spent.
 describe('request log line of an answer given before the body (the key check)', () => {
   it("names the tenant of a known key on its 429, and no tenant on an unknown key's 401", async () => {
-    const lines: Array<Record<string, unknown>> = [];
-    const stream = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
-        callback();
-      },
-    });
-    const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('debug'), serializers: requestLogSerializers }, stream);
-    const app = Fastify();
-    app.addHook('onRequest', (request, reply, done) => logger(request.raw, reply.raw, () => done()));
+    const { app, lines } = loggedApp();
     checkKeyBeforeBody(app, { apiKeys: new Map([['alpha-key-1234', 'alpha']]), rateLimitPerMinute: 1, storage: new ThrottlerStorageService() });
     logAnswerCodes(app);
     app.get('/v1/x', async () => ({}));
