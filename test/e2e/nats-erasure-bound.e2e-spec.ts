@@ -113,7 +113,7 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
     /** The names of the answers of session `s` left in the stream. */
     const answersLeft = async (): Promise<string[]> => {
       const out: string[] = [];
-      for (let seq = 1; ; ) {
+      for (let seq = 1; ;) {
         const m = await client.jsm.streams.getMessage(names.resultStream, { seq, next_by_subj: results } as never);
         if (!m) return out;
         out.push(m.header.get('Command-Id'));

@@ -162,7 +162,8 @@ suite('erasure removes a session from the NATS streams', () => {
       await eventually(async () => (await answers()).length === 4, 10_000, 'the new life’s two answers');
       release();
       await eventually(
-        async () => (await everyMessage(names.decisionStream)).some((m) => m.subject === `${prefix}.decisions.default.reborn` && m.text.includes('SessionErased')),
+        async () =>
+          (await everyMessage(names.decisionStream)).some((m) => m.subject === `${prefix}.decisions.default.reborn` && m.text.includes('SessionErased')),
         10_000,
         'the erasure record on the feed',
       );

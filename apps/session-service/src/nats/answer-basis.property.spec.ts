@@ -15,11 +15,18 @@ import { SqliteEventStore, type EventStore } from '@lib/event-store';
 import { SESSION_ERASED, erasedRowsOf, erasureStream, sessionKey, sessionStream, type ErasedRows, type SessionErasedData } from '@lib/session';
 import { erasesAnswer, readAnswerBasis, type AnswerBasis } from './answer-basis';
 
-type Step = { kind: 'append'; events: number } | { kind: 'erase'; legacy: 'none' | 'lastPosition' | 'laggingPosition' | 'neither' } | { kind: 'command'; decidedAfter: number } | { kind: 'other' };
+type Step =
+  | { kind: 'append'; events: number }
+  | { kind: 'erase'; legacy: 'none' | 'lastPosition' | 'laggingPosition' | 'neither' }
+  | { kind: 'command'; decidedAfter: number }
+  | { kind: 'other' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('append' as const), events: fc.integer({ min: 1, max: 3 }) }),
-  fc.record({ kind: fc.constant('erase' as const), legacy: fc.constantFrom('none' as const, 'lastPosition' as const, 'laggingPosition' as const, 'neither' as const) }),
+  fc.record({
+    kind: fc.constant('erase' as const),
+    legacy: fc.constantFrom('none' as const, 'lastPosition' as const, 'laggingPosition' as const, 'neither' as const),
+  }),
   fc.record({ kind: fc.constant('command' as const), decidedAfter: fc.integer({ min: 0, max: 3 }) }),
   fc.constant({ kind: 'other' as const }),
 );

@@ -15,7 +15,7 @@
  */
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { EventStore } from '@lib/event-store';
-import { checkpointEventIdentity, erasesCopyOf, type ErasedRows } from '@lib/session';
+import { checkpointEventIdentity, checkpointOffLog, erasesCopyOf, type ErasedRows } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER } from './nats-names';
 
 /** Header of an answer carrying the stream revision of its {@link AnswerBasis} (decimal string). */
@@ -82,4 +82,21 @@ export function answerBasisOf(h: MsgHdrs | undefined): AnswerBasis | null {
 export function erasesAnswer(erasure: { position: bigint; rows: ErasedRows }, basis: AnswerBasis): boolean {
   const rows: ErasedRows = erasure.rows.kind === 'upToRevision' ? erasure.rows : { kind: 'beforePosition', before: erasure.position };
   return erasesCopyOf(rows, basis);
+}
+
+/**
+ * Whether an answer decided on `basis` is of another log than `store`'s (published before a restore
+ * of the store from a backup, or by another store on the same prefix), with the store's head
+ * `head` (bigint): by the rule of the decisions feed's messages (`checkpointOffLog`: its position
+ * past the head, or another event there), and, stricter than that rule (when in doubt, delete),
+ * when its basis event is no longer in the store: an answer of this log whose session was written
+ * again after an erasure has its basis event in the store until the session is erased again (and
+ * that erasure takes it). A basis without an event (decided on a session without events) is of
+ * another log only past the head.
+ * @throws what the store throws (e.g. EventStoreUnavailableError).
+ */
+export async function answerOfAnotherLog(store: EventStore, basis: AnswerBasis, head: bigint): Promise<boolean> {
+  const recorded = { position: basis.position, event: basis.event };
+  if ((await checkpointOffLog(store, recorded, head)) !== null) return true;
+  return basis.event !== null && (await store.eventAt(basis.position)) === null;
 }

@@ -12,7 +12,7 @@
  */
 import { JetStreamApiError, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import { SESSION_ERASED, erasesCopyOf, type CheckpointEvent, type ErasedRows } from '@lib/session';
-import { answerBasisOf, erasesAnswer } from './answer-basis';
+import { answerBasisOf, erasesAnswer, type AnswerBasis } from './answer-basis';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
 
 /** JetStream API error code of `STREAM.MSG.DELETE` for a sequence that is not there (another replica deleted it first). */
@@ -67,15 +67,15 @@ export interface ErasedCopies {
  * for the erasure record at global position `erasurePosition` naming the erased events `rows`
  * (the record's `erasedRowsOf`, the rule the read models apply), on the session's subjects (a
  * session id with an empty dot-separated part has no results subject):
- * - answers: those decided on the erased life or an earlier one, told by the `AnswerBasis` (answer-basis.ts)
+ * - answers: those decided on the erased life or an earlier one, told by the {@link AnswerBasis}
  *   each answer carries ({@link erasesAnswer}: by revision up to the record's `lastRevision`; for a
  *   record without it, those decided before the record), those without a basis (published by a
  *   release before it was recorded, or whose basis could not be read: whenever they were
  *   published, as before), and those of another log (published before a restore of the store, or
- *   by another store on the same prefix: `ofAnotherLog` of their basis position and event; a basis
- *   without an event, of a session that had none, is of another log only past the head). The
- *   answers of the session written again after the deletion stay, also when the feed reaches the
- *   record after they were published;
+ *   by another store on the same prefix), which `answerOfAnotherLog` tells (asked only for the
+ *   other answers; the feed passes `answerOfAnotherLog` of answer-basis.ts; by default
+ *   `ofAnotherLog` of their basis position and event). The answers of the session written again
+ *   after the deletion stay, also when the feed reaches the record after they were published;
  * - decisions: every decision on its decisions subject but erasure records (which hold no content)
  *   and this log's decisions of the session written again after the deletion: those published for
  *   events `rows` names (for a record with `lastRevision`, the decisions of revisions up to it,
@@ -85,7 +85,7 @@ export interface ErasedCopies {
  *   (asked only for the other decisions; a decision published by a release that did not record its
  *   event is taken as this log's there).
  * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped), or
- *   what `ofAnotherLog` throws.
+ *   what `ofAnotherLog` or `answerOfAnotherLog` throws.
  */
 export async function eraseSessionCopies(
   jsm: JetStreamManager,
@@ -94,13 +94,14 @@ export async function eraseSessionCopies(
   sessionId: string,
   erasure: { position: bigint; rows: ErasedRows },
   ofAnotherLog: (message: CheckpointEvent) => Promise<boolean>,
+  answerOfAnotherLog: (basis: AnswerBasis) => Promise<boolean> = (basis) => ofAnotherLog({ position: basis.position, event: basis.event }),
 ): Promise<ErasedCopies> {
   const rows: ErasedRows = erasure.rows.kind === 'all' ? { kind: 'beforePosition', before: erasure.position } : erasure.rows;
   const results =
     sessionTokens(sessionId) === sessionId
       ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId), async (m) => {
           const basis = answerBasisOf(m.header);
-          return basis === null || erasesAnswer(erasure, basis) || (await ofAnotherLog({ position: basis.position, event: basis.event }));
+          return basis === null || erasesAnswer(erasure, basis) || (await answerOfAnotherLog(basis));
         })
       : 0;
   const decisions = await eraseSubjectMessages(jsm, names.decisionStream, decisionSubject(names.prefix, tenantId, sessionId), async (m) => {
