@@ -111,8 +111,9 @@ export class NatsCommandExecutor {
   /**
    * Executes `message`; never throws (every failure becomes an error answer). Checked in this
    * order, before anything is written: the subject (`invalid_subject`), its tenant
-   * (`unknown_tenant`), then the answer's {@link AnswerBasis} is read, then its kind (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the
-   * `Nats-Msg-Id` (`invalid_command_id`), then the body as HTTP does.
+   * (`unknown_tenant`); then the answer's {@link AnswerBasis} is read; then its kind
+   * (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the `Nats-Msg-Id`
+   * (`invalid_command_id`), then the body as HTTP does.
    */
   async execute(message: CommandMessage): Promise<CommandAnswer> {
     const address = parseCommandSubject(this.options.prefix, message.subject) ?? undefined;

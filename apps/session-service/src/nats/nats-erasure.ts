@@ -2,8 +2,9 @@
  * Removes an erased session's copies from the JetStream streams: the answers and decisions of its
  * erased life on `<prefix>.results.<tenant>.<session>` and `<prefix>.decisions.<tenant>.<session>`
  * (a compaction answer and a `CompactionCompleted` decision carry the summary text, so the
- * session's content), not those of the session written again after the erasure. Called by the decisions feed ({@link DecisionFeedPublisher}) when it reaches
- * an erasure record, before it publishes that record, on every replica that follows the log:
+ * session's content), not those of the session written again after the erasure. Called by the
+ * decisions feed ({@link DecisionFeedPublisher}) when it reaches an erasure record, before it
+ * publishes that record, on every replica that follows the log:
  * removing what is already gone removes nothing, so it is idempotent.
  *
  * Messages are deleted one by one with JetStream's erase flag (`STREAM.MSG.DELETE` without
