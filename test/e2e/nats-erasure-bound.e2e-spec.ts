@@ -5,7 +5,10 @@
  * same id between the stream deletion and the record (an erasure interrupted after its deletion
  * and finished later, or one whose record waited for other records of the tenant) keeps the
  * decisions of its new life, published for positions before the record. Records without
- * `lastRevision` keep their rule (by position). Needs NATS at `NATS_TEST_URL` (own prefix).
+ * `lastRevision` keep their rule (by position). The same for answers on the results stream, by the
+ * basis each carries (`AnswerBasis`): those of the erased life go, those of the new life stay, and
+ * so do neither an answer without a basis (an earlier release's) nor one of another log. Needs NATS
+ * at `NATS_TEST_URL` (own prefix).
  */
 import { headers } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -13,7 +16,8 @@ import { erasedRowsOf, type SessionErasedData } from '@lib/session';
 import { connectForTest, deleteStreams, describeWithNats, natsClient, uniquePrefix, type NatsTestClient } from '../support/nats-test';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { eraseSessionCopies } from '../../apps/session-service/src/nats/nats-erasure';
-import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
+import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, natsNames, resultSubject } from '../../apps/session-service/src/nats/nats-names';
+import { setAnswerBasisHeaders, type AnswerBasis } from '../../apps/session-service/src/nats/answer-basis';
 
 describeWithNats('NATS erasure bound')('an erasure record deletes the decisions of the life it closes', () => {
   jest.setTimeout(30_000);
@@ -93,5 +97,66 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
     const data: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastRevision: '3' };
     await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, (m) => Promise.resolve(m.position === 8n));
     expect(await left()).toEqual([7, 9, 10]);
+  });
+
+  describe('answers', () => {
+    const results = resultSubject(prefix, 't', 's');
+
+    /** Publishes answer `name` of session `s` on the results subject, with `basis` (none: an earlier release's). */
+    const answer = async (name: string, basis: AnswerBasis | null) => {
+      const h = headers();
+      h.set('Command-Id', name);
+      if (basis) setAnswerBasisHeaders(h, basis);
+      await client.js.publish(results, JSON.stringify({ name }), { headers: h, msgID: `${prefix}-${name}` });
+    };
+
+    /** The names of the answers of session `s` left in the stream. */
+    const answersLeft = async (): Promise<string[]> => {
+      const out: string[] = [];
+      for (let seq = 1; ;) {
+        const m = await client.jsm.streams.getMessage(names.resultStream, { seq, next_by_subj: results } as never);
+        if (!m) return out;
+        out.push(m.header.get('Command-Id'));
+        seq = m.seq + 1;
+      }
+    };
+
+    /**
+     * As {@link lifeAndNewLife}: answers decided on revisions 1 and 3 (positions 2 and 4), one of an
+     * earlier release; then, the stream deleted, one decided on the empty session (incarnation 4,
+     * head 5) and ones decided on revisions 5 and 6 (positions 7 and 8), before the record at 9;
+     * one after it.
+     */
+    const answers = async () => {
+      await answer('old-1', { revision: 1n, position: 2n, event: 'session-t.s@1 a 2026-01-01T00:00:00.000Z' });
+      await answer('old-3', { revision: 3n, position: 4n, event: 'session-t.s@3 b 2026-01-01T00:00:00.000Z' });
+      await answer('earlier-release', null);
+      await answer('new-empty', { revision: 4n, position: 5n, event: null });
+      await answer('new-5', { revision: 5n, position: 7n, event: 'session-t.s@5 c 2026-01-01T00:00:00.000Z' });
+      await answer('new-6', { revision: 6n, position: 8n, event: 'session-t.s@6 d 2026-01-01T00:00:00.000Z' });
+      await answer('new-after', { revision: 7n, position: 10n, event: 'session-t.s@7 e 2026-01-01T00:00:00.000Z' });
+    };
+
+    it('given a record with lastRevision, then the erased life’s answers and those without a basis go, the new life’s stay', async () => {
+      await answers();
+      const data: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastPosition: '4', lastRevision: '3' };
+      const erased = await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, () => Promise.resolve(false));
+      expect(erased.results).toBe(3);
+      expect(await answersLeft()).toEqual(['new-empty', 'new-5', 'new-6', 'new-after']);
+    });
+
+    it('given a record without lastRevision (an older build), then the answers decided before the record go', async () => {
+      await answers();
+      const legacy: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastPosition: '4' };
+      await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(legacy) }, () => Promise.resolve(false));
+      expect(await answersLeft()).toEqual(['new-after']);
+    });
+
+    it('given answers of another log after the erased life, then they go too', async () => {
+      await answers();
+      const data: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastRevision: '3' };
+      await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, (m) => Promise.resolve(m.position === 7n));
+      expect(await answersLeft()).toEqual(['new-empty', 'new-6', 'new-after']);
+    });
   });
 });
