@@ -1,10 +1,14 @@
 /**
- * A resend (the same ids, no `expectedRevision`) is written with expected revision `any`: the store
- * answers the original result by its ids. When another replica erases the session between this
- * process's load and that write, the ids are gone and the store writes the events as the first of the
- * session's next life. The cached state of the erased life must not take them as its own next
- * events: an automatic compaction planned on it wrote the erased life's ids, counts (and, with a
- * summarizing strategy, a summary of erased text) into the new life (newcomer ncrace, run 41).
+ * A resend (the same ids, no `expectedRevision`) is written with expected revision `any` in the life
+ * of the state it was decided on (`AppendOptions.incarnation`): the store answers the original result
+ * by its ids. When another replica erases the session between this process's load and that write
+ * (and perhaps another client writes it again), the store refuses it for its life, and it is decided
+ * again on the session's current life, with that life's ids. Before, it was written into the next
+ * life with the erased life's ids (ncverify2), and the cached state of the erased life took them as
+ * its own next events: an automatic compaction planned on it wrote the erased life's ids, counts
+ * (and, with a summarizing strategy, a summary of erased text) into the new life (newcomer ncrace,
+ * run 41). A resend of the session's first events (at `stream_exists` before the life check) and
+ * one written after the store named its ids duplicates (at `any`) went there too.
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { SqliteEventStore, type AppendOptions, type EventData, type EventStore } from '@lib/event-store';
