@@ -134,6 +134,35 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
     expect(await streamPositions()).toEqual([String(position)]);
   });
 
+  it('paused on a log whose last events were deleted meanwhile (an erasure interrupted after its stream deletion), resumes and is caught up without a new event', async () => {
+    const link = new ReplicaLink(client);
+    const a = feed('a', link.js(), link.jsm());
+    const kept = await decide('kept');
+    await a.start();
+    await reaches(a, kept, 'the feed to publish the decision already in the log');
+    // NATS is lost: the feed pauses on the publish of `gone`'s decision, after `gone`'s conversation event.
+    link.down = true;
+    const gone = await decide('gone');
+    await eventually(() => a.state().lastError !== null, 10_000, 'the feed to pause on the publish');
+    expect(a.state().checkpoint).toBe(gone - 1n);
+    // `gone` is erased meanwhile, and the erasure ends after its stream deletion, before its record: the log ends with deleted events.
+    const stream = `session-${sessionKey('default', 'gone')}`;
+    await store.deleteStream(stream, { expectedRevision: (await store.streamRevision(stream))! });
+    expect(await store.headPosition()).toBe(gone);
+
+    link.down = false;
+    // Nothing is appended: the feed finds nothing left to read up to the head, resumes, and has read the log up to it.
+    await eventually(() => a.state().lastError === null, 20_000, 'the feed to resume with only deleted events after its checkpoint');
+    expect(a.state()).toMatchObject({ checkpoint: gone - 1n, skippedTo: gone, lastErrorAt: null });
+    expect(await streamPositions()).toEqual([String(kept)]);
+
+    // It publishes what comes next.
+    const next = await decide('next');
+    await reaches(a, next, 'the feed to publish the next decision');
+    expect(a.state().skippedTo).toBe(next);
+    expect(await streamPositions()).toEqual([String(kept), String(next)]);
+  });
+
   it('publishes none of the positions another replica published meanwhile, then goes on publishing in order', async () => {
     const link = new ReplicaLink(nats.client);
     const a = feed('a', link.js(), link.jsm());

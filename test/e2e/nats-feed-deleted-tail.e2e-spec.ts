@@ -2,7 +2,8 @@
  * The decisions feed's `/health` lag on a log that ends with deleted events (an erasure interrupted
  * after its stream deletion, before its record): nothing is left for the feed to read there, so it
  * is caught up, not `behind` until the next event (what the readable head gives the projector too,
- * see readiness.e2e-spec.ts). Against the shared NATS server with a stream prefix of its own.
+ * see readiness.e2e-spec.ts). The feed keeps the position it skipped to, so `/health` reads nothing
+ * more of the log for it. Against the shared NATS server with a stream prefix of its own.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -54,5 +55,10 @@ describeWithNats('NATS feed on a deleted log tail')('the decisions feed on a log
       ((await replica.http().get('/health').expect(200)).body as { nats: { decisionFeed: { checkpoint: string; lag: string } } }).nats.decisionFeed;
     await eventually(async () => (await feed()).lag === 'caught-up', 15_000, "the feed's lag to read caught-up");
     expect(BigInt((await feed()).checkpoint)).toBeLessThan(head); // it read up to `kept`: the head is the deleted event
+
+    // The feed keeps the position it skipped to: /health compares it with the head without reading the log past the checkpoint.
+    const readableHead = jest.spyOn(replica.service.store, 'readableHead');
+    for (let i = 0; i < 3; i++) expect((await feed()).lag).toBe('caught-up');
+    expect(readableHead).not.toHaveBeenCalled();
   });
 });
