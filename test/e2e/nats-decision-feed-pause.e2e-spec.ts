@@ -135,7 +135,7 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
   });
 
   it('paused on a log whose last events were deleted meanwhile (an erasure interrupted after its stream deletion), resumes and is caught up without a new event', async () => {
-    const link = new ReplicaLink(client);
+    const link = new ReplicaLink(nats.client);
     const a = feed('a', link.js(), link.jsm());
     const kept = await decide('kept');
     await a.start();
