@@ -11,9 +11,8 @@
  * at `NATS_TEST_URL` (own prefix).
  */
 import { headers } from '@nats-io/transport-node';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { erasedRowsOf, type SessionErasedData } from '@lib/session';
-import { connectForTest, deleteStreams, describeWithNats, natsClient, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { deleteStreams, describeWithNats, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { eraseSessionCopies } from '../../apps/session-service/src/nats/nats-erasure';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, natsNames, resultSubject } from '../../apps/session-service/src/nats/nats-names';
@@ -21,24 +20,16 @@ import { setAnswerBasisHeaders, type AnswerBasis } from '../../apps/session-serv
 
 describeWithNats('NATS erasure bound')('an erasure record deletes the decisions of the life it closes', () => {
   jest.setTimeout(30_000);
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   const prefix = uniquePrefix();
   const names = natsNames(prefix);
   const subject = decisionSubject(prefix, 't', 's');
 
-  beforeAll(async () => {
-    nc = await connectForTest('nats erasure bound');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('nats erasure bound', { prefixes: [prefix] });
   beforeEach(async () => {
-    await deleteStreams(client.jsm, prefix);
-    await ensureStreams(client.jsm, names, 5000);
+    await deleteStreams(nats.client.jsm, prefix);
+    await ensureStreams(nats.client.jsm, names, 5000);
   });
-  afterAll(async () => {
-    await deleteStreams(client.jsm, prefix);
-    await nc.close();
-  });
+  afterAll(() => nats.close());
 
   /** Publishes a decision of session `s` as the feed does: for the event of `revision` (null: an erasure record) at `position`. */
   const publish = async (type: string, position: number, revision: number | null) => {
@@ -46,14 +37,14 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
     h.set(LOG_POSITION_HEADER, String(position));
     h.set(LOG_EVENT_HEADER, `session-t:s@${revision ?? 0} id-${position} 2026-01-01T00:00:00.000Z`);
     const body = { type, tenantId: 't', sessionId: 's', position: String(position), revision: revision === null ? null : String(revision), decision: {} };
-    await client.js.publish(subject, JSON.stringify(body), { headers: h, msgID: `${prefix}-${position}` });
+    await nats.client.js.publish(subject, JSON.stringify(body), { headers: h, msgID: `${prefix}-${position}` });
   };
 
   /** The positions of the decisions of session `s` left in the stream. */
   const left = async (): Promise<number[]> => {
     const out: number[] = [];
     for (let seq = 1; ;) {
-      const m = await client.jsm.streams.getMessage(names.decisionStream, { seq, next_by_subj: subject } as never);
+      const m = await nats.client.jsm.streams.getMessage(names.decisionStream, { seq, next_by_subj: subject } as never);
       if (!m) return out;
       out.push(Number(m.header.get(LOG_POSITION_HEADER)));
       seq = m.seq + 1;
@@ -77,7 +68,7 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
   it('given a record with lastRevision, when the session was written again before it, then the new life’s decisions stay and the erased life’s go', async () => {
     await lifeAndNewLife();
     const data: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastPosition: '4', lastRevision: '3' };
-    const erased = await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, () => Promise.resolve(false));
+    const erased = await eraseSessionCopies(nats.client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, () => Promise.resolve(false));
     expect(erased.decisions).toBe(2);
     expect(await left()).toEqual([7, 8, 9, 10]);
   });
@@ -85,17 +76,17 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
   it('given a record without lastRevision (an older build), then the decisions before its lastPosition go, or before the record without one', async () => {
     await lifeAndNewLife();
     const legacy: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastPosition: '4' };
-    await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(legacy) }, () => Promise.resolve(false));
+    await eraseSessionCopies(nats.client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(legacy) }, () => Promise.resolve(false));
     expect(await left()).toEqual([7, 8, 9, 10]);
     const older: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z' };
-    await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(older) }, () => Promise.resolve(false));
+    await eraseSessionCopies(nats.client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(older) }, () => Promise.resolve(false));
     expect(await left()).toEqual([9, 10]);
   });
 
   it('given decisions of another log after the erased life, then they go too', async () => {
     await lifeAndNewLife();
     const data: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastRevision: '3' };
-    await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, (m) => Promise.resolve(m.position === 8n));
+    await eraseSessionCopies(nats.client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, (m) => Promise.resolve(m.position === 8n));
     expect(await left()).toEqual([7, 9, 10]);
   });
 
