@@ -313,7 +313,9 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     it('answers an Expect other than 100-continue 417 unsupported_expectation, logged and counted, and writes nothing', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');
       const before = await counted('POST', 'unknown', 417);
-      const { text, closed } = await exchange([post('/v1/sessions/expect-odd/events', '{"events":[{"id":"e1","type":"user","text":"hi"}]}', 'Expect: 200-ok\r\n')]);
+      const { text, closed } = await exchange([
+        post('/v1/sessions/expect-odd/events', '{"events":[{"id":"e1","type":"user","text":"hi"}]}', 'Expect: 200-ok\r\n'),
+      ]);
       expect(statusLines(text)).toEqual(['HTTP/1.1 417 Expectation Failed']);
       expect(bodies(text)[0]).toEqual({
         code: 'unsupported_expectation',

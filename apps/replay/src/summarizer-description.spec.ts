@@ -17,7 +17,7 @@ function reportWith(summarizer: string): ReplayReport {
     wallTimeMs: 1,
     concurrency: 1,
     strategies: [],
-    examples: { lines: [] } as unknown as ReplayReport['examples'],
+    examples: { lines: [] },
     validationFailures: 0,
     summarizer,
   };
@@ -37,7 +37,10 @@ describe('summarizer description against --url', () => {
   });
 
   it('says when no compaction called a summarizer, rather than guessing from the environment', () => {
-    expect(serviceSummarizerDescription(URL, [])).toEqual({ text: `the summarizer of the service at ${URL} (no compaction of the run called it)`, model: false });
+    expect(serviceSummarizerDescription(URL, [])).toEqual({
+      text: `the summarizer of the service at ${URL} (no compaction of the run called it)`,
+      model: false,
+    });
     expect(serviceSummarizerDescription(URL, [{ kind: 'extractive', model: 'extractive-v1' }]).model).toBe(false);
   });
 

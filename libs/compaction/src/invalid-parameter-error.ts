@@ -32,8 +32,7 @@ export class InvalidParameterError extends Error {
 export function describeNumber(value: number): string {
   if (Number.isNaN(value)) return 'NaN';
   if (!Number.isFinite(value)) return `a number too large to read (beyond the largest double, about 1.8e308)`;
-  if (Math.abs(value) > Number.MAX_SAFE_INTEGER)
-    return `a number beyond 2^53 − 1 (${Number.MAX_SAFE_INTEGER}), which JSON cannot carry exactly here`;
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER) return `a number beyond 2^53 − 1 (${Number.MAX_SAFE_INTEGER}), which JSON cannot carry exactly here`;
   return String(value);
 }
 

@@ -131,7 +131,16 @@ export function isApiErrorCode(code: unknown): code is ApiErrorCode {
  */
 export const ROUTE_ERRORS = {
   /** Every route: what Node's parser, the router and the shutdown answer before any handler, and an unexpected error. */
-  any: ['malformed_request', 'unsupported_expectation', 'invalid_query_encoding', 'request_timeout', 'uri_too_long', 'headers_too_large', 'internal', 'shutting_down'] as ApiErrorCode[],
+  any: [
+    'malformed_request',
+    'unsupported_expectation',
+    'invalid_query_encoding',
+    'request_timeout',
+    'uri_too_long',
+    'headers_too_large',
+    'internal',
+    'shutting_down',
+  ] as ApiErrorCode[],
   /** Every `/v1` route: the API key, the rate limit, and query parameters (unknown, repeated, or on a write route). */
   v1: ['unauthorized', 'rate_limited', 'validation_failed'] as ApiErrorCode[],
   /** A route with path parameters (`/v1/sessions/{sessionId}…`). */
