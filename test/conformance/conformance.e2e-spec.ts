@@ -108,6 +108,33 @@ describe('npm run conformance without the vectors', () => {
     );
   });
 
+  // npm run conformance loaded ts-node (seconds) before saying the folder was missing.
+  it('npm run conformance says it before loading ts-node, the same line, exit 2', async () => {
+    const script = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.conformance;
+    expect(script).toBe('node test/conformance/conformance.js');
+    const missing = path.join(os.tmpdir(), 'no-such-shared-folder');
+    // A preload that fails any load of ts-node: the line must come before it.
+    const guard = path.join(os.tmpdir(), `no-ts-node-${process.pid}.js`);
+    fs.writeFileSync(
+      guard,
+      "const M = require('module'); const load = M._load; M._load = function (request, ...rest) { if (/^ts-node/.test(request)) throw new Error('ts-node loaded'); return load.call(this, request, ...rest); };",
+    );
+    try {
+      const answer = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, ['-r', guard, 'test/conformance/conformance.js'], {
+          cwd: REPO_ROOT,
+          env: { ...process.env, SHARED_DIR: missing },
+        });
+        let stderr = '';
+        child.stderr.on('data', (d) => (stderr += d));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(answer).toEqual({ code: 2, stderr: `${(await run([], { SHARED_DIR: missing })).stderr.trim()}\n` });
+    } finally {
+      fs.rmSync(guard, { force: true });
+    }
+  });
+
   it('says to check a folder given on the command line', async () => {
     const answer = await run(['/no/such/vectors'], {});
     expect(answer.code).toBe(2);

@@ -5,24 +5,11 @@
  * (SIGINT) or SIGTERM stops it: the service is closed, its temporary store removed, one line says
  * how far it got, exit code 130 (143 on SIGTERM); a second one ends it at once.
  */
-import * as fs from 'node:fs';
 import { Command } from 'commander';
-import { SHARED_DIR, VECTORS_DIR } from '../support/shared-dir';
+import { VECTORS_DIR } from '../support/shared-dir';
+import { vectorsFolder } from './vectors-folder';
 import { interruptedExitCode, RunInterrupted, stopOnSignals } from '../../apps/replay/src/stop-on-signals';
 import { runConformance } from './conformance-runner';
-
-/**
- * What to say when `dir` is not a folder: the fix, whether it was the default (`isDefault`: the
- * team's shared folder beside the clone, or `SHARED_DIR`) or a folder given on the command line.
- */
-function missingVectorsMessage(dir: string, isDefault: boolean): string {
-  const give = 'or pass a folder of vector files: npm run conformance -- <dir>';
-  if (!isDefault) return `conformance: ${dir} is not a readable folder of vector files: check the path, ${give}`;
-  return (
-    `conformance: ${dir} is not a readable folder of vector files: the vectors are in the team's shared folder, expected at ${SHARED_DIR}; ` +
-    `link or copy it there (e.g. ln -s /path/to/shared ${SHARED_DIR}), set SHARED_DIR to where it is, ${give}`
-  );
-}
 
 async function main(): Promise<void> {
   const program = new Command()
@@ -30,9 +17,10 @@ async function main(): Promise<void> {
     .description('Run compaction conformance vectors through the HTTP API of a fresh service instance')
     .argument('[dir]', 'folder of vector JSON files', VECTORS_DIR)
     .parse();
-  const dir = program.args[0] ?? VECTORS_DIR;
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) {
-    process.stderr.write(`${missingVectorsMessage(dir, program.args[0] === undefined)}\n`);
+  // Also checked before ts-node loads when run as npm run conformance (conformance.js): the same line.
+  const { dir, problem } = vectorsFolder(program.args[0]);
+  if (problem) {
+    process.stderr.write(`${problem}\n`);
     process.exit(2);
   }
   let passed = 0;

@@ -284,6 +284,50 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     const { text } = await exchange([Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')], 1_000);
     expect(headOf(text, 0)).toContain('keep-alive: timeout=72');
   });
+
+  // Node answered both itself: a bare 400 / 417 with an empty body, no log line, not counted.
+  describe('answers Node gave bare, now in our shape', () => {
+    it('answers an HTTP/1.1 request without a Host header 400 malformed_request, logged and counted, and writes nothing', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const before = await counted('POST', '/v1/sessions/:sessionId/events', 400);
+      const body = JSON.stringify({ events: [{ id: 'h1', type: 'user', text: 'hi' }] });
+      const { text, closed } = await exchange([
+        `POST /v1/sessions/no-host/events HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      ]);
+      expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request']);
+      expect(bodies(text)[0]).toEqual({
+        code: 'malformed_request',
+        message: 'an HTTP/1.1 request needs a Host header (e.g. Host: 127.0.0.1:3000); the request was not read',
+      });
+      expect(headOf(text, 0)).toContain('content-type: application/json');
+      expect(headOf(text, 0)).toContain('connection: close');
+      expect(closed).toBe(true);
+      expect(await counted('POST', '/v1/sessions/:sessionId/events', 400)).toBe(before + 1);
+      expect(warn.mock.calls.map((call) => String(call[0]))).toContain('refused POST /v1/sessions/no-host/events: 400 malformed_request (no Host header)');
+      await harness.http().get('/v1/sessions/no-host').expect(404);
+      // HTTP/1.0 needs no Host.
+      const old = await exchange([Buffer.from('GET /health HTTP/1.0\r\n\r\n')]);
+      expect(statusLines(old.text)).toEqual(['HTTP/1.1 200 OK']);
+    });
+
+    it('answers an Expect other than 100-continue 417 unsupported_expectation, logged and counted, and writes nothing', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const before = await counted('POST', 'unknown', 417);
+      const { text, closed } = await exchange([
+        post('/v1/sessions/expect-odd/events', '{"events":[{"id":"e1","type":"user","text":"hi"}]}', 'Expect: 200-ok\r\n'),
+      ]);
+      expect(statusLines(text)).toEqual(['HTTP/1.1 417 Expectation Failed']);
+      expect(bodies(text)[0]).toEqual({
+        code: 'unsupported_expectation',
+        message: 'Expect: "200-ok" is not supported; the service meets only Expect: 100-continue (or send no Expect header)',
+      });
+      expect(headOf(text, 0)).toContain('connection: close');
+      expect(closed).toBe(true);
+      expect(await counted('POST', 'unknown', 417)).toBe(before + 1);
+      expect(warn.mock.calls.map((call) => String(call[0]))).toContain('refused POST /v1/sessions/expect-odd/events: 417 unsupported_expectation');
+      await harness.http().get('/v1/sessions/expect-odd').expect(404);
+    });
+  });
 });
 
 describe('a DELETE carrying a body, with API_KEYS', () => {

@@ -7,9 +7,10 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { sharedDirLocation } from './shared-dir-location';
 
 /** Absolute path of the shared folder (it may not exist). */
-export const SHARED_DIR = path.resolve(process.env.SHARED_DIR ?? path.join(__dirname, '..', '..', '..', 'shared'));
+export const SHARED_DIR = sharedDirLocation();
 
 /** `<shared>/conformance/vectors`. */
 export const VECTORS_DIR = path.join(SHARED_DIR, 'conformance', 'vectors');

@@ -114,13 +114,15 @@ export interface FidelityRow {
 
 /** The fidelity section of the report. */
 export interface FidelityReport {
-  /** `extractive` or `model <name> at <url>`. */
+  /** The summarizer that wrote the strategies' summaries, in words (see summarizer-description.ts). */
   summarizer: string;
-  /** True when the model summarizer was used (OPENAI_BASE_URL set). */
+  /** True when that summarizer is a model (not the extractive summarizer). */
   modelSummarizer: boolean;
   /** Budget (tokens) of the trimMessages baseline. */
   trimBudget: number;
   rows: FidelityRow[];
+  /** Lines on baselines left out and why (e.g. the "first characters" one against `--url`). */
+  notes: string[];
   wallTimeMs: number;
 }
 

@@ -8,7 +8,6 @@ import * as path from 'node:path';
 import type { ReplayReport, StrategyReport } from './run-replay';
 import { ReplayError } from './replay-error';
 import type { FidelityReport } from './fidelity';
-import { summarizerDescription } from './run-fidelity';
 import { barChart, boxPlot, escapeHtml, lineChart, SERIES_COLORS } from './svg-charts';
 
 const int = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -146,6 +145,7 @@ export function renderFidelity(fidelity: FidelityReport): string {
     ...byPasses,
     '',
     ...fidelity.rows.filter((r) => r.kind !== 'strategy').map((r) => `  ${r.name}: ${r.note}`),
+    ...fidelity.notes.map((n) => `  ${n}`),
     ...fidelity.rows.flatMap((r) =>
       r.reachMisses.map((m) => `  recall missed (${r.name}): ${m.kind} "${m.value}" of message ${m.messageIndex} in ${m.sessionId}`),
     ),
@@ -154,7 +154,7 @@ export function renderFidelity(fidelity: FidelityReport): string {
 
 /** The report's title: says which summarizer wrote the summaries. */
 export function reportTitle(report: ReplayReport): string {
-  return `Replay report: ${report.fidelity?.summarizer ?? summarizerDescription(process.env).text}`;
+  return `Replay report: ${report.summarizer}`;
 }
 
 /** report.md: the table, the policies, the fidelity section and the live examples. */
@@ -324,7 +324,7 @@ ${htmlTable(FIDELITY_HEADERS, fidelityRows(fidelity))}
 <ul>${fidelity.rows
         .filter((r) => r.kind !== 'strategy')
         .map((r) => `<li><b>${escapeHtml(r.name)}</b>: ${escapeHtml(r.note)}</li>`)
-        .join('')}</ul>
+        .join('')}${fidelity.notes.map((n) => `<li>${escapeHtml(n)}</li>`).join('')}</ul>
 ${fidelityCharts(fidelity)
   .map((c) => `<figure>${c}</figure>`)
   .join('\n')}`

@@ -23,6 +23,7 @@ import {
   type SessionFidelity,
 } from './fidelity';
 import type { ReplayPlan } from './policy-forms';
+import type { SummarizerDescription } from './summarizer-description';
 import { sessionEvents } from './sessions-file';
 import type { SessionServiceClient } from '@lib/client';
 
@@ -33,42 +34,36 @@ export const DEFAULT_TRIM_BUDGET = 2000;
 
 const SUMMARIZING = new Set(['recursive-summarization', 'rolling-summary']);
 
-/** Which summarizer the environment selects, in words (the report's title says it). */
-export function summarizerDescription(env: NodeJS.ProcessEnv): { text: string; model: boolean } {
-  const base = env.OPENAI_BASE_URL?.trim();
-  if (base) return { text: `model summarizer (${env.SUMMARIZER_MODEL?.trim() || 'gpt-4o-mini'} at ${base})`, model: true };
-  if (env.OPENAI_API_KEY?.trim()) return { text: `model summarizer (${env.SUMMARIZER_MODEL?.trim() || 'gpt-4o-mini'} at the OpenAI API)`, model: true };
-  return { text: 'extractive summarizer (OPENAI_BASE_URL not set)', model: false };
-}
-
 /** Measures fidelity during a replay and builds its report section. */
 export class FidelityCollector {
   /** Facts of each measured session. */
   readonly facts: Fact[][];
   private readonly events: SessionEvent[][];
-  private readonly summarizer: Summarizer;
+  /** The summarizer of the "first characters" baseline; undefined against another process's service (the baseline is left out). */
+  private readonly summarizer: Summarizer | undefined;
   private readonly measured = new Map<string, SessionFidelity[]>();
   private readonly firstChars = new Map<string, Array<{ retained: boolean[]; tokens: number; compared: SessionFidelity } | null>>();
 
   /**
    * @param sessions the conversations replayed (OpenAI messages); the first `count` are measured.
    * @param env where the summarizer of the "first characters" baseline is configured (the same
-   *   variables as the service's: `OPENAI_BASE_URL`, `SUMMARIZER_MODEL`, …).
+   *   variables as the service's: `OPENAI_BASE_URL`, `SUMMARIZER_MODEL`, …): the in-process
+   *   service's summarizer, started with the same environment.
+   * @param serviceUrl the service replayed against with `--url`, whose summarizer this process
+   *   cannot call: the "first characters" baseline is left out (a line of the section says why).
    */
   constructor(
     sessions: ReadonlyArray<{ messages: Record<string, unknown>[] }>,
     readonly count: number,
     private readonly estimator: EstimatorName,
     env: NodeJS.ProcessEnv = process.env,
+    private readonly serviceUrl?: string,
   ) {
     const measured = sessions.slice(0, count);
     this.facts = measured.map((s) => extractFacts(s.messages));
     this.events = measured.map((s) => sessionEvents(s.messages));
-    this.summarizer = summarizerFromEnv(env);
-    this.description = summarizerDescription(env);
+    this.summarizer = serviceUrl === undefined ? summarizerFromEnv(env) : undefined;
   }
-
-  private readonly description: { text: string; model: boolean };
 
   /**
    * Measures session `index` of `plan` (replayed as `sessionId`) at its end. `logged[i]` is the
@@ -88,7 +83,7 @@ export class FidelityCollector {
     const result = await measureSession(client, sessionId, this.facts[index], logged, compactionPositions, window);
     if (!this.measured.has(plan.name)) this.measured.set(plan.name, new Array(this.count));
     this.measured.get(plan.name)![index] = result;
-    if (SUMMARIZING.has(plan.strategy.type)) {
+    if (this.summarizer && SUMMARIZING.has(plan.strategy.type)) {
       const archived = this.events[index].filter((_, i) => logged[i]?.archived === true);
       const retained = await firstCharsBaseline(this.summarizer, archived, window, this.facts[index]);
       if (!this.firstChars.has(plan.name)) this.firstChars.set(plan.name, new Array(this.count).fill(null));
@@ -97,8 +92,12 @@ export class FidelityCollector {
     }
   }
 
-  /** The section: a row per strategy (in plan order), the trimMessages baseline, a "first characters" row per summarizing strategy. */
-  async report(plans: readonly ReplayPlan[], wallTimeMs: number): Promise<FidelityReport> {
+  /**
+   * The section: a row per strategy (in plan order), the trimMessages baseline, a "first
+   * characters" row per summarizing strategy (in process; against `serviceUrl` a note instead).
+   * @param summarizer the summarizer that wrote the strategies' summaries (the report's title's).
+   */
+  async report(plans: readonly ReplayPlan[], wallTimeMs: number, summarizer: SummarizerDescription): Promise<FidelityReport> {
     const tokenCount = plans.find((p) => p.strategy.type === 'token-count');
     const trimBudget = tokenCount && tokenCount.strategy.type === 'token-count' ? tokenCount.strategy.maxTokens : DEFAULT_TRIM_BUDGET;
     const rows: FidelityRow[] = [];
@@ -121,7 +120,13 @@ export class FidelityCollector {
         trimmed,
       ),
     );
+    const notes: string[] = [];
+    if (this.serviceUrl !== undefined && plans.some((p) => SUMMARIZING.has(p.strategy.type)))
+      notes.push(
+        `first ${FIRST_CHARS_BASELINE.toLocaleString('en-US')} chars baseline: left out: its summary must come from the summarizer that wrote the strategies' summaries, and that is the service's at ${this.serviceUrl}, which this process cannot call (replay without --url to get it)`,
+      );
     for (const plan of plans) {
+      if (this.summarizer === undefined) break;
       const seeded = (this.firstChars.get(plan.name) ?? []).filter((x): x is NonNullable<typeof x> => x !== null);
       if (!SUMMARIZING.has(plan.strategy.type)) continue;
       rows.push(
@@ -133,6 +138,6 @@ export class FidelityCollector {
         ),
       );
     }
-    return { summarizer: this.description.text, modelSummarizer: this.description.model, trimBudget, rows, wallTimeMs };
+    return { summarizer: summarizer.text, modelSummarizer: summarizer.model, trimBudget, rows, notes, wallTimeMs };
   }
 }

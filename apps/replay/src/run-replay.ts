@@ -17,6 +17,7 @@ import { ReplayError, ReplayInterrupted } from './replay-error';
 import { signalName } from './stop-on-signals';
 import { loadSessionsFile, splitTurns, type ReplaySession } from './sessions-file';
 import { FidelityCollector, type FidelityReport } from './run-fidelity';
+import { serviceSummarizerDescription, summarizerDescription, type SummarizerIdentity } from './summarizer-description';
 import { plansFromOptions, type ReplayPlan } from './policy-forms';
 import type { Schemas, SessionServiceClient } from '@lib/client';
 import { createReplayClient, ok, probe, ServiceHttpError } from './service-client';
@@ -180,6 +181,8 @@ export interface ReplayReport {
   examples: ReplayExamples;
   /** Total over strategies. */
   validationFailures: number;
+  /** The summarizer that wrote the summaries, in words (the title's): see summarizer-description.ts. */
+  summarizer: string;
   /** Context fidelity per strategy and baselines (issue 16); absent with `fidelity: false`. */
   fidelity?: FidelityReport;
 }
@@ -338,7 +341,8 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const runId = options.runId ?? `replay-${Date.now().toString(36)}`;
   const fidelitySessions =
     options.fidelitySessions === undefined ? sessions.length : Math.min(sessions.length, positiveInt(options.fidelitySessions, '--fidelity-sessions', 1));
-  const fidelity = options.fidelity === false ? undefined : new FidelityCollector(sessions, fidelitySessions, estimator);
+  const fidelity =
+    options.fidelity === false ? undefined : new FidelityCollector(sessions, fidelitySessions, estimator, process.env, options.url?.replace(/\/+$/, ''));
 
   let close: (() => Promise<void>) | undefined;
   let client: SessionServiceClient;
@@ -392,6 +396,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     progress.start(totalTurns, plans[0].name);
     const strategies: StrategyReport[] = [];
     const archivedTexts: ArchivedText[] = [];
+    const summarizers: SummarizerIdentity[] = [];
     // runReplay's `finally` stops the progress display when this throws.
     for (const [index, plan] of plans.entries()) {
       phase = `strategy ${plan.name} (${index + 1} of ${plans.length})`;
@@ -406,6 +411,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
           },
           phase: (label) => progress.update(label),
           archivedTexts,
+          summarizers,
           stderr,
           fidelity,
           signal,
@@ -416,10 +422,12 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     progress.update('every turn replayed: reading the examples and the fidelity baselines');
     const validationFailures = strategies.reduce((a, s) => a + s.validationFailures, 0);
     const examples = await liveExamples(client, strategies, archivedTexts);
+    const summarizer = options.url ? serviceSummarizerDescription(options.url.replace(/\/+$/, ''), summarizers) : summarizerDescription(process.env);
     const fidelityReport = fidelity
       ? await fidelity.report(
           plans,
           strategies.reduce((a, s) => a + s.fidelityTimeMs, 0),
+          summarizer,
         )
       : undefined;
     // The bar gives the terminal its cursor back (and the lines stop) before the table is printed.
@@ -434,6 +442,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
       strategies,
       examples,
       validationFailures,
+      summarizer: summarizer.text,
       ...(fidelityReport ? { fidelity: fidelityReport } : {}),
     };
     // Interrupted while reading the results: runReplay has already rejected ("no report written").
@@ -485,6 +494,8 @@ interface PlanContext {
   /** Says what the plan does between turns (after its last turn: settling, reading the results). */
   phase: (label: string) => void;
   archivedTexts: ArchivedText[];
+  /** The summarizers the service's compaction records named (the report's title says them against `--url`). */
+  summarizers: SummarizerIdentity[];
   stderr: NodeJS.WritableStream;
   fidelity?: FidelityCollector;
   /** Aborted: no new session or turn is started. */
@@ -574,6 +585,7 @@ async function replayPlan(
       const final = await readAndCheckWindow(client, sessionId, ctx.estimator, 0);
       const finalFailures = note(final.problems);
       const compactions = await readCompactions(client, sessionId);
+      for (const c of compactions) if (c.summarizer) ctx.summarizers.push({ kind: c.summarizer.kind, model: c.summarizer.model });
 
       const conversation = log.filter((e) => e.type === 'ConversationEventAppended');
       const costAt: Array<{ revision: bigint; cost: number }> = conversation.map((e) => ({

@@ -25,6 +25,8 @@ import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
 import {
   answerClientErrors,
   answerFrameworkErrors,
+  answerMissingHost,
+  answerUnsupportedExpectations,
   answerWhileShuttingDown,
   answerNearRoutes,
   answerUnroutedBeforeBody,
@@ -152,6 +154,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     // and its connection is closed. Node checks at connectionsCheckingInterval, so keep that well under the timeout.
     requestTimeout: config.requestTimeoutMs,
     http: {
+      // answerMissingHost answers a request without Host in our shape (Node's own answer is a bare 400, never logged).
+      requireHostHeader: false,
       headersTimeout: Math.min(60_000, config.requestTimeoutMs),
       connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.requestTimeoutMs / 4))),
     },
@@ -178,7 +182,10 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   bound.metrics = metrics;
   // A client that half-closes (FIN) after its request reads the answer; one that half-closes inside a body reads 400 request_aborted.
   answerHalfClosedConnections(fastify.server);
+  // Expect other than 100-continue: 417 unsupported_expectation in our shape, logged and counted (not Node's bare 417).
+  answerUnsupportedExpectations(fastify.server, () => bound.metrics);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
+  answerMissingHost(fastify);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code.

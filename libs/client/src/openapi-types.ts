@@ -486,7 +486,8 @@ export interface components {
          *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
          *     - invalid_path (400): the path is not valid percent-encoded UTF-8
          *     - invalid_query_encoding (400): a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-         *     - malformed_request (400): not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+         *     - malformed_request (400): not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+         *     - unsupported_expectation (417): an Expect header other than 100-continue (the only expectation the service meets)
          *     - malformed_json (400): the body is not JSON (the message says where it breaks) or nests too deep
          *     - malformed_body (400): the body is not valid UTF-8, or does not match its Content-Encoding
          *     - request_aborted (400): the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -521,7 +522,7 @@ export interface components {
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "counting_timeout" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "counting_timeout" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -1097,7 +1098,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              */
             400: {
                 headers: {
@@ -1135,6 +1136,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -1196,7 +1209,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              */
             400: {
                 headers: {
@@ -1234,6 +1247,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -1303,7 +1328,7 @@ export interface operations {
             };
             /**
              * @description - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              */
             400: {
                 headers: {
@@ -1341,6 +1366,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -1428,7 +1465,7 @@ export interface operations {
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -1479,6 +1516,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -1575,7 +1624,7 @@ export interface operations {
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -1626,6 +1675,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -1717,7 +1778,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -1780,6 +1841,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -1866,7 +1939,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              */
             400: {
                 headers: {
@@ -1942,6 +2015,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -2031,7 +2116,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2094,6 +2179,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -2193,7 +2290,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -2288,6 +2385,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
+                    };
+                };
+            };
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
@@ -2375,7 +2484,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2441,6 +2550,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -2531,7 +2652,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2597,6 +2718,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -2690,7 +2823,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -2753,6 +2886,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -2944,7 +3089,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -3051,6 +3196,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "unsupported_media_type" | "unsupported_encoding";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -3166,7 +3323,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -3277,6 +3434,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
+                    };
+                };
+            };
             /**
              * @description - unknown_tool_call: a tool response answers a call never made in the session (toolCallId names it)
              *     - tool_call_conflict: a tool call id repeated or reused while open, or a second answer to a call
@@ -3382,7 +3551,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -3445,6 +3614,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };
@@ -3553,7 +3734,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - malformed_json: the body is not JSON (the message says where it breaks) or nests too deep
              *     - malformed_body: the body is not valid UTF-8, or does not match its Content-Encoding
              *     - request_aborted: the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
@@ -3662,6 +3843,18 @@ export interface operations {
                     };
                 };
             };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
+                    };
+                };
+            };
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
@@ -3749,7 +3942,7 @@ export interface operations {
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
-             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - revision_out_of_range: atRevision is outside the session's revisions
              *     - position_out_of_range: minPosition is past the end of the log
              */
@@ -3813,6 +4006,18 @@ export interface operations {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
                         code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
                     };
                 };
             };

@@ -23,10 +23,23 @@ export class InvalidParameterError extends Error {
   }
 }
 
-/** A short, bounded description of a received value, for error messages. */
+/**
+ * A number as an error message may quote it: itself when it is what the client sent, or in words
+ * when JSON could not carry it exactly (past 2^53 − 1, where `String(value)` would print the
+ * nearest double, e.g. 1152921504606847000 for a sent 1152921504606846976; or too large for a
+ * double at all, e.g. `1e400`, read as Infinity), so the message never echoes a value never sent.
+ */
+export function describeNumber(value: number): string {
+  if (Number.isNaN(value)) return 'NaN';
+  if (!Number.isFinite(value)) return `a number too large to read (beyond the largest double, about 1.8e308)`;
+  if (Math.abs(value) > Number.MAX_SAFE_INTEGER) return `a number beyond 2^53 − 1 (${Number.MAX_SAFE_INTEGER}), which JSON cannot carry exactly here`;
+  return String(value);
+}
+
+/** A short, bounded description of a received value, for error messages (numbers: {@link describeNumber}). */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'undefined';
-  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
+  if (typeof value === 'number') return describeNumber(value);
   if (typeof value === 'string') return quoteInput(value);
   if (Array.isArray(value)) return 'an array';
   if (value === null) return 'null';

@@ -7,6 +7,7 @@ import {
   costEvents,
   DEFAULT_SHADOW_PROMPT,
   DEFAULT_SUMMARIZER_SYSTEM_PROMPT,
+  describeValue,
   evaluateTrigger,
   getEstimator,
   InvalidParameterError,
@@ -153,6 +154,23 @@ describe('parseTrigger (DESIGN §3.5)', () => {
     );
     expect(codePointLength('a😀b')).toBe(3);
     expect(codePointLength('\ud800x')).toBe(2);
+  });
+
+  // {"maxEvents": 1152921504606846976} was answered "(got 1152921504606847000)", a value never sent.
+  it('describes a number JSON cannot carry exactly in words instead of echoing the double it was read as', () => {
+    const sent = JSON.parse('{"type": "sliding-window", "maxEvents": 1152921504606846976}') as Record<string, unknown>;
+    const message = rejection(() => parseStrategy(sent)).message;
+    expect(message).toBe(
+      `invalid strategy.maxEvents: must be an integer from 1 to ${MAX_PARAMETER_VALUE} (got a number beyond 2^53 − 1 (9007199254740991), which JSON cannot carry exactly here)`,
+    );
+    expect(message).not.toContain('1152921504606847000');
+    expect(rejection(() => parseTrigger(JSON.parse('{"type": "token-count", "threshold": 1e400}') as Record<string, unknown>)).message).toMatch(
+      /\(got a number too large to read \(beyond the largest double, about 1\.8e308\)\)$/,
+    );
+    // Numbers sent exactly are still quoted as sent.
+    expect(rejection(() => parseStrategy({ type: 'sliding-window', maxEvents: Number.MAX_SAFE_INTEGER })).message).toMatch(/\(got 9007199254740991\)$/);
+    expect(describeValue(-(2 ** 60))).toBe('a number beyond 2^53 − 1 (9007199254740991), which JSON cannot carry exactly here');
+    expect(describeValue(1.5)).toBe('1.5');
   });
 
   it('says an empty any-of / all-of list must not be empty, and how long a too-long one is', () => {

@@ -88,6 +88,24 @@ describe('expectedRevision: one spelling per revision', () => {
     expect(fromEvents({ events: [user], expectedRevision: '9007199254740993' }).expectedRevision).toBe(9007199254740993n);
   });
 
+  // 1e400 (read as Infinity) and 2^64 were told to send the revision as a decimal string: no revision is that large.
+  it('a JSON number certainly past 2^63 − 1 is refused as out of range, not told to send a decimal string', () => {
+    const outOfRange = /^expectedRevision: is a JSON number past 9223372036854775807 \(2\^63 − 1\), the largest revision: out of range/;
+    for (const parsed of [
+      JSON.parse('{"events": [{"id": "u1", "type": "user", "text": "hi"}], "expectedRevision": 1e400}'),
+      { events: [user], expectedRevision: 2 ** 64 },
+    ]) {
+      const err = refusal(() => fromEvents(parsed));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'expectedRevision' });
+      expect(err.message).toMatch(outOfRange);
+      expect(err.message).not.toMatch(/decimal string|Infinity/);
+    }
+    // 9223372036854775807 itself arrives as 2^63: it may be the largest revision, so the precision message stays.
+    expect(
+      refusal(() => fromEvents(JSON.parse('{"events": [{"id": "u1", "type": "user", "text": "hi"}], "expectedRevision": 9223372036854775807}'))).message,
+    ).toMatch(/lose precision.*decimal string/);
+  });
+
   it('the NATS append command follows the same rule (same function, same 400)', async () => {
     const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
     const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });

@@ -38,7 +38,11 @@ export const API_ERROR_CODES = {
     description: 'a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)',
     details: ['parameter'],
   },
-  malformed_request: { status: 400, description: 'not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL)' },
+  malformed_request: {
+    status: 400,
+    description: 'not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header',
+  },
+  unsupported_expectation: { status: 417, description: 'an Expect header other than 100-continue (the only expectation the service meets)' },
   malformed_json: { status: 400, description: 'the body is not JSON (the message says where it breaks) or nests too deep' },
   malformed_body: { status: 400, description: 'the body is not valid UTF-8, or does not match its Content-Encoding' },
   request_aborted: {
@@ -127,7 +131,16 @@ export function isApiErrorCode(code: unknown): code is ApiErrorCode {
  */
 export const ROUTE_ERRORS = {
   /** Every route: what Node's parser, the router and the shutdown answer before any handler, and an unexpected error. */
-  any: ['malformed_request', 'invalid_query_encoding', 'request_timeout', 'uri_too_long', 'headers_too_large', 'internal', 'shutting_down'] as ApiErrorCode[],
+  any: [
+    'malformed_request',
+    'unsupported_expectation',
+    'invalid_query_encoding',
+    'request_timeout',
+    'uri_too_long',
+    'headers_too_large',
+    'internal',
+    'shutting_down',
+  ] as ApiErrorCode[],
   /** Every `/v1` route: the API key, the rate limit, and query parameters (unknown, repeated, or on a write route). */
   v1: ['unauthorized', 'rate_limited', 'validation_failed'] as ApiErrorCode[],
   /** A route with path parameters (`/v1/sessions/{sessionId}…`). */

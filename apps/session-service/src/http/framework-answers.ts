@@ -14,6 +14,10 @@
  *   head or body is not received within `REQUEST_TIMEOUT_MS` → 408 `request_timeout`. These are
  *   written on the socket, which is then closed. A client that half-closes inside a body is not
  *   among them: its request is answered 400 `request_aborted` through its route (`half-close.ts`);
+ * - an HTTP/1.1 request without a `Host` header → 400 `malformed_request` ({@link answerMissingHost};
+ *   the server is made with `requireHostHeader: false`, else Node answers a bare 400 itself);
+ * - an `Expect` header other than `100-continue` → 417 `unsupported_expectation`
+ *   ({@link answerUnsupportedExpectations}, Node's `checkExpectation` event; else a bare 417);
  * - any request arriving once the service has started shutting down → 503 `shutting_down` with
  *   `Retry-After: 1` ({@link answerWhileShuttingDown});
  * - a known path asked with a method it does not have → 405 `method_not_allowed` with an `Allow`
@@ -69,6 +73,61 @@ export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined)
     void reply.code(status).send(body);
     metrics()?.httpDuration.observe({ method: request.method, route: 'unknown', status: String(status) }, Number(process.hrtime.bigint() - started) / 1e9);
   };
+}
+
+/** The answer to an HTTP/1.1 request without a `Host` header (HTTP/1.1 requires one, RFC 9112 §3.2). */
+export const HOST_REQUIRED: ApiErrorBody = {
+  code: 'malformed_request',
+  message: 'an HTTP/1.1 request needs a Host header (e.g. Host: 127.0.0.1:3000); the request was not read',
+};
+
+/** Whether `raw` is an HTTP/1.1 (or later 1.x) request without a `Host` header. */
+export function lacksRequiredHost(raw: Pick<http.IncomingMessage, 'httpVersionMajor' | 'httpVersionMinor' | 'headers'>): boolean {
+  return raw.httpVersionMajor === 1 && raw.httpVersionMinor >= 1 && raw.headers.host === undefined;
+}
+
+/**
+ * Makes `app` answer an HTTP/1.1 request without a `Host` header 400 `malformed_request`
+ * ({@link HOST_REQUIRED}) with `Connection: close`, before anything else (an `onRequest` hook, so
+ * counted in the metrics; one warn line as {@link answerFrameworkErrors} writes, since Node's
+ * parser-level refusals are logged at warn too). The server must be made with
+ * `requireHostHeader: false` (Node would otherwise answer a bare 400 without any log line).
+ */
+export function answerMissingHost(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!lacksRequiredHost(request.raw)) return done();
+    logger.warn(`refused ${request.method} ${shortPath(request.url)}: 400 ${HOST_REQUIRED.code} (no Host header)`);
+    void reply.code(400).header('connection', 'close').send(HOST_REQUIRED);
+  });
+}
+
+/** The answer to an `Expect` header other than `100-continue` (`expectation`: its value, quoted in the message). */
+export function unsupportedExpectationAnswer(expectation: string): { status: number; body: ApiErrorBody } {
+  return {
+    status: 417,
+    body: {
+      code: 'unsupported_expectation',
+      message: `Expect: ${quoteInput(expectation)} is not supported; the service meets only Expect: 100-continue (or send no Expect header)`,
+    },
+  };
+}
+
+/**
+ * Makes `server` answer a request whose `Expect` header is not `100-continue` (Node's
+ * `checkExpectation` event, which replaces Node's bare 417) with 417 `unsupported_expectation`
+ * and `Connection: close` (its body is not read), logs one line as {@link answerFrameworkErrors}
+ * does and counts the answer under route `unknown`. `metrics()` gives the metrics once the
+ * application exists.
+ */
+export function answerUnsupportedExpectations(server: http.Server, metrics: () => ServiceMetrics | undefined): void {
+  server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const { status, body } = unsupportedExpectationAnswer(String(req.headers.expect ?? ''));
+    logger.warn(`refused ${req.method} ${shortPath(req.url ?? '')}: ${status} ${body.code}`);
+    const text = JSON.stringify(body);
+    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
+    res.end(text);
+    metrics()?.httpDuration.observe({ method: req.method ?? 'unknown', route: 'unknown', status: String(status) }, 0);
+  });
 }
 
 /** An error of Node's HTTP parser (`clientError` event): its code, and the bytes received when parsing failed. */

@@ -154,6 +154,19 @@ export const EXPECTED_REVISION_IMPRECISE =
   `is a JSON number past ${Number.MAX_SAFE_INTEGER} (2^53 − 1): JSON numbers that large lose precision (9007199254740993 is read as 9007199254740992), ` +
   `so send the revision as a decimal string, e.g. "9007199254740993" (any revision from 0 to ${MAX_REVISION}, ${CANONICAL_DECIMAL_RULE.replace(/ \(e\.g\. "42"\)$/, '')})`;
 
+/**
+ * The 400 message for `expectedRevision` sent as a JSON number certainly past 9223372036854775807
+ * (2^63 − 1, the largest revision): read as a double above 2^63 (which 9223372036854775807 itself
+ * rounds to, so 2^63 gets {@link EXPECTED_REVISION_IMPRECISE}), or too large for a double
+ * (`1e400`, read as Infinity). No session reaches it, so a decimal string would not help.
+ */
+export const EXPECTED_REVISION_OUT_OF_RANGE = `is a JSON number past ${MAX_REVISION} (2^63 − 1), the largest revision: out of range; send the revision of the session's last event`;
+
+/** Whether a JSON number sent as `expectedRevision` is certainly past the largest revision (see {@link EXPECTED_REVISION_OUT_OF_RANGE}). */
+export function revisionNumberOutOfRange(value: number): boolean {
+  return value > 2 ** 63;
+}
+
 /** The 400 message for `expectedRevision: null` (ambiguous between "no check" and "no stream yet", so refused rather than guessed). */
 export const EXPECTED_REVISION_NULL =
   'is null: leave it out (or send "any") for no check, or send the revision of the session\'s last event (e.g. 8 or "8"), "no_stream" (the session must not exist yet) or "stream_exists"';
@@ -358,9 +371,11 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     error: (iss: { input?: unknown }) =>
       iss.input === null
         ? EXPECTED_REVISION_NULL
-        : typeof iss.input === 'number' && iss.input > Number.MAX_SAFE_INTEGER
-          ? EXPECTED_REVISION_IMPRECISE
-          : EXPECTED_REVISION_RULE,
+        : typeof iss.input === 'number' && revisionNumberOutOfRange(iss.input)
+          ? EXPECTED_REVISION_OUT_OF_RANGE
+          : typeof iss.input === 'number' && iss.input > Number.MAX_SAFE_INTEGER
+            ? EXPECTED_REVISION_IMPRECISE
+            : EXPECTED_REVISION_RULE,
   };
   const expectedRevision = z.union(
     [
