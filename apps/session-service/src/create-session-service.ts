@@ -22,6 +22,7 @@ import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
 import { useJsonBodies } from './http/json-body';
 import { checkKeyBeforeBody } from './auth/key-check-before-body';
 import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
+import { echoRequestIds, FASTIFY_REQUEST_ID_OPTIONS } from './observability/request-id';
 import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerNearRoutes, MAX_PARAM_LENGTH } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
@@ -136,6 +137,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const shutdown = { started: false };
   const adapter = new FastifyAdapter({
     bodyLimit: config.maxBodyBytes,
+    // Each request's id: the client's X-Request-Id when short printable ASCII, else a UUID (request-id.ts).
+    ...FASTIFY_REQUEST_ID_OPTIONS,
     // TRUST_PROXY: request.ip from X-Forwarded-For when the peer is a trusted proxy (the rate limit's client address).
     // (A hop count as proxy-addr reads a number: trust the first `hops` peers from the socket's side.)
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
@@ -171,6 +174,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   bound.metrics = metrics;
   // A client that half-closes (FIN) after its request reads the answer; one that half-closes inside a body reads 400 request_aborted.
   answerHalfClosedConnections(fastify.server);
+  // Before every hook that may answer: each answer carries its X-Request-Id.
+  echoRequestIds(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);

@@ -10,7 +10,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * (counting's timeout), 60 s (REQUEST_TIMEOUT_MS's default) and 120 s (NATS commands held and
  * retried in place while the store is away), then +Inf.
  */
-export const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** The service's Prometheus registry and its metrics (durations in seconds). */
 @Injectable()
