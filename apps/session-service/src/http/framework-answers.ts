@@ -168,7 +168,7 @@ export function clientErrorLogLine(err: ClientError, status: number, code: strin
  * `answerHalfClosedConnections` (`half-close.ts`) on the server.
  */
 export function answerClientErrors(metrics: () => ServiceMetrics | undefined, options?: ClientErrorOptions) {
-  const lines = new RateLimitedWarnings(logger, "requests refused as Node could not parse them (or timed out)");
+  const lines = new RateLimitedWarnings(logger, 'requests refused as Node could not parse them (or timed out)');
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     if (isDiscardingBody(socket)) return void socket.destroy();

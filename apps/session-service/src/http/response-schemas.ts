@@ -580,7 +580,9 @@ export const HealthSchema = named(
       lastWriteError: z
         .strictObject({
           message: z.string().describe("the store's error (writes answer 503 store_unavailable meanwhile)"),
-          code: z.string().describe("the cause's code, e.g. SQLITE_BUSY (another process holds the file locked), ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none"),
+          code: z
+            .string()
+            .describe("the cause's code, e.g. SQLITE_BUSY (another process holds the file locked), ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none"),
           at: isoTime,
         })
         .nullable()

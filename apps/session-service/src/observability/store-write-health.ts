@@ -10,13 +10,7 @@
  * logs the store's outages), not for each failure between.
  */
 import { Logger } from '@nestjs/common';
-import {
-  DuplicateEventIdError,
-  EventStoreUnavailableError,
-  WriteOutcomeUnknownError,
-  WrongExpectedRevisionError,
-  type EventStore,
-} from '@lib/event-store';
+import { DuplicateEventIdError, EventStoreUnavailableError, WriteOutcomeUnknownError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
 import { OutageTransitions } from './outage-transitions';
 import { truncatedForLog } from './request-log';
 import { MAX_LOGGED_STORE_ERROR_LENGTH } from './health-transitions';
