@@ -10,7 +10,14 @@
  * logs the store's outages), not for each failure between.
  */
 import { Logger } from '@nestjs/common';
-import { DuplicateEventIdError, EventStoreUnavailableError, WriteOutcomeUnknownError, WrongExpectedRevisionError, type EventStore } from '@lib/event-store';
+import {
+  DuplicateEventIdError,
+  EventStoreUnavailableError,
+  WriteOutcomeUnknownError,
+  WrongExpectedRevisionError,
+  storeWith,
+  type EventStore,
+} from '@lib/event-store';
 import { OutageTransitions } from './outage-transitions';
 import { truncatedForLog } from './request-log';
 import { MAX_LOGGED_STORE_ERROR_LENGTH } from './health-transitions';
@@ -69,20 +76,10 @@ export class StoreWriteHealth {
           throw error;
         },
       );
-    return {
+    return storeWith(store, {
       appendToStream: (...args) => observed(store.appendToStream(...args)),
       deleteStream: (...args) => observed(store.deleteStream(...args)),
-      // Every argument passed on as given (a method's options added later must not be dropped here).
-      readStream: (...args) => store.readStream(...args),
-      readAll: (...args) => store.readAll(...args),
-      eventAt: (...args) => store.eventAt(...args),
-      streamRevision: (...args) => store.streamRevision(...args),
-      streamIncarnation: (...args) => store.streamIncarnation(...args),
-      headPosition: (...args) => store.headPosition(...args),
-      readableHead: (...args) => store.readableHead(...args),
-      subscribeToAll: (...args) => store.subscribeToAll(...args),
-      close: (...args) => store.close(...args),
-    };
+    });
   }
 
   private failed(error: EventStoreUnavailableError): void {
