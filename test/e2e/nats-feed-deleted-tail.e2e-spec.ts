@@ -2,25 +2,15 @@
  * The decisions feed's `/health` lag on a log that ends with deleted events (an erasure interrupted
  * after its stream deletion, before its record): nothing is left for the feed to read there, so it
  * is caught up, not `behind` until the next event (what the readable head gives the projector too,
- * see readiness.e2e-spec.ts). Against the shared NATS server with a stream prefix of its own.
+ * see readiness.e2e-spec.ts). The feed keeps the position it skipped to, so `/health` reads nothing
+ * more of the log for it. Against the shared NATS server with a stream prefix of its own.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Logger } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { sessionKey, sessionStream } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
-import {
-  NATS_TEST_URL,
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  eventually,
-  natsClient,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { NATS_TEST_URL, describeWithNats, eventually, uniquePrefix, useNatsSuite } from '../support/nats-test';
 
 jest.setTimeout(90_000);
 
@@ -28,19 +18,12 @@ describeWithNats('NATS feed on a deleted log tail')('the decisions feed on a log
   const prefix = uniquePrefix();
   const dirs: string[] = [];
   const harnesses: Harness[] = [];
-  let nc: NatsConnection;
-  let client: NatsTestClient;
 
-  beforeAll(async () => {
-    for (const level of ['log', 'warn'] as const) jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
-    nc = await connectForTest('NATS feed on a deleted log tail');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS feed on a deleted log tail', { quiet: true, prefixes: [prefix] });
 
   afterAll(async () => {
     for (const h of harnesses) await h.stop();
-    if (client) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
     jest.restoreAllMocks();
   });
@@ -72,5 +55,10 @@ describeWithNats('NATS feed on a deleted log tail')('the decisions feed on a log
       ((await replica.http().get('/health').expect(200)).body as { nats: { decisionFeed: { checkpoint: string; lag: string } } }).nats.decisionFeed;
     await eventually(async () => (await feed()).lag === 'caught-up', 15_000, "the feed's lag to read caught-up");
     expect(BigInt((await feed()).checkpoint)).toBeLessThan(head); // it read up to `kept`: the head is the deleted event
+
+    // The feed keeps the position it skipped to: /health compares it with the head without reading the log past the checkpoint.
+    const readableHead = jest.spyOn(replica.service.store, 'readableHead');
+    for (let i = 0; i < 3; i++) expect((await feed()).lag).toBe('caught-up');
+    expect(readableHead).not.toHaveBeenCalled();
   });
 });

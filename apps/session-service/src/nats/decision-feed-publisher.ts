@@ -31,8 +31,9 @@
  * neither JetStream's window nor a consumer deduplicating by id drops it. While a publish fails
  * (NATS down) the feed is paused: one warn line when it pauses, `/health` shows the error
  * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
- * record it deletes the erased session's answers and the decisions of the erased life (and its decisions of
- * another log) from the results and decisions streams ({@link eraseSessionCopies}). A publish that
+ * record it deletes the answers and decisions of the erased life (and the session's answers and decisions of
+ * another log) from the results and decisions streams ({@link eraseSessionCopies}): those of the session
+ * written again after the erasure stay, also when the feed reaches the record after they were published. A publish that
  * fails is retried (growing delay, at most 5 s) and never skipped, so the feed has no gaps and stays
  * in log order.
  *
@@ -48,6 +49,16 @@
  * start. Not covered: a replica lagging behind another by more than the duplicate window without a
  * pause publishes second copies (with the same id).
  *
+ * A log may end with events the feed never read and never will: deleted before it read them (an
+ * erasure interrupted after its stream deletion, before its record; SQLite and PostgreSQL count them
+ * in the head). As the projector does, the feed then passes them with `headToSkipTo` (the store's
+ * readable head when no event is left up to it): after `TAIL_CHECK_IDLE_MS` without an event (once
+ * per idle spell), and on each retry after a pause, whose check that the feed follows the log again
+ * takes the position it passed (so a feed paused on such a log resumes without waiting for the next
+ * event). That position, {@link DecisionFeedState.skippedTo}, is in memory only (the recorded
+ * checkpoint stays at the last event handled, which it names) and is what `/health` compares with
+ * the store's head for the feed's lag.
+ *
  * Message body: `{ type, tenantId, sessionId, position, revision, recordedAt, decision }` — the
  * decision event's data without its internal `checkpoint` (positions and revisions are decimal
  * strings; `revision` is null for erasure records). A decision too large for the server's
@@ -58,8 +69,9 @@ import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';
-import type { EventStore, RecordedEvent, Subscription } from '@lib/event-store';
+import { headToSkipTo, type EventStore, type RecordedEvent, type Subscription } from '@lib/event-store';
 import {
+  TAIL_CHECK_IDLE_MS,
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
   EVENTS_ARCHIVED,
@@ -76,6 +88,7 @@ import {
 } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
 import { eraseSessionCopies } from './nats-erasure';
+import { answerOfAnotherLog } from './answer-basis';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
 export const DECISION_FEED_CHECKPOINT = 'nats-decision-feed';
@@ -150,13 +163,22 @@ export interface AnotherLog {
 }
 
 /**
- * The feed's state for `/health`: the last global position it handled (published or passed); while
- * it is paused (a publish or a read failed; it retries) the error and since when (ISO-8601), else
- * null; and {@link AnotherLog} when the feed resumed elsewhere than its stream's last message
- * because that was not an event of this store's log (null otherwise).
+ * The feed's state for `/health`: the last global position it handled (published or passed), and
+ * the position it has read the log up to; while it is paused (a publish or a read failed; it
+ * retries) the error and since when (ISO-8601), else null; and {@link AnotherLog} when the feed
+ * resumed elsewhere than its stream's last message because that was not an event of this store's
+ * log (null otherwise).
  */
 export interface DecisionFeedState {
+  /** The global position (bigint) of the last event the feed handled (published or passed); 0n before the first. */
   checkpoint: bigint;
+  /**
+   * The global position (bigint, ≥ `checkpoint`) the feed has read the log up to: `checkpoint`, or
+   * the store's readable head past it when only deleted events lay between them (`headToSkipTo`,
+   * see the module doc). The feed has nothing left to do up to it: caught up when it is at the
+   * store's head.
+   */
+  skippedTo: bigint;
   lastError: string | null;
   lastErrorAt: string | null;
   anotherLog: AnotherLog | null;
@@ -262,6 +284,8 @@ export class DecisionFeedPublisher {
   private loop: Promise<void> | null = null;
   private stopped = false;
   private checkpoint = 0n;
+  /** The readable head the feed passed with no event left after its checkpoint up to it ({@link skipDeletedTail}); 0n when none. */
+  private skippedTo = 0n;
   private lastError: string | null = null;
   private lastErrorAt: string | null = null;
   private anotherLog: AnotherLog | null = null;
@@ -320,7 +344,13 @@ export class DecisionFeedPublisher {
 
   /** Where the feed is, why it is paused (null fields while it runs), and where it resumed on another log's messages. */
   state(): DecisionFeedState {
-    return { checkpoint: this.checkpoint, lastError: this.lastError, lastErrorAt: this.lastErrorAt, anotherLog: this.anotherLog };
+    return {
+      checkpoint: this.checkpoint,
+      skippedTo: max(this.checkpoint, this.skippedTo),
+      lastError: this.lastError,
+      lastErrorAt: this.lastErrorAt,
+      anotherLog: this.anotherLog,
+    };
   }
 
   /** Stops following (the position reached is checkpointed). */
@@ -394,15 +424,17 @@ export class DecisionFeedPublisher {
             // The store under the feed holds another log now (restored while this replica ran): resume as at start.
             ({ from: checkpoint, event: checkpointEvent } = await this.resumePoint({ position: checkpoint, event: checkpointEvent }));
             this.checkpoint = checkpoint;
+            this.skippedTo = 0n; // a position of the other log
             publishedUpTo = 0n;
           } else publishedUpTo = max(publishedUpTo, (await lastMessageOfThisLog(this.jsm, this.names, this.store)).position ?? 0n);
-          // With no event after the checkpoint (an idle instance after a store outage) nothing would clear
-          // the pause until the next decision: the log's head read back says the feed follows it again.
-          if ((await this.store.headPosition()) <= checkpoint) this.resumed(checkpoint, publishedUpTo);
+          // With no event after the checkpoint (an idle instance after a store outage), or only deleted ones
+          // (an interrupted erasure), nothing would clear the pause until the next event: the log's head,
+          // read back and not past what the feed has read, says the feed follows it again.
+          if (await this.readToHead(checkpoint)) this.resumed(max(checkpoint, this.skippedTo), publishedUpTo);
         }
         this.subscription = this.store.subscribeToAll({ fromPosition: checkpoint });
         let unsaved = 0;
-        for await (const event of this.subscription) {
+        for await (const event of this.withTailChecks(this.subscription, checkpoint)) {
           const decision = decisionOf(event);
           // An erasure: first delete the session's answers and decisions from the streams (a failure retries from here).
           // Also one another replica published: it deleted the copies before publishing the record, but this
@@ -416,6 +448,7 @@ export class DecisionFeedPublisher {
               decision.sessionId,
               { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) },
               (m) => this.ofAnotherLog(m),
+              async (basis) => answerOfAnotherLog(this.store, basis, await this.store.headPosition()),
             );
           if (decision && event.position > publishedUpTo) await this.publish(decision, event);
           checkpoint = event.position;
@@ -437,6 +470,59 @@ export class DecisionFeedPublisher {
         delay = Math.min(delay * 2, 5000);
       }
     }
+  }
+
+  /**
+   * The events of `subscription` (which starts after `from`), in order. Whenever none comes within
+   * `TAIL_CHECK_IDLE_MS` (the feed has read what the log holds), it first passes the deleted events
+   * at the log's end after the last one yielded ({@link skipDeletedTail}), once per wait: the loop
+   * iterating it handles each event before asking for the next. A failed check is left to the
+   * subscription to report (the store does not answer: its reads fail too).
+   */
+  private async *withTailChecks(subscription: Subscription, from: bigint): AsyncGenerator<RecordedEvent> {
+    const events = subscription[Symbol.asyncIterator]();
+    let handled = from;
+    try {
+      for (;;) {
+        const pending = events.next();
+        let timer: NodeJS.Timeout | undefined;
+        const idle = new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), TAIL_CHECK_IDLE_MS)));
+        let next = await Promise.race([pending, idle]).finally(() => clearTimeout(timer));
+        if (next === null) {
+          await this.skipDeletedTail(handled).catch(() => undefined);
+          next = await pending;
+        }
+        if (next.done) return;
+        yield next.value;
+        handled = next.value.position;
+      }
+    } finally {
+      await events.return?.();
+    }
+  }
+
+  /**
+   * Moves {@link skippedTo} to the store's readable head when no event is left after `checkpoint`
+   * (the feed's, bigint) nor after the position skipped to already up to it: the log ends with
+   * deleted events the feed never read (`headToSkipTo`, the projector's rule). Two reads of the
+   * store, one when the feed is at its readable head already.
+   * @throws what the store throws when it does not answer.
+   */
+  private async skipDeletedTail(checkpoint: bigint): Promise<void> {
+    const past = await headToSkipTo(this.store, max(checkpoint, this.skippedTo));
+    if (past !== null) this.skippedTo = past;
+  }
+
+  /**
+   * Whether the feed at `checkpoint` (bigint) has read the whole log: the store's head, read after
+   * {@link skipDeletedTail}, is not past what it has read (its checkpoint, or the readable head it
+   * skipped to). Not when the head counts events not readable yet (SQLite's writer thread: a batch
+   * committed whose answer has not arrived): the feed reads them next.
+   * @throws what the store throws when it does not answer.
+   */
+  private async readToHead(checkpoint: bigint): Promise<boolean> {
+    await this.skipDeletedTail(checkpoint);
+    return (await this.store.headPosition()) <= max(checkpoint, this.skippedTo);
   }
 
   /**

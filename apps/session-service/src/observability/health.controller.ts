@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../http/response-schemas';
 import { routeErrors } from '../http/error-codes';
 import { toApiError, type ApiErrorBody } from '../http/api-error.filter';
-import { headToSkipTo, type EventStore } from '@lib/event-store';
+import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
 import type { NatsTransport } from '../nats/nats-transport';
@@ -20,6 +20,16 @@ import { HealthTransitions } from './health-transitions';
 import { markExpectedAnswer } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
 import { StoreWriteHealth } from './store-write-health';
+
+/**
+ * Whether a follower of the log that has read it up to `readTo` (bigint: its checkpoint, or the
+ * readable head it skipped to past a log tail of deleted events, see `headToSkipTo`) is behind the
+ * store's head `head` (null: the store did not answer).
+ */
+function lagOf(readTo: bigint, head: bigint | null): 'behind' | 'caught-up' | 'unknown' {
+  if (head === null) return 'unknown';
+  return head > readTo ? 'behind' : 'caught-up';
+}
 
 /**
  * `GET /health`, `GET /health/ready` and `GET /metrics`: operations routes, never rate-limited (a
@@ -50,20 +60,8 @@ export class HealthController {
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
   ) {}
 
-  /**
-   * Whether a follower of the log at `checkpoint` is behind the store's `head` (null: the store did
-   * not answer): caught up also when only deleted events lie between them (an erasure interrupted
-   * after its stream deletion: nothing is left to read there, {@link headToSkipTo}).
-   */
-  private async lagOf(checkpoint: bigint, head: bigint | null): Promise<'behind' | 'caught-up' | 'unknown'> {
-    if (head === null) return 'unknown';
-    if (head <= checkpoint) return 'caught-up';
-    const skipTo = await headToSkipTo(this.store, checkpoint).catch(() => null);
-    return skipTo !== null && skipTo >= head ? 'caught-up' : 'behind';
-  }
-
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
-  private async natsHealth(head: bigint | null): Promise<z.output<typeof HealthSchema>['nats']> {
+  private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
     if (!this.nats) return null;
     const { connection, since, error, decisionFeed: feed, commandsRetrying } = this.nats.state();
     return {
@@ -72,7 +70,8 @@ export class HealthController {
       error,
       decisionFeed: feed && {
         checkpoint: feed.checkpoint.toString(),
-        lag: await this.lagOf(feed.checkpoint, head),
+        // Caught up also when only deleted events of an interrupted erasure lie past its checkpoint: the feed skipped them.
+        lag: lagOf(feed.skippedTo, head),
         lastError: feed.lastError,
         lastErrorAt: feed.lastErrorAt,
         anotherLog: feed.anotherLog && {
@@ -119,7 +118,7 @@ export class HealthController {
       projector: {
         running: projector.running,
         checkpoint: projector.checkpoint.toString(),
-        lag: head !== null ? (head > projector.checkpoint ? 'behind' : 'caught-up') : 'unknown',
+        lag: lagOf(projector.checkpoint, head),
         lastError: projector.lastError,
       },
       autoCompactionsInProgress: this.scheduler.inProgress,
@@ -127,7 +126,7 @@ export class HealthController {
       summarizer: { lastFailure: this.failures.lastFailure() },
       mode: this.config.apiKeys.size === 0 ? 'open (no API keys configured)' : 'api-keys',
       // Shown, never a reason for 503: HTTP commands and reads keep working while NATS is away.
-      nats: await this.natsHealth(head),
+      nats: this.natsHealth(head),
     };
     res.status(200);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
