@@ -98,14 +98,14 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
       const h = headers();
       h.set('Command-Id', name);
       if (basis) setAnswerBasisHeaders(h, basis);
-      await client.js.publish(results, JSON.stringify({ name }), { headers: h, msgID: `${prefix}-${name}` });
+      await nats.client.js.publish(results, JSON.stringify({ name }), { headers: h, msgID: `${prefix}-${name}` });
     };
 
     /** The names of the answers of session `s` left in the stream. */
     const answersLeft = async (): Promise<string[]> => {
       const out: string[] = [];
       for (let seq = 1; ;) {
-        const m = await client.jsm.streams.getMessage(names.resultStream, { seq, next_by_subj: results } as never);
+        const m = await nats.client.jsm.streams.getMessage(names.resultStream, { seq, next_by_subj: results } as never);
         if (!m) return out;
         out.push(m.header.get('Command-Id'));
         seq = m.seq + 1;
@@ -131,7 +131,7 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
     it('given a record with lastRevision, then the erased life’s answers and those without a basis go, the new life’s stay', async () => {
       await answers();
       const data: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastPosition: '4', lastRevision: '3' };
-      const erased = await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, () => Promise.resolve(false));
+      const erased = await eraseSessionCopies(nats.client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, () => Promise.resolve(false));
       expect(erased.results).toBe(3);
       expect(await answersLeft()).toEqual(['new-empty', 'new-5', 'new-6', 'new-after']);
     });
@@ -139,14 +139,14 @@ describeWithNats('NATS erasure bound')('an erasure record deletes the decisions 
     it('given a record without lastRevision (an older build), then the answers decided before the record go', async () => {
       await answers();
       const legacy: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastPosition: '4' };
-      await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(legacy) }, () => Promise.resolve(false));
+      await eraseSessionCopies(nats.client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(legacy) }, () => Promise.resolve(false));
       expect(await answersLeft()).toEqual(['new-after']);
     });
 
     it('given answers of another log after the erased life, then they go too', async () => {
       await answers();
       const data: SessionErasedData = { sessionId: 's', erasedEvents: 4, erasedAt: '2026-01-01T00:00:00.000Z', lastRevision: '3' };
-      await eraseSessionCopies(client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, (m) => Promise.resolve(m.position === 7n));
+      await eraseSessionCopies(nats.client.jsm, names, 't', 's', { position: 9n, rows: erasedRowsOf(data) }, (m) => Promise.resolve(m.position === 7n));
       expect(await answersLeft()).toEqual(['new-empty', 'new-6', 'new-after']);
     });
   });
