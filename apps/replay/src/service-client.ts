@@ -122,7 +122,7 @@ export async function ok<D>(call: Promise<{ data?: D; response: Response }>): Pr
  * Checks that a session service answers at `baseUrl` (`GET /health` through the typed client).
  * @throws ReplayError (one line) when nothing answers within `timeoutMs` (ms), something that is
  *   not the service answers, or the service answers that it is unhealthy (an error, or a status
- *   other than `ok`: its store does not answer).
+ *   other than `ok`: its store does not answer, or its last write failed).
  */
 export async function probe(client: SessionServiceClient, baseUrl: string, timeoutMs = 5000): Promise<HealthAnswer> {
   const base = baseUrl.replace(/\/+$/, '');

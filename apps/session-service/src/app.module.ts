@@ -16,6 +16,8 @@ import { SessionHistoryController } from './http/session-history.controller';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { RateLimitGuard } from './http/rate-limit.guard';
 import { HealthController } from './observability/health.controller';
+import { requestIdOf } from './observability/request-id';
+import { StoreWriteHealth } from './observability/store-write-health';
 import { ServiceMetrics } from './observability/metrics';
 import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
@@ -38,6 +40,9 @@ export class AppModule {
   /** The module for `config` and the session library's dependencies. */
   static register(config: ServiceConfig, session: SessionModuleOptions): DynamicModule {
     const throttle = config.rateLimitPerMinute > 0;
+    // Made here, not by the injector: the store the session library writes through is observed from the start.
+    const metrics = new ServiceMetrics();
+    const writes = new StoreWriteHealth((code) => metrics.storeWriteFailures.inc({ code }));
     return {
       module: AppModule,
       imports: [
@@ -58,6 +63,8 @@ export class AppModule {
                   // Never log keys or bodies: only method, path, status and timing.
                   redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie'],
                   serializers: requestLogSerializers,
+                  // The request's id as Fastify has it (the client's X-Request-Id when usable): req.id on the line.
+                  genReqId: requestIdOf,
                   autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' || req.url === FAVICON_PATH },
                 },
               }),
@@ -73,6 +80,8 @@ export class AppModule {
         SessionModule.forRoot({
           projector: { worker: config.projectorWorker },
           ...session,
+          // Every append and deletion is observed: /health's store.lastWriteError, event_store_writable, one warn line per outage.
+          store: writes.observing(session.store),
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,
             autoCompactionBackoffMs: config.autoCompactionBackoffMs,
@@ -86,7 +95,8 @@ export class AppModule {
       controllers: [SessionHistoryController, SessionsController, RecallController, HealthController],
       providers: [
         { provide: SERVICE_CONFIG, useValue: config },
-        ServiceMetrics,
+        { provide: ServiceMetrics, useValue: metrics },
+        { provide: StoreWriteHealth, useValue: writes },
         CompactionMetricsHandler,
         SummarizerFailureLog,
         ApiKeyGuard,

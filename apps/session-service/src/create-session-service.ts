@@ -22,6 +22,7 @@ import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
 import { useJsonBodies } from './http/json-body';
 import { checkKeyBeforeBody } from './auth/key-check-before-body';
 import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
+import { echoRequestIds, FASTIFY_REQUEST_ID_OPTIONS } from './observability/request-id';
 import {
   answerClientErrors,
   answerFrameworkErrors,
@@ -145,6 +146,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const shutdown = { started: false };
   const adapter = new FastifyAdapter({
     bodyLimit: config.maxBodyBytes,
+    // Each request's id: the client's X-Request-Id when short printable ASCII, else a UUID (request-id.ts).
+    ...FASTIFY_REQUEST_ID_OPTIONS,
     // TRUST_PROXY: request.ip from X-Forwarded-For when the peer is a trusted proxy (the rate limit's client address).
     // (A hop count as proxy-addr reads a number: trust the first `hops` peers from the socket's side.)
     trustProxy: typeof config.trustProxy === 'number' ? trustHops(config.trustProxy) : config.trustProxy,
@@ -184,6 +187,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerHalfClosedConnections(fastify.server);
   // Expect other than 100-continue: 417 unsupported_expectation in our shape, logged and counted (not Node's bare 417).
   answerUnsupportedExpectations(fastify.server, () => bound.metrics);
+  // Before every hook that may answer: each answer carries its X-Request-Id.
+  echoRequestIds(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify);
   useJsonBodies(fastify, config.maxBodyBytes);

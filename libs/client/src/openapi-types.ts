@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer: never a 503, a restart would not help) */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, "degraded" and store.lastWriteError while it answers reads but the last write failed: never a 503, a restart would not help) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -578,13 +578,26 @@ export interface components {
                 lastError: string | null;
                 running: boolean;
             };
-            /** @enum {string} */
-            status: "ok" | "unavailable";
+            /**
+             * @description unavailable: the store does not answer (store.error) or holds another log than the read models; degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
+             * @enum {string}
+             */
+            status: "ok" | "degraded" | "unavailable";
             store: {
+                /** @description why the store's head could not be read now (null: it answered) */
                 error: string | null;
                 headPosition: string | null;
                 /** @enum {string} */
                 kind: "sqlite" | "postgres" | "kurrentdb";
+                /** @description the last write (append, erasure) that failed, until a write succeeds (null: the last write succeeded, or none failed) */
+                lastWriteError: {
+                    /** @description ISO-8601 UTC date-time */
+                    at: string;
+                    /** @description the cause's code, e.g. SQLITE_BUSY (another process holds the file locked), ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none */
+                    code: string;
+                    /** @description the store's error (writes answer 503 store_unavailable meanwhile) */
+                    message: string;
+                } | null;
             };
             summarizer: {
                 /** @description the last compaction pass this replica saw fail (null before any) */

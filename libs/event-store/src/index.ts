@@ -22,3 +22,4 @@ export { parseCanonicalInteger, MAX_REVISION, CANONICAL_DECIMAL_PATTERN, CANONIC
 export { urlParts, withoutCredentials, type UrlParts } from './without-credentials';
 export { mayContinueAppend, completeLastAppend, MAX_APPEND_COMPLETION_PAGES } from './append-boundary';
 export { headToSkipTo } from './head-to-skip-to';
+export { storeWith } from './store-with';

@@ -35,6 +35,7 @@ import { answerBeforeBody, isDiscardingBody } from './early-answer';
 import { abortBodyKeepingConnection, requestInFlight } from './half-close';
 import type { ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
+import { RateLimitedWarnings } from '../observability/rate-limited-lines';
 import { quoteInput } from '@lib/compaction';
 
 /**
@@ -215,7 +216,9 @@ export function clientErrorLogLine(err: ClientError, status: number, code: strin
 
 /**
  * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
- * it, logs one line and counts the answer (method and route `unknown`). A socket reading and
+ * it, logs one line and counts the answer (method and route `unknown`). The lines are rate-limited
+ * ({@link RateLimitedWarnings}: 10 per 60 s, then one line telling how many more, by Node's code and
+ * the answer): anyone, without a key, can send unparseable requests. A socket reading and
  * discarding a body after its request was answered ({@link isDiscardingBody}: a client that stops
  * sending and closes leaves Node's parser inside the body, `HPE_INVALID_EOF_STATE`), or whose
  * request still receiving its body was answered already (e.g. 415 before the body), is closed
@@ -226,6 +229,7 @@ export function clientErrorLogLine(err: ClientError, status: number, code: strin
  * `answerHalfClosedConnections` (`half-close.ts`) on the server.
  */
 export function answerClientErrors(metrics: () => ServiceMetrics | undefined, options?: ClientErrorOptions) {
+  const lines = new RateLimitedWarnings(logger, 'requests refused as Node could not parse them (or timed out)');
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     if (isDiscardingBody(socket)) return void socket.destroy();
@@ -233,7 +237,7 @@ export function answerClientErrors(metrics: () => ServiceMetrics | undefined, op
     if (inFlight?.res.headersSent) return void socket.destroy();
     if (inFlight && err.code === 'HPE_INVALID_EOF_STATE') return abortBodyKeepingConnection(inFlight);
     const { status, body } = clientErrorAnswer(err, options);
-    logger.warn(clientErrorLogLine(err, status, body.code, options));
+    lines.warn(clientErrorLogLine(err, status, body.code, options), `${err.code ?? 'error'}: ${status} ${body.code}`);
     if (socket.writable) {
       const text = JSON.stringify(body);
       socket.write(

@@ -568,8 +568,26 @@ export const EraseAnswerSchema = named(
 export const HealthSchema = named(
   'Health',
   z.strictObject({
-    status: z.enum(['ok', 'unavailable']),
-    store: z.strictObject({ kind: z.enum(['sqlite', 'postgres', 'kurrentdb']), headPosition: decimal.nullable(), error: z.string().nullable() }),
+    status: z
+      .enum(['ok', 'degraded', 'unavailable'])
+      .describe(
+        'unavailable: the store does not answer (store.error) or holds another log than the read models; degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
+      ),
+    store: z.strictObject({
+      kind: z.enum(['sqlite', 'postgres', 'kurrentdb']),
+      headPosition: decimal.nullable(),
+      error: z.string().nullable().describe("why the store's head could not be read now (null: it answered)"),
+      lastWriteError: z
+        .strictObject({
+          message: z.string().describe("the store's error (writes answer 503 store_unavailable meanwhile)"),
+          code: z
+            .string()
+            .describe("the cause's code, e.g. SQLITE_BUSY (another process holds the file locked), ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none"),
+          at: isoTime,
+        })
+        .nullable()
+        .describe('the last write (append, erasure) that failed, until a write succeeds (null: the last write succeeded, or none failed)'),
+    }),
     projector: z.strictObject({ running: z.boolean(), checkpoint: decimal, lag: z.enum(['behind', 'caught-up', 'unknown']), lastError: z.string().nullable() }),
     autoCompactionsInProgress: count,
     autoCompactionsBackingOff: count.describe(

@@ -12,6 +12,7 @@ import { HealthTransitions } from './health-transitions';
 import type { ServiceMetrics } from './metrics';
 import { requestLogLevelOptions } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
+import { StoreWriteHealth } from './store-write-health';
 
 /** A Fastify app serving the real HealthController's /health over a store that fails while `store.down`, logging with pino-http and our level options. */
 async function healthApp() {
@@ -36,6 +37,7 @@ async function healthApp() {
     { apiKeys: new Map(), databaseUrl: 'postgres://x', kurrentdbConnectionString: undefined } as unknown as ServiceConfig,
     {} as SessionReads,
     new SummarizerFailureLog(),
+    new StoreWriteHealth(),
   );
   const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('info') }, stream);
   const app = Fastify();

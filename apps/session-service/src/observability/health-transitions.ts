@@ -6,6 +6,7 @@
  * finds the store unavailable logs the change too. Durations are between probes: the first that
  * found the store unavailable and the first that found it back (the outage itself may be shorter).
  */
+import { OutageTransitions } from './outage-transitions';
 import { truncatedForLog } from './request-log';
 
 /** Longest store error message repeated in a transition line, in UTF-16 code units. */
@@ -13,8 +14,7 @@ export const MAX_LOGGED_STORE_ERROR_LENGTH = 200;
 
 /** Tracks `/health`'s answers; see the module doc. */
 export class HealthTransitions {
-  private unavailableSince: number | null = null;
-  private failedProbes = 0;
+  private readonly outages = new OutageTransitions();
 
   /**
    * Records one probe: `storeError` null when the store answered (`status: "ok"`), else the
@@ -22,17 +22,11 @@ export class HealthTransitions {
    * Returns the line to log at warn when the state changed, else null.
    */
   observe(storeError: string | null, nowMs: number): string | null {
-    if (storeError !== null) {
-      this.failedProbes++;
-      if (this.unavailableSince !== null) return null;
-      this.unavailableSince = nowMs;
-      return `/health: the store does not answer (${truncatedForLog(storeError, MAX_LOGGED_STORE_ERROR_LENGTH)}); /health says unavailable (still 200), writes answer 503 store_unavailable; the next probes log at debug until it answers again`;
-    }
-    if (this.unavailableSince === null) return null;
-    const seconds = ((nowMs - this.unavailableSince) / 1000).toFixed(1);
-    const probes = this.failedProbes;
-    this.unavailableSince = null;
-    this.failedProbes = 0;
-    return `/health: the store answers again (unavailable at ${probes} probe${probes === 1 ? '' : 's'} over ${seconds} s, from the first that found it down to this one)`;
+    const change = this.outages.observe(storeError, nowMs);
+    if (change === null) return null;
+    if (change.kind === 'started')
+      return `/health: the store does not answer (${truncatedForLog(change.error, MAX_LOGGED_STORE_ERROR_LENGTH)}); /health says unavailable (still 200), writes answer 503 store_unavailable; the next probes log at debug until it answers again`;
+    const probes = change.failures;
+    return `/health: the store answers again (unavailable at ${probes} probe${probes === 1 ? '' : 's'} over ${change.seconds.toFixed(1)} s, from the first that found it down to this one)`;
   }
 }

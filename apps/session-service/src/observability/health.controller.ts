@@ -19,6 +19,7 @@ import { ServiceMetrics } from './metrics';
 import { HealthTransitions } from './health-transitions';
 import { markExpectedAnswer } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
+import { StoreWriteHealth } from './store-write-health';
 
 /**
  * Whether a follower of the log that has read it up to `readTo` (bigint: its checkpoint, or the
@@ -55,6 +56,7 @@ export class HealthController {
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly reads: SessionReads,
     private readonly failures: SummarizerFailureLog,
+    private readonly writes: StoreWriteHealth,
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
   ) {}
 
@@ -87,15 +89,17 @@ export class HealthController {
   /**
    * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, with the store's,
    * projector's and NATS connection's state in the body (`status: "unavailable"` and
-   * `store.error` while the store does not answer). Never 503 for the store: restarting the
-   * process does not bring a store back, and a process restarted during a store outage cannot
-   * serve reads until the store answers (its start-up catch-up reads the log), while a running
-   * one keeps serving them from its read models. Alert on `event_store_up` in `/metrics`.
+   * `store.error` while the store does not answer; `status: "degraded"` and `store.lastWriteError`
+   * while it answers reads but the last write failed, {@link StoreWriteHealth}). Never 503 for the
+   * store: restarting the process does not bring a store back, and a process restarted during a
+   * store outage cannot serve reads until the store answers (its start-up catch-up reads the log),
+   * while a running one keeps serving them from its read models. Alert on `event_store_up` and
+   * `event_store_writable` in `/metrics`.
    */
   @Get('health')
   @ApiOperation({
     summary:
-      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer: never a 503, a restart would not help)',
+      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, "degraded" and store.lastWriteError while it answers reads but the last write failed: never a 503, a restart would not help)',
   })
   @ApiAnswer(HealthSchema, { errors: routeErrors(['any']) })
   async health(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof HealthSchema>> {
@@ -107,9 +111,10 @@ export class HealthController {
     } catch (err) {
       storeError = (err as Error).message;
     }
+    const lastWriteError = this.writes.lastWriteError();
     const body: z.output<typeof HealthSchema> = {
-      status: storeError || projector.offLog ? 'unavailable' : 'ok',
-      store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError },
+      status: storeError || projector.offLog ? 'unavailable' : lastWriteError ? 'degraded' : 'ok',
+      store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError, lastWriteError },
       projector: {
         running: projector.running,
         checkpoint: projector.checkpoint.toString(),
@@ -175,6 +180,7 @@ export class HealthController {
   async prometheus(): Promise<string> {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
+    this.metrics.storeWritable.set(this.writes.lastWriteError() === null ? 1 : 0);
     this.metrics.autoCompactionsBackingOff.set(this.scheduler.backingOff);
     if (this.nats) {
       const { connection, decisionFeed, commandsRetrying } = this.nats.state();

@@ -4,8 +4,13 @@
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Buckets (seconds) of the duration histograms: HTTP requests and NATS commands alike. */
-const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+/**
+ * Buckets (seconds) of the duration histograms, HTTP requests and NATS commands alike: 1 ms to
+ * 2.5 s for ordinary answers, then 5 s (reads wait up to MAX_WAIT_MS, 5 s by default), 10 s, 30 s
+ * (counting's timeout), 60 s (REQUEST_TIMEOUT_MS's default) and 120 s (NATS commands held and
+ * retried in place while the store is away), then +Inf.
+ */
+const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
 /** The service's Prometheus registry and its metrics (durations in seconds). */
 @Injectable()
@@ -31,6 +36,23 @@ export class ServiceMetrics {
   readonly storeUp = new Gauge({
     name: 'event_store_up',
     help: 'Whether the event store answered at this scrape: 1 yes, 0 no (writes answer 503 store_unavailable meanwhile)',
+    registers: [this.registry],
+  });
+  /**
+   * 0 while the last write to the store failed (503 `store_unavailable`: e.g. a SQLite file locked by
+   * another process, a read-only PostgreSQL), 1 otherwise; back to 1 at the next write that succeeds.
+   * Reads may answer meanwhile (`event_store_up` 1): alert on both.
+   */
+  readonly storeWritable = new Gauge({
+    name: 'event_store_writable',
+    help: 'Whether the last write to the event store succeeded: 0 while writes fail (503 store_unavailable; reads may still answer, see event_store_up), 1 otherwise',
+    registers: [this.registry],
+  });
+  /** Writes (appends, stream deletions) the store failed (503 `store_unavailable`), by the cause's `code` (`writeFailureCode` in store-write-health.ts). */
+  readonly storeWriteFailures = new Counter({
+    name: 'event_store_write_failures_total',
+    help: "Writes to the event store that failed (answered 503 store_unavailable), by the cause's code (e.g. SQLITE_BUSY, ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none, outcome_unknown when the answer was lost)",
+    labelNames: ['code'],
     registers: [this.registry],
   });
   /** With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed; absent without NATS_URL. */

@@ -1,6 +1,6 @@
 /**
  * What one request's log line says about the request and its answer (pino-http serializers):
- * method, path (no query string: it may carry search text), the tenant when API keys are configured,
+ * request id, method, path (no query string: it may carry search text), the tenant when API keys are configured,
  * status and, for an error, its code (`counting_timeout` or `store_unavailable` of a 503); never
  * headers or bodies. Values the client chooses are cut to {@link MAX_LOGGED_VALUE_LENGTH}: a
  * 5,000-character session id must not make a 5 KB log line.
@@ -61,12 +61,16 @@ function rawOf(res: object): Record<symbol, string | undefined> | undefined {
 }
 
 /**
- * pino-http serializers of the request log line: `req` → `{ method, url }` (path only, both cut by
- * {@link truncatedForLog}), `res` → `{ statusCode, tenant?, code? }` (what {@link logAnswerCodes}
+ * pino-http serializers of the request log line: `req` → `{ id, method, url }` (the request id,
+ * `requestIdOf` in request-id.ts; the path only, method and path cut by {@link truncatedForLog}), `res` → `{ statusCode, tenant?, code? }` (what {@link logAnswerCodes}
  * recorded).
  */
 export const requestLogSerializers = {
-  req: (req: { method: string; url: string }) => ({ method: truncatedForLog(req.method), url: truncatedForLog(req.url.split('?')[0]) }),
+  req: (req: { id?: unknown; method: string; url: string }) => ({
+    ...(req.id === undefined ? {} : { id: req.id }),
+    method: truncatedForLog(req.method),
+    url: truncatedForLog(req.url.split('?')[0]),
+  }),
   res: (res: { statusCode: number }) => {
     const raw = rawOf(res);
     const tenant = raw?.[LOGGED_TENANT];

@@ -1,4 +1,5 @@
-import { FailureLineLimiter, failedPassLine } from './summarizer-failure-log';
+import { LineLimiter } from './rate-limited-lines';
+import { failedPassLine } from './summarizer-failure-log';
 
 describe('failed compaction pass lines', () => {
   it('names session, tenant, compaction, origin, stage and reason, the session id quoted as input', () => {
@@ -13,7 +14,7 @@ describe('failed compaction pass lines', () => {
   });
 
   it('logs the first 3 failures of a window one by one, counts the rest by reason, and tells them in one line when the window ends', () => {
-    const limiter = new FailureLineLimiter(3, 60_000);
+    const limiter = new LineLimiter('compaction passes failed', 3, 60_000);
     const admitted = [0, 1, 2, 3, 4, 5].map((i) => limiter.admit(1_000 + i, i < 5 ? 'HTTP 401' : 'HTTP 500'));
     expect(admitted.map((a) => a.line)).toEqual([true, true, true, false, false, false]);
     // The first failure counted asks for a flush at the window's end; the later ones do not ask again.

@@ -6,7 +6,7 @@
  * `minPosition` can wait until the read models include everything this process answered before
  * the read arrived.
  */
-import type { AppendOptions, AppendResult, EventData, EventStore, RecordedEvent } from '@lib/event-store';
+import { storeWith, type AppendOptions, type AppendResult, type EventData, type EventStore, type RecordedEvent } from '@lib/event-store';
 
 /** The highest global position (bigint, 0n before any) this process's answers were decided on or read from. */
 export class AcknowledgedPositions {
@@ -47,7 +47,7 @@ export class AcknowledgedPositions {
  * state than one just answered from the log. Every other method is `store`'s own.
  */
 export function recordingAcknowledgedPositions(store: EventStore, positions: AcknowledgedPositions): EventStore {
-  return {
+  return storeWith(store, {
     async appendToStream(stream: string, events: EventData[], options?: AppendOptions): Promise<AppendResult> {
       const result = await store.appendToStream(stream, events, options);
       positions.acknowledged(result.position);
@@ -58,15 +58,5 @@ export function recordingAcknowledgedPositions(store: EventStore, positions: Ack
       for (const e of events) positions.acknowledged(e.position);
       return events;
     },
-    // Every argument passed on as given (a method's options added later must not be dropped here).
-    readAll: (...args) => store.readAll(...args),
-    eventAt: (...args) => store.eventAt(...args),
-    streamRevision: (...args) => store.streamRevision(...args),
-    streamIncarnation: (...args) => store.streamIncarnation(...args),
-    headPosition: (...args) => store.headPosition(...args),
-    readableHead: (...args) => store.readableHead(...args),
-    subscribeToAll: (...args) => store.subscribeToAll(...args),
-    deleteStream: (...args) => store.deleteStream(...args),
-    close: (...args) => store.close(...args),
-  };
+  });
 }
