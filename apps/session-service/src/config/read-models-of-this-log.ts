@@ -38,3 +38,20 @@ export async function checkReadModelsOfThisLog(dataDir: string, store: EventStor
     fix: offLogRemedy(mismatch, file),
   });
 }
+
+/**
+ * For the read-model rebuild: refuses to rebuild read models that reached a position from a log
+ * that is empty (`head` 0n: the store is missing or empty), which would leave them empty.
+ * @throws ConfigurationError naming DATA_DIR and what to do ({@link offLogRemedy}).
+ */
+export function refuseEmptyLogUnder(dataDir: string, head: bigint, readModels: ReadModelStore): void {
+  const checkpoint = readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME).position;
+  if (head !== 0n || checkpoint === 0n) return;
+  const file = path.basename(readModels.file);
+  throw new ConfigurationError({
+    variable: 'DATA_DIR',
+    value: dataDir,
+    problem: `its read models (${file}) reached position ${checkpoint}, but the event store's log is empty (head position 0): the event store is missing or empty`,
+    fix: offLogRemedy({ head, checkpoint }, file),
+  });
+}
