@@ -181,7 +181,9 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     (store as { reportSchemaChanges?: (listener: (line: string) => void) => void }).reportSchemaChanges?.((line) => app.get(Logger).log(line, 'EventStore'));
   // One error line when the SQLite store first meets a damaged page of its file (from then on it refuses every operation: 503 store_corrupt).
   if (config.logLevel !== 'silent')
-    (store as { reportCorruption?: (listener: (error: Error) => void) => void }).reportCorruption?.((error) => app.get(Logger).error(error.message, 'EventStore'));
+    (store as { reportCorruption?: (listener: (error: Error) => void) => void }).reportCorruption?.((error) =>
+      app.get(Logger).error(error.message, 'EventStore'),
+    );
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;

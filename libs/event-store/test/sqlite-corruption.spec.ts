@@ -1,5 +1,6 @@
 import { closeSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import Database from 'better-sqlite3';
 import * as path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { EventStoreCorruptError, EventStoreUnavailableError, SqliteEventStore } from '../src';
@@ -21,7 +22,10 @@ async function filledStore(file: string): Promise<SqliteEventStore> {
   const store = SqliteEventStore.open(file, { writerThread: false });
   const text = 'x'.repeat(3000);
   for (let batch = 0; batch < 40; batch++) {
-    await store.appendToStream(`s-${batch}`, Array.from({ length: 100 }, (_, i) => ({ id: randomUUID(), type: 'note', data: { text: `${batch}-${i} ${text}` } })));
+    await store.appendToStream(
+      `s-${batch}`,
+      Array.from({ length: 100 }, (_, i) => ({ id: randomUUID(), type: 'note', data: { text: `${batch}-${i} ${text}` } })),
+    );
   }
   store.purgeWal();
   return store;
@@ -90,8 +94,8 @@ describe('SqliteEventStore on a damaged file', () => {
     expect(told).toHaveLength(1);
     await store.close();
     // Nothing was written after the damage was found.
-    const raw = new (require('better-sqlite3'))(file, { readonly: true });
-    expect(raw.prepare("SELECT count(*) AS n FROM events WHERE stream = 's-new'").get().n).toBe(0);
+    const raw = new Database(file, { readonly: true });
+    expect((raw.prepare("SELECT count(*) AS n FROM events WHERE stream = 's-new'").get() as { n: number }).n).toBe(0);
     raw.close();
   });
 });

@@ -51,7 +51,9 @@ describe('a damaged read-models file', () => {
     const readModels = await openReadModelsSettingDamageAside(dir, file, store, { quickCheck: true, say: (line) => said.push(line) });
     try {
       expect(said).toHaveLength(1);
-      expect(said[0]).toMatch(/^the read models file .*read-models\.sqlite is damaged \(.+\): moved aside as read-models\.sqlite\.damaged-\d{4}-\d\d-\d\dT[\d-]+Z/);
+      expect(said[0]).toMatch(
+        /^the read models file .*read-models\.sqlite is damaged \(.+\): moved aside as read-models\.sqlite\.damaged-\d{4}-\d\d-\d\dT[\d-]+Z/,
+      );
       const aside = readdirSync(dir).filter((name) => name.startsWith('read-models.sqlite.damaged-'));
       expect(aside.length).toBeGreaterThanOrEqual(1);
       expect(await new SessionProjector(readModels).rebuild(store)).toBe(60n);
@@ -67,7 +69,9 @@ describe('a damaged read-models file', () => {
     const refused = await openReadModelsSettingDamageAside(dir, file, empty, { quickCheck: true, say: () => undefined }).catch((e: unknown) => e);
     await empty.close();
     expect(refused).toBeInstanceOf(ConfigurationError);
-    expect((refused as Error).message).toMatch(/its read models \(read-models\.sqlite\) are damaged .*log is empty.*restore the event store from a backup.*do NOT delete read-models\.sqlite/);
+    expect((refused as Error).message).toMatch(
+      /its read models \(read-models\.sqlite\) are damaged .*log is empty.*restore the event store from a backup.*do NOT delete read-models\.sqlite/,
+    );
     expect(existsSync(file)).toBe(true);
     expect(readdirSync(dir).some((name) => name.includes('.damaged-'))).toBe(false);
   });

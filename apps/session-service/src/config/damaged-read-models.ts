@@ -71,6 +71,8 @@ export async function openReadModelsSettingDamageAside(
       fix: `restore the event store from a backup, the service stopped; do NOT delete ${name}: what is readable of it (sqlite3 ${name} ".recover") may be the last copy of the events' text`,
     });
   const aside = setAsideDamaged(file);
-  options.say(`the read models file ${file} is damaged (${opened.damage}): moved aside as ${path.basename(aside)} (with its -wal and -shm files); building a new one from the log`);
+  options.say(
+    `the read models file ${file} is damaged (${opened.damage}): moved aside as ${path.basename(aside)} (with its -wal and -shm files); building a new one from the log`,
+  );
   return ReadModelStore.open(file);
 }

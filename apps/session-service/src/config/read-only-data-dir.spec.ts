@@ -4,6 +4,7 @@
  * naming DATA_DIR and the read-only file system. A read-only mount cannot be made in CI: the
  * mapping functions are tested with a stand-in for `access`.
  */
+import { tmpdir } from 'node:os';
 import { ConfigurationError } from './configuration-error';
 import { fileSystemCause, readOnlyDataDir } from './data-dir';
 import { isReadOnly } from './data-dir-lock';
@@ -46,6 +47,6 @@ describe('a read-only DATA_DIR', () => {
     expect(isReadOnly(fsError('EACCES'), '/d')).toBe(false);
     expect(isReadOnly(fsError('SQLITE_BUSY'), '/d')).toBe(false);
     // A writable temp directory: SQLITE_READONLY there is something else (e.g. permissions).
-    expect(isReadOnly(fsError('SQLITE_READONLY'), require('node:os').tmpdir())).toBe(false);
+    expect(isReadOnly(fsError('SQLITE_READONLY'), tmpdir())).toBe(false);
   });
 });

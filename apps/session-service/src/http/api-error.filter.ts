@@ -87,7 +87,8 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
       status: 503,
       body: {
         code: 'read_models_damaged',
-        message: 'the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log; nothing was lost',
+        message:
+          'the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log; nothing was lost',
       },
     };
   if (err instanceof WriteOutcomeUnknownError) return { status: 503, body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE } };
