@@ -517,11 +517,13 @@ export interface components {
          *     - internal (500): an unexpected error (logged); the request may be retried
          *     - projection_behind (503): the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
          *     - store_unavailable (503): the event store does not answer; retry
+         *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+         *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
          *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "counting_timeout" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -1521,6 +1523,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -1530,7 +1534,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -1668,6 +1672,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -1677,7 +1683,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -1822,6 +1828,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -1831,7 +1839,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -1983,6 +1991,7 @@ export interface operations {
             };
             /**
              * @description - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -1992,7 +2001,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
                     };
                 };
             };
@@ -2136,6 +2145,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -2145,7 +2156,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -2326,6 +2337,7 @@ export interface operations {
             };
             /**
              * @description - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -2336,7 +2348,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -2483,6 +2495,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -2492,7 +2506,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -2639,6 +2653,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -2648,7 +2664,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -2795,6 +2811,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -2804,7 +2822,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -3111,6 +3129,7 @@ export interface operations {
             };
             /**
              * @description - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -3121,7 +3140,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -3334,6 +3353,7 @@ export interface operations {
             };
             /**
              * @description - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -3344,7 +3364,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -3487,6 +3507,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3496,7 +3518,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -3700,6 +3722,7 @@ export interface operations {
             };
             /**
              * @description - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3709,7 +3732,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & {
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
                     };
                 };
             };
@@ -3855,6 +3878,8 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3864,7 +3889,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
