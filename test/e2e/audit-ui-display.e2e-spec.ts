@@ -16,7 +16,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startService } from '../support/service-harness';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { hasChromium, launchChromium, reportNoChromium } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage } from '../support/chromium';
 
 const SESSION = 'bidi-audit';
 /** Stored text whose RIGHT-TO-LEFT OVERRIDE would show "evil" as "live". */
@@ -35,13 +35,6 @@ const HIDDEN = [
 const HIDDEN_TEXT = `a${HIDDEN.map((cp) => String.fromCodePoint(cp)).join('a')}a`;
 /** Emoji whose variation selector and joiners are part of the picture (README: shown as they are). */
 const EMOJI = 'ok ❤️ 👩‍💻 1️⃣';
-
-const suite = hasChromium()
-  ? describe
-  : (title: string, fn: () => void) => {
-      reportNoChromium(title);
-      describe.skip(`${title} (skipped: no Chromium)`, fn);
-    };
 
 /**
  * Left edges (CSS px) of the characters of `text` as laid out inside `selector`, in the text's
@@ -75,7 +68,7 @@ async function charLefts(page: Page, selector: string, text: string): Promise<nu
   }, text);
 }
 
-suite('audit page in a browser: stored text, errors in place, log counts', () => {
+describeWithChromium('audit page in a browser: stored text, errors in place, log counts', () => {
   let harness: ClientHarness;
   let client: SessionServiceClient;
   let browser: Browser;
@@ -114,8 +107,7 @@ suite('audit page in a browser: stored text, errors in place, log counts', () =>
       }));
       await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
     }
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

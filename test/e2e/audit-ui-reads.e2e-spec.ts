@@ -18,14 +18,7 @@
 import type { Browser, Page, Route } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { hasChromium, launchChromium, reportNoChromium } from '../support/chromium';
-
-const suite = hasChromium()
-  ? describe
-  : (title: string, fn: () => void) => {
-      reportNoChromium(title);
-      describe.skip(`${title} (skipped: no Chromium)`, fn);
-    };
+import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT } from '../support/chromium';
 
 /** Sessions written for the list (more than one page of 100). */
 const LISTED = 102;
@@ -103,7 +96,7 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-suite('audit page in a browser: reads and units', () => {
+describeWithChromium('audit page in a browser: reads and units', () => {
   let harness: ClientHarness;
   let client: SessionServiceClient;
   let browser: Browser;
@@ -147,8 +140,7 @@ suite('audit page in a browser: reads and units', () => {
         ),
       );
     }
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
@@ -181,7 +173,7 @@ suite('audit page in a browser: reads and units', () => {
         return realFetch(input, init);
       };
     })();`;
-    const stubbed = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    const stubbed = await browser.newPage({ viewport: PAGE_VIEWPORT });
     try {
       await stubbed.addInitScript({ content: stub });
       await stubbed.goto(`${harness.baseUrl}/ui#/s/huge-stub`);
@@ -213,7 +205,7 @@ suite('audit page in a browser: reads and units', () => {
     };
 
     beforeAll(async () => {
-      huge = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+      huge = await browser.newPage({ viewport: PAGE_VIEWPORT });
       await huge.addInitScript({ content: hugeTimelineStub });
       await huge.goto(`${harness.baseUrl}/ui#/s/huge-timeline`);
       // Reading 130 log pages takes from 10 s to 40 s on a busy machine.

@@ -12,22 +12,15 @@ import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { loadSessionsFile, splitTurns } from '../../apps/replay/src/sessions-file';
-import { TAU_BENCH_FILE, describeWithShared } from '../support/shared-dir';
+import { TAU_BENCH_FILE } from '../support/shared-dir';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { hasChromium, launchChromium, reportNoChromium } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage } from '../support/chromium';
 
 const SCREENSHOTS = path.join(__dirname, '..', '..', '.tmp', 'ui-screenshots');
 const KEY = 'ui-test-key-tenant-a';
 const SESSION = 'airline-audit-0';
 
-const suite = hasChromium()
-  ? describeWithShared
-  : (title: string, _needed: string, fn: () => void) => {
-      reportNoChromium(title);
-      describe.skip(`${title} (skipped: no Chromium)`, fn);
-    };
-
-suite('audit page in a browser', TAU_BENCH_FILE, () => {
+describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
   let harness: ClientHarness;
   let client: SessionServiceClient;
   let browser: Browser;
@@ -56,8 +49,7 @@ suite('audit page in a browser', TAU_BENCH_FILE, () => {
       params: { path: { sessionId: 'another-session' } },
       body: { events: [{ type: 'user', text: 'unrelated' }] },
     });
-    browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+    ({ browser, page } = await launchChromiumPage());
   }, 120_000);
   afterAll(async () => {
     await browser?.close();

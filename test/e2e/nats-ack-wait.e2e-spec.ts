@@ -10,22 +10,12 @@
  * Against the machine's NATS server, under a prefix of this file's own, with a stand-in executor
  * that holds each command longer than the consumer's original ack wait.
  */
-import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { nanos } from '@nats-io/transport-node';
 import { NatsCommandConsumer } from '../../apps/session-service/src/nats/nats-command-consumer';
 import type { CommandAnswer, CommandMessage, NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, parseCommandSubject, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
 import { ackWaitLine, ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
-import {
-  commandQueueSettled,
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  natsClient,
-  publishCommand,
-  readStream,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { commandQueueSettled, describeWithNats, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
 
 jest.setTimeout(60_000);
 
@@ -47,44 +37,36 @@ class SlowExecutor {
 }
 
 describeWithNats('NATS ack wait')('a consumer created with another NATS_ACK_WAIT_MS', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
-  const prefixes: string[] = [];
   const consumers: NatsCommandConsumer[] = [];
 
-  beforeAll(async () => {
-    nc = await connectForTest('NATS ack wait');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS ack wait');
 
   afterEach(async () => {
     for (const consumer of consumers.splice(0)) await consumer.stop();
   });
 
   afterAll(async () => {
-    if (client) for (const prefix of prefixes) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
   });
 
   /** Streams and the shared consumer created under a new prefix with the short ack wait (an earlier start's). */
   async function createdShort(): Promise<NatsNames> {
-    const prefix = uniquePrefix();
-    prefixes.push(prefix);
+    const prefix = nats.prefix();
     const names = natsNames(prefix);
-    expect(await ensureStreams(client.jsm, names, SHORT_MS)).toEqual({ configured: SHORT_MS, found: null, inEffect: SHORT_MS, refusal: null });
+    expect(await ensureStreams(nats.client.jsm, names, SHORT_MS)).toEqual({ configured: SHORT_MS, found: null, inEffect: SHORT_MS, refusal: null });
     return names;
   }
 
   /** Starts a consumer configured with {@link CONFIGURED_MS}, publishes two commands of one session, and returns the executor's calls once both are answered. */
   async function runTwoSlowCommands(names: NatsNames): Promise<{ executor: SlowExecutor; consumer: NatsCommandConsumer }> {
     const executor = new SlowExecutor(names.prefix);
-    const consumer = new NatsCommandConsumer(nc, client.js, client.jsm, executor as unknown as NatsCommandExecutor, names, 4, CONFIGURED_MS);
+    const consumer = new NatsCommandConsumer(nats.nc, nats.client.js, nats.client.jsm, executor as unknown as NatsCommandExecutor, names, 4, CONFIGURED_MS);
     consumers.push(consumer);
     await consumer.start();
     const subject = commandSubject(names.prefix, 'default', 'conv', 'append');
-    await publishCommand(client.js, subject, { events: [] }, { msgId: 'slow-1' });
-    await publishCommand(client.js, subject, { events: [] }, { msgId: 'queued-2' });
-    const answers = await readStream(client, names.resultStream, `${names.prefix}.results.default.conv`, 2, { timeoutMs: 20_000 });
+    await publishCommand(nats.client.js, subject, { events: [] }, { msgId: 'slow-1' });
+    await publishCommand(nats.client.js, subject, { events: [] }, { msgId: 'queued-2' });
+    const answers = await readStream(nats.client, names.resultStream, `${names.prefix}.results.default.conv`, 2, { timeoutMs: 20_000 });
     expect(answers.map((a) => [a.headers['Command-Id'], a.headers['Delivery-Count']])).toEqual([
       ['slow-1', '1'],
       ['queued-2', '1'],
@@ -95,20 +77,20 @@ describeWithNats('NATS ack wait')('a consumer created with another NATS_ACK_WAIT
       { commandId: 'slow-1', redelivered: false },
       { commandId: 'queued-2', redelivered: false },
     ]);
-    expect(await commandQueueSettled(client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
+    expect(await commandQueueSettled(nats.client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
     return { executor, consumer };
   }
 
   it('is updated to the configured ack wait at start (one warn line naming both), and a command held longer than its old ack wait is delivered once', async () => {
     const names = await createdShort();
-    const check = await ensureStreams(client.jsm, names, CONFIGURED_MS);
+    const check = await ensureStreams(nats.client.jsm, names, CONFIGURED_MS);
     expect(check).toEqual({ configured: CONFIGURED_MS, found: SHORT_MS, inEffect: CONFIGURED_MS, refusal: null });
-    expect((await client.jsm.consumers.info(names.commandStream, names.commandConsumer)).config.ack_wait).toBe(nanos(CONFIGURED_MS));
+    expect((await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).config.ack_wait).toBe(nanos(CONFIGURED_MS));
     expect(ackWaitLine(names.commandConsumer, check)).toBe(
       `NATS consumer ${names.commandConsumer} had ack_wait ${SHORT_MS} ms, NATS_ACK_WAIT_MS is ${CONFIGURED_MS} ms: consumer updated, ${CONFIGURED_MS} ms in effect`,
     );
     // Same value again: nothing to say.
-    expect(ackWaitLine(names.commandConsumer, await ensureStreams(client.jsm, names, CONFIGURED_MS))).toBeNull();
+    expect(ackWaitLine(names.commandConsumer, await ensureStreams(nats.client.jsm, names, CONFIGURED_MS))).toBeNull();
     const { consumer } = await runTwoSlowCommands(names);
     expect(consumer.ackWaitInEffectMs).toBe(CONFIGURED_MS);
   });

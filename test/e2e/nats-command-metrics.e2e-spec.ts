@@ -6,20 +6,8 @@
  * one line without it.
  */
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { startService, type Harness } from '../support/service-harness';
-import {
-  NATS_TEST_URL,
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  natsClient,
-  publishCommand,
-  readStream,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { NATS_TEST_URL, describeWithNats, publishCommand, readStream, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 
@@ -27,40 +15,33 @@ jest.setTimeout(60_000);
 
 describeWithNats('NATS command metrics')('NATS command metrics', () => {
   const names = natsNames(uniquePrefix());
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   let harness: Harness | null = null;
 
-  beforeAll(async () => {
-    for (const level of ['log', 'warn'] as const) jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
-    nc = await connectForTest('NATS command metrics');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS command metrics', { quiet: true, prefixes: [names.prefix] });
 
   afterAll(async () => {
     await harness?.stop();
-    if (client) await deleteStreams(client.jsm, names.prefix);
-    await nc?.close();
+    await nats.close();
     jest.restoreAllMocks();
   });
 
   it('counts each command by kind, outcome and error code, its redelivery, and its duration', async () => {
     // A command delivered once and given back before the service starts: the service gets it redelivered.
-    await ensureStreams(client.jsm, names, 30_000);
+    await ensureStreams(nats.client.jsm, names, 30_000);
     await publishCommand(
-      client.js,
+      nats.client.js,
       commandSubject(names.prefix, 'default', 'metered', 'append'),
       { events: [{ id: 'u1', type: 'user', text: 'once' }] },
       { msgId: randomUUID() },
     );
-    const taken = await (await client.js.consumers.get(names.commandStream, names.commandConsumer)).next({ expires: 5000 });
+    const taken = await (await nats.client.js.consumers.get(names.commandStream, names.commandConsumer)).next({ expires: 5000 });
     expect(taken?.info.deliveryCount).toBe(1);
     taken!.nak();
 
     harness = await startService({ env: { NATS_URL: NATS_TEST_URL, NATS_PREFIX: names.prefix } });
-    await publishCommand(client.js, commandSubject(names.prefix, 'default', 'metered', 'append'), '{"events": [', { msgId: randomUUID() });
-    await publishCommand(client.js, commandSubject(names.prefix, 'default', 'metered', 'rename'), {}, { msgId: randomUUID() });
-    const answers = await readStream(client, names.resultStream, `${names.prefix}.results.default.metered`, 3);
+    await publishCommand(nats.client.js, commandSubject(names.prefix, 'default', 'metered', 'append'), '{"events": [', { msgId: randomUUID() });
+    await publishCommand(nats.client.js, commandSubject(names.prefix, 'default', 'metered', 'rename'), {}, { msgId: randomUUID() });
+    const answers = await readStream(nats.client, names.resultStream, `${names.prefix}.results.default.metered`, 3);
     expect(answers.map((a) => a.headers.Status).sort()).toEqual(['201', '400', '400']);
 
     const text = (await harness.http().get('/metrics').expect(200)).text;

@@ -12,22 +12,11 @@
  * service on a PostgreSQL cluster that is stopped.
  */
 import { Logger } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { NatsCommandConsumer, MAX_ATTEMPTS } from '../../apps/session-service/src/nats/nats-command-consumer';
 import type { CommandAnswer, CommandMessage, NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
 import { commandSubject, natsNames, parseCommandSubject, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
-import {
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  eventually,
-  natsClient,
-  publishCommand,
-  readStream,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { describeWithNats, eventually, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
 
 jest.setTimeout(60_000);
 
@@ -80,16 +69,10 @@ class StandInExecutor {
 }
 
 describeWithNats('NATS command retry')('NATS commands meeting a store outage', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
-  const prefixes: string[] = [];
   const consumers: NatsCommandConsumer[] = [];
   const logged: string[] = [];
 
-  beforeAll(async () => {
-    nc = await connectForTest('NATS command retry');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS command retry');
 
   beforeEach(() => {
     logged.length = 0;
@@ -106,18 +89,26 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
   });
 
   afterAll(async () => {
-    if (client) for (const prefix of prefixes) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
   });
 
   /** Streams and the shared consumer under a new prefix, and a consumer over a stand-in executor. */
   async function setUp(): Promise<{ names: NatsNames; executor: StandInExecutor; consumer: NatsCommandConsumer; subject: (session: string) => string }> {
-    const prefix = uniquePrefix();
-    prefixes.push(prefix);
+    const prefix = nats.prefix();
     const names = natsNames(prefix);
-    await ensureStreams(client.jsm, names, ACK_WAIT_MS);
+    await ensureStreams(nats.client.jsm, names, ACK_WAIT_MS);
     const executor = new StandInExecutor(prefix);
-    const consumer = new NatsCommandConsumer(nc, client.js, client.jsm, executor as unknown as NatsCommandExecutor, names, 4, ACK_WAIT_MS, false, BACKOFF);
+    const consumer = new NatsCommandConsumer(
+      nats.nc,
+      nats.client.js,
+      nats.client.jsm,
+      executor as unknown as NatsCommandExecutor,
+      names,
+      4,
+      ACK_WAIT_MS,
+      false,
+      BACKOFF,
+    );
     consumers.push(consumer);
     await consumer.start();
     return { names, executor, consumer, subject: (session) => commandSubject(prefix, 'default', session, 'append') };
@@ -126,9 +117,9 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
   it('holds a command through an outage longer than the old retry budget and the ack wait, then applies it and the session’s next one, in order, each once', async () => {
     const { names, executor, consumer, subject } = await setUp();
     executor.down = true;
-    await publishCommand(client.js, subject('conv'), { events: [] }, { msgId: 'c1' });
-    await publishCommand(client.js, subject('conv'), { events: [] }, { msgId: 'c2' });
-    await publishCommand(client.js, subject('other'), { events: [] }, { msgId: 'o1' });
+    await publishCommand(nats.client.js, subject('conv'), { events: [] }, { msgId: 'c1' });
+    await publishCommand(nats.client.js, subject('conv'), { events: [] }, { msgId: 'c2' });
+    await publishCommand(nats.client.js, subject('other'), { events: [] }, { msgId: 'o1' });
     // Down for more attempts than MAX_ATTEMPTS and more than twice the ack wait.
     const downSince = Date.now();
     await eventually(
@@ -142,7 +133,7 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
     expect(logged.filter((line) => line.includes('"c1" waits'))).toHaveLength(1);
 
     executor.down = false;
-    const answers = await readStream(client, names.resultStream, `${names.prefix}.results.default.>`, 3);
+    const answers = await readStream(nats.client, names.resultStream, `${names.prefix}.results.default.>`, 3);
     expect(answers.map((a) => [a.headers['Command-Id'], a.headers.Status, a.headers['Delivery-Count']]).sort()).toEqual([
       ['c1', '201', '1'],
       ['c2', '201', '1'],
@@ -161,17 +152,17 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
     expect(consumer.retrying).toBe(0);
     expect(logged.filter((line) => line.includes('"c1" went through'))).toHaveLength(1);
     // Nothing terminated, nothing redelivered by JetStream (the held commands were reported in progress), the stream is empty.
-    await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
-    const info = await client.jsm.consumers.info(names.commandStream, names.commandConsumer);
+    await eventually(async () => (await nats.client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
+    const info = await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer);
     expect({ pending: info.num_pending, unacked: info.num_ack_pending, redelivered: info.num_redelivered }).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
   });
 
   it('terminates a command failing with 500 after MAX_ATTEMPTS attempts, its error published, and applies the session’s next one after it', async () => {
     const { names, executor, subject } = await setUp();
     executor.poison.add('bad');
-    await publishCommand(client.js, subject('conv'), { events: [] }, { msgId: 'bad' });
-    await publishCommand(client.js, subject('conv'), { events: [] }, { msgId: 'next' });
-    const answers = await readStream(client, names.resultStream, `${names.prefix}.results.default.conv`, 2);
+    await publishCommand(nats.client.js, subject('conv'), { events: [] }, { msgId: 'bad' });
+    await publishCommand(nats.client.js, subject('conv'), { events: [] }, { msgId: 'next' });
+    const answers = await readStream(nats.client, names.resultStream, `${names.prefix}.results.default.conv`, 2);
     expect(answers.map((a) => [a.headers['Command-Id'], a.headers.Status, a.body.code])).toEqual([
       ['bad', '500', 'internal'],
       ['next', '201', undefined],
@@ -180,16 +171,16 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
     // `next` was tried only once `bad` had its final answer.
     const lastBad = executor.calls.map((c) => c.commandId).lastIndexOf('bad');
     expect(executor.calls.findIndex((c) => c.commandId === 'next')).toBeGreaterThan(lastBad);
-    await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
+    await eventually(async () => (await nats.client.jsm.streams.info(names.commandStream)).state.messages === 0, 10_000, 'the command stream to empty');
   });
 
   it('at stop, gives a waiting command and the one queued behind it back to JetStream, in their order, unanswered', async () => {
     const { names, executor, consumer, subject } = await setUp();
     executor.down = true;
-    await publishCommand(client.js, subject('conv'), { events: [] }, { msgId: 'w1' });
-    await publishCommand(client.js, subject('conv'), { events: [] }, { msgId: 'w2' });
+    await publishCommand(nats.client.js, subject('conv'), { events: [] }, { msgId: 'w1' });
+    await publishCommand(nats.client.js, subject('conv'), { events: [] }, { msgId: 'w2' });
     await eventually(() => consumer.retrying === 1, 10_000, 'w1 to wait');
-    await eventually(async () => (await client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending === 2, 10_000, 'w2 taken');
+    await eventually(async () => (await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending === 2, 10_000, 'w2 taken');
     const stopStarted = Date.now();
     await consumer.stop();
     consumers.splice(consumers.indexOf(consumer), 1);
@@ -197,7 +188,7 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
     expect(executor.attemptsOf('w2')).toEqual([]);
 
     // Another replica (this test) takes both at once, w1 first, neither terminated nor answered.
-    const other = await client.js.consumers.get(names.commandStream, names.commandConsumer);
+    const other = await nats.client.js.consumers.get(names.commandStream, names.commandConsumer);
     const taken: string[] = [];
     const deadline = Date.now() + 5_000;
     while (taken.length < 2 && Date.now() < deadline) {
@@ -207,6 +198,6 @@ describeWithNats('NATS command retry')('NATS commands meeting a store outage', (
       }
     }
     expect(taken).toEqual(['w1', 'w2']);
-    expect((await client.jsm.streams.info(names.resultStream)).state.messages).toBe(0);
+    expect((await nats.client.jsm.streams.info(names.resultStream)).state.messages).toBe(0);
   });
 });

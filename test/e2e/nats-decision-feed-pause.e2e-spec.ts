@@ -13,11 +13,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { nanos } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { SqliteEventStore, type SubscribeOptions, type Subscription } from '@lib/event-store';
 import { COMPACTION_COMPLETED, ReadModelStore, SESSION_ERASED, erasureStream, sessionKey } from '@lib/session';
-import { connectForTest, deleteStreams, describeWithNats, eventually, natsClient, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { deleteStreams, describeWithNats, eventually, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { ReplicaLink } from '../support/nats-replica-link';
 import { DecisionFeedPublisher, LOG_POSITION_HEADER } from '../../apps/session-service/src/nats/decision-feed-publisher';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
@@ -29,27 +29,20 @@ const DUPLICATE_WINDOW_MS = 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describeWithNats('NATS decision feed pause')('a decisions feed paused longer than the duplicate window', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   let root: string;
   let names: NatsNames;
   let store: SqliteEventStore;
   let readModels: ReadModelStore[];
   let feeds: DecisionFeedPublisher[];
 
-  beforeAll(async () => {
-    nc = await connectForTest('NATS decision feed pause');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS decision feed pause');
 
-  afterAll(async () => {
-    await nc?.close();
-  });
+  afterAll(() => nats.close());
 
   beforeEach(async () => {
     names = natsNames(uniquePrefix());
-    await ensureStreams(client.jsm, names, 5000);
-    await client.jsm.streams.update(names.decisionStream, { duplicate_window: nanos(DUPLICATE_WINDOW_MS) });
+    await ensureStreams(nats.client.jsm, names, 5000);
+    await nats.client.jsm.streams.update(names.decisionStream, { duplicate_window: nanos(DUPLICATE_WINDOW_MS) });
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-feed-pause-'));
     store = SqliteEventStore.open(path.join(root, 'events.sqlite'));
     readModels = [];
@@ -60,14 +53,14 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
     await Promise.all(feeds.map((f) => f.stop()));
     await store.close();
     for (const r of readModels) r.db.close();
-    await deleteStreams(client.jsm, names.prefix);
+    await deleteStreams(nats.client.jsm, names.prefix);
     fs.rmSync(root, { recursive: true, force: true });
   });
 
   const feed = (name: string, js: JetStreamClient, jsm: JetStreamManager): DecisionFeedPublisher => {
     const readModel = ReadModelStore.open(path.join(root, `${name}.sqlite`));
     readModels.push(readModel);
-    const publisher = new DecisionFeedPublisher(store, readModel, nc, js, jsm, names);
+    const publisher = new DecisionFeedPublisher(store, readModel, nats.nc, js, jsm, names);
     feeds.push(publisher);
     return publisher;
   };
@@ -91,10 +84,10 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
 
   /** The `Log-Position` of every message in the decisions stream, in stream order. */
   const streamPositions = async (): Promise<string[]> => {
-    const info = await client.jsm.streams.info(names.decisionStream);
+    const info = await nats.client.jsm.streams.info(names.decisionStream);
     const out: string[] = [];
     for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-      const m = await client.jsm.streams.getMessage(names.decisionStream, { seq });
+      const m = await nats.client.jsm.streams.getMessage(names.decisionStream, { seq });
       if (m) out.push(m.header?.get(LOG_POSITION_HEADER) ?? `no position (seq ${seq})`);
     }
     return out;
@@ -126,7 +119,7 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
     });
     const readModel = ReadModelStore.open(path.join(root, 'idle.sqlite'));
     readModels.push(readModel);
-    const idle = new DecisionFeedPublisher(flaky, readModel, nc, client.js, client.jsm, names);
+    const idle = new DecisionFeedPublisher(flaky, readModel, nats.nc, nats.client.js, nats.client.jsm, names);
     feeds.push(idle);
     await idle.start();
     await reaches(idle, position, 'the feed to publish the decision already in the log');
@@ -142,7 +135,7 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
   });
 
   it('paused on a log whose last events were deleted meanwhile (an erasure interrupted after its stream deletion), resumes and is caught up without a new event', async () => {
-    const link = new ReplicaLink(client);
+    const link = new ReplicaLink(nats.client);
     const a = feed('a', link.js(), link.jsm());
     const kept = await decide('kept');
     await a.start();
@@ -171,7 +164,7 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
   });
 
   it('publishes none of the positions another replica published meanwhile, then goes on publishing in order', async () => {
-    const link = new ReplicaLink(client);
+    const link = new ReplicaLink(nats.client);
     const a = feed('a', link.js(), link.jsm());
     await a.start();
     link.down = true;
@@ -182,7 +175,7 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
     const erasure = await erase('s1');
     positions.push(await decide('s2'), await decide('s3'));
     await eventually(() => a.state().lastError !== null, 10_000, 'feed A to pause');
-    const b = feed('b', client.js, client.jsm);
+    const b = feed('b', nats.client.js, nats.client.jsm);
     await b.start();
     const head = await store.headPosition();
     await reaches(b, head, 'feed B to reach the head');
@@ -205,7 +198,7 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
   });
 
   it('resuming past an erasure another replica published, deletes the erased session’s decision it published itself after that', async () => {
-    const link = new ReplicaLink(client);
+    const link = new ReplicaLink(nats.client);
     const a = feed('a', link.js(), link.jsm());
     await a.start();
     link.hold();
@@ -213,7 +206,7 @@ describeWithNats('NATS decision feed pause')('a decisions feed paused longer tha
     // A lags: its publish of s1's decision hangs while B publishes it, erases s1 (deleting it) and publishes the erasure record.
     const decision = await decide('s1');
     const erasure = await erase('s1');
-    const b = feed('b', client.js, client.jsm);
+    const b = feed('b', nats.client.js, nats.client.jsm);
     await b.start();
     await reaches(b, erasure, 'feed B to publish the erasure record');
     expect(await streamPositions()).toEqual([String(erasure)]);

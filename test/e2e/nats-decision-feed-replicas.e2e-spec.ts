@@ -17,11 +17,11 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { nanos, type NatsConnection } from '@nats-io/transport-node';
+import { nanos } from '@nats-io/transport-node';
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { SqliteEventStore } from '@lib/event-store';
 import { COMPACTION_COMPLETED, ReadModelStore, sessionKey } from '@lib/session';
-import { connectForTest, deleteStreams, describeWithNats, eventually, natsClient, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { deleteStreams, describeWithNats, eventually, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { ReplicaLink } from '../support/nats-replica-link';
 import { DecisionFeedPublisher, LOG_POSITION_HEADER } from '../../apps/session-service/src/nats/decision-feed-publisher';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
@@ -33,8 +33,6 @@ const DUPLICATE_WINDOW_MS = 200;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describeWithNats('NATS decision feed replicas')('a decisions feed (re)starting while another replica publishes', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   let root: string;
   let names: NatsNames;
   let store: SqliteEventStore;
@@ -42,21 +40,16 @@ describeWithNats('NATS decision feed replicas')('a decisions feed (re)starting w
   let feeds: DecisionFeedPublisher[];
   let warn: jest.SpyInstance;
 
-  beforeAll(async () => {
-    nc = await connectForTest('NATS decision feed replicas');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS decision feed replicas');
 
-  afterAll(async () => {
-    await nc?.close();
-  });
+  afterAll(() => nats.close());
 
   beforeEach(async () => {
     warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
     names = natsNames(uniquePrefix());
-    await ensureStreams(client.jsm, names, 5000);
-    await client.jsm.streams.update(names.decisionStream, { duplicate_window: nanos(DUPLICATE_WINDOW_MS) });
+    await ensureStreams(nats.client.jsm, names, 5000);
+    await nats.client.jsm.streams.update(names.decisionStream, { duplicate_window: nanos(DUPLICATE_WINDOW_MS) });
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-feed-replicas-'));
     store = SqliteEventStore.open(path.join(root, 'events.sqlite'));
     readModels = [];
@@ -67,7 +60,7 @@ describeWithNats('NATS decision feed replicas')('a decisions feed (re)starting w
     await Promise.all(feeds.map((f) => f.stop()));
     await store.close();
     for (const r of readModels) r.db.close();
-    await deleteStreams(client.jsm, names.prefix);
+    await deleteStreams(nats.client.jsm, names.prefix);
     fs.rmSync(root, { recursive: true, force: true });
     jest.restoreAllMocks();
   });
@@ -75,10 +68,10 @@ describeWithNats('NATS decision feed replicas')('a decisions feed (re)starting w
   /**
    * A feed named `name` on `log` (the shared store, or a view of it), with its own checkpoint file.
    */
-  const feed = (name: string, log: SqliteEventStore, js: JetStreamClient = client.js, jsm: JetStreamManager = client.jsm): DecisionFeedPublisher => {
+  const feed = (name: string, log: SqliteEventStore, js: JetStreamClient = nats.client.js, jsm: JetStreamManager = nats.client.jsm): DecisionFeedPublisher => {
     const readModel = ReadModelStore.open(path.join(root, `${name}.sqlite`));
     readModels.push(readModel);
-    const publisher = new DecisionFeedPublisher(log, readModel, nc, js, jsm, names);
+    const publisher = new DecisionFeedPublisher(log, readModel, nats.nc, js, jsm, names);
     feeds.push(publisher);
     return publisher;
   };
@@ -114,10 +107,10 @@ describeWithNats('NATS decision feed replicas')('a decisions feed (re)starting w
 
   /** The `Log-Position` of every message in the decisions stream, in stream order. */
   const streamPositions = async (): Promise<string[]> => {
-    const info = await client.jsm.streams.info(names.decisionStream);
+    const info = await nats.client.jsm.streams.info(names.decisionStream);
     const out: string[] = [];
     for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-      const m = await client.jsm.streams.getMessage(names.decisionStream, { seq });
+      const m = await nats.client.jsm.streams.getMessage(names.decisionStream, { seq });
       if (m) out.push(m.header?.get(LOG_POSITION_HEADER) ?? `no position (seq ${seq})`);
     }
     return out;
@@ -161,7 +154,7 @@ describeWithNats('NATS decision feed replicas')('a decisions feed (re)starting w
   });
 
   it('resuming after a pause: a decision another replica published after the head was read is passed, not published again past the duplicate window', async () => {
-    const link = new ReplicaLink(client);
+    const link = new ReplicaLink(nats.client);
     let resuming = false;
     let newer = 0n;
     const b = feed('b', store);

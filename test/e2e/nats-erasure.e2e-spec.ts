@@ -15,6 +15,7 @@ import { ControlledSummarizer, startService, type Harness } from '../support/ser
 import { eventually, natsClient, publishCommand, readStream, uniquePrefix, type NatsTestClient } from '../support/nats-test';
 import { NATS_SERVER_BINARY, startThrowawayNats, type ThrowawayNats } from '../support/throwaway-nats';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
+import * as erasure from '../../apps/session-service/src/nats/nats-erasure';
 
 /** Every file under `dir` (recursively) whose bytes contain `needle`, as paths relative to `dir`. */
 function filesContaining(dir: string, needle: string): string[] {
@@ -119,6 +120,63 @@ suite('erasure removes a session from the NATS streams', () => {
       decisions: filesContaining(path.join(streams, names.decisionStream), secret),
     }).toEqual({ results: [], decisions: [] });
     expect(filesContaining(path.join(streams, names.resultStream), kept)).not.toEqual([]);
+  });
+
+  it('given the feed reaching the erasure record after the session was written again over NATS, then it deletes the erased life’s answers and keeps the new life’s', async () => {
+    const erasedWord = `oldlife-${randomUUID().slice(0, 8)}`;
+    const newWord = `newlife-${randomUUID().slice(0, 8)}`;
+    const subject = `${prefix}.results.default.reborn`;
+    const conversation = (word: string) => ({
+      messages: Array.from({ length: 3 }, (_, i) => [
+        { role: 'user', content: `turn ${i}: the code word is ${word}` },
+        { role: 'assistant', content: `noted ${i}` },
+      ]).flat(),
+    });
+    const compact = { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 1 } };
+    const life = async (word: string) => {
+      await publishCommand(client.js, commandSubject(prefix, 'default', 'reborn', 'messages'), conversation(word), { msgId: randomUUID() });
+      await publishCommand(client.js, commandSubject(prefix, 'default', 'reborn', 'compact'), compact, { msgId: randomUUID() });
+    };
+    const answers = async () => (await everyMessage(names.resultStream)).filter((m) => m.subject === subject).map((m) => m.text);
+    await life(erasedWord);
+    await eventually(async () => (await answers()).length === 2, 10_000, 'the first life’s two answers');
+    expect((await answers()).filter((text) => text.includes(erasedWord))).toHaveLength(1);
+
+    // The feed is held at the erasure record (a lagging feed), before it deletes anything.
+    const eraseCopies = erasure.eraseSessionCopies;
+    let reached: () => void = () => undefined;
+    const atRecord = new Promise<void>((resolve) => (reached = resolve));
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const held = jest.spyOn(erasure, 'eraseSessionCopies').mockImplementation(async (...args) => {
+      if (args[3] === 'reborn') {
+        reached();
+        await released;
+      }
+      return eraseCopies(...args);
+    });
+    try {
+      await harness.http().delete('/v1/sessions/reborn').expect(200);
+      await atRecord;
+      await life(newWord);
+      await eventually(async () => (await answers()).length === 4, 10_000, 'the new life’s two answers');
+      release();
+      await eventually(
+        async () =>
+          (await everyMessage(names.decisionStream)).some((m) => m.subject === `${prefix}.decisions.default.reborn` && m.text.includes('SessionErased')),
+        10_000,
+        'the erasure record on the feed',
+      );
+    } finally {
+      release();
+      held.mockRestore();
+    }
+    const left = await answers();
+    expect({ erased: left.filter((text) => text.includes(erasedWord)).length, answers: left.length }).toEqual({ erased: 0, answers: 2 });
+    expect(left.filter((text) => text.includes(newWord))).toHaveLength(1);
+    const streams = path.join(nats.storeDir, 'jetstream', '$G', 'streams');
+    expect(filesContaining(path.join(streams, names.resultStream), erasedWord)).toEqual([]);
+    expect(filesContaining(path.join(streams, names.resultStream), newWord)).not.toEqual([]);
   });
 
   it('with NATS_ERASE_HANDLED_COMMANDS=true, leaves no handled command’s text in the command stream’s file, even while the same block holds a command in progress', async () => {

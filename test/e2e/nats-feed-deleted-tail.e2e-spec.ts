@@ -8,20 +8,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Logger } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { sessionKey, sessionStream } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
-import {
-  NATS_TEST_URL,
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  eventually,
-  natsClient,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { NATS_TEST_URL, describeWithNats, eventually, uniquePrefix, useNatsSuite } from '../support/nats-test';
 
 jest.setTimeout(90_000);
 
@@ -29,19 +18,12 @@ describeWithNats('NATS feed on a deleted log tail')('the decisions feed on a log
   const prefix = uniquePrefix();
   const dirs: string[] = [];
   const harnesses: Harness[] = [];
-  let nc: NatsConnection;
-  let client: NatsTestClient;
 
-  beforeAll(async () => {
-    for (const level of ['log', 'warn'] as const) jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
-    nc = await connectForTest('NATS feed on a deleted log tail');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS feed on a deleted log tail', { quiet: true, prefixes: [prefix] });
 
   afterAll(async () => {
     for (const h of harnesses) await h.stop();
-    if (client) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
     jest.restoreAllMocks();
   });

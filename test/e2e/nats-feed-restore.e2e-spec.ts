@@ -20,23 +20,11 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Logger } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { SqliteEventStore, type SubscribeOptions, type Subscription } from '@lib/event-store';
 import { COMPACTION_COMPLETED, READ_MODEL_FILE_NAME, ReadModelStore, sessionKey } from '@lib/session';
 import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
-import {
-  NATS_TEST_URL,
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  eventually,
-  natsClient,
-  publishCommand,
-  readStream,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { NATS_TEST_URL, describeWithNats, eventually, publishCommand, readStream, useNatsSuite } from '../support/nats-test';
 import { DecisionFeedPublisher, LOG_POSITION_HEADER } from '../../apps/session-service/src/nats/decision-feed-publisher';
 import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { commandSubject, natsNames, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
@@ -55,29 +43,20 @@ const pgSkip = postgresUnavailableReason();
 if (pgSkip) process.stderr.write(`SKIPPED NATS feed after a store switch: ${pgSkip}\n`);
 
 describeWithNats('NATS decisions feed after a restore')('the decisions feed on a store restored from a backup, or another store', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   let root: string;
-  const prefixes: string[] = [];
   const summarizer = new ControlledSummarizer((r) => `SUMMARY: ${r.toSummarize.join(' | ')}`);
 
-  beforeAll(async () => {
-    nc = await connectForTest('NATS decisions feed after a restore');
-    client = await natsClient(nc);
+  const nats = useNatsSuite('NATS decisions feed after a restore');
+  beforeAll(() => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-feed-restore-'));
   });
 
   afterAll(async () => {
-    for (const prefix of prefixes) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  const newNames = (): NatsNames => {
-    const names = natsNames(uniquePrefix());
-    prefixes.push(names.prefix);
-    return names;
-  };
+  const newNames = (): NatsNames => natsNames(nats.prefix());
   const envOf = (names: NatsNames, more: Record<string, string> = {}) => ({
     NATS_URL: NATS_TEST_URL,
     NATS_PREFIX: names.prefix,
@@ -87,10 +66,10 @@ describeWithNats('NATS decisions feed after a restore')('the decisions feed on a
 
   /** Every message of `stream`, in stream order. */
   const everyMessage = async (stream: string): Promise<Stored[]> => {
-    const info = await client.jsm.streams.info(stream);
+    const info = await nats.client.jsm.streams.info(stream);
     const out: Stored[] = [];
     for (let seq = info.state.first_seq; seq <= info.state.last_seq && info.state.messages > 0; seq++) {
-      const m = await client.jsm.streams.getMessage(stream, { seq });
+      const m = await nats.client.jsm.streams.getMessage(stream, { seq });
       if (m)
         out.push({ subject: m.subject, position: m.header?.get(LOG_POSITION_HEADER) || null, msgId: m.header?.get('Nats-Msg-Id') || null, text: m.string() });
     }
@@ -128,8 +107,8 @@ describeWithNats('NATS decisions feed after a restore')('the decisions feed on a
    */
   const compactOverNats = async (names: NatsNames, session: string, nth = 1): Promise<{ summary: { text: string }; position: string }> => {
     const compact = { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 1 } };
-    await publishCommand(client.js, commandSubject(names.prefix, 'default', session, 'compact'), compact, { msgId: randomUUID() });
-    const answers = await readStream(client, names.resultStream, `${names.prefix}.results.default.${session}`, nth);
+    await publishCommand(nats.client.js, commandSubject(names.prefix, 'default', session, 'compact'), compact, { msgId: randomUUID() });
+    const answers = await readStream(nats.client, names.resultStream, `${names.prefix}.results.default.${session}`, nth);
     expect(answers.map((a) => a.headers.Status)).toEqual(Array.from({ length: nth }, () => '200'));
     return answers[nth - 1].body;
   };
@@ -265,24 +244,20 @@ describeWithNats('NATS decisions feed after a restore')('the decisions feed on a
 });
 
 describeWithNats('NATS decisions feed, store restored under it')('a decisions feed whose store is restored while it runs', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   let root: string;
   let names: NatsNames;
   const closers: Array<() => unknown> = [];
 
+  const nats = useNatsSuite('NATS decisions feed, store restored under it');
   beforeAll(async () => {
-    nc = await connectForTest('NATS decisions feed, store restored under it');
-    client = await natsClient(nc);
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'nats-feed-restored-under-'));
-    names = natsNames(uniquePrefix());
-    await ensureStreams(client.jsm, names, 5000);
+    names = natsNames(nats.prefix());
+    await ensureStreams(nats.client.jsm, names, 5000);
   });
 
   afterAll(async () => {
     for (const close of closers.reverse()) await close();
-    await deleteStreams(client.jsm, names.prefix);
-    await nc?.close();
+    await nats.close();
     fs.rmSync(root, { recursive: true, force: true });
   });
 
@@ -335,7 +310,7 @@ describeWithNats('NATS decisions feed, store restored under it')('a decisions fe
     });
     const readModels = ReadModelStore.open(path.join(root, 'read-models.sqlite'));
     closers.push(() => readModels.close());
-    const feed = new DecisionFeedPublisher(switchable, readModels, nc, client.js, client.jsm, names);
+    const feed = new DecisionFeedPublisher(switchable, readModels, nats.nc, nats.client.js, nats.client.jsm, names);
     await feed.start();
     await eventually(() => feed.state().checkpoint === lost[1], 20_000, 'the feed to publish the original log');
 
@@ -362,7 +337,7 @@ describeWithNats('NATS decisions feed, store restored under it')('a decisions fe
       ),
     ]);
     const positions = await Promise.all(
-      [1, 2, 3, 4].map(async (seq) => (await client.jsm.streams.getMessage(names.decisionStream, { seq }))?.header.get(LOG_POSITION_HEADER)),
+      [1, 2, 3, 4].map(async (seq) => (await nats.client.jsm.streams.getMessage(names.decisionStream, { seq }))?.header.get(LOG_POSITION_HEADER)),
     );
     expect(positions).toEqual([first, ...lost, next].map(String));
   });

@@ -14,22 +14,9 @@
  */
 import * as net from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { Logger } from '@nestjs/common';
-import type { NatsConnection } from '@nats-io/transport-node';
 import { createTestDatabase, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { startService, type Harness } from '../support/service-harness';
-import {
-  NATS_TEST_URL,
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  eventually,
-  natsClient,
-  publishCommand,
-  readStream,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { NATS_TEST_URL, describeWithNats, eventually, publishCommand, readStream, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 
 jest.setTimeout(90_000);
@@ -63,17 +50,13 @@ async function openProxy(port: number, target: URL): Promise<net.Server> {
 }
 
 (pgSkip ? describe.skip : describeWithNats('NATS start while PostgreSQL is down'))('a replica with NATS started while PostgreSQL does not answer', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   let db: TestDatabase;
   let proxy: net.Server | null = null;
   let harness: Harness | null = null;
   const names = natsNames(uniquePrefix());
 
+  const nats = useNatsSuite('NATS start while PostgreSQL is down', { quiet: true, prefixes: [names.prefix] });
   beforeAll(async () => {
-    for (const level of ['log', 'warn'] as const) jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
-    nc = await connectForTest('NATS start while PostgreSQL is down');
-    client = await natsClient(nc);
     db = await createTestDatabase('natsdownstart');
   });
 
@@ -81,8 +64,7 @@ async function openProxy(port: number, target: URL): Promise<net.Server> {
     await harness?.stop();
     if (proxy) await new Promise((resolve) => proxy!.close(resolve));
     await db?.drop();
-    if (client) await deleteStreams(client.jsm, names.prefix);
-    await nc?.close();
+    await nats.close();
     jest.restoreAllMocks();
   });
 
@@ -109,12 +91,12 @@ async function openProxy(port: number, target: URL): Promise<net.Server> {
       { id: 'u1', type: 'user', text: 'published while PostgreSQL was down' },
       { id: 'a1', type: 'assistant', text: 'applied once it answered' },
     ];
-    await publishCommand(client.js, commandSubject(names.prefix, 'default', 'waited', 'append'), { events }, { msgId: commandId });
+    await publishCommand(nats.client.js, commandSubject(names.prefix, 'default', 'waited', 'append'), { events }, { msgId: commandId });
     await eventually(async () => (await h.http().get('/health').expect(200)).body.nats.commandsRetrying === 1, 20_000, 'the command to wait for the store');
 
     proxy = await openProxy(port, target);
     await eventually(async () => (await h.http().get('/health/ready')).status === 200, 30_000, '/health/ready to answer 200 once PostgreSQL answers');
-    const [answer] = await readStream(client, names.resultStream, `${names.prefix}.results.default.waited`, 1);
+    const [answer] = await readStream(nats.client, names.resultStream, `${names.prefix}.results.default.waited`, 1);
     expect(answer.headers).toMatchObject({ 'Command-Id': commandId, Status: '201' });
     await eventually(
       async () => {

@@ -5,20 +5,9 @@
  * Against the machine's NATS server, with streams under a prefix of this file's own.
  */
 import { randomUUID } from 'node:crypto';
-import type { NatsConnection } from '@nats-io/transport-node';
 import type { JsMsg } from '@nats-io/jetstream';
 import { ControlledSummarizer, startService, type Harness } from '../support/service-harness';
-import {
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  eventually,
-  natsClient,
-  publishCommand,
-  readStream,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { describeWithNats, eventually, publishCommand, readStream, uniquePrefix, useNatsSuite, NATS_TEST_URL } from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 
 jest.setTimeout(60_000);
@@ -26,24 +15,18 @@ jest.setTimeout(60_000);
 const prefix = uniquePrefix();
 const names = natsNames(prefix);
 const SESSIONS = Array.from({ length: 6 }, (_, i) => `stop${i}`);
-const env = { NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222', NATS_PREFIX: prefix, NATS_CONCURRENCY: '2', NATS_ACK_WAIT_MS: '30000' };
+const env = { NATS_URL: NATS_TEST_URL, NATS_PREFIX: prefix, NATS_CONCURRENCY: '2', NATS_ACK_WAIT_MS: '30000' };
 
 describeWithNats('NATS shutdown')('stopping a replica while it holds NATS commands', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   let harness: Harness | undefined;
   const summarizer = new ControlledSummarizer();
 
-  beforeAll(async () => {
-    nc = await connectForTest('NATS shutdown');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS shutdown', { prefixes: [prefix] });
 
   afterAll(async () => {
     summarizer.release();
     await harness?.stop();
-    if (client) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
   });
 
   it('returns the commands pulled but not started at once, finishes the started ones, and each is answered once', async () => {
@@ -58,16 +41,16 @@ describeWithNats('NATS shutdown')('stopping a replica while it holds NATS comman
     const entered = summarizer.hold();
     const compact = { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 1 } };
     for (const session of SESSIONS) {
-      await publishCommand(client.js, commandSubject(prefix, 'default', session, 'compact'), compact, { msgId: `stop-${session}-${randomUUID()}` });
+      await publishCommand(nats.client.js, commandSubject(prefix, 'default', session, 'compact'), compact, { msgId: `stop-${session}-${randomUUID()}` });
     }
     await entered;
-    const unacked = async () => (await client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending;
+    const unacked = async () => (await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending;
     // Two commands are in the summarizer (NATS_CONCURRENCY 2); more are pulled and waiting for a slot.
     await eventually(async () => summarizer.calls === 2 && (await unacked()) > 2, 10_000, 'two commands started and more pulled');
 
     const stopping = harness.stop();
     // Another replica (this test, on the shared consumer) gets the four others while the started two are still held.
-    const other = await client.js.consumers.get(names.commandStream, names.commandConsumer);
+    const other = await nats.client.js.consumers.get(names.commandStream, names.commandConsumer);
     const taken: JsMsg[] = [];
     const deadline = Date.now() + 5_000;
     while (new Set(taken.map((m) => m.subject)).size < SESSIONS.length - 2 && Date.now() < deadline) {
@@ -84,7 +67,7 @@ describeWithNats('NATS shutdown')('stopping a replica while it holds NATS comman
     // The next replica (here the same data, started again) takes them at once, not after the 30 s ack wait.
     const started = Date.now();
     harness = await startService({ env, summarizer, dataDir: harness.dataDir });
-    const answers = await readStream(client, names.resultStream, `${prefix}.results.default.>`, SESSIONS.length, { timeoutMs: 15_000 });
+    const answers = await readStream(nats.client, names.resultStream, `${prefix}.results.default.>`, SESSIONS.length, { timeoutMs: 15_000 });
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(answers.map((a) => [a.subject.split('.').pop(), a.headers.Status]).sort()).toEqual(SESSIONS.map((s) => [s, '200']));
     expect(answers.filter((a) => a.headers['Delivery-Count'] === '1').map((a) => a.subject.split('.').pop())).toEqual(['stop0', 'stop1']);

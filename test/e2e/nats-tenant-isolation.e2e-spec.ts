@@ -14,23 +14,20 @@ import { POLICY_SET } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 import {
   commandQueueSettled,
-  connectForTest,
-  deleteStreams,
   describeWithNats,
   eventually,
-  natsClient,
   publishCommand,
   readStream,
-  uniquePrefix,
-  type NatsTestClient,
   type ReadMessage,
+  useNatsSuite,
+  NATS_TEST_URL,
 } from '../support/nats-test';
 import { commandSubject, natsNames, resultSubject } from '../../apps/session-service/src/nats/nats-names';
 import { streamConfigs } from '../../apps/session-service/src/nats/nats-streams';
 
 jest.setTimeout(60_000);
 
-const NATS_URL = process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222';
+const NATS_URL = NATS_TEST_URL;
 const KEYS = 'key-of-tenant-a:tenant-a,key-of-tenant-b:tenant-b';
 const A = { Authorization: 'Bearer key-of-tenant-a' };
 const B = { Authorization: 'Bearer key-of-tenant-b' };
@@ -51,24 +48,15 @@ function watch(nc: NatsConnection, subject: string): { got: string[]; sub: Subsc
 }
 
 describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other through Reply-To or command ids', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
-  const prefixes: string[] = [];
-
-  beforeAll(async () => {
-    nc = await connectForTest('NATS tenant isolation');
-    client = await natsClient(nc);
-  });
+  const nats = useNatsSuite('NATS tenant isolation');
 
   afterAll(async () => {
-    for (const p of prefixes) if (client) await deleteStreams(client.jsm, p);
-    await nc?.close();
+    await nats.close();
   });
 
   /** A service of its own prefix (API keys of tenant-a and tenant-b unless not `keyed`). */
   const serve = async (env: Record<string, string> = {}, keyed = true): Promise<{ service: Harness; prefix: string }> => {
-    const prefix = uniquePrefix();
-    prefixes.push(prefix);
+    const prefix = nats.prefix();
     const service = await startService({ env: { NATS_URL, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000', ...(keyed ? { API_KEYS: KEYS } : {}), ...env } });
     return { service, prefix };
   };
@@ -76,7 +64,7 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
   /** The answer (from the results stream) to the command with `Command-Id` `msgId` on `tenant`'s `session`. */
   const answerOf = async (prefix: string, tenant: string, session: string, msgId: string): Promise<ReadMessage> => {
     const mine = (m: ReadMessage) => m.headers['Command-Id'] === msgId;
-    const got = await readStream(client, natsNames(prefix).resultStream, resultSubject(prefix, tenant, session), (all) => all.some(mine));
+    const got = await readStream(nats.client, natsNames(prefix).resultStream, resultSubject(prefix, tenant, session), (all) => all.some(mine));
     const answer = got.find(mine);
     if (!answer) throw new Error(`no answer to ${msgId}`);
     return answer;
@@ -93,15 +81,15 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
         .send({ events: turns(2) })
         .expect(201);
       const target = commandSubject(prefix, 'tenant-b', 'victim', 'policy');
-      const reached = watch(nc, `${prefix}.commands.tenant-b.>`);
+      const reached = watch(nats.nc, `${prefix}.commands.tenant-b.>`);
       const msgId = `tenant-a:${randomUUID()}`;
       const injected = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 1, overlapSize: 0, shadowPrompt: 'INJECTED-BY-TENANT-A' } };
-      await publishCommand(client.js, commandSubject(prefix, 'tenant-a', 'victim', 'policy'), injected, { msgId, replyTo: target });
+      await publishCommand(nats.client.js, commandSubject(prefix, 'tenant-a', 'victim', 'policy'), injected, { msgId, replyTo: target });
 
       const answer = await answerOf(prefix, 'tenant-a', 'victim', msgId);
       expect({ status: answer.headers.Status, code: answer.body.code }).toEqual({ status: '400', code: 'invalid_reply_to' });
       expect(answer.body.message).toContain(`Reply-To "${target}" is under "${prefix}."`);
-      await commandQueueSettled(client, natsNames(prefix));
+      await commandQueueSettled(nats.client, natsNames(prefix));
       await new Promise((r) => setTimeout(r, 300));
       expect(reached.got).toEqual([]);
       reached.sub.unsubscribe();
@@ -137,8 +125,8 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
         .set(B)
         .send({ strategy: { type: 'turn-window', maxTurns: 1 } })
         .expect(200);
-      await eventually(async () => (await client.jsm.streams.info(names.decisionStream)).state.messages === 1, 10_000, 'the decision');
-      const forged = watch(nc, `${prefix}.*.tenant-b.>`);
+      await eventually(async () => (await nats.client.jsm.streams.info(names.decisionStream)).state.messages === 1, 10_000, 'the decision');
+      const forged = watch(nats.nc, `${prefix}.*.tenant-b.>`);
       const targets = [
         resultSubject(prefix, 'tenant-b', 'audited'),
         `${prefix}.decisions.tenant-b.audited`,
@@ -151,16 +139,16 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
       ];
       for (const target of targets) {
         const msgId = `tenant-a:${randomUUID()}`;
-        await publishCommand(client.js, commandSubject(prefix, 'tenant-a', 'mine', 'append'), { events: turns(1) }, { msgId, replyTo: target });
+        await publishCommand(nats.client.js, commandSubject(prefix, 'tenant-a', 'mine', 'append'), { events: turns(1) }, { msgId, replyTo: target });
         const answer = await answerOf(prefix, 'tenant-a', 'mine', msgId);
         expect({ target, status: answer.headers.Status, code: answer.body.code }).toEqual({ target, status: '400', code: 'invalid_reply_to' });
       }
-      await commandQueueSettled(client, names);
+      await commandQueueSettled(nats.client, names);
       await new Promise((r) => setTimeout(r, 300));
       expect(forged.got).toEqual([]);
       forged.sub.unsubscribe();
-      expect((await client.jsm.streams.info(names.decisionStream)).state.messages).toBe(1);
-      expect((await client.jsm.streams.info(names.resultStream)).state.messages).toBe(targets.length);
+      expect((await nats.client.jsm.streams.info(names.decisionStream)).state.messages).toBe(1);
+      expect((await nats.client.jsm.streams.info(names.resultStream)).state.messages).toBe(targets.length);
       // None of tenant-a's refused appends was applied.
       expect((await service.http().get('/v1/sessions/mine/window').set(A)).status).toBe(404);
     } finally {
@@ -173,9 +161,9 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     const warn = jest.spyOn(Logger.prototype, 'warn');
     try {
       const target = commandSubject(prefix, 'tenant-b', 'victim', 'policy');
-      const reached = watch(nc, `${prefix}.commands.tenant-b.>`);
+      const reached = watch(nats.nc, `${prefix}.commands.tenant-b.>`);
       const msgId = `tenant-a:${randomUUID()}`;
-      await publishCommand(client.js, `${prefix}.commands.tenant-a`, { strategy: null }, { msgId, replyTo: target });
+      await publishCommand(nats.client.js, `${prefix}.commands.tenant-a`, { strategy: null }, { msgId, replyTo: target });
       await eventually(() => warn.mock.calls.some(([line]) => String(line).includes(msgId)), 10_000, 'the rejection line');
       const line = String(warn.mock.calls.find(([l]) => String(l).includes(msgId))![0]);
       expect(line).toContain('command rejected: invalid_subject (400)');
@@ -194,10 +182,10 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     try {
       const answerOn = async (replyTo: string) => {
         const msgId = `tenant-a:${randomUUID()}`;
-        const replies = watch(nc, replyTo);
-        await nc.flush();
+        const replies = watch(nats.nc, replyTo);
+        await nats.nc.flush();
         await publishCommand(
-          client.js,
+          nats.client.js,
           commandSubject(prefix, 'tenant-a', 'inboxed', 'append'),
           { events: [{ type: 'user', text: 'hi' }] },
           { msgId, replyTo },
@@ -215,9 +203,9 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     const open = await serve({}, false);
     try {
       const inbox = createInbox();
-      const sub = nc.subscribe(inbox, { max: 1 });
+      const sub = nats.nc.subscribe(inbox, { max: 1 });
       await publishCommand(
-        client.js,
+        nats.client.js,
         commandSubject(open.prefix, 'default', 'inboxed', 'append'),
         { events: turns(1) },
         { msgId: randomUUID(), replyTo: inbox },
@@ -232,7 +220,7 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     const { service, prefix } = await serve();
     try {
       const send = async (tenant: string, msgId: string | undefined, session: string) => {
-        await publishCommand(client.js, commandSubject(prefix, tenant, session, 'append'), { events: turns(1) }, { msgId });
+        await publishCommand(nats.client.js, commandSubject(prefix, tenant, session, 'append'), { events: turns(1) }, { msgId });
       };
       await send('tenant-a', 'c-1', 'ids');
       const refused = await answerOf(prefix, 'tenant-a', 'ids', 'c-1');
@@ -251,7 +239,7 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
       expect((await answerOf(prefix, 'tenant-a', 'ids', 'tenant-a:c-3')).headers.Status).toBe('201');
       expect((await answerOf(prefix, 'tenant-b', 'ids', 'tenant-b:c-3')).headers.Status).toBe('201');
       await send('tenant-a', undefined, 'no-id');
-      const noId = await readStream(client, natsNames(prefix).resultStream, resultSubject(prefix, 'tenant-a', 'no-id'), 1);
+      const noId = await readStream(nats.client, natsNames(prefix).resultStream, resultSubject(prefix, 'tenant-a', 'no-id'), 1);
       expect(noId[0].headers.Status).toBe('201');
     } finally {
       await service.stop();
@@ -261,7 +249,7 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
   it('unknown_tenant says what is served: API_KEYS tenants when keyed, "default" in open mode', async () => {
     const keyed = await serve();
     try {
-      await publishCommand(client.js, commandSubject(keyed.prefix, 'tenant-c', 's', 'append'), { events: turns(1) }, { msgId: 'tenant-c:1' });
+      await publishCommand(nats.client.js, commandSubject(keyed.prefix, 'tenant-c', 's', 'append'), { events: turns(1) }, { msgId: 'tenant-c:1' });
       const answer = await answerOf(keyed.prefix, 'tenant-c', 's', 'tenant-c:1');
       expect(answer.body.code).toBe('unknown_tenant');
       expect(answer.body.message).toBe(`tenant "tenant-c" is not served here: publish on your own tenant's subjects (a tenant of API_KEYS)`);
@@ -270,7 +258,7 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
     }
     const open = await serve({}, false);
     try {
-      await publishCommand(client.js, commandSubject(open.prefix, 'tenant-c', 's', 'append'), { events: turns(1) }, { msgId: 'x-1' });
+      await publishCommand(nats.client.js, commandSubject(open.prefix, 'tenant-c', 's', 'append'), { events: turns(1) }, { msgId: 'x-1' });
       const answer = await answerOf(open.prefix, 'tenant-c', 's', 'x-1');
       expect(answer.body.message).toContain('without API_KEYS (open mode) the service serves only tenant "default"');
     } finally {
@@ -279,23 +267,22 @@ describeWithNats('NATS tenant isolation')('NATS: tenants cannot reach each other
   });
 
   it("two commands with the same id on two sessions (the command stream's duplicate window apart) both get their answer in the results stream", async () => {
-    const prefix = uniquePrefix();
-    prefixes.push(prefix);
+    const prefix = nats.prefix();
     const names = natsNames(prefix);
     // The streams as the service creates them, but a command stream that forgets ids after 200 ms
     // (its 2-minute window is too long for a test; a command waiting in the stream longer than
     // the window while the service is down meets the same case).
     for (const config of streamConfigs(names)) {
-      await client.jsm.streams.add(config.name === names.commandStream ? { ...config, duplicate_window: nanos(200) } : config);
+      await nats.client.jsm.streams.add(config.name === names.commandStream ? { ...config, duplicate_window: nanos(200) } : config);
     }
-    await publishCommand(client.js, commandSubject(prefix, 'default', 'first', 'append'), { events: turns(1) }, { msgId: 'same-id' });
+    await publishCommand(nats.client.js, commandSubject(prefix, 'default', 'first', 'append'), { events: turns(1) }, { msgId: 'same-id' });
     await new Promise((r) => setTimeout(r, 400));
-    await publishCommand(client.js, commandSubject(prefix, 'default', 'second', 'append'), { events: turns(1) }, { msgId: 'same-id' });
+    await publishCommand(nats.client.js, commandSubject(prefix, 'default', 'second', 'append'), { events: turns(1) }, { msgId: 'same-id' });
     const service = await startService({ env: { NATS_URL, NATS_PREFIX: prefix, NATS_ACK_WAIT_MS: '5000' } });
     try {
-      await commandQueueSettled(client, names);
-      const first = await readStream(client, names.resultStream, resultSubject(prefix, 'default', 'first'), 1, { timeoutMs: 5000 });
-      const second = await readStream(client, names.resultStream, resultSubject(prefix, 'default', 'second'), 1, { timeoutMs: 5000 });
+      await commandQueueSettled(nats.client, names);
+      const first = await readStream(nats.client, names.resultStream, resultSubject(prefix, 'default', 'first'), 1, { timeoutMs: 5000 });
+      const second = await readStream(nats.client, names.resultStream, resultSubject(prefix, 'default', 'second'), 1, { timeoutMs: 5000 });
       expect([first.map((m) => m.headers.Status), second.map((m) => m.headers.Status)]).toEqual([['201'], ['201']]);
     } finally {
       await service.stop();

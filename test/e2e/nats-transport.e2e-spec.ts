@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { CommandBus } from '@nestjs/cqrs';
 import { Logger } from '@nestjs/common';
 import { quoteInput } from '@lib/compaction';
-import { createInbox, type NatsConnection } from '@nats-io/transport-node';
+import { createInbox } from '@nats-io/transport-node';
 import type { SummaryRequest } from '@lib/compaction';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, POLICY_SET, type Summarizer, type SummarizerOutcome } from '@lib/session';
 import { startService, useService } from '../support/service-harness';
@@ -15,17 +15,16 @@ import {
   commandQueueSettled,
   eventually,
   describeWithNats,
-  connectForTest,
   deleteStreams,
-  natsClient,
   publishCommand,
   readStream,
   uniquePrefix,
-  type NatsTestClient,
   type ReadMessage,
+  useNatsSuite,
+  NATS_TEST_URL,
 } from '../support/nats-test';
 import { natsNames, commandSubject } from '../../apps/session-service/src/nats/nats-names';
-import { NatsCommandExecutor } from '../../apps/session-service/src/nats/nats-command-executor';
+import { NatsCommandExecutor, type CommandAnswer } from '../../apps/session-service/src/nats/nats-command-executor';
 import { requestSchemas } from '../../apps/session-service/src/http/request-schemas';
 
 jest.setTimeout(60_000);
@@ -48,7 +47,7 @@ const prefix = uniquePrefix();
 const names = natsNames(prefix);
 const MAX_BODY_BYTES = 256 * 1024;
 const env = {
-  NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222',
+  NATS_URL: NATS_TEST_URL,
   NATS_PREFIX: prefix,
   NATS_ACK_WAIT_MS: '5000',
   MAX_BODY_BYTES: String(MAX_BODY_BYTES),
@@ -60,22 +59,18 @@ const turns = (n: number, word = 'hello') =>
     { id: `a${i}`, type: 'assistant', text: `answer ${i}` },
   ]).flat();
 const compactBody = { strategy: { type: 'turn-window', maxTurns: 2 } };
+/** What a client reads of an answer: its status and body (its `basis`, what it was decided on, is read before each run). */
+const answered = ({ status, body }: CommandAnswer) => ({ status, body });
 
 describeWithNats('NATS transport')('commands and decisions over NATS JetStream', () => {
-  let nc: NatsConnection;
-  let client: NatsTestClient;
   const harness = useService({ env, summarizer });
 
-  const results = (session: string, count: number) => readStream(client, names.resultStream, `${prefix}.results.default.${session}`, count);
+  const nats = useNatsSuite('NATS transport', { prefixes: [prefix] });
 
-  beforeAll(async () => {
-    nc = await connectForTest('NATS transport');
-    client = await natsClient(nc);
-  });
+  const results = (session: string, count: number) => readStream(nats.client, names.resultStream, `${prefix}.results.default.${session}`, count);
 
   afterAll(async () => {
-    if (client) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
   });
 
   it('a compact command published while the service is stopped is executed when it starts', async () => {
@@ -85,7 +80,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       .send({ events: turns(6) })
       .expect(201);
     await harness.stop();
-    await publishCommand(client.js, subject('offline', 'compact'), compactBody, { msgId: 'offline-compact-1' });
+    await publishCommand(nats.client.js, subject('offline', 'compact'), compactBody, { msgId: 'offline-compact-1' });
     await harness.start();
     const [answer] = await results('offline', 1);
     expect(answer.headers).toMatchObject({ 'Command-Id': 'offline-compact-1', Status: '200', 'Command-Type': 'compact' });
@@ -96,8 +91,8 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
 
   it('answers on the Reply-To subject and on the results subject, with the HTTP answer', async () => {
     const inbox = createInbox();
-    const sub = nc.subscribe(inbox, { max: 1 });
-    await publishCommand(client.js, subject('replied', 'append'), { events: turns(1) }, { msgId: randomUUID(), replyTo: inbox });
+    const sub = nats.nc.subscribe(inbox, { max: 1 });
+    await publishCommand(nats.client.js, subject('replied', 'append'), { events: turns(1) }, { msgId: randomUUID(), replyTo: inbox });
     const replied = await (async () => {
       for await (const m of sub) return { status: m.headers?.get('Status'), body: m.json<{ revision: string; position: string }>() };
     })();
@@ -152,9 +147,9 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     ];
     for (const c of cases) {
       const msgId = randomUUID();
-      await publishCommand(client.js, c.subject, c.body, { msgId });
+      await publishCommand(nats.client.js, c.subject, c.body, { msgId });
       const isMine = (a: { headers: Record<string, string> }) => a.headers['Command-Id'] === msgId;
-      const answers = await readStream(client, names.resultStream, c.resultsOf, (got) => got.some(isMine), { durable: `bad-${msgId.slice(0, 8)}` });
+      const answers = await readStream(nats.client, names.resultStream, c.resultsOf, (got) => got.some(isMine), { durable: `bad-${msgId.slice(0, 8)}` });
       const mine = answers.find(isMine);
       expect({ code: mine?.body.code, status: Number(mine?.headers.Status) >= 400, message: typeof mine?.body.message }).toEqual({
         code: c.code,
@@ -164,11 +159,11 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       if (c.message !== undefined) expect(mine?.body.message).toBe(c.message);
     }
     // A 5 MiB message is refused by the server's max_payload (1 MiB by default) before it is stored.
-    await expect(publishCommand(client.js, subject('target', 'append'), new Uint8Array(5 * 1024 * 1024), { msgId: randomUUID() })).rejects.toThrow(
+    await expect(publishCommand(nats.client.js, subject('target', 'append'), new Uint8Array(5 * 1024 * 1024), { msgId: randomUUID() })).rejects.toThrow(
       /max_payload|payload/i,
     );
 
-    expect(await commandQueueSettled(client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
+    expect(await commandQueueSettled(nats.client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
     expect(await harness.service.store.headPosition()).toBe(headBefore);
   });
 
@@ -185,7 +180,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       ];
       for (const c of cases) {
         const msgId = `log-${randomUUID()}`;
-        await publishCommand(client.js, c.subject, payload, { msgId });
+        await publishCommand(nats.client.js, c.subject, payload, { msgId });
         const mine = async () => warn.mock.calls.map(([line]) => String(line)).filter((line) => line.includes(msgId));
         await eventually(async () => (await mine()).length > 0, 10_000, `a warn line for ${c.code} on ${c.subject}`);
         const [line, ...more] = await mine();
@@ -196,7 +191,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         expect(line).not.toContain('PAYLOAD-MARKER');
         expect(line.length).toBeLessThan(400);
       }
-      expect(await commandQueueSettled(client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
+      expect(await commandQueueSettled(nats.client, names)).toEqual({ pending: 0, unacked: 0, redelivered: 0 });
     } finally {
       warn.mockRestore();
     }
@@ -208,10 +203,10 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     try {
       const answerTo = async (tenant: string) => {
         const inbox = createInbox();
-        const sub = nc.subscribe(inbox, { max: 1 });
+        const sub = nats.nc.subscribe(inbox, { max: 1 });
         // With API_KEYS a command id starts with its tenant (nats-tenant-isolation.e2e-spec.ts).
         await publishCommand(
-          client.js,
+          nats.client.js,
           commandSubject(keyed, tenant, 'shared-id', 'append'),
           { events: turns(1) },
           { msgId: `${tenant}:${randomUUID()}`, replyTo: inbox },
@@ -225,7 +220,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
       expect([...new Set(log.map((e) => e.streamId))]).toEqual(['session-tenant-a.shared-id']);
     } finally {
       await service.stop();
-      await deleteStreams(client.jsm, keyed);
+      await deleteStreams(nats.client.jsm, keyed);
     }
   });
 
@@ -244,10 +239,10 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     const got = await harness.http().get(`/v1/sessions/nats-policy/policy?minPosition=${position}`).expect(200);
     expect(got.body).toEqual(set.body);
     const back = await run(got.body, 'cmd-p2');
-    expect(back).toEqual(set);
+    expect(answered(back)).toEqual(answered(set));
     const clear = await run({ strategy: null, trigger: null, estimator: null }, 'cmd-p3');
     expect(clear.body).toMatchObject({ strategy: null, trigger: null, estimator: null });
-    expect(await run(clear.body, 'cmd-p4')).toEqual(clear);
+    expect(answered(await run(clear.body, 'cmd-p4'))).toEqual(answered(clear));
     const log = await harness.service.store.readStream('session-default.nats-policy');
     expect(log.filter((e) => e.type === POLICY_SET)).toHaveLength(2);
   });
@@ -266,10 +261,10 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     const first = await run('append', withoutIds, 'cmd-append', false);
     expect(first.status).toBe(201);
     const again = await run('append', withoutIds, 'cmd-append', true);
-    expect(again).toEqual(first);
+    expect(answered(again)).toEqual(answered(first));
     const policy = await run('policy', { strategy: { type: 'turn-window', maxTurns: 3 } }, 'cmd-policy', false);
     const policyAgain = await run('policy', { strategy: { type: 'turn-window', maxTurns: 3 } }, 'cmd-policy', true);
-    expect(policyAgain).toEqual(policy);
+    expect(answered(policyAgain)).toEqual(answered(policy));
     const compact = await run('compact', compactBody, 'cmd-compact', false);
     expect(compact.body).toMatchObject({ outcome: 'compacted', recorded: true });
     // More turns arrive, so the same command would compact again if it were applied twice.
@@ -358,7 +353,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         .expect(201);
     // Decisions from both transports: NATS commands and HTTP requests; a summarizing strategy fails on audit-b.
     const summarize = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } };
-    for (const s of sessions) await publishCommand(client.js, subject(s, 'compact'), summarize, { msgId: randomUUID() });
+    for (const s of sessions) await publishCommand(nats.client.js, subject(s, 'compact'), summarize, { msgId: randomUUID() });
     for (const s of sessions) await results(s, 1);
     for (const s of sessions)
       await harness
@@ -369,15 +364,15 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/compactions`).send(compactBody).expect(200);
     const feed = `${prefix}.decisions.default.*`;
     const audited = (got: ReadMessage[]) => got.filter((m) => String(m.body.sessionId).startsWith('audit-'));
-    const first = audited(await readStream(client, names.decisionStream, feed, (got) => audited(got).length >= 6, { durable: 'audit' }));
+    const first = audited(await readStream(nats.client, names.decisionStream, feed, (got) => audited(got).length >= 6, { durable: 'audit' }));
     expect(first).toHaveLength(6);
 
     // The service restarts (its feed resumes after its checkpoint) and a session is erased meanwhile.
     await harness.restart();
     await harness.http().delete('/v1/sessions/audit-c').expect(200);
-    const rest = audited(await readStream(client, names.decisionStream, feed, 1, { durable: 'audit' }));
+    const rest = audited(await readStream(nats.client, names.decisionStream, feed, 1, { durable: 'audit' }));
     // Anything published twice would arrive now.
-    rest.push(...audited(await readStream(client, names.decisionStream, feed, 100, { durable: 'audit', timeoutMs: 1500 })));
+    rest.push(...audited(await readStream(nats.client, names.decisionStream, feed, 100, { durable: 'audit', timeoutMs: 1500 })));
 
     const received = [...first, ...rest];
     const positions = received.map((m) => m.headers['Log-Position']);

@@ -6,9 +6,9 @@
  * leaves the log unchanged. Runtime: a few seconds (in-process service, embedded store).
  */
 import { randomUUID } from 'node:crypto';
-import { createInbox, type NatsConnection } from '@nats-io/transport-node';
+import { createInbox } from '@nats-io/transport-node';
 import { useService, type Harness } from '../support/service-harness';
-import { connectForTest, deleteStreams, describeWithNats, natsClient, publishCommand, uniquePrefix, type NatsTestClient } from '../support/nats-test';
+import { describeWithNats, publishCommand, uniquePrefix, useNatsSuite, NATS_TEST_URL } from '../support/nats-test';
 import { commandSubject } from '../../apps/session-service/src/nats/nats-names';
 
 jest.setTimeout(60_000);
@@ -217,16 +217,10 @@ describe('a retried /messages tool message once its call is archived (README "Id
 
 describeWithNats('tool-call answers over NATS')('an answer to a tool call, through NATS append and messages commands', () => {
   const prefix = uniquePrefix();
-  let nc: NatsConnection;
-  let client: NatsTestClient;
-  beforeAll(async () => {
-    nc = await connectForTest('tool-call answers');
-    client = await natsClient(nc);
-  });
-  const harness = useService({ env: { NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222', NATS_PREFIX: prefix } });
+  const nats = useNatsSuite('tool-call answers', { prefixes: [prefix] });
+  const harness = useService({ env: { NATS_URL: NATS_TEST_URL, NATS_PREFIX: prefix } });
   afterAll(async () => {
-    if (client) await deleteStreams(client.jsm, prefix);
-    await nc?.close();
+    await nats.close();
   });
 
   answersTable(
@@ -234,8 +228,8 @@ describeWithNats('tool-call answers over NATS')('an answer to a tool call, throu
     'nats',
     async (session, kind, body) => {
       const inbox = createInbox();
-      const sub = nc.subscribe(inbox, { max: 1 });
-      await publishCommand(client.js, commandSubject(prefix, 'default', session, kind === 'events' ? 'append' : 'messages'), body, {
+      const sub = nats.nc.subscribe(inbox, { max: 1 });
+      await publishCommand(nats.client.js, commandSubject(prefix, 'default', session, kind === 'events' ? 'append' : 'messages'), body, {
         msgId: randomUUID(),
         replyTo: inbox,
       });

@@ -19,16 +19,7 @@ import {
 import { useService, type ServiceInUse } from '../support/service-harness';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
 import { streamOf } from '../support/log-checks';
-import {
-  connectForTest,
-  deleteStreams,
-  describeWithNats,
-  natsClient,
-  publishCommand,
-  readStream,
-  uniquePrefix,
-  type NatsTestClient,
-} from '../support/nats-test';
+import { describeWithNats, publishCommand, readStream, uniquePrefix, useNatsSuite, NATS_TEST_URL } from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
 
 jest.setTimeout(60_000);
@@ -170,28 +161,22 @@ describeWithNats('overlong summary over NATS')('a summary over MAX_TEXT_LENGTH (
   const fake = new FakeOpenAiServer();
   const prefix = uniquePrefix();
   const names = natsNames(prefix);
-  let client: NatsTestClient;
   beforeAll(() => fake.start());
   const harness = useService(() => ({
     summarizer: summarizerFromEnv({ OPENAI_BASE_URL: fake.url, SUMMARIZER_MAX_RETRIES: '0' }),
-    env: { MAX_TEXT_LENGTH: String(MAX_TEXT), NATS_URL: process.env.NATS_TEST_URL || 'nats://127.0.0.1:4222', NATS_PREFIX: prefix },
+    env: { MAX_TEXT_LENGTH: String(MAX_TEXT), NATS_URL: NATS_TEST_URL, NATS_PREFIX: prefix },
   }));
-  beforeAll(async () => {
-    client = await natsClient(await connectForTest('overlong summary over NATS'));
-  });
+  const nats = useNatsSuite('overlong summary over NATS', { prefixes: [prefix] });
   afterAll(async () => {
-    if (client) {
-      await deleteStreams(client.jsm, prefix);
-      await client.nc.close();
-    }
+    await nats.close();
     await fake.close();
   });
 
   it('answers and records the failure with the same reason; the old summary stays', async () => {
     const oldSummaryId = await sessionWithSummary(harness, fake, 'nats');
     fake.setDefault(reply(MAX_TEXT + 1));
-    await publishCommand(client.js, commandSubject(prefix, 'default', 'nats', 'compact'), { strategy: STRATEGY }, { msgId: 'overlong-1' });
-    const [answer] = await readStream(client, names.resultStream, `${prefix}.results.default.nats`, 1);
+    await publishCommand(nats.client.js, commandSubject(prefix, 'default', 'nats', 'compact'), { strategy: STRATEGY }, { msgId: 'overlong-1' });
+    const [answer] = await readStream(nats.client, names.resultStream, `${prefix}.results.default.nats`, 1);
     expect(answer.body).toMatchObject({ outcome: 'failed', failure: { reason: refusal(MAX_TEXT + 1) } });
     const { later, window } = await afterFirstCompaction(harness, 'nats');
     expect(later.map((e) => e.type)).toEqual([COMPACTION_FAILED]);

@@ -5,7 +5,8 @@
  * ids from the service, resent them as told and got each message twice; a compaction answered 503
  * had been written, and its resend answered `noop` without the `compactionId`). The service,
  * with `DATABASE_URL` pointing at an {@link AnswerCuttingProxy} that loses exactly the append's
- * answer, must answer the write itself, written once. Runtime: about 5 s (one service starts).
+ * answer (the service's writes name the session's life: `es_append_in_life_v1`), must answer the
+ * write itself, written once. Runtime: about 5 s (one service starts).
  */
 import * as fs from 'node:fs';
 import { AnswerCuttingProxy } from '../../libs/event-store/test/postgres-answer-cutter';
@@ -43,7 +44,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL answers lost afte
       .post('/v1/sessions/noid/events')
       .send({ events: [{ type: 'user', text: 'message number 0' }] })
       .expect(201);
-    const cut = proxy.cutAnswerTo('es_append_v2');
+    const cut = proxy.cutAnswerTo('es_append_in_life_v1');
     const answer = await svc
       .http()
       .post('/v1/sessions/noid/events')
@@ -57,7 +58,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL answers lost afte
   it('a compaction whose answer is lost is answered with the compaction, recorded once', async () => {
     const events = Array.from({ length: 6 }, (_, i) => ({ id: `e${i}`, type: i % 2 ? 'assistant' : 'user', text: `turn ${i} of the conversation` }));
     await svc.http().post('/v1/sessions/compact/events').send({ events }).expect(201);
-    const cut = proxy.cutAnswerTo('es_append_v2');
+    const cut = proxy.cutAnswerTo('es_append_in_life_v1');
     const answer = await svc
       .http()
       .post('/v1/sessions/compact/compactions')

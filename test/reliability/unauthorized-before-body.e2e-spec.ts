@@ -217,9 +217,63 @@ describe('with API keys, 401 unauthorized is answered before the body is read', 
     expect(await codeOf(http().get('/v1/recall?q=%FF'))).toBe('400 invalid_query_encoding');
     // a write with a query parameter, a body of the wrong shape: 401 first
     expect(await codeOf(http().post('/v1/sessions/s/compactions?dryRun=true').send({ strategy: 'none' }))).toBe('401 unauthorized');
-    // a path no route has: 404 or 405 as before, whatever the key
-    expect(await codeOf(http().post('/v1/sessions/s/nothing').send({}))).toBe('404 route_not_found');
+    // a path near a route: 405 (or a trailing slash's 404) first, whatever the key; a /v1 path no route has: 401 first
     expect(await codeOf(http().patch('/v1/sessions/s/events').send({}))).toBe('405 method_not_allowed');
+    expect(await codeOf(http().post('/v1/sessions/s/events/').send({}))).toBe('404 route_not_found');
+    expect(await codeOf(http().post('/v1/sessions/s/nothing').send({}))).toBe('401 unauthorized');
+  });
+
+  describe('a /v1 path no route has (a mistyped POST /v1/sesions/…/events) is answered before its body is read', () => {
+    const TYPO = '/v1/sesions/demo/events';
+    const NOT_FOUND = { code: 'route_not_found', message: 'no such route; see /docs for the API' };
+    const keys: Array<[string, string[], unknown, string]> = [
+      ['no key', [], NO_KEY, 'HTTP/1.1 401 Unauthorized'],
+      ['an unknown key', ['Authorization: Bearer WRONG-KEY-123'], UNKNOWN_KEY, 'HTTP/1.1 401 Unauthorized'],
+      ['a known key', [`Authorization: Bearer ${KEY}`], NOT_FOUND, 'HTTP/1.1 404 Not Found'],
+    ];
+
+    it.each(keys)('a small body that is not JSON, with %s: not 400 malformed_json', async (_name, keyHeader, body, statusLine) => {
+      const notJson = Buffer.from('{not json');
+      const answer = await rawRequest(port, postHead(TYPO, notJson.length, ...keyHeader), notJson, 'at once');
+      expect({ statusLine: answer.statusLine, body: answer.body, failed: answer.failed }).toEqual({ statusLine, body, failed: null });
+    });
+
+    it.each(keys)(
+      '4 MiB that are not JSON with Expect: 100-continue, with %s: the answer instead of 100 Continue, nothing sent',
+      async (_name, keyHeader, body, statusLine) => {
+        const answer = await rawRequest(port, postHead(TYPO, NOT_JSON.length, 'Expect: 100-continue', ...keyHeader), NOT_JSON, 'on continue');
+        expect({ continued: answer.continued, statusLine: answer.statusLine, body: answer.body, sent: answer.sent, failed: answer.failed }).toEqual({
+          continued: false,
+          statusLine,
+          body,
+          sent: 0,
+          failed: null,
+        });
+      },
+    );
+
+    it.each(keys)(
+      '4 MiB that are not JSON sent whole before reading, with %s: the answer without a reset, the connection closed',
+      async (_name, keyHeader, body, statusLine) => {
+        const answer = await rawRequest(port, postHead(TYPO, NOT_JSON.length, ...keyHeader), NOT_JSON, 'at once');
+        expect({ statusLine: answer.statusLine, body: answer.body, failed: answer.failed, connection: answer.headers.connection }).toEqual({
+          statusLine,
+          body,
+          failed: null,
+          connection: 'close',
+        });
+      },
+    );
+
+    it('a path no route has outside /v1 needs no key: 404 before its body, not 400 malformed_json', async () => {
+      const answer = await rawRequest(port, postHead('/v2/sessions/demo/events', NOT_JSON.length, 'Expect: 100-continue'), NOT_JSON, 'on continue');
+      expect({ continued: answer.continued, statusLine: answer.statusLine, body: answer.body, sent: answer.sent }).toEqual({
+        continued: false,
+        statusLine: 'HTTP/1.1 404 Not Found',
+        body: NOT_FOUND,
+        sent: 0,
+      });
+    });
   });
 
   it('every /v1 route of the OpenAPI document answers 401 before asking for a body; the operations routes, the page and the document need no key', async () => {

@@ -4,7 +4,8 @@
  * the machine's closed network refuses it). A suite without Chromium skips with one line.
  */
 import * as fs from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { describeWithShared } from './shared-dir';
 
 /** Where the browser is. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -32,4 +33,27 @@ export function reportNoChromium(title: string): void {
 /** Starts a headless browser. */
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+}
+
+/** The viewport of the browser specs' pages (CSS px). */
+export const PAGE_VIEWPORT = { width: 1440, height: 1000 };
+
+/** Starts a headless browser ({@link launchChromium}) and opens one page of {@link PAGE_VIEWPORT}. */
+export async function launchChromiumPage(): Promise<{ browser: Browser; page: Page }> {
+  const browser = await launchChromium();
+  return { browser, page: await browser.newPage({ viewport: PAGE_VIEWPORT }) };
+}
+
+/**
+ * `describe(title, fn)` when Chromium is installed (with `sharedFile` before `fn`: through
+ * {@link describeWithShared}, for a suite that also needs that file of the shared folder), else
+ * one line ({@link reportNoChromium}) and the suite skipped, its title saying why.
+ */
+export function describeWithChromium(title: string, ...rest: [fn: () => void] | [sharedFile: string, fn: () => void]): void {
+  const fn = rest.length === 1 ? rest[0] : rest[1];
+  if (!hasChromium()) {
+    reportNoChromium(title);
+    describe.skip(`${title} (skipped: no Chromium)`, fn);
+  } else if (rest.length === 2) describeWithShared(title, rest[0], fn);
+  else describe(title, fn);
 }

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
+import { Logger } from '@nestjs/common';
 import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { natsNames, type NatsNames } from '../../apps/session-service/src/nats/nats-names';
@@ -29,6 +30,65 @@ export function describeWithNats(suite: string): jest.Describe {
 /** Connects to the test server. */
 export function connectForTest(suite: string): Promise<NatsConnection> {
   return connect({ servers: NATS_TEST_URL, timeout: 5000, name: `test ${suite}` });
+}
+
+/**
+ * A suite's connection to the test server and the stream prefixes it uses: {@link useNatsSuite}.
+ * `nc` and `client` are set once its `beforeAll` ran (use them inside tests and later hooks).
+ */
+export interface NatsSuite {
+  readonly nc: NatsConnection;
+  readonly client: NatsTestClient;
+  /** A new prefix ({@link uniquePrefix}) whose streams {@link close} deletes. */
+  prefix(): string;
+  /** Has {@link close} delete the streams of `prefix` too (one chosen before the suite ran); returns it. */
+  adopt(prefix: string): string;
+  /**
+   * Deletes the streams of every prefix given out or adopted, in that order, then closes the
+   * connection; only closes it when it never connected. Called by the suite's own `afterAll`,
+   * where its clean-up order wants it (after the services using the streams stopped).
+   */
+  close(): Promise<void>;
+}
+
+/**
+ * Registers a `beforeAll` that silences the Nest logger's `log` and `warn` when `options.quiet`
+ * (spies the suite's `jest.restoreAllMocks()` undoes), then connects to the test server as
+ * `suite` ({@link connectForTest}) with JetStream handles ({@link natsClient}). `options.prefixes`:
+ * prefixes chosen before (e.g. at the file's top) whose streams {@link NatsSuite.close} deletes
+ * too. The suite's `afterAll` calls {@link NatsSuite.close}.
+ */
+export function useNatsSuite(suite: string, options: { quiet?: boolean; prefixes?: readonly string[] } = {}): NatsSuite {
+  let nc: NatsConnection | undefined;
+  let client: NatsTestClient | undefined;
+  const prefixes: string[] = [...(options.prefixes ?? [])];
+  beforeAll(async () => {
+    if (options.quiet) for (const level of ['log', 'warn'] as const) jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined);
+    nc = await connectForTest(suite);
+    client = await natsClient(nc);
+  });
+  const connected = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error(`useNatsSuite(${suite}): the connection opens in beforeAll; use it inside a test or a later hook`);
+    return value;
+  };
+  const adopt = (prefix: string): string => {
+    prefixes.push(prefix);
+    return prefix;
+  };
+  return {
+    get nc() {
+      return connected(nc);
+    },
+    get client() {
+      return connected(client);
+    },
+    prefix: () => adopt(uniquePrefix()),
+    adopt,
+    async close() {
+      if (client) for (const prefix of prefixes) await deleteStreams(client.jsm, prefix);
+      await nc?.close();
+    },
+  };
 }
 
 /** A prefix no other test file uses (`t<hex>`). */

@@ -70,7 +70,7 @@ export function startThrowawayNats(label: string, extraConfig = '', port?: numbe
 export async function startThrowawayNatsWith(
   label: string,
   makeConfig: (listen: string, storeDir: string) => string,
-  credentials?: Pick<ConnectionOptions, 'user' | 'pass' | 'tls'>,
+  credentials?: Pick<ConnectionOptions, 'user' | 'pass' | 'token' | 'tls'>,
   port?: number,
 ): Promise<ThrowawayNats> {
   if (!NATS_SERVER_BINARY) throw new Error('no nats-server binary installed');

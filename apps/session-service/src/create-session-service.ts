@@ -23,7 +23,14 @@ import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
 import { useJsonBodies } from './http/json-body';
 import { checkKeyBeforeBody } from './auth/key-check-before-body';
 import { answerBadQueryEncoding, parseQueryString } from './http/query-string';
-import { answerClientErrors, answerFrameworkErrors, answerWhileShuttingDown, answerNearRoutes, MAX_PARAM_LENGTH } from './http/framework-answers';
+import {
+  answerClientErrors,
+  answerFrameworkErrors,
+  answerWhileShuttingDown,
+  answerNearRoutes,
+  answerUnroutedBeforeBody,
+  MAX_PARAM_LENGTH,
+} from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { logAnswerCodes } from './observability/request-log';
@@ -202,6 +209,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     rateLimitPerMinute: config.rateLimitPerMinute,
     storage: app.get<ThrottlerStorage>(getStorageToken()),
   });
+  // A path no route has: 404 before its body is read or parsed (after the key's 401 under /v1).
+  answerUnroutedBeforeBody(fastify);
   // A DELETE carrying a body: 400, after the key check (as the write routes' query parameters).
   refuseDeleteBodies(fastify);
   // No Nest signal handlers: main.ts closes the service on SIGTERM/SIGINT (and logs it).

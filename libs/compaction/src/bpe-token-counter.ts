@@ -249,6 +249,13 @@ export class BpeTokenCounter {
   private readonly byteOrderMarkRanks = new Map<string, number>();
   /** The same expression for {@link countInSteps}'s `matchAll` (which copies it at its `lastIndex`, always 0 here: it is never run itself). */
   private readonly stepSplitter: RegExp;
+  /**
+   * At least the UTF-8 bytes of the encoding's longest token (a text token's UTF-16 length times 3,
+   * a byte token's length; 384 for both encodings, whose longest token has 128 bytes): every token
+   * of a pre-token covers at most this many of its bytes, and it has at least as many bytes as
+   * UTF-16 code units, so a pre-token of n code units has at least ⌈n / this⌉ tokens ({@link countUpTo}).
+   */
+  private readonly longestTokenBytes: number;
 
   /**
    * `encodingApi`: the default export of `gpt-tokenizer/encoding/<name>`. Throws if it lacks the members used.
@@ -263,11 +270,14 @@ export class BpeTokenCounter {
     if (!split.flags.includes('u')) throw new Error('gpt-tokenizer changed its encoder: its pre-token expression is not a unicode expression');
     this.splitter = new RegExp(withUnicodeWhiteSpace(split.source), split.flags.includes('g') ? split.flags : `${split.flags}g`);
     this.stepSplitter = new RegExp(this.splitter);
+    let longest = 1;
     this.core.bytePairRankDecoder.forEach((token, rank) => {
+      longest = Math.max(longest, typeof token === 'string' ? 3 * token.length : token.length);
       if (typeof token === 'string' ? token.charCodeAt(0) === 0xfeff : startsWithByteOrderMark(token)) {
         this.byteOrderMarkRanks.set(byteKey(typeof token === 'string' ? encoder.encode(token) : token), rank);
       }
     });
+    this.longestTokenBytes = longest;
     for (let b = 0; b < 256; b++) {
       const rank = this.core.getBpeRankFromBytes(Uint8Array.of(b));
       if (rank === undefined) throw new Error(`gpt-tokenizer's encoding has no token for byte ${b}`);
@@ -282,6 +292,18 @@ export class BpeTokenCounter {
    * short text itself).
    */
   count(text: string): number {
+    return this.countUpTo(text, Infinity);
+  }
+
+  /**
+   * {@link count} of `text` when that is at most `limit` (tokens), else a number over `limit` (at
+   * most the count): the count stops at the first pre-token that takes the total over `limit`, and a
+   * long pre-token is not merged when the fewest tokens it can have (⌈its code units / the
+   * longest token's bytes⌉) already take it over. So asking whether a large text fits a small budget
+   * costs the pre-tokens up to the budget, not the whole text (a 200,000-letter run: one comparison,
+   * not ~100 ms of merges). `limit` Infinity: the count itself.
+   */
+  countUpTo(text: string, limit: number): number {
     if (text.length === 0) return 0;
     const splitter = this.splitter;
     splitter.lastIndex = 0;
@@ -293,14 +315,17 @@ export class BpeTokenCounter {
         splitter.lastIndex = advancedIndex(text, splitter.lastIndex);
         continue;
       }
-      const count = this.shortPieceCount(piece);
-      if (count >= 0) total += count;
-      else {
+      let count = this.shortPieceCount(piece);
+      if (count < 0) {
+        const fewest = Math.ceil(piece.length / this.longestTokenBytes);
+        if (total + fewest > limit) return total + fewest;
         const steps = this.mergeLongPiece(encoder.encode(piece));
         let step = steps.next();
         while (!step.done) step = steps.next();
-        total += step.value;
+        count = step.value;
       }
+      total += count;
+      if (total > limit) return total;
     }
     return total;
   }

@@ -7,7 +7,7 @@ import { summaryTextBudget } from './summary-budget';
 import { fitTextToTokens } from './summary-chunks';
 import { truncateMiddle } from './text';
 import { codePointLength } from './text-length';
-import { eventCost, type TokenEstimator } from './token-estimators';
+import { eventCost, fitsTokens, type TokenEstimator } from './token-estimators';
 
 /** Name and version of the extractive summarizer, recorded as the summarizer identity of every decision it makes. */
 export const EXTRACTIVE_SUMMARIZER_MODEL = 'extractive-v1';
@@ -636,7 +636,7 @@ function compactSummary(request: SummaryRequest, parts: ExtractedParts, textBudg
   // the marker's longest form: it is not content, so it never eats into the floor
   const marker = estimator.count(` [… ${text.length} characters omitted …] `);
   const room = Math.max(textBudget, minCompactSummaryUnits(estimator) + marker);
-  if (estimator.count(text) <= room) return text.trim();
+  if (fitsTokens(text, room, estimator)) return text.trim();
   const fitBody = (share: number) => fitTextToTokens(text, Math.max(0, Math.floor(share)), estimator, AT_WORDS).trim();
   const draft = fitBody(room * (1 - COMPACT_IDENTIFIER_SHARE));
   const missing = compactIdentifiers(request, parts).filter((id) => !draft.includes(id));

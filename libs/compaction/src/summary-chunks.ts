@@ -6,7 +6,7 @@ import type { SummaryRequest } from './compaction-types';
 import { InvalidParameterError } from './invalid-parameter-error';
 import { buildSummarizerMessages, SUMMARIZER_SECTION } from './summarizer-prompt';
 import { truncateMiddle } from './text';
-import type { TokenEstimator } from './token-estimators';
+import { fitsTokens, type TokenEstimator } from './token-estimators';
 
 /** Upper bound of the default running-summary reserve, in estimator units (tokens). */
 export const MAX_DEFAULT_SUMMARY_RESERVE = 4096;
@@ -42,8 +42,8 @@ export function summarizerInputCost(request: SummaryRequest, estimator: TokenEst
  * `options.atWords` is passed to `truncateMiddle` (cut between words, never through one).
  */
 export function fitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator, options: { atWords?: boolean } = {}): string {
-  if (estimator.count(text) <= maxTokens) return text;
-  const fits = (kept: number) => estimator.count(truncateMiddle(text, kept, options)) <= maxTokens;
+  if (fitsTokens(text, maxTokens, estimator)) return text;
+  const fits = (kept: number) => fitsTokens(truncateMiddle(text, kept, options), maxTokens, estimator);
   let lo = 0; // longest kept length known to fit (0: the marker alone, the fallback)
   let hi = text.length - 1; // longest kept length not yet ruled out
   for (let kept = Math.max(1, maxTokens); kept <= hi; kept *= 2) {

@@ -114,13 +114,37 @@ function trimStartIndex(text: string, start: number): number {
 const WORD_CHAR = /[\p{L}\p{N}\p{M}_]/u;
 const STRUCTURAL = /[,;:"'{}[\]()<>|=]/;
 
+/** {@link unitClass} bits: the unit was classified; `\s`; {@link WORD_CHAR} (alone, not as half of a pair); {@link STRUCTURAL}. */
+const CLASSIFIED = 1;
+const SPACE = 2;
+const WORD = 4;
+const STRUCT = 8;
+
+/** {@link unitClass} of each UTF-16 code unit seen so far (0: not yet): 64 KiB, filled on first sight. */
+const UNIT_CLASSES = new Uint8Array(0x10000);
+
+/**
+ * The classes of one UTF-16 code unit, as the expressions above answer for the one-unit string: a
+ * cut scans up to half a kept side (hundreds of thousands of units in a search over truncations of
+ * a large text), and three regular-expression tests a unit were most of a large compaction's time.
+ */
+function unitClass(code: number): number {
+  let c = UNIT_CLASSES[code];
+  if (c === 0) {
+    const unit = String.fromCharCode(code);
+    c = CLASSIFIED | (/\s/.test(unit) ? SPACE : 0) | (WORD_CHAR.test(unit) ? WORD : 0) | (STRUCTURAL.test(unit) ? STRUCT : 0);
+    UNIT_CLASSES[code] = c;
+  }
+  return c;
+}
+
 function isWord(text: string, i: number): boolean {
   if (i < 0 || i >= text.length) return false;
   const code = text.charCodeAt(i);
   // a surrogate half: judge the whole code point
   if (isHigh(code)) return WORD_CHAR.test(text.slice(i, i + 2));
   if (code >= 0xdc00 && code <= 0xdfff && i > 0) return WORD_CHAR.test(text.slice(i - 1, i + 1));
-  return WORD_CHAR.test(text[i]);
+  return (unitClass(code) & WORD) !== 0;
 }
 
 /**
@@ -130,12 +154,13 @@ function isWord(text: string, i: number): boolean {
  */
 function boundaryLevel(text: string, p: number): number {
   if (p <= 0 || p >= text.length) return 3;
-  const a = text[p - 1];
-  const b = text[p];
-  if (isHigh(text.charCodeAt(p - 1))) return 0;
-  if (/\s/.test(a) || /\s/.test(b)) return 1;
+  const a = text.charCodeAt(p - 1);
+  const b = text.charCodeAt(p);
+  if (isHigh(a)) return 0;
+  const classes = unitClass(a) | unitClass(b);
+  if ((classes & SPACE) !== 0) return 1;
   if (isWord(text, p - 1) && isWord(text, p)) return 0;
-  return STRUCTURAL.test(a) || STRUCTURAL.test(b) ? 2 : 3;
+  return (classes & STRUCT) !== 0 ? 2 : 3;
 }
 
 /**
@@ -148,12 +173,14 @@ function wordSafeCut(text: string, p: number, dir: -1 | 1, side: number): number
   const here = boundaryLevel(text, p);
   if (here === 1) return p;
   const window = Math.max(16, Math.floor(side / 2));
-  for (const level of [1, 2]) {
-    for (let q = p + dir, steps = 1; q > 0 && q < text.length && steps <= window; q += dir, steps++) {
-      const l = boundaryLevel(text, q);
-      if (l !== 0 && l <= level) return q;
-    }
+  // one pass: the nearest whitespace, else the nearest punctuation seen on the way
+  let punctuation = -1;
+  for (let q = p + dir, steps = 1; q > 0 && q < text.length && steps <= window; q += dir, steps++) {
+    const l = boundaryLevel(text, q);
+    if (l === 1) return q;
+    if (l === 2 && punctuation < 0) punctuation = q;
   }
+  if (punctuation >= 0) return punctuation;
   if (here !== 0) return p;
   let q = p + dir;
   while (q > 0 && q < text.length && boundaryLevel(text, q) === 0) q += dir;

@@ -17,6 +17,21 @@ export interface TokenEstimator {
   readonly name: string;
   /** Cost of `text` in this estimator's unit. */
   count(text: string): number;
+  /**
+   * Optional: `count(text)` when that is at most `limit`, else any number over `limit`, possibly
+   * found without reading the whole text (the built-in tokenizers stop at the first pre-token past
+   * the limit). Used through {@link fitsTokens}.
+   */
+  countUpTo?(text: string, limit: number): number;
+}
+
+/**
+ * True when `estimator.count(text) <= limit` (the estimator's unit). The same answer as that
+ * comparison, through `countUpTo` where the estimator has it: a text far over a small limit (a
+ * search over truncations of megabytes, `fitTextToTokens`) then costs about the limit, not the text.
+ */
+export function fitsTokens(text: string, limit: number, estimator: TokenEstimator): boolean {
+  return (estimator.countUpTo ? estimator.countUpTo(text, limit) : estimator.count(text)) <= limit;
 }
 
 /** The built-in estimators of DESIGN §3.1. */
@@ -80,6 +95,7 @@ function tiktokenEstimator(name: 'cl100k_base' | 'o200k_base'): SteppedTokenEsti
   return {
     name,
     count: (text: string) => counter.count(text),
+    countUpTo: (text: string, limit: number) => counter.countUpTo(text, limit),
     countInSteps: (text: string) => counter.countInSteps(text),
   };
 }

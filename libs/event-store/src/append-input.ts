@@ -17,12 +17,15 @@ export interface SerializedEvent {
  * Validates an append's arguments the same way for every adapter and serialises its events.
  *
  * @throws TypeError when the stream name is empty, `events` is empty, an id (or former id) is not a UUID, a type
- *   is empty, data is not JSON-serialisable, or `expectedRevision` is a negative bigint or unknown
- *   value (programming errors: nothing is written).
+ *   is empty, data is not JSON-serialisable, `expectedRevision` is a negative bigint or unknown
+ *   value, or `incarnation` (`AppendOptions.incarnation`) is given and is not a bigint >= 0n
+ *   (programming errors: nothing is written).
  * @throws DuplicateEventIdError when the same id appears twice in `events`.
  */
-export function prepareAppend(stream: string, events: EventData[], expected: ExpectedRevision): SerializedEvent[] {
+export function prepareAppend(stream: string, events: EventData[], expected: ExpectedRevision, incarnation?: bigint): SerializedEvent[] {
   if (typeof stream !== 'string' || stream.length === 0) throw new TypeError('stream name must be a non-empty string');
+  if (incarnation !== undefined && (typeof incarnation !== 'bigint' || incarnation < 0n))
+    throw new TypeError(`incarnation must be a bigint >= 0n, got ${String(incarnation)}`);
   if (!Array.isArray(events) || events.length === 0) throw new TypeError('appendToStream needs at least one event');
   if (typeof expected === 'bigint') {
     if (expected < 0n) throw new TypeError(`expected revision must be >= 0n, got ${expected}`);

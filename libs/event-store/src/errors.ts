@@ -5,13 +5,40 @@ import type { ExpectedRevision } from './event-store.port';
  * `actual` is the revision of the stream's last event (bigint) or `'no_stream'`.
  */
 export class WrongExpectedRevisionError extends Error {
-  override readonly name = 'WrongExpectedRevisionError';
+  override readonly name: string = 'WrongExpectedRevisionError';
   constructor(
     readonly stream: string,
     readonly expected: ExpectedRevision,
     readonly actual: bigint | 'no_stream',
+    message = `wrong expected revision on ${stream}: expected ${String(expected)}, actual ${String(actual)}`,
   ) {
-    super(`wrong expected revision on ${stream}: expected ${String(expected)}, actual ${String(actual)}`);
+    super(message);
+  }
+}
+
+/**
+ * The append was decided in another life of the stream than its current one: it gave
+ * `AppendOptions.incarnation` = `expectedIncarnation` (bigint) and the stream's incarnation is
+ * `actualIncarnation` (it was deleted since, and maybe written again). Nothing was written. A
+ * {@link WrongExpectedRevisionError} (`expected`: the append's expected revision; `actual`: the
+ * stream's current revision, or `'no_stream'`), so that a writer that reloads its state and
+ * decides again on a revision conflict does so on this refusal too, on the stream's current life.
+ */
+export class WrongIncarnationError extends WrongExpectedRevisionError {
+  override readonly name: string = 'WrongIncarnationError';
+  constructor(
+    stream: string,
+    expected: ExpectedRevision,
+    actual: bigint | 'no_stream',
+    readonly expectedIncarnation: bigint,
+    readonly actualIncarnation: bigint,
+  ) {
+    super(
+      stream,
+      expected,
+      actual,
+      `wrong incarnation of ${stream}: the append was decided in the life starting at revision ${expectedIncarnation}, the stream's current life starts at ${actualIncarnation} (it was deleted since); actual revision ${String(actual)}`,
+    );
   }
 }
 

@@ -63,6 +63,17 @@ export interface AppendResult {
 export interface AppendOptions {
   /** Default `'any'`. */
   expectedRevision?: ExpectedRevision;
+  /**
+   * The life of the stream the append was decided in: its incarnation (bigint, see
+   * {@link EventStore.streamIncarnation}) when the writer loaded its state. When given, the store
+   * writes only while the stream is still in that life, checked atomically with the write and with
+   * `expectedRevision`: when the stream was deleted since (and maybe written again), nothing is
+   * written and the append raises {@link WrongIncarnationError}, whatever `expectedRevision` says
+   * (`'any'` and `'stream_exists'` included, which alone accept a stream written again after a
+   * deletion). Default: no check of the life. SQLite and PostgreSQL check it in the append's
+   * transaction; the KurrentDB adapter reads the incarnation just before the append (not atomic).
+   */
+  incarnation?: bigint;
 }
 
 /** Options of {@link EventStore.deleteStream}. */
@@ -121,6 +132,8 @@ export interface EventStore {
    * original result is returned.
    *
    * @throws WrongExpectedRevisionError when the stream's state does not match `expectedRevision`.
+   * @throws WrongIncarnationError (a WrongExpectedRevisionError) when `options.incarnation` is given
+   *   and is not the stream's current incarnation.
    * @throws DuplicateEventIdError when an id already exists with other content (or elsewhere).
    */
   appendToStream(stream: string, events: EventData[], options?: AppendOptions): Promise<AppendResult>;

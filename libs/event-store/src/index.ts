@@ -21,6 +21,6 @@ export { resolveExistingIds, storedRowOf, type StoredEventRow } from './idempote
 export { PollingSubscriptions } from './polling-subscriptions';
 export { yieldToIo, LONG_TASK_MS } from './yield-to-io';
 export { parseCanonicalInteger, MAX_REVISION, CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE } from './revision-text';
-export { withoutCredentials } from './without-credentials';
+export { urlParts, withoutCredentials, type UrlParts } from './without-credentials';
 export { mayContinueAppend, completeLastAppend, MAX_APPEND_COMPLETION_PAGES } from './append-boundary';
 export { headToSkipTo } from './head-to-skip-to';

@@ -26,17 +26,33 @@ export function withoutCredentials(raw: string, options: { list?: boolean } = {}
   return options.list ? raw.split(',').map(maskOne).join(',') : maskOne(raw);
 }
 
+/** One URL or connection string cut around its user part: `scheme` (`nats://`, or the leading spaces when it has none), `userInfo` (between it and the last `@`, undefined without one), and `rest` (from the host on). */
+export interface UrlParts {
+  scheme: string;
+  userInfo: string | undefined;
+  rest: string;
+}
+
+/**
+ * `entry` (one URL or connection string, valid or not) cut around its user part, as
+ * {@link withoutCredentials} reads it: the user part is what comes before the last `@` after
+ * `scheme://` (from the start when there is no scheme), so that a password holding an unencoded
+ * `@` or `/` is one user part. Never throws. `scheme + (userInfo === undefined ? '' : userInfo + '@') + rest` is `entry`.
+ */
+export function urlParts(entry: string): UrlParts {
+  const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(entry)?.[0] ?? /^\s*/.exec(entry)![0];
+  const at = entry.lastIndexOf('@');
+  if (at < scheme.length) return { scheme, userInfo: undefined, rest: entry.slice(scheme.length) };
+  return { scheme, userInfo: entry.slice(scheme.length, at), rest: entry.slice(at + 1) };
+}
+
 /** {@link withoutCredentials} of one URL or connection string. */
 function maskOne(entry: string): string {
-  const at = entry.lastIndexOf('@');
+  const { scheme, userInfo, rest } = urlParts(entry);
   let masked = entry;
-  if (at >= 0) {
-    const scheme = /^\s*[a-z][a-z0-9+.-]*:\/\//i.exec(entry)?.[0] ?? /^\s*/.exec(entry)![0];
-    if (at >= scheme.length) {
-      const user = entry.slice(scheme.length, at);
-      const colon = user.indexOf(':');
-      masked = `${scheme}${colon >= 0 ? `${user.slice(0, colon)}:***` : '***'}${entry.slice(at)}`;
-    }
+  if (userInfo !== undefined) {
+    const colon = userInfo.indexOf(':');
+    masked = `${scheme}${colon >= 0 ? `${userInfo.slice(0, colon)}:***` : '***'}@${rest}`;
   }
   return masked.replace(SECRET_PARAMETER, (_all, name: string) => `${name}=***`);
 }

@@ -5,9 +5,13 @@
  * so the suite can run against a shared server.
  */
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import {
   DuplicateEventIdError,
   WrongExpectedRevisionError,
+  WrongIncarnationError,
+  satisfies,
+  type ExpectedRevision,
   headToSkipTo,
   type EventData,
   type EventStore,
@@ -415,6 +419,84 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
           expect(await store.streamRevision(s)).toBeNull();
         } else {
           expect((await store.readStream(s)).map((e) => e.id)).toEqual(erased.map((e) => e.id));
+        }
+      });
+
+      it("refuses an append given a stale incarnation, whatever its expected revision, and writes none of its events; one in the stream's current life is written, and a resend in it answered", async () => {
+        const s = `${prefix()}session-life`;
+        await store.appendToStream(s, [ev(), ev()]);
+        await store.deleteStream(s);
+        // deleted, not written again: `no_stream` alone holds, the life of the erased stream does not
+        const gone = await expectRejects(store.appendToStream(s, [ev()], { expectedRevision: 'no_stream', incarnation: 0n }), WrongIncarnationError);
+        expect(gone).toBeInstanceOf(WrongExpectedRevisionError);
+        expect(gone).toMatchObject({ stream: s, expected: 'no_stream', actual: 'no_stream', expectedIncarnation: 0n, actualIncarnation: 2n });
+        expect(await store.streamRevision(s)).toBeNull();
+        const first = [ev(), ev()];
+        const written = await store.appendToStream(s, first, { expectedRevision: 'no_stream', incarnation: 2n });
+        expect(written.nextExpectedRevision).toBe(3n);
+        const before = await store.readStream(s);
+        const head = await store.headPosition();
+        for (const expectedRevision of ['any', 'stream_exists', 3n] as const) {
+          const stale = await expectRejects(store.appendToStream(s, [ev(), ev(), ev()], { expectedRevision, incarnation: 0n }), WrongIncarnationError);
+          expect(stale).toMatchObject({ expected: expectedRevision, actual: 3n, expectedIncarnation: 0n, actualIncarnation: 2n });
+        }
+        expect(await store.readStream(s)).toEqual(before);
+        expect(await store.headPosition()).toBe(head);
+        // the current life: a resend is answered as the original, a new append written
+        expect(await store.appendToStream(s, first, { expectedRevision: 'no_stream', incarnation: 2n })).toEqual(written);
+        expect(await store.appendToStream(s, first, { expectedRevision: 'any', incarnation: 2n })).toEqual(written);
+        expect((await store.appendToStream(s, [ev()], { expectedRevision: 'stream_exists', incarnation: 2n })).nextExpectedRevision).toBe(4n);
+        await expect(store.appendToStream(s, [ev()], { incarnation: -1n })).rejects.toBeInstanceOf(TypeError);
+      });
+
+      it('writes an append given an incarnation exactly when the stream is in that life and at its expected revision; otherwise the log is unchanged (property)', async () => {
+        const expectations = fc.constantFrom<ExpectedRevision | 'current'>('any', 'stream_exists', 'no_stream', 'current');
+        const given = fc.oneof(fc.constant<'current'>('current'), fc.bigInt({ min: 0n, max: 6n }));
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.boolean(), { maxLength: 5 }),
+            given,
+            expectations,
+            fc.integer({ min: 1, max: 3 }),
+            async (ops, life, expectation, count) => {
+              const s = `${prefix()}session-lives`;
+              for (const append of ops) await (append ? store.appendToStream(s, [ev()]) : store.deleteStream(s));
+              const incarnationNow = await store.streamIncarnation(s);
+              const revisionNow = await store.streamRevision(s);
+              const incarnation = life === 'current' ? incarnationNow : life;
+              const expectedRevision = expectation === 'current' ? (revisionNow ?? 'no_stream') : expectation;
+              const before = await store.readStream(s);
+              const head = await store.headPosition();
+              const events = Array.from({ length: count }, () => ev());
+              const outcome = await store.appendToStream(s, events, { expectedRevision, incarnation }).catch((e: unknown) => e);
+              if (incarnation === incarnationNow && satisfies(expectedRevision, revisionNow)) {
+                expect(outcome).not.toBeInstanceOf(Error);
+                expect((await store.readStream(s)).map((e) => e.id)).toEqual([...before, ...events].map((e) => e.id));
+                return;
+              }
+              expect(outcome).toBeInstanceOf(incarnation === incarnationNow ? WrongExpectedRevisionError : WrongIncarnationError);
+              if (incarnation !== incarnationNow) expect(outcome).toMatchObject({ expectedIncarnation: incarnation, actualIncarnation: incarnationNow });
+              expect(await store.readStream(s)).toEqual(before);
+              expect(await store.streamIncarnation(s)).toBe(incarnationNow);
+              expect(await store.headPosition()).toBe(head);
+            },
+          ),
+          { numRuns: 25 },
+        );
+      });
+
+      it('checks the incarnation atomically with the write: an append of a life racing its deletion and a re-creation never lands in the next life', async () => {
+        for (let round = 0; round < 10; round++) {
+          const s = `${prefix()}session-race`;
+          await store.appendToStream(s, [ev()]);
+          const stale = [ev(), ev()];
+          const newLife = ev();
+          const erasedAndWrittenAgain = store.deleteStream(s).then(() => store.appendToStream(s, [newLife]));
+          const resend = store.appendToStream(s, stale, { expectedRevision: 'any', incarnation: 0n }).catch((e: unknown) => e);
+          const [outcome] = await Promise.all([resend, erasedAndWrittenAgain]);
+          // written before the deletion (and deleted with its life), or refused: never in the new life
+          if (outcome instanceof Error) expect(outcome).toBeInstanceOf(WrongIncarnationError);
+          expect((await store.readStream(s)).map((e) => e.id)).toEqual([newLife.id]);
         }
       });
 

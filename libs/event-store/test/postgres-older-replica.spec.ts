@@ -82,7 +82,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL shared with a rep
       upgraded.reportSchemaChanges((line) => changes.push(line));
       await upgraded.headPosition();
       expect(changes).toEqual([
-        `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ALTER TABLE es_streams ADD COLUMN deleted; created function es_append_v2; recorded schema version ${POSTGRES_SCHEMA_VERSION} (was none)`,
+        `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ALTER TABLE es_streams ADD COLUMN deleted; created function es_append_v2; created function es_append_in_life_v1; recorded schema version ${POSTGRES_SCHEMA_VERSION} (was none)`,
       ]);
       // Started again on it (a restart): nothing changes, nothing said.
       const again = PostgresEventStore.connect(old.url);
@@ -94,6 +94,24 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL shared with a rep
     } finally {
       await upgraded.close();
       await old.drop();
+    }
+  });
+
+  it('adds the life-checked append function to a database an earlier version-2 build set up, and says so', async () => {
+    const earlier = await createTestDatabase('v2_without_life');
+    const first = PostgresEventStore.connect(earlier.url);
+    try {
+      await first.headPosition();
+      await first.close();
+      await runSql(earlier.url, 'DROP FUNCTION es_append_in_life_v1(text, text, bigint, uuid[], text[], text[], text[], uuid[])');
+      const upgraded = PostgresEventStore.connect(earlier.url);
+      const changes: string[] = [];
+      upgraded.reportSchemaChanges((line) => changes.push(line));
+      await upgraded.appendToStream('s', [event(uuid(7))], { expectedRevision: 'no_stream', incarnation: 0n });
+      await upgraded.close();
+      expect(changes).toEqual([`PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: created function es_append_in_life_v1`]);
+    } finally {
+      await earlier.drop();
     }
   });
 

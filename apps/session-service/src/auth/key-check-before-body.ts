@@ -16,9 +16,12 @@
  * 405 and 404 near a route, 400 `invalid_query_encoding`); the body's own errors (400
  * `malformed_json`, `malformed_body`, 413 for a chunked or compressed body, …) come after.
  *
- * Routes: every route whose pattern is under `/v1` (the controllers behind {@link ApiKeyGuard});
- * `/health`, `/health/ready`, `/metrics`, the `/ui` page's files and `/docs` stay open, and a path no
- * route has gets its 404 or 405 as before. {@link ApiKeyGuard} stays on the controllers and makes
+ * Routes: every route whose pattern is under `/v1` (the controllers behind {@link ApiKeyGuard}), and
+ * every path under `/v1` no route has ({@link isKeyedRequest}): a mistyped path gets 401 too, its
+ * body neither read nor parsed (it was parsed before its 404, a body that is not JSON answered 400
+ * `malformed_json`), and with a known key its 404 before the body (`answerUnroutedBeforeBody`).
+ * `/health`, `/health/ready`, `/metrics`, the `/ui` page's files and `/docs` stay open; a path near
+ * a route (405, a trailing slash's 404) is answered before, as the module doc says. {@link ApiKeyGuard} stays on the controllers and makes
  * the same decision again. NATS commands do not come this way (their tenant is their subject's).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -40,9 +43,31 @@ export interface KeyCheckOptions {
   discardLimits?: DiscardLimits;
 }
 
-/** True when a route pattern (`request.routeOptions.url`; undefined when no route matched) needs a key and counts against the rate limit: those under `/v1`. */
-export function isKeyedRoute(pattern: string | undefined): boolean {
-  return pattern !== undefined && (pattern === '/v1' || pattern.startsWith('/v1/'));
+/** True when `path` (a route pattern, or a request's path without its query) is `/v1` or under it. */
+function underV1(path: string): boolean {
+  return path === '/v1' || path.startsWith('/v1/');
+}
+
+/** `path` percent-decoded as the router decodes it, or as it is when it is not valid percent-encoded UTF-8. */
+function decodedPath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
+/**
+ * True when a request needs a key and counts against the rate limit: its route's pattern
+ * (`request.routeOptions.url`) is under `/v1`, or no route has its path and that path
+ * (percent-decoded, without its query) is under `/v1`, so that a mistyped `/v1` path gets the same
+ * 401 before its body as a route does, not its body read and parsed.
+ */
+export function isKeyedRequest(request: Pick<FastifyRequest, 'routeOptions' | 'url'>): boolean {
+  const pattern = request.routeOptions.url;
+  if (pattern !== undefined) return underV1(pattern);
+  const queryStart = request.url.indexOf('?');
+  return underV1(decodedPath(queryStart < 0 ? request.url : request.url.slice(0, queryStart)));
 }
 
 /**
@@ -55,7 +80,7 @@ export function checkKeyBeforeBody(app: FastifyInstance, options: KeyCheckOption
   const { apiKeys, rateLimitPerMinute: limit, storage, discardLimits } = options;
   if (apiKeys.size === 0 && limit <= 0) return;
   app.addHook('onRequest', async (request: FastifyRequest & TenantRequest, reply: FastifyReply) => {
-    if (!isKeyedRoute(request.routeOptions.url)) return;
+    if (!isKeyedRequest(request)) return;
     if (limit > 0) {
       const tracker = rateLimitTracker(request, apiKeys);
       const spent = await storage.increment(rateLimitKey(tracker), RATE_LIMIT_WINDOW_MS, limit, RATE_LIMIT_WINDOW_MS, RATE_LIMIT_THROTTLER);

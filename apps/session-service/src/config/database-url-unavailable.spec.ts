@@ -46,6 +46,16 @@ describe('the store’s error when PostgreSQL at DATABASE_URL cannot be reached'
       driverError('database "events" does not exist', { code: '3D000' }),
       `${SHOWN}: database "events" does not exist: create the database (createdb) or fix its name in DATABASE_URL; the service retries until it exists`,
     ],
+    [
+      'SSL asked for (sslmode=require) of a server without it (pg’s own error, no code: checked against a server without SSL)',
+      new Error('The server does not support SSL connections'),
+      `${SHOWN}: the server does not support SSL connections, and DATABASE_URL asks for SSL (sslmode or ssl): enable SSL on the PostgreSQL server, or remove sslmode/ssl from DATABASE_URL (a server on a trusted network) and restart the service; it retries meanwhile`,
+    ],
+    [
+      'a connection without SSL to a server whose pg_hba.conf wants it (hostssl)',
+      driverError('no pg_hba.conf entry for host "10.0.0.7", user "app", database "events", no encryption', { code: '28000' }),
+      `${SHOWN}: no pg_hba.conf entry for host "10.0.0.7", user "app", database "events", no encryption: the server accepts this connection only over SSL: add sslmode=verify-full to DATABASE_URL (or a host line to the server's pg_hba.conf) and restart the service; it retries meanwhile`,
+    ],
   ])('%s: names DATABASE_URL, masked, and the fix', (_case, error, message) => {
     expect(databaseUrlUnavailable(error, URL)).toBe(message);
   });

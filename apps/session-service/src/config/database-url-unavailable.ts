@@ -51,6 +51,18 @@ function problemOf(error: DriverError): { problem: string; fix: string } | null 
       fix: 'check that PostgreSQL is up and reachable at that host and port; the service retries until it answers',
     };
   }
+  // The client asked for SSL (sslmode=require or verify-full, ssl=true) and the server has none: pg's own error, without a code.
+  if (/does not support SSL/i.test(message))
+    return {
+      problem: 'the server does not support SSL connections, and DATABASE_URL asks for SSL (sslmode or ssl)',
+      fix: 'enable SSL on the PostgreSQL server, or remove sslmode/ssl from DATABASE_URL (a server on a trusted network) and restart the service; it retries meanwhile',
+    };
+  // The reverse: pg_hba.conf accepts this user only over SSL (hostssl) and the client connected without it.
+  if (code === '28000' && /no encryption|SSL off/i.test(message))
+    return {
+      problem: message,
+      fix: "the server accepts this connection only over SSL: add sslmode=verify-full to DATABASE_URL (or a host line to the server's pg_hba.conf) and restart the service; it retries meanwhile",
+    };
   if (code.startsWith('28'))
     return { problem: message, fix: "fix the user or password in DATABASE_URL (or the server's pg_hba.conf) and restart the service; it retries meanwhile" };
   if (code === '3D000') return { problem: message, fix: 'create the database (createdb) or fix its name in DATABASE_URL; the service retries until it exists' };
@@ -60,8 +72,9 @@ function problemOf(error: DriverError): { problem: string; fix: string } | null 
 /**
  * The message of the EventStoreUnavailableError of `error` (a driver error saying PostgreSQL at
  * `databaseUrl` cannot be reached or cannot serve now): for a connection refused, a host that
- * does not resolve, no answer, a login refused (SQLSTATE class 28: wrong password, unknown user,
- * pg_hba.conf) or a database that does not exist, `PostgreSQL event store: DATABASE_URL=<the URL,
+ * does not resolve, no answer, SSL asked for of a server without it (or the reverse: pg_hba.conf
+ * accepting the user only over SSL), a login refused (SQLSTATE class 28: wrong password, unknown
+ * user, pg_hba.conf) or a database that does not exist, `PostgreSQL event store: DATABASE_URL=<the URL,
  * credentials masked>: <what is wrong>: <what to fix>; the service retries …`, e.g.
  * `PostgreSQL event store: DATABASE_URL=postgres://app:***@db:5432/events: connection refused by
  * 10.0.0.5:5432: start PostgreSQL (or fix DATABASE_URL); the service retries until it answers`;

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { isIP } from 'node:net';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
 import { ConfigurationError } from './configuration-error';
+import { natsConnectionTarget } from './nats-credentials';
 import { parseReplyPrefixes } from '../nats/nats-reply-to';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
@@ -81,9 +82,9 @@ export interface ServiceConfig {
   autoCompactionMaxFailures: number;
   /** Auto-compaction backoff base (`AUTO_COMPACTION_BACKOFF_MS`, default 30000). */
   autoCompactionBackoffMs: number;
-  /** NATS server(s) for the JetStream command and decision transport (`NATS_URL`, comma-separated); off when absent. */
+  /** NATS server(s) for the JetStream command and decision transport (`NATS_URL`, comma-separated, as given: credentials in it are sent, see `nats-credentials.ts`); off when absent. */
   natsUrl?: string;
-  /** User and password for the NATS server (`NATS_USER`, `NATS_PASSWORD`), when it asks for them. */
+  /** User and password for the NATS server (`NATS_USER`, `NATS_PASSWORD`), when it asks for them and `NATS_URL` carries none. */
   natsUser?: string;
   natsPassword?: string;
   /** First subject token and stream-name prefix of the NATS transport (`NATS_PREFIX`, default `compaction`). */
@@ -365,6 +366,11 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
       fix: 'choose one event store (unset the other)',
     });
   }
+  const natsUrl = parseNatsUrl(env.NATS_URL);
+  const natsUser = env.NATS_USER || undefined;
+  const natsPassword = env.NATS_PASSWORD || undefined;
+  // Credentials in NATS_URL and in NATS_USER/NATS_PASSWORD both, or different on two servers: refused now, by name.
+  if (natsUrl) natsConnectionTarget(natsUrl, { natsUser, natsPassword });
   return {
     port: intVar(env, 'PORT'),
     host: env.HOST || '127.0.0.1',
@@ -388,9 +394,9 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     requestLogLevel: oneOf(env, 'REQUEST_LOG_LEVEL', LOG_LEVELS, 'debug'),
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES'),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS'),
-    natsUrl: parseNatsUrl(env.NATS_URL),
-    natsUser: env.NATS_USER || undefined,
-    natsPassword: env.NATS_PASSWORD || undefined,
+    natsUrl,
+    natsUser,
+    natsPassword,
     natsPrefix,
     natsConcurrency: intVar(env, 'NATS_CONCURRENCY'),
     natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS'),

@@ -64,6 +64,9 @@ export const RATE_LIMITED: ApiErrorBody = {
     'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
 };
 
+/** The 404 answer's body to a path no route has (or a file the audit page's file server refuses). */
+export const ROUTE_NOT_FOUND: ApiErrorBody = { code: 'route_not_found', message: 'no such route; see /docs for the API' };
+
 /** Maps an error to (status, body). Exported for tests. */
 export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
   if (err instanceof SessionError && isApiErrorCode(err.code)) {
@@ -130,7 +133,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
     const status = err.getStatus();
     const cause = err.cause as { type?: string } | undefined;
     if (cause?.type) return toApiError(cause);
-    if (status === 404) return { status, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
+    if (status === 404) return { status, body: { ...ROUTE_NOT_FOUND } };
     if (status === 429) return { status, body: { ...RATE_LIMITED } };
     if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
     if (status === 413) return { status, body: payloadTooLarge() };
@@ -144,8 +147,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   // The audit page's file server refuses paths that leave its directory (`/ui/../..`) with a 403
   // http-error: answered as any missing file, so nothing about the file system shows.
   const fileStatus = (err as { status?: unknown } | null)?.status;
-  if ((fileStatus === 403 || fileStatus === 404) && bodyParserType === undefined)
-    return { status: 404, body: { code: 'route_not_found', message: 'no such route; see /docs for the API' } };
+  if ((fileStatus === 403 || fileStatus === 404) && bodyParserType === undefined) return { status: 404, body: { ...ROUTE_NOT_FOUND } };
   return { status: 500, body: { code: 'internal', message: 'internal error; the request may be retried' } };
 }
 

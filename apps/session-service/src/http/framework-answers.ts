@@ -18,14 +18,16 @@
  *   `Retry-After: 1` ({@link answerWhileShuttingDown});
  * - a known path asked with a method it does not have → 405 `method_not_allowed` with an `Allow`
  *   header, counted under the path's route pattern; a route's path with a trailing slash → 404
- *   `route_not_found` saying to remove it ({@link answerNearRoutes}).
+ *   `route_not_found` saying to remove it ({@link answerNearRoutes});
+ * - any other path no route has → 404 `route_not_found`, before its body is read or parsed
+ *   ({@link answerUnroutedBeforeBody}; under `/v1` with `API_KEYS`, after the key's 401).
  */
 import * as http from 'node:http';
 import type { Socket } from 'node:net';
 import { Logger } from '@nestjs/common';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
-import { toApiError, type ApiErrorBody } from './api-error.filter';
-import { isDiscardingBody } from './early-answer';
+import { ROUTE_NOT_FOUND, toApiError, type ApiErrorBody } from './api-error.filter';
+import { answerBeforeBody, isDiscardingBody } from './early-answer';
 import { abortBodyKeepingConnection, requestInFlight } from './half-close';
 import type { ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
@@ -307,5 +309,22 @@ export function answerNearRoutes(app: FastifyInstance): void {
       .code(405)
       .header('allow', allowed.join(', '))
       .send({ code: 'method_not_allowed', message: `${request.method} is not allowed here; use ${allowed.join(' or ')} (see /docs)` } satisfies ApiErrorBody);
+  });
+}
+
+/**
+ * Makes `app` answer 404 `route_not_found` ({@link ROUTE_NOT_FOUND}) to a request no route has, in
+ * an `onRequest` hook, before its body is read: a mistyped path with a body that is not JSON is
+ * 404, not 400 `malformed_json`, and a 4 MiB body sent to it is not read and parsed first (Fastify
+ * reads and parses the body of a request to its not-found handler as any other's). A request with
+ * a body gets the answer with `Connection: close`, the rest of its body discarded within bounds, as
+ * after a 401 (`answerBeforeBody`). Call after the `onRequest` answers that come first (405 and a
+ * trailing slash's 404, {@link answerNearRoutes}; the API key's 401 and the rate limit's 429 under
+ * `/v1`, `key-check-before-body.ts`).
+ */
+export function answerUnroutedBeforeBody(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!request.is404) return done();
+    answerBeforeBody(request, reply, 404, { ...ROUTE_NOT_FOUND });
   });
 }

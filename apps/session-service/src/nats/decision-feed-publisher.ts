@@ -31,8 +31,9 @@
  * neither JetStream's window nor a consumer deduplicating by id drops it. While a publish fails
  * (NATS down) the feed is paused: one warn line when it pauses, `/health` shows the error
  * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
- * record it deletes the erased session's answers and the decisions of the erased life (and its decisions of
- * another log) from the results and decisions streams ({@link eraseSessionCopies}). A publish that
+ * record it deletes the answers and decisions of the erased life (and the session's answers and decisions of
+ * another log) from the results and decisions streams ({@link eraseSessionCopies}): those of the session
+ * written again after the erasure stay, also when the feed reaches the record after they were published. A publish that
  * fails is retried (growing delay, at most 5 s) and never skipped, so the feed has no gaps and stays
  * in log order.
  *
@@ -87,6 +88,7 @@ import {
 } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
 import { eraseSessionCopies } from './nats-erasure';
+import { answerOfAnotherLog } from './answer-basis';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
 export const DECISION_FEED_CHECKPOINT = 'nats-decision-feed';
@@ -446,6 +448,7 @@ export class DecisionFeedPublisher {
               decision.sessionId,
               { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) },
               (m) => this.ofAnotherLog(m),
+              async (basis) => answerOfAnotherLog(this.store, basis, await this.store.headPosition()),
             );
           if (decision && event.position > publishedUpTo) await this.publish(decision, event);
           checkpoint = event.position;

@@ -3,7 +3,9 @@
  * 1. execute it ({@link NatsCommandExecutor}: same validation and handlers as HTTP);
  * 2. publish the answer to `<prefix>.results.<tenant>.<session>` (JetStream, message id
  *    `result:<tenant>/<session>/<commandId>` so a redelivered command's second answer is dropped,
- *    and only that: not another tenant's or session's answer to a command with the same id) and,
+ *    and only that: not another tenant's or session's answer to a command with the same id; with
+ *    the headers of what it was decided on, `AnswerBasis` (answer-basis.ts), which an erasure of the session
+ *    tells its life by) and,
  *    when the publisher named one in the `Reply-To` header, to that subject if it is a reply
  *    subject ({@link replyToProblem}: never a `$` subject nor the service's own; the executor
  *    rejected a command naming another with `invalid_reply_to`); an answer larger than the
@@ -41,6 +43,7 @@ import { Logger } from '@nestjs/common';
 import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
+import { setAnswerBasisHeaders } from './answer-basis';
 import { ackWaitMsOf } from './nats-streams';
 import type { NatsNames } from './nats-names';
 import { COMMAND_KINDS, resultSubject } from './nats-names';
@@ -443,6 +446,8 @@ export class NatsCommandConsumer {
     h.set('Status', String(answer.status));
     h.set(REPLICA_HEADER, REPLICA);
     if (answer.kind) h.set('Command-Type', answer.kind);
+    // What the erasure of the session tells this answer's life by (see nats-erasure).
+    if (answer.basis) setAnswerBasisHeaders(h, answer.basis);
     let payload = this.encoder.encode(JSON.stringify(answer.body));
     if (payload.length > (this.nc.info?.max_payload ?? 1024 * 1024) - 4096) {
       // A compaction of a huge window: its id lists and summary would exceed the server's max_payload (read them from the history).

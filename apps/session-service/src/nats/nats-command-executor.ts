@@ -40,6 +40,7 @@ import {
 } from './nats-command-errors';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 import { rejectDeepBody } from '../commands/body-depth';
+import { readAnswerBasis, type AnswerBasis } from './answer-basis';
 
 /** One delivered command message. */
 export interface CommandMessage {
@@ -78,6 +79,13 @@ export interface CommandAnswer {
   body: unknown;
   kind?: string;
   address?: CommandAddress;
+  /**
+   * What the command was decided on, read before it ran ({@link readAnswerBasis}), published with
+   * the answer so that an erasure deletes exactly the answers of the life it closes. Absent when the
+   * subject named no tenant this service serves, or the read failed (the answer is then taken by
+   * the session's next erasure, whatever its life).
+   */
+  basis?: AnswerBasis;
 }
 
 /** UUID namespace of ids derived from transport command ids. */
@@ -103,15 +111,19 @@ export class NatsCommandExecutor {
   /**
    * Executes `message`; never throws (every failure becomes an error answer). Checked in this
    * order, before anything is written: the subject (`invalid_subject`), its tenant
-   * (`unknown_tenant`), its kind (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the
-   * `Nats-Msg-Id` (`invalid_command_id`), then the body as HTTP does.
+   * (`unknown_tenant`); then the answer's {@link AnswerBasis} is read; then its kind
+   * (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the `Nats-Msg-Id`
+   * (`invalid_command_id`), then the body as HTTP does.
    */
   async execute(message: CommandMessage): Promise<CommandAnswer> {
     const address = parseCommandSubject(this.options.prefix, message.subject) ?? undefined;
+    let basis: AnswerBasis | undefined;
     try {
       if (!address) throw invalidSubject(message.subject);
       const openMode = this.options.openMode ?? true;
       if (!this.options.tenants.has(address.tenant)) throw unknownTenant(address.tenant, openMode);
+      // Before anything is decided, for refusals too (they may quote the session); never changes the answer.
+      basis = await readAnswerBasis(this.store, sessionStream(sessionKey(address.tenant, address.sessionId))).catch(() => undefined);
       if (!(COMMAND_KINDS as readonly string[]).includes(address.kind)) throw unknownCommand(address.kind);
       if (message.replyTo) {
         const problem = replyToProblem(message.replyTo, this.replyRule);
@@ -123,10 +135,10 @@ export class NatsCommandExecutor {
       const kind = address.kind as CommandKind;
       const body = this.parseBody(message.data);
       const result = await this.run(kind, address, body, message);
-      return { status: STATUS_OF[kind], body: result, kind, address };
+      return { status: STATUS_OF[kind], body: result, kind, address, basis };
     } catch (err) {
       const { status, body } = err instanceof NatsCommandError ? { status: err.status, body: { code: err.code, message: err.message } } : toApiError(err);
-      return { status, body, kind: address?.kind, address };
+      return { status, body, kind: address?.kind, address, basis };
     }
   }
 

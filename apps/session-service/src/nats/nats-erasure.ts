@@ -1,9 +1,10 @@
 /**
- * Removes an erased session's copies from the JetStream streams: its answers on
- * `<prefix>.results.<tenant>.<session>` and its decisions on `<prefix>.decisions.<tenant>.<session>`
+ * Removes an erased session's copies from the JetStream streams: the answers and decisions of its
+ * erased life on `<prefix>.results.<tenant>.<session>` and `<prefix>.decisions.<tenant>.<session>`
  * (a compaction answer and a `CompactionCompleted` decision carry the summary text, so the
- * session's content). Called by the decisions feed ({@link DecisionFeedPublisher}) when it reaches
- * an erasure record, before it publishes that record, on every replica that follows the log:
+ * session's content), not those of the session written again after the erasure. Called by the
+ * decisions feed ({@link DecisionFeedPublisher}) when it reaches an erasure record, before it
+ * publishes that record, on every replica that follows the log:
  * removing what is already gone removes nothing, so it is idempotent.
  *
  * Messages are deleted one by one with JetStream's erase flag (`STREAM.MSG.DELETE` without
@@ -12,6 +13,7 @@
  */
 import { JetStreamApiError, type JetStreamManager, type MsgRequest, type StoredMsg } from '@nats-io/jetstream';
 import { SESSION_ERASED, erasesCopyOf, type CheckpointEvent, type ErasedRows } from '@lib/session';
+import { answerBasisOf, erasesAnswer, type AnswerBasis } from './answer-basis';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, resultSubject, sessionTokens, type NatsNames } from './nats-names';
 
 /** JetStream API error code of `STREAM.MSG.DELETE` for a sequence that is not there (another replica deleted it first). */
@@ -64,19 +66,27 @@ export interface ErasedCopies {
 /**
  * Deletes the copies of session `sessionId` of `tenantId` from the results and decisions streams,
  * for the erasure record at global position `erasurePosition` naming the erased events `rows`
- * (the record's `erasedRowsOf`, the rule the read models apply): every answer on its results
- * subject (a session id with an empty dot-separated part has none), whenever it was published
- * (before a restore of the store too), and every decision on its decisions subject but erasure
- * records (which hold no content) and this log's decisions of the session written again after the
- * deletion: those published for events `rows` names (for a record with `lastRevision`, the
- * decisions of revisions up to it, wherever in the log they are; for a record with neither bound,
- * those before the record: what the read models held of the session when they reached it; a
- * decision without a revision is taken by position, before the record), and those of another log
- * (a store restored from a backup, or another store, published on the same prefix), which
- * `ofAnotherLog` tells (asked only for the other decisions; a decision published by a release that
- * did not record its event is taken as this log's there).
+ * (the record's `erasedRowsOf`, the rule the read models apply), on the session's subjects (a
+ * session id with an empty dot-separated part has no results subject):
+ * - answers: those decided on the erased life or an earlier one, told by the {@link AnswerBasis}
+ *   each answer carries ({@link erasesAnswer}: by revision up to the record's `lastRevision`; for a
+ *   record without it, those decided before the record), those without a basis (published by a
+ *   release before it was recorded, or whose basis could not be read: whenever they were
+ *   published, as before), and those of another log (published before a restore of the store, or
+ *   by another store on the same prefix), which `answerOfAnotherLog` tells (asked only for the
+ *   other answers; the feed passes `answerOfAnotherLog` of answer-basis.ts; by default
+ *   `ofAnotherLog` of their basis position and event). The answers of the session written again
+ *   after the deletion stay, also when the feed reaches the record after they were published;
+ * - decisions: every decision on its decisions subject but erasure records (which hold no content)
+ *   and this log's decisions of the session written again after the deletion: those published for
+ *   events `rows` names (for a record with `lastRevision`, the decisions of revisions up to it,
+ *   wherever in the log they are; for a record with neither bound, those before the record: what
+ *   the read models held of the session when they reached it; a decision without a revision is
+ *   taken by position, before the record), and those of another log, which `ofAnotherLog` tells
+ *   (asked only for the other decisions; a decision published by a release that did not record its
+ *   event is taken as this log's there).
  * @throws the client's error when NATS is unreachable (the feed retries: nothing is skipped), or
- *   what `ofAnotherLog` throws.
+ *   what `ofAnotherLog` or `answerOfAnotherLog` throws.
  */
 export async function eraseSessionCopies(
   jsm: JetStreamManager,
@@ -85,10 +95,16 @@ export async function eraseSessionCopies(
   sessionId: string,
   erasure: { position: bigint; rows: ErasedRows },
   ofAnotherLog: (message: CheckpointEvent) => Promise<boolean>,
+  answerOfAnotherLog: (basis: AnswerBasis) => Promise<boolean> = (basis) => ofAnotherLog({ position: basis.position, event: basis.event }),
 ): Promise<ErasedCopies> {
   const rows: ErasedRows = erasure.rows.kind === 'all' ? { kind: 'beforePosition', before: erasure.position } : erasure.rows;
   const results =
-    sessionTokens(sessionId) === sessionId ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId)) : 0;
+    sessionTokens(sessionId) === sessionId
+      ? await eraseSubjectMessages(jsm, names.resultStream, resultSubject(names.prefix, tenantId, sessionId), async (m) => {
+          const basis = answerBasisOf(m.header);
+          return basis === null || erasesAnswer(erasure, basis) || (await answerOfAnotherLog(basis));
+        })
+      : 0;
   const decisions = await eraseSubjectMessages(jsm, names.decisionStream, decisionSubject(names.prefix, tenantId, sessionId), async (m) => {
     const header = m.header.get(LOG_POSITION_HEADER);
     const body = m.json<{ type?: unknown; revision?: unknown }>();

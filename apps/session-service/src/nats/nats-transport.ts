@@ -33,6 +33,7 @@ import { EVENT_STORE, ReadModelStore } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { SERVICE_CONFIG } from '../config/tokens';
 import { natsUrlRequiresTls, type ServiceConfig } from '../config/service-config';
+import { natsConnectionTarget } from '../config/nats-credentials';
 import { requestSchemas } from '../http/request-schemas';
 import { OPEN_MODE_TENANT } from '../auth/api-key.guard';
 import { ServiceMetrics } from '../observability/metrics';
@@ -104,14 +105,18 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
    * @throws what `natsConnectError` makes of a failed connection other than a server not there
    *   (naming NATS_URL: a ConfigurationError when the host does not resolve; an Error when the
    *   credentials are refused, or TLS is required but not offered); what `natsSetUpError` makes of
-   *   the server refusing the streams (JetStream not enabled, a name taken). Never the event store's errors (see the module doc).
+   *   the server refusing the streams (JetStream not enabled, a name taken); a ConfigurationError
+   *   (`natsConnectionTarget`) for credentials in NATS_URL and in NATS_USER/NATS_PASSWORD both, or
+   *   different on two servers. Never the event store's errors (see the module doc).
    */
   async onApplicationBootstrap(): Promise<void> {
     const natsUrl = this.config.natsUrl!;
+    // Credentials given twice or differently are refused by name (ConfigurationError), not as a failed connection.
+    const options = this.connectOptions();
     let nc: NatsConnection;
     try {
       // Each server once: what is wrong is told now, before the service listens.
-      nc = await connect(this.connectOptions());
+      nc = await connect(options);
     } catch (err) {
       const refusal = natsConnectError(err, natsUrl);
       if (!isNatsServerUnavailable(err)) throw refusal;
@@ -138,8 +143,10 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
    */
   private connectOptions(waitOnFirstConnect = false): ConnectionOptions {
     const config = this.config;
+    const { servers, credentials } = natsConnectionTarget(config.natsUrl!, config);
     return {
-      servers: config.natsUrl!.split(','),
+      ...credentials,
+      servers,
       name: 'session-memory-compaction',
       maxReconnectAttempts: -1,
       reconnectTimeWait: NATS_RETRY_WAIT_MS,
@@ -150,7 +157,6 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       },
       // An object, even empty, makes the client refuse a server that does not offer TLS.
       ...(natsUrlRequiresTls(config.natsUrl!) ? { tls: {} } : {}),
-      ...(config.natsUser ? { user: config.natsUser, pass: config.natsPassword } : {}),
     };
   }
 

@@ -12,7 +12,7 @@ import {
   type Position,
 } from '@kurrent/kurrentdb-client';
 import { prepareAppend, type SerializedEvent } from '../append-input';
-import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError, WrongIncarnationError } from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -68,10 +68,22 @@ export class KurrentDbEventStore implements EventStore {
     return new KurrentDbEventStore(KurrentDBClient.connectionString(connectionString));
   }
 
-  /** See {@link EventStore.appendToStream}. */
+  /**
+   * See {@link EventStore.appendToStream}. `options.incarnation` is checked by reading
+   * {@link streamIncarnation} (and the revision, for the error) right before the append: the server
+   * has no condition on a stream's life, so a deletion (and re-creation) landing between that read
+   * and the append is not seen (not atomic, unlike SQLite and PostgreSQL). An exact expected
+   * revision at or past the incarnation still refuses such a write, revisions being never reused,
+   * except the server's acceptance of a soft-deleted stream's last deleted revision (class docs).
+   */
   async appendToStream(stream: string, events: EventData[], options: AppendOptions = {}): Promise<AppendResult> {
     const expected: ExpectedRevision = options.expectedRevision ?? 'any';
-    const serialized = prepareAppend(stream, events, expected);
+    const { incarnation } = options;
+    const serialized = prepareAppend(stream, events, expected, incarnation);
+    if (incarnation !== undefined) {
+      const actual = await this.streamIncarnation(stream);
+      if (actual !== incarnation) throw new WrongIncarnationError(stream, expected, (await this.streamRevision(stream)) ?? 'no_stream', incarnation, actual);
+    }
     const payload = events.map((e, i) =>
       jsonEvent({
         id: serialized[i].id,

@@ -1,6 +1,6 @@
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { prepareAppend, type SerializedEvent } from '../append-input';
-import { EventStoreSchemaNewerError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import { EventStoreSchemaNewerError, EventStoreUnavailableError, WrongExpectedRevisionError, WrongIncarnationError } from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -21,6 +21,7 @@ import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
 import { mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
 import {
   POSTGRES_APPEND_BODY,
+  POSTGRES_APPEND_IN_LIFE_BODY,
   POSTGRES_SCHEMA_LOCK_KEY,
   POSTGRES_SCHEMA_SQL,
   POSTGRES_SCHEMA_STATE_SQL,
@@ -68,6 +69,7 @@ interface SchemaStateRow {
   has_tables: boolean;
   has_deleted: boolean;
   append_body: string | null;
+  append_in_life_body: string | null;
   has_version_table: boolean;
 }
 
@@ -82,15 +84,19 @@ export function schemaChangeLine(before: SchemaStateRow, recordedVersion: number
   if (!before.has_deleted) changes.push('ALTER TABLE es_streams ADD COLUMN deleted');
   if (before.append_body === null) changes.push('created function es_append_v2');
   else if (before.append_body !== POSTGRES_APPEND_BODY) changes.push('replaced function es_append_v2 (its body differed)');
+  if (before.append_in_life_body === null) changes.push('created function es_append_in_life_v1');
+  else if (before.append_in_life_body !== POSTGRES_APPEND_IN_LIFE_BODY) changes.push('replaced function es_append_in_life_v1 (its body differed)');
   if (recordedVersion === null || recordedVersion < POSTGRES_SCHEMA_VERSION)
     changes.push(`recorded schema version ${POSTGRES_SCHEMA_VERSION} (was ${recordedVersion ?? 'none'})`);
   return changes.length === 0 ? null : `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ${changes.join('; ')}`;
 }
 
 interface AppendRow {
-  outcome: 'ok' | 'wrong_revision' | 'ids_exist' | 'retry';
+  outcome: 'ok' | 'wrong_revision' | 'ids_exist' | 'retry' | 'wrong_life';
   revision: string | null;
   position: string | null;
+  /** `es_append_in_life_v1` only: the stream's incarnation. */
+  incarnation?: string | null;
 }
 
 const COLUMNS = 'position, stream, revision, id, type, data, metadata, created';
@@ -175,13 +181,16 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * See {@link EventStore.appendToStream}. Resolves once the append is committed. An append whose
-   * answer was lost is run again until its outcome is known (see the class docs).
+   * answer was lost is run again until its outcome is known (see the class docs). With
+   * `options.incarnation`, the append runs as `es_append_in_life_v1`, which checks the stream's
+   * life under its row lock, in the append's statement (postgres-schema.ts).
    * @throws WriteOutcomeUnknownError when the server could not be reached again after a lost answer.
    */
   async appendToStream(stream: string, events: EventData[], options: AppendOptions = {}): Promise<AppendResult> {
     const expected = options.expectedRevision ?? 'any';
-    const serialized = prepareAppend(stream, events, expected);
-    const result = await this.guard(() => withKnownOutcome(() => this.append(stream, serialized, expected), this.knownOutcome('append', stream)));
+    const { incarnation } = options;
+    const serialized = prepareAppend(stream, events, expected, incarnation);
+    const result = await this.guard(() => withKnownOutcome(() => this.append(stream, serialized, expected, incarnation), this.knownOutcome('append', stream)));
     this.subscriptions.wake();
     return result;
   }
@@ -318,24 +327,28 @@ export class PostgresEventStore implements EventStore {
     await this.pool.end();
   }
 
-  private async append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  private async append(stream: string, events: SerializedEvent[], expected: ExpectedRevision, incarnation: bigint | undefined): Promise<AppendResult> {
     const expectedText = typeof expected === 'bigint' ? expected.toString() : expected;
     const known = lookedUpIds(events);
     const former = known.slice(events.length);
     const params = [stream, expectedText, events.map((e) => e.id), events.map((e) => e.type), events.map((e) => e.data), events.map((e) => e.metadata), former];
+    const sql =
+      incarnation === undefined
+        ? 'SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append_v2($1, $2, $3::uuid[], $4, $5, $6, $7::uuid[])'
+        : 'SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position, out_incarnation AS incarnation FROM es_append_in_life_v1($1, $2, $8, $3::uuid[], $4, $5, $6, $7::uuid[])';
+    if (incarnation !== undefined) params.push(incarnation.toString());
     for (let attempt = 1; ; attempt++) {
       let row: AppendRow;
       try {
-        [row] = await this.statement<AppendRow>(
-          'SELECT out_outcome AS outcome, out_revision AS revision, out_position AS position FROM es_append_v2($1, $2, $3::uuid[], $4, $5, $6, $7::uuid[])',
-          params,
-        );
+        [row] = await this.statement<AppendRow>(sql, params);
       } catch (error) {
         // A concurrent append inserted one of these ids (or this stream's first revision) first.
         if ((error as { code?: string }).code === UNIQUE_VIOLATION && attempt < MAX_APPEND_ATTEMPTS) continue;
         throw error;
       }
       if (row.outcome === 'ok') return { nextExpectedRevision: BigInt(row.revision!), position: BigInt(row.position!) };
+      if (row.outcome === 'wrong_life')
+        throw new WrongIncarnationError(stream, expected, row.revision === null ? 'no_stream' : BigInt(row.revision), incarnation!, BigInt(row.incarnation!));
       if (row.outcome === 'retry' && attempt < MAX_APPEND_ATTEMPTS) continue;
       const current = row.revision === null ? null : BigInt(row.revision);
       const stored = await this.storedRows(known);

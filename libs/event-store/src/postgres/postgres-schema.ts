@@ -30,6 +30,15 @@
  *   version: builds before schema version 2 called `es_append` and re-create it with their own body
  *   on start (the 2026-11-30 one ignores `deleted`), so this build neither calls nor creates it;
  *   a later change of this function gets a new name too, never a new body under this one.
+ * - `es_append_in_life_v1(...)`: `es_append_v2` for an append given `AppendOptions.incarnation`
+ *   (`p_incarnation`): it takes the stream's row lock (the one `es_append_v2` and a deletion take),
+ *   reads the stream's incarnation under it (as `streamIncarnation` does: the revision after the
+ *   deleted ones for a deleted stream, else its first event's, 0 for a stream never written) and
+ *   answers `wrong_life` (nothing written; `out_revision`: the current revision or null,
+ *   `out_incarnation`: the stream's incarnation) when it differs; otherwise it runs `es_append_v2`
+ *   in the same statement, holding the lock: the check and the write are atomic. Added without a
+ *   new schema version: it changes no table and no other function, and builds of version 2 do not
+ *   call it, so they keep working on a database that has it.
  */
 export const POSTGRES_SCHEMA_VERSION = 2;
 
@@ -82,15 +91,42 @@ BEGIN
 END
 `;
 
+/** The life-checked append function's name and argument types, as `to_regprocedure` reads them. */
+export const POSTGRES_APPEND_IN_LIFE_FUNCTION = 'es_append_in_life_v1(text,text,bigint,uuid[],text[],text[],text[],uuid[])';
+
+/** The body of `es_append_in_life_v1` (between its dollar quotes), as `pg_proc.prosrc` holds it: compared on start to tell a replaced body. */
+export const POSTGRES_APPEND_IN_LIFE_BODY = `
+DECLARE
+  v_last bigint;
+  v_deleted boolean;
+  v_incarnation bigint;
+BEGIN
+  -- The lock es_append_v2 and a deletion take: the life cannot change until this statement commits.
+  SELECT s.revision, s.deleted INTO v_last, v_deleted FROM es_streams s WHERE s.stream = p_stream FOR UPDATE;
+  v_incarnation := CASE
+    WHEN v_last IS NULL THEN 0
+    WHEN v_deleted THEN v_last + 1
+    ELSE coalesce((SELECT e.revision FROM es_events e WHERE e.stream = p_stream ORDER BY e.revision LIMIT 1), v_last + 1)
+  END;
+  IF v_incarnation <> p_incarnation THEN
+    RETURN QUERY SELECT 'wrong_life'::text, CASE WHEN v_deleted THEN NULL ELSE v_last END, NULL::bigint, v_incarnation;
+    RETURN;
+  END IF;
+  RETURN QUERY SELECT a.out_outcome, a.out_revision, a.out_position, v_incarnation
+    FROM es_append_v2(p_stream, p_expected, p_ids, p_types, p_data, p_metadata, p_former) a;
+END
+`;
+
 /**
  * What the database holds before the schema setup, read in its transaction (one row): whether the
- * tables exist, whether `es_streams` has `deleted`, the current body of `es_append_v2` (null when
- * absent) and the recorded schema version (null when `es_schema` is absent or empty).
+ * tables exist, whether `es_streams` has `deleted`, the current bodies of `es_append_v2` and
+ * `es_append_in_life_v1` (null when absent) and the recorded schema version (null when `es_schema` is absent or empty).
  */
 export const POSTGRES_SCHEMA_STATE_SQL = `
 SELECT to_regclass('es_events') IS NOT NULL AS has_tables,
        EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass('es_streams') AND a.attname = 'deleted' AND NOT a.attisdropped) AS has_deleted,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_FUNCTION}')) AS append_body,
+       (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_IN_LIFE_FUNCTION}')) AS append_in_life_body,
        to_regclass('es_schema') IS NOT NULL AS has_version_table
 `;
 
@@ -129,5 +165,9 @@ CREATE OR REPLACE FUNCTION es_append_v2(
   p_stream text, p_expected text, p_ids uuid[], p_types text[], p_data text[], p_metadata text[], p_former uuid[]
 ) RETURNS TABLE (out_outcome text, out_revision bigint, out_position bigint)
 LANGUAGE plpgsql AS $fn$${POSTGRES_APPEND_BODY}$fn$;
+CREATE OR REPLACE FUNCTION es_append_in_life_v1(
+  p_stream text, p_expected text, p_incarnation bigint, p_ids uuid[], p_types text[], p_data text[], p_metadata text[], p_former uuid[]
+) RETURNS TABLE (out_outcome text, out_revision bigint, out_position bigint, out_incarnation bigint)
+LANGUAGE plpgsql AS $fn$${POSTGRES_APPEND_IN_LIFE_BODY}$fn$;
 COMMENT ON TABLE es_events IS 'session memory compaction event store, schema version ${POSTGRES_SCHEMA_VERSION}';
 `;

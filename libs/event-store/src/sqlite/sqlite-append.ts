@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { SerializedEvent } from '../append-input';
 import { satisfies } from '../append-input';
-import { WrongExpectedRevisionError } from '../errors';
+import { WrongExpectedRevisionError, WrongIncarnationError } from '../errors';
 import { resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
 import type { AppendResult, ExpectedRevision } from '../event-store.port';
 
@@ -71,11 +71,17 @@ export class SqliteAppender {
 
   /**
    * Appends `events` (already validated) to `stream`, or recognises an idempotent retry.
+   * `incarnation`: see `AppendOptions.incarnation` (checked first, in the caller's transaction).
+   * @throws WrongIncarnationError when `incarnation` is given and is not the stream's incarnation.
    * @throws WrongExpectedRevisionError when the stream's state does not match `expected`.
    * @throws DuplicateEventIdError when an id exists with other content or at another place.
    */
-  append(stream: string, events: SerializedEvent[], expected: ExpectedRevision): SqliteAppendResult {
+  append(stream: string, events: SerializedEvent[], expected: ExpectedRevision, incarnation?: bigint): SqliteAppendResult {
     const current = this.currentRevision(stream);
+    if (incarnation !== undefined) {
+      const actual = this.incarnation(stream);
+      if (actual !== incarnation) throw new WrongIncarnationError(stream, expected, current ?? 'no_stream', incarnation, actual);
+    }
     const existing = events.map((e) => storedRowOf(stream, e, (id) => this.eventById.get(id)));
     if (existing.some((row) => row !== undefined)) {
       return resolveExistingIds(stream, events, expected, current, existing, this.firstRevision.get(stream)?.revision ?? null);

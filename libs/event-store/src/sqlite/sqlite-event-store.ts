@@ -193,17 +193,28 @@ export class SqliteEventStore implements EventStore {
     return this.db.name;
   }
 
-  /** See {@link EventStore.appendToStream}. Resolves once the transaction holding the append is committed (durable). */
+  /**
+   * See {@link EventStore.appendToStream}. Resolves once the transaction holding the append is
+   * committed (durable). `options.incarnation` is checked in that transaction, before the
+   * expected revision (`SqliteAppender.append`).
+   */
   appendToStream(stream: string, events: EventData[], options: AppendOptions = {}): Promise<AppendResult> {
     const expected = options.expectedRevision ?? 'any';
+    const { incarnation } = options;
     let serialized;
     try {
       this.assertOpen();
-      serialized = prepareAppend(stream, events, expected);
+      serialized = prepareAppend(stream, events, expected, incarnation);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.enqueue({ kind: 'append', stream, events: serialized, expected }) as Promise<AppendResult>;
+    return this.enqueue({
+      kind: 'append',
+      stream,
+      events: serialized,
+      expected,
+      ...(incarnation === undefined ? {} : { incarnation }),
+    }) as Promise<AppendResult>;
   }
 
   /** See {@link EventStore.readStream}. */

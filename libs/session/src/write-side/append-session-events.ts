@@ -14,7 +14,15 @@
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Inject } from '@nestjs/common';
-import { DuplicateEventIdError, WrongExpectedRevisionError, type AppendResult, type EventData, type EventStore, type ExpectedRevision } from '@lib/event-store';
+import {
+  DuplicateEventIdError,
+  WrongExpectedRevisionError,
+  WrongIncarnationError,
+  type AppendResult,
+  type EventData,
+  type EventStore,
+  type ExpectedRevision,
+} from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { alignToStored, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
 import { expectedRevisionOnLog, expectedRevisionReadCount, resentAsFirst } from '../decider/client-expected-revision';
@@ -158,18 +166,18 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         if (attempt < MAX_APPEND_ATTEMPTS) continue;
         throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(state?.revision ?? 'no_stream'));
       }
-      // A resend is answered by the store (original result, or duplicate id); anything new is written at the revision it was decided on.
-      const expected: ExpectedRevision =
-        clientExpected ?? (decision.kind === 'retry' ? resendExpectedRevision(decidedOn, events) : (state?.revision ?? 'no_stream'));
+      // A resend is answered by the store (original result, or duplicate id) by its ids; anything new is written at the
+      // revision it was decided on. Every write is in the life of the state it was decided on (`incarnation`): when another
+      // replica erased the session since the load (and maybe wrote it again), the store refuses it (WrongIncarnationError)
+      // and it is decided again on the stream's current life, with that life's ids.
+      const expected: ExpectedRevision = clientExpected ?? (decision.kind === 'retry' ? 'any' : (state?.revision ?? 'no_stream'));
       try {
-        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected });
-        // The next append to this session then needs no read of the log. Only a write the store checked at the state's
-        // revision: one at `any` (a resend) may have landed in the session's next life, when another replica erased it
-        // since the load (the ids were gone), and the state is the erased life's.
-        if (expected !== 'any') this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
+        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
+        // The next append to this session then needs no read of the log (the cache folds it only where it follows the state).
+        this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
         return this.appended(command, result, hasPolicy);
       } catch (err) {
-        // The stream moved on since the state was loaded: reload and check again (with a client's
+        // The stream moved on since the state was loaded, or is in another life: reload and check again (with a client's
         // revision: stale, still holding across compactions, or a resend written meanwhile by another replica).
         if (err instanceof WrongExpectedRevisionError && attempt < MAX_APPEND_ATTEMPTS) {
           answers.refused(expected, err);
@@ -177,9 +185,13 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
           if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
           continue;
         }
-        if (err instanceof DuplicateEventIdError && expected !== 'any') {
-          const resend = await this.resendOnStoredState(command, key, costs);
-          return this.resent(key, resend ?? decision.events, command, hasPolicy);
+        if (err instanceof DuplicateEventIdError) {
+          const resend = (await this.resendOnStoredState(command, key, costs)) ?? { events: decision.events, incarnation };
+          const answer = await this.resent(key, resend, command, hasPolicy);
+          if (!(answer instanceof WrongIncarnationError)) return answer;
+          // Erased since the stored state was read: decided again on the current life.
+          if (attempt < MAX_APPEND_ATTEMPTS) continue;
+          throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(answer.actual));
         }
         if (err instanceof WrongExpectedRevisionError && clientExpected === null)
           throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(err.actual));
@@ -227,15 +239,16 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * (a cached state, one loaded before a concurrent write of them, or one loaded from a snapshot
    * after a compaction archived them): the command decided again on the store's current state, as
    * on a fold of the whole log ({@link withArchivedIds}). Its events when that finds a retry
-   * (aligned with the stored ones: `userId` aside, names as stored), else null (the store's answer
-   * to the events as decided stands). Reads the log, on this error path only.
+   * (aligned with the stored ones: `userId` aside, names as stored) with the incarnation of that
+   * state (the life they are to be written in), else null (the store's answer to the events as
+   * decided stands). Reads the log, on this error path only.
    */
-  private async resendOnStoredState(command: AppendSessionEventsCommand, key: string, costs: readonly EventCosts[]): Promise<EventData[] | null> {
+  private async resendOnStoredState(command: AppendSessionEventsCommand, key: string, costs: readonly EventCosts[]): Promise<DecidedResend | null> {
     const current = await this.sessions.load(key);
     const state = (await this.withArchivedIds(command.events, current, key)) ?? current;
     if (!state) return null;
     const decision = await this.decide(command, eventsNamedIn(command, state), state, costs, key, state.incarnation).catch(() => null);
-    return decision?.kind === 'retry' ? decision.events : null;
+    return decision?.kind === 'retry' ? { events: decision.events, incarnation: state.incarnation } : null;
   }
 
   /**
@@ -327,12 +340,23 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     return found;
   }
 
-  /** Some ids exist already: with `any`, the store writes nothing and answers the original result when every id is in place with identical content. */
-  private async resent(key: string, events: EventData[], command: AppendSessionEventsCommand, hasPolicy: boolean): Promise<AppendSessionEventsResult> {
+  /**
+   * Some ids exist already: with `any`, in the life `resend.incarnation`, the store writes nothing and
+   * answers the original result when every id is in place with identical content. The store's
+   * WrongIncarnationError, returned, when it refused it for its life (erased since it was decided).
+   */
+  private async resent(
+    key: string,
+    resend: DecidedResend,
+    command: AppendSessionEventsCommand,
+    hasPolicy: boolean,
+  ): Promise<AppendSessionEventsResult | WrongIncarnationError> {
     try {
-      return this.appended(command, await this.store.appendToStream(sessionStream(key), events, { expectedRevision: 'any' }), hasPolicy);
+      const result = await this.store.appendToStream(sessionStream(key), resend.events, { expectedRevision: 'any', incarnation: resend.incarnation });
+      return this.appended(command, result, hasPolicy);
     } catch (err) {
-      throw this.translated(err, command, events);
+      if (err instanceof WrongIncarnationError) return err;
+      throw this.translated(err, command, resend.events);
     }
   }
 
@@ -354,20 +378,10 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 }
 
-/**
- * The expected revision a resend (a `retry` decision: every id is in `state`) is written at: the
- * revision before its first event's, where the original was written, so that the store answers the
- * original result when those events are in place, and refuses the write when they are gone: another
- * replica erased the session since `state` was loaded. Written at `any`, such a resend was written
- * as the first event of the session's next life with ids derived in the erased life, and a later
- * resend, decided on the new life, wrote the same client id a second time (ncverify2, PostgreSQL
- * replicas). A first event at revision 0 has no revision before it: `stream_exists` (refused on a
- * deleted stream). `any` only when the state does not know the first id (not a retry).
- */
-function resendExpectedRevision(state: SessionWindowState | null, events: readonly EventToAppend[]): ExpectedRevision {
-  const first = events.length > 0 ? state?.revisionsById.get(events[0].event.id) : undefined;
-  if (first === undefined) return 'any';
-  return first > 0n ? first - 1n : 'stream_exists';
+/** A resend's events (a `retry` decision) and the incarnation of the state it was decided on: the life it may be written in. */
+interface DecidedResend {
+  events: EventData[];
+  incarnation: bigint;
 }
 
 /** A copy of `state` that also knows `revisions` (client id → stream revision), e.g. of events a compaction archived before the snapshot it was loaded from. */

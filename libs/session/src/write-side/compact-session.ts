@@ -216,7 +216,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
         const context = { now: new Date(), startedAt, summarizer: this.summarizer.identity, passId, discarded: spend.discarded };
         const decision = decideCompaction(command, current, pass, summary, context);
         try {
-          const appended = await this.store.appendToStream(stream, decision.events, { expectedRevision: current.revision! });
+          // In the life the pass was planned in (rebases stay in it): an erasure since then is refused, whatever the revision.
+          const appended = await this.store.appendToStream(stream, decision.events, { expectedRevision: current.revision!, incarnation: current.incarnation });
           spend.usePending();
           this.sessions.appended(sessionKey(command.tenantId, command.sessionId), current.revision, decision.events, appended, new Date());
           return { kind: 'recorded', decision, revision: appended.nextExpectedRevision, position: appended.position };
@@ -234,6 +235,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
             }
             break;
           }
+          // Erased (and written again) since it was planned: planned again on the new life, never rebased onto it.
+          if (state.incarnation !== current.incarnation) break;
           const rebased = rebaseCompaction(pass, current, state, command.estimator);
           if (!rebased) break;
           [current, pass] = [state, rebased];

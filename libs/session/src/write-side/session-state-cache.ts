@@ -96,9 +96,10 @@ export class SessionStateCache {
    * cached state is still at `basedOn` (the revision the append was decided on) and the append's
    * `events` took exactly the revisions after it (no other writer in between, not a resend);
    * otherwise the next load reads what it has not seen, as usual. Only for an append the store checked
-   * at `basedOn` (never one written at expected revision `any`: another replica may have erased the
-   * session after the state was loaded, and such an append is then the first of its next life,
-   * at the revisions after the erased ones). Events without a client time get
+   * in the life of the cached state (`AppendOptions.incarnation`, or an exact expected revision
+   * `basedOn`): unchecked, an append at `any` or `stream_exists` may be the first of the session's
+   * next life, when another replica erased it after the state was loaded, at the revisions right
+   * after the erased ones, which `basedOn` may be. Events without a client time get
    * `acknowledgedAt` as their `createdAt` (the store's own stamp, taken while writing, is a few ms
    * earlier; the write side does not read it).
    */

@@ -104,7 +104,9 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
       // loads may move on meanwhile; the refusal must be judged against the revision it refused.
       const expected: bigint | 'no_stream' = state?.revision ?? 'no_stream';
       try {
-        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected });
+        // In the life of the state it was decided on: refused when the session was erased since.
+        const incarnation = state ? state.incarnation : policy.incarnation;
+        const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
         this.sessions.appended(key, expected === 'no_stream' ? null : expected, decision.events, result, new Date());
         const recorded = { data: decision.events[0].data as PolicySetData, revision: result.nextExpectedRevision, position: result.position };
         return policyAnswer(command.sessionId, recorded, result.nextExpectedRevision);

@@ -1,4 +1,4 @@
-import { StoreAnswerContradictionError, type ExpectedRevision, type WrongExpectedRevisionError } from '@lib/event-store';
+import { StoreAnswerContradictionError, WrongIncarnationError, type ExpectedRevision, type WrongExpectedRevisionError } from '@lib/event-store';
 
 /** Refusals in a row that the store's reads contradict before {@link StoreAnswerCheck} gives up (a few: an erasure racing a re-creation can fake one). */
 export const MAX_CONTRADICTED_REFUSALS = 3;
@@ -11,7 +11,9 @@ export const MAX_CONTRADICTED_REFUSALS = 3;
  * own reads (as when a replica of an older build replaced PostgreSQL's append function with one
  * that ignores erasures). {@link MAX_CONTRADICTED_REFUSALS} such refusals in a row end the loop
  * with StoreAnswerContradictionError (500 `internal`, logged with that message) instead of
- * a 409 saying other writers changed the session.
+ * a 409 saying other writers changed the session. A refusal for the stream's life
+ * (WrongIncarnationError: erased since the load) is never contradicted: the life moved, whatever
+ * the revision reloaded (a session erased again reloads as no stream, as before).
  */
 export class StoreAnswerCheck {
   private last: { expected: ExpectedRevision; error: WrongExpectedRevisionError } | null = null;
@@ -31,7 +33,9 @@ export class StoreAnswerCheck {
     const last = this.last;
     if (!last) return;
     this.last = null;
-    const sameAsExpected = last.expected === 'no_stream' ? revision === null : typeof last.expected === 'bigint' && revision === last.expected;
+    const sameAsExpected =
+      !(last.error instanceof WrongIncarnationError) &&
+      (last.expected === 'no_stream' ? revision === null : typeof last.expected === 'bigint' && revision === last.expected);
     this.contradicted = sameAsExpected ? this.contradicted + 1 : 0;
     if (this.contradicted >= MAX_CONTRADICTED_REFUSALS)
       throw new StoreAnswerContradictionError(last.error.stream, last.expected, last.error.actual, this.contradicted);

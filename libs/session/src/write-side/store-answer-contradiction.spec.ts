@@ -6,6 +6,7 @@
  * row": untrue, nobody wrote. They now end with StoreAnswerContradictionError (500, logged) saying
  * what happened; a true conflict is still a 409.
  */
+import { randomUUID } from 'node:crypto';
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy } from '@lib/compaction';
 import {
@@ -18,6 +19,7 @@ import {
 } from '@lib/event-store';
 import { CONVERSATION_EVENT, POLICY_SET } from '../events/session-stream-events';
 import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
+import { storeEventIds } from '../domain/session-ids';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { SessionStateCache } from './session-state-cache';
 import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
@@ -98,5 +100,27 @@ describe('a store refusing the revision its own reads show', () => {
     expect(answer.revision).toBe(BigInt(MAX_CONTRADICTED_REFUSALS + 1).toString());
     const log = await base.readStream('session-t.s');
     expect(log.map((e) => e.type)).toEqual([...Array<string>(MAX_CONTRADICTED_REFUSALS + 1).fill(CONVERSATION_EVENT), POLICY_SET]);
+  });
+
+  it("a session's first append refused each time for its life (created and erased by others meanwhile) is a conflict, decided again, not a contradiction", async () => {
+    // Each refusal is a WrongIncarnationError at `no_stream`, and the reload finds no stream again:
+    // the revision did not move, the life did.
+    let raced = 0;
+    const racing = Object.assign(Object.create(base) as EventStore, {
+      appendToStream: async (stream: string, events: EventData[], options?: AppendOptions) => {
+        if (raced < MAX_CONTRADICTED_REFUSALS) {
+          raced++;
+          await base.appendToStream(stream, [{ id: randomUUID(), type: CONVERSATION_EVENT, data: {} }]);
+          await base.deleteStream(stream);
+        }
+        return base.appendToStream(stream, events, options);
+      },
+    });
+    const handler = new AppendSessionEventsHandler(racing, new SessionStateCache(racing), noBus);
+    const answer = await handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: 'a', type: 'user', text: 'hi' } }]));
+    expect(raced).toBe(MAX_CONTRADICTED_REFUSALS);
+    const log = await base.readStream('session-t.s');
+    expect(log.map((e) => [e.revision, e.id])).toEqual([[BigInt(MAX_CONTRADICTED_REFUSALS), storeEventIds('t.s', BigInt(MAX_CONTRADICTED_REFUSALS), 'a').id]]);
+    expect(answer.revision).toBe(String(MAX_CONTRADICTED_REFUSALS));
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * A compaction pass planned on one life of a session, whose session another replica erases and
+ * another client writes again (with the same client ids) before the pass's decision is written:
+ * the store refuses the decision for its life, and the pass is planned again on the new life,
+ * never rebased onto it (a rebase keeps the erased life's plan and base revision, and its summary
+ * of erased text, whenever the new life holds the same client ids).
+ */
+import type { EventBus } from '@nestjs/cqrs';
+import { parseStrategy } from '@lib/compaction';
+import { SqliteEventStore, type AppendOptions, type EventData, type EventStore } from '@lib/event-store';
+import { recordedCompactionOf } from '../domain/session-window';
+import { sessionKey, sessionStream } from '../events/session-stream-events';
+import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
+import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
+import { SessionStateCache } from './session-state-cache';
+
+const noBus = { publish: () => undefined } as unknown as EventBus;
+const STREAM = sessionStream(sessionKey('t', 's'));
+const IDS = ['u1', 'u2', 'u3', 'u4'];
+
+describe('a compaction whose session is erased and written again before its decision is written', () => {
+  let store: SqliteEventStore;
+  beforeEach(() => {
+    store = SqliteEventStore.open(':memory:');
+  });
+  afterEach(() => store.close());
+
+  const sayAll = async (target: EventStore, text: string) => {
+    const handler = new AppendSessionEventsHandler(target, new SessionStateCache(target), noBus);
+    for (const id of IDS) await handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id, type: 'user', text: `${text} ${id}` } }]));
+  };
+
+  it('is planned again on the new life: its decision is based on a revision of the new life', async () => {
+    await sayAll(store, 'erased');
+    let raced = false;
+    const racing: EventStore = Object.assign(Object.create(store) as EventStore, {
+      appendToStream: async (stream: string, events: EventData[], options?: AppendOptions) => {
+        if (!raced) {
+          raced = true;
+          await store.deleteStream(STREAM);
+          await sayAll(store, 'new');
+        }
+        return store.appendToStream(stream, events, options);
+      },
+    });
+    const answer = await new CompactSessionHandler(racing, new SessionStateCache(racing), new ExtractiveSummarizer()).execute(
+      new CompactSessionCommand('t', 's', parseStrategy({ type: 'turn-window', maxTurns: 1 }), null, 'chars', false),
+    );
+    expect(raced).toBe(true);
+    expect(answer.outcome).toBe('compacted');
+    const incarnation = await store.streamIncarnation(STREAM);
+    const decisions = (await store.readStream(STREAM)).map((e) => recordedCompactionOf(e)).filter((d) => d !== null);
+    expect(decisions).toHaveLength(1);
+    expect(BigInt(decisions[0].basedOnRevision)).toBeGreaterThanOrEqual(incarnation);
+  });
+});
