@@ -163,7 +163,13 @@ describe('OpenAPI contract', () => {
     }
     expect(missing).toEqual([]);
     // Recall takes minPosition like every read: it answers 503 like them (it declared none).
-    expect(declaredCodes(document.paths['/v1/recall'].get, '503')?.sort()).toEqual(['projection_behind', 'shutting_down', 'store_unavailable']);
+    expect(declaredCodes(document.paths['/v1/recall'].get, '503')?.sort()).toEqual([
+      'projection_behind',
+      'read_models_damaged',
+      'shutting_down',
+      'store_corrupt',
+      'store_unavailable',
+    ]);
   });
 
   // README's error table is the one a reader sees: it lists every code, each under its status.

@@ -17,6 +17,7 @@ import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
+import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
 import { AppModule } from './app.module';
 import { getStorageToken, type ThrottlerStorage } from '@nestjs/throttler';
 import { useJsonBodies } from './http/json-body';
@@ -126,7 +127,19 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   for (const name of ESTIMATOR_NAMES) getEstimator(name);
   const summarizer = overrides.summarizer!;
   const store = openEventStore(config);
-  const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
+  let readModels: ReadModelStore;
+  try {
+    // A damaged read-models file is moved aside and rebuilt from the log (unless the log is empty: refused).
+    readModels = await openReadModelsSettingDamageAside(config.dataDir, path.join(config.dataDir, READ_MODEL_FILE_NAME), store, {
+      quickCheck: config.sqliteQuickCheck,
+      say: (line) => {
+        if (config.logLevel !== 'silent') process.stderr.write(`${line}\n`);
+      },
+    });
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
   try {
     await checkReadModelsOfThisLog(config.dataDir, store, readModels);
     // PostgreSQL: the schema is set up at start (a database set up by a newer build is refused here,
@@ -180,6 +193,11 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   // (LOG_LEVEL=silent registers no pino Logger: app.get(Logger) would throw there, and nothing is logged anyway.)
   if (config.logLevel !== 'silent')
     (store as { reportSchemaChanges?: (listener: (line: string) => void) => void }).reportSchemaChanges?.((line) => app.get(Logger).log(line, 'EventStore'));
+  // One error line when the SQLite store first meets a damaged page of its file (from then on it refuses every operation: 503 store_corrupt).
+  if (config.logLevel !== 'silent')
+    (store as { reportCorruption?: (listener: (error: Error) => void) => void }).reportCorruption?.((error) =>
+      app.get(Logger).error(error.message, 'EventStore'),
+    );
   const fastify = app.getHttpAdapter().getInstance();
   const metrics = app.get(ServiceMetrics);
   bound.metrics = metrics;

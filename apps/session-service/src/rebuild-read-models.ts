@@ -6,10 +6,15 @@
  * DATA_DIR lock as the service, so it refuses (exit code 2) while a service process runs there.
  * With the embedded store, DATA_DIR and its events file (SQLITE_EVENTS_FILE) must exist: a mistyped
  * DATA_DIR is refused (exit code 2, naming it) instead of rebuilding from a new, empty store.
+ * A damaged read-models file is moved aside as `read-models.sqlite.damaged-<time>` (one line says
+ * so) and a new one built. Refused (exit code 2) when the store's log is empty (head 0) while the
+ * read models reached a position: the store is missing, and the read models may be the last copy.
  * Prints a progress line per page and the final checkpoint.
  */
 import * as path from 'node:path';
-import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector } from '@lib/session';
+import { READ_MODEL_FILE_NAME, SessionProjector, type ReadModelStore } from '@lib/session';
+import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
+import { refuseEmptyLogUnder } from './config/read-models-of-this-log';
 import { loadServiceConfig } from './config/service-config';
 import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { ensureDataDir, requireExistingSqliteStore } from './config/data-dir';
@@ -23,10 +28,23 @@ async function main(): Promise<void> {
   else ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
   const store = openEventStore(config);
-  const readModels = ReadModelStore.open(path.join(config.dataDir, READ_MODEL_FILE_NAME));
+  let readModels: ReadModelStore;
+  try {
+    // A damaged file is moved aside (one line) and the rebuild builds a new one: the rebuild starts from an empty database anyway.
+    readModels = await openReadModelsSettingDamageAside(config.dataDir, path.join(config.dataDir, READ_MODEL_FILE_NAME), store, {
+      quickCheck: config.sqliteQuickCheck,
+      say: (line) => process.stdout.write(`${line}\n`),
+    });
+  } catch (err) {
+    await store.close();
+    lock.release();
+    throw err;
+  }
   const started = Date.now();
   try {
     const head = await store.headPosition();
+    // An empty log under read models at N > 0: the store is missing; rebuilding would empty the read models, perhaps the last copy of the events.
+    refuseEmptyLogUnder(config.dataDir, head, readModels);
     process.stdout.write(`rebuilding read models in ${readModels.file} from the log (head position ${head})\n`);
     const projector = new SessionProjector(readModels);
     const timer = setInterval(() => process.stdout.write(`  … at position ${projector.checkpoint()} of ${head}\n`), 2000);

@@ -55,12 +55,33 @@ export class DuplicateEventIdError extends Error {
 
 /** The store cannot be reached or failed for a reason unrelated to the request. */
 export class EventStoreUnavailableError extends Error {
-  override readonly name = 'EventStoreUnavailableError';
+  override readonly name: string = 'EventStoreUnavailableError';
   constructor(
     message: string,
     override readonly cause?: unknown,
   ) {
     super(message);
+  }
+}
+
+/**
+ * The store's database file `file` is damaged (SQLite reports it corrupt or not a database, or
+ * `PRAGMA quick_check` found problems at open: `reason`). The store then refuses every operation:
+ * nothing is written into a damaged file. Its message names the file and the remedy: stop the
+ * service, restore the file from a backup, or recover what is readable with
+ * `sqlite3 <file> .recover` into a new file (https://sqlite.org/recovery.html).
+ */
+export class EventStoreCorruptError extends EventStoreUnavailableError {
+  override readonly name = 'EventStoreCorruptError';
+  constructor(
+    readonly file: string,
+    readonly reason: string,
+    cause?: unknown,
+  ) {
+    super(
+      `the event store file ${file} is damaged (${reason}): nothing more is written to it; stop the service and restore ${file} from a backup, or recover what is readable with sqlite3 ${file} ".recover" into a new file and put that in its place (remove the -wal and -shm files next to it)`,
+      cause,
+    );
   }
 }
 

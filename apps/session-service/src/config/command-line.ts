@@ -45,6 +45,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('MAX_WAIT_MS'),
   numberVariable('REQUEST_TIMEOUT_MS'),
   { name: 'SQLITE_WRITER_THREAD', fallback: 'true', meaning: 'true/1 or false/0: SQLite commits in a worker thread' },
+  { name: 'SQLITE_QUICK_CHECK', fallback: 'true', meaning: 'true/1 or false/0: check the SQLite events file (PRAGMA quick_check) at start' },
   { name: 'PROJECTOR_WORKER', fallback: 'false', meaning: 'true/1 or false/0: the projector runs in a worker thread' },
   numberVariable('RATE_LIMIT_PER_MINUTE'),
   { name: 'TRUST_PROXY', fallback: 'false', meaning: "proxy hops (1-16) or the proxies' addresses/CIDR ranges whose X-Forwarded-For gives the client address" },

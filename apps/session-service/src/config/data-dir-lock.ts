@@ -16,6 +16,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { ConfigurationError } from './configuration-error';
+import { fileSystemCause, readOnlyDataDir } from './data-dir';
 
 export { ConfigurationError } from './configuration-error';
 
@@ -49,6 +50,16 @@ function readHolder(file: string): DataDirHolder | undefined {
   }
 }
 
+/**
+ * True when `err`, met writing under `dataDir`, comes from a read-only file system: `EROFS`, or
+ * SQLite's `SQLITE_READONLY…` / `SQLITE_CANTOPEN` where the directory is on one ({@link fileSystemCause}).
+ */
+export function isReadOnly(err: unknown, dataDir: string): boolean {
+  const code = (err as { code?: unknown }).code;
+  if (code === 'EROFS') return true;
+  return typeof code === 'string' && /^SQLITE_(READONLY|CANTOPEN)/.test(code) && fileSystemCause(dataDir, code) === 'EROFS';
+}
+
 function isBusy(err: unknown): boolean {
   const code = (err as { code?: unknown }).code;
   return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED';
@@ -58,13 +69,18 @@ function isBusy(err: unknown): boolean {
  * Takes the lock on `dataDir` (an existing directory) for this process, without waiting.
  * @throws ConfigurationError naming `DATA_DIR`, the holder (pid, host, since when) when it is known,
  *   and what to do, when another service process (or another service in this process) holds it;
- *   the file system's error when the lock file cannot be opened.
+ *   {@link readOnlyDataDir} on a read-only file system; the file system's other errors.
  */
 export function lockDataDir(dataDir: string): DataDirLock {
   const lockFile = path.join(dataDir, LOCK_FILE_NAME);
   const holderFile = path.join(dataDir, LOCK_HOLDER_FILE_NAME);
   // timeout 0: a held lock is answered at once (SQLITE_BUSY), not after better-sqlite3's 5 s default.
-  const db = new Database(lockFile, { timeout: 0 });
+  let db: Database.Database;
+  try {
+    db = new Database(lockFile, { timeout: 0 });
+  } catch (err) {
+    throw isReadOnly(err, dataDir) ? readOnlyDataDir(dataDir) : err;
+  }
   try {
     db.pragma('journal_mode = MEMORY');
     // EXCLUSIVE locking mode keeps the lock the transaction takes until the connection closes.
@@ -73,6 +89,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
     db.exec('COMMIT');
   } catch (err) {
     db.close();
+    if (isReadOnly(err, dataDir)) throw readOnlyDataDir(dataDir);
     if (!isBusy(err)) throw err;
     const holder = readHolder(holderFile);
     const who = holder ? `another service process (pid ${holder.pid} on ${holder.hostname}, since ${holder.since})` : 'another service process';
@@ -85,7 +102,13 @@ export function lockDataDir(dataDir: string): DataDirLock {
   }
   const holder: DataDirHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString() };
   held.add(db);
-  fs.writeFileSync(holderFile, JSON.stringify(holder) + '\n');
+  try {
+    fs.writeFileSync(holderFile, JSON.stringify(holder) + '\n');
+  } catch (err) {
+    held.delete(db);
+    db.close();
+    throw isReadOnly(err, dataDir) ? readOnlyDataDir(dataDir) : err;
+  }
   let released = false;
   return {
     dataDir,

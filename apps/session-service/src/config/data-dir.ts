@@ -26,7 +26,8 @@ export function ensureDataDir(dataDir: string): void {
     fs.mkdirSync(dataDir, { recursive: true });
   } catch (err) {
     if (err instanceof ConfigurationError) throw err;
-    const code = (err as NodeJS.ErrnoException).code ?? 'error';
+    const code = fileSystemCause(dataDir, (err as NodeJS.ErrnoException).code ?? 'error');
+    if (code === 'EROFS') throw readOnlyDataDir(dataDir);
     throw new ConfigurationError({
       variable: 'DATA_DIR',
       value: dataDir,
@@ -84,4 +85,41 @@ export function requireEventsFileDirectory(config: Pick<ServiceConfig, 'dataDir'
     problem: isDirectory === false ? `${dir} is not a directory` : `its directory ${dir} does not exist`,
     fix: 'point SQLITE_EVENTS_FILE at a file in an existing directory (a missing file is created: a new store), or create the directory first',
   });
+}
+
+/**
+ * The refusal of a `dataDir` on a read-only file system (EROFS): names DATA_DIR and says to mount
+ * it read-write or point DATA_DIR elsewhere. One wording for creating it, locking it and writing
+ * the lock's holder file.
+ */
+export function readOnlyDataDir(dataDir: string): ConfigurationError {
+  return new ConfigurationError({
+    variable: 'DATA_DIR',
+    value: dataDir,
+    problem: 'is on a read-only file system (EROFS): the service cannot write its lock, event store or read models there',
+    fix: 'mount it read-write, or point DATA_DIR at a writable directory',
+  });
+}
+
+/**
+ * The cause of a failure `code` (e.g. `ENOENT`) to create or write under `target`: `EROFS` when the
+ * nearest existing directory above it is on a read-only file system (a recursive mkdir on a
+ * read-only mount may report ENOENT), else `code`. `access` is `fs.accessSync` (replaced in tests).
+ */
+export function fileSystemCause(target: string, code: string, access: (p: string, mode: number) => void = fs.accessSync): string {
+  if (code === 'EROFS') return code;
+  let dir = path.resolve(target);
+  for (;;) {
+    try {
+      access(dir, fs.constants.W_OK);
+      return code;
+    } catch (err) {
+      const found = (err as NodeJS.ErrnoException).code;
+      if (found === 'EROFS') return 'EROFS';
+      if (found !== 'ENOENT') return code;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return code;
+    dir = parent;
+  }
 }

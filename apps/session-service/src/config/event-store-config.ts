@@ -1,4 +1,5 @@
-import { createEventStore, type EventStore, type EventStoreConfig } from '@lib/event-store';
+import * as path from 'node:path';
+import { createEventStore, EventStoreCorruptError, type EventStore, type EventStoreConfig } from '@lib/event-store';
 import { ConfigurationError } from './configuration-error';
 import { databaseUrlUnavailable } from './database-url-unavailable';
 import type { ServiceConfig } from './service-config';
@@ -14,7 +15,8 @@ export function eventStoreKind(config: ServiceConfig): EventStoreKind {
 
 /**
  * The argument of `createEventStore` for a service configuration (SQLite file `SQLITE_EVENTS_FILE`,
- * default `<dataDir>/events.sqlite`; its writer thread `SQLITE_WRITER_THREAD`; PostgreSQL's errors
+ * default `<dataDir>/events.sqlite`; its writer thread `SQLITE_WRITER_THREAD`; its check at open
+ * `SQLITE_QUICK_CHECK`, with {@link quickCheckLine}'s lines on stderr; PostgreSQL's errors
  * naming `DATABASE_URL`, {@link databaseUrlUnavailable}).
  */
 export function eventStoreConfig(config: ServiceConfig): EventStoreConfig {
@@ -24,19 +26,60 @@ export function eventStoreConfig(config: ServiceConfig): EventStoreConfig {
     // Its errors name DATABASE_URL (masked) and what to fix: /health, the projector's and the feed's warn lines show them.
     postgres: config.databaseUrl ? { describeUnavailable: (error) => databaseUrlUnavailable(error, config.databaseUrl!) } : undefined,
     sqliteFile: config.sqliteEventsFile,
-    sqlite: { writerThread: config.sqliteWriterThread },
+    sqlite: {
+      writerThread: config.sqliteWriterThread,
+      quickCheck: config.sqliteQuickCheck,
+      onQuickCheck: (progress) => {
+        const line = quickCheckLine(progress);
+        if (line) process.stderr.write(`${line}\n`);
+      },
+    },
   };
+}
+
+/** Files at least this large (bytes) get a line when the quick check starts and one when it ends. */
+const QUICK_CHECK_LINE_BYTES = 256 * 1024 * 1024;
+
+/**
+ * The line said when the start-up check of the events file `file` (`bytes` long) starts (`ms`
+ * undefined) or ends (`ms`: its duration), or null for a file under 256 MiB (checked in well under
+ * a second, without a line).
+ */
+export function quickCheckLine(progress: { file: string; bytes: number; ms?: number }): string | null {
+  const { file, bytes, ms } = progress;
+  if (bytes < QUICK_CHECK_LINE_BYTES) return null;
+  const size = `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+  if (ms === undefined)
+    return `checking the event store file ${file} (${size}) with PRAGMA quick_check before starting (about a second per GiB; SQLITE_QUICK_CHECK=false skips it)`;
+  return `checked the event store file ${file} (${size}) in ${(ms / 1000).toFixed(1)} s`;
+}
+
+/**
+ * The refusal of a start on a damaged SQLite events file: names `SQLITE_EVENTS_FILE` when it is
+ * set (not the default `<DATA_DIR>/events.sqlite`), else `DATA_DIR`, the file, what is wrong, and
+ * what to do (restore it from a backup, or `sqlite3 .recover`; keep the read models).
+ */
+export function damagedEventsFileRefusal(config: Pick<ServiceConfig, 'dataDir' | 'sqliteEventsFile'>, error: EventStoreCorruptError): ConfigurationError {
+  const fromEnv = config.sqliteEventsFile !== path.join(config.dataDir, 'events.sqlite');
+  const file = error.file;
+  return new ConfigurationError({
+    ...(fromEnv ? { variable: 'SQLITE_EVENTS_FILE', value: config.sqliteEventsFile } : { variable: 'DATA_DIR', value: config.dataDir }),
+    problem: `its event store ${file} is damaged (${error.reason})`,
+    fix: `stop every process using it and restore ${file} from a backup, or recover what is readable with sqlite3 ${file} ".recover" | sqlite3 recovered.sqlite and put recovered.sqlite in its place (remove its -wal and -shm files); keep read-models.sqlite (it holds the events' text up to its checkpoint); SQLITE_QUICK_CHECK=false skips this check at start, but a damaged page met while running stops every write (503 store_corrupt)`,
+  });
 }
 
 /**
  * Opens the event store a configuration selects (`createEventStore(eventStoreConfig(config))`).
  * @throws ConfigurationError naming `KURRENTDB_CONNECTION_STRING` (its password masked) with the
- *   driver's reason when the connection string cannot be parsed; the store's other errors unchanged.
+ *   driver's reason when the connection string cannot be parsed; {@link damagedEventsFileRefusal}
+ *   for a damaged SQLite events file; the store's other errors unchanged.
  */
 export function openEventStore(config: ServiceConfig): EventStore {
   try {
     return createEventStore(eventStoreConfig(config));
   } catch (err) {
+    if (err instanceof EventStoreCorruptError) throw damagedEventsFileRefusal(config, err);
     if (eventStoreKind(config) !== 'kurrentdb' || (err as Error).constructor?.name !== 'ParseError') throw err;
     const reason = (err as Error).message.split('\n')[0];
     throw new ConfigurationError({

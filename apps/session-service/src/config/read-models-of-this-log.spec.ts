@@ -39,6 +39,19 @@ describe('read models of another log', () => {
     );
   });
 
+  it('says a missing or empty event store (head 0) under read models at N > 0 is to be restored, and not to delete or rebuild the read models', async () => {
+    const empty = SqliteEventStore.open(':memory:');
+    readModels.writeCheckpoint(SESSION_PROJECTOR_NAME, 61814n);
+    const refused = await checkReadModelsOfThisLog('/srv/data', empty, readModels).catch((e: unknown) => e);
+    await empty.close();
+    expect(refused).toBeInstanceOf(ConfigurationError);
+    const message = (refused as Error).message;
+    expect(message).toMatch(
+      /^DATA_DIR=\/srv\/data: its read models \(:memory:\) do not match the event store: the event store's log is empty \(head position 0\) while they reached position 61814: the event store is missing or empty .*: restore the event store from a backup .*do NOT delete :memory: nor rebuild it: it holds the events' text up to position 61814/,
+    );
+    expect(message).not.toMatch(/another log|delete :memory: and its -wal|rebuild them from this store/);
+  });
+
   it("refuses read models whose checkpoint's event is not the store's event there (a store restored and written again)", async () => {
     const other = SqliteEventStore.open(':memory:');
     await other.appendToStream('session-t.lost', [

@@ -9,7 +9,7 @@
  */
 import * as path from 'node:path';
 import type { EventStore } from '@lib/event-store';
-import { SESSION_PROJECTOR_NAME, readModelsOffLog, type ReadModelStore } from '@lib/session';
+import { SESSION_PROJECTOR_NAME, offLogRemedy, readModelsOffLog, type ReadModelStore } from '@lib/session';
 import { ConfigurationError } from './configuration-error';
 
 /**
@@ -17,7 +17,8 @@ import { ConfigurationError } from './configuration-error';
  * store cannot be read now, nothing is checked (it may come up later; the projector checks again
  * before it follows the log, and reads wait for it, see SessionReads). Read models of a release
  * that did not record their checkpoint's event are checked against the head only.
- * @throws ConfigurationError naming DATA_DIR, the positions, and what to do.
+ * @throws ConfigurationError naming DATA_DIR, the positions, and what to do ({@link offLogRemedy}:
+ *   an empty log is a missing store, to restore, not read models to delete).
  */
 export async function checkReadModelsOfThisLog(dataDir: string, store: EventStore, readModels: ReadModelStore): Promise<void> {
   const checkpoint = readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME);
@@ -30,7 +31,27 @@ export async function checkReadModelsOfThisLog(dataDir: string, store: EventStor
   throw new ConfigurationError({
     variable: 'DATA_DIR',
     value: dataDir,
-    problem: `its read models (${file}) come from another log than the event store's: ${mismatch.problem} (another DATABASE_URL or SQLITE_EVENTS_FILE, or a store restored from a backup)`,
-    fix: `rebuild them from this store with npm run rebuild-read-models (same configuration, the service stopped), or delete ${file} and its -wal and -shm files from DATA_DIR (not the event store's events.sqlite: the service then projects the log again at start)`,
+    problem:
+      head === 0n
+        ? `its read models (${file}) do not match the event store: ${mismatch.problem}`
+        : `its read models (${file}) come from another log than the event store's: ${mismatch.problem} (another DATABASE_URL or SQLITE_EVENTS_FILE, or a store restored from a backup)`,
+    fix: offLogRemedy(mismatch, file),
+  });
+}
+
+/**
+ * For the read-model rebuild: refuses to rebuild read models that reached a position from a log
+ * that is empty (`head` 0n: the store is missing or empty), which would leave them empty.
+ * @throws ConfigurationError naming DATA_DIR and what to do ({@link offLogRemedy}).
+ */
+export function refuseEmptyLogUnder(dataDir: string, head: bigint, readModels: ReadModelStore): void {
+  const checkpoint = readModels.readCheckpointEvent(SESSION_PROJECTOR_NAME).position;
+  if (head !== 0n || checkpoint === 0n) return;
+  const file = path.basename(readModels.file);
+  throw new ConfigurationError({
+    variable: 'DATA_DIR',
+    value: dataDir,
+    problem: `its read models (${file}) reached position ${checkpoint}, but the event store's log is empty (head position 0): the event store is missing or empty`,
+    fix: offLogRemedy({ head, checkpoint }, file),
   });
 }

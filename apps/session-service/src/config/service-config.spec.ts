@@ -87,7 +87,7 @@ describe('loadServiceConfig: projector', () => {
     expect(loadServiceConfig({}, false).sqliteWriterThread).toBe(true);
     expect(loadServiceConfig({ SQLITE_WRITER_THREAD: 'false' }, false).sqliteWriterThread).toBe(false);
     expect(loadServiceConfig({ SQLITE_WRITER_THREAD: '0' }, false).sqliteWriterThread).toBe(false);
-    expect(eventStoreConfig(loadServiceConfig({ SQLITE_WRITER_THREAD: '1' }, false)).sqlite).toEqual({ writerThread: true });
+    expect(eventStoreConfig(loadServiceConfig({ SQLITE_WRITER_THREAD: '1' }, false)).sqlite).toMatchObject({ writerThread: true });
     expect(() => loadServiceConfig({ SQLITE_WRITER_THREAD: 'on' }, false)).toThrow(
       /^SQLITE_WRITER_THREAD=on: not a boolean: use true, false, 1 or 0 \(any case\), or leave it empty for the default \(true\)$/,
     );

@@ -54,6 +54,12 @@ export interface ServiceConfig {
    * (issue 14). Reads stay on the event loop's own connection.
    */
   sqliteWriterThread: boolean;
+  /**
+   * The embedded SQLite store runs `PRAGMA quick_check` on its events file at start
+   * (`SQLITE_QUICK_CHECK`: `true`/`1` or `false`/`0`, default true) and refuses a damaged file
+   * (about a second per GiB; `false` skips it, e.g. for a very large file checked otherwise).
+   */
+  sqliteQuickCheck: boolean;
   /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */
   rateLimitPerMinute: number;
   /**
@@ -380,6 +386,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS'),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
     sqliteWriterThread: boolVar(env, 'SQLITE_WRITER_THREAD', true),
+    sqliteQuickCheck: boolVar(env, 'SQLITE_QUICK_CHECK', true),
     rateLimitPerMinute: intVar(env, 'RATE_LIMIT_PER_MINUTE'),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),

@@ -1,4 +1,4 @@
-import { EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
+import { EventStoreCorruptError, EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
 import { humanBytes, payloadTooLarge, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
 
 describe('413 payload_too_large', () => {
@@ -25,5 +25,24 @@ describe('503 store_unavailable', () => {
       status: 503,
       body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' },
     });
+  });
+});
+
+describe('503 store_corrupt and read_models_damaged (newcomer ncstorage: writes into a damaged file answered 201, damaged read models 500 internal)', () => {
+  it('answers a damaged event store file 503 store_corrupt, without the file path', () => {
+    const { status, body } = toApiError(new EventStoreCorruptError('/srv/data/events.sqlite', 'database disk image is malformed'));
+    expect(status).toBe(503);
+    expect(body.code).toBe('store_corrupt');
+    expect(body.message).toMatch(/damaged: nothing was written.*restores it from a backup/);
+    expect(body.message).not.toContain('/srv/data');
+  });
+
+  it("answers SQLite's own corruption errors (the read models': the store wraps its own) 503 read_models_damaged, saying a restart rebuilds them", () => {
+    for (const code of ['SQLITE_CORRUPT', 'SQLITE_NOTADB', 'SQLITE_CORRUPT_INDEX']) {
+      const { status, body } = toApiError(Object.assign(new Error('database disk image is malformed'), { code }));
+      expect(status).toBe(503);
+      expect(body.code).toBe('read_models_damaged');
+      expect(body.message).toMatch(/read-models\.sqlite.*restart the service.*rebuilds it from the log/);
+    }
   });
 });

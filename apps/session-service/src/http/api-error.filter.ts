@@ -4,7 +4,8 @@
  * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json` (saying where it breaks), oversized
  * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
  * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
- * `rate_limited`, an unreachable store → 503 `store_unavailable`, anything else (an HTTP exception
+ * `rate_limited`, an unreachable store → 503 `store_unavailable`, a damaged event store file → 503
+ * `store_corrupt`, a damaged read-models file → 503 `read_models_damaged`, anything else (an HTTP exception
  * of another status included: every code answered is one of `error-codes.ts`) → 500 `internal`
  * (logged without request content). A 503 (`projection_behind`, `store_unavailable`,
  * `counting_timeout`: the client retries) is an expected answer: its request line logs at warn
@@ -13,7 +14,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
-import { EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
+import { EventStoreCorruptError, EventStoreUnavailableError, isSqliteCorrupt, WriteOutcomeUnknownError } from '@lib/event-store';
 import { SessionError } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
@@ -74,6 +75,25 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   if (err instanceof InvalidParameterError) {
     return { status: 400, body: { code: 'invalid_parameter', message: err.message, parameter: err.parameter } };
   }
+  if (err instanceof EventStoreCorruptError)
+    return {
+      status: 503,
+      body: {
+        code: 'store_corrupt',
+        message:
+          "the event store's file is damaged: nothing was written, and nothing will be until an operator restores it from a backup and restarts the service (GET /health names the file)",
+      },
+    };
+  // The store wraps its own SQLite errors: a raw one saying a file is damaged comes from the read models.
+  if (isSqliteCorrupt(err))
+    return {
+      status: 503,
+      body: {
+        code: 'read_models_damaged',
+        message:
+          'the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log; nothing was lost',
+      },
+    };
   if (err instanceof WriteOutcomeUnknownError) return { status: 503, body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE } };
   if (err instanceof EventStoreUnavailableError)
     return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };

@@ -97,6 +97,14 @@ export const API_ERROR_CODES = {
     details: ['checkpoint'],
   },
   store_unavailable: { status: 503, description: 'the event store does not answer; retry' },
+  store_corrupt: {
+    status: 503,
+    description: "the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)",
+  },
+  read_models_damaged: {
+    status: 503,
+    description: 'the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log',
+  },
   counting_timeout: {
     status: 503,
     description: "counting a large request's tokens took too long, or too many were waiting; nothing written, retry",
@@ -148,9 +156,9 @@ export const ROUTE_ERRORS = {
   /** A route with a JSON body. */
   body: ['malformed_json', 'malformed_body', 'request_aborted', 'payload_too_large', 'unsupported_media_type', 'unsupported_encoding'] as ApiErrorCode[],
   /** A write (it appends to the store). */
-  write: ['store_unavailable'] as ApiErrorCode[],
+  write: ['store_unavailable', 'store_corrupt'] as ApiErrorCode[],
   /** A read of the read models, which takes `minPosition` (or waits for this service's own writes). */
-  read: ['position_out_of_range', 'projection_behind', 'store_unavailable'] as ApiErrorCode[],
+  read: ['position_out_of_range', 'projection_behind', 'store_unavailable', 'store_corrupt', 'read_models_damaged'] as ApiErrorCode[],
 } as const;
 
 /** The codes of `sets` and `own`, each once, in the order of {@link API_ERROR_CODES}. */

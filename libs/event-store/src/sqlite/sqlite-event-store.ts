@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { prepareAppend } from '../append-input';
 import { MAX_REVISION } from '../revision-text';
-import { DuplicateEventIdError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import { EventStoreCorruptError, EventStoreUnavailableError } from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -19,7 +19,9 @@ import { recordedFromRow } from '../recorded-from-row';
 import { SqliteAppender, type SqliteAppendResult } from './sqlite-append';
 import { SqliteRecentEvents } from './sqlite-recent-events';
 import { openSqliteDatabase } from './sqlite-database';
-import { isSqliteUnavailable, SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
+import { SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
+import { isSqliteCorrupt, isSqliteDiskFull, toStoreError } from './sqlite-errors';
+import { sqliteQuickCheck } from './sqlite-quick-check';
 import { SqliteWalPurge } from './sqlite-wal-purge';
 import { SqliteWriterThread } from './sqlite-writer-client';
 import { commitSqliteWrites, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
@@ -50,6 +52,14 @@ export interface SqliteEventStoreOptions {
    * database).
    */
   writerThread?: boolean;
+  /**
+   * Run `PRAGMA quick_check` on the file at open (default false): a damaged file is refused with
+   * {@link EventStoreCorruptError} instead of being written into. Reads every page once (about a
+   * second per GiB on an SSD).
+   */
+  quickCheck?: boolean;
+  /** Told when the quick check starts (`ms` undefined) and ends (`ms`: how long it took), with the file's size in bytes. */
+  onQuickCheck?: (progress: { file: string; bytes: number; ms?: number }) => void;
 }
 
 /** The highest position SQLite can assign (a read limit that limits nothing). */
@@ -117,6 +127,9 @@ export class SqliteEventStore implements EventStore {
   /** The writer thread, started by the first write (an idle store holds no thread) and again after a failure. */
   private writerThread: SqliteWriterThread | undefined;
   private readonly busyTimeoutMs: number;
+  /** Set by the first error saying the file is damaged: from then on every operation is refused with it. */
+  private corruption: EventStoreCorruptError | null = null;
+  private readonly corruptionListeners: Array<(error: EventStoreCorruptError) => void> = [];
 
   private constructor(
     private readonly db: Database.Database,
@@ -136,14 +149,35 @@ export class SqliteEventStore implements EventStore {
   /**
    * Opens (creating the file, its parent directories and the schema when missing) the store at
    * `filePath` (`':memory:'` gives a private in-memory store, for tests).
-   * @throws EventStoreUnavailableError when the file cannot be opened or is not a valid database.
+   * With `quickCheck`, runs `PRAGMA quick_check` first ({@link SqliteEventStoreOptions.quickCheck}).
+   * @throws EventStoreCorruptError naming the file when it is damaged (SQLite says so, or the quick check found problems).
+   * @throws EventStoreUnavailableError when the file cannot be opened (saying so when its disk is full).
    */
   static open(filePath: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
+    let db: Database.Database;
     try {
-      return new SqliteEventStore(openSqliteDatabase(filePath, busyTimeoutOf(options)), options);
+      db = openSqliteDatabase(filePath, busyTimeoutOf(options));
     } catch (error) {
-      throw new EventStoreUnavailableError(`cannot open SQLite event store at ${filePath}: ${(error as Error).message}`, error);
+      throw openError(filePath, error);
     }
+    try {
+      if (options.quickCheck && filePath !== ':memory:') {
+        const problems = sqliteQuickCheck(db, (progress) => options.onQuickCheck?.({ file: filePath, ...progress }));
+        if (problems.length > 0) throw new EventStoreCorruptError(filePath, `PRAGMA quick_check: ${problems.join('; ')}`);
+      }
+      return new SqliteEventStore(db, options);
+    } catch (error) {
+      db.close();
+      throw openError(filePath, error);
+    }
+  }
+
+  /**
+   * Calls `listener` once, when the store first meets an error saying its file is damaged (from
+   * then on it refuses every operation with that error), e.g. to log one line.
+   */
+  reportCorruption(listener: (error: EventStoreCorruptError) => void): void {
+    this.corruptionListeners.push(listener);
   }
 
   /**
@@ -352,6 +386,8 @@ export class SqliteEventStore implements EventStore {
    */
   private flush(): void {
     const batch = this.queue.splice(0, this.groupCommit ? this.maxBatchSize : 1);
+    // Nothing more is written into a damaged file (queued before the damage was found).
+    if (this.corruption) return batch.forEach((op) => op.reject(this.corruption));
     if (this.useWriterThread) {
       if (!this.writerThread || this.writerThread.failed) {
         // A thread that failed (its batches got EventStoreUnavailableError) is replaced for the next writes.
@@ -369,7 +405,8 @@ export class SqliteEventStore implements EventStore {
           answered();
         },
         (error) => {
-          batch.forEach((op) => op.reject(toUnavailable(error)));
+          const failure = this.storeError(error);
+          batch.forEach((op) => op.reject(failure));
           answered();
         },
       );
@@ -384,7 +421,7 @@ export class SqliteEventStore implements EventStore {
         batch.map((op) => op.write),
       );
     } catch (error) {
-      const unavailable = toUnavailable(error);
+      const unavailable = this.storeError(error);
       for (const op of batch) op.reject(unavailable);
       return;
     }
@@ -442,12 +479,26 @@ export class SqliteEventStore implements EventStore {
     try {
       return fn();
     } catch (error) {
-      throw toUnavailable(error);
+      throw this.storeError(error);
     }
+  }
+
+  /**
+   * The store's error for `error` ({@link toStoreError}); a damaged file's puts the store in its
+   * corrupt state (every operation refused), telling the listeners once.
+   */
+  private storeError(error: unknown): unknown {
+    const failure = toStoreError(error, this.db.name);
+    if (failure instanceof EventStoreCorruptError && this.corruption === null) {
+      this.corruption = failure;
+      for (const listener of this.corruptionListeners) listener(failure);
+    }
+    return failure;
   }
 
   private assertOpen(): void {
     if (this.closed) throw new EventStoreUnavailableError('the SQLite event store is closed');
+    if (this.corruption) throw this.corruption;
   }
 
   private prepareStatements() {
@@ -482,12 +533,18 @@ function busyTimeoutOf(options: SqliteEventStoreOptions): number {
   return options.busyTimeoutMs ?? 5000;
 }
 
-function toUnavailable(error: unknown): unknown {
-  if (error instanceof WrongExpectedRevisionError || error instanceof DuplicateEventIdError || error instanceof EventStoreUnavailableError) {
-    return error;
-  }
-  if (isSqliteUnavailable(error) || (error instanceof TypeError && /not open/.test(error.message))) {
-    return new EventStoreUnavailableError(`SQLite event store: ${(error as Error).message}`, error);
-  }
-  return error;
+/**
+ * The error of opening the store at `filePath` for `error`: a damaged file's
+ * ({@link EventStoreCorruptError}), a full disk's (saying to free space), or EventStoreUnavailableError with SQLite's reason.
+ */
+function openError(filePath: string, error: unknown): Error {
+  if (error instanceof EventStoreCorruptError) return error;
+  if (isSqliteCorrupt(error)) return new EventStoreCorruptError(filePath, (error as Error).message, error);
+  const reason = (error as Error).message;
+  if (isSqliteDiskFull(error))
+    return new EventStoreUnavailableError(
+      `cannot open SQLite event store at ${filePath}: the disk is full (${reason}): free space on its file system, then start again (nothing acknowledged is lost: SQLite finishes or rolls back the interrupted transaction at the next open)`,
+      error,
+    );
+  return new EventStoreUnavailableError(`cannot open SQLite event store at ${filePath}: ${reason}`, error);
 }

@@ -1,15 +1,8 @@
 import type Database from 'better-sqlite3';
+import { isSqliteUnavailable } from './sqlite-errors';
 
 /** What one operation of a group commit gave: its value, or the error it alone was rolled back for. */
 export type OperationOutcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|CORRUPT|NOTADB|PROTOCOL|NOMEM|PERM|AUTH)/;
-
-/** True for a SQLite error that concerns the store, not the operation (lock timeout, I/O, full disk, …). */
-export function isSqliteUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && SQLITE_UNAVAILABLE.test(code);
-}
 
 /**
  * Group commit on one connection: runs several write operations in one `BEGIN IMMEDIATE … COMMIT`

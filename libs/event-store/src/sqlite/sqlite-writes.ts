@@ -67,7 +67,7 @@ export function errorToTransfer(error: unknown): TransferredError {
   if (error instanceof WrongExpectedRevisionError)
     return { name: 'WrongExpectedRevisionError', stream: error.stream, expected: error.expected, actual: error.actual };
   if (error instanceof DuplicateEventIdError) return { name: error.name, stream: error.stream, eventId: error.eventId };
-  if (error instanceof EventStoreUnavailableError) return { name: error.name, message: error.message };
+  if (error instanceof EventStoreUnavailableError) return { name: 'EventStoreUnavailableError', message: error.message };
   const code = (error as { code?: unknown })?.code;
   return { name: 'Error', message: error instanceof Error ? error.message : String(error), ...(typeof code === 'string' ? { code } : {}) };
 }

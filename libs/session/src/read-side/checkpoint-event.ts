@@ -86,9 +86,28 @@ export async function readModelsOffLog(store: EventStore, checkpoint: Checkpoint
     head,
     projected,
     found,
-    problem:
-      found === null
-        ? `they were projected up to position ${position}, but the event store's log ends at ${head}`
-        : `they were projected up to position ${position}, from the event ${projected}, but the event store holds another event there (${found})`,
+    problem: offLogProblem(position, head, projected, found),
   };
+}
+
+/** {@link LogMismatch.problem}: an empty log (head 0) is said to be one, not another log. */
+function offLogProblem(position: bigint, head: bigint, projected: string | null, found: string | null): string {
+  if (head === 0n)
+    return `the event store's log is empty (head position 0) while they reached position ${position}: the event store is missing or empty (its file deleted, emptied, or another, new one)`;
+  if (found === null) return `they were projected up to position ${position}, but the event store's log ends at ${head}`;
+  return `they were projected up to position ${position}, from the event ${projected}, but the event store holds another event there (${found})`;
+}
+
+/**
+ * What to do about read models (`readModelsFile`, a file name) that `mismatch` says are off the
+ * store's log, as the start-up refusal, the projector and the rebuild say it. When the store's log
+ * is empty (head 0) the store is what is missing: restore it from a backup, and keep the read
+ * models (deleting or rebuilding them would destroy the events' text they hold, perhaps its last
+ * copy). Otherwise (another, non-empty log) rebuild them from this store, or delete them and their
+ * -wal and -shm files (the service projects the log again at start).
+ */
+export function offLogRemedy(mismatch: Pick<LogMismatch, 'head' | 'checkpoint'>, readModelsFile: string): string {
+  if (mismatch.head === 0n)
+    return `restore the event store from a backup (the same SQLITE_EVENTS_FILE, DATABASE_URL or KURRENTDB_CONNECTION_STRING), the service stopped; do NOT delete ${readModelsFile} nor rebuild it: it holds the events' text up to position ${mismatch.checkpoint}, perhaps its last copy (keep a copy of it and its -wal and -shm files)`;
+  return `rebuild them from this store with npm run rebuild-read-models (same configuration, the service stopped), or delete ${readModelsFile} and its -wal and -shm files from DATA_DIR (not the event store's events.sqlite: the service then projects the log again at start)`;
 }

@@ -16,7 +16,7 @@ import { PositionWaiters } from './position-waiters';
 import type { ReadModelStore } from './read-model-store';
 import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
-import { checkpointEventIdentity, readModelsOffLog } from './checkpoint-event';
+import { checkpointEventIdentity, offLogRemedy, readModelsOffLog } from './checkpoint-event';
 import { ALL_ROWS, ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedRowsOf, type ErasedRows, type SessionErasedData } from '../events/erasure-events';
 
 /** Name of this projector's row in `projector_checkpoints`. */
@@ -496,7 +496,9 @@ export class SessionProjector {
     const mismatch = await readModelsOffLog(eventStore, checkpoint, head);
     if (mismatch)
       throw new ReadModelsOfAnotherLogError(
-        `the read models in ${this.store.file} come from another log than the event store's: ${mismatch.problem} (the store was restored from a backup, or is another database); stop the service and run npm run rebuild-read-models with its configuration`,
+        head === 0n
+          ? `the read models in ${this.store.file} do not match the event store: ${mismatch.problem}; ${offLogRemedy(mismatch, this.store.file)}`
+          : `the read models in ${this.store.file} come from another log than the event store's: ${mismatch.problem} (the store was restored from a backup, or is another database); stop the service and run npm run rebuild-read-models with its configuration`,
       );
     if (checkpoint.position > 0n && checkpoint.event === null) {
       const atCheckpoint = await eventStore.eventAt(checkpoint.position);
