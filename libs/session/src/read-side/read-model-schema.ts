@@ -15,7 +15,12 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * the public (tenant_id, session_id).
  *
  * Tables:
- * - `sessions`: one row per session stream seen.
+ * - `sessions`: one row per session stream seen, with the counts the session summary shows, kept
+ *   by the projector as it applies events (since version 12; before, each summary counted them
+ *   over `session_log` and `compactions`, in time proportional to the session's history):
+ *   `event_count` (conversation events applied: `ConversationEventAppended` rows of `session_log`),
+ *   `compaction_count`, `failed_compaction_count`, `noop_compaction_count` (rows of `compactions`
+ *   with outcome `compacted`, `failed`, `noop`). An erasure deletes the row with the rest.
  * - `window_entries`: the active window of each session (the fold of `../domain/session-window`),
  *   one row per active id (unique `window_entries_by_id`). A rowid table since version 6 (it was
  *   WITHOUT ROWID, keyed by (session_key, event_id)): new rows go to the end of the table, and only
@@ -49,7 +54,8 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  *     `session_log.position`. unicode61 cannot split such text into words (it indexes a whole run
  *     as one token, and emoji not at all), so recall searches queries containing those characters
  *     here, as substrings (see `recall-match-expression`).
- * - `compactions`: one row per CompactionCompleted / CompactionFailed.
+ * - `compactions`: one row per CompactionCompleted / CompactionFailed; `compactions_by_revision`
+ *   finds a session's last recorded pass (the summary's `triggerStillFires`) without reading the others.
  * - `projector_checkpoints`: the last global position applied, per projector, and `event`, what
  *   identifies the event at that position in the log it was projected from (see
  *   `checkpointEventIdentity`; NULL at position 0, and in files written before it was recorded: the
@@ -72,10 +78,12 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * `号码是XK42Q9`); 10: the trigram index holds documents with Korean text too, so `서울` is found in
  * `서울에서`); 11: each tenant has its own recall indexes (`recall_tenants`, `recall_fts_<id>`,
  * `recall_trigram_<id>`) instead of `recall_fts` and `recall_trigram` shared by all, so BM25 and
- * recall's row counts never count another tenant's texts); a store opened with another version is
+ * recall's row counts never count another tenant's texts); 12: `sessions` holds the summary's counts
+(`event_count`, `compaction_count`, `failed_compaction_count`, `noop_compaction_count`), and
+`compactions_by_revision`); a store opened with another version is
  * dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 11;
+export const READ_MODEL_SCHEMA_VERSION = 12;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -104,7 +112,11 @@ CREATE TABLE IF NOT EXISTS sessions (
   revision       INTEGER NOT NULL,
   last_position  INTEGER NOT NULL,
   created_at     TEXT NOT NULL,
-  updated_at     TEXT NOT NULL
+  updated_at     TEXT NOT NULL,
+  event_count              INTEGER NOT NULL DEFAULT 0,
+  compaction_count         INTEGER NOT NULL DEFAULT 0,
+  failed_compaction_count  INTEGER NOT NULL DEFAULT 0,
+  noop_compaction_count    INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sessions_by_id ON sessions (tenant_id, session_id);
 CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id);
@@ -157,6 +169,7 @@ CREATE TABLE IF NOT EXISTS compactions (
   summary_json       TEXT,
   PRIMARY KEY (session_key, compaction_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS compactions_by_revision ON compactions (session_key, revision);
 
 CREATE TABLE IF NOT EXISTS projector_checkpoints (
   projector  TEXT PRIMARY KEY,

@@ -23,6 +23,7 @@ import { hasUnspacedScript, trigramDocument } from './unspaced-script';
 import { wordIndexText } from './script-boundary';
 import { createdTenantRecallIndexTables, tenantRecallIndexTables, type RecallIndexConnection } from './recall-index-tables';
 import { MAX_CACHED_STATEMENTS } from './read-model-store';
+import { SessionSummaryCounts } from './session-summary-counts';
 
 /** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
@@ -50,6 +51,8 @@ export const DEFAULT_TENANT_ID = 'default';
  */
 export class SessionReadModelWriter {
   private readonly stmts;
+  /** The session summary's counts on the `sessions` rows. */
+  private readonly counts: SessionSummaryCounts;
   /** Statements naming a tenant's recall tables, prepared once per SQL text (at most {@link MAX_CACHED_STATEMENTS}, then the cache starts over). */
   private readonly statements = new Map<string, Database.Statement>();
   /** The connection as `recall-index-tables` uses it, statements from {@link statements}. */
@@ -67,6 +70,7 @@ export class SessionReadModelWriter {
   };
 
   constructor(private readonly db: Database.Database) {
+    this.counts = new SessionSummaryCounts(db);
     const s = (sql: string) => db.prepare(sql);
     this.stmts = {
       session: s('SELECT revision, tenant_id AS tenantId FROM sessions WHERE session_key = ?').safeIntegers(true),
@@ -151,6 +155,7 @@ export class SessionReadModelWriter {
         if (!data.costs || typeof data.costs !== 'object') throw fail('data.costs is required');
         Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, createdAt: clientTimeOr(data.createdAt, recordedAt) });
         this.stmts.insertLog.run(log);
+        this.counts.conversationEvent(sessionKey);
         this.stmts.upsertWindow.run({
           sessionKey,
           eventId: event.id,
@@ -325,10 +330,12 @@ export class SessionReadModelWriter {
     }
     const failed = recorded.type === COMPACTION_FAILED;
     const at = failed ? (data as CompactionFailedData).failedAt : (data as CompactionCompletedData).completedAt;
+    const outcome = failed ? 'failed' : String((data as CompactionCompletedData).outcome ?? 'compacted');
+    this.counts.compactionRecorded(sessionKey, data.compactionId, outcome);
     this.stmts.upsertCompaction.run({
       sessionKey,
       compactionId: data.compactionId,
-      outcome: failed ? 'failed' : String((data as CompactionCompletedData).outcome ?? 'compacted'),
+      outcome,
       revision: recorded.revision,
       position: recorded.position,
       at: typeof at === 'string' ? toIsoTime(at) : recordedAt,

@@ -126,6 +126,8 @@ export interface RecallPage {
 
 interface HitRow {
   position: bigint;
+  /** The row's `snippet()` as FTS5 gives it (marks `\u0001`/`\u0002`), when the query that found it took it ({@link rawSnippetSql}). */
+  rawSnippet?: string;
   sessionId: string;
   eventId: string;
   type: string;
@@ -234,10 +236,13 @@ function recallPage(
   // reads the matches of other sessions' older or newer events.
   const span: string[] = [];
   if (search.sessionId !== undefined) {
+    // A session's positions grow with its revisions, and its row's last_position is its last one:
+    // two index lookups, not a walk of the session's log.
     const range = store
       .statement(
-        `SELECT min(l.position) AS lo, max(l.position) AS hi FROM sessions s JOIN session_log l ON l.session_key = s.session_key
-         WHERE s.tenant_id = @tenantId AND s.session_id = @sessionId`,
+        `SELECT min((SELECT l.position FROM session_log l WHERE l.session_key = s.session_key ORDER BY l.revision LIMIT 1)) AS lo,
+                max(s.last_position) AS hi
+         FROM sessions s WHERE s.tenant_id = @tenantId AND s.session_id = @sessionId`,
       )
       .get({ tenantId: search.tenantId, sessionId: search.sessionId }) as { lo: bigint | null; hi: bigint | null };
     span.push(`${table}.rowid BETWEEN @lo AND @hi`);
@@ -327,9 +332,10 @@ function recallPage(
     }
   }
   if (search.sessionId !== undefined && order !== 'oldest') {
+    // Its snippet with it, unless this MATCH leaves out common words (they are marked in snippets too).
     first = store
       .statement(
-        `SELECT ${HIT_COLUMNS}, 0.0 AS rank ${joined}
+        `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rankMatch === match ? rawSnippetSql(table) : 'NULL'} AS rawSnippet ${joined}
          WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
          ORDER BY ${table}.rowid LIMIT 1`,
       )
@@ -357,10 +363,11 @@ function recallPage(
     }
     // Rank and page without snippets (snippet() is costly on every match of a common word), then
     // build the snippets of the page's rows only. In `newest` order nothing is ranked: FTS5 yields
-    // the matches newest first and the query stops at the page.
+    // the matches newest first and the query stops at the page, so it takes each hit's snippet as
+    // it passes it (only rows that pass every filter, at most `take` of them).
     const sql =
       order === 'newest'
-        ? `SELECT ${HIT_COLUMNS}, 0.0 AS rank ${joined}
+        ? `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rawSnippetSql(table)} AS rawSnippet ${joined}
            WHERE ${[...conditions, ...keyset].join(' AND ')}
            ORDER BY ${table}.rowid DESC LIMIT @take`
         : `SELECT * FROM (
@@ -376,7 +383,7 @@ function recallPage(
   // than the system message or a summary is the first mention.
   if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined)
     first = rows.slice(0, limit).find((row) => row.type !== 'system' && row.type !== 'summary');
-  const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit), order);
+  const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit));
   for (const row of rows) row.snippet = snippets.get(row.position);
 
   const page = rows.slice(0, limit);
@@ -408,6 +415,14 @@ function recallPage(
     order,
     nextCursor: encodeRecallCursor({ ...next, position: last.position, ...(stats ? { rank: Number(last.rank), stats } : {}) }),
   };
+}
+
+/**
+ * SQL of the raw snippet of the current row of `table` in a query that MATCHes it (the expression
+ * {@link recallSnippets} uses, so the same text): evaluated only for the rows the query returns.
+ */
+function rawSnippetSql(table: string): string {
+  return `snippet(${table}, 0, char(1), char(2), '…', 24)`;
 }
 
 /** The columns of a hit row (the `HitRow` fields but `rank` and `snippet`), over `l` (`session_log`) and `s` (`sessions`). */
@@ -534,10 +549,12 @@ function phraseCounts(store: ReadModelStore, table: string, phrases: readonly st
  * too, and when the query has nothing else the excerpt is taken around the first of them
  * ({@link substringExcerpt}).
  *
- * Cost: FTS5 finds one row of a very common word's doclist slowly (~0.15 ms at 100k matches), so
- * a `newest` page (consecutive matches) takes its snippets in one pass over the page's span of
- * positions; a `relevance` page (at most {@link RECALL_RANKED_MATCH_LIMIT} matches) looks each
- * row up.
+ * Cost: a row whose query took its snippet (`rawSnippet`: the first mention, a `newest` page's
+ * hits) costs nothing more. Each other row of a `relevance` page (at most
+ * {@link RECALL_RANKED_MATCH_LIMIT} matches) is looked up: FTS5 finds one row of a very common
+ * word's doclist slowly (~0.15 ms at 100k matches). Until read models 12 a `newest` page took its
+ * snippets in one pass over the page's span of positions, which with `sessionId` reached from the
+ * session's first mention to its newest hit: every match of a long session (2.6 s at 100k).
  */
 function recallSnippets(
   store: ReadModelStore,
@@ -545,26 +562,16 @@ function recallSnippets(
   match: string | null,
   substrings: readonly string[],
   rows: readonly HitRow[],
-  order: RecallOrder,
 ): Map<bigint, string> {
   const raw = new Map<bigint, string>();
-  const snippet = `snippet(${table}, 0, char(1), char(2), '…', 24)`;
   if (match === null) {
     const body = store.statement(`SELECT body FROM ${table} WHERE rowid = @rowid`);
     for (const row of rows)
       raw.set(row.position, substringExcerpt((body.get({ rowid: row.position }) as { body: string } | undefined)?.body ?? '', substrings));
-  } else if (order === 'newest' && rows.length > 1) {
-    const positions = rows.map((r) => r.position);
-    const lo = positions.reduce((a, b) => (b < a ? b : a));
-    const hi = positions.reduce((a, b) => (b > a ? b : a));
-    const wanted = new Set(positions);
-    const found = store
-      .statement(`SELECT rowid AS position, ${snippet} AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid BETWEEN @lo AND @hi`)
-      .all({ match, lo, hi }) as Array<{ position: bigint; snippet: string }>;
-    for (const f of found) if (wanted.has(f.position)) raw.set(f.position, f.snippet);
   } else {
-    const one = store.statement(`SELECT ${snippet} AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`);
-    for (const row of rows) raw.set(row.position, (one.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '');
+    const one = store.statement(`SELECT ${rawSnippetSql(table)} AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`);
+    for (const row of rows)
+      raw.set(row.position, row.rawSnippet ?? (one.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '');
   }
   const snippets = new Map<bigint, string>();
   for (const [position, text] of raw)

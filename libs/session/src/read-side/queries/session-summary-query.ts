@@ -1,4 +1,4 @@
-import { CONVERSATION_EVENT, type EstimatorName } from '../../events/session-stream-events';
+import type { EstimatorName } from '../../events/session-stream-events';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
 import type { ReadModelStore } from '../read-model-store';
 import { policyOf, type ActivePolicy } from './session-policy-query';
@@ -107,17 +107,25 @@ export function getSessionSummary(store: ReadModelStore, tenantId: string, sessi
   return row ? summarize(store, row, estimator) : null;
 }
 
+/**
+ * The summary of the session `row`: the counts kept on its `sessions` row (`SessionSummaryCounts`),
+ * the active window's size (O(window)), the last recorded pass through `compactions_by_revision`
+ * and the policy through `session_log_policies`. Nothing here reads the session's whole log or
+ * compaction history.
+ */
 function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorName): SessionSummary {
   const counts = store.db
     .prepare(
-      `SELECT (SELECT COUNT(*) FROM session_log WHERE session_key = @key AND type = '${CONVERSATION_EVENT}') AS eventCount,
+      `SELECT coalesce(c.event_count, 0) AS eventCount,
               (SELECT COUNT(*) FROM window_entries WHERE session_key = @key) AS windowEvents,
               (SELECT COALESCE(SUM(json_extract(costs_json, @costPath)), 0) FROM window_entries WHERE session_key = @key) AS windowTokens,
-              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'compacted') AS compactionCount,
-              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'failed') AS failedCompactionCount,
-              (SELECT COUNT(*) FROM compactions WHERE session_key = @key AND outcome = 'noop') AS noopCompactionCount,
+              coalesce(c.compaction_count, 0) AS compactionCount,
+              coalesce(c.failed_compaction_count, 0) AS failedCompactionCount,
+              coalesce(c.noop_compaction_count, 0) AS noopCompactionCount,
               (SELECT json_extract(data_json, '$.triggerStillFires') FROM compactions WHERE session_key = @key AND outcome != 'failed'
-                ORDER BY revision DESC LIMIT 1) AS stillFires`,
+                ORDER BY revision DESC LIMIT 1) AS stillFires
+       -- The row erased meanwhile (another connection's commit between the reads): no count, as the rows counted are gone too.
+       FROM (SELECT 1) LEFT JOIN sessions c ON c.session_key = @key`,
     )
     .get({ key: row.sessionKey, costPath: `$.${estimator}` }) as {
     eventCount: number;
