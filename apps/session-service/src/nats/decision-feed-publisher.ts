@@ -88,6 +88,7 @@ import {
 } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
 import { eraseSessionCopies } from './nats-erasure';
+import { HandledErasures } from './handled-erasures';
 import { answerOfAnotherLog } from './answer-basis';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
@@ -300,6 +301,8 @@ export class DecisionFeedPublisher {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly names: NatsNames,
+    /** Told of every erasure record before its copies are deleted, for the command consumer's last check (see HandledErasures). */
+    private readonly erasures: HandledErasures = new HandledErasures(),
   ) {}
 
   /**
@@ -440,16 +443,20 @@ export class DecisionFeedPublisher {
           // Also one another replica published: it deleted the copies before publishing the record, but this
           // feed may have published some after that (lagging more than the duplicate window); deleting what
           // is gone deletes nothing.
-          if (decision?.type === SESSION_ERASED)
+          if (decision?.type === SESSION_ERASED) {
+            const erasure = { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) };
+            // Noted first: an answer stored after this deletion has begun is deleted by the consumer's check.
+            this.erasures.noted(decision.tenantId, decision.sessionId, erasure);
             await eraseSessionCopies(
               this.jsm,
               this.names,
               decision.tenantId,
               decision.sessionId,
-              { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) },
+              erasure,
               (m) => this.ofAnotherLog(m),
               async (basis) => answerOfAnotherLog(this.store, basis, await this.store.headPosition()),
             );
+          }
           if (decision && event.position > publishedUpTo) await this.publish(decision, event);
           checkpoint = event.position;
           checkpointEvent = checkpointEventIdentity(event);

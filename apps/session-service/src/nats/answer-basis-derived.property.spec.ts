@@ -1,0 +1,136 @@
+/**
+ * Which erasure records take an answer whose basis is derived from what its command's handler did
+ * ({@link basisOfAnswer}, {@link basisDecidedOn}; read only for a command decided on a session
+ * without events), on a real store (SQLite in memory). A random history of one session's appends,
+ * erasures (stream deleted, then its `SessionErased` record, as `EraseSessionHandler` does, with
+ * the record forms of older builds too) and commands run as the handlers run them: the session's
+ * state loaded (its last event and incarnation), then, some operations later, either written in
+ * that life at that revision (as the append, policy and compaction handlers write: the store
+ * refuses it once the life or the revision moved on) and answered with what it wrote, or refused
+ * and answered on the state it loaded. Another session writes in between. The invariants of the
+ * read basis (answer-basis.property.spec.ts) hold:
+ * - privacy: an answer is taken by the record of every erasure after its decision;
+ * - the new life: an answer whose state was loaded after an erasure's record is not taken by it.
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { SqliteEventStore, WrongExpectedRevisionError, WrongIncarnationError, type EventStore } from '@lib/event-store';
+import { SESSION_ERASED, erasedRowsOf, erasureStream, sessionKey, sessionStream, type DecidedOn, type ErasedRows, type SessionErasedData } from '@lib/session';
+import { basisDecidedOn, basisOfAnswer, erasesAnswer, readAnswerBasis, type AnswerBasis } from './answer-basis';
+
+type Step =
+  | { kind: 'append'; events: number }
+  | { kind: 'erase'; legacy: 'none' | 'lastPosition' | 'laggingPosition' | 'neither' }
+  | { kind: 'command'; decidedAfter: number; writes: boolean }
+  | { kind: 'other' };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.record({ kind: fc.constant('append' as const), events: fc.integer({ min: 1, max: 3 }) }),
+  fc.record({
+    kind: fc.constant('erase' as const),
+    legacy: fc.constantFrom('none' as const, 'lastPosition' as const, 'laggingPosition' as const, 'neither' as const),
+  }),
+  fc.record({ kind: fc.constant('command' as const), decidedAfter: fc.integer({ min: 0, max: 3 }), writes: fc.boolean() }),
+  fc.constant({ kind: 'other' as const }),
+);
+
+const STREAM = sessionStream(sessionKey('t', 's'));
+const event = () => ({ id: randomUUID(), type: 'ConversationEventAppended', data: { text: 'x' }, metadata: { tenantId: 't', sessionId: 's' } });
+
+interface Record {
+  step: number;
+  position: bigint;
+  rows: ErasedRows;
+}
+
+interface Answer {
+  readAt: number;
+  decidedAt: number;
+  basis: AnswerBasis | null;
+}
+
+/** A command whose state was loaded, waiting for its decision. */
+interface Pending {
+  readAt: number;
+  decidedAt: number;
+  writes: boolean;
+  decidedOn: DecidedOn;
+  incarnation: bigint;
+}
+
+/** The state a handler loads: its last event (revision, position) and the stream's incarnation. */
+async function load(store: EventStore): Promise<{ decidedOn: DecidedOn; incarnation: bigint }> {
+  const [last] = await store.readStream(STREAM, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+  return { decidedOn: last ? { revision: last.revision, position: last.position } : null, incarnation: await store.streamIncarnation(STREAM) };
+}
+
+/** Decides `command` now: written in its life at its revision and answered with what it wrote, or refused on the state it loaded. */
+async function decide(store: EventStore, command: Pending): Promise<Answer> {
+  const answered = (basis: AnswerBasis | null) => ({ readAt: command.readAt, decidedAt: command.decidedAt, basis });
+  if (command.writes) {
+    try {
+      const expectedRevision = command.decidedOn?.revision ?? 'no_stream';
+      const written = await store.appendToStream(STREAM, [event()], { expectedRevision, incarnation: command.incarnation });
+      const body = { revision: written.nextExpectedRevision.toString(), position: written.position.toString() };
+      return answered(basisOfAnswer(STREAM, 'append', body));
+    } catch (err) {
+      if (!(err instanceof WrongExpectedRevisionError) && !(err instanceof WrongIncarnationError)) throw err;
+    }
+  }
+  // Refused (409, or a rule on the state): on the state it loaded; a session without events: read as it is answered.
+  return answered(basisDecidedOn(STREAM, command.decidedOn) ?? (await readAnswerBasis(store, STREAM)));
+}
+
+async function run(store: EventStore, steps: Step[]): Promise<{ records: Record[]; answers: Answer[] }> {
+  const records: Record[] = [];
+  const answers: Answer[] = [];
+  let pending: Pending[] = [];
+  const decideDue = async (now: number) => {
+    for (const command of pending.filter((c) => c.decidedAt <= now)) answers.push(await decide(store, command));
+    pending = pending.filter((c) => c.decidedAt > now);
+  };
+  for (const [i, s] of steps.entries()) {
+    // Decided before this step's operation: a decision at `decidedAt` saw the operations before it.
+    await decideDue(i);
+    if (s.kind === 'append') await store.appendToStream(STREAM, Array.from({ length: s.events }, event));
+    if (s.kind === 'other') await store.appendToStream('session-t.other', [event()]);
+    if (s.kind === 'command') pending.push({ readAt: i, decidedAt: i + s.decidedAfter, writes: s.writes, ...(await load(store)) });
+    if (s.kind === 'erase') {
+      const [last] = await store.readStream(STREAM, { direction: 'backwards', maxCount: 1 });
+      if (!last) continue;
+      const data: SessionErasedData = { sessionId: 's', erasedEvents: 1, erasedAt: new Date(0).toISOString() };
+      const [first] = await store.readStream(STREAM, { maxCount: 1 });
+      if (s.legacy !== 'neither') data.lastPosition = (s.legacy === 'laggingPosition' ? first : last).position.toString();
+      if (s.legacy === 'none') data.lastRevision = last.revision.toString();
+      await store.deleteStream(STREAM);
+      const written = await store.appendToStream(erasureStream('t'), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
+      records.push({ step: i, position: written.position, rows: erasedRowsOf(data) });
+    }
+  }
+  await decideDue(Number.MAX_SAFE_INTEGER);
+  return { records, answers };
+}
+
+describe('erasesAnswer of a basis derived from the handler', () => {
+  it('takes every answer decided before an erasure, and none whose state was loaded after its record', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 24 }), async (steps) => {
+        const store = SqliteEventStore.open(':memory:');
+        try {
+          const { records, answers } = await run(store, steps);
+          for (const answer of answers) expect(answer.basis).not.toBeNull();
+          for (const record of records) {
+            for (const answer of answers) {
+              const taken = erasesAnswer({ position: record.position, rows: record.rows }, answer.basis!);
+              if (answer.decidedAt < record.step) expect({ answer, record, taken }).toEqual({ answer, record, taken: true });
+              if (answer.readAt > record.step) expect({ answer, record, taken }).toEqual({ answer, record, taken: false });
+            }
+          }
+        } finally {
+          await store.close();
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+});
