@@ -7,6 +7,7 @@
  * showed, taken by the erasure of the life it was decided in. And no basis read of its own.
  */
 import type { CommandBus, EventBus } from '@nestjs/cqrs';
+import type { SessionEvent } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
 import {
   AppendSessionEventsCommand,
@@ -14,7 +15,6 @@ import {
   SessionStateCache,
   sessionKey,
   sessionStream,
-  type ConversationEvent,
   type ErasedRows,
 } from '@lib/session';
 import { requestSchemas } from '../http/request-schemas';
@@ -24,7 +24,7 @@ import { commandSubject } from './nats-names';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 const STREAM = sessionStream(sessionKey('t', 's'));
-const user = (id: string): ConversationEvent => ({ id, type: 'user', text: `message ${id}` });
+const user = (id: string): SessionEvent => ({ id, type: 'user', text: `message ${id}` });
 
 function setUp() {
   const store = SqliteEventStore.open(':memory:');
