@@ -12,42 +12,27 @@
  * - privacy: an answer is taken by the record of every erasure after its decision;
  * - the new life: an answer whose state was loaded after an erasure's record is not taken by it.
  */
-import { randomUUID } from 'node:crypto';
 import fc from 'fast-check';
-import { SqliteEventStore, WrongExpectedRevisionError, WrongIncarnationError, type EventStore } from '@lib/event-store';
-import { SESSION_ERASED, erasedRowsOf, erasureStream, sessionKey, sessionStream, type DecidedOn, type ErasedRows, type SessionErasedData } from '@lib/session';
-import { basisDecidedOn, basisOfAnswer, erasesAnswer, readAnswerBasis, type AnswerBasis } from './answer-basis';
+import { WrongExpectedRevisionError, WrongIncarnationError, type EventStore } from '@lib/event-store';
+import type { DecidedOn } from '@lib/session';
+import { basisDecidedOn, basisOfAnswer, readAnswerBasis, type AnswerBasis } from './answer-basis';
+import {
+  STREAM,
+  event,
+  assertErasureRule,
+  historySteps,
+  runHistoryStep,
+  type ErasureRecord,
+  type HistoryAnswer,
+  type HistoryStep,
+} from './testing/erasure-history';
 
-type Step =
-  | { kind: 'append'; events: number }
-  | { kind: 'erase'; legacy: 'none' | 'lastPosition' | 'laggingPosition' | 'neither' }
-  | { kind: 'command'; decidedAfter: number; writes: boolean }
-  | { kind: 'other' };
+type Step = HistoryStep | { kind: 'command'; decidedAfter: number; writes: boolean };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
-  fc.record({ kind: fc.constant('append' as const), events: fc.integer({ min: 1, max: 3 }) }),
-  fc.record({
-    kind: fc.constant('erase' as const),
-    legacy: fc.constantFrom('none' as const, 'lastPosition' as const, 'laggingPosition' as const, 'neither' as const),
-  }),
+  ...historySteps,
   fc.record({ kind: fc.constant('command' as const), decidedAfter: fc.integer({ min: 0, max: 3 }), writes: fc.boolean() }),
-  fc.constant({ kind: 'other' as const }),
 );
-
-const STREAM = sessionStream(sessionKey('t', 's'));
-const event = () => ({ id: randomUUID(), type: 'ConversationEventAppended', data: { text: 'x' }, metadata: { tenantId: 't', sessionId: 's' } });
-
-interface Record {
-  step: number;
-  position: bigint;
-  rows: ErasedRows;
-}
-
-interface Answer {
-  readAt: number;
-  decidedAt: number;
-  basis: AnswerBasis | null;
-}
 
 /** A command whose state was loaded, waiting for its decision. */
 interface Pending {
@@ -65,8 +50,12 @@ async function load(store: EventStore): Promise<{ decidedOn: DecidedOn; incarnat
 }
 
 /** Decides `command` now: written in its life at its revision and answered with what it wrote, or refused on the state it loaded. */
-async function decide(store: EventStore, command: Pending): Promise<Answer> {
-  const answered = (basis: AnswerBasis | null) => ({ readAt: command.readAt, decidedAt: command.decidedAt, basis });
+async function decide(store: EventStore, command: Pending): Promise<HistoryAnswer> {
+  const answered = (basis: AnswerBasis | null): HistoryAnswer => {
+    // Every command has a basis: derived, or read for a session without events.
+    expect(basis).not.toBeNull();
+    return { readAt: command.readAt, decidedAt: command.decidedAt, basis: basis! };
+  };
   if (command.writes) {
     try {
       const expectedRevision = command.decidedOn?.revision ?? 'no_stream';
@@ -81,9 +70,9 @@ async function decide(store: EventStore, command: Pending): Promise<Answer> {
   return answered(basisDecidedOn(STREAM, command.decidedOn) ?? (await readAnswerBasis(store, STREAM)));
 }
 
-async function run(store: EventStore, steps: Step[]): Promise<{ records: Record[]; answers: Answer[] }> {
-  const records: Record[] = [];
-  const answers: Answer[] = [];
+async function run(store: EventStore, steps: Step[]): Promise<{ records: ErasureRecord[]; answers: HistoryAnswer[] }> {
+  const records: ErasureRecord[] = [];
+  const answers: HistoryAnswer[] = [];
   let pending: Pending[] = [];
   const decideDue = async (now: number) => {
     for (const command of pending.filter((c) => c.decidedAt <= now)) answers.push(await decide(store, command));
@@ -92,20 +81,12 @@ async function run(store: EventStore, steps: Step[]): Promise<{ records: Record[
   for (const [i, s] of steps.entries()) {
     // Decided before this step's operation: a decision at `decidedAt` saw the operations before it.
     await decideDue(i);
-    if (s.kind === 'append') await store.appendToStream(STREAM, Array.from({ length: s.events }, event));
-    if (s.kind === 'other') await store.appendToStream('session-t.other', [event()]);
-    if (s.kind === 'command') pending.push({ readAt: i, decidedAt: i + s.decidedAfter, writes: s.writes, ...(await load(store)) });
-    if (s.kind === 'erase') {
-      const [last] = await store.readStream(STREAM, { direction: 'backwards', maxCount: 1 });
-      if (!last) continue;
-      const data: SessionErasedData = { sessionId: 's', erasedEvents: 1, erasedAt: new Date(0).toISOString() };
-      const [first] = await store.readStream(STREAM, { maxCount: 1 });
-      if (s.legacy !== 'neither') data.lastPosition = (s.legacy === 'laggingPosition' ? first : last).position.toString();
-      if (s.legacy === 'none') data.lastRevision = last.revision.toString();
-      await store.deleteStream(STREAM);
-      const written = await store.appendToStream(erasureStream('t'), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
-      records.push({ step: i, position: written.position, rows: erasedRowsOf(data) });
+    if (s.kind === 'command') {
+      pending.push({ readAt: i, decidedAt: i + s.decidedAfter, writes: s.writes, ...(await load(store)) });
+      continue;
     }
+    const record = await runHistoryStep(store, s, i);
+    if (record) records.push(record);
   }
   await decideDue(Number.MAX_SAFE_INTEGER);
   return { records, answers };
@@ -113,24 +94,6 @@ async function run(store: EventStore, steps: Step[]): Promise<{ records: Record[
 
 describe('erasesAnswer of a basis derived from the handler', () => {
   it('takes every answer decided before an erasure, and none whose state was loaded after its record', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 24 }), async (steps) => {
-        const store = SqliteEventStore.open(':memory:');
-        try {
-          const { records, answers } = await run(store, steps);
-          for (const answer of answers) expect(answer.basis).not.toBeNull();
-          for (const record of records) {
-            for (const answer of answers) {
-              const taken = erasesAnswer({ position: record.position, rows: record.rows }, answer.basis!);
-              if (answer.decidedAt < record.step) expect({ answer, record, taken }).toEqual({ answer, record, taken: true });
-              if (answer.readAt > record.step) expect({ answer, record, taken }).toEqual({ answer, record, taken: false });
-            }
-          }
-        } finally {
-          await store.close();
-        }
-      }),
-      { numRuns: 150 },
-    );
+    await assertErasureRule(step, run);
   });
 });

@@ -9,14 +9,7 @@
 import type { CommandBus, EventBus } from '@nestjs/cqrs';
 import type { SessionEvent } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
-import {
-  AppendSessionEventsCommand,
-  AppendSessionEventsHandler,
-  SessionStateCache,
-  sessionKey,
-  sessionStream,
-  type ErasedRows,
-} from '@lib/session';
+import { AppendSessionEventsCommand, AppendSessionEventsHandler, SessionStateCache, sessionKey, sessionStream, type ErasedRows } from '@lib/session';
 import { requestSchemas } from '../http/request-schemas';
 import * as answerBasis from './answer-basis';
 import { NatsCommandExecutor } from './nats-command-executor';

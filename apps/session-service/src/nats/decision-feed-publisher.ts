@@ -33,7 +33,8 @@
  * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
  * record it deletes the answers and decisions of the erased life (and the session's answers and decisions of
  * another log) from the results and decisions streams ({@link eraseSessionCopies}): those of the session
- * written again after the erasure stay, also when the feed reaches the record after they were published. A publish that
+ * written again after the erasure stay, also when the feed reaches the record after they were published; the record
+ * is noted first in `HandledErasures`, where the command consumer finds it for an answer stored after the deletion. A publish that
  * fails is retried (growing delay, at most 5 s) and never skipped, so the feed has no gaps and stays
  * in log order.
  *

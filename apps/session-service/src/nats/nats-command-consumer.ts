@@ -5,7 +5,8 @@
  *    `result:<tenant>/<session>/<commandId>` so a redelivered command's second answer is dropped,
  *    and only that: not another tenant's or session's answer to a command with the same id; with
  *    the headers of what it was decided on, `AnswerBasis` (answer-basis.ts), which an erasure of the session
- *    tells its life by) and,
+ *    tells its life by; deleted at once when the decisions feed of this replica has handled an erasure
+ *    record that takes it, see `HandledErasures`) and,
  *    when the publisher named one in the `Reply-To` header, to that subject if it is a reply
  *    subject ({@link replyToProblem}: never a `$` subject nor the service's own; the executor
  *    rejected a command naming another with `invalid_reply_to`); an answer larger than the
