@@ -9,7 +9,19 @@
 import type { CommandBus, EventBus } from '@nestjs/cqrs';
 import type { SessionEvent } from '@lib/compaction';
 import { SqliteEventStore } from '@lib/event-store';
-import { AppendSessionEventsCommand, AppendSessionEventsHandler, SessionStateCache, sessionKey, sessionStream, type ErasedRows } from '@lib/session';
+import {
+  AppendSessionEventsCommand,
+  AppendSessionEventsHandler,
+  CompactSessionCommand,
+  CompactSessionHandler,
+  ExtractiveSummarizer,
+  SessionStateCache,
+  SetCompactionPolicyCommand,
+  SetCompactionPolicyHandler,
+  sessionKey,
+  sessionStream,
+  type ErasedRows,
+} from '@lib/session';
 import { requestSchemas } from '../http/request-schemas';
 import * as answerBasis from './answer-basis';
 import { NatsCommandExecutor } from './nats-command-executor';
@@ -22,21 +34,28 @@ const user = (id: string): SessionEvent => ({ id, type: 'user', text: `message $
 function setUp() {
   const store = SqliteEventStore.open(':memory:');
   // This replica: its handler and cache serve the NATS commands.
-  const handler = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
-  const commandBus = { execute: (command: AppendSessionEventsCommand) => handler.execute(command) } as unknown as CommandBus;
+  const cache = new SessionStateCache(store);
+  const handler = new AppendSessionEventsHandler(store, cache, noBus);
+  const summarizer = new ExtractiveSummarizer();
+  const policy = new SetCompactionPolicyHandler(store, cache, summarizer);
+  const compact = new CompactSessionHandler(store, cache, summarizer);
+  const commandBus = {
+    execute: (command: object) =>
+      command instanceof AppendSessionEventsCommand
+        ? handler.execute(command)
+        : command instanceof SetCompactionPolicyCommand
+          ? policy.execute(command)
+          : compact.execute(command as CompactSessionCommand),
+  } as unknown as CommandBus;
   const executor = new NatsCommandExecutor(commandBus, store, requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 }), {
     prefix: 'smc',
     tenants: new Set(['t']),
     maxBodyBytes: 1 << 20,
   });
   let n = 0;
-  const send = (events: unknown[]) =>
-    executor.execute({
-      subject: commandSubject('smc', 't', 's', 'append'),
-      data: new TextEncoder().encode(JSON.stringify({ events })),
-      commandId: `c${n++}`,
-      redelivered: false,
-    });
+  const command = (kind: string, body: unknown, commandId = `c${n++}`, redelivered = false) =>
+    executor.execute({ subject: commandSubject('smc', 't', 's', kind), data: new TextEncoder().encode(JSON.stringify(body)), commandId, redelivered });
+  const send = (events: unknown[]) => command('append', { events });
   /** Another replica erases the session (its last revision returned) and writes it again, unseen by this replica's cache. */
   const otherReplicaErasesAndWritesAgain = async (id: string): Promise<bigint> => {
     const [last] = await store.readStream(STREAM, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
@@ -45,7 +64,7 @@ function setUp() {
     await other.execute(new AppendSessionEventsCommand('t', 's', [{ event: user(id) }]));
     return last.revision;
   };
-  return { store, send, otherReplicaErasesAndWritesAgain };
+  return { store, send, command, otherReplicaErasesAndWritesAgain };
 }
 
 /** Whether the erasure of the life whose last revision is `lastRevision` takes an answer decided on `basis`. */
@@ -104,6 +123,36 @@ describe('the basis of a NATS answer, from the handler', () => {
       const [last] = await store.readStream(STREAM, { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
       expect(refused.basis).toEqual(await answerBasis.readAnswerBasis(store, STREAM));
       expect(refused.basis?.revision).toBe(last.revision);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('given policy and compaction commands (one replayed on redelivery), then each basis is an event of the session where the answer says, read by none', async () => {
+    const { store, send, command } = setUp();
+    try {
+      for (let i = 0; i < 4; i++) await send([user(`u${i}`), { id: `a${i}`, type: 'assistant', text: `answer ${i}` }]);
+      const read = jest.spyOn(answerBasis, 'readAnswerBasis');
+      const compaction = { strategy: { type: 'turn-window', maxTurns: 1 } };
+      const answers = [
+        await command('policy', { strategy: { type: 'turn-window', maxTurns: 2 }, trigger: null }),
+        await command('policy', { strategy: { type: 'turn-window', maxTurns: 2 }, trigger: null }), // unchanged: the event in force
+        await command('compact', compaction, 'k1'),
+        await send([user('u9')]),
+        await command('compact', compaction, 'k1', true), // replayed: on the state it loaded
+      ];
+      expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 201, 200]);
+      expect(answers[4].body).toMatchObject({ replayed: true });
+      const head = await store.headPosition();
+      for (const answer of answers) {
+        const basis = answer.basis!;
+        const at = await store.eventAt(basis.position);
+        expect({ stream: at?.streamId, revision: at?.revision }).toEqual({ stream: STREAM, revision: basis.revision });
+        expect(await answerBasis.answerOfAnotherLog(store, basis, head)).toBe(false);
+      }
+      // The replayed compaction stands on the state it loaded (after u9), not on its decision's events.
+      expect(answers[4].basis!.revision).toBe(BigInt((answers[3].body as { revision: string }).revision));
+      expect(read).not.toHaveBeenCalled();
     } finally {
       await store.close();
     }
