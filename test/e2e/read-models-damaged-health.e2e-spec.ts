@@ -68,12 +68,39 @@ describe('read models found damaged while the service runs', () => {
     const problem = (health.body as { readModels: { damaged: { problem: string } } }).readModels.damaged.problem;
     expect(problem).toContain(path.join(harness.dataDir, 'read-models.sqlite'));
     expect(problem).toMatch(
-      /is damaged \(SQLite: .+\): reads answer 503 read_models_damaged; restart the service, which moves the file aside and rebuilds it from the log/,
+      /is damaged \(SQLite: .+, met by a read\): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log/,
     );
     const ready = await http().get('/health/ready');
     expect({ status: ready.status, code: ready.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
     expect(await metric('read_models_damaged')).toBe('1');
     // One error line for the damage, not one per read.
     expect(lines.filter((line) => line.startsWith('the read models file '))).toEqual([problem]);
+  });
+
+  it('shows it too when the projector meets it applying the log (reads then wait for it: 503 projection_behind)', async () => {
+    harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'rm-damaged-projector-')) });
+    const http = harness.http;
+    const damage = sqliteDamageError(harness.dataDir);
+    captureLogLines(['warn', 'error']);
+    jest.spyOn(harness.service.readModels, 'transaction').mockImplementation(() => {
+      throw damage;
+    });
+    await http()
+      .post('/v1/sessions/s1/events')
+      .send({ events: [{ id: 'e1', type: 'user', text: 'never projected' }] })
+      .expect(201);
+    const deadline = Date.now() + 10_000;
+    let health = await http().get('/health');
+    while (health.body.readModels.damaged === null && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      health = await http().get('/health');
+    }
+    expect(health.body).toMatchObject({
+      status: 'unavailable',
+      projector: { lastError: expect.stringContaining(damage.message) },
+      readModels: { damaged: { problem: expect.stringMatching(/is damaged \(SqliteError: .+, met by the projector\): .*restart the service/) } },
+    });
+    const ready = await http().get('/health/ready');
+    expect({ status: ready.status, code: ready.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
   });
 });

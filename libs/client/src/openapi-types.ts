@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read or the projector found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -32,7 +32,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read found the read models damaged (until a restart) */
+        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read or the projector found the read models damaged (until a restart) */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
@@ -583,7 +583,7 @@ export interface components {
                 running: boolean;
             };
             readModels: {
-                /** @description set once a read met a damaged page of the read models (read-models.sqlite; reads answer 503 read_models_damaged), until the restart that rebuilds them; null otherwise */
+                /** @description set once a read (answered 503 read_models_damaged) or the projector met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise */
                 damaged: {
                     /** @description ISO-8601 UTC date-time */
                     at: string;
@@ -592,7 +592,7 @@ export interface components {
                 } | null;
             };
             /**
-             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or a read found the read models damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
+             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
              * @enum {string}
              */
             status: "ok" | "degraded" | "unavailable";

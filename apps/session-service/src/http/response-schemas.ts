@@ -571,7 +571,7 @@ export const HealthSchema = named(
     status: z
       .enum(['ok', 'degraded', 'unavailable'])
       .describe(
-        'unavailable: the store does not answer (store.error) or holds another log than the read models, or a read found the read models damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
+        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
       ),
     store: z.strictObject({
       kind: z.enum(['sqlite', 'postgres', 'kurrentdb']),
@@ -601,7 +601,7 @@ export const HealthSchema = named(
         })
         .nullable()
         .describe(
-          'set once a read met a damaged page of the read models (read-models.sqlite; reads answer 503 read_models_damaged), until the restart that rebuilds them; null otherwise',
+          'set once a read (answered 503 read_models_damaged) or the projector met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise',
         ),
     }),
     autoCompactionsInProgress: count,

@@ -1,6 +1,7 @@
 /**
  * Damage to the read models (`read-models.sqlite`) found while the service runs: a read that meets
- * a damaged page is answered 503 `read_models_damaged` (api-error.filter.ts), and from then on
+ * a damaged page is answered 503 `read_models_damaged` (api-error.filter.ts), or the projector
+ * cannot apply the log to the file (`SessionProjectorState.readModelsDamaged`), and from then on
  * `/health` says `unavailable` with `readModels.damaged` naming the file and the remedy,
  * `/health/ready` answers 503 `read_models_damaged`, `/metrics` `read_models_damaged 1`, and one
  * error line is logged. It stays so until the restart the remedy asks for (the start moves the file
@@ -33,8 +34,21 @@ export class ReadModelsDamage {
    */
   observe(error: unknown): void {
     if (this.found || error instanceof EventStoreCorruptError || !isSqliteCorrupt(error)) return;
+    this.record(`SQLite: ${(error as Error).message}, met by a read`);
+  }
+
+  /**
+   * Records the projector's failure `lastError` (its message, e.g. `SqliteError: database disk image
+   * is malformed`) when its state says the read models are damaged; as {@link observe} otherwise.
+   */
+  projectorFailed(lastError: string): void {
+    if (this.found) return;
+    this.record(`${lastError}, met by the projector`);
+  }
+
+  private record(cause: string): void {
     this.found = {
-      problem: `the read models file ${this.file} is damaged (SQLite: ${(error as Error).message}): reads answer 503 read_models_damaged; restart the service, which moves the file aside and rebuilds it from the log (nothing is lost)`,
+      problem: `the read models file ${this.file} is damaged (${cause}): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log (nothing is lost)`,
       at: new Date().toISOString(),
     };
     this.logger.error(this.found.problem);
