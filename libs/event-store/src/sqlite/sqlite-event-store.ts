@@ -23,6 +23,7 @@ import { SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit'
 import { isSqliteCorrupt, isSqliteDiskFull, toStoreError } from './sqlite-errors';
 import { sqliteQuickCheck } from './sqlite-quick-check';
 import { SqliteWalPurge } from './sqlite-wal-purge';
+import { probeSqliteWrite } from './sqlite-write-probe';
 import { SqliteWriterThread } from './sqlite-writer-client';
 import { commitSqliteWrites, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
 
@@ -341,6 +342,16 @@ export class SqliteEventStore implements EventStore {
   purgeWal(): boolean {
     this.assertOpen();
     return this.guard(() => this.walPurge.purge());
+  }
+
+  /**
+   * See {@link EventStore.probeWrite}: {@link probeSqliteWrite} on this thread's connection (the
+   * write lock, taken without waiting, and the free space of the file's file system). Errors as a
+   * write's ({@link toStoreError}).
+   */
+  async probeWrite(): Promise<void> {
+    this.assertOpen();
+    this.guard(() => probeSqliteWrite(this.db, this.busyTimeoutMs));
   }
 
   /** Commits pending appends (waits for the writer thread's), ends subscriptions and closes the file. Idempotent. */

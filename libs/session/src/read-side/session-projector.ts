@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import {
+  EventStoreCorruptError,
+  isSqliteCorrupt,
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
   headToSkipTo,
@@ -38,6 +40,13 @@ export interface SessionProjectorState {
    * replica): no read can be served until the read models are rebuilt.
    */
   offLog: boolean;
+  /**
+   * True while `lastError` is SQLite saying the read models file is damaged (`SQLITE_CORRUPT…`,
+   * `SQLITE_NOTADB`; not the event store's {@link EventStoreCorruptError}): the projector cannot
+   * apply the log to it until a restart rebuilds it. Seen when the projector runs on the main thread
+   * (a worker's error reaches it without SQLite's code).
+   */
+  readModelsDamaged: boolean;
 }
 
 /** Tuning of {@link SessionProjector}. */
@@ -192,6 +201,8 @@ export class SessionProjector {
   private current: bigint;
   private running = false;
   private lastError: string | null = null;
+  /** Whether `lastError` is the read models file found damaged (see {@link SessionProjectorState.readModelsDamaged}). */
+  private lastErrorDamage = false;
   private readonly logger = new Logger('Projector');
   private lastErrorAt: string | null = null;
   private subscription: Subscription | null = null;
@@ -266,7 +277,14 @@ export class SessionProjector {
   /** Checkpoint, running flag and last error, for `/health`. */
   state(): SessionProjectorState {
     const offLog = this.lastError?.startsWith(`${ReadModelsOfAnotherLogError.name}:`) ?? false;
-    return { checkpoint: this.current, running: this.running, lastError: this.lastError, lastErrorAt: this.lastErrorAt, offLog };
+    return {
+      checkpoint: this.current,
+      running: this.running,
+      lastError: this.lastError,
+      lastErrorAt: this.lastErrorAt,
+      offLog,
+      readModelsDamaged: this.lastError !== null && this.lastErrorDamage,
+    };
   }
 
   /**
@@ -571,6 +589,7 @@ export class SessionProjector {
           );
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
+        this.lastErrorDamage = isSqliteCorrupt(error) && !(error instanceof EventStoreCorruptError);
       } finally {
         await subscription?.close().catch(() => undefined);
         this.subscription = null;
