@@ -68,6 +68,7 @@ async function main(): Promise<void> {
       `heap ${before.toFixed(1)} -> ${after.toFixed(1)} MB (+${(after - before).toFixed(1)})`,
       `state: active ${state?.active.size}, revisionsById ${state?.revisionsById.size}`,
       `dry run median long ${median(times.long).toFixed(1)} ms, fresh ${median(times.fresh).toFixed(1)} ms, ratio ${(median(times.long) / median(times.fresh)).toFixed(2)}`,
+      `long runs ${times.long.map((t) => t.toFixed(1)).join(' ')}`,
       `load ${os
         .loadavg()
         .map((l) => l.toFixed(1))
