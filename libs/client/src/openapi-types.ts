@@ -284,8 +284,8 @@ export interface components {
                 coveredIds: string[];
                 insertBeforeId: string;
             };
-            /** @description global position of the log state the answer stands on: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on. Pass it as minPosition to read a window that includes what the answer saw, through any replica */
-            position?: string;
+            /** @description global position of the log state the answer stands on, in every answer: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on (with a store that does not tell that event's position, the log's head after the pass, at or past it). Pass it as minPosition to read a window that includes what the answer saw, through any replica */
+            position: string;
             /**
              * @description with outcome noop: why nothing was archived (DESIGN §3.6)
              * @enum {string}
@@ -465,6 +465,8 @@ export interface components {
             eventId?: string;
             /** @description wrong_expected_revision: the expectedRevision the request sent (a revision as a decimal string, no_stream, stream_exists or any) */
             expected?: string;
+            /** @description store_unavailable (always present): true when the write was sent to the store and its outcome is unknown, so it may have been written: send the same request again unchanged (events with your own ids are then answered as the original, or written now); false when nothing was written: retry */
+            mayHaveBeenWritten?: boolean;
             /** @description what went wrong and what to fix */
             message: string;
             /** @description projection_behind: the position waited for */
@@ -517,7 +519,7 @@ export interface components {
          *     - headers_too_large (431): the request headers are over 16 KiB
          *     - internal (500): an unexpected error (logged); the request may be retried
          *     - projection_behind (503): the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-         *     - store_unavailable (503): the event store does not answer; retry
+         *     - store_unavailable (503): the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
          *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry
@@ -1303,7 +1305,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -1313,11 +1315,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -1584,7 +1590,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -1596,11 +1602,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -1745,7 +1755,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -1757,11 +1767,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -1913,7 +1927,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -1925,11 +1939,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2088,7 +2106,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -2097,10 +2115,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
-                    };
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
+                    });
                 };
             };
         };
@@ -2254,7 +2276,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2266,11 +2288,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2458,7 +2484,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2470,7 +2496,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -2628,7 +2658,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2640,11 +2670,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2798,7 +2832,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2810,11 +2844,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2968,7 +3006,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2980,11 +3018,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -3298,7 +3340,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -3310,7 +3352,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -3534,7 +3580,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -3546,7 +3592,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -3700,7 +3750,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -3712,11 +3762,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -3927,7 +3981,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -3936,10 +3990,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
-                    };
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
+                    });
                 };
             };
         };
@@ -4095,7 +4153,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -4107,11 +4165,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };

@@ -8,7 +8,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
 import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../http/response-schemas';
 import { routeErrors } from '../http/error-codes';
-import { toApiError, type ApiErrorBody } from '../http/api-error.filter';
+import { storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
@@ -158,7 +158,7 @@ export class HealthController {
     const projector = this.projector.state();
     if (projector.offLog) {
       res.status(503);
-      return { code: 'store_unavailable', message: `not ready: ${projector.lastError?.slice(`${ReadModelsOfAnotherLogError.name}: `.length)}` };
+      return storeUnavailable(false, `not ready: ${projector.lastError?.slice(`${ReadModelsOfAnotherLogError.name}: `.length)}`);
     }
     try {
       await this.reads.ready();
