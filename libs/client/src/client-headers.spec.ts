@@ -51,7 +51,7 @@ describe('createSessionServiceClient headers', () => {
     const { response } = await createSessionServiceClient(`${base}/`, { headers, apiKey: 'key-1' }).GET('/health');
     expect(response.status).toBe(200);
     expect(seen).toHaveLength(1);
-    expect({ trace: seen[0]!['x-trace-id'], tag: seen[0]!['x-tag'], auth: seen[0]!.authorization }).toEqual({
+    expect({ trace: seen[0]['x-trace-id'], tag: seen[0]['x-tag'], auth: seen[0].authorization }).toEqual({
       trace: 'trace-1',
       tag: 'a, b',
       auth: 'Bearer key-1',
@@ -67,6 +67,6 @@ describe('createSessionServiceClient headers', () => {
 
   it('leaves out a plain object header whose value is undefined or null', async () => {
     await createSessionServiceClient(base, { headers: { 'x-a': undefined, 'x-b': null, 'x-c': 1 } }).GET('/health');
-    expect([seen[0]!['x-a'], seen[0]!['x-b'], seen[0]!['x-c']]).toEqual([undefined, undefined, '1']);
+    expect([seen[0]['x-a'], seen[0]['x-b'], seen[0]['x-c']]).toEqual([undefined, undefined, '1']);
   });
 });
