@@ -5,7 +5,8 @@
  *    `result:<tenant>/<session>/<commandId>` so a redelivered command's second answer is dropped,
  *    and only that: not another tenant's or session's answer to a command with the same id; with
  *    the headers of what it was decided on, `AnswerBasis` (answer-basis.ts), which an erasure of the session
- *    tells its life by) and,
+ *    tells its life by; deleted at once when the decisions feed of this replica has handled an erasure
+ *    record that takes it, see `HandledErasures`) and,
  *    when the publisher named one in the `Reply-To` header, to that subject if it is a reply
  *    subject ({@link replyToProblem}: never a `$` subject nor the service's own; the executor
  *    rejected a command naming another with `invalid_reply_to`); an answer larger than the
@@ -43,6 +44,7 @@ import { Logger } from '@nestjs/common';
 import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
+import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
 import { ackWaitMsOf } from './nats-streams';
 import type { NatsNames } from './nats-names';
@@ -196,6 +198,8 @@ export class NatsCommandConsumer {
     replyPrefixes: readonly string[] = DEFAULT_REPLY_PREFIXES,
     /** Told of every command handled, once its outcome is known (the transport counts them in `/metrics`). */
     private readonly onHandled: (handled: HandledCommand) => void = () => undefined,
+    /** The erasure records this replica's decisions feed handled: an answer one of them takes is deleted once stored (see HandledErasures). */
+    private readonly erasures: HandledErasures = new HandledErasures(),
   ) {
     this.inEffectAckWaitMs = ackWaitMs;
     this.replyRule = { prefix: names.prefix, allowedPrefixes: replyPrefixes };
@@ -468,8 +472,13 @@ export class NatsCommandConsumer {
     }
     if (answer.address) {
       const { tenant, sessionId } = answer.address;
-      await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, { headers: h, msgID: resultMessageId(tenant, sessionId, commandId) });
+      const stored = await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, {
+        headers: h,
+        msgID: resultMessageId(tenant, sessionId, commandId),
+      });
       published.results = true;
+      // Decided on a life whose erasure the feed has handled already (its deletion may have run before this answer was stored): deleted now.
+      if (this.erasures.takes(tenant, sessionId, answer.basis)) await eraseMessage(this.jsm, this.names.resultStream, stored.seq);
     }
     return published;
   }
