@@ -86,9 +86,10 @@ export class SessionReadModelWriter {
         'SELECT position, revision, store_event_id AS id, type, data_json AS data, recorded_at AS recordedAt FROM session_log WHERE session_key = ? AND revision > ? ORDER BY position',
       ).safeIntegers(true),
       insertSession: s(
-        'INSERT INTO sessions (session_key, tenant_id, session_id, user_id, revision, last_position, created_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?, ?, ?)',
+        'INSERT INTO sessions (session_key, tenant_id, session_id, user_id, revision, last_position, created_at, updated_at, event_count) VALUES (?, ?, ?, NULL, ?, ?, ?, ?, ?)',
       ),
-      updateSession: s('UPDATE sessions SET revision = ?, last_position = ?, updated_at = ? WHERE session_key = ?'),
+      // `event_count` moves with the row (one statement per event, not two): see SessionSummaryCounts.
+      updateSession: s('UPDATE sessions SET revision = ?, last_position = ?, updated_at = ?, event_count = event_count + ? WHERE session_key = ?'),
       setUser: s('UPDATE sessions SET user_id = ? WHERE session_key = ? AND user_id IS NULL'),
       insertLog: s(
         `INSERT INTO session_log (position, session_key, revision, store_event_id, type, event_id, kind, compaction_id, archived, archived_by, data_json, created_at, recorded_at)
@@ -160,7 +161,6 @@ export class SessionReadModelWriter {
         const dataJson = objectJson(data, { event: eventJson, costs: costsJson });
         Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedAt) });
         this.stmts.insertLog.run(log);
-        this.counts.conversationEvent(sessionKey);
         this.stmts.upsertWindow.run({
           sessionKey,
           eventId: event.id,
@@ -289,19 +289,23 @@ export class SessionReadModelWriter {
     this.stmts.eraseSession.run(sessionKey);
   }
 
-  /** Creates or moves the session's `sessions` row; returns its tenant. */
+  /**
+   * Creates or moves the session's `sessions` row, counting `recorded` in its `event_count` when
+   * it is a conversation event (the count SessionSummaryCounts documents); returns its tenant.
+   */
   private touchSession(sessionKey: string, recorded: RecordedEvent, recordedAt: string): string {
+    const counted = recorded.type === CONVERSATION_EVENT ? 1 : 0;
     let row = this.stmts.session.get(sessionKey) as { revision: bigint; tenantId: string } | undefined;
     if (row && recorded.revision <= row.revision) {
       this.eraseSessionKey(sessionKey);
       row = undefined;
     }
     if (row) {
-      this.stmts.updateSession.run(recorded.revision, recorded.position, recordedAt, sessionKey);
+      this.stmts.updateSession.run(recorded.revision, recorded.position, recordedAt, counted, sessionKey);
       return row.tenantId;
     }
     const { tenantId, sessionId } = sessionIdentity(sessionKey, recorded.metadata);
-    this.stmts.insertSession.run(sessionKey, tenantId, sessionId, recorded.revision, recorded.position, recordedAt, recordedAt);
+    this.stmts.insertSession.run(sessionKey, tenantId, sessionId, recorded.revision, recorded.position, recordedAt, recordedAt, counted);
     return tenantId;
   }
 

@@ -11,7 +11,8 @@ const OUTCOME_COLUMNS: Readonly<Record<string, string>> = {
  * Keeps the counts of the session summary on the session's `sessions` row (see
  * `./read-model-schema`, version 12) as the projector writes the rows they count, so a summary
  * reads them in O(1) instead of counting the session's history:
- * - `event_count`: conversation events (`ConversationEventAppended` rows of `session_log`);
+ * - `event_count`: conversation events (`ConversationEventAppended` rows of `session_log`),
+ *   counted by the writer's own update of the row as it applies each event (one statement);
  * - `compaction_count`, `failed_compaction_count`, `noop_compaction_count`: `compactions` rows
  *   by outcome (`compacted`, `failed`, `noop`).
  *
@@ -27,15 +28,9 @@ export class SessionSummaryCounts {
       Object.entries(OUTCOME_COLUMNS).map(([outcome, column]) => [outcome, db.prepare(`UPDATE sessions SET ${column} = ${column} + ? WHERE session_key = ?`)]),
     ) as Record<string, Database.Statement>;
     this.stmts = {
-      event: db.prepare('UPDATE sessions SET event_count = event_count + 1 WHERE session_key = ?'),
       outcomeOf: db.prepare('SELECT outcome FROM compactions WHERE session_key = ? AND compaction_id = ?').pluck(),
       adjust,
     };
-  }
-
-  /** Counts one conversation event of the session `sessionKey` (its `sessions` row must exist). */
-  conversationEvent(sessionKey: string): void {
-    this.stmts.event.run(sessionKey);
   }
 
   /**
