@@ -41,6 +41,7 @@ import { hostname } from 'node:os';
 import { quoteInput } from '@lib/compaction';
 import { Logger } from '@nestjs/common';
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { isPermissionDenied } from './nats-permission';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
 import { setAnswerBasisHeaders } from './answer-basis';
@@ -205,6 +206,8 @@ export class NatsCommandConsumer {
   private freeSlot: () => void = () => undefined;
   /** Stream sequences this replica acknowledged or terminated lately (the server may not have removed them yet). */
   private readonly finished = new FinishedSequences();
+  /** Set when the NATS user may not read the command stream: the order check is skipped from then on. */
+  private orderCheckDenied = false;
   private readonly encoder = new TextEncoder();
   private readonly replyRule: ReplyToRule;
 
@@ -380,13 +383,24 @@ export class NatsCommandConsumer {
   /**
    * The stream sequence of an earlier command of `m`'s session still in the command stream, or null
    * (see {@link earlierCommandInStream}); 0 when NATS did not answer (checked again after a wait).
+   * Null, with one `error` line per replica, when the service's NATS user may not read the command
+   * stream (`$JS.API.STREAM.MSG.GET.<PREFIX>_COMMANDS` not allowed: a configuration from before
+   * the check): commands are then handled without it, as before.
    */
   private async earlierInStream(m: JsMsg, retry: number): Promise<number | null> {
+    if (this.orderCheckDenied) return null;
     try {
       return await earlierCommandInStream(this.jsm, this.names.commandStream, sessionCommandFilter(m.subject), m.info.streamSequence, (seq) =>
         this.finished.has(seq),
       );
     } catch (err) {
+      if (isPermissionDenied(err)) {
+        this.orderCheckDenied = true;
+        this.logger.error(
+          `cannot read the command stream ${this.names.commandStream} (allow $JS.API.STREAM.MSG.GET.${this.names.commandStream} to the service's NATS user): a session's commands are no longer kept in stream order across replicas and crashes: ${(err as Error).message}`,
+        );
+        return null;
+      }
       if (retry === 0)
         this.logger.warn(
           `command stream sequence ${m.info.streamSequence}: cannot check its session's earlier commands, checked again: ${(err as Error).message}`,
@@ -500,7 +514,17 @@ export class NatsCommandConsumer {
     const { tenant, sessionId } = address;
     const msgId = resultMessageId(tenant, sessionId, commandId);
     const subject = resultSubject(this.names.prefix, tenant, sessionId);
-    const found = await findPublishedAnswer(this.js, this.jsm, this.names.resultStream, subject, msgId, m.time);
+    let found: Awaited<ReturnType<typeof findPublishedAnswer>>;
+    try {
+      found = await findPublishedAnswer(this.js, this.jsm, this.names.resultStream, subject, msgId, m.time);
+    } catch (err) {
+      if (!isPermissionDenied(err)) throw err;
+      // A configuration from before the lookup: the command runs, as before (applied at most once).
+      this.logger.warn(
+        `command ${quoteInput(commandId)}: cannot read its published answer (allow consumers on ${this.names.resultStream} to the service's NATS user), run again: ${(err as Error).message}`,
+      );
+      return null;
+    }
     if (!found) return null;
     const h = headers();
     for (const [name, values] of found.headers) if (name !== 'Nats-Msg-Id') for (const value of values) h.append(name, value);
