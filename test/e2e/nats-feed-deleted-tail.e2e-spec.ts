@@ -52,9 +52,12 @@ describeWithNats('NATS feed on a deleted log tail')('the decisions feed on a log
     const replica = await startService({ dataDir, env: { NATS_URL: NATS_TEST_URL, NATS_PREFIX: prefix } });
     harnesses.push(replica);
     const feed = async () =>
-      ((await replica.http().get('/health').expect(200)).body as { nats: { decisionFeed: { checkpoint: string; lag: string } } }).nats.decisionFeed;
+      ((await replica.http().get('/health').expect(200)).body as { nats: { decisionFeed: { checkpoint: string; skippedTo: string; lag: string } } }).nats
+        .decisionFeed;
     await eventually(async () => (await feed()).lag === 'caught-up', 15_000, "the feed's lag to read caught-up");
     expect(BigInt((await feed()).checkpoint)).toBeLessThan(head); // it read up to `kept`: the head is the deleted event
+    // /health shows where the feed skipped to (the head), so a checkpoint below the head with lag caught-up is explained.
+    expect((await feed()).skippedTo).toBe(head.toString());
 
     // The feed keeps the position it skipped to: /health compares it with the head without reading the log past the checkpoint.
     const readableHead = jest.spyOn(replica.service.store, 'readableHead');

@@ -141,6 +141,7 @@ describe('GET /health/ready', () => {
       lastError: `ReadModelsOfAnotherLogError: ${problem}`,
       lastErrorAt: new Date().toISOString(),
       offLog: true,
+      readModelsDamaged: false,
     });
     try {
       const ready = await replica.http().get('/health/ready');

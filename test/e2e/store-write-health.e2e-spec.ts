@@ -66,4 +66,37 @@ describe('writes failing while reads answer (SQLite file locked by another proce
       expect.stringMatching(/^writes to the event store succeed again \(1 failed write over \d+\.\d s, from the first failure to this write\)$/),
     ]);
   });
+
+  it('clears degraded without a write once the lock is released: a write probe (every 5 s while degraded) finds the store writable, one line', async () => {
+    harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'write-probe-')) });
+    const http = harness.http;
+    const lines = captureLogLines(['warn']);
+    const holder = new Database(path.join(harness.dataDir, 'events.sqlite'));
+    holder.exec('BEGIN EXCLUSIVE');
+    try {
+      const refused = await http()
+        .post('/v1/sessions/locked/events')
+        .send({ events: [{ id: 'e1', type: 'user', text: 'hello' }] });
+      expect(refused.status).toBe(503);
+      expect((await http().get('/health')).body).toMatchObject({ status: 'degraded' });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    // No write from here on: before, /health said degraded until the next write, however long that took.
+    const deadline = Date.now() + 12_000;
+    let health = await http().get('/health');
+    while (health.body.status !== 'ok' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      health = await http().get('/health');
+    }
+    expect(health.body).toMatchObject({ status: 'ok', store: { error: null, lastWriteError: null } });
+    expect(((await http().get('/metrics')).text.split('\n').find((line) => line.startsWith('event_store_writable ')) ?? '').split(' ')[1]).toBe('1');
+    expect(lines.filter((line) => line.startsWith('writes to the event store'))).toEqual([
+      expect.stringMatching(/^writes to the event store fail \(SQLITE_BUSY: /),
+      expect.stringMatching(
+        /^writes to the event store succeed again \(1 failed write over \d+\.\d s, from the first failure to a write probe that found the store writable\)$/,
+      ),
+    ]);
+  });
 });

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { call, REPO_ROOT, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
+import { SqliteEventStore } from '@lib/event-store';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { NATS_TEST_URL, connectForTest, deleteStreams, describeWithNats, uniquePrefix } from '../support/nats-test';
 
@@ -155,6 +156,33 @@ describe('start-up mode and logs of a real process', () => {
       stderr: `rebuild failed: DATA_DIR=${missing}: does not exist: point DATA_DIR at the service's data directory\n`,
     });
     expect(fs.existsSync(missing)).toBe(false);
+  });
+
+  it('npm run rebuild-read-models on the embedded store prints progress lines while it replays the log (it was silent on SQLite)', async () => {
+    const dataDir = tempDir();
+    const store = SqliteEventStore.open(path.join(dataDir, 'events.sqlite'));
+    for (let i = 0; i < 5; i++) await store.appendToStream(`session-default.s${i}`, [{ id: `3f1c1a8e-0000-4000-8000-00000000000${i}`, type: 'T', data: {} }]);
+    await store.close();
+    const rebuild = spawnSync(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/rebuild-read-models.ts'],
+      // One event per page and a line after every page: the lines come from the replay itself, not from a timer.
+      {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, REBUILD_PROGRESS_MS: '0', REBUILD_PAGE_SIZE: '1' },
+        encoding: 'utf8',
+      },
+    );
+    expect({ status: rebuild.status, stderr: rebuild.stderr }).toEqual({ status: 0, stderr: '' });
+    const progress = rebuild.stdout.split('\n').filter((line) => line.startsWith('  … at position '));
+    expect(progress).toEqual([
+      '  … at position 1 of 5',
+      '  … at position 2 of 5',
+      '  … at position 3 of 5',
+      '  … at position 4 of 5',
+      '  … at position 5 of 5',
+    ]);
+    expect(rebuild.stdout).toMatch(/^rebuilt up to position 5 in \d+\.\d s$/m);
   });
 
   it('with keys: says keys are required, and never logs a key or message text (LOG_LEVEL=debug)', async () => {

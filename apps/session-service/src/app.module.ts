@@ -7,7 +7,8 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import type { FastifyRequest } from 'fastify';
-import { SessionModule, type SessionModuleOptions } from '@lib/session';
+import * as path from 'node:path';
+import { READ_MODEL_FILE_NAME, SessionModule, type SessionModuleOptions } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from './config/tokens';
 import type { ServiceConfig } from './config/service-config';
 import { SessionsController } from './http/sessions.controller';
@@ -18,6 +19,7 @@ import { RateLimitGuard } from './http/rate-limit.guard';
 import { HealthController } from './observability/health.controller';
 import { requestIdOf } from './observability/request-id';
 import { StoreWriteHealth } from './observability/store-write-health';
+import { ReadModelsDamage } from './observability/read-models-damage';
 import { ServiceMetrics } from './observability/metrics';
 import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
@@ -97,6 +99,7 @@ export class AppModule {
         { provide: SERVICE_CONFIG, useValue: config },
         { provide: ServiceMetrics, useValue: metrics },
         { provide: StoreWriteHealth, useValue: writes },
+        { provide: ReadModelsDamage, useValue: new ReadModelsDamage(path.join(config.dataDir, READ_MODEL_FILE_NAME)) },
         CompactionMetricsHandler,
         SummarizerFailureLog,
         ApiKeyGuard,

@@ -33,6 +33,8 @@ import {
   answerNearRoutes,
   answerUnroutedBeforeBody,
   MAX_PARAM_LENGTH,
+  refusedRequestLines,
+  unparseableRequestLines,
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
@@ -48,7 +50,8 @@ import { ensureDataDir, requireEventsFileDirectory } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 
 /**
- * A built service. `close()` stops the app, then closes the read models and the store, and releases the lock on `DATA_DIR`.
+ * A built service. `close()` stops the app (first telling, in one line each, the refused requests' warn lines
+ * counted and not written yet: `refusedRequestLines`), then closes the read models and the store, and releases the lock on `DATA_DIR`.
  * With `drainMs`, it first closes the port (a new connection is refused) and answers every new request on the open
  * connections 503 `shutting_down` (with `Connection: close`) for that long (ms), so that clients on keep-alive
  * connections get that answer instead of a reset connection. It resolves with how many
@@ -157,6 +160,9 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const bound: { metrics?: ServiceMetrics } = {};
   // Set when close() starts: from then on every new request is answered 503 shutting_down (it wrote nothing).
   const shutdown = { started: false };
+  // Warn lines of requests refused before a route, rate-limited: anyone can send them. Closed at shutdown, telling the last count.
+  const refusedLines = refusedRequestLines();
+  const unparseableLines = unparseableRequestLines();
   const adapter = new FastifyAdapter({
     bodyLimit: config.maxBodyBytes,
     // Each request's id: the client's X-Request-Id when short printable ASCII, else a UUID (request-id.ts).
@@ -179,8 +185,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     // Query strings are decoded strictly: a parameter that is not valid percent-encoded UTF-8 is answered 400 (query-string.ts).
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH, querystringParser: parseQueryString },
     // Answers Fastify and Node's parser give themselves: our error shape, logged and counted.
-    frameworkErrors: answerFrameworkErrors(() => bound.metrics),
-    clientErrorHandler: answerClientErrors(() => bound.metrics, { requestTimeoutMs: config.requestTimeoutMs }),
+    frameworkErrors: answerFrameworkErrors(() => bound.metrics, refusedLines),
+    clientErrorHandler: answerClientErrors(() => bound.metrics, { requestTimeoutMs: config.requestTimeoutMs }, unparseableLines),
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, { store, readModels, summarizer }), adapter, {
     bodyParser: false,
@@ -204,11 +210,11 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   // A client that half-closes (FIN) after its request reads the answer; one that half-closes inside a body reads 400 request_aborted.
   answerHalfClosedConnections(fastify.server);
   // Expect other than 100-continue: 417 unsupported_expectation in our shape, logged and counted (not Node's bare 417).
-  answerUnsupportedExpectations(fastify.server, () => bound.metrics);
+  answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
   // Before every hook that may answer: each answer carries its X-Request-Id.
   echoRequestIds(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
-  answerMissingHost(fastify);
+  answerMissingHost(fastify, refusedLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code.
@@ -265,6 +271,9 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
         stopAccepting(app.getHttpServer());
         await new Promise((resolve) => setTimeout(resolve, options.drainMs));
       }
+      // The refused requests' lines counted and not written yet: told now, before the logger stops.
+      refusedLines.close();
+      unparseableLines.close();
       await app.close();
       readModels.close();
       await store.close();

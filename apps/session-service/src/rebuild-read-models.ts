@@ -9,7 +9,7 @@
  * A damaged read-models file is moved aside as `read-models.sqlite.damaged-<time>` (one line says
  * so) and a new one built. Refused (exit code 2) when the store's log is empty (head 0) while the
  * read models reached a position: the store is missing, and the read models may be the last copy.
- * Prints a progress line per page and the final checkpoint.
+ * Prints a progress line at most every 2 s (`REBUILD_PROGRESS_MS`), with the embedded store too, and the final checkpoint.
  */
 import * as path from 'node:path';
 import { READ_MODEL_FILE_NAME, SessionProjector, type ReadModelStore } from '@lib/session';
@@ -20,6 +20,12 @@ import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { ensureDataDir, requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
+
+/** The least time between two progress lines of the rebuild (ms); `REBUILD_PROGRESS_MS` overrides it (tests). */
+const PROGRESS_LINE_MS = Number(process.env.REBUILD_PROGRESS_MS ?? 2000);
+
+/** Events per read of the log (default 1000, the projector's); `REBUILD_PAGE_SIZE` overrides it (tests). */
+const PAGE_SIZE = Number(process.env.REBUILD_PAGE_SIZE ?? 1000);
 
 async function main(): Promise<void> {
   const config = loadServiceConfig();
@@ -46,13 +52,20 @@ async function main(): Promise<void> {
     // An empty log under read models at N > 0: the store is missing; rebuilding would empty the read models, perhaps the last copy of the events.
     refuseEmptyLogUnder(config.dataDir, head, readModels);
     process.stdout.write(`rebuilding read models in ${readModels.file} from the log (head position ${head})\n`);
-    const projector = new SessionProjector(readModels);
-    const timer = setInterval(() => process.stdout.write(`  … at position ${projector.checkpoint()} of ${head}\n`), 2000);
+    const projector = new SessionProjector(readModels, { rebuildPageSize: PAGE_SIZE });
+    // Told after every page, on this thread: an interval timer never fires while the embedded
+    // store's reads resolve at once (the loop never yields to timers), so SQLite's rebuild was silent.
+    let lineAt = Date.now();
+    const stopProgress = projector.onCheckpoint((checkpoint) => {
+      if (Date.now() - lineAt < PROGRESS_LINE_MS) return;
+      lineAt = Date.now();
+      process.stdout.write(`  … at position ${checkpoint} of ${head}\n`);
+    });
     try {
       const checkpoint = await projector.rebuild(store);
       process.stdout.write(`rebuilt up to position ${checkpoint} in ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
     } finally {
-      clearInterval(timer);
+      stopProgress();
     }
   } finally {
     readModels.close();

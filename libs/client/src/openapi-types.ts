@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, "degraded" and store.lastWriteError while it answers reads but the last write failed: never a 503, a restart would not help) */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read or the projector found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -32,7 +32,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then */
+        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read or the projector found the read models damaged (until a restart) */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
@@ -567,6 +567,8 @@ export interface components {
                     /** @description while the feed is paused (a publish failed; it retries): the error */
                     lastError: string | null;
                     lastErrorAt: string | null;
+                    /** @description the global position the feed has read the log up to: its checkpoint, or past it the readable head when only deleted events lie between them (an erasure interrupted after its stream deletion): lag compares this with the head, so a checkpoint below the head with lag caught-up is such a tail */
+                    skippedTo: string;
                 } | null;
                 /** @description why the connection is not up: while connecting, why the start's attempt failed (e.g. connection refused; the client keeps trying); while closed, what made the transport give up (e.g. credentials refused once the server answered: fix it and restart); null otherwise */
                 error: string | null;
@@ -580,8 +582,17 @@ export interface components {
                 lastError: string | null;
                 running: boolean;
             };
+            readModels: {
+                /** @description set once a read (answered 503 read_models_damaged) or the projector met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise */
+                damaged: {
+                    /** @description ISO-8601 UTC date-time */
+                    at: string;
+                    /** @description the file, SQLite's message and the remedy: restart the service, which moves the file aside and rebuilds it from the log */
+                    problem: string;
+                } | null;
+            };
             /**
-             * @description unavailable: the store does not answer (store.error) or holds another log than the read models; degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
+             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
              * @enum {string}
              */
             status: "ok" | "degraded" | "unavailable";
@@ -591,7 +602,7 @@ export interface components {
                 headPosition: string | null;
                 /** @enum {string} */
                 kind: "sqlite" | "postgres" | "kurrentdb";
-                /** @description the last write (append, erasure) that failed, until a write succeeds (null: the last write succeeded, or none failed) */
+                /** @description the last write (append, erasure) that failed, until a write succeeds or, on SQLite and PostgreSQL, a write probe (every 5 s while this is set, writing nothing) finds the store writable again (null: the last write succeeded, or none failed) */
                 lastWriteError: {
                     /** @description ISO-8601 UTC date-time */
                     at: string;
@@ -1304,6 +1315,7 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer; retry
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -1313,7 +1325,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "shutting_down";
+                        code: "store_unavailable" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */

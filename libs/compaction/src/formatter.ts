@@ -54,8 +54,12 @@ function formatTool(event: ToolEvent): string {
  * - `tool` → `["Tool [responses: name -> data, …]"]`;
  * - `summary` → two lines: `["User: <shadow prompt>", "Assistant: <summary text>"]`.
  *
- * A missing (null, empty or whitespace-only) text or tool result is rendered as
- * `[no text content]`. A text that contains newlines is still one line of the result: "lines"
+ * A missing (null or empty) text or tool result is rendered as `[no text content]`; a
+ * whitespace-only one is rendered as written ({@link isMissingText}). An assistant's missing or
+ * blank text gives way to its non-blank `refusal` (`Assistant: <refusal>`, also before
+ * `[tool calls: …]`), a deliberate difference from DESIGN §3.1, which has `[no text content]`
+ * there: the refusal is what the assistant said, what a model is sent and what the summarizer
+ * reads, so budgets count it (README, Token costs). A text that contains newlines is still one line of the result: "lines"
  * are the units the estimator is applied to, not physical lines. Pure; never throws on a
  * well-typed event.
  */

@@ -21,6 +21,19 @@ export class InvalidParameterError extends Error {
     this.parameter = parameter;
     this.allowed = allowed;
   }
+
+  /**
+   * The error for a required parameter that was left out: `<parameter>: is required: <allowed>`
+   * (e.g. `strategy.type: is required: one of sliding-window, …`), the wording of every other
+   * missing request field (`strategy: is required`), never a JavaScript `undefined`.
+   * @param parameter path of the missing parameter
+   * @param allowed what to send, in words
+   */
+  static missing(parameter: string, allowed: string): InvalidParameterError {
+    const err = new InvalidParameterError(parameter, allowed);
+    err.message = `${parameter}: is required: ${allowed}`;
+    return err;
+  }
 }
 
 /**
@@ -36,9 +49,12 @@ export function describeNumber(value: number): string {
   return String(value);
 }
 
-/** A short, bounded description of a received value, for error messages (numbers: {@link describeNumber}). */
+/**
+ * A short, bounded description of a received value, for error messages (numbers: {@link describeNumber}).
+ * A left-out value has no description: report it with {@link InvalidParameterError.missing}.
+ */
 export function describeValue(value: unknown): string {
-  if (value === undefined) return 'undefined';
+  if (value === undefined) return 'nothing';
   if (typeof value === 'number') return describeNumber(value);
   if (typeof value === 'string') return quoteInput(value);
   if (Array.isArray(value)) return 'an array';

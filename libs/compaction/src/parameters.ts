@@ -69,7 +69,7 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
 export function readInteger(value: unknown, path: string, min: number, max: number, fallback?: number): number {
   const allowed = `an integer from ${min} to ${max}`;
   if (value === undefined || (value === null && fallback !== undefined)) {
-    if (fallback === undefined) throw new InvalidParameterError(path, `${allowed} (required)`, 'nothing');
+    if (fallback === undefined) throw InvalidParameterError.missing(path, allowed);
     return fallback;
   }
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -114,11 +114,14 @@ function rejectUnknownKeys(input: Record<string, unknown>, allowedKeys: readonly
  * unit of the estimator the session is costed with.
  *
  * @throws InvalidParameterError whose `parameter` is `strategy.<name>` (e.g.
- *   `strategy.maxEvents`, `strategy.overlapSize`, `strategy.type`) and whose `allowed` says the range.
+ *   `strategy.maxEvents`, `strategy.overlapSize`, `strategy.type`) and whose `allowed` says the range;
+ *   a left-out `type` (or strategy) reads `strategy.type: is required: one of …`.
  */
 export function parseStrategy(input: unknown): Strategy {
+  if (input === undefined) throw InvalidParameterError.missing('strategy', 'an object with a "type"');
   if (!isPlainObject(input)) throw new InvalidParameterError('strategy', 'an object with a "type"', describeValue(input));
   const type = input.type;
+  if (type === undefined) throw InvalidParameterError.missing('strategy.type', `one of ${STRATEGY_TYPES.join(', ')}`);
   if (typeof type !== 'string' || !(STRATEGY_TYPES as readonly string[]).includes(type)) {
     throw new InvalidParameterError('strategy.type', `one of ${STRATEGY_TYPES.join(', ')}`, describeValue(type));
   }

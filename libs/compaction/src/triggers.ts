@@ -18,11 +18,13 @@ export const MAX_TRIGGER_DEPTH = 8;
 export const MAX_TRIGGER_MEMBERS = 32;
 
 function parseAt(input: unknown, path: string, depth: number): Trigger {
+  if (input === undefined) throw InvalidParameterError.missing(path, 'an object with a "type"');
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new InvalidParameterError(path, 'an object with a "type"', describeValue(input));
   }
   const obj = input as Record<string, unknown>;
   const type = obj.type;
+  if (type === undefined) throw InvalidParameterError.missing(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`);
   if (typeof type !== 'string' || !(TRIGGER_TYPES as readonly string[]).includes(type)) {
     throw new InvalidParameterError(`${path}.type`, `one of ${TRIGGER_TYPES.join(', ')}`, describeValue(type));
   }
@@ -39,6 +41,9 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
       return { type, threshold: readInteger(obj.threshold, `${path}.threshold`, 1, MAX_PARAMETER_VALUE) };
     default: {
       const list = obj.triggers;
+      if (list === undefined) {
+        throw InvalidParameterError.missing(`${path}.triggers`, `a non-empty array of at most ${MAX_TRIGGER_MEMBERS} triggers`);
+      }
       if (Array.isArray(list) && list.length === 0) {
         throw new InvalidParameterError(`${path}.triggers`, 'a non-empty array: list at least one trigger', 'an empty array');
       }
@@ -66,7 +71,8 @@ function parseAt(input: unknown, path: string, depth: number): Trigger {
  * most {@link MAX_TRIGGER_DEPTH} levels; unknown keys are rejected.
  *
  * @throws InvalidParameterError whose `parameter` is a path such as `trigger.maxTurns`,
- *   `trigger.triggers[1].threshold` or `trigger.type`.
+ *   `trigger.triggers[1].threshold` or `trigger.type`; a left-out required field reads
+ *   `<path>: is required: <what to send>` (e.g. `trigger.maxTurns: is required: an integer from 1 to 1000000000`).
  */
 export function parseTrigger(input: unknown): Trigger {
   return parseAt(input, 'trigger', 1);

@@ -173,6 +173,34 @@ describe('parseTrigger (DESIGN §3.5)', () => {
     expect(describeValue(1.5)).toBe('1.5');
   });
 
+  // A left-out required field was answered "(got undefined)" (strategy.type, trigger.type,
+  // trigger.triggers) or "must be an integer from 1 to 1000000000 (required) (got nothing)"
+  // (trigger.maxTurns / threshold): one wording now, that of every missing request field.
+  it.each([
+    ['strategy.type', () => parseStrategy({}), 'one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary'],
+    ['strategy', () => parseStrategy(undefined), 'an object with a "type"'],
+    ['trigger.type', () => parseTrigger({}), 'one of turn-count, token-count, any-of, all-of'],
+    ['trigger.triggers', () => parseTrigger({ type: 'any-of' }), 'a non-empty array of at most 32 triggers'],
+    ['trigger.maxTurns', () => parseTrigger({ type: 'turn-count' }), `an integer from 1 to ${MAX_PARAMETER_VALUE}`],
+    [
+      'trigger.triggers[1].threshold',
+      () => parseTrigger({ type: 'all-of', triggers: [{ type: 'turn-count', maxTurns: 1 }, { type: 'token-count' }] }),
+      `an integer from 1 to ${MAX_PARAMETER_VALUE}`,
+    ],
+    ['trigger.triggers[0].type', () => parseTrigger({ type: 'any-of', triggers: [{ threshold: 5 }] }), 'one of turn-count, token-count, any-of, all-of'],
+  ])('a left-out %s reads "<field>: is required: <what to send>"', (parameter, parse, allowed) => {
+    const err = rejection(parse);
+    expect({ parameter: err.parameter, message: err.message }).toEqual({ parameter, message: `${parameter}: is required: ${allowed}` });
+    expect(err.message).not.toMatch(/undefined|got nothing|\(required\)/);
+  });
+
+  it('a required field sent null is not "required" but refused as sent (got null)', () => {
+    expect(rejection(() => parseStrategy({ type: null })).message).toMatch(/^invalid strategy\.type: must be one of .* \(got null\)$/);
+    expect(rejection(() => parseTrigger({ type: 'turn-count', maxTurns: null })).message).toBe(
+      `invalid trigger.maxTurns: must be an integer from 1 to ${MAX_PARAMETER_VALUE} (got null)`,
+    );
+  });
+
   it('says an empty any-of / all-of list must not be empty, and how long a too-long one is', () => {
     expect(rejection(() => parseTrigger({ type: 'any-of', triggers: [] })).message).toBe(
       'invalid trigger.triggers: must be a non-empty array: list at least one trigger (got an empty array)',

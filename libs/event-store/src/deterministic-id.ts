@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -18,13 +18,20 @@ function uuidBytes(uuid: string): Buffer {
   return Buffer.from(uuid.replace(/-/g, ''), 'hex');
 }
 
+/** The hex digit of byte 8's high nibble after RFC 4122's variant bits are set (`(b & 0x3f) | 0x80`), by the nibble's value. */
+const VARIANT_NIBBLE = '89ab89ab89ab89ab';
+
+/**
+ * The RFC 4122 version 5 UUID of `name` (UTF-8) in `namespace` (16 bytes), lowercase text form.
+ * One-shot `crypto.hash` over namespace and name in one buffer: a `createHash` object per id cost
+ * several times as much (it is a stream). The version and variant bits are set on the hex digits.
+ */
 function uuidV5(namespace: Buffer, name: string): string {
-  const hash = createHash('sha1').update(namespace).update(name, 'utf8').digest();
-  const b = hash.subarray(0, 16);
-  b[6] = (b[6] & 0x0f) | 0x50; // version 5
-  b[8] = (b[8] & 0x3f) | 0x80; // RFC 4122 variant
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  const input = Buffer.allocUnsafe(16 + Buffer.byteLength(name, 'utf8'));
+  namespace.copy(input, 0);
+  input.write(name, 16, 'utf8');
+  const h = hash('sha1', input, 'hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-${VARIANT_NIBBLE[parseInt(h[16], 16)]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
 /**

@@ -2,6 +2,8 @@
  * deterministicEventId is RFC 4122 UUID version 5: the expected values below were computed with
  * Python's `uuid.uuid5` (an independent implementation), not with this code.
  */
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { deterministicEventId, deterministicEventIdForms, EVENT_ID_NAMESPACE } from '../src';
 
 describe('deterministicEventId', () => {
@@ -56,5 +58,25 @@ describe('deterministicEventId', () => {
       expect(deterministicEventIdForms(namespace, 'demo\u0000u1', 0n)).toEqual([deterministicEventId(namespace, 'demo\u0000u1')]);
       expect(() => deterministicEventIdForms(namespace, 'x', -1n)).toThrow(RangeError);
     });
+  });
+});
+
+describe('deterministicEventId against a reference UUID v5 (createHash, as before the one-shot hash)', () => {
+  const reference = (namespace: Buffer, name: string): string => {
+    const b = createHash('sha1').update(namespace).update(name, 'utf8').digest().subarray(0, 16);
+    b[6] = (b[6] & 0x0f) | 0x50;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    const h = b.toString('hex');
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  };
+  const bytes = (uuid: string) => Buffer.from(uuid.replace(/-/g, ''), 'hex');
+
+  it('gives the same id for any name (any Unicode, lone surrogates included) and namespace', () => {
+    fc.assert(
+      fc.property(fc.uuid(), fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.constantFrom('', '\ud800x', 'é\u0000🙂')), (namespace, name) => {
+        expect(deterministicEventId(namespace, name)).toBe(reference(bytes(namespace), name));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

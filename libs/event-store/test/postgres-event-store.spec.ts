@@ -30,6 +30,24 @@ describeUnlessSkipped(skipReason, 'runs the contract against PostgreSQL', () => 
       await own.drop();
     });
 
+    it('probeWrite resolves while the server takes writes, writing nothing, and fails as an append does where writes are refused (read-only transactions)', async () => {
+      await store.appendToStream('session-probe', [ev()]);
+      const head = await store.headPosition();
+      await expect(store.probeWrite()).resolves.toBeUndefined();
+      expect(await store.headPosition()).toBe(head);
+      // Every transaction read-only, as on a standby or with default_transaction_read_only (SQLSTATE 25006).
+      const url = new URL(own.url);
+      url.searchParams.set('options', '-c default_transaction_read_only=on');
+      const readOnly = PostgresEventStore.connect(url.toString());
+      try {
+        expect(await readOnly.headPosition()).toBe(head);
+        await expect(readOnly.appendToStream('session-probe', [ev()])).rejects.toMatchObject({ name: 'EventStoreUnavailableError' });
+        await expect(readOnly.probeWrite()).rejects.toMatchObject({ name: 'EventStoreUnavailableError', cause: { code: '25006' } });
+      } finally {
+        await readOnly.close();
+      }
+    });
+
     it('creates its schema once even when several stores open the same empty database together', async () => {
       const fresh = await createTestDatabase('es_schema');
       const stores = [0, 1, 2, 3].map(() => PostgresEventStore.connect(fresh.url));

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import type { StatsFs } from 'node:fs';
+import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { DuplicateEventIdError, SqliteEventStore, WrongExpectedRevisionError, type EventData } from '../src';
 import { eventStoreContract } from './event-store.contract';
@@ -52,6 +53,43 @@ describe.each([
     expect(await store.readStream('session-m')).toEqual([]);
     expect(await store.streamRevision('session-l')).toBe(0n);
     await expect(store.appendToStream('session-l', [ev()], { expectedRevision: 0n })).resolves.toMatchObject({ nextExpectedRevision: 1n });
+  });
+
+  it('probeWrite: resolves while the write lock can be had, writing nothing; rejects with SQLITE_BUSY at once while another connection holds it (not after the busy timeout), which stays as it was', async () => {
+    await store.appendToStream('session-p', [ev()]);
+    await expect(store.probeWrite()).resolves.toBeUndefined();
+    expect(await store.headPosition()).toBe(1n);
+    const holder = new Database(file);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      // The store's busy timeout is 5 s: a probe waiting for it would outlast the test's own timeout after 5 probes.
+      for (let i = 0; i < 5; i++)
+        await expect(store.probeWrite()).rejects.toMatchObject({ name: 'EventStoreUnavailableError', cause: { code: 'SQLITE_BUSY' } });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    await expect(store.probeWrite()).resolves.toBeUndefined();
+    expect((store as unknown as { db: Database.Database }).db.pragma('busy_timeout', { simple: true })).toBe(5000);
+    await expect(store.appendToStream('session-p', [ev()], { expectedRevision: 0n })).resolves.toMatchObject({ nextExpectedRevision: 1n });
+  });
+
+  it('probeWrite: rejects as a full disk when the file system of the file has less than 1 MiB free (an empty transaction writes no page)', async () => {
+    // The module object itself (a namespace import's properties cannot be redefined): the probe reads statfsSync from it at each call.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const nodeFs = require('node:fs') as typeof import('node:fs');
+    const statfs = jest.spyOn(nodeFs, 'statfsSync').mockReturnValue({ bavail: 255, bsize: 4096 } as StatsFs);
+    try {
+      await expect(store.probeWrite()).rejects.toMatchObject({
+        name: 'EventStoreUnavailableError',
+        message: expect.stringMatching(/the disk holding .*events\.sqlite is full \(1044480 bytes free/),
+        cause: { code: 'SQLITE_FULL' },
+      });
+      expect(statfs).toHaveBeenCalledWith(dirname(file));
+    } finally {
+      statfs.mockRestore();
+    }
+    await expect(store.probeWrite()).resolves.toBeUndefined();
   });
 
   it('creates the file with WAL, synchronous=FULL, the schema and its constraints', () => {

@@ -331,6 +331,23 @@ describe('trigger parameters are positive, as strategy parameters are (HTTP and 
   });
 });
 
+describe('a left-out required strategy or trigger field says it is required (HTTP and NATS)', () => {
+  it.each([
+    [{ strategy: {} }, 'strategy.type', 'one of sliding-window, turn-window, token-count, recursive-summarization, rolling-summary'],
+    [{ strategy: { type: 'sliding-window' }, trigger: { type: 'any-of' } }, 'trigger.triggers', 'a non-empty array of at most 32 triggers'],
+    [{ strategy: { type: 'sliding-window' }, trigger: { type: 'turn-count' } }, 'trigger.maxTurns', 'an integer from 1 to 1000000000'],
+  ])('%j: 400 invalid_parameter "%s: is required: …", on compactions and policies', (body, parameter, allowed) => {
+    for (const run of [() => compactCommandFrom(schemas, 't', 's', body), () => policyCommandFrom(schemas, 't', 's', body)]) {
+      const err = refusal(run);
+      expect({ code: err.code, parameter: err.parameter, message: err.message }).toEqual({
+        code: 'invalid_parameter',
+        parameter,
+        message: `${parameter}: is required: ${allowed}`,
+      });
+    }
+  });
+});
+
 describe('client times: years 0001 to 9999 once in UTC, as the read models keep them (HTTP and NATS)', () => {
   const at = (createdAt: string) => ({ events: [{ ...user, createdAt }] });
   const range = 'must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z once in UTC (years 0001 to 9999, as times are kept and answered in UTC)';

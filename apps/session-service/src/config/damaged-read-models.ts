@@ -10,17 +10,23 @@ import * as path from 'node:path';
 import { isSqliteCorrupt, sqliteQuickCheck, type EventStore } from '@lib/event-store';
 import { ReadModelStore } from '@lib/session';
 import { ConfigurationError } from './configuration-error';
+import { quickCheckLine } from './event-store-config';
 
 /**
  * What is wrong with the read-models file `file`, or null when it opens and (with `quickCheck`)
- * passes `PRAGMA quick_check`; `store` is the opened file when sound.
+ * passes `PRAGMA quick_check` (a slow check told to `say`, {@link quickCheckLine}); `store` is the opened file when sound.
  * @throws what opening it throws for any other reason than damage (e.g. a read-only file system).
  */
-function openUnlessDamaged(file: string, quickCheck: boolean): { store: ReadModelStore } | { damage: string } {
+function openUnlessDamaged(file: string, quickCheck: boolean, say: (line: string) => void): { store: ReadModelStore } | { damage: string } {
   let store: ReadModelStore | undefined;
   try {
     store = ReadModelStore.open(file);
-    const problems = quickCheck ? sqliteQuickCheck(store.db) : [];
+    const problems = quickCheck
+      ? sqliteQuickCheck(store.db, (progress) => {
+          const line = quickCheckLine({ file, what: 'the read models file', ...progress });
+          if (line) say(line);
+        })
+      : [];
     if (problems.length === 0) return { store };
     store.close();
     return { damage: `PRAGMA quick_check: ${problems.join('; ')}` };
@@ -59,7 +65,7 @@ export async function openReadModelsSettingDamageAside(
   options: { quickCheck: boolean; say: (line: string) => void },
 ): Promise<ReadModelStore> {
   if (file === ':memory:') return ReadModelStore.open(file);
-  const opened = openUnlessDamaged(file, options.quickCheck);
+  const opened = openUnlessDamaged(file, options.quickCheck, options.say);
   if ('store' in opened) return opened.store;
   const head = await store.headPosition().catch(() => null);
   const name = path.basename(file);

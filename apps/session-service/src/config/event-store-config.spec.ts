@@ -1,4 +1,4 @@
-import { eventStoreConfig, eventStoreKind } from './event-store-config';
+import { eventStoreConfig, eventStoreKind, quickCheckLine } from './event-store-config';
 import { loadServiceConfig } from './service-config';
 
 describe('event store selection from the environment', () => {
@@ -43,6 +43,26 @@ describe('event store selection from the environment', () => {
     }
     expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://admin:hunter2@db/e', KURRENTDB_CONNECTION_STRING: 'kurrentdb://k:2113' })).toThrow(
       /^DATABASE_URL=postgres:\/\/admin:\*\*\*@db\/e: set together/,
+    );
+  });
+});
+
+describe('the start-up check lines (nccapacity: a 0.55 GB data dir took 11 s to check, without a line)', () => {
+  const MiB = 1024 * 1024;
+  it('a file of 128 MiB or more gets a line before its check, naming what and how large, and one after', () => {
+    expect(quickCheckLine({ file: '/d/events.sqlite', bytes: 258 * MiB })).toMatch(
+      /^checking the event store file \/d\/events\.sqlite \(258 MiB\) with PRAGMA quick_check before starting .*SQLITE_QUICK_CHECK=false skips it\)$/,
+    );
+    expect(quickCheckLine({ file: '/d/events.sqlite', bytes: 258 * MiB, ms: 400 })).toMatch(
+      /^checked the event store file \/d\/events\.sqlite \(258 MiB\) in 0\.4 s/,
+    );
+  });
+
+  it('a smaller file gets a line only when its check took a second or more', () => {
+    expect(quickCheckLine({ file: '/d/read-models.sqlite', bytes: 100 * MiB, what: 'the read models file' })).toBeNull();
+    expect(quickCheckLine({ file: '/d/read-models.sqlite', bytes: 100 * MiB, ms: 999, what: 'the read models file' })).toBeNull();
+    expect(quickCheckLine({ file: '/d/read-models.sqlite', bytes: 100 * MiB, ms: 5400, what: 'the read models file' })).toMatch(
+      /^checked the read models file \/d\/read-models\.sqlite \(100 MiB\) in 5\.4 s/,
     );
   });
 });

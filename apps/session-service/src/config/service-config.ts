@@ -57,7 +57,7 @@ export interface ServiceConfig {
   /**
    * The embedded SQLite store runs `PRAGMA quick_check` on its events file at start
    * (`SQLITE_QUICK_CHECK`: `true`/`1` or `false`/`0`, default true) and refuses a damaged file
-   * (about a second per GiB; `false` skips it, e.g. for a very large file checked otherwise).
+   * (up to ~15 s per GiB on a busy machine, with a line when it takes a second or more; `false` skips it, e.g. for a very large file checked otherwise).
    */
   sqliteQuickCheck: boolean;
   /** Requests per minute per API key (or per client address in open mode) (`RATE_LIMIT_PER_MINUTE`, default 6000; 0 disables). */

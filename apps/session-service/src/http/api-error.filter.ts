@@ -20,6 +20,7 @@ import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { MalformedJsonError } from './json-body';
 import { markExpectedAnswer } from '../observability/request-log-level';
+import { ReadModelsDamage } from '../observability/read-models-damage';
 
 /** The JSON body of every error answer: a declared code ({@link ApiErrorCode}), what to fix, and the error's details. */
 export interface ApiErrorBody {
@@ -151,17 +152,24 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
   return { status: 500, body: { code: 'internal', message: 'internal error; the request may be retried' } };
 }
 
-/** Global exception filter: every error becomes `{ code, message }` via {@link toApiError}. */
+/**
+ * Global exception filter: every error becomes `{ code, message }` via {@link toApiError}; a
+ * `read_models_damaged` one is also told to {@link ReadModelsDamage} (`/health` shows it).
+ */
 @Catch()
 export class ApiErrorFilter implements ExceptionFilter {
   private readonly logger = new Logger('HTTP');
 
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly damage: ReadModelsDamage,
+  ) {}
 
   catch(err: unknown, host: ArgumentsHost): void {
     const http = this.adapterHost.httpAdapter;
     const res: unknown = host.switchToHttp().getResponse();
     const { status, body } = toApiError(err);
+    if (body.code === 'read_models_damaged') this.damage.observe(err);
     if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
     if (status === 503) markExpectedAnswer((res as { raw?: object }).raw ?? (res as object), 'warn');

@@ -36,6 +36,7 @@ import { abortBodyKeepingConnection, requestInFlight } from './half-close';
 import type { ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
 import { RateLimitedWarnings } from '../observability/rate-limited-lines';
+import { REQUEST_ID_HEADER, requestIdOf, requestIdOfRawHead } from '../observability/request-id';
 import { quoteInput } from '@lib/compaction';
 
 /**
@@ -46,6 +47,24 @@ import { quoteInput } from '@lib/compaction';
 export const MAX_PARAM_LENGTH = 16_384;
 
 const logger = new Logger('HTTP');
+
+/**
+ * The rate-limited warn lines ({@link RateLimitedWarnings}: 10 per 60 s, then one line telling how
+ * many more) of requests refused before they reach a route: {@link answerFrameworkErrors},
+ * {@link answerMissingHost} and {@link answerUnsupportedExpectations}. Anyone can send them, without
+ * a key. Close it when the service stops, so the count of the last window is told.
+ */
+export function refusedRequestLines(): RateLimitedWarnings {
+  return new RateLimitedWarnings(logger, 'requests refused before reaching a route (path, Host or Expect header)');
+}
+
+/**
+ * The rate-limited warn lines of requests Node could not parse, or that timed out
+ * ({@link answerClientErrors}); close it when the service stops, as {@link refusedRequestLines}.
+ */
+export function unparseableRequestLines(): RateLimitedWarnings {
+  return new RateLimitedWarnings(logger, 'requests refused as Node could not parse them (or timed out)');
+}
 
 /** Shortens a path for a log line (an attacker's 16 KiB path is not worth logging whole). */
 function shortPath(url: string): string {
@@ -63,14 +82,15 @@ export function frameworkErrorAnswer(error: FastifyError): { status: number; bod
 
 /**
  * Builds Fastify's `frameworkErrors` handler: answers in our shape, logs one line (method, short
- * path, status, code) and counts the answer under route `unknown` (Fastify runs no `onResponse`
- * hook for these answers). `metrics()` gives the metrics once the application exists.
+ * path, status, code) through `lines` (rate-limited: {@link refusedRequestLines}) and counts the
+ * answer under route `unknown` (Fastify runs no `onResponse` hook for these answers). `metrics()`
+ * gives the metrics once the application exists.
  */
-export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined) {
+export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined, lines: RateLimitedWarnings = refusedRequestLines()) {
   return (error: FastifyError, request: FastifyRequest, reply: FastifyReply): void => {
     const started = process.hrtime.bigint();
     const { status, body } = frameworkErrorAnswer(error);
-    logger.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`);
+    lines.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`, `${status} ${body.code}`);
     void reply.code(status).send(body);
     metrics()?.httpDuration.observe({ method: request.method, route: 'unknown', status: String(status) }, Number(process.hrtime.bigint() - started) / 1e9);
   };
@@ -90,14 +110,14 @@ export function lacksRequiredHost(raw: Pick<http.IncomingMessage, 'httpVersionMa
 /**
  * Makes `app` answer an HTTP/1.1 request without a `Host` header 400 `malformed_request`
  * ({@link HOST_REQUIRED}) with `Connection: close`, before anything else (an `onRequest` hook, so
- * counted in the metrics; one warn line as {@link answerFrameworkErrors} writes, since Node's
- * parser-level refusals are logged at warn too). The server must be made with
+ * counted in the metrics; one warn line through `lines`, as {@link answerFrameworkErrors} writes,
+ * since Node's parser-level refusals are logged at warn too). The server must be made with
  * `requireHostHeader: false` (Node would otherwise answer a bare 400 without any log line).
  */
-export function answerMissingHost(app: FastifyInstance): void {
+export function answerMissingHost(app: FastifyInstance, lines: RateLimitedWarnings = refusedRequestLines()): void {
   app.addHook('onRequest', (request, reply, done) => {
     if (!lacksRequiredHost(request.raw)) return done();
-    logger.warn(`refused ${request.method} ${shortPath(request.url)}: 400 ${HOST_REQUIRED.code} (no Host header)`);
+    lines.warn(`refused ${request.method} ${shortPath(request.url)}: 400 ${HOST_REQUIRED.code} (no Host header)`, `400 ${HOST_REQUIRED.code} (no Host header)`);
     void reply.code(400).header('connection', 'close').send(HOST_REQUIRED);
   });
 }
@@ -116,16 +136,25 @@ export function unsupportedExpectationAnswer(expectation: string): { status: num
 /**
  * Makes `server` answer a request whose `Expect` header is not `100-continue` (Node's
  * `checkExpectation` event, which replaces Node's bare 417) with 417 `unsupported_expectation`
- * and `Connection: close` (its body is not read), logs one line as {@link answerFrameworkErrors}
- * does and counts the answer under route `unknown`. `metrics()` gives the metrics once the
- * application exists.
+ * and `Connection: close` (its body is not read) carrying its `X-Request-Id` ({@link requestIdOf}),
+ * logs one line through `lines` as {@link answerFrameworkErrors} does and counts the answer under
+ * route `unknown`. `metrics()` gives the metrics once the application exists.
  */
-export function answerUnsupportedExpectations(server: http.Server, metrics: () => ServiceMetrics | undefined): void {
+export function answerUnsupportedExpectations(
+  server: http.Server,
+  metrics: () => ServiceMetrics | undefined,
+  lines: RateLimitedWarnings = refusedRequestLines(),
+): void {
   server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) => {
     const { status, body } = unsupportedExpectationAnswer(String(req.headers.expect ?? ''));
-    logger.warn(`refused ${req.method} ${shortPath(req.url ?? '')}: ${status} ${body.code}`);
+    lines.warn(`refused ${req.method} ${shortPath(req.url ?? '')}: ${status} ${body.code}`, `${status} ${body.code}`);
     const text = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), connection: 'close' });
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      connection: 'close',
+      [REQUEST_ID_HEADER]: requestIdOf(req),
+    });
     res.end(text);
     metrics()?.httpDuration.observe({ method: req.method ?? 'unknown', route: 'unknown', status: String(status) }, 0);
   });
@@ -204,21 +233,31 @@ export function urlNeedsEncoding(rawPacket: unknown): boolean {
 }
 
 /**
- * The log line of an answer to an error of Node's HTTP parser (`status` and `code`: the answer's):
- * a request that did not arrive within the request timeout is worded as a timeout (it was not
- * refused for its content), anything else as a request Node could not parse, with Node's code.
+ * The log line of an answer to an error of Node's HTTP parser (`status` and `code`: the answer's;
+ * `requestId`: the answer's `X-Request-Id`, named at the end when given): a request that did not
+ * arrive within the request timeout is worded as a timeout (it was not refused for its content),
+ * anything else as a request Node could not parse, with Node's code.
  */
-export function clientErrorLogLine(err: ClientError, status: number, code: string, options: ClientErrorOptions = { requestTimeoutMs: 60_000 }): string {
+export function clientErrorLogLine(
+  err: ClientError,
+  status: number,
+  code: string,
+  options: ClientErrorOptions = { requestTimeoutMs: 60_000 },
+  requestId?: string,
+): string {
+  const id = requestId === undefined ? '' : ` (request id ${requestId})`;
   if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT')
-    return `timed out a request whose head or body did not arrive within ${options.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS); closed its connection: ${status} ${code}`;
-  return `refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${code}`;
+    return `timed out a request whose head or body did not arrive within ${options.requestTimeoutMs} ms (REQUEST_TIMEOUT_MS); closed its connection: ${status} ${code}${id}`;
+  return `refused a request Node could not parse (${err.code ?? 'error'}): ${status} ${code}${id}`;
 }
 
 /**
- * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket and closes
- * it, logs one line and counts the answer (method and route `unknown`). The lines are rate-limited
- * ({@link RateLimitedWarnings}: 10 per 60 s, then one line telling how many more, by Node's code and
- * the answer): anyone, without a key, can send unparseable requests. A socket reading and
+ * Builds Fastify's `clientErrorHandler`: writes {@link clientErrorAnswer} on the socket, with an
+ * `X-Request-Id` ({@link requestIdOfRawHead}: the client's when the bytes received hold a usable
+ * one, else a UUID), and closes it, logs one line naming that id and counts the answer (method and
+ * route `unknown`). The lines go through `lines`, rate-limited ({@link unparseableRequestLines}: 10
+ * per 60 s, then one line telling how many more, by Node's code and the answer): anyone, without a
+ * key, can send unparseable requests. A socket reading and
  * discarding a body after its request was answered ({@link isDiscardingBody}: a client that stops
  * sending and closes leaves Node's parser inside the body, `HPE_INVALID_EOF_STATE`), or whose
  * request still receiving its body was answered already (e.g. 415 before the body), is closed
@@ -228,8 +267,11 @@ export function clientErrorLogLine(err: ClientError, status: number, code: strin
  * route, on the connection kept open for it ({@link abortBodyKeepingConnection}). Needs
  * `answerHalfClosedConnections` (`half-close.ts`) on the server.
  */
-export function answerClientErrors(metrics: () => ServiceMetrics | undefined, options?: ClientErrorOptions) {
-  const lines = new RateLimitedWarnings(logger, 'requests refused as Node could not parse them (or timed out)');
+export function answerClientErrors(
+  metrics: () => ServiceMetrics | undefined,
+  options?: ClientErrorOptions,
+  lines: RateLimitedWarnings = unparseableRequestLines(),
+) {
   return (err: ClientError, socket: Socket): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     if (isDiscardingBody(socket)) return void socket.destroy();
@@ -237,11 +279,12 @@ export function answerClientErrors(metrics: () => ServiceMetrics | undefined, op
     if (inFlight?.res.headersSent) return void socket.destroy();
     if (inFlight && err.code === 'HPE_INVALID_EOF_STATE') return abortBodyKeepingConnection(inFlight);
     const { status, body } = clientErrorAnswer(err, options);
-    lines.warn(clientErrorLogLine(err, status, body.code, options), `${err.code ?? 'error'}: ${status} ${body.code}`);
+    const requestId = requestIdOfRawHead(err.rawPacket);
+    lines.warn(clientErrorLogLine(err, status, body.code, options, requestId), `${err.code ?? 'error'}: ${status} ${body.code}`);
     if (socket.writable) {
       const text = JSON.stringify(body);
       socket.write(
-        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${text}`,
+        `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${text}`,
       );
     }
     socket.destroy();

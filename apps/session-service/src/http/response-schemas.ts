@@ -571,7 +571,7 @@ export const HealthSchema = named(
     status: z
       .enum(['ok', 'degraded', 'unavailable'])
       .describe(
-        'unavailable: the store does not answer (store.error) or holds another log than the read models; degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
+        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
       ),
     store: z.strictObject({
       kind: z.enum(['sqlite', 'postgres', 'kurrentdb']),
@@ -586,9 +586,24 @@ export const HealthSchema = named(
           at: isoTime,
         })
         .nullable()
-        .describe('the last write (append, erasure) that failed, until a write succeeds (null: the last write succeeded, or none failed)'),
+        .describe(
+          'the last write (append, erasure) that failed, until a write succeeds or, on SQLite and PostgreSQL, a write probe (every 5 s while this is set, writing nothing) finds the store writable again (null: the last write succeeded, or none failed)',
+        ),
     }),
     projector: z.strictObject({ running: z.boolean(), checkpoint: decimal, lag: z.enum(['behind', 'caught-up', 'unknown']), lastError: z.string().nullable() }),
+    readModels: z.strictObject({
+      damaged: z
+        .strictObject({
+          problem: z
+            .string()
+            .describe("the file, SQLite's message and the remedy: restart the service, which moves the file aside and rebuilds it from the log"),
+          at: isoTime,
+        })
+        .nullable()
+        .describe(
+          'set once a read (answered 503 read_models_damaged) or the projector met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise',
+        ),
+    }),
     autoCompactionsInProgress: count,
     autoCompactionsBackingOff: count.describe(
       'sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them',
@@ -624,6 +639,9 @@ export const HealthSchema = named(
         decisionFeed: z
           .strictObject({
             checkpoint: decimal.describe('the last global position the decisions feed handled'),
+            skippedTo: decimal.describe(
+              'the global position the feed has read the log up to: its checkpoint, or past it the readable head when only deleted events lie between them (an erasure interrupted after its stream deletion): lag compares this with the head, so a checkpoint below the head with lag caught-up is such a tail',
+            ),
             lag: z.enum(['behind', 'caught-up', 'unknown']),
             lastError: z.string().nullable().describe('while the feed is paused (a publish failed; it retries): the error'),
             lastErrorAt: z.string().nullable(),

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SqliteEventStore } from '@lib/event-store';
-import { answerOfAnotherLog, readAnswerBasis } from './answer-basis';
+import { answerOfAnotherLog, derivedBasis, readAnswerBasis } from './answer-basis';
 
 describe('answerOfAnotherLog', () => {
   const stream = 'session-t.s';
@@ -40,5 +40,20 @@ describe('answerOfAnotherLog', () => {
     expect(basis).toEqual({ revision: 0n, position: 1n, event: null });
     expect(await answerOfAnotherLog(store, basis, 1n)).toBe(false);
     expect(await answerOfAnotherLog(store, { ...basis, position: 2n }, 1n)).toBe(true);
+  });
+
+  it('given a derived basis (`<stream>@<revision>`), then it is this log’s while that stream’s event of that revision is at its position, whatever its id and time', async () => {
+    const written = await store.appendToStream(stream, [event(), event()]);
+    const basis = derivedBasis(stream, written.nextExpectedRevision, written.position);
+    expect(basis.event).toBe(`${stream}@1`);
+    const head = await store.headPosition();
+    expect(await answerOfAnotherLog(store, basis, head)).toBe(false);
+    // Another event there (the first one), another stream's, past the head, deleted: another log's.
+    expect(await answerOfAnotherLog(store, { ...basis, position: written.position - 1n }, head)).toBe(true);
+    expect(await answerOfAnotherLog(store, derivedBasis('session-t.s2', 1n, written.position), head)).toBe(true);
+    expect(await answerOfAnotherLog(store, { ...basis, position: head + 1n }, head)).toBe(true);
+    await store.appendToStream('session-t.other', [event()]);
+    await store.deleteStream(stream);
+    expect(await answerOfAnotherLog(store, basis, await store.headPosition())).toBe(true);
   });
 });

@@ -6,25 +6,34 @@
  * catching up, a feed restarted). The rule is the read models' ({@link erasesCopyOf}): an answer is
  * a copy made of the session up to its basis.
  *
- * The basis is read before the command is executed, so it is never past the state the command was
- * decided on: its revision is at most the last revision of the life the command saw, and its
- * position is before the erasure record of that life. The erasure of that life therefore always
- * takes the answer (an answer of an erased life always goes: erasure is a GDPR promise); an answer
- * whose session was erased between the read and the decision is taken by that erasure too (decided
- * on the next life: when in doubt, delete).
+ * The basis comes from what the command's handler did, without a read of its own
+ * ({@link basisOfAnswer}, {@link basisDecidedOn}): the last event the command wrote (an append,
+ * a policy set, a compaction decision) or the event its answer stands on (the policy in force, the
+ * state a compaction found nothing to do on), else the last event of the state the handler loaded
+ * and decided on (a refusal, a replayed compaction). Either is an event of the life the command was
+ * decided in (a write is refused by the store once that life is erased), at most the last event of
+ * that life: the erasure of that life always takes the answer (an answer of an erased life always
+ * goes: erasure is a GDPR promise), and the erasure of an earlier life never does (its record's
+ * `lastRevision` is below the incarnation of the life the command saw). Only when the command
+ * loaded no state with an event (refused on the message alone, or decided on a session without
+ * events) is the basis read ({@link readAnswerBasis}) once it is answered: such an answer holds
+ * nothing of any life of the session.
  */
 import type { MsgHdrs } from '@nats-io/transport-node';
 import type { EventStore } from '@lib/event-store';
-import { checkpointEventIdentity, checkpointOffLog, erasesCopyOf, type ErasedRows } from '@lib/session';
+import { checkpointEventIdentity, checkpointOffLog, erasesCopyOf, type DecidedOn, type ErasedRows } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER } from './nats-names';
 
 /** Header of an answer carrying the stream revision of its {@link AnswerBasis} (decimal string). */
 export const SESSION_REVISION_HEADER = 'Session-Revision';
 
 /**
- * What an answer was decided on, read before the command ran (bigints):
- * - the session has events: the revision, global position and identity (`checkpointEventIdentity`:
- *   `<stream>@<revision> <event id> <recorded at>`) of its last event;
+ * What an answer was decided on (bigints):
+ * - derived from the command ({@link basisOfAnswer}, {@link basisDecidedOn}): the revision and
+ *   global position of the event, and its identity without the event id and time
+ *   (`<stream>@<revision>`, see {@link answerOfAnotherLog});
+ * - read ({@link readAnswerBasis}), the session has events: the revision, global position and
+ *   identity (`checkpointEventIdentity`: `<stream>@<revision> <event id> <recorded at>`) of its last event;
  * - it has none (never written, or erased and not written again): `revision` is its incarnation
  *   (`EventStore.streamIncarnation`: the revision its next event gets), `position` the log's head
  *   (`EventStore.headPosition`), `event` null.
@@ -47,6 +56,34 @@ export async function readAnswerBasis(store: EventStore, stream: string): Promis
   if (last) return { revision: last.revision, position: last.position, event: checkpointEventIdentity(last) };
   const [revision, position] = await Promise.all([store.streamIncarnation(stream), store.headPosition()]);
   return { revision, position, event: null };
+}
+
+/**
+ * The basis of event `revision` at global position `position` (bigints) of session stream `stream`
+ * (`sessionStream(key)`), derived without a read: identity `<stream>@<revision>`.
+ */
+export function derivedBasis(stream: string, revision: bigint, position: bigint): AnswerBasis {
+  return { revision, position, event: `${stream}@${revision}` };
+}
+
+/**
+ * The basis a successful command's answer `body` names, when it names one event of the session
+ * (session stream `stream`): an append's last event written (or, answering a resend, written
+ * first), the policy event in force after a policy command, a compaction's decision written or the
+ * state it was decided on (`revision` and `position` of its answer; not for a `replayed` decision,
+ * whose position is the decision's and revision the state's). Null otherwise (no position named):
+ * the caller takes the state the handler decided on.
+ */
+export function basisOfAnswer(stream: string, kind: string, body: unknown): AnswerBasis | null {
+  const { revision, position, replayed } = (body ?? {}) as { revision?: unknown; position?: unknown; replayed?: unknown };
+  if (kind === 'compact' && replayed === true) return null;
+  if (typeof revision !== 'string' || typeof position !== 'string' || !/^\d+$/.test(revision) || !/^\d+$/.test(position)) return null;
+  return derivedBasis(stream, BigInt(revision), BigInt(position));
+}
+
+/** The basis of a command decided on `decidedOn` (see `DecidedOn`; null: a state without an event, so none). */
+export function basisDecidedOn(stream: string, decidedOn: DecidedOn | undefined): AnswerBasis | null {
+  return decidedOn ? derivedBasis(stream, decidedOn.revision, decidedOn.position) : null;
 }
 
 /** Sets the headers of `basis` on `h` (see {@link AnswerBasis}). */
@@ -88,15 +125,26 @@ export function erasesAnswer(erasure: { position: bigint; rows: ErasedRows }, ba
  * Whether an answer decided on `basis` is of another log than `store`'s (published before a restore
  * of the store from a backup, or by another store on the same prefix), with the store's head
  * `head` (bigint): by the rule of the decisions feed's messages (`checkpointOffLog`: its position
- * past the head, or another event there), and, stricter than that rule (when in doubt, delete),
- * when its basis event is no longer in the store: an answer of this log whose session was written
- * again after an erasure has its basis event in the store until the session is erased again (and
- * that erasure takes it). A basis without an event (decided on a session without events) is of
- * another log only past the head.
+ * past the head, or another event there; a derived basis, identity `<stream>@<revision>`, matches
+ * the event of that stream and revision whatever its id and time), and, stricter than that rule
+ * (when in doubt, delete), when its basis event is no longer in the store: an answer of this log
+ * whose session was written again after an erasure has its basis event in the store until the
+ * session is erased again (and that erasure takes it). A basis without an event (decided on a
+ * session without events) is of another log only past the head.
  * @throws what the store throws (e.g. EventStoreUnavailableError).
  */
 export async function answerOfAnotherLog(store: EventStore, basis: AnswerBasis, head: bigint): Promise<boolean> {
+  if (basis.event !== null && isDerivedIdentity(basis.event)) {
+    if (basis.position > head) return true;
+    const found = await store.eventAt(basis.position);
+    return found === null || !checkpointEventIdentity(found).startsWith(`${basis.event} `);
+  }
   const recorded = { position: basis.position, event: basis.event };
   if ((await checkpointOffLog(store, recorded, head)) !== null) return true;
   return basis.event !== null && (await store.eventAt(basis.position)) === null;
+}
+
+/** Whether `identity` is a derived one (`<stream>@<revision>`), not `checkpointEventIdentity`'s (which goes on with ` <event id> <recorded at>`). */
+function isDerivedIdentity(identity: string): boolean {
+  return /@\d+$/.test(identity);
 }

@@ -33,7 +33,8 @@
  * ({@link DecisionFeedPublisher.state}), one line when it resumes. Before publishing an erasure
  * record it deletes the answers and decisions of the erased life (and the session's answers and decisions of
  * another log) from the results and decisions streams ({@link eraseSessionCopies}): those of the session
- * written again after the erasure stay, also when the feed reaches the record after they were published. A publish that
+ * written again after the erasure stay, also when the feed reaches the record after they were published; the record
+ * is noted first in `HandledErasures`, where the command consumer finds it for an answer stored after the deletion. A publish that
  * fails is retried (growing delay, at most 5 s) and never skipped, so the feed has no gaps and stays
  * in log order.
  *
@@ -88,6 +89,7 @@ import {
 } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
 import { eraseSessionCopies } from './nats-erasure';
+import { HandledErasures } from './handled-erasures';
 import { answerOfAnotherLog } from './answer-basis';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
@@ -300,6 +302,8 @@ export class DecisionFeedPublisher {
     private readonly js: JetStreamClient,
     private readonly jsm: JetStreamManager,
     private readonly names: NatsNames,
+    /** Told of every erasure record before its copies are deleted, for the command consumer's last check (see HandledErasures). */
+    private readonly erasures: HandledErasures = new HandledErasures(),
   ) {}
 
   /**
@@ -440,16 +444,20 @@ export class DecisionFeedPublisher {
           // Also one another replica published: it deleted the copies before publishing the record, but this
           // feed may have published some after that (lagging more than the duplicate window); deleting what
           // is gone deletes nothing.
-          if (decision?.type === SESSION_ERASED)
+          if (decision?.type === SESSION_ERASED) {
+            const erasure = { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) };
+            // Noted first: an answer stored after this deletion has begun is deleted by the consumer's check.
+            this.erasures.noted(decision.tenantId, decision.sessionId, erasure);
             await eraseSessionCopies(
               this.jsm,
               this.names,
               decision.tenantId,
               decision.sessionId,
-              { position: event.position, rows: erasedRowsOf(event.data as SessionErasedData) },
+              erasure,
               (m) => this.ofAnotherLog(m),
               async (basis) => answerOfAnotherLog(this.store, basis, await this.store.headPosition()),
             );
+          }
           if (decision && event.position > publishedUpTo) await this.publish(decision, event);
           checkpoint = event.position;
           checkpointEvent = checkpointEventIdentity(event);

@@ -5,7 +5,8 @@
  *    `result:<tenant>/<session>/<commandId>` so a redelivered command's second answer is dropped,
  *    and only that: not another tenant's or session's answer to a command with the same id; with
  *    the headers of what it was decided on, `AnswerBasis` (answer-basis.ts), which an erasure of the session
- *    tells its life by) and,
+ *    tells its life by; deleted at once when the decisions feed of this replica has handled an erasure
+ *    record that takes it, see `HandledErasures`) and,
  *    when the publisher named one in the `Reply-To` header, to that subject if it is a reply
  *    subject ({@link replyToProblem}: never a `$` subject nor the service's own; the executor
  *    rejected a command naming another with `invalid_reply_to`); an answer larger than the
@@ -44,6 +45,7 @@ import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/tran
 import { isPermissionDenied } from './nats-permission';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
+import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
 import { ackWaitMsOf } from './nats-streams';
 import type { NatsNames } from './nats-names';
@@ -228,6 +230,8 @@ export class NatsCommandConsumer {
     replyPrefixes: readonly string[] = DEFAULT_REPLY_PREFIXES,
     /** Told of every command handled, once its outcome is known (the transport counts them in `/metrics`). */
     private readonly onHandled: (handled: HandledCommand) => void = () => undefined,
+    /** The erasure records this replica's decisions feed handled: an answer one of them takes is deleted once stored (see HandledErasures). */
+    private readonly erasures: HandledErasures = new HandledErasures(),
   ) {
     this.inEffectAckWaitMs = ackWaitMs;
     this.replyRule = { prefix: names.prefix, allowedPrefixes: replyPrefixes };
@@ -636,23 +640,27 @@ export class NatsCommandConsumer {
       const { kept: _kept, archived: _archived, summary: _summary, ...rest } = answer.body as Record<string, unknown>;
       payload = this.encoder.encode(JSON.stringify({ ...rest, omitted: ['kept', 'archived', 'summary'] }));
     }
-    const results = answer.address
-      ? {
-          subject: resultSubject(this.names.prefix, answer.address.tenant, answer.address.sessionId),
-          msgId: resultMessageId(answer.address.tenant, answer.address.sessionId, commandId),
-        }
-      : null;
-    return this.deliver(m, commandId, payload, h, results);
+    if (!answer.address) return (await this.deliver(m, commandId, payload, h, null)).published;
+    const { tenant, sessionId } = answer.address;
+    const results = { subject: resultSubject(this.names.prefix, tenant, sessionId), msgId: resultMessageId(tenant, sessionId, commandId) };
+    const { published, storedSeq } = await this.deliver(m, commandId, payload, h, results);
+    // Decided on a life whose erasure the feed has handled already (its deletion may have run before this answer was stored): deleted now.
+    if (storedSeq !== null && this.erasures.takes(tenant, sessionId, answer.basis)) await eraseMessage(this.jsm, this.names.resultStream, storedSeq);
+    return published;
   }
 
-  /** Publishes an answer on `Reply-To` (when a reply subject) and on `results` (its subject and message id, when the command named a session); says where it went. */
+  /**
+   * Publishes an answer on `Reply-To` (when a reply subject) and on `results` (its subject and
+   * message id, when the command named a session); says where it went, and the answer's sequence in
+   * the results stream (the first copy's, for a duplicate the stream dropped).
+   */
   private async deliver(
     m: JsMsg,
     commandId: string,
     payload: Uint8Array,
     h: MsgHdrs,
     results: { subject: string; msgId: string } | null,
-  ): Promise<RejectionDestinations> {
+  ): Promise<{ published: RejectionDestinations; storedSeq: number | null }> {
     const replyTo = m.headers?.get(REPLY_TO_HEADER);
     const published: RejectionDestinations = { results: false, replyTo: false };
     // Never where only the service may publish (another tenant's commands, its streams, the JetStream API).
@@ -666,9 +674,10 @@ export class NatsCommandConsumer {
       }
     }
     if (results) {
-      await this.js.publish(results.subject, payload, { headers: h, msgID: results.msgId });
+      const stored = await this.js.publish(results.subject, payload, { headers: h, msgID: results.msgId });
       published.results = true;
+      return { published, storedSeq: stored.seq };
     }
-    return published;
+    return { published, storedSeq: null };
   }
 }

@@ -14,7 +14,15 @@
  */
 import type { CommandBus } from '@nestjs/cqrs';
 import { deterministicEventId, findInStream, type EventStore } from '@lib/event-store';
-import { isStoredEventOf, sessionKey, sessionStream, type AppendSessionEventsCommand } from '@lib/session';
+import {
+  isStoredEventOf,
+  sessionKey,
+  sessionStream,
+  watchDecisions,
+  type AppendSessionEventsCommand,
+  type DecidedOn,
+  type DecisionWatcher,
+} from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
 import {
@@ -40,7 +48,7 @@ import {
 } from './nats-command-errors';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
 import { rejectDeepBody } from '../commands/body-depth';
-import { readAnswerBasis, type AnswerBasis } from './answer-basis';
+import { basisDecidedOn, basisOfAnswer, readAnswerBasis, type AnswerBasis } from './answer-basis';
 
 /** One delivered command message. */
 export interface CommandMessage {
@@ -80,10 +88,12 @@ export interface CommandAnswer {
   kind?: string;
   address?: CommandAddress;
   /**
-   * What the command was decided on, read before it ran ({@link readAnswerBasis}), published with
-   * the answer so that an erasure deletes exactly the answers of the life it closes. Absent when the
-   * subject named no tenant this service serves, or the read failed (the answer is then taken by
-   * the session's next erasure, whatever its life).
+   * What the command was decided on, published with the answer so that an erasure deletes exactly
+   * the answers of the life it closes: derived from what its handler did (`basisOfAnswer`: the
+   * event its answer names; else `basisDecidedOn`: the last state it loaded), read once answered
+   * ({@link readAnswerBasis}) only when it loaded no state with an event. Absent when the subject
+   * named no tenant this service serves, or that read failed (the answer is then taken by the
+   * session's next erasure, whatever its life).
    */
   basis?: AnswerBasis;
 }
@@ -111,19 +121,22 @@ export class NatsCommandExecutor {
   /**
    * Executes `message`; never throws (every failure becomes an error answer). Checked in this
    * order, before anything is written: the subject (`invalid_subject`), its tenant
-   * (`unknown_tenant`); then the answer's {@link AnswerBasis} is read; then its kind
-   * (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the `Nats-Msg-Id`
-   * (`invalid_command_id`), then the body as HTTP does.
+   * (`unknown_tenant`), its kind (`unknown_command`), `Reply-To` (`invalid_reply_to`), keyed, the
+   * `Nats-Msg-Id` (`invalid_command_id`), then the body as HTTP does. The answer's
+   * {@link AnswerBasis} is derived from what the handler did (see {@link CommandAnswer.basis}).
    */
   async execute(message: CommandMessage): Promise<CommandAnswer> {
     const address = parseCommandSubject(this.options.prefix, message.subject) ?? undefined;
-    let basis: AnswerBasis | undefined;
+    // The last state of the session the handler decided on (told by it: no read here).
+    let decidedOn: DecidedOn | undefined;
+    const watcher = { decidingOn: (state: DecidedOn) => void (decidedOn = state) };
+    let answer: CommandAnswer;
+    let stream: string | undefined;
     try {
       if (!address) throw invalidSubject(message.subject);
       const openMode = this.options.openMode ?? true;
       if (!this.options.tenants.has(address.tenant)) throw unknownTenant(address.tenant, openMode);
-      // Before anything is decided, for refusals too (they may quote the session); never changes the answer.
-      basis = await readAnswerBasis(this.store, sessionStream(sessionKey(address.tenant, address.sessionId))).catch(() => undefined);
+      stream = sessionStream(sessionKey(address.tenant, address.sessionId));
       if (!(COMMAND_KINDS as readonly string[]).includes(address.kind)) throw unknownCommand(address.kind);
       if (message.replyTo) {
         const problem = replyToProblem(message.replyTo, this.replyRule);
@@ -134,12 +147,16 @@ export class NatsCommandExecutor {
       if (!openMode && message.msgId && (!message.msgId.startsWith(scope) || message.msgId === scope)) throw invalidCommandId(message.msgId, address.tenant);
       const kind = address.kind as CommandKind;
       const body = this.parseBody(message.data);
-      const result = await this.run(kind, address, body, message);
-      return { status: STATUS_OF[kind], body: result, kind, address, basis };
+      const result = await this.run(kind, address, body, message, watcher);
+      answer = { status: STATUS_OF[kind], body: result, kind, address, basis: basisOfAnswer(stream, kind, result) ?? undefined };
     } catch (err) {
       const { status, body } = err instanceof NatsCommandError ? { status: err.status, body: { code: err.code, message: err.message } } : toApiError(err);
-      return { status, body, kind: address?.kind, address, basis };
+      answer = { status, body, kind: address?.kind, address };
     }
+    if (stream === undefined || answer.basis) return answer;
+    // Decided on a state it loaded (a refusal, a replayed compaction); else on the message alone or a session without events: read now.
+    const basis = basisDecidedOn(stream, decidedOn) ?? (await readAnswerBasis(this.store, stream).catch(() => null));
+    return basis ? { ...answer, basis } : answer;
   }
 
   private parseBody(data: Uint8Array): unknown {
@@ -162,7 +179,13 @@ export class NatsCommandExecutor {
     }
   }
 
-  private async run(kind: CommandKind, { tenant, sessionId }: CommandAddress, body: unknown, message: CommandMessage): Promise<unknown> {
+  private async run(
+    kind: CommandKind,
+    { tenant, sessionId }: CommandAddress,
+    body: unknown,
+    message: CommandMessage,
+    watcher: DecisionWatcher,
+  ): Promise<unknown> {
     const key = sessionKey(tenant, sessionId);
     switch (kind) {
       case 'append':
@@ -176,13 +199,15 @@ export class NatsCommandExecutor {
           const applied = await this.appliedAppend(key, command);
           if (applied) return applied;
         }
-        return withRequestPaths(() => this.commandBus.execute(command), kind === 'append' ? eventsRequestPath : messagesRequestPath);
+        return withRequestPaths(() => this.commandBus.execute(watchDecisions(command, watcher)), kind === 'append' ? eventsRequestPath : messagesRequestPath);
       }
       case 'policy':
         // The policy a session already has appends nothing: a redelivery answers the event that set it.
-        return this.commandBus.execute(policyCommandFrom(this.schemas, tenant, sessionId, body));
+        return this.commandBus.execute(watchDecisions(policyCommandFrom(this.schemas, tenant, sessionId, body), watcher));
       case 'compact':
-        return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId, message.redelivered));
+        return this.commandBus.execute(
+          watchDecisions(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId, message.redelivered), watcher),
+        );
     }
   }
 

@@ -44,6 +44,7 @@ import { NatsCommandExecutor } from './nats-command-executor';
 import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer } from './nats-command-consumer';
 import { isNatsServerUnavailable, natsConnectError, natsServersShown, natsSetUpError } from './nats-connect-error';
 import { DecisionFeedPublisher, type DecisionFeedState } from './decision-feed-publisher';
+import { HandledErasures } from './handled-erasures';
 
 /**
  * The NATS connection's state: `connecting` before the first connection (at start, or waiting for
@@ -212,7 +213,9 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       openMode,
       replyPrefixes: config.natsReplyPrefixes,
     });
-    this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names);
+    // The feed's handled erasure records, checked by the consumer after each answer is stored.
+    const erasures = new HandledErasures();
+    this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names, erasures);
     await this.feed.start();
     this.consumer = new NatsCommandConsumer(
       nc,
@@ -226,6 +229,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       DEFAULT_RETRY_BACKOFF,
       config.natsReplyPrefixes,
       countNatsCommands(this.metrics),
+      erasures,
     );
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();

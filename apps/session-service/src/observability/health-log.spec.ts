@@ -13,6 +13,7 @@ import type { ServiceMetrics } from './metrics';
 import { requestLogLevelOptions } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
 import { StoreWriteHealth } from './store-write-health';
+import { ReadModelsDamage } from './read-models-damage';
 
 /** A Fastify app serving the real HealthController's /health over a store that fails while `store.down`, logging with pino-http and our level options. */
 async function healthApp() {
@@ -38,6 +39,7 @@ async function healthApp() {
     {} as SessionReads,
     new SummarizerFailureLog(),
     new StoreWriteHealth(),
+    new ReadModelsDamage('read-models.sqlite'),
   );
   const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('info') }, stream);
   const app = Fastify();

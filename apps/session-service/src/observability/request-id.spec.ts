@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import pinoHttp from 'pino-http';
 import fc from 'fast-check';
-import { echoRequestIds, FASTIFY_REQUEST_ID_OPTIONS, isUsableRequestId, MAX_REQUEST_ID_LENGTH, requestIdOf } from './request-id';
+import { echoRequestIds, FASTIFY_REQUEST_ID_OPTIONS, isUsableRequestId, MAX_REQUEST_ID_LENGTH, requestIdOf, requestIdOfRawHead } from './request-id';
 import { requestLogSerializers } from './request-log';
 
 /** A Fastify app with the service's request id options, echo hook and pino-http request line (as nestjs-pino wires it), and the lines it logged. */
@@ -62,5 +62,27 @@ describe('request ids', () => {
         expect(isUsableRequestId(value)).toBe(value.length >= 1 && value.length <= MAX_REQUEST_ID_LENGTH && [...value].every((c) => c > ' ' && c <= '~'));
       }),
     );
+  });
+});
+
+describe('requestIdOfRawHead (the id of a request Node could not parse)', () => {
+  const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+  const raw = (head: string) => Buffer.from(head, 'latin1');
+
+  it("takes one usable X-Request-Id header of the head's bytes, in any case of its name", () => {
+    expect(requestIdOfRawHead(raw('FOO / HTTP/1.1\r\nHost: x\r\nx-REQUEST-id:  abc-1 \r\n\r\n'))).toBe('abc-1');
+  });
+
+  it('makes a UUID up when there is none, two, an unusable one, one in the body, or no bytes (a timeout)', () => {
+    for (const packet of [
+      raw('FOO / HTTP/1.1\r\nHost: x\r\n\r\n'),
+      raw('FOO / HTTP/1.1\r\nX-Request-Id: a\r\nX-Request-Id: b\r\n\r\n'),
+      raw('FOO / HTTP/1.1\r\nX-Request-Id: with spaces\r\n\r\n'),
+      raw('FOO / HTTP/1.1\r\nX-Request-Id: é\r\n\r\n'),
+      raw('FOO / HTTP/1.1\r\nHost: x\r\n\r\nX-Request-Id: in-the-body\r\n'),
+      raw('X-Request-Id: the-request-line / HTTP/1.1\r\n\r\n'),
+      undefined,
+    ])
+      expect(requestIdOfRawHead(packet)).toMatch(uuid);
   });
 });

@@ -35,6 +35,26 @@ export function requestIdOf(req: IncomingMessage): string {
 }
 
 /**
+ * The id of a request Node's parser refused (it has no request object): its `X-Request-Id` when the
+ * bytes received (`rawPacket`, the `clientError`'s; latin1, as HTTP/1.1 heads are) hold exactly one
+ * such header line before the head's end and its value is usable ({@link isUsableRequestId}), else a
+ * random UUID. A head cut off, or a timed-out request (no bytes), gets a UUID.
+ */
+export function requestIdOfRawHead(rawPacket: unknown): string {
+  if (!Buffer.isBuffer(rawPacket)) return randomUUID();
+  const end = rawPacket.indexOf('\r\n\r\n');
+  const head = rawPacket.subarray(0, end < 0 ? rawPacket.length : end).toString('latin1');
+  const values = head
+    .split(/\r?\n/)
+    .slice(1)
+    .flatMap((line) => {
+      const colon = line.indexOf(':');
+      return colon > 0 && line.slice(0, colon).toLowerCase() === REQUEST_ID_HEADER ? [line.slice(colon + 1).trim()] : [];
+    });
+  return values.length === 1 && isUsableRequestId(values[0]) ? values[0] : randomUUID();
+}
+
+/**
  * Fastify's request id options: ids from {@link requestIdOf}. `requestIdHeader` is off because
  * Fastify would take the header's value unchecked (any length or bytes); {@link requestIdOf} reads
  * it and checks it. No `requestIdLogLabel`: Fastify's own logger is off (the request line is

@@ -8,8 +8,15 @@
  * succeeds, counted in `event_store_write_failures_total{code}`, and logged at warn once when
  * writes start failing and once when they succeed again ({@link OutageTransitions}, as `/health`
  * logs the store's outages), not for each failure between.
+ *
+ * A service that gets no write would stay degraded after the store became writable again: so
+ * while the last write failed, and only then, the store is probed every
+ * {@link WRITE_PROBE_INTERVAL_MS} (`EventStore.probeWrite`: an empty write transaction, e.g.
+ * `BEGIN IMMEDIATE; ROLLBACK` on SQLite), and the first probe that finds it writable clears it all
+ * as a write would (the same one line). A healthy store is never probed; a store without
+ * `probeWrite` (KurrentDB) is cleared by a write only.
  */
-import { Logger } from '@nestjs/common';
+import { Logger, type OnModuleDestroy } from '@nestjs/common';
 import {
   DuplicateEventIdError,
   EventStoreUnavailableError,
@@ -44,13 +51,28 @@ export function writeFailureCode(error: EventStoreUnavailableError): string {
   return error instanceof WriteOutcomeUnknownError ? 'outcome_unknown' : 'unavailable';
 }
 
-/** See the module doc. `countFailure` is called with {@link writeFailureCode} of each failed write (the metric). */
-export class StoreWriteHealth {
+/** How often (ms) the store is probed while its last write failed (see the module doc). */
+export const WRITE_PROBE_INTERVAL_MS = 5_000;
+
+/**
+ * See the module doc. `countFailure` is called with {@link writeFailureCode} of each failed write
+ * (the metric); `probeIntervalMs` is the probes' interval (ms) while writes fail.
+ */
+export class StoreWriteHealth implements OnModuleDestroy {
   private readonly logger = new Logger('EventStore');
   private readonly outages = new OutageTransitions();
   private last: LastWriteError | null = null;
+  /** The observed store's probe, when it has one (set by {@link observing}). */
+  private probeWrite: (() => Promise<void>) | null = null;
+  private probeTimer: NodeJS.Timeout | null = null;
+  private probing = false;
+  /** Failed writes so far: a probe that started before a write failed does not clear that failure. */
+  private failures = 0;
 
-  constructor(private readonly countFailure: (code: string) => void = () => undefined) {}
+  constructor(
+    private readonly countFailure: (code: string) => void = () => undefined,
+    private readonly probeIntervalMs: number = WRITE_PROBE_INTERVAL_MS,
+  ) {}
 
   /** The last failed write, while no write succeeded since (null when the last write succeeded, or before any failed). */
   lastWriteError(): LastWriteError | null {
@@ -64,6 +86,7 @@ export class StoreWriteHealth {
    * the store took the write and decided), a successful one. Any other error leaves the state as it was. Errors are rethrown unchanged.
    */
   observing(store: EventStore): EventStore {
+    this.probeWrite = store.probeWrite ? () => store.probeWrite!() : null;
     const observed = <T>(write: Promise<T>): Promise<T> =>
       write.then(
         (result) => {
@@ -82,23 +105,60 @@ export class StoreWriteHealth {
     });
   }
 
+  /** Stops the probes (the service stops). */
+  onModuleDestroy(): void {
+    this.stopProbing();
+  }
+
   private failed(error: EventStoreUnavailableError): void {
     const code = writeFailureCode(error);
     const now = Date.now();
+    this.failures++;
     this.last = { message: error.message, code, at: new Date(now).toISOString() };
     this.countFailure(code);
+    const probed = this.probeWrite ? ` or a write probe (every ${this.probeIntervalMs / 1000} s) finds the store writable` : '';
     if (this.outages.observe(error.message, now))
       this.logger.warn(
-        `writes to the event store fail (${code}: ${truncatedForLog(error.message, MAX_LOGGED_STORE_ERROR_LENGTH)}); they answer 503 store_unavailable and /health says degraded (store.lastWriteError) until a write succeeds; the next failures are not logged one by one`,
+        `writes to the event store fail (${code}: ${truncatedForLog(error.message, MAX_LOGGED_STORE_ERROR_LENGTH)}); they answer 503 store_unavailable and /health says degraded (store.lastWriteError) until a write succeeds${probed}; the next failures are not logged one by one`,
       );
+    this.startProbing();
   }
 
-  private succeeded(): void {
+  /** `by`: a write that succeeded, or a probe that found the store writable (no write came since the failure). */
+  private succeeded(by: 'write' | 'probe' = 'write'): void {
     this.last = null;
+    this.stopProbing();
     const change = this.outages.observe(null, Date.now());
     if (change?.kind === 'ended')
       this.logger.warn(
-        `writes to the event store succeed again (${change.failures} failed write${change.failures === 1 ? '' : 's'} over ${change.seconds.toFixed(1)} s, from the first failure to this write)`,
+        `writes to the event store succeed again (${change.failures} failed write${change.failures === 1 ? '' : 's'} over ${change.seconds.toFixed(1)} s, from the first failure to ${by === 'write' ? 'this write' : 'a write probe that found the store writable'})`,
       );
+  }
+
+  /** Probes the store every `probeIntervalMs` until a probe or a write succeeds (a timer that does not keep the process alive). */
+  private startProbing(): void {
+    if (this.probeTimer || !this.probeWrite) return;
+    this.probeTimer = setInterval(() => void this.probe(), this.probeIntervalMs);
+    this.probeTimer.unref();
+  }
+
+  private stopProbing(): void {
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.probeTimer = null;
+  }
+
+  /** One probe (none while the last one runs): clears the failure when the store takes writes again and no write failed meanwhile. */
+  private async probe(): Promise<void> {
+    if (this.probing || !this.probeWrite || this.last === null) return;
+    this.probing = true;
+    const failuresBefore = this.failures;
+    try {
+      await this.probeWrite();
+      if (this.last !== null && this.failures === failuresBefore) this.succeeded('probe');
+    } catch {
+      // Still not writable (or the store closed): the next probe tells.
+    } finally {
+      this.probing = false;
+    }
   }
 }

@@ -319,6 +319,29 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
+  /**
+   * See {@link EventStore.probeWrite}: one transaction running an `UPDATE` of `es_head` that
+   * matches no row, rolled back. PostgreSQL refuses any `UPDATE` in a read-only transaction (a
+   * standby, `default_transaction_read_only`: 25006) before looking for rows, so it fails where an
+   * append would; it locks no row, so it never waits for an append. Errors as a write's.
+   */
+  async probeWrite(): Promise<void> {
+    await this.guard(async () => {
+      await this.ensureSchema();
+      await this.onClient(async (client, discard) => {
+        await client.query('BEGIN');
+        try {
+          await client.query('UPDATE es_head SET position = position WHERE false');
+        } finally {
+          await client.query('ROLLBACK').catch(discard);
+        }
+      }).catch((error: unknown) => {
+        // nothing was written: a connection lost is the store unavailable, as the driver's error says
+        throw error instanceof AnswerLostError ? error.cause : error;
+      });
+    });
+  }
+
   /** Ends subscriptions and closes the pool. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;

@@ -134,4 +134,21 @@ describe('the rebuild of read models of another version', () => {
     await runProjector(file);
     expect(projectorLines()).toEqual([]);
   });
+
+  it('given read models far behind the log (e.g. deleted after a restore), when the service starts, then it says it catches up, logs progress and when it has caught up', async () => {
+    const file = path.join(dir, 'read-models.sqlite');
+    await runProjector(file, { catchUpLinePositions: 3, rebuildProgressMs: 0 });
+    const lines = projectorLines();
+    expect(lines[0]).toMatch(
+      /^the read models in .*read-models\.sqlite are at position 0, 3 positions behind the log's head 3: catching up; reads wait for them meanwhile/,
+    );
+    expect(lines).toContain('the read models catch up with the log: at position 1 of 3, 1 events applied');
+    expect(lines[lines.length - 1]).toMatch(/^the read models caught up with the log: 3 events applied, up to position 3, in \d+\.\d s$/);
+    expect(lines.some((line) => line.includes('rebuilt'))).toBe(false);
+  });
+
+  it('given read models fewer positions behind than the threshold, when the service starts, then the catch-up is silent', async () => {
+    await runProjector(path.join(dir, 'read-models.sqlite'), { catchUpLinePositions: 4, rebuildProgressMs: 0 });
+    expect(projectorLines()).toEqual([]);
+  });
 });

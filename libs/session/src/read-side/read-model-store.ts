@@ -117,8 +117,12 @@ export class ReadModelStore {
 
   /** Runs `fn` in one SQLite transaction (immediate); a throw rolls everything back and rethrows. */
   transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn).immediate();
+    this.writes ??= this.db.transaction((run: () => unknown) => run());
+    return this.writes.immediate(fn) as T;
   }
+
+  /** The transaction function of {@link transaction}, made once (better-sqlite3 builds five wrappers per `db.transaction`). */
+  private writes?: Database.Transaction<(run: () => unknown) => unknown>;
 
   /**
    * Runs `fn` (reads) in one deferred SQLite transaction: all its statements see the same

@@ -2,6 +2,8 @@ import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import {
+  EventStoreCorruptError,
+  isSqliteCorrupt,
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
   headToSkipTo,
@@ -38,6 +40,13 @@ export interface SessionProjectorState {
    * replica): no read can be served until the read models are rebuilt.
    */
   offLog: boolean;
+  /**
+   * True while `lastError` is SQLite saying the read models file is damaged (`SQLITE_CORRUPT…`,
+   * `SQLITE_NOTADB`; not the event store's {@link EventStoreCorruptError}): the projector cannot
+   * apply the log to it until a restart rebuilds it. Seen when the projector runs on the main thread
+   * (a worker's error reaches it without SQLite's code).
+   */
+  readModelsDamaged: boolean;
 }
 
 /** Tuning of {@link SessionProjector}. */
@@ -76,6 +85,13 @@ export interface SessionProjectorOptions {
    */
   rebuildProgressMs?: number;
   /**
+   * When the projector (re)subscribes this many positions or more behind the log's head (default
+   * {@link CATCH_UP_LINE_POSITIONS}), e.g. on read models deleted after a restore or after a long
+   * stop, it logs one line saying it catches up, progress lines as a rebuild does
+   * (`rebuildProgressMs`), and one when it has caught up.
+   */
+  catchUpLinePositions?: number;
+  /**
    * How long (ms) the projector has had no event to apply before it checks whether the log ends
    * with deleted events past its checkpoint (see {@link SessionProjector}; default
    * {@link TAIL_CHECK_IDLE_MS}), and between two such checks while something waits for it.
@@ -94,6 +110,9 @@ export class ReadModelsOfAnotherLogError extends Error {
 
 /** The reason {@link SessionProjector.rebuild} records for its rebuild (the start-up line of an interrupted one names it). */
 export const REBUILD_COMMAND_REASON = 'npm run rebuild-read-models';
+
+/** Default {@link SessionProjectorOptions.catchUpLinePositions}: a catch-up of 10,000 positions or more is logged (a few seconds or more on 2 cores). */
+export const CATCH_UP_LINE_POSITIONS = 10_000n;
 
 /** Default {@link SessionProjectorOptions.rebuildProgressMs}: one progress line every 10 s of a rebuild. */
 export const REBUILD_PROGRESS_INTERVAL_MS = 10_000;
@@ -182,6 +201,8 @@ export class SessionProjector {
   private current: bigint;
   private running = false;
   private lastError: string | null = null;
+  /** Whether `lastError` is the read models file found damaged (see {@link SessionProjectorState.readModelsDamaged}). */
+  private lastErrorDamage = false;
   private readonly logger = new Logger('Projector');
   private lastErrorAt: string | null = null;
   private subscription: Subscription | null = null;
@@ -202,8 +223,12 @@ export class SessionProjector {
   private headToReach: bigint | null = null;
   /** Whether the checkpoint has once reached a head read from the store since this object was made (see {@link reachedHeadOnce}). */
   private headReached = false;
-  /** While the read models are rebuilt after a schema change: when it started and the last progress line (`performance.now()`, ms), the events applied. */
-  private rebuilding: { startedAt: number; loggedAt: number; events: number } | null = null;
+  /**
+   * While the read models are rebuilt after a schema change (`rebuild`) or catch up with a log far
+   * ahead of them (`catch-up`, see {@link SessionProjectorOptions.catchUpLinePositions}): when it
+   * started and the last progress line (`performance.now()`, ms), the events applied.
+   */
+  private rebuilding: { kind: 'rebuild' | 'catch-up'; startedAt: number; loggedAt: number; events: number } | null = null;
   /** True while {@link consume} waits for the first event of a batch: the log has nothing more to give for now. */
   private idle = false;
   /** The next check of the log's tail ({@link scheduleTailCheck}), while one is due. */
@@ -226,6 +251,7 @@ export class SessionProjector {
       retryDelayMs: 100,
       maxRetryDelayMs: 5000,
       rebuildProgressMs: REBUILD_PROGRESS_INTERVAL_MS,
+      catchUpLinePositions: Number(CATCH_UP_LINE_POSITIONS),
       worker: false,
       ...options,
     };
@@ -251,7 +277,14 @@ export class SessionProjector {
   /** Checkpoint, running flag and last error, for `/health`. */
   state(): SessionProjectorState {
     const offLog = this.lastError?.startsWith(`${ReadModelsOfAnotherLogError.name}:`) ?? false;
-    return { checkpoint: this.current, running: this.running, lastError: this.lastError, lastErrorAt: this.lastErrorAt, offLog };
+    return {
+      checkpoint: this.current,
+      running: this.running,
+      lastError: this.lastError,
+      lastErrorAt: this.lastErrorAt,
+      offLog,
+      readModelsDamaged: this.lastError !== null && this.lastErrorDamage,
+    };
   }
 
   /**
@@ -361,7 +394,7 @@ export class SessionProjector {
     const underWay = this.store.rebuildUnderWay();
     if ((replaced !== null || underWay !== null) && !this.headReached && !this.rebuilding) {
       const now = performance.now();
-      this.rebuilding = { startedAt: now, loggedAt: now, events: 0 };
+      this.rebuilding = { kind: 'rebuild', startedAt: now, loggedAt: now, events: 0 };
       if (replaced !== null)
         this.logger.log(
           `the read models are rebuilt from the log: ${this.store.file} held version ${replaced}, this release's read models are version ${READ_MODEL_SCHEMA_VERSION} (${replaced > READ_MODEL_SCHEMA_VERSION ? 'a newer build wrote them: this is a rollback' : 'they changed'}), so they were dropped; reads wait for the rebuild (503 projection_behind past their wait)`,
@@ -454,14 +487,30 @@ export class SessionProjector {
     return erased;
   }
 
-  /** During a rebuild, one line on how far it is, at most every `rebuildProgressMs`. */
+  /**
+   * When following starts (or resumes) at least `catchUpLinePositions` behind `head`, outside a
+   * rebuild: one line saying so (reads wait for the read models meanwhile), then progress lines
+   * and an end line as for a rebuild. Silent, a start of a service whose read models were deleted
+   * looked hung for minutes on a large log, its reads answering 503 (newcomer nccapacity).
+   */
+  private noteLongCatchUp(head: bigint): void {
+    if (this.rebuilding || head - this.current < BigInt(this.options.catchUpLinePositions)) return;
+    const now = performance.now();
+    this.rebuilding = { kind: 'catch-up', startedAt: now, loggedAt: now, events: 0 };
+    this.logger.log(
+      `the read models in ${this.store.file} are at position ${this.current}, ${head - this.current} positions behind the log's head ${head}: catching up; reads wait for them meanwhile (503 projection_behind past their wait)`,
+    );
+  }
+
+  /** During a rebuild or a long catch-up, one line on how far it is, at most every `rebuildProgressMs`. */
   private logRebuildProgress(): void {
     if (!this.rebuilding) return;
     const now = performance.now();
     if (now - this.rebuilding.loggedAt < this.options.rebuildProgressMs) return;
     this.rebuilding.loggedAt = now;
     const head = this.headToReach !== null ? ` of ${this.headToReach}` : '';
-    this.logger.log(`rebuilding the read models from the log: at position ${this.current}${head}, ${this.rebuilding.events} events applied`);
+    const doing = this.rebuilding.kind === 'rebuild' ? 'rebuilding the read models from the log' : 'the read models catch up with the log';
+    this.logger.log(`${doing}: at position ${this.current}${head}, ${this.rebuilding.events} events applied`);
   }
 
   /**
@@ -474,9 +523,12 @@ export class SessionProjector {
     this.headToReach = null;
     this.headReached = true;
     if (this.rebuilding) {
-      this.store.endRebuild();
       const seconds = ((performance.now() - this.rebuilding.startedAt) / 1000).toFixed(1);
-      this.logger.log(`the read models are rebuilt: ${this.rebuilding.events} events applied, up to position ${this.current}, in ${seconds} s`);
+      const done = `${this.rebuilding.events} events applied, up to position ${this.current}, in ${seconds} s`;
+      if (this.rebuilding.kind === 'rebuild') {
+        this.store.endRebuild();
+        this.logger.log(`the read models are rebuilt: ${done}`);
+      } else this.logger.log(`the read models caught up with the log: ${done}`);
       this.rebuilding = null;
     }
     if (this.lastError === null) return;
@@ -517,6 +569,7 @@ export class SessionProjector {
         await this.checkOnThisLog(eventStore, head);
         if (!this.running) break;
         this.headToReach = head;
+        this.noteLongCatchUp(head);
         this.noteHeadReached();
         // Not filtered by stream prefix: the checkpoint must pass other streams' positions too.
         subscription = eventStore.subscribeToAll({ fromPosition: this.current });
@@ -536,6 +589,7 @@ export class SessionProjector {
           );
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
+        this.lastErrorDamage = isSqliteCorrupt(error) && !(error instanceof EventStoreCorruptError);
       } finally {
         await subscription?.close().catch(() => undefined);
         this.subscription = null;

@@ -23,6 +23,7 @@ import { hasUnspacedScript, trigramDocument } from './unspaced-script';
 import { wordIndexText } from './script-boundary';
 import { createdTenantRecallIndexTables, tenantRecallIndexTables, type RecallIndexConnection } from './recall-index-tables';
 import { MAX_CACHED_STATEMENTS } from './read-model-store';
+import { objectJson } from './object-json';
 
 /** Tenant of sessions whose stream key and metadata name none. */
 export const DEFAULT_TENANT_ID = 'default';
@@ -137,7 +138,8 @@ export class SessionReadModelWriter {
       kind: null as string | null,
       compactionId: null as string | null,
       archived: null as number | null,
-      dataJson: JSON.stringify(recorded.data ?? null),
+      // A conversation event's data is serialised below from its payload's and costs' JSON (written on their own too).
+      dataJson: recorded.type === CONVERSATION_EVENT ? '' : JSON.stringify(recorded.data ?? null),
       createdAt: recordedAt,
       recordedAt,
     };
@@ -149,7 +151,10 @@ export class SessionReadModelWriter {
         const event = data?.event;
         if (!event || typeof event.id !== 'string' || typeof event.type !== 'string') throw fail('data.event.id and data.event.type are required');
         if (!data.costs || typeof data.costs !== 'object') throw fail('data.costs is required');
-        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, createdAt: clientTimeOr(data.createdAt, recordedAt) });
+        const eventJson = JSON.stringify(event);
+        const costsJson = JSON.stringify(data.costs);
+        const dataJson = objectJson(data, { event: eventJson, costs: costsJson });
+        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedAt) });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
           sessionKey,
@@ -158,8 +163,8 @@ export class SessionReadModelWriter {
           anchorRevision: recorded.revision,
           isSummary: event.type === 'summary' ? 1 : 0,
           compactionId: null,
-          eventJson: JSON.stringify(event),
-          costsJson: JSON.stringify(data.costs),
+          eventJson,
+          costsJson,
           createdAt: String(data.createdAt ?? recordedAt),
         });
         this.index(tenantId, recorded.position, recallDocument(event));

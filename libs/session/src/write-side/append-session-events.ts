@@ -38,6 +38,7 @@ import { SessionStateCache } from './session-state-cache';
 import { PerSessionQueue } from './per-session-queue';
 import { StoreAnswerCheck } from './store-answer-check';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
+import { tellDecidingOn } from './decision-watch';
 
 /** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
 export const MAX_APPEND_ATTEMPTS = 32;
@@ -129,6 +130,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       unverified = false;
       const state = cached ?? (await this.sessions.load(key));
       if (!cached) answers.loaded(state?.revision ?? null);
+      tellDecidingOn(command, state);
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
       const incarnation = state ? state.incarnation : await this.store.streamIncarnation(sessionStream(key));
       const hasPolicy = Boolean(state?.policy?.strategy);

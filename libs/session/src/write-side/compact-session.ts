@@ -40,6 +40,7 @@ import { answerCompaction, type CompactionAnswer, type CompactionConclusion } fr
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
+import { tellDecidingOn } from './decision-watch';
 import { discardedSummarizerCalls, SummarizerSpend } from '../decider/summarizer-spend';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auto-compaction';
 import { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
@@ -272,6 +273,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
    */
   private async load(command: CompactSessionCommand): Promise<SessionWindowState> {
     const state = await this.sessions.load(sessionKey(command.tenantId, command.sessionId));
+    tellDecidingOn(command, state);
     if (!state || state.revision === null) {
       await this.acknowledged.acknowledgeHead(this.store);
       throw new SessionNotFoundError(command.sessionId);

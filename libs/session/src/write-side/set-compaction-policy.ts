@@ -26,6 +26,7 @@ import type { Summarizer } from '../summarizers/summarizer';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache } from './session-state-cache';
+import { tellDecidingOn } from './decision-watch';
 
 /** How many times a policy PUT reloads after the stream moved on before it answers 409. */
 export const MAX_POLICY_ATTEMPTS = 8;
@@ -81,6 +82,7 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
     for (let attempt = 1; ; attempt++) {
       const state = await this.sessions.load(key);
       answers.loaded(state?.revision ?? null);
+      tellDecidingOn(command, state);
       // A session without a stream may have been erased: its ids are derived in the stream's next life (session-ids).
       if (!state && policy.strategy) policy.incarnation = await this.store.streamIncarnation(sessionStream(key));
       const decision = decideSetPolicy(policy, state, { now: new Date() });

@@ -1,0 +1,103 @@
+import { Logger } from '@nestjs/common';
+import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
+import { StoreWriteHealth, WRITE_PROBE_INTERVAL_MS } from './store-write-health';
+
+/** A store whose appends and probes fail while `down` says so, counting the probes. */
+function fakeStore() {
+  const state = { writesDown: true, probeDown: true, probes: 0 };
+  const busy = () =>
+    new EventStoreUnavailableError('SQLite event store: database is locked', Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }));
+  const store = {
+    appendToStream: async () => {
+      if (state.writesDown) throw busy();
+      return { nextExpectedRevision: 0n, position: 1n };
+    },
+    deleteStream: async () => undefined,
+    probeWrite: async () => {
+      state.probes++;
+      if (state.probeDown) throw busy();
+    },
+  } as unknown as EventStore;
+  return { state, store };
+}
+
+/** Lets the probe's promise chain run (fake timers fire the interval; the probe itself is async). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await Promise.resolve();
+}
+
+describe('StoreWriteHealth: a store writable again without a write (a service that gets no writes stayed degraded)', () => {
+  let warned: string[];
+  beforeEach(() => {
+    jest.useFakeTimers();
+    warned = [];
+    jest.spyOn(Logger.prototype, 'warn').mockImplementation((message: unknown) => void warned.push(String(message)));
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+    jest.restoreAllMocks();
+  });
+
+  it('never probes a store whose writes succeed', async () => {
+    const { state, store } = fakeStore();
+    state.writesDown = false;
+    const health = new StoreWriteHealth();
+    await health.observing(store).appendToStream('s', []);
+    jest.advanceTimersByTime(10 * WRITE_PROBE_INTERVAL_MS);
+    await settle();
+    expect(state.probes).toBe(0);
+    expect(health.lastWriteError()).toBeNull();
+  });
+
+  it('probes every interval while the last write failed, and the first probe finding the store writable clears it, in one line; then stops probing', async () => {
+    const { state, store } = fakeStore();
+    const health = new StoreWriteHealth();
+    await expect(health.observing(store).appendToStream('s', [])).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    expect(health.lastWriteError()).toMatchObject({ code: 'SQLITE_BUSY' });
+    expect(warned).toEqual([
+      expect.stringMatching(/^writes to the event store fail \(SQLITE_BUSY: .*until a write succeeds or a write probe \(every 5 s\) finds the store writable;/),
+    ]);
+
+    jest.advanceTimersByTime(WRITE_PROBE_INTERVAL_MS);
+    await settle();
+    expect(state.probes).toBe(1);
+    expect(health.lastWriteError()).not.toBeNull();
+
+    state.probeDown = false;
+    jest.advanceTimersByTime(WRITE_PROBE_INTERVAL_MS);
+    await settle();
+    expect(state.probes).toBe(2);
+    expect(health.lastWriteError()).toBeNull();
+    expect(warned).toHaveLength(2);
+    expect(warned[1]).toMatch(
+      /^writes to the event store succeed again \(1 failed write over \d+\.\d s, from the first failure to a write probe that found the store writable\)$/,
+    );
+
+    jest.advanceTimersByTime(10 * WRITE_PROBE_INTERVAL_MS);
+    await settle();
+    expect(state.probes).toBe(2);
+  });
+
+  it('a write that succeeds first stops the probes; a store without probeWrite is never probed', async () => {
+    const { state, store } = fakeStore();
+    const health = new StoreWriteHealth();
+    const observed = health.observing(store);
+    await expect(observed.appendToStream('s', [])).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    state.writesDown = false;
+    await observed.appendToStream('s', []);
+    expect(health.lastWriteError()).toBeNull();
+    jest.advanceTimersByTime(10 * WRITE_PROBE_INTERVAL_MS);
+    await settle();
+    expect(state.probes).toBe(0);
+
+    const withoutProbe = { ...store, probeWrite: undefined };
+    const kurrent = new StoreWriteHealth();
+    state.writesDown = true;
+    await expect(kurrent.observing(withoutProbe as EventStore).appendToStream('s', [])).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    jest.advanceTimersByTime(10 * WRITE_PROBE_INTERVAL_MS);
+    await settle();
+    expect(state.probes).toBe(0);
+    expect(kurrent.lastWriteError()).not.toBeNull();
+    kurrent.onModuleDestroy();
+  });
+});
