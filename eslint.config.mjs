@@ -6,7 +6,18 @@ import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
   {
-    ignores: ['libs/client/src/openapi-types.ts', 'dist/**', 'node_modules/**', 'coverage/**', '.tmp/**', 'data/**', 'replay-report/**', '**/*.js', '**/*.mjs'],
+    ignores: [
+      'libs/client/src/openapi-types.ts',
+      'dist/**',
+      'libs/client/dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.tmp/**',
+      'data/**',
+      'replay-report/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -56,7 +56,12 @@ class StandInExecutor {
     }
     if (this.down) {
       call('down');
-      return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' }, kind: 'append', address };
+      return {
+        status: 503,
+        body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later', mayHaveBeenWritten: false },
+        kind: 'append',
+        address,
+      };
     }
     call(this.applied.includes(message.commandId) ? 'already-applied' : 'applied');
     if (!this.applied.includes(message.commandId)) this.applied.push(message.commandId);

@@ -145,7 +145,10 @@ describe('GET /health/ready', () => {
     });
     try {
       const ready = await replica.http().get('/health/ready');
-      expect({ status: ready.status, body: ready.body }).toEqual({ status: 503, body: { code: 'store_unavailable', message: `not ready: ${problem}` } });
+      expect({ status: ready.status, body: ready.body }).toEqual({
+        status: 503,
+        body: { code: 'store_unavailable', message: `not ready: ${problem}`, mayHaveBeenWritten: false },
+      });
       const health = await replica.http().get('/health');
       expect({ status: health.status, state: health.body.status }).toEqual({ status: 200, state: 'unavailable' });
     } finally {

@@ -16,33 +16,7 @@ import type { AddressInfo } from 'node:net';
 import * as ts from 'typescript';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { startService, type Harness } from '../support/service-harness';
-
-const README = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
-
-interface MarkedBlock {
-  marker: string;
-  heading: string;
-  code: string;
-}
-
-/** The fenced blocks that directly follow a `<!-- readme-test: … -->` comment, with the heading above them. */
-function markedBlocks(markdown: string): MarkedBlock[] {
-  const blocks: MarkedBlock[] = [];
-  let heading = '(top)';
-  const lines = markdown.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (/^#{1,6} /.test(lines[i])) heading = lines[i].replace(/^#+ /, '');
-    const marker = /^<!-- readme-test: (.+?) -->$/.exec(lines[i]);
-    if (!marker) continue;
-    const language = marker[1] === 'typecheck and run' ? /^```ts$/ : /^```(bash|sh|shell)$/;
-    if (!language.test(lines[i + 1] ?? ''))
-      throw new Error(`README: the readme-test marker under "${heading}" is not followed by a ${marker[1] === 'typecheck and run' ? 'ts' : 'shell'} block`);
-    const end = lines.indexOf('```', i + 2);
-    blocks.push({ marker: marker[1], heading, code: lines.slice(i + 2, end).join('\n') });
-    i = end;
-  }
-  return blocks;
-}
+import { INTEGRATOR_STRICT_OPTIONS, markedBlocks, README, type MarkedBlock } from '../support/readme-blocks';
 
 /** What a block's run gave: its standard output, and the HTTP status and body of each curl call in order. */
 interface BlockRun {
@@ -234,9 +208,15 @@ describe('README examples, as pasted', () => {
         {},
         { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
       );
-      const program = ts.createProgram([file], { ...config!.options, noEmit: true, noUnusedLocals: false });
-      const diagnostics = ts.getPreEmitDiagnostics(program).map((d) => `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
-      expect(diagnostics).toEqual([]);
+      let parsed: ts.Program | undefined; // the second check reuses the first one's parsed files
+      const diagnostics = (extra: ts.CompilerOptions = {}) => {
+        parsed = ts.createProgram([file], { ...config!.options, noEmit: true, noUnusedLocals: false, ...extra }, undefined, parsed);
+        return ts.getPreEmitDiagnostics(parsed).map((d) => `TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      };
+      expect(diagnostics()).toEqual([]);
+      // and as an integrator's strict project checks it (ncsdk repro 11: apiKey: process.env.API_KEY and
+      // minPosition: data.position were refused under exactOptionalPropertyTypes)
+      expect(diagnostics(INTEGRATOR_STRICT_OPTIONS)).toEqual([]);
 
       const harness = await startService();
       harnesses.push(harness);
@@ -274,7 +254,7 @@ describe('README examples, as pasted', () => {
     } finally {
       fs.rmSync(file, { force: true });
     }
-  });
+  }, 180_000);
 
   it('every API_KEYS value the README shows is accepted at start-up', () => {
     const values = [...README.matchAll(/API_KEYS='([^']+)'/g)].map((m) => m[1]);

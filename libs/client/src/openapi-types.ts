@@ -284,8 +284,8 @@ export interface components {
                 coveredIds: string[];
                 insertBeforeId: string;
             };
-            /** @description global position of the log state the answer stands on: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on. Pass it as minPosition to read a window that includes what the answer saw, through any replica */
-            position?: string;
+            /** @description global position of the log state the answer stands on, in every answer: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on (with a store that does not tell that event's position, the log's head after the pass, at or past it). Pass it as minPosition to read a window that includes what the answer saw, through any replica */
+            position: string;
             /**
              * @description with outcome noop: why nothing was archived (DESIGN §3.6)
              * @enum {string}
@@ -465,6 +465,8 @@ export interface components {
             eventId?: string;
             /** @description wrong_expected_revision: the expectedRevision the request sent (a revision as a decimal string, no_stream, stream_exists or any) */
             expected?: string;
+            /** @description store_unavailable (always present): true when the write was sent to the store and its outcome is unknown, so it may have been written: send the same request again unchanged (events with your own ids are then answered as the original, or written now); false when nothing was written: retry */
+            mayHaveBeenWritten?: boolean;
             /** @description what went wrong and what to fix */
             message: string;
             /** @description projection_behind: the position waited for */
@@ -517,7 +519,7 @@ export interface components {
          *     - headers_too_large (431): the request headers are over 16 KiB
          *     - internal (500): an unexpected error (logged); the request may be retried
          *     - projection_behind (503): the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-         *     - store_unavailable (503): the event store does not answer; retry
+         *     - store_unavailable (503): the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
          *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry
@@ -1314,7 +1316,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -1325,11 +1327,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "read_models_damaged" | "shutting_down";
+                        code: "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -1596,7 +1602,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -1608,11 +1614,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -1757,7 +1767,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -1769,11 +1779,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -1925,7 +1939,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -1937,11 +1951,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2100,7 +2118,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -2109,10 +2127,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
-                    };
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
+                    });
                 };
             };
         };
@@ -2266,7 +2288,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2278,11 +2300,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2470,7 +2496,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2482,7 +2508,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -2640,7 +2670,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2652,11 +2682,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2810,7 +2844,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2822,11 +2856,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -2980,7 +3018,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -2992,11 +3030,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -3310,7 +3352,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -3322,7 +3364,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -3546,7 +3592,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -3558,7 +3604,11 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
@@ -3712,7 +3762,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -3724,11 +3774,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };
@@ -3939,7 +3993,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - store_unavailable: the event store does not answer; retry
+             * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -3948,10 +4002,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "shutting_down";
-                    };
+                        code: "store_corrupt" | "shutting_down";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
+                    });
                 };
             };
         };
@@ -4107,7 +4165,7 @@ export interface operations {
             };
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
-             *     - store_unavailable: the event store does not answer; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
@@ -4119,11 +4177,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_unavailable" | "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
                         code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
                     });
                 };
             };

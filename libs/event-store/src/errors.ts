@@ -53,12 +53,18 @@ export class DuplicateEventIdError extends Error {
   }
 }
 
-/** The store cannot be reached or failed for a reason unrelated to the request. */
+/**
+ * The store cannot be reached or failed for a reason unrelated to the request. Nothing was
+ * written, unless `mayHaveBeenWritten` (a write sent whose outcome the store did not tell, e.g.
+ * {@link WriteOutcomeUnknownError}): then sending the same write again unchanged settles it.
+ */
 export class EventStoreUnavailableError extends Error {
   override readonly name: string = 'EventStoreUnavailableError';
   constructor(
     message: string,
     override readonly cause?: unknown,
+    /** True when the write was sent and may have been done (the HTTP answer's `mayHaveBeenWritten`). */
+    readonly mayHaveBeenWritten = false,
   ) {
     super(message);
   }
@@ -105,6 +111,7 @@ export class WriteOutcomeUnknownError extends EventStoreUnavailableError {
     super(
       `${store}: the connection was lost after ${sent} was sent, before the server's answer, and the server could not be reached again within ${withinMs} ms to find out whether it was done, so it may have been written or not: send the same ${write} again unchanged (${write === 'append' ? 'with the same event ids it is answered as the original when it was written, and written now when it was not' : 'it is answered as done when it was'})${cause instanceof Error ? `; the connection: ${cause.message}` : ''}`,
       cause,
+      true,
     );
   }
 }

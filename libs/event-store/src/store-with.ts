@@ -18,7 +18,7 @@ export function storeWith(store: EventStore, overrides: Partial<EventStore>): Ev
     subscribeToAll: (...args) => store.subscribeToAll(...args),
     deleteStream: (...args) => store.deleteStream(...args),
     close: (...args) => store.close(...args),
-    ...(store.probeWrite ? { probeWrite: () => store.probeWrite!() } : {}),
+    ...(store.probeWrite ? { probeWrite: (...args: Parameters<NonNullable<EventStore['probeWrite']>>) => store.probeWrite!(...args) } : {}),
     ...overrides,
   };
 }

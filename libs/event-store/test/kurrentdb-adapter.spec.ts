@@ -112,6 +112,29 @@ describe('KurrentDbEventStore (stub client)', () => {
     await expect(append()).rejects.toBeInstanceOf(EventStoreUnavailableError);
   });
 
+  it('says an append or a deletion the server did not answer may have been written (the service does not run it again), and a read wrote nothing', async () => {
+    const { client } = stub({
+      appendToStream: async () => {
+        throw new UnavailableError(undefined);
+      },
+      deleteStream: async () => {
+        throw new UnavailableError(undefined);
+      },
+      readStream: () => {
+        throw new UnavailableError(undefined);
+      },
+    });
+    const store = new KurrentDbEventStore(client);
+    const append = store.appendToStream('s', [{ id: randomUUID(), type: 'T', data: {} }], { expectedRevision: 'any' });
+    await expect(append).rejects.toMatchObject({ name: 'EventStoreUnavailableError', mayHaveBeenWritten: true });
+    await expect(append).rejects.toThrow(/KurrentDB did not answer the append to s, so it may have been written or not: send the same append again unchanged/);
+    await expect(store.deleteStream('s')).rejects.toMatchObject({
+      mayHaveBeenWritten: true,
+      message: expect.stringMatching(/^KurrentDB did not answer the deletion of s/),
+    });
+    await expect(store.readStream('s')).rejects.toMatchObject({ name: 'EventStoreUnavailableError', mayHaveBeenWritten: false });
+  });
+
   it('an acknowledged retry without a position returns the original position, or DuplicateEventIdError if content differs', async () => {
     const id = randomUUID();
     const { client, calls } = stub({

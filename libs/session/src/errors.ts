@@ -56,6 +56,11 @@ export interface SessionErrorDetails {
   checkpoint?: string;
   /** `projection_behind` at start-up: the log's head the read models catch up with. */
   catchingUpTo?: string;
+  /**
+   * `store_unavailable` (always present): true when the write was sent to the store and its outcome
+   * is unknown (send the same request again unchanged); false when nothing was written (retry).
+   */
+  mayHaveBeenWritten?: boolean;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { EventStoreCorruptError, EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
-import { humanBytes, payloadTooLarge, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
+import { humanBytes, payloadTooLarge, storeUnavailable, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
 
 describe('413 payload_too_large', () => {
   it('gives sizes for people in binary units', () => {
@@ -17,13 +17,28 @@ describe('413 payload_too_large', () => {
 });
 
 describe('503 store_unavailable', () => {
-  it('says a write whose outcome the store could not confirm may have been written, and to resend it unchanged', () => {
+  // ncsdk repro 17: which of the two it was showed only in the English message.
+  it('says a write whose outcome the store could not confirm may have been written, and to resend it unchanged: mayHaveBeenWritten true', () => {
     const lost = new WriteOutcomeUnknownError('PostgreSQL event store', 'append', 'session-x', 10_000, new Error('Connection terminated unexpectedly'));
-    expect(toApiError(lost)).toEqual({ status: 503, body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE } });
+    expect(toApiError(lost)).toEqual({ status: 503, body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE, mayHaveBeenWritten: true } });
     expect(WRITE_OUTCOME_UNKNOWN_MESSAGE).toMatch(/may have been written; send the same request again unchanged/);
+    // e.g. a KurrentDB write the server did not answer (the service does not run it again to learn its outcome)
+    const unanswered = new EventStoreUnavailableError('KurrentDB did not answer the append to session-x', undefined, true);
+    expect(toApiError(unanswered)).toEqual({
+      status: 503,
+      body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE, mayHaveBeenWritten: true },
+    });
+  });
+
+  it('says a store that does not answer wrote nothing: mayHaveBeenWritten false', () => {
     expect(toApiError(new EventStoreUnavailableError('refused'))).toEqual({
       status: 503,
-      body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' },
+      body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later', mayHaveBeenWritten: false },
+    });
+    expect(storeUnavailable(false, 'not ready: another log')).toEqual({
+      code: 'store_unavailable',
+      message: 'not ready: another log',
+      mayHaveBeenWritten: false,
     });
   });
 });

@@ -4,7 +4,7 @@
  * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json` (saying where it breaks), oversized
  * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
  * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
- * `rate_limited`, an unreachable store → 503 `store_unavailable`, a damaged event store file → 503
+ * `rate_limited`, an unreachable store → 503 `store_unavailable` (with `mayHaveBeenWritten`), a damaged event store file → 503
  * `store_corrupt`, a damaged read-models file → 503 `read_models_damaged`, anything else (an HTTP exception
  * of another status included: every code answered is one of `error-codes.ts`) → 500 `internal`
  * (logged without request content). A 503 (`projection_behind`, `store_unavailable`,
@@ -14,7 +14,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
-import { EventStoreCorruptError, EventStoreUnavailableError, isSqliteCorrupt, WriteOutcomeUnknownError } from '@lib/event-store';
+import { EventStoreCorruptError, EventStoreUnavailableError, isSqliteCorrupt } from '@lib/event-store';
 import { SessionError } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
@@ -51,12 +51,25 @@ export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
 }
 
 /**
- * The 503 message of a write whose store connection was lost after it was sent, the store not
- * reachable again to learn whether it was done ({@link WriteOutcomeUnknownError}): unlike other
- * rejections, it may have been written.
+ * The 503 message of a write whose store connection was lost after it was sent, its outcome
+ * unknown ({@link WriteOutcomeUnknownError}, or a KurrentDB write the server did not answer):
+ * unlike other rejections, it may have been written.
  */
 export const WRITE_OUTCOME_UNKNOWN_MESSAGE =
-  'the event store connection was lost after this write was sent and the store could not be reached again to learn whether it was done: it may have been written; send the same request again unchanged (events with your own ids are then answered as the original, or written now; events without an id get new ids and would be written again)';
+  'the event store connection was lost after this write was sent and whether it was done is unknown: it may have been written; send the same request again unchanged (events with your own ids are then answered as the original, or written now; events without an id get new ids and would be written again)';
+
+/**
+ * The 503 `store_unavailable` answer's body: `mayHaveBeenWritten` (see `error-codes.ts`) true for
+ * a write sent whose outcome is unknown (resend it unchanged), false when nothing was written
+ * (retry). `message` replaces the default one of a store that does not answer.
+ */
+export function storeUnavailable(mayHaveBeenWritten: boolean, message?: string): ApiErrorBody {
+  return {
+    code: 'store_unavailable',
+    message: message ?? (mayHaveBeenWritten ? WRITE_OUTCOME_UNKNOWN_MESSAGE : 'the event store is unavailable; retry later'),
+    mayHaveBeenWritten,
+  };
+}
 
 /** The 429 answer's body, given by the rate limit's check before the body (`key-check-before-body.ts`) and its guard alike. */
 export const RATE_LIMITED: ApiErrorBody = {
@@ -95,9 +108,7 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
           'the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log; nothing was lost',
       },
     };
-  if (err instanceof WriteOutcomeUnknownError) return { status: 503, body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE } };
-  if (err instanceof EventStoreUnavailableError)
-    return { status: 503, body: { code: 'store_unavailable', message: 'the event store is unavailable; retry later' } };
+  if (err instanceof EventStoreUnavailableError) return { status: 503, body: storeUnavailable(err.mayHaveBeenWritten) };
   const bodyParserType = (err as { type?: string } | null)?.type;
   if (bodyParserType === 'entity.too.large') {
     const limit = (err as { limit?: unknown }).limit;

@@ -96,7 +96,12 @@ export const API_ERROR_CODES = {
     description: 'the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry',
     details: ['checkpoint'],
   },
-  store_unavailable: { status: 503, description: 'the event store does not answer; retry' },
+  store_unavailable: {
+    status: 503,
+    description:
+      'the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged',
+    details: ['mayHaveBeenWritten'],
+  },
   store_corrupt: {
     status: 503,
     description: "the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)",

@@ -67,6 +67,12 @@ const errorDetails = {
   minPosition: decimal.optional().describe('projection_behind: the position waited for'),
   checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
   catchingUpTo: decimal.optional().describe("projection_behind while a process catches up at start: the log's head it waits for"),
+  mayHaveBeenWritten: z
+    .boolean()
+    .optional()
+    .describe(
+      'store_unavailable (always present): true when the write was sent to the store and its outcome is unknown, so it may have been written: send the same request again unchanged (events with your own ids are then answered as the original, or written now); false when nothing was written: retry',
+    ),
 } satisfies { [K in keyof Required<SessionErrorDetails>]: z.ZodType<SessionErrorDetails[K]> };
 
 export const ErrorBodySchema = named(
@@ -270,11 +276,9 @@ export const CompactionAnswerSchema = named(
         'cost of the archived events minus cost of the new summary, floored at 0 (DESIGN §3.6): a summary that costs more than what it replaces gives 0 and a tokensAfter above tokensBefore; a dry run with pendingSummary counts no summary, so it is an upper bound',
       ),
     revision: decimal,
-    position: decimal
-      .optional()
-      .describe(
-        "global position of the log state the answer stands on: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on. Pass it as minPosition to read a window that includes what the answer saw, through any replica",
-      ),
+    position: decimal.describe(
+      "global position of the log state the answer stands on, in every answer: the decision's last event (written, or recorded earlier when replayed); for an answer that writes nothing (noop, not-triggered, conflict, dry run), the session's last event it was decided on (with a store that does not tell that event's position, the log's head after the pass, at or past it). Pass it as minPosition to read a window that includes what the answer saw, through any replica",
+    ),
     estimator: EstimatorSchema,
     dryRun: z.boolean(),
     recorded: z

@@ -8,7 +8,7 @@ import { SkipThrottle } from '@nestjs/throttler';
 import type { z } from 'zod';
 import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../http/response-schemas';
 import { routeErrors } from '../http/error-codes';
-import { toApiError, type ApiErrorBody } from '../http/api-error.filter';
+import { storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
 import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads, type SessionProjectorState } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
@@ -172,7 +172,7 @@ export class HealthController {
     const projector = this.projector.state();
     if (projector.offLog) {
       res.status(503);
-      return { code: 'store_unavailable', message: `not ready: ${projector.lastError?.slice(`${ReadModelsOfAnotherLogError.name}: `.length)}` };
+      return storeUnavailable(false, `not ready: ${projector.lastError?.slice(`${ReadModelsOfAnotherLogError.name}: `.length)}`);
     }
     // Damaged read models: reads meeting the damage answer 503 until the restart that rebuilds them.
     const damaged = this.readModelsDamage(projector);

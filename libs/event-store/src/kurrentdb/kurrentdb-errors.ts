@@ -17,6 +17,20 @@ export function isMissingStream(error: unknown): boolean {
 }
 
 /**
+ * A write (`write`: an `append` to `stream`, or its `deletion`) the server did not answer
+ * (`unavailable`, mapped by {@link mapKurrentError}): the service does not run it again to learn
+ * its outcome, so it may have been done ({@link EventStoreUnavailableError.mayHaveBeenWritten}).
+ */
+export function unansweredWrite(unavailable: EventStoreUnavailableError, write: 'append' | 'deletion', stream: string): EventStoreUnavailableError {
+  const sent = write === 'append' ? `the append to ${stream}` : `the deletion of ${stream}`;
+  return new EventStoreUnavailableError(
+    `KurrentDB did not answer ${sent}, so it may have been written or not: send the same ${write} again unchanged (${write === 'append' ? 'with the same event ids it is answered as the original when it was written, and written now when it was not' : 'it is answered as done when it was'}); ${unavailable.message}`,
+    unavailable.cause,
+    true,
+  );
+}
+
+/**
  * Maps a `@kurrent/kurrentdb-client` error to the port's errors: `WrongExpectedVersionError` →
  * {@link WrongExpectedRevisionError} with expected and actual (a deleted or tombstoned stream,
  * reported by the server as a negative revision, is `'no_stream'`); connection, timeout and

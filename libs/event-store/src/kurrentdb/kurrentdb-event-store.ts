@@ -26,7 +26,7 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-store.port';
-import { isMissingStream, mapKurrentError } from './kurrentdb-errors';
+import { isMissingStream, mapKurrentError, unansweredWrite } from './kurrentdb-errors';
 import { toRecordedEvent } from './kurrentdb-mapping';
 import { KurrentDbSubscription } from './kurrentdb-subscription';
 
@@ -252,7 +252,8 @@ export class KurrentDbEventStore implements EventStore {
     } catch (error) {
       if (expected === undefined && isMissingStream(error)) return;
       if (expected !== undefined && isMissingStream(error)) throw new WrongExpectedRevisionError(stream, expected, 'no_stream');
-      throw mapKurrentError(error, stream, expected);
+      const mapped = mapKurrentError(error, stream, expected);
+      throw mapped instanceof EventStoreUnavailableError ? unansweredWrite(mapped, 'deletion', stream) : mapped;
     }
   }
 
@@ -272,7 +273,7 @@ export class KurrentDbEventStore implements EventStore {
     if (mapped instanceof WrongExpectedRevisionError && mapped.actual !== 'no_stream' && (await this.streamRevision(stream)) === null) {
       return new WrongExpectedRevisionError(stream, expected, 'no_stream');
     }
-    return mapped;
+    return mapped instanceof EventStoreUnavailableError ? unansweredWrite(mapped, 'append', stream) : mapped;
   }
 
   /** The revision of `stream`'s last event in `$all` (deleted or not), or null when it has none there. */

@@ -54,7 +54,7 @@ export class SqliteWriterThread {
     this.worker = new Worker(WRITER_FILE, { workerData: { filePath, busyTimeoutMs, maxBatchSize }, execArgv: writerExecArgv() });
     this.worker.unref();
     this.worker.on('message', (reply: Reply) => this.settle(reply));
-    this.worker.on('error', (error) => this.fail(new EventStoreUnavailableError(`SQLite writer thread failed: ${error.message}`, error)));
+    this.worker.on('error', (error) => this.fail(new EventStoreUnavailableError(`SQLite writer thread failed: ${describeThreadError(error)}`, error)));
     this.exited = new Promise((resolve) =>
       this.worker.once('exit', () => {
         this.fail(new EventStoreUnavailableError('the SQLite writer thread has stopped'));
@@ -117,4 +117,21 @@ export class SqliteWriterThread {
     for (const waiting of this.waiting.values()) waiting.reject(this.failure);
     this.waiting.clear();
   }
+}
+
+/**
+ * What a worker thread's uncaught error says: its message, with SQLite's code when it carries one
+ * (`SQLITE_BUSY: database is locked`). Errors of other classes reach the parent as plain objects
+ * (structured clone), at times without a message: then their code, name or text, never `undefined`.
+ */
+export function describeThreadError(error: unknown): string {
+  const e = (error ?? {}) as { message?: unknown; code?: unknown; name?: unknown };
+  const message = typeof e.message === 'string' && e.message !== '' ? e.message : null;
+  const code = typeof e.code === 'string' && e.code !== '' ? e.code : null;
+  if (message && code && !message.includes(code)) return `${code}: ${message}`;
+  if (message) return message;
+  if (code) return code;
+  if (typeof e.name === 'string' && e.name !== '' && e.name !== 'Error') return e.name;
+  const text = typeof error === 'string' ? error : error === undefined ? '' : JSON.stringify(error);
+  return text && text !== '{}' ? text : 'an error without a message';
 }

@@ -39,8 +39,11 @@ export interface CompactionAnswer {
    * decision written (or, `replayed`, recorded earlier); for an answer that writes nothing (`noop`,
    * `not-triggered`, `conflict`, dry runs), the session's last event it was decided on. Pass it as
    * `minPosition` to read, through any replica, a window that includes what the answer saw.
+   * Always present: when the store did not tell the position of that event (a KurrentDB server
+   * answering none), the log's head read after the pass, which is at or past it
+   * ({@link positionedAnswer}).
    */
-  position?: string;
+  position: string;
   estimator: EstimatorName;
   dryRun: boolean;
   /**
@@ -142,7 +145,8 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
       coveredIds: inserted.coveredIds,
       tokens: inserted.costs[estimator],
     },
-    position: own.length > 0 ? own[own.length - 1].position.toString() : undefined,
+    // unknown (-1n) when the store does not tell positions
+    position: own.length > 0 && own[own.length - 1].position >= 0n ? own[own.length - 1].position.toString() : undefined,
     summarizer: completed?.summarizer,
     stillFiring: {
       ...(completed?.triggerStillFires !== undefined ? { triggerStillFires: completed.triggerStillFires } : {}),
@@ -156,9 +160,24 @@ function noopFields(noop: NoopReason): Pick<CompactionAnswer, 'reason' | 'toolCa
   return { reason: noop.reason, ...(noop.reason === 'open-tool-call' ? { toolCallId: noop.toolCallId, eventId: noop.eventId } : {}) };
 }
 
+/**
+ * A {@link CompactionAnswer} whose `position` may be unknown: the store did not tell the position
+ * of the event it stands on (see {@link positionedAnswer}).
+ */
+export type UnpositionedCompactionAnswer = Omit<CompactionAnswer, 'position'> & { position?: string };
+
+/**
+ * `answer` with its `position`: its own, or else `logHead` (the store's head position, read after
+ * the pass: at or past the event the answer stands on, so a read at that `minPosition` includes
+ * what the answer saw).
+ */
+export function positionedAnswer(answer: UnpositionedCompactionAnswer, logHead: bigint): CompactionAnswer {
+  return { ...answer, position: answer.position ?? logHead.toString() };
+}
+
 /** `{ position }` of the log state `state` was loaded at (see {@link CompactionAnswer.position}), or nothing when unknown. */
 function decidedAt(state: SessionWindowState): { position?: string } {
-  return state.position !== null ? { position: state.position.toString() } : {};
+  return state.position !== null && state.position >= 0n ? { position: state.position.toString() } : {};
 }
 
 /**
@@ -166,12 +185,12 @@ function decidedAt(state: SessionWindowState): { position?: string } {
  * `discarded` (from `discardedSummarizerCalls` of ./summarizer-spend) as its
  * {@link CompactionAnswer.discardedSummarizerCalls} when the pass threw summarizer replies away.
  */
-export function answerCompaction(conclusion: CompactionConclusion, command: CompactSession, discarded?: SummarizerIdentity): CompactionAnswer {
+export function answerCompaction(conclusion: CompactionConclusion, command: CompactSession, discarded?: SummarizerIdentity): UnpositionedCompactionAnswer {
   return { ...answerConclusion(conclusion, command), ...(discarded ? { discardedSummarizerCalls: discarded } : {}) };
 }
 
 /** The answer's fields from how the pass concluded (see {@link answerCompaction}). */
-function answerConclusion(conclusion: CompactionConclusion, command: CompactSession): CompactionAnswer {
+function answerConclusion(conclusion: CompactionConclusion, command: CompactSession): UnpositionedCompactionAnswer {
   const common = { estimator: command.estimator, dryRun: command.dryRun };
   switch (conclusion.kind) {
     case 'unrecorded': {
@@ -224,7 +243,7 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         tokensAfter: result.tokensAfter,
         tokensEstimatedSaved: result.tokensEstimatedSaved,
         revision: revision.toString(),
-        position: position.toString(),
+        ...(position >= 0n ? { position: position.toString() } : {}),
         ...common,
         recorded: true,
         ...(result.outcome === 'failed' ? { failure: { stage: 'summarize' as const, reason: result.failureReason ?? 'summarizer failed' } } : {}),

@@ -108,7 +108,9 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
 /**
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
- * log is a retry; a `userId` other than the session's owner (the first one appended) is refused,
+ * log is a retry (ids the state knows: see `SessionWindowState.revisionsById`; a resend of ids
+ * archived before the last compaction is decided as an append here, and the handler finds it in the
+ * log: the store's duplicate-id answer or a tool-call refusal sends it to `clientIdsInLog`); a `userId` other than the session's owner (the first one appended) is refused,
  * also on a retry (a retry that adds or leaves out the owner's `userId` is still a retry: see
  * {@link alignToStored});
  * tool calls stay valid for a provider ({@link ToolCallLedger}). Each event is

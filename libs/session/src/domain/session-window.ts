@@ -73,7 +73,15 @@ export interface SessionWindowState {
   incarnation: bigint;
   /** Active entries keyed by client id. */
   active: Map<string, WindowEntry>;
-  /** Revision of every conversation event id seen in the folded part, archived or not. */
+  /**
+   * Stream revision (bigint) by client id, for the ids a load from the last compaction decision's
+   * snapshot knows (`loadSessionWindow`): the active window's entries (summaries included), and
+   * every conversation event folded since that decision, archived on arrival or not. A compaction
+   * decision drops the rest ({@link retainedRevisions}), so its size is O(active window + events
+   * since the last compaction) however long the session has been folded live, the same as after a
+   * restart. Ids archived before the last decision are looked up in the log on the paths that
+   * need them (`clientIdsInLog`: a resend of archived events).
+   */
   revisionsById: Map<string, bigint>;
   policy: PolicySetData | null;
   /** Revision of the policy event that set `policy` (null when unknown: no policy, or a session snapshot written before it was recorded). */
@@ -246,6 +254,8 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     case COMPACTION_COMPLETED:
     case COMPACTION_FAILED:
       state.lastCompaction = recordedCompactionOf(recorded);
+      // What a load from this decision's snapshot knows: the rest is the log's (DESIGN §4).
+      state.revisionsById = retainedRevisions(state);
       // A recorded noop called no summarizer: it says nothing of the failures the backoff counts.
       if (recorded.type === COMPACTION_FAILED) state.consecutiveFailures += 1;
       else if (state.lastCompaction!.outcome === 'compacted') state.consecutiveFailures = 0;
@@ -259,6 +269,16 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
       break;
   }
   return state;
+}
+
+/**
+ * The revisions by client id a state keeps right after a compaction decision: those of its active
+ * entries (each entry's `revision`: the last event with its id). A new map; O(active window).
+ */
+export function retainedRevisions(state: Pick<SessionWindowState, 'active'>): Map<string, bigint> {
+  const kept = new Map<string, bigint>();
+  for (const [id, entry] of state.active) kept.set(id, entry.revision);
+  return kept;
 }
 
 /** Folds a whole list of stream events (in revision order) into a fresh state. */

@@ -36,7 +36,7 @@ import { EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { compactionIdentity, compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
 import { rebaseCompaction } from '../decider/compaction-rebase';
-import { answerCompaction, type CompactionAnswer, type CompactionConclusion } from '../decider/compaction-answer';
+import { answerCompaction, positionedAnswer, type CompactionAnswer, type CompactionConclusion } from '../decider/compaction-answer';
 import { AcknowledgedPositions } from './acknowledged-positions';
 import { SessionStateCache, type InvalidationWatch } from './session-state-cache';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
@@ -171,11 +171,14 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     const conclusion = await this.watchedPass(command, state, watch, spend);
     const discarded = discardedSummarizerCalls(this.summarizer.identity, spend.discarded);
     // A replayed decision is answered as recorded: read its events (a few, right before its last one).
-    return answerCompaction(
+    const answer = answerCompaction(
       conclusion.kind === 'replay' ? { ...conclusion, decisionEvents: await this.decisionEvents(command, conclusion.recorded) } : conclusion,
       command,
       discarded,
     );
+    // A store that did not tell the position the answer stands on: its head, at or past it.
+    const { position } = answer;
+    return position !== undefined ? { ...answer, position } : positionedAnswer(answer, await this.store.headPosition());
   }
 
   /**

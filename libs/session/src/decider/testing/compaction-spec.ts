@@ -14,15 +14,15 @@ import type { EventData } from '@lib/event-store';
 import { foldSessionWindow, orderedWindow, type SessionWindowState } from '../../domain/session-window';
 import { cloneSessionWindow } from '../../domain/clone-session-window';
 import type { SummarizerOutcome } from '../../summarizers/summarizer';
-import { answerCompaction, type CompactionAnswer } from '../compaction-answer';
+import { answerCompaction, type UnpositionedCompactionAnswer } from '../compaction-answer';
 import { decideCompaction, planSessionCompaction, type CompactSession, type CompactionContext, type PlannedCompaction } from '../compaction-decider';
 
 /** What one compaction decided. */
 export interface CompactionRun {
   /** The decision events to append in one append; empty when the pass concluded without appending. */
   events: EventData[];
-  /** The answer (for an appended decision: at the revision of its last event, position 0). */
-  answer: CompactionAnswer;
+  /** The answer as the decider builds it (for an appended decision: at the revision of its last event, position 0; the handler fills a position the store did not tell). */
+  answer: UnpositionedCompactionAnswer;
   /** Each request the summarizer was given, in order. */
   summarizerRequests: SummaryRequest[];
   /** The planned pass, when the pass appends (for rebase specs). */
