@@ -41,14 +41,17 @@
 import { hostname } from 'node:os';
 import { quoteInput } from '@lib/compaction';
 import { Logger } from '@nestjs/common';
-import { headers, nanos, type NatsConnection } from '@nats-io/transport-node';
+import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
+import { isPermissionDenied } from './nats-permission';
 import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
 import { ackWaitMsOf } from './nats-streams';
 import type { NatsNames } from './nats-names';
-import { COMMAND_KINDS, resultSubject } from './nats-names';
+import { COMMAND_KINDS, parseCommandSubject, resultSubject } from './nats-names';
+import { earlierCommandInStream, FinishedSequences, sessionCommandFilter } from './nats-session-order';
+import { findPublishedAnswer } from './nats-published-answer';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
 import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
@@ -151,6 +154,25 @@ export function resultMessageId(tenant: string, sessionId: string, commandId: st
   return `result:${tenant}/${sessionId}/${commandId}`;
 }
 
+/**
+ * Delays (ms) between the checks of a command waiting for an earlier command of its session still
+ * in the command stream (held by another replica, or by a dead one until its ack wait passes):
+ * 25 ms doubling to 1 s; a command of the session arriving here meanwhile checks at once.
+ */
+export const ORDER_RECHECK: RetryBackoff = { initialMs: 25, maxMs: 1_000 };
+
+/** The commands of one session held by this replica, in stream order, handled one after the other by one worker. */
+interface SessionQueue {
+  /** Held commands of the session by stream sequence; the first is being handled, checked, or waits for an earlier one. */
+  commands: JsMsg[];
+  /** True while the first waits for an earlier command of the session held elsewhere: the session takes no slot meanwhile. */
+  parked: boolean;
+  /** Ends the wait of a parked session (a command of it arrived). */
+  wake: (() => void) | null;
+  /** The worker: resolves once the session has no command here. */
+  done: Promise<void>;
+}
+
 /** The session a command subject names: the subject minus its kind token. */
 function sessionOf(m: JsMsg): string {
   return m.subject.slice(0, m.subject.lastIndexOf('.'));
@@ -177,7 +199,17 @@ export class NatsCommandConsumer {
   /** Resolves once the pull subscription is closed at stop: from then on commands are given back (a nak now could come back to this replica). */
   private readonly pullClosed: Promise<void>;
   private markPullClosed: () => void = () => undefined;
-  private readonly sessionTails = new Map<string, Promise<void>>();
+  /** The sessions with commands held here (see {@link SessionQueue}). */
+  private readonly sessions = new Map<string, SessionQueue>();
+  /** Commands in {@link sessions}, and those of them in parked sessions: the others take the `concurrency` slots. */
+  private queued = 0;
+  private parked = 0;
+  private slotFreed: Promise<void> = Promise.resolve();
+  private freeSlot: () => void = () => undefined;
+  /** Stream sequences this replica acknowledged or terminated lately (the server may not have removed them yet). */
+  private readonly finished = new FinishedSequences();
+  /** Set when the NATS user may not read the command stream: the order check is skipped from then on. */
+  private orderCheckDenied = false;
   private readonly encoder = new TextEncoder();
   private readonly replyRule: ReplyToRule;
 
@@ -205,6 +237,7 @@ export class NatsCommandConsumer {
     this.replyRule = { prefix: names.prefix, allowedPrefixes: replyPrefixes };
     this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
     this.pullClosed = new Promise((resolve) => (this.markPullClosed = resolve));
+    this.signalSlot();
   }
 
   /** Starts consuming; returns once the pull subscription is set up. */
@@ -257,9 +290,9 @@ export class NatsCommandConsumer {
     this.markPullClosed();
     const givenBack: Array<Promise<void>> = [];
     for (const m of this.pulled) {
-      // Behind its session's previous command, if one is still running or waiting here; else at once.
-      const tail = this.sessionTails.get(sessionOf(m));
-      givenBack.push(tail ? tail.then(() => this.giveBack(m)) : this.giveBack(m));
+      // Behind its session's commands, if some are still running or waiting here; else at once.
+      const queue = this.sessions.get(sessionOf(m));
+      givenBack.push(queue ? queue.done.then(() => this.giveBack(m)) : this.giveBack(m));
     }
     this.pulled.clear();
     await Promise.all([...this.inFlight, ...givenBack]);
@@ -273,19 +306,110 @@ export class NatsCommandConsumer {
       this.held.add(m);
       // Until it is queued for its session, a command is in `pulled`: at stop, those left there go back to JetStream.
       this.pulled.add(m);
-      while (this.inFlight.size >= this.concurrency && !this.stopping) await Promise.race([...this.inFlight, this.stopRequested]);
+      while (this.queued - this.parked >= this.concurrency && !this.stopping) await Promise.race([this.slotFreed, this.stopRequested]);
       if (this.stopping) continue;
       this.pulled.delete(m);
-      // Serialise per session: the subject minus its kind token names the session.
-      const session = sessionOf(m);
-      const previous = this.sessionTails.get(session) ?? Promise.resolve();
-      const task = previous.then(() => (this.stopping ? this.giveBack(m) : this.handle(m)));
-      this.sessionTails.set(session, task);
-      this.inFlight.add(task);
-      void task.finally(() => {
-        this.inFlight.delete(task);
-        if (this.sessionTails.get(session) === task) this.sessionTails.delete(session);
-      });
+      this.enqueue(m);
+    }
+  }
+
+  /** Wakes the pull loop waiting for a slot. */
+  private signalSlot(): void {
+    const free = this.freeSlot;
+    this.slotFreed = new Promise((resolve) => (this.freeSlot = resolve));
+    free();
+  }
+
+  /** Queues `m` for its session (the subject minus its kind token), in stream order; starts the session's worker when it has none. */
+  private enqueue(m: JsMsg): void {
+    const key = sessionOf(m);
+    this.queued++;
+    const queue = this.sessions.get(key);
+    if (queue) {
+      // A redelivered earlier command goes before the later ones waiting for it (never before one being handled: none was earlier).
+      const at = queue.commands.findIndex((c) => c.info.streamSequence > m.info.streamSequence);
+      queue.commands.splice(at < 0 ? queue.commands.length : at, 0, m);
+      if (queue.parked) this.parked++;
+      queue.wake?.();
+      return;
+    }
+    const created: SessionQueue = { commands: [m], parked: false, wake: null, done: Promise.resolve() };
+    this.sessions.set(key, created);
+    const worker = this.work(key, created);
+    created.done = worker;
+    this.inFlight.add(worker);
+    void worker.finally(() => this.inFlight.delete(worker));
+  }
+
+  /**
+   * Handles the session's commands here one after the other, in stream order. Before each, asks the
+   * command stream for an earlier command of the session still there (not applied yet: held by
+   * another replica, or by a dead one until its ack wait passes); while there is one, the command
+   * waits (held, reported in progress), the session taking no slot, and checks again
+   * ({@link ORDER_RECHECK}). At stop, gives back those not started, in their order.
+   */
+  private async work(key: string, queue: SessionQueue): Promise<void> {
+    let retry = 0;
+    while (queue.commands.length > 0) {
+      const m = queue.commands[0];
+      if (this.stopping) {
+        for (const c of queue.commands.splice(0)) {
+          this.queued--;
+          await this.giveBack(c);
+        }
+        break;
+      }
+      const earlier = await this.earlierInStream(m, retry);
+      if (earlier !== null || queue.commands[0] !== m) {
+        if (queue.commands[0] === m && !this.stopping) {
+          queue.parked = true;
+          this.parked += queue.commands.length;
+          this.signalSlot();
+          await Promise.race([this.pause(retryDelayMs(ORDER_RECHECK, retry++)), new Promise<void>((resolve) => (queue.wake = resolve))]);
+          queue.wake = null;
+          queue.parked = false;
+          this.parked -= queue.commands.length;
+        }
+        continue;
+      }
+      retry = 0;
+      try {
+        await this.handle(m);
+      } finally {
+        queue.commands.splice(queue.commands.indexOf(m), 1);
+        this.queued--;
+        this.signalSlot();
+      }
+    }
+    this.sessions.delete(key);
+  }
+
+  /**
+   * The stream sequence of an earlier command of `m`'s session still in the command stream, or null
+   * (see {@link earlierCommandInStream}); 0 when NATS did not answer (checked again after a wait).
+   * Null, with one `error` line per replica, when the service's NATS user may not read the command
+   * stream (`$JS.API.STREAM.MSG.GET.<PREFIX>_COMMANDS` not allowed: a configuration from before
+   * the check): commands are then handled without it, as before.
+   */
+  private async earlierInStream(m: JsMsg, retry: number): Promise<number | null> {
+    if (this.orderCheckDenied) return null;
+    try {
+      return await earlierCommandInStream(this.jsm, this.names.commandStream, sessionCommandFilter(m.subject), m.info.streamSequence, (seq) =>
+        this.finished.has(seq),
+      );
+    } catch (err) {
+      if (isPermissionDenied(err)) {
+        this.orderCheckDenied = true;
+        this.logger.error(
+          `cannot read the command stream ${this.names.commandStream} (allow $JS.API.STREAM.MSG.GET.${this.names.commandStream} to the service's NATS user): a session's commands are no longer kept in stream order across replicas and crashes: ${(err as Error).message}`,
+        );
+        return null;
+      }
+      if (retry === 0)
+        this.logger.warn(
+          `command stream sequence ${m.info.streamSequence}: cannot check its session's earlier commands, checked again: ${(err as Error).message}`,
+        );
+      return 0;
     }
   }
 
@@ -325,20 +449,29 @@ export class NatsCommandConsumer {
       });
     let answer: CommandAnswer | null = null;
     try {
+      // Redelivered: answered already if its answer is on the results stream (its replica died before the acknowledgement reached the server).
+      const again = m.redelivered ? await this.answerAgain(m, commandId) : null;
+      if (again) {
+        if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
+        this.finish(m, again.status);
+        handled(again.status < 300 ? 'ok' : again.status < 500 ? 'rejected' : 'failed', again);
+        this.logger.log(
+          `command ${quoteInput(commandId)} (delivery ${m.info.deliveryCount}) answered again with its published answer (${again.status}), not run again`,
+        );
+        return;
+      }
       answer = await this.executeUntilFinal(m, commandId);
       if (!answer) return handled('requeued');
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
+      this.finish(m, answer.status);
       if (answer.status < 300) {
-        m.ack();
         handled('ok', answer);
         // Not reached while the executor checks Reply-To with the same rule (it rejects the command): kept as the last guard.
         if (published.refusedReplyTo !== undefined) {
           this.logger.warn(`command ${quoteInput(commandId)}: no answer on Reply-To ${quoteInput(published.refusedReplyTo)}: not a reply subject`);
         }
       } else {
-        // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
-        m.term();
         handled(answer.status < 500 ? 'rejected' : 'failed', answer);
         this.logger.warn(
           rejectionLogLine({
@@ -353,13 +486,62 @@ export class NatsCommandConsumer {
       }
     } catch (err) {
       // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes
-      // back. Its writes are done, so the session's next command may go first: nothing is reordered.
+      // back (answered again then). It is still in the stream: the session's next command waits for it.
       this.logger.warn(`command ${quoteInput(commandId)} left for redelivery: ${(err as Error).message}`);
       handled('requeued', answer ?? undefined);
       m.nak(1000);
     } finally {
       this.held.delete(m);
     }
+  }
+
+  /** Acknowledges `m` (answered with a 2xx) or terminates it (a final 4xx or 5xx), and remembers that it did (the server removes it from the work-queue stream either way). */
+  private finish(m: JsMsg, status: number): void {
+    if (status < 300) m.ack();
+    // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
+    else m.term();
+    this.finished.add(m.info.streamSequence);
+  }
+
+  /**
+   * When `m`'s answer is on the results stream already ({@link findPublishedAnswer}: the subject of
+   * its session, message id `result:<tenant>/<session>/<commandId>`, stored after the command),
+   * publishes it again — the same body and headers but `Delivery-Count` and `Replica` — on the
+   * results subject (within the duplicate window the stream drops it; subscribers get it) and on
+   * `Reply-To`, and returns it; null when there is none (a subject naming no session has no results
+   * subject): the command is then run.
+   * @throws the client's error when NATS is unreachable (the command is left for redelivery).
+   */
+  private async answerAgain(m: JsMsg, commandId: string): Promise<CommandAnswer | null> {
+    const address = parseCommandSubject(this.names.prefix, m.subject);
+    if (!address) return null;
+    const { tenant, sessionId } = address;
+    const msgId = resultMessageId(tenant, sessionId, commandId);
+    const subject = resultSubject(this.names.prefix, tenant, sessionId);
+    let found: Awaited<ReturnType<typeof findPublishedAnswer>>;
+    try {
+      found = await findPublishedAnswer(this.js, this.jsm, this.names.resultStream, subject, msgId, m.time);
+    } catch (err) {
+      if (!isPermissionDenied(err)) throw err;
+      // A configuration from before the lookup: the command runs, as before (applied at most once).
+      this.logger.warn(
+        `command ${quoteInput(commandId)}: cannot read its published answer (allow consumers on ${this.names.resultStream} to the service's NATS user), run again: ${(err as Error).message}`,
+      );
+      return null;
+    }
+    if (!found) return null;
+    const h = headers();
+    for (const [name, values] of found.headers) if (name !== 'Nats-Msg-Id') for (const value of values) h.append(name, value);
+    h.set(DELIVERY_COUNT_HEADER, String(m.info.deliveryCount));
+    h.set(REPLICA_HEADER, REPLICA);
+    await this.deliver(m, commandId, found.data, h, { subject, msgId });
+    let body: unknown = null;
+    try {
+      body = JSON.parse(new TextDecoder().decode(found.data));
+    } catch {
+      // Not JSON (never published so by the service): counted without a code.
+    }
+    return { status: Number(found.headers.get('Status')) || 500, body, kind: found.headers.get('Command-Type') || undefined, address };
   }
 
   /**
@@ -458,6 +640,27 @@ export class NatsCommandConsumer {
       const { kept: _kept, archived: _archived, summary: _summary, ...rest } = answer.body as Record<string, unknown>;
       payload = this.encoder.encode(JSON.stringify({ ...rest, omitted: ['kept', 'archived', 'summary'] }));
     }
+    if (!answer.address) return (await this.deliver(m, commandId, payload, h, null)).published;
+    const { tenant, sessionId } = answer.address;
+    const results = { subject: resultSubject(this.names.prefix, tenant, sessionId), msgId: resultMessageId(tenant, sessionId, commandId) };
+    const { published, storedSeq } = await this.deliver(m, commandId, payload, h, results);
+    // Decided on a life whose erasure the feed has handled already (its deletion may have run before this answer was stored): deleted now.
+    if (storedSeq !== null && this.erasures.takes(tenant, sessionId, answer.basis)) await eraseMessage(this.jsm, this.names.resultStream, storedSeq);
+    return published;
+  }
+
+  /**
+   * Publishes an answer on `Reply-To` (when a reply subject) and on `results` (its subject and
+   * message id, when the command named a session); says where it went, and the answer's sequence in
+   * the results stream (the first copy's, for a duplicate the stream dropped).
+   */
+  private async deliver(
+    m: JsMsg,
+    commandId: string,
+    payload: Uint8Array,
+    h: MsgHdrs,
+    results: { subject: string; msgId: string } | null,
+  ): Promise<{ published: RejectionDestinations; storedSeq: number | null }> {
     const replyTo = m.headers?.get(REPLY_TO_HEADER);
     const published: RejectionDestinations = { results: false, replyTo: false };
     // Never where only the service may publish (another tenant's commands, its streams, the JetStream API).
@@ -470,16 +673,11 @@ export class NatsCommandConsumer {
         this.logger.warn(`command ${quoteInput(commandId)}: cannot answer on ${REPLY_TO_HEADER} ${quoteInput(replyTo)}: ${(err as Error).message}`);
       }
     }
-    if (answer.address) {
-      const { tenant, sessionId } = answer.address;
-      const stored = await this.js.publish(resultSubject(this.names.prefix, tenant, sessionId), payload, {
-        headers: h,
-        msgID: resultMessageId(tenant, sessionId, commandId),
-      });
+    if (results) {
+      const stored = await this.js.publish(results.subject, payload, { headers: h, msgID: results.msgId });
       published.results = true;
-      // Decided on a life whose erasure the feed has handled already (its deletion may have run before this answer was stored): deleted now.
-      if (this.erasures.takes(tenant, sessionId, answer.basis)) await eraseMessage(this.jsm, this.names.resultStream, stored.seq);
+      return { published, storedSeq: stored.seq };
     }
-    return published;
+    return { published, storedSeq: null };
   }
 }
