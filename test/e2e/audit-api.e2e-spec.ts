@@ -111,7 +111,7 @@ describe('audit API', () => {
     await append(a, 'summary', ['one', 'two', 'three', 'four', 'five', 'six'], 'carol');
     const compaction = await compact('summary', { type: 'sliding-window', maxEvents: 2 });
     const { data } = await a.GET('/v1/sessions/{sessionId}', {
-      params: { path: { sessionId: 'summary' }, query: { minPosition: compaction.position!, estimator: 'chars' } },
+      params: { path: { sessionId: 'summary' }, query: { minPosition: compaction.position, estimator: 'chars' } },
     });
     const summary = SessionSummarySchema.parse(data);
     const { data: window } = await a.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 'summary' }, query: { estimator: 'chars' } } });
@@ -197,7 +197,7 @@ describe('audit API', () => {
       decisions.push(answer.compactionId!);
       // Read-your-writes: the decision is in the history as soon as its position is reached.
       const { data } = await a.GET('/v1/sessions/{sessionId}/compactions/{compactionId}', {
-        params: { path: { sessionId: id, compactionId: answer.compactionId! }, query: { minPosition: answer.position! } },
+        params: { path: { sessionId: id, compactionId: answer.compactionId! }, query: { minPosition: answer.position } },
       });
       expect(CompactionHistoryItemSchema.parse(data).compactionId).toBe(answer.compactionId);
     }
@@ -256,7 +256,7 @@ describe('audit API', () => {
     const failed = await compact(id, { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 1 });
     summarizer.failing = false;
     expect(failed.outcome).toBe('failed');
-    const { data } = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: id }, query: { minPosition: failed.position! } } });
+    const { data } = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: id }, query: { minPosition: failed.position } } });
     const [done, broken] = CompactionHistoryPageSchema.parse(data).compactions;
     expect(done).toMatchObject({
       compactionId: ok.compactionId,

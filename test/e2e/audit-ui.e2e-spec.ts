@@ -43,7 +43,7 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
       const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SESSION } }, body: { strategy } });
       expect(data!.outcome).toBe('compacted');
       compactionIds.push(data!.compactionId!);
-      await client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION }, query: { minPosition: data!.position! } } });
+      await client.GET('/v1/sessions/{sessionId}', { params: { path: { sessionId: SESSION }, query: { minPosition: data!.position } } });
     }
     await client.POST('/v1/sessions/{sessionId}/events', {
       params: { path: { sessionId: 'another-session' } },

@@ -257,7 +257,7 @@ describe('OpenAPI contract', () => {
       body: { strategy: { type: 'sliding-window', maxEvents: 100 } },
     });
     check(schemas.CompactionAnswerSchema, noop.data);
-    const minPosition = done.position!;
+    const minPosition = done.position;
     check(schemas.WindowSchema, (await client.GET('/v1/sessions/{sessionId}/window', { params: { path, query: { minPosition } } })).data);
     check(schemas.WindowSchema, (await client.GET('/v1/sessions/{sessionId}/window', { params: { path, query: { format: 'openai' } } })).data);
     check(schemas.WindowSchema, (await client.GET('/v1/sessions/{sessionId}/window', { params: { path, query: { atRevision: 2 } } })).data);
