@@ -235,11 +235,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     }
     case SUMMARY_INSERTED: {
       const data = recorded.data as SummaryInsertedData;
-      const anchor = summaryAnchorRevision(
-        data,
-        { activeAnchor: (id) => state.active.get(id)?.anchorRevision, lastRevision: (id) => state.revisionsById.get(id) },
-        recorded.revision,
-      );
+      const anchor = summaryAnchorRevision(data, { activeAnchor: (id) => state.active.get(id)?.anchorRevision }, recorded.revision);
       state.active.set(data.summaryId, {
         event: { id: data.summaryId, type: 'summary', shadowPrompt: data.shadowPrompt, text: data.text },
         costs: data.costs,

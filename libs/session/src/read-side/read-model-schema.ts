@@ -38,8 +38,7 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * - `session_log`: every event of every session stream, keyed by global position. No index by
  *   client id (version 6 dropped `session_log_by_event_id`, about 5–15 µs of the projector's
  *   ~65–80 µs per event, `bench/projector-cost.ts --ablate`): archives find rows by revision (see
- *   `window_entries`), and the summary-anchor fallback for ids no longer active (logs written
- *   before `insertBeforeRevision`) walks the session's rows back from its last revision.
+ *   `window_entries`).
  * - `recall_tenants`: a tenant's recall index id (see `recall-index-tables`), assigned on its first
  *   indexed document. Each tenant has its own two FTS5 indexes (since version 11; before, one pair
  *   for every tenant, whose BM25 statistics told a tenant about the others' words), created by the

@@ -12,6 +12,7 @@ import { SessionProjector } from './session-projector';
 import { tenantRecallIndexTables } from './recall-index-tables';
 import { assistant, RecordedSessionLog, system, tool, user } from './testing/recorded-session-log';
 import { CONVERSATION_EVENT } from '../events/session-stream-events';
+import { foldSessionWindow, orderedWindow } from '../domain/session-window';
 import { SESSION_ERASED, erasureStream } from '../events/erasure-events';
 
 function setup() {
@@ -169,23 +170,25 @@ describe('SessionProjector: hand-built sequences', () => {
     expect(getCompaction(store, 'default', 's1', 'nope')).toBeNull();
   });
 
-  it('orders a summary inserted before an event that is no longer active at that event’s revision, and one with an unknown anchor at its own', () => {
+  it('orders a summary whose insertBeforeId names no active event (one archived, one unknown) at its own revision, as the fold does', () => {
     const { store, projector } = setup();
     const log = new RecordedSessionLog();
     log.append('s1', user('u1', 'a'));
     log.append('s1', user('u2', 'b'));
     log.append('s1', user('u3', 'c'));
     log.archive('s1', 'c1', ['u1', 'u2']);
-    log.summary('s1', 'c1', 'u2', 'x'); // u2 archived: anchor = revision of u2 (1)
+    log.summary('s1', 'c1', 'u2', 'x'); // u2 archived: anchor = own revision (4), as for an unknown id
     log.summary('s1', 'c9', 'zzz', 'y'); // unknown: anchor = own revision (5)
     log.append('s1', user('u4', 'd'));
     projector.applyBatch(log.events);
-    expect(getWindow(store, 'default', 's1')!.entries.map((e) => [e.event.id, e.anchorRevision])).toEqual([
-      ['summary-c1', 1n],
+    const entries = getWindow(store, 'default', 's1')!.entries;
+    expect(entries.map((e) => [e.event.id, e.anchorRevision])).toEqual([
       ['u3', 2n],
+      ['summary-c1', 4n],
       ['summary-c9', 5n],
       ['u4', 6n],
     ]);
+    expect(entries).toEqual(orderedWindow(foldSessionWindow(log.ofSession('s1'))));
   });
 
   it('records a failed compaction, with the superseded system message it archived anyway', () => {

@@ -110,7 +110,6 @@ export class SessionReadModelWriter {
         true,
       ),
       windowAnchor: s('SELECT anchor_revision AS anchor FROM window_entries WHERE session_key = ? AND event_id = ?').safeIntegers(true),
-      lastRevisionOf: s('SELECT revision FROM session_log WHERE session_key = ? AND event_id = ? ORDER BY revision DESC LIMIT 1').safeIntegers(true),
       decisionsOf: s('SELECT type, data_json FROM session_log WHERE session_key = ? AND compaction_id = ? AND type IN (?, ?) ORDER BY revision'),
       upsertCompaction: s(
         `INSERT OR REPLACE INTO compactions (session_key, compaction_id, outcome, revision, position, at, data_json, archived_ids_json, summary_json)
@@ -313,7 +312,6 @@ export class SessionReadModelWriter {
   private anchorLookup(sessionKey: string): AnchorLookup {
     return {
       activeAnchor: (id) => (this.stmts.windowAnchor.get(sessionKey, id) as { anchor: bigint } | undefined)?.anchor,
-      lastRevision: (id) => (this.stmts.lastRevisionOf.get(sessionKey, id) as { revision: bigint } | undefined)?.revision,
     };
   }
 
