@@ -134,6 +134,27 @@ describe('TokenCountingPool', () => {
     }
   });
 
+  it('given its thread starting slower than the deadline, when the first large task comes, then the start-up is not counted in that task’s deadline', async () => {
+    // A thread's start-up (code and encodings, ~1 s of CPU; 3-4 s from sources) took over 30 s at load 20 on 2 cores:
+    // the first compaction after an idle minute answered `failed` (counting_timeout) though nothing waited for it.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'held-start-'));
+    const gate = path.join(dir, 'go');
+    process.env.TOKEN_COUNTING_HELD_START = gate;
+    const held = new TokenCountingPool({ inlineLimit: 10, deadlineMs: 2_000, workerFile: path.join(__dirname, 'testing', 'held-start-worker.ts') });
+    try {
+      const event: SessionEvent = { id: 'e', type: 'user', text: 'counted in the worker '.repeat(5) };
+      const counted = held.eventCosts([event]).catch((err: unknown) => err);
+      // The thread is still starting when the deadline, counted from the call, has passed.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      fs.writeFileSync(gate, '');
+      expect(await counted).toEqual([computeEventCosts(event)]);
+    } finally {
+      delete process.env.TOKEN_COUNTING_HELD_START;
+      await held.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
   describe('given the counting worker busy with a queue of large appends', () => {
     // Each count ~0.6 s of one thread (both encodings); starting a worker from sources ~1-2 s.
     const emoji: SessionEvent = { id: 'emoji', type: 'user', text: '😀'.repeat(200_000) };

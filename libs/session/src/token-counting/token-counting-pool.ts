@@ -10,7 +10,11 @@
  * this module (at start-up): loaded on first need, it held the event loop 20–30 ms in the middle
  * of the first large request (the service run from source, 2-core machine), its longest stretch. Each task has a deadline
  * ({@link DEFAULT_COUNTING_DEADLINE_MS}, time queued included); past it the worker is stopped and
- * the caller gets a {@link CountingTimeoutError}. Same numbers as the inline functions.
+ * the caller gets a {@link CountingTimeoutError}. The deadline starts once the lane's thread is up:
+ * starting it (loading the code and both encodings: ~1 s of CPU, 3–4 s from TypeScript sources) is
+ * the service's own cost, paid by whichever large task comes first after an idle minute, not a wait
+ * behind other large texts; on a busy machine (load 20 on 2 cores) it alone outlasted the deadline and
+ * the first compaction answered `failed`. Same numbers as the inline functions.
  *
  * The other text work whose cost a client chooses and that would otherwise hold the event loop is
  * a compaction's: splitting a large summarizer input into chunks, and the extractive summary of a
@@ -39,7 +43,7 @@ import {
 import { computeEventCosts } from '../domain/event-costs';
 import type { EventCosts } from '../events/session-stream-events';
 import { CountingTimeoutError } from '../errors';
-import type { EventCostsTask, ExtractiveSummaryTask, SummaryChunksTask, TokenCountingTask } from './token-counting-tasks';
+import type { EventCostsTask, ExtractiveSummaryTask, ReadyTask, SummaryChunksTask, TokenCountingTask } from './token-counting-tasks';
 
 /**
  * Most UTF-16 code units (all texts of one request together) counted on the calling thread.
@@ -78,6 +82,11 @@ export interface TokenCountingOptions {
   deadlineMs?: number;
   /** See {@link WORKER_IDLE_MS} (ms). */
   idleMs?: number;
+  /**
+   * The worker's entry module (an absolute path); default `token-counting-tasks` next to this file.
+   * For tests: a module that wraps it (e.g. one whose loading is held) and re-exports its default.
+   */
+  workerFile?: string;
 }
 
 /** The worker module, next to this file (`.ts` under ts-node and jest, `.js` once built). */
@@ -118,6 +127,8 @@ interface Lane {
   tail: Promise<void>;
   /** Counts {@link TokenCountingPool.close} calls: a task still waiting its turn at a close fails, as piscina fails those it holds. */
   closes: number;
+  /** While the lane's thread is starting (see {@link TokenCountingPool.threadUp}): settles once it is up, or failed to start. */
+  starting: Promise<void> | undefined;
 }
 
 /** Rejects with `signal`'s reason once it aborts (a task's deadline passed while it waited its turn). */
@@ -134,15 +145,17 @@ export class TokenCountingPool {
   private readonly inlineLimit: number;
   private readonly deadlineMs: number;
   private readonly idleMs: number;
+  private readonly workerFile: string;
   private readonly lanes: Record<TokenCountingLane, Lane> = {
-    counting: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0 },
-    summaries: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0 },
+    counting: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined },
+    summaries: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined },
   };
 
   constructor(options: TokenCountingOptions = {}) {
     this.inlineLimit = options.inlineLimit ?? INLINE_COUNT_LIMIT;
     this.deadlineMs = options.deadlineMs ?? DEFAULT_COUNTING_DEADLINE_MS;
     this.idleMs = options.idleMs ?? WORKER_IDLE_MS;
+    this.workerFile = options.workerFile ?? WORKER_FILE;
   }
 
   /** True while a worker pool of either lane exists (started by a large task, not yet closed). */
@@ -207,31 +220,59 @@ export class TokenCountingPool {
     await Promise.all(pools.map((pool) => pool.destroy()));
   }
 
-  private async run<T>(laneName: TokenCountingLane, task: TokenCountingTask, what: string): Promise<T> {
-    const lane = this.lanes[laneName];
-    // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
-    if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true);
-    lane.inFlight += 1;
-    // The deadline counts from now, the wait for the tasks before this one included.
-    const signal = AbortSignal.timeout(this.deadlineMs);
-    const before = lane.tail;
-    let done = () => undefined as void;
-    lane.tail = new Promise<void>((resolve) => (done = resolve));
-    try {
-      const closes = lane.closes;
-      await Promise.race([before, abortedBy(signal)]);
-      if (lane.closes !== closes) throw new Error(`the token-counting pool was closed before ${what} could run`);
+  /**
+   * Resolves once `lane` has a thread that has loaded its module: at once when it has one, else
+   * after starting it (creating the lane's piscina pool if needed) and running a {@link ReadyTask}
+   * on it, without a deadline. Tasks arriving meanwhile share the one start.
+   * @throws what piscina throws when the thread fails to load; an Error when the pool is closed meanwhile.
+   */
+  private threadUp(lane: Lane): Promise<void> {
+    if (lane.starting) return lane.starting;
+    if (lane.pool && lane.pool.threads.length > 0) return Promise.resolve();
+    const closes = lane.closes;
+    const start = async (): Promise<void> => {
       // Starting the pool's thread holds the event loop for a few ms (the first worker thread of a
       // process most: 5–10 ms): other requests get a turn first, so that is not added to the
       // caller's own stretch (reading and validating a large body).
       if (!lane.pool) await yieldToIo();
+      if (lane.closes !== closes) throw new Error('the token-counting pool was closed while its worker thread started');
       lane.pool ??= new Piscina({
-        filename: WORKER_FILE,
+        filename: this.workerFile,
         minThreads: 0,
         maxThreads: 1,
         idleTimeout: this.idleMs,
         execArgv: workerExecArgv(),
       });
+      try {
+        await lane.pool.run({ kind: 'ready' } satisfies ReadyTask);
+      } catch (err) {
+        if (lane.closes !== closes) throw new Error('the token-counting pool was closed while its worker thread started', { cause: err });
+        throw err;
+      }
+    };
+    lane.starting = start().finally(() => (lane.starting = undefined));
+    return lane.starting;
+  }
+
+  private async run<T>(laneName: TokenCountingLane, task: TokenCountingTask, what: string): Promise<T> {
+    const lane = this.lanes[laneName];
+    // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
+    if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true);
+    lane.inFlight += 1;
+    const before = lane.tail;
+    let done = () => undefined as void;
+    lane.tail = new Promise<void>((resolve) => (done = resolve));
+    try {
+      const closes = lane.closes;
+      // The lane's thread first (not counted in the deadline); tasks waiting for the same start go
+      // on in the order they came, so the queue below keeps that order.
+      await this.threadUp(lane);
+      // The deadline counts from now, the wait for the tasks before this one included.
+      const signal = AbortSignal.timeout(this.deadlineMs);
+      await Promise.race([before, abortedBy(signal)]);
+      if (lane.closes !== closes || !lane.pool) throw new Error(`the token-counting pool was closed before ${what} could run`);
+      // A task before this one that missed its deadline stopped the thread: piscina starts another
+      // for this one, within its deadline (rare: only right after a timeout).
       return (await lane.pool.run(task, { signal })) as T;
     } catch (err) {
       const name = (err as Error | undefined)?.name;

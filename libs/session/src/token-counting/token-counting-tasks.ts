@@ -36,22 +36,34 @@ export interface ExtractiveSummaryTask {
   estimator?: EstimatorName;
 }
 
+/**
+ * Does nothing: answered once the worker has loaded this module (code, both encodings), so the
+ * pool knows its thread is up before any task's deadline starts. Answers `true`.
+ */
+export interface ReadyTask {
+  kind: 'ready';
+}
+
 /** A task of the token-counting worker. */
-export type TokenCountingTask = EventCostsTask | SummaryChunksTask | ExtractiveSummaryTask;
+export type TokenCountingTask = EventCostsTask | SummaryChunksTask | ExtractiveSummaryTask | ReadyTask;
 
 /** The result of each task kind. */
 export type TokenCountingResult<T extends TokenCountingTask> = T extends EventCostsTask
   ? EventCosts[]
   : T extends SummaryChunksTask
     ? SummaryRequest[]
-    : string;
+    : T extends ReadyTask
+      ? true
+      : string;
 
 /**
  * Runs one task. Synchronous and pure; errors thrown by the domain (e.g. `InvalidParameterError`
  * from `planSummaryChunks`) reach the caller as the pool's rejection.
  */
-export function runTokenCountingTask(task: TokenCountingTask): EventCosts[] | SummaryRequest[] | string {
+export function runTokenCountingTask(task: TokenCountingTask): EventCosts[] | SummaryRequest[] | string | true {
   switch (task.kind) {
+    case 'ready':
+      return true;
     case 'eventCosts':
       return task.events.map(computeEventCosts);
     case 'summaryChunks':
