@@ -17,14 +17,20 @@ import { RecordedSessionLog, system, user } from './testing/recorded-session-log
 
 const EVENTS = RECALL_RANKED_MATCH_LIMIT + 100;
 
-/** `long`: a system prompt, then {@link EVENTS} events holding `hotel`, all but the last 10 archived by `c1`, the middle of them marked active behind the index's back. */
-function tamperedLongSession() {
+/** `long`: a system prompt, then {@link EVENTS} events holding `hotel` (ids `e0`, `e1`, …), all but the last 10 archived by `c1`. */
+function longSession(): { log: RecordedSessionLog; ids: string[] } {
   const log = new RecordedSessionLog();
   log.append('long', system('sys', 'hotel prompt'));
   const ids = Array.from({ length: EVENTS }, (_, i) => `e${i}`);
   for (const id of ids) log.append('long', user(id, `hotel ${id}`));
   log.archive('long', 'c1', ids.slice(0, -10));
   log.completed('long', 'c1');
+  return { log, ids };
+}
+
+/** {@link longSession} projected, three events of the middle marked active behind the index's back. */
+function tamperedLongSession() {
+  const { log, ids } = longSession();
   const store = projectedReadModels(log);
   const tampered = store.db.prepare("UPDATE session_log SET archived = 0 WHERE archived_by = 'c1' AND event_id IN ('e500', 'e1000', 'e1500')").run().changes;
   expect(tampered).toBe(3);
@@ -54,12 +60,7 @@ describe('recall filters a long session from the rows they pass', () => {
   });
 
   it('archived=false with sessionId keeps, on the next pages, the events a compaction archived after the first page', () => {
-    const log = new RecordedSessionLog();
-    log.append('long', system('sys', 'hotel prompt'));
-    const ids = Array.from({ length: EVENTS }, (_, i) => `e${i}`);
-    for (const id of ids) log.append('long', user(id, `hotel ${id}`));
-    log.archive('long', 'c1', ids.slice(0, -10));
-    log.completed('long', 'c1');
+    const { log, ids } = longSession();
     const store = ReadModelStore.open(':memory:');
     const projector = new SessionProjector(store);
     projector.applyBatch(log.events.splice(0));
