@@ -7,14 +7,19 @@
  * `READ_SCALE_BACKGROUND` (default 100) sessions of 1,000 events each, then one session `long` of
  * `READ_SCALE_LONG` (default 100,000) events appended in batches of 1,000, each followed by a
  * sliding-window compaction keeping 200 (an `EventsArchived` and a `CompactionCompleted`, as the
- * capacity repro's `_long.sh` does), then a 2-event session `small`. Every text holds
+ * capacity repro's `_long.sh` does; its first event is a system prompt no compaction archives,
+ * as a pinned one), then a 2-event session `small`. Every text holds
  * `hotel reservation flight alpha bravo` (common words) and a unique token.
  *
  * Then measures, interleaved, `READ_SCALE_RUNS` (default 30) runs of each read and prints min /
  * median wall time and median CPU (user + system of the process) per read, in ms:
  * the summary of `long` and of `small`, the first page of the list (20, `long` on it), recall of
  * `reservation` unfiltered, limited to `long` (also `archived=true`, and `reservation flight`),
- * and of a unique token of `long`.
+ * and of a unique token of `long`; then recall's selective filters on `long` (`reservation`, in
+ * `newest` order): `archived=false` (its 200 active events, first and second page), the
+ * `compactionId` of a compaction in the middle of it (with and without `sessionId`, and the
+ * second page) and a `userId` nobody has. `READ_SCALE_ONLY` (a regular expression) keeps the reads
+ * whose name it matches.
  *
  * Run: npx ts-node --transpile-only -r tsconfig-paths/register bench/read-scale.ts
  */
@@ -22,15 +27,18 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { ReadModelStore, SessionProjector, getSessionSummary, listSessionSummaries, searchRecall } from '@lib/session';
+import { ReadModelStore, SessionProjector, getSessionSummary, listSessionSummaries, searchRecall, type RecallSearch } from '@lib/session';
 import { READ_MODEL_SCHEMA_VERSION } from '../libs/session/src/read-side/read-model-schema';
-import { RecordedSessionLog, user, assistant } from '../libs/session/src/read-side/testing/recorded-session-log';
+import { RecordedSessionLog, user, assistant, system } from '../libs/session/src/read-side/testing/recorded-session-log';
 
 const DIR = process.env.READ_SCALE_DIR ?? '/tmp/read-scale';
 const BACKGROUND = Number(process.env.READ_SCALE_BACKGROUND ?? 100);
 const LONG = Number(process.env.READ_SCALE_LONG ?? 100_000);
 const RUNS = Number(process.env.READ_SCALE_RUNS ?? 30);
+const ONLY = new RegExp(process.env.READ_SCALE_ONLY ?? '');
 const TEXT = 'hotel reservation flight alpha bravo';
+/** Bumped when the data set changes (1: `long` starts with a system prompt never archived), so an older file is not reused. */
+const DATA_SET = 1;
 
 /** Projects the data set into `file` (a new file), 1,000 events per transaction. */
 function build(file: string): void {
@@ -45,6 +53,8 @@ function build(file: string): void {
     for (let k = 0; k < 1000; k++) log.append(`bg${s}`, (k % 2 ? assistant : user)(`b${k}`, `${TEXT} tokbg${s}n${k}`));
     flush();
   }
+  // The system prompt stays active (as a pinned one does): the session's active events span all of it.
+  log.append('long', system('sys', 'You are a travel agent.'));
   let kept: string[] = [];
   for (let b = 0; b < LONG / 1000; b++) {
     for (let j = 0; j < 1000; j++) {
@@ -66,7 +76,7 @@ function build(file: string): void {
 
 function main(): void {
   fs.mkdirSync(DIR, { recursive: true });
-  const file = path.join(DIR, `v${READ_MODEL_SCHEMA_VERSION}-${BACKGROUND}-${LONG}.sqlite`);
+  const file = path.join(DIR, `v${READ_MODEL_SCHEMA_VERSION}-d${DATA_SET}-${BACKGROUND}-${LONG}.sqlite`);
   if (!fs.existsSync(file)) {
     const started = performance.now();
     build(`${file}.tmp`);
@@ -75,6 +85,14 @@ function main(): void {
   }
   const store = ReadModelStore.open(file);
   const tenantId = 'default';
+  // A compaction in the middle of `long` (it archived 1,000 events), and the cursor of a filtered query's first page.
+  const middle = `c${Math.floor(LONG / 2000)}`;
+  const cursors = new Map<string, string | undefined>();
+  const secondPage = (filters: Partial<RecallSearch>) => {
+    const key = JSON.stringify(filters);
+    if (!cursors.has(key)) cursors.set(key, searchRecall(store, { tenantId, q: 'reservation', ...filters }).nextCursor);
+    return cursors.get(key);
+  };
   const reads: Array<[string, () => unknown]> = [
     ['summary long', () => getSessionSummary(store, tenantId, 'long', 'chars')],
     ['summary small', () => getSessionSummary(store, tenantId, 'small', 'chars')],
@@ -85,7 +103,19 @@ function main(): void {
     ['recall reservation flight sessionId=long', () => searchRecall(store, { tenantId, q: 'reservation flight', sessionId: 'long' })],
     ['recall unique token sessionId=long', () => searchRecall(store, { tenantId, q: `toklongn${Math.floor(LONG / 2)}`, sessionId: 'long' })],
     ['recall reservation sessionId=small', () => searchRecall(store, { tenantId, q: 'reservation', sessionId: 'small' })],
-  ];
+    ['recall reservation sessionId=long archived=false', () => searchRecall(store, { tenantId, q: 'reservation', sessionId: 'long', archived: false })],
+    [
+      'recall reservation sessionId=long archived=false, page 2',
+      () => searchRecall(store, { tenantId, q: 'reservation', sessionId: 'long', archived: false, cursor: secondPage({ sessionId: 'long', archived: false }) }),
+    ],
+    ['recall reservation sessionId=long compactionId', () => searchRecall(store, { tenantId, q: 'reservation', sessionId: 'long', compactionId: middle })],
+    ['recall reservation compactionId', () => searchRecall(store, { tenantId, q: 'reservation', compactionId: middle })],
+    [
+      'recall reservation compactionId, page 2',
+      () => searchRecall(store, { tenantId, q: 'reservation', compactionId: middle, cursor: secondPage({ compactionId: middle }) }),
+    ],
+    ['recall reservation sessionId=long userId=nobody', () => searchRecall(store, { tenantId, q: 'reservation', sessionId: 'long', userId: 'nobody' })],
+  ].filter(([name]) => ONLY.test(name as string)) as Array<[string, () => unknown]>;
   const wall = reads.map(() => [] as number[]);
   const cpu = reads.map(() => [] as number[]);
   for (const [, read] of reads) read(); // warm the statement caches

@@ -10,21 +10,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import Database from 'better-sqlite3';
+import { SessionProjector } from '@lib/session';
 import { captureLogLines } from '../support/captured-log-lines';
 import { startService, type Harness } from '../support/service-harness';
-
-/** SQLite's error for a file that is not a database, as better-sqlite3 throws it. */
-function sqliteDamageError(dir: string): Error {
-  const file = path.join(dir, 'not-a-database');
-  fs.writeFileSync(file, Buffer.alloc(8192, 0x5a));
-  try {
-    new Database(file).prepare('SELECT 1').get();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('SQLite read a file of garbage as a database');
-}
+import { damagePagesButCheckpoints, expectDamageShown, sqliteDamageError } from '../support/read-models-damage';
 
 describe('read models found damaged while the service runs', () => {
   let harness: Harness | undefined;
@@ -58,21 +47,7 @@ describe('read models found damaged while the service runs', () => {
       expect({ status: read.status, code: read.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
     }
 
-    const health = await http().get('/health');
-    expect(health.status).toBe(200);
-    expect(health.body).toMatchObject({
-      status: 'unavailable',
-      store: { error: null, lastWriteError: null },
-      readModels: { damaged: { problem: expect.any(String), at: expect.any(String) } },
-    });
-    const problem = (health.body as { readModels: { damaged: { problem: string } } }).readModels.damaged.problem;
-    expect(problem).toContain(path.join(harness.dataDir, 'read-models.sqlite'));
-    expect(problem).toMatch(
-      /is damaged \(SQLite: .+, met by a read\): reads meeting it answer 503 read_models_damaged, and the projector cannot apply the log to it; restart the service, which moves the file aside and rebuilds it from the log/,
-    );
-    const ready = await http().get('/health/ready');
-    expect({ status: ready.status, code: ready.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
-    expect(await metric('read_models_damaged')).toBe('1');
+    const { problem } = await expectDamageShown(http, harness.dataDir, 'a read');
     // One error line for the damage, not one per read.
     expect(lines.filter((line) => line.startsWith('the read models file '))).toEqual([problem]);
   });
@@ -89,18 +64,36 @@ describe('read models found damaged while the service runs', () => {
       .post('/v1/sessions/s1/events')
       .send({ events: [{ id: 'e1', type: 'user', text: 'never projected' }] })
       .expect(201);
-    const deadline = Date.now() + 10_000;
-    let health = await http().get('/health');
-    while (health.body.readModels.damaged === null && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      health = await http().get('/health');
-    }
-    expect(health.body).toMatchObject({
-      status: 'unavailable',
-      projector: { lastError: expect.stringContaining(damage.message) },
-      readModels: { damaged: { problem: expect.stringMatching(/is damaged \(SqliteError: .+, met by the projector\): .*restart the service/) } },
-    });
-    const ready = await http().get('/health/ready');
-    expect({ status: ready.status, code: ready.body.code }).toEqual({ status: 503, code: 'read_models_damaged' });
+    const { body } = await expectDamageShown(http, harness.dataDir, 'the projector');
+    expect(body).toMatchObject({ projector: { lastError: expect.stringContaining(damage.message) } });
+  });
+
+  it('shows it too when the projector meets it in its worker thread (PROJECTOR_WORKER=true): the worker posts it with the batch', async () => {
+    // Before, the worker's error crossed to the main thread without SQLite's code: /health said nothing of the damage.
+    harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'rm-damaged-worker-')), env: { PROJECTOR_WORKER: 'true' } });
+    const http = harness.http;
+    const lines = captureLogLines(['warn', 'error']);
+    // A first event, projected by the worker thread: its own connection has the file open.
+    await http()
+      .post('/v1/sessions/s1/events')
+      .send({ events: [{ id: 'e1', type: 'user', text: 'projected before the damage' }] })
+      .expect(201);
+    expect((await http().get('/v1/recall?q=projected')).status).toBe(200);
+    // Then the file damaged on disk, its WAL emptied first: every page but the schema's and the
+    // checkpoints' (which this thread reads when the projector retries), so the damage is met in the
+    // worker thread only, by its next transaction, where no spy of this thread reaches.
+    damagePagesButCheckpoints(harness.service.readModels.db, path.join(harness.dataDir, 'read-models.sqlite'));
+    await http()
+      .post('/v1/sessions/s1/events')
+      .send({ events: [{ id: 'e2', type: 'user', text: 'never projected' }] })
+      .expect(201);
+    const { body, problem } = await expectDamageShown(http, harness.dataDir, 'the projector');
+    // SQLite's SQLITE_CORRUPT (a damaged page) or SQLITE_NOTADB (the header), as the page it reads first.
+    const sqliteSays = /^SqliteError: (database disk image is malformed|file is not a database)$/;
+    expect(body).toMatchObject({ projector: { lastError: expect.stringMatching(sqliteSays) } });
+    expect(problem).toContain(`(SQLite: ${(body as { projector: { lastError: string } }).projector.lastError.slice('SqliteError: '.length)}, met by`);
+    expect(harness.service.app.get(SessionProjector).state().readModelsDamaged).toBe(true);
+    // One error line for the damage, however often the projector retries.
+    expect(lines.filter((line) => line.startsWith('the read models file '))).toHaveLength(1);
   });
 });

@@ -8,7 +8,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { LoggerModule } from 'nestjs-pino';
 import type { FastifyRequest } from 'fastify';
 import * as path from 'node:path';
-import { READ_MODEL_FILE_NAME, SessionModule, type SessionModuleOptions } from '@lib/session';
+import { READ_MODEL_FILE_NAME, SessionModule, SessionProjector, type SessionModuleOptions } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from './config/tokens';
 import type { ServiceConfig } from './config/service-config';
 import { SessionsController } from './http/sessions.controller';
@@ -99,7 +99,16 @@ export class AppModule {
         { provide: SERVICE_CONFIG, useValue: config },
         { provide: ServiceMetrics, useValue: metrics },
         { provide: StoreWriteHealth, useValue: writes },
-        { provide: ReadModelsDamage, useValue: new ReadModelsDamage(path.join(config.dataDir, READ_MODEL_FILE_NAME)) },
+        {
+          provide: ReadModelsDamage,
+          // Before the projector starts (application bootstrap): its damage, on the event loop or in its worker thread, is reported as it is met.
+          useFactory: (projector: SessionProjector) => {
+            const damage = new ReadModelsDamage(path.join(config.dataDir, READ_MODEL_FILE_NAME));
+            projector.onReadModelsDamage((error) => damage.report(error, 'the projector'));
+            return damage;
+          },
+          inject: [SessionProjector],
+        },
         CompactionMetricsHandler,
         SummarizerFailureLog,
         ApiKeyGuard,

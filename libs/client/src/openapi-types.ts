@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read or the projector found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -32,7 +32,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read or the projector found the read models damaged (until a restart) */
+        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart) */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
@@ -585,11 +585,11 @@ export interface components {
                 running: boolean;
             };
             readModels: {
-                /** @description set once a read (answered 503 read_models_damaged) or the projector met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise */
+                /** @description set once a read or a command, over HTTP or NATS (answered 503 read_models_damaged), the projector (on the event loop or in its worker thread) or the decisions feed met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise */
                 damaged: {
                     /** @description ISO-8601 UTC date-time */
                     at: string;
-                    /** @description the file, SQLite's message and the remedy: restart the service, which moves the file aside and rebuilds it from the log */
+                    /** @description the file, SQLite's message, what met it and the remedy: restart the service, which moves the file aside and rebuilds it from the log */
                     problem: string;
                 } | null;
             };

@@ -27,6 +27,6 @@ export * from './summary-chunks';
 export * from './summary-budget';
 export * from './summarizer-bound';
 export * from './extractive-summarizer';
-export { truncateMiddle } from './text';
+export { cutMiddle, truncateMiddle } from './text';
 export * from './quoted-input';
 export * from './text-length';

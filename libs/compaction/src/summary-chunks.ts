@@ -5,7 +5,7 @@
 import type { SummaryRequest } from './compaction-types';
 import { InvalidParameterError } from './invalid-parameter-error';
 import { buildSummarizerMessages, SUMMARIZER_SECTION } from './summarizer-prompt';
-import { truncateMiddle } from './text';
+import { cutMiddle, truncateMiddle } from './text';
 import { fitsTokens, type TokenEstimator } from './token-estimators';
 
 /** Upper bound of the default running-summary reserve, in estimator units (tokens). */
@@ -33,32 +33,53 @@ export function summarizerInputCost(request: SummaryRequest, estimator: TokenEst
 }
 
 /**
- * The longest middle-truncation of `text` (see `truncateMiddle`) whose cost is ≤ `maxTokens`;
- * `text` itself when it fits. Cost: one count of `text`, then counts of truncations no longer
- * than about twice the answer: the kept length grows from `maxTokens` code units by doubling while
- * it fits, then a binary search between the last two sizes. So a 1,000,000-unit text cut to a few
- * thousand tokens costs one full count plus O(answer · log answer) code units counted, where a
- * bisection from the middle reads n/2 + n/4 + … more (issue 17, item 1). Assumes, as any search here must, that keeping more never costs less.
- * `options.atWords` is passed to `truncateMiddle` (cut between words, never through one).
+ * The middle-truncation of `text` keeping the most of it whose cost is ≤ `maxTokens`; `text` itself
+ * when it fits. The search walks the content kept (`cutMiddle`), not the result's length: the
+ * marker (`[… N characters omitted …]`, ~30 code units, ~8 tokens) is longer in code units than
+ * many token-dense texts it shortens, so bounding the length kept far less than the budget allowed
+ * (a 55-unit, 41-token text cut to 40 tokens kept 19 units). When even the marker alone does not
+ * fit, the longest prefix that fits (as `truncateMiddle` with a bound under the marker's length).
+ * Cost: one count of `text`, then counts of truncations no longer than about twice the answer:
+ * the kept length grows from `maxTokens` code units by doubling while it fits, then a binary search
+ * between the last two sizes. So a 1,000,000-unit text cut to a few thousand tokens costs one full
+ * count plus O(answer · log answer) code units counted, where a bisection from the middle reads
+ * n/2 + n/4 + … more (issue 17, item 1). Assumes, as any search here must, that keeping more never
+ * costs less. `options.atWords` is passed on (cut between words, never through one).
  */
 export function fitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator, options: { atWords?: boolean } = {}): string {
   if (fitsTokens(text, maxTokens, estimator)) return text;
-  const fits = (kept: number) => fitsTokens(truncateMiddle(text, kept, options), maxTokens, estimator);
-  let lo = 0; // longest kept length known to fit (0: the marker alone, the fallback)
-  let hi = text.length - 1; // longest kept length not yet ruled out
-  for (let kept = Math.max(1, maxTokens); kept <= hi; kept *= 2) {
-    if (!fits(kept)) {
-      hi = kept - 1;
+  const cut = (kept: number) => cutMiddle(text, kept, options);
+  if (!fitsTokens(cut(0), maxTokens, estimator)) return longestFittingPrefix(text, maxTokens, estimator);
+  return cut(longestFitting(text.length - 1, (kept) => fitsTokens(cut(kept), maxTokens, estimator), maxTokens));
+}
+
+/** The longest prefix of `text` (never ending inside a marker or a surrogate pair) that costs ≤ `maxTokens`; maybe empty. */
+function longestFittingPrefix(text: string, maxTokens: number, estimator: TokenEstimator): string {
+  const prefix = (n: number) => truncateMiddle(text, n);
+  return prefix(longestFitting(text.length - 1, (n) => fitsTokens(prefix(n), maxTokens, estimator), maxTokens));
+}
+
+/**
+ * The largest n in [0, `max`] with `fits(n)` (0 when none is; `fits(0)` is assumed), for a `fits`
+ * that holds up to some n and not beyond: n grows from `start` by doubling while it fits, then a
+ * binary search between the last two values.
+ */
+function longestFitting(max: number, fits: (n: number) => boolean, start: number): number {
+  let lo = 0;
+  let hi = max;
+  for (let n = Math.max(1, start); n <= hi; n *= 2) {
+    if (!fits(n)) {
+      hi = n - 1;
       break;
     }
-    lo = kept;
+    lo = n;
   }
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
     if (fits(mid)) lo = mid;
     else hi = mid - 1;
   }
-  return truncateMiddle(text, lo, options);
+  return lo;
 }
 
 function fitEach(texts: readonly string[], room: number, estimator: TokenEstimator): string[] {

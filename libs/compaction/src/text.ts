@@ -33,14 +33,34 @@ export function truncateMiddle(text: string, maxChars: number, options: { atWord
   const limit = Math.max(0, Math.floor(maxChars));
   if (text.length <= limit) return text;
   const markers = findMarkers(text);
-  const omitted = (n: number) => ` [… ${n} characters omitted …] `;
   // sized for the most the new marker can ever claim, so the real one is never longer
-  const claimedInText = markers.reduce((a, m) => a + (m.chars ?? 0), 0);
-  const sizing = omitted(text.length + claimedInText);
+  const sizing = omissionMarker(text.length + markers.reduce((a, m) => a + (m.chars ?? 0), 0));
   if (limit <= sizing.length) return text.slice(0, outsideMarkersBefore(markers, safeEnd(text, limit)));
-  const keep = limit - sizing.length;
-  let head = safeEnd(text, Math.ceil(keep / 2));
-  let tailStart = safeStart(text, text.length - (keep - head));
+  return cutMiddle(text, limit - sizing.length, options);
+}
+
+/** The marker put where a cut leaves `n` characters out, with a space either side. */
+function omissionMarker(n: number): string {
+  return ` [… ${n} characters omitted …] `;
+}
+
+/**
+ * `text` with its middle cut out so that at most `keep` UTF-16 code units of it stay (about half
+ * at each end) and the marker `[… N characters omitted …]` in place of the rest, whatever the
+ * marker's own length: so the result may be longer than `text` in code units (the marker is ~30)
+ * while it costs fewer tokens. This is the form {@link truncateMiddle} gives, and what a search for
+ * the most text within a token budget walks (`fitTextToTokens`): there `keep` counts content only,
+ * so keeping more never yields less content, which a bound on the result's length cannot promise
+ * for a text not much longer than the marker. Same rules as {@link truncateMiddle}: never through a
+ * marker or a surrogate pair, with `options.atWords` never through a word; the kept ends only
+ * shrink. `keep` ≥ `text.length` returns `text`. Deterministic.
+ */
+export function cutMiddle(text: string, keep: number, options: { atWords?: boolean } = {}): string {
+  const kept = Math.max(0, Math.floor(keep));
+  if (kept >= text.length) return text;
+  const markers = findMarkers(text);
+  let head = safeEnd(text, Math.ceil(kept / 2));
+  let tailStart = safeStart(text, text.length - (kept - head));
   // never through a marker; take in markers touching the cut (only whitespace between); with
   // atWords, never through a word either (repeated: moving one may land on the other)
   for (let changed = true; changed;) {
@@ -73,7 +93,7 @@ export function truncateMiddle(text: string, maxChars: number, options: { atWord
   for (const m of markers) {
     if (m.start >= head && m.end <= tailStart) count += (m.chars ?? 0) - (m.end - m.start);
   }
-  return text.slice(0, head) + omitted(Math.max(count, tailStart - head > 0 ? 1 : 0)) + text.slice(tailStart);
+  return text.slice(0, head) + omissionMarker(Math.max(count, tailStart - head > 0 ? 1 : 0)) + text.slice(tailStart);
 }
 
 interface MarkerSpan {

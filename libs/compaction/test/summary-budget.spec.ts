@@ -258,6 +258,14 @@ describe('the compact form (a pass too small for its sections) keeps archived co
     return (body.match(/[\p{L}\p{N}_]+/gu) ?? []).filter((w) => words.has(w)).reduce((n, w) => n + w.length, 0);
   };
 
+  // CI counterexample of the property below (seed -1336958483): the cut kept 9 code units of words
+  it('given a short token-dense pass just over the floor, when summarized with cl100k_base under a budget of 1, then most of its words stay', () => {
+    const toSummarize = ['User: 0a0aA0A0a', 'User: 0A0 🙂 aeaA0 0a0A0 A 出発 A {"k":1}'];
+    const req: SummaryRequest = { ...longPass(), toSummarize, currentSummaries: [], overlap: [], maxSummaryTokens: 1 };
+    const archived = toSummarize.join('\n');
+    expect(archivedWordChars(extractiveSummary(req, { estimator: cl100k }), archived)).toBeGreaterThanOrEqual(16);
+  });
+
   it('property: for every estimator and budget, a non-empty archived text yields a summary holding some of its words beyond the marker', () => {
     const word = fc.oneof(fc.stringMatching(/^[A-Za-z0-9]{1,14}$/), fc.constantFrom('🙂', '出発', 'é', '—', '{"k":1}', '/srv/a/b'));
     const line = fc

@@ -14,8 +14,8 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
-import { EventStoreCorruptError, EventStoreUnavailableError, isSqliteCorrupt } from '@lib/event-store';
-import { SessionError } from '@lib/session';
+import { EventStoreCorruptError, EventStoreUnavailableError } from '@lib/event-store';
+import { SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { MalformedJsonError } from './json-body';
@@ -98,8 +98,8 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
           "the event store's file is damaged: nothing was written, and nothing will be until an operator restores it from a backup and restarts the service (GET /health names the file)",
       },
     };
-  // The store wraps its own SQLite errors: a raw one saying a file is damaged comes from the read models.
-  if (isSqliteCorrupt(err))
+  // The store wraps its own SQLite errors: a raw one saying a file is damaged comes from the read models (the one rule).
+  if (isReadModelsDamage(err))
     return {
       status: 503,
       body: {
@@ -164,8 +164,9 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody }
 }
 
 /**
- * Global exception filter: every error becomes `{ code, message }` via {@link toApiError}; a
- * `read_models_damaged` one is also told to {@link ReadModelsDamage} (`/health` shows it).
+ * Global exception filter: every error becomes `{ code, message }` via {@link toApiError}; every
+ * one is also reported to {@link ReadModelsDamage} (`/health` shows the read models' damage, the
+ * `read_models_damaged` answers).
  */
 @Catch()
 export class ApiErrorFilter implements ExceptionFilter {
@@ -180,7 +181,7 @@ export class ApiErrorFilter implements ExceptionFilter {
     const http = this.adapterHost.httpAdapter;
     const res: unknown = host.switchToHttp().getResponse();
     const { status, body } = toApiError(err);
-    if (body.code === 'read_models_damaged') this.damage.observe(err);
+    this.damage.report(err, 'a read');
     if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
     if (status === 503) markExpectedAnswer((res as { raw?: object }).raw ?? (res as object), 'warn');

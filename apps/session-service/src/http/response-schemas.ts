@@ -600,12 +600,12 @@ export const HealthSchema = named(
         .strictObject({
           problem: z
             .string()
-            .describe("the file, SQLite's message and the remedy: restart the service, which moves the file aside and rebuilds it from the log"),
+            .describe("the file, SQLite's message, what met it and the remedy: restart the service, which moves the file aside and rebuilds it from the log"),
           at: isoTime,
         })
         .nullable()
         .describe(
-          'set once a read (answered 503 read_models_damaged) or the projector met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise',
+          'set once a read or a command, over HTTP or NATS (answered 503 read_models_damaged), the projector (on the event loop or in its worker thread) or the decisions feed met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise',
         ),
     }),
     autoCompactionsInProgress: count,

@@ -91,6 +91,7 @@ import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, type NatsNames 
 import { eraseSessionCopies } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { answerOfAnotherLog } from './answer-basis';
+import type { ReadModelsDamage } from '../observability/read-models-damage';
 
 /** Row name of this feed's checkpoint in `projector_checkpoints`. */
 export const DECISION_FEED_CHECKPOINT = 'nats-decision-feed';
@@ -304,6 +305,8 @@ export class DecisionFeedPublisher {
     private readonly names: NatsNames,
     /** Told of every erasure record before its copies are deleted, for the command consumer's last check (see HandledErasures). */
     private readonly erasures: HandledErasures = new HandledErasures(),
+    /** Where the errors that pause the feed are reported (its checkpoint is in the read models: their damage shows in `/health`); none when absent. */
+    private readonly damage?: ReadModelsDamage,
   ) {}
 
   /**
@@ -538,6 +541,7 @@ export class DecisionFeedPublisher {
    * one per retry): `/health` shows the error while it lasts, and one line says when it resumes ({@link resumed}).
    */
   private paused(position: bigint, err: unknown): void {
+    this.damage?.report(err, 'the decisions feed');
     const message = (err as Error).message;
     if (this.lastError === null) {
       this.logger.warn(`decision feed paused at position ${position}: ${message}; retrying (at most every 5000 ms) until it resumes`);

@@ -25,6 +25,7 @@ import {
 } from '@lib/session';
 import type { RequestSchemas } from '../http/request-schemas';
 import { toApiError } from '../http/api-error.filter';
+import type { ReadModelsDamage } from '../observability/read-models-damage';
 import {
   appendEventsCommandFrom,
   appendMessagesCommandFrom,
@@ -79,6 +80,8 @@ export interface NatsExecutorOptions {
   openMode?: boolean;
   /** `NATS_REPLY_PREFIXES` (default `_INBOX`): a `Reply-To` elsewhere is rejected (`invalid_reply_to`). */
   replyPrefixes?: readonly string[];
+  /** Where a command's error is reported, as the HTTP error filter does (the read models found damaged: `/health`'s `readModels.damaged`); none when absent. */
+  damage?: ReadModelsDamage;
 }
 
 /** The answer to a command: HTTP-equivalent status and JSON body; `address` when the subject parsed. */
@@ -150,6 +153,7 @@ export class NatsCommandExecutor {
       const result = await this.run(kind, address, body, message, watcher);
       answer = { status: STATUS_OF[kind], body: result, kind, address, basis: basisOfAnswer(stream, kind, result) ?? undefined };
     } catch (err) {
+      this.options.damage?.report(err, 'a NATS command');
       const { status, body } = err instanceof NatsCommandError ? { status: err.status, body: { code: err.code, message: err.message } } : toApiError(err);
       answer = { status, body, kind: address?.kind, address };
     }

@@ -37,6 +37,7 @@ import { natsConnectionTarget } from '../config/nats-credentials';
 import { requestSchemas } from '../http/request-schemas';
 import { OPEN_MODE_TENANT } from '../auth/api-key.guard';
 import { ServiceMetrics } from '../observability/metrics';
+import { ReadModelsDamage } from '../observability/read-models-damage';
 import { countNatsCommands } from '../observability/nats-command-metrics';
 import { natsNames } from './nats-names';
 import { ackWaitLine, ensureStreams } from './nats-streams';
@@ -96,6 +97,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly readModels: ReadModelStore,
     private readonly metrics: ServiceMetrics,
+    private readonly damage: ReadModelsDamage,
   ) {
     metrics.registerNatsMetrics();
   }
@@ -212,10 +214,11 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       maxBodyBytes: config.maxBodyBytes,
       openMode,
       replyPrefixes: config.natsReplyPrefixes,
+      damage: this.damage,
     });
     // The feed's handled erasure records, checked by the consumer after each answer is stored.
     const erasures = new HandledErasures();
-    this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names, erasures);
+    this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names, erasures, this.damage);
     await this.feed.start();
     this.consumer = new NatsCommandConsumer(
       nc,

@@ -10,7 +10,7 @@ import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../ht
 import { routeErrors } from '../http/error-codes';
 import { storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
-import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads, type SessionProjectorState } from '@lib/session';
+import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
 import type { NatsTransport } from '../nats/nats-transport';
 import type { ServiceConfig } from '../config/service-config';
@@ -62,12 +62,6 @@ export class HealthController {
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
   ) {}
 
-  /** The damage to the read models found so far, by a read or (told here) by the projector whose state `projector` is. */
-  private readModelsDamage(projector: SessionProjectorState) {
-    if (projector.readModelsDamaged && projector.lastError) this.damage.projectorFailed(projector.lastError);
-    return this.damage.damaged();
-  }
-
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
     if (!this.nats) return null;
@@ -100,8 +94,8 @@ export class HealthController {
    * projector's and NATS connection's state in the body (`status: "unavailable"` and
    * `store.error` while the store does not answer; `status: "degraded"` and `store.lastWriteError`
    * while it answers reads but the last write failed, {@link StoreWriteHealth}). Never 503 for the
-   * store: restarting the process does not bring a store back (`status: "unavailable"` also once a read
-   * found the read models damaged, with `readModels.damaged` saying to restart, {@link ReadModelsDamage}), and a process restarted during a
+   * store: restarting the process does not bring a store back (`status: "unavailable"` also once a
+   * read, a command, the projector or the decisions feed found the read models damaged, with `readModels.damaged` saying to restart, {@link ReadModelsDamage}), and a process restarted during a
    * store outage cannot serve reads until the store answers (its start-up catch-up reads the log),
    * while a running one keeps serving them from its read models. Alert on `event_store_up` and
    * `event_store_writable` in `/metrics`.
@@ -109,7 +103,7 @@ export class HealthController {
   @Get('health')
   @ApiOperation({
     summary:
-      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read or the projector found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503)',
+      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503)',
   })
   @ApiAnswer(HealthSchema, { errors: routeErrors(['any']) })
   async health(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof HealthSchema>> {
@@ -122,7 +116,7 @@ export class HealthController {
       storeError = (err as Error).message;
     }
     const lastWriteError = this.writes.lastWriteError();
-    const damaged = this.readModelsDamage(projector);
+    const damaged = this.damage.damaged();
     const body: z.output<typeof HealthSchema> = {
       status: storeError || projector.offLog || damaged ? 'unavailable' : lastWriteError ? 'degraded' : 'ok',
       store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError, lastWriteError },
@@ -154,16 +148,16 @@ export class HealthController {
    * rule reads wait for: `SessionReads.ready`) and while the store answers; otherwise 503 with the
    * error body reads would answer: `projection_behind` (with `catchingUpTo` and `checkpoint`) while
    * catching up, `store_unavailable` while the store does not answer, `read_models_damaged` once a
-   * read or the projector found the read models damaged ({@link ReadModelsDamage}: until a restart). Never waits.
+   * read, a command, the projector or the decisions feed found the read models damaged ({@link ReadModelsDamage}: until a restart). Never waits.
    */
   @Get('health/ready')
   @ApiOperation({
     summary:
-      'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read or the projector found the read models damaged (until a restart)',
+      'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart)',
   })
   // Not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or
-  // holds another log than the read models were projected from (store_unavailable), or a read or the projector found the read models
-  // damaged (read_models_damaged: a restart rebuilds them).
+  // holds another log than the read models were projected from (store_unavailable), or a read, a command, the projector or the decisions
+  // feed found the read models damaged (read_models_damaged: a restart rebuilds them).
   @ApiAnswer(ReadinessSchema, { errors: routeErrors(['any'], ['projection_behind', 'store_unavailable', 'read_models_damaged']) })
   async ready(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
     // A probe every few seconds: its request line at debug, whatever it answers (without pino-http's made-up error on a 503).
@@ -175,7 +169,7 @@ export class HealthController {
       return storeUnavailable(false, `not ready: ${projector.lastError?.slice(`${ReadModelsOfAnotherLogError.name}: `.length)}`);
     }
     // Damaged read models: reads meeting the damage answer 503 until the restart that rebuilds them.
-    const damaged = this.readModelsDamage(projector);
+    const damaged = this.damage.damaged();
     if (damaged) {
       res.status(503);
       return { code: 'read_models_damaged', message: `not ready: ${damaged.problem}` };
@@ -201,7 +195,7 @@ export class HealthController {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
     this.metrics.storeWritable.set(this.writes.lastWriteError() === null ? 1 : 0);
-    this.metrics.readModelsDamaged.set(this.readModelsDamage(this.projector.state()) === null ? 0 : 1);
+    this.metrics.readModelsDamaged.set(this.damage.damaged() === null ? 0 : 1);
     this.metrics.autoCompactionsBackingOff.set(this.scheduler.backingOff);
     if (this.nats) {
       const { connection, decisionFeed, commandsRetrying } = this.nats.state();

@@ -55,10 +55,10 @@ export class ServiceMetrics {
     labelNames: ['code'],
     registers: [this.registry],
   });
-  /** 1 once a read or the projector found the read models damaged (503 `read_models_damaged`) until the restart that rebuilds them, else 0. */
+  /** 1 once a read, a command, the projector or the decisions feed found the read models damaged (503 `read_models_damaged`) until the restart that rebuilds them, else 0. */
   readonly readModelsDamaged = new Gauge({
     name: 'read_models_damaged',
-    help: 'Whether a read or the projector found the read models file damaged (reads answer 503 read_models_damaged): 1 until the service is restarted, which rebuilds them from the log; else 0',
+    help: 'Whether a read, a command, the projector or the decisions feed found the read models file damaged (reads answer 503 read_models_damaged): 1 until the service is restarted, which rebuilds them from the log; else 0',
     registers: [this.registry],
   });
   /** With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed; absent without NATS_URL. */

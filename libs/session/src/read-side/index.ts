@@ -11,6 +11,7 @@ export * from './recall-cursor';
 export * from './recall-index-tables';
 export * from './session-read-model-writer';
 export * from './session-projector';
+export * from './read-models-damage-rule';
 export * from './position-waiters';
 export * from './queries/session-row';
 export * from './queries/window-query';

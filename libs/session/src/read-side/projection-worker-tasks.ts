@@ -7,6 +7,7 @@
 import type { RecordedEvent } from '@lib/event-store';
 import { ReadModelStore } from './read-model-store';
 import { SessionProjector } from './session-projector';
+import { isReadModelsDamage } from './read-models-damage-rule';
 
 /** One batch to apply: the read-model file (never `':memory:'`) and the events, in global order. */
 export interface ApplyBatchTask {
@@ -22,7 +23,19 @@ export interface ApplyBatchOutcome {
   checkpoint: bigint;
   /** When the last transaction committed: `process.hrtime` in ms (one monotonic clock for every thread of the process). */
   committedAtMs: number;
-  error: { name: string; message: string } | null;
+  error: ApplyBatchFailure | null;
+}
+
+/**
+ * The failure that stopped a task, as the main thread gets it (SQLite's error code does not cross
+ * the thread boundary): the error's name and message, and the verdict of {@link isReadModelsDamage}
+ * on it here, which the main thread reports as the read models found damaged.
+ */
+export interface ApplyBatchFailure {
+  name: string;
+  message: string;
+  /** True when the error is the read models file found damaged (also when opening it failed so). */
+  readModelsDamaged: boolean;
 }
 
 let opened: { file: string; projector: SessionProjector } | undefined;
@@ -30,25 +43,38 @@ let opened: { file: string; projector: SessionProjector } | undefined;
 /**
  * Applies `task.events` in one transaction; when that fails, one by one up to the failing event
  * (as the projector does on its own thread). Opens the file on first use and keeps it open for
- * the thread's life (the main thread ends the thread when its projector stops).
+ * the thread's life (the main thread ends the thread when its projector stops). Never throws: a
+ * failure, opening the file included, is the outcome's `error` ({@link ApplyBatchFailure}).
  */
 export default function applyBatchTask(task: ApplyBatchTask): ApplyBatchOutcome {
-  if (opened?.file !== task.file) {
-    opened?.projector.store.close();
-    opened = { file: task.file, projector: new SessionProjector(ReadModelStore.open(task.file)) };
+  let projector: SessionProjector;
+  try {
+    if (opened?.file !== task.file) {
+      opened?.projector.store.close();
+      opened = undefined;
+      opened = { file: task.file, projector: new SessionProjector(ReadModelStore.open(task.file)) };
+    }
+    projector = opened.projector;
+  } catch (error) {
+    // Nothing applied: the main thread's checkpoint stays where it is.
+    return { checkpoint: 0n, committedAtMs: hrtimeMs(), error: failureOf(error) };
   }
-  const projector = opened.projector;
   try {
     projector.applyBatch(task.events);
   } catch {
     try {
       for (const event of task.events) projector.applyBatch([event]);
     } catch (error) {
-      const failure = error instanceof Error ? { name: error.name, message: error.message } : { name: 'Error', message: String(error) };
-      return { checkpoint: projector.checkpoint(), committedAtMs: hrtimeMs(), error: failure };
+      return { checkpoint: projector.checkpoint(), committedAtMs: hrtimeMs(), error: failureOf(error) };
     }
   }
   return { checkpoint: projector.checkpoint(), committedAtMs: hrtimeMs(), error: null };
+}
+
+/** What the main thread gets of `error` (see {@link ApplyBatchFailure}). */
+function failureOf(error: unknown): ApplyBatchFailure {
+  const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) };
+  return { name, message, readModelsDamaged: isReadModelsDamage(error) };
 }
 
 function hrtimeMs(): number {

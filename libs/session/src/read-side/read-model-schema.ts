@@ -39,6 +39,12 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  *   client id (version 6 dropped `session_log_by_event_id`, about 5–15 µs of the projector's
  *   ~65–80 µs per event, `bench/projector-cost.ts --ablate`): archives find rows by revision (see
  *   `window_entries`).
+ *   `session_log_by_archive` (since version 13: `archived_by`, `session_key`, `position`, over the
+ *   rows of conversation events and summaries, those recall indexes) lists the rows a compaction
+ *   archived, and (`archived_by` NULL) a session's rows not archived, in position order: recall's
+ *   `compactionId` and `archived=false` filters start from them when few rows pass them (see
+ *   `recall-filter-candidates`). It costs the projector one index entry per conversation event,
+ *   moved once when the event is archived.
  * - `recall_tenants`: a tenant's recall index id (see `recall-index-tables`), assigned on its first
  *   indexed document. Each tenant has its own two FTS5 indexes (since version 11; before, one pair
  *   for every tenant, whose BM25 statistics told a tenant about the others' words), created by the
@@ -79,10 +85,11 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * `recall_trigram_<id>`) instead of `recall_fts` and `recall_trigram` shared by all, so BM25 and
  * recall's row counts never count another tenant's texts); 12: `sessions` holds the summary's counts
 (`event_count`, `compaction_count`, `failed_compaction_count`, `noop_compaction_count`), and
-`compactions_by_revision`); a store opened with another version is
- * dropped and rebuilt from the log.
+`compactions_by_revision`); 13: `session_log_by_archive`, so recall's `archived=false` (with
+ * `sessionId`) and `compactionId` filters read the rows they pass, not every match of the
+ * session); a store opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 12;
+export const READ_MODEL_SCHEMA_VERSION = 13;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -153,6 +160,7 @@ CREATE TABLE IF NOT EXISTS session_log (
 CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_key, revision);
 CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS session_log_policies ON session_log (session_key, revision) WHERE type = 'AutoCompactionPolicySet';
+CREATE INDEX IF NOT EXISTS session_log_by_archive ON session_log (archived_by, session_key, position) WHERE kind IS NOT NULL;
 
 ${RECALL_TENANTS_DDL}
 

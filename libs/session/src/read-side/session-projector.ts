@@ -2,8 +2,6 @@ import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import {
-  EventStoreCorruptError,
-  isSqliteCorrupt,
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
   headToSkipTo,
@@ -19,6 +17,7 @@ import type { ReadModelStore } from './read-model-store';
 import { READ_MODEL_SCHEMA_VERSION } from './read-model-schema';
 import { SessionReadModelWriter } from './session-read-model-writer';
 import { checkpointEventIdentity, offLogRemedy, readModelsOffLog } from './checkpoint-event';
+import { ReadModelsDamagedError, isReadModelsDamage } from './read-models-damage-rule';
 import { ALL_ROWS, ERASURE_STREAM_PREFIX, SESSION_ERASED, erasedRowsOf, type ErasedRows, type SessionErasedData } from '../events/erasure-events';
 
 /** Name of this projector's row in `projector_checkpoints`. */
@@ -41,10 +40,10 @@ export interface SessionProjectorState {
    */
   offLog: boolean;
   /**
-   * True while `lastError` is SQLite saying the read models file is damaged (`SQLITE_CORRUPT…`,
-   * `SQLITE_NOTADB`; not the event store's {@link EventStoreCorruptError}): the projector cannot
-   * apply the log to it until a restart rebuilds it. Seen when the projector runs on the main thread
-   * (a worker's error reaches it without SQLite's code).
+   * True while `lastError` is the read models file found damaged ({@link isReadModelsDamage}: SQLite's
+   * `SQLITE_CORRUPT…` or `SQLITE_NOTADB`, not the event store's): the projector cannot apply the log
+   * to it until a restart rebuilds it. Also when the batch failed in the worker thread (its verdict
+   * comes with the batch's outcome). Listeners of {@link SessionProjector.onReadModelsDamage} are told at once.
    */
   readModelsDamaged: boolean;
 }
@@ -219,6 +218,7 @@ export class SessionProjector {
   private largeBatchPool: Piscina | undefined;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
   private readonly erasureListeners = new Set<(tenantId: string, sessionId: string) => void>();
+  private readonly damageListeners = new Set<(error: Error) => void>();
   /** The log's head (bigint) read from the store when the projector last (re)subscribed, until the checkpoint reaches it; null otherwise. */
   private headToReach: bigint | null = null;
   /** Whether the checkpoint has once reached a head read from the store since this object was made (see {@link reachedHeadOnce}). */
@@ -342,6 +342,18 @@ export class SessionProjector {
       const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
       for (const listener of this.erasureListeners) listener(tenantId, (event.data as SessionErasedData).sessionId);
     }
+  }
+
+  /**
+   * Calls `listener` with the error each time following the log fails on the read models found
+   * damaged ({@link isReadModelsDamage}; a batch applied in the worker thread with the
+   * {@link ReadModelsDamagedError} remade from the worker's verdict), on this thread: at most once
+   * per retry (`retryDelayMs` growing to `maxRetryDelayMs`), never per event. Returns the function
+   * that removes it.
+   */
+  onReadModelsDamage(listener: (error: Error) => void): () => void {
+    this.damageListeners.add(listener);
+    return () => this.damageListeners.delete(listener);
   }
 
   /**
@@ -589,7 +601,8 @@ export class SessionProjector {
           );
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
-        this.lastErrorDamage = isSqliteCorrupt(error) && !(error instanceof EventStoreCorruptError);
+        this.lastErrorDamage = isReadModelsDamage(error);
+        if (this.lastErrorDamage) for (const listener of this.damageListeners) listener(error as Error);
       } finally {
         await subscription?.close().catch(() => undefined);
         this.subscription = null;
@@ -678,7 +691,9 @@ export class SessionProjector {
     if (this.rebuilding) this.rebuilding.events += batch.filter((e) => e.position > before && e.position <= outcome.checkpoint).length;
     this.advance(outcome.checkpoint, outcome.committedAtMs);
     this.announceErasures(batch, outcome.checkpoint);
-    if (outcome.error) throw Object.assign(new Error(outcome.error.message), { name: outcome.error.name });
+    const failure = outcome.error;
+    if (failure?.readModelsDamaged) throw new ReadModelsDamagedError(failure.name, failure.message);
+    if (failure) throw Object.assign(new Error(failure.message), { name: failure.name });
   }
 
   /**

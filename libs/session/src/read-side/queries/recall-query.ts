@@ -5,6 +5,7 @@ import { toIsoTime } from '../iso-time';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeRecallCursor, encodeRecallCursor, type RecallCursor } from '../recall-cursor';
 import { recallQueryPlan, type RecallQueryPlan } from '../recall-match-expression';
+import { RECALL_FILTER_WALK_RATIO, recallFilterCandidates } from '../recall-filter-candidates';
 import { tenantRecallIndexTables } from '../recall-index-tables';
 import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
@@ -235,19 +236,30 @@ function recallPage(
   // Only the index rows of the session's span of global positions: a session-scoped query never
   // reads the matches of other sessions' older or newer events.
   const span: string[] = [];
+  let sessionKey: string | undefined;
   if (search.sessionId !== undefined) {
     // A session's positions grow with its revisions, and its row's last_position is its last one:
     // two index lookups, not a walk of the session's log.
     const range = store
       .statement(
         `SELECT min((SELECT l.position FROM session_log l WHERE l.session_key = s.session_key ORDER BY l.revision LIMIT 1)) AS lo,
-                max(s.last_position) AS hi
+                max(s.last_position) AS hi, max(s.session_key) AS sessionKey, max(s.user_id) AS userId
          FROM sessions s WHERE s.tenant_id = @tenantId AND s.session_id = @sessionId`,
       )
-      .get({ tenantId: search.tenantId, sessionId: search.sessionId }) as { lo: bigint | null; hi: bigint | null };
+      .get({ tenantId: search.tenantId, sessionId: search.sessionId }) as {
+      lo: bigint | null;
+      hi: bigint | null;
+      sessionKey: string | null;
+      userId: string | null;
+    };
     span.push(`${table}.rowid BETWEEN @lo AND @hi`);
-    params.lo = range.lo ?? 1n;
-    params.hi = range.hi ?? 0n;
+    sessionKey = range.sessionKey ?? undefined;
+    // The session is the tenant's one of that id (the key names both): a `userId` filter its owner
+    // does not pass leaves no row, so nothing of the index is read (an empty span). Not for a
+    // substring scan (`oldest`), whose pages and cursors follow the rows it reads, hits or not.
+    const owned = search.userId === undefined || range.userId === search.userId || plan.match === null;
+    params.lo = owned ? (range.lo ?? 1n) : 1n;
+    params.hi = owned ? (range.hi ?? 0n) : 0n;
   }
   if (cursor !== undefined) {
     conditions.push(`${table}.rowid <= @asOf`);
@@ -331,15 +343,25 @@ function recallPage(
       conditions.push(`+${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @fullMatch)`);
     }
   }
+  // In `newest` order (only words too common to rank) a selective filter starts from the rows it
+  // passes, not from the matches: the same rows, found in time bounded by the filter's rows.
+  const filtered =
+    order === 'newest'
+      ? filterFirst(store, table, search, sessionKey, {
+          lo: (params.lo as bigint | undefined) ?? 1n,
+          hi: params.hi !== undefined && (params.hi as bigint) < asOf ? (params.hi as bigint) : asOf,
+          asOf: cursor === undefined ? undefined : asOf,
+        })
+      : undefined;
   if (search.sessionId !== undefined && order !== 'oldest') {
     // Its snippet with it, unless this MATCH leaves out common words (they are marked in snippets too).
-    first = store
-      .statement(
-        `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rankMatch === match ? rawSnippetSql(table) : 'NULL'} AS rawSnippet ${joined}
-         WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
-         ORDER BY ${table}.rowid LIMIT 1`,
-      )
-      .get(params) as HitRow | undefined;
+    const mentionSql = (where: string[]) =>
+      `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rankMatch === match ? rawSnippetSql(table) : 'NULL'} AS rawSnippet ${joined}
+         WHERE ${[...where, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+         ORDER BY ${table}.rowid LIMIT 1`;
+    first = filtered
+      ? filtered.rows(mentionSql, conditions, params, 'ascending', 1)[0]
+      : (store.statement(mentionSql(conditions)).get(params) as HitRow | undefined);
     if (first) {
       conditions.push('l.position <> @firstMention');
       params.firstMention = first.position;
@@ -365,18 +387,24 @@ function recallPage(
     // build the snippets of the page's rows only. In `newest` order nothing is ranked: FTS5 yields
     // the matches newest first and the query stops at the page, so it takes each hit's snippet as
     // it passes it (only rows that pass every filter, at most `take` of them).
-    const sql =
-      order === 'newest'
-        ? `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rawSnippetSql(table)} AS rawSnippet ${joined}
-           WHERE ${[...conditions, ...keyset].join(' AND ')}
-           ORDER BY ${table}.rowid DESC LIMIT @take`
-        : `SELECT * FROM (
+    const newestSql = (where: string[]) =>
+      `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rawSnippetSql(table)} AS rawSnippet ${joined}
+           WHERE ${where.join(' AND ')}
+           ORDER BY ${table}.rowid DESC LIMIT @take`;
+    if (filtered) rows = filtered.rows(newestSql, [...conditions, ...keyset], params, 'descending', take, cursor?.position);
+    else
+      rows = store
+        .statement(
+          order === 'newest'
+            ? newestSql([...conditions, ...keyset])
+            : `SELECT * FROM (
              SELECT ${HIT_COLUMNS}, ${order === 'relevance' ? `${table}.rank` : '0.0'} AS rank ${joined}
              WHERE ${conditions.join(' AND ')}
            )
            ORDER BY rank, position
-           LIMIT @take`;
-    rows = store.statement(sql).all(params) as HitRow[];
+           LIMIT @take`,
+        )
+        .all(params) as HitRow[];
   }
   if (cursor === undefined && first) rows.unshift(first);
   // In `oldest` order the first page starts at the session's first event: its first hit other
@@ -414,6 +442,74 @@ function recallPage(
     items,
     order,
     nextCursor: encodeRecallCursor({ ...next, position: last.position, ...(stats ? { rank: Number(last.rank), stats } : {}) }),
+  };
+}
+
+/**
+ * How a `newest` query with a selective filter finds its rows (see {@link filterFirst}): `rows`
+ * answers `sql(where)` (a query of the index joined to `l` and `s`, ordered by position, at most
+ * `take` rows) with the same rows, in the same order, as running it would.
+ */
+interface FilterFirst {
+  rows(
+    sql: (where: string[]) => string,
+    where: readonly string[],
+    params: Record<string, unknown>,
+    direction: 'ascending' | 'descending',
+    take: number,
+    before?: bigint,
+  ): HitRow[];
+}
+
+/**
+ * The plan of a `newest` recall query whose filters few rows pass (`archived=false` with
+ * `sessionId`, or `compactionId`): undefined when none applies or too many rows pass it (then the
+ * query walks the matches newest first, as without the filter). Its `rows` starts from the
+ * filter's candidates ({@link recallFilterCandidates}, positions within `bounds`; `before`: only
+ * those below it), cut into runs wherever two are more than {@link RECALL_FILTER_WALK_RATIO}
+ * positions apart, and walks the matches of one run after the other (between its first and last
+ * candidate), in the query's order, until it has `take` rows: e.g. a session's pinned system
+ * prompt and its recent events are two runs, and the archived events between them are never
+ * read. The index holds at most one row per position, so it reads at most that ratio times the
+ * candidates' count of matches, plus one FTS5 query per run (~80–250 µs for a word of 200k rows
+ * on the 2-core machine), however many events the session holds.
+ */
+function filterFirst(
+  store: ReadModelStore,
+  table: string,
+  search: RecallSearch,
+  sessionKey: string | undefined,
+  bounds: { lo: bigint; hi: bigint; asOf: bigint | undefined },
+): FilterFirst | undefined {
+  const candidates = recallFilterCandidates(store, { sessionKey, archived: search.archived, compactionId: search.compactionId, ...bounds });
+  if (candidates === undefined) return undefined;
+  return {
+    rows(sql, where, params, direction, take, before) {
+      const positions = before === undefined ? candidates : candidates.filter((p) => p < before);
+      // Runs of candidates closer than the ratio: each is one walk of the matches between its
+      // first and last candidate (at most the ratio times its candidates), in the query's order.
+      const gap = BigInt(RECALL_FILTER_WALK_RATIO);
+      const runs: Array<[bigint, bigint]> = [];
+      for (const p of positions) {
+        const run = runs[runs.length - 1];
+        if (run && p - run[1] <= gap) run[1] = p;
+        else runs.push([p, p]);
+      }
+      if (direction === 'descending') runs.reverse();
+      // The run's bounds must be the walk's: FTS5 seeks with one lower and one upper bound of the
+      // rowid (the first of each it is offered), so the query's other bounds (the session's span,
+      // the paging's moment, the cursor), which hold every run, are only checked (`+`).
+      const checked = where.map((condition) => condition.replace(new RegExp(`(?<!\\+)\\b${table}\\.rowid\\b`, 'g'), `+${table}.rowid`));
+      const walk = store.statement(sql([...checked, `${table}.rowid BETWEEN @runFrom AND @runTo`]));
+      const runParams: Record<string, unknown> = { ...params };
+      const rows: HitRow[] = [];
+      for (const [runFrom, runTo] of runs) {
+        Object.assign(runParams, { runFrom, runTo, take: take - rows.length });
+        rows.push(...(walk.all(runParams) as HitRow[]));
+        if (rows.length >= take) break;
+      }
+      return rows;
+    },
   };
 }
 

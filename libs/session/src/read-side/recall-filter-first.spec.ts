@@ -1,0 +1,80 @@
+/**
+ * Recall's selective filters on a long session read the rows they pass, not every match of the
+ * session (`recall-filter-candidates`): `archived=false` with `sessionId` reads the session's rows
+ * `session_log_by_archive` lists as not archived (and a `compactionId` the rows it lists for that
+ * compaction). Shown without timing: rows of the archived middle of the session are marked active
+ * behind the index's back (`archived = 0`, `archived_by` kept, so the index still lists them as
+ * archived): a query that walked the session's matches would answer them, one that starts from
+ * the index never reads them. And the rows it starts from on the next pages of a paging include
+ * those archived since its first page (they are active as of it). Answers on consistent read
+ * models are the unfiltered answer restricted (see `recall-filter-equivalence.integration.spec`).
+ */
+import { RECALL_RANKED_MATCH_LIMIT, searchRecall, type RecallHit, type RecallSearch } from './queries/recall-query';
+import { ReadModelStore } from './read-model-store';
+import { SessionProjector } from './session-projector';
+import { projectedReadModels } from './testing/projected-read-models';
+import { RecordedSessionLog, system, user } from './testing/recorded-session-log';
+
+const EVENTS = RECALL_RANKED_MATCH_LIMIT + 100;
+
+/** `long`: a system prompt, then {@link EVENTS} events holding `hotel` (ids `e0`, `e1`, …), all but the last 10 archived by `c1`. */
+function longSession(): { log: RecordedSessionLog; ids: string[] } {
+  const log = new RecordedSessionLog();
+  log.append('long', system('sys', 'hotel prompt'));
+  const ids = Array.from({ length: EVENTS }, (_, i) => `e${i}`);
+  for (const id of ids) log.append('long', user(id, `hotel ${id}`));
+  log.archive('long', 'c1', ids.slice(0, -10));
+  log.completed('long', 'c1');
+  return { log, ids };
+}
+
+/** {@link longSession} projected, three events of the middle marked active behind the index's back. */
+function tamperedLongSession() {
+  const { log, ids } = longSession();
+  const store = projectedReadModels(log);
+  const tampered = store.db.prepare("UPDATE session_log SET archived = 0 WHERE archived_by = 'c1' AND event_id IN ('e500', 'e1000', 'e1500')").run().changes;
+  expect(tampered).toBe(3);
+  return { store, recent: ids.slice(-10) };
+}
+
+function allPages(store: ReadModelStore, search: RecallSearch): RecallHit[] {
+  const hits: RecallHit[] = [];
+  let cursor = search.cursor;
+  do {
+    const page = searchRecall(store, { ...search, cursor });
+    expect(page.order).toBe('newest');
+    hits.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return hits;
+}
+
+describe('recall filters a long session from the rows they pass', () => {
+  it('archived=false with sessionId reads the pinned prompt and the active events, never the archived events between them', () => {
+    const { store, recent } = tamperedLongSession();
+    const hits = allPages(store, { tenantId: 'default', q: 'hotel', sessionId: 'long', archived: false, limit: 4 });
+    // the first mention (the oldest active event), then newest first, the system prompt last
+    expect(hits.map((h) => h.eventId)).toEqual([recent[0], ...recent.slice(1).reverse(), 'sys']);
+    expect(hits[0].firstMention).toBe(true);
+    store.close();
+  });
+
+  it('archived=false with sessionId keeps, on the next pages, the events a compaction archived after the first page', () => {
+    const { log, ids } = longSession();
+    const store = ReadModelStore.open(':memory:');
+    const projector = new SessionProjector(store);
+    projector.applyBatch(log.events.splice(0));
+    const search: RecallSearch = { tenantId: 'default', q: 'hotel', sessionId: 'long', archived: false, limit: 3 };
+    const first = searchRecall(store, search);
+    // the 7 oldest of the 10 active events are archived before the next pages
+    log.archive('long', 'c2', ids.slice(-10, -3));
+    log.completed('long', 'c2');
+    projector.applyBatch(log.events.splice(0));
+    const rest = allPages(store, { ...search, cursor: first.nextCursor });
+    const recent = ids.slice(-10);
+    expect([...first.items, ...rest].map((h) => h.eventId)).toEqual([recent[0], ...recent.slice(1).reverse(), 'sys']);
+    // each hit says what is true now
+    expect(rest.filter((h) => h.archived).map((h) => h.compactionId)).toEqual(Array(6).fill('c2'));
+    store.close();
+  });
+});
