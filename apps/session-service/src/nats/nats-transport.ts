@@ -74,6 +74,11 @@ export interface NatsTransportState {
    * such as `store_unavailable`: see `TRANSIENT_CODES`); their sessions' later commands wait behind them. 0 before the consumer starts.
    */
   commandsRetrying: number;
+  /**
+   * Commands this replica holds that have waited 3 ack waits or more behind an earlier command of
+   * their session still in the command stream (each logged once at warn): see `OrderWaits`. 0 before the consumer starts.
+   */
+  commandsStalled: number;
 }
 
 /** See the module doc. */
@@ -246,6 +251,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       error: this.error,
       decisionFeed: this.feed?.state() ?? null,
       commandsRetrying: this.consumer?.retrying ?? 0,
+      commandsStalled: this.consumer?.stalled ?? 0,
     };
   }
 
