@@ -50,6 +50,16 @@ suite('a NATS server back without the streams, or frozen', () => {
   });
 
   const health = async (): Promise<NatsHealth> => (await harness.http().get('/health').expect(200)).body.nats;
+  /** Appends six events to `session` over HTTP and compacts it: a decision for the feed to publish. */
+  const decideOverHttp = async (session: string) => {
+    const events = Array.from({ length: 6 }, (_, i) => ({ id: `e${i}`, type: i % 2 ? 'assistant' : 'user', text: `text ${i}` }));
+    await harness.http().post(`/v1/sessions/${session}/events`).send({ events }).expect(201);
+    await harness
+      .http()
+      .post(`/v1/sessions/${session}/compactions`)
+      .send({ strategy: { type: 'sliding-window', maxEvents: 2 } })
+      .expect(200);
+  };
   const metric = async (name: string) => new RegExp(`^${name} (\\S+)$`, 'm').exec((await harness.http().get('/metrics').expect(200)).text)?.[1];
 
   it('given the server restarted on an empty store, then the streams and the consumer are re-created, a command sent then is answered and a decision made meanwhile is published', async () => {
@@ -60,16 +70,7 @@ suite('a NATS server back without the streams, or frozen', () => {
     fs.rmSync(nats.storeDir, { recursive: true, force: true });
     await eventually(async () => (await health()).connection === 'reconnecting', 20_000, '/health to show the NATS connection lost');
     // A decision made while the server is away: published once the decisions stream is back.
-    await harness
-      .http()
-      .post('/v1/sessions/wiped-before/events')
-      .send({ events: Array.from({ length: 6 }, (_, i) => ({ id: `e${i}`, type: i % 2 ? 'assistant' : 'user', text: `text ${i}` })) })
-      .expect(201);
-    await harness
-      .http()
-      .post('/v1/sessions/wiped-before/compactions')
-      .send({ strategy: { type: 'sliding-window', maxEvents: 2 } })
-      .expect(200);
+    await decideOverHttp('wiped-before');
     nats.restart();
 
     await eventually(
@@ -114,16 +115,7 @@ suite('a NATS server back without the streams, or frozen', () => {
   it('given the decisions stream deleted under a connected service, then the feed says so in one wording in the log and /health, and it is re-created', async () => {
     const client = await natsClient(nats.nc);
     await client.jsm.streams.delete(names.decisionStream);
-    await harness
-      .http()
-      .post('/v1/sessions/deleted-stream/events')
-      .send({ events: Array.from({ length: 6 }, (_, i) => ({ id: `e${i}`, type: i % 2 ? 'assistant' : 'user', text: `text ${i}` })) })
-      .expect(201);
-    await harness
-      .http()
-      .post('/v1/sessions/deleted-stream/compactions')
-      .send({ strategy: { type: 'sliding-window', maxEvents: 2 } })
-      .expect(200);
+    await decideOverHttp('deleted-stream');
     await eventually(
       () =>
         client.jsm.streams.info(names.decisionStream).then(
