@@ -243,6 +243,14 @@ export class NatsCommandConsumer {
     this.signalSlot();
   }
 
+  /**
+   * Told (with what the client reported: `stream_not_found`, `consumer_not_found`, `consumer_deleted`,
+   * `no_responders`) when the pull subscription finds the command stream or the consumer gone from the
+   * server (it checks after a reconnect and after missed heartbeats): the transport re-creates them,
+   * then calls {@link resubscribe}.
+   */
+  onMissing: (what: string) => void = () => undefined;
+
   /** Starts consuming; returns once the pull subscription is set up. */
   async start(): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
@@ -251,9 +259,42 @@ export class NatsCommandConsumer {
     this.inEffectAckWaitMs = ackWaitMsOf((await consumer.info()).config.ack_wait ?? nanos(this.ackWaitMs)) || this.ackWaitMs;
     this.orderWaits = new OrderWaits(this.inEffectAckWaitMs);
     this.messages = await consumer.consume({ max_messages: this.concurrency });
+    void this.watchMissing(this.messages);
     this.keepAlive = setInterval(() => this.reportInProgress(), keepAliveMs(this.inEffectAckWaitMs));
     this.keepAlive.unref();
     this.loop = this.run(this.messages);
+  }
+
+  /**
+   * Pulls on a new subscription of the consumer and closes the old one, once the streams and the
+   * consumer were re-created (the old subscription checks the consumer only every 30 s after it found
+   * it missing). Commands held stay held (a re-created stream holds none of them: their
+   * acknowledgements go nowhere). Nothing before {@link start} or once stopping.
+   * @throws the client's error when the consumer cannot be read (the old subscription is kept then).
+   */
+  async resubscribe(): Promise<void> {
+    const old = this.messages;
+    if (!old || this.stopping) return;
+    const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
+    const messages = await consumer.consume({ max_messages: this.concurrency });
+    if (this.stopping || this.messages !== old) {
+      await messages.close();
+      return;
+    }
+    this.messages = messages;
+    void this.watchMissing(messages);
+    const oldLoop = this.loop;
+    this.loop = Promise.all([oldLoop, this.run(messages)]).then(() => undefined);
+    await old.close();
+  }
+
+  /** Tells {@link onMissing} each time `messages` reports the stream or the consumer missing. */
+  private async watchMissing(messages: ConsumerMessages): Promise<void> {
+    for await (const s of messages.status()) {
+      if (s.type === 'stream_not_found' || s.type === 'consumer_not_found' || s.type === 'consumer_deleted' || s.type === 'no_responders') {
+        this.onMissing(s.type);
+      }
+    }
   }
 
   /** The consumer's ack wait (ms) read at {@link start}: the keep-alive runs every third of it. */
