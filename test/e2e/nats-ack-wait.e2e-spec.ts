@@ -53,7 +53,13 @@ describeWithNats('NATS ack wait')('a consumer created with another NATS_ACK_WAIT
   async function createdShort(): Promise<NatsNames> {
     const prefix = nats.prefix();
     const names = natsNames(prefix);
-    expect(await ensureStreams(nats.client.jsm, names, SHORT_MS)).toEqual({ configured: SHORT_MS, found: null, inEffect: SHORT_MS, refusal: null });
+    expect(await ensureStreams(nats.client.jsm, names, SHORT_MS)).toEqual({
+      configured: SHORT_MS,
+      found: null,
+      inEffect: SHORT_MS,
+      refusal: null,
+      created: [names.commandStream, names.resultStream, names.decisionStream, names.commandConsumer],
+    });
     return names;
   }
 
@@ -84,7 +90,7 @@ describeWithNats('NATS ack wait')('a consumer created with another NATS_ACK_WAIT
   it('is updated to the configured ack wait at start (one warn line naming both), and a command held longer than its old ack wait is delivered once', async () => {
     const names = await createdShort();
     const check = await ensureStreams(nats.client.jsm, names, CONFIGURED_MS);
-    expect(check).toEqual({ configured: CONFIGURED_MS, found: SHORT_MS, inEffect: CONFIGURED_MS, refusal: null });
+    expect(check).toEqual({ configured: CONFIGURED_MS, found: SHORT_MS, inEffect: CONFIGURED_MS, refusal: null, created: [] });
     expect((await nats.client.jsm.consumers.info(names.commandStream, names.commandConsumer)).config.ack_wait).toBe(nanos(CONFIGURED_MS));
     expect(ackWaitLine(names.commandConsumer, check)).toBe(
       `NATS consumer ${names.commandConsumer} had ack_wait ${SHORT_MS} ms, NATS_ACK_WAIT_MS is ${CONFIGURED_MS} ms: consumer updated, ${CONFIGURED_MS} ms in effect`,
@@ -103,7 +109,7 @@ describeWithNats('NATS ack wait')('a consumer created with another NATS_ACK_WAIT
   });
 
   it('words the line for a refused update with the value that stays in effect', () => {
-    expect(ackWaitLine('C', { configured: 30_000, found: 1_000, inEffect: 1_000, refusal: 'consumer update not allowed' })).toBe(
+    expect(ackWaitLine('C', { configured: 30_000, found: 1_000, inEffect: 1_000, refusal: 'consumer update not allowed', created: [] })).toBe(
       "NATS consumer C had ack_wait 1000 ms, NATS_ACK_WAIT_MS is 30000 ms: the server refused the update (consumer update not allowed), the consumer's 1000 ms stays in effect",
     );
   });

@@ -411,6 +411,17 @@ const CASES: BadRequest[] = [
     code: 'invalid_request',
     mentions: /events\[1\]\.id.*twice/,
   },
+  // The request's shape before the revision: a stale expectedRevision answered 409 first, then 400 once resent with the right one.
+  {
+    name: 'same id twice in one request with a stale expectedRevision',
+    method: 'post',
+    path: `${S}/events`,
+    body: { expectedRevision: 5000, events: [user('x1'), user('x1', 'again')] },
+    status: 400,
+    code: 'invalid_request',
+    mentions: /^events\[1\]\.id: id "x1" appears twice in this request/,
+    parameter: 'events[1].id',
+  },
   // One code on both append routes (/messages answered invalid_message).
   {
     name: 'messages: same id twice in one request',

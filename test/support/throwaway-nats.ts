@@ -29,6 +29,8 @@ export interface ThrowawayNats {
   kill(): Promise<void>;
   /** Starts the server again on the same port and JetStream folder (after {@link kill}). */
   restart(): void;
+  /** Sends `signal` to the server (`SIGSTOP`: it freezes with its connections open, as in a partition; `SIGCONT` after). */
+  signal(signal: NodeJS.Signals): void;
 }
 
 /** A loopback port nothing listens on now (the OS's pick, released at once): for a server started later on it. */
@@ -118,6 +120,9 @@ export async function startThrowawayNatsWith(
     },
     restart() {
       server = spawn(NATS_SERVER_BINARY, ['-c', config], { stdio: 'ignore' });
+    },
+    signal(signal) {
+      server.kill(signal);
     },
   };
 }

@@ -543,6 +543,8 @@ export interface components {
             nats: {
                 /** @description NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them */
                 commandsRetrying: number;
+                /** @description NATS commands this replica holds that have waited 3 ack waits or more behind an earlier command of their session still in the command stream, with no answer published (each logged once at warn); alert when above 0 for long */
+                commandsStalled: number;
                 /**
                  * @description connecting: no server answered yet since the start (the client keeps trying); connected; reconnecting: the server went away (the client keeps trying); closed: shut down, or given up (see error)
                  * @enum {string}

@@ -389,6 +389,52 @@ export function eventStoreContract(name: string, target: ContractTarget): void {
         expect(notFirst).toMatchObject({ expected: 'no_stream', actual: later.nextExpectedRevision });
       });
 
+      it("answers that resend also when the new life's revisions gain a decimal digit (9 to 10, 99 to 100): revisions are ordered as numbers, not text", async () => {
+        for (const [deleted, written] of [
+          [9, 2],
+          [8, 3],
+          [99, 2],
+        ] as const) {
+          const s = `${prefix()}session-rd`;
+          await store.appendToStream(
+            s,
+            Array.from({ length: deleted }, () => ev()),
+          );
+          await store.deleteStream(s);
+          const incarnation = await store.streamIncarnation(s);
+          const first = Array.from({ length: written }, () => ev());
+          const original = await store.appendToStream(s, first, { expectedRevision: 'no_stream' });
+          expect(original.nextExpectedRevision).toBe(BigInt(deleted + written - 1));
+          expect(await store.appendToStream(s, first, { expectedRevision: 'no_stream' })).toEqual(original);
+          expect(await store.appendToStream(s, first, { expectedRevision: 'no_stream', incarnation })).toEqual(original);
+        }
+      });
+
+      it('answers a resend of the first append after a deletion with its original result, whatever the revisions either side (property)', async () => {
+        await fc.assert(
+          // Half the runs end the deleted life just before a power of ten, so the new one crosses it.
+          fc.asyncProperty(
+            fc.oneof(fc.integer({ min: 1, max: 120 }), fc.constantFrom(7, 8, 9, 97, 98, 99)),
+            fc.integer({ min: 1, max: 4 }),
+            fc.boolean(),
+            async (deleted, written, withIncarnation) => {
+              const s = `${prefix()}session-rp`;
+              await store.appendToStream(
+                s,
+                Array.from({ length: deleted }, () => ev()),
+              );
+              await store.deleteStream(s);
+              const options = withIncarnation ? { incarnation: await store.streamIncarnation(s) } : {};
+              const first = Array.from({ length: written }, () => ev());
+              const original = await store.appendToStream(s, first, { expectedRevision: 'no_stream', ...options });
+              expect(await store.appendToStream(s, first, { expectedRevision: 'no_stream', ...options })).toEqual(original);
+              expect((await store.readStream(s)).map((e) => e.revision)).toEqual(first.map((_, i) => BigInt(deleted + i)));
+            },
+          ),
+          { numRuns: 25 },
+        );
+      });
+
       it('names each life of a stream by its incarnation: 0n until a deletion, then the first revision after the deleted ones', async () => {
         const s = `${prefix()}session-i`;
         expect(await store.streamIncarnation(s)).toBe(0n);

@@ -66,6 +66,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'NATS_REPLY_PREFIXES', fallback: '_INBOX', meaning: "subject prefixes a command's Reply-To must be under, comma-separated" },
   numberVariable('NATS_CONCURRENCY'),
   numberVariable('NATS_ACK_WAIT_MS'),
+  numberVariable('NATS_PING_INTERVAL_MS'),
   { name: 'SQLITE_EVENTS_FILE', fallback: '<DATA_DIR>/events.sqlite', meaning: "the embedded store's file" },
 ];
 

@@ -22,6 +22,7 @@ export const SERVICE_NUMBER_VARIABLES = {
   AUTO_COMPACTION_BACKOFF_MS: { min: 0, max: UNBOUNDED, fallback: 30_000, what: 'a time in milliseconds' },
   NATS_CONCURRENCY: { min: 1, max: 1024, fallback: 16, what: 'a number of commands' },
   NATS_ACK_WAIT_MS: { min: 1000, max: 3_600_000, fallback: 30_000, what: 'a time in milliseconds' },
+  NATS_PING_INTERVAL_MS: { min: 1000, max: 600_000, fallback: 10_000, what: 'a time in milliseconds' },
 } as const satisfies Record<string, NumberVariable>;
 
 /**

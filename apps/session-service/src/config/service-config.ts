@@ -94,6 +94,12 @@ export interface ServiceConfig {
   /** How long a delivered command may go unacknowledged before JetStream gives it to another replica (`NATS_ACK_WAIT_MS`, default 30000, 1000 to 3,600,000; set when the consumer is created). */
   natsAckWaitMs: number;
   /**
+   * How often (ms) the client pings the NATS server (`NATS_PING_INTERVAL_MS`, default 10000, 1000 to
+   * 600,000): a server that stops answering without closing the connection (a partition, a frozen
+   * host) is taken as lost once two pings are unanswered at the next one, 2 to 3 intervals after it froze.
+   */
+  natsPingIntervalMs: number;
+  /**
    * Each handled command is deleted from the command stream with JetStream's erase flag before its
    * acknowledgement (`NATS_ERASE_HANDLED_COMMANDS`: `true`/`1` or `false`/`0`, default false): an
    * acknowledged message of a work-queue stream is only marked deleted, its bytes (the texts it
@@ -400,6 +406,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIs
     natsPrefix,
     natsConcurrency: intVar(env, 'NATS_CONCURRENCY'),
     natsAckWaitMs: intVar(env, 'NATS_ACK_WAIT_MS'),
+    natsPingIntervalMs: intVar(env, 'NATS_PING_INTERVAL_MS'),
     natsEraseHandledCommands: boolVar(env, 'NATS_ERASE_HANDLED_COMMANDS', false),
     natsReplyPrefixes: parseReplyPrefixes(env.NATS_REPLY_PREFIXES, natsPrefix),
   };

@@ -668,6 +668,9 @@ export const HealthSchema = named(
         commandsRetrying: count.describe(
           "NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them",
         ),
+        commandsStalled: count.describe(
+          'NATS commands this replica holds that have waited 3 ack waits or more behind an earlier command of their session still in the command stream, with no answer published (each logged once at warn); alert when above 0 for long',
+        ),
       })
       .nullable()
       .describe('the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away'),

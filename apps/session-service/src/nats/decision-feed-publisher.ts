@@ -89,6 +89,7 @@ import {
 } from '@lib/session';
 import { LOG_EVENT_HEADER, LOG_POSITION_HEADER, decisionSubject, type NatsNames } from './nats-names';
 import { eraseSessionCopies } from './nats-erasure';
+import { isMissingStreamError } from './nats-streams';
 import { HandledErasures } from './handled-erasures';
 import { answerOfAnotherLog } from './answer-basis';
 import type { ReadModelsDamage } from '../observability/read-models-damage';
@@ -182,9 +183,25 @@ export interface DecisionFeedState {
    * store's head.
    */
   skippedTo: bigint;
+  /**
+   * While paused, the latest failure's message (the log's line says the same: one line when the
+   * pause begins, one more each time the message changes); a missing decisions stream is worded
+   * `stream <PREFIX>_DECISIONS not found on the NATS server …` whichever call met it ({@link missingStreamText}).
+   */
   lastError: string | null;
+  /** While paused, when the latest failure happened (ISO-8601: the feed retries, at most every 5 s). */
   lastErrorAt: string | null;
   anotherLog: AnotherLog | null;
+}
+
+/**
+ * The one wording of a failure that says `stream` is missing, whichever call met it (`stream not
+ * found` from a read, `jetstream is not enabled` / `no responders` from a publish to a subject no
+ * stream listens on): the same text in the log and in `/health` while the feed retries. (On a server
+ * without JetStream, re-creating the stream fails too: `/health` `nats.error` then says why.)
+ */
+export function missingStreamText(stream: string): string {
+  return `stream ${stream} not found on the NATS server (lost with the server's store, or deleted): the service re-creates it`;
 }
 
 /** The later of two positions. */
@@ -291,6 +308,8 @@ export class DecisionFeedPublisher {
   private skippedTo = 0n;
   private lastError: string | null = null;
   private lastErrorAt: string | null = null;
+  /** When the current pause began (ISO-8601), null while the feed runs: the resume line's duration. */
+  private pausedSince: string | null = null;
   private anotherLog: AnotherLog | null = null;
   /** Ends the wait before a retry at once ({@link sleep}; called by {@link stop}). */
   private wakeUp: () => void = () => undefined;
@@ -307,6 +326,8 @@ export class DecisionFeedPublisher {
     private readonly erasures: HandledErasures = new HandledErasures(),
     /** Where the errors that pause the feed are reported (its checkpoint is in the read models: their damage shows in `/health`); none when absent. */
     private readonly damage?: ReadModelsDamage,
+    /** Told when a failure says the decisions stream is missing on the server (`isMissingStreamError`): the transport re-creates the streams. */
+    private readonly onStreamMissing: () => void = () => undefined,
   ) {}
 
   /**
@@ -542,12 +563,19 @@ export class DecisionFeedPublisher {
    */
   private paused(position: bigint, err: unknown): void {
     this.damage?.report(err, 'the decisions feed');
-    const message = (err as Error).message;
+    const missing = isMissingStreamError(err);
+    const message = missing ? missingStreamText(this.names.decisionStream) : (err as Error).message;
+    const now = new Date().toISOString();
     if (this.lastError === null) {
       this.logger.warn(`decision feed paused at position ${position}: ${message}; retrying (at most every 5000 ms) until it resumes`);
-      this.lastErrorAt = new Date().toISOString();
+      this.pausedSince = now;
+    } else if (message !== this.lastError) {
+      // The cause changed while retrying: /health shows the latest, so the log says it too (once per change).
+      this.logger.warn(`decision feed still paused at position ${position}: ${message}`);
     }
     this.lastError = message;
+    this.lastErrorAt = now;
+    if (missing) this.onStreamMissing();
   }
 
   /** Waits `ms` before a retry, or until {@link stop}. */
@@ -569,7 +597,7 @@ export class DecisionFeedPublisher {
    * are passed without publishing: named when the feed passes any).
    */
   private resumed(position: bigint, publishedUpTo: bigint): void {
-    const pausedMs = this.lastErrorAt === null ? 0 : Date.now() - Date.parse(this.lastErrorAt);
+    const pausedMs = this.pausedSince === null ? 0 : Date.now() - Date.parse(this.pausedSince);
     const passed =
       publishedUpTo >= position
         ? `; passes positions up to ${publishedUpTo} without publishing them (in the stream already: another replica published them)`
@@ -577,6 +605,7 @@ export class DecisionFeedPublisher {
     this.logger.log(`decision feed resumed: published up to position ${position} after ${pausedMs} ms paused (last error: ${this.lastError})${passed}`);
     this.lastError = null;
     this.lastErrorAt = null;
+    this.pausedSince = null;
   }
 
   private async publish(decision: PublishedDecision, event: RecordedEvent): Promise<void> {

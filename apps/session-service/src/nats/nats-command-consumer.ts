@@ -50,7 +50,7 @@ import { setAnswerBasisHeaders } from './answer-basis';
 import { ackWaitMsOf } from './nats-streams';
 import type { NatsNames } from './nats-names';
 import { COMMAND_KINDS, parseCommandSubject, resultSubject } from './nats-names';
-import { earlierCommandInStream, FinishedSequences, sessionCommandFilter } from './nats-session-order';
+import { earlierCommandInStream, FinishedSequences, OrderWaits, sessionCommandFilter, type EarlierCommand } from './nats-session-order';
 import { findPublishedAnswer } from './nats-published-answer';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
 import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
@@ -208,6 +208,8 @@ export class NatsCommandConsumer {
   private freeSlot: () => void = () => undefined;
   /** Stream sequences this replica acknowledged or terminated lately (the server may not have removed them yet). */
   private readonly finished = new FinishedSequences();
+  /** Commands waiting behind an earlier command of their session: when to look its answer up, when to report the wait (created at {@link start}). */
+  private orderWaits: OrderWaits;
   /** Set when the NATS user may not read the command stream: the order check is skipped from then on. */
   private orderCheckDenied = false;
   private readonly encoder = new TextEncoder();
@@ -234,11 +236,20 @@ export class NatsCommandConsumer {
     private readonly erasures: HandledErasures = new HandledErasures(),
   ) {
     this.inEffectAckWaitMs = ackWaitMs;
+    this.orderWaits = new OrderWaits(ackWaitMs);
     this.replyRule = { prefix: names.prefix, allowedPrefixes: replyPrefixes };
     this.stopRequested = new Promise((resolve) => (this.requestStop = resolve));
     this.pullClosed = new Promise((resolve) => (this.markPullClosed = resolve));
     this.signalSlot();
   }
+
+  /**
+   * Told (with what the client reported: `stream_not_found`, `consumer_not_found`, `consumer_deleted`,
+   * `no_responders`) when the pull subscription finds the command stream or the consumer gone from the
+   * server (it checks after a reconnect and after missed heartbeats): the transport re-creates them,
+   * then calls {@link resubscribe}.
+   */
+  onMissing: (what: string) => void = () => undefined;
 
   /** Starts consuming; returns once the pull subscription is set up. */
   async start(): Promise<void> {
@@ -246,10 +257,44 @@ export class NatsCommandConsumer {
     // The keep-alive follows the consumer's own ack wait, which JetStream applies: it may differ from
     // the configured one (a consumer created by an earlier start with another NATS_ACK_WAIT_MS).
     this.inEffectAckWaitMs = ackWaitMsOf((await consumer.info()).config.ack_wait ?? nanos(this.ackWaitMs)) || this.ackWaitMs;
+    this.orderWaits = new OrderWaits(this.inEffectAckWaitMs);
     this.messages = await consumer.consume({ max_messages: this.concurrency });
+    void this.watchMissing(this.messages);
     this.keepAlive = setInterval(() => this.reportInProgress(), keepAliveMs(this.inEffectAckWaitMs));
     this.keepAlive.unref();
     this.loop = this.run(this.messages);
+  }
+
+  /**
+   * Pulls on a new subscription of the consumer and closes the old one, once the streams and the
+   * consumer were re-created (the old subscription checks the consumer only every 30 s after it found
+   * it missing). Commands held stay held (a re-created stream holds none of them: their
+   * acknowledgements go nowhere). Nothing before {@link start} or once stopping.
+   * @throws the client's error when the consumer cannot be read (the old subscription is kept then).
+   */
+  async resubscribe(): Promise<void> {
+    const old = this.messages;
+    if (!old || this.stopping) return;
+    const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
+    const messages = await consumer.consume({ max_messages: this.concurrency });
+    if (this.stopping || this.messages !== old) {
+      await messages.close();
+      return;
+    }
+    this.messages = messages;
+    void this.watchMissing(messages);
+    const oldLoop = this.loop;
+    this.loop = Promise.all([oldLoop, this.run(messages)]).then(() => undefined);
+    await old.close();
+  }
+
+  /** Tells {@link onMissing} each time `messages` reports the stream or the consumer missing. */
+  private async watchMissing(messages: ConsumerMessages): Promise<void> {
+    for await (const s of messages.status()) {
+      if (s.type === 'stream_not_found' || s.type === 'consumer_not_found' || s.type === 'consumer_deleted' || s.type === 'no_responders') {
+        this.onMissing(s.type);
+      }
+    }
   }
 
   /** The consumer's ack wait (ms) read at {@link start}: the keep-alive runs every third of it. */
@@ -260,6 +305,14 @@ export class NatsCommandConsumer {
   /** Commands waiting in place for a transient condition to pass (their last attempt answered a 503 of {@link TRANSIENT_CODES}). */
   get retrying(): number {
     return this.waitingForService.size;
+  }
+
+  /**
+   * Commands waiting now behind an earlier command of their session that have waited
+   * {@link STALLED_AFTER_ACK_WAITS} ack waits or more (each logged once at warn; `/health`, `/metrics`).
+   */
+  get stalled(): number {
+    return this.orderWaits.stalled;
   }
 
   /**
@@ -360,6 +413,7 @@ export class NatsCommandConsumer {
         break;
       }
       const earlier = await this.earlierInStream(m, retry);
+      if (earlier !== null && earlier !== 'unknown' && queue.commands[0] === m && (await this.stillWaiting(key, m, earlier))) continue;
       if (earlier !== null || queue.commands[0] !== m) {
         if (queue.commands[0] === m && !this.stopping) {
           queue.parked = true;
@@ -373,6 +427,7 @@ export class NatsCommandConsumer {
         continue;
       }
       retry = 0;
+      this.orderWaits.done(key);
       try {
         await this.handle(m);
       } finally {
@@ -381,21 +436,67 @@ export class NatsCommandConsumer {
         this.signalSlot();
       }
     }
+    this.orderWaits.done(key);
     this.sessions.delete(key);
   }
 
   /**
+   * `m` (the first command of `session` here) waits behind `earlier` ({@link OrderWaits}): from one
+   * ack wait on, at most once per ack wait, looks `earlier`'s answer up on the results stream; when
+   * it is there, the command was applied and answered and only its acknowledgement is missing (lost
+   * with a crash of its replica or of nats-server, whose consumer may then never deliver it again):
+   * it is removed from the command stream and true returned (the order is checked again at once).
+   * At {@link STALLED_AFTER_ACK_WAITS} ack waits, one warn line naming both sequences and the session.
+   */
+  private async stillWaiting(session: string, m: JsMsg, earlier: EarlierCommand): Promise<boolean> {
+    const step = this.orderWaits.waiting(session, m.info.streamSequence, Date.now());
+    if (step.lookUp && (await this.removeIfAnswered(session, earlier, step.waitedMs))) return true;
+    if (step.warn) {
+      this.logger.warn(
+        `command stream sequence ${m.info.streamSequence} of session ${quoteInput(session)} has waited ${(step.waitedMs / 1000).toFixed(1)} s behind its session's earlier command at sequence ${earlier.seq}, still in the command stream with no answer published (held by a replica retrying it, or left unacknowledged by JetStream): the session's later commands wait until it is gone`,
+      );
+    }
+    return false;
+  }
+
+  /** Removes `earlier` from the command stream when its answer is on the results stream (see {@link stillWaiting}); true when it did. */
+  private async removeIfAnswered(session: string, earlier: EarlierCommand, waitedMs: number): Promise<boolean> {
+    const address = parseCommandSubject(this.names.prefix, earlier.subject);
+    if (!address) return false;
+    const msgId = resultMessageId(address.tenant, address.sessionId, earlier.msgId || `${this.names.commandStream}:${earlier.seq}`);
+    try {
+      const found = await findPublishedAnswer(
+        this.js,
+        this.jsm,
+        this.names.resultStream,
+        resultSubject(this.names.prefix, address.tenant, address.sessionId),
+        msgId,
+        earlier.time,
+      );
+      if (!found) return false;
+      await eraseMessage(this.jsm, this.names.commandStream, earlier.seq);
+    } catch (err) {
+      this.logger.warn(`command stream sequence ${earlier.seq}: cannot look up its answer or remove it from the command stream: ${(err as Error).message}`);
+      return false;
+    }
+    this.logger.warn(
+      `command stream sequence ${earlier.seq} of session ${quoteInput(session)} was answered (its answer is on ${this.names.resultStream}) but still in the command stream after ${(waitedMs / 1000).toFixed(1)} s (its acknowledgement lost): removed from it, the session's later commands go on`,
+    );
+    return true;
+  }
+
+  /**
    * The stream sequence of an earlier command of `m`'s session still in the command stream, or null
-   * (see {@link earlierCommandInStream}); 0 when NATS did not answer (checked again after a wait).
+   * (see {@link earlierCommandInStream}); `unknown` when NATS did not answer (checked again after a wait).
    * Null, with one `error` line per replica, when the service's NATS user may not read the command
    * stream (`$JS.API.STREAM.MSG.GET.<PREFIX>_COMMANDS` not allowed: a configuration from before
    * the check): commands are then handled without it, as before.
    */
-  private async earlierInStream(m: JsMsg, retry: number): Promise<number | null> {
+  private async earlierInStream(m: JsMsg, retry: number): Promise<EarlierCommand | null | 'unknown'> {
     if (this.orderCheckDenied) return null;
     try {
-      return await earlierCommandInStream(this.jsm, this.names.commandStream, sessionCommandFilter(m.subject), m.info.streamSequence, (seq) =>
-        this.finished.has(seq),
+      return await earlierCommandInStream(this.jsm, this.names.commandStream, sessionCommandFilter(m.subject), m.info.streamSequence, (seq, stamp) =>
+        this.finished.has(seq, stamp),
       );
     } catch (err) {
       if (isPermissionDenied(err)) {
@@ -409,7 +510,7 @@ export class NatsCommandConsumer {
         this.logger.warn(
           `command stream sequence ${m.info.streamSequence}: cannot check its session's earlier commands, checked again: ${(err as Error).message}`,
         );
-      return 0;
+      return 'unknown';
     }
   }
 
@@ -500,7 +601,7 @@ export class NatsCommandConsumer {
     if (status < 300) m.ack();
     // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
     else m.term();
-    this.finished.add(m.info.streamSequence);
+    this.finished.add(m.info.streamSequence, m.info.timestampNanos);
   }
 
   /**

@@ -26,13 +26,26 @@ export function streamConfigs(names: NatsNames): Array<Partial<StreamConfig> & {
  * What {@link ensureStreams} found of the command consumer's ack wait (ms): `configured` is
  * `NATS_ACK_WAIT_MS`; `found` the existing consumer's (null when it was created now); `inEffect`
  * the consumer's after the call (`configured` unless the server refused to update it);
- * `refusal` the server's error message when it did.
+ * `refusal` the server's error message when it did; `created` the names of the streams and of the
+ * consumer that were missing and were added now (empty when all were there).
  */
 export interface AckWaitCheck {
   configured: number;
   found: number | null;
   inEffect: number;
   refusal: string | null;
+  created: string[];
+}
+
+/**
+ * True when `err` says a stream or the consumer is not on the server: `stream not found`,
+ * `consumer not found`, or what a publish to a subject no stream listens on gets
+ * (`jetstream is not enabled`, `no responders`): the server lost them (an empty store, a
+ * `nats stream rm`), or runs without JetStream (then re-creating them fails with the same).
+ */
+export function isMissingStreamError(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : String(err);
+  return /stream not found|consumer not found|jetstream is not enabled|no responders/i.test(message);
 }
 
 /** A consumer's `ack_wait` (nanoseconds, as JetStream gives it) in ms. */
@@ -41,7 +54,8 @@ export function ackWaitMsOf(ackWaitNanos: number): number {
 }
 
 /**
- * Adds whichever stream or the command consumer is missing.
+ * Adds whichever stream or the command consumer is missing (at start, and again whenever they may
+ * have been lost: after a reconnect, or when the consumer or the feed met one missing).
  * `ackWaitMs`: how long a delivered command may stay unacknowledged before it goes to another
  * replica (a handler still working extends it). An existing consumer created with another ack wait
  * (an earlier start with another `NATS_ACK_WAIT_MS`) is updated to `ackWaitMs` (nats-server 2.9
@@ -50,11 +64,13 @@ export function ackWaitMsOf(ackWaitNanos: number): number {
  * @throws the server's error when a name is taken with other subjects.
  */
 export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ackWaitMs: number): Promise<AckWaitCheck> {
+  const created: string[] = [];
   for (const config of streamConfigs(names)) {
     try {
       await jsm.streams.info(config.name);
     } catch {
       await jsm.streams.add(config);
+      created.push(config.name);
     }
   }
   let found: number;
@@ -67,14 +83,15 @@ export async function ensureStreams(jsm: JetStreamManager, names: NatsNames, ack
       deliver_policy: DeliverPolicy.All,
       ack_wait: nanos(ackWaitMs),
     });
-    return { configured: ackWaitMs, found: null, inEffect: ackWaitMs, refusal: null };
+    created.push(names.commandConsumer);
+    return { configured: ackWaitMs, found: null, inEffect: ackWaitMs, refusal: null, created };
   }
-  if (found === ackWaitMs) return { configured: ackWaitMs, found, inEffect: ackWaitMs, refusal: null };
+  if (found === ackWaitMs) return { configured: ackWaitMs, found, inEffect: ackWaitMs, refusal: null, created };
   try {
     const updated = await jsm.consumers.update(names.commandStream, names.commandConsumer, { ack_wait: nanos(ackWaitMs) });
-    return { configured: ackWaitMs, found, inEffect: ackWaitMsOf(updated.config.ack_wait ?? 0), refusal: null };
+    return { configured: ackWaitMs, found, inEffect: ackWaitMsOf(updated.config.ack_wait ?? 0), refusal: null, created };
   } catch (err) {
-    return { configured: ackWaitMs, found, inEffect: found, refusal: (err as Error).message };
+    return { configured: ackWaitMs, found, inEffect: found, refusal: (err as Error).message, created };
   }
 }
 

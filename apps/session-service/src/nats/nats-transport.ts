@@ -14,6 +14,11 @@
  * start comes up, it is logged (error) and shown in `/health` (`closed` with the error), HTTP
  * still serving: restart once it is fixed. `tls://` servers require TLS (`natsUrlRequiresTls`).
  *
+ * Once connected: the client pings every `NATS_PING_INTERVAL_MS` and takes the connection as lost
+ * when {@link NATS_MAX_PINGS_OUT} pings are unanswered at the next (a frozen or partitioned server);
+ * after every reconnect, and when the consumer or the feed meets a stream or the consumer missing,
+ * whatever the server lost (an empty store) is created again ({@link NatsTransport.ensureAgain}).
+ *
  * Nothing at start waits for the event store: a replica started while it does not answer (a
  * PostgreSQL outage or failover) starts with its feed paused and retrying, and holds the commands
  * it takes until the store answers (as it does during any outage), like a replica without NATS.
@@ -28,7 +33,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CommandBus } from '@nestjs/cqrs';
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { EVENT_STORE, ReadModelStore } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { SERVICE_CONFIG } from '../config/tokens';
@@ -57,6 +62,15 @@ export type NatsConnectionState = 'connecting' | 'connected' | 'reconnecting' | 
 /** How long (ms) the client waits between two attempts at a server (the client's default `reconnectTimeWait`, plus up to 100 ms of jitter). */
 export const NATS_RETRY_WAIT_MS = 2000;
 
+/**
+ * Pings left unanswered before the client takes the connection as lost (at the next ping, so
+ * `NATS_PING_INTERVAL_MS` × 2 to 3 after the server stopped answering).
+ */
+export const NATS_MAX_PINGS_OUT = 2;
+
+/** How long (ms) to wait before trying again to re-create streams that could not be re-created. */
+export const ENSURE_RETRY_MS = 5000;
+
 /** The transport's state for `/health` and `/metrics`: the connection's and the decisions feed's (null before it starts). */
 export interface NatsTransportState {
   connection: NatsConnectionState;
@@ -65,7 +79,9 @@ export interface NatsTransportState {
   /**
    * Why the connection is not up, null while it is (or at shutdown): while `connecting`, why the
    * start's attempt failed (the client keeps trying); while `closed`, why the transport gave up
-   * (a misconfiguration found once a server answered, e.g. credentials refused).
+   * (a misconfiguration found once a server answered, e.g. credentials refused). While `connected`,
+   * a stream or the command consumer missing on the server (`NATS stream or consumer missing on the
+   * server: …`) until it is re-created.
    */
   error: string | null;
   decisionFeed: DecisionFeedState | null;
@@ -74,6 +90,11 @@ export interface NatsTransportState {
    * such as `store_unavailable`: see `TRANSIENT_CODES`); their sessions' later commands wait behind them. 0 before the consumer starts.
    */
   commandsRetrying: number;
+  /**
+   * Commands this replica holds that have waited 3 ack waits or more behind an earlier command of
+   * their session still in the command stream (each logged once at warn): see `OrderWaits`. 0 before the consumer starts.
+   */
+  commandsStalled: number;
 }
 
 /** See the module doc. */
@@ -90,6 +111,11 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   private stopping = false;
   /** The wait for a server that was down at start, and the set-up after it (null when the start connected). */
   private waiting: Promise<void> | null = null;
+  private jsm: JetStreamManager | null = null;
+  /** A re-creation of the streams under way ({@link ensureAgain}), else null. */
+  private ensuring: Promise<void> | null = null;
+  /** The retry of a failed re-creation, when one is scheduled. */
+  private ensureRetry: NodeJS.Timeout | null = null;
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -153,6 +179,9 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       name: 'session-memory-compaction',
       maxReconnectAttempts: -1,
       reconnectTimeWait: NATS_RETRY_WAIT_MS,
+      // A server that stops answering without closing the connection (a partition, a frozen host) is lost after 2–3 intervals.
+      pingInterval: config.natsPingIntervalMs,
+      maxPingOut: NATS_MAX_PINGS_OUT,
       waitOnFirstConnect,
       reconnectToServer: () => {
         if (this.stopping) throw new Error('the service is shutting down');
@@ -203,6 +232,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     this.enter('connected');
     void this.watch(nc);
     const jsm = await jetstreamManager(nc);
+    this.jsm = jsm;
     const ackWait = ackWaitLine(names.commandConsumer, await ensureStreams(jsm, names, config.natsAckWaitMs));
     if (ackWait) this.logger.warn(ackWait);
     const js = jetstream(nc);
@@ -218,7 +248,17 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     });
     // The feed's handled erasure records, checked by the consumer after each answer is stored.
     const erasures = new HandledErasures();
-    this.feed = new DecisionFeedPublisher(this.store, this.readModels, nc, js, jsm, names, erasures, this.damage);
+    this.feed = new DecisionFeedPublisher(
+      this.store,
+      this.readModels,
+      nc,
+      js,
+      jsm,
+      names,
+      erasures,
+      this.damage,
+      () => void this.ensureAgain(`the decisions feed found ${names.decisionStream} missing`),
+    );
     await this.feed.start();
     this.consumer = new NatsCommandConsumer(
       nc,
@@ -234,8 +274,53 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       countNatsCommands(this.metrics),
       erasures,
     );
+    this.consumer.onMissing = (what) => void this.ensureAgain(`the command consumer found ${what.replace(/_/g, ' ')}`);
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
+  }
+
+  /**
+   * Creates again whichever stream or the command consumer the server no longer has (an empty store
+   * after a lost volume, a `nats stream rm`): after every reconnect, and when the consumer or the feed
+   * meets one missing (`why` says which). When something was re-created: one warn line naming it, and
+   * the consumer pulls on a new subscription. When the server refuses (e.g. no JetStream): `error`
+   * (in `/health`) says so, one error line, and it is tried again after {@link ENSURE_RETRY_MS}.
+   * One at a time: a call while one runs joins it. Never throws.
+   */
+  private ensureAgain(why: string): Promise<void> {
+    if (this.ensuring) return this.ensuring;
+    if (!this.jsm || this.stopping || this.connection !== 'connected') return Promise.resolve();
+    this.ensuring = this.recreate(this.jsm, why).finally(() => (this.ensuring = null));
+    return this.ensuring;
+  }
+
+  private async recreate(jsm: JetStreamManager, why: string): Promise<void> {
+    const names = natsNames(this.config.natsPrefix);
+    try {
+      const check = await ensureStreams(jsm, names, this.config.natsAckWaitMs);
+      if (check.created.length > 0) {
+        // While they were being re-created, /health says so.
+        this.error = `NATS stream or consumer missing on the server: ${check.created.join(', ')} (${why}); re-creating`;
+        this.logger.warn(
+          `NATS ${check.created.join(', ')} missing on the server ${this.nc?.getServer() ?? ''} (${why}): re-created; commands published while the command stream was missing were refused to their publishers and not stored, decisions wait in the feed`,
+        );
+        // Should it fail, the old subscription finds the consumer at its next check (within 30 s).
+        await this.consumer?.resubscribe().catch((err: Error) => this.logger.warn(`NATS command consumer: pulling again failed: ${err.message}`));
+      }
+      if (this.error?.startsWith('NATS stream or consumer missing')) this.error = null;
+    } catch (err) {
+      if (this.stopping) return;
+      const text = `NATS stream or consumer missing on the server and not re-created (${why}): ${(err as Error).message}; tried again every ${ENSURE_RETRY_MS / 1000} s`;
+      if (this.error !== text) this.logger.error(text);
+      this.error = text;
+      if (!this.ensureRetry) {
+        this.ensureRetry = setTimeout(() => {
+          this.ensureRetry = null;
+          void this.ensureAgain(why);
+        }, ENSURE_RETRY_MS);
+        this.ensureRetry.unref();
+      }
+    }
   }
 
   /** The connection's and the decisions feed's state (see {@link NatsTransportState}). */
@@ -246,6 +331,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       error: this.error,
       decisionFeed: this.feed?.state() ?? null,
       commandsRetrying: this.consumer?.retrying ?? 0,
+      commandsStalled: this.consumer?.stalled ?? 0,
     };
   }
 
@@ -265,6 +351,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
         const downMs = Date.now() - Date.parse(this.since);
         this.enter('connected');
         this.logger.log(`NATS connection back (server ${status.server}) after ${downMs} ms`);
+        // The server may be back without its streams (an empty store): re-created if so.
+        void this.ensureAgain('after a reconnect');
       } else if (status.type === 'close') this.enter('closed');
     }
     // Closed by the client itself (not by the shutdown): e.g. the credentials refused when reconnecting.
@@ -280,6 +368,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
    */
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
+    if (this.ensureRetry) clearTimeout(this.ensureRetry);
+    await this.ensuring;
     // Waiting for a server: given up at the client's next attempt (at most NATS_RETRY_WAIT_MS away), or its set-up finishes.
     await this.waiting;
     if (this.nc && !this.nc.isClosed() && this.connection !== 'connected') {

@@ -85,6 +85,12 @@ export class ServiceMetrics {
     help: "With NATS_URL: NATS commands held and retried in place because the service cannot do them now (503 store_unavailable, counting_timeout); their sessions' later commands wait behind them",
     registers: [],
   });
+  /** With NATS_URL: commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream. */
+  readonly natsCommandsStalled = new Gauge({
+    name: 'nats_commands_stalled',
+    help: 'With NATS_URL: NATS commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream (each logged once at warn); an earlier command whose answer is published already is removed from the stream',
+    registers: [],
+  });
   /**
    * With NATS_URL: NATS commands this replica handled, once per delivery it started, by `kind`
    * (`append`, `messages`, `compact`, `policy`; `unknown` for a subject naming none), `outcome`
@@ -172,6 +178,7 @@ export class ServiceMetrics {
       this.decisionFeedCheckpoint,
       this.decisionFeedPaused,
       this.natsCommandsRetrying,
+      this.natsCommandsStalled,
       this.natsCommands,
       this.natsCommandsRedelivered,
       this.natsCommandDuration,

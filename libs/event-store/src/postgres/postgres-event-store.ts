@@ -380,10 +380,10 @@ export class PostgresEventStore implements EventStore {
         if (row.outcome === 'ids_exist' && attempt < MAX_APPEND_ATTEMPTS) continue; // deleted meanwhile
         throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
       }
-      const first = await this.query<{ revision: string }>('SELECT revision::text AS revision FROM es_events WHERE stream = $1 ORDER BY revision LIMIT 1', [
-        stream,
-      ]);
-      return resolveExistingIds(stream, events, expected, current, existing, first.length > 0 ? BigInt(first[0].revision) : null);
+      // The life's first revision, compared as a number: an ORDER BY naming an output column sorts
+      // that column, so `revision::text AS revision ... ORDER BY revision` sorted text ("10" < "9").
+      const [{ first }] = await this.query<{ first: string | null }>('SELECT min(revision)::text AS first FROM es_events WHERE stream = $1', [stream]);
+      return resolveExistingIds(stream, events, expected, current, existing, first === null ? null : BigInt(first));
     }
   }
 

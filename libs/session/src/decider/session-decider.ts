@@ -106,6 +106,22 @@ function metadataOf(address: SessionAddress): SessionEventMetadata {
 }
 
 /**
+ * The rules of an append that look at the request alone, not at the session: at least one event,
+ * no client id given to two events. The handler checks them before anything is read (before the
+ * client's `expectedRevision`), as the transports check each event's fields, so a malformed request
+ * answers 400 whatever the session's revision; {@link decideAppend} checks them again.
+ * @throws InvalidRequestError (400 `invalid_request`) on an empty list or a repeated client id, located at the second event with that id.
+ */
+export function checkAppendShape(events: readonly Pick<EventToAppend, 'event'>[]): void {
+  if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
+  const seen = new Set<string>();
+  events.forEach((e, index) => {
+    if (seen.has(e.event.id)) throw new InvalidRequestError({ index, field: 'id' }, duplicateIdInRequest(e.event.id));
+    seen.add(e.event.id);
+  });
+}
+
+/**
  * Decides an append against the session's state (null: the stream does not exist yet).
  * Rules: at least one event; no client id twice in one command; a resend of ids already in the
  * log is a retry (ids the state knows: see `SessionWindowState.revisionsById`; a resend of ids
@@ -137,12 +153,7 @@ export function decideAppend(
   callIdsInLog: Iterable<string> = [],
 ): AppendDecision {
   const { events } = command;
-  if (events.length === 0) throw new InvalidRequestError('events', 'events: send at least one event');
-  const seen = new Set<string>();
-  events.forEach((e, index) => {
-    if (seen.has(e.event.id)) throw new InvalidRequestError({ index, field: 'id' }, duplicateIdInRequest(e.event.id));
-    seen.add(e.event.id);
-  });
+  checkAppendShape(events);
   const key = sessionKey(command.tenantId, command.sessionId);
   const incarnation = incarnationOf(state, command);
   const metadata = metadataOf(command);

@@ -73,8 +73,14 @@ export default function applyBatchTask(task: ApplyBatchTask): ApplyBatchOutcome 
 
 /** What the main thread gets of `error` (see {@link ApplyBatchFailure}). */
 function failureOf(error: unknown): ApplyBatchFailure {
-  const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) };
-  return { name, message, readModelsDamaged: isReadModelsDamage(error) };
+  // not `instanceof Error`: an error made in another realm (a native module's, under a test runner's
+  // sandbox) is not one of this realm's, yet has its name and message
+  const { name, message } = error !== null && typeof error === 'object' ? (error as { name?: unknown; message?: unknown }) : {};
+  return {
+    name: typeof name === 'string' ? name : 'Error',
+    message: typeof message === 'string' ? message : String(error),
+    readModelsDamaged: isReadModelsDamage(error),
+  };
 }
 
 function hrtimeMs(): number {

@@ -24,7 +24,7 @@ import {
   type ExpectedRevision,
 } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
-import { alignToStored, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
+import { alignToStored, checkAppendShape, decideAppend, type AppendDecision, type AppendEvents, type EventToAppend } from '../decider/session-decider';
 import { expectedRevisionOnLog, expectedRevisionReadCount, resentAsFirst } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
 import type { EventCosts } from '../events/session-stream-events';
@@ -105,6 +105,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   ) {}
 
   /**
+   * @throws InvalidRequestError (400 `invalid_request`) from {@link checkAppendShape}, before anything is read.
    * @throws InvalidRequestError, UserIdConflictError, UnknownToolCallError, ToolCallConflictError from {@link decideAppend}.
    * @throws RevisionConflictError when the client's `expectedRevision` does not match, or when the
    *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
@@ -112,7 +113,9 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
    * @throws CountingTimeoutError when counting a large request misses its deadline (nothing written).
    */
-  execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
+  async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
+    // The request's own shape first: a malformed request answers 400 before its revision is checked (README, Optimistic concurrency).
+    checkAppendShape(command.events);
     const key = sessionKey(command.tenantId, command.sessionId);
     return this.queue.run(key, () => this.loadDecideAppend(command, key));
   }

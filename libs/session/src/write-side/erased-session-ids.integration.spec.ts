@@ -114,6 +114,27 @@ function erasedSessionFlows(name: string, open: () => Promise<EventStore>, close
       expect(await store.readStream(stream)).toHaveLength(2);
     });
 
+    it.each([
+      [9, 2],
+      [99, 2],
+    ])(
+      'answers a resend of the first append after an erasure sent with no_stream with its original result, also when the new revisions gain a digit (%i erased, %i new)',
+      async (erased, written) => {
+        const session = `s-${randomUUID()}`;
+        const old = Array.from({ length: erased }, (_, i) => `o${i}`);
+        const fresh = Array.from({ length: written }, (_, i) => `n${i}`);
+        await write.append.execute(say(session, ...old));
+        await write.erase.execute(new EraseSessionCommand('t', session));
+        const first = () => new AppendSessionEventsCommand('t', session, say(session, ...fresh).events, 'no_stream');
+        const original = await write.append.execute(first());
+        expect(original.revision).toBe(String(erased + written - 1));
+        expect(await write.append.execute(first())).toEqual(original);
+        // Also by another process, which loads the session from the store.
+        expect(await new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus).execute(first())).toEqual(original);
+        expect(await store.readStream(sessionStream(sessionKey('t', session)))).toHaveLength(written);
+      },
+    );
+
     it('writes the same policy again on a session re-created by it (the policy event of a session without a stream repeats its base revision, null)', async () => {
       const session = `s-${randomUUID()}`;
       const stream = sessionStream(sessionKey('t', session));

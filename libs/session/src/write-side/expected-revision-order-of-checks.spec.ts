@@ -131,6 +131,32 @@ describe("an append with the client's expectedRevision", () => {
     await expect(writer.execute(command(0n, [user('u3')], 'bob'))).rejects.toMatchObject({ code: 'wrong_expected_revision' });
   });
 
+  it.each<Expected>([0n, 5n, 'no_stream'])(
+    'given a request that gives one id to two events, whatever its revision (%s), then 400 invalid_request first, as for a field error, and nothing written',
+    async (expected) => {
+      const writer = replica();
+      await writer.execute(command('any', [user('u1')]));
+      await writer.execute(command('any', [user('u2')]));
+      const log = await store.readStream(STREAM);
+      const refused = await replica()
+        .execute(command(expected, [user('x1'), assistant('x1')]))
+        .catch((e: unknown) => e);
+      expect(refused).toMatchObject({ code: 'invalid_request', location: { index: 1, field: 'id' } });
+      expect(await store.readStream(STREAM)).toEqual(log);
+    },
+  );
+
+  it("given ids in the log where the request's revision put them, when another user sends them with other content and a stale revision, then it is judged as a resend of them: 409 user_id_conflict (README)", async () => {
+    const writer = replica();
+    await writer.execute(command('any', [user('e1'), user('e2')], 'alice'));
+    await expect(replica().execute(command(0n, [{ id: 'e2', type: 'user', text: 'other content' }], 'bob'))).rejects.toMatchObject({
+      code: 'user_id_conflict',
+    });
+    await expect(replica().execute(command(0n, [{ id: 'e2', type: 'user', text: 'other content' }]))).rejects.toMatchObject({ code: 'duplicate_event_id' });
+    // A new id with the same stale revision: the revision first.
+    await expect(replica().execute(command(0n, [user('e3')], 'bob'))).rejects.toMatchObject({ code: 'wrong_expected_revision' });
+  });
+
   it('given a session that exists, when a new append sent with no_stream answers an unknown call, then 409 wrong_expected_revision', async () => {
     await replica().execute(command('any', [user('u1')]));
     await expect(replica().execute(command('no_stream', [answer('t1', 'never-called')]))).rejects.toMatchObject({
