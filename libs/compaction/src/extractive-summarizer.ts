@@ -444,7 +444,11 @@ function previousItems(previous: string): { lines: { text: string; group?: strin
  * first shortened at a word boundary to `lineCap` code units, ending " …"); a section with
  * nothing kept is left out, its heading included; a section with some items left out says how
  * many (`(+N more)`). `fits` is the final check: the largest kept set whose rendering was seen to
- * fit is returned, or undefined when no item fits beside the header.
+ * fit is returned, or undefined when no item fits beside the header. The greedy pass reserves room
+ * for a `(+N more)` line in each section it opens; up to {@link MAX_FILL_TRIES} further items (in
+ * priority, each no costlier than what is left of the budget) are then tried on the whole rendering,
+ * then the newest event, if still left out, shortened at a word to what remains (a bisection over
+ * its length), so a budget a few tokens short of the full summary still holds the newest event.
  */
 function packSummary(
   request: SummaryRequest,
@@ -511,7 +515,7 @@ function packSummary(
     last: lastItems.length,
   };
   const render = (kept: ReadonlySet<PackItem>): string => {
-    const by = (s: PackItem['section']) => priority.filter((p) => p.section === s && kept.has(p)).sort((a, b) => a.order - b.order);
+    const by = (s: PackItem['section']) => [...kept].filter((p) => p.section === s).sort((a, b) => a.order - b.order);
     const more = (s: PackItem['section'], n: number) => totals[s] - n;
     const blocks = [parts.header];
     const prevKept = by('previous');
@@ -570,10 +574,47 @@ function packSummary(
     opened.add(p.section);
     kept.push(p);
   }
+  // the greedy pass reserves a `(+N more)` line in every section it opens: what that leaves unused
+  // is filled with the next items in priority, each checked on the whole rendering (a few tries)
+  const fill = (text: string): string => {
+    const chosen = new Set(kept);
+    let best = text;
+    let slack = (request.maxSummaryTokens ?? 0) - eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator);
+    let tries = 0;
+    for (const p of priority) {
+      if (tries >= MAX_FILL_TRIES || slack <= 0) break;
+      if (chosen.has(p) || costOf(p) > slack) continue;
+      tries += 1;
+      chosen.add(p);
+      const next = render(chosen);
+      if (fits(next) && next.length <= maxChars) {
+        best = next;
+        slack = (request.maxSummaryTokens ?? 0) - eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text: next }, estimator);
+      } else chosen.delete(p);
+    }
+    // the newest event, when it did not fit whole: shortened at a word to what is left (bisection)
+    const newest = lastItems[lastItems.length - 1];
+    if (newest === undefined || chosen.has(newest) || slack <= 0) return best;
+    const line = parts.lastLines[parts.lastLines.length - 1];
+    const shortened = (cap: number): PackItem => ({ ...newest, text: capAtWord(line, '- ', cap) });
+    const rendered = (cap: number) => render(new Set([...chosen, shortened(cap)]));
+    const fitsAt = (cap: number) => {
+      const text = rendered(cap);
+      return fits(text) && text.length <= maxChars;
+    };
+    let lo = 0;
+    let hi = newest.text.length - 1;
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2);
+      if (fitsAt(mid)) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo > 0 && shortened(lo).text.endsWith(' …') ? rendered(lo) : best;
+  };
   for (;;) {
     const text = render(new Set(kept));
     // a header alone says nothing: the compact form keeps some of the archived text instead
-    if (fits(text) && text.length <= maxChars) return kept.length > 0 ? text : undefined;
+    if (fits(text) && text.length <= maxChars) return kept.length > 0 ? fill(text) : undefined;
     if (kept.length === 0) return undefined;
     // leave out the lowest-priority items, about as many as the excess
     const excess = Math.max(
@@ -584,6 +625,9 @@ function packSummary(
     while (kept.length > 0 && freed < excess) freed += costOf(kept.pop()!);
   }
 }
+
+/** Most items the packer tries to add, each rendered and costed whole, after its greedy pass (see packSummary). */
+const MAX_FILL_TRIES = 8;
 
 /**
  * Least archived content the compact form keeps, whatever the budget: 32 tokens for a tokenizer,

@@ -266,6 +266,24 @@ describe('the compact form (a pass too small for its sections) keeps archived co
     expect(archivedWordChars(extractiveSummary(req, { estimator: cl100k }), archived)).toBeGreaterThanOrEqual(16);
   });
 
+  // counterexamples of the property below on the packed path (seeds 96249508, 1320494574): the newest
+  // event was left out whole while ~22 tokens of the budget stayed unused (the room reserved for
+  // "(+N more)" lines), so only the header and a few artefacts remained
+  it.each([
+    ['cl100k_base', ['Assistant: a0a', 'Assistant: /srv/a/b A0a 出発'], 71],
+    ['o200k_base', ['Assistant: 0A 🙂 /srv/a/b {"k":1} {"k":1} /srv/a/b 🙂 🙂 🙂'], 67],
+  ] as const)(
+    'given a budget a few tokens short of the full summary (%s), when packed, then the newest event stays, shortened, within the budget',
+    (name, toSummarize, budget) => {
+      const estimator = getEstimator(name);
+      const req: SummaryRequest = { ...longPass(), shadowPrompt: 'So far?', toSummarize: [...toSummarize], maxSummaryTokens: budget };
+      const summary = extractiveSummary(req, { estimator });
+      expect(eventCost({ id: 's', type: 'summary', shadowPrompt: 'So far?', text: summary }, estimator)).toBeLessThanOrEqual(budget);
+      expect(summary).toMatch(/Last events before the cut:\n(- .*\n)*- Assistant: \S+ .*…$/);
+      expect(archivedWordChars(summary, toSummarize.join('\n'))).toBeGreaterThanOrEqual(16);
+    },
+  );
+
   it('property: for every estimator and budget, a non-empty archived text yields a summary holding some of its words beyond the marker', () => {
     const word = fc.oneof(fc.stringMatching(/^[A-Za-z0-9]{1,14}$/), fc.constantFrom('🙂', '出発', 'é', '—', '{"k":1}', '/srv/a/b'));
     const line = fc
