@@ -445,18 +445,19 @@ export class NatsCommandConsumer {
    * ack wait on, at most once per ack wait, looks `earlier`'s answer up on the results stream; when
    * it is there, the command was applied and answered and only its acknowledgement is missing (lost
    * with a crash of its replica or of nats-server, whose consumer may then never deliver it again):
-   * it is removed from the command stream and true returned (the order is checked again at once).
-   * At {@link STALLED_AFTER_ACK_WAITS} ack waits, one warn line naming both sequences and the session.
+   * it is removed from the command stream and true returned (the order is checked again at once, and
+   * the next earlier command, if any, looked up at once too). At {@link STALLED_AFTER_ACK_WAITS} ack
+   * waits, one warn line naming both sequences and the session (before the look-up, so a wait that
+   * the look-up then ends is logged as counted).
    */
   private async stillWaiting(session: string, m: JsMsg, earlier: EarlierCommand): Promise<boolean> {
-    const step = this.orderWaits.waiting(session, m.info.streamSequence, Date.now());
-    if (step.lookUp && (await this.removeIfAnswered(session, earlier, step.waitedMs))) return true;
+    const step = this.orderWaits.waiting(session, m.info.streamSequence, Date.now(), earlier.seq);
     if (step.warn) {
       this.logger.warn(
         `command stream sequence ${m.info.streamSequence} of session ${quoteInput(session)} has waited ${(step.waitedMs / 1000).toFixed(1)} s behind its session's earlier command at sequence ${earlier.seq}, still in the command stream with no answer published (held by a replica retrying it, or left unacknowledged by JetStream): the session's later commands wait until it is gone`,
       );
     }
-    return false;
+    return step.lookUp && (await this.removeIfAnswered(session, earlier, step.waitedMs));
   }
 
   /** Removes `earlier` from the command stream when its answer is on the results stream (see {@link stillWaiting}); true when it did. */

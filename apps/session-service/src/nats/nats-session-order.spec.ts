@@ -161,13 +161,13 @@ describe('OrderWaits', () => {
     fc.assert(
       fc.property(
         fc.integer({ min: 1, max: 1000 }),
-        fc.array(fc.record({ dt: fc.nat(1500), session: fc.nat(2), seqBump: fc.boolean(), end: fc.boolean() }), { maxLength: 60 }),
+        fc.array(fc.record({ dt: fc.nat(1500), session: fc.nat(2), seqBump: fc.boolean(), end: fc.boolean(), earlier: fc.nat(2) }), { maxLength: 60 }),
         (ackWait, steps) => {
           const waits = new OrderWaits(ackWait);
-          const model = new Map<number, { seq: number; since: number; lastLookUp: number; warned: boolean }>();
+          const model = new Map<number, { seq: number; since: number; lastLookUp: number; lookedUpFor: number; warned: boolean }>();
           let now = 0;
           let seqs = 100;
-          for (const { dt, session, seqBump, end } of steps) {
+          for (const { dt, session, seqBump, end, earlier } of steps) {
             now += dt;
             if (end) {
               waits.done(`s${session}`);
@@ -175,11 +175,11 @@ describe('OrderWaits', () => {
             } else {
               let w = model.get(session);
               const seq = seqBump || !w ? ++seqs : w.seq;
-              if (!w || w.seq !== seq) model.set(session, (w = { seq, since: now, lastLookUp: now, warned: false }));
-              const step = waits.waiting(`s${session}`, seq, now);
+              if (!w || w.seq !== seq) model.set(session, (w = { seq, since: now, lastLookUp: now, lookedUpFor: earlier, warned: false }));
+              const step = waits.waiting(`s${session}`, seq, now, earlier);
               expect(step.waitedMs).toBe(now - w.since);
-              expect(step.lookUp).toBe(now - w.lastLookUp >= ackWait);
-              if (step.lookUp) w.lastLookUp = now;
+              expect(step.lookUp).toBe(now - w.lastLookUp >= ackWait || (now - w.since >= ackWait && earlier !== w.lookedUpFor));
+              if (step.lookUp) Object.assign(w, { lastLookUp: now, lookedUpFor: earlier });
               expect(step.warn).toBe(!w.warned && now - w.since >= STALLED_AFTER_ACK_WAITS * ackWait);
               if (step.warn) w.warned = true;
             }
@@ -188,5 +188,16 @@ describe('OrderWaits', () => {
         },
       ),
     );
+  });
+
+  // ncverify N1: after a kill -9 of nats-server, a session with 10 answered commands whose
+  // acknowledgements were lost cleared one per ack wait (its later commands ~175 s late)
+  it('given a wait of an ack wait whose earlier command was removed, when the next earlier command is met, then it is looked up at once', () => {
+    const waits = new OrderWaits(30_000);
+    expect(waits.waiting('s', 20, 0, 11).lookUp).toBe(false);
+    expect(waits.waiting('s', 20, 30_000, 11).lookUp).toBe(true);
+    expect(waits.waiting('s', 20, 30_010, 12).lookUp).toBe(true);
+    expect(waits.waiting('s', 20, 30_020, 13).lookUp).toBe(true);
+    expect(waits.waiting('s', 20, 30_030, 13).lookUp).toBe(false);
   });
 });

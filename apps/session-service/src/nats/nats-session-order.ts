@@ -121,23 +121,31 @@ export interface OrderWaitStep {
  * {@link stalled} until the command goes on. Nothing is kept for a session that does not wait.
  */
 export class OrderWaits {
-  private readonly waits = new Map<string, { seq: number; since: number; lookedUpAt: number; warned: boolean }>();
+  private readonly waits = new Map<string, { seq: number; since: number; lookedUpAt: number; lookedUpFor: number; warned: boolean }>();
   private stalledCount = 0;
 
   /** `ackWaitMs`: the command consumer's ack wait (ms), above 0. */
   constructor(private readonly ackWaitMs: number) {}
 
-  /** The command `seq` of `session` waits behind an earlier one at `now`: what to do (see {@link OrderWaitStep}). */
-  waiting(session: string, seq: number, now: number): OrderWaitStep {
+  /**
+   * The command `seq` of `session` waits behind the earlier one at stream sequence `earlierSeq` at
+   * `now`: what to do (see {@link OrderWaitStep}). A wait of an ack wait or more looks up at once an
+   * earlier command it has not looked up yet (the one before was removed: a crash may leave a chain
+   * of answered commands, each cleared without another ack wait).
+   */
+  waiting(session: string, seq: number, now: number, earlierSeq: number): OrderWaitStep {
     let wait = this.waits.get(session);
     if (!wait || wait.seq !== seq) {
       if (wait) this.done(session);
-      wait = { seq, since: now, lookedUpAt: now, warned: false };
+      wait = { seq, since: now, lookedUpAt: now, lookedUpFor: earlierSeq, warned: false };
       this.waits.set(session, wait);
     }
     const waitedMs = now - wait.since;
-    const lookUp = now - wait.lookedUpAt >= this.ackWaitMs;
-    if (lookUp) wait.lookedUpAt = now;
+    const lookUp = now - wait.lookedUpAt >= this.ackWaitMs || (waitedMs >= this.ackWaitMs && earlierSeq !== wait.lookedUpFor);
+    if (lookUp) {
+      wait.lookedUpAt = now;
+      wait.lookedUpFor = earlierSeq;
+    }
     const warn = !wait.warned && waitedMs >= STALLED_AFTER_ACK_WAITS * this.ackWaitMs;
     if (warn) {
       wait.warned = true;
