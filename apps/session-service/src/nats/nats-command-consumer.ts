@@ -551,8 +551,10 @@ export class NatsCommandConsumer {
       });
     let answer: CommandAnswer | null = null;
     try {
-      // Redelivered: answered already if its answer is on the results stream (its replica died before the acknowledgement reached the server).
-      const again = m.redelivered ? await this.answerAgain(m, commandId) : null;
+      // Redelivered, or delivered anew after this replica finished it (nats-server restarted without
+      // the acknowledgement hands it out again as a first delivery): answered already if its answer
+      // is on the results stream (its replica died before the acknowledgement reached the server).
+      const again = m.redelivered || this.finished.has(m.info.streamSequence, m.info.timestampNanos) ? await this.answerAgain(m, commandId) : null;
       if (again) {
         if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
         this.finish(m, again.status);
