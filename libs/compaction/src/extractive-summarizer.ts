@@ -574,12 +574,14 @@ function packSummary(
     opened.add(p.section);
     kept.push(p);
   }
+  /** Cost of the summary event holding `text` (shadow prompt and text, DESIGN §3.1), estimator units. */
+  const summaryCost = (text: string) => eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator);
   // the greedy pass reserves a `(+N more)` line in every section it opens: what that leaves unused
   // is filled with the next items in priority, each checked on the whole rendering (a few tries)
   const fill = (text: string): string => {
     const chosen = new Set(kept);
     let best = text;
-    let slack = (request.maxSummaryTokens ?? 0) - eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator);
+    let slack = (request.maxSummaryTokens ?? 0) - summaryCost(text);
     let tries = 0;
     for (const p of priority) {
       if (tries >= MAX_FILL_TRIES || slack <= 0) break;
@@ -589,7 +591,7 @@ function packSummary(
       const next = render(chosen);
       if (fits(next) && next.length <= maxChars) {
         best = next;
-        slack = (request.maxSummaryTokens ?? 0) - eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text: next }, estimator);
+        slack = (request.maxSummaryTokens ?? 0) - summaryCost(next);
       } else chosen.delete(p);
     }
     // the newest event, when it did not fit whole: shortened at a word to what is left (bisection)
@@ -617,10 +619,7 @@ function packSummary(
     if (fits(text) && text.length <= maxChars) return kept.length > 0 ? fill(text) : undefined;
     if (kept.length === 0) return undefined;
     // leave out the lowest-priority items, about as many as the excess
-    const excess = Math.max(
-      1,
-      eventCost({ id: 'budget', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator) - (request.maxSummaryTokens ?? 0),
-    );
+    const excess = Math.max(1, summaryCost(text) - (request.maxSummaryTokens ?? 0));
     let freed = 0;
     while (kept.length > 0 && freed < excess) freed += costOf(kept.pop()!);
   }
