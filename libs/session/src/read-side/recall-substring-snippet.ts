@@ -2,11 +2,13 @@
  * Snippets of recall hits found by substring (words of one or two characters of an unspaced
  * script, or emoji: `東京`, `😀`, which neither FTS5 tokenizer can match as a phrase; see
  * `recallQueryPlan`). FTS5's `snippet()` cannot mark them, so the excerpt and the marks are made
- * here, in code points (a surrogate pair is never cut).
+ * here, in code points, on grapheme cluster boundaries (a surrogate pair, a flag, a ZWJ sequence is never cut).
  *
  * Marks are the control characters `\u0001` (open) and `\u0002` (close), as `snippet()` is asked
  * to write them; the caller escapes the text and turns them into `<mark>` tags.
  */
+
+import { graphemeBoundary } from '@lib/compaction';
 
 /** Code points kept before the first match in {@link substringExcerpt}. */
 const BEFORE = 20;
@@ -30,7 +32,8 @@ function termsPattern(terms: readonly string[]): RegExp | null {
 
 /**
  * An excerpt of `body` of at most 64 code points around the first occurrence of any of `terms`
- * (20 code points before it), with `…` where text was cut; the start of `body` when no term
+ * (20 code points before it), narrowed to grapheme cluster boundaries ({@link graphemeBoundary}),
+ * with `…` where text was cut; the start of `body` when no term
  * occurs (a hit always holds one, but stay total).
  */
 export function substringExcerpt(body: string, terms: readonly string[]): string {
@@ -38,7 +41,10 @@ export function substringExcerpt(body: string, terms: readonly string[]): string
   const points = Array.from(body);
   const startPoint = at < 0 ? 0 : Math.max(0, Array.from(body.slice(0, at)).length - BEFORE);
   const endPoint = Math.min(points.length, startPoint + LENGTH);
-  return `${startPoint > 0 ? '…' : ''}${points.slice(startPoint, endPoint).join('')}${endPoint < points.length ? '…' : ''}`;
+  // the same span in UTF-16 code units, narrowed to grapheme cluster boundaries (never half a flag or a ZWJ sequence)
+  const from = graphemeBoundary(body, points.slice(0, startPoint).join('').length, 'after');
+  const to = Math.max(from, graphemeBoundary(body, points.slice(0, endPoint).join('').length, 'before'));
+  return `${from > 0 ? '…' : ''}${body.slice(from, to)}${to < body.length ? '…' : ''}`;
 }
 
 /**
