@@ -120,14 +120,22 @@ export function graphemeBoundary(text: string, index: number, direction: 'before
   i = outsidePair(text, i, direction);
   if (i === 0 || i === text.length) return i;
   if (knownBoundary(text, i) === true) return i;
-  const start = certainBoundary(text, i, -1);
-  const end = certainBoundary(text, i, 1);
-  if (start === undefined || end === undefined) return i;
+  // the window: from the nearest certain boundary on each side; where none is near (a long run
+  // of a script without one, e.g. Devanagari without spaces), MAX_LOOK code units away: a cluster
+  // that does not reach that far is segmented there as in the whole text (what decides a boundary
+  // lies within its cluster, but for regional indicators, whose long runs have certain boundaries)
+  const certainStart = certainBoundary(text, i, -1);
+  const certainEnd = certainBoundary(text, i, 1);
+  const start = certainStart ?? outsidePair(text, Math.max(0, i - MAX_LOOK), 'before');
+  const end = certainEnd ?? outsidePair(text, Math.min(text.length, i + MAX_LOOK), 'after');
   const hit = SEGMENTER.segment(text.slice(start, end)).containing(i - start);
   if (hit === undefined) return i;
   const from = start + hit.index;
+  const to = from + hit.segment.length;
   if (from === i) return i;
-  return direction === 'before' ? from : from + hit.segment.length;
+  // a cluster reaching an uncertain window edge is longer than this looks at: cut at the code point
+  if (direction === 'before') return from > start || certainStart !== undefined ? from : i;
+  return to < end || certainEnd !== undefined ? to : i;
 }
 
 /**

@@ -90,6 +90,16 @@ describe('graphemeBoundary', () => {
     expect(graphemeBoundary(run, run.length - 4, 'before')).toBe(run.length - 6);
   });
 
+  it('given a long run of a script with no certain boundary (Devanagari conjuncts without spaces), when cut in its middle, then on a conjunct boundary', () => {
+    const text = 'क्ष'.repeat(2000) + 'न्दी'.repeat(2000);
+    for (const at of [2999, 3000, 3001, 6000, 6001, 9998, 9999]) {
+      const bounds = new Set(Array.from(SEGMENTER.segment(text.slice(at - 100, at + 100)), (g) => at - 100 + g.index));
+      const before = graphemeBoundary(text, at, 'before');
+      const after = graphemeBoundary(text, at, 'after');
+      expect([bounds.has(before), bounds.has(after), before <= at && at - before < 4, after >= at && after - at < 4]).toEqual([true, true, true, true]);
+    }
+  });
+
   it('clamps the index and never cuts inside a surrogate pair of a cluster longer than it looks at', () => {
     const zalgo = 'a' + '\u0301'.repeat(2000) + '😀';
     expect(graphemeBoundary(zalgo, -5, 'before')).toBe(0);
