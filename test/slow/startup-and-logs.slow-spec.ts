@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { call, REPO_ROOT, spawnService, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
+import { createTestDatabase, postgresUnavailableReason } from '../../libs/event-store/test/postgres-test-database';
 import { SqliteEventStore } from '@lib/event-store';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { NATS_TEST_URL, connectForTest, deleteStreams, describeWithNats, uniquePrefix } from '../support/nats-test';
@@ -85,6 +86,33 @@ describe('start-up mode and logs of a real process', () => {
     expect({ code, stderr: starting.stderr() }).toEqual({ code: 2, stderr: expect.stringMatching(line) });
     expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
   });
+
+  // Newcomer ncintl F12: on a LATIN1 database the service started "ok", then answered 500 "may be retried" to every non-Latin-1 text.
+  (postgresUnavailableReason() ? it.skip : it)(
+    'refuses a PostgreSQL database whose encoding is not UTF8: exit code 2, one line naming DATABASE_URL, the encoding and the fix',
+    async () => {
+      const db = await createTestDatabase('startup_latin1', { encoding: 'LATIN1' });
+      try {
+        const starting = startServiceProcess({ dataDir: path.join(tempDir(), 'data'), env: { DATABASE_URL: db.url } });
+        starting.ready.then(
+          (svc) => procs.push(svc),
+          () => undefined,
+        );
+        const { code } = await starting.exited;
+        expect({ code, stderr: starting.stderr() }).toEqual({
+          code: 2,
+          stderr: expect.stringMatching(
+            new RegExp(
+              `^configuration error: DATABASE_URL=postgres://\\S+/${db.name}: the database's encoding is LATIN1, not UTF8: .*: create the database with ENCODING 'UTF8'`,
+            ),
+          ),
+        });
+        expect(starting.stderr().trimEnd().split('\n')).toHaveLength(1);
+      } finally {
+        await db.drop();
+      }
+    },
+  );
 
   it('a listen failure (HOST not of this machine, PORT in use): exit code 2, the one configuration error line and nothing else', async () => {
     const holder = net.createServer();

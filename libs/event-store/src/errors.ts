@@ -117,6 +117,21 @@ export class WriteOutcomeUnknownError extends EventStoreUnavailableError {
 }
 
 /**
+ * The PostgreSQL database cannot hold the service's text: its encoding (`encoding`, PostgreSQL's
+ * `server_encoding`, e.g. `LATIN1`, `SQL_ASCII`) is not `UTF8`. Events carry any Unicode text (every
+ * language, emoji), and the service itself writes characters outside Latin-1 (the extractive
+ * summary's `…`), so on such a database appends of those texts and every summarizing compaction would
+ * fail. Refused when the schema is set up (at start), never retried: create the database with
+ * `ENCODING 'UTF8'` (`createdb -E UTF8 -T template0 <name>`) and point `DATABASE_URL` at it.
+ */
+export class EventStoreDatabaseEncodingError extends Error {
+  override readonly name = 'EventStoreDatabaseEncodingError';
+  constructor(readonly encoding: string) {
+    super(`the database's encoding is ${encoding}, not UTF8: the service stores Unicode text (any language, emoji), which ${encoding} cannot hold`);
+  }
+}
+
+/**
  * The store's schema was set up by a newer build than this one (its recorded version is higher
  * than this build knows): this build refuses to use it rather than misread or overwrite it. Start
  * a build at least as new as the one that set it up. Only builds that record and check the version

@@ -50,10 +50,14 @@ async function admin<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Creates an empty database `<tag>_<random hex>` on the test server. */
-export async function createTestDatabase(tag: string): Promise<TestDatabase> {
+/**
+ * Creates an empty database `<tag>_<random hex>` on the test server; with `encoding` (e.g.
+ * `LATIN1`), one of that encoding (from template0, C locale), else the server's default (UTF8).
+ */
+export async function createTestDatabase(tag: string, options: { encoding?: string } = {}): Promise<TestDatabase> {
   const name = `${tag}_${randomBytes(6).toString('hex')}`.toLowerCase().replace(/[^a-z0-9_]/g, '_');
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  const encoding = options.encoding ? ` ENCODING '${options.encoding}' TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'` : '';
+  await admin((c) => c.query(`CREATE DATABASE ${name}${encoding}`));
   const url = new URL(POSTGRES_ADMIN_URL);
   url.pathname = `/${name}`;
   return {

@@ -1,4 +1,10 @@
-import { DuplicateEventIdError, EventStoreSchemaNewerError, EventStoreUnavailableError, WrongExpectedRevisionError } from '../errors';
+import {
+  DuplicateEventIdError,
+  EventStoreDatabaseEncodingError,
+  EventStoreSchemaNewerError,
+  EventStoreUnavailableError,
+  WrongExpectedRevisionError,
+} from '../errors';
 
 /**
  * SQLSTATE classes meaning "the store cannot serve this now": 08 connection exception,
@@ -42,6 +48,7 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
     error instanceof DuplicateEventIdError ||
     error instanceof EventStoreUnavailableError ||
     error instanceof EventStoreSchemaNewerError ||
+    error instanceof EventStoreDatabaseEncodingError ||
     error instanceof TypeError
   ) {
     return error;

@@ -1,6 +1,12 @@
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
 import { prepareAppend, type SerializedEvent } from '../append-input';
-import { EventStoreSchemaNewerError, EventStoreUnavailableError, WrongExpectedRevisionError, WrongIncarnationError } from '../errors';
+import {
+  EventStoreDatabaseEncodingError,
+  EventStoreSchemaNewerError,
+  EventStoreUnavailableError,
+  WrongExpectedRevisionError,
+  WrongIncarnationError,
+} from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -467,7 +473,8 @@ export class PostgresEventStore implements EventStore {
   /**
    * Creates the schema once per store (again after a failure, e.g. when the server was down), after
    * checking the database's recorded version: a newer one than this build's is refused
-   * (EventStoreSchemaNewerError, also on a standby). A setup that changed something reports one line
+   * (EventStoreSchemaNewerError, also on a standby), and a database whose encoding is not UTF8
+   * (EventStoreDatabaseEncodingError). A setup that changed something reports one line
    * ({@link reportSchemaChanges}).
    */
   private ensureSchema(): Promise<void> {
@@ -478,6 +485,9 @@ export class PostgresEventStore implements EventStore {
       client.on('error', () => undefined);
       let change: string | null;
       try {
+        // The database's own encoding (not the connection's): text it cannot hold would fail every write of it.
+        const encoding = (await client.query<{ encoding: string }>("SELECT current_setting('server_encoding') AS encoding")).rows[0].encoding;
+        if (encoding !== 'UTF8') throw new EventStoreDatabaseEncodingError(encoding);
         await client.query('BEGIN');
         await client.query('SELECT pg_advisory_xact_lock($1)', [POSTGRES_SCHEMA_LOCK_KEY]);
         const before = (await client.query<SchemaStateRow>(POSTGRES_SCHEMA_STATE_SQL)).rows[0];
