@@ -1,6 +1,6 @@
 /**
  * Model faults (issue 7 item 4) against a local OpenAI-compatible server: a timeout, HTTP 500, 429
- * with Retry-After, a blank message, malformed JSON, a refusal. The session is unchanged but for its
+ * with Retry-After, a blank message, malformed JSON, a refusal, a reply with a lone surrogate. The session is unchanged but for its
  * superseded system messages, a CompactionFailed event records what happened (without message text
  * or the key), retries follow the `openai` client's policy (SUMMARIZER_MAX_RETRIES), after K
  * consecutive failures auto-compaction backs off instead of calling the model on every append, a
@@ -31,7 +31,10 @@ function conversation(prefix: string) {
 }
 
 interface FaultCase {
-  fault: FakeFault;
+  /** The case's name (the fault's, by default). */
+  name?: string;
+  /** A fault, or a reply text (an unusable one). */
+  fault: FakeFault | string;
   /** Requests the model endpoint sees for one compaction: 1 + retries when the client retries. */
   requests: number;
   reason: RegExp;
@@ -46,6 +49,9 @@ const FAULTS: FaultCase[] = [
   { fault: { fault: 'refusal' }, requests: 1, reason: /refused/ },
   { fault: { fault: 'content-filter' }, requests: 1, reason: /content_filter/ },
   { fault: { fault: 'no-choices' }, requests: 1, reason: /no choices/ },
+  // a reply that is not valid Unicode (ncintl F2): the service refuses such text on input, so never stores it
+  { name: 'lone-surrogate', fault: 'Summary \ud800 end', requests: 1, reason: /reply is not valid Unicode: a lone UTF-16 surrogate at code unit 8/ },
+  { name: 'half-emoji-at-end', fault: 'Summary cut in an emoji \ud83d', requests: 1, reason: /not valid Unicode/ },
 ];
 
 describe('model faults', () => {
@@ -71,7 +77,7 @@ describe('model faults', () => {
     return res.body.events.map((e: { id: string }) => e.id);
   }
 
-  it.each(FAULTS.map((f) => [f.fault.fault, f] as const))(
+  it.each(FAULTS.map((f) => [f.name ?? (typeof f.fault === 'string' ? f.fault : f.fault.fault), f] as const))(
     '%s: only superseded system messages leave, the failure is recorded, retries follow the client policy',
     async (name, f) => {
       const session = `fault-${name}`;

@@ -6,6 +6,7 @@ import type { SummaryRequest } from './compaction-types';
 import { summaryTextBudget } from './summary-budget';
 import { scriptRuns, SPACELESS_LETTER_CLASS } from './script-runs';
 import { fitTextToTokens } from './summary-chunks';
+import { graphemeBoundary } from './grapheme-boundary';
 import { truncateMiddle } from './text';
 import { spacelessWordBoundary } from './word-boundary';
 import { codePointLength } from './text-length';
@@ -38,20 +39,24 @@ const IN_WORD = `(?:(?!(?!\\p{N})[${SPACELESS_LETTER_CLASS}])[\\p{L}\\p{N}\\p{M}
 // identifiers are looked for word by word (see IDENTIFIER).
 const ARTEFACT_PATTERNS: RegExp[] = [
   /https?:\/\/[^\s"'<>)\]]+/g, // URLs
-  /(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+/g, // e-mail addresses
-  /(?:~|\.{1,2})?(?:\/[\w.@-]+){2,}\/?|[A-Za-z]:\\[\w .\\-]+/g, // paths
+  // e-mail addresses and paths take letters, digits and marks of any script (`jürgen.müller@straße.de`,
+  // `иван@пример.рф`, `/var/log/журнал-ошибок.log`, `C:\Users\Jürgen\Größe.txt`), not only ASCII's `\w`;
+  // a Windows path's folders may hold spaces (`C:\Program Files\x.exe`), its last name none (the words after it are no part of it)
+  /(?<![\p{L}\p{N}\p{M}_.+-])[\p{L}\p{N}\p{M}_.+-]+@[\p{L}\p{N}\p{M}_-]+(?:\.[\p{L}\p{N}\p{M}_-]+)+/gu, // e-mail addresses
+  /(?:~|\.{1,2})?(?:\/[\p{L}\p{N}\p{M}_.@-]+){2,}\/?|[A-Za-z]:\\(?:[\p{L}\p{N}\p{M}_.-]+(?: [\p{L}\p{N}\p{M}_.-]+)*\\)*[\p{L}\p{N}\p{M}_.-]+/gu, // paths
   /"([A-Za-z_][\w-]{0,40})"\s*:\s*("(?:[^"\\]|\\.){1,80}"|-?\d+(?:\.\d+)?|true|false)/g, // JSON key/value pairs
   /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g, // dates
   // snake_case / camelCase names, whole words only (`größe_x1` is not `e_x1`): the word boundaries are Unicode's
   /(?<![\p{L}\p{N}\p{M}_])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\p{L}\p{N}\p{M}_])/gu,
   // numbers, amounts, times, not inside a word of any script (`42` of `ЁЖИК42` is no number); letters
-  // of a script written without spaces are no word it is inside (`1234567` of `注文番号1234567を` is one)
-  new RegExp(`(?=[$€£\\d])(?:(?<!${IN_WORD})[$€£]?\\d+(?:[.,:]\\d+)+%?|(?<!${IN_WORD})[$€£]?\\d{2,}%?(?!${IN_WORD}))`, 'gu'),
+  // of a script written without spaces are no word it is inside (`1234567` of `注文番号1234567を` is one);
+  // decimal digits of any script (full-width １２８００ too)
+  new RegExp(`(?=[$€£\\p{Nd}])(?:(?<!${IN_WORD})[$€£]?\\p{Nd}+(?:[.,:]\\p{Nd}+)+%?|(?<!${IN_WORD})[$€£]?\\p{Nd}{2,}%?(?!${IN_WORD}))`, 'gu'),
 ];
 
 /**
- * Identifiers mixing letters and digits, of any script: words are runs of Unicode letters, digits,
- * combining marks, `_` and `-`, so `DE77ÖÄ` is one identifier (an ASCII-only pattern listed `DE77`,
+ * Identifiers mixing letters and digits, of any script: words are runs of Unicode letters, digits
+ * (full-width ones too), combining marks, `_` and `-`, so `DE77ÖÄ` is one identifier (an ASCII-only pattern listed `DE77`,
  * a code that never existed, and recall found it). Its lookaheads rescan the rest of a run from
  * every word start, so on a run without a digit or without a letter (`a-a-a-…`, 1,000,000
  * characters) it is quadratic; it is therefore applied only to runs holding both
@@ -62,9 +67,13 @@ const ARTEFACT_PATTERNS: RegExp[] = [
  * sentence, not a word) is never one, even with a digit after it (`依頼0`).
  */
 const IDENTIFIER =
-  /(?<![\p{L}\p{N}\p{M}_])(?=[\p{L}\p{N}\p{M}_-]*\p{N})(?=[\p{L}\p{N}\p{M}_-]*\p{L})[\p{L}\p{N}][\p{L}\p{N}\p{M}_-]{2,}(?<=[\p{L}\p{N}\p{M}_])(?![\p{L}\p{N}\p{M}_])/gu;
-/** The runs {@link IDENTIFIER} is applied to (Unicode words joined by `_` and `-`). */
-const IDENTIFIER_RUN = /[\p{L}\p{N}\p{M}_-]+/gu;
+  /(?<![\p{L}\p{N}\p{M}_＿])(?=[\p{L}\p{N}\p{M}_＿－-]*\p{N})(?=[\p{L}\p{N}\p{M}_＿－-]*\p{L})[\p{L}\p{N}][\p{L}\p{N}\p{M}_＿－-]{2,}(?<=[\p{L}\p{N}\p{M}_＿])(?![\p{L}\p{N}\p{M}_＿])/gu;
+/**
+ * The runs {@link IDENTIFIER} is applied to: Unicode words joined by `_` and `-` (and their
+ * full-width forms `＿`, `－`: `ＡＢ－１２３４５６`), each then cut where its script changes
+ * ({@link scriptRuns}), so `注文番号はＡＢ－１２３４５６です` gives `ＡＢ－１２３４５６`, not the sentence.
+ */
+const IDENTIFIER_RUN = /[\p{L}\p{N}\p{M}_＿－-]+/gu;
 
 /** Index in {@link ARTEFACT_PATTERNS} of the JSON pairs, the dates and the numbers. */
 const PAIR_PATTERN = 3;
@@ -359,8 +368,8 @@ const ARTEFACT_SHARE = 0.6;
 const MAX_PACKED_ARTEFACTS = 400;
 
 /**
- * How telling an artefact is on its own: 0 for identifiers (letters and digits, e.g. `OI5L9G`,
- * `sofia_kim_7287`), e-mail addresses, URLs, paths, numbers of 5 digits or more, and `key=value`
+ * How telling an artefact is on its own: 0 for identifiers (letters and digits of any script, e.g. `OI5L9G`,
+ * `sofia_kim_7287`, `ЁЖИК42`, `ＡＢ－１２３４５６`), e-mail addresses, URLs, paths, numbers of 5 digits or more, and `key=value`
  * pairs holding one; 1 for dates, amounts, other numbers of 3 digits or more or with separators,
  * and other pairs; 2 for the rest (names, short numbers).
  */
@@ -368,7 +377,7 @@ function artefactRank(value: string): number {
   const eq = value.indexOf('=');
   const v = eq > 0 && /^[A-Za-z_][\w-]*=/.test(value) ? value.slice(eq + 1) : value;
   if (/^\d{4}-\d{2}-\d{2}/.test(v)) return 1;
-  if (/[@/\\]/.test(v) || (/\d/.test(v) && /[A-Za-z]/.test(v)) || /^\d{5,}$/.test(v)) return 0;
+  if (/[@/\\]/.test(v) || (/\p{N}/u.test(v) && /\p{L}/u.test(v)) || /^\p{Nd}{5,}$/u.test(v)) return 0;
   if (v !== value || /\d{4}-\d{2}-\d{2}|\d[.,:]\d|[$€£%]|\d{3}/.test(v)) return 1;
   return 2;
 }
@@ -428,7 +437,7 @@ function capAtWord(line: string, prefix: string, cap: number): string {
   const space = room.search(/\s\S*$/);
   const word = spacelessWordBoundary(line, room.length, 'before');
   const at = word !== undefined && word > space ? word : space;
-  if (at > prefix.length) return `${line.slice(0, at).trimEnd()} …`;
+  if (at > prefix.length) return `${line.slice(0, graphemeBoundary(line, at, 'before')).trimEnd()} …`;
   return `${prefix}(${line.length - prefix.length} characters, not shown)`;
 }
 

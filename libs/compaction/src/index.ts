@@ -28,5 +28,6 @@ export * from './summary-budget';
 export * from './summarizer-bound';
 export * from './extractive-summarizer';
 export { cutMiddle, truncateMiddle } from './text';
+export { graphemeBoundary } from './grapheme-boundary';
 export * from './quoted-input';
 export * from './text-length';

@@ -4,6 +4,7 @@
  * come back 10,000 characters long in a 404. Lengths in characters (Unicode code points), as every
  * limit of the API counts them.
  */
+import { graphemeBoundary } from './grapheme-boundary';
 import { codePointLength } from './text-length';
 
 /** Most characters (Unicode code points) of a client value that an error message repeats. */
@@ -11,7 +12,7 @@ export const MAX_ECHOED_LENGTH = 64;
 
 /**
  * `value` as an error message quotes it: JSON-quoted (`"call_1"`); over {@link MAX_ECHOED_LENGTH}
- * characters, its first {@link MAX_ECHOED_LENGTH} (never half a surrogate pair) and its length:
+ * characters, its first {@link MAX_ECHOED_LENGTH} or fewer (cut on a grapheme cluster boundary, {@link graphemeBoundary}: never half a surrogate pair or a flag) and its length:
  * `"cccc…" (10000 characters)`. With `quoted: false` (a name inside a path such as
  * `metadata.<key>`) the same without quotes: `cccc… (10000 characters)`, unless the name is empty
  * or holds a control, format or line/paragraph separator character: then it is quoted anyway, so a
@@ -29,7 +30,7 @@ export function quoteInput(value: string, options: { quoted?: boolean } = {}): s
     const c = value.charCodeAt(end);
     end += c >= 0xd800 && c <= 0xdbff && end + 1 < value.length && value.charCodeAt(end + 1) >= 0xdc00 && value.charCodeAt(end + 1) <= 0xdfff ? 2 : 1;
   }
-  return `${quote(`${value.slice(0, end)}…`)} (${length} characters)`;
+  return `${quote(`${value.slice(0, graphemeBoundary(value, end, 'before'))}…`)} (${length} characters)`;
 }
 
 /** Control, format and line/paragraph separator characters: escaped in quotes, never bare in a path. */

@@ -5,6 +5,7 @@
 import type { SummaryRequest } from './compaction-types';
 import { InvalidParameterError } from './invalid-parameter-error';
 import { buildSummarizerMessages, SUMMARIZER_SECTION } from './summarizer-prompt';
+import { graphemeBoundary } from './grapheme-boundary';
 import { cutMiddle, truncateMiddle } from './text';
 import { fitsTokens, type TokenEstimator } from './token-estimators';
 
@@ -113,19 +114,22 @@ const EVENT_PART_MARKER = /^\[part (\d+\/\d+(?:, piece \d+\/\d+)*) of one event\
 /** A leading {@link summaryPartMarker}, its label captured. */
 const SUMMARY_PART_MARKER = /^\[part (\d+\/\d+(?:, piece \d+\/\d+)*) of one previous summary\] /;
 
-/** A cut that splits no surrogate pair: `end`, or one code unit earlier. */
-function pairSafe(text: string, end: number): number {
-  const code = text.charCodeAt(end - 1);
-  return end < text.length && code >= 0xd800 && code <= 0xdbff ? end - 1 : end;
-}
-
 /**
  * Where to end a piece of `text` that starts at `from` and may run to `end` at most: after the
  * last line break in the second half of that span, else after its last whitespace, else at its
- * last word edge (between a letter or digit and another character), else at `end` (never inside
- * a surrogate pair).
+ * last word edge (between a letter or digit and another character), else at `end`; always on a
+ * grapheme cluster boundary ({@link graphemeBoundary}: never inside a surrogate pair, a flag, a ZWJ
+ * sequence or a letter with its marks), moved back to the one before, or, when that would leave
+ * the piece empty, forward to the end of the first cluster after `from`.
  */
 function pieceEnd(text: string, from: number, end: number): number {
+  const cut = rawPieceEnd(text, from, end);
+  const back = graphemeBoundary(text, cut, 'before');
+  return back > from ? back : graphemeBoundary(text, from + 1, 'after');
+}
+
+/** {@link pieceEnd} before its move to a grapheme cluster boundary. */
+function rawPieceEnd(text: string, from: number, end: number): number {
   if (end >= text.length) return text.length;
   const half = from + Math.max(1, Math.floor((end - from) / 2));
   const span = text.slice(half, end);
@@ -133,9 +137,8 @@ function pieceEnd(text: string, from: number, end: number): number {
   if (line >= 0) return half + line + 1;
   const space = span.search(/\s\S*$/);
   if (space >= 0) return half + space + 1;
-  for (let p = end; p > half; p--) if (/[\p{L}\p{N}_]/u.test(text[p - 1]) !== /[\p{L}\p{N}_]/u.test(text[p])) return pairSafe(text, p);
-  const cut = pairSafe(text, end);
-  return cut > from ? cut : Math.min(text.length, from + 2);
+  for (let p = end; p > half; p--) if (/[\p{L}\p{N}_]/u.test(text[p - 1]) !== /[\p{L}\p{N}_]/u.test(text[p])) return p;
+  return end;
 }
 
 /** A piece is taken once it uses this share of its room (finding the longest one would count each piece ~log₂ p times). */
@@ -148,8 +151,9 @@ const PIECE_FILL = 0.9;
  * uses {@link PIECE_FILL} of `maxTokens` or more (its length guessed from the code units per unit
  * seen so far, then corrected in proportion to its cost), cut back to a line break, else to
  * whitespace (which stays at the end of the piece), else to a word edge, within the second half
- * of that prefix; a text with no boundary there is cut anyway, never inside a surrogate pair.
- * Each piece has at least one code point, whatever `maxTokens`. Cost: a few counts of each piece
+ * of that prefix; a text with no boundary there is cut anyway; every cut on a grapheme cluster
+ * boundary (never inside a surrogate pair, a flag, a ZWJ sequence, an emoji with its skin tone).
+ * Each piece has at least one grapheme cluster, whatever `maxTokens`. Cost: a few counts of each piece
  * (usually one or two), so about linear in the text.
  */
 export function splitTextToTokens(text: string, maxTokens: number, estimator: TokenEstimator): string[] {
@@ -295,7 +299,7 @@ export function planSummaryChunks(
   const sized = (item: Item) => (sources[item.source].split ? sizing(item.source) + item.body : item.body);
   /**
    * The parts of `item` (a whole text, or a part) costing at most `room` with their marker, or
-   * undefined when it cannot be cut (one code point); its text is then marked split.
+   * undefined when it cannot be cut (one grapheme cluster); its text is then marked split.
    */
   const splitItem = (item: Item, room: number): Item[] | undefined => {
     const source = sources[item.source];

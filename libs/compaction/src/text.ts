@@ -1,6 +1,7 @@
 /**
  * Small text helpers shared by the summarizer-side code. Lengths are UTF-16 code units.
  */
+import { graphemeBoundary } from './grapheme-boundary';
 import { spacelessWordBoundary } from './word-boundary';
 
 /**
@@ -12,8 +13,9 @@ export const OMISSION_MARKER = /\[… (\d+) (characters|more) omitted …\]/g;
 /**
  * Shortens `text` to at most `maxChars` UTF-16 code units by cutting out its middle and putting
  * a marker `[… N characters omitted …]` there (both ends are kept: the start usually says what
- * a message is, the end what it concluded). Returns `text` unchanged when it fits. Never splits
- * a surrogate pair. Deterministic.
+ * a message is, the end what it concluded). Returns `text` unchanged when it fits. Cuts only on
+ * grapheme cluster boundaries ({@link graphemeBoundary}): never half a surrogate pair, a flag, a
+ * ZWJ sequence, an emoji and its skin tone or a letter and its combining marks. Deterministic.
  *
  * Text that was already truncated keeps well-formed markers: the cut never goes through an
  * existing marker (it is widened to take the whole marker out), and a marker that the cut
@@ -40,7 +42,7 @@ export function truncateMiddle(text: string, maxChars: number, options: { atWord
   const markers = findMarkers(text);
   // sized for the most the new marker can ever claim, so the real one is never longer
   const sizing = omissionMarker(text.length + markers.reduce((a, m) => a + (m.chars ?? 0), 0));
-  if (limit <= sizing.length) return text.slice(0, outsideMarkersBefore(markers, safeEnd(text, limit)));
+  if (limit <= sizing.length) return text.slice(0, outsideMarkersBefore(markers, graphemeBoundary(text, limit, 'before')));
   return cutMiddle(text, limit - sizing.length, options);
 }
 
@@ -57,19 +59,25 @@ function omissionMarker(n: number): string {
  * the most text within a token budget walks (`fitTextToTokens`): there `keep` counts content only,
  * so keeping more never yields less content, which a bound on the result's length cannot promise
  * for a text not much longer than the marker. Same rules as {@link truncateMiddle}: never through a
- * marker or a surrogate pair, with `options.atWords` never through a word; the kept ends only
+ * marker or a grapheme cluster (so never a surrogate pair), with `options.atWords` never through a word; the kept ends only
  * shrink. `keep` ≥ `text.length` returns `text`. Deterministic.
  */
 export function cutMiddle(text: string, keep: number, options: { atWords?: boolean } = {}): string {
   const kept = Math.max(0, Math.floor(keep));
   if (kept >= text.length) return text;
   const markers = findMarkers(text);
-  let head = safeEnd(text, Math.ceil(kept / 2));
-  let tailStart = safeStart(text, text.length - (kept - head));
+  let head = graphemeBoundary(text, Math.ceil(kept / 2), 'before');
+  let tailStart = graphemeBoundary(text, text.length - (kept - head), 'after');
   // never through a marker; take in markers touching the cut (only whitespace between); with
-  // atWords, never through a word either (repeated: moving one may land on the other)
+  // atWords, never through a word either; never through a grapheme cluster (repeated: moving one
+  // may land on another; the kept ends only shrink, so this ends)
   for (let changed = true; changed;) {
     changed = false;
+    const h = graphemeBoundary(text, trimEndIndex(text, head), 'before');
+    const t = graphemeBoundary(text, trimStartIndex(text, tailStart), 'after');
+    if (h !== head || t !== tailStart) changed = true;
+    head = h;
+    tailStart = t;
     if (options.atWords) {
       const h = wordSafeEnd(text, head);
       const t = wordSafeStart(text, tailStart);
@@ -92,8 +100,6 @@ export function cutMiddle(text: string, keep: number, options: { atWords?: boole
       }
     }
   }
-  head = trimEndIndex(text, head);
-  tailStart = trimStartIndex(text, tailStart);
   let count = tailStart - head;
   for (const m of markers) {
     if (m.start >= head && m.end <= tailStart) count += (m.chars ?? 0) - (m.end - m.start);
@@ -233,16 +239,4 @@ function wordSafeStart(text: string, start: number): number {
 
 function isHigh(code: number): boolean {
   return code >= 0xd800 && code <= 0xdbff;
-}
-
-/** An end index ≤ `end` that does not split a surrogate pair. */
-function safeEnd(text: string, end: number): number {
-  if (end > 0 && end < text.length && isHigh(text.charCodeAt(end - 1))) return end - 1;
-  return end;
-}
-
-/** A start index ≥ `start` that does not split a surrogate pair. */
-function safeStart(text: string, start: number): number {
-  if (start > 0 && start < text.length && isHigh(text.charCodeAt(start - 1))) return start + 1;
-  return start;
 }

@@ -159,3 +159,39 @@ describe('extractive artefacts are whole words of any script (newcomer report nc
     }
   });
 });
+
+describe('extractive identifiers take letters, digits and marks of any script (newcomer report ncintl, F7)', () => {
+  const cases = [
+    ['Please open C:\\Users\\Jürgen\\Größe.txt and mail jürgen.müller@straße.de', ['C:\\Users\\Jürgen\\Größe.txt', 'jürgen.müller@straße.de']],
+    ['Please open /var/log/журнал-ошибок.log and mail иван@пример.рф', ['/var/log/журнал-ошибок.log', 'иван@пример.рф']],
+    [
+      'ファイル /home/ユーザー/ドキュメント/報告書_2024.pdf を開けません、メールは 山田太郎@例え.テスト です',
+      ['/home/ユーザー/ドキュメント/報告書_2024.pdf', '山田太郎@例え.テスト'],
+    ],
+    ['注文番号はＡＢ－１２３４５６です。رقم الطلب AR-77812 والبريد user@مثال.مصر', ['ＡＢ－１２３４５６', 'AR-77812', 'user@مثال.مصر']],
+  ] as const;
+
+  it.each(cases)('given %j, when summarized, then its paths, e-mails and codes are listed whole', (line, identifiers) => {
+    const summary = extractiveSummary(request([`Assistant: ${line}`, 'User: ok']), { maxChars: 6000 });
+    const list = summary.split('\n')[summary.split('\n').indexOf('Artefacts (identifiers, values, paths):') + 1].split(', ');
+    expect(list).toEqual(expect.arrayContaining([...identifiers]));
+    // no cut-off prefix of them, and no sentence glued to a code
+    for (const bad of ['C:\\Users\\J', '/var/log/', '１２３４５６です', '報告書_2024']) expect(list).not.toContain(bad);
+  });
+
+  it('given a pass too small for its sections, when summarized in the compact form, then no identifier is listed as a prefix that names another path or address', () => {
+    for (const [line, identifiers] of cases.slice(0, 2)) {
+      const events = ['User: help me please', `Assistant: ${line}`, 'User: ok', 'Assistant: done'];
+      const archived = events.reduce((sum, e) => sum + cl100k.count(e), 0);
+      for (const budget of [archived - 6, archived - 3, archived, archived + 3]) {
+        const summary = extractiveSummary(request(events, budget), { estimator: cl100k });
+        const listed = (summary.split('\n').find((l) => l.startsWith('Identifiers: ')) ?? 'Identifiers: ')
+          .slice('Identifiers: '.length)
+          .split(', ')
+          .filter(Boolean);
+        // a path or e-mail on the Identifiers line is one of the input's, whole (not `C:\\Users\\J`, `/var/log/`)
+        expect({ budget, listed: listed.filter((x) => /[\\/@]/.test(x) && !(identifiers as readonly string[]).includes(x)) }).toEqual({ budget, listed: [] });
+      }
+    }
+  });
+});

@@ -5,6 +5,7 @@
  * from 0 to 65535`. Every refusal is made by {@link configurationRefusalMessage}, so none can take
  * another shape or show a secret.
  */
+import { graphemeBoundary } from '@lib/compaction';
 import { withoutCredentials } from '@lib/event-store';
 
 /**
@@ -40,7 +41,7 @@ const INVISIBLE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 
 /**
  * `refusal` as one line: `NAME=<value>: <problem>: <fix>`. The value is masked as `refusal.mask`
- * says, cut after {@link MAX_SHOWN_VALUE_LENGTH} characters (`…` and ` (N characters)` follow), and
+ * says, cut after {@link MAX_SHOWN_VALUE_LENGTH} characters or fewer, on a grapheme cluster boundary (`…` and ` (N characters)` follow), and
  * shown bare unless that would blur what was given: an empty value, one holding white space (where
  * it ends would be unclear) or a control or other invisible character, or one starting with `"`, is
  * shown as a JSON string (`PORT=""`, `PORT=" 80"`, `DATA_DIR="/srv/my data"`, invisible characters as `\uXXXX`).
@@ -55,7 +56,8 @@ function shownValue({ value, mask }: ConfigurationRefusal): string {
   const masked =
     mask === 'secret' ? '***' : mask === 'url' ? withoutCredentials(given) : mask === 'url-list' ? withoutCredentials(given, { list: true }) : given;
   const points = Array.from(masked);
-  const cut = points.length > MAX_SHOWN_VALUE_LENGTH ? `${points.slice(0, MAX_SHOWN_VALUE_LENGTH).join('')}…` : masked;
+  const shownUnits = points.slice(0, MAX_SHOWN_VALUE_LENGTH).join('').length;
+  const cut = points.length > MAX_SHOWN_VALUE_LENGTH ? `${masked.slice(0, graphemeBoundary(masked, shownUnits, 'before'))}…` : masked;
   const length = points.length > MAX_SHOWN_VALUE_LENGTH ? ` (${points.length} characters)` : '';
   const bare = cut !== '' && !/^"|\s/.test(cut) && !INVISIBLE.test(cut);
   return `${bare ? cut : jsonQuote(cut)}${length}`;

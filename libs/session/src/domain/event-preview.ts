@@ -1,11 +1,13 @@
-import type { SessionEvent } from '@lib/compaction';
+import { graphemeBoundary, type SessionEvent } from '@lib/compaction';
 
 /** Longest preview, in UTF-16 code units (an ellipsis marks a cut). */
 export const PREVIEW_LENGTH = 200;
 
 /**
  * A one-line preview of an event for audit views: its text, its tool calls as `name(arguments)`,
- * or its tool responses' data; at most {@link PREVIEW_LENGTH} characters, runs of spaces, tabs and
+ * or its tool responses' data; at most {@link PREVIEW_LENGTH} UTF-16 code units, cut on a grapheme
+ * cluster boundary ({@link graphemeBoundary}: never half an emoji, a flag, a ZWJ sequence or a
+ * letter without its marks) and then ending `…`; runs of spaces, tabs and
  * line breaks (LF, CR) collapsed to one space. Every other character stays as stored (not JavaScript's
  * `\s`, which also takes U+FEFF, U+2028, U+2029 and other spaces), so an audit view can show an
  * invisible one for what it is.
@@ -23,5 +25,5 @@ export function eventPreview(event: SessionEvent): string {
       text = event.text ?? '';
   }
   const line = text.replace(/[ \t\n\r]+/g, ' ').replace(/^ | $/g, '');
-  return line.length > PREVIEW_LENGTH ? `${line.slice(0, PREVIEW_LENGTH - 1)}…` : line;
+  return line.length > PREVIEW_LENGTH ? `${line.slice(0, graphemeBoundary(line, PREVIEW_LENGTH - 1, 'before'))}…` : line;
 }

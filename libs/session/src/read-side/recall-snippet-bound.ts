@@ -9,6 +9,7 @@
  * Marks are the control characters `\u0001` (open) and `\u0002` (close) as `snippet()` writes
  * them; they do not count and are kept balanced.
  */
+import { graphemeBoundary } from '@lib/compaction';
 
 /**
  * Most characters (Unicode code points, `…` included, marks and HTML escaping not) a recall
@@ -20,18 +21,16 @@ export const RECALL_SNIPPET_MAX_LENGTH = 240;
 
 /** Share of the room around the first match put before it (when the text has that much). */
 const BEFORE_SHARE = 0.3;
-/** Code points either side of a cut segmented to find the grapheme cluster boundary nearest it. */
+/** Code points either side of a cut kept in the piece read, so the cut's grapheme cluster boundary is found as in the whole text. */
 const CLUSTER_CONTEXT = 64;
 const OPEN = '\u0001';
 const CLOSE = '\u0002';
 const ELLIPSIS = '…';
 
-const graphemes = new Intl.Segmenter('und', { granularity: 'grapheme' });
-
 /**
  * `raw` (a snippet with `\u0001`/`\u0002` marks) cut to at most `max` code points of text, `…`
  * where it was cut, keeping the first match whole when it fits: a start and an end moved inwards
- * to the grapheme cluster boundary nearest them (see `clusterBoundariesNear`), but never past
+ * to the grapheme cluster boundary nearest them ({@link graphemeBoundary}, the service's one rule of where text is cut), but never past
  * the first match (a cluster reaching into it, or longer than the context looked at, is then cut
  * between code points). A match longer than the room is cut too (its mark closed at the cut).
  * Returned as it is when its text is short enough. Reads `raw` only around its first match (and,
@@ -156,36 +155,16 @@ function retreat(text: string, from: number, points: number): number {
   return i;
 }
 
-/** The first grapheme cluster boundary at or after `at`, when it is at most `limit` (else `at`). */
+/** The first grapheme cluster boundary at or after `at` ({@link graphemeBoundary}), when it is at most `limit` (else `at`). */
 function clusterBoundaryAtOrAfter(text: string, at: number, limit: number): number {
-  const boundary = clusterBoundariesNear(text, at).find((b) => b >= at);
-  return boundary !== undefined && boundary <= limit ? boundary : at;
+  const boundary = graphemeBoundary(text, at, 'after');
+  return boundary <= limit ? boundary : at;
 }
 
-/** The last grapheme cluster boundary at or before `at`, when it is at least `limit` (else `at`). */
+/** The last grapheme cluster boundary at or before `at` ({@link graphemeBoundary}), when it is at least `limit` (else `at`). */
 function clusterBoundaryAtOrBefore(text: string, at: number, limit: number): number {
-  const boundary = clusterBoundariesNear(text, at)
-    .filter((b) => b <= at)
-    .pop();
-  return boundary !== undefined && boundary >= limit ? boundary : at;
-}
-
-/**
- * Grapheme cluster boundaries of `text` (UTF-16 indexes, ascending) within {@link CLUSTER_CONTEXT}
- * code points of `at`, as `Intl.Segmenter` finds them in that piece (segmenting the whole text
- * costs ~11 ms per 262,144 units, for each call). The piece starts at a whole pair of a run of
- * regional indicators (they pair from the run's start); its first two boundaries, which may
- * depend on what comes before it (a ZWJ sequence it starts inside), are not used.
- */
-function clusterBoundariesNear(text: string, at: number): number[] {
-  let from = retreat(text, at, CLUSTER_CONTEXT);
-  if (from > 0 && isRegionalIndicator(text.codePointAt(from)) && regionalIndicatorsBefore(text, from) % 2 === 1) from -= 2;
-  const to = advance(text, at, CLUSTER_CONTEXT);
-  const boundaries: number[] = [];
-  let skip = from === 0 ? 0 : 2;
-  for (const { index } of graphemes.segment(text.slice(from, to))) if (skip-- <= 0) boundaries.push(from + index);
-  if (to === text.length) boundaries.push(to);
-  return boundaries;
+  const boundary = graphemeBoundary(text, at, 'before');
+  return boundary >= limit ? boundary : at;
 }
 
 function isRegionalIndicator(point: number | undefined): boolean {

@@ -39,13 +39,13 @@ import {
   buildSummarizerMessages,
   getEstimator,
   JOIN_SLACK,
-  replyLengthRefusal,
   runningSummaryLengthLimit,
   summaryLengthLimit,
   summaryLengthSection,
   type SummaryRequest,
   type TokenEstimator,
 } from '@lib/compaction';
+import { replyRefusal } from '../domain/reply-refusal';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
 
@@ -191,9 +191,9 @@ export class OpenAiSummarizer implements Summarizer {
       }
       const read = readReply(completion);
       if ('reason' in read) return { ok: false, reason: prefix + read.reason, ...usage };
-      // a reply no event could hold is unusable, the running summary of a chunk included: it fails here, never carried on nor stored
-      const tooLong = options.maxTextLength === undefined ? undefined : replyLengthRefusal(read.text, options.maxTextLength);
-      if (tooLong) return { ok: false, reason: prefix + tooLong, ...usage };
+      // a reply no event could hold (not valid Unicode, too long) is unusable, the running summary of a chunk included: it fails here, never carried on nor stored
+      const refused = replyRefusal(read.text, options.maxTextLength);
+      if (refused) return { ok: false, reason: prefix + refused, ...usage };
       running = read.text;
       const rest = pending.slice(1);
       if (rest.length === 0) break;

@@ -25,7 +25,8 @@
  */
 import { Inject, Logger, Optional } from '@nestjs/common';
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
-import { getEstimator, replyLengthRefusal, type SummaryRequest } from '@lib/compaction';
+import { getEstimator, type SummaryRequest } from '@lib/compaction';
+import { replyRefusal } from '../domain/reply-refusal';
 import { randomUUID } from 'node:crypto';
 import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
@@ -287,7 +288,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   /**
    * The summarizer's outcome, the one place every pass (HTTP, NATS, automatic) gets its summary:
    * a text longer than the longest text an event may hold (`settings.maxTextLength`) becomes a
-   * failure whatever the summarizer (`replyLengthRefusal`), and a programming error thrown by it
+   * failure whatever the summarizer (`replyRefusal`: not valid Unicode, or too long), and a programming error thrown by it
    * one too (recorded, never half-applied; DESIGN §3.7).
    */
   private async summarize(request: SummaryRequest, command: CompactSessionCommand): Promise<SummarizerOutcome> {
@@ -300,9 +301,9 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       this.logger.warn(`summarizer threw: ${(err as Error).name}`);
       return { ok: false, reason: `summarizer error: ${(err as Error).name}`, calls: 1, promptTokens: 0, completionTokens: 0 };
     }
-    const tooLong = outcome.ok ? replyLengthRefusal(outcome.text, maxTextLength) : undefined;
-    if (!tooLong) return outcome;
+    const refused = outcome.ok ? replyRefusal(outcome.text, maxTextLength) : undefined;
+    if (!refused) return outcome;
     const { calls, promptTokens, completionTokens } = outcome;
-    return { ok: false, reason: tooLong, calls, promptTokens, completionTokens };
+    return { ok: false, reason: refused, calls, promptTokens, completionTokens };
   }
 }
