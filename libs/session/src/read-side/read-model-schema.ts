@@ -87,9 +87,13 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
 (`event_count`, `compaction_count`, `failed_compaction_count`, `noop_compaction_count`), and
 `compactions_by_revision`); 13: `session_log_by_archive`, so recall's `archived=false` (with
  * `sessionId`) and `compactionId` filters read the rows they pass, not every match of the
- * session); a store opened with another version is dropped and rebuilt from the log.
+ * session); 15: the word index keeps combining marks in their words (`WORD_TOKENIZER`: Hindi's
+ * vowel signs no longer separate), separates words at every change of script (`wordIndexText`:
+ * `заказаRU5566` is `заказа` `RU5566`), and recall documents are folded without default-ignorable
+ * code points but those of emoji (`withoutDefaultIgnorables`: `zero\u200Bwidth` is `zerowidth`); a
+ * store opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 13;
+export const READ_MODEL_SCHEMA_VERSION = 15;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with

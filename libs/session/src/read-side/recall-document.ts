@@ -1,4 +1,5 @@
 import type { SessionEvent } from '@lib/compaction';
+import { withoutDefaultIgnorables } from './recall-ignorable';
 
 /**
  * The text recall indexes for one event: what a person would search for, without the
@@ -61,11 +62,13 @@ export const RECALL_NUL_STANDIN = '\u2400';
 /**
  * The form of text recall indexes and searches: Unicode NFKC, so compatibility forms match their
  * plain ones (full-width `ｘｋ４２` and `xk42`, half-width `ｶﾅ` and `カナ`, `ﬁ` and `fi`, the
- * ideographic space and a space). Applied to documents ({@link recallDocument}) and queries alike.
+ * ideographic space and a space), then without default-ignorable code points but those of emoji
+ * ({@link withoutDefaultIgnorables}: `zero\u200Bwidth` is `zerowidth`, Persian `می\u200Cخواهم` is
+ * `میخواهم`; since read models 15). Applied to documents ({@link recallDocument}) and queries alike.
  * The length may change (usually not).
  */
 export function recallFold(text: string): string {
-  return text.normalize('NFKC');
+  return withoutDefaultIgnorables(text.normalize('NFKC'));
 }
 
 /**
