@@ -112,7 +112,8 @@ export class AppModule {
         CompactionMetricsHandler,
         SummarizerFailureLog,
         ApiKeyGuard,
-        { provide: APP_GUARD, useClass: RateLimitGuard },
+        // Without a limit the guard would answer true to every request, asynchronously (a promise and Nest's wait for it per request): left out.
+        ...(throttle ? [{ provide: APP_GUARD, useClass: RateLimitGuard }] : []),
         { provide: APP_FILTER, useClass: ApiErrorFilter },
         // Commands and decisions over NATS JetStream, only when NATS_URL is set.
         ...(config.natsUrl ? [natsTransport(), { provide: NATS_TRANSPORT, useExisting: natsTransport() }] : []),

@@ -834,7 +834,7 @@ export interface components {
                 firstMention?: true;
                 score: number;
                 sessionId: string;
-                /** @description matched words wrapped in <mark>…</mark> */
+                /** @description HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark>: at most 240 characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut */
                 snippet: string;
                 type: components["schemas"]["EventType"];
             }[];
@@ -1469,7 +1469,7 @@ export interface operations {
                 limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
-                /** @description the words to search for: 1 to 1000 characters (Unicode code points) */
+                /** @description the words to search for, every one must occur: 1 to 1000 characters (Unicode code points); a word is searched when it holds a letter, a digit or an emoji (a whole grapheme cluster: flags, keycaps such as #️⃣, subdivision flags, ZWJ sequences), others are not searched */
                 q: string;
                 /** @description only hits of this session (an id: 1 to 128 letters, digits or _ - : @ .); the first hit is then where the session first said the words (firstMention: true) */
                 sessionId?: string;

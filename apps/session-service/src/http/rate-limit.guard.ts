@@ -5,7 +5,8 @@
  * client reads one set of headers whatever the answer. Every `/v1` request is counted, and a limited
  * one answered, before its body is read (`key-check-before-body.ts`, same storage and budgets): the
  * guard skips those, and counts only a request that check did not (none of today's routes: it stays
- * so that a route outside `/v1` is not left unlimited).
+ * so that a route outside `/v1` is not left unlimited). Registered only when a limit is set
+ * (`RATE_LIMIT_PER_MINUTE` > 0): without one it would answer `true` to every request, at the cost of a promise per request.
  */
 import { Injectable, type ExecutionContext } from '@nestjs/common';
 import { ThrottlerGuard, type ThrottlerLimitDetail } from '@nestjs/throttler';

@@ -467,7 +467,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .min(1, { message: RECALL_QUERY_BLANK })
         .max(MAX_RECALL_QUERY_LENGTH, { message: RECALL_QUERY_TOO_LONG })
         .refine((s) => s.trim() !== '', { message: RECALL_QUERY_BLANK })
-        .describe(`the words to search for: 1 to ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}`),
+        .describe(
+          `the words to search for, every one must occur: 1 to ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}; a word is searched when it holds a letter, a digit or an emoji (a whole grapheme cluster: flags, keycaps such as #️⃣, subdivision flags, ZWJ sequences), others are not searched`,
+        ),
       sessionId: z
         .string()
         .regex(SESSION_ID_PATTERN, { message: SESSION_ID_RULE })

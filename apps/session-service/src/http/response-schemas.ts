@@ -12,7 +12,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiResponse } from '@nestjs/swagger';
 import { z } from 'zod';
 import { MAX_PARAMETER_VALUE, type SessionEvent } from '@lib/compaction';
-import type { OpenAiChatMessage, SessionErrorDetails } from '@lib/session';
+import { RECALL_SNIPPET_MAX_LENGTH, type OpenAiChatMessage, type SessionErrorDetails } from '@lib/session';
 import { ALL_ERROR_CODES, API_ERROR_CODES, statusOfCode, type ApiErrorCode, type ErrorCodeInfo } from './error-codes';
 
 /** The registry of named API schemas (component name in `id`). */
@@ -531,7 +531,11 @@ export const RecallPageSchema = named(
         sessionId: z.string(),
         eventId: z.string(),
         type: EventTypeSchema,
-        snippet: z.string().describe('matched words wrapped in <mark>…</mark>'),
+        snippet: z
+          .string()
+          .describe(
+            `HTML-escaped excerpt around the first match, matched words wrapped in <mark>…</mark>: at most ${RECALL_SNIPPET_MAX_LENGTH} characters (code points, … included, tags and escapes not), cut between grapheme clusters, … where cut`,
+          ),
         score: z.number(),
         archived: z.boolean(),
         compactionId: z.string().optional(),

@@ -70,13 +70,15 @@ export class SessionsController {
     warmUpValidation(this.schemas);
   }
 
+  // The two append routes return the command's promise as it is (not from an async method, which would wrap it in a
+  // second promise resolved a few microtask turns later); a request that fails validation throws, which Nest answers alike.
   @Post('events')
   @ApiOperation({ summary: 'Append native session events (user, assistant, tool, system, summary)' })
   @ApiParam({ name: 'sessionId' })
   @ApiBody({ schema: openApiSchema('appendEvents') })
   @BodyFields(DOC_SCHEMAS.appendEvents)
   @ApiAnswer(AppendResultSchema, { status: 201, errors: APPEND_ERRORS })
-  async appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
+  appendEvents(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendEventsCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), eventsRequestPath);
   }
@@ -86,7 +88,7 @@ export class SessionsController {
   @ApiBody({ schema: openApiSchema('appendMessages') })
   @BodyFields(DOC_SCHEMAS.appendMessages)
   @ApiAnswer(AppendResultSchema, { status: 201, errors: [...APPEND_ERRORS, 'invalid_message'] })
-  async appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
+  appendMessages(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<AppendSessionEventsResult> {
     const command = appendMessagesCommandFrom(this.schemas, tenant, sessionId, body);
     return withRequestPaths(() => this.commandBus.execute(command), messagesRequestPath);
   }

@@ -18,18 +18,20 @@ export function isUsableRequestId(value: unknown): value is string {
   return typeof value === 'string' && value.length <= MAX_REQUEST_ID_LENGTH && /^[\x21-\x7e]+$/.test(value);
 }
 
-const ids = new WeakMap<IncomingMessage, string>();
+/** Where {@link requestIdOf} keeps a request's id: on the raw request itself (a WeakMap entry per request cost its set, its look-ups and the collector's ephemeron work). */
+const REQUEST_ID = Symbol('request id');
 
 /**
  * The id of the request `req` (the raw Node request): its `X-Request-Id` when usable (one header:
  * repeated ones are not), else a random UUID, made once per request (the same on every call).
  */
 export function requestIdOf(req: IncomingMessage): string {
-  let id = ids.get(req);
+  const held = req as IncomingMessage & { [REQUEST_ID]?: string };
+  let id = held[REQUEST_ID];
   if (id === undefined) {
     const header = req.headers[REQUEST_ID_HEADER];
     id = isUsableRequestId(header) ? header : randomUUID();
-    ids.set(req, id);
+    held[REQUEST_ID] = id;
   }
   return id;
 }

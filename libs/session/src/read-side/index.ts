@@ -7,6 +7,8 @@ export * from './checkpoint-event';
 export * from './read-model-dump';
 export * from './recall-document';
 export * from './recall-match-expression';
+export * from './recall-searchable';
+export * from './recall-snippet-bound';
 export * from './recall-cursor';
 export * from './recall-index-tables';
 export * from './session-read-model-writer';

@@ -1,6 +1,14 @@
 import Database from 'better-sqlite3';
 import { READ_MODEL_DDL, READ_MODEL_SCHEMA_VERSION, READ_MODEL_TABLES, RETIRED_READ_MODEL_TABLES } from './read-model-schema';
 import { recallIndexTablesIn } from './recall-index-tables';
+import { occursAsWholeClusters } from './recall-searchable';
+
+/**
+ * SQL function `recall_whole_clusters(text, term)` of every read-model connection: 1 when `term`
+ * occurs in `text` as whole grapheme clusters (`occursAsWholeClusters`), else 0. Recall checks
+ * query words holding regional indicators with it.
+ */
+export const RECALL_WHOLE_CLUSTERS_FUNCTION = 'recall_whole_clusters';
 
 /** File name of the read models inside `DATA_DIR` (see {@link ReadModelStore.open}). */
 export const READ_MODEL_FILE_NAME = 'read-models.sqlite';
@@ -82,6 +90,9 @@ export class ReadModelStore {
     db.pragma('busy_timeout = 5000');
     db.pragma('secure_delete = ON');
     db.pragma(`wal_autocheckpoint = ${READ_MODEL_WAL_AUTOCHECKPOINT_PAGES}`);
+    db.function(RECALL_WHOLE_CLUSTERS_FUNCTION, { deterministic: true }, (text: unknown, term: unknown) =>
+      typeof text === 'string' && typeof term === 'string' && occursAsWholeClusters(text, term) ? 1 : 0,
+    );
     const store = new ReadModelStore(db, file);
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version !== READ_MODEL_SCHEMA_VERSION) {

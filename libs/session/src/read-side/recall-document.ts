@@ -62,27 +62,47 @@ export const RECALL_NUL_STANDIN = '\u2400';
 /**
  * The form of text recall indexes and searches: Unicode NFKC, so compatibility forms match their
  * plain ones (full-width `ｘｋ４２` and `xk42`, half-width `ｶﾅ` and `カナ`, `ﬁ` and `fi`, the
- * ideographic space and a space), then without default-ignorable code points but those of emoji
- * ({@link withoutDefaultIgnorables}: `zero\u200Bwidth` is `zerowidth`, Persian `می\u200Cخواهم` is
- * `میخواهم`; since read models 15). Applied to documents ({@link recallDocument}) and queries alike.
- * The length may change (usually not).
+ * ideographic space and a space), but for emoji (Extended_Pictographic code points), which stay
+ * as they are: NFKC would make `‼️` `!!`, `™️` `TM`, `Ⓜ️` `M` and `🈯` `指`, so they could not be
+ * searched as emoji (read models 14; see `recall-searchable`); then without default-ignorable code
+ * points but those of emoji ({@link withoutDefaultIgnorables}: `zero\u200Bwidth` is `zerowidth`,
+ * Persian `می\u200Cخواهم` is `میخواهم`; read models 15). Applied to documents
+ * ({@link recallDocument}) and queries alike. The length may change (usually not).
  */
 export function recallFold(text: string): string {
-  return withoutDefaultIgnorables(text.normalize('NFKC'));
+  const folded = PICTOGRAPHIC.test(text) ? text.replace(NOT_PICTOGRAPHIC_RUN, (run) => run.normalize('NFKC')) : text.normalize('NFKC');
+  return withoutDefaultIgnorables(folded);
 }
 
+const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
+/** Runs of code points {@link recallFold} folds (no pictograph composes with what is around it, so each run folds on its own). */
+const NOT_PICTOGRAPHIC_RUN = /\P{Extended_Pictographic}+/gu;
+
 /**
- * Longest prefix of a document (UTF-16 code units) put in the word index. FTS5 grows its pending
+ * Longest prefix of a document (characters: Unicode code points, as the README counts lengths) put
+ * in the word index. FTS5 grows its pending
  * terms superlinearly within one insert: measured on the 2-core machine, 262,144 code units of
  * distinct words take 18 ms and 1,000,000 take 190 ms (320 ms of event-loop time with GC in the
  * service), which stalled every request while the event was projected (issue 17, item 1). Words
- * further into a longer event are not found by recall.
+ * further into a longer event are not found by recall. (Until read models 14 both bounds counted
+ * UTF-16 code units, so text of emoji or supplementary ideographs was cut at half of them.)
  */
 export const MAX_WORD_DOCUMENT_LENGTH = 262_144;
 
-/** The first `maxUnits` UTF-16 code units of `body` (all of it when shorter), never ending inside a surrogate pair. */
-export function documentPrefix(body: string, maxUnits: number): string {
-  if (body.length <= maxUnits) return body;
-  const last = body.charCodeAt(maxUnits - 1);
-  return body.slice(0, last >= 0xd800 && last <= 0xdbff ? maxUnits - 1 : maxUnits);
+/**
+ * The first `maxPoints` code points of `body` (all of it when shorter): a surrogate pair is never
+ * cut. Linear in the prefix's length.
+ */
+export function documentPrefix(body: string, maxPoints: number): string {
+  if (body.length <= maxPoints) return body;
+  let units = 0;
+  for (let points = 0; points < maxPoints && units < body.length; points++) {
+    const unit = body.charCodeAt(units);
+    units += unit >= 0xd800 && unit <= 0xdbff && units + 1 < body.length && isLowSurrogate(body.charCodeAt(units + 1)) ? 2 : 1;
+  }
+  return body.slice(0, units);
+}
+
+function isLowSurrogate(unit: number): boolean {
+  return unit >= 0xdc00 && unit <= 0xdfff;
 }

@@ -1,6 +1,7 @@
 import { InvalidQueryError } from './invalid-query-error';
 import type { RecallIndexKind } from './recall-index-tables';
 import { hasUnspacedScript } from './unspaced-script';
+import { isSearchable, needsWholeClusters, searchablePieces } from './recall-searchable';
 import { recallFold } from './recall-document';
 import { wordIndexText } from './script-boundary';
 import { codePointLength, LENGTH_UNIT } from '../domain/client-id-rule';
@@ -15,13 +16,8 @@ export const RECALL_QUERY_TOO_LONG = `must be at most ${MAX_RECALL_QUERY_LENGTH}
 export const MAX_RECALL_QUERY_TERMS = 32;
 /** What recall answers (after `q: `) for a `q` of more than {@link MAX_RECALL_QUERY_TERMS} words. */
 export const RECALL_QUERY_TOO_MANY_WORDS = `must have at most ${MAX_RECALL_QUERY_TERMS} words (every word must occur in a hit; words without a letter, digit or emoji are not counted)`;
-/** What recall answers (after `q: `) for a `q` with nothing searchable. */
+/** What recall answers (after `q: `) for a `q` with nothing searchable (see `isSearchable`: emoji include flags and keycaps). */
 export const RECALL_QUERY_NOTHING_SEARCHABLE = 'must contain at least one letter, digit or emoji';
-
-/** What makes a word searchable: a letter, a digit or an emoji (a combining mark alone is not: the indexes keep none by itself). */
-const SEARCHABLE = /[\p{L}\p{N}\p{Extended_Pictographic}]/u;
-/** Runs of characters that are neither {@link SEARCHABLE} nor the zero-width joiner of emoji sequences. */
-const NOT_SEARCHABLE = /[^\p{L}\p{N}\p{M}\p{Extended_Pictographic}\u200d]+/u;
 
 /**
  * Turns user text into a safe FTS5 MATCH expression: the text is folded as documents are
@@ -54,7 +50,7 @@ function recallTerms(q: string): string[] {
     // Control characters (a NUL ends an FTS5 string early) separate words like spaces.
     .replace(/[\u0000-\u001f\u007f]/g, ' ')
     .split(/\s+/u)
-    .filter((term) => SEARCHABLE.test(term));
+    .filter(isSearchable);
   if (terms.length === 0) throw new InvalidQueryError('q', RECALL_QUERY_NOTHING_SEARCHABLE);
   // Every word must occur in a hit: dropping some would answer hits without them.
   if (terms.length > MAX_RECALL_QUERY_TERMS) throw new InvalidQueryError('q', RECALL_QUERY_TOO_MANY_WORDS);
@@ -82,17 +78,19 @@ export function recallQueryPlan(q: string): RecallQueryPlan {
   const quote = (term: string) => `"${term.replace(/"/g, '""')}"`;
   if (!terms.some(hasUnspacedScript)) {
     const phrases = terms.map(wordPhrase);
-    return { index: 'words', match: phrases.join(' '), phrases, substrings: [] };
+    return { index: 'words', match: phrases.join(' '), phrases, substrings: [], wholeClusters: [] };
   }
   // Substrings keep punctuation, unlike unicode61 words: split words at it (`"東京"`, `東京*`,
-  // `(東)` search `東京` and `東`), as the word index's tokenizer does for other scripts.
-  const pieces = terms.flatMap((term) => term.split(NOT_SEARCHABLE).filter((piece) => SEARCHABLE.test(piece)));
+  // `(東)` search `東京` and `東`), as the word index's tokenizer does for other scripts; an
+  // emoji (a flag, a keycap, a subdivision flag) is never split.
+  const pieces = terms.flatMap(searchablePieces);
   const phrases = pieces.filter((term) => [...term].length >= TRIGRAM_LENGTH).map(quote);
   return {
     index: 'trigrams',
     match: phrases.length > 0 ? phrases.join(' ') : null,
     phrases,
     substrings: pieces.filter((term) => [...term].length < TRIGRAM_LENGTH),
+    wholeClusters: [...new Set(pieces.filter(needsWholeClusters))],
   };
 }
 
@@ -106,4 +104,10 @@ export interface RecallQueryPlan {
   phrases: string[];
   /** Words checked with `LIKE` (shorter than a trigram). */
   substrings: string[];
+  /**
+   * Words (of `phrases` or `substrings`) that must also occur as whole grapheme clusters
+   * (`occursAsWholeClusters`): those holding regional indicators, so the flag 🇵🇰 is not found
+   * across 🇯🇵🇰🇷.
+   */
+  wholeClusters: string[];
 }

@@ -250,8 +250,20 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
 
   it('plans word search for other scripts and substring search for unspaced ones', () => {
-    expect(recallQueryPlan('plain words')).toEqual({ index: 'words', match: '"plain" "words"', phrases: ['"plain"', '"words"'], substrings: [] });
-    expect(recallQueryPlan('テキスト 検索 😀')).toEqual({ index: 'trigrams', match: '"テキスト"', phrases: ['"テキスト"'], substrings: ['検索', '😀'] });
+    expect(recallQueryPlan('plain words')).toEqual({
+      index: 'words',
+      match: '"plain" "words"',
+      phrases: ['"plain"', '"words"'],
+      substrings: [],
+      wholeClusters: [],
+    });
+    expect(recallQueryPlan('テキスト 検索 😀')).toEqual({
+      index: 'trigrams',
+      match: '"テキスト"',
+      phrases: ['"テキスト"'],
+      substrings: ['検索', '😀'],
+      wholeClusters: [],
+    });
   });
 
   it('finds words inside a run, short words by substring, and treats LIKE wildcards as text', () => {
@@ -263,7 +275,7 @@ describe('recall in scripts written without spaces (issue 17)', () => {
   it('searches quoted words and FTS operators in these scripts as plain words, as it does in others (punctuation separates)', () => {
     for (const q of ['"テキスト"', 'テキスト*', '(検索)', '-検索', '"検"', '検"', '検索^', 'テキスト:'])
       expect({ q, hits: find(q) }).toEqual({ q, hits: ['ja'] });
-    expect(recallQueryPlan('"東京タワー"')).toEqual({ index: 'trigrams', match: '"東京タワー"', phrases: ['"東京タワー"'], substrings: [] });
+    expect(recallQueryPlan('"東京タワー"')).toEqual({ index: 'trigrams', match: '"東京タワー"', phrases: ['"東京タワー"'], substrings: [], wholeClusters: [] });
     expect(recallQueryPlan('👩‍👩‍👧')).toMatchObject({ substrings: [] }); // a ZWJ sequence stays one word (3+ code points: a trigram phrase)
   });
 
@@ -405,7 +417,7 @@ describe('recall order: the first mention of a session, and newest first for wor
 });
 
 describe('recall index bounds (issue 17, item 1)', () => {
-  it(`finds words in the first ${MAX_WORD_DOCUMENT_LENGTH.toLocaleString('en-US')} code units of a huge event, not beyond (the word index holds that prefix)`, () => {
+  it(`finds words in the first ${MAX_WORD_DOCUMENT_LENGTH.toLocaleString('en-US')} characters of a huge event, not beyond (the word index holds that prefix)`, () => {
     const filler = 'lorem ipsum '.repeat(Math.ceil(MAX_WORD_DOCUMENT_LENGTH / 12));
     const log = new RecordedSessionLog();
     log.append('big', user('b1', `heron ${filler} egret`), { createdAt: '2024-01-01T00:00:00Z' });
@@ -414,9 +426,10 @@ describe('recall index bounds (issue 17, item 1)', () => {
     expect(searchRecall(store, { tenantId: 'default', q: 'egret' }).items).toEqual([]);
   });
 
-  it('cuts a document before a surrogate pair rather than through it', () => {
-    const body = 'a'.repeat(9) + '😀';
-    expect(documentPrefix(body, 10)).toBe('a'.repeat(9));
+  it('cuts a document after whole code points, never through a surrogate pair (read models 14: the bound counts code points)', () => {
+    const body = 'a'.repeat(9) + '😀' + 'b';
+    expect(documentPrefix(body, 9)).toBe('a'.repeat(9));
+    expect(documentPrefix(body, 10)).toBe('a'.repeat(9) + '😀');
     expect(documentPrefix(body, 11)).toBe(body);
   });
 });

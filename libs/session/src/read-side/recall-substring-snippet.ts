@@ -1,25 +1,22 @@
+import { boundSnippet } from './recall-snippet-bound';
+
 /**
  * Snippets of recall hits found by substring (words of one or two characters of an unspaced
  * script, or emoji: `東京`, `😀`, which neither FTS5 tokenizer can match as a phrase; see
  * `recallQueryPlan`). FTS5's `snippet()` cannot mark them, so the excerpt and the marks are made
- * here, in code points (a surrogate pair is never cut).
+ * here (a grapheme cluster is not cut where a boundary is near, a surrogate pair never).
  *
  * Marks are the control characters `\u0001` (open) and `\u0002` (close), as `snippet()` is asked
  * to write them; the caller escapes the text and turns them into `<mark>` tags.
  */
 
-/** Code points kept before the first match in {@link substringExcerpt}. */
-const BEFORE = 20;
-/** Code points of an excerpt (as long as the unmarked excerpts were: 64). */
-const LENGTH = 64;
+/** Code points of an excerpt, `…` included (64 of text between the two `…` of a cut, as the excerpts were). */
+const LENGTH = 66;
 
-/** Index (in UTF-16 units) of the first occurrence of any of `terms` in `text`, case-insensitively for letters with case; -1 when none. */
-function firstOccurrence(text: string, terms: readonly string[]): number {
-  const pattern = termsPattern(terms);
-  if (pattern === null) return -1;
-  const m = pattern.exec(text);
-  pattern.lastIndex = 0;
-  return m ? m.index : -1;
+/** The first occurrence of any of `terms` in `text` (UTF-16 index and length), case-insensitively for letters with case; undefined when none. */
+function firstOccurrence(text: string, terms: readonly string[]): { index: number; length: number } | undefined {
+  const m = termsPattern(terms)?.exec(text);
+  return m ? { index: m.index, length: m[0].length } : undefined;
 }
 
 function termsPattern(terms: readonly string[]): RegExp | null {
@@ -29,16 +26,16 @@ function termsPattern(terms: readonly string[]): RegExp | null {
 }
 
 /**
- * An excerpt of `body` of at most 64 code points around the first occurrence of any of `terms`
- * (20 code points before it), with `…` where text was cut; the start of `body` when no term
- * occurs (a hit always holds one, but stay total).
+ * An excerpt of `body` of at most 66 code points (`…` included) around the first occurrence of
+ * any of `terms`, with `…` where text was cut, cut between grapheme clusters as every snippet is
+ * ({@link boundSnippet}); the start of `body` when no term occurs (a hit always holds one, but
+ * stay total).
  */
 export function substringExcerpt(body: string, terms: readonly string[]): string {
-  const at = firstOccurrence(body, terms);
-  const points = Array.from(body);
-  const startPoint = at < 0 ? 0 : Math.max(0, Array.from(body.slice(0, at)).length - BEFORE);
-  const endPoint = Math.min(points.length, startPoint + LENGTH);
-  return `${startPoint > 0 ? '…' : ''}${points.slice(startPoint, endPoint).join('')}${endPoint < points.length ? '…' : ''}`;
+  const first = firstOccurrence(body, terms);
+  if (first === undefined) return boundSnippet(body, LENGTH);
+  const end = first.index + first.length;
+  return boundSnippet(`${body.slice(0, first.index)}\u0001${body.slice(first.index, end)}\u0002${body.slice(end)}`, LENGTH).replace(/[\u0001\u0002]/g, '');
 }
 
 /**

@@ -319,7 +319,7 @@ export class SessionReadModelWriter {
   private index(tenantId: string, position: bigint, body: string): void {
     if (body.trim() === '') return;
     const tables = createdTenantRecallIndexTables(this.cached, tenantId);
-    this.cached.prepare(`INSERT INTO ${tables.words} (rowid, body) VALUES (?, ?)`).run(position, documentPrefix(wordIndexText(body), MAX_WORD_DOCUMENT_LENGTH));
+    this.cached.prepare(`INSERT INTO ${tables.words} (rowid, body) VALUES (?, ?)`).run(position, wordIndexText(documentPrefix(body, MAX_WORD_DOCUMENT_LENGTH)));
     const trigrams = trigramDocument(body);
     if (hasUnspacedScript(trigrams)) this.cached.prepare(`INSERT INTO ${tables.trigrams} (rowid, body) VALUES (?, ?)`).run(position, trigrams);
   }

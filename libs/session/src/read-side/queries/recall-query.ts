@@ -9,6 +9,8 @@ import { RECALL_FILTER_WALK_RATIO, recallFilterCandidates } from '../recall-filt
 import { tenantRecallIndexTables } from '../recall-index-tables';
 import { documentLengthSql, frozenRankParams, frozenRankSql, readIndexTotals, sqliteLn, type RecallRankStats } from '../recall-rank';
 import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
+import { boundSnippet } from '../recall-snippet-bound';
+import { RECALL_WHOLE_CLUSTERS_FUNCTION } from '../read-model-store';
 import { RECALL_SCRIPT_BOUNDARY } from '../script-boundary';
 
 /** Default page size of {@link searchRecall}. */
@@ -272,6 +274,11 @@ function recallPage(
   plan.substrings.forEach((term, i) => {
     conditions.push(`${table}.body LIKE @substring${i} ESCAPE '\\'`);
     params[`substring${i}`] = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  });
+  // A flag must be a whole pair of its run of regional indicators (🇵🇰 is a substring of 🇯🇵🇰🇷).
+  plan.wholeClusters.forEach((term, i) => {
+    conditions.push(`${RECALL_WHOLE_CLUSTERS_FUNCTION}(${table}.body, @whole${i})`);
+    params[`whole${i}`] = term;
   });
   const filter = (sql: string, name: string, value: unknown) => {
     if (value === undefined) return;
@@ -643,7 +650,9 @@ function phraseCounts(store: ReadModelStore, table: string, phrases: readonly st
  * The script boundaries of the word index (`wordIndexText`) are dropped: snippets show the text as sent.
  * Words searched as substrings (one or two characters of an unspaced script, emoji) are marked
  * too, and when the query has nothing else the excerpt is taken around the first of them
- * ({@link substringExcerpt}).
+ * ({@link substringExcerpt}). Every excerpt is at most `RECALL_SNIPPET_MAX_LENGTH` characters
+ * ({@link boundSnippet}): FTS5 cuts in tokens, and a run of CJK without spaces or of emoji is one
+ * token of the word index, however long (it made a snippet of a whole 200,000-character event).
  *
  * Cost: a row whose query took its snippet (`rawSnippet`: the first mention, a `newest` page's
  * hits) costs nothing more. Each other row of a `relevance` page (at most
@@ -673,7 +682,7 @@ function recallSnippets(
   for (const [position, text] of raw)
     snippets.set(
       position,
-      escapeHtml(markSubstrings(text.replaceAll(RECALL_SCRIPT_BOUNDARY, ''), substrings))
+      escapeHtml(markSubstrings(boundSnippet(text.replaceAll(RECALL_SCRIPT_BOUNDARY, '')), substrings))
         .replaceAll('\u0001', RECALL_SNIPPET_OPEN)
         .replaceAll('\u0002', RECALL_SNIPPET_CLOSE),
     );
