@@ -90,10 +90,14 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * session); 14: the recall indexes hold the first 16,384 / 262,144 code points of each document
  * (UTF-16 code units before, so half as much text of emoji or supplementary ideographs), emoji
  * are not folded by NFKC (`‼️` stayed `!!`), and documents holding flags, keycaps or skin tones
- * alone are in the trigram index too (`recallFold`, `hasUnspacedScript`, `recall-searchable`); a
- * store opened with another version is dropped and rebuilt from the log.
+ * alone are in the trigram index too (`recallFold`, `hasUnspacedScript`, `recall-searchable`); 15:
+ * the word index keeps combining marks in their words (`WORD_TOKENIZER`: Hindi's vowel signs no
+ * longer separate), separates words at every change of script (`wordIndexText`: `заказаRU5566` is
+ * `заказа` `RU5566`), and recall documents are folded without default-ignorable code points but
+ * those of emoji (`withoutDefaultIgnorables`: `zero\u200Bwidth` is `zerowidth`); a store opened
+ * with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 14;
+export const READ_MODEL_SCHEMA_VERSION = 15;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with

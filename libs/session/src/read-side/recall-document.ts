@@ -1,4 +1,5 @@
 import type { SessionEvent } from '@lib/compaction';
+import { withoutDefaultIgnorables } from './recall-ignorable';
 
 /**
  * The text recall indexes for one event: what a person would search for, without the
@@ -63,12 +64,14 @@ export const RECALL_NUL_STANDIN = '\u2400';
  * plain ones (full-width `ｘｋ４２` and `xk42`, half-width `ｶﾅ` and `カナ`, `ﬁ` and `fi`, the
  * ideographic space and a space), but for emoji (Extended_Pictographic code points), which stay
  * as they are: NFKC would make `‼️` `!!`, `™️` `TM`, `Ⓜ️` `M` and `🈯` `指`, so they could not be
- * searched as emoji (read models 14; see `recall-searchable`). Applied to documents
+ * searched as emoji (read models 14; see `recall-searchable`); then without default-ignorable code
+ * points but those of emoji ({@link withoutDefaultIgnorables}: `zero\u200Bwidth` is `zerowidth`,
+ * Persian `می\u200Cخواهم` is `میخواهم`; read models 15). Applied to documents
  * ({@link recallDocument}) and queries alike. The length may change (usually not).
  */
 export function recallFold(text: string): string {
-  if (!PICTOGRAPHIC.test(text)) return text.normalize('NFKC');
-  return text.replace(NOT_PICTOGRAPHIC_RUN, (run) => run.normalize('NFKC'));
+  const folded = PICTOGRAPHIC.test(text) ? text.replace(NOT_PICTOGRAPHIC_RUN, (run) => run.normalize('NFKC')) : text.normalize('NFKC');
+  return withoutDefaultIgnorables(folded);
 }
 
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;

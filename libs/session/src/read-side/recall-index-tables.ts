@@ -53,16 +53,30 @@ export function recallIndexTables(id: number): RecallIndexTables {
  * DDL creating the tables `tables` names (idempotent: `IF NOT EXISTS`), each with FTS5's
  * `secure-delete` option on (deleting a row removes its tokens from the index segments at once:
  * erasure). The word index folds diacritics of Latin letters (`remove_diacritics 2`), the trigram
- * index too (`remove_diacritics 1`, what its tokenizer takes).
+ * index too (`remove_diacritics 1`, what its tokenizer takes). The word index's tokens are
+ * {@link WORD_TOKENIZER}'s.
  */
 export function recallIndexDdl(tables: RecallIndexTables): string {
   const { words, trigrams } = tables;
   return `
-CREATE VIRTUAL TABLE IF NOT EXISTS ${words} USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS ${words} USING fts5 (body, tokenize = '${WORD_TOKENIZER.replaceAll("'", "''")}');
 INSERT INTO ${words} (${words}, rank) VALUES ('secure-delete', 1);
 CREATE VIRTUAL TABLE IF NOT EXISTS ${trigrams} USING fts5 (body, tokenize = 'trigram remove_diacritics 1');
 INSERT INTO ${trigrams} (${trigrams}, rank) VALUES ('secure-delete', 1);`;
 }
+
+/**
+ * The word index's tokenizer (FTS5 unicode61, the argument of `tokenize =`): a word is a run of
+ * letters (L*), digits and other numbers (N*), private-use characters (Co) and combining marks
+ * (Mn, Mc; since read models 15, newcomer report ncintl F8: unicode61's default, `L* N* Co`, made
+ * the dependent vowel signs and the virama of Hindi, Bengali, Tamil, … separators, so `बिल` found
+ * `बाल`). Enclosing marks (Me: the keycap U+20E3) and the variation selectors U+FE0E/U+FE0F
+ * (Mn, kept by `recallFold` only after an emoji, which this index does not hold) still separate:
+ * `1️⃣` is the word `1`, as before. Diacritics of Latin letters are folded (`remove_diacritics 2`:
+ * `cafe` finds `café`, also written with U+0301). Script boundaries are marked before
+ * (`wordIndexText`).
+ */
+export const WORD_TOKENIZER = "unicode61 remove_diacritics 2 categories 'L* N* Co Mn Mc' separators '\ufe0e\ufe0f'";
 
 /** What the functions here need of a SQLite connection: `prepare` may return a cached statement (e.g. `ReadModelStore.statement`). */
 export interface RecallIndexConnection {

@@ -49,6 +49,95 @@ describe('recall finds a Latin code written against CJK, Thai or Korean text', (
   });
 });
 
+describe('recall finds a code written against text of any other script (Arabic, Hebrew, Cyrillic, Greek, Devanagari)', () => {
+  const log = new RecordedSessionLog();
+  log.append('g', user('ar', 'رقم الحجزAB1234من فضلك'));
+  log.append('g', user('he', 'מספר ההזמנהHB7788בבקשה'));
+  log.append('g', user('ru', 'номер заказаRU5566пожалуйста'));
+  log.append('g', user('el', 'αριθμός κράτησηςGR4321παρακαλώ'));
+  log.append('g', user('hi', 'बुकिंगIN9090कृपया'));
+  log.append('g', user('mixed', 'заказ123 и κράτησηзаказ'));
+  log.append('g', user('fa', 'شماره۱۲۳۴رزرو'));
+  log.append('g', user('en', 'plain code AB12345 and RU55667'));
+  const store = projectedReadModels(log);
+  const find = (q: string) => searchRecall(store, { tenantId: 'default', q }).items.map((h) => h.eventId);
+  const snippet = (q: string) => searchRecall(store, { tenantId: 'default', q }).items[0]?.snippet;
+
+  it('given a code glued to another script, when recall searches the code alone, then it finds that event only', () => {
+    expect(find('AB1234')).toEqual(['ar']);
+    expect(find('HB7788')).toEqual(['he']);
+    expect(find('RU5566')).toEqual(['ru']);
+    expect(find('ru5566')).toEqual(['ru']);
+    expect(find('GR4321')).toEqual(['el']);
+    expect(find('IN9090')).toEqual(['hi']);
+  });
+
+  it('given such a text, when recall searches the word the code is glued to, then it finds it too', () => {
+    expect(find('الحجز')).toEqual(['ar']);
+    expect(find('من')).toEqual(['ar']);
+    expect(find('ההזמנה')).toEqual(['he']);
+    expect(find('пожалуйста')).toEqual(['ru']);
+    expect(find('κράτησης')).toEqual(['el']);
+    expect(find('बुकिंग')).toEqual(['hi']);
+    expect(find('कृपया')).toEqual(['hi']);
+    expect(find('123')).toEqual(['mixed']);
+    expect(find('κράτηση')).toEqual(['mixed']);
+  });
+
+  it('given native digits glued to letters of their script, when recall searches the number or the word, then it finds them (a number is a word of its own)', () => {
+    expect(find('۱۲۳۴')).toEqual(['fa']);
+    expect(find('رزرو')).toEqual(['fa']);
+    expect(find('شماره۱۲۳۴رزرو')).toEqual(['fa']);
+  });
+
+  it('given such a text, when recall searches it as written, then it still finds it, and the snippet is the text as sent', () => {
+    expect(find('заказаRU5566пожалуйста')).toEqual(['ru']);
+    expect(find('الحجزAB1234من')).toEqual(['ar']);
+    expect(snippet('RU5566')).toBe('номер заказа<mark>RU5566</mark>пожалуйста');
+    expect(snippet('बुकिंग')).toBe('<mark>बुकिंग</mark>IN9090कृपया');
+  });
+
+  it('given words of one script, when recall searches part of one, then it is not split', () => {
+    expect(find('AB12345')).toEqual(['en']);
+    expect(find('AB1234')).toEqual(['ar']);
+    expect(find('заказ')).toEqual(['mixed']);
+  });
+});
+
+/** Random words of spaced scripts other than Latin (each never changed by NFKC, no combining mark first). */
+const otherScriptWord = fc
+  .oneof(
+    fc.array(fc.integer({ min: 0x0621, max: 0x064a }), { minLength: 1, maxLength: 8 }), // Arabic letters
+    fc.array(fc.integer({ min: 0x05d0, max: 0x05ea }), { minLength: 1, maxLength: 8 }), // Hebrew letters
+    fc.array(fc.integer({ min: 0x0430, max: 0x044f }), { minLength: 1, maxLength: 8 }), // Cyrillic
+    fc.array(fc.integer({ min: 0x03b1, max: 0x03c9 }), { minLength: 1, maxLength: 8 }), // Greek
+    fc.array(fc.integer({ min: 0x0915, max: 0x0939 }), { minLength: 1, maxLength: 8 }), // Devanagari consonants
+    fc.array(fc.integer({ min: 0x0531, max: 0x0556 }), { minLength: 1, maxLength: 8 }), // Armenian
+  )
+  .map((points) => String.fromCodePoint(...points))
+  .filter((text) => text === text.normalize('NFKC'));
+
+describe('recall script boundaries of spaced scripts (property)', () => {
+  it('finds a random Latin/digit code glued between random words of another script, and each of those words, and shows the text as sent', () => {
+    fc.assert(
+      fc.property(otherScriptWord, latinToken, otherScriptWord, fc.boolean(), (before, token, after, hasAfter) => {
+        const text = `${before}${token}${hasAfter ? after : ''}`;
+        const log = new RecordedSessionLog();
+        log.append('p', user('hit', text));
+        log.append('p', user('other', 'unrelated words only'));
+        const store = projectedReadModels(log);
+        const { items } = searchRecall(store, { tenantId: 'default', q: token });
+        expect(items.map((h) => h.eventId)).toEqual(['hit']);
+        expect(items[0].snippet.replace(/<\/?mark>/g, '')).toBe(text);
+        expect(items[0].snippet).toContain(`<mark>${token}</mark>`);
+        for (const word of hasAfter ? [before, after] : [before])
+          expect(searchRecall(store, { tenantId: 'default', q: word }).items.map((h) => h.eventId)).toEqual(['hit']);
+      }),
+      { numRuns: Number(process.env.RUNS ?? 150) },
+    );
+  });
+});
+
 /** Random text of one of the scripts without spaces (or Korean), never changed by NFKC. */
 const unspacedText = fc
   .array(
