@@ -4,8 +4,10 @@
  */
 import type { SummaryRequest } from './compaction-types';
 import { summaryTextBudget } from './summary-budget';
+import { scriptRuns, SPACELESS_LETTER_CLASS } from './script-runs';
 import { fitTextToTokens } from './summary-chunks';
 import { truncateMiddle } from './text';
+import { spacelessWordBoundary } from './word-boundary';
 import { codePointLength } from './text-length';
 import { eventCost, fitsTokens, type TokenEstimator } from './token-estimators';
 
@@ -28,6 +30,9 @@ const MAX_ARTEFACT_LENGTH = 100;
 const MORE_LINE = /^(?:- )?\(\+\d+ more(?: omitted)?\)$/;
 const MORE_SUFFIX = / \(\+\d+ more\)$/;
 
+/** A character a number next to it is part of: a letter, digit, mark, `_` or `.`, except a letter of a script written without spaces. */
+const IN_WORD = `(?:(?!(?!\\p{N})[${SPACELESS_LETTER_CLASS}])[\\p{L}\\p{N}\\p{M}_.])`;
+
 // Each pattern costs linear time on any text (issue 17, item 1): the e-mail local part starts
 // only where a run of its characters starts (else every position of a long run rescans it), and
 // identifiers are looked for word by word (see IDENTIFIER).
@@ -39,8 +44,9 @@ const ARTEFACT_PATTERNS: RegExp[] = [
   /\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b/g, // dates
   // snake_case / camelCase names, whole words only (`größe_x1` is not `e_x1`): the word boundaries are Unicode's
   /(?<![\p{L}\p{N}\p{M}_])(?:[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[a-z]+(?:[A-Z][a-z0-9]+)+)(?![\p{L}\p{N}\p{M}_])/gu,
-  // numbers, amounts, times, not inside a word of any script (`42` of `ЁЖИК42` is no number)
-  /(?<![\p{L}\p{N}\p{M}_.])[$€£]?\d+(?:[.,:]\d+)+%?|(?<![\p{L}\p{N}\p{M}_.])[$€£]?\d{2,}%?(?![\p{L}\p{N}\p{M}_.])/gu,
+  // numbers, amounts, times, not inside a word of any script (`42` of `ЁЖИК42` is no number); letters
+  // of a script written without spaces are no word it is inside (`1234567` of `注文番号1234567を` is one)
+  new RegExp(`(?=[$€£\\d])(?:(?<!${IN_WORD})[$€£]?\\d+(?:[.,:]\\d+)+%?|(?<!${IN_WORD})[$€£]?\\d{2,}%?(?!${IN_WORD}))`, 'gu'),
 ];
 
 /**
@@ -50,7 +56,10 @@ const ARTEFACT_PATTERNS: RegExp[] = [
  * every word start, so on a run without a digit or without a letter (`a-a-a-…`, 1,000,000
  * characters) it is quadratic; it is therefore applied only to runs holding both
  * ({@link IDENTIFIER_RUN}), where it matches exactly what it matches in the whole text (a match
- * never leaves its run).
+ * never leaves its run). A run is first cut where its script changes ({@link scriptRuns}): a code
+ * written against other text (`予約番号XK42Q9を`, `заказаRU5566пожалуйста`) is an identifier of its
+ * own, and a run of letters of a script written without spaces (Chinese, Japanese, Thai: a
+ * sentence, not a word) is never one, even with a digit after it (`依頼0`).
  */
 const IDENTIFIER =
   /(?<![\p{L}\p{N}\p{M}_])(?=[\p{L}\p{N}\p{M}_-]*\p{N})(?=[\p{L}\p{N}\p{M}_-]*\p{L})[\p{L}\p{N}][\p{L}\p{N}\p{M}_-]{2,}(?<=[\p{L}\p{N}\p{M}_])(?![\p{L}\p{N}\p{M}_])/gu;
@@ -103,11 +112,15 @@ function collectArtefacts(texts: readonly string[], truncate = true): string[] {
     });
     const within = inDate();
     for (const run of text.matchAll(IDENTIFIER_RUN)) {
-      const word = run[0];
-      if (!/\p{N}/u.test(word) || !/\p{L}/u.test(word)) continue;
-      for (const m of word.matchAll(IDENTIFIER)) {
-        const at = (run.index ?? 0) + (m.index ?? 0);
-        if (!within(at, m[0].length)) found.push({ at, index, value: cut(m[0]) });
+      if (!/\p{N}/u.test(run[0]) || !/\p{L}/u.test(run[0])) continue;
+      // a change of script ends an identifier, and letters of a script without spaces are none
+      for (const piece of scriptRuns(run[0])) {
+        const word = piece.text;
+        if (piece.spaceless || !/\p{N}/u.test(word) || !/\p{L}/u.test(word)) continue;
+        for (const m of word.matchAll(IDENTIFIER)) {
+          const at = (run.index ?? 0) + piece.index + (m.index ?? 0);
+          if (!within(at, m[0].length)) found.push({ at, index, value: cut(m[0]) });
+        }
       }
     }
   });
@@ -124,9 +137,11 @@ function collectArtefacts(texts: readonly string[], truncate = true): string[] {
   const asKey = new Map<string, number>();
   const asWord = new Map<string, number>();
   if (names.size > 0) {
+    // a run longer than every name is none of them (not hashed: a run of CJK text can be megabytes)
+    const longest = Math.max(...[...names].map((n) => n.length));
     for (const text of texts) {
       for (const m of text.matchAll(JSON_KEY)) if (names.has(m[1])) asKey.set(m[1], (asKey.get(m[1]) ?? 0) + 1);
-      for (const m of text.matchAll(IDENTIFIER_RUN)) if (names.has(m[0])) asWord.set(m[0], (asWord.get(m[0]) ?? 0) + 1);
+      for (const m of text.matchAll(IDENTIFIER_RUN)) if (m[0].length <= longest && names.has(m[0])) asWord.set(m[0], (asWord.get(m[0]) ?? 0) + 1);
     }
   }
   const pairValues = new Set(unique.filter((v) => /^[A-Za-z_][\w-]*=./.test(v)).map((v) => v.slice(v.indexOf('=') + 1)));
@@ -402,14 +417,18 @@ interface PackItem {
 }
 
 /**
- * `line` at most `cap` code units, cut only at a whitespace (then ending " …"); a line with no
- * whitespace before `cap` becomes a note of its length, so no word is ever split.
+ * `line` at most `cap` code units, cut only between words (then ending " …"): at a whitespace, or
+ * in text written without spaces (Chinese, Japanese, Thai, …) at the word boundary of its script
+ * nearest the cap ({@link spacelessWordBoundary}), whichever keeps more; a line with no such
+ * boundary after `prefix` becomes a note of its length, so no word is ever split.
  */
 function capAtWord(line: string, prefix: string, cap: number): string {
   if (line.length <= cap) return line;
   const room = line.slice(0, Math.max(0, cap - 2));
-  const at = room.search(/\s\S*$/);
-  if (at > prefix.length) return `${room.slice(0, at).trimEnd()} …`;
+  const space = room.search(/\s\S*$/);
+  const word = spacelessWordBoundary(line, room.length, 'before');
+  const at = word !== undefined && word > space ? word : space;
+  if (at > prefix.length) return `${line.slice(0, at).trimEnd()} …`;
   return `${prefix}(${line.length - prefix.length} characters, not shown)`;
 }
 

@@ -1,6 +1,7 @@
 /**
  * Small text helpers shared by the summarizer-side code. Lengths are UTF-16 code units.
  */
+import { spacelessWordBoundary } from './word-boundary';
 
 /**
  * What {@link truncateMiddle} (and the extractive summarizer's line lists) put where text was
@@ -26,8 +27,12 @@ export const OMISSION_MARKER = /\[… (\d+) (characters|more) omitted …\]/g;
  * With `options.atWords`, no word (a run of letters, digits and `_`) is split: the head ends and
  * the tail starts at a boundary, preferably whitespace, else structural punctuation (`,;:"'{}[]()<>|=`),
  * each looked for within half the kept side; else any boundary between a word and a non-word
- * character. Only a side that is one huge word with no boundary at all (e.g. a 300-letter run) is
- * cut as without the option. The kept ends only shrink, so the result stays within `maxChars`.
+ * character. Only a side that is one huge word with no boundary at all (e.g. a 300-letter Latin
+ * run) is cut as without the option. In text written without spaces (Chinese, Japanese, Thai, …:
+ * a letter of such a script near the cut) the nearest word boundary of its script is taken
+ * instead ({@link spacelessWordBoundary}: ICU's dictionary segmentation, else a grapheme
+ * boundary), as whitespace is in English. The kept ends only shrink, so the result stays within
+ * `maxChars`.
  */
 export function truncateMiddle(text: string, maxChars: number, options: { atWords?: boolean } = {}): string {
   const limit = Math.max(0, Math.floor(maxChars));
@@ -185,13 +190,19 @@ function boundaryLevel(text: string, p: number): number {
 
 /**
  * The cut nearest `p` stepping by `dir` (towards the start for -1, the end for +1) that splits no
- * word: whitespace, else punctuation within half the kept `side` (at least 16), else any word edge
+ * word: `p` itself at whitespace; in text written without spaces (a letter of such a script near
+ * `p`) the nearest word boundary of {@link spacelessWordBoundary} (else a grapheme boundary);
+ * else whitespace, else punctuation within half the kept `side` (at least 16), else any word edge
  * (`p` itself if it is one). `p` unchanged when `text` is a single word (no boundary inside).
  */
 function wordSafeCut(text: string, p: number, dir: -1 | 1, side: number): number {
   if (p <= 0 || p >= text.length) return p;
   const here = boundaryLevel(text, p);
   if (here === 1) return p;
+  // text written without spaces (CJK, Thai, …, or a code glued to it): its word boundaries are
+  // what whitespace is to English, the nearest one is taken (else a grapheme boundary)
+  const spaceless = spacelessWordBoundary(text, p, dir < 0 ? 'before' : 'after');
+  if (spaceless !== undefined) return spaceless;
   const window = Math.max(16, Math.floor(side / 2));
   // one pass: the nearest whitespace, else the nearest punctuation seen on the way
   let punctuation = -1;

@@ -61,13 +61,15 @@ describe('the compact summary of 1.8 MB of adversarial texts within a budget of 
     maxSummaryTokens: 1,
   };
 
-  it('is written within 4 s of CPU (7.6–17 s before), the same text as before', () => {
+  it('is written within 4 s of CPU (7.6–17 s before), the same text as before (but for the tail of ideographs kept)', () => {
     // CPU time of this process, not wall time: a busy machine does not inflate it. 2-core machine at load 13–20: 7.6 s
     // (ts-node) and 16.9 s (this test) before, 1.6 and 1.2 s now (the encoding's first load included).
     const started = process.cpuUsage();
     const summary = extractiveSummary(request, { estimator: getEstimator('cl100k_base'), maxLength: 1_000_000 });
     const used = process.cpuUsage(started);
-    expect(summary).toBe('User: [… 1600059 characters omitted …] Assistant: ok');
+    // the last text is a run of ideographs: its tail is kept, cut between words (newcomer ncintl F10:
+    // it was dropped whole, the summary only the marker and `Assistant: ok`)
+    expect(summary).toBe('User: [… 1600045 characters omitted …] 锁僯俫賌塩浽轩暡姵庄摑喽瀠\nAssistant: ok');
     expect((used.user + used.system) / 1000).toBeLessThan(4000);
   });
 });
