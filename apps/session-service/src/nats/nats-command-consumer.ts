@@ -29,6 +29,11 @@
  * Every retry after the first attempt runs as a redelivery (`redelivered`): an attempt that failed
  * after its write reached the store is answered from what it wrote, never applied twice.
  *
+ * A delivery of a command this replica answered itself, its answer stored on the results stream (the
+ * publish acknowledged), is acknowledged without publishing the answer again: one `debug` line
+ * (ncrolling F2: a copy left in the client library's buffer past the ack wait is handed out again
+ * to the same replica). Another replica, or this one restarted, answers it again with the published answer.
+ *
  * Every rejected (terminated) command logs one line at warn ({@link rejectionLogLine}): a subject
  * that names no session has no results subject, so without `Reply-To` that line is its only record.
  *
@@ -208,6 +213,12 @@ export class NatsCommandConsumer {
   private freeSlot: () => void = () => undefined;
   /** Stream sequences this replica acknowledged or terminated lately (the server may not have removed them yet). */
   private readonly finished = new FinishedSequences();
+  /**
+   * Of those, the commands whose answer this replica published on the results stream and saw
+   * stored (the publish acknowledged): a delivery of one again is a duplicate, acknowledged
+   * without answering again (see {@link handle}).
+   */
+  private readonly answeredHere = new FinishedSequences();
   /** Commands waiting behind an earlier command of their session: when to look its answer up, when to report the wait (created at {@link start}). */
   private orderWaits: OrderWaits;
   /** Set when the NATS user may not read the command stream: the order check is skipped from then on. */
@@ -554,21 +565,32 @@ export class NatsCommandConsumer {
       // Redelivered, or delivered anew after this replica finished it (nats-server restarted without
       // the acknowledgement hands it out again as a first delivery): answered already if its answer
       // is on the results stream (its replica died before the acknowledgement reached the server).
-      const again = m.redelivered || this.finished.has(m.info.streamSequence, m.info.timestampNanos) ? await this.answerAgain(m, commandId) : null;
+      // Answered by this replica already, its answer's publish confirmed (a copy JetStream handed out
+      // again while the first one waited here, or after nats-server lost the acknowledgement): the
+      // answer is not published again, its listeners have it.
+      const duplicate = this.answeredHere.has(m.info.streamSequence, m.info.timestampNanos);
+      const again =
+        duplicate || m.redelivered || this.finished.has(m.info.streamSequence, m.info.timestampNanos) ? await this.answerAgain(m, commandId, !duplicate) : null;
       if (again) {
         if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
-        this.finish(m, again.status);
+        this.finish(m, again.status, true);
         handled(again.status < 300 ? 'ok' : again.status < 500 ? 'rejected' : 'failed', again);
-        this.logger.log(
-          `command ${quoteInput(commandId)} (delivery ${m.info.deliveryCount}) answered again with its published answer (${again.status}), not run again`,
-        );
+        if (duplicate) {
+          this.logger.debug(
+            `command ${quoteInput(commandId)} (delivery ${m.info.deliveryCount}): a duplicate delivery of a command this replica answered (${again.status}), acknowledged without answering again`,
+          );
+        } else {
+          this.logger.log(
+            `command ${quoteInput(commandId)} (delivery ${m.info.deliveryCount}) answered again with its published answer (${again.status}), not run again`,
+          );
+        }
         return;
       }
       answer = await this.executeUntilFinal(m, commandId);
       if (!answer) return handled('requeued');
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
-      this.finish(m, answer.status);
+      this.finish(m, answer.status, published.results);
       if (answer.status < 300) {
         handled('ok', answer);
         // Not reached while the executor checks Reply-To with the same rule (it rejects the command): kept as the last guard.
@@ -599,12 +621,17 @@ export class NatsCommandConsumer {
     }
   }
 
-  /** Acknowledges `m` (answered with a 2xx) or terminates it (a final 4xx or 5xx), and remembers that it did (the server removes it from the work-queue stream either way). */
-  private finish(m: JsMsg, status: number): void {
+  /**
+   * Acknowledges `m` (answered with a 2xx) or terminates it (a final 4xx or 5xx), and remembers that
+   * it did (the server removes it from the work-queue stream either way), and, when `answerStored`
+   * (its answer's publish on the results stream was acknowledged), that it answered it.
+   */
+  private finish(m: JsMsg, status: number, answerStored: boolean): void {
     if (status < 300) m.ack();
     // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
     else m.term();
     this.finished.add(m.info.streamSequence, m.info.timestampNanos);
+    if (answerStored) this.answeredHere.add(m.info.streamSequence, m.info.timestampNanos);
   }
 
   /**
@@ -613,10 +640,11 @@ export class NatsCommandConsumer {
    * publishes it again — the same body and headers but `Delivery-Count` and `Replica` — on the
    * results subject (within the duplicate window the stream drops it; subscribers get it) and on
    * `Reply-To`, and returns it; null when there is none (a subject naming no session has no results
-   * subject): the command is then run.
+   * subject): the command is then run. Without `republish` (this replica published that answer
+   * and saw it stored) it is only returned, not published again.
    * @throws the client's error when NATS is unreachable (the command is left for redelivery).
    */
-  private async answerAgain(m: JsMsg, commandId: string): Promise<CommandAnswer | null> {
+  private async answerAgain(m: JsMsg, commandId: string, republish: boolean): Promise<CommandAnswer | null> {
     const address = parseCommandSubject(this.names.prefix, m.subject);
     if (!address) return null;
     const { tenant, sessionId } = address;
@@ -634,11 +662,13 @@ export class NatsCommandConsumer {
       return null;
     }
     if (!found) return null;
-    const h = headers();
-    for (const [name, values] of found.headers) if (name !== 'Nats-Msg-Id') for (const value of values) h.append(name, value);
-    h.set(DELIVERY_COUNT_HEADER, String(m.info.deliveryCount));
-    h.set(REPLICA_HEADER, REPLICA);
-    await this.deliver(m, commandId, found.data, h, { subject, msgId });
+    if (republish) {
+      const h = headers();
+      for (const [name, values] of found.headers) if (name !== 'Nats-Msg-Id') for (const value of values) h.append(name, value);
+      h.set(DELIVERY_COUNT_HEADER, String(m.info.deliveryCount));
+      h.set(REPLICA_HEADER, REPLICA);
+      await this.deliver(m, commandId, found.data, h, { subject, msgId });
+    }
     let body: unknown = null;
     try {
       body = JSON.parse(new TextDecoder().decode(found.data));
