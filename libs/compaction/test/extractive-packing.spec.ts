@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { eventCost, extractiveSummary, getEstimator, type SummaryRequest, type TokenEstimator } from '../src';
+import { summaryRequest } from './summary-request';
 
 const cl100k = getEstimator('cl100k_base');
 const chars = getEstimator('chars');
@@ -18,16 +19,7 @@ const HEADINGS = [
 const cost = (request: SummaryRequest, text: string, estimator: TokenEstimator) =>
   eventCost({ id: 'x', type: 'summary', shadowPrompt: request.shadowPrompt, text }, estimator);
 
-/** Request over `toSummarize` with a budget. */
-const request = (toSummarize: string[], maxSummaryTokens: number, currentSummaries: string[] = []): SummaryRequest => ({
-  systemPrompt: 'S',
-  shadowPrompt: 'Summarize the conversation we had so far.',
-  currentSummaries,
-  toSummarize,
-  overlap: [],
-  coveredIds: [],
-  maxSummaryTokens,
-});
+const request = summaryRequest;
 
 /** Lines of `text` that look like a section heading (a capitalised line ending with a colon, or a cut one). */
 const headingLike = (text: string) => text.split('\n').filter((l) => /^(User messages|Tools us|Artefacts|Last events|Previous summary|Earlier)/.test(l));

@@ -5,15 +5,8 @@
  * F10, F11). English output is pinned: it does not change.
  */
 import fc from 'fast-check';
-import {
-  extractiveSummary,
-  getEstimator,
-  MIN_COMPACT_SUMMARY_TOKENS,
-  minCompactSummaryUnits,
-  truncateMiddle,
-  type SummaryRequest,
-  type TokenEstimator,
-} from '../src';
+import { extractiveSummary, getEstimator, MIN_COMPACT_SUMMARY_TOKENS, minCompactSummaryUnits, truncateMiddle, type TokenEstimator } from '../src';
+import { summaryRequest } from './summary-request';
 import { OMISSION_MARKER } from '../src/text';
 
 const cl100k = getEstimator('cl100k_base');
@@ -21,15 +14,7 @@ const WORDS = new Intl.Segmenter('en', { granularity: 'word' });
 const GRAPHEMES = new Intl.Segmenter('en', { granularity: 'grapheme' });
 const SPACELESS_LETTER = /[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}\p{sc=Thai}]/u;
 
-const request = (toSummarize: string[], maxSummaryTokens?: number): SummaryRequest => ({
-  systemPrompt: 'S',
-  shadowPrompt: 'Summarize the conversation we had so far.',
-  currentSummaries: [],
-  toSummarize,
-  overlap: [],
-  coveredIds: [],
-  ...(maxSummaryTokens === undefined ? {} : { maxSummaryTokens }),
-});
+const request = summaryRequest;
 
 /** The positions (UTF-16 code units) where `text` may be cut between words: ICU word boundaries. */
 const wordBoundaries = (text: string): Set<number> => new Set([...WORDS.segment(text)].map((s) => s.index).concat(text.length));

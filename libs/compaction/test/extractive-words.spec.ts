@@ -4,21 +4,14 @@
  * out bare JSON keys, the parts of a listed date and the values already listed in a `key=value`.
  */
 import fc from 'fast-check';
-import { extractiveSummary, getEstimator, truncateMiddle, type SummaryRequest } from '../src';
+import { extractiveSummary, getEstimator, truncateMiddle } from '../src';
+import { summaryRequest } from './summary-request';
 
 const cl100k = getEstimator('cl100k_base');
 const WORD = /[\p{L}\p{N}\p{M}_]+/gu;
 const MARKER = / ?\[… \d+ (?:characters|more) omitted …\] ?/g;
 
-const request = (toSummarize: string[], maxSummaryTokens?: number): SummaryRequest => ({
-  systemPrompt: 'S',
-  shadowPrompt: 'Summarize the conversation we had so far.',
-  currentSummaries: [],
-  toSummarize,
-  overlap: [],
-  coveredIds: [],
-  ...(maxSummaryTokens === undefined ? {} : { maxSummaryTokens }),
-});
+const request = summaryRequest;
 
 /** The words of `output` that touch an omission marker and are not whole words of `input`. */
 function splitWords(output: string, input: string): string[] {
