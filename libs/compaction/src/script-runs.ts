@@ -26,16 +26,12 @@ export const HANGUL_LETTER = '(?:(?=[\\p{L}\\p{M}\\p{Nl}\\p{No}])(?!\\p{scx=Lati
 const SPACELESS = new RegExp(SPACELESS_LETTER, 'u');
 /** A {@link SPACELESS_LETTER} but a combining mark: what makes a run of {@link scriptRuns} spaceless. */
 const SPACELESS_BASE = new RegExp(`(?!\\p{M})${SPACELESS_LETTER}`, 'u');
+/** One character of Korean ({@link HANGUL_LETTER}). */
 const HANGUL = new RegExp(HANGUL_LETTER, 'u');
 
 /** Whether `text` holds a character of a script written without spaces ({@link SPACELESS_LETTER}). Linear in `text`. */
 export function hasSpacelessLetter(text: string): boolean {
   return SPACELESS.test(text);
-}
-
-/** Whether `text` holds a character of Korean ({@link HANGUL_LETTER}). Linear in `text`. */
-export function hasHangulLetter(text: string): boolean {
-  return HANGUL.test(text);
 }
 
 const WORD_CHARACTER = /[\p{L}\p{N}\p{M}]/u;
@@ -53,7 +49,7 @@ const LATIN = /[\p{sc=Latin}\p{scx=Common}]/u;
  */
 const SHARED = /\p{sc=Common}/u;
 const SHARED_WITH_LATIN = /\p{scx=Latin}/u;
-/** Letters and digits of a script other than Latin in any text: the fast path of {@link scriptRuns} (mode `text`) is for texts without. */
+/** Letters and digits of a script other than Latin in any text: the fast path of {@link scriptChanges} is for texts without. */
 const ANY_OTHER_SCRIPT = /(?=[\p{L}\p{N}])[^\p{sc=Latin}\p{scx=Common}]/u;
 
 /**
