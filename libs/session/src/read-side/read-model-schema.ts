@@ -94,10 +94,14 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * the word index keeps combining marks in their words (`WORD_TOKENIZER`: Hindi's vowel signs no
  * longer separate), separates words at every change of script (`wordIndexText`: `заказаRU5566` is
  * `заказа` `RU5566`), and recall documents are folded without default-ignorable code points but
- * those of emoji (`withoutDefaultIgnorables`: `zero\u200Bwidth` is `zerowidth`); a store opened
- * with another version is dropped and rebuilt from the log.
+ * those of emoji (`withoutDefaultIgnorables`: `zero\u200Bwidth` is `zerowidth`); 16: recall's
+ * script rules are the extractive summarizer's (`scriptChanges`, `SPACELESS_LETTER` of
+ * `@lib/compaction`): the modifier letter apostrophe `ʼ` is part of its word (`donʼt` was `don` `ʼ`
+ * `t`), and the trigram index holds texts by letters of the scripts without spaces, by script
+ * extension (`ー`, `〱` count; their decimal digits, punctuation and symbols, `๑๒๓`, `฿`, `๚`, no
+ * longer); a store opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 15;
+export const READ_MODEL_SCHEMA_VERSION = 16;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
