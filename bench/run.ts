@@ -11,12 +11,13 @@ import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import { parseScriptArgumentsOrExit } from '../apps/session-service/src/script-command-line';
 import { interruptedExitCode, RunInterrupted, signalName, stopOnSignals, untilStopped } from '../apps/replay/src/stop-on-signals';
 import { startBenchBuild } from './lib/compiled-service';
 import { machineInfo, renderTable, runCost, type FigureResult } from './lib/report';
 import { nowMs, round } from './lib/stats';
-import { freshDir } from './lib/service';
+import { freshDir } from './lib/fresh-dir';
 
 /** Sizes of a run. */
 export interface BenchSizes {
@@ -94,6 +95,20 @@ export const FULL: BenchSizes = {
 
 const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 
+/**
+ * `--only`'s value, comma-separated figure numbers (spaces around them allowed), as a set.
+ * @throws InvalidArgumentError naming every item that is not a figure of {@link FIGURES} and listing the valid ones.
+ */
+function figureNumbers(value: string): Set<number> {
+  const items = value.split(',').map((s) => s.trim());
+  const unknown = items.filter((item) => !FIGURES.some((f) => String(f) === item));
+  if (unknown.length > 0)
+    throw new InvalidArgumentError(
+      `No figure ${unknown.map((u) => JSON.stringify(u)).join(', ')}: use figure numbers ${FIGURES.join(', ')}, comma-separated (e.g. 1,3)`,
+    );
+  return new Set(items.map(Number));
+}
+
 /** The run's temporary directory: every figure's data directories are made under it; removed at the end, also when interrupted. */
 let runDir: string | undefined;
 /** Drops figure 8's databases still open, once the figures are loaded (called when interrupted). */
@@ -104,13 +119,15 @@ async function main(): Promise<void> {
     .name('bench')
     .description('Benchmarks of the session memory compaction service (see bench/README.md)')
     .option('--quick', 'small sizes, under 60 seconds', false)
-    .option('--only <figures>', 'comma-separated figure numbers to run (e.g. 1,3)', FIGURES.join(','))
+    .option('--only <figures>', `comma-separated figure numbers to run (e.g. 1,3), of ${FIGURES.join(', ')} (default: all)`, figureNumbers)
     .option('--dir <path>', 'root of the temporary data directories (use a disk-backed one; default: the OS temp dir)')
     .option('--out <path>', 'directory of the JSON results', path.join(__dirname, 'results'))
-    .parse(process.argv);
-  const opts = program.opts<{ quick: boolean; only: string; dir?: string; out: string }>();
+    .allowExcessArguments(false);
+  // A bad argument ends here (exit code 2, one line), before any directory is made or figure run.
+  parseScriptArgumentsOrExit(program, process.argv.slice(2));
+  const opts = program.opts<{ quick: boolean; only?: Set<number>; dir?: string; out: string }>();
   const sizes = opts.quick ? QUICK : FULL;
-  const only = new Set(opts.only.split(',').map((s) => Number(s.trim())));
+  const only = opts.only ?? new Set(FIGURES);
   const machine = machineInfo();
   const loadBefore = os.loadavg()[0];
   runDir = freshDir(opts.dir, 'run');

@@ -4,11 +4,12 @@
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
+import { freshDir } from './fresh-dir';
+
+export { freshDir } from './fresh-dir';
 
 /** A running service and how to reach it. */
 export interface RunningService {
@@ -18,16 +19,6 @@ export interface RunningService {
   dataDir: string;
   /** Closes the service and removes its data directory. */
   stop(): Promise<void>;
-}
-
-/**
- * A fresh temporary directory under `root` (default: the OS temp dir; use a disk-backed
- * directory so that fsync costs what it costs in production). Removed by the caller.
- */
-export function freshDir(root: string | undefined, label: string): string {
-  const base = root ?? os.tmpdir();
-  fs.mkdirSync(base, { recursive: true });
-  return fs.mkdtempSync(path.join(base, `bench-${label}-`));
 }
 
 /** Starts the service with rate limiting off, quiet logs, on 127.0.0.1 and a free port. */

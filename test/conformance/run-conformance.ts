@@ -1,28 +1,32 @@
 /**
  * `npm run conformance -- <dir>`: runs every vector of `<dir>` (default: the shared
  * conformance/vectors) through the HTTP API of a fresh service, prints one line per vector and a
- * final `N passed, M failed`; exits 1 on any failure, 2 when the folder cannot be read. Ctrl-C
+ * final `N passed, M failed`; exits 1 on any failure, 2 when the folder cannot be read or an
+ * argument is refused (an unknown option, a second folder: one line, nothing run). Ctrl-C
  * (SIGINT) or SIGTERM stops it: the service is closed, its temporary store removed, one line says
  * how far it got, exit code 130 (143 on SIGTERM); a second one ends it at once.
  */
 import { Command } from 'commander';
+import { parseScriptArgumentsOrExit } from '../../apps/session-service/src/script-command-line';
 import { VECTORS_DIR } from '../support/shared-dir';
 import { vectorsFolder } from './vectors-folder';
 import { interruptedExitCode, RunInterrupted, stopOnSignals } from '../../apps/replay/src/stop-on-signals';
-import { runConformance } from './conformance-runner';
 
 async function main(): Promise<void> {
   const program = new Command()
     .name('conformance')
     .description('Run compaction conformance vectors through the HTTP API of a fresh service instance')
     .argument('[dir]', 'folder of vector JSON files', VECTORS_DIR)
-    .parse();
+    .allowExcessArguments(false);
+  parseScriptArgumentsOrExit(program, process.argv.slice(2));
   // Also checked before ts-node loads when run as npm run conformance (conformance.js): the same line.
   const { dir, problem } = vectorsFolder(program.args[0]);
   if (problem) {
     process.stderr.write(`${problem}\n`);
     process.exit(2);
   }
+  // Loaded once the arguments and the folder are accepted: the service's modules take seconds under ts-node.
+  const { runConformance } = await import('./conformance-runner');
   let passed = 0;
   let failed = 0;
   const stop = stopOnSignals();

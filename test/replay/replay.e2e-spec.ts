@@ -21,6 +21,7 @@ import type { SessionServiceClient } from '@lib/client';
 import { createReplayClient, ok } from '../../apps/replay/src/service-client';
 import { loadSessionsFile } from '../../apps/replay/src/sessions-file';
 import { eventsWindow } from '../../apps/replay/src/window-check';
+import { runNode, type FinishedRun } from '../support/run-node';
 
 const REPO = path.resolve(__dirname, '..', '..');
 const SESSIONS = 3;
@@ -169,18 +170,10 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
 });
 
 /** Runs the CLI in a child process; resolves with its exit code and output. */
-function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/replay/src/replay.ts', ...args], {
-      cwd: REPO,
-      env: { ...process.env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+function runCli(args: string[]): Promise<FinishedRun> {
+  return runNode(['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/replay/src/replay.ts', ...args], {
+    cwd: REPO,
+    env: { ...process.env },
   });
 }
 

@@ -4,10 +4,11 @@
  * would reject), an option it cannot use, a service that does not answer, a request the service
  * refuses with a 4xx. Anything else (a 5xx, a bug) keeps its stack trace (exit code 3).
  */
+import { USAGE_EXIT_CODE } from '../../session-service/src/script-command-line';
 import { interruptedExitCode, RunInterrupted } from './stop-on-signals';
 
 /** Exit code of the replay command when it stops on a {@link ReplayError}. */
-export const REPLAY_USAGE_EXIT_CODE = 2;
+export const REPLAY_USAGE_EXIT_CODE = USAGE_EXIT_CODE;
 
 /** Exit code of the replay command on any other error (a 5xx answer, a bug): "unexpected error" and the stack. */
 export const REPLAY_UNEXPECTED_EXIT_CODE = 3;

@@ -10,7 +10,8 @@
  * is sent, the in-process service is closed and its temporary store removed, no report is written,
  * and one line says how far it got. A second Ctrl-C while it closes ends the process at once.
  */
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
+import { parseScriptArguments } from '../../session-service/src/script-command-line';
 import { REPLAY_UNEXPECTED_EXIT_CODE, REPLAY_USAGE_EXIT_CODE, ReplayError, ReplayInterrupted } from './replay-error';
 import { runReplay, type ReplayOptions } from './run-replay';
 import { interruptedExitCode, stopOnSignals } from './stop-on-signals';
@@ -60,19 +61,9 @@ export function buildProgram(): Command {
  */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
-  program.configureOutput({ writeErr: () => undefined });
-  let file: string;
-  try {
-    program.parse(argv, { from: 'user' });
-    file = program.args[0];
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
-      process.stderr.write(`replay: ${err.message.replace(/^error: /, '')} (see --help)\n`);
-      return REPLAY_USAGE_EXIT_CODE;
-    }
-    throw err;
-  }
+  const exitCode = parseScriptArguments(program, argv);
+  if (exitCode !== undefined) return exitCode;
+  const file = program.args[0];
   const o = program.opts();
   const options: ReplayOptions = {
     file,

@@ -10,7 +10,10 @@
  * so) and a new one built. Refused (exit code 2) when the store's log is empty (head 0) while the
  * read models reached a position: the store is missing, and the read models may be the last copy.
  * Prints a progress line at most every 2 s (`REBUILD_PROGRESS_MS`), with the embedded store too, and the final checkpoint.
+ * Takes no arguments but `--help` (rebuild-read-models-command-line.ts): any other is refused (exit code 2), nothing opened.
  */
+// First: --help and a bad argument end the process here, before the store modules load.
+import './rebuild-read-models-command-line';
 import * as path from 'node:path';
 import { READ_MODEL_FILE_NAME, SessionProjector, type ReadModelStore } from '@lib/session';
 import { openReadModelsSettingDamageAside } from './config/damaged-read-models';

@@ -1,7 +1,7 @@
 /**
  * Produces the client's generated types (`libs/client/src/openapi-types.ts`) from the OpenAPI
- * document of a running service, with openapi-typescript. Used by `npm run client:generate` and
- * by the e2e check that the committed types match the service.
+ * document of a service started in-process on a temporary store, with openapi-typescript. Used by
+ * `npm run client:generate` and by the e2e check that the committed types match the service.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
