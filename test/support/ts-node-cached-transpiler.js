@@ -27,7 +27,11 @@ function create(createOptions) {
   const ts = require(createOptions.service.projectLocalResolveHelper('typescript', true));
   const compilerOptions = createOptions.service.config.options;
   const optionsKey = JSON.stringify([ts.version, compilerOptions]);
-  fs.mkdirSync(CACHE_DIR, { recursive: true });
+  try {
+    fs.mkdirSync(CACHE_DIR, { recursive: true });
+  } catch {
+    // a read-only tree: every write below fails too, and each module is transpiled as without the cache
+  }
   return {
     transpile(input, { fileName }) {
       const key = crypto.createHash('sha256').update(optionsKey).update('\0').update(fileName).update('\0').update(input).digest('hex');
@@ -45,7 +49,11 @@ function create(createOptions) {
           fs.writeFileSync(temporary, JSON.stringify({ outputText: result.outputText, sourceMapText: result.sourceMapText }));
           fs.renameSync(temporary, file);
         } catch {
-          fs.rmSync(temporary, { force: true }); // a full disk or a read-only tree: run uncached
+          try {
+            fs.rmSync(temporary, { force: true }); // a full disk or a read-only tree: run uncached
+          } catch {
+            // nothing was written
+          }
         }
       }
       return result;
