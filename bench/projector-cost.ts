@@ -19,7 +19,14 @@
  * - with `--ablate`, experiments that change the schema after opening (not what the service does;
  *   they show what each part costs): each FTS index replaced by a plain table, each secondary
  *   index dropped;
- * - with `--settings`, connection and FTS5 settings that were measured and not kept.
+ * - with `--settings`, connection and FTS5 settings that were measured and not kept;
+ * - `projector, read models 15`: the service's read models with the `session_log_by_archive` of
+ *   versions 13–15 (it also listed every row not archived: one more entry per event).
+ *
+ * With `--pages`, each variant also projects the events once more with the WAL never checkpointed
+ * and prints the pages each commit wrote to it (WAL frames per transaction), by table or index
+ * (SQLite's `dbstat`), after a first half of the events that fills the tables: each page is one
+ * more write of the WAL at COMMIT, which is most of the projector's cost.
  *
  * Also prints the 99th percentile and the longest wall time of one batch (a checkpoint makes a
  * batch long). The service's projector runs on the event loop, so its CPU per event is what it
@@ -54,7 +61,8 @@ const SESSIONS = 16;
 /** One variant: how to open its database and apply one batch. */
 interface Variant {
   name: string;
-  open(file: string): { applyBatch(events: readonly RecordedEvent[]): void; close(): void };
+  /** `db`: the connection that writes, when the variant is the read models. */
+  open(file: string): { applyBatch(events: readonly RecordedEvent[]): void; close(): void; db?: Database.Database };
 }
 
 /** The events of the run: `count` text events over {@link SESSIONS} sessions, positions from 1. */
@@ -99,7 +107,7 @@ function projectorVariant(name: string, alter?: (db: Database.Database, recall: 
           store.transaction(() => createdTenantRecallIndexTables(store.db, 'default')),
         );
       const projector = new SessionProjector(store);
-      return { applyBatch: (events) => projector.applyBatch(events), close: () => store.close() };
+      return { applyBatch: (events) => projector.applyBatch(events), close: () => store.close(), db: store.db };
     },
   };
 }
@@ -122,6 +130,11 @@ const baseline: Variant = {
 /** Replaces an FTS5 table by a plain table of the same name and columns (the body is stored, not indexed). */
 const withoutFts = (table: string) => (db: Database.Database) => db.exec(`DROP TABLE ${table}; CREATE TABLE ${table} (body TEXT)`);
 const withoutIndex = (index: string) => (db: Database.Database) => db.exec(`DROP INDEX ${index}`);
+
+/** The read models with `session_log_by_archive` as versions 13–15 made it (rows not archived listed too). */
+const readModels15 = projectorVariant('projector, read models 15', (db) =>
+  db.exec('DROP INDEX session_log_by_archive; CREATE INDEX session_log_by_archive ON session_log (archived_by, session_key, position) WHERE kind IS NOT NULL'),
+);
 
 /** The read models as they were before issue 14's projector work: checkpoint every 1000 pages, an index on the window order. */
 const before = projectorVariant('projector, old settings', (db) => {
@@ -204,6 +217,39 @@ function run(variant: Variant, events: readonly RecordedEvent[], root: string): 
   }
 }
 
+/**
+ * WAL pages per commit of `variant` (the second half of `events`, after the first half filled the
+ * tables), in all and by table or index name, largest first. `variant` must give its connection.
+ */
+function pagesPerCommit(variant: Variant, events: readonly RecordedEvent[], root: string): { total: number; byName: Array<[string, number]> } {
+  const dir = fs.mkdtempSync(path.join(root, 'p-'));
+  const file = path.join(dir, 'read-models.sqlite');
+  const target = variant.open(file);
+  const db = target.db!;
+  try {
+    const half = Math.floor(events.length / 2 / BATCH) * BATCH;
+    for (let i = 0; i < half; i += BATCH) target.applyBatch(events.slice(i, i + BATCH));
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    db.pragma('wal_autocheckpoint = 0');
+    let commits = 0;
+    for (let i = half; i < events.length; i += BATCH, commits++) target.applyBatch(events.slice(i, i + BATCH));
+    const wal = fs.readFileSync(`${file}-wal`);
+    const pageSize = wal.readUInt32BE(8);
+    const names = new Map<number, string>();
+    for (const row of db.prepare('SELECT name, pageno FROM dbstat').all() as Array<{ name: string; pageno: number }>) names.set(row.pageno, row.name);
+    const counts = new Map<string, number>();
+    let frames = 0;
+    for (let offset = 32; offset + 24 + pageSize <= wal.length; offset += 24 + pageSize, frames++) {
+      const name = names.get(wal.readUInt32BE(offset)) ?? 'other (header, free pages)';
+      counts.set(name, (counts.get(name) ?? 0) + 1);
+    }
+    return { total: frames / commits, byName: [...counts].map(([name, n]): [string, number] => [name, n / commits]).sort((a, b) => b[1] - a[1]) };
+  } finally {
+    target.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
@@ -217,6 +263,7 @@ function main(): void {
   const variants = [
     baseline,
     projectorVariant('projector'),
+    readModels15,
     before,
     ...(process.argv.includes('--ablate') ? ABLATIONS : []),
     ...(process.argv.includes('--settings') ? SETTINGS : []),
@@ -239,8 +286,19 @@ function main(): void {
     const p99 = median(rs.map((r) => r.p99));
     const max = median(rs.map((r) => r.max));
     process.stdout.write(
-      `${name.padEnd(32)} cpu ${cpu.toFixed(1).padStart(6)} (sys ${sys.toFixed(1).padStart(5)})  wall ${wall.toFixed(1).padStart(6)}  cpu/baseline ${(cpu / base).toFixed(2)}  batch p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`,
+      `${name.padEnd(38)} cpu ${cpu.toFixed(1).padStart(6)} (sys ${sys.toFixed(1).padStart(5)})  wall ${wall.toFixed(1).padStart(6)}  cpu/baseline ${(cpu / base).toFixed(2)}  batch p99 ${p99.toFixed(1)} ms, max ${max.toFixed(1)} ms\n`,
     );
+  }
+  if (!process.argv.includes('--pages')) return;
+  const pagesRoot = freshDir(process.env.PROJ_DIR, 'projector-pages');
+  try {
+    for (const variant of variants.slice(1)) {
+      const pages = pagesPerCommit(variant, events, pagesRoot);
+      const parts = pages.byName.filter(([, n]) => n >= 0.5).map(([name, n]) => `${name} ${n.toFixed(1)}`);
+      process.stdout.write(`${variant.name.padEnd(38)} WAL pages per commit ${pages.total.toFixed(1)}: ${parts.join(', ')}\n`);
+    }
+  } finally {
+    fs.rmSync(pagesRoot, { recursive: true, force: true });
   }
 }
 

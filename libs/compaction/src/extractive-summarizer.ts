@@ -4,7 +4,7 @@
  */
 import type { SummaryRequest } from './compaction-types';
 import { summaryTextBudget } from './summary-budget';
-import { scriptRuns, SPACELESS_LETTER_CLASS } from './script-runs';
+import { scriptRuns, SPACELESS_LETTER } from './script-runs';
 import { fitTextToTokens } from './summary-chunks';
 import { graphemeBoundary } from './grapheme-boundary';
 import { truncateMiddle } from './text';
@@ -32,7 +32,7 @@ const MORE_LINE = /^(?:- )?\(\+\d+ more(?: omitted)?\)$/;
 const MORE_SUFFIX = / \(\+\d+ more\)$/;
 
 /** A character a number next to it is part of: a letter, digit, mark, `_` or `.`, except a letter of a script written without spaces. */
-const IN_WORD = `(?:(?!(?!\\p{N})[${SPACELESS_LETTER_CLASS}])[\\p{L}\\p{N}\\p{M}_.])`;
+const IN_WORD = `(?:(?!${SPACELESS_LETTER})[\\p{L}\\p{N}\\p{M}_.])`;
 
 // Each pattern costs linear time on any text (issue 17, item 1): the e-mail local part starts
 // only where a run of its characters starts (else every position of a long run rescans it), and

@@ -31,3 +31,4 @@ export { cutMiddle, truncateMiddle } from './text';
 export { graphemeBoundary } from './grapheme-boundary';
 export * from './quoted-input';
 export * from './text-length';
+export * from './script-runs';

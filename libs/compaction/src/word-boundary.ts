@@ -35,7 +35,7 @@ function pairSafe(text: string, p: number, step: -1 | 1): number {
  * @param index a position in `text` (0…`text.length`).
  * @param direction the side of `index` the boundary is looked for on.
  * @returns undefined when that window holds no letter of a script written without spaces (see
- *   `SPACELESS_LETTER_CLASS`: the caller's whitespace and punctuation rules are all there is
+ *   `SPACELESS_LETTER`: the caller's whitespace and punctuation rules are all there is
  *   to it, as in English); else the nearest ICU word boundary on that side within the window
  *   (the ends of `text` count), else, the last resort, the nearest grapheme cluster boundary (so
  *   never inside a surrogate pair, a Thai syllable's marks or an emoji sequence). Deterministic

@@ -31,24 +31,29 @@
  *
  * A delivery of a command this replica answered itself, its answer stored on the results stream (the
  * publish acknowledged), is acknowledged without publishing the answer again: one `debug` line
- * (ncrolling F2: a copy left in the client library's buffer past the ack wait is handed out again
- * to the same replica). Another replica, or this one restarted, answers it again with the published answer.
+ * (ncrolling F2: a copy handed out again to the same replica, its acknowledgement lost — or, before
+ * natspull, left in the client library's buffer past the ack wait). Another replica, or this one
+ * restarted, answers it again with the published answer.
  *
  * Every rejected (terminated) command logs one line at warn ({@link rejectionLogLine}): a subject
  * that names no session has no results subject, so without `Reply-To` that line is its only record.
  *
  * Commands of one session are handled one after the other within a replica; up to `concurrency`
- * commands are taken at once (handled, retried, or queued behind their session's previous one), each
- * reported in progress every third of the consumer's ack wait (read from JetStream at start) until it is answered. At stop, commands pulled
- * but not started go back to JetStream at once, a command waiting for the store and those queued
- * behind one of their session go back in their order (see {@link stop}).
+ * commands are taken at once (handled, retried, or queued behind their session's previous one). A
+ * replica pulls only for its free slots (one pull request at a time, for as many commands as slots
+ * are free, see {@link run}), never ahead into a buffer: every command JetStream delivers to it is
+ * held from its delivery on — reported in progress every third of the consumer's ack wait (read
+ * from JetStream at start) until it is answered — so none waits unreported past the ack wait to be
+ * delivered to another replica as well (natspull). At stop, commands not started go back to
+ * JetStream: a command waiting for the store and those queued behind one of their session go back
+ * in their order (see {@link stop}).
  */
 import { hostname } from 'node:os';
 import { quoteInput } from '@lib/compaction';
 import { Logger } from '@nestjs/common';
 import { headers, nanos, type MsgHdrs, type NatsConnection } from '@nats-io/transport-node';
 import { isPermissionDenied } from './nats-permission';
-import type { ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
+import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
 import { eraseMessage } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
@@ -166,6 +171,15 @@ export function resultMessageId(tenant: string, sessionId: string, commandId: st
  */
 export const ORDER_RECHECK: RetryBackoff = { initialMs: 25, maxMs: 1_000 };
 
+/**
+ * How long (ms) one pull request waits at the server for commands before it ends and the replica
+ * pulls again (the client checks the consumer meanwhile through the server's idle heartbeats, every half of it).
+ */
+export const PULL_EXPIRES_MS = 30_000;
+
+/** Delays between pull requests after a failed one (the stream or the consumer missing, NATS unreachable): 250 ms doubling to 5 s. */
+export const PULL_RETRY: RetryBackoff = { initialMs: 250, maxMs: 5_000 };
+
 /** The commands of one session held by this replica, in stream order, handled one after the other by one worker. */
 interface SessionQueue {
   /** Held commands of the session by stream sequence; the first is being handled, checked, or waits for an earlier one. */
@@ -186,22 +200,25 @@ function sessionOf(m: JsMsg): string {
 /** See the module doc. */
 export class NatsCommandConsumer {
   private readonly logger = new Logger('NatsCommands');
-  private messages: ConsumerMessages | null = null;
+  /** The durable command consumer pulled from (set at {@link start}, renewed by {@link resubscribe}, null once stopped). */
+  private consumer: Consumer | null = null;
+  /** The pull request under way ({@link pull}), if any. */
+  private batch: ConsumerMessages | null = null;
+  /** Ends the wait after a failed pull ({@link resubscribe}: pull again at once). */
+  private pullNow: () => void = () => undefined;
   private loop: Promise<void> | null = null;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Commands pulled and not yet queued for their session (waiting for a free slot): at stop, given back at once. */
-  private readonly pulled = new Set<JsMsg>();
-  /** Every command taken and not yet acknowledged, terminated or given back: reported in progress every third of the ack wait. */
+  /** Every command delivered and not yet acknowledged, terminated or given back: reported in progress every third of the ack wait. */
   private readonly held = new Set<JsMsg>();
   /** Commands whose last attempt answered a transient 503, waiting for their next attempt. */
   private readonly waitingForService = new Set<JsMsg>();
   private keepAlive: NodeJS.Timeout | null = null;
   private inEffectAckWaitMs: number;
   private stopping = false;
-  /** Resolves when {@link stop} begins: ends the wait for a free slot and a retry's wait. */
+  /** Resolves when {@link stop} begins: ends the wait for a free slot, a retry's wait and the wait after a failed pull. */
   private readonly stopRequested: Promise<void>;
   private requestStop: () => void = () => undefined;
-  /** Resolves once the pull subscription is closed at stop: from then on commands are given back (a nak now could come back to this replica). */
+  /** Resolves once the pull request is closed at stop: from then on commands are given back (a nak now could come back to this replica). */
   private readonly pullClosed: Promise<void>;
   private markPullClosed: () => void = () => undefined;
   /** The sessions with commands held here (see {@link SessionQueue}). */
@@ -256,47 +273,39 @@ export class NatsCommandConsumer {
 
   /**
    * Told (with what the client reported: `stream_not_found`, `consumer_not_found`, `consumer_deleted`,
-   * `no_responders`) when the pull subscription finds the command stream or the consumer gone from the
-   * server (it checks after a reconnect and after missed heartbeats): the transport re-creates them,
-   * then calls {@link resubscribe}.
+   * `no_responders`) when a pull request finds the command stream or the consumer gone from the
+   * server (the client checks after a reconnect; the server answers a pull so): the transport
+   * re-creates them, then calls {@link resubscribe}.
    */
   onMissing: (what: string) => void = () => undefined;
 
-  /** Starts consuming; returns once the pull subscription is set up. */
+  /** Starts consuming: reads the consumer's ack wait, then pulls for the free slots ({@link run}) in the background. */
   async start(): Promise<void> {
     const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
     // The keep-alive follows the consumer's own ack wait, which JetStream applies: it may differ from
     // the configured one (a consumer created by an earlier start with another NATS_ACK_WAIT_MS).
     this.inEffectAckWaitMs = ackWaitMsOf((await consumer.info()).config.ack_wait ?? nanos(this.ackWaitMs)) || this.ackWaitMs;
     this.orderWaits = new OrderWaits(this.inEffectAckWaitMs);
-    this.messages = await consumer.consume({ max_messages: this.concurrency });
-    void this.watchMissing(this.messages);
+    this.consumer = consumer;
     this.keepAlive = setInterval(() => this.reportInProgress(), keepAliveMs(this.inEffectAckWaitMs));
     this.keepAlive.unref();
-    this.loop = this.run(this.messages);
+    this.loop = this.run();
   }
 
   /**
-   * Pulls on a new subscription of the consumer and closes the old one, once the streams and the
-   * consumer were re-created (the old subscription checks the consumer only every 30 s after it found
-   * it missing). Commands held stay held (a re-created stream holds none of them: their
-   * acknowledgements go nowhere). Nothing before {@link start} or once stopping.
-   * @throws the client's error when the consumer cannot be read (the old subscription is kept then).
+   * Pulls again at once from the consumer, once the streams and the consumer were re-created: the
+   * pull request under way (if any) is closed and a new one made, and a wait after a failed pull
+   * ends. Commands held stay held (a re-created stream holds none of them: their acknowledgements
+   * go nowhere). Nothing before {@link start} or once stopping.
+   * @throws the client's error when the consumer cannot be read (pulling goes on as before then).
    */
   async resubscribe(): Promise<void> {
-    const old = this.messages;
-    if (!old || this.stopping) return;
+    if (!this.consumer || this.stopping) return;
     const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
-    const messages = await consumer.consume({ max_messages: this.concurrency });
-    if (this.stopping || this.messages !== old) {
-      await messages.close();
-      return;
-    }
-    this.messages = messages;
-    void this.watchMissing(messages);
-    const oldLoop = this.loop;
-    this.loop = Promise.all([oldLoop, this.run(messages)]).then(() => undefined);
-    await old.close();
+    if (!this.consumer || this.stopping) return;
+    this.consumer = consumer;
+    void this.batch?.close();
+    this.pullNow();
   }
 
   /** Tells {@link onMissing} each time `messages` reports the stream or the consumer missing. */
@@ -327,53 +336,87 @@ export class NatsCommandConsumer {
   }
 
   /**
-   * Stops pulling; returns every command pulled but not started to JetStream at once (a nak
+   * Stops pulling; returns every command delivered but not started to JetStream at once (a nak
    * without delay, so another replica takes it now rather than after the ack wait); waits for the
    * started ones to be answered and acknowledged. A command waiting to be retried (the store is
    * down) is given back too, and a session's commands queued behind a running or waiting one go back
    * right after it: in the session's order, so the replica that takes them applies them in that order.
    */
   async stop(): Promise<void> {
-    if (!this.messages) return;
+    if (!this.consumer) return;
     this.stopping = true;
     this.requestStop();
-    // Unsubscribe, and make sure the server knows before the naks: a command nak'd while this
-    // replica's pull request is still open could be redelivered to it, then wait out the ack wait.
-    const closed = this.messages.close();
+    // Close the pull request, and make sure the server knows before the naks: a command nak'd while
+    // this replica's pull request is still open could be redelivered to it, then wait out the ack wait.
+    const closed = this.batch?.close();
     // A closed connection (NATS lost at shutdown: NatsTransport closed it) flushes nothing and gives nothing back.
     if (!this.nc.isClosed()) await this.nc.flush();
     await closed;
     await this.loop;
     if (!this.nc.isClosed()) {
-      // The server keeps the closed subscription's pull requests until it checks their interest,
+      // The server keeps the closed pull request until it checks its interest,
       // which a consumer-info request makes it do. Without it nats-server 2.9 hands the first
-      // command given back to one of them (lost until the ack wait, after the later ones: the
+      // command given back to it (lost until the ack wait, after the later ones: the
       // session reordered) and the next one to the other replica twice.
       await this.jsm.consumers.info(this.names.commandStream, this.names.commandConsumer).catch(() => undefined);
     }
     this.markPullClosed();
-    const givenBack: Array<Promise<void>> = [];
-    for (const m of this.pulled) {
-      // Behind its session's commands, if some are still running or waiting here; else at once.
-      const queue = this.sessions.get(sessionOf(m));
-      givenBack.push(queue ? queue.done.then(() => this.giveBack(m)) : this.giveBack(m));
-    }
-    this.pulled.clear();
-    await Promise.all([...this.inFlight, ...givenBack]);
+    // Each session's worker gives back its commands not started, in their order.
+    await Promise.all([...this.inFlight]);
     if (this.keepAlive) clearInterval(this.keepAlive);
     this.keepAlive = null;
-    this.messages = null;
+    this.consumer = null;
   }
 
-  private async run(messages: ConsumerMessages): Promise<void> {
-    for await (const m of messages) {
-      this.held.add(m);
-      // Until it is queued for its session, a command is in `pulled`: at stop, those left there go back to JetStream.
-      this.pulled.add(m);
+  /**
+   * Pulls until {@link stop}: waits for a free slot (parked sessions take none), then makes one pull
+   * request for as many commands as slots are free ({@link pull}). A failed pull (the stream or the
+   * consumer missing, NATS unreachable, the server's idle heartbeats missed) is made again after
+   * {@link PULL_RETRY}, or at once after {@link resubscribe}; the first of a run of failures is logged
+   * at warn. Ends at stop, or once the connection is closed.
+   */
+  private async run(): Promise<void> {
+    let failures = 0;
+    // A closed connection (the shutdown, or the transport gave up) pulls nothing more.
+    while (!this.stopping && !this.nc.isClosed()) {
       while (this.queued - this.parked >= this.concurrency && !this.stopping) await Promise.race([this.slotFreed, this.stopRequested]);
-      if (this.stopping) continue;
-      this.pulled.delete(m);
-      this.enqueue(m);
+      if (this.stopping) break;
+      try {
+        await this.pull(this.concurrency - (this.queued - this.parked));
+        failures = 0;
+      } catch (err) {
+        if (this.stopping) break;
+        // Missed heartbeats are the client's timing (a busy process), not a fault: pulled again, silently.
+        if (failures === 0 && !/heartbeats missed/i.test((err as Error).message)) {
+          this.logger.warn(
+            `pulling commands from ${this.names.commandConsumer} failed, pulled again (every ${PULL_RETRY.maxMs / 1000} s at most): ${(err as Error).message}`,
+          );
+        }
+        await Promise.race([this.pause(retryDelayMs(PULL_RETRY, failures++)), new Promise<void>((resolve) => (this.pullNow = resolve))]);
+        this.pullNow = () => undefined;
+      }
+    }
+  }
+
+  /**
+   * One pull request for up to `free` commands, until they all came or it expires
+   * ({@link PULL_EXPIRES_MS}); each command is held (reported in progress from now on) and queued
+   * for its session the moment it is delivered, so the client library keeps none unreported.
+   * @throws the client's error when the pull fails (see {@link run}).
+   */
+  private async pull(free: number): Promise<void> {
+    const batch = await this.consumer!.fetch({ max_messages: free, expires: PULL_EXPIRES_MS });
+    this.batch = batch;
+    void this.watchMissing(batch);
+    // Stopping began while the pull was set up: closed at once (what is delivered meanwhile is given back by its session's worker).
+    if (this.stopping) void batch.close();
+    try {
+      for await (const m of batch) {
+        this.held.add(m);
+        this.enqueue(m);
+      }
+    } finally {
+      if (this.batch === batch) this.batch = null;
     }
   }
 

@@ -283,7 +283,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
    * Creates again whichever stream or the command consumer the server no longer has (an empty store
    * after a lost volume, a `nats stream rm`): after every reconnect, and when the consumer or the feed
    * meets one missing (`why` says which). When something was re-created: one warn line naming it, and
-   * the consumer pulls on a new subscription. When the server refuses (e.g. no JetStream): `error`
+   * the consumer pulls again at once. When the server refuses (e.g. no JetStream): `error`
    * (in `/health`) says so, one error line, and it is tried again after {@link ENSURE_RETRY_MS}.
    * One at a time: a call while one runs joins it. Never throws.
    */
@@ -304,7 +304,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
         this.logger.warn(
           `NATS ${check.created.join(', ')} missing on the server ${this.nc?.getServer() ?? ''} (${why}): re-created; commands published while the command stream was missing were refused to their publishers and not stored, decisions wait in the feed`,
         );
-        // Should it fail, the old subscription finds the consumer at its next check (within 30 s).
+        // Should it fail, the consumer's next pull reaches it all the same (within 5 s of a failed pull, PULL_EXPIRES_MS of an open one).
         await this.consumer?.resubscribe().catch((err: Error) => this.logger.warn(`NATS command consumer: pulling again failed: ${err.message}`));
       }
       if (this.error?.startsWith('NATS stream or consumer missing')) this.error = null;

@@ -39,12 +39,16 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  *   client id (version 6 dropped `session_log_by_event_id`, about 5–15 µs of the projector's
  *   ~65–80 µs per event, `bench/projector-cost.ts --ablate`): archives find rows by revision (see
  *   `window_entries`).
- *   `session_log_by_archive` (since version 13: `archived_by`, `session_key`, `position`, over the
- *   rows of conversation events and summaries, those recall indexes) lists the rows a compaction
- *   archived, and (`archived_by` NULL) a session's rows not archived, in position order: recall's
- *   `compactionId` and `archived=false` filters start from them when few rows pass them (see
- *   `recall-filter-candidates`). It costs the projector one index entry per conversation event,
- *   moved once when the event is archived.
+ *   `session_log_by_archive` (since version 13: `archived_by`, `session_key`, `position`; since
+ *   version 16 over archived rows only, `archived_by IS NOT NULL`) lists the rows a compaction
+ *   archived, by compaction and session in position order: recall's `compactionId` filter, and
+ *   with a paging's moment its `archived=false` filter, start from them when few rows pass them
+ *   (see `recall-filter-candidates`; a query must say `archived_by IS NOT NULL` for SQLite to use
+ *   the index). It costs the projector one index entry per archived event, written when the event
+ *   is archived (a compaction's entries are adjacent). Versions 13–15 also listed every row not
+ *   archived (`archived_by` NULL), for `archived=false`: one more index entry in a per-session
+ *   leaf per projected event, about 11 of the 53 pages each commit of 9 appends wrote to the WAL
+ *   (`bench/projector-cost.ts`); a session's rows not archived are those of its window entries.
  * - `recall_tenants`: a tenant's recall index id (see `recall-index-tables`), assigned on its first
  *   indexed document. Each tenant has its own two FTS5 indexes (since version 11; before, one pair
  *   for every tenant, whose BM25 statistics told a tenant about the others' words), created by the
@@ -94,10 +98,16 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * the word index keeps combining marks in their words (`WORD_TOKENIZER`: Hindi's vowel signs no
  * longer separate), separates words at every change of script (`wordIndexText`: `заказаRU5566` is
  * `заказа` `RU5566`), and recall documents are folded without default-ignorable code points but
- * those of emoji (`withoutDefaultIgnorables`: `zero\u200Bwidth` is `zerowidth`); a store opened
- * with another version is dropped and rebuilt from the log.
+ * those of emoji (`withoutDefaultIgnorables`: `zero\u200Bwidth` is `zerowidth`); 16: recall's
+ * script rules are the extractive summarizer's (`scriptChanges`, `SPACELESS_LETTER` of
+ * `@lib/compaction`): the modifier letter apostrophe `ʼ` is part of its word (`donʼt` was `don` `ʼ`
+ * `t`), and the trigram index holds texts by letters of the scripts without spaces, by script
+ * extension (`ー`, `〱` count; their decimal digits, punctuation and symbols, `๑๒๓`, `฿`, `๚`, no
+ * longer), and `session_log_by_archive` holds archived rows only (recall's `archived=false` finds a
+ * session's rows not archived through its window entries); a store opened with another version is
+ * dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 15;
+export const READ_MODEL_SCHEMA_VERSION = 16;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -168,7 +178,7 @@ CREATE TABLE IF NOT EXISTS session_log (
 CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_key, revision);
 CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS session_log_policies ON session_log (session_key, revision) WHERE type = 'AutoCompactionPolicySet';
-CREATE INDEX IF NOT EXISTS session_log_by_archive ON session_log (archived_by, session_key, position) WHERE kind IS NOT NULL;
+CREATE INDEX IF NOT EXISTS session_log_by_archive ON session_log (archived_by, session_key, position) WHERE archived_by IS NOT NULL;
 
 ${RECALL_TENANTS_DDL}
 

@@ -34,34 +34,41 @@ export interface RecallFilterScope {
 
 /**
  * The positions, ascending, of the rows of indexed documents (conversation events and summaries)
- * between `lo` and `hi` that recall's selective filters can pass, read from
- * `session_log_by_archive` without touching the word index: with `compactionId`, the rows that
- * compaction archived (in any session and tenant: the other filters still apply); else with
- * `archived: false` and a session, the session's rows not archived, and when the paging has a
- * moment (`asOf`) also those archived by a compaction that wrote a row after it (an event archived
- * since the paging's first page is still active in it). Every row these filters pass (as of
- * `asOf`) is among them: a row is archived only by the `EventsArchived` of its compaction, a later
- * row of the same session.
+ * between `lo` and `hi` that recall's selective filters can pass, found without touching the word
+ * index: with `compactionId`, the rows that compaction archived (in any session and tenant: the
+ * other filters still apply), from `session_log_by_archive`; else with `archived: false` and a
+ * session, the session's rows not archived, which are the rows of its active window's entries
+ * (each entry's id between its `first_revision` and `revision`, see `window_entries`), and when
+ * the paging has a moment (`asOf`) also those archived by a compaction that wrote a row after it
+ * (an event archived since the paging's first page is still active in it), from
+ * `session_log_by_archive`. Every row these filters pass (as of `asOf`) is among them: a row is
+ * archived only by the `EventsArchived` of its compaction, a later row of the same session.
  *
  * Undefined when no such filter applies, or more than {@link RECALL_FILTER_CANDIDATE_LIMIT} rows
- * are candidates (read: at most that many + 1 index entries; without a session, every entry of the
- * compaction).
+ * are candidates (read: at most that many + 1 index entries, or window entries with their log rows,
+ * and the window's entries outside `lo`–`hi` too; without a session, every entry of the compaction).
  */
 export function recallFilterCandidates(store: ReadModelStore, scope: RecallFilterScope): bigint[] | undefined {
   const params: Record<string, unknown> = { lo: scope.lo, hi: scope.hi, cap: RECALL_FILTER_CANDIDATE_LIMIT + 1 };
-  const rows = (where: string) =>
-    `SELECT position FROM session_log INDEXED BY session_log_by_archive WHERE ${where} AND kind IS NOT NULL AND position BETWEEN @lo AND @hi`;
+  // The index holds archived rows only: each query says so, or SQLite cannot use it.
+  const archivedRows = (where: string) =>
+    `SELECT position FROM session_log INDEXED BY session_log_by_archive WHERE ${where} AND archived_by IS NOT NULL AND kind IS NOT NULL AND position BETWEEN @lo AND @hi`;
   let sql: string;
   if (scope.compactionId !== undefined) {
     params.compactionId = scope.compactionId;
     if (scope.sessionKey !== undefined) params.sessionKey = scope.sessionKey;
-    sql = rows(`archived_by = @compactionId${scope.sessionKey === undefined ? '' : ' AND session_key = @sessionKey'}`);
+    sql = archivedRows(`archived_by = @compactionId${scope.sessionKey === undefined ? '' : ' AND session_key = @sessionKey'}`);
   } else if (scope.archived === false && scope.sessionKey !== undefined) {
     params.sessionKey = scope.sessionKey;
-    sql = rows('archived_by IS NULL AND session_key = @sessionKey');
+    // The session's rows not archived: each window entry's id between its first_revision and revision
+    // (see SessionReadModelWriter). CROSS JOIN keeps the window outside: the other order walks the session's log.
+    sql = `SELECT l.position FROM window_entries w
+      CROSS JOIN session_log l INDEXED BY session_log_by_revision
+        ON l.session_key = w.session_key AND l.revision BETWEEN w.first_revision AND w.revision AND l.event_id = w.event_id
+      WHERE w.session_key = @sessionKey AND l.archived_by IS NULL AND l.kind IS NOT NULL AND l.position BETWEEN @lo AND @hi`;
     if (scope.asOf !== undefined) {
       params.asOf = scope.asOf;
-      sql += ` UNION ALL ${rows(`archived_by IN (SELECT compaction_id FROM session_log INDEXED BY session_log_by_compaction
+      sql += ` UNION ALL ${archivedRows(`archived_by IN (SELECT compaction_id FROM session_log INDEXED BY session_log_by_compaction
         WHERE session_key = @sessionKey AND compaction_id IS NOT NULL AND position > @asOf) AND session_key = @sessionKey`)}`;
     }
   } else {

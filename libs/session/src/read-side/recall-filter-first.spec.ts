@@ -1,16 +1,18 @@
 /**
  * Recall's selective filters on a long session read the rows they pass, not every match of the
- * session (`recall-filter-candidates`): `archived=false` with `sessionId` reads the session's rows
- * `session_log_by_archive` lists as not archived (and a `compactionId` the rows it lists for that
- * compaction). Shown without timing: rows of the archived middle of the session are marked active
- * behind the index's back (`archived = 0`, `archived_by` kept, so the index still lists them as
- * archived): a query that walked the session's matches would answer them, one that starts from
- * the index never reads them. And the rows it starts from on the next pages of a paging include
- * those archived since its first page (they are active as of it). Answers on consistent read
- * models are the unfiltered answer restricted (see `recall-filter-equivalence.integration.spec`).
+ * session (`recall-filter-candidates`): `archived=false` with `sessionId` reads the rows of the
+ * session's active window entries (and a `compactionId` the rows `session_log_by_archive` lists for
+ * that compaction). Shown without timing: rows of the archived middle of the session are marked
+ * active behind the filter's back (`archived = 0`, `archived_by` kept, out of the window): a query
+ * that walked the session's matches would answer them, one that starts from the filter's rows
+ * never reads them. And the rows it starts from on the next pages of a paging include those
+ * archived since its first page (they are active as of it). Answers on consistent read models
+ * are the unfiltered answer restricted (see `recall-filter-equivalence.integration.spec`; here
+ * also for an id appended again while active, whose window entry covers both of its rows).
  */
 import { RECALL_RANKED_MATCH_LIMIT, searchRecall, type RecallHit, type RecallSearch } from './queries/recall-query';
 import { ReadModelStore } from './read-model-store';
+import { RECALL_FILTER_WALK_RATIO } from './recall-filter-candidates';
 import { SessionProjector } from './session-projector';
 import { projectedReadModels } from './testing/projected-read-models';
 import { RecordedSessionLog, system, user } from './testing/recorded-session-log';
@@ -56,6 +58,23 @@ describe('recall filters a long session from the rows they pass', () => {
     // the first mention (the oldest active event), then newest first, the system prompt last
     expect(hits.map((h) => h.eventId)).toEqual([recent[0], ...recent.slice(1).reverse(), 'sys']);
     expect(hits[0].firstMention).toBe(true);
+    store.close();
+  });
+
+  it('archived=false with sessionId finds both rows of an id appended again while active', () => {
+    const { log } = longSession();
+    // Its two rows more than RECALL_FILTER_WALK_RATIO positions apart: the walk between candidates
+    // reaches the first only when it is a candidate itself.
+    const again = 'again';
+    log.append('long', user(again, 'hotel first'));
+    for (let i = 0; i <= RECALL_FILTER_WALK_RATIO; i++) log.append('other', user(`o${i}`, `hotel o${i}`));
+    log.append('long', user(again, 'hotel second'));
+    const store = projectedReadModels(log);
+    const rowsOf = (hits: RecallHit[]) => hits.map((h) => `${h.eventId} ${h.snippet}`).sort();
+    const active = allPages(store, { tenantId: 'default', q: 'hotel', sessionId: 'long', archived: false, limit: 5 });
+    const all = allPages(store, { tenantId: 'default', q: 'hotel', sessionId: 'long', limit: 100 });
+    expect(active.filter((h) => h.eventId === again)).toHaveLength(2);
+    expect(rowsOf(active)).toEqual(rowsOf(all.filter((h) => !h.archived)));
     store.close();
   });
 

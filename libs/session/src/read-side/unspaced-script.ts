@@ -7,15 +7,19 @@
  * `日本語のテキスト`, nor `서울` in `서울에서`) and drops emoji; recall indexes documents holding any
  * of them a second time with the trigram tokenizer and searches those queries there.
  */
+import { HANGUL_LETTER, SPACELESS_LETTER } from '@lib/compaction';
 import { documentPrefix } from './recall-document';
 import { RECALL_EMOJI_CLASS } from './recall-searchable';
 
-const UNSPACED_SCRIPT = new RegExp(
-  `[\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\p{Script=Myanmar}\\p{Script=Hangul}${RECALL_EMOJI_CLASS}]`,
-  'u',
-);
+/** The one definition of scripts written without spaces (`SPACELESS_LETTER`, the extractive summarizer's too), Korean, and emoji. */
+const UNSPACED_SCRIPT = new RegExp(`${SPACELESS_LETTER}|${HANGUL_LETTER}|[${RECALL_EMOJI_CLASS}]`, 'u');
 
-/** True when `text` holds at least one character of a script written without spaces, of Korean, or an emoji. */
+/**
+ * True when `text` holds at least one letter (or combining mark, or number other than a decimal
+ * digit) of a script written without spaces (`SPACELESS_LETTER` of `@lib/compaction`: by script
+ * extension, so `ー` counts; their decimal digits, punctuation and symbols do not: `๑๒๓` is a
+ * number, a word of the word index), of Korean (`HANGUL_LETTER`), or an emoji.
+ */
 export function hasUnspacedScript(text: string): boolean {
   return UNSPACED_SCRIPT.test(text);
 }
