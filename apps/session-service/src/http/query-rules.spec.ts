@@ -61,6 +61,32 @@ describe('date-time query parameters: years 0001 to 9999 once in UTC, as the rea
   });
 });
 
+describe('date-time query parameters say what to fix (newcomer nctime, F7)', () => {
+  const { recallQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+  const message = (query: Record<string, string>): string => {
+    try {
+      validateQuery(recallQuery, query);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('no error');
+  };
+
+  it.each([
+    ['from', '2026-01-01T00:00:00', /from: .*add its zone: "Z" when it is UTC, else its offset \(%2Bhh:mm/],
+    ['to', '2016-12-31T23:59:60Z', /to: .*second 60 \(a leap second\)/],
+    ['from', '2026-01-01t00:00:00z', /from: .*upper case/],
+  ])('%s=%s: the message names the fix', (name, value, fix) => {
+    expect(message({ q: 'a', [name]: value })).toMatch(fix);
+    expect(() => validateQuery(sessionListQuery, { updatedSince: value })).toThrow(new RegExp(`updatedSince: ${fix.source.replace(/^\w+: /, '')}`));
+  });
+
+  it('to=10000-…: the range message, as year 0000 gets', () => {
+    expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toBe(message({ q: 'a', to: '0000-01-01T00:00:00Z' }));
+    expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toMatch(/to: must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z/);
+  });
+});
+
 describe('cursor errors read alike wherever they are found (newcomer report ncrecall, item 5)', () => {
   const { recallQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
   const message = (run: () => unknown): string => {
