@@ -427,3 +427,31 @@ describe('time errors say what to fix, on every route that reads a time (newcome
     expect(refusal(() => fromEvents(at('10000-01-01T00:00:00Z'))).message).toBe(year0);
   });
 });
+
+describe('/messages: a message may carry createdAt, as a native event does (newcomer nctime, F5)', () => {
+  const message = (createdAt: unknown) => ({ messages: [{ role: 'user', content: 'hi', id: 'm1', createdAt }] });
+
+  it.each(['2026-01-01T00:00:00Z', '2026-01-01T05:30:00+05:30', '0001-01-01T00:00:00Z'])(
+    'gives createdAt %s to the event, as /events gives the same event',
+    (createdAt) => {
+      const [appended] = fromMessages(message(createdAt)).events;
+      const [native] = fromEvents({ events: [{ id: 'm1', type: 'user', text: 'hi', createdAt }] }).events;
+      expect(appended.createdAt).toBe(createdAt);
+      expect(appended).toEqual(native);
+    },
+  );
+
+  it('counts createdAt null (or left out) as absent: the store gives the time', () => {
+    for (const body of [message(null), { messages: [{ role: 'assistant', content: 'ok' }] }]) expect(fromMessages(body).events[0].createdAt).toBeUndefined();
+  });
+
+  it.each(['2026-01-01T00:00:00', '10000-01-01T00:00:00Z', 'yesterday', 1767225600000])(
+    'refuses createdAt %s with 400 invalid_message at messages[0].createdAt, with the message /events gives',
+    (createdAt) => {
+      const err = refusal(() => fromMessages(message(createdAt)));
+      const native = refusal(() => fromEvents({ events: [{ id: 'm1', type: 'user', text: 'hi', createdAt }] }));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_message', parameter: 'messages[0].createdAt' });
+      expect(err.message).toBe(native.message.replace('events[0]', 'messages[0]'));
+    },
+  );
+});

@@ -175,7 +175,8 @@ export function clientDateTime(formatMessage: (input: unknown) => string, plus =
   return z.iso
     .datetime({
       offset: true,
-      error: (iss) => (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input) ? dateTimeFix(iss.input, plus) : undefined) ?? formatMessage(iss.input),
+      error: (iss) =>
+        (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input) ? dateTimeFix(iss.input, plus) : undefined) ?? formatMessage(iss.input),
     })
     .refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
 }
