@@ -659,6 +659,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -675,6 +677,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -691,6 +695,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -708,6 +714,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[]) | null;
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -738,6 +746,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
