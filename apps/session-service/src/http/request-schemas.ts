@@ -16,6 +16,7 @@ import {
   MAX_RECALL_QUERY_LENGTH,
   RECALL_QUERY_BLANK,
   RECALL_QUERY_TOO_LONG,
+  utcExactTime,
 } from '@lib/session';
 import { CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
@@ -548,7 +549,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .optional(),
       minPosition: minPosition.optional(),
     })
-    .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'must be earlier than to', path: ['from'] });
+    .refine((q) => !q.from || !q.to || utcExactTime(q.from) < utcExactTime(q.to), { message: 'must be earlier than to', path: ['from'] });
   return { nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }
 
