@@ -8,12 +8,17 @@
 import { parseArgs } from 'node:util';
 import { NUMBER_VARIABLES } from './number-variables';
 
-/** One documented environment variable: its default (as text, `—` for none), a one-line meaning, and for one without a default what leaving it unset means. */
+/**
+ * One documented environment variable: its default (as text, `—` for none), a one-line meaning, for
+ * one without a default what leaving it unset means, and whether an empty value counts as unset
+ * (documented exceptions to the blank rule of `environment-values.ts`; otherwise a blank value is refused).
+ */
 export interface EnvironmentVariable {
   readonly name: string;
   readonly fallback: string;
   readonly meaning: string;
   readonly unset?: string;
+  readonly emptyMeansUnset?: boolean;
 }
 
 /** A number variable's row: default and range from {@link NUMBER_VARIABLES}. */
@@ -39,8 +44,8 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     unset: 'open development mode, no authentication',
     meaning: 'key:tenant pairs, comma-separated; unset: open development mode',
   },
-  { name: 'OPENAI_BASE_URL', fallback: 'https://api.openai.com/v1', meaning: 'OpenAI-compatible summarizer endpoint' },
-  { name: 'OPENAI_API_KEY', fallback: '—', meaning: 'summarizer API key (with neither: extractive summarizer)' },
+  { name: 'OPENAI_BASE_URL', fallback: 'https://api.openai.com/v1', emptyMeansUnset: true, meaning: 'OpenAI-compatible summarizer endpoint' },
+  { name: 'OPENAI_API_KEY', fallback: '—', emptyMeansUnset: true, meaning: 'summarizer API key (with neither: extractive summarizer)' },
   { name: 'SUMMARIZER_MODEL', fallback: 'gpt-4o-mini', meaning: 'summarizer model' },
   numberVariable('SUMMARIZER_TIMEOUT_MS'),
   numberVariable('SUMMARIZER_MAX_RETRIES'),
@@ -81,12 +86,16 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
 export function usage(): string {
   const width = Math.max(...ENVIRONMENT_VARIABLES.map((v) => v.name.length));
   const rows = ENVIRONMENT_VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} (default: ${v.fallback})`);
+  const emptyMeansUnset = ENVIRONMENT_VARIABLES.filter((v) => v.emptyMeansUnset).map((v) => v.name);
   return [
     'usage: main.js [--help]',
     '',
     'Starts the session memory compaction service. Settings are environment variables (README, Configuration):',
     '',
     ...rows,
+    '',
+    'White space around a value is not part of it. A variable set to an empty or blank value stops the start-up',
+    `(unset it for its default), except ${emptyMeansUnset.join(' and ')}, where empty counts as unset. Words in any case.`,
     '',
     'options:',
     '  -h, --help  print this text and exit',

@@ -1,6 +1,6 @@
 import * as fc from 'fast-check';
 import * as path from 'node:path';
-import { ENVIRONMENT_VARIABLES } from './command-line';
+import { ENVIRONMENT_VARIABLES, usage } from './command-line';
 import { EMPTY_MEANS_UNSET } from './environment-values';
 import { loadServiceConfig } from './service-config';
 
@@ -78,5 +78,14 @@ describe('one rule for the case of enumerated values: any case, as the booleans'
     expect(refusal({ LOG_LEVEL: 'LOUD' })).toMatch(
       /^LOG_LEVEL=LOUD: not one of its values: use one of fatal, error, warn, info, debug, trace, silent \(any case\)$/,
     );
+  });
+});
+
+describe('--help states the rules', () => {
+  it('says that a blank value stops the start-up, naming the variables where empty counts as unset', () => {
+    const text = usage();
+    expect(text).toContain('A variable set to an empty or blank value stops the start-up');
+    for (const name of EMPTY_MEANS_UNSET) expect(text).toMatch(new RegExp(`except .*${name}.*empty counts as unset`));
+    expect([...EMPTY_MEANS_UNSET].sort()).toEqual(['OPENAI_API_KEY', 'OPENAI_BASE_URL']);
   });
 });

@@ -10,10 +10,11 @@ import { ConfigurationError } from './configuration-error';
 import { ENVIRONMENT_VARIABLES, type EnvironmentVariable } from './command-line';
 
 /**
- * Variables whose empty (or blank) value counts as unset, as the README documents: the summarizer's
- * endpoint and key, which a template passes through empty to keep the extractive summarizer.
+ * Variables whose empty (or blank) value counts as unset, as the README documents (`emptyMeansUnset`
+ * rows of {@link ENVIRONMENT_VARIABLES}): the summarizer's endpoint and key, which a template passes
+ * through empty to keep the extractive summarizer.
  */
-export const EMPTY_MEANS_UNSET: ReadonlySet<string> = new Set(['OPENAI_BASE_URL', 'OPENAI_API_KEY']);
+export const EMPTY_MEANS_UNSET: ReadonlySet<string> = new Set(ENVIRONMENT_VARIABLES.filter((v) => v.emptyMeansUnset).map((v) => v.name));
 
 /**
  * `env` with every documented variable ({@link ENVIRONMENT_VARIABLES}, the `--help` list) trimmed of
@@ -24,12 +25,12 @@ export const EMPTY_MEANS_UNSET: ReadonlySet<string> = new Set(['OPENAI_BASE_URL'
  */
 export function trimmedEnvironment(env: NodeJS.ProcessEnv, names: readonly EnvironmentVariable[] = ENVIRONMENT_VARIABLES): NodeJS.ProcessEnv {
   const out: NodeJS.ProcessEnv = { ...env };
-  for (const { name, fallback, unset } of names) {
+  for (const { name, fallback, unset, emptyMeansUnset } of names) {
     const raw = env[name];
     if (raw === undefined) continue;
     const value = raw.trim();
     if (value !== '') out[name] = value;
-    else if (EMPTY_MEANS_UNSET.has(name)) delete out[name];
+    else if (emptyMeansUnset) delete out[name];
     else
       throw new ConfigurationError({
         variable: name,
