@@ -19,6 +19,8 @@ module.exports = {
   watchman: false,
   // Per-test limit; suites that spawn processes or replay conversations set their own with jest.setTimeout.
   testTimeout: 60000,
+  // Processes and worker threads started from the sources reuse ts-node's transpiled modules (see the file).
+  globalSetup: '<rootDir>/test/support/jest-global-setup.js',
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/**/*.e2e-spec.ts'] },

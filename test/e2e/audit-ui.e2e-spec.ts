@@ -4,17 +4,18 @@
  * twice, found in the session list, its timeline opened, the second compaction selected (its
  * diff shows the archived events and the summary), a recall search finding an archived fact, and
  * a screenshot in .tmp/ui-screenshots. With API keys set, the page without a key shows a prompt
- * and no data, and forgetting the key takes the data off the screen; in open mode it lists the
- * sessions at once. Runs in about 15 s.
+ * and no data, and forgetting the key takes the data off the screen; every time on the page (in a
+ * browser in Australia/Lord_Howe) shows its date, the millisecond and "UTC", the timeline each
+ * event's recorded and client time; in open mode it lists the sessions at once. Runs in about 15 s.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import type { SessionServiceClient } from '@lib/client';
+import type { Schemas, SessionServiceClient } from '@lib/client';
 import { loadSessionsFile, splitTurns } from '../../apps/replay/src/sessions-file';
 import { TAU_BENCH_FILE } from '../support/shared-dir';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT } from '../support/chromium';
 
 const SCREENSHOTS = path.join(__dirname, '..', '..', '.tmp', 'ui-screenshots');
 const KEY = 'ui-test-key-tenant-a';
@@ -103,6 +104,9 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     const hit = page.locator(`#recall-results li.archived[data-event="${archivedUser!.eventId}"]`);
     await hit.waitFor();
     expect(await hit.innerText()).toContain('archived by');
+    // The compaction list, times with their dates, fits its panel: no column hidden behind a scroll.
+    const [tableWidth, panelWidth] = await page.locator('#compactions').evaluate((t) => [t.scrollWidth, t.parentElement!.clientWidth]);
+    expect(tableWidth).toBeLessThanOrEqual(panelWidth);
     fs.mkdirSync(SCREENSHOTS, { recursive: true });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline-full.png'), fullPage: true });
     await page.screenshot({ path: path.join(SCREENSHOTS, 'timeline.png'), fullPage: true, clip: { x: 0, y: 0, width: 1440, height: 1600 } });
@@ -120,6 +124,96 @@ describeWithChromium('audit page in a browser', TAU_BENCH_FILE, () => {
     expect(await page.locator('body').innerText()).not.toContain(SESSION);
     expect(await page.locator('#forget-key').isHidden()).toBe(true);
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
+  });
+
+  describe('times: every time with its date, to the millisecond, in UTC named as such, whatever the browser’s zone', () => {
+    const sessionId = 'times-0';
+    const path = { sessionId };
+    /** An ISO-8601 time as the page must show it: its instant in UTC, date and time to the millisecond, the zone named. */
+    const utc = (iso: string) => new Date(iso).toISOString().replace('T', ' ').replace('Z', ' UTC');
+    const DATE_TIME = /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC/;
+    let zoned: Page;
+    let summary: Schemas['SessionSummary'];
+    let log: Schemas['LogPage'];
+    let item: Schemas['CompactionHistoryItem'];
+
+    beforeAll(async () => {
+      // Client times: one in UTC, one with an offset and finer digits than milliseconds; a2 has none (the store's time stands).
+      const events = [
+        { id: 'u1', type: 'user', text: 'booked on new year', createdAt: '2026-01-01T09:00:00Z' },
+        { id: 'a1', type: 'assistant', text: 'noted', createdAt: '2026-01-01T09:00:05.5Z' },
+        { id: 'u2', type: 'user', text: 'changed after the clocks moved', createdAt: '2026-03-08T03:30:00.123456-04:00' },
+        { id: 'a2', type: 'assistant', text: 'changed' },
+      ] as const;
+      expect((await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } })).response.status).toBe(201);
+      const { data: compaction } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+        params: { path },
+        body: { strategy: { type: 'sliding-window', maxEvents: 2 } },
+      });
+      expect(compaction!.outcome).toBe('compacted');
+      summary = (await client.GET('/v1/sessions/{sessionId}', { params: { path, query: { minPosition: compaction!.position } } })).data!;
+      log = (await client.GET('/v1/sessions/{sessionId}/events', { params: { path } })).data!;
+      item = (await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path } })).data!.compactions[0]!;
+      // A browser far from UTC, in a zone with a half-hour daylight-saving shift: the page must not show its local time.
+      zoned = await browser.newPage({ viewport: PAGE_VIEWPORT, timezoneId: 'Australia/Lord_Howe' });
+      await zoned.goto(`${harness.baseUrl}/ui#/`);
+      await zoned.evaluate(`sessionStorage.setItem('session-audit.apiKey', ${JSON.stringify(KEY)})`);
+    });
+    afterAll(async () => {
+      await zoned?.close();
+    });
+
+    it('the timeline shows each log entry’s recorded time, and the client’s createdAt beside it when that is another instant', async () => {
+      await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+      await zoned.locator('#timeline li').first().waitFor();
+      const rows = log.events.filter((e) => e.type !== 'EventsArchived');
+      expect(await zoned.locator('#timeline li').count()).toBe(rows.length);
+      for (const [i, entry] of rows.entries()) {
+        const row = zoned.locator('#timeline li').nth(i);
+        expect(await row.innerText()).toMatch(new RegExp(`^#${entry.revision} (recorded )?${utc(entry.recordedAt).replaceAll('.', '\\.')}`));
+        expect(await row.locator('time.recorded').getAttribute('title')).toContain(entry.recordedAt);
+      }
+      const clientTime = (id: string) => zoned.locator(`#timeline li[data-event="${id}"] time.client-time`);
+      expect(await zoned.locator('#timeline li[data-event="u1"] .when').innerText()).toMatch(/^recorded .+, client time 2026-01-01 09:00:00\.000 UTC$/);
+      expect(await clientTime('u1').innerText()).toBe('2026-01-01 09:00:00.000 UTC');
+      expect(await clientTime('a1').innerText()).toBe('2026-01-01 09:00:05.500 UTC');
+      expect(await clientTime('u2').innerText()).toBe('2026-03-08 07:30:00.123 UTC');
+      // The tooltip keeps the client's value as the log holds it (its offset and finer digits).
+      const u2 = log.events.find((e) => e.eventId === 'u2')!;
+      expect(await clientTime('u2').getAttribute('title')).toContain(String((u2.data as { createdAt: string }).createdAt));
+      expect(await clientTime('a2').count()).toBe(0);
+    });
+
+    it('the compaction list, the facts and the diff show the whole date and time in UTC', async () => {
+      await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+      const row = zoned.locator(`#compactions tr[data-compaction="${item.compactionId}"]`);
+      await row.waitFor();
+      expect(await row.locator('td').last().innerText()).toBe(utc(item.at));
+      expect(await row.locator('td').last().locator('[title]').first().getAttribute('title')).toContain(item.at);
+      expect(await zoned.locator('dl.facts').first().innerText()).toContain(`last activity\n${utc(summary.lastActivityAt)}`);
+      await row.click();
+      await zoned.locator(`#diff[data-compaction="${item.compactionId}"]`).waitFor();
+      expect(await zoned.locator('#diff dl.facts').innerText()).toContain(`at\n${utc(item.at)}`);
+      // Nowhere on the page a time of day without its date and zone.
+      const text = await zoned.locator('main').innerText();
+      expect(text.match(/\d\d:\d\d:\d\d/g)!.length).toBe(text.match(new RegExp(DATE_TIME, 'g'))!.length);
+    });
+
+    it('a recall hit shows its event’s time', async () => {
+      await zoned.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+      await zoned.locator('#recall input[name=recall]').fill('clocks moved');
+      await zoned.locator('#recall button[type=submit]').click();
+      const hit = zoned.locator('#recall-results li[data-event="u2"]');
+      await hit.waitFor();
+      expect(await hit.innerText()).toContain('2026-03-08 07:30:00.123 UTC');
+    });
+
+    it('the session list shows the last activity’s date and time in UTC', async () => {
+      await zoned.goto(`${harness.baseUrl}/ui#/`);
+      const cell = zoned.locator(`#sessions tr[data-session="${sessionId}"] td`).last();
+      await cell.waitFor();
+      expect(await cell.innerText()).toBe(utc(summary.lastActivityAt));
+    });
   });
 
   it('in open mode lists the sessions without asking for a key', async () => {

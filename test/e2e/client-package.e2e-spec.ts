@@ -38,7 +38,16 @@ describe('the typed client as a package used from another project', () => {
     const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', project, CLIENT], { cwd: ROOT });
     const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
     expect(packed.files.map((f) => f.path).sort()).toEqual(
-      ['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/openapi-types.d.ts', 'dist/openapi-types.js', 'package.json'].sort(),
+      [
+        'README.md',
+        'dist/index.d.ts',
+        'dist/index.js',
+        'dist/openapi-types.d.ts',
+        'dist/openapi-types.js',
+        'dist/query-serializer.d.ts',
+        'dist/query-serializer.js',
+        'package.json',
+      ].sort(),
     );
     // what `npm install <tarball>` puts in node_modules: the package, and its dependencies
     const installed = path.join(project, 'node_modules', PACKAGE.name);

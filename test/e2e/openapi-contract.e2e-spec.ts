@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { z } from 'zod';
-import { createSessionServiceClient, type Schemas, type SessionServiceClient } from '@lib/client';
+import { createSessionServiceClient, TIME_QUERY_PARAMETERS, type Schemas, type SessionServiceClient } from '@lib/client';
 import { CLIENT_TYPES_FILE, clientTypesSource } from '../../libs/client/scripts/client-types';
 import * as schemas from '../../apps/session-service/src/http/response-schemas';
 import { ALL_ERROR_CODES, API_ERROR_CODES, type ApiErrorCode } from '../../apps/session-service/src/http/error-codes';
@@ -124,6 +124,14 @@ describe('OpenAPI contract', () => {
     }
     const refs = JSON.stringify(document).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
     for (const ref of new Set(refs)) expect(document.components.schemas).toHaveProperty(ref.split('/').pop()!);
+  });
+
+  // The typed client's types accept a Date for these by name (newcomer nctime, F4): they must be the document's date-time query parameters.
+  it("names the document's date-time query parameters as the client's time parameters", () => {
+    const timeParameters = new Set<string>();
+    for (const { op } of operations())
+      for (const parameter of op.parameters ?? []) if (parameter.in === 'query' && parameter.schema?.format === 'date-time') timeParameters.add(parameter.name);
+    expect([...timeParameters].sort()).toEqual([...TIME_QUERY_PARAMETERS].sort());
   });
 
   // Error.code was a free string and 33 of README's 38 codes appeared nowhere in the document (newcomer ncclient).

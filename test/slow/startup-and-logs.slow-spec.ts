@@ -146,7 +146,7 @@ describe('start-up mode and logs of a real process', () => {
   const runMain = (args: string[], dataDir: string) =>
     spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts', ...args], {
       cwd: REPO_ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, PORT: '0' },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT, DATA_DIR: dataDir, PORT: '0' },
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -177,7 +177,11 @@ describe('start-up mode and logs of a real process', () => {
     const rebuild = spawnSync(
       process.execPath,
       ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/rebuild-read-models.ts'],
-      { cwd: REPO_ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: missing }, encoding: 'utf8' },
+      {
+        cwd: REPO_ROOT,
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT, DATA_DIR: missing },
+        encoding: 'utf8',
+      },
     );
     expect({ status: rebuild.status, stderr: rebuild.stderr }).toEqual({
       status: 2,
@@ -197,7 +201,14 @@ describe('start-up mode and logs of a real process', () => {
       // One event per page and a line after every page: the lines come from the replay itself, not from a timer.
       {
         cwd: REPO_ROOT,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, REBUILD_PROGRESS_MS: '0', REBUILD_PAGE_SIZE: '1' },
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          TS_NODE_PROJECT: process.env.TS_NODE_PROJECT,
+          DATA_DIR: dataDir,
+          REBUILD_PROGRESS_MS: '0',
+          REBUILD_PAGE_SIZE: '1',
+        },
         encoding: 'utf8',
       },
     );

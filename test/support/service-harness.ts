@@ -36,8 +36,8 @@ export async function startService(options: HarnessOptions = {}): Promise<Harnes
     PORT: '0',
     API_KEYS: undefined,
     RATE_LIMIT_PER_MINUTE: '0',
-    KURRENTDB_CONNECTION_STRING: '',
-    DATABASE_URL: '',
+    KURRENTDB_CONNECTION_STRING: undefined,
+    DATABASE_URL: undefined,
     ...options.env,
   };
   const service = await createSessionService(loadServiceConfig(env), { quiet: true, summarizer: options.summarizer, env: {} });

@@ -40,6 +40,8 @@ export interface SpawnOptions {
 }
 
 const INHERITED = ['PATH', 'HOME', 'TMPDIR', 'LANG', 'NODE_OPTIONS'];
+/** Inherited too when the service runs from the sources: the tsconfig of the test runs, whose ts-node transpiler reuses transpiled modules (test/support/jest-global-setup.js). */
+const INHERITED_FROM_SOURCE = ['TS_NODE_PROJECT'];
 
 /** A child process that may not be ready yet: `ready` resolves with the running service. */
 export interface StartingService {
@@ -65,7 +67,8 @@ export function spawnService(options: SpawnOptions): Promise<ServiceProcess> {
 /** Like {@link spawnService}, but returns at once so a test can kill the process before it is ready. */
 export function startServiceProcess(options: SpawnOptions): StartingService {
   const env: Record<string, string> = {};
-  for (const name of INHERITED) if (process.env[name] !== undefined) env[name] = process.env[name]!;
+  for (const name of [...INHERITED, ...(options.command === undefined ? INHERITED_FROM_SOURCE : [])])
+    if (process.env[name] !== undefined) env[name] = process.env[name]!;
   Object.assign(env, {
     PORT: '0',
     HOST: '127.0.0.1',

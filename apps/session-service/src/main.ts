@@ -3,9 +3,11 @@
  * prints the usage and the environment variables and exits 0, creating nothing; any other argument
  * is refused like a configuration error (one line on stderr, exit code 2). Prints the
  * URL, the API docs URL, the store in use, whether it runs in open development mode, and with
- * NATS_URL one line naming the NATS subjects and servers: as
+ * NATS_URL one line naming the NATS subjects and servers, preceded by one warn line per group of
+ * settings the configuration leaves without effect (`ignored-settings.ts`): as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
- * whatever `LOG_LEVEL` says) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
+ * or warn, whatever `LOG_LEVEL` says: README, Logs) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
+ * The URLs are `startupUrl`'s (an IPv6 HOST in brackets; all interfaces as localhost).
  * A configuration error (an invalid variable, a DATA_DIR another service process holds, a HOST or
  * NATS_URL host that does not resolve, a PORT in use) is printed on stderr as one line
  * `configuration error: NAME=…: what to fix` and ends the process with exit code 2 (nothing else:
@@ -24,11 +26,12 @@ import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
 import { createSessionService } from './create-session-service';
 import { eventStoreKind } from './config/event-store-config';
-import { startupNatsLine, startupStoreLine, startupSummarizerLine } from './config/startup-summary';
+import { startupNatsLine, startupStoreLine, startupSummarizerLine, startupUrl } from './config/startup-summary';
 import { asConfigurationError } from './config/configuration-error';
 import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
+import { ignoredSettingLines } from './config/ignored-settings';
 
 /**
  * How long (ms) a SIGTERM/SIGINT shutdown keeps the open connections first (the port is closed: a new
@@ -41,12 +44,16 @@ const SHUTDOWN_DRAIN_MS = 1000;
 /** Signals that close the service gracefully (SIGHUP too: without a handler Node ends at once, without the drain or a line). */
 const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
 
-/** Prints `lines` as main's summary lines: plain with LOG_FORMAT=pretty, JSON log lines (info) otherwise. */
-function say(config: ServiceConfig, lines: string[]): void {
-  if (config.logFormat === 'pretty') process.stdout.write(lines.join('\n') + '\n');
+/**
+ * Prints `lines` as main's summary lines, whatever `LOG_LEVEL` says (README, Logs): plain with
+ * LOG_FORMAT=pretty (`warning: ` before a `warn` one), JSON log lines at `level` otherwise.
+ */
+function say(config: ServiceConfig, lines: string[], level: 'info' | 'warn' = 'info'): void {
+  if (lines.length === 0) return;
+  if (config.logFormat === 'pretty') process.stdout.write(lines.map((line) => (level === 'warn' ? `warning: ${line}` : line)).join('\n') + '\n');
   else {
     const banner = pino({ level: 'info' }, pino.destination({ dest: 1, sync: true }));
-    for (const line of lines) banner.info(line);
+    for (const line of lines) banner[level](line);
   }
 }
 
@@ -123,7 +130,7 @@ async function main(): Promise<void> {
   service.app.flushLogs();
   const address = service.app.getHttpServer().address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const url = `http://${config.host === '0.0.0.0' ? 'localhost' : config.host}:${port}`;
+  const url = startupUrl(config.host, port);
   // The "listening on" line last: whoever waits for it (tests, scripts) has seen the others.
   const lines = [
     `${startupStoreLine(config)}; ${startupSummarizerLine(service.summarizer)}`,
@@ -137,6 +144,8 @@ async function main(): Promise<void> {
     `API docs: ${url}/docs`,
     `session memory compaction service listening on ${url}`,
   ];
+  // Settings the configuration leaves without effect: one warn line per group, before the summary.
+  say(config, ignoredSettingLines(process.env, config), 'warn');
   say(config, lines);
 }
 

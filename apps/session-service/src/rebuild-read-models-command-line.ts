@@ -16,6 +16,9 @@ const REBUILD_VARIABLES: readonly (readonly [name: string, fallback: string, mea
   ['DATABASE_URL', '—', 'replay the PostgreSQL log (postgres://…) instead'],
   ['KURRENTDB_CONNECTION_STRING', '—', 'replay the KurrentDB log instead'],
   ['SQLITE_QUICK_CHECK', 'true', 'true/1 or false/0: check the SQLite files (PRAGMA quick_check) first'],
+  // The rebuild's own (config/rebuild-settings.ts holds their ranges; not imported here: it loads the service's configuration, seconds under ts-node).
+  ['REBUILD_PAGE_SIZE', '1000', 'events per read of the log, 1 to 100000'],
+  ['REBUILD_PROGRESS_MS', '2000', 'least time between two progress lines in ms, 0 to 3600000 (0: a line after every read)'],
 ];
 
 /** The rebuild's commander program: `--help` only; its help lists {@link REBUILD_VARIABLES} and the exit codes. */

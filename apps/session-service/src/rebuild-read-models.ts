@@ -9,7 +9,8 @@
  * A damaged read-models file is moved aside as `read-models.sqlite.damaged-<time>` (one line says
  * so) and a new one built. Refused (exit code 2) when the store's log is empty (head 0) while the
  * read models reached a position: the store is missing, and the read models may be the last copy.
- * Prints a progress line at most every 2 s (`REBUILD_PROGRESS_MS`), with the embedded store too, and the final checkpoint.
+ * Prints a progress line at most every 2 s (`REBUILD_PROGRESS_MS`), with the embedded store too, and the final checkpoint;
+ * reads the log 1000 events at a time (`REBUILD_PAGE_SIZE`): both checked like the service's numbers (`rebuild-settings.ts`).
  * Takes no arguments but `--help` (rebuild-read-models-command-line.ts): any other is refused (exit code 2), nothing opened.
  */
 // First: --help and a bad argument end the process here, before the store modules load.
@@ -19,19 +20,16 @@ import { READ_MODEL_FILE_NAME, SessionProjector, type ReadModelStore } from '@li
 import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
 import { refuseEmptyLogUnder } from './config/read-models-of-this-log';
 import { loadServiceConfig } from './config/service-config';
+import { loadRebuildSettings } from './config/rebuild-settings';
 import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { ensureDataDir, requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
 
-/** The least time between two progress lines of the rebuild (ms); `REBUILD_PROGRESS_MS` overrides it (tests). */
-const PROGRESS_LINE_MS = Number(process.env.REBUILD_PROGRESS_MS ?? 2000);
-
-/** Events per read of the log (default 1000, the projector's); `REBUILD_PAGE_SIZE` overrides it (tests). */
-const PAGE_SIZE = Number(process.env.REBUILD_PAGE_SIZE ?? 1000);
-
 async function main(): Promise<void> {
   const config = loadServiceConfig();
+  // Events per read of the log and the least time between two progress lines (ms): REBUILD_PAGE_SIZE, REBUILD_PROGRESS_MS, checked like the service's numbers.
+  const { pageSize, progressMs } = loadRebuildSettings();
   // A mistyped DATA_DIR must not become an empty store "rebuilt up to position 0".
   if (eventStoreKind(config) === 'sqlite') requireExistingSqliteStore(config);
   else ensureDataDir(config.dataDir);
@@ -55,12 +53,12 @@ async function main(): Promise<void> {
     // An empty log under read models at N > 0: the store is missing; rebuilding would empty the read models, perhaps the last copy of the events.
     refuseEmptyLogUnder(config.dataDir, head, readModels);
     process.stdout.write(`rebuilding read models in ${readModels.file} from the log (head position ${head})\n`);
-    const projector = new SessionProjector(readModels, { rebuildPageSize: PAGE_SIZE });
+    const projector = new SessionProjector(readModels, { rebuildPageSize: pageSize });
     // Told after every page, on this thread: an interval timer never fires while the embedded
     // store's reads resolve at once (the loop never yields to timers), so SQLite's rebuild was silent.
     let lineAt = Date.now();
     const stopProgress = projector.onCheckpoint((checkpoint) => {
-      if (Date.now() - lineAt < PROGRESS_LINE_MS) return;
+      if (Date.now() - lineAt < progressMs) return;
       lineAt = Date.now();
       process.stdout.write(`  … at position ${checkpoint} of ${head}\n`);
     });

@@ -23,6 +23,11 @@
  * isolate, its invisible and format characters as visible markers such as ⟨U+202E⟩ (the set:
  * {@link HIDDEN}); never as HTML.
  *
+ * Every time on the page (a session's last activity, a log entry's recorded time and its client's
+ * `createdAt`, a compaction's time, a late answer's archiving, a recall hit's time) is written one
+ * way, {@link timeOf}: date and time in UTC to the millisecond, the zone named
+ * (`2026-03-08 07:30:00.000 UTC`), whatever the browser's zone; its tooltip keeps the full value.
+ *
  * Errors are shown in place and never replace a page on screen: a failed compaction diff in the
  * diff panel, a failed recall in the results, a failed route (session list, another session) in a
  * banner above the page; each with the service's message (or, with no answer, "the service does
@@ -379,8 +384,39 @@ function brief(value) {
   return params.length ? `${value.type} (${params.join(', ')})` : value.type;
 }
 
-/** @param {string} iso an ISO-8601 UTC time, shown as `2026-01-31 12:00:00` (UTC) */
-const when = (iso) => iso.replace('T', ' ').slice(0, 19);
+/** An ISO-8601 date-time's zone at its end: `Z` or an offset such as `+05:30`. */
+const ZONE = /(?:Z|[+-]\d\d(?::?\d\d)?)$/i;
+
+/**
+ * The one way the page writes a time: an ISO-8601 date-time of the service's data (`Z` or an
+ * offset) as its instant in UTC, to the millisecond, the zone named: `2026-03-08 07:30:00.000 UTC`
+ * for `2026-03-08T03:30:00-04:00`, whatever the browser's time zone (finer digits are cut, as
+ * `Date` cuts them: the full value is in {@link timeOf}'s tooltip). `undefined` for text that is
+ * not such a date-time (no zone, or one `Date` cannot read).
+ * @param {string} iso
+ * @returns {string | undefined}
+ */
+function utcText(iso) {
+  const ms = ZONE.test(iso) ? Date.parse(iso) : NaN;
+  return Number.isNaN(ms) ? undefined : new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC');
+}
+
+/**
+ * A time of the service's data on the page: `<time datetime="2026-03-08T07:30:00.000Z"
+ * title="<label>: <iso as answered>">2026-03-08 07:30:00.000 UTC</time>` ({@link utcText}), the
+ * tooltip keeping the full value as the API gave it. Text that is not a date-time with a zone is
+ * shown as stored text, as given, marked "(not a date-time with a zone)".
+ * @param {string} iso an ISO-8601 date-time from the API
+ * @param {string} label what the time is, for the tooltip (e.g. "recorded", "last activity")
+ * @param {string} [cls] a class for the element
+ * @returns {HTMLElement}
+ */
+function timeOf(iso, label, cls) {
+  const text = utcText(iso);
+  const title = `${label}: ${revealedText(iso)}`;
+  if (text === undefined) return h('span', { class: cls, title }, stored(iso), ' (not a date-time with a zone)');
+  return h('time', { class: cls, datetime: new Date(Date.parse(iso)).toISOString(), title }, text);
+}
 /** @param {number} n */
 const fmt = (n) => n.toLocaleString('en-US');
 /** @param {string} id */
@@ -474,7 +510,7 @@ async function renderSessionList(isCurrent) {
             s.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           ),
           h('td', {}, s.policy ? s.policy.strategy.type : '—'),
-          h('td', {}, when(s.lastActivityAt)),
+          h('td', {}, timeOf(s.lastActivityAt, 'last activity')),
         ),
       ),
     );
@@ -571,7 +607,7 @@ async function renderSessionList(isCurrent) {
             h('th', { class: 'num' }, `Window tokens (${LIST_ESTIMATOR})`),
             h('th', { class: 'num' }, 'Compactions'),
             h('th', {}, 'Policy'),
-            h('th', {}, 'Last activity (UTC)'),
+            h('th', {}, 'Last activity'),
           ),
         ),
         body,
@@ -902,8 +938,28 @@ const TIMELINE_TYPES = new Set(['ConversationEventAppended', 'SummaryInserted', 
 const TIMELINE_PAGE = 200;
 
 /**
- * One timeline row for a log entry of {@link TIMELINE_TYPES}: `<li>` with its revision first
- * (`#12 `). A conversation event or summary carries `data-event` and, when archived, the class
+ * When a log entry happened, for its timeline row (`<span class="when">`): the time the store
+ * recorded it (`recordedAt`, {@link timeOf}), and for a conversation event whose client gave a
+ * `createdAt` at another instant, that too, both named: `recorded 2026-03-08 07:31:02.120 UTC,
+ * client time 2026-03-08 07:30:00.000 UTC` (the client's value as it sent it in its tooltip).
+ * @param {LogEntry} entry
+ * @returns {HTMLElement}
+ */
+function entryTime(entry) {
+  const client = entry.type === 'ConversationEventAppended' ? /** @type {{ createdAt?: unknown }} */ (entry.data).createdAt : undefined;
+  const differs = typeof client === 'string' && Date.parse(client) !== Date.parse(entry.recordedAt);
+  return h(
+    'span',
+    { class: 'when' },
+    differs ? 'recorded ' : null,
+    timeOf(entry.recordedAt, 'recorded (recordedAt)', 'recorded'),
+    differs ? [', client time ', timeOf(client, "the client's createdAt", 'client-time')] : null,
+  );
+}
+
+/**
+ * One timeline row for a log entry of {@link TIMELINE_TYPES}: `<li>` with its revision and time
+ * first (`#12 2026-01-01 09:00:00.000 UTC `, {@link entryTime}). A conversation event or summary carries `data-event` and, when archived, the class
  * `archived` and "archived by <compaction>" (a link that selects it, for a conversation event); a
  * compaction's closing event is a `decision` row with `data-compaction`, its figures in its own
  * estimator and a link that selects it; a policy change is a `decision` row.
@@ -914,7 +970,7 @@ const TIMELINE_PAGE = 200;
  */
 function timelineRow(entry, byId, select) {
   const data = /** @type {any} */ (entry.data);
-  const rev = h('span', { class: 'muted' }, `#${entry.revision} `);
+  const rev = [h('span', { class: 'muted' }, `#${entry.revision} `), entryTime(entry), ' '];
   if (entry.type === 'ConversationEventAppended') {
     const event = data?.event ?? {};
     const lines =
@@ -1202,7 +1258,7 @@ function diffView(diff, item) {
               )
             : null,
           item.durationMs !== null ? h('div', {}, h('dt', {}, 'duration'), h('dd', {}, `${fmt(item.durationMs)} ms`)) : null,
-          h('div', {}, h('dt', {}, 'at'), h('dd', {}, when(item.at))),
+          h('div', {}, h('dt', {}, 'at'), h('dd', {}, timeOf(item.at, 'compaction at'))),
         )
       : null,
     item?.summary
@@ -1228,7 +1284,7 @@ function diffView(diff, item) {
                 'li',
                 { class: 'archived', 'data-event': a.eventId },
                 stored(a.eventId),
-                h('span', { class: 'muted' }, ` at revision ${a.revision}, ${when(a.at)}`),
+                h('span', { class: 'muted' }, ` at revision ${a.revision}, `, timeOf(a.at, 'archived on arrival at')),
               ),
             ),
           ),
@@ -1271,7 +1327,7 @@ function recallBox(sessionId) {
       { class: [hit.archived ? 'archived' : '', hit.firstMention ? 'first-mention' : ''].join(' ').trim(), 'data-event': hit.eventId },
       h('span', { class: 'kind' }, hit.type),
       h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
-      h('span', { class: 'muted' }, ' ', stored(hit.eventId)),
+      h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', timeOf(hit.createdAt, 'createdAt', 'when')),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
       hit.archived ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(hit.compactionId ?? ''))) : null,
       h('div', {}, snippet(hit.snippet)),
@@ -1458,7 +1514,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt) {
         },
         c.archivedOnArrival.length ? `${fmt(c.archivedIds.length)} + ${fmt(c.archivedOnArrival.length)}` : fmt(c.archivedIds.length),
       ),
-      h('td', { title: when(c.at) }, when(c.at).slice(11)),
+      h('td', {}, timeOf(c.at, 'compaction at')),
     ),
   );
   const logTimeline = timeline(log, byId, select, timelineAt);
@@ -1530,7 +1586,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt) {
               : 'none',
           ),
         ),
-        h('div', {}, h('dt', {}, 'last activity'), h('dd', {}, when(summary.lastActivityAt))),
+        h('div', {}, h('dt', {}, 'last activity'), h('dd', {}, timeOf(summary.lastActivityAt, 'last activity'))),
       ),
       h(
         'p',
@@ -1569,7 +1625,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt) {
                     h('th', {}, 'strategy'),
                     h('th', { class: 'num' }, 'tokens (estimator)'),
                     h('th', { class: 'num' }, 'archived'),
-                    h('th', {}, 'at (UTC)'),
+                    h('th', {}, 'at'),
                   ),
                 ),
                 h('tbody', {}, rows),

@@ -376,7 +376,7 @@ export interface components {
             archivedIds: string[];
             /** @description events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy) */
             archivedOnArrival: components["schemas"]["ArchivedOnArrival"][];
-            /** @description ISO-8601 UTC date-time */
+            /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
             at: string;
             /** @description revision of the session's last event when the pass was planned (the window its strategy and summarizer saw) */
             basedOnRevision: string;
@@ -443,7 +443,7 @@ export interface components {
             sessionId: string;
         };
         EraseAnswer: {
-            /** @description ISO-8601 UTC date-time */
+            /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
             erasedAt: string;
             erasedEvents: number;
             /** @description global position of the erasure record: pass it as minPosition to a read on another replica, which answers once its read models no longer hold the session (this replica already does) */
@@ -553,7 +553,7 @@ export interface components {
                 decisionFeed: {
                     /** @description set when the feed found (at start, or resuming after a pause) that the decisions stream's last message (or its checkpoint) is not an event of the store's log (a store restored from a backup, or another store on the same NATS_PREFIX) and resumed elsewhere, handling every later event; null otherwise */
                     anotherLog: {
-                        /** @description ISO-8601 UTC date-time */
+                        /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
                         at: string;
                         /** @description the position that is not an event of the store's log: the decisions stream's last message's, else the feed's checkpoint's */
                         foundPosition: string;
@@ -589,7 +589,7 @@ export interface components {
             readModels: {
                 /** @description set once a read or a command, over HTTP or NATS (answered 503 read_models_damaged), the projector (on the event loop or in its worker thread) or the decisions feed met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise */
                 damaged: {
-                    /** @description ISO-8601 UTC date-time */
+                    /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
                     at: string;
                     /** @description the file, SQLite's message, what met it and the remedy: restart the service, which moves the file aside and rebuilds it from the log */
                     problem: string;
@@ -608,7 +608,7 @@ export interface components {
                 kind: "sqlite" | "postgres" | "kurrentdb";
                 /** @description the last write (append, erasure) that failed, until a write succeeds or, on SQLite and PostgreSQL, a write probe (every 5 s while this is set, writing nothing) finds the store writable again (null: the last write succeeded, or none failed) */
                 lastWriteError: {
-                    /** @description ISO-8601 UTC date-time */
+                    /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
                     at: string;
                     /** @description the cause's code, e.g. SQLITE_BUSY (another process holds the file locked), ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none */
                     code: string;
@@ -619,7 +619,7 @@ export interface components {
             summarizer: {
                 /** @description the last compaction pass this replica saw fail (null before any) */
                 lastFailure: {
-                    /** @description ISO-8601 UTC date-time */
+                    /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
                     at: string;
                     /** @description the failed pass's reason: the fault's kind and HTTP status (e.g. the model endpoint rejected the credentials: HTTP 401), never message text */
                     reason: string;
@@ -639,7 +639,7 @@ export interface components {
                 eventId?: string;
                 kind?: components["schemas"]["EventType"];
                 position: string;
-                /** @description ISO-8601 UTC date-time */
+                /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
                 recordedAt: string;
                 revision: string;
                 /** @description ConversationEventAppended, EventsArchived, SummaryInserted, CompactionCompleted, CompactionFailed, AutoCompactionPolicySet, … */
@@ -659,6 +659,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -675,6 +677,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -691,6 +695,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -708,6 +714,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[]) | null;
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -738,6 +746,8 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+            /** @description when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it */
+            createdAt?: string | null;
             /** @description the event id (idempotency key); the service assigns one when absent or null */
             id?: string | null;
             /** @description the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1) */
@@ -805,7 +815,7 @@ export interface components {
         /** @description A session's auto-compaction policy */
         Policy: {
             estimator: components["schemas"]["Estimator"];
-            /** @description ISO-8601 UTC date-time */
+            /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
             setAt: string;
             strategy: components["schemas"]["Strategy"];
             trigger: components["schemas"]["Trigger"] | null;
@@ -824,11 +834,11 @@ export interface components {
             items: {
                 archived: boolean;
                 compactionId?: string;
-                /** @description ISO-8601 UTC date-time */
+                /** @description when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event */
                 createdAt: string;
                 eventId: string;
                 /**
-                 * @description with sessionId: the session's earliest matching event other than the system message and summaries, answered first
+                 * @description with sessionId: the session's earliest matching event other than the system message and summaries, answered first; the same event whatever the other filters (type, archived, compactionId, from/to): absent when they leave it out
                  * @constant
                  */
                 firstMention?: true;
@@ -872,13 +882,13 @@ export interface components {
         SessionSummary: {
             /** @description recorded compactions that changed the window */
             compactionCount: number;
-            /** @description ISO-8601 UTC date-time */
+            /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
             createdAt: string;
             estimator: components["schemas"]["Estimator"];
             /** @description conversation events ever appended, archived included */
             eventCount: number;
             failedCompactionCount: number;
-            /** @description ISO-8601 UTC date-time */
+            /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
             lastActivityAt: string;
             /** @description global position of the session's last event (the list's activity order) */
             lastPosition: string;
@@ -1003,7 +1013,7 @@ export interface components {
         WindowEvent: {
             /** @description for summaries: the compaction that wrote it */
             compactionId?: string;
-            /** @description ISO-8601 UTC date-time */
+            /** @description when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event */
             createdAt: string;
             id: string;
             /** @description the participant name (OpenAI `name`), when it was sent with one */
@@ -1021,7 +1031,7 @@ export interface components {
         } | {
             /** @description for summaries: the compaction that wrote it */
             compactionId?: string;
-            /** @description ISO-8601 UTC date-time */
+            /** @description when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event */
             createdAt: string;
             id: string;
             /** @description the participant name (OpenAI `name`), when it was sent with one */
@@ -1046,7 +1056,7 @@ export interface components {
         } | {
             /** @description for summaries: the compaction that wrote it */
             compactionId?: string;
-            /** @description ISO-8601 UTC date-time */
+            /** @description when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event */
             createdAt: string;
             id: string;
             /** @description the `name` of the tool message as sent (OpenAI), when it was */
@@ -1067,7 +1077,7 @@ export interface components {
         } | {
             /** @description for summaries: the compaction that wrote it */
             compactionId?: string;
-            /** @description ISO-8601 UTC date-time */
+            /** @description when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event */
             createdAt: string;
             id: string;
             /** @description the participant name (OpenAI `name`), when it was sent with one */
@@ -1087,7 +1097,7 @@ export interface components {
         } | {
             /** @description for summaries: the compaction that wrote it */
             compactionId?: string;
-            /** @description ISO-8601 UTC date-time */
+            /** @description when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event */
             createdAt: string;
             id: string;
             /** @description stream revision of the event */

@@ -47,7 +47,14 @@ export interface RecordedEvent {
   revision: bigint;
   /** Global position in the store's log (strictly increasing). */
   position: bigint;
-  /** When the store recorded the event. */
+  /**
+   * When the store recorded the event (ms precision), from one clock per store read while the
+   * append holds the store's write order: it never decreases in `position` order while that clock
+   * does not go back (SQLite: the writing process's wall clock inside the write transaction;
+   * PostgreSQL: the server's `clock_timestamp()` at the insert, under the head lock; KurrentDB: the
+   * leader's clock as its writer writes the event). Readers may ask "at or after" the newest time
+   * they saw and miss nothing (the contract checks it under concurrent writers).
+   */
   created: Date;
 }
 

@@ -50,7 +50,7 @@ describe('createEventStore', () => {
       process.stdout.write(JSON.stringify([...new Set(packages)]));`;
     const out = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-e', script], {
       cwd: repoRoot,
-      env: { ...process.env, TS_NODE_PROJECT: join(repoRoot, 'tsconfig.json') },
+      env: { ...process.env, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT ?? join(repoRoot, 'tsconfig.json') },
       encoding: 'utf8',
     });
     const packages = JSON.parse(out) as string[];

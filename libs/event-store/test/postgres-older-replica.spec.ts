@@ -7,7 +7,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client } from 'pg';
+import { Client, Pool } from 'pg';
 import { EventStoreSchemaNewerError } from '../src/errors';
 import { PostgresEventStore } from '../src/postgres/postgres-event-store';
 import { POSTGRES_SCHEMA_VERSION } from '../src/postgres/postgres-schema';
@@ -24,6 +24,19 @@ async function runSql(url: string, sql: string): Promise<void> {
   } finally {
     await client.end();
   }
+}
+
+/** The schema change lines of a store started on `url` (its first call), after which it is closed. */
+async function changesOfStart(url: string): Promise<string[]> {
+  const store = PostgresEventStore.connect(url);
+  const lines: string[] = [];
+  store.reportSchemaChanges((line) => lines.push(line));
+  try {
+    await store.headPosition();
+  } finally {
+    await store.close();
+  }
+  return lines;
 }
 
 const event = (id: string) => ({ id, type: 'Test', data: { id } });
@@ -82,15 +95,10 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL shared with a rep
       upgraded.reportSchemaChanges((line) => changes.push(line));
       await upgraded.headPosition();
       expect(changes).toEqual([
-        `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ALTER TABLE es_streams ADD COLUMN deleted; created function es_append_v2; created function es_append_in_life_v1; recorded schema version ${POSTGRES_SCHEMA_VERSION} (was none)`,
+        `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ALTER TABLE es_streams ADD COLUMN deleted; ALTER TABLE es_events ALTER COLUMN created SET DEFAULT clock_timestamp() (was now()); created function es_append_v2; created function es_append_in_life_v1; recorded schema version ${POSTGRES_SCHEMA_VERSION} (was none)`,
       ]);
       // Started again on it (a restart): nothing changes, nothing said.
-      const again = PostgresEventStore.connect(old.url);
-      const more: string[] = [];
-      again.reportSchemaChanges((line) => more.push(line));
-      await again.headPosition();
-      await again.close();
-      expect(more).toEqual([]);
+      expect(await changesOfStart(old.url)).toEqual([]);
     } finally {
       await upgraded.close();
       await old.drop();
@@ -110,6 +118,40 @@ describeUnlessSkipped(postgresUnavailableReason(), 'PostgreSQL shared with a rep
       await upgraded.appendToStream('s', [event(uuid(7))], { expectedRevision: 'no_stream', incarnation: 0n });
       await upgraded.close();
       expect(changes).toEqual([`PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: created function es_append_in_life_v1`]);
+    } finally {
+      await earlier.drop();
+    }
+  });
+
+  it("stamps events with the server's clock under the head lock on a database an earlier build set up (DEFAULT now()), says so once, and an older replica's appends get ordered times too", async () => {
+    const earlier = await createTestDatabase('created_now');
+    try {
+      expect(await changesOfStart(earlier.url)).toEqual([`PostgreSQL event store schema created (version ${POSTGRES_SCHEMA_VERSION})`]);
+      // What builds before 2026-12-03 created: the transaction's start time, taken before the head lock.
+      await runSql(earlier.url, 'ALTER TABLE es_events ALTER COLUMN created SET DEFAULT now()');
+      expect(await changesOfStart(earlier.url)).toEqual([
+        `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ALTER TABLE es_events ALTER COLUMN created SET DEFAULT clock_timestamp() (was now())`,
+      ]);
+      // A 02a8913 replica starts beside it (its set-up leaves the default) and appends through its own es_append, 20 at once.
+      await runSql(earlier.url, OLD_REPLICA_SCHEMA_SQL);
+      const old = new Pool({ connectionString: earlier.url, max: 20 });
+      try {
+        await Promise.all(
+          Array.from({ length: 20 }, async (_, w) => {
+            for (let a = 0; a < 5; a++) {
+              const ids = [uuid(1000 + w * 10 + a * 2), uuid(1001 + w * 10 + a * 2)];
+              await old.query("SELECT * FROM es_append($1, 'any', $2::uuid[], $3, $4, $5)", [`old-${w}`, ids, ['Test', 'Test'], ['{}', '{}'], [null, null]]);
+            }
+          }),
+        );
+        const { rows } = await old.query<{ position: string; created: Date }>('SELECT position, created FROM es_events ORDER BY position');
+        expect(rows).toHaveLength(200);
+        const backwards = rows.slice(1).filter((row, i) => row.created.getTime() < rows[i].created.getTime());
+        expect(backwards).toEqual([]);
+      } finally {
+        await old.end();
+      }
+      expect(await changesOfStart(earlier.url)).toEqual([]);
     } finally {
       await earlier.drop();
     }

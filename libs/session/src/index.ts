@@ -15,6 +15,7 @@ export * from './domain/event-costs';
 export * from './domain/session-ids';
 export * from './domain/client-id-rule';
 export * from './domain/client-time-rule';
+export * from './domain/utc-time-text';
 export * from './domain/openai-chat-format';
 export * from './domain/policy-answer';
 export * from './summarizers/summarizer';

@@ -380,9 +380,10 @@ describe('client times: years 0001 to 9999 once in UTC, as the read models keep 
     },
   );
 
-  it('still says what the form is for a time that is not ISO-8601 (expanded years among them)', () => {
-    for (const createdAt of ['+010000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z', 'yesterday']) {
-      expect(refusal(() => fromEvents(at(createdAt))).message).toBe('events[0].createdAt: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z');
+  it('still says what the form is for a time that is not ISO-8601; a year past 9999 (expanded years too) gets the range, as year 0000 does', () => {
+    expect(refusal(() => fromEvents(at('yesterday'))).message).toBe('events[0].createdAt: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z');
+    for (const createdAt of ['10000-01-01T00:00:00Z', '+010000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z']) {
+      expect(refusal(() => fromEvents(at(createdAt))).message).toBe(`events[0].createdAt: ${range}`);
     }
   });
 
@@ -390,4 +391,67 @@ describe('client times: years 0001 to 9999 once in UTC, as the read models keep 
     const err = refusal(() => policyCommandFrom(schemas, 't', 's', { strategy: null, setAt: '0000-06-01T00:00:00Z' }));
     expect({ parameter: err.parameter, message: err.message }).toEqual({ parameter: 'setAt', message: `setAt: ${range}` });
   });
+});
+
+describe('time errors say what to fix, on every route that reads a time (newcomer nctime, F7)', () => {
+  const at = (createdAt: string) => ({ events: [{ ...user, createdAt }] });
+  /** The example a message gives, `(e.g. <time>)` at its end. */
+  const example = (message: string): string | undefined => /\(e\.g\. ([^ ()]+)\)$/.exec(message)?.[1];
+
+  it.each([
+    ['2026-01-01T00:00:00', /add its zone: "Z" when it is UTC, else its offset/],
+    ['2016-12-31T23:59:60Z', /second 60 \(a leap second\)/],
+    ['2026-01-01t00:00:00z', /"T" .* and the "Z" of UTC in upper case/],
+    ['2026-01-01t00:00:00', /upper case; add its zone/],
+  ])('createdAt %s: 400 validation_failed naming the fix, whose example is accepted (HTTP, NATS, policy setAt)', async (createdAt, fix) => {
+    const err = refusal(() => fromEvents(at(createdAt)));
+    expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'events[0].createdAt' });
+    expect(err.message).toMatch(fix);
+    const fixed = example(err.message);
+    expect(fixed).toBeDefined();
+    expect(fromEvents(at(fixed!)).events[0].createdAt).toBe(fixed);
+    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    const answer = await executor.execute({
+      subject: commandSubject('smc', 't', 's', 'append'),
+      data: new TextEncoder().encode(JSON.stringify(at(createdAt))),
+      commandId: 'c1',
+      redelivered: false,
+    });
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events[0].createdAt', message: err.message });
+    expect(refusal(() => policyCommandFrom(schemas, 't', 's', { strategy: null, setAt: createdAt })).message).toMatch(fix);
+  });
+
+  it('year 10000 gets the range message year 0000 gets', () => {
+    const year0 = refusal(() => fromEvents(at('0000-01-01T00:00:00Z'))).message;
+    expect(refusal(() => fromEvents(at('10000-01-01T00:00:00Z'))).message).toBe(year0);
+  });
+});
+
+describe('/messages: a message may carry createdAt, as a native event does (newcomer nctime, F5)', () => {
+  const message = (createdAt: unknown) => ({ messages: [{ role: 'user', content: 'hi', id: 'm1', createdAt }] });
+
+  it.each(['2026-01-01T00:00:00Z', '2026-01-01T05:30:00+05:30', '0001-01-01T00:00:00Z'])(
+    'gives createdAt %s to the event, as /events gives the same event',
+    (createdAt) => {
+      const [appended] = fromMessages(message(createdAt)).events;
+      const [native] = fromEvents({ events: [{ id: 'm1', type: 'user', text: 'hi', createdAt }] }).events;
+      expect(appended.createdAt).toBe(createdAt);
+      expect(appended).toEqual(native);
+    },
+  );
+
+  it('counts createdAt null (or left out) as absent: the store gives the time', () => {
+    for (const body of [message(null), { messages: [{ role: 'assistant', content: 'ok' }] }]) expect(fromMessages(body).events[0].createdAt).toBeUndefined();
+  });
+
+  it.each(['2026-01-01T00:00:00', '10000-01-01T00:00:00Z', 'yesterday', 1767225600000])(
+    'refuses createdAt %s with 400 invalid_message at messages[0].createdAt, with the message /events gives',
+    (createdAt) => {
+      const err = refusal(() => fromMessages(message(createdAt)));
+      const native = refusal(() => fromEvents({ events: [{ id: 'm1', type: 'user', text: 'hi', createdAt }] }));
+      expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'invalid_message', parameter: 'messages[0].createdAt' });
+      expect(err.message).toBe(native.message.replace('events[0]', 'messages[0]'));
+    },
+  );
 });

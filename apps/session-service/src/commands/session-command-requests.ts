@@ -122,6 +122,8 @@ export function appendEventsCommandFrom(
  * A tool message without `name` answers with the name of its call: from this request when the call
  * is in it, else resolved by the append handler in the session state the append is decided on
  * (`responseNames: 'from-calls'`), so a call appended by a concurrent request is named right.
+ * A message's `createdAt` (an extension of the OpenAI shape; null counts as absent) is its event's,
+ * under the rule of every time the API reads (`clientDateTime`), named `messages[i].createdAt`.
  * @throws InvalidRequestError (400 `validation_failed` / `invalid_message`); a body of native
  *   events is sent to `/events` ({@link checkAppendRoute}).
  */
@@ -135,10 +137,13 @@ export function appendMessagesCommandFrom(
   checkSessionId(sessionId);
   checkAppendRoute(body, 'messages');
   const input = validate(schemas.appendMessages, body);
-  const parsed = openAiMessagesToEvents(input.messages, { assignId });
+  const parsed = openAiMessagesToEvents(input.messages, { assignId, readsCreatedAt: true });
   const events: EventToAppend[] = parsed.map((event, i) => {
-    const checked = asMessageError(() => validate(schemas.nativeEvent, event, `messages[${i}]`));
-    return { event: { ...checked, id: event.id } as EventToAppend['event'] };
+    // A message's createdAt (null: absent) is the event's, checked by the native event's rule (every time the API reads has one).
+    const sent = (input.messages[i] as { createdAt?: unknown }).createdAt;
+    const withTime = sent === undefined || sent === null ? event : { ...event, createdAt: sent };
+    const { createdAt, ...checked } = asMessageError(() => validate(schemas.nativeEvent, withTime, `messages[${i}]`));
+    return { event: { ...checked, id: event.id } as EventToAppend['event'], ...(createdAt !== undefined ? { createdAt } : {}) };
   });
   return new AppendSessionEventsCommand(tenant, sessionId, events, toExpectedRevision(input.expectedRevision), input.userId, 'from-calls');
 }

@@ -8,11 +8,17 @@
 import { parseArgs } from 'node:util';
 import { NUMBER_VARIABLES } from './number-variables';
 
-/** One documented environment variable: its default (as text, `—` for none) and a one-line meaning. */
+/**
+ * One documented environment variable: its default (as text, `—` for none), a one-line meaning, for
+ * one without a default what leaving it unset means, and whether an empty value counts as unset
+ * (documented exceptions to the blank rule of `environment-values.ts`; otherwise a blank value is refused).
+ */
 export interface EnvironmentVariable {
   readonly name: string;
   readonly fallback: string;
   readonly meaning: string;
+  readonly unset?: string;
+  readonly emptyMeansUnset?: boolean;
 }
 
 /** A number variable's row: default and range from {@link NUMBER_VARIABLES}. */
@@ -30,11 +36,16 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('PORT'),
   { name: 'HOST', fallback: '127.0.0.1', meaning: 'interface to listen on' },
   { name: 'DATA_DIR', fallback: './data', meaning: 'embedded store and read models (created when missing)' },
-  { name: 'KURRENTDB_CONNECTION_STRING', fallback: '—', meaning: 'use KurrentDB instead of SQLite' },
-  { name: 'DATABASE_URL', fallback: '—', meaning: 'use PostgreSQL (postgres://…) instead of SQLite' },
-  { name: 'API_KEYS', fallback: '—', meaning: 'key:tenant pairs, comma-separated; unset: open development mode' },
-  { name: 'OPENAI_BASE_URL', fallback: 'https://api.openai.com/v1', meaning: 'OpenAI-compatible summarizer endpoint' },
-  { name: 'OPENAI_API_KEY', fallback: '—', meaning: 'summarizer API key (with neither: extractive summarizer)' },
+  { name: 'KURRENTDB_CONNECTION_STRING', fallback: '—', unset: 'the embedded SQLite store', meaning: 'use KurrentDB instead of SQLite' },
+  { name: 'DATABASE_URL', fallback: '—', unset: 'the embedded SQLite store', meaning: 'use PostgreSQL (postgres://…) instead of SQLite' },
+  {
+    name: 'API_KEYS',
+    fallback: '—',
+    unset: 'open development mode, no authentication',
+    meaning: 'key:tenant pairs, comma-separated; unset: open development mode',
+  },
+  { name: 'OPENAI_BASE_URL', fallback: 'https://api.openai.com/v1', emptyMeansUnset: true, meaning: 'OpenAI-compatible summarizer endpoint' },
+  { name: 'OPENAI_API_KEY', fallback: '—', emptyMeansUnset: true, meaning: 'summarizer API key (with neither: extractive summarizer)' },
   { name: 'SUMMARIZER_MODEL', fallback: 'gpt-4o-mini', meaning: 'summarizer model' },
   numberVariable('SUMMARIZER_TIMEOUT_MS'),
   numberVariable('SUMMARIZER_MAX_RETRIES'),
@@ -57,10 +68,11 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   {
     name: 'NATS_URL',
     fallback: '—',
+    unset: 'no NATS transport',
     meaning: 'NATS server(s), comma-separated nats://host:4222 URLs (tls://host:4222 on every one: TLS required): turns on the JetStream transport',
   },
-  { name: 'NATS_USER', fallback: '—', meaning: 'NATS user' },
-  { name: 'NATS_PASSWORD', fallback: '—', meaning: 'NATS password' },
+  { name: 'NATS_USER', fallback: '—', unset: 'no credentials', meaning: 'NATS user' },
+  { name: 'NATS_PASSWORD', fallback: '—', unset: 'no credentials', meaning: 'NATS password' },
   { name: 'NATS_ERASE_HANDLED_COMMANDS', fallback: 'false', meaning: 'true/1 or false/0: erase each handled command from its stream' },
   { name: 'NATS_PREFIX', fallback: 'compaction', meaning: 'subject, stream and consumer prefix' },
   { name: 'NATS_REPLY_PREFIXES', fallback: '_INBOX', meaning: "subject prefixes a command's Reply-To must be under, comma-separated" },
@@ -74,12 +86,16 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
 export function usage(): string {
   const width = Math.max(...ENVIRONMENT_VARIABLES.map((v) => v.name.length));
   const rows = ENVIRONMENT_VARIABLES.map((v) => `  ${v.name.padEnd(width)}  ${v.meaning} (default: ${v.fallback})`);
+  const emptyMeansUnset = ENVIRONMENT_VARIABLES.filter((v) => v.emptyMeansUnset).map((v) => v.name);
   return [
     'usage: main.js [--help]',
     '',
     'Starts the session memory compaction service. Settings are environment variables (README, Configuration):',
     '',
     ...rows,
+    '',
+    'White space around a value is not part of it. A variable set to an empty or blank value stops the start-up',
+    `(unset it for its default), except ${emptyMeansUnset.join(' and ')}, where empty counts as unset. Words in any case.`,
     '',
     'options:',
     '  -h, --help  print this text and exit',

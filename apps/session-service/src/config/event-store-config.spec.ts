@@ -8,14 +8,14 @@ describe('event store selection from the environment', () => {
     expect(eventStoreKind(pg)).toBe('postgres');
     expect(eventStoreConfig(pg)).toMatchObject({ postgresUrl: 'postgres://svc@db:5432/events', kurrentDbConnectionString: undefined });
     expect(eventStoreKind(loadServiceConfig({ DATABASE_URL: 'postgresql://db/events' }))).toBe('postgres');
-    expect(eventStoreKind(loadServiceConfig({ KURRENTDB_CONNECTION_STRING: 'kurrentdb://k:2113?tls=false', DATABASE_URL: '' }))).toBe('kurrentdb');
+    expect(eventStoreKind(loadServiceConfig({ KURRENTDB_CONNECTION_STRING: 'kurrentdb://k:2113?tls=false', OPENAI_API_KEY: '' }))).toBe('kurrentdb');
   });
 
   it('rejects a DATABASE_URL that is not a PostgreSQL URL, and two stores at once, as NAME=value: what to fix', () => {
     expect(() => loadServiceConfig({ DATABASE_URL: 'notaurl' })).toThrow(
       /^DATABASE_URL=notaurl: not a URL: use postgres:\/\/user:password@host:5432\/database$/,
     );
-    expect(() => loadServiceConfig({ DATABASE_URL: ' not a url ' })).toThrow(/^DATABASE_URL=" not a url ": not a URL: /);
+    expect(() => loadServiceConfig({ DATABASE_URL: ' not a url ' })).toThrow(/^DATABASE_URL="not a url": not a URL: /);
     expect(() => loadServiceConfig({ DATABASE_URL: 'mysql://db/events' })).toThrow(
       /^DATABASE_URL=mysql:\/\/db\/events: not a PostgreSQL URL \(scheme mysql:\): use postgres:\/\/ or postgresql:\/\/, e\.g\. postgres:\/\/user:password@host:5432\/database$/,
     );

@@ -77,9 +77,8 @@ describe('loadServiceConfig: projector', () => {
     expect(loadServiceConfig({ PROJECTOR_WORKER: '1' }, false).projectorWorker).toBe(true);
     expect(loadServiceConfig({ PROJECTOR_WORKER: '0' }, false).projectorWorker).toBe(false);
     expect(loadServiceConfig({ PROJECTOR_WORKER: ' TRUE ' }, false).projectorWorker).toBe(true);
-    expect(loadServiceConfig({ PROJECTOR_WORKER: '' }, false).projectorWorker).toBe(false);
     expect(() => loadServiceConfig({ PROJECTOR_WORKER: 'yes' }, false)).toThrow(
-      /^PROJECTOR_WORKER=yes: not a boolean: use true, false, 1 or 0 \(any case\), or leave it empty for the default \(false\)$/,
+      /^PROJECTOR_WORKER=yes: not a boolean: use true, false, 1 or 0 \(any case\), or unset it for the default \(false\)$/,
     );
   });
 
@@ -89,7 +88,7 @@ describe('loadServiceConfig: projector', () => {
     expect(loadServiceConfig({ SQLITE_WRITER_THREAD: '0' }, false).sqliteWriterThread).toBe(false);
     expect(eventStoreConfig(loadServiceConfig({ SQLITE_WRITER_THREAD: '1' }, false)).sqlite).toMatchObject({ writerThread: true });
     expect(() => loadServiceConfig({ SQLITE_WRITER_THREAD: 'on' }, false)).toThrow(
-      /^SQLITE_WRITER_THREAD=on: not a boolean: use true, false, 1 or 0 \(any case\), or leave it empty for the default \(true\)$/,
+      /^SQLITE_WRITER_THREAD=on: not a boolean: use true, false, 1 or 0 \(any case\), or unset it for the default \(true\)$/,
     );
   });
 });
@@ -135,9 +134,13 @@ describe('loadServiceConfig: API_KEYS', () => {
   });
 
   it('refuses API_KEYS set but empty (only spaces or commas), saying to unset it for open development mode', () => {
-    for (const value of ['', ' ', ',', ' , ,']) {
+    for (const value of ['', ' '])
       expect(() => loadServiceConfig({ API_KEYS: value }, false)).toThrow(
-        /^API_KEYS=("[ ,]*"|,): set but holds no key: give key:tenant pairs, or unset API_KEYS for open development mode \(no authentication\)$/,
+        /^API_KEYS="\s*": set but blank: unset it for the default \(open development mode, no authentication\), or give it a value$/,
+      );
+    for (const value of [',', ' , ,']) {
+      expect(() => loadServiceConfig({ API_KEYS: value }, false)).toThrow(
+        /^API_KEYS=(,|", ,"): set but holds no key: give key:tenant pairs, or unset API_KEYS for open development mode \(no authentication\)$/,
       );
     }
     expect(loadServiceConfig({}, false).apiKeys.size).toBe(0);
@@ -164,8 +167,8 @@ describe('loadServiceConfig: newcomer, stop 23', () => {
     expect([...loadServiceConfig({ API_KEYS: ' alice-key-2f9c : tenantA ' }, false).apiKeys]).toEqual([['alice-key-2f9c', 'tenantA']]);
   });
 
-  it('reads a blank number as unset (its default) and refuses anything but plain digits', () => {
-    expect(loadServiceConfig({ PORT: ' ' }, false).port).toBe(3000);
+  it('refuses a blank number (unset it for the default) and anything but plain digits', () => {
+    expect(() => loadServiceConfig({ PORT: ' ' }, false)).toThrow(/^PORT=" ": set but blank: unset it for the default \(3000\), or give it a value$/);
     expect(loadServiceConfig({ PORT: ' 3001 ' }, false).port).toBe(3001);
     for (const value of ['1e3', '0x10', '3000.0', '+3000', '30 00'])
       expect(() => loadServiceConfig({ PORT: value }, false)).toThrow(
@@ -226,7 +229,7 @@ describe('every number variable refuses a value with a message stating the range
 
   it("reads TRUST_PROXY as off, a hop count or the proxies' addresses and ranges, and refuses anything else, true included", () => {
     const read = (v?: string) => loadServiceConfig({ TRUST_PROXY: v }, false).trustProxy;
-    expect([read(undefined), read(''), read('false'), read('0')]).toEqual([false, false, false, false]);
+    expect([read(undefined), read('false'), read('0'), read('False')]).toEqual([false, false, false, false]);
     expect(read('2')).toBe(2);
     expect(read('10.0.0.0/8, 127.0.0.1,::1,fd00::/8')).toEqual(['10.0.0.0/8', '127.0.0.1', '::1', 'fd00::/8']);
     for (const bad of ['true', '17', 'proxy.local', '10.0.0.0/33', '::1/129', '10.0.0.1/8/2', '1.2.3'])

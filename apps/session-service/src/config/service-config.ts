@@ -6,9 +6,11 @@
 import * as path from 'node:path';
 import { isIP } from 'node:net';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
+import type { NumberVariable } from '@lib/session';
 import { ConfigurationError } from './configuration-error';
 import { natsConnectionTarget } from './nats-credentials';
 import { parseReplyPrefixes } from '../nats/nats-reply-to';
+import { trimmedEnvironment } from './environment-values';
 
 /** Resolved configuration. Durations in milliseconds, sizes in bytes. */
 export interface ServiceConfig {
@@ -118,7 +120,17 @@ export interface ServiceConfig {
 
 /** `env[name]` checked against its row of {@link SERVICE_NUMBER_VARIABLES}; the message of a refusal states that range. */
 function intVar(env: NodeJS.ProcessEnv, name: keyof typeof SERVICE_NUMBER_VARIABLES): number {
-  const { min, max, fallback, what } = SERVICE_NUMBER_VARIABLES[name];
+  return numberVariable(env, name, SERVICE_NUMBER_VARIABLES[name]);
+}
+
+/**
+ * `env[name]` checked against `row` (an integer from `min` to `max` in plain decimal digits, spaces
+ * around them aside; `fallback` when unset or blank): the rule of every number variable, the
+ * service's and its commands' (`REBUILD_PAGE_SIZE`, …).
+ * @throws ConfigurationError `NAME=<value>: out of range|not an integer in plain decimal digits: use <what>, an integer from <min> to <max>`.
+ */
+export function numberVariable(env: NodeJS.ProcessEnv, name: string, row: NumberVariable): number {
+  const { min, max, fallback, what } = row;
   const raw = env[name];
   // Blank counts as unset; otherwise plain decimal digits, spaces around them aside, as the summarizer's variables (Number() would read " " as 0, "1e3" or "0x10").
   const digits = raw?.trim();
@@ -209,17 +221,21 @@ function refuseApiKeys(problem: string, fix: string): ConfigurationError {
 /** pino's levels, and `silent`. */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
+/**
+ * `env[name]` as one of `allowed` (lower-case names), in any case (`INFO` is `info`, as booleans take `TRUE`); unset: `fallback`.
+ * @throws ConfigurationError `NAME=<value>: not one of its values: use one of …` otherwise.
+ */
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, allowed: readonly T[], fallback: T): T {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!(allowed as readonly string[]).includes(raw))
-    throw new ConfigurationError({ variable: name, value: raw, problem: 'not one of its values', fix: `use one of ${allowed.join(', ')}` });
-  return raw as T;
+  const value = raw.toLowerCase();
+  if (!(allowed as readonly string[]).includes(value))
+    throw new ConfigurationError({ variable: name, value: raw, problem: 'not one of its values', fix: `use one of ${allowed.join(', ')} (any case)` });
+  return value as T;
 }
 
 /**
- * `env[name]` as a boolean: `true`/`1` or `false`/`0`, any case, surrounding spaces ignored; unset
- * or empty: `fallback`. @throws ConfigurationError naming the variable and the accepted values otherwise.
+ * `env[name]` as a boolean: `true`/`1` or `false`/`0`, any case, surrounding spaces ignored; unset: `fallback`. @throws ConfigurationError naming the variable and the accepted values otherwise.
  */
 function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
   const raw = env[name]?.trim().toLowerCase();
@@ -230,7 +246,7 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
     variable: name,
     value: env[name]!,
     problem: 'not a boolean',
-    fix: `use true, false, 1 or 0 (any case), or leave it empty for the default (${fallback})`,
+    fix: `use true, false, 1 or 0 (any case), or unset it for the default (${fallback})`,
   });
 }
 
@@ -330,14 +346,16 @@ export function natsUrlRequiresTls(natsUrl: string): boolean {
  */
 export function parseTrustProxy(value: string | undefined): false | number | string[] {
   const text = value?.trim() ?? '';
-  if (text === '' || text === 'false' || text === '0') return false;
+  // Words in any case, as the booleans (`False`, `TRUE`).
+  const word = text.toLowerCase();
+  if (text === '' || word === 'false' || text === '0') return false;
   const fix = "use a number of proxy hops (1 to 16), or the proxies' addresses or CIDR ranges, comma-separated (e.g. 10.0.0.0/8,127.0.0.1), or false";
   if (/^\d+$/.test(text)) {
     const hops = Number(text);
     if (hops > 16) throw new ConfigurationError({ variable: 'TRUST_PROXY', value: value!, problem: 'out of range', fix });
     return hops;
   }
-  if (text === 'true')
+  if (word === 'true')
     throw new ConfigurationError({ variable: 'TRUST_PROXY', value: value!, problem: 'trusts every peer, so any client could choose its own address', fix });
   const entries = text.split(',').map((e) => e.trim());
   for (const entry of entries) {
@@ -352,10 +370,13 @@ export function parseTrustProxy(value: string | undefined): false | number | str
 }
 
 /**
- * Reads the configuration from `env`; `stdoutIsTerminal` picks the default log format.
+ * Reads the configuration from `env`; `stdoutIsTerminal` picks the default log format. Every
+ * variable first goes through {@link trimmedEnvironment} (the one rule: values trimmed, a blank
+ * one refused unless documented as unset).
  * @throws ConfigurationError naming the first invalid variable.
  */
-export function loadServiceConfig(env: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = Boolean(process.stdout.isTTY)): ServiceConfig {
+export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, stdoutIsTerminal = Boolean(process.stdout.isTTY)): ServiceConfig {
+  const env = trimmedEnvironment(givenEnv);
   const dataDir = path.resolve(env.DATA_DIR || './data');
   const natsPrefix = env.NATS_PREFIX || 'compaction';
   if (!/^[A-Za-z0-9_-]{1,32}$/.test(natsPrefix)) {

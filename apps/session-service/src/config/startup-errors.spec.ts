@@ -137,15 +137,15 @@ describe('every start-up refusal has the one shape NAME=<value as given, credent
   it.each<[string, () => unknown, string]>([
     ['a number out of range', service({ PORT: '70000' }), 'PORT=70000: out of range: use a TCP port (0 picks a free one), an integer from 0 to 65535'],
     [
-      'a number not in plain digits, spaces kept',
+      'a number not in plain digits (shown trimmed: white space around a value is no part of it)',
       service({ MAX_WAIT_MS: ' 1e3' }),
-      'MAX_WAIT_MS=" 1e3": not an integer in plain decimal digits: use a time in milliseconds, an integer from 0 to 60000',
+      'MAX_WAIT_MS=1e3: not an integer in plain decimal digits: use a time in milliseconds, an integer from 0 to 60000',
     ],
-    ['one of a list', service({ LOG_FORMAT: 'yaml' }), 'LOG_FORMAT=yaml: not one of its values: use one of pretty, json'],
+    ['one of a list', service({ LOG_FORMAT: 'yaml' }), 'LOG_FORMAT=yaml: not one of its values: use one of pretty, json (any case)'],
     [
       'a boolean',
       service({ PROJECTOR_WORKER: 'yes' }),
-      'PROJECTOR_WORKER=yes: not a boolean: use true, false, 1 or 0 (any case), or leave it empty for the default (false)',
+      'PROJECTOR_WORKER=yes: not a boolean: use true, false, 1 or 0 (any case), or unset it for the default (false)',
     ],
     ['NATS_PREFIX', service({ NATS_PREFIX: 'a.b' }), 'NATS_PREFIX=a.b: not a subject token: use 1 to 32 letters, digits, _ or -'],
     [

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { ExtractiveSummarizer, summarizerFromEnv } from '@lib/session';
 import { loadServiceConfig } from './service-config';
-import { startupStoreLine, startupSummarizerLine } from './startup-summary';
+import { startupStoreLine, startupSummarizerLine, startupUrl } from './startup-summary';
 
 describe('start-up summary lines', () => {
   it('names the summarizer and, for a model summarizer, the endpoint host (never the path or a key)', () => {
@@ -26,5 +26,20 @@ describe('start-up summary lines', () => {
     expect(startupStoreLine(loadServiceConfig({ DATA_DIR: dataDir, DATABASE_URL: 'postgres://db/e' }, false))).toBe(
       `store: PostgreSQL (DATABASE_URL); read models in ${dataDir}`,
     );
+  });
+
+  it('prints URLs a browser or curl takes: an IPv6 HOST in brackets, all interfaces (0.0.0.0, ::) as localhost', () => {
+    const cases: Array<[string, string]> = [
+      ['127.0.0.1', 'http://127.0.0.1:7373'],
+      ['::1', 'http://[::1]:7373'],
+      ['0.0.0.0', 'http://localhost:7373'],
+      ['::', 'http://localhost:7373'],
+      ['0:0:0:0:0:0:0:0', 'http://localhost:7373'],
+      ['my-host', 'http://my-host:7373'],
+    ];
+    for (const [host, url] of cases) {
+      expect(startupUrl(host, 7373)).toBe(url);
+      expect(new URL(`${startupUrl(host, 7373)}/docs`).port).toBe('7373');
+    }
   });
 });

@@ -6,6 +6,7 @@ import { OpenAiSummarizer, type Summarizer } from '@lib/session';
 import { eventStoreKind } from './event-store-config';
 import type { ServiceConfig } from './service-config';
 import * as path from 'node:path';
+import { isIPv6 } from 'node:net';
 import { natsServersShown } from '../nats/nats-connect-error';
 
 /**
@@ -44,4 +45,22 @@ export function startupSummarizerLine(summarizer: Summarizer): string {
 export function startupNatsLine(config: Pick<ServiceConfig, 'natsUrl' | 'natsPrefix'>): string {
   const p = config.natsPrefix;
   return `NATS: commands on ${p}.commands.>, results on ${p}.results.>, decisions on ${p}.decisions.> (${natsServersShown(config.natsUrl ?? '')})`;
+}
+
+/** Host names of every interface (IPv4's and IPv6's, as the WHATWG URL parser writes them): shown as `localhost`. */
+const ALL_INTERFACES = new Set(['0.0.0.0', '[::]']);
+
+/**
+ * The service's base URL for the start-up lines (`listening on …`, `API docs: …/docs`): `HOST`
+ * with `port` (the one bound), formatted by the WHATWG URL parser, an IPv6 address in brackets
+ * (`http://[::1]:3000`); all interfaces (`0.0.0.0`, `::`) shown as `localhost`. No trailing slash.
+ * An address with a zone is shown `http://[fe80::1%25eth0]:3000`.
+ */
+export function startupUrl(host: string, port: number): string {
+  // A zone (`fe80::1%eth0`) is written `%25eth0` in a URL (RFC 6874), which the WHATWG parser does not take: shown as is.
+  const written = `http://${isIPv6(host) ? `[${host.replace('%', '%25')}]` : host}:${port}`;
+  if (!URL.canParse(written)) return written;
+  const url = new URL(written);
+  if (ALL_INTERFACES.has(url.hostname)) url.hostname = 'localhost';
+  return url.origin;
 }

@@ -54,6 +54,9 @@ const textPart = z.looseObject({ type: z.literal('text'), text: z.string() }).de
 const content = z.union([z.string().min(1), z.array(textPart).min(1)]);
 const common = {
   id: absentOrNull(z.string()).describe('the event id (idempotency key); the service assigns one when absent or null'),
+  createdAt: absentOrNull(z.iso.datetime({ offset: true })).describe(
+    "when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it",
+  ),
   name: absentOrNull(z.string().min(1)).describe(
     'the participant name, kept and rendered back; "notice" on a system or developer message makes it a notice (DESIGN §3.1)',
   ),

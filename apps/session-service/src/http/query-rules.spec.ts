@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { z } from 'zod';
 import { emptyOptionalsAsAbsent, validateQuery } from './validate';
 import { dateTimeParamMessage, hasSpaceForPlusOffset, requestSchemas } from './request-schemas';
@@ -58,6 +59,58 @@ describe('date-time query parameters: years 0001 to 9999 once in UTC, as the rea
     expect(validateQuery(recallQuery, { q: 'a', from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59.999Z' })).toMatchObject({
       to: '9999-12-31T23:59:59.999Z',
     });
+  });
+});
+
+describe('date-time query parameters say what to fix (newcomer nctime, F7)', () => {
+  const { recallQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+  const message = (query: Record<string, string>): string => {
+    try {
+      validateQuery(recallQuery, query);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    throw new Error('no error');
+  };
+
+  it.each([
+    ['from', '2026-01-01T00:00:00', /from: .*add its zone: "Z" when it is UTC, else its offset \(%2Bhh:mm/],
+    ['to', '2016-12-31T23:59:60Z', /to: .*second 60 \(a leap second\)/],
+    ['from', '2026-01-01t00:00:00z', /from: .*upper case/],
+  ])('%s=%s: the message names the fix', (name, value, fix) => {
+    expect(message({ q: 'a', [name]: value })).toMatch(fix);
+    expect(() => validateQuery(sessionListQuery, { updatedSince: value })).toThrow(new RegExp(`updatedSince: ${fix.source.replace(/^\w+: /, '')}`));
+  });
+
+  it('property: a time that misses only its zone, its upper case or a leap second is told the fix, and the example given is accepted', () => {
+    const { nativeEvent } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+    const spoil = fc.record({ zone: fc.boolean(), lower: fc.boolean(), leap: fc.boolean() }).filter((f) => f.zone || f.lower || f.leap);
+    fc.assert(
+      fc.property(fc.date({ min: new Date('0001-01-02T00:00:00Z'), max: new Date('9999-12-30T00:00:00Z'), noInvalidDate: true }), spoil, (date, f) => {
+        let text = date.toISOString();
+        if (f.leap) text = text.replace(/:\d\d\.\d{3}Z$/, ':60Z');
+        if (f.zone) text = text.slice(0, -1);
+        if (f.lower) text = text.toLowerCase();
+        const parsed = nativeEvent.safeParse({ type: 'user', text: 'x', createdAt: text });
+        expect(parsed.success).toBe(false);
+        const said = parsed.error!.issues[0].message;
+        for (const [spoilt, fix] of [
+          [f.zone, /add its zone/],
+          [f.lower, /upper case/],
+          [f.leap, /second 60/],
+        ] as const)
+          if (spoilt) expect(said).toMatch(fix);
+        const example = /\(e\.g\. ([^ ()]+)\)$/.exec(said)?.[1];
+        expect(nativeEvent.safeParse({ type: 'user', text: 'x', createdAt: example }).success).toBe(true);
+        if (!f.leap) expect(Date.parse(example!)).toBe(date.getTime());
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('to=10000-…: the range message, as year 0000 gets', () => {
+    expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toBe(message({ q: 'a', to: '0000-01-01T00:00:00Z' }));
+    expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toMatch(/to: must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z/);
   });
 });
 

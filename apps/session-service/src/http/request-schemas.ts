@@ -16,6 +16,7 @@ import {
   MAX_RECALL_QUERY_LENGTH,
   RECALL_QUERY_BLANK,
   RECALL_QUERY_TOO_LONG,
+  utcExactTime,
 } from '@lib/session';
 import { CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
@@ -127,17 +128,58 @@ export function dateTimeParamMessage(input: unknown): string {
 
 /**
  * A date-time query parameter (recall's `from`/`to`, the session list's `updatedSince`): ISO-8601
- * with `Z` or an offset, refused (400) with {@link dateTimeParamMessage}.
+ * with `Z` or an offset, refused (400) with {@link dateTimeParamMessage} (or {@link dateTimeFix}'s
+ * message, its `+` shown as `%2B`).
  */
-export const dateTimeParam = () => clientDateTime((input) => dateTimeParamMessage(input));
+export const dateTimeParam = () => clientDateTime((input) => dateTimeParamMessage(input), '%2B');
+
+/** A year past 9999: five or more digits, or ISO-8601's expanded (signed) years. */
+const EXPANDED_YEAR = /^(?:[+-]?\d{5,}|[+-]\d{4})-\d\d-\d\d/;
+/** Second 60 (a leap second) in an otherwise ISO-8601 date-time. */
+const LEAP_SECOND = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d):60/;
 
 /**
- * A client date-time, the rule of every date-time the API reads: ISO-8601 with `Z` or an offset
- * (else 400 with `formatMessage`), an instant within years 0001 to 9999 once in UTC
- * ({@link clientTimeInRange}; else 400 {@link CLIENT_TIME_RANGE_RULE}).
+ * What to fix in `text`, a date-time {@link isoDateTime} refused, when the fix is one of these (else
+ * undefined, for the caller's general message): a year past 9999 ({@link CLIENT_TIME_RANGE_RULE},
+ * as year 0000 gets); a lower-case `t` or `z` (RFC 3339 allows them; the API reads ISO-8601's
+ * upper case); second 60 (a leap second: UTC text here has none); no zone (`Z` or an offset
+ * missing). Several at once are named together, with the text so fixed as the example (its `+`
+ * written as `plus`: `%2B` in a query string).
  */
-export function clientDateTime(formatMessage: (input: unknown) => string) {
-  return z.iso.datetime({ offset: true, error: (iss) => formatMessage(iss.input) }).refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
+export function dateTimeFix(text: string, plus = '+'): string | undefined {
+  if (EXPANDED_YEAR.test(text)) return CLIENT_TIME_RANGE_RULE;
+  const fixes: string[] = [];
+  let fixed = text;
+  if (/[tz]/.test(fixed) && fixed.toUpperCase() !== fixed) {
+    fixed = fixed.toUpperCase();
+    fixes.push('write the "T" between date and time and the "Z" of UTC in upper case');
+  }
+  if (LEAP_SECOND.test(fixed)) {
+    fixed = fixed.replace(LEAP_SECOND, '$1:59.999');
+    fixes.push('second 60 (a leap second) is not accepted, as times are kept in UTC without leap seconds: send second 59.999 or the next minute');
+  }
+  if (!isoDateTime.safeParse(fixed).success && isoDateTime.safeParse(`${fixed}Z`).success) {
+    fixed = `${fixed}Z`;
+    fixes.push(`add its zone: "Z" when it is UTC, else its offset (${plus}hh:mm, e.g. ${plus}05:30), as a time without one names no instant`);
+  }
+  if (fixes.length === 0 || !isoDateTime.safeParse(fixed).success) return undefined;
+  return `must be an ISO-8601 date-time: ${fixes.join('; ')} (e.g. ${fixed})`;
+}
+
+/**
+ * A client date-time, the rule of every date-time the API reads: ISO-8601 with `Z` or an offset,
+ * an instant within years 0001 to 9999 once in UTC ({@link clientTimeInRange}; else 400
+ * {@link CLIENT_TIME_RANGE_RULE}). Anything else is refused with {@link dateTimeFix}'s message when
+ * it says what to fix (its `+` written as `plus`), else with `formatMessage`.
+ */
+export function clientDateTime(formatMessage: (input: unknown) => string, plus = '+') {
+  return z.iso
+    .datetime({
+      offset: true,
+      error: (iss) =>
+        (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input) ? dateTimeFix(iss.input, plus) : undefined) ?? formatMessage(iss.input),
+    })
+    .refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
 }
 
 /** What to send as `expectedRevision` (the 400 message for anything else). */
@@ -507,7 +549,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .optional(),
       minPosition: minPosition.optional(),
     })
-    .refine((q) => !q.from || !q.to || new Date(q.from) < new Date(q.to), { message: 'must be earlier than to', path: ['from'] });
+    .refine((q) => !q.from || !q.to || utcExactTime(q.from) < utcExactTime(q.to), { message: 'must be earlier than to', path: ['from'] });
   return { nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }
 

@@ -30,7 +30,13 @@ export function named<T extends z.ZodType>(id: string, schema: T, description?: 
 }
 
 const decimal = z.string().regex(/^\d+$/);
-const isoTime = z.string().describe('ISO-8601 UTC date-time');
+const isoTime = z.string().describe('ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z)');
+/** An event's `createdAt` as the window (time travel included) and recall answer it. */
+const eventCreatedAt = z
+  .string()
+  .describe(
+    "when the event was created: ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.123Z): the client's createdAt in UTC with digits past the millisecond cut (the log's data.createdAt keeps the text as sent; recall's from/to compare those digits), else when the store recorded the event",
+  );
 const count = z.number().int().min(0);
 
 export const EstimatorSchema = named(
@@ -150,7 +156,7 @@ const asSent = {
 const windowFields = {
   tokens: count.describe("the event's cost under the estimator"),
   revision: decimal.describe('stream revision of the event'),
-  createdAt: isoTime,
+  createdAt: eventCreatedAt,
   compactionId: z.string().optional().describe('for summaries: the compaction that wrote it'),
 };
 /**
@@ -539,11 +545,13 @@ export const RecallPageSchema = named(
         score: z.number(),
         archived: z.boolean(),
         compactionId: z.string().optional(),
-        createdAt: isoTime,
+        createdAt: eventCreatedAt,
         firstMention: z
           .literal(true)
           .optional()
-          .describe("with sessionId: the session's earliest matching event other than the system message and summaries, answered first"),
+          .describe(
+            "with sessionId: the session's earliest matching event other than the system message and summaries, answered first; the same event whatever the other filters (type, archived, compactionId, from/to): absent when they leave it out",
+          ),
       }),
     ),
     nextCursor: z

@@ -28,6 +28,8 @@ import { mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION
 import {
   POSTGRES_APPEND_BODY,
   POSTGRES_APPEND_IN_LIFE_BODY,
+  POSTGRES_CREATED_DEFAULT,
+  POSTGRES_CREATED_DEFAULT_SQL,
   POSTGRES_SCHEMA_LOCK_KEY,
   POSTGRES_SCHEMA_SQL,
   POSTGRES_SCHEMA_STATE_SQL,
@@ -74,6 +76,8 @@ interface EventRow {
 interface SchemaStateRow {
   has_tables: boolean;
   has_deleted: boolean;
+  /** `es_events.created`'s default as `pg_get_expr` prints it (`now()` before 2026-12-03), null without the table. */
+  created_default: string | null;
   append_body: string | null;
   append_in_life_body: string | null;
   has_version_table: boolean;
@@ -82,12 +86,14 @@ interface SchemaStateRow {
 /**
  * The one line saying what a schema setup changed on a database that held `before` (null: nothing
  * changed), e.g. `PostgreSQL event store schema set up for version 2: ALTER TABLE es_streams ADD
- * COLUMN deleted; created function es_append_v2; recorded schema version 2 (was none)`.
+ * COLUMN deleted; ALTER TABLE es_events ALTER COLUMN created SET DEFAULT clock_timestamp() (was
+ * now()); created function es_append_v2; recorded schema version 2 (was none)`.
  */
 export function schemaChangeLine(before: SchemaStateRow, recordedVersion: number | null): string | null {
   if (!before.has_tables) return `PostgreSQL event store schema created (version ${POSTGRES_SCHEMA_VERSION})`;
   const changes: string[] = [];
   if (!before.has_deleted) changes.push('ALTER TABLE es_streams ADD COLUMN deleted');
+  if (createdDefaultDiffers(before)) changes.push(`${POSTGRES_CREATED_DEFAULT_SQL} (was ${before.created_default ?? 'none'})`);
   if (before.append_body === null) changes.push('created function es_append_v2');
   else if (before.append_body !== POSTGRES_APPEND_BODY) changes.push('replaced function es_append_v2 (its body differed)');
   if (before.append_in_life_body === null) changes.push('created function es_append_in_life_v1');
@@ -95,6 +101,11 @@ export function schemaChangeLine(before: SchemaStateRow, recordedVersion: number
   if (recordedVersion === null || recordedVersion < POSTGRES_SCHEMA_VERSION)
     changes.push(`recorded schema version ${POSTGRES_SCHEMA_VERSION} (was ${recordedVersion ?? 'none'})`);
   return changes.length === 0 ? null : `PostgreSQL event store schema set up for version ${POSTGRES_SCHEMA_VERSION}: ${changes.join('; ')}`;
+}
+
+/** True when the database has `es_events` and its `created` default is not {@link POSTGRES_CREATED_DEFAULT} (set up before 2026-12-03). */
+function createdDefaultDiffers(before: SchemaStateRow): boolean {
+  return before.has_tables && before.created_default !== POSTGRES_CREATED_DEFAULT;
 }
 
 interface AppendRow {
@@ -474,7 +485,8 @@ export class PostgresEventStore implements EventStore {
    * Creates the schema once per store (again after a failure, e.g. when the server was down), after
    * checking the database's recorded version: a newer one than this build's is refused
    * (EventStoreSchemaNewerError, also on a standby), and a database whose encoding is not UTF8
-   * (EventStoreDatabaseEncodingError). A setup that changed something reports one line
+   * (EventStoreDatabaseEncodingError). `es_events.created`'s default is set to the server's clock at
+   * the insert when it is not ({@link POSTGRES_CREATED_DEFAULT_SQL}). A setup that changed something reports one line
    * ({@link reportSchemaChanges}).
    */
   private ensureSchema(): Promise<void> {
@@ -497,6 +509,8 @@ export class PostgresEventStore implements EventStore {
         if (recorded !== null && recorded > POSTGRES_SCHEMA_VERSION)
           throw new EventStoreSchemaNewerError(recorded, POSTGRES_SCHEMA_VERSION, 'the PostgreSQL database (DATABASE_URL)');
         await client.query(POSTGRES_SCHEMA_SQL);
+        // Only when it differs: ALTER TABLE takes es_events' exclusive lock, which would wait for (and stop) other replicas' reads and appends on every start.
+        if (createdDefaultDiffers(before)) await client.query(POSTGRES_CREATED_DEFAULT_SQL);
         await client.query('COMMIT');
         client.release();
         change = schemaChangeLine(before, recorded);

@@ -5,7 +5,16 @@
  * - `es_events`: the global log. `position` is assigned by `es_append` from `es_head` (see
  *   below); `revision` is 0-based in `stream`; `id` is the event's UUID (unique in the store);
  *   `data` and `metadata` are JSON text exactly as the adapter serialised it (kept as text so an
- *   idempotent retry compares byte for byte); `created` is the commit's transaction time.
+ *   idempotent retry compares byte for byte); `created` is the database server's clock when the
+ *   row is inserted (`DEFAULT clock_timestamp()`, {@link POSTGRES_CREATED_DEFAULT}). Every append
+ *   function of every build (`es_append` of builds before version 2, `es_append_v2`) inserts its
+ *   rows after it took the `es_head` row lock (see below), which the append before it held until
+ *   its commit: so `created` never decreases in position order while the server's clock does not
+ *   go back. Databases set up before 2026-12-03 had `DEFAULT now()`, the transaction's start, taken
+ *   before the append waits for that lock (times went back in position order under concurrent
+ *   appends); a start changes the default ({@link POSTGRES_CREATED_DEFAULT_SQL}), and the append
+ *   functions of older builds, which leave `created` to the default, then stamp the new way too.
+ *   No new schema version: no build reads the default, so older builds keep working beside it.
  * - `es_streams`: the last revision of each stream (the row the expected-revision check locks).
  *   Deleting a stream keeps its row with `deleted` set (its events are removed): the stream does
  *   not exist for reads and checks, and appending to it again continues after that revision, so
@@ -41,6 +50,12 @@
  *   call it, so they keep working on a database that has it.
  */
 export const POSTGRES_SCHEMA_VERSION = 2;
+
+/** The default of `es_events.created`, as `pg_get_expr` prints it: the server's clock at the insert, not at the transaction's start. */
+export const POSTGRES_CREATED_DEFAULT = 'clock_timestamp()';
+
+/** Changes `es_events.created`'s default to {@link POSTGRES_CREATED_DEFAULT}; run on start only when it differs (it takes the table's exclusive lock). */
+export const POSTGRES_CREATED_DEFAULT_SQL = `ALTER TABLE es_events ALTER COLUMN created SET DEFAULT ${POSTGRES_CREATED_DEFAULT}`;
 
 /** Key of the advisory lock that serialises schema creation. */
 export const POSTGRES_SCHEMA_LOCK_KEY = 7_402_113_051;
@@ -119,12 +134,15 @@ END
 
 /**
  * What the database holds before the schema setup, read in its transaction (one row): whether the
- * tables exist, whether `es_streams` has `deleted`, the current bodies of `es_append_v2` and
+ * tables exist, whether `es_streams` has `deleted`, the default of `es_events.created` (as
+ * `pg_get_expr` prints it, null when there is none), the current bodies of `es_append_v2` and
  * `es_append_in_life_v1` (null when absent) and the recorded schema version (null when `es_schema` is absent or empty).
  */
 export const POSTGRES_SCHEMA_STATE_SQL = `
 SELECT to_regclass('es_events') IS NOT NULL AS has_tables,
        EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = to_regclass('es_streams') AND a.attname = 'deleted' AND NOT a.attisdropped) AS has_deleted,
+       (SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum
+         WHERE d.adrelid = to_regclass('es_events') AND a.attname = 'created') AS created_default,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_FUNCTION}')) AS append_body,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_IN_LIFE_FUNCTION}')) AS append_in_life_body,
        to_regclass('es_schema') IS NOT NULL AS has_version_table
@@ -142,7 +160,7 @@ CREATE TABLE IF NOT EXISTS es_events (
   type      text        NOT NULL,
   data      text        NOT NULL,
   metadata  text,
-  created   timestamptz NOT NULL DEFAULT now(),
+  created   timestamptz NOT NULL DEFAULT ${POSTGRES_CREATED_DEFAULT},
   UNIQUE (stream, revision)
 );
 CREATE TABLE IF NOT EXISTS es_streams (

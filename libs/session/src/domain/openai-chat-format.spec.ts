@@ -385,6 +385,19 @@ describe('eventsToOpenAiMessages', () => {
     expect(eventsToOpenAiMessages(events)).toEqual(messages);
   });
 
+  it('allows createdAt only to a caller that reads it (readsCreatedAt), on every role', () => {
+    const at = '2026-01-01T00:00:00Z';
+    expect(() => openAiMessagesToEvents([{ role: 'user', content: 'hi', createdAt: at }])).toThrow(/messages\[0\]\.createdAt: unknown field "createdAt"/);
+    const messages = [
+      { role: 'system', content: 'be brief', createdAt: at },
+      { role: 'user', content: 'hi', createdAt: at },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }], createdAt: at },
+      { role: 'tool', tool_call_id: 'c', content: 'ok', createdAt: at },
+    ];
+    const without = messages.map(({ createdAt: _createdAt, ...m }) => m);
+    expect(openAiMessagesToEvents(messages, { readsCreatedAt: true })).toEqual(openAiMessagesToEvents(without));
+  });
+
   it('rejects a field it would drop, and names it', () => {
     expect(() => openAiMessagesToEvents([{ role: 'user', content: 'hi', audio: { id: 'x' } }])).toThrow(/messages\[0\]\.audio: unknown field/);
     expect(() => openAiMessagesToEvents([{ role: 'tool', tool_call_id: 'c', content: 'x', refusal: 'no' }])).toThrow(/messages\[0\]\.refusal: unknown field/);

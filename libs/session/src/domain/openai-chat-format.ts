@@ -116,6 +116,13 @@ export interface OpenAiParseContext {
    */
   knownCallNames?: ReadonlyMap<string, string>;
   /**
+   * True when the caller reads each message's `createdAt` itself (the service's append routes,
+   * which give it to the event as a native event's `createdAt`): the field is then allowed on
+   * every role and left to the caller; without it a `createdAt` with a value is refused as an
+   * unknown field (it would be lost).
+   */
+  readsCreatedAt?: boolean;
+  /**
    * Id for a message that has no `id` field, given its index in the batch. Wins over
    * {@link idPrefix}. The result must be a non-empty string.
    */
@@ -171,6 +178,7 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * - `name` of a system, developer, user or assistant message → the event's `name`.
  * - A message's `id` field (non-empty string), if present, is the event id (the client id);
  *   otherwise `context.assignId(index)` or `${idPrefix}${index}`.
+ * - `createdAt` is the caller's when {@link OpenAiParseContext.readsCreatedAt} says it reads it.
  * - Any other field with a non-null value is rejected (it would be lost); null-valued fields,
  *   and empty lists (the SDK's `annotations: []`), count as absent.
  *
@@ -193,7 +201,8 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
       if (role === 'function') throw invalid(`${at}.role`, `role "function" is deprecated: send the result as role "tool" with tool_call_id`);
       throw invalid(`${at}.role`, `must be one of ${OPENAI_INPUT_ROLES.join(', ')}`);
     }
-    rejectUnknownFields(raw, MESSAGE_FIELDS[role as OpenAiInputRole], at);
+    const fields = MESSAGE_FIELDS[role as OpenAiInputRole];
+    rejectUnknownFields(raw, context.readsCreatedAt ? [...fields, 'createdAt'] : fields, at);
     const id = messageId(raw, index, context);
     // The rule and code of the append decider (`decideAppend`), so both append routes answer alike.
     if (ids.has(id)) throw new InvalidRequestError(`${at}.id`, `${at}.id: ${duplicateIdInRequest(id)}`, 'invalid_request');

@@ -27,6 +27,7 @@ import {
 } from '../events/session-stream-events';
 import { summaryAnchorRevision } from './summary-anchor';
 import { endArchivedCallClaims } from './archived-call-claims';
+import { utcMillisTime } from './utc-time-text';
 
 /** One active event of the window. `revision` is its stream revision (bigint). */
 export interface WindowEntry {
@@ -35,6 +36,10 @@ export interface WindowEntry {
   revision: bigint;
   /** Revision of the event this entry is ordered at (its own, or the summary's insert-before event's). */
   anchorRevision: bigint;
+  /**
+   * When the event was created, as `Date.toISOString` text (UTC, milliseconds; {@link utcMillisTime}):
+   * the client's `createdAt` (the log keeps the text as sent), else when the store recorded it.
+   */
   createdAt: string;
   /** Compaction that wrote it, for summaries. */
   compactionId?: string;
@@ -219,7 +224,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
         costs: data.costs,
         revision: recorded.revision,
         anchorRevision: recorded.revision,
-        createdAt: data.createdAt ?? recorded.created?.toISOString() ?? '',
+        createdAt: data.createdAt == null ? (recorded.created?.toISOString() ?? '') : utcMillisTime(data.createdAt),
       });
       state.revisionsById.set(data.event.id, recorded.revision);
       state.eventsSinceCompaction += 1;
@@ -241,7 +246,7 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
         costs: data.costs,
         revision: recorded.revision,
         anchorRevision: anchor,
-        createdAt: data.createdAt,
+        createdAt: utcMillisTime(data.createdAt),
         compactionId: data.compactionId,
       });
       state.revisionsById.set(data.summaryId, recorded.revision);

@@ -104,10 +104,13 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * `t`), and the trigram index holds texts by letters of the scripts without spaces, by script
  * extension (`ー`, `〱` count; their decimal digits, punctuation and symbols, `๑๒๓`, `฿`, `๚`, no
  * longer), and `session_log_by_archive` holds archived rows only (recall's `archived=false` finds a
- * session's rows not archived through its window entries); a store opened with another version is
+ * session's rows not archived through its window entries); 17: `session_log.created_at` holds UTC
+ * text with 9 fraction digits (`utcExactTime`; milliseconds before), so recall's `from`/`to` compare
+ * a client's sub-millisecond `createdAt` exactly, and `window_entries.created_at` holds UTC text
+ * with milliseconds (`utcMillisTime`; the text as sent before); a store opened with another version is
  * dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 16;
+export const READ_MODEL_SCHEMA_VERSION = 17;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with

@@ -151,7 +151,11 @@ async function pages(
 
 type Filters = Omit<RecallSearch, 'tenantId' | 'q' | 'limit' | 'cursor'>;
 
-/** The oracle: the unfiltered hits restricted to those `filters` pass, the session's first mention first. */
+/**
+ * The oracle: the unfiltered hits restricted to those `filters` pass, the session's first mention
+ * first when they keep it (it is the session's whatever the other filters: its earliest hit of
+ * the query other than the system message and summaries).
+ */
 function restricted(world: World, all: readonly RecallHit[], filters: Filters, order: RecallPage['order']): RecallHit[] {
   const hits = all.filter(
     (h) =>
@@ -164,9 +168,17 @@ function restricted(world: World, all: readonly RecallHit[], filters: Filters, o
       (filters.to === undefined || h.createdAt < (filters.to as string)),
   );
   if (filters.sessionId === undefined || order === 'oldest') return hits;
-  const mentions = hits.filter((h) => h.type !== 'system' && h.type !== 'summary');
+  const mentions = all.filter(
+    (h) =>
+      h.sessionId === filters.sessionId &&
+      (filters.userId === undefined || world.owner.get(h.sessionId) === filters.userId) &&
+      h.type !== 'system' &&
+      h.type !== 'summary',
+  );
   if (mentions.length === 0) return hits;
-  const first = mentions.reduce((a, b) => (world.order.get(`${a.sessionId}/${a.eventId}`)! < world.order.get(`${b.sessionId}/${b.eventId}`)! ? a : b));
+  const earliest = mentions.reduce((a, b) => (world.order.get(`${a.sessionId}/${a.eventId}`)! < world.order.get(`${b.sessionId}/${b.eventId}`)! ? a : b));
+  const first = hits.find((h) => h.sessionId === earliest.sessionId && h.eventId === earliest.eventId);
+  if (first === undefined) return hits;
   return [{ ...first, firstMention: true }, ...hits.filter((h) => h !== first)];
 }
 

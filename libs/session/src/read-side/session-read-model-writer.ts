@@ -17,6 +17,7 @@ import {
 import { ALL_ROWS, type ErasedRows } from '../events/erasure-events';
 import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
+import { utcExactTime, utcMillisTime } from '../domain/utc-time-text';
 import { MalformedEventError } from './malformed-event-error';
 import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, trigramDocument } from './unspaced-script';
@@ -144,7 +145,7 @@ export class SessionReadModelWriter {
       archived: null as number | null,
       // A conversation event's data is serialised below from its payload's and costs' JSON (written on their own too).
       dataJson: recorded.type === CONVERSATION_EVENT ? '' : JSON.stringify(recorded.data ?? null),
-      createdAt: recordedAt,
+      createdAt: utcExactTime(recordedAt),
       recordedAt,
     };
     const fail = (reason: string) => new MalformedEventError(recorded.streamId, recorded.position, reason);
@@ -169,7 +170,7 @@ export class SessionReadModelWriter {
           compactionId: null,
           eventJson,
           costsJson,
-          createdAt: String(data.createdAt ?? recordedAt),
+          createdAt: data.createdAt == null ? recordedAt : utcMillisTime(String(data.createdAt)),
         });
         this.index(tenantId, recorded.position, recallDocument(event));
         if (typeof data.userId === 'string' && data.userId) this.stmts.setUser.run(data.userId, sessionKey);
@@ -211,7 +212,7 @@ export class SessionReadModelWriter {
           compactionId: data.compactionId,
           eventJson: JSON.stringify(event),
           costsJson: JSON.stringify(data.costs),
-          createdAt: String(data.createdAt ?? recordedAt),
+          createdAt: data.createdAt == null ? recordedAt : utcMillisTime(String(data.createdAt)),
         });
         this.index(tenantId, recorded.position, recallDocument(event));
         break;
@@ -364,11 +365,12 @@ interface LoggedEvent {
 }
 
 /**
- * `createdAt` (a client's time, any string) normalized by `toIsoTime`, or `recordedAt` (already
- * normalized: normalizing it again would give it back, at the cost of parsing it) when absent.
+ * The `session_log.created_at` of an event: `createdAt` (a client's time, up to 9 fraction
+ * digits), else `recordedAt`, as {@link utcExactTime} text (9 fraction digits), so that recall's
+ * `from`/`to` compare it exactly as text.
  */
 function clientTimeOr(createdAt: string | undefined, recordedAt: string): string {
-  return createdAt == null ? recordedAt : toIsoTime(String(createdAt));
+  return utcExactTime(createdAt == null ? recordedAt : String(createdAt));
 }
 
 /**

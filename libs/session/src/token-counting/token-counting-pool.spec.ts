@@ -116,7 +116,7 @@ describe('TokenCountingPool', () => {
       }, 1);`;
     const out = execFileSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', '-e', script], {
       cwd: repoRoot,
-      env: { ...process.env, TS_NODE_PROJECT: path.join(repoRoot, 'tsconfig.json') },
+      env: { ...process.env, TS_NODE_PROJECT: process.env.TS_NODE_PROJECT ?? path.join(repoRoot, 'tsconfig.json') },
       encoding: 'utf8',
     });
     expect(JSON.parse(out)).toEqual([]);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SessionEventType } from '@lib/compaction';
 import { InvalidQueryError } from '../invalid-query-error';
-import { toIsoTime } from '../iso-time';
+import { utcExactTime, utcMillisTime } from '../../domain/utc-time-text';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeRecallCursor, encodeRecallCursor, type RecallCursor } from '../recall-cursor';
 import { recallQueryPlan, type RecallQueryPlan } from '../recall-match-expression';
@@ -105,14 +105,18 @@ export interface RecallHit {
   archived: boolean;
   /** The compaction that archived it, when archived. */
   compactionId?: string;
-  /** When the event was created (ISO-8601 UTC; the client's `createdAt` when it gave one). */
+  /**
+   * When the event was created, as `Date.toISOString` text (UTC, milliseconds; finer digits cut, as
+   * everywhere the API answers a time): the client's `createdAt` when it gave one, else when it was appended.
+   */
   createdAt: string;
   /**
    * Present (true) on the session's first mention: with `sessionId`, the earliest matching event
    * of the session that is neither the system message nor a summary, i.e. where the conversation
    * first said it (a user message, a tool call, a tool result, an assistant's answer). It is the
    * first hit of the first page, whatever its score; later repeats and summaries that cite it
-   * follow in the page's order.
+   * follow in the page's order. The same event with or without the other filters (`type`,
+   * `archived`, `compactionId`, `from`/`to`): when they leave it out, no hit is marked.
    */
   firstMention?: true;
 }
@@ -287,6 +291,8 @@ function recallPage(
   };
   filter('s.session_id = @sessionId', 'sessionId', search.sessionId);
   filter('s.user_id = @userId', 'userId', search.userId);
+  // The query and the session alone: where the session's first mention is looked for, whatever the other filters.
+  const mentionConditions = [...conditions];
   filter('l.kind = @type', 'type', search.type);
   filter('l.created_at >= @from', 'from', search.from);
   filter('l.created_at < @to', 'to', search.to);
@@ -294,6 +300,8 @@ function recallPage(
   conditions.push(...archive.conditions);
   Object.assign(params, archive.params);
   conditions.push(...span);
+  mentionConditions.push(...span);
+  const narrowed = [search.type, search.from, search.to, search.archived, search.compactionId].some((value) => value !== undefined);
 
   const joined = `FROM ${table}
       JOIN session_log l ON l.position = ${table}.rowid
@@ -369,6 +377,8 @@ function recallPage(
     first = filtered
       ? filtered.rows(mentionSql, conditions, params, 'ascending', 1)[0]
       : (store.statement(mentionSql(conditions)).get(params) as HitRow | undefined);
+    // The earliest hit that passes the filters is the first mention only when it is the session's.
+    if (first && narrowed && first.position !== sessionFirstMention(store, table, joined, mentionConditions, { ...params, match })) first = undefined;
     if (first) {
       conditions.push('l.position <> @firstMention');
       params.firstMention = first.position;
@@ -418,6 +428,7 @@ function recallPage(
   // than the system message or a summary is the first mention.
   if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined)
     first = rows.slice(0, limit).find((row) => row.type !== 'system' && row.type !== 'summary');
+  if (order === 'oldest' && first && narrowed && first.position !== sessionFirstMention(store, table, joined, mentionConditions, params)) first = undefined;
   const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit));
   for (const row of rows) row.snippet = snippets.get(row.position);
 
@@ -430,7 +441,7 @@ function recallPage(
       snippet: row.snippet ?? '',
       score: order === 'relevance' ? -Number(row.rank) : 0,
       archived: Number(row.archived) === 1,
-      createdAt: row.createdAt,
+      createdAt: utcMillisTime(row.createdAt),
     };
     if (row.archivedBy !== null) hit.compactionId = row.archivedBy;
     if (row === first) hit.firstMention = true;
@@ -689,15 +700,40 @@ function recallSnippets(
   return snippets;
 }
 
+/**
+ * The position of the session's first mention: its earliest row matching the query (`conditions`:
+ * the match, the session, its span; no other filter) that is neither the system message nor a
+ * summary; undefined when there is none.
+ */
+function sessionFirstMention(
+  store: ReadModelStore,
+  table: string,
+  joined: string,
+  conditions: readonly string[],
+  params: Record<string, unknown>,
+): bigint | undefined {
+  const row = store
+    .statement(
+      `SELECT ${table}.rowid AS position ${joined}
+       WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+       ORDER BY ${table}.rowid LIMIT 1`,
+    )
+    .get(params) as { position: bigint } | undefined;
+  return row?.position;
+}
+
 /** Escapes `&`, `<`, `>`, `"` and `'` for HTML. */
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
+/**
+ * `from`/`to` as {@link utcExactTime} text (9 fraction digits, the form of `session_log.created_at`),
+ * so the filter compares the instant sent, not one cut to the millisecond. A `Date` counts to the millisecond.
+ * @throws InvalidQueryError naming `parameter` when `value` is not a time.
+ */
 function parseTime(parameter: string, value: string | Date): string {
-  const iso = toIsoTime(value);
-  if (iso === '' || (typeof value === 'string' && iso === value && Number.isNaN(new Date(value).getTime()))) {
-    throw new InvalidQueryError(parameter, 'must be an ISO-8601 time such as 2024-05-01T12:00:00Z');
-  }
-  return iso;
+  const text = value instanceof Date ? (Number.isNaN(value.getTime()) ? '' : value.toISOString()) : value;
+  if (Number.isNaN(Date.parse(text))) throw new InvalidQueryError(parameter, 'must be an ISO-8601 time such as 2024-05-01T12:00:00Z');
+  return utcExactTime(text);
 }

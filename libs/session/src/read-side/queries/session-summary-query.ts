@@ -1,3 +1,4 @@
+import { hasSubMillisecond, utcMillisTime } from '../../domain/utc-time-text';
 import type { EstimatorName } from '../../events/session-stream-events';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
 import type { ReadModelStore } from '../read-model-store';
@@ -85,8 +86,10 @@ export function listSessionSummaries(store: ReadModelStore, query: SessionListQu
     params.userId = query.userId;
   }
   if (query.updatedSince !== undefined) {
-    where.push('updated_at >= @updatedSince');
-    params.updatedSince = new Date(query.updatedSince).toISOString();
+    // Activity times are kept to the millisecond: "at or after" an instant inside a millisecond
+    // (digits past it) is "after" that millisecond; compared exactly, not cut.
+    where.push(hasSubMillisecond(query.updatedSince) ? 'updated_at > @updatedSince' : 'updated_at >= @updatedSince');
+    params.updatedSince = utcMillisTime(query.updatedSince);
   }
   if (query.cursor !== undefined) {
     where.push('last_position < @before');

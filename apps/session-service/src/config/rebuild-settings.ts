@@ -1,0 +1,36 @@
+/**
+ * The settings of `npm run rebuild-read-models` of its own (README, Commands), besides the service's
+ * configuration it shares: read by the same rules as the service's variables (trimmed, a blank one
+ * refused; a number an integer in plain decimal digits within its row's range), refused the same way
+ * (`configuration error: NAME=value: …`, exit code 2).
+ */
+import type { NumberVariable } from '@lib/session';
+import { numberVariable } from './service-config';
+import { trimmedEnvironment } from './environment-values';
+
+/** The rebuild's number variables: events per read of the log, and the least time between two progress lines. */
+export const REBUILD_NUMBER_VARIABLES = {
+  REBUILD_PAGE_SIZE: { min: 1, max: 100_000, fallback: 1000, what: 'a number of events per read of the log' },
+  REBUILD_PROGRESS_MS: { min: 0, max: 3_600_000, fallback: 2000, what: 'a time in milliseconds (0: a line after every read)' },
+} as const satisfies Record<string, NumberVariable>;
+
+/** What {@link loadRebuildSettings} reads. */
+export interface RebuildSettings {
+  /** Events per read of the log (`REBUILD_PAGE_SIZE`, default 1000, 1 to 100,000). */
+  pageSize: number;
+  /** Least time between two progress lines, ms (`REBUILD_PROGRESS_MS`, default 2000, 0 to 3,600,000). */
+  progressMs: number;
+}
+
+/**
+ * The rebuild's own settings from `env`.
+ * @throws ConfigurationError naming the variable, e.g. `REBUILD_PAGE_SIZE=0: out of range: use a number of events per read of the log, an integer from 1 to 100000`.
+ */
+export function loadRebuildSettings(givenEnv: NodeJS.ProcessEnv = process.env): RebuildSettings {
+  const rows = Object.entries(REBUILD_NUMBER_VARIABLES).map(([name, { fallback }]) => ({ name, fallback: String(fallback), meaning: '' }));
+  const env = trimmedEnvironment(givenEnv, rows);
+  return {
+    pageSize: numberVariable(env, 'REBUILD_PAGE_SIZE', REBUILD_NUMBER_VARIABLES.REBUILD_PAGE_SIZE),
+    progressMs: numberVariable(env, 'REBUILD_PROGRESS_MS', REBUILD_NUMBER_VARIABLES.REBUILD_PROGRESS_MS),
+  };
+}
