@@ -7,6 +7,7 @@
  * before anything is opened.
  */
 import { Command } from 'commander';
+import { REBUILD_NUMBER_VARIABLES } from './config/rebuild-number-variables';
 import { parseScriptArgumentsOrExit } from './script-command-line';
 
 /** The environment variables that choose what the rebuild reads and writes: name, default, meaning (the service's others are checked as at its start). */
@@ -16,9 +17,8 @@ const REBUILD_VARIABLES: readonly (readonly [name: string, fallback: string, mea
   ['DATABASE_URL', '—', 'replay the PostgreSQL log (postgres://…) instead'],
   ['KURRENTDB_CONNECTION_STRING', '—', 'replay the KurrentDB log instead'],
   ['SQLITE_QUICK_CHECK', 'true', 'true/1 or false/0: check the SQLite files (PRAGMA quick_check) first'],
-  // The rebuild's own (config/rebuild-settings.ts holds their ranges; not imported here: it loads the service's configuration, seconds under ts-node).
-  ['REBUILD_PAGE_SIZE', '1000', 'events per read of the log, 1 to 100000'],
-  ['REBUILD_PROGRESS_MS', '2000', 'least time between two progress lines in ms, 0 to 3600000 (0: a line after every read)'],
+  // The rebuild's own: ranges and defaults from the one table loadRebuildSettings checks them with.
+  ...Object.entries(REBUILD_NUMBER_VARIABLES).map(([name, { min, max, fallback, what }]) => [name, String(fallback), `${what}, ${min} to ${max}`] as const),
 ];
 
 /** The rebuild's commander program: `--help` only; its help lists {@link REBUILD_VARIABLES} and the exit codes. */

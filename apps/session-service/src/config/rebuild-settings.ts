@@ -4,15 +4,11 @@
  * refused; a number an integer in plain decimal digits within its row's range), refused the same way
  * (`configuration error: NAME=value: …`, exit code 2).
  */
-import type { NumberVariable } from '@lib/session';
 import { numberVariable } from './service-config';
 import { trimmedEnvironment } from './environment-values';
+import { REBUILD_NUMBER_VARIABLES } from './rebuild-number-variables';
 
-/** The rebuild's number variables: events per read of the log, and the least time between two progress lines. */
-export const REBUILD_NUMBER_VARIABLES = {
-  REBUILD_PAGE_SIZE: { min: 1, max: 100_000, fallback: 1000, what: 'a number of events per read of the log' },
-  REBUILD_PROGRESS_MS: { min: 0, max: 3_600_000, fallback: 2000, what: 'a time in milliseconds (0: a line after every read)' },
-} as const satisfies Record<string, NumberVariable>;
+export { REBUILD_NUMBER_VARIABLES };
 
 /** What {@link loadRebuildSettings} reads. */
 export interface RebuildSettings {
