@@ -146,15 +146,23 @@ describe('policy API: one representation, one null rule; query strings', () => {
       expect(encoded.status).toBe(200);
     });
 
-    it.each(['yesterday', '2026-01-01T00:00:00 0100', '2026-01-01 00:00:00Z'])(
-      'does not speak of a "+" sent as a space for a date-time that %%2B would not fix (%s)',
-      async (from) => {
-        const res = await http()
-          .get(`/v1/recall?q=reservation&from=${encodeURIComponent(from)}`)
-          .expect(400);
-        expect(res.body.message).toMatch(/^from: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z/);
-        expect(res.body.message).not.toMatch(/arrived as a space/);
-      },
-    );
+    it('does not speak of a "+" sent as a space for what is no date-time (yesterday)', async () => {
+      const res = await http().get('/v1/recall?q=reservation&from=yesterday').expect(400);
+      expect(res.body.message).toMatch(/^from: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z/);
+      expect(res.body.message).not.toMatch(/arrived as a space/);
+    });
+
+    it.each([
+      ['2026-01-01T00:00:00 0100', /arrived as a space .*send the \+ as %2B; write the offset with a colon/],
+      ['2026-01-01 00:00:00Z', /write a "T" between date and time, not a space/],
+    ])('names every fix a date-time needs besides %%2B (%s), and its example is accepted', async (from, fix) => {
+      const res = await http()
+        .get(`/v1/recall?q=reservation&from=${encodeURIComponent(from)}`)
+        .expect(400);
+      expect(res.body.message).toMatch(fix);
+      const example = /\(e\.g\. ([^ ()]+)\)$/.exec(res.body.message)?.[1];
+      expect(example).toBeDefined();
+      await http().get(`/v1/recall?q=reservation&from=${example!}`).expect(200);
+    });
   });
 });

@@ -403,6 +403,11 @@ describe('time errors say what to fix, on every route that reads a time (newcome
     ['2016-12-31T23:59:60Z', /second 60 \(a leap second\)/],
     ['2026-01-01t00:00:00z', /"T" .* and the "Z" of UTC in upper case/],
     ['2026-01-01t00:00:00', /upper case; add its zone/],
+    ['2026-01-01 00:00:00Z', /write a "T" between date and time, not a space/],
+    ['2026-01-01T00:00Z', /add the seconds \(hh:mm:ss\)/],
+    ['2026-01-01T00:00:00+0530', /write the offset with a colon \(\+hh:mm/],
+    ['2026-01-01 12:30+0530', /not a space; add the seconds .*; write the offset with a colon/],
+    ['1767225600000', /not a number: a number of milliseconds since 1970/],
   ])('createdAt %s: 400 validation_failed naming the fix, whose example is accepted (HTTP, NATS, policy setAt)', async (createdAt, fix) => {
     const err = refusal(() => fromEvents(at(createdAt)));
     expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'events[0].createdAt' });
@@ -420,6 +425,15 @@ describe('time errors say what to fix, on every route that reads a time (newcome
     });
     expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events[0].createdAt', message: err.message });
     expect(refusal(() => policyCommandFrom(schemas, 't', 's', { strategy: null, setAt: createdAt })).message).toMatch(fix);
+  });
+
+  it('createdAt as a JSON number (Unix milliseconds): 400 naming the fix, the same instant as text as the example, which is accepted', () => {
+    const millis = 1767225600000;
+    const err = refusal(() => fromEvents({ events: [{ ...user, createdAt: millis }] }));
+    expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'events[0].createdAt' });
+    expect(err.message).toMatch(/not a number: a number of milliseconds since 1970/);
+    expect(Date.parse(example(err.message)!)).toBe(millis);
+    expect(fromEvents(at(example(err.message)!)).events[0].createdAt).toBe(example(err.message));
   });
 
   it('year 10000 gets the range message year 0000 gets', () => {

@@ -236,3 +236,25 @@ describe('every number variable refuses a value with a message stating the range
       expect(() => read(bad)).toThrow(new RegExp(`^TRUST_PROXY=${bad.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: `));
   });
 });
+
+describe('loadServiceConfig: HOST', () => {
+  it('takes an IPv6 address bracketed as in URLs ([::1] is ::1), and other hosts as given', () => {
+    for (const address of ['::1', '::', '0:0:0:0:0:0:0:1', '::ffff:127.0.0.1']) {
+      expect(loadServiceConfig({ HOST: `[${address}]` }, false).host).toBe(address);
+      expect(loadServiceConfig({ HOST: address }, false).host).toBe(address);
+    }
+    expect(loadServiceConfig({ HOST: '0.0.0.0' }, false).host).toBe('0.0.0.0');
+    expect(loadServiceConfig({}, false).host).toBe('127.0.0.1');
+  });
+
+  it('refuses brackets around what is not an IPv6 address, saying to drop them', () => {
+    for (const [value, inner] of [
+      ['[localhost]', 'localhost'],
+      ['[127.0.0.1]', '127.0.0.1'],
+    ]) {
+      expect(() => loadServiceConfig({ HOST: value }, false)).toThrow(
+        new RegExp(`^HOST=\\[${inner.replace(/\./g, '\\.')}\\]: .*drop the brackets \\(${inner.replace(/\./g, '\\.')}\\)`),
+      );
+    }
+  });
+});

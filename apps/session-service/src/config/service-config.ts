@@ -4,7 +4,7 @@
  * what is wrong and what to fix.
  */
 import * as path from 'node:path';
-import { isIP } from 'node:net';
+import { isIP, isIPv6 } from 'node:net';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
 import type { NumberVariable } from '@lib/session';
 import { ConfigurationError } from './configuration-error';
@@ -291,6 +291,24 @@ function natsServerSchemes(raw: string): Array<string | undefined> {
 }
 
 /**
+ * `HOST` (undefined: not set, `127.0.0.1`) → the interface to listen on. An IPv6 address may be
+ * given bracketed, as in URLs (`[::1]` is `::1`); brackets around anything else are refused
+ * ({@link ConfigurationError}: drop them), as no host name is written so.
+ */
+export function parseHost(raw: string | undefined): string {
+  if (!raw) return '127.0.0.1';
+  const inner = /^\[(.*)\]$/.exec(raw)?.[1];
+  if (inner === undefined) return raw;
+  if (isIPv6(inner)) return inner;
+  throw new ConfigurationError({
+    variable: 'HOST',
+    value: raw,
+    problem: 'brackets around what is not an IPv6 address',
+    fix: `drop the brackets (${inner || '127.0.0.1'}); only an IPv6 address may be bracketed, e.g. [::1]`,
+  });
+}
+
+/**
  * Parses `NATS_URL` (empty: not set): comma-separated servers, each `nats://host:port`,
  * `tls://host:port` or a bare `host:port` (the client's `nats://`). The client drops any other
  * scheme and connects as it would with `nats://`, so an `http://` URL (the monitoring port's, a
@@ -400,7 +418,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
   if (natsUrl) natsConnectionTarget(natsUrl, { natsUser, natsPassword });
   return {
     port: intVar(env, 'PORT'),
-    host: env.HOST || '127.0.0.1',
+    host: parseHost(env.HOST),
     dataDir,
     sqliteEventsFile: env.SQLITE_EVENTS_FILE ? path.resolve(env.SQLITE_EVENTS_FILE) : path.join(dataDir, 'events.sqlite'),
     kurrentDbConnectionString,

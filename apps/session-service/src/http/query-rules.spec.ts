@@ -77,6 +77,15 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
     ['from', '2026-01-01T00:00:00', /from: .*add its zone: "Z" when it is UTC, else its offset \(%2Bhh:mm/],
     ['to', '2016-12-31T23:59:60Z', /to: .*second 60 \(a leap second\)/],
     ['from', '2026-01-01t00:00:00z', /from: .*upper case/],
+    ['from', '2026-01-01 00:00:00Z', /from: .*write a "T" between date and time, not a space \(e\.g\. 2026-01-01T00:00:00Z\)$/],
+    ['from', '2026-01-01T00:00Z', /from: .*add the seconds \(hh:mm:ss\) \(e\.g\. 2026-01-01T00:00:00Z\)$/],
+    ['to', '2026-01-01T00:00:00-0530', /to: .*write the offset with a colon \(%2Bhh:mm.*\(e\.g\. 2026-01-01T00:00:00-05:30\)$/],
+    ['to', '2026-01-01T00:00:00 0530', /to: .*send the \+ as %2B; write the offset with a colon .*\(e\.g\. 2026-01-01T00:00:00%2B05:30\)$/],
+    [
+      'from',
+      '1798761600000',
+      new RegExp(`from: .*not a number: a number of milliseconds since 1970.*\\(e\\.g\\. ${new Date(1798761600000).toISOString().replace(/\./g, '\\.')}\\)$`),
+    ],
   ])('%s=%s: the message names the fix', (name, value, fix) => {
     expect(message({ q: 'a', [name]: value })).toMatch(fix);
     expect(() => validateQuery(sessionListQuery, { updatedSince: value })).toThrow(new RegExp(`updatedSince: ${fix.source.replace(/^\w+: /, '')}`));

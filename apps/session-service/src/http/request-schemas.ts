@@ -138,46 +138,85 @@ const EXPANDED_YEAR = /^(?:[+-]?\d{5,}|[+-]\d{4})-\d\d-\d\d/;
 /** Second 60 (a leap second) in an otherwise ISO-8601 date-time. */
 const LEAP_SECOND = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d):60/;
 
+/** A space where ISO-8601 has its `T`, between date and time (RFC 3339 §5.6 allows it; the API does not). */
+const SPACE_FOR_T = /^(\d{4,}-\d\d-\d\d) +(?=\d\d:)/;
+/** Hours and minutes without seconds (`T12:00`, then a zone or nothing). */
+const NO_SECONDS = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d)(?=$|[Z+ -])/;
+/** An offset without its colon (`+0530`) at the end; in a query string its `+` may have arrived as a space. */
+const OFFSET_WITHOUT_COLON = /([+ -])(\d\d)(\d\d)$/;
+
+/**
+ * What to fix when a number of milliseconds since 1970-01-01T00:00:00Z (Unix time, as
+ * `Date.now()` gives) was sent for a date-time: the message, with that instant as the example
+ * (or 2026-01-31T12:00:00Z when it is outside years 0001 to 9999); undefined for a non-integer.
+ */
+export function epochMillisFix(millis: number): string | undefined {
+  if (!Number.isSafeInteger(millis)) return undefined;
+  const instant = new Date(millis);
+  const example = !Number.isNaN(instant.getTime()) && clientTimeInRange(instant.toISOString()) ? instant.toISOString() : '2026-01-31T12:00:00Z';
+  return `must be an ISO-8601 date-time as text, not a number: a number of milliseconds since 1970-01-01T00:00:00Z (Unix time) is not read; send the instant as text (e.g. ${example})`;
+}
+
 /**
  * What to fix in `text`, a date-time {@link isoDateTime} refused, when the fix is one of these (else
  * undefined, for the caller's general message): a year past 9999 ({@link CLIENT_TIME_RANGE_RULE},
- * as year 0000 gets); a lower-case `t` or `z` (RFC 3339 allows them; the API reads ISO-8601's
- * upper case); second 60 (a leap second: UTC text here has none); no zone (`Z` or an offset
- * missing). Several at once are named together, with the text so fixed as the example (its `+`
- * written as `plus`: `%2B` in a query string).
+ * as year 0000 gets); digits only (Unix milliseconds, {@link epochMillisFix}); a space for the
+ * `T`; a lower-case `t` or `z` (RFC 3339 allows them; the API reads ISO-8601's upper case); no
+ * seconds; second 60 (a leap second: UTC text here has none); an offset without its colon
+ * (`+0530`); no zone (`Z` or an offset missing). Several at once are named together, with the text
+ * so fixed as the example (its `+` written as `plus`: `%2B` in a query string).
  */
 export function dateTimeFix(text: string, plus = '+'): string | undefined {
   if (EXPANDED_YEAR.test(text)) return CLIENT_TIME_RANGE_RULE;
+  if (/^-?\d+$/.test(text)) return epochMillisFix(Number(text));
   const fixes: string[] = [];
   let fixed = text;
+  if (SPACE_FOR_T.test(fixed)) {
+    fixed = fixed.replace(SPACE_FOR_T, '$1T');
+    fixes.push('write a "T" between date and time, not a space');
+  }
   if (/[tz]/.test(fixed) && fixed.toUpperCase() !== fixed) {
     fixed = fixed.toUpperCase();
     fixes.push('write the "T" between date and time and the "Z" of UTC in upper case');
   }
+  if (NO_SECONDS.test(fixed)) {
+    fixed = fixed.replace(NO_SECONDS, '$1:00');
+    fixes.push('add the seconds (hh:mm:ss)');
+  }
   if (LEAP_SECOND.test(fixed)) {
     fixed = fixed.replace(LEAP_SECOND, '$1:59.999');
     fixes.push('second 60 (a leap second) is not accepted, as times are kept in UTC without leap seconds: send second 59.999 or the next minute');
+  }
+  const offset = OFFSET_WITHOUT_COLON.exec(fixed);
+  if (offset && (offset[1] !== ' ' || plus !== '+') && isoDateTime.safeParse(fixed.replace(OFFSET_WITHOUT_COLON, '+$2:$3')).success) {
+    fixed = fixed.replace(OFFSET_WITHOUT_COLON, `${offset[1] === '-' ? '-' : '+'}$2:$3`);
+    if (offset[1] === ' ') fixes.push(`its "+" offset arrived as a space (an unencoded "+" in a query string reads as a space): send the + as ${plus}`);
+    fixes.push(`write the offset with a colon (${plus}hh:mm, e.g. ${plus}05:30)`);
   }
   if (!isoDateTime.safeParse(fixed).success && isoDateTime.safeParse(`${fixed}Z`).success) {
     fixed = `${fixed}Z`;
     fixes.push(`add its zone: "Z" when it is UTC, else its offset (${plus}hh:mm, e.g. ${plus}05:30), as a time without one names no instant`);
   }
   if (fixes.length === 0 || !isoDateTime.safeParse(fixed).success) return undefined;
-  return `must be an ISO-8601 date-time: ${fixes.join('; ')} (e.g. ${fixed})`;
+  return `must be an ISO-8601 date-time: ${fixes.join('; ')} (e.g. ${fixed.replace('+', plus)})`;
 }
 
 /**
  * A client date-time, the rule of every date-time the API reads: ISO-8601 with `Z` or an offset,
  * an instant within years 0001 to 9999 once in UTC ({@link clientTimeInRange}; else 400
- * {@link CLIENT_TIME_RANGE_RULE}). Anything else is refused with {@link dateTimeFix}'s message when
- * it says what to fix (its `+` written as `plus`), else with `formatMessage`.
+ * {@link CLIENT_TIME_RANGE_RULE}). Anything else is refused with {@link dateTimeFix}'s message (a JSON
+ * number: {@link epochMillisFix}'s) when it says what to fix (its `+` written as `plus`), else with `formatMessage`.
  */
 export function clientDateTime(formatMessage: (input: unknown) => string, plus = '+') {
   return z.iso
     .datetime({
       offset: true,
       error: (iss) =>
-        (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input) ? dateTimeFix(iss.input, plus) : undefined) ?? formatMessage(iss.input),
+        (typeof iss.input === 'string' && !hasSpaceForPlusOffset(iss.input)
+          ? dateTimeFix(iss.input, plus)
+          : typeof iss.input === 'number'
+            ? epochMillisFix(iss.input)
+            : undefined) ?? formatMessage(iss.input),
     })
     .refine(clientTimeInRange, { message: CLIENT_TIME_RANGE_RULE });
 }
