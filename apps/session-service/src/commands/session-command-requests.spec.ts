@@ -405,7 +405,7 @@ describe('time errors say what to fix, on every route that reads a time (newcome
     ['2026-01-01t00:00:00', /upper case; add its zone/],
     ['2026-01-01 00:00:00Z', /write a "T" between date and time, not a space/],
     ['2026-01-01T00:00Z', /add the seconds \(hh:mm:ss\)/],
-    ['2026-01-01T00:00:00+0530', /write the offset with a colon \(\+hh:mm/],
+    ['2026-01-01T00:00:00+0530', /write the offset with a colon \(\+05:30, as ±hh:mm\)/],
     ['2026-01-01 12:30+0530', /not a space; add the seconds .*; write the offset with a colon/],
     ['1767225600000', /not a number: a number of milliseconds since 1970/],
   ])('createdAt %s: 400 validation_failed naming the fix, whose example is accepted (HTTP, NATS, policy setAt)', async (createdAt, fix) => {

@@ -79,8 +79,12 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
     ['from', '2026-01-01t00:00:00z', /from: .*upper case/],
     ['from', '2026-01-01 00:00:00Z', /from: .*write a "T" between date and time, not a space \(e\.g\. 2026-01-01T00:00:00Z\)$/],
     ['from', '2026-01-01T00:00Z', /from: .*add the seconds \(hh:mm:ss\) \(e\.g\. 2026-01-01T00:00:00Z\)$/],
-    ['to', '2026-01-01T00:00:00-0530', /to: .*write the offset with a colon \(%2Bhh:mm.*\(e\.g\. 2026-01-01T00:00:00-05:30\)$/],
-    ['to', '2026-01-01T00:00:00 0530', /to: .*send the \+ as %2B; write the offset with a colon .*\(e\.g\. 2026-01-01T00:00:00%2B05:30\)$/],
+    ['to', '2026-01-01T00:00:00-0530', /to: .*write the offset with a colon \(-05:30, as ±hh:mm\) \(e\.g\. 2026-01-01T00:00:00-05:30\)$/],
+    [
+      'to',
+      '2026-01-01T00:00:00 0530',
+      /to: .*send the \+ as %2B; write the offset with a colon \(%2B05:30, as ±hh:mm\) \(e\.g\. 2026-01-01T00:00:00%2B05:30\)$/,
+    ],
     [
       'from',
       '1798761600000',

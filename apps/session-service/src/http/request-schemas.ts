@@ -191,7 +191,7 @@ export function dateTimeFix(text: string, plus = '+'): string | undefined {
   if (offset && (offset[1] !== ' ' || plus !== '+') && isoDateTime.safeParse(fixed.replace(OFFSET_WITHOUT_COLON, '+$2:$3')).success) {
     fixed = fixed.replace(OFFSET_WITHOUT_COLON, `${offset[1] === '-' ? '-' : '+'}$2:$3`);
     if (offset[1] === ' ') fixes.push(`its "+" offset arrived as a space (an unencoded "+" in a query string reads as a space): send the + as ${plus}`);
-    fixes.push(`write the offset with a colon (${plus}hh:mm, e.g. ${plus}05:30)`);
+    fixes.push(`write the offset with a colon (${offset[1] === '-' ? '-' : plus}${offset[2]}:${offset[3]}, as ±hh:mm)`);
   }
   if (!isoDateTime.safeParse(fixed).success && isoDateTime.safeParse(`${fixed}Z`).success) {
     fixed = `${fixed}Z`;
