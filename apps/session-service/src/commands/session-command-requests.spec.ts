@@ -26,6 +26,18 @@ function refusal(run: () => unknown): InvalidRequestError {
 const fromEvents = (body: unknown) => appendEventsCommandFrom(schemas, 't', 's', body, () => 'gen');
 const fromMessages = (body: unknown) => appendMessagesCommandFrom(schemas, 't', 's', body, () => 'gen');
 
+/** The NATS executor's answer to an append command with `body` (tenant `t`, session `s`); the command bus must not run (the body is refused before). */
+async function natsAppendAnswer(body: unknown) {
+  const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
+  const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+  return executor.execute({
+    subject: commandSubject('smc', 't', 's', 'append'),
+    data: new TextEncoder().encode(JSON.stringify(body)),
+    commandId: 'c1',
+    redelivered: false,
+  });
+}
+
 describe('expectedRevision: one spelling per revision', () => {
   const nonCanonical = ['03', '00', '+3', '-0', ' 3', '3 ', '3.0', '3e0', '0x3', '١', '9223372036854775808'];
 
@@ -361,14 +373,7 @@ describe('client times: years 0001 to 9999 once in UTC, as the read models keep 
         parameter: 'events[0].createdAt',
         message: `events[0].createdAt: ${range}`,
       });
-      const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
-      const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
-      const answer = await executor.execute({
-        subject: commandSubject('smc', 't', 's', 'append'),
-        data: new TextEncoder().encode(JSON.stringify(at(createdAt))),
-        commandId: 'c1',
-        redelivered: false,
-      });
+      const answer = await natsAppendAnswer(at(createdAt));
       expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events[0].createdAt', message: `events[0].createdAt: ${range}` });
     },
   );
@@ -415,14 +420,7 @@ describe('time errors say what to fix, on every route that reads a time (newcome
     const fixed = example(err.message);
     expect(fixed).toBeDefined();
     expect(fromEvents(at(fixed!)).events[0].createdAt).toBe(fixed);
-    const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
-    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
-    const answer = await executor.execute({
-      subject: commandSubject('smc', 't', 's', 'append'),
-      data: new TextEncoder().encode(JSON.stringify(at(createdAt))),
-      commandId: 'c1',
-      redelivered: false,
-    });
+    const answer = await natsAppendAnswer(at(createdAt));
     expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: 'events[0].createdAt', message: err.message });
     expect(refusal(() => policyCommandFrom(schemas, 't', 's', { strategy: null, setAt: createdAt })).message).toMatch(fix);
   });
