@@ -28,7 +28,8 @@ export type InvalidRequestCode =
   | 'revision_out_of_range'
   | 'position_out_of_range'
   | 'validation_failed'
-  | 'invalid_query';
+  | 'invalid_query'
+  | 'cursor_expired';
 
 /**
  * The fields an error adds to `{ code, message }` for its client (all optional; revisions and
