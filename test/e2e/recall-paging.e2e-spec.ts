@@ -54,8 +54,14 @@ describe('recall paging over HTTP while events are appended (repro-recall-cursor
       .query({ q: 'zqwordone', cursor: text({ v: 3, f: 'AAAAAAAAAAAAAAAA', a: '9' }) })
       .expect(400);
     expect(recall.body).toMatchObject({ code: 'cursor_expired', parameter: 'cursor' });
-    expect(recall.body.message).toMatch(/^cursor: was made by a later release of the service \(cursor version 3; this release reads version 2\); search again without cursor/);
-    const list = await harness.http().get('/v1/sessions').query({ cursor: text({ v: 2, l: 'sessions', k: '5' }) }).expect(400);
+    expect(recall.body.message).toMatch(
+      /^cursor: was made by a later release of the service \(cursor version 3; this release reads version 2\); search again without cursor/,
+    );
+    const list = await harness
+      .http()
+      .get('/v1/sessions')
+      .query({ cursor: text({ v: 2, l: 'sessions', k: '5' }) })
+      .expect(400);
     expect(list.body).toMatchObject({ code: 'cursor_expired', parameter: 'cursor' });
     expect(list.body.message).toMatch(/later release.*list again without cursor/);
   });

@@ -90,7 +90,9 @@ export class SessionHistoryController {
   @Get(':sessionId/compactions')
   @ApiOperation({ summary: 'The compaction history of the session, oldest first (keyset-paginated)' })
   @ApiQueryParams(compactionListQuery)
-  @ApiAnswer(CompactionHistoryPageSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'invalid_query', 'cursor_expired']) })
+  @ApiAnswer(CompactionHistoryPageSchema, {
+    errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'invalid_query', 'cursor_expired']),
+  })
   async compactions(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
