@@ -27,17 +27,31 @@ function examples(service: () => Pick<Harness, 'http'>): void {
   const ids = (w: Json) => (w.events as Json[]).map((e) => e.id);
   /** Revision → recordedAt of the session's log. */
   const recorded = async (session: string) =>
-    new Map(((await http().get(`/v1/sessions/${session}/events?limit=1000`).expect(200)).body.events as Json[]).map((e) => [e.revision as string, e.recordedAt as string]));
+    new Map(
+      ((await http().get(`/v1/sessions/${session}/events?limit=1000`).expect(200)).body.events as Json[]).map((e) => [
+        e.revision as string,
+        e.recordedAt as string,
+      ]),
+    );
 
   // Three appends 20 ms apart, then a compaction (one append: its archive, summary and completion).
   let times: Map<string, string>;
   let summaryId: string;
   beforeAll(async () => {
-    await http().post('/v1/sessions/at1/events').send({ events: [user('u1'), reply('a1')] }).expect(201);
+    await http()
+      .post('/v1/sessions/at1/events')
+      .send({ events: [user('u1'), reply('a1')] })
+      .expect(201);
     await sleep(20);
-    await http().post('/v1/sessions/at1/events').send({ events: [user('u2'), reply('a2')] }).expect(201);
+    await http()
+      .post('/v1/sessions/at1/events')
+      .send({ events: [user('u2'), reply('a2')] })
+      .expect(201);
     await sleep(20);
-    await http().post('/v1/sessions/at1/events').send({ events: [user('u3'), reply('a3')] }).expect(201);
+    await http()
+      .post('/v1/sessions/at1/events')
+      .send({ events: [user('u3'), reply('a3')] })
+      .expect(201);
     await sleep(20);
     const pass = await http()
       .post('/v1/sessions/at1/compactions')

@@ -182,7 +182,8 @@ export class SessionReads {
    * @throws what {@link window} throws.
    */
   async windowJson(tenantId: string, sessionId: string, options: WindowOptions): Promise<Buffer | object> {
-    if (options.atRevision !== undefined || options.atTime !== undefined || options.format !== 'events') return (await this.window(tenantId, sessionId, options)) as object;
+    if (options.atRevision !== undefined || options.atTime !== undefined || options.format !== 'events')
+      return (await this.window(tenantId, sessionId, options)) as object;
     await this.waitFor(options.minPosition);
     const json = getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
     if (!json) throw new SessionNotFoundError(sessionId);
