@@ -998,7 +998,7 @@ export interface components {
             events: components["schemas"]["WindowEvent"][];
             /** @description with atTime only: the event atTime resolved to; the window is the one right after it (revision is past it when it falls inside a decision) */
             resolved?: {
-                /** @description that event's recordedAt (when the store recorded it; UTC, to the millisecond), at or before atTime */
+                /** @description that event's recordedAt (when the store recorded it), at or before atTime: ISO-8601 UTC with milliseconds, as Date.toISOString writes it */
                 recordedAt: string;
                 /** @description the revision of the last event the store recorded at or before atTime */
                 revision: string;
@@ -1013,7 +1013,7 @@ export interface components {
             messages: components["schemas"]["OpenAiMessage"][];
             /** @description with atTime only: the event atTime resolved to; the window is the one right after it (revision is past it when it falls inside a decision) */
             resolved?: {
-                /** @description that event's recordedAt (when the store recorded it; UTC, to the millisecond), at or before atTime */
+                /** @description that event's recordedAt (when the store recorded it), at or before atTime: ISO-8601 UTC with milliseconds, as Date.toISOString writes it */
                 recordedAt: string;
                 /** @description the revision of the last event the store recorded at or before atTime */
                 revision: string;

@@ -242,7 +242,9 @@ const windowHead = {
   resolved: z
     .strictObject({
       revision: decimal.describe('the revision of the last event the store recorded at or before atTime'),
-      recordedAt: z.string().describe("that event's recordedAt (when the store recorded it; UTC, to the millisecond), at or before atTime"),
+      recordedAt: isoTime.describe(
+        "that event's recordedAt (when the store recorded it), at or before atTime: ISO-8601 UTC with milliseconds, as Date.toISOString writes it",
+      ),
     })
     .optional()
     .describe('with atTime only: the event atTime resolved to; the window is the one right after it (revision is past it when it falls inside a decision)'),

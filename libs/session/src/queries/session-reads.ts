@@ -9,6 +9,7 @@ import { sessionKey, sessionStream, type EstimatorName } from '../events/session
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
 import { renderOpenAiWindow } from '../domain/openai-chat-format';
 import { openAiRenderingCost } from '../domain/openai-window-cost';
+import { quoteInput } from '@lib/compaction';
 import { InvalidRequestError, SessionError, SessionNotFoundError, type SessionErrorDetails } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
@@ -169,7 +170,7 @@ export class SessionReads {
     if (!first) throw new SessionNotFoundError(sessionId);
     throw new InvalidRequestError(
       'atTime',
-      `atTime: the session's first event (revision ${first.revision}) was recorded at ${first.created.toISOString()}, after ${atTime}: no window existed yet; ask for a time at or after it`,
+      `atTime: the session's first event (revision ${first.revision}) was recorded at ${first.created.toISOString()}, after ${quoteInput(atTime, { quoted: false })}: no window existed yet; ask for a time at or after it`,
       'time_out_of_range',
     );
   }
