@@ -45,7 +45,15 @@ describeWithNats('NATS pull on the wire')('a pull request lost, or ended with a 
   });
 
   /** A consumer of its own prefix connected through a proxy; its answers as a live subscriber gets them. */
-  async function setUp(): Promise<{ names: NatsNames; prefix: string; proxy: NatsProxy; nc: NatsConnection; consumer: NatsCommandConsumer; executor: RecordingExecutor; answers: Msg[] }> {
+  async function setUp(): Promise<{
+    names: NatsNames;
+    prefix: string;
+    proxy: NatsProxy;
+    nc: NatsConnection;
+    consumer: NatsCommandConsumer;
+    executor: RecordingExecutor;
+    answers: Msg[];
+  }> {
     const prefix = nats.prefix();
     const names = natsNames(prefix);
     await ensureStreams(nats.client.jsm, names, ACK_WAIT_MS);
