@@ -370,8 +370,15 @@ export class NatsCommandConsumer {
     // End the pull request, and make sure the server knows before the naks: a command nak'd while
     // this replica's pull request is still open could be redelivered to it, then wait out the ack wait.
     // Drained (endPull): a command the server sent before it took the end is held and given back
-    // with the others, not dropped by the client library to wait out the ack wait.
-    if (this.batch) await endPull(this.batch);
+    // with the others, not dropped by the client library to wait out the ack wait. The consumer-info
+    // request right behind the UNSUB (below) has the server drop the pull request at once: until it
+    // checks, nats-server 2.9 still hands commands to a pull request without interest, which go nowhere.
+    if (this.batch) {
+      const ended = endPull(this.batch);
+      const checked = this.nc.isClosed() ? undefined : this.jsm.consumers.info(this.names.commandStream, this.names.commandConsumer).catch(() => undefined);
+      await ended;
+      await checked;
+    }
     // A closed connection (NATS lost at shutdown: NatsTransport closed it) flushes nothing and gives nothing back.
     if (!this.nc.isClosed()) await this.nc.flush();
     await this.loop;
