@@ -22,12 +22,18 @@ import { startListeningService, type ClientHarness } from '../support/client-har
 const KEY_A = 'audit-key-tenant-a';
 const KEY_B = 'audit-key-tenant-b';
 
-/** Summarizes, or fails while `failing` is set. */
+/** How long the failing summarizer takes to fail, ms (as a model timing out would, shorter). */
+const FAILING_AFTER_MS = 120;
+
+/** Summarizes, or fails after {@link FAILING_AFTER_MS} while `failing` is set. */
 class SwitchableSummarizer implements Summarizer {
   readonly identity = { kind: 'extractive' as const, model: 'audit-test' };
   failing = false;
   async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
-    if (this.failing) return { ok: false, reason: 'model unavailable (test)', calls: 1, promptTokens: 7, completionTokens: 0 };
+    if (this.failing) {
+      await new Promise((resolve) => setTimeout(resolve, FAILING_AFTER_MS));
+      return { ok: false, reason: 'model unavailable (test)', calls: 1, promptTokens: 7, completionTokens: 0 };
+    }
     return { ok: true, text: `RECAP of ${request.coveredIds.length} events`, calls: 1, promptTokens: 11, completionTokens: 3 };
   }
 }
@@ -269,10 +275,12 @@ describe('audit API', () => {
       compactionId: failed.compactionId,
       outcome: 'failed',
       failure: { stage: 'summarize', reason: expect.stringContaining('model unavailable') },
-      durationMs: null,
       tokensSaved: 0,
     });
     expect(broken.tokensAfter).toBe(broken.tokensBefore);
+    // the time the pass ran until it failed: at least what the summarizer took to fail
+    expect(broken.durationMs).toBeGreaterThanOrEqual(FAILING_AFTER_MS);
+    expect(broken.durationMs).toBeLessThan(60_000);
   });
 
   it('diffs a compaction: the windows just before and just after it, as time travel reads them', async () => {

@@ -14,6 +14,8 @@
 import * as fs from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
+import type { SummaryRequest } from '@lib/compaction';
+import { ExtractiveSummarizer, type SummarizerOutcome } from '@lib/session';
 import { startService } from '../support/service-harness';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 import { describeWithChromium, launchChromiumPage } from '../support/chromium';
@@ -33,6 +35,19 @@ const HIDDEN = [
   0x2028, 0x000d, 0xfe0f,
 ];
 const HIDDEN_TEXT = `a${HIDDEN.map((cp) => String.fromCodePoint(cp)).join('a')}a`;
+/** Text that makes {@link DownOnRequest} fail, after {@link FAILING_AFTER_MS}. */
+const MODEL_DOWN = 'model down';
+const FAILING_AFTER_MS = 150;
+
+/** The extractive summarizer, which fails (after a while, as a model timing out) when asked to summarize {@link MODEL_DOWN}. */
+class DownOnRequest extends ExtractiveSummarizer {
+  override async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+    if (!request.toSummarize.some((t) => t.includes(MODEL_DOWN))) return super.summarize(request);
+    await new Promise((resolve) => setTimeout(resolve, FAILING_AFTER_MS));
+    return { ok: false, reason: 'model unavailable (test)', calls: 1, promptTokens: 0, completionTokens: 0 };
+  }
+}
+
 /** Emoji whose variation selector and joiners are part of the picture (README: shown as they are). */
 const EMOJI = 'ok ❤️ 👩‍💻 1️⃣';
 
@@ -77,7 +92,7 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
   const compactionIds: string[] = [];
 
   beforeAll(async () => {
-    harness = await startListeningService();
+    harness = await startListeningService({ summarizer: new DownOnRequest() });
     client = harness.client();
     const path = { sessionId: SESSION };
     const appended = await client.POST('/v1/sessions/{sessionId}/events', {
@@ -187,6 +202,23 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
       /noop \(auto, token-count\): 108 → 108 chars, 0 archived, within-limit\s*trigger still fires/,
     );
     expect(await page.locator('dl.facts').first().innerText()).toMatch(/compactions\n0 \(0 failed\), 1 recorded noop\s*trigger still fires/);
+  });
+
+  it('shows a failed compaction’s duration, the time its pass ran until it failed, in its facts', async () => {
+    const path = { sessionId: 'failed-audit' };
+    const events = ['a question', MODEL_DOWN, 'another question', 'another answer', 'a third question', 'a third answer'].map((text, i) => ({
+      type: i % 2 ? 'assistant' : 'user',
+      text,
+    }));
+    await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { events: events as never } });
+    const strategy = { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 } as const;
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path }, body: { strategy } });
+    expect(data!.outcome).toBe('failed');
+    await page.goto(`${harness.baseUrl}/ui#/s/failed-audit/c/${data!.compactionId}`);
+    const facts = page.locator('#diff dl.facts');
+    await facts.waitFor();
+    const ms = /duration\n([\d,]+) ms until it failed/.exec(await facts.innerText())?.[1];
+    expect(Number(ms?.replace(/,/g, ''))).toBeGreaterThanOrEqual(FAILING_AFTER_MS);
   });
 
   it('keeps the session page for an unknown compaction in the link and shows the API’s message there', async () => {

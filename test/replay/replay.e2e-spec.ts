@@ -169,11 +169,11 @@ describeWithShared('replay on tau-bench sessions', TAU_BENCH_FILE, () => {
   });
 });
 
-/** Runs the CLI in a child process; resolves with its exit code and output. */
-function runCli(args: string[]): Promise<FinishedRun> {
+/** Runs the CLI in a child process (with `env` added to this one's); resolves with its exit code and output. */
+function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<FinishedRun> {
   return runNode(['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/replay/src/replay.ts', ...args], {
     cwd: REPO,
-    env: { ...process.env },
+    env: { ...process.env, ...env },
   });
 }
 
@@ -222,6 +222,59 @@ describe('replay CLI errors: one line, exit code 2', () => {
     expectOneLine(d, new RegExp(`^replay: no session service answers at http://127\\.0\\.0\\.1:${port}: ECONNREFUSED`));
     expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
   }, 180_000); // CLI processes compiled by ts-node at once: about 10 s each on a quiet 2-core machine, several times that under load
+
+  it('refuses a blank summarizer setting as the service does at its start (with or without fidelity): one line naming it, exit code 2', async () => {
+    const okFile = path.join(dir, 'ok-blank.json');
+    fs.writeFileSync(okFile, JSON.stringify([[{ role: 'user', content: 'hello' }]]));
+    const before = fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('replay-service-'));
+    const [a, b, c] = await Promise.all([
+      runCli([okFile, '--out', dir, '--no-progress'], { SUMMARIZER_TIMEOUT_MS: ' ' }),
+      runCli([okFile, '--out', dir, '--no-progress', '--no-fidelity'], { SUMMARIZER_MAX_RETRIES: '\t' }),
+      runCli([okFile, '--out', dir, '--no-progress'], { SUMMARIZER_MAX_INPUT_TOKENS: 'many' }),
+    ]);
+    expectOneLine(a, /^replay: configuration error: SUMMARIZER_TIMEOUT_MS=" ": set but blank: unset it for the default \(60000\), or give it a value$/);
+    expectOneLine(b, /^replay: configuration error: SUMMARIZER_MAX_RETRIES="\\t": set but blank: unset it for the default \(2\)/);
+    expectOneLine(c, /^replay: configuration error: SUMMARIZER_MAX_INPUT_TOKENS=many: not an integer/);
+    expect(fs.existsSync(path.join(dir, 'report.json'))).toBe(false);
+    // no temporary store left behind (other runs of this machine may be making theirs: only new ones of ours would stay)
+    expect(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('replay-service-') && !before.includes(f))).toEqual([]);
+  }, 180_000);
+
+  it('--help and a usage error answer before the replay loads its run (the service, the libraries): usage exit code 0, one line exit code 2', async () => {
+    // main() run in a child; what it loaded is printed after a marker once it returns
+    const loadedAfter = (args: string[]) =>
+      runNode(
+        [
+          '-r',
+          'ts-node/register/transpile-only',
+          '-r',
+          'tsconfig-paths/register',
+          '-e',
+          `require('./apps/replay/src/replay.ts').main(${JSON.stringify(args)}).then((code) => {
+            const loaded = Object.keys(require.cache).map((f) => require('node:path').relative(process.cwd(), f)).filter((f) => /^(apps|libs)[/]/.test(f)).sort();
+            process.stdout.write('\\n@@' + JSON.stringify({ code, loaded }));
+          })`,
+        ],
+        { cwd: REPO, env: { ...process.env } },
+      );
+    const [help, bogus, noFile] = await Promise.all([loadedAfter(['--help']), loadedAfter(['--bogus', 'x.json']), loadedAfter([])]);
+    const result = (r: FinishedRun) => JSON.parse(r.stdout.split('\n@@')[1]) as { code: number; loaded: string[] };
+    expect(help.stdout).toMatch(/^Usage: replay /);
+    expect(help.stderr).toBe('');
+    expect(bogus.stderr).toBe("replay: unknown option '--bogus' (see --help)\n");
+    expect(noFile.stderr).toBe("replay: missing required argument 'file' (see --help)\n");
+    const onlyTheCommandLine = [
+      'apps/replay/src/replay-error.ts',
+      'apps/replay/src/replay.ts',
+      'apps/replay/src/stop-on-signals.ts',
+      'apps/session-service/src/script-command-line.ts',
+    ];
+    expect([help, bogus, noFile].map(result)).toEqual([
+      { code: 0, loaded: onlyTheCommandLine },
+      { code: 2, loaded: onlyTheCommandLine },
+      { code: 2, loaded: onlyTheCommandLine },
+    ]);
+  }, 180_000);
 
   it('stops before sending anything on a message the service would reject, naming the session and the message', async () => {
     const noContent = path.join(dir, 'no-content.json');

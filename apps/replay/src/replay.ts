@@ -4,8 +4,9 @@
  *
  * Exit codes: 0 no validation failure; 1 validation failures (listed); 2 a problem of the input
  * or environment (unreadable file, wrong shape including a message the service's parser would
- * reject, bad option, no service at `--url`, or a 4xx answer of the service during the run): one
- * line on stderr; 3 an unexpected error (a 5xx answer of the service or a bug of the replay):
+ * reject, bad option, no service at `--url`, a setting the in-process service refuses, or a 4xx
+ * answer of the service during the run): one line on stderr; `--help` and a usage error are
+ * answered before run-replay.ts (and the service) is loaded; 3 an unexpected error (a 5xx answer of the service or a bug of the replay):
  * "unexpected error" and the stack trace; 130 (143 on SIGTERM) interrupted by Ctrl-C: no new turn
  * is sent, the in-process service is closed and its temporary store removed, no report is written,
  * and one line says how far it got. A second Ctrl-C while it closes ends the process at once.
@@ -13,7 +14,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { parseScriptArguments } from '../../session-service/src/script-command-line';
 import { REPLAY_UNEXPECTED_EXIT_CODE, REPLAY_USAGE_EXIT_CODE, ReplayError, ReplayInterrupted } from './replay-error';
-import { runReplay, type ReplayOptions } from './run-replay';
+import type { ReplayOptions } from './run-replay';
 import { interruptedExitCode, stopOnSignals } from './stop-on-signals';
 
 function integer(name: string) {
@@ -83,6 +84,8 @@ export async function main(argv: string[]): Promise<number> {
   // Ctrl-C (or SIGTERM) stops the run cleanly; a second one ends the process at once (Node's default).
   const stop = stopOnSignals();
   try {
+    // Loaded once the arguments are checked: `--help` and a usage error answer at once (run-replay's modules take seconds under ts-node).
+    const { runReplay } = await import('./run-replay');
     const report = await runReplay({ ...options, signal: stop.signal });
     return report.validationFailures === 0 ? 0 : 1;
   } catch (err) {

@@ -292,13 +292,45 @@ interface ArchivedText {
   archivedBy: string;
 }
 
-async function startInProcessService(): Promise<{ url: string; close: () => Promise<void> }> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-service-'));
+/**
+ * The environment of the in-process service and of the fidelity baseline's summarizer: `env` by the
+ * service's own rule (`trimmedEnvironment`: values trimmed, a blank one refused), so the replay refuses
+ * what the service refuses at its start.
+ * @throws ReplayError `configuration error: NAME=" ": set but blank: …`, the service's line (exit code 2).
+ */
+async function inProcessEnvironment(env: NodeJS.ProcessEnv): Promise<NodeJS.ProcessEnv> {
   // Loaded lazily: a bad file or option stops the command before Nest is even imported.
+  const { trimmedEnvironment } = await import('../../session-service/src/config/environment-values');
+  return refusedAsReplayError(() => trimmedEnvironment(env));
+}
+
+/**
+ * `work()`'s result; a setting the service refuses (`ConfigurationError`, `SummarizerConfigError`)
+ * rethrown as the {@link ReplayError} `configuration error: <the service's message>`; other errors as they are.
+ */
+async function refusedAsReplayError<T>(work: () => T | Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    const { asConfigurationError } = await import('../../session-service/src/config/configuration-error');
+    const refused = asConfigurationError(err);
+    throw refused ? new ReplayError(`configuration error: ${refused.message}`) : err;
+  }
+}
+
+async function startInProcessService(env: NodeJS.ProcessEnv): Promise<{ url: string; close: () => Promise<void> }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-service-'));
   const { createSessionService } = await import('../../session-service/src/create-session-service');
   const { loadServiceConfig } = await import('../../session-service/src/config/service-config');
-  const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', API_KEYS: undefined, RATE_LIMIT_PER_MINUTE: '0' });
-  const service = await createSessionService(config, { quiet: true });
+  let service: Awaited<ReturnType<typeof createSessionService>>;
+  try {
+    const config = loadServiceConfig({ ...env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', API_KEYS: undefined, RATE_LIMIT_PER_MINUTE: '0' });
+    service = await createSessionService(config, { quiet: true, env });
+  } catch (err) {
+    // a setting the service refuses: nothing was started, leave no temporary store behind
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  }
   await service.app.listen(0, '127.0.0.1');
   const { port } = service.app.getHttpServer().address() as AddressInfo;
   return {
@@ -321,7 +353,8 @@ async function startInProcessService(): Promise<{ url: string; close: () => Prom
 /**
  * Runs the whole replay and writes report.json, report.md and report.html into `out`.
  * @throws ReplayError (one line) for an unreadable or malformed file (including a message the
- *   service's parser would reject), an invalid option, a URL where no service answers, or a 4xx
+ *   service's parser would reject), an invalid option, a URL where no service answers, without a
+ *   URL a setting the in-process service refuses (`configuration error: <the service's line>`), or a 4xx
  *   answer of the service during the run (naming the session, the message and the service's
  *   status, code and message). Other errors (a 5xx answer, a bug) are thrown as they are.
  * @throws ReplayInterrupted once `options.signal` aborts (after closing what the run opened).
@@ -341,8 +374,12 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
   const runId = options.runId ?? `replay-${Date.now().toString(36)}`;
   const fidelitySessions =
     options.fidelitySessions === undefined ? sessions.length : Math.min(sessions.length, positiveInt(options.fidelitySessions, '--fidelity-sessions', 1));
+  // With --url the service reads its own environment; in process, this one, refused as the service would refuse it.
+  const env = options.url ? process.env : await inProcessEnvironment(process.env);
   const fidelity =
-    options.fidelity === false ? undefined : new FidelityCollector(sessions, fidelitySessions, estimator, process.env, options.url?.replace(/\/+$/, ''));
+    options.fidelity === false
+      ? undefined
+      : await refusedAsReplayError(() => new FidelityCollector(sessions, fidelitySessions, estimator, env, options.url?.replace(/\/+$/, '')));
 
   let close: (() => Promise<void>) | undefined;
   let client: SessionServiceClient;
@@ -357,7 +394,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     client = createReplayClient(options.url, options.apiKey);
     await probe(client, options.url);
   } else {
-    const started = await startInProcessService();
+    const started = await refusedAsReplayError(() => startInProcessService(env));
     close = started.close;
     client = createReplayClient(started.url);
   }
@@ -422,7 +459,7 @@ export async function runReplay(options: ReplayOptions): Promise<ReplayReport> {
     progress.update('every turn replayed: reading the examples and the fidelity baselines');
     const validationFailures = strategies.reduce((a, s) => a + s.validationFailures, 0);
     const examples = await liveExamples(client, strategies, archivedTexts);
-    const summarizer = options.url ? serviceSummarizerDescription(options.url.replace(/\/+$/, ''), summarizers) : summarizerDescription(process.env);
+    const summarizer = options.url ? serviceSummarizerDescription(options.url.replace(/\/+$/, ''), summarizers) : summarizerDescription(env);
     const fidelityReport = fidelity
       ? await fidelity.report(
           plans,

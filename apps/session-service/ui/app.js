@@ -1257,7 +1257,19 @@ function diffView(diff, item) {
                 ),
               )
             : null,
-          item.durationMs !== null ? h('div', {}, h('dt', {}, 'duration'), h('dd', {}, `${fmt(item.durationMs)} ms`)) : null,
+          // a failure's duration runs to the failure; null only on a failure recorded before failures carried it
+          h(
+            'div',
+            {},
+            h('dt', {}, 'duration'),
+            h(
+              'dd',
+              {},
+              item.durationMs === null
+                ? 'not recorded (a failure recorded before failures carried it)'
+                : `${fmt(item.durationMs)} ms${item.failure ? ' until it failed' : ''}`,
+            ),
+          ),
           h('div', {}, h('dt', {}, 'at'), h('dd', {}, timeOf(item.at, 'compaction at'))),
         )
       : null,

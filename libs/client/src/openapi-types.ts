@@ -381,6 +381,7 @@ export interface components {
             /** @description revision of the session's last event when the pass was planned (the window its strategy and summarizer saw) */
             basedOnRevision: string;
             compactionId: string;
+            /** @description wall time of the pass in milliseconds, from its start to its decision (for a failure: to the failure, the summarizer attempts, retries and timeouts included); null for a failure recorded before failures carried it */
             durationMs: number | null;
             estimator: components["schemas"]["Estimator"];
             failure: {

@@ -121,6 +121,24 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
     );
   });
 
+  it('property: every digit string (any length, past 2^53 and past a double too) is told Unix time is not read, with an example that is accepted', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^-?[0-9]{1,400}$/), fc.constantFrom('from', 'to'), (digits, name) => {
+        const said = message({ q: 'a', [name]: digits });
+        expect(said).toMatch(
+          new RegExp(
+            `^${name}: must be an ISO-8601 date-time as text, not a number: a number of milliseconds since 1970-01-01T00:00:00Z \\(Unix time\\) is not read`,
+          ),
+        );
+        const example = /\(e\.g\. ([^ ()]+)\)$/.exec(said)![1];
+        expect(() => validateQuery(recallQuery, { q: 'a', [name]: example })).not.toThrow();
+        expect(() => validateQuery(sessionListQuery, { updatedSince: digits })).toThrow(said.replace(/^\w+: /, ''));
+      }),
+      { numRuns: 300 },
+    );
+    expect(message({ q: 'a', from: '99999999999999999999' })).toMatch(/Unix time.*\(e\.g\. 2026-01-31T12:00:00Z\)$/);
+  });
+
   it('to=10000-…: the range message, as year 0000 gets', () => {
     expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toBe(message({ q: 'a', to: '0000-01-01T00:00:00Z' }));
     expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toMatch(/to: must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z/);

@@ -148,10 +148,11 @@ const OFFSET_WITHOUT_COLON = /([+ -])(\d\d)(\d\d)$/;
 /**
  * What to fix when a number of milliseconds since 1970-01-01T00:00:00Z (Unix time, as
  * `Date.now()` gives) was sent for a date-time: the message, with that instant as the example
- * (or 2026-01-31T12:00:00Z when it is outside years 0001 to 9999); undefined for a non-integer.
+ * (or 2026-01-31T12:00:00Z when it is outside years 0001 to 9999, past 2^53 or ±Infinity, as a digit
+ * string too long for a double reads); undefined for a fraction or NaN (not a count of milliseconds).
  */
 export function epochMillisFix(millis: number): string | undefined {
-  if (!Number.isSafeInteger(millis)) return undefined;
+  if (Number.isNaN(millis) || (Number.isFinite(millis) && !Number.isInteger(millis))) return undefined;
   const instant = new Date(millis);
   const example = !Number.isNaN(instant.getTime()) && clientTimeInRange(instant.toISOString()) ? instant.toISOString() : '2026-01-31T12:00:00Z';
   return `must be an ISO-8601 date-time as text, not a number: a number of milliseconds since 1970-01-01T00:00:00Z (Unix time) is not read; send the instant as text (e.g. ${example})`;

@@ -460,7 +460,13 @@ export const CompactionHistoryItemSchema = named(
           ),
       })
       .nullable(),
-    durationMs: z.number().min(0).nullable(),
+    durationMs: z
+      .number()
+      .min(0)
+      .nullable()
+      .describe(
+        'wall time of the pass in milliseconds, from its start to its decision (for a failure: to the failure, the summarizer attempts, retries and timeouts included); null for a failure recorded before failures carried it',
+      ),
     at: isoTime,
     triggerStillFires: z
       .boolean()

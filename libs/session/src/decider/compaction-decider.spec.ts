@@ -287,6 +287,19 @@ describe('compaction: a failed summary (DESIGN §3.7)', () => {
       .when(compact(compactCommand(summarizing(2)), () => summaryText('  \n ')))
       .then(({ events }) => expect(typesOf(events)).toEqual([COMPACTION_FAILED]));
   });
+
+  it('records how long the pass ran until it failed, as a completed pass records its duration (the context: started 12:00:00, failed 12:00:01)', () => {
+    const ran = SPEC_CONTEXT.now.getTime() - SPEC_CONTEXT.startedAt.getTime();
+    for (const summarize of [() => summaryFailure('timed out'), () => summaryText(' ')])
+      given(...threeTurns)
+        .when(compact(compactCommand(summarizing(2)), summarize))
+        .then(({ events }) =>
+          expect(dataOf<CompactionFailedData>(events, COMPACTION_FAILED)).toMatchObject({ durationMs: ran, failedAt: SPEC_CONTEXT.now.toISOString() }),
+        );
+    given(...threeTurns)
+      .when(compact(compactCommand(summarizing(2))))
+      .then(({ events }) => expect(dataOf<CompactionCompletedData>(events, COMPACTION_COMPLETED).durationMs).toBe(ran));
+  });
 });
 
 describe('compaction: replay and idempotent ids (DESIGN §4)', () => {

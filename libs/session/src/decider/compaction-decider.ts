@@ -352,6 +352,8 @@ export function decideCompaction(
   const result = completePlan(plan, plan.summaryRequest ? { reply, summaryId: summaryIdFor(compactionId), estimator } : { estimator });
   const summarizer = decisionSummarizer(context.summarizer, summary && usageOf(summary), context.discarded);
   const now = context.now.toISOString();
+  // from the pass's start to its decision, whichever it is: a failure's time is known as well as a success's
+  const durationMs = context.now.getTime() - context.startedAt.getTime();
   const payloads: Array<{ type: string; data: unknown }> = [];
   if (result.archivedIds.length > 0)
     payloads.push({ type: EVENTS_ARCHIVED, data: { compactionId, archivedIds: result.archivedIds } satisfies EventsArchivedData });
@@ -394,6 +396,7 @@ export function decideCompaction(
       stage: 'summarize',
       reason: result.failureReason ?? 'summarizer failed',
       ...(summarizer ? { summarizer } : {}),
+      durationMs,
       failedAt: now,
       tokensBefore: result.tokensBefore,
       archivedIds: result.archivedIds,
@@ -411,7 +414,7 @@ export function decideCompaction(
       tokensEstimatedSaved: result.tokensEstimatedSaved,
       keptIds: result.keptIds,
       ...(summarizer ? { summarizer } : {}),
-      durationMs: context.now.getTime() - context.startedAt.getTime(),
+      durationMs,
       completedAt: now,
       ...stillFiring(command.trigger, figuresAfter, rebased),
     };

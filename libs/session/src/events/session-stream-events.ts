@@ -199,6 +199,11 @@ export interface CompactionFailedData {
   trigger: Trigger | null;
   basedOnRevision: string;
   summarizer?: SummarizerIdentity;
+  /**
+   * Wall time from the pass's start to its failure, ms (the summarizer's attempts, retries and
+   * timeouts included), as a completed pass's `durationMs`; absent on failures recorded before it was.
+   */
+  durationMs?: number;
   failedAt: string;
   origin: 'auto' | 'command';
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */

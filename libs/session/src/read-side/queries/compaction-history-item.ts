@@ -80,7 +80,11 @@ export interface CompactionHistoryItem {
     usage: { promptTokens: number; completionTokens: number };
     discarded: { calls: number; usage: { promptTokens: number; completionTokens: number } } | null;
   } | null;
-  /** Wall time of the pass in milliseconds; null for failures. */
+  /**
+   * Wall time of the pass in milliseconds, from its start to its decision: for a failure, to the
+   * failure (the summarizer's attempts, retries and timeouts included); null for a failure recorded
+   * before failures carried it.
+   */
   durationMs: number | null;
   /** ISO-8601 UTC time it completed or failed. */
   at: string;
@@ -132,7 +136,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
             : null,
         }
       : null,
-    durationMs: failed ? null : completed.durationMs,
+    durationMs: failed ? (failure.durationMs ?? null) : completed.durationMs,
     at: record.at,
     triggerStillFires: failed ? null : (completed.triggerStillFires ?? null),
     failure: failed ? { stage: failure.stage, reason: failure.reason } : null,

@@ -1,0 +1,36 @@
+import { ReadModelStore } from '../read-model-store';
+import { SessionProjector } from '../session-projector';
+import { RecordedSessionLog, user } from '../testing/recorded-session-log';
+import { COMPACTION_FAILED, type CompactionFailedData } from '../../events/session-stream-events';
+import { compactionHistoryItem } from './compaction-history-item';
+import { listCompactions } from './compaction-history-query';
+
+describe('compactionHistoryItem: durationMs', () => {
+  let store: ReadModelStore;
+  beforeEach(() => {
+    store = ReadModelStore.open(':memory:');
+  });
+  afterEach(() => store.close());
+
+  it('a failure answers the time its pass ran until it failed; a failure recorded before failures carried it answers null; a completed pass its own', () => {
+    const log = new RecordedSessionLog();
+    log.append('s1', user('u1', 'hello'));
+    log.completed('s1', 'c1');
+    // as recorded now: with the time from the pass's start to the failure
+    const timed = log.failed('s1', 'c2');
+    (timed.data as CompactionFailedData).durationMs = 61_250;
+    // as an older version recorded it: no durationMs
+    const old = log.failed('s1', 'c3');
+    expect([timed.type, old.type, 'durationMs' in (old.data as object)]).toEqual([COMPACTION_FAILED, COMPACTION_FAILED, false]);
+    new SessionProjector(store).applyBatch(log.events);
+    expect(
+      listCompactions(store, 'default', 's1')!
+        .map(compactionHistoryItem)
+        .map((c) => [c.compactionId, c.outcome, c.durationMs]),
+    ).toEqual([
+      ['c1', 'compacted', 5],
+      ['c2', 'failed', 61_250],
+      ['c3', 'failed', null],
+    ]);
+  });
+});
