@@ -1,5 +1,6 @@
 /**
- * `minPosition` (read-your-writes) on every read route (window, session, policy, compactions, log, recall, session list): a position the log holds is
+ * `minPosition` (read-your-writes) on every read route (window, session, policy, compactions, log, recall, session list;
+ * the window at a revision or a time too): a position the log holds is
  * waited for; a position past the store's head was never written, so it is answered at once with
  * 400 `position_out_of_range` instead of waiting MAX_WAIT_MS for a 503; a written position the
  * read models have not applied within MAX_WAIT_MS is still 503 `projection_behind`.
@@ -21,6 +22,9 @@ describe('minPosition', () => {
     `/v1/sessions/${s}/events?`,
     `/v1/recall?q=hello&`,
     `/v1/sessions?`,
+    // time travel reads the store, yet follows the same rule
+    `/v1/sessions/${s}/window?atRevision=0&`,
+    `/v1/sessions/${s}/window?atTime=2099-01-01T00:00:00Z&`,
   ];
   let position = 0n;
 

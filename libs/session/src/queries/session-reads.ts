@@ -105,6 +105,8 @@ export class SessionReads {
     let entries: WindowEntry[];
     let resolved: RevisionAtTime | undefined;
     let atRevision = options.atRevision;
+    // Time travel reads the store, not the read models: nothing to wait for, but a position never written is refused as on every read.
+    if (options.atRevision !== undefined || options.atTime !== undefined) await this.refuseUnwritten(options.minPosition);
     if (options.atTime !== undefined) {
       resolved = await this.resolveTime(tenantId, sessionId, options.atTime);
       atRevision = resolved.revision;
@@ -251,8 +253,21 @@ export class SessionReads {
   async waitFor(position: bigint | undefined): Promise<void> {
     await this.caughtUpOnce();
     if (position === undefined) return this.waitForOwnWrites();
-    if (this.projector.checkpoint() >= position) return;
-    // An unreachable store does not stop reads of the read models: wait as before (the projector may still catch up).
+    if (await this.refuseUnwritten(position)) return;
+    await this.reached(position);
+  }
+
+  /**
+   * The `minPosition` rule of every read, time travel included: a global position (bigint) past the
+   * store's head (read from the store, so every replica agrees) was never written. Answers true
+   * when the read models have already applied `position` (or no position is given: nothing to
+   * check); false when it must still be waited for (or the store cannot be read: an unreachable
+   * store does not stop reads, the projector may still catch up).
+   * @throws InvalidRequestError (400 `position_out_of_range`, parameter `minPosition`) when
+   *   `position` is past the head of the log, naming where it ends.
+   */
+  private async refuseUnwritten(position: bigint | undefined): Promise<boolean> {
+    if (position === undefined || this.projector.checkpoint() >= position) return true;
     const head = await this.store.headPosition().catch(() => null);
     if (head !== null && position > head) {
       throw new InvalidRequestError(
@@ -261,7 +276,7 @@ export class SessionReads {
         'position_out_of_range',
       );
     }
-    await this.reached(position);
+    return false;
   }
 
   /**
