@@ -3,7 +3,9 @@
  * browser against a real service: a time is resolved by the service's time travel
  * (`GET …/window?atTime=`, the one rule), the timeline turns to the resolved revision's row
  * (marked `target`) and the status names the revision and its recorded time; a time before the
- * session's first event shows the service's `time_out_of_range` message in place. Runs in a few seconds.
+ * session's first event shows the service's `time_out_of_range` message in place, the row marked
+ * before unmarked; an event written after the page was read marks no row: the status says so and
+ * its "read again and go to it" reads the page again, marking that event's row. Runs in a few seconds.
  */
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
@@ -62,8 +64,39 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     await page.locator('#timeline-goto-time input[name=time]').fill(before);
     await page.locator('#timeline-goto-time button[type=submit]').click();
     await page.locator('#timeline-time-status', { hasText: 'time_out_of_range' }).waitFor();
+    // The row the previous time went to is no longer marked: no row is this time's.
+    expect(await page.locator('#timeline li.target').count()).toBe(0);
     expect(await page.locator('#timeline-time-status').innerText()).toBe(
       `atTime: the session's first event (revision 0) was recorded at ${recorded.get('0')}, after ${before}: no window existed yet; ask for a time at or after it (400 time_out_of_range)`,
     );
+  });
+
+  it('marks no row for an event written after the page was read: says so, and reading again goes to its row', async () => {
+    // One append's events share their recorded time: it goes to the append's last.
+    await page.locator('#timeline-goto-time input[name=time]').fill(recorded.get(String(PER_APPEND - 1))!);
+    await page.locator('#timeline-goto-time button[type=submit]').click();
+    await page.locator(`#timeline li.target[data-event="e${PER_APPEND - 1}"]`).waitFor();
+    const { response } = await client.POST('/v1/sessions/{sessionId}/events', {
+      params: { path: { sessionId } },
+      body: { events: [{ id: 'late', type: 'user', text: 'written after the page was read' }] },
+    });
+    expect(response.status).toBe(201);
+    const { data } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId }, query: { fromRevision: String(2 * PER_APPEND) } } });
+    const late = data!.events[0]!;
+    expect(late).toMatchObject({ eventId: 'late', revision: String(2 * PER_APPEND) });
+    const shown = `revision ${late.revision}, recorded ${late.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`;
+    await page.locator('#timeline-goto-time input[name=time]').fill(late.recordedAt);
+    await page.locator('#timeline-goto-time button[type=submit]').click();
+    await page.locator('#timeline-time-reread').waitFor();
+    expect(await page.locator('#timeline-time-status').innerText()).toBe(
+      `${shown}: not on this page, which shows the session as of revision ${2 * PER_APPEND - 1} (written after it was read): read again and go to it`,
+    );
+    // Not the last row on the page (the event before it), nor the row marked before.
+    expect(await page.locator('#timeline li.target').count()).toBe(0);
+    await page.locator('#timeline-time-reread').click();
+    await page.locator('#timeline li.target[data-event="late"]').waitFor();
+    expect(await page.locator('#timeline li.target').count()).toBe(1);
+    expect(await page.locator('#timeline-time-status').innerText()).toBe(shown);
+    expect(await page.locator('#as-of').innerText()).toContain(`As of revision ${late.revision},`);
   });
 });

@@ -1066,6 +1066,25 @@ function scrollIntoList(list, row) {
  */
 
 /**
+ * The event the service's time travel resolved a time to (`resolved` of `GET …/window?atTime=`):
+ * its revision and when the store recorded it (ISO-8601).
+ * @typedef {{ revision: string, recordedAt: string }} ResolvedTime
+ */
+
+/**
+ * What the timeline's "Go to time" needs: `resolve(time)`, the event the service's time travel
+ * resolves a time to; `asOf`, the page's revision; `readAgainAt(resolved)`, reads the page again
+ * and goes to that event; `opened`, the event to go to when the timeline opens (the page was read
+ * again for it).
+ * @typedef {{
+ *   resolve: (time: string) => Promise<ResolvedTime>,
+ *   asOf: bigint,
+ *   readAgainAt: (resolved: ResolvedTime) => void,
+ *   opened?: ResolvedTime,
+ * }} TimeTravel
+ */
+
+/**
  * The log timeline, drawn a page at a time: the log's rows ({@link TIMELINE_TYPES}, one
  * {@link timelineRow} each) in pages of {@link TIMELINE_PAGE}, so a session of any length draws at
  * most that many rows (drawing 130,000 rows at once froze the tab for a minute). A session with
@@ -1075,20 +1094,22 @@ function scrollIntoList(list, row) {
  * marked `target` and scrolled into view) and "Go to time" (an ISO-8601 date-time: the service's
  * time travel, `GET …/window?atTime=`, resolves it to the last event recorded at or before it, the
  * one rule of that API; then as "Go to revision" to that revision, the status naming it and its
- * recorded time, or the service's refusal, e.g. a time before the session's first event; only the
- * latest time asked counts). Selecting a compaction turns to its row
+ * recorded time, or the service's refusal, e.g. a time before the session's first event, with no
+ * row marked; only the latest time asked counts; an event with no row at or after it on this
+ * timeline, i.e. written after the page was read, marks no row either: the status says so, with a
+ * "read again" link that reads the session again and goes to it). Selecting a compaction turns to its row
  * ({@link Timeline}`.showCompaction`). Every row carries its place in the whole
  * (`aria-posinset`, `aria-setsize`), for screen readers.
  * @param {LogEntry[]} log the page's log (as of its revision)
  * @param {Map<string, CompactionItem>} byId the page's compactions
  * @param {(id: string) => void} select selects a compaction (its link)
- * @param {(time: string) => Promise<{ revision: string, recordedAt: string }>} resolveTime the
- *   event the service's time travel resolves a time to ("Go to time")
+ * @param {TimeTravel} timeTravel "Go to time": the service's time travel, the page's revision,
+ *   reading the page again to go to an event, and the event gone to when the page opens
  * @param {number} [from] a revision: the timeline opens on the page of the first row at or after
  *   it (the "read again" of a page keeps the timeline's page); the first page without it
  * @returns {Timeline}
  */
-function timeline(log, byId, select, resolveTime, from) {
+function timeline(log, byId, select, timeTravel, from) {
   /** @type {LogEntry[]} */
   const rows = [];
   /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
@@ -1126,6 +1147,30 @@ function timeline(log, byId, select, resolveTime, from) {
   const timeStatus = h('span', { id: 'timeline-time-status', role: 'status' });
   /** The number of the latest "Go to time" (an answer to an earlier one is dropped). */
   let timeAsked = 0;
+  /** Unmarks the row "Go to revision" or "Go to time" marked (`target`). */
+  const clearTarget = () => {
+    for (const row of list.querySelectorAll('li.target')) row.classList.remove('target');
+  };
+  /**
+   * Goes to the event "Go to time" resolved to, as "Go to revision" does, and names it in the
+   * status; an event with no row at or after it here (written after the page was read) marks no
+   * row: the status says so and offers to read the page again, going to it.
+   * @param {ResolvedTime} resolved
+   */
+  const goToResolved = (resolved) => {
+    const named = [`revision ${resolved.revision}, recorded `, timeOf(resolved.recordedAt, 'recorded')];
+    const index = firstRowFrom(rows, Number(resolved.revision));
+    if (index < rows.length) {
+      draw(pageOf(index), index, 'target');
+      return timeStatus.replaceChildren(...named);
+    }
+    clearTarget();
+    timeStatus.replaceChildren(
+      ...named,
+      `: not on this page, which shows the session as of revision ${timeTravel.asOf} (written after it was read): `,
+      h('a', { href: '#', id: 'timeline-time-reread', onclick: (e) => (e.preventDefault(), timeTravel.readAgainAt(resolved)) }, 'read again and go to it'),
+    );
+  };
   const pager = h(
     'nav',
     { class: 'pager', id: 'timeline-pager', 'aria-label': 'timeline pages', hidden: !paged },
@@ -1158,13 +1203,12 @@ function timeline(log, byId, select, resolveTime, from) {
           const asked = ++timeAsked;
           timeStatus.textContent = 'resolving…';
           try {
-            const resolved = await resolveTime(time.value.trim());
-            if (asked !== timeAsked) return;
-            const index = Math.min(firstRowFrom(rows, Number(resolved.revision)), rows.length - 1);
-            draw(pageOf(index), index, 'target');
-            timeStatus.replaceChildren(`revision ${resolved.revision}, recorded `, timeOf(resolved.recordedAt, 'recorded'));
+            const resolved = await timeTravel.resolve(time.value.trim());
+            if (asked === timeAsked) goToResolved(resolved);
           } catch (err) {
-            if (asked === timeAsked) timeStatus.replaceChildren(stored(problem(err).message));
+            if (asked !== timeAsked) return;
+            clearTarget();
+            timeStatus.replaceChildren(stored(problem(err).message));
           }
         },
       },
@@ -1221,6 +1265,7 @@ function timeline(log, byId, select, resolveTime, from) {
     }
   };
   draw(from === undefined ? 0 : pageOf(firstRowFrom(rows, from)));
+  if (timeTravel.opened) goToResolved(timeTravel.opened);
   return {
     nodes: [pager, list],
     showCompaction: (id, reveal = true) => {
@@ -1487,8 +1532,9 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
  * @param {number} [timelineAt] a revision: the timeline opens on its page, not on the selected
  *   compaction's (the page read again keeps its timeline where it was); the first page without it
+ * @param {ResolvedTime} [goneTo] an event "Go to time" resolved to: the timeline opens on its row
  */
-async function renderSession(sessionId, selected, isCurrent, timelineAt) {
+async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
   const { summary, asOf, log, compactions } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
@@ -1572,7 +1618,13 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt) {
     if (!window.resolved) throw new Error('the service answered no resolved revision for this time');
     return window.resolved;
   };
-  const logTimeline = timeline(log, byId, select, resolveTime, timelineAt);
+  const logTimeline = timeline(
+    log,
+    byId,
+    select,
+    { resolve: resolveTime, asOf, readAgainAt: (resolved) => void render(true, resolved), opened: goneTo },
+    timelineAt,
+  );
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
   let wanted;
   /** @param {string | undefined} id @param {boolean} [reveal] whether the timeline turns to its row */
@@ -1769,8 +1821,10 @@ function showMode() {
  * `reread` (read the session again: its "read again" link). While a route is read, the loading
  * line says so above the page on screen.
  * @param {boolean} [reread]
+ * @param {ResolvedTime} [goTo] with `reread`: the event "Go to time" resolved to, the timeline
+ *   opening on its row (it was written after the page was read)
  */
-async function render(reread = false) {
+async function render(reread = false, goTo) {
   const turn = ++renders;
   const isCurrent = () => turn === renders;
   const forget = /** @type {HTMLButtonElement} */ (document.getElementById('forget-key'));
@@ -1794,14 +1848,14 @@ async function render(reread = false) {
       // Read again, the page keeps its timeline's page.
       const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
-      await renderSession(sessionId, selected, isCurrent, timelineAt);
+      await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined);
     } else {
       showLoading('Reading the session list…');
       await renderSessionList(isCurrent);
     }
     if (isCurrent()) clearBanner();
   } catch (err) {
-    if (isCurrent()) failInPlace(what, err, () => void render(reread));
+    if (isCurrent()) failInPlace(what, err, () => void render(reread, goTo));
   } finally {
     if (isCurrent()) clearLoading();
   }
