@@ -71,6 +71,30 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     );
   });
 
+  it('answers a time the box cannot send with what to type in the box, not how to encode a query string', async () => {
+    const ask = async (typed: string) => {
+      await page.locator('#timeline-goto-time input[name=time]').fill(typed);
+      await page.locator('#timeline-goto-time button[type=submit]').click();
+      // The status says "resolving…" from the click until the answer.
+      await page.waitForFunction(() => !/resolving/.test(document.querySelector('#timeline-time-status')?.textContent ?? 'resolving'));
+      return page.locator('#timeline-time-status').innerText();
+    };
+    const hint = (typed: string) =>
+      `atTime: "${typed}" is not a date-time the service reads: type it with its date, time and zone, e.g. 2026-01-31T12:00:00Z (UTC) or 2026-01-31T17:30:00+05:30 (type the "+" itself) (400 validation_failed)`;
+    // The service's advice for these names %2B, the query string's "+": the box sends a typed "+" itself.
+    for (const typed of ['2026-12-03T10:00:00', '2026-12-03T10:00:00%2B05:30', 'yesterday']) expect(await ask(typed)).toBe(hint(typed));
+    // Advice without %2B is the service's own.
+    expect(await ask('2026-12-03 10:00:00Z')).toBe(
+      'atTime: must be an ISO-8601 date-time: write a "T" between date and time, not a space (e.g. 2026-12-03T10:00:00Z) (400 validation_failed)',
+    );
+    // What the hint says to type is read.
+    const last = recorded.get(String(2 * PER_APPEND - 1))!;
+    const inKolkata = new Date(Date.parse(last) + 5.5 * 3600_000).toISOString().replace('Z', '+05:30');
+    await page.locator('#timeline-goto-time input[name=time]').fill(inKolkata);
+    await page.locator('#timeline-goto-time button[type=submit]').click();
+    await page.locator('#timeline-time-status', { hasText: `revision ${2 * PER_APPEND - 1}, recorded` }).waitFor();
+  });
+
   it('marks no row for an event written after the page was read: says so, and reading again goes to its row', async () => {
     // One append's events share their recorded time: it goes to the append's last.
     await page.locator('#timeline-goto-time input[name=time]').fill(recorded.get(String(PER_APPEND - 1))!);

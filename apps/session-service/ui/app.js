@@ -110,6 +110,23 @@ function problem(err) {
 }
 
 /**
+ * What the "Go to time" box shows when the service refuses the time `typed`: the service's message
+ * ({@link problem}), unless it tells how to send a `+` in a query string (`%2B`), advice for a URL
+ * written by hand: the box sends what is typed, its `+` encoded, so typing `%2B` would be refused
+ * again. Then the box's own hint says what to type, with the service's status and code.
+ * @param {unknown} err @param {string} typed
+ * @returns {string}
+ */
+function timeRefusal(err, typed) {
+  const { message } = problem(err);
+  if (!(err instanceof ApiError) || !message.includes('%2B')) return message;
+  return (
+    `atTime: "${typed}" is not a date-time the service reads: type it with its date, time and zone, ` +
+    `e.g. 2026-01-31T12:00:00Z (UTC) or 2026-01-31T17:30:00+05:30 (type the "+" itself) (${err.status} ${err.code})`
+  );
+}
+
+/**
  * An error shown in place (in the panel that failed, or the banner): what could not be done, the
  * message (stored text: it may echo ids from the link), a Retry button when trying again can help,
  * and `extra` actions.
@@ -1094,8 +1111,8 @@ function scrollIntoList(list, row) {
  * marked `target` and scrolled into view) and "Go to time" (an ISO-8601 date-time: the service's
  * time travel, `GET …/window?atTime=`, resolves it to the last event recorded at or before it, the
  * one rule of that API; then as "Go to revision" to that revision, the status naming it and its
- * recorded time, or the service's refusal, e.g. a time before the session's first event, with no
- * row marked; only the latest time asked counts; an event with no row at or after it on this
+ * recorded time, or the service's refusal ({@link timeRefusal}), e.g. a time before the session's
+ * first event, with no row marked; only the latest time asked counts; an event with no row at or after it on this
  * timeline, i.e. written after the page was read, marks no row either: the status says so, with a
  * "read again" link that reads the session again and goes to it). Selecting a compaction turns to its row
  * ({@link Timeline}`.showCompaction`). Every row carries its place in the whole
@@ -1201,14 +1218,15 @@ function timeline(log, byId, select, timeTravel, from) {
         onsubmit: async (/** @type {Event} */ e) => {
           e.preventDefault();
           const asked = ++timeAsked;
+          const typed = time.value.trim();
           timeStatus.textContent = 'resolving…';
           try {
-            const resolved = await timeTravel.resolve(time.value.trim());
+            const resolved = await timeTravel.resolve(typed);
             if (asked === timeAsked) goToResolved(resolved);
           } catch (err) {
             if (asked !== timeAsked) return;
             clearTarget();
-            timeStatus.replaceChildren(stored(problem(err).message));
+            timeStatus.replaceChildren(stored(timeRefusal(err, typed)));
           }
         },
       },
