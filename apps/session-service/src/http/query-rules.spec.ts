@@ -139,6 +139,73 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
     expect(message({ q: 'a', from: '99999999999999999999' })).toMatch(/Unix time.*\(e\.g\. 2026-01-31T12:00:00Z\)$/);
   });
 
+  describe('a date or time that does not exist, or no time at all (newcomer ncincident, F3)', () => {
+    const { windowQuery, nativeEvent } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+    /** The message for `text` as atTime (a query parameter) and as an event's createdAt (a body field), without the name. */
+    const said = (text: string) => {
+      let atTime = '';
+      try {
+        validateQuery(windowQuery, { atTime: text });
+      } catch (error) {
+        atTime = (error as Error).message.replace(/^atTime: /, '');
+      }
+      const createdAt = nativeEvent.safeParse({ type: 'user', text: 'x', createdAt: text });
+      return { atTime, createdAt: createdAt.success ? '' : createdAt.error.issues[0]!.message };
+    };
+
+    it.each([
+      ['2026-02-30T00:00:00Z', 'there is no day 30 in February 2026 (it has 28 days)', '2026-02-28T00:00:00Z'],
+      ['2024-02-30T12:00:00Z', 'there is no day 30 in February 2024 (it has 29 days)', '2024-02-29T12:00:00Z'],
+      ['2026-04-31T08:00:00.5Z', 'there is no day 31 in April 2026 (it has 30 days)', '2026-04-30T08:00:00.5Z'],
+      ['2026-12-03T25:00:00Z', 'hour 25 is out of range (hours run from 00 to 23; midnight at the end of a day is 00 of the next)', '2026-12-03T23:00:00Z'],
+      ['2026-12-03T10:75:00Z', 'minute 75 is out of range (00 to 59)', '2026-12-03T10:59:00Z'],
+      ['2026-13-01T00:00:00Z', 'month 13 does not exist (months run from 01 to 12)', '2026-12-01T00:00:00Z'],
+      ['2026-12-00T00:00:00Z', 'day 00 does not exist (days start at 01)', '2026-12-01T00:00:00Z'],
+      ['2026-12-03', 'the time is missing (a date alone names no instant): add T00:00:00Z for midnight UTC', '2026-12-03T00:00:00Z'],
+      ['2026-12-03Z', 'the time is missing (a date alone names no instant): add T00:00:00 before the zone for midnight', '2026-12-03T00:00:00Z'],
+      [
+        '2026-02-30T10:00:00',
+        'there is no day 30 in February 2026 (it has 28 days); add its zone: "Z" when it is UTC, else its offset (+hh:mm, e.g. +05:30), as a time without one names no instant',
+        '2026-02-28T10:00:00Z',
+      ],
+    ])('%s: says what is wrong, with the time so fixed as the example, for atTime and createdAt alike', (text, fault, example) => {
+      const { atTime, createdAt } = said(text);
+      expect(createdAt).toBe(`must be an ISO-8601 date-time: ${fault} (e.g. ${example})`);
+      expect(atTime).toBe(createdAt.replace(/\+/g, '%2B'));
+      expect(nativeEvent.safeParse({ type: 'user', text: 'x', createdAt: example }).success).toBe(true);
+    });
+
+    it("property: a day past its month's last, or an hour past 23, is named, and the example is the nearest time that exists", () => {
+      fc.assert(
+        fc.property(
+          // in years 0001 and 9999 an offset could take the fixed time out of range (another message)
+          fc.date({ min: new Date('0002-01-01T00:00:00Z'), max: new Date('9998-12-31T00:00:00Z'), noInvalidDate: true }),
+          fc.oneof(fc.record({ day: fc.integer({ min: 1, max: 68 }) }), fc.record({ hour: fc.integer({ min: 24, max: 99 }) })),
+          fc.constantFrom('Z', '+05:30', '-08:00'),
+          (date, spoil, zone) => {
+            const good = date.toISOString().slice(0, 19);
+            const [year, month] = [date.getUTCFullYear(), date.getUTCMonth() + 1];
+            const last = new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) ? 1 : 0);
+            const two = (n: number) => String(n).padStart(2, '0');
+            const day = 'day' in spoil ? last + spoil.day : undefined;
+            if (day !== undefined && day > 99) return;
+            const text =
+              day !== undefined ? `${good.slice(0, 8)}${two(day)}${good.slice(10)}${zone}` : `${good.slice(0, 11)}${two(spoil.hour!)}${good.slice(13)}${zone}`;
+            const fixed = day !== undefined ? `${good.slice(0, 8)}${two(last)}${good.slice(10)}${zone}` : `${good.slice(0, 11)}23${good.slice(13)}${zone}`;
+            const { atTime, createdAt } = said(text);
+            expect(createdAt).toMatch(
+              day !== undefined ? new RegExp(`(no day ${day} in|day ${day} is out of range)`) : new RegExp(`hour ${spoil.hour} is out of range`),
+            );
+            expect(createdAt).toMatch(new RegExp(`\\(e\\.g\\. ${fixed.replace(/[.+]/g, '\\$&')}\\)$`));
+            expect(atTime).toBe(createdAt.replace(/\+/g, '%2B'));
+            expect(nativeEvent.safeParse({ type: 'user', text: 'x', createdAt: fixed }).success).toBe(true);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
+  });
+
   it('to=10000-…: the range message, as year 0000 gets', () => {
     expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toBe(message({ q: 'a', to: '0000-01-01T00:00:00Z' }));
     expect(message({ q: 'a', to: '10000-01-01T00:00:00Z' })).toMatch(/to: must be from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z/);

@@ -142,6 +142,11 @@ const LEAP_SECOND = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d):60/;
 const SPACE_FOR_T = /^(\d{4,}-\d\d-\d\d) +(?=\d\d:)/;
 /** Hours and minutes without seconds (`T12:00`, then a zone or nothing). */
 const NO_SECONDS = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d)(?=$|[Z+ -])/;
+/** A date alone (`2026-12-03`), or with its zone only: no time of day. */
+const DATE_ONLY = /^(\d{4,}-\d\d-\d\d)(?=$|Z$|[+ -]\d\d:?\d\d$)/;
+/** The date and time fields of an ISO-8601 date-time (year, month, day, hour, minute, second), for {@link fieldsOutOfRange}. */
+const DATE_TIME_FIELDS = /^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)/;
+const MONTH_NAMES = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 /** An offset without its colon (`+0530`) at the end; in a query string its `+` may have arrived as a space. */
 const OFFSET_WITHOUT_COLON = /([+ -])(\d\d)(\d\d)$/;
 
@@ -158,13 +163,53 @@ export function epochMillisFix(millis: number): string | undefined {
   return `must be an ISO-8601 date-time as text, not a number: a number of milliseconds since 1970-01-01T00:00:00Z (Unix time) is not read; send the instant as text (e.g. ${example})`;
 }
 
+/** Days in `month` (1–12) of `year` (proleptic Gregorian, as ISO-8601 counts: February 29 in leap years). */
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(2000, month, 0)).getUTCDate() - (month === 2 && !(year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)) ? 1 : 0);
+}
+
+/**
+ * The fields of `text`'s date and time (`YYYY-MM-DDThh:mm:ss…`) that no calendar or clock has: a
+ * month outside 01–12, a day past its month's last (`2026-02-30`: February 2026 has 28 days) or 00,
+ * an hour past 23, a minute or second past 59 (second 60 is told apart, as a leap second). Answers
+ * what is wrong, one phrase per field, and `text` with each such field set to the nearest one that
+ * exists (its last day, hour 23, minute 59…); undefined when every field exists or `text` is not of
+ * that shape.
+ */
+function fieldsOutOfRange(text: string): { fixes: string[]; fixed: string } | undefined {
+  const m = DATE_TIME_FIELDS.exec(text);
+  if (!m) return undefined;
+  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+  const fixes: string[] = [];
+  const within = (value: number, low: number, high: number) => Math.min(Math.max(value, low), high);
+  const two = (n: number) => String(n).padStart(2, '0');
+  const okMonth = within(month, 1, 12);
+  if (okMonth !== month) fixes.push(`month ${m[2]} does not exist (months run from 01 to 12)`);
+  const last = daysInMonth(year, okMonth);
+  const okDay = within(day, 1, last);
+  if (okDay !== day && okMonth === month)
+    fixes.push(day === 0 ? 'day 00 does not exist (days start at 01)' : `there is no day ${day} in ${MONTH_NAMES[month - 1]} ${m[1]} (it has ${last} days)`);
+  else if (okDay !== day) fixes.push(`day ${m[3]} is out of range (01 to 31 at most)`);
+  const okHour = within(hour, 0, 23);
+  if (okHour !== hour) fixes.push(`hour ${m[4]} is out of range (hours run from 00 to 23; midnight at the end of a day is 00 of the next)`);
+  const okMinute = within(minute, 0, 59);
+  if (okMinute !== minute) fixes.push(`minute ${m[5]} is out of range (00 to 59)`);
+  const okSecond = second === 60 ? 60 : within(second, 0, 59);
+  if (okSecond !== second) fixes.push(`second ${m[6]} is out of range (00 to 59)`);
+  if (fixes.length === 0) return undefined;
+  const fields = `${m[1]}-${two(okMonth)}-${two(okDay)}T${two(okHour)}:${two(okMinute)}:${two(okSecond)}`;
+  return { fixes, fixed: fields + text.slice(m[0].length) };
+}
+
 /**
  * What to fix in `text`, a date-time {@link isoDateTime} refused, when the fix is one of these (else
  * undefined, for the caller's general message): a year past 9999 ({@link CLIENT_TIME_RANGE_RULE},
  * as year 0000 gets); digits only (Unix milliseconds, {@link epochMillisFix}); a space for the
  * `T`; a lower-case `t` or `z` (RFC 3339 allows them; the API reads ISO-8601's upper case); no
- * seconds; second 60 (a leap second: UTC text here has none); an offset without its colon
- * (`+0530`); no zone (`Z` or an offset missing). Several at once are named together, with the text
+ * seconds; no time at all (a date alone: add `T00:00:00Z`); second 60 (a leap second: UTC text
+ * here has none); a month, day, hour, minute or second that does not exist ({@link fieldsOutOfRange}:
+ * `2026-02-30`, hour 25); an offset without its colon (`+0530`); no zone (`Z` or an offset
+ * missing). Several at once are named together, with the text
  * so fixed as the example (its `+` written as `plus`: `%2B` in a query string).
  */
 export function dateTimeFix(text: string, plus = '+'): string | undefined {
@@ -180,6 +225,13 @@ export function dateTimeFix(text: string, plus = '+'): string | undefined {
     fixed = fixed.toUpperCase();
     fixes.push('write the "T" between date and time and the "Z" of UTC in upper case');
   }
+  if (DATE_ONLY.test(fixed)) {
+    const zoned = fixed.length > 10 && !/^\d{4,}-\d\d-\d\d$/.test(fixed);
+    fixed = fixed.replace(DATE_ONLY, zoned ? '$1T00:00:00' : '$1T00:00:00Z');
+    fixes.push(
+      `the time is missing (a date alone names no instant): add ${zoned ? 'T00:00:00 before the zone' : 'T00:00:00Z'} for midnight${zoned ? '' : ' UTC'}`,
+    );
+  }
   if (NO_SECONDS.test(fixed)) {
     fixed = fixed.replace(NO_SECONDS, '$1:00');
     fixes.push('add the seconds (hh:mm:ss)');
@@ -187,6 +239,11 @@ export function dateTimeFix(text: string, plus = '+'): string | undefined {
   if (LEAP_SECOND.test(fixed)) {
     fixed = fixed.replace(LEAP_SECOND, '$1:59.999');
     fixes.push('second 60 (a leap second) is not accepted, as times are kept in UTC without leap seconds: send second 59.999 or the next minute');
+  }
+  const outOfRange = fieldsOutOfRange(fixed);
+  if (outOfRange) {
+    fixed = outOfRange.fixed;
+    fixes.push(...outOfRange.fixes);
   }
   const offset = OFFSET_WITHOUT_COLON.exec(fixed);
   if (offset && (offset[1] !== ' ' || plus !== '+') && isoDateTime.safeParse(fixed.replace(OFFSET_WITHOUT_COLON, '+$2:$3')).success) {
