@@ -5,6 +5,7 @@ import { dateTimeParamMessage, hasSpaceForPlusOffset, requestSchemas } from './r
 import { compactionListQuery, sessionListQuery } from './history-query-schemas';
 import { InvalidQueryError } from '../../../../libs/session/src/read-side/invalid-query-error';
 import { decodeKeysetCursor } from '../../../../libs/session/src/read-side/keyset-cursor';
+import { utcExactTime } from '../../../../libs/session/src/domain/utc-time-text';
 
 describe('emptyOptionalsAsAbsent: an optional query parameter sent empty counts as absent', () => {
   const schema = z.strictObject({ q: z.string().min(1, { message: 'give a word' }), cursor: z.string().optional(), limit: z.string().optional() });
@@ -204,6 +205,15 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
         { numRuns: 300 },
       );
     });
+  });
+
+  it('takes any number of fraction digits (README, Date-times in queries: those past the ninth are ignored)', () => {
+    const { windowQuery } = requestSchemas({ maxEventsPerRequest: 100, maxTextLength: 100_000 });
+    for (const digits of ['1', '123456789', '123456789012', '1'.repeat(40)]) {
+      expect(() => validateQuery(recallQuery, { q: 'a', from: `2026-01-01T00:00:00.${digits}Z` })).not.toThrow();
+      expect(() => validateQuery(windowQuery, { atTime: `2026-01-01T00:00:00.${digits}+05:30` })).not.toThrow();
+    }
+    expect(utcExactTime('2026-01-01T00:00:00.123456789999Z')).toBe('2026-01-01T00:00:00.123456789Z');
   });
 
   it('to=10000-…: the range message, as year 0000 gets', () => {

@@ -1,6 +1,6 @@
 /**
- * Two UTC texts of a client date-time (ISO-8601 with `Z` or an offset, a four-digit year, up to
- * 9 fraction digits, as the schemas accept it; see `client-time-rule`):
+ * Two UTC texts of a client date-time (ISO-8601 with `Z` or an offset, a four-digit year, any
+ * number of fraction digits, as the schemas accept it, those past the ninth ignored; see `client-time-rule`):
  *
  * - {@link utcExactTime}: `YYYY-MM-DDTHH:mm:ss.fffffffffZ`, always 9 fraction digits (nanoseconds),
  *   so that two times compare as text exactly as the instants do, to the precision a client may
