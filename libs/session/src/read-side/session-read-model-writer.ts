@@ -365,8 +365,8 @@ interface LoggedEvent {
 }
 
 /**
- * The `session_log.created_at` of an event: `createdAt` (a client's time, up to 9 fraction
- * digits), else `recordedAt`, as {@link utcExactTime} text (9 fraction digits), so that recall's
+ * The `session_log.created_at` of an event: `createdAt` (a client's time, any number of fraction
+ * digits, those past the ninth ignored), else `recordedAt`, as {@link utcExactTime} text (9 fraction digits), so that recall's
  * `from`/`to` compare it exactly as text.
  */
 function clientTimeOr(createdAt: string | undefined, recordedAt: string): string {
