@@ -64,7 +64,9 @@ async function erasedAfterRollback(h: Harness): Promise<void> {
     .post('/v1/sessions/s/messages')
     .send({ messages: [{ id: 'f', role: 'user', content: 'life four' }] })
     .expect(201);
-  expect((await h.http().get('/v1/sessions/s/window').query({ format: 'openai' }).expect(200)).body.messages.map((m: { content: string }) => m.content)).toEqual(['life four']);
+  expect(
+    (await h.http().get('/v1/sessions/s/window').query({ format: 'openai' }).expect(200)).body.messages.map((m: { content: string }) => m.content),
+  ).toEqual(['life four']);
 }
 
 describe('an erasure after a rollback to a build before e92296e, on SQLite', () => {

@@ -171,11 +171,18 @@ describe('erasures over random histories of lives, with and without revisions wr
             const texts = Array.from({ length: life.events }, (_, i) => `${word} ${i}`);
             if (life.otherErasedBefore) {
               await env.store.appendToStream(sessionStream(sessionKey('t', `other${n}`)), [{ id: crypto.randomUUID(), ...said('o', 'other') }]);
-              await new EraseSessionHandler(env.store, new SessionStateCache(env.store), env.projector, RECORD_WAIT_MS).execute(new EraseSessionCommand('t', `other${n}`));
+              await new EraseSessionHandler(env.store, new SessionStateCache(env.store), env.projector, RECORD_WAIT_MS).execute(
+                new EraseSessionCommand('t', `other${n}`),
+              );
             }
             let lastRevision: bigint;
             if (life.writer === 'current') lastRevision = (await env.append(texts, `l${n}`)).nextExpectedRevision;
-            else lastRevision = env.older.appendToSession('t', 's', texts.map((text, i) => said(`l${n}-${i}`, text)));
+            else
+              lastRevision = env.older.appendToSession(
+                't',
+                's',
+                texts.map((text, i) => said(`l${n}-${i}`, text)),
+              );
             await env.caughtUp();
             expect(env.shows(word)).toBe(true);
             if (life.eraser === 'older') {

@@ -210,7 +210,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     const lastRevision = BigInt(data.lastRevision!);
     const stream = erasureStream(tenantId);
     let earlierLives = 0;
-    for (let raced = 0; ; ) {
+    for (let raced = 0; ;) {
       const found = await this.recordOfLife(tenantId, data.sessionId, lastRevision, after);
       if (found.record) return found.record;
       const id = erasureRecordId(tenantId, data.sessionId, lastRevision, earlierLives);

@@ -43,7 +43,9 @@ export class OlderSqliteBuild {
       let revision = row ? row.revision : -1n;
       const insert = this.db.prepare('INSERT INTO events (stream, revision, id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, NULL, ?)');
       for (const e of events) insert.run(stream, ++revision, randomUUID(), e.type, JSON.stringify(e.data), Date.now());
-      this.db.prepare('INSERT INTO streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = excluded.revision').run(stream, revision);
+      this.db
+        .prepare('INSERT INTO streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = excluded.revision')
+        .run(stream, revision);
       return revision;
     })();
   }
