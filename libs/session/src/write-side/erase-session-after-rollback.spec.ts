@@ -51,7 +51,7 @@ function setUp() {
   /** Whether the read models show anything of session `s` or the word `word`. */
   const shows = (word: string) =>
     getWindow(projector.store, 't', 's') !== null ||
-    getSessionSummary(projector.store, 't', 's') !== null ||
+    getSessionSummary(projector.store, 't', 's', 'chars') !== null ||
     searchRecall(projector.store, { tenantId: 't', q: word }).items.length > 0;
   const close = async () => {
     await projector.stop();

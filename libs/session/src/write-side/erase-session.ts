@@ -77,8 +77,9 @@ const PROJECTOR_WAIT_MS = 5000;
 /**
  * Most ids of the sequence {@link erasureRecordId} tries for one life of a session, each found
  * taken by the record of an earlier life ending at the same revision, before the erasure gives up
- * (500 `internal`; the session's stream is deleted, its record not written). Every such life needs a rollback to a build before e92296e
- * that wrote the session again from revision 0, so a log reaching it is not expected.
+ * (500 `internal`; the session's stream is deleted, its record not written). Every such life needs
+ * a rollback to a build before e92296e that wrote the session again from revision 0, so a log
+ * reaching it is not expected.
  */
 export const MAX_EARLIER_LIVES_AT_REVISION = 1024;
 
@@ -133,8 +134,8 @@ const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.pos
  * the deletion (a new stream continuing the revisions, before or after the record) is kept.
  *
  * One record per life of the session (a life: the revisions from its first event to the last one
- * deleted; builds since e92296e never reuse revisions): the record is appended at the erasure stream's revision
- * just read, after finding no record of that life in it, under an id derived from the life
+ * deleted; builds since e92296e never reuse revisions): the record is appended at the erasure
+ * stream's revision just read, after finding no record of that life in it, under an id derived from the life
  * ({@link erasureRecordId}); a record of the life written meanwhile (another erasure, on this
  * replica or another) makes the append fail, and the erasure answers with that record. A log a
  * build before e92296e wrote after a rollback can hold earlier lives of the session ending at the
@@ -227,6 +228,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
           if (++earlierLives >= MAX_EARLIER_LIVES_AT_REVISION)
             throw new Error(
               `the erasure of session ${data.sessionId} deleted its events up to revision ${lastRevision} but found all ${MAX_EARLIER_LIVES_AT_REVISION} ids of its record taken by records of other lives of the session: not recorded, its read models still hold it`,
+              { cause: err },
             );
           continue;
         }
@@ -280,15 +282,18 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * answers (a resend after a lost answer, or an erasure at once with the one that deleted it),
    * unless this replica's read models hold rows of revisions up to it projected after that record:
    * then the record is of an earlier life ending at the same revision and the life deleted last (one
-   * a build before e92296e wrote again from revision 0) has none yet. Without one, the erasure that deleted the stream may be about to write it: it is waited for
-   * up to the record wait. When none comes and this replica's read models hold rows of that life,
-   * the deletion was interrupted (the store failed, the process ended before the record): the
-   * record is written now, counting the life's revisions the read models hold (from its first
+   * a build before e92296e wrote again from revision 0) has none yet. Without one, the erasure that
+   * deleted the stream may be about to write it: it is waited for up to the record wait. When
+   * none comes and this replica's read models hold rows of that life, the deletion was
+   * interrupted (the store failed, the process ended before the record): the record is written now, counting the life's revisions the read models hold (from its first
    * one to the deleted last), so every replica erases the rows. Its `lastRevision` is exact (the
    * stream's incarnation - 1) and bounds every replica's erasure: a replica that had projected
    * more of the life than this one erases all of it. Its `lastPosition` is the last this replica
    * holds (lower than the life's when it lagged), read only by builds that bound the erasure by
-   * position.
+   * position. With nothing left to erase, the session's newest record of another life answers: one
+   * written by a build without `lastRevision`, or one of a life ending below `incarnation - 1` (the
+   * stores keep the highest revision erased, which a life written again from revision 0 by a build
+   * before e92296e may not reach).
    * @throws SessionNotFoundError when neither a record nor rows of the session exist.
    */
   private async alreadyDeleted(command: EraseSessionCommand, emptyAt: bigint, incarnation: bigint): Promise<ErasureRecord> {
