@@ -79,9 +79,9 @@ export interface AppendSessionEventsResult {
 }
 
 /**
- * Published after a successful append (for auto-compaction). `hasPolicy` says whether the session
- * had an auto-compaction policy when the append was checked, so sessions without one cost the
- * scheduler nothing.
+ * Published after a successful append to a session that had an auto-compaction policy when the
+ * append was checked (for auto-compaction, `AutoCompactionScheduler`); an append to a session
+ * without one publishes nothing. `hasPolicy` is then true (kept for handlers of events made elsewhere).
  */
 export class SessionEventsAppended {
   constructor(
@@ -378,7 +378,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   }
 
   private appended(command: AppendSessionEventsCommand, result: AppendResult, hasPolicy: boolean): AppendSessionEventsResult {
-    this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
+    // Only a session with a policy has anything to schedule: publishing on the event bus (rxjs, each handler's filter) cost ~1–2% of an append's event-loop time for nothing.
+    if (hasPolicy) this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
     return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
 }
