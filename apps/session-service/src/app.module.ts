@@ -25,6 +25,7 @@ import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
 import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
+import { AppendedEventsMetricsHandler } from './observability/appended-events-metrics.handler';
 import { SummarizerFailureLog } from './observability/summarizer-failure-log';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from './http/rate-limit-budget';
@@ -110,6 +111,7 @@ export class AppModule {
           inject: [SessionProjector],
         },
         CompactionMetricsHandler,
+        AppendedEventsMetricsHandler,
         SummarizerFailureLog,
         ApiKeyGuard,
         // Without a limit the guard would answer true to every request, asynchronously (a promise and Nest's wait for it per request): left out.

@@ -13,6 +13,7 @@
  * event is published so auto-compaction can run in the background; the append never waits for it.
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
+import type { SessionEvent } from '@lib/compaction';
 import { Inject } from '@nestjs/common';
 import {
   DuplicateEventIdError,
@@ -79,9 +80,10 @@ export interface AppendSessionEventsResult {
 }
 
 /**
- * Published after a successful append (for auto-compaction). `hasPolicy` says whether the session
+ * Published after a successful append (for auto-compaction and the metrics). `hasPolicy` says whether the session
  * had an auto-compaction policy when the append was checked, so sessions without one cost the
- * scheduler nothing.
+ * scheduler nothing. `written`: the kinds of the conversation events this append wrote, in order
+ * (one per event; empty for a retry, which writes nothing; arrival archives are not conversation events).
  */
 export class SessionEventsAppended {
   constructor(
@@ -89,6 +91,7 @@ export class SessionEventsAppended {
     readonly sessionId: string,
     readonly revision: bigint,
     readonly hasPolicy: boolean = true,
+    readonly written: ReadonlyArray<SessionEvent['type']> = [],
   ) {}
 }
 
@@ -180,7 +183,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
         // The next append to this session then needs no read of the log (the cache folds it only where it follows the state).
         this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
-        return this.appended(command, result, hasPolicy);
+        // An `append` decision is written whole or refused; a `retry` is answered from the log, writing nothing.
+        return this.appended(command, result, hasPolicy, decision.kind === 'append' ? command.events.map((e) => e.event.type) : []);
       } catch (err) {
         // The stream moved on since the state was loaded, or is in another life: reload and check again (with a client's
         // revision: stale, still holding across compactions, or a resend written meanwhile by another replica).
@@ -377,8 +381,14 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     return err;
   }
 
-  private appended(command: AppendSessionEventsCommand, result: AppendResult, hasPolicy: boolean): AppendSessionEventsResult {
-    this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy));
+  /** The answer to `command`, once `result` is in the store; publishes {@link SessionEventsAppended} (`written`: the kinds of the events written, none for a retry). */
+  private appended(
+    command: AppendSessionEventsCommand,
+    result: AppendResult,
+    hasPolicy: boolean,
+    written: ReadonlyArray<SessionEvent['type']> = [],
+  ): AppendSessionEventsResult {
+    this.eventBus.publish(new SessionEventsAppended(command.tenantId, command.sessionId, result.nextExpectedRevision, hasPolicy, written));
     return { revision: result.nextExpectedRevision.toString(), position: result.position.toString() };
   }
 }
