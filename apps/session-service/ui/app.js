@@ -460,14 +460,14 @@ function showKeyPrompt(reason) {
  * The line beside the session list's filter: how many sessions are loaded (the API answers pages
  * with a cursor, not a total), how many of them match the search text when there is one, and
  * whether more are there to load ("Load more"): `100 loaded, more available`, `3 of 100 loaded
- * match, more available`, `42 loaded, all listed`.
+ * match, more available`, `2,400 loaded, all listed` (numbers as the page writes them).
  * @param {number} shown sessions matching the search text
  * @param {number} loaded sessions loaded so far
  * @param {boolean} searching whether a search text filters the loaded sessions
  * @param {boolean} more whether the last page read has a next one
  */
 function sessionCountText(shown, loaded, searching, more) {
-  return `${searching ? `${shown} of ${loaded} loaded match` : `${loaded} loaded`}, ${more ? 'more available' : 'all listed'}`;
+  return `${searching ? `${fmt(shown)} of ${fmt(loaded)} loaded match` : `${fmt(loaded)} loaded`}, ${more ? 'more available' : 'all listed'}`;
 }
 
 /** The estimator of the list's "Window tokens" column (sent with every list read, so the column has one unit). */
