@@ -28,7 +28,11 @@ describe('events_appended_total (import progress)', () => {
     expect(await appended()).toEqual({ system: 1, user: 1, assistant: 2, tool: 1 });
     // A retry of the whole request and of a run of it: nothing written, nothing counted.
     await harness.http().post('/v1/sessions/import-1/messages').send({ messages }).expect(201);
-    await harness.http().post('/v1/sessions/import-1/messages').send({ messages: messages.slice(1, 3) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/import-1/messages')
+      .send({ messages: messages.slice(1, 3) })
+      .expect(201);
     // Stored events with new ones: 409, nothing written; then only the missing tail: counted.
     const tail = [{ id: 'u2', role: 'user', content: 'Thanks' }];
     await harness
@@ -46,7 +50,12 @@ describe('events_appended_total (import progress)', () => {
     await harness
       .http()
       .post('/v1/sessions/import-2/events')
-      .send({ events: [{ id: 'x', type: 'user', text: 'hi' }, { id: 'y', type: 'summary', shadowPrompt: 'Earlier:', text: 'a summary' }] })
+      .send({
+        events: [
+          { id: 'x', type: 'user', text: 'hi' },
+          { id: 'y', type: 'summary', shadowPrompt: 'Earlier:', text: 'a summary' },
+        ],
+      })
       .expect(201);
     expect(await appended()).toEqual({ system: 1, user: 3, assistant: 2, tool: 1, summary: 1 });
   });

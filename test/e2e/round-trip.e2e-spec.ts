@@ -338,10 +338,22 @@ describe('what goes in comes out (HTTP)', () => {
     ];
     const answer = { revision: appended.body.revision, position: appended.body.position };
     expect((await harness.http().post('/v1/sessions/empty-calls/events').send({ events: native }).expect(201)).body).toEqual(answer);
-    expect((await harness.http().post('/v1/sessions/empty-calls/events').send({ events: [native[0], { id: 'a', type: 'assistant', text: 'hello' }] }).expect(201)).body).toEqual(answer);
+    expect(
+      (
+        await harness
+          .http()
+          .post('/v1/sessions/empty-calls/events')
+          .send({ events: [native[0], { id: 'a', type: 'assistant', text: 'hello' }] })
+          .expect(201)
+      ).body,
+    ).toEqual(answer);
     expect((await harness.http().post('/v1/sessions/empty-calls/messages').send({ messages }).expect(201)).body).toEqual(answer);
     // A message stored without the list (as builds before this one stored `tool_calls: []`), resent with it: a retry.
-    const earlier = await harness.http().post('/v1/sessions/empty-calls-earlier/events').send({ events: [native[0], { id: 'a', type: 'assistant', text: 'hello' }] }).expect(201);
+    const earlier = await harness
+      .http()
+      .post('/v1/sessions/empty-calls-earlier/events')
+      .send({ events: [native[0], { id: 'a', type: 'assistant', text: 'hello' }] })
+      .expect(201);
     expect((await harness.http().post('/v1/sessions/empty-calls-earlier/messages').send({ messages }).expect(201)).body).toEqual(earlier.body);
   });
 
