@@ -47,7 +47,11 @@ async function logLinesOf(
   // Errors answered by our Nest filter, as in the service (the adapter's reply is Fastify's).
   const filter = new ApiErrorFilter(
     {
-      httpAdapter: { isHeadersSent: () => false, reply: (reply: FastifyReply, body: unknown, status: number) => reply.code(status).send(body) },
+      httpAdapter: {
+        isHeadersSent: () => false,
+        setHeader: (reply: FastifyReply, name: string, value: string) => reply.header(name, value),
+        reply: (reply: FastifyReply, body: unknown, status: number) => reply.code(status).send(body),
+      },
     } as unknown as HttpAdapterHost,
     new ReadModelsDamage('read-models.sqlite'),
   );
