@@ -12,6 +12,13 @@
  *   cp -a apps/session-service /tmp/old/apps/   # from a checkout of the other build
  *   HTTP_LAYER_A=/tmp/old HTTP_LAYER_B=$PWD node -r ts-node/register/transpile-only -r tsconfig-paths/register bench/http-layer-cost.ts
  *
+ * `HTTP_LAYER_REAL=1` does not stub the handler: each request is a whole append (validation, token
+ * counts, the decision, the hand-off to the store's writer thread, the projector on the event loop;
+ * every event id new), and it also prints the process's CPU (all threads, the writer's included) per
+ * request. `HTTP_LAYER_PATCH` names a module exporting `patch(label, app)`, called with each build's
+ * label and Nest application once it has started, to put the old code of a library change in one of
+ * them (both builds share `libs`), e.g. by replacing a provider's method.
+ *
  * `HTTP_LAYER_A` and `HTTP_LAYER_B` are directories holding `apps/session-service` (default: this
  * checkout for both, an A/A run that shows the noise); both builds share this checkout's `libs` and
  * `node_modules`. `HTTP_LAYER_LOGS=A`, `B` or `AB` starts those builds with logging as `npm start`
@@ -52,8 +59,15 @@ async function start(root: string, label: 'A' | 'B') {
   const real = await fastify.inject({ method: 'POST', url: '/v1/sessions/warm/events', payload: { events: [{ type: 'user', text: 'hello' }] } });
   if (real.statusCode !== 201) throw new Error(`${label}: the first append answered ${real.statusCode} ${real.body}`);
   const answer = real.body;
-  const handler = service.app.get(AppendSessionEventsHandler, { strict: false });
-  handler.execute = () => Promise.resolve(JSON.parse(answer) as never);
+  if (process.env.HTTP_LAYER_PATCH) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const patch = require(path.resolve(process.env.HTTP_LAYER_PATCH)) as { patch: (label: 'A' | 'B', app: typeof service.app) => void };
+    patch.patch(label, service.app);
+  }
+  if (process.env.HTTP_LAYER_REAL !== '1') {
+    const handler = service.app.get(AppendSessionEventsHandler, { strict: false });
+    handler.execute = () => Promise.resolve(JSON.parse(answer) as never);
+  }
   return { label, service, dataDir, fastify };
 }
 
@@ -63,18 +77,23 @@ function quantile(xs: number[], p: number): number {
 
 async function main(): Promise<void> {
   const here = path.resolve(__dirname, '..');
-  const payloads = textMessages(corpus().conversations)
-    .slice(0, 2000)
-    .map((t, i) => JSON.stringify({ events: [{ id: `e${i}`, type: t.type, text: t.text }] }));
+  const texts = textMessages(corpus().conversations).slice(0, 2000);
+  // Each request's event id is new (a real append would take a repeated one for a resend).
+  let sent = 0;
+  const payload = (): string => {
+    const t = texts[sent % texts.length];
+    return JSON.stringify({ events: [{ id: `e${sent++}`, type: t.type, text: t.text }] });
+  };
   const a = await start(process.env.HTTP_LAYER_A ?? here, 'A');
   const b = await start(process.env.HTTP_LAYER_B ?? here, 'B');
   const rounds = Number(process.env.HTTP_LAYER_ROUNDS ?? 200);
   const perSlice = Number(process.env.HTTP_LAYER_SLICE ?? 200);
   const ns: Record<'A' | 'B', number[]> = { A: [], B: [] };
+  const processNs: Record<'A' | 'B', number[]> = { A: [], B: [] };
   const answers: Record<string, string> = {};
-  let next = 0;
-  const slice = async (t: typeof a): Promise<number> => {
+  const slice = async (t: typeof a): Promise<[number, number]> => {
     const before = eventLoopCpuNs();
+    const processBefore = process.cpuUsage();
     let left = perSlice;
     const lane = async (k: number) => {
       while (left-- > 0) {
@@ -82,7 +101,7 @@ async function main(): Promise<void> {
           method: 'POST',
           url: `/v1/sessions/load-${k}/events`,
           headers: { 'content-type': 'application/json' },
-          payload: payloads[next++ % payloads.length],
+          payload: payload(),
         });
         if (res.statusCode !== 201) throw new Error(`${t.label}: ${res.statusCode} ${res.body}`);
         if (left <= 0)
@@ -94,11 +113,17 @@ async function main(): Promise<void> {
       }
     };
     await Promise.all(Array.from({ length: 16 }, (_, k) => lane(k)));
-    return (eventLoopCpuNs() - before) / perSlice;
+    const used = process.cpuUsage(processBefore);
+    return [(eventLoopCpuNs() - before) / perSlice, ((used.user + used.system) * 1000) / perSlice];
   };
   try {
     for (let warm = 0; warm < 3; warm++) for (const t of [a, b]) await slice(t);
-    for (let r = 0; r < rounds; r++) for (const t of r % 2 === 0 ? [a, b] : [b, a]) ns[t.label].push(await slice(t));
+    for (let r = 0; r < rounds; r++)
+      for (const t of r % 2 === 0 ? [a, b] : [b, a]) {
+        const [loopNs, allNs] = await slice(t);
+        ns[t.label].push(loopNs);
+        processNs[t.label].push(allNs);
+      }
   } finally {
     for (const t of [a, b]) {
       await t.service.close();
@@ -122,6 +147,11 @@ async function main(): Promise<void> {
     process.stdout.write(
       `${k}: µs of event-loop CPU per request: min ${(Math.min(...ns[k]) / 1000).toFixed(1)}, p25 ${(quantile(ns[k], 0.25) / 1000).toFixed(1)}, median ${(quantile(ns[k], 0.5) / 1000).toFixed(1)}\n`,
     );
+  if (process.env.HTTP_LAYER_REAL === '1')
+    for (const k of ['A', 'B'] as const)
+      process.stdout.write(
+        `${k}: µs of process CPU (all threads) per request: min ${(Math.min(...processNs[k]) / 1000).toFixed(1)}, p25 ${(quantile(processNs[k], 0.25) / 1000).toFixed(1)}, median ${(quantile(processNs[k], 0.5) / 1000).toFixed(1)}; B/A summed ${k === 'B' ? (sum(processNs.B) / sum(processNs.A)).toFixed(3) : '-'}\n`,
+      );
   process.stdout.write(
     `B/A of the summed CPU: ${(sum(ns.B) / sum(ns.A)).toFixed(3)} (bootstrap 95%: ${quantile(boot, 0.025).toFixed(3)}–${quantile(boot, 0.975).toFixed(3)}); ${rounds} rounds × ${perSlice} requests each; load average ${load}\n`,
   );

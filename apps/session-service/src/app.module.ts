@@ -25,7 +25,7 @@ import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
 import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
-import { AppendedEventsMetricsHandler } from './observability/appended-events-metrics.handler';
+import { appendedEventsMetrics } from './observability/appended-events-metrics';
 import { SummarizerFailureLog } from './observability/summarizer-failure-log';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from './http/rate-limit-budget';
@@ -85,6 +85,8 @@ export class AppModule {
           ...session,
           // Every append and deletion is observed: /health's store.lastWriteError, event_store_writable, one warn line per outage.
           store: writes.observing(session.store),
+          // events_appended_total: the conversation events each append writes (an import's progress).
+          appendedEvents: appendedEventsMetrics(metrics),
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,
             autoCompactionBackoffMs: config.autoCompactionBackoffMs,
@@ -111,7 +113,6 @@ export class AppModule {
           inject: [SessionProjector],
         },
         CompactionMetricsHandler,
-        AppendedEventsMetricsHandler,
         SummarizerFailureLog,
         ApiKeyGuard,
         // Without a limit the guard would answer true to every request, asynchronously (a promise and Nest's wait for it per request): left out.

@@ -1086,18 +1086,24 @@ function scrollIntoList(list, row) {
  * most that many rows (drawing 130,000 rows at once froze the tab for a minute). A session with
  * more rows gets a pager above the list (`#timeline-pager`): First, Previous, Next and Last
  * buttons, the rows and revisions on screen (`201–400 of 129,870 rows (revisions 200–399)`, a
- * live region), and "Go to revision" (the page with the first row at or after it, that row
- * marked `target` and scrolled into view). Selecting a compaction turns to its row
+ * live region), "Go to revision" (the page with the first row at or after it, that row
+ * marked `target` and scrolled into view) and "Go to time" (an ISO-8601 date-time: the service's
+ * time travel, `GET …/window?atTime=`, resolves it to the last event recorded at or before it, the
+ * one rule of that API; then as "Go to revision" to that revision, the status naming it and its
+ * recorded time, or the service's refusal, e.g. a time before the session's first event; only the
+ * latest time asked counts). Selecting a compaction turns to its row
  * ({@link Timeline}`.showCompaction`). Every row carries its place in the whole
  * (`aria-posinset`, `aria-setsize`), for screen readers.
  * @param {LogEntry[]} log the page's log (as of its revision)
  * @param {Map<string, CompactionItem>} byId the page's compactions
  * @param {(id: string) => void} select selects a compaction (its link)
+ * @param {(time: string) => Promise<{ revision: string, recordedAt: string }>} resolveTime the
+ *   event the service's time travel resolves a time to ("Go to time")
  * @param {number} [from] a revision: the timeline opens on the page of the first row at or after
  *   it (the "read again" of a page keeps the timeline's page); the first page without it
  * @returns {Timeline}
  */
-function timeline(log, byId, select, from) {
+function timeline(log, byId, select, resolveTime, from) {
   /** @type {LogEntry[]} */
   const rows = [];
   /** @type {Map<string, number>} each compaction's row: the index of its closing event in `rows` */
@@ -1129,6 +1135,12 @@ function timeline(log, byId, select, from) {
   const revision = /** @type {HTMLInputElement} */ (
     h('input', { type: 'number', name: 'revision', min: '0', step: '1', required: true, placeholder: 'revision' })
   );
+  const time = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'text', name: 'time', required: true, size: '24', placeholder: '2026-01-31T12:00:00Z', 'aria-describedby': 'timeline-time-status' })
+  );
+  const timeStatus = h('span', { id: 'timeline-time-status', role: 'status' });
+  /** The number of the latest "Go to time" (an answer to an earlier one is dropped). */
+  let timeAsked = 0;
   const pager = h(
     'nav',
     { class: 'pager', id: 'timeline-pager', 'aria-label': 'timeline pages', hidden: !paged },
@@ -1150,6 +1162,30 @@ function timeline(log, byId, select, from) {
       },
       h('label', {}, 'Go to revision ', revision),
       h('button', { type: 'submit' }, 'Go'),
+    ),
+    h(
+      'form',
+      {
+        class: 'inline',
+        id: 'timeline-goto-time',
+        onsubmit: async (/** @type {Event} */ e) => {
+          e.preventDefault();
+          const asked = ++timeAsked;
+          timeStatus.textContent = 'resolving…';
+          try {
+            const resolved = await resolveTime(time.value.trim());
+            if (asked !== timeAsked) return;
+            const index = Math.min(firstRowFrom(rows, Number(resolved.revision)), rows.length - 1);
+            draw(pageOf(index), index, 'target');
+            timeStatus.replaceChildren(`revision ${resolved.revision}, recorded `, timeOf(resolved.recordedAt, 'recorded'));
+          } catch (err) {
+            if (asked === timeAsked) timeStatus.replaceChildren(stored(problem(err).message));
+          }
+        },
+      },
+      h('label', {}, 'Go to time ', time),
+      h('button', { type: 'submit' }, 'Go'),
+      timeStatus,
     ),
   );
 
@@ -1544,7 +1580,14 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt) {
       h('td', {}, timeOf(c.at, 'compaction at')),
     ),
   );
-  const logTimeline = timeline(log, byId, select, timelineAt);
+  /** @param {string} time */
+  const resolveTime = async (time) => {
+    /** @type {Schemas['Window']} */
+    const window = await api(`${path}/window?atTime=${encodeURIComponent(time)}&estimator=chars`);
+    if (!window.resolved) throw new Error('the service answered no resolved revision for this time');
+    return window.resolved;
+  };
+  const logTimeline = timeline(log, byId, select, resolveTime, timelineAt);
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
   let wanted;
   /** @param {string | undefined} id @param {boolean} [reveal] whether the timeline turns to its row */

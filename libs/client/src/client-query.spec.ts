@@ -71,11 +71,12 @@ describe('typed client query parameters', () => {
   });
 
   it('types: a Date is accepted for the time parameters only', () => {
-    expect([...TIME_QUERY_PARAMETERS].sort()).toEqual(['from', 'to', 'updatedSince']);
+    expect([...TIME_QUERY_PARAMETERS].sort()).toEqual(['atTime', 'from', 'to', 'updatedSince']);
     const { client } = recordingClient();
     // Compile-time checks (tsc): a Date for `q` is refused, for `from` accepted.
     // @ts-expect-error q is text, not a time
     void client.GET('/v1/recall', { params: { query: { q: new Date() } } });
     void client.GET('/v1/recall', { params: { query: { q: 'a', from: new Date(), to: '2026-01-01T00:00:00Z' } } });
+    void client.GET('/v1/sessions/{sessionId}/window', { params: { path: { sessionId: 's' }, query: { atTime: new Date() } } });
   });
 });

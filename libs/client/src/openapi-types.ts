@@ -223,7 +223,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The active window (what to send to the model next), now or at a past revision */
+        /** The active window (what to send to the model next), now, at a past revision or at a past time */
         get: operations["SessionsController_window"];
         put?: never;
         post?: never;
@@ -495,6 +495,7 @@ export interface components {
          *     - malformed_body (400): the body is not valid UTF-8, or does not match its Content-Encoding
          *     - request_aborted (400): the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written
          *     - revision_out_of_range (400): atRevision is outside the session's revisions
+         *     - time_out_of_range (400): atTime is before the session's first event was recorded (the message names when it was)
          *     - position_out_of_range (400): minPosition is past the end of the log
          *     - unknown_command (400, NATS only): the subject does not end in compact, append, messages or policy
          *     - invalid_subject (400, NATS only): the subject is not <prefix>.commands.<tenant>.<session>.<kind>
@@ -527,7 +528,7 @@ export interface components {
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -996,7 +997,14 @@ export interface components {
         Window: {
             estimator: components["schemas"]["Estimator"];
             events: components["schemas"]["WindowEvent"][];
-            /** @description the revision whose window this is: the last one, or with atRevision that revision, or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival) */
+            /** @description with atTime only: the event atTime resolved to; the window is the one right after it (revision is past it when it falls inside a decision) */
+            resolved?: {
+                /** @description that event's recordedAt (when the store recorded it), at or before atTime: ISO-8601 UTC with milliseconds, as Date.toISOString writes it */
+                recordedAt: string;
+                /** @description the revision of the last event the store recorded at or before atTime */
+                revision: string;
+            };
+            /** @description the revision whose window this is: the last one, or with atRevision that revision (with atTime resolved.revision), or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival) */
             revision: string;
             sessionId: string;
             /** @description cost of the window under the estimator: with format=events the sum of the events’ tokens; with format=openai the cost of the messages (placeholder answers counted as the tool event they stand for, superseded system messages and responses left out not counted) */
@@ -1004,7 +1012,14 @@ export interface components {
         } | {
             estimator: components["schemas"]["Estimator"];
             messages: components["schemas"]["OpenAiMessage"][];
-            /** @description the revision whose window this is: the last one, or with atRevision that revision, or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival) */
+            /** @description with atTime only: the event atTime resolved to; the window is the one right after it (revision is past it when it falls inside a decision) */
+            resolved?: {
+                /** @description that event's recordedAt (when the store recorded it), at or before atTime: ISO-8601 UTC with milliseconds, as Date.toISOString writes it */
+                recordedAt: string;
+                /** @description the revision of the last event the store recorded at or before atTime */
+                revision: string;
+            };
+            /** @description the revision whose window this is: the last one, or with atRevision that revision (with atTime resolved.revision), or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival) */
             revision: string;
             sessionId: string;
             /** @description cost of the window under the estimator: with format=events the sum of the events’ tokens; with format=openai the cost of the messages (placeholder answers counted as the tool event they stand for, superseded system messages and responses left out not counted) */
@@ -4032,6 +4047,8 @@ export interface operations {
             query?: {
                 /** @description time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown */
                 atRevision?: number | string;
+                /** @description time travel by time: the window right after the last event the store recorded at or before this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B), as atRevision of that event's revision answers it; the answer's resolved names that event (revision, recordedAt). A time before the session's first event: 400 time_out_of_range; at or after its last: the current window. Not with atRevision */
+                atTime?: string;
                 /** @description the tokenizer that counts the window's tokens: cl100k_base (default, whatever the session policy's estimator), o200k_base or chars */
                 estimator?: "cl100k_base" | "o200k_base" | "chars";
                 /** @description events (default): native session events; openai: OpenAI chat messages, ready to send to the model */
@@ -4063,6 +4080,7 @@ export interface operations {
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - revision_out_of_range: atRevision is outside the session's revisions
+             *     - time_out_of_range: atTime is before the session's first event was recorded (the message names when it was)
              *     - position_out_of_range: minPosition is past the end of the log
              */
             400: {
@@ -4072,7 +4090,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "revision_out_of_range" | "position_out_of_range";
+                        code: "validation_failed" | "invalid_session_id" | "invalid_path" | "malformed_request" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range";
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";

@@ -26,6 +26,7 @@ export type InvalidRequestCode =
   | 'invalid_parameter'
   | 'invalid_session_id'
   | 'revision_out_of_range'
+  | 'time_out_of_range'
   | 'position_out_of_range'
   | 'validation_failed'
   | 'invalid_query';

@@ -51,6 +51,7 @@ export const API_ERROR_CODES = {
       'the connection closed, or the client half-closed it, before the whole body arrived (a client that half-closed reads this answer); nothing written',
   },
   revision_out_of_range: { status: 400, description: "atRevision is outside the session's revisions" },
+  time_out_of_range: { status: 400, description: "atTime is before the session's first event was recorded (the message names when it was)" },
   position_out_of_range: { status: 400, description: 'minPosition is past the end of the log' },
   unknown_command: { status: 400, description: 'the subject does not end in compact, append, messages or policy', transport: 'nats' },
   invalid_subject: { status: 400, description: 'the subject is not <prefix>.commands.<tenant>.<session>.<kind>', transport: 'nats' },

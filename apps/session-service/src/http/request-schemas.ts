@@ -521,21 +521,28 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const minPosition = revisionParam.describe(
     "global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing",
   );
-  const windowQuery = z.strictObject({
-    atRevision: revisionParam
-      .describe(
-        "time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown",
-      )
-      .optional(),
-    minPosition: minPosition.optional(),
-    format: z
-      .enum(['events', 'openai'], { error: 'must be events or openai' })
-      .describe('events (default): native session events; openai: OpenAI chat messages, ready to send to the model')
-      .optional(),
-    estimator: estimator
-      .describe("the tokenizer that counts the window's tokens: cl100k_base (default, whatever the session policy's estimator), o200k_base or chars")
-      .optional(),
-  });
+  const windowQuery = z
+    .strictObject({
+      atRevision: revisionParam
+        .describe(
+          "time travel: the window right after this revision of the session, computed from the log (from the session's first revision to its last, else 400 revision_out_of_range). A revision inside one atomic decision (a compaction's events before its CompactionCompleted or CompactionFailed; a late tool answer before the on-arrival EventsArchived of its append) answers the window after the whole decision: the answer's revision says which revision is shown",
+        )
+        .optional(),
+      minPosition: minPosition.optional(),
+      format: z
+        .enum(['events', 'openai'], { error: 'must be events or openai' })
+        .describe('events (default): native session events; openai: OpenAI chat messages, ready to send to the model')
+        .optional(),
+      estimator: estimator
+        .describe("the tokenizer that counts the window's tokens: cl100k_base (default, whatever the session policy's estimator), o200k_base or chars")
+        .optional(),
+      atTime: dateTimeParam()
+        .describe(
+          "time travel by time: the window right after the last event the store recorded at or before this time (ISO-8601, e.g. 2026-01-31T12:00:00Z; an offset's + sent as %2B), as atRevision of that event's revision answers it; the answer's resolved names that event (revision, recordedAt). A time before the session's first event: 400 time_out_of_range; at or after its last: the current window. Not with atRevision",
+        )
+        .optional(),
+    })
+    .refine((q) => q.atTime === undefined || q.atRevision === undefined, { message: WINDOW_AT_BOTH, path: ['atTime'] });
   const logQuery = z.strictObject({
     fromRevision: revisionParam.describe("the first revision of the page (default 0): a previous page's nextRevision").optional(),
     limit: integerInRange(1n, 1000n).describe('events per page: 1 to 1000 (default 100)').optional(),
@@ -592,6 +599,10 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     .refine((q) => !q.from || !q.to || utcExactTime(q.from) < utcExactTime(q.to), { message: 'must be earlier than to', path: ['from'] });
   return { nativeEvent, appendEvents, appendMessages, compact, policy, windowQuery, logQuery, recallQuery };
 }
+
+/** The 400 message (`validation_failed`, parameter `atTime`) for a window asked with both `atTime` and `atRevision`. */
+export const WINDOW_AT_BOTH =
+  'give atRevision or atTime, not both: atRevision=N answers the window right after revision N, atTime=T the window right after the last event recorded at or before T (its revision is in the answer)';
 
 /** The schemas built by {@link requestSchemas}. */
 export type RequestSchemas = ReturnType<typeof requestSchemas>;

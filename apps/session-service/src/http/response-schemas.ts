@@ -237,8 +237,17 @@ void _openAiMessagesAreRendered;
 const windowHead = {
   sessionId: z.string(),
   revision: decimal.describe(
-    'the revision whose window this is: the last one, or with atRevision that revision, or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival)',
+    'the revision whose window this is: the last one, or with atRevision that revision (with atTime resolved.revision), or the last revision of the atomic decision it falls inside (a compaction, a late answer archived on arrival)',
   ),
+  resolved: z
+    .strictObject({
+      revision: decimal.describe('the revision of the last event the store recorded at or before atTime'),
+      recordedAt: isoTime.describe(
+        "that event's recordedAt (when the store recorded it), at or before atTime: ISO-8601 UTC with milliseconds, as Date.toISOString writes it",
+      ),
+    })
+    .optional()
+    .describe('with atTime only: the event atTime resolved to; the window is the one right after it (revision is past it when it falls inside a decision)'),
   tokens: count.describe(
     'cost of the window under the estimator: with format=events the sum of the events’ tokens; with format=openai the cost of the messages (placeholder answers counted as the tool event they stand for, superseded system messages and responses left out not counted)',
   ),

@@ -120,9 +120,9 @@ export class SessionsController {
   }
 
   @Get('window')
-  @ApiOperation({ summary: 'The active window (what to send to the model next), now or at a past revision' })
+  @ApiOperation({ summary: 'The active window (what to send to the model next), now, at a past revision or at a past time' })
   @ApiQueryParams(DOC_SCHEMAS.windowQuery)
-  @ApiAnswer(WindowSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'revision_out_of_range']) })
+  @ApiAnswer(WindowSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'revision_out_of_range', 'time_out_of_range']) })
   async window(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,
@@ -134,6 +134,7 @@ export class SessionsController {
     // The projected window's bytes are built from the stored JSON (no parse + stringify of a large event).
     const answer = await this.reads.windowJson(tenant, sessionId, {
       atRevision: revisionOf(q.atRevision),
+      atTime: q.atTime,
       minPosition: revisionOf(q.minPosition),
       format: q.format ?? 'events',
       estimator: q.estimator ?? 'cl100k_base',

@@ -15,6 +15,15 @@
  *    ({@link eraseCommand}: its bytes hold the texts it appended), then acknowledge — only now, after the command's events are appended — or, for a rejected command
  *    (4xx: malformed, unknown, invalid), terminate it so it is never redelivered.
  *
+ * The acknowledgement goes out as soon as the results stream confirms storing the answer, in the
+ * same chain of microtasks (nothing batched, no timer): under load that confirmation is a round
+ * trip plus this process's event-loop delay (README, Acknowledgement: 12–30 ms median measured),
+ * and a replica killed meanwhile leaves commands answered but not acknowledged, which the next
+ * replica answers from the results stream after the ack wait ({@link answerAgain}). It is not sent
+ * along with the answer, before the confirmation, on purpose: the server would read the answer
+ * first (one connection), but a stream refusing it (missing, full) would lose the answer of a
+ * command already removed (natsack).
+ *
  * A server-side failure is retried in place, by this replica, with the command held (reported in
  * progress, so JetStream gives it to no one else) and its session's later commands waiting behind
  * it, so a session's commands are still applied in the order they arrived:
@@ -58,6 +67,7 @@ import { eraseMessage } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
 import { ackWaitMsOf } from './nats-streams';
+import { endPull } from './nats-pull-end';
 import type { NatsNames } from './nats-names';
 import { COMMAND_KINDS, parseCommandSubject, resultSubject } from './nats-names';
 import { earlierCommandInStream, FinishedSequences, OrderWaits, sessionCommandFilter, type EarlierCommand } from './nats-session-order';
@@ -173,9 +183,19 @@ export const ORDER_RECHECK: RetryBackoff = { initialMs: 25, maxMs: 1_000 };
 
 /**
  * How long (ms) one pull request waits at the server for commands before it ends and the replica
- * pulls again (the client checks the consumer meanwhile through the server's idle heartbeats, every half of it).
+ * pulls again.
  */
 export const PULL_EXPIRES_MS = 30_000;
+
+/**
+ * How often (ms) the server tells an idle pull request that it still holds it (JetStream's
+ * `idle_heartbeat`): when two are missed the client library ends the pull (`heartbeats missed`)
+ * and the replica pulls again, so a pull request the server lost without a reconnect or a 409 (a
+ * dropped request: no command would reach this replica until the pull expired) costs 5–7.5 s, not
+ * the {@link PULL_EXPIRES_MS} of the library's default, half the expiry. One small message per
+ * interval per idle replica.
+ */
+export const PULL_HEARTBEAT_MS = 2_500;
 
 /** Delays between pull requests after a failed one (the stream or the consumer missing, NATS unreachable): 250 ms doubling to 5 s. */
 export const PULL_RETRY: RetryBackoff = { initialMs: 250, maxMs: 5_000 };
@@ -304,7 +324,8 @@ export class NatsCommandConsumer {
     const consumer = await this.js.consumers.get(this.names.commandStream, this.names.commandConsumer);
     if (!this.consumer || this.stopping) return;
     this.consumer = consumer;
-    void this.batch?.close();
+    // Drained, not closed: a command already sent to it reaches this replica instead of waiting out the ack wait.
+    if (this.batch) void endPull(this.batch);
     this.pullNow();
   }
 
@@ -346,12 +367,20 @@ export class NatsCommandConsumer {
     if (!this.consumer) return;
     this.stopping = true;
     this.requestStop();
-    // Close the pull request, and make sure the server knows before the naks: a command nak'd while
+    // End the pull request, and make sure the server knows before the naks: a command nak'd while
     // this replica's pull request is still open could be redelivered to it, then wait out the ack wait.
-    const closed = this.batch?.close();
+    // Drained (endPull): a command the server sent before it took the end is held and given back
+    // with the others, not dropped by the client library to wait out the ack wait. The consumer-info
+    // request right behind the UNSUB (below) has the server drop the pull request at once: until it
+    // checks, nats-server 2.9 still hands commands to a pull request without interest, which go nowhere.
+    if (this.batch) {
+      const ended = endPull(this.batch);
+      const checked = this.nc.isClosed() ? undefined : this.jsm.consumers.info(this.names.commandStream, this.names.commandConsumer).catch(() => undefined);
+      await ended;
+      await checked;
+    }
     // A closed connection (NATS lost at shutdown: NatsTransport closed it) flushes nothing and gives nothing back.
     if (!this.nc.isClosed()) await this.nc.flush();
-    await closed;
     await this.loop;
     if (!this.nc.isClosed()) {
       // The server keeps the closed pull request until it checks its interest,
@@ -400,16 +429,16 @@ export class NatsCommandConsumer {
 
   /**
    * One pull request for up to `free` commands, until they all came or it expires
-   * ({@link PULL_EXPIRES_MS}); each command is held (reported in progress from now on) and queued
+   * ({@link PULL_EXPIRES_MS}; two missed heartbeats, {@link PULL_HEARTBEAT_MS}, end it sooner); each command is held (reported in progress from now on) and queued
    * for its session the moment it is delivered, so the client library keeps none unreported.
    * @throws the client's error when the pull fails (see {@link run}).
    */
   private async pull(free: number): Promise<void> {
-    const batch = await this.consumer!.fetch({ max_messages: free, expires: PULL_EXPIRES_MS });
+    const batch = await this.consumer!.fetch({ max_messages: free, expires: PULL_EXPIRES_MS, idle_heartbeat: PULL_HEARTBEAT_MS });
     this.batch = batch;
     void this.watchMissing(batch);
-    // Stopping began while the pull was set up: closed at once (what is delivered meanwhile is given back by its session's worker).
-    if (this.stopping) void batch.close();
+    // Stopping began while the pull was set up: ended at once (what is delivered meanwhile is given back by its session's worker).
+    if (this.stopping) void endPull(batch);
     try {
       for await (const m of batch) {
         this.held.add(m);

@@ -9,9 +9,11 @@ import { sessionKey, sessionStream, type EstimatorName } from '../events/session
 import { orderedWindow, windowTokens, type WindowEntry } from '../domain/session-window';
 import { renderOpenAiWindow } from '../domain/openai-chat-format';
 import { openAiRenderingCost } from '../domain/openai-window-cost';
+import { quoteInput } from '@lib/compaction';
 import { InvalidRequestError, SessionError, SessionNotFoundError, type SessionErrorDetails } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
+import { revisionAtTime, type RevisionAtTime } from './revision-at-time';
 import { AcknowledgedPositions } from '../write-side/acknowledged-positions';
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
@@ -53,6 +55,12 @@ export interface WindowOptions {
    * answer's `revision` names the revision shown.
    */
   atRevision?: bigint;
+  /**
+   * Time travel by time: the window right after the last event the store recorded at or before
+   * this ISO-8601 date-time (see {@link revisionAtTime}), as `atRevision` of that event's revision
+   * gives it; the answer adds `resolved` (that revision and its `recordedAt`). Not with `atRevision`.
+   */
+  atTime?: string;
   /** Wait (up to `maxWaitMs`) until the projection has applied this global position. */
   minPosition?: bigint;
   format: 'events' | 'openai';
@@ -85,16 +93,26 @@ export class SessionReads {
    * whose window is shown: with `atRevision` inside one atomic decision (a compaction's events
    * before its closing one; a late answer before its on-arrival archive), the decision's last
    * revision, so no window that was never committed is shown.
+   * With `atTime`, the window at the revision {@link revisionAtTime} resolves it to (a time past
+   * the last event: the current window, from the log), and `resolved: { revision, recordedAt }`
+   * names that event (`revision` may be past it, inside a decision, as with `atRevision`).
    * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidRequestError (400
-   *   `revision_out_of_range`) when `atRevision` is not one of the session's revisions (past its last, or before its first).
+   *   `revision_out_of_range`) when `atRevision` is not one of the session's revisions (past its last, or before its first);
+   *   (400 `time_out_of_range`) when `atTime` is before the session's first event was recorded.
    */
   async window(tenantId: string, sessionId: string, options: WindowOptions): Promise<unknown> {
     let revision: bigint;
     let entries: WindowEntry[];
-    if (options.atRevision !== undefined) {
+    let resolved: RevisionAtTime | undefined;
+    let atRevision = options.atRevision;
+    if (options.atTime !== undefined) {
+      resolved = await this.resolveTime(tenantId, sessionId, options.atTime);
+      atRevision = resolved.revision;
+    }
+    if (atRevision !== undefined) {
       const key = sessionKey(tenantId, sessionId);
-      const state = await loadSessionWindowAt(this.store, key, options.atRevision);
-      if (!state || state.revision === null || state.revision < options.atRevision) {
+      const state = await loadSessionWindowAt(this.store, key, atRevision);
+      if (!state || state.revision === null || state.revision < atRevision) {
         // Not in the session: before its first revision (a session written again after an
         // erasure continues after the erased revisions), past its last, or no session at all.
         const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
@@ -115,15 +133,17 @@ export class SessionReads {
       revision = projected.revision;
       entries = projected.entries;
     }
+    const at = resolved ? { resolved: { revision: resolved.revision.toString(), recordedAt: resolved.recordedAt.toISOString() } } : {};
     if (options.format === 'openai') {
       // `tokens`: the cost of what the messages carry (placeholders in, what is left out not).
       const rendering = renderOpenAiWindow(entries.map((e) => e.event));
       const tokens = openAiRenderingCost(rendering, entries, options.estimator);
-      return { sessionId, revision: revision.toString(), tokens, estimator: options.estimator, messages: rendering.messages };
+      return { sessionId, revision: revision.toString(), ...at, tokens, estimator: options.estimator, messages: rendering.messages };
     }
     return {
       sessionId,
       revision: revision.toString(),
+      ...at,
       tokens: windowTokens(entries, options.estimator),
       estimator: options.estimator,
       events: entries.map((e) => ({
@@ -137,6 +157,25 @@ export class SessionReads {
   }
 
   /**
+   * The event `atTime` resolves to ({@link revisionAtTime}).
+   * @throws SessionNotFoundError (404) when the session has no event; InvalidRequestError (400
+   *   `time_out_of_range`, parameter `atTime`) when its first event was recorded after `atTime`,
+   *   naming when it was.
+   */
+  private async resolveTime(tenantId: string, sessionId: string, atTime: string): Promise<RevisionAtTime> {
+    const key = sessionKey(tenantId, sessionId);
+    const resolved = await revisionAtTime(this.store, key, atTime);
+    if (resolved) return resolved;
+    const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
+    if (!first) throw new SessionNotFoundError(sessionId);
+    throw new InvalidRequestError(
+      'atTime',
+      `atTime: the session's first event (revision ${first.revision}) was recorded at ${first.created.toISOString()}, after ${quoteInput(atTime, { quoted: false })}: no window existed yet; ask for a time at or after it`,
+      'time_out_of_range',
+    );
+  }
+
+  /**
    * {@link window}'s answer as UTF-8 JSON bytes, for the projected window in format `events` (no
    * `atRevision`): the same bytes as `JSON.stringify` of {@link window}'s answer, with each stored
    * event spliced in undecoded (see `getWindowJson`), so a very large event does not hold the event
@@ -144,7 +183,8 @@ export class SessionReads {
    * @throws what {@link window} throws.
    */
   async windowJson(tenantId: string, sessionId: string, options: WindowOptions): Promise<Buffer | object> {
-    if (options.atRevision !== undefined || options.format !== 'events') return (await this.window(tenantId, sessionId, options)) as object;
+    if (options.atRevision !== undefined || options.atTime !== undefined || options.format !== 'events')
+      return (await this.window(tenantId, sessionId, options)) as object;
     await this.waitFor(options.minPosition);
     const json = getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
     if (!json) throw new SessionNotFoundError(sessionId);

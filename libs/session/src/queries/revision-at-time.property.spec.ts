@@ -1,0 +1,111 @@
+/**
+ * Time travel by time (`SessionReads.window` with `atTime`) over random logs written by the real
+ * handlers, each event given a random recorded time (ties within and across appends, and steps
+ * back as a store clock jumping back gives): for a random time T, the answer is the window
+ * `atRevision` answers at the revision it names in `resolved`, that revision is the last one in
+ * the log recorded at or before T, and `resolved.recordedAt` is its recorded time; with no event
+ * recorded at or before T, the answer is 400 `time_out_of_range`.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import fc from 'fast-check';
+import { SqliteEventStore, type EventStore, type RecordedEvent } from '@lib/event-store';
+import { sessionKey, sessionStream } from '../events/session-stream-events';
+import { randomLogOps, writeRandomSessionLog } from '../../../../test/support/random-session-log';
+import { SessionReads, type WindowOptions } from './session-reads';
+import { InvalidRequestError } from '../errors';
+
+const RUNS = Number(process.env.FC_RUNS ?? 30);
+const BASE = Date.parse('2026-12-03T08:00:00.000Z');
+
+/** `store` with each event's `created` replaced by `times` (stream → recorded ms by revision). */
+function withRecordedTimes(store: EventStore, times: Map<string, number[]>): EventStore {
+  const retimed = (e: RecordedEvent): RecordedEvent => ({ ...e, created: new Date(times.get(e.streamId)![Number(e.revision)]) });
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (name === 'readStream') return async (...args: Parameters<EventStore['readStream']>) => (await target.readStream(...args)).map(retimed);
+      const value: unknown = Reflect.get(target, name, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
+describe('time travel by time over random logs and times', () => {
+  let dir: string;
+  let store: EventStore;
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'time-travel-at-time-'));
+    store = SqliteEventStore.open(path.join(dir, 'events.sqlite'));
+  });
+  afterAll(async () => {
+    await store.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers atRevision of the last revision recorded at or before T, naming it', async () => {
+    const times = new Map<string, number[]>();
+    // Only the log-folding paths of window() are used (atRevision / atTime): no read models.
+    const reads = new SessionReads(withRecordedTimes(store, times), {} as never, {} as never, { maxWaitMs: 0 } as never, {} as never);
+    const opArb = randomLogOps({ maxAnswered: 2, systemPrompts: true, rollingSummary: true });
+    let run = 0;
+    let before = 0;
+    let inside = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(opArb, { minLength: 2, maxLength: 12 }),
+        // Steps between consecutive recorded times, in ms: mostly 0–3, sometimes back (a clock jump).
+        fc.array(fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 0, max: 3 }) }, { weight: 1, arbitrary: fc.integer({ min: -4, max: -1 }) }), {
+          minLength: 200,
+          maxLength: 200,
+        }),
+        // T: near a recorded time (pick, ±1 ms), before the first, or far after the last; with sub-millisecond digits or not.
+        fc.array(fc.tuple(fc.nat(10_000), fc.integer({ min: -1, max: 1 }), fc.nat(999_999)), { minLength: 8, maxLength: 24 }),
+        fc.constantFrom<WindowOptions['format']>('events', 'openai'),
+        async (ops, steps, asked, format) => {
+          const sessionId = `at${run++}`;
+          const key = sessionKey('t', sessionId);
+          await writeRandomSessionLog(store, sessionId, ops);
+          const log = await store.readStream(sessionStream(key));
+          if (log.length === 0) return;
+          const recorded: number[] = [];
+          let t = BASE;
+          for (let i = 0; i < log.length; i++) recorded.push((t += steps[i % steps.length]));
+          times.set(sessionStream(key), recorded);
+          const first = Math.min(...recorded);
+          for (const [pick, delta, finer] of asked) {
+            const ms = pick % 10 === 0 ? first - 1 - (pick % 3) : pick % 10 === 1 ? Math.max(...recorded) + 1000 : recorded[pick % recorded.length] + delta;
+            const atTime = finer % 2 ? new Date(ms).toISOString() : `${new Date(ms).toISOString().slice(0, -1)}${String(finer).padStart(6, '0')}Z`;
+            let expected = -1;
+            for (let r = 0; r < recorded.length; r++) if (recorded[r] <= ms) expected = r;
+            const options = { format, estimator: 'chars' as const };
+            const at = `atTime ${atTime} over ${recorded.join(',')}`;
+            if (expected < 0) {
+              before++;
+              const error = await reads.window('t', sessionId, { ...options, atTime }).catch((e: unknown) => e);
+              expect({ at, error }).toEqual({ at, error: expect.any(InvalidRequestError) });
+              expect({ at, code: (error as InvalidRequestError).code, parameter: (error as InvalidRequestError).parameter }).toEqual({
+                at,
+                code: 'time_out_of_range',
+                parameter: 'atTime',
+              });
+              continue;
+            }
+            const answer = (await reads.window('t', sessionId, { ...options, atTime })) as Record<string, unknown>;
+            const byRevision = (await reads.window('t', sessionId, { ...options, atRevision: BigInt(expected) })) as Record<string, unknown>;
+            if (answer.revision !== String(expected)) inside++;
+            expect({ at, answer }).toEqual({
+              at,
+              answer: { ...byRevision, resolved: { revision: String(expected), recordedAt: new Date(recorded[expected]).toISOString() } },
+            });
+          }
+        },
+      ),
+      { numRuns: RUNS },
+    );
+    // Only meaningful if times before the session and inside decisions were asked for.
+    expect(before).toBeGreaterThan(3);
+    expect(inside).toBeGreaterThan(3);
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * Time travel by time (`GET /v1/sessions/:id/window?atTime=`), on SQLite and on PostgreSQL (a
+ * database of its own): the window right after the last event the store recorded at or before the
+ * time, the same as `atRevision` of that event's revision, with `resolved` naming it; a time
+ * before the session's first event is 400 `time_out_of_range` (naming when it was recorded), one
+ * past its last the current window; `atTime` with `atRevision`, and times the date-time rule
+ * refuses, are 400 with what to fix.
+ * Runtime: a few seconds (in-process services; PostgreSQL skipped when none answers).
+ */
+import * as fs from 'node:fs';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
+import { startService, useService, type Harness } from '../support/service-harness';
+
+jest.setTimeout(60_000);
+
+type Json = Record<string, unknown>;
+const user = (id: string): Json => ({ id, type: 'user', text: `user ${id}` });
+const reply = (id: string): Json => ({ id, type: 'assistant', text: `assistant ${id}` });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** `iso` moved by `ms` milliseconds, as `toISOString` writes it. */
+const shifted = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
+
+/** The examples, against the service `http` gives (its store: SQLite or PostgreSQL). */
+function examples(service: () => Pick<Harness, 'http'>): void {
+  const http = () => service().http();
+  const window = async (session: string, query: Json) => (await http().get(`/v1/sessions/${session}/window`).query(query).expect(200)).body as Json;
+  const ids = (w: Json) => (w.events as Json[]).map((e) => e.id);
+  /** Revision → recordedAt of the session's log. */
+  const recorded = async (session: string) =>
+    new Map(
+      ((await http().get(`/v1/sessions/${session}/events?limit=1000`).expect(200)).body.events as Json[]).map((e) => [
+        e.revision as string,
+        e.recordedAt as string,
+      ]),
+    );
+
+  // Three appends 20 ms apart, then a compaction (one append: its archive, summary and completion).
+  let times: Map<string, string>;
+  let summaryId: string;
+  beforeAll(async () => {
+    await http()
+      .post('/v1/sessions/at1/events')
+      .send({ events: [user('u1'), reply('a1')] })
+      .expect(201);
+    await sleep(20);
+    await http()
+      .post('/v1/sessions/at1/events')
+      .send({ events: [user('u2'), reply('a2')] })
+      .expect(201);
+    await sleep(20);
+    await http()
+      .post('/v1/sessions/at1/events')
+      .send({ events: [user('u3'), reply('a3')] })
+      .expect(201);
+    await sleep(20);
+    const pass = await http()
+      .post('/v1/sessions/at1/compactions')
+      .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 } })
+      .expect(200);
+    expect(pass.body).toMatchObject({ outcome: 'compacted', archived: ['u1', 'a1', 'u2', 'a2'], revision: '8' });
+    summaryId = pass.body.summary.id;
+    times = await recorded('at1');
+    expect(times.size).toBe(9);
+  });
+
+  it('a time between two appends answers the window after the first, as atRevision does, naming the event', async () => {
+    expect(times.get('1')! < times.get('2')!).toBe(true);
+    for (const at of [times.get('1')!, shifted(times.get('2')!, -1), `${times.get('1')!.slice(0, -1)}999Z`]) {
+      const w = await window('at1', { atTime: at });
+      expect({ at, ...w }).toEqual({ at, ...(await window('at1', { atRevision: '1' })), resolved: { revision: '1', recordedAt: times.get('1') } });
+      expect(ids(w)).toEqual(['u1', 'a1']);
+    }
+    // The same instant with an offset (its + sent as %2B by the query encoder).
+    const local = new Date(Date.parse(times.get('3')!) + 5.5 * 3_600_000).toISOString().replace('Z', '+05:30');
+    expect(await window('at1', { atTime: local })).toMatchObject({ revision: '3', resolved: { revision: '3' } });
+  });
+
+  it('a time inside the compaction answers the window after the whole decision, as atRevision does', async () => {
+    const w = await window('at1', { atTime: times.get('6')! });
+    const resolved = w.resolved as Json;
+    expect(['6', '7', '8']).toContain(resolved.revision);
+    expect({ ...w, resolved: undefined }).toEqual(await window('at1', { atRevision: resolved.revision }));
+    expect(w.revision).toBe('8');
+    expect(ids(w)).toEqual([summaryId, 'u3', 'a3']);
+  });
+
+  it('a time at or after the last event answers the current window; format openai too', async () => {
+    const current = await window('at1', {});
+    for (const at of [times.get('8')!, '9999-12-31T23:59:59.999Z']) {
+      expect(await window('at1', { atTime: at })).toEqual({ ...current, resolved: { revision: '8', recordedAt: times.get('8') } });
+    }
+    const openai = await window('at1', { atTime: times.get('3')!, format: 'openai' });
+    expect(openai).toMatchObject({ revision: '3', resolved: { revision: '3', recordedAt: times.get('3') } });
+    expect(openai.messages).toHaveLength(4);
+  });
+
+  it('a time before the first event is 400 time_out_of_range naming when it was recorded; an unknown session 404', async () => {
+    const before = shifted(times.get('0')!, -1);
+    const res = await http().get('/v1/sessions/at1/window').query({ atTime: before }).expect(400);
+    expect(res.body).toMatchObject({ code: 'time_out_of_range', parameter: 'atTime' });
+    expect(res.body.message).toBe(
+      `atTime: the session's first event (revision 0) was recorded at ${times.get('0')}, after ${before}: no window existed yet; ask for a time at or after it`,
+    );
+    // A long time (any number of fraction digits is read) is cut where the message repeats it.
+    const long = `${before.slice(0, -1)}${'0'.repeat(200)}Z`;
+    const cut = await http().get('/v1/sessions/at1/window').query({ atTime: long }).expect(400);
+    expect(cut.body.code).toBe('time_out_of_range');
+    expect(cut.body.message).toContain(`… (${long.length} characters): no window existed yet`);
+    const missing = await http().get('/v1/sessions/at-none/window').query({ atTime: '2026-01-01T00:00:00Z' }).expect(404);
+    expect(missing.body.code).toBe('session_not_found');
+  });
+
+  it('atTime with atRevision, and times the date-time rule refuses, are 400 validation_failed saying what to fix', async () => {
+    const cases: Array<[Json, string]> = [
+      [
+        { atTime: times.get('1')!, atRevision: '1' },
+        'atTime: give atRevision or atTime, not both: atRevision=N answers the window right after revision N, atTime=T the window right after the last event recorded at or before T (its revision is in the answer)',
+      ],
+      [{ atTime: '2026-01-01T00:00:00' }, 'atTime: must be an ISO-8601 date-time: add its zone'],
+      [{ atTime: '1767225600000' }, 'atTime: must be an ISO-8601 date-time as text, not a number'],
+      [{ atTime: 'yesterday' }, 'atTime: must be an ISO-8601 date-time such as 2026-01-31T12:00:00Z'],
+      [{ atTime: '10000-01-01T00:00:00Z' }, 'atTime: '],
+    ];
+    for (const [query, message] of cases) {
+      const res = await http().get('/v1/sessions/at1/window').query(query).expect(400);
+      expect({ query, code: res.body.code, parameter: res.body.parameter }).toEqual({ query, code: 'validation_failed', parameter: 'atTime' });
+      expect(res.body.message).toContain(message);
+    }
+    // An unencoded + arrives as a space: the message says to send it as %2B.
+    const plus = await http().get('/v1/sessions/at1/window?atTime=2026-01-01T00:00:00+01:00').expect(400);
+    expect(plus.body.message).toContain('send the + as %2B');
+  });
+}
+
+describe('time travel by time (SQLite)', () => {
+  const service = useService();
+  examples(() => service);
+});
+
+describeUnlessSkipped(postgresUnavailableReason(), 'time travel by time (PostgreSQL)', () => {
+  let db: TestDatabase;
+  let service: Harness;
+  beforeAll(async () => {
+    db = await createTestDatabase('window_at_time');
+    service = await startService({ env: { DATABASE_URL: db.url } });
+  });
+  afterAll(async () => {
+    await service?.stop();
+    await db?.drop();
+    if (service) fs.rmSync(service.dataDir, { recursive: true, force: true });
+  });
+  examples(() => service);
+});
