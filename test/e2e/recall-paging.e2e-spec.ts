@@ -39,11 +39,31 @@ describe('recall paging over HTTP while events are appended (repro-recall-cursor
     expect(fresh.body.items).toHaveLength(7);
   });
 
-  it('answers a cursor of the earlier release 400 invalid_query, saying to search again', async () => {
+  it('answers a cursor of the earlier release 400 cursor_expired, saying to search again', async () => {
     const v1 = Buffer.from(JSON.stringify({ v: 1, r: -0.5, p: '3', f: 'AAAAAAAAAAAAAAAA' })).toString('base64url');
     const res = await harness.http().get('/v1/recall').query({ q: 'zqwordone', cursor: v1 }).expect(400);
-    expect(res.body).toMatchObject({ code: 'invalid_query', parameter: 'cursor' });
+    expect(res.body).toMatchObject({ code: 'cursor_expired', parameter: 'cursor' });
     expect(res.body.message).toMatch(/earlier release.*search again without cursor/);
+  });
+
+  it('answers a recall or list cursor of a later release (a rollback, or replicas of two versions) 400 cursor_expired, not "is not a cursor"', async () => {
+    const text = (fields: object) => Buffer.from(JSON.stringify(fields)).toString('base64url');
+    const recall = await harness
+      .http()
+      .get('/v1/recall')
+      .query({ q: 'zqwordone', cursor: text({ v: 3, f: 'AAAAAAAAAAAAAAAA', a: '9' }) })
+      .expect(400);
+    expect(recall.body).toMatchObject({ code: 'cursor_expired', parameter: 'cursor' });
+    expect(recall.body.message).toMatch(
+      /^cursor: was made by a later release of the service \(cursor version 3; this release reads version 2\); search again without cursor/,
+    );
+    const list = await harness
+      .http()
+      .get('/v1/sessions')
+      .query({ cursor: text({ v: 2, l: 'sessions', k: '5' }) })
+      .expect(400);
+    expect(list.body).toMatchObject({ code: 'cursor_expired', parameter: 'cursor' });
+    expect(list.body.message).toMatch(/later release.*list again without cursor/);
   });
 });
 

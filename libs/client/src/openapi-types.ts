@@ -485,6 +485,7 @@ export interface components {
          *     - invalid_parameter (400): a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)
          *     - invalid_message (400): an OpenAI message of POST …/messages is invalid (parameter names the field)
          *     - invalid_query (400): recall's q, or a list or recall cursor, is invalid
+         *     - cursor_expired (400): the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
          *     - invalid_request (400): a value is not allowed, e.g. one id given to two events of a request
          *     - invalid_session_id (400): a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
          *     - invalid_path (400): the path is not valid percent-encoded UTF-8
@@ -528,7 +529,7 @@ export interface components {
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -1524,6 +1525,7 @@ export interface operations {
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
@@ -1536,7 +1538,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_query" | "invalid_session_id" | "malformed_request" | "position_out_of_range";
+                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "invalid_session_id" | "malformed_request" | "position_out_of_range";
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -1690,6 +1692,7 @@ export interface operations {
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
              *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
              *     - position_out_of_range: minPosition is past the end of the log
@@ -1701,7 +1704,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_query" | "malformed_request" | "position_out_of_range";
+                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";
@@ -2197,6 +2200,7 @@ export interface operations {
             /**
              * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
              *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
              *     - invalid_session_id: a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ .
              *     - invalid_path: the path is not valid percent-encoded UTF-8
              *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
@@ -2210,7 +2214,7 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "validation_failed" | "invalid_query" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
+                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "invalid_session_id" | "invalid_path" | "malformed_request" | "position_out_of_range";
                     } | {
                         /** @enum {string} */
                         code: "invalid_query_encoding";

@@ -29,7 +29,8 @@ export type InvalidRequestCode =
   | 'time_out_of_range'
   | 'position_out_of_range'
   | 'validation_failed'
-  | 'invalid_query';
+  | 'invalid_query'
+  | 'cursor_expired';
 
 /**
  * The fields an error adds to `{ code, message }` for its client (all optional; revisions and

@@ -30,6 +30,10 @@ export const API_ERROR_CODES = {
   invalid_parameter: { status: 400, description: 'a strategy or trigger parameter is invalid (e.g. strategy.maxEvents)' },
   invalid_message: { status: 400, description: 'an OpenAI message of POST …/messages is invalid (parameter names the field)' },
   invalid_query: { status: 400, description: "recall's q, or a list or recall cursor, is invalid" },
+  cursor_expired: {
+    status: 400,
+    description: 'the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor',
+  },
   invalid_request: { status: 400, description: 'a value is not allowed, e.g. one id given to two events of a request' },
   invalid_session_id: { status: 400, description: "a session id (in the path or recall's sessionId filter) is not 1 to 128 letters, digits or _ - : @ ." },
   invalid_path: { status: 400, description: 'the path is not valid percent-encoded UTF-8' },

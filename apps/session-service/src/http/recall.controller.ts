@@ -31,7 +31,7 @@ export class RecallController {
   @Get()
   @ApiOperation({ summary: 'Search recall: ranked (BM25) hits with snippets; each says whether it is archived and by which compaction' })
   @ApiQueryParams(requestSchemas({ maxEventsPerRequest: 1, maxTextLength: 1 }).recallQuery)
-  @ApiAnswer(RecallPageSchema, { errors: routeErrors(['any', 'v1', 'read'], ['invalid_query', 'invalid_session_id']) })
+  @ApiAnswer(RecallPageSchema, { errors: routeErrors(['any', 'v1', 'read'], ['invalid_query', 'cursor_expired', 'invalid_session_id']) })
   search(@Tenant() tenant: string, @Query() query: Record<string, unknown>) {
     // DESIGN §5 calls the event-kind filter "kind" in prose; its parameter is `type`, as an event's field is.
     if (query !== null && typeof query === 'object' && Object.hasOwn(query, 'kind'))

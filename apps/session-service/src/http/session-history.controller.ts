@@ -41,7 +41,7 @@ export class SessionHistoryController {
   @Get()
   @ApiOperation({ summary: "The tenant's sessions, newest activity first (keyset-paginated)" })
   @ApiQueryParams(sessionListQuery)
-  @ApiAnswer(SessionListSchema, { errors: routeErrors(['any', 'v1', 'read'], ['invalid_query']) })
+  @ApiAnswer(SessionListSchema, { errors: routeErrors(['any', 'v1', 'read'], ['invalid_query', 'cursor_expired']) })
   list(@Tenant() tenant: string, @Query() query: Record<string, unknown>): Promise<z.output<typeof SessionListSchema>> {
     const q = validateQuery(sessionListQuery, query, { cursor: 'invalid_query' });
     return this.reads.sessions(
@@ -90,7 +90,9 @@ export class SessionHistoryController {
   @Get(':sessionId/compactions')
   @ApiOperation({ summary: 'The compaction history of the session, oldest first (keyset-paginated)' })
   @ApiQueryParams(compactionListQuery)
-  @ApiAnswer(CompactionHistoryPageSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'invalid_query']) })
+  @ApiAnswer(CompactionHistoryPageSchema, {
+    errors: routeErrors(['any', 'v1', 'sessionPath', 'read'], ['session_not_found', 'invalid_query', 'cursor_expired']),
+  })
   async compactions(
     @Tenant() tenant: string,
     @Param('sessionId') sessionId: string,

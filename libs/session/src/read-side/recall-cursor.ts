@@ -1,5 +1,6 @@
 import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
+import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-release-error';
 import type { RecallRankStats } from './recall-rank';
 
 /** How a recall page is ordered (see `RecallOrder` in `queries/recall-query`). */
@@ -31,7 +32,12 @@ export interface RecallCursor {
   stats?: RecallRankStats;
 }
 
-/** Version of the cursors {@link encodeRecallCursor} writes. Version 1 (until the fix of pages repeating hits) is refused. */
+/**
+ * Version of the cursors {@link encodeRecallCursor} writes (`v`). A cursor of another version, 1
+ * (builds up to 2026-12-01, before the fix of pages repeating hits) or a later one, is refused
+ * with {@link CursorOfAnotherReleaseError}. Change it with every change of the format, and keep
+ * `v` and the fingerprint `f` in every format: they tell another release's cursor from no cursor.
+ */
 const CURSOR_VERSION = 2;
 /** Longest cursor text accepted (a `relevance` cursor of 32 ranked words is about 700 characters). */
 export const MAX_RECALL_CURSOR_LENGTH = 2048;
@@ -57,8 +63,9 @@ export function encodeRecallCursor(cursor: RecallCursor): string {
 /**
  * Decodes a cursor made by {@link encodeRecallCursor} and checks it belongs to the query with
  * `fingerprint` and, in `relevance` order, to a query of `phraseCount` phrases.
- * @throws InvalidQueryError (`cursor`) when it is malformed, belongs to another query, or was
- *   made by an earlier release (version 1: its pages could repeat or miss hits).
+ * @throws InvalidQueryError (`cursor`) when it is malformed or belongs to another query.
+ * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
+ *   format version than {@link CURSOR_VERSION}: another release made it.
  */
 export function decodeRecallCursor(text: string, fingerprint: string, phraseCount: number): RecallCursor {
   const invalid = (why: string) => new InvalidQueryError('cursor', `${why}; pass the nextCursor of the previous page unchanged, with the same q and filters`);
@@ -70,11 +77,13 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
     throw invalid('is not a cursor');
   }
   const { v, f, o, a, p, r, s } = (parsed ?? {}) as Record<string, unknown>;
-  if (v === 1)
-    throw new InvalidQueryError(
-      'cursor',
-      'was made by an earlier release of the service, whose pages could repeat or miss hits when events were appended meanwhile; search again without cursor (the first page) and follow the new nextCursor',
-    );
+  // Another release's cursor cannot be continued: version 1 (builds up to 2026-12-01) holds neither
+  // the paging's moment nor its BM25 statistics, and its rank is of another index (its pages could
+  // repeat or miss hits); a later version is unknown here. Every version carries `v` and the
+  // fingerprint `f` (a list's cursor, `v` and `l`, is no recall cursor at all).
+  const version = cursorVersion(v);
+  if (version !== undefined && version !== CURSOR_VERSION && typeof f === 'string')
+    throw new CursorOfAnotherReleaseError(version, CURSOR_VERSION, 'search again without cursor (the first page) and follow the new nextCursor');
   const asOf = parseCanonicalInteger(a);
   const position = p === undefined ? undefined : parseCanonicalInteger(p);
   if (

@@ -4,7 +4,7 @@
  * appended, compacted, archived or erased between pages. The relevance pages used to be keyed on
  * the last hit's absolute BM25 value, which moves for every row whenever the index grows.
  */
-import { InvalidQueryError } from './invalid-query-error';
+import { CursorOfAnotherReleaseError } from './cursor-of-another-release-error';
 import { RECALL_RANKED_MATCH_LIMIT, searchRecall, type RecallHit, type RecallPage, type RecallSearch } from './queries/recall-query';
 import { ReadModelStore } from './read-model-store';
 import { SessionProjector } from './session-projector';
@@ -185,8 +185,8 @@ describe('recall paging returns the hits of its first page once each, whatever c
     } catch (error) {
       thrown = error;
     }
-    expect(thrown).toBeInstanceOf(InvalidQueryError);
-    expect(thrown).toMatchObject({ parameter: 'cursor', code: 'invalid_query' });
+    expect(thrown).toBeInstanceOf(CursorOfAnotherReleaseError);
+    expect(thrown).toMatchObject({ parameter: 'cursor', code: 'cursor_expired' });
     expect((thrown as Error).message).toMatch(/^cursor: was made by an earlier release .* search again without cursor/);
   });
 });

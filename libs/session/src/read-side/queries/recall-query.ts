@@ -165,9 +165,9 @@ interface HitRow {
  * read models ({@link ReadModelStore.snapshot}).
  *
  * @throws InvalidQueryError naming `q`, `limit`, `type`, `from`, `to`, `cursor`, `sessionId`,
- *   `userId`, `compactionId` or `tenantId` when that value cannot be used (a `cursor` of an
- *   earlier release included). FTS5 syntax errors never escape: `q` is always turned into quoted
- *   phrases.
+ *   `userId`, `compactionId` or `tenantId` when that value cannot be used. FTS5 syntax errors
+ *   never escape: `q` is always turned into quoted phrases.
+ * @throws CursorOfAnotherReleaseError (`cursor_expired`) for a `cursor` another release made.
  */
 export function searchRecall(store: ReadModelStore, search: RecallSearch): RecallPage {
   const plan = recallQueryPlan(search.q);
