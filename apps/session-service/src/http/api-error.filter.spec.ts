@@ -1,11 +1,9 @@
 import { EventStoreCorruptError, EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyReply } from 'fastify';
-import type { ArgumentsHost } from '@nestjs/common';
-import type { HttpAdapterHost } from '@nestjs/core';
+import Fastify from 'fastify';
 import { CountingTimeoutError } from '@lib/session';
-import { ApiErrorFilter, humanBytes, payloadTooLarge, storeUnavailable, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
-import { ReadModelsDamage } from '../observability/read-models-damage';
+import { humanBytes, payloadTooLarge, storeUnavailable, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
+import { answerErrorsWithFilter } from './testing/answer-errors-with-filter';
 
 describe('413 payload_too_large', () => {
   it('gives sizes for people in binary units', () => {
@@ -82,17 +80,7 @@ describe('503 counting_timeout', () => {
 
   it('sends the Retry-After header with the answer (through the exception filter, on Fastify)', async () => {
     const app = Fastify();
-    const filter = new ApiErrorFilter(
-      {
-        httpAdapter: {
-          isHeadersSent: () => false,
-          setHeader: (reply: FastifyReply, name: string, value: string) => reply.header(name, value),
-          reply: (reply: FastifyReply, body: unknown, status: number) => reply.code(status).send(body),
-        },
-      } as unknown as HttpAdapterHost,
-      new ReadModelsDamage('read-models.sqlite'),
-    );
-    app.setErrorHandler((error, _request, reply) => filter.catch(error, { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost));
+    answerErrorsWithFilter(app);
     app.get('/x', () => {
       throw new CountingTimeoutError('counting the tokens of this request', 30_000, true, 3);
     });
