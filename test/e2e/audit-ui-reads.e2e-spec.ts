@@ -4,6 +4,7 @@
  *  - a session of 130,000 log entries opens (the chart's extent is found without spreading the
  *    points into Math.min/Math.max, which overflows the call stack past ~120,000 arguments);
  *    its routes are answered by a fetch stub inside the page, not written through HTTP;
+ *  - the list's count says how many sessions are loaded and whether more are there to load;
  *  - "Load more" clicked twice while a page is read lists each session once;
  *  - a filter applied while "Load more" is read drops that unfiltered page; a recall search drops
  *    the answer of the search before it;
@@ -316,6 +317,24 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     }, 150_000);
   });
 
+  // ncimport A5: with ~2,400 sessions the header read "100 of 100 loaded" beside "Load more", as if 100 were all.
+  it('says how many sessions are loaded and whether more are there to load (the API gives pages, not a total)', async () => {
+    const expected = await allSessions();
+    expect(expected.length).toBeGreaterThan(100);
+    await openList();
+    const count = page.locator('#session-count');
+    expect(await count.innerText()).toBe('100 loaded, more available');
+    // A search text filters the loaded sessions: how many of them match.
+    await page.locator('input[name=search]').fill('listed-1');
+    const matching = await page.locator('#sessions tbody tr').count();
+    expect(matching).toBeGreaterThan(0);
+    expect(await count.innerText()).toBe(`${matching} of 100 loaded match, more available`);
+    await page.locator('input[name=search]').fill('');
+    await page.locator('#more').click();
+    await page.locator('#more').waitFor({ state: 'hidden' });
+    expect(await count.innerText()).toBe(`${expected.length} loaded, all listed`);
+  });
+
   it('lists each session once when "Load more" is clicked twice while its page is read', async () => {
     const expected = await allSessions();
     expect(expected.length).toBeGreaterThan(100);
@@ -342,7 +361,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
       expect(ids.length).toBe(new Set(ids).size);
       expect(new Set(ids)).toEqual(new Set(expected));
-      expect(await page.locator('#session-count').innerText()).toBe(`${expected.length} of ${expected.length} loaded`);
+      expect(await page.locator('#session-count').innerText()).toBe(`${expected.length} loaded, all listed`);
     } finally {
       held.open();
       page.off('requestfinished', finished);
@@ -380,7 +399,7 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       expect(users.length).toBeGreaterThan(0);
       expect(users.filter((u) => u !== 'user1')).toEqual([]);
       expect(users.length).toBe(ofUser1);
-      expect(await page.locator('#session-count').innerText()).toBe(`${ofUser1} of ${ofUser1} loaded`);
+      expect(await page.locator('#session-count').innerText()).toBe(`${ofUser1} loaded, all listed`);
     } finally {
       held.open();
       page.off('requestfinished', finished);

@@ -314,6 +314,49 @@ describe('what goes in comes out (HTTP)', () => {
     expect(window.body.events[1].tokens).toBe('Assistant [tool calls: lookup(city=Paris)]'.length);
   });
 
+  // ncimport F1: `tool_calls: []` was accepted and silently dropped (log and window), while /events kept `toolCalls: []`
+  // and a resend of the same message through the other route answered 409 duplicate_event_id.
+  it('an empty tool_calls list is kept in the log and the native window, left out of format=openai (OpenAI refuses it), and is the same event on both routes', async () => {
+    const messages = [
+      { id: 'u', role: 'user', content: 'hi' },
+      { id: 'a', role: 'assistant', content: 'hello', tool_calls: [] },
+    ];
+    const appended = await harness.http().post('/v1/sessions/empty-calls/messages').send({ messages }).expect(201);
+    const log = await harness.http().get(`/v1/sessions/empty-calls/events?minPosition=${appended.body.position}`).expect(200);
+    expect(log.body.events[1].data.event).toEqual({ id: 'a', type: 'assistant', text: 'hello', toolCalls: [] });
+    const window = await harness.http().get('/v1/sessions/empty-calls/window').expect(200);
+    expect(window.body.events[1]).toMatchObject({ type: 'assistant', text: 'hello', toolCalls: [] });
+    const openai = await harness.http().get('/v1/sessions/empty-calls/window?format=openai').expect(200);
+    expect(openai.body.messages).toEqual([
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello' },
+    ]);
+    // The same message through /events, with the empty list or without it, and through /messages again: retries.
+    const native = [
+      { id: 'u', type: 'user', text: 'hi' },
+      { id: 'a', type: 'assistant', text: 'hello', toolCalls: [] },
+    ];
+    const answer = { revision: appended.body.revision, position: appended.body.position };
+    expect((await harness.http().post('/v1/sessions/empty-calls/events').send({ events: native }).expect(201)).body).toEqual(answer);
+    expect(
+      (
+        await harness
+          .http()
+          .post('/v1/sessions/empty-calls/events')
+          .send({ events: [native[0], { id: 'a', type: 'assistant', text: 'hello' }] })
+          .expect(201)
+      ).body,
+    ).toEqual(answer);
+    expect((await harness.http().post('/v1/sessions/empty-calls/messages').send({ messages }).expect(201)).body).toEqual(answer);
+    // A message stored without the list (as builds before this one stored `tool_calls: []`), resent with it: a retry.
+    const earlier = await harness
+      .http()
+      .post('/v1/sessions/empty-calls-earlier/events')
+      .send({ events: [native[0], { id: 'a', type: 'assistant', text: 'hello' }] })
+      .expect(201);
+    expect((await harness.http().post('/v1/sessions/empty-calls-earlier/messages').send({ messages }).expect(201)).body).toEqual(earlier.body);
+  });
+
   it('a __proto__ metadata key is stored verbatim', async () => {
     const body = '{"events":[{"id":"m1","type":"user","text":"hi","metadata":{"__proto__":{"admin":true},"b":[1,{"__proto__":null}]}}]}';
     await harness.http().post('/v1/sessions/proto/events').set('content-type', 'application/json').send(body).expect(201);

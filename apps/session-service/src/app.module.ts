@@ -25,6 +25,7 @@ import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
 import { FAVICON_PATH } from './http/ui-assets';
 import { CompactionMetricsHandler } from './observability/compaction-metrics.handler';
+import { appendedEventsMetrics } from './observability/appended-events-metrics';
 import { SummarizerFailureLog } from './observability/summarizer-failure-log';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from './http/rate-limit-budget';
@@ -84,6 +85,8 @@ export class AppModule {
           ...session,
           // Every append and deletion is observed: /health's store.lastWriteError, event_store_writable, one warn line per outage.
           store: writes.observing(session.store),
+          // events_appended_total: the conversation events each append writes (an import's progress).
+          appendedEvents: appendedEventsMetrics(metrics),
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,
             autoCompactionBackoffMs: config.autoCompactionBackoffMs,

@@ -473,6 +473,20 @@ function showKeyPrompt(reason) {
 
 // ---- session list -----------------------------------------------------------------------------
 
+/**
+ * The line beside the session list's filter: how many sessions are loaded (the API answers pages
+ * with a cursor, not a total), how many of them match the search text when there is one, and
+ * whether more are there to load ("Load more"): `100 loaded, more available`, `3 of 100 loaded
+ * match, more available`, `2,400 loaded, all listed` (numbers as the page writes them).
+ * @param {number} shown sessions matching the search text
+ * @param {number} loaded sessions loaded so far
+ * @param {boolean} searching whether a search text filters the loaded sessions
+ * @param {boolean} more whether the last page read has a next one
+ */
+function sessionCountText(shown, loaded, searching, more) {
+  return `${searching ? `${fmt(shown)} of ${fmt(loaded)} loaded match` : `${fmt(loaded)} loaded`}, ${more ? 'more available' : 'all listed'}`;
+}
+
 /** The estimator of the list's "Window tokens" column (sent with every list read, so the column has one unit). */
 const LIST_ESTIMATOR = 'cl100k_base';
 
@@ -507,7 +521,8 @@ async function renderSessionList(isCurrent) {
   const draw = () => {
     const q = search.value.trim().toLowerCase();
     const shown = sessions.filter((s) => s.sessionId.toLowerCase().includes(q));
-    count.textContent = `${shown.length} of ${sessions.length} loaded`;
+    // The API gives pages, not a total: the count says what is loaded, and whether more are there to load.
+    count.textContent = sessionCountText(shown.length, sessions.length, q !== '', cursor !== undefined);
     fill(
       body,
       shown.map((s) =>

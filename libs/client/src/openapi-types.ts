@@ -525,7 +525,7 @@ export interface components {
          *     - store_unavailable (503): the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
-         *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+         *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
@@ -2530,7 +2530,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3386,7 +3386,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3626,7 +3626,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry
+             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {

@@ -250,8 +250,16 @@ export class InvalidRequestError extends SessionError {
  */
 export class CountingTimeoutError extends SessionError {
   readonly code = 'counting_timeout';
-  /** `what`: the work that timed out, e.g. "counting the tokens of this request"; `deadlineMs` in ms; `queueFull`: refused before it started. */
-  constructor(what: string, deadlineMs: number, queueFull = false) {
+  /**
+   * `what`: the work that timed out, e.g. "counting the tokens of this request"; `deadlineMs` in ms; `queueFull`: refused before it started;
+   * `retryAfterSeconds`: when to try again, whole seconds, at least 1 (the HTTP answer's `Retry-After`; see `TokenCountingPool`).
+   */
+  constructor(
+    what: string,
+    deadlineMs: number,
+    queueFull = false,
+    readonly retryAfterSeconds = 1,
+  ) {
     super(
       queueFull
         ? `${what} was refused: too many large texts are already waiting for its worker thread; retry shortly`

@@ -29,6 +29,7 @@ export * from './write-side/session-state-cache';
 export * from './write-side/compaction-params';
 export * from './write-side/decision-watch';
 export * from './write-side/append-session-events';
+export * from './write-side/appended-events-observer';
 export * from './write-side/compact-session';
 export * from './write-side/set-compaction-policy';
 export * from './write-side/erase-session';

@@ -17,6 +17,7 @@ import { SessionStateCache } from './write-side/session-state-cache';
 import { sessionKey } from './events/session-stream-events';
 import { AcknowledgedPositions, recordingAcknowledgedPositions } from './write-side/acknowledged-positions';
 import { AppendSessionEventsHandler } from './write-side/append-session-events';
+import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './write-side/appended-events-observer';
 import { CompactSessionHandler } from './write-side/compact-session';
 import { SetCompactionPolicyHandler } from './write-side/set-compaction-policy';
 import { EraseSessionHandler } from './write-side/erase-session';
@@ -35,6 +36,8 @@ export interface SessionModuleOptions {
   startProjector?: boolean;
   /** Tuning of the projector (e.g. `worker`: apply events in a worker thread). */
   projector?: SessionProjectorOptions;
+  /** Told of the conversation events each append writes (e.g. the metrics' `events_appended_total`). */
+  appendedEvents?: AppendedEventsObserver;
 }
 
 const OPTIONS = Symbol('SESSION_MODULE_OPTIONS');
@@ -68,6 +71,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         { provide: EVENT_STORE, useValue: store },
         { provide: AcknowledgedPositions, useValue: acknowledged },
         { provide: SUMMARIZER, useValue: options.summarizer },
+        { provide: APPENDED_EVENTS_OBSERVER, useValue: options.appendedEvents ?? null },
         { provide: SESSION_SETTINGS, useValue: settings },
         { provide: ReadModelStore, useValue: options.readModels },
         { provide: SessionProjector, useFactory: () => new SessionProjector(options.readModels, options.projector) },

@@ -1,5 +1,9 @@
 import { EventStoreCorruptError, EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import { CountingTimeoutError } from '@lib/session';
 import { humanBytes, payloadTooLarge, storeUnavailable, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
+import { answerErrorsWithFilter } from './testing/answer-errors-with-filter';
 
 describe('413 payload_too_large', () => {
   it('gives sizes for people in binary units', () => {
@@ -58,6 +62,44 @@ describe('503 store_corrupt and read_models_damaged (newcomer ncstorage: writes 
       expect(status).toBe(503);
       expect(body.code).toBe('read_models_damaged');
       expect(body.message).toMatch(/read-models\.sqlite.*restart the service.*rebuilds it from the log/);
+    }
+  });
+});
+
+// ncimport F3: 503 counting_timeout answers carried no Retry-After (429 and 503 shutting_down do), which an importer's retry keys on.
+describe('503 counting_timeout', () => {
+  it('says when to retry in Retry-After, in whole seconds, as the counting queue estimated it', () => {
+    const refused = new CountingTimeoutError('counting the tokens of this request', 30_000, true, 4);
+    expect(toApiError(refused)).toEqual({
+      status: 503,
+      body: { code: 'counting_timeout', message: refused.message, deadlineMs: 30_000 },
+      headers: { 'retry-after': '4' },
+    });
+    expect(toApiError(new CountingTimeoutError('counting the tokens of this request', 30_000)).headers).toEqual({ 'retry-after': '1' });
+  });
+
+  it('sends the Retry-After header with the answer (through the exception filter, on Fastify)', async () => {
+    const app = Fastify();
+    answerErrorsWithFilter(app);
+    app.get('/x', () => {
+      throw new CountingTimeoutError('counting the tokens of this request', 30_000, true, 3);
+    });
+    app.get('/y', () => {
+      throw new EventStoreUnavailableError('refused');
+    });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      const { port } = app.server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/x`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('3');
+      expect(((await res.json()) as { code: string }).code).toBe('counting_timeout');
+      // Only that answer gets one here.
+      const other = await fetch(`http://127.0.0.1:${port}/y`);
+      await other.text();
+      expect(other.headers.get('retry-after')).toBeNull();
+    } finally {
+      await app.close();
     }
   });
 });

@@ -4,7 +4,8 @@
  * trigger parameters → 400 `invalid_parameter`, malformed JSON → 400 `malformed_json` (saying where it breaks), oversized
  * bodies → 413 `payload_too_large`, unknown routes and files the audit page's file server refuses
  * (a path leaving `/ui`) → 404 `route_not_found`, rate limit → 429
- * `rate_limited`, an unreachable store → 503 `store_unavailable` (with `mayHaveBeenWritten`), a damaged event store file → 503
+ * `rate_limited`, an unreachable store → 503 `store_unavailable` (with `mayHaveBeenWritten`), a counting queue too long → 503
+ * `counting_timeout` (with `Retry-After`), a damaged event store file → 503
  * `store_corrupt`, a damaged read-models file → 503 `read_models_damaged`, anything else (an HTTP exception
  * of another status included: every code answered is one of `error-codes.ts`) → 500 `internal`
  * (logged without request content). A 503 (`projection_behind`, `store_unavailable`,
@@ -15,7 +16,7 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
 import { EventStoreCorruptError, EventStoreUnavailableError } from '@lib/event-store';
-import { SessionError, isReadModelsDamage } from '@lib/session';
+import { CountingTimeoutError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { MalformedJsonError } from './json-body';
@@ -81,8 +82,19 @@ export const RATE_LIMITED: ApiErrorBody = {
 /** The 404 answer's body to a path no route has (or a file the audit page's file server refuses). */
 export const ROUTE_NOT_FOUND: ApiErrorBody = { code: 'route_not_found', message: 'no such route; see /docs for the API' };
 
-/** Maps an error to (status, body). Exported for tests. */
-export function toApiError(err: unknown): { status: number; body: ApiErrorBody } {
+/**
+ * Maps an error to (status, body, headers): `headers` (lower-case names) only when the answer has
+ * some of its own, `Retry-After` (whole seconds) on 503 `counting_timeout`, as on 429 and 503
+ * `shutting_down`. Exported for tests.
+ */
+export function toApiError(err: unknown): { status: number; body: ApiErrorBody; headers?: Record<string, string> } {
+  if (err instanceof CountingTimeoutError) {
+    return {
+      status: statusOfCode(err.code),
+      body: { code: err.code, message: err.message, ...(err.details ?? {}) },
+      headers: { 'retry-after': String(err.retryAfterSeconds) },
+    };
+  }
   if (err instanceof SessionError && isApiErrorCode(err.code)) {
     return { status: statusOfCode(err.code), body: { code: err.code, message: err.message, ...(err.details ?? {}) } };
   }
@@ -180,12 +192,13 @@ export class ApiErrorFilter implements ExceptionFilter {
   catch(err: unknown, host: ArgumentsHost): void {
     const http = this.adapterHost.httpAdapter;
     const res: unknown = host.switchToHttp().getResponse();
-    const { status, body } = toApiError(err);
+    const { status, body, headers } = toApiError(err);
     this.damage.report(err, 'a read');
     if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.
     if (status === 503) markExpectedAnswer((res as { raw?: object }).raw ?? (res as object), 'warn');
     if (http.isHeadersSent(res)) return;
+    for (const [name, value] of Object.entries(headers ?? {})) http.setHeader(res, name, value);
     http.reply(res, body, status);
   }
 }

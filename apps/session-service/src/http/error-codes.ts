@@ -117,7 +117,7 @@ export const API_ERROR_CODES = {
   },
   counting_timeout: {
     status: 503,
-    description: "counting a large request's tokens took too long, or too many were waiting; nothing written, retry",
+    description: "counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds",
     details: ['deadlineMs'],
   },
   shutting_down: { status: 503, description: 'the service is shutting down (Retry-After: 1); nothing written, retry' },

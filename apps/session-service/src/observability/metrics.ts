@@ -118,6 +118,16 @@ export class ServiceMetrics {
     buckets: DURATION_BUCKETS,
     registers: [],
   });
+  /**
+   * Conversation events this replica appended (HTTP and NATS), by `type` (`user`, `assistant`,
+   * `tool`, `system`, `summary`); a retry writes nothing and counts nothing. An import's progress.
+   */
+  readonly eventsAppended = new Counter({
+    name: 'events_appended_total',
+    help: 'Conversation events this replica appended (HTTP and NATS), by type (user, assistant, tool, system, summary); retries that wrote nothing are not counted',
+    labelNames: ['type'],
+    registers: [this.registry],
+  });
   /** Auto-compactions in progress. */
   readonly autoCompactionsRunning = new Gauge({
     name: 'auto_compactions_in_progress',

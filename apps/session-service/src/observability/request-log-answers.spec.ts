@@ -1,13 +1,10 @@
 import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import pinoHttp from 'pino-http';
-import type { ArgumentsHost } from '@nestjs/common';
-import type { HttpAdapterHost } from '@nestjs/core';
 import { EventStoreUnavailableError } from '@lib/event-store';
 import { CountingTimeoutError, ProjectionBehindError } from '@lib/session';
-import { ApiErrorFilter } from '../http/api-error.filter';
-import { ReadModelsDamage } from './read-models-damage';
+import { answerErrorsWithFilter } from '../http/testing/answer-errors-with-filter';
 import { answerWhileShuttingDown } from '../http/framework-answers';
 import { requestLogLevelOptions } from './request-log-level';
 import { logAnswerCodes, requestLogSerializers } from './request-log';
@@ -45,13 +42,7 @@ async function logLinesOf(
   logAnswerCodes(app);
   const refusals = answerWhileShuttingDown(app, () => shuttingDown);
   // Errors answered by our Nest filter, as in the service (the adapter's reply is Fastify's).
-  const filter = new ApiErrorFilter(
-    {
-      httpAdapter: { isHeadersSent: () => false, reply: (reply: FastifyReply, body: unknown, status: number) => reply.code(status).send(body) },
-    } as unknown as HttpAdapterHost,
-    new ReadModelsDamage('read-models.sqlite'),
-  );
-  app.setErrorHandler((error, _request, reply) => filter.catch(error, { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost));
+  answerErrorsWithFilter(app);
   app.get('/x', async (_request, reply) => {
     if ('throws' in answer) throw answer.throws;
     return reply.code(answer.status).send(answer.body);

@@ -207,7 +207,9 @@ export function alignToStored(events: readonly EventData[], stored: ReadonlyMap<
 /**
  * What a client sent of an event's stored data: all of it but the owner (`userId`) and the
  * service's `costs`; a notice's `name: "notice"` (stored by `/messages` before notices were stored
- * without it) counts as absent, so a notice resent through either route is the same event.
+ * without it) counts as absent, so a notice resent through either route is the same event; so does
+ * an assistant's empty `toolCalls` list (`/messages` stored `tool_calls: []` without it before it
+ * was kept as sent), so such a message resent through either route is the same event.
  */
 function clientContent(data: ConversationEventData): Omit<ConversationEventData, 'userId' | 'costs'> {
   const { userId: _userId, costs: _costs, ...rest } = data;
@@ -215,6 +217,10 @@ function clientContent(data: ConversationEventData): Omit<ConversationEventData,
   if (event.type === 'system' && event.notice === true && event.name === NOTICE_NAME) {
     const { name: _name, ...unnamed } = event;
     return { ...rest, event: unnamed };
+  }
+  if (event.type === 'assistant' && event.toolCalls?.length === 0) {
+    const { toolCalls: _toolCalls, ...withoutCalls } = event;
+    return { ...rest, event: withoutCalls };
   }
   return rest;
 }

@@ -168,7 +168,9 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * - `assistant` → assistant event: `content` (string, text parts, or null) and/or `tool_calls`
  *   `[{ id, type: 'function', function: { name, arguments } }]` → `toolCalls`, and `refusal`
  *   → `refusal`. At least one of the three must be present (`content` null, `""` or `[]` counts
- *   as absent, one message at `content`).
+ *   as absent, one message at `content`; `tool_calls: []` is no tool call). `tool_calls: []` is
+ *   kept as `toolCalls: []` (as the native route keeps it), so the log gives back what was sent;
+ *   {@link eventsToOpenAiMessages} leaves it out, as OpenAI refuses an empty `tool_calls`.
  * - `tool` → tool event with one response `{ toolCallId: tool_call_id, name, data: content }`
  *   (`dataParts` for parts). `name` is the message's `name` when it has one (kept as the event's
  *   `name` too), else the matching call's earlier in this batch, else `context.knownCallNames`',
@@ -257,7 +259,9 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
         }
         for (const call of toolCalls) batchCalls.set(call.id, call.name);
         const event: AssistantEvent = { id, type: 'assistant', text: content?.text ?? null, ...asSent(name, content?.parts) };
-        if (toolCalls.length > 0) event.toolCalls = toolCalls;
+        // An empty list is kept as sent (`toolCalls: []`, as the native route stores it: the log gives back what was
+        // appended); it is no tool call, and the `openai` window leaves it out (OpenAI refuses an empty `tool_calls`).
+        if (toolCalls.length > 0 || Array.isArray(raw.tool_calls)) event.toolCalls = toolCalls;
         if (refusal !== undefined) event.refusal = refusal;
         events.push(event);
         return;
@@ -285,7 +289,8 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
  *   message with `name: "notice"`.
  * - A summary becomes two messages in its place: `user` (its shadow prompt), then `assistant`
  *   (its text).
- * - An assistant event becomes one message; its tool calls in the provider's shape; `content`
+ * - An assistant event becomes one message; its tool calls in the provider's shape (an empty
+ *   `toolCalls` list is left out: OpenAI refuses `tool_calls: []`); `content`
  *   is null when it has tool calls or a refusal and no text, and {@link NO_TEXT_CONTENT} for an
  *   event with none of the three (stored before they were rejected).
  * - Text sent in parts comes back in parts; `name` and `refusal` come back as sent.

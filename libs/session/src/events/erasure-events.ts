@@ -36,7 +36,8 @@ export interface SessionErasedData {
    * record closes. Revisions of a session id are never reused (a session written again after the
    * deletion starts at `lastRevision` + 1), so there is one life per value, and one record per life
    * (its id derives from it, see `erasureRecordId`; an erasure that finds it already written answers
-   * with it). Every projector erases the rows projected from the session's events of revisions up
+   * with it). Only a build before e92296e (a rollback) writes an erased session again from revision
+   * 0: such lives can end at the value of an earlier one, and their records' ids count those. Every projector erases the rows projected from the session's events of revisions up
    * to it, however far its replica had read the life. Absent in records written before it was
    * added.
    */

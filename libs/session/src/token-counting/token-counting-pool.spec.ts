@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { MAX_QUEUED_TASKS, TokenCountingPool } from './token-counting-pool';
+import fc from 'fast-check';
+import { MAX_QUEUED_TASKS, retryAfterSeconds, TokenCountingPool } from './token-counting-pool';
 import { WORKER_NICE_INCREMENT } from './token-counting-tasks';
 
 const large: SessionEvent = { id: 'big', type: 'user', text: '漢字の'.repeat(20_000) + 'a'.repeat(40_000) + ' 😀'.repeat(5_000) };
@@ -219,6 +220,8 @@ describe('TokenCountingPool', () => {
           expect(outcome).toBeInstanceOf(CountingTimeoutError);
           expect((outcome as CountingTimeoutError).code).toBe('counting_timeout');
           expect((outcome as Error).message).toContain('was refused');
+          // ncimport F3: when to try again (Retry-After), from the queue: no task has finished yet, so 1 s.
+          expect((outcome as CountingTimeoutError).retryAfterSeconds).toBe(1);
         }
         const summary = await busy.extractiveSummary(summaryRequest, { maxChars: 800 });
         expect(summary).toBe(extractiveSummary(summaryRequest, { maxChars: 800 }));
@@ -227,6 +230,43 @@ describe('TokenCountingPool', () => {
         await busy.close();
       }
     }, 120_000);
+  });
+
+  // ncimport F3: a refused count said nothing of when to retry; 129 of 200 parallel imports were refused at once.
+  it('given tasks finished, when the queue is full, then the refusal says to retry once the queue could have drained (mean run time × tasks held)', async () => {
+    const busy = new TokenCountingPool({ inlineLimit: 1000 });
+    const emoji: SessionEvent = { id: 'emoji', type: 'user', text: '😀'.repeat(200_000) };
+    try {
+      await busy.eventCosts([emoji]); // one run time known
+      const outcomes = Array.from({ length: MAX_QUEUED_TASKS + 1 + 1 }, () => busy.eventCosts([emoji]).catch((err: unknown) => err));
+      const refused = (await outcomes[outcomes.length - 1]) as CountingTimeoutError;
+      expect(refused).toBeInstanceOf(CountingTimeoutError);
+      // ~65 tasks of ~0.3-1 s each: far more than a second, never past the 30 s deadline.
+      expect(refused.retryAfterSeconds).toBeGreaterThan(1);
+      expect(refused.retryAfterSeconds).toBeLessThanOrEqual(30);
+      expect(Number.isInteger(refused.retryAfterSeconds)).toBe(true);
+    } finally {
+      await busy.close();
+    }
+  }, 120_000);
+
+  it('retryAfterSeconds: whole seconds from 1 to the deadline, growing with the tasks held and their mean run time', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 200 }),
+        fc.option(fc.double({ min: 0, max: 120_000, noNaN: true }), { nil: undefined }),
+        fc.integer({ min: 1, max: 120_000 }),
+        (queued, mean, deadlineMs) => {
+          const seconds = retryAfterSeconds(queued, mean, deadlineMs);
+          expect(Number.isInteger(seconds)).toBe(true);
+          expect(seconds).toBeGreaterThanOrEqual(1);
+          expect(seconds).toBeLessThanOrEqual(Math.max(1, Math.ceil(deadlineMs / 1000)));
+          expect(retryAfterSeconds(queued + 1, mean, deadlineMs)).toBeGreaterThanOrEqual(seconds);
+          if (mean !== undefined) expect(seconds).toBe(Math.min(Math.max(1, Math.ceil(deadlineMs / 1000)), Math.max(1, Math.ceil((queued * mean) / 1000))));
+          else expect(seconds).toBe(1);
+        },
+      ),
+    );
   });
 
   it('starts a new worker after close', async () => {

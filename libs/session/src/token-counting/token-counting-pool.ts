@@ -24,6 +24,11 @@
  * seconds of CPU: 40 appends of 300,000 emoji held one shared thread ~30 s, a compaction's whole
  * deadline) nor is refused because their queue is full. Each lane keeps its own queue bound
  * ({@link MAX_QUEUED_TASKS}) and runs its tasks first come, first served.
+ *
+ * A refused task (queue full, or deadline passed) says when to try again
+ * (`CountingTimeoutError.retryAfterSeconds`, the HTTP answer's `Retry-After`): the time the lane
+ * needs for the tasks it holds at the running mean of its recent tasks' run times
+ * ({@link retryAfterSeconds}), so a burst of importers retries about when the queue has drained.
  */
 import * as path from 'node:path';
 import { Piscina } from 'piscina';
@@ -66,6 +71,21 @@ export const WORKER_IDLE_MS = 60_000;
  * `maxQueue` does not bound (piscinajs/piscina#899).
  */
 export const MAX_QUEUED_TASKS = 64;
+
+/** Weight of the newest task's run time in a lane's running mean ({@link TokenCountingPool} `retryAfterSeconds`). */
+const MEAN_WEIGHT = 0.2;
+
+/**
+ * When a refused task's caller should try again, in whole seconds: the time the lane's worker needs
+ * for the `queued` tasks it holds (the one running included) at `meanTaskMs` each, the running mean
+ * of its recent tasks' run times, rounded up; at least 1 (also while no task has finished yet) and at
+ * most the deadline, `deadlineMs`, rounded up (no task waits longer).
+ */
+export function retryAfterSeconds(queued: number, meanTaskMs: number | undefined, deadlineMs: number): number {
+  const most = Math.max(1, Math.ceil(deadlineMs / 1000));
+  if (meanTaskMs === undefined) return 1;
+  return Math.min(most, Math.max(1, Math.ceil((queued * meanTaskMs) / 1000)));
+}
 
 /**
  * The two worker threads of a {@link TokenCountingPool}: `counting` counts the tokens of large
@@ -129,6 +149,8 @@ interface Lane {
   closes: number;
   /** While the lane's thread is starting (see {@link TokenCountingPool.threadUp}): settles once it is up, or failed to start. */
   starting: Promise<void> | undefined;
+  /** Running mean of the run times of the lane's finished tasks (ms, on its thread, queueing left out); undefined before the first. */
+  meanTaskMs: number | undefined;
 }
 
 /** Rejects with `signal`'s reason once it aborts (a task's deadline passed while it waited its turn). */
@@ -147,8 +169,8 @@ export class TokenCountingPool {
   private readonly idleMs: number;
   private readonly workerFile: string;
   private readonly lanes: Record<TokenCountingLane, Lane> = {
-    counting: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined },
-    summaries: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined },
+    counting: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined, meanTaskMs: undefined },
+    summaries: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined, meanTaskMs: undefined },
   };
 
   constructor(options: TokenCountingOptions = {}) {
@@ -254,10 +276,15 @@ export class TokenCountingPool {
     return lane.starting;
   }
 
+  /** {@link retryAfterSeconds} for a task refused by `lane` now (its tasks in flight, its mean run time, the deadline). */
+  private retryAfter(lane: Lane): number {
+    return retryAfterSeconds(lane.inFlight, lane.meanTaskMs, this.deadlineMs);
+  }
+
   private async run<T>(laneName: TokenCountingLane, task: TokenCountingTask, what: string): Promise<T> {
     const lane = this.lanes[laneName];
     // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
-    if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true);
+    if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true, this.retryAfter(lane));
     lane.inFlight += 1;
     const before = lane.tail;
     let done = () => undefined as void;
@@ -273,10 +300,14 @@ export class TokenCountingPool {
       if (lane.closes !== closes || !lane.pool) throw new Error(`the token-counting pool was closed before ${what} could run`);
       // A task before this one that missed its deadline stopped the thread: piscina starts another
       // for this one, within its deadline (rare: only right after a timeout).
-      return (await lane.pool.run(task, { signal })) as T;
+      const started = performance.now();
+      const result = (await lane.pool.run(task, { signal })) as T;
+      const ranMs = performance.now() - started;
+      lane.meanTaskMs = lane.meanTaskMs === undefined ? ranMs : lane.meanTaskMs + MEAN_WEIGHT * (ranMs - lane.meanTaskMs);
+      return result;
     } catch (err) {
       const name = (err as Error | undefined)?.name;
-      if (name === 'AbortError' || name === 'TimeoutError') throw new CountingTimeoutError(what, this.deadlineMs);
+      if (name === 'AbortError' || name === 'TimeoutError') throw new CountingTimeoutError(what, this.deadlineMs, false, this.retryAfter(lane));
       throw err;
     } finally {
       done();

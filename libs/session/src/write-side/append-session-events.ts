@@ -13,7 +13,7 @@
  * event is published so auto-compaction can run in the background; the append never waits for it.
  */
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import {
   DuplicateEventIdError,
   WrongExpectedRevisionError,
@@ -39,6 +39,7 @@ import { PerSessionQueue } from './per-session-queue';
 import { StoreAnswerCheck } from './store-answer-check';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import { tellDecidingOn } from './decision-watch';
+import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './appended-events-observer';
 
 /** How many times an append reloads and decides again after the stream moved on (with a client's `expectedRevision`: while it still holds). */
 export const MAX_APPEND_ATTEMPTS = 32;
@@ -102,6 +103,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     private readonly eventBus: EventBus,
+    @Optional() @Inject(APPENDED_EVENTS_OBSERVER) private readonly observer: AppendedEventsObserver | null = null,
   ) {}
 
   /**
@@ -180,6 +182,8 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         const result = await this.store.appendToStream(sessionStream(key), decision.events, { expectedRevision: expected, incarnation });
         // The next append to this session then needs no read of the log (the cache folds it only where it follows the state).
         this.sessions.appended(key, state?.revision ?? null, decision.events, result, new Date());
+        // An `append` decision is written whole or refused; a `retry` is answered from the log, writing nothing.
+        if (decision.kind === 'append') this.observer?.appended(command.events.map((e) => e.event.type));
         return this.appended(command, result, hasPolicy);
       } catch (err) {
         // The stream moved on since the state was loaded, or is in another life: reload and check again (with a client's

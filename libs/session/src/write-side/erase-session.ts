@@ -75,12 +75,30 @@ const ERASURE_RECORDS_PAGE = 256;
 const PROJECTOR_WAIT_MS = 5000;
 
 /**
- * The id of the erasure record of the life of session `sessionId` (of `tenantId`) whose last
- * event had revision `lastRevision` (bigint): the same for every erasure of that life, so the store
- * refuses a second record of it (SQLite, PostgreSQL: another content under the id). Pure.
+ * Most ids of the sequence {@link erasureRecordId} tries for one life of a session, each found
+ * taken by the record of an earlier life ending at the same revision, before the erasure gives up
+ * (500 `internal`; the session's stream is deleted, its record not written). Every such life needs
+ * a rollback to a build before e92296e that wrote the session again from revision 0, so a log
+ * reaching it is not expected.
  */
-export function erasureRecordId(tenantId: string, sessionId: string, lastRevision: bigint): string {
-  return deterministicEventId(erasureStream(tenantId), `${sessionId}\u0000erased\u0000${lastRevision}`);
+export const MAX_EARLIER_LIVES_AT_REVISION = 1024;
+
+/**
+ * The id of the erasure record of a life of session `sessionId` (of `tenantId`) whose last event
+ * had revision `lastRevision` (bigint): the same for every erasure of that life, so the store
+ * refuses a second record of it (SQLite, PostgreSQL: another content under the id). Pure.
+ *
+ * Revisions of a session id are never reused by the builds since e92296e, but a build before it
+ * (a rollback) writes an erased session again from revision 0, so the log can hold several lives
+ * of one session ending at the same revision. `earlierLives` (integer ≥ 0; default 0) is how many
+ * ids of the sequence 0, 1, 2, … the records of such earlier lives already hold: an erasure tries
+ * them in order, from 0, and takes the first one free, so every erasure of one life (at once, or
+ * finishing an interrupted one) meets the same taken ids and derives the same id. 0 is the form
+ * every build since 8f8d531 wrote: `<sessionId>\0erased\0<lastRevision>`; n ≥ 1 appends `\0<n>`.
+ */
+export function erasureRecordId(tenantId: string, sessionId: string, lastRevision: bigint, earlierLives = 0): string {
+  const name = `${sessionId}\u0000erased\u0000${lastRevision}`;
+  return deterministicEventId(erasureStream(tenantId), earlierLives === 0 ? name : `${name}\u0000${earlierLives}`);
 }
 
 /** An erasure record as stored: its global position (bigint) and its data. */
@@ -97,8 +115,8 @@ interface LifeLookup {
   tail: bigint | 'no_stream';
   /** Global position of the stream's last record when it was read (bigint; 0n when none): a record of the life written later comes after it. */
   tailPosition: bigint;
-  /** The newest record of the session without `lastRevision` (written by a build before it was added) met before the search stopped, or null. */
-  legacy: ErasureRecord | null;
+  /** The session's newest record not of the life, where the search stopped: one without `lastRevision` (written by a build before it was added) or one of a life ending at a lower revision; or null. */
+  older: ErasureRecord | null;
 }
 
 /** What {@link EraseSessionHandler.deleteAtRevision} found: the life it deleted, or an empty stream. */
@@ -116,10 +134,13 @@ const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.pos
  * the deletion (a new stream continuing the revisions, before or after the record) is kept.
  *
  * One record per life of the session (a life: the revisions from its first event to the last one
- * deleted; revisions are never reused): the record is appended at the erasure stream's revision
- * just read, after finding no record of that life in it, under an id derived from the life
+ * deleted; builds since e92296e never reuse revisions): the record is appended at the erasure
+ * stream's revision just read, after finding no record of that life in it, under an id derived from the life
  * ({@link erasureRecordId}); a record of the life written meanwhile (another erasure, on this
- * replica or another) makes the append fail, and the erasure answers with that record. So every
+ * replica or another) makes the append fail, and the erasure answers with that record. A log a
+ * build before e92296e wrote after a rollback can hold earlier lives of the session ending at the
+ * same revision: their records hold the first ids of the sequence, and the erasure takes the next
+ * one free (a taken id whose record is not this life's is never taken for a race). So every
  * erasure of one life, at once or later, answers the same: the record's `erasedEvents`,
  * `erasedAt` and position.
  */
@@ -172,32 +193,51 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   /**
    * The record of the life `data` describes (`data.lastRevision` set): the one already in the
    * tenant's erasure stream, else `data` appended at the stream's revision just read under
-   * {@link erasureRecordId}, and read back as stored. A record appended meanwhile (of this life or
-   * of another session) makes the append fail: the stream is read again. `after`: a global
-   * position no record of this life can be at or before (the last deleted event's, or where an
-   * earlier search of the stream ended), so the search stops there; undefined searches back to
-   * the session's previous record.
-   * @throws RevisionConflictError after {@link MAX_RECORD_ATTEMPTS} failed appends.
+   * {@link erasureRecordId}, and read back as stored. `after`: a global position no record of this
+   * life can be at or before (the last deleted event's, or where an earlier search of the stream
+   * ended), so the search stops there; undefined searches back to the session's previous record.
+   *
+   * A failed append is told apart by its cause. Another record appended meanwhile (of this life or
+   * of another session: WrongExpectedRevisionError) makes it read the stream again. The id taken
+   * (DuplicateEventIdError) is either this life's record, written meanwhile by another erasure of
+   * it (the search after it finds that record, which answers), or the record of an earlier life of
+   * the session ending at the same revision (a life written again from revision 0 by a build
+   * before e92296e, after a rollback: the search finds nothing, since that record comes before this
+   * life's events): the next id of the sequence is tried, without counting as a race.
+   * @throws RevisionConflictError after {@link MAX_RECORD_ATTEMPTS} appends beaten by other records.
+   * @throws Error when all {@link MAX_EARLIER_LIVES_AT_REVISION} ids of the sequence are taken by other lives' records.
    */
   private async recordOnce(tenantId: string, data: SessionErasedData, after?: bigint): Promise<ErasureRecord> {
     const lastRevision = BigInt(data.lastRevision!);
     const stream = erasureStream(tenantId);
-    const id = erasureRecordId(tenantId, data.sessionId, lastRevision);
-    for (let attempt = 1; ; attempt++) {
+    let earlierLives = 0;
+    for (let raced = 0; ;) {
       const found = await this.recordOfLife(tenantId, data.sessionId, lastRevision, after);
       if (found.record) return found.record;
+      const id = erasureRecordId(tenantId, data.sessionId, lastRevision, earlierLives);
       try {
         const appended = await this.store.appendToStream(stream, [{ id, type: SESSION_ERASED, data }], { expectedRevision: found.tail });
         // Answer what the store holds there (a store that takes a known id for a replay answers without writing).
         const [stored] = await this.store.readStream(stream, { fromRevision: appended.nextExpectedRevision, maxCount: 1 });
         return stored ? recordOf(stored) : { position: appended.position, data };
       } catch (err) {
-        if (!(err instanceof WrongExpectedRevisionError) && !(err instanceof DuplicateEventIdError)) throw err;
-        if (attempt >= MAX_RECORD_ATTEMPTS)
+        if (err instanceof DuplicateEventIdError) {
+          // This life's record, written meanwhile, is found by the next search; else the id is an earlier life's.
+          const mine = await this.recordOfLife(tenantId, data.sessionId, lastRevision, after);
+          if (mine.record) return mine.record;
+          if (++earlierLives >= MAX_EARLIER_LIVES_AT_REVISION)
+            throw new Error(
+              `the erasure of session ${data.sessionId} deleted its events up to revision ${lastRevision} but found all ${MAX_EARLIER_LIVES_AT_REVISION} ids of its record taken by records of other lives of the session: not recorded, its read models still hold it`,
+              { cause: err },
+            );
+          continue;
+        }
+        if (!(err instanceof WrongExpectedRevisionError)) throw err;
+        if (++raced >= MAX_RECORD_ATTEMPTS)
           throw new RevisionConflictError(
             String(found.tail),
-            err instanceof WrongExpectedRevisionError ? String(err.actual) : String(found.tail),
-            `other erasures of the tenant were recorded ${attempt} times in a row while this one's record was being written; the session is deleted: send the erasure again to record it`,
+            String(err.actual),
+            `other erasures of the tenant were recorded ${raced} times in a row while this one's record was being written; the session is deleted: send the erasure again to record it`,
           );
       }
     }
@@ -206,9 +246,11 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   /**
    * Searches the tenant's erasure stream backwards for the record of the life of `sessionId`
    * ending at revision `lastRevision` (bigint). Stops at a record at or before position `after`
-   * (when given), at a record of an earlier life of the session (revisions are never reused: the
-   * records of a session's lives come in order), at the session's newest record without
-   * `lastRevision` (`legacy`), or at the stream's start. Reads 256 records at a time.
+   * (when given), at a record of a life of the session ending at a lower revision (revisions are
+   * not reused since e92296e: the records of a session's lives come in order), at the session's
+   * newest record without `lastRevision` (both `older`), or at the stream's start. The newest
+   * record ending at `lastRevision` is taken for the life's: the caller checks it against the read
+   * models when an earlier life may have ended there too. Reads 256 records at a time.
    */
   private async recordOfLife(tenantId: string, sessionId: string, lastRevision: bigint, after?: bigint): Promise<LifeLookup> {
     const stream = erasureStream(tenantId);
@@ -218,15 +260,15 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     for (;;) {
       const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: ERASURE_RECORDS_PAGE });
       if (tail === undefined) [tail, tailPosition] = page[0] ? [page[0].revision, page[0].position] : ['no_stream', 0n];
-      const none = { record: null, tail, tailPosition, legacy: null };
+      const none = { record: null, tail, tailPosition, older: null };
       for (const event of page) {
         if (after !== undefined && event.position <= after) return none;
         const data = event.data as SessionErasedData;
         if (event.type !== SESSION_ERASED || data.sessionId !== sessionId) continue;
-        if (data.lastRevision === undefined) return { ...none, legacy: recordOf(event) };
+        if (data.lastRevision === undefined) return { ...none, older: recordOf(event) };
         const life = BigInt(data.lastRevision);
         if (life === lastRevision) return { ...none, record: recordOf(event) };
-        if (life < lastRevision) return none;
+        if (life < lastRevision) return { ...none, older: recordOf(event) };
       }
       const oldest = page.at(-1);
       if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) return none;
@@ -237,16 +279,21 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   /**
    * An erasure that found the stream empty (`emptyAt`: the log's head read before; `incarnation`:
    * the stream's, read after). The life last deleted ends at revision `incarnation - 1`: its record
-   * answers (a resend after a lost answer, or an erasure at once with the one that deleted it).
-   * Without one, the erasure that deleted the stream may be about to write it: it is waited for
-   * up to the record wait. When none comes and this replica's read models hold rows of that life,
-   * the deletion was interrupted (the store failed, the process ended before the record): the
-   * record is written now, counting the life's revisions the read models hold (from its first
+   * answers (a resend after a lost answer, or an erasure at once with the one that deleted it),
+   * unless this replica's read models hold rows of revisions up to it projected after that record:
+   * then the record is of an earlier life ending at the same revision and the life deleted last (one
+   * a build before e92296e wrote again from revision 0) has none yet. Without one, the erasure that
+   * deleted the stream may be about to write it: it is waited for up to the record wait. When
+   * none comes and this replica's read models hold rows of that life, the deletion was
+   * interrupted (the store failed, the process ended before the record): the record is written now, counting the life's revisions the read models hold (from its first
    * one to the deleted last), so every replica erases the rows. Its `lastRevision` is exact (the
    * stream's incarnation - 1) and bounds every replica's erasure: a replica that had projected
    * more of the life than this one erases all of it. Its `lastPosition` is the last this replica
    * holds (lower than the life's when it lagged), read only by builds that bound the erasure by
-   * position.
+   * position. With nothing left to erase, the session's newest record of another life answers: one
+   * written by a build without `lastRevision`, or one of a life ending below `incarnation - 1` (the
+   * stores keep the highest revision erased, which a life written again from revision 0 by a build
+   * before e92296e may not reach).
    * @throws SessionNotFoundError when neither a record nor rows of the session exist.
    */
   private async alreadyDeleted(command: EraseSessionCommand, emptyAt: bigint, incarnation: bigint): Promise<ErasureRecord> {
@@ -254,13 +301,18 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     if (incarnation === 0n) return this.neverDeleted(command, emptyAt);
     const lastRevision = incarnation - 1n;
     const found = await this.recordOfLife(tenantId, sessionId, lastRevision);
-    if (found.record) return found.record;
     await this.projector.waitForPosition(emptyAt, PROJECTOR_WAIT_MS);
-    // Erased by a build that did not record the life: its newest record answers, when nothing is left to erase.
-    if (found.legacy && !loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision)) return found.legacy;
+    // A record of the revision closes this life unless rows of its revisions were projected after
+    // it: those are of a later life ending there too (written again from revision 0 by a build
+    // before e92296e), deleted without its own record, which is written below.
+    if (found.record && !loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision, found.record.position)) return found.record;
+    // Erased by a build that did not record the life, or a life ending below the highest revision
+    // erased (one written again from revision 0 by a build before e92296e): the session's newest
+    // record answers, when nothing is left to erase.
+    if (found.older && !loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision)) return found.older;
     const waited = await this.waitForRecord(tenantId, sessionId, lastRevision, found.tailPosition);
     if (waited.record) return waited.record;
-    const life = loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision);
+    const life = loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision, found.record?.position);
     if (!life) throw new SessionNotFoundError(sessionId);
     return this.recordOnce(
       tenantId,
@@ -283,7 +335,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
   private async waitForRecord(tenantId: string, sessionId: string, lastRevision: bigint, after: bigint): Promise<LifeLookup> {
     const deadline = Date.now() + this.recordWaitMs;
     let delay = 10;
-    let lookup: LifeLookup = { record: null, tail: 'no_stream', tailPosition: after, legacy: null };
+    let lookup: LifeLookup = { record: null, tail: 'no_stream', tailPosition: after, older: null };
     while (Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(0, deadline - Date.now()))));
       delay = Math.min(delay * 2, 200);

@@ -54,15 +54,18 @@ export interface LoggedLife {
  * when they hold none: the first revision among them and the global position of the last one. An
  * erasure finishing one that deleted the stream and stopped before its record counts and erases
  * these; revisions are never reused, so the events of the session written again after the
- * deletion (later revisions) are not among them.
+ * deletion (later revisions) are not among them. `afterPosition` (bigint, exclusive; default: none)
+ * counts only rows of events after that global position: an erasure asks whether rows of revisions
+ * up to `lastRevision` were projected after a record erasing them, i.e. whether they belong to a
+ * later life (one a build before e92296e wrote again from revision 0) that record did not close.
  */
-export function loggedLifeUpTo(store: ReadModelStore, tenantId: string, sessionId: string, lastRevision: bigint): LoggedLife | null {
+export function loggedLifeUpTo(store: ReadModelStore, tenantId: string, sessionId: string, lastRevision: bigint, afterPosition = -1n): LoggedLife | null {
   const row = store.db
     .prepare(
       `SELECT min(l.revision) AS firstRevision, max(l.position) AS lastPosition FROM session_log l JOIN sessions s ON s.session_key = l.session_key
-       WHERE s.tenant_id = ? AND s.session_id = ? AND l.revision <= ?`,
+       WHERE s.tenant_id = ? AND s.session_id = ? AND l.revision <= ? AND l.position > ?`,
     )
     .safeIntegers(true)
-    .get(tenantId, sessionId, lastRevision) as { firstRevision: bigint | null; lastPosition: bigint | null } | undefined;
+    .get(tenantId, sessionId, lastRevision, afterPosition) as { firstRevision: bigint | null; lastPosition: bigint | null } | undefined;
   return row?.firstRevision == null || row.lastPosition == null ? null : { firstRevision: row.firstRevision, lastPosition: row.lastPosition };
 }
