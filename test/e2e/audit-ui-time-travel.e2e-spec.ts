@@ -76,7 +76,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
       await page.locator('#timeline-goto-time input[name=time]').fill(typed);
       await page.locator('#timeline-goto-time button[type=submit]').click();
       // The status says "resolving…" from the click until the answer.
-      await page.waitForFunction(() => !/resolving/.test(document.querySelector('#timeline-time-status')?.textContent ?? 'resolving'));
+      await page.waitForFunction("!/resolving/.test(document.querySelector('#timeline-time-status')?.textContent ?? 'resolving')");
       return page.locator('#timeline-time-status').innerText();
     };
     const hint = (typed: string) =>
@@ -106,7 +106,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     });
     expect(response.status).toBe(201);
     const { data } = await client.GET('/v1/sessions/{sessionId}/events', { params: { path: { sessionId }, query: { fromRevision: String(2 * PER_APPEND) } } });
-    const late = data!.events[0]!;
+    const late = data!.events[0];
     expect(late).toMatchObject({ eventId: 'late', revision: String(2 * PER_APPEND) });
     const shown = `revision ${late.revision}, recorded ${late.recordedAt.replace('T', ' ').replace('Z', ' UTC')}`;
     await page.locator('#timeline-goto-time input[name=time]').fill(late.recordedAt);
