@@ -108,4 +108,24 @@ describe('time travel by time over random logs and times', () => {
     expect(before).toBeGreaterThan(3);
     expect(inside).toBeGreaterThan(3);
   });
+
+  it('time_out_of_range repeats a T with an offset as sent and also in UTC; a T in UTC once', async () => {
+    const times = new Map<string, number[]>();
+    const reads = new SessionReads(withRecordedTimes(store, times), {} as never, {} as never, { maxWaitMs: 0 } as never, {} as never);
+    await writeRandomSessionLog(store, 'offset', [{ kind: 'turn', answered: 0, open: false, withLate: false, system: false }]);
+    const key = sessionStream(sessionKey('t', 'offset'));
+    const length = (await store.readStream(key)).length;
+    times.set(
+      key,
+      Array.from({ length }, (_, i) => Date.parse('2026-12-03T09:31:00.000Z') + i),
+    );
+    const message = async (atTime: string) =>
+      ((await reads.window('t', 'offset', { format: 'events', estimator: 'chars', atTime }).catch((e: unknown) => e)) as InvalidRequestError).message;
+    const recorded = "atTime: the session's first event (revision 0) was recorded at 2026-12-03T09:31:00.000Z, after";
+    const tail = ': no window existed yet; ask for a time at or after it';
+    expect(await message('2026-12-03T10:00:00+01:00')).toBe(`${recorded} 2026-12-03T10:00:00+01:00 (2026-12-03T09:00:00.000Z UTC)${tail}`);
+    // The day changes; digits past the millisecond are cut, as the comparison cuts them.
+    expect(await message('2026-12-03T00:30:00.1239-05:00')).toBe(`${recorded} 2026-12-03T00:30:00.1239-05:00 (2026-12-03T05:30:00.123Z UTC)${tail}`);
+    expect(await message('2026-12-03T09:00:00Z')).toBe(`${recorded} 2026-12-03T09:00:00Z${tail}`);
+  });
 });

@@ -162,7 +162,7 @@ export class SessionReads {
    * The event `atTime` resolves to ({@link revisionAtTime}).
    * @throws SessionNotFoundError (404) when the session has no event; InvalidRequestError (400
    *   `time_out_of_range`, parameter `atTime`) when its first event was recorded after `atTime`,
-   *   naming when it was.
+   *   naming when it was, and `atTime` also in UTC when it has an offset.
    */
   private async resolveTime(tenantId: string, sessionId: string, atTime: string): Promise<RevisionAtTime> {
     const key = sessionKey(tenantId, sessionId);
@@ -170,9 +170,11 @@ export class SessionReads {
     if (resolved) return resolved;
     const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
     if (!first) throw new SessionNotFoundError(sessionId);
+    // A time with an offset is also given in UTC, as the recorded time is (cut to the millisecond).
+    const inUtc = /z$/i.test(atTime) ? '' : ` (${new Date(Date.parse(atTime)).toISOString()} UTC)`;
     throw new InvalidRequestError(
       'atTime',
-      `atTime: the session's first event (revision ${first.revision}) was recorded at ${first.created.toISOString()}, after ${quoteInput(atTime, { quoted: false })}: no window existed yet; ask for a time at or after it`,
+      `atTime: the session's first event (revision ${first.revision}) was recorded at ${first.created.toISOString()}, after ${quoteInput(atTime, { quoted: false })}${inUtc}: no window existed yet; ask for a time at or after it`,
       'time_out_of_range',
     );
   }
