@@ -46,14 +46,31 @@ describe('cursors made by another release', () => {
     );
   });
 
-  it("still answers invalid_query 'is not a cursor' for a list's cursor given to recall, a recall cursor given to a list, and no version", () => {
-    const listCursor = encodeKeysetCursor('sessions', 5n);
-    const recallCursor = encodeRecallCursor({ fingerprint: 'abcdefghijklmnop', order: 'newest', asOf: 9n, position: 3n });
+  it("answers invalid_query naming the route a list's cursor given to recall, or a recall cursor given to a list, belongs to", () => {
+    const recall = encodeRecallCursor({ fingerprint: 'abcdefghijklmnop', order: 'newest', asOf: 9n, position: 3n });
+    const cases: [unknown, string][] = [
+      [thrownBy(() => decodeRecallCursor(encodeKeysetCursor('sessions', 5n), 'abcdefghijklmnop', 1)), 'GET /v1/sessions'],
+      [thrownBy(() => decodeRecallCursor(encodeKeysetCursor('compactions', 5n), 'abcdefghijklmnop', 1)), 'GET /v1/sessions/{sessionId}/compactions'],
+      [thrownBy(() => decodeKeysetCursor('sessions', recall)), 'GET /v1/recall'],
+      [thrownBy(() => decodeKeysetCursor('compactions', recall)), 'GET /v1/recall'],
+      // Another release's cursor of another route is still of that route.
+      [thrownBy(() => decodeKeysetCursor('sessions', cursorText({ v: 1, r: -1.25, p: '42', f: 'abcdefghijklmnop' }))), 'GET /v1/recall'],
+      [thrownBy(() => decodeKeysetCursor('sessions', encodeKeysetCursor('compactions', 5n))), 'GET /v1/sessions/{sessionId}/compactions'],
+      [thrownBy(() => decodeKeysetCursor('compactions', encodeKeysetCursor('sessions', 5n))), 'GET /v1/sessions'],
+    ];
+    for (const [error, route] of cases) {
+      expect(error).toBeInstanceOf(InvalidQueryError);
+      expect(error).toMatchObject({ code: 'invalid_query', parameter: 'cursor' });
+      expect((error as Error).message).toBe(`cursor: this cursor belongs to ${route}; pass the nextCursor this route gave`);
+    }
+  });
+
+  it("still answers invalid_query 'is not a cursor' for a cursor with no version", () => {
     for (const error of [
-      thrownBy(() => decodeRecallCursor(listCursor, 'abcdefghijklmnop', 1)),
-      thrownBy(() => decodeKeysetCursor('sessions', recallCursor)),
       thrownBy(() => decodeRecallCursor(cursorText({ v: 'x', f: 'abcdefghijklmnop' }), 'abcdefghijklmnop', 1)),
+      thrownBy(() => decodeRecallCursor(cursorText({ v: 0, l: 'sessions', k: '5' }), 'abcdefghijklmnop', 1)),
       thrownBy(() => decodeKeysetCursor('sessions', cursorText({ v: 0, l: 'sessions', k: '5' }))),
+      thrownBy(() => decodeKeysetCursor('sessions', cursorText({ v: 'x', f: 'abcdefghijklmnop' }))),
     ]) {
       expect(error).toBeInstanceOf(InvalidQueryError);
       expect((error as Error).message).toMatch(/^cursor: is not a cursor; pass the nextCursor/);

@@ -7,7 +7,9 @@ describe('keyset cursors', () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 0n, max: 9223372036854775807n }), (key) => {
         expect(decodeKeysetCursor('sessions', encodeKeysetCursor('sessions', key))).toBe(key);
-        expect(() => decodeKeysetCursor('compactions', encodeKeysetCursor('sessions', key))).toThrow(/another list/);
+        expect(() => decodeKeysetCursor('compactions', encodeKeysetCursor('sessions', key))).toThrow(
+          'cursor: this cursor belongs to GET /v1/sessions; pass the nextCursor this route gave',
+        );
       }),
     );
   });

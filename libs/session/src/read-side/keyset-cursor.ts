@@ -1,6 +1,7 @@
 import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-release-error';
+import { cursorOfAnotherRoute } from './cursor-of-another-route';
 
 /**
  * Opaque keyset cursors of the paginated lists (sessions, compaction history): the list's name
@@ -23,7 +24,8 @@ export function encodeKeysetCursor(list: KeysetList, key: bigint): string {
 
 /**
  * Decodes a cursor made by {@link encodeKeysetCursor} for `list`.
- * @throws InvalidQueryError (`cursor`, 400 `invalid_query`) when it is malformed or belongs to another list.
+ * @throws InvalidQueryError (`cursor`, 400 `invalid_query`) when it is malformed, or belongs to
+ *   another route (another list, or recall: the message names that route, see `cursorOfAnotherRoute`).
  * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
  *   format version: another release made it.
  */
@@ -36,12 +38,16 @@ export function decodeKeysetCursor(list: KeysetList, text: string): bigint {
   } catch {
     throw invalid('is not a cursor');
   }
-  const { v, l, k } = (parsed ?? {}) as Record<string, unknown>;
+  const { v, l, k, f } = (parsed ?? {}) as Record<string, unknown>;
   const version = cursorVersion(v);
   if (version !== undefined && version !== KEYSET_CURSOR_VERSION && typeof l === 'string')
     throw new CursorOfAnotherReleaseError(version, KEYSET_CURSOR_VERSION, 'list again without cursor (the first page) and follow the new nextCursor');
+  // A recall cursor (any version carries `v` and the fingerprint `f`) was sent to a list.
+  if (version !== undefined && typeof f === 'string' && l === undefined) throw cursorOfAnotherRoute('recall');
   const key = parseCanonicalInteger(k);
   if (v !== KEYSET_CURSOR_VERSION || key === null) throw invalid('is not a cursor');
-  if (l !== list) throw invalid(`is a cursor of another list (${String(l)})`);
+  if (l === 'sessions' || l === 'compactions') {
+    if (l !== list) throw cursorOfAnotherRoute(l);
+  } else throw invalid(`is a cursor of another list (${String(l)})`);
   return key;
 }

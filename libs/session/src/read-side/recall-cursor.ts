@@ -1,6 +1,7 @@
 import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-release-error';
+import { cursorOfAnotherRoute } from './cursor-of-another-route';
 import type { RecallRankStats } from './recall-rank';
 
 /** How a recall page is ordered (see `RecallOrder` in `queries/recall-query`). */
@@ -63,7 +64,8 @@ export function encodeRecallCursor(cursor: RecallCursor): string {
 /**
  * Decodes a cursor made by {@link encodeRecallCursor} and checks it belongs to the query with
  * `fingerprint` and, in `relevance` order, to a query of `phraseCount` phrases.
- * @throws InvalidQueryError (`cursor`) when it is malformed or belongs to another query.
+ * @throws InvalidQueryError (`cursor`) when it is malformed or belongs to another query, or to
+ *   a list (the message names that list's route, see `cursorOfAnotherRoute`).
  * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
  *   format version than {@link CURSOR_VERSION}: another release made it.
  */
@@ -76,7 +78,7 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
   } catch {
     throw invalid('is not a cursor');
   }
-  const { v, f, o, a, p, r, s } = (parsed ?? {}) as Record<string, unknown>;
+  const { v, f, o, a, p, r, s, l } = (parsed ?? {}) as Record<string, unknown>;
   // Another release's cursor cannot be continued: version 1 (builds up to 2026-12-01) holds neither
   // the paging's moment nor its BM25 statistics, and its rank is of another index (its pages could
   // repeat or miss hits); a later version is unknown here. Every version carries `v` and the
@@ -84,6 +86,8 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
   const version = cursorVersion(v);
   if (version !== undefined && version !== CURSOR_VERSION && typeof f === 'string')
     throw new CursorOfAnotherReleaseError(version, CURSOR_VERSION, 'search again without cursor (the first page) and follow the new nextCursor');
+  // A list's cursor (any version carries `v` and the list `l`) was sent to recall.
+  if (version !== undefined && (l === 'sessions' || l === 'compactions') && f === undefined) throw cursorOfAnotherRoute(l);
   const asOf = parseCanonicalInteger(a);
   const position = p === undefined ? undefined : parseCanonicalInteger(p);
   if (
