@@ -406,7 +406,7 @@ export interface components {
             revision: string;
             strategy: components["schemas"]["Strategy"];
             summarizer: {
-                /** @description model calls made for the decision, discarded ones included */
+                /** @description model calls made for the decision, discarded ones included; a call that never connected to the endpoint (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was */
                 discarded: {

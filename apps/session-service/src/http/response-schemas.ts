@@ -459,7 +459,9 @@ export const CompactionHistoryItemSchema = named(
       .strictObject({
         kind: z.string(),
         model: z.string(),
-        calls: count.describe('model calls made for the decision, discarded ones included'),
+        calls: count.describe(
+          'model calls made for the decision, discarded ones included; a call that never connected to the endpoint (connection refused, host not found) is not counted',
+        ),
         usage: z.strictObject({ promptTokens: count, completionTokens: count }).describe('tokens of every call made for the decision, discarded ones included'),
         discarded: z
           .strictObject({ calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
