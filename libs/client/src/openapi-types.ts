@@ -460,7 +460,7 @@ export interface components {
             /** @description projection_behind: the position the read models are at */
             checkpoint?: string;
             code: components["schemas"]["ErrorCode"];
-            /** @description counting_timeout: the deadline that passed, in ms */
+            /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed) */
             deadlineMs?: number;
             /** @description duplicate_event_id: the event id already used */
             eventId?: string;
@@ -474,6 +474,11 @@ export interface components {
             minPosition?: string;
             /** @description the offending field or query parameter (a JSON path such as events[2].text), for 400s */
             parameter?: string;
+            /**
+             * @description counting_timeout (always present): deadline_passed (the counting waited or ran past deadlineMs) or queue_full (refused at once: too many large texts were already waiting)
+             * @enum {string}
+             */
+            refusal?: "deadline_passed" | "queue_full";
             /** @description unknown_tool_call: the call id answered */
             toolCallId?: string;
             /** @description user_id_conflict: the session's owner */
@@ -525,7 +530,7 @@ export interface components {
          *     - store_unavailable (503): the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
-         *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+         *     - counting_timeout (503): counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
@@ -2530,7 +2535,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+             *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -2548,7 +2553,8 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
-                        deadlineMs: number;
+                        /** @enum {string} */
+                        refusal: "deadline_passed" | "queue_full";
                     });
                 };
             };
@@ -3386,7 +3392,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+             *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3404,7 +3410,8 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
-                        deadlineMs: number;
+                        /** @enum {string} */
+                        refusal: "deadline_passed" | "queue_full";
                     });
                 };
             };
@@ -3626,7 +3633,7 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+             *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
@@ -3644,7 +3651,8 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
-                        deadlineMs: number;
+                        /** @enum {string} */
+                        refusal: "deadline_passed" | "queue_full";
                     });
                 };
             };

@@ -50,8 +50,14 @@ export interface SessionErrorDetails {
   eventId?: string;
   /** `unknown_tool_call`: the call id no call of the session has. */
   toolCallId?: string;
-  /** `counting_timeout`: the deadline that passed, in ms. */
+  /** `counting_timeout`: the deadline that passed, in ms; only with `refusal` `deadline_passed`. */
   deadlineMs?: number;
+  /**
+   * `counting_timeout` (always present): why the work was refused: `deadline_passed` (it waited
+   * or ran past `deadlineMs`), or `queue_full` (refused at once, before it started: too many
+   * large texts were already waiting; no deadline passed).
+   */
+  refusal?: 'deadline_passed' | 'queue_full';
   /** `projection_behind`: the position waited for. */
   minPosition?: string;
   /** `projection_behind`: the position the read models are at. */
@@ -251,7 +257,9 @@ export class InvalidRequestError extends SessionError {
 export class CountingTimeoutError extends SessionError {
   readonly code = 'counting_timeout';
   /**
-   * `what`: the work that timed out, e.g. "counting the tokens of this request"; `deadlineMs` in ms; `queueFull`: refused before it started;
+   * `what`: the work that timed out, e.g. "counting the tokens of this request"; `deadlineMs` in ms
+   * (in the details only when it passed); `queueFull`: refused before it started (details
+   * `refusal: 'queue_full'`, else `'deadline_passed'`);
    * `retryAfterSeconds`: when to try again, whole seconds, at least 1 (the HTTP answer's `Retry-After`; see `TokenCountingPool`).
    */
   constructor(
@@ -264,7 +272,8 @@ export class CountingTimeoutError extends SessionError {
       queueFull
         ? `${what} was refused: too many large texts are already waiting for its worker thread; retry shortly`
         : `${what} took longer than ${deadlineMs} ms (the service is busy with other large texts); nothing was written: retry shortly or send smaller texts`,
-      { deadlineMs },
+      // a refusal at once passed no deadline: the body says why instead of naming one
+      queueFull ? { refusal: 'queue_full' } : { refusal: 'deadline_passed', deadlineMs },
     );
   }
 }

@@ -117,8 +117,9 @@ export const API_ERROR_CODES = {
   },
   counting_timeout: {
     status: 503,
-    description: "counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds",
-    details: ['deadlineMs'],
+    description:
+      "counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds",
+    details: ['refusal'],
   },
   shutting_down: { status: 503, description: 'the service is shutting down (Retry-After: 1); nothing written, retry' },
 } as const satisfies Record<string, ErrorCodeInfo>;

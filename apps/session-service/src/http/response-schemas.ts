@@ -69,7 +69,16 @@ const errorDetails = {
   userId: z.string().optional().describe("user_id_conflict: the session's owner"),
   eventId: z.string().optional().describe('duplicate_event_id: the event id already used'),
   toolCallId: z.string().optional().describe('unknown_tool_call: the call id answered'),
-  deadlineMs: z.number().optional().describe('counting_timeout: the deadline that passed, in ms'),
+  deadlineMs: z
+    .number()
+    .optional()
+    .describe('counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed)'),
+  refusal: z
+    .enum(['deadline_passed', 'queue_full'])
+    .optional()
+    .describe(
+      'counting_timeout (always present): deadline_passed (the counting waited or ran past deadlineMs) or queue_full (refused at once: too many large texts were already waiting)',
+    ),
   minPosition: decimal.optional().describe('projection_behind: the position waited for'),
   checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
   catchingUpTo: decimal.optional().describe("projection_behind while a process catches up at start: the log's head it waits for"),
