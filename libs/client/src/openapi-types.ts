@@ -1240,6 +1240,8 @@ export interface operations {
             /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds (shutting_down: 1) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1356,6 +1358,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1475,6 +1479,8 @@ export interface operations {
             /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds (shutting_down: 1) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1602,6 +1608,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1644,6 +1652,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1768,6 +1778,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1810,6 +1822,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1940,6 +1954,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1982,6 +1998,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2120,6 +2138,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2160,6 +2180,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2290,6 +2312,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2332,6 +2356,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2499,6 +2525,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2540,6 +2568,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2673,6 +2703,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2715,6 +2747,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2847,6 +2881,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2889,6 +2925,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3021,6 +3059,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3063,6 +3103,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3356,6 +3398,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3397,6 +3441,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3597,6 +3643,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3638,6 +3686,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3767,6 +3817,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3809,6 +3861,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3999,6 +4053,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4039,6 +4095,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4173,6 +4231,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4215,6 +4275,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

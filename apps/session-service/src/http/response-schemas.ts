@@ -765,13 +765,33 @@ function errorResponse(status: number, codes: readonly ApiErrorCode[]) {
     required: ['code', ...details],
   });
   const variants = [...(plain.length > 0 ? [variant(plain, [])] : []), ...detailed.map((code) => variant([code], errorDetailsOf(code)))];
+  const retryAfter = retryAfterHeader(codes);
   return ApiResponse({
     status,
     description: codes.map((code) => `- ${code}: ${API_ERROR_CODES[code].description}`).join('\n'),
+    ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}),
     content: {
       'application/json': { schema: { allOf: [schemaRef(ErrorBodySchema), variants.length === 1 ? variants[0] : { oneOf: variants }] } },
     },
   });
+}
+
+/**
+ * The `Retry-After` header of an error status answering one of `codes`, or undefined when none of
+ * them carries it (`retryAfter` in `error-codes.ts`): an integer of seconds, required when every
+ * code of the status carries it, else optional, its description naming the codes that do.
+ */
+export function retryAfterHeader(
+  codes: readonly ApiErrorCode[],
+): { description: string; required: boolean; schema: { type: 'integer'; minimum: 1 } } | undefined {
+  const carrying = codes.filter((code) => (API_ERROR_CODES[code] as ErrorCodeInfo).retryAfter !== undefined);
+  if (carrying.length === 0) return undefined;
+  const what = carrying.map((code) => `${code}: ${(API_ERROR_CODES[code] as ErrorCodeInfo).retryAfter}`).join('; ');
+  const description =
+    carrying.length === codes.length
+      ? `when to retry, in whole seconds (${what})`
+      : `when to retry, in whole seconds; sent with ${what}; absent with the other codes`;
+  return { description, required: carrying.length === codes.length, schema: { type: 'integer', minimum: 1 } };
 }
 
 /** The details every answer with `code` carries. */
