@@ -17,7 +17,7 @@ import {
 import { ALL_ROWS, type ErasedRows } from '../events/erasure-events';
 import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
-import { utcExactTime, utcMillisTime } from '../domain/utc-time-text';
+import { utcExactTime, utcExactTimeOfIso, utcMillisTime } from '../domain/utc-time-text';
 import { MalformedEventError } from './malformed-event-error';
 import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, trigramDocument } from './unspaced-script';
@@ -91,6 +91,10 @@ export class SessionReadModelWriter {
       ),
       // `event_count` moves with the row (one statement per event, not two): see SessionSummaryCounts.
       updateSession: s('UPDATE sessions SET revision = ?, last_position = ?, updated_at = ?, event_count = event_count + ? WHERE session_key = ?'),
+      // The usual case in one statement: the session's row exists at an earlier revision (touchSession).
+      advanceSession: s(
+        'UPDATE sessions SET revision = ?, last_position = ?, updated_at = ?, event_count = event_count + ? WHERE session_key = ? AND revision < ? RETURNING tenant_id AS tenantId',
+      ),
       setUser: s('UPDATE sessions SET user_id = ? WHERE session_key = ? AND user_id IS NULL'),
       insertLog: s(
         `INSERT INTO session_log (position, session_key, revision, store_event_id, type, event_id, kind, compaction_id, archived, archived_by, data_json, created_at, recorded_at)
@@ -131,6 +135,8 @@ export class SessionReadModelWriter {
     if (!recorded.streamId.startsWith(SESSION_STREAM_PREFIX)) return false;
     const sessionKey = recorded.streamId.slice(SESSION_STREAM_PREFIX.length);
     const recordedAt = toIsoTime(recorded.created);
+    // Its 9-digit form, once per event (the log row's created_at when the client sent no createdAt).
+    const recordedExact = utcExactTimeOfIso(recordedAt);
     const tenantId = this.touchSession(sessionKey, recorded, recordedAt);
 
     const log = {
@@ -145,7 +151,7 @@ export class SessionReadModelWriter {
       archived: null as number | null,
       // A conversation event's data is serialised below from its payload's and costs' JSON (written on their own too).
       dataJson: recorded.type === CONVERSATION_EVENT ? '' : JSON.stringify(recorded.data ?? null),
-      createdAt: utcExactTime(recordedAt),
+      createdAt: recordedExact,
       recordedAt,
     };
     const fail = (reason: string) => new MalformedEventError(recorded.streamId, recorded.position, reason);
@@ -159,7 +165,7 @@ export class SessionReadModelWriter {
         const eventJson = JSON.stringify(event);
         const costsJson = JSON.stringify(data.costs);
         const dataJson = objectJson(data, { event: eventJson, costs: costsJson });
-        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedAt) });
+        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedExact) });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
           sessionKey,
@@ -200,7 +206,7 @@ export class SessionReadModelWriter {
           kind: 'summary',
           compactionId: data.compactionId,
           archived: 0,
-          createdAt: clientTimeOr(data.createdAt, recordedAt),
+          createdAt: clientTimeOr(data.createdAt, recordedExact),
         });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
@@ -295,6 +301,10 @@ export class SessionReadModelWriter {
    */
   private touchSession(sessionKey: string, recorded: RecordedEvent, recordedAt: string): string {
     const counted = recorded.type === CONVERSATION_EVENT ? 1 : 0;
+    // A row at an earlier revision (every event but a session's first): moved in one statement.
+    const advanced = this.stmts.advanceSession.get(recorded.revision, recorded.position, recordedAt, counted, sessionKey, recorded.revision) as
+      { tenantId: string } | undefined;
+    if (advanced) return advanced.tenantId;
     let row = this.stmts.session.get(sessionKey) as { revision: bigint; tenantId: string } | undefined;
     if (row && recorded.revision <= row.revision) {
       this.eraseSessionKey(sessionKey);
@@ -366,11 +376,12 @@ interface LoggedEvent {
 
 /**
  * The `session_log.created_at` of an event: `createdAt` (a client's time, any number of fraction
- * digits, those past the ninth ignored), else `recordedAt`, as {@link utcExactTime} text (9 fraction digits), so that recall's
- * `from`/`to` compare it exactly as text.
+ * digits, those past the ninth ignored) as {@link utcExactTime} text (9 fraction digits), else
+ * `recordedExact` (the event's `recordedAt` in that form already), so that recall's `from`/`to`
+ * compare it exactly as text.
  */
-function clientTimeOr(createdAt: string | undefined, recordedAt: string): string {
-  return utcExactTime(createdAt == null ? recordedAt : String(createdAt));
+function clientTimeOr(createdAt: string | undefined, recordedExact: string): string {
+  return createdAt == null ? recordedExact : utcExactTime(String(createdAt));
 }
 
 /**
