@@ -91,10 +91,6 @@ export class SessionReadModelWriter {
       ),
       // `event_count` moves with the row (one statement per event, not two): see SessionSummaryCounts.
       updateSession: s('UPDATE sessions SET revision = ?, last_position = ?, updated_at = ?, event_count = event_count + ? WHERE session_key = ?'),
-      // The usual case in one statement: the session's row exists at an earlier revision (touchSession).
-      advanceSession: s(
-        'UPDATE sessions SET revision = ?, last_position = ?, updated_at = ?, event_count = event_count + ? WHERE session_key = ? AND revision < ? RETURNING tenant_id AS tenantId',
-      ),
       setUser: s('UPDATE sessions SET user_id = ? WHERE session_key = ? AND user_id IS NULL'),
       insertLog: s(
         `INSERT INTO session_log (position, session_key, revision, store_event_id, type, event_id, kind, compaction_id, archived, archived_by, data_json, created_at, recorded_at)
@@ -301,10 +297,6 @@ export class SessionReadModelWriter {
    */
   private touchSession(sessionKey: string, recorded: RecordedEvent, recordedAt: string): string {
     const counted = recorded.type === CONVERSATION_EVENT ? 1 : 0;
-    // A row at an earlier revision (every event but a session's first): moved in one statement.
-    const advanced = this.stmts.advanceSession.get(recorded.revision, recorded.position, recordedAt, counted, sessionKey, recorded.revision) as
-      { tenantId: string } | undefined;
-    if (advanced) return advanced.tenantId;
     let row = this.stmts.session.get(sessionKey) as { revision: bigint; tenantId: string } | undefined;
     if (row && recorded.revision <= row.revision) {
       this.eraseSessionKey(sessionKey);
