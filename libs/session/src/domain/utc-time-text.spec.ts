@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { MAX_CLIENT_TIME, MIN_CLIENT_TIME } from './client-time-rule';
-import { hasSubMillisecond, utcExactTime, utcExactTimeOfIso, utcMillisTime } from './utc-time-text';
+import { hasSubMillisecond, utcExactTime, utcMillisTime } from './utc-time-text';
 
 describe('utcExactTime and utcMillisTime', () => {
   it('keep the digits past the millisecond through an offset, up to 9', () => {
@@ -39,17 +39,5 @@ describe('utcExactTime and utcMillisTime', () => {
         expect(hasSubMillisecond(write(a))).toBe(a.sub !== 0);
       }),
     );
-  });
-
-  it("property: utcExactTimeOfIso of any valid date's toISOString() is utcExactTime of it (extended years included)", () => {
-    fc.assert(
-      fc.property(fc.date({ noInvalidDate: true }), (date) => {
-        const iso = date.toISOString();
-        expect(utcExactTimeOfIso(iso)).toBe(utcExactTime(iso));
-      }),
-      { numRuns: 2000 },
-    );
-    expect(utcExactTimeOfIso('2026-12-03T11:16:15.123Z')).toBe('2026-12-03T11:16:15.123000000Z');
-    expect(utcExactTimeOfIso('')).toBe('');
   });
 });

@@ -26,20 +26,6 @@ export function utcExactTime(text: string): string {
   return `${new Date(ms).toISOString().slice(0, 23)}${finer}Z`;
 }
 
-/** `Date.toISOString`'s text of a year 0000–9999: `YYYY-MM-DDTHH:mm:ss.sssZ`. */
-const ISO_MILLIS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-/**
- * {@link utcExactTime} of `iso`, a text `Date.toISOString` wrote (the store's `recordedAt`), with
- * the same result: for a year 0000–9999 its milliseconds followed by `000000Z`, without parsing
- * it again; any other text goes through {@link utcExactTime}. Only for a valid date's
- * `toISOString()`: a client's text of the same shape may name no instant (`2026-02-30…`), which
- * {@link utcExactTime} answers otherwise.
- */
-export function utcExactTimeOfIso(iso: string): string {
-  return iso.length === 24 && ISO_MILLIS.test(iso) ? `${iso.slice(0, 23)}000000Z` : utcExactTime(iso);
-}
-
 /**
  * `text` (an ISO-8601 date-time, or {@link utcExactTime}'s form) as `Date.toISOString` writes it:
  * UTC with milliseconds, finer digits cut. Text `Date` cannot read is returned unchanged.

@@ -17,7 +17,7 @@ import {
 import { ALL_ROWS, type ErasedRows } from '../events/erasure-events';
 import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
-import { utcExactTime, utcExactTimeOfIso, utcMillisTime } from '../domain/utc-time-text';
+import { utcExactTime, utcMillisTime } from '../domain/utc-time-text';
 import { MalformedEventError } from './malformed-event-error';
 import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
 import { hasUnspacedScript, trigramDocument } from './unspaced-script';
@@ -131,8 +131,6 @@ export class SessionReadModelWriter {
     if (!recorded.streamId.startsWith(SESSION_STREAM_PREFIX)) return false;
     const sessionKey = recorded.streamId.slice(SESSION_STREAM_PREFIX.length);
     const recordedAt = toIsoTime(recorded.created);
-    // Its 9-digit form, once per event (the log row's created_at when the client sent no createdAt).
-    const recordedExact = utcExactTimeOfIso(recordedAt);
     const tenantId = this.touchSession(sessionKey, recorded, recordedAt);
 
     const log = {
@@ -147,7 +145,7 @@ export class SessionReadModelWriter {
       archived: null as number | null,
       // A conversation event's data is serialised below from its payload's and costs' JSON (written on their own too).
       dataJson: recorded.type === CONVERSATION_EVENT ? '' : JSON.stringify(recorded.data ?? null),
-      createdAt: recordedExact,
+      createdAt: utcExactTime(recordedAt),
       recordedAt,
     };
     const fail = (reason: string) => new MalformedEventError(recorded.streamId, recorded.position, reason);
@@ -161,7 +159,7 @@ export class SessionReadModelWriter {
         const eventJson = JSON.stringify(event);
         const costsJson = JSON.stringify(data.costs);
         const dataJson = objectJson(data, { event: eventJson, costs: costsJson });
-        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedExact) });
+        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedAt) });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
           sessionKey,
@@ -202,7 +200,7 @@ export class SessionReadModelWriter {
           kind: 'summary',
           compactionId: data.compactionId,
           archived: 0,
-          createdAt: clientTimeOr(data.createdAt, recordedExact),
+          createdAt: clientTimeOr(data.createdAt, recordedAt),
         });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
@@ -368,12 +366,11 @@ interface LoggedEvent {
 
 /**
  * The `session_log.created_at` of an event: `createdAt` (a client's time, any number of fraction
- * digits, those past the ninth ignored) as {@link utcExactTime} text (9 fraction digits), else
- * `recordedExact` (the event's `recordedAt` in that form already), so that recall's `from`/`to`
- * compare it exactly as text.
+ * digits, those past the ninth ignored), else `recordedAt`, as {@link utcExactTime} text (9 fraction digits), so that recall's
+ * `from`/`to` compare it exactly as text.
  */
-function clientTimeOr(createdAt: string | undefined, recordedExact: string): string {
-  return createdAt == null ? recordedExact : utcExactTime(String(createdAt));
+function clientTimeOr(createdAt: string | undefined, recordedAt: string): string {
+  return utcExactTime(createdAt == null ? recordedAt : String(createdAt));
 }
 
 /**
