@@ -286,7 +286,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * deleted the stream may be about to write it: it is waited for up to the record wait. When
    * none comes and this replica's read models hold rows of that life, the deletion was
    * interrupted (the store failed, the process ended before the record): the record is written now, counting the life's revisions the read models hold (from its first
-   * one to the deleted last), so every replica erases the rows. Its `lastRevision` is exact (the
+   * one to its last: not to `incarnation - 1`, which an earlier life that ended higher may have set), so every replica erases the rows. Its `lastRevision` is exact (the
    * stream's incarnation - 1) and bounds every replica's erasure: a replica that had projected
    * more of the life than this one erases all of it. Its `lastPosition` is the last this replica
    * holds (lower than the life's when it lagged), read only by builds that bound the erasure by
@@ -318,7 +318,8 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
       tenantId,
       {
         sessionId,
-        erasedEvents: Number(lastRevision - life.firstRevision + 1n),
+        // The life's own revisions: an earlier life may have ended past this one (then `lastRevision`, the highest ever deleted, is that life's).
+        erasedEvents: Number(life.lastRevision - life.firstRevision + 1n),
         erasedAt: new Date().toISOString(),
         lastPosition: life.lastPosition.toString(),
         lastRevision: lastRevision.toString(),
