@@ -706,6 +706,9 @@ export const HealthSchema = named(
         commandsRetrying: count.describe(
           "NATS commands this replica holds and retries in place because the service cannot do them now (503 store_unavailable, counting_timeout): none is dropped; their sessions' later commands wait behind them",
         ),
+        commandsUnstored: count.describe(
+          'NATS commands this replica applied and answered live but left for redelivery because the results stream did not store the answer (full, or missing until re-created): redelivered 1 s, 2 s, … up to 60 s apart, each redelivery answering live again; nats.error says why. Alert when above 0: raise the results stream limits (max_msgs, max_bytes) or free room',
+        ),
         commandsStalled: count.describe(
           'NATS commands this replica holds that have waited 3 ack waits or more behind an earlier command of their session still in the command stream, with no answer published (each logged once at warn); alert when above 0 for long',
         ),

@@ -62,7 +62,8 @@
  *
  * Message body: `{ type, tenantId, sessionId, position, revision, recordedAt, decision }` — the
  * decision event's data without its internal `checkpoint` (positions and revisions are decimal
- * strings; `revision` is null for erasure records). A decision too large for the server's
+ * strings; `revision` is null for erasure records); a `CompactionCompleted` also carries its
+ * compaction's `archivedIds` ({@link withOwnArchivedIds}). A decision too large for the server's
  * `max_payload` is published without its `keptIds` and `archivedIds` (`decision.omitted` names
  * them; the compaction history has them).
  */
@@ -136,6 +137,27 @@ export function decisionOf(event: RecordedEvent): PublishedDecision | null {
   const { checkpoint: _internal, ...decision } = event.data as Record<string, unknown>;
   return { type: event.type, tenantId, sessionId, position: event.position.toString(), revision, recordedAt: event.created.toISOString(), decision };
 }
+
+/**
+ * `decision` (a `CompactionCompleted`'s, from {@link decisionOf}) with `archivedIds`: the ids its
+ * compaction archived, as its HTTP history item names them — those of the compaction's own
+ * `EventsArchived` (not `onArrival`), written by the same append just before it (a summary's
+ * `SummaryInserted` may lie between), found among `before` (the session's events before the
+ * decision, newest first); `[]` when the compaction archived nothing (`archivedCount` 0). Unchanged
+ * when that event is not among them (a log from an unexpected writer): the decision then goes out
+ * without `archivedIds`, as before newcomer ncnatsint F4.
+ */
+export function withOwnArchivedIds(decision: PublishedDecision, before: readonly RecordedEvent[]): PublishedDecision {
+  const { compactionId, archivedCount } = decision.decision as { compactionId?: unknown; archivedCount?: unknown };
+  if (archivedCount === 0) return { ...decision, decision: { ...decision.decision, archivedIds: [] } };
+  const own = before.find(
+    (e) => e.type === EVENTS_ARCHIVED && (e.data as EventsArchivedData).compactionId === compactionId && (e.data as EventsArchivedData).onArrival !== true,
+  );
+  return own ? { ...decision, decision: { ...decision.decision, archivedIds: (own.data as EventsArchivedData).archivedIds } } : decision;
+}
+
+/** How many of a session's events before a `CompactionCompleted` are read for its compaction's own `EventsArchived` (it and a `SummaryInserted`). */
+const OWN_ARCHIVE_LOOKBACK = 2;
 
 /**
  * The `Nats-Msg-Id` of the feed message of `event`: `<global position>-<the first 16 hex digits of
@@ -463,7 +485,16 @@ export class DecisionFeedPublisher {
         this.subscription = this.store.subscribeToAll({ fromPosition: checkpoint });
         let unsaved = 0;
         for await (const event of this.withTailChecks(this.subscription, checkpoint)) {
-          const decision = decisionOf(event);
+          let decision = decisionOf(event);
+          // A compaction's own archived ids, as its history item names them (a read of the session's two events before it).
+          if (decision?.type === COMPACTION_COMPLETED && event.position > publishedUpTo && event.revision > 0n) {
+            const before = await this.store.readStream(event.streamId, {
+              direction: 'backwards',
+              fromRevision: event.revision - 1n,
+              maxCount: OWN_ARCHIVE_LOOKBACK,
+            });
+            decision = withOwnArchivedIds(decision, before);
+          }
           // An erasure: first delete the session's answers and decisions from the streams (a failure retries from here).
           // Also one another replica published: it deleted the copies before publishing the record, but this
           // feed may have published some after that (lagging more than the duplicate window); deleting what

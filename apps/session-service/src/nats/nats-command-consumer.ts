@@ -66,10 +66,10 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsM
 import { eraseMessage } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
-import { ackWaitMsOf } from './nats-streams';
+import { ackWaitMsOf, isMissingStreamError } from './nats-streams';
 import { endPull } from './nats-pull-end';
 import type { NatsNames } from './nats-names';
-import { COMMAND_KINDS, parseCommandSubject, resultSubject } from './nats-names';
+import { COMMAND_KINDS, derivedCommandId, parseCommandSubject, resultSubject } from './nats-names';
 import { earlierCommandInStream, FinishedSequences, OrderWaits, sessionCommandFilter, type EarlierCommand } from './nats-session-order';
 import { findPublishedAnswer } from './nats-published-answer';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
@@ -197,6 +197,15 @@ export const PULL_EXPIRES_MS = 30_000;
  */
 export const PULL_HEARTBEAT_MS = 2_500;
 
+/**
+ * Delays (ms) before JetStream delivers again a command left unacknowledged because its answer
+ * could not be stored on the results stream, or looked up there (the stream full, missing, NATS
+ * unreachable): 1 s doubling to 60 s, by its delivery count. Each redelivery sends its live answer
+ * again (to `Reply-To` and the results subject's subscribers), so a full results stream costs at
+ * most one copy a minute per command, not one a second (newcomer ncnatsint F3).
+ */
+export const UNSTORED_REDELIVERY: RetryBackoff = { initialMs: 1_000, maxMs: 60_000 };
+
 /** Delays between pull requests after a failed one (the stream or the consumer missing, NATS unreachable): 250 ms doubling to 5 s. */
 export const PULL_RETRY: RetryBackoff = { initialMs: 250, maxMs: 5_000 };
 
@@ -230,6 +239,13 @@ export class NatsCommandConsumer {
   private readonly inFlight = new Set<Promise<void>>();
   /** Every command delivered and not yet acknowledged, terminated or given back: reported in progress every third of the ack wait. */
   private readonly held = new Set<JsMsg>();
+  /**
+   * Commands left for redelivery because their answer could not be stored (or looked up) on the
+   * results stream, by command id: the error, and until when (ms since the epoch) it is counted
+   * (its redelivery delay plus an ack wait, so a command another replica finished meanwhile is
+   * forgotten). Removed when this replica finishes the command.
+   */
+  private readonly unstored = new Map<string, { error: string; until: number }>();
   /** Commands whose last attempt answered a transient 503, waiting for their next attempt. */
   private readonly waitingForService = new Set<JsMsg>();
   private keepAlive: NodeJS.Timeout | null = null;
@@ -346,6 +362,22 @@ export class NatsCommandConsumer {
   /** Commands waiting in place for a transient condition to pass (their last attempt answered a 503 of {@link TRANSIENT_CODES}). */
   get retrying(): number {
     return this.waitingForService.size;
+  }
+
+  /**
+   * Commands left for redelivery (lately: within their redelivery delay and an ack wait) because
+   * their answer could not be stored on, or looked up in, the results stream, and the last such
+   * error (null when none): `/health` `nats.commandsUnstored` and `nats.error`, `/metrics`
+   * `nats_commands_unstored`.
+   */
+  get unstoredAnswers(): { count: number; lastError: string | null } {
+    const now = Date.now();
+    let lastError: string | null = null;
+    for (const [id, entry] of this.unstored) {
+      if (entry.until < now) this.unstored.delete(id);
+      else lastError = entry.error;
+    }
+    return { count: this.unstored.size, lastError };
   }
 
   /**
@@ -547,7 +579,7 @@ export class NatsCommandConsumer {
   private async removeIfAnswered(session: string, earlier: EarlierCommand, waitedMs: number): Promise<boolean> {
     const address = parseCommandSubject(this.names.prefix, earlier.subject);
     if (!address) return false;
-    const msgId = resultMessageId(address.tenant, address.sessionId, earlier.msgId || `${this.names.commandStream}:${earlier.seq}`);
+    const msgId = resultMessageId(address.tenant, address.sessionId, earlier.msgId || derivedCommandId(this.names.commandStream, earlier.seq, earlier.timestampNanos));
     try {
       const found = await findPublishedAnswer(
         this.js,
@@ -622,7 +654,7 @@ export class NatsCommandConsumer {
   }
 
   private async handle(m: JsMsg): Promise<void> {
-    const commandId = m.headers?.get('Nats-Msg-Id') || `${this.names.commandStream}:${m.info.streamSequence}`;
+    const commandId = m.headers?.get('Nats-Msg-Id') || derivedCommandId(this.names.commandStream, m.info.streamSequence, m.info.timestampNanos);
     const started = performance.now();
     const handled = (outcome: CommandOutcome, answer?: CommandAnswer) =>
       this.onHandled({
@@ -645,7 +677,7 @@ export class NatsCommandConsumer {
         duplicate || m.redelivered || this.finished.has(m.info.streamSequence, m.info.timestampNanos) ? await this.answerAgain(m, commandId, !duplicate) : null;
       if (again) {
         if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
-        this.finish(m, again.status, true);
+        this.finish(m, again.status, true, commandId);
         handled(again.status < 300 ? 'ok' : again.status < 500 ? 'rejected' : 'failed', again);
         if (duplicate) {
           this.logger.debug(
@@ -662,7 +694,7 @@ export class NatsCommandConsumer {
       if (!answer) return handled('requeued');
       const published = await this.publishAnswer(m, commandId, answer, m.info.deliveryCount);
       if (this.eraseHandledCommands) await this.eraseCommand(m, commandId);
-      this.finish(m, answer.status, published.results);
+      this.finish(m, answer.status, published.results, commandId);
       if (answer.status < 300) {
         handled('ok', answer);
         // Not reached while the executor checks Reply-To with the same rule (it rejects the command): kept as the last guard.
@@ -683,11 +715,17 @@ export class NatsCommandConsumer {
         );
       }
     } catch (err) {
-      // Publishing the answer failed (NATS unreachable): leave the command unacknowledged; it comes
-      // back (answered again then). It is still in the stream: the session's next command waits for it.
-      this.logger.warn(`command ${quoteInput(commandId)} left for redelivery: ${(err as Error).message}`);
+      // Storing or looking up the answer failed (NATS unreachable, the results stream missing or
+      // full): leave the command unacknowledged; it comes back (answered again then), later each
+      // time (UNSTORED_REDELIVERY). It is still in the stream: the session's next command waits for it.
+      // A missing stream is re-created (by the transport, as the command stream and the decisions stream are).
+      const error = (err as Error).message;
+      if (isMissingStreamError(err)) this.onMissing('a stream missing while answering');
+      const delay = retryDelayMs(UNSTORED_REDELIVERY, m.info.deliveryCount - 1);
+      this.unstored.set(commandId, { error, until: Date.now() + delay + this.inEffectAckWaitMs });
+      this.logger.warn(`command ${quoteInput(commandId)} left for redelivery in ${delay / 1000} s (delivery ${m.info.deliveryCount}): ${error}`);
       handled('requeued', answer ?? undefined);
-      m.nak(1000);
+      m.nak(delay);
     } finally {
       this.held.delete(m);
     }
@@ -698,7 +736,8 @@ export class NatsCommandConsumer {
    * it did (the server removes it from the work-queue stream either way), and, when `answerStored`
    * (its answer's publish on the results stream was acknowledged), that it answered it.
    */
-  private finish(m: JsMsg, status: number, answerStored: boolean): void {
+  private finish(m: JsMsg, status: number, answerStored: boolean, commandId: string): void {
+    this.unstored.delete(commandId);
     if (status < 300) m.ack();
     // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
     else m.term();

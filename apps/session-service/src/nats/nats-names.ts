@@ -15,6 +15,21 @@ export const COMMAND_KINDS = ['compact', 'append', 'messages', 'policy'] as cons
 /** One of {@link COMMAND_KINDS}. */
 export type CommandKind = (typeof COMMAND_KINDS)[number];
 
+/**
+ * The command id of a command published without `Nats-Msg-Id`: `<command stream>:<stream
+ * sequence>:<stored time>`, the stored time in nanoseconds since the epoch (as JetStream gives it
+ * with every delivery: `JsMsg.info.timestampNanos`, or `storedTimestampNanos` of a stored
+ * message), e.g. `SMC_COMMANDS:1:1796300000123456800`. Every delivery of one stored command gets
+ * the same id (its redeliveries are answered from what it did); a command of a later life of the
+ * stream (deleted and re-created: sequences start at 1 again) gets another one, as the time it was
+ * stored differs, so it is never taken for a finished command of the earlier life (newcomer
+ * ncnatsint F2: the id was `<stream>:<sequence>`). Its events sent without an id get
+ * `<command id>:<n>` (see `derivedClientIds`).
+ */
+export function derivedCommandId(commandStream: string, streamSequence: number, storedNanos: number): string {
+  return `${commandStream}:${streamSequence}:${storedNanos}`;
+}
+
 /** Subjects, stream and consumer names for one prefix. */
 export interface NatsNames {
   prefix: string;

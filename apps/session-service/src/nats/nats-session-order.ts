@@ -28,6 +28,8 @@ export interface EarlierCommand {
   msgId: string | null;
   /** When the stream stored it. */
   time: Date;
+  /** When the stream stored it, in ns since the epoch ({@link storedTimestampNanos}). */
+  timestampNanos: number;
 }
 
 /**
@@ -66,8 +68,9 @@ export async function earlierCommandInStream(
     // The client types only `seq` and `last_by_subj` here; the server also takes `next_by_subj` (next message on the filter from `seq`).
     const found = await jsm.streams.getMessage(stream, { seq: from, next_by_subj: filter } as unknown as MsgRequest);
     if (!found || found.seq >= seq) return null;
-    if (!finished(found.seq, storedTimestampNanos(found.timestamp))) {
-      return { seq: found.seq, subject: found.subject, msgId: found.header?.get('Nats-Msg-Id') || null, time: found.time };
+    const timestampNanos = storedTimestampNanos(found.timestamp);
+    if (!finished(found.seq, timestampNanos)) {
+      return { seq: found.seq, subject: found.subject, msgId: found.header?.get('Nats-Msg-Id') || null, time: found.time, timestampNanos };
     }
     from = found.seq + 1;
   }

@@ -47,7 +47,7 @@ import { countNatsCommands } from '../observability/nats-command-metrics';
 import { natsNames } from './nats-names';
 import { ackWaitLine, ensureStreams } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
-import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer } from './nats-command-consumer';
+import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer, UNSTORED_REDELIVERY } from './nats-command-consumer';
 import { isNatsServerUnavailable, natsConnectError, natsServersShown, natsSetUpError } from './nats-connect-error';
 import { DecisionFeedPublisher, type DecisionFeedState } from './decision-feed-publisher';
 import { HandledErasures } from './handled-erasures';
@@ -81,7 +81,9 @@ export interface NatsTransportState {
    * start's attempt failed (the client keeps trying); while `closed`, why the transport gave up
    * (a misconfiguration found once a server answered, e.g. credentials refused). While `connected`,
    * a stream or the command consumer missing on the server (`NATS stream or consumer missing on the
-   * server: …`) until it is re-created.
+   * server: …`) until it is re-created; else, while commands are left for redelivery because their
+   * answers cannot be stored on the results stream (`commandsUnstored`), why (`NATS results stream
+   * <name> did not store answers: …`).
    */
   error: string | null;
   decisionFeed: DecisionFeedState | null;
@@ -95,6 +97,12 @@ export interface NatsTransportState {
    * their session still in the command stream (each logged once at warn): see `OrderWaits`. 0 before the consumer starts.
    */
   commandsStalled: number;
+  /**
+   * Commands this replica applied (or looked up) and answered live, then left for redelivery
+   * because the results stream did not store their answer (full, missing, NATS lost): redelivered
+   * 1 s, 2 s, … up to 60 s apart (`UNSTORED_REDELIVERY`), each redelivery answering again live. 0 before the consumer starts.
+   */
+  commandsUnstored: number;
 }
 
 /** See the module doc. */
@@ -325,13 +333,20 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
 
   /** The connection's and the decisions feed's state (see {@link NatsTransportState}). */
   state(): NatsTransportState {
+    const unstored = this.consumer?.unstoredAnswers ?? { count: 0, lastError: null };
+    const names = natsNames(this.config.natsPrefix);
+    const unstoredError =
+      unstored.lastError === null
+        ? null
+        : `NATS results stream ${names.resultStream} did not store answers: ${unstored.lastError}; ${unstored.count} command(s) applied and answered live, left for redelivery (up to ${UNSTORED_REDELIVERY.maxMs / 1000} s apart) until it does`;
     return {
       connection: this.connection,
       since: this.since,
-      error: this.error,
+      error: this.error ?? unstoredError,
       decisionFeed: this.feed?.state() ?? null,
       commandsRetrying: this.consumer?.retrying ?? 0,
       commandsStalled: this.consumer?.stalled ?? 0,
+      commandsUnstored: unstored.count,
     };
   }
 

@@ -65,7 +65,7 @@ export class HealthController {
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
     if (!this.nats) return null;
-    const { connection, since, error, decisionFeed: feed, commandsRetrying, commandsStalled } = this.nats.state();
+    const { connection, since, error, decisionFeed: feed, commandsRetrying, commandsStalled, commandsUnstored } = this.nats.state();
     return {
       connection,
       since,
@@ -87,6 +87,7 @@ export class HealthController {
       },
       commandsRetrying,
       commandsStalled,
+      commandsUnstored,
     };
   }
 
@@ -199,10 +200,11 @@ export class HealthController {
     this.metrics.readModelsDamaged.set(this.damage.damaged() === null ? 0 : 1);
     this.metrics.autoCompactionsBackingOff.set(this.scheduler.backingOff);
     if (this.nats) {
-      const { connection, decisionFeed, commandsRetrying, commandsStalled } = this.nats.state();
+      const { connection, decisionFeed, commandsRetrying, commandsStalled, commandsUnstored } = this.nats.state();
       this.metrics.natsConnected.set(connection === 'connected' ? 1 : 0);
       this.metrics.natsCommandsRetrying.set(commandsRetrying);
       this.metrics.natsCommandsStalled.set(commandsStalled);
+      this.metrics.natsCommandsUnstored.set(commandsUnstored);
       if (decisionFeed) {
         this.metrics.decisionFeedCheckpoint.set(Number(decisionFeed.checkpoint));
         this.metrics.decisionFeedPaused.set(decisionFeed.lastError === null ? 0 : 1);

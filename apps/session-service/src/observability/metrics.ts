@@ -86,6 +86,12 @@ export class ServiceMetrics {
     registers: [],
   });
   /** With NATS_URL: commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream. */
+  readonly natsCommandsUnstored = new Gauge({
+    name: 'nats_commands_unstored',
+    help: 'With NATS_URL: NATS commands applied and answered live but left for redelivery because the results stream did not store their answer (full, missing): redelivered 1 s, 2 s, ... up to 60 s apart; see /health nats.error',
+    registers: [],
+  });
+
   readonly natsCommandsStalled = new Gauge({
     name: 'nats_commands_stalled',
     help: 'With NATS_URL: NATS commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream (each logged once at warn); an earlier command whose answer is published already is removed from the stream',
@@ -189,6 +195,7 @@ export class ServiceMetrics {
       this.decisionFeedPaused,
       this.natsCommandsRetrying,
       this.natsCommandsStalled,
+      this.natsCommandsUnstored,
       this.natsCommands,
       this.natsCommandsRedelivered,
       this.natsCommandDuration,
