@@ -14,7 +14,13 @@ async function within<T>(work: Promise<T>, ms: number): Promise<{ ok: T } | { er
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<'pending'>((resolve) => (timer = setTimeout(() => resolve('pending'), ms)));
   try {
-    return await Promise.race([work.then((ok) => ({ ok }), (error: unknown) => ({ error })), late]);
+    return await Promise.race([
+      work.then(
+        (ok) => ({ ok }),
+        (error: unknown) => ({ error }),
+      ),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }
