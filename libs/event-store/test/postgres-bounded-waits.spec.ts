@@ -63,7 +63,7 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
     const outcome = await whileLocked(lockSql, () => within(store.appendToStream(stream, [ev()]), 5000));
     expect(outcome).not.toBe('pending');
     expect(outcome).toMatchObject({ error: { name: 'EventStoreUnavailableError', mayHaveBeenWritten: false } });
-    expect(['55P03', '57014']).toContain(((outcome as { error: { cause: { code: string } } }).error.cause).code);
+    expect(['55P03', '57014']).toContain((outcome as { error: { cause: { code: string } } }).error.cause.code);
     expect(await store.headPosition()).toBe(head);
     expect(await store.readStream(stream)).toHaveLength(0);
     // and once the lock is gone, writes go through on the same pool
