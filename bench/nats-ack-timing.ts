@@ -78,7 +78,15 @@ async function main() {
     startServiceProcess({
       dataDir: path.join(root, name),
       cwd: repo,
-      command: [process.execPath, '-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts'],
+      command: [
+        process.execPath,
+        ...(process.env.BENCH_SERVICE_REQUIRE ? ['-r', process.env.BENCH_SERVICE_REQUIRE] : []),
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'apps/session-service/src/main.ts',
+      ],
       env: {
         NATS_URL,
         NATS_PREFIX: prefix,
@@ -205,17 +213,22 @@ async function main() {
       const three = (await publish('three')).map((c) => c.id);
       while (acked(three) < 150) await new Promise((r) => setTimeout(r, 5));
       const ts = performance.now();
+      const stoppedPid = replicas[1].pid;
       await replicas[1].stop();
       const stoppedAt = performance.now();
       const d3 = Date.now() + 180_000;
       while (acked(three) < three.length && Date.now() < d3) await new Promise((r) => setTimeout(r, 100));
       let nakd = 0;
       let waitedAckWait = 0;
+      const waitedSeqs: number[] = [];
       for (const id of three) {
         const list = ackAt.get(seqOf.get(id)!) ?? [];
         const nak = list.some((a) => a.kind === '-NAK');
         if (nak) nakd++;
-        if (!nak && (answerAt.get(id) ?? []).some((a) => a.dc > 1)) waitedAckWait++;
+        if (!nak && (answerAt.get(id) ?? []).some((a) => a.dc > 1)) {
+          waitedAckWait++;
+          waitedSeqs.push(seqOf.get(id)!);
+        }
       }
       console.log(
         JSON.stringify({
@@ -225,6 +238,8 @@ async function main() {
           acked: acked(three),
           givenBack: nakd,
           redeliveredAfterAckWait: waitedAckWait,
+          redeliveredAfterAckWaitSeqs: waitedSeqs,
+          stoppedPid: stoppedPid,
           stopMs: (stoppedAt - ts).toFixed(0),
           load: os.loadavg().map((x) => x.toFixed(1)),
         }),

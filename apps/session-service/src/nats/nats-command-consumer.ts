@@ -489,7 +489,11 @@ export class NatsCommandConsumer {
     while (queue.commands.length > 0) {
       const m = queue.commands[0];
       if (this.stopping) {
-        for (const c of queue.commands.splice(0)) {
+        // One at a time from the queue itself, until it is empty: a command of the session delivered
+        // while one is given back (the pull's end still bringing what the server sent) joins this
+        // queue and goes back too, in its order (natsleft2: taken from a copy, it was left held, to the ack wait).
+        while (queue.commands.length > 0) {
+          const c = queue.commands.shift()!;
           this.queued--;
           await this.giveBack(c);
         }
