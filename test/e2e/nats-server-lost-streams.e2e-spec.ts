@@ -112,7 +112,7 @@ suite('a NATS server back without the streams, or frozen', () => {
     );
   });
 
-  it('given the command stream deleted under an idle connected service, then it is re-created within seconds (not at the pull request\'s 30 s expiry) and a command published then is answered', async () => {
+  it("given the command stream deleted under an idle connected service, then it is re-created within seconds (not at the pull request's 30 s expiry) and a command published then is answered", async () => {
     const client = await natsClient(nats.nc);
     // Idle: no command for longer than two of the pull's idle heartbeats.
     await new Promise((r) => setTimeout(r, 6_000));
@@ -129,10 +129,44 @@ suite('a NATS server back without the streams, or frozen', () => {
       'the command stream to be re-created within 5 s',
     );
     expect(Date.now() - deletedAt).toBeLessThan(5_000);
-    await publishCommand(client.js, commandSubject(names.prefix, 'default', 'after-delete', 'append'), { events: [{ type: 'user', text: 'again' }] }, { msgId: randomUUID() });
+    await publishCommand(
+      client.js,
+      commandSubject(names.prefix, 'default', 'after-delete', 'append'),
+      { events: [{ type: 'user', text: 'again' }] },
+      { msgId: randomUUID() },
+    );
     const [answer] = await readStream(client, names.resultStream, `${names.prefix}.results.default.after-delete`, 1, { timeoutMs: 60_000 });
-    console.log('ANSWER AFTER MS', Date.now() - deletedAt);
     expect(answer?.headers.Status).toBe('201');
+  });
+
+  it('given the results stream deleted under a connected service, then the next command re-creates it and is answered', async () => {
+    const client = await natsClient(nats.nc);
+    await client.jsm.streams.delete(names.resultStream);
+    await publishCommand(
+      client.js,
+      commandSubject(names.prefix, 'default', 'results-deleted', 'append'),
+      { events: [{ type: 'user', text: 'answer me' }] },
+      { msgId: randomUUID() },
+    );
+    // Before: its answer's publish failed, the command went round every second, and nothing re-created the stream until a reconnect.
+    await eventually(
+      () =>
+        client.jsm.streams.info(names.resultStream).then(
+          () => true,
+          () => false,
+        ),
+      30_000,
+      'the results stream to be re-created',
+    );
+    const [answer] = await readStream(client, names.resultStream, `${names.prefix}.results.default.results-deleted`, 1, { timeoutMs: 30_000 });
+    expect(answer?.headers.Status).toBe('201');
+    expect(logged).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^NATS ${names.resultStream} missing on the server .*\\(the command consumer found ${names.resultStream} missing \\(publishing an answer: .*\\)\\): re-created`,
+        ),
+      ),
+    );
   });
 
   it('given the decisions stream deleted under a connected service, then the feed says so in one wording in the log and /health, and it is re-created', async () => {

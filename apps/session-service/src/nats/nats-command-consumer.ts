@@ -66,7 +66,7 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsM
 import { eraseMessage } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
-import { ackWaitMsOf } from './nats-streams';
+import { ackWaitMsOf, isMissingStreamError } from './nats-streams';
 import { endPull } from './nats-pull-end';
 import type { NatsNames } from './nats-names';
 import { COMMAND_KINDS, parseCommandSubject, resultSubject } from './nats-names';
@@ -294,8 +294,9 @@ export class NatsCommandConsumer {
   /**
    * Told (with what the client reported: `stream_not_found`, `consumer_not_found`, `consumer_deleted`,
    * `no_responders`) when a pull request finds the command stream or the consumer gone from the
-   * server (the client checks after a reconnect; the server answers a pull so): the transport
-   * re-creates them, then calls {@link resubscribe}.
+   * server (the client checks after a reconnect; the server answers a pull so), and (a sentence
+   * naming the results stream) when publishing or reading an answer finds the results stream gone
+   * ({@link isMissingStreamError}): the transport re-creates them, then calls {@link resubscribe}.
    */
   onMissing: (what: string) => void = () => undefined;
 
@@ -692,6 +693,9 @@ export class NatsCommandConsumer {
       this.logger.warn(`command ${quoteInput(commandId)} left for redelivery: ${(err as Error).message}`);
       handled('requeued', answer ?? undefined);
       m.nak(1000);
+      // The results stream gone from the server (deleted, an empty store): re-created by the transport, as a
+      // missing command stream is (before, nothing did until a reconnect: every command went round, unanswered).
+      if (isMissingStreamError(err)) this.onMissing(`${this.names.resultStream} missing (publishing an answer: ${(err as Error).message})`);
     } finally {
       this.held.delete(m);
     }
