@@ -18,7 +18,9 @@
  *   were redelivered (both wait out the ack wait), and the time to the end;
  * - then `term`: a third replica starts, a third batch, SIGTERM of the survivor once 150 are
  *   acknowledged: commands given back (nak) and commands redelivered without a nak (left to the
- *   ack wait: dropped on the wire as the pull request ended).
+ *   ack wait), with their stream sequences and the stopped replica's pid.
+ * `BENCH_SERVICE_REQUIRE=<file.js>` preloads a module into each service process (`node -r`), e.g.
+ * to log what its NATS client receives while looking for where a command went.
  * Timings are the observer's (its event loop included); compare runs interleaved, with the load average.
  */
 import * as fs from 'node:fs';
