@@ -310,8 +310,9 @@ export class NatsCommandConsumer {
   /**
    * Told (with what the client reported: `stream_not_found`, `consumer_not_found`, `consumer_deleted`,
    * `no_responders`) when a pull request finds the command stream or the consumer gone from the
-   * server (the client checks after a reconnect; the server answers a pull so): the transport
-   * re-creates them, then calls {@link resubscribe}.
+   * server (the client checks after a reconnect; the server answers a pull so), and (a sentence
+   * naming the results stream) when publishing or reading an answer finds the results stream gone
+   * ({@link isMissingStreamError}): the transport re-creates them, then calls {@link resubscribe}.
    */
   onMissing: (what: string) => void = () => undefined;
 
@@ -521,7 +522,11 @@ export class NatsCommandConsumer {
     while (queue.commands.length > 0) {
       const m = queue.commands[0];
       if (this.stopping) {
-        for (const c of queue.commands.splice(0)) {
+        // One at a time from the queue itself, until it is empty: a command of the session delivered
+        // while one is given back (the pull's end still bringing what the server sent) joins this
+        // queue and goes back too, in its order (natsleft2: taken from a copy, it was left held, to the ack wait).
+        while (queue.commands.length > 0) {
+          const c = queue.commands.shift()!;
           this.queued--;
           await this.giveBack(c);
         }
@@ -718,9 +723,10 @@ export class NatsCommandConsumer {
       // Storing or looking up the answer failed (NATS unreachable, the results stream missing or
       // full): leave the command unacknowledged; it comes back (answered again then), later each
       // time (UNSTORED_REDELIVERY). It is still in the stream: the session's next command waits for it.
-      // A missing stream is re-created (by the transport, as the command stream and the decisions stream are).
       const error = (err as Error).message;
-      if (isMissingStreamError(err)) this.onMissing('a stream missing while answering');
+      // The results stream gone from the server (deleted, an empty store): re-created by the transport, as a
+      // missing command stream is (before, nothing did until a reconnect: every command went round, unanswered).
+      if (isMissingStreamError(err)) this.onMissing(`${this.names.resultStream} missing (publishing an answer: ${error})`);
       const delay = retryDelayMs(UNSTORED_REDELIVERY, m.info.deliveryCount - 1);
       this.unstored.set(commandId, { error, until: Date.now() + delay + this.inEffectAckWaitMs });
       this.logger.warn(`command ${quoteInput(commandId)} left for redelivery in ${delay / 1000} s (delivery ${m.info.deliveryCount}): ${error}`);
