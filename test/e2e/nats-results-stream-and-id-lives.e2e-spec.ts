@@ -34,7 +34,6 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
   });
 
   afterAll(async () => {
-    if (process.env.DUMP_LOG) require('fs').writeFileSync(process.env.DUMP_LOG, logged.join('\n'));
     await harness?.stop();
     await nats.close();
     jest.restoreAllMocks();
@@ -103,7 +102,12 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
   it('re-creates a deleted results stream, stores the answer there and acknowledges the command', async () => {
     const session = 'results-deleted';
     await nats.client.jsm.streams.delete(names().resultStream);
-    await publishCommand(nats.client.js, commandSubject(prefix, 'default', session, 'append'), { events: [{ id: 'u1', type: 'user', text: 'after rm' }] }, { msgId: 'rm-1' });
+    await publishCommand(
+      nats.client.js,
+      commandSubject(prefix, 'default', session, 'append'),
+      { events: [{ id: 'u1', type: 'user', text: 'after rm' }] },
+      { msgId: 'rm-1' },
+    );
     await eventually(() => streamThere(names().resultStream), 30_000, 'the results stream re-created');
     const [answer] = await readStream(nats.client, names().resultStream, resultSubject(prefix, 'default', session), 1, { timeoutMs: 30_000 });
     expect(answer?.headers).toMatchObject({ 'Command-Id': 'rm-1', Status: '201' });
@@ -122,14 +126,15 @@ suite('NATS: the results stream lost or full, commands without Nats-Msg-Id acros
     await nats.client.jsm.streams.update(names().resultStream, { ...info.config, max_msgs: Math.max(1, info.state.messages), discard: DiscardPolicy.New });
     const { sub, got } = listen(nats.nc, session);
     try {
-      await publishCommand(nats.client.js, commandSubject(prefix, 'default', session, 'append'), { events: [{ id: 'u1', type: 'user', text: 'full' }] }, { msgId: 'full-1' });
+      await publishCommand(
+        nats.client.js,
+        commandSubject(prefix, 'default', session, 'append'),
+        { events: [{ id: 'u1', type: 'user', text: 'full' }] },
+        { msgId: 'full-1' },
+      );
       await eventually(() => got.length >= 1, 20_000, 'the live answer');
       const firstAt = Date.now();
-      await eventually(
-        async () => (await harness.http().get('/health').expect(200)).body.nats.commandsUnstored === 1,
-        10_000,
-        '/health to count the command',
-      );
+      await eventually(async () => (await harness.http().get('/health').expect(200)).body.nats.commandsUnstored === 1, 10_000, '/health to count the command');
       const health = (await harness.http().get('/health').expect(200)).body.nats;
       expect(health.error).toMatch(new RegExp(`^NATS results stream ${names().resultStream} did not store answers: .*maximum messages`));
       expect((await harness.http().get('/metrics').expect(200)).text).toMatch(/^nats_commands_unstored 1$/m);

@@ -553,6 +553,8 @@ export interface components {
                 commandsRetrying: number;
                 /** @description NATS commands this replica holds that have waited 3 ack waits or more behind an earlier command of their session still in the command stream, with no answer published (each logged once at warn); alert when above 0 for long */
                 commandsStalled: number;
+                /** @description NATS commands this replica applied and answered live but left for redelivery because the results stream did not store the answer (full, or missing until re-created): redelivered 1 s, 2 s, … up to 60 s apart, each redelivery answering live again; nats.error says why. Alert when above 0: raise the results stream limits (max_msgs, max_bytes) or free room */
+                commandsUnstored: number;
                 /**
                  * @description connecting: no server answered yet since the start (the client keeps trying); connected; reconnecting: the server went away (the client keeps trying); closed: shut down, or given up (see error)
                  * @enum {string}

@@ -138,8 +138,9 @@ export function keepAliveMs(ackWaitMs: number): number {
  * - `ok`: answered (2xx) and acknowledged;
  * - `rejected`: answered with a 4xx and terminated (never redelivered);
  * - `failed`: answered with a 5xx after {@link MAX_ATTEMPTS} attempts and terminated;
- * - `requeued`: left to JetStream unanswered or unacknowledged, to be delivered again: publishing its
- *   answer failed (NATS lost), or the replica stopped while it waited for its next attempt.
+ * - `requeued`: left to JetStream unanswered or unacknowledged, to be delivered again: storing its
+ *   answer failed (NATS lost, the results stream full or missing: redelivered after
+ *   {@link UNSTORED_REDELIVERY}), or the replica stopped while it waited for its next attempt.
  */
 export type CommandOutcome = 'ok' | 'rejected' | 'failed' | 'requeued';
 
@@ -584,7 +585,11 @@ export class NatsCommandConsumer {
   private async removeIfAnswered(session: string, earlier: EarlierCommand, waitedMs: number): Promise<boolean> {
     const address = parseCommandSubject(this.names.prefix, earlier.subject);
     if (!address) return false;
-    const msgId = resultMessageId(address.tenant, address.sessionId, earlier.msgId || derivedCommandId(this.names.commandStream, earlier.seq, earlier.timestampNanos));
+    const msgId = resultMessageId(
+      address.tenant,
+      address.sessionId,
+      earlier.msgId || derivedCommandId(this.names.commandStream, earlier.seq, earlier.timestampNanos),
+    );
     try {
       const found = await findPublishedAnswer(
         this.js,
@@ -740,7 +745,8 @@ export class NatsCommandConsumer {
   /**
    * Acknowledges `m` (answered with a 2xx) or terminates it (a final 4xx or 5xx), and remembers that
    * it did (the server removes it from the work-queue stream either way), and, when `answerStored`
-   * (its answer's publish on the results stream was acknowledged), that it answered it.
+   * (its answer's publish on the results stream was acknowledged), that it answered it; forgets
+   * `commandId` among the commands whose answer was not stored ({@link unstoredAnswers}).
    */
   private finish(m: JsMsg, status: number, answerStored: boolean, commandId: string): void {
     this.unstored.delete(commandId);

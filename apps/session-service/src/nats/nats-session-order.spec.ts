@@ -122,7 +122,13 @@ describe('earlierCommandInStream', () => {
       3,
       (seq, ns) => finished.has(seq, ns),
     );
-    expect(earlier).toEqual({ seq: 2, subject: subject('s'), msgId: 'id-2', time: new Date(Date.parse(second[1].timestamp)), timestampNanos: storedTimestampNanos(second[1].timestamp) });
+    expect(earlier).toEqual({
+      seq: 2,
+      subject: subject('s'),
+      msgId: 'id-2',
+      time: new Date(Date.parse(second[1].timestamp)),
+      timestampNanos: storedTimestampNanos(second[1].timestamp),
+    });
   });
 
   it('returns the first earlier command of the session not finished here, whatever the lives of the stream (property)', async () => {
