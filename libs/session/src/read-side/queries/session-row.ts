@@ -57,10 +57,10 @@ export interface LoggedLife {
  * The rows the read models hold of the session `sessionId` of `tenantId` at revisions up to
  * `lastRevision` (bigint, inclusive: the last revision of a deleted life of the session), or null
  * when they hold none: the first and last revisions among them and the global position of the
- * last one. The last may be below `lastRevision`: the store keeps the highest revision it ever
- * deleted of the session, which an earlier life may have reached (a life a build before e92296e
- * wrote again from revision 0 can end lower), so a life's count is its rows' revisions, not
- * `lastRevision`'s. An erasure finishing one that deleted the stream and stopped before its record
+ * last one. The last may be below `lastRevision`: the replica had not read the life's last events
+ * before they were deleted, or an earlier life ended at `lastRevision` (the store keeps the highest
+ * revision it ever deleted of the session) and this one, written again from revision 0 by a build
+ * before e92296e, ended lower. An erasure finishing one that deleted the stream and stopped before its record
  * counts and erases these; revisions are never reused, so the events of the session written again after the
  * deletion (later revisions) are not among them. `afterPosition` (bigint, exclusive; default: none)
  * counts only rows of events after that global position: an erasure asks whether rows of revisions
