@@ -16,7 +16,7 @@
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT } from '../support/chromium';
 
 const SESSION = 'kb-audit';
 /** Events of {@link SESSION} (and a system message): more than one timeline page of 200 rows. */
@@ -315,6 +315,23 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     await page.locator(`#compactions tr[data-compaction="${compactionIds[0]}"] a`).press('Enter');
     await page.waitForFunction("document.activeElement?.id === 'diff-heading'");
     expect(await page.title()).toBe(`Compaction ${compactionIds[0].slice(0, 8)}… – Session ${SESSION} – Session audit`);
+  });
+
+  // nca11y A5: at 1280 px the list scrolled sideways, its "at" column cut to "2026-12-0…".
+  it('fits the compaction list, its "at" column whole, in a 1280 px wide window', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    try {
+      await openSession();
+      const fit = await page.evaluate<{ panel: number; content: number; atRight: number; panelRight: number }>(`(() => {
+        const panel = document.querySelector('section[aria-labelledby=compactions-heading]') ?? document.querySelector('#compactions').closest('section');
+        const at = document.querySelector('#compactions tbody tr td:last-child').getBoundingClientRect();
+        return { panel: panel.clientWidth, content: panel.scrollWidth, atRight: at.right, panelRight: panel.getBoundingClientRect().right };
+      })()`);
+      expect(fit.content).toBeLessThanOrEqual(fit.panel);
+      expect(fit.atRight).toBeLessThanOrEqual(fit.panelRight);
+    } finally {
+      await page.setViewportSize(PAGE_VIEWPORT);
+    }
   });
 
   // nca11y F7: #6b7384 on the archived rows' #fdecea was 4.16:1.

@@ -1413,9 +1413,9 @@ function timeline(log, byId, select, timeTravel, from) {
       /** @type {HTMLElement} */ (button).setAttribute('aria-disabled', String(off));
     const row = focus === undefined ? undefined : /** @type {HTMLElement | undefined} */ (items[focus - start]);
     if (row && list.isConnected) scrollIntoList(list, row);
+    else list.scrollTop = focus === undefined && start === lastStart && paged ? list.scrollHeight : 0;
     // The row gone to takes the keyboard focus (a screen reader reads it); not a Tab stop.
     if (row && mark === 'target') focusOn(row);
-    else list.scrollTop = focus === undefined && start === lastStart && paged ? list.scrollHeight : 0;
   };
   /** The first row of the page holding row `index`. @param {number} index */
   const pageOf = (index) => Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE;
