@@ -110,6 +110,30 @@ function examples(service: () => Pick<Harness, 'http'>): void {
     expect(missing.body.code).toBe('session_not_found');
   });
 
+  it('a time inside an erased life of a session id written again says that life was erased, and when', async () => {
+    await http()
+      .post('/v1/sessions/at-erased/events')
+      .send({ events: [user('e1'), reply('e2')] })
+      .expect(201);
+    const oldLife = await recorded('at-erased');
+    const erasure = await http().delete('/v1/sessions/at-erased').expect(200);
+    await sleep(5);
+    await http()
+      .post('/v1/sessions/at-erased/events')
+      .send({ events: [user('n1')] })
+      .expect(201);
+    const newLife = await recorded('at-erased');
+    expect([...newLife.keys()]).toEqual(['2']);
+    // A time inside the erased life: a window existed then, and was erased.
+    const inside = oldLife.get('1')!;
+    const res = await http().get('/v1/sessions/at-erased/window').query({ atTime: inside }).expect(400);
+    expect(res.body).toMatchObject({ code: 'time_out_of_range', parameter: 'atTime' });
+    expect(res.body.message).toBe(
+      `atTime: the session's current life began with revision 2, recorded at ${newLife.get('2')}, after ${inside}; an earlier life of this session id (revisions up to 1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${newLife.get('2')}`,
+    );
+    expect(res.body.message).not.toContain('no window existed yet');
+  });
+
   it('atTime with atRevision, and times the date-time rule refuses, are 400 validation_failed saying what to fix', async () => {
     const cases: Array<[Json, string]> = [
       [

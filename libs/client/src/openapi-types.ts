@@ -406,7 +406,7 @@ export interface components {
             revision: string;
             strategy: components["schemas"]["Strategy"];
             summarizer: {
-                /** @description model calls made for the decision, discarded ones included */
+                /** @description model calls made for the decision, discarded ones included; a call that never connected to the endpoint (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was */
                 discarded: {
@@ -460,7 +460,7 @@ export interface components {
             /** @description projection_behind: the position the read models are at */
             checkpoint?: string;
             code: components["schemas"]["ErrorCode"];
-            /** @description counting_timeout: the deadline that passed, in ms */
+            /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed) */
             deadlineMs?: number;
             /** @description duplicate_event_id: the event id already used */
             eventId?: string;
@@ -474,6 +474,11 @@ export interface components {
             minPosition?: string;
             /** @description the offending field or query parameter (a JSON path such as events[2].text), for 400s */
             parameter?: string;
+            /**
+             * @description counting_timeout (always present): deadline_passed (the counting waited or ran past deadlineMs) or queue_full (refused at once: too many large texts were already waiting)
+             * @enum {string}
+             */
+            refusal?: "deadline_passed" | "queue_full";
             /** @description unknown_tool_call: the call id answered */
             toolCallId?: string;
             /** @description user_id_conflict: the session's owner */
@@ -525,7 +530,7 @@ export interface components {
          *     - store_unavailable (503): the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
-         *     - counting_timeout (503): counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+         *     - counting_timeout (503): counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
@@ -1235,6 +1240,8 @@ export interface operations {
             /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds (shutting_down: 1) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1351,6 +1358,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1470,6 +1479,8 @@ export interface operations {
             /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds (shutting_down: 1) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1597,6 +1608,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1639,6 +1652,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1763,6 +1778,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1805,6 +1822,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1935,6 +1954,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1977,6 +1998,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2115,6 +2138,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2155,6 +2180,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2285,6 +2312,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2327,6 +2356,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2494,6 +2525,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2530,11 +2563,13 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+             *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2548,7 +2583,8 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
-                        deadlineMs: number;
+                        /** @enum {string} */
+                        refusal: "deadline_passed" | "queue_full";
                     });
                 };
             };
@@ -2667,6 +2703,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2709,6 +2747,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2841,6 +2881,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2883,6 +2925,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3015,6 +3059,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3057,6 +3103,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3350,6 +3398,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3386,11 +3436,13 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+             *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3404,7 +3456,8 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
-                        deadlineMs: number;
+                        /** @enum {string} */
+                        refusal: "deadline_passed" | "queue_full";
                     });
                 };
             };
@@ -3590,6 +3643,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3626,11 +3681,13 @@ export interface operations {
             /**
              * @description - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
-             *     - counting_timeout: counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds
+             *     - counting_timeout: counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3644,7 +3701,8 @@ export interface operations {
                     } | {
                         /** @enum {string} */
                         code: "counting_timeout";
-                        deadlineMs: number;
+                        /** @enum {string} */
+                        refusal: "deadline_passed" | "queue_full";
                     });
                 };
             };
@@ -3759,6 +3817,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3801,6 +3861,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3991,6 +4053,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4031,6 +4095,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4165,6 +4231,8 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4207,6 +4275,8 @@ export interface operations {
              */
             503: {
                 headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

@@ -50,8 +50,14 @@ export interface SessionErrorDetails {
   eventId?: string;
   /** `unknown_tool_call`: the call id no call of the session has. */
   toolCallId?: string;
-  /** `counting_timeout`: the deadline that passed, in ms. */
+  /** `counting_timeout`: the deadline that passed, in ms; only with `refusal` `deadline_passed`. */
   deadlineMs?: number;
+  /**
+   * `counting_timeout` (always present): why the work was refused: `deadline_passed` (it waited
+   * or ran past `deadlineMs`), or `queue_full` (refused at once, before it started: too many
+   * large texts were already waiting; no deadline passed).
+   */
+  refusal?: 'deadline_passed' | 'queue_full';
   /** `projection_behind`: the position waited for. */
   minPosition?: string;
   /** `projection_behind`: the position the read models are at. */
@@ -175,12 +181,31 @@ export class RevisionConflictError extends SessionError {
 /** An event id was already used in this session for other content. Nothing was written. */
 export class DuplicateEventIdConflictError extends SessionError {
   readonly code = 'duplicate_event_id';
-  constructor(eventId: string) {
+  /**
+   * `eventId`: the client's id. `differing` (when known): the event's index in the command and the
+   * first field whose content differs from the stored event's (native path, and which of the two
+   * has it): the error then names that field (its location, restated by the transport as e.g.
+   * `messages[2].name`) and says a retry repeats every field as first sent.
+   */
+  constructor(eventId: string, differing?: { index: number; path: string; stored: boolean; sent: boolean }) {
+    const id = quoteInput(eventId);
+    if (!differing) {
+      super(
+        `event id ${id} already exists in this session, with other content or appended by an earlier request together with other events: send only the events not appended yet (a client resending its whole history), use a new id for new content, or retry the original request unchanged`,
+        { eventId },
+      );
+      return;
+    }
+    const which =
+      differing.stored && !differing.sent
+        ? 'the stored event has this field, the resent one does not'
+        : !differing.stored && differing.sent
+          ? 'the resent event has this field, the stored one does not'
+          : 'its value differs from the stored one';
     super(
-      `event id ${quoteInput(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: send only the events not appended yet (a client resending its whole history), use a new id for new content, or retry the original request unchanged`,
-      {
-        eventId,
-      },
+      `event id ${id} already exists in this session with other content: ${which}. A retry repeats every field as first sent (content is compared field by field as text; an optional field left out differs from one sent): resend it as stored, or use a new id for new content`,
+      { eventId },
+      { index: differing.index, field: differing.path },
     );
   }
 }
@@ -251,7 +276,9 @@ export class InvalidRequestError extends SessionError {
 export class CountingTimeoutError extends SessionError {
   readonly code = 'counting_timeout';
   /**
-   * `what`: the work that timed out, e.g. "counting the tokens of this request"; `deadlineMs` in ms; `queueFull`: refused before it started;
+   * `what`: the work that timed out, e.g. "counting the tokens of this request"; `deadlineMs` in ms
+   * (in the details only when it passed); `queueFull`: refused before it started (details
+   * `refusal: 'queue_full'`, else `'deadline_passed'`);
    * `retryAfterSeconds`: when to try again, whole seconds, at least 1 (the HTTP answer's `Retry-After`; see `TokenCountingPool`).
    */
   constructor(
@@ -264,7 +291,8 @@ export class CountingTimeoutError extends SessionError {
       queueFull
         ? `${what} was refused: too many large texts are already waiting for its worker thread; retry shortly`
         : `${what} took longer than ${deadlineMs} ms (the service is busy with other large texts); nothing was written: retry shortly or send smaller texts`,
-      { deadlineMs },
+      // a refusal at once passed no deadline: the body says why instead of naming one
+      queueFull ? { refusal: 'queue_full' } : { refusal: 'deadline_passed', deadlineMs },
     );
   }
 }

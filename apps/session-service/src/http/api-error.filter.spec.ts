@@ -72,9 +72,12 @@ describe('503 counting_timeout', () => {
     const refused = new CountingTimeoutError('counting the tokens of this request', 30_000, true, 4);
     expect(toApiError(refused)).toEqual({
       status: 503,
-      body: { code: 'counting_timeout', message: refused.message, deadlineMs: 30_000 },
+      // Refused at once: no deadline passed, so none is named; the body says why.
+      body: { code: 'counting_timeout', message: refused.message, refusal: 'queue_full' },
       headers: { 'retry-after': '4' },
     });
+    const timedOut = new CountingTimeoutError('counting the tokens of this request', 30_000, false, 2);
+    expect(toApiError(timedOut).body).toEqual({ code: 'counting_timeout', message: timedOut.message, refusal: 'deadline_passed', deadlineMs: 30_000 });
     expect(toApiError(new CountingTimeoutError('counting the tokens of this request', 30_000)).headers).toEqual({ 'retry-after': '1' });
   });
 

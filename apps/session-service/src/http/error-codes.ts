@@ -18,6 +18,12 @@ export interface ErrorCodeInfo {
   details?: ReadonlyArray<keyof SessionErrorDetails>;
   /** `nats`: answered only to NATS commands (their subject, headers or tenant); else HTTP (and NATS where the same check applies). */
   transport?: 'nats';
+  /**
+   * Every HTTP answer with this code carries a `Retry-After` header (whole seconds): what its
+   * value is, in a few words. The OpenAPI document declares the header on the statuses of such
+   * codes (see `response-schemas.ts`).
+   */
+  retryAfter?: string;
 }
 
 /** Every code, by name (README's error table says more of each). */
@@ -93,7 +99,11 @@ export const API_ERROR_CODES = {
     details: ['toolCallId'],
   },
   tool_call_conflict: { status: 422, description: 'a tool call id repeated or reused while open, or a second answer to a call' },
-  rate_limited: { status: 429, description: 'too many requests this minute: retry after Retry-After seconds' },
+  rate_limited: {
+    status: 429,
+    description: 'too many requests this minute: retry after Retry-After seconds',
+    retryAfter: 'seconds until the rate limit lets this key (or client address) in again',
+  },
   headers_too_large: { status: 431, description: 'the request headers are over 16 KiB' },
   internal: { status: 500, description: 'an unexpected error (logged); the request may be retried' },
   projection_behind: {
@@ -117,10 +127,12 @@ export const API_ERROR_CODES = {
   },
   counting_timeout: {
     status: 503,
-    description: "counting a large request's tokens took too long, or too many were waiting; nothing written, retry after Retry-After seconds",
-    details: ['deadlineMs'],
+    description:
+      "counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds",
+    details: ['refusal'],
+    retryAfter: 'seconds the counting thread needs for the requests it holds, 1 to 30',
   },
-  shutting_down: { status: 503, description: 'the service is shutting down (Retry-After: 1); nothing written, retry' },
+  shutting_down: { status: 503, description: 'the service is shutting down (Retry-After: 1); nothing written, retry', retryAfter: '1' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 
 /** An error code the service answers. */

@@ -69,7 +69,16 @@ const errorDetails = {
   userId: z.string().optional().describe("user_id_conflict: the session's owner"),
   eventId: z.string().optional().describe('duplicate_event_id: the event id already used'),
   toolCallId: z.string().optional().describe('unknown_tool_call: the call id answered'),
-  deadlineMs: z.number().optional().describe('counting_timeout: the deadline that passed, in ms'),
+  deadlineMs: z
+    .number()
+    .optional()
+    .describe('counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed)'),
+  refusal: z
+    .enum(['deadline_passed', 'queue_full'])
+    .optional()
+    .describe(
+      'counting_timeout (always present): deadline_passed (the counting waited or ran past deadlineMs) or queue_full (refused at once: too many large texts were already waiting)',
+    ),
   minPosition: decimal.optional().describe('projection_behind: the position waited for'),
   checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
   catchingUpTo: decimal.optional().describe("projection_behind while a process catches up at start: the log's head it waits for"),
@@ -459,7 +468,9 @@ export const CompactionHistoryItemSchema = named(
       .strictObject({
         kind: z.string(),
         model: z.string(),
-        calls: count.describe('model calls made for the decision, discarded ones included'),
+        calls: count.describe(
+          'model calls made for the decision, discarded ones included; a call that never connected to the endpoint (connection refused, host not found) is not counted',
+        ),
         usage: z.strictObject({ promptTokens: count, completionTokens: count }).describe('tokens of every call made for the decision, discarded ones included'),
         discarded: z
           .strictObject({ calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
@@ -754,13 +765,33 @@ function errorResponse(status: number, codes: readonly ApiErrorCode[]) {
     required: ['code', ...details],
   });
   const variants = [...(plain.length > 0 ? [variant(plain, [])] : []), ...detailed.map((code) => variant([code], errorDetailsOf(code)))];
+  const retryAfter = retryAfterHeader(codes);
   return ApiResponse({
     status,
     description: codes.map((code) => `- ${code}: ${API_ERROR_CODES[code].description}`).join('\n'),
+    ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}),
     content: {
       'application/json': { schema: { allOf: [schemaRef(ErrorBodySchema), variants.length === 1 ? variants[0] : { oneOf: variants }] } },
     },
   });
+}
+
+/**
+ * The `Retry-After` header of an error status answering one of `codes`, or undefined when none of
+ * them carries it (`retryAfter` in `error-codes.ts`): an integer of seconds, required when every
+ * code of the status carries it, else optional, its description naming the codes that do.
+ */
+export function retryAfterHeader(
+  codes: readonly ApiErrorCode[],
+): { description: string; required: boolean; schema: { type: 'integer'; minimum: 1 } } | undefined {
+  const carrying = codes.filter((code) => (API_ERROR_CODES[code] as ErrorCodeInfo).retryAfter !== undefined);
+  if (carrying.length === 0) return undefined;
+  const what = carrying.map((code) => `${code}: ${(API_ERROR_CODES[code] as ErrorCodeInfo).retryAfter}`).join('; ');
+  const description =
+    carrying.length === codes.length
+      ? `when to retry, in whole seconds (${what})`
+      : `when to retry, in whole seconds; sent with ${what}; absent with the other codes`;
+  return { description, required: carrying.length === codes.length, schema: { type: 'integer', minimum: 1 } };
 }
 
 /** The details every answer with `code` carries. */

@@ -5,6 +5,7 @@
  */
 import { findInStream, type EventStore } from '@lib/event-store';
 import { sessionStream } from '../events/session-stream-events';
+import { SESSION_ERASED, erasureStream, type SessionErasedData } from '../events/erasure-events';
 
 /** The event an `atTime` resolved to: its stream revision and when the store recorded it. */
 export interface RevisionAtTime {
@@ -39,4 +40,60 @@ export function recordedAtOrBefore(recordedAt: Date, at: string): boolean {
 export async function revisionAtTime(store: EventStore, key: string, at: string): Promise<RevisionAtTime | null> {
   const found = await findInStream(store, sessionStream(key), (e) => recordedAtOrBefore(e.created, at));
   return found ? { revision: found.revision, recordedAt: found.created } : null;
+}
+
+/** An erasure of an earlier life of a session, as {@link earlierLifeErasure} finds it. */
+export interface EarlierLifeErasure {
+  /** When that life was erased (the record's `erasedAt`, ISO-8601 UTC). */
+  erasedAt: string;
+  /** The last revision the erasure deleted (bigint), when the record names it (records since `lastRevision` was added). */
+  lastRevision?: bigint;
+}
+
+/**
+ * The newest erasure of an earlier life of session `sessionId` of tenant `tenantId`, before its
+ * current life, whose first event is `first` (its revision and global position), or null when the
+ * tenant's erasure stream holds none (the session id was never erased before). A record naming
+ * `lastRevision` is of an earlier life when that revision is below `first.revision` (revisions of
+ * a session id are never reused); an older record without it, when it was written before `first`.
+ * Reads the erasure stream backwards from its end (the whole stream when there is none).
+ * May reject with the store's errors.
+ */
+export async function earlierLifeErasure(
+  store: EventStore,
+  tenantId: string,
+  sessionId: string,
+  first: { revision: bigint; position: bigint },
+): Promise<EarlierLifeErasure | null> {
+  const found = await findInStream(store, erasureStream(tenantId), (e) => {
+    const data = e.data as SessionErasedData;
+    if (e.type !== SESSION_ERASED || data.sessionId !== sessionId) return false;
+    return data.lastRevision !== undefined ? BigInt(data.lastRevision) < first.revision : e.position < first.position;
+  });
+  if (!found) return null;
+  const data = found.data as SessionErasedData;
+  return { erasedAt: data.erasedAt, ...(data.lastRevision !== undefined ? { lastRevision: BigInt(data.lastRevision) } : {}) };
+}
+
+/**
+ * The message of 400 `time_out_of_range` for `atTime` (as sent) before the first event of a
+ * session's current life (`first`: its revision and recorded time). `atTime` is shown as
+ * `shownAtTime` (cut and quoted by the caller), and also in UTC when it has an offset. Without
+ * `erased` no window existed yet; with it (see {@link earlierLifeErasure}) an earlier life of
+ * the session id existed and was erased, so its windows cannot be shown. Pure.
+ */
+export function timeOutOfRangeMessage(
+  atTime: string,
+  shownAtTime: string,
+  first: { revision: bigint; recordedAt: Date },
+  erased: EarlierLifeErasure | null,
+): string {
+  // A time with an offset is also given in UTC, as the recorded time is (cut to the millisecond).
+  const inUtc = /z$/i.test(atTime) ? '' : ` (${new Date(Date.parse(atTime)).toISOString()} UTC)`;
+  const asked = `${shownAtTime}${inUtc}`;
+  const at = first.recordedAt.toISOString();
+  if (!erased)
+    return `atTime: the session's first event (revision ${first.revision}) was recorded at ${at}, after ${asked}: no window existed yet; ask for a time at or after it`;
+  const upTo = erased.lastRevision !== undefined ? ` (revisions up to ${erased.lastRevision})` : '';
+  return `atTime: the session's current life began with revision ${first.revision}, recorded at ${at}, after ${asked}; an earlier life of this session id${upTo} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${at}`;
 }

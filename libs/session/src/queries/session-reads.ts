@@ -13,7 +13,7 @@ import { quoteInput } from '@lib/compaction';
 import { InvalidRequestError, SessionError, SessionNotFoundError, type SessionErrorDetails } from '../errors';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
-import { revisionAtTime, type RevisionAtTime } from './revision-at-time';
+import { earlierLifeErasure, revisionAtTime, timeOutOfRangeMessage, type RevisionAtTime } from './revision-at-time';
 import { AcknowledgedPositions } from '../write-side/acknowledged-positions';
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
@@ -162,7 +162,8 @@ export class SessionReads {
    * The event `atTime` resolves to ({@link revisionAtTime}).
    * @throws SessionNotFoundError (404) when the session has no event; InvalidRequestError (400
    *   `time_out_of_range`, parameter `atTime`) when its first event was recorded after `atTime`,
-   *   naming when it was, and `atTime` also in UTC when it has an offset.
+   *   naming when it was, and `atTime` also in UTC when it has an offset; when an earlier life of
+   *   the session id was erased, saying so and when (see {@link timeOutOfRangeMessage}).
    */
   private async resolveTime(tenantId: string, sessionId: string, atTime: string): Promise<RevisionAtTime> {
     const key = sessionKey(tenantId, sessionId);
@@ -170,13 +171,9 @@ export class SessionReads {
     if (resolved) return resolved;
     const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
     if (!first) throw new SessionNotFoundError(sessionId);
-    // A time with an offset is also given in UTC, as the recorded time is (cut to the millisecond).
-    const inUtc = /z$/i.test(atTime) ? '' : ` (${new Date(Date.parse(atTime)).toISOString()} UTC)`;
-    throw new InvalidRequestError(
-      'atTime',
-      `atTime: the session's first event (revision ${first.revision}) was recorded at ${first.created.toISOString()}, after ${quoteInput(atTime, { quoted: false })}${inUtc}: no window existed yet; ask for a time at or after it`,
-      'time_out_of_range',
-    );
+    const erased = await earlierLifeErasure(this.store, tenantId, sessionId, first);
+    const message = timeOutOfRangeMessage(atTime, quoteInput(atTime, { quoted: false }), { revision: first.revision, recordedAt: first.created }, erased);
+    throw new InvalidRequestError('atTime', message, 'time_out_of_range');
   }
 
   /**

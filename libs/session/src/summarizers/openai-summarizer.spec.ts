@@ -365,6 +365,8 @@ describe('OpenAiSummarizer against the fake server', () => {
     await server.close();
     const outcome = await summarizer().summarize(request(3));
     expect(outcome).toMatchObject({ ok: false, reason: expect.stringMatching(/could not reach the model endpoint/) });
+    // The connection was refused: the request never reached a model, so no model call is counted.
+    expect(outcome).toMatchObject({ calls: 0, promptTokens: 0, completionTokens: 0 });
   });
 
   it('works without a key for a local endpoint', async () => {

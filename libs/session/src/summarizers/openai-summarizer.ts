@@ -140,7 +140,8 @@ export class OpenAiSummarizer implements Summarizer {
    * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call or the
    * first reply over `options.maxTextLength` characters, the
    * reason prefixed with `chunk k: ` when the input was split. Usage is summed over the
-   * calls made, the failed one included when the endpoint reported usage.
+   * calls made, the failed one included when the endpoint reported usage; a call that never
+   * connected to the endpoint (see {@link neverConnected}) is no model call and is not counted.
    */
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
     const usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
@@ -182,6 +183,8 @@ export class OpenAiSummarizer implements Summarizer {
           { signal: options.signal },
         );
       } catch (err) {
+        // a call refused before any connection was made never reached the model: no model call
+        if (neverConnected(err)) usage.calls--;
         return { ok: false, reason: prefix + this.describeError(err), ...usage };
       }
       const reported = completion?.usage;
@@ -320,6 +323,34 @@ function readReply(completion: unknown): { text: string } | { reason: string } {
 
 function finiteOrZero(x: unknown): number {
   return typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : 0;
+}
+
+/**
+ * Socket error codes of a connection that was never made (refused, no route, name not
+ * resolved): the request was never sent, so no model saw it.
+ */
+const NOT_CONNECTED_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
+/**
+ * Whether a failed chat-completions call (the `openai` client's error, after its retries) never
+ * connected to the endpoint: a connection error, not a timeout, whose cause (followed through
+ * `cause` and an `AggregateError`'s `errors`, as Node reports a host of several addresses) has one
+ * of {@link NOT_CONNECTED_CODES} and no other code. Such a call is not counted in `calls`: a
+ * timeout, a reset or an abort may have reached the model (and be billed), so they are. Pure.
+ */
+export function neverConnected(err: unknown): boolean {
+  const { APIConnectionError, APIConnectionTimeoutError } = openAiClient();
+  if (!(err instanceof APIConnectionError) || err instanceof APIConnectionTimeoutError) return false;
+  const codes: string[] = [];
+  const visit = (e: unknown, depth: number): void => {
+    if (typeof e !== 'object' || e === null || depth > 8) return;
+    const { code, cause, errors } = e as { code?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof code === 'string') codes.push(code);
+    visit(cause, depth + 1);
+    if (Array.isArray(errors)) for (const inner of errors) visit(inner, depth + 1);
+  };
+  visit(err.cause, 0);
+  return codes.length > 0 && codes.every((code) => NOT_CONNECTED_CODES.has(code));
 }
 
 /** The class name of a thrown value (its `name`), never its message. Works across realms. */

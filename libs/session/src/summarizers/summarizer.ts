@@ -18,7 +18,11 @@ export interface SummarizerIdentityInfo {
 
 /** Usage figures of one `summarize` call, summed over every model call it made. */
 export interface SummarizerUsage {
-  /** Model calls made (one per chunk; the HTTP client's own retries are not counted separately). */
+  /**
+   * Model calls made (one per chunk; the HTTP client's own retries are not counted separately). A
+   * call that never connected to the endpoint (connection refused, host not found) reached no
+   * model and is not counted: a pass whose first call did so records `calls: 0`.
+   */
   calls: number;
   /** Prompt tokens reported by the endpoint (0 when it reports none). */
   promptTokens: number;
