@@ -38,6 +38,8 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   { name: 'DATA_DIR', fallback: './data', meaning: 'embedded store and read models (created when missing)' },
   { name: 'KURRENTDB_CONNECTION_STRING', fallback: '—', unset: 'the embedded SQLite store', meaning: 'use KurrentDB instead of SQLite' },
   { name: 'DATABASE_URL', fallback: '—', unset: 'the embedded SQLite store', meaning: 'use PostgreSQL (postgres://…) instead of SQLite' },
+  numberVariable('DATABASE_POOL_SIZE'),
+  numberVariable('DATABASE_STATEMENT_TIMEOUT_MS'),
   {
     name: 'API_KEYS',
     fallback: '—',

@@ -11,6 +11,21 @@ describe('event store selection from the environment', () => {
     expect(eventStoreKind(loadServiceConfig({ KURRENTDB_CONNECTION_STRING: 'kurrentdb://k:2113?tls=false', OPENAI_API_KEY: '' }))).toBe('kurrentdb');
   });
 
+  it('gives the PostgreSQL store its pool size (DATABASE_POOL_SIZE, default 16) and statement bound (DATABASE_STATEMENT_TIMEOUT_MS, default 5000), refusing bad values by name', () => {
+    const url = 'postgres://svc@db:5432/events';
+    expect(eventStoreConfig(loadServiceConfig({ DATABASE_URL: url })).postgres).toMatchObject({ maxConnections: 16, statementTimeoutMs: 5000 });
+    expect(eventStoreConfig(loadServiceConfig({ DATABASE_URL: url, DATABASE_POOL_SIZE: '4', DATABASE_STATEMENT_TIMEOUT_MS: '0' })).postgres).toMatchObject({
+      maxConnections: 4,
+      statementTimeoutMs: 0,
+    });
+    expect(() => loadServiceConfig({ DATABASE_URL: url, DATABASE_POOL_SIZE: '0' })).toThrow(
+      /^DATABASE_POOL_SIZE=0: out of range: use a number of PostgreSQL connections per replica, an integer from 1 to 1000$/,
+    );
+    expect(() => loadServiceConfig({ DATABASE_URL: url, DATABASE_STATEMENT_TIMEOUT_MS: '5s' })).toThrow(
+      /^DATABASE_STATEMENT_TIMEOUT_MS=5s: not an integer in plain decimal digits: use a time in milliseconds/,
+    );
+  });
+
   it('rejects a DATABASE_URL that is not a PostgreSQL URL, and two stores at once, as NAME=value: what to fix', () => {
     expect(() => loadServiceConfig({ DATABASE_URL: 'notaurl' })).toThrow(
       /^DATABASE_URL=notaurl: not a URL: use postgres:\/\/user:password@host:5432\/database$/,

@@ -17,14 +17,21 @@ export function eventStoreKind(config: ServiceConfig): EventStoreKind {
  * The argument of `createEventStore` for a service configuration (SQLite file `SQLITE_EVENTS_FILE`,
  * default `<dataDir>/events.sqlite`; its writer thread `SQLITE_WRITER_THREAD`; its check at open
  * `SQLITE_QUICK_CHECK`, with {@link quickCheckLine}'s lines on stderr; PostgreSQL's errors
- * naming `DATABASE_URL`, {@link databaseUrlUnavailable}).
+ * naming `DATABASE_URL`, {@link databaseUrlUnavailable}, its pool `DATABASE_POOL_SIZE` and
+ * statement bound `DATABASE_STATEMENT_TIMEOUT_MS`).
  */
 export function eventStoreConfig(config: ServiceConfig): EventStoreConfig {
   return {
     kurrentDbConnectionString: config.kurrentDbConnectionString,
     postgresUrl: config.databaseUrl,
     // Its errors name DATABASE_URL (masked) and what to fix: /health, the projector's and the feed's warn lines show them.
-    postgres: config.databaseUrl ? { describeUnavailable: (error) => databaseUrlUnavailable(error, config.databaseUrl!) } : undefined,
+    postgres: config.databaseUrl
+      ? {
+          describeUnavailable: (error) => databaseUrlUnavailable(error, config.databaseUrl!),
+          maxConnections: config.databasePoolSize,
+          statementTimeoutMs: config.databaseStatementTimeoutMs,
+        }
+      : undefined,
     sqliteFile: config.sqliteEventsFile,
     sqlite: {
       writerThread: config.sqliteWriterThread,

@@ -21,6 +21,13 @@ describe('settings that cannot apply: one warn line per group, "X is ignored bec
     ]);
   });
 
+  it('names DATABASE_POOL_SIZE and DATABASE_STATEMENT_TIMEOUT_MS without DATABASE_URL', () => {
+    expect(lines({ DATABASE_POOL_SIZE: '4', DATABASE_STATEMENT_TIMEOUT_MS: '2000' })).toEqual([
+      'DATABASE_POOL_SIZE, DATABASE_STATEMENT_TIMEOUT_MS are ignored because DATABASE_URL is not set (the embedded SQLite store)',
+    ]);
+    expect(lines({ DATABASE_URL: 'postgres://db/e', DATABASE_POOL_SIZE: '4' })).toEqual([]);
+  });
+
   it('names the NATS settings without NATS_URL, and the model settings without a model summarizer', () => {
     expect(lines({ NATS_USER: 'bob', NATS_PASSWORD: 'pw', NATS_CONCURRENCY: '4' })).toEqual([
       'NATS_USER, NATS_PASSWORD, NATS_CONCURRENCY are ignored because NATS_URL is not set (no NATS transport)',

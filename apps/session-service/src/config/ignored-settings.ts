@@ -11,6 +11,9 @@ import type { ServiceConfig } from './service-config';
 /** Variables that only the embedded SQLite event store reads (`SQLITE_QUICK_CHECK` is not one: it checks the read models too). */
 const SQLITE_STORE_VARIABLES = ['SQLITE_EVENTS_FILE', 'SQLITE_WRITER_THREAD'];
 
+/** Variables that only the PostgreSQL event store reads. */
+const POSTGRES_STORE_VARIABLES = ['DATABASE_POOL_SIZE', 'DATABASE_STATEMENT_TIMEOUT_MS'];
+
 /** Variables that only the NATS transport reads. */
 const NATS_VARIABLES = [
   'NATS_USER',
@@ -40,6 +43,10 @@ export function ignoredSettingLines(env: NodeJS.ProcessEnv, config: ServiceConfi
     [
       kind === 'sqlite' ? [] : SQLITE_STORE_VARIABLES,
       kind === 'postgres' ? 'the event store is PostgreSQL (DATABASE_URL)' : 'the event store is KurrentDB (KURRENTDB_CONNECTION_STRING)',
+    ],
+    [
+      kind === 'postgres' ? [] : POSTGRES_STORE_VARIABLES,
+      kind === 'sqlite' ? 'DATABASE_URL is not set (the embedded SQLite store)' : 'the event store is KurrentDB (KURRENTDB_CONNECTION_STRING)',
     ],
     [config.natsUrl ? [] : NATS_VARIABLES, 'NATS_URL is not set (no NATS transport)'],
     [

@@ -4,6 +4,7 @@
  * README's Configuration table states the same ranges (its spec checks every row against this table).
  */
 import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
+import { DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS } from '@lib/event-store';
 import { SUMMARIZER_NUMBER_VARIABLES, type NumberVariable } from '@lib/session';
 
 /** No upper bound of its own: the largest integer a JavaScript number holds exactly (2^53 − 1). */
@@ -23,6 +24,13 @@ export const SERVICE_NUMBER_VARIABLES = {
   NATS_CONCURRENCY: { min: 1, max: 1024, fallback: 16, what: 'a number of commands' },
   NATS_ACK_WAIT_MS: { min: 1000, max: 3_600_000, fallback: 30_000, what: 'a time in milliseconds' },
   NATS_PING_INTERVAL_MS: { min: 1000, max: 600_000, fallback: 10_000, what: 'a time in milliseconds' },
+  DATABASE_POOL_SIZE: { min: 1, max: 1000, fallback: DEFAULT_POOL_SIZE, what: 'a number of PostgreSQL connections per replica' },
+  DATABASE_STATEMENT_TIMEOUT_MS: {
+    min: 0,
+    max: 3_600_000,
+    fallback: DEFAULT_STATEMENT_TIMEOUT_MS,
+    what: "a time in milliseconds (0 leaves the role's statement_timeout and lock_timeout)",
+  },
 } as const satisfies Record<string, NumberVariable>;
 
 /**

@@ -29,6 +29,17 @@ export interface ServiceConfig {
    * replicas may share it; each keeps its own read models under `dataDir`.
    */
   databaseUrl?: string;
+  /**
+   * Most connections this replica opens to PostgreSQL (`DATABASE_POOL_SIZE`, default 16, 1 to
+   * 1000): the server's `max_connections` must exceed replicas × this plus its other clients.
+   */
+  databasePoolSize: number;
+  /**
+   * The longest one PostgreSQL statement may run, waiting for locks included (`DATABASE_STATEMENT_TIMEOUT_MS`,
+   * default 5000, 0 to 3,600,000): set as `statement_timeout` and `lock_timeout` on each of the
+   * service's connections; 0 sets none (the role's or database's settings apply).
+   */
+  databaseStatementTimeoutMs: number;
   /** API key → tenant id (`API_KEYS="key1:tenantA,key2:tenantB"`). Empty (API_KEYS unset) = open development mode. */
   apiKeys: Map<string, string>;
   /** Largest accepted request body (`MAX_BODY_BYTES`, default 5 MiB). Larger bodies get 413. */
@@ -423,6 +434,8 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     sqliteEventsFile: env.SQLITE_EVENTS_FILE ? path.resolve(env.SQLITE_EVENTS_FILE) : path.join(dataDir, 'events.sqlite'),
     kurrentDbConnectionString,
     databaseUrl,
+    databasePoolSize: intVar(env, 'DATABASE_POOL_SIZE'),
+    databaseStatementTimeoutMs: intVar(env, 'DATABASE_STATEMENT_TIMEOUT_MS'),
     apiKeys: parseApiKeys(env.API_KEYS),
     maxBodyBytes: intVar(env, 'MAX_BODY_BYTES'),
     maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST'),

@@ -34,6 +34,20 @@ describe('503 store_unavailable', () => {
     });
   });
 
+  it.each([
+    ['53300', 'PostgreSQL has too many connections (SQLSTATE 53300)'],
+    ['57014', 'a PostgreSQL statement was canceled by its statement timeout (e.g. waiting for a lock) (SQLSTATE 57014)'],
+    ['55P03', 'a PostgreSQL lock was not available within the lock timeout (SQLSTATE 55P03)'],
+    ['25006', 'PostgreSQL is read-only (a standby or a read-only database) (SQLSTATE 25006)'],
+    ['53100', "PostgreSQL's disk is full (SQLSTATE 53100)"],
+  ])('names the cause SQLSTATE %s tells in the 503 message, code and mayHaveBeenWritten unchanged', (code, cause) => {
+    const error = new EventStoreUnavailableError('PostgreSQL event store: DATABASE_URL=…: detail not for clients', Object.assign(new Error('x'), { code }));
+    expect(toApiError(error)).toEqual({
+      status: 503,
+      body: { code: 'store_unavailable', message: `the event store is unavailable: ${cause}; retry later`, mayHaveBeenWritten: false },
+    });
+  });
+
   it('says a store that does not answer wrote nothing: mayHaveBeenWritten false', () => {
     expect(toApiError(new EventStoreUnavailableError('refused'))).toEqual({
       status: 503,

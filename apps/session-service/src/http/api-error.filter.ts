@@ -15,7 +15,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
-import { EventStoreCorruptError, EventStoreUnavailableError } from '@lib/event-store';
+import { EventStoreCorruptError, EventStoreUnavailableError, postgresCauseOf } from '@lib/event-store';
 import { CountingTimeoutError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
@@ -72,6 +72,18 @@ export function storeUnavailable(mayHaveBeenWritten: boolean, message?: string):
   };
 }
 
+/**
+ * The 503 message of an {@link EventStoreUnavailableError} that wrote nothing: the default one, with
+ * the cause its driver error's SQLSTATE names when it names one ({@link postgresCauseOf}), e.g.
+ * `the event store is unavailable: PostgreSQL has too many connections (SQLSTATE 53300); retry later`;
+ * undefined (the default) otherwise. No server detail beyond the SQLSTATE's meaning.
+ */
+export function storeUnavailableMessage(err: EventStoreUnavailableError): string | undefined {
+  const code = (err.cause as { code?: unknown } | undefined)?.code;
+  const cause = typeof code === 'string' ? postgresCauseOf(code) : null;
+  return cause === null ? undefined : `the event store is unavailable: ${cause}; retry later`;
+}
+
 /** The 429 answer's body, given by the rate limit's check before the body (`key-check-before-body.ts`) and its guard alike. */
 export const RATE_LIMITED: ApiErrorBody = {
   code: 'rate_limited',
@@ -120,7 +132,8 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody; 
           'the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log; nothing was lost',
       },
     };
-  if (err instanceof EventStoreUnavailableError) return { status: 503, body: storeUnavailable(err.mayHaveBeenWritten) };
+  if (err instanceof EventStoreUnavailableError)
+    return { status: 503, body: storeUnavailable(err.mayHaveBeenWritten, err.mayHaveBeenWritten ? undefined : storeUnavailableMessage(err)) };
   const bodyParserType = (err as { type?: string } | null)?.type;
   if (bodyParserType === 'entity.too.large') {
     const limit = (err as { limit?: unknown }).limit;

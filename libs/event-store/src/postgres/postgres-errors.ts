@@ -11,9 +11,11 @@ import {
  * 28 invalid authorization, 3D invalid catalog (database missing), 53 insufficient resources,
  * 57 operator intervention (shutdown, cannot connect now), 58 system error; and 25006
  * read_only_sql_transaction, a write sent to a standby (during a failover, before the new primary
- * is promoted, or through a read-only endpoint): retrying later, on the promoted primary, succeeds.
+ * is promoted, or through a read-only endpoint): retrying later, on the promoted primary, succeeds;
+ * and 55P03 lock_not_available, a statement that waited `lock_timeout` for another transaction's
+ * lock (rolled back: retrying once the lock is released succeeds).
  */
-const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)|^25006$/;
+const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)|^25006$|^55P03$/;
 /** Node socket errors and the pg driver's own connection failures. */
 const UNAVAILABLE_NODE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED)$/;
 const UNAVAILABLE_MESSAGE =
@@ -56,3 +58,27 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
   if (isPostgresUnavailable(error)) return new EventStoreUnavailableError(describe(error), error);
   return error;
 }
+
+/**
+ * What a SQLSTATE says made the store unavailable, in a few words a client may be shown (no
+ * server detail): e.g. `PostgreSQL has too many connections (SQLSTATE 53300)`; null for a code
+ * without one of its own (the caller says "unavailable" only). Covers 53300 too many connections,
+ * 57014 statement canceled (statement timeout), 55P03 lock not available (lock timeout), 25006
+ * read-only, 53100 disk full, 57P01–57P03 shutting down or starting.
+ */
+export function postgresCauseOf(sqlstate: string): string | null {
+  const what = POSTGRES_CAUSES[sqlstate];
+  return what === undefined ? null : `${what} (SQLSTATE ${sqlstate})`;
+}
+
+/** {@link postgresCauseOf}'s table. */
+const POSTGRES_CAUSES: Readonly<Record<string, string>> = {
+  '53300': 'PostgreSQL has too many connections',
+  '57014': 'a PostgreSQL statement was canceled by its statement timeout (e.g. waiting for a lock)',
+  '55P03': 'a PostgreSQL lock was not available within the lock timeout',
+  '25006': 'PostgreSQL is read-only (a standby or a read-only database)',
+  '53100': "PostgreSQL's disk is full",
+  '57P01': 'PostgreSQL is shutting down',
+  '57P02': 'PostgreSQL is shutting down',
+  '57P03': 'PostgreSQL is starting or cannot accept connections now',
+};

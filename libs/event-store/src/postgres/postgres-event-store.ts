@@ -1,4 +1,4 @@
-import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { DatabaseError, Pool, type PoolClient, type PoolConfig } from 'pg';
 import { prepareAppend, type SerializedEvent } from '../append-input';
 import {
   EventStoreDatabaseEncodingError,
@@ -36,11 +36,26 @@ import {
   POSTGRES_SCHEMA_VERSION,
   POSTGRES_SCHEMA_VERSION_SQL,
 } from './postgres-schema';
+import { DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, SCHEMA_SETUP_TIMEOUT_MS, sessionSettingsSql } from './postgres-settings';
 
 /** Options of {@link PostgresEventStore.connect}. */
 export interface PostgresEventStoreOptions {
-  /** Most pooled connections (default 16). */
+  /**
+   * Most pooled connections of this store (default {@link DEFAULT_POOL_SIZE}): each process (service
+   * replica) opens up to this many connections to the server, so the server's `max_connections` must
+   * exceed replicas × this plus the other clients' (psql, backups, superuser_reserved_connections).
+   */
   maxConnections?: number;
+  /**
+   * The longest (ms) one statement of this store may run on the server, waiting for locks included
+   * (default {@link DEFAULT_STATEMENT_TIMEOUT_MS}): each pooled connection is given
+   * `statement_timeout` and `lock_timeout` of this value by its first statement, so a statement
+   * blocked by another transaction's lock (a maintenance transaction holding `es_head`, `VACUUM FULL`
+   * or `LOCK TABLE es_events`) is canceled by the server (SQLSTATE 57014 or 55P03, rolled back:
+   * nothing written) and answered as EventStoreUnavailableError. 0 sets neither: the role's or
+   * database's settings apply. The schema setup runs under {@link SCHEMA_SETUP_TIMEOUT_MS} instead.
+   */
+  statementTimeoutMs?: number;
   /**
    * How long (ms) to wait for a connection (a new one, or a pooled one to become free under load)
    * before failing with EventStoreUnavailableError (default 10000). A stopped server is refused at once.
@@ -123,6 +138,22 @@ const MAX_APPEND_ATTEMPTS = 8;
 const DEFAULT_CONNECTION_TIMEOUT_MS = 10_000;
 
 /**
+ * Error of a pooled connection whose first statement (its session settings) got no answer within
+ * the connect timeout: a pooler (pgbouncer in session mode) accepted the connection but has no
+ * server connection to give it. The connection is closed; nothing of the caller's was sent.
+ */
+export class ConnectionNotReadyError extends Error {
+  override readonly name = 'ConnectionNotReadyError';
+  /** A node-style code, so that the error reads as the server not reachable now. */
+  readonly code = 'ETIMEDOUT';
+  constructor(readonly withinMs: number) {
+    super(
+      `no answer to a new connection's first statement within ${withinMs} ms (a connection pooler in front of PostgreSQL, e.g. pgbouncer in session mode, accepted it but has no free server connection: raise its pool size, see the README's Connection poolers)`,
+    );
+  }
+}
+
+/**
  * The PostgreSQL adapter, on the `pg` driver (a connection pool) and its own schema
  * (`postgres-schema.ts`, created on first use). Several processes (service replicas) may share one
  * database: the expected-revision check and the insert run in one transaction holding the
@@ -159,6 +190,10 @@ export class PostgresEventStore implements EventStore {
   private readonly connectionTimeoutMs: number;
   /** {@link PostgresEventStoreOptions.describeUnavailable}. */
   private readonly describeUnavailable: (error: unknown) => string;
+  /** The session settings each pooled connection runs first (its bound: {@link checkout}). */
+  private readonly sessionSql: string;
+  /** Pooled connections that ran {@link sessionSql}. */
+  private readonly ready = new WeakSet<PoolClient>();
 
   private constructor(
     private readonly pool: Pool,
@@ -166,6 +201,7 @@ export class PostgresEventStore implements EventStore {
   ) {
     this.connectionTimeoutMs = options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS;
     this.describeUnavailable = options.describeUnavailable ?? postgresUnavailableMessage;
+    this.sessionSql = sessionSettingsSql(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
     // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
     pool.on('error', () => undefined);
@@ -178,7 +214,7 @@ export class PostgresEventStore implements EventStore {
   static connect(connectionString: string, options: PostgresEventStoreOptions = {}): PostgresEventStore {
     const config: PoolConfig = {
       connectionString,
-      max: options.maxConnections ?? 16,
+      max: options.maxConnections ?? DEFAULT_POOL_SIZE,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
       idleTimeoutMillis: 30_000,
       application_name: 'session-memory-compaction',
@@ -337,10 +373,13 @@ export class PostgresEventStore implements EventStore {
   }
 
   /**
-   * See {@link EventStore.probeWrite}: one transaction running an `UPDATE` of `es_head` that
-   * matches no row, rolled back. PostgreSQL refuses any `UPDATE` in a read-only transaction (a
-   * standby, `default_transaction_read_only`: 25006) before looking for rows, so it fails where an
-   * append would; it locks no row, so it never waits for an append. Errors as a write's.
+   * See {@link EventStore.probeWrite}: one transaction, rolled back, taking the locks an append
+   * takes: `es_head`'s row lock (`SELECT … FOR UPDATE`, which PostgreSQL refuses in a read-only
+   * transaction, a standby or `default_transaction_read_only`: 25006) and `ROW EXCLUSIVE` on
+   * `es_streams` and `es_events`. So it fails where an append would, also while another transaction
+   * holds one of those locks (a maintenance transaction, `VACUUM FULL es_events`): after the
+   * statement timeout, 57014 or 55P03. It waits in line with appends for `es_head` and holds it for
+   * one round trip. Errors as a write's.
    */
   async probeWrite(): Promise<void> {
     await this.guard(async () => {
@@ -348,7 +387,8 @@ export class PostgresEventStore implements EventStore {
       await this.onClient(async (client, discard) => {
         await client.query('BEGIN');
         try {
-          await client.query('UPDATE es_head SET position = position WHERE false');
+          await client.query('SELECT position FROM es_head FOR UPDATE');
+          await client.query('LOCK TABLE es_streams, es_events IN ROW EXCLUSIVE MODE');
         } finally {
           await client.query('ROLLBACK').catch(discard);
         }
@@ -417,8 +457,51 @@ export class PostgresEventStore implements EventStore {
   /** A read (or a statement whose lost answer needs no re-run): on the pool. */
   private async query<R>(sql: string, params: unknown[] = []): Promise<R[]> {
     await this.ensureSchema();
-    const result = await this.pool.query(sql, params);
-    return result.rows as R[];
+    const client = await this.checkout();
+    let broken = false;
+    try {
+      return (await client.query(sql, params)).rows as R[];
+    } catch (error) {
+      broken = !(error instanceof DatabaseError);
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
+   * A pooled connection (waiting at most `connectionTimeoutMs` for one) that ran the session
+   * settings ({@link sessionSql}) as its first statement, within what is left of that time: a
+   * connection whose first statement gets no answer by then is closed and {@link ConnectionNotReadyError}
+   * thrown (nothing of the caller's was sent). While the settings run, the connection's `error`
+   * event is listened to, so that it cannot end the process.
+   */
+  private async checkout(): Promise<PoolClient> {
+    const started = Date.now();
+    const client = await this.pool.connect();
+    if (this.ready.has(client)) return client;
+    const ignore = (): void => undefined;
+    client.on('error', ignore);
+    const withinMs = this.connectionTimeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const settings = client.query(this.sessionSql);
+      settings.catch(ignore);
+      await Promise.race([
+        settings,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new ConnectionNotReadyError(withinMs)), Math.max(0, withinMs - (Date.now() - started)));
+        }),
+      ]);
+    } catch (error) {
+      client.release(true);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      client.removeListener('error', ignore);
+    }
+    this.ready.add(client);
+    return client;
   }
 
   /**
@@ -454,7 +537,7 @@ export class PostgresEventStore implements EventStore {
    * the connection ends) is listened to, so that it cannot end the process.
    */
   private async onClient<T>(fn: (client: PoolClient, discard: () => void) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
+    const client = await this.checkout();
     const ignore = (): void => undefined;
     client.on('error', ignore);
     let broken = false;
@@ -492,7 +575,7 @@ export class PostgresEventStore implements EventStore {
   private ensureSchema(): Promise<void> {
     if (this.closed) return Promise.reject(new EventStoreUnavailableError('the PostgreSQL event store is closed'));
     this.schemaReady ??= (async () => {
-      const client = await this.pool.connect();
+      const client = await this.checkout();
       // a connection lost meanwhile rejects the statement (the setup fails, tried again on the next call); its `error` event must not end the process
       client.on('error', () => undefined);
       let change: string | null;
@@ -501,6 +584,8 @@ export class PostgresEventStore implements EventStore {
         const encoding = (await client.query<{ encoding: string }>("SELECT current_setting('server_encoding') AS encoding")).rows[0].encoding;
         if (encoding !== 'UTF8') throw new EventStoreDatabaseEncodingError(encoding);
         await client.query('BEGIN');
+        // its own bound, longer than a statement's (SET LOCAL: this transaction only)
+        await client.query(`SET LOCAL statement_timeout = ${SCHEMA_SETUP_TIMEOUT_MS}; SET LOCAL lock_timeout = ${SCHEMA_SETUP_TIMEOUT_MS}`);
         await client.query('SELECT pg_advisory_xact_lock($1)', [POSTGRES_SCHEMA_LOCK_KEY]);
         const before = (await client.query<SchemaStateRow>(POSTGRES_SCHEMA_STATE_SQL)).rows[0];
         const recorded = before.has_version_table

@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type Socket } from 'node:net';
+import { Client } from 'pg';
+import type { EventData } from '../src';
+import { PostgresEventStore } from '../src/postgres';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+
+const skipReason = postgresUnavailableReason();
+const ev = (): EventData => ({ id: randomUUID(), type: 'T', data: { n: 1 } });
+const APP = 'session-memory-compaction';
+
+/** `work` settled, or the string 'pending' when it has not after `ms` (the bound the test checks). */
+async function within<T>(work: Promise<T>, ms: number): Promise<{ ok: T } | { error: unknown } | 'pending'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'pending'>((resolve) => (timer = setTimeout(() => resolve('pending'), ms)));
+  try {
+    return await Promise.race([
+      work.then(
+        (ok) => ({ ok }),
+        (error: unknown) => ({ error }),
+      ),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections are bounded (F1, F2, F3, F4)', () => {
+  let db: TestDatabase;
+  let store: PostgresEventStore;
+  let locker: Client;
+  beforeAll(async () => {
+    db = await createTestDatabase('es_bounded');
+    store = PostgresEventStore.connect(db.url, { statementTimeoutMs: 500 });
+    await store.appendToStream('session-a', [ev()]);
+    locker = new Client({ connectionString: db.url });
+    await locker.connect();
+  });
+  afterAll(async () => {
+    await locker.end();
+    await store.close();
+    await db.drop();
+  });
+
+  /** Runs `work` while `lockSql` is held by another connection's open transaction; rolls it back after. */
+  async function whileLocked<T>(lockSql: string, work: () => Promise<T>): Promise<T> {
+    await locker.query('BEGIN');
+    await locker.query(lockSql);
+    try {
+      return await work();
+    } finally {
+      await locker.query('ROLLBACK');
+    }
+  }
+
+  it.each([
+    ['es_head row lock held by a maintenance transaction', 'SELECT * FROM es_head FOR UPDATE'],
+    ['LOCK TABLE es_events ACCESS EXCLUSIVE (what VACUUM FULL takes)', 'LOCK TABLE es_events IN ACCESS EXCLUSIVE MODE'],
+  ])('an append blocked by %s is answered EventStoreUnavailableError (55P03/57014) within the statement timeout; nothing written', async (_, lockSql) => {
+    const head = await store.headPosition();
+    const stream = `session-${randomUUID()}`;
+    const outcome = await whileLocked(lockSql, () => within(store.appendToStream(stream, [ev()]), 5000));
+    expect(outcome).not.toBe('pending');
+    expect(outcome).toMatchObject({ error: { name: 'EventStoreUnavailableError', mayHaveBeenWritten: false } });
+    expect(['55P03', '57014']).toContain((outcome as { error: { cause: { code: string } } }).error.cause.code);
+    expect(await store.headPosition()).toBe(head);
+    expect(await store.readStream(stream)).toHaveLength(0);
+    // and once the lock is gone, writes go through on the same pool
+    await expect(store.appendToStream(stream, [ev()])).resolves.toMatchObject({ nextExpectedRevision: 0n });
+  });
+
+  it('a write probe fails while another transaction holds es_head (as an append would), and succeeds once it is released', async () => {
+    const outcome = await whileLocked('SELECT * FROM es_head FOR UPDATE', () => within(store.probeWrite(), 5000));
+    expect(outcome).toMatchObject({ error: { name: 'EventStoreUnavailableError' } });
+    const tableLocked = await whileLocked('LOCK TABLE es_events IN ACCESS EXCLUSIVE MODE', () => within(store.probeWrite(), 5000));
+    expect(tableLocked).toMatchObject({ error: { name: 'EventStoreUnavailableError' } });
+    await expect(store.probeWrite()).resolves.toBeUndefined();
+  });
+
+  it('each pooled connection has statement_timeout and lock_timeout of the configured value; 0 leaves the role settings', async () => {
+    const settings = async (options: { statementTimeoutMs?: number }): Promise<unknown> => {
+      const opened = PostgresEventStore.connect(db.url, options);
+      try {
+        // the store's own read path (private): what its pooled connections run under
+        const rows = await (opened as unknown as { query<R>(sql: string): Promise<R[]> }).query<{ s: string; l: string }>(
+          "SELECT current_setting('statement_timeout') AS s, current_setting('lock_timeout') AS l",
+        );
+        return rows[0];
+      } finally {
+        await opened.close();
+      }
+    };
+    expect(await settings({ statementTimeoutMs: 1234 })).toEqual({ s: '1234ms', l: '1234ms' });
+    expect(await settings({})).toEqual({ s: '5s', l: '5s' });
+    await locker.query(`ALTER DATABASE ${db.name} SET statement_timeout = '7s'`);
+    try {
+      expect(await settings({ statementTimeoutMs: 0 })).toEqual({ s: '7s', l: '0' });
+    } finally {
+      await locker.query(`ALTER DATABASE ${db.name} RESET statement_timeout`);
+    }
+  });
+
+  it('a store opens at most maxConnections connections under concurrent appends', async () => {
+    const own = await createTestDatabase('es_poolsize');
+    const small = PostgresEventStore.connect(own.url, { maxConnections: 2 });
+    try {
+      await Promise.all(Array.from({ length: 12 }, (_, i) => small.appendToStream(`session-${i}`, [ev()])));
+      const { rows } = await locker.query<{ n: string }>('SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2', [
+        own.name,
+        APP,
+      ]);
+      expect(Number(rows[0].n)).toBeLessThanOrEqual(2);
+      expect(Number(rows[0].n)).toBeGreaterThan(0);
+    } finally {
+      await small.close();
+      await own.drop();
+    }
+  });
+
+  describe('a pooler that accepts connections but gives them no server (pgbouncer in session mode, pool full)', () => {
+    let server: Server;
+    const sockets: Socket[] = [];
+    let port = 0;
+    beforeAll(async () => {
+      // Speaks just enough of the protocol: answers the startup message with AuthenticationOk and
+      // ReadyForQuery, then never answers a query, as pgbouncer does for a client waiting for a server connection.
+      server = createServer((socket) => {
+        sockets.push(socket);
+        socket.once('data', () => {
+          const authOk = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 0]);
+          const ready = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
+          socket.write(Buffer.concat([authOk, ready]));
+        });
+        socket.on('error', () => undefined);
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      port = (server.address() as { port: number }).port;
+    });
+    afterAll(async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('an append is answered EventStoreUnavailableError (nothing written) within the connect timeout, not left waiting', async () => {
+      const stalled = PostgresEventStore.connect(`postgres://postgres@127.0.0.1:${port}/stalled`, { connectionTimeoutMs: 500 });
+      try {
+        const outcome = await within(stalled.appendToStream('session-a', [ev()]), 5000);
+        expect(outcome).not.toBe('pending');
+        expect(outcome).toMatchObject({ error: { name: 'EventStoreUnavailableError', mayHaveBeenWritten: false } });
+        expect((outcome as { error: Error }).error.message).toMatch(/no answer to a new connection's first statement within 500 ms/);
+      } finally {
+        await stalled.close();
+      }
+    });
+  });
+});
