@@ -265,7 +265,7 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         ...(decision?.summary ? { summary: decision.summary } : {}),
         ...(decision?.position ? { position: decision.position } : decidedAt(state)),
         tokensBefore: recorded.tokensBefore,
-        tokensAfter: failure ? windowTokens(kept, command.estimator) : recorded.tokensAfter,
+        tokensAfter: recorded.tokensAfter,
         tokensEstimatedSaved: recorded.tokensEstimatedSaved,
         revision: state.revision!.toString(),
         ...common,

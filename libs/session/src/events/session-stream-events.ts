@@ -209,9 +209,44 @@ export interface CompactionFailedData {
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
   tokensBefore: number;
   archivedIds: string[];
+  /**
+   * The window after the failure: its tokens, `tokensBefore - tokensAfter` as the pass estimated
+   * it, and its event count (it differs from the window before when superseded system messages
+   * were archived). Absent on failures recorded before they were: read them with {@link decisionFigures}.
+   */
+  tokensAfter?: number;
+  tokensEstimatedSaved?: number;
+  keptCount?: number;
   estimator: EstimatorName;
   paramsKey: string;
   checkpoint: SessionSnapshot;
+}
+
+/** The window figures of a recorded compaction decision, in the unit of its estimator (see {@link decisionFigures}). */
+export interface DecisionFigures {
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensEstimatedSaved: number;
+  /** Events in the window after the decision; null for a failure recorded before failures carried it. */
+  keptCount: number | null;
+}
+
+/**
+ * The window figures a decision recorded (`CompactionCompleted` or `CompactionFailed` data): the
+ * one reading of them for every reader (the compaction history, the replay of a decision, the
+ * answer to a replayed command). A failure that archived superseded system messages shrank the
+ * window: its figures say so. A failure recorded before failures carried figures after them
+ * reads as nothing saved (`tokensAfter = tokensBefore`, `keptCount` null). Pure.
+ */
+export function decisionFigures(data: CompactionCompletedData | CompactionFailedData): DecisionFigures {
+  const { tokensBefore } = data;
+  if ('keptIds' in data) return { tokensBefore, tokensAfter: data.tokensAfter, tokensEstimatedSaved: data.tokensEstimatedSaved, keptCount: data.keptCount };
+  return {
+    tokensBefore,
+    tokensAfter: data.tokensAfter ?? tokensBefore,
+    tokensEstimatedSaved: data.tokensEstimatedSaved ?? 0,
+    keptCount: data.keptCount ?? null,
+  };
 }
 
 /** A session's auto-compaction policy. `strategy` null clears it. */

@@ -1,5 +1,5 @@
 import type { NoopReason, Strategy, Trigger } from '@lib/compaction';
-import type { CompactionCompletedData, CompactionFailedData, EstimatorName } from '../../events/session-stream-events';
+import { decisionFigures, type CompactionCompletedData, type CompactionFailedData, type EstimatorName } from '../../events/session-stream-events';
 import type { ArchivedOnArrivalRecord, CompactionRecord } from './compaction-history-query';
 
 /**
@@ -47,9 +47,12 @@ export interface CompactionHistoryItem {
   /** Global position (decimal string) of that event: pass it as `minPosition` to wait for it elsewhere. */
   position: string;
   tokensBefore: number;
-  /** Window size after the pass; equals `tokensBefore` for a failure. */
+  /**
+   * Window size after the pass. A failure leaves the window as it was except for superseded system
+   * messages it archived (then it is smaller); a failure recorded before failures carried it: `tokensBefore`.
+   */
   tokensAfter: number;
-  /** `tokensBefore - tokensAfter` as the pass estimated it. */
+  /** `tokensBefore - tokensAfter` as the pass estimated it (the answer's `tokensEstimatedSaved`). */
   tokensSaved: number;
   /**
    * Ids archived by this decision, in order (old summaries and superseded system messages included):
@@ -63,7 +66,7 @@ export interface CompactionHistoryItem {
    * (`archivedBy`). Empty when none arrived.
    */
   archivedOnArrival: ArchivedOnArrivalItem[];
-  /** Events in the window after the pass (the new summary included); null for failures. */
+  /** Events in the window after the pass (the new summary included); null for a failure recorded before failures carried it. */
   keptCount: number | null;
   /** The summary it inserted, or null. */
   summary: { id: string; text: string; coveredIds: string[] } | null;
@@ -104,6 +107,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
   const completed = record.data as CompactionCompletedData;
   const failure = record.data as CompactionFailedData;
   const identity = record.data.summarizer ?? record.summary?.summarizer;
+  const figures = decisionFigures(record.data);
   return {
     compactionId: record.compactionId,
     outcome: record.outcome,
@@ -115,12 +119,12 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     basedOnRevision: String(record.data.basedOnRevision),
     revision: record.revision.toString(),
     position: record.position.toString(),
-    tokensBefore: record.data.tokensBefore,
-    tokensAfter: failed ? failure.tokensBefore : completed.tokensAfter,
-    tokensSaved: failed ? 0 : completed.tokensEstimatedSaved,
+    tokensBefore: figures.tokensBefore,
+    tokensAfter: figures.tokensAfter,
+    tokensSaved: figures.tokensEstimatedSaved,
     archivedIds: record.archivedIds,
     archivedOnArrival: archivedOnArrivalItems(record.archivedOnArrival),
-    keptCount: failed ? null : completed.keptCount,
+    keptCount: figures.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
     summarizer: identity
       ? {
