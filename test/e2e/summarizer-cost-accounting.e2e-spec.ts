@@ -77,4 +77,55 @@ describe('summarizer cost accounting', () => {
     const replay = (await harness.http().post('/v1/sessions/f2/compactions').send({ strategy: STRATEGY }).expect(200)).body;
     if (replay.replayed) expect(replay).toMatchObject({ tokensAfter: answer.tokensAfter, tokensEstimatedSaved: answer.tokensEstimatedSaved });
   });
+
+  it.each([
+    ['a timed-out attempt (the endpoint still answers it late)', { reply: 'late', delayMs: 1200, usage: { prompt_tokens: 999, completion_tokens: 99 } }],
+    ['an HTTP 500 attempt', { fault: 'status500' as const }],
+    ['a connection reset partway through the answer (F5)', { fault: 'reset-mid-answer' as const }],
+  ])('F1: a pass whose first attempt was %s counts both requests, the retry and the unknown usage, everywhere', async (name, first) => {
+    const labels = 'origin="command",outcome="compacted",reply="used"';
+    const before = await Promise.all(
+      ['summarizer_calls_total', 'summarizer_retries_total', 'summarizer_unreported_usage_calls_total'].map((m) => metric(m, labels)),
+    );
+    fake.enqueue(first).setDefault({ reply: 'A recap of the reservations.', usage: { prompt_tokens: 700, completion_tokens: 70 } });
+    const session = `f1-${name.split(' ').slice(0, 3).join('-')}`;
+    const { answer, item } = await compact(session);
+    expect(answer.outcome).toBe('compacted');
+    expect(fake.calls).toBe(2);
+    const figures = { calls: 2, retries: 1, unreportedUsageCalls: 1 };
+    expect(answer.summarizer).toMatchObject({ ...figures, promptTokens: 700, completionTokens: 70 });
+    expect(item.summarizer).toMatchObject({ ...figures, usage: { promptTokens: 700, completionTokens: 70 } });
+    const after = await Promise.all(
+      ['summarizer_calls_total', 'summarizer_retries_total', 'summarizer_unreported_usage_calls_total'].map((m) => metric(m, labels)),
+    );
+    expect(after.map((v, i) => v - before[i])).toEqual([2, 1, 1]);
+  });
+
+  it('F5: a connection reset partway through every answer is retried and fails as a connection error', async () => {
+    fake.setDefault({ fault: 'reset-mid-answer' });
+    const { answer, item } = await compact('f5');
+    expect(fake.calls).toBe(3);
+    expect(answer.outcome).toBe('failed');
+    expect(answer.failure.reason).toBe(
+      'summarizer failed: the connection to the model endpoint was lost while its answer arrived (connection error, 2 retries)',
+    );
+    expect(item.summarizer).toMatchObject({ calls: 3, retries: 2, unreportedUsageCalls: 3, usage: { promptTokens: 0, completionTokens: 0 } });
+  });
+
+  it.each([
+    ['absent', null, { promptTokens: 0, completionTokens: 0, unreportedUsageCalls: 1 }],
+    [
+      'numeric strings',
+      { prompt_tokens: '250', completion_tokens: '25', total_tokens: '275' },
+      { promptTokens: 250, completionTokens: 25, unreportedUsageCalls: 0 },
+    ],
+    ['only total_tokens', { total_tokens: 300 }, { promptTokens: 0, completionTokens: 0, unreportedUsageCalls: 1 }],
+  ])('F4: a reply whose usage is %s is never recorded as a free call', async (name, rawUsage, expected) => {
+    fake.setDefault({ reply: 'A recap of the reservations.', rawUsage });
+    const { answer, item } = await compact(`f4-${name.replace(/\W+/g, '-')}`);
+    expect(answer.outcome).toBe('compacted');
+    expect(answer.summarizer).toMatchObject({ calls: 1, retries: 0, ...expected });
+    const { unreportedUsageCalls, ...tokens } = expected;
+    expect(item.summarizer).toMatchObject({ calls: 1, retries: 0, unreportedUsageCalls, usage: tokens });
+  });
 });

@@ -90,12 +90,18 @@ export interface SummarizerIdentity {
   /** Model name, e.g. `gpt-4o-mini`, or `extractive-v1`. */
   model: string;
   /**
-   * Model calls made for this pass (chunking may need several), discarded ones included (see
-   * `discarded`): `calls`, `promptTokens` and `completionTokens` are every call's figures, summed.
+   * Model calls made for this pass (chunking may need several; every HTTP request that reached the
+   * endpoint, retries included), discarded ones included (see `discarded`): `calls`,
+   * `promptTokens`, `completionTokens`, `retries` and `unreportedUsageCalls` are every call's
+   * figures, summed (see `SummarizerUsage`; read with `usageOf`).
    */
   calls: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of `calls`, retries of a failed attempt; absent in decisions recorded before it was (read as 0). */
+  retries?: number;
+  /** Of `calls`, those whose usage the endpoint did not report (tokens unknown); absent in decisions recorded before it was (read as 0). */
+  unreportedUsageCalls?: number;
   /**
    * The part of the figures above spent on calls whose reply the pass did not use: it called the
    * summarizer, then the stream moved on in a way the reply could not be rebased onto (another
@@ -103,7 +109,7 @@ export interface SummarizerIdentity {
    * written again, so the pass was planned again (DESIGN §4). Absent when no reply was discarded,
    * and in decisions recorded before it was (read as none).
    */
-  discarded?: { calls: number; promptTokens: number; completionTokens: number };
+  discarded?: { calls: number; promptTokens: number; completionTokens: number; retries?: number; unreportedUsageCalls?: number };
 }
 
 /** Decision: a summary inserted immediately before `insertBeforeId`, covering `coveredIds`. */

@@ -1,6 +1,7 @@
 import type { NoopReason, Strategy, Trigger } from '@lib/compaction';
 import { decisionFigures, type CompactionCompletedData, type CompactionFailedData, type EstimatorName } from '../../events/session-stream-events';
 import type { ArchivedOnArrivalRecord, CompactionRecord } from './compaction-history-query';
+import { recordedSummarizer, type CompleteSummarizerIdentity, type CompleteSummarizerUsage } from '../../decider/summarizer-spend';
 
 /**
  * An event archived on arrival attributed to a compaction (DESIGN §3.3 rule 3: a late answer to a
@@ -79,9 +80,14 @@ export interface CompactionHistoryItem {
   summarizer: {
     kind: string;
     model: string;
+    /** HTTP requests that reached the endpoint, retries included (see `SummarizerUsage.calls`). */
     calls: number;
+    /** Of `calls`, retries of a failed attempt. */
+    retries: number;
+    /** Of `calls`, those whose token usage the endpoint did not report: `usage` covers the others only. */
+    unreportedUsageCalls: number;
     usage: { promptTokens: number; completionTokens: number };
-    discarded: { calls: number; usage: { promptTokens: number; completionTokens: number } } | null;
+    discarded: { calls: number; retries: number; unreportedUsageCalls: number; usage: { promptTokens: number; completionTokens: number } } | null;
   } | null;
   /**
    * Wall time of the pass in milliseconds, from its start to its decision: for a failure, to the
@@ -126,23 +132,21 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     archivedOnArrival: archivedOnArrivalItems(record.archivedOnArrival),
     keptCount: figures.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
-    summarizer: identity
-      ? {
-          kind: identity.kind,
-          model: identity.model,
-          calls: identity.calls,
-          usage: { promptTokens: identity.promptTokens, completionTokens: identity.completionTokens },
-          discarded: identity.discarded
-            ? {
-                calls: identity.discarded.calls,
-                usage: { promptTokens: identity.discarded.promptTokens, completionTokens: identity.discarded.completionTokens },
-              }
-            : null,
-        }
-      : null,
+    summarizer: identity ? historySummarizer(recordedSummarizer(identity)) : null,
     durationMs: failed ? (failure.durationMs ?? null) : completed.durationMs,
     at: record.at,
     triggerStillFires: failed ? null : (completed.triggerStillFires ?? null),
     failure: failed ? { stage: failure.stage, reason: failure.reason } : null,
   };
+}
+
+/** The history's shape of a recorded summarizer's figures: token figures nested under `usage`. */
+function historySummarizer(s: CompleteSummarizerIdentity): NonNullable<CompactionHistoryItem['summarizer']> {
+  const figures = (u: CompleteSummarizerUsage) => ({
+    calls: u.calls,
+    retries: u.retries,
+    unreportedUsageCalls: u.unreportedUsageCalls,
+    usage: { promptTokens: u.promptTokens, completionTokens: u.completionTokens },
+  });
+  return { kind: s.kind, model: s.model, ...figures(s), discarded: s.discarded ? figures(s.discarded) : null };
 }
