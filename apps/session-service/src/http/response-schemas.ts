@@ -467,8 +467,10 @@ export const CompactionHistoryItemSchema = named(
     tokensBefore: count.describe(
       "window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4)",
     ),
-    tokensAfter: count,
-    tokensSaved: z.number().int(),
+    tokensAfter: count.describe(
+      'window tokens after the decision, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03)',
+    ),
+    tokensSaved: z.number().int().describe("tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved)"),
     archivedIds: z
       .array(z.string())
       .describe(
@@ -479,7 +481,9 @@ export const CompactionHistoryItemSchema = named(
       .describe(
         "events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy)",
       ),
-    keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
+    keptCount: count
+      .nullable()
+      .describe('events in the window after the pass (for a failure: the window it left); null only for a failure recorded before 2026-12-03'),
     summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
     summarizer: z
       .strictObject({

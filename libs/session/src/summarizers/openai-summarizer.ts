@@ -141,8 +141,10 @@ export class OpenAiSummarizer implements Summarizer {
    * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call or the
    * first reply over `options.maxTextLength` characters, the
    * reason prefixed with `chunk k: ` when the input was split. Usage is summed over the
-   * calls made, the failed one included when the endpoint reported usage; a call that never
-   * connected to the endpoint (see {@link neverConnected}) is no model call and is not counted.
+   * HTTP attempts made (`SummarizerUsage`): every attempt that reached the endpoint is a call, the
+   * client's retries included (`retries`); one that never connected (see {@link neverConnected}) is
+   * not; an attempt that failed, or a reply whose usage {@link readUsage} cannot read, counts in
+   * `unreportedUsageCalls`, its tokens unknown.
    */
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
     const usage = { calls: 0, promptTokens: 0, completionTokens: 0, retries: 0, unreportedUsageCalls: 0 };
