@@ -18,7 +18,9 @@
  *   were redelivered (both wait out the ack wait), and the time to the end;
  * - then `term`: a third replica starts, a third batch, SIGTERM of the survivor once 150 are
  *   acknowledged: commands given back (nak) and commands redelivered without a nak (left to the
- *   ack wait: dropped on the wire as the pull request ended).
+ *   ack wait), with their stream sequences and the stopped replica's pid.
+ * `BENCH_SERVICE_REQUIRE=<file.js>` preloads a module into each service process (`node -r`), e.g.
+ * to log what its NATS client receives while looking for where a command went.
  * Timings are the observer's (its event loop included); compare runs interleaved, with the load average.
  */
 import * as fs from 'node:fs';
@@ -78,7 +80,15 @@ async function main() {
     startServiceProcess({
       dataDir: path.join(root, name),
       cwd: repo,
-      command: [process.execPath, '-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts'],
+      command: [
+        process.execPath,
+        ...(process.env.BENCH_SERVICE_REQUIRE ? ['-r', process.env.BENCH_SERVICE_REQUIRE] : []),
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'apps/session-service/src/main.ts',
+      ],
       env: {
         NATS_URL,
         NATS_PREFIX: prefix,
@@ -205,17 +215,22 @@ async function main() {
       const three = (await publish('three')).map((c) => c.id);
       while (acked(three) < 150) await new Promise((r) => setTimeout(r, 5));
       const ts = performance.now();
+      const stoppedPid = replicas[1].pid;
       await replicas[1].stop();
       const stoppedAt = performance.now();
       const d3 = Date.now() + 180_000;
       while (acked(three) < three.length && Date.now() < d3) await new Promise((r) => setTimeout(r, 100));
       let nakd = 0;
       let waitedAckWait = 0;
+      const waitedSeqs: number[] = [];
       for (const id of three) {
         const list = ackAt.get(seqOf.get(id)!) ?? [];
         const nak = list.some((a) => a.kind === '-NAK');
         if (nak) nakd++;
-        if (!nak && (answerAt.get(id) ?? []).some((a) => a.dc > 1)) waitedAckWait++;
+        if (!nak && (answerAt.get(id) ?? []).some((a) => a.dc > 1)) {
+          waitedAckWait++;
+          waitedSeqs.push(seqOf.get(id)!);
+        }
       }
       console.log(
         JSON.stringify({
@@ -225,6 +240,8 @@ async function main() {
           acked: acked(three),
           givenBack: nakd,
           redeliveredAfterAckWait: waitedAckWait,
+          redeliveredAfterAckWaitSeqs: waitedSeqs,
+          stoppedPid: stoppedPid,
           stopMs: (stoppedAt - ts).toFixed(0),
           load: os.loadavg().map((x) => x.toFixed(1)),
         }),

@@ -357,12 +357,24 @@ describe('audit API', () => {
     const { data: compactions } = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: 'history' }, query: { limit: '1' } } });
     const compactionsCursor = compactions!.nextCursor!;
     const path = { sessionId: 'history' };
+    // A compaction-history cursor is its session's: another session's list refuses it, naming it.
+    const other = await a.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: 'summarized' }, query: { cursor: compactionsCursor } } });
+    expect([other.response.status, other.error]).toEqual([
+      400,
+      {
+        code: 'invalid_query',
+        parameter: 'cursor',
+        message:
+          'cursor: this cursor belongs to the compactions of session "history", not of this session; pass the nextCursor this session\'s list gave, or omit cursor for its first page',
+      },
+    ]);
     const cases: Array<[string, () => Promise<{ error?: unknown; response: Response }>]> = [
       ['cursor', () => a.GET('/v1/sessions', { params: { query: { cursor: 'not-a-cursor!' } } })],
       ['cursor', () => a.GET('/v1/sessions', { params: { query: { cursor: Buffer.from('{"v":1,"l":"sessions","k":"-1"}').toString('base64url') } } })],
       ['cursor', () => a.GET('/v1/sessions', { params: { query: { cursor: compactionsCursor } } })],
       ['cursor', () => a.GET('/v1/sessions/{sessionId}/compactions', { params: { path, query: { cursor: sessionsCursor } } })],
       ['cursor', () => a.GET('/v1/sessions/{sessionId}/compactions', { params: { path, query: { cursor: 'x'.repeat(300) } } })],
+      ['cursor', () => a.GET('/v1/sessions/{sessionId}/compactions', { params: { path, query: { cursor: 'x'.repeat(2049) } } })],
       ['limit', () => a.GET('/v1/sessions', { params: { query: { limit: '0' } } })],
       ['limit', () => a.GET('/v1/sessions/{sessionId}/compactions', { params: { path, query: { limit: '101' } } })],
       ['updatedSince', () => a.GET('/v1/sessions', { params: { query: { updatedSince: 'yesterday' } } })],

@@ -8,7 +8,8 @@
  *  - "Load more" clicked twice while a page is read lists each session once;
  *  - a filter applied while "Load more" is read drops that unfiltered page; a recall search drops
  *    the answer of the search before it;
- *  - recall pages through `nextCursor` ("More hits") and marks the first mention;
+ *  - recall pages through `nextCursor` ("More hits") and marks the first mention; a next page
+ *    refused as another release's cursor (`cursor_expired`) starts the same search again;
  *  - one page load is one state: the summary is read first and the log and history are cut at its
  *    revision ("As of revision N"), even when events and a compaction land between the reads;
  *  - every token figure names its estimator, and the chart is drawn in one, naming the compactions
@@ -453,6 +454,50 @@ describeWithChromium('audit page in a browser: reads and units', () => {
     const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
     expect(ids.length).toBe(23);
     expect(new Set(ids)).toEqual(new Set(Array.from({ length: 23 }, (_, i) => `ru${i}`)));
+    expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown');
+  });
+
+  it('starts the search again from its first page, saying so, when "More hits" sends a cursor of another release (cursor_expired)', async () => {
+    const sessionId = 'recall-upgraded';
+    await append(sessionId, turns('u', 23, 'quokka'));
+    await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+    await page.locator('#timeline').waitFor();
+    const hits = page.locator('#recall-results li[data-event]');
+    await page.locator('#recall input[name=recall]').fill('quokka');
+    await page.locator('#recall button[type=submit]').click();
+    await page.locator('#recall-status', { hasText: '20 hits shown; more follow' }).waitFor();
+    // The words in the box change, not searched: the search started again is the one sent.
+    await page.locator('#recall input[name=recall]').fill('lorem');
+    // The next page's cursor as the release before this one wrote it (format version 1), as after an upgrade between the pages.
+    const refused: string[] = [];
+    const olderCursor = async (route: Route) => {
+      const url = new URL(route.request().url());
+      const cursor = JSON.parse(Buffer.from(url.searchParams.get('cursor')!, 'base64url').toString('utf8')) as Record<string, unknown>;
+      url.searchParams.set('cursor', Buffer.from(JSON.stringify({ ...cursor, v: 1 }), 'utf8').toString('base64url'));
+      const response = await route.fetch({ url: url.toString() });
+      refused.push(`${response.status()} ${((await response.json()) as { code: string }).code}`);
+      await route.fulfill({ response });
+    };
+    await page.route(/\/v1\/recall\?.*cursor=/, olderCursor, { times: 1 });
+    try {
+      await page.locator('#recall-more').click();
+      // The search started again, or (as before) the refusal shown as an error.
+      await page.locator('#recall-status:has-text("search started again"), #recall-results .error-box').first().waitFor();
+    } finally {
+      await page.unroute(/\/v1\/recall\?.*cursor=/, olderCursor);
+    }
+    expect(refused).toEqual(['400 cursor_expired']);
+    expect(await page.locator('#recall-results .error-box').count()).toBe(0);
+    expect(await page.locator('#recall-status').innerText()).toBe('the service was upgraded; search started again: 20 hits shown; more follow');
+    // The first page of the same search, once; then its pages as usual.
+    const firstPage = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    expect(firstPage.length).toBe(20);
+    expect(firstPage.every((id) => id!.startsWith('uu'))).toBe(true);
+    await page.locator('#recall-more').click();
+    await page.locator('#recall-more').waitFor({ state: 'hidden' });
+    const ids = await hits.evaluateAll((els) => els.map((e) => e.getAttribute('data-event')));
+    expect(new Set(ids)).toEqual(new Set(Array.from({ length: 23 }, (_, i) => `uu${i}`)));
+    expect(ids.length).toBe(23);
     expect(await page.locator('#recall-status').innerText()).toBe('23 hits, all shown');
   });
 

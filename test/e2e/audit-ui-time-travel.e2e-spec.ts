@@ -4,13 +4,16 @@
  * (`GET …/window?atTime=`, the one rule), the timeline turns to the resolved revision's row
  * (marked `target`) and the status names the revision and its recorded time; a time before the
  * session's first event shows the service's `time_out_of_range` message in place, the row marked
- * before unmarked; an event written after the page was read marks no row: the status says so and
+ * before unmarked; a time the service refuses with advice on what to fix (its `dateTimeFix`: a day
+ * its month lacks, with or without an offset) shows that advice, its `%2B` written `+` as typed in
+ * the box; an event written after the page was read marks no row: the status says so and
  * its "read again and go to it" reads the page again, marking that event's row. Runs in a few seconds.
  */
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
 import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { dateTimeFix } from '../../apps/session-service/src/http/request-schemas';
 
 /** Events per append: two appends make more rows than one timeline page (200), so the pager shows. */
 const PER_APPEND = 150;
@@ -71,18 +74,21 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     );
   });
 
+  /** Types `typed` in "Go to time" and answers the status once the service answered. */
+  const ask = async (typed: string) => {
+    await page.locator('#timeline-goto-time input[name=time]').fill(typed);
+    await page.locator('#timeline-goto-time button[type=submit]').click();
+    // The status says "resolving…" from the click until the answer.
+    await page.waitForFunction("!/resolving/.test(document.querySelector('#timeline-time-status')?.textContent ?? 'resolving')");
+    return page.locator('#timeline-time-status').innerText();
+  };
+
   it('answers a time the box cannot send with what to type in the box, not how to encode a query string', async () => {
-    const ask = async (typed: string) => {
-      await page.locator('#timeline-goto-time input[name=time]').fill(typed);
-      await page.locator('#timeline-goto-time button[type=submit]').click();
-      // The status says "resolving…" from the click until the answer.
-      await page.waitForFunction("!/resolving/.test(document.querySelector('#timeline-time-status')?.textContent ?? 'resolving')");
-      return page.locator('#timeline-time-status').innerText();
-    };
     const hint = (typed: string) =>
       `atTime: "${typed}" is not a date-time the service reads: type it with its date, time and zone, e.g. 2026-01-31T12:00:00Z (UTC) or 2026-01-31T17:30:00+05:30 (type the "+" itself) (400 validation_failed)`;
-    // The service's advice for these names %2B, the query string's "+": the box sends a typed "+" itself.
-    for (const typed of ['2026-12-03T10:00:00', '2026-12-03T10:00:00%2B05:30', 'yesterday']) expect(await ask(typed)).toBe(hint(typed));
+    // The service's message for these names no fault but says to send "+" as %2B (the query string's): the box sends a typed "+" itself.
+    // A space typed where the "+" goes gets the same hint (the service's advice is to send it as %2B).
+    for (const typed of ['2026-12-03T10:00:00%2B05:30', 'yesterday', '2026-12-03T10:00:00 05:30']) expect(await ask(typed)).toBe(hint(typed));
     // Advice without %2B is the service's own.
     expect(await ask('2026-12-03 10:00:00Z')).toBe(
       'atTime: must be an ISO-8601 date-time: write a "T" between date and time, not a space (e.g. 2026-12-03T10:00:00Z) (400 validation_failed)',
@@ -93,6 +99,29 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     await page.locator('#timeline-goto-time input[name=time]').fill(inKolkata);
     await page.locator('#timeline-goto-time button[type=submit]').click();
     await page.locator('#timeline-time-status', { hasText: `revision ${2 * PER_APPEND - 1}, recorded` }).waitFor();
+  });
+
+  it("shows the service's advice on what to fix in the time typed, with or without an offset, its + as typed in the box", async () => {
+    // An impossible day with an offset: the service's own advice (dateTimeFix, the one rule), not the box's general hint.
+    expect(await ask('2026-02-30T10:00:00+02:00')).toBe(
+      'atTime: must be an ISO-8601 date-time: there is no day 30 in February 2026 (it has 28 days) (e.g. 2026-02-28T10:00:00+02:00) (400 validation_failed)',
+    );
+    // Every fix the service names reaches the box, "+" written as typed: what dateTimeFix answers for a "+" sent as itself.
+    for (const typed of [
+      '2026-12-03T10:00:00',
+      '2026-12-03T25:00:00+05:30',
+      '2026-13-03T10:00:00-03:00',
+      '2026-12-03T10:00+05:30',
+      '2026-12-03T10:00:00+0530',
+      '2026-12-03+05:30',
+      '2026-02-29t10:00:00z',
+      '2026-12-03 10:00',
+    ]) {
+      const fix = dateTimeFix(typed);
+      expect(fix).toBeDefined();
+      expect(await ask(typed)).toBe(`atTime: ${fix} (400 validation_failed)`);
+    }
+    expect(await page.locator('#timeline li.target').count()).toBe(0);
   });
 
   it('marks no row for an event written after the page was read: says so, and reading again goes to its row', async () => {

@@ -111,15 +111,23 @@ function problem(err) {
 
 /**
  * What the "Go to time" box shows when the service refuses the time `typed`: the service's message
- * ({@link problem}), unless it tells how to send a `+` in a query string (`%2B`), advice for a URL
- * written by hand: the box sends what is typed, its `+` encoded, so typing `%2B` would be refused
- * again. Then the box's own hint says what to type, with the service's status and code.
+ * ({@link problem}). The service writes its advice for a query string written by hand, a `+` as
+ * `%2B`, while the box sends what is typed, its `+` encoded (typing `%2B` would be refused again):
+ * - advice on what to fix in the time typed (the service's `dateTimeFix`: a day its month does not
+ *   have, `2026-02-30T10:00:00+02:00`; the zone missing; seconds missing; …) is shown with each
+ *   `%2B` written `+`, e.g. "there is no day 30 in February 2026 (it has 28 days) (e.g.
+ *   2026-02-28T10:00:00+02:00)";
+ * - the general message (no fix named) and advice on a `+` that arrived as a space (a space typed
+ *   where the `+` goes) are replaced by the box's own hint of what to type, with the service's
+ *   status and code.
  * @param {unknown} err @param {string} typed
  * @returns {string}
  */
 function timeRefusal(err, typed) {
   const { message } = problem(err);
   if (!(err instanceof ApiError) || !message.includes('%2B')) return message;
+  // dateTimeFix's messages name the fault after "date-time: "; the general one does not.
+  if (message.includes('date-time: ') && !message.includes('arrived as a space')) return message.replaceAll('%2B', '+');
   return (
     `atTime: "${typed}" is not a date-time the service reads: type it with its date, time and zone, ` +
     `e.g. 2026-01-31T12:00:00Z (UTC) or 2026-01-31T17:30:00+05:30 (type the "+" itself) (${err.status} ${err.code})`
@@ -1426,8 +1434,12 @@ const RECALL_PAGE = 20;
  * The recall box: a search over everything (this session only when ticked), its hits in pages of
  * {@link RECALL_PAGE} with a "More hits" button while the API gives a `nextCursor` (the next page of
  * the same search: its words and filters as they were sent), the first mention (with "this session
- * only", the API answers it first) marked. Only the latest search counts: a new one drops the
- * answers of earlier ones, and of their pages; so does a page no longer on screen.
+ * only", the API answers it first) marked. A next page refused because another release of the
+ * service made its cursor (400 `cursor_expired`: the service was upgraded, or rolled back, between
+ * the pages) reads the same search again from its first page, replacing the hits on screen, and
+ * the status line says so; other refusals show in the results with Retry when it can help. Only
+ * the latest search counts: a new one drops the answers of earlier ones, and of their pages; so
+ * does a page no longer on screen.
  * @param {string} sessionId
  */
 function recallBox(sessionId) {
@@ -1436,7 +1448,7 @@ function recallBox(sessionId) {
   const results = h('ol', { class: 'timeline', id: 'recall-results' });
   const status = h('p', { class: 'muted', id: 'recall-status', hidden: true });
   const more = /** @type {HTMLButtonElement} */ (
-    h('button', { type: 'button', id: 'recall-more', hidden: true, onclick: () => void page(false) }, 'More hits')
+    h('button', { type: 'button', id: 'recall-more', hidden: true, onclick: () => void page('next') }, 'More hits')
   );
   /** Searches started so far: an answer for an older one is dropped. */
   let searches = 0;
@@ -1459,15 +1471,21 @@ function recallBox(sessionId) {
       h('div', {}, snippet(hit.snippet)),
     );
   /**
-   * Reads the first page of a new search (`fresh`) or the next page of the latest one.
-   * @param {boolean} fresh
+   * Reads the first page of a new search (`new`: the words and filters in the form), the next page
+   * of the latest one (`next`), or the latest one's first page again (`restart`: its words and
+   * filters as they were sent, after the service refused the next page's cursor as another
+   * release's, `cursor_expired`).
+   * @param {'new' | 'next' | 'restart'} how
    */
-  const page = async (fresh) => {
+  const page = async (how) => {
+    const fresh = how !== 'next';
     if (!fresh && (reading || !cursor)) return;
     if (fresh) {
       searches++;
-      query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
-      if (only.checked) query.set('sessionId', sessionId);
+      if (how === 'new') {
+        query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
+        if (only.checked) query.set('sessionId', sessionId);
+      }
       cursor = undefined;
     }
     const turn = searches;
@@ -1489,17 +1507,21 @@ function recallBox(sessionId) {
       shown += answer.items.length;
       cursor = answer.nextCursor;
       more.hidden = !cursor;
-      status.hidden = shown === 0;
-      status.textContent = cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`;
+      status.hidden = shown === 0 && how !== 'restart';
+      status.textContent =
+        (how === 'restart' ? 'the service was upgraded; search started again: ' : '') +
+        (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`);
     } catch (err) {
       if (stale()) return;
       if (err instanceof NeedsKey) return showKeyPrompt(err.message);
+      // The cursor is another release's (an upgrade between the pages): the same search from its first page.
+      if (!fresh && err instanceof ApiError && err.code === 'cursor_expired') return void page('restart');
       if (fresh) {
         results.replaceChildren(
           h(
             'li',
             {},
-            errorBox('The search failed', err, () => void page(true)),
+            errorBox('The search failed', err, () => void page(how)),
           ),
         );
         more.hidden = true;
@@ -1509,7 +1531,7 @@ function recallBox(sessionId) {
           h(
             'li',
             {},
-            errorBox('More hits could not be read', err, () => (results.lastElementChild?.remove(), void page(false))),
+            errorBox('More hits could not be read', err, () => (results.lastElementChild?.remove(), void page('next'))),
           ),
         );
     } finally {
@@ -1519,7 +1541,7 @@ function recallBox(sessionId) {
       }
     }
   };
-  const search = () => void page(true);
+  const search = () => void page('new');
   return h(
     'section',
     { class: 'panel' },

@@ -181,12 +181,31 @@ export class RevisionConflictError extends SessionError {
 /** An event id was already used in this session for other content. Nothing was written. */
 export class DuplicateEventIdConflictError extends SessionError {
   readonly code = 'duplicate_event_id';
-  constructor(eventId: string) {
+  /**
+   * `eventId`: the client's id. `differing` (when known): the event's index in the command and the
+   * first field whose content differs from the stored event's (native path, and which of the two
+   * has it): the error then names that field (its location, restated by the transport as e.g.
+   * `messages[2].name`) and says a retry repeats every field as first sent.
+   */
+  constructor(eventId: string, differing?: { index: number; path: string; stored: boolean; sent: boolean }) {
+    const id = quoteInput(eventId);
+    if (!differing) {
+      super(
+        `event id ${id} already exists in this session, with other content or appended by an earlier request together with other events: send only the events not appended yet (a client resending its whole history), use a new id for new content, or retry the original request unchanged`,
+        { eventId },
+      );
+      return;
+    }
+    const which =
+      differing.stored && !differing.sent
+        ? 'the stored event has this field, the resent one does not'
+        : !differing.stored && differing.sent
+          ? 'the resent event has this field, the stored one does not'
+          : 'its value differs from the stored one';
     super(
-      `event id ${quoteInput(eventId)} already exists in this session, with other content or appended by an earlier request together with other events: send only the events not appended yet (a client resending its whole history), use a new id for new content, or retry the original request unchanged`,
-      {
-        eventId,
-      },
+      `event id ${id} already exists in this session with other content: ${which}. A retry repeats every field as first sent (content is compared field by field as text; an optional field left out differs from one sent): resend it as stored, or use a new id for new content`,
+      { eventId },
+      { index: differing.index, field: differing.path },
     );
   }
 }

@@ -3,7 +3,7 @@
  * diff), as zod schemas: validation and the OpenAPI document come from these definitions.
  */
 import { z } from 'zod';
-import { LENGTH_UNIT } from '@lib/session';
+import { LENGTH_UNIT, MAX_CURSOR_LENGTH } from '@lib/session';
 import { dateTimeParam, integerInRange, revisionText } from './request-schemas';
 
 const position = revisionText().describe(
@@ -17,7 +17,8 @@ const estimator = z
 const limit = integerInRange(1n, 100n).describe('page size, 1..100 (default 50)');
 const cursor = z
   .string()
-  .max(256, { message: 'is not a cursor; pass the nextCursor of the previous page unchanged' })
+  // as long as any route's cursor, so that the decoder names the route of another paging's cursor
+  .max(MAX_CURSOR_LENGTH, { message: 'is not a cursor; pass the nextCursor of the previous page unchanged' })
   .describe('nextCursor of the previous page (absent or empty: the first page)');
 
 /** `GET /v1/sessions`. */

@@ -5,6 +5,7 @@ import { dateTimeParamMessage, hasSpaceForPlusOffset, requestSchemas } from './r
 import { compactionListQuery, sessionListQuery } from './history-query-schemas';
 import { InvalidQueryError } from '../../../../libs/session/src/read-side/invalid-query-error';
 import { decodeKeysetCursor } from '../../../../libs/session/src/read-side/keyset-cursor';
+import { encodeRecallCursor } from '../../../../libs/session/src/read-side/recall-cursor';
 import { utcExactTime } from '../../../../libs/session/src/domain/utc-time-text';
 
 describe('emptyOptionalsAsAbsent: an optional query parameter sent empty counts as absent', () => {
@@ -246,7 +247,33 @@ describe('cursor errors read alike wherever they are found (newcomer report ncre
       'cursor: is not a cursor; pass the nextCursor of the previous page unchanged',
     );
     const decoded = message(() => decodeKeysetCursor('compactions', 'not!'));
+    // Over the longest cursor any route makes: no cursor of this service.
+    expect(message(() => validateQuery(sessionListQuery, { cursor: 'A'.repeat(2049) }))).toBe(
+      'cursor: is not a cursor; pass the nextCursor of the previous page unchanged',
+    );
     expect(decoded).toContain('is not a cursor; pass the nextCursor of the previous page unchanged');
     expect(() => decodeKeysetCursor('compactions', 'not!')).toThrow(InvalidQueryError);
+  });
+});
+
+describe('a recall cursor over 256 characters sent to a list route (newcomer report apileft2, item 5)', () => {
+  it("passes the list schema and is named as recall's by the decoder, as a shorter one is", () => {
+    const phrases = Array.from({ length: 32 }, (_, i) => ({ index: i, rows: 1000 + i }));
+    const recall = encodeRecallCursor({
+      fingerprint: 'f'.repeat(43),
+      order: 'relevance',
+      asOf: 123456789n,
+      position: 123456n,
+      rank: -12.345678901234,
+      stats: { rows: 987654, tokens: 12345678, phrases },
+    });
+    expect(recall.length).toBeGreaterThan(256);
+    for (const [schema, list] of [
+      [sessionListQuery, 'sessions'],
+      [compactionListQuery, 'compactions'],
+    ] as const) {
+      const { cursor } = validateQuery(schema, { cursor: recall }) as { cursor: string };
+      expect(() => decodeKeysetCursor(list, cursor)).toThrow('cursor: this cursor belongs to GET /v1/recall; pass the nextCursor this route gave');
+    }
   });
 });

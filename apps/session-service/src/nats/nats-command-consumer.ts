@@ -66,7 +66,7 @@ import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsM
 import { eraseMessage } from './nats-erasure';
 import { HandledErasures } from './handled-erasures';
 import { setAnswerBasisHeaders } from './answer-basis';
-import { ackWaitMsOf } from './nats-streams';
+import { ackWaitMsOf, isMissingStreamError } from './nats-streams';
 import { endPull } from './nats-pull-end';
 import type { NatsNames } from './nats-names';
 import { COMMAND_KINDS, parseCommandSubject, resultSubject } from './nats-names';
@@ -294,8 +294,9 @@ export class NatsCommandConsumer {
   /**
    * Told (with what the client reported: `stream_not_found`, `consumer_not_found`, `consumer_deleted`,
    * `no_responders`) when a pull request finds the command stream or the consumer gone from the
-   * server (the client checks after a reconnect; the server answers a pull so): the transport
-   * re-creates them, then calls {@link resubscribe}.
+   * server (the client checks after a reconnect; the server answers a pull so), and (a sentence
+   * naming the results stream) when publishing or reading an answer finds the results stream gone
+   * ({@link isMissingStreamError}): the transport re-creates them, then calls {@link resubscribe}.
    */
   onMissing: (what: string) => void = () => undefined;
 
@@ -489,7 +490,11 @@ export class NatsCommandConsumer {
     while (queue.commands.length > 0) {
       const m = queue.commands[0];
       if (this.stopping) {
-        for (const c of queue.commands.splice(0)) {
+        // One at a time from the queue itself, until it is empty: a command of the session delivered
+        // while one is given back (the pull's end still bringing what the server sent) joins this
+        // queue and goes back too, in its order (natsleft2: taken from a copy, it was left held, to the ack wait).
+        while (queue.commands.length > 0) {
+          const c = queue.commands.shift()!;
           this.queued--;
           await this.giveBack(c);
         }
@@ -688,6 +693,9 @@ export class NatsCommandConsumer {
       this.logger.warn(`command ${quoteInput(commandId)} left for redelivery: ${(err as Error).message}`);
       handled('requeued', answer ?? undefined);
       m.nak(1000);
+      // The results stream gone from the server (deleted, an empty store): re-created by the transport, as a
+      // missing command stream is (before, nothing did until a reconnect: every command went round, unanswered).
+      if (isMissingStreamError(err)) this.onMissing(`${this.names.resultStream} missing (publishing an answer: ${(err as Error).message})`);
     } finally {
       this.held.delete(m);
     }

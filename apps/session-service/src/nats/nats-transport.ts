@@ -274,7 +274,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       countNatsCommands(this.metrics),
       erasures,
     );
-    this.consumer.onMissing = (what) => void this.ensureAgain(`the command consumer found ${what.replace(/_/g, ' ')}`);
+    this.consumer.onMissing = (what) => void this.ensureAgain(`the command consumer found ${/^[a-z_]+$/.test(what) ? what.replace(/_/g, ' ') : what}`);
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
   }

@@ -1,6 +1,7 @@
 /** The read side (DESIGN §5): read models in SQLite, the projector that maintains them, and their queries. */
 export * from './invalid-query-error';
 export * from './cursor-of-another-release-error';
+export { MAX_CURSOR_LENGTH } from './cursor-of-another-route';
 export * from './malformed-event-error';
 export * from './read-model-schema';
 export * from './read-model-store';

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto';
 import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-release-error';
-import { cursorOfAnotherRoute } from './cursor-of-another-route';
+import { cursorOfAnotherRoute, cursorOfAnotherSession, MAX_CURSOR_LENGTH } from './cursor-of-another-route';
 
 /**
  * Opaque keyset cursors of the paginated lists (sessions, compaction history): the list's name
@@ -17,28 +18,55 @@ export type KeysetList = 'sessions' | 'compactions';
  */
 const KEYSET_CURSOR_VERSION = 1;
 
-/** Encodes the key (bigint: a global position or a stream revision) of the last item of a page of `list`. */
-export function encodeKeysetCursor(list: KeysetList, key: bigint): string {
-  return Buffer.from(JSON.stringify({ v: KEYSET_CURSOR_VERSION, l: list, k: key.toString() }), 'utf8').toString('base64url');
+/**
+ * Longest cursor a build before compaction-history cursors named their session accepts (its
+ * schema and decoder refuse longer ones as no cursor): a compaction-history cursor whose session
+ * id would make it longer names the session by a digest instead, so every replica of a rolling
+ * upgrade still continues it (README, Mixed versions).
+ */
+const EARLIER_BUILDS_MAX_CURSOR_LENGTH = 256;
+
+/** The digest naming a session in a compaction-history cursor too long to carry its id (12 base64url characters of SHA-256). */
+function sessionDigest(sessionId: string): string {
+  return createHash('sha256').update(sessionId, 'utf8').digest('base64url').slice(0, 12);
 }
 
 /**
- * Decodes a cursor made by {@link encodeKeysetCursor} for `list`.
+ * Encodes the key (bigint: a global position or a stream revision) of the last item of a page of
+ * `list`. A compaction-history cursor (`list` `compactions`) also names the session whose page it
+ * continues, `sessionId`: its id (`s`) when the cursor stays within
+ * {@link EARLIER_BUILDS_MAX_CURSOR_LENGTH} characters, else a digest of it (`h`). Same format
+ * version: earlier builds ignore both fields.
+ */
+export function encodeKeysetCursor(list: KeysetList, key: bigint, sessionId?: string): string {
+  const encode = (fields: Record<string, string>) =>
+    Buffer.from(JSON.stringify({ v: KEYSET_CURSOR_VERSION, l: list, k: key.toString(), ...fields }), 'utf8').toString('base64url');
+  if (list !== 'compactions' || sessionId === undefined) return encode({});
+  const named = encode({ s: sessionId });
+  return named.length <= EARLIER_BUILDS_MAX_CURSOR_LENGTH ? named : encode({ h: sessionDigest(sessionId) });
+}
+
+/**
+ * Decodes a cursor made by {@link encodeKeysetCursor} for `list` (of the session `sessionId`, for
+ * a compaction history).
  * @throws InvalidQueryError (`cursor`, 400 `invalid_query`) when it is malformed, or belongs to
- *   another route (another list, or recall: the message names that route, see `cursorOfAnotherRoute`).
+ *   another route (another list, or recall: the message names that route, see `cursorOfAnotherRoute`),
+ *   or, for a compaction history, to another session's (the message names it when the cursor carries
+ *   its id, see `cursorOfAnotherSession`). A compaction-history cursor naming no session (made
+ *   before cursors named it) is read as before: for any session.
  * @throws CursorOfAnotherReleaseError (`cursor`, 400 `cursor_expired`) when it carries another
  *   format version: another release made it.
  */
-export function decodeKeysetCursor(list: KeysetList, text: string): bigint {
+export function decodeKeysetCursor(list: KeysetList, text: string, sessionId?: string): bigint {
   const invalid = (why: string) => new InvalidQueryError('cursor', `${why}; pass the nextCursor of the previous page unchanged`);
-  if (!/^[A-Za-z0-9_-]{1,256}$/.test(text)) throw invalid('is not a cursor');
+  if (text.length > MAX_CURSOR_LENGTH || !/^[A-Za-z0-9_-]+$/.test(text)) throw invalid('is not a cursor');
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
   } catch {
     throw invalid('is not a cursor');
   }
-  const { v, l, k, f } = (parsed ?? {}) as Record<string, unknown>;
+  const { v, l, k, f, s, h } = (parsed ?? {}) as Record<string, unknown>;
   const version = cursorVersion(v);
   if (version !== undefined && version !== KEYSET_CURSOR_VERSION && typeof l === 'string')
     throw new CursorOfAnotherReleaseError(version, KEYSET_CURSOR_VERSION, 'list again without cursor (the first page) and follow the new nextCursor');
@@ -49,5 +77,9 @@ export function decodeKeysetCursor(list: KeysetList, text: string): bigint {
   if (l === 'sessions' || l === 'compactions') {
     if (l !== list) throw cursorOfAnotherRoute(l);
   } else throw invalid(`is a cursor of another list (${String(l)})`);
+  if (list === 'compactions' && sessionId !== undefined) {
+    if (typeof s === 'string' && s !== sessionId) throw cursorOfAnotherSession(s);
+    if (typeof h === 'string' && h !== sessionDigest(sessionId)) throw cursorOfAnotherSession();
+  }
   return key;
 }

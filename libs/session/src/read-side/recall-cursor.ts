@@ -1,7 +1,7 @@
 import { parseCanonicalInteger } from '@lib/event-store';
 import { InvalidQueryError } from './invalid-query-error';
 import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-release-error';
-import { cursorOfAnotherRoute } from './cursor-of-another-route';
+import { cursorOfAnotherRoute, MAX_CURSOR_LENGTH } from './cursor-of-another-route';
 import type { RecallRankStats } from './recall-rank';
 
 /** How a recall page is ordered (see `RecallOrder` in `queries/recall-query`). */
@@ -40,8 +40,8 @@ export interface RecallCursor {
  * `v` and the fingerprint `f` in every format: they tell another release's cursor from no cursor.
  */
 const CURSOR_VERSION = 2;
-/** Longest cursor text accepted (a `relevance` cursor of 32 ranked words is about 700 characters). */
-export const MAX_RECALL_CURSOR_LENGTH = 2048;
+/** Longest cursor text accepted: {@link MAX_CURSOR_LENGTH}, as on every paging route (a `relevance` cursor of 32 ranked words is about 700 characters). */
+export const MAX_RECALL_CURSOR_LENGTH = MAX_CURSOR_LENGTH;
 const ORDERS: readonly RecallCursorOrder[] = ['relevance', 'newest', 'oldest'];
 
 /** Encodes a cursor as opaque base64url text (JSON: `{v: 2, f, o, a, p?, r?, s?: [rows, tokens, index, rows, …]}`). */

@@ -15,6 +15,7 @@
 import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { Inject, Optional } from '@nestjs/common';
 import {
+  findInStream,
   DuplicateEventIdError,
   WrongExpectedRevisionError,
   WrongIncarnationError,
@@ -33,6 +34,7 @@ import { answeredCallIds, callIdsInLog } from './call-ids-in-log';
 import { clientIdsInLog } from './client-ids-in-log';
 import { storedConversationData } from './stored-conversation-data';
 import { nameResponsesFromCalls } from '../domain/response-names';
+import { firstDifference } from '../domain/first-difference';
 import { EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { PerSessionQueue } from './per-session-queue';
@@ -204,7 +206,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
         }
         if (err instanceof WrongExpectedRevisionError && clientExpected === null)
           throw RevisionConflictError.exhausted(MAX_APPEND_ATTEMPTS, String(err.actual));
-        throw this.translated(err, command, decision.events);
+        throw await this.translated(err, command, decision.events);
       }
     }
   }
@@ -365,18 +367,34 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       return this.appended(command, result, hasPolicy);
     } catch (err) {
       if (err instanceof WrongIncarnationError) return err;
-      throw this.translated(err, command, resend.events);
+      throw await this.translated(err, command, resend.events);
     }
   }
 
-  /** The store's error in the client's terms. `events`: what was appended, the command's events first, in order (as decided). */
-  private translated(err: unknown, command: AppendSessionEventsCommand, events: readonly EventData[]): unknown {
+  /**
+   * The store's error in the client's terms. `events`: what was appended, the command's events
+   * first, in order (as decided). A duplicate id is looked up in the session's log (backwards from
+   * its end; on this error path only) to name the first field whose content differs
+   * ({@link firstDifference}); when it is not found, or none differs (the event is stored out of
+   * its place), the error names no field.
+   */
+  private async translated(err: unknown, command: AppendSessionEventsCommand, events: readonly EventData[]): Promise<unknown> {
     // The client's own expected revision, also when compactions after it moved the check on.
     if (err instanceof WrongExpectedRevisionError) return new RevisionConflictError(String(command.expectedRevision), String(err.actual));
     if (err instanceof DuplicateEventIdError) {
       const index = events.findIndex((e) => e.id === err.eventId);
       const clientId = (index >= 0 ? command.events[index]?.event.id : undefined) ?? err.eventId;
-      return new DuplicateEventIdConflictError(clientId);
+      if (index < 0 || index >= command.events.length) return new DuplicateEventIdConflictError(clientId);
+      const storeIds = new Set([events[index].id, ...(events[index].formerIds ?? [])]);
+      const stored = await findInStream(this.store, err.stream, (e) => storeIds.has(e.id)).catch(() => null);
+      // Content: the event, its createdAt and metadata (costs follow from it; userId is not content).
+      const content = (data: unknown) => {
+        const { costs: _costs, userId: _userId, ...rest } = (data ?? {}) as Record<string, unknown>;
+        return rest;
+      };
+      const differing = stored ? firstDifference(content(stored.data), content(events[index].data)) : undefined;
+      const field = differing && { ...differing, path: differing.path.replace(/^event\./, '') };
+      return new DuplicateEventIdConflictError(clientId, field && { index, ...field });
     }
     return err;
   }

@@ -127,6 +127,22 @@ describe('an erasure after a rollback to a build that wrote the session again fr
     expect(await env.records()).toHaveLength(after.length);
   });
 
+  it("counts only the last life's events when finishing its interrupted erasure after an earlier life ended at a higher revision", async () => {
+    // This build erases life one (revisions 0–4); the older build writes life two at revisions 0–1.
+    await env.append(['one', 'two', 'three', 'four', 'five'], 'one');
+    expect((await env.erase()).erasedEvents).toBe(5);
+    expect(env.older.appendToSession('t', 's', [said('a', 'life two SECRET22'), said('b', 'ok')])).toBe(1n);
+    await env.caughtUp();
+    await expect(env.erase(failingRecords(env.store))).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    const answer = await env.erase();
+    expect(answer.erasedEvents).toBe(2);
+    const records = await env.records();
+    expect((records[records.length - 1].data as SessionErasedData).erasedEvents).toBe(2);
+    await env.caughtUp();
+    expect(env.shows('SECRET22')).toBe(false);
+    expect(await env.erase()).toEqual(answer);
+  });
+
   it('takes the next free id past every earlier life ending at that revision', async () => {
     await env.append(['first one', 'ok'], 'one');
     await env.erase();
@@ -199,10 +215,10 @@ describe('erasures over random histories of lives, with and without revisions wr
             const record = after[after.length - 1];
             expect(answer.position).toBe(record.position.toString());
             expect((record.data as SessionErasedData).sessionId).toBe('s');
-            if (life.eraser === 'current') {
-              expect((record.data as SessionErasedData).lastRevision).toBe(lastRevision.toString());
-              expect(answer.erasedEvents).toBe(life.events);
-            }
+            if (life.eraser === 'current') expect((record.data as SessionErasedData).lastRevision).toBe(lastRevision.toString());
+            // only this life's events, also when an earlier life ended at a higher revision
+            expect(answer.erasedEvents).toBe(life.events);
+            expect((record.data as SessionErasedData).erasedEvents).toBe(life.events);
             expect(new Set(after.map((e) => e.id)).size).toBe(after.length);
             await env.caughtUp();
             expect(env.shows(word)).toBe(false);

@@ -285,8 +285,11 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * a build before e92296e wrote again from revision 0) has none yet. Without one, the erasure that
    * deleted the stream may be about to write it: it is waited for up to the record wait. When
    * none comes and this replica's read models hold rows of that life, the deletion was
-   * interrupted (the store failed, the process ended before the record): the record is written now, counting the life's revisions the read models hold (from its first
-   * one to the deleted last), so every replica erases the rows. Its `lastRevision` is exact (the
+   * interrupted (the store failed, the process ended before the record): the record is written now, counting the life's revisions from the first one the read models hold
+   * to `incarnation - 1` (exact also when this replica had not read the life's last events), or,
+   * for a life written again from revision 0 after an earlier life's record ending at
+   * `incarnation - 1` (that life set it, and this one may have ended lower), to the last one they
+   * hold, so every replica erases the rows. Its `lastRevision` is exact (the
    * stream's incarnation - 1) and bounds every replica's erasure: a replica that had projected
    * more of the life than this one erases all of it. Its `lastPosition` is the last this replica
    * holds (lower than the life's when it lagged), read only by builds that bound the erasure by
@@ -314,17 +317,49 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     if (waited.record) return waited.record;
     const life = loggedLifeUpTo(this.projector.store, tenantId, sessionId, lastRevision, found.record?.position);
     if (!life) throw new SessionNotFoundError(sessionId);
+    // The life ends at `lastRevision` (the highest revision ever deleted) unless it was written again
+    // from revision 0 and an earlier life's record claims that revision: then it ends at its last row.
+    const earlierEndedThere =
+      life.firstRevision === 0n && (found.record !== null || (found.older !== null && (await this.anyRecordEndingAt(tenantId, sessionId, lastRevision))));
     return this.recordOnce(
       tenantId,
       {
         sessionId,
-        erasedEvents: Number(lastRevision - life.firstRevision + 1n),
+        erasedEvents: Number((earlierEndedThere ? life.lastRevision : lastRevision) - life.firstRevision + 1n),
         erasedAt: new Date().toISOString(),
         lastPosition: life.lastPosition.toString(),
         lastRevision: lastRevision.toString(),
       },
       waited.tailPosition,
     );
+  }
+
+  /**
+   * Whether the tenant's erasure stream holds a record of `sessionId` closing a life that ended at
+   * revision `lastRevision` (bigint). Called when this replica holds rows of a life the stream has
+   * no record of, written again from revision 0: such a record is an earlier life's, which set the
+   * store's highest deleted revision, so the life being finished may have ended below it. Reads the
+   * whole stream, newest first, when there is none.
+   */
+  private async anyRecordEndingAt(tenantId: string, sessionId: string, lastRevision: bigint): Promise<boolean> {
+    for await (const event of this.recordsNewestFirst(tenantId)) {
+      const data = event.data as SessionErasedData;
+      if (event.type === SESSION_ERASED && data.sessionId === sessionId && data.lastRevision === lastRevision.toString()) return true;
+    }
+    return false;
+  }
+
+  /** The events of the tenant's erasure stream, newest first, read {@link ERASURE_RECORDS_PAGE} at a time. */
+  private async *recordsNewestFirst(tenantId: string): AsyncGenerator<RecordedEvent> {
+    const stream = erasureStream(tenantId);
+    let from: bigint | 'end' = 'end';
+    for (;;) {
+      const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: ERASURE_RECORDS_PAGE });
+      yield* page;
+      const oldest = page.at(-1);
+      if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) return;
+      from = oldest.revision - 1n;
+    }
   }
 
   /**
@@ -362,16 +397,9 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
       const appended = await this.store.appendToStream(erasureStream(tenantId), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
       return { position: appended.position, data };
     }
-    const stream = erasureStream(tenantId);
-    let from: bigint | 'end' = 'end';
-    for (;;) {
-      const page = await this.store.readStream(stream, { direction: 'backwards', fromRevision: from, maxCount: ERASURE_RECORDS_PAGE });
-      const match = page.find((e) => e.type === SESSION_ERASED && (e.data as SessionErasedData).sessionId === sessionId && e.position <= emptyAt);
-      if (match) return recordOf(match);
-      const oldest = page.at(-1);
-      if (page.length < ERASURE_RECORDS_PAGE || !oldest || oldest.revision === 0n) throw new SessionNotFoundError(sessionId);
-      from = oldest.revision - 1n;
-    }
+    for await (const e of this.recordsNewestFirst(tenantId))
+      if (e.type === SESSION_ERASED && (e.data as SessionErasedData).sessionId === sessionId && e.position <= emptyAt) return recordOf(e);
+    throw new SessionNotFoundError(sessionId);
   }
 
   /**

@@ -117,7 +117,7 @@ export interface CompactionRecordPage {
  * decisions recorded while paging come after every earlier one, so no page repeats or skips one.
  * `limit` 1..100 (default {@link DEFAULT_COMPACTION_LIMIT}); `cursor` is the previous page's `nextCursor`.
  * Returns null when the session is unknown or belongs to another tenant (→ 404).
- * @throws InvalidQueryError (400) on a malformed cursor.
+ * @throws InvalidQueryError (400) on a malformed cursor, or one of another session's compactions.
  */
 export function pageCompactions(
   store: ReadModelStore,
@@ -126,7 +126,7 @@ export function pageCompactions(
   limit = DEFAULT_COMPACTION_LIMIT,
   cursor?: string,
 ): CompactionRecordPage | null {
-  const after = cursor === undefined ? -1n : decodeKeysetCursor('compactions', cursor);
+  const after = cursor === undefined ? -1n : decodeKeysetCursor('compactions', cursor, sessionId);
   const session = findSession(store, tenantId, sessionId);
   if (!session) return null;
   const rows = store.db
@@ -135,7 +135,7 @@ export function pageCompactions(
     .all(session.sessionKey, after, limit + 1) as CompactionRow[];
   const onArrival = archivedOnArrivalReader(store, session.sessionKey);
   const page: CompactionRecordPage = { compactions: rows.slice(0, limit).map((row) => toRecord(sessionId, row, onArrival(row))) };
-  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('compactions', rows[limit - 1].revision);
+  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('compactions', rows[limit - 1].revision, sessionId);
   return page;
 }
 

@@ -42,18 +42,26 @@ export function lastLoggedPositionUpTo(store: ReadModelStore, tenantId: string, 
   return row?.position ?? null;
 }
 
-/** What the read models hold of one erased life of a session: its first revision and its last event's global position (bigint). */
+/**
+ * What the read models hold of one erased life of a session (bigints): its first and last
+ * revisions (a life's revisions are gapless, so it has `lastRevision - firstRevision + 1` events)
+ * and its last event's global position.
+ */
 export interface LoggedLife {
   firstRevision: bigint;
+  lastRevision: bigint;
   lastPosition: bigint;
 }
 
 /**
  * The rows the read models hold of the session `sessionId` of `tenantId` at revisions up to
  * `lastRevision` (bigint, inclusive: the last revision of a deleted life of the session), or null
- * when they hold none: the first revision among them and the global position of the last one. An
- * erasure finishing one that deleted the stream and stopped before its record counts and erases
- * these; revisions are never reused, so the events of the session written again after the
+ * when they hold none: the first and last revisions among them and the global position of the
+ * last one. The last may be below `lastRevision`: the replica had not read the life's last events
+ * before they were deleted, or an earlier life ended at `lastRevision` (the store keeps the highest
+ * revision it ever deleted of the session) and this one, written again from revision 0 by a build
+ * before e92296e, ended lower. An erasure finishing one that deleted the stream and stopped before its record
+ * counts and erases these; revisions are never reused, so the events of the session written again after the
  * deletion (later revisions) are not among them. `afterPosition` (bigint, exclusive; default: none)
  * counts only rows of events after that global position: an erasure asks whether rows of revisions
  * up to `lastRevision` were projected after a record erasing them, i.e. whether they belong to a
@@ -62,10 +70,13 @@ export interface LoggedLife {
 export function loggedLifeUpTo(store: ReadModelStore, tenantId: string, sessionId: string, lastRevision: bigint, afterPosition = -1n): LoggedLife | null {
   const row = store.db
     .prepare(
-      `SELECT min(l.revision) AS firstRevision, max(l.position) AS lastPosition FROM session_log l JOIN sessions s ON s.session_key = l.session_key
+      `SELECT min(l.revision) AS firstRevision, max(l.revision) AS lastRevision, max(l.position) AS lastPosition FROM session_log l JOIN sessions s ON s.session_key = l.session_key
        WHERE s.tenant_id = ? AND s.session_id = ? AND l.revision <= ? AND l.position > ?`,
     )
     .safeIntegers(true)
-    .get(tenantId, sessionId, lastRevision, afterPosition) as { firstRevision: bigint | null; lastPosition: bigint | null } | undefined;
-  return row?.firstRevision == null || row.lastPosition == null ? null : { firstRevision: row.firstRevision, lastPosition: row.lastPosition };
+    .get(tenantId, sessionId, lastRevision, afterPosition) as
+    { firstRevision: bigint | null; lastRevision: bigint | null; lastPosition: bigint | null } | undefined;
+  return row?.firstRevision == null || row.lastRevision == null || row.lastPosition == null
+    ? null
+    : { firstRevision: row.firstRevision, lastRevision: row.lastRevision, lastPosition: row.lastPosition };
 }
