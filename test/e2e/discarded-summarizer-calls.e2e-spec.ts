@@ -91,7 +91,15 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
     const answer = (await commanded).body as Record<string, unknown>;
     CompactionAnswerSchema.parse(answer);
     expect(answer).toMatchObject({ outcome: 'not-triggered', recorded: false });
-    expect(answer.discardedSummarizerCalls).toEqual({ kind: 'openai-compatible', model: MODEL, calls: 1, promptTokens: 200, completionTokens: 20 });
+    expect(answer.discardedSummarizerCalls).toEqual({
+      kind: 'openai-compatible',
+      model: MODEL,
+      calls: 1,
+      promptTokens: 200,
+      completionTokens: 20,
+      retries: 0,
+      unreportedUsageCalls: 0,
+    });
 
     let metrics = (await http().get('/metrics').expect(200)).text;
     expect(sample(metrics, 'summarizer_calls_total', { origin: 'auto', outcome: 'compacted', reply: 'used' })).toBe(1);
@@ -112,8 +120,12 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       .send(fewer)
       .then((r) => r);
     await callsMade(4);
+    // the commanded pass started before its first call reached the endpoint: it waits for that call, which it then discards
+    const heldFrom = Date.now();
     held.answer(2);
     await scheduler.whenIdle();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const heldMs = Date.now() - heldFrom;
     held.answer(3);
     held.answer(4);
     const compacted = (await compacting).body as Record<string, unknown>;
@@ -124,10 +136,27 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       calls: 2,
       promptTokens: 900,
       completionTokens: 90,
-      discarded: { calls: 1, promptTokens: 400, completionTokens: 40 },
+      retries: 0,
+      unreportedUsageCalls: 0,
+      discarded: { calls: 1, promptTokens: 400, completionTokens: 40, retries: 0, unreportedUsageCalls: 0 },
     };
     expect(compacted).toMatchObject({ outcome: 'compacted', recorded: true, summarizer: recorded });
-    expect(compacted.discardedSummarizerCalls).toEqual({ kind: 'openai-compatible', model: MODEL, calls: 1, promptTokens: 400, completionTokens: 40 });
+    // durationMs is the wall time from the pass's start (ncsummarizer F3): the discarded call's wait is in it
+    const decisionItem = (
+      await http()
+        .get(`/v1/sessions/spent/compactions/${String(compacted.compactionId)}?minPosition=${String(compacted.position)}`)
+        .expect(200)
+    ).body as { durationMs: number };
+    expect(decisionItem.durationMs).toBeGreaterThanOrEqual(heldMs);
+    expect(compacted.discardedSummarizerCalls).toEqual({
+      kind: 'openai-compatible',
+      model: MODEL,
+      calls: 1,
+      promptTokens: 400,
+      completionTokens: 40,
+      retries: 0,
+      unreportedUsageCalls: 0,
+    });
     expect(fake.calls).toBe(5);
 
     const item = (
@@ -140,8 +169,10 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       kind: 'openai-compatible',
       model: MODEL,
       calls: 2,
+      retries: 0,
+      unreportedUsageCalls: 0,
       usage: { promptTokens: 900, completionTokens: 90 },
-      discarded: { calls: 1, usage: { promptTokens: 400, completionTokens: 40 } },
+      discarded: { calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 400, completionTokens: 40 } },
     });
     metrics = (await http().get('/metrics').expect(200)).text;
     expect(sample(metrics, 'summarizer_calls_total', { origin: 'command', outcome: 'compacted', reply: 'discarded' })).toBe(1);

@@ -8,6 +8,7 @@
  * Runtime: a few seconds (in-process services; PostgreSQL skipped when none answers).
  */
 import * as fs from 'node:fs';
+import { Client } from 'pg';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { startService, useService, type Harness } from '../support/service-harness';
 
@@ -95,7 +96,10 @@ function examples(service: () => Pick<Harness, 'http'>): void {
   });
 
   it('a time before the first event is 400 time_out_of_range naming when it was recorded; an unknown session 404', async () => {
-    const before = shifted(times.get('0')!, -1);
+    // 1 ms before the log's earliest recorded time: revision 0's, unless the store's clock stepped
+    // back after it was recorded (README, Clock jumps; see "a store clock stepping back" below).
+    const earliest = Math.min(...[...times.values()].map((t) => Date.parse(t)));
+    const before = new Date(earliest - 1).toISOString();
     const res = await http().get('/v1/sessions/at1/window').query({ atTime: before }).expect(400);
     expect(res.body).toMatchObject({ code: 'time_out_of_range', parameter: 'atTime' });
     expect(res.body.message).toBe(
@@ -106,6 +110,12 @@ function examples(service: () => Pick<Harness, 'http'>): void {
     const cut = await http().get('/v1/sessions/at1/window').query({ atTime: long }).expect(400);
     expect(cut.body.code).toBe('time_out_of_range');
     expect(cut.body.message).toContain(`… (${long.length} characters): no window existed yet`);
+    // Under 1 ms into the earliest recorded time's second (or the one before), written with 12
+    // fraction digits that start with 0: before the first event (Date.parse read it as .999).
+    const second = new Date(Math.floor((earliest - 1) / 1000) * 1000).toISOString().slice(0, -4);
+    const zeroLed = `${second}000999999999Z`;
+    const led = await http().get('/v1/sessions/at1/window').query({ atTime: zeroLed }).expect(400);
+    expect(led.body.code).toBe('time_out_of_range');
     const missing = await http().get('/v1/sessions/at-none/window').query({ atTime: '2026-01-01T00:00:00Z' }).expect(404);
     expect(missing.body.code).toBe('session_not_found');
   });
@@ -174,4 +184,42 @@ describeUnlessSkipped(postgresUnavailableReason(), 'time travel by time (Postgre
     if (service) fs.rmSync(service.dataDir, { recursive: true, force: true });
   });
   examples(() => service);
+
+  // The server's clock stepping back 1 s between two appends, as `created`'s default gives it
+  // (README, Clock jumps): revision 1 is recorded before revision 0. A time 1 ms before revision
+  // 0's recordedAt then resolves to revision 1 (the last one recorded at or before it), so only a
+  // time before the log's earliest recorded time is 400, still naming revision 0's.
+  it('a store clock stepping back: a time before revision 0 but after a later event resolves to it; before both is 400', async () => {
+    const http = () => service.http();
+    const recorded = async (session: string) =>
+      ((await http().get(`/v1/sessions/${session}/events`).expect(200)).body.events as Array<{ recordedAt: string }>).map((e) => e.recordedAt);
+    await http()
+      .post('/v1/sessions/at-step/events')
+      .send({ events: [user('s1')] })
+      .expect(201);
+    const sql = new Client({ connectionString: db.url });
+    await sql.connect();
+    try {
+      await sql.query(`ALTER TABLE es_events ALTER COLUMN created SET DEFAULT clock_timestamp() - interval '1 second'`);
+      await http()
+        .post('/v1/sessions/at-step/events')
+        .send({ events: [reply('s2')] })
+        .expect(201);
+    } finally {
+      await sql.query('ALTER TABLE es_events ALTER COLUMN created SET DEFAULT clock_timestamp()');
+      await sql.end();
+    }
+    const [first, stepped] = await recorded('at-step');
+    expect(Date.parse(stepped)).toBeLessThan(Date.parse(first) - 1);
+    const afterStep = await http()
+      .get('/v1/sessions/at-step/window')
+      .query({ atTime: shifted(first, -1) })
+      .expect(200);
+    expect(afterStep.body).toMatchObject({ revision: '1', resolved: { revision: '1', recordedAt: stepped } });
+    const before = shifted(stepped, -1);
+    const res = await http().get('/v1/sessions/at-step/window').query({ atTime: before }).expect(400);
+    expect(res.body.message).toBe(
+      `atTime: the session's first event (revision 0) was recorded at ${first}, after ${before}: no window existed yet; ask for a time at or after it`,
+    );
+  });
 });

@@ -46,6 +46,15 @@ export interface FakeReply {
   usage?: Partial<FakeUsage>;
   /** `choices[0].finish_reason`; default `stop`. */
   finishReason?: 'stop' | 'length' | 'content_filter';
+  /**
+   * The `usage` object sent as it is, replacing the computed one: `null` leaves `usage` out, any
+   * other value (strings, only `total_tokens`, …) is sent verbatim. Overrides {@link FakeReply.usage}.
+   */
+  rawUsage?: unknown;
+  /** The `model` the reply names; default the model of the request. */
+  model?: string;
+  /** Milliseconds to wait before answering (the answer is still sent after a client gave up). */
+  delayMs?: number;
 }
 
 /**
@@ -63,6 +72,7 @@ export interface FakeReply {
  * - `refusal`: HTTP 200 with `message.content` null and `message.refusal` set.
  * - `content-filter`: HTTP 200 with finish_reason `content_filter` and null content.
  * - `no-choices`: HTTP 200 with valid JSON and an empty `choices` array.
+ * - `reset-mid-answer`: HTTP 200 headers and the start of a body, then the connection is destroyed.
  */
 export type FakeFault =
   | { fault: 'timeout' }
@@ -74,7 +84,8 @@ export type FakeFault =
   | { fault: 'malformed-json' }
   | { fault: 'refusal' }
   | { fault: 'content-filter' }
-  | { fault: 'no-choices' };
+  | { fault: 'no-choices' }
+  | { fault: 'reset-mid-answer' };
 
 /** The names of the faults of {@link FakeFault}. */
 export type FakeFaultName = FakeFault['fault'];
@@ -263,7 +274,12 @@ export class FakeOpenAiServer {
     const reply: FakeReply | null = typeof outcome === 'string' ? { reply: outcome } : 'reply' in outcome ? outcome : null;
     if (reply) {
       record.answeredWith = 'reply';
-      sendJson(res, 200, completion(record, reply.reply, reply.finishReason ?? 'stop', null, reply.usage));
+      const body = completion(record, reply.reply, reply.finishReason ?? 'stop', null, reply.usage);
+      if (reply.model !== undefined) body.model = reply.model;
+      if (reply.rawUsage === null) delete body.usage;
+      else if (reply.rawUsage !== undefined) body.usage = reply.rawUsage;
+      if (reply.delayMs) setTimeout(() => sendJson(res, 200, body), reply.delayMs);
+      else sendJson(res, 200, body);
       return;
     }
     const fault = outcome as FakeFault;
@@ -296,6 +312,11 @@ export class FakeOpenAiServer {
         return;
       case 'content-filter':
         sendJson(res, 200, completion(record, null, 'content_filter', null));
+        return;
+      case 'reset-mid-answer':
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '500' });
+        res.write('{"id": "chatcmpl-cut", "object": "chat.completion", "choices": [');
+        setTimeout(() => res.socket?.destroy(), 20);
         return;
       case 'no-choices': {
         const body = completion(record, '', 'stop', null);

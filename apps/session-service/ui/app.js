@@ -190,6 +190,33 @@ function clearLoading() {
   main.removeAttribute('aria-busy');
 }
 
+const announcer = /** @type {HTMLElement} */ (document.getElementById('announce'));
+
+/**
+ * Says `text` to screen readers (the page's polite live region `#announce`, off screen): what a
+ * keyboard action did where no visible status says it (a route opened, a compaction's details
+ * opened or closed). The region is emptied first, so the same words said twice are said again.
+ * @param {string} text
+ */
+function announce(text) {
+  announcer.textContent = '';
+  setTimeout(() => (announcer.textContent = text), 50);
+}
+
+/**
+ * Moves keyboard focus to `el` (a row or heading becomes focusable by script only, `tabindex="-1"`:
+ * not a Tab stop; a link or button stays as it is), without scrolling the page unless `scroll` (the
+ * caller brings a row into view where it belongs). Nothing happens for an element not in the page.
+ * @param {HTMLElement | null | undefined} el
+ * @param {boolean} [scroll] whether the page scrolls to it (a new page's heading)
+ */
+function focusOn(el, scroll = false) {
+  if (!el || !el.isConnected) return;
+  // A link or button keeps its Tab stop; anything else becomes focusable by script only.
+  if (el.tabIndex < 0 && !el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1');
+  el.focus({ preventScroll: !scroll });
+}
+
 /**
  * Creates an element: `h('td', { class: 'num' }, 12)`. Strings are text (never HTML).
  * @param {string} tag
@@ -495,6 +522,9 @@ function sessionCountText(shown, loaded, searching, more) {
   return `${searching ? `${fmt(shown)} of ${fmt(loaded)} loaded match` : `${fmt(loaded)} loaded`}, ${more ? 'more available' : 'all listed'}`;
 }
 
+/** How long typing in the session list's search text pauses before its count is announced, in milliseconds. */
+const COUNT_QUIET_MS = 600;
+
 /** The estimator of the list's "Window tokens" column (sent with every list read, so the column has one unit). */
 const LIST_ESTIMATOR = 'cl100k_base';
 
@@ -519,16 +549,38 @@ async function renderSessionList(isCurrent) {
   let reading = false;
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const search = /** @type {HTMLInputElement} */ (
-    h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', value: params.get('q') ?? '' })
+    h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', 'aria-label': 'Session id contains', value: params.get('q') ?? '' })
   );
-  const user = /** @type {HTMLInputElement} */ (h('input', { type: 'text', name: 'userId', placeholder: 'user id (exact)', value: params.get('user') ?? '' }));
+  const user = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'text', name: 'userId', placeholder: 'user id (exact)', 'aria-label': 'User id (exact)', value: params.get('user') ?? '' })
+  );
   const body = h('tbody');
   const more = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', id: 'more', hidden: true, onclick: () => loadInPlace(false) }, 'Load more'));
-  const count = h('span', { class: 'muted', id: 'session-count' });
+  // A live region: the count is announced after Filter and "Load more", and after typing in the
+  // search text once typing pauses ({@link quietCount}), not on every keystroke.
+  const count = h('span', { class: 'muted', id: 'session-count', role: 'status', 'aria-atomic': 'true' });
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let typing;
+  /**
+   * Redraws the list as the search text is typed: the table at once, the count too but silenced
+   * (`aria-live="off"`) until {@link COUNT_QUIET_MS} pass without a keystroke, then announced once.
+   */
+  const quietCount = () => {
+    count.setAttribute('aria-live', 'off');
+    draw();
+    clearTimeout(typing);
+    typing = setTimeout(() => {
+      count.removeAttribute('aria-live');
+      count.textContent = String(count.textContent);
+    }, COUNT_QUIET_MS);
+  };
 
+  /** The number of rows the table showed before the latest draw (the first new row after "Load more"). */
+  let rowsBefore = 0;
   const draw = () => {
     const q = search.value.trim().toLowerCase();
     const shown = sessions.filter((s) => s.sessionId.toLowerCase().includes(q));
+    rowsBefore = body.children.length;
     // The API gives pages, not a total: the count says what is loaded, and whether more are there to load.
     count.textContent = sessionCountText(shown.length, sessions.length, q !== '', cursor !== undefined);
     fill(
@@ -567,8 +619,12 @@ async function renderSessionList(isCurrent) {
     if (!fresh && reading) return false;
     const turn = fresh ? ++generation : generation;
     const stale = () => turn !== generation || !isCurrent();
+    // Whether the keyboard is on "Load more": it stays there, or goes to the first new row when the
+    // button hides (nothing more to load). The button is marked aria-disabled, not disabled, while
+    // the page is read: a disabled button loses focus (to <body>).
+    const onButton = !fresh && document.activeElement === more;
     reading = true;
-    more.disabled = true;
+    more.setAttribute('aria-disabled', 'true');
     more.textContent = 'Loading…';
     if (fresh) showLoading('Reading the session list…');
     const query = new URLSearchParams({ limit: '100', estimator: LIST_ESTIMATOR });
@@ -589,6 +645,7 @@ async function renderSessionList(isCurrent) {
       cursor = page.nextCursor;
       more.hidden = !cursor;
       draw();
+      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[rowsBefore] ?? count));
       return true;
     } catch (err) {
       if (stale()) return false;
@@ -596,7 +653,7 @@ async function renderSessionList(isCurrent) {
     } finally {
       if (turn === generation) {
         reading = false;
-        more.disabled = false;
+        more.removeAttribute('aria-disabled');
         more.textContent = 'Load more';
         if (fresh && isCurrent()) clearLoading();
       }
@@ -608,7 +665,7 @@ async function renderSessionList(isCurrent) {
       (shown) => (shown ? clearBanner() : undefined),
       (err) => failInPlace(fresh ? 'The session list could not be read' : 'More sessions could not be read', err, () => loadInPlace(fresh)),
     );
-  search.addEventListener('input', draw);
+  search.addEventListener('input', quietCount);
   await load(true);
   if (!isCurrent()) return;
   showPage(
@@ -617,7 +674,7 @@ async function renderSessionList(isCurrent) {
     h(
       'section',
       { class: 'panel' },
-      h('h1', {}, 'Sessions'),
+      h('h1', { id: 'list-title' }, 'Sessions'),
       h(
         'form',
         {
@@ -655,6 +712,8 @@ async function renderSessionList(isCurrent) {
       more,
     ),
   );
+  document.title = `Sessions – ${APP_TITLE}`;
+  if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#list-title')), true);
 }
 
 // ---- session page -----------------------------------------------------------------------------
@@ -850,13 +909,15 @@ function extent(points) {
 /**
  * The window-size chart, in one unit: `points` counted with `estimator`; each compaction a dashed
  * mark at its revision, dotted and grey when the compaction counted in another estimator (its
- * tooltip gives its figures in its own unit).
+ * tooltip gives its figures in its own unit). Each mark is a link to its compaction (a Tab stop,
+ * named `compaction #2 compacted <id>: 1,200 → 300 cl100k_base`); the chart is a group named for
+ * what it draws, described by a text alternative of its curve ({@link curveText}).
  * @param {Array<{ revision: number, tokens: number }>} points
  * @param {CompactionItem[]} compactions
- * @param {(id: string) => void} select
+ * @param {(id: string) => string} link the link that selects a compaction
  * @param {Schemas['Estimator']} estimator
  */
-function chart(points, compactions, select, estimator) {
+function chart(points, compactions, link, estimator) {
   const NS = 'http://www.w3.org/2000/svg';
   /** @param {string} tag @param {Record<string, string | number>} attrs @param {string} [text] */
   const s = (tag, attrs, text) => {
@@ -875,7 +936,13 @@ function chart(points, compactions, select, estimator) {
   const { minRev, maxRev, maxTok } = extent(points);
   const x = (/** @type {number} */ r) => L + ((r - minRev) / (maxRev - minRev)) * (W - L - R);
   const y = (/** @type {number} */ t) => H - B - (t / maxTok) * (H - T - B);
-  const svg = s('svg', { viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: 'none', role: 'img', 'aria-label': `window size (${estimator}) over revisions` });
+  const svg = s('svg', {
+    viewBox: `0 0 ${W} ${H}`,
+    preserveAspectRatio: 'none',
+    role: 'group',
+    'aria-label': `window size (${estimator}) over revisions`,
+    'aria-describedby': 'chart-text',
+  });
   svg.append(s('line', { class: 'axis', x1: L, y1: H - B, x2: W - R, y2: H - B }), s('line', { class: 'axis', x1: L, y1: T, x2: L, y2: H - B }));
   for (const t of [0, maxTok / 2, maxTok]) svg.append(s('text', { x: L - 6, y: y(t) + 4, 'text-anchor': 'end' }, fmt(Math.round(t))));
   svg.append(
@@ -893,11 +960,12 @@ function chart(points, compactions, select, estimator) {
       y2: H - B,
     });
     const figures = `${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}`;
-    line.append(
-      s('title', {}, `#${i + 1} ${c.outcome} ${c.compactionId}: ${figures}${other ? ` (counted in ${c.estimator}, not this chart's ${estimator})` : ''}`),
-    );
-    line.addEventListener('click', () => select(c.compactionId));
-    svg.append(line);
+    const name = `compaction #${i + 1} ${c.outcome} ${revealedText(c.compactionId)} at revision ${c.revision}: ${figures}${other ? ` (counted in ${c.estimator}, not this chart's ${estimator})` : ''}`;
+    line.append(s('title', {}, name));
+    const hit = s('line', { class: 'hit', x1: x(Number(c.revision)), y1: T, x2: x(Number(c.revision)), y2: H - B });
+    const anchor = s('a', { href: link(c.compactionId), 'aria-label': name, 'data-compaction': c.compactionId });
+    anchor.append(hit, line);
+    svg.append(anchor);
   });
   // A step line: the window holds its size until the next event (a point that leaves it as it
   // was adds nothing but length to the path, and is left out; the last one ends the line).
@@ -906,8 +974,34 @@ function chart(points, compactions, select, estimator) {
     if (i === 0) d = `M${x(p.revision)},${y(p.tokens)}`;
     else if (p.tokens !== points[i - 1]?.tokens || i === points.length - 1) d += `H${x(p.revision)}V${y(p.tokens)}`;
   });
-  svg.append(s('path', { class: 'line', d }));
-  return h('div', { class: 'chart', id: 'chart' }, /** @type {any} */ (svg));
+  svg.append(s('path', { class: 'line', d, 'aria-hidden': 'true' }));
+  return h(
+    'div',
+    { class: 'chart', id: 'chart' },
+    /** @type {any} */ (svg),
+    h('p', { class: 'sr-only', id: 'chart-text' }, curveText(points, compactions.length, estimator)),
+  );
+}
+
+/**
+ * The chart's text alternative, for screen readers: where the window starts and ends, and its
+ * largest size: `Window size in cl100k_base: 120 tokens at revision 1, 2,400 at revision 80 (the
+ * largest: 3,100 at revision 64); 2 compactions, each a link on the chart and listed under
+ * Compactions.` With no point: `No window yet.`
+ * @param {Array<{ revision: number, tokens: number }>} points
+ * @param {number} compactions how many compactions the chart marks
+ * @param {Schemas['Estimator']} estimator
+ */
+function curveText(points, compactions, estimator) {
+  const first = points[0];
+  const last = points.at(-1);
+  if (!first || !last) return 'No window yet.';
+  let top = first;
+  for (const p of points) if (p.tokens > top.tokens) top = p;
+  return (
+    `Window size in ${estimator}: ${fmt(first.tokens)} tokens at revision ${first.revision}, ${fmt(last.tokens)} at revision ${last.revision} ` +
+    `(the largest: ${fmt(top.tokens)} at revision ${top.revision}); ${counted(compactions, 'compaction')}, each a link on the chart and listed under Compactions.`
+  );
 }
 
 /** Decision events in the log: what a compaction (or a late answer's archive) writes. */
@@ -1029,7 +1123,12 @@ function timelineRow(entry, byId, select) {
       entry.archived && entry.archivedBy
         ? h(
             'a',
-            { class: 'badge archived', href: '#', onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))) },
+            {
+              class: 'badge archived',
+              href: '#',
+              'aria-label': `archived by compaction ${revealedText(entry.archivedBy)}`,
+              onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))),
+            },
             'archived by ',
             stored(short(entry.archivedBy)),
           )
@@ -1053,7 +1152,16 @@ function timelineRow(entry, byId, select) {
       'li',
       { class: 'decision', 'data-compaction': entry.compactionId },
       rev,
-      h('a', { href: '#', onclick: (e) => (e.preventDefault(), select(entry.compactionId ?? '')) }, '◆ compaction ', stored(short(entry.compactionId ?? ''))),
+      h(
+        'a',
+        {
+          href: '#',
+          'aria-label': `compaction ${revealedText(entry.compactionId ?? '')}`,
+          onclick: (e) => (e.preventDefault(), select(entry.compactionId ?? '')),
+        },
+        '◆ compaction ',
+        stored(short(entry.compactionId ?? '')),
+      ),
       c ? ` ${c.outcome} (${c.origin}, ${c.strategy.type}): ${fmt(c.tokensBefore)} → ${fmt(c.tokensAfter)} ${c.estimator}, ${archivedCount(c)}` : '',
       c?.reason ? `, ${c.reason}` : null,
       c?.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
@@ -1096,12 +1204,14 @@ function scrollIntoList(list, row) {
  * The timeline on screen: its nodes (the pager, shown when it has more than one page, and the
  * list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
  * `aria-current`; undefined: none) and, unless `reveal` is false, brings it into view, turning to
- * its page; and `firstRevision()`, the revision of the first row of the page on screen (undefined
- * with no row).
+ * its page; `firstRevision()`, the revision of the first row of the page on screen (undefined
+ * with no row); and `focusTarget()`, which moves the keyboard focus to the row "Go to revision" or
+ * "Go to time" marked (none: nothing moves).
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
  *   firstRevision: () => number | undefined,
+ *   focusTarget: () => void,
  * }} Timeline
  */
 
@@ -1185,11 +1295,15 @@ function timeline(log, byId, select, timeTravel, from) {
     h('input', { type: 'text', name: 'time', required: true, size: '24', placeholder: '2026-01-31T12:00:00Z', 'aria-describedby': 'timeline-time-status' })
   );
   const timeStatus = h('span', { id: 'timeline-time-status', role: 'status' });
+  const revisionStatus = h('span', { id: 'timeline-goto-status', role: 'status' });
   /** The number of the latest "Go to time" (an answer to an earlier one is dropped). */
   let timeAsked = 0;
-  /** Unmarks the row "Go to revision" or "Go to time" marked (`target`). */
+  /** Unmarks the row "Go to revision" or "Go to time" marked (`target`, `aria-current="location"`). */
   const clearTarget = () => {
-    for (const row of list.querySelectorAll('li.target')) row.classList.remove('target');
+    for (const row of list.querySelectorAll('li.target')) {
+      row.classList.remove('target');
+      if (row.getAttribute('aria-current') === 'location') row.removeAttribute('aria-current');
+    }
   };
   /**
    * Goes to the event "Go to time" resolved to, as "Go to revision" does, and names it in the
@@ -1202,6 +1316,7 @@ function timeline(log, byId, select, timeTravel, from) {
     const index = firstRowFrom(rows, Number(resolved.revision));
     if (index < rows.length) {
       draw(pageOf(index), index, 'target');
+      revisionStatus.textContent = '';
       return timeStatus.replaceChildren(...named);
     }
     clearTarget();
@@ -1226,12 +1341,17 @@ function timeline(log, byId, select, timeTravel, from) {
         id: 'timeline-goto',
         onsubmit: (e) => {
           e.preventDefault();
-          const index = Math.min(firstRowFrom(rows, Number(revision.value)), rows.length - 1);
+          const asked = Number(revision.value);
+          const { index, text } = revisionTarget(rows, asked);
+          timeStatus.textContent = '';
+          revisionStatus.textContent = text;
+          if (index === undefined) return clearTarget();
           draw(pageOf(index), index, 'target');
         },
       },
       h('label', {}, 'Go to revision ', revision),
       h('button', { type: 'submit' }, 'Go'),
+      revisionStatus,
     ),
     h(
       'form',
@@ -1276,6 +1396,7 @@ function timeline(log, byId, select, timeTravel, from) {
       item.setAttribute('aria-posinset', String(i + 1));
       item.setAttribute('aria-setsize', String(rows.length));
       if (i === focus && mark) item.classList.add(mark);
+      if (i === focus && mark === 'target') item.setAttribute('aria-current', 'location');
       items.push(item);
     }
     fill(list, items);
@@ -1293,6 +1414,8 @@ function timeline(log, byId, select, timeTravel, from) {
     const row = focus === undefined ? undefined : /** @type {HTMLElement | undefined} */ (items[focus - start]);
     if (row && list.isConnected) scrollIntoList(list, row);
     else list.scrollTop = focus === undefined && start === lastStart && paged ? list.scrollHeight : 0;
+    // The row gone to takes the keyboard focus (a screen reader reads it); not a Tab stop.
+    if (row && mark === 'target') focusOn(row);
   };
   /** The first row of the page holding row `index`. @param {number} index */
   const pageOf = (index) => Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE;
@@ -1302,7 +1425,7 @@ function timeline(log, byId, select, timeTravel, from) {
       const on = item.getAttribute('data-compaction') === selected;
       item.classList.toggle('selected', on);
       if (on) item.setAttribute('aria-current', 'true');
-      else item.removeAttribute('aria-current');
+      else if (item.getAttribute('aria-current') === 'true') item.removeAttribute('aria-current');
     }
   };
   draw(from === undefined ? 0 : pageOf(firstRowFrom(rows, from)));
@@ -1319,11 +1442,41 @@ function timeline(log, byId, select, timeTravel, from) {
       if (row) scrollIntoList(list, row);
     },
     firstRevision: () => (rows[start] === undefined ? undefined : Number(rows[start]?.revision)),
+    focusTarget: () => focusOn(/** @type {HTMLElement | null} */ (list.querySelector('li.target'))),
   };
 }
 
-/** @param {CompactionDiff} diff @param {CompactionItem | undefined} item */
-function diffView(diff, item) {
+/**
+ * Where "Go to revision" `asked` goes on a timeline of `rows` (in revision order), and what its
+ * status says: the first row at or after `asked` (`went to revision 230`, or, when `asked` has no
+ * row of its own, such as a decision's `EventsArchived`, `revision 12 has no row: went to revision
+ * 13, the next one`); past the last row, no row (`index` undefined): `revision 99999 is past the
+ * end of this timeline (its last row is revision 262)`.
+ * @param {LogEntry[]} rows
+ * @param {number} asked
+ * @returns {{ index: number | undefined, text: string }}
+ */
+function revisionTarget(rows, asked) {
+  const index = firstRowFrom(rows, asked);
+  const row = rows[index];
+  if (row === undefined) {
+    const last = rows.at(-1);
+    return {
+      index: undefined,
+      text: `revision ${asked} is past the end of this timeline${last ? ` (its last row is revision ${last.revision})` : ''}: no row marked`,
+    };
+  }
+  const text = Number(row.revision) === asked ? `went to revision ${asked}` : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
+  return { index, text: `${text} (row ${fmt(index + 1)} of ${fmt(rows.length)})` };
+}
+
+/**
+ * A compaction's details panel (`#diff`): its heading `#diff-heading` (focusable by script, where
+ * the keyboard lands when the panel opens) beside the `close` button, its facts, summary, failure,
+ * before/after columns and late answers archived on arrival.
+ * @param {CompactionDiff} diff @param {CompactionItem | undefined} item @param {HTMLElement} close
+ */
+function diffView(diff, item, close) {
   /** @param {string} title @param {CompactionDiff['before']} side */
   const column = (title, side) =>
     h(
@@ -1347,8 +1500,8 @@ function diffView(diff, item) {
     );
   return h(
     'section',
-    { class: 'panel', id: 'diff', 'data-compaction': diff.compactionId },
-    h('h2', {}, 'Compaction ', stored(diff.compactionId)),
+    { class: 'panel', id: 'diff', 'data-compaction': diff.compactionId, 'aria-labelledby': 'diff-heading' },
+    h('div', { id: 'diff-panel-head' }, h('h2', { id: 'diff-heading', tabindex: '-1' }, 'Compaction ', stored(diff.compactionId)), close),
     item
       ? h(
           'dl',
@@ -1443,10 +1596,13 @@ const RECALL_PAGE = 20;
  * @param {string} sessionId
  */
 function recallBox(sessionId) {
-  const input = /** @type {HTMLInputElement} */ (h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included' }));
+  const input = /** @type {HTMLInputElement} */ (
+    h('input', { type: 'search', name: 'recall', placeholder: 'words to find, archived included', 'aria-label': 'Words to find (archived events included)' })
+  );
   const only = /** @type {HTMLInputElement} */ (h('input', { type: 'checkbox', name: 'thisSession', checked: true }));
-  const results = h('ol', { class: 'timeline', id: 'recall-results' });
-  const status = h('p', { class: 'muted', id: 'recall-status', hidden: true });
+  const results = h('ol', { class: 'timeline', id: 'recall-results', 'aria-label': 'Recall hits' });
+  // A live region, always in the page (one shown only when it has words is not reliably announced).
+  const status = h('p', { class: 'muted', id: 'recall-status', role: 'status' });
   const more = /** @type {HTMLButtonElement} */ (
     h('button', { type: 'button', id: 'recall-more', hidden: true, onclick: () => void page('next') }, 'More hits')
   );
@@ -1492,8 +1648,11 @@ function recallBox(sessionId) {
     const stale = () => turn !== searches || !results.isConnected;
     const ask = new URLSearchParams(query);
     if (cursor) ask.set('cursor', cursor);
+    // The keyboard stays on "More hits" (aria-disabled while the page is read: a disabled button
+    // loses focus), or goes to the first new hit when the button hides (no more hits).
+    const onButton = !fresh && document.activeElement === more;
     reading = true;
-    more.disabled = true;
+    more.setAttribute('aria-disabled', 'true');
     try {
       /** @type {RecallPage} */
       const answer = await api(`/v1/recall?${ask}`);
@@ -1503,14 +1662,17 @@ function recallBox(sessionId) {
         results.replaceChildren();
         if (answer.items.length === 0) results.append(h('li', { class: 'muted' }, 'no hit'));
       }
+      const firstNew = fresh ? 0 : results.children.length;
       for (const hit of answer.items) results.append(item(hit));
       shown += answer.items.length;
       cursor = answer.nextCursor;
       more.hidden = !cursor;
-      status.hidden = shown === 0 && how !== 'restart';
       status.textContent =
-        (how === 'restart' ? 'the service was upgraded; search started again: ' : '') +
-        (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`);
+        shown === 0 && how !== 'restart'
+          ? 'no hit'
+          : (how === 'restart' ? 'the service was upgraded; search started again: ' : '') +
+            (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`);
+      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (results.children[firstNew] ?? status));
     } catch (err) {
       if (stale()) return;
       if (err instanceof NeedsKey) return showKeyPrompt(err.message);
@@ -1525,7 +1687,7 @@ function recallBox(sessionId) {
           ),
         );
         more.hidden = true;
-        status.hidden = true;
+        status.textContent = '';
       } else
         results.append(
           h(
@@ -1537,7 +1699,7 @@ function recallBox(sessionId) {
     } finally {
       if (turn === searches) {
         reading = false;
-        more.disabled = false;
+        more.removeAttribute('aria-disabled');
       }
     }
   };
@@ -1596,9 +1758,19 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   );
   if (!isCurrent()) return;
   const byId = new Map(compactions.map((c) => [c.compactionId, c]));
-  const diffSlot = h('div', { id: 'diff-slot' });
+  const diffSlot = h('div', {
+    id: 'diff-slot',
+    // Escape inside the open details closes them (as their Close button).
+    onkeydown: (/** @type {Event} */ e) => {
+      if (/** @type {KeyboardEvent} */ (e).key !== 'Escape' || diffSlot.childElementCount === 0) return;
+      e.preventDefault();
+      location.hash = sessionHref(sessionId);
+    },
+  });
+  /** The link that selects compaction `id` on this page. @param {string} id */
+  const compactionHref = (id) => `${sessionHref(sessionId)}/c/${encodeURIComponent(id)}`;
   const select = (/** @type {string} */ id) => {
-    location.hash = `${sessionHref(sessionId)}/c/${encodeURIComponent(id)}`;
+    location.hash = compactionHref(id);
   };
   /** @type {Schemas['Estimator']} */
   const estimator = summary.policy?.estimator ?? compactions.at(-1)?.estimator ?? summary.estimator;
@@ -1613,7 +1785,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
       numbers.push(i + 1);
       others.set(c.estimator, numbers);
     });
-    chartSlot.replaceChildren(chart(windowCurve(log, unit), compactions, select, unit));
+    chartSlot.replaceChildren(chart(windowCurve(log, unit), compactions, compactionHref, unit));
     if (others.size === 0) return;
     const listed = [];
     for (const [other, numbers] of others)
@@ -1644,7 +1816,16 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
       'tr',
       { class: 'clickable', 'data-compaction': c.compactionId, onclick: () => select(c.compactionId) },
       h('td', { class: 'num' }, i + 1),
-      h('td', { title: c.compactionId }, stored(short(c.compactionId))),
+      // A link (a Tab stop, Enter opens the details), named with the full id for screen readers.
+      h(
+        'td',
+        { title: c.compactionId },
+        h(
+          'a',
+          { class: 'open', href: compactionHref(c.compactionId), 'aria-label': `compaction #${i + 1} ${revealedText(c.compactionId)}` },
+          stored(short(c.compactionId)),
+        ),
+      ),
       h(
         'td',
         {},
@@ -1682,14 +1863,37 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   );
   /** @type {string | undefined} the compaction the diff panel is for (the latest asked) */
   let wanted;
-  /** @param {string | undefined} id @param {boolean} [reveal] whether the timeline turns to its row */
-  const show = async (id, reveal = true) => {
+  /** @type {Element | undefined} what had the keyboard focus when the details were opened (it gets it back on Close) */
+  let opener;
+  /**
+   * Shows compaction `id`'s details in the diff panel (undefined: closes it). Opened by the
+   * keyboard or a click on this page (`moveFocus`), the focus goes to the panel's heading and the
+   * announcer says so; closed, the focus goes back to what opened it (else the compaction's link
+   * in the list), and the announcer says so.
+   * @param {string | undefined} id @param {boolean} [reveal] whether the timeline turns to its row
+   * @param {boolean} [moveFocus]
+   */
+  const show = async (id, reveal = true, moveFocus = false) => {
+    const was = wanted;
     wanted = id;
+    document.title = pageTitle(sessionId, id);
     for (const row of rows) row.classList.toggle('selected', row.getAttribute('data-compaction') === id);
+    const active = document.activeElement;
+    if (id !== undefined && active && active !== document.body && !diffSlot.contains(active)) opener = active;
     logTimeline.showCompaction(id, reveal);
-    if (id === undefined) return void diffSlot.replaceChildren();
+    if (id === undefined) {
+      const closing = diffSlot.childElementCount > 0;
+      diffSlot.replaceChildren();
+      if (closing && moveFocus && was !== undefined) {
+        const back = opener?.isConnected ? opener : main.querySelector(`#compactions tr[data-compaction="${CSS.escape(was)}"] a`);
+        focusOn(/** @type {HTMLElement | null | undefined} */ (back));
+        announce(`Compaction ${revealedText(short(was))} details closed`);
+      }
+      return;
+    }
     const what = ['Compaction ', stored(id), ' could not be shown'];
     const close = h('a', { href: sessionHref(sessionId), class: 'close' }, 'Close');
+    const closeButton = h('button', { type: 'button', id: 'diff-close', onclick: () => (location.hash = sessionHref(sessionId)) }, 'Close');
     const panel = (/** @type {Array<Node | string>} */ ...children) => h('section', { class: 'panel', id: 'diff-panel' }, children);
     if (!diffSlot.querySelector('#diff')) diffSlot.replaceChildren(panel(h('p', { class: 'muted' }, 'Reading compaction ', stored(id), '…')));
     try {
@@ -1697,7 +1901,12 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
       const diff = await api(`${path}/compactions/${encodeURIComponent(id)}/diff`);
       // Late answers archived on arrival after the page's revision are not shown, as in its list.
       const onArrival = diff.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
-      if (wanted === id) diffSlot.replaceChildren(diffView({ ...diff, archivedOnArrival: onArrival }, byId.get(id)));
+      if (wanted !== id) return;
+      diffSlot.replaceChildren(diffView({ ...diff, archivedOnArrival: onArrival }, byId.get(id), closeButton));
+      if (moveFocus) {
+        focusOn(/** @type {HTMLElement | null} */ (diffSlot.querySelector('#diff-heading')), true);
+        announce(`Compaction ${revealedText(short(id))} details opened: Escape or Close closes them`);
+      }
     } catch (err) {
       if (wanted !== id || !diffSlot.isConnected) return;
       if (err instanceof NeedsKey) return showKeyPrompt(err.message);
@@ -1706,7 +1915,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   };
   showPage(
     true,
-    { sessionId, has: (id) => byId.has(id), show: (id) => show(id), timelineAt: logTimeline.firstRevision },
+    { sessionId, has: (id) => byId.has(id), show: (id) => show(id, true, true), timelineAt: logTimeline.firstRevision },
     h('p', {}, h('a', { href: '#/' }, '← all sessions')),
     h(
       'section',
@@ -1768,8 +1977,8 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
         {},
         h(
           'section',
-          { class: 'panel' },
-          h('h2', {}, `Compactions (${compactions.length})`),
+          { class: 'panel', 'aria-labelledby': 'compactions-heading' },
+          h('h2', { id: 'compactions-heading' }, `Compactions (${compactions.length})`),
           compactions.length === 0
             ? h('p', { class: 'muted' }, 'never compacted')
             : h(
@@ -1798,6 +2007,21 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
     ),
   );
   void show(selected, timelineAt === undefined);
+  // A new page: its heading takes the focus (the title names it), or the row "Go to time" went to.
+  if (routed) {
+    if (goneTo) logTimeline.focusTarget();
+    else focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#session-title')), true);
+  }
+}
+
+/**
+ * The document's title for a session page: `Session <id> – Session audit`, with a compaction
+ * selected `Compaction <short id> – Session <id> – Session audit` (hidden characters as markers).
+ * @param {string} sessionId @param {string | undefined} [compactionId]
+ */
+function pageTitle(sessionId, compactionId) {
+  const session = `Session ${revealedText(sessionId)} – ${APP_TITLE}`;
+  return compactionId === undefined ? session : `Compaction ${revealedText(short(compactionId))} – ${session}`;
 }
 
 // ---- routing ----------------------------------------------------------------------------------
@@ -1814,6 +2038,11 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
  *   timelineAt: () => number | undefined,
  * }} ShownSession
  */
+
+/** The page's own name, the end of every document title. */
+const APP_TITLE = 'Session audit';
+/** Whether a route was shown already: from the second on, a new page takes the focus to its heading. */
+let routed = false;
 
 /** Whether a page worth keeping is on screen (the session list or a session; not loading, an error or the key prompt). */
 let pageShown = false;
@@ -1909,6 +2138,7 @@ async function render(reread = false, goTo) {
       await renderSessionList(isCurrent);
     }
     if (isCurrent()) clearBanner();
+    routed = true;
   } catch (err) {
     if (isCurrent()) failInPlace(what, err, () => void render(reread, goTo));
   } finally {

@@ -261,11 +261,18 @@ export interface components {
             compactionId?: string;
             /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written */
             discardedSummarizerCalls?: {
+                /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
+                /** @description completion tokens the endpoint reported (for the calls that reported usage) */
                 completionTokens: number;
                 kind: string;
                 model: string;
+                /** @description prompt tokens the endpoint reported (for the calls that reported usage) */
                 promptTokens: number;
+                /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                retries: number;
+                /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                unreportedUsageCalls: number;
             };
             dryRun: boolean;
             estimator: components["schemas"]["Estimator"];
@@ -298,17 +305,31 @@ export interface components {
             revision: string;
             /** @description the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included) */
             summarizer?: {
+                /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
+                /** @description completion tokens the endpoint reported (for the calls that reported usage) */
                 completionTokens: number;
                 /** @description the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none */
                 discarded?: {
+                    /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                     calls: number;
+                    /** @description completion tokens the endpoint reported (for the calls that reported usage) */
                     completionTokens: number;
+                    /** @description prompt tokens the endpoint reported (for the calls that reported usage) */
                     promptTokens: number;
+                    /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                    retries: number;
+                    /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                    unreportedUsageCalls: number;
                 };
                 kind: string;
                 model: string;
+                /** @description prompt tokens the endpoint reported (for the calls that reported usage) */
                 promptTokens: number;
+                /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                retries: number;
+                /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                unreportedUsageCalls: number;
             };
             summary?: {
                 coveredIds: string[];
@@ -389,7 +410,7 @@ export interface components {
                 /** @enum {string} */
                 stage: "summarize" | "append";
             } | null;
-            /** @description events in the window after the pass; null for failures */
+            /** @description events in the window after the pass (for a failure: the window it left); null only for a failure recorded before 2026-12-03 */
             keptCount: number | null;
             /** @enum {string} */
             origin: "command" | "auto";
@@ -406,11 +427,13 @@ export interface components {
             revision: string;
             strategy: components["schemas"]["Strategy"];
             summarizer: {
-                /** @description model calls made for the decision, discarded ones included; a call that never connected to the endpoint (connection refused, host not found) is not counted */
+                /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was */
                 discarded: {
                     calls: number;
+                    retries: number;
+                    unreportedUsageCalls: number;
                     usage: {
                         completionTokens: number;
                         promptTokens: number;
@@ -418,7 +441,11 @@ export interface components {
                 } | null;
                 kind: string;
                 model: string;
-                /** @description tokens of every call made for the decision, discarded ones included */
+                /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                retries: number;
+                /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                unreportedUsageCalls: number;
+                /** @description tokens the endpoint reported for the calls made for the decision, discarded ones included (unreportedUsageCalls are not in them) */
                 usage: {
                     completionTokens: number;
                     promptTokens: number;
@@ -429,9 +456,11 @@ export interface components {
                 id: string;
                 text: string;
             } | null;
+            /** @description window tokens after the decision, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03) */
             tokensAfter: number;
             /** @description window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4) */
             tokensBefore: number;
+            /** @description tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved) */
             tokensSaved: number;
             trigger: components["schemas"]["Trigger"] | null;
             /** @description with a trigger: whether it still fires after the pass (DESIGN §3.5); null without a trigger or for failures */

@@ -92,7 +92,7 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
       }
     };
     expect(await settings({ statementTimeoutMs: 1234 })).toEqual({ s: '1234ms', l: '1234ms' });
-    expect(await settings({})).toEqual({ s: '5s', l: '5s' });
+    expect(await settings({})).toEqual({ s: '30s', l: '30s' });
     await locker.query(`ALTER DATABASE ${db.name} SET statement_timeout = '7s'`);
     try {
       expect(await settings({ statementTimeoutMs: 0 })).toEqual({ s: '7s', l: '0' });

@@ -10,6 +10,7 @@ export * from './decider/session-decider';
 export * from './decider/compaction-decider';
 export * from './decider/compaction-rebase';
 export * from './decider/compaction-answer';
+export { usageOf, recordedSummarizer, type CompleteSummarizerUsage, type CompleteSummarizerIdentity } from './decider/summarizer-spend';
 export * from './domain/clone-session-window';
 export * from './domain/event-costs';
 export * from './domain/session-ids';

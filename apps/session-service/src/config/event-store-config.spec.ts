@@ -11,9 +11,9 @@ describe('event store selection from the environment', () => {
     expect(eventStoreKind(loadServiceConfig({ KURRENTDB_CONNECTION_STRING: 'kurrentdb://k:2113?tls=false', OPENAI_API_KEY: '' }))).toBe('kurrentdb');
   });
 
-  it('gives the PostgreSQL store its pool size (DATABASE_POOL_SIZE, default 16) and statement bound (DATABASE_STATEMENT_TIMEOUT_MS, default 5000), refusing bad values by name', () => {
+  it('gives the PostgreSQL store its pool size (DATABASE_POOL_SIZE, default 16) and statement bound (DATABASE_STATEMENT_TIMEOUT_MS, default 30000), refusing bad values by name', () => {
     const url = 'postgres://svc@db:5432/events';
-    expect(eventStoreConfig(loadServiceConfig({ DATABASE_URL: url })).postgres).toMatchObject({ maxConnections: 16, statementTimeoutMs: 5000 });
+    expect(eventStoreConfig(loadServiceConfig({ DATABASE_URL: url })).postgres).toMatchObject({ maxConnections: 16, statementTimeoutMs: 30000 });
     expect(eventStoreConfig(loadServiceConfig({ DATABASE_URL: url, DATABASE_POOL_SIZE: '4', DATABASE_STATEMENT_TIMEOUT_MS: '0' })).postgres).toMatchObject({
       maxConnections: 4,
       statementTimeoutMs: 0,

@@ -36,7 +36,7 @@ export interface ServiceConfig {
   databasePoolSize: number;
   /**
    * The longest one PostgreSQL statement may run, waiting for locks included (`DATABASE_STATEMENT_TIMEOUT_MS`,
-   * default 5000, 0 to 3,600,000): set as `statement_timeout` and `lock_timeout` on each of the
+   * default 30000, 0 to 3,600,000): set as `statement_timeout` and `lock_timeout` on each of the
    * service's connections; 0 sets none (the role's or database's settings apply).
    */
   databaseStatementTimeoutMs: number;

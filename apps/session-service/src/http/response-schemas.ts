@@ -39,6 +39,25 @@ const eventCreatedAt = z
   );
 const count = z.number().int().min(0);
 
+/** A summarizer's `calls`: every HTTP request that reached the model endpoint (see `SummarizerUsage.calls`). */
+const summarizerCalls = count.describe(
+  'model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted',
+);
+/** Of a summarizer's `calls`, the retries. */
+const summarizerRetries = count.describe('of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES)');
+/** Of a summarizer's `calls`, those with unknown tokens. */
+const unreportedUsageCalls = count.describe(
+  'of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures',
+);
+/** A summarizer's figures, flat, as the answer to a compaction carries them. */
+const answerSummarizerFigures = {
+  calls: summarizerCalls,
+  promptTokens: count.describe('prompt tokens the endpoint reported (for the calls that reported usage)'),
+  completionTokens: count.describe('completion tokens the endpoint reported (for the calls that reported usage)'),
+  retries: summarizerRetries,
+  unreportedUsageCalls,
+};
+
 export const EstimatorSchema = named(
   'Estimator',
   z.enum(['cl100k_base', 'o200k_base', 'chars']),
@@ -334,11 +353,9 @@ export const CompactionAnswerSchema = named(
       .strictObject({
         kind: z.string(),
         model: z.string(),
-        calls: count,
-        promptTokens: count,
-        completionTokens: count,
+        ...answerSummarizerFigures,
         discarded: z
-          .strictObject({ calls: count, promptTokens: count, completionTokens: count })
+          .strictObject(answerSummarizerFigures)
           .optional()
           .describe(
             'the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none',
@@ -347,7 +364,7 @@ export const CompactionAnswerSchema = named(
       .optional()
       .describe('the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included)'),
     discardedSummarizerCalls: z
-      .strictObject({ kind: z.string(), model: z.string(), calls: count, promptTokens: count, completionTokens: count })
+      .strictObject({ kind: z.string(), model: z.string(), ...answerSummarizerFigures })
       .optional()
       .describe(
         "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written",
@@ -450,8 +467,10 @@ export const CompactionHistoryItemSchema = named(
     tokensBefore: count.describe(
       "window tokens just before the decision was written (the revision before its first event): the window it replaced, the compaction diff's before; later than basedOnRevision's when appends landed while the summarizer ran and the pass was re-based onto them (DESIGN §4)",
     ),
-    tokensAfter: count,
-    tokensSaved: z.number().int(),
+    tokensAfter: count.describe(
+      'window tokens after the decision, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03)',
+    ),
+    tokensSaved: z.number().int().describe("tokensBefore minus tokensAfter as the pass estimated it (the POST answer's tokensEstimatedSaved)"),
     archivedIds: z
       .array(z.string())
       .describe(
@@ -462,18 +481,27 @@ export const CompactionHistoryItemSchema = named(
       .describe(
         "events archived on arrival attributed to this compaction, in log order: late answers to calls it archived, each archived afterwards by the append that brought it. archivedIds and these eventIds are together the log's events archived by this compaction (archivedBy)",
       ),
-    keptCount: count.nullable().describe('events in the window after the pass; null for failures'),
+    keptCount: count
+      .nullable()
+      .describe('events in the window after the pass (for a failure: the window it left); null only for a failure recorded before 2026-12-03'),
     summary: z.strictObject({ id: z.string(), text: z.string(), coveredIds: z.array(z.string()) }).nullable(),
     summarizer: z
       .strictObject({
         kind: z.string(),
         model: z.string(),
-        calls: count.describe(
-          'model calls made for the decision, discarded ones included; a call that never connected to the endpoint (connection refused, host not found) is not counted',
-        ),
-        usage: z.strictObject({ promptTokens: count, completionTokens: count }).describe('tokens of every call made for the decision, discarded ones included'),
+        calls: summarizerCalls,
+        retries: summarizerRetries,
+        unreportedUsageCalls: unreportedUsageCalls,
+        usage: z
+          .strictObject({ promptTokens: count, completionTokens: count })
+          .describe('tokens the endpoint reported for the calls made for the decision, discarded ones included (unreportedUsageCalls are not in them)'),
         discarded: z
-          .strictObject({ calls: count, usage: z.strictObject({ promptTokens: count, completionTokens: count }) })
+          .strictObject({
+            calls: count,
+            retries: count,
+            unreportedUsageCalls: count,
+            usage: z.strictObject({ promptTokens: count, completionTokens: count }),
+          })
           .nullable()
           .describe(
             'the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was',

@@ -7,10 +7,10 @@
  */
 import { Injectable } from '@nestjs/common';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
-import { AutoCompactionDeferred, CompactionAnswered, SummarizerCallsSpent, type SummarizerUsage } from '@lib/session';
+import { AutoCompactionDeferred, CompactionAnswered, SummarizerCallsSpent, usageOf, type SummarizerUsage } from '@lib/session';
 import { ServiceMetrics } from './metrics';
 
-/** Feeds `compactions_total`, `compaction_dry_runs_total`, `auto_compactions_deferred_total`, `summarizer_calls_total` and `summarizer_tokens_total`. */
+/** Feeds `compactions_total`, `compaction_dry_runs_total`, `auto_compactions_deferred_total`, `summarizer_calls_total`, `summarizer_retries_total`, `summarizer_unreported_usage_calls_total` and `summarizer_tokens_total`. */
 @Injectable()
 @EventsHandler(CompactionAnswered, AutoCompactionDeferred, SummarizerCallsSpent)
 export class CompactionMetricsHandler implements IEventHandler<CompactionAnswered | AutoCompactionDeferred | SummarizerCallsSpent> {
@@ -32,7 +32,10 @@ export class CompactionMetricsHandler implements IEventHandler<CompactionAnswere
   private countSummarizer(event: SummarizerCallsSpent, reply: 'used' | 'discarded', usage: SummarizerUsage | undefined): void {
     if (!usage) return;
     const labels = { origin: event.origin, outcome: event.outcome, reply };
-    this.metrics.summarizerCalls.inc(labels, usage.calls);
+    const figures = usageOf(usage);
+    this.metrics.summarizerCalls.inc(labels, figures.calls);
+    this.metrics.summarizerRetries.inc(labels, figures.retries);
+    this.metrics.summarizerUnreportedUsageCalls.inc(labels, figures.unreportedUsageCalls);
     this.metrics.summarizerTokens.inc({ ...labels, type: 'prompt' }, usage.promptTokens);
     this.metrics.summarizerTokens.inc({ ...labels, type: 'completion' }, usage.completionTokens);
   }

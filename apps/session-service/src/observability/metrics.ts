@@ -168,7 +168,7 @@ export class ServiceMetrics {
    */
   readonly summarizerCalls = new Counter({
     name: 'summarizer_calls_total',
-    help: 'Summarizer calls made by compaction passes (model calls; the extractive summarizer counts one per summary), by origin, the outcome the pass answered (error: the command failed) and reply (used in the decision written, or discarded)',
+    help: 'Summarizer calls made by compaction passes (HTTP requests that reached the model endpoint, retries included; the extractive summarizer counts one per summary), by origin, the outcome the pass answered (error: the command failed) and reply (used in the decision written, or discarded)',
     labelNames: ['origin', 'outcome', 'reply'],
     registers: [this.registry],
   });
@@ -177,6 +177,20 @@ export class ServiceMetrics {
     name: 'summarizer_tokens_total',
     help: 'Tokens the summarizer endpoint reported for the calls of summarizer_calls_total, by origin, outcome, reply (used, discarded) and type (prompt, completion)',
     labelNames: ['origin', 'outcome', 'reply', 'type'],
+    registers: [this.registry],
+  });
+  /** Of `summarizer_calls_total`, the calls that were an HTTP retry of a failed attempt, by origin, outcome and reply. */
+  readonly summarizerRetries = new Counter({
+    name: 'summarizer_retries_total',
+    help: 'Of summarizer_calls_total, the calls that were a retry of a failed HTTP attempt (SUMMARIZER_MAX_RETRIES), by origin, outcome and reply',
+    labelNames: ['origin', 'outcome', 'reply'],
+    registers: [this.registry],
+  });
+  /** Of `summarizer_calls_total`, the calls whose token usage the endpoint did not report (their tokens are unknown, not in `summarizer_tokens_total`). */
+  readonly summarizerUnreportedUsageCalls = new Counter({
+    name: 'summarizer_unreported_usage_calls_total',
+    help: 'Of summarizer_calls_total, the calls whose token usage the endpoint did not report (a failed attempt, or a reply without readable usage): their tokens are unknown and not in summarizer_tokens_total; by origin, outcome and reply',
+    labelNames: ['origin', 'outcome', 'reply'],
     registers: [this.registry],
   });
   /** Automatic passes deferred because the window has not grown enough since a pass that left the trigger firing (DESIGN §3.5). */

@@ -6,7 +6,7 @@
 /** Default of `PostgresEventStoreOptions.maxConnections` (`DATABASE_POOL_SIZE`): connections per process. */
 export const DEFAULT_POOL_SIZE = 16;
 /** Default of `PostgresEventStoreOptions.statementTimeoutMs` (`DATABASE_STATEMENT_TIMEOUT_MS`), ms. */
-export const DEFAULT_STATEMENT_TIMEOUT_MS = 5_000;
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
 /**
  * `statement_timeout` and `lock_timeout` (ms) of the schema setup's transaction (`SET LOCAL`): it may
  * wait for other replicas' setups (an advisory lock) and, on a database set up before 2026-12-03,

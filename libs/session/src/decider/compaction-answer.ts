@@ -14,6 +14,7 @@ import {
   type SummaryInsertedData,
 } from '../events/session-stream-events';
 import { stillFiring, type CompactSession, type CompactionDecision } from './compaction-decider';
+import { recordedSummarizer } from './summarizer-spend';
 
 /**
  * The answer to a compaction (DESIGN §3.6). Ids are client ids. Token figures are in the unit of
@@ -265,7 +266,7 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         ...(decision?.summary ? { summary: decision.summary } : {}),
         ...(decision?.position ? { position: decision.position } : decidedAt(state)),
         tokensBefore: recorded.tokensBefore,
-        tokensAfter: failure ? windowTokens(kept, command.estimator) : recorded.tokensAfter,
+        tokensAfter: recorded.tokensAfter,
         tokensEstimatedSaved: recorded.tokensEstimatedSaved,
         revision: state.revision!.toString(),
         ...common,
@@ -273,8 +274,11 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         replayed: true,
         ...(recorded.noop ? noopFields(recorded.noop) : {}),
         ...(failure
-          ? { failure: { stage: 'summarize' as const, reason: failure.reason }, ...(failure.summarizer ? { summarizer: failure.summarizer } : {}) }
-          : { ...decision?.stillFiring, ...(decision?.summarizer ? { summarizer: decision.summarizer } : {}) }),
+          ? {
+              failure: { stage: 'summarize' as const, reason: failure.reason },
+              ...(failure.summarizer ? { summarizer: recordedSummarizer(failure.summarizer) } : {}),
+            }
+          : { ...decision?.stillFiring, ...(decision?.summarizer ? { summarizer: recordedSummarizer(decision.summarizer) } : {}) }),
       };
     }
     case 'conflict': {

@@ -400,6 +400,9 @@ export function decideCompaction(
       failedAt: now,
       tokensBefore: result.tokensBefore,
       archivedIds: result.archivedIds,
+      tokensAfter: result.tokensAfter,
+      tokensEstimatedSaved: result.tokensEstimatedSaved,
+      keptCount: result.keptIds.length,
     };
     payloads.push({ type: COMPACTION_FAILED, data });
   } else {

@@ -4,9 +4,13 @@
  */
 import fc from 'fast-check';
 import type { SummarizerOutcome, SummarizerUsage } from '../summarizers/summarizer';
-import { addSummarizerUsage, decisionSummarizer, discardedSummarizerCalls, SummarizerSpend } from './summarizer-spend';
+import { addSummarizerUsage, decisionSummarizer, discardedSummarizerCalls, SummarizerSpend, usageOf } from './summarizer-spend';
 
-const usageArb: fc.Arbitrary<SummarizerUsage> = fc.record({ calls: fc.nat(5), promptTokens: fc.nat(100_000), completionTokens: fc.nat(10_000) });
+// retries / unreportedUsageCalls may be absent (a summarizer that does not count them, an older decision): read as 0
+const usageArb: fc.Arbitrary<SummarizerUsage> = fc.record(
+  { calls: fc.nat(5), promptTokens: fc.nat(100_000), completionTokens: fc.nat(10_000), retries: fc.nat(3), unreportedUsageCalls: fc.nat(3) },
+  { requiredKeys: ['calls', 'promptTokens', 'completionTokens'] },
+);
 const outcomeArb: fc.Arbitrary<SummarizerOutcome> = fc.oneof(
   usageArb.map((u) => ({ ok: true as const, text: 'recap', ...u })),
   usageArb.map((u) => ({ ok: false as const, reason: 'HTTP 500', ...u })),
@@ -34,7 +38,7 @@ describe('summarizer spend of a pass', () => {
         }
         // however the pass ends, what is still pending is not in a decision
         spend.discardPending();
-        expect(addSummarizerUsage(spend.used, spend.discarded)).toEqual(made);
+        expect(addSummarizerUsage(spend.used, spend.discarded)).toEqual(made && usageOf(made));
       }),
     );
   });
@@ -44,8 +48,8 @@ describe('summarizer spend of a pass', () => {
       fc.property(fc.option(usageArb, { nil: undefined }), fc.option(usageArb, { nil: undefined }), (reply, discarded) => {
         const recorded = decisionSummarizer(identity, reply, discarded);
         if (!reply && !discarded) return expect(recorded).toBeUndefined();
-        expect(recorded).toEqual({ ...identity, ...addSummarizerUsage(reply, discarded), ...(discarded ? { discarded } : {}) });
-        expect(discardedSummarizerCalls(identity, discarded)).toEqual(discarded ? { ...identity, ...discarded } : undefined);
+        expect(recorded).toEqual({ ...identity, ...addSummarizerUsage(reply, discarded), ...(discarded ? { discarded: usageOf(discarded) } : {}) });
+        expect(discardedSummarizerCalls(identity, discarded)).toEqual(discarded ? { ...identity, ...usageOf(discarded) } : undefined);
       }),
     );
   });
@@ -55,7 +59,7 @@ describe('summarizer spend of a pass', () => {
     spend.called({ ok: true, text: 'a', calls: 1, promptTokens: 10, completionTokens: 1 });
     spend.called({ ok: true, text: 'b', calls: 2, promptTokens: 20, completionTokens: 2 });
     spend.usePending();
-    expect(spend.discarded).toEqual({ calls: 1, promptTokens: 10, completionTokens: 1 });
-    expect(spend.used).toEqual({ calls: 2, promptTokens: 20, completionTokens: 2 });
+    expect(spend.discarded).toEqual({ calls: 1, promptTokens: 10, completionTokens: 1, retries: 0, unreportedUsageCalls: 0 });
+    expect(spend.used).toEqual({ calls: 2, promptTokens: 20, completionTokens: 2, retries: 0, unreportedUsageCalls: 0 });
   });
 });

@@ -21,12 +21,46 @@ import type { SummarizerIdentityInfo, SummarizerOutcome, SummarizerUsage } from 
 export function addSummarizerUsage(a: SummarizerUsage | undefined, b: SummarizerUsage | undefined): SummarizerUsage | undefined {
   if (!a) return b && usageOf(b);
   if (!b) return usageOf(a);
-  return { calls: a.calls + b.calls, promptTokens: a.promptTokens + b.promptTokens, completionTokens: a.completionTokens + b.completionTokens };
+  const [x, y] = [usageOf(a), usageOf(b)];
+  return {
+    calls: x.calls + y.calls,
+    promptTokens: x.promptTokens + y.promptTokens,
+    completionTokens: x.completionTokens + y.completionTokens,
+    retries: x.retries + y.retries,
+    unreportedUsageCalls: x.unreportedUsageCalls + y.unreportedUsageCalls,
+  };
 }
 
-/** The usage figures of a summarizer outcome (or of any object carrying them), alone. */
-export function usageOf(outcome: SummarizerUsage | SummarizerOutcome): SummarizerUsage {
-  return { calls: outcome.calls, promptTokens: outcome.promptTokens, completionTokens: outcome.completionTokens };
+/** {@link SummarizerUsage} with every figure present (an absent `retries` / `unreportedUsageCalls` is 0). */
+export type CompleteSummarizerUsage = Required<SummarizerUsage>;
+
+/**
+ * The usage figures of a summarizer outcome (or of any object carrying them, a recorded
+ * `SummarizerIdentity` included), alone and complete: the one reading of them for the decision,
+ * the answer, the compaction history and the metrics. An absent `retries` or
+ * `unreportedUsageCalls` (a summarizer that does not count them, a decision recorded before they
+ * were) is 0.
+ */
+export function usageOf(outcome: SummarizerUsage | SummarizerOutcome): CompleteSummarizerUsage {
+  return {
+    calls: outcome.calls,
+    promptTokens: outcome.promptTokens,
+    completionTokens: outcome.completionTokens,
+    retries: outcome.retries ?? 0,
+    unreportedUsageCalls: outcome.unreportedUsageCalls ?? 0,
+  };
+}
+
+/** A {@link SummarizerIdentity} with every usage figure present (see {@link recordedSummarizer}). */
+export type CompleteSummarizerIdentity = Omit<SummarizerIdentity, 'discarded'> & CompleteSummarizerUsage & { discarded?: CompleteSummarizerUsage };
+
+/**
+ * A recorded summarizer (a decision's `summarizer`, as written now or by an older version) as
+ * every reader shows it: its identity with complete usage figures ({@link usageOf}), its
+ * `discarded` part likewise when present.
+ */
+export function recordedSummarizer(identity: SummarizerIdentity): CompleteSummarizerIdentity {
+  return { kind: identity.kind, model: identity.model, ...usageOf(identity), ...(identity.discarded ? { discarded: usageOf(identity.discarded) } : {}) };
 }
 
 /**
@@ -43,7 +77,7 @@ export function decisionSummarizer(
 ): SummarizerIdentity | undefined {
   const total = addSummarizerUsage(reply, discarded);
   if (!total) return undefined;
-  return { kind: identity.kind, model: identity.model, ...total, ...(discarded ? { discarded: usageOf(discarded) } : {}) };
+  return recordedSummarizer({ kind: identity.kind, model: identity.model, ...total, ...(discarded ? { discarded } : {}) });
 }
 
 /**
@@ -51,7 +85,7 @@ export function decisionSummarizer(
  * pass made whose replies went into no decision it wrote; undefined when there were none.
  */
 export function discardedSummarizerCalls(identity: SummarizerIdentityInfo, discarded: SummarizerUsage | undefined): SummarizerIdentity | undefined {
-  return discarded ? { kind: identity.kind, model: identity.model, ...usageOf(discarded) } : undefined;
+  return discarded ? recordedSummarizer({ kind: identity.kind, model: identity.model, ...discarded }) : undefined;
 }
 
 /**

@@ -10,6 +10,8 @@
  * four-digit year, `Z` or an offset) is the schemas' rule.
  */
 
+import { isoTimeMillis } from './utc-time-text';
+
 /** Earliest client time accepted (UTC). */
 export const MIN_CLIENT_TIME = '0001-01-01T00:00:00.000Z';
 
@@ -24,10 +26,10 @@ const MAX_MS = Date.parse(MAX_CLIENT_TIME);
 
 /**
  * True when `text`, an ISO-8601 date-time (already checked as such), is an instant from
- * {@link MIN_CLIENT_TIME} to {@link MAX_CLIENT_TIME} (milliseconds; finer digits are dropped as
- * `Date` drops them); false for anything else, including text `Date` cannot read.
+ * {@link MIN_CLIENT_TIME} to {@link MAX_CLIENT_TIME} (milliseconds; finer digits are dropped, see
+ * {@link isoTimeMillis}); false for anything else, including text `Date` cannot read.
  */
 export function clientTimeInRange(text: string): boolean {
-  const ms = Date.parse(text);
+  const ms = isoTimeMillis(text);
   return ms >= MIN_MS && ms <= MAX_MS;
 }

@@ -24,6 +24,7 @@ import {
   type PolicySetData,
   type SummarizerIdentity,
   type SummaryInsertedData,
+  decisionFigures,
 } from '../events/session-stream-events';
 import { summaryAnchorRevision } from './summary-anchor';
 import { endArchivedCallClaims } from './archived-call-claims';
@@ -122,7 +123,7 @@ export interface RecordedCompaction {
   /** Stream revision of the decision event. */
   revision: bigint;
   tokensBefore: number;
-  /** For a failed decision: `tokensBefore` (the recorded failure carries no figure after it). */
+  /** For a failed decision: the window after it (smaller when superseded system messages were archived; see `decisionFigures`). */
   tokensAfter: number;
   tokensEstimatedSaved: number;
   /** For a failed decision: what it archived (superseded system messages only), why it failed and which summarizer failed. */
@@ -144,16 +145,18 @@ export function recordedCompactionOf(recorded: StreamEvent): RecordedCompaction 
   if (recorded.type === COMPACTION_FAILED) {
     const data = recorded.data as CompactionFailedData;
     const failure = { archivedIds: data.archivedIds, reason: data.reason, ...(data.summarizer ? { summarizer: data.summarizer } : {}) };
-    return { ...common, outcome: 'failed', tokensBefore: data.tokensBefore, tokensAfter: data.tokensBefore, tokensEstimatedSaved: 0, failure };
+    const { tokensBefore, tokensAfter, tokensEstimatedSaved } = decisionFigures(data);
+    return { ...common, outcome: 'failed', tokensBefore, tokensAfter, tokensEstimatedSaved, failure };
   }
   const data = recorded.data as CompactionCompletedData;
+  const figures = decisionFigures(data);
   return {
     ...common,
     outcome: data.outcome === 'noop' ? 'noop' : 'compacted',
     ...(data.outcome === 'noop' ? { noop: noopReasonOf(data) } : {}),
-    tokensBefore: data.tokensBefore,
-    tokensAfter: data.tokensAfter,
-    tokensEstimatedSaved: data.tokensEstimatedSaved,
+    tokensBefore: figures.tokensBefore,
+    tokensAfter: figures.tokensAfter,
+    tokensEstimatedSaved: figures.tokensEstimatedSaved,
     ...(data.origin === 'auto' && data.triggerStillFires && data.turnsAfter !== undefined
       ? { stillFiring: { tokens: data.tokensAfter, turns: data.turnsAfter } }
       : {}),

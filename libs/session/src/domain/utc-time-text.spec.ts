@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { MAX_CLIENT_TIME, MIN_CLIENT_TIME } from './client-time-rule';
-import { hasSubMillisecond, utcExactTime, utcMillisTime } from './utc-time-text';
+import { hasSubMillisecond, isoTimeMillis, utcExactTime, utcMillisTime } from './utc-time-text';
 
 describe('utcExactTime and utcMillisTime', () => {
   it('keep the digits past the millisecond through an offset, up to 9', () => {
@@ -38,6 +38,39 @@ describe('utcExactTime and utcMillisTime', () => {
         expect(x === y).toBe(instant(a) === instant(b));
         expect(hasSubMillisecond(write(a))).toBe(a.sub !== 0);
       }),
+    );
+  });
+});
+
+describe('isoTimeMillis', () => {
+  it('reads a fraction of 10 digits or more starting with 0 to the millisecond sent (Date.parse reads it up to 999 ms late)', () => {
+    expect(new Date(isoTimeMillis('2026-12-03T12:00:00.0123456789Z')).toISOString()).toBe('2026-12-03T12:00:00.012Z');
+    expect(new Date(isoTimeMillis(`2026-12-03T12:00:00.049${'0'.repeat(200)}Z`)).toISOString()).toBe('2026-12-03T12:00:00.049Z');
+    expect(new Date(isoTimeMillis('2026-12-03T17:30:00.0009999999999+05:30')).toISOString()).toBe('2026-12-03T12:00:00.000Z');
+    expect(new Date(isoTimeMillis('2026-12-03T12:00:00.5Z')).toISOString()).toBe('2026-12-03T12:00:00.500Z');
+    expect(isoTimeMillis('yesterday')).toBeNaN();
+  });
+
+  it('property: any number of fraction digits, any offset: the instant cut to the millisecond, as utcExactTime and utcMillisTime write it', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.parse(MIN_CLIENT_TIME) + 86_400_000, max: Date.parse(MAX_CLIENT_TIME) - 86_400_000 }),
+        // Fraction digits past the millisecond: none to many, often zeros (leading zeros are what Date.parse loses).
+        fc.array(fc.oneof(fc.constant('0'), fc.constantFrom('1', '5', '9')), { maxLength: 40 }),
+        fc.integer({ min: -1439, max: 1439 }),
+        (ms, finer, offset) => {
+          const local = new Date(ms + offset * 60_000).toISOString().slice(0, 23);
+          const zone =
+            offset === 0
+              ? 'Z'
+              : `${offset < 0 ? '-' : '+'}${String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0')}:${String(Math.abs(offset) % 60).padStart(2, '0')}`;
+          const text = `${local}${finer.join('')}${zone}`;
+          expect({ text, ms: isoTimeMillis(text) }).toEqual({ text, ms });
+          expect({ text, utc: utcMillisTime(text) }).toEqual({ text, utc: new Date(ms).toISOString() });
+          expect({ text, exact: utcExactTime(text).slice(0, 23) }).toEqual({ text, exact: new Date(ms).toISOString().slice(0, 23) });
+        },
+      ),
+      { numRuns: 500 },
     );
   });
 });

@@ -13,6 +13,20 @@
  */
 
 const FRACTION = /T\d\d:\d\d:\d\d\.(\d+)/;
+/** A time of day with more than 3 fraction digits: its part to the millisecond is group 1. */
+const PAST_MILLISECOND = /(\d\d:\d\d:\d\d\.\d{3})\d+/;
+
+/**
+ * The instant of `text`, an ISO-8601 date-time (`Z` or an offset, any number of fraction digits),
+ * in milliseconds since 1970-01-01T00:00:00Z, digits past the millisecond cut (as `Date.parse`
+ * cuts up to 9 of them); NaN for text `Date` cannot read. Every reading of a client's date-time
+ * text goes through it, never `Date.parse` itself: V8's `Date.parse` drops the leading zeros of a
+ * fraction of 10 digits or more (`…00.0123456789Z` reads as `…00.123Z`, up to 999 ms late), so
+ * the fraction is cut to 3 digits before `Date.parse` reads it. Pure.
+ */
+export function isoTimeMillis(text: string): number {
+  return Date.parse(text.replace(PAST_MILLISECOND, '$1'));
+}
 
 /**
  * `text` (an ISO-8601 date-time) as UTC text with exactly 9 fraction digits, e.g.
@@ -20,7 +34,7 @@ const FRACTION = /T\d\d:\d\d:\d\d\.(\d+)/;
  * returned unchanged. Digits past the ninth are dropped.
  */
 export function utcExactTime(text: string): string {
-  const ms = Date.parse(text);
+  const ms = isoTimeMillis(text);
   if (Number.isNaN(ms)) return text;
   const finer = (FRACTION.exec(text)?.[1] ?? '').slice(3, 9).padEnd(6, '0');
   return `${new Date(ms).toISOString().slice(0, 23)}${finer}Z`;
@@ -31,7 +45,7 @@ export function utcExactTime(text: string): string {
  * UTC with milliseconds, finer digits cut. Text `Date` cannot read is returned unchanged.
  */
 export function utcMillisTime(text: string): string {
-  const ms = Date.parse(text);
+  const ms = isoTimeMillis(text);
   return Number.isNaN(ms) ? text : new Date(ms).toISOString();
 }
 

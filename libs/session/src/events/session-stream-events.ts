@@ -90,12 +90,18 @@ export interface SummarizerIdentity {
   /** Model name, e.g. `gpt-4o-mini`, or `extractive-v1`. */
   model: string;
   /**
-   * Model calls made for this pass (chunking may need several), discarded ones included (see
-   * `discarded`): `calls`, `promptTokens` and `completionTokens` are every call's figures, summed.
+   * Model calls made for this pass (chunking may need several; every HTTP request that reached the
+   * endpoint, retries included), discarded ones included (see `discarded`): `calls`,
+   * `promptTokens`, `completionTokens`, `retries` and `unreportedUsageCalls` are every call's
+   * figures, summed (see `SummarizerUsage`; read with `usageOf`).
    */
   calls: number;
   promptTokens: number;
   completionTokens: number;
+  /** Of `calls`, retries of a failed attempt; absent in decisions recorded before it was (read as 0). */
+  retries?: number;
+  /** Of `calls`, those whose usage the endpoint did not report (tokens unknown); absent in decisions recorded before it was (read as 0). */
+  unreportedUsageCalls?: number;
   /**
    * The part of the figures above spent on calls whose reply the pass did not use: it called the
    * summarizer, then the stream moved on in a way the reply could not be rebased onto (another
@@ -103,7 +109,7 @@ export interface SummarizerIdentity {
    * written again, so the pass was planned again (DESIGN §4). Absent when no reply was discarded,
    * and in decisions recorded before it was (read as none).
    */
-  discarded?: { calls: number; promptTokens: number; completionTokens: number };
+  discarded?: { calls: number; promptTokens: number; completionTokens: number; retries?: number; unreportedUsageCalls?: number };
 }
 
 /** Decision: a summary inserted immediately before `insertBeforeId`, covering `coveredIds`. */
@@ -209,9 +215,44 @@ export interface CompactionFailedData {
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
   tokensBefore: number;
   archivedIds: string[];
+  /**
+   * The window after the failure: its tokens, `tokensBefore - tokensAfter` as the pass estimated
+   * it, and its event count (it differs from the window before when superseded system messages
+   * were archived). Absent on failures recorded before they were: read them with {@link decisionFigures}.
+   */
+  tokensAfter?: number;
+  tokensEstimatedSaved?: number;
+  keptCount?: number;
   estimator: EstimatorName;
   paramsKey: string;
   checkpoint: SessionSnapshot;
+}
+
+/** The window figures of a recorded compaction decision, in the unit of its estimator (see {@link decisionFigures}). */
+export interface DecisionFigures {
+  tokensBefore: number;
+  tokensAfter: number;
+  tokensEstimatedSaved: number;
+  /** Events in the window after the decision; null for a failure recorded before failures carried it. */
+  keptCount: number | null;
+}
+
+/**
+ * The window figures a decision recorded (`CompactionCompleted` or `CompactionFailed` data): the
+ * one reading of them for every reader (the compaction history, the replay of a decision, the
+ * answer to a replayed command). A failure that archived superseded system messages shrank the
+ * window: its figures say so. A failure recorded before failures carried figures after them
+ * reads as nothing saved (`tokensAfter = tokensBefore`, `keptCount` null). Pure.
+ */
+export function decisionFigures(data: CompactionCompletedData | CompactionFailedData): DecisionFigures {
+  const { tokensBefore } = data;
+  if ('keptIds' in data) return { tokensBefore, tokensAfter: data.tokensAfter, tokensEstimatedSaved: data.tokensEstimatedSaved, keptCount: data.keptCount };
+  return {
+    tokensBefore,
+    tokensAfter: data.tokensAfter ?? tokensBefore,
+    tokensEstimatedSaved: data.tokensEstimatedSaved ?? 0,
+    keptCount: data.keptCount ?? null,
+  };
 }
 
 /** A session's auto-compaction policy. `strategy` null clears it. */

@@ -6,6 +6,7 @@
 import { findInStream, type EventStore } from '@lib/event-store';
 import { sessionStream } from '../events/session-stream-events';
 import { SESSION_ERASED, erasureStream, type SessionErasedData } from '../events/erasure-events';
+import { isoTimeMillis } from '../domain/utc-time-text';
 
 /** The event an `atTime` resolved to: its stream revision and when the store recorded it. */
 export interface RevisionAtTime {
@@ -19,11 +20,12 @@ export interface RevisionAtTime {
  * Whether an event recorded at `recordedAt` (ms precision) was recorded at or before `at`, an
  * ISO-8601 date-time with `Z` or an offset (as the API's date-time rule accepts it). Digits of
  * `at` past the millisecond cannot make a recorded time (whole milliseconds) later than it, so
- * `at` is compared cut to the millisecond: `…00.9915Z` includes an event recorded at `…00.991Z`.
+ * `at` is compared cut to the millisecond ({@link isoTimeMillis}): `…00.9915Z` includes an event
+ * recorded at `…00.991Z`, and `…00.0009999999999Z` one recorded at `…00.000Z` only.
  * @throws RangeError when `at` is not a date-time `Date` reads (callers validate it first).
  */
 export function recordedAtOrBefore(recordedAt: Date, at: string): boolean {
-  const limit = Date.parse(at);
+  const limit = isoTimeMillis(at);
   if (Number.isNaN(limit)) throw new RangeError(`not a date-time: ${at}`);
   return recordedAt.getTime() <= limit;
 }
@@ -89,7 +91,7 @@ export function timeOutOfRangeMessage(
   erased: EarlierLifeErasure | null,
 ): string {
   // A time with an offset is also given in UTC, as the recorded time is (cut to the millisecond).
-  const inUtc = /z$/i.test(atTime) ? '' : ` (${new Date(Date.parse(atTime)).toISOString()} UTC)`;
+  const inUtc = /z$/i.test(atTime) ? '' : ` (${new Date(isoTimeMillis(atTime)).toISOString()} UTC)`;
   const asked = `${shownAtTime}${inUtc}`;
   const at = first.recordedAt.toISOString();
   if (!erased)

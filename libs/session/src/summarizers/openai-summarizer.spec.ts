@@ -53,7 +53,15 @@ describe('OpenAiSummarizer against the fake server', () => {
   it('sends the formatted events with the overlap marked and no stored system message, and returns the reply', async () => {
     const req = request(6, 2, ['PREVIOUS SUMMARY']);
     const outcome = await summarizer().summarize(req);
-    expect(outcome).toEqual({ ok: true, text: 'THE SUMMARY', calls: 1, promptTokens: expect.any(Number), completionTokens: expect.any(Number) });
+    expect(outcome).toEqual({
+      ok: true,
+      text: 'THE SUMMARY',
+      calls: 1,
+      promptTokens: expect.any(Number),
+      completionTokens: expect.any(Number),
+      retries: 0,
+      unreportedUsageCalls: 0,
+    });
     expect(server.calls).toBe(1);
     const sent = server.requests[0];
     expect(sent.model).toBe('test-model');
@@ -89,7 +97,7 @@ describe('OpenAiSummarizer against the fake server', () => {
     const outcome = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(req);
     const n = server.calls;
     expect(n).toBeGreaterThan(2);
-    expect(outcome).toEqual({ ok: true, text: `RECAP-${n - 1}`, calls: n, promptTokens: 10 * n, completionTokens: 2 * n });
+    expect(outcome).toEqual({ ok: true, text: `RECAP-${n - 1}`, calls: n, promptTokens: 10 * n, completionTokens: 2 * n, retries: 0, unreportedUsageCalls: 0 });
 
     const users = server.requests.map((r) => r.messages.find((m) => m.role === 'user')!.content as string);
     // the old summary goes with the first call only; each later call carries the previous reply
@@ -310,7 +318,8 @@ describe('OpenAiSummarizer against the fake server', () => {
     server.enqueue({ fault: 'status429', retryAfterSeconds: 0 }, { fault: 'status429', retryAfterSeconds: 0 }).setDefault('AFTER RETRIES');
     const s = summarizerFromEnv({ OPENAI_BASE_URL: url, OPENAI_API_KEY: API_KEY, SUMMARIZER_MAX_RETRIES: '2', SUMMARIZER_MODEL: 'm' });
     const outcome = await s.summarize(request(3));
-    expect(outcome).toMatchObject({ ok: true, text: 'AFTER RETRIES', calls: 1 });
+    // every request that reached the endpoint is a call; the two refused ones reported no usage
+    expect(outcome).toMatchObject({ ok: true, text: 'AFTER RETRIES', calls: 3, retries: 2, unreportedUsageCalls: 2 });
     expect(server.requests.map((r) => r.answeredWith)).toEqual(['status429', 'status429', 'reply']);
   });
 

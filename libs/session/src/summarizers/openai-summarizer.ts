@@ -34,6 +34,7 @@
  * timeouts, 408/409/429/5xx and connection errors are the `openai` client's own policy
  * (`maxRetries`, exponential backoff, `Retry-After` / `retry-after-ms` honoured).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type OpenAI from 'openai';
 import {
   buildSummarizerMessages,
@@ -140,11 +141,14 @@ export class OpenAiSummarizer implements Summarizer {
    * `ok: true` with the last reply, trimmed; or to `ok: false` at the first failed call or the
    * first reply over `options.maxTextLength` characters, the
    * reason prefixed with `chunk k: ` when the input was split. Usage is summed over the
-   * calls made, the failed one included when the endpoint reported usage; a call that never
-   * connected to the endpoint (see {@link neverConnected}) is no model call and is not counted.
+   * HTTP attempts made (`SummarizerUsage`): every attempt that reached the endpoint is a call, the
+   * client's retries included (`retries`); one that never connected (see {@link neverConnected}) is
+   * not; an attempt that failed, or a reply whose usage {@link readUsage} cannot read, counts in
+   * `unreportedUsageCalls`, its tokens unknown.
    */
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
-    const usage = { calls: 0, promptTokens: 0, completionTokens: 0 };
+    const usage = { calls: 0, promptTokens: 0, completionTokens: 0, retries: 0, unreportedUsageCalls: 0 };
+    let chunkCalls = 0;
     let pending: SummaryRequest[];
     let lengthLimit = options.estimator ? summaryLengthLimit(request, options.estimator) : undefined;
     // the length section is part of every call's input: the chunks are planned with its cost taken off the bound
@@ -165,33 +169,32 @@ export class OpenAiSummarizer implements Summarizer {
     let running: string | null = null;
     while (pending.length > 0) {
       const chunk = pending[0];
-      const prefix = chunked ? `chunk ${usage.calls + 1}: ` : '';
+      const prefix = chunked ? `chunk ${++chunkCalls}: ` : '';
       // a reply that the next call carries is asked for no more than the room that call keeps for it
       const limit = lengthLimit && pending.length > 1 ? runningSummaryLengthLimit(lengthLimit, this.settings.maxInputTokens) : lengthLimit;
       const { system, user } = buildSummarizerMessages(chunk, limit ? { lengthLimit: limit } : {});
-      usage.calls++;
       let completion: OpenAI.Chat.Completions.ChatCompletion;
+      // every HTTP attempt of this call (the client's retries included) is entered in `attempts` by the fetch
+      const attempts: AttemptLedger = { made: 0, reached: 0, retriesReached: 0 };
       try {
-        completion = await this.client.chat.completions.create(
-          {
-            model: this.identity.model,
-            messages: [
-              { role: 'system', content: system },
-              { role: 'user', content: user },
-            ],
-          },
-          { signal: options.signal },
+        completion = await attemptLedger.run(attempts, () =>
+          this.client.chat.completions.create(
+            {
+              model: this.identity.model,
+              messages: [
+                { role: 'system', content: system },
+                { role: 'user', content: user },
+              ],
+            },
+            { signal: options.signal },
+          ),
         );
       } catch (err) {
-        // a call refused before any connection was made never reached the model: no model call
-        if (neverConnected(err)) usage.calls--;
+        // attempts that reached the endpoint are calls, none of them with usage reported
+        addAttempts(usage, attempts, null);
         return { ok: false, reason: prefix + this.describeError(err), ...usage };
       }
-      const reported = completion?.usage;
-      if (reported) {
-        usage.promptTokens += finiteOrZero(reported.prompt_tokens);
-        usage.completionTokens += finiteOrZero(reported.completion_tokens);
-      }
+      addAttempts(usage, attempts, readUsage(completion?.usage));
       const read = readReply(completion);
       if ('reason' in read) return { ok: false, reason: prefix + read.reason, ...usage };
       // a reply no event could hold (not valid Unicode, too long) is unusable, the running summary of a chunk included: it fails here, never carried on nor stored
@@ -249,7 +252,11 @@ export class OpenAiSummarizer implements Summarizer {
     const { APIUserAbortError, APIConnectionTimeoutError, APIConnectionError, APIError } = openAiClient();
     if (err instanceof APIUserAbortError) return 'aborted';
     if (err instanceof APIConnectionTimeoutError) return `timed out after ${timeoutMs} ms per attempt (${retries})`;
-    if (err instanceof APIConnectionError) return `could not reach the model endpoint (connection error, ${retries})`;
+    if (err instanceof APIConnectionError) {
+      if (errorName(err.cause) === REPLY_CUT_OFF)
+        return `the connection to the model endpoint was lost while its answer arrived (connection error, ${retries})`;
+      return `could not reach the model endpoint (connection error, ${retries})`;
+    }
     if (err instanceof APIError) {
       const status = typeof err.status === 'number' ? err.status : undefined;
       const code = typeof err.code === 'string' && KNOWN_ERROR_CODES.has(err.code) ? ` (${err.code})` : '';
@@ -321,9 +328,64 @@ function readReply(completion: unknown): { text: string } | { reason: string } {
   return { text };
 }
 
-function finiteOrZero(x: unknown): number {
-  return typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : 0;
+/**
+ * The token usage a reply reported (its `usage` object): prompt and completion tokens, each a
+ * non-negative integer given as a JSON number or a decimal string of one (`"250"`, as some
+ * OpenAI-compatible proxies send); null when either figure is absent or unreadable (no `usage`,
+ * only `total_tokens`, …): the call's tokens are then unknown, never taken for 0. Pure.
+ */
+export function readUsage(usage: unknown): { promptTokens: number; completionTokens: number } | null {
+  if (typeof usage !== 'object' || usage === null) return null;
+  const { prompt_tokens: prompt, completion_tokens: completion } = usage as { prompt_tokens?: unknown; completion_tokens?: unknown };
+  const promptTokens = tokenCount(prompt);
+  const completionTokens = tokenCount(completion);
+  return promptTokens === null || completionTokens === null ? null : { promptTokens, completionTokens };
 }
+
+/** A token count: a non-negative safe integer, or a string of decimal digits holding one; null otherwise. */
+function tokenCount(x: unknown): number | null {
+  const n = typeof x === 'number' ? x : typeof x === 'string' && /^\s*\d{1,15}\s*$/.test(x) ? Number(x) : NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : null;
+}
+
+/** The HTTP attempts of one chat-completions call, counted by {@link sameRealmErrorsFetch}. */
+interface AttemptLedger {
+  /** Attempts made (requests started), retries included. */
+  made: number;
+  /** Attempts that reached the endpoint (see {@link neverConnected}: a refused connection did not). */
+  reached: number;
+  /** Of `reached`, attempts that were a retry (not the call's first attempt). */
+  retriesReached: number;
+}
+
+/**
+ * The ledger of the chat-completions call in progress in this async context: the `openai` client
+ * makes every attempt of a call (its retries included) inside the call's context, so concurrent
+ * calls of several passes each count their own.
+ */
+const attemptLedger = new AsyncLocalStorage<AttemptLedger>();
+
+/**
+ * Adds one chat-completions call's attempts to `usage`: every attempt that reached the endpoint is
+ * a call (`retries` those that were retries), and all of them but the answered one, or all of
+ * them when the answer's usage is unknown (`reported` null), are calls with unreported usage.
+ */
+function addAttempts(
+  usage: Required<Pick<SummarizerOutcome, 'calls' | 'promptTokens' | 'completionTokens' | 'retries' | 'unreportedUsageCalls'>>,
+  attempts: AttemptLedger,
+  reported: { promptTokens: number; completionTokens: number } | null,
+): void {
+  usage.calls += attempts.reached;
+  usage.retries += attempts.retriesReached;
+  usage.unreportedUsageCalls += Math.max(0, attempts.reached - (reported ? 1 : 0));
+  if (reported) {
+    usage.promptTokens += reported.promptTokens;
+    usage.completionTokens += reported.completionTokens;
+  }
+}
+
+/** Name of the error {@link sameRealmErrorsFetch} rejects with when a connection is lost while the answer arrives. */
+const REPLY_CUT_OFF = 'ReplyCutOffError';
 
 /**
  * Socket error codes of a connection that was never made (refused, no route, name not
@@ -341,6 +403,15 @@ const NOT_CONNECTED_CODES: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTF
 export function neverConnected(err: unknown): boolean {
   const { APIConnectionError, APIConnectionTimeoutError } = openAiClient();
   if (!(err instanceof APIConnectionError) || err instanceof APIConnectionTimeoutError) return false;
+  return refusedBeforeConnecting(err.cause);
+}
+
+/**
+ * Whether a failed `fetch` (its rejection) never connected: its cause chain (followed through
+ * `cause` and an `AggregateError`'s `errors`) has one of {@link NOT_CONNECTED_CODES} and no other
+ * code. An abort (a timeout) or a reset is not: the request may have reached the model. Pure.
+ */
+function refusedBeforeConnecting(err: unknown): boolean {
   const codes: string[] = [];
   const visit = (e: unknown, depth: number): void => {
     if (typeof e !== 'object' || e === null || depth > 8) return;
@@ -349,7 +420,7 @@ export function neverConnected(err: unknown): boolean {
     visit(cause, depth + 1);
     if (Array.isArray(errors)) for (const inner of errors) visit(inner, depth + 1);
   };
-  visit(err.cause, 0);
+  visit(err, 0);
   return codes.length > 0 && codes.every((code) => NOT_CONNECTED_CODES.has(code));
 }
 
@@ -363,21 +434,53 @@ function errorName(err: unknown): string {
 }
 
 /**
- * `fetch`, with abort errors rethrown as errors of this realm. Node's fetch rejects with a
- * `DOMException` of the outer realm, which the `openai` client cannot recognise as an abort when
- * this code runs in another realm (a jest sandbox, a vm context); it would then report a timeout
- * as a plain connection error.
+ * `fetch` for the `openai` client, one HTTP attempt per call:
+ * - the answer's body is read whole before it resolves, so a connection lost while the answer
+ *   arrives fails the attempt as a connection error (name {@link REPLY_CUT_OFF}), which the client
+ *   retries as any other, instead of failing later as it parses the body; the attempt's timeout
+ *   covers the body too;
+ * - the attempt is entered in the {@link attemptLedger} of the call in progress: made, and reached
+ *   the endpoint unless the connection was refused before it was made;
+ * - abort errors are rethrown as errors of this realm. Node's fetch rejects with a `DOMException`
+ *   of the outer realm, which the `openai` client cannot recognise as an abort when this code runs
+ *   in another realm (a jest sandbox, a vm context); it would then report a timeout as a plain
+ *   connection error.
  */
 const sameRealmErrorsFetch: typeof fetch = async (input, init) => {
+  const ledger = attemptLedger.getStore();
+  const retry = ledger !== undefined && ledger.made > 0;
+  if (ledger) ledger.made++;
+  const reached = (): void => {
+    if (!ledger) return;
+    ledger.reached++;
+    if (retry) ledger.retriesReached++;
+  };
+  let response: Response;
   try {
-    return await fetch(input, init);
+    response = await fetch(input, init);
+  } catch (err) {
+    if (!refusedBeforeConnecting(err)) reached();
+    throw sameRealmError(err);
+  }
+  reached();
+  let body: ArrayBuffer;
+  try {
+    body = await response.arrayBuffer();
   } catch (err) {
     const name = errorName(err);
-    if (name === 'AbortError' || name === 'TimeoutError') {
-      const e = new Error('The operation was aborted');
-      e.name = 'AbortError';
-      throw e;
-    }
-    throw err;
+    if (name === 'AbortError' || name === 'TimeoutError') throw sameRealmError(err);
+    const e = new Error('the connection was lost while the answer arrived', { cause: err });
+    e.name = REPLY_CUT_OFF;
+    throw e;
   }
+  return new Response(body.byteLength === 0 ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
 };
+
+/** `err`, or for an abort (a timeout) an `AbortError` of this realm (see {@link sameRealmErrorsFetch}). */
+function sameRealmError(err: unknown): unknown {
+  const name = errorName(err);
+  if (name !== 'AbortError' && name !== 'TimeoutError') return err;
+  const e = new Error('The operation was aborted');
+  e.name = 'AbortError';
+  return e;
+}

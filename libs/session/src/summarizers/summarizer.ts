@@ -19,15 +19,28 @@ export interface SummarizerIdentityInfo {
 /** Usage figures of one `summarize` call, summed over every model call it made. */
 export interface SummarizerUsage {
   /**
-   * Model calls made (one per chunk; the HTTP client's own retries are not counted separately). A
-   * call that never connected to the endpoint (connection refused, host not found) reached no
-   * model and is not counted: a pass whose first call did so records `calls: 0`.
+   * Model calls made: every HTTP request that reached the endpoint, one per chunk plus every
+   * retry of a failed attempt (a timed-out or reset attempt included: it may have been billed). An
+   * attempt that never connected to the endpoint (connection refused, host not found) reached no
+   * model and is not counted: a pass whose every attempt did so records `calls: 0`.
    */
   calls: number;
-  /** Prompt tokens reported by the endpoint (0 when it reports none). */
+  /** Prompt tokens reported by the endpoint, summed over the calls that reported usage. */
   promptTokens: number;
-  /** Completion tokens reported by the endpoint (0 when it reports none). */
+  /** Completion tokens reported by the endpoint, summed over the calls that reported usage. */
   completionTokens: number;
+  /**
+   * Of `calls`, those that were the HTTP client's retry of a failed attempt (SUMMARIZER_MAX_RETRIES).
+   * Absent means 0 (summarizers that never retry, decisions recorded before it was counted).
+   */
+  retries?: number;
+  /**
+   * Of `calls`, those whose token usage the endpoint did not report: an attempt that failed (timed
+   * out, reset, an HTTP error answer) or a reply without readable `usage` (absent, not numbers, only
+   * `total_tokens`). Their tokens are unknown, not 0: the token figures cover the other calls only.
+   * Absent means 0 (as for `retries`).
+   */
+  unreportedUsageCalls?: number;
 }
 
 /**

@@ -201,12 +201,13 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).commandCompactionIds);
       if (recorded) return { kind: 'replay', recorded, state };
     }
+    // the pass's start: its durationMs covers every attempt, a discarded summarizer call included
+    const startedAt = new Date();
     for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
       // a reply of the attempt before is not used: this one is planned on a newer state
       spend.discardPending();
       const step = planSessionCompaction(command, state);
       if (step.kind === 'conclude') return step.conclusion;
-      const startedAt = new Date();
       const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command) : undefined;
       if (summary) spend.called(summary);
       if (watch.invalidated) {

@@ -1,6 +1,7 @@
 import type { NoopReason, Strategy, Trigger } from '@lib/compaction';
-import type { CompactionCompletedData, CompactionFailedData, EstimatorName } from '../../events/session-stream-events';
+import { decisionFigures, type CompactionCompletedData, type CompactionFailedData, type EstimatorName } from '../../events/session-stream-events';
 import type { ArchivedOnArrivalRecord, CompactionRecord } from './compaction-history-query';
+import { recordedSummarizer, type CompleteSummarizerIdentity, type CompleteSummarizerUsage } from '../../decider/summarizer-spend';
 
 /**
  * An event archived on arrival attributed to a compaction (DESIGN §3.3 rule 3: a late answer to a
@@ -47,9 +48,12 @@ export interface CompactionHistoryItem {
   /** Global position (decimal string) of that event: pass it as `minPosition` to wait for it elsewhere. */
   position: string;
   tokensBefore: number;
-  /** Window size after the pass; equals `tokensBefore` for a failure. */
+  /**
+   * Window size after the pass. A failure leaves the window as it was except for superseded system
+   * messages it archived (then it is smaller); a failure recorded before failures carried it: `tokensBefore`.
+   */
   tokensAfter: number;
-  /** `tokensBefore - tokensAfter` as the pass estimated it. */
+  /** `tokensBefore - tokensAfter` as the pass estimated it (the answer's `tokensEstimatedSaved`). */
   tokensSaved: number;
   /**
    * Ids archived by this decision, in order (old summaries and superseded system messages included):
@@ -63,7 +67,7 @@ export interface CompactionHistoryItem {
    * (`archivedBy`). Empty when none arrived.
    */
   archivedOnArrival: ArchivedOnArrivalItem[];
-  /** Events in the window after the pass (the new summary included); null for failures. */
+  /** Events in the window after the pass (the new summary included); null for a failure recorded before failures carried it. */
   keptCount: number | null;
   /** The summary it inserted, or null. */
   summary: { id: string; text: string; coveredIds: string[] } | null;
@@ -76,9 +80,14 @@ export interface CompactionHistoryItem {
   summarizer: {
     kind: string;
     model: string;
+    /** HTTP requests that reached the endpoint, retries included (see `SummarizerUsage.calls`). */
     calls: number;
+    /** Of `calls`, retries of a failed attempt. */
+    retries: number;
+    /** Of `calls`, those whose token usage the endpoint did not report: `usage` covers the others only. */
+    unreportedUsageCalls: number;
     usage: { promptTokens: number; completionTokens: number };
-    discarded: { calls: number; usage: { promptTokens: number; completionTokens: number } } | null;
+    discarded: { calls: number; retries: number; unreportedUsageCalls: number; usage: { promptTokens: number; completionTokens: number } } | null;
   } | null;
   /**
    * Wall time of the pass in milliseconds, from its start to its decision: for a failure, to the
@@ -104,6 +113,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
   const completed = record.data as CompactionCompletedData;
   const failure = record.data as CompactionFailedData;
   const identity = record.data.summarizer ?? record.summary?.summarizer;
+  const figures = decisionFigures(record.data);
   return {
     compactionId: record.compactionId,
     outcome: record.outcome,
@@ -115,30 +125,28 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     basedOnRevision: String(record.data.basedOnRevision),
     revision: record.revision.toString(),
     position: record.position.toString(),
-    tokensBefore: record.data.tokensBefore,
-    tokensAfter: failed ? failure.tokensBefore : completed.tokensAfter,
-    tokensSaved: failed ? 0 : completed.tokensEstimatedSaved,
+    tokensBefore: figures.tokensBefore,
+    tokensAfter: figures.tokensAfter,
+    tokensSaved: figures.tokensEstimatedSaved,
     archivedIds: record.archivedIds,
     archivedOnArrival: archivedOnArrivalItems(record.archivedOnArrival),
-    keptCount: failed ? null : completed.keptCount,
+    keptCount: figures.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
-    summarizer: identity
-      ? {
-          kind: identity.kind,
-          model: identity.model,
-          calls: identity.calls,
-          usage: { promptTokens: identity.promptTokens, completionTokens: identity.completionTokens },
-          discarded: identity.discarded
-            ? {
-                calls: identity.discarded.calls,
-                usage: { promptTokens: identity.discarded.promptTokens, completionTokens: identity.discarded.completionTokens },
-              }
-            : null,
-        }
-      : null,
+    summarizer: identity ? historySummarizer(recordedSummarizer(identity)) : null,
     durationMs: failed ? (failure.durationMs ?? null) : completed.durationMs,
     at: record.at,
     triggerStillFires: failed ? null : (completed.triggerStillFires ?? null),
     failure: failed ? { stage: failure.stage, reason: failure.reason } : null,
   };
+}
+
+/** The history's shape of a recorded summarizer's figures: token figures nested under `usage`. */
+function historySummarizer(s: CompleteSummarizerIdentity): NonNullable<CompactionHistoryItem['summarizer']> {
+  const figures = (u: CompleteSummarizerUsage) => ({
+    calls: u.calls,
+    retries: u.retries,
+    unreportedUsageCalls: u.unreportedUsageCalls,
+    usage: { promptTokens: u.promptTokens, completionTokens: u.completionTokens },
+  });
+  return { kind: s.kind, model: s.model, ...figures(s), discarded: s.discarded ? figures(s.discarded) : null };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { SessionEventType } from '@lib/compaction';
 import { InvalidQueryError } from '../invalid-query-error';
-import { utcExactTime, utcMillisTime } from '../../domain/utc-time-text';
+import { isoTimeMillis, utcExactTime, utcMillisTime } from '../../domain/utc-time-text';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeRecallCursor, encodeRecallCursor, type RecallCursor } from '../recall-cursor';
 import { recallQueryPlan, type RecallQueryPlan } from '../recall-match-expression';
@@ -734,6 +734,6 @@ function escapeHtml(text: string): string {
  */
 function parseTime(parameter: string, value: string | Date): string {
   const text = value instanceof Date ? (Number.isNaN(value.getTime()) ? '' : value.toISOString()) : value;
-  if (Number.isNaN(Date.parse(text))) throw new InvalidQueryError(parameter, 'must be an ISO-8601 time such as 2024-05-01T12:00:00Z');
+  if (Number.isNaN(isoTimeMillis(text))) throw new InvalidQueryError(parameter, 'must be an ISO-8601 time such as 2024-05-01T12:00:00Z');
   return utcExactTime(text);
 }
