@@ -83,8 +83,9 @@ export class AppModule {
         SessionModule.forRoot({
           projector: { worker: config.projectorWorker },
           ...session,
-          // Every append and deletion is observed: /health's store.lastWriteError, event_store_writable, one warn line per outage.
-          store: writes.observing(session.store),
+          // Every store call of a command (its loads and checks as well as its append or deletion) is observed: /health's
+          // store.lastWriteError, event_store_writable, one warn line per outage. The queries' and the projector's reads are not.
+          commandStore: (store) => writes.observing(store),
           // events_appended_total: the conversation events each append writes (an import's progress).
           appendedEvents: appendedEventsMetrics(metrics),
           settings: {
