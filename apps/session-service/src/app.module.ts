@@ -46,6 +46,8 @@ export class AppModule {
     // Made here, not by the injector: the store the session library writes through is observed from the start.
     const metrics = new ServiceMetrics();
     const writes = new StoreWriteHealth((code) => metrics.storeWriteFailures.inc({ code }));
+    // PostgreSQL: the pool's connections, read at each scrape (absent for a store without a pool).
+    if (session.store.poolConnections) metrics.registerPoolConnections(() => session.store.poolConnections!());
     return {
       module: AppModule,
       imports: [
