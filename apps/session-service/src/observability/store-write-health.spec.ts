@@ -104,7 +104,10 @@ describe('StoreWriteHealth: a store writable again without a write (a service th
 
 describe('StoreWriteHealth: a command failing at a read before its write (a load canceled by a lock on es_events)', () => {
   const unavailable = () =>
-    new EventStoreUnavailableError('a PostgreSQL statement was canceled by its statement timeout', Object.assign(new Error('canceling statement'), { code: '57014' }));
+    new EventStoreUnavailableError(
+      'a PostgreSQL statement was canceled by its statement timeout',
+      Object.assign(new Error('canceling statement'), { code: '57014' }),
+    );
   afterEach(() => jest.restoreAllMocks());
 
   it.each(['readStream', 'streamRevision', 'streamIncarnation', 'eventAt', 'readAll', 'headPosition', 'readableHead'] as const)(
@@ -130,7 +133,7 @@ describe('StoreWriteHealth: a command failing at a read before its write (a load
       const failures: string[] = [];
       const health = new StoreWriteHealth((code) => failures.push(code));
       const observed = health.observing(store);
-      const call = observed[read] as () => Promise<unknown>;
+      const call = (): Promise<unknown> => (observed as unknown as Record<typeof read, () => Promise<unknown>>)[read]();
       await expect(call()).rejects.toBeInstanceOf(EventStoreUnavailableError);
       expect(health.lastWriteError()).toMatchObject({ code: '57014' });
       expect(failures).toEqual(['57014']);
