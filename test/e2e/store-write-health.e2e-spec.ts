@@ -24,6 +24,7 @@ import { captureLogLines } from '../support/captured-log-lines';
 import { startService, type Harness } from '../support/service-harness';
 import { NATS_TEST_URL, describeWithNats, eventually, publishCommand, readStream, uniquePrefix, useNatsSuite } from '../support/nats-test';
 import { commandSubject, natsNames } from '../../apps/session-service/src/nats/nats-names';
+import { ensureStreams } from '../../apps/session-service/src/nats/nats-streams';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 
 jest.setTimeout(60_000);
@@ -200,7 +201,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'an append blocked at its loa
   });
 
   /** A service whose session `sessionId` has an event in the log but not in its memory (restarted after writing it), so an append loads it. */
-  async function restartedWith(sessionId: string, extraEnv: Record<string, string> = {}): Promise<Harness> {
+  async function restartedWith(sessionId: string, extraEnv: Record<string, string> = {}, beforeRestart?: () => Promise<void>): Promise<Harness> {
     const first = await startService({ env: env() });
     await first
       .http()
@@ -208,6 +209,7 @@ describeUnlessSkipped(postgresUnavailableReason(), 'an append blocked at its loa
       .send({ events: [{ id: 'first', type: 'user', text: 'hello' }] })
       .expect(201);
     await first.stop();
+    await beforeRestart?.();
     return startService({ dataDir: first.dataDir, env: { ...env(), ...extraEnv } });
   }
 
@@ -267,6 +269,28 @@ describeUnlessSkipped(postgresUnavailableReason(), 'an append blocked at its loa
       expect(answer.headers.Status).toBe('201');
       await eventually(async () => (await h.http().get('/health')).body.status === 'ok', 15_000, '/health ok');
       expect(await metricOf(h, 'event_store_writable')).toBe('1');
+    });
+
+    it('a redelivered command failing at its check of the log (before its handler runs) shows as degraded too', async () => {
+      const subject = commandSubject(names.prefix, 'default', 'locked-redelivered', 'append');
+      harness = await restartedWith('locked-redelivered', { NATS_URL: NATS_TEST_URL, NATS_PREFIX: names.prefix }, async () => {
+        // Delivered once and given back for 5 s while no replica runs: the service gets it redelivered then (after the lock
+        // below; a start waits for the log), and checks the log for its events before its handler runs.
+        await ensureStreams(nats.client.jsm, names, 30_000);
+        await publishCommand(nats.client.js, subject, { events: [{ id: 'second', type: 'user', text: 'again' }] }, { msgId: randomUUID() });
+        const taken = await (await nats.client.js.consumers.get(names.commandStream, names.commandConsumer)).next({ expires: 5000 });
+        expect(taken?.info.deliveryCount).toBe(1);
+        taken!.nak(5_000);
+      });
+      await lockEvents();
+      const h = harness;
+      const degraded = await healthOnce(h, (body) => body.status === 'degraded');
+      expect(degraded).toMatchObject({ status: 'degraded', store: { lastWriteError: { code: expect.stringMatching(/^(57014|55P03)$/) } } });
+
+      await locker.query('ROLLBACK');
+      const [answer] = await readStream(nats.client, names.resultStream, `${names.prefix}.results.default.locked-redelivered`, 1);
+      expect(answer.headers.Status).toBe('201');
+      await eventually(async () => (await h.http().get('/health')).body.status === 'ok', 15_000, '/health ok');
     });
   });
 });
