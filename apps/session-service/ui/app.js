@@ -98,6 +98,31 @@ async function api(path) {
 }
 
 /**
+ * A page of a paging with cursors (the session list's "Load more", a compaction history, recall's
+ * "More hits"), or, when the service refuses the page's `cursor` because another release of it
+ * made the cursor (400 `cursor_expired`: the service was upgraded, or rolled back, between the
+ * pages, e.g. during a rolling upgrade), the paging's first page instead, `restarted` true. The one
+ * rule of every paging on the page: its caller then replaces what it showed of the paging with that
+ * first page (nothing shown twice) and says so ({@link RESTARTED}). Other errors are thrown as
+ * {@link api} throws them; so is an error of the first page read again.
+ * @template T
+ * @param {(cursor: string | undefined) => Promise<T>} read reads the page after `cursor` (undefined: the first page)
+ * @param {string | undefined} cursor the previous page's `nextCursor` (undefined: the first page)
+ * @returns {Promise<{ page: T, restarted: boolean }>}
+ */
+async function pageOrRestart(read, cursor) {
+  try {
+    return { page: await read(cursor), restarted: false };
+  } catch (err) {
+    if (cursor === undefined || !(err instanceof ApiError) || err.code !== 'cursor_expired') throw err;
+    return { page: await read(undefined), restarted: true };
+  }
+}
+
+/** What a paging that {@link pageOrRestart} started again from its first page says, before what it shows now. */
+const RESTARTED = 'the service was upgraded';
+
+/**
  * What went wrong, for a person: the message, and whether trying again can help (no answer, rate
  * limit, 5xx, an answer that is not JSON; not a 404 or another refusal of the request itself).
  * @param {unknown} err
@@ -547,6 +572,8 @@ async function renderSessionList(isCurrent) {
   let generation = 0;
   /** Whether a page is being read (a "Load more" click is then ignored). */
   let reading = false;
+  /** Said before the count while the list on screen is a paging started again ({@link pageOrRestart}); else empty. */
+  let restartedNote = '';
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const search = /** @type {HTMLInputElement} */ (
     h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', 'aria-label': 'Session id contains', value: params.get('q') ?? '' })
@@ -582,7 +609,7 @@ async function renderSessionList(isCurrent) {
     const shown = sessions.filter((s) => s.sessionId.toLowerCase().includes(q));
     rowsBefore = body.children.length;
     // The API gives pages, not a total: the count says what is loaded, and whether more are there to load.
-    count.textContent = sessionCountText(shown.length, sessions.length, q !== '', cursor !== undefined);
+    count.textContent = restartedNote + sessionCountText(shown.length, sessions.length, q !== '', cursor !== undefined);
     fill(
       body,
       shown.map((s) =>
@@ -629,12 +656,14 @@ async function renderSessionList(isCurrent) {
     if (fresh) showLoading('Reading the session list…');
     const query = new URLSearchParams({ limit: '100', estimator: LIST_ESTIMATOR });
     if (user.value.trim()) query.set('userId', user.value.trim());
-    if (cursor && !fresh) query.set('cursor', cursor);
+    /** @param {string | undefined} after @returns {Promise<Schemas['SessionList']>} */
+    const read = (after) => api(`/v1/sessions?${query}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
     try {
-      /** @type {Schemas['SessionList']} */
-      const page = await api(`/v1/sessions?${query}`);
+      // "Load more" refused as another release's cursor (an upgrade between the pages): the first page again.
+      const { page, restarted } = await pageOrRestart(read, fresh ? undefined : cursor);
       if (stale()) return false;
-      if (fresh) sessions = [];
+      if (fresh || restarted) sessions = [];
+      restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : '';
       const listed = new Set(sessions.map((s) => s.sessionId));
       for (const s of page.sessions) {
         // A session with new activity since the first page comes again on a later one: listed once.
@@ -645,7 +674,7 @@ async function renderSessionList(isCurrent) {
       cursor = page.nextCursor;
       more.hidden = !cursor;
       draw();
-      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[rowsBefore] ?? count));
+      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[restarted ? 0 : rowsBefore] ?? count));
       return true;
     } catch (err) {
       if (stale()) return false;
@@ -729,7 +758,8 @@ class Superseded extends Error {}
  * `lastPosition` (they include everything it counts) and cut at `asOf` here: log entries and
  * compactions after it, and late answers archived on arrival after it, are left out; an event
  * archived after `asOf` shows as in the window (`archived` false), as it was at `asOf`.
- * @typedef {{ summary: SessionSummary, asOf: bigint, log: LogEntry[], compactions: CompactionItem[] }} SessionState
+ * `historyRestarted`: the compaction history was read again from its first page ({@link readCompactions}).
+ * @typedef {{ summary: SessionSummary, asOf: bigint, log: LogEntry[], compactions: CompactionItem[], historyRestarted: boolean }} SessionState
  */
 
 /**
@@ -748,11 +778,11 @@ async function readSession(sessionId, isCurrent, progress) {
   if (!isCurrent()) throw new Superseded();
   const asOf = BigInt(summary.revision);
   progress(0, summary);
-  const [log, compactions] = await Promise.all([
+  const [log, history] = await Promise.all([
     readLog(path, asOf, summary.lastPosition, isCurrent, (n) => progress(n, summary)),
     readCompactions(path, asOf, summary.lastPosition, isCurrent),
   ]);
-  return { summary, asOf, log: asOfRevision(log), compactions };
+  return { summary, asOf, log: asOfRevision(log), compactions: history.compactions, historyRestarted: history.restarted };
 }
 
 /**
@@ -785,22 +815,32 @@ async function readLog(path, asOf, minPosition, isCurrent, progress) {
 
 /**
  * The compaction history up to revision `asOf` (decisions whose last event is at or before it),
- * each without the late answers archived on arrival after `asOf`.
+ * each without the late answers archived on arrival after `asOf`, and whether it was read again
+ * from its first page because the service refused a next page's cursor as another release's
+ * (`restarted`, {@link pageOrRestart}; the pages read before are dropped, so no decision is listed twice).
  * @param {string} path the session's route
  * @param {bigint} asOf
  * @param {string} minPosition
  * @param {() => boolean} isCurrent
- * @returns {Promise<CompactionItem[]>}
+ * @returns {Promise<{ compactions: CompactionItem[], restarted: boolean }>}
  */
 async function readCompactions(path, asOf, minPosition, isCurrent) {
   /** @type {CompactionItem[]} */
   const all = [];
   /** @type {string | undefined} */
   let cursor;
+  let restarted = false;
+  /** @param {string | undefined} after @returns {Promise<Schemas['CompactionHistoryPage']>} */
+  const read = (after) => api(`${path}/compactions?limit=100&minPosition=${minPosition}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
   do {
-    /** @type {Schemas['CompactionHistoryPage']} */
-    const page = await api(`${path}/compactions?limit=100&minPosition=${minPosition}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    // A next page refused as another release's cursor (an upgrade between the pages): the history again from its first page.
+    const answer = await pageOrRestart(read, cursor);
     if (!isCurrent()) throw new Superseded();
+    const page = answer.page;
+    if (answer.restarted) {
+      all.length = 0;
+      restarted = true;
+    }
     for (const c of page.compactions) {
       if (BigInt(c.revision) > asOf) continue;
       const onArrival = c.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
@@ -808,7 +848,7 @@ async function readCompactions(path, asOf, minPosition, isCurrent) {
     }
     cursor = page.nextCursor;
   } while (cursor);
-  return all;
+  return { compactions: all, restarted };
 }
 
 /**
@@ -1092,6 +1132,26 @@ function entryTime(entry) {
 }
 
 /**
+ * A timeline row's "archived by <short id>" mark: a link selecting compaction `compactionId` (a
+ * Tab stop; Enter opens its details), named with the full id for screen readers.
+ * @param {string} compactionId @param {(id: string) => void} select
+ * @returns {HTMLElement}
+ */
+function archivedByLink(compactionId, select) {
+  return h(
+    'a',
+    {
+      class: 'badge archived',
+      href: '#',
+      'aria-label': `archived by compaction ${revealedText(compactionId)}`,
+      onclick: (e) => (e.preventDefault(), select(compactionId)),
+    },
+    'archived by ',
+    stored(short(compactionId)),
+  );
+}
+
+/**
  * One timeline row for a log entry of {@link TIMELINE_TYPES}: `<li>` with its revision and time
  * first (`#12 2026-01-01 09:00:00.000 UTC `, {@link entryTime}). A conversation event or summary carries `data-event` and, when archived, the class
  * `archived` and "archived by <compaction>" (a link that selects it, for a conversation event); a
@@ -1120,19 +1180,7 @@ function timelineRow(entry, byId, select) {
       rev,
       h('span', { class: 'kind' }, entry.kind ?? ''),
       h('span', { class: 'muted' }, stored(entry.eventId), ' '),
-      entry.archived && entry.archivedBy
-        ? h(
-            'a',
-            {
-              class: 'badge archived',
-              href: '#',
-              'aria-label': `archived by compaction ${revealedText(entry.archivedBy)}`,
-              onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))),
-            },
-            'archived by ',
-            stored(short(entry.archivedBy)),
-          )
-        : null,
+      entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
       h('div', { class: 'preview' }, lines),
     );
   }
@@ -1143,7 +1191,7 @@ function timelineRow(entry, byId, select) {
       rev,
       h('span', { class: 'kind' }, 'summary'),
       h('span', { class: 'muted' }, stored(entry.eventId), ' by ', stored(short(entry.compactionId ?? ''))),
-      entry.archived && entry.archivedBy ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(entry.archivedBy))) : null,
+      entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
       stored(data?.text, 'div', { class: 'preview' }),
     );
   if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
@@ -1276,6 +1324,8 @@ function timeline(log, byId, select, timeTravel, from) {
   let start = 0;
   /** @type {string | undefined} the selected compaction */
   let selected;
+  /** Whether `showCompaction` was not called yet (the page opening). */
+  let opening = true;
   const range = h('span', { id: 'timeline-range', role: 'status' });
   /** @param {string} id @param {string} label @param {() => number} to the first row of the page it turns to */
   const turn = (id, label, to) => {
@@ -1298,12 +1348,16 @@ function timeline(log, byId, select, timeTravel, from) {
   const revisionStatus = h('span', { id: 'timeline-goto-status', role: 'status' });
   /** The number of the latest "Go to time" (an answer to an earlier one is dropped). */
   let timeAsked = 0;
-  /** Unmarks the row "Go to revision" or "Go to time" marked (`target`, `aria-current="location"`). */
+  /**
+   * Unmarks the row "Go to revision" or "Go to time" marked (`target`, `aria-current="location"`);
+   * the selected compaction's row carries `aria-current` again.
+   */
   const clearTarget = () => {
     for (const row of list.querySelectorAll('li.target')) {
       row.classList.remove('target');
       if (row.getAttribute('aria-current') === 'location') row.removeAttribute('aria-current');
     }
+    markSelected();
   };
   /**
    * Goes to the event "Go to time" resolved to, as "Go to revision" does, and names it in the
@@ -1328,12 +1382,9 @@ function timeline(log, byId, select, timeTravel, from) {
   };
   const pager = h(
     'nav',
-    { class: 'pager', id: 'timeline-pager', 'aria-label': 'timeline pages', hidden: !paged },
-    buttons.first,
-    buttons.previous,
-    range,
-    buttons.next,
-    buttons.last,
+    { class: 'pager', id: 'timeline-pager', 'aria-label': paged ? 'timeline pages' : 'timeline' },
+    // Page turns only with more than one page; "Go to revision" and "Go to time" on every timeline.
+    h('span', { id: 'timeline-pages', hidden: !paged }, buttons.first, buttons.previous, range, buttons.next, buttons.last),
     h(
       'form',
       {
@@ -1419,12 +1470,17 @@ function timeline(log, byId, select, timeTravel, from) {
   };
   /** The first row of the page holding row `index`. @param {number} index */
   const pageOf = (index) => Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE;
-  /** Marks the selected compaction's row on the page (`selected`, `aria-current`), and only it. */
+  /**
+   * Marks the selected compaction's row on the page (`selected`), and only it. One row at a time
+   * carries `aria-current`: the row "Go to revision" or "Go to time" went to (`location`) while it
+   * is marked, else the selected compaction's (`true`).
+   */
   const markSelected = () => {
+    const goneTo = list.querySelector('li.target') !== null;
     for (const item of list.querySelectorAll('li[data-compaction]')) {
       const on = item.getAttribute('data-compaction') === selected;
       item.classList.toggle('selected', on);
-      if (on) item.setAttribute('aria-current', 'true');
+      if (on && !goneTo) item.setAttribute('aria-current', 'true');
       else if (item.getAttribute('aria-current') === 'true') item.removeAttribute('aria-current');
     }
   };
@@ -1433,6 +1489,10 @@ function timeline(log, byId, select, timeTravel, from) {
   return {
     nodes: [pager, list],
     showCompaction: (id, reveal = true) => {
+      // Another compaction selected: the row gone to is no longer where the reader is (one aria-current at a time).
+      // (Not the page's first call, which shows the link's compaction beside the row a reread went to.)
+      if (!opening && id !== undefined && id !== selected) clearTarget();
+      opening = false;
       selected = id;
       const index = id === undefined ? undefined : rowOf.get(id);
       if (index === undefined || !reveal) return markSelected();
@@ -1623,61 +1683,77 @@ function recallBox(sessionId) {
       h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
       h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', timeOf(hit.createdAt, 'createdAt', 'when')),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
-      hit.archived ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(hit.compactionId ?? ''))) : null,
+      // The compaction that archived it: a link opening its details (in the hit's session), named with its full id.
+      hit.archived && hit.compactionId
+        ? h(
+            'a',
+            {
+              class: 'badge archived archived-by',
+              href: `${sessionHref(hit.sessionId)}/c/${encodeURIComponent(hit.compactionId)}`,
+              'aria-label': `archived by compaction ${revealedText(hit.compactionId)}: open its details`,
+              title: `compaction ${revealedText(hit.compactionId)}`,
+            },
+            'archived by ',
+            stored(short(hit.compactionId)),
+          )
+        : hit.archived
+          ? h('span', { class: 'badge archived' }, 'archived')
+          : null,
       h('div', {}, snippet(hit.snippet)),
     );
   /**
-   * Reads the first page of a new search (`new`: the words and filters in the form), the next page
-   * of the latest one (`next`), or the latest one's first page again (`restart`: its words and
-   * filters as they were sent, after the service refused the next page's cursor as another
-   * release's, `cursor_expired`).
-   * @param {'new' | 'next' | 'restart'} how
+   * Reads the first page of a new search (`new`: the words and filters in the form) or the next
+   * page of the latest one (`next`): its first page again, replacing the hits on screen, when the
+   * service refused the next page's cursor as another release's ({@link pageOrRestart}; its words
+   * and filters as they were sent), the status saying so.
+   * @param {'new' | 'next'} how
    */
   const page = async (how) => {
-    const fresh = how !== 'next';
+    const fresh = how === 'new';
     if (!fresh && (reading || !cursor)) return;
     if (fresh) {
       searches++;
-      if (how === 'new') {
-        query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
-        if (only.checked) query.set('sessionId', sessionId);
-      }
+      query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
+      if (only.checked) query.set('sessionId', sessionId);
       cursor = undefined;
     }
     const turn = searches;
     const stale = () => turn !== searches || !results.isConnected;
-    const ask = new URLSearchParams(query);
-    if (cursor) ask.set('cursor', cursor);
+    const sent = query;
+    /** @param {string | undefined} after @returns {Promise<RecallPage>} */
+    const read = (after) => {
+      const ask = new URLSearchParams(sent);
+      if (after) ask.set('cursor', after);
+      return api(`/v1/recall?${ask}`);
+    };
     // The keyboard stays on "More hits" (aria-disabled while the page is read: a disabled button
     // loses focus), or goes to the first new hit when the button hides (no more hits).
     const onButton = !fresh && document.activeElement === more;
     reading = true;
     more.setAttribute('aria-disabled', 'true');
     try {
-      /** @type {RecallPage} */
-      const answer = await api(`/v1/recall?${ask}`);
+      const { page: answer, restarted } = await pageOrRestart(read, cursor);
       if (stale()) return;
-      if (fresh) {
+      const first = fresh || restarted;
+      if (first) {
         shown = 0;
         results.replaceChildren();
         if (answer.items.length === 0) results.append(h('li', { class: 'muted' }, 'no hit'));
       }
-      const firstNew = fresh ? 0 : results.children.length;
+      const firstNew = first ? 0 : results.children.length;
       for (const hit of answer.items) results.append(item(hit));
       shown += answer.items.length;
       cursor = answer.nextCursor;
       more.hidden = !cursor;
       status.textContent =
-        shown === 0 && how !== 'restart'
+        shown === 0 && !restarted
           ? 'no hit'
-          : (how === 'restart' ? 'the service was upgraded; search started again: ' : '') +
+          : (restarted ? `${RESTARTED}; search started again: ` : '') +
             (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`);
       if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (results.children[firstNew] ?? status));
     } catch (err) {
       if (stale()) return;
       if (err instanceof NeedsKey) return showKeyPrompt(err.message);
-      // The cursor is another release's (an upgrade between the pages): the same search from its first page.
-      if (!fresh && err instanceof ApiError && err.code === 'cursor_expired') return void page('restart');
       if (fresh) {
         results.replaceChildren(
           h(
@@ -1753,7 +1829,7 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  */
 async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
-  const { summary, asOf, log, compactions } = await readSession(sessionId, isCurrent, (entries, s) =>
+  const { summary, asOf, log, compactions, historyRestarted } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
   );
   if (!isCurrent()) return;
@@ -1979,6 +2055,13 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
           'section',
           { class: 'panel', 'aria-labelledby': 'compactions-heading' },
           h('h2', { id: 'compactions-heading' }, `Compactions (${compactions.length})`),
+          historyRestarted
+            ? h(
+                'p',
+                { class: 'muted', id: 'compactions-restarted', role: 'status' },
+                `${RESTARTED} while this history was read (a page's cursor was another release's): it was read again from its first page`,
+              )
+            : null,
           compactions.length === 0
             ? h('p', { class: 'muted' }, 'never compacted')
             : h(
