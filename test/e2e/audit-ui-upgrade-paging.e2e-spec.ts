@@ -6,7 +6,9 @@
  *    and list nothing twice (as recall's "More hits" does: one rule, `pageOrRestart`);
  *  - a recall hit's "archived by" is a link to that compaction's details, named with its full id;
  *  - "Go to revision" and "Go to time" are offered on every timeline, one page or many;
- *  - one timeline row at a time carries `aria-current` (the row gone to, else the selected compaction's).
+ *  - one timeline row at a time carries `aria-current` (the row gone to, else the selected compaction's);
+ *  - the "Erasures" view lists the tenant's erasures (no content), and an erased session's link says
+ *    when it was erased instead of a bare "not found".
  * Open mode; the older release's cursors are made by rewriting the service's answers (its
  * `nextCursor` in another format version), so the service itself answers `cursor_expired`.
  */
@@ -16,13 +18,13 @@ import { startListeningService, type ClientHarness } from '../support/client-har
 import { describeWithChromium, launchChromiumPage } from '../support/chromium';
 
 /** A keyset cursor of list `list` in a format version this release does not write (another release's). */
-const otherReleaseCursor = (list: 'sessions' | 'compactions') => Buffer.from(JSON.stringify({ v: 99, l: list, k: '1' }), 'utf8').toString('base64url');
+const otherReleaseCursor = (list: 'sessions' | 'compactions' | 'erasures') => Buffer.from(JSON.stringify({ v: 99, l: list, k: '1' }), 'utf8').toString('base64url');
 
 /**
  * A route handler answering the service's own answer with `nextCursor` set to another release's
  * cursor (as a replica of another version would have given it), recording what the page asked.
  */
-function withOtherReleaseCursor(list: 'sessions' | 'compactions', asked: string[]) {
+function withOtherReleaseCursor(list: 'sessions' | 'compactions' | 'erasures', asked: string[]) {
   return async (route: Route) => {
     asked.push(route.request().url());
     const response = await route.fetch();
@@ -39,6 +41,9 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
   /** The long session (more than one timeline page) and its compaction. */
   const LONG = 'ua-long';
   let compactionId: string;
+  /** A session written and erased, and when. */
+  const GONE = 'ua-gone';
+  let erasedAt: string;
 
   const append = async (sessionId: string, events: object[]) => {
     const { response } = await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId } }, body: { events: events as never } });
@@ -63,6 +68,9 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     expect(data!.outcome).toBe('compacted');
     compactionId = data!.compactionId!;
     await append('ua-small', turns('s', 3));
+    await append(GONE, turns('g', 1));
+    const { data: gone } = await client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: GONE } } });
+    erasedAt = gone!.erasedAt;
     ({ browser, page } = await launchChromiumPage());
   }, 120_000);
   afterAll(async () => {
@@ -152,5 +160,40 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await page.locator('#timeline-goto-status', { hasText: 'past the end' }).waitFor();
     expect(await currentRows()).toBe(1);
     expect(await marker.getAttribute('aria-current')).toBe('true');
+  });
+
+  it('lists the erasures in their own view, without content, reached from the header', async () => {
+    const asked: string[] = [];
+    await page.route(/\/v1\/erasures\?limit=100$/, withOtherReleaseCursor('erasures', asked), { times: 1 });
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#sessions').waitFor();
+    await page.locator('#nav-erasures').focus();
+    await page.keyboard.press('Enter');
+    const row = page.locator(`#erasures tbody tr[data-session="${GONE}"]`);
+    await row.waitFor();
+    await page.waitForFunction("document.activeElement?.id === 'erasures-title'");
+    expect(await page.title()).toBe('Erasures – Session audit');
+    const cells = await row.locator('td').allInnerTexts();
+    expect(cells.slice(0, 4)).toEqual([GONE, erasedAt.replace('T', ' ').replace('Z', ' UTC'), '2', '0–1']);
+    expect(await page.locator('#erasure-count').innerText()).toBe('1 erasure loaded, more available');
+    // "Load more" with another release's cursor: the list again from its first page, said, nothing twice.
+    await page.locator('#erasures-more').click();
+    await page.locator('#erasure-count', { hasText: 'read again' }).or(page.locator('#banner .error-box')).first().waitFor();
+    expect(await page.locator('#erasure-count').innerText()).toBe('the service was upgraded; the list was read again from its first page: 1 erasure loaded, all listed');
+    expect(await page.locator('#erasures tbody tr').count()).toBe(1);
+    expect(asked).toHaveLength(1);
+    expect(await page.locator('main').innerText()).not.toContain('Question 0');
+  });
+
+  it('says when an erased session was erased instead of a bare "not found"', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${GONE}`);
+    await page.locator('#session-erased').or(page.locator('#page-error')).first().waitFor();
+    expect(await page.locator('#page-error').count()).toBe(0);
+    expect(await page.locator('#session-erased').innerText()).toContain(`This session was erased at ${erasedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+    expect(await page.locator('#session-erased a[href="#/erasures"]').count()).toBe(1);
+    // An id never written is still not found.
+    await page.goto(`${harness.baseUrl}/ui#/s/ua-never`);
+    await page.locator('#page-error').waitFor();
+    expect(await page.locator('#page-error').innerText()).toContain('session_not_found');
   });
 });

@@ -4,7 +4,9 @@
  * API types (`npm run typecheck`). Routes (in the URL hash):
  *   #/                         session list with search
  *   #/s/<sessionId>            session page: facts, window-token chart, compactions, timeline, recall
- *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff)
+ *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff);
+ *                              an erased session id says when it was erased ({@link showErased})
+ *   #/erasures                 the tenant's erasures, without content ({@link renderErasures})
  * With API keys configured the key is asked once and kept in sessionStorage; without one the page
  * shows the prompt and no data ("Forget API key" takes every shown value off the screen at once).
  *
@@ -55,11 +57,15 @@ class NeedsKey extends Error {}
 
 /** The service answered with an error status (other than 401): `status`, and the API's `code` and `message`. */
 class ApiError extends Error {
-  /** @param {number} status HTTP status @param {string} code the API's error code @param {string} message the API's message */
-  constructor(status, code, message) {
+  /**
+   * @param {number} status HTTP status @param {string} code the API's error code @param {string} message the API's message
+   * @param {string} [erasedAt] `session_not_found` of an erased session id: when it was erased (the answer's `erasedAt`)
+   */
+  constructor(status, code, message, erasedAt) {
     super(`${message} (${status} ${code})`);
     this.status = status;
     this.code = code;
+    this.erasedAt = erasedAt;
   }
 }
 
@@ -93,7 +99,13 @@ async function api(path) {
   } catch {
     throw new ApiError(res.status, 'not_json', `the service answered ${res.status} ${res.statusText} with a body that is not JSON`);
   }
-  if (!res.ok) throw new ApiError(res.status, String(body?.code ?? 'error'), String(body?.message ?? res.statusText));
+  if (!res.ok)
+    throw new ApiError(
+      res.status,
+      String(body?.code ?? 'error'),
+      String(body?.message ?? res.statusText),
+      typeof body?.erasedAt === 'string' ? body.erasedAt : undefined,
+    );
   return body;
 }
 
@@ -743,6 +755,146 @@ async function renderSessionList(isCurrent) {
   );
   document.title = `Sessions – ${APP_TITLE}`;
   if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#list-title')), true);
+}
+
+// ---- erasures ----------------------------------------------------------------------------------
+
+/**
+ * The erasures view (`#/erasures`): the tenant's erasures, newest first (`GET /v1/erasures`), in
+ * pages of 100 with "Load more": each erased session life's id, when it was erased, how many events
+ * went and which revisions; no content is kept of them. Its first page is read before anything on
+ * screen is replaced (a failure goes to the caller); "Load more" is ignored while a page is read,
+ * and a page refused as another release's cursor starts the list again from its first page and
+ * says so ({@link pageOrRestart}).
+ * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
+ */
+async function renderErasures(isCurrent) {
+  /** @type {Schemas['Erasure'][]} */
+  let erasures = [];
+  /** @type {string | undefined} */
+  let cursor;
+  let reading = false;
+  const body = h('tbody');
+  const count = h('span', { class: 'muted', id: 'erasure-count', role: 'status', 'aria-atomic': 'true' });
+  const more = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', id: 'erasures-more', hidden: true, onclick: () => loadInPlace() }, 'Load more'));
+  /** @param {Schemas['Erasure']} e */
+  const row = (e) =>
+    h(
+      'tr',
+      { 'data-session': e.sessionId, 'data-position': e.position },
+      h('td', {}, h('a', { href: sessionHref(e.sessionId) }, stored(e.sessionId))),
+      h('td', {}, timeOf(e.erasedAt, 'erased at')),
+      h('td', { class: 'num' }, fmt(e.erasedEvents)),
+      h(
+        'td',
+        {},
+        e.lastRevision === null
+          ? h('span', { class: 'muted', title: 'an erasure recorded before records named their revisions' }, 'not recorded')
+          : `${e.firstRevision ?? '?'}–${e.lastRevision}`,
+      ),
+      h('td', { class: 'num' }, e.position),
+    );
+  /**
+   * Reads the next page (the first when `fresh`) and shows the list with it; on failure nothing changes.
+   * @param {boolean} fresh
+   */
+  const load = async (fresh) => {
+    if (!fresh && reading) return;
+    const onButton = !fresh && document.activeElement === more;
+    const rowsBefore = body.children.length;
+    reading = true;
+    more.setAttribute('aria-disabled', 'true');
+    /** @param {string | undefined} after @returns {Promise<Schemas['ErasureList']>} */
+    const read = (after) => api(`/v1/erasures?limit=100${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+    try {
+      const { page, restarted } = await pageOrRestart(read, fresh ? undefined : cursor);
+      if (!isCurrent()) return;
+      if (fresh || restarted) erasures = [];
+      // Records are never removed and the pages go by position: nothing comes twice, but a restart's rows replace those shown.
+      erasures.push(...page.erasures);
+      cursor = page.nextCursor;
+      more.hidden = !cursor;
+      fill(body, erasures.map(row));
+      const listed = erasures.length === 0 ? 'no session was erased' : `${counted(erasures.length, 'erasure')} loaded, ${cursor ? 'more available' : 'all listed'}`;
+      count.textContent = (restarted ? `${RESTARTED}; the list was read again from its first page: ` : '') + listed;
+      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[restarted ? 0 : rowsBefore] ?? count));
+    } finally {
+      reading = false;
+      more.removeAttribute('aria-disabled');
+    }
+  };
+  const loadInPlace = () =>
+    load(false).then(
+      () => clearBanner(),
+      (err) => isCurrent() && failInPlace('More erasures could not be read', err, () => loadInPlace()),
+    );
+  await load(true);
+  if (!isCurrent()) return;
+  showPage(
+    true,
+    undefined,
+    h(
+      'section',
+      { class: 'panel' },
+      h('h1', { id: 'erasures-title' }, 'Erasures'),
+      h(
+        'p',
+        { class: 'muted' },
+        "Each erased session life: its id, when it was erased, how many events went and which revisions. The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ",
+        count,
+      ),
+      h(
+        'table',
+        { id: 'erasures' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'Session'),
+            h('th', {}, 'Erased at'),
+            h('th', { class: 'num' }, 'Events erased'),
+            h('th', {}, 'Revisions'),
+            h('th', { class: 'num' }, 'Record position'),
+          ),
+        ),
+        body,
+      ),
+      more,
+    ),
+  );
+  document.title = `Erasures – ${APP_TITLE}`;
+  if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#erasures-title')), true);
+}
+
+/**
+ * The page of a session id that was erased (its summary answered 404 `session_not_found` with
+ * `erasedAt`): says when, instead of a bare "not found", with a link to the erasures view.
+ * @param {string} sessionId @param {string} erasedAt
+ */
+function showErased(sessionId, erasedAt) {
+  showPage(
+    false,
+    undefined,
+    h('p', {}, h('a', { href: '#/' }, '← all sessions')),
+    h(
+      'section',
+      { class: 'panel', id: 'session-erased' },
+      stored(sessionId, 'h1', { id: 'session-title' }),
+      h(
+        'p',
+        {},
+        'This session was erased at ',
+        timeOf(erasedAt, 'erased at'),
+        ': its content left the store and every read model, and it has not been written since. What is kept of the erasure (when, how many events, which revisions) is listed under ',
+        h('a', { href: '#/erasures' }, 'Erasures'),
+        '.',
+      ),
+    ),
+  );
+  document.title = `Session ${revealedText(sessionId)} (erased) – ${APP_TITLE}`;
+  if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#session-title')), true);
 }
 
 // ---- session page -----------------------------------------------------------------------------
@@ -2215,7 +2367,17 @@ async function render(reread = false, goTo) {
       // Read again, the page keeps its timeline's page.
       const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
-      await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined);
+      try {
+        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined);
+      } catch (err) {
+        // An erased session id: when it was erased, not a bare "not found".
+        if (!(err instanceof ApiError && err.code === 'session_not_found' && err.erasedAt !== undefined)) throw err;
+        if (isCurrent()) showErased(sessionId, err.erasedAt);
+      }
+    } else if (/^#\/erasures\/?$/.test(location.hash)) {
+      what = 'The erasures could not be read';
+      showLoading('Reading the erasures…');
+      await renderErasures(isCurrent);
     } else {
       showLoading('Reading the session list…');
       await renderSessionList(isCurrent);

@@ -133,22 +133,23 @@ export class SessionReadModelWriter {
    * as a row of `erasures`, without content: session id, `erasedAt`, `erasedEvents` and the life it
    * closes (`lastRevision`; `firstRevision`, the revision after the session id's previous erased
    * life's last, 0 for its first; both null for a record without `lastRevision`). Idempotent
-   * (keyed by the record's position). Call inside the projector's transaction, in log order.
-   * @throws MalformedEventError when the record lacks `sessionId`, `erasedAt` or `erasedEvents`;
-   *   SyntaxError when `lastRevision` is not a decimal integer.
+   * (keyed by the record's position). Call inside the projector's transaction, in log order. A
+   * record without `erasedAt` (none is written so) gets the time the store recorded it, one without
+   * `erasedEvents` 0: the erasure it records is applied anyway, and its row never stops the projector.
+   * @throws MalformedEventError when the record names no `sessionId`; SyntaxError when
+   *   `lastRevision` is not a decimal integer (as `erasedRowsOf` does for its erasure).
    */
   recordErasure(tenantId: string, recorded: RecordedEvent): void {
     const data = recorded.data as Partial<SessionErasedData> | null;
-    if (typeof data?.sessionId !== 'string' || typeof data.erasedAt !== 'string' || typeof data.erasedEvents !== 'number')
-      throw new MalformedEventError(recorded.streamId, recorded.position, 'data.sessionId, data.erasedAt and data.erasedEvents are required');
+    if (typeof data?.sessionId !== 'string') throw new MalformedEventError(recorded.streamId, recorded.position, 'data.sessionId is required');
     const last = data.lastRevision === undefined ? null : BigInt(data.lastRevision);
     const before = last === null ? undefined : (this.stmts.lifeBefore.get(tenantId, data.sessionId, last) as { last: bigint | null } | undefined);
     this.stmts.insertErasure.run({
       position: recorded.position,
       tenantId,
       sessionId: data.sessionId,
-      erasedAt: data.erasedAt,
-      erasedEvents: data.erasedEvents,
+      erasedAt: typeof data.erasedAt === 'string' ? data.erasedAt : toIsoTime(recorded.created),
+      erasedEvents: typeof data.erasedEvents === 'number' ? data.erasedEvents : 0,
       firstRevision: last === null ? null : before?.last == null ? 0n : before.last + 1n,
       lastRevision: last,
     });
