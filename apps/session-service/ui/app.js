@@ -1259,7 +1259,7 @@ const TIMELINE_TYPES = new Set(['ConversationEventAppended', 'SummaryInserted', 
 
 /**
  * Rows of the timeline drawn at once: one page (README "Audit page and typed client"). A session
- * of at most this many rows shows them all, without the pager.
+ * of at most this many rows shows them all, without page turns.
  */
 const TIMELINE_PAGE = 200;
 
@@ -1306,7 +1306,7 @@ function archivedByLink(compactionId, select) {
 /**
  * One timeline row for a log entry of {@link TIMELINE_TYPES}: `<li>` with its revision and time
  * first (`#12 2026-01-01 09:00:00.000 UTC `, {@link entryTime}). A conversation event or summary carries `data-event` and, when archived, the class
- * `archived` and "archived by <compaction>" (a link that selects it, for a conversation event); a
+ * `archived` and "archived by <compaction>" (a link that selects it, {@link archivedByLink}); a
  * compaction's closing event is a `decision` row with `data-compaction`, its figures in its own
  * estimator and a link that selects it; a policy change is a `decision` row.
  * @param {LogEntry} entry
@@ -1401,8 +1401,8 @@ function scrollIntoList(list, row) {
 }
 
 /**
- * The timeline on screen: its nodes (the pager, shown when it has more than one page, and the
- * list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
+ * The timeline on screen: its nodes (the pager, its page turns shown when it has more than one
+ * page, and the list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
  * `aria-current`; undefined: none) and, unless `reveal` is false, brings it into view, turning to
  * its page; `firstRevision()`, the revision of the first row of the page on screen (undefined
  * with no row); and `focusTarget()`, which moves the keyboard focus to the row "Go to revision" or
@@ -1437,10 +1437,10 @@ function scrollIntoList(list, row) {
 /**
  * The log timeline, drawn a page at a time: the log's rows ({@link TIMELINE_TYPES}, one
  * {@link timelineRow} each) in pages of {@link TIMELINE_PAGE}, so a session of any length draws at
- * most that many rows (drawing 130,000 rows at once froze the tab for a minute). A session with
- * more rows gets a pager above the list (`#timeline-pager`): First, Previous, Next and Last
- * buttons, the rows and revisions on screen (`201–400 of 129,870 rows (revisions 200–399)`, a
- * live region), "Go to revision" (the page with the first row at or after it, that row
+ * most that many rows (drawing 130,000 rows at once froze the tab for a minute). Above the list,
+ * the pager (`#timeline-pager`): with more rows than a page, First, Previous, Next and Last
+ * buttons and the rows and revisions on screen (`201–400 of 129,870 rows (revisions 200–399)`, a
+ * live region; `#timeline-pages`); on every timeline "Go to revision" (the page with the first row at or after it, that row
  * marked `target` and scrolled into view) and "Go to time" (an ISO-8601 date-time: the service's
  * time travel, `GET …/window?atTime=`, resolves it to the last event recorded at or before it, the
  * one rule of that API; then as "Go to revision" to that revision, the status naming it and its
@@ -1448,7 +1448,8 @@ function scrollIntoList(list, row) {
  * first event, with no row marked; only the latest time asked counts; an event with no row at or after it on this
  * timeline, i.e. written after the page was read, marks no row either: the status says so, with a
  * "read again" link that reads the session again and goes to it). Selecting a compaction turns to its row
- * ({@link Timeline}`.showCompaction`). Every row carries its place in the whole
+ * ({@link Timeline}`.showCompaction`); one row at a time carries `aria-current`: the row gone to,
+ * else the selected compaction's. Every row carries its place in the whole
  * (`aria-posinset`, `aria-setsize`), for screen readers.
  * @param {LogEntry[]} log the page's log (as of its revision)
  * @param {Map<string, CompactionItem>} byId the page's compactions
@@ -1799,10 +1800,11 @@ const RECALL_PAGE = 20;
  * The recall box: a search over everything (this session only when ticked), its hits in pages of
  * {@link RECALL_PAGE} with a "More hits" button while the API gives a `nextCursor` (the next page of
  * the same search: its words and filters as they were sent), the first mention (with "this session
- * only", the API answers it first) marked. A next page refused because another release of the
+ * only", the API answers it first) marked, an archived hit's "archived by" a link to that
+ * compaction's details in the hit's session. A next page refused because another release of the
  * service made its cursor (400 `cursor_expired`: the service was upgraded, or rolled back, between
- * the pages) reads the same search again from its first page, replacing the hits on screen, and
- * the status line says so; other refusals show in the results with Retry when it can help. Only
+ * the pages) reads the same search again from its first page ({@link pageOrRestart}), replacing
+ * the hits on screen, and the status line says so; other refusals show in the results with Retry when it can help. Only
  * the latest search counts: a new one drops the answers of earlier ones, and of their pages; so
  * does a page no longer on screen.
  * @param {string} sessionId
