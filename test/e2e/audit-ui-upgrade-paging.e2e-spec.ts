@@ -18,7 +18,8 @@ import { startListeningService, type ClientHarness } from '../support/client-har
 import { describeWithChromium, launchChromiumPage } from '../support/chromium';
 
 /** A keyset cursor of list `list` in a format version this release does not write (another release's). */
-const otherReleaseCursor = (list: 'sessions' | 'compactions' | 'erasures') => Buffer.from(JSON.stringify({ v: 99, l: list, k: '1' }), 'utf8').toString('base64url');
+const otherReleaseCursor = (list: 'sessions' | 'compactions' | 'erasures') =>
+  Buffer.from(JSON.stringify({ v: 99, l: list, k: '1' }), 'utf8').toString('base64url');
 
 /**
  * A route handler answering the service's own answer with `nextCursor` set to another release's
@@ -88,14 +89,16 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await page.locator('#more').click();
     await page.locator('#session-count', { hasText: 'read again' }).or(page.locator('#banner .error-box')).first().waitFor();
     expect(await page.locator('#banner .error-box').count()).toBe(0);
-    expect(await page.locator('#session-count').innerText()).toBe('the service was upgraded; the list was read again from its first page: 2 loaded, all listed');
+    expect(await page.locator('#session-count').innerText()).toBe(
+      'the service was upgraded; the list was read again from its first page: 2 loaded, all listed',
+    );
     const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
     expect(ids.sort()).toEqual([LONG, 'ua-small']);
     expect(await page.locator('#more').isHidden()).toBe(true);
     expect(asked).toHaveLength(1);
   });
 
-  it('reads the compaction history again from its first page, saying so, when a page sends another release\'s cursor', async () => {
+  it("reads the compaction history again from its first page, saying so, when a page sends another release's cursor", async () => {
     const asked: string[] = [];
     const firstPage = /\/compactions\?limit=100&minPosition=\d+$/;
     await page.route(firstPage, withOtherReleaseCursor('compactions', asked), { times: 1 });
@@ -179,7 +182,9 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     // "Load more" with another release's cursor: the list again from its first page, said, nothing twice.
     await page.locator('#erasures-more').click();
     await page.locator('#erasure-count', { hasText: 'read again' }).or(page.locator('#banner .error-box')).first().waitFor();
-    expect(await page.locator('#erasure-count').innerText()).toBe('the service was upgraded; the list was read again from its first page: 1 erasure loaded, all listed');
+    expect(await page.locator('#erasure-count').innerText()).toBe(
+      'the service was upgraded; the list was read again from its first page: 1 erasure loaded, all listed',
+    );
     expect(await page.locator('#erasures tbody tr').count()).toBe(1);
     expect(asked).toHaveLength(1);
     expect(await page.locator('main').innerText()).not.toContain('Question 0');

@@ -74,7 +74,12 @@ describe('GET /v1/erasures and the 404 of an erased session', () => {
     expect(another.body.code).toBe('invalid_query');
     expect(another.body.message).toContain('this cursor belongs to GET /v1/sessions');
     // An erasure list's cursor sent to the session list names its route.
-    const back = await h.http().get('/v1/sessions').query({ cursor: cursorOf('erasures') }).set(as(KEY_A)).expect(400);
+    const back = await h
+      .http()
+      .get('/v1/sessions')
+      .query({ cursor: cursorOf('erasures') })
+      .set(as(KEY_A))
+      .expect(400);
     expect(back.body.message).toContain('this cursor belongs to GET /v1/erasures');
     expect((await list(KEY_A, { limit: '0' }).expect(400)).body.code).toBe('validation_failed');
     expect((await list(KEY_A, { sessionId: 's1' }).expect(400)).body.code).toBe('validation_failed');

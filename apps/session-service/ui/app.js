@@ -815,7 +815,8 @@ async function renderErasures(isCurrent) {
       cursor = page.nextCursor;
       more.hidden = !cursor;
       fill(body, erasures.map(row));
-      const listed = erasures.length === 0 ? 'no session was erased' : `${counted(erasures.length, 'erasure')} loaded, ${cursor ? 'more available' : 'all listed'}`;
+      const listed =
+        erasures.length === 0 ? 'no session was erased' : `${counted(erasures.length, 'erasure')} loaded, ${cursor ? 'more available' : 'all listed'}`;
       count.textContent = (restarted ? `${RESTARTED}; the list was read again from its first page: ` : '') + listed;
       if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[restarted ? 0 : rowsBefore] ?? count));
     } finally {
@@ -840,7 +841,7 @@ async function renderErasures(isCurrent) {
       h(
         'p',
         { class: 'muted' },
-        "Each erased session life: its id, when it was erased, how many events went and which revisions. The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ",
+        'Each erased session life: its id, when it was erased, how many events went and which revisions. The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ',
         count,
       ),
       h(

@@ -26,8 +26,7 @@ export class ErasuresController {
 
   @Get()
   @ApiOperation({
-    summary:
-      "The tenant's erasures, newest first (keyset-paginated): each erased session life's id, time, event count and revisions, never its content",
+    summary: "The tenant's erasures, newest first (keyset-paginated): each erased session life's id, time, event count and revisions, never its content",
   })
   @ApiQueryParams(erasureListQuery)
   @ApiAnswer(ErasureListSchema, { errors: routeErrors(['any', 'v1', 'read'], ['invalid_query', 'cursor_expired']) })

@@ -22,7 +22,7 @@ import {
   type SessionSummaryPage,
 } from '../read-side/queries/session-summary-query';
 import { firstDecisionRevision, getCompaction, pageCompactions } from '../read-side/queries/compaction-history-query';
-import { latestErasure, listErasures, type ErasurePage, type ErasureRecordRow } from '../read-side/queries/erasure-query';
+import { latestErasure, listErasures, type ErasureRecordRow } from '../read-side/queries/erasure-query';
 import { archivedOnArrivalItems, compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';
 import { jsonSafe } from './json-safe';
@@ -31,9 +31,11 @@ import { SessionReads } from './session-reads';
 /** A {@link SessionSummary} with bigints as decimal strings. */
 export type SessionSummaryAnswer = Omit<SessionSummary, 'revision' | 'lastPosition'> & { revision: string; lastPosition: string };
 
-/** A page of the tenant's erasures as the API answers it ({@link ErasurePage} with bigints as decimal strings). */
+/** A page of the tenant's erasures as the API answers it (`ErasurePage` with bigints as decimal strings). */
 export interface ErasureListAnswer {
-  erasures: Array<Omit<ErasureRecordRow, 'firstRevision' | 'lastRevision' | 'position'> & { firstRevision: string | null; lastRevision: string | null; position: string }>;
+  erasures: Array<
+    Omit<ErasureRecordRow, 'firstRevision' | 'lastRevision' | 'position'> & { firstRevision: string | null; lastRevision: string | null; position: string }
+  >;
   nextCursor?: string;
 }
 
