@@ -44,7 +44,11 @@ describe('summarizer records', () => {
 
   /** Appends a conversation to `session`, compacts it, and returns the answer with the decision's history item. */
   async function compact(session: string) {
-    await harness.http().post(`/v1/sessions/${session}/events`).send({ events: conversation(session) }).expect(201);
+    await harness
+      .http()
+      .post(`/v1/sessions/${session}/events`)
+      .send({ events: conversation(session) })
+      .expect(201);
     const answer = (await harness.http().post(`/v1/sessions/${session}/compactions`).send({ strategy: STRATEGY }).expect(200)).body;
     const history = (await harness.http().get(`/v1/sessions/${session}/compactions?minPosition=${answer.position}`).expect(200)).body;
     return { answer, item: history.compactions.find((c: { compactionId: string }) => c.compactionId === answer.compactionId) };
@@ -71,7 +75,7 @@ describe('summarizer records', () => {
     ['huge', 'x'.repeat(10_000), ['x'.repeat(200) + '…']],
   ])('A1: a reply whose model is %s is used, and its answered models say what it named', async (name, rawModel, expected) => {
     fake.setDefault({ reply: 'A recap of the bookings.', rawModel });
-    const { answer, item } = await compact(`a1-${name.replace(/\W+/g, "-")}`);
+    const { answer, item } = await compact(`a1-${name.replace(/\W+/g, '-')}`);
     expect(answer.outcome).toBe('compacted');
     expect(answer.summarizer).toMatchObject({ model: 'gpt-4o', answeredModels: expected });
     expect(item.summarizer.answeredModels).toEqual(expected);
@@ -124,8 +128,9 @@ describe('summarizer records', () => {
     const done = await compact(session);
     expect(done.answer.outcome).toBe('compacted');
     const history = (await harness.http().get(`/v1/sessions/${session}/compactions?minPosition=${done.answer.position}`).expect(200)).body;
-    const sum = (pick: (s: { calls: number; retries: number; unreportedUsageCalls: number; usage: { promptTokens: number; completionTokens: number } }) => number) =>
-      history.compactions.reduce((n: number, c: { summarizer: Parameters<typeof pick>[0] | null }) => n + (c.summarizer ? pick(c.summarizer) : 0), 0);
+    const sum = (
+      pick: (s: { calls: number; retries: number; unreportedUsageCalls: number; usage: { promptTokens: number; completionTokens: number } }) => number,
+    ) => history.compactions.reduce((n: number, c: { summarizer: Parameters<typeof pick>[0] | null }) => n + (c.summarizer ? pick(c.summarizer) : 0), 0);
     const expected = {
       calls: sum((s) => s.calls),
       retries: sum((s) => s.retries),

@@ -6,7 +6,6 @@
  */
 import type { SummaryBudgetUse } from './summary-budget';
 
-
 /** `sliding-window`: keep the last `maxEvents` real events (default 20, integer > 0). */
 export interface SlidingWindowStrategy {
   type: 'sliding-window';

@@ -317,8 +317,7 @@ describe('the compact form (a pass too small for its sections) keeps archived co
 });
 
 describe('a summary against its budget (ncsummarizer A2)', () => {
-  const plan = () =>
-    planCompaction(costEvents(conversation(6), cl100k), parseStrategy({ type: 'rolling-summary', keepTurns: 2, summarizeAtTokens: 100 }));
+  const plan = () => planCompaction(costEvents(conversation(6), cl100k), parseStrategy({ type: 'rolling-summary', keepTurns: 2, summarizeAtTokens: 100 }));
 
   it('a summary over its budget is kept whole, and the result says the budget, its cost, that it exceeded it and that it was kept', () => {
     const p = plan();
@@ -344,7 +343,12 @@ describe('a summary against its budget (ncsummarizer A2)', () => {
       fc.property(fc.option(fc.double({ min: 0, max: 1e7, noNaN: true }), { nil: undefined }), fc.nat(2e7), (budget, cost) => {
         const use = summaryBudgetUse(budget, cost);
         if (budget === undefined) return expect(use).toBeUndefined();
-        expect(use).toEqual({ tokens: Math.floor(budget), summaryTokens: cost, exceeded: cost > Math.floor(budget), overBudget: cost > Math.floor(budget) ? 'kept' : null });
+        expect(use).toEqual({
+          tokens: Math.floor(budget),
+          summaryTokens: cost,
+          exceeded: cost > Math.floor(budget),
+          overBudget: cost > Math.floor(budget) ? 'kept' : null,
+        });
       }),
     );
     expect(summaryBudgetUse(Infinity, 5)).toBeUndefined();

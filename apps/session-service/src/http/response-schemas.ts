@@ -84,7 +84,9 @@ const SummaryBudgetSchema = z
     overBudget: z
       .enum(['kept'])
       .nullable()
-      .describe('what the pass did with a summary over its budget: kept (stored whole as the summarizer wrote it, never cut nor refused; the pass saves that much less); null within the budget'),
+      .describe(
+        'what the pass did with a summary over its budget: kept (stored whole as the summarizer wrote it, never cut nor refused; the pass saves that much less); null within the budget',
+      ),
   })
   .describe("the new summary against its budget: the budget, the summary's cost, whether it exceeded it and what was done then");
 
@@ -376,7 +378,7 @@ export const CompactionAnswerSchema = named(
         'user events in the window after the pass, with triggerStillFires; absent when the decision was written on top of events appended while the pass ran (no growth wait follows it)',
       ),
     summaryBudget: SummaryBudgetSchema.optional().describe(
-      "with a new summary (written, or replayed from a decision recorded since 2026-12-03): its budget, its cost, whether it exceeded the budget and what was done then",
+      'with a new summary (written, or replayed from a decision recorded since 2026-12-03): its budget, its cost, whether it exceeded the budget and what was done then',
     ),
     pendingSummary: z
       .strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) })
@@ -549,7 +551,7 @@ export const CompactionHistoryItemSchema = named(
       })
       .nullable(),
     summaryBudget: SummaryBudgetSchema.nullable().describe(
-      "with a new summary: its budget, its cost, whether it exceeded the budget and what was done then (overBudget kept); null without a summary, and for decisions recorded before 2026-12-03",
+      'with a new summary: its budget, its cost, whether it exceeded the budget and what was done then (overBudget kept); null without a summary, and for decisions recorded before 2026-12-03',
     ),
     durationMs: z
       .number()

@@ -49,7 +49,7 @@ describe('decisionOf: what a decision feed auditor learns of the summarizer (ncs
     const event: RecordedEvent = {
       ...closing,
       id: String(closing.id),
-      metadata: closing.metadata as Record<string, unknown>,
+      metadata: closing.metadata,
       streamId: 'session-default.s1',
       revision: 9n,
       position: 10n,

@@ -108,7 +108,10 @@ export class SessionSummaryCounts {
       if (replaced !== undefined && Object.hasOwn(OUTCOME_COLUMNS, replaced.outcome)) this.stmts.adjust[replaced.outcome].run(-1, sessionKey);
       if (Object.hasOwn(OUTCOME_COLUMNS, outcome)) this.stmts.adjust[outcome].run(1, sessionKey);
     }
-    const taken = replaced && decisionSpendAmounts(JSON.parse(replaced.dataJson), replaced.summaryJson ? JSON.parse(replaced.summaryJson) : null, -1);
+    type Recorded = { summarizer?: SummarizerIdentity };
+    const taken =
+      replaced &&
+      decisionSpendAmounts(JSON.parse(replaced.dataJson) as Recorded, replaced.summaryJson ? (JSON.parse(replaced.summaryJson) as Recorded) : null, -1);
     if (taken) this.stmts.spend.run(...taken, sessionKey);
     const added = decisionSpendAmounts(decision, summary, 1);
     if (added) this.stmts.spend.run(...added, sessionKey);

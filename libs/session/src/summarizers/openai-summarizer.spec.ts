@@ -127,7 +127,16 @@ describe('OpenAiSummarizer against the fake server', () => {
     const outcome = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(req);
     const n = server.calls;
     expect(n).toBeGreaterThan(2);
-    expect(outcome).toEqual({ ok: true, text: `RECAP-${n - 1}`, calls: n, promptTokens: 10 * n, completionTokens: 2 * n, retries: 0, unreportedUsageCalls: 0, answeredModels: ['test-model'] });
+    expect(outcome).toEqual({
+      ok: true,
+      text: `RECAP-${n - 1}`,
+      calls: n,
+      promptTokens: 10 * n,
+      completionTokens: 2 * n,
+      retries: 0,
+      unreportedUsageCalls: 0,
+      answeredModels: ['test-model'],
+    });
 
     const users = server.requests.map((r) => r.messages.find((m) => m.role === 'user')!.content as string);
     // the old summary goes with the first call only; each later call carries the previous reply

@@ -77,18 +77,20 @@ export interface CompactionHistoryItem {
    * the pass did not use (it was planned again after the session moved on), null when none (and
    * for decisions recorded before it was).
    */
-  summarizer: (SummarizerFigures & {
-    kind: string;
-    /** The model configured (`SUMMARIZER_MODEL`, sent with every call), or the extractive summarizer's version name. */
-    model: string;
-    /**
-     * The models the endpoint's replies named (e.g. `gpt-4o-2024-08-06` for `model` `gpt-4o`):
-     * distinct, first seen first, at most 8, each at most 200 characters (cut with `…`); empty when
-     * no reply named one, and for decisions recorded before they were.
-     */
-    answeredModels: string[];
-    discarded: (SummarizerFigures & { answeredModels: string[] }) | null;
-  }) | null;
+  summarizer:
+    | (SummarizerFigures & {
+        kind: string;
+        /** The model configured (`SUMMARIZER_MODEL`, sent with every call), or the extractive summarizer's version name. */
+        model: string;
+        /**
+         * The models the endpoint's replies named (e.g. `gpt-4o-2024-08-06` for `model` `gpt-4o`):
+         * distinct, first seen first, at most 8, each at most 200 characters (cut with `…`); empty when
+         * no reply named one, and for decisions recorded before they were.
+         */
+        answeredModels: string[];
+        discarded: (SummarizerFigures & { answeredModels: string[] }) | null;
+      })
+    | null;
   /**
    * With a new summary: its budget and cost (the estimator's unit), whether the summary exceeded
    * the budget and what was done then (`overBudget`: `kept`, stored whole; null within it). Null
