@@ -278,6 +278,8 @@ export interface components {
             compactionId?: string;
             /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written */
             discardedSummarizerCalls?: {
+                /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                answeredModels: string[];
                 /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description completion tokens the endpoint reported (for the calls that reported usage) */
@@ -322,12 +324,16 @@ export interface components {
             revision: string;
             /** @description the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included) */
             summarizer?: {
+                /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                answeredModels: string[];
                 /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description completion tokens the endpoint reported (for the calls that reported usage) */
                 completionTokens: number;
                 /** @description the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none */
                 discarded?: {
+                    /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                    answeredModels: string[];
                     /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                     calls: number;
                     /** @description completion tokens the endpoint reported (for the calls that reported usage) */
@@ -354,6 +360,17 @@ export interface components {
                 insertBeforeId: string;
                 shadowPrompt: string;
                 text: string;
+                tokens: number;
+            };
+            /** @description with a new summary (written, or replayed from a decision recorded since 2026-12-03): its budget, its cost, whether it exceeded the budget and what was done then */
+            summaryBudget?: {
+                /** @description whether summaryTokens is over tokens */
+                exceeded: boolean;
+                /** @description what the pass did with a summary over its budget: kept (stored whole as the summarizer wrote it, never cut nor refused; the pass saves that much less); null within the budget */
+                overBudget: "kept" | null;
+                /** @description the summary's cost (its shadow prompt and text lines, as the window counts it), in the estimator's unit */
+                summaryTokens: number;
+                /** @description the summary's budget (maxSummaryTokens of its request), in the estimator's unit */
                 tokens: number;
             };
             /** @description window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost) */
@@ -444,10 +461,14 @@ export interface components {
             revision: string;
             strategy: components["schemas"]["Strategy"];
             summarizer: {
+                /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                answeredModels: string[];
                 /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was */
                 discarded: {
+                    /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                    answeredModels: string[];
                     calls: number;
                     retries: number;
                     unreportedUsageCalls: number;
@@ -462,7 +483,7 @@ export interface components {
                 retries: number;
                 /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
                 unreportedUsageCalls: number;
-                /** @description tokens the endpoint reported for the calls made for the decision, discarded ones included (unreportedUsageCalls are not in them) */
+                /** @description tokens the endpoint reported for the calls counted, discarded ones included (unreportedUsageCalls are not in them) */
                 usage: {
                     completionTokens: number;
                     promptTokens: number;
@@ -472,6 +493,17 @@ export interface components {
                 coveredIds: string[];
                 id: string;
                 text: string;
+            } | null;
+            /** @description with a new summary: its budget, its cost, whether it exceeded the budget and what was done then (overBudget kept); null without a summary, and for decisions recorded before 2026-12-03 */
+            summaryBudget: {
+                /** @description whether summaryTokens is over tokens */
+                exceeded: boolean;
+                /** @description what the pass did with a summary over its budget: kept (stored whole as the summarizer wrote it, never cut nor refused; the pass saves that much less); null within the budget */
+                overBudget: "kept" | null;
+                /** @description the summary's cost (its shadow prompt and text lines, as the window counts it), in the estimator's unit */
+                summaryTokens: number;
+                /** @description the summary's budget (maxSummaryTokens of its request), in the estimator's unit */
+                tokens: number;
             } | null;
             /** @description window tokens after the decision, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03) */
             tokensAfter: number;
@@ -977,6 +1009,34 @@ export interface components {
             /** @description revision of the session's last event */
             revision: string;
             sessionId: string;
+            /** @description what the session's recorded compaction decisions spent on the summarizer: the summarizer figures of every decision in its compaction history, summed (zeros when none called one); a pass that recorded no decision (its answer's discardedSummarizerCalls only) is not in it, /metrics counts it without a session; an erasure removes these totals with the history, /metrics keeps its aggregate counters (no session ids in them) */
+            summarizerSpend: {
+                /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
+                calls: number;
+                /** @description the part of the figures above spent on replies the passes did not use (they were planned again after the session moved on) */
+                discarded: {
+                    /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
+                    calls: number;
+                    /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                    retries: number;
+                    /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                    unreportedUsageCalls: number;
+                    /** @description tokens the endpoint reported for the calls counted, discarded ones included (unreportedUsageCalls are not in them) */
+                    usage: {
+                        completionTokens: number;
+                        promptTokens: number;
+                    };
+                };
+                /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                retries: number;
+                /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                unreportedUsageCalls: number;
+                /** @description tokens the endpoint reported for the calls counted, discarded ones included (unreportedUsageCalls are not in them) */
+                usage: {
+                    completionTokens: number;
+                    promptTokens: number;
+                };
+            };
             /** @description whether the last recorded pass that completed (compacted or noop) left its trigger firing: true for a policy that cannot be met (automatic passes then wait until the window grows by a quarter of the threshold or turn limit); null when none was recorded or it had no trigger */
             triggerStillFires: boolean | null;
             userId: string | null;

@@ -1,4 +1,5 @@
 import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables';
+import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
 
 /**
  * DDL of the read models (DESIGN §5) kept in one SQLite file.
@@ -20,7 +21,9 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  *   over `session_log` and `compactions`, in time proportional to the session's history):
  *   `event_count` (conversation events applied: `ConversationEventAppended` rows of `session_log`),
  *   `compaction_count`, `failed_compaction_count`, `noop_compaction_count` (rows of `compactions`
- *   with outcome `compacted`, `failed`, `noop`). An erasure deletes the row with the rest.
+ *   with outcome `compacted`, `failed`, `noop`), and since version 18 the session's summarizer
+ *   totals, `summarizer_*` and `summarizer_discarded_*` (`SUMMARIZER_SPEND_COLUMNS`: the
+ *   `summarizer` figures of its `compactions` rows). An erasure deletes the row with the rest.
  * - `window_entries`: the active window of each session (the fold of `../domain/session-window`),
  *   one row per active id (unique `window_entries_by_id`). A rowid table since version 6 (it was
  *   WITHOUT ROWID, keyed by (session_key, event_id)): new rows go to the end of the table, and only
@@ -65,7 +68,7 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  *     here, as substrings (see `recall-match-expression`).
  * - `compactions`: one row per CompactionCompleted / CompactionFailed; `compactions_by_revision`
  *   finds a session's last recorded pass (the summary's `triggerStillFires`) without reading the others.
- * - `erasures` (since version 18): one row per erasure record (`SessionErased` of an
+ * - `erasures` (since version 19): one row per erasure record (`SessionErased` of an
  *   `erasure-<tenant>` stream), keyed by its global position: the tenant, session id, `erased_at`,
  *   `erased_events`, and the life it closes, `last_revision` (NULL for records written before they
  *   named it) and `first_revision` (the revision after the last one of the session id's previous
@@ -115,10 +118,12 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * session's rows not archived through its window entries); 17: `session_log.created_at` holds UTC
  * text with 9 fraction digits (`utcExactTime`; milliseconds before), so recall's `from`/`to` compare
  * a client's sub-millisecond `createdAt` exactly, and `window_entries.created_at` holds UTC text
- * with milliseconds (`utcMillisTime`; the text as sent before); 18: `erasures`, the erasure records
- * without content); a store opened with another version is dropped and rebuilt from the log.
+ * with milliseconds (`utcMillisTime`; the text as sent before); 18: `sessions` holds the session's
+ * summarizer totals (`SUMMARIZER_SPEND_COLUMNS`, summed from its decisions, for the session
+ * summary's `summarizerSpend`); 19: `erasures`, the erasure records without content; a store
+ * opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 18;
+export const READ_MODEL_SCHEMA_VERSION = 19;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -152,7 +157,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   event_count              INTEGER NOT NULL DEFAULT 0,
   compaction_count         INTEGER NOT NULL DEFAULT 0,
   failed_compaction_count  INTEGER NOT NULL DEFAULT 0,
-  noop_compaction_count    INTEGER NOT NULL DEFAULT 0
+  noop_compaction_count    INTEGER NOT NULL DEFAULT 0,
+  ${SUMMARIZER_SPEND_DDL}
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sessions_by_id ON sessions (tenant_id, session_id);
 CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id);

@@ -371,7 +371,7 @@ export class SessionReadModelWriter {
     const failed = recorded.type === COMPACTION_FAILED;
     const at = failed ? (data as CompactionFailedData).failedAt : (data as CompactionCompletedData).completedAt;
     const outcome = failed ? 'failed' : String((data as CompactionCompletedData).outcome ?? 'compacted');
-    this.counts.compactionRecorded(sessionKey, data.compactionId, outcome);
+    this.counts.compactionRecorded(sessionKey, data.compactionId, outcome, data, summary);
     this.stmts.upsertCompaction.run({
       sessionKey,
       compactionId: data.compactionId,
