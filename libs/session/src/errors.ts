@@ -5,6 +5,7 @@
  * {@link quoteInput} (at most 64 characters of it).
  */
 import { quoteInput } from '@lib/compaction';
+import type { SummarizerIdentity } from './events/session-stream-events';
 
 /** Every code a {@link SessionError} can carry (stable, documented in the README). */
 export type SessionErrorCode =
@@ -63,6 +64,12 @@ export interface SessionErrorDetails {
    * latest erasure was (ISO-8601 UTC, the erasure record's `erasedAt`). Absent for an id never written.
    */
   erasedAt?: string;
+  /**
+   * `session_not_found` of a compaction whose session was erased (or is gone) after its pass
+   * called the summarizer: those calls, whose replies went into no decision (the answer's
+   * `discardedSummarizerCalls` of a pass that answers). Absent when the pass called none.
+   */
+  discardedSummarizerCalls?: SummarizerIdentity;
   /** `projection_behind`: the position waited for. */
   minPosition?: string;
   /** `projection_behind`: the position the read models are at. */
@@ -132,12 +139,21 @@ export abstract class SessionError extends Error {
  */
 export class SessionNotFoundError extends SessionError {
   readonly code = 'session_not_found';
-  constructor(sessionId: string, erasedAt?: string) {
-    if (erasedAt === undefined) super(`session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)`);
+  /**
+   * `discardedSummarizerCalls`: what a compaction's pass spent on the summarizer before it found the
+   * session gone (`details.discardedSummarizerCalls`; the message then says so).
+   */
+  constructor(sessionId: string, erasedAt?: string, discardedSummarizerCalls?: SummarizerIdentity) {
+    const spent = discardedSummarizerCalls
+      ? `; the compaction's ${discardedSummarizerCalls.calls} summarizer call(s) made before were spent all the same (discardedSummarizerCalls)`
+      : '';
+    const details = { ...(erasedAt !== undefined ? { erasedAt } : {}), ...(discardedSummarizerCalls ? { discardedSummarizerCalls } : {}) };
+    if (erasedAt === undefined)
+      super(`session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)${spent}`, discardedSummarizerCalls ? details : undefined);
     else
       super(
-        `session ${quoteInput(sessionId)} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since`,
-        { erasedAt },
+        `session ${quoteInput(sessionId)} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since${spent}`,
+        details,
       );
   }
 }

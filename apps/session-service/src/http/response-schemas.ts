@@ -65,6 +65,8 @@ const answerSummarizerFigures = {
   unreportedUsageCalls,
   answeredModels,
 };
+/** `discardedSummarizerCalls` of a compaction's answer (and of its 404): the summarizer and the calls whose replies went into no decision. */
+const discardedCallsSchema = z.strictObject({ kind: z.string(), model: z.string(), ...answerSummarizerFigures });
 /** Summarizer figures as the reads show them: token figures under `usage` (see `summarizerFigures`). */
 const readSummarizerFigures = {
   calls: summarizerCalls,
@@ -134,7 +136,12 @@ const errorDetails = {
     .string()
     .optional()
     .describe(
-      'session_not_found of GET /v1/sessions/{sessionId} for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
+      'session_not_found of GET /v1/sessions/{sessionId} and of POST …/compactions for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
+    ),
+  discardedSummarizerCalls: discardedCallsSchema
+    .optional()
+    .describe(
+      "session_not_found of POST …/compactions whose pass called the summarizer before it found the session gone (erased while the model ran; erasedAt then says when): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none",
     ),
   minPosition: decimal.optional().describe('projection_behind: the position waited for'),
   checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
@@ -404,8 +411,7 @@ export const CompactionAnswerSchema = named(
       })
       .optional()
       .describe('the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included)'),
-    discardedSummarizerCalls: z
-      .strictObject({ kind: z.string(), model: z.string(), ...answerSummarizerFigures })
+    discardedSummarizerCalls: discardedCallsSchema
       .optional()
       .describe(
         "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written",

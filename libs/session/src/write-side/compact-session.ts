@@ -33,6 +33,8 @@ import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
+import { ReadModelStore } from '../read-side/read-model-store';
+import { latestErasure } from '../read-side/queries/erasure-query';
 import { COMMAND_EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { compactionIdentity, compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
@@ -82,11 +84,15 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     @Optional() private readonly eventBus?: EventBus,
     @Optional() private readonly acknowledged: AcknowledgedPositions = new AcknowledgedPositions(),
     @Optional() @Inject(SESSION_SETTINGS) private readonly settings: Pick<SessionSettings, 'maxTextLength'> = DEFAULT_SESSION_SETTINGS,
+    /** Where an erased session's `erasedAt` is read (as `GET /v1/sessions/{id}` reads it); without it, a 404 carries none. */
+    @Optional() private readonly readModels?: ReadModelStore,
   ) {}
 
   /**
    * @throws InvalidRequestError (400 `invalid_parameter`) when the strategy's prompts leave too little of the summarizer's input bound for events.
-   * @throws SessionNotFoundError (404) when the session has no events.
+   * @throws SessionNotFoundError (404) when the session has no events (also when it was erased
+   *   while the pass ran): with `erasedAt` when the id's latest erasure is in the read models, and
+   *   `discardedSummarizerCalls` when the pass called the summarizer ({@link notFoundAnswer}).
    * Summarizer faults never throw: they are recorded as a failed compaction. Any other error
    * (e.g. the store failing) is thrown after the summarizer calls the pass made are published
    * ({@link SummarizerCallsSpent} with outcome `error`).
@@ -101,7 +107,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       // e.g. erased meanwhile (404) or the store failing the append: the calls made were spent all the same
       spend.discardPending();
       this.publishSpend(command, 'error', spend);
-      throw err;
+      throw err instanceof SessionNotFoundError ? this.notFoundAnswer(command, spend) : err;
     }
     const { answer, shared } = answered;
     const replayed = shared || answer.replayed === true;
@@ -118,6 +124,17 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     this.eventBus?.publish(new CompactionAnswered(command.origin, answer.outcome, answer.reason, command.dryRun, replayed, failedPass));
     this.publishSpend(command, answer.outcome, spend);
     return answer;
+  }
+
+  /**
+   * The 404 of a pass that found its session gone (never written, or erased, perhaps while the
+   * summarizer ran): the erased-session 404 of `GET /v1/sessions/{id}` (`erasedAt` of the id's
+   * latest erasure, {@link latestErasure}) carrying the calls the pass made
+   * (`discardedSummarizerCalls`: the endpoint served them, their replies went into no decision).
+   */
+  private notFoundAnswer(command: CompactSessionCommand, spend: SummarizerSpend): SessionNotFoundError {
+    const erasedAt = this.readModels && latestErasure(this.readModels, command.tenantId, command.sessionId)?.erasedAt;
+    return new SessionNotFoundError(command.sessionId, erasedAt, discardedSummarizerCalls(this.summarizer.identity, spend.discarded));
   }
 
   /** Publishes what the pass of `command` spent on the summarizer (nothing when it called none, or shared another pass). */

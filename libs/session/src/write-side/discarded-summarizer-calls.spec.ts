@@ -220,17 +220,23 @@ describe('a summarizer call whose reply a pass does not use', () => {
     }
   });
 
-  it('the session is erased while the summarizer runs: the command answers 404, and the metrics still get the call', async () => {
-    const { store, cache, summarizer, compactions, turns, spent } = setUp();
-    const projector = new SessionProjector(ReadModelStore.open(':memory:'));
+  it('the session is erased while the summarizer runs: the command answers the erased-session 404 (erasedAt) carrying the call, and the metrics still get it', async () => {
+    const { store, cache, summarizer, turns, spent, bus } = setUp();
+    const readModels = ReadModelStore.open(':memory:');
+    const projector = new SessionProjector(readModels);
+    const compactions = new CompactSessionHandler(store, cache, summarizer, bus, undefined, undefined, readModels);
     projector.start(store);
     try {
       await turns(0, 8);
       const pass = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false)).catch((e: unknown) => e);
       await summarizer.called(1);
-      await new EraseSessionHandler(store, cache, projector).execute(new EraseSessionCommand('t', 's'));
+      const erased = await new EraseSessionHandler(store, cache, projector).execute(new EraseSessionCommand('t', 's'));
       summarizer.answer(1);
-      expect(await pass).toBeInstanceOf(SessionNotFoundError);
+      const err = await pass;
+      expect(err).toBeInstanceOf(SessionNotFoundError);
+      // as GET /v1/sessions/{id} answers an erased id, plus the call the endpoint served (and billed)
+      expect((err as SessionNotFoundError).details).toEqual({ erasedAt: erased.erasedAt, discardedSummarizerCalls: { ...identity, ...usage(1, 100, 10) } });
+      expect((err as SessionNotFoundError).message).toContain(`was erased at ${erased.erasedAt}`);
       expect(spent.map((e) => [e.outcome, e.used, e.discarded])).toEqual([['error', undefined, usage(1, 100, 10)]]);
     } finally {
       await projector.stop();
