@@ -26,6 +26,8 @@ const EVERYWHERE = 'okapi';
 /** A word in the first {@link FEW} events only (recall: two pages, the second the last). */
 const FEW_WORD = 'zebu';
 const FEW = 25;
+/** A session compacted by summarizing strategies (the widest strategy names in the compaction list). */
+const SUMMARIZED = 'kb-summarized';
 /** A user with more sessions than one page of the list (100). */
 const MANY_USER = 'kb-many';
 
@@ -133,6 +135,16 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
       });
       expect(data!.outcome).toBe('compacted');
       compactionIds.push(data!.compactionId!);
+    }
+    for (const strategy of [
+      { type: 'recursive-summarization', maxEventsToKeep: 4 },
+      { type: 'rolling-summary', keepTurns: 2, summarizeAtTokens: 20 },
+      { type: 'recursive-summarization', maxEventsToKeep: 4 },
+    ] as const) {
+      const turns = Array.from({ length: 12 }, (_, i) => ({ type: i % 2 ? ('assistant' as const) : ('user' as const), text: `turn ${i} of a long talk` }));
+      await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SUMMARIZED } }, body: { events: turns } });
+      const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } }, body: { strategy } });
+      expect(data!.outcome).toBe('compacted');
     }
     for (let i = 0; i <= 100; i++)
       await client.POST('/v1/sessions/{sessionId}/events', {
@@ -317,18 +329,26 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     expect(await page.title()).toBe(`Compaction ${compactionIds[0].slice(0, 8)}… – Session ${SESSION} – Session audit`);
   });
 
-  // nca11y A5: at 1280 px the list scrolled sideways, its "at" column cut to "2026-12-0…".
-  it('fits the compaction list, its "at" column whole, in a 1280 px wide window', async () => {
+  // nca11y A5: at 1280 px the list scrolled sideways, its "at" column cut to "2026-12-0…";
+  // ncaudit2 A1: with recursive-summarization rows the "at" column still spilled 22 px past the panel.
+  it('fits the compaction list, its "at" column whole, in a 1280 px wide window (also with summarizing strategies)', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     try {
-      await openSession();
-      const fit = await page.evaluate<{ panel: number; content: number; atRight: number; panelRight: number }>(`(() => {
-        const panel = document.querySelector('section[aria-labelledby=compactions-heading]') ?? document.querySelector('#compactions').closest('section');
-        const at = document.querySelector('#compactions tbody tr td:last-child').getBoundingClientRect();
-        return { panel: panel.clientWidth, content: panel.scrollWidth, atRight: at.right, panelRight: panel.getBoundingClientRect().right };
-      })()`);
-      expect(fit.content).toBeLessThanOrEqual(fit.panel);
-      expect(fit.atRight).toBeLessThanOrEqual(fit.panelRight);
+      for (const sessionId of [SESSION, SUMMARIZED]) {
+        await page.goto(`${harness.baseUrl}/ui#/s/${sessionId}`);
+        await page.locator('#compactions tbody tr').first().waitFor();
+        const fit = await page.evaluate<{ panel: number; content: number; table: number; atRight: number; panelRight: number }>(`(() => {
+          const panel = document.querySelector('section[aria-labelledby=compactions-heading]');
+          const table = document.querySelector('#compactions');
+          // every row's "at" cell, the widest strategy name included
+          const atRight = Math.max(...[...document.querySelectorAll('#compactions tr > :last-child')].map((c) => c.getBoundingClientRect().right));
+          return { panel: panel.clientWidth, content: panel.scrollWidth, table: table.getBoundingClientRect().right, atRight, panelRight: panel.getBoundingClientRect().right };
+        })()`);
+        console.log(sessionId, JSON.stringify(fit), await page.evaluate(`JSON.stringify([...document.querySelectorAll('#compactions tr')].map((r) => [...r.children].map((c) => Math.round(c.getBoundingClientRect().width) + ':' + c.innerText.replace(/\\s+/g, ' ').slice(0, 30))))`));
+        expect(fit.content).toBeLessThanOrEqual(fit.panel);
+        expect(fit.atRight).toBeLessThanOrEqual(fit.panelRight);
+        expect(fit.table).toBeLessThanOrEqual(fit.panelRight);
+      }
     } finally {
       await page.setViewportSize(PAGE_VIEWPORT);
     }

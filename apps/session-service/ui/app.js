@@ -1223,6 +1223,33 @@ function logCounts(log) {
 const counted = (n, one, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
 
 /**
+ * Summarizer figures in words, as the API records them: calls (of which retries), the tokens the
+ * endpoint reported, and the calls whose usage it did not report, whose tokens are unknown (never
+ * shown as 0), e.g. `2 calls (1 retry), 400 prompt + 40 completion tokens reported; 1 call's usage
+ * not reported (tokens unknown)`, or `1 call, its usage not reported (tokens unknown)`.
+ * @param {{ calls: number, retries: number, unreportedUsageCalls: number, usage: { promptTokens: number, completionTokens: number } }} f
+ */
+function spendText(f) {
+  if (f.calls === 0) return 'no calls';
+  const calls = `${counted(f.calls, 'call')}${f.retries ? ` (${counted(f.retries, 'retry', 'retries')})` : ''}`;
+  const tokens = `${fmt(f.usage.promptTokens)} prompt + ${fmt(f.usage.completionTokens)} completion tokens reported`;
+  if (f.unreportedUsageCalls === 0) return `${calls}, ${tokens}`;
+  if (f.unreportedUsageCalls >= f.calls) return `${calls}, ${f.calls === 1 ? 'its' : 'their'} usage not reported (tokens unknown)`;
+  return `${calls}, ${tokens}; ${fmt(f.unreportedUsageCalls)} ${f.unreportedUsageCalls === 1 ? "call's" : "calls'"} usage not reported (tokens unknown)`;
+}
+
+/**
+ * A session's compaction counts, each named, and how many decisions its compaction list holds
+ * (compacted + failed + recorded noops), e.g. `5 compacted, 1 failed (6 in the list)`.
+ * @param {SessionSummary} s
+ */
+function compactionCounts(s) {
+  const listed = s.compactionCount + s.failedCompactionCount + s.noopCompactionCount;
+  const noops = s.noopCompactionCount ? `, ${counted(s.noopCompactionCount, 'recorded noop')}` : '';
+  return `${fmt(s.compactionCount)} compacted, ${fmt(s.failedCompactionCount)} failed${noops} (${fmt(listed)} in the list)`;
+}
+
+/**
  * How many events a compaction archived: `7 archived`, or with late answers archived on arrival
  * attributed to it, `7 archived + 1 on arrival` (together the log's events archived by it).
  * @param {CompactionItem} c
@@ -1736,13 +1763,40 @@ function diffView(diff, item, close) {
                 h('dt', {}, 'summarizer'),
                 h(
                   'dd',
-                  {},
+                  { id: 'summarizer-figures' },
                   stored(item.summarizer.model),
-                  ` × ${item.summarizer.calls} (${fmt(item.summarizer.usage.promptTokens)} prompt + ${fmt(item.summarizer.usage.completionTokens)} completion tokens, as the model counts them)`,
+                  `: ${spendText(item.summarizer)}`,
                   // calls whose replies the pass did not use (planned again): part of the figures before
-                  item.summarizer.discarded
-                    ? `, of which ${item.summarizer.discarded.calls} discarded (${fmt(item.summarizer.discarded.usage.promptTokens)} + ${fmt(item.summarizer.discarded.usage.completionTokens)})`
-                    : '',
+                  item.summarizer.discarded ? `; of which discarded: ${spendText(item.summarizer.discarded)}` : '',
+                ),
+              )
+            : null,
+          item.summarizer
+            ? h(
+                'div',
+                {},
+                h('dt', {}, 'answered by'),
+                h(
+                  'dd',
+                  { id: 'answered-models', title: 'the models the endpoint named in its replies (the configured one is sent)' },
+                  item.summarizer.answeredModels.length
+                    ? item.summarizer.answeredModels.flatMap((m, i) => (i ? [', ', stored(m)] : [stored(m)]))
+                    : 'no model named by the replies',
+                ),
+              )
+            : null,
+          item.summaryBudget
+            ? h(
+                'div',
+                {},
+                h('dt', {}, 'summary budget'),
+                h(
+                  'dd',
+                  { id: 'summary-budget' },
+                  `summary ${fmt(item.summaryBudget.summaryTokens)} of ${fmt(item.summaryBudget.tokens)} ${diff.estimator}`,
+                  item.summaryBudget.exceeded
+                    ? h('span', { class: 'badge archived' }, `over budget${item.summaryBudget.overBudget ? `, ${item.summaryBudget.overBudget} whole` : ''}`)
+                    : ', within',
                 ),
               )
             : null,
@@ -2171,8 +2225,7 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
           h(
             'dd',
             {},
-            `${summary.compactionCount} (${summary.failedCompactionCount} failed)`,
-            summary.noopCompactionCount ? `, ${counted(summary.noopCompactionCount, 'recorded noop')}` : '',
+            compactionCounts(summary),
             summary.triggerStillFires ? h('span', { class: 'badge archived', title: stillFiresTitle }, 'trigger still fires') : null,
           ),
         ),
@@ -2186,6 +2239,17 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
             summary.policy
               ? `${brief(summary.policy.strategy)} when ${summary.policy.trigger ? brief(summary.policy.trigger) : 'always'}, counted in ${summary.policy.estimator}`
               : 'none',
+          ),
+        ),
+        h(
+          'div',
+          { id: 'summarizer-spend' },
+          h('dt', {}, 'summarizer spend'),
+          h(
+            'dd',
+            {},
+            spendText(summary.summarizerSpend),
+            summary.summarizerSpend.discarded.calls ? `; of which discarded: ${spendText(summary.summarizerSpend.discarded)}` : '',
           ),
         ),
         h('div', {}, h('dt', {}, 'last activity'), h('dd', {}, timeOf(summary.lastActivityAt, 'last activity'))),

@@ -561,7 +561,24 @@ export interface components {
             code: components["schemas"]["ErrorCode"];
             /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed) */
             deadlineMs?: number;
-            /** @description session_not_found of GET /v1/sessions/{sessionId} for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
+            /** @description session_not_found of POST …/compactions whose pass called the summarizer before it found the session gone (erased while the model ran; erasedAt then says when): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none */
+            discardedSummarizerCalls?: {
+                /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                answeredModels: string[];
+                /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
+                calls: number;
+                /** @description completion tokens the endpoint reported (for the calls that reported usage) */
+                completionTokens: number;
+                kind: string;
+                model: string;
+                /** @description prompt tokens the endpoint reported (for the calls that reported usage) */
+                promptTokens: number;
+                /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                retries: number;
+                /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                unreportedUsageCalls: number;
+            };
+            /** @description session_not_found of GET /v1/sessions/{sessionId} and of POST …/compactions for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
             erasedAt?: string;
             /** @description duplicate_event_id: the event id already used */
             eventId?: string;
