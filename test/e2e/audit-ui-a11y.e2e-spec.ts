@@ -344,7 +344,6 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
           const atRight = Math.max(...[...document.querySelectorAll('#compactions tr > :last-child')].map((c) => c.getBoundingClientRect().right));
           return { panel: panel.clientWidth, content: panel.scrollWidth, table: table.getBoundingClientRect().right, atRight, panelRight: panel.getBoundingClientRect().right };
         })()`);
-        console.log(sessionId, JSON.stringify(fit), await page.evaluate(`JSON.stringify([...document.querySelectorAll('#compactions tr')].map((r) => [...r.children].map((c) => Math.round(c.getBoundingClientRect().width) + ':' + c.innerText.replace(/\\s+/g, ' ').slice(0, 30))))`));
         expect(fit.content).toBeLessThanOrEqual(fit.panel);
         expect(fit.atRight).toBeLessThanOrEqual(fit.panelRight);
         expect(fit.table).toBeLessThanOrEqual(fit.panelRight);
