@@ -276,7 +276,7 @@ export interface components {
             archived: string[];
             /** @description present when the decision is recorded (compacted, failed, and an automatic noop whose trigger still fires): the id in the compaction history */
             compactionId?: string;
-            /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written */
+            /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written (and in the 404 session_not_found of a pass whose session was erased while the summarizer ran) */
             discardedSummarizerCalls?: {
                 /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
                 answeredModels: string[];
@@ -1026,7 +1026,7 @@ export interface components {
             /** @description revision of the session's last event */
             revision: string;
             sessionId: string;
-            /** @description what the session's recorded compaction decisions spent on the summarizer: the summarizer figures of every decision in its compaction history, summed (zeros when none called one); a pass that recorded no decision (its answer's discardedSummarizerCalls only) is not in it, /metrics counts it without a session; an erasure removes these totals with the history, /metrics keeps its aggregate counters (no session ids in them) */
+            /** @description what the session's recorded compaction decisions spent on the summarizer: the summarizer figures of every decision in its compaction history, summed (zeros when none called one); a pass that recorded no decision is not in it (a commanded pass's calls are in its answer's discardedSummarizerCalls; an automatic pass has no answer: /metrics alone counts its calls, origin auto, without a session); an erasure removes these totals with the history, /metrics keeps its aggregate counters (no session ids in them) */
             summarizerSpend: {
                 /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;

@@ -414,7 +414,7 @@ export const CompactionAnswerSchema = named(
     discardedSummarizerCalls: discardedCallsSchema
       .optional()
       .describe(
-        "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written",
+        "model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written (and in the 404 session_not_found of a pass whose session was erased while the summarizer ran)",
       ),
   }),
   'The answer to POST …/compactions',
@@ -475,7 +475,7 @@ export const SessionSummarySchema = named(
           .describe('the part of the figures above spent on replies the passes did not use (they were planned again after the session moved on)'),
       })
       .describe(
-        "what the session's recorded compaction decisions spent on the summarizer: the summarizer figures of every decision in its compaction history, summed (zeros when none called one); a pass that recorded no decision (its answer's discardedSummarizerCalls only) is not in it, /metrics counts it without a session; an erasure removes these totals with the history, /metrics keeps its aggregate counters (no session ids in them)",
+        "what the session's recorded compaction decisions spent on the summarizer: the summarizer figures of every decision in its compaction history, summed (zeros when none called one); a pass that recorded no decision is not in it (a commanded pass's calls are in its answer's discardedSummarizerCalls; an automatic pass has no answer: /metrics alone counts its calls, origin auto, without a session); an erasure removes these totals with the history, /metrics keeps its aggregate counters (no session ids in them)",
       ),
     policy: PolicySchema.nullable(),
     createdAt: isoTime,

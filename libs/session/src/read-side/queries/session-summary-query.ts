@@ -44,8 +44,9 @@ export interface SessionSummary {
   /**
    * What the session's recorded decisions spent on the summarizer, summed over them (each
    * decision's `summarizer` figures, as its history item shows them), with `discarded` the part
-   * spent on replies the passes did not use. A pass that recorded no decision (its answer's
-   * `discardedSummarizerCalls` only) is not in it: `/metrics` counts it, without a session. Zeros
+   * spent on replies the passes did not use. A pass that recorded no decision is not in it: a
+   * commanded one's calls are in its answer's `discardedSummarizerCalls`, an automatic one's (no
+   * answer) only in `/metrics`, without a session. Zeros
    * when no summarizer was called. An erasure takes it away with the session's history.
    */
   summarizerSpend: SummarizerFigures & { discarded: SummarizerFigures };
