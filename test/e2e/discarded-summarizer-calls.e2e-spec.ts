@@ -9,7 +9,7 @@
  * `summarizer_tokens_total` with `reply="discarded"`).
  */
 import { AutoCompactionScheduler, summarizerFromEnv } from '@lib/session';
-import { CompactionAnswerSchema, CompactionHistoryItemSchema } from '../../apps/session-service/src/http/response-schemas';
+import { CompactionAnswerSchema, CompactionHistoryItemSchema, ErrorBodySchema } from '../../apps/session-service/src/http/response-schemas';
 import { useService } from '../support/service-harness';
 import { FakeOpenAiServer } from '../support/fake-openai-server';
 
@@ -203,5 +203,36 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
     expect(sample(metrics, 'summarizer_calls_total', { origin: 'command', outcome: 'compacted', reply: 'discarded' })).toBe(1);
     expect(sample(metrics, 'summarizer_calls_total', { origin: 'command', outcome: 'compacted', reply: 'used' })).toBe(1);
     expect(sample(metrics, 'summarizer_calls_total', { origin: 'auto', outcome: 'compacted', reply: 'used' })).toBe(2);
+  });
+  // ncaudit2 F2: the session erased while the model call ran answered a bare 404 ("may never have existed"), the billed call dropped
+  it('the session erased while the model call runs: the erased-session 404 (erasedAt) carries the call in discardedSummarizerCalls', async () => {
+    const http = () => harness.http();
+    await http()
+      .post('/v1/sessions/erased-mid/events')
+      .send({ events: turns(8) })
+      .expect(201);
+    const n = fake.calls;
+    const pass = http()
+      .post('/v1/sessions/erased-mid/compactions')
+      .send({ strategy: { type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 }, estimator: 'chars' })
+      .then((r) => r);
+    await callsMade(n + 1);
+    const erased = (await http().delete('/v1/sessions/erased-mid').expect(200)).body as { erasedAt: string };
+    held.answer(n);
+    const answer = await pass;
+    expect(answer.status).toBe(404);
+    const body = ErrorBodySchema.parse(answer.body);
+    expect(body).toMatchObject({ code: 'session_not_found', erasedAt: erased.erasedAt });
+    expect(body.message).toContain(`was erased at ${erased.erasedAt}`);
+    expect(body.discardedSummarizerCalls).toEqual({
+      kind: 'openai-compatible',
+      model: MODEL,
+      calls: 1,
+      promptTokens: (n + 1) * 100,
+      completionTokens: (n + 1) * 10,
+      retries: 0,
+      unreportedUsageCalls: 0,
+      answeredModels: [MODEL],
+    });
   });
 });

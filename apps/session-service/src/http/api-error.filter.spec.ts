@@ -1,7 +1,8 @@
 import { EventStoreCorruptError, EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { CountingTimeoutError } from '@lib/session';
+import { CountingTimeoutError, SessionNotFoundError } from '@lib/session';
+import { ErrorBodySchema } from './response-schemas';
 import { humanBytes, payloadTooLarge, storeUnavailable, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
 import { answerErrorsWithFilter } from './testing/answer-errors-with-filter';
 
@@ -118,5 +119,21 @@ describe('503 counting_timeout', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+// ncaudit2 F2: HTTP and NATS answers (both through toApiError) of a compaction whose session was erased while the summarizer ran
+describe('404 session_not_found of a compaction cut short by an erasure', () => {
+  it('carries erasedAt and the calls the pass made (discardedSummarizerCalls), in the documented error shape', () => {
+    const calls = { kind: 'openai-compatible', model: 'm', calls: 1, promptTokens: 777, completionTokens: 77, retries: 0, unreportedUsageCalls: 0, answeredModels: ['m-1'] };
+    const { status, body } = toApiError(new SessionNotFoundError('s', '2026-12-03T10:00:00.000Z', calls));
+    expect(status).toBe(404);
+    expect(ErrorBodySchema.parse(body)).toEqual({
+      code: 'session_not_found',
+      message:
+        'session "s" was erased at 2026-12-03T10:00:00.000Z (its content is gone; GET /v1/erasures lists the erasures) and has not been written since; the compaction\'s 1 summarizer call(s) made before were spent all the same (discardedSummarizerCalls)',
+      erasedAt: '2026-12-03T10:00:00.000Z',
+      discardedSummarizerCalls: calls,
+    });
   });
 });
