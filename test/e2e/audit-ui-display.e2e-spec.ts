@@ -201,7 +201,9 @@ describeWithChromium('audit page in a browser: stored text, errors in place, log
     expect(await page.locator('#timeline li.decision', { hasText: 'compaction' }).innerText()).toMatch(
       /noop \(auto, token-count\): 108 → 108 chars, 0 archived, within-limit\s*trigger still fires/,
     );
-    expect(await page.locator('dl.facts').first().innerText()).toMatch(/compactions\n0 compacted, 0 failed, 1 recorded noop \(1 in the list\)\s*trigger still fires/);
+    expect(await page.locator('dl.facts').first().innerText()).toMatch(
+      /compactions\n0 compacted, 0 failed, 1 recorded noop \(1 in the list\)\s*trigger still fires/,
+    );
   });
 
   it('shows a failed compaction’s duration, the time its pass ran until it failed, in its facts', async () => {

@@ -1795,7 +1795,10 @@ function diffView(diff, item, close) {
                   { id: 'summary-budget' },
                   `summary ${fmt(item.summaryBudget.summaryTokens)} of ${fmt(item.summaryBudget.tokens)} ${diff.estimator}`,
                   item.summaryBudget.exceeded
-                    ? [' ', h('span', { class: 'badge archived' }, `over budget${item.summaryBudget.overBudget ? `, ${item.summaryBudget.overBudget} whole` : ''}`)]
+                    ? [
+                        ' ',
+                        h('span', { class: 'badge archived' }, `over budget${item.summaryBudget.overBudget ? `, ${item.summaryBudget.overBudget} whole` : ''}`),
+                      ]
                     : ', within',
                 ),
               )

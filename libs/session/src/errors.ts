@@ -149,7 +149,10 @@ export class SessionNotFoundError extends SessionError {
       : '';
     const details = { ...(erasedAt !== undefined ? { erasedAt } : {}), ...(discardedSummarizerCalls ? { discardedSummarizerCalls } : {}) };
     if (erasedAt === undefined)
-      super(`session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)${spent}`, discardedSummarizerCalls ? details : undefined);
+      super(
+        `session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)${spent}`,
+        discardedSummarizerCalls ? details : undefined,
+      );
     else
       super(
         `session ${quoteInput(sessionId)} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since${spent}`,

@@ -125,7 +125,16 @@ describe('503 counting_timeout', () => {
 // ncaudit2 F2: HTTP and NATS answers (both through toApiError) of a compaction whose session was erased while the summarizer ran
 describe('404 session_not_found of a compaction cut short by an erasure', () => {
   it('carries erasedAt and the calls the pass made (discardedSummarizerCalls), in the documented error shape', () => {
-    const calls = { kind: 'openai-compatible', model: 'm', calls: 1, promptTokens: 777, completionTokens: 77, retries: 0, unreportedUsageCalls: 0, answeredModels: ['m-1'] };
+    const calls = {
+      kind: 'openai-compatible',
+      model: 'm',
+      calls: 1,
+      promptTokens: 777,
+      completionTokens: 77,
+      retries: 0,
+      unreportedUsageCalls: 0,
+      answeredModels: ['m-1'],
+    };
     const { status, body } = toApiError(new SessionNotFoundError('s', '2026-12-03T10:00:00.000Z', calls));
     expect(status).toBe(404);
     expect(ErrorBodySchema.parse(body)).toEqual({
