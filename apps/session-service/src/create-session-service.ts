@@ -47,7 +47,7 @@ import type { ServiceConfig } from './config/service-config';
 import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
 import { databaseEncodingRefusal } from './config/database-encoding-refusal';
-import { ensureDataDir, requireEventsFileDirectory } from './config/data-dir';
+import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 
 /**
@@ -102,7 +102,8 @@ function trustHops(hops: number): (address: string, hop: number) => boolean {
  *   `KURRENTDB_CONNECTION_STRING` cannot be parsed; with NATS_URL, what `natsConnectError` gives
  *   when connecting is refused for a reason only a change fixes (a host that does not resolve,
  *   credentials, TLS; a server that is down is waited for: `NatsTransport`) and `natsSetUpError`
- *   when the streams cannot be set up; the store's errors when it cannot be opened.
+ *   when the streams cannot be set up; the store's errors when it cannot be opened; `refuseFullDisk`'s
+ *   error (`the disk is full: …`) when DATA_DIR's or the events file's file system has less than 1 MiB free.
  */
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
@@ -118,6 +119,8 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
   try {
+    // A start on a full disk is refused (exit code 1) rather than listening while nothing can be written.
+    refuseFullDisk(eventStoreKind(config) === 'sqlite' ? [config.dataDir, path.dirname(config.sqliteEventsFile)] : [config.dataDir]);
     return await buildService(config, { ...overrides, summarizer }, () => lock.release());
   } catch (err) {
     lock.release();

@@ -4,6 +4,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PROBE_MIN_FREE_BYTES, freeBytesShort } from '@lib/event-store';
 import type { ServiceConfig } from './service-config';
 import { ConfigurationError } from './configuration-error';
 
@@ -121,5 +122,29 @@ export function fileSystemCause(target: string, code: string, access: (p: string
     const parent = path.dirname(dir);
     if (parent === dir) return code;
     dir = parent;
+  }
+}
+
+/**
+ * Refuses to start on a full disk: each of `dirs` (DATA_DIR, where the read models are, and the
+ * embedded store's directory) must have at least `PROBE_MIN_FREE_BYTES` (1 MiB) free on its file
+ * system, the write probe's rule. Started with less, the service would listen while its projector
+ * could not write the read models and every write was refused. Not a configuration error (exit
+ * code 1: freeing space fixes it, not a setting). A file system whose free space cannot be read is
+ * left to the files' opening.
+ * @throws Error `the disk is full: …: free space on its file system, then start again`, naming the directory and its free bytes.
+ */
+export function refuseFullDisk(dirs: readonly string[]): void {
+  for (const dir of new Set(dirs)) {
+    let free: number | null;
+    try {
+      free = freeBytesShort(dir);
+    } catch {
+      continue;
+    }
+    if (free !== null)
+      throw new Error(
+        `the disk is full: the file system holding ${dir} has ${free} bytes free, fewer than the ${PROBE_MIN_FREE_BYTES} the service needs to write its log and read models: free space on its file system, then start again (nothing acknowledged is lost)`,
+      );
   }
 }
