@@ -631,7 +631,11 @@ export class SessionProjector {
         if (error instanceof ReadModelsOfAnotherLogError) {
           if (!this.lastError?.startsWith(`${error.name}:`))
             this.logger.error(`${error.message}; the projector applies nothing until then (it checks again at most every ${this.options.maxRetryDelayMs} ms)`);
-        } else if (this.lastError === null)
+        } else if (this.lastError === null && isReadModelsDiskFull(error))
+          this.logger.warn(
+            `the read models cannot be written: the disk holding ${this.store.file} is full (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until space is freed on its file system; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
+          );
+        else if (this.lastError === null)
           this.logger.warn(
             `the projector cannot follow the log: ${message.slice(0, 300)}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
           );
