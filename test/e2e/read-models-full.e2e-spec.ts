@@ -55,7 +55,10 @@ describe('the read models cannot be written: their disk is full', () => {
     expect(health.body).toMatchObject({
       status: 'unavailable',
       projector: { lag: 'behind', lastError: expect.stringMatching(/database or disk is full/) },
-      readModels: { damaged: null, full: expect.stringMatching(/^the read models cannot be written: the disk holding .*read-models\.sqlite is full \(.*\); they stay at position/) },
+      readModels: {
+        damaged: null,
+        full: expect.stringMatching(/^the read models cannot be written: the disk holding .*read-models\.sqlite is full \(.*\); they stay at position/),
+      },
     });
     expect((await http().get('/metrics')).text).toMatch(/^read_models_full 1$/m);
     const ready = await http().get('/health/ready');

@@ -41,7 +41,7 @@ describe('a start on a full disk', () => {
     const real = nodeFs.statfsSync.bind(nodeFs) as (dir: fs.PathLike) => StatsFs;
     return jest
       .spyOn(nodeFs, 'statfsSync')
-      .mockImplementation(((dir: fs.PathLike) => (dir === fullDir ? ({ ...real(dir), bavail: 255, bsize: 4096 } as StatsFs) : real(dir))) as typeof nodeFs.statfsSync);
+      .mockImplementation((dir: fs.PathLike) => (dir === fullDir ? { ...real(dir), bavail: 255, bsize: 4096 } : real(dir)));
   };
 
   it('is refused (exit code 1, not a configuration error) saying the disk is full and to free space, and starts once space is free', async () => {
@@ -67,7 +67,10 @@ describe('a start on a full disk', () => {
     const eventsDir = tempDir();
     fillDisk(eventsDir);
     const err = await thrown(() =>
-      createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: path.join(eventsDir, 'events.sqlite') }, false), { quiet: true, env: {} }),
+      createSessionService(loadServiceConfig({ DATA_DIR: dataDir, SQLITE_EVENTS_FILE: path.join(eventsDir, 'events.sqlite') }, false), {
+        quiet: true,
+        env: {},
+      }),
     );
     expect((err as Error).message).toMatch(new RegExp(`^the disk is full: the file system holding ${eventsDir} has 1044480 bytes free`));
   });

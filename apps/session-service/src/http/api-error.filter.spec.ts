@@ -48,14 +48,18 @@ describe('503 store_unavailable', () => {
     });
   });
 
-  it('says a full disk, the event store\'s or the read models\' (writes refused while they cannot be written), without a path', () => {
+  it("says a full disk, the event store's or the read models' (writes refused while they cannot be written), without a path", () => {
     const storeFull = new EventStoreUnavailableError(
       'SQLite event store: the disk holding /srv/data/events.sqlite is full (0 bytes free, fewer than 1048576): free space on its file system',
       Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }),
     );
     expect(toApiError(storeFull)).toEqual({
       status: 503,
-      body: { code: 'store_unavailable', message: 'the event store is unavailable: its disk is full; nothing was written: retry once space is freed', mayHaveBeenWritten: false },
+      body: {
+        code: 'store_unavailable',
+        message: 'the event store is unavailable: its disk is full; nothing was written: retry once space is freed',
+        mayHaveBeenWritten: false,
+      },
     });
     const readModelsFull = new ReadModelsFullError('the read models cannot be written: the disk holding /srv/data/read-models.sqlite is full (…)');
     expect(toApiError(readModelsFull)).toEqual({
