@@ -173,11 +173,20 @@ const COMPONENTS: Array<[RegExp, string]> = [
   [/node_modules\/zod\//, 'validation: zod'],
   [/node_modules\/(@nestjs\/cqrs|rxjs)\//, '@nestjs/cqrs buses and rxjs'],
   [/node_modules\/@nestjs\//, 'Nest pipeline (core, common, platform-fastify)'],
-  [/node_modules\/(pino|pino-http|nestjs-pino|pino-std-serializers|sonic-boom|thread-stream|fast-redact|@pinojs|on-exit-leak-free)\//, 'logging: pino, pino-http, nestjs-pino'],
+  [
+    /node_modules\/(pino|pino-http|nestjs-pino|pino-std-serializers|sonic-boom|thread-stream|fast-redact|@pinojs|on-exit-leak-free)\//,
+    'logging: pino, pino-http, nestjs-pino',
+  ],
   [/node_modules\/(prom-client|tdigest|bintrees)\//, 'metrics: prom-client'],
   [/node_modules\/light-my-request\//, 'inject (the harness, not in production)'],
-  [/node_modules\/(fastify|find-my-way|avvio|@fastify\/[^/]+|fast-json-stringify|secure-json-parse|toad-cache|fastq|process-warning|abstract-logging|rfdc|fast-querystring|fast-decode-uri-component|ret|safe-regex2|middie)\//, 'Fastify (routing, hooks, reply, middie)'],
-  [/node_modules\/(body-parser|raw-body|iconv-lite|bytes|content-type|type-is|media-typer|mime-types|mime-db|http-errors|on-finished|ee-first|destroy|unpipe|debug|ms|qs|depd|statuses)\//, 'JSON body: body-parser, raw-body'],
+  [
+    /node_modules\/(fastify|find-my-way|avvio|@fastify\/[^/]+|fast-json-stringify|secure-json-parse|toad-cache|fastq|process-warning|abstract-logging|rfdc|fast-querystring|fast-decode-uri-component|ret|safe-regex2|middie)\//,
+    'Fastify (routing, hooks, reply, middie)',
+  ],
+  [
+    /node_modules\/(body-parser|raw-body|iconv-lite|bytes|content-type|type-is|media-typer|mime-types|mime-db|http-errors|on-finished|ee-first|destroy|unpipe|debug|ms|qs|depd|statuses)\//,
+    'JSON body: body-parser, raw-body',
+  ],
   [/node_modules\/gpt-tokenizer\/|libs\/compaction\/src\/(bpe-token-counter|token-estimators)|libs\/session\/src\/token-counting\//, 'token counting'],
   [/node_modules\/better-sqlite3\//, 'better-sqlite3 JS (transaction wrapper: BEGIN/COMMIT)'],
   [/node_modules\/piscina\//, 'piscina (worker pools)'],
@@ -206,7 +215,11 @@ function componentOfJs(name: string): string {
 
 /** Native code charged to its own row instead of its JavaScript callers. */
 function ownNativeRow(name: string): string | undefined {
-  if (/v8::internal::(Heap|Scavenger|MarkCompact|MinorMarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|MemoryAllocator|ScavengeJob|GCTracer|MarkingVisitor|MainMarkingVisitor|Evacuat|ArrayBufferSweeper|PagedSpace|NewSpace|SemiSpace|LocalHeap|GlobalHandles|RememberedSet|Marking|WeakObjects|.*Mark)/.test(name)) {
+  if (
+    /v8::internal::(Heap|Scavenger|MarkCompact|MinorMarkCompact|Sweeper|ConcurrentMarking|IncrementalMarking|MemoryAllocator|ScavengeJob|GCTracer|MarkingVisitor|MainMarkingVisitor|Evacuat|ArrayBufferSweeper|PagedSpace|NewSpace|SemiSpace|LocalHeap|GlobalHandles|RememberedSet|Marking|WeakObjects|.*Mark)/.test(
+      name,
+    )
+  ) {
     return 'garbage collection';
   }
   if (/v8::internal::(compiler|maglev|baseline|Compiler|OptimizingCompileDispatcher|Parser|Scanner|interpreter::BytecodeGenerator|AstNode|wasm)/.test(name)) {
@@ -310,6 +323,7 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
     '--smc-check=all-non-file',
     `--callgrind-out-file=${out}`,
     process.execPath,
+    '--expose-gc',
     '--perf-basic-prof',
     '--interpreted-frames-native-stack',
     '-r',
@@ -384,9 +398,17 @@ function printRun(mode: string, result: RunResult, top: number): { all: number; 
     if (v / loop < 0.001) continue;
     lines.push(`| ${c} | ${fmt(per(v))} | ${((100 * v) / loop).toFixed(1)} |`);
   }
-  lines.push('', `Event loop, costliest JavaScript functions (own instructions and their native callees):`, '', '| function | per append | % |', '| --- | --- | --- |');
+  lines.push(
+    '',
+    `Event loop, costliest JavaScript functions (own instructions and their native callees):`,
+    '',
+    '| function | per append | % |',
+    '| --- | --- | --- |',
+  );
   for (const [f, v] of [...result.threads[0].report.functions.entries()].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    lines.push(`| \`${f.replace(/\/.*node_modules\//, 'node_modules/').replace(/\/work\/[^ ]*?\/(apps|libs|bench)\//, '$1/')}\` | ${fmt(per(v))} | ${((100 * v) / loop).toFixed(1)} |`);
+    lines.push(
+      `| \`${f.replace(/\/.*node_modules\//, 'node_modules/').replace(/\/work\/[^ ]*?\/(apps|libs|bench)\//, '$1/')}\` | ${fmt(per(v))} | ${((100 * v) / loop).toFixed(1)} |`,
+    );
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   return { all: per(all), loop: per(loop) };
@@ -396,7 +418,10 @@ async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   await startBenchBuild();
   if (options.build) {
-    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', path.join(options.build, 'tsconfig.bench-build.json')], { cwd: options.build, stdio: 'inherit' });
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', path.join(options.build, 'tsconfig.bench-build.json')], {
+      cwd: options.build,
+      stdio: 'inherit',
+    });
     const ui = path.join(options.build, '.tmp', 'bench-build', 'apps', 'session-service', 'ui');
     if (!fs.existsSync(ui)) fs.symlinkSync(path.join(options.build, 'apps', 'session-service', 'ui'), ui, 'dir');
   }
