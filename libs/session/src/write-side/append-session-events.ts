@@ -158,7 +158,9 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       const naming = namingKey(events);
       let costs = counted.get(naming);
       if (!costs) {
-        costs = await sharedTokenCountingPool().eventCosts(events.map((e) => e.event));
+        const payloads = events.map((e) => e.event);
+        const pool = sharedTokenCountingPool();
+        costs = pool.inlineEventCosts(payloads) ?? (await pool.eventCosts(payloads));
         counted.set(naming, costs);
       }
       let decision: AppendDecision | null;
