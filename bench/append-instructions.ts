@@ -199,6 +199,7 @@ const COMPONENTS: Array<[RegExp, string]> = [
   [/apps\/session-service\/src\/(http|commands)\//, 'our HTTP layer: controllers, body → command, guards, filters'],
   [/apps\/session-service\/src\//, 'service, other'],
   [/bench\//, 'the harness (payloads, loop)'],
+  [/^\w+:\S* :\d+:\d+$/, 'generated code (`new Function`: zod\'s compiled parsers, …)'],
   [/node:internal\/(async_hooks|async_local_storage)|node:async_hooks/, 'Node: async hooks, AsyncLocalStorage'],
   [/node:internal\/streams|node:stream|node:internal\/webstreams/, 'Node: streams'],
   [/node:events|node:internal\/events/, 'Node: EventEmitter'],
@@ -323,7 +324,10 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
     '--smc-check=all-non-file',
     `--callgrind-out-file=${out}`,
     process.execPath,
-    '--expose-gc',
+    // V8 without helper threads: compilation and garbage collection run on the event loop, where they are
+    // counted as their own rows, in the same order every run (with concurrent compilers and markers the
+    // count moved ±15% between runs of one build: what ran in the window depended on thread scheduling).
+    '--single-threaded',
     '--perf-basic-prof',
     '--interpreted-frames-native-stack',
     '-r',

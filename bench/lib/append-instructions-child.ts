@@ -75,8 +75,6 @@ async function main(): Promise<void> {
   const n = Number(process.env.APPEND_INSTRUCTIONS_N ?? 400);
   try {
     await run(Number(process.env.APPEND_INSTRUCTIONS_WARM ?? 2000));
-    // A full collection before the measured appends, so each run starts from the same heap (the driver runs node with --expose-gc).
-    (globalThis as { gc?: () => void }).gc?.();
     process.stdout.write('READY\n');
     await lines.next();
     await run(n);
