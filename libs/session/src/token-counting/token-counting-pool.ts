@@ -195,19 +195,7 @@ export class TokenCountingPool {
    * @throws CountingTimeoutError when an off-thread count misses its deadline or the queue is full.
    */
   async eventCosts(events: readonly SessionEvent[]): Promise<EventCosts[]> {
-    return this.inlineEventCosts(events) ?? this.offThreadEventCosts(events);
-  }
-
-  /**
-   * `computeEventCosts` of each event, counted here at once when `events` are small enough to count
-   * on the calling thread (the inline limit, as {@link eventCosts} decides), else null: then call
-   * {@link eventCosts}. For a caller that can go on without waiting for a promise.
-   */
-  inlineEventCosts(events: readonly SessionEvent[]): EventCosts[] | null {
-    return formattedLength(events) <= this.inlineLimit ? events.map(computeEventCosts) : null;
-  }
-
-  private offThreadEventCosts(events: readonly SessionEvent[]): Promise<EventCosts[]> {
+    if (formattedLength(events) <= this.inlineLimit) return events.map(computeEventCosts);
     return this.run<EventCosts[]>('counting', { kind: 'eventCosts', events } satisfies EventCostsTask, 'counting the tokens of this request');
   }
 

@@ -48,18 +48,10 @@ export class AcknowledgedPositions {
  */
 export function recordingAcknowledgedPositions(store: EventStore, positions: AcknowledgedPositions): EventStore {
   return storeWith(store, {
-    // Not an async function: the store's promise with one reaction on it (an async wrapper costs a promise and a resumption per append).
-    appendToStream(stream: string, events: EventData[], options?: AppendOptions): Promise<AppendResult> {
-      let appended: Promise<AppendResult>;
-      try {
-        appended = store.appendToStream(stream, events, options);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      return appended.then((result) => {
-        positions.acknowledged(result.position);
-        return result;
-      });
+    async appendToStream(stream: string, events: EventData[], options?: AppendOptions): Promise<AppendResult> {
+      const result = await store.appendToStream(stream, events, options);
+      positions.acknowledged(result.position);
+      return result;
     },
     async readStream(...args: Parameters<EventStore['readStream']>): Promise<RecordedEvent[]> {
       const events = await store.readStream(...args);

@@ -158,9 +158,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
       const naming = namingKey(events);
       let costs = counted.get(naming);
       if (!costs) {
-        const payloads = events.map((e) => e.event);
-        const pool = sharedTokenCountingPool();
-        costs = pool.inlineEventCosts(payloads) ?? (await pool.eventCosts(payloads));
+        costs = await sharedTokenCountingPool().eventCosts(events.map((e) => e.event));
         counted.set(naming, costs);
       }
       let decision: AppendDecision | null;

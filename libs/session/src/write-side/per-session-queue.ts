@@ -21,13 +21,15 @@ export class PerSessionQueue {
    */
   run<T>(sessionKey: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(sessionKey);
-    // The next task runs after this one whatever its outcome (`then(task, task)`), so the run itself is the tail.
     const result = previous ? previous.then(task, task) : task();
-    this.tails.set(sessionKey, result);
-    const settled = () => {
-      if (this.tails.get(sessionKey) === result) this.tails.delete(sessionKey);
-    };
-    result.then(settled, settled);
+    const tail = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.tails.set(sessionKey, tail);
+    void tail.then(() => {
+      if (this.tails.get(sessionKey) === tail) this.tails.delete(sessionKey);
+    });
     return result;
   }
 }
