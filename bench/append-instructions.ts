@@ -50,6 +50,10 @@ interface Options {
   build?: string;
   keep?: string;
   top: number;
+  /** Re-read the files a `--keep` run left in this directory instead of running. */
+  from?: string;
+  /** Also print every event-loop function whose name matches (per append). */
+  grep?: RegExp;
 }
 
 function parseOptions(argv: readonly string[]): Options {
@@ -75,6 +79,12 @@ function parseOptions(argv: readonly string[]): Options {
         break;
       case '--top':
         options.top = Number(value);
+        break;
+      case '--from':
+        options.from = path.resolve(value);
+        break;
+      case '--grep':
+        options.grep = new RegExp(value);
         break;
       default:
         throw new Error(`unknown option ${argv[i]}`);
@@ -199,7 +209,7 @@ const COMPONENTS: Array<[RegExp, string]> = [
   [/apps\/session-service\/src\/(http|commands)\//, 'our HTTP layer: controllers, body → command, guards, filters'],
   [/apps\/session-service\/src\//, 'service, other'],
   [/bench\//, 'the harness (payloads, loop)'],
-  [/^\w+:\S* :\d+:\d+$/, 'generated code (`new Function`: zod\'s compiled parsers, …)'],
+  [/^\w+:\S* :\d+:\d+$/, "generated code (`new Function`: zod's compiled parsers, …)"],
   [/node:internal\/(async_hooks|async_local_storage)|node:async_hooks/, 'Node: async hooks, AsyncLocalStorage'],
   [/node:internal\/streams|node:stream|node:internal\/webstreams/, 'Node: streams'],
   [/node:events|node:internal\/events/, 'Node: EventEmitter'],
@@ -371,9 +381,16 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
   const code = await exited;
   if (code !== 0) throw new Error(`${mode} under callgrind exited with ${code}:\n${stderr.slice(-3000)}`);
   const mapFile = `/tmp/perf-${proc.pid}.map`;
-  const perfMap = new PerfMap(fs.readFileSync(mapFile, 'utf8'));
-  if (options.keep) fs.copyFileSync(mapFile, path.join(outDir, `${mode}.perf.map`));
+  fs.copyFileSync(mapFile, path.join(outDir, `${mode}.perf.map`));
   fs.rmSync(mapFile, { force: true });
+  fs.writeFileSync(path.join(outDir, `${mode}.n`), String(options.n));
+  process.stderr.write(`  ${mode}: done in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
+  return analyse(mode, outDir);
+}
+
+/** The per-thread reports of a run whose callgrind files, perf map and count are in `outDir`. */
+function analyse(mode: 'service' | 'ceiling', outDir: string): RunResult {
+  const perfMap = new PerfMap(fs.readFileSync(path.join(outDir, `${mode}.perf.map`), 'utf8'));
   const files = fs
     .readdirSync(outDir)
     .filter((f) => f.startsWith(`${mode}.callgrind-`))
@@ -384,17 +401,21 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
   });
   const total = threads.reduce((s, t) => s + t.report.total, 0);
   if (total === 0) throw new Error(`${mode}: callgrind counted nothing (was instrumentation turned on?)`);
-  process.stderr.write(`  ${mode}: done in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
-  return { threads: threads.filter((t) => t.report.total > 0), n: options.n };
+  return { threads: threads.filter((t) => t.report.total > 0), n: Number(fs.readFileSync(path.join(outDir, `${mode}.n`), 'utf8')) };
 }
 
 const fmt = (x: number) => Math.round(x).toLocaleString('en-US');
 
-function printRun(mode: string, result: RunResult, top: number): { all: number; loop: number } {
+function printRun(mode: string, result: RunResult, top: number, grep?: RegExp): { all: number; loop: number; work: number } {
   const per = (x: number) => x / result.n;
   const all = result.threads.reduce((s, t) => s + t.report.total, 0);
   const loop = result.threads[0].report.total;
-  const lines = [`\n## ${mode}: ${fmt(per(all))} instructions per append (all threads), event loop ${fmt(per(loop))}`, ''];
+  const components = result.threads[0].report.components;
+  const work = loop - (components.get('garbage collection') ?? 0) - (components.get("V8's compilers") ?? 0);
+  const lines = [
+    `\n## ${mode}: ${fmt(per(all))} instructions per append (all threads), event loop ${fmt(per(loop))}, event loop without garbage collection and compilers ${fmt(per(work))}`,
+    '',
+  ];
   lines.push('| thread | instructions per append |', '| --- | --- |');
   for (const t of result.threads) lines.push(`| ${t.label} (${t.id}) | ${fmt(per(t.report.total))} |`);
   lines.push('', `Event loop by component (${fmt(per(loop))} per append):`, '', '| component | per append | % |', '| --- | --- | --- |');
@@ -414,12 +435,24 @@ function printRun(mode: string, result: RunResult, top: number): { all: number; 
       `| \`${f.replace(/\/.*node_modules\//, 'node_modules/').replace(/\/work\/[^ ]*?\/(apps|libs|bench)\//, '$1/')}\` | ${fmt(per(v))} | ${((100 * v) / loop).toFixed(1)} |`,
     );
   }
+  if (grep) {
+    lines.push('', `Event loop functions matching ${grep}:`, '');
+    for (const [f, v] of [...result.threads[0].report.functions.entries()].filter(([f]) => grep.test(f)).sort((a, b) => b[1] - a[1])) {
+      lines.push(`- \`${f}\`: ${fmt(per(v))}`);
+    }
+  }
   process.stdout.write(`${lines.join('\n')}\n`);
-  return { all: per(all), loop: per(loop) };
+  return { all: per(all), loop: per(loop), work: per(work) };
 }
 
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
+  if (options.from) {
+    for (const mode of ['service', 'ceiling'] as const) {
+      if (fs.existsSync(path.join(options.from, `${mode}.n`))) printRun(mode, analyse(mode, options.from), options.top, options.grep);
+    }
+    return;
+  }
   await startBenchBuild();
   if (options.build) {
     execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-b', path.join(options.build, 'tsconfig.bench-build.json')], {
@@ -438,15 +471,15 @@ async function main(): Promise<void> {
     `# Instructions per append (callgrind), ${new Date().toISOString()}, ${options.n} appends after ${options.warm}, service ${options.build ?? path.join(BENCH_BUILD_DIR, '..', '..')}, load ${load()}\n`,
   );
   try {
-    const figures: Record<string, { all: number; loop: number }> = {};
+    const figures: Record<string, { all: number; loop: number; work: number }> = {};
     for (const mode of ['service', 'ceiling'] as const) {
       if (options.only && options.only !== mode) continue;
       process.stderr.write(`${mode} under callgrind…\n`);
-      figures[mode] = printRun(mode, await runUnderCallgrind(mode, options, textsFile, outDir), options.top);
+      figures[mode] = printRun(mode, await runUnderCallgrind(mode, options, textsFile, outDir), options.top, options.grep);
     }
     if (figures.service && figures.ceiling) {
       process.stdout.write(
-        `\nService / ceiling: ${(figures.service.all / figures.ceiling.all).toFixed(2)}× all threads, ${(figures.service.loop / figures.ceiling.loop).toFixed(2)}× event loop (ceiling / service: ${(figures.ceiling.all / figures.service.all).toFixed(3)})\n`,
+        `\nService / ceiling: ${(figures.service.all / figures.ceiling.all).toFixed(2)}× all threads, ${(figures.service.loop / figures.ceiling.loop).toFixed(2)}× event loop, ${(figures.service.work / figures.ceiling.work).toFixed(2)}× event loop without garbage collection and compilers (ceiling / service: ${(figures.ceiling.work / figures.service.work).toFixed(3)})\n`,
       );
     }
   } finally {
