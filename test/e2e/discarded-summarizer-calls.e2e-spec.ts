@@ -99,6 +99,7 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       completionTokens: 20,
       retries: 0,
       unreportedUsageCalls: 0,
+      answeredModels: [MODEL],
     });
 
     let metrics = (await http().get('/metrics').expect(200)).text;
@@ -138,7 +139,8 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       completionTokens: 90,
       retries: 0,
       unreportedUsageCalls: 0,
-      discarded: { calls: 1, promptTokens: 400, completionTokens: 40, retries: 0, unreportedUsageCalls: 0 },
+      answeredModels: [MODEL],
+      discarded: { calls: 1, promptTokens: 400, completionTokens: 40, retries: 0, unreportedUsageCalls: 0, answeredModels: [MODEL] },
     };
     expect(compacted).toMatchObject({ outcome: 'compacted', recorded: true, summarizer: recorded });
     // durationMs is the wall time from the pass's start (ncsummarizer F3): the discarded call's wait is in it
@@ -156,6 +158,7 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       completionTokens: 40,
       retries: 0,
       unreportedUsageCalls: 0,
+      answeredModels: [MODEL],
     });
     expect(fake.calls).toBe(5);
 
@@ -172,6 +175,28 @@ describe('a model call whose reply a compaction pass does not use (HTTP, OpenAI-
       retries: 0,
       unreportedUsageCalls: 0,
       usage: { promptTokens: 900, completionTokens: 90 },
+      answeredModels: [MODEL],
+      discarded: { calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 400, completionTokens: 40 }, answeredModels: [MODEL] },
+    });
+    // the session's totals (ncsummarizer F6): its decisions' figures summed, the discarded part apart
+    const history = (
+      await http()
+        .get(`/v1/sessions/spent/compactions?minPosition=${String(compacted.position)}`)
+        .expect(200)
+    ).body as {
+      compactions: Array<{ summarizer: { calls: number; usage: { promptTokens: number; completionTokens: number } } | null }>;
+    };
+    const spent = history.compactions.map((c) => c.summarizer!);
+    const summary = (
+      await http()
+        .get(`/v1/sessions/spent?minPosition=${String(compacted.position)}`)
+        .expect(200)
+    ).body as Record<string, unknown>;
+    expect(summary.summarizerSpend).toEqual({
+      calls: spent.reduce((n, s) => n + s.calls, 0),
+      retries: 0,
+      unreportedUsageCalls: 0,
+      usage: { promptTokens: spent.reduce((n, s) => n + s.usage.promptTokens, 0), completionTokens: spent.reduce((n, s) => n + s.usage.completionTokens, 0) },
       discarded: { calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 400, completionTokens: 40 } },
     });
     metrics = (await http().get('/metrics').expect(200)).text;

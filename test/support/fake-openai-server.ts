@@ -53,6 +53,11 @@ export interface FakeReply {
   rawUsage?: unknown;
   /** The `model` the reply names; default the model of the request. */
   model?: string;
+  /**
+   * The reply's `model` sent as it is, replacing the one named: `null` leaves `model` out, any
+   * other value (a number, an empty or huge string, …) is sent verbatim. Overrides {@link FakeReply.model}.
+   */
+  rawModel?: unknown;
   /** Milliseconds to wait before answering (the answer is still sent after a client gave up). */
   delayMs?: number;
 }
@@ -276,6 +281,8 @@ export class FakeOpenAiServer {
       record.answeredWith = 'reply';
       const body = completion(record, reply.reply, reply.finishReason ?? 'stop', null, reply.usage);
       if (reply.model !== undefined) body.model = reply.model;
+      if (reply.rawModel === null) delete body.model;
+      else if (reply.rawModel !== undefined) body.model = reply.rawModel;
       if (reply.rawUsage === null) delete body.usage;
       else if (reply.rawUsage !== undefined) body.usage = reply.rawUsage;
       if (reply.delayMs) setTimeout(() => sendJson(res, 200, body), reply.delayMs);

@@ -14,6 +14,7 @@ import type { ServiceConfig } from './config/service-config';
 import { SessionsController } from './http/sessions.controller';
 import { RecallController } from './http/recall.controller';
 import { SessionHistoryController } from './http/session-history.controller';
+import { ErasuresController } from './http/erasures.controller';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { RateLimitGuard } from './http/rate-limit.guard';
 import { HealthController } from './observability/health.controller';
@@ -97,7 +98,7 @@ export class AppModule {
           },
         }),
       ],
-      controllers: [SessionHistoryController, SessionsController, RecallController, HealthController],
+      controllers: [SessionHistoryController, ErasuresController, SessionsController, RecallController, HealthController],
       providers: [
         { provide: SERVICE_CONFIG, useValue: config },
         { provide: ServiceMetrics, useValue: metrics },

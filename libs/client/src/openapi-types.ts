@@ -59,6 +59,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's erasures, newest first (keyset-paginated): each erased session life's id, time, event count and revisions, never its content */
+        get: operations["ErasuresController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/recall": {
         parameters: {
             query?: never;
@@ -261,6 +278,8 @@ export interface components {
             compactionId?: string;
             /** @description model calls this request's pass made whose replies went into no decision it wrote (the session moved on while the summarizer ran and the pass was planned again: then it may call again, or answer not-triggered, noop or conflict; or another pass recorded the same compaction first: replayed); present whenever there were any, also when nothing is written */
             discardedSummarizerCalls?: {
+                /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                answeredModels: string[];
                 /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description completion tokens the endpoint reported (for the calls that reported usage) */
@@ -305,12 +324,16 @@ export interface components {
             revision: string;
             /** @description the summarizer recorded with the decision answered: every model call made for it, summed (discarded ones included) */
             summarizer?: {
+                /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                answeredModels: string[];
                 /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description completion tokens the endpoint reported (for the calls that reported usage) */
                 completionTokens: number;
                 /** @description the part of the figures above spent on calls whose replies the pass did not use (it was planned again after the session moved on); absent when none */
                 discarded?: {
+                    /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                    answeredModels: string[];
                     /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                     calls: number;
                     /** @description completion tokens the endpoint reported (for the calls that reported usage) */
@@ -337,6 +360,17 @@ export interface components {
                 insertBeforeId: string;
                 shadowPrompt: string;
                 text: string;
+                tokens: number;
+            };
+            /** @description with a new summary (written, or replayed from a decision recorded since 2026-12-03): its budget, its cost, whether it exceeded the budget and what was done then */
+            summaryBudget?: {
+                /** @description whether summaryTokens is over tokens */
+                exceeded: boolean;
+                /** @description what the pass did with a summary over its budget: kept (stored whole as the summarizer wrote it, never cut nor refused; the pass saves that much less); null within the budget */
+                overBudget: "kept" | null;
+                /** @description the summary's cost (its shadow prompt and text lines, as the window counts it), in the estimator's unit */
+                summaryTokens: number;
+                /** @description the summary's budget (maxSummaryTokens of its request), in the estimator's unit */
                 tokens: number;
             };
             /** @description window tokens after the pass; in a dry run with pendingSummary, without the summary not yet written (a real pass adds its cost) */
@@ -427,10 +461,14 @@ export interface components {
             revision: string;
             strategy: components["schemas"]["Strategy"];
             summarizer: {
+                /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                answeredModels: string[];
                 /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
                 calls: number;
                 /** @description the part of calls and usage whose replies the pass did not use (it was planned again after the session moved on while the summarizer ran); null when none, and for decisions recorded before it was */
                 discarded: {
+                    /** @description the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03 */
+                    answeredModels: string[];
                     calls: number;
                     retries: number;
                     unreportedUsageCalls: number;
@@ -445,7 +483,7 @@ export interface components {
                 retries: number;
                 /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
                 unreportedUsageCalls: number;
-                /** @description tokens the endpoint reported for the calls made for the decision, discarded ones included (unreportedUsageCalls are not in them) */
+                /** @description tokens the endpoint reported for the calls counted, discarded ones included (unreportedUsageCalls are not in them) */
                 usage: {
                     completionTokens: number;
                     promptTokens: number;
@@ -455,6 +493,17 @@ export interface components {
                 coveredIds: string[];
                 id: string;
                 text: string;
+            } | null;
+            /** @description with a new summary: its budget, its cost, whether it exceeded the budget and what was done then (overBudget kept); null without a summary, and for decisions recorded before 2026-12-03 */
+            summaryBudget: {
+                /** @description whether summaryTokens is over tokens */
+                exceeded: boolean;
+                /** @description what the pass did with a summary over its budget: kept (stored whole as the summarizer wrote it, never cut nor refused; the pass saves that much less); null within the budget */
+                overBudget: "kept" | null;
+                /** @description the summary's cost (its shadow prompt and text lines, as the window counts it), in the estimator's unit */
+                summaryTokens: number;
+                /** @description the summary's budget (maxSummaryTokens of its request), in the estimator's unit */
+                tokens: number;
             } | null;
             /** @description window tokens after the decision, as the POST answer and the diff say; for a failure, the window it left (smaller than tokensBefore when it archived superseded system messages; tokensBefore for a failure recorded before 2026-12-03) */
             tokensAfter: number;
@@ -480,6 +529,27 @@ export interface components {
             position: string;
             sessionId: string;
         };
+        /** @description What is left of an erased session life: no content, only who, when, how many events and which revisions */
+        Erasure: {
+            /** @description ISO-8601 UTC time of the erasure (as DELETE answered it) */
+            erasedAt: string;
+            /** @description events the deletion removed */
+            erasedEvents: number;
+            /** @description first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision */
+            firstRevision: string | null;
+            /** @description last revision of the erased life (the session id written again continues after it); null for a record written before records named it */
+            lastRevision: string | null;
+            /** @description global position of the erasure record in the log */
+            position: string;
+            /** @description the erased session id */
+            sessionId: string;
+        };
+        /** @description A page of the tenant's erasures, newest first */
+        ErasureList: {
+            erasures: components["schemas"]["Erasure"][];
+            /** @description present when more follow: pass it as cursor */
+            nextCursor?: string;
+        };
         /** @description Every error answer: { code, message } plus the details of some codes (parameter, expected, actual, userId, …) */
         Error: {
             /** @description wrong_expected_revision: the session's last revision (decimal string), or no_stream when it has no events */
@@ -491,6 +561,8 @@ export interface components {
             code: components["schemas"]["ErrorCode"];
             /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed) */
             deadlineMs?: number;
+            /** @description session_not_found of GET /v1/sessions/{sessionId} for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
+            erasedAt?: string;
             /** @description duplicate_event_id: the event id already used */
             eventId?: string;
             /** @description wrong_expected_revision: the expectedRevision the request sent (a revision as a decimal string, no_stream, stream_exists or any) */
@@ -538,7 +610,7 @@ export interface components {
          *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
-         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s
+         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
          *     - compaction_not_found (404): the session has no compaction with this id
          *     - route_not_found (404): no such route (also a route’s path with a trailing slash)
          *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods)
@@ -937,6 +1009,34 @@ export interface components {
             /** @description revision of the session's last event */
             revision: string;
             sessionId: string;
+            /** @description what the session's recorded compaction decisions spent on the summarizer: the summarizer figures of every decision in its compaction history, summed (zeros when none called one); a pass that recorded no decision (its answer's discardedSummarizerCalls only) is not in it, /metrics counts it without a session; an erasure removes these totals with the history, /metrics keeps its aggregate counters (no session ids in them) */
+            summarizerSpend: {
+                /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
+                calls: number;
+                /** @description the part of the figures above spent on replies the passes did not use (they were planned again after the session moved on) */
+                discarded: {
+                    /** @description model calls made for the decision, discarded ones included: every HTTP request that reached the endpoint, retries of a failed attempt included (a timed-out or reset attempt too: it may be billed); an attempt that never connected (connection refused, host not found) is not counted */
+                    calls: number;
+                    /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                    retries: number;
+                    /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                    unreportedUsageCalls: number;
+                    /** @description tokens the endpoint reported for the calls counted, discarded ones included (unreportedUsageCalls are not in them) */
+                    usage: {
+                        completionTokens: number;
+                        promptTokens: number;
+                    };
+                };
+                /** @description of calls, those that were a retry of a failed attempt (SUMMARIZER_MAX_RETRIES) */
+                retries: number;
+                /** @description of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures */
+                unreportedUsageCalls: number;
+                /** @description tokens the endpoint reported for the calls counted, discarded ones included (unreportedUsageCalls are not in them) */
+                usage: {
+                    completionTokens: number;
+                    promptTokens: number;
+                };
+            };
             /** @description whether the last recorded pass that completed (compacted or noop) left its trigger firing: true for a policy that cannot be met (automatic passes then wait until the window grows by a quarter of the threshold or turn limit); null when none was recorded or it had no trigger */
             triggerStillFires: boolean | null;
             userId: string | null;
@@ -1523,6 +1623,170 @@ export interface operations {
             };
         };
     };
+    ErasuresController_list: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page (absent or empty: the first page) */
+                cursor?: string;
+                /** @description page size, 1..100 (default 50) */
+                limit?: number | string;
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
+                minPosition?: number | string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ErasureList */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureList"];
+                };
+            };
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
+                };
+            };
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
+                };
+            };
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
+            503: {
+                headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
+                    });
+                };
+            };
+        };
+    };
     RecallController_search: {
         parameters: {
             query: {
@@ -1934,7 +2198,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2104,7 +2368,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2292,7 +2556,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2478,7 +2742,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2681,7 +2945,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -2859,7 +3123,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -3039,7 +3303,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3797,7 +4061,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3992,7 +4256,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4211,7 +4475,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -4,6 +4,7 @@
  * Token figures are in the unit of the estimator the caller used to cost the events: tokens for
  * `cl100k_base` / `o200k_base`, UTF-16 code units for `chars`.
  */
+import type { SummaryBudgetUse } from './summary-budget';
 
 /** `sliding-window`: keep the last `maxEvents` real events (default 20, integer > 0). */
 export interface SlidingWindowStrategy {
@@ -170,4 +171,9 @@ export interface CompactionResult {
   tokensEstimatedSaved: number;
   /** Why the pass failed (summarizer failure, blank reply); present when outcome is `failed`. */
   failureReason?: string;
+  /**
+   * With a new summary whose request had a budget: the budget, the summary's cost, whether it was
+   * exceeded and what was done then (`summaryBudgetUse`).
+   */
+  summaryBudget?: SummaryBudgetUse;
 }

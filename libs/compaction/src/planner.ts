@@ -5,7 +5,7 @@
 import type { CompactionPlan, CompactionResult, NewSummary, NoopReason, Strategy, SummaryReply, SummaryRequest, Trigger } from './compaction-types';
 import { classifyEvents } from './classify';
 import { settleCut } from './cut';
-import { summaryTokenBudget } from './summary-budget';
+import { summaryBudgetUse, summaryTokenBudget } from './summary-budget';
 import { formatEventWithPlaceholders } from './formatter';
 import { placeholderAnsweredCalls } from './tool-call-pairing';
 import type { CostedEvent, SummaryEvent } from './session-event';
@@ -196,7 +196,9 @@ export function isUsableSummaryReply(reply: SummaryReply | undefined): reply is 
  *   `summaryId` is inserted immediately before `summaryInsertBeforeId` (its id appears in
  *   `keptIds` in that place); its `tokens` is {@link eventCost} of the summary event under
  *   `estimator` (the only tokenizing done here); `tokensEstimatedSaved` = cost(archived, old
- *   summaries included) − cost(new summary), floored at 0.
+ *   summaries included) − cost(new summary), floored at 0. A summary over the request's budget
+ *   (`maxSummaryTokens`) is kept whole, never cut nor refused; `summaryBudget` says so
+ *   (`summaryBudgetUse`).
  * - With a blank/whitespace text or a `{ failure }` reply: outcome `failed`, only the superseded
  *   system messages are archived, the old summaries and every real event stay, `failureReason`
  *   says why; saved = cost(superseded system messages).
@@ -268,5 +270,11 @@ export function completePlan(plan: CompactionPlan, options: { reply?: SummaryRep
     tokensBefore: plan.tokensBefore,
     tokensAfter: plan.tokensBefore - plan.tokensArchived + tokens,
     tokensEstimatedSaved: Math.max(0, plan.tokensArchived - tokens),
+    ...withSummaryBudget(summaryBudgetUse(request.maxSummaryTokens, tokens)),
   };
+}
+
+/** `{ summaryBudget }` when there is one, else nothing (a result without the field). */
+function withSummaryBudget(summaryBudget: CompactionResult['summaryBudget']): Pick<CompactionResult, 'summaryBudget'> {
+  return summaryBudget ? { summaryBudget } : {};
 }

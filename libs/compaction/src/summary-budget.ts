@@ -76,3 +76,34 @@ export function runningSummaryLengthLimit(limit: SummaryLengthLimit, maxInputTok
   const room = Math.max(limit.unit === 'characters' ? 4 * MIN_SUMMARY_LENGTH_TOKENS : MIN_SUMMARY_LENGTH_TOKENS, defaultSummaryReserve(maxInputTokens));
   return { max: Math.min(limit.max, room), unit: limit.unit };
 }
+
+/**
+ * What a pass did with its new summary against the summary budget, as a decision records it:
+ * `tokens` the budget (`request.maxSummaryTokens`, floored; see {@link summaryTokenBudget}),
+ * `summaryTokens` the summary event's cost (both formatted lines, DESIGN §3.1), both in the unit
+ * of the estimator the events were costed with (tokens, or UTF-16 code units for `chars`);
+ * `exceeded` whether the summary costs more than the budget; `overBudget` what was done with a
+ * summary over it: `kept` (stored whole, as the summarizer wrote it: never cut, never refused; the
+ * pass then saves `summaryTokens − tokens` less than the budget allowed, see `completePlan`),
+ * null when within the budget.
+ */
+export interface SummaryBudgetUse {
+  tokens: number;
+  summaryTokens: number;
+  exceeded: boolean;
+  overBudget: 'kept' | null;
+}
+
+/**
+ * The one rule of {@link SummaryBudgetUse}: the budget `maxSummaryTokens` (as the request carries
+ * it) against the cost of the summary written, `summaryTokens` (≥ 0, the estimator's unit).
+ * Undefined when the request had no finite budget (a request built outside the planner): nothing
+ * to compare with. A summary over its budget is kept (DESIGN §3.7 leaves its length to the
+ * summarizer; the pass reports what it saved). Pure.
+ */
+export function summaryBudgetUse(maxSummaryTokens: number | undefined, summaryTokens: number): SummaryBudgetUse | undefined {
+  if (maxSummaryTokens === undefined || !Number.isFinite(maxSummaryTokens)) return undefined;
+  const tokens = Math.max(0, Math.floor(maxSummaryTokens));
+  const exceeded = summaryTokens > tokens;
+  return { tokens, summaryTokens, exceeded, overBudget: exceeded ? 'kept' : null };
+}

@@ -15,6 +15,7 @@ import {
   parseStrategy,
   planCompaction,
   summaryLengthLimit,
+  summaryBudgetUse,
   summaryTextBudget,
   summaryTokenBudget,
   type SessionEvent,
@@ -312,5 +313,44 @@ describe('the compact form (a pass too small for its sections) keeps archived co
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe('a summary against its budget (ncsummarizer A2)', () => {
+  const plan = () => planCompaction(costEvents(conversation(6), cl100k), parseStrategy({ type: 'rolling-summary', keepTurns: 2, summarizeAtTokens: 100 }));
+
+  it('a summary over its budget is kept whole, and the result says the budget, its cost, that it exceeded it and that it was kept', () => {
+    const p = plan();
+    expect(p.summaryRequest?.maxSummaryTokens).toBe(50);
+    const text = 'an over-long recap '.repeat(40).trim();
+    const result = completePlan(p, { reply: { text }, summaryId: 'S', estimator: cl100k });
+    expect(result.summary?.text).toBe(text);
+    expect(result.summaryBudget).toEqual({ tokens: 50, summaryTokens: result.summary!.tokens, exceeded: true, overBudget: 'kept' });
+    expect(result.summary!.tokens).toBeGreaterThan(50);
+  });
+
+  it('a summary within its budget says so; a failed pass and a plan without a summary carry none', () => {
+    const p = plan();
+    const result = completePlan(p, { reply: { text: 'short recap' }, summaryId: 'S', estimator: cl100k });
+    expect(result.summaryBudget).toEqual({ tokens: 50, summaryTokens: result.summary!.tokens, exceeded: false, overBudget: null });
+    expect(completePlan(p, { reply: { failure: 'HTTP 500' }, summaryId: 'S', estimator: cl100k }).summaryBudget).toBeUndefined();
+    const window = planCompaction(costEvents(conversation(6), cl100k), parseStrategy({ type: 'sliding-window', maxEvents: 4 }));
+    expect(completePlan(window, { estimator: cl100k }).summaryBudget).toBeUndefined();
+  });
+
+  it('exceeded exactly when the cost is over the floored budget; kept then, null otherwise; no budget, no record (property)', () => {
+    fc.assert(
+      fc.property(fc.option(fc.double({ min: 0, max: 1e7, noNaN: true }), { nil: undefined }), fc.nat(2e7), (budget, cost) => {
+        const use = summaryBudgetUse(budget, cost);
+        if (budget === undefined) return expect(use).toBeUndefined();
+        expect(use).toEqual({
+          tokens: Math.floor(budget),
+          summaryTokens: cost,
+          exceeded: cost > Math.floor(budget),
+          overBudget: cost > Math.floor(budget) ? 'kept' : null,
+        });
+      }),
+    );
+    expect(summaryBudgetUse(Infinity, 5)).toBeUndefined();
   });
 });

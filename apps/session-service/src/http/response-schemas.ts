@@ -49,6 +49,13 @@ const summarizerRetries = count.describe('of calls, those that were a retry of a
 const unreportedUsageCalls = count.describe(
   'of calls, those whose token usage the endpoint did not report (a failed attempt, or a reply whose usage is absent or unreadable): their tokens are unknown, not 0, and are not in the token figures',
 );
+/** The models the endpoint's replies named (see `answeredModelName`, `mergeAnsweredModels`). */
+const answeredModels = z
+  .array(z.string())
+  .max(8)
+  .describe(
+    "the models the endpoint's replies named (each reply's model field, e.g. gpt-4o-2024-08-06 when model is gpt-4o), beside model, the one configured and sent: distinct, first seen first, at most 8; each trimmed, cut to 200 characters followed by … when longer, control characters and lone surrogates replaced by U+FFFD; a reply without a usable model (absent, not a string, blank) and a failed attempt add none; empty for the extractive summarizer and for decisions recorded before 2026-12-03",
+  );
 /** A summarizer's figures, flat, as the answer to a compaction carries them. */
 const answerSummarizerFigures = {
   calls: summarizerCalls,
@@ -56,7 +63,32 @@ const answerSummarizerFigures = {
   completionTokens: count.describe('completion tokens the endpoint reported (for the calls that reported usage)'),
   retries: summarizerRetries,
   unreportedUsageCalls,
+  answeredModels,
 };
+/** Summarizer figures as the reads show them: token figures under `usage` (see `summarizerFigures`). */
+const readSummarizerFigures = {
+  calls: summarizerCalls,
+  retries: summarizerRetries,
+  unreportedUsageCalls,
+  usage: z
+    .strictObject({ promptTokens: count, completionTokens: count })
+    .describe('tokens the endpoint reported for the calls counted, discarded ones included (unreportedUsageCalls are not in them)'),
+};
+
+/** A new summary against its budget (see `SummaryBudgetUse` of `@lib/compaction`). */
+const SummaryBudgetSchema = z
+  .strictObject({
+    tokens: count.describe("the summary's budget (maxSummaryTokens of its request), in the estimator's unit"),
+    summaryTokens: count.describe("the summary's cost (its shadow prompt and text lines, as the window counts it), in the estimator's unit"),
+    exceeded: z.boolean().describe('whether summaryTokens is over tokens'),
+    overBudget: z
+      .enum(['kept'])
+      .nullable()
+      .describe(
+        'what the pass did with a summary over its budget: kept (stored whole as the summarizer wrote it, never cut nor refused; the pass saves that much less); null within the budget',
+      ),
+  })
+  .describe("the new summary against its budget: the budget, the summary's cost, whether it exceeded it and what was done then");
 
 export const EstimatorSchema = named(
   'Estimator',
@@ -97,6 +129,12 @@ const errorDetails = {
     .optional()
     .describe(
       'counting_timeout (always present): deadline_passed (the counting waited or ran past deadlineMs) or queue_full (refused at once: too many large texts were already waiting)',
+    ),
+  erasedAt: z
+    .string()
+    .optional()
+    .describe(
+      'session_not_found of GET /v1/sessions/{sessionId} for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
     ),
   minPosition: decimal.optional().describe('projection_behind: the position waited for'),
   checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
@@ -345,6 +383,9 @@ export const CompactionAnswerSchema = named(
       .describe(
         'user events in the window after the pass, with triggerStillFires; absent when the decision was written on top of events appended while the pass ran (no growth wait follows it)',
       ),
+    summaryBudget: SummaryBudgetSchema.optional().describe(
+      'with a new summary (written, or replayed from a decision recorded since 2026-12-03): its budget, its cost, whether it exceeded the budget and what was done then',
+    ),
     pendingSummary: z
       .strictObject({ insertBeforeId: z.string(), coveredIds: z.array(z.string()) })
       .optional()
@@ -420,6 +461,16 @@ export const SessionSummarySchema = named(
       .describe(
         'whether the last recorded pass that completed (compacted or noop) left its trigger firing: true for a policy that cannot be met (automatic passes then wait until the window grows by a quarter of the threshold or turn limit); null when none was recorded or it had no trigger',
       ),
+    summarizerSpend: z
+      .strictObject({
+        ...readSummarizerFigures,
+        discarded: z
+          .strictObject(readSummarizerFigures)
+          .describe('the part of the figures above spent on replies the passes did not use (they were planned again after the session moved on)'),
+      })
+      .describe(
+        "what the session's recorded compaction decisions spent on the summarizer: the summarizer figures of every decision in its compaction history, summed (zeros when none called one); a pass that recorded no decision (its answer's discardedSummarizerCalls only) is not in it, /metrics counts it without a session; an erasure removes these totals with the history, /metrics keeps its aggregate counters (no session ids in them)",
+      ),
     policy: PolicySchema.nullable(),
     createdAt: isoTime,
     lastActivityAt: isoTime,
@@ -431,6 +482,31 @@ export const SessionListSchema = named(
   'SessionList',
   z.strictObject({ sessions: z.array(SessionSummarySchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
   "A page of the tenant's sessions, newest activity first",
+);
+
+export const ErasureSchema = named(
+  'Erasure',
+  z.strictObject({
+    sessionId: z.string().describe('the erased session id'),
+    erasedAt: isoTime.describe('ISO-8601 UTC time of the erasure (as DELETE answered it)'),
+    erasedEvents: z.number().int().min(0).describe('events the deletion removed'),
+    firstRevision: decimal
+      .nullable()
+      .describe(
+        "first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision",
+      ),
+    lastRevision: decimal
+      .nullable()
+      .describe('last revision of the erased life (the session id written again continues after it); null for a record written before records named it'),
+    position: decimal.describe('global position of the erasure record in the log'),
+  }),
+  'What is left of an erased session life: no content, only who, when, how many events and which revisions',
+);
+
+export const ErasureListSchema = named(
+  'ErasureList',
+  z.strictObject({ erasures: z.array(ErasureSchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
+  "A page of the tenant's erasures, newest first",
 );
 
 export const ArchivedOnArrivalSchema = named(
@@ -489,18 +565,15 @@ export const CompactionHistoryItemSchema = named(
       .strictObject({
         kind: z.string(),
         model: z.string(),
-        calls: summarizerCalls,
-        retries: summarizerRetries,
-        unreportedUsageCalls: unreportedUsageCalls,
-        usage: z
-          .strictObject({ promptTokens: count, completionTokens: count })
-          .describe('tokens the endpoint reported for the calls made for the decision, discarded ones included (unreportedUsageCalls are not in them)'),
+        ...readSummarizerFigures,
+        answeredModels,
         discarded: z
           .strictObject({
             calls: count,
             retries: count,
             unreportedUsageCalls: count,
             usage: z.strictObject({ promptTokens: count, completionTokens: count }),
+            answeredModels,
           })
           .nullable()
           .describe(
@@ -508,6 +581,9 @@ export const CompactionHistoryItemSchema = named(
           ),
       })
       .nullable(),
+    summaryBudget: SummaryBudgetSchema.nullable().describe(
+      'with a new summary: its budget, its cost, whether it exceeded the budget and what was done then (overBudget kept); null without a summary, and for decisions recorded before 2026-12-03',
+    ),
     durationMs: z
       .number()
       .min(0)

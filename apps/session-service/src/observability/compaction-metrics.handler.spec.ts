@@ -79,11 +79,11 @@ describe('compactions_total', () => {
       expect(answers.filter((a) => a.replayed)).toHaveLength(2);
       expect(published.map((e) => e.replayed).sort()).toEqual([false, true, true]);
       expect(await compactionCounts(metrics)).toEqual({ 'command/failed/': 1 });
-      // three model calls: one reply recorded (the failure), two thrown away by the passes that found it
-      expect(await samples(metrics.summarizerCalls, ['origin', 'outcome', 'reply'])).toEqual({ 'command/failed/used': 1, 'command/failed/discarded': 2 });
+      // three model calls: one recorded with the failure (reply "failed": no summary was written from it, ncsummarizer A4), two thrown away by the passes that found it
+      expect(await samples(metrics.summarizerCalls, ['origin', 'outcome', 'reply'])).toEqual({ 'command/failed/failed': 1, 'command/failed/discarded': 2 });
       expect(await samples(metrics.summarizerTokens, ['reply', 'type'])).toEqual({
-        'used/prompt': 7,
-        'used/completion': 0,
+        'failed/prompt': 7,
+        'failed/completion': 0,
         'discarded/prompt': 14,
         'discarded/completion': 0,
       });

@@ -2,8 +2,9 @@
  * Counts compaction passes in {@link ServiceMetrics}: every answered pass, commanded or automatic,
  * by origin, outcome and noop reason (DESIGN §3.6; an answer replaying an earlier decision is not a
  * pass, and a dry run is counted apart in `compaction_dry_runs_total`), and the automatic passes deferred by the
- * growth rule of DESIGN §3.5; and the summarizer calls every pass made, with their tokens, used or
- * discarded (a reply the pass did not use still cost a model call).
+ * growth rule of DESIGN §3.5; and the summarizer calls every pass made, with their tokens, by what
+ * became of their replies ({@link SummarizerReplyLabel}: used, failed or discarded; a reply the
+ * pass did not use still cost a model call).
  */
 import { Injectable } from '@nestjs/common';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
@@ -19,7 +20,7 @@ export class CompactionMetricsHandler implements IEventHandler<CompactionAnswere
   handle(event: CompactionAnswered | AutoCompactionDeferred | SummarizerCallsSpent): void {
     if (event instanceof AutoCompactionDeferred) this.metrics.autoCompactionsDeferred.inc();
     else if (event instanceof SummarizerCallsSpent) {
-      this.countSummarizer(event, 'used', event.used);
+      this.countSummarizer(event, summarizerReplyLabel(event.outcome), event.used);
       this.countSummarizer(event, 'discarded', event.discarded);
     }
     // A dry run is a preview, not a pass: counted apart, so a dashboard of passes does not count previews.
@@ -29,7 +30,7 @@ export class CompactionMetricsHandler implements IEventHandler<CompactionAnswere
   }
 
   /** Adds `usage` (when any) to the summarizer counters under `reply`. */
-  private countSummarizer(event: SummarizerCallsSpent, reply: 'used' | 'discarded', usage: SummarizerUsage | undefined): void {
+  private countSummarizer(event: SummarizerCallsSpent, reply: SummarizerReplyLabel, usage: SummarizerUsage | undefined): void {
     if (!usage) return;
     const labels = { origin: event.origin, outcome: event.outcome, reply };
     const figures = usageOf(usage);
@@ -39,4 +40,19 @@ export class CompactionMetricsHandler implements IEventHandler<CompactionAnswere
     this.metrics.summarizerTokens.inc({ ...labels, type: 'prompt' }, usage.promptTokens);
     this.metrics.summarizerTokens.inc({ ...labels, type: 'completion' }, usage.completionTokens);
   }
+}
+
+/**
+ * The `reply` label of the summarizer counters: what became of the replies counted.
+ * - `used`: they went into the summary of the decision the pass recorded;
+ * - `failed`: the calls of a pass that recorded a failure (the summarizer failed, or its reply was
+ *   blank, refused or unusable): no summary was written from them, the failed decision records them;
+ * - `discarded`: replies the pass threw away (planned again after the session moved on, erased
+ *   meanwhile, or another pass recorded the same compaction first), whatever the pass's outcome.
+ */
+export type SummarizerReplyLabel = 'used' | 'failed' | 'discarded';
+
+/** The `reply` label of the calls whose reply a pass with answer `outcome` kept in its decision ({@link SummarizerReplyLabel}). Pure. */
+export function summarizerReplyLabel(outcome: SummarizerCallsSpent['outcome']): Exclude<SummarizerReplyLabel, 'discarded'> {
+  return outcome === 'failed' ? 'failed' : 'used';
 }

@@ -163,19 +163,20 @@ export class ServiceMetrics {
   /**
    * Summarizer (model) calls made by compaction passes, by origin, the outcome the pass answered
    * (`error` when its command ended in an error, e.g. the session erased meanwhile) and `reply`:
-   * `used` (in the decision written) or `discarded` (the pass was planned again, met another pass's
-   * decision, or wrote nothing).
+   * `used` (in the summary of the decision written), `failed` (the calls of a pass that recorded a
+   * failure: no summary was written from them) or `discarded` (the pass was planned again, met
+   * another pass's decision, or wrote nothing); see `SummarizerReplyLabel`.
    */
   readonly summarizerCalls = new Counter({
     name: 'summarizer_calls_total',
-    help: 'Summarizer calls made by compaction passes (HTTP requests that reached the model endpoint, retries included; the extractive summarizer counts one per summary), by origin, the outcome the pass answered (error: the command failed) and reply (used in the decision written, or discarded)',
+    help: 'Summarizer calls made by compaction passes (HTTP requests that reached the model endpoint, retries included; the extractive summarizer counts one per summary), by origin, the outcome the pass answered (error: the command failed) and reply (used: in the summary of the decision written; failed: calls of a pass that recorded a failure, no summary written from them; discarded: replies the pass did not use)',
     labelNames: ['origin', 'outcome', 'reply'],
     registers: [this.registry],
   });
   /** Tokens the summarizer endpoint reported for those calls, by origin, outcome, reply and `type` (`prompt`, `completion`). */
   readonly summarizerTokens = new Counter({
     name: 'summarizer_tokens_total',
-    help: 'Tokens the summarizer endpoint reported for the calls of summarizer_calls_total, by origin, outcome, reply (used, discarded) and type (prompt, completion)',
+    help: 'Tokens the summarizer endpoint reported for the calls of summarizer_calls_total, by origin, outcome, reply (used, failed, discarded) and type (prompt, completion)',
     labelNames: ['origin', 'outcome', 'reply', 'type'],
     registers: [this.registry],
   });

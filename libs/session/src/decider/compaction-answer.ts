@@ -1,7 +1,7 @@
 /**
  * The answer to a compaction (DESIGN §3.6), built in one place from how the pass concluded.
  */
-import { triggerFigures, type CompactionPlan, type CompactionResult, type NoopReason } from '@lib/compaction';
+import { triggerFigures, type CompactionPlan, type CompactionResult, type NoopReason, type SummaryBudgetUse } from '@lib/compaction';
 import { costedWindow, orderedWindow, windowTokens, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import {
   COMPACTION_COMPLETED,
@@ -75,6 +75,12 @@ export interface CompactionAnswer {
    * ran (then no growth wait follows it).
    */
   turnsAfter?: number;
+  /**
+   * With a new summary (written, or `replayed` from a decision that recorded it): its budget, its
+   * cost, whether it exceeded the budget and what was done then (`kept`: stored whole), in the
+   * estimator's unit (`SummaryBudgetUse` of `@lib/compaction`).
+   */
+  summaryBudget?: SummaryBudgetUse;
   /** Present for a dry run that would call the summarizer: what it would be asked. */
   pendingSummary?: { insertBeforeId: string; coveredIds: string[] };
   /**
@@ -149,6 +155,7 @@ function recordedDecision(events: readonly RecordedDecisionEvent[], compactionId
     // unknown (-1n) when the store does not tell positions
     position: own.length > 0 && own[own.length - 1].position >= 0n ? own[own.length - 1].position.toString() : undefined,
     summarizer: completed?.summarizer,
+    summaryBudget: completed?.summaryBudget,
     stillFiring: {
       ...(completed?.triggerStillFires !== undefined ? { triggerStillFires: completed.triggerStillFires } : {}),
       ...(completed?.triggerStillFires !== undefined && completed.turnsAfter !== undefined ? { turnsAfter: completed.turnsAfter } : {}),
@@ -240,6 +247,7 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         ...(s
           ? { summary: { id: s.id, text: s.text, shadowPrompt: s.shadowPrompt, insertBeforeId: s.insertBeforeId, coveredIds: s.coveredIds, tokens: s.tokens } }
           : {}),
+        ...(result.summaryBudget ? { summaryBudget: result.summaryBudget } : {}),
         tokensBefore: result.tokensBefore,
         tokensAfter: result.tokensAfter,
         tokensEstimatedSaved: result.tokensEstimatedSaved,
@@ -264,6 +272,7 @@ function answerConclusion(conclusion: CompactionConclusion, command: CompactSess
         archived: failure ? failure.archivedIds : (decision?.archived ?? []),
         kept: (!failure && decision?.kept) || kept.map((e) => e.event.id),
         ...(decision?.summary ? { summary: decision.summary } : {}),
+        ...(decision?.summaryBudget ? { summaryBudget: decision.summaryBudget } : {}),
         ...(decision?.position ? { position: decision.position } : decidedAt(state)),
         tokensBefore: recorded.tokensBefore,
         tokensAfter: recorded.tokensAfter,

@@ -420,6 +420,7 @@ export function decideCompaction(
       durationMs,
       completedAt: now,
       ...stillFiring(command.trigger, figuresAfter, rebased),
+      ...(result.summaryBudget ? { summaryBudget: result.summaryBudget } : {}),
     };
     payloads.push({ type: COMPACTION_COMPLETED, data });
   }

@@ -4,7 +4,17 @@
  */
 import fc from 'fast-check';
 import type { SummarizerOutcome, SummarizerUsage } from '../summarizers/summarizer';
-import { addSummarizerUsage, decisionSummarizer, discardedSummarizerCalls, SummarizerSpend, usageOf } from './summarizer-spend';
+import {
+  addSummarizerUsage,
+  answeredModelName,
+  decisionSummarizer,
+  discardedSummarizerCalls,
+  MAX_ANSWERED_MODEL_LENGTH,
+  MAX_ANSWERED_MODELS,
+  mergeAnsweredModels,
+  SummarizerSpend,
+  usageOf,
+} from './summarizer-spend';
 
 // retries / unreportedUsageCalls may be absent (a summarizer that does not count them, an older decision): read as 0
 const usageArb: fc.Arbitrary<SummarizerUsage> = fc.record(
@@ -59,7 +69,60 @@ describe('summarizer spend of a pass', () => {
     spend.called({ ok: true, text: 'a', calls: 1, promptTokens: 10, completionTokens: 1 });
     spend.called({ ok: true, text: 'b', calls: 2, promptTokens: 20, completionTokens: 2 });
     spend.usePending();
-    expect(spend.discarded).toEqual({ calls: 1, promptTokens: 10, completionTokens: 1, retries: 0, unreportedUsageCalls: 0 });
-    expect(spend.used).toEqual({ calls: 2, promptTokens: 20, completionTokens: 2, retries: 0, unreportedUsageCalls: 0 });
+    expect(spend.discarded).toEqual({ calls: 1, promptTokens: 10, completionTokens: 1, retries: 0, unreportedUsageCalls: 0, answeredModels: [] });
+    expect(spend.used).toEqual({ calls: 2, promptTokens: 20, completionTokens: 2, retries: 0, unreportedUsageCalls: 0, answeredModels: [] });
+  });
+});
+
+describe('answered model names (ncsummarizer A1)', () => {
+  const wellFormed = (text: string) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
+
+  it('any value reads as null or one line of valid Unicode text, not blank, at most the length cap and its marker (property)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.anything(), fc.string({ unit: 'binary', maxLength: 600 }), fc.string({ unit: 'grapheme', maxLength: 300 })), (value) => {
+        const name = answeredModelName(value);
+        if (typeof value !== 'string' || value.trim() === '') return expect(name).toBeNull();
+        expect(name).not.toBeNull();
+        expect(name!.trim()).toBe(name);
+        expect(name).not.toBe('');
+        expect(wellFormed(name!)).toBe(true);
+        expect(name).not.toMatch(/[\u0000-\u001F\u007F]/);
+        expect(Array.from(name!).length).toBeLessThanOrEqual(MAX_ANSWERED_MODEL_LENGTH + 1);
+      }),
+    );
+  });
+
+  it('a name of valid one-line text within the cap is kept as sent, trimmed; a longer one keeps its first 200 characters and says it was cut', () => {
+    expect(answeredModelName('gpt-4o-2024-08-06')).toBe('gpt-4o-2024-08-06');
+    expect(answeredModelName(' accounts/fireworks/models/llama-v3p1-8b-instruct ')).toBe('accounts/fireworks/models/llama-v3p1-8b-instruct');
+    const emoji = '🙂'.repeat(MAX_ANSWERED_MODEL_LENGTH);
+    expect(answeredModelName(emoji)).toBe(emoji);
+    expect(answeredModelName(emoji + 'x')).toBe(emoji + '…');
+    expect(answeredModelName(42)).toBeNull();
+    expect(answeredModelName(null)).toBeNull();
+  });
+
+  it('names add up distinct, first seen first, at most the cap, whatever the order of additions (property)', () => {
+    const names = fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'), { maxLength: 12 });
+    fc.assert(
+      fc.property(names, names, (x, y) => {
+        const a = mergeAnsweredModels([], x);
+        const merged = mergeAnsweredModels(a, y);
+        expect(new Set(merged).size).toBe(merged.length);
+        expect(merged.length).toBeLessThanOrEqual(MAX_ANSWERED_MODELS);
+        expect(merged.slice(0, a.length)).toEqual(a);
+        expect(merged).toEqual([...new Set([...x, ...y])].slice(0, MAX_ANSWERED_MODELS));
+      }),
+    );
+  });
+
+  it("a decision's summarizer names the models of its reply and of its discarded calls, the discarded part its own", () => {
+    const reply = { calls: 1, promptTokens: 10, completionTokens: 1, answeredModels: ['gpt-4o-2024-08-06'] };
+    const discarded = { calls: 1, promptTokens: 10, completionTokens: 1, answeredModels: ['gpt-4o-2024-05-13'] };
+    expect(decisionSummarizer({ kind: 'openai-compatible', model: 'gpt-4o' }, reply, discarded)).toMatchObject({
+      model: 'gpt-4o',
+      answeredModels: ['gpt-4o-2024-08-06', 'gpt-4o-2024-05-13'],
+      discarded: { answeredModels: ['gpt-4o-2024-05-13'] },
+    });
   });
 });

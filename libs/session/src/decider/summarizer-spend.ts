@@ -28,10 +28,48 @@ export function addSummarizerUsage(a: SummarizerUsage | undefined, b: Summarizer
     completionTokens: x.completionTokens + y.completionTokens,
     retries: x.retries + y.retries,
     unreportedUsageCalls: x.unreportedUsageCalls + y.unreportedUsageCalls,
+    answeredModels: mergeAnsweredModels(x.answeredModels, y.answeredModels),
   };
 }
 
-/** {@link SummarizerUsage} with every figure present (an absent `retries` / `unreportedUsageCalls` is 0). */
+/** The most characters (Unicode code points) of one answered model name kept; a longer one is cut there and ends with `…`. */
+export const MAX_ANSWERED_MODEL_LENGTH = 200;
+/** The most distinct answered model names a decision (or any usage figures) keeps: the first ones seen. */
+export const MAX_ANSWERED_MODELS = 8;
+
+/** Lone UTF-16 surrogates (not valid Unicode: no store may be asked to hold them). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** C0 control characters and DEL (a name is one line of text). */
+const CONTROL = /[\u0000-\u001F\u007F]/g;
+
+/**
+ * The model name an endpoint's reply gave (its `model` field), as a decision records it: a string,
+ * trimmed, its lone surrogates and control characters each replaced by U+FFFD, cut to
+ * {@link MAX_ANSWERED_MODEL_LENGTH} code points followed by `…` when longer; null when the value
+ * names no model (absent, not a string, blank). The endpoint chooses this text: it is recorded
+ * with the decision (erased with it), never written to the service's log lines nor used as a
+ * metric label. Pure.
+ */
+export function answeredModelName(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  const name = value.trim().replace(LONE_SURROGATE, '\uFFFD').replace(CONTROL, '\uFFFD');
+  if (name === '') return null;
+  const points = Array.from(name);
+  return points.length > MAX_ANSWERED_MODEL_LENGTH ? points.slice(0, MAX_ANSWERED_MODEL_LENGTH).join('') + '…' : name;
+}
+
+/**
+ * `a` then the names of `b` not in it, at most {@link MAX_ANSWERED_MODELS} in all (the first ones
+ * seen): the one way answered model names add up (calls of a pass, a pass's discarded calls, a
+ * session's decisions). Pure.
+ */
+export function mergeAnsweredModels(a: readonly string[], b: readonly string[]): string[] {
+  const merged = [...a.slice(0, MAX_ANSWERED_MODELS)];
+  for (const name of b) if (merged.length < MAX_ANSWERED_MODELS && !merged.includes(name)) merged.push(name);
+  return merged;
+}
+
+/** {@link SummarizerUsage} with every figure present (an absent `retries` / `unreportedUsageCalls` is 0, absent `answeredModels` none). */
 export type CompleteSummarizerUsage = Required<SummarizerUsage>;
 
 /**
@@ -39,7 +77,7 @@ export type CompleteSummarizerUsage = Required<SummarizerUsage>;
  * `SummarizerIdentity` included), alone and complete: the one reading of them for the decision,
  * the answer, the compaction history and the metrics. An absent `retries` or
  * `unreportedUsageCalls` (a summarizer that does not count them, a decision recorded before they
- * were) is 0.
+ * were) is 0; absent `answeredModels` are none (`[]`).
  */
 export function usageOf(outcome: SummarizerUsage | SummarizerOutcome): CompleteSummarizerUsage {
   return {
@@ -48,6 +86,7 @@ export function usageOf(outcome: SummarizerUsage | SummarizerOutcome): CompleteS
     completionTokens: outcome.completionTokens,
     retries: outcome.retries ?? 0,
     unreportedUsageCalls: outcome.unreportedUsageCalls ?? 0,
+    answeredModels: Array.isArray(outcome.answeredModels) ? [...outcome.answeredModels] : [],
   };
 }
 
@@ -61,6 +100,20 @@ export type CompleteSummarizerIdentity = Omit<SummarizerIdentity, 'discarded'> &
  */
 export function recordedSummarizer(identity: SummarizerIdentity): CompleteSummarizerIdentity {
   return { kind: identity.kind, model: identity.model, ...usageOf(identity), ...(identity.discarded ? { discarded: usageOf(identity.discarded) } : {}) };
+}
+
+/**
+ * The summarizer of a recorded decision as every reader shows it ({@link recordedSummarizer}): the
+ * one its `CompactionCompleted` / `CompactionFailed` data names, else (a decision recorded before
+ * those carried it) its `SummaryInserted`'s; null when the pass called none. The one reading for
+ * the compaction history and the session's summarizer totals.
+ */
+export function recordedDecisionSummarizer(
+  decision: { summarizer?: SummarizerIdentity },
+  summary?: { summarizer?: SummarizerIdentity } | null,
+): CompleteSummarizerIdentity | null {
+  const identity = decision.summarizer ?? summary?.summarizer;
+  return identity ? recordedSummarizer(identity) : null;
 }
 
 /**

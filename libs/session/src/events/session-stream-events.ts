@@ -6,7 +6,7 @@
  * *client* ids (free-form strings such as `u1`); the store's UUID is derived from
  * (sessionId, client id) by {@link storeEventId}.
  */
-import type { CompactionOutcome, NoopReason, SessionEvent, Strategy, Trigger } from '@lib/compaction';
+import type { CompactionOutcome, NoopReason, SessionEvent, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
 
 /** Estimator names whose costs are stored with each conversation event. */
 export type EstimatorName = 'cl100k_base' | 'o200k_base' | 'chars';
@@ -103,13 +103,20 @@ export interface SummarizerIdentity {
   /** Of `calls`, those whose usage the endpoint did not report (tokens unknown); absent in decisions recorded before it was (read as 0). */
   unreportedUsageCalls?: number;
   /**
+   * The models the endpoint's replies named (`model` of each reply, e.g. `gpt-4o-2024-08-06` when
+   * `model` is `gpt-4o`): distinct, first seen first, at most 8, each at most 200 characters (cut
+   * with `…`; see `answeredModelName`). Empty when no reply named one (every attempt failed, the
+   * extractive summarizer); absent in decisions recorded before it was (read as empty).
+   */
+  answeredModels?: string[];
+  /**
    * The part of the figures above spent on calls whose reply the pass did not use: it called the
    * summarizer, then the stream moved on in a way the reply could not be rebased onto (another
    * compaction, an archived event answered, a new system message) or the session was erased and
    * written again, so the pass was planned again (DESIGN §4). Absent when no reply was discarded,
    * and in decisions recorded before it was (read as none).
    */
-  discarded?: { calls: number; promptTokens: number; completionTokens: number; retries?: number; unreportedUsageCalls?: number };
+  discarded?: { calls: number; promptTokens: number; completionTokens: number; retries?: number; unreportedUsageCalls?: number; answeredModels?: string[] };
 }
 
 /** Decision: a summary inserted immediately before `insertBeforeId`, covering `coveredIds`. */
@@ -193,6 +200,12 @@ export interface CompactionCompletedData {
   triggerStillFires?: boolean;
   /** With a trigger: user events in the window after the pass (`tokensAfter` is the token figure). */
   turnsAfter?: number;
+  /**
+   * With a new summary: its budget, its cost, whether it exceeded the budget and what was done
+   * then (`kept`: stored whole; see `SummaryBudgetUse` of `@lib/compaction`). Absent without a
+   * summary, and in decisions recorded before it was.
+   */
+  summaryBudget?: SummaryBudgetUse;
 }
 
 /** Decision: a compaction failed. Superseded system messages may still have been archived. */

@@ -1,4 +1,5 @@
 import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables';
+import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
 
 /**
  * DDL of the read models (DESIGN §5) kept in one SQLite file.
@@ -20,7 +21,9 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  *   over `session_log` and `compactions`, in time proportional to the session's history):
  *   `event_count` (conversation events applied: `ConversationEventAppended` rows of `session_log`),
  *   `compaction_count`, `failed_compaction_count`, `noop_compaction_count` (rows of `compactions`
- *   with outcome `compacted`, `failed`, `noop`). An erasure deletes the row with the rest.
+ *   with outcome `compacted`, `failed`, `noop`), and since version 18 the session's summarizer
+ *   totals, `summarizer_*` and `summarizer_discarded_*` (`SUMMARIZER_SPEND_COLUMNS`: the
+ *   `summarizer` figures of its `compactions` rows). An erasure deletes the row with the rest.
  * - `window_entries`: the active window of each session (the fold of `../domain/session-window`),
  *   one row per active id (unique `window_entries_by_id`). A rowid table since version 6 (it was
  *   WITHOUT ROWID, keyed by (session_key, event_id)): new rows go to the end of the table, and only
@@ -65,6 +68,14 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  *     here, as substrings (see `recall-match-expression`).
  * - `compactions`: one row per CompactionCompleted / CompactionFailed; `compactions_by_revision`
  *   finds a session's last recorded pass (the summary's `triggerStillFires`) without reading the others.
+ * - `erasures` (since version 19): one row per erasure record (`SessionErased` of an
+ *   `erasure-<tenant>` stream), keyed by its global position: the tenant, session id, `erased_at`,
+ *   `erased_events`, and the life it closes, `last_revision` (NULL for records written before they
+ *   named it) and `first_revision` (the revision after the last one of the session id's previous
+ *   erased life, 0 for its first; NULL without `last_revision`). No content: what an auditor may see
+ *   of an erasure (`GET /v1/erasures`, the 404 of an erased session's summary). Rows are never
+ *   deleted (the records stay in the log); a rebuild gives the same rows. `erasures_by_session`
+ *   finds a session id's latest erasure.
  * - `projector_checkpoints`: the last global position applied, per projector, and `event`, what
  *   identifies the event at that position in the log it was projected from (see
  *   `checkpointEventIdentity`; NULL at position 0, and in files written before it was recorded: the
@@ -107,10 +118,12 @@ import { RECALL_TENANTS_DDL, RECALL_TENANTS_TABLE } from './recall-index-tables'
  * session's rows not archived through its window entries); 17: `session_log.created_at` holds UTC
  * text with 9 fraction digits (`utcExactTime`; milliseconds before), so recall's `from`/`to` compare
  * a client's sub-millisecond `createdAt` exactly, and `window_entries.created_at` holds UTC text
- * with milliseconds (`utcMillisTime`; the text as sent before); a store opened with another version is
- * dropped and rebuilt from the log.
+ * with milliseconds (`utcMillisTime`; the text as sent before); 18: `sessions` holds the session's
+ * summarizer totals (`SUMMARIZER_SPEND_COLUMNS`, summed from its decisions, for the session
+ * summary's `summarizerSpend`); 19: `erasures`, the erasure records without content; a store
+ * opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 17;
+export const READ_MODEL_SCHEMA_VERSION = 19;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -119,6 +132,7 @@ export const READ_MODEL_SCHEMA_VERSION = 17;
 export const READ_MODEL_TABLES = [
   RECALL_TENANTS_TABLE,
   'compactions',
+  'erasures',
   'window_entries',
   'session_log',
   'sessions',
@@ -143,7 +157,8 @@ CREATE TABLE IF NOT EXISTS sessions (
   event_count              INTEGER NOT NULL DEFAULT 0,
   compaction_count         INTEGER NOT NULL DEFAULT 0,
   failed_compaction_count  INTEGER NOT NULL DEFAULT 0,
-  noop_compaction_count    INTEGER NOT NULL DEFAULT 0
+  noop_compaction_count    INTEGER NOT NULL DEFAULT 0,
+  ${SUMMARIZER_SPEND_DDL}
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS sessions_by_id ON sessions (tenant_id, session_id);
 CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (tenant_id, user_id);
@@ -198,6 +213,18 @@ CREATE TABLE IF NOT EXISTS compactions (
   PRIMARY KEY (session_key, compaction_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS compactions_by_revision ON compactions (session_key, revision);
+
+CREATE TABLE IF NOT EXISTS erasures (
+  position        INTEGER PRIMARY KEY,
+  tenant_id       TEXT NOT NULL,
+  session_id      TEXT NOT NULL,
+  erased_at       TEXT NOT NULL,
+  erased_events   INTEGER NOT NULL,
+  first_revision  INTEGER,
+  last_revision   INTEGER
+);
+CREATE INDEX IF NOT EXISTS erasures_by_tenant ON erasures (tenant_id, position);
+CREATE INDEX IF NOT EXISTS erasures_by_session ON erasures (tenant_id, session_id, position);
 
 CREATE TABLE IF NOT EXISTS projector_checkpoints (
   projector  TEXT PRIMARY KEY,

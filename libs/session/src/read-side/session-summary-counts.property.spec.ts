@@ -1,7 +1,15 @@
 import * as fc from 'fast-check';
 import type { RecordedEvent } from '@lib/event-store';
 import { ERASURE_STREAM_PREFIX, SESSION_ERASED, type SessionErasedData } from '../events/erasure-events';
-import { CONVERSATION_EVENT, type CompactionCompletedData } from '../events/session-stream-events';
+import {
+  CONVERSATION_EVENT,
+  type CompactionCompletedData,
+  type CompactionFailedData,
+  type SummarizerIdentity,
+  type SummaryInsertedData,
+} from '../events/session-stream-events';
+import { compactionHistoryItem } from './queries/compaction-history-item';
+import { listCompactions, type CompactionRecord } from './queries/compaction-history-query';
 import { dumpReadModels } from './read-model-dump';
 import { ReadModelStore } from './read-model-store';
 import { SessionProjector } from './session-projector';
@@ -14,12 +22,32 @@ const IDS = ['e1', 'e2', 'e3', 'e4', 'e5'];
 /** One step of a session's history. */
 type Step =
   | { kind: 'append'; session: string; id: string }
-  | { kind: 'compact'; session: string; compaction: number; archive: string[]; summary: boolean; outcome: 'compacted' | 'noop'; stillFires: boolean | null }
-  | { kind: 'fail'; session: string; compaction: number; archive: string[] }
+  | {
+      kind: 'compact';
+      session: string;
+      compaction: number;
+      archive: string[];
+      summary: boolean;
+      outcome: 'compacted' | 'noop';
+      stillFires: boolean | null;
+      spent: SummarizerIdentity | null;
+    }
+  | { kind: 'fail'; session: string; compaction: number; archive: string[]; spent: SummarizerIdentity | null }
   | { kind: 'policy'; session: string }
   | { kind: 'erase'; session: string; byRevision: boolean };
 
 const session = fc.constantFrom(...SESSIONS);
+const figure = fc.integer({ min: 0, max: 5000 });
+const usage = fc.record(
+  { calls: figure, promptTokens: figure, completionTokens: figure, retries: figure, unreportedUsageCalls: figure },
+  { requiredKeys: ['calls', 'promptTokens', 'completionTokens'] },
+);
+/** A decision's summarizer as any build recorded it: figures absent in older ones, a discarded part or not; or none. */
+const spent: fc.Arbitrary<SummarizerIdentity | null> = fc.option(
+  fc
+    .record({ kind: fc.constant('openai-compatible'), model: fc.constant('gpt-4o'), usage, discarded: usage }, { requiredKeys: ['kind', 'model', 'usage'] })
+    .map(({ usage: u, ...rest }) => ({ ...rest, ...u })),
+);
 const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ kind: fc.constant('append' as const), session, id: fc.constantFrom(...IDS) }) },
   {
@@ -33,9 +61,13 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       summary: fc.boolean(),
       outcome: fc.constantFrom('compacted' as const, 'noop' as const),
       stillFires: fc.constantFrom(true, false, null),
+      spent,
     }),
   },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), session, compaction: fc.integer({ min: 0, max: 3 }), archive: fc.subarray(IDS) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('fail' as const), session, compaction: fc.integer({ min: 0, max: 3 }), archive: fc.subarray(IDS), spent }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('policy' as const), session }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('erase' as const), session, byRevision: fc.boolean() }) },
 );
@@ -50,12 +82,17 @@ function eventsOf(steps: readonly Step[]): RecordedEvent[] {
     else if (s.kind === 'compact') {
       const id = `c${s.compaction}`;
       if (s.archive.length > 0) log.archive(s.session, id, s.archive);
-      if (s.summary) log.summary(s.session, id, s.archive[0] ?? 'e1', 'summary text');
+      // a decision recorded before CompactionCompleted carried its summarizer names it on its SummaryInserted only
+      const inserted = s.summary ? (log.summary(s.session, id, s.archive[0] ?? 'e1', 'summary text').data as SummaryInsertedData) : null;
       const completed = log.completed(s.session, id).data as CompactionCompletedData;
       completed.outcome = s.outcome;
       if (s.stillFires !== null) completed.triggerStillFires = s.stillFires;
-    } else if (s.kind === 'fail') log.failed(s.session, `c${s.compaction}`, s.archive);
-    else if (s.kind === 'policy') log.policy(s.session);
+      if (inserted && s.spent) inserted.summarizer = s.spent;
+      if (s.spent && (!inserted || s.compaction % 2 === 0)) completed.summarizer = s.spent;
+    } else if (s.kind === 'fail') {
+      const failed = log.failed(s.session, `c${s.compaction}`, s.archive).data as CompactionFailedData;
+      if (s.spent) failed.summarizer = s.spent;
+    } else if (s.kind === 'policy') log.policy(s.session);
     else {
       take();
       const own = events.filter((e) => e.streamId.endsWith(`.${s.session}`));
@@ -78,6 +115,26 @@ function eventsOf(steps: readonly Step[]): RecordedEvent[] {
   return events.map((e, i) => ({ ...e, position: BigInt(i + 1) }));
 }
 
+/** The session's summarizer totals as its compaction history shows them: every item's `summarizer` figures, summed. */
+function spendOfHistory(records: readonly CompactionRecord[]) {
+  const zero = () => ({ calls: 0, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 0, completionTokens: 0 } });
+  const total = { ...zero(), discarded: zero() };
+  const add = (into: ReturnType<typeof zero>, f: ReturnType<typeof zero>) => {
+    into.calls += f.calls;
+    into.retries += f.retries;
+    into.unreportedUsageCalls += f.unreportedUsageCalls;
+    into.usage.promptTokens += f.usage.promptTokens;
+    into.usage.completionTokens += f.usage.completionTokens;
+  };
+  for (const record of records) {
+    const s = compactionHistoryItem(record).summarizer;
+    if (!s) continue;
+    add(total, s);
+    if (s.discarded) add(total.discarded, s.discarded);
+  }
+  return total;
+}
+
 /** The summary's counts as read models before version 12 computed them: over the session's log and compactions. */
 function recounted(store: ReadModelStore, sessionId: string) {
   const row = store.db.prepare("SELECT session_key AS key FROM sessions WHERE tenant_id = 'default' AND session_id = ?").get(sessionId) as
@@ -89,6 +146,7 @@ function recounted(store: ReadModelStore, sessionId: string) {
     compactionCount: count("SELECT COUNT(*) AS n FROM compactions WHERE session_key = ? AND outcome = 'compacted'"),
     failedCompactionCount: count("SELECT COUNT(*) AS n FROM compactions WHERE session_key = ? AND outcome = 'failed'"),
     noopCompactionCount: count("SELECT COUNT(*) AS n FROM compactions WHERE session_key = ? AND outcome = 'noop'"),
+    summarizerSpend: spendOfHistory(listCompactions(store, 'default', sessionId) ?? []),
     triggerStillFires: (() => {
       const fires = store.db
         .prepare(
@@ -100,8 +158,8 @@ function recounted(store: ReadModelStore, sessionId: string) {
   };
 }
 
-describe('session summary counts kept on the sessions row (read models 12)', () => {
-  it('equal the counts recomputed from the log and compactions after any history of appends, archives, compactions and erasures, however it is batched, and a rebuild gives the same rows', () => {
+describe('session summary counts kept on the sessions row (read models 12; summarizer totals 18)', () => {
+  it('equal the counts (and the summarizer totals of the compaction history, F6) recomputed from the log and compactions after any history of appends, archives, compactions and erasures, however it is batched, and a rebuild gives the same rows', () => {
     fc.assert(
       fc.property(fc.array(step, { maxLength: 40 }), fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 10 }), (steps, cuts) => {
         const events = eventsOf(steps);
@@ -122,6 +180,7 @@ describe('session summary counts kept on the sessions row (read models 12)', () 
               compactionCount: summary!.compactionCount,
               failedCompactionCount: summary!.failedCompactionCount,
               noopCompactionCount: summary!.noopCompactionCount,
+              summarizerSpend: summary!.summarizerSpend,
               triggerStillFires: summary!.triggerStillFires,
             }).toEqual(expected);
         }

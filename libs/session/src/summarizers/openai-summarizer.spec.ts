@@ -61,6 +61,7 @@ describe('OpenAiSummarizer against the fake server', () => {
       completionTokens: expect.any(Number),
       retries: 0,
       unreportedUsageCalls: 0,
+      answeredModels: ['test-model'],
     });
     expect(server.calls).toBe(1);
     const sent = server.requests[0];
@@ -86,6 +87,35 @@ describe('OpenAiSummarizer against the fake server', () => {
     expect(outcome).toMatchObject({ ok: true, calls: 1, promptTokens: 111, completionTokens: 7 });
   });
 
+  it('records the model each reply names beside the one configured (ncsummarizer A1): distinct, first seen first, across chunks and retries', async () => {
+    server.setDefault({ reply: 'THE SUMMARY', model: 'gpt-4o-2024-08-06' });
+    const one = await summarizer({ model: 'gpt-4o' }).summarize(request(4, 0));
+    expect(one).toMatchObject({ ok: true, calls: 1, answeredModels: ['gpt-4o-2024-08-06'] });
+    expect(server.requests[0].model).toBe('gpt-4o');
+    // a failed attempt names none; the replies of several chunks add their own, each once
+    server.reset();
+    server.enqueue({ fault: 'status500' }).setDefault((_request, i) => ({ reply: `R${i}`, model: i % 2 === 1 ? 'm-a' : 'm-b' }));
+    const chunked = await summarizer({ maxInputTokens: 300, maxRetries: 1 }).summarize(request(30, 0));
+    expect(chunked.ok).toBe(true);
+    expect(server.calls).toBeGreaterThan(3);
+    expect(chunked).toMatchObject({ retries: 1, unreportedUsageCalls: 1, answeredModels: ['m-a', 'm-b'] });
+  });
+
+  it.each([
+    ['absent', null, []],
+    ['a number', 42, []],
+    ['an object', { name: 'gpt-4o' }, []],
+    ['empty', '', []],
+    ['blank', ' \t ', []],
+    ['padded', '  gpt-4o-mini-2024-07-18 ', ['gpt-4o-mini-2024-07-18']],
+    ['huge (5,000 characters)', 'm'.repeat(5000), ['m'.repeat(200) + '…']],
+    ['with control characters and a lone surrogate', 'gpt\u0000-4o\n\ud800x', ['gpt\ufffd-4o\ufffd\ufffdx']],
+  ])('records a reply whose model is %s as it names a model (none, or trimmed, cut and cleaned), the reply still used', async (_what, rawModel, expected) => {
+    server.setDefault({ reply: 'THE SUMMARY', rawModel });
+    const outcome = await summarizer().summarize(request(4, 0));
+    expect(outcome).toMatchObject({ ok: true, text: 'THE SUMMARY', calls: 1, answeredModels: expected });
+  });
+
   it('trims the reply', async () => {
     server.setDefault('\n  recap text \n');
     expect(await summarizer().summarize(request(3))).toMatchObject({ ok: true, text: 'recap text' });
@@ -97,7 +127,16 @@ describe('OpenAiSummarizer against the fake server', () => {
     const outcome = await summarizer({ maxInputTokens: 1500, estimator: getEstimator('chars') }).summarize(req);
     const n = server.calls;
     expect(n).toBeGreaterThan(2);
-    expect(outcome).toEqual({ ok: true, text: `RECAP-${n - 1}`, calls: n, promptTokens: 10 * n, completionTokens: 2 * n, retries: 0, unreportedUsageCalls: 0 });
+    expect(outcome).toEqual({
+      ok: true,
+      text: `RECAP-${n - 1}`,
+      calls: n,
+      promptTokens: 10 * n,
+      completionTokens: 2 * n,
+      retries: 0,
+      unreportedUsageCalls: 0,
+      answeredModels: ['test-model'],
+    });
 
     const users = server.requests.map((r) => r.messages.find((m) => m.role === 'user')!.content as string);
     // the old summary goes with the first call only; each later call carries the previous reply

@@ -46,6 +46,7 @@ import {
   type SummaryRequest,
   type TokenEstimator,
 } from '@lib/compaction';
+import { answeredModelName, mergeAnsweredModels } from '../decider/summarizer-spend';
 import { replyRefusal } from '../domain/reply-refusal';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
@@ -144,10 +145,11 @@ export class OpenAiSummarizer implements Summarizer {
    * HTTP attempts made (`SummarizerUsage`): every attempt that reached the endpoint is a call, the
    * client's retries included (`retries`); one that never connected (see {@link neverConnected}) is
    * not; an attempt that failed, or a reply whose usage {@link readUsage} cannot read, counts in
-   * `unreportedUsageCalls`, its tokens unknown.
+   * `unreportedUsageCalls`, its tokens unknown. Every reply's `model` (an unusable reply's too)
+   * goes into `answeredModels` (`answeredModelName`, `mergeAnsweredModels`).
    */
   async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
-    const usage = { calls: 0, promptTokens: 0, completionTokens: 0, retries: 0, unreportedUsageCalls: 0 };
+    const usage = { calls: 0, promptTokens: 0, completionTokens: 0, retries: 0, unreportedUsageCalls: 0, answeredModels: [] as string[] };
     let chunkCalls = 0;
     let pending: SummaryRequest[];
     let lengthLimit = options.estimator ? summaryLengthLimit(request, options.estimator) : undefined;
@@ -195,6 +197,9 @@ export class OpenAiSummarizer implements Summarizer {
         return { ok: false, reason: prefix + this.describeError(err), ...usage };
       }
       addAttempts(usage, attempts, readUsage(completion?.usage));
+      // the model the endpoint says answered (it may differ from the one asked for: a dated version, a proxy's substitute)
+      const answered = answeredModelName((completion as { model?: unknown } | null)?.model);
+      if (answered !== null) usage.answeredModels = mergeAnsweredModels(usage.answeredModels, [answered]);
       const read = readReply(completion);
       if ('reason' in read) return { ok: false, reason: prefix + read.reason, ...usage };
       // a reply no event could hold (not valid Unicode, too long) is unusable, the running summary of a chunk included: it fails here, never carried on nor stored

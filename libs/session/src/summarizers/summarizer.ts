@@ -41,6 +41,15 @@ export interface SummarizerUsage {
    * Absent means 0 (as for `retries`).
    */
   unreportedUsageCalls?: number;
+  /**
+   * The models the endpoint said answered the calls (each reply's `model`, e.g. `gpt-4o-2024-08-06`
+   * when `gpt-4o` was asked for), distinct, in the order first seen, each read by
+   * `answeredModelName` (at most `MAX_ANSWERED_MODEL_LENGTH` characters) and at most
+   * `MAX_ANSWERED_MODELS` of them (`mergeAnsweredModels`). A reply that names none (no `model`,
+   * not a string, blank) and a failed attempt add nothing. Absent means none (the extractive
+   * summarizer, decisions recorded before it was).
+   */
+  answeredModels?: string[];
 }
 
 /**

@@ -64,13 +64,14 @@ class HeldSummarizer implements Summarizer {
 }
 
 const bigger = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 3, overlapSize: 1 });
-// the extractive-like test summarizer retries nothing and reports every call's usage
+// the extractive-like test summarizer retries nothing, reports every call's usage and names no answered model
 const usage = (calls: number, promptTokens: number, completionTokens: number) => ({
   calls,
   promptTokens,
   completionTokens,
   retries: 0,
   unreportedUsageCalls: 0,
+  answeredModels: [] as string[],
 });
 const identity = { kind: 'openai-compatible', model: 'held-model' };
 
@@ -158,14 +159,15 @@ describe('a summarizer call whose reply a pass does not use', () => {
       await projector.rebuild(store);
       const items = listCompactions(readModels, 't', 's')!.map(compactionHistoryItem);
       expect(items.map((i) => i.summarizer)).toEqual([
-        { ...identity, calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 100, completionTokens: 10 }, discarded: null },
+        { ...identity, calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 100, completionTokens: 10 }, answeredModels: [], discarded: null },
         {
           ...identity,
           calls: 2,
           retries: 0,
           unreportedUsageCalls: 0,
           usage: { promptTokens: 500, completionTokens: 50 },
-          discarded: { calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 200, completionTokens: 20 } },
+          answeredModels: [],
+          discarded: { calls: 1, retries: 0, unreportedUsageCalls: 0, usage: { promptTokens: 200, completionTokens: 20 }, answeredModels: [] },
         },
       ]);
     } finally {

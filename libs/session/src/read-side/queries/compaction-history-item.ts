@@ -1,7 +1,7 @@
-import type { NoopReason, Strategy, Trigger } from '@lib/compaction';
+import type { NoopReason, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
 import { decisionFigures, type CompactionCompletedData, type CompactionFailedData, type EstimatorName } from '../../events/session-stream-events';
 import type { ArchivedOnArrivalRecord, CompactionRecord } from './compaction-history-query';
-import { recordedSummarizer, type CompleteSummarizerIdentity, type CompleteSummarizerUsage } from '../../decider/summarizer-spend';
+import { recordedDecisionSummarizer, type CompleteSummarizerIdentity, type CompleteSummarizerUsage } from '../../decider/summarizer-spend';
 
 /**
  * An event archived on arrival attributed to a compaction (DESIGN §3.3 rule 3: a late answer to a
@@ -77,18 +77,26 @@ export interface CompactionHistoryItem {
    * the pass did not use (it was planned again after the session moved on), null when none (and
    * for decisions recorded before it was).
    */
-  summarizer: {
-    kind: string;
-    model: string;
-    /** HTTP requests that reached the endpoint, retries included (see `SummarizerUsage.calls`). */
-    calls: number;
-    /** Of `calls`, retries of a failed attempt. */
-    retries: number;
-    /** Of `calls`, those whose token usage the endpoint did not report: `usage` covers the others only. */
-    unreportedUsageCalls: number;
-    usage: { promptTokens: number; completionTokens: number };
-    discarded: { calls: number; retries: number; unreportedUsageCalls: number; usage: { promptTokens: number; completionTokens: number } } | null;
-  } | null;
+  summarizer:
+    | (SummarizerFigures & {
+        kind: string;
+        /** The model configured (`SUMMARIZER_MODEL`, sent with every call), or the extractive summarizer's version name. */
+        model: string;
+        /**
+         * The models the endpoint's replies named (e.g. `gpt-4o-2024-08-06` for `model` `gpt-4o`):
+         * distinct, first seen first, at most 8, each at most 200 characters (cut with `…`); empty when
+         * no reply named one, and for decisions recorded before they were.
+         */
+        answeredModels: string[];
+        discarded: (SummarizerFigures & { answeredModels: string[] }) | null;
+      })
+    | null;
+  /**
+   * With a new summary: its budget and cost (the estimator's unit), whether the summary exceeded
+   * the budget and what was done then (`overBudget`: `kept`, stored whole; null within it). Null
+   * without a summary, and for decisions recorded before it was.
+   */
+  summaryBudget: SummaryBudgetUse | null;
   /**
    * Wall time of the pass in milliseconds, from its start to its decision: for a failure, to the
    * failure (the summarizer's attempts, retries and timeouts included); null for a failure recorded
@@ -112,7 +120,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
   const failed = record.outcome === 'failed';
   const completed = record.data as CompactionCompletedData;
   const failure = record.data as CompactionFailedData;
-  const identity = record.data.summarizer ?? record.summary?.summarizer;
+  const summarizer = recordedDecisionSummarizer(record.data, record.summary);
   const figures = decisionFigures(record.data);
   return {
     compactionId: record.compactionId,
@@ -132,7 +140,8 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     archivedOnArrival: archivedOnArrivalItems(record.archivedOnArrival),
     keptCount: figures.keptCount,
     summary: record.summary ? { id: record.summary.summaryId, text: record.summary.text, coveredIds: record.summary.coveredIds } : null,
-    summarizer: identity ? historySummarizer(recordedSummarizer(identity)) : null,
+    summarizer: summarizer ? historySummarizer(summarizer) : null,
+    summaryBudget: failed ? null : (completed.summaryBudget ?? null),
     durationMs: failed ? (failure.durationMs ?? null) : completed.durationMs,
     at: record.at,
     triggerStillFires: failed ? null : (completed.triggerStillFires ?? null),
@@ -140,13 +149,29 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
   };
 }
 
-/** The history's shape of a recorded summarizer's figures: token figures nested under `usage`. */
-function historySummarizer(s: CompleteSummarizerIdentity): NonNullable<CompactionHistoryItem['summarizer']> {
-  const figures = (u: CompleteSummarizerUsage) => ({
+/** Summarizer figures as the HTTP reads show them (history items, the session's totals): token figures nested under `usage`. */
+export interface SummarizerFigures {
+  /** HTTP requests that reached the endpoint, retries included (see `SummarizerUsage.calls`). */
+  calls: number;
+  /** Of `calls`, retries of a failed attempt. */
+  retries: number;
+  /** Of `calls`, those whose token usage the endpoint did not report: `usage` covers the others only. */
+  unreportedUsageCalls: number;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+/** The {@link SummarizerFigures} of complete usage figures: the one shape every HTTP read gives them. */
+export function summarizerFigures(u: Omit<CompleteSummarizerUsage, 'answeredModels'>): SummarizerFigures {
+  return {
     calls: u.calls,
     retries: u.retries,
     unreportedUsageCalls: u.unreportedUsageCalls,
     usage: { promptTokens: u.promptTokens, completionTokens: u.completionTokens },
-  });
+  };
+}
+
+/** The history's shape of a recorded summarizer: {@link summarizerFigures} with the answered models, of the whole and of its discarded part. */
+function historySummarizer(s: CompleteSummarizerIdentity): NonNullable<CompactionHistoryItem['summarizer']> {
+  const figures = (u: CompleteSummarizerUsage) => ({ ...summarizerFigures(u), answeredModels: u.answeredModels });
   return { kind: s.kind, model: s.model, ...figures(s), discarded: s.discarded ? figures(s.discarded) : null };
 }

@@ -2,6 +2,8 @@ import { hasSubMillisecond, utcMillisTime } from '../../domain/utc-time-text';
 import type { EstimatorName } from '../../events/session-stream-events';
 import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
 import type { ReadModelStore } from '../read-model-store';
+import { SUMMARIZER_SPEND_COLUMNS } from '../session-summary-counts';
+import { summarizerFigures, type SummarizerFigures } from './compaction-history-item';
 import { policyOf, type ActivePolicy } from './session-policy-query';
 import { findSession, type SessionRow } from './session-row';
 
@@ -39,6 +41,14 @@ export interface SessionSummary {
    * when none was recorded, it had no trigger, or it was recorded before this was.
    */
   triggerStillFires: boolean | null;
+  /**
+   * What the session's recorded decisions spent on the summarizer, summed over them (each
+   * decision's `summarizer` figures, as its history item shows them), with `discarded` the part
+   * spent on replies the passes did not use. A pass that recorded no decision (its answer's
+   * `discardedSummarizerCalls` only) is not in it: `/metrics` counts it, without a session. Zeros
+   * when no summarizer was called. An erasure takes it away with the session's history.
+   */
+  summarizerSpend: SummarizerFigures & { discarded: SummarizerFigures };
   /** The auto-compaction policy in force, or null. */
   policy: ActivePolicy | null;
   /** ISO-8601 UTC time the store recorded the session's first event. */
@@ -111,7 +121,7 @@ export function getSessionSummary(store: ReadModelStore, tenantId: string, sessi
 }
 
 /**
- * The summary of the session `row`: the counts kept on its `sessions` row (`SessionSummaryCounts`),
+ * The summary of the session `row`: the counts and summarizer totals kept on its `sessions` row (`SessionSummaryCounts`),
  * the active window's size (O(window)), the last recorded pass through `compactions_by_revision`
  * and the policy through `session_log_policies`. Nothing here reads the session's whole log or
  * compaction history.
@@ -125,6 +135,8 @@ function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorN
               coalesce(c.compaction_count, 0) AS compactionCount,
               coalesce(c.failed_compaction_count, 0) AS failedCompactionCount,
               coalesce(c.noop_compaction_count, 0) AS noopCompactionCount,
+              ${spendColumns('total')},
+              ${spendColumns('discarded')},
               (SELECT json_extract(data_json, '$.triggerStillFires') FROM compactions WHERE session_key = @key AND outcome != 'failed'
                 ORDER BY revision DESC LIMIT 1) AS stillFires
        -- The row erased meanwhile (another connection's commit between the reads): no count, as the rows counted are gone too.
@@ -139,8 +151,9 @@ function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorN
     noopCompactionCount: number;
     /** SQLite's JSON boolean: 1, 0, or null. */
     stillFires: number | null;
-  };
-  const { stillFires, ...figures } = counts;
+  } & SpendRow;
+  const { stillFires, eventCount, windowEvents, windowTokens, compactionCount, failedCompactionCount, noopCompactionCount } = counts;
+  const figures = { eventCount, windowEvents, windowTokens, compactionCount, failedCompactionCount, noopCompactionCount };
   return {
     sessionId: row.sessionId,
     userId: row.userId,
@@ -149,8 +162,30 @@ function summarize(store: ReadModelStore, row: SessionRow, estimator: EstimatorN
     ...figures,
     triggerStillFires: stillFires === null ? null : stillFires === 1,
     estimator,
+    summarizerSpend: { ...summarizerFigures(spendOf(counts, 'total')), discarded: summarizerFigures(spendOf(counts, 'discarded')) },
     policy: policyOf(store, row.sessionKey),
     createdAt: row.createdAt,
     lastActivityAt: row.updatedAt,
+  };
+}
+
+/** The summarizer total columns of one part (`total` or `discarded`) as `<part>_<figure>` result columns, 0 when the row is gone. */
+function spendColumns(part: keyof typeof SUMMARIZER_SPEND_COLUMNS): string {
+  return Object.entries(SUMMARIZER_SPEND_COLUMNS[part])
+    .map(([figure, column]) => `coalesce(c.${column}, 0) AS ${part}_${figure}`)
+    .join(', ');
+}
+
+/** A summary row's summarizer totals (see {@link spendColumns}). */
+type SpendRow = Record<`${keyof typeof SUMMARIZER_SPEND_COLUMNS}_${keyof (typeof SUMMARIZER_SPEND_COLUMNS)['total']}`, number>;
+
+/** One part of a summary row's summarizer totals. */
+function spendOf(row: SpendRow, part: keyof typeof SUMMARIZER_SPEND_COLUMNS) {
+  return {
+    calls: row[`${part}_calls`],
+    promptTokens: row[`${part}_promptTokens`],
+    completionTokens: row[`${part}_completionTokens`],
+    retries: row[`${part}_retries`],
+    unreportedUsageCalls: row[`${part}_unreportedUsageCalls`],
   };
 }
