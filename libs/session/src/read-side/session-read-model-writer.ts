@@ -399,8 +399,9 @@ interface LoggedEvent {
 
 /**
  * The `session_log.created_at` of an event: `createdAt` (a client's time, any number of fraction
- * digits, those past the ninth ignored), else `recordedAt`, as {@link utcExactTime} text (9 fraction digits), so that recall's
- * `from`/`to` compare it exactly as text.
+ * digits, those past the ninth ignored) as {@link utcExactTime} text (9 fraction digits), else
+ * `recordedExact` (the recorded time already in that form, {@link exactOfRecordedAt}), so that
+ * recall's `from`/`to` compare it exactly as text.
  */
 function clientTimeOr(createdAt: string | undefined, recordedExact: string): string {
   return createdAt == null ? recordedExact : utcExactTime(String(createdAt));
