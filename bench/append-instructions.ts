@@ -338,6 +338,10 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
     // counted as their own rows, in the same order every run (with concurrent compilers and markers the
     // count moved ±15% between runs of one build: what ran in the window depended on thread scheduling).
     '--single-threaded',
+    // Code that moves (code-space compaction) or is flushed and compiled again would leave the perf map naming an
+    // address after the wrong function; the map is also read only up to the end of the measured appends.
+    '--no-compact-code-space',
+    '--no-flush-bytecode',
     '--perf-basic-prof',
     '--interpreted-frames-native-stack',
     '-r',
@@ -368,6 +372,7 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
     if (!/OK/.test(said)) throw new Error(`callgrind_control -i ${what}: ${said}`);
   };
   const started = Date.now();
+  let mapBytes = 0;
   for await (const line of readline.createInterface({ input: proc.stdout })) {
     if (line === 'READY') {
       process.stderr.write(`  ${mode}: warmed up (${options.warm} appends) in ${((Date.now() - started) / 1000).toFixed(0)} s; measuring ${options.n}\n`);
@@ -375,13 +380,14 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
       proc.stdin.write('go\n');
     } else if (line.startsWith('DONE')) {
       control('off');
+      mapBytes = fs.statSync(`/tmp/perf-${proc.pid}.map`).size;
       proc.stdin.write('stop\n');
     }
   }
   const code = await exited;
   if (code !== 0) throw new Error(`${mode} under callgrind exited with ${code}:\n${stderr.slice(-3000)}`);
   const mapFile = `/tmp/perf-${proc.pid}.map`;
-  fs.copyFileSync(mapFile, path.join(outDir, `${mode}.perf.map`));
+  fs.writeFileSync(path.join(outDir, `${mode}.perf.map`), fs.readFileSync(mapFile).subarray(0, mapBytes));
   fs.rmSync(mapFile, { force: true });
   fs.writeFileSync(path.join(outDir, `${mode}.n`), String(options.n));
   process.stderr.write(`  ${mode}: done in ${((Date.now() - started) / 1000).toFixed(0)} s\n`);
