@@ -385,6 +385,7 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
     }
   }
   const code = await exited;
+  if (code !== 0) fs.rmSync(`/tmp/perf-${proc.pid}.map`, { force: true });
   if (code !== 0) throw new Error(`${mode} under callgrind exited with ${code}:\n${stderr.slice(-3000)}`);
   const mapFile = `/tmp/perf-${proc.pid}.map`;
   fs.writeFileSync(path.join(outDir, `${mode}.perf.map`), fs.readFileSync(mapFile).subarray(0, mapBytes));
