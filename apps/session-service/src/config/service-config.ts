@@ -54,6 +54,13 @@ export interface ServiceConfig {
    * connection closed, when Node next checks (every quarter of the timeout, at most every 30 s).
    */
   requestTimeoutMs: number;
+  /**
+   * Longest time (ms) a SIGTERM/SIGINT/SIGHUP shutdown takes (`SHUTDOWN_TIMEOUT_MS`, default 20000, 1000 to
+   * 3,600,000; below Kubernetes' default 30 s grace period): at half of it model calls still running are
+   * aborted and NATS is closed without draining; at its end the process ends whatever it still waits for
+   * (a store that does not answer), with one warn line naming it.
+   */
+  shutdownTimeoutMs: number;
   /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000, 0 to 60,000). */
   maxWaitMs: number;
   /**
@@ -442,6 +449,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH'),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS'),
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS'),
+    shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS'),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
     sqliteWriterThread: boolVar(env, 'SQLITE_WRITER_THREAD', true),
     sqliteQuickCheck: boolVar(env, 'SQLITE_QUICK_CHECK', true),
