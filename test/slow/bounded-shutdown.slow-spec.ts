@@ -61,7 +61,7 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'PostgreSQL frozen u
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('answers /health and /metrics within about a second, and SIGTERM ends the process within SHUTDOWN_TIMEOUT_MS', async () => {
+  it('answers /health and /metrics within about a second, every probe, while the server does not answer', async () => {
     cluster = await ThrowawayPostgres.create();
     svc = await spawnService({ dataDir, env: { DATABASE_URL: cluster.url, SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) } });
     // Pooled connections to the server, as a replica that served requests has.
@@ -86,13 +86,24 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'PostgreSQL frozen u
       expect(metrics.text).toMatch(/^event_store_up 0$/m);
       // Readiness never waited on the head: still 200 (the read models serve reads).
       expect((await timedGet(svc.url, '/health/ready')).status).toBe(200);
-
-      const exitMs = await sigtermExitMs(svc);
-      expect(exitMs).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 4000);
-      expect(svc.stdout()).toMatch(/shutdown not finished within SHUTDOWN_TIMEOUT_MS=6000 ms/);
-      expect(svc.stdout()).toMatch(/shut down after SIGTERM in \d+ ms/);
     } finally {
       cluster.signalAll('SIGCONT');
+    }
+  });
+
+  it('SIGTERM ends the process within SHUTDOWN_TIMEOUT_MS although its pooled connections wait on the frozen server', async () => {
+    // Pooled connections in use again after the thaw.
+    const appends = await Promise.all([1, 2, 3, 4, 5, 6].map((n) => call(svc!.url, 'POST', `/v1/sessions/warm${n}/events`, { events: turn(n + 10) })));
+    expect(appends.map((a) => a.status)).toEqual([201, 201, 201, 201, 201, 201]);
+    cluster!.signalAll('SIGSTOP');
+    try {
+      await sleep(500);
+      const exitMs = await sigtermExitMs(svc!);
+      expect(exitMs).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 4000);
+      expect(svc!.stdout()).toMatch(/shutdown not finished within SHUTDOWN_TIMEOUT_MS=6000 ms/);
+      expect(svc!.stdout()).toMatch(/shut down after SIGTERM in \d+ ms/);
+    } finally {
+      cluster!.signalAll('SIGCONT');
     }
   });
 });

@@ -34,6 +34,7 @@ import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
 import { ignoredSettingLines } from './config/ignored-settings';
+import { routeProcessWarnings } from './observability/process-warnings';
 
 /**
  * How long (ms) a SIGTERM/SIGINT shutdown keeps the open connections first (the port is closed: a new
@@ -94,6 +95,8 @@ async function main(): Promise<void> {
     process.stderr.write(`configuration error: ${(err as Error).message}\n`);
     process.exit(2);
   }
+  // Node's warnings (the pg driver's multi-line SSL one) as one JSON log line each, not plain text amid the JSON lines.
+  routeProcessWarnings(config.logFormat, config.logLevel);
   const service = await createSessionService(config);
   const running = service;
   let stopping = false;

@@ -270,7 +270,8 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
 
 /**
  * Parses `DATABASE_URL` (empty: not set; spaces around it ignored).
- * @throws ConfigurationError `DATABASE_URL=<value>: <problem>: <fix>` when it is not a URL or not a PostgreSQL one;
+ * @throws ConfigurationError `DATABASE_URL=<value>: <problem>: <fix>` when it is not a URL, not a PostgreSQL one, or
+ *   has an `sslmode` the driver does not know (it would take it silently);
  *   the value is shown with its credentials masked (`withoutCredentials` of `@lib/event-store`), never a password.
  */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
@@ -297,8 +298,22 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
       fix: 'use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database',
     });
   }
+  // The driver takes any sslmode without a word, and an unknown one as no SSL mode at all.
+  const sslmode = url.searchParams.get('sslmode');
+  if (sslmode !== null && !POSTGRES_SSL_MODES.includes(sslmode)) {
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: raw!,
+      mask: 'url',
+      problem: `sslmode=${sslmode} is not an SSL mode the PostgreSQL driver knows`,
+      fix: `use one of ${POSTGRES_SSL_MODES.join(', ')} (verify-full: SSL with the server's certificate and name checked), or leave sslmode out`,
+    });
+  }
   return value;
 }
+
+/** The `sslmode` values of a `DATABASE_URL` the pg driver reads (pg-connection-string); any other is refused at start. */
+const POSTGRES_SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
 
 /** The schemes a `NATS_URL` server may have: the NATS client's (`tls://` requires TLS: {@link natsUrlRequiresTls}). */
 const NATS_URL_SCHEMES = ['nats:', 'tls:'];

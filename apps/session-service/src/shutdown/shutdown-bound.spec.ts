@@ -36,7 +36,7 @@ describe('abortedAtShutdown', () => {
     const inner = new ExtractiveSummarizer();
     const summarizer = abortedAtShutdown(inner, new AbortController().signal);
     expect(summarizer.identity).toEqual(inner.identity);
-    expect(summarizer.inputBound).toBe(inner.inputBound);
+    expect(summarizer.inputBound).toBe((inner as Summarizer).inputBound);
   });
 });
 
