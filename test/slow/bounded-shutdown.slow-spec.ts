@@ -159,9 +159,9 @@ describe('a model call still running at shutdown', () => {
     const env = { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: 'sk-test-k8sfix-123456', SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) };
     svc = await spawnService({ dataDir, env });
     for (let n = 1; n <= 6; n++) expect((await call(svc.url, 'POST', '/v1/sessions/slow/events', { events: turn(n) })).status).toBe(201);
-    const compaction = call(svc.url, 'POST', '/v1/sessions/slow/compactions', { strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 20 } }).catch(
-      (err: Error) => ({ status: 0, body: err.message }),
-    );
+    const compaction = call(svc.url, 'POST', '/v1/sessions/slow/compactions', {
+      strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 20 },
+    }).catch((err: Error) => ({ status: 0, body: err.message }));
     for (let i = 0; i < 100 && model.requests.length === 0; i++) await sleep(100);
     expect(model.requests.length).toBeGreaterThan(0);
     const exitMs = await sigtermExitMs(svc);

@@ -26,12 +26,26 @@ describe('DATA_DIR refusals', () => {
     const starting = startServiceProcess({
       dataDir: dir,
       readyTimeoutMs: 90_000,
-      command: ['runuser', '-u', 'nobody', '--', process.execPath, '-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/session-service/src/main.ts'],
+      command: [
+        'runuser',
+        '-u',
+        'nobody',
+        '--',
+        process.execPath,
+        '-r',
+        'ts-node/register/transpile-only',
+        '-r',
+        'tsconfig-paths/register',
+        'apps/session-service/src/main.ts',
+      ],
     });
     starting.ready.catch(() => undefined);
     const { code } = await starting.exited;
     expect(starting.stderr()).toMatch(
-      new RegExp(`^configuration error: DATA_DIR=${dir}: is not writable by this process \\(EACCES, uid 65534 gid \\d+\\): make it writable by the service's user`, 'm'),
+      new RegExp(
+        `^configuration error: DATA_DIR=${dir}: is not writable by this process \\(EACCES, uid 65534 gid \\d+\\): make it writable by the service's user`,
+        'm',
+      ),
     );
     expect(code).toBe(2);
   });

@@ -71,7 +71,10 @@ export class ThrowawayPostgres {
    */
   signalAll(signal: 'SIGSTOP' | 'SIGCONT'): void {
     const postmaster = Number(fs.readFileSync(path.join(this.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
     for (const pid of [postmaster, ...children]) process.kill(pid, signal);
   }
 

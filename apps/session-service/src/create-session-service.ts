@@ -200,11 +200,15 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     frameworkErrors: answerFrameworkErrors(() => bound.metrics, refusedLines),
     clientErrorHandler: answerClientErrors(() => bound.metrics, { requestTimeoutMs: config.requestTimeoutMs }, unparseableLines),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, { store, readModels, summarizer: abortedAtShutdown(summarizer, shutdownAbort.signal) }), adapter, {
-    bodyParser: false,
-    bufferLogs: config.logLevel !== 'silent',
-    logger: config.logLevel === 'silent' ? ['error'] : undefined,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.register(config, { store, readModels, summarizer: abortedAtShutdown(summarizer, shutdownAbort.signal) }),
+    adapter,
+    {
+      bodyParser: false,
+      bufferLogs: config.logLevel !== 'silent',
+      logger: config.logLevel === 'silent' ? ['error'] : undefined,
+    },
+  );
   // Nest's own lines through the service's logger, its route-mapping lines at debug (FrameworkLogger).
   if (config.logLevel !== 'silent') app.useLogger(new FrameworkLogger(app.get(Logger)));
   // One line each time the PostgreSQL schema set-up changed the database (at start, or at first use when the server was down then).

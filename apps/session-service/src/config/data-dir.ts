@@ -23,7 +23,15 @@ function createMissingDirectories(dir: string): void {
 }
 
 /** The file names in `DATA_DIR` the service writes (when they exist they must be writable too). */
-const DATA_DIR_FILES = ['events.sqlite', 'events.sqlite-wal', 'events.sqlite-shm', 'read-models.sqlite', 'read-models.sqlite-wal', 'read-models.sqlite-shm', 'service.lock'];
+const DATA_DIR_FILES = [
+  'events.sqlite',
+  'events.sqlite-wal',
+  'events.sqlite-shm',
+  'read-models.sqlite',
+  'read-models.sqlite-wal',
+  'read-models.sqlite-shm',
+  'service.lock',
+];
 
 /**
  * The refusal of a `dataDir` (or a file in it) this process may not write: names DATA_DIR, the path, the user and the fix.

@@ -63,7 +63,9 @@ describe('an existing DATA_DIR this process may not write (nck8s A1, ncsqliteops
     };
     expect(() => ensureDataDir(dir, access)).toThrow(ConfigurationError);
     expect(() => ensureDataDir(dir, access)).toThrow(
-      new RegExp(`^DATA_DIR=${dir}: is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): make it writable by the service's user \\(chown or chmod; on Kubernetes a securityContext fsGroup`),
+      new RegExp(
+        `^DATA_DIR=${dir}: is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): make it writable by the service's user \\(chown or chmod; on Kubernetes a securityContext fsGroup`,
+      ),
     );
   });
 
