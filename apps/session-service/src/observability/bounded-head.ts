@@ -4,16 +4,22 @@
  * connection's query for ever: no client-side bound applies to it).
  */
 
-/** Longest time (ms) `/health` and `/metrics` wait for the store's head before saying the store does not answer. */
-export const HEAD_ANSWER_MS = 1000;
+/**
+ * Longest time (ms) `/health` and `/metrics` wait for the store's head before saying the store does not answer:
+ * half of kubelet's default probe timeout (1 s), so a liveness probe gets its answer in time.
+ */
+export const HEAD_ANSWER_MS = 500;
 
 /**
  * Reads the head through `read` at most once at a time: a caller arriving while a read is still unanswered
  * waits on that same read (probes every few seconds never pile reads up on a store that does not answer),
- * and each caller waits at most `withinMs` for it.
+ * and at most until `withinMs` after that read started: once a read has gone unanswered that long, every
+ * caller is told at once that the store does not answer, until the read settles.
  */
 export class BoundedHead {
   private inFlight: Promise<bigint> | null = null;
+  /** When (Date.now(), ms) {@link inFlight} started. */
+  private startedAt = 0;
 
   constructor(
     private readonly read: () => Promise<bigint>,
@@ -30,6 +36,7 @@ export class BoundedHead {
       const started = this.read();
       read = started;
       this.inFlight = started;
+      this.startedAt = Date.now();
       const done = (): void => {
         if (this.inFlight === started) this.inFlight = null;
       };
@@ -39,7 +46,7 @@ export class BoundedHead {
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () => reject(new Error(`the event store did not answer within ${this.withinMs} ms (a server that does not answer: frozen, overloaded or cut off)`)),
-        this.withinMs,
+        Math.max(0, this.startedAt + this.withinMs - Date.now()),
       );
     });
     try {

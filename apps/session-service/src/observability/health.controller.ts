@@ -97,8 +97,8 @@ export class HealthController {
   }
 
   /**
-   * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, within about a second
-   * whatever the store does (its head waited for at most HEAD_ANSWER_MS, {@link BoundedHead}), with the store's,
+   * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, within kubelet's default 1 s
+   * probe timeout whatever the store does (its head waited for at most HEAD_ANSWER_MS, {@link BoundedHead}), with the store's,
    * projector's and NATS connection's state in the body (`status: "unavailable"` and
    * `store.error` while the store does not answer; `status: "degraded"` and `store.lastWriteError`
    * while it answers reads but the last write failed, {@link StoreWriteHealth}). Never 503 for the
