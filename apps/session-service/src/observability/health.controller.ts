@@ -21,6 +21,7 @@ import { markExpectedAnswer } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
 import { StoreWriteHealth } from './store-write-health';
 import { ReadModelsDamage } from './read-models-damage';
+import { BoundedHead } from './bounded-head';
 
 /**
  * Whether a follower of the log that has read it up to `readTo` (bigint: its checkpoint, or the
@@ -48,6 +49,8 @@ function lagOf(readTo: bigint, head: bigint | null): 'behind' | 'caught-up' | 'u
 export class HealthController {
   private readonly logger = new Logger('Health');
   private readonly transitions = new HealthTransitions();
+  /** The store's head for `/health` and `/metrics`: one read at a time, each waited for at most HEAD_ANSWER_MS. */
+  private readonly head: BoundedHead;
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -60,7 +63,9 @@ export class HealthController {
     private readonly writes: StoreWriteHealth,
     private readonly damage: ReadModelsDamage,
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
-  ) {}
+  ) {
+    this.head = new BoundedHead(() => this.store.headPosition());
+  }
 
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
@@ -92,7 +97,8 @@ export class HealthController {
   }
 
   /**
-   * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, with the store's,
+   * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, within kubelet's default 1 s
+   * probe timeout whatever the store does (its head waited for at most HEAD_ANSWER_MS, {@link BoundedHead}), with the store's,
    * projector's and NATS connection's state in the body (`status: "unavailable"` and
    * `store.error` while the store does not answer; `status: "degraded"` and `store.lastWriteError`
    * while it answers reads but the last write failed, {@link StoreWriteHealth}). Never 503 for the
@@ -114,7 +120,7 @@ export class HealthController {
     let head: bigint | null = null;
     let storeError: string | null = null;
     try {
-      head = await this.store.headPosition();
+      head = await this.head.head();
     } catch (err) {
       storeError = (err as Error).message;
     }
@@ -219,7 +225,7 @@ export class HealthController {
       }
     }
     try {
-      this.metrics.storeHead.set(Number(await this.store.headPosition()));
+      this.metrics.storeHead.set(Number(await this.head.head()));
       this.metrics.storeUp.set(1);
     } catch {
       // the health endpoint reports the store's error
