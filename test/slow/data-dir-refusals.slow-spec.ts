@@ -12,6 +12,9 @@ import { startServiceProcess } from '../support/service-process';
 jest.setTimeout(120_000);
 
 const asRoot = process.getuid?.() === 0;
+if (!asRoot) {
+  console.log('skipping the unwritable DATA_DIR case: it runs the service as `nobody`, which needs root');
+}
 
 describe('DATA_DIR refusals', () => {
   const dirs: string[] = [];
