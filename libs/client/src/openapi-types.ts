@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, readModels.full while the read models cannot be written because their disk is full, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -32,7 +32,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart) */
+        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, store_unavailable while the read models cannot be written because their disk is full (readModels.full), read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart) */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
@@ -722,9 +722,11 @@ export interface components {
                     /** @description the file, SQLite's message, what met it and the remedy: restart the service, which moves the file aside and rebuilds it from the log */
                     problem: string;
                 } | null;
+                /** @description while the projector cannot write the read models because the disk holding read-models.sqlite is full: the file, the error, the position they stay at and the remedy (free space on its file system); meanwhile writes answer 503 store_unavailable (nothing written) and reads needing a later position answer 503 projection_behind at once; null otherwise, again at the first batch that commits once space is freed (within 5 s, without a restart) */
+                full: string | null;
             };
             /**
-             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
+             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
              * @enum {string}
              */
             status: "ok" | "degraded" | "unavailable";

@@ -12,6 +12,7 @@ export { PollingSubscription, type ReadPage } from './polling-subscription';
 export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
 export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema';
 export { isSqliteCorrupt, isSqliteDiskFull } from './sqlite/sqlite-errors';
+export { PROBE_MIN_FREE_BYTES, freeBytesShort } from './sqlite/sqlite-write-probe';
 export { sqliteQuickCheck } from './sqlite/sqlite-quick-check';
 export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './create-event-store';
 export type { PostgresEventStoreOptions } from './postgres/postgres-event-store';

@@ -34,6 +34,7 @@ export * from './write-side/appended-events-observer';
 export * from './write-side/compact-session';
 export * from './write-side/set-compaction-policy';
 export * from './write-side/erase-session';
+export * from './write-side/writes-while-read-models-full';
 export { erasedRowsOf, erasesCopyOf, ALL_ROWS, type ErasedRows, type SessionErasedData } from './events/erasure-events';
 export * from './write-side/auto-compaction';
 export * from './write-side/auto-compaction-backoff';

@@ -723,7 +723,7 @@ export const HealthSchema = named(
     status: z
       .enum(['ok', 'degraded', 'unavailable'])
       .describe(
-        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
+        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
       ),
     store: z.strictObject({
       kind: z.enum(['sqlite', 'postgres', 'kurrentdb']),
@@ -754,6 +754,12 @@ export const HealthSchema = named(
         .nullable()
         .describe(
           'set once a read or a command, over HTTP or NATS (answered 503 read_models_damaged), the projector (on the event loop or in its worker thread) or the decisions feed met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise',
+        ),
+      full: z
+        .string()
+        .nullable()
+        .describe(
+          'while the projector cannot write the read models because the disk holding read-models.sqlite is full: the file, the error, the position they stay at and the remedy (free space on its file system); meanwhile writes answer 503 store_unavailable (nothing written) and reads needing a later position answer 503 projection_behind at once; null otherwise, again at the first batch that commits once space is freed (within 5 s, without a restart)',
         ),
     }),
     autoCompactionsInProgress: count,
