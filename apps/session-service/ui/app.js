@@ -2244,17 +2244,20 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
               : 'none',
           ),
         ),
-        h(
-          'div',
-          { id: 'summarizer-spend' },
-          h('dt', {}, 'summarizer spend'),
-          h(
-            'dd',
-            {},
-            spendText(summary.summarizerSpend),
-            summary.summarizerSpend.discarded.calls ? `; of which discarded: ${spendText(summary.summarizerSpend.discarded)}` : '',
-          ),
-        ),
+        // absent only from a replica of a release before it (a rolling upgrade): then not shown
+        summary.summarizerSpend
+          ? h(
+              'div',
+              { id: 'summarizer-spend' },
+              h('dt', {}, 'summarizer spend'),
+              h(
+                'dd',
+                {},
+                spendText(summary.summarizerSpend),
+                summary.summarizerSpend.discarded.calls ? `; of which discarded: ${spendText(summary.summarizerSpend.discarded)}` : '',
+              ),
+            )
+          : null,
         h('div', {}, h('dt', {}, 'last activity'), h('dd', {}, timeOf(summary.lastActivityAt, 'last activity'))),
       ),
       h(
