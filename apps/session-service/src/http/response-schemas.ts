@@ -719,6 +719,20 @@ export const HealthSchema = named(
           'set once a read or a command, over HTTP or NATS (answered 503 read_models_damaged), the projector (on the event loop or in its worker thread) or the decisions feed met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise',
         ),
     }),
+    erasure: z
+      .strictObject({
+        pendingWalScrub: z
+          .array(z.strictObject({ file: z.string().describe('the -wal file (its name in DATA_DIR)'), since: isoTime }))
+          .describe(
+            "WAL files that still hold pages of rows erased since `since`: another connection's open read (e.g. a sqlite3 .backup of the running service) refused the checkpoint that truncates them; it is retried (at most 2 s apart) until it succeeds, and one line is logged then. Empty: none",
+          ),
+        damagedReadModelsAside: z
+          .array(z.string())
+          .describe(
+            'read-model files moved aside as damaged in DATA_DIR (read-models.sqlite.damaged-<time>): they hold the conversation text of the sessions they held, which no erasure reaches; delete them (with their -wal and -shm files) once inspected. Empty: none',
+          ),
+      })
+      .describe('copies of erased text that may still be on disk in DATA_DIR'),
     autoCompactionsInProgress: count,
     autoCompactionsBackingOff: count.describe(
       'sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them',

@@ -21,6 +21,7 @@ import { markExpectedAnswer } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
 import { StoreWriteHealth } from './store-write-health';
 import { ReadModelsDamage } from './read-models-damage';
+import { ErasureOnDisk } from './erasure-on-disk';
 
 /**
  * Whether a follower of the log that has read it up to `readTo` (bigint: its checkpoint, or the
@@ -59,6 +60,7 @@ export class HealthController {
     private readonly failures: SummarizerFailureLog,
     private readonly writes: StoreWriteHealth,
     private readonly damage: ReadModelsDamage,
+    private readonly erasure: ErasureOnDisk,
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
   ) {}
 
@@ -129,6 +131,7 @@ export class HealthController {
         lastError: projector.lastError,
       },
       readModels: { damaged },
+      erasure: this.erasure.state(),
       autoCompactionsInProgress: this.scheduler.inProgress,
       autoCompactionsBackingOff: this.scheduler.backingOff,
       summarizer: { lastFailure: this.failures.lastFailure() },

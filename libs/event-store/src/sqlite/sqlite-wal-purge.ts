@@ -86,6 +86,17 @@ export class SqliteWalPurge {
   }
 
   /**
+   * After a transaction (that may have deleted rows): purges when pending, without waiting for
+   * another connection when retrying on the timer (the thread goes on; a refusal is retried), else
+   * waiting up to the connection's busy timeout as {@link tryPurge}. Never throws.
+   */
+  purgeAfterTransaction(): void {
+    if (!this.pending) return;
+    if (this.retry === null) this.tryPurge();
+    else this.attemptWithoutWaiting();
+  }
+
+  /**
    * Marks a purge as pending and tries it now without waiting for another connection (busy timeout
    * 0): e.g. after a deletion committed on another connection of this file (the writer thread's).
    * A refusal is retried as {@link purge}'s. Never throws.
