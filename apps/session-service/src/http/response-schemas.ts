@@ -489,6 +489,19 @@ export const ArchivedOnArrivalSchema = named(
   'An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision',
 );
 
+/** Who ordered a command (`RequestedBy`): recorded in commanded compaction decisions and erasure records. */
+export const RequestedBySchema = named(
+  'RequestedBy',
+  z.strictObject({
+    keyLabel: z
+      .string()
+      .optional()
+      .describe('the API key that sent it, by its position in API_KEYS (API_KEYS#2: the second entry), never the key; absent in open mode (no keys)'),
+    requestId: z.string().optional().describe("HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id"),
+    via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
+  }),
+);
+
 export const CompactionHistoryItemSchema = named(
   'CompactionHistoryItem',
   z.strictObject({
@@ -503,6 +516,9 @@ export const CompactionHistoryItemSchema = named(
       .nullable()
       .describe('with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise'),
     origin: z.enum(['command', 'auto']),
+    requestedBy: RequestedBySchema.nullable().describe(
+      'with origin command: who ordered it; null for automatic passes (their trigger says why) and for decisions recorded before it was',
+    ),
     strategy: StrategySchema,
     trigger: TriggerSchema.nullable(),
     estimator: EstimatorSchema,
