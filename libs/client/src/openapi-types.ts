@@ -440,6 +440,8 @@ export interface components {
             position: string;
             /** @description with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise */
             reason: ("within-limit" | "newest-turn-only" | "open-tool-call") | null;
+            /** @description with origin command: who ordered it; null for automatic passes (their trigger says why) and for decisions recorded before it was */
+            requestedBy: components["schemas"]["RequestedBy"] | null;
             /** @description revision of the decision's last event */
             revision: string;
             strategy: components["schemas"]["Strategy"];
@@ -938,6 +940,17 @@ export interface components {
              * @enum {string}
              */
             order: "relevance" | "newest" | "oldest";
+        };
+        RequestedBy: {
+            /** @description the API key that sent it, by its position in API_KEYS (API_KEYS#2: the second entry), never the key; absent in open mode (no keys) */
+            keyLabel?: string;
+            /** @description HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id */
+            requestId?: string;
+            /**
+             * @description the transport that carried the command
+             * @enum {string}
+             */
+            via: "http" | "nats";
         };
         /** @description A page of the tenant's sessions, newest activity first */
         SessionList: {
