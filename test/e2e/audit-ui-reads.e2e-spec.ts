@@ -604,8 +604,9 @@ describeWithChromium('audit page in a browser: reads and units', () => {
       `${first.data!.tokensBefore.toLocaleString('en-US')} → ${first.data!.tokensAfter.toLocaleString('en-US')} chars`,
       `${second.data!.tokensBefore.toLocaleString('en-US')} → ${second.data!.tokensAfter.toLocaleString('en-US')} cl100k_base`,
     ]);
-    // A timeline of one page: all its rows, no pager.
-    expect(await page.locator('#timeline-pager').isHidden()).toBe(true);
+    // A timeline of one page: all its rows, no page turns ("Go to revision" and "Go to time" stay).
+    expect(await page.locator('#timeline-pages').isHidden()).toBe(true);
+    expect(await page.locator('#timeline-goto').isVisible()).toBe(true);
     // The timeline's compaction markers too.
     const markers = await page.locator('#timeline li.decision', { hasText: '◆ compaction' }).allInnerTexts();
     expect(markers[0]).toMatch(/ chars, \d+ archived/);

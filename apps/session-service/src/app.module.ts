@@ -14,6 +14,7 @@ import type { ServiceConfig } from './config/service-config';
 import { SessionsController } from './http/sessions.controller';
 import { RecallController } from './http/recall.controller';
 import { SessionHistoryController } from './http/session-history.controller';
+import { ErasuresController } from './http/erasures.controller';
 import { ApiErrorFilter } from './http/api-error.filter';
 import { RateLimitGuard } from './http/rate-limit.guard';
 import { HealthController } from './observability/health.controller';
@@ -47,6 +48,8 @@ export class AppModule {
     // Made here, not by the injector: the store the session library writes through is observed from the start.
     const metrics = new ServiceMetrics();
     const writes = new StoreWriteHealth((code) => metrics.storeWriteFailures.inc({ code }));
+    // PostgreSQL: the pool's connections, read at each scrape (absent for a store without a pool).
+    if (session.store.poolConnections) metrics.registerPoolConnections(() => session.store.poolConnections!());
     return {
       module: AppModule,
       imports: [
@@ -84,8 +87,9 @@ export class AppModule {
         SessionModule.forRoot({
           projector: { worker: config.projectorWorker },
           ...session,
-          // Every append and deletion is observed: /health's store.lastWriteError, event_store_writable, one warn line per outage.
-          store: writes.observing(session.store),
+          // Every store call of a command (its loads and checks as well as its append or deletion) is observed: /health's
+          // store.lastWriteError, event_store_writable, one warn line per outage. The queries' and the projector's reads are not.
+          commandStore: (store) => writes.observing(store),
           // events_appended_total: the conversation events each append writes (an import's progress).
           appendedEvents: appendedEventsMetrics(metrics),
           settings: {
@@ -98,7 +102,7 @@ export class AppModule {
           },
         }),
       ],
-      controllers: [SessionHistoryController, SessionsController, RecallController, HealthController],
+      controllers: [SessionHistoryController, ErasuresController, SessionsController, RecallController, HealthController],
       providers: [
         { provide: SERVICE_CONFIG, useValue: config },
         { provide: ServiceMetrics, useValue: metrics },

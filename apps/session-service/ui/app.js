@@ -4,7 +4,9 @@
  * API types (`npm run typecheck`). Routes (in the URL hash):
  *   #/                         session list with search
  *   #/s/<sessionId>            session page: facts, window-token chart, compactions, timeline, recall
- *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff)
+ *   #/s/<sessionId>/c/<id>     the same with compaction <id> selected (its before/after diff);
+ *                              an erased session id says when it was erased ({@link showErased})
+ *   #/erasures                 the tenant's erasures, without content ({@link renderErasures})
  * With API keys configured the key is asked once and kept in sessionStorage; without one the page
  * shows the prompt and no data ("Forget API key" takes every shown value off the screen at once).
  *
@@ -55,11 +57,15 @@ class NeedsKey extends Error {}
 
 /** The service answered with an error status (other than 401): `status`, and the API's `code` and `message`. */
 class ApiError extends Error {
-  /** @param {number} status HTTP status @param {string} code the API's error code @param {string} message the API's message */
-  constructor(status, code, message) {
+  /**
+   * @param {number} status HTTP status @param {string} code the API's error code @param {string} message the API's message
+   * @param {string} [erasedAt] `session_not_found` of an erased session id: when it was erased (the answer's `erasedAt`)
+   */
+  constructor(status, code, message, erasedAt) {
     super(`${message} (${status} ${code})`);
     this.status = status;
     this.code = code;
+    this.erasedAt = erasedAt;
   }
 }
 
@@ -93,9 +99,40 @@ async function api(path) {
   } catch {
     throw new ApiError(res.status, 'not_json', `the service answered ${res.status} ${res.statusText} with a body that is not JSON`);
   }
-  if (!res.ok) throw new ApiError(res.status, String(body?.code ?? 'error'), String(body?.message ?? res.statusText));
+  if (!res.ok)
+    throw new ApiError(
+      res.status,
+      String(body?.code ?? 'error'),
+      String(body?.message ?? res.statusText),
+      typeof body?.erasedAt === 'string' ? body.erasedAt : undefined,
+    );
   return body;
 }
+
+/**
+ * A page of a paging with cursors (the session list's "Load more", a compaction history, recall's
+ * "More hits"), or, when the service refuses the page's `cursor` because another release of it
+ * made the cursor (400 `cursor_expired`: the service was upgraded, or rolled back, between the
+ * pages, e.g. during a rolling upgrade), the paging's first page instead, `restarted` true. The one
+ * rule of every paging on the page: its caller then replaces what it showed of the paging with that
+ * first page (nothing shown twice) and says so ({@link RESTARTED}). Other errors are thrown as
+ * {@link api} throws them; so is an error of the first page read again.
+ * @template T
+ * @param {(cursor: string | undefined) => Promise<T>} read reads the page after `cursor` (undefined: the first page)
+ * @param {string | undefined} cursor the previous page's `nextCursor` (undefined: the first page)
+ * @returns {Promise<{ page: T, restarted: boolean }>}
+ */
+async function pageOrRestart(read, cursor) {
+  try {
+    return { page: await read(cursor), restarted: false };
+  } catch (err) {
+    if (cursor === undefined || !(err instanceof ApiError) || err.code !== 'cursor_expired') throw err;
+    return { page: await read(undefined), restarted: true };
+  }
+}
+
+/** What a paging that {@link pageOrRestart} started again from its first page says, before what it shows now. */
+const RESTARTED = 'the service was upgraded';
 
 /**
  * What went wrong, for a person: the message, and whether trying again can help (no answer, rate
@@ -547,6 +584,8 @@ async function renderSessionList(isCurrent) {
   let generation = 0;
   /** Whether a page is being read (a "Load more" click is then ignored). */
   let reading = false;
+  /** Said before the count while the list on screen is a paging started again ({@link pageOrRestart}); else empty. */
+  let restartedNote = '';
   const params = new URLSearchParams(location.hash.split('?')[1] ?? '');
   const search = /** @type {HTMLInputElement} */ (
     h('input', { type: 'search', name: 'search', placeholder: 'session id contains…', 'aria-label': 'Session id contains', value: params.get('q') ?? '' })
@@ -582,7 +621,7 @@ async function renderSessionList(isCurrent) {
     const shown = sessions.filter((s) => s.sessionId.toLowerCase().includes(q));
     rowsBefore = body.children.length;
     // The API gives pages, not a total: the count says what is loaded, and whether more are there to load.
-    count.textContent = sessionCountText(shown.length, sessions.length, q !== '', cursor !== undefined);
+    count.textContent = restartedNote + sessionCountText(shown.length, sessions.length, q !== '', cursor !== undefined);
     fill(
       body,
       shown.map((s) =>
@@ -629,12 +668,14 @@ async function renderSessionList(isCurrent) {
     if (fresh) showLoading('Reading the session list…');
     const query = new URLSearchParams({ limit: '100', estimator: LIST_ESTIMATOR });
     if (user.value.trim()) query.set('userId', user.value.trim());
-    if (cursor && !fresh) query.set('cursor', cursor);
+    /** @param {string | undefined} after @returns {Promise<Schemas['SessionList']>} */
+    const read = (after) => api(`/v1/sessions?${query}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
     try {
-      /** @type {Schemas['SessionList']} */
-      const page = await api(`/v1/sessions?${query}`);
+      // "Load more" refused as another release's cursor (an upgrade between the pages): the first page again.
+      const { page, restarted } = await pageOrRestart(read, fresh ? undefined : cursor);
       if (stale()) return false;
-      if (fresh) sessions = [];
+      if (fresh || restarted) sessions = [];
+      restartedNote = restarted ? `${RESTARTED}; the list was read again from its first page: ` : '';
       const listed = new Set(sessions.map((s) => s.sessionId));
       for (const s of page.sessions) {
         // A session with new activity since the first page comes again on a later one: listed once.
@@ -645,7 +686,7 @@ async function renderSessionList(isCurrent) {
       cursor = page.nextCursor;
       more.hidden = !cursor;
       draw();
-      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[rowsBefore] ?? count));
+      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[restarted ? 0 : rowsBefore] ?? count));
       return true;
     } catch (err) {
       if (stale()) return false;
@@ -716,6 +757,147 @@ async function renderSessionList(isCurrent) {
   if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#list-title')), true);
 }
 
+// ---- erasures ----------------------------------------------------------------------------------
+
+/**
+ * The erasures view (`#/erasures`): the tenant's erasures, newest first (`GET /v1/erasures`), in
+ * pages of 100 with "Load more": each erased session life's id, when it was erased, how many events
+ * went and which revisions; no content is kept of them. Its first page is read before anything on
+ * screen is replaced (a failure goes to the caller); "Load more" is ignored while a page is read,
+ * and a page refused as another release's cursor starts the list again from its first page and
+ * says so ({@link pageOrRestart}).
+ * @param {() => boolean} isCurrent false once another route was asked for (its answer is dropped)
+ */
+async function renderErasures(isCurrent) {
+  /** @type {Schemas['Erasure'][]} */
+  let erasures = [];
+  /** @type {string | undefined} */
+  let cursor;
+  let reading = false;
+  const body = h('tbody');
+  const count = h('span', { class: 'muted', id: 'erasure-count', role: 'status', 'aria-atomic': 'true' });
+  const more = /** @type {HTMLButtonElement} */ (h('button', { type: 'button', id: 'erasures-more', hidden: true, onclick: () => loadInPlace() }, 'Load more'));
+  /** @param {Schemas['Erasure']} e */
+  const row = (e) =>
+    h(
+      'tr',
+      { 'data-session': e.sessionId, 'data-position': e.position },
+      h('td', {}, h('a', { href: sessionHref(e.sessionId) }, stored(e.sessionId))),
+      h('td', {}, timeOf(e.erasedAt, 'erased at')),
+      h('td', { class: 'num' }, fmt(e.erasedEvents)),
+      h(
+        'td',
+        {},
+        e.lastRevision === null
+          ? h('span', { class: 'muted', title: 'an erasure recorded before records named their revisions' }, 'not recorded')
+          : `${e.firstRevision ?? '?'}–${e.lastRevision}`,
+      ),
+      h('td', { class: 'num' }, e.position),
+    );
+  /**
+   * Reads the next page (the first when `fresh`) and shows the list with it; on failure nothing changes.
+   * @param {boolean} fresh
+   */
+  const load = async (fresh) => {
+    if (!fresh && reading) return;
+    const onButton = !fresh && document.activeElement === more;
+    const rowsBefore = body.children.length;
+    reading = true;
+    more.setAttribute('aria-disabled', 'true');
+    /** @param {string | undefined} after @returns {Promise<Schemas['ErasureList']>} */
+    const read = (after) => api(`/v1/erasures?limit=100${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+    try {
+      const { page, restarted } = await pageOrRestart(read, fresh ? undefined : cursor);
+      if (!isCurrent()) return;
+      if (fresh || restarted) erasures = [];
+      // Records are never removed and the pages go by position: nothing comes twice, but a restart's rows replace those shown.
+      erasures.push(...page.erasures);
+      cursor = page.nextCursor;
+      more.hidden = !cursor;
+      fill(body, erasures.map(row));
+      const listed =
+        erasures.length === 0 ? 'no session was erased' : `${counted(erasures.length, 'erasure')} loaded, ${cursor ? 'more available' : 'all listed'}`;
+      count.textContent = (restarted ? `${RESTARTED}; the list was read again from its first page: ` : '') + listed;
+      if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (body.children[restarted ? 0 : rowsBefore] ?? count));
+    } finally {
+      reading = false;
+      more.removeAttribute('aria-disabled');
+    }
+  };
+  const loadInPlace = () =>
+    load(false).then(
+      () => clearBanner(),
+      (err) => isCurrent() && failInPlace('More erasures could not be read', err, () => loadInPlace()),
+    );
+  await load(true);
+  if (!isCurrent()) return;
+  showPage(
+    true,
+    undefined,
+    h(
+      'section',
+      { class: 'panel' },
+      h('h1', { id: 'erasures-title' }, 'Erasures'),
+      h(
+        'p',
+        { class: 'muted' },
+        'Each erased session life: its id, when it was erased, how many events went and which revisions. The content is gone from the store and every read model; only this record of the erasure is kept. A session id written again after its erasure continues after the erased revisions. ',
+        count,
+      ),
+      h(
+        'table',
+        { id: 'erasures' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', {}, 'Session'),
+            h('th', {}, 'Erased at'),
+            h('th', { class: 'num' }, 'Events erased'),
+            h('th', {}, 'Revisions'),
+            h('th', { class: 'num' }, 'Record position'),
+          ),
+        ),
+        body,
+      ),
+      more,
+    ),
+  );
+  document.title = `Erasures – ${APP_TITLE}`;
+  if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#erasures-title')), true);
+}
+
+/**
+ * The page of a session id that was erased (its summary answered 404 `session_not_found` with
+ * `erasedAt`): says when, instead of a bare "not found", with a link to the erasures view.
+ * @param {string} sessionId @param {string} erasedAt
+ */
+function showErased(sessionId, erasedAt) {
+  showPage(
+    false,
+    undefined,
+    h('p', {}, h('a', { href: '#/' }, '← all sessions')),
+    h(
+      'section',
+      { class: 'panel', id: 'session-erased' },
+      stored(sessionId, 'h1', { id: 'session-title' }),
+      h(
+        'p',
+        {},
+        'This session was erased at ',
+        timeOf(erasedAt, 'erased at'),
+        ': its content left the store and every read model, and it has not been written since. What is kept of the erasure (when, how many events, which revisions) is listed under ',
+        h('a', { href: '#/erasures' }, 'Erasures'),
+        '.',
+      ),
+    ),
+  );
+  document.title = `Session ${revealedText(sessionId)} (erased) – ${APP_TITLE}`;
+  if (routed) focusOn(/** @type {HTMLElement | null} */ (main.querySelector('#session-title')), true);
+}
+
 // ---- session page -----------------------------------------------------------------------------
 
 /** Thrown by a read that another route made stale (its answer is dropped; nobody shows it). */
@@ -729,7 +911,8 @@ class Superseded extends Error {}
  * `lastPosition` (they include everything it counts) and cut at `asOf` here: log entries and
  * compactions after it, and late answers archived on arrival after it, are left out; an event
  * archived after `asOf` shows as in the window (`archived` false), as it was at `asOf`.
- * @typedef {{ summary: SessionSummary, asOf: bigint, log: LogEntry[], compactions: CompactionItem[] }} SessionState
+ * `historyRestarted`: the compaction history was read again from its first page ({@link readCompactions}).
+ * @typedef {{ summary: SessionSummary, asOf: bigint, log: LogEntry[], compactions: CompactionItem[], historyRestarted: boolean }} SessionState
  */
 
 /**
@@ -748,11 +931,11 @@ async function readSession(sessionId, isCurrent, progress) {
   if (!isCurrent()) throw new Superseded();
   const asOf = BigInt(summary.revision);
   progress(0, summary);
-  const [log, compactions] = await Promise.all([
+  const [log, history] = await Promise.all([
     readLog(path, asOf, summary.lastPosition, isCurrent, (n) => progress(n, summary)),
     readCompactions(path, asOf, summary.lastPosition, isCurrent),
   ]);
-  return { summary, asOf, log: asOfRevision(log), compactions };
+  return { summary, asOf, log: asOfRevision(log), compactions: history.compactions, historyRestarted: history.restarted };
 }
 
 /**
@@ -785,22 +968,32 @@ async function readLog(path, asOf, minPosition, isCurrent, progress) {
 
 /**
  * The compaction history up to revision `asOf` (decisions whose last event is at or before it),
- * each without the late answers archived on arrival after `asOf`.
+ * each without the late answers archived on arrival after `asOf`, and whether it was read again
+ * from its first page because the service refused a next page's cursor as another release's
+ * (`restarted`, {@link pageOrRestart}; the pages read before are dropped, so no decision is listed twice).
  * @param {string} path the session's route
  * @param {bigint} asOf
  * @param {string} minPosition
  * @param {() => boolean} isCurrent
- * @returns {Promise<CompactionItem[]>}
+ * @returns {Promise<{ compactions: CompactionItem[], restarted: boolean }>}
  */
 async function readCompactions(path, asOf, minPosition, isCurrent) {
   /** @type {CompactionItem[]} */
   const all = [];
   /** @type {string | undefined} */
   let cursor;
+  let restarted = false;
+  /** @param {string | undefined} after @returns {Promise<Schemas['CompactionHistoryPage']>} */
+  const read = (after) => api(`${path}/compactions?limit=100&minPosition=${minPosition}${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
   do {
-    /** @type {Schemas['CompactionHistoryPage']} */
-    const page = await api(`${path}/compactions?limit=100&minPosition=${minPosition}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    // A next page refused as another release's cursor (an upgrade between the pages): the history again from its first page.
+    const answer = await pageOrRestart(read, cursor);
     if (!isCurrent()) throw new Superseded();
+    const page = answer.page;
+    if (answer.restarted) {
+      all.length = 0;
+      restarted = true;
+    }
     for (const c of page.compactions) {
       if (BigInt(c.revision) > asOf) continue;
       const onArrival = c.archivedOnArrival.filter((a) => BigInt(a.revision) <= asOf);
@@ -808,7 +1001,7 @@ async function readCompactions(path, asOf, minPosition, isCurrent) {
     }
     cursor = page.nextCursor;
   } while (cursor);
-  return all;
+  return { compactions: all, restarted };
 }
 
 /**
@@ -1067,7 +1260,7 @@ const TIMELINE_TYPES = new Set(['ConversationEventAppended', 'SummaryInserted', 
 
 /**
  * Rows of the timeline drawn at once: one page (README "Audit page and typed client"). A session
- * of at most this many rows shows them all, without the pager.
+ * of at most this many rows shows them all, without page turns.
  */
 const TIMELINE_PAGE = 200;
 
@@ -1092,9 +1285,29 @@ function entryTime(entry) {
 }
 
 /**
+ * A timeline row's "archived by <short id>" mark: a link selecting compaction `compactionId` (a
+ * Tab stop; Enter opens its details), named with the full id for screen readers.
+ * @param {string} compactionId @param {(id: string) => void} select
+ * @returns {HTMLElement}
+ */
+function archivedByLink(compactionId, select) {
+  return h(
+    'a',
+    {
+      class: 'badge archived',
+      href: '#',
+      'aria-label': `archived by compaction ${revealedText(compactionId)}`,
+      onclick: (e) => (e.preventDefault(), select(compactionId)),
+    },
+    'archived by ',
+    stored(short(compactionId)),
+  );
+}
+
+/**
  * One timeline row for a log entry of {@link TIMELINE_TYPES}: `<li>` with its revision and time
  * first (`#12 2026-01-01 09:00:00.000 UTC `, {@link entryTime}). A conversation event or summary carries `data-event` and, when archived, the class
- * `archived` and "archived by <compaction>" (a link that selects it, for a conversation event); a
+ * `archived` and "archived by <compaction>" (a link that selects it, {@link archivedByLink}); a
  * compaction's closing event is a `decision` row with `data-compaction`, its figures in its own
  * estimator and a link that selects it; a policy change is a `decision` row.
  * @param {LogEntry} entry
@@ -1120,19 +1333,7 @@ function timelineRow(entry, byId, select) {
       rev,
       h('span', { class: 'kind' }, entry.kind ?? ''),
       h('span', { class: 'muted' }, stored(entry.eventId), ' '),
-      entry.archived && entry.archivedBy
-        ? h(
-            'a',
-            {
-              class: 'badge archived',
-              href: '#',
-              'aria-label': `archived by compaction ${revealedText(entry.archivedBy)}`,
-              onclick: (e) => (e.preventDefault(), select(/** @type {string} */ (entry.archivedBy))),
-            },
-            'archived by ',
-            stored(short(entry.archivedBy)),
-          )
-        : null,
+      entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
       h('div', { class: 'preview' }, lines),
     );
   }
@@ -1143,7 +1344,7 @@ function timelineRow(entry, byId, select) {
       rev,
       h('span', { class: 'kind' }, 'summary'),
       h('span', { class: 'muted' }, stored(entry.eventId), ' by ', stored(short(entry.compactionId ?? ''))),
-      entry.archived && entry.archivedBy ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(entry.archivedBy))) : null,
+      entry.archived && entry.archivedBy ? archivedByLink(entry.archivedBy, select) : null,
       stored(data?.text, 'div', { class: 'preview' }),
     );
   if (entry.type === 'CompactionCompleted' || entry.type === 'CompactionFailed') {
@@ -1201,8 +1402,8 @@ function scrollIntoList(list, row) {
 }
 
 /**
- * The timeline on screen: its nodes (the pager, shown when it has more than one page, and the
- * list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
+ * The timeline on screen: its nodes (the pager, its page turns shown when it has more than one
+ * page, and the list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
  * `aria-current`; undefined: none) and, unless `reveal` is false, brings it into view, turning to
  * its page; `firstRevision()`, the revision of the first row of the page on screen (undefined
  * with no row); and `focusTarget()`, which moves the keyboard focus to the row "Go to revision" or
@@ -1237,10 +1438,10 @@ function scrollIntoList(list, row) {
 /**
  * The log timeline, drawn a page at a time: the log's rows ({@link TIMELINE_TYPES}, one
  * {@link timelineRow} each) in pages of {@link TIMELINE_PAGE}, so a session of any length draws at
- * most that many rows (drawing 130,000 rows at once froze the tab for a minute). A session with
- * more rows gets a pager above the list (`#timeline-pager`): First, Previous, Next and Last
- * buttons, the rows and revisions on screen (`201–400 of 129,870 rows (revisions 200–399)`, a
- * live region), "Go to revision" (the page with the first row at or after it, that row
+ * most that many rows (drawing 130,000 rows at once froze the tab for a minute). Above the list,
+ * the pager (`#timeline-pager`): with more rows than a page, First, Previous, Next and Last
+ * buttons and the rows and revisions on screen (`201–400 of 129,870 rows (revisions 200–399)`, a
+ * live region; `#timeline-pages`); on every timeline "Go to revision" (the page with the first row at or after it, that row
  * marked `target` and scrolled into view) and "Go to time" (an ISO-8601 date-time: the service's
  * time travel, `GET …/window?atTime=`, resolves it to the last event recorded at or before it, the
  * one rule of that API; then as "Go to revision" to that revision, the status naming it and its
@@ -1248,7 +1449,8 @@ function scrollIntoList(list, row) {
  * first event, with no row marked; only the latest time asked counts; an event with no row at or after it on this
  * timeline, i.e. written after the page was read, marks no row either: the status says so, with a
  * "read again" link that reads the session again and goes to it). Selecting a compaction turns to its row
- * ({@link Timeline}`.showCompaction`). Every row carries its place in the whole
+ * ({@link Timeline}`.showCompaction`); one row at a time carries `aria-current`: the row gone to,
+ * else the selected compaction's. Every row carries its place in the whole
  * (`aria-posinset`, `aria-setsize`), for screen readers.
  * @param {LogEntry[]} log the page's log (as of its revision)
  * @param {Map<string, CompactionItem>} byId the page's compactions
@@ -1276,6 +1478,8 @@ function timeline(log, byId, select, timeTravel, from) {
   let start = 0;
   /** @type {string | undefined} the selected compaction */
   let selected;
+  /** Whether `showCompaction` was not called yet (the page opening). */
+  let opening = true;
   const range = h('span', { id: 'timeline-range', role: 'status' });
   /** @param {string} id @param {string} label @param {() => number} to the first row of the page it turns to */
   const turn = (id, label, to) => {
@@ -1298,12 +1502,16 @@ function timeline(log, byId, select, timeTravel, from) {
   const revisionStatus = h('span', { id: 'timeline-goto-status', role: 'status' });
   /** The number of the latest "Go to time" (an answer to an earlier one is dropped). */
   let timeAsked = 0;
-  /** Unmarks the row "Go to revision" or "Go to time" marked (`target`, `aria-current="location"`). */
+  /**
+   * Unmarks the row "Go to revision" or "Go to time" marked (`target`, `aria-current="location"`);
+   * the selected compaction's row carries `aria-current` again.
+   */
   const clearTarget = () => {
     for (const row of list.querySelectorAll('li.target')) {
       row.classList.remove('target');
       if (row.getAttribute('aria-current') === 'location') row.removeAttribute('aria-current');
     }
+    markSelected();
   };
   /**
    * Goes to the event "Go to time" resolved to, as "Go to revision" does, and names it in the
@@ -1328,12 +1536,9 @@ function timeline(log, byId, select, timeTravel, from) {
   };
   const pager = h(
     'nav',
-    { class: 'pager', id: 'timeline-pager', 'aria-label': 'timeline pages', hidden: !paged },
-    buttons.first,
-    buttons.previous,
-    range,
-    buttons.next,
-    buttons.last,
+    { class: 'pager', id: 'timeline-pager', 'aria-label': paged ? 'timeline pages' : 'timeline' },
+    // Page turns only with more than one page; "Go to revision" and "Go to time" on every timeline.
+    h('span', { id: 'timeline-pages', hidden: !paged }, buttons.first, buttons.previous, range, buttons.next, buttons.last),
     h(
       'form',
       {
@@ -1419,12 +1624,17 @@ function timeline(log, byId, select, timeTravel, from) {
   };
   /** The first row of the page holding row `index`. @param {number} index */
   const pageOf = (index) => Math.floor(index / TIMELINE_PAGE) * TIMELINE_PAGE;
-  /** Marks the selected compaction's row on the page (`selected`, `aria-current`), and only it. */
+  /**
+   * Marks the selected compaction's row on the page (`selected`), and only it. One row at a time
+   * carries `aria-current`: the row "Go to revision" or "Go to time" went to (`location`) while it
+   * is marked, else the selected compaction's (`true`).
+   */
   const markSelected = () => {
+    const goneTo = list.querySelector('li.target') !== null;
     for (const item of list.querySelectorAll('li[data-compaction]')) {
       const on = item.getAttribute('data-compaction') === selected;
       item.classList.toggle('selected', on);
-      if (on) item.setAttribute('aria-current', 'true');
+      if (on && !goneTo) item.setAttribute('aria-current', 'true');
       else if (item.getAttribute('aria-current') === 'true') item.removeAttribute('aria-current');
     }
   };
@@ -1433,6 +1643,10 @@ function timeline(log, byId, select, timeTravel, from) {
   return {
     nodes: [pager, list],
     showCompaction: (id, reveal = true) => {
+      // Another compaction selected: the row gone to is no longer where the reader is (one aria-current at a time).
+      // (Not the page's first call, which shows the link's compaction beside the row a reread went to.)
+      if (!opening && id !== undefined && id !== selected) clearTarget();
+      opening = false;
       selected = id;
       const index = id === undefined ? undefined : rowOf.get(id);
       if (index === undefined || !reveal) return markSelected();
@@ -1587,10 +1801,11 @@ const RECALL_PAGE = 20;
  * The recall box: a search over everything (this session only when ticked), its hits in pages of
  * {@link RECALL_PAGE} with a "More hits" button while the API gives a `nextCursor` (the next page of
  * the same search: its words and filters as they were sent), the first mention (with "this session
- * only", the API answers it first) marked. A next page refused because another release of the
+ * only", the API answers it first) marked, an archived hit's "archived by" a link to that
+ * compaction's details in the hit's session. A next page refused because another release of the
  * service made its cursor (400 `cursor_expired`: the service was upgraded, or rolled back, between
- * the pages) reads the same search again from its first page, replacing the hits on screen, and
- * the status line says so; other refusals show in the results with Retry when it can help. Only
+ * the pages) reads the same search again from its first page ({@link pageOrRestart}), replacing
+ * the hits on screen, and the status line says so; other refusals show in the results with Retry when it can help. Only
  * the latest search counts: a new one drops the answers of earlier ones, and of their pages; so
  * does a page no longer on screen.
  * @param {string} sessionId
@@ -1623,61 +1838,77 @@ function recallBox(sessionId) {
       h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
       h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', timeOf(hit.createdAt, 'createdAt', 'when')),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
-      hit.archived ? h('span', { class: 'badge archived' }, 'archived by ', stored(short(hit.compactionId ?? ''))) : null,
+      // The compaction that archived it: a link opening its details (in the hit's session), named with its full id.
+      hit.archived && hit.compactionId
+        ? h(
+            'a',
+            {
+              class: 'badge archived archived-by',
+              href: `${sessionHref(hit.sessionId)}/c/${encodeURIComponent(hit.compactionId)}`,
+              'aria-label': `archived by compaction ${revealedText(hit.compactionId)}: open its details`,
+              title: `compaction ${revealedText(hit.compactionId)}`,
+            },
+            'archived by ',
+            stored(short(hit.compactionId)),
+          )
+        : hit.archived
+          ? h('span', { class: 'badge archived' }, 'archived')
+          : null,
       h('div', {}, snippet(hit.snippet)),
     );
   /**
-   * Reads the first page of a new search (`new`: the words and filters in the form), the next page
-   * of the latest one (`next`), or the latest one's first page again (`restart`: its words and
-   * filters as they were sent, after the service refused the next page's cursor as another
-   * release's, `cursor_expired`).
-   * @param {'new' | 'next' | 'restart'} how
+   * Reads the first page of a new search (`new`: the words and filters in the form) or the next
+   * page of the latest one (`next`): its first page again, replacing the hits on screen, when the
+   * service refused the next page's cursor as another release's ({@link pageOrRestart}; its words
+   * and filters as they were sent), the status saying so.
+   * @param {'new' | 'next'} how
    */
   const page = async (how) => {
-    const fresh = how !== 'next';
+    const fresh = how === 'new';
     if (!fresh && (reading || !cursor)) return;
     if (fresh) {
       searches++;
-      if (how === 'new') {
-        query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
-        if (only.checked) query.set('sessionId', sessionId);
-      }
+      query = new URLSearchParams({ q: input.value, limit: String(RECALL_PAGE) });
+      if (only.checked) query.set('sessionId', sessionId);
       cursor = undefined;
     }
     const turn = searches;
     const stale = () => turn !== searches || !results.isConnected;
-    const ask = new URLSearchParams(query);
-    if (cursor) ask.set('cursor', cursor);
+    const sent = query;
+    /** @param {string | undefined} after @returns {Promise<RecallPage>} */
+    const read = (after) => {
+      const ask = new URLSearchParams(sent);
+      if (after) ask.set('cursor', after);
+      return api(`/v1/recall?${ask}`);
+    };
     // The keyboard stays on "More hits" (aria-disabled while the page is read: a disabled button
     // loses focus), or goes to the first new hit when the button hides (no more hits).
     const onButton = !fresh && document.activeElement === more;
     reading = true;
     more.setAttribute('aria-disabled', 'true');
     try {
-      /** @type {RecallPage} */
-      const answer = await api(`/v1/recall?${ask}`);
+      const { page: answer, restarted } = await pageOrRestart(read, cursor);
       if (stale()) return;
-      if (fresh) {
+      const first = fresh || restarted;
+      if (first) {
         shown = 0;
         results.replaceChildren();
         if (answer.items.length === 0) results.append(h('li', { class: 'muted' }, 'no hit'));
       }
-      const firstNew = fresh ? 0 : results.children.length;
+      const firstNew = first ? 0 : results.children.length;
       for (const hit of answer.items) results.append(item(hit));
       shown += answer.items.length;
       cursor = answer.nextCursor;
       more.hidden = !cursor;
       status.textContent =
-        shown === 0 && how !== 'restart'
+        shown === 0 && !restarted
           ? 'no hit'
-          : (how === 'restart' ? 'the service was upgraded; search started again: ' : '') +
+          : (restarted ? `${RESTARTED}; search started again: ` : '') +
             (cursor ? `${counted(shown, 'hit')} shown; more follow` : `${counted(shown, 'hit')}, all shown`);
       if (onButton && more.hidden) focusOn(/** @type {HTMLElement | null} */ (results.children[firstNew] ?? status));
     } catch (err) {
       if (stale()) return;
       if (err instanceof NeedsKey) return showKeyPrompt(err.message);
-      // The cursor is another release's (an upgrade between the pages): the same search from its first page.
-      if (!fresh && err instanceof ApiError && err.code === 'cursor_expired') return void page('restart');
       if (fresh) {
         results.replaceChildren(
           h(
@@ -1753,7 +1984,7 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  */
 async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
-  const { summary, asOf, log, compactions } = await readSession(sessionId, isCurrent, (entries, s) =>
+  const { summary, asOf, log, compactions, historyRestarted } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
   );
   if (!isCurrent()) return;
@@ -1979,6 +2210,13 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
           'section',
           { class: 'panel', 'aria-labelledby': 'compactions-heading' },
           h('h2', { id: 'compactions-heading' }, `Compactions (${compactions.length})`),
+          historyRestarted
+            ? h(
+                'p',
+                { class: 'muted', id: 'compactions-restarted', role: 'status' },
+                `${RESTARTED} while this history was read (a page's cursor was another release's): it was read again from its first page`,
+              )
+            : null,
           compactions.length === 0
             ? h('p', { class: 'muted' }, 'never compacted')
             : h(
@@ -2132,7 +2370,17 @@ async function render(reread = false, goTo) {
       // Read again, the page keeps its timeline's page.
       const timelineAt = reread && shownSession?.sessionId === sessionId ? shownSession.timelineAt() : undefined;
       showLoading(['Reading session ', stored(sessionId), '…']);
-      await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined);
+      try {
+        await renderSession(sessionId, selected, isCurrent, timelineAt, reread ? goTo : undefined);
+      } catch (err) {
+        // An erased session id: when it was erased, not a bare "not found".
+        if (!(err instanceof ApiError && err.code === 'session_not_found' && err.erasedAt !== undefined)) throw err;
+        if (isCurrent()) showErased(sessionId, err.erasedAt);
+      }
+    } else if (/^#\/erasures\/?$/.test(location.hash)) {
+      what = 'The erasures could not be read';
+      showLoading('Reading the erasures…');
+      await renderErasures(isCurrent);
     } else {
       showLoading('Reading the session list…');
       await renderSessionList(isCurrent);

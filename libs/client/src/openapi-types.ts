@@ -59,6 +59,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/erasures": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The tenant's erasures, newest first (keyset-paginated): each erased session life's id, time, event count and revisions, never its content */
+        get: operations["ErasuresController_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/recall": {
         parameters: {
             query?: never;
@@ -514,6 +531,27 @@ export interface components {
             position: string;
             sessionId: string;
         };
+        /** @description What is left of an erased session life: no content, only who, when, how many events and which revisions */
+        Erasure: {
+            /** @description ISO-8601 UTC time of the erasure (as DELETE answered it) */
+            erasedAt: string;
+            /** @description events the deletion removed */
+            erasedEvents: number;
+            /** @description first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision */
+            firstRevision: string | null;
+            /** @description last revision of the erased life (the session id written again continues after it); null for a record written before records named it */
+            lastRevision: string | null;
+            /** @description global position of the erasure record in the log */
+            position: string;
+            /** @description the erased session id */
+            sessionId: string;
+        };
+        /** @description A page of the tenant's erasures, newest first */
+        ErasureList: {
+            erasures: components["schemas"]["Erasure"][];
+            /** @description present when more follow: pass it as cursor */
+            nextCursor?: string;
+        };
         /** @description Every error answer: { code, message } plus the details of some codes (parameter, expected, actual, userId, …) */
         Error: {
             /** @description wrong_expected_revision: the session's last revision (decimal string), or no_stream when it has no events */
@@ -525,6 +563,8 @@ export interface components {
             code: components["schemas"]["ErrorCode"];
             /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed) */
             deadlineMs?: number;
+            /** @description session_not_found of GET /v1/sessions/{sessionId} for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written */
+            erasedAt?: string;
             /** @description duplicate_event_id: the event id already used */
             eventId?: string;
             /** @description wrong_expected_revision: the expectedRevision the request sent (a revision as a decimal string, no_stream, stream_exists or any) */
@@ -572,7 +612,7 @@ export interface components {
          *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
-         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s
+         *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
          *     - compaction_not_found (404): the session has no compaction with this id
          *     - route_not_found (404): no such route (also a route’s path with a trailing slash)
          *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods)
@@ -1608,6 +1648,170 @@ export interface operations {
             };
         };
     };
+    ErasuresController_list: {
+        parameters: {
+            query?: {
+                /** @description nextCursor of the previous page (absent or empty: the first page) */
+                cursor?: string;
+                /** @description page size, 1..100 (default 50) */
+                limit?: number | string;
+                /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
+                minPosition?: number | string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description ErasureList */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErasureList"];
+                };
+            };
+            /**
+             * @description - validation_failed: a body field or query parameter is invalid, unknown or given twice, or a DELETE carries a body (parameter names it; (body) for the whole body)
+             *     - invalid_query: recall's q, or a list or recall cursor, is invalid
+             *     - cursor_expired: the list or recall cursor was made by another release of the service (e.g. during a rolling upgrade): search or list again without cursor
+             *     - invalid_query_encoding: a query parameter name or value is not valid percent-encoded UTF-8 (parameter names it)
+             *     - malformed_request: not HTTP/1.1 Node can parse (e.g. an unknown method, unencoded characters in the URL), or an HTTP/1.1 request without a Host header
+             *     - position_out_of_range: minPosition is past the end of the log
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "validation_failed" | "invalid_query" | "cursor_expired" | "malformed_request" | "position_out_of_range";
+                    } | {
+                        /** @enum {string} */
+                        code: "invalid_query_encoding";
+                        parameter: string;
+                    });
+                };
+            };
+            /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unauthorized";
+                    };
+                };
+            };
+            /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
+            408: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "request_timeout";
+                    };
+                };
+            };
+            /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "uri_too_long";
+                    };
+                };
+            };
+            /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "unsupported_expectation";
+                    };
+                };
+            };
+            /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    "Retry-After": number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "rate_limited";
+                    };
+                };
+            };
+            /** @description - headers_too_large: the request headers are over 16 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "headers_too_large";
+                    };
+                };
+            };
+            /** @description - internal: an unexpected error (logged); the request may be retried */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "internal";
+                    };
+                };
+            };
+            /**
+             * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
+             *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
+             *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
+             *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
+             */
+            503: {
+                headers: {
+                    /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & ({
+                        /** @enum {string} */
+                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                    } | {
+                        checkpoint: string;
+                        /** @enum {string} */
+                        code: "projection_behind";
+                    } | {
+                        /** @enum {string} */
+                        code: "store_unavailable";
+                        mayHaveBeenWritten: boolean;
+                    });
+                };
+            };
+        };
+    };
     RecallController_search: {
         parameters: {
             query: {
@@ -2021,7 +2225,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2191,7 +2395,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2379,7 +2583,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2565,7 +2769,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2768,7 +2972,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -2946,7 +3150,7 @@ export interface operations {
                 };
             };
             /**
-             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s
+             * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
@@ -3126,7 +3330,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3884,7 +4088,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4079,7 +4283,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4298,7 +4502,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s */
+            /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
                     [name: string]: unknown;

@@ -58,6 +58,11 @@ export interface SessionErrorDetails {
    * large texts were already waiting; no deadline passed).
    */
   refusal?: 'deadline_passed' | 'queue_full';
+  /**
+   * `session_not_found` of `GET /v1/sessions/{sessionId}` for a session id that was erased: when its
+   * latest erasure was (ISO-8601 UTC, the erasure record's `erasedAt`). Absent for an id never written.
+   */
+  erasedAt?: string;
   /** `projection_behind`: the position waited for. */
   minPosition?: string;
   /** `projection_behind`: the position the read models are at. */
@@ -120,11 +125,20 @@ export abstract class SessionError extends Error {
   }
 }
 
-/** No event was ever appended to this session (or it was erased). */
+/**
+ * No event was ever appended to this session (or it was erased). With `erasedAt` (ISO-8601 UTC,
+ * the session's latest erasure record's), the message says it was erased then, and
+ * `details.erasedAt` carries it.
+ */
 export class SessionNotFoundError extends SessionError {
   readonly code = 'session_not_found';
-  constructor(sessionId: string) {
-    super(`session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)`);
+  constructor(sessionId: string, erasedAt?: string) {
+    if (erasedAt === undefined) super(`session ${quoteInput(sessionId)} does not exist: no event was appended to it (or it was erased)`);
+    else
+      super(
+        `session ${quoteInput(sessionId)} was erased at ${erasedAt} (its content is gone; GET /v1/erasures lists the erasures) and has not been written since`,
+        { erasedAt },
+      );
   }
 }
 

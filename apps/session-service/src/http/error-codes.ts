@@ -69,7 +69,11 @@ export const API_ERROR_CODES = {
   invalid_command_id: { status: 400, description: 'with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it', transport: 'nats' },
   unauthorized: { status: 401, description: 'API keys are configured and the request has none or an unknown one' },
   unknown_tenant: { status: 403, description: 'the subject names a tenant this service does not serve', transport: 'nats' },
-  session_not_found: { status: 404, description: 'no event was ever appended to the session (or it was erased), or it is another tenant’s' },
+  session_not_found: {
+    status: 404,
+    description:
+      'no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased',
+  },
   compaction_not_found: { status: 404, description: 'the session has no compaction with this id' },
   route_not_found: { status: 404, description: 'no such route (also a route’s path with a trailing slash)' },
   method_not_allowed: { status: 405, description: 'the path exists but not with this method (the Allow header lists its methods)' },

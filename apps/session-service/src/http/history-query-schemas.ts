@@ -1,6 +1,6 @@
 /**
  * Query parameters of the audit routes (session list and summary, policy, compaction history and
- * diff), as zod schemas: validation and the OpenAPI document come from these definitions.
+ * diff, erasures), as zod schemas: validation and the OpenAPI document come from these definitions.
  */
 import { z } from 'zod';
 import { LENGTH_UNIT, MAX_CURSOR_LENGTH } from '@lib/session';
@@ -49,3 +49,6 @@ export const minPositionQuery = z.strictObject({ minPosition: position.optional(
 
 /** `GET …/compactions`. */
 export const compactionListQuery = z.strictObject({ limit: limit.optional(), cursor: cursor.optional(), minPosition: position.optional() });
+
+/** `GET /v1/erasures`. */
+export const erasureListQuery = z.strictObject({ limit: limit.optional(), cursor: cursor.optional(), minPosition: position.optional() });

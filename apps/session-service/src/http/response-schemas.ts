@@ -130,6 +130,12 @@ const errorDetails = {
     .describe(
       'counting_timeout (always present): deadline_passed (the counting waited or ran past deadlineMs) or queue_full (refused at once: too many large texts were already waiting)',
     ),
+  erasedAt: z
+    .string()
+    .optional()
+    .describe(
+      'session_not_found of GET /v1/sessions/{sessionId} for a session id that was erased (and not written since): when its latest erasure was (ISO-8601 UTC, as DELETE answered it; GET /v1/erasures lists them); absent for an id never written',
+    ),
   minPosition: decimal.optional().describe('projection_behind: the position waited for'),
   checkpoint: decimal.optional().describe('projection_behind: the position the read models are at'),
   catchingUpTo: decimal.optional().describe("projection_behind while a process catches up at start: the log's head it waits for"),
@@ -476,6 +482,31 @@ export const SessionListSchema = named(
   'SessionList',
   z.strictObject({ sessions: z.array(SessionSummarySchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
   "A page of the tenant's sessions, newest activity first",
+);
+
+export const ErasureSchema = named(
+  'Erasure',
+  z.strictObject({
+    sessionId: z.string().describe('the erased session id'),
+    erasedAt: isoTime.describe('ISO-8601 UTC time of the erasure (as DELETE answered it)'),
+    erasedEvents: z.number().int().min(0).describe('events the deletion removed'),
+    firstRevision: decimal
+      .nullable()
+      .describe(
+        "first revision of the erased life: 0, or the revision after the session id's previous erased life; null for a record written before records named their last revision",
+      ),
+    lastRevision: decimal
+      .nullable()
+      .describe('last revision of the erased life (the session id written again continues after it); null for a record written before records named it'),
+    position: decimal.describe('global position of the erasure record in the log'),
+  }),
+  'What is left of an erased session life: no content, only who, when, how many events and which revisions',
+);
+
+export const ErasureListSchema = named(
+  'ErasureList',
+  z.strictObject({ erasures: z.array(ErasureSchema), nextCursor: z.string().optional().describe('present when more follow: pass it as cursor') }),
+  "A page of the tenant's erasures, newest first",
 );
 
 export const ArchivedOnArrivalSchema = named(

@@ -22,6 +22,7 @@ import {
   type SessionSummaryPage,
 } from '../read-side/queries/session-summary-query';
 import { firstDecisionRevision, getCompaction, pageCompactions } from '../read-side/queries/compaction-history-query';
+import { latestErasure, listErasures, type ErasureRecordRow } from '../read-side/queries/erasure-query';
 import { archivedOnArrivalItems, compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';
 import { jsonSafe } from './json-safe';
@@ -29,6 +30,14 @@ import { SessionReads } from './session-reads';
 
 /** A {@link SessionSummary} with bigints as decimal strings. */
 export type SessionSummaryAnswer = Omit<SessionSummary, 'revision' | 'lastPosition'> & { revision: string; lastPosition: string };
+
+/** A page of the tenant's erasures as the API answers it (`ErasurePage` with bigints as decimal strings). */
+export interface ErasureListAnswer {
+  erasures: Array<
+    Omit<ErasureRecordRow, 'firstRevision' | 'lastRevision' | 'position'> & { firstRevision: string | null; lastRevision: string | null; position: string }
+  >;
+  nextCursor?: string;
+}
 
 /** A page of the compaction history as the API answers it. */
 export interface CompactionHistoryPage {
@@ -59,12 +68,28 @@ export class SessionHistoryReads {
     return jsonSafe(listSessionSummaries(this.readModels, query)) as { sessions: SessionSummaryAnswer[]; nextCursor?: string } & SessionSummaryPage;
   }
 
-  /** One session's summary. @throws SessionNotFoundError (404), ProjectionBehindError (503). */
+  /**
+   * One session's summary. A session id written again after an erasure answers its current life.
+   * @throws SessionNotFoundError (404; with `erasedAt` when the id's latest erasure is recorded),
+   *   ProjectionBehindError (503).
+   */
   async session(tenantId: string, sessionId: string, estimator: EstimatorName, minPosition?: bigint): Promise<SessionSummaryAnswer> {
     await this.reads.waitFor(minPosition);
     const summary = getSessionSummary(this.readModels, tenantId, sessionId, estimator);
-    if (!summary) throw new SessionNotFoundError(sessionId);
+    if (!summary) throw new SessionNotFoundError(sessionId, latestErasure(this.readModels, tenantId, sessionId)?.erasedAt);
     return jsonSafe(summary) as SessionSummaryAnswer;
+  }
+
+  /**
+   * The tenant's erasures, newest first (keyset-paginated), once the read models include
+   * `minPosition` (or this process's acknowledged writes): what is left of each erased session
+   * life, without content. Revisions and positions as decimal strings.
+   * @throws InvalidQueryError (400) on a bad cursor; CursorOfAnotherReleaseError (400
+   *   `cursor_expired`); InvalidRequestError (400 `position_out_of_range`); ProjectionBehindError (503).
+   */
+  async erasures(query: { tenantId: string; limit?: number; cursor?: string }, minPosition?: bigint): Promise<ErasureListAnswer> {
+    await this.reads.waitFor(minPosition);
+    return jsonSafe(listErasures(this.readModels, query)) as ErasureListAnswer;
   }
 
   /**

@@ -12,12 +12,13 @@ export const MAX_CURSOR_LENGTH = 2048;
 
 /**
  * The route whose pages each kind of paging cursor continues: recall's cursors, and the keyset
- * cursors of the session list and of a session's compaction history (`KeysetList`).
+ * cursors of the session list, of a session's compaction history and of the erasures (`KeysetList`).
  */
 export const CURSOR_ROUTES = {
   recall: 'GET /v1/recall',
   sessions: 'GET /v1/sessions',
   compactions: 'GET /v1/sessions/{sessionId}/compactions',
+  erasures: 'GET /v1/erasures',
 } as const;
 
 /** A kind of paging cursor, named by the route it pages ({@link CURSOR_ROUTES}). */

@@ -26,4 +26,5 @@ export * from './queries/session-log-query';
 export * from './keyset-cursor';
 export * from './queries/session-policy-query';
 export * from './queries/session-summary-query';
+export * from './queries/erasure-query';
 export * from './queries/compaction-history-item';

@@ -5,11 +5,11 @@ import { CursorOfAnotherReleaseError, cursorVersion } from './cursor-of-another-
 import { cursorOfAnotherRoute, cursorOfAnotherSession, MAX_CURSOR_LENGTH } from './cursor-of-another-route';
 
 /**
- * Opaque keyset cursors of the paginated lists (sessions, compaction history): the list's name
+ * Opaque keyset cursors of the paginated lists (sessions, compaction history, erasures): the list's name
  * and the bigint key of the last item returned, as base64url JSON. A cursor of one list is
  * refused by another, so a client cannot page one list with another's cursor.
  */
-export type KeysetList = 'sessions' | 'compactions';
+export type KeysetList = 'sessions' | 'compactions' | 'erasures';
 
 /**
  * Format version of the cursors {@link encodeKeysetCursor} writes (`v`). Change it with every
@@ -74,7 +74,7 @@ export function decodeKeysetCursor(list: KeysetList, text: string, sessionId?: s
   if (version !== undefined && typeof f === 'string' && l === undefined) throw cursorOfAnotherRoute('recall');
   const key = parseCanonicalInteger(k);
   if (v !== KEYSET_CURSOR_VERSION || key === null) throw invalid('is not a cursor');
-  if (l === 'sessions' || l === 'compactions') {
+  if (l === 'sessions' || l === 'compactions' || l === 'erasures') {
     if (l !== list) throw cursorOfAnotherRoute(l);
   } else throw invalid(`is a cursor of another list (${String(l)})`);
   if (list === 'compactions' && sessionId !== undefined) {

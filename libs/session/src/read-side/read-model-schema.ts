@@ -68,6 +68,14 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  *     here, as substrings (see `recall-match-expression`).
  * - `compactions`: one row per CompactionCompleted / CompactionFailed; `compactions_by_revision`
  *   finds a session's last recorded pass (the summary's `triggerStillFires`) without reading the others.
+ * - `erasures` (since version 19): one row per erasure record (`SessionErased` of an
+ *   `erasure-<tenant>` stream), keyed by its global position: the tenant, session id, `erased_at`,
+ *   `erased_events`, and the life it closes, `last_revision` (NULL for records written before they
+ *   named it) and `first_revision` (the revision after the last one of the session id's previous
+ *   erased life, 0 for its first; NULL without `last_revision`). No content: what an auditor may see
+ *   of an erasure (`GET /v1/erasures`, the 404 of an erased session's summary). Rows are never
+ *   deleted (the records stay in the log); a rebuild gives the same rows. `erasures_by_session`
+ *   finds a session id's latest erasure.
  * - `projector_checkpoints`: the last global position applied, per projector, and `event`, what
  *   identifies the event at that position in the log it was projected from (see
  *   `checkpointEventIdentity`; NULL at position 0, and in files written before it was recorded: the
@@ -112,9 +120,10 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * a client's sub-millisecond `createdAt` exactly, and `window_entries.created_at` holds UTC text
  * with milliseconds (`utcMillisTime`; the text as sent before); 18: `sessions` holds the session's
  * summarizer totals (`SUMMARIZER_SPEND_COLUMNS`, summed from its decisions, for the session
- * summary's `summarizerSpend`); a store opened with another version is dropped and rebuilt from the log.
+ * summary's `summarizerSpend`); 19: `erasures`, the erasure records without content; a store
+ * opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 18;
+export const READ_MODEL_SCHEMA_VERSION = 19;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -123,6 +132,7 @@ export const READ_MODEL_SCHEMA_VERSION = 18;
 export const READ_MODEL_TABLES = [
   RECALL_TENANTS_TABLE,
   'compactions',
+  'erasures',
   'window_entries',
   'session_log',
   'sessions',
@@ -203,6 +213,18 @@ CREATE TABLE IF NOT EXISTS compactions (
   PRIMARY KEY (session_key, compaction_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS compactions_by_revision ON compactions (session_key, revision);
+
+CREATE TABLE IF NOT EXISTS erasures (
+  position        INTEGER PRIMARY KEY,
+  tenant_id       TEXT NOT NULL,
+  session_id      TEXT NOT NULL,
+  erased_at       TEXT NOT NULL,
+  erased_events   INTEGER NOT NULL,
+  first_revision  INTEGER,
+  last_revision   INTEGER
+);
+CREATE INDEX IF NOT EXISTS erasures_by_tenant ON erasures (tenant_id, position);
+CREATE INDEX IF NOT EXISTS erasures_by_session ON erasures (tenant_id, session_id, position);
 
 CREATE TABLE IF NOT EXISTS projector_checkpoints (
   projector  TEXT PRIMARY KEY,

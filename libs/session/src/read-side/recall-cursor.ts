@@ -87,7 +87,7 @@ export function decodeRecallCursor(text: string, fingerprint: string, phraseCoun
   if (version !== undefined && version !== CURSOR_VERSION && typeof f === 'string')
     throw new CursorOfAnotherReleaseError(version, CURSOR_VERSION, 'search again without cursor (the first page) and follow the new nextCursor');
   // A list's cursor (any version carries `v` and the list `l`) was sent to recall.
-  if (version !== undefined && (l === 'sessions' || l === 'compactions') && f === undefined) throw cursorOfAnotherRoute(l);
+  if (version !== undefined && (l === 'sessions' || l === 'compactions' || l === 'erasures') && f === undefined) throw cursorOfAnotherRoute(l);
   const asOf = parseCanonicalInteger(a);
   const position = p === undefined ? undefined : parseCanonicalInteger(p);
   if (

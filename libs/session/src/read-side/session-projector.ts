@@ -309,6 +309,8 @@ export class SessionProjector {
           const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
           const data = event.data as SessionErasedData;
           erased = this.writer.eraseSession(tenantId, data.sessionId, erasedRowsOf(data)) || erased;
+          // What an auditor sees of it (no content): GET /v1/erasures.
+          this.writer.recordErasure(tenantId, event);
         } else {
           this.writer.apply(event);
         }

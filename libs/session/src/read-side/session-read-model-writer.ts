@@ -14,7 +14,7 @@ import {
   type EventsArchivedData,
   type SummaryInsertedData,
 } from '../events/session-stream-events';
-import { ALL_ROWS, type ErasedRows } from '../events/erasure-events';
+import { ALL_ROWS, type ErasedRows, type SessionErasedData } from '../events/erasure-events';
 import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anchor';
 import { toIsoTime } from './iso-time';
 import { utcExactTime, utcMillisTime } from '../domain/utc-time-text';
@@ -120,7 +120,39 @@ export class SessionReadModelWriter {
       eraseWindow: s('DELETE FROM window_entries WHERE session_key = ?'),
       eraseCompactions: s('DELETE FROM compactions WHERE session_key = ?'),
       eraseSession: s('DELETE FROM sessions WHERE session_key = ?'),
+      lifeBefore: s('SELECT max(last_revision) AS last FROM erasures WHERE tenant_id = ? AND session_id = ? AND last_revision < ?').safeIntegers(true),
+      insertErasure: s(
+        `INSERT OR REPLACE INTO erasures (position, tenant_id, session_id, erased_at, erased_events, first_revision, last_revision)
+         VALUES (@position, @tenantId, @sessionId, @erasedAt, @erasedEvents, @firstRevision, @lastRevision)`,
+      ),
     };
+  }
+
+  /**
+   * Keeps the erasure record `recorded` (a `SessionErased` of tenant `tenantId`'s erasure stream)
+   * as a row of `erasures`, without content: session id, `erasedAt`, `erasedEvents` and the life it
+   * closes (`lastRevision`; `firstRevision`, the revision after the session id's previous erased
+   * life's last, 0 for its first; both null for a record without `lastRevision`). Idempotent
+   * (keyed by the record's position). Call inside the projector's transaction, in log order. A
+   * record without `erasedAt` (none is written so) gets the time the store recorded it, one without
+   * `erasedEvents` 0: the erasure it records is applied anyway, and its row never stops the projector.
+   * @throws MalformedEventError when the record names no `sessionId`; SyntaxError when
+   *   `lastRevision` is not a decimal integer (as `erasedRowsOf` does for its erasure).
+   */
+  recordErasure(tenantId: string, recorded: RecordedEvent): void {
+    const data = recorded.data as Partial<SessionErasedData> | null;
+    if (typeof data?.sessionId !== 'string') throw new MalformedEventError(recorded.streamId, recorded.position, 'data.sessionId is required');
+    const last = data.lastRevision === undefined ? null : BigInt(data.lastRevision);
+    const before = last === null ? undefined : (this.stmts.lifeBefore.get(tenantId, data.sessionId, last) as { last: bigint | null } | undefined);
+    this.stmts.insertErasure.run({
+      position: recorded.position,
+      tenantId,
+      sessionId: data.sessionId,
+      erasedAt: typeof data.erasedAt === 'string' ? data.erasedAt : toIsoTime(recorded.created),
+      erasedEvents: typeof data.erasedEvents === 'number' ? data.erasedEvents : 0,
+      firstRevision: last === null ? null : before?.last == null ? 0n : before.last + 1n,
+      lastRevision: last,
+    });
   }
 
   /**

@@ -1,0 +1,72 @@
+import type { ReadModelStore } from '../read-model-store';
+import { decodeKeysetCursor, encodeKeysetCursor } from '../keyset-cursor';
+
+/** Default page size of {@link listErasures}. */
+export const DEFAULT_ERASURE_LIMIT = 50;
+
+/**
+ * One erasure as an auditor sees it (a row of `erasures`, from the tenant's erasure record): no
+ * content. Revisions and the position are bigints.
+ */
+export interface ErasureRecordRow {
+  sessionId: string;
+  /** When the session was erased (the record's `erasedAt`, ISO-8601 UTC). */
+  erasedAt: string;
+  /** Events the deletion removed, as the record counts them. */
+  erasedEvents: number;
+  /**
+   * The life the erasure closed: revisions `firstRevision` to `lastRevision` of the session id
+   * (the session written again after it continues at `lastRevision` + 1). Null in records written
+   * before they named their last revision.
+   */
+  firstRevision: bigint | null;
+  lastRevision: bigint | null;
+  /** Global position of the erasure record in the log. */
+  position: bigint;
+}
+
+/** A page of erasures, newest first; `nextCursor` is present when more follow. */
+export interface ErasurePage {
+  erasures: ErasureRecordRow[];
+  nextCursor?: string;
+}
+
+const ERASURE_COLUMNS = `session_id AS sessionId, erased_at AS erasedAt, erased_events AS erasedEvents, first_revision AS firstRevision,
+  last_revision AS lastRevision, position`;
+
+/** A row as read (`erased_events` read as a bigint by `safeIntegers`). */
+type ReadRow = Omit<ErasureRecordRow, 'erasedEvents'> & { erasedEvents: bigint };
+
+const rowOf = (row: ReadRow): ErasureRecordRow => ({ ...row, erasedEvents: Number(row.erasedEvents) });
+
+/**
+ * The erasures of tenant `tenantId`, newest first (by the global position of their records),
+ * keyset-paginated on that position: `limit` 1..100 (default {@link DEFAULT_ERASURE_LIMIT}),
+ * `cursor` the previous page's `nextCursor`. Records are never removed, so paging neither repeats
+ * nor misses one; one written while paging is on a new first page.
+ * @throws InvalidQueryError (400 `invalid_query`) on a malformed cursor or one of another list;
+ *   CursorOfAnotherReleaseError (400 `cursor_expired`) on one of another release.
+ */
+export function listErasures(store: ReadModelStore, query: { tenantId: string; limit?: number; cursor?: string }): ErasurePage {
+  const limit = query.limit ?? DEFAULT_ERASURE_LIMIT;
+  const before = query.cursor === undefined ? undefined : decodeKeysetCursor('erasures', query.cursor);
+  const rows = store.db
+    .prepare(
+      `SELECT ${ERASURE_COLUMNS} FROM erasures WHERE tenant_id = @tenantId ${before === undefined ? '' : 'AND position < @before'}
+       ORDER BY position DESC LIMIT @limit`,
+    )
+    .safeIntegers(true)
+    .all({ tenantId: query.tenantId, limit: limit + 1, ...(before === undefined ? {} : { before }) }) as ReadRow[];
+  const page: ErasurePage = { erasures: rows.slice(0, limit).map(rowOf) };
+  if (rows.length > limit) page.nextCursor = encodeKeysetCursor('erasures', rows[limit - 1].position);
+  return page;
+}
+
+/** The latest erasure of session `sessionId` of tenant `tenantId`, or null when it was never erased. */
+export function latestErasure(store: ReadModelStore, tenantId: string, sessionId: string): ErasureRecordRow | null {
+  const row = store.db
+    .prepare(`SELECT ${ERASURE_COLUMNS} FROM erasures WHERE tenant_id = ? AND session_id = ? ORDER BY position DESC LIMIT 1`)
+    .safeIntegers(true)
+    .get(tenantId, sessionId) as ReadRow | undefined;
+  return row ? rowOf(row) : null;
+}

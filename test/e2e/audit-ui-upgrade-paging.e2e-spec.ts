@@ -1,0 +1,204 @@
+/**
+ * The audit page at `/ui` in a real browser (playwright-core driving Debian's Chromium, as in
+ * audit-ui.e2e-spec.ts), on pagings across a rolling upgrade and where the reader is:
+ *  - "Load more" of the session list and the compaction history's pages, refused because another
+ *    release made their cursor (400 `cursor_expired`), start again from the first page, say so,
+ *    and list nothing twice (as recall's "More hits" does: one rule, `pageOrRestart`);
+ *  - a recall hit's "archived by" is a link to that compaction's details, named with its full id;
+ *  - "Go to revision" and "Go to time" are offered on every timeline, one page or many;
+ *  - one timeline row at a time carries `aria-current` (the row gone to, else the selected compaction's);
+ *  - the "Erasures" view lists the tenant's erasures (no content), and an erased session's link says
+ *    when it was erased instead of a bare "not found".
+ * Open mode; the older release's cursors are made by rewriting the service's answers (its
+ * `nextCursor` in another format version), so the service itself answers `cursor_expired`.
+ */
+import type { Browser, Page, Route } from 'playwright-core';
+import type { SessionServiceClient } from '@lib/client';
+import { startListeningService, type ClientHarness } from '../support/client-harness';
+import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+
+/** A keyset cursor of list `list` in a format version this release does not write (another release's). */
+const otherReleaseCursor = (list: 'sessions' | 'compactions' | 'erasures') =>
+  Buffer.from(JSON.stringify({ v: 99, l: list, k: '1' }), 'utf8').toString('base64url');
+
+/**
+ * A route handler answering the service's own answer with `nextCursor` set to another release's
+ * cursor (as a replica of another version would have given it), recording what the page asked.
+ */
+function withOtherReleaseCursor(list: 'sessions' | 'compactions' | 'erasures', asked: string[]) {
+  return async (route: Route) => {
+    asked.push(route.request().url());
+    const response = await route.fetch();
+    const body = (await response.json()) as Record<string, unknown>;
+    await route.fulfill({ response, json: { ...body, nextCursor: otherReleaseCursor(list) } });
+  };
+}
+
+describeWithChromium('audit page in a browser: pagings across an upgrade, links and the current row', () => {
+  let harness: ClientHarness;
+  let client: SessionServiceClient;
+  let browser: Browser;
+  let page: Page;
+  /** The long session (more than one timeline page) and its compaction. */
+  const LONG = 'ua-long';
+  let compactionId: string;
+  /** A session written and erased, and when. */
+  const GONE = 'ua-gone';
+  let erasedAt: string;
+
+  const append = async (sessionId: string, events: object[]) => {
+    const { response } = await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId } }, body: { events: events as never } });
+    expect(response.status).toBe(201);
+  };
+  const turns = (prefix: string, n: number) =>
+    Array.from({ length: n }, (_, i) => [
+      { id: `${prefix}u${i}`, type: 'user', text: `Question ${i} about the wombat ORD-${i}` },
+      { id: `${prefix}a${i}`, type: 'assistant', text: `Answer ${i}` },
+    ]).flat();
+  const currentRows = () => page.locator('#timeline [aria-current]').count();
+
+  beforeAll(async () => {
+    harness = await startListeningService();
+    client = harness.client();
+    // 260 conversation events and one compaction: 261 timeline rows, two pages.
+    await append(LONG, turns('l', 130));
+    const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
+      params: { path: { sessionId: LONG } },
+      body: { strategy: { type: 'sliding-window', maxEvents: 20 } },
+    });
+    expect(data!.outcome).toBe('compacted');
+    compactionId = data!.compactionId!;
+    await append('ua-small', turns('s', 3));
+    await append(GONE, turns('g', 1));
+    const { data: gone } = await client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: GONE } } });
+    erasedAt = gone!.erasedAt;
+    ({ browser, page } = await launchChromiumPage());
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await harness?.stop();
+  });
+
+  it('starts the session list again from its first page, saying so, when "Load more" sends another release\'s cursor', async () => {
+    const asked: string[] = [];
+    const firstPage = /\/v1\/sessions\?limit=100&estimator=cl100k_base$/;
+    await page.route(firstPage, withOtherReleaseCursor('sessions', asked), { times: 1 });
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#more').waitFor();
+    expect(await page.locator('#session-count').innerText()).toBe('2 loaded, more available');
+    await page.locator('#more').click();
+    await page.locator('#session-count', { hasText: 'read again' }).or(page.locator('#banner .error-box')).first().waitFor();
+    expect(await page.locator('#banner .error-box').count()).toBe(0);
+    expect(await page.locator('#session-count').innerText()).toBe(
+      'the service was upgraded; the list was read again from its first page: 2 loaded, all listed',
+    );
+    const ids = await page.locator('#sessions tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-session')));
+    expect(ids.sort()).toEqual([LONG, 'ua-small']);
+    expect(await page.locator('#more').isHidden()).toBe(true);
+    expect(asked).toHaveLength(1);
+  });
+
+  it("reads the compaction history again from its first page, saying so, when a page sends another release's cursor", async () => {
+    const asked: string[] = [];
+    const firstPage = /\/compactions\?limit=100&minPosition=\d+$/;
+    await page.route(firstPage, withOtherReleaseCursor('compactions', asked), { times: 1 });
+    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
+    await page.locator('#timeline').or(page.locator('#page-error')).first().waitFor();
+    expect(await page.locator('#page-error').count()).toBe(0);
+    expect(asked).toHaveLength(1);
+    expect(await page.locator('#compactions-restarted').innerText()).toBe(
+      "the service was upgraded while this history was read (a page's cursor was another release's): it was read again from its first page",
+    );
+    // Listed once.
+    expect(await page.locator('#compactions tbody tr').count()).toBe(1);
+    expect(await page.locator('#compactions-heading').innerText()).toBe('Compactions (1)');
+  });
+
+  it('links a recall hit\'s "archived by" to that compaction\'s details, named with its full id and reached by the keyboard', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}`);
+    await page.locator('#timeline').waitFor();
+    await page.locator('#recall input[name=recall]').fill('wombat ORD-0');
+    await page.locator('#recall button[type=submit]').click();
+    const link = page.locator('#recall-results li[data-event="lu0"] a.archived-by');
+    await link.waitFor();
+    expect(await link.getAttribute('aria-label')).toBe(`archived by compaction ${compactionId}: open its details`);
+    expect(await link.innerText()).toBe(`archived by ${compactionId.slice(0, 8)}…`);
+    // A Tab stop: Tab from the hit's session link reaches it.
+    await page.locator('#recall-results li[data-event="lu0"] a').first().focus();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement?.classList.contains("archived-by")')).toBe(true);
+    await page.keyboard.press('Enter');
+    await page.locator(`#diff[data-compaction="${compactionId}"]`).waitFor();
+  });
+
+  it('offers "Go to revision" and "Go to time" on a timeline of one page', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/ua-small`);
+    await page.locator('#timeline').waitFor();
+    expect(await page.locator('#timeline-pages').isHidden()).toBe(true);
+    expect(await page.locator('#timeline-goto-time input[name=time]').isVisible()).toBe(true);
+    await page.locator('#timeline-goto input[name=revision]').fill('3');
+    await page.locator('#timeline-goto input[name=revision]').press('Enter');
+    await page.locator('#timeline-goto-status', { hasText: 'went to revision 3' }).waitFor();
+    await page.waitForFunction("document.activeElement?.matches('#timeline li.target[aria-current=location]')");
+  });
+
+  it('marks one row at a time aria-current: the row gone to, else the selected compaction’s', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${LONG}/c/${compactionId}`);
+    const marker = page.locator(`#timeline li[data-compaction="${compactionId}"]`);
+    await marker.waitFor();
+    expect(await marker.getAttribute('aria-current')).toBe('true');
+    expect(await currentRows()).toBe(1);
+    // A row on the compaction marker's page.
+    await page.locator('#timeline-goto input[name=revision]').fill('230');
+    await page.locator('#timeline-goto input[name=revision]').press('Enter');
+    await page.locator('#timeline-goto-status', { hasText: 'went to revision 230' }).waitFor();
+    expect(await marker.isVisible()).toBe(true);
+    expect(await currentRows()).toBe(1);
+    expect(await page.locator('#timeline li.target').getAttribute('aria-current')).toBe('location');
+    expect(await marker.getAttribute('aria-current')).toBeNull();
+    expect(await marker.getAttribute('class')).toContain('selected');
+    // Past the end: no row gone to, the selected compaction's row is current again.
+    await page.locator('#timeline-goto input[name=revision]').fill('99999');
+    await page.locator('#timeline-goto input[name=revision]').press('Enter');
+    await page.locator('#timeline-goto-status', { hasText: 'past the end' }).waitFor();
+    expect(await currentRows()).toBe(1);
+    expect(await marker.getAttribute('aria-current')).toBe('true');
+  });
+
+  it('lists the erasures in their own view, without content, reached from the header', async () => {
+    const asked: string[] = [];
+    await page.route(/\/v1\/erasures\?limit=100$/, withOtherReleaseCursor('erasures', asked), { times: 1 });
+    await page.goto(`${harness.baseUrl}/ui#/`);
+    await page.locator('#sessions').waitFor();
+    await page.locator('#nav-erasures').focus();
+    await page.keyboard.press('Enter');
+    const row = page.locator(`#erasures tbody tr[data-session="${GONE}"]`);
+    await row.waitFor();
+    await page.waitForFunction("document.activeElement?.id === 'erasures-title'");
+    expect(await page.title()).toBe('Erasures – Session audit');
+    const cells = await row.locator('td').allInnerTexts();
+    expect(cells.slice(0, 4)).toEqual([GONE, erasedAt.replace('T', ' ').replace('Z', ' UTC'), '2', '0–1']);
+    expect(await page.locator('#erasure-count').innerText()).toBe('1 erasure loaded, more available');
+    // "Load more" with another release's cursor: the list again from its first page, said, nothing twice.
+    await page.locator('#erasures-more').click();
+    await page.locator('#erasure-count', { hasText: 'read again' }).or(page.locator('#banner .error-box')).first().waitFor();
+    expect(await page.locator('#erasure-count').innerText()).toBe(
+      'the service was upgraded; the list was read again from its first page: 1 erasure loaded, all listed',
+    );
+    expect(await page.locator('#erasures tbody tr').count()).toBe(1);
+    expect(asked).toHaveLength(1);
+    expect(await page.locator('main').innerText()).not.toContain('Question 0');
+  });
+
+  it('says when an erased session was erased instead of a bare "not found"', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/s/${GONE}`);
+    await page.locator('#session-erased').or(page.locator('#page-error')).first().waitFor();
+    expect(await page.locator('#page-error').count()).toBe(0);
+    expect(await page.locator('#session-erased').innerText()).toContain(`This session was erased at ${erasedAt.replace('T', ' ').replace('Z', ' UTC')}`);
+    expect(await page.locator('#session-erased a[href="#/erasures"]').count()).toBe(1);
+    // An id never written is still not found.
+    await page.goto(`${harness.baseUrl}/ui#/s/ua-never`);
+    await page.locator('#page-error').waitFor();
+    expect(await page.locator('#page-error').innerText()).toContain('session_not_found');
+  });
+});

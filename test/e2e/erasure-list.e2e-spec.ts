@@ -1,0 +1,113 @@
+/**
+ * What an auditor can read of erasures over HTTP (newcomer nca11y A6): `GET /v1/erasures` lists
+ * the caller's tenant's erasures, newest first, in keyset pages (no content: session id, time,
+ * event count, the revisions of the erased life, the record's position), with the list routes'
+ * cursor errors; `GET /v1/sessions/{id}` of an erased session id answers 404 with `erasedAt`, and a
+ * session id written again after its erasure answers its new life. The list is a read model
+ * rebuilt from the log: deleting the read models gives the same answers. Runtime: about 5 s.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { startService, type Harness } from '../support/service-harness';
+
+const KEY_A = 'erasure-list-key-a';
+const KEY_B = 'erasure-list-key-b';
+const env = { API_KEYS: `${KEY_A}:tenantA,${KEY_B}:tenantB` };
+
+/** A keyset cursor of `list` in a format version this release does not write (another release's). */
+const cursorOf = (list: string, v = 1) => Buffer.from(JSON.stringify({ v, l: list, k: '99' }), 'utf8').toString('base64url');
+
+describe('GET /v1/erasures and the 404 of an erased session', () => {
+  let h: Harness;
+  const as = (key: string) => ({ authorization: `Bearer ${key}` });
+  const write = async (key: string, sessionId: string, n: number, prefix: string) =>
+    h
+      .http()
+      .post(`/v1/sessions/${sessionId}/messages`)
+      .set(as(key))
+      .send({ messages: Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, role: 'user', content: `secret ${prefix}${i}` })) })
+      .expect(201);
+  const erase = async (key: string, sessionId: string) =>
+    (await h.http().delete(`/v1/sessions/${sessionId}`).set(as(key)).expect(200)).body as { erasedAt: string; erasedEvents: number; position: string };
+  const list = (key: string, query: Record<string, string> = {}) => h.http().get('/v1/erasures').query(query).set(as(key));
+  /** tenantA's erasures, oldest first: s1's first life, s2, s1's second life. */
+  const erased: Array<{ erasedAt: string; erasedEvents: number; position: string }> = [];
+
+  beforeAll(async () => {
+    h = await startService({ env });
+    await write(KEY_A, 's1', 3, 'a');
+    erased.push(await erase(KEY_A, 's1'));
+    await write(KEY_A, 's2', 1, 'b');
+    erased.push(await erase(KEY_A, 's2'));
+    await write(KEY_A, 's1', 2, 'c');
+    erased.push(await erase(KEY_A, 's1'));
+    await write(KEY_B, 's1', 4, 'd');
+    await erase(KEY_B, 's1');
+  }, 60_000);
+  afterAll(async () => {
+    await h?.stop();
+  });
+
+  const expected = () => [
+    { sessionId: 's1', erasedAt: erased[2].erasedAt, erasedEvents: 2, firstRevision: '3', lastRevision: '4', position: erased[2].position },
+    { sessionId: 's2', erasedAt: erased[1].erasedAt, erasedEvents: 1, firstRevision: '0', lastRevision: '0', position: erased[1].position },
+    { sessionId: 's1', erasedAt: erased[0].erasedAt, erasedEvents: 3, firstRevision: '0', lastRevision: '2', position: erased[0].position },
+  ];
+
+  it("lists the tenant's erasures newest first, without content, in keyset pages", async () => {
+    const first = await list(KEY_A, { limit: '2' }).expect(200);
+    expect(first.body.erasures).toEqual(expected().slice(0, 2));
+    expect(typeof first.body.nextCursor).toBe('string');
+    const second = await list(KEY_A, { limit: '2', cursor: first.body.nextCursor }).expect(200);
+    expect(second.body).toEqual({ erasures: expected().slice(2) });
+    expect(JSON.stringify([first.body, second.body])).not.toContain('secret');
+    // Another tenant's erasures only
+    const other = await list(KEY_B).expect(200);
+    expect(other.body.erasures.map((e: { sessionId: string; erasedEvents: number }) => [e.sessionId, e.erasedEvents])).toEqual([['s1', 4]]);
+  });
+
+  it('refuses what the list routes refuse, with their codes', async () => {
+    await h.http().get('/v1/erasures').expect(401);
+    const expired = await list(KEY_A, { cursor: cursorOf('erasures', 2) }).expect(400);
+    expect([expired.body.code, expired.body.parameter]).toEqual(['cursor_expired', 'cursor']);
+    const another = await list(KEY_A, { cursor: cursorOf('sessions') }).expect(400);
+    expect(another.body.code).toBe('invalid_query');
+    expect(another.body.message).toContain('this cursor belongs to GET /v1/sessions');
+    // An erasure list's cursor sent to the session list names its route.
+    const back = await h
+      .http()
+      .get('/v1/sessions')
+      .query({ cursor: cursorOf('erasures') })
+      .set(as(KEY_A))
+      .expect(400);
+    expect(back.body.message).toContain('this cursor belongs to GET /v1/erasures');
+    expect((await list(KEY_A, { limit: '0' }).expect(400)).body.code).toBe('validation_failed');
+    expect((await list(KEY_A, { sessionId: 's1' }).expect(400)).body.code).toBe('validation_failed');
+  });
+
+  it('answers 404 with erasedAt for an erased session id, without it for one never written; a session written again answers its new life', async () => {
+    const gone = await h.http().get('/v1/sessions/s2').set(as(KEY_A)).expect(404);
+    expect(gone.body).toMatchObject({ code: 'session_not_found', erasedAt: erased[1].erasedAt });
+    expect(gone.body.message).toContain(`was erased at ${erased[1].erasedAt}`);
+    // The latest of two erasures of one id.
+    expect((await h.http().get('/v1/sessions/s1').set(as(KEY_A)).expect(404)).body.erasedAt).toBe(erased[2].erasedAt);
+    const never = await h.http().get('/v1/sessions/never').set(as(KEY_A)).expect(404);
+    expect(never.body.code).toBe('session_not_found');
+    expect(never.body).not.toHaveProperty('erasedAt');
+    // tenantB's view of tenantA's erased s2: never written there.
+    expect((await h.http().get('/v1/sessions/s2').set(as(KEY_B)).expect(404)).body).not.toHaveProperty('erasedAt');
+    await write(KEY_A, 's2', 1, 'e');
+    const again = await h.http().get('/v1/sessions/s2').set(as(KEY_A)).expect(200);
+    expect(again.body).toMatchObject({ sessionId: 's2', revision: '1', eventCount: 1 });
+    // The list is unchanged by the new life.
+    expect((await list(KEY_A).expect(200)).body.erasures).toEqual(expected());
+  });
+
+  it('gives the same list from read models rebuilt from the log', async () => {
+    await h.stop();
+    for (const file of fs.readdirSync(h.dataDir)) if (file.startsWith('read-models.sqlite')) fs.rmSync(path.join(h.dataDir, file));
+    h = await startService({ dataDir: h.dataDir, env });
+    expect((await list(KEY_A).expect(200)).body.erasures).toEqual(expected());
+    expect((await h.http().get('/v1/sessions/s1').set(as(KEY_A)).expect(404)).body.erasedAt).toBe(erased[2].erasedAt);
+  });
+});
