@@ -362,8 +362,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         .post(`/v1/sessions/${s}/events`)
         .send({ events: turns(6, 'more').map((e) => ({ ...e, id: `m-${e.id}` })) })
         .expect(201);
-    for (const s of sessions)
-      await harness.http().post(`/v1/sessions/${s}/compactions`).set('X-Request-Id', `http-compact-${s}`).send(compactBody).expect(200);
+    for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/compactions`).set('X-Request-Id', `http-compact-${s}`).send(compactBody).expect(200);
     const feed = `${prefix}.decisions.default.*`;
     const audited = (got: ReadMessage[]) => got.filter((m) => String(m.body.sessionId).startsWith('audit-'));
     const first = audited(await readStream(nats.client, names.decisionStream, feed, (got) => audited(got).length >= 6, { durable: 'audit' }));

@@ -17,7 +17,12 @@ describe('requestedBy in decisions and erasure records', () => {
   const storedOf = async (type: string) => (await harness.service.store.readAll({ maxCount: 10_000 })).filter((e) => e.type === type);
 
   it('a commanded compaction records the key label and request id, shown in its history item; the key itself is never stored', async () => {
-    await harness.http().post('/v1/sessions/who1/events').set('Authorization', `Bearer ${BOT}`).send({ events: events(8) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/who1/events')
+      .set('Authorization', `Bearer ${BOT}`)
+      .send({ events: events(8) })
+      .expect(201);
     const { body } = await harness
       .http()
       .post('/v1/sessions/who1/compactions')
@@ -42,7 +47,12 @@ describe('requestedBy in decisions and erasure records', () => {
       .set('Authorization', `Bearer ${OPS}`)
       .send({ strategy: { type: 'sliding-window', maxEvents: 2 }, trigger: { type: 'turn-count', maxTurns: 2 } })
       .expect(200);
-    await harness.http().post('/v1/sessions/auto1/events').set('Authorization', `Bearer ${BOT}`).send({ events: events(6) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/auto1/events')
+      .set('Authorization', `Bearer ${BOT}`)
+      .send({ events: events(6) })
+      .expect(201);
     let list: { body: { compactions: Array<{ origin: string; requestedBy: unknown; trigger: unknown }> } } = { body: { compactions: [] } };
     for (let tries = 0; list.body.compactions.length === 0 && tries < 100; tries++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -52,7 +62,12 @@ describe('requestedBy in decisions and erasure records', () => {
   });
 
   it('an erasure record keeps the key label and request id of the DELETE that ordered it', async () => {
-    await harness.http().post('/v1/sessions/gone1/events').set('Authorization', `Bearer ${OPS}`).send({ events: events(2) }).expect(201);
+    await harness
+      .http()
+      .post('/v1/sessions/gone1/events')
+      .set('Authorization', `Bearer ${OPS}`)
+      .send({ events: events(2) })
+      .expect(201);
     await harness.http().delete('/v1/sessions/gone1').set('Authorization', `Bearer ${BOT}`).set('X-Request-Id', 'erase-req-1').expect(200);
     const records = (await storedOf(SESSION_ERASED)).map((e) => e.data as SessionErasedData).filter((d) => d.sessionId === 'gone1');
     expect(records.map((d) => d.requestedBy)).toEqual([{ keyLabel: 'API_KEYS#2', requestId: 'erase-req-1', via: 'http' }]);

@@ -528,7 +528,10 @@ export const RequestedBySchema = named(
       .string()
       .optional()
       .describe('the API key that sent it, by its position in API_KEYS (API_KEYS#2: the second entry), never the key; absent in open mode (no keys)'),
-    requestId: z.string().optional().describe("HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id"),
+    requestId: z
+      .string()
+      .optional()
+      .describe("HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id"),
     via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
   }),
 );
