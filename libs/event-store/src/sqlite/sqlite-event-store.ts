@@ -329,8 +329,9 @@ export class SqliteEventStore implements EventStore {
   /**
    * See {@link EventStore.deleteStream}: the rows are removed (erasure); positions are not reused.
    * Resolves once the deletion is committed and the WAL checkpointed (TRUNCATE): no byte of the
-   * stream's events is left in the database file nor the WAL (see the class comment for the
-   * case of a concurrent reader in another process).
+   * stream's events is left in the database file nor the WAL; when another connection's open read
+   * refuses the checkpoint, it resolves all the same and the checkpoint is retried until it
+   * succeeds ({@link pendingWalScrub} meanwhile; see the class comment).
    */
   deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
     try {
