@@ -14,6 +14,7 @@ export { SQLITE_SCHEMA_SQL, SQLITE_SCHEMA_VERSION } from './sqlite/sqlite-schema
 export { isSqliteCorrupt, isSqliteDiskFull } from './sqlite/sqlite-errors';
 export { PROBE_MIN_FREE_BYTES, freeBytesShort } from './sqlite/sqlite-write-probe';
 export { sqliteQuickCheck } from './sqlite/sqlite-quick-check';
+export { SqliteWalPurge, WAL_PURGE_RETRY_DEFAULTS, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from './sqlite/sqlite-wal-purge';
 export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './create-event-store';
 export type { PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';

@@ -5,6 +5,7 @@
 export * from './tokens';
 export * from './errors';
 export * from './events/session-stream-events';
+export type { RequestedBy } from './events/requested-by';
 export * from './domain/session-window';
 export * from './decider/session-decider';
 export * from './decider/compaction-decider';

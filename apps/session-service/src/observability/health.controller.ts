@@ -22,6 +22,7 @@ import { SummarizerFailureLog } from './summarizer-failure-log';
 import { StoreWriteHealth } from './store-write-health';
 import { ReadModelsDamage } from './read-models-damage';
 import { BoundedHead } from './bounded-head';
+import { ErasureOnDisk } from './erasure-on-disk';
 
 /**
  * Whether a follower of the log that has read it up to `readTo` (bigint: its checkpoint, or the
@@ -62,6 +63,7 @@ export class HealthController {
     private readonly failures: SummarizerFailureLog,
     private readonly writes: StoreWriteHealth,
     private readonly damage: ReadModelsDamage,
+    private readonly erasure: ErasureOnDisk,
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
   ) {
     this.head = new BoundedHead(() => this.store.headPosition());
@@ -136,6 +138,7 @@ export class HealthController {
         lastError: projector.lastError,
       },
       readModels: { damaged, full: projector.readModelsFull },
+      erasure: this.erasure.state(),
       autoCompactionsInProgress: this.scheduler.inProgress,
       autoCompactionsBackingOff: this.scheduler.backingOff,
       summarizer: { lastFailure: this.failures.lastFailure() },

@@ -338,7 +338,7 @@ export class SessionProjector {
       for (const event of events) {
         if (event.position <= next) continue;
         last = event;
-        if (event.type === SESSION_ERASED && event.streamId.startsWith(ERASURE_STREAM_PREFIX)) {
+        if (isErasureRecord(event)) {
           // An erasure made by this or another replica: forget the session's rows here too.
           const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
           const data = event.data as SessionErasedData;
@@ -374,7 +374,7 @@ export class SessionProjector {
   private announceErasures(events: readonly RecordedEvent[], upTo: bigint): void {
     if (this.erasureListeners.size === 0) return;
     for (const event of events) {
-      if (event.position > upTo || event.type !== SESSION_ERASED || !event.streamId.startsWith(ERASURE_STREAM_PREFIX)) continue;
+      if (event.position > upTo || !isErasureRecord(event)) continue;
       const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
       for (const listener of this.erasureListeners) listener(tenantId, (event.data as SessionErasedData).sessionId);
     }
@@ -731,6 +731,9 @@ export class SessionProjector {
     const outcome = (await pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
     if (this.rebuilding) this.rebuilding.events += batch.filter((e) => e.position > before && e.position <= outcome.checkpoint).length;
     this.advance(outcome.checkpoint, outcome.committedAtMs);
+    // The worker thread truncated the WAL after an erasure, or retries it there: this thread's
+    // connection checks too (a no-op on an empty WAL), so a refused scrub is retried and shown here.
+    if (batch.some((event) => event.position <= outcome.checkpoint && isErasureRecord(event))) this.store.purgeWal();
     this.announceErasures(batch, outcome.checkpoint);
     const failure = outcome.error;
     if (failure?.readModelsDamaged) throw new ReadModelsDamagedError(failure.name, failure.message);
@@ -831,4 +834,9 @@ export class SessionProjector {
       this.wakeSleep = null;
     });
   }
+}
+
+/** Whether `event` is an erasure record (`SessionErased` in a tenant's erasure stream). */
+function isErasureRecord(event: RecordedEvent): boolean {
+  return event.type === SESSION_ERASED && event.streamId.startsWith(ERASURE_STREAM_PREFIX);
 }
