@@ -16,7 +16,7 @@
  * ({@link BpeTokenCounter.countInSteps}) so a caller can interleave other work on one thread.
  *
  * It reads members of gpt-tokenizer's encoder that the package does not export
- * (`tokenSplitRegex`, `bytePairEncode`, `getBpeRankFromBytes`, `bytePairRankDecoder`); the dependency is pinned and the
+ * (`tokenSplitRegex`, `bytePairMerge`, `getBpeRankFromBytes`, `bytePairRankDecoder`); the dependency is pinned and the
  * members are checked at construction, and the estimator tests compare counts with the WASM
  * tiktoken.
  */
@@ -25,7 +25,8 @@
 interface BpeCore {
   tokenSplitRegex: RegExp;
   getBpeRankFromString(piece: string): number | undefined;
-  bytePairEncode(piece: string): number[];
+  /** The reference merge of one pre-token's UTF-8 bytes into ranks, without gpt-tokenizer's merge cache (see {@link BpeTokenCounter}). */
+  bytePairMerge(piece: Uint8Array): number[];
   getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
   /** Each rank's token: its text, or its bytes when they are not UTF-8 text (gpt-tokenizer stores `EF BB BF…` tokens as bytes). */
   bytePairRankDecoder: ReadonlyArray<string | ArrayLike<number>>;
@@ -127,12 +128,12 @@ function coreOf(encodingApi: unknown): BpeCore {
     !core ||
     !(core.tokenSplitRegex instanceof RegExp) ||
     typeof core.getBpeRankFromString !== 'function' ||
-    typeof core.bytePairEncode !== 'function' ||
+    typeof core.bytePairMerge !== 'function' ||
     typeof core.getBpeRankFromBytes !== 'function' ||
     !Array.isArray(core.bytePairRankDecoder)
   ) {
     throw new Error(
-      'gpt-tokenizer changed its encoder: BpeTokenCounter needs tokenSplitRegex, getBpeRankFromString, bytePairEncode, getBpeRankFromBytes and bytePairRankDecoder',
+      'gpt-tokenizer changed its encoder: BpeTokenCounter needs tokenSplitRegex, getBpeRankFromString, bytePairMerge, getBpeRankFromBytes and bytePairRankDecoder',
     );
   }
   return core as BpeCore;
@@ -361,13 +362,13 @@ export class BpeTokenCounter {
     if (piece.length <= REMEMBERED_PIECE_LENGTH) {
       let count = this.pieceCounts.get(piece, this.pieceSlot);
       if (count < 0) {
-        count = core.getBpeRankFromString(piece) !== undefined ? 1 : core.bytePairEncode(piece).length;
+        count = core.getBpeRankFromString(piece) !== undefined ? 1 : core.bytePairMerge(encoder.encode(piece)).length;
         this.pieceCounts.set(piece, this.pieceSlot, count);
       }
       return count;
     }
     if (core.getBpeRankFromString(piece) !== undefined) return 1;
-    if (piece.length <= LONG_PIECE_LENGTH) return core.bytePairEncode(piece).length;
+    if (piece.length <= LONG_PIECE_LENGTH) return core.bytePairMerge(encoder.encode(piece)).length;
     return -1;
   }
 
