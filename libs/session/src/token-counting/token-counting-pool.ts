@@ -25,7 +25,11 @@
  * deadline) nor is refused because their queue is full. Each lane keeps its own queue bound
  * ({@link MAX_QUEUED_TASKS}) and runs its tasks first come, first served.
  *
- * A refused task (queue full, or deadline passed) says when to try again
+ * A task that ran past its deadline with no other task before it on its lane (it had the thread to
+ * itself from the start) is refused with {@link CountingTooCostlyError} instead: it alone costs more
+ * than the deadline, so retrying it as it is cannot succeed (an 8,000,000-character text refused
+ * after 30 s with "busy with other large texts" and `Retry-After: 1` on an idle service: ncsqliteops F3).
+ * Any other refused task (queue full, or deadline passed while it waited or ran behind others) says when to try again
  * (`CountingTimeoutError.retryAfterSeconds`, the HTTP answer's `Retry-After`): the time the lane
  * needs for the tasks it holds at the running mean of its recent tasks' run times
  * ({@link retryAfterSeconds}), so a burst of importers retries about when the queue has drained.
@@ -47,7 +51,7 @@ import {
 } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
 import type { EventCosts } from '../events/session-stream-events';
-import { CountingTimeoutError } from '../errors';
+import { CountingTimeoutError, CountingTooCostlyError } from '../errors';
 import type { EventCostsTask, ExtractiveSummaryTask, ReadyTask, SummaryChunksTask, TokenCountingTask } from './token-counting-tasks';
 
 /**
@@ -285,6 +289,8 @@ export class TokenCountingPool {
     const lane = this.lanes[laneName];
     // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
     if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true, this.retryAfter(lane));
+    // No task before this one: it has the lane's thread to itself for its whole deadline.
+    const alone = lane.inFlight === 0;
     lane.inFlight += 1;
     const before = lane.tail;
     let done = () => undefined as void;
@@ -307,7 +313,10 @@ export class TokenCountingPool {
       return result;
     } catch (err) {
       const name = (err as Error | undefined)?.name;
-      if (name === 'AbortError' || name === 'TimeoutError') throw new CountingTimeoutError(what, this.deadlineMs, false, this.retryAfter(lane));
+      if (name === 'AbortError' || name === 'TimeoutError') {
+        if (alone) throw new CountingTooCostlyError(what, this.deadlineMs);
+        throw new CountingTimeoutError(what, this.deadlineMs, false, this.retryAfter(lane));
+      }
       throw err;
     } finally {
       done();
