@@ -10,6 +10,7 @@ import * as vm from 'node:vm';
 import fc from 'fast-check';
 import { get_encoding, type Tiktoken as WasmTiktoken } from 'tiktoken';
 import { BpeTokenCounter, MAX_REMEMBERED_PIECES, PieceCountTable } from '../src/bpe-token-counter';
+import { distinctWordsFrom } from '../../../test/support/adversarial-texts';
 
 type EncodingName = 'cl100k_base' | 'o200k_base';
 
@@ -30,24 +31,6 @@ function clearEncoderMergeCache(name: EncodingName): void {
   (encodingModule(name).default as { bytePairEncodingCoreProcessor: { clearMergeCache(): void } }).bytePairEncodingCoreProcessor.clearMergeCache();
 }
 
-/**
- * `length` characters of distinct words from word number `from` on (base 36, letters between so
- * none is a number), each word a pre-token of its own: short ones (`w1x`) and, with `long`, ones of
- * 14-20 code units (above the table's 12, as V8 slices of the text). Returns the text and the next word number.
- */
-function distinctWords(length: number, from: number, long = false): { text: string; next: number } {
-  const words: string[] = [];
-  let total = 0;
-  let i = from;
-  while (total < length) {
-    const base = (i++).toString(36);
-    const word = long ? `w${base.padStart(12, 'q')}x` : `w${base}x`;
-    words.push(word);
-    total += word.length + 1;
-  }
-  return { text: words.join(' ').slice(0, length), next: i };
-}
-
 describe('BpeTokenCounter over many large texts', () => {
   it('given successive large texts of distinct words, then its table stays within its bound and gpt-tokenizer’s merge cache stays empty', () => {
     const table = new PieceCountTable();
@@ -58,7 +41,7 @@ describe('BpeTokenCounter over many large texts', () => {
     let next = 0;
     for (let k = 0; k < 6; k++) {
       // Alternately short and long words: together more distinct pre-tokens (~300,000) than any cache holds.
-      const { text, next: after } = distinctWords(400_000, next, k % 2 === 1);
+      const { text, next: after } = distinctWordsFrom(400_000, next, k % 2 === 1);
       next = after;
       for (const { name, counter } of counters) {
         expect(counter.count(text)).toBeGreaterThan(0);
@@ -74,13 +57,13 @@ describe('BpeTokenCounter over many large texts', () => {
     const gc = vm.runInNewContext('gc') as () => void;
     const counter = new BpeTokenCounter(encodingModule('cl100k_base').default, { table: new PieceCountTable(), slot: 0 });
     let next = 0;
-    const warm = distinctWords(100_000, next, true);
+    const warm = distinctWordsFrom(100_000, next, true);
     next = warm.next;
     counter.count(warm.text);
     gc();
     const before = v8.getHeapStatistics().used_heap_size;
     for (let k = 0; k < 4; k++) {
-      const { text, next: after } = distinctWords(1_000_000, next, true);
+      const { text, next: after } = distinctWordsFrom(1_000_000, next, true);
       next = after;
       counter.count(text);
     }
