@@ -125,8 +125,10 @@ describe('TokenCountingPool', () => {
 
   // ncsqliteops F3: an 8,000,000-character text alone on an idle service was refused after 30 s on every try
   // with "busy with other large texts" and Retry-After: 1, so its client retried for ever.
-  it('given no other task before it, when the worker misses the deadline, then CountingTooCostlyError (counting_too_costly: not to be retried as it is)', async () => {
-    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1 });
+  it('given no other task before it and the process busy the whole deadline, when the worker misses the deadline, then CountingTooCostlyError (counting_too_costly: not to be retried as it is)', async () => {
+    // The process's CPU clock, faked: each read 1 ms later, so a task that ran spent its whole deadline on the CPU.
+    let cpu = 0;
+    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1, cpuMs: () => (cpu += 1) });
     try {
       const outcome = await hurried.eventCosts([large]).catch((err: unknown) => err);
       expect(outcome).toBeInstanceOf(CountingTooCostlyError);
@@ -141,8 +143,20 @@ describe('TokenCountingPool', () => {
     }
   });
 
+  it('given no other task before it but the process starved of CPU, when the deadline passes, then CountingTimeoutError (retry: a loaded machine, not the text)', async () => {
+    const starved = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1, cpuMs: () => 0 });
+    try {
+      const outcome = await starved.eventCosts([large]).catch((err: unknown) => err);
+      expect(outcome).toBeInstanceOf(CountingTimeoutError);
+      expect((outcome as CountingTimeoutError).details).toEqual({ refusal: 'deadline_passed', deadlineMs: 1 });
+    } finally {
+      await starved.close();
+    }
+  });
+
   it('given a task before it, when the deadline passes, then CountingTimeoutError (counting_timeout, the deadline in the message, when to retry)', async () => {
-    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1 });
+    let cpu = 0;
+    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1, cpuMs: () => (cpu += 1) });
     try {
       const [first, second] = await Promise.all([hurried.eventCosts([large]), hurried.eventCosts([large])].map((p) => p.catch((err: unknown) => err)));
       expect(first).toBeInstanceOf(CountingTooCostlyError);
