@@ -19,6 +19,8 @@ import { SQLITE_SCHEMA_SQL } from '@lib/event-store';
 /** A running minimal server. */
 export interface MinimalAppendServer {
   port: number;
+  /** The Fastify instance (for in-process requests through `inject`, `bench/append-instructions.ts`). */
+  app: FastifyInstance;
   /** Committed transactions and appends since start (appends / transactions = group-commit factor). */
   stats: { transactions: number; appends: number };
   close(): Promise<void>;
@@ -104,6 +106,7 @@ export async function startMinimalAppendServer(dir: string): Promise<MinimalAppe
   await app.listen({ port: 0, host: '127.0.0.1' });
   return {
     port: (app.server.address() as AddressInfo).port,
+    app,
     stats,
     async close() {
       await app.close();

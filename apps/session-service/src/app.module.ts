@@ -47,6 +47,8 @@ export class AppModule {
     // Made here, not by the injector: the store the session library writes through is observed from the start.
     const metrics = new ServiceMetrics();
     const writes = new StoreWriteHealth((code) => metrics.storeWriteFailures.inc({ code }));
+    // PostgreSQL: the pool's connections, read at each scrape (absent for a store without a pool).
+    if (session.store.poolConnections) metrics.registerPoolConnections(() => session.store.poolConnections!());
     return {
       module: AppModule,
       imports: [
@@ -84,8 +86,9 @@ export class AppModule {
         SessionModule.forRoot({
           projector: { worker: config.projectorWorker },
           ...session,
-          // Every append and deletion is observed: /health's store.lastWriteError, event_store_writable, one warn line per outage.
-          store: writes.observing(session.store),
+          // Every store call of a command (its loads and checks as well as its append or deletion) is observed: /health's
+          // store.lastWriteError, event_store_writable, one warn line per outage. The queries' and the projector's reads are not.
+          commandStore: (store) => writes.observing(store),
           // events_appended_total: the conversation events each append writes (an import's progress).
           appendedEvents: appendedEventsMetrics(metrics),
           settings: {

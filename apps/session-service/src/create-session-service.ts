@@ -220,8 +220,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerMissingHost(fastify, refusedLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
-  // The request log line names the tenant and an error answer's code.
-  logAnswerCodes(fastify);
+  // The request log line names the tenant and an error answer's code (LOG_LEVEL=silent writes no request line: no hook).
+  if (config.logLevel !== 'silent') logAnswerCodes(fastify);
   answerNearRoutes(fastify);
   answerBadQueryEncoding(fastify);
   // The rate limit and the API key of /v1 requests, before their body is read (after the onRequest answers above).

@@ -36,7 +36,7 @@ const IN_WORD = `(?:(?!${SPACELESS_LETTER})[\\p{L}\\p{N}\\p{M}_.])`;
 
 // Each pattern costs linear time on any text (issue 17, item 1): the e-mail local part starts
 // only where a run of its characters starts (else every position of a long run rescans it), and
-// identifiers are looked for word by word (see IDENTIFIER).
+// identifiers are looked for word by word (see identifierIn).
 const ARTEFACT_PATTERNS: RegExp[] = [
   /https?:\/\/[^\s"'<>)\]]+/g, // URLs
   // e-mail addresses and paths take letters, digits and marks of any script (`jürgen.müller@straße.de`,
@@ -57,19 +57,53 @@ const ARTEFACT_PATTERNS: RegExp[] = [
 /**
  * Identifiers mixing letters and digits, of any script: words are runs of Unicode letters, digits
  * (full-width ones too), combining marks, `_` and `-`, so `DE77ÖÄ` is one identifier (an ASCII-only pattern listed `DE77`,
- * a code that never existed, and recall found it). Its lookaheads rescan the rest of a run from
- * every word start, so on a run without a digit or without a letter (`a-a-a-…`, 1,000,000
- * characters) it is quadratic; it is therefore applied only to runs holding both
- * ({@link IDENTIFIER_RUN}), where it matches exactly what it matches in the whole text (a match
- * never leaves its run). A run is first cut where its script changes ({@link scriptRuns}): a code
+ * a code that never existed, and recall found it). Looked for in each {@link IDENTIFIER_RUN} holding
+ * both a letter and a digit, first cut where its script changes ({@link scriptRuns}): a code
  * written against other text (`予約番号XK42Q9を`, `заказаRU5566пожалуйста`) is an identifier of its
  * own, and a run of letters of a script written without spaces (Chinese, Japanese, Thai: a
- * sentence, not a word) is never one, even with a digit after it (`依頼0`).
+ * sentence, not a word) is never one, even with a digit after it (`依頼0`). See {@link identifierIn}.
  */
-const IDENTIFIER =
-  /(?<![\p{L}\p{N}\p{M}_＿])(?=[\p{L}\p{N}\p{M}_＿－-]*\p{N})(?=[\p{L}\p{N}\p{M}_＿－-]*\p{L})[\p{L}\p{N}][\p{L}\p{N}\p{M}_＿－-]{2,}(?<=[\p{L}\p{N}\p{M}_＿])(?![\p{L}\p{N}\p{M}_＿])/gu;
+const WORD_CHAR = /[\p{L}\p{N}\p{M}_＿]/u;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const LETTER = /\p{L}/u;
+const DIGIT = /\p{N}/u;
+
 /**
- * The runs {@link IDENTIFIER} is applied to: Unicode words joined by `_` and `-` (and their
+ * The identifier of `word` (a piece of an {@link IDENTIFIER_RUN} as {@link scriptRuns} cuts it:
+ * letters, digits, marks, `_`, `-` and their full-width forms only), or null, with its index in
+ * `word` (UTF-16 units). It is what the pattern
+ * `(?<![\p{L}\p{N}\p{M}_＿])(?=[…]*\p{N})(?=[…]*\p{L})[\p{L}\p{N}][…]{2,}(?<=[\p{L}\p{N}\p{M}_＿])(?![\p{L}\p{N}\p{M}_＿])`
+ * matches in it (at most one match: it runs to the word's last character that is not a hyphen),
+ * found in one pass: the first letter or digit at the word's start or after a hyphen, to the
+ * word's last non-hyphen, when that holds a letter and a digit and 3 characters or more (a later
+ * start holds less). The pattern's lookaheads rescanned the rest of the word from every start
+ * after a hyphen (`-_-_-_…a1`, 200,000 characters: quadratic, seconds of CPU).
+ */
+function identifierIn(word: string): { index: number; text: string } | null {
+  let start = -1;
+  let end = -1;
+  let afterHyphen = true;
+  for (let i = 0; i < word.length;) {
+    const ch = String.fromCodePoint(word.codePointAt(i)!);
+    if (start < 0 && afterHyphen && LETTER_OR_DIGIT.test(ch)) start = i;
+    afterHyphen = !WORD_CHAR.test(ch);
+    if (!afterHyphen) end = i + ch.length;
+    i += ch.length;
+  }
+  if (start < 0 || end <= start) return null;
+  const text = word.slice(start, end);
+  let chars = 0;
+  let letter = false;
+  let digit = false;
+  for (const ch of text) {
+    chars++;
+    if (!letter && LETTER.test(ch)) letter = true;
+    if (!digit && DIGIT.test(ch)) digit = true;
+  }
+  return chars >= 3 && letter && digit ? { index: start, text } : null;
+}
+/**
+ * The runs {@link identifierIn} looks in: Unicode words joined by `_` and `-` (and their
  * full-width forms `＿`, `－`: `ＡＢ－１２３４５６`), each then cut where its script changes
  * ({@link scriptRuns}), so `注文番号はＡＢ－１２３４５６です` gives `ＡＢ－１２３４５６`, not the sentence.
  */
@@ -126,10 +160,10 @@ function collectArtefacts(texts: readonly string[], truncate = true): string[] {
       for (const piece of scriptRuns(run[0])) {
         const word = piece.text;
         if (piece.spaceless || !/\p{N}/u.test(word) || !/\p{L}/u.test(word)) continue;
-        for (const m of word.matchAll(IDENTIFIER)) {
-          const at = (run.index ?? 0) + piece.index + (m.index ?? 0);
-          if (!within(at, m[0].length)) found.push({ at, index, value: cut(m[0]) });
-        }
+        const identifier = identifierIn(word);
+        if (identifier === null) continue;
+        const at = (run.index ?? 0) + piece.index + identifier.index;
+        if (!within(at, identifier.text.length)) found.push({ at, index, value: cut(identifier.text) });
       }
     }
   });

@@ -129,6 +129,16 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
   close(): Promise<void>;
 }
 
+/** A connection pool's state at one moment (counts of connections, or of requests for one). */
+export interface PoolConnections {
+  /** Connections open or being opened (at most the pool's size, `DATABASE_POOL_SIZE`). */
+  total: number;
+  /** Of those, the ones no statement uses now. */
+  idle: number;
+  /** Requests waiting for a connection (all `total` busy and the pool full, or a connection still opening). */
+  waiting: number;
+}
+
 /** The port. Every method may reject with {@link EventStoreUnavailableError} when the store cannot be reached. */
 export interface EventStore {
   /**
@@ -226,6 +236,12 @@ export interface EventStore {
    * transaction writes no page). Optional: a store without it (KurrentDB) is not probed.
    */
   probeWrite?(): Promise<void>;
+
+  /**
+   * The store's connection pool now ({@link PoolConnections}), read from memory (no I/O, never
+   * throws). Optional: a store without a pool of connections of its own (SQLite, KurrentDB) has none.
+   */
+  poolConnections?(): PoolConnections;
 
   /** Releases connections and file handles. */
   close(): Promise<void>;

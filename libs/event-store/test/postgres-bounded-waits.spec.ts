@@ -118,6 +118,32 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
     }
   });
 
+  it('poolConnections() tells the pool as it is: every connection busy and the appends waiting for one while es_head is locked, idle ones after', async () => {
+    const small = PostgresEventStore.connect(db.url, { maxConnections: 2, statementTimeoutMs: 10_000 });
+    try {
+      expect(small.poolConnections()).toEqual({ total: 0, idle: 0, waiting: 0 });
+      await small.appendToStream(`session-${randomUUID()}`, [ev()]);
+      expect(small.poolConnections()).toEqual({ total: 1, idle: 1, waiting: 0 });
+      const appends = await whileLocked('SELECT * FROM es_head FOR UPDATE', async () => {
+        const pending = Array.from({ length: 5 }, () => small.appendToStream(`session-${randomUUID()}`, [ev()]));
+        // Two appends hold both connections, waiting for the lock; the three others wait for a connection.
+        const deadline = Date.now() + 5_000;
+        while (small.poolConnections().waiting < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(small.poolConnections()).toEqual({ total: 2, idle: 0, waiting: 3 });
+        const { rows } = await locker.query<{ n: string }>(
+          "SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND wait_event_type = 'Lock'",
+          [db.name, APP],
+        );
+        expect(Number(rows[0].n)).toBe(2);
+        return pending;
+      });
+      await Promise.all(appends);
+      expect(small.poolConnections()).toEqual({ total: 2, idle: 2, waiting: 0 });
+    } finally {
+      await small.close();
+    }
+  });
+
   describe('a pooler that accepts connections but gives them no server (pgbouncer in session mode, pool full)', () => {
     let server: Server;
     const sockets: Socket[] = [];

@@ -9,7 +9,7 @@
 import { Inject, Module, type DynamicModule, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { CqrsModule } from '@nestjs/cqrs';
 import type { EventStore } from '@lib/event-store';
-import { EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from './tokens';
+import { COMMAND_EVENT_STORE, EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from './tokens';
 import type { Summarizer } from './summarizers/summarizer';
 import { ReadModelStore } from './read-side/read-model-store';
 import { SessionProjector, type SessionProjectorOptions } from './read-side/session-projector';
@@ -29,6 +29,13 @@ import { sharedTokenCountingPool } from './token-counting/token-counting-pool';
 /** What {@link SessionModule.forRoot} needs. */
 export interface SessionModuleOptions {
   store: EventStore;
+  /**
+   * The store the commands use ({@link COMMAND_EVENT_STORE}), made from `store`: every read and
+   * write of a command (its loads, checks and appends) goes through it, the queries and the
+   * projector do not (e.g. to count each store failure of a command as a failed write). Default:
+   * `store` itself.
+   */
+  commandStore?: (store: EventStore) => EventStore;
   readModels: ReadModelStore;
   summarizer: Summarizer;
   settings?: Partial<SessionSettings> & { maxWaitMs?: number };
@@ -62,6 +69,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
     // Every write of the module's handlers is recorded, so reads can wait for this process's own writes.
     const acknowledged = new AcknowledgedPositions();
     const store = recordingAcknowledgedPositions(options.store, acknowledged);
+    const commands = options.commandStore ? recordingAcknowledgedPositions(options.commandStore(options.store), acknowledged) : store;
     return {
       module: SessionModule,
       global: true,
@@ -69,13 +77,14 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
       providers: [
         { provide: OPTIONS, useValue: options },
         { provide: EVENT_STORE, useValue: store },
+        { provide: COMMAND_EVENT_STORE, useValue: commands },
         { provide: AcknowledgedPositions, useValue: acknowledged },
         { provide: SUMMARIZER, useValue: options.summarizer },
         { provide: APPENDED_EVENTS_OBSERVER, useValue: options.appendedEvents ?? null },
         { provide: SESSION_SETTINGS, useValue: settings },
         { provide: ReadModelStore, useValue: options.readModels },
         { provide: SessionProjector, useFactory: () => new SessionProjector(options.readModels, options.projector) },
-        { provide: SessionStateCache, useFactory: () => new SessionStateCache(store) },
+        { provide: SessionStateCache, useFactory: () => new SessionStateCache(commands) },
         AppendSessionEventsHandler,
         CompactSessionHandler,
         SetCompactionPolicyHandler,
@@ -91,6 +100,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         SessionStateCache,
         AutoCompactionScheduler,
         EVENT_STORE,
+        COMMAND_EVENT_STORE,
         ReadModelStore,
         SUMMARIZER,
         CqrsModule,

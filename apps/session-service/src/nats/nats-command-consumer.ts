@@ -75,6 +75,7 @@ import { findPublishedAnswer } from './nats-published-answer';
 import type { CommandAnswer, NatsCommandExecutor } from './nats-command-executor';
 import { rejectionLogLine, type RejectionDestinations } from './nats-rejection-log';
 import { DEFAULT_REPLY_PREFIXES, replyToProblem, type ReplyToRule } from './nats-reply-to';
+import { UnstoredAnswers } from './unstored-answers';
 
 /**
  * Attempts of a command failing with a server-side error that is not transient (500 `internal`)
@@ -240,13 +241,8 @@ export class NatsCommandConsumer {
   private readonly inFlight = new Set<Promise<void>>();
   /** Every command delivered and not yet acknowledged, terminated or given back: reported in progress every third of the ack wait. */
   private readonly held = new Set<JsMsg>();
-  /**
-   * Commands left for redelivery because their answer could not be stored (or looked up) on the
-   * results stream, by command id: the error, and until when (ms since the epoch) it is counted
-   * (its redelivery delay plus an ack wait, so a command another replica finished meanwhile is
-   * forgotten). Removed when this replica finishes the command.
-   */
-  private readonly unstored = new Map<string, { error: string; until: number }>();
+  /** Commands left for redelivery because their answer could not be stored (or looked up) on the results stream (see {@link UnstoredAnswers}). */
+  private readonly unstored = new UnstoredAnswers();
   /** Commands whose last attempt answered a transient 503, waiting for their next attempt. */
   private readonly waitingForService = new Set<JsMsg>();
   private keepAlive: NodeJS.Timeout | null = null;
@@ -373,13 +369,7 @@ export class NatsCommandConsumer {
    * `nats_commands_unstored`.
    */
   get unstoredAnswers(): { count: number; lastError: string | null } {
-    const now = Date.now();
-    let lastError: string | null = null;
-    for (const [id, entry] of this.unstored) {
-      if (entry.until < now) this.unstored.delete(id);
-      else lastError = entry.error;
-    }
-    return { count: this.unstored.size, lastError };
+    return this.unstored.summary();
   }
 
   /**
@@ -733,7 +723,7 @@ export class NatsCommandConsumer {
       // missing command stream is (before, nothing did until a reconnect: every command went round, unanswered).
       if (isMissingStreamError(err)) this.onMissing(`${this.names.resultStream} missing (publishing an answer: ${error})`);
       const delay = retryDelayMs(UNSTORED_REDELIVERY, m.info.deliveryCount - 1);
-      this.unstored.set(commandId, { error, until: Date.now() + delay + this.inEffectAckWaitMs });
+      this.unstored.add(commandId, error, delay + this.inEffectAckWaitMs);
       this.logger.warn(`command ${quoteInput(commandId)} left for redelivery in ${delay / 1000} s (delivery ${m.info.deliveryCount}): ${error}`);
       handled('requeued', answer ?? undefined);
       m.nak(delay);
@@ -749,7 +739,7 @@ export class NatsCommandConsumer {
    * `commandId` among the commands whose answer was not stored ({@link unstoredAnswers}).
    */
   private finish(m: JsMsg, status: number, answerStored: boolean, commandId: string): void {
-    this.unstored.delete(commandId);
+    this.unstored.forget(commandId);
     if (status < 300) m.ack();
     // No reason text: servers before 2.10 ignore `+TERM <reason>` and would redeliver.
     else m.term();

@@ -82,6 +82,12 @@ export interface NatsExecutorOptions {
   replyPrefixes?: readonly string[];
   /** Where a command's error is reported, as the HTTP error filter does (the read models found damaged: `/health`'s `readModels.damaged`); none when absent. */
   damage?: ReadModelsDamage;
+  /**
+   * The commands' store (`COMMAND_EVENT_STORE`), which a redelivered append's check of the log
+   * reads through: that read is part of the command, so its failure counts as a failed write
+   * (`/health`'s `store.lastWriteError`). Default: the executor's store.
+   */
+  commandStore?: EventStore;
 }
 
 /** The answer to a command: HTTP-equivalent status and JSON body; `address` when the subject parsed. */
@@ -221,8 +227,9 @@ export class NatsCommandExecutor {
     if (!last) return null;
     // Ids are derived in the stream's current life (an erased session written again has other ids), in any form a build wrote.
     const stream = sessionStream(key);
-    const incarnation = await this.store.streamIncarnation(stream);
-    const recorded = await findInStream(this.store, stream, (e) => isStoredEventOf(key, incarnation, last.event.id, e));
+    const store = this.options.commandStore ?? this.store;
+    const incarnation = await store.streamIncarnation(stream);
+    const recorded = await findInStream(store, stream, (e) => isStoredEventOf(key, incarnation, last.event.id, e));
     return recorded ? { revision: recorded.revision.toString(), position: recorded.position.toString() } : null;
   }
 }

@@ -34,7 +34,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplica
 import { CommandBus } from '@nestjs/cqrs';
 import { connect, type ConnectionOptions, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
-import { EVENT_STORE, ReadModelStore } from '@lib/session';
+import { COMMAND_EVENT_STORE, EVENT_STORE, ReadModelStore } from '@lib/session';
 import type { EventStore } from '@lib/event-store';
 import { SERVICE_CONFIG } from '../config/tokens';
 import { natsUrlRequiresTls, type ServiceConfig } from '../config/service-config';
@@ -129,6 +129,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly commandBus: CommandBus,
     @Inject(EVENT_STORE) private readonly store: EventStore,
+    // The commands' store: a redelivery's check of the log is part of its command (a failure is a failed write, /health).
+    @Inject(COMMAND_EVENT_STORE) private readonly commandStore: EventStore,
     private readonly readModels: ReadModelStore,
     private readonly metrics: ServiceMetrics,
     private readonly damage: ReadModelsDamage,
@@ -253,6 +255,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       openMode,
       replyPrefixes: config.natsReplyPrefixes,
       damage: this.damage,
+      commandStore: this.commandStore,
     });
     // The feed's handled erasure records, checked by the consumer after each answer is stored.
     const erasures = new HandledErasures();

@@ -3,6 +3,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { PoolConnections } from '@lib/event-store';
 
 /**
  * Buckets (seconds) of the duration histograms, HTTP requests and NATS commands alike: 1 ms to
@@ -216,6 +217,28 @@ export class ServiceMetrics {
       this.natsCommandDuration,
     ])
       this.registry.registerMetric(metric);
+  }
+
+  /**
+   * Serves `event_store_pool_connections{state="total"|"idle"|"waiting"}`, read from `read` at each
+   * scrape (the PostgreSQL store's pool: connections open or opening, idle ones, requests waiting
+   * for one). Called once, only for a store with a pool (PostgreSQL): without one the gauge is
+   * absent rather than a misleading 0.
+   */
+  registerPoolConnections(read: () => PoolConnections): void {
+    if (this.registry.getSingleMetric('event_store_pool_connections')) return;
+    new Gauge({
+      name: 'event_store_pool_connections',
+      help: 'PostgreSQL: connections of the event store pool by state (total: open or opening, at most DATABASE_POOL_SIZE; idle: of those, unused; waiting: requests queued for a connection)',
+      labelNames: ['state'],
+      registers: [this.registry],
+      collect() {
+        const { total, idle, waiting } = read();
+        this.set({ state: 'total' }, total);
+        this.set({ state: 'idle' }, idle);
+        this.set({ state: 'waiting' }, waiting);
+      },
+    });
   }
 
   constructor() {

@@ -101,3 +101,49 @@ describe('StoreWriteHealth: a store writable again without a write (a service th
     kurrent.onModuleDestroy();
   });
 });
+
+describe('StoreWriteHealth: a command failing at a read before its write (a load canceled by a lock on es_events)', () => {
+  const unavailable = () =>
+    new EventStoreUnavailableError(
+      'a PostgreSQL statement was canceled by its statement timeout',
+      Object.assign(new Error('canceling statement'), { code: '57014' }),
+    );
+  afterEach(() => jest.restoreAllMocks());
+
+  it.each(['readStream', 'streamRevision', 'streamIncarnation', 'eventAt', 'readAll', 'headPosition', 'readableHead'] as const)(
+    'a %s that fails is a failed write (its code), and one that succeeds clears nothing: only a write does',
+    async (read) => {
+      jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+      const state = { readsDown: true };
+      const reader = async () => {
+        if (state.readsDown) throw unavailable();
+        return null;
+      };
+      const store = {
+        readStream: reader,
+        streamRevision: reader,
+        streamIncarnation: reader,
+        eventAt: reader,
+        readAll: reader,
+        headPosition: reader,
+        readableHead: reader,
+        appendToStream: async () => ({ nextExpectedRevision: 0n, position: 1n }),
+        deleteStream: async () => undefined,
+      } as unknown as EventStore;
+      const failures: string[] = [];
+      const health = new StoreWriteHealth((code) => failures.push(code));
+      const observed = health.observing(store);
+      const call = (): Promise<unknown> => (observed as unknown as Record<typeof read, () => Promise<unknown>>)[read]();
+      await expect(call()).rejects.toBeInstanceOf(EventStoreUnavailableError);
+      expect(health.lastWriteError()).toMatchObject({ code: '57014' });
+      expect(failures).toEqual(['57014']);
+
+      state.readsDown = false;
+      await call();
+      expect(health.lastWriteError()).not.toBeNull();
+      await observed.appendToStream('s', []);
+      expect(health.lastWriteError()).toBeNull();
+      health.onModuleDestroy();
+    },
+  );
+});

@@ -2,10 +2,13 @@
  * Whether writes to the event store work, as the writes themselves find out: a store can answer
  * reads (its head: `/health`'s `store.error` null, `event_store_up` 1) while refusing writes, e.g. a
  * SQLite file another process holds locked (`SQLITE_BUSY` after the busy timeout) or a PostgreSQL
- * server in read-only recovery. Every append and stream deletion of the service goes through
- * {@link StoreWriteHealth.observing}; a write that fails with {@link EventStoreUnavailableError}
- * (answered 503 `store_unavailable`) is recorded as `/health`'s `store.lastWriteError` until a write
- * succeeds, counted in `event_store_write_failures_total{code}`, and logged at warn once when
+ * server in read-only recovery. Every command of the service (append, compaction, policy, erasure,
+ * over HTTP or NATS) reaches the store through {@link StoreWriteHealth.observing}: a command whose
+ * store call fails with {@link EventStoreUnavailableError} (answered 503 `store_unavailable`) is a
+ * failed write, whether the call was the append itself or a read the command made first to load,
+ * check or decide (e.g. a PostgreSQL read of `es_events` canceled by its statement timeout while
+ * `VACUUM FULL es_events` holds the table). It is recorded as `/health`'s `store.lastWriteError`
+ * until a write succeeds, counted in `event_store_write_failures_total{code}`, and logged at warn once when
  * writes start failing and once when they succeed again ({@link OutageTransitions}, as `/health`
  * logs the store's outages), not for each failure between.
  *
@@ -80,28 +83,39 @@ export class StoreWriteHealth implements OnModuleDestroy {
   }
 
   /**
-   * `store`, whose `appendToStream` and `deleteStream` are observed (every other method is
-   * `store`'s own): an {@link EventStoreUnavailableError} is a failed write; an answer, also a
-   * refusal of the write's content ({@link WrongExpectedRevisionError}, {@link DuplicateEventIdError}:
-   * the store took the write and decided), a successful one. Any other error leaves the state as it was. Errors are rethrown unchanged.
+   * `store` as the commands use it: every call is observed (the reads a command makes to load,
+   * check and decide as well as its writes; `close` and `subscribeToAll` are `store`'s own). A call
+   * that fails with {@link EventStoreUnavailableError} is a failed write; a write that succeeds, or
+   * is refused for its content ({@link WrongExpectedRevisionError}, {@link DuplicateEventIdError}:
+   * the store took the write and decided), a successful one. A read that succeeds clears nothing (a
+   * store may answer reads while refusing writes), and any other error leaves the state as it was.
+   * Errors are rethrown unchanged. Give it only the store of the commands: a query's failed read is
+   * not a failed write.
    */
   observing(store: EventStore): EventStore {
     this.probeWrite = store.probeWrite ? () => store.probeWrite!() : null;
-    const observed = <T>(write: Promise<T>): Promise<T> =>
-      write.then(
+    const observed = <T>(call: Promise<T>, kind: 'read' | 'write'): Promise<T> =>
+      call.then(
         (result) => {
-          this.succeeded();
+          if (kind === 'write') this.succeeded();
           return result;
         },
         (error: unknown) => {
           if (error instanceof EventStoreUnavailableError) this.failed(error);
-          else if (error instanceof WrongExpectedRevisionError || error instanceof DuplicateEventIdError) this.succeeded();
+          else if (kind === 'write' && (error instanceof WrongExpectedRevisionError || error instanceof DuplicateEventIdError)) this.succeeded();
           throw error;
         },
       );
     return storeWith(store, {
-      appendToStream: (...args) => observed(store.appendToStream(...args)),
-      deleteStream: (...args) => observed(store.deleteStream(...args)),
+      appendToStream: (...args) => observed(store.appendToStream(...args), 'write'),
+      deleteStream: (...args) => observed(store.deleteStream(...args), 'write'),
+      readStream: (...args) => observed(store.readStream(...args), 'read'),
+      readAll: (...args) => observed(store.readAll(...args), 'read'),
+      eventAt: (...args) => observed(store.eventAt(...args), 'read'),
+      streamRevision: (...args) => observed(store.streamRevision(...args), 'read'),
+      streamIncarnation: (...args) => observed(store.streamIncarnation(...args), 'read'),
+      headPosition: (...args) => observed(store.headPosition(...args), 'read'),
+      readableHead: (...args) => observed(store.readableHead(...args), 'read'),
     });
   }
 

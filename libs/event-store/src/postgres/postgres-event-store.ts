@@ -8,6 +8,7 @@ import {
   WrongIncarnationError,
 } from '../errors';
 import type {
+  PoolConnections,
   AppendOptions,
   DeleteStreamOptions,
   AppendResult,
@@ -370,6 +371,11 @@ export class PostgresEventStore implements EventStore {
         this.knownOutcome('deletion', stream),
       ),
     );
+  }
+
+  /** See {@link EventStore.poolConnections}: the `pg` pool's `totalCount`, `idleCount` and `waitingCount` now. */
+  poolConnections(): PoolConnections {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
   }
 
   /**

@@ -163,6 +163,7 @@ export class SessionReadModelWriter {
     if (!recorded.streamId.startsWith(SESSION_STREAM_PREFIX)) return false;
     const sessionKey = recorded.streamId.slice(SESSION_STREAM_PREFIX.length);
     const recordedAt = toIsoTime(recorded.created);
+    const recordedExact = exactOfRecordedAt(recorded.created, recordedAt);
     const tenantId = this.touchSession(sessionKey, recorded, recordedAt);
 
     const log = {
@@ -177,7 +178,7 @@ export class SessionReadModelWriter {
       archived: null as number | null,
       // A conversation event's data is serialised below from its payload's and costs' JSON (written on their own too).
       dataJson: recorded.type === CONVERSATION_EVENT ? '' : JSON.stringify(recorded.data ?? null),
-      createdAt: utcExactTime(recordedAt),
+      createdAt: recordedExact,
       recordedAt,
     };
     const fail = (reason: string) => new MalformedEventError(recorded.streamId, recorded.position, reason);
@@ -191,7 +192,7 @@ export class SessionReadModelWriter {
         const eventJson = JSON.stringify(event);
         const costsJson = JSON.stringify(data.costs);
         const dataJson = objectJson(data, { event: eventJson, costs: costsJson });
-        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedAt) });
+        Object.assign(log, { eventId: event.id, kind: event.type, archived: 0, dataJson, createdAt: clientTimeOr(data.createdAt, recordedExact) });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
           sessionKey,
@@ -232,7 +233,7 @@ export class SessionReadModelWriter {
           kind: 'summary',
           compactionId: data.compactionId,
           archived: 0,
-          createdAt: clientTimeOr(data.createdAt, recordedAt),
+          createdAt: clientTimeOr(data.createdAt, recordedExact),
         });
         this.stmts.insertLog.run(log);
         this.stmts.upsertWindow.run({
@@ -398,11 +399,22 @@ interface LoggedEvent {
 
 /**
  * The `session_log.created_at` of an event: `createdAt` (a client's time, any number of fraction
- * digits, those past the ninth ignored), else `recordedAt`, as {@link utcExactTime} text (9 fraction digits), so that recall's
- * `from`/`to` compare it exactly as text.
+ * digits, those past the ninth ignored) as {@link utcExactTime} text (9 fraction digits), else
+ * `recordedExact` (the recorded time already in that form, {@link exactOfRecordedAt}), so that
+ * recall's `from`/`to` compare it exactly as text.
  */
-function clientTimeOr(createdAt: string | undefined, recordedAt: string): string {
-  return utcExactTime(createdAt == null ? recordedAt : String(createdAt));
+function clientTimeOr(createdAt: string | undefined, recordedExact: string): string {
+  return createdAt == null ? recordedExact : utcExactTime(String(createdAt));
+}
+
+/**
+ * {@link utcExactTime} of `recordedAt`, the text {@link toIsoTime} made of `created`: for a `Date`
+ * of a four-digit year that text is `Date.toISOString`'s `YYYY-MM-DDTHH:mm:ss.sssZ`, whose exact
+ * form is its first 23 characters and six zeros (no parse: this runs for every projected event);
+ * any other text goes through {@link utcExactTime}.
+ */
+export function exactOfRecordedAt(created: Date | string, recordedAt: string): string {
+  return created instanceof Date && recordedAt.length === 24 ? `${recordedAt.slice(0, 23)}000000Z` : utcExactTime(recordedAt);
 }
 
 /**

@@ -35,7 +35,7 @@ import { clientIdsInLog } from './client-ids-in-log';
 import { storedConversationData } from './stored-conversation-data';
 import { nameResponsesFromCalls } from '../domain/response-names';
 import { firstDifference } from '../domain/first-difference';
-import { EVENT_STORE } from '../tokens';
+import { COMMAND_EVENT_STORE } from '../tokens';
 import { SessionStateCache } from './session-state-cache';
 import { PerSessionQueue } from './per-session-queue';
 import { StoreAnswerCheck } from './store-answer-check';
@@ -102,7 +102,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
   private readonly queue = new PerSessionQueue();
 
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     private readonly eventBus: EventBus,
     @Optional() @Inject(APPENDED_EVENTS_OBSERVER) private readonly observer: AppendedEventsObserver | null = null,

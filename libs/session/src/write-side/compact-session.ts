@@ -33,7 +33,7 @@ import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { SessionNotFoundError } from '../errors';
-import { EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
+import { COMMAND_EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
 import { compactionIdentity, compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
 import { rebaseCompaction } from '../decider/compaction-rebase';
@@ -76,7 +76,7 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
   private readonly settled = new Map<string, CompactionAnswer>();
 
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Optional() private readonly eventBus?: EventBus,

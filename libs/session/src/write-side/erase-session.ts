@@ -13,7 +13,7 @@ import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { SESSION_ERASED, erasedRowsOf, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { isCompactionDecision } from '../decider/client-expected-revision';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
-import { EVENT_STORE } from '../tokens';
+import { COMMAND_EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
@@ -147,7 +147,7 @@ const recordOf = (event: RecordedEvent): ErasureRecord => ({ position: event.pos
 @CommandHandler(EraseSessionCommand)
 export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand, EraseAnswer> {
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     private readonly projector: SessionProjector,
     @Optional() @Inject(ERASURE_RECORD_WAIT_MS) private readonly recordWaitMs: number = DEFAULT_ERASURE_RECORD_WAIT_MS,

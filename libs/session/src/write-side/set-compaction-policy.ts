@@ -21,7 +21,7 @@ import { decideSetPolicy, type PolicyDecision, type SetPolicy } from '../decider
 import { expectedRevisionReadCount, policyResentAsFirst, policyRevisionOnLog } from '../decider/client-expected-revision';
 import type { SessionWindowState } from '../domain/session-window';
 import { RevisionConflictError, SessionNotFoundError } from '../errors';
-import { EVENT_STORE, SUMMARIZER } from '../tokens';
+import { COMMAND_EVENT_STORE, SUMMARIZER } from '../tokens';
 import type { Summarizer } from '../summarizers/summarizer';
 import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { AcknowledgedPositions } from './acknowledged-positions';
@@ -54,7 +54,7 @@ export class SetCompactionPolicyCommand {
 @CommandHandler(SetCompactionPolicyCommand)
 export class SetCompactionPolicyHandler implements ICommandHandler<SetCompactionPolicyCommand, PolicyAnswer> {
   constructor(
-    @Inject(EVENT_STORE) private readonly store: EventStore,
+    @Inject(COMMAND_EVENT_STORE) private readonly store: EventStore,
     private readonly sessions: SessionStateCache,
     @Inject(SUMMARIZER) private readonly summarizer: Summarizer,
     @Optional() private readonly acknowledged: AcknowledgedPositions = new AcknowledgedPositions(),
