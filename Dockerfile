@@ -1,4 +1,7 @@
 # The session service. Build: docker build -t session-service .   (or: docker compose up --build)
+# Run: docker run -p 3000:3000 session-service. The image runs node on the built files (CMD below, node as PID 1 so
+# SIGTERM reaches it), not `npm start`: the runtime stage has neither TypeScript nor the sources to build.
+# It listens on all interfaces (HOST=0.0.0.0), as a container must to be reached on its pod or bridge address.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 # better-sqlite3 ships prebuilt binaries for node 20; the toolchain is only a fallback
@@ -13,6 +16,7 @@ RUN npm run build && npm prune --omit=dev
 FROM node:20-bookworm-slim
 WORKDIR /app
 ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
     PORT=3000 \
     DATA_DIR=/app/data \
     TS_NODE_BASEURL=./dist
@@ -24,5 +28,9 @@ COPY --from=build /app/apps/session-service/ui ./apps/session-service/ui
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 3000
+# Liveness for Docker (compose's depends_on: service_healthy): GET /health on the container's own port, 200 within
+# 2 s. The slim image has no curl or wget: node does it. (Kubernetes ignores HEALTHCHECK: use probes, see README.)
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "require('http').get({host:'127.0.0.1',port:process.env.PORT||3000,path:'/health',timeout:2000},r=>process.exit(r.statusCode===200?0:1)).on('timeout',()=>process.exit(1)).on('error',()=>process.exit(1))"]
 # tsconfig-paths maps @lib/* to dist/libs/* (TS_NODE_BASEURL=./dist)
 CMD ["node", "-r", "tsconfig-paths/register", "dist/apps/session-service/src/main.js"]

@@ -57,7 +57,7 @@ describe('audit API', () => {
     if (!data) throw new Error(`compaction failed: ${JSON.stringify(error)}`);
     return data;
   };
-  const listAll = async (query: { userId?: string; updatedSince?: string; limit?: string } = {}) => {
+  const listAll = async (query: { userId?: string; updatedSince?: string; updatedBefore?: string; limit?: string } = {}) => {
     const { data } = await a.GET('/v1/sessions', { params: { query } });
     return SessionListSchema.parse(data);
   };
@@ -109,6 +109,17 @@ describe('audit API', () => {
     const since = now.sessions[1].lastActivityAt;
     expect((await listAll({ updatedSince: since })).sessions.every((s) => s.lastActivityAt >= since)).toBe(true);
     expect((await listAll({ updatedSince: '2999-01-01T00:00:00Z' })).sessions).toEqual([]);
+    // Newcomer ncretention (A3): a clean-up job lists the sessions inactive since a time (exclusive), alone or with updatedSince.
+    const before = (await listAll({ updatedBefore: since })).sessions;
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.every((s) => s.lastActivityAt < since)).toBe(true);
+    expect(before.length + (await listAll({ updatedSince: since })).sessions.length).toBe(now.sessions.length);
+    expect((await listAll({ updatedBefore: '1999-01-01T00:00:00Z' })).sessions).toEqual([]);
+    expect((await listAll({ updatedSince: since, updatedBefore: since })).sessions).toEqual([]);
+    const oldest = before[before.length - 1].lastActivityAt;
+    expect((await listAll({ updatedSince: oldest, updatedBefore: since, userId: 'alice' })).sessions.map((s) => s.sessionId)).toEqual(
+      before.filter((s) => s.userId === 'alice').map((s) => s.sessionId),
+    );
     const { data: bList } = await b.GET('/v1/sessions', {});
     expect(bList!.sessions.map((s) => s.sessionId).sort()).toEqual(['b-only', 'list-0']);
   });
@@ -378,6 +389,7 @@ describe('audit API', () => {
       ['limit', () => a.GET('/v1/sessions', { params: { query: { limit: '0' } } })],
       ['limit', () => a.GET('/v1/sessions/{sessionId}/compactions', { params: { path, query: { limit: '101' } } })],
       ['updatedSince', () => a.GET('/v1/sessions', { params: { query: { updatedSince: 'yesterday' } } })],
+      ['updatedBefore', () => a.GET('/v1/sessions', { params: { query: { updatedBefore: '2026-02-30T00:00:00Z' } } })],
       ['minPosition', () => a.GET('/v1/sessions/{sessionId}/compactions', { params: { path, query: { minPosition: '-1' } } })],
       ['minPosition', () => a.GET('/v1/sessions/{sessionId}/policy', { params: { path, query: { minPosition: '9999999999999999999' } } })],
       ['estimator', () => a.GET('/v1/sessions/{sessionId}', { params: { path, query: { estimator: 'words' as 'chars' } } })],

@@ -353,7 +353,8 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         .expect(201);
     // Decisions from both transports: NATS commands and HTTP requests; a summarizing strategy fails on audit-b.
     const summarize = { strategy: { type: 'recursive-summarization', maxEventsToKeep: 4, overlapSize: 0 } };
-    for (const s of sessions) await publishCommand(nats.client.js, subject(s, 'compact'), summarize, { msgId: randomUUID() });
+    const commandIds = new Map(sessions.map((s) => [s, randomUUID()]));
+    for (const s of sessions) await publishCommand(nats.client.js, subject(s, 'compact'), summarize, { msgId: commandIds.get(s) });
     for (const s of sessions) await results(s, 1);
     for (const s of sessions)
       await harness
@@ -361,7 +362,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
         .post(`/v1/sessions/${s}/events`)
         .send({ events: turns(6, 'more').map((e) => ({ ...e, id: `m-${e.id}` })) })
         .expect(201);
-    for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/compactions`).send(compactBody).expect(200);
+    for (const s of sessions) await harness.http().post(`/v1/sessions/${s}/compactions`).set('X-Request-Id', `http-compact-${s}`).send(compactBody).expect(200);
     const feed = `${prefix}.decisions.default.*`;
     const audited = (got: ReadMessage[]) => got.filter((m) => String(m.body.sessionId).startsWith('audit-'));
     const first = audited(await readStream(nats.client, names.decisionStream, feed, (got) => audited(got).length >= 6, { durable: 'audit' }));
@@ -369,7 +370,7 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
 
     // The service restarts (its feed resumes after its checkpoint) and a session is erased meanwhile.
     await harness.restart();
-    await harness.http().delete('/v1/sessions/audit-c').expect(200);
+    await harness.http().delete('/v1/sessions/audit-c').set('X-Request-Id', 'http-erase-audit-c').expect(200);
     const rest = audited(await readStream(nats.client, names.decisionStream, feed, 1, { durable: 'audit' }));
     // Anything published twice would arrive now.
     rest.push(...audited(await readStream(nats.client, names.decisionStream, feed, 100, { durable: 'audit', timeoutMs: 1500 })));
@@ -394,5 +395,17 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     const failed = received.find((m) => m.body.type === COMPACTION_FAILED)!;
     expect(failed.body.decision).toMatchObject({ stage: 'summarize', reason: expect.stringContaining('refused for the test') });
     expect(failed.body.decision.checkpoint).toBeUndefined();
+    // Newcomer ncretention (A4): each decision and the erasure record say who ordered them (open mode: no key label).
+    const requesters = (s: string) => received.filter((m) => m.body.sessionId === s).map((m) => m.body.decision.requestedBy);
+    for (const s of sessions.slice(0, 2))
+      expect(requesters(s)).toEqual([
+        { requestId: commandIds.get(s), via: 'nats' },
+        { requestId: `http-compact-${s}`, via: 'http' },
+      ]);
+    expect(requesters('audit-c')).toEqual([
+      { requestId: commandIds.get('audit-c'), via: 'nats' },
+      { requestId: 'http-compact-audit-c', via: 'http' },
+      { requestId: 'http-erase-audit-c', via: 'http' },
+    ]);
   });
 });

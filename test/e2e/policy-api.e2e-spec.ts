@@ -134,6 +134,7 @@ describe('policy API: one representation, one null rule; query strings', () => {
       ['recall from', '/v1/recall?q=reservation&from=2026-01-01T00:00:00+01:00', 'from'],
       ['recall to', '/v1/recall?q=reservation&to=2026-01-01T00:00:00.250+01:00', 'to'],
       ['session list updatedSince', '/v1/sessions?updatedSince=2026-01-01T00:00:00+05:30', 'updatedSince'],
+      ['session list updatedBefore', '/v1/sessions?updatedBefore=2026-01-01T00:00:00+05:30', 'updatedBefore'],
     ])('%s: a "+" offset that arrived as a space is told to be sent as %%2B', async (_name, path, parameter) => {
       const res = await http().get(path).expect(400);
       expect(res.body).toMatchObject({ code: 'validation_failed', parameter });

@@ -142,6 +142,7 @@ describe('GET /health/ready', () => {
       lastErrorAt: new Date().toISOString(),
       offLog: true,
       readModelsDamaged: false,
+      readModelsFull: null,
     });
     try {
       const ready = await replica.http().get('/health/ready');

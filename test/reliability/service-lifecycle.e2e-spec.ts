@@ -139,7 +139,7 @@ describe('draining on shutdown', () => {
       );
       await conn.closed;
       // the count main.ts logs in its "shut down" line (each refused request's own line is at debug)
-      expect(await closing).toEqual({ refusedWhileShuttingDown: 1 });
+      expect(await closing).toEqual({ refusedWhileShuttingDown: 1, unfinished: [] });
       const answer = lastAnswer(conn.received().slice(before));
       expect({ status: answer.status, code: answer.body.code, connection: answer.headers.connection }).toEqual({
         status: 503,

@@ -65,8 +65,26 @@ export class ThrowawayPostgres {
     this.run('pg_ctl', ['-D', path.join(this.dir, 'data'), '-m', 'fast', '-w', '-t', '60', 'stop']);
   }
 
+  /**
+   * Sends `signal` to the server's processes (the postmaster and its children): `SIGSTOP` freezes it with its
+   * connections open, as a hung host or a network partition looks to a client; `SIGCONT` resumes it.
+   */
+  signalAll(signal: 'SIGSTOP' | 'SIGCONT'): void {
+    const postmaster = Number(fs.readFileSync(path.join(this.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const children = execFileSync('pgrep', ['-P', String(postmaster)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map(Number);
+    for (const pid of [postmaster, ...children]) process.kill(pid, signal);
+  }
+
   /** Stops the server if it runs and removes its directory. */
   destroy(): void {
+    try {
+      this.signalAll('SIGCONT');
+    } catch {
+      // not running
+    }
     try {
       this.stop();
     } catch {

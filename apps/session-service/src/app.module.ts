@@ -21,6 +21,7 @@ import { HealthController } from './observability/health.controller';
 import { requestIdOf } from './observability/request-id';
 import { StoreWriteHealth } from './observability/store-write-health';
 import { ReadModelsDamage } from './observability/read-models-damage';
+import { ErasureOnDisk, type WalScrubbingStore } from './observability/erasure-on-disk';
 import { ServiceMetrics } from './observability/metrics';
 import { requestLogLevelOptions } from './observability/request-log-level';
 import { requestLogSerializers } from './observability/request-log';
@@ -113,6 +114,16 @@ export class AppModule {
             const damage = new ReadModelsDamage(path.join(config.dataDir, READ_MODEL_FILE_NAME));
             projector.onReadModelsDamage((error) => damage.report(error, 'the projector'));
             return damage;
+          },
+          inject: [SessionProjector],
+        },
+        {
+          provide: ErasureOnDisk,
+          // The raw store (not the observed wrapper): the SQLite store's WAL scrub after erasures; the read models' own.
+          useFactory: (projector: SessionProjector) => {
+            const erasure = new ErasureOnDisk(config.dataDir, [session.store as Partial<WalScrubbingStore>, projector.store]);
+            projector.onErasure(() => erasure.erased());
+            return erasure;
           },
           inject: [SessionProjector],
         },

@@ -47,8 +47,11 @@ import type { ServiceConfig } from './config/service-config';
 import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
 import { databaseEncodingRefusal } from './config/database-encoding-refusal';
-import { ensureDataDir, requireEventsFileDirectory } from './config/data-dir';
+import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
+import { abortedAtShutdown, settlesWithin } from './shutdown/shutdown-bound';
+import { NATS_TRANSPORT } from './config/tokens';
+import type { NatsTransport } from './nats/nats-transport';
 
 /**
  * A built service. `close()` stops the app (first telling, in one line each, the refused requests' warn lines
@@ -57,6 +60,10 @@ import { lockDataDir } from './config/data-dir-lock';
  * connections 503 `shutting_down` (with `Connection: close`) for that long (ms), so that clients on keep-alive
  * connections get that answer instead of a reset connection. It resolves with how many
  * requests were answered 503 `shutting_down` (their request lines log at debug; main.ts logs the count).
+ * It takes at most `timeoutMs` (default `SHUTDOWN_TIMEOUT_MS`; shutdown-bound.ts), the drain included: at half of it
+ * model calls still running are aborted and NATS is closed without draining; what has not finished at its end
+ * (in-flight work or the store's close waiting on a store that does not answer) is left, named in `unfinished`
+ * (empty when everything closed), and the lock released: the caller then ends the process.
  */
 export interface SessionService {
   app: NestFastifyApplication;
@@ -64,7 +71,7 @@ export interface SessionService {
   readModels: ReadModelStore;
   summarizer: Summarizer;
   config: ServiceConfig;
-  close(options?: { drainMs?: number }): Promise<{ refusedWhileShuttingDown: number }>;
+  close(options?: { drainMs?: number; timeoutMs?: number }): Promise<{ refusedWhileShuttingDown: number; unfinished: string[] }>;
 }
 
 /**
@@ -102,7 +109,8 @@ function trustHops(hops: number): (address: string, hop: number) => boolean {
  *   `KURRENTDB_CONNECTION_STRING` cannot be parsed; with NATS_URL, what `natsConnectError` gives
  *   when connecting is refused for a reason only a change fixes (a host that does not resolve,
  *   credentials, TLS; a server that is down is waited for: `NatsTransport`) and `natsSetUpError`
- *   when the streams cannot be set up; the store's errors when it cannot be opened.
+ *   when the streams cannot be set up; the store's errors when it cannot be opened; `refuseFullDisk`'s
+ *   error (`the disk is full: …`) when DATA_DIR's or the events file's file system has less than 1 MiB free.
  */
 export async function createSessionService(config: ServiceConfig, overrides: SessionServiceOverrides = {}): Promise<SessionService> {
   if (overrides.quiet) config = { ...config, logLevel: 'silent' };
@@ -118,6 +126,8 @@ export async function createSessionService(config: ServiceConfig, overrides: Ses
   ensureDataDir(config.dataDir);
   const lock = lockDataDir(config.dataDir);
   try {
+    // A start on a full disk is refused (exit code 1) rather than listening while nothing can be written.
+    refuseFullDisk(eventStoreKind(config) === 'sqlite' ? [config.dataDir, path.dirname(config.sqliteEventsFile)] : [config.dataDir]);
     return await buildService(config, { ...overrides, summarizer }, () => lock.release());
   } catch (err) {
     lock.release();
@@ -130,6 +140,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   // Build the tokenizers' tables now (about a second of CPU), not inside the first append.
   for (const name of ESTIMATOR_NAMES) getEstimator(name);
   const summarizer = overrides.summarizer!;
+  // Aborted at half of the shutdown's bound: model calls still running then fail their pass (shutdown-bound.ts).
+  const shutdownAbort = new AbortController();
   const store = openEventStore(config);
   let readModels: ReadModelStore;
   try {
@@ -191,11 +203,15 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     frameworkErrors: answerFrameworkErrors(() => bound.metrics, refusedLines),
     clientErrorHandler: answerClientErrors(() => bound.metrics, { requestTimeoutMs: config.requestTimeoutMs }, unparseableLines),
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.register(config, { store, readModels, summarizer }), adapter, {
-    bodyParser: false,
-    bufferLogs: config.logLevel !== 'silent',
-    logger: config.logLevel === 'silent' ? ['error'] : undefined,
-  });
+  const app = await NestFactory.create<NestFastifyApplication>(
+    AppModule.register(config, { store, readModels, summarizer: abortedAtShutdown(summarizer, shutdownAbort.signal) }),
+    adapter,
+    {
+      bodyParser: false,
+      bufferLogs: config.logLevel !== 'silent',
+      logger: config.logLevel === 'silent' ? ['error'] : undefined,
+    },
+  );
   // Nest's own lines through the service's logger, its route-mapping lines at debug (FrameworkLogger).
   if (config.logLevel !== 'silent') app.useLogger(new FrameworkLogger(app.get(Logger)));
   // One line each time the PostgreSQL schema set-up changed the database (at start, or at first use when the server was down then).
@@ -259,6 +275,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     throw err;
   }
   await fastify.ready();
+  const nats = config.natsUrl ? app.get<NatsTransport>(NATS_TRANSPORT) : null;
   let closed = false;
   return {
     app,
@@ -266,22 +283,34 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
     readModels,
     summarizer,
     config,
-    async close(options: { drainMs?: number } = {}) {
-      if (closed) return { refusedWhileShuttingDown: refusals.count };
+    async close(options: { drainMs?: number; timeoutMs?: number } = {}) {
+      if (closed) return { refusedWhileShuttingDown: refusals.count, unfinished: [] };
       closed = true;
       shutdown.started = true;
+      const started = Date.now();
+      const timeoutMs = options.timeoutMs ?? config.shutdownTimeoutMs;
+      const left = (): number => Math.max(0, started + timeoutMs - Date.now());
+      // Half-way: in-flight work stops waiting for what may not answer (a model, a NATS server).
+      const halfway = setTimeout(() => {
+        shutdownAbort.abort();
+        nats?.stopDraining(Math.floor(timeoutMs / 2));
+      }, timeoutMs / 2);
       if (options.drainMs) {
         stopAccepting(app.getHttpServer());
-        await new Promise((resolve) => setTimeout(resolve, options.drainMs));
+        await new Promise((resolve) => setTimeout(resolve, Math.min(options.drainMs!, left())));
       }
       // The refused requests' lines counted and not written yet: told now, before the logger stops.
       refusedLines.close();
       unparseableLines.close();
-      await app.close();
-      readModels.close();
-      await store.close();
+      const unfinished: string[] = [];
+      // Requests in flight, automatic compactions, the projector and NATS: each may wait on a store that does not answer.
+      if (await settlesWithin(app.close(), left())) readModels.close();
+      // Left open when the app did not close (the projector may still write them): the process ends next.
+      else unfinished.push('in-flight requests or background work (projector, automatic compactions, NATS) waiting for the store');
+      clearTimeout(halfway);
+      if (!(await settlesWithin(store.close(), left()))) unfinished.push("the event store's connections closing");
       releaseLock();
-      return { refusedWhileShuttingDown: refusals.count };
+      return { refusedWhileShuttingDown: refusals.count, unfinished };
     },
   };
 }

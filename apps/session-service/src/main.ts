@@ -20,7 +20,9 @@
  * requests get 503 `shutting_down`, each logged at debug; in-flight ones finish), with one line
  * when the shutdown starts and one when it is done, saying how many requests got that 503; then
  * the process ends by that signal. The port closes when the shutdown starts (a new connection is
- * refused); the drain answers requests on open connections (see {@link SHUTDOWN_DRAIN_MS}).
+ * refused); the drain answers requests on open connections (see {@link SHUTDOWN_DRAIN_MS}). The whole
+ * shutdown takes at most SHUTDOWN_TIMEOUT_MS (shutdown/shutdown-bound.ts): what still waits for a store that
+ * does not answer then is named in one warn line, and the process ends by the signal all the same.
  */
 import pino from 'pino';
 import { loadServiceConfig } from './config/service-config';
@@ -32,6 +34,7 @@ import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
 import { ignoredSettingLines } from './config/ignored-settings';
+import { routeProcessWarnings } from './observability/process-warnings';
 
 /**
  * How long (ms) a SIGTERM/SIGINT shutdown keeps the open connections first (the port is closed: a new
@@ -92,6 +95,8 @@ async function main(): Promise<void> {
     process.stderr.write(`configuration error: ${(err as Error).message}\n`);
     process.exit(2);
   }
+  // Node's warnings (the pg driver's multi-line SSL one) as one JSON log line each, not plain text amid the JSON lines.
+  routeProcessWarnings(config.logFormat, config.logLevel);
   const service = await createSessionService(config);
   const running = service;
   let stopping = false;
@@ -100,10 +105,19 @@ async function main(): Promise<void> {
     stopping = true;
     const started = Date.now();
     say(config, [
-      `${signal} received: shutting down${signal === 'SIGHUP' ? ' (the configuration is read only at start: start the service again to apply a change)' : ''} (port closed; for ${SHUTDOWN_DRAIN_MS} ms requests on open connections get 503 shutting_down; in-flight requests finish)`,
+      `${signal} received: shutting down${signal === 'SIGHUP' ? ' (the configuration is read only at start: start the service again to apply a change)' : ''} (port closed; for ${SHUTDOWN_DRAIN_MS} ms requests on open connections get 503 shutting_down; in-flight requests finish; at most SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs} ms)`,
     ]);
-    running.close({ drainMs: SHUTDOWN_DRAIN_MS }).then(
-      ({ refusedWhileShuttingDown: refused }) => {
+    running.close({ drainMs: SHUTDOWN_DRAIN_MS, timeoutMs: config.shutdownTimeoutMs }).then(
+      ({ refusedWhileShuttingDown: refused, unfinished }) => {
+        // Something still waits for a store that does not answer: the process ends anyway (bounded shutdown).
+        if (unfinished.length > 0)
+          say(
+            config,
+            [
+              `shutdown not finished within SHUTDOWN_TIMEOUT_MS=${config.shutdownTimeoutMs} ms: ending the process without waiting longer for ${unfinished.join(' and ')}`,
+            ],
+            'warn',
+          );
         // The refused requests' own lines are at debug (a load balancer may send hundreds): one count here.
         const answered = `${refused} new request${refused === 1 ? '' : 's'} answered 503 shutting_down`;
         say(config, [`shut down after ${signal} in ${Date.now() - started} ms (${answered})`]);

@@ -71,7 +71,7 @@ describe('typed client query parameters', () => {
   });
 
   it('types: a Date is accepted for the time parameters only', () => {
-    expect([...TIME_QUERY_PARAMETERS].sort()).toEqual(['atTime', 'from', 'to', 'updatedSince']);
+    expect([...TIME_QUERY_PARAMETERS].sort()).toEqual(['atTime', 'from', 'to', 'updatedBefore', 'updatedSince']);
     const { client } = recordingClient();
     // Compile-time checks (tsc): a Date for `q` is refused, for `from` accepted.
     // @ts-expect-error q is text, not a time

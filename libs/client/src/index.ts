@@ -3,7 +3,7 @@
  * service's OpenAPI document (`openapi-types.ts`, regenerate with `npm run client:generate`).
  * Every call returns `{ data, error, response }`: `data` typed by the route's 2xx schema, `error`
  * by its `{ code, message }` error schema. Query parameters are written by {@link serializeQuery}:
- * a time (`from`, `to`, `updatedSince`) may be a `Date`, sent as ISO-8601 UTC.
+ * a time (`from`, `to`, `updatedSince`, `updatedBefore`) may be a `Date`, sent as ISO-8601 UTC.
  */
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
 import type { components, paths } from './openapi-types';
@@ -22,7 +22,7 @@ type DatedOperation<O> = { [K in keyof O]: K extends 'parameters' ? { [P in keyo
 
 /**
  * The API's {@link paths} as the client takes them: the generated types, except that a time
- * query parameter (`from`, `to`, `updatedSince`) is `string | Date` (a `Date` is sent as
+ * query parameter (`from`, `to`, `updatedSince`, `updatedBefore`) is `string | Date` (a `Date` is sent as
  * ISO-8601 UTC, `toISOString()`).
  */
 export type ClientPaths = { [P in keyof paths]: { [M in keyof paths[P]]: DatedOperation<paths[P][M]> } };

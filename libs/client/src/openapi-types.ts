@@ -15,7 +15,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
+        /** Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, readModels.full while the read models cannot be written because their disk is full, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503) */
         get: operations["HealthController_health"];
         put?: never;
         post?: never;
@@ -32,7 +32,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart) */
+        /** Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, store_unavailable while the read models cannot be written because their disk is full (readModels.full), read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart) */
         get: operations["HealthController_ready"];
         put?: never;
         post?: never;
@@ -457,6 +457,8 @@ export interface components {
             position: string;
             /** @description with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise */
             reason: ("within-limit" | "newest-turn-only" | "open-tool-call") | null;
+            /** @description with origin command: who ordered it; null for automatic passes (their trigger says why) and for decisions recorded before it was */
+            requestedBy: components["schemas"]["RequestedBy"] | null;
             /** @description revision of the decision's last event */
             revision: string;
             strategy: components["schemas"]["Strategy"];
@@ -648,6 +650,18 @@ export interface components {
             /** @description sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them */
             autoCompactionsBackingOff: number;
             autoCompactionsInProgress: number;
+            /** @description copies of erased text that may still be on disk in DATA_DIR */
+            erasure: {
+                /** @description read-model files moved aside as damaged in DATA_DIR (read-models.sqlite.damaged-<time>): they hold the conversation text of the sessions they held, which no erasure reaches; delete them (with their -wal and -shm files) once inspected. Empty: none */
+                damagedReadModelsAside: string[];
+                /** @description WAL files that still hold pages of rows erased since `since`: another connection's open read (e.g. a sqlite3 .backup of the running service) refused the checkpoint that truncates them; it is retried (at most 2 s apart) until it succeeds, and one line is logged then. Empty: none */
+                pendingWalScrub: {
+                    /** @description the -wal file (its name in DATA_DIR) */
+                    file: string;
+                    /** @description ISO-8601 UTC date-time with milliseconds, as Date.toISOString writes it (2026-01-31T12:00:00.000Z) */
+                    since: string;
+                }[];
+            };
             mode: string;
             /** @description the NATS transport (null without NATS_URL); it does not change status nor the HTTP answer code: HTTP keeps serving while NATS is away */
             nats: {
@@ -706,9 +720,11 @@ export interface components {
                     /** @description the file, SQLite's message, what met it and the remedy: restart the service, which moves the file aside and rebuilds it from the log */
                     problem: string;
                 } | null;
+                /** @description while the projector cannot write the read models because the disk holding read-models.sqlite is full: the file, the error, the position they stay at and the remedy (free space on its file system); meanwhile writes answer 503 store_unavailable (nothing written) and reads needing a later position answer 503 projection_behind at once; null otherwise, again at the first batch that commits once space is freed (within 5 s, without a restart) */
+                full: string | null;
             };
             /**
-             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
+             * @description unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise
              * @enum {string}
              */
             status: "ok" | "degraded" | "unavailable";
@@ -967,6 +983,17 @@ export interface components {
              * @enum {string}
              */
             order: "relevance" | "newest" | "oldest";
+        };
+        RequestedBy: {
+            /** @description the API key that sent it, by its position in API_KEYS (API_KEYS#2: the second entry), never the key; absent in open mode (no keys) */
+            keyLabel?: string;
+            /** @description HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id */
+            requestId?: string;
+            /**
+             * @description the transport that carried the command
+             * @enum {string}
+             */
+            via: "http" | "nats";
         };
         /** @description A page of the tenant's sessions, newest activity first */
         SessionList: {
@@ -1980,6 +2007,8 @@ export interface operations {
                 limit?: number | string;
                 /** @description global log position (from an append, compaction or policy answer) to wait for, e.g. a write made through another replica; without it a read waits for this service's own acknowledged writes; 0 waits for nothing */
                 minPosition?: number | string;
+                /** @description only sessions whose last activity is before this time, exclusive (ISO-8601; an offset's + sent as %2B): e.g. a clean-up job's sessions inactive for 90 days; combinable with updatedSince */
+                updatedBefore?: string;
                 /** @description only sessions active at or after this time (ISO-8601; an offset's + sent as %2B) */
                 updatedSince?: string;
                 /** @description only sessions of this user */

@@ -7,10 +7,10 @@
 
 /**
  * The query parameters that are times (recall's `from`/`to`, the session list's
- * `updatedSince`, the window's `atTime`): the client's types accept a `Date` for them besides
+ * `updatedSince` and `updatedBefore`, the window's `atTime`): the client's types accept a `Date` for them besides
  * ISO-8601 text.
  */
-export const TIME_QUERY_PARAMETERS = ['from', 'to', 'updatedSince', 'atTime'] as const;
+export const TIME_QUERY_PARAMETERS = ['from', 'to', 'updatedSince', 'updatedBefore', 'atTime'] as const;
 
 /** A name of {@link TIME_QUERY_PARAMETERS}. */
 export type TimeQueryParameter = (typeof TIME_QUERY_PARAMETERS)[number];

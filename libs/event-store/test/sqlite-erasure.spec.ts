@@ -80,6 +80,46 @@ describe.each([
   });
 });
 
+// Newcomer ncretention (F1): a reader on the file during the erasure (a `sqlite3 .backup` of the
+// running service) refused the checkpoint, and the erased text stayed in the WAL until the next write.
+describe.each([
+  ["on the caller's thread", false],
+  ['in the writer thread', true],
+])('SqliteEventStore erasure while another connection reads, transactions %s', (_label, writerThread) => {
+  it('scrubs the WAL once the reader is gone, without any further write, and tells it once', async () => {
+    const dir = newDir();
+    const file = join(dir, 'events.sqlite');
+    const store = SqliteEventStore.open(file, { pollIntervalMs: 50, writerThread, busyTimeoutMs: 100, walPurgeRetry: { firstDelayMs: 5, maxDelayMs: 40 } });
+    const scrubbed: Array<{ file: string; attempts: number }> = [];
+    store.reportWalScrubs((s) => scrubbed.push(s));
+    for (let n = 0; n < 40; n++) await store.appendToStream('session-doomed', [ev(`turn ${n}: ${SECRET}`)]);
+    await store.appendToStream('session-keeper', [ev(KEPT)]);
+    const reader = new Database(file);
+    reader.exec('BEGIN');
+    expect(reader.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 41 });
+
+    await store.deleteStream('session-doomed');
+    // the reader's snapshot holds the old pages: the checkpoint is refused, and says so
+    expect(filesContaining(dir, SECRET)).toContain('events.sqlite-wal');
+    expect(store.pendingWalScrub()).toEqual({ file: `${file}-wal`, since: expect.any(String) });
+    // still refused while the reader stays (the timer keeps trying)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(store.pendingWalScrub()).not.toBeNull();
+    expect(scrubbed).toEqual([]);
+
+    reader.exec('COMMIT');
+    reader.close();
+    // no write from here on: the retry bound (40 ms between tries) is all it takes
+    for (let waited = 0; store.pendingWalScrub() !== null && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(store.pendingWalScrub()).toBeNull();
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+    expect(statSync(`${file}-wal`).size).toBe(0);
+    expect(scrubbed).toEqual([{ file: `${file}-wal`, attempts: expect.any(Number), pendingMs: expect.any(Number) }]);
+    expect((await store.readStream('session-keeper')).length).toBe(1);
+    await store.close();
+  });
+});
+
 // Newcomer ncupgrade: after a rollback, a build from before `deleted_streams` wrote an erased stream
 // again from revision 0; this build's second erasure of it recorded 0 over 4, and the stream's next
 // life reused revision 1.

@@ -5,6 +5,7 @@
 export * from './tokens';
 export * from './errors';
 export * from './events/session-stream-events';
+export type { RequestedBy } from './events/requested-by';
 export * from './domain/session-window';
 export * from './decider/session-decider';
 export * from './decider/compaction-decider';
@@ -34,6 +35,7 @@ export * from './write-side/appended-events-observer';
 export * from './write-side/compact-session';
 export * from './write-side/set-compaction-policy';
 export * from './write-side/erase-session';
+export * from './write-side/writes-while-read-models-full';
 export { erasedRowsOf, erasesCopyOf, ALL_ROWS, type ErasedRows, type SessionErasedData } from './events/erasure-events';
 export * from './write-side/auto-compaction';
 export * from './write-side/auto-compaction-backoff';

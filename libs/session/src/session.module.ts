@@ -16,6 +16,7 @@ import { SessionProjector, type SessionProjectorOptions } from './read-side/sess
 import { SessionStateCache } from './write-side/session-state-cache';
 import { sessionKey } from './events/session-stream-events';
 import { AcknowledgedPositions, recordingAcknowledgedPositions } from './write-side/acknowledged-positions';
+import { refusingWritesWhileReadModelsFull } from './write-side/writes-while-read-models-full';
 import { AppendSessionEventsHandler } from './write-side/append-session-events';
 import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './write-side/appended-events-observer';
 import { CompactSessionHandler } from './write-side/compact-session';
@@ -68,8 +69,11 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
     const settings = { ...DEFAULT_SESSION_SETTINGS, maxWaitMs: 5000, ...options.settings };
     // Every write of the module's handlers is recorded, so reads can wait for this process's own writes.
     const acknowledged = new AcknowledgedPositions();
-    const store = recordingAcknowledgedPositions(options.store, acknowledged);
-    const commands = options.commandStore ? recordingAcknowledgedPositions(options.commandStore(options.store), acknowledged) : store;
+    const projector = new SessionProjector(options.readModels, options.projector);
+    // While the read models cannot be written (disk full) writes are refused: nothing is acknowledged that no read could show.
+    const refusing = (store: EventStore) => refusingWritesWhileReadModelsFull(store, () => projector.readModelsFull());
+    const store = recordingAcknowledgedPositions(refusing(options.store), acknowledged);
+    const commands = options.commandStore ? recordingAcknowledgedPositions(refusing(options.commandStore(options.store)), acknowledged) : store;
     return {
       module: SessionModule,
       global: true,
@@ -83,7 +87,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         { provide: APPENDED_EVENTS_OBSERVER, useValue: options.appendedEvents ?? null },
         { provide: SESSION_SETTINGS, useValue: settings },
         { provide: ReadModelStore, useValue: options.readModels },
-        { provide: SessionProjector, useFactory: () => new SessionProjector(options.readModels, options.projector) },
+        { provide: SessionProjector, useValue: projector },
         { provide: SessionStateCache, useFactory: () => new SessionStateCache(commands) },
         AppendSessionEventsHandler,
         CompactSessionHandler,

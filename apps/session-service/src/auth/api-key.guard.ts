@@ -9,6 +9,7 @@ import { createParamDecorator, Inject, Injectable, UnauthorizedException, type C
 import type { FastifyRequest } from 'fastify';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
+import type { RequestedBy } from '@lib/session';
 
 /** Tenant of requests in open development mode. */
 export const OPEN_MODE_TENANT = 'default';
@@ -26,6 +27,22 @@ export function apiKeyOf(req: Pick<FastifyRequest, 'headers'>): string | undefin
 
 /** A request once its tenant is known ({@link tenantOf}: set by the early key check, and by {@link ApiKeyGuard}). */
 export type TenantRequest = Pick<FastifyRequest, 'headers'> & { tenantId?: string };
+
+/** Each configured key's position in `API_KEYS` (1-based), by key map (made once per map). */
+const keyPositions = new WeakMap<ReadonlyMap<string, string>, Map<string, number>>();
+
+/**
+ * The label of the request's API key for the audit: `API_KEYS#<n>`, its entry's position in
+ * `API_KEYS` (1-based, as configuration errors name entries), never the key; undefined in open
+ * development mode or for a key not configured. `apiKeys`: key → tenant, in `API_KEYS` order.
+ */
+export function apiKeyLabelOf(req: Pick<FastifyRequest, 'headers'>, apiKeys: ReadonlyMap<string, string>): string | undefined {
+  if (apiKeys.size === 0) return undefined;
+  let positions = keyPositions.get(apiKeys);
+  if (!positions) keyPositions.set(apiKeys, (positions = new Map([...apiKeys.keys()].map((key, i) => [key, i + 1]))));
+  const position = positions.get(apiKeyOf(req) ?? '');
+  return position === undefined ? undefined : `API_KEYS#${position}`;
+}
 
 /**
  * The tenant of a request: in open development mode (`apiKeys` empty) {@link OPEN_MODE_TENANT},
@@ -56,9 +73,20 @@ export class ApiKeyGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<FastifyRequest & TenantRequest>();
     req.tenantId = tenantOf(req, this.config.apiKeys);
+    (req as FastifyRequest & { apiKeyLabel?: string }).apiKeyLabel = apiKeyLabelOf(req, this.config.apiKeys);
     return true;
   }
 }
+
+/**
+ * Controller parameter: who sent the request, for the decision or erasure record it writes (see
+ * `RequestedBy`): the label {@link ApiKeyGuard} found for its key (never the key), the request's id
+ * (the client's X-Request-Id when usable, else the one the service made), `via: 'http'`.
+ */
+export const Requester = createParamDecorator((_: unknown, ctx: ExecutionContext): RequestedBy => {
+  const req = ctx.switchToHttp().getRequest<FastifyRequest & { apiKeyLabel?: string }>();
+  return { ...(req.apiKeyLabel ? { keyLabel: req.apiKeyLabel } : {}), requestId: String(req.id), via: 'http' };
+});
 
 /** Controller parameter: the tenant the guard resolved. */
 export const Tenant = createParamDecorator((_: unknown, ctx: ExecutionContext): string => {

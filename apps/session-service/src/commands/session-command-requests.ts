@@ -19,6 +19,7 @@ import {
   type EstimatorName,
   type EventLocation,
   type EventToAppend,
+  type RequestedBy,
 } from '@lib/session';
 import { SESSION_ID_PATTERN, SESSION_ID_RULE, nullOptionalsAsAbsent, type RequestSchemas } from '../http/request-schemas';
 import { validate } from '../http/validate';
@@ -176,7 +177,8 @@ export async function withRequestPaths<T>(run: () => Promise<T>, pathOf: Request
 /**
  * The body of `POST /v1/sessions/:sessionId/compactions` → a compact command. `commandId` (when a
  * transport gives one) makes the compaction id, hence the decision event ids, derive from it;
- * `redelivered` (the transport delivered it before) has its recorded decision answered when there is one.
+ * `redelivered` (the transport delivered it before) has its recorded decision answered when there is one;
+ * `requestedBy` (who sent it) is recorded in its decision.
  * An optional field sent null counts as absent ({@link nullOptionalsAsAbsent}): `trigger` null fires
  * always, `estimator` null is `cl100k_base`, `dryRun` null is false.
  * @throws InvalidRequestError (400).
@@ -186,15 +188,15 @@ export function compactCommandFrom(
   tenant: string,
   sessionId: string,
   body: unknown,
-  commandId?: string,
-  redelivered = false,
+  transport: { commandId?: string; redelivered?: boolean; requestedBy?: RequestedBy } = {},
 ): CompactSessionCommand {
+  const { commandId, redelivered = false, requestedBy } = transport;
   checkSessionId(sessionId);
   const input = validate(schemas.compact, nullOptionalsAsAbsent(schemas.compact, body));
   const strategy = strategyFrom(input.strategy);
   const trigger = triggerFrom(input.trigger);
   const estimator: EstimatorName = input.estimator ?? 'cl100k_base';
-  return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false, 'command', commandId, redelivered);
+  return new CompactSessionCommand(tenant, sessionId, strategy, trigger, estimator, input.dryRun ?? false, 'command', commandId, redelivered, requestedBy);
 }
 
 /**

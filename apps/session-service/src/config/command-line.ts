@@ -57,6 +57,7 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
   numberVariable('MAX_TEXT_LENGTH'),
   numberVariable('MAX_WAIT_MS'),
   numberVariable('REQUEST_TIMEOUT_MS'),
+  numberVariable('SHUTDOWN_TIMEOUT_MS'),
   { name: 'SQLITE_WRITER_THREAD', fallback: 'true', meaning: 'true/1 or false/0: SQLite commits in a worker thread' },
   { name: 'SQLITE_QUICK_CHECK', fallback: 'true', meaning: 'true/1 or false/0: check the SQLite events file (PRAGMA quick_check) at start' },
   { name: 'PROJECTOR_WORKER', fallback: 'false', meaning: 'true/1 or false/0: the projector runs in a worker thread' },

@@ -78,7 +78,7 @@ export async function openReadModelsSettingDamageAside(
     });
   const aside = setAsideDamaged(file);
   options.say(
-    `the read models file ${file} is damaged (${opened.damage}): moved aside as ${path.basename(aside)} (with its -wal and -shm files); building a new one from the log`,
+    `the read models file ${file} is damaged (${opened.damage}): moved aside as ${path.basename(aside)} (with its -wal and -shm files); building a new one from the log. The moved-aside file holds the conversation text of its sessions, which later erasures do not reach: delete it (with its -wal and -shm files) once inspected`,
   );
   return ReadModelStore.open(file);
 }

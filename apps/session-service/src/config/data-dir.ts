@@ -4,15 +4,59 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PROBE_MIN_FREE_BYTES, freeBytesShort } from '@lib/event-store';
 import type { ServiceConfig } from './service-config';
 import { ConfigurationError } from './configuration-error';
 
 /**
- * Creates `dataDir` (and its parents) when missing.
- * @throws ConfigurationError naming `DATA_DIR` when it is a file (or another non-directory), or when
- *   it cannot be created (the file system's error code, e.g. a parent that is a file, no permission).
+ * Creates `dir`'s missing directories one at a time, from the nearest existing one down. Node's recursive
+ * `mkdir` loops for ever (silently, burning CPU) on a path whose parent exists but refuses a new entry with
+ * ENOENT, as `/proc` does: one level at a time, that refusal is thrown.
+ * @throws the file system's error (ErrnoException) of the first directory that cannot be created.
  */
-export function ensureDataDir(dataDir: string): void {
+function createMissingDirectories(dir: string): void {
+  const missing: string[] = [];
+  for (let current = path.resolve(dir); !fs.lstatSync(current, { throwIfNoEntry: false }); current = path.dirname(current)) {
+    missing.unshift(current);
+    if (path.dirname(current) === current) break;
+  }
+  for (const each of missing) fs.mkdirSync(each);
+}
+
+/** The file names in `DATA_DIR` the service writes (when they exist they must be writable too). */
+const DATA_DIR_FILES = [
+  'events.sqlite',
+  'events.sqlite-wal',
+  'events.sqlite-shm',
+  'read-models.sqlite',
+  'read-models.sqlite-wal',
+  'read-models.sqlite-shm',
+  'service.lock',
+];
+
+/**
+ * The refusal of a `dataDir` (or a file in it) this process may not write: names DATA_DIR, the path, the user and the fix.
+ * @param what the path refused (`dataDir` itself or a file in it); `code` the access error (EACCES, EPERM).
+ */
+function unwritableDataDir(dataDir: string, what: string, code: string): ConfigurationError {
+  const uid = process.getuid?.();
+  const user = uid === undefined ? '' : `, uid ${uid}${process.getgid ? ` gid ${process.getgid()}` : ''}`;
+  return new ConfigurationError({
+    variable: 'DATA_DIR',
+    value: dataDir,
+    problem: `${what === dataDir ? 'is' : `${what} is`} not writable by this process (${code}${user})`,
+    fix: "make it writable by the service's user (chown or chmod; on Kubernetes a securityContext fsGroup for the volume), or point DATA_DIR at a writable directory",
+  });
+}
+
+/**
+ * Creates `dataDir` (and its parents) when missing, and checks that this process may write it and the
+ * store's files already in it (`access`: `fs.accessSync`, replaced in tests).
+ * @throws ConfigurationError naming `DATA_DIR` when it is a file (or another non-directory), when
+ *   it cannot be created (the file system's error code, e.g. a parent that is a file, no permission, a
+ *   file system that takes no new directory such as `/proc`), or when it or one of its files is not writable (EACCES).
+ */
+export function ensureDataDir(dataDir: string, access: (p: string, mode: number) => void = fs.accessSync): void {
   try {
     const stat = fs.statSync(dataDir, { throwIfNoEntry: false });
     if (stat && !stat.isDirectory()) {
@@ -23,6 +67,7 @@ export function ensureDataDir(dataDir: string): void {
         fix: 'point DATA_DIR at a directory (it is created when missing)',
       });
     }
+    createMissingDirectories(dataDir);
     fs.mkdirSync(dataDir, { recursive: true });
   } catch (err) {
     if (err instanceof ConfigurationError) throw err;
@@ -34,6 +79,17 @@ export function ensureDataDir(dataDir: string): void {
       problem: `cannot be created (${code})`,
       fix: 'point DATA_DIR at a directory this process may create or write',
     });
+  }
+  // An existing directory (a volume owned by another user): refused here by name, not later by SQLite's "unable to open database file".
+  for (const what of [dataDir, ...DATA_DIR_FILES.map((name) => path.join(dataDir, name))]) {
+    if (what !== dataDir && !fs.existsSync(what)) continue;
+    try {
+      access(what, what === dataDir ? fs.constants.W_OK | fs.constants.X_OK : fs.constants.R_OK | fs.constants.W_OK);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      if (code === 'EROFS') throw readOnlyDataDir(dataDir);
+      if (code === 'EACCES' || code === 'EPERM') throw unwritableDataDir(dataDir, what, code);
+    }
   }
 }
 
@@ -121,5 +177,29 @@ export function fileSystemCause(target: string, code: string, access: (p: string
     const parent = path.dirname(dir);
     if (parent === dir) return code;
     dir = parent;
+  }
+}
+
+/**
+ * Refuses to start on a full disk: each of `dirs` (DATA_DIR, where the read models are, and the
+ * embedded store's directory) must have at least `PROBE_MIN_FREE_BYTES` (1 MiB) free on its file
+ * system, the write probe's rule. Started with less, the service would listen while its projector
+ * could not write the read models and every write was refused. Not a configuration error (exit
+ * code 1: freeing space fixes it, not a setting). A file system whose free space cannot be read is
+ * left to the files' opening.
+ * @throws Error `the disk is full: …: free space on its file system, then start again`, naming the directory and its free bytes.
+ */
+export function refuseFullDisk(dirs: readonly string[]): void {
+  for (const dir of new Set(dirs)) {
+    let free: number | null;
+    try {
+      free = freeBytesShort(dir);
+    } catch {
+      continue;
+    }
+    if (free !== null)
+      throw new Error(
+        `the disk is full: the file system holding ${dir} has ${free} bytes free, fewer than the ${PROBE_MIN_FREE_BYTES} the service needs to write its log and read models: free space on its file system, then start again (nothing acknowledged is lost)`,
+      );
   }
 }

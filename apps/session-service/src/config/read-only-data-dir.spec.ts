@@ -4,9 +4,11 @@
  * naming DATA_DIR and the read-only file system. A read-only mount cannot be made in CI: the
  * mapping functions are tested with a stand-in for `access`.
  */
+import * as fs from 'node:fs';
 import { tmpdir } from 'node:os';
+import * as path from 'node:path';
 import { ConfigurationError } from './configuration-error';
-import { fileSystemCause, readOnlyDataDir } from './data-dir';
+import { ensureDataDir, fileSystemCause, readOnlyDataDir } from './data-dir';
 import { isReadOnly } from './data-dir-lock';
 
 const fsError = (code: string) => Object.assign(new Error(code), { code });
@@ -48,5 +50,40 @@ describe('a read-only DATA_DIR', () => {
     expect(isReadOnly(fsError('SQLITE_BUSY'), '/d')).toBe(false);
     // A writable temp directory: SQLITE_READONLY there is something else (e.g. permissions).
     expect(isReadOnly(fsError('SQLITE_READONLY'), tmpdir())).toBe(false);
+  });
+});
+
+describe('an existing DATA_DIR this process may not write (nck8s A1, ncsqliteops F2: a non-root pod on a volume owned by root)', () => {
+  const dir = fs.mkdtempSync(path.join(tmpdir(), 'unwritable-data-dir-'));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('is refused as a configuration error naming DATA_DIR, the path, the user and the fix (not SQLite’s "unable to open database file")', () => {
+    const access = (p: string) => {
+      if (p === dir) throw fsError('EACCES');
+    };
+    expect(() => ensureDataDir(dir, access)).toThrow(ConfigurationError);
+    expect(() => ensureDataDir(dir, access)).toThrow(
+      new RegExp(
+        `^DATA_DIR=${dir}: is not writable by this process \\(EACCES, uid \\d+ gid \\d+\\): make it writable by the service's user \\(chown or chmod; on Kubernetes a securityContext fsGroup`,
+      ),
+    );
+  });
+
+  it('names a store file in it that is not writable', () => {
+    fs.writeFileSync(path.join(dir, 'events.sqlite'), '');
+    const access = (p: string) => {
+      if (p.endsWith('events.sqlite')) throw fsError('EACCES');
+    };
+    expect(() => ensureDataDir(dir, access)).toThrow(new RegExp(`^DATA_DIR=${dir}: ${dir}/events\\.sqlite is not writable by this process \\(EACCES`));
+  });
+
+  it('takes a writable one', () => {
+    expect(() => ensureDataDir(dir)).not.toThrow();
+  });
+});
+
+describe('a DATA_DIR under a file system that takes no new directory (ncsqliteops A1: /proc; Node’s recursive mkdir spun for ever)', () => {
+  it('is refused at once, naming DATA_DIR and the error', () => {
+    expect(() => ensureDataDir('/proc/k8sfix-no-such/data')).toThrow(/^DATA_DIR=\/proc\/k8sfix-no-such\/data: cannot be created \(ENOENT\)/);
   });
 });

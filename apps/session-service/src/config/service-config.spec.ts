@@ -258,3 +258,22 @@ describe('loadServiceConfig: HOST', () => {
     }
   });
 });
+
+describe('loadServiceConfig: DATABASE_URL sslmode and SHUTDOWN_TIMEOUT_MS', () => {
+  it.each(['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'])('takes sslmode=%s (a mode the pg driver knows)', (mode) => {
+    expect(loadServiceConfig({ DATABASE_URL: `postgres://u@db/x?sslmode=${mode}` }, false).databaseUrl).toBe(`postgres://u@db/x?sslmode=${mode}`);
+  });
+
+  it('refuses an sslmode the driver does not know (it would take it silently), naming DATABASE_URL, the mode and the modes it knows, password masked', () => {
+    expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u:S3cret@db/x?sslmode=bogus' }, false)).toThrow(
+      /^DATABASE_URL=postgres:\/\/u:\*\*\*@db\/x\?sslmode=bogus: sslmode=bogus is not an SSL mode the PostgreSQL driver knows: use one of disable, prefer, require, verify-ca, verify-full, no-verify/,
+    );
+    expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u@db/x?sslmode=' }, false)).toThrow(/sslmode= is not an SSL mode/);
+  });
+
+  it('bounds the shutdown at 20 s by default (below Kubernetes’ 30 s grace period); SHUTDOWN_TIMEOUT_MS sets it, from 1000 ms', () => {
+    expect(loadServiceConfig({}, false).shutdownTimeoutMs).toBe(20_000);
+    expect(loadServiceConfig({ SHUTDOWN_TIMEOUT_MS: '5000' }, false).shutdownTimeoutMs).toBe(5000);
+    expect(() => loadServiceConfig({ SHUTDOWN_TIMEOUT_MS: '999' }, false)).toThrow(/^SHUTDOWN_TIMEOUT_MS=999: /);
+  });
+});

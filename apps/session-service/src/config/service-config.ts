@@ -54,6 +54,13 @@ export interface ServiceConfig {
    * connection closed, when Node next checks (every quarter of the timeout, at most every 30 s).
    */
   requestTimeoutMs: number;
+  /**
+   * Longest time (ms) a SIGTERM/SIGINT/SIGHUP shutdown takes (`SHUTDOWN_TIMEOUT_MS`, default 20000, 1000 to
+   * 3,600,000; below Kubernetes' default 30 s grace period): at half of it model calls still running are
+   * aborted and NATS is closed without draining; at its end the process ends whatever it still waits for
+   * (a store that does not answer), with one warn line naming it.
+   */
+  shutdownTimeoutMs: number;
   /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000, 0 to 60,000). */
   maxWaitMs: number;
   /**
@@ -263,7 +270,8 @@ function boolVar(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boole
 
 /**
  * Parses `DATABASE_URL` (empty: not set; spaces around it ignored).
- * @throws ConfigurationError `DATABASE_URL=<value>: <problem>: <fix>` when it is not a URL or not a PostgreSQL one;
+ * @throws ConfigurationError `DATABASE_URL=<value>: <problem>: <fix>` when it is not a URL, not a PostgreSQL one, or
+ *   has an `sslmode` the driver does not know (it would take it silently);
  *   the value is shown with its credentials masked (`withoutCredentials` of `@lib/event-store`), never a password.
  */
 export function parseDatabaseUrl(raw: string | undefined): string | undefined {
@@ -290,8 +298,22 @@ export function parseDatabaseUrl(raw: string | undefined): string | undefined {
       fix: 'use postgres:// or postgresql://, e.g. postgres://user:password@host:5432/database',
     });
   }
+  // The driver takes any sslmode without a word, and an unknown one as no SSL mode at all.
+  const sslmode = url.searchParams.get('sslmode');
+  if (sslmode !== null && !POSTGRES_SSL_MODES.includes(sslmode)) {
+    throw new ConfigurationError({
+      variable: 'DATABASE_URL',
+      value: raw!,
+      mask: 'url',
+      problem: `sslmode=${sslmode} is not an SSL mode the PostgreSQL driver knows`,
+      fix: `use one of ${POSTGRES_SSL_MODES.join(', ')} (verify-full: SSL with the server's certificate and name checked), or leave sslmode out`,
+    });
+  }
   return value;
 }
+
+/** The `sslmode` values of a `DATABASE_URL` the pg driver reads (pg-connection-string); any other is refused at start. */
+const POSTGRES_SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
 
 /** The schemes a `NATS_URL` server may have: the NATS client's (`tls://` requires TLS: {@link natsUrlRequiresTls}). */
 const NATS_URL_SCHEMES = ['nats:', 'tls:'];
@@ -442,6 +464,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH'),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS'),
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS'),
+    shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS'),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),
     sqliteWriterThread: boolVar(env, 'SQLITE_WRITER_THREAD', true),
     sqliteQuickCheck: boolVar(env, 'SQLITE_QUICK_CHECK', true),

@@ -15,8 +15,8 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
-import { EventStoreCorruptError, EventStoreUnavailableError, postgresCauseOf } from '@lib/event-store';
-import { CountingTimeoutError, SessionError, isReadModelsDamage } from '@lib/session';
+import { EventStoreCorruptError, EventStoreUnavailableError, isSqliteDiskFull, postgresCauseOf } from '@lib/event-store';
+import { CountingTimeoutError, ReadModelsFullError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { MalformedJsonError } from './json-body';
@@ -76,9 +76,14 @@ export function storeUnavailable(mayHaveBeenWritten: boolean, message?: string):
  * The 503 message of an {@link EventStoreUnavailableError} that wrote nothing: the default one, with
  * the cause its driver error's SQLSTATE names when it names one ({@link postgresCauseOf}), e.g.
  * `the event store is unavailable: PostgreSQL has too many connections (SQLSTATE 53300); retry later`;
- * undefined (the default) otherwise. No server detail beyond the SQLSTATE's meaning.
+ * a full disk's ({@link isSqliteDiskFull}: the event store's file, or the read models' while they
+ * cannot be written, {@link ReadModelsFullError}) saying so; undefined (the default) otherwise. No
+ * server detail beyond the cause's meaning (no path: `/health` names the file).
  */
 export function storeUnavailableMessage(err: EventStoreUnavailableError): string | undefined {
+  if (err instanceof ReadModelsFullError)
+    return 'the read models cannot be written: their disk is full; nothing was written: retry once space is freed (GET /health names the file)';
+  if (isSqliteDiskFull(err.cause)) return 'the event store is unavailable: its disk is full; nothing was written: retry once space is freed';
   const code = (err.cause as { code?: unknown } | undefined)?.code;
   const cause = typeof code === 'string' ? postgresCauseOf(code) : null;
   return cause === null ? undefined : `the event store is unavailable: ${cause}; retry later`;

@@ -30,6 +30,11 @@ export const sessionListQuery = z.strictObject({
     .optional()
     .describe('only sessions of this user'),
   updatedSince: dateTimeParam().optional().describe("only sessions active at or after this time (ISO-8601; an offset's + sent as %2B)"),
+  updatedBefore: dateTimeParam()
+    .optional()
+    .describe(
+      "only sessions whose last activity is before this time, exclusive (ISO-8601; an offset's + sent as %2B): e.g. a clean-up job's sessions inactive for 90 days; combinable with updatedSince",
+    ),
   estimator: estimator.optional(),
   limit: limit.optional(),
   cursor: cursor.optional(),

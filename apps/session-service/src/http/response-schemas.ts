@@ -522,6 +522,22 @@ export const ArchivedOnArrivalSchema = named(
   'An event archived on arrival, attributed to a compaction (DESIGN §3.3 rule 3): recorded by the append that brought it, after the decision',
 );
 
+/** Who ordered a command (`RequestedBy`): recorded in commanded compaction decisions and erasure records. */
+export const RequestedBySchema = named(
+  'RequestedBy',
+  z.strictObject({
+    keyLabel: z
+      .string()
+      .optional()
+      .describe('the API key that sent it, by its position in API_KEYS (API_KEYS#2: the second entry), never the key; absent in open mode (no keys)'),
+    requestId: z
+      .string()
+      .optional()
+      .describe("HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id"),
+    via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
+  }),
+);
+
 export const CompactionHistoryItemSchema = named(
   'CompactionHistoryItem',
   z.strictObject({
@@ -536,6 +552,9 @@ export const CompactionHistoryItemSchema = named(
       .nullable()
       .describe('with outcome noop: why nothing was archived (DESIGN §3.6); null otherwise'),
     origin: z.enum(['command', 'auto']),
+    requestedBy: RequestedBySchema.nullable().describe(
+      'with origin command: who ordered it; null for automatic passes (their trigger says why) and for decisions recorded before it was',
+    ),
     strategy: StrategySchema,
     trigger: TriggerSchema.nullable(),
     estimator: EstimatorSchema,
@@ -719,7 +738,7 @@ export const HealthSchema = named(
     status: z
       .enum(['ok', 'degraded', 'unavailable'])
       .describe(
-        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
+        'unavailable: the store does not answer (store.error) or holds another log than the read models, or the read models were found damaged (readModels.damaged) or cannot be written because their disk is full (readModels.full); degraded: it answers reads but the last write failed (store.lastWriteError); ok otherwise',
       ),
     store: z.strictObject({
       kind: z.enum(['sqlite', 'postgres', 'kurrentdb']),
@@ -751,7 +770,27 @@ export const HealthSchema = named(
         .describe(
           'set once a read or a command, over HTTP or NATS (answered 503 read_models_damaged), the projector (on the event loop or in its worker thread) or the decisions feed met a damaged page of the read models (read-models.sqlite), until the restart that rebuilds them; null otherwise',
         ),
+      full: z
+        .string()
+        .nullable()
+        .describe(
+          'while the projector cannot write the read models because the disk holding read-models.sqlite is full: the file, the error, the position they stay at and the remedy (free space on its file system); meanwhile writes answer 503 store_unavailable (nothing written) and reads needing a later position answer 503 projection_behind at once; null otherwise, again at the first batch that commits once space is freed (within 5 s, without a restart)',
+        ),
     }),
+    erasure: z
+      .strictObject({
+        pendingWalScrub: z
+          .array(z.strictObject({ file: z.string().describe('the -wal file (its name in DATA_DIR)'), since: isoTime }))
+          .describe(
+            "WAL files that still hold pages of rows erased since `since`: another connection's open read (e.g. a sqlite3 .backup of the running service) refused the checkpoint that truncates them; it is retried (at most 2 s apart) until it succeeds, and one line is logged then. Empty: none",
+          ),
+        damagedReadModelsAside: z
+          .array(z.string())
+          .describe(
+            'read-model files moved aside as damaged in DATA_DIR (read-models.sqlite.damaged-<time>): they hold the conversation text of the sessions they held, which no erasure reaches; delete them (with their -wal and -shm files) once inspected. Empty: none',
+          ),
+      })
+      .describe('copies of erased text that may still be on disk in DATA_DIR'),
     autoCompactionsInProgress: count,
     autoCompactionsBackingOff: count.describe(
       'sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row, as this replica knows them',

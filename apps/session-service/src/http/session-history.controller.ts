@@ -49,6 +49,7 @@ export class SessionHistoryController {
         tenantId: tenant,
         userId: q.userId,
         updatedSince: q.updatedSince,
+        updatedBefore: q.updatedBefore,
         estimator: q.estimator ?? 'cl100k_base',
         limit: q.limit !== undefined ? Number(q.limit) : undefined,
         cursor: q.cursor,

@@ -18,14 +18,14 @@ import {
   type PolicyAnswer,
   type SetCompactionPolicyCommand,
 } from '@lib/session';
-import { API_KEY_HEADER_SCHEME, ApiKeyGuard, Tenant } from '../auth/api-key.guard';
+import { API_KEY_HEADER_SCHEME, ApiKeyGuard, Requester, Tenant } from '../auth/api-key.guard';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import { requestSchemas, revisionOf, type RequestSchemas } from './request-schemas';
 import { validateQuery } from './validate';
 import { BodyFields, WritesTakeNoQueryGuard } from './writes-take-no-query.guard';
 import { sendJsonBytes } from './json-bytes-answer';
-import { SessionReads } from '@lib/session';
+import { SessionReads, type RequestedBy } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
 import { routeErrors } from './error-codes';
 import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, SessionPolicySchema, WindowSchema } from './response-schemas';
@@ -110,8 +110,13 @@ export class SessionsController {
   @ApiAnswer(CompactionAnswerSchema, {
     errors: routeErrors(['any', 'v1', 'sessionPath', 'body', 'write'], ['invalid_parameter', 'session_not_found', 'counting_timeout', 'counting_too_costly']),
   })
-  async compact(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<CompactionAnswer> {
-    return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body));
+  async compact(
+    @Tenant() tenant: string,
+    @Param('sessionId') sessionId: string,
+    @Body() body: unknown,
+    @Requester() requestedBy: RequestedBy,
+  ): Promise<CompactionAnswer> {
+    return this.commandBus.execute(compactCommandFrom(this.schemas, tenant, sessionId, body, { requestedBy }));
   }
 
   @Put('policy')
@@ -180,8 +185,8 @@ export class SessionsController {
       'Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written',
   })
   @ApiAnswer(EraseAnswerSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'write'], ['session_not_found', 'wrong_expected_revision']) })
-  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string) {
+  async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Requester() requestedBy: RequestedBy) {
     checkSessionId(sessionId);
-    return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId));
+    return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId, requestedBy));
   }
 }

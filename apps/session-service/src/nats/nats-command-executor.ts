@@ -216,7 +216,14 @@ export class NatsCommandExecutor {
         return this.commandBus.execute(watchDecisions(policyCommandFrom(this.schemas, tenant, sessionId, body), watcher));
       case 'compact':
         return this.commandBus.execute(
-          watchDecisions(compactCommandFrom(this.schemas, tenant, sessionId, body, message.commandId, message.redelivered), watcher),
+          watchDecisions(
+            compactCommandFrom(this.schemas, tenant, sessionId, body, {
+              commandId: message.commandId,
+              redelivered: message.redelivered,
+              requestedBy: { requestId: message.commandId, via: 'nats' },
+            }),
+            watcher,
+          ),
         );
     }
   }

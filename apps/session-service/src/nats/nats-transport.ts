@@ -105,6 +105,13 @@ export interface NatsTransportState {
   commandsUnstored: number;
 }
 
+/** A promise of a number and the function that resolves it (the first call wins). */
+function abandonment(): { promise: Promise<number>; resolve: (afterMs: number) => void } {
+  let resolve: (afterMs: number) => void = () => undefined;
+  const promise = new Promise<number>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
 /** See the module doc. */
 @Injectable()
 export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -124,6 +131,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   private ensuring: Promise<void> | null = null;
   /** The retry of a failed re-creation, when one is scheduled. */
   private ensureRetry: NodeJS.Timeout | null = null;
+  /** Resolved by {@link stopDraining} with the time (ms) the shutdown waited for the orderly stop. */
+  private readonly drainAbandoned = abandonment();
 
   constructor(
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
@@ -387,6 +396,31 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   async onApplicationShutdown(): Promise<void> {
     this.stopping = true;
     if (this.ensureRetry) clearTimeout(this.ensureRetry);
+    const orderly = this.stopInOrder();
+    // A server that does not answer (frozen, a partition the client's pings have not noticed yet) holds the
+    // orderly stop for ever: at half of SHUTDOWN_TIMEOUT_MS (stopDraining) the connection is closed without it.
+    const abandonedAfterMs = await Promise.race([orderly.then(() => null), this.drainAbandoned.promise]);
+    if (abandonedAfterMs === null) return;
+    orderly.catch(() => undefined);
+    if (this.nc && !this.nc.isClosed()) {
+      this.logger.warn(
+        `shutting down while the NATS server does not answer (no orderly stop within ${abandonedAfterMs} ms, half of SHUTDOWN_TIMEOUT_MS): the connection is closed without draining; commands taken and not acknowledged are redelivered after NATS_ACK_WAIT_MS`,
+      );
+      await this.nc.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Ends the wait of the shutdown's orderly stop (`onApplicationShutdown`): the connection is then closed
+   * without draining (one warn line naming `afterMs`, the time waited). Called by the service's shutdown at
+   * half of SHUTDOWN_TIMEOUT_MS; nothing happens when the stop is done already.
+   */
+  stopDraining(afterMs: number): void {
+    this.drainAbandoned.resolve(afterMs);
+  }
+
+  /** The orderly stop: the consumer and the feed stop, then the connection drains (or closes at once while lost). */
+  private async stopInOrder(): Promise<void> {
     await this.ensuring;
     // Waiting for a server: given up at the client's next attempt (at most NATS_RETRY_WAIT_MS away), or its set-up finishes.
     await this.waiting;

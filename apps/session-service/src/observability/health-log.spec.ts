@@ -14,6 +14,7 @@ import { requestLogLevelOptions } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
 import { StoreWriteHealth } from './store-write-health';
 import { ReadModelsDamage } from './read-models-damage';
+import { ErasureOnDisk } from './erasure-on-disk';
 
 /** A Fastify app serving the real HealthController's /health over a store that fails while `store.down`, logging with pino-http and our level options. */
 async function healthApp() {
@@ -40,6 +41,7 @@ async function healthApp() {
     new SummarizerFailureLog(),
     new StoreWriteHealth(),
     new ReadModelsDamage('read-models.sqlite'),
+    new ErasureOnDisk('/nonexistent-data-dir', []),
   );
   const logger = pinoHttp({ level: 'debug', ...requestLogLevelOptions('info') }, stream);
   const app = Fastify();

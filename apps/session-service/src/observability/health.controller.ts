@@ -21,6 +21,8 @@ import { markExpectedAnswer } from './request-log-level';
 import { SummarizerFailureLog } from './summarizer-failure-log';
 import { StoreWriteHealth } from './store-write-health';
 import { ReadModelsDamage } from './read-models-damage';
+import { BoundedHead } from './bounded-head';
+import { ErasureOnDisk } from './erasure-on-disk';
 
 /**
  * Whether a follower of the log that has read it up to `readTo` (bigint: its checkpoint, or the
@@ -48,6 +50,8 @@ function lagOf(readTo: bigint, head: bigint | null): 'behind' | 'caught-up' | 'u
 export class HealthController {
   private readonly logger = new Logger('Health');
   private readonly transitions = new HealthTransitions();
+  /** The store's head for `/health` and `/metrics`: one read at a time, each waited for at most HEAD_ANSWER_MS. */
+  private readonly head: BoundedHead;
 
   constructor(
     @Inject(EVENT_STORE) private readonly store: EventStore,
@@ -59,8 +63,11 @@ export class HealthController {
     private readonly failures: SummarizerFailureLog,
     private readonly writes: StoreWriteHealth,
     private readonly damage: ReadModelsDamage,
+    private readonly erasure: ErasureOnDisk,
     @Optional() @Inject(NATS_TRANSPORT) private readonly nats: NatsTransport | null = null,
-  ) {}
+  ) {
+    this.head = new BoundedHead(() => this.store.headPosition());
+  }
 
   /** The NATS transport's part of `/health` (null without NATS_URL); `head` is the store's head when it answered. */
   private natsHealth(head: bigint | null): z.output<typeof HealthSchema>['nats'] {
@@ -92,12 +99,14 @@ export class HealthController {
   }
 
   /**
-   * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, with the store's,
+   * Liveness (a Kubernetes `livenessProbe`): 200 whenever the process answers, within kubelet's default 1 s
+   * probe timeout whatever the store does (its head waited for at most HEAD_ANSWER_MS, {@link BoundedHead}), with the store's,
    * projector's and NATS connection's state in the body (`status: "unavailable"` and
    * `store.error` while the store does not answer; `status: "degraded"` and `store.lastWriteError`
    * while it answers reads but the last write failed, {@link StoreWriteHealth}). Never 503 for the
    * store: restarting the process does not bring a store back (`status: "unavailable"` also once a
-   * read, a command, the projector or the decisions feed found the read models damaged, with `readModels.damaged` saying to restart, {@link ReadModelsDamage}), and a process restarted during a
+   * read, a command, the projector or the decisions feed found the read models damaged, with `readModels.damaged` saying to restart, {@link ReadModelsDamage},
+   * and while the projector cannot write them because their disk is full, with `readModels.full` saying where), and a process restarted during a
    * store outage cannot serve reads until the store answers (its start-up catch-up reads the log),
    * while a running one keeps serving them from its read models. Alert on `event_store_up` and
    * `event_store_writable` in `/metrics`.
@@ -105,7 +114,7 @@ export class HealthController {
   @Get('health')
   @ApiOperation({
     summary:
-      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503)',
+      'Liveness: 200 while the process answers, with the store and projector state (status "unavailable" and store.error while the store does not answer, readModels.full while the read models cannot be written because their disk is full, or readModels.damaged once a read, a command, the projector or the decisions feed found the read models damaged; "degraded" and store.lastWriteError while the store answers reads but the last write failed: never a 503)',
   })
   @ApiAnswer(HealthSchema, { errors: routeErrors(['any']) })
   async health(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof HealthSchema>> {
@@ -113,14 +122,14 @@ export class HealthController {
     let head: bigint | null = null;
     let storeError: string | null = null;
     try {
-      head = await this.store.headPosition();
+      head = await this.head.head();
     } catch (err) {
       storeError = (err as Error).message;
     }
     const lastWriteError = this.writes.lastWriteError();
     const damaged = this.damage.damaged();
     const body: z.output<typeof HealthSchema> = {
-      status: storeError || projector.offLog || damaged ? 'unavailable' : lastWriteError ? 'degraded' : 'ok',
+      status: storeError || projector.offLog || damaged || projector.readModelsFull ? 'unavailable' : lastWriteError ? 'degraded' : 'ok',
       store: { kind: eventStoreKind(this.config), headPosition: head?.toString() ?? null, error: storeError, lastWriteError },
       projector: {
         running: projector.running,
@@ -128,7 +137,8 @@ export class HealthController {
         lag: lagOf(projector.checkpoint, head),
         lastError: projector.lastError,
       },
-      readModels: { damaged },
+      readModels: { damaged, full: projector.readModelsFull },
+      erasure: this.erasure.state(),
       autoCompactionsInProgress: this.scheduler.inProgress,
       autoCompactionsBackingOff: this.scheduler.backingOff,
       summarizer: { lastFailure: this.failures.lastFailure() },
@@ -150,12 +160,13 @@ export class HealthController {
    * rule reads wait for: `SessionReads.ready`) and while the store answers; otherwise 503 with the
    * error body reads would answer: `projection_behind` (with `catchingUpTo` and `checkpoint`) while
    * catching up, `store_unavailable` while the store does not answer, `read_models_damaged` once a
-   * read, a command, the projector or the decisions feed found the read models damaged ({@link ReadModelsDamage}: until a restart). Never waits.
+   * read, a command, the projector or the decisions feed found the read models damaged ({@link ReadModelsDamage}: until a restart),
+   * and `store_unavailable` naming the file while the read models cannot be written for want of space (`readModels.full`). Never waits.
    */
   @Get('health/ready')
   @ApiOperation({
     summary:
-      'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart)',
+      'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, store_unavailable while the read models cannot be written because their disk is full (readModels.full), read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart)',
   })
   // Not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or
   // holds another log than the read models were projected from (store_unavailable), or a read, a command, the projector or the decisions
@@ -175,6 +186,11 @@ export class HealthController {
     if (damaged) {
       res.status(503);
       return { code: 'read_models_damaged', message: `not ready: ${damaged.problem}` };
+    }
+    // The read models' disk is full: writes are refused and reads needing a later position answer 503 until space is freed.
+    if (projector.readModelsFull) {
+      res.status(503);
+      return storeUnavailable(false, `not ready: ${projector.readModelsFull}`);
     }
     try {
       await this.reads.ready();
@@ -198,6 +214,7 @@ export class HealthController {
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
     this.metrics.storeWritable.set(this.writes.lastWriteError() === null ? 1 : 0);
     this.metrics.readModelsDamaged.set(this.damage.damaged() === null ? 0 : 1);
+    this.metrics.readModelsFull.set(this.projector.readModelsFull() === null ? 0 : 1);
     this.metrics.autoCompactionsBackingOff.set(this.scheduler.backingOff);
     if (this.nats) {
       const { connection, decisionFeed, commandsRetrying, commandsStalled, commandsUnstored } = this.nats.state();
@@ -211,7 +228,7 @@ export class HealthController {
       }
     }
     try {
-      this.metrics.storeHead.set(Number(await this.store.headPosition()));
+      this.metrics.storeHead.set(Number(await this.head.head()));
       this.metrics.storeUp.set(1);
     } catch {
       // the health endpoint reports the store's error

@@ -62,6 +62,12 @@ export class ServiceMetrics {
     help: 'Whether a read, a command, the projector or the decisions feed found the read models file damaged (reads answer 503 read_models_damaged): 1 until the service is restarted, which rebuilds them from the log; else 0',
     registers: [this.registry],
   });
+  /** 1 while the projector cannot write the read models because their disk is full (`/health`'s `readModels.full`), else 0. */
+  readonly readModelsFull = new Gauge({
+    name: 'read_models_full',
+    help: 'Whether the projector cannot write the read models because their disk is full (writes answer 503 store_unavailable, reads needing a later position 503 projection_behind at once): 1 until a batch commits once space is freed, else 0',
+    registers: [this.registry],
+  });
   /** With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed; absent without NATS_URL. */
   readonly natsConnected = new Gauge({
     name: 'nats_connected',

@@ -16,10 +16,10 @@ import {
  * lock (rolled back: retrying once the lock is released succeeds).
  */
 const UNAVAILABLE_SQLSTATE = /^(08|28|3D|53|57|58)|^25006$|^55P03$/;
-/** Node socket errors and the pg driver's own connection failures. */
+/** Node socket errors and the pg driver's own connection failures (SSL asked for of a server without it among them: the connection is refused). */
 const UNAVAILABLE_NODE_CODE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|ECONNABORTED)$/;
 const UNAVAILABLE_MESSAGE =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end/i;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection refused|not queryable|Cannot use a pool after calling end|does not support SSL connections/i;
 
 /** SQLSTATE of a write refused by a read-only server (a standby). */
 export const READ_ONLY_SQL_TRANSACTION = '25006';

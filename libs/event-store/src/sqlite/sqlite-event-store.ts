@@ -22,7 +22,7 @@ import { openSqliteDatabase } from './sqlite-database';
 import { SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
 import { isSqliteCorrupt, isSqliteDiskFull, toStoreError } from './sqlite-errors';
 import { sqliteQuickCheck } from './sqlite-quick-check';
-import { SqliteWalPurge } from './sqlite-wal-purge';
+import { SqliteWalPurge, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from './sqlite-wal-purge';
 import { probeSqliteWrite } from './sqlite-write-probe';
 import { SqliteWriterThread } from './sqlite-writer-client';
 import { commitSqliteWrites, type SqliteWrite, type SqliteWriteResult } from './sqlite-writes';
@@ -61,6 +61,12 @@ export interface SqliteEventStoreOptions {
   quickCheck?: boolean;
   /** Told when the quick check starts (`ms` undefined) and ends (`ms`: how long it took), with the file's size in bytes. */
   onQuickCheck?: (progress: { file: string; bytes: number; ms?: number }) => void;
+  /**
+   * How a WAL checkpoint after an erasure that another connection's open read refused is retried
+   * ({@link SqliteWalPurge}): on an unref'd timer, 100 ms doubling up to 2 s by default, until it
+   * succeeds. `false`: only after the next transaction and on close.
+   */
+  walPurgeRetry?: WalPurgeRetry | false;
 }
 
 /** The highest position SQLite can assign (a read limit that limits nothing). */
@@ -95,8 +101,9 @@ interface PendingOp {
  * Erasure on disk: `secure_delete` is on, so deleted rows are overwritten with zeros in the
  * database file (their cells and the pages freed), and after each transaction that deleted a
  * stream the WAL is checkpointed with TRUNCATE, so it holds no older copy of those pages. A
- * checkpoint that another process's open read prevents is retried after the next transaction and
- * on close (SQLite also checkpoints and removes the WAL when the last connection closes).
+ * checkpoint that another connection's open read prevents (e.g. a `sqlite3 .backup` of the running
+ * service) is retried on a timer until it succeeds ({@link SqliteEventStoreOptions.walPurgeRetry}),
+ * after the next transaction and on close; {@link pendingWalScrub} tells it meanwhile.
  * Note: better-sqlite3 is synchronous, so each transaction blocks the event loop while it runs
  * (including the fsync and any wait for another process's lock), unless `writerThread` moves the
  * transactions to a worker thread (reads still run on the calling thread).
@@ -141,7 +148,7 @@ export class SqliteEventStore implements EventStore {
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 100, options.subscriptionPageSize ?? 512);
     this.appender = new SqliteAppender(db);
     this.group = new SqliteGroupCommit(db);
-    this.walPurge = new SqliteWalPurge(db);
+    this.walPurge = new SqliteWalPurge(db, options.walPurgeRetry === false ? null : (options.walPurgeRetry ?? {}));
     this.stmts = this.prepareStatements();
     this.useWriterThread = options.writerThread === true && db.name !== ':memory:';
     this.busyTimeoutMs = busyTimeoutOf(options);
@@ -322,8 +329,9 @@ export class SqliteEventStore implements EventStore {
   /**
    * See {@link EventStore.deleteStream}: the rows are removed (erasure); positions are not reused.
    * Resolves once the deletion is committed and the WAL checkpointed (TRUNCATE): no byte of the
-   * stream's events is left in the database file nor the WAL (see the class comment for the
-   * case of a concurrent reader in another process).
+   * stream's events is left in the database file nor the WAL; when another connection's open read
+   * refuses the checkpoint, it resolves all the same and the checkpoint is retried until it
+   * succeeds ({@link pendingWalScrub} meanwhile; see the class comment).
    */
   deleteStream(stream: string, options: DeleteStreamOptions = {}): Promise<void> {
     try {
@@ -337,11 +345,25 @@ export class SqliteEventStore implements EventStore {
   /**
    * Checkpoints the WAL into the database file and truncates it to zero bytes, so it holds no
    * older copy of any page. Returns false when another connection's read or write prevented a
-   * full checkpoint (it is then retried after the next transaction). Called after deletions.
+   * full checkpoint (it is then retried on a timer until it succeeds, see
+   * {@link SqliteEventStoreOptions.walPurgeRetry}). Called after deletions.
    */
   purgeWal(): boolean {
     this.assertOpen();
     return this.guard(() => this.walPurge.purge());
+  }
+
+  /**
+   * The WAL scrub an erasure still waits for (another connection's open read refused the
+   * checkpoint: the erased rows' older pages are still in the WAL file), or null when none.
+   */
+  pendingWalScrub(): PendingWalScrub | null {
+    return this.walPurge.pendingScrub();
+  }
+
+  /** Calls `listener` each time a WAL scrub that was refused at first completes (e.g. to log one line). */
+  reportWalScrubs(listener: (scrubbed: WalScrubbed) => void): void {
+    this.walPurge.onScrubbed(listener);
   }
 
   /**
@@ -360,6 +382,7 @@ export class SqliteEventStore implements EventStore {
     while (this.queue.length > 0) this.flush();
     this.closed = true;
     await this.writerThread?.close();
+    this.walPurge.stop();
     this.walPurge.tryPurge();
     await this.subscriptions.closeAll();
     this.db.close();
@@ -449,6 +472,9 @@ export class SqliteEventStore implements EventStore {
       if (!outcome.ok) return op.reject(outcome.error);
       if (op.write.kind === 'delete') {
         this.recent.clear();
+        // The writer thread's checkpoint after the deletion may have been refused: this connection
+        // checks (a no-op on an empty WAL) and retries on the timer until it succeeds.
+        if (this.useWriterThread && (outcome.value as number) > 0 && !this.closed) this.walPurge.purgeWithoutWaiting();
         return op.resolve(outcome.value as SqliteWriteResult);
       }
       const { writtenAtMs, ...result } = outcome.value as SqliteAppendResult;

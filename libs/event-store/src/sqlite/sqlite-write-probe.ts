@@ -15,6 +15,18 @@ import { EventStoreUnavailableError } from '../errors';
 export const PROBE_MIN_FREE_BYTES = 1024 * 1024;
 
 /**
+ * The free bytes (a number) of the file system holding directory `dir` when they are fewer than
+ * {@link PROBE_MIN_FREE_BYTES}, the least a write of the service needs (the write probe's rule, also
+ * the start-up's refusal of a full disk); null when there are enough. One `statfs` call.
+ * @throws what `statfsSync` throws (e.g. ENOENT for a directory that does not exist).
+ */
+export function freeBytesShort(dir: string): number | null {
+  const { bavail, bsize } = fs.statfsSync(dir);
+  const free = bavail * bsize;
+  return free < PROBE_MIN_FREE_BYTES ? free : null;
+}
+
+/**
  * Probes `db` (a store's connection, not in a transaction; its busy timeout `busyTimeoutMs`, ms,
  * is set back afterwards). Throws SQLite's error when the write lock cannot be had now, and an
  * {@link EventStoreUnavailableError} (cause code `SQLITE_FULL`) when the file system holding the
@@ -29,9 +41,8 @@ export function probeSqliteWrite(db: Database.Database, busyTimeoutMs: number): 
     db.pragma(`busy_timeout = ${Math.max(0, Math.floor(busyTimeoutMs))}`);
   }
   if (db.name === ':memory:' || db.name === '') return;
-  const { bavail, bsize } = fs.statfsSync(dirname(db.name));
-  const free = bavail * bsize;
-  if (free < PROBE_MIN_FREE_BYTES)
+  const free = freeBytesShort(dirname(db.name));
+  if (free !== null)
     throw new EventStoreUnavailableError(
       `SQLite event store: the disk holding ${db.name} is full (${free} bytes free, fewer than ${PROBE_MIN_FREE_BYTES}): free space on its file system`,
       Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }),

@@ -33,7 +33,8 @@ const { filePath, busyTimeoutMs, maxBatchSize } = workerData as WriterData;
 const db = openSqliteDatabase(filePath, busyTimeoutMs);
 const appender = new SqliteAppender(db);
 const group = new SqliteGroupCommit(db);
-const walPurge = new SqliteWalPurge(db);
+// Retried on this thread's timer without blocking it; the store's own connection checks and retries too (and tells /health).
+const walPurge = new SqliteWalPurge(db, {});
 const queue: Array<{ batch: number; writes: SqliteWrite[] }> = [];
 let drainScheduled = false;
 let closing = false;
@@ -51,6 +52,7 @@ function drain(): void {
   drainScheduled = false;
   while (queue.length > 0) commitNext();
   if (closing) {
+    walPurge.stop();
     walPurge.tryPurge();
     db.close();
     port!.close();

@@ -22,7 +22,8 @@ export function runSqliteWrite(appender: SqliteAppender, write: SqliteWrite): Sq
 
 /**
  * Commits `writes` as one group commit on `appender`'s connection (the store's own, or its writer
- * thread's), then purges the WAL when one of them deleted events (erasure). Returns each write's
+ * thread's), then purges the WAL when one of them deleted events (erasure; see
+ * {@link SqliteWalPurge.purgeAfterTransaction}). Returns each write's
  * outcome, in order.
  * @throws what {@link SqliteGroupCommit.run} throws when the transaction itself fails (nothing written).
  */
@@ -39,7 +40,7 @@ export function commitSqliteWrites(
       return result;
     }),
   );
-  walPurge.tryPurge();
+  walPurge.purgeAfterTransaction();
   return outcomes;
 }
 

@@ -52,6 +52,7 @@ import { buildSnapshot } from '../write-side/session-snapshot';
 import { compactionParamsKey } from '../write-side/compaction-params';
 import type { CompactionConclusion } from './compaction-answer';
 import type { SessionAddress } from './session-decider';
+import type { RequestedBy } from '../events/requested-by';
 
 /** Command: compact a session with a validated strategy and optional trigger (DESIGN §3.4, §3.5). */
 export interface CompactSession extends SessionAddress {
@@ -64,6 +65,8 @@ export interface CompactSession extends SessionAddress {
   dryRun: boolean;
   /** `auto`: run by a session's policy (recorded, and the wait rule of DESIGN §3.5 reads it). */
   origin: 'auto' | 'command';
+  /** With origin `command`: who ordered it, recorded in the decision (not part of its identity: a shared pass records its own). */
+  requestedBy?: RequestedBy;
   /** Transport command id (may be delivered twice): the compaction id derives from it instead of the base revision. */
   commandId?: string;
   /**
@@ -387,6 +390,7 @@ export function decideCompaction(
     estimator: command.estimator,
     basedOnRevision: pass.basedOnRevision.toString(),
     origin: command.origin,
+    ...(command.origin === 'command' && command.requestedBy ? { requestedBy: command.requestedBy } : {}),
     paramsKey: pass.paramsKey,
     checkpoint: buildSnapshot(after, state.consecutiveFailures),
   };

@@ -1,3 +1,4 @@
+import type { RequestedBy } from './requested-by';
 /**
  * The erasure record (issue 7 item 6): when a session is erased, its stream is deleted and one
  * `SessionErased` event without content (session id, event count, time, the position and revision
@@ -42,6 +43,8 @@ export interface SessionErasedData {
    * added.
    */
   lastRevision?: string;
+  /** Who ordered the erasure (never the API key itself). Absent in records written before it was recorded. */
+  requestedBy?: RequestedBy;
 }
 
 /**

@@ -7,6 +7,7 @@
  * (sessionId, client id) by {@link storeEventId}.
  */
 import type { CompactionOutcome, NoopReason, SessionEvent, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
+import type { RequestedBy } from './requested-by';
 
 /** Estimator names whose costs are stored with each conversation event. */
 export type EstimatorName = 'cl100k_base' | 'o200k_base' | 'chars';
@@ -189,6 +190,8 @@ export interface CompactionCompletedData {
   completedAt: string;
   /** `auto` when started by the session's policy, `command` otherwise. */
   origin: 'auto' | 'command';
+  /** With origin `command`: who ordered it (absent on automatic passes, and on decisions recorded before it was). */
+  requestedBy?: RequestedBy;
   /** Canonical JSON of (strategy, trigger, estimator): same key + unchanged input = same decision. */
   paramsKey: string;
   /** The session snapshot (JSON key kept as `checkpoint` so older logs load). */
@@ -225,6 +228,8 @@ export interface CompactionFailedData {
   durationMs?: number;
   failedAt: string;
   origin: 'auto' | 'command';
+  /** With origin `command`: who ordered it (absent on automatic passes, and on decisions recorded before it was). */
+  requestedBy?: RequestedBy;
   /** Tokens of the window before the pass, and ids archived anyway (superseded system messages). */
   tokensBefore: number;
   archivedIds: string[];

@@ -45,6 +45,20 @@ export class ProjectionBehindError extends SessionError {
       { catchingUpTo: head.toString() },
     );
   }
+
+  /**
+   * The read models cannot reach `position` because their disk is full (the projector's
+   * `readModelsFull`): answered at once, not after `MAX_WAIT_MS`. The message names no server path
+   * (`/health` does).
+   */
+  static readModelsFull(position: bigint, checkpoint: bigint, details?: Pick<SessionErrorDetails, 'minPosition' | 'catchingUpTo'>): ProjectionBehindError {
+    return new ProjectionBehindError(
+      position,
+      checkpoint,
+      `the read models cannot be written: their disk is full, so they stay at position ${checkpoint} and cannot reach position ${position}, which this read needs; retry once space is freed (see /health)`,
+      details,
+    );
+  }
 }
 
 /** Options of {@link SessionReads.window}. */
@@ -291,6 +305,8 @@ export class SessionReads {
   private async caughtUpOnce(): Promise<void> {
     const target = await this.catchUpLeft();
     if (target === null) return;
+    if (this.projector.readModelsFull() !== null)
+      throw ProjectionBehindError.readModelsFull(target, this.projector.checkpoint(), { catchingUpTo: target.toString() });
     if (!(await this.projector.waitForPosition(target, this.settings.maxWaitMs))) throw ProjectionBehindError.catchingUp(target, this.projector.checkpoint());
     this.caughtUp = true;
   }
@@ -348,7 +364,14 @@ export class SessionReads {
     await this.reached(own);
   }
 
+  /**
+   * Waits (up to `maxWaitMs`) until the read models have applied `position`; not at all while
+   * they cannot be written for want of space (the projector's `readModelsFull`).
+   * @throws ProjectionBehindError (503) when they do not reach it in time, or at once while their disk is full.
+   */
   private async reached(position: bigint): Promise<void> {
+    if (this.projector.checkpoint() < position && this.projector.readModelsFull() !== null)
+      throw ProjectionBehindError.readModelsFull(position, this.projector.checkpoint(), { minPosition: position.toString() });
     const reached = await this.projector.waitForPosition(position, this.settings.maxWaitMs);
     if (!reached) throw new ProjectionBehindError(position, this.projector.checkpoint());
   }

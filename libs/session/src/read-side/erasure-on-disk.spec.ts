@@ -6,6 +6,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { searchRecall } from './queries/recall-query';
 import { dumpReadModels } from './read-model-dump';
 import { ReadModelStore } from './read-model-store';
@@ -80,6 +81,39 @@ describe('SessionProjector.eraseSession on disk', () => {
     expect(filesContaining(dir, SECRET)).toEqual([]);
     expect(filesContaining(dir, TOKEN)).toEqual([]);
     expect(filesContaining(dir, KEPT)).toEqual(['read-models.sqlite']);
+  });
+
+  // Newcomer ncretention (F1c): a reader on the read models during the erasure refused the
+  // checkpoint; its failure was ignored and nothing tried again, however many writes followed.
+  it('scrubs the WAL once another connection that was reading during the erasure is gone, without any further write', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'read-models-erasure-'));
+    dirs.push(dir);
+    const file = join(dir, 'read-models.sqlite');
+    const store = ReadModelStore.open(file, { walPurgeRetry: { firstDelayMs: 5, maxDelayMs: 40 } });
+    const scrubbed: unknown[] = [];
+    store.reportWalScrubs((s) => scrubbed.push(s));
+    const projector = new SessionProjector(store);
+    const log = buildLog();
+    for (let i = 0; i < log.events.length; i += 7) projector.applyBatch(log.events.slice(i, i + 7));
+    const reader = new Database(file);
+    reader.exec('BEGIN');
+    reader.prepare('SELECT count(*) FROM sqlite_master').get();
+
+    expect(projector.eraseSession('acme', 'doomed')).toBe(true);
+    expect(filesContaining(dir, SECRET)).toEqual(['read-models.sqlite-wal']);
+    expect(store.pendingWalScrub()).toEqual({ file: `${file}-wal`, since: expect.any(String) });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(store.pendingWalScrub()).not.toBeNull();
+
+    reader.exec('COMMIT');
+    reader.close();
+    for (let waited = 0; store.pendingWalScrub() !== null && waited < 2000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(store.pendingWalScrub()).toBeNull();
+    expect(filesContaining(dir, SECRET)).toEqual([]);
+    expect(filesContaining(dir, TOKEN)).toEqual([]);
+    expect(statSync(`${file}-wal`).size).toBe(0);
+    expect(scrubbed).toEqual([{ file: `${file}-wal`, attempts: expect.any(Number), pendingMs: expect.any(Number) }]);
+    store.close();
   });
 
   it('drops the recall index every tenant shared (read models 10 and before) when it opens such a file, its texts with it', () => {

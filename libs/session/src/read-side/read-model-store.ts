@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { SqliteWalPurge, type PendingWalScrub, type WalPurgeRetry, type WalScrubbed } from '@lib/event-store';
 import { READ_MODEL_DDL, READ_MODEL_SCHEMA_VERSION, READ_MODEL_TABLES, RETIRED_READ_MODEL_TABLES } from './read-model-schema';
 import { recallIndexTablesIn } from './recall-index-tables';
 import { occursAsWholeClusters } from './recall-searchable';
@@ -57,7 +58,10 @@ export const MAX_CACHED_STATEMENTS = 256;
  * Erasure on disk: `secure_delete` is on (deleted rows and freed pages are overwritten with
  * zeros), the FTS5 recall indexes run with their `secure-delete` option (a deleted document's
  * entries leave the index segments at once, instead of delete markers next to the old entries
- * until a merge), and {@link purgeWal} truncates the WAL after an erasure.
+ * until a merge), and {@link purgeWal} truncates the WAL after an erasure; when another
+ * connection's open read refuses that (e.g. a `sqlite3 .backup` of the running service), it is
+ * retried on an unref'd timer until it succeeds ({@link SqliteWalPurge}), {@link pendingWalScrub}
+ * telling it meanwhile.
  */
 export class ReadModelStore {
   /** Prepared statements by SQL text (see {@link statement}). */
@@ -70,20 +74,28 @@ export class ReadModelStore {
    */
   replacedVersion: number | null = null;
 
+  /** The WAL truncation after erasures, retried until it succeeds. */
+  private readonly walPurge: SqliteWalPurge;
+
   private constructor(
     /** The connection. Queries may prepare statements on it; only projections write. */
     readonly db: Database.Database,
     /** The file path, or `':memory:'`. */
     readonly file: string,
-  ) {}
+    walPurgeRetry: WalPurgeRetry,
+  ) {
+    this.walPurge = new SqliteWalPurge(db, walPurgeRetry);
+  }
 
   /**
    * Opens (creating if needed) the read-model database at `file` (e.g.
    * `path.join(DATA_DIR, READ_MODEL_FILE_NAME)`), or an in-memory one for `':memory:'`.
    * The directory must exist. Read models of another schema version are dropped (see
    * {@link replacedVersion}). Throws better-sqlite3's `SqliteError` when the file cannot be opened.
+   * `options.walPurgeRetry`: how a refused WAL truncation after an erasure is retried (default
+   * `WAL_PURGE_RETRY_DEFAULTS`: 100 ms doubling up to 2 s).
    */
-  static open(file: string): ReadModelStore {
+  static open(file: string, options: { walPurgeRetry?: WalPurgeRetry } = {}): ReadModelStore {
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
@@ -93,7 +105,7 @@ export class ReadModelStore {
     db.function(RECALL_WHOLE_CLUSTERS_FUNCTION, { deterministic: true }, (text: unknown, term: unknown) =>
       typeof text === 'string' && typeof term === 'string' && occursAsWholeClusters(text, term) ? 1 : 0,
     );
-    const store = new ReadModelStore(db, file);
+    const store = new ReadModelStore(db, file, options.walPurgeRetry ?? {});
     const version = db.pragma('user_version', { simple: true }) as number;
     if (version !== READ_MODEL_SCHEMA_VERSION) {
       const held = (db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table'").get() as { n: number }).n > 0;
@@ -206,15 +218,29 @@ export class ReadModelStore {
   /**
    * Checkpoints the WAL into the database file and truncates it to zero bytes, so no older copy
    * of a page (e.g. of erased rows) stays in it. Returns false when another connection prevented
-   * a full checkpoint (SQLite also checkpoints and removes the WAL when the last connection closes).
+   * a full checkpoint: it is then retried on a timer until it succeeds (see {@link pendingWalScrub}).
+   * Never waits for the other connection (this connection serves reads on the event loop) and never throws.
    */
   purgeWal(): boolean {
-    const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
-    return result === undefined || result.busy === 0;
+    this.walPurge.purgeWithoutWaiting();
+    return !this.walPurge.pending;
   }
 
-  /** Closes the connection. Idempotent. */
+  /** The WAL scrub an erasure still waits for (another connection's read refused the checkpoint), or null when none. */
+  pendingWalScrub(): PendingWalScrub | null {
+    return this.walPurge.pendingScrub();
+  }
+
+  /** Calls `listener` each time a WAL scrub that was refused at first completes (e.g. to log one line). */
+  reportWalScrubs(listener: (scrubbed: WalScrubbed) => void): void {
+    this.walPurge.onScrubbed(listener);
+  }
+
+  /** Closes the connection (a pending WAL scrub is tried once more; SQLite removes the WAL when the last connection closes). Idempotent. */
   close(): void {
-    if (this.db.open) this.db.close();
+    this.walPurge.stop();
+    if (!this.db.open) return;
+    this.walPurge.tryPurge();
+    this.db.close();
   }
 }

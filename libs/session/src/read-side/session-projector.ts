@@ -2,8 +2,10 @@ import * as path from 'node:path';
 import { Logger } from '@nestjs/common';
 import { Piscina } from 'piscina';
 import {
+  EventStoreUnavailableError,
   LONG_TASK_MS,
   MAX_APPEND_COMPLETION_PAGES,
+  isSqliteDiskFull,
   headToSkipTo,
   mayContinueAppend,
   yieldToIo,
@@ -46,6 +48,23 @@ export interface SessionProjectorState {
    * comes with the batch's outcome). Listeners of {@link SessionProjector.onReadModelsDamage} are told at once.
    */
   readModelsDamaged: boolean;
+  /**
+   * While `lastError` is the read models' disk found full ({@link isReadModelsDiskFull}): why the
+   * read models cannot be written, saying where and the remedy (free space on the file system of
+   * `read-models.sqlite`); null otherwise. The projector retries (at most every `maxRetryDelayMs`)
+   * and this turns null at its first batch that commits.
+   */
+  readModelsFull: string | null;
+}
+
+/**
+ * True when `error`, met by the projector, says the read models cannot be written for want of
+ * space ({@link isSqliteDiskFull}: `SQLITE_FULL`, `ENOSPC`, also as the message of a batch that
+ * failed in the worker thread); not a failure of the event store itself
+ * ({@link EventStoreUnavailableError}, which the projector only reads).
+ */
+export function isReadModelsDiskFull(error: unknown): boolean {
+  return !(error instanceof EventStoreUnavailableError) && isSqliteDiskFull(error);
 }
 
 /** Tuning of {@link SessionProjector}. */
@@ -202,6 +221,8 @@ export class SessionProjector {
   private lastError: string | null = null;
   /** Whether `lastError` is the read models file found damaged (see {@link SessionProjectorState.readModelsDamaged}). */
   private lastErrorDamage = false;
+  /** Whether `lastError` is the read models' disk found full (see {@link SessionProjectorState.readModelsFull}). */
+  private lastErrorDiskFull = false;
   private readonly logger = new Logger('Projector');
   private lastErrorAt: string | null = null;
   private subscription: Subscription | null = null;
@@ -284,7 +305,20 @@ export class SessionProjector {
       lastErrorAt: this.lastErrorAt,
       offLog,
       readModelsDamaged: this.lastError !== null && this.lastErrorDamage,
+      readModelsFull: this.readModelsFull(),
     };
+  }
+
+  /**
+   * While the projector's last batch failed because the disk holding the read models is full
+   * ({@link isReadModelsDiskFull}): why they cannot be written, naming the file, their checkpoint
+   * and the remedy; null otherwise (also before any failure, and once a batch commits again).
+   * Reads then answer at once instead of waiting for positions the projector cannot reach, and
+   * writes are refused, so the log does not run ahead of what reads can show.
+   */
+  readModelsFull(): string | null {
+    if (this.lastError === null || !this.lastErrorDiskFull) return null;
+    return `the read models cannot be written: the disk holding ${this.store.file} is full (${this.lastError}); they stay at position ${this.current} until space is freed on its file system`;
   }
 
   /**
@@ -304,7 +338,7 @@ export class SessionProjector {
       for (const event of events) {
         if (event.position <= next) continue;
         last = event;
-        if (event.type === SESSION_ERASED && event.streamId.startsWith(ERASURE_STREAM_PREFIX)) {
+        if (isErasureRecord(event)) {
           // An erasure made by this or another replica: forget the session's rows here too.
           const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
           const data = event.data as SessionErasedData;
@@ -340,7 +374,7 @@ export class SessionProjector {
   private announceErasures(events: readonly RecordedEvent[], upTo: bigint): void {
     if (this.erasureListeners.size === 0) return;
     for (const event of events) {
-      if (event.position > upTo || event.type !== SESSION_ERASED || !event.streamId.startsWith(ERASURE_STREAM_PREFIX)) continue;
+      if (event.position > upTo || !isErasureRecord(event)) continue;
       const tenantId = event.streamId.slice(ERASURE_STREAM_PREFIX.length);
       for (const listener of this.erasureListeners) listener(tenantId, (event.data as SessionErasedData).sessionId);
     }
@@ -597,13 +631,18 @@ export class SessionProjector {
         if (error instanceof ReadModelsOfAnotherLogError) {
           if (!this.lastError?.startsWith(`${error.name}:`))
             this.logger.error(`${error.message}; the projector applies nothing until then (it checks again at most every ${this.options.maxRetryDelayMs} ms)`);
-        } else if (this.lastError === null)
+        } else if (this.lastError === null && isReadModelsDiskFull(error))
+          this.logger.warn(
+            `the read models cannot be written: the disk holding ${this.store.file} is full (${message.slice(0, 300)}); writes answer 503 store_unavailable and reads needing a later position than ${this.current} 503 projection_behind until space is freed on its file system; the projector retries (at most every ${this.options.maxRetryDelayMs} ms)`,
+          );
+        else if (this.lastError === null)
           this.logger.warn(
             `the projector cannot follow the log: ${message.slice(0, 300)}; it retries (at most every ${this.options.maxRetryDelayMs} ms), and reads wait for it meanwhile`,
           );
         this.lastError = message;
         this.lastErrorAt = new Date().toISOString();
         this.lastErrorDamage = isReadModelsDamage(error);
+        this.lastErrorDiskFull = isReadModelsDiskFull(error);
         if (this.lastErrorDamage) for (const listener of this.damageListeners) listener(error as Error);
       } finally {
         await subscription?.close().catch(() => undefined);
@@ -692,6 +731,9 @@ export class SessionProjector {
     const outcome = (await pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
     if (this.rebuilding) this.rebuilding.events += batch.filter((e) => e.position > before && e.position <= outcome.checkpoint).length;
     this.advance(outcome.checkpoint, outcome.committedAtMs);
+    // The worker thread truncated the WAL after an erasure, or retries it there: this thread's
+    // connection checks too (a no-op on an empty WAL), so a refused scrub is retried and shown here.
+    if (batch.some((event) => event.position <= outcome.checkpoint && isErasureRecord(event))) this.store.purgeWal();
     this.announceErasures(batch, outcome.checkpoint);
     const failure = outcome.error;
     if (failure?.readModelsDamaged) throw new ReadModelsDamagedError(failure.name, failure.message);
@@ -792,4 +834,9 @@ export class SessionProjector {
       this.wakeSleep = null;
     });
   }
+}
+
+/** Whether `event` is an erasure record (`SessionErased` in a tenant's erasure stream). */
+function isErasureRecord(event: RecordedEvent): boolean {
+  return event.type === SESSION_ERASED && event.streamId.startsWith(ERASURE_STREAM_PREFIX);
 }

@@ -5,6 +5,7 @@ import type { CompactionResult, NoopReason, Strategy, Trigger } from '@lib/compa
 import type { EstimatorName } from '../events/session-stream-events';
 import type { SummarizerIdentityInfo, SummarizerUsage } from '../summarizers/summarizer';
 import type { CompactSession } from '../decider/compaction-decider';
+import type { RequestedBy } from '../events/requested-by';
 
 /** Compact `sessionId` of `tenantId` (see {@link CompactSession} for the fields). */
 export class CompactSessionCommand implements CompactSession {
@@ -21,6 +22,8 @@ export class CompactSessionCommand implements CompactSession {
     readonly commandId?: string,
     /** The transport delivered this command before (with `commandId`): its decision, when in the log, is the answer. */
     readonly redelivered = false,
+    /** Who ordered it (origin `command`), recorded in its decision. */
+    readonly requestedBy?: RequestedBy,
   ) {}
 }
 

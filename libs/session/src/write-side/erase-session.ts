@@ -17,6 +17,7 @@ import { COMMAND_EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
 import { SessionStateCache } from './session-state-cache';
+import type { RequestedBy } from '../events/requested-by';
 
 export { SESSION_ERASED, erasureStream } from '../events/erasure-events';
 
@@ -25,7 +26,14 @@ export class EraseSessionCommand {
   constructor(
     readonly tenantId: string,
     readonly sessionId: string,
+    /** Who ordered it, recorded in the erasure record it writes (an erasure answered from an earlier record keeps that one's). */
+    readonly requestedBy?: RequestedBy,
   ) {}
+}
+
+/** The `requestedBy` field of the record `command` writes: present only when the command says who ordered it. */
+function requesterOf(command: EraseSessionCommand): Pick<SessionErasedData, 'requestedBy'> {
+  return command.requestedBy ? { requestedBy: command.requestedBy } : {};
 }
 
 /** What an erasure answers: the session, how many stream events were removed, when, and the global position of its erasure record (decimal text). */
@@ -177,6 +185,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
               erasedAt: new Date().toISOString(),
               lastPosition: deleted.last.position.toString(),
               lastRevision: deleted.last.revision.toString(),
+              ...requesterOf(command),
             },
             deleted.last.position,
           )
@@ -329,6 +338,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         erasedAt: new Date().toISOString(),
         lastPosition: life.lastPosition.toString(),
         lastRevision: lastRevision.toString(),
+        ...requesterOf(command),
       },
       waited.tailPosition,
     );
@@ -393,7 +403,13 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     await this.projector.waitForPosition(emptyAt, PROJECTOR_WAIT_MS);
     const last = lastLoggedPositionUpTo(this.projector.store, tenantId, sessionId, emptyAt);
     if (last !== null) {
-      const data: SessionErasedData = { sessionId, erasedEvents: 0, erasedAt: new Date().toISOString(), lastPosition: last.toString() };
+      const data: SessionErasedData = {
+        sessionId,
+        erasedEvents: 0,
+        erasedAt: new Date().toISOString(),
+        lastPosition: last.toString(),
+        ...requesterOf(command),
+      };
       const appended = await this.store.appendToStream(erasureStream(tenantId), [{ id: randomUUID(), type: SESSION_ERASED, data }]);
       return { position: appended.position, data };
     }

@@ -1,6 +1,7 @@
 import type { NoopReason, Strategy, SummaryBudgetUse, Trigger } from '@lib/compaction';
 import { decisionFigures, type CompactionCompletedData, type CompactionFailedData, type EstimatorName } from '../../events/session-stream-events';
 import type { ArchivedOnArrivalRecord, CompactionRecord } from './compaction-history-query';
+import type { RequestedBy } from '../../events/requested-by';
 import { recordedDecisionSummarizer, type CompleteSummarizerIdentity, type CompleteSummarizerUsage } from '../../decider/summarizer-spend';
 
 /**
@@ -37,6 +38,11 @@ export interface CompactionHistoryItem {
   reason: NoopReason['reason'] | null;
   /** `command` (POST …/compactions) or `auto` (the session's policy). */
   origin: 'command' | 'auto';
+  /**
+   * With origin `command`: who ordered it (the API key's label, never the key; the request or NATS
+   * command id; the transport). Null for automatic passes and decisions recorded before it was.
+   */
+  requestedBy: RequestedBy | null;
   strategy: Strategy;
   /** The trigger that gated the pass, or null (always). */
   trigger: Trigger | null;
@@ -127,6 +133,7 @@ export function compactionHistoryItem(record: CompactionRecord): CompactionHisto
     outcome: record.outcome,
     reason: record.outcome === 'noop' ? (completed.reason ?? 'within-limit') : null,
     origin: record.data.origin === 'auto' ? 'auto' : 'command',
+    requestedBy: record.data.requestedBy ?? null,
     strategy: record.data.strategy,
     trigger: record.data.trigger ?? null,
     estimator: record.data.estimator,

@@ -67,3 +67,37 @@ describe('session summary reads (capacity finding 2)', () => {
     expect(getSessionSummary(store, 'default', 'long', 'chars')).toEqual(before);
   });
 });
+
+// Newcomer ncretention (A3): a clean-up job could not select old sessions (updatedSince only).
+describe('session list updatedBefore', () => {
+  /** Sessions a, b, c with their last activity set to these times (ms precision, as the projector keeps them). */
+  function timedReadModels(): ReadModelStore {
+    const log = new RecordedSessionLog();
+    for (const id of ['a', 'b', 'c']) log.append(id, user(`${id}1`, `text of ${id}`));
+    const store = projectedReadModels(log);
+    const times = { a: '2026-01-01T00:00:00.000Z', b: '2026-02-01T00:00:00.005Z', c: '2026-03-01T00:00:00.000Z' };
+    for (const [id, at] of Object.entries(times)) store.db.prepare('UPDATE sessions SET updated_at = ? WHERE session_id = ?').run(at, id);
+    return store;
+  }
+  const ids = (store: ReadModelStore, query: { updatedSince?: string; updatedBefore?: string }): string[] =>
+    listSessionSummaries(store, { tenantId: 'default', estimator: 'chars', ...query })
+      .sessions.map((s) => s.sessionId)
+      .sort();
+
+  it('keeps the sessions whose last activity is before the time, exclusive, to the exact instant, offsets read', () => {
+    const store = timedReadModels();
+    expect(ids(store, { updatedBefore: '2026-02-01T00:00:00.005Z' })).toEqual(['a']);
+    expect(ids(store, { updatedBefore: '2026-02-01T00:00:00.0051Z' })).toEqual(['a', 'b']);
+    expect(ids(store, { updatedBefore: '2026-02-01T00:00:00.0049Z' })).toEqual(['a']);
+    expect(ids(store, { updatedBefore: '2026-02-01T01:00:00.006+01:00' })).toEqual(['a', 'b']);
+    expect(ids(store, { updatedBefore: '2026-01-01T00:00:00Z' })).toEqual([]);
+    expect(ids(store, { updatedBefore: '2027-01-01T00:00:00Z' })).toEqual(['a', 'b', 'c']);
+  });
+
+  it('combines with updatedSince (at or after): together they select one range', () => {
+    const store = timedReadModels();
+    expect(ids(store, { updatedSince: '2026-01-01T00:00:00Z', updatedBefore: '2026-03-01T00:00:00Z' })).toEqual(['a', 'b']);
+    expect(ids(store, { updatedSince: '2026-01-15T00:00:00Z', updatedBefore: '2026-03-01T00:00:00.001Z' })).toEqual(['b', 'c']);
+    expect(ids(store, { updatedSince: '2026-02-01T00:00:00.005Z', updatedBefore: '2026-02-01T00:00:00.005Z' })).toEqual([]);
+  });
+});

@@ -63,6 +63,8 @@ export interface SessionListQuery {
   userId?: string;
   /** ISO-8601 UTC: only sessions whose last activity is at or after it. */
   updatedSince?: string;
+  /** ISO-8601 UTC: only sessions whose last activity is before it (exclusive): a clean-up job's sessions inactive since then. */
+  updatedBefore?: string;
   /** Estimator of `windowTokens`. */
   estimator: EstimatorName;
   /** 1..100, default {@link DEFAULT_SESSION_LIMIT}. */
@@ -100,6 +102,11 @@ export function listSessionSummaries(store: ReadModelStore, query: SessionListQu
     // (digits past it) is "after" that millisecond; compared exactly, not cut.
     where.push(hasSubMillisecond(query.updatedSince) ? 'updated_at > @updatedSince' : 'updated_at >= @updatedSince');
     params.updatedSince = utcMillisTime(query.updatedSince);
+  }
+  if (query.updatedBefore !== undefined) {
+    // "Before" an instant inside a millisecond (digits past it) includes that millisecond itself.
+    where.push(hasSubMillisecond(query.updatedBefore) ? 'updated_at <= @updatedBefore' : 'updated_at < @updatedBefore');
+    params.updatedBefore = utcMillisTime(query.updatedBefore);
   }
   if (query.cursor !== undefined) {
     where.push('last_position < @before');

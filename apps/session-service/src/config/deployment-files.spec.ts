@@ -1,0 +1,76 @@
+/**
+ * The deployment files (no Docker here: read as text; the image's HEALTHCHECK command run with node): the image
+ * listens on all interfaces, has a HEALTHCHECK that needs no curl and tells a 200 from anything else, runs node
+ * (not npm); the compose proxy never resends a POST it has sent (appends without ids are not idempotent).
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '..', '..', '..', '..');
+const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+/** The runtime stage: from the last FROM on, continuation lines joined. */
+const runtime = dockerfile
+  .slice(dockerfile.lastIndexOf('\nFROM '))
+  .replace(/\\\n\s*/g, ' ')
+  .split('\n')
+  .filter((line) => !line.startsWith('#'));
+
+/** The runtime stage's instruction lines starting with `keyword`. */
+const instructions = (keyword: string): string[] => runtime.filter((line) => line.startsWith(`${keyword} `));
+
+/** Runs the HEALTHCHECK's exec-form command with `PORT=port`; resolves with its exit code. */
+function runHealthcheck(port: number): Promise<number> {
+  const [healthcheck] = instructions('HEALTHCHECK');
+  const argv = JSON.parse(healthcheck.slice(healthcheck.indexOf(' CMD ') + 5)) as string[];
+  expect(argv[0]).toBe('node');
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, argv.slice(1), { env: { PORT: String(port) }, timeout: 10_000 });
+    child.on('exit', (code) => resolve(code ?? -1));
+  });
+}
+
+describe('Dockerfile (runtime stage)', () => {
+  it('listens on all interfaces: HOST=0.0.0.0 (the default 127.0.0.1 is unreachable on a pod or bridge address)', () => {
+    expect(instructions('ENV').join(' ')).toMatch(/\bHOST=0\.0\.0\.0\b/);
+  });
+
+  it('runs node as PID 1, not npm (npm start needs tsc and the sources, absent from the image)', () => {
+    const [cmd] = instructions('CMD');
+    expect(JSON.parse(cmd.slice(4))[0]).toBe('node');
+  });
+
+  it('has a HEALTHCHECK with node (the slim image has no curl or wget) that passes on 200 and fails otherwise', async () => {
+    expect(instructions('HEALTHCHECK')).toHaveLength(1);
+    expect(instructions('HEALTHCHECK')[0]).not.toMatch(/curl|wget/);
+    let status = 200;
+    const paths: string[] = [];
+    const server = http.createServer((req, res) => {
+      paths.push(req.url ?? '');
+      res.writeHead(status).end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      expect(await runHealthcheck(port)).toBe(0);
+      status = 503;
+      expect(await runHealthcheck(port)).toBe(1);
+      expect(paths).toEqual(['/health', '/health']);
+    } finally {
+      server.close();
+    }
+    // Nothing listening: fails (not hangs).
+    expect(await runHealthcheck(port)).toBe(1);
+  });
+});
+
+describe('docker-compose.yml proxy', () => {
+  it('never resends a POST it has sent to a replica (no non_idempotent: an append without ids would be written twice)', () => {
+    const compose = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+    const retry = compose.split('\n').filter((line) => /^\s*proxy_next_upstream\s/.test(line));
+    expect(retry).toHaveLength(1);
+    expect(retry[0]).not.toMatch(/non_idempotent/);
+  });
+});

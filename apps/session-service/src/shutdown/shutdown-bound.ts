@@ -1,0 +1,49 @@
+/**
+ * The shutdown's bound (`SHUTDOWN_TIMEOUT_MS`, README: Logs, shutdown): what a SIGTERM/SIGINT/SIGHUP shutdown
+ * waits for, and for how long. Timeline from the signal: the drain (1 s), then in-flight requests, automatic
+ * compactions and the NATS drain finish; at half the bound, model calls still running are aborted (their
+ * passes fail as any summarizer failure does, recorded, nothing half-written) and NATS is closed without
+ * draining; at the bound the process ends whatever it still waits for (a store that does not answer: a
+ * frozen server or a network partition), one warn line naming it.
+ */
+import type { SummarizeOptions, Summarizer, SummarizerOutcome } from '@lib/session';
+import type { SummaryRequest } from '@lib/compaction';
+
+/** The reason a pass records when the shutdown aborted its model call (see {@link abortedAtShutdown}). */
+export const SHUTDOWN_ABORT_REASON = 'aborted: the service was shutting down (model call still running at half of SHUTDOWN_TIMEOUT_MS)';
+
+/**
+ * `summarizer`, whose calls are also aborted once `shutdown` fires: the call resolves `ok: false` with
+ * {@link SHUTDOWN_ABORT_REASON} (a model call aborted by the caller's own signal keeps its own reason), so the
+ * pass fails as any summarizer failure does (a `CompactionFailed` decision, with the calls made counted).
+ * Identity and input bound are the summarizer's own.
+ */
+export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal): Summarizer {
+  return {
+    identity: summarizer.identity,
+    inputBound: summarizer.inputBound,
+    async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
+      const signal = options.signal ? AbortSignal.any([options.signal, shutdown]) : shutdown;
+      const outcome = await summarizer.summarize(request, { ...options, signal });
+      if (!outcome.ok && shutdown.aborted && !options.signal?.aborted) return { ...outcome, reason: SHUTDOWN_ABORT_REASON };
+      return outcome;
+    },
+  };
+}
+
+/**
+ * Whether `work` settles (resolves or rejects) within `ms` milliseconds (0: only if it has settled already,
+ * at the next turn). `work` itself is not stopped: the caller goes on without it.
+ */
+export async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = work.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([settled, new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
