@@ -10,18 +10,29 @@
  * Baseline: gpt-tokenizer's own `countTokens` (the reference algorithm) at 10 KB, where it still
  * finishes.
  *
+ * Then the same counters over successive large texts (ncsqliteops F3): texts of distinct words at
+ * the largest size, one after another, counted by one pair of counters sharing one table as the
+ * service's estimators do (nothing cleared between texts), and one text of {@link SUCCESSIVE_TEXTS}
+ * times the largest size: the cost per character of the last text over the first's, and of the
+ * long text over 10 KB of the same words. Before the fix the fourth 1,000,000-character text cost
+ * 17× the first (gpt-tokenizer's merge cache, full after ~100,000 pre-tokens, evicted at a cost
+ * that grew with the entries evicted before).
+ *
  * Then what a client of the service sees: the longest event-loop stall while the costliest text at
  * the largest size is costed as an append costs it (`TokenCountingPool`: in the worker thread,
  * above `INLINE_COUNT_LIMIT`), against counting the same text inline on the event loop, both in
  * this process; and the worst inline stall a request can still cause (the costliest text at the
  * inline limit).
  */
-import { BpeTokenCounter } from '../../libs/compaction/src/bpe-token-counter';
+import { BpeTokenCounter, PieceCountTable } from '../../libs/compaction/src/bpe-token-counter';
 import { computeEventCosts } from '../../libs/session/src/domain/event-costs';
 import { INLINE_COUNT_LIMIT, TokenCountingPool } from '../../libs/session/src/token-counting/token-counting-pool';
-import { ADVERSARIAL_TEXTS } from '../../test/support/adversarial-texts';
+import { ADVERSARIAL_TEXTS, distinctWordsFrom } from '../../test/support/adversarial-texts';
 import { nowMs, round } from '../lib/stats';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
+
+/** Texts of distinct words counted one after another by the same counters; the long text is this many times the largest size. */
+const SUCCESSIVE_TEXTS = 8;
 
 /** Options of {@link runAdversarialTokens}. */
 export interface AdversarialTokenOptions {
@@ -113,6 +124,57 @@ export async function runAdversarialTokens(options: AdversarialTokenOptions): Pr
       met: growth <= 3,
     });
   }
+
+  // Successive large texts, one pair of counters sharing one table (as the estimators), nothing cleared between texts.
+  for (const r of reference) r.clearMergeCache();
+  const table = new PieceCountTable();
+  const shared = reference.map((r, slot) => new BpeTokenCounter(r.default, { table, slot: slot as 0 | 1 }));
+  const countBoth = (text: string) => shared.reduce((sum, c) => sum + timeCount((t) => c.count(t), text), 0);
+  let next = 0;
+  const successiveMs: number[] = [];
+  for (let k = 0; k < SUCCESSIVE_TEXTS; k++) {
+    const words = distinctWordsFrom(largest, next);
+    next = words.next;
+    successiveMs.push(countBoth(words.text));
+  }
+  progress(`${SUCCESSIVE_TEXTS} successive texts of distinct words at ${largest}: ${successiveMs.map((m) => m.toFixed(0)).join(', ')} ms`);
+  const longSize = SUCCESSIVE_TEXTS * largest;
+  const small10k = distinctWordsFrom(smallest, next);
+  // Its words unseen, as each large text's: new counters and table for each of 3 runs (the least kept).
+  let smallMs = Infinity;
+  for (let run = 0; run < 3; run++) {
+    const freshTable = new PieceCountTable();
+    const fresh = reference.map((r, slot) => new BpeTokenCounter(r.default, { table: freshTable, slot: slot as 0 | 1 }));
+    smallMs = Math.min(
+      smallMs,
+      fresh.reduce((sum, c) => sum + timeCount((t) => c.count(t), small10k.text), 0),
+    );
+  }
+  const longMs = countBoth(distinctWordsFrom(longSize, small10k.next).text);
+  progress(`one text of distinct words at ${longSize}: ${longMs.toFixed(0)} ms`);
+  const successiveGrowth = successiveMs[successiveMs.length - 1] / successiveMs[0];
+  const longGrowth = longMs / longSize / (smallMs / smallest);
+  details.successive = { size: largest, ms: successiveMs, longText: { size: longSize, ms: longMs }, smallest: { size: smallest, ms: smallMs } };
+  rows.push({
+    figure: 10,
+    metric: `distinct words, ${SUCCESSIVE_TEXTS} successive texts of ${largest.toLocaleString('en-US')} chars, same counters: ms per 1,000 chars of each (first … last)`,
+    value: successiveMs.map((m) => round((m / largest) * 1000, 2)).join(' / '),
+    baseline: round((successiveMs[0] / largest) * 1000, 2),
+    baselineName: 'the first text',
+    ratio: round(successiveGrowth, 2),
+    target: 'last / first ≤ 3×',
+    met: successiveGrowth <= 3,
+  });
+  rows.push({
+    figure: 10,
+    metric: `distinct words, one text of ${longSize.toLocaleString('en-US')} chars, same counters: ms per 1,000 chars (total ms: ${round(longMs, 0)})`,
+    value: round((longMs / longSize) * 1000, 2),
+    baseline: round((smallMs / smallest) * 1000, 2),
+    baselineName: `${smallest.toLocaleString('en-US')} chars of such words, new counters`,
+    ratio: round(longGrowth, 2),
+    target: 'growth ≤ 3× (near-linear)',
+    met: longGrowth <= 3,
+  });
 
   // What the event loop sees while an append of the costliest text is costed.
   const event = { id: 'adversary', type: 'user' as const, text: ADVERSARIAL_TEXTS[costliest.name](largest) };

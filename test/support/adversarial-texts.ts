@@ -30,3 +30,22 @@ export const ADVERSARIAL_TEXTS: Record<string, (n: number) => string> = {
   'distinct words': (n) => pseudoRandom(Math.ceil(n / 7), (x) => `w${x.toString(36).padStart(5, '0')} `).slice(0, n),
   'random ideographs': (n) => pseudoRandom(n, (x) => String.fromCharCode(0x4e00 + (x % 20000))),
 };
+
+/**
+ * `length` UTF-16 code units of words never repeated, from word number `from` on (`w<base 36>x`, as in
+ * ncsqliteops F3; with `long`, padded to 14 code units, longer than the counter's remembered
+ * pre-tokens), each a pre-token of its own. Returns the text and the number of the next word, so
+ * successive texts share no word: together they hold more distinct pre-tokens than any cache keeps.
+ */
+export function distinctWordsFrom(length: number, from: number, long = false): { text: string; next: number } {
+  const words: string[] = [];
+  let total = 0;
+  let i = from;
+  while (total < length) {
+    const base = (i++).toString(36);
+    const word = long ? `w${base.padStart(12, 'q')}x` : `w${base}x`;
+    words.push(word);
+    total += word.length + 1;
+  }
+  return { text: words.join(' ').slice(0, length), next: i };
+}

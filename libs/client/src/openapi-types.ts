@@ -561,7 +561,7 @@ export interface components {
             /** @description projection_behind: the position the read models are at */
             checkpoint?: string;
             code: components["schemas"]["ErrorCode"];
-            /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed) */
+            /** @description counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone */
             deadlineMs?: number;
             /** @description session_not_found of POST …/compactions whose pass called the summarizer before it found the session gone (erased while the model ran; erasedAt then says when): those calls, served by the endpoint and billed, their replies in no decision; absent when it called none */
             discardedSummarizerCalls?: {
@@ -651,10 +651,11 @@ export interface components {
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
          *     - counting_timeout (503): counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
+         *     - counting_too_costly (413): counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -2812,16 +2813,23 @@ export interface operations {
                     };
                 };
             };
-            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            /**
+             * @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES
+             *     - counting_too_costly: counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
                         code: "payload_too_large";
-                    };
+                    } | {
+                        /** @enum {string} */
+                        code: "counting_too_costly";
+                        deadlineMs: number;
+                    });
                 };
             };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
@@ -3666,16 +3674,23 @@ export interface operations {
                     });
                 };
             };
-            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            /**
+             * @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES
+             *     - counting_too_costly: counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
                         code: "payload_too_large";
-                    };
+                    } | {
+                        /** @enum {string} */
+                        code: "counting_too_costly";
+                        deadlineMs: number;
+                    });
                 };
             };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
@@ -3911,16 +3926,23 @@ export interface operations {
                     });
                 };
             };
-            /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
+            /**
+             * @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES
+             *     - counting_too_costly: counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request
+             */
             413: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"] & {
+                    "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
                         code: "payload_too_large";
-                    };
+                    } | {
+                        /** @enum {string} */
+                        code: "counting_too_costly";
+                        deadlineMs: number;
+                    });
                 };
             };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */

@@ -9,14 +9,15 @@
  * emoji, spaces or CJK characters is one pre-token and took seconds to minutes.
  *
  * This counter keeps the reference's pre-tokenizer (its white space made Unicode's, see
- * {@link withUnicodeWhiteSpace}) and its merge cache for ordinary pre-tokens
- * (gpt-tokenizer's own code), and merges pre-tokens longer than {@link LONG_PIECE_LENGTH} with a
+ * {@link withUnicodeWhiteSpace}) and its merge for ordinary pre-tokens (gpt-tokenizer's own code,
+ * without its merge cache: a bounded table of short pre-tokens' counts, {@link PieceCountTable},
+ * stands in front of it), and merges pre-tokens longer than {@link LONG_PIECE_LENGTH} with a
  * binary heap over a linked list of parts: the same merges in the same order (lowest rank first,
  * leftmost on ties), so the same count, in O(n log n). The work is also offered in steps
  * ({@link BpeTokenCounter.countInSteps}) so a caller can interleave other work on one thread.
  *
  * It reads members of gpt-tokenizer's encoder that the package does not export
- * (`tokenSplitRegex`, `bytePairEncode`, `getBpeRankFromBytes`, `bytePairRankDecoder`); the dependency is pinned and the
+ * (`tokenSplitRegex`, `bytePairMerge`, `getBpeRankFromBytes`, `bytePairRankDecoder`); the dependency is pinned and the
  * members are checked at construction, and the estimator tests compare counts with the WASM
  * tiktoken.
  */
@@ -25,7 +26,8 @@
 interface BpeCore {
   tokenSplitRegex: RegExp;
   getBpeRankFromString(piece: string): number | undefined;
-  bytePairEncode(piece: string): number[];
+  /** The reference merge of one pre-token's UTF-8 bytes into ranks, without gpt-tokenizer's merge cache (see {@link BpeTokenCounter}). */
+  bytePairMerge(piece: Uint8Array): number[];
   getBpeRankFromBytes(bytes: Uint8Array): number | undefined;
   /** Each rank's token: its text, or its bytes when they are not UTF-8 text (gpt-tokenizer stores `EF BB BF…` tokens as bytes). */
   bytePairRankDecoder: ReadonlyArray<string | ArrayLike<number>>;
@@ -44,10 +46,10 @@ const MAX_REMEMBERED_PAIRS = 500_000;
  * Pre-tokens at most this long (UTF-16 code units) have their counts remembered ({@link BpeTokenCounter}'s piece table).
  * Below V8's shortest sliced string (13), so a remembered key is its own copy and never keeps the text it was cut from alive.
  */
-const REMEMBERED_PIECE_LENGTH = 12;
+export const REMEMBERED_PIECE_LENGTH = 12;
 
-/** Most pre-token counts remembered before that table is cleared (a few hundred KiB). */
-const MAX_REMEMBERED_PIECES = 8192;
+/** Most pre-token counts remembered before that table is cleared (a few hundred KiB: keys of at most {@link REMEMBERED_PIECE_LENGTH} code units). */
+export const MAX_REMEMBERED_PIECES = 8192;
 
 /** Units of work (pre-tokens, merges) between two steps of {@link BpeTokenCounter.countInSteps}. */
 const WORK_PER_STEP = 1024;
@@ -127,12 +129,12 @@ function coreOf(encodingApi: unknown): BpeCore {
     !core ||
     !(core.tokenSplitRegex instanceof RegExp) ||
     typeof core.getBpeRankFromString !== 'function' ||
-    typeof core.bytePairEncode !== 'function' ||
+    typeof core.bytePairMerge !== 'function' ||
     typeof core.getBpeRankFromBytes !== 'function' ||
     !Array.isArray(core.bytePairRankDecoder)
   ) {
     throw new Error(
-      'gpt-tokenizer changed its encoder: BpeTokenCounter needs tokenSplitRegex, getBpeRankFromString, bytePairEncode, getBpeRankFromBytes and bytePairRankDecoder',
+      'gpt-tokenizer changed its encoder: BpeTokenCounter needs tokenSplitRegex, getBpeRankFromString, bytePairMerge, getBpeRankFromBytes and bytePairRankDecoder',
     );
   }
   return core as BpeCore;
@@ -203,9 +205,27 @@ const SLOT_MASK = (1 << SLOT_BITS) - 1;
  * (median 42–48 µs → 24–32 under figure 1's load on a busy 2-core machine).
  * Each entry packs one count per slot (slot 0 in the low {@link SLOT_BITS} bits): a count of a
  * pre-token this short is at most 36 (its UTF-8 bytes).
+ *
+ * Bounded in entries (its capacity) and so in bytes (each key at most {@link REMEMBERED_PIECE_LENGTH}
+ * code units, its own copy), whatever was counted before. Eviction is O(1): the table is cleared
+ * when full (V8 drops the whole backing store), never one entry at a time. gpt-tokenizer's own merge
+ * cache, which the counter no longer fills, evicted its oldest of 100,000 entries per new pre-token
+ * with `keys().next()` after `delete`s: V8's Map leaves a hole per deleted entry and that iterator
+ * walks over every hole, so each eviction cost more until the next rehash and a text's cost grew with
+ * the distinct pre-tokens counted before it (ncsqliteops F3: 6,000,000 characters of distinct words
+ * 5× the CPU per character of 1,000,000; four successive 1,000,000-character texts 0.25 → 4.3 s), and
+ * its keys of 13 or more code units, slices of the counted text, kept those texts alive.
  */
 export class PieceCountTable {
   private readonly entries = new Map<string, number>();
+
+  /** `capacity`: most entries (≥ 1) before the table is cleared; default {@link MAX_REMEMBERED_PIECES}. */
+  constructor(private readonly capacity = MAX_REMEMBERED_PIECES) {}
+
+  /** Pre-tokens remembered now (at most the capacity). */
+  get size(): number {
+    return this.entries.size;
+  }
 
   /** The count of `piece` in `slot` (0 or 1), or -1 when it is not remembered. */
   get(piece: string, slot: 0 | 1): number {
@@ -218,7 +238,7 @@ export class PieceCountTable {
   /** Remembers `count` (0 ≤ count < 65,535) as the count of `piece` in `slot`, keeping the other slot's. */
   set(piece: string, slot: 0 | 1, count: number): void {
     const entry = this.entries.get(piece);
-    if (entry === undefined && this.entries.size >= MAX_REMEMBERED_PIECES) this.entries.clear();
+    if (entry === undefined && this.entries.size >= this.capacity) this.entries.clear();
     const other = entry ?? 0xffffffff;
     this.entries.set(piece, slot === 0 ? ((other & ~SLOT_MASK) | count) >>> 0 : ((count << SLOT_BITS) | (other & SLOT_MASK)) >>> 0);
   }
@@ -351,7 +371,7 @@ export class BpeTokenCounter {
 
   /**
    * Token count of one pre-token (non-empty) when it is a token of the encoding or at most
-   * {@link LONG_PIECE_LENGTH} code units long (gpt-tokenizer's merge; counts of pre-tokens up to
+   * {@link LONG_PIECE_LENGTH} code units long (gpt-tokenizer's uncached merge; counts of pre-tokens up to
    * {@link REMEMBERED_PIECE_LENGTH} remembered); -1 for a longer one or one holding U+FEFF
    * (see {@link BYTE_ORDER_MARK}), which {@link mergeLongPiece} counts.
    */
@@ -361,13 +381,13 @@ export class BpeTokenCounter {
     if (piece.length <= REMEMBERED_PIECE_LENGTH) {
       let count = this.pieceCounts.get(piece, this.pieceSlot);
       if (count < 0) {
-        count = core.getBpeRankFromString(piece) !== undefined ? 1 : core.bytePairEncode(piece).length;
+        count = core.getBpeRankFromString(piece) !== undefined ? 1 : core.bytePairMerge(encoder.encode(piece)).length;
         this.pieceCounts.set(piece, this.pieceSlot, count);
       }
       return count;
     }
     if (core.getBpeRankFromString(piece) !== undefined) return 1;
-    if (piece.length <= LONG_PIECE_LENGTH) return core.bytePairEncode(piece).length;
+    if (piece.length <= LONG_PIECE_LENGTH) return core.bytePairMerge(encoder.encode(piece)).length;
     return -1;
   }
 

@@ -18,6 +18,7 @@ export type SessionErrorCode =
   | 'user_id_conflict'
   | 'projection_behind'
   | 'counting_timeout'
+  | 'counting_too_costly'
   | InvalidRequestCode;
 
 /** Codes of {@link InvalidRequestError}: the request is understood but a value is not allowed. */
@@ -51,7 +52,7 @@ export interface SessionErrorDetails {
   eventId?: string;
   /** `unknown_tool_call`: the call id no call of the session has. */
   toolCallId?: string;
-  /** `counting_timeout`: the deadline that passed, in ms; only with `refusal` `deadline_passed`. */
+  /** `counting_timeout`: the deadline that passed, in ms; only with `refusal` `deadline_passed`. `counting_too_costly`: the deadline the work alone ran past. */
   deadlineMs?: number;
   /**
    * `counting_timeout` (always present): why the work was refused: `deadline_passed` (it waited
@@ -326,6 +327,23 @@ export class CountingTimeoutError extends SessionError {
         : `${what} took longer than ${deadlineMs} ms (the service is busy with other large texts); nothing was written: retry shortly or send smaller texts`,
       // a refusal at once passed no deadline: the body says why instead of naming one
       queueFull ? { refusal: 'queue_full' } : { refusal: 'deadline_passed', deadlineMs },
+    );
+  }
+}
+
+/**
+ * Counting a large request's tokens (or a compaction's text work) ran past its deadline while it
+ * had its worker thread to itself from the start (no other task before it): the work alone costs
+ * more than the deadline allows, so the same request would be refused again on an idle service and
+ * is not to be retried as it is. Nothing was written. The HTTP answer is 413 without `Retry-After`.
+ */
+export class CountingTooCostlyError extends SessionError {
+  readonly code = 'counting_too_costly';
+  /** `what`: the work, e.g. "counting the tokens of this request"; `deadlineMs`: the deadline it ran past alone, in ms (details `deadlineMs`). */
+  constructor(what: string, deadlineMs: number) {
+    super(
+      `${what} ran past its ${deadlineMs} ms deadline with no other large text before it: the same request would be refused again; nothing was written: send less text per request (split large texts across requests or events)`,
+      { deadlineMs },
     );
   }
 }

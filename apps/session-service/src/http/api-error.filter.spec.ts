@@ -1,7 +1,7 @@
 import { EventStoreCorruptError, EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import { CountingTimeoutError, ReadModelsFullError, SessionNotFoundError } from '@lib/session';
+import { CountingTimeoutError, CountingTooCostlyError, ReadModelsFullError, SessionNotFoundError } from '@lib/session';
 import { ErrorBodySchema } from './response-schemas';
 import { humanBytes, payloadTooLarge, storeUnavailable, toApiError, WRITE_OUTCOME_UNKNOWN_MESSAGE } from './api-error.filter';
 import { answerErrorsWithFilter } from './testing/answer-errors-with-filter';
@@ -118,6 +118,13 @@ describe('503 counting_timeout', () => {
     const timedOut = new CountingTimeoutError('counting the tokens of this request', 30_000, false, 2);
     expect(toApiError(timedOut).body).toEqual({ code: 'counting_timeout', message: timedOut.message, refusal: 'deadline_passed', deadlineMs: 30_000 });
     expect(toApiError(new CountingTimeoutError('counting the tokens of this request', 30_000)).headers).toEqual({ 'retry-after': '1' });
+  });
+
+  // ncsqliteops F3: a text too costly to count within the deadline even alone was answered 503 with Retry-After: 1.
+  it('given a count that missed its deadline alone, then 413 counting_too_costly without Retry-After, saying what to send instead', () => {
+    const tooCostly = new CountingTooCostlyError('counting the tokens of this request', 30_000);
+    expect(toApiError(tooCostly)).toEqual({ status: 413, body: { code: 'counting_too_costly', message: tooCostly.message, deadlineMs: 30_000 } });
+    expect(tooCostly.message).toContain('send less text per request');
   });
 
   it('sends the Retry-After header with the answer (through the exception filter, on Fastify)', async () => {

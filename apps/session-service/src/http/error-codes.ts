@@ -136,6 +136,12 @@ export const API_ERROR_CODES = {
     details: ['refusal'],
     retryAfter: 'seconds the counting thread needs for the requests it holds, 1 to 30',
   },
+  counting_too_costly: {
+    status: 413,
+    description:
+      "counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request",
+    details: ['deadlineMs'],
+  },
   shutting_down: { status: 503, description: 'the service is shutting down (Retry-After: 1); nothing written, retry', retryAfter: '1' },
 } as const satisfies Record<string, ErrorCodeInfo>;
 

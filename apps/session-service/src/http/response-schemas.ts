@@ -125,7 +125,9 @@ const errorDetails = {
   deadlineMs: z
     .number()
     .optional()
-    .describe('counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed)'),
+    .describe(
+      'counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone',
+    ),
   refusal: z
     .enum(['deadline_passed', 'queue_full'])
     .optional()

@@ -44,7 +44,16 @@ import { warmUpValidation } from '../commands/warm-up-validation';
 /** The codes both append routes may answer (`/messages` adds `invalid_message`). */
 const APPEND_ERRORS = routeErrors(
   ['any', 'v1', 'sessionPath', 'body', 'write'],
-  ['invalid_request', 'wrong_expected_revision', 'duplicate_event_id', 'user_id_conflict', 'unknown_tool_call', 'tool_call_conflict', 'counting_timeout'],
+  [
+    'invalid_request',
+    'wrong_expected_revision',
+    'duplicate_event_id',
+    'user_id_conflict',
+    'unknown_tool_call',
+    'tool_call_conflict',
+    'counting_timeout',
+    'counting_too_costly',
+  ],
 );
 
 /** The request schemas at documentation limits (query schemas do not depend on limits). */
@@ -99,7 +108,7 @@ export class SessionsController {
   @ApiBody({ schema: openApiSchema('compact') })
   @BodyFields(DOC_SCHEMAS.compact)
   @ApiAnswer(CompactionAnswerSchema, {
-    errors: routeErrors(['any', 'v1', 'sessionPath', 'body', 'write'], ['invalid_parameter', 'session_not_found', 'counting_timeout']),
+    errors: routeErrors(['any', 'v1', 'sessionPath', 'body', 'write'], ['invalid_parameter', 'session_not_found', 'counting_timeout', 'counting_too_costly']),
   })
   async compact(
     @Tenant() tenant: string,

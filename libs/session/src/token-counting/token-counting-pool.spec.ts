@@ -6,7 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { extractiveSummary, getEstimator, planSummaryChunks, type SessionEvent, type SummaryRequest } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
-import { CountingTimeoutError } from '../errors';
+import { CountingTimeoutError, CountingTooCostlyError } from '../errors';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -123,13 +123,48 @@ describe('TokenCountingPool', () => {
     expect(JSON.parse(out)).toEqual([]);
   }, 60_000);
 
-  it('answers CountingTimeoutError (counting_timeout, the deadline in the message) when the worker misses its deadline', async () => {
-    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1 });
+  // ncsqliteops F3: an 8,000,000-character text alone on an idle service was refused after 30 s on every try
+  // with "busy with other large texts" and Retry-After: 1, so its client retried for ever.
+  it('given no other task before it and the process busy the whole deadline, when the worker misses the deadline, then CountingTooCostlyError (counting_too_costly: not to be retried as it is)', async () => {
+    // The process's CPU clock, faked: each read 1 ms later, so a task that ran spent its whole deadline on the CPU.
+    let cpu = 0;
+    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1, cpuMs: () => (cpu += 1) });
     try {
       const outcome = await hurried.eventCosts([large]).catch((err: unknown) => err);
-      expect(outcome).toBeInstanceOf(CountingTimeoutError);
-      expect((outcome as CountingTimeoutError).code).toBe('counting_timeout');
+      expect(outcome).toBeInstanceOf(CountingTooCostlyError);
+      expect((outcome as CountingTooCostlyError).code).toBe('counting_too_costly');
+      expect((outcome as CountingTooCostlyError).details).toEqual({ deadlineMs: 1 });
+      expect(outcome).not.toHaveProperty('retryAfterSeconds');
       expect((outcome as Error).message).toContain('1 ms');
+      expect((outcome as Error).message).toContain('send less text per request');
+      expect((outcome as Error).message).not.toContain('busy with other large texts');
+    } finally {
+      await hurried.close();
+    }
+  });
+
+  it('given no other task before it but the process starved of CPU, when the deadline passes, then CountingTimeoutError (retry: a loaded machine, not the text)', async () => {
+    const starved = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1, cpuMs: () => 0 });
+    try {
+      const outcome = await starved.eventCosts([large]).catch((err: unknown) => err);
+      expect(outcome).toBeInstanceOf(CountingTimeoutError);
+      expect((outcome as CountingTimeoutError).details).toEqual({ refusal: 'deadline_passed', deadlineMs: 1 });
+    } finally {
+      await starved.close();
+    }
+  });
+
+  it('given a task before it, when the deadline passes, then CountingTimeoutError (counting_timeout, the deadline in the message, when to retry)', async () => {
+    let cpu = 0;
+    const hurried = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1, cpuMs: () => (cpu += 1) });
+    try {
+      const [first, second] = await Promise.all([hurried.eventCosts([large]), hurried.eventCosts([large])].map((p) => p.catch((err: unknown) => err)));
+      expect(first).toBeInstanceOf(CountingTooCostlyError);
+      expect(second).toBeInstanceOf(CountingTimeoutError);
+      expect((second as CountingTimeoutError).code).toBe('counting_timeout');
+      expect((second as CountingTimeoutError).details).toEqual({ refusal: 'deadline_passed', deadlineMs: 1 });
+      expect((second as CountingTimeoutError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+      expect((second as Error).message).toContain('1 ms');
     } finally {
       await hurried.close();
     }

@@ -25,7 +25,13 @@
  * deadline) nor is refused because their queue is full. Each lane keeps its own queue bound
  * ({@link MAX_QUEUED_TASKS}) and runs its tasks first come, first served.
  *
- * A refused task (queue full, or deadline passed) says when to try again
+ * A task that ran past its deadline with no other task before it on its lane (it had the thread to
+ * itself from the start), while the process used at least {@link TOO_COSTLY_CPU_SHARE} of the
+ * deadline in CPU time (so the machine was not starving the thread), is refused with
+ * {@link CountingTooCostlyError} instead: it alone costs more than the deadline, so retrying it as
+ * it is cannot succeed (an 8,000,000-character text refused
+ * after 30 s with "busy with other large texts" and `Retry-After: 1` on an idle service: ncsqliteops F3).
+ * Any other refused task (queue full, or deadline passed while it waited or ran behind others) says when to try again
  * (`CountingTimeoutError.retryAfterSeconds`, the HTTP answer's `Retry-After`): the time the lane
  * needs for the tasks it holds at the running mean of its recent tasks' run times
  * ({@link retryAfterSeconds}), so a burst of importers retries about when the queue has drained.
@@ -47,7 +53,7 @@ import {
 } from '@lib/compaction';
 import { computeEventCosts } from '../domain/event-costs';
 import type { EventCosts } from '../events/session-stream-events';
-import { CountingTimeoutError } from '../errors';
+import { CountingTimeoutError, CountingTooCostlyError } from '../errors';
 import type { EventCostsTask, ExtractiveSummaryTask, ReadyTask, SummaryChunksTask, TokenCountingTask } from './token-counting-tasks';
 
 /**
@@ -71,6 +77,20 @@ export const WORKER_IDLE_MS = 60_000;
  * `maxQueue` does not bound (piscinajs/piscina#899).
  */
 export const MAX_QUEUED_TASKS = 64;
+
+/**
+ * Share of the deadline the process must have spent in CPU time (all its threads, the task's worker
+ * among them) while a task that had its thread to itself ran past the deadline, for the task to be
+ * refused as too costly ({@link CountingTooCostlyError}): below it the worker may have been starved
+ * by a loaded machine (it runs at nice +10), and the refusal is a {@link CountingTimeoutError} to retry.
+ */
+export const TOO_COSTLY_CPU_SHARE = 0.9;
+
+/** CPU time (ms, user + system) of this process so far: all its threads. */
+function processCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+}
 
 /** Weight of the newest task's run time in a lane's running mean ({@link TokenCountingPool} `retryAfterSeconds`). */
 const MEAN_WEIGHT = 0.2;
@@ -100,6 +120,8 @@ export interface TokenCountingOptions {
   inlineLimit?: number;
   /** See {@link DEFAULT_COUNTING_DEADLINE_MS} (ms). */
   deadlineMs?: number;
+  /** CPU time (ms) of the process so far, read before and after a task ({@link TOO_COSTLY_CPU_SHARE}); default `process.cpuUsage()`'s. For tests. */
+  cpuMs?: () => number;
   /** See {@link WORKER_IDLE_MS} (ms). */
   idleMs?: number;
   /**
@@ -168,6 +190,7 @@ export class TokenCountingPool {
   private readonly deadlineMs: number;
   private readonly idleMs: number;
   private readonly workerFile: string;
+  private readonly cpuMs: () => number;
   private readonly lanes: Record<TokenCountingLane, Lane> = {
     counting: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined, meanTaskMs: undefined },
     summaries: { pool: undefined, inFlight: 0, tail: Promise.resolve(), closes: 0, starting: undefined, meanTaskMs: undefined },
@@ -178,6 +201,7 @@ export class TokenCountingPool {
     this.deadlineMs = options.deadlineMs ?? DEFAULT_COUNTING_DEADLINE_MS;
     this.idleMs = options.idleMs ?? WORKER_IDLE_MS;
     this.workerFile = options.workerFile ?? WORKER_FILE;
+    this.cpuMs = options.cpuMs ?? processCpuMs;
   }
 
   /** True while a worker pool of either lane exists (started by a large task, not yet closed). */
@@ -285,6 +309,10 @@ export class TokenCountingPool {
     const lane = this.lanes[laneName];
     // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
     if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true, this.retryAfter(lane));
+    // No task before this one: it has the lane's thread to itself for its whole deadline.
+    const alone = lane.inFlight === 0;
+    // The process's CPU time (ms) when the task was handed to the thread; undefined while it waited.
+    let cpuAtStart: number | undefined;
     lane.inFlight += 1;
     const before = lane.tail;
     let done = () => undefined as void;
@@ -301,13 +329,19 @@ export class TokenCountingPool {
       // A task before this one that missed its deadline stopped the thread: piscina starts another
       // for this one, within its deadline (rare: only right after a timeout).
       const started = performance.now();
+      cpuAtStart = this.cpuMs();
       const result = (await lane.pool.run(task, { signal })) as T;
       const ranMs = performance.now() - started;
       lane.meanTaskMs = lane.meanTaskMs === undefined ? ranMs : lane.meanTaskMs + MEAN_WEIGHT * (ranMs - lane.meanTaskMs);
       return result;
     } catch (err) {
       const name = (err as Error | undefined)?.name;
-      if (name === 'AbortError' || name === 'TimeoutError') throw new CountingTimeoutError(what, this.deadlineMs, false, this.retryAfter(lane));
+      if (name === 'AbortError' || name === 'TimeoutError') {
+        // Alone on its thread from the start, and the process busy for most of the deadline: not a starved thread.
+        if (alone && cpuAtStart !== undefined && this.cpuMs() - cpuAtStart >= TOO_COSTLY_CPU_SHARE * this.deadlineMs)
+          throw new CountingTooCostlyError(what, this.deadlineMs);
+        throw new CountingTimeoutError(what, this.deadlineMs, false, this.retryAfter(lane));
+      }
       throw err;
     } finally {
       done();

@@ -115,7 +115,7 @@ export class AppendSessionEventsHandler implements ICommandHandler<AppendSession
    *   stream moved on {@link MAX_APPEND_ATTEMPTS} times in a row while this append was being decided.
    * @throws StoreAnswerContradictionError when the store refused the revision its own reads showed, several times in a row ({@link StoreAnswerCheck}).
    * @throws DuplicateEventIdConflictError when a client id was used before with other content.
-   * @throws CountingTimeoutError when counting a large request misses its deadline (nothing written).
+   * @throws CountingTimeoutError when counting a large request misses its deadline (nothing written); CountingTooCostlyError when it missed it alone (see TokenCountingPool).
    */
   async execute(command: AppendSessionEventsCommand): Promise<AppendSessionEventsResult> {
     // The request's own shape first: a malformed request answers 400 before its revision is checked (README, Optimistic concurrency).
