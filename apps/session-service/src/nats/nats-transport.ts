@@ -404,7 +404,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     orderly.catch(() => undefined);
     if (this.nc && !this.nc.isClosed()) {
       this.logger.warn(
-        `shutting down while the NATS server does not answer (no orderly stop within ${abandonedAfterMs} ms, half of SHUTDOWN_TIMEOUT_MS): the connection is closed without draining; commands taken and not acknowledged are redelivered after NATS_ACK_WAIT_MS`,
+        `shutting down without an orderly NATS stop (none within ${abandonedAfterMs} ms, half of SHUTDOWN_TIMEOUT_MS: the NATS server does not answer, or a command being handled waits on the event store; /health said which before the stop): the connection is closed without draining; commands taken and not acknowledged are redelivered after NATS_ACK_WAIT_MS`,
       );
       await this.nc.close().catch(() => undefined);
     }
