@@ -19,7 +19,7 @@ export function storeWith(store: EventStore, overrides: Partial<EventStore>): Ev
     deleteStream: (...args) => store.deleteStream(...args),
     close: (...args) => store.close(...args),
     ...(store.probeWrite ? { probeWrite: (...args: Parameters<NonNullable<EventStore['probeWrite']>>) => store.probeWrite!(...args) } : {}),
-    ...(store.poolConnections ? { poolConnections: () => store.poolConnections!() } : {}),
+    ...(store.poolConnections ? { poolConnections: (...args: Parameters<NonNullable<EventStore['poolConnections']>>) => store.poolConnections!(...args) } : {}),
     ...overrides,
   };
 }

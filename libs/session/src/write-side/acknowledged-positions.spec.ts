@@ -28,6 +28,7 @@ describe('recordingAcknowledgedPositions', () => {
       'deleteStream',
       'eventAt',
       'headPosition',
+      'poolConnections',
       'probeWrite',
       'readAll',
       'readStream',
