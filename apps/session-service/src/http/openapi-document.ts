@@ -7,6 +7,7 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { API_KEY_HEADER_SCHEME } from '../auth/api-key.guard';
 import { apiComponentSchemas } from './response-schemas';
+import { withResponseHeaders } from './openapi-response-headers';
 // Registers the request-only schemas (StrategyInput, OpenAiInputMessage) in the registry.
 import './openapi-schemas';
 
@@ -27,5 +28,5 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       .build(),
   );
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...apiComponentSchemas() } };
-  return document;
+  return withResponseHeaders(document);
 }
