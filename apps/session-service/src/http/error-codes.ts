@@ -83,6 +83,11 @@ export const API_ERROR_CODES = {
     description: "expectedRevision does not match the session's last revision (expected and actual say both); nothing written",
     details: ['expected', 'actual'],
   },
+  erasure_interrupted: {
+    status: 409,
+    description:
+      "DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped",
+  },
   duplicate_event_id: {
     status: 409,
     description: 'an event id is already used in the session for other content (eventId names it); nothing written',
