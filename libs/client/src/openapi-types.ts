@@ -635,6 +635,7 @@ export interface components {
          *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods)
          *     - request_timeout (408): the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed
          *     - wrong_expected_revision (409): expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+         *     - erasure_interrupted (409): DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped
          *     - duplicate_event_id (409): an event id is already used in the session for other content (eventId names it); nothing written
          *     - user_id_conflict (409): the session belongs to another user (userId names the owner); nothing written
          *     - payload_too_large (413): the body (inflated) is larger than MAX_BODY_BYTES
@@ -655,7 +656,7 @@ export interface components {
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "erasure_interrupted" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -875,6 +876,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                 id: string;
                 /** @constant */
                 type?: "function";
@@ -899,6 +901,7 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "tool";
+            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
             tool_call_id: string;
         } & {
             [key: string]: unknown;
@@ -2348,6 +2351,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2563,6 +2567,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2656,7 +2661,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
+            /** @description - erasure_interrupted: DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped */
             409: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2667,10 +2672,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        actual: string;
                         /** @enum {string} */
-                        code: "wrong_expected_revision";
-                        expected: string;
+                        code: "erasure_interrupted";
                     };
                 };
             };
@@ -2796,6 +2799,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3013,6 +3017,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3289,6 +3294,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3511,6 +3517,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3736,6 +3743,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3951,6 +3959,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4353,6 +4362,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4664,6 +4674,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4879,6 +4890,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -5176,6 +5188,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;

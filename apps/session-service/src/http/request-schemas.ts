@@ -45,6 +45,13 @@ export function jsonHasLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/** What the OpenAPI document says of a client id: its lengths (JSON Schema counts code points, as the rule does) and the characters refused. */
+const CLIENT_ID_META = {
+  minLength: 1,
+  maxLength: MAX_CLIENT_ID_LENGTH,
+  description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters`,
+};
+
 /** Client ids (event, tool-call and user ids): {@link clientIdProblem}, the rule `/messages` follows too. */
 const clientId = z
   .string()
@@ -52,7 +59,10 @@ const clientId = z
     const problem = clientIdProblem(s);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .meta({ description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters` });
+  .meta(CLIENT_ID_META);
+
+/** A client id as the OpenAPI document shows it where the request is not validated by zod as a whole (OpenAI messages): a string with {@link CLIENT_ID_META}. */
+export const clientIdText = () => z.string().meta(CLIENT_ID_META);
 
 /** Deepest nesting accepted in `metadata` (objects and arrays count one level each). */
 export const MAX_METADATA_DEPTH = 16;
