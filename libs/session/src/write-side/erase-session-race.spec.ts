@@ -150,7 +150,7 @@ describe('an erasure racing an append', () => {
     }
   });
 
-  it('given appends landing before every deletion, when the attempts run out, then it answers erasure_interrupted (no expectedRevision of the client\'s: send the DELETE again) and erases nothing', async () => {
+  it("given appends landing before every deletion, when the attempts run out, then it answers erasure_interrupted (no expectedRevision of the client's: send the DELETE again) and erases nothing", async () => {
     const { projectors, caught } = await twoReplicas(store);
     const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
     await say(append, 'u1');
