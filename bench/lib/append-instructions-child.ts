@@ -36,7 +36,8 @@ async function main(): Promise<void> {
     const { loadServiceConfig } = require(path.join(build, 'apps/session-service/src/config/service-config'));
     /* eslint-enable @typescript-eslint/no-require-imports */
     const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: undefined });
-    const service = await createSessionService(config, { quiet: true, env: process.env });
+    // Logging as LOG_LEVEL says (the driver's default: silent, as figure 1 runs); `quiet` would force silent.
+    const service = await createSessionService(config, { env: process.env });
     const fastify = service.app.getHttpAdapter().getInstance();
     inject = (request) => fastify.inject(request);
     close = () => service.close();
