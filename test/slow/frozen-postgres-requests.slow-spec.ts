@@ -163,6 +163,7 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'requests on a froze
     for (const answer of boundNamed) expect(answer.body?.mayHaveBeenWritten).toBe(/this write/.test(answer.body!.message!));
     expect(health.status).toBe(200);
     expect(health.body?.status).toBe('unavailable');
+    process.stderr.write(`health while frozen: ${JSON.stringify({ store: health.body?.store, projector: health.body?.projector })}\n`);
 
     // Thawed: the same process serves again; the refused writes, sent again unchanged, are answered.
     let healthAfter: Timed = health;
