@@ -20,7 +20,7 @@ import type { SessionEvent } from '@lib/compaction';
 import { ANSWER_MARGIN_MS } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { CONVERSATION_EVENT } from '@lib/session';
-import { call, spawnService, type ServiceProcess } from '../support/service-process';
+import { spawnService, type ServiceProcess } from '../support/service-process';
 import { streamOf } from '../support/log-checks';
 import { ThrowawayPostgres, throwawayPostgresUnavailableReason } from '../support/throwaway-postgres';
 import { describeUnlessSkipped } from '../../libs/event-store/test/postgres-test-database';
@@ -133,6 +133,7 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'requests on a froze
       cluster.signalAll('SIGCONT');
       frozen = false;
     }
+    const last = during[during.length - 1];
     process.stderr.write(
       `frozen: append ${write.status} in ${write.ms} ms, read ${read.status} in ${read.ms} ms, read ahead ${readAhead.status} ${readAhead.body?.code} in ${readAhead.ms} ms, erasure ${erasure.status} in ${erasure.ms} ms; in flight: ${during
         .map((a) => `${a.status}/${a.ms}ms`)
@@ -140,9 +141,9 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'requests on a froze
     );
     refused.push({ session: 'frozen', client: 'down', n: 0 });
 
-    const last = during[during.length - 1];
     expect({ status: last.status, code: last.body?.code }).toEqual({ status: 503, code: 'store_unavailable' });
-    for (const answer of during) expect({ status: answer.status, fast: answer.ms < WRITE_LIMIT_MS }).toEqual({ status: answer.status === 201 ? 201 : 503, fast: true });
+    for (const answer of during)
+      expect({ status: answer.status, fast: answer.ms < WRITE_LIMIT_MS }).toEqual({ status: answer.status === 201 ? 201 : 503, fast: true });
     expect({ status: write.status, code: write.body?.code, fast: write.ms < WRITE_LIMIT_MS }).toEqual({ status: 503, code: 'store_unavailable', fast: true });
     expect({ status: erasure.status, code: erasure.body?.code, fast: erasure.ms < WRITE_LIMIT_MS }).toEqual({
       status: 503,

@@ -25,7 +25,7 @@ import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } fro
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
 import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
-import { noAnswerOf, type PostgresNoAnswerError } from './no-answer';
+import { noAnswerOf } from './no-answer';
 import { mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
 import {
   POSTGRES_APPEND_BODY,
@@ -67,7 +67,7 @@ export interface PostgresEventStoreOptions {
    * It also sets the client-side bound on every answer ({@link answerTimeoutMs}: this + 5000 ms, or
    * 65 000 ms for 0; the schema setup's statements {@link SCHEMA_SETUP_TIMEOUT_MS} + 5000 ms): a
    * statement the server does not answer by then (a frozen server, which never applies its own
-   * timeouts) fails with {@link PostgresNoAnswerError}, its connection closed: a read answers
+   * timeouts) fails with `PostgresNoAnswerError` (no-answer.ts), its connection closed: a read answers
    * EventStoreUnavailableError, a write's answer is lost (run again until its outcome is known, see
    * {@link PostgresEventStore}).
    */
@@ -567,7 +567,7 @@ export class PostgresEventStore implements EventStore {
   /**
    * `fn` on a pooled connection, which goes back to the pool after it, or is closed when it broke
    * (its answer lost) or `fn` called `discard`. A lost answer rejects with {@link AnswerLostError}, also
-   * a statement unanswered within {@link answerTimeoutMs} (its cause a {@link PostgresNoAnswerError}).
+   * a statement unanswered within {@link answerTimeoutMs} (its cause a `PostgresNoAnswerError` (no-answer.ts)).
    * While `fn` runs, the connection's `error` event (emitted besides the statement's rejection when
    * the connection ends) is listened to, so that it cannot end the process.
    */
