@@ -45,6 +45,10 @@ describe('503 store_unavailable', () => {
         mayHaveBeenWritten: false,
       },
     });
+    for (const connect of ['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout'])
+      expect(toApiError(new EventStoreUnavailableError('PostgreSQL event store: …', new Error(connect))).body.message).toBe(
+        'the event store is unavailable: PostgreSQL gave no connection within the 10 s connect timeout (down, frozen, overloaded or cut off); nothing was written; retry later',
+      );
     expect(toApiError(new WriteOutcomeUnknownError('PostgreSQL event store', 'append', 'session-x', 10_000, noAnswer))).toEqual({
       status: 503,
       body: {

@@ -87,17 +87,24 @@ export function storeUnavailable(mayHaveBeenWritten: boolean, message?: string):
   };
 }
 
+/** The `pg` driver's messages (and the store's, for a new connection's first statement) when no connection was had within the connect timeout. */
+const POSTGRES_CONNECT_TIMEOUT =
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout|no answer to a new connection's first statement/;
+
 /**
  * The 503 message of an {@link EventStoreUnavailableError} that wrote nothing: the default one, with
  * the cause its driver error's SQLSTATE names when it names one ({@link postgresCauseOf}), e.g.
  * `the event store is unavailable: PostgreSQL has too many connections (SQLSTATE 53300); retry later`;
- * a full disk's ({@link isSqliteDiskFull}: the event store's file, or the read models' while they
+ * PostgreSQL not answering a statement within the client-side bound ({@link PostgresNoAnswerError}) or giving no
+ * connection within the connect timeout (10 s) saying so; a full disk's ({@link isSqliteDiskFull}: the event store's file, or the read models' while they
  * cannot be written, {@link ReadModelsFullError}) saying so; undefined (the default) otherwise. No
  * server detail beyond the cause's meaning (no path: `/health` names the file).
  */
 export function storeUnavailableMessage(err: EventStoreUnavailableError): string | undefined {
   if (err.cause instanceof PostgresNoAnswerError)
     return `the event store is unavailable: PostgreSQL did not answer within ${err.cause.withinMs} ms (frozen, overloaded or cut off); nothing was written; retry later`;
+  if (err.cause instanceof Error && POSTGRES_CONNECT_TIMEOUT.test(err.cause.message))
+    return 'the event store is unavailable: PostgreSQL gave no connection within the 10 s connect timeout (down, frozen, overloaded or cut off); nothing was written; retry later';
   if (err instanceof ReadModelsFullError)
     return 'the read models cannot be written: their disk is full; nothing was written: retry once space is freed (GET /health names the file)';
   if (isSqliteDiskFull(err.cause)) return 'the event store is unavailable: its disk is full; nothing was written: retry once space is freed';
