@@ -14,8 +14,10 @@ export const SHUTDOWN_ABORT_REASON = 'aborted: the service was shutting down (mo
 
 /**
  * `summarizer`, whose calls are also aborted once `shutdown` fires: the call resolves `ok: false` with
- * {@link SHUTDOWN_ABORT_REASON} (a model call aborted by the caller's own signal keeps its own reason), so the
- * pass fails as any summarizer failure does (a `CompactionFailed` decision, with the calls made counted).
+ * {@link SHUTDOWN_ABORT_REASON} and `interrupted: 'shutdown'` (a model call aborted by the caller's own signal
+ * keeps its own reason), so the pass fails as any summarizer failure does (a `CompactionFailed` decision, with
+ * the calls made counted), except that the session's auto-compaction backoff does not count it: the model did
+ * not fail.
  * Identity and input bound are the summarizer's own.
  */
 export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal): Summarizer {
@@ -25,7 +27,7 @@ export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal)
     async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
       const signal = options.signal ? AbortSignal.any([options.signal, shutdown]) : shutdown;
       const outcome = await summarizer.summarize(request, { ...options, signal });
-      if (!outcome.ok && shutdown.aborted && !options.signal?.aborted) return { ...outcome, reason: SHUTDOWN_ABORT_REASON };
+      if (!outcome.ok && shutdown.aborted && !options.signal?.aborted) return { ...outcome, reason: SHUTDOWN_ABORT_REASON, interrupted: 'shutdown' };
       return outcome;
     },
   };
