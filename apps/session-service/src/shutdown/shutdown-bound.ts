@@ -6,7 +6,7 @@
  * draining; at the bound the process ends whatever it still waits for (a store that does not answer: a
  * frozen server or a network partition), one warn line naming it.
  */
-import type { SummarizeOptions, Summarizer, SummarizerOutcome } from '@lib/session';
+import type { ReadModelStore, SessionProjector, SummarizeOptions, Summarizer, SummarizerOutcome } from '@lib/session';
 import type { SummaryRequest } from '@lib/compaction';
 
 /** The reason a pass records when the shutdown aborted its model call (see {@link abortedAtShutdown}). */
@@ -31,6 +31,31 @@ export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal)
       return outcome;
     },
   };
+}
+
+/** Longest wait (ms) for the projector's worker threads to end once the shutdown reached its bound. */
+export const READ_MODELS_CLOSE_GRACE_MS = 1000;
+
+/**
+ * At the shutdown's bound, when the application did not close (work still waits for a store that does not
+ * answer): the read models' SQLite file is closed all the same, best effort, so the next start finds it closed
+ * (its WAL checkpointed and removed: nothing to recover). The projector's worker threads, if any, are ended
+ * first (waited for at most {@link READ_MODELS_CLOSE_GRACE_MS}; a batch one was applying is rolled back), then
+ * this thread's connection is closed: synchronous, a checkpoint of the WAL, which SQLite keeps near its
+ * 1,000-page autocheckpoint (~4 MiB). No batch runs on this thread meanwhile (better-sqlite3 writes
+ * synchronously); one resuming afterwards fails on the closed connection, as the process ends. Never throws:
+ * what cannot be closed is left to SQLite's recovery at the next start, as before.
+ */
+export async function closeReadModelsAtBound(projector: Pick<SessionProjector, 'endWorkers'>, readModels: Pick<ReadModelStore, 'close'>): Promise<void> {
+  await settlesWithin(
+    projector.endWorkers().catch(() => undefined),
+    READ_MODELS_CLOSE_GRACE_MS,
+  );
+  try {
+    readModels.close();
+  } catch {
+    // best effort: SQLite recovers the file at the next start
+  }
 }
 
 /**
