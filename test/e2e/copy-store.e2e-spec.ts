@@ -127,7 +127,7 @@ beforeAll(async () => {
   expect((before.erasures as { erasures: unknown[] }).erasures).toHaveLength(2);
   expect(Object.keys(before).filter((k) => k.includes('.compaction.'))).toHaveLength(2);
   expect((before.recallArchived as { items: unknown[] }).items.length).toBeGreaterThan(0);
-  expect((before['b.events'] as { events: { type: string }[] }).events.map((e) => e.type)).toContain('summary');
+  expect((before['b.events'] as { events: { type: string }[] }).events.map((e) => e.type)).toContain('SummaryInserted');
 });
 afterAll(() => fs.rmSync(root, { recursive: true, force: true }));
 
