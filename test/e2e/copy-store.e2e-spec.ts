@@ -32,16 +32,34 @@ async function say(h: Harness, session: string, from: number, to: number): Promi
       .http()
       .post(`/v1/sessions/${session}/messages`)
       .set(json)
-      .send({ messages: [{ id: `${session}-m${i}`, role: i % 2 ? 'user' : 'assistant', content: `${session} message ${i} about the reservation number XK${i}Q and its refund` }] })
+      .send({
+        messages: [
+          {
+            id: `${session}-m${i}`,
+            role: i % 2 ? 'user' : 'assistant',
+            content: `${session} message ${i} about the reservation number XK${i}Q and its refund`,
+          },
+        ],
+      })
       .expect(201);
 }
 
 /** Writes the source's history: compactions (one with a summary), an erasure, a session erased and written again. */
 async function writeHistory(h: Harness): Promise<void> {
   await say(h, 'a', 1, 12);
-  await h.http().post('/v1/sessions/a/compactions').set(json).send({ strategy: { type: 'token-count', maxTokens: 60 }, estimator: 'cl100k_base' }).expect(200);
+  await h
+    .http()
+    .post('/v1/sessions/a/compactions')
+    .set(json)
+    .send({ strategy: { type: 'token-count', maxTokens: 60 }, estimator: 'cl100k_base' })
+    .expect(200);
   await say(h, 'b', 1, 14);
-  const summary = await h.http().post('/v1/sessions/b/compactions').set(json).send({ strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 40 } }).expect(200);
+  const summary = await h
+    .http()
+    .post('/v1/sessions/b/compactions')
+    .set(json)
+    .send({ strategy: { type: 'rolling-summary', keepTurns: 1, summarizeAtTokens: 40 } })
+    .expect(200);
   expect(summary.body.outcome).toBe('compacted');
   await h
     .http()
@@ -71,7 +89,10 @@ async function readAll(h: Harness): Promise<Record<string, unknown>> {
     out[`${s}.window`] = await got(`/v1/sessions/${s}/window`);
     out[`${s}.events`] = await got(`/v1/sessions/${s}/events?fromRevision=0&limit=1000`);
     out[`${s}.policy`] = await got(`/v1/sessions/${s}/policy`);
-    const compactions = (await got(`/v1/sessions/${s}/compactions?limit=50`)) as { compactions?: { compactionId: string }[]; items?: { compactionId: string }[] };
+    const compactions = (await got(`/v1/sessions/${s}/compactions?limit=50`)) as {
+      compactions?: { compactionId: string }[];
+      items?: { compactionId: string }[];
+    };
     out[`${s}.compactions`] = compactions;
     for (const c of compactions.compactions ?? compactions.items ?? []) {
       out[`${s}.compaction.${c.compactionId}`] = await got(`/v1/sessions/${s}/compactions/${c.compactionId}`);
@@ -182,9 +203,19 @@ describeUnlessSkipped(skipReason, 'copy-store: SQLite → PostgreSQL', () => {
       expect(await readAll(moved)).toEqual(before);
       const again = before.again as { revision: string };
       const erasure = (before.erasures as { erasures: { sessionId: string; lastRevision: string }[] }).erasures.find((e) => e.sessionId === 'gone')!;
-      const next = await moved.http().post('/v1/sessions/again/messages').set(json).send({ messages: [{ id: 'again-new', role: 'user', content: 'after the move' }] }).expect(201);
+      const next = await moved
+        .http()
+        .post('/v1/sessions/again/messages')
+        .set(json)
+        .send({ messages: [{ id: 'again-new', role: 'user', content: 'after the move' }] })
+        .expect(201);
       expect(BigInt(next.body.revision)).toBe(BigInt(again.revision) + 1n);
-      const reborn = await moved.http().post('/v1/sessions/gone/messages').set(json).send({ messages: [{ id: 'gone-new', role: 'user', content: 'born again after the move' }] }).expect(201);
+      const reborn = await moved
+        .http()
+        .post('/v1/sessions/gone/messages')
+        .set(json)
+        .send({ messages: [{ id: 'gone-new', role: 'user', content: 'born again after the move' }] })
+        .expect(201);
       expect(BigInt(reborn.body.revision)).toBe(BigInt(erasure.lastRevision) + 1n);
       const hits = await moved.http().get(`/v1/recall?q=move&minPosition=${reborn.body.position}`).expect(200);
       expect(hits.body.items.map((i: { eventId: string }) => i.eventId).sort()).toEqual(['again-new', 'gone-new']);
@@ -261,7 +292,12 @@ describe('copy-store: SQLite → SQLite', () => {
     const ok = await runNode(args, { cwd: REPO_ROOT, env });
     expect({ code: ok.code, stderr: ok.stderr }).toEqual({ code: 0, stderr: '' });
     const { events, deleted } = sourceCounts(sourceFile);
-    expect(ok.stdout).toMatch(new RegExp(`^copied ${events} events of \\d+ streams and ${deleted} deleted streams \\(erasures\\), head position \\d+, in [\\d.]+ s \\(\\d+ events/s`, 'm'));
+    expect(ok.stdout).toMatch(
+      new RegExp(
+        `^copied ${events} events of \\d+ streams and ${deleted} deleted streams \\(erasures\\), head position \\d+, in [\\d.]+ s \\(\\d+ events/s; verified in [\\d.]+ s more\\)$`,
+        'm',
+      ),
+    );
     expect(ok.stdout).toMatch(/^verified: .*sha256 [0-9a-f]{64}/m);
     const again = await runNode(args, { cwd: REPO_ROOT, env });
     expect(again.code).toBe(2);

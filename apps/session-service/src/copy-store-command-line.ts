@@ -10,7 +10,11 @@ import { parseScriptArgumentsOrExit } from './script-command-line';
 
 /** The environment variables that choose the source store. */
 const SOURCE_VARIABLES: readonly (readonly [name: string, fallback: string, meaning: string])[] = [
-  ['DATA_DIR', './data', "the service's data directory: with the embedded store it must exist and hold the store (its lock is taken: no service may run on it)"],
+  [
+    'DATA_DIR',
+    './data',
+    "the service's data directory: with the embedded store it must exist and hold the store (its lock is taken: no service may run on it)",
+  ],
   ['SQLITE_EVENTS_FILE', '<DATA_DIR>/events.sqlite', "the embedded store's file: the log copied"],
   ['DATABASE_URL', '—', 'copy the PostgreSQL log (postgres://…) instead'],
   ['KURRENTDB_CONNECTION_STRING', '—', 'refused: a KurrentDB log cannot be copied by this command'],
@@ -31,7 +35,10 @@ export function copyStoreProgram(): Command {
     .description(
       "Copies the service's event store (the source: its configuration, below) into an empty target store, verbatim: every event with its stream, revision, id, type, data, metadata, time recorded and position, the deleted streams (erasures) and the head; then verifies both logs. Stop every service using the source first: the copy fails when the source is written meanwhile.",
     )
-    .requiredOption('--to <target>', 'the target: a PostgreSQL URL (postgres://user@host:5432/db, an empty database) or the path of a SQLite file that does not exist yet')
+    .requiredOption(
+      '--to <target>',
+      'the target: a PostgreSQL URL (postgres://user@host:5432/db, an empty database) or the path of a SQLite file that does not exist yet',
+    )
     .option('--page-size <n>', 'events per read of the source and per write of the target, 1 to 100000', pageSize, 1000)
     .allowExcessArguments(false)
     .addHelpText(

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const config = loadServiceConfig();
   const kind = eventStoreKind(config);
   if (kind === 'kurrentdb')
-    throw new CopyRefusedError('KURRENTDB_CONNECTION_STRING is set: a KurrentDB log cannot be copied by this command (use KurrentDB\'s own backup and restore)');
+    throw new CopyRefusedError("KURRENTDB_CONNECTION_STRING is set: a KurrentDB log cannot be copied by this command (use KurrentDB's own backup and restore)");
   let lock: DataDirLock | undefined;
   if (kind === 'sqlite') {
     requireExistingSqliteStore(config);
@@ -39,9 +39,9 @@ async function main(): Promise<void> {
     target = openCopyTarget(copyStoreArguments.to, { sqliteSource: kind === 'sqlite' ? path.resolve(config.sqliteEventsFile) : undefined });
     process.stdout.write(`copying the event store ${sourceName} into ${describeTarget(copyStoreArguments.to)}\n`);
     const summary = await copyLog(source, target, { pageSize: copyStoreArguments.pageSize, say: (line) => process.stdout.write(`${line}\n`) });
-    const seconds = summary.ms / 1000;
+    const seconds = summary.copyMs / 1000;
     process.stdout.write(
-      `copied ${summary.events} events of ${summary.streams} streams and ${summary.deletedStreams} deleted streams (erasures), head position ${summary.head}, in ${seconds.toFixed(1)} s (${Math.round(summary.events / Math.max(seconds, 0.001))} events/s, verification included)\n` +
+      `copied ${summary.events} events of ${summary.streams} streams and ${summary.deletedStreams} deleted streams (erasures), head position ${summary.head}, in ${seconds.toFixed(1)} s (${Math.round(summary.events / Math.max(seconds, 0.001))} events/s; verified in ${((summary.ms - summary.copyMs) / 1000).toFixed(1)} s more)\n` +
         `verified: both logs hold the same events per stream, the same digest (sha256 ${summary.sha256} of stream, revision, id, type, data, metadata and time recorded), the same head and deleted streams\n` +
         'next: point every replica at the target (DATABASE_URL, or SQLITE_EVENTS_FILE), see README "Event stores and replicas" → "Switching stores"\n',
     );

@@ -28,6 +28,8 @@ export interface CopySummary {
   head: bigint;
   /** The digest both logs have ({@link LogDigest}). */
   sha256: string;
+  /** How long the copy took (ms), up to the start of its verification. */
+  copyMs: number;
   /** How long the copy and its verification took (ms). */
   ms: number;
 }
@@ -131,11 +133,16 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     await into.importDeletedStreams(deleted);
     await into.importHead(head);
     const done = copied.result();
+    const copyMs = now() - started;
 
     // The source must not have moved: its head, its deleted streams, and its log read again.
     const [headAfter, deletedAfter] = [await source.headPosition(), await from.deletedStreams()];
-    if (headAfter !== head) throw new VerificationFailure(`the source's head moved from position ${head} to ${headAfter} during the copy: it was written meanwhile (stop every service using it)`);
-    if (!sameDeleted(deleted, deletedAfter)) throw new VerificationFailure('a stream of the source was deleted during the copy (an erasure): it was written meanwhile (stop every service using it)');
+    if (headAfter !== head)
+      throw new VerificationFailure(
+        `the source's head moved from position ${head} to ${headAfter} during the copy: it was written meanwhile (stop every service using it)`,
+      );
+    if (!sameDeleted(deleted, deletedAfter))
+      throw new VerificationFailure('a stream of the source was deleted during the copy (an erasure): it was written meanwhile (stop every service using it)');
     say(`verifying: reading both logs again (${done.events} events)`);
     const sourceAgain = await digestOf(source, head, pageSize);
     const moved = digestMismatch(done, sourceAgain);
@@ -145,7 +152,7 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     if (mismatch) throw new VerificationFailure(`the target does not match the source: ${mismatch}`);
     const targetHead = await target.headPosition();
     if (targetHead !== head) throw new VerificationFailure(`the target's head is position ${targetHead}, the source's ${head}`);
-    return { events: done.events, streams: done.perStream.size, deletedStreams: deleted.length, head, sha256: done.sha256, ms: now() - started };
+    return { events: done.events, streams: done.perStream.size, deletedStreams: deleted.length, head, sha256: done.sha256, copyMs, ms: now() - started };
   } catch (error) {
     const emptied = await into.clear().then(
       () => true,

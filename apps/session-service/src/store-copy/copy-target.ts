@@ -14,7 +14,9 @@ import { CopyRefusedError } from './copy-errors';
 export function openCopyTarget(to: string, options: { sqliteSource?: string } = {}): EventStore {
   if (/^postgres(ql)?:\/\//i.test(to)) return createEventStore({ postgresUrl: to });
   if (/^(kurrentdb|kurrent|esdb)(\+discover)?:\/\//i.test(to))
-    throw new CopyRefusedError('--to is a KurrentDB connection string: a log cannot be copied into KurrentDB by this command (its positions, times and deleted streams are its own)');
+    throw new CopyRefusedError(
+      '--to is a KurrentDB connection string: a log cannot be copied into KurrentDB by this command (its positions, times and deleted streams are its own)',
+    );
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(to)) throw new CopyRefusedError(`--to ${to}: use a PostgreSQL URL (postgres://…) or the path of a new SQLite file`);
   const file = path.resolve(to);
   if (options.sqliteSource !== undefined && file === options.sqliteSource) throw new CopyRefusedError(`--to ${to} is the source's own file`);

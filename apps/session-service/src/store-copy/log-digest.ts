@@ -51,6 +51,7 @@ export function digestMismatch(source: LogDigestResult, target: LogDigestResult)
     const b = target.perStream.get(stream) ?? 0;
     if (a !== b) return `stream ${stream}: ${a} events in the source, ${b} in the target`;
   }
-  if (source.sha256 !== target.sha256) return `same counts, but the events' content differs (digest ${source.sha256} in the source, ${target.sha256} in the target)`;
+  if (source.sha256 !== target.sha256)
+    return `same counts, but the events' content differs (digest ${source.sha256} in the source, ${target.sha256} in the target)`;
   return null;
 }
