@@ -2917,7 +2917,7 @@ export interface operations {
              */
             503: {
                 headers: {
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3797,7 +3797,7 @@ export interface operations {
              */
             503: {
                 headers: {
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4049,7 +4049,7 @@ export interface operations {
              */
             503: {
                 headers: {
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
