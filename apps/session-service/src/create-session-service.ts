@@ -37,6 +37,7 @@ import {
   unparseableRequestLines,
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
+import { useSecurityHeaders } from './http/security-headers';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { logAnswerCodes } from './observability/request-log';
 import { ServiceMetrics } from './observability/metrics';
@@ -232,6 +233,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
   // Before every hook that may answer: each answer carries its X-Request-Id.
   echoRequestIds(fastify);
+  // CSP, X-Frame-Options, nosniff, Referrer-Policy on every answer from here on (/docs gets its own CSP).
+  await useSecurityHeaders(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify, refusedLines);
   useJsonBodies(fastify, config.maxBodyBytes);
