@@ -38,6 +38,7 @@ import {
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
 import { useSecurityHeaders } from './http/security-headers';
+import { refuseForeignHosts } from './http/foreign-host';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { logAnswerCodes } from './observability/request-log';
 import { ServiceMetrics } from './observability/metrics';
@@ -237,6 +238,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   await useSecurityHeaders(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify, refusedLines);
+  // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside.
+  refuseForeignHosts(fastify, config, refusedLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code (LOG_LEVEL=silent writes no request line: no hook).
