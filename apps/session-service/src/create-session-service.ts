@@ -39,6 +39,7 @@ import {
 import { answerHalfClosedConnections } from './http/half-close';
 import { useSecurityHeaders } from './http/security-headers';
 import { refuseForeignHosts } from './http/foreign-host';
+import { forbidCachingOfData } from './http/no-store';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { logAnswerCodes } from './observability/request-log';
 import { ServiceMetrics } from './observability/metrics';
@@ -236,6 +237,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   echoRequestIds(fastify);
   // CSP, X-Frame-Options, nosniff, Referrer-Policy on every answer from here on (/docs gets its own CSP).
   await useSecurityHeaders(fastify);
+  // Cache-Control: no-store on /v1 and /health answers (conversation text; the audit page's reads).
+  forbidCachingOfData(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify, refusedLines);
   // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside.
