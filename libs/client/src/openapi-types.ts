@@ -1008,6 +1008,11 @@ export interface components {
             /** @description HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id */
             requestId?: string;
             /**
+             * @description HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made); absent over NATS and in records written before it was
+             * @enum {string}
+             */
+            requestIdFrom?: "client" | "service";
+            /**
              * @description the transport that carried the command
              * @enum {string}
              */
