@@ -5,6 +5,7 @@ import {
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
 } from '../errors';
+import { PostgresNoAnswerError } from './no-answer';
 
 /**
  * SQLSTATE classes meaning "the store cannot serve this now": 08 connection exception,
@@ -27,8 +28,9 @@ export const READ_ONLY_SQL_TRANSACTION = '25006';
 /** SQLSTATE of a unique violation (a concurrent append inserted the same id or revision first). */
 export const UNIQUE_VIOLATION = '23505';
 
-/** True when `error` says PostgreSQL cannot be reached or cannot serve requests now. */
+/** True when `error` says PostgreSQL cannot be reached or cannot serve requests now (a {@link PostgresNoAnswerError} too). */
 export function isPostgresUnavailable(error: unknown): boolean {
+  if (error instanceof PostgresNoAnswerError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODE.test(code))) return true;
   return error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message);
