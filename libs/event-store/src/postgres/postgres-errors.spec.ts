@@ -15,7 +15,7 @@ describe('mapPostgresError', () => {
     ['42P01', 'relation "es_streams" does not exist'],
     ['42883', 'function es_append_v2(text, text, uuid[], text[], text[], text[], uuid[]) does not exist'],
     ['3F000', 'schema "events" does not exist'],
-  ])('takes the service\'s own objects missing (SQLSTATE %s) for the store unavailable, saying why and what to do', (code, message) => {
+  ])("takes the service's own objects missing (SQLSTATE %s) for the store unavailable, saying why and what to do", (code, message) => {
     const driver = Object.assign(new Error(message), { code });
     const mapped = mapPostgresError(driver, () => 'not this');
     expect(mapped).toBeInstanceOf(EventStoreUnavailableError);
@@ -25,7 +25,7 @@ describe('mapPostgresError', () => {
     expect(postgresCauseOf(code)).toMatch(/missing from its PostgreSQL database/);
   });
 
-  it('leaves a missing object that is not the service\'s unchanged (a bug, not an outage)', () => {
+  it("leaves a missing object that is not the service's unchanged (a bug, not an outage)", () => {
     const driver = Object.assign(new Error('relation "users" does not exist'), { code: '42P01' });
     expect(mapPostgresError(driver)).toBe(driver);
   });
