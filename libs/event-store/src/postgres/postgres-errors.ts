@@ -119,9 +119,9 @@ const POSTGRES_CAUSES: Readonly<Record<string, string>> = {
   '57P02': 'PostgreSQL is shutting down',
   '57P03': 'PostgreSQL is starting or cannot accept connections now',
   '42P01':
-    "the event store's tables are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica): nothing was written; it works again once a restore has finished, or after the replica is restarted",
+    "the event store's tables are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
   '42883':
-    "the event store's functions are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica): nothing was written; it works again once a restore has finished, or after the replica is restarted",
+    "the event store's functions are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
   '3F000':
-    "the event store's schema is missing from its PostgreSQL database (dropped and created again, or being restored, under this replica): nothing was written; it works again once a restore has finished, or after the replica is restarted",
+    "the event store's schema is missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
 };
