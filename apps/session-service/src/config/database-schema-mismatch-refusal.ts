@@ -16,6 +16,6 @@ export function databaseSchemaMismatchRefusal(error: EventStoreSchemaMismatchErr
     value: databaseUrl,
     mask: 'url',
     problem: `${error.message}; nothing was created or changed in the database`,
-    fix: `give the service a database of its own (createdb -E UTF8 -T template0 <name>), or a schema of its own in this one (CREATE SCHEMA <name>, then ?options=-c%20search_path%3D<name> in DATABASE_URL), and point DATABASE_URL at it; do not rename or drop the other application's ${error.table}`,
+    fix: `give the service a database of its own (createdb -E UTF8 -T template0 <name>), and point DATABASE_URL at it, or a schema of its own in this one (CREATE SCHEMA <name>, made the first of the connecting role's search_path: ALTER ROLE <role> SET search_path = <name>); do not rename or drop the other application's ${error.table}`,
   });
 }
