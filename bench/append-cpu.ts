@@ -7,8 +7,8 @@
  *
  * It starts the service in-process (fresh data directory, `LOG_LEVEL=silent`, no rate limit, token
  * counting and the projector as configured by default) and sends one-event
- * `POST /v1/sessions/:id/events` through `fastify.inject` (no socket), 16 in flight on 16 sessions,
- * each event id new, texts from the bench corpus. After `APPEND_CPU_WARM` slices (default 5) it
+ * `POST /v1/sessions/:id/events` through `fastify.inject` (`bench/lib/inject-appends.ts`: no socket,
+ * 16 in flight on 16 sessions, each event id new), texts from the bench corpus. After `APPEND_CPU_WARM` slices (default 5) it
  * measures `APPEND_CPU_SLICES` slices (default 60) of `APPEND_CPU_SLICE` requests (default 200) and
  * prints per request, over the slices: the event-loop thread's own CPU
  * (`/proc/<pid>/task/<pid>/schedstat`) and the whole process's (all threads: the store's writer, the
@@ -22,6 +22,7 @@ import 'reflect-metadata';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { injectAppends } from './lib/inject-appends';
 
 /** The event-loop thread's CPU time so far (ns). */
 function eventLoopCpuNs(): number {
@@ -44,28 +45,12 @@ async function main(): Promise<void> {
   const service = await createSessionService(config, { quiet: true, env: process.env });
   const fastify = service.app.getHttpAdapter().getInstance();
   const texts: { type: string; text: string }[] = textMessages(corpus().conversations).slice(0, 2000);
-  let sent = 0;
-  const payload = (): string => {
-    const t = texts[sent % texts.length];
-    return JSON.stringify({ events: [{ id: `e${sent++}`, type: t.type, text: t.text }] });
-  };
+  const appends = injectAppends((request) => fastify.inject(request), texts);
   const perSlice = Number(process.env.APPEND_CPU_SLICE ?? 200);
   const slice = async (): Promise<[number, number]> => {
     const before = eventLoopCpuNs();
     const processBefore = process.cpuUsage();
-    let left = perSlice;
-    const lane = async (k: number) => {
-      while (left-- > 0) {
-        const res = await fastify.inject({
-          method: 'POST',
-          url: `/v1/sessions/load-${k}/events`,
-          headers: { 'content-type': 'application/json' },
-          payload: payload(),
-        });
-        if (res.statusCode !== 201) throw new Error(`${res.statusCode} ${res.body}`);
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, (_, k) => lane(k)));
+    await appends(perSlice);
     const used = process.cpuUsage(processBefore);
     return [(eventLoopCpuNs() - before) / perSlice / 1000, (used.user + used.system) / perSlice];
   };

@@ -4,9 +4,10 @@
  * service in-process, from the bench build at `APPEND_INSTRUCTIONS_BUILD`, default this one's: fresh data directory, `LOG_LEVEL` as given, no rate limit, defaults otherwise)
  * or `ceiling` (the minimal append server of figure 1, `bench/lib/minimal-append-server.ts`).
  *
- * It sends one-event `POST /v1/sessions/:id/events` through `fastify.inject` (no socket), 16 in flight
- * on 16 sessions, each event id new, texts from the JSON file `APPEND_INSTRUCTIONS_TEXTS` (the driver
- * writes the bench corpus's first 2,000 messages there), as `bench/append-cpu.ts` does:
+ * It sends one-event `POST /v1/sessions/:id/events` through `fastify.inject` ({@link injectAppends}: no
+ * socket, 16 in flight on 16 sessions, each event id new), texts from the JSON file
+ * `APPEND_INSTRUCTIONS_TEXTS` (the driver writes the bench corpus's first 2,000 messages there), as
+ * `bench/append-cpu.ts` does:
  * first `APPEND_INSTRUCTIONS_WARM` appends (default 2,000), then it writes `READY` on stdout and waits
  * for a line on stdin (the driver turns callgrind's instrumentation on), sends
  * `APPEND_INSTRUCTIONS_N` appends (default 400), writes `DONE <n>` and waits for another line (the
@@ -19,13 +20,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { startMinimalAppendServer } from './minimal-append-server';
-
-/** What one in-process request answers (the part the loop reads). */
-interface Injected {
-  statusCode: number;
-  body: string;
-}
-type Inject = (request: { method: 'POST'; url: string; headers: Record<string, string>; payload: string }) => Promise<Injected>;
+import { injectAppends, type Inject } from './inject-appends';
 
 async function main(): Promise<void> {
   const mode = process.argv[2];
@@ -41,7 +36,8 @@ async function main(): Promise<void> {
     const { loadServiceConfig } = require(path.join(build, 'apps/session-service/src/config/service-config'));
     /* eslint-enable @typescript-eslint/no-require-imports */
     const config = loadServiceConfig({ ...process.env, DATA_DIR: dataDir, PORT: '0', RATE_LIMIT_PER_MINUTE: '0', API_KEYS: undefined });
-    const service = await createSessionService(config, { quiet: true, env: process.env });
+    // Logging as LOG_LEVEL says (the driver's default: silent, as figure 1 runs); `quiet` would force silent.
+    const service = await createSessionService(config, { env: process.env });
     const fastify = service.app.getHttpAdapter().getInstance();
     inject = (request) => fastify.inject(request);
     close = () => service.close();
@@ -51,26 +47,7 @@ async function main(): Promise<void> {
     close = () => server.close();
   }
   const texts = JSON.parse(fs.readFileSync(String(process.env.APPEND_INSTRUCTIONS_TEXTS), 'utf8')) as Array<{ type: string; text: string }>;
-  let sent = 0;
-  const payload = (): string => {
-    const t = texts[sent % texts.length];
-    return JSON.stringify({ events: [{ id: `e${sent++}`, type: t.type, text: t.text }] });
-  };
-  const run = async (count: number): Promise<void> => {
-    let left = count;
-    const lane = async (k: number) => {
-      while (left-- > 0) {
-        const res = await inject({
-          method: 'POST',
-          url: `/v1/sessions/load-${k}/events`,
-          headers: { 'content-type': 'application/json' },
-          payload: payload(),
-        });
-        if (res.statusCode !== 201) throw new Error(`${res.statusCode} ${res.body}`);
-      }
-    };
-    await Promise.all(Array.from({ length: 16 }, (_, k) => lane(k)));
-  };
+  const run = injectAppends(inject, texts);
   const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
   const n = Number(process.env.APPEND_INSTRUCTIONS_N ?? 400);
   try {

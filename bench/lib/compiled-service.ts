@@ -27,6 +27,9 @@ import { progress } from './report';
 /** Where the bench's compiled JavaScript goes (the repository's layout below it). */
 export const BENCH_BUILD_DIR = path.join(REPO_ROOT, '.tmp', 'bench-build');
 
+/** Plain JavaScript files (with a `.d.ts`) that compiled files import, relative to the repository's root. */
+const PLAIN_JS_FILES = ['test/support/shared-dir-location.js'];
+
 let build: Promise<void> | undefined;
 
 /**
@@ -42,7 +45,8 @@ process.on('exit', () => {
  * Starts compiling the bench build ({@link BENCH_BUILD_DIR}) in a child process (`tsc -b
  * tsconfig.bench-build.json`, its output on this process's stderr), once per process; later calls
  * return the same promise. Resolves when the build is current, with the audit page linked beside
- * the compiled service (it looks for it next to its own directory, as in the sources).
+ * the compiled service (it looks for it next to its own directory, as in the sources) and the plain
+ * JavaScript files the compiled code imports linked into place.
  * @throws Error (the promise rejects) when tsc exits with a failure or cannot be started.
  */
 export function startBenchBuild(): Promise<void> {
@@ -61,6 +65,11 @@ export function startBenchBuild(): Promise<void> {
       if (code !== 0) return reject(new Error(`tsc -b tsconfig.bench-build.json failed (${signal ?? `exit code ${code}`})`));
       const ui = path.join(BENCH_BUILD_DIR, 'apps', 'session-service', 'ui');
       if (!fs.existsSync(ui)) fs.symlinkSync(path.join(REPO_ROOT, 'apps', 'session-service', 'ui'), ui, 'dir');
+      // Plain JavaScript the compiled TypeScript imports (tsc does not copy .js files): linked beside it.
+      for (const file of PLAIN_JS_FILES) {
+        const target = path.join(BENCH_BUILD_DIR, file);
+        if (!fs.existsSync(target)) fs.symlinkSync(path.join(REPO_ROOT, file), target, 'file');
+      }
       resolve();
     });
   });

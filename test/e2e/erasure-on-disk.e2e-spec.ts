@@ -46,10 +46,12 @@ describe('erasure on disk while another connection reads, and with read models m
         .post('/v1/sessions/victim/events')
         .send({ events: [{ id: `u${i}`, type: 'user', text: `my loyalty ref is ${MARKER} (${i})` }] })
         .expect(201);
-    await http()
+    const kept = await http()
       .post('/v1/sessions/kept/events')
       .send({ events: [{ id: 'k', type: 'user', text: 'kept text' }] })
       .expect(201);
+    // With PROJECTOR_WORKER its thread may still be starting (see Harness.projected).
+    await harness.projected(kept.body.position);
     expect((await http().get(`/v1/recall?q=${MARKER}`).expect(200)).body.items.length).toBeGreaterThan(0);
     const readers = ['events.sqlite', 'read-models.sqlite'].map((name) => {
       const reader = new Database(path.join(dataDir, name), { readonly: true });

@@ -195,6 +195,11 @@ suite('a NATS server back without the streams, or frozen', () => {
     );
     expect(Date.now() - deletedAt).toBeLessThan(5_000);
     // Not asserted (the last test, on purpose): a command published right after was answered in 7.7 s in one run
-    // and not within 60 s in others, the consumer pulling no more after (natsleft2 report: left open).
+    // and not within 60 s in others (natsleft2 report). Diagnosed (flakefix, nats-server 2.9.10, a loop of
+    // delete / re-create / publish under load: 14 of 26 rounds unanswered within 20 s): the server's side,
+    // not the service's. The consumer info then reads num_pending 1, num_waiting 1 (the service's pull
+    // request, whose idle heartbeats keep coming), delivered 0, with the message stored; a new pull
+    // request gets nothing either, while the next deletion's re-creation works. A server race with
+    // its own teardown of the stream just deleted (earlier: "error opening msg block file"), it seems.
   });
 });

@@ -73,11 +73,13 @@ describe('read models found damaged while the service runs', () => {
     harness = await startService({ dataDir: fs.mkdtempSync(path.join(os.tmpdir(), 'rm-damaged-worker-')), env: { PROJECTOR_WORKER: 'true' } });
     const http = harness.http;
     const lines = captureLogLines(['warn', 'error']);
-    // A first event, projected by the worker thread: its own connection has the file open.
-    await http()
+    // A first event, projected by the worker thread: its own connection has the file open (the
+    // thread may take longer to start than a read's MAX_WAIT_MS: see `projected`).
+    const first = await http()
       .post('/v1/sessions/s1/events')
       .send({ events: [{ id: 'e1', type: 'user', text: 'projected before the damage' }] })
       .expect(201);
+    await harness.projected(first.body.position);
     expect((await http().get('/v1/recall?q=projected')).status).toBe(200);
     // Then the file damaged on disk, its WAL emptied first: every page but the schema's and the
     // checkpoints' (which this thread reads when the projector retries), so the damage is met in the

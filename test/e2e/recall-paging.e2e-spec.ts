@@ -8,15 +8,22 @@
  */
 import { useService } from '../support/service-harness';
 
-type Http = ReturnType<ReturnType<typeof useService>['http']>;
-
-async function repro(http: () => Http, session: string, word: string): Promise<{ all: string[]; page1: string[]; page2: string[]; page2Cursor?: string }> {
+async function repro(
+  harness: ReturnType<typeof useService>,
+  session: string,
+  word: string,
+): Promise<{ all: string[]; page1: string[]; page2: string[]; page2Cursor?: string }> {
+  const http = () => harness.http();
+  let position = '0';
   for (let i = 1; i <= 6; i++) {
-    await http()
+    const appended = await http()
       .post(`/v1/sessions/${session}/events`)
       .send({ events: [{ id: `e${i}`, type: 'user', text: `${word} ${'filler '.repeat(i)}` }] })
       .expect(201);
+    position = appended.body.position;
   }
+  // The projector has started (its worker thread can take longer than a read's MAX_WAIT_MS to: see `projected`).
+  await harness.projected(position);
   const ids = (body: { items: Array<{ eventId: string }> }) => body.items.map((h) => h.eventId);
   const all = await http().get('/v1/recall').query({ q: word, limit: 100 }).expect(200);
   const page1 = await http().get('/v1/recall').query({ q: word, limit: 3 }).expect(200);
@@ -33,7 +40,7 @@ describe('recall paging over HTTP while events are appended (repro-recall-cursor
   const harness = useService();
 
   it('given six hits paged by three, when one more matching event is appended elsewhere, then page 2 is e4 e5 e6 (it was e3 e4 e5)', async () => {
-    const answer = await repro(() => harness.http(), 'rc-1', 'zqwordone');
+    const answer = await repro(harness, 'rc-1', 'zqwordone');
     expect(answer).toEqual({ all: ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'], page1: ['e1', 'e2', 'e3'], page2: ['e4', 'e5', 'e6'], page2Cursor: undefined });
     const fresh = await harness.http().get('/v1/recall').query({ q: 'zqwordone', limit: 100 }).expect(200);
     expect(fresh.body.items).toHaveLength(7);
@@ -71,7 +78,7 @@ describe('recall paging over HTTP with PROJECTOR_WORKER=true', () => {
   const harness = useService({ env: { PROJECTOR_WORKER: 'true' } });
 
   it('given six hits paged by three, when one more matching event is appended elsewhere, then page 2 is e4 e5 e6', async () => {
-    const answer = await repro(() => harness.http(), 'rc-2', 'zqwordtwo');
+    const answer = await repro(harness, 'rc-2', 'zqwordtwo');
     expect(answer).toEqual({ all: ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'], page1: ['e1', 'e2', 'e3'], page2: ['e4', 'e5', 'e6'], page2Cursor: undefined });
   });
 });

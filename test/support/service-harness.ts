@@ -9,7 +9,7 @@ import request from 'supertest';
 import type { SummaryRequest } from '@lib/compaction';
 import { loadServiceConfig } from '../../apps/session-service/src/config/service-config';
 import { createSessionService, type SessionService } from '../../apps/session-service/src/create-session-service';
-import type { Summarizer, SummarizerOutcome } from '@lib/session';
+import { SessionProjector, type Summarizer, type SummarizerOutcome } from '@lib/session';
 
 /** A running service plus helpers. */
 export interface Harness {
@@ -18,7 +18,20 @@ export interface Harness {
   http: () => request.Agent;
   /** Stops the service (the data directory stays). */
   stop(): Promise<void>;
+  /**
+   * Waits until the projector has applied global position `position` (decimal text, as an append
+   * answers it), up to {@link PROJECTION_WAIT_MS}: a wait for the read models, not for a time.
+   * Before reads that must not answer 503 `projection_behind` for a slow start: with
+   * `PROJECTOR_WORKER`, the projector's thread loads the TypeScript sources through ts-node when
+   * it starts, which took 10–25 s on a loaded 2-core machine with an empty transpile cache (as
+   * after `npm ci`), past a read's `MAX_WAIT_MS` (5 s).
+   * @throws Error naming the checkpoint reached when it does not apply it within that.
+   */
+  projected(position: string): Promise<void>;
 }
+
+/** The longest {@link Harness.projected} waits, in ms: jest's per-test limit (jest.config.js). */
+export const PROJECTION_WAIT_MS = 60_000;
 
 /** Options of {@link startService}. */
 export interface HarnessOptions {
@@ -48,6 +61,11 @@ export async function startService(options: HarnessOptions = {}): Promise<Harnes
     http: () => request.agent(server),
     stop: async () => {
       await service.close();
+    },
+    projected: async (position) => {
+      const projector = service.app.get(SessionProjector);
+      if (!(await projector.waitForPosition(BigInt(position), PROJECTION_WAIT_MS)))
+        throw new Error(`the projector did not apply position ${position} within ${PROJECTION_WAIT_MS} ms (it is at ${projector.checkpoint()})`);
     },
   };
 }
@@ -138,6 +156,7 @@ export function useService(options: HarnessOptions | (() => HarnessOptions) = {}
       return harness().dataDir;
     },
     http: () => harness().http(),
+    projected: (position) => harness().projected(position),
     stop,
     start,
     restart: async () => {

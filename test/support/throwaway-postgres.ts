@@ -44,11 +44,14 @@ export class ThrowawayPostgres {
     return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
   }
 
-  /** Creates the cluster (initdb, no fsync: it is thrown away) and starts it. */
-  static async create(): Promise<ThrowawayPostgres> {
+  /**
+   * Creates the cluster (initdb, no fsync: it is thrown away) and starts it, on `options.port` when
+   * given (a test's own port block), else on a free port.
+   */
+  static async create(options: { port?: number } = {}): Promise<ThrowawayPostgres> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pg-throwaway-'));
     if (process.getuid?.() === 0) execFileSync('chown', ['-R', 'postgres:', dir]);
-    const cluster = new ThrowawayPostgres(dir, await freePort());
+    const cluster = new ThrowawayPostgres(dir, options.port ?? (await freePort()));
     cluster.run('initdb', ['-D', path.join(dir, 'data'), '-A', 'trust', '-U', 'postgres', '--no-sync', '--no-instructions']);
     cluster.start();
     return cluster;

@@ -92,6 +92,7 @@ export class AppModule {
           commandStore: (store) => writes.observing(store),
           // events_appended_total: the conversation events each append writes (an import's progress).
           appendedEvents: appendedEventsMetrics(metrics),
+          countingDeadlineMs: config.countingDeadlineMs,
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,
             autoCompactionBackoffMs: config.autoCompactionBackoffMs,

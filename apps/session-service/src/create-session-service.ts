@@ -15,7 +15,7 @@ import { Logger } from 'nestjs-pino';
 import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
 import { EventStoreDatabaseEncodingError, EventStoreSchemaMismatchError, EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
-import { READ_MODEL_FILE_NAME, ReadModelStore, summarizerFromEnv, type Summarizer } from '@lib/session';
+import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
 import { AppModule } from './app.module';
@@ -50,7 +50,7 @@ import { databaseEncodingRefusal } from './config/database-encoding-refusal';
 import { databaseSchemaMismatchRefusal } from './config/database-schema-mismatch-refusal';
 import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
-import { abortedAtShutdown, settlesWithin } from './shutdown/shutdown-bound';
+import { abortedAtShutdown, closeReadModelsAtBound, settlesWithin } from './shutdown/shutdown-bound';
 import { NATS_TRANSPORT } from './config/tokens';
 import type { NatsTransport } from './nats/nats-transport';
 
@@ -64,7 +64,8 @@ import type { NatsTransport } from './nats/nats-transport';
  * It takes at most `timeoutMs` (default `SHUTDOWN_TIMEOUT_MS`; shutdown-bound.ts), the drain included: at half of it
  * model calls still running are aborted and NATS is closed without draining; what has not finished at its end
  * (in-flight work or the store's close waiting on a store that does not answer) is left, named in `unfinished`
- * (empty when everything closed), and the lock released: the caller then ends the process.
+ * (empty when everything closed), the read models' file closed all the same (best effort, see
+ * `closeReadModelsAtBound`), and the lock released: the caller then ends the process.
  */
 export interface SessionService {
   app: NestFastifyApplication;
@@ -307,8 +308,10 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
       const unfinished: string[] = [];
       // Requests in flight, automatic compactions, the projector and NATS: each may wait on a store that does not answer.
       if (await settlesWithin(app.close(), left())) readModels.close();
-      // Left open when the app did not close (the projector may still write them): the process ends next.
-      else unfinished.push('in-flight requests or background work (projector, automatic compactions, NATS) waiting for the store');
+      else {
+        unfinished.push('in-flight requests or background work (projector, automatic compactions, NATS) waiting for the store');
+        await closeReadModelsAtBound(app.get(SessionProjector), readModels);
+      }
       clearTimeout(halfway);
       if (!(await settlesWithin(store.close(), left()))) unfinished.push("the event store's connections closing");
       releaseLock();

@@ -12,6 +12,8 @@
  * Prints a progress line at most every 2 s (`REBUILD_PROGRESS_MS`), with the embedded store too, and the final checkpoint;
  * reads the log 1000 events at a time (`REBUILD_PAGE_SIZE`): both checked like the service's numbers (`rebuild-settings.ts`).
  * Takes no arguments but `--help` (rebuild-read-models-command-line.ts): any other is refused (exit code 2), nothing opened.
+ * Refused up front on a full disk by the start's rule (`refuseFullDisk`: less than 1 MiB free where DATA_DIR or the
+ * embedded store's file is; exit code 1, as the start's refusal, `rebuild failed: the disk is full: …`), nothing opened.
  */
 // First: --help and a bad argument end the process here, before the store modules load.
 import './rebuild-read-models-command-line';
@@ -22,7 +24,7 @@ import { refuseEmptyLogUnder } from './config/read-models-of-this-log';
 import { loadServiceConfig } from './config/service-config';
 import { loadRebuildSettings } from './config/rebuild-settings';
 import { eventStoreKind, openEventStore } from './config/event-store-config';
-import { ensureDataDir, requireExistingSqliteStore } from './config/data-dir';
+import { ensureDataDir, refuseFullDisk, requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
 
@@ -33,6 +35,8 @@ async function main(): Promise<void> {
   // A mistyped DATA_DIR must not become an empty store "rebuilt up to position 0".
   if (eventStoreKind(config) === 'sqlite') requireExistingSqliteStore(config);
   else ensureDataDir(config.dataDir);
+  // The start's rule (1 MiB free where the read models and the embedded store are), before anything is opened or locked.
+  refuseFullDisk(eventStoreKind(config) === 'sqlite' ? [config.dataDir, path.dirname(config.sqliteEventsFile)] : [config.dataDir], 'rebuild');
   const lock = lockDataDir(config.dataDir);
   const store = openEventStore(config);
   let readModels: ReadModelStore;

@@ -2924,7 +2924,7 @@ export interface operations {
              */
             503: {
                 headers: {
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -3807,7 +3807,7 @@ export interface operations {
              */
             503: {
                 headers: {
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };
@@ -4059,7 +4059,7 @@ export interface operations {
              */
             503: {
                 headers: {
-                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to 30; shutting_down: 1; absent with the other codes */
+                    /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
                     [name: string]: unknown;
                 };

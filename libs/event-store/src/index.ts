@@ -19,7 +19,8 @@ export { createEventStore, DEFAULT_SQLITE_FILE, type EventStoreConfig } from './
 export type { PostgresEventStoreOptions } from './postgres/postgres-event-store';
 export { POSTGRES_SCHEMA_SQL, POSTGRES_SCHEMA_VERSION } from './postgres/postgres-schema';
 export { postgresCauseOf, postgresUnavailableMessage } from './postgres/postgres-errors';
-export { DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS } from './postgres/postgres-settings';
+export { ANSWER_MARGIN_MS, DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, answerTimeoutMs } from './postgres/postgres-settings';
+export { PostgresNoAnswerError } from './postgres/no-answer';
 export { resolveExistingIds, storedRowOf, type StoredEventRow } from './idempotent-retry';
 export { PollingSubscriptions } from './polling-subscriptions';
 export { yieldToIo, LONG_TASK_MS } from './yield-to-io';

@@ -10,6 +10,8 @@ interface Link {
   pending: Buffer;
   /** Set when the statement to cut went through this link: its answer is held back, and the link is cut at ReadyForQuery. */
   cutting: { after: AfterCut; done: () => void } | null;
+  /** Set when the statement to hold went through this link: the server's answers are dropped, the sockets left open until the client closes its own. */
+  holding: { after: AfterCut; done: () => void } | null;
 }
 
 /**
@@ -26,7 +28,7 @@ interface Link {
  */
 export class AnswerCuttingProxy {
   private readonly links = new Set<Link>();
-  private armed: { text: string; lose: 'answer' | 'request'; after: AfterCut; cut: () => void } | null = null;
+  private armed: { text: string; lose: 'answer' | 'request' | 'hold'; after: AfterCut; cut: () => void } | null = null;
   private refusing = false;
   /** Connections the proxy cut so far. */
   cuts = 0;
@@ -82,6 +84,19 @@ export class AnswerCuttingProxy {
     });
   }
 
+  /**
+   * Arms one hold, a frozen server as its client sees it: the next client message containing `text`
+   * is forwarded (the server runs it), and from then on nothing the server sends on that connection
+   * reaches the client, while both sockets stay open (no reset, no end). Once the server ended the
+   * statement's transaction (ReadyForQuery), new connections pass or are refused as `after` says.
+   * Resolves when the client closed that connection itself.
+   */
+  holdAnswerTo(text: string, after: AfterCut = 'pass'): Promise<void> {
+    return new Promise((resolve) => {
+      this.armed = { text, lose: 'hold', after, cut: resolve };
+    });
+  }
+
   /** Lets new connections through again after a cut with `refuse`. */
   acceptAgain(): void {
     this.refusing = false;
@@ -99,7 +114,7 @@ export class AnswerCuttingProxy {
       return;
     }
     const server = net.connect(this.target);
-    const link: Link = { client, server, pending: Buffer.alloc(0), cutting: null };
+    const link: Link = { client, server, pending: Buffer.alloc(0), cutting: null, holding: null };
     this.links.add(link);
     client.on('error', () => this.destroy(link));
     server.on('error', () => this.destroy(link));
@@ -116,7 +131,8 @@ export class AnswerCuttingProxy {
           armed.cut();
           return;
         }
-        link.cutting = { after: armed.after, done: armed.cut };
+        if (armed.lose === 'hold') link.holding = { after: armed.after, done: armed.cut };
+        else link.cutting = { after: armed.after, done: armed.cut };
       }
       server.write(chunk);
     });
@@ -132,6 +148,10 @@ export class AnswerCuttingProxy {
       if (link.pending.length - offset < 1 + length) break;
       const message = link.pending.subarray(offset, offset + 1 + length);
       offset += 1 + length;
+      if (link.holding) {
+        if (message[0] === 0x5a && link.holding.after === 'refuse') this.refusing = true;
+        continue;
+      }
       if (!link.cutting) {
         link.client.write(message);
         continue;
@@ -152,5 +172,6 @@ export class AnswerCuttingProxy {
     if (!this.links.delete(link)) return;
     link.client.destroy();
     link.server.destroy();
+    link.holding?.done();
   }
 }

@@ -130,11 +130,21 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
         const deadline = Date.now() + 5_000;
         while (small.poolConnections().waiting < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
         expect(small.poolConnections()).toEqual({ total: 2, idle: 0, waiting: 3 });
-        const { rows } = await locker.query<{ n: string }>(
-          "SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND wait_event_type = 'Lock'",
-          [db.name, APP],
-        );
-        expect(Number(rows[0].n)).toBe(2);
+        // Both connections are checked out now, but the second may still be sending its settings
+        // before it reaches the lock: wait (bounded) until the server shows both waiting on it.
+        const lockWaiters = async (): Promise<number> => {
+          const { rows } = await locker.query<{ n: string }>(
+            "SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND wait_event_type = 'Lock'",
+            [db.name, APP],
+          );
+          return Number(rows[0].n);
+        };
+        let waiters = await lockWaiters();
+        while (waiters < 2 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          waiters = await lockWaiters();
+        }
+        expect(waiters).toBe(2);
         return pending;
       });
       await Promise.all(appends);

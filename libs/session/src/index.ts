@@ -48,3 +48,4 @@ export * from './queries/session-history-reads';
 export * from './queries/compaction-diff';
 export * from './domain/event-preview';
 export * from './session.module';
+export { DEFAULT_COUNTING_DEADLINE_MS } from './token-counting/token-counting-pool';

@@ -26,7 +26,7 @@ import { EraseSessionHandler } from './write-side/erase-session';
 import { AutoCompactionScheduler, DEFAULT_SESSION_SETTINGS, type SessionSettings } from './write-side/auto-compaction';
 import { SessionReads } from './queries/session-reads';
 import { SessionHistoryReads } from './queries/session-history-reads';
-import { sharedTokenCountingPool } from './token-counting/token-counting-pool';
+import { DEFAULT_COUNTING_DEADLINE_MS, sharedTokenCountingPool } from './token-counting/token-counting-pool';
 
 /** What {@link SessionModule.forRoot} needs. */
 export interface SessionModuleOptions {
@@ -47,6 +47,13 @@ export interface SessionModuleOptions {
   projector?: SessionProjectorOptions;
   /** Told of the conversation events each append writes (e.g. the metrics' `events_appended_total`). */
   appendedEvents?: AppendedEventsObserver;
+  /**
+   * Deadline (ms) of each task of the process's token-counting pool, queueing included (the
+   * service's `COUNTING_DEADLINE_MS`): past it 503 `counting_timeout`, or 413
+   * `counting_too_costly` for a task that had its thread to itself. Default
+   * `DEFAULT_COUNTING_DEADLINE_MS` (30,000); set on the shared pool when the module is built.
+   */
+  countingDeadlineMs?: number;
 }
 
 const OPTIONS = Symbol('SESSION_MODULE_OPTIONS');
@@ -68,6 +75,8 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
   /** A global module providing the handlers and {@link SessionReads}. */
   static forRoot(options: SessionModuleOptions): DynamicModule {
     const settings = { ...DEFAULT_SESSION_SETTINGS, maxWaitMs: 5000, ...options.settings };
+    // One pool per process: the module built last sets its deadline (the default too, so an earlier module's does not linger).
+    sharedTokenCountingPool().setDeadlineMs(options.countingDeadlineMs ?? DEFAULT_COUNTING_DEADLINE_MS);
     // Every write of the module's handlers is recorded, so reads can wait for this process's own writes.
     const acknowledged = new AcknowledgedPositions();
     const projector = new SessionProjector(options.readModels, options.projector);

@@ -180,16 +180,28 @@ export function fileSystemCause(target: string, code: string, access: (p: string
   }
 }
 
+/** What {@link refuseFullDisk} refuses: the service's start, or `npm run rebuild-read-models`. */
+export type FullDiskRefused = 'start' | 'rebuild';
+
+/** Per refused action: who needs the space, and what to do once it is freed. */
+const FULL_DISK_WORDING: Readonly<Record<FullDiskRefused, { needs: string; then: string }>> = {
+  start: { needs: 'the service needs to write its log and read models', then: 'start again' },
+  rebuild: { needs: 'the rebuild needs to write the read models', then: 'run npm run rebuild-read-models again' },
+};
+
 /**
  * Refuses to start on a full disk: each of `dirs` (DATA_DIR, where the read models are, and the
  * embedded store's directory) must have at least `PROBE_MIN_FREE_BYTES` (1 MiB) free on its file
  * system, the write probe's rule. Started with less, the service would listen while its projector
- * could not write the read models and every write was refused. Not a configuration error (exit
+ * could not write the read models and every write was refused; a rebuild (`refused` `rebuild`)
+ * would fail part-way with the read models half written. Not a configuration error (exit
  * code 1: freeing space fixes it, not a setting). A file system whose free space cannot be read is
  * left to the files' opening.
- * @throws Error `the disk is full: …: free space on its file system, then start again`, naming the directory and its free bytes.
+ * @throws Error `the disk is full: …: free space on its file system, then start again` (a rebuild:
+ *   `then run npm run rebuild-read-models again`), naming the directory and its free bytes.
  */
-export function refuseFullDisk(dirs: readonly string[]): void {
+export function refuseFullDisk(dirs: readonly string[], refused: FullDiskRefused = 'start'): void {
+  const { needs, then } = FULL_DISK_WORDING[refused];
   for (const dir of new Set(dirs)) {
     let free: number | null;
     try {
@@ -199,7 +211,7 @@ export function refuseFullDisk(dirs: readonly string[]): void {
     }
     if (free !== null)
       throw new Error(
-        `the disk is full: the file system holding ${dir} has ${free} bytes free, fewer than the ${PROBE_MIN_FREE_BYTES} the service needs to write its log and read models: free space on its file system, then start again (nothing acknowledged is lost)`,
+        `the disk is full: the file system holding ${dir} has ${free} bytes free, fewer than the ${PROBE_MIN_FREE_BYTES} ${needs}: free space on its file system, then ${then} (nothing acknowledged is lost)`,
       );
   }
 }

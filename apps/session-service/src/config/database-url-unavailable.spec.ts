@@ -4,6 +4,7 @@
  * `/health` and the warn line said only `PostgreSQL event store: password authentication failed
  * for user "postgres"`, a start with NATS ended with it). Driver errors as `pg` and Node give them.
  */
+import { PostgresNoAnswerError } from '@lib/event-store';
 import { databaseUrlUnavailable } from './database-url-unavailable';
 
 const URL = 'postgres://app:hunter2@db.internal:5432/events';
@@ -35,6 +36,11 @@ describe('the store’s error when PostgreSQL at DATABASE_URL cannot be reached'
       'no answer',
       new Error('timeout exceeded when trying to connect'),
       `${SHOWN}: no answer (timeout exceeded when trying to connect): check that PostgreSQL is up and reachable at that host and port; the service retries until it answers`,
+    ],
+    [
+      'no answer to a statement within the client-side bound (a frozen server)',
+      new PostgresNoAnswerError(35_000, new Error('Query read timeout')),
+      `${SHOWN}: no answer to a statement within 35000 ms (the service's bound on an answer: DATABASE_STATEMENT_TIMEOUT_MS + 5000 ms, 65000 ms when that is 0), the connection closed: the server is frozen, overloaded or cut off (a hung host, a network partition): check that PostgreSQL is up, answers and is reachable (raise DATABASE_STATEMENT_TIMEOUT_MS only when single statements are legitimately that slow); the service retries until it answers`,
     ],
     [
       'a wrong password',

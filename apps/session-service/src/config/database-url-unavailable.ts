@@ -5,7 +5,7 @@
  * refusals, its credentials masked, with what to fix. Never fatal: a store that does not answer at
  * start is waited for (README, Configuration), so each text says that the service retries.
  */
-import { postgresUnavailableMessage } from '@lib/event-store';
+import { PostgresNoAnswerError, postgresUnavailableMessage } from '@lib/event-store';
 import { configurationRefusalMessage } from '@lib/session';
 
 /** The parts of a driver error read here: a socket error (`code`, `address`, `port`, `hostname`; `errors` when Node tried several addresses) or a server error (`code`: SQLSTATE). */
@@ -28,6 +28,11 @@ function addressOf(error: DriverError): string | null {
 
 /** The problem and the fix for a driver error, or null when it is not about reaching or logging in (then the default message stands). */
 function problemOf(error: DriverError): { problem: string; fix: string } | null {
+  if (error instanceof PostgresNoAnswerError)
+    return {
+      problem: `no answer to a statement within ${error.withinMs} ms (the service's bound on an answer: DATABASE_STATEMENT_TIMEOUT_MS + 5000 ms, 65000 ms when that is 0), the connection closed: the server is frozen, overloaded or cut off (a hung host, a network partition)`,
+      fix: 'check that PostgreSQL is up, answers and is reachable (raise DATABASE_STATEMENT_TIMEOUT_MS only when single statements are legitimately that slow); the service retries until it answers',
+    };
   const code = typeof error.code === 'string' ? error.code : '';
   const message = typeof error.message === 'string' ? error.message : '';
   if (code === 'ECONNREFUSED') {
@@ -74,7 +79,8 @@ function problemOf(error: DriverError): { problem: string; fix: string } | null 
  * `databaseUrl` cannot be reached or cannot serve now): for a connection refused, a host that
  * does not resolve, no answer, SSL asked for of a server without it (or the reverse: pg_hba.conf
  * accepting the user only over SSL), a login refused (SQLSTATE class 28: wrong password, unknown
- * user, pg_hba.conf) or a database that does not exist, `PostgreSQL event store: DATABASE_URL=<the URL,
+ * user, pg_hba.conf), a database that does not exist or a statement unanswered within the client-side
+ * bound ({@link PostgresNoAnswerError}: a frozen server), `PostgreSQL event store: DATABASE_URL=<the URL,
  * credentials masked>: <what is wrong>: <what to fix>; the service retries …`, e.g.
  * `PostgreSQL event store: DATABASE_URL=postgres://app:***@db:5432/events: connection refused by
  * 10.0.0.5:5432: start PostgreSQL (or fix DATABASE_URL); the service retries until it answers`;

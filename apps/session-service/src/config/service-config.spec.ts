@@ -271,6 +271,15 @@ describe('loadServiceConfig: DATABASE_URL sslmode and SHUTDOWN_TIMEOUT_MS', () =
     expect(() => loadServiceConfig({ DATABASE_URL: 'postgres://u@db/x?sslmode=' }, false)).toThrow(/sslmode= is not an SSL mode/);
   });
 
+  it('holds counting a large request to 30 s by default; COUNTING_DEADLINE_MS sets it, from 1000 to 600,000 ms', () => {
+    expect(loadServiceConfig({}, false).countingDeadlineMs).toBe(30_000);
+    expect(loadServiceConfig({ COUNTING_DEADLINE_MS: '5000' }, false).countingDeadlineMs).toBe(5000);
+    expect(() => loadServiceConfig({ COUNTING_DEADLINE_MS: '999' }, false)).toThrow(
+      /^COUNTING_DEADLINE_MS=999: out of range: use a time in milliseconds, an integer from 1000 to 600000$/,
+    );
+    expect(() => loadServiceConfig({ COUNTING_DEADLINE_MS: '30s' }, false)).toThrow(/^COUNTING_DEADLINE_MS=30s: not an integer/);
+  });
+
   it('bounds the shutdown at 20 s by default (below Kubernetes’ 30 s grace period); SHUTDOWN_TIMEOUT_MS sets it, from 1000 ms', () => {
     expect(loadServiceConfig({}, false).shutdownTimeoutMs).toBe(20_000);
     expect(loadServiceConfig({ SHUTDOWN_TIMEOUT_MS: '5000' }, false).shutdownTimeoutMs).toBe(5000);

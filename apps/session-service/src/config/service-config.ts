@@ -64,6 +64,12 @@ export interface ServiceConfig {
   /** How long `minPosition` waits for the projection at most (`MAX_WAIT_MS`, default 5000, 0 to 60,000). */
   maxWaitMs: number;
   /**
+   * Deadline (ms) of counting a large request's tokens, or a compaction's text work, in the worker
+   * thread, queueing included (`COUNTING_DEADLINE_MS`, default 30000, 1000 to 600,000): past it 503
+   * `counting_timeout`, or 413 `counting_too_costly` when the task had the thread to itself.
+   */
+  countingDeadlineMs: number;
+  /**
    * The projector applies events in a worker thread (`PROJECTOR_WORKER`: `true`/`1` or `false`/`0`,
    * default false): the read-model writes and the recall index leave the event loop (issue 14).
    */
@@ -463,6 +469,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST'),
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH'),
     maxWaitMs: intVar(env, 'MAX_WAIT_MS'),
+    countingDeadlineMs: intVar(env, 'COUNTING_DEADLINE_MS'),
     requestTimeoutMs: intVar(env, 'REQUEST_TIMEOUT_MS'),
     shutdownTimeoutMs: intVar(env, 'SHUTDOWN_TIMEOUT_MS'),
     projectorWorker: boolVar(env, 'PROJECTOR_WORKER', false),

@@ -1,4 +1,4 @@
-import { EventStoreCorruptError, EventStoreUnavailableError, WriteOutcomeUnknownError } from '@lib/event-store';
+import { EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, WriteOutcomeUnknownError } from '@lib/event-store';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { CountingTimeoutError, CountingTooCostlyError, ReadModelsFullError, SessionNotFoundError } from '@lib/session';
@@ -32,6 +32,31 @@ describe('503 store_unavailable', () => {
     expect(toApiError(unanswered)).toEqual({
       status: 503,
       body: { code: 'store_unavailable', message: WRITE_OUTCOME_UNKNOWN_MESSAGE, mayHaveBeenWritten: true },
+    });
+  });
+
+  it('names the bound on an answer when PostgreSQL did not answer (a frozen server): nothing written for a read, may have been for a write', () => {
+    const noAnswer = new PostgresNoAnswerError(35_000, new Error('Query read timeout'));
+    expect(toApiError(new EventStoreUnavailableError('PostgreSQL event store: DATABASE_URL=…: no answer …', noAnswer))).toEqual({
+      status: 503,
+      body: {
+        code: 'store_unavailable',
+        message: 'the event store is unavailable: PostgreSQL did not answer within 35000 ms (frozen, overloaded or cut off); nothing was written; retry later',
+        mayHaveBeenWritten: false,
+      },
+    });
+    for (const connect of ['timeout exceeded when trying to connect', 'Connection terminated due to connection timeout'])
+      expect(toApiError(new EventStoreUnavailableError('PostgreSQL event store: …', new Error(connect))).body.message).toBe(
+        'the event store is unavailable: PostgreSQL gave no connection within the 10 s connect timeout (down, frozen, overloaded or cut off); nothing was written; retry later',
+      );
+    expect(toApiError(new WriteOutcomeUnknownError('PostgreSQL event store', 'append', 'session-x', 10_000, noAnswer))).toEqual({
+      status: 503,
+      body: {
+        code: 'store_unavailable',
+        message:
+          'PostgreSQL did not answer this write within 35000 ms (frozen, overloaded or cut off), nor a check of it afterwards: it may have been written; send the same request again unchanged (events with your own ids are then answered as the original, or written now; events without an id get new ids and would be written again)',
+        mayHaveBeenWritten: true,
+      },
     });
   });
 

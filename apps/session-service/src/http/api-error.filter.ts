@@ -15,7 +15,7 @@
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
-import { EventStoreCorruptError, EventStoreUnavailableError, isSqliteDiskFull, postgresCauseOf } from '@lib/event-store';
+import { EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, isSqliteDiskFull, postgresCauseOf } from '@lib/event-store';
 import { CountingTimeoutError, ReadModelsFullError, ReadModelsOffLogWriteError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
@@ -51,13 +51,28 @@ export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
   return { code: 'payload_too_large', message: `request body is larger than ${limit}; split the events into several requests` };
 }
 
+/** What a client does with a write whose outcome is unknown (the end of its 503 messages). */
+const RESEND_UNCHANGED =
+  'send the same request again unchanged (events with your own ids are then answered as the original, or written now; events without an id get new ids and would be written again)';
+
 /**
  * The 503 message of a write whose store connection was lost after it was sent, its outcome
  * unknown ({@link WriteOutcomeUnknownError}, or a KurrentDB write the server did not answer):
  * unlike other rejections, it may have been written.
  */
-export const WRITE_OUTCOME_UNKNOWN_MESSAGE =
-  'the event store connection was lost after this write was sent and whether it was done is unknown: it may have been written; send the same request again unchanged (events with your own ids are then answered as the original, or written now; events without an id get new ids and would be written again)';
+export const WRITE_OUTCOME_UNKNOWN_MESSAGE = `the event store connection was lost after this write was sent and whether it was done is unknown: it may have been written; ${RESEND_UNCHANGED}`;
+
+/**
+ * The 503 message of a write whose outcome is unknown (`err.mayHaveBeenWritten`): when PostgreSQL did
+ * not answer it within the client-side bound ({@link PostgresNoAnswerError}, a frozen server), naming
+ * that bound, e.g. `PostgreSQL did not answer this write within 35000 ms (frozen, overloaded or cut
+ * off), nor a check of it afterwards: it may have been written; send the same request again
+ * unchanged (…)`; otherwise undefined ({@link WRITE_OUTCOME_UNKNOWN_MESSAGE}).
+ */
+export function writeOutcomeUnknownMessage(err: EventStoreUnavailableError): string | undefined {
+  if (!(err.cause instanceof PostgresNoAnswerError)) return undefined;
+  return `PostgreSQL did not answer this write within ${err.cause.withinMs} ms (frozen, overloaded or cut off), nor a check of it afterwards: it may have been written; ${RESEND_UNCHANGED}`;
+}
 
 /**
  * The 503 `store_unavailable` answer's body: `mayHaveBeenWritten` (see `error-codes.ts`) true for
@@ -72,15 +87,24 @@ export function storeUnavailable(mayHaveBeenWritten: boolean, message?: string):
   };
 }
 
+/** The `pg` driver's messages (and the store's, for a new connection's first statement) when no connection was had within the connect timeout. */
+const POSTGRES_CONNECT_TIMEOUT =
+  /timeout exceeded when trying to connect|Connection terminated due to connection timeout|no answer to a new connection's first statement/;
+
 /**
  * The 503 message of an {@link EventStoreUnavailableError} that wrote nothing: the default one, with
  * the cause its driver error's SQLSTATE names when it names one ({@link postgresCauseOf}), e.g.
  * `the event store is unavailable: PostgreSQL has too many connections (SQLSTATE 53300); retry later`;
- * a full disk's ({@link isSqliteDiskFull}: the event store's file, or the read models' while they
+ * PostgreSQL not answering a statement within the client-side bound ({@link PostgresNoAnswerError}) or giving no
+ * connection within the connect timeout (10 s) saying so; a full disk's ({@link isSqliteDiskFull}: the event store's file, or the read models' while they
  * cannot be written, {@link ReadModelsFullError}) saying so; undefined (the default) otherwise. No
  * server detail beyond the cause's meaning (no path: `/health` names the file).
  */
 export function storeUnavailableMessage(err: EventStoreUnavailableError): string | undefined {
+  if (err.cause instanceof PostgresNoAnswerError)
+    return `the event store is unavailable: PostgreSQL did not answer within ${err.cause.withinMs} ms (frozen, overloaded or cut off); nothing was written; retry later`;
+  if (err.cause instanceof Error && POSTGRES_CONNECT_TIMEOUT.test(err.cause.message))
+    return 'the event store is unavailable: PostgreSQL gave no connection within the 10 s connect timeout (down, frozen, overloaded or cut off); nothing was written; retry later';
   if (err instanceof ReadModelsFullError)
     return 'the read models cannot be written: their disk is full; nothing was written: retry once space is freed (GET /health names the file)';
   if (err instanceof ReadModelsOffLogWriteError)
@@ -140,7 +164,10 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody; 
       },
     };
   if (err instanceof EventStoreUnavailableError)
-    return { status: 503, body: storeUnavailable(err.mayHaveBeenWritten, err.mayHaveBeenWritten ? undefined : storeUnavailableMessage(err)) };
+    return {
+      status: 503,
+      body: storeUnavailable(err.mayHaveBeenWritten, err.mayHaveBeenWritten ? writeOutcomeUnknownMessage(err) : storeUnavailableMessage(err)),
+    };
   const bodyParserType = (err as { type?: string } | null)?.type;
   if (bodyParserType === 'entity.too.large') {
     const limit = (err as { limit?: unknown }).limit;

@@ -139,7 +139,7 @@ export const API_ERROR_CODES = {
     description:
       "counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds",
     details: ['refusal'],
-    retryAfter: 'seconds the counting thread needs for the requests it holds, 1 to 30',
+    retryAfter: 'seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default)',
   },
   counting_too_costly: {
     status: 413,

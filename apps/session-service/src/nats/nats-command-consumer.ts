@@ -90,7 +90,7 @@ export const MAX_ATTEMPTS = 5;
  * - `store_unavailable`: the event store does not answer (a PostgreSQL or KurrentDB failover or
  *   restart, a SQLite write lock held past its timeout; at shutdown, the store already closed);
  * - `counting_timeout`: counting the command's tokens (or a compaction's text work) waited past its
- *   30 s deadline, queue included, or its worker's queue was full: the service is busy with other
+ *   deadline (`COUNTING_DEADLINE_MS`, 30 s by default), queue included, or its worker's queue was full: the service is busy with other
  *   large texts. A command within `MAX_BODY_BYTES` is counted well within the deadline on its own,
  *   so it goes through once the load passes (its session waits meanwhile, which sheds load too);
  * - `projection_behind`: the read models have not reached a position yet. Commands do not wait for

@@ -19,7 +19,8 @@ describe('abortedAtShutdown', () => {
     const shutdown = new AbortController();
     const call = abortedAtShutdown(hangingSummarizer(), shutdown.signal).summarize(request);
     shutdown.abort();
-    await expect(call).resolves.toMatchObject({ ok: false, reason: SHUTDOWN_ABORT_REASON, calls: 1 });
+    // `interrupted`: not the model's failure, so the auto-compaction backoff does not count it
+    await expect(call).resolves.toMatchObject({ ok: false, reason: SHUTDOWN_ABORT_REASON, interrupted: 'shutdown', calls: 1 });
   });
 
   it("keeps the caller's own abort reason, and the summarizer's identity", async () => {
@@ -30,6 +31,7 @@ describe('abortedAtShutdown', () => {
     const call = summarizer.summarize(request, { signal: own.signal });
     own.abort();
     await expect(call).resolves.toMatchObject({ ok: false, reason: 'aborted' });
+    await expect(call).resolves.not.toHaveProperty('interrupted');
   });
 
   it("keeps the wrapped summarizer's identity and input bound", async () => {

@@ -6,7 +6,7 @@
  * draining; at the bound the process ends whatever it still waits for (a store that does not answer: a
  * frozen server or a network partition), one warn line naming it.
  */
-import type { SummarizeOptions, Summarizer, SummarizerOutcome } from '@lib/session';
+import type { ReadModelStore, SessionProjector, SummarizeOptions, Summarizer, SummarizerOutcome } from '@lib/session';
 import type { SummaryRequest } from '@lib/compaction';
 
 /** The reason a pass records when the shutdown aborted its model call (see {@link abortedAtShutdown}). */
@@ -14,8 +14,10 @@ export const SHUTDOWN_ABORT_REASON = 'aborted: the service was shutting down (mo
 
 /**
  * `summarizer`, whose calls are also aborted once `shutdown` fires: the call resolves `ok: false` with
- * {@link SHUTDOWN_ABORT_REASON} (a model call aborted by the caller's own signal keeps its own reason), so the
- * pass fails as any summarizer failure does (a `CompactionFailed` decision, with the calls made counted).
+ * {@link SHUTDOWN_ABORT_REASON} and `interrupted: 'shutdown'` (a model call aborted by the caller's own signal
+ * keeps its own reason), so the pass fails as any summarizer failure does (a `CompactionFailed` decision, with
+ * the calls made counted), except that the session's auto-compaction backoff does not count it: the model did
+ * not fail.
  * Identity and input bound are the summarizer's own.
  */
 export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal): Summarizer {
@@ -25,10 +27,35 @@ export function abortedAtShutdown(summarizer: Summarizer, shutdown: AbortSignal)
     async summarize(request: SummaryRequest, options: SummarizeOptions = {}): Promise<SummarizerOutcome> {
       const signal = options.signal ? AbortSignal.any([options.signal, shutdown]) : shutdown;
       const outcome = await summarizer.summarize(request, { ...options, signal });
-      if (!outcome.ok && shutdown.aborted && !options.signal?.aborted) return { ...outcome, reason: SHUTDOWN_ABORT_REASON };
+      if (!outcome.ok && shutdown.aborted && !options.signal?.aborted) return { ...outcome, reason: SHUTDOWN_ABORT_REASON, interrupted: 'shutdown' };
       return outcome;
     },
   };
+}
+
+/** Longest wait (ms) for the projector's worker threads to end once the shutdown reached its bound. */
+export const READ_MODELS_CLOSE_GRACE_MS = 1000;
+
+/**
+ * At the shutdown's bound, when the application did not close (work still waits for a store that does not
+ * answer): the read models' SQLite file is closed all the same, best effort, so the next start finds it closed
+ * (its WAL checkpointed and removed: nothing to recover). The projector's worker threads, if any, are ended
+ * first (waited for at most {@link READ_MODELS_CLOSE_GRACE_MS}; a batch one was applying is rolled back), then
+ * this thread's connection is closed: synchronous, a checkpoint of the WAL, which SQLite keeps near its
+ * 1,000-page autocheckpoint (~4 MiB). No batch runs on this thread meanwhile (better-sqlite3 writes
+ * synchronously); one resuming afterwards fails on the closed connection, as the process ends. Never throws:
+ * what cannot be closed is left to SQLite's recovery at the next start, as before.
+ */
+export async function closeReadModelsAtBound(projector: Pick<SessionProjector, 'endWorkers'>, readModels: Pick<ReadModelStore, 'close'>): Promise<void> {
+  await settlesWithin(
+    projector.endWorkers().catch(() => undefined),
+    READ_MODELS_CLOSE_GRACE_MS,
+  );
+  try {
+    readModels.close();
+  } catch {
+    // best effort: SQLite recovers the file at the next start
+  }
 }
 
 /**

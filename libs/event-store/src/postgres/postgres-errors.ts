@@ -6,6 +6,7 @@ import {
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
 } from '../errors';
+import { PostgresNoAnswerError } from './no-answer';
 
 /**
  * SQLSTATE classes meaning "the store cannot serve this now": 08 connection exception,
@@ -59,8 +60,9 @@ export function postgresSchemaMissingMessage(error: unknown): string {
   return `PostgreSQL event store: the service's tables are missing (${(error as Error).message}, SQLSTATE ${(error as { code: string }).code}): the database was dropped and created again, or restored, under this running process; if a pg_restore is running, this ends when it has finished; otherwise restart the replica, which sets the schema up at start (a running one does not: it would collide with a pg_restore)`;
 }
 
-/** True when `error` says PostgreSQL cannot be reached or cannot serve requests now. */
+/** True when `error` says PostgreSQL cannot be reached or cannot serve requests now (a {@link PostgresNoAnswerError} too). */
 export function isPostgresUnavailable(error: unknown): boolean {
+  if (error instanceof PostgresNoAnswerError) return true;
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code === 'string' && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_NODE_CODE.test(code))) return true;
   return error instanceof Error && UNAVAILABLE_MESSAGE.test(error.message);

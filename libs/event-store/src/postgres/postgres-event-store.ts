@@ -1,4 +1,4 @@
-import { DatabaseError, Pool, type PoolClient, type PoolConfig } from 'pg';
+import { DatabaseError, Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResultRow } from 'pg';
 import { prepareAppend, type SerializedEvent } from '../append-input';
 import {
   EventStoreDatabaseEncodingError,
@@ -25,6 +25,7 @@ import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } fro
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
 import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
+import { noAnswerOf } from './no-answer';
 import { mapPostgresError, postgresUnavailableMessage, READ_ONLY_SQL_TRANSACTION, UNIQUE_VIOLATION } from './postgres-errors';
 import {
   POSTGRES_APPEND_BODY,
@@ -38,7 +39,14 @@ import {
   POSTGRES_SCHEMA_VERSION_SQL,
 } from './postgres-schema';
 import { POSTGRES_TABLE_COLUMNS, POSTGRES_TABLE_COLUMNS_SQL, schemaShapeMismatch, type TableColumnRow } from './postgres-schema-shape';
-import { DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS, SCHEMA_SETUP_TIMEOUT_MS, sessionSettingsSql } from './postgres-settings';
+import {
+  ANSWER_MARGIN_MS,
+  DEFAULT_POOL_SIZE,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  SCHEMA_SETUP_TIMEOUT_MS,
+  answerTimeoutMs,
+  sessionSettingsSql,
+} from './postgres-settings';
 
 /** Options of {@link PostgresEventStore.connect}. */
 export interface PostgresEventStoreOptions {
@@ -56,6 +64,13 @@ export interface PostgresEventStoreOptions {
    * or `LOCK TABLE es_events`) is canceled by the server (SQLSTATE 57014 or 55P03, rolled back:
    * nothing written) and answered as EventStoreUnavailableError. 0 sets neither: the role's or
    * database's settings apply. The schema setup runs under {@link SCHEMA_SETUP_TIMEOUT_MS} instead.
+   *
+   * It also sets the client-side bound on every answer ({@link answerTimeoutMs}: this + 5000 ms, or
+   * 65 000 ms for 0; the schema setup's statements {@link SCHEMA_SETUP_TIMEOUT_MS} + 5000 ms): a
+   * statement the server does not answer by then (a frozen server, which never applies its own
+   * timeouts) fails with `PostgresNoAnswerError` (no-answer.ts), its connection closed: a read answers
+   * EventStoreUnavailableError, a write's answer is lost (run again until its outcome is known, see
+   * {@link PostgresEventStore}).
    */
   statementTimeoutMs?: number;
   /**
@@ -196,6 +211,8 @@ export class PostgresEventStore implements EventStore {
   private readonly sessionSql: string;
   /** Pooled connections that ran {@link sessionSql}. */
   private readonly ready = new WeakSet<PoolClient>();
+  /** The client-side bound (ms) on one statement's answer, the pool's `query_timeout` ({@link answerTimeoutMs}). */
+  private readonly answerTimeoutMs: number;
 
   private constructor(
     private readonly pool: Pool,
@@ -204,6 +221,7 @@ export class PostgresEventStore implements EventStore {
     this.connectionTimeoutMs = options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS;
     this.describeUnavailable = options.describeUnavailable ?? postgresUnavailableMessage;
     this.sessionSql = sessionSettingsSql(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
+    this.answerTimeoutMs = answerTimeoutMs(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
     // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
     pool.on('error', () => undefined);
@@ -211,7 +229,9 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * A store on the database of `connectionString` (`postgres://user@host:port/db`). Connects
-   * lazily: errors appear on first use, as EventStoreUnavailableError.
+   * lazily: errors appear on first use, as EventStoreUnavailableError. Every statement waits at most
+   * {@link answerTimeoutMs} for its answer (the driver's `query_timeout`; see
+   * {@link PostgresEventStoreOptions.statementTimeoutMs}).
    */
   static connect(connectionString: string, options: PostgresEventStoreOptions = {}): PostgresEventStore {
     const config: PoolConfig = {
@@ -219,6 +239,9 @@ export class PostgresEventStore implements EventStore {
       max: options.maxConnections ?? DEFAULT_POOL_SIZE,
       connectionTimeoutMillis: options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS,
       idleTimeoutMillis: 30_000,
+      // The driver fails a statement unanswered by then (rejects it; its connection keeps the statement
+      // pending, so this store closes that connection: release(true), never back to the pool).
+      query_timeout: answerTimeoutMs(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS),
       application_name: 'session-memory-compaction',
     };
     return new PostgresEventStore(new Pool(config), options);
@@ -396,9 +419,12 @@ export class PostgresEventStore implements EventStore {
         try {
           await client.query('SELECT position FROM es_head FOR UPDATE');
           await client.query('LOCK TABLE es_streams, es_events IN ROW EXCLUSIVE MODE');
-        } finally {
-          await client.query('ROLLBACK').catch(discard);
+        } catch (error) {
+          // an unanswered statement is still pending on the connection: a ROLLBACK would wait behind it (the connection is closed instead)
+          if (!(lostAnswerOf(noAnswerOf(error, this.answerTimeoutMs)) instanceof AnswerLostError)) await client.query('ROLLBACK').catch(discard);
+          throw error;
         }
+        await client.query('ROLLBACK').catch(discard);
       }).catch((error: unknown) => {
         // nothing was written: a connection lost is the store unavailable, as the driver's error says
         throw error instanceof AnswerLostError ? error.cause : error;
@@ -469,8 +495,9 @@ export class PostgresEventStore implements EventStore {
     try {
       return (await client.query(sql, params)).rows as R[];
     } catch (error) {
+      // not a server's answer (a lost connection, no answer within the bound): closed, never pooled again
       broken = !(error instanceof DatabaseError);
-      throw error;
+      throw noAnswerOf(error, this.answerTimeoutMs);
     } finally {
       client.release(broken);
     }
@@ -502,7 +529,7 @@ export class PostgresEventStore implements EventStore {
       ]);
     } catch (error) {
       client.release(true);
-      throw error;
+      throw noAnswerOf(error, this.answerTimeoutMs);
     } finally {
       clearTimeout(timer);
       client.removeListener('error', ignore);
@@ -531,7 +558,8 @@ export class PostgresEventStore implements EventStore {
         await client.query('COMMIT');
       } catch (error) {
         // a lost connection has nothing to roll back (the server does); a failed ROLLBACK leaves the connection unusable
-        if (!(lostAnswerOf(error) instanceof AnswerLostError)) await client.query('ROLLBACK').catch(discard);
+        // (a statement unanswered within the bound is still pending on the connection: a ROLLBACK would wait behind it)
+        if (!(lostAnswerOf(noAnswerOf(error, this.answerTimeoutMs)) instanceof AnswerLostError)) await client.query('ROLLBACK').catch(discard);
         throw error;
       }
     });
@@ -539,7 +567,8 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * `fn` on a pooled connection, which goes back to the pool after it, or is closed when it broke
-   * (its answer lost) or `fn` called `discard`. A lost answer rejects with {@link AnswerLostError}.
+   * (its answer lost) or `fn` called `discard`. A lost answer rejects with {@link AnswerLostError}, also
+   * a statement unanswered within {@link answerTimeoutMs} (its cause a `PostgresNoAnswerError` (no-answer.ts)).
    * While `fn` runs, the connection's `error` event (emitted besides the statement's rejection when
    * the connection ends) is listened to, so that it cannot end the process.
    */
@@ -551,7 +580,7 @@ export class PostgresEventStore implements EventStore {
     try {
       return await fn(client, () => (broken = true));
     } catch (error) {
-      const lost = lostAnswerOf(error);
+      const lost = lostAnswerOf(noAnswerOf(error, this.answerTimeoutMs));
       if (lost instanceof AnswerLostError) broken = true;
       throw lost;
     } finally {
@@ -587,27 +616,30 @@ export class PostgresEventStore implements EventStore {
       // a connection lost meanwhile rejects the statement (the setup fails, tried again on the next call); its `error` event must not end the process
       client.on('error', () => undefined);
       let change: string | null;
+      // The setup's statements may wait up to its own statement timeout: its answers get that + the margin on the client.
+      const setupQuery = <R extends QueryResultRow>(text: string, values?: unknown[]) =>
+        client.query<R>({ text, values, query_timeout: SCHEMA_SETUP_TIMEOUT_MS + ANSWER_MARGIN_MS } as QueryConfig);
       try {
         // The database's own encoding (not the connection's): text it cannot hold would fail every write of it.
-        const encoding = (await client.query<{ encoding: string }>("SELECT current_setting('server_encoding') AS encoding")).rows[0].encoding;
+        const encoding = (await setupQuery<{ encoding: string }>("SELECT current_setting('server_encoding') AS encoding")).rows[0].encoding;
         if (encoding !== 'UTF8') throw new EventStoreDatabaseEncodingError(encoding);
-        await client.query('BEGIN');
+        await setupQuery('BEGIN');
         // its own bound, longer than a statement's (SET LOCAL: this transaction only)
-        await client.query(`SET LOCAL statement_timeout = ${SCHEMA_SETUP_TIMEOUT_MS}; SET LOCAL lock_timeout = ${SCHEMA_SETUP_TIMEOUT_MS}`);
-        await client.query('SELECT pg_advisory_xact_lock($1)', [POSTGRES_SCHEMA_LOCK_KEY]);
-        const before = (await client.query<SchemaStateRow>(POSTGRES_SCHEMA_STATE_SQL)).rows[0];
+        await setupQuery(`SET LOCAL statement_timeout = ${SCHEMA_SETUP_TIMEOUT_MS}; SET LOCAL lock_timeout = ${SCHEMA_SETUP_TIMEOUT_MS}`);
+        await setupQuery('SELECT pg_advisory_xact_lock($1)', [POSTGRES_SCHEMA_LOCK_KEY]);
+        const before = (await setupQuery<SchemaStateRow>(POSTGRES_SCHEMA_STATE_SQL)).rows[0];
         const recorded = before.has_version_table
-          ? ((await client.query<{ version: number | null }>(POSTGRES_SCHEMA_VERSION_SQL)).rows[0]?.version ?? null)
+          ? ((await setupQuery<{ version: number | null }>(POSTGRES_SCHEMA_VERSION_SQL)).rows[0]?.version ?? null)
           : null;
         if (recorded !== null && recorded > POSTGRES_SCHEMA_VERSION)
           throw new EventStoreSchemaNewerError(recorded, POSTGRES_SCHEMA_VERSION, 'the PostgreSQL database (DATABASE_URL)');
         // Tables of the same names that are not the service's (another application's es_events): refused before anything is created or changed.
-        const mismatch = schemaShapeMismatch((await client.query<TableColumnRow>(POSTGRES_TABLE_COLUMNS_SQL, [Object.keys(POSTGRES_TABLE_COLUMNS)])).rows);
+        const mismatch = schemaShapeMismatch((await setupQuery<TableColumnRow>(POSTGRES_TABLE_COLUMNS_SQL, [Object.keys(POSTGRES_TABLE_COLUMNS)])).rows);
         if (mismatch) throw mismatch;
-        await client.query(POSTGRES_SCHEMA_SQL);
+        await setupQuery(POSTGRES_SCHEMA_SQL);
         // Only when it differs: ALTER TABLE takes es_events' exclusive lock, which would wait for (and stop) other replicas' reads and appends on every start.
-        if (createdDefaultDiffers(before)) await client.query(POSTGRES_CREATED_DEFAULT_SQL);
-        await client.query('COMMIT');
+        if (createdDefaultDiffers(before)) await setupQuery(POSTGRES_CREATED_DEFAULT_SQL);
+        await setupQuery('COMMIT');
         client.release();
         change = schemaChangeLine(before, recorded);
       } catch (error) {
@@ -615,7 +647,7 @@ export class PostgresEventStore implements EventStore {
         // A standby (read-only) refuses the DDL even when the schema is there: reads can be served,
         // and writes answer store_unavailable (SQLSTATE 25006) until a primary takes them.
         if ((error as { code?: unknown }).code === READ_ONLY_SQL_TRANSACTION && (await this.schemaExists())) return;
-        throw error;
+        throw noAnswerOf(error, SCHEMA_SETUP_TIMEOUT_MS + ANSWER_MARGIN_MS);
       }
       if (change === null) return;
       if (this.schemaChangeListener) this.schemaChangeListener(change);

@@ -399,6 +399,8 @@ export function decideCompaction(
       ...common,
       stage: 'summarize',
       reason: result.failureReason ?? 'summarizer failed',
+      // aborted by the service's shutdown: recorded, but not counted by the backoff
+      ...(summary && !summary.ok && summary.interrupted ? { interrupted: summary.interrupted } : {}),
       ...(summarizer ? { summarizer } : {}),
       durationMs,
       failedAt: now,

@@ -96,7 +96,7 @@ export interface SessionWindowState {
   lastCompaction: RecordedCompaction | null;
   /** Conversation events appended since the last compaction decision (all of them when there was none). */
   eventsSinceCompaction: number;
-  /** Failed compactions since the last successful one. */
+  /** Failed compactions since the last successful one (those the service's shutdown interrupted not counted). */
   consecutiveFailures: number;
   /** Owner named by the first append that named one. */
   userId?: string;
@@ -127,7 +127,7 @@ export interface RecordedCompaction {
   tokensAfter: number;
   tokensEstimatedSaved: number;
   /** For a failed decision: what it archived (superseded system messages only), why it failed and which summarizer failed. */
-  failure?: { archivedIds: string[]; reason: string; summarizer?: SummarizerIdentity };
+  failure?: { archivedIds: string[]; reason: string; summarizer?: SummarizerIdentity; interrupted?: 'shutdown' };
   /** For a recorded noop: why nothing was archived. */
   noop?: NoopReason;
   /** When an automatic pass recorded that its trigger still fires (DESIGN §3.5): the window's figures after it. */
@@ -144,7 +144,12 @@ export function recordedCompactionOf(recorded: StreamEvent): RecordedCompaction 
   const common = { compactionId, basedOnRevision, paramsKey, revision: recorded.revision };
   if (recorded.type === COMPACTION_FAILED) {
     const data = recorded.data as CompactionFailedData;
-    const failure = { archivedIds: data.archivedIds, reason: data.reason, ...(data.summarizer ? { summarizer: data.summarizer } : {}) };
+    const failure = {
+      archivedIds: data.archivedIds,
+      reason: data.reason,
+      ...(data.summarizer ? { summarizer: data.summarizer } : {}),
+      ...(data.interrupted ? { interrupted: data.interrupted } : {}),
+    };
     const { tokensBefore, tokensAfter, tokensEstimatedSaved } = decisionFigures(data);
     return { ...common, outcome: 'failed', tokensBefore, tokensAfter, tokensEstimatedSaved, failure };
   }
@@ -260,9 +265,11 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
       state.lastCompaction = recordedCompactionOf(recorded);
       // What a load from this decision's snapshot knows: the rest is the log's (DESIGN §4).
       state.revisionsById = retainedRevisions(state);
-      // A recorded noop called no summarizer: it says nothing of the failures the backoff counts.
-      if (recorded.type === COMPACTION_FAILED) state.consecutiveFailures += 1;
-      else if (state.lastCompaction!.outcome === 'compacted') state.consecutiveFailures = 0;
+      // A recorded noop called no summarizer: it says nothing of the failures the backoff counts;
+      // nor does a pass whose model call the service's shutdown aborted (`interrupted`).
+      if (recorded.type === COMPACTION_FAILED) {
+        if (!(recorded.data as CompactionFailedData).interrupted) state.consecutiveFailures += 1;
+      } else if (state.lastCompaction!.outcome === 'compacted') state.consecutiveFailures = 0;
       state.eventsSinceCompaction = 0;
       break;
     case POLICY_SET:

@@ -217,6 +217,13 @@ export interface CompactionFailedData {
   /** `summarize` (model error, blank reply, timeout) or `append`. */
   stage: 'summarize' | 'append';
   reason: string;
+  /**
+   * `shutdown`: the summarizer call was aborted because the service shut down (at half of its
+   * shutdown bound), not failed by the model: the session's `consecutiveFailures` (the
+   * auto-compaction backoff) does not count this decision. Absent on every other failure, and on
+   * failures recorded before it was (those count).
+   */
+  interrupted?: 'shutdown';
   strategy: Strategy;
   trigger: Trigger | null;
   basedOnRevision: string;

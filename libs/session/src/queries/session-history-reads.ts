@@ -64,7 +64,7 @@ export class SessionHistoryReads {
    * `position_out_of_range`) for a position past the log's end; ProjectionBehindError (503).
    */
   async sessions(query: SessionListQuery, minPosition?: bigint): Promise<{ sessions: SessionSummaryAnswer[]; nextCursor?: string }> {
-    await this.reads.waitFor(minPosition);
+    await this.reads.waitFor(minPosition, { tenantId: query.tenantId });
     return jsonSafe(listSessionSummaries(this.readModels, query)) as { sessions: SessionSummaryAnswer[]; nextCursor?: string } & SessionSummaryPage;
   }
 
@@ -74,7 +74,7 @@ export class SessionHistoryReads {
    *   ProjectionBehindError (503).
    */
   async session(tenantId: string, sessionId: string, estimator: EstimatorName, minPosition?: bigint): Promise<SessionSummaryAnswer> {
-    await this.reads.waitFor(minPosition);
+    await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const summary = getSessionSummary(this.readModels, tenantId, sessionId, estimator);
     if (!summary) throw new SessionNotFoundError(sessionId, latestErasure(this.readModels, tenantId, sessionId)?.erasedAt);
     return jsonSafe(summary) as SessionSummaryAnswer;
@@ -88,7 +88,7 @@ export class SessionHistoryReads {
    *   `cursor_expired`); InvalidRequestError (400 `position_out_of_range`); ProjectionBehindError (503).
    */
   async erasures(query: { tenantId: string; limit?: number; cursor?: string }, minPosition?: bigint): Promise<ErasureListAnswer> {
-    await this.reads.waitFor(minPosition);
+    await this.reads.waitFor(minPosition, { tenantId: query.tenantId });
     return jsonSafe(listErasures(this.readModels, query)) as ErasureListAnswer;
   }
 
@@ -97,7 +97,7 @@ export class SessionHistoryReads {
    * trigger and estimator null when none is). @throws SessionNotFoundError (404), ProjectionBehindError (503).
    */
   async policy(tenantId: string, sessionId: string, minPosition?: bigint): Promise<PolicyAnswer> {
-    await this.reads.waitFor(minPosition);
+    await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const session = findSession(this.readModels, tenantId, sessionId);
     if (!session) throw new SessionNotFoundError(sessionId);
     return policyAnswer(sessionId, lastPolicyEventOf(this.readModels, session.sessionKey), session.revision);
@@ -108,7 +108,7 @@ export class SessionHistoryReads {
    * @throws SessionNotFoundError (404), ProjectionBehindError (503), InvalidQueryError (400) on a bad cursor.
    */
   async compactions(tenantId: string, sessionId: string, page: { limit?: number; cursor?: string; minPosition?: bigint }): Promise<CompactionHistoryPage> {
-    await this.reads.waitFor(page.minPosition);
+    await this.reads.waitFor(page.minPosition, { tenantId, sessionId });
     const records = pageCompactions(this.readModels, tenantId, sessionId, page.limit, page.cursor);
     if (!records) throw new SessionNotFoundError(sessionId);
     const answer: CompactionHistoryPage = { sessionId, compactions: records.compactions.map(compactionHistoryItem) };
@@ -118,7 +118,7 @@ export class SessionHistoryReads {
 
   /** One compaction decision. @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503). */
   async compaction(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionHistoryItem> {
-    await this.reads.waitFor(minPosition);
+    await this.reads.waitFor(minPosition, { tenantId, sessionId });
     return compactionHistoryItem(this.record(tenantId, sessionId, compactionId));
   }
 
@@ -128,7 +128,7 @@ export class SessionHistoryReads {
    * @throws SessionNotFoundError, CompactionNotFoundError (404), ProjectionBehindError (503).
    */
   async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
-    await this.reads.waitFor(minPosition);
+    await this.reads.waitFor(minPosition, { tenantId, sessionId });
     const record = this.record(tenantId, sessionId, compactionId);
     const key = sessionKey(tenantId, sessionId);
     const first = firstDecisionRevision(this.readModels, key, compactionId) ?? record.revision;

@@ -15,7 +15,7 @@ import { ReadModelsOffLogError } from './read-models-off-log-error';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
 import { earlierLifeErasure, revisionAtTime, timeOutOfRangeMessage, type RevisionAtTime } from './revision-at-time';
-import { AcknowledgedPositions } from '../write-side/acknowledged-positions';
+import { AcknowledgedPositions, type AcknowledgedScope } from '../write-side/acknowledged-positions';
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
@@ -144,7 +144,7 @@ export class SessionReads {
       revision = state.revision;
       entries = orderedWindow(state);
     } else {
-      await this.waitFor(options.minPosition);
+      await this.waitFor(options.minPosition, { tenantId, sessionId });
       const projected = getWindow(this.readModels, tenantId, sessionId);
       if (!projected) throw new SessionNotFoundError(sessionId);
       revision = projected.revision;
@@ -201,7 +201,7 @@ export class SessionReads {
   async windowJson(tenantId: string, sessionId: string, options: WindowOptions): Promise<Buffer | object> {
     if (options.atRevision !== undefined || options.atTime !== undefined || options.format !== 'events')
       return (await this.window(tenantId, sessionId, options)) as object;
-    await this.waitFor(options.minPosition);
+    await this.waitFor(options.minPosition, { tenantId, sessionId });
     const json = getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
     if (!json) throw new SessionNotFoundError(sessionId);
     return json;
@@ -213,7 +213,7 @@ export class SessionReads {
    * @throws SessionNotFoundError (404); what {@link waitFor} throws.
    */
   async log(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<unknown> {
-    await this.waitFor(minPosition);
+    await this.waitFor(minPosition, { tenantId, sessionId });
     const page = listLog(this.readModels, tenantId, sessionId, fromRevision, limit);
     if (!page) throw new SessionNotFoundError(sessionId);
     return jsonSafe(page);
@@ -225,7 +225,7 @@ export class SessionReads {
    * @throws what {@link log} throws.
    */
   async logJson(tenantId: string, sessionId: string, fromRevision: bigint, limit: number, minPosition?: bigint): Promise<Buffer> {
-    await this.waitFor(minPosition);
+    await this.waitFor(minPosition, { tenantId, sessionId });
     const json = listLogJson(this.readModels, tenantId, sessionId, fromRevision, limit);
     if (!json) throw new SessionNotFoundError(sessionId);
     return json;
@@ -239,7 +239,8 @@ export class SessionReads {
    *   end of the log (of another log); what {@link waitFor} throws.
    */
   async recall(search: RecallSearch, minPosition?: bigint): Promise<unknown> {
-    await this.waitFor(minPosition);
+    // A search of one session is scoped to it, as a read of it; any other to the whole tenant.
+    await this.waitFor(minPosition, search.sessionId ? { tenantId: search.tenantId, sessionId: search.sessionId } : { tenantId: search.tenantId });
     const asOf = recallCursorAsOf(search.cursor);
     if (asOf !== undefined && this.projector.checkpoint() < asOf) {
       const head = await this.store.headPosition().catch(() => null);
@@ -257,7 +258,9 @@ export class SessionReads {
    * Waits (up to `maxWaitMs`) until the read models have applied global position `position`
    * (bigint): read-your-writes for every query. Without `position`, waits for every write this
    * process acknowledged before the call (its appends, compactions, policies and erasures: see
-   * {@link AcknowledgedPositions}), while the projector runs; `0n` waits for nothing. A position
+   * {@link AcknowledgedPositions}), while the projector runs; while the read models cannot be
+   * written (disk full), only for those of `scope` (the session or tenant the read shows: see
+   * {@link waitForOwnWrites}). `0n` waits for nothing. A position
    * past the store's head (read from the store, so every replica agrees) was never written: no
    * wait (when the store cannot be read, the wait happens as for any other position).
    * @throws InvalidRequestError (400 `position_out_of_range`, parameter `minPosition`) when
@@ -266,10 +269,10 @@ export class SessionReads {
    * @throws ReadModelsOffLogError (503 `read_models_off_log`), at once, while the read models come
    *   from another log than the store's (the projector's `readModelsOffLog`): nothing is read from them.
    */
-  async waitFor(position: bigint | undefined): Promise<void> {
+  async waitFor(position: bigint | undefined, scope?: AcknowledgedScope): Promise<void> {
     if (this.projector.readModelsOffLog() !== null) throw new ReadModelsOffLogError();
     await this.caughtUpOnce();
-    if (position === undefined) return this.waitForOwnWrites();
+    if (position === undefined) return this.waitForOwnWrites(scope);
     if (await this.refuseUnwritten(position)) return;
     await this.reached(position);
   }
@@ -361,11 +364,26 @@ export class SessionReads {
     if (target !== null) throw ProjectionBehindError.catchingUp(target, this.projector.checkpoint());
   }
 
-  /** Waits for this process's acknowledged writes (no store read: they are in the log). */
-  private async waitForOwnWrites(): Promise<void> {
+  /**
+   * Waits for this process's acknowledged writes (no store read: they are in the log). While the
+   * read models cannot be written (disk full: the projector's `readModelsFull`) and `scope` is
+   * given, only for those the read shows (see `AcknowledgedPositions.lastWithin`): a session whose
+   * acknowledged events are all projected is served, although events of other sessions wait
+   * unprojected (they cannot change what it shows); a tenant-wide read (`scope` without
+   * `sessionId`) is served when none of them is the tenant's. Otherwise for all of them, as before
+   * the disk filled (a wait then costs only the projection lag).
+   * @throws what {@link reached} throws.
+   */
+  private async waitForOwnWrites(scope?: AcknowledgedScope): Promise<void> {
+    const checkpoint = this.projector.checkpoint();
     const own = this.acknowledged.last();
-    if (this.projector.checkpoint() >= own || !this.projector.state().running) return;
-    await this.reached(own);
+    if (checkpoint >= own || !this.projector.state().running) {
+      this.acknowledged.projectedUpTo(checkpoint);
+      return;
+    }
+    const needed = scope && this.projector.readModelsFull() !== null ? this.acknowledged.lastWithin(scope) : own;
+    if (checkpoint >= needed) return;
+    await this.reached(needed);
   }
 
   /**

@@ -486,6 +486,22 @@ export class SessionProjector {
   }
 
   /**
+   * Ends the projector's worker threads now, without waiting for the current batch (their
+   * connections to the read-model file end with them; a batch they were applying is rolled back by
+   * SQLite, its checkpoint with it), and stops following: for a shutdown at its bound, when
+   * {@link stop} waits for a store that does not answer. Resolves once the threads ended.
+   */
+  async endWorkers(): Promise<void> {
+    this.running = false;
+    this.generation++;
+    this.wakeSleep?.();
+    const pools = [this.pool, this.largeBatchPool];
+    this.pool = undefined;
+    this.largeBatchPool = undefined;
+    for (const pool of pools) await pool?.destroy();
+  }
+
+  /**
    * A pool of one worker thread applying batches to the read-model file. `minThreads` 1: the
    * thread lives as long as the pool; 0: it ends after {@link LARGE_BATCH_WORKER_IDLE_MS} idle.
    */

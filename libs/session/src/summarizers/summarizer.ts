@@ -55,9 +55,11 @@ export interface SummarizerUsage {
 /**
  * The result of a summarize call. `ok: true` carries the summary text (trimmed, never blank).
  * `ok: false` carries a `reason` that says what happened (timeout, HTTP status, rate limit,
- * malformed JSON, blank reply, refusal, …) and never contains message text or an API key.
+ * malformed JSON, blank reply, refusal, …) and never contains message text or an API key;
+ * `interrupted: 'shutdown'` when the call was aborted because the service shut down (not the
+ * model's failure: the pass is recorded failed, but the auto-compaction backoff does not count it).
  */
-export type SummarizerOutcome = ({ ok: true; text: string } & SummarizerUsage) | ({ ok: false; reason: string } & SummarizerUsage);
+export type SummarizerOutcome = ({ ok: true; text: string } & SummarizerUsage) | ({ ok: false; reason: string; interrupted?: 'shutdown' } & SummarizerUsage);
 
 /** Options of one summarize call. */
 export interface SummarizeOptions {

@@ -143,6 +143,19 @@ describe('TokenCountingPool', () => {
     }
   });
 
+  it('given a deadline set after the pool was made (COUNTING_DEADLINE_MS on the shared pool), then later tasks are held to it', async () => {
+    const starved = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 60_000, cpuMs: () => 0 });
+    try {
+      starved.setDeadlineMs(2);
+      expect(starved.deadlineMs).toBe(2);
+      const outcome = await starved.eventCosts([large]).catch((err: unknown) => err);
+      expect((outcome as CountingTimeoutError).details).toEqual({ refusal: 'deadline_passed', deadlineMs: 2 });
+      for (const bad of [0, -1, 1.5, Number.NaN]) expect(() => starved.setDeadlineMs(bad)).toThrow(RangeError);
+    } finally {
+      await starved.close();
+    }
+  });
+
   it('given no other task before it but the process starved of CPU, when the deadline passes, then CountingTimeoutError (retry: a loaded machine, not the text)', async () => {
     const starved = new TokenCountingPool({ inlineLimit: 1000, deadlineMs: 1, cpuMs: () => 0 });
     try {

@@ -187,7 +187,7 @@ function abortedBy(signal: AbortSignal): Promise<never> {
 /** See the module documentation. One per process is enough ({@link sharedTokenCountingPool}). */
 export class TokenCountingPool {
   private readonly inlineLimit: number;
-  private readonly deadlineMs: number;
+  private deadline: number;
   private readonly idleMs: number;
   private readonly workerFile: string;
   private readonly cpuMs: () => number;
@@ -198,10 +198,25 @@ export class TokenCountingPool {
 
   constructor(options: TokenCountingOptions = {}) {
     this.inlineLimit = options.inlineLimit ?? INLINE_COUNT_LIMIT;
-    this.deadlineMs = options.deadlineMs ?? DEFAULT_COUNTING_DEADLINE_MS;
+    this.deadline = options.deadlineMs ?? DEFAULT_COUNTING_DEADLINE_MS;
     this.idleMs = options.idleMs ?? WORKER_IDLE_MS;
     this.workerFile = options.workerFile ?? WORKER_FILE;
     this.cpuMs = options.cpuMs ?? processCpuMs;
+  }
+
+  /**
+   * Sets the deadline of the tasks given from now on (`deadlineMs`, ms; see
+   * {@link DEFAULT_COUNTING_DEADLINE_MS}): the service's `COUNTING_DEADLINE_MS`, for the shared pool.
+   * @throws RangeError when `deadlineMs` is not a positive integer.
+   */
+  setDeadlineMs(deadlineMs: number): void {
+    if (!Number.isSafeInteger(deadlineMs) || deadlineMs < 1) throw new RangeError(`deadlineMs must be a positive integer of milliseconds, not ${deadlineMs}`);
+    this.deadline = deadlineMs;
+  }
+
+  /** The deadline (ms) of each task, queueing included (see {@link setDeadlineMs}). */
+  get deadlineMs(): number {
+    return this.deadline;
   }
 
   /** True while a worker pool of either lane exists (started by a large task, not yet closed). */
@@ -302,13 +317,13 @@ export class TokenCountingPool {
 
   /** {@link retryAfterSeconds} for a task refused by `lane` now (its tasks in flight, its mean run time, the deadline). */
   private retryAfter(lane: Lane): number {
-    return retryAfterSeconds(lane.inFlight, lane.meanTaskMs, this.deadlineMs);
+    return retryAfterSeconds(lane.inFlight, lane.meanTaskMs, this.deadline);
   }
 
   private async run<T>(laneName: TokenCountingLane, task: TokenCountingTask, what: string): Promise<T> {
     const lane = this.lanes[laneName];
     // One task runs, MAX_QUEUED_TASKS wait: counted before any await, so a burst is bounded too.
-    if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadlineMs, true, this.retryAfter(lane));
+    if (lane.inFlight > MAX_QUEUED_TASKS) throw new CountingTimeoutError(what, this.deadline, true, this.retryAfter(lane));
     // No task before this one: it has the lane's thread to itself for its whole deadline.
     const alone = lane.inFlight === 0;
     // The process's CPU time (ms) when the task was handed to the thread; undefined while it waited.
@@ -323,7 +338,7 @@ export class TokenCountingPool {
       // on in the order they came, so the queue below keeps that order.
       await this.threadUp(lane);
       // The deadline counts from now, the wait for the tasks before this one included.
-      const signal = AbortSignal.timeout(this.deadlineMs);
+      const signal = AbortSignal.timeout(this.deadline);
       await Promise.race([before, abortedBy(signal)]);
       if (lane.closes !== closes || !lane.pool) throw new Error(`the token-counting pool was closed before ${what} could run`);
       // A task before this one that missed its deadline stopped the thread: piscina starts another
@@ -338,9 +353,9 @@ export class TokenCountingPool {
       const name = (err as Error | undefined)?.name;
       if (name === 'AbortError' || name === 'TimeoutError') {
         // Alone on its thread from the start, and the process busy for most of the deadline: not a starved thread.
-        if (alone && cpuAtStart !== undefined && this.cpuMs() - cpuAtStart >= TOO_COSTLY_CPU_SHARE * this.deadlineMs)
-          throw new CountingTooCostlyError(what, this.deadlineMs);
-        throw new CountingTimeoutError(what, this.deadlineMs, false, this.retryAfter(lane));
+        if (alone && cpuAtStart !== undefined && this.cpuMs() - cpuAtStart >= TOO_COSTLY_CPU_SHARE * this.deadline)
+          throw new CountingTooCostlyError(what, this.deadline);
+        throw new CountingTimeoutError(what, this.deadline, false, this.retryAfter(lane));
       }
       throw err;
     } finally {

@@ -90,7 +90,8 @@ export class AutoCompactionBackoff {
   /**
    * After an automatic pass of its own (not a replayed answer): `failed` with the session's failures
    * in a row now `failuresAfter` (its entering backoff logged when this failure reached the limit), or
-   * `compacted` (it leaves backoff). Other outcomes change nothing.
+   * `compacted` (it leaves backoff). Other outcomes change nothing (`interrupted`: a failed pass whose
+   * model call the service's shutdown aborted is not a failure of the model, and no failure time).
    */
   passed(key: string, tenantId: string, sessionId: string, outcome: string, failuresAfter: number): void {
     if (outcome === 'failed') {

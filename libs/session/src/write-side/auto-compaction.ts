@@ -137,8 +137,11 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       }
       const answer: CompactionAnswer = await this.commandBus.execute(command);
       if (!answer.replayed) {
-        const failuresAfter = answer.outcome === 'failed' ? ((await this.sessions.load(key))?.consecutiveFailures ?? 0) : 0;
-        this.backoff.passed(key, tenantId, sessionId, answer.outcome, failuresAfter);
+        const after = answer.outcome === 'failed' ? await this.sessions.load(key) : null;
+        // A pass the service's shutdown aborted is recorded failed, but it is not the model's failure (the log does not count it either).
+        const decision = after?.lastCompaction;
+        const interrupted = decision?.compactionId === answer.compactionId && decision?.failure?.interrupted !== undefined;
+        this.backoff.passed(key, tenantId, sessionId, interrupted ? 'interrupted' : answer.outcome, after?.consecutiveFailures ?? 0);
       }
     } catch (err) {
       // The session was erased meanwhile: nothing to compact, and nothing went wrong.

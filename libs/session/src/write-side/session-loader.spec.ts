@@ -23,14 +23,20 @@ import { SessionStateCache } from './session-state-cache';
 /** Replies with a summary, or fails, as the test's script says. */
 class ScriptedSummarizer implements Summarizer {
   readonly identity = { kind: 'extractive' as const, model: 'scripted' };
-  fail = false;
+  /** `true`: the model fails; `shutdown`: the call is aborted by the service's shutdown (as `abortedAtShutdown` answers). */
+  fail: boolean | 'shutdown' = false;
   async summarize(request: SummaryRequest): Promise<SummarizerOutcome> {
+    if (this.fail === 'shutdown')
+      return { ok: false, reason: 'aborted: the service was shutting down', interrupted: 'shutdown', calls: 1, promptTokens: 0, completionTokens: 0 };
     if (this.fail) return { ok: false, reason: 'scripted failure', calls: 1, promptTokens: 0, completionTokens: 0 };
     return { ok: true, text: `summary of ${request.coveredIds.join(',')}`, calls: 1, promptTokens: 1, completionTokens: 1 };
   }
 }
 
-type Op = { kind: 'turn'; toolCalls: number; openCall: boolean; system: boolean } | { kind: 'compact'; strategy: Strategy; fail: boolean } | { kind: 'policy' };
+type Op =
+  | { kind: 'turn'; toolCalls: number; openCall: boolean; system: boolean }
+  | { kind: 'compact'; strategy: Strategy; fail: boolean | 'shutdown' }
+  | { kind: 'policy' };
 
 const strategyArb: fc.Arbitrary<Strategy> = fc.oneof(
   fc.integer({ min: 1, max: 6 }).map((maxEvents) => parseStrategy({ type: 'sliding-window', maxEvents })),
@@ -45,7 +51,10 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     weight: 4,
     arbitrary: fc.record({ kind: fc.constant('turn' as const), toolCalls: fc.integer({ min: 0, max: 2 }), openCall: fc.boolean(), system: fc.boolean() }),
   },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('compact' as const), strategy: strategyArb, fail: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ kind: fc.constant('compact' as const), strategy: strategyArb, fail: fc.constantFrom(false, true, 'shutdown' as const) }),
+  },
   { weight: 1, arbitrary: fc.constant({ kind: 'policy' as const }) },
 );
 
@@ -145,6 +154,45 @@ describe('session state loading', () => {
     );
     // The property is only meaningful if checkpoints were exercised (typically 10–40 runs of 40 compact).
     expect(totalCompactions).toBeGreaterThan(3);
+  });
+
+  // A pass aborted at shutdown (model call still running at half of SHUTDOWN_TIMEOUT_MS) counted as
+  // the model's failure: a few restarts during slow model calls put a healthy session into backoff.
+  it('does not count a failed pass the shutdown interrupted toward the backoff: not in this process, not after a restart', async () => {
+    const key = sessionKey('t', 'interrupted');
+    const cache = new SessionStateCache(store);
+    const summarizer = new ScriptedSummarizer();
+    const append = new AppendSessionEventsHandler(store, cache, { publish: () => undefined } as unknown as EventBus);
+    const compact = new CompactSessionHandler(store, cache, summarizer);
+    const strategy = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 0 });
+    const pass = async (fail: boolean | 'shutdown', n: number) => {
+      const events = turnEvents(n, { kind: 'turn', toolCalls: 0, openCall: false, system: false });
+      await append.execute(
+        new AppendSessionEventsCommand(
+          't',
+          'interrupted',
+          events.map((event) => ({ event })),
+        ),
+      );
+      summarizer.fail = fail;
+      expect((await compact.execute(new CompactSessionCommand('t', 'interrupted', strategy, null, 'chars', false, 'auto'))).outcome).toBe('failed');
+      // in this process (its cache), and after a restart (a load from the log's last decision, a fold of the whole log)
+      const full = foldSessionWindow(await store.readStream(sessionStream(key)));
+      return [(await cache.load(key))!.consecutiveFailures, (await loadSessionWindow(store, key))!.consecutiveFailures, full.consecutiveFailures];
+    };
+    await append.execute(
+      new AppendSessionEventsCommand(
+        't',
+        'interrupted',
+        turnEvents(100, { kind: 'turn', toolCalls: 0, openCall: false, system: false }).map((event) => ({ event })),
+      ),
+    );
+    expect(await pass(true, 1)).toEqual([1, 1, 1]);
+    expect(await pass(true, 2)).toEqual([2, 2, 2]);
+    expect(await pass('shutdown', 3)).toEqual([2, 2, 2]);
+    const [last] = await store.readStream(sessionStream(key), { direction: 'backwards', fromRevision: 'end', maxCount: 1 });
+    expect(last.data).toMatchObject({ reason: 'summarizer failed: aborted: the service was shutting down', interrupted: 'shutdown' });
+    expect(await pass(true, 4)).toEqual([3, 3, 3]);
   });
 
   it('folds an append of this process into the cache: the next load reads no event back', async () => {
