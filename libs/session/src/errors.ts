@@ -18,6 +18,7 @@ export type SessionErrorCode =
   | 'tool_call_conflict'
   | 'user_id_conflict'
   | 'projection_behind'
+  | 'read_models_off_log'
   | 'counting_timeout'
   | 'counting_too_costly'
   | InvalidRequestCode;

@@ -135,6 +135,11 @@ export const API_ERROR_CODES = {
     status: 503,
     description: "the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)",
   },
+  read_models_off_log: {
+    status: 503,
+    description:
+      "this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it",
+  },
   read_models_damaged: {
     status: 503,
     description: 'the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log',
@@ -200,7 +205,7 @@ export const ROUTE_ERRORS = {
   /** A write (it appends to the store). */
   write: ['store_unavailable', 'store_corrupt'] as ApiErrorCode[],
   /** A read of the read models, which takes `minPosition` (or waits for this service's own writes). */
-  read: ['position_out_of_range', 'projection_behind', 'store_unavailable', 'store_corrupt', 'read_models_damaged'] as ApiErrorCode[],
+  read: ['position_out_of_range', 'projection_behind', 'store_unavailable', 'store_corrupt', 'read_models_off_log', 'read_models_damaged'] as ApiErrorCode[],
 } as const;
 
 /** The codes of `sets` and `own`, each once, in the order of {@link API_ERROR_CODES}. */
