@@ -28,7 +28,7 @@ type Step = string | Buffer | typeof FIN | number;
 /** An HTTP/1.1 POST of `body` (JSON) to `path`, with `extra` header lines (each ending with CRLF). */
 function post(path: string, body: string | Buffer, extra = ''): Buffer {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  const head = `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${bytes.length}\r\n${extra}\r\n`;
+  const head = `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${bytes.length}\r\n${extra}\r\n`;
   return Buffer.concat([Buffer.from(head), bytes]);
 }
 
@@ -120,7 +120,7 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     });
 
     it('reads 400 request_aborted for a chunked body without its last chunk, and for a gzip body cut short', async () => {
-      const chunked = `POST /v1/sessions/fin-chunked/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`;
+      const chunked = `POST /v1/sessions/fin-chunked/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`;
       const gzip = gzipSync(Buffer.from(body));
       const compressed = post('/v1/sessions/fin-gzip/events', gzip, 'Content-Encoding: gzip\r\n');
       for (const steps of [
@@ -151,21 +151,21 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
 
     it('gets no second answer when its request was answered before the body (415), and no warn line', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');
-      const head = `POST /v1/sessions/fin-415/events HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 500\r\n\r\nabc`;
+      const head = `POST /v1/sessions/fin-415/events HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 500\r\n\r\nabc`;
       const { text, closed } = await exchange([head, 300, FIN]);
       expect({ answers: statusLines(text), closed }).toEqual({ answers: ['HTTP/1.1 415 Unsupported Media Type'], closed: true });
       expect(warn.mock.calls.map((call) => String(call[0])).filter((line) => /could not parse/.test(line))).toEqual([]);
     });
 
     it('still gets 400 malformed_request for a request Node cannot parse', async () => {
-      const { text } = await exchange(['BREW /v1/sessions HTTP/1.1\r\nHost: x\r\n\r\n']);
+      const { text } = await exchange(['BREW /v1/sessions HTTP/1.1\r\nHost: localhost\r\n\r\n']);
       expect(bodies(text)[0]?.code).toBe('malformed_request');
     });
   });
 
   describe('a client that half-closes after whole requests (nc -N)', () => {
     it.each([
-      ['GET', () => Buffer.from('GET /v1/sessions/hc-get HTTP/1.1\r\nHost: x\r\n\r\n'), 'HTTP/1.1 404 Not Found', 'hc-get', undefined],
+      ['GET', () => Buffer.from('GET /v1/sessions/hc-get HTTP/1.1\r\nHost: localhost\r\n\r\n'), 'HTTP/1.1 404 Not Found', 'hc-get', undefined],
       [
         'a small POST',
         () => post('/v1/sessions/hc-small/events', JSON.stringify({ events: [{ id: 'h1', type: 'user', text: 'half close' }] })),
@@ -202,7 +202,7 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     it('answers every request pipelined before the half-close, in order', async () => {
       const append = (id: string) => post('/v1/sessions/hc-pipelined/events', JSON.stringify({ events: [{ id, type: 'user', text: `pipelined ${id}` }] }));
       // (Node handles pipelined requests at once and answers them in order: a read here could start before the appends.)
-      const { text, closed } = await exchange([Buffer.concat([append('a'), append('b'), Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')]), FIN], 15_000);
+      const { text, closed } = await exchange([Buffer.concat([append('a'), append('b'), Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')]), FIN], 15_000);
       expect({ answers: statusLines(text), closed }).toEqual({ answers: ['HTTP/1.1 201 Created', 'HTTP/1.1 201 Created', 'HTTP/1.1 200 OK'], closed: true });
     });
   });
@@ -213,9 +213,9 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     const requests = [
       post(path, '{"events": [}'),
       good('g1'),
-      Buffer.from(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\nx`),
+      Buffer.from(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: text/plain\r\nContent-Length: 1\r\n\r\nx`),
       good('g2'),
-      Buffer.from('GET /nope HTTP/1.1\r\nHost: x\r\n\r\n'),
+      Buffer.from('GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n'),
       good('g3'),
     ];
     const { text, closed } = await exchange([Buffer.concat(requests)], 3_000);
@@ -257,7 +257,7 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
 
     it('refuses a body declared over MAX_BODY_BYTES with the same 400 (not a 413 advising to split it), before reading it', async () => {
       const { text } = await exchange(
-        [Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 900000000\r\n\r\n{}')],
+        [Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 900000000\r\n\r\n{}')],
         3_000,
       );
       expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request']);
@@ -269,8 +269,8 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
       const { text } = await exchange(
         [
           Buffer.concat([
-            Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'),
-            Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: x\r\n\r\n'),
+            Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}'),
+            Buffer.from('DELETE /v1/sessions/del-body HTTP/1.1\r\nHost: localhost\r\n\r\n'),
           ]),
         ],
         3_000,
@@ -281,7 +281,7 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
   });
 
   it('says Keep-Alive: timeout=72 on a persistent connection (README: pools must close idle connections sooner)', async () => {
-    const { text } = await exchange([Buffer.from('GET /health HTTP/1.1\r\nHost: x\r\n\r\n')], 1_000);
+    const { text } = await exchange([Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')], 1_000);
     expect(headOf(text, 0)).toContain('keep-alive: timeout=72');
   });
 
