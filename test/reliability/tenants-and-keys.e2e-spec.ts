@@ -193,14 +193,16 @@ describe('rate limits', () => {
     expect(write.status).toBe(429);
     expect(await harness.service.store.headPosition()).toBe(head);
     // the tenant's other key spends the same budget (a second key, or an old and a new one during a rotation, is no second budget)
-    expect(
-      (
-        await harness
-          .http()
-          .get('/v1/recall?q=anything')
-          .set({ Authorization: `Bearer ${KEY_A2}` })
-      ).status,
-    ).toBe(429);
+    const secondKey = await harness
+      .http()
+      .get('/v1/recall?q=anything')
+      .set({ Authorization: `Bearer ${KEY_A2}` });
+    expect(secondKey.status).toBe(429);
+    // its message says the budget is the tenant's, not the key's, with the limit, the variable setting it and when to retry
+    const retryAfter = Number(secondKey.headers['retry-after']);
+    expect(secondKey.body.message).toBe(
+      `too many requests: the budget of tenant tenantA (shared by all of the tenant's API keys) of 3 requests per minute (RATE_LIMIT_PER_MINUTE) is spent: slow down, and retry after ${retryAfter} seconds (Retry-After)`,
+    );
     // another tenant has its own budget
     expect((await harness.http().get('/v1/recall?q=anything').set(B)).status).toBe(200);
   });
@@ -252,6 +254,10 @@ describe('rate limits in open development mode', () => {
   // and calling them does not use up the address's budget for the API.
   // Issue 14: every answer is counted by status, also those no controller gives.
   it('counts 404, 413, 415 and 429 answers in /metrics', async () => {
+    // the budget spent is the address's, named with its limit and variable, never a tenant's
+    expect(limited.body.message).toBe(
+      `too many requests: the budget of this client address (a request without a known API key spends its address's) of 5 requests per minute (RATE_LIMIT_PER_MINUTE) is spent: slow down, and retry after ${Number(limited.headers['retry-after'])} seconds (Retry-After)`,
+    );
     await harness.http().get('/no/such/route');
     await harness.http().post('/v1/sessions/m/events').set('content-type', 'text/plain').send('hello');
     await harness

@@ -1767,7 +1767,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -1948,7 +1948,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -2120,7 +2120,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -2296,7 +2296,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -2480,7 +2480,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -2654,7 +2654,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -2874,7 +2874,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -3052,7 +3052,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -3230,7 +3230,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -3408,7 +3408,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -3754,7 +3754,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -4006,7 +4006,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -4180,7 +4180,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -4416,7 +4416,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
@@ -4594,7 +4594,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     [name: string]: unknown;
                 };
