@@ -227,12 +227,24 @@ describe('rate limits', () => {
   // ncnoisy A4: an operator finds the noisy tenant in /metrics; the label's values are the configured tenants and `none`, never a request's text.
   it('labels request counts with the tenant of the key, none without a known key', async () => {
     expect((await harness.http().get('/v1/recall?q=x').set(A)).status).toBe(429);
-    expect((await harness.http().get('/v1/recall?q=x').set({ Authorization: `Bearer ${KEY_A2}` })).status).toBe(429);
+    expect(
+      (
+        await harness
+          .http()
+          .get('/v1/recall?q=x')
+          .set({ Authorization: `Bearer ${KEY_A2}` })
+      ).status,
+    ).toBe(429);
     expect((await harness.http().get('/v1/recall?q=x').set('x-api-key', 'guessed-key-tenantZ')).status).toBe(401);
     expect((await harness.http().get('/v1/sessions/s1').set('x-api-key', 'tenantC')).status).toBe(401);
     const metrics = (await harness.http().get('/metrics')).text;
     const count = (labels: string) =>
-      Number(metrics.split('\n').find((l) => l.startsWith(`http_request_duration_seconds_count{${labels}} `))?.split(' ')[1] ?? 0);
+      Number(
+        metrics
+          .split('\n')
+          .find((l) => l.startsWith(`http_request_duration_seconds_count{${labels}} `))
+          ?.split(' ')[1] ?? 0,
+      );
     // tenantA: 3 accepted, then 429s from both its keys (first test), and 2 here
     expect(count('method="GET",route="/v1/recall",status="200",tenant="tenantA"')).toBe(3);
     expect(count('method="GET",route="/v1/recall",status="429",tenant="tenantA"')).toBeGreaterThanOrEqual(3);

@@ -135,7 +135,7 @@ export const RATE_LIMITED: ApiErrorBody = {
 export function rateLimitedBody(tenant: string | undefined, limitPerMinute: number, retryAfterSeconds: number): ApiErrorBody {
   const whose =
     tenant === undefined
-      ? 'the budget of this client address (a request without a known API key spends its address\'s)'
+      ? "the budget of this client address (a request without a known API key spends its address's)"
       : `the budget of tenant ${tenant} (shared by all of the tenant's API keys)`;
   return {
     code: 'rate_limited',

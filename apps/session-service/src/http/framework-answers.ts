@@ -92,7 +92,10 @@ export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined,
     const { status, body } = frameworkErrorAnswer(error);
     lines.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`, `${status} ${body.code}`);
     void reply.code(status).send(body);
-    metrics()?.httpDuration.observe({ method: request.method, route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL }, Number(process.hrtime.bigint() - started) / 1e9);
+    metrics()?.httpDuration.observe(
+      { method: request.method, route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL },
+      Number(process.hrtime.bigint() - started) / 1e9,
+    );
   };
 }
 

@@ -23,7 +23,7 @@ export class ServiceMetrics {
   /** HTTP requests by method, route, status and tenant (`http-metrics.ts`' `tenantLabel`: a configured tenant, `default` in open mode, `none` when unresolved); seconds. */
   readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
-    help: 'HTTP request duration in seconds, by method, route pattern, status and tenant (the API key\'s tenant; default in open mode; none without a resolved tenant)',
+    help: "HTTP request duration in seconds, by method, route pattern, status and tenant (the API key's tenant; default in open mode; none without a resolved tenant)",
     labelNames: ['method', 'route', 'status', 'tenant'],
     buckets: DURATION_BUCKETS,
     registers: [this.registry],
