@@ -37,6 +37,9 @@ import {
   unparseableRequestLines,
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
+import { useSecurityHeaders } from './http/security-headers';
+import { refuseForeignHosts } from './http/foreign-host';
+import { forbidCachingOfData } from './http/no-store';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { logAnswerCodes } from './observability/request-log';
 import { ServiceMetrics } from './observability/metrics';
@@ -233,8 +236,14 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
   // Before every hook that may answer: each answer carries its X-Request-Id.
   echoRequestIds(fastify);
+  // CSP, X-Frame-Options, nosniff, Referrer-Policy on every answer from here on (/docs gets its own CSP).
+  await useSecurityHeaders(fastify);
+  // Cache-Control: no-store on /v1 and /health answers (conversation text; the audit page's reads).
+  forbidCachingOfData(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify, refusedLines);
+  // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside.
+  refuseForeignHosts(fastify, config, refusedLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code (LOG_LEVEL=silent writes no request line: no hook).

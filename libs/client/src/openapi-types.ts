@@ -628,6 +628,7 @@ export interface components {
          *     - invalid_reply_to (400, NATS only): Reply-To is not a reply inbox; nothing applied
          *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
+         *     - host_not_allowed (403): open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
          *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
          *     - compaction_not_found (404): the session has no compaction with this id
@@ -635,6 +636,7 @@ export interface components {
          *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods)
          *     - request_timeout (408): the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed
          *     - wrong_expected_revision (409): expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+         *     - erasure_interrupted (409): DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped
          *     - duplicate_event_id (409): an event id is already used in the session for other content (eventId names it); nothing written
          *     - user_id_conflict (409): the session belongs to another user (userId names the owner); nothing written
          *     - payload_too_large (413): the body (inflated) is larger than MAX_BODY_BYTES
@@ -655,7 +657,7 @@ export interface components {
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "host_not_allowed" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "erasure_interrupted" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -875,6 +877,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                 id: string;
                 /** @constant */
                 type?: "function";
@@ -899,6 +902,7 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "tool";
+            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
             tool_call_id: string;
         } & {
             [key: string]: unknown;
@@ -1006,6 +1010,11 @@ export interface components {
             keyLabel?: string;
             /** @description HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id */
             requestId?: string;
+            /**
+             * @description HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made); absent over NATS and in records written before it was
+             * @enum {string}
+             */
+            requestIdFrom?: "client" | "service";
             /**
              * @description the transport that carried the command
              * @enum {string}
@@ -1311,7 +1320,16 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description requests per minute of this request's budget (RATE_LIMIT_PER_MINUTE, one budget per tenant or, without a key, per client address); absent when the rate limit is off (0) */
+        "X-RateLimit-Limit": number;
+        /** @description requests left in the budget this window (0 on a 429); absent when the rate limit is off */
+        "X-RateLimit-Remaining": number;
+        /** @description seconds from now (rounded up) until the budget's window ends, or on a 429 until the block ends: a number of seconds, not a clock time; absent when the rate limit is off */
+        "X-RateLimit-Reset": number;
+        /** @description the request's id: the client's X-Request-Id when it is usable (1 to 128 printable ASCII characters, no spaces), else one the service made (a UUID); the request log line and the history's requestedBy.requestId name the request by it */
+        "X-Request-Id": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1328,6 +1346,7 @@ export interface operations {
             /** @description Health */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1340,6 +1359,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1356,6 +1376,7 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1368,6 +1389,7 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1380,6 +1402,7 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1392,6 +1415,7 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1404,6 +1428,7 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,6 +1443,7 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (shutting_down: 1) */
                     "Retry-After": number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1441,6 +1467,7 @@ export interface operations {
             /** @description Readiness */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1453,6 +1480,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1469,6 +1497,7 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1481,6 +1510,7 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1493,6 +1523,7 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1505,6 +1536,7 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1517,6 +1549,7 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1536,6 +1569,7 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1567,6 +1601,7 @@ export interface operations {
             /** @description Prometheus text exposition format */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1579,6 +1614,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1595,6 +1631,7 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1607,6 +1644,7 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1619,6 +1657,7 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1631,6 +1670,7 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1643,6 +1683,7 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1657,6 +1698,7 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (shutting_down: 1) */
                     "Retry-After": number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1687,6 +1729,10 @@ export interface operations {
             /** @description ErasureList */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1703,6 +1749,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1719,6 +1769,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1728,9 +1782,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1743,6 +1817,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1755,6 +1833,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1769,6 +1851,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1781,6 +1867,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1793,6 +1883,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1813,6 +1907,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1867,6 +1965,10 @@ export interface operations {
             /** @description RecallPage */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1884,6 +1986,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1900,6 +2006,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1909,9 +2019,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1924,6 +2054,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1936,6 +2070,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1950,6 +2088,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1962,6 +2104,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1974,6 +2120,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1994,6 +2144,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2040,6 +2194,10 @@ export interface operations {
             /** @description SessionList */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2056,6 +2214,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2072,6 +2234,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2081,9 +2247,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2096,6 +2282,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2108,6 +2298,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2122,6 +2316,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2134,6 +2332,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2146,6 +2348,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2166,6 +2372,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2195,6 +2405,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2204,6 +2415,10 @@ export interface operations {
             /** @description SessionSummary */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2220,6 +2435,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2236,6 +2455,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2245,9 +2468,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2260,6 +2503,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2272,6 +2519,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2284,6 +2535,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2298,6 +2553,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2310,6 +2569,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2322,6 +2585,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2342,6 +2609,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2366,6 +2637,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2375,6 +2647,10 @@ export interface operations {
             /** @description EraseAnswer */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2390,6 +2666,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2406,6 +2686,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2415,9 +2699,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2430,6 +2734,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2439,23 +2747,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
+            /** @description - erasure_interrupted: DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        actual: string;
                         /** @enum {string} */
-                        code: "wrong_expected_revision";
-                        expected: string;
+                        code: "erasure_interrupted";
                     };
                 };
             };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,6 +2782,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2482,6 +2800,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2494,6 +2816,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2506,6 +2832,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2524,6 +2854,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2551,6 +2885,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2560,6 +2895,10 @@ export interface operations {
             /** @description CompactionHistoryPage */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,6 +2917,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2594,6 +2937,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2603,9 +2950,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2618,6 +2985,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2630,6 +3001,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2642,6 +3017,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2656,6 +3035,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2668,6 +3051,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,6 +3067,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2700,6 +3091,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2724,6 +3119,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2745,6 +3141,10 @@ export interface operations {
             /** @description CompactionAnswer */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2764,6 +3164,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2780,6 +3184,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2789,9 +3197,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2804,6 +3232,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2819,6 +3251,10 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2835,6 +3271,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +3290,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2862,6 +3306,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2876,6 +3324,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2888,6 +3340,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2900,6 +3356,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2919,6 +3379,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2948,6 +3412,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2957,6 +3422,10 @@ export interface operations {
             /** @description CompactionHistoryItem */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2973,6 +3442,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3462,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2998,12 +3475,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /**
              * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3016,6 +3513,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3028,6 +3529,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3040,6 +3545,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3054,6 +3563,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3066,6 +3579,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3078,6 +3595,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3098,6 +3619,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3126,6 +3651,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3135,6 +3661,10 @@ export interface operations {
             /** @description CompactionDiff */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3151,6 +3681,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3167,6 +3701,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,12 +3714,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /**
              * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,6 +3752,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3206,6 +3768,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3218,6 +3784,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3232,6 +3802,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3244,6 +3818,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3256,6 +3834,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3276,6 +3858,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3307,6 +3893,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3316,6 +3903,10 @@ export interface operations {
             /** @description LogPage */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3332,6 +3923,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3348,6 +3943,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3357,9 +3956,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3372,6 +3991,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3384,6 +4007,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3396,6 +4023,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3410,6 +4041,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3422,6 +4057,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3434,6 +4073,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3454,6 +4097,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3478,6 +4125,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3490,7 +4138,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3507,7 +4155,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3532,7 +4180,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3553,7 +4201,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3572,7 +4220,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3591,6 +4239,10 @@ export interface operations {
             /** @description AppendResult */
             201: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,6 +4262,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3626,6 +4282,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3635,9 +4295,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3654,6 +4334,10 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3680,6 +4364,10 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3696,6 +4384,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3711,6 +4403,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3723,6 +4419,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3738,6 +4438,10 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3756,6 +4460,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3768,6 +4476,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3780,6 +4492,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3799,6 +4515,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3824,6 +4544,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3842,6 +4563,10 @@ export interface operations {
             /** @description AppendResult */
             201: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3862,6 +4587,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3878,6 +4607,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3887,9 +4620,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3906,6 +4659,10 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3932,6 +4689,10 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3948,6 +4709,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3963,6 +4728,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,6 +4744,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3990,6 +4763,10 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4008,6 +4785,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4020,6 +4801,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4032,6 +4817,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4051,6 +4840,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4079,6 +4872,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4088,6 +4882,10 @@ export interface operations {
             /** @description SessionPolicy */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4104,6 +4902,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4120,6 +4922,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4129,9 +4935,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4144,6 +4970,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4156,6 +4986,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4168,6 +5002,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4182,6 +5020,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4194,6 +5036,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4206,6 +5052,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4226,6 +5076,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4250,6 +5104,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4280,6 +5135,10 @@ export interface operations {
             /** @description SessionPolicy */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4299,6 +5158,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4315,6 +5178,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4324,9 +5191,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4339,6 +5226,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4351,6 +5242,10 @@ export interface operations {
             /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4365,6 +5260,10 @@ export interface operations {
             /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4377,6 +5276,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4392,6 +5295,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4404,6 +5311,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4418,6 +5329,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4430,6 +5345,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4442,6 +5361,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4460,6 +5383,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4491,6 +5418,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4500,6 +5428,10 @@ export interface operations {
             /** @description Window */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4518,6 +5450,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4534,6 +5470,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4543,9 +5483,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4558,6 +5518,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4570,6 +5534,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4582,6 +5550,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4596,6 +5568,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4608,6 +5584,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4620,6 +5600,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4640,6 +5624,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -17,6 +17,7 @@ export * from './domain/event-costs';
 export * from './domain/session-ids';
 export * from './domain/client-id-rule';
 export * from './domain/client-time-rule';
+export * from './domain/client-json-number-rule';
 export * from './domain/utc-time-text';
 export * from './domain/openai-chat-format';
 export * from './domain/policy-answer';

@@ -68,6 +68,11 @@ export const API_ERROR_CODES = {
   invalid_reply_to: { status: 400, description: 'Reply-To is not a reply inbox; nothing applied', transport: 'nats' },
   invalid_command_id: { status: 400, description: 'with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it', transport: 'nats' },
   unauthorized: { status: 401, description: 'API keys are configured and the request has none or an unknown one' },
+  host_not_allowed: {
+    status: 403,
+    description:
+      'open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)',
+  },
   unknown_tenant: { status: 403, description: 'the subject names a tenant this service does not serve', transport: 'nats' },
   session_not_found: {
     status: 404,
@@ -82,6 +87,11 @@ export const API_ERROR_CODES = {
     status: 409,
     description: "expectedRevision does not match the session's last revision (expected and actual say both); nothing written",
     details: ['expected', 'actual'],
+  },
+  erasure_interrupted: {
+    status: 409,
+    description:
+      "DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped",
   },
   duplicate_event_id: {
     status: 409,
@@ -182,7 +192,7 @@ export const ROUTE_ERRORS = {
     'shutting_down',
   ] as ApiErrorCode[],
   /** Every `/v1` route: the API key, the rate limit, and query parameters (unknown, repeated, or on a write route). */
-  v1: ['unauthorized', 'rate_limited', 'validation_failed'] as ApiErrorCode[],
+  v1: ['unauthorized', 'host_not_allowed', 'rate_limited', 'validation_failed'] as ApiErrorCode[],
   /** A route with path parameters (`/v1/sessions/{sessionId}…`). */
   sessionPath: ['invalid_path', 'invalid_session_id'] as ApiErrorCode[],
   /** A route with a JSON body. */

@@ -22,7 +22,9 @@ import type {
   Subscription,
 } from '../event-store.port';
 import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
+import type { LogCopy } from '../log-copy.port';
 import { PollingSubscriptions } from '../polling-subscriptions';
+import { PostgresLogCopy } from './postgres-log-copy';
 import { recordedFromRow } from '../recorded-from-row';
 import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
 import { noAnswerOf } from './no-answer';
@@ -428,6 +430,14 @@ export class PostgresEventStore implements EventStore {
         // nothing was written: a connection lost is the store unavailable, as the driver's error says
         throw error instanceof AnswerLostError ? error.cause : error;
       });
+    });
+  }
+
+  /** See {@link EventStore.logCopy}: {@link PostgresLogCopy} on this store's pool (the schema set up first, errors as the store's). */
+  logCopy(): LogCopy {
+    return new PostgresLogCopy({
+      query: (sql, params) => this.guard(() => this.query(sql, params)),
+      transaction: (fn) => this.guard(() => this.transaction(fn)),
     });
   }
 
