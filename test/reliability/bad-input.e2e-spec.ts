@@ -260,7 +260,9 @@ const CASES: BadRequest[] = [
     body: { events: [user('x1', 'x'.repeat(MAX_TEXT + 1))] },
     status: 400,
     code: 'validation_failed',
-    mentions: new RegExp(`events\\[0\\]\\.text.*longer than ${MAX_TEXT}`),
+    mentions: new RegExp(
+      `^events\\[0\\]\\.text: is longer than ${MAX_TEXT} .*, the limit set by MAX_TEXT_LENGTH: shorten it, or split a long text across several events$`,
+    ),
   },
   {
     name: 'too many events in one request',
@@ -269,7 +271,9 @@ const CASES: BadRequest[] = [
     body: { events: Array.from({ length: MAX_EVENTS + 1 }, (_, i) => user(`m${i}`)) },
     status: 400,
     code: 'validation_failed',
-    mentions: new RegExp(`at most ${MAX_EVENTS} events`),
+    mentions: new RegExp(
+      `^events: at most ${MAX_EVENTS} events per request, the limit set by MAX_EVENTS_PER_REQUEST: split the events into several requests, in order$`,
+    ),
   },
   {
     name: 'body over MAX_BODY_BYTES',
@@ -464,7 +468,7 @@ const CASES: BadRequest[] = [
     body: { events: [user('x1', '😀'.repeat(MAX_TEXT + 1))] },
     status: 400,
     code: 'validation_failed',
-    mentions: new RegExp(`^events\\[0\\]\\.text: is longer than ${MAX_TEXT} characters \\(Unicode code points\\)$`),
+    mentions: new RegExp(`^events\\[0\\]\\.text: is longer than ${MAX_TEXT} characters \\(Unicode code points\\), the limit set by MAX_TEXT_LENGTH: `),
   },
   {
     name: 'id with a control character',
@@ -647,7 +651,9 @@ const CASES: BadRequest[] = [
     body: { messages: Array.from({ length: MAX_EVENTS + 1 }, () => ({ role: 'user', content: 'hi' })) },
     status: 400,
     code: 'validation_failed',
-    mentions: new RegExp(`at most ${MAX_EVENTS} messages`),
+    mentions: new RegExp(
+      `^messages: at most ${MAX_EVENTS} messages per request, the limit set by MAX_EVENTS_PER_REQUEST: split the messages into several requests, in order$`,
+    ),
   },
   {
     name: 'messages: lone surrogate',
@@ -1035,7 +1041,7 @@ const CASES: BadRequest[] = [
     path: `/v1/recall?q=${'a'.repeat(1001)}`,
     status: 400,
     code: 'invalid_query',
-    mentions: /^q: must be at most 1000 characters \(Unicode code points\)$/,
+    mentions: /^q: must be at most 1000 characters \(Unicode code points\), a fixed limit: search with fewer or shorter words$/,
   },
   {
     name: 'recall: q of 1001 emoji',
@@ -1043,7 +1049,7 @@ const CASES: BadRequest[] = [
     path: `/v1/recall?q=${encodeURIComponent('😀'.repeat(1001))}`,
     status: 400,
     code: 'invalid_query',
-    mentions: /^q: must be at most 1000 characters \(Unicode code points\)$/,
+    mentions: /^q: must be at most 1000 characters \(Unicode code points\), a fixed limit: search with fewer or shorter words$/,
   },
   {
     name: 'recall: q of only a combining mark (nothing searchable)',
@@ -1059,7 +1065,8 @@ const CASES: BadRequest[] = [
     path: `/v1/recall?q=${Array.from({ length: 33 }, (_, i) => `w${i}`).join('%20')}`,
     status: 400,
     code: 'invalid_query',
-    mentions: /^q: must have at most 32 words/,
+    mentions:
+      /^q: must have at most 32 words \(words without a letter, digit or emoji are not counted\), a fixed limit: search with fewer words \(every word must occur in a hit\)$/,
   },
   { name: 'recall: limit zero', method: 'get', path: '/v1/recall?q=hello&limit=0', status: 400, code: 'validation_failed', mentions: /limit.*1 to 100/ },
   { name: 'recall: limit too large', method: 'get', path: '/v1/recall?q=hello&limit=101', status: 400, code: 'validation_failed', mentions: /limit.*1 to 100/ },
@@ -1136,7 +1143,7 @@ const CASES: BadRequest[] = [
     raw: `{"events":[{"id":"x1","type":"user","text":"hi","metadata":${'{"a":'.repeat(2000)}1${'}'.repeat(2000)}}]}`,
     status: 400,
     code: 'validation_failed',
-    mentions: /events\[0\]\.metadata.*deeper/,
+    mentions: /^events\[0\]\.metadata: nests deeper than 16 levels, a fixed limit: flatten it$/,
   },
   {
     name: 'body not matching its Content-Encoding',

@@ -93,11 +93,13 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     return { text, closed };
   }
 
-  /** The count of `http_request_duration_seconds` for `method`, `route` and `status` (0 when absent). */
+  /** The count of `http_request_duration_seconds` for `method`, `route` and `status`, over every `tenant` label (0 when absent). */
   async function counted(method: string, route: string, status: number): Promise<number> {
     const metrics = (await harness.http().get('/metrics').expect(200)).text;
-    const line = metrics.split('\n').find((l) => l.startsWith(`http_request_duration_seconds_count{method="${method}",route="${route}",status="${status}"}`));
-    return line ? Number(line.split(' ').pop()) : 0;
+    const lines = metrics
+      .split('\n')
+      .filter((l) => l.startsWith(`http_request_duration_seconds_count{method="${method}",route="${route}",status="${status}",tenant="`));
+    return lines.reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
   }
 
   describe('a client that half-closes inside a body', () => {

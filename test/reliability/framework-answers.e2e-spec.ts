@@ -244,8 +244,8 @@ describe('answers Fastify and Node would give themselves', () => {
       .map((line) => line.replace(/ \d+$/, ''));
     expect(counted).toEqual(
       expect.arrayContaining([
-        'http_request_duration_seconds_count{method="PATCH",route="/v1/sessions/:sessionId",status="405"}',
-        'http_request_duration_seconds_count{method="PATCH",route="/v1/sessions/:sessionId/window",status="405"}',
+        'http_request_duration_seconds_count{method="PATCH",route="/v1/sessions/:sessionId",status="405",tenant="none"}',
+        'http_request_duration_seconds_count{method="PATCH",route="/v1/sessions/:sessionId/window",status="405",tenant="none"}',
       ]),
     );
     expect(counted.filter((line) => line.includes('route="unknown"'))).toEqual([]);

@@ -193,14 +193,16 @@ describe('rate limits', () => {
     expect(write.status).toBe(429);
     expect(await harness.service.store.headPosition()).toBe(head);
     // the tenant's other key spends the same budget (a second key, or an old and a new one during a rotation, is no second budget)
-    expect(
-      (
-        await harness
-          .http()
-          .get('/v1/recall?q=anything')
-          .set({ Authorization: `Bearer ${KEY_A2}` })
-      ).status,
-    ).toBe(429);
+    const secondKey = await harness
+      .http()
+      .get('/v1/recall?q=anything')
+      .set({ Authorization: `Bearer ${KEY_A2}` });
+    expect(secondKey.status).toBe(429);
+    // its message says the budget is the tenant's, not the key's, with the limit, the variable setting it and when to retry
+    const retryAfter = Number(secondKey.headers['retry-after']);
+    expect(secondKey.body.message).toBe(
+      `too many requests: the budget of tenant tenantA (shared by all of the tenant's API keys) of 3 requests per minute (RATE_LIMIT_PER_MINUTE) is spent: slow down, and retry after ${retryAfter} seconds (Retry-After)`,
+    );
     // another tenant has its own budget
     expect((await harness.http().get('/v1/recall?q=anything').set(B)).status).toBe(200);
   });
@@ -221,6 +223,36 @@ describe('rate limits', () => {
       expect({ name, ok: Number.isInteger(seconds) && seconds > 0 && seconds <= 60 }).toEqual({ name, ok: true });
     }
   });
+
+  // ncnoisy A4: an operator finds the noisy tenant in /metrics; the label's values are the configured tenants and `none`, never a request's text.
+  it('labels request counts with the tenant of the key, none without a known key', async () => {
+    expect((await harness.http().get('/v1/recall?q=x').set(A)).status).toBe(429);
+    expect(
+      (
+        await harness
+          .http()
+          .get('/v1/recall?q=x')
+          .set({ Authorization: `Bearer ${KEY_A2}` })
+      ).status,
+    ).toBe(429);
+    expect((await harness.http().get('/v1/recall?q=x').set('x-api-key', 'guessed-key-tenantZ')).status).toBe(401);
+    expect((await harness.http().get('/v1/sessions/s1').set('x-api-key', 'tenantC')).status).toBe(401);
+    const metrics = (await harness.http().get('/metrics')).text;
+    const count = (labels: string) =>
+      Number(
+        metrics
+          .split('\n')
+          .find((l) => l.startsWith(`http_request_duration_seconds_count{${labels}} `))
+          ?.split(' ')[1] ?? 0,
+      );
+    // tenantA: 3 accepted, then 429s from both its keys (first test), and 2 here
+    expect(count('method="GET",route="/v1/recall",status="200",tenant="tenantA"')).toBe(3);
+    expect(count('method="GET",route="/v1/recall",status="429",tenant="tenantA"')).toBeGreaterThanOrEqual(3);
+    expect(count('method="GET",route="/v1/recall",status="200",tenant="tenantB"')).toBeGreaterThanOrEqual(3);
+    expect(count('method="GET",route="/v1/recall",status="401",tenant="none"')).toBe(1);
+    const tenants = new Set([...metrics.matchAll(/^http_request_duration_seconds_count\{[^}]*tenant="([^"]*)"/gm)].map((m) => m[1]));
+    expect([...tenants].sort()).toEqual(['none', 'tenantA', 'tenantB']);
+  });
 });
 
 // Issue 17 hardening: an unknown key is not a budget of its own; guesses spend the address's budget.
@@ -234,6 +266,10 @@ describe('API-key guessing', () => {
     expect(statuses.slice(5)).toEqual(Array(7).fill(429));
     const limited = await harness.http().get('/v1/recall?q=x').set('x-api-key', 'another-wrong-key');
     expect({ status: limited.status, code: limited.body.code }).toEqual({ status: 429, code: 'rate_limited' });
+    // the budget spent is the address's, named with its limit and variable, never a tenant's
+    expect(limited.body.message).toBe(
+      `too many requests: the budget of this client address (a request without a known API key spends its address's) of 5 requests per minute (RATE_LIMIT_PER_MINUTE) is spent: slow down, and retry after ${Number(limited.headers['retry-after'])} seconds (Retry-After)`,
+    );
     // a configured key keeps its own budget
     expect((await harness.http().get('/v1/recall?q=x').set(A)).status).toBe(200);
   });

@@ -23,11 +23,11 @@ const KEY = 'key-tenant-a-0001';
 /** The documented 401 bodies (what the guard answered, unchanged). */
 const NO_KEY = { code: 'unauthorized', message: 'this service needs an API key: send Authorization: Bearer <key>' };
 const UNKNOWN_KEY = { code: 'unauthorized', message: 'unknown API key' };
-const RATE_LIMITED = {
+/** The 429 body of tenant `tenantA`'s spent budget of 2 requests per minute (`retryAfter`: the answer's `Retry-After`). */
+const rateLimited = (retryAfter: string | undefined) => ({
   code: 'rate_limited',
-  message:
-    'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
-};
+  message: `too many requests: the budget of tenant tenantA (shared by all of the tenant's API keys) of 2 requests per minute (RATE_LIMIT_PER_MINUTE) is spent: slow down, and retry after ${retryAfter} seconds (Retry-After)`,
+});
 
 /** 4 MiB that are not JSON (an unfinished array of strings): parsing it would answer 400 `malformed_json`. */
 const NOT_JSON = Buffer.from(`{"events":[${'"xxxxxxxxxxxxxx",'.repeat((4 * MiB) / 17)}`);
@@ -329,7 +329,7 @@ describe('with API keys and a rate limit, 429 rate_limited is answered before th
     expect({ continued: answer.continued, statusLine: answer.statusLine, body: answer.body, sent: answer.sent, failed: answer.failed }).toEqual({
       continued: false,
       statusLine: 'HTTP/1.1 429 Too Many Requests',
-      body: RATE_LIMITED,
+      body: rateLimited(answer.headers['retry-after']),
       sent: 0,
       failed: null,
     });
@@ -343,7 +343,7 @@ describe('with API keys and a rate limit, 429 rate_limited is answered before th
     const whole = await rawRequest(port, postHead('/v1/sessions/big/events', NOT_JSON.length, `X-Api-Key: ${KEY}`), NOT_JSON, 'at once');
     expect({ statusLine: whole.statusLine, body: whole.body, failed: whole.failed }).toEqual({
       statusLine: 'HTTP/1.1 429 Too Many Requests',
-      body: RATE_LIMITED,
+      body: rateLimited(whole.headers['retry-after']),
       failed: null,
     });
   });

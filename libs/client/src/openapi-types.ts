@@ -1851,7 +1851,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -2089,7 +2089,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -2318,7 +2318,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -2556,7 +2556,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -2804,7 +2804,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3039,7 +3039,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3329,7 +3329,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3568,7 +3568,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -3808,7 +3808,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4048,7 +4048,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4468,7 +4468,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4793,7 +4793,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -5028,7 +5028,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -5338,7 +5338,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -5577,7 +5577,7 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
-                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
+                    /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

@@ -31,4 +31,5 @@ export { cutMiddle, truncateMiddle } from './text';
 export { graphemeBoundary } from './grapheme-boundary';
 export * from './quoted-input';
 export * from './text-length';
+export * from './limit-refusal';
 export * from './script-runs';

@@ -26,7 +26,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ThrottlerStorage } from '@nestjs/throttler';
-import { RATE_LIMITED, toApiError } from '../http/api-error.filter';
+import { rateLimitedBody, toApiError } from '../http/api-error.filter';
 import { answerBeforeBody, type DiscardLimits } from '../http/early-answer';
 import { markRateLimitCounted, RATE_LIMIT_THROTTLER, RATE_LIMIT_WINDOW_MS, rateLimitKey, rateLimitTracker } from '../http/rate-limit-budget';
 import { apiKeyOf, tenantOf, type TenantRequest } from './api-key.guard';
@@ -94,7 +94,7 @@ export function checkKeyBeforeBody(app: FastifyInstance, options: KeyCheckOption
           .header('x-ratelimit-limit', limit)
           .header('x-ratelimit-remaining', 0)
           .header('x-ratelimit-reset', spent.timeToBlockExpire);
-        answerBeforeBody(request, reply, 429, { ...RATE_LIMITED }, discardLimits);
+        answerBeforeBody(request, reply, 429, rateLimitedBody(known, limit, spent.timeToBlockExpire), discardLimits);
         return reply;
       }
       void reply

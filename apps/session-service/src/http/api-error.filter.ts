@@ -115,12 +115,35 @@ export function storeUnavailableMessage(err: EventStoreUnavailableError): string
   return cause === null ? undefined : `the event store is unavailable: ${cause}; retry later`;
 }
 
-/** The 429 answer's body, given by the rate limit's check before the body (`key-check-before-body.ts`) and its guard alike. */
+/**
+ * The 429 answer's body when the budget is not known (the throttler's guard, which counts no request
+ * of today's routes): names whose budget it is (a tenant's, all its keys sharing it; without a known
+ * key the client address's) and the variable that sets it. The check before the body answers
+ * {@link rateLimitedBody} instead.
+ */
 export const RATE_LIMITED: ApiErrorBody = {
   code: 'rate_limited',
   message:
-    'too many requests for this API key (or, without a configured key, from this client address) this minute: slow down, and retry after Retry-After seconds',
+    "too many requests: this tenant's budget (shared by all its API keys; without a known key, this client address's) of RATE_LIMIT_PER_MINUTE requests per minute is spent: slow down, and retry after Retry-After seconds",
 };
+
+/**
+ * The 429 answer's body of a spent budget: whose it is (`tenant`, the tenant of the request's
+ * configured key, every key of a tenant sharing it; undefined: the client address's, for a request
+ * without a known key or in open mode), the limit (`limitPerMinute`, requests per minute,
+ * `RATE_LIMIT_PER_MINUTE`) and when to retry (`retryAfterSeconds`, whole seconds, as `Retry-After`).
+ * The tenant named is the caller's own (from its key), never input.
+ */
+export function rateLimitedBody(tenant: string | undefined, limitPerMinute: number, retryAfterSeconds: number): ApiErrorBody {
+  const whose =
+    tenant === undefined
+      ? "the budget of this client address (a request without a known API key spends its address's)"
+      : `the budget of tenant ${tenant} (shared by all of the tenant's API keys)`;
+  return {
+    code: 'rate_limited',
+    message: `too many requests: ${whose} of ${limitPerMinute} requests per minute (RATE_LIMIT_PER_MINUTE) is spent: slow down, and retry after ${retryAfterSeconds} seconds (Retry-After)`,
+  };
+}
 
 /** The 404 answer's body to a path no route has (or a file the audit page's file server refuses). */
 export const ROUTE_NOT_FOUND: ApiErrorBody = { code: 'route_not_found', message: 'no such route; see /docs for the API' };

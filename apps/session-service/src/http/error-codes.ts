@@ -116,7 +116,7 @@ export const API_ERROR_CODES = {
   rate_limited: {
     status: 429,
     description: 'too many requests this minute: retry after Retry-After seconds',
-    retryAfter: 'seconds until the rate limit lets this key (or client address) in again',
+    retryAfter: 'seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again',
   },
   headers_too_large: { status: 431, description: 'the request headers are over 16 KiB' },
   internal: { status: 500, description: 'an unexpected error (logged); the request may be retried' },

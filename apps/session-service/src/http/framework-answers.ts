@@ -33,7 +33,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Route
 import { ROUTE_NOT_FOUND, toApiError, type ApiErrorBody } from './api-error.filter';
 import { answerBeforeBody, isDiscardingBody } from './early-answer';
 import { abortBodyKeepingConnection, requestInFlight } from './half-close';
-import type { ServiceMetrics } from '../observability/metrics';
+import { NO_TENANT_LABEL, type ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
 import { RateLimitedWarnings } from '../observability/rate-limited-lines';
 import { REQUEST_ID_HEADER, requestIdOf, requestIdOfRawHead } from '../observability/request-id';
@@ -92,7 +92,10 @@ export function answerFrameworkErrors(metrics: () => ServiceMetrics | undefined,
     const { status, body } = frameworkErrorAnswer(error);
     lines.warn(`refused ${request.method} ${shortPath(request.url)}: ${status} ${body.code}`, `${status} ${body.code}`);
     void reply.code(status).send(body);
-    metrics()?.httpDuration.observe({ method: request.method, route: 'unknown', status: String(status) }, Number(process.hrtime.bigint() - started) / 1e9);
+    metrics()?.httpDuration.observe(
+      { method: request.method, route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL },
+      Number(process.hrtime.bigint() - started) / 1e9,
+    );
   };
 }
 
@@ -156,7 +159,7 @@ export function answerUnsupportedExpectations(
       [REQUEST_ID_HEADER]: requestIdOf(req),
     });
     res.end(text);
-    metrics()?.httpDuration.observe({ method: req.method ?? 'unknown', route: 'unknown', status: String(status) }, 0);
+    metrics()?.httpDuration.observe({ method: req.method ?? 'unknown', route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL }, 0);
   });
 }
 
@@ -288,7 +291,7 @@ export function answerClientErrors(
       );
     }
     socket.destroy();
-    metrics()?.httpDuration.observe({ method: 'unknown', route: 'unknown', status: String(status) }, 0);
+    metrics()?.httpDuration.observe({ method: 'unknown', route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL }, 0);
   };
 }
 

@@ -21,6 +21,7 @@ import {
   RECALL_QUERY_TOO_LONG,
   utcExactTime,
 } from '@lib/session';
+import { overLimitMessage } from '@lib/compaction';
 import { CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
 
@@ -420,13 +421,34 @@ export const COMPACTION_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 export const COMPACTION_ID_RULE =
   'is not a compaction id: compaction ids are UUIDs such as "0f8e5e7a-3b1c-5d2e-9f4a-6b7c8d9e0f1a": take it from a compaction answer, the compaction history or a recall hit';
 
+/**
+ * The refusal of more than `max` (`MAX_EVENTS_PER_REQUEST`) events or messages (`what`) in one
+ * append, e.g. `at most 1000 events per request, the limit set by MAX_EVENTS_PER_REQUEST: split the
+ * events into several requests, in order`.
+ */
+export function perRequestLimit(max: number, what: 'events' | 'messages'): string {
+  return overLimitMessage('at most', {
+    max,
+    unit: `${what} per request`,
+    setting: 'MAX_EVENTS_PER_REQUEST',
+    remedy: `split the ${what} into several requests, in order`,
+  });
+}
+
 /** Builds the schemas for the given limits. */
 export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest' | 'maxTextLength'>) {
   const textOf = (params?: { error: (iss: { input?: unknown }) => string | undefined }) =>
     z
       .string(params)
       // zod counts string lengths in Unicode code points, the unit of every length limit of the API.
-      .max(config.maxTextLength, { message: `is longer than ${config.maxTextLength} ${LENGTH_UNIT}` })
+      .max(config.maxTextLength, {
+        message: overLimitMessage('is longer than', {
+          max: config.maxTextLength,
+          unit: LENGTH_UNIT,
+          setting: 'MAX_TEXT_LENGTH',
+          remedy: 'shorten it, or split a long text across several events',
+        }),
+      })
       .refine((s) => !hasLoneSurrogate(s), { message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
   const text = textOf();
   // A message text that is present must say something: null is how an assistant event says "no text".
@@ -447,10 +469,21 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .superRefine((m, ctx) => {
         if (m === null || typeof m !== 'object' || Array.isArray(m)) return ctx.addIssue({ code: 'custom', message: 'must be a JSON object' });
         // Depth first: serialising a very deep value would overflow the stack.
-        if (!jsonDepthAtMost(m, MAX_METADATA_DEPTH)) return ctx.addIssue({ code: 'custom', message: `nests deeper than ${MAX_METADATA_DEPTH} levels` });
+        if (!jsonDepthAtMost(m, MAX_METADATA_DEPTH))
+          return ctx.addIssue({
+            code: 'custom',
+            message: overLimitMessage('nests deeper than', { max: MAX_METADATA_DEPTH, unit: 'levels', remedy: 'flatten it' }),
+          });
         const json = JSON.stringify(m);
         if (json.length > MAX_METADATA_LENGTH && codePointLength(json) > MAX_METADATA_LENGTH)
-          return ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON` });
+          return ctx.addIssue({
+            code: 'custom',
+            message: overLimitMessage('is larger than', {
+              max: MAX_METADATA_LENGTH,
+              unit: `${LENGTH_UNIT} of JSON`,
+              remedy: 'keep large data elsewhere and put a reference to it in metadata',
+            }),
+          });
         if (jsonHasLoneSurrogate(m)) return ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
         // A number a double does not hold as sent would be stored changed (and a resend with another one taken for a retry).
         const inexact = inexactJsonNumberAt(m);
@@ -497,7 +530,13 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       text: text.nullable().optional(),
       toolCalls: z
         .array(toolCall)
-        .max(MAX_TOOL_CALLS_PER_EVENT, { message: `must hold at most ${MAX_TOOL_CALLS_PER_EVENT} tool calls: the most one assistant event may make` })
+        .max(MAX_TOOL_CALLS_PER_EVENT, {
+          message: overLimitMessage('must hold at most', {
+            max: MAX_TOOL_CALLS_PER_EVENT,
+            unit: 'tool calls',
+            remedy: 'the most one assistant event may make',
+          }),
+        })
         .optional(),
       refusal: text.pipe(z.string().min(1, { message: 'must not be empty: leave it out when there is no refusal' })).optional(),
     })
@@ -512,7 +551,9 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
   const responses = z
     .array(toolResponse, { error: (iss) => (iss.input === undefined ? `is required: ${responsesShape}` : `must be ${responsesShape}`) })
     .min(1, { message: 'must hold at least one response: { toolCallId, name, data }' })
-    .max(MAX_RESPONSES_PER_EVENT, { message: `must hold at most ${MAX_RESPONSES_PER_EVENT} responses: send more in further tool events` });
+    .max(MAX_RESPONSES_PER_EVENT, {
+      message: overLimitMessage('must hold at most', { max: MAX_RESPONSES_PER_EVENT, unit: 'responses', remedy: 'send more in further tool events' }),
+    });
   const tool = z.strictObject({ ...common, type: z.literal('tool'), responses, name: name.optional() });
   const summary = z.strictObject({ ...common, type: z.literal('summary'), shadowPrompt: text, text: summaryText });
   const nativeEvent = z.discriminatedUnion('type', [user, assistant, tool, system, summary], {
@@ -550,7 +591,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     events: z
       .array(nativeEvent)
       .min(1, { message: 'send at least one event' })
-      .max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} events per request` }),
+      .max(config.maxEventsPerRequest, { message: perRequestLimit(config.maxEventsPerRequest, 'events') }),
     expectedRevision: expectedRevision.optional(),
     userId: userId.optional(),
   });
@@ -558,7 +599,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
     messages: z
       .array(z.unknown())
       .min(1, { message: 'send at least one message' })
-      .max(config.maxEventsPerRequest, { message: `at most ${config.maxEventsPerRequest} messages per request` }),
+      .max(config.maxEventsPerRequest, { message: perRequestLimit(config.maxEventsPerRequest, 'messages') }),
     expectedRevision: expectedRevision.optional(),
     userId: userId.optional(),
   });

@@ -13,15 +13,18 @@ import type { PoolConnections } from '@lib/event-store';
  */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
+/** The `tenant` label of an HTTP answer no tenant was resolved for (no key, an unknown one, `/health`, an answer given before the key check). */
+export const NO_TENANT_LABEL = 'none';
+
 /** The service's Prometheus registry and its metrics (durations in seconds). */
 @Injectable()
 export class ServiceMetrics {
   readonly registry = new Registry();
-  /** HTTP requests by method, route and status; seconds. */
+  /** HTTP requests by method, route, status and tenant (`http-metrics.ts`' `tenantLabel`: a configured tenant, `default` in open mode, `none` when unresolved); seconds. */
   readonly httpDuration = new Histogram({
     name: 'http_request_duration_seconds',
-    help: 'HTTP request duration in seconds',
-    labelNames: ['method', 'route', 'status'],
+    help: "HTTP request duration in seconds, by method, route pattern, status and tenant (the API key's tenant; default in open mode; none without a resolved tenant)",
+    labelNames: ['method', 'route', 'status', 'tenant'],
     buckets: DURATION_BUCKETS,
     registers: [this.registry],
   });

@@ -4,6 +4,7 @@ import { hasUnspacedScript } from './unspaced-script';
 import { isSearchable, needsWholeClusters, searchablePieces } from './recall-searchable';
 import { recallFold } from './recall-document';
 import { wordIndexText } from './script-boundary';
+import { overLimitMessage } from '@lib/compaction';
 import { codePointLength, LENGTH_UNIT } from '../domain/client-id-rule';
 
 /** Longest `q` accepted, in characters (Unicode code points). */
@@ -11,11 +12,19 @@ export const MAX_RECALL_QUERY_LENGTH = 1000;
 /** What recall answers (after `q: `) for a `q` missing, empty or blank. */
 export const RECALL_QUERY_BLANK = 'give at least one word to search for';
 /** What recall answers (after `q: `) for a `q` longer than {@link MAX_RECALL_QUERY_LENGTH}. */
-export const RECALL_QUERY_TOO_LONG = `must be at most ${MAX_RECALL_QUERY_LENGTH} ${LENGTH_UNIT}`;
+export const RECALL_QUERY_TOO_LONG = overLimitMessage('must be at most', {
+  max: MAX_RECALL_QUERY_LENGTH,
+  unit: LENGTH_UNIT,
+  remedy: 'search with fewer or shorter words',
+});
 /** Most words `q` may have (words without a letter, digit or emoji are not counted). */
 export const MAX_RECALL_QUERY_TERMS = 32;
 /** What recall answers (after `q: `) for a `q` of more than {@link MAX_RECALL_QUERY_TERMS} words. */
-export const RECALL_QUERY_TOO_MANY_WORDS = `must have at most ${MAX_RECALL_QUERY_TERMS} words (every word must occur in a hit; words without a letter, digit or emoji are not counted)`;
+export const RECALL_QUERY_TOO_MANY_WORDS = overLimitMessage('must have at most', {
+  max: MAX_RECALL_QUERY_TERMS,
+  unit: 'words (words without a letter, digit or emoji are not counted)',
+  remedy: 'search with fewer words (every word must occur in a hit)',
+});
 /** What recall answers (after `q: `) for a `q` with nothing searchable (see `isSearchable`: emoji include flags and keycaps). */
 export const RECALL_QUERY_NOTHING_SEARCHABLE = 'must contain at least one letter, digit or emoji';
 
