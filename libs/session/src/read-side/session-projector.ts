@@ -235,7 +235,7 @@ export class SessionProjector {
   private endGathering: (() => void) | null = null;
   /** The worker thread applying live batches ({@link SessionProjectorOptions.worker}), while started. */
   private pool: Piscina | undefined;
-  /** Without the worker option: the worker thread that applies batches holding a very large event ({@link LARGE_BATCH_TEXT}). */
+  /** Without the worker option: the worker thread that applies batches holding a very large event ({@link LARGE_BATCH_TEXT}) or an erasure record. */
   private largeBatchPool: Piscina | undefined;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
   private readonly erasureListeners = new Set<(tenantId: string, sessionId: string) => void>();
@@ -731,9 +731,15 @@ export class SessionProjector {
    * is possible (the events before the failing one, one by one) and throws the failing one's error.
    */
   private async applyLive(batch: RecordedEvent[]): Promise<void> {
-    // On the event loop, a batch holding a very large event is applied in a worker thread too (started on first need).
+    // On the event loop, a batch holding a very large event, or an erasure record, is applied in a
+    // worker thread too (started on first need): erasing a 30,000-event session's rows (its recall
+    // index included) took ~3.4 s of one transaction, which held every other request that long.
+    // The worker commits the same one transaction, so readers see the rows before it or none after.
     const pool =
-      this.pool ?? (this.store.file !== ':memory:' && holdsLargeText(batch, LARGE_BATCH_TEXT) ? (this.largeBatchPool ??= this.newPool(0)) : undefined);
+      this.pool ??
+      (this.store.file !== ':memory:' && (holdsLargeText(batch, LARGE_BATCH_TEXT) || batch.some(isErasureRecord))
+        ? (this.largeBatchPool ??= this.newPool(0))
+        : undefined);
     if (!pool) {
       try {
         this.applyBatch(batch);
