@@ -237,6 +237,8 @@ export class SessionProjector {
   private pool: Piscina | undefined;
   /** Without the worker option: the worker thread that applies batches holding a very large event ({@link LARGE_BATCH_TEXT}) or an erasure record. */
   private largeBatchPool: Piscina | undefined;
+  /** The last position of the batch a worker thread is applying ({@link appliesInWorker}), null when none. */
+  private inWorkerUpTo: bigint | null = null;
   private readonly checkpointListeners = new Set<(checkpoint: bigint, committedAtMs: number) => void>();
   private readonly erasureListeners = new Set<(tenantId: string, sessionId: string) => void>();
   private readonly damageListeners = new Set<(error: Error) => void>();
@@ -412,6 +414,15 @@ export class SessionProjector {
     if (long) void yieldToIo().then(() => this.waiters.notify(next));
     else this.waiters.notify(next);
     for (const listener of this.checkpointListeners) listener(next, committedAtMs);
+  }
+
+  /**
+   * Whether the batch holding global position `position` (bigint) is being applied in a worker
+   * thread right now (not yet committed): the erasure waits for it rather than erase the same
+   * rows on the event loop, where its transaction would wait for the worker's, holding the loop.
+   */
+  appliesInWorker(position: bigint): boolean {
+    return this.inWorkerUpTo !== null && position > this.current && position <= this.inWorkerUpTo;
   }
 
   /**
@@ -750,7 +761,10 @@ export class SessionProjector {
       return;
     }
     const before = this.current;
-    const outcome = (await pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask)) as ApplyBatchOutcome;
+    this.inWorkerUpTo = batch[batch.length - 1].position;
+    const outcome = (await pool.run({ file: this.store.file, events: batch } satisfies ApplyBatchTask).finally(() => {
+      this.inWorkerUpTo = null;
+    })) as ApplyBatchOutcome;
     if (this.rebuilding) this.rebuilding.events += batch.filter((e) => e.position > before && e.position <= outcome.checkpoint).length;
     this.advance(outcome.checkpoint, outcome.committedAtMs);
     // The worker thread truncated the WAL after an erasure, or retries it there: this thread's
