@@ -19,13 +19,11 @@ import {
 import { emptySessionWindow, evolveSessionWindow, foldSessionWindow, type SessionWindowState } from '../domain/session-window';
 import { AtomicDecisionTracker } from '../domain/atomic-decisions';
 import { cloneSessionWindow } from '../domain/clone-session-window';
-import { nextTurn } from '../event-loop-turns';
+import { visitStreamUpTo } from './stream-in-pages';
 
 /** First page size for backward reads; pages double up to {@link MAX_PAGE}, so a load reads O(events since). */
 const FIRST_PAGE = 32;
 const MAX_PAGE = 1024;
-/** Events read and folded between two turns given to the event loop when folding up to a past revision. */
-const FOLD_PAGE = 1000;
 
 function snapshotOf(e: RecordedEvent): SessionSnapshot | null {
   if (e.type !== COMPACTION_COMPLETED && e.type !== COMPACTION_FAILED) return null;
@@ -101,32 +99,18 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
  */
 export async function loadSessionWindowAt(store: EventStore, sessionId: string, revision: bigint): Promise<SessionWindowState | null> {
   const stream = sessionStream(sessionId);
-  // At most revision + 1 events (fewer when the stream starts later: a session written again after
-  // an erasure continues after the erased revisions). Past 2^53 no stream is that long: read it
-  // all (a larger count would not bind as an integer).
-  // Read and folded a page at a time, giving the event loop a turn between pages: a 30,000-event
-  // session read and folded at once held every other request ~1.3 s (newcomer ncnoisy F1). The
-  // revisions read are immutable; a deletion meanwhile leaves a page short, so the state ends
-  // before `revision` and the caller answers as for a session without it.
+  // Read and folded a page at a time, giving the event loop turns (visitStreamUpTo).
   const decisions = new AtomicDecisionTracker();
   const state = emptySessionWindow();
-  let next: bigint | 'start' = 'start';
-  for (;;) {
-    const left = revision - (next === 'start' ? -1n : next - 1n);
-    const maxCount = left < BigInt(FOLD_PAGE) ? Number(left) : FOLD_PAGE;
-    const page = await store.readStream(stream, { fromRevision: next, maxCount });
-    const within = page.filter((e) => e.revision <= revision);
-    if (within.length === 0 && next === 'start') return null;
+  let first = true;
+  const visited = await visitStreamUpTo(store, stream, revision, (e) => {
     // Read from the stream's start: its first event's revision is the incarnation (EventStore.streamIncarnation).
-    if (next === 'start') state.incarnation = within[0].revision;
-    for (const e of within) {
-      decisions.observe(state, e);
-      evolveSessionWindow(state, e);
-    }
-    if (page.length < maxCount || within.length < page.length || state.revision === null || state.revision >= revision) break;
-    next = state.revision + 1n;
-    await nextTurn();
-  }
+    if (first) state.incarnation = e.revision;
+    first = false;
+    decisions.observe(state, e);
+    evolveSessionWindow(state, e);
+  });
+  if (visited === 0) return null;
   if (!decisions.inside) return state;
   // Inside a decision: read on to its end. A decision that never closes (a log written before late
   // answers were archived on arrival) leaves the state as it was at `revision`.
