@@ -205,8 +205,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
-    if (!(await this.projectorPassed(record.position)))
-      this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data));
+    if (!(await this.projectorPassed(record.position))) this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data));
     const { sessionId, erasedEvents, erasedAt } = record.data;
     return { sessionId, erasedEvents, erasedAt, position: record.position.toString() };
   }
