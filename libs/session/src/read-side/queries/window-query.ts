@@ -3,7 +3,7 @@ import { compareWindowEntries, type WindowEntry } from '../../domain/session-win
 import type { EventCosts } from '../../events/session-stream-events';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeUtf8 } from './decode-utf8';
-import { ITEMS_PER_TURN, mapInTurns } from '../../event-loop-turns';
+import { mapInTurns } from '../../event-loop-turns';
 import { findSession } from './session-row';
 
 /**
@@ -73,7 +73,7 @@ export function getWindow(store: ReadModelStore, tenantId: string, sessionId: st
 
 /**
  * {@link getWindow}'s answer, the same, its rows read by one statement (one consistent snapshot)
- * and parsed giving the event loop a turn every {@link ITEMS_PER_TURN} entries (see `mapInTurns`),
+ * and parsed giving the event loop a turn every `ITEMS_PER_TURN` entries (see `mapInTurns`),
  * so a window of 30,000 events does not hold every other request for the whole of it.
  */
 export async function getWindowInTurns(store: ReadModelStore, tenantId: string, sessionId: string): Promise<ProjectedWindow | null> {
