@@ -400,12 +400,12 @@ describeWithNats('NATS transport')('commands and decisions over NATS JetStream',
     for (const s of sessions.slice(0, 2))
       expect(requesters(s)).toEqual([
         { requestId: commandIds.get(s), via: 'nats' },
-        { requestId: `http-compact-${s}`, via: 'http' },
+        { requestId: `http-compact-${s}`, requestIdFrom: 'client', via: 'http' },
       ]);
     expect(requesters('audit-c')).toEqual([
       { requestId: commandIds.get('audit-c'), via: 'nats' },
-      { requestId: 'http-compact-audit-c', via: 'http' },
-      { requestId: 'http-erase-audit-c', via: 'http' },
+      { requestId: 'http-compact-audit-c', requestIdFrom: 'client', via: 'http' },
+      { requestId: 'http-erase-audit-c', requestIdFrom: 'client', via: 'http' },
     ]);
   });
 });

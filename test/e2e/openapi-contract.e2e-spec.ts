@@ -174,6 +174,7 @@ describe('OpenAPI contract', () => {
     expect(declaredCodes(document.paths['/v1/recall'].get, '503')?.sort()).toEqual([
       'projection_behind',
       'read_models_damaged',
+      'read_models_off_log',
       'shutting_down',
       'store_corrupt',
       'store_unavailable',

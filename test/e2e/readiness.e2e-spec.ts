@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { EventStoreUnavailableError } from '@lib/event-store';
-import { SessionProjector, sessionKey, sessionStream } from '@lib/session';
+import { EVENT_STORE, SessionProjector, sessionKey, sessionStream } from '@lib/session';
 import { startService, type Harness } from '../support/service-harness';
 
 describe('GET /health/ready', () => {
@@ -129,9 +129,16 @@ describe('GET /health/ready', () => {
   });
 
   // Newcomer ncverify: a PostgreSQL store restored under a running replica left every read 503 while /health said ok and /health/ready 200.
-  it('answers 503 store_unavailable, and /health "unavailable", while the read models come from another log than the store', async () => {
+  // Newcomer ncmigrate (F2): once it noticed, the replica still answered reads from those read models (200 for sessions the restored
+  // store no longer had, recall hits of them) and took writes (201) that a read with their minPosition then answered 404.
+  it('refuses reads (503 read_models_off_log) and writes (503 store_unavailable, nothing written), and /health/ready 503 with /health "unavailable", while the read models come from another log than the store', async () => {
     const replica = await startService({ dataDir: tempDir() });
     harnesses.push(replica);
+    const written = await replica
+      .http()
+      .post('/v1/sessions/lost/events')
+      .send({ events: [{ id: 'l1', type: 'user', text: 'written after the backup' }] });
+    expect(written.status).toBe(201);
     expect((await replica.http().get('/health/ready')).status).toBe(200);
     const projector = replica.service.app.get(SessionProjector);
     const problem = "the read models in x come from another log than the event store's: …; stop the service and run npm run rebuild-read-models";
@@ -146,16 +153,31 @@ describe('GET /health/ready', () => {
     });
     try {
       const ready = await replica.http().get('/health/ready');
-      expect({ status: ready.status, body: ready.body }).toEqual({
-        status: 503,
-        body: { code: 'store_unavailable', message: `not ready: ${problem}`, mayHaveBeenWritten: false },
-      });
+      expect(ready.status).toBe(503);
+      expect(ready.body).toEqual({ code: 'read_models_off_log', message: expect.stringContaining(`not ready: ${problem}`) });
       const health = await replica.http().get('/health');
       expect({ status: health.status, state: health.body.status }).toEqual({ status: 200, state: 'unavailable' });
+      for (const read of ['/v1/sessions/lost', '/v1/sessions/lost/events', '/v1/recall?q=backup', '/v1/sessions']) {
+        const answer = await replica.http().get(read);
+        expect({ read, status: answer.status, code: answer.body.code }).toEqual({ read, status: 503, code: 'read_models_off_log' });
+        expect(answer.body.message).toMatch(/another log than the event store's.*npm run rebuild-read-models/);
+      }
+      const refused = await replica
+        .http()
+        .post('/v1/sessions/new-one/events')
+        .send({ events: [{ id: 'n1', type: 'user', text: 'written after the restore' }] });
+      expect({ status: refused.status, code: refused.body.code, mayHaveBeenWritten: refused.body.mayHaveBeenWritten }).toEqual({
+        status: 503,
+        code: 'store_unavailable',
+        mayHaveBeenWritten: false,
+      });
+      expect(refused.body.message).toMatch(/another log than the event store's .*: nothing was written; send the write to another replica/);
+      expect(await replica.service.app.get(EVENT_STORE).headPosition()).toBe(1n); // only the first append
     } finally {
       jest.restoreAllMocks();
     }
     expect((await replica.http().get('/health/ready')).status).toBe(200);
+    expect((await replica.http().get('/v1/sessions/lost')).status).toBe(200);
   });
 
   it('is in the OpenAPI document with its 200 and 503 answers', async () => {

@@ -30,7 +30,7 @@ describe('requestedBy in decisions and erasure records', () => {
       .set('X-Request-Id', 'audit-req-777')
       .send({ strategy: { type: 'sliding-window', maxEvents: 4 } })
       .expect(200);
-    const requestedBy = { keyLabel: 'API_KEYS#1', requestId: 'audit-req-777', via: 'http' };
+    const requestedBy = { keyLabel: 'API_KEYS#1', requestId: 'audit-req-777', requestIdFrom: 'client', via: 'http' };
     const item = await harness.http().get(`/v1/sessions/who1/compactions/${body.compactionId}`).set('Authorization', `Bearer ${BOT}`).expect(200);
     expect(item.body).toMatchObject({ origin: 'command', requestedBy });
     const list = await harness.http().get('/v1/sessions/who1/compactions').set('X-Api-Key', BOT).expect(200);
@@ -61,6 +61,26 @@ describe('requestedBy in decisions and erasure records', () => {
     expect(list.body.compactions[0]).toMatchObject({ origin: 'auto', requestedBy: null, trigger: { type: 'turn-count', maxTurns: 2 } });
   });
 
+  it('marks a request id the service made (no usable X-Request-Id) as requestIdFrom service, one the client sent as client', async () => {
+    await harness
+      .http()
+      .post('/v1/sessions/who2/events')
+      .set('Authorization', `Bearer ${OPS}`)
+      .send({ events: events(8) })
+      .expect(201);
+    // A header with a space is not usable: the service makes a UUID.
+    const made = await harness
+      .http()
+      .post('/v1/sessions/who2/compactions')
+      .set('Authorization', `Bearer ${OPS}`)
+      .set('X-Request-Id', 'approved by CISO')
+      .send({ strategy: { type: 'sliding-window', maxEvents: 6 } })
+      .expect(200);
+    const item = await harness.http().get(`/v1/sessions/who2/compactions/${made.body.compactionId}`).set('Authorization', `Bearer ${OPS}`).expect(200);
+    expect(item.body.requestedBy).toEqual({ keyLabel: 'API_KEYS#1', requestId: made.headers['x-request-id'], requestIdFrom: 'service', via: 'http' });
+    expect(item.body.requestedBy.requestId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-/);
+  });
+
   it('an erasure record keeps the key label and request id of the DELETE that ordered it', async () => {
     await harness
       .http()
@@ -70,6 +90,6 @@ describe('requestedBy in decisions and erasure records', () => {
       .expect(201);
     await harness.http().delete('/v1/sessions/gone1').set('Authorization', `Bearer ${BOT}`).set('X-Request-Id', 'erase-req-1').expect(200);
     const records = (await storedOf(SESSION_ERASED)).map((e) => e.data as SessionErasedData).filter((d) => d.sessionId === 'gone1');
-    expect(records.map((d) => d.requestedBy)).toEqual([{ keyLabel: 'API_KEYS#2', requestId: 'erase-req-1', via: 'http' }]);
+    expect(records.map((d) => d.requestedBy)).toEqual([{ keyLabel: 'API_KEYS#2', requestId: 'erase-req-1', requestIdFrom: 'client', via: 'http' }]);
   });
 });

@@ -75,12 +75,20 @@ const nativeText: fc.Arbitrary<{ text: string; textParts?: string[] }> = fc.oneo
 );
 const asSent = (t: { text: string; textParts?: string[] }, n: string | undefined) => ({ ...t, ...(n === undefined ? {} : { name: n }) });
 
+/** True when every number in the JSON value is finite and, when an integer, within ±(2^53 − 1): what metadata keeps (others are refused). */
+const keptNumbers = (value: unknown): boolean =>
+  typeof value === 'number'
+    ? Number.isFinite(value) && (Number.isSafeInteger(value) || !Number.isInteger(value))
+    : value !== null && typeof value === 'object'
+      ? Object.values(value).every(keptNumbers)
+      : true;
+
 /** A metadata object as JSON text, with keys a naive copy would lose (`__proto__`) or confuse. */
 const metadataJson = fc
   .uniqueArray(
     fc.tuple(
       fc.oneof(fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty'), fc.string({ maxLength: 8 })),
-      fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(JSON.parse('{"__proto__":1}') as unknown)),
+      fc.oneof(fc.jsonValue({ maxDepth: 3 }).filter(keptNumbers), fc.constant(JSON.parse('{"__proto__":1}') as unknown)),
     ),
     {
       maxLength: 5,

@@ -116,7 +116,9 @@ describe('erasing a session', () => {
     expect(Object.keys(records[0].data as object).sort()).toEqual(['erasedAt', 'erasedEvents', 'lastPosition', 'lastRevision', 'requestedBy', 'sessionId']);
     // who ordered it: the key's label and the request id, never a key's text or any content
     expect(Object.keys((records[0].data as { requestedBy: object }).requestedBy).sort()).toEqual(expect.arrayContaining(['via']));
-    expect(Object.keys((records[0].data as { requestedBy: object }).requestedBy).every((k) => ['keyLabel', 'requestId', 'via'].includes(k))).toBe(true);
+    expect(
+      Object.keys((records[0].data as { requestedBy: object }).requestedBy).every((k) => ['keyLabel', 'requestId', 'requestIdFrom', 'via'].includes(k)),
+    ).toBe(true);
     // the other session is intact
     const keeper = await http().get('/v1/sessions/keeper/window').expect(200);
     expect(keeper.body.events).toHaveLength(conversation('keeper', 'KEEPER-WORD').length + 1);

@@ -14,7 +14,7 @@ import { SwaggerModule } from '@nestjs/swagger';
 import { Logger } from 'nestjs-pino';
 import { FrameworkLogger } from './observability/framework-logger';
 import { ESTIMATOR_NAMES, getEstimator } from '@lib/compaction';
-import { EventStoreDatabaseEncodingError, EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
+import { EventStoreDatabaseEncodingError, EventStoreSchemaMismatchError, EventStoreSchemaNewerError, type EventStore } from '@lib/event-store';
 import { READ_MODEL_FILE_NAME, ReadModelStore, SessionProjector, summarizerFromEnv, type Summarizer } from '@lib/session';
 import { checkReadModelsOfThisLog } from './config/read-models-of-this-log';
 import { openReadModelsSettingDamageAside } from './config/damaged-read-models';
@@ -37,6 +37,9 @@ import {
   unparseableRequestLines,
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
+import { useSecurityHeaders } from './http/security-headers';
+import { refuseForeignHosts } from './http/foreign-host';
+import { forbidCachingOfData } from './http/no-store';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { logAnswerCodes } from './observability/request-log';
 import { ServiceMetrics } from './observability/metrics';
@@ -47,6 +50,7 @@ import type { ServiceConfig } from './config/service-config';
 import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
 import { databaseEncodingRefusal } from './config/database-encoding-refusal';
+import { databaseSchemaMismatchRefusal } from './config/database-schema-mismatch-refusal';
 import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { abortedAtShutdown, closeReadModelsAtBound, settlesWithin } from './shutdown/shutdown-bound';
@@ -159,13 +163,14 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   }
   try {
     await checkReadModelsOfThisLog(config.dataDir, store, readModels);
-    // PostgreSQL: the schema is set up at start (a database set up by a newer build, or one whose
-    // encoding is not UTF8, is refused here, failing the start); a server down now is set up on
+    // PostgreSQL: the schema is set up at start (a database set up by a newer build, one whose
+    // encoding is not UTF8, or one with a table of the service's names that is not its own, is refused here, failing the start); a server down now is set up on
     // first use, as before.
     if (eventStoreKind(config) === 'postgres')
       await store.headPosition().catch((err: unknown) => {
         if (err instanceof EventStoreSchemaNewerError) throw err;
         if (err instanceof EventStoreDatabaseEncodingError) throw databaseEncodingRefusal(err, config.databaseUrl!);
+        if (err instanceof EventStoreSchemaMismatchError) throw databaseSchemaMismatchRefusal(err, config.databaseUrl!);
       });
   } catch (err) {
     readModels.close();
@@ -233,8 +238,14 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
   // Before every hook that may answer: each answer carries its X-Request-Id.
   echoRequestIds(fastify);
+  // CSP, X-Frame-Options, nosniff, Referrer-Policy on every answer from here on (/docs gets its own CSP).
+  await useSecurityHeaders(fastify);
+  // Cache-Control: no-store on /v1 and /health answers (conversation text; the audit page's reads).
+  forbidCachingOfData(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify, refusedLines);
+  // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside.
+  refuseForeignHosts(fastify, config, refusedLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code (LOG_LEVEL=silent writes no request line: no hook).

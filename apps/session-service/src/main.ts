@@ -4,7 +4,8 @@
  * is refused like a configuration error (one line on stderr, exit code 2). Prints the
  * URL, the API docs URL, the store in use, whether it runs in open development mode, and with
  * NATS_URL one line naming the NATS subjects and servers, preceded by one warn line per group of
- * settings the configuration leaves without effect (`ignored-settings.ts`): as
+ * settings the configuration leaves without effect (`ignored-settings.ts`) and, with API_KEYS and a NATS
+ * connection without credentials, one saying NATS commands are not authenticated by the keys (`nats-tenant-warning.ts`): as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
  * or warn, whatever `LOG_LEVEL` says: README, Logs) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
  * The URLs are `startupUrl`'s (an IPv6 HOST in brackets; all interfaces as localhost).
@@ -34,6 +35,7 @@ import { listenError } from './config/listen-error';
 import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
 import { ignoredSettingLines } from './config/ignored-settings';
+import { natsTenantWarningLines } from './config/nats-tenant-warning';
 import { routeProcessWarnings } from './observability/process-warnings';
 
 /**
@@ -160,6 +162,8 @@ async function main(): Promise<void> {
   ];
   // Settings the configuration leaves without effect: one warn line per group, before the summary.
   say(config, ignoredSettingLines(process.env, config), 'warn');
+  // API_KEYS with a NATS connection without credentials: NATS commands are every tenant's (nats-tenant-warning.ts).
+  say(config, natsTenantWarningLines(config), 'warn');
   say(config, lines);
 }
 

@@ -73,7 +73,8 @@ class ApiError extends Error {
 class Unreachable extends Error {}
 
 /**
- * GET a JSON route of the service with the stored key.
+ * GET a JSON route of the service with the stored key, past the browser's cache (`cache: 'no-store'`;
+ * the service marks these answers `no-store` too: no copy outlives "Forget API key" or an erasure).
  * Throws {@link NeedsKey} (401), {@link ApiError} (another error status, or an answer that is not
  * JSON) or {@link Unreachable} (no answer).
  * @template T
@@ -87,7 +88,7 @@ async function api(path) {
   /** @type {any} */
   let body;
   try {
-    res = await fetch(path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    res = await fetch(path, { headers: key ? { authorization: `Bearer ${key}` } : {}, cache: 'no-store' });
     if (res.status === 401) throw new NeedsKey(key ? 'the service refused this API key' : 'this service needs an API key');
     body = await res.text();
   } catch (err) {
@@ -2399,7 +2400,7 @@ function linkPart(part) {
 
 /** Shows the service's mode (open or with keys) from /health; when it does not answer, the last one stays. */
 function showMode() {
-  fetch('/health')
+  fetch('/health', { cache: 'no-store' })
     .then((r) => r.json())
     .then((/** @type {Schemas['Health']} */ health) => {
       /** @type {HTMLElement} */ (document.getElementById('mode')).textContent = health.mode;

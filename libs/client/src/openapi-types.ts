@@ -628,6 +628,7 @@ export interface components {
          *     - invalid_reply_to (400, NATS only): Reply-To is not a reply inbox; nothing applied
          *     - invalid_command_id (400, NATS only): with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it
          *     - unauthorized (401): API keys are configured and the request has none or an unknown one
+         *     - host_not_allowed (403): open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)
          *     - unknown_tenant (403, NATS only): the subject names a tenant this service does not serve
          *     - session_not_found (404): no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
          *     - compaction_not_found (404): the session has no compaction with this id
@@ -635,6 +636,7 @@ export interface components {
          *     - method_not_allowed (405): the path exists but not with this method (the Allow header lists its methods)
          *     - request_timeout (408): the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed
          *     - wrong_expected_revision (409): expectedRevision does not match the session's last revision (expected and actual say both); nothing written
+         *     - erasure_interrupted (409): DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped
          *     - duplicate_event_id (409): an event id is already used in the session for other content (eventId names it); nothing written
          *     - user_id_conflict (409): the session belongs to another user (userId names the owner); nothing written
          *     - payload_too_large (413): the body (inflated) is larger than MAX_BODY_BYTES
@@ -649,13 +651,14 @@ export interface components {
          *     - projection_behind (503): the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
          *     - store_unavailable (503): the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
          *     - store_corrupt (503): the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+         *     - read_models_off_log (503): this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
          *     - read_models_damaged (503): the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
          *     - counting_timeout (503): counting a large request's tokens took too long (refusal deadline_passed, with deadlineMs), or too many were waiting (refusal queue_full, refused at once); nothing written, retry after Retry-After seconds
          *     - counting_too_costly (413): counting a large request's tokens (or a compaction's text work) ran past its deadline (deadlineMs) with no other large text before it: it would be refused again; nothing written: send less text per request
          *     - shutting_down (503): the service is shutting down (Retry-After: 1); nothing written, retry
          * @enum {string}
          */
-        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
+        ErrorCode: "validation_failed" | "invalid_parameter" | "invalid_message" | "invalid_query" | "cursor_expired" | "invalid_request" | "invalid_session_id" | "invalid_path" | "invalid_query_encoding" | "malformed_request" | "unsupported_expectation" | "malformed_json" | "malformed_body" | "request_aborted" | "revision_out_of_range" | "time_out_of_range" | "position_out_of_range" | "unknown_command" | "invalid_subject" | "invalid_reply_to" | "invalid_command_id" | "unauthorized" | "host_not_allowed" | "unknown_tenant" | "session_not_found" | "compaction_not_found" | "route_not_found" | "method_not_allowed" | "request_timeout" | "wrong_expected_revision" | "erasure_interrupted" | "duplicate_event_id" | "user_id_conflict" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "unsupported_encoding" | "unknown_tool_call" | "tool_call_conflict" | "rate_limited" | "headers_too_large" | "internal" | "projection_behind" | "store_unavailable" | "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "counting_timeout" | "counting_too_costly" | "shutting_down";
         /**
          * @description Token estimator: tokens of an OpenAI encoding, or UTF-16 code units (chars)
          * @enum {string}
@@ -875,6 +878,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
+                /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
                 id: string;
                 /** @constant */
                 type?: "function";
@@ -899,6 +903,7 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "tool";
+            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
             tool_call_id: string;
         } & {
             [key: string]: unknown;
@@ -1006,6 +1011,11 @@ export interface components {
             keyLabel?: string;
             /** @description HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id */
             requestId?: string;
+            /**
+             * @description HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made); absent over NATS and in records written before it was
+             * @enum {string}
+             */
+            requestIdFrom?: "client" | "service";
             /**
              * @description the transport that carried the command
              * @enum {string}
@@ -1311,7 +1321,16 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description requests per minute of this request's budget (RATE_LIMIT_PER_MINUTE, one budget per tenant or, without a key, per client address); absent when the rate limit is off (0) */
+        "X-RateLimit-Limit": number;
+        /** @description requests left in the budget this window (0 on a 429); absent when the rate limit is off */
+        "X-RateLimit-Remaining": number;
+        /** @description seconds from now (rounded up) until the budget's window ends, or on a 429 until the block ends: a number of seconds, not a clock time; absent when the rate limit is off */
+        "X-RateLimit-Reset": number;
+        /** @description the request's id: the client's X-Request-Id when it is usable (1 to 128 printable ASCII characters, no spaces), else one the service made (a UUID); the request log line and the history's requestedBy.requestId name the request by it */
+        "X-Request-Id": string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1328,6 +1347,7 @@ export interface operations {
             /** @description Health */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1340,6 +1360,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1356,6 +1377,7 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1368,6 +1390,7 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1380,6 +1403,7 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1392,6 +1416,7 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1404,6 +1429,7 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1418,6 +1444,7 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (shutting_down: 1) */
                     "Retry-After": number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1441,6 +1468,7 @@ export interface operations {
             /** @description Readiness */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1453,6 +1481,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1469,6 +1498,7 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1481,6 +1511,7 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1493,6 +1524,7 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1505,6 +1537,7 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1517,6 +1550,7 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1529,6 +1563,7 @@ export interface operations {
             /**
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -1536,12 +1571,13 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "read_models_damaged" | "shutting_down";
+                        code: "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -1567,6 +1603,7 @@ export interface operations {
             /** @description Prometheus text exposition format */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1579,6 +1616,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1595,6 +1633,7 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1607,6 +1646,7 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1619,6 +1659,7 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1631,6 +1672,7 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1643,6 +1685,7 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1657,6 +1700,7 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (shutting_down: 1) */
                     "Retry-After": number;
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1687,6 +1731,10 @@ export interface operations {
             /** @description ErasureList */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1703,6 +1751,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1719,6 +1771,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1728,9 +1784,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1743,6 +1819,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1755,6 +1835,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1769,6 +1853,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1781,6 +1869,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1793,6 +1885,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1806,6 +1902,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -1813,12 +1910,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -1867,6 +1968,10 @@ export interface operations {
             /** @description RecallPage */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1884,6 +1989,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1900,6 +2009,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1909,9 +2022,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1924,6 +2057,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1936,6 +2073,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1950,6 +2091,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1962,6 +2107,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1974,6 +2123,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1987,6 +2140,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -1994,12 +2148,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -2040,6 +2198,10 @@ export interface operations {
             /** @description SessionList */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2056,6 +2218,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2072,6 +2238,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2081,9 +2251,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2096,6 +2286,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2108,6 +2302,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2122,6 +2320,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2134,6 +2336,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2146,6 +2352,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2159,6 +2369,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -2166,12 +2377,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -2195,6 +2410,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2204,6 +2420,10 @@ export interface operations {
             /** @description SessionSummary */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2220,6 +2440,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2236,6 +2460,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2245,9 +2473,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2260,6 +2508,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2272,6 +2524,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2284,6 +2540,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2298,6 +2558,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2310,6 +2574,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2322,6 +2590,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2335,6 +2607,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -2342,12 +2615,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -2366,6 +2643,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2375,6 +2653,10 @@ export interface operations {
             /** @description EraseAnswer */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2390,6 +2672,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2406,6 +2692,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2415,9 +2705,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2430,6 +2740,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2439,23 +2753,29 @@ export interface operations {
                     };
                 };
             };
-            /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
+            /** @description - erasure_interrupted: DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & {
-                        actual: string;
                         /** @enum {string} */
-                        code: "wrong_expected_revision";
-                        expected: string;
+                        code: "erasure_interrupted";
                     };
                 };
             };
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2468,6 +2788,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2482,6 +2806,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2494,6 +2822,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2506,6 +2838,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2524,6 +2860,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2551,6 +2891,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2560,6 +2901,10 @@ export interface operations {
             /** @description CompactionHistoryPage */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2578,6 +2923,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2594,6 +2943,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2603,9 +2956,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2618,6 +2991,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2630,6 +3007,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2642,6 +3023,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2656,6 +3041,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2668,6 +3057,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2680,6 +3073,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2693,6 +3090,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -2700,12 +3098,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -2724,6 +3126,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2745,6 +3148,10 @@ export interface operations {
             /** @description CompactionAnswer */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2764,6 +3171,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2780,6 +3191,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2789,9 +3204,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2804,6 +3239,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2819,6 +3258,10 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2835,6 +3278,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2850,6 +3297,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2862,6 +3313,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2876,6 +3331,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2888,6 +3347,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2900,6 +3363,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2919,6 +3386,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2948,6 +3419,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -2957,6 +3429,10 @@ export interface operations {
             /** @description CompactionHistoryItem */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2973,6 +3449,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2989,6 +3469,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2998,12 +3482,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /**
              * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3016,6 +3520,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3028,6 +3536,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3040,6 +3552,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3054,6 +3570,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3066,6 +3586,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3078,6 +3602,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3091,6 +3619,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -3098,12 +3627,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -3126,6 +3659,7 @@ export interface operations {
             header?: never;
             path: {
                 compactionId: string;
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3135,6 +3669,10 @@ export interface operations {
             /** @description CompactionDiff */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3151,6 +3689,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3167,6 +3709,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3176,12 +3722,32 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /**
              * @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased
              *     - compaction_not_found: the session has no compaction with this id
              */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3194,6 +3760,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3206,6 +3776,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3218,6 +3792,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3232,6 +3810,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3244,6 +3826,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3256,6 +3842,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3269,6 +3859,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -3276,12 +3867,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -3307,6 +3902,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3316,6 +3912,10 @@ export interface operations {
             /** @description LogPage */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3332,6 +3932,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3348,6 +3952,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3357,9 +3965,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3372,6 +4000,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3384,6 +4016,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3396,6 +4032,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3410,6 +4050,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3422,6 +4066,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3434,6 +4082,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3447,6 +4099,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -3454,12 +4107,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -3478,6 +4135,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3490,7 +4148,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3507,7 +4165,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3532,7 +4190,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3553,7 +4211,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3572,7 +4230,7 @@ export interface operations {
                         createdAt?: string | null;
                         /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
                         id?: string | null;
-                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored verbatim (returned in the log, not the window); null counts as absent */
+                        /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
                             [key: string]: unknown;
                         } | null;
@@ -3591,6 +4249,10 @@ export interface operations {
             /** @description AppendResult */
             201: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3610,6 +4272,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3626,6 +4292,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3635,9 +4305,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3654,6 +4344,10 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3680,6 +4374,10 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3696,6 +4394,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3711,6 +4413,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3723,6 +4429,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3738,6 +4448,10 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3756,6 +4470,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3768,6 +4486,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3780,6 +4502,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3799,6 +4525,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3824,6 +4554,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -3842,6 +4573,10 @@ export interface operations {
             /** @description AppendResult */
             201: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3862,6 +4597,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3878,6 +4617,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3887,9 +4630,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3906,6 +4669,10 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3932,6 +4699,10 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3948,6 +4719,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3963,6 +4738,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,6 +4754,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3990,6 +4773,10 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4008,6 +4795,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4020,6 +4811,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4032,6 +4827,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4051,6 +4850,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4079,6 +4882,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4088,6 +4892,10 @@ export interface operations {
             /** @description SessionPolicy */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4104,6 +4912,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4120,6 +4932,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4129,9 +4945,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4144,6 +4980,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4156,6 +4996,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4168,6 +5012,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4182,6 +5030,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4194,6 +5046,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4206,6 +5062,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4219,6 +5079,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -4226,12 +5087,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */
@@ -4250,6 +5115,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4280,6 +5146,10 @@ export interface operations {
             /** @description SessionPolicy */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4299,6 +5169,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4315,6 +5189,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4324,9 +5202,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4339,6 +5237,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4351,6 +5253,10 @@ export interface operations {
             /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
             409: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4365,6 +5271,10 @@ export interface operations {
             /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
             413: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4377,6 +5287,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4392,6 +5306,10 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4404,6 +5322,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4418,6 +5340,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4430,6 +5356,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4442,6 +5372,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4460,6 +5394,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4491,6 +5429,7 @@ export interface operations {
             };
             header?: never;
             path: {
+                /** @description the session: 1 to 128 letters, digits or _ - : @ . (not "." or "..") (else 400 invalid_session_id) */
                 sessionId: string;
             };
             cookie?: never;
@@ -4500,6 +5439,10 @@ export interface operations {
             /** @description Window */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4518,6 +5461,10 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4534,6 +5481,10 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4543,9 +5494,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"] & {
+                        /** @enum {string} */
+                        code: "host_not_allowed";
+                    };
+                };
+            };
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4558,6 +5529,10 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4570,6 +5545,10 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4582,6 +5561,10 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4596,6 +5579,10 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this key (or client address) in again) */
                     "Retry-After": number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4608,6 +5595,10 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4620,6 +5611,10 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4633,6 +5628,7 @@ export interface operations {
              * @description - projection_behind: the read models have not reached minPosition (or this service’s own last write) within MAX_WAIT_MS; retry
              *     - store_unavailable: the event store does not answer: nothing written, retry; except with mayHaveBeenWritten true (a write sent whose outcome is unknown): send the same request again unchanged
              *     - store_corrupt: the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)
+             *     - read_models_off_log: this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it
              *     - read_models_damaged: the read models file (read-models.sqlite) is damaged: restart the service, which moves it aside and rebuilds it from the log
              *     - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry
              */
@@ -4640,12 +5636,16 @@ export interface operations {
                 headers: {
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Error"] & ({
                         /** @enum {string} */
-                        code: "store_corrupt" | "read_models_damaged" | "shutting_down";
+                        code: "store_corrupt" | "read_models_off_log" | "read_models_damaged" | "shutting_down";
                     } | {
                         checkpoint: string;
                         /** @enum {string} */

@@ -118,3 +118,17 @@ export interface CostedEvent {
 export function isNotice(event: { type: string; notice?: unknown }): boolean {
   return event.type === 'system' && event.notice === true;
 }
+
+/**
+ * The one shape of an event as stored and as every read answers it: a user, assistant or system
+ * event always carries `text` (a string, or null when it has none, as the types above say). An
+ * assistant event appended without `text` (tool calls or a refusal only, which a native append may
+ * leave it out of) gets `text: null`, so the native route stores what the OpenAI route stores, and
+ * events stored before this rule read as if stored by it. Tool and summary events are returned as
+ * they are. Returns `event` itself when nothing is missing (no copy on the common path), else a copy
+ * with `text: null` after its other keys. Pure; O(number of keys) only when it copies.
+ */
+export function withTextField(event: SessionEvent): SessionEvent {
+  if (event.type === 'tool' || event.type === 'summary' || (event as { text?: unknown }).text !== undefined) return event;
+  return { ...event, text: null };
+}

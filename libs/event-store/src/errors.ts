@@ -132,6 +132,22 @@ export class EventStoreDatabaseEncodingError extends Error {
 }
 
 /**
+ * A table the PostgreSQL store needs (`es_events`, `es_streams`, `es_head`, `es_schema`) exists in
+ * the database but is not the service's: a column it needs is missing or of another type (another
+ * application's table of the same name). The store refuses the database before creating or
+ * changing anything in it. `table` names it; the message says what differs.
+ */
+export class EventStoreSchemaMismatchError extends Error {
+  override readonly name = 'EventStoreSchemaMismatchError';
+  constructor(
+    readonly table: string,
+    readonly mismatch: string,
+  ) {
+    super(`the table ${table} in the database is not this service's: ${mismatch} (another application's table of the same name?)`);
+  }
+}
+
+/**
  * The store's schema was set up by a newer build than this one (its recorded version is higher
  * than this build knows): this build refuses to use it rather than misread or overwrite it. Start
  * a build at least as new as the one that set it up. Only builds that record and check the version

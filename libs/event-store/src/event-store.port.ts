@@ -6,6 +6,7 @@
  * be contiguous: KurrentDB commit positions are byte offsets). Positions given to reads and
  * subscriptions are exclusive checkpoints: "everything after this position".
  */
+import type { LogCopy } from './log-copy.port';
 
 /**
  * The expected state of a stream for an append:
@@ -242,6 +243,12 @@ export interface EventStore {
    * throws). Optional: a store without a pool of connections of its own (SQLite, KurrentDB) has none.
    */
   poolConnections?(): PoolConnections;
+
+  /**
+   * Verbatim reading and writing of the whole log, for `npm run copy-store` ({@link LogCopy}):
+   * never for a store a service uses meanwhile. Optional: SQLite and PostgreSQL have it, KurrentDB not.
+   */
+  logCopy?(): LogCopy;
 
   /** Releases connections and file handles. */
   close(): Promise<void>;

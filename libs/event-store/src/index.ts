@@ -5,6 +5,7 @@
  */
 export * from './event-store.port';
 export * from './errors';
+export type { DeletedStream, LogContents, LogCopy } from './log-copy.port';
 export { deterministicEventId, deterministicEventIdForms, isUuid, EVENT_ID_NAMESPACE } from './deterministic-id';
 export { prepareAppend, satisfies, type SerializedEvent } from './append-input';
 export { findInStream } from './find-in-stream';

@@ -26,3 +26,8 @@ export function recordedFromRow(row: EventTableRow, created: Date): RecordedEven
     created,
   };
 }
+
+/** The inverse of {@link recordedFromRow} for the metadata column: its JSON text, or null when the event had none (as an append writes it). */
+export function metadataText(metadata: unknown): string | null {
+  return metadata === undefined ? null : (JSON.stringify(metadata) ?? null);
+}

@@ -20,6 +20,7 @@ export function storeWith(store: EventStore, overrides: Partial<EventStore>): Ev
     close: (...args) => store.close(...args),
     ...(store.probeWrite ? { probeWrite: (...args: Parameters<NonNullable<EventStore['probeWrite']>>) => store.probeWrite!(...args) } : {}),
     ...(store.poolConnections ? { poolConnections: (...args: Parameters<NonNullable<EventStore['poolConnections']>>) => store.poolConnections!(...args) } : {}),
+    ...(store.logCopy ? { logCopy: (...args: Parameters<NonNullable<EventStore['logCopy']>>) => store.logCopy!(...args) } : {}),
     ...overrides,
   };
 }

@@ -13,10 +13,12 @@ export type SessionErrorCode =
   | 'compaction_not_found'
   | 'wrong_expected_revision'
   | 'duplicate_event_id'
+  | 'erasure_interrupted'
   | 'unknown_tool_call'
   | 'tool_call_conflict'
   | 'user_id_conflict'
   | 'projection_behind'
+  | 'read_models_off_log'
   | 'counting_timeout'
   | 'counting_too_costly'
   | InvalidRequestCode;
@@ -210,6 +212,19 @@ export class RevisionConflictError extends SessionError {
       `other writers changed the session ${attempts} times in a row while this append was being decided; nothing was written: resend the request unchanged (events with ids are written once)`,
     );
   }
+}
+
+/**
+ * An erasure (`DELETE /v1/sessions/{id}`, which takes no precondition) could not finish because the
+ * session, or its tenant's erasure records, kept changing under it: other writers appended to the
+ * session every time it tried to delete it at the revision it had just read (nothing was erased),
+ * or other erasures' records kept landing while its own was written (the session is deleted, the
+ * record not yet). Either way the client sends the DELETE again, best once its writers have
+ * stopped: an erasure is idempotent. Carries no details (the revisions it raced for are the
+ * service's, not the client's).
+ */
+export class ErasureInterruptedError extends SessionError {
+  readonly code = 'erasure_interrupted';
 }
 
 /** An event id was already used in this session for other content. Nothing was written. */

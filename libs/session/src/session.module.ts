@@ -17,6 +17,7 @@ import { SessionStateCache } from './write-side/session-state-cache';
 import { sessionKey } from './events/session-stream-events';
 import { AcknowledgedPositions, recordingAcknowledgedPositions } from './write-side/acknowledged-positions';
 import { refusingWritesWhileReadModelsFull } from './write-side/writes-while-read-models-full';
+import { refusingWritesWhileReadModelsOffLog } from './write-side/writes-while-read-models-off-log';
 import { AppendSessionEventsHandler } from './write-side/append-session-events';
 import { APPENDED_EVENTS_OBSERVER, type AppendedEventsObserver } from './write-side/appended-events-observer';
 import { CompactSessionHandler } from './write-side/compact-session';
@@ -79,8 +80,13 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
     // Every write of the module's handlers is recorded, so reads can wait for this process's own writes.
     const acknowledged = new AcknowledgedPositions();
     const projector = new SessionProjector(options.readModels, options.projector);
-    // While the read models cannot be written (disk full) writes are refused: nothing is acknowledged that no read could show.
-    const refusing = (store: EventStore) => refusingWritesWhileReadModelsFull(store, () => projector.readModelsFull());
+    // While the read models cannot be written (disk full), or come from another log than the store's (a store restored under
+    // this process), writes are refused: nothing is acknowledged that no read could show.
+    const refusing = (store: EventStore) =>
+      refusingWritesWhileReadModelsOffLog(
+        refusingWritesWhileReadModelsFull(store, () => projector.readModelsFull()),
+        () => projector.readModelsOffLog(),
+      );
     const store = recordingAcknowledgedPositions(refusing(options.store), acknowledged);
     const commands = options.commandStore ? recordingAcknowledgedPositions(refusing(options.commandStore(options.store)), acknowledged) : store;
     return {

@@ -10,6 +10,7 @@ import type { FastifyRequest } from 'fastify';
 import { SERVICE_CONFIG } from '../config/tokens';
 import type { ServiceConfig } from '../config/service-config';
 import type { RequestedBy } from '@lib/session';
+import { isUsableRequestId, REQUEST_ID_HEADER } from '../observability/request-id';
 
 /** Tenant of requests in open development mode. */
 export const OPEN_MODE_TENANT = 'default';
@@ -81,11 +82,14 @@ export class ApiKeyGuard implements CanActivate {
 /**
  * Controller parameter: who sent the request, for the decision or erasure record it writes (see
  * `RequestedBy`): the label {@link ApiKeyGuard} found for its key (never the key), the request's id
- * (the client's X-Request-Id when usable, else the one the service made), `via: 'http'`.
+ * (the client's X-Request-Id when usable, else the one the service made), who chose it
+ * (`requestIdFrom`: `client` or `service`), `via: 'http'`.
  */
 export const Requester = createParamDecorator((_: unknown, ctx: ExecutionContext): RequestedBy => {
   const req = ctx.switchToHttp().getRequest<FastifyRequest & { apiKeyLabel?: string }>();
-  return { ...(req.apiKeyLabel ? { keyLabel: req.apiKeyLabel } : {}), requestId: String(req.id), via: 'http' };
+  // requestIdOf took the client's X-Request-Id exactly when it is usable: then the client chose the id.
+  const requestIdFrom = isUsableRequestId(req.headers[REQUEST_ID_HEADER]) ? 'client' : 'service';
+  return { ...(req.apiKeyLabel ? { keyLabel: req.apiKeyLabel } : {}), requestId: String(req.id), requestIdFrom, via: 'http' };
 });
 
 /** Controller parameter: the tenant the guard resolved. */

@@ -2,6 +2,7 @@
  * The request rules every transport shares (HTTP `/events` and `/messages`, NATS `append` and
  * `messages`): the functions here are what both the controller and the NATS executor call.
  */
+import fc from 'fast-check';
 import type { CommandBus } from '@nestjs/cqrs';
 import type { EventStore } from '@lib/event-store';
 import { InvalidRequestError } from '@lib/session';
@@ -28,11 +29,16 @@ const fromMessages = (body: unknown) => appendMessagesCommandFrom(schemas, 't', 
 
 /** The NATS executor's answer to an append command with `body` (tenant `t`, session `s`); the command bus must not run (the body is refused before). */
 async function natsAppendAnswer(body: unknown) {
+  return natsAppendAnswerOf(JSON.stringify(body));
+}
+
+/** {@link natsAppendAnswer} of a body sent as this JSON text (numbers JSON.stringify would not write, such as 1e400). */
+async function natsAppendAnswerOf(json: string) {
   const commandBus = { execute: () => Promise.reject(new Error('must not run')) } as unknown as CommandBus;
   const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
   return executor.execute({
     subject: commandSubject('smc', 't', 's', 'append'),
-    data: new TextEncoder().encode(JSON.stringify(body)),
+    data: new TextEncoder().encode(json),
     commandId: 'c1',
     redelivered: false,
   });
@@ -466,4 +472,44 @@ describe('/messages: a message may carry createdAt, as a native event does (newc
       expect(err.message).toBe(native.message.replace('events[0]', 'messages[0]'));
     },
   );
+});
+
+describe('metadata numbers a double does not hold as sent (newcomer ncpolyglot F2)', () => {
+  /** The body of an /events append of one user event with `metadata` as this JSON text. */
+  const bodyWith = (metadata: string) => `{"events":[{"id":"u1","type":"user","text":"hi","metadata":${metadata}}]}`;
+
+  it.each([
+    ['{"snowflake":1234567890123456789}', 'events[0].metadata.snowflake'],
+    ['{"ok":1,"a":[0,{"big":12345678901234567890}]}', 'events[0].metadata.a[1].big'],
+    ['{"huge":1e400}', 'events[0].metadata.huge'],
+    ['{"negative":-9007199254740992}', 'events[0].metadata.negative'],
+    ['{"large":1e300}', 'events[0].metadata.large'],
+  ])('refuses %s (400 naming %s, asking for a string), over HTTP and NATS', async (metadata, path) => {
+    const err = refusal(() => fromEvents(JSON.parse(bodyWith(metadata))));
+    expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: path });
+    expect(err.message).toMatch(new RegExp(`^${path.replace(/[.[\]]/g, '\\$&')}: .*send it as a string`));
+    const answer = await natsAppendAnswerOf(bodyWith(metadata));
+    expect(answer.body).toMatchObject({ code: 'validation_failed', parameter: path, message: err.message });
+  });
+
+  it('keeps the numbers a double holds as sent: integers up to ±(2^53 − 1), fractions, big integers sent as strings', () => {
+    const metadata = '{"max":9007199254740991,"min":-9007199254740991,"f":1.5,"tiny":5e-324,"zero":0,"id":"12345678901234567890"}';
+    expect(JSON.stringify(fromEvents(JSON.parse(bodyWith(metadata))).events[0].metadata)).toBe(metadata);
+  });
+
+  it('an integer sent as JSON text is kept exactly when accepted, refused past 2^53 − 1 (property)', () => {
+    const limit = 2n ** 53n - 1n;
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(2n ** 80n), max: 2n ** 80n }), (n) => {
+        const body = JSON.parse(bodyWith(`{"n":${n}}`));
+        if (n > limit || n < -limit) {
+          expect(refusal(() => fromEvents(body)).parameter).toBe('events[0].metadata.n');
+        } else {
+          // The stored number, written back, is the integer sent (BigInt of its text, not a double).
+          expect(BigInt(JSON.stringify(fromEvents(body).events[0].metadata!.n))).toBe(n);
+        }
+      }),
+      { numRuns: 300, examples: [[limit], [limit + 1n], [-limit], [-limit - 1n], [2n ** 63n]] },
+    );
+  });
 });

@@ -46,6 +46,12 @@ export const ENVIRONMENT_VARIABLES: readonly EnvironmentVariable[] = [
     unset: 'open development mode, no authentication',
     meaning: 'key:tenant pairs, comma-separated; unset: open development mode',
   },
+  {
+    name: 'ALLOWED_HOSTS',
+    fallback: '—',
+    unset: 'localhost, *.localhost and IP addresses only',
+    meaning: 'open mode: Host names answered besides localhost, *.localhost and IP addresses, comma-separated',
+  },
   { name: 'OPENAI_BASE_URL', fallback: 'https://api.openai.com/v1', emptyMeansUnset: true, meaning: 'OpenAI-compatible summarizer endpoint' },
   { name: 'OPENAI_API_KEY', fallback: '—', emptyMeansUnset: true, meaning: 'summarizer API key (with neither: extractive summarizer)' },
   { name: 'SUMMARIZER_MODEL', fallback: 'gpt-4o-mini', meaning: 'summarizer model' },

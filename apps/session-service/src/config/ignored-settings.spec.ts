@@ -21,6 +21,13 @@ describe('settings that cannot apply: one warn line per group, "X is ignored bec
     ]);
   });
 
+  it('names ALLOWED_HOSTS with API_KEYS (the Host check is for open mode only)', () => {
+    expect(lines({ API_KEYS: 'alice-key-2f9c:tenantA', ALLOWED_HOSTS: 'devbox' })).toEqual([
+      'ALLOWED_HOSTS is ignored because API_KEYS is set (the Host check is for open development mode)',
+    ]);
+    expect(lines({ ALLOWED_HOSTS: 'devbox' })).toEqual([]);
+  });
+
   it('names DATABASE_POOL_SIZE and DATABASE_STATEMENT_TIMEOUT_MS without DATABASE_URL', () => {
     expect(lines({ DATABASE_POOL_SIZE: '4', DATABASE_STATEMENT_TIMEOUT_MS: '2000' })).toEqual([
       'DATABASE_POOL_SIZE, DATABASE_STATEMENT_TIMEOUT_MS are ignored because DATABASE_URL is not set (the embedded SQLite store)',

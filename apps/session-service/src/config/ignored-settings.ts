@@ -49,6 +49,7 @@ export function ignoredSettingLines(env: NodeJS.ProcessEnv, config: ServiceConfi
       kind === 'sqlite' ? 'DATABASE_URL is not set (the embedded SQLite store)' : 'the event store is KurrentDB (KURRENTDB_CONNECTION_STRING)',
     ],
     [config.natsUrl ? [] : NATS_VARIABLES, 'NATS_URL is not set (no NATS transport)'],
+    [config.apiKeys.size === 0 ? [] : ['ALLOWED_HOSTS'], 'API_KEYS is set (the Host check is for open development mode)'],
     [
       isSet(env, 'OPENAI_BASE_URL') || isSet(env, 'OPENAI_API_KEY') ? [] : MODEL_SUMMARIZER_VARIABLES,
       'neither OPENAI_BASE_URL nor OPENAI_API_KEY is set (the extractive summarizer)',

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { isIP, isIPv6 } from 'node:net';
 import { SERVICE_NUMBER_VARIABLES } from './number-variables';
 import type { NumberVariable } from '@lib/session';
+import { parseAllowedHosts } from './allowed-hosts';
 import { ConfigurationError } from './configuration-error';
 import { natsConnectionTarget } from './nats-credentials';
 import { parseReplyPrefixes } from '../nats/nats-reply-to';
@@ -42,6 +43,12 @@ export interface ServiceConfig {
   databaseStatementTimeoutMs: number;
   /** API key → tenant id (`API_KEYS="key1:tenantA,key2:tenantB"`). Empty (API_KEYS unset) = open development mode. */
   apiKeys: Map<string, string>;
+  /**
+   * Host names open development mode answers besides localhost, `*.localhost` and IP addresses
+   * (`ALLOWED_HOSTS`, comma-separated, lower case; `.name` also every name under it; see `allowed-hosts.ts`).
+   * Without effect when `apiKeys` is set.
+   */
+  allowedHosts: string[];
   /** Largest accepted request body (`MAX_BODY_BYTES`, default 5 MiB). Larger bodies get 413. */
   maxBodyBytes: number;
   /** Most events (or messages) in one append request (`MAX_EVENTS_PER_REQUEST`, default 1000). */
@@ -465,6 +472,7 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     databasePoolSize: intVar(env, 'DATABASE_POOL_SIZE'),
     databaseStatementTimeoutMs: intVar(env, 'DATABASE_STATEMENT_TIMEOUT_MS'),
     apiKeys: parseApiKeys(env.API_KEYS),
+    allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     maxBodyBytes: intVar(env, 'MAX_BODY_BYTES'),
     maxEventsPerRequest: intVar(env, 'MAX_EVENTS_PER_REQUEST'),
     maxTextLength: intVar(env, 'MAX_TEXT_LENGTH'),

@@ -16,7 +16,7 @@ import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } fro
 import { HttpAdapterHost } from '@nestjs/core';
 import { InvalidParameterError } from '@lib/compaction';
 import { EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, isSqliteDiskFull, postgresCauseOf } from '@lib/event-store';
-import { CountingTimeoutError, ReadModelsFullError, SessionError, isReadModelsDamage } from '@lib/session';
+import { CountingTimeoutError, ReadModelsFullError, ReadModelsOffLogWriteError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
 import { MalformedJsonError } from './json-body';
@@ -107,6 +107,8 @@ export function storeUnavailableMessage(err: EventStoreUnavailableError): string
     return 'the event store is unavailable: PostgreSQL gave no connection within the 10 s connect timeout (down, frozen, overloaded or cut off); nothing was written; retry later';
   if (err instanceof ReadModelsFullError)
     return 'the read models cannot be written: their disk is full; nothing was written: retry once space is freed (GET /health names the file)';
+  if (err instanceof ReadModelsOffLogWriteError)
+    return "this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): nothing was written; send the write to another replica; this one takes writes again once restarted on rebuilt read models (npm run rebuild-read-models, or delete read-models.sqlite; GET /health names the file)";
   if (isSqliteDiskFull(err.cause)) return 'the event store is unavailable: its disk is full; nothing was written: retry once space is freed';
   const code = (err.cause as { code?: unknown } | undefined)?.code;
   const cause = typeof code === 'string' ? postgresCauseOf(code) : null;

@@ -68,6 +68,11 @@ export const API_ERROR_CODES = {
   invalid_reply_to: { status: 400, description: 'Reply-To is not a reply inbox; nothing applied', transport: 'nats' },
   invalid_command_id: { status: 400, description: 'with API_KEYS, Nats-Msg-Id does not start with <tenant>: or has nothing after it', transport: 'nats' },
   unauthorized: { status: 401, description: 'API keys are configured and the request has none or an unknown one' },
+  host_not_allowed: {
+    status: 403,
+    description:
+      'open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding)',
+  },
   unknown_tenant: { status: 403, description: 'the subject names a tenant this service does not serve', transport: 'nats' },
   session_not_found: {
     status: 404,
@@ -82,6 +87,11 @@ export const API_ERROR_CODES = {
     status: 409,
     description: "expectedRevision does not match the session's last revision (expected and actual say both); nothing written",
     details: ['expected', 'actual'],
+  },
+  erasure_interrupted: {
+    status: 409,
+    description:
+      "DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped",
   },
   duplicate_event_id: {
     status: 409,
@@ -124,6 +134,11 @@ export const API_ERROR_CODES = {
   store_corrupt: {
     status: 503,
     description: "the event store's file is damaged: nothing is written until it is restored from a backup and the service restarted (/health names the file)",
+  },
+  read_models_off_log: {
+    status: 503,
+    description:
+      "this replica's read models come from another log than the event store's (the store was restored from a backup, or replaced, while it ran): read from another replica; stop this one, run npm run rebuild-read-models (or delete read-models.sqlite) and start it",
   },
   read_models_damaged: {
     status: 503,
@@ -182,7 +197,7 @@ export const ROUTE_ERRORS = {
     'shutting_down',
   ] as ApiErrorCode[],
   /** Every `/v1` route: the API key, the rate limit, and query parameters (unknown, repeated, or on a write route). */
-  v1: ['unauthorized', 'rate_limited', 'validation_failed'] as ApiErrorCode[],
+  v1: ['unauthorized', 'host_not_allowed', 'rate_limited', 'validation_failed'] as ApiErrorCode[],
   /** A route with path parameters (`/v1/sessions/{sessionId}…`). */
   sessionPath: ['invalid_path', 'invalid_session_id'] as ApiErrorCode[],
   /** A route with a JSON body. */
@@ -190,7 +205,7 @@ export const ROUTE_ERRORS = {
   /** A write (it appends to the store). */
   write: ['store_unavailable', 'store_corrupt'] as ApiErrorCode[],
   /** A read of the read models, which takes `minPosition` (or waits for this service's own writes). */
-  read: ['position_out_of_range', 'projection_behind', 'store_unavailable', 'store_corrupt', 'read_models_damaged'] as ApiErrorCode[],
+  read: ['position_out_of_range', 'projection_behind', 'store_unavailable', 'store_corrupt', 'read_models_off_log', 'read_models_damaged'] as ApiErrorCode[],
 } as const;
 
 /** The codes of `sets` and `own`, each once, in the order of {@link API_ERROR_CODES}. */

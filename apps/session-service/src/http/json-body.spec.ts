@@ -200,3 +200,28 @@ describe('parseUtf8Json', () => {
     );
   });
 });
+
+describe('JSON bodies: Content-Encoding x-gzip (RFC 9110 §8.4.1.3: a recipient SHOULD treat it as gzip)', () => {
+  let service: FastifyInstance;
+  beforeAll(async () => {
+    service = await echoApp((app) => useJsonBodies(app, LIMIT));
+  });
+  afterAll(async () => service.close());
+
+  it.each(['x-gzip', 'X-GZIP', ' x-gzip '])('%s is read as gzip, as gzip is', async (encoding) => {
+    const payload = gzipSync(Buffer.from('{"events":[{"type":"user","text":"gz"}]}'));
+    const res = await service.inject({ method: 'POST', url: '/echo', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, payload });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ body: { events: [{ type: 'user', text: 'gz' }] } });
+  });
+
+  it('an unknown coding is still 415', async () => {
+    const res = await service.inject({
+      method: 'POST',
+      url: '/echo',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'x-compress' },
+      payload: 'x',
+    });
+    expect(res.statusCode).toBe(415);
+  });
+});

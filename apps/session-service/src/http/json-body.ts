@@ -7,8 +7,8 @@
  *   other than UTF-8 (`utf-8`, or its alias `utf8`, in any case) is answered 415
  *   `unsupported_encoding` then too, naming it (body-parser would let `utf-16` through and answer
  *   400 `malformed_json`, but `latin1` 415).
- * - JSON bodies are read by body-parser (the reader Express used): gzip, deflate and br bodies are
- *   inflated, the limit counts the inflated bytes (413), a charset other than UTF-8 is answered
+ * - JSON bodies are read by body-parser (the reader Express used): gzip (also sent as `x-gzip`,
+ *   {@link acceptXGzip}), deflate and br bodies are inflated, the limit counts the inflated bytes (413), a charset other than UTF-8 is answered
  *   415, bytes that are not UTF-8 400 `malformed_body`, text that is not JSON 400 `malformed_json`
  *   (error types mapped by `toApiError`). Any JSON value is accepted (validation says what the body
  *   must be).
@@ -27,6 +27,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { json, raw } from 'body-parser';
+import { acceptXGzip } from './content-encoding-aliases';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { quoteInput } from '@lib/compaction';
 import { yieldToIo } from '@lib/event-store';
@@ -232,6 +233,7 @@ export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number, discar
   const readJson = json({ ...options, strict: false });
   // UTF-8 bodies: their bytes, decoded and parsed here.
   const readBytes = raw(options);
+  acceptXGzip(app);
   app.addHook('onRequest', requireJsonBody);
   app.addHook('onRequest', refuseDeclaredTooLarge(maxBodyBytes, discardLimits));
   continueOnlyWhenReading(app);

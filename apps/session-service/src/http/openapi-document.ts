@@ -7,6 +7,8 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import { API_KEY_HEADER_SCHEME } from '../auth/api-key.guard';
 import { apiComponentSchemas } from './response-schemas';
+import { withResponseHeaders } from './openapi-response-headers';
+import { withPathParameterRules } from './openapi-path-parameters';
 // Registers the request-only schemas (StrategyInput, OpenAiInputMessage) in the registry.
 import './openapi-schemas';
 
@@ -17,7 +19,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     new DocumentBuilder()
       .setOpenAPIVersion('3.1.0')
       .setTitle('Session memory compaction service')
-      .setDescription('Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction.')
+      .setDescription(
+        'Append agent session events, compact them with a strategy, read the active window, search recall, audit every compaction. Every GET operation also answers HEAD (the same status and headers, no body); HEAD operations are not listed.',
+      )
       .setVersion('0.1.0')
       .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'one of API_KEYS (when configured)' })
       .addApiKey(
@@ -27,5 +31,5 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
       .build(),
   );
   document.components = { ...document.components, schemas: { ...document.components?.schemas, ...apiComponentSchemas() } };
-  return document;
+  return withPathParameterRules(withResponseHeaders(document));
 }

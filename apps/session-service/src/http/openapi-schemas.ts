@@ -8,7 +8,7 @@ import { applyDecorators } from '@nestjs/common';
 import { ApiQuery } from '@nestjs/swagger';
 import { z } from 'zod';
 import { MAX_PARAMETER_VALUE, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, STRATEGY_DEFAULTS } from '@lib/compaction';
-import { integerRangeOf, NULL_REFUSED_FIELDS, requestSchemas, type RequestSchemas } from './request-schemas';
+import { clientIdText, integerRangeOf, NULL_REFUSED_FIELDS, requestSchemas, type RequestSchemas } from './request-schemas';
 import { named, schemaRef, TriggerSchema } from './response-schemas';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
@@ -53,7 +53,7 @@ const textPart = z.looseObject({ type: z.literal('text'), text: z.string() }).de
 /** Content with text: a non-empty string or non-empty text parts (system, developer, user and tool messages). */
 const content = z.union([z.string().min(1), z.array(textPart).min(1)]);
 const common = {
-  id: absentOrNull(z.string()).describe('the event id (idempotency key); the service assigns one when absent or null'),
+  id: absentOrNull(clientIdText()).describe('the event id (idempotency key); the service assigns one when absent or null'),
   createdAt: absentOrNull(z.iso.datetime({ offset: true })).describe(
     "when the message was said (not an OpenAI field): ISO-8601 with Z or an offset, years 0001 to 9999 once in UTC, as an event's createdAt; absent or null: when the store recorded it. format=openai does not render it; the log and the window show it",
   ),
@@ -78,7 +78,7 @@ export const OpenAiInputMessageSchema = named(
       tool_calls: absentOrNull(
         z.array(
           z.looseObject({
-            id: z.string(),
+            id: clientIdText(),
             type: z.literal('function').optional(),
             function: z.looseObject({ name: z.string().min(1), arguments: z.string() }),
           }),
@@ -86,7 +86,7 @@ export const OpenAiInputMessageSchema = named(
       ),
       ...common,
     }),
-    z.looseObject({ role: z.literal('tool'), tool_call_id: z.string(), content: z.union([z.string(), z.array(textPart)]), ...common }),
+    z.looseObject({ role: z.literal('tool'), tool_call_id: clientIdText(), content: z.union([z.string(), z.array(textPart)]), ...common }),
   ]),
   'An OpenAI chat message (system, developer, user, assistant with tool_calls, tool with tool_call_id); other fields only null or empty',
 );
@@ -155,12 +155,23 @@ function nativeEventSchema(schemas: RequestSchemas): Record<string, unknown> {
  */
 function integerQueryParameter(json: Record<string, unknown>, range: { minimum: bigint; maximum: bigint }): Record<string, unknown> {
   const { type, pattern, ...rest } = json;
-  const maximum = range.maximum > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(range.maximum);
+  const big = range.maximum > BigInt(Number.MAX_SAFE_INTEGER);
+  const maximum = big ? Number.MAX_SAFE_INTEGER : Number(range.maximum);
   return {
     ...rest,
     anyOf: [
-      { type: 'integer', minimum: Number(range.minimum), maximum },
-      { type, pattern },
+      {
+        type: 'integer',
+        minimum: Number(range.minimum),
+        maximum,
+        ...(big ? { description: `as a number up to ${maximum} (2^53 − 1); larger ones as text` } : {}),
+      },
+      {
+        type,
+        pattern,
+        maxLength: range.maximum.toString().length,
+        description: `an integer from ${range.minimum} to ${range.maximum} in plain decimal digits${big ? ' (64-bit: send it as text past 2^53 − 1)' : ''}`,
+      },
     ],
   };
 }

@@ -9,6 +9,9 @@ import {
   clientIdProblem,
   clientTimeInRange,
   codePointLength,
+  inexactJsonNumberAt,
+  INEXACT_JSON_NUMBER_RULE,
+  MAX_EXACT_JSON_INTEGER,
   hasLoneSurrogate,
   LENGTH_UNIT,
   MAX_CLIENT_ID_LENGTH,
@@ -42,6 +45,13 @@ export function jsonHasLoneSurrogate(value: unknown): boolean {
   return false;
 }
 
+/** What the OpenAPI document says of a client id: its lengths (JSON Schema counts code points, as the rule does) and the characters refused. */
+const CLIENT_ID_META = {
+  minLength: 1,
+  maxLength: MAX_CLIENT_ID_LENGTH,
+  description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters`,
+};
+
 /** Client ids (event, tool-call and user ids): {@link clientIdProblem}, the rule `/messages` follows too. */
 const clientId = z
   .string()
@@ -49,7 +59,10 @@ const clientId = z
     const problem = clientIdProblem(s);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .meta({ description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters` });
+  .meta(CLIENT_ID_META);
+
+/** A client id as the OpenAPI document shows it where the request is not validated by zod as a whole (OpenAI messages): a string with {@link CLIENT_ID_META}. */
+export const clientIdText = () => z.string().meta(CLIENT_ID_META);
 
 /** Deepest nesting accepted in `metadata` (objects and arrays count one level each). */
 export const MAX_METADATA_DEPTH = 16;
@@ -438,13 +451,16 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         const json = JSON.stringify(m);
         if (json.length > MAX_METADATA_LENGTH && codePointLength(json) > MAX_METADATA_LENGTH)
           return ctx.addIssue({ code: 'custom', message: `is larger than ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON` });
-        if (jsonHasLoneSurrogate(m)) ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+        if (jsonHasLoneSurrogate(m)) return ctx.addIssue({ code: 'custom', message: 'contains a lone UTF-16 surrogate; send valid Unicode' });
+        // A number a double does not hold as sent would be stored changed (and a resend with another one taken for a retry).
+        const inexact = inexactJsonNumberAt(m);
+        if (inexact) ctx.addIssue({ code: 'custom', message: INEXACT_JSON_NUMBER_RULE, path: inexact });
       })
       .transform((m) => m as Record<string, unknown>)
       .meta({
         type: 'object',
         additionalProperties: {},
-        description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON; stored verbatim (returned in the log, not the window)`,
+        description: `any JSON object, at most ${MAX_METADATA_DEPTH} levels deep and ${MAX_METADATA_LENGTH} ${LENGTH_UNIT} of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±${MAX_EXACT_JSON_INTEGER} (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings`,
       })
       .optional(),
   };

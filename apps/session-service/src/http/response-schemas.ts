@@ -540,6 +540,12 @@ export const RequestedBySchema = named(
       .string()
       .optional()
       .describe("HTTP: the request's id (the client's X-Request-Id when usable, else one the service made); NATS: the command's id"),
+    requestIdFrom: z
+      .enum(['client', 'service'])
+      .optional()
+      .describe(
+        "HTTP: who chose requestId: client (the request's X-Request-Id, whatever the client sent) or service (a UUID the service made); absent over NATS and in records written before it was",
+      ),
     via: z.enum(['http', 'nats']).describe('the transport that carried the command'),
   }),
 );

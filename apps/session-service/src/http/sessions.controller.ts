@@ -184,7 +184,7 @@ export class SessionsController {
     summary:
       'Erase the session: its content leaves the store and every read model (the deletion is recorded without content); sent again after it finished, it answers as it did; 404 for a session never written',
   })
-  @ApiAnswer(EraseAnswerSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'write'], ['session_not_found', 'wrong_expected_revision']) })
+  @ApiAnswer(EraseAnswerSchema, { errors: routeErrors(['any', 'v1', 'sessionPath', 'write'], ['session_not_found', 'erasure_interrupted']) })
   async erase(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Requester() requestedBy: RequestedBy) {
     checkSessionId(sessionId);
     return this.commandBus.execute<EraseSessionCommand, EraseAnswer>(new EraseSessionCommand(tenant, sessionId, requestedBy));

@@ -10,7 +10,7 @@ import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../ht
 import { routeErrors } from '../http/error-codes';
 import { storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
-import { AutoCompactionScheduler, EVENT_STORE, ReadModelsOfAnotherLogError, SessionProjector, SessionReads } from '@lib/session';
+import { AutoCompactionScheduler, EVENT_STORE, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
 import type { NatsTransport } from '../nats/nats-transport';
 import type { ServiceConfig } from '../config/service-config';
@@ -169,17 +169,18 @@ export class HealthController {
       'Readiness: 200 once the read models have caught up with the log since this process started and the store answers; 503 projection_behind or store_unavailable until then, store_unavailable while the read models cannot be written because their disk is full (readModels.full), read_models_damaged once a read, a command, the projector or the decisions feed found the read models damaged (until a restart)',
   })
   // Not ready: the read models are still catching up with the log (projection_behind), or the store does not answer or
-  // holds another log than the read models were projected from (store_unavailable), or a read, a command, the projector or the decisions
-  // feed found the read models damaged (read_models_damaged: a restart rebuilds them).
-  @ApiAnswer(ReadinessSchema, { errors: routeErrors(['any'], ['projection_behind', 'store_unavailable', 'read_models_damaged']) })
+  // holds another log than the read models were projected from (read_models_off_log: reads and writes are refused until they are
+  // rebuilt), or a read, a command, the projector or the decisions feed found the read models damaged (read_models_damaged: a restart rebuilds them).
+  @ApiAnswer(ReadinessSchema, { errors: routeErrors(['any'], ['projection_behind', 'store_unavailable', 'read_models_off_log', 'read_models_damaged']) })
   async ready(@Res({ passthrough: true }) res: { status(code: number): unknown; raw?: object }): Promise<z.output<typeof ReadinessSchema> | ApiErrorBody> {
     // A probe every few seconds: its request line at debug, whatever it answers (without pino-http's made-up error on a 503).
     markExpectedAnswer(res.raw ?? res, 'debug');
     // Read models of another log (a store restored under this replica): no read can be served until they are rebuilt.
     const projector = this.projector.state();
-    if (projector.offLog) {
+    const offLog = this.projector.readModelsOffLog();
+    if (offLog !== null) {
       res.status(503);
-      return storeUnavailable(false, `not ready: ${projector.lastError?.slice(`${ReadModelsOfAnotherLogError.name}: `.length)}`);
+      return { code: 'read_models_off_log', message: `not ready: ${offLog}; reads answer 503 read_models_off_log and writes 503 store_unavailable until then` };
     }
     // Damaged read models: reads meeting the damage answer 503 until the restart that rebuilds them.
     const damaged = this.damage.damaged();

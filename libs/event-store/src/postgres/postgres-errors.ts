@@ -1,6 +1,7 @@
 import {
   DuplicateEventIdError,
   EventStoreDatabaseEncodingError,
+  EventStoreSchemaMismatchError,
   EventStoreSchemaNewerError,
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
@@ -28,6 +29,37 @@ export const READ_ONLY_SQL_TRANSACTION = '25006';
 /** SQLSTATE of a unique violation (a concurrent append inserted the same id or revision first). */
 export const UNIQUE_VIOLATION = '23505';
 
+/**
+ * SQLSTATEs saying an object the statement names does not exist: 42P01 undefined_table, 42883
+ * undefined_function, 3F000 invalid_schema_name. Met on the service's own objects (`es_…`) by a
+ * running process, they mean its schema is gone: the database was dropped and created again, or
+ * is being restored, under it.
+ */
+const MISSING_OBJECT_SQLSTATE = /^(42P01|42883|3F000)$/;
+/** The service's own objects in a driver's message: `relation "es_streams"`, `function es_append_v2(…)`. */
+const OWN_OBJECT = /\bes_[a-z_0-9]+/;
+
+/**
+ * True when `error` says the service's own tables or functions (`es_…`, see `postgres-schema.ts`)
+ * do not exist ({@link MISSING_OBJECT_SQLSTATE}; an invalid schema name, 3F000, whatever it names):
+ * the database under a running process was dropped and created again, or is being restored. The
+ * process does not create the schema then (a replica creating it collides with a `pg_restore`):
+ * the schema is set up at start.
+ */
+export function isPostgresSchemaMissing(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !MISSING_OBJECT_SQLSTATE.test(code)) return false;
+  return code === '3F000' || (error instanceof Error && OWN_OBJECT.test(error.message));
+}
+
+/**
+ * The message of the {@link EventStoreUnavailableError} of {@link isPostgresSchemaMissing}'s errors:
+ * the cause, and what to do.
+ */
+export function postgresSchemaMissingMessage(error: unknown): string {
+  return `PostgreSQL event store: the service's tables are missing (${(error as Error).message}, SQLSTATE ${(error as { code: string }).code}): the database was dropped and created again, or restored, under this running process; if a pg_restore is running, this ends when it has finished; otherwise restart the replica, which sets the schema up at start (a running one does not: it would collide with a pg_restore)`;
+}
+
 /** True when `error` says PostgreSQL cannot be reached or cannot serve requests now (a {@link PostgresNoAnswerError} too). */
 export function isPostgresUnavailable(error: unknown): boolean {
   if (error instanceof PostgresNoAnswerError) return true;
@@ -44,7 +76,9 @@ export function postgresUnavailableMessage(error: unknown): string {
 /**
  * Maps a driver error to the port's errors: the port's own errors pass through, connection and
  * server-availability failures become {@link EventStoreUnavailableError} with the message
- * `describe` gives (default {@link postgresUnavailableMessage}), anything else (a bug) is returned unchanged.
+ * `describe` gives (default {@link postgresUnavailableMessage}), the service's own tables or
+ * functions missing ({@link isPostgresSchemaMissing}) one with {@link postgresSchemaMissingMessage},
+ * anything else (a bug) is returned unchanged.
  */
 export function mapPostgresError(error: unknown, describe: (error: unknown) => string = postgresUnavailableMessage): unknown {
   if (
@@ -52,12 +86,14 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
     error instanceof DuplicateEventIdError ||
     error instanceof EventStoreUnavailableError ||
     error instanceof EventStoreSchemaNewerError ||
+    error instanceof EventStoreSchemaMismatchError ||
     error instanceof EventStoreDatabaseEncodingError ||
     error instanceof TypeError
   ) {
     return error;
   }
   if (isPostgresUnavailable(error)) return new EventStoreUnavailableError(describe(error), error);
+  if (isPostgresSchemaMissing(error)) return new EventStoreUnavailableError(postgresSchemaMissingMessage(error), error);
   return error;
 }
 
@@ -66,7 +102,8 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
  * server detail): e.g. `PostgreSQL has too many connections (SQLSTATE 53300)`; null for a code
  * without one of its own (the caller says "unavailable" only). Covers 53300 too many connections,
  * 57014 statement canceled (statement timeout), 55P03 lock not available (lock timeout), 25006
- * read-only, 53100 disk full, 57P01–57P03 shutting down or starting.
+ * read-only, 53100 disk full, 57P01–57P03 shutting down or starting, 42P01, 42883 and 3F000 the
+ * service's tables missing (only mapped to unavailable when {@link isPostgresSchemaMissing}).
  */
 export function postgresCauseOf(sqlstate: string): string | null {
   const what = POSTGRES_CAUSES[sqlstate];
@@ -83,4 +120,10 @@ const POSTGRES_CAUSES: Readonly<Record<string, string>> = {
   '57P01': 'PostgreSQL is shutting down',
   '57P02': 'PostgreSQL is shutting down',
   '57P03': 'PostgreSQL is starting or cannot accept connections now',
+  '42P01':
+    "the event store's tables are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
+  '42883':
+    "the event store's functions are missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
+  '3F000':
+    "the event store's schema is missing from its PostgreSQL database (dropped and created again, or being restored, under this replica: it works again once the restore has finished, or once the replica is restarted)",
 };

@@ -22,7 +22,9 @@ import type {
   Subscription,
 } from '../event-store.port';
 import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
+import type { LogCopy } from '../log-copy.port';
 import { PollingSubscriptions } from '../polling-subscriptions';
+import { PostgresLogCopy } from './postgres-log-copy';
 import { recordedFromRow } from '../recorded-from-row';
 import { AnswerLostError, lostAnswerOf, withKnownOutcome } from './lost-answer';
 import { noAnswerOf } from './no-answer';
@@ -38,6 +40,7 @@ import {
   POSTGRES_SCHEMA_VERSION,
   POSTGRES_SCHEMA_VERSION_SQL,
 } from './postgres-schema';
+import { POSTGRES_TABLE_COLUMNS, POSTGRES_TABLE_COLUMNS_SQL, schemaShapeMismatch, type TableColumnRow } from './postgres-schema-shape';
 import {
   ANSWER_MARGIN_MS,
   DEFAULT_POOL_SIZE,
@@ -431,6 +434,14 @@ export class PostgresEventStore implements EventStore {
     });
   }
 
+  /** See {@link EventStore.logCopy}: {@link PostgresLogCopy} on this store's pool (the schema set up first, errors as the store's). */
+  logCopy(): LogCopy {
+    return new PostgresLogCopy({
+      query: (sql, params) => this.guard(() => this.query(sql, params)),
+      transaction: (fn) => this.guard(() => this.transaction(fn)),
+    });
+  }
+
   /** Ends subscriptions and closes the pool. Idempotent. */
   async close(): Promise<void> {
     if (this.closed) return;
@@ -602,8 +613,9 @@ export class PostgresEventStore implements EventStore {
   /**
    * Creates the schema once per store (again after a failure, e.g. when the server was down), after
    * checking the database's recorded version: a newer one than this build's is refused
-   * (EventStoreSchemaNewerError, also on a standby), and a database whose encoding is not UTF8
-   * (EventStoreDatabaseEncodingError). `es_events.created`'s default is set to the server's clock at
+   * (EventStoreSchemaNewerError, also on a standby), a database whose encoding is not UTF8
+   * (EventStoreDatabaseEncodingError), and one holding a table of the service's names that is not
+   * the service's (EventStoreSchemaMismatchError, {@link schemaShapeMismatch}). `es_events.created`'s default is set to the server's clock at
    * the insert when it is not ({@link POSTGRES_CREATED_DEFAULT_SQL}). A setup that changed something reports one line
    * ({@link reportSchemaChanges}).
    */
@@ -631,6 +643,9 @@ export class PostgresEventStore implements EventStore {
           : null;
         if (recorded !== null && recorded > POSTGRES_SCHEMA_VERSION)
           throw new EventStoreSchemaNewerError(recorded, POSTGRES_SCHEMA_VERSION, 'the PostgreSQL database (DATABASE_URL)');
+        // Tables of the same names that are not the service's (another application's es_events): refused before anything is created or changed.
+        const mismatch = schemaShapeMismatch((await setupQuery<TableColumnRow>(POSTGRES_TABLE_COLUMNS_SQL, [Object.keys(POSTGRES_TABLE_COLUMNS)])).rows);
+        if (mismatch) throw mismatch;
         await setupQuery(POSTGRES_SCHEMA_SQL);
         // Only when it differs: ALTER TABLE takes es_events' exclusive lock, which would wait for (and stop) other replicas' reads and appends on every start.
         if (createdDefaultDiffers(before)) await setupQuery(POSTGRES_CREATED_DEFAULT_SQL);

@@ -14,9 +14,11 @@ import type {
   SubscribeOptions,
   Subscription,
 } from '../event-store.port';
+import type { LogCopy } from '../log-copy.port';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
 import { SqliteAppender, type SqliteAppendResult } from './sqlite-append';
+import { SqliteLogCopy } from './sqlite-log-copy';
 import { SqliteRecentEvents } from './sqlite-recent-events';
 import { openSqliteDatabase } from './sqlite-database';
 import { SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
@@ -374,6 +376,12 @@ export class SqliteEventStore implements EventStore {
   async probeWrite(): Promise<void> {
     this.assertOpen();
     this.guard(() => probeSqliteWrite(this.db, this.busyTimeoutMs));
+  }
+
+  /** See {@link EventStore.logCopy}: {@link SqliteLogCopy} on this thread's connection (open the store without the writer thread for a copy). */
+  logCopy(): LogCopy {
+    this.assertOpen();
+    return new SqliteLogCopy(this.db);
   }
 
   /** Commits pending appends (waits for the writer thread's), ends subscriptions and closes the file. Idempotent. */

@@ -197,6 +197,29 @@ describe('decideAppend: the user of a session', () => {
   });
 });
 
+describe('decideAppend: the stored shape of an assistant event sent without text (withTextField)', () => {
+  // As a native append may send it: tool calls (or a refusal) only, no `text` key.
+  const withoutText = { id: 'c1', type: 'assistant', toolCalls: [{ id: 'k', name: 'f', arguments: '{}' }] } as unknown as SessionEvent;
+
+  it('stores it with text null, as /messages stores the same message', () => {
+    const [stored] = decideAppend(append(withoutText), null).events;
+    const event = (stored.data as ConversationEventData).event;
+    expect(Object.hasOwn(event, 'text')).toBe(true);
+    expect(event).toEqual({ id: 'c1', type: 'assistant', text: null, toolCalls: [{ id: 'k', name: 'f', arguments: '{}' }] });
+  });
+
+  it('takes a resend of it for a retry of the event stored without text before that rule, and of one stored with text null', () => {
+    const [sent] = decideAppend(append(withoutText), null).events;
+    const storedBefore = { ...(sent.data as ConversationEventData), event: withoutText };
+    expect(alignToStored([sent], new Map([[sent.id, storedBefore]]))[0].data).toBe(storedBefore);
+    const [sentWithNull] = decideAppend(append({ ...withoutText, text: null } as SessionEvent), null).events;
+    expect(alignToStored([sentWithNull], new Map([[sentWithNull.id, storedBefore]]))[0].data).toBe(storedBefore);
+    // Text is still content: a resend with text is another event.
+    const [sentWithText] = decideAppend(append({ ...withoutText, text: 'now with text' } as SessionEvent), null).events;
+    expect(alignToStored([sentWithText], new Map([[sentWithText.id, storedBefore]]))[0]).toBe(sentWithText);
+  });
+});
+
 describe('decideAppend: an answer to a call, by where the call is and whether it is answered (README "Tool calls")', () => {
   const archive = (...ids: string[]): GivenEvent => ({ type: EVENTS_ARCHIVED, data: { compactionId: 'cmp-1', archivedIds: ids } });
   /** What the handler finds in the log for the append's responses: every call id the session made. */

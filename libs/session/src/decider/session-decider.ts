@@ -12,7 +12,7 @@
  * the summarizer call by `./compaction-decider.ts`.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { SessionEvent, Strategy, Trigger } from '@lib/compaction';
+import { withTextField, type SessionEvent, type Strategy, type Trigger } from '@lib/compaction';
 import type { EventData } from '@lib/event-store';
 import {
   CONVERSATION_EVENT,
@@ -159,7 +159,8 @@ export function decideAppend(
   const metadata = metadataOf(command);
   const data = events.map((e, i): EventData => {
     const payload: ConversationEventData = {
-      event: e.event,
+      // Stored in the one shape every read answers (an assistant without text: text null, as /messages stores it).
+      event: withTextField(e.event),
       costs: costs?.[i] ?? computeEventCosts(e.event),
       ...(e.createdAt ? { createdAt: e.createdAt } : {}),
       ...(e.metadata ? { metadata: e.metadata } : {}),
@@ -209,11 +210,14 @@ export function alignToStored(events: readonly EventData[], stored: ReadonlyMap<
  * service's `costs`; a notice's `name: "notice"` (stored by `/messages` before notices were stored
  * without it) counts as absent, so a notice resent through either route is the same event; so does
  * an assistant's empty `toolCalls` list (`/messages` stored `tool_calls: []` without it before it
- * was kept as sent), so such a message resent through either route is the same event.
+ * was kept as sent), so such a message resent through either route is the same event; and an
+ * assistant's `text` left out is `text: null` ({@link withTextField}: stored so since, and always by `/messages`).
  */
 function clientContent(data: ConversationEventData): Omit<ConversationEventData, 'userId' | 'costs'> {
   const { userId: _userId, costs: _costs, ...rest } = data;
-  const event = rest.event;
+  // An assistant event stored without text (before withTextField was the stored shape) is the same event as with text null.
+  const event = withTextField(rest.event);
+  if (event !== rest.event) rest.event = event;
   if (event.type === 'system' && event.notice === true && event.name === NOTICE_NAME) {
     const { name: _name, ...unnamed } = event;
     return { ...rest, event: unnamed };

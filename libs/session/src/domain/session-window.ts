@@ -7,7 +7,7 @@
  * summaries first, own revision), where a conversation event's anchor is its own revision and a
  * summary's anchor is the revision of the event it was inserted before.
  */
-import { pairToolCalls, type CostedEvent, type NoopReason, type SessionEvent } from '@lib/compaction';
+import { pairToolCalls, withTextField, type CostedEvent, type NoopReason, type SessionEvent } from '@lib/compaction';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -228,7 +228,8 @@ export function evolveSessionWindow(state: SessionWindowState, recorded: StreamE
     case CONVERSATION_EVENT: {
       const data = recorded.data as ConversationEventData;
       state.active.set(data.event.id, {
-        event: data.event,
+        // The stored event in the shape every read answers (an assistant's missing text read as null).
+        event: withTextField(data.event),
         costs: data.costs,
         revision: recorded.revision,
         anchorRevision: recorded.revision,

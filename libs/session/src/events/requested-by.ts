@@ -11,6 +11,13 @@ export interface RequestedBy {
   keyLabel?: string;
   /** HTTP: the request's id (the client's `X-Request-Id` when usable, else one the service made); NATS: the command's id. */
   requestId?: string;
+  /**
+   * HTTP: who chose `requestId`: `client` (the request's own `X-Request-Id`, any text a client
+   * sends: not evidence of anything) or `service` (an id the service made, a random UUID).
+   * Absent over NATS (the id is the command's `Nats-Msg-Id`, the publisher's, or one derived from
+   * its stream sequence) and in records written before it was.
+   */
+  requestIdFrom?: 'client' | 'service';
   /** The transport that carried the command. */
   via: 'http' | 'nats';
 }

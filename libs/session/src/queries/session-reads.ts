@@ -11,6 +11,7 @@ import { renderOpenAiWindow } from '../domain/openai-chat-format';
 import { openAiRenderingCost } from '../domain/openai-window-cost';
 import { quoteInput } from '@lib/compaction';
 import { InvalidRequestError, SessionError, SessionNotFoundError, type SessionErrorDetails } from '../errors';
+import { ReadModelsOffLogError } from './read-models-off-log-error';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
 import { earlierLifeErasure, revisionAtTime, timeOutOfRangeMessage, type RevisionAtTime } from './revision-at-time';
@@ -266,8 +267,11 @@ export class SessionReads {
    * @throws InvalidRequestError (400 `position_out_of_range`, parameter `minPosition`) when
    *   `position` is past the head of the log.
    * @throws ProjectionBehindError (503) when they do not reach it in time.
+   * @throws ReadModelsOffLogError (503 `read_models_off_log`), at once, while the read models come
+   *   from another log than the store's (the projector's `readModelsOffLog`): nothing is read from them.
    */
   async waitFor(position: bigint | undefined, scope?: AcknowledgedScope): Promise<void> {
+    if (this.projector.readModelsOffLog() !== null) throw new ReadModelsOffLogError();
     await this.caughtUpOnce();
     if (position === undefined) return this.waitForOwnWrites(scope);
     if (await this.refuseUnwritten(position)) return;

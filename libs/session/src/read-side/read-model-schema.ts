@@ -120,10 +120,12 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * a client's sub-millisecond `createdAt` exactly, and `window_entries.created_at` holds UTC text
  * with milliseconds (`utcMillisTime`; the text as sent before); 18: `sessions` holds the session's
  * summarizer totals (`SUMMARIZER_SPEND_COLUMNS`, summed from its decisions, for the session
- * summary's `summarizerSpend`); 19: `erasures`, the erasure records without content; a store
+ * summary's `summarizerSpend`); 19: `erasures`, the erasure records without content; 20: an
+ * assistant event stored without `text` is held with `text: null` in `window_entries.event_json`
+ * and `session_log.data_json` (`withTextField`, the shape every read answers); a store
  * opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 19;
+export const READ_MODEL_SCHEMA_VERSION = 20;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with

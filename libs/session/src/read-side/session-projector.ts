@@ -325,6 +325,21 @@ export class SessionProjector {
   }
 
   /**
+   * While the projector refuses to follow the store because the read models were projected from
+   * another log ({@link SessionProjectorState.offLog}: the store was restored from an older backup,
+   * or replaced, under this running process): what it found and what to do (the text of its
+   * {@link ReadModelsOfAnotherLogError}, naming the file); null otherwise. The projector checks again
+   * at every retry, so this turns null when the store holds the read models' log again. Reads are
+   * refused meanwhile (they would answer sessions the store no longer holds) and so are writes (an
+   * acknowledged write could not be read back).
+   */
+  readModelsOffLog(): string | null {
+    const state = this.state();
+    if (!state.offLog || state.lastError === null) return null;
+    return state.lastError.slice(`${ReadModelsOfAnotherLogError.name}: `.length);
+  }
+
+  /**
    * While the projector's last batch failed because the disk holding the read models is full
    * ({@link isReadModelsDiskFull}): why they cannot be written, naming the file, their checkpoint
    * and the remedy; null otherwise (also before any failure, and once a batch commits again).

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@lib/event-store';
-import type { SessionEvent } from '@lib/compaction';
+import { withTextField, type SessionEvent } from '@lib/compaction';
 import {
   COMPACTION_COMPLETED,
   COMPACTION_FAILED,
@@ -186,8 +186,10 @@ export class SessionReadModelWriter {
     switch (recorded.type) {
       case CONVERSATION_EVENT: {
         const data = recorded.data as ConversationEventData | null;
-        const event = data?.event;
-        if (!event || typeof event.id !== 'string' || typeof event.type !== 'string') throw fail('data.event.id and data.event.type are required');
+        const stored = data?.event;
+        if (!stored || typeof stored.id !== 'string' || typeof stored.type !== 'string') throw fail('data.event.id and data.event.type are required');
+        // The event in the one shape every read answers, in the window and in the log (an assistant stored without text: text null).
+        const event = withTextField(stored);
         if (!data.costs || typeof data.costs !== 'object') throw fail('data.costs is required');
         const eventJson = JSON.stringify(event);
         const costsJson = JSON.stringify(data.costs);

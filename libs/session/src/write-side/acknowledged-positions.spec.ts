@@ -29,6 +29,7 @@ describe('recordingAcknowledgedPositions', () => {
       'deleteStream',
       'eventAt',
       'headPosition',
+      'logCopy',
       'poolConnections',
       'probeWrite',
       'readAll',

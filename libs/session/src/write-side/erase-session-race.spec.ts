@@ -21,7 +21,7 @@ import { dumpReadModels } from '../read-side/read-model-dump';
 import { getWindow } from '../read-side/queries/window-query';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { EraseSessionCommand, EraseSessionHandler, MAX_ERASE_ATTEMPTS, erasureStream } from './erase-session';
-import { RevisionConflictError, SessionNotFoundError, UnknownToolCallError } from '../errors';
+import { ErasureInterruptedError, SessionNotFoundError, UnknownToolCallError } from '../errors';
 import type { SessionEvent } from '@lib/compaction';
 import { SessionStateCache } from './session-state-cache';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
@@ -150,7 +150,7 @@ describe('an erasure racing an append', () => {
     }
   });
 
-  it('given appends landing before every deletion, when the attempts run out, then it answers a revision conflict and erases nothing', async () => {
+  it("given appends landing before every deletion, when the attempts run out, then it answers erasure_interrupted (no expectedRevision of the client's: send the DELETE again) and erases nothing", async () => {
     const { projectors, caught } = await twoReplicas(store);
     const append = new AppendSessionEventsHandler(store, new SessionStateCache(store), noBus);
     await say(append, 'u1');
@@ -164,7 +164,10 @@ describe('an erasure racing an append', () => {
     const refused = await new EraseSessionHandler(busy, new SessionStateCache(busy), projectors[0])
       .execute(new EraseSessionCommand('t', 's'))
       .catch((e: unknown) => e);
-    expect(refused).toBeInstanceOf(RevisionConflictError);
+    expect(refused).toBeInstanceOf(ErasureInterruptedError);
+    expect(refused).toMatchObject({ code: 'erasure_interrupted' });
+    expect((refused as Error).message).toMatch(/^other writers appended to the session each of the 8 times .*nothing was erased: send the DELETE again/);
+    expect((refused as ErasureInterruptedError).details ?? {}).toEqual({});
     expect(n).toBe(MAX_ERASE_ATTEMPTS);
     expect(await store.readStream(STREAM)).toHaveLength(1 + MAX_ERASE_ATTEMPTS);
     expect(await store.readStream(erasureStream('t'))).toEqual([]);

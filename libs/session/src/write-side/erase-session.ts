@@ -12,7 +12,7 @@ import { DuplicateEventIdError, WrongExpectedRevisionError, deterministicEventId
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { SESSION_ERASED, erasedRowsOf, erasureStream, type SessionErasedData } from '../events/erasure-events';
 import { isCompactionDecision } from '../decider/client-expected-revision';
-import { RevisionConflictError, SessionNotFoundError } from '../errors';
+import { ErasureInterruptedError, SessionNotFoundError } from '../errors';
 import { COMMAND_EVENT_STORE } from '../tokens';
 import { SessionProjector } from '../read-side/session-projector';
 import { lastLoggedPositionUpTo, loggedLifeUpTo } from '../read-side/queries/session-row';
@@ -167,7 +167,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * one did, writing nothing; one whose stream was deleted by an erasure that stopped before its
    * record writes that record, once.
    * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
-   * @throws RevisionConflictError (409) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
+   * @throws ErasureInterruptedError (409 `erasure_interrupted`) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
    */
   /**
    * Whether this replica's projector passed global position `position` within {@link PROJECTOR_WAIT_MS},
@@ -224,7 +224,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * the session ending at the same revision (a life written again from revision 0 by a build
    * before e92296e, after a rollback: the search finds nothing, since that record comes before this
    * life's events): the next id of the sequence is tried, without counting as a race.
-   * @throws RevisionConflictError after {@link MAX_RECORD_ATTEMPTS} appends beaten by other records.
+   * @throws ErasureInterruptedError after {@link MAX_RECORD_ATTEMPTS} appends beaten by other records.
    * @throws Error when all {@link MAX_EARLIER_LIVES_AT_REVISION} ids of the sequence are taken by other lives' records.
    */
   private async recordOnce(tenantId: string, data: SessionErasedData, after?: bigint): Promise<ErasureRecord> {
@@ -254,10 +254,8 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         }
         if (!(err instanceof WrongExpectedRevisionError)) throw err;
         if (++raced >= MAX_RECORD_ATTEMPTS)
-          throw new RevisionConflictError(
-            String(found.tail),
-            String(err.actual),
-            `other erasures of the tenant were recorded ${raced} times in a row while this one's record was being written; the session is deleted: send the erasure again to record it`,
+          throw new ErasureInterruptedError(
+            `other erasures of the tenant were recorded ${raced} times in a row while this one's record was being written; the session is deleted but its erasure not yet recorded: send the DELETE again to record it`,
           );
       }
     }
@@ -454,10 +452,10 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
         const raced = await this.store.readStream(stream, { fromRevision: revision + 1n, maxCount: RACED_EVENTS_READ });
         if (raced.length === 0 || raced.some((e) => !isCompactionDecision(e.type))) writersRaced++;
         if (writersRaced >= MAX_ERASE_ATTEMPTS || attempt >= MAX_ERASE_ATTEMPTS_IN_ALL)
-          throw new RevisionConflictError(
-            String(revision),
-            String(err.actual),
-            `other writers appended to the session ${writersRaced} times in a row while it was being erased (${attempt} attempts, the others beaten by compactions' decisions); nothing was erased: send the erasure again`,
+          throw new ErasureInterruptedError(
+            writersRaced === attempt
+              ? `other writers appended to the session each of the ${attempt} times this erasure tried to delete it; nothing was erased: send the DELETE again, best once the session's writers have stopped`
+              : `other writers appended to the session ${writersRaced} times in a row while it was being erased (${attempt} attempts in all; the others were beaten by the service's own compaction decisions); nothing was erased: send the DELETE again, best once the session's writers have stopped`,
           );
       }
     }

@@ -1,0 +1,30 @@
+/**
+ * Why `npm run copy-store` refuses or fails. Refusals ({@link CopyRefusedError}) come before
+ * anything is written (exit code 2); failures after writing began ({@link CopyFailedError}) leave the
+ * target emptied (or, when even that failed, say so: exit code 1).
+ */
+
+/** Refused before anything was written: a store that cannot be copied (KurrentDB), a target that is not empty. */
+export class CopyRefusedError extends Error {
+  override readonly name = 'CopyRefusedError';
+}
+
+/**
+ * The copy failed after it began writing the target: the source moved meanwhile, or the target
+ * does not match the source. `targetEmptied`: whether the target was emptied again (else it holds a partial copy).
+ */
+export class CopyFailedError extends Error {
+  override readonly name = 'CopyFailedError';
+  constructor(
+    readonly problem: string,
+    readonly targetEmptied: boolean,
+  ) {
+    super(
+      `${problem}; ${
+        targetEmptied
+          ? 'the target was emptied again (nothing of this copy is left in it): fix the cause and run the copy again'
+          : 'the target could NOT be emptied and holds an incomplete copy: do not use it; drop and re-create it (or delete its file), then run the copy again'
+      }`,
+    );
+  }
+}

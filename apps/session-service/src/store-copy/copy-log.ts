@@ -1,0 +1,167 @@
+import type { DeletedStream, EventStore, LogCopy, RecordedEvent } from '@lib/event-store';
+import { CopyFailedError, CopyRefusedError } from './copy-errors';
+import { digestMismatch, LogDigest, type LogDigestResult } from './log-digest';
+
+/** Options of {@link copyLog}. */
+export interface CopyLogOptions {
+  /** Events per read of the source and per write of the target (default 1000). */
+  pageSize?: number;
+  /** A progress line after at least this many events since the last (default 10,000)… */
+  progressEvents?: number;
+  /** …or after at least this long (ms, default 10,000), whichever comes first. */
+  progressMs?: number;
+  /** Told each progress line (default: none). */
+  say?: (line: string) => void;
+  /** The clock (ms), replaced in tests. */
+  now?: () => number;
+}
+
+/** What {@link copyLog} copied and verified. */
+export interface CopySummary {
+  /** Events copied (bigint positions kept as in the source). */
+  events: number;
+  /** Streams with at least one event copied. */
+  streams: number;
+  /** Deleted streams (erasures) copied: their names and last revisions. */
+  deletedStreams: number;
+  /** The source's head position (bigint), which the target's head is set to. */
+  head: bigint;
+  /** The digest both logs have ({@link LogDigest}). */
+  sha256: string;
+  /** How long the copy took (ms), up to the start of its verification. */
+  copyMs: number;
+  /** How long the copy and its verification took (ms). */
+  ms: number;
+}
+
+/** The store's {@link LogCopy}, or a refusal naming `role` when it has none (KurrentDB). */
+function logCopyOf(store: EventStore, role: 'source' | 'target'): LogCopy {
+  const copy = store.logCopy?.();
+  if (!copy)
+    throw new CopyRefusedError(
+      `the ${role} store cannot be copied ${role === 'source' ? 'from' : 'into'} (KurrentDB keeps its own positions, times and deleted streams): copy-store works between SQLite and PostgreSQL; use KurrentDB's own backup and restore`,
+    );
+  return copy;
+}
+
+/** Reads `store`'s whole log up to `head` (bigint) in position order, `pageSize` at a time, giving each page to `page`. */
+async function readLog(store: EventStore, head: bigint, pageSize: number, page: (events: RecordedEvent[]) => Promise<void>): Promise<void> {
+  let after = 0n;
+  for (;;) {
+    const events = (await store.readAll({ fromPosition: after, maxCount: pageSize })).filter((e) => e.position <= head);
+    if (events.length === 0) return;
+    await page(events);
+    after = events[events.length - 1].position;
+  }
+}
+
+/** The digest of `store`'s log up to `head` (bigint). */
+async function digestOf(store: EventStore, head: bigint, pageSize: number): Promise<LogDigestResult> {
+  const digest = new LogDigest();
+  await readLog(store, head, pageSize, async (events) => digest.add(events));
+  return digest.result();
+}
+
+/** One sentence naming the first deleted stream whose life differs between the stores (incarnation or revision), or null. */
+async function deletedStreamMismatch(source: EventStore, target: EventStore, deleted: readonly DeletedStream[]): Promise<string | null> {
+  for (const { stream } of deleted) {
+    const [a, b] = await Promise.all([source.streamIncarnation(stream), target.streamIncarnation(stream)]);
+    if (a !== b) return `deleted stream ${stream}: its next life starts at revision ${a} in the source, ${b} in the target`;
+    const [ra, rb] = await Promise.all([source.streamRevision(stream), target.streamRevision(stream)]);
+    if (ra !== rb) return `deleted stream ${stream}: revision ${ra ?? 'none'} in the source, ${rb ?? 'none'} in the target`;
+  }
+  return null;
+}
+
+/** Whether two lists of deleted streams are the same (names and revisions, in order). */
+function sameDeleted(a: readonly DeletedStream[], b: readonly DeletedStream[]): boolean {
+  return a.length === b.length && a.every((d, i) => d.stream === b[i].stream && d.revision === b[i].revision);
+}
+
+/**
+ * Copies `source`'s whole log into `target` verbatim, then verifies it. The source must not be
+ * written meanwhile (stop every service on it); the target must be empty (it is set up first).
+ *
+ * Copied: every event in position order with its stream, revision, id, type, data, metadata,
+ * time recorded and position; every deleted stream with its last revision (a session erased, or
+ * erased and written again, continues after it in the target); the head (the highest position
+ * ever assigned, also when the log ends with deleted events). So positions are the same in both
+ * stores: read models and the NATS decisions feed see the same log.
+ *
+ * Verified after the copy: the source's head and deleted streams are what they were at the start,
+ * its log reads again as it was copied (a {@link LogDigest} of stream, revision, id, type, data,
+ * metadata and time recorded), the target's log has the same digest and the same event count per
+ * stream, the same head, and each deleted stream the same incarnation and revision in both.
+ *
+ * @throws CopyRefusedError when a store has no {@link LogCopy} (KurrentDB) or the target is not empty (nothing written).
+ * @throws CopyFailedError when the source moved or the target does not match (the target emptied again, when it could be).
+ * @throws the stores' errors (e.g. EventStoreUnavailableError) otherwise; the target is then emptied too when it could be (the error's message says so).
+ */
+export async function copyLog(source: EventStore, target: EventStore, options: CopyLogOptions = {}): Promise<CopySummary> {
+  const pageSize = options.pageSize ?? 1000;
+  const progressEvents = options.progressEvents ?? 10_000;
+  const progressMs = options.progressMs ?? 10_000;
+  const say = options.say ?? (() => undefined);
+  const now = options.now ?? Date.now;
+  const started = now();
+  const from = logCopyOf(source, 'source');
+  const into = logCopyOf(target, 'target');
+  const held = await into.contents();
+  if (held.events > 0n || held.streams > 0n || held.head > 0n)
+    throw new CopyRefusedError(
+      `the target is not empty (${held.events} events, ${held.streams} streams, head position ${held.head}): copy-store writes only into an empty store (a new PostgreSQL database, or a SQLite file that does not exist yet), never merges into a log in use`,
+    );
+  const head = await source.headPosition();
+  const deleted = await from.deletedStreams();
+  say(`copying the log up to position ${head} (${deleted.length} deleted streams) in pages of ${pageSize} events`);
+
+  const copied = new LogDigest();
+  try {
+    let count = 0;
+    let lineAt = now();
+    let lineCount = 0;
+    await readLog(source, head, pageSize, async (events) => {
+      await into.importEvents(events);
+      copied.add(events);
+      count += events.length;
+      if (count - lineCount >= progressEvents || now() - lineAt >= progressMs) {
+        lineAt = now();
+        lineCount = count;
+        say(`  … ${count} events copied, at position ${events[events.length - 1].position} of ${head} (${((now() - started) / 1000).toFixed(1)} s)`);
+      }
+    });
+    await into.importDeletedStreams(deleted);
+    await into.importHead(head);
+    const done = copied.result();
+    const copyMs = now() - started;
+
+    // The source must not have moved: its head, its deleted streams, and its log read again.
+    const [headAfter, deletedAfter] = [await source.headPosition(), await from.deletedStreams()];
+    if (headAfter !== head)
+      throw new VerificationFailure(
+        `the source's head moved from position ${head} to ${headAfter} during the copy: it was written meanwhile (stop every service using it)`,
+      );
+    if (!sameDeleted(deleted, deletedAfter))
+      throw new VerificationFailure('a stream of the source was deleted during the copy (an erasure): it was written meanwhile (stop every service using it)');
+    say(`verifying: reading both logs again (${done.events} events)`);
+    const sourceAgain = await digestOf(source, head, pageSize);
+    const moved = digestMismatch(done, sourceAgain);
+    if (moved) throw new VerificationFailure(`the source changed during the copy (${moved}): it was written meanwhile (stop every service using it)`);
+    const inTarget = await digestOf(target, head, pageSize);
+    const mismatch = digestMismatch(sourceAgain, inTarget) ?? (await deletedStreamMismatch(source, target, deleted));
+    if (mismatch) throw new VerificationFailure(`the target does not match the source: ${mismatch}`);
+    const targetHead = await target.headPosition();
+    if (targetHead !== head) throw new VerificationFailure(`the target's head is position ${targetHead}, the source's ${head}`);
+    return { events: done.events, streams: done.perStream.size, deletedStreams: deleted.length, head, sha256: done.sha256, copyMs, ms: now() - started };
+  } catch (error) {
+    const emptied = await into.clear().then(
+      () => true,
+      () => false,
+    );
+    if (error instanceof VerificationFailure) throw new CopyFailedError(error.message, emptied);
+    throw new CopyFailedError(`the copy failed: ${(error as Error).message}`, emptied);
+  }
+}
+
+/** A failed check inside {@link copyLog}: the source moved or the target differs (a CopyFailedError once the target is emptied). */
+class VerificationFailure extends Error {}

@@ -1,0 +1,62 @@
+/**
+ * Copying a whole log verbatim from one store to another (`npm run copy-store`): what the port
+ * ({@link EventStore}) cannot express, because an append assigns its own revision floor, position
+ * and time. A store that can be read or written this way offers {@link EventStore.logCopy}
+ * (SQLite and PostgreSQL; not KurrentDB, whose positions, times and deleted streams are its own).
+ *
+ * Units: revisions and positions are bigint; times are `Date` (ms precision, as {@link RecordedEvent.created}).
+ */
+import type { RecordedEvent } from './event-store.port';
+
+/** A deleted stream as the store keeps it: its name and the last revision it had (bigint); appending to it again continues after it. */
+export interface DeletedStream {
+  stream: string;
+  revision: bigint;
+}
+
+/** What a store holds, as far as a copy into it is concerned: all zero for an empty store. */
+export interface LogContents {
+  /** Events stored now (bigint count). */
+  events: bigint;
+  /** Streams known, live or deleted. */
+  streams: bigint;
+  /** The highest position ever assigned (bigint, 0n when none). */
+  head: bigint;
+}
+
+/**
+ * Verbatim reading and writing of a log, for a copy from a store that is not written meanwhile
+ * into one that nothing else uses. Not for a running service: the writes bypass the
+ * expected-revision checks and the idempotency of {@link EventStore.appendToStream}.
+ */
+export interface LogCopy {
+  /** What the store holds now ({@link LogContents}); sets the schema up first on a store that has none. */
+  contents(): Promise<LogContents>;
+
+  /** Every deleted stream the store keeps ({@link DeletedStream}), live again or not, ordered by name. */
+  deletedStreams(): Promise<DeletedStream[]>;
+
+  /**
+   * Writes `events` exactly as given (stream, revision, id, type, data, metadata, position,
+   * created), in one transaction, and raises each stream's revision to its last event's. The
+   * positions must be strictly increasing and above every position already stored.
+   * @throws the store's error (e.g. a UNIQUE violation for an id or a (stream, revision) already stored); nothing written then.
+   */
+  importEvents(events: readonly RecordedEvent[]): Promise<void>;
+
+  /**
+   * Records deleted streams ({@link DeletedStream}): a stream with no live event gets the
+   * deleted state at that revision; a live stream keeps its own (later) revision. Afterwards
+   * `streamIncarnation` and the next append continue after `revision`, as in the source store.
+   */
+  importDeletedStreams(deleted: readonly DeletedStream[]): Promise<void>;
+
+  /** Raises the head (the highest position ever assigned) to `position` (bigint): the next append is numbered after it. */
+  importHead(position: bigint): Promise<void>;
+
+  /**
+   * Removes every event, stream, deleted stream and sets the head back to 0n: what a copy that
+   * failed wrote into a store that was empty before it. Never called on a store in use.
+   */
+  clear(): Promise<void>;
+}

@@ -1,0 +1,93 @@
+import type { PoolClient } from 'pg';
+import type { RecordedEvent } from '../event-store.port';
+import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
+import { metadataText } from '../recorded-from-row';
+
+/** What {@link PostgresLogCopy} runs on: the store's reads and transactions (schema set up first, errors mapped as the store's). */
+export interface PostgresLogCopyAccess {
+  query<R>(sql: string, params?: unknown[]): Promise<R[]>;
+  transaction(fn: (client: PoolClient) => Promise<void>): Promise<void>;
+}
+
+/**
+ * {@link LogCopy} on a PostgreSQL event store (schema: postgres-schema.ts): events inserted into
+ * `es_events` with their positions and `created` as given (not the column's default), `es_streams`
+ * rows (deleted streams: `deleted` set at their last revision), `es_head` raised to the copied
+ * head. Each method is one transaction. `created` is written to the millisecond (what
+ * {@link RecordedEvent.created} holds).
+ */
+export class PostgresLogCopy implements LogCopy {
+  constructor(private readonly db: PostgresLogCopyAccess) {}
+
+  /** See {@link LogCopy.contents}: counts of `es_events` and `es_streams`, and `es_head`. */
+  async contents(): Promise<LogContents> {
+    const [row] = await this.db.query<{ events: string; streams: string; head: string | null }>(
+      'SELECT (SELECT count(*) FROM es_events)::text AS events, (SELECT count(*) FROM es_streams)::text AS streams, (SELECT position FROM es_head)::text AS head',
+    );
+    return { events: BigInt(row.events), streams: BigInt(row.streams), head: BigInt(row.head ?? '0') };
+  }
+
+  /** See {@link LogCopy.deletedStreams}: the `es_streams` rows with `deleted` set (a stream written again after its deletion shows its floor by its first revision). */
+  async deletedStreams(): Promise<DeletedStream[]> {
+    const rows = await this.db.query<{ stream: string; revision: string }>(
+      'SELECT stream, revision::text AS revision FROM es_streams WHERE deleted ORDER BY stream COLLATE "C"',
+    );
+    return rows.map((r) => ({ stream: r.stream, revision: BigInt(r.revision) }));
+  }
+
+  /** See {@link LogCopy.importEvents}: one multi-row insert, the streams' revisions and the head, in one transaction. */
+  async importEvents(events: readonly RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    await this.db.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO es_events (position, stream, revision, id, type, data, metadata, created)
+         SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::uuid[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])`,
+        [
+          events.map((e) => e.position.toString()),
+          events.map((e) => e.streamId),
+          events.map((e) => e.revision.toString()),
+          events.map((e) => e.id),
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.data)),
+          events.map((e) => metadataText(e.metadata)),
+          events.map((e) => e.created.toISOString()),
+        ],
+      );
+      const last = new Map<string, bigint>();
+      for (const e of events) last.set(e.streamId, e.revision);
+      await client.query(
+        `INSERT INTO es_streams AS s (stream, revision, deleted) SELECT t.stream, t.revision, false FROM unnest($1::text[], $2::bigint[]) AS t(stream, revision)
+         ON CONFLICT (stream) DO UPDATE SET revision = greatest(s.revision, excluded.revision), deleted = false`,
+        [[...last.keys()], [...last.values()].map(String)],
+      );
+      await client.query('UPDATE es_head SET position = greatest(position, $1::bigint)', [events[events.length - 1].position.toString()]);
+    });
+  }
+
+  /** See {@link LogCopy.importDeletedStreams}: `es_streams` rows with `deleted` set; a stream with a row (live) keeps it. */
+  async importDeletedStreams(deleted: readonly DeletedStream[]): Promise<void> {
+    if (deleted.length === 0) return;
+    await this.db.transaction(async (client) => {
+      await client.query(
+        `INSERT INTO es_streams (stream, revision, deleted) SELECT t.stream, t.revision, true FROM unnest($1::text[], $2::bigint[]) AS t(stream, revision)
+         ON CONFLICT (stream) DO NOTHING`,
+        [deleted.map((d) => d.stream), deleted.map((d) => d.revision.toString())],
+      );
+    });
+  }
+
+  /** See {@link LogCopy.importHead}. */
+  async importHead(position: bigint): Promise<void> {
+    await this.db.transaction(async (client) => {
+      await client.query('UPDATE es_head SET position = greatest(position, $1::bigint)', [position.toString()]);
+    });
+  }
+
+  /** See {@link LogCopy.clear}. */
+  async clear(): Promise<void> {
+    await this.db.transaction(async (client) => {
+      await client.query('TRUNCATE es_events, es_streams');
+      await client.query('UPDATE es_head SET position = 0');
+    });
+  }
+}

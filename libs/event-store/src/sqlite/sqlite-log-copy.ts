@@ -1,0 +1,79 @@
+import type Database from 'better-sqlite3';
+import type { RecordedEvent } from '../event-store.port';
+import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
+import { metadataText } from '../recorded-from-row';
+
+/**
+ * {@link LogCopy} on an SQLite event store's connection (schema: sqlite-schema.ts). Each method is
+ * one transaction on `db` (synchronous: the copy's writes block the event loop while they run,
+ * which the copy command wants). Positions are written into `events.position` as given;
+ * AUTOINCREMENT's `sqlite_sequence` then holds the highest, raised further by {@link importHead}.
+ */
+export class SqliteLogCopy implements LogCopy {
+  constructor(private readonly db: Database.Database) {}
+
+  /** See {@link LogCopy.contents}: counts of `events`, of the streams in `streams` or `deleted_streams`, and `sqlite_sequence`. */
+  async contents(): Promise<LogContents> {
+    const row = this.db
+      .prepare<[], { events: bigint; streams: bigint; head: bigint | null }>(
+        `SELECT (SELECT count(*) FROM events) AS events,
+                (SELECT count(*) FROM (SELECT stream FROM streams UNION SELECT stream FROM deleted_streams)) AS streams,
+                (SELECT seq FROM sqlite_sequence WHERE name = 'events') AS head`,
+      )
+      .safeIntegers(true)
+      .get()!;
+    return { events: row.events, streams: row.streams, head: row.head ?? 0n };
+  }
+
+  /** See {@link LogCopy.deletedStreams}: the rows of `deleted_streams`. */
+  async deletedStreams(): Promise<DeletedStream[]> {
+    return this.db
+      .prepare<[], DeletedStream>('SELECT stream, revision FROM deleted_streams ORDER BY stream')
+      .safeIntegers(true)
+      .all()
+      .map((r) => ({ stream: r.stream, revision: r.revision }));
+  }
+
+  /** See {@link LogCopy.importEvents}: inserts the rows with their positions, then upserts each stream's revision. */
+  async importEvents(events: readonly RecordedEvent[]): Promise<void> {
+    const insert = this.db.prepare<[bigint, string, bigint, string, string, string, string | null, number]>(
+      'INSERT INTO events (position, stream, revision, id, type, data, metadata, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    const upsert = this.db.prepare<[string, bigint]>(
+      'INSERT INTO streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = max(revision, excluded.revision)',
+    );
+    this.db.transaction(() => {
+      const last = new Map<string, bigint>();
+      for (const e of events) {
+        insert.run(e.position, e.streamId, e.revision, e.id, e.type, JSON.stringify(e.data), metadataText(e.metadata), e.created.getTime());
+        last.set(e.streamId, e.revision);
+      }
+      for (const [stream, revision] of last) upsert.run(stream, revision);
+    })();
+  }
+
+  /** See {@link LogCopy.importDeletedStreams}: rows of `deleted_streams` (a live stream keeps its `streams` row). */
+  async importDeletedStreams(deleted: readonly DeletedStream[]): Promise<void> {
+    const insert = this.db.prepare<[string, bigint]>(
+      'INSERT INTO deleted_streams (stream, revision) VALUES (?, ?) ON CONFLICT (stream) DO UPDATE SET revision = max(revision, excluded.revision)',
+    );
+    this.db.transaction(() => {
+      for (const d of deleted) insert.run(d.stream, d.revision);
+    })();
+  }
+
+  /** See {@link LogCopy.importHead}: `sqlite_sequence`'s row for `events`, raised (created when absent). */
+  async importHead(position: bigint): Promise<void> {
+    this.db.transaction(() => {
+      const { changes } = this.db.prepare<[bigint]>("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'").run(position);
+      if (changes === 0) this.db.prepare<[bigint]>("INSERT INTO sqlite_sequence (name, seq) VALUES ('events', ?)").run(position);
+    })();
+  }
+
+  /** See {@link LogCopy.clear}. */
+  async clear(): Promise<void> {
+    this.db.transaction(() => {
+      this.db.exec("DELETE FROM events; DELETE FROM streams; DELETE FROM deleted_streams; DELETE FROM sqlite_sequence WHERE name = 'events';");
+    })();
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * The OpenAPI document declares the response headers the service sends (newcomer ncpolyglot A1):
+ * `X-Request-Id` on every response of every operation, and `X-RateLimit-Limit`, `-Remaining`,
+ * `-Reset` on every response of the `/v1` operations; every `x-` header a real answer carries is
+ * declared for its operation and status. Reads the document the running service serves.
+ */
+import { startService, type Harness } from '../support/service-harness';
+
+jest.setTimeout(30_000);
+
+type Header = { $ref?: string; required?: boolean; schema?: { type?: string } };
+type Operation = { responses: Record<string, { headers?: Record<string, Header> }> };
+type Document = { paths: Record<string, Record<string, Operation>>; components: { headers?: Record<string, Header> } };
+
+describe('response headers in the OpenAPI document', () => {
+  let harness: Harness;
+  let document: Document;
+  beforeAll(async () => {
+    harness = await startService();
+    document = (await harness.http().get('/docs/openapi.json').expect(200)).body as Document;
+  });
+  afterAll(async () => harness.stop());
+
+  /** The declared headers of an operation's status, by lower-case name, `$ref`s resolved. */
+  const declared = (path: string, method: string, status: number): Map<string, Header> => {
+    const headers = document.paths[path][method].responses[String(status)]?.headers ?? {};
+    return new Map(Object.entries(headers).map(([name, h]) => [name.toLowerCase(), h.$ref ? document.components.headers![h.$ref.split('/').pop()!] : h]));
+  };
+
+  it('declares X-Request-Id (required) on every response, and the X-RateLimit-* headers (integers) on every /v1 response', () => {
+    let responses = 0;
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, op] of Object.entries(methods)) {
+        for (const status of Object.keys(op.responses)) {
+          const headers = declared(path, method, Number(status));
+          const where = `${method.toUpperCase()} ${path} ${status}`;
+          expect({ where, requestId: headers.get('x-request-id')?.required }).toEqual({ where, requestId: true });
+          const limits = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'].map((name) => headers.get(name)?.schema?.type);
+          expect({ where, limits }).toEqual({ where, limits: path.startsWith('/v1/') ? ['integer', 'integer', 'integer'] : [undefined, undefined, undefined] });
+          responses++;
+        }
+      }
+    }
+    expect(responses).toBeGreaterThan(100);
+  });
+
+  it.each([
+    ['GET', '/v1/sessions', '/v1/sessions', 'get', 200],
+    ['GET', '/v1/sessions/nope/window', '/v1/sessions/{sessionId}/window', 'get', 404],
+    ['POST', '/v1/sessions/a1/events', '/v1/sessions/{sessionId}/events', 'post', 400],
+    ['GET', '/health', '/health', 'get', 200],
+  ])('every x- header of %s %s (%s %s) is declared for its status', async (method, url, path, op, status) => {
+    const answer = method === 'GET' ? await harness.http().get(url) : await harness.http().post(url).send({ events: [] });
+    expect(answer.status).toBe(status);
+    const sent = Object.keys(answer.headers).filter((name) => name.startsWith('x-'));
+    expect(sent).toContain('x-request-id');
+    const headers = declared(path, op, status);
+    expect(sent.filter((name) => !headers.has(name))).toEqual([]);
+  });
+});
