@@ -16,7 +16,7 @@
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, PAGE_VIEWPORT, waitInPage } from '../support/chromium';
 
 const SESSION = 'kb-audit';
 /** Events of {@link SESSION} (and a system message): more than one timeline page of 200 rows. */
@@ -186,26 +186,26 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
     await page.keyboard.press('Enter');
     await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
-    await page.waitForFunction("document.activeElement?.id === 'diff-heading'");
+    await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
     const heading = await ax(page, ':focus');
     expect(heading.role).toBe('heading');
     expect(heading.name).toBe(`Compaction ${compactionIds[1]}`);
-    await page.waitForFunction("/details opened/.test(document.querySelector('#announce')?.textContent ?? '')");
+    await waitInPage(page, "/details opened/.test(document.querySelector('#announce')?.textContent ?? '')");
     expect((await ax(page, '#announce')).properties.live).toBe('polite');
 
     await page.keyboard.press('Escape');
     await page.locator('#diff').waitFor({ state: 'detached' });
-    await page.waitForFunction("document.activeElement?.closest('#compactions') !== null");
+    await waitInPage(page, "document.activeElement?.closest('#compactions') !== null");
     expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name: `compaction #2 ${compactionIds[1]}` });
 
     // Again, closed with its Close button (Space on it): the next Tab stop after the heading.
     await page.keyboard.press('Enter');
-    await page.waitForFunction("document.activeElement?.id === 'diff-heading'");
+    await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
     await page.keyboard.press('Tab');
     expect(await ax(page, ':focus')).toMatchObject({ role: 'button', name: 'Close' });
     await page.keyboard.press('Space');
     await page.locator('#diff').waitFor({ state: 'detached' });
-    await page.waitForFunction("document.activeElement?.closest('#compactions') !== null");
+    await waitInPage(page, "document.activeElement?.closest('#compactions') !== null");
     expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name: `compaction #2 ${compactionIds[1]}` });
   });
 
@@ -221,7 +221,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     expect((await ax(page, ':focus')).name).toMatch(new RegExp(`^compaction #2 compacted ${compactionIds[1]}`));
     await page.keyboard.press('Enter');
     await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
-    await page.waitForFunction("document.activeElement?.id === 'diff-heading'");
+    await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
     const chart = await ax(page, '#chart svg');
     expect(chart.name).toMatch(/^window size \(\w+\) over revisions$/);
     expect(chart.description).toMatch(/^Window size in \w+: [\d,]+ tokens at revision \d+, .*2 compactions, each a link on the chart/);
@@ -275,7 +275,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     await page.locator('#more').focus();
     await page.keyboard.press('Enter');
     await page.locator('#session-count', { hasText: '101 loaded, all listed' }).waitFor();
-    await page.waitForFunction("document.activeElement?.tagName === 'TR'");
+    await waitInPage(page, "document.activeElement?.tagName === 'TR'");
     expect(await page.evaluate("document.activeElement.getAttribute('data-session')")).toBe('kb-many-000');
     expect((await ax(page, ':focus')).role).toBe('row');
 
@@ -284,7 +284,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     await page.keyboard.type('kb-many-09');
     expect(await page.locator('#session-count').getAttribute('aria-live')).toBe('off');
     expect(await page.locator('#session-count').innerText()).toBe('10 of 101 loaded match, all listed');
-    await page.waitForFunction("!document.querySelector('#session-count').hasAttribute('aria-live')");
+    await waitInPage(page, "!document.querySelector('#session-count').hasAttribute('aria-live')");
     expect((await ax(page, '#session-count')).properties.live).toBe('polite');
   });
 
@@ -308,7 +308,7 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
 
     await page.locator('#timeline-goto-time input[name=time]').fill(new Date(Date.now() + 60_000).toISOString());
     await page.locator('#timeline-goto-time input[name=time]').press('Enter');
-    await page.waitForFunction("document.activeElement?.matches('#timeline li.target[aria-current=location]')");
+    await waitInPage(page, "document.activeElement?.matches('#timeline li.target[aria-current=location]')");
     const last = await page.locator('#timeline-time-status').innerText();
     expect(await focusedText(page)).toContain(`#${/revision (\d+)/.exec(last)![1]} `);
   });
@@ -321,11 +321,11 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     await page.locator(`#sessions tr[data-session="${SESSION}"] a`).focus();
     await page.keyboard.press('Enter');
     await page.locator('#timeline').waitFor();
-    await page.waitForFunction("document.activeElement?.id === 'session-title'");
+    await waitInPage(page, "document.activeElement?.id === 'session-title'");
     expect(await page.title()).toBe(`Session ${SESSION} – Session audit`);
     expect(await ax(page, ':focus')).toMatchObject({ role: 'heading', name: SESSION });
     await page.locator(`#compactions tr[data-compaction="${compactionIds[0]}"] a`).press('Enter');
-    await page.waitForFunction("document.activeElement?.id === 'diff-heading'");
+    await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
     expect(await page.title()).toBe(`Compaction ${compactionIds[0].slice(0, 8)}… – Session ${SESSION} – Session audit`);
   });
 

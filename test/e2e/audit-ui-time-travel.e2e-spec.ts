@@ -12,7 +12,7 @@
 import type { Browser, Page } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
 import { dateTimeFix } from '../../apps/session-service/src/http/request-schemas';
 
 /** Events per append: two appends make more rows than one timeline page (200), so the pager shows. */
@@ -79,7 +79,7 @@ describeWithChromium('audit page in a browser: go to a time', () => {
     await page.locator('#timeline-goto-time input[name=time]').fill(typed);
     await page.locator('#timeline-goto-time button[type=submit]').click();
     // The status says "resolving…" from the click until the answer.
-    await page.waitForFunction("!/resolving/.test(document.querySelector('#timeline-time-status')?.textContent ?? 'resolving')");
+    await waitInPage(page, "!/resolving/.test(document.querySelector('#timeline-time-status')?.textContent ?? 'resolving')");
     return page.locator('#timeline-time-status').innerText();
   };
 

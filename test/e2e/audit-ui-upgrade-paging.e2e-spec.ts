@@ -15,7 +15,7 @@
 import type { Browser, Page, Route } from 'playwright-core';
 import type { SessionServiceClient } from '@lib/client';
 import { startListeningService, type ClientHarness } from '../support/client-harness';
-import { describeWithChromium, launchChromiumPage } from '../support/chromium';
+import { describeWithChromium, launchChromiumPage, waitInPage } from '../support/chromium';
 
 /** A keyset cursor of list `list` in a format version this release does not write (another release's). */
 const otherReleaseCursor = (list: 'sessions' | 'compactions' | 'erasures') =>
@@ -139,7 +139,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await page.locator('#timeline-goto input[name=revision]').fill('3');
     await page.locator('#timeline-goto input[name=revision]').press('Enter');
     await page.locator('#timeline-goto-status', { hasText: 'went to revision 3' }).waitFor();
-    await page.waitForFunction("document.activeElement?.matches('#timeline li.target[aria-current=location]')");
+    await waitInPage(page, "document.activeElement?.matches('#timeline li.target[aria-current=location]')");
   });
 
   it('marks one row at a time aria-current: the row gone to, else the selected compaction’s', async () => {
@@ -174,7 +174,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await page.keyboard.press('Enter');
     const row = page.locator(`#erasures tbody tr[data-session="${GONE}"]`);
     await row.waitFor();
-    await page.waitForFunction("document.activeElement?.id === 'erasures-title'");
+    await waitInPage(page, "document.activeElement?.id === 'erasures-title'");
     expect(await page.title()).toBe('Erasures – Session audit');
     const cells = await row.locator('td').allInnerTexts();
     expect(cells.slice(0, 4)).toEqual([GONE, erasedAt.replace('T', ' ').replace('Z', ' UTC'), '2', '0–1']);

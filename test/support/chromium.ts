@@ -57,3 +57,19 @@ export function describeWithChromium(title: string, ...rest: [fn: () => void] | 
   } else if (rest.length === 2) describeWithShared(title, rest[0], fn);
   else describe(title, fn);
 }
+
+/**
+ * Waits until the JavaScript `expression` is truthy in `page`, polling every 50 ms up to `timeoutMs`
+ * (default 5,000 ms). Each look goes through `page.evaluate` (the DevTools protocol, which the
+ * page's Content-Security-Policy does not govern); Playwright's `waitForFunction` with a string
+ * evaluates it inside the page with `eval`, which /ui's CSP (no `unsafe-eval`) refuses as soon as
+ * the first look is false.
+ * @throws Error naming the expression when it is still falsy at the deadline.
+ */
+export async function waitInPage(page: Page, expression: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await page.evaluate(expression))) {
+    if (Date.now() > deadline) throw new Error(`still false after ${timeoutMs} ms in the page: ${expression}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
