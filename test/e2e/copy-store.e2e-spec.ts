@@ -16,6 +16,7 @@ import Database from 'better-sqlite3';
 import { SqliteEventStore, storeWith, type EventStore } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { copyLog } from '../../apps/session-service/src/store-copy/copy-log';
+import { copyIntoTarget } from '../../apps/session-service/src/store-copy/copy-into-target';
 import { CopyFailedError, CopyRefusedError } from '../../apps/session-service/src/store-copy/copy-errors';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { startService, type Harness } from '../support/service-harness';
@@ -282,6 +283,37 @@ describe('copy-store: SQLite → SQLite', () => {
       await writer.close();
       await real.close();
       await target.close();
+    }
+  });
+
+  it('a failed copy into a new SQLite file removes that file (and its -wal/-shm), so the same copy runs again', async () => {
+    const scratch = path.join(root, 'moving-again.sqlite');
+    fs.copyFileSync(sourceFile, scratch);
+    const real = SqliteEventStore.open(scratch);
+    const writer = SqliteEventStore.open(scratch);
+    let pages = 0;
+    const source: EventStore = storeWith(real, {
+      readAll: async (options) => {
+        const page = await real.readAll(options);
+        if (pages++ === 0) await writer.appendToStream('session-default.late', [{ id: '6f1d2c1e-0000-4000-8000-000000000002', type: 'X', data: {} }]);
+        return page;
+      },
+    });
+    const file = path.join(root, 'rerun.sqlite');
+    try {
+      const failure = copyIntoTarget(source, file, { pageSize: 5 });
+      await expect(failure).rejects.toThrow(CopyFailedError);
+      await expect(failure).rejects.toThrow(
+        `the target file ${file} was removed again (nothing of this copy is left): fix the cause and run the same copy again`,
+      );
+      expect(['', '-wal', '-shm', '-journal'].filter((suffix) => fs.existsSync(file + suffix))).toEqual([]);
+      // The writer stopped: the same command now copies.
+      const summary = await copyIntoTarget(real, file, { pageSize: 5 });
+      expect(summary.events).toBe(sourceCounts(scratch).events);
+      expect(fs.existsSync(file)).toBe(true);
+    } finally {
+      await writer.close();
+      await real.close();
     }
   });
 
