@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
+import { Client } from 'pg';
 import { SqliteEventStore, storeWith, type EventStore } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { copyLog } from '../../apps/session-service/src/store-copy/copy-log';
@@ -222,6 +223,42 @@ describeUnlessSkipped(skipReason, 'copy-store: SQLite → PostgreSQL', () => {
       expect(hits.body.items.map((i: { eventId: string }) => i.eventId).sort()).toEqual(['again-new', 'gone-new']);
     } finally {
       await moved.stop();
+    }
+  });
+
+  it("refuses a target it cannot reach or log into, or whose es_* tables are not the service's (CopyRefusedError: exit code 2), nothing written", async () => {
+    const source = SqliteEventStore.open(sourceFile);
+    const foreign = await createTestDatabase('copystore_foreign');
+    const unreachable = new URL(db.url);
+    unreachable.port = '1';
+    const missing = new URL(db.url);
+    missing.pathname = `/${foreign.name}_missing`;
+    const client = new Client({ connectionString: foreign.url });
+    await client.connect();
+    try {
+      await client.query('CREATE TABLE es_events (id text, payload text); INSERT INTO es_events VALUES ($$a$$, $$theirs$$)');
+      for (const [url, cause] of [
+        [unreachable.toString(), /ECONNREFUSED/],
+        [missing.toString(), /does not exist/],
+        [foreign.url, /the table es_events in the database is not this service's: it has no column position/],
+      ] as const) {
+        const target = PostgresEventStore.connect(url);
+        try {
+          const failure = copyLog(source, target);
+          await expect(failure).rejects.toThrow(CopyRefusedError);
+          await expect(failure).rejects.toThrow(/^the target cannot be used \(nothing was copied into it\): /);
+          await expect(failure).rejects.toThrow(cause);
+        } finally {
+          await target.close().catch(() => undefined);
+        }
+      }
+      // The other application's table is as it was, and no table of the service was made beside it.
+      expect((await client.query('SELECT id, payload FROM es_events')).rows).toEqual([{ id: 'a', payload: 'theirs' }]);
+      expect((await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).rows).toEqual([{ tablename: 'es_events' }]);
+    } finally {
+      await client.end();
+      await source.close();
+      await foreign.drop();
     }
   });
 
