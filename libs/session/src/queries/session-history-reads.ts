@@ -6,7 +6,8 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
-import { foldSessionWindow, orderedWindow } from '../domain/session-window';
+import { emptySessionWindow, evolveSessionWindow, orderedWindow, type SessionWindowState } from '../domain/session-window';
+import { visitStreamUpTo } from '../write-side/stream-in-pages';
 import { cloneSessionWindow } from '../domain/clone-session-window';
 import { CompactionNotFoundError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
@@ -132,15 +133,15 @@ export class SessionHistoryReads {
     const record = this.record(tenantId, sessionId, compactionId);
     const key = sessionKey(tenantId, sessionId);
     const first = firstDecisionRevision(this.readModels, key, compactionId) ?? record.revision;
-    // At most revision + 1 events; fewer when the session continues after an erased one's revisions.
-    const events = (await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: Number(record.revision + 1n) })).filter(
-      (e) => e.revision <= record.revision,
-    );
-    const before = foldSessionWindow(events.filter((e) => e.revision < first));
-    const after = foldSessionWindow(
-      events.filter((e) => e.revision >= first),
-      cloneSessionWindow(before),
-    );
+    // Read and folded a page at a time, giving the event loop turns (visitStreamUpTo): the window
+    // just before the decision, then a copy of it carried on to the decision's end.
+    const before = emptySessionWindow();
+    let after: SessionWindowState | null = null;
+    await visitStreamUpTo(this.store, sessionStream(key), record.revision, (e) => {
+      if (e.revision >= first) after ??= cloneSessionWindow(before);
+      evolveSessionWindow(after ?? before, e);
+    });
+    after ??= cloneSessionWindow(before);
     return diffWindows(
       { sessionId, compactionId, estimator: record.data.estimator },
       { revision: first - 1n, entries: orderedWindow(before) },

@@ -19,7 +19,8 @@ import { AcknowledgedPositions, type AcknowledgedScope } from '../write-side/ack
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
 import { SessionProjector } from '../read-side/session-projector';
-import { getWindow } from '../read-side/queries/window-query';
+import { mapInTurns } from '../event-loop-turns';
+import { getWindowInTurns } from '../read-side/queries/window-query';
 import { listLog, listLogJson } from '../read-side/queries/session-log-query';
 import { getWindowJson } from '../read-side/queries/window-json-query';
 import { searchRecall, type RecallSearch } from '../read-side/queries/recall-query';
@@ -145,7 +146,7 @@ export class SessionReads {
       entries = orderedWindow(state);
     } else {
       await this.waitFor(options.minPosition, { tenantId, sessionId });
-      const projected = getWindow(this.readModels, tenantId, sessionId);
+      const projected = await getWindowInTurns(this.readModels, tenantId, sessionId);
       if (!projected) throw new SessionNotFoundError(sessionId);
       revision = projected.revision;
       entries = projected.entries;
@@ -163,7 +164,7 @@ export class SessionReads {
       ...at,
       tokens: windowTokens(entries, options.estimator),
       estimator: options.estimator,
-      events: entries.map((e) => ({
+      events: await mapInTurns(entries, (e) => ({
         ...e.event,
         tokens: e.costs[options.estimator],
         revision: e.revision.toString(),
@@ -202,7 +203,7 @@ export class SessionReads {
     if (options.atRevision !== undefined || options.atTime !== undefined || options.format !== 'events')
       return (await this.window(tenantId, sessionId, options)) as object;
     await this.waitFor(options.minPosition, { tenantId, sessionId });
-    const json = getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
+    const json = await getWindowJson(this.readModels, tenantId, sessionId, options.estimator);
     if (!json) throw new SessionNotFoundError(sessionId);
     return json;
   }

@@ -26,8 +26,8 @@ describe('an assistant event stored without text reads with text null everywhere
   const textOf = (events: Array<Record<string, unknown>>) => Object.fromEntries(events.map((e) => [e.id, Object.hasOwn(e, 'text') ? e.text : 'absent']));
   const expected = { u1: 'book a flight', c1: null, t1: 'absent', r1: null };
 
-  it('in the projected window, as bytes (format=events) and as entries', () => {
-    const json = JSON.parse(getWindowJson(store, 't', 's', 'cl100k_base')!.toString('utf8')) as { events: Array<Record<string, unknown>> };
+  it('in the projected window, as bytes (format=events) and as entries', async () => {
+    const json = JSON.parse((await getWindowJson(store, 't', 's', 'cl100k_base'))!.toString('utf8')) as { events: Array<Record<string, unknown>> };
     expect(textOf(json.events)).toEqual(expected);
     const window = getWindow(store, 't', 's')!;
     expect(textOf(window.entries.map((e) => e.event as unknown as Record<string, unknown>))).toEqual(expected);

@@ -169,6 +169,18 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
    * @throws ErasureInterruptedError (409 `erasure_interrupted`) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
    */
+  /**
+   * Whether this replica's projector passed global position `position` within {@link PROJECTOR_WAIT_MS},
+   * or later while a worker thread is still applying the batch holding it (a long session's
+   * erasure there takes seconds; erasing the same rows on the event loop meanwhile would hold it).
+   */
+  private async projectorPassed(position: bigint): Promise<boolean> {
+    for (;;) {
+      if (await this.projector.waitForPosition(position, PROJECTOR_WAIT_MS)) return true;
+      if (!this.projector.appliesInWorker(position)) return false;
+    }
+  }
+
   async execute(command: EraseSessionCommand): Promise<EraseAnswer> {
     const key = sessionKey(command.tenantId, command.sessionId);
     const deleted = await this.deleteAtRevision(sessionStream(key));
@@ -193,8 +205,7 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
-    if (!(await this.projector.waitForPosition(record.position, PROJECTOR_WAIT_MS)))
-      this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data));
+    if (!(await this.projectorPassed(record.position))) this.projector.eraseSession(command.tenantId, command.sessionId, erasedRowsOf(record.data));
     const { sessionId, erasedEvents, erasedAt } = record.data;
     return { sessionId, erasedEvents, erasedAt, position: record.position.toString() };
   }

@@ -19,6 +19,7 @@ import {
 import { emptySessionWindow, evolveSessionWindow, foldSessionWindow, type SessionWindowState } from '../domain/session-window';
 import { AtomicDecisionTracker } from '../domain/atomic-decisions';
 import { cloneSessionWindow } from '../domain/clone-session-window';
+import { visitStreamUpTo } from './stream-in-pages';
 
 /** First page size for backward reads; pages double up to {@link MAX_PAGE}, so a load reads O(events since). */
 const FIRST_PAGE = 32;
@@ -98,20 +99,18 @@ export async function loadSessionWindow(store: EventStore, sessionId: string): P
  */
 export async function loadSessionWindowAt(store: EventStore, sessionId: string, revision: bigint): Promise<SessionWindowState | null> {
   const stream = sessionStream(sessionId);
-  // At most revision + 1 events (fewer when the stream starts later: a session written again after
-  // an erasure continues after the erased revisions). Past 2^53 no stream is that long: read it
-  // all (a larger count would not bind as an integer).
-  const maxCount = revision < BigInt(Number.MAX_SAFE_INTEGER) ? Number(revision + 1n) : undefined;
-  const events = (await store.readStream(stream, { fromRevision: 'start', maxCount })).filter((e) => e.revision <= revision);
-  if (events.length === 0) return null;
+  // Read and folded a page at a time, giving the event loop turns (visitStreamUpTo).
   const decisions = new AtomicDecisionTracker();
   const state = emptySessionWindow();
-  // Read from the stream's start: its first event's revision is the incarnation (EventStore.streamIncarnation).
-  state.incarnation = events[0].revision;
-  for (const e of events) {
+  let first = true;
+  const visited = await visitStreamUpTo(store, stream, revision, (e) => {
+    // Read from the stream's start: its first event's revision is the incarnation (EventStore.streamIncarnation).
+    if (first) state.incarnation = e.revision;
+    first = false;
     decisions.observe(state, e);
     evolveSessionWindow(state, e);
-  }
+  });
+  if (visited === 0) return null;
   if (!decisions.inside) return state;
   // Inside a decision: read on to its end. A decision that never closes (a log written before late
   // answers were archived on arrival) leaves the state as it was at `revision`.

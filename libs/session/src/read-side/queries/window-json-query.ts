@@ -1,5 +1,6 @@
 import type { EstimatorName, EventCosts } from '../../events/session-stream-events';
 import type { ReadModelStore } from '../read-model-store';
+import { ITEMS_PER_TURN, nextTurn } from '../../event-loop-turns';
 import { appendObjectWith, JsonBytes } from './json-bytes';
 import { findSession } from './session-row';
 
@@ -14,9 +15,12 @@ import { findSession } from './session-row';
  *
  * Relies on what the projector stores: `event_json` is `JSON.stringify` of a validated event,
  * whose keys never include `tokens`, `revision`, `createdAt` or `compactionId`.
- * Returns null when the session is unknown to the projection or belongs to another tenant (→ 404).
+ * The rows are read by one statement (one consistent snapshot of the read models); the answer is
+ * built from them giving the event loop a turn every {@link ITEMS_PER_TURN} events, so a window of
+ * 30,000 events does not hold every other request for the whole of it (newcomer ncnoisy F1).
+ * Resolves to null when the session is unknown to the projection or belongs to another tenant (→ 404).
  */
-export function getWindowJson(store: ReadModelStore, tenantId: string, sessionId: string, estimator: EstimatorName): Buffer | null {
+export async function getWindowJson(store: ReadModelStore, tenantId: string, sessionId: string, estimator: EstimatorName): Promise<Buffer | null> {
   const session = findSession(store, tenantId, sessionId);
   if (!session) return null;
   // The order of compareWindowEntries: by anchor, a summary inserted before its anchor first, then by revision.
@@ -29,15 +33,21 @@ export function getWindowJson(store: ReadModelStore, tenantId: string, sessionId
     .safeIntegers(true)
     .all(session.sessionKey) as Array<{ revision: bigint; compactionId: string | null; eventJson: Buffer; costsJson: string; createdAt: string }>;
   let tokens = 0;
-  const costs = rows.map((row) => (JSON.parse(row.costsJson) as EventCosts)[estimator]);
-  for (const cost of costs) tokens += cost;
+  const costs: number[] = new Array<number>(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && i % ITEMS_PER_TURN === 0) await nextTurn();
+    costs[i] = (JSON.parse(rows[i].costsJson) as EventCosts)[estimator];
+    tokens += costs[i];
+  }
   const out = new JsonBytes();
   out.text('{"sessionId":').value(sessionId);
   out.text(',"revision":').value(session.revision.toString());
   out.text(',"tokens":').value(tokens);
   out.text(',"estimator":').value(estimator);
   out.text(',"events":[');
-  rows.forEach((row, i) => {
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i];
+    if (i > 0 && i % ITEMS_PER_TURN === 0) await nextTurn();
     if (i > 0) out.text(',');
     const members = [
       ...(costs[i] !== undefined ? [`"tokens":${JSON.stringify(costs[i])}`] : []),
@@ -46,7 +56,7 @@ export function getWindowJson(store: ReadModelStore, tenantId: string, sessionId
       ...(row.compactionId ? [`"compactionId":${JSON.stringify(row.compactionId)}`] : []),
     ];
     appendObjectWith(out, row.eventJson, members.join(','));
-  });
+  }
   out.text(']}');
   return out.toBuffer();
 }
