@@ -13,9 +13,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
+import { Client } from 'pg';
 import { SqliteEventStore, storeWith, type EventStore } from '@lib/event-store';
 import { PostgresEventStore } from '@lib/event-store/postgres';
 import { copyLog } from '../../apps/session-service/src/store-copy/copy-log';
+import { copyIntoTarget } from '../../apps/session-service/src/store-copy/copy-into-target';
 import { CopyFailedError, CopyRefusedError } from '../../apps/session-service/src/store-copy/copy-errors';
 import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from '../../libs/event-store/test/postgres-test-database';
 import { startService, type Harness } from '../support/service-harness';
@@ -224,6 +226,42 @@ describeUnlessSkipped(skipReason, 'copy-store: SQLite → PostgreSQL', () => {
     }
   });
 
+  it("refuses a target it cannot reach or log into, or whose es_* tables are not the service's (CopyRefusedError: exit code 2), nothing written", async () => {
+    const source = SqliteEventStore.open(sourceFile);
+    const foreign = await createTestDatabase('copystore_foreign');
+    const unreachable = new URL(db.url);
+    unreachable.port = '1';
+    const missing = new URL(db.url);
+    missing.pathname = `/${foreign.name}_missing`;
+    const client = new Client({ connectionString: foreign.url });
+    await client.connect();
+    try {
+      await client.query('CREATE TABLE es_events (id text, payload text); INSERT INTO es_events VALUES ($$a$$, $$theirs$$)');
+      for (const [url, cause] of [
+        [unreachable.toString(), /ECONNREFUSED/],
+        [missing.toString(), /does not exist/],
+        [foreign.url, /the table es_events in the database is not this service's: it has no column position/],
+      ] as const) {
+        const target = PostgresEventStore.connect(url);
+        try {
+          const failure = copyLog(source, target);
+          await expect(failure).rejects.toThrow(CopyRefusedError);
+          await expect(failure).rejects.toThrow(/^the target cannot be used \(nothing was copied into it\): /);
+          await expect(failure).rejects.toThrow(cause);
+        } finally {
+          await target.close().catch(() => undefined);
+        }
+      }
+      // The other application's table is as it was, and no table of the service was made beside it.
+      expect((await client.query('SELECT id, payload FROM es_events')).rows).toEqual([{ id: 'a', payload: 'theirs' }]);
+      expect((await client.query("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY 1")).rows).toEqual([{ tablename: 'es_events' }]);
+    } finally {
+      await client.end();
+      await source.close();
+      await foreign.drop();
+    }
+  });
+
   it('refuses a target that is not empty, writing nothing into it', async () => {
     const source = SqliteEventStore.open(sourceFile);
     const target = PostgresEventStore.connect(db.url);
@@ -282,6 +320,37 @@ describe('copy-store: SQLite → SQLite', () => {
       await writer.close();
       await real.close();
       await target.close();
+    }
+  });
+
+  it('a failed copy into a new SQLite file removes that file (and its -wal/-shm), so the same copy runs again', async () => {
+    const scratch = path.join(root, 'moving-again.sqlite');
+    fs.copyFileSync(sourceFile, scratch);
+    const real = SqliteEventStore.open(scratch);
+    const writer = SqliteEventStore.open(scratch);
+    let pages = 0;
+    const source: EventStore = storeWith(real, {
+      readAll: async (options) => {
+        const page = await real.readAll(options);
+        if (pages++ === 0) await writer.appendToStream('session-default.late', [{ id: '6f1d2c1e-0000-4000-8000-000000000002', type: 'X', data: {} }]);
+        return page;
+      },
+    });
+    const file = path.join(root, 'rerun.sqlite');
+    try {
+      const failure = copyIntoTarget(source, file, { pageSize: 5 });
+      await expect(failure).rejects.toThrow(CopyFailedError);
+      await expect(failure).rejects.toThrow(
+        `the target file ${file} was removed again (nothing of this copy is left): fix the cause and run the same copy again`,
+      );
+      expect(['', '-wal', '-shm', '-journal'].filter((suffix) => fs.existsSync(file + suffix))).toEqual([]);
+      // The writer stopped: the same command now copies.
+      const summary = await copyIntoTarget(real, file, { pageSize: 5 });
+      expect(summary.events).toBe(sourceCounts(scratch).events);
+      expect(fs.existsSync(file)).toBe(true);
+    } finally {
+      await writer.close();
+      await real.close();
     }
   });
 

@@ -2,7 +2,8 @@
  * The OpenAPI document declares the response headers the service sends (newcomer ncpolyglot A1):
  * `X-Request-Id` on every response of every operation, and `X-RateLimit-Limit`, `-Remaining`,
  * `-Reset` on every response of the `/v1` operations; every `x-` header a real answer carries is
- * declared for its operation and status. Reads the document the running service serves.
+ * declared for its operation and status, and so are its browser-hardening headers and `Cache-Control`
+ * (newcomer ncverify41 N1; helmet's legacy headers are not sent). Reads the document the running service serves.
  */
 import { startService, type Harness } from '../support/service-harness';
 
@@ -56,5 +57,28 @@ describe('response headers in the OpenAPI document', () => {
     expect(sent).toContain('x-request-id');
     const headers = declared(path, op, status);
     expect(sent.filter((name) => !headers.has(name))).toEqual([]);
+    // The browser-hardening headers and Cache-Control: sent, and declared (helmet's legacy x- headers are not sent at all).
+    const hardening = [
+      'content-security-policy',
+      'x-frame-options',
+      'x-content-type-options',
+      'referrer-policy',
+      'cross-origin-opener-policy',
+      'cross-origin-resource-policy',
+      'origin-agent-cluster',
+      'cache-control',
+    ];
+    expect(hardening.filter((name) => answer.headers[name] === undefined)).toEqual([]);
+    expect(hardening.filter((name) => !headers.has(name))).toEqual([]);
+    expect(
+      ['x-xss-protection', 'x-download-options', 'x-permitted-cross-domain-policies', 'x-dns-prefetch-control'].filter((name) => name in answer.headers),
+    ).toEqual([]);
+    const enumOf = (name: string) => (headers.get(name)?.schema as { enum?: string[] } | undefined)?.enum;
+    for (const name of ['x-frame-options', 'x-content-type-options', 'referrer-policy', 'cache-control'])
+      expect({ name, sent: answer.headers[name], allowed: enumOf(name)?.includes(answer.headers[name]) }).toEqual({
+        name,
+        sent: answer.headers[name],
+        allowed: true,
+      });
   });
 });

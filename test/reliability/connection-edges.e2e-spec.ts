@@ -204,7 +204,10 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
     it('answers every request pipelined before the half-close, in order', async () => {
       const append = (id: string) => post('/v1/sessions/hc-pipelined/events', JSON.stringify({ events: [{ id, type: 'user', text: `pipelined ${id}` }] }));
       // (Node handles pipelined requests at once and answers them in order: a read here could start before the appends.)
-      const { text, closed } = await exchange([Buffer.concat([append('a'), append('b'), Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')]), FIN], 15_000);
+      const { text, closed } = await exchange(
+        [Buffer.concat([append('a'), append('b'), Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')]), FIN],
+        15_000,
+      );
       expect({ answers: statusLines(text), closed }).toEqual({ answers: ['HTTP/1.1 201 Created', 'HTTP/1.1 201 Created', 'HTTP/1.1 200 OK'], closed: true });
     });
   });
@@ -328,6 +331,32 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
       expect(await counted('POST', 'unknown', 417)).toBe(before + 1);
       expect(warn.mock.calls.map((call) => String(call[0]))).toContain('refused POST /v1/sessions/expect-odd/events: 417 unsupported_expectation');
       await harness.http().get('/v1/sessions/expect-odd').expect(404);
+    });
+
+    // Last of these: its nine refusals fill most of the 10 warn lines per 60 s the refusals share.
+    it('answers a request with two Host header lines 400 malformed_request on every route, whichever comes first, and writes nothing', async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const expected = {
+        code: 'malformed_request',
+        message: 'the request has 2 Host header lines; HTTP/1.1 allows exactly one (RFC 9112 section 3.2): send a single Host header; the request was not read',
+      };
+      const body = JSON.stringify({ events: [{ id: 'h1', type: 'user', text: 'hi' }] });
+      for (const hosts of ['Host: localhost\r\nHost: evil.example', 'Host: evil.example\r\nHOST: localhost', 'host: localhost\r\nHost: localhost']) {
+        const { text, closed } = await exchange([
+          `POST /v1/sessions/two-hosts/events HTTP/1.1\r\n${hosts}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+        ]);
+        expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request']);
+        expect(bodies(text)[0]).toEqual(expected);
+        expect(headOf(text, 0)).toContain('connection: close');
+        expect(closed).toBe(true);
+      }
+      for (const path of ['/v1/sessions/two-hosts', '/health', '/metrics', '/ui/', '/docs/openapi.json', '/nope']) {
+        const { text } = await exchange([`GET ${path} HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n`]);
+        expect([path, statusLines(text)]).toEqual([path, ['HTTP/1.1 400 Bad Request']]);
+        expect(bodies(text)[0]).toEqual(expected);
+      }
+      expect(warn.mock.calls.map((call) => String(call[0]))).toContain('refused POST /v1/sessions/two-hosts/events: 400 malformed_request (2 Host headers)');
+      await harness.http().get('/v1/sessions/two-hosts').expect(404);
     });
   });
 });

@@ -15,9 +15,8 @@ import { eventStoreConfig, eventStoreKind } from './config/event-store-config';
 import { requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir, type DataDirLock } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
-import { copyLog } from './store-copy/copy-log';
+import { copyIntoTarget } from './store-copy/copy-into-target';
 import { CopyRefusedError } from './store-copy/copy-errors';
-import { openCopyTarget } from './store-copy/copy-target';
 
 async function main(): Promise<void> {
   const config = loadServiceConfig();
@@ -31,14 +30,17 @@ async function main(): Promise<void> {
   }
   const sourceName = kind === 'sqlite' ? config.sqliteEventsFile : withoutCredentials(config.databaseUrl!);
   let source: EventStore | undefined;
-  let target: EventStore | undefined;
   try {
     // Without the writer thread: the copy reads on this thread and nothing else writes.
     const base = eventStoreConfig(config);
     source = createEventStore({ ...base, sqlite: { ...base.sqlite, writerThread: false } });
-    target = openCopyTarget(copyStoreArguments.to, { sqliteSource: kind === 'sqlite' ? path.resolve(config.sqliteEventsFile) : undefined });
-    process.stdout.write(`copying the event store ${sourceName} into ${describeTarget(copyStoreArguments.to)}\n`);
-    const summary = await copyLog(source, target, { pageSize: copyStoreArguments.pageSize, say: (line) => process.stdout.write(`${line}\n`) });
+    // A failed copy into a SQLite file removes that file again, so the same command can be rerun.
+    const summary = await copyIntoTarget(source, copyStoreArguments.to, {
+      sqliteSource: kind === 'sqlite' ? path.resolve(config.sqliteEventsFile) : undefined,
+      onOpened: () => process.stdout.write(`copying the event store ${sourceName} into ${describeTarget(copyStoreArguments.to)}\n`),
+      pageSize: copyStoreArguments.pageSize,
+      say: (line) => process.stdout.write(`${line}\n`),
+    });
     const seconds = summary.copyMs / 1000;
     process.stdout.write(
       `copied ${summary.events} events of ${summary.streams} streams and ${summary.deletedStreams} deleted streams (erasures), head position ${summary.head}, in ${seconds.toFixed(1)} s (${Math.round(summary.events / Math.max(seconds, 0.001))} events/s; verified in ${((summary.ms - summary.copyMs) / 1000).toFixed(1)} s more)\n` +
@@ -46,7 +48,6 @@ async function main(): Promise<void> {
         'next: point every replica at the target (DATABASE_URL, or SQLITE_EVENTS_FILE), see README "Event stores and replicas" → "Switching stores"\n',
     );
   } finally {
-    await target?.close().catch(() => undefined);
     await source?.close().catch(() => undefined);
     lock?.release();
   }

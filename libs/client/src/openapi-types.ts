@@ -1322,6 +1322,22 @@ export interface components {
     parameters: never;
     requestBodies: never;
     headers: {
+        /** @description no-store: answers of /v1 and /health hold conversation text or live state, no cache may keep them */
+        "Cache-Control": "no-store";
+        /** @description the browser-hardening policy (default-src 'none', script-src 'self', frame-ancestors 'none', …): only matters if a browser opens the answer */
+        "Content-Security-Policy": string;
+        /** @description same-origin */
+        "Cross-Origin-Opener-Policy": "same-origin";
+        /** @description same-origin */
+        "Cross-Origin-Resource-Policy": "same-origin";
+        /** @description ?1 */
+        "Origin-Agent-Cluster": "?1";
+        /** @description no-referrer */
+        "Referrer-Policy": "no-referrer";
+        /** @description nosniff: browsers take the Content-Type as sent */
+        "X-Content-Type-Options": "nosniff";
+        /** @description DENY: no page may frame the answer */
+        "X-Frame-Options": "DENY";
         /** @description requests per minute of this request's budget (RATE_LIMIT_PER_MINUTE, one budget per tenant or, without a key, per client address); absent when the rate limit is off (0) */
         "X-RateLimit-Limit": number;
         /** @description requests left in the budget this window (0 on a 429); absent when the rate limit is off */
@@ -1347,6 +1363,14 @@ export interface operations {
             /** @description Health */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1360,6 +1384,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1377,6 +1409,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1390,6 +1430,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1403,6 +1451,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1416,6 +1472,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1429,6 +1493,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1442,8 +1514,16 @@ export interface operations {
             /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (shutting_down: 1) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1468,6 +1548,14 @@ export interface operations {
             /** @description Readiness */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1481,6 +1569,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1498,6 +1594,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1511,6 +1615,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1524,6 +1636,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1537,6 +1657,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1550,6 +1678,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1569,8 +1705,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1603,6 +1747,13 @@ export interface operations {
             /** @description Prometheus text exposition format */
             200: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1616,6 +1767,13 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1633,6 +1791,13 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1646,6 +1811,13 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1659,6 +1831,13 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1672,6 +1851,13 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1685,6 +1871,13 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1698,8 +1891,15 @@ export interface operations {
             /** @description - shutting_down: the service is shutting down (Retry-After: 1); nothing written, retry */
             503: {
                 headers: {
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (shutting_down: 1) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
@@ -1731,6 +1931,14 @@ export interface operations {
             /** @description ErasureList */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1751,6 +1959,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1771,6 +1987,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1787,6 +2011,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1803,6 +2035,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1819,6 +2059,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1835,6 +2083,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1851,8 +2107,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1869,6 +2133,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1885,6 +2157,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1908,8 +2188,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1968,6 +2256,14 @@ export interface operations {
             /** @description RecallPage */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -1989,6 +2285,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2009,6 +2313,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2025,6 +2337,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2041,6 +2361,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2057,6 +2385,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2073,6 +2409,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2089,8 +2433,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2107,6 +2459,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2123,6 +2483,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2146,8 +2514,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2198,6 +2574,14 @@ export interface operations {
             /** @description SessionList */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2218,6 +2602,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2238,6 +2630,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2254,6 +2654,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2270,6 +2678,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2286,6 +2702,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2302,6 +2726,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2318,8 +2750,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2336,6 +2776,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2352,6 +2800,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2375,8 +2831,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2420,6 +2884,14 @@ export interface operations {
             /** @description SessionSummary */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2440,6 +2912,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2460,6 +2940,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2476,6 +2964,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2492,6 +2988,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2508,6 +3012,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2524,6 +3036,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2540,6 +3060,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2556,8 +3084,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2574,6 +3110,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2590,6 +3134,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2613,8 +3165,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2653,6 +3213,14 @@ export interface operations {
             /** @description EraseAnswer */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2672,6 +3240,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2692,6 +3268,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2708,6 +3292,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2724,6 +3316,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2740,6 +3340,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2756,6 +3364,14 @@ export interface operations {
             /** @description - erasure_interrupted: DELETE only: other writers kept appending to the session while it was being erased (nothing erased), or other erasures' records kept landing while its record was written (session deleted, not yet recorded); no precondition of the request failed: send the DELETE again, best once the session's writers have stopped */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2772,6 +3388,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2788,6 +3412,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2804,8 +3436,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2822,6 +3462,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2838,6 +3486,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2858,8 +3514,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2901,6 +3565,14 @@ export interface operations {
             /** @description CompactionHistoryPage */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2923,6 +3595,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2943,6 +3623,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2959,6 +3647,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2975,6 +3671,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -2991,6 +3695,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3007,6 +3719,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3023,6 +3743,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3039,8 +3767,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3057,6 +3793,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3073,6 +3817,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3096,8 +3848,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3148,6 +3908,14 @@ export interface operations {
             /** @description CompactionAnswer */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3171,6 +3939,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3191,6 +3967,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3207,6 +3991,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3223,6 +4015,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3239,6 +4039,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3258,6 +4066,14 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3278,6 +4094,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3297,6 +4121,14 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3313,6 +4145,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3329,8 +4169,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3347,6 +4195,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3363,6 +4219,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3384,8 +4248,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3429,6 +4301,14 @@ export interface operations {
             /** @description CompactionHistoryItem */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3449,6 +4329,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3469,6 +4357,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3485,6 +4381,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3504,6 +4408,14 @@ export interface operations {
              */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3520,6 +4432,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3536,6 +4456,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3552,6 +4480,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3568,8 +4504,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3586,6 +4530,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3602,6 +4554,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3625,8 +4585,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3669,6 +4637,14 @@ export interface operations {
             /** @description CompactionDiff */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3689,6 +4665,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3709,6 +4693,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3725,6 +4717,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3744,6 +4744,14 @@ export interface operations {
              */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3760,6 +4768,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3776,6 +4792,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3792,6 +4816,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3808,8 +4840,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3826,6 +4866,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3842,6 +4890,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3865,8 +4921,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3912,6 +4976,14 @@ export interface operations {
             /** @description LogPage */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3932,6 +5004,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3952,6 +5032,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3968,6 +5056,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -3984,6 +5080,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4000,6 +5104,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4016,6 +5128,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4032,6 +5152,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4048,8 +5176,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4066,6 +5202,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4082,6 +5226,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4105,8 +5257,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4249,6 +5409,14 @@ export interface operations {
             /** @description AppendResult */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4272,6 +5440,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4292,6 +5468,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4308,6 +5492,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4324,6 +5516,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4344,6 +5544,14 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4374,6 +5582,14 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4394,6 +5610,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4413,6 +5637,14 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4429,6 +5661,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4448,6 +5688,14 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4468,8 +5716,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4486,6 +5742,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4502,6 +5766,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4523,8 +5795,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4573,6 +5853,14 @@ export interface operations {
             /** @description AppendResult */
             201: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4597,6 +5885,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4617,6 +5913,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4633,6 +5937,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4649,6 +5961,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4669,6 +5989,14 @@ export interface operations {
              */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4699,6 +6027,14 @@ export interface operations {
              */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4719,6 +6055,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4738,6 +6082,14 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4754,6 +6106,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4773,6 +6133,14 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4793,8 +6161,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4811,6 +6187,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4827,6 +6211,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4848,8 +6240,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with counting_timeout: seconds the counting thread needs for the requests it holds, 1 to the counting deadline in seconds (COUNTING_DEADLINE_MS, 30 by default); shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4892,6 +6292,14 @@ export interface operations {
             /** @description SessionPolicy */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4912,6 +6320,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4932,6 +6348,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4948,6 +6372,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4964,6 +6396,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4980,6 +6420,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -4996,6 +6444,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5012,6 +6468,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5028,8 +6492,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5046,6 +6518,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5062,6 +6542,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5085,8 +6573,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5146,6 +6642,14 @@ export interface operations {
             /** @description SessionPolicy */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5169,6 +6673,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5189,6 +6701,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5205,6 +6725,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5221,6 +6749,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5237,6 +6773,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5253,6 +6797,14 @@ export interface operations {
             /** @description - wrong_expected_revision: expectedRevision does not match the session's last revision (expected and actual say both); nothing written */
             409: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5271,6 +6823,14 @@ export interface operations {
             /** @description - payload_too_large: the body (inflated) is larger than MAX_BODY_BYTES */
             413: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5287,6 +6847,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5306,6 +6874,14 @@ export interface operations {
              */
             415: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5322,6 +6898,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5338,8 +6922,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5356,6 +6948,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5372,6 +6972,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5392,8 +7000,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5439,6 +7055,14 @@ export interface operations {
             /** @description Window */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5461,6 +7085,14 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5481,6 +7113,14 @@ export interface operations {
             /** @description - unauthorized: API keys are configured and the request has none or an unknown one */
             401: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5497,6 +7137,14 @@ export interface operations {
             /** @description - host_not_allowed: open development mode (no API_KEYS) and the Host header is not localhost, *.localhost, an IP address or a name of ALLOWED_HOSTS (against DNS rebinding) */
             403: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5513,6 +7161,14 @@ export interface operations {
             /** @description - session_not_found: no event was ever appended to the session (or it was erased), or it is another tenant’s; GET /v1/sessions/{sessionId} of an erased session id adds erasedAt, when it was erased */
             404: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5529,6 +7185,14 @@ export interface operations {
             /** @description - request_timeout: the request (head and body) did not arrive within REQUEST_TIMEOUT_MS; the connection is closed */
             408: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5545,6 +7209,14 @@ export interface operations {
             /** @description - uri_too_long: the request line is over 16 KiB (or a path segment over the router’s limit) */
             414: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5561,6 +7233,14 @@ export interface operations {
             /** @description - unsupported_expectation: an Expect header other than 100-continue (the only expectation the service meets) */
             417: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5577,8 +7257,16 @@ export interface operations {
             /** @description - rate_limited: too many requests this minute: retry after Retry-After seconds */
             429: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds (rate_limited: seconds until the rate limit lets this tenant (all its keys share one budget; without a known key, this client address) in again) */
                     "Retry-After": number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5595,6 +7283,14 @@ export interface operations {
             /** @description - headers_too_large: the request headers are over 16 KiB */
             431: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5611,6 +7307,14 @@ export interface operations {
             /** @description - internal: an unexpected error (logged); the request may be retried */
             500: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
@@ -5634,8 +7338,16 @@ export interface operations {
              */
             503: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control"];
+                    "Content-Security-Policy": components["headers"]["Content-Security-Policy"];
+                    "Cross-Origin-Opener-Policy": components["headers"]["Cross-Origin-Opener-Policy"];
+                    "Cross-Origin-Resource-Policy": components["headers"]["Cross-Origin-Resource-Policy"];
+                    "Origin-Agent-Cluster": components["headers"]["Origin-Agent-Cluster"];
+                    "Referrer-Policy": components["headers"]["Referrer-Policy"];
                     /** @description when to retry, in whole seconds; sent with shutting_down: 1; absent with the other codes */
                     "Retry-After"?: number;
+                    "X-Content-Type-Options": components["headers"]["X-Content-Type-Options"];
+                    "X-Frame-Options": components["headers"]["X-Frame-Options"];
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
                     "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];

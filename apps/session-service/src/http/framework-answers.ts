@@ -15,7 +15,9 @@
  *   written on the socket, which is then closed. A client that half-closes inside a body is not
  *   among them: its request is answered 400 `request_aborted` through its route (`half-close.ts`);
  * - an HTTP/1.1 request without a `Host` header → 400 `malformed_request` ({@link answerMissingHost};
- *   the server is made with `requireHostHeader: false`, else Node answers a bare 400 itself);
+ *   the server is made with `requireHostHeader: false`, else Node answers a bare 400 itself), and any
+ *   request with more than one `Host` header line → 400 `malformed_request` (RFC 9112 §3.2; Node
+ *   keeps the first and drops the others, so a proxy routing by another line would disagree);
  * - an `Expect` header other than `100-continue` → 417 `unsupported_expectation`
  *   ({@link answerUnsupportedExpectations}, Node's `checkExpectation` event; else a bare 417);
  * - any request arriving once the service has started shutting down → 503 `shutting_down` with
@@ -111,17 +113,48 @@ export function lacksRequiredHost(raw: Pick<http.IncomingMessage, 'httpVersionMa
 }
 
 /**
+ * The answer to a request with `count` (2 or more) `Host` header lines (RFC 9112 §3.2: a server must
+ * answer 400; Node keeps only the first line's value, which a proxy routing by another would not).
+ */
+export function duplicateHostAnswer(count: number): ApiErrorBody {
+  return {
+    code: 'malformed_request',
+    message: `the request has ${count} Host header lines; HTTP/1.1 allows exactly one (RFC 9112 section 3.2): send a single Host header; the request was not read`,
+  };
+}
+
+/** How many `Host` header lines `raw` carries (`rawHeaders`: names and values alternate, names in any case). */
+export function hostHeaderCount(raw: Pick<http.IncomingMessage, 'rawHeaders'>): number {
+  let count = 0;
+  for (let i = 0; i < raw.rawHeaders.length; i += 2) if (raw.rawHeaders[i].toLowerCase() === 'host') count++;
+  return count;
+}
+
+/**
  * Makes `app` answer an HTTP/1.1 request without a `Host` header 400 `malformed_request`
- * ({@link HOST_REQUIRED}) with `Connection: close`, before anything else (an `onRequest` hook, so
- * counted in the metrics; one warn line through `lines`, as {@link answerFrameworkErrors} writes,
- * since Node's parser-level refusals are logged at warn too). The server must be made with
- * `requireHostHeader: false` (Node would otherwise answer a bare 400 without any log line).
+ * ({@link HOST_REQUIRED}), and any request with more than one `Host` header line 400
+ * `malformed_request` ({@link duplicateHostAnswer}), with `Connection: close`, before anything else
+ * (an `onRequest` hook, on every route, so counted in the metrics; one warn line through `lines`, as
+ * {@link answerFrameworkErrors} writes, since Node's parser-level refusals are logged at warn too).
+ * The server must be made with `requireHostHeader: false` (Node would otherwise answer a bare 400
+ * without any log line).
  */
 export function answerMissingHost(app: FastifyInstance, lines: RateLimitedWarnings = refusedRequestLines()): void {
   app.addHook('onRequest', (request, reply, done) => {
-    if (!lacksRequiredHost(request.raw)) return done();
-    lines.warn(`refused ${request.method} ${shortPath(request.url)}: 400 ${HOST_REQUIRED.code} (no Host header)`, `400 ${HOST_REQUIRED.code} (no Host header)`);
-    void reply.code(400).header('connection', 'close').send(HOST_REQUIRED);
+    if (lacksRequiredHost(request.raw)) {
+      lines.warn(
+        `refused ${request.method} ${shortPath(request.url)}: 400 ${HOST_REQUIRED.code} (no Host header)`,
+        `400 ${HOST_REQUIRED.code} (no Host header)`,
+      );
+      return void reply.code(400).header('connection', 'close').send(HOST_REQUIRED);
+    }
+    const hosts = hostHeaderCount(request.raw);
+    if (hosts <= 1) return done();
+    lines.warn(
+      `refused ${request.method} ${shortPath(request.url)}: 400 ${HOST_REQUIRED.code} (${hosts} Host headers)`,
+      `400 ${HOST_REQUIRED.code} (several Host headers)`,
+    );
+    void reply.code(400).header('connection', 'close').send(duplicateHostAnswer(hosts));
   });
 }
 

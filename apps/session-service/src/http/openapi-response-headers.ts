@@ -3,8 +3,12 @@
  * A1: a client generated from the document could not read them): `X-Request-Id` on every answer of
  * every operation (the request's id, see `observability/request-id.ts`), and on the `/v1`
  * operations the rate limit's `X-RateLimit-Limit`, `X-RateLimit-Remaining` and `X-RateLimit-Reset`
- * (`RATE_LIMIT_PER_MINUTE`, see `auth/key-check-before-body.ts`; absent when it is 0). Declared once
- * under `components.headers` and referenced from each response.
+ * (`RATE_LIMIT_PER_MINUTE`, see `auth/key-check-before-body.ts`; absent when it is 0), the
+ * browser-hardening headers of every answer (`security-headers.ts`: `Content-Security-Policy`,
+ * `X-Frame-Options`, `X-Content-Type-Options`, `Referrer-Policy`, `Cross-Origin-Opener-Policy`,
+ * `Cross-Origin-Resource-Policy`, `Origin-Agent-Cluster`), and `Cache-Control` on the `/v1` and
+ * `/health` operations (`no-store`, `no-store.ts`). Declared once under `components.headers` and
+ * referenced from each response.
  */
 import type { OpenAPIObject } from '@nestjs/swagger';
 import { MAX_REQUEST_ID_LENGTH } from '../observability/request-id';
@@ -33,11 +37,37 @@ export const RESPONSE_HEADERS = {
     required: false,
     schema: { type: 'integer', minimum: 0 },
   },
-} as const;
+  'Content-Security-Policy': {
+    description: "the browser-hardening policy (default-src 'none', script-src 'self', frame-ancestors 'none', …): only matters if a browser opens the answer",
+    required: false,
+    schema: { type: 'string' },
+  },
+  'X-Frame-Options': { description: 'DENY: no page may frame the answer', required: false, schema: { type: 'string', enum: ['DENY'] } },
+  'X-Content-Type-Options': { description: 'nosniff: browsers take the Content-Type as sent', required: false, schema: { type: 'string', enum: ['nosniff'] } },
+  'Referrer-Policy': { description: 'no-referrer', required: false, schema: { type: 'string', enum: ['no-referrer'] } },
+  'Cross-Origin-Opener-Policy': { description: 'same-origin', required: false, schema: { type: 'string', enum: ['same-origin'] } },
+  'Cross-Origin-Resource-Policy': { description: 'same-origin', required: false, schema: { type: 'string', enum: ['same-origin'] } },
+  'Origin-Agent-Cluster': { description: '?1', required: false, schema: { type: 'string', enum: ['?1'] } },
+  'Cache-Control': {
+    description: 'no-store: answers of /v1 and /health hold conversation text or live state, no cache may keep them',
+    required: false,
+    schema: { type: 'string', enum: ['no-store'] },
+  },
+};
 
-/** The headers declared on answers of every operation, and those only of the `/v1` (rate-limited) operations. */
-const EVERY_ANSWER = ['X-Request-Id'] as const;
+/** The headers declared on answers of every operation, those only of the `/v1` (rate-limited) operations, and those of `/v1` and `/health`. */
+const EVERY_ANSWER = [
+  'X-Request-Id',
+  'Content-Security-Policy',
+  'X-Frame-Options',
+  'X-Content-Type-Options',
+  'Referrer-Policy',
+  'Cross-Origin-Opener-Policy',
+  'Cross-Origin-Resource-Policy',
+  'Origin-Agent-Cluster',
+] as const;
 const RATE_LIMITED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'] as const;
+const NOT_STORED = ['Cache-Control'] as const;
 
 /**
  * `document` with {@link RESPONSE_HEADERS} in `components.headers` and referenced from every
@@ -47,7 +77,9 @@ const RATE_LIMITED = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit
 export function withResponseHeaders(document: OpenAPIObject): OpenAPIObject {
   document.components = { ...document.components, headers: { ...document.components?.headers, ...RESPONSE_HEADERS } };
   for (const [path, item] of Object.entries(document.paths)) {
-    const names = path.startsWith('/v1/') ? [...EVERY_ANSWER, ...RATE_LIMITED] : [...EVERY_ANSWER];
+    const names: string[] = [...EVERY_ANSWER];
+    if (path.startsWith('/v1/')) names.push(...RATE_LIMITED);
+    if (path.startsWith('/v1/') || path === '/health' || path.startsWith('/health/')) names.push(...NOT_STORED);
     for (const operation of Object.values(item as Record<string, { responses?: Record<string, { headers?: Record<string, unknown> }> }>)) {
       if (operation === null || typeof operation !== 'object' || !operation.responses) continue;
       for (const response of Object.values(operation.responses)) {

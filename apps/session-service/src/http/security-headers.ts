@@ -8,7 +8,12 @@
  *   both forbid framing (`frame-ancestors 'none'`), plugins and `<base>`;
  * - `X-Frame-Options: DENY` (browsers without CSP level 2), `X-Content-Type-Options: nosniff`,
  *   `Referrer-Policy: no-referrer`, and helmet's other defaults (`Cross-Origin-Opener-Policy` and
- *   `Cross-Origin-Resource-Policy: same-origin`, `Origin-Agent-Cluster`, `X-DNS-Prefetch-Control: off`, …).
+ *   `Cross-Origin-Resource-Policy: same-origin`, `Origin-Agent-Cluster: ?1`); all declared in the
+ *   OpenAPI document (`openapi-response-headers.ts`).
+ *
+ * Helmet's legacy headers are off: they do nothing for a JSON API and its two pages
+ * (`X-XSS-Protection`, `X-Download-Options`, `X-Permitted-Cross-Domain-Policies`,
+ * `X-DNS-Prefetch-Control`).
  *
  * Not sent: `Strict-Transport-Security` (the service speaks plain HTTP; HSTS is the TLS proxy's
  * decision, as it pins the whole domain) and `upgrade-insecure-requests` (it would make a page
@@ -41,13 +46,17 @@ export const SERVICE_CSP = { useDefaults: false, directives: { ...COMMON_DIRECTI
 /** Swagger UI's policy at `/docs`: {@link SERVICE_CSP} plus inline styles (its page's `<style>` element and `style` attributes). */
 export const DOCS_CSP = { useDefaults: false, directives: { ...COMMON_DIRECTIVES, styleSrc: ["'self'", "'unsafe-inline'"] } };
 
-/** Helmet's options for every answer: {@link SERVICE_CSP}, frames denied, no HSTS. */
+/** Helmet's options for every answer: {@link SERVICE_CSP}, frames denied, no HSTS, no legacy headers. */
 const SERVICE_HELMET: FastifyHelmetOptions = {
   global: true,
   contentSecurityPolicy: SERVICE_CSP,
   frameguard: { action: 'deny' },
   referrerPolicy: { policy: 'no-referrer' },
   strictTransportSecurity: false,
+  xXssProtection: false,
+  xDownloadOptions: false,
+  xPermittedCrossDomainPolicies: false,
+  xDnsPrefetchControl: false,
 };
 
 /**

@@ -11,19 +11,24 @@ export class CopyRefusedError extends Error {
 
 /**
  * The copy failed after it began writing the target: the source moved meanwhile, or the target
- * does not match the source. `targetEmptied`: whether the target was emptied again (else it holds a partial copy).
+ * does not match the source. `targetEmptied`: whether the target was emptied again (else it holds a
+ * partial copy). `removedFile`: the SQLite target file the command made, removed again (with its
+ * `-wal` and `-shm` files) so the same command can be run again; the message then says so.
  */
 export class CopyFailedError extends Error {
   override readonly name = 'CopyFailedError';
   constructor(
     readonly problem: string,
     readonly targetEmptied: boolean,
+    readonly removedFile?: string,
   ) {
     super(
       `${problem}; ${
-        targetEmptied
-          ? 'the target was emptied again (nothing of this copy is left in it): fix the cause and run the copy again'
-          : 'the target could NOT be emptied and holds an incomplete copy: do not use it; drop and re-create it (or delete its file), then run the copy again'
+        removedFile !== undefined
+          ? `the target file ${removedFile} was removed again (nothing of this copy is left): fix the cause and run the same copy again`
+          : targetEmptied
+            ? 'the target was emptied again (nothing of this copy is left in it): fix the cause and run the copy again'
+            : 'the target could NOT be emptied and holds an incomplete copy: do not use it; drop and re-create it (or delete its file), then run the copy again'
       }`,
     );
   }

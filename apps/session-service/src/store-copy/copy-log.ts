@@ -93,7 +93,8 @@ function sameDeleted(a: readonly DeletedStream[], b: readonly DeletedStream[]): 
  * metadata and time recorded), the target's log has the same digest and the same event count per
  * stream, the same head, and each deleted stream the same incarnation and revision in both.
  *
- * @throws CopyRefusedError when a store has no {@link LogCopy} (KurrentDB) or the target is not empty (nothing written).
+ * @throws CopyRefusedError when a store has no {@link LogCopy} (KurrentDB), the target cannot be used (unreachable, login refused,
+ *   a database that does not exist, an es_* table that is not this service's: EventStoreSchemaMismatchError) or is not empty (nothing written).
  * @throws CopyFailedError when the source moved or the target does not match (the target emptied again, when it could be).
  * @throws the stores' errors (e.g. EventStoreUnavailableError) otherwise; the target is then emptied too when it could be (the error's message says so).
  */
@@ -106,7 +107,12 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
   const started = now();
   const from = logCopyOf(source, 'source');
   const into = logCopyOf(target, 'target');
-  const held = await into.contents();
+  const held = await into.contents().catch((error: Error) => {
+    // The target's first use (connecting, the PostgreSQL schema set-up and its check of existing es_* tables): nothing of the log written yet.
+    throw new CopyRefusedError(
+      `the target cannot be used (nothing was copied into it): ${error.message}; give an empty PostgreSQL database the command can reach and log into, whose es_* tables (if any) are this service's, or the path of a new SQLite file`,
+    );
+  });
   if (held.events > 0n || held.streams > 0n || held.head > 0n)
     throw new CopyRefusedError(
       `the target is not empty (${held.events} events, ${held.streams} streams, head position ${held.head}): copy-store writes only into an empty store (a new PostgreSQL database, or a SQLite file that does not exist yet), never merges into a log in use`,

@@ -27,3 +27,13 @@ export function openCopyTarget(to: string, options: { sqliteSource?: string } = 
     throw new CopyRefusedError(`--to ${to}: its directory ${path.dirname(file)} does not exist`);
   return createEventStore({ sqliteFile: file, sqlite: { writerThread: false } });
 }
+
+/** The SQLite file `to` names as a copy target (resolved), or undefined for a URL (`postgres://…`). */
+export function sqliteTargetFile(to: string): string | undefined {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(to) ? undefined : path.resolve(to);
+}
+
+/** Removes the SQLite file `file` and its `-wal`, `-shm` and `-journal` files, those that exist. */
+export function removeSqliteFile(file: string): void {
+  for (const suffix of ['', '-wal', '-shm', '-journal']) fs.rmSync(file + suffix, { force: true });
+}
