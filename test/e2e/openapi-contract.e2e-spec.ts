@@ -44,8 +44,8 @@ function codesInSource(): Map<string, string> {
   const roots = ['apps/session-service/src', 'libs/session/src', 'libs/compaction/src', 'libs/event-store/src'].map((d) => path.join(__dirname, '..', '..', d));
   const found = new Map<string, string>();
   const patterns = [
-    // `code: '…'` in an error body, `readonly code = '…'` in an error class (not a zod issue's `addIssue({ code: 'custom' })`).
-    /(?<!addIssue\(\{ )\bcode(?::| =)\s*'([a-z][a-z0-9_]*)'/g,
+    // `code: '…'` in an error body, `readonly code = '…'` in an error class (not a zod issue's `addIssue({ code: 'custom' })`, on one line or several).
+    /(?<!addIssue\(\{\s*)\bcode(?::| =)\s*'([a-z][a-z0-9_]*)'/g,
     /NatsCommandError\(\s*'([a-z][a-z0-9_]*)'/g,
     /malformedBody\(\s*'([a-z][a-z0-9_]*)'/g,
   ];
