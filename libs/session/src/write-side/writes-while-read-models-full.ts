@@ -8,7 +8,8 @@
  * disk. Refused writes answer 503 `store_unavailable` (nothing written); the refusal ends, without
  * a restart, at the projector's first batch that commits once space is freed.
  */
-import { EventStoreUnavailableError, storeWith, type EventStore } from '@lib/event-store';
+import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
+import { refusingWritesWhile } from './writes-refused-while';
 
 /** A write refused because the read models cannot be written: their disk is full (the cause's code is `SQLITE_FULL`). */
 export class ReadModelsFullError extends EventStoreUnavailableError {
@@ -24,18 +25,8 @@ export class ReadModelsFullError extends EventStoreUnavailableError {
  * written; every other method, and every write otherwise, is `store`'s own.
  */
 export function refusingWritesWhileReadModelsFull(store: EventStore, readModelsFull: () => string | null): EventStore {
-  const refusal = (): ReadModelsFullError | null => {
+  return refusingWritesWhile(store, () => {
     const why = readModelsFull();
     return why === null ? null : new ReadModelsFullError(why);
-  };
-  return storeWith(store, {
-    appendToStream: (...args) => {
-      const refused = refusal();
-      return refused ? Promise.reject(refused) : store.appendToStream(...args);
-    },
-    deleteStream: (...args) => {
-      const refused = refusal();
-      return refused ? Promise.reject(refused) : store.deleteStream(...args);
-    },
   });
 }

@@ -9,7 +9,8 @@
  * rebuilt read models, takes them. The refusal ends by itself if the store holds the read models'
  * log again (the projector checks at every retry).
  */
-import { EventStoreUnavailableError, storeWith, type EventStore } from '@lib/event-store';
+import { EventStoreUnavailableError, type EventStore } from '@lib/event-store';
+import { refusingWritesWhile } from './writes-refused-while';
 
 /** A write refused because the read models come from another log than the store's. */
 export class ReadModelsOffLogWriteError extends EventStoreUnavailableError {
@@ -25,18 +26,8 @@ export class ReadModelsOffLogWriteError extends EventStoreUnavailableError {
  * log; every other method, and every write otherwise, is `store`'s own.
  */
 export function refusingWritesWhileReadModelsOffLog(store: EventStore, readModelsOffLog: () => string | null): EventStore {
-  const refusal = (): ReadModelsOffLogWriteError | null => {
+  return refusingWritesWhile(store, () => {
     const why = readModelsOffLog();
     return why === null ? null : new ReadModelsOffLogWriteError(why);
-  };
-  return storeWith(store, {
-    appendToStream: (...args) => {
-      const refused = refusal();
-      return refused ? Promise.reject(refused) : store.appendToStream(...args);
-    },
-    deleteStream: (...args) => {
-      const refused = refusal();
-      return refused ? Promise.reject(refused) : store.deleteStream(...args);
-    },
   });
 }
