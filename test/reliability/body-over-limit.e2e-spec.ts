@@ -41,7 +41,7 @@ let text = '';
 let sent = 0;
 let failed = null;
 const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true }, () => {
-  socket.write('POST /v1/sessions/all-then-read/events HTTP/1.1\\r\\nHost: x\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + declared + '\\r\\n\\r\\n');
+  socket.write('POST /v1/sessions/all-then-read/events HTTP/1.1\\r\\nHost: localhost\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + declared + '\\r\\n\\r\\n');
   const chunk = Buffer.alloc(256 * 1024, 'x');
   const pump = () => {
     while (!socket.destroyed && sent < declared) {
