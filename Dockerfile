@@ -1,6 +1,8 @@
 # The session service. Build: docker build -t session-service .   (or: docker compose up --build)
 # Run: docker run -p 3000:3000 session-service. The image runs node on the built files (CMD below, node as PID 1 so
-# SIGTERM reaches it), not `npm start`: the runtime stage has neither TypeScript nor the sources to build.
+# SIGTERM reaches it), not `npm start`. The runtime stage has neither TypeScript nor the sources: `npm start` and
+# `npm run rebuild-read-models` build only where tsconfig.build.json is (a source checkout), so both run here as they are
+# (e.g. docker run --rm -v <volume>:/app/data session-service npm run rebuild-read-models, the service stopped).
 # It listens on all interfaces (HOST=0.0.0.0), as a container must to be reached on its pod or bridge address.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
@@ -30,6 +32,8 @@ USER node
 EXPOSE 3000
 # Liveness for Docker (compose's depends_on: service_healthy): GET /health on the container's own port, 200 within
 # 2 s. The slim image has no curl or wget: node does it. (Kubernetes ignores HEALTHCHECK: use probes, see README.)
+# Liveness only: /health is 200 while the read models rebuild or catch up. Whatever routes traffic must check readiness,
+# GET /health/ready (the compose file's HAProxy, a Kubernetes readinessProbe), or reads meet 503 projection_behind.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "require('http').get({host:'127.0.0.1',port:process.env.PORT||3000,path:'/health',timeout:2000},r=>process.exit(r.statusCode===200?0:1)).on('timeout',()=>process.exit(1)).on('error',()=>process.exit(1))"]
 # tsconfig-paths maps @lib/* to dist/libs/* (TS_NODE_BASEURL=./dist)

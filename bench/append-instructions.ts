@@ -31,7 +31,8 @@
  * service|ceiling` (default both), `--build <checkout>` (measure the service of another checkout:
  * its `tsconfig.bench-build.json` is compiled there; the child and the ceiling are this one's),
  * `--keep <dir>` (keep the callgrind files and the perf map there, for `callgrind_annotate`),
- * `--top <k>` (functions listed, default 25). Environment: as the service reads it (`LOG_LEVEL`
+ * `--top <k>` (functions listed, default 25), `--node-flag <flag>` (repeatable: a flag for the measured Node
+ * process, e.g. `--predictable`). Environment: as the service reads it (`LOG_LEVEL`
  * defaults to `silent`, as figure 1 runs it). Under callgrind a run of the service takes about 2–3
  * minutes of CPU at the defaults, the ceiling about 1.
  */
@@ -54,10 +55,12 @@ interface Options {
   from?: string;
   /** Also print every event-loop function whose name matches (per append). */
   grep?: RegExp;
+  /** Extra flags for the measured Node process (`--node-flag`, repeatable), e.g. `--predictable`. */
+  nodeFlags: string[];
 }
 
 function parseOptions(argv: readonly string[]): Options {
-  const options: Options = { n: 400, warm: 2000, top: 25 };
+  const options: Options = { n: 400, warm: 2000, top: 25, nodeFlags: [] };
   for (let i = 0; i < argv.length; i++) {
     const value = argv[i + 1];
     switch (argv[i]) {
@@ -85,6 +88,9 @@ function parseOptions(argv: readonly string[]): Options {
         break;
       case '--grep':
         options.grep = new RegExp(value);
+        break;
+      case '--node-flag':
+        options.nodeFlags.push(value);
         break;
       default:
         throw new Error(`unknown option ${argv[i]}`);
@@ -248,7 +254,8 @@ interface ThreadReport {
 /**
  * Charges one thread's instructions to components: a JavaScript function's own instructions to
  * its component; native code's to its callers in proportion to the calls' inclusive costs, up to
- * the nearest JavaScript function (garbage collection and V8's compilers keep their own rows;
+ * the nearest JavaScript function (garbage collection and V8's compilers keep their own rows, and
+ * native code they call is charged to those rows when its share reaches one of their frames;
  * native code that no JavaScript called, such as libuv's loop, is "native, no JavaScript caller").
  */
 export function chargeThread(fns: Map<string, FnNode>, perfMap: PerfMap): ThreadReport {
@@ -296,10 +303,12 @@ export function chargeThread(fns: Map<string, FnNode>, perfMap: PerfMap): Thread
       for (const [caller, w] of up) {
         const share = (cost * w) / weight;
         const js = jsName.get(caller);
+        const own = js === undefined ? ownNativeRow(caller) : undefined;
         if (js !== undefined) {
           add(functions, js, share);
           add(components, componentOfJs(js), share);
-        } else add(next, caller, share);
+        } else if (own) add(components, own, share);
+        else add(next, caller, share);
       }
     }
     pending = next;
@@ -344,6 +353,7 @@ async function runUnderCallgrind(mode: 'service' | 'ceiling', options: Options, 
     '--no-flush-bytecode',
     '--perf-basic-prof',
     '--interpreted-frames-native-stack',
+    ...options.nodeFlags,
     '-r',
     require.resolve('tsconfig-paths/register'),
     child,
@@ -475,7 +485,7 @@ async function main(): Promise<void> {
   fs.writeFileSync(textsFile, JSON.stringify(textMessages(corpus().conversations).slice(0, 2000)));
   const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   process.stdout.write(
-    `# Instructions per append (callgrind), ${new Date().toISOString()}, ${options.n} appends after ${options.warm}, service ${options.build ?? path.join(BENCH_BUILD_DIR, '..', '..')}, load ${load()}\n`,
+    `# Instructions per append (callgrind), ${new Date().toISOString()}, ${options.n} appends after ${options.warm}, service ${options.build ?? path.join(BENCH_BUILD_DIR, '..', '..')}${options.nodeFlags.length ? `, node ${options.nodeFlags.join(' ')}` : ''}, load ${load()}\n`,
   );
   try {
     const figures: Record<string, { all: number; loop: number; work: number }> = {};

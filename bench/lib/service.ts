@@ -101,3 +101,28 @@ export class JsonClient {
     this.agent.destroy();
   }
 }
+
+/**
+ * The frame of a bench that measures a service of its own: starts one ({@link startService} under
+ * `BENCH_DIR`, data directory named after `label`), runs `measure` with it and a {@link JsonClient}
+ * on it, writes the rows `measure` resolves with to stdout as one JSON line, then closes the client
+ * and stops the service (also when `measure` throws). An error is printed on stderr and the process
+ * exits with code 1.
+ */
+export function benchWithService(label: string, measure: (running: RunningService, client: JsonClient) => Promise<unknown[]>): void {
+  const main = async (): Promise<void> => {
+    const running = await startService(process.env.BENCH_DIR, label);
+    const client = new JsonClient(running.port);
+    try {
+      const results = await measure(running, client);
+      process.stdout.write(JSON.stringify(results) + '\n');
+    } finally {
+      client.close();
+      await running.stop();
+    }
+  };
+  void main().catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -279,6 +279,27 @@ describeUnlessSkipped(skipReason, 'copy-store: SQLite → PostgreSQL', () => {
 });
 
 describe('copy-store: SQLite → SQLite', () => {
+  /**
+   * A copy of the source file at `name` under the test root (`scratch`), opened twice: `real`, and
+   * `writer`, which appends one event (id `eventId`) to `session-default.late` as another process
+   * would, while a copy from `source` (`real`, watched) reads its first page.
+   */
+  function sourceWrittenDuringCopy(name: string, eventId: string): { scratch: string; real: SqliteEventStore; writer: SqliteEventStore; source: EventStore } {
+    const scratch = path.join(root, name);
+    fs.copyFileSync(sourceFile, scratch);
+    const real = SqliteEventStore.open(scratch);
+    const writer = SqliteEventStore.open(scratch);
+    let pages = 0;
+    const source: EventStore = storeWith(real, {
+      readAll: async (options) => {
+        const page = await real.readAll(options);
+        if (pages++ === 0) await writer.appendToStream('session-default.late', [{ id: eventId, type: 'X', data: {} }]);
+        return page;
+      },
+    });
+    return { scratch, real, writer, source };
+  }
+
   it('copies into a new file with the same log, deleted streams and head', async () => {
     const file = path.join(root, 'copy.sqlite');
     const source = SqliteEventStore.open(sourceFile);
@@ -297,19 +318,7 @@ describe('copy-store: SQLite → SQLite', () => {
   });
 
   it('fails when the source is written during the copy, and empties the target again', async () => {
-    const scratch = path.join(root, 'moving.sqlite');
-    fs.copyFileSync(sourceFile, scratch);
-    const real = SqliteEventStore.open(scratch);
-    const writer = SqliteEventStore.open(scratch);
-    let pages = 0;
-    // Another process's append, made while the copy reads its first page.
-    const source: EventStore = storeWith(real, {
-      readAll: async (options) => {
-        const page = await real.readAll(options);
-        if (pages++ === 0) await writer.appendToStream('session-default.late', [{ id: '6f1d2c1e-0000-4000-8000-000000000001', type: 'X', data: {} }]);
-        return page;
-      },
-    });
+    const { real, writer, source } = sourceWrittenDuringCopy('moving.sqlite', '6f1d2c1e-0000-4000-8000-000000000001');
     const target = SqliteEventStore.open(path.join(root, 'moved.sqlite'));
     try {
       const failure = copyLog(source, target, { pageSize: 5 });
@@ -324,18 +333,7 @@ describe('copy-store: SQLite → SQLite', () => {
   });
 
   it('a failed copy into a new SQLite file removes that file (and its -wal/-shm), so the same copy runs again', async () => {
-    const scratch = path.join(root, 'moving-again.sqlite');
-    fs.copyFileSync(sourceFile, scratch);
-    const real = SqliteEventStore.open(scratch);
-    const writer = SqliteEventStore.open(scratch);
-    let pages = 0;
-    const source: EventStore = storeWith(real, {
-      readAll: async (options) => {
-        const page = await real.readAll(options);
-        if (pages++ === 0) await writer.appendToStream('session-default.late', [{ id: '6f1d2c1e-0000-4000-8000-000000000002', type: 'X', data: {} }]);
-        return page;
-      },
-    });
+    const { scratch, real, writer, source } = sourceWrittenDuringCopy('moving-again.sqlite', '6f1d2c1e-0000-4000-8000-000000000002');
     const file = path.join(root, 'rerun.sqlite');
     try {
       const failure = copyIntoTarget(source, file, { pageSize: 5 });

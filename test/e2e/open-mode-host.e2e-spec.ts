@@ -5,6 +5,9 @@
  * with API_KEYS no Host is refused (the key is the protection).
  */
 import { useService } from '../support/service-harness';
+import { captureLogLines } from '../support/captured-log-lines';
+import { sendRaw } from '../support/raw-http';
+import type { AddressInfo } from 'node:net';
 
 const FOREIGN = 'rebind.attacker.example:3000';
 
@@ -29,15 +32,62 @@ describe('open development mode answers only its own Host names', () => {
     ] as const) {
       const res = await http()[method](path).set('Host', FOREIGN).set('Origin', `http://${FOREIGN}`);
       expect({ path, status: res.status, code: res.body.code }).toEqual({ path, status: 403, code: 'host_not_allowed' });
-      expect(res.body.message).toMatch(/^Host "rebind\.attacker\.example:3000" is not answered in open development mode \(no API_KEYS\).*ALLOWED_HOSTS/);
+      expect(res.body.message).toBe(
+        'Host "rebind.attacker.example:3000" is not answered in open development mode (no API_KEYS), against DNS rebinding: ' +
+          'only localhost, *.localhost, IP addresses and the names listed in ALLOWED_HOSTS are; to answer it, start the service with ' +
+          'ALLOWED_HOSTS=rebind.attacker.example (comma-separated with the other names clients use), or set API_KEYS (then no Host is refused: the key protects)',
+      );
       expect(JSON.stringify(res.body)).not.toContain('dev secret');
     }
     const still = await http().get('/v1/sessions/dev/window').expect(200);
     expect(JSON.stringify(still.body)).toContain('dev secret');
   });
 
-  it('answers localhost, *.localhost, IP addresses and the ALLOWED_HOSTS names on any port', async () => {
-    for (const host of ['localhost:3000', 'app.localhost', '127.0.0.1:9', '[::1]:3000', '10.0.0.7:3000', 'Sessions.Internal:3000', 'api.dev.example.com']) {
+  it('checks the authority of an absolute-form target, which replaces Host (RFC 9112 §3.2.2)', async () => {
+    const server = harness.service.app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const ask = (target: string) => sendRaw(port, `GET ${target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n`);
+    const refused = await ask('http://rebind.attacker.example/v1/sessions/dev/window');
+    expect(refused).toMatch(/^HTTP\/1\.1 403 /);
+    expect(refused).toContain('host_not_allowed');
+    expect(refused).not.toContain('dev secret');
+    expect(await ask('http://localhost:3000/v1/sessions/dev/window')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await ask('http://sessions.internal/v1/sessions/dev/window')).toMatch(/^HTTP\/1\.1 200 /);
+  });
+
+  it('logs a refusal once per Host name per minute, naming the Host, ALLOWED_HOSTS and what to set, whatever the port', async () => {
+    const lines = captureLogLines(['warn']);
+    try {
+      for (const host of [
+        'session-service.default.svc.cluster.local',
+        'session-service.default.svc.cluster.local:3000',
+        'session-service.default.svc.cluster.local:3000',
+      ])
+        await http().get('/v1/sessions').set('Host', host).expect(403);
+      expect(lines.filter((line) => line.includes('host_not_allowed'))).toEqual([
+        'refused GET with Host "session-service.default.svc.cluster.local": 403 host_not_allowed (open development mode, no API_KEYS; ' +
+          'ALLOWED_HOSTS=sessions.internal,.dev.example.com does not list it): to answer it, start the service with ' +
+          'ALLOWED_HOSTS=session-service.default.svc.cluster.local (comma-separated with the other names clients use) or set API_KEYS; ' +
+          "this Host's refusals in the next 60 s are counted, not logged",
+      ]);
+    } finally {
+      jest.restoreAllMocks();
+    }
+  });
+
+  it('answers localhost, *.localhost, IP addresses and the ALLOWED_HOSTS names on any port, an empty one included (RFC 3986)', async () => {
+    for (const host of [
+      'localhost:3000',
+      'app.localhost',
+      '127.0.0.1:9',
+      '[::1]:3000',
+      '10.0.0.7:3000',
+      'Sessions.Internal:3000',
+      'api.dev.example.com',
+      'sessions.internal:',
+      'localhost:',
+    ]) {
       const res = await http().get('/v1/sessions/dev/window').set('Host', host);
       expect({ host, status: res.status }).toEqual({ host, status: 200 });
     }

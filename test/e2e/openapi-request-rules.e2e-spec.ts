@@ -4,7 +4,7 @@
  * allows is not refused with 400 `invalid_session_id`, one it refuses is), event and message ids
  * their lengths, and revision parameters their 64-bit range as text.
  */
-import { startService, type Harness } from '../support/service-harness';
+import { useServedOpenApiDocument } from '../support/served-openapi-document';
 
 jest.setTimeout(30_000);
 
@@ -13,17 +13,12 @@ type Parameter = { in: string; name: string; schema: Schema };
 type Document = { paths: Record<string, Record<string, { parameters?: Parameter[]; requestBody?: unknown }>>; components: { schemas: Record<string, Schema> } };
 
 describe('request rules in the OpenAPI document', () => {
-  let harness: Harness;
-  let document: Document;
-  beforeAll(async () => {
-    harness = await startService();
-    document = (await harness.http().get('/docs/openapi.json').expect(200)).body as Document;
-  });
-  afterAll(async () => harness.stop());
+  const served = useServedOpenApiDocument<Document>();
+  const harness = served.harness;
 
   it("declares every path sessionId with recall's sessionId rule, and the service agrees with it", async () => {
-    const recall = document.paths['/v1/recall'].get.parameters!.find((p) => p.name === 'sessionId')!.schema;
-    const paths = Object.entries(document.paths).flatMap(([path, methods]) =>
+    const recall = served.document().paths['/v1/recall'].get.parameters!.find((p) => p.name === 'sessionId')!.schema;
+    const paths = Object.entries(served.document().paths).flatMap(([path, methods]) =>
       Object.values(methods).flatMap((op) =>
         (op.parameters ?? []).filter((p) => p.in === 'path' && p.name === 'sessionId').map((p) => ({ path, schema: p.schema })),
       ),
@@ -55,8 +50,8 @@ describe('request rules in the OpenAPI document', () => {
         walk(v, k);
       }
     };
-    walk(document.paths['/v1/sessions/{sessionId}/events'].post.requestBody);
-    walk(document.components.schemas.OpenAiInputMessage);
+    walk(served.document().paths['/v1/sessions/{sessionId}/events'].post.requestBody);
+    walk(served.document().components.schemas.OpenAiInputMessage);
     expect(ids.length).toBeGreaterThan(8);
     for (const id of ids) {
       const text = id.anyOf?.find((s) => s.type === 'string') ?? id;
@@ -75,7 +70,7 @@ describe('request rules in the OpenAPI document', () => {
   });
 
   it('declares revision parameters as 64-bit text past 2^53 − 1', () => {
-    const atRevision = document.paths['/v1/sessions/{sessionId}/window'].get.parameters!.find((p) => p.name === 'atRevision')!.schema;
+    const atRevision = served.document().paths['/v1/sessions/{sessionId}/window'].get.parameters!.find((p) => p.name === 'atRevision')!.schema;
     const text = atRevision.anyOf!.find((s) => s.type === 'string')!;
     expect(text.maxLength).toBe('9223372036854775807'.length);
     expect(text.description).toMatch(/9223372036854775807/);

@@ -5,7 +5,7 @@
  * declared for its operation and status, and so are its browser-hardening headers and `Cache-Control`
  * (newcomer ncverify41 N1; helmet's legacy headers are not sent). Reads the document the running service serves.
  */
-import { startService, type Harness } from '../support/service-harness';
+import { useServedOpenApiDocument } from '../support/served-openapi-document';
 
 jest.setTimeout(30_000);
 
@@ -14,23 +14,20 @@ type Operation = { responses: Record<string, { headers?: Record<string, Header> 
 type Document = { paths: Record<string, Record<string, Operation>>; components: { headers?: Record<string, Header> } };
 
 describe('response headers in the OpenAPI document', () => {
-  let harness: Harness;
-  let document: Document;
-  beforeAll(async () => {
-    harness = await startService();
-    document = (await harness.http().get('/docs/openapi.json').expect(200)).body as Document;
-  });
-  afterAll(async () => harness.stop());
+  const served = useServedOpenApiDocument<Document>();
+  const harness = served.harness;
 
   /** The declared headers of an operation's status, by lower-case name, `$ref`s resolved. */
   const declared = (path: string, method: string, status: number): Map<string, Header> => {
-    const headers = document.paths[path][method].responses[String(status)]?.headers ?? {};
-    return new Map(Object.entries(headers).map(([name, h]) => [name.toLowerCase(), h.$ref ? document.components.headers![h.$ref.split('/').pop()!] : h]));
+    const headers = served.document().paths[path][method].responses[String(status)]?.headers ?? {};
+    return new Map(
+      Object.entries(headers).map(([name, h]) => [name.toLowerCase(), h.$ref ? served.document().components.headers![h.$ref.split('/').pop()!] : h]),
+    );
   };
 
   it('declares X-Request-Id (required) on every response, and the X-RateLimit-* headers (integers) on every /v1 response', () => {
     let responses = 0;
-    for (const [path, methods] of Object.entries(document.paths)) {
+    for (const [path, methods] of Object.entries(served.document().paths)) {
       for (const [method, op] of Object.entries(methods)) {
         for (const status of Object.keys(op.responses)) {
           const headers = declared(path, method, Number(status));

@@ -365,6 +365,28 @@ describe('what goes in comes out (HTTP)', () => {
     expect((await harness.http().post('/v1/sessions/empty-calls-earlier/messages').send({ messages }).expect(201)).body).toEqual(earlier.body);
   });
 
+  // Some OpenAI-compatible frameworks send `content: []` beside tool_calls; it was refused ("textParts: must hold at least one part").
+  it('an assistant content [] beside tool_calls is no text: stored and answered as text null (content null), the same event as content null', async () => {
+    const call = { id: 'k1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
+    const messages = [
+      { id: 'u', role: 'user', content: 'find it' },
+      { id: 'a', role: 'assistant', content: [], tool_calls: [call] },
+      { id: 't', role: 'tool', tool_call_id: 'k1', content: 'found' },
+    ];
+    const appended = await harness.http().post('/v1/sessions/empty-parts/messages').send({ messages }).expect(201);
+    const log = await harness.http().get(`/v1/sessions/empty-parts/events?minPosition=${appended.body.position}`).expect(200);
+    expect(log.body.events[1].data.event).toEqual({ id: 'a', type: 'assistant', text: null, toolCalls: [{ id: 'k1', name: 'lookup', arguments: '{}' }] });
+    const window = await harness.http().get('/v1/sessions/empty-parts/window').expect(200);
+    expect(window.body.events[1]).toMatchObject({ type: 'assistant', text: null });
+    expect(window.body.events[1]).not.toHaveProperty('textParts');
+    const openai = await harness.http().get('/v1/sessions/empty-parts/window?format=openai').expect(200);
+    expect(openai.body.messages[1]).toEqual({ role: 'assistant', content: null, tool_calls: [call] });
+    // The same message with content null: a retry.
+    const resent = [messages[0], { ...messages[1], content: null }, messages[2]];
+    const answer = { revision: appended.body.revision, position: appended.body.position };
+    expect((await harness.http().post('/v1/sessions/empty-parts/messages').send({ messages: resent }).expect(201)).body).toEqual(answer);
+  });
+
   it('a __proto__ metadata key is stored verbatim', async () => {
     const body = '{"events":[{"id":"m1","type":"user","text":"hi","metadata":{"__proto__":{"admin":true},"b":[1,{"__proto__":null}]}}]}';
     await harness.http().post('/v1/sessions/proto/events').set('content-type', 'application/json').send(body).expect(201);

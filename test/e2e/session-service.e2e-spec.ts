@@ -106,6 +106,13 @@ describeWithShared('session service end to end on real conversations', TAU_BENCH
     const res = await harness.http().get(`/v1/recall`).query({ q: words, sessionId, archived: 'true' }).expect(200);
     const hit = res.body.items.find((item: { eventId: string }) => item.eventId === archivedUser.eventId);
     expect(hit).toMatchObject({ sessionId, archived: true, compactionId: archivedUser.archivedBy });
+    // Booleans in queries: any letter case (Python's requests sends True), or 1/0; the same filter each way.
+    for (const archived of ['True', 'TRUE', '1'])
+      expect((await harness.http().get(`/v1/recall`).query({ q: words, sessionId, archived }).expect(200)).body.items).toEqual(res.body.items);
+    for (const archived of ['False', '0']) {
+      const active = await harness.http().get(`/v1/recall`).query({ q: words, sessionId, archived }).expect(200);
+      expect(active.body.items.map((item: { eventId: string }) => item.eventId)).not.toContain(archivedUser.eventId);
+    }
   });
 
   it('serves the window at an earlier revision, computed from the log', async () => {

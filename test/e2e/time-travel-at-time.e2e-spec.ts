@@ -142,6 +142,14 @@ function examples(service: () => Pick<Harness, 'http'>): void {
       `atTime: the session's current life began with revision 2, recorded at ${newLife.get('2')}, after ${inside}; an earlier life of this session id (revisions up to 1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${newLife.get('2')}`,
     );
     expect(res.body.message).not.toContain('no window existed yet');
+    // A revision inside the erased life says so too (newcomer ncevaleng A2); one past the last does not.
+    const byRevision = await http().get('/v1/sessions/at-erased/window').query({ atRevision: '0' }).expect(400);
+    expect(byRevision.body).toMatchObject({ code: 'revision_out_of_range', parameter: 'atRevision' });
+    expect(byRevision.body.message).toBe(
+      `atRevision: the session's revisions run from 2 to 2: its current life began with revision 2; an earlier life of this session id (revisions up to 1) was erased at ${erasure.body.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`,
+    );
+    const past = await http().get('/v1/sessions/at-erased/window').query({ atRevision: '3' }).expect(400);
+    expect(past.body.message).toBe("atRevision: the session's revisions run from 2 to 2; ask for a revision in that range");
   });
 
   it('atTime with atRevision, and times the date-time rule refuses, are 400 validation_failed saying what to fix', async () => {

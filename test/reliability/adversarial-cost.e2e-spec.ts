@@ -5,7 +5,7 @@
  * append is counted exactly. The service runs as its own process and the probes come from another
  * tiny one, so they measure the service's event loop, not this test's. Two texts: random ideographs (one pre-token whose merges never repeat:
  * the costliest to count, done in the token-counting worker) and distinct words (the costliest to
- * index for recall, bounded by `MAX_WORD_DOCUMENT_LENGTH`; a batch holding such an event is projected
+ * index for recall, in rows of at most `RECALL_WORD_CHUNK_LENGTH` code units; a batch holding such an event is projected
  * in a worker thread, `LARGE_BATCH_TEXT`). The window holding the event is read after the probes:
  * answering it is a 3 MB read and response of its own (its stored JSON spliced in as bytes, a few
  * ms of CPU; `bench/read-stall.ts`), not the append's work.

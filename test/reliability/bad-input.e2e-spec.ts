@@ -283,7 +283,7 @@ const CASES: BadRequest[] = [
     status: 413,
     code: 'payload_too_large',
     // The limit's value, in bytes and for people (it named only the variable).
-    mentions: /^request body is larger than MAX_BODY_BYTES \(20000 bytes, 19\.5 KiB\); split the events into several requests$/,
+    mentions: /^request body is larger than MAX_BODY_BYTES \(20000 bytes, 19\.5 KiB\); split the events into several requests, in order$/,
   },
   {
     name: 'gzip body inflating past MAX_BODY_BYTES',
@@ -1078,7 +1078,7 @@ const CASES: BadRequest[] = [
     path: '/v1/recall?q=hello&archived=maybe',
     status: 400,
     code: 'validation_failed',
-    mentions: /^archived: must be true or false$/,
+    mentions: /^archived: must be true or false \(any letter case, e.g. True\) or 1 or 0$/,
   },
   {
     name: 'recall: from not a date',

@@ -63,7 +63,7 @@ socket.on('close', () => {
 
 const PAYLOAD_TOO_LARGE = {
   code: 'payload_too_large',
-  message: 'request body is larger than MAX_BODY_BYTES (5242880 bytes, 5 MiB); split the events into several requests',
+  message: 'request body is larger than MAX_BODY_BYTES (5242880 bytes, 5 MiB); split the events into several requests, in order',
 };
 
 describe('bodies over MAX_BODY_BYTES: the client reads 413 payload_too_large', () => {

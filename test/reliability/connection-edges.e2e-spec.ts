@@ -5,7 +5,8 @@
  * a half-close after whole requests still gets every answer (a POST was written but unanswered and
  * uncounted); requests pipelined behind a `malformed_json` are answered (the connection was closed
  * after it); a DELETE carrying a body is refused (it was ignored: the session was erased whatever
- * the body said). Raw sockets, so that the bytes sent and read are exactly the test's.
+ * the body said), and one with an empty body (Content-Length: 0, a chunked body of no byte) is not
+ * (it was 400 or 415). Raw sockets, so that the bytes sent and read are exactly the test's.
  */
 import * as net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -101,6 +102,15 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
       .filter((l) => l.startsWith(`http_request_duration_seconds_count{method="${method}",route="${route}",status="${status}",tenant="`));
     return lines.reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
   }
+
+  /** Appends one user event to `sessionId` (201; sent again, a retry): a session for a DELETE to erase or keep, or a GET to read. */
+  const appendOne = async (sessionId: string): Promise<void> => {
+    await harness
+      .http()
+      .post(`/v1/sessions/${sessionId}/events`)
+      .send({ events: [{ id: `${sessionId}-1`, type: 'user', text: 'hello' }] })
+      .expect(201);
+  };
 
   describe('a client that half-closes inside a body', () => {
     const EVENTS = '/v1/sessions/:sessionId/events';
@@ -203,7 +213,7 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
 
     it('answers every request pipelined before the half-close, in order', async () => {
       const append = (id: string) => post('/v1/sessions/hc-pipelined/events', JSON.stringify({ events: [{ id, type: 'user', text: `pipelined ${id}` }] }));
-      // (Node handles pipelined requests at once and answers them in order: a read here could start before the appends.)
+      // (Processed one at a time, in order: pipelined-in-order.ts.)
       const { text, closed } = await exchange(
         [Buffer.concat([append('a'), append('b'), Buffer.from('GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')]), FIN],
         15_000,
@@ -239,11 +249,7 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
 
   describe('DELETE /v1/sessions/{sessionId}', () => {
     beforeAll(async () => {
-      await harness
-        .http()
-        .post('/v1/sessions/del-body/events')
-        .send({ events: [{ id: 'd1', type: 'user', text: 'keep me' }] })
-        .expect(201);
+      await appendOne('del-body');
     });
 
     it.each([
@@ -283,6 +289,77 @@ describe('connection edges: half-close, pipelining after an error, DELETE bodies
       expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request', 'HTTP/1.1 200 OK']);
       expect(bodies(text)[1]).toMatchObject({ sessionId: 'del-body', erasedEvents: 1 });
     });
+
+    // An empty body is no body (it was 400 for a chunked one, 415 for Content-Length: 0 with a type other than JSON).
+    describe('with an empty body: erases, as without one', () => {
+      const DELETE = 'DELETE /v1/sessions/del-empty HTTP/1.1\r\nHost: localhost\r\n';
+      it.each([
+        ['Content-Length: 0 and Content-Type: application/json', 'Content-Type: application/json\r\nContent-Length: 0\r\n\r\n'],
+        ['Content-Length: 0 and Content-Type: text/plain', 'Content-Type: text/plain\r\nContent-Length: 0\r\n\r\n'],
+        ['a chunked body of no byte, Content-Type: application/json', 'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+        ['a chunked body of no byte, no Content-Type', 'Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n'],
+      ])('%s: 200, and the next request on the connection is answered', async (_name, rest) => {
+        await appendOne('del-empty');
+        const { text, closed } = await exchange([`${DELETE}${rest}`, 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n'], 1_500);
+        expect(statusLines(text)).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+        expect(bodies(text)[0]).toMatchObject({ sessionId: 'del-empty', erasedEvents: 1 });
+        expect(closed).toBe(false);
+        await harness.http().get('/v1/sessions/del-empty').expect(404);
+      });
+
+      it('a chunked body whose end comes later: 200 once it ends', async () => {
+        await appendOne('del-empty');
+        const { text } = await exchange([`${DELETE}Transfer-Encoding: chunked\r\n\r\n`, 300, '0\r\n\r\n'], 1_500);
+        expect(statusLines(text)).toEqual(['HTTP/1.1 200 OK']);
+        expect(bodies(text)[0]).toMatchObject({ sessionId: 'del-empty', erasedEvents: 1 });
+      });
+    });
+
+    describe('with a chunked body', () => {
+      beforeAll(async () => {
+        await appendOne('del-chunked');
+      });
+
+      it.each([
+        ['at once', ['2\r\n{}\r\n0\r\n\r\n']],
+        ['its end later', ['2\r\n{}\r\n', 300, '0\r\n\r\n']],
+      ])('refuses a chunked body of a byte or more (%s) with the same 400, closing the connection after it, and erases nothing', async (_name, rest) => {
+        const head = 'DELETE /v1/sessions/del-chunked HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n';
+        const { text, closed } = await exchange([head, ...(rest as Step[])], 1_500);
+        expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request']);
+        expect(bodies(text)[0]).toMatchObject({ code: 'validation_failed', parameter: '(body)' });
+        expect(headOf(text, 0)).toContain('connection: close');
+        expect(closed).toBe(true);
+        await harness.http().get('/v1/sessions/del-chunked').expect(200);
+      });
+
+      it('answers a chunked body cut short by a half-close 400 request_aborted, and erases nothing', async () => {
+        const head = 'DELETE /v1/sessions/del-chunked HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n';
+        const { text } = await exchange([head, 200, FIN], 1_500);
+        expect(statusLines(text)).toEqual(['HTTP/1.1 400 Bad Request']);
+        expect(bodies(text)[0]).toMatchObject({ code: 'request_aborted' });
+        await harness.http().get('/v1/sessions/del-chunked').expect(200);
+      });
+    });
+  });
+
+  // The other routes without a request body: an empty body, declared JSON or not, is no body either.
+  it.each([
+    'GET /v1/sessions/get-empty',
+    'GET /v1/sessions/get-empty/window',
+    'GET /v1/recall?q=keep',
+    'GET /health',
+    'GET /metrics',
+    'HEAD /v1/sessions/get-empty',
+  ])('%s with an empty body (Content-Length: 0 or chunked, declared JSON): 200', async (request) => {
+    await appendOne('get-empty');
+    for (const rest of [
+      'Content-Type: application/json\r\nContent-Length: 0\r\n\r\n',
+      'Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+    ]) {
+      const { text } = await exchange([`${request} HTTP/1.1\r\nHost: localhost\r\n${rest}`], 700);
+      expect([request, rest, statusLines(text)]).toEqual([request, rest, ['HTTP/1.1 200 OK']]);
+    }
   });
 
   it('says Keep-Alive: timeout=72 on a persistent connection (README: pools must close idle connections sooner)', async () => {

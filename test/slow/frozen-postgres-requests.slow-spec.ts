@@ -98,6 +98,12 @@ describeUnlessSkipped(throwawayPostgresUnavailableReason(), 'requests on a froze
     expect(warm.map((a) => a.status)).toEqual([201, 201, 201, 201, 201, 201]);
     for (let n = 0; n < 6; n++) acked.push(...turn('warm', n).map((e) => e.id));
     expect((await append('doomed', 'doomed', 0)).status).toBe(201);
+    // Idle pooled connections when the server freezes, more than the background work (projector, subscriptions,
+    // health) can hold: appends to one session may share a connection or two, so these go to sessions of their
+    // own at once. Without them a request sent while frozen may find every pooled connection hung and wait for a
+    // new one, answering "no connection within the connect timeout" instead of the statement bound (CI, stop 42).
+    const pooled = await Promise.all(Array.from({ length: 12 }, (_, n) => append(`pool-${n}`, 'pool', n)));
+    expect(pooled.map((a) => a.status)).toEqual(pooled.map(() => 201));
 
     // Appends in flight when the server freezes: each is answered, 201 or 503, within the bound.
     let appending = true;

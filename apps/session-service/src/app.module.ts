@@ -96,6 +96,9 @@ export class AppModule {
           settings: {
             autoCompactionMaxFailures: config.autoCompactionMaxFailures,
             autoCompactionBackoffMs: config.autoCompactionBackoffMs,
+            compactionClaimPollMs: config.compactionClaimPollMs,
+            autoCompactionClaimMaxWaitMs: config.autoCompactionClaimMaxWaitMs,
+            compactionCommandClaimMaxWaitMs: config.compactionCommandClaimMaxWaitMs,
             // the longest text an event may hold bounds the summaries too (DESIGN §3.7)
             maxTextLength: config.maxTextLength,
             maxWaitMs: config.maxWaitMs,

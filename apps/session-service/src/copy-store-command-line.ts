@@ -1,6 +1,7 @@
 /**
  * The command line of `npm run copy-store -- --to <target>`: `--to` (required: a PostgreSQL URL
- * `postgres://…`, or the path of a new SQLite file), `--page-size` (events per read and write,
+ * `postgres://…`, or the path of a new SQLite file), `--empty-partial-target` (empty a partial copy a
+ * killed copy-store left there, marked by it, and copy again), `--page-size` (events per read and write,
  * 1–100,000, default 1000) and `--help`. The source is the service's configured store (its
  * environment variables). A usage error is refused (one line on stderr, exit code 2) before the
  * store modules load and before anything is opened.
@@ -39,6 +40,10 @@ export function copyStoreProgram(): Command {
       '--to <target>',
       'the target: a PostgreSQL URL (postgres://user@host:5432/db, an empty database) or the path of a SQLite file that does not exist yet',
     )
+    .option(
+      '--empty-partial-target',
+      'the target holds a partial copy a copy-store that was killed left (marked by its table es_copy_in_progress): empty it (a SQLite file: remove it) and copy again; a target without that mark is still refused, and so is one whose marking copy still runs on this host (its pid alive)',
+    )
     .option('--page-size <n>', 'events per read of the source and per write of the target, 1 to 100000', pageSize, 1000)
     .allowExcessArguments(false)
     .addHelpText(
@@ -48,7 +53,7 @@ export function copyStoreProgram(): Command {
         "The source is chosen by the service's environment variables:",
         ...SOURCE_VARIABLES.map(([name, fallback, meaning]) => `  ${name.padEnd(width)}  ${meaning} (default: ${fallback})`),
         '',
-        'Exit codes: 0 copied and verified (or --help); 2 a bad argument or setting, a store that cannot be copied (KurrentDB), a target that is not empty or cannot be used (unreachable, login refused, foreign es_* tables), a DATA_DIR in use or missing (nothing written); 1 the copy failed (the source moved, the target differs, a store failed: the target is emptied again, a SQLite target file removed).',
+        'Exit codes: 0 copied and verified (or --help); 2 a bad argument or setting, a store that cannot be copied (KurrentDB), a source that cannot be read, a target that is not empty or cannot be used (unreachable, login refused, foreign es_* tables, a partial copy without --empty-partial-target), a DATA_DIR in use or missing (nothing written); 1 the copy failed (the source moved, the target differs, a store failed: the target is emptied again, a SQLite target file removed).',
       ].join('\n'),
     );
 }
@@ -57,6 +62,8 @@ export function copyStoreProgram(): Command {
 export interface CopyStoreArguments {
   to: string;
   pageSize: number;
+  /** `--empty-partial-target` given. */
+  emptyPartialTarget?: boolean;
 }
 
 const program = copyStoreProgram();

@@ -4,6 +4,9 @@
  * verbatim, and verifies it (`store-copy/copy-log.ts`). With the embedded store as source it takes
  * DATA_DIR's lock (refused, exit code 2, while a service runs there); with PostgreSQL, stop every
  * replica first: a source written during the copy fails it (exit code 1, the target emptied again).
+ * A source that cannot be read is refused (exit code 2) before the target is touched. The target is
+ * marked (`es_copy_in_progress`) until the copy is verified; `--empty-partial-target` empties a target
+ * so marked by a copy that was killed, and copies again.
  * Prints a progress line every 10,000 events or 10 s and a summary with the digest both logs have.
  */
 // First: --help and a bad argument end the process here, before the store modules load.
@@ -26,19 +29,31 @@ async function main(): Promise<void> {
   let lock: DataDirLock | undefined;
   if (kind === 'sqlite') {
     requireExistingSqliteStore(config);
-    lock = lockDataDir(config.dataDir);
+    lock = lockDataDir(config.dataDir, 'copy-store');
   }
   const sourceName = kind === 'sqlite' ? config.sqliteEventsFile : withoutCredentials(config.databaseUrl!);
   let source: EventStore | undefined;
   try {
     // Without the writer thread: the copy reads on this thread and nothing else writes.
     const base = eventStoreConfig(config);
-    source = createEventStore({ ...base, sqlite: { ...base.sqlite, writerThread: false } });
+    try {
+      // The driver's own message for a source it cannot reach (the service's names a retry the copy does not make).
+      source = createEventStore({
+        ...base,
+        sqlite: { ...base.sqlite, writerThread: false },
+        ...(base.postgres ? { postgres: { ...base.postgres, describeUnavailable: undefined } } : {}),
+      });
+    } catch (error) {
+      // The SQLite source opens here (PostgreSQL on first use, refused the same way by copyLog).
+      throw new CopyRefusedError(`the source ${sourceName} cannot be read (nothing was copied): ${(error as Error).message}`);
+    }
     // A failed copy into a SQLite file removes that file again, so the same command can be rerun.
     const summary = await copyIntoTarget(source, copyStoreArguments.to, {
       sqliteSource: kind === 'sqlite' ? path.resolve(config.sqliteEventsFile) : undefined,
       onOpened: () => process.stdout.write(`copying the event store ${sourceName} into ${describeTarget(copyStoreArguments.to)}\n`),
       pageSize: copyStoreArguments.pageSize,
+      sourceName,
+      emptyPartialTarget: copyStoreArguments.emptyPartialTarget === true,
       say: (line) => process.stdout.write(`${line}\n`),
     });
     const seconds = summary.copyMs / 1000;

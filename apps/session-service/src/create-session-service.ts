@@ -37,8 +37,10 @@ import {
   unparseableRequestLines,
 } from './http/framework-answers';
 import { answerHalfClosedConnections } from './http/half-close';
+import { processPipelinedInOrder } from './http/pipelined-in-order';
 import { useSecurityHeaders } from './http/security-headers';
 import { refuseForeignHosts } from './http/foreign-host';
+import { foreignHostLines } from './http/foreign-host-lines';
 import { forbidCachingOfData } from './http/no-store';
 import { refuseDeleteBodies } from './http/delete-takes-no-body';
 import { logAnswerCodes } from './observability/request-log';
@@ -51,6 +53,7 @@ import { eventStoreKind, openEventStore } from './config/event-store-config';
 import { asConfigurationError } from './config/configuration-error';
 import { databaseEncodingRefusal } from './config/database-encoding-refusal';
 import { databaseSchemaMismatchRefusal } from './config/database-schema-mismatch-refusal';
+import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
 import { ensureDataDir, refuseFullDisk, requireEventsFileDirectory } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { abortedAtShutdown, closeReadModelsAtBound, settlesWithin } from './shutdown/shutdown-bound';
@@ -150,6 +153,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   const store = openEventStore(config);
   let readModels: ReadModelStore;
   try {
+    // A partial copy (copy-store's mark, es_copy_in_progress) is refused before anything reads its log (SQLite: at open).
+    await refuseCopyInProgress(config, store);
     // A damaged read-models file is moved aside and rebuilt from the log (unless the log is empty: refused).
     readModels = await openReadModelsSettingDamageAside(config.dataDir, path.join(config.dataDir, READ_MODEL_FILE_NAME), store, {
       quickCheck: config.sqliteQuickCheck,
@@ -184,6 +189,8 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   // Warn lines of requests refused before a route, rate-limited: anyone can send them. Closed at shutdown, telling the last count.
   const refusedLines = refusedRequestLines();
   const unparseableLines = unparseableRequestLines();
+  // Open mode's Host refusals: one warn line per Host name per minute, naming ALLOWED_HOSTS and what to set (their own bound).
+  const hostLines = foreignHostLines(config.allowedHosts);
   const adapter = new FastifyAdapter({
     bodyLimit: config.maxBodyBytes,
     // Each request's id: the client's X-Request-Id when short printable ASCII, else a UUID (request-id.ts).
@@ -236,16 +243,18 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
   answerHalfClosedConnections(fastify.server);
   // Expect other than 100-continue: 417 unsupported_expectation in our shape, logged and counted (not Node's bare 417).
   answerUnsupportedExpectations(fastify.server, () => bound.metrics, refusedLines);
+  // First of all: a request pipelined behind another on its connection waits for that one's answer (a read sees the write ahead).
+  processPipelinedInOrder(fastify);
   // Before every hook that may answer: each answer carries its X-Request-Id.
   echoRequestIds(fastify);
   // CSP, X-Frame-Options, nosniff, Referrer-Policy on every answer from here on (/docs gets its own CSP).
-  await useSecurityHeaders(fastify);
+  useSecurityHeaders(fastify);
   // Cache-Control: no-store on /v1 and /health answers (conversation text; the audit page's reads).
   forbidCachingOfData(fastify);
   const refusals = answerWhileShuttingDown(fastify, () => shutdown.started);
   answerMissingHost(fastify, refusedLines);
   // Open development mode: 403 host_not_allowed to a Host that is not this machine's (DNS rebinding), operations routes aside.
-  refuseForeignHosts(fastify, config, refusedLines);
+  refuseForeignHosts(fastify, config, hostLines);
   useJsonBodies(fastify, config.maxBodyBytes);
   countAnswers(fastify, metrics);
   // The request log line names the tenant and an error answer's code (LOG_LEVEL=silent writes no request line: no hook).
@@ -313,6 +322,7 @@ async function buildService(config: ServiceConfig, overrides: SessionServiceOver
       }
       // The refused requests' lines counted and not written yet: told now, before the logger stops.
       refusedLines.close();
+      hostLines.close();
       unparseableLines.close();
       const unfinished: string[] = [];
       // Requests in flight, automatic compactions, the projector and NATS: each may wait on a store that does not answer.

@@ -5,7 +5,8 @@
  * URL, the API docs URL, the store in use, whether it runs in open development mode, and with
  * NATS_URL one line naming the NATS subjects and servers, preceded by one warn line per group of
  * settings the configuration leaves without effect (`ignored-settings.ts`) and, with API_KEYS and a NATS
- * connection without credentials, one saying NATS commands are not authenticated by the keys (`nats-tenant-warning.ts`): as
+ * connection without credentials, one saying NATS commands are not authenticated by the keys (`nats-tenant-warning.ts`), and
+ * in open mode on a non-loopback HOST without ALLOWED_HOSTS, one saying requests by a DNS name will be refused (`open-mode-host-warning.ts`): as
  * plain lines with `LOG_FORMAT=pretty` (a terminal), as JSON log lines (pino's shape, level info,
  * or warn, whatever `LOG_LEVEL` says: README, Logs) with `LOG_FORMAT=json`, so that stdout holds nothing but JSON.
  * The URLs are `startupUrl`'s (an IPv6 HOST in brackets; all interfaces as localhost).
@@ -36,6 +37,7 @@ import type { ServiceConfig } from './config/service-config';
 import { parseCommandLine, usage } from './config/command-line';
 import { ignoredSettingLines } from './config/ignored-settings';
 import { natsTenantWarningLines } from './config/nats-tenant-warning';
+import { openModeHostWarningLines } from './config/open-mode-host-warning';
 import { routeProcessWarnings } from './observability/process-warnings';
 
 /**
@@ -164,6 +166,8 @@ async function main(): Promise<void> {
   say(config, ignoredSettingLines(process.env, config), 'warn');
   // API_KEYS with a NATS connection without credentials: NATS commands are every tenant's (nats-tenant-warning.ts).
   say(config, natsTenantWarningLines(config), 'warn');
+  // Open mode on a non-loopback address without ALLOWED_HOSTS: requests by a DNS name will be refused 403 host_not_allowed (open-mode-host-warning.ts).
+  say(config, openModeHostWarningLines(config), 'warn');
   say(config, lines);
 }
 

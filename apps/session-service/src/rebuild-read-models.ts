@@ -24,6 +24,7 @@ import { refuseEmptyLogUnder } from './config/read-models-of-this-log';
 import { loadServiceConfig } from './config/service-config';
 import { loadRebuildSettings } from './config/rebuild-settings';
 import { eventStoreKind, openEventStore } from './config/event-store-config';
+import { refuseCopyInProgress } from './config/copy-in-progress-refusal';
 import { ensureDataDir, refuseFullDisk, requireExistingSqliteStore } from './config/data-dir';
 import { lockDataDir } from './config/data-dir-lock';
 import { asConfigurationError } from './config/configuration-error';
@@ -37,10 +38,12 @@ async function main(): Promise<void> {
   else ensureDataDir(config.dataDir);
   // The start's rule (1 MiB free where the read models and the embedded store are), before anything is opened or locked.
   refuseFullDisk(eventStoreKind(config) === 'sqlite' ? [config.dataDir, path.dirname(config.sqliteEventsFile)] : [config.dataDir], 'rebuild');
-  const lock = lockDataDir(config.dataDir);
+  const lock = lockDataDir(config.dataDir, 'rebuild-read-models');
   const store = openEventStore(config);
   let readModels: ReadModelStore;
   try {
+    // A partial copy (copy-store's mark) is refused before its log is read (SQLite: at open).
+    await refuseCopyInProgress(config, store);
     // A damaged file is moved aside (one line) and the rebuild builds a new one: the rebuild starts from an empty database anyway.
     readModels = await openReadModelsSettingDamageAside(config.dataDir, path.join(config.dataDir, READ_MODEL_FILE_NAME), store, {
       quickCheck: config.sqliteQuickCheck,

@@ -641,8 +641,8 @@ export interface components {
          *     - user_id_conflict (409): the session belongs to another user (userId names the owner); nothing written
          *     - payload_too_large (413): the body (inflated) is larger than MAX_BODY_BYTES
          *     - uri_too_long (414): the request line is over 16 KiB (or a path segment over the router’s limit)
-         *     - unsupported_media_type (415): the body is not declared JSON: send Content-Type: application/json
-         *     - unsupported_encoding (415): a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+         *     - unsupported_media_type (415): the body is not declared JSON, or its Content-Type is given twice: send one Content-Type: application/json (or application/*+json)
+         *     - unsupported_encoding (415): a Content-Encoding other than one of gzip, deflate (the zlib format) or br (named in the message), or a charset other than UTF-8
          *     - unknown_tool_call (422): a tool response answers a call never made in the session (toolCallId names it)
          *     - tool_call_conflict (422): a tool call id repeated or reused while open, or a second answer to a call
          *     - rate_limited (429): too many requests this minute: retry after Retry-After seconds
@@ -854,7 +854,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         }) | ({
-            /** @description null or absent when tool_calls or refusal says it all */
+            /** @description null, absent or [] (each: no text) when tool_calls or refusal says it all */
             content?: (string | ({
                 text: string;
                 /** @constant */
@@ -878,7 +878,7 @@ export interface components {
                 } & {
                     [key: string]: unknown;
                 };
-                /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
+                /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
                 id: string;
                 /** @constant */
                 type?: "function";
@@ -903,7 +903,7 @@ export interface components {
             name?: string | null;
             /** @constant */
             role: "tool";
-            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
+            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
             tool_call_id: string;
         } & {
             [key: string]: unknown;
@@ -2225,7 +2225,7 @@ export interface operations {
         parameters: {
             query: {
                 /** @description true: only events a compaction archived; false: only events still in the active window; absent: both */
-                archived?: boolean | ("true" | "false");
+                archived?: boolean | string;
                 /** @description only events archived by this compaction: its id (a UUID), as a compaction answer, the compaction history or a hit gives it */
                 compactionId?: string;
                 /** @description the next page: the previous page's nextCursor, unchanged, sent with the same q and filters (absent or empty: the first page). The pages of one first page's cursors are the hits as of that first page, each once, in its order; events appended since are left to a new search */
@@ -4116,8 +4116,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
-             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             * @description - unsupported_media_type: the body is not declared JSON, or its Content-Type is given twice: send one Content-Type: application/json (or application/*+json)
+             *     - unsupported_encoding: a Content-Encoding other than one of gzip, deflate (the zlib format) or br (named in the message), or a charset other than UTF-8
              */
             415: {
                 headers: {
@@ -5306,7 +5306,7 @@ export interface operations {
                     events: ({
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -5323,7 +5323,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -5339,7 +5339,7 @@ export interface operations {
                         /** @description null counts as absent */
                         toolCalls?: {
                             arguments: string;
-                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
+                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
                             id: string;
                             name: string;
                         }[] | null;
@@ -5348,7 +5348,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -5361,7 +5361,7 @@ export interface operations {
                             /** @description null counts as absent */
                             dataParts?: string[] | null;
                             name: string;
-                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters */
+                            /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧) */
                             toolCallId: string;
                         }[];
                         /** @constant */
@@ -5369,7 +5369,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -5388,7 +5388,7 @@ export interface operations {
                     } | {
                         /** @description null counts as absent */
                         createdAt?: string | null;
-                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters; null counts as absent */
+                        /** @description 1 to 256 characters (Unicode code points), without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧); null counts as absent */
                         id?: string | null;
                         /** @description any JSON object, at most 16 levels deep and 65536 characters (Unicode code points) of JSON; stored as sent (returned in the log, not the window), its numbers as IEEE-754 doubles: a number that is not finite, or an integer past ±9007199254740991 (2^53 − 1), is refused (400 validation_failed naming it): send big integers as strings; null counts as absent */
                         metadata?: {
@@ -5400,8 +5400,8 @@ export interface operations {
                         type: "summary";
                     })[];
                     expectedRevision?: ("any" | "no_stream" | "stream_exists") | number | string;
-                    /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict) */
-                    userId?: string;
+                    /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict); null counts as absent */
+                    userId?: string | null;
                 };
             };
         };
@@ -5632,8 +5632,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
-             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             * @description - unsupported_media_type: the body is not declared JSON, or its Content-Type is given twice: send one Content-Type: application/json (or application/*+json)
+             *     - unsupported_encoding: a Content-Encoding other than one of gzip, deflate (the zlib format) or br (named in the message), or a charset other than UTF-8
              */
             415: {
                 headers: {
@@ -5844,8 +5844,8 @@ export interface operations {
                 "application/json": {
                     expectedRevision?: ("any" | "no_stream" | "stream_exists") | number | string;
                     messages: components["schemas"]["OpenAiInputMessage"][];
-                    /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict) */
-                    userId?: string;
+                    /** @description the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict); null counts as absent */
+                    userId?: string | null;
                 };
             };
         };
@@ -6077,8 +6077,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
-             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             * @description - unsupported_media_type: the body is not declared JSON, or its Content-Type is given twice: send one Content-Type: application/json (or application/*+json)
+             *     - unsupported_encoding: a Content-Encoding other than one of gzip, deflate (the zlib format) or br (named in the message), or a charset other than UTF-8
              */
             415: {
                 headers: {
@@ -6869,8 +6869,8 @@ export interface operations {
                 };
             };
             /**
-             * @description - unsupported_media_type: the body is not declared JSON: send Content-Type: application/json
-             *     - unsupported_encoding: a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8
+             * @description - unsupported_media_type: the body is not declared JSON, or its Content-Type is given twice: send one Content-Type: application/json (or application/*+json)
+             *     - unsupported_encoding: a Content-Encoding other than one of gzip, deflate (the zlib format) or br (named in the message), or a charset other than UTF-8
              */
             415: {
                 headers: {

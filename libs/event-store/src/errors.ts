@@ -1,4 +1,5 @@
 import type { ExpectedRevision } from './event-store.port';
+import { COPY_MARKER_TABLE, describeCopyMarker, type CopyMarker } from './copy-marker';
 
 /**
  * The stream's state did not match the append's expected revision. Nothing was written.
@@ -183,6 +184,26 @@ export class StoreAnswerContradictionError extends Error {
   ) {
     super(
       `the event store refused ${times} appends to ${stream} in a row as a wrong expected revision (expected ${String(expected)}, it said ${String(actual)}) while its own reads showed the stream at ${String(expected)}: its append check and its reads disagree (no other writer moved the stream); nothing was written. Check the store: on PostgreSQL, whether something replaced this build's database functions`,
+    );
+  }
+}
+
+/**
+ * The store (`where`, e.g. `the PostgreSQL database (DATABASE_URL)` or a SQLite file's path) holds
+ * the mark of a copy by `npm run copy-store` that has not finished and been verified (the table
+ * `es_copy_in_progress`, {@link CopyMarker}): the copy was killed, failed without emptying it, or
+ * still runs, so its log may be partial. The SQLite and PostgreSQL stores refuse to be used on it
+ * (at open, or at the schema set-up), nothing read or written. Run the copy again with
+ * `--empty-partial-target`, or drop the database (delete the file).
+ */
+export class EventStoreCopyInProgressError extends Error {
+  override readonly name = 'EventStoreCopyInProgressError';
+  constructor(
+    readonly where: string,
+    readonly marker: CopyMarker,
+  ) {
+    super(
+      `${where} holds a partial copy: its table ${COPY_MARKER_TABLE} says ${describeCopyMarker(marker)} and has not finished and verified it (the copy was killed, or still runs), so its log may be incomplete and is not used`,
     );
   }
 }

@@ -6,6 +6,7 @@
  * be contiguous: KurrentDB commit positions are byte offsets). Positions given to reads and
  * subscriptions are exclusive checkpoints: "everything after this position".
  */
+import type { HeldClaim } from './claim.port';
 import type { LogCopy } from './log-copy.port';
 
 /**
@@ -249,6 +250,19 @@ export interface EventStore {
    * never for a store a service uses meanwhile. Optional: SQLite and PostgreSQL have it, KurrentDB not.
    */
   logCopy?(): LogCopy;
+
+  /**
+   * Claims `name` (any text) for this process across every process sharing the store, without
+   * waiting: resolves the held claim ({@link HeldClaim}), or null when another process holds it
+   * now. The claim lasts until `release()`, or until the connection holding it is lost (the
+   * process ended or crashed, the server restarted, the network dropped): it is never left held by
+   * a process that is gone. A name is held once in a process too: while this store holds it, a
+   * second `tryClaim` of it through the same store resolves null. Advisory, for work that stays correct when done twice (see claim.port.ts).
+   * Optional: PostgreSQL has it (a session-level advisory lock on one dedicated connection);
+   * SQLite (one process per store) and KurrentDB (no locks) have none.
+   * @throws EventStoreUnavailableError when the store cannot be asked (nothing claimed).
+   */
+  tryClaim?(name: string): Promise<HeldClaim | null>;
 
   /** Releases connections and file handles. */
   close(): Promise<void>;

@@ -6,6 +6,9 @@
 export * from './event-store.port';
 export * from './errors';
 export type { DeletedStream, LogContents, LogCopy } from './log-copy.port';
+export { COPY_MARKER_TABLE, copyMayStillRun, describeCopyMarker, type CopyMarker } from './copy-marker';
+export { sqliteFileCopyMarker } from './sqlite/sqlite-copy-marker';
+export type { HeldClaim } from './claim.port';
 export { deterministicEventId, deterministicEventIdForms, isUuid, EVENT_ID_NAMESPACE } from './deterministic-id';
 export { prepareAppend, satisfies, type SerializedEvent } from './append-input';
 export { findInStream } from './find-in-stream';

@@ -7,6 +7,7 @@
  * Units: revisions and positions are bigint; times are `Date` (ms precision, as {@link RecordedEvent.created}).
  */
 import type { RecordedEvent } from './event-store.port';
+import type { CopyMarker } from './copy-marker';
 
 /** A deleted stream as the store keeps it: its name and the last revision it had (bigint); appending to it again continues after it. */
 export interface DeletedStream {
@@ -33,6 +34,20 @@ export interface LogCopy {
   /** What the store holds now ({@link LogContents}); sets the schema up first on a store that has none. */
   contents(): Promise<LogContents>;
 
+  /** The copy's mark on this store ({@link CopyMarker}: the table `es_copy_in_progress`), or null when it has none. */
+  copyMarker(): Promise<CopyMarker | null>;
+
+  /**
+   * Marks this store as the target of a copy in progress (creates `es_copy_in_progress` with the
+   * one row `marker`, replacing one there), committed before anything else is written: until
+   * {@link unmarkCopyInProgress}, the stores refuse to be used on it (EventStoreCopyInProgressError)
+   * unless opened with `acceptCopyInProgress`.
+   */
+  markCopyInProgress(marker: CopyMarker): Promise<void>;
+
+  /** Removes the mark of {@link markCopyInProgress} (drops the table): the copy is verified. */
+  unmarkCopyInProgress(): Promise<void>;
+
   /** Every deleted stream the store keeps ({@link DeletedStream}), live again or not, ordered by name. */
   deletedStreams(): Promise<DeletedStream[]>;
 
@@ -55,8 +70,9 @@ export interface LogCopy {
   importHead(position: bigint): Promise<void>;
 
   /**
-   * Removes every event, stream, deleted stream and sets the head back to 0n: what a copy that
-   * failed wrote into a store that was empty before it. Never called on a store in use.
+   * Removes every event, stream, deleted stream and the copy's mark, and sets the head back to 0n,
+   * in one transaction: what a copy that failed (or was killed) wrote into a store that was empty
+   * before it. Never called on a store in use.
    */
   clear(): Promise<void>;
 }

@@ -21,6 +21,7 @@ export function storeWith(store: EventStore, overrides: Partial<EventStore>): Ev
     ...(store.probeWrite ? { probeWrite: (...args: Parameters<NonNullable<EventStore['probeWrite']>>) => store.probeWrite!(...args) } : {}),
     ...(store.poolConnections ? { poolConnections: (...args: Parameters<NonNullable<EventStore['poolConnections']>>) => store.poolConnections!(...args) } : {}),
     ...(store.logCopy ? { logCopy: (...args: Parameters<NonNullable<EventStore['logCopy']>>) => store.logCopy!(...args) } : {}),
+    ...(store.tryClaim ? { tryClaim: (...args: Parameters<NonNullable<EventStore['tryClaim']>>) => store.tryClaim!(...args) } : {}),
     ...overrides,
   };
 }

@@ -12,56 +12,38 @@ import { randomUUID } from 'node:crypto';
 import type { EventData } from '../src';
 import { EventStoreUnavailableError, WriteOutcomeUnknownError, WrongExpectedRevisionError } from '../src';
 import { PostgresEventStore } from '../src/postgres';
-import { AnswerCuttingProxy } from './postgres-answer-cutter';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason } from './postgres-test-database';
+import { useStoresAroundAnswerCutter } from './stores-around-answer-cutter';
 
 const skipReason = postgresUnavailableReason();
 const ev = (data: unknown = {}, id = randomUUID()): EventData => ({ id, type: 'T', data });
 
 describeUnlessSkipped(skipReason, 'PostgreSQL: a write whose answer is lost', () => {
-  let db: TestDatabase;
-  let proxy: AnswerCuttingProxy;
-  /** Through the proxy. */
-  let store: PostgresEventStore;
-  /** Straight to the server: what the log holds. */
-  let direct: PostgresEventStore;
+  /** The database, the proxy, the store through it and the one straight to the server (`direct`: what the log holds). */
+  const pg = useStoresAroundAnswerCutter('es_lost', { pollIntervalMs: 25 });
   let n = 0;
   const stream = () => `session-lost-${++n}`;
 
-  beforeAll(async () => {
-    db = await createTestDatabase('es_lost');
-    proxy = await AnswerCuttingProxy.start(db.url);
-    store = PostgresEventStore.connect(proxy.urlFor(db.url), { pollIntervalMs: 25 });
-    direct = PostgresEventStore.connect(db.url);
-    await direct.headPosition(); // the schema, before anything is cut
-  });
-  afterAll(async () => {
-    await store.close();
-    await direct.close();
-    await proxy.close();
-    await db.drop();
-  });
-
   it('an append committed whose answer is lost answers its revision and position, and is in the log once', async () => {
     const s = stream();
-    await store.appendToStream(s, [ev({ n: 0 })]);
+    await pg.store.appendToStream(s, [ev({ n: 0 })]);
     const events = [ev({ n: 1 }), ev({ n: 2 })];
-    const cut = proxy.cutAnswerTo('es_append_v2');
-    const result = await store.appendToStream(s, events, { expectedRevision: 0n });
+    const cut = pg.proxy.cutAnswerTo('es_append_v2');
+    const result = await pg.store.appendToStream(s, events, { expectedRevision: 0n });
     await cut;
-    const log = await direct.readStream(s);
+    const log = await pg.direct.readStream(s);
     expect(log.map((e) => e.id)).toEqual([expect.any(String), events[0].id, events[1].id]);
     expect(result).toEqual({ nextExpectedRevision: 2n, position: log[2].position });
   });
 
   it.each(['any', 'no_stream', 'stream_exists'] as const)('the same with expected revision %s', async (expected) => {
     const s = stream();
-    if (expected === 'stream_exists') await store.appendToStream(s, [ev()]);
+    if (expected === 'stream_exists') await pg.store.appendToStream(s, [ev()]);
     const events = [ev({ expected })];
-    const cut = proxy.cutAnswerTo('es_append_v2');
-    const result = await store.appendToStream(s, events, { expectedRevision: expected });
+    const cut = pg.proxy.cutAnswerTo('es_append_v2');
+    const result = await pg.store.appendToStream(s, events, { expectedRevision: expected });
     await cut;
-    const log = await direct.readStream(s);
+    const log = await pg.direct.readStream(s);
     expect(log.filter((e) => e.id === events[0].id)).toHaveLength(1);
     expect(result).toEqual({ nextExpectedRevision: log.at(-1)!.revision, position: log.at(-1)!.position });
   });
@@ -69,99 +51,99 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: a write whose answer is lost', ()
   it('an append whose request never reached the server is written by the store, once', async () => {
     const s = stream();
     const events = [ev({ lost: 'request' })];
-    const cut = proxy.loseRequest('es_append_v2');
-    const result = await store.appendToStream(s, events, { expectedRevision: 'no_stream' });
+    const cut = pg.proxy.loseRequest('es_append_v2');
+    const result = await pg.store.appendToStream(s, events, { expectedRevision: 'no_stream' });
     await cut;
-    const log = await direct.readStream(s);
+    const log = await pg.direct.readStream(s);
     expect(log.map((e) => e.id)).toEqual([events[0].id]);
     expect(result).toEqual({ nextExpectedRevision: 0n, position: log[0].position });
   });
 
   it('an append lost before the server ran it, with another writer in between, answers the conflict', async () => {
     const s = stream();
-    await store.appendToStream(s, [ev()]);
-    const slow = PostgresEventStore.connect(proxy.urlFor(db.url), { connectionTimeoutMs: 30_000 });
+    await pg.store.appendToStream(s, [ev()]);
+    const slow = PostgresEventStore.connect(pg.proxy.urlFor(pg.db.url), { connectionTimeoutMs: 30_000 });
     try {
       await slow.streamRevision(s);
-      const cut = proxy.loseRequest('es_append_v2', 'refuse');
+      const cut = pg.proxy.loseRequest('es_append_v2', 'refuse');
       const answer = slow.appendToStream(s, [ev({ mine: true })], { expectedRevision: 0n }).catch((e: unknown) => e);
       await cut;
-      await direct.appendToStream(s, [ev({ other: true })], { expectedRevision: 0n });
-      proxy.acceptAgain();
+      await pg.direct.appendToStream(s, [ev({ other: true })], { expectedRevision: 0n });
+      pg.proxy.acceptAgain();
       expect(await answer).toBeInstanceOf(WrongExpectedRevisionError);
-      expect((await direct.readStream(s)).map((e) => e.data)).toEqual([{}, { other: true }]);
+      expect((await pg.direct.readStream(s)).map((e) => e.data)).toEqual([{}, { other: true }]);
     } finally {
-      proxy.acceptAgain();
+      pg.proxy.acceptAgain();
       await slow.close();
     }
   });
 
   it('the server unreachable after the lost answer: EventStoreUnavailableError saying the outcome is unknown; the same append resent answers the original', async () => {
     const s = stream();
-    const cutOff = PostgresEventStore.connect(proxy.urlFor(db.url), { connectionTimeoutMs: 500 });
+    const cutOff = PostgresEventStore.connect(pg.proxy.urlFor(pg.db.url), { connectionTimeoutMs: 500 });
     try {
       await cutOff.streamRevision(s);
       const events = [ev({ n: 1 })];
-      const cut = proxy.cutAnswerTo('es_append_v2', 'refuse');
+      const cut = pg.proxy.cutAnswerTo('es_append_v2', 'refuse');
       const failed = await cutOff.appendToStream(s, events, { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
       await cut;
       expect(failed).toBeInstanceOf(WriteOutcomeUnknownError);
       expect(failed).toBeInstanceOf(EventStoreUnavailableError); // 503 store_unavailable
       expect((failed as Error).message).toMatch(/may have been written.*send the same append again/);
-      proxy.acceptAgain();
-      const log = await direct.readStream(s);
+      pg.proxy.acceptAgain();
+      const log = await pg.direct.readStream(s);
       expect(log.map((e) => e.id)).toEqual([events[0].id]);
       expect(await cutOff.appendToStream(s, events, { expectedRevision: 'no_stream' })).toEqual({ nextExpectedRevision: 0n, position: log[0].position });
-      expect(await direct.readStream(s)).toHaveLength(1);
+      expect(await pg.direct.readStream(s)).toHaveLength(1);
     } finally {
-      proxy.acceptAgain();
+      pg.proxy.acceptAgain();
       await cutOff.close();
     }
   });
 
   it('a stream deletion committed whose answer is lost resolves, and the stream is deleted', async () => {
     const s = stream();
-    await store.appendToStream(s, [ev(), ev()]);
-    const cut = proxy.cutAnswerTo('COMMIT');
-    await store.deleteStream(s, { expectedRevision: 1n });
+    await pg.store.appendToStream(s, [ev(), ev()]);
+    const cut = pg.proxy.cutAnswerTo('COMMIT');
+    await pg.store.deleteStream(s, { expectedRevision: 1n });
     await cut;
-    expect(await direct.readStream(s)).toEqual([]);
-    expect(await direct.streamIncarnation(s)).toBe(2n);
+    expect(await pg.direct.readStream(s)).toEqual([]);
+    expect(await pg.direct.streamIncarnation(s)).toBe(2n);
   });
 
   it('a stream deletion committed whose answer is lost, the stream written again at once: resolves, the new life stays', async () => {
     const s = stream();
-    await store.appendToStream(s, [ev(), ev()]);
-    const slow = PostgresEventStore.connect(proxy.urlFor(db.url), { connectionTimeoutMs: 30_000 });
+    await pg.store.appendToStream(s, [ev(), ev()]);
+    const slow = PostgresEventStore.connect(pg.proxy.urlFor(pg.db.url), { connectionTimeoutMs: 30_000 });
     try {
       await slow.streamRevision(s);
-      const cut = proxy.cutAnswerTo('COMMIT', 'refuse');
+      const cut = pg.proxy.cutAnswerTo('COMMIT', 'refuse');
       const answer = slow.deleteStream(s, { expectedRevision: 1n }).catch((e: unknown) => e);
       await cut;
-      const again = await direct.appendToStream(s, [ev({ again: true })], { expectedRevision: 'no_stream' });
-      proxy.acceptAgain();
+      const again = await pg.direct.appendToStream(s, [ev({ again: true })], { expectedRevision: 'no_stream' });
+      pg.proxy.acceptAgain();
       expect(await answer).toBeUndefined();
-      expect(await direct.readStream(s)).toMatchObject([{ revision: again.nextExpectedRevision, data: { again: true } }]);
+      expect(await pg.direct.readStream(s)).toMatchObject([{ revision: again.nextExpectedRevision, data: { again: true } }]);
     } finally {
-      proxy.acceptAgain();
+      pg.proxy.acceptAgain();
       await slow.close();
     }
   });
 
   it('a stream deletion whose request never reached the server deletes the stream', async () => {
     const s = stream();
-    await store.appendToStream(s, [ev()]);
-    const cut = proxy.loseRequest('UPDATE es_streams SET deleted');
-    await store.deleteStream(s, { expectedRevision: 0n });
+    await pg.store.appendToStream(s, [ev()]);
+    const cut = pg.proxy.loseRequest('UPDATE es_streams SET deleted');
+    await pg.store.deleteStream(s, { expectedRevision: 0n });
     await cut;
-    expect(await direct.readStream(s)).toEqual([]);
+    expect(await pg.direct.readStream(s)).toEqual([]);
   });
 
   it('a connection lost while the schema is set up fails that call only (the process goes on), and the next call sets it up', async () => {
     const fresh = await createTestDatabase('es_lost_schema');
-    const first = PostgresEventStore.connect(proxy.urlFor(fresh.url));
+    const first = PostgresEventStore.connect(pg.proxy.urlFor(fresh.url));
     try {
-      const cut = proxy.cutAnswerTo('pg_advisory_xact_lock');
+      const cut = pg.proxy.cutAnswerTo('pg_advisory_xact_lock');
       await expect(first.appendToStream('session-schema', [ev()])).rejects.toBeInstanceOf(EventStoreUnavailableError);
       await cut;
       expect(await first.appendToStream('session-schema', [ev()])).toMatchObject({ nextExpectedRevision: 0n });

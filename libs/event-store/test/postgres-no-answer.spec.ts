@@ -10,9 +10,8 @@
 import { randomUUID } from 'node:crypto';
 import type { EventData } from '../src';
 import { EventStoreUnavailableError, PostgresNoAnswerError, WriteOutcomeUnknownError } from '../src';
-import { PostgresEventStore } from '../src/postgres';
-import { AnswerCuttingProxy } from './postgres-answer-cutter';
-import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+import { describeUnlessSkipped, postgresUnavailableReason } from './postgres-test-database';
+import { useStoresAroundAnswerCutter } from './stores-around-answer-cutter';
 
 jest.setTimeout(60_000);
 
@@ -22,74 +21,56 @@ const ev = (data: unknown = {}, id = randomUUID()): EventData => ({ id, type: 'T
 const BOUND_MS = 5200;
 
 describeUnlessSkipped(skipReason, 'PostgreSQL: a statement the server does not answer', () => {
-  let db: TestDatabase;
-  let proxy: AnswerCuttingProxy;
-  /** Through the proxy. */
-  let store: PostgresEventStore;
-  /** Straight to the server: what the log holds. */
-  let direct: PostgresEventStore;
+  /** The database, the proxy, the store through it and the one straight to the server (`direct`: what the log holds). */
+  const pg = useStoresAroundAnswerCutter('es_noanswer', { pollIntervalMs: 25, statementTimeoutMs: 200, connectionTimeoutMs: 2000 });
   let n = 0;
   const stream = () => `session-unanswered-${++n}`;
 
-  beforeAll(async () => {
-    db = await createTestDatabase('es_noanswer');
-    proxy = await AnswerCuttingProxy.start(db.url);
-    store = PostgresEventStore.connect(proxy.urlFor(db.url), { pollIntervalMs: 25, statementTimeoutMs: 200, connectionTimeoutMs: 2000 });
-    direct = PostgresEventStore.connect(db.url);
-    await direct.headPosition(); // the schema, before anything is held
-  });
-  afterAll(async () => {
-    await store.close();
-    await direct.close();
-    await proxy.close();
-    await db.drop();
-  });
-
   it('a read unanswered is EventStoreUnavailableError naming the bound, its connection closed; the next read is served', async () => {
     const s = stream();
-    await direct.appendToStream(s, [ev({ n: 0 })]);
-    const held = proxy.holdAnswerTo('FROM es_events WHERE stream');
-    const error: unknown = await store.readStream(s).catch((e: unknown) => e);
+    await pg.direct.appendToStream(s, [ev({ n: 0 })]);
+    const held = pg.proxy.holdAnswerTo('FROM es_events WHERE stream');
+    const error: unknown = await pg.store.readStream(s).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EventStoreUnavailableError);
     expect((error as EventStoreUnavailableError).cause).toBeInstanceOf(PostgresNoAnswerError);
     expect((error as Error).message).toMatch(new RegExp(`no answer from PostgreSQL to a statement within ${BOUND_MS} ms`));
     await held; // the store closed the connection whose statement is pending
-    expect((await store.readStream(s)).map((e) => e.data)).toEqual([{ n: 0 }]);
+    expect((await pg.store.readStream(s)).map((e) => e.data)).toEqual([{ n: 0 }]);
   });
 
   it('an append the server committed but did not answer is run again and answered as the original: in the log once', async () => {
     const s = stream();
-    await store.appendToStream(s, [ev({ n: 0 })]);
+    await pg.store.appendToStream(s, [ev({ n: 0 })]);
     const events = [ev({ n: 1 }), ev({ n: 2 })];
-    const held = proxy.holdAnswerTo('es_append_v2');
-    const result = await store.appendToStream(s, events, { expectedRevision: 0n });
+    const held = pg.proxy.holdAnswerTo('es_append_v2');
+    const result = await pg.store.appendToStream(s, events, { expectedRevision: 0n });
     await held;
-    const log = await direct.readStream(s);
+    const log = await pg.direct.readStream(s);
     expect(log.map((e) => e.id)).toEqual([expect.any(String), events[0].id, events[1].id]);
     expect(result).toEqual({ nextExpectedRevision: 2n, position: log[2].position });
   });
 
   it('a deletion whose COMMIT is not answered resolves, and the stream is deleted', async () => {
     const s = stream();
-    await store.appendToStream(s, [ev(), ev()]);
-    const held = proxy.holdAnswerTo('COMMIT');
-    await store.deleteStream(s, { expectedRevision: 1n });
+    await pg.store.appendToStream(s, [ev(), ev()]);
+    const held = pg.proxy.holdAnswerTo('COMMIT');
+    await pg.store.deleteStream(s, { expectedRevision: 1n });
     await held;
-    expect(await direct.readStream(s)).toEqual([]);
+    expect(await pg.direct.readStream(s)).toEqual([]);
   });
 
   it('the server unreachable after the unanswered append: WriteOutcomeUnknownError with the bound as its cause; resent, the original', async () => {
     const s = stream();
     const events = [ev({ n: 1 })];
-    const held = proxy.holdAnswerTo('es_append_v2', 'refuse');
-    const error: unknown = await store.appendToStream(s, events, { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
+    const held = pg.proxy.holdAnswerTo('es_append_v2', 'refuse');
+    const error: unknown = await pg.store.appendToStream(s, events, { expectedRevision: 'no_stream' }).catch((e: unknown) => e);
     await held;
-    proxy.acceptAgain();
+    pg.proxy.acceptAgain();
     expect(error).toBeInstanceOf(WriteOutcomeUnknownError);
     expect((error as WriteOutcomeUnknownError).mayHaveBeenWritten).toBe(true);
     expect((error as WriteOutcomeUnknownError).cause).toEqual(expect.objectContaining({ name: 'PostgresNoAnswerError', withinMs: BOUND_MS }));
-    const again = await store.appendToStream(s, events, { expectedRevision: 'no_stream' });
-    const log = await direct.readStream(s);
+    const again = await pg.store.appendToStream(s, events, { expectedRevision: 'no_stream' });
+    const log = await pg.direct.readStream(s);
     expect(log.map((e) => e.id)).toEqual([events[0].id]);
     expect(again).toEqual({ nextExpectedRevision: 0n, position: log[0].position });
   });

@@ -40,6 +40,7 @@ export * from './write-side/writes-while-read-models-full';
 export * from './write-side/writes-while-read-models-off-log';
 export { erasedRowsOf, erasesCopyOf, ALL_ROWS, type ErasedRows, type SessionErasedData } from './events/erasure-events';
 export * from './write-side/auto-compaction';
+export * from './write-side/session-claims';
 export * from './write-side/auto-compaction-backoff';
 export * from './read-side';
 export * from './queries/json-safe';

@@ -24,6 +24,7 @@ import { CompactSessionHandler } from './write-side/compact-session';
 import { SetCompactionPolicyHandler } from './write-side/set-compaction-policy';
 import { EraseSessionHandler } from './write-side/erase-session';
 import { AutoCompactionScheduler, DEFAULT_SESSION_SETTINGS, type SessionSettings } from './write-side/auto-compaction';
+import { SessionClaims } from './write-side/session-claims';
 import { SessionReads } from './queries/session-reads';
 import { SessionHistoryReads } from './queries/session-history-reads';
 import { DEFAULT_COUNTING_DEADLINE_MS, sharedTokenCountingPool } from './token-counting/token-counting-pool';
@@ -108,6 +109,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         CompactSessionHandler,
         SetCompactionPolicyHandler,
         EraseSessionHandler,
+        SessionClaims,
         AutoCompactionScheduler,
         SessionReads,
         SessionHistoryReads,
@@ -118,6 +120,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
         SessionProjector,
         SessionStateCache,
         AutoCompactionScheduler,
+        SessionClaims,
         EVENT_STORE,
         COMMAND_EVENT_STORE,
         ReadModelStore,
@@ -132,6 +135,7 @@ export class SessionModule implements OnApplicationBootstrap, OnApplicationShutd
   }
 
   async onApplicationShutdown(): Promise<void> {
+    this.scheduler.stopWaiting();
     await this.scheduler.whenIdle();
     await this.projector.stop();
     await sharedTokenCountingPool().close();

@@ -12,8 +12,10 @@
  * and `-Reset`, and every other answer of a limited route the `X-RateLimit-*` headers; no answer
  * has `WWW-Authenticate`. The order is the guards': the budget is spent first (an unknown key spends
  * its address's, so guessing keys is throttled), then the key is checked. The answers given before
- * in the `onRequest` stage still come first (503 `shutting_down`, 415, 413 for a declared length,
- * 405 and 404 near a route, 400 `invalid_query_encoding`); the body's own errors (400
+ * in the `onRequest` stage or earlier still come first, spending no budget and without `X-RateLimit-*` headers (503
+ * `shutting_down`, 403 `host_not_allowed`, 415, 413 for a declared length, 405 and 404 near a route,
+ * 400 `invalid_query_encoding`, and before routing 400 `invalid_path` and `malformed_request`, 414,
+ * 417; README lists them in its 429 row); the body's own errors (400
  * `malformed_json`, `malformed_body`, 413 for a chunked or compressed body, …) come after.
  *
  * Routes: every route whose pattern is under `/v1` (the controllers behind {@link ApiKeyGuard}), and

@@ -78,8 +78,7 @@ describe('expectedRevision: one spelling per revision', () => {
   it('a JSON number past 2^53 − 1 is refused with a message saying it lost precision and to send a decimal string (HTTP and NATS)', async () => {
     // JSON.parse reads 9007199254740993 as 9007199254740992: the revision the client meant is gone.
     const body = '{"events": [{"id": "u1", "type": "user", "text": "hi"}], "expectedRevision": 9007199254740993}';
-    const precision =
-      /^expectedRevision: .*past 9007199254740991 \(2\^53 − 1\).*lose precision.*send the revision as a decimal string, e.g\. "9007199254740993"/;
+    const precision = /^expectedRevision: .*past 9007199254740991 \(2\^53 − 1\), read as \d+: .*lose precision.*send the revision as a decimal string/;
     for (const parsed of [JSON.parse(body), { events: [user], expectedRevision: 2 ** 60 }]) {
       const err = refusal(() => fromEvents(parsed));
       expect({ code: err.code, parameter: err.parameter }).toEqual({ code: 'validation_failed', parameter: 'expectedRevision' });
@@ -122,6 +121,17 @@ describe('expectedRevision: one spelling per revision', () => {
     expect(
       refusal(() => fromEvents(JSON.parse('{"events": [{"id": "u1", "type": "user", "text": "hi"}], "expectedRevision": 9223372036854775807}'))).message,
     ).toMatch(/lose precision.*decimal string/);
+  });
+
+  // newcomer ncgocurl A6: the message quoted 9007199254740993 whatever was sent.
+  it('the precision message quotes the number as it was read, not a fixed example, and asks for its digits in quotes', () => {
+    const sent = (number: string) =>
+      refusal(() => fromEvents(JSON.parse(`{"events": [{"id": "u1", "type": "user", "text": "hi"}], "expectedRevision": ${number}}`))).message;
+    expect(sent('9223372036854775807')).toMatch(
+      /^expectedRevision: is a JSON number past 9007199254740991 \(2\^53 − 1\), read as 9223372036854775808: .*may not be the number sent; send the revision as a decimal string, your revision's exact digits in quotes \("expectedRevision": "<digits>"/,
+    );
+    expect(sent('9007199254740993')).toMatch(/read as 9007199254740992: /);
+    for (const number of ['9223372036854775807', '9007199254740993']) expect(sent(number)).not.toMatch(/9007199254740993/);
   });
 
   it('the NATS append command follows the same rule (same function, same 400)', async () => {
@@ -511,5 +521,58 @@ describe('metadata numbers a double does not hold as sent (newcomer ncpolyglot F
       }),
       { numRuns: 300, examples: [[limit], [limit + 1n], [-limit], [-limit - 1n], [2n ** 63n]] },
     );
+  });
+});
+
+// Some OpenAI-compatible frameworks send `content: []` beside tool_calls (it was refused: "textParts: must hold at least one part").
+describe('an assistant message with content [] beside tool_calls is no text (HTTP /messages and NATS messages)', () => {
+  const call = { id: 'k1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
+  const body = {
+    messages: [
+      { id: 'u1', role: 'user', content: 'find it' },
+      { id: 'a1', role: 'assistant', content: [], tool_calls: [call] },
+    ],
+  };
+  const assistant = { id: 'a1', type: 'assistant', text: null, toolCalls: [{ id: 'k1', name: 'lookup', arguments: '{}' }] };
+
+  it('/messages: the event of content null (text null, no textParts)', () => {
+    expect(fromMessages(body).events[1]).toEqual({ event: assistant });
+    expect(fromMessages({ messages: [body.messages[0], { ...body.messages[1], content: null }] }).events).toEqual(fromMessages(body).events);
+  });
+
+  it('the NATS messages command carries the same events (same function)', async () => {
+    let command: { events?: unknown } | undefined;
+    const commandBus = {
+      execute: (sent: { events?: unknown }) => {
+        command = sent;
+        return Promise.reject(new Error('stop here'));
+      },
+    } as unknown as CommandBus;
+    const executor = new NatsCommandExecutor(commandBus, {} as EventStore, schemas, { prefix: 'smc', tenants: new Set(['t']), maxBodyBytes: 1 << 20 });
+    await executor
+      .execute({
+        subject: commandSubject('smc', 't', 's', 'messages'),
+        data: new TextEncoder().encode(JSON.stringify(body)),
+        commandId: 'c1',
+        redelivered: false,
+      })
+      .catch(() => undefined);
+    expect(command?.events).toEqual(fromMessages(body).events);
+  });
+});
+
+describe('an append body: userId null is absent, as every optional field; expectedRevision null stays refused (newcomer ncgocurl A8; HTTP and NATS)', () => {
+  it.each([
+    ['events', fromEvents, { events: [user] }],
+    ['messages', fromMessages, { messages: [{ role: 'user', content: 'hi' }] }],
+  ] as const)('%s: userId null gives the very command of leaving it out', (_route, from, body) => {
+    expect(JSON.stringify(from({ ...body, userId: null }))).toBe(JSON.stringify(from(body)));
+    expect(refusal(() => from({ ...body, expectedRevision: null })).parameter).toBe('expectedRevision');
+  });
+
+  it('over NATS too: userId null is not refused (the command reaches the bus)', async () => {
+    // (the bus of natsAppendAnswer refuses to run: an answer other than a userId refusal)
+    const answer = await natsAppendAnswer({ events: [user], userId: null });
+    expect(JSON.stringify(answer)).not.toMatch(/userId/);
   });
 });

@@ -40,21 +40,6 @@ function toExpectedRevision(value: string | number | undefined): ExpectedRevisio
   return typeof value === 'number' ? BigInt(value) : parseCanonicalInteger(value)!;
 }
 
-/** The body of an `/events` append with its events' null optional fields left out ({@link nullOptionalsAsAbsent}); anything else as it is. */
-function withNullOptionalsAbsent(schemas: RequestSchemas, body: unknown): unknown {
-  if (body === null || typeof body !== 'object' || !Array.isArray((body as { events?: unknown }).events)) return body;
-  const events = (body as { events: unknown[] }).events;
-  // Each event against the event schema (as an array of them would walk it; no schema built per request).
-  let cleaned: unknown[] = events;
-  for (let i = 0; i < events.length; i++) {
-    const event = nullOptionalsAsAbsent(schemas.nativeEvent, events[i]);
-    if (event === events[i]) continue;
-    if (cleaned === events) cleaned = events.slice();
-    cleaned[i] = event;
-  }
-  return cleaned === events ? body : Object.fromEntries(Object.entries(body).map(([k, v]) => [k, k === 'events' ? cleaned : v]));
-}
-
 /** Runs `check` on a converted message; a validation error is re-issued in the OpenAI shape's terms (400 `invalid_message`). */
 function asMessageError<T>(check: () => T): T {
   try {
@@ -110,7 +95,7 @@ export function appendEventsCommandFrom(
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
   checkAppendRoute(body, 'events');
-  const input = validate(schemas.appendEvents, withNullOptionalsAbsent(schemas, body));
+  const input = validate(schemas.appendEvents, nullOptionalsAsAbsent(schemas.appendEvents, body));
   const events: EventToAppend[] = input.events.map((e, i) => {
     const { id, createdAt, metadata, ...rest } = e;
     return { event: noticeByName({ ...rest, id: id ?? assignId() } as EventToAppend['event'], `events[${i}]`), createdAt, metadata };
@@ -137,7 +122,7 @@ export function appendMessagesCommandFrom(
 ): AppendSessionEventsCommand {
   checkSessionId(sessionId);
   checkAppendRoute(body, 'messages');
-  const input = validate(schemas.appendMessages, body);
+  const input = validate(schemas.appendMessages, nullOptionalsAsAbsent(schemas.appendMessages, body));
   const parsed = openAiMessagesToEvents(input.messages, { assignId, readsCreatedAt: true });
   const events: EventToAppend[] = parsed.map((event, i) => {
     // A message's createdAt (null: absent) is the event's, checked by the native event's rule (every time the API reads has one).

@@ -27,6 +27,16 @@ describe('ALLOWED_HOSTS (open mode against DNS rebinding)', () => {
     expect(hostNameOf('[zz]:1')).toBeUndefined();
   });
 
+  it('reads an empty port (RFC 3986: port = *DIGIT) as no port: `name:` is `name`, by the one Host rule the check uses', () => {
+    expect(hostNameOf('session-service:')).toBe('session-service');
+    expect(hostNameOf('[::1]:')).toBe('::1');
+    const allowed = parseAllowedHosts('session-service');
+    for (const host of ['session-service:', 'Session-Service.:', 'localhost:', '127.0.0.1:', '[::1]:'])
+      expect({ host, ok: isAllowedHost(host, allowed) }).toEqual({ host, ok: true });
+    for (const host of ['other:', 'session-service::', 'session-service:123456'])
+      expect({ host, ok: isAllowedHost(host, allowed) }).toEqual({ host, ok: false });
+  });
+
   it.each(['localhost', 'localhost:3000', 'LOCALHOST.', 'app.localhost:5173', '127.0.0.1:3000', '[::1]:3000', '[::1]', '10.1.2.3:3000', '[fe80::1]'])(
     'answers Host %s without any setting',
     (host) => expect(isAllowedHost(host, [])).toBe(true),
@@ -57,5 +67,30 @@ describe('ALLOWED_HOSTS (open mode against DNS rebinding)', () => {
       }),
     );
     fc.assert(fc.property(fc.ipV4(), fc.integer({ min: 1, max: 65535 }), (ip, port) => expect(isAllowedHost(`${ip}:${port}`, [])).toBe(true)));
+  });
+
+  it('takes names with underscores (Docker Compose service names) in ALLOWED_HOSTS and in Host, by one rule', () => {
+    expect(parseAllowedHosts('session_service,.my_stack.internal')).toEqual(['session_service', '.my_stack.internal']);
+    expect(hostNameOf('Session_Service:3000')).toBe('session_service');
+    expect(isAllowedHost('session_service:3000', parseAllowedHosts('session_service'))).toBe(true);
+    expect(isAllowedHost('api.my_stack.internal', parseAllowedHosts('.my_stack.internal'))).toBe(true);
+    expect(isAllowedHost('session_service:3000', [])).toBe(false);
+    // A Host that is no host name gives none to list (its 403 says so, not "set ALLOWED_HOSTS=…").
+    for (const host of ['user@localhost', 'localhost/x', 'a b', 'devbox..', '-box'])
+      expect({ host, name: hostNameOf(host) }).toEqual({ host, name: undefined });
+  });
+
+  it('the host name read from any refused Host is a value ALLOWED_HOSTS takes, and then answers that Host', () => {
+    const hostChar = fc.constantFrom(...'abcxyz019-_.@/ %:'.split(''));
+    fc.assert(
+      fc.property(fc.array(hostChar, { minLength: 1, maxLength: 20 }), (chars) => {
+        const host = chars.join('');
+        const name = hostNameOf(host);
+        if (name === undefined || isAllowedHost(host, [])) return;
+        const allowed = parseAllowedHosts(name);
+        expect(isAllowedHost(host, allowed)).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -12,11 +12,18 @@
 import { isIP } from 'node:net';
 import { ConfigurationError } from './configuration-error';
 
-/** One DNS label: letters, digits and hyphens, not starting or ending with a hyphen, 1 to 63 characters. */
-const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+/**
+ * One label of a host name: letters, digits, hyphens and underscores, not starting or ending with a
+ * hyphen, 1 to 63 characters. Underscores are not in RFC 952's host names, but DNS carries them and
+ * Docker Compose service names use them (`session_service`), which Docker's DNS resolves.
+ */
+const LABEL = /^(?!-)[a-z0-9_-]{1,63}(?<!-)$/;
 
-/** Whether `name` (lower case, no trailing dot) is a host name of labels ({@link LABEL}) at most 253 characters long. */
-function isHostName(name: string): boolean {
+/**
+ * Whether `name` (lower case, no trailing dot) is a host name of labels ({@link LABEL}) at most 253
+ * characters long: the one rule both `ALLOWED_HOSTS` entries and `Host` headers ({@link hostNameOf}) are read by.
+ */
+export function isHostName(name: string): boolean {
   return name.length > 0 && name.length <= 253 && name.split('.').every((label) => LABEL.test(label));
 }
 
@@ -46,13 +53,19 @@ export function parseAllowedHosts(value: string | undefined): string[] {
 /**
  * The host name of a `Host` header value (lower case, without the port, the brackets of an IPv6
  * address, or a trailing dot), or `undefined` when the value is not `name[:port]` or `[v6][:port]`.
+ * The port is RFC 3986's `*DIGIT` (at most 5 digits here): it may be empty (`name:` is `name`). The
+ * name is an IPv4 address or a host name by {@link isHostName} (the rule `ALLOWED_HOSTS` is read by,
+ * so that the name a 403 tells to list is one `ALLOWED_HOSTS` takes).
+ * This is the one rule that reads a Host header: the check, its 403 message and its log line use it.
  */
 export function hostNameOf(header: string): string | undefined {
   const value = header.trim().toLowerCase();
-  const bracketed = /^\[([0-9a-f:.]+)\](?::\d{1,5})?$/.exec(value);
+  const bracketed = /^\[([0-9a-f:.]+)\](?::\d{0,5})?$/.exec(value);
   if (bracketed) return isIP(bracketed[1]) === 6 ? bracketed[1] : undefined;
-  const plain = /^([^:[\]]+)(?::\d{1,5})?$/.exec(value);
-  return plain ? plain[1].replace(/\.$/, '') : undefined;
+  const plain = /^([^:[\]]+)(?::\d{0,5})?$/.exec(value);
+  if (!plain) return undefined;
+  const name = plain[1].replace(/\.$/, '');
+  return isIP(name) !== 0 || isHostName(name) ? name : undefined;
 }
 
 /**

@@ -26,7 +26,12 @@ export interface DataDirHolder {
   hostname: string;
   /** ISO 8601 time the holder took the lock. */
   since: string;
+  /** What holds it: the service, `rebuild-read-models` or `copy-store` (absent in records written before it was kept: the service). */
+  command?: DataDirCommand;
 }
+
+/** The commands that take a data directory's lock, as named in the refusal a second one gets. */
+export type DataDirCommand = 'service' | 'rebuild-read-models' | 'copy-store';
 
 /** A held lock on a data directory. `release()` is idempotent. */
 export interface DataDirLock {
@@ -44,7 +49,9 @@ const held = new Set<Database.Database>();
 function readHolder(file: string): DataDirHolder | undefined {
   try {
     const parsed = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<DataDirHolder>;
-    return typeof parsed.pid === 'number' ? { pid: parsed.pid, hostname: String(parsed.hostname ?? '?'), since: String(parsed.since ?? '?') } : undefined;
+    if (typeof parsed.pid !== 'number') return undefined;
+    const command = parsed.command === 'rebuild-read-models' || parsed.command === 'copy-store' ? parsed.command : undefined;
+    return { pid: parsed.pid, hostname: String(parsed.hostname ?? '?'), since: String(parsed.since ?? '?'), ...(command ? { command } : {}) };
   } catch {
     return undefined;
   }
@@ -66,12 +73,13 @@ function isBusy(err: unknown): boolean {
 }
 
 /**
- * Takes the lock on `dataDir` (an existing directory) for this process, without waiting.
- * @throws ConfigurationError naming `DATA_DIR`, the holder (pid, host, since when) when it is known,
+ * Takes the lock on `dataDir` (an existing directory) for this process, without waiting, recording
+ * `command` (what this process is: the service by default) for the refusal another process gets.
+ * @throws ConfigurationError naming `DATA_DIR`, the holder (which command, pid, host, since when) when it is known,
  *   and what to do, when another service process (or another service in this process) holds it;
  *   {@link readOnlyDataDir} on a read-only file system; the file system's other errors.
  */
-export function lockDataDir(dataDir: string): DataDirLock {
+export function lockDataDir(dataDir: string, command: DataDirCommand = 'service'): DataDirLock {
   const lockFile = path.join(dataDir, LOCK_FILE_NAME);
   const holderFile = path.join(dataDir, LOCK_HOLDER_FILE_NAME);
   // timeout 0: a held lock is answered at once (SQLITE_BUSY), not after better-sqlite3's 5 s default.
@@ -92,7 +100,8 @@ export function lockDataDir(dataDir: string): DataDirLock {
     if (isReadOnly(err, dataDir)) throw readOnlyDataDir(dataDir);
     if (!isBusy(err)) throw err;
     const holder = readHolder(holderFile);
-    const who = holder ? `another service process (pid ${holder.pid} on ${holder.hostname}, since ${holder.since})` : 'another service process';
+    const kind = holder?.command && holder.command !== 'service' ? `${holder.command} process` : 'service process';
+    const who = holder ? `another ${kind} (pid ${holder.pid} on ${holder.hostname}, since ${holder.since})` : 'another service process';
     throw new ConfigurationError({
       variable: 'DATA_DIR',
       value: dataDir,
@@ -100,7 +109,7 @@ export function lockDataDir(dataDir: string): DataDirLock {
       fix: 'give each replica its own DATA_DIR (replicas may share SQLITE_EVENTS_FILE or DATABASE_URL), or stop the other process first',
     });
   }
-  const holder: DataDirHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString() };
+  const holder: DataDirHolder = { pid: process.pid, hostname: os.hostname(), since: new Date().toISOString(), command };
   held.add(db);
   try {
     fs.writeFileSync(holderFile, JSON.stringify(holder) + '\n');

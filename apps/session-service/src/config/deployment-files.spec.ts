@@ -1,7 +1,8 @@
 /**
  * The deployment files (no Docker here: read as text; the image's HEALTHCHECK command run with node): the image
  * listens on all interfaces, has a HEALTHCHECK that needs no curl and tells a 200 from anything else, runs node
- * (not npm); the compose proxy never resends a POST it has sent (appends without ids are not idempotent).
+ * (not npm); the compose proxy routes on readiness and never resends a POST it has sent (appends without ids are not
+ * idempotent), and the compose services list the names they are called by in ALLOWED_HOSTS.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -37,7 +38,7 @@ describe('Dockerfile (runtime stage)', () => {
     expect(instructions('ENV').join(' ')).toMatch(/\bHOST=0\.0\.0\.0\b/);
   });
 
-  it('runs node as PID 1, not npm (npm start needs tsc and the sources, absent from the image)', () => {
+  it('runs node as PID 1, not npm (SIGTERM reaches the service itself)', () => {
     const [cmd] = instructions('CMD');
     expect(JSON.parse(cmd.slice(4))[0]).toBe('node');
   });
@@ -66,11 +67,20 @@ describe('Dockerfile (runtime stage)', () => {
   });
 });
 
-describe('docker-compose.yml proxy', () => {
-  it('never resends a POST it has sent to a replica (no non_idempotent: an append without ids would be written twice)', () => {
-    const compose = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
-    const retry = compose.split('\n').filter((line) => /^\s*proxy_next_upstream\s/.test(line));
-    expect(retry).toHaveLength(1);
-    expect(retry[0]).not.toMatch(/non_idempotent/);
+describe('docker-compose.yml proxy (HAProxy; run for real in test/e2e/compose-proxy-readiness.e2e-spec.ts)', () => {
+  const compose = fs.readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8');
+  const lines = (pattern: RegExp) => compose.split('\n').filter((line) => pattern.test(line));
+
+  it('routes on readiness: checks GET /health/ready, not /health (200 while the read models rebuild)', () => {
+    expect(lines(/^\s*option httpchk\s/).map((line) => line.trim())).toEqual(['option httpchk GET /health/ready']);
+    expect(lines(/^\s*http-check expect\s/).map((line) => line.trim())).toEqual(['http-check expect status 200']);
+  });
+
+  it('never resends a request it has sent to a replica but a GET or HEAD (an append without ids would be written twice)', () => {
+    expect(lines(/^\s*http-request disable-l7-retry\s/).map((line) => line.trim())).toEqual(['http-request disable-l7-retry unless METH_GET || METH_HEAD']);
+  });
+
+  it('gives the replicas ALLOWED_HOSTS naming the compose names they are called by (open mode refuses other names)', () => {
+    expect(lines(/^\s*ALLOWED_HOSTS:/).map((line) => line.trim())).toEqual(["ALLOWED_HOSTS: 'session-service'", "ALLOWED_HOSTS: 'proxy,replica-1,replica-2'"]);
   });
 });

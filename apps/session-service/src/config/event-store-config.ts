@@ -1,5 +1,6 @@
 import * as path from 'node:path';
-import { createEventStore, EventStoreCorruptError, type EventStore, type EventStoreConfig } from '@lib/event-store';
+import { createEventStore, EventStoreCopyInProgressError, EventStoreCorruptError, type EventStore, type EventStoreConfig } from '@lib/event-store';
+import { copyInProgressRefusal } from './copy-in-progress-refusal';
 import { ConfigurationError } from './configuration-error';
 import { databaseUrlUnavailable } from './database-url-unavailable';
 import type { ServiceConfig } from './service-config';
@@ -89,13 +90,15 @@ export function damagedEventsFileRefusal(config: Pick<ServiceConfig, 'dataDir' |
  * Opens the event store a configuration selects (`createEventStore(eventStoreConfig(config))`).
  * @throws ConfigurationError naming `KURRENTDB_CONNECTION_STRING` (its password masked) with the
  *   driver's reason when the connection string cannot be parsed; {@link damagedEventsFileRefusal}
- *   for a damaged SQLite events file; the store's other errors unchanged.
+ *   for a damaged SQLite events file; `copyInProgressRefusal` for a SQLite file holding a partial copy
+ *   (copy-store's mark); the store's other errors unchanged.
  */
 export function openEventStore(config: ServiceConfig): EventStore {
   try {
     return createEventStore(eventStoreConfig(config));
   } catch (err) {
     if (err instanceof EventStoreCorruptError) throw damagedEventsFileRefusal(config, err);
+    if (err instanceof EventStoreCopyInProgressError) throw copyInProgressRefusal(config, err);
     if (eventStoreKind(config) !== 'kurrentdb' || (err as Error).constructor?.name !== 'ParseError') throw err;
     const reason = (err as Error).message.split('\n')[0];
     throw new ConfigurationError({

@@ -5,7 +5,14 @@
  */
 import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
 import { DEFAULT_POOL_SIZE, DEFAULT_STATEMENT_TIMEOUT_MS } from '@lib/event-store';
-import { DEFAULT_COUNTING_DEADLINE_MS, SUMMARIZER_NUMBER_VARIABLES, type NumberVariable } from '@lib/session';
+import {
+  DEFAULT_CLAIM_MAX_WAIT_MS,
+  DEFAULT_CLAIM_POLL_MS,
+  DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS,
+  DEFAULT_COUNTING_DEADLINE_MS,
+  SUMMARIZER_NUMBER_VARIABLES,
+  type NumberVariable,
+} from '@lib/session';
 
 /** No upper bound of its own: the largest integer a JavaScript number holds exactly (2^53 − 1). */
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -23,6 +30,15 @@ export const SERVICE_NUMBER_VARIABLES = {
   RATE_LIMIT_PER_MINUTE: { min: 0, max: UNBOUNDED, fallback: 6000, what: 'requests per minute (0 disables the limit)' },
   AUTO_COMPACTION_MAX_FAILURES: { min: 1, max: UNBOUNDED, fallback: 3, what: 'a number of failures' },
   AUTO_COMPACTION_BACKOFF_MS: { min: 0, max: UNBOUNDED, fallback: 30_000, what: 'a time in milliseconds' },
+  COMPACTION_CLAIM_POLL_MS: { min: 10, max: 60_000, fallback: DEFAULT_CLAIM_POLL_MS, what: 'a time in milliseconds' },
+  AUTO_COMPACTION_CLAIM_MAX_WAIT_MS: { min: 0, max: 3_600_000, fallback: DEFAULT_CLAIM_MAX_WAIT_MS, what: 'a time in milliseconds' },
+  COMPACTION_CLAIM_MAX_WAIT_MS: {
+    min: 0,
+    // less than REQUEST_TIMEOUT_MS too (checked with it); unset: the fallback or half of REQUEST_TIMEOUT_MS, whichever is less
+    max: 3_599_999,
+    fallback: DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS,
+    what: 'a time in milliseconds, less than REQUEST_TIMEOUT_MS',
+  },
   NATS_CONCURRENCY: { min: 1, max: 1024, fallback: 16, what: 'a number of commands' },
   NATS_ACK_WAIT_MS: { min: 1000, max: 3_600_000, fallback: 30_000, what: 'a time in milliseconds' },
   NATS_PING_INTERVAL_MS: { min: 1000, max: 600_000, fallback: 10_000, what: 'a time in milliseconds' },

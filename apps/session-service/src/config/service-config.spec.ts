@@ -103,6 +103,32 @@ describe('loadServiceConfig: request timeout', () => {
   });
 });
 
+describe('loadServiceConfig: compaction claims (PostgreSQL replicas)', () => {
+  it('polls every 250 ms, waits 120 s (automatic) and 15 s (commands, with the default REQUEST_TIMEOUT_MS) unless set, and refuses values out of range', () => {
+    const defaults = loadServiceConfig({}, false);
+    expect([defaults.compactionClaimPollMs, defaults.autoCompactionClaimMaxWaitMs, defaults.compactionCommandClaimMaxWaitMs]).toEqual([250, 120_000, 15_000]);
+    const set = loadServiceConfig({ COMPACTION_CLAIM_POLL_MS: '50', AUTO_COMPACTION_CLAIM_MAX_WAIT_MS: '0', COMPACTION_CLAIM_MAX_WAIT_MS: '2000' }, false);
+    expect([set.compactionClaimPollMs, set.autoCompactionClaimMaxWaitMs, set.compactionCommandClaimMaxWaitMs]).toEqual([50, 0, 2000]);
+    expect(() => loadServiceConfig({ COMPACTION_CLAIM_POLL_MS: '5' }, false)).toThrow(
+      /^COMPACTION_CLAIM_POLL_MS=5: out of range: use a time in milliseconds, an integer from 10 to 60000$/,
+    );
+    expect(() => loadServiceConfig({ AUTO_COMPACTION_CLAIM_MAX_WAIT_MS: '2m' }, false)).toThrow(/^AUTO_COMPACTION_CLAIM_MAX_WAIT_MS=2m: not an integer/);
+  });
+
+  it('refuses a command wait not less than REQUEST_TIMEOUT_MS, naming both', () => {
+    expect(() => loadServiceConfig({ COMPACTION_CLAIM_MAX_WAIT_MS: '60000' }, false)).toThrow(
+      /^COMPACTION_CLAIM_MAX_WAIT_MS=60000: not less than REQUEST_TIMEOUT_MS \(60000\): use a time in milliseconds less than 60000, or raise REQUEST_TIMEOUT_MS$/,
+    );
+    expect(() => loadServiceConfig({ REQUEST_TIMEOUT_MS: '10000', COMPACTION_CLAIM_MAX_WAIT_MS: '10000' }, false)).toThrow(
+      /^COMPACTION_CLAIM_MAX_WAIT_MS=10000: not less than REQUEST_TIMEOUT_MS \(10000\)/,
+    );
+    expect(loadServiceConfig({ REQUEST_TIMEOUT_MS: '10000', COMPACTION_CLAIM_MAX_WAIT_MS: '9999' }, false).compactionCommandClaimMaxWaitMs).toBe(9999);
+    // unset, it is 15 s or half the request timeout, whichever is less (a short REQUEST_TIMEOUT_MS alone still starts)
+    expect(loadServiceConfig({ REQUEST_TIMEOUT_MS: '10000' }, false).compactionCommandClaimMaxWaitMs).toBe(5000);
+    expect(loadServiceConfig({ REQUEST_TIMEOUT_MS: '100' }, false).compactionCommandClaimMaxWaitMs).toBe(50);
+  });
+});
+
 describe('loadServiceConfig: API_KEYS', () => {
   it('refuses a key listed twice, naming its positions but never the key', () => {
     const key = 'dup-secret-9f31c2';
@@ -184,7 +210,8 @@ describe('the README Configuration table states the ranges the code enforces', (
   const accepts = (name: string, value: number) => {
     try {
       if (name.startsWith('SUMMARIZER_')) summarizerFromEnv({ [name]: String(value) });
-      else loadServiceConfig({ [name]: String(value) }, false);
+      // COMPACTION_CLAIM_MAX_WAIT_MS is also kept under REQUEST_TIMEOUT_MS: its range is checked with the longest request timeout
+      else loadServiceConfig({ ...(name === 'COMPACTION_CLAIM_MAX_WAIT_MS' ? { REQUEST_TIMEOUT_MS: '3600000' } : {}), [name]: String(value) }, false);
       return true;
     } catch {
       return false;

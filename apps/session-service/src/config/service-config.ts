@@ -115,6 +115,16 @@ export interface ServiceConfig {
   autoCompactionMaxFailures: number;
   /** Auto-compaction backoff base (`AUTO_COMPACTION_BACKOFF_MS`, default 30000). */
   autoCompactionBackoffMs: number;
+  /** How often (ms) a compaction waiting for its session's claim (PostgreSQL replicas) looks again (`COMPACTION_CLAIM_POLL_MS`, default 250, 10 to 60,000). */
+  compactionClaimPollMs: number;
+  /** The longest (ms) an automatic compaction waits for its session's claim, then runs unclaimed (`AUTO_COMPACTION_CLAIM_MAX_WAIT_MS`, default 120000, 0 to 3,600,000). */
+  autoCompactionClaimMaxWaitMs: number;
+  /**
+   * The longest (ms) a commanded compaction (HTTP, NATS) waits for its session's claim, then runs
+   * unclaimed (`COMPACTION_CLAIM_MAX_WAIT_MS`, 0 to 3,599,999 and less than `REQUEST_TIMEOUT_MS`;
+   * default 15000 or half of `REQUEST_TIMEOUT_MS`, whichever is less).
+   */
+  compactionCommandClaimMaxWaitMs: number;
   /** NATS server(s) for the JetStream command and decision transport (`NATS_URL`, comma-separated, as given: credentials in it are sent, see `nats-credentials.ts`); off when absent. */
   natsUrl?: string;
   /** User and password for the NATS server (`NATS_USER`, `NATS_PASSWORD`), when it asks for them and `NATS_URL` carries none. */
@@ -152,6 +162,26 @@ export interface ServiceConfig {
 /** `env[name]` checked against its row of {@link SERVICE_NUMBER_VARIABLES}; the message of a refusal states that range. */
 function intVar(env: NodeJS.ProcessEnv, name: keyof typeof SERVICE_NUMBER_VARIABLES): number {
   return numberVariable(env, name, SERVICE_NUMBER_VARIABLES[name]);
+}
+
+/**
+ * `COMPACTION_CLAIM_MAX_WAIT_MS`: in its range and less than `REQUEST_TIMEOUT_MS` (a commanded
+ * compaction waiting for its session's claim must answer before a request would time out). Unset:
+ * its default (15000) or half of `REQUEST_TIMEOUT_MS`, whichever is less.
+ * @throws ConfigurationError naming `COMPACTION_CLAIM_MAX_WAIT_MS`, the request timeout and the fix.
+ */
+function commandClaimMaxWait(env: NodeJS.ProcessEnv): number {
+  const requestTimeout = intVar(env, 'REQUEST_TIMEOUT_MS');
+  if (!env.COMPACTION_CLAIM_MAX_WAIT_MS?.trim())
+    return Math.min(SERVICE_NUMBER_VARIABLES.COMPACTION_CLAIM_MAX_WAIT_MS.fallback, Math.floor(requestTimeout / 2));
+  const wait = intVar(env, 'COMPACTION_CLAIM_MAX_WAIT_MS');
+  if (wait < requestTimeout) return wait;
+  throw new ConfigurationError({
+    variable: 'COMPACTION_CLAIM_MAX_WAIT_MS',
+    value: String(wait),
+    problem: `not less than REQUEST_TIMEOUT_MS (${requestTimeout})`,
+    fix: `use a time in milliseconds less than ${requestTimeout}, or raise REQUEST_TIMEOUT_MS`,
+  });
 }
 
 /**
@@ -490,6 +520,9 @@ export function loadServiceConfig(givenEnv: NodeJS.ProcessEnv = process.env, std
     requestLogLevel: oneOf(env, 'REQUEST_LOG_LEVEL', LOG_LEVELS, 'debug'),
     autoCompactionMaxFailures: intVar(env, 'AUTO_COMPACTION_MAX_FAILURES'),
     autoCompactionBackoffMs: intVar(env, 'AUTO_COMPACTION_BACKOFF_MS'),
+    compactionClaimPollMs: intVar(env, 'COMPACTION_CLAIM_POLL_MS'),
+    autoCompactionClaimMaxWaitMs: intVar(env, 'AUTO_COMPACTION_CLAIM_MAX_WAIT_MS'),
+    compactionCommandClaimMaxWaitMs: commandClaimMaxWait(env),
     natsUrl,
     natsUser,
     natsPassword,

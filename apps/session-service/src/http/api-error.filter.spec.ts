@@ -15,9 +15,12 @@ describe('413 payload_too_large', () => {
     const err = Object.assign(new Error('request entity too large'), { type: 'entity.too.large', limit: 5 * 1024 * 1024 });
     expect(toApiError(err)).toEqual({
       status: 413,
-      body: { code: 'payload_too_large', message: 'request body is larger than MAX_BODY_BYTES (5242880 bytes, 5 MiB); split the events into several requests' },
+      body: { code: 'payload_too_large', message: 'request body is larger than MAX_BODY_BYTES (5242880 bytes, 5 MiB); send a smaller body' },
     });
-    expect(payloadTooLarge().message).toBe('request body is larger than the limit (MAX_BODY_BYTES); split the events into several requests');
+    expect(payloadTooLarge().message).toBe('request body is larger than the limit (MAX_BODY_BYTES); send a smaller body');
+    expect(payloadTooLarge(10, '/v1/sessions/s/events?x=1').message).toBe(
+      'request body is larger than MAX_BODY_BYTES (10 bytes, 10 bytes); split the events into several requests, in order',
+    );
   });
 });
 

@@ -14,12 +14,12 @@
  */
 import { ArgumentsHost, Catch, HttpException, Logger, type ExceptionFilter } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { InvalidParameterError } from '@lib/compaction';
+import { InvalidParameterError, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, quoteInput } from '@lib/compaction';
 import { EventStoreCorruptError, EventStoreUnavailableError, PostgresNoAnswerError, isSqliteDiskFull, postgresCauseOf } from '@lib/event-store';
 import { CountingTimeoutError, ReadModelsFullError, ReadModelsOffLogWriteError, SessionError, isReadModelsDamage } from '@lib/session';
 import { isApiErrorCode, statusOfCode, type ApiErrorCode } from './error-codes';
 import { BodyTooDeepError } from '../commands/body-depth';
-import { MalformedJsonError } from './json-body';
+import { JSON_CONTENT_TYPE_RULE, MalformedJsonError } from './json-body';
 import { markExpectedAnswer } from '../observability/request-log-level';
 import { ReadModelsDamage } from '../observability/read-models-damage';
 
@@ -43,12 +43,62 @@ export function humanBytes(bytes: number): string {
 }
 
 /**
- * The 413 `payload_too_large` answer's body: names `MAX_BODY_BYTES` and, when known, its value
- * (`limitBytes`, in bytes and in {@link humanBytes}), and what to do.
+ * How to bring a body under `MAX_BODY_BYTES`, by what the body holds, the one rule of the HTTP 413
+ * and the NATS one: `route` is a URL path (`/v1/sessions/s/events?…`) or a NATS command kind
+ * (`append`, `messages`, `policy`, `compact`). Appends: split the events (`unit`: `requests` or
+ * `commands`); a policy or compaction body holds no events, only a strategy whose prompts are its
+ * large part: shorten them; anything else (or unknown): a smaller body.
  */
-export function payloadTooLarge(limitBytes?: number): ApiErrorBody {
+export function tooLargeAdvice(route: string | undefined, unit: 'requests' | 'commands' = 'requests'): string {
+  const kind = /(?:^|\/)(events|messages|append|policy|compactions|compact)$/.exec((route ?? '').split('?')[0])?.[1];
+  if (kind === 'events' || kind === 'append' || kind === 'messages')
+    return `split the ${kind === 'messages' ? 'messages' : 'events'} into several ${unit}, in order`;
+  if (kind === 'policy' || kind === 'compactions' || kind === 'compact')
+    return `this body holds no events: shorten the strategy's prompts (systemPrompt at most ${MAX_SYSTEM_PROMPT_LENGTH.toLocaleString('en-US')} characters, shadowPrompt at most ${MAX_SHADOW_PROMPT_LENGTH.toLocaleString('en-US')})`;
+  return 'send a smaller body';
+}
+
+/**
+ * The 413 `payload_too_large` answer's body: names `MAX_BODY_BYTES` and, when known, its value
+ * (`limitBytes`, in bytes and in {@link humanBytes}), and what to do on the route of `path` (the
+ * request's URL: {@link tooLargeAdvice}).
+ */
+export function payloadTooLarge(limitBytes?: number, path?: string): ApiErrorBody {
   const limit = limitBytes === undefined ? 'the limit (MAX_BODY_BYTES)' : `MAX_BODY_BYTES (${limitBytes} bytes, ${humanBytes(limitBytes)})`;
-  return { code: 'payload_too_large', message: `request body is larger than ${limit}; split the events into several requests` };
+  return { code: 'payload_too_large', message: `request body is larger than ${limit}; ${tooLargeAdvice(path)}` };
+}
+
+/**
+ * The 415 `unsupported_encoding` answer's body for a `Content-Encoding` the service does not read,
+ * naming it as sent (lower-cased by body-parser; `encoding` undefined: not named): only one coding,
+ * gzip (also `x-gzip`), deflate (the zlib format) or br, or none. A list of codings (`gzip, gzip`,
+ * legal by RFC 9110 §8.4) is refused as such.
+ */
+export function unsupportedContentEncoding(encoding: unknown): ApiErrorBody {
+  const sent = typeof encoding === 'string' ? ` ${quoteInput(encoding)}` : '';
+  const list = typeof encoding === 'string' && encoding.includes(',') ? ' (a list of codings is not read)' : '';
+  return {
+    code: 'unsupported_encoding',
+    message: `unsupported Content-Encoding${sent}${list}: send the body uncompressed, or compressed once with a single coding: gzip, deflate (the zlib format) or br`,
+  };
+}
+
+/**
+ * The 400 `malformed_body` message for a body its Content-Encoding (`contentEncoding`, as the
+ * request sent it, when known) does not decode. For `deflate` it says which format that is: HTTP's
+ * deflate is the zlib format (RFC 1950, RFC 9110 §8.4.1.2), not the raw DEFLATE stream some
+ * libraries write under that name (Go's compress/flate); the service does not guess between them.
+ */
+export function undecodableBodyMessage(contentEncoding: unknown): string {
+  const base = 'the body could not be decoded with its Content-Encoding: send it uncompressed, or compressed as the header says';
+  if (typeof contentEncoding !== 'string' || contentEncoding.trim().toLowerCase() !== 'deflate') return base;
+  return `${base}; Content-Encoding deflate is the zlib format (RFC 1950, RFC 9110 §8.4.1.2), not raw DEFLATE: wrap it in zlib (in Go compress/zlib, not compress/flate), or send gzip`;
+}
+
+/** The limit body-parser's `entity.too.large` error carries (bytes), or undefined. */
+function limitOf(err: unknown): number | undefined {
+  const limit = (err as { limit?: unknown } | null)?.limit;
+  return typeof limit === 'number' ? limit : undefined;
 }
 
 /** What a client does with a write whose outcome is unknown (the end of its 503 messages). */
@@ -153,7 +203,7 @@ export const ROUTE_NOT_FOUND: ApiErrorBody = { code: 'route_not_found', message:
  * some of its own, `Retry-After` (whole seconds) on 503 `counting_timeout`, as on 429 and 503
  * `shutting_down`. Exported for tests.
  */
-export function toApiError(err: unknown): { status: number; body: ApiErrorBody; headers?: Record<string, string> } {
+export function toApiError(err: unknown, path?: string): { status: number; body: ApiErrorBody; headers?: Record<string, string> } {
   if (err instanceof CountingTimeoutError) {
     return {
       status: statusOfCode(err.code),
@@ -192,21 +242,14 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody; 
       body: storeUnavailable(err.mayHaveBeenWritten, err.mayHaveBeenWritten ? writeOutcomeUnknownMessage(err) : storeUnavailableMessage(err)),
     };
   const bodyParserType = (err as { type?: string } | null)?.type;
-  if (bodyParserType === 'entity.too.large') {
-    const limit = (err as { limit?: unknown }).limit;
-    return { status: 413, body: payloadTooLarge(typeof limit === 'number' ? limit : undefined) };
-  }
+  if (bodyParserType === 'entity.too.large') return { status: 413, body: payloadTooLarge(limitOf(err), path) };
   if (bodyParserType === 'entity.verify.failed' && err instanceof BodyTooDeepError)
     return { status: 400, body: { code: 'malformed_json', message: err.message } };
   if (bodyParserType === 'entity.verify.failed')
     return { status: 400, body: { code: 'malformed_body', message: 'the body is not valid UTF-8: send JSON encoded as UTF-8' } };
   if (bodyParserType === 'entity.parse.failed')
     return { status: 400, body: { code: 'malformed_json', message: err instanceof MalformedJsonError ? err.message : 'request body is not valid JSON' } };
-  if (bodyParserType === 'encoding.unsupported')
-    return {
-      status: 415,
-      body: { code: 'unsupported_encoding', message: 'unsupported Content-Encoding: send the body uncompressed or as gzip, deflate or br' },
-    };
+  if (bodyParserType === 'encoding.unsupported') return { status: 415, body: unsupportedContentEncoding((err as { encoding?: unknown }).encoding) };
   // The connection ended before the whole body arrived (the client went away, or REQUEST_TIMEOUT_MS closed it
   // after a 408): nobody reads this answer, but it is the client's doing, not an internal error to log.
   if (bodyParserType === 'request.aborted')
@@ -214,23 +257,16 @@ export function toApiError(err: unknown): { status: number; body: ApiErrorBody; 
   if (bodyParserType === 'charset.unsupported')
     return { status: 415, body: { code: 'unsupported_encoding', message: 'unsupported charset: send the body as UTF-8 JSON' } };
   const zlibCode = (err as { code?: unknown } | null)?.code;
-  if (typeof zlibCode === 'string' && /^(Z_|ERR__ERROR)/.test(zlibCode)) {
-    return {
-      status: 400,
-      body: {
-        code: 'malformed_body',
-        message: 'the body could not be decoded with its Content-Encoding: send it uncompressed, or compressed as the header says',
-      },
-    };
-  }
+  if (typeof zlibCode === 'string' && /^(Z_|ERR__ERROR)/.test(zlibCode))
+    return { status: 400, body: { code: 'malformed_body', message: undecodableBodyMessage((err as { contentEncoding?: unknown }).contentEncoding) } };
   if (err instanceof HttpException) {
     const status = err.getStatus();
     const cause = err.cause as { type?: string } | undefined;
-    if (cause?.type) return toApiError(cause);
+    if (cause?.type) return toApiError(cause, path);
     if (status === 404) return { status, body: { ...ROUTE_NOT_FOUND } };
     if (status === 429) return { status, body: { ...RATE_LIMITED } };
-    if (status === 415) return { status, body: { code: 'unsupported_media_type', message: 'send the body as JSON with Content-Type: application/json' } };
-    if (status === 413) return { status, body: payloadTooLarge() };
+    if (status === 415) return { status, body: { code: 'unsupported_media_type', message: `send the body as JSON with ${JSON_CONTENT_TYPE_RULE}` } };
+    if (status === 413) return { status, body: payloadTooLarge(undefined, path) };
     if (status === 400 && /JSON/i.test(err.message)) return { status, body: { code: 'malformed_json', message: 'request body is not valid JSON' } };
     if (status === 400 && /^Failed to decode param/.test(err.message))
       return { status, body: { code: 'invalid_path', message: 'the URL path is not valid percent-encoded UTF-8' } };
@@ -262,7 +298,8 @@ export class ApiErrorFilter implements ExceptionFilter {
   catch(err: unknown, host: ArgumentsHost): void {
     const http = this.adapterHost.httpAdapter;
     const res: unknown = host.switchToHttp().getResponse();
-    const { status, body, headers } = toApiError(err);
+    // The request's URL: a 413's advice depends on what the route's body holds (tooLargeAdvice).
+    const { status, body, headers } = toApiError(err, host.switchToHttp().getRequest<{ url?: string } | undefined>()?.url);
     this.damage.report(err, 'a read');
     if (status >= 500 && status !== 503) this.logger.error(`unhandled ${(err as Error)?.name ?? 'error'}: ${(err as Error)?.stack ?? String(err)}`);
     // The raw Node response (Fastify's reply holds it), where pino-http looks for the mark.

@@ -128,7 +128,7 @@ export function answerBeforeBody(request: FastifyRequest, reply: FastifyReply, s
 }
 
 /** True when `req` asks for `100 Continue` before sending its body. */
-function expectsContinue(req: IncomingMessage): boolean {
+export function expectsContinue(req: IncomingMessage): boolean {
   return /(?:^|,)\s*100-continue\s*(?:,|$)/i.test(req.headers.expect ?? '');
 }
 

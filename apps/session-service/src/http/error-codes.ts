@@ -105,8 +105,14 @@ export const API_ERROR_CODES = {
   },
   payload_too_large: { status: 413, description: 'the body (inflated) is larger than MAX_BODY_BYTES' },
   uri_too_long: { status: 414, description: 'the request line is over 16 KiB (or a path segment over the router’s limit)' },
-  unsupported_media_type: { status: 415, description: 'the body is not declared JSON: send Content-Type: application/json' },
-  unsupported_encoding: { status: 415, description: 'a Content-Encoding other than gzip, deflate or br, or a charset other than UTF-8' },
+  unsupported_media_type: {
+    status: 415,
+    description: 'the body is not declared JSON, or its Content-Type is given twice: send one Content-Type: application/json (or application/*+json)',
+  },
+  unsupported_encoding: {
+    status: 415,
+    description: 'a Content-Encoding other than one of gzip, deflate (the zlib format) or br (named in the message), or a charset other than UTF-8',
+  },
   unknown_tool_call: {
     status: 422,
     description: 'a tool response answers a call never made in the session (toolCallId names it)',

@@ -35,6 +35,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, Route
 import { ROUTE_NOT_FOUND, toApiError, type ApiErrorBody } from './api-error.filter';
 import { answerBeforeBody, isDiscardingBody } from './early-answer';
 import { abortBodyKeepingConnection, requestInFlight } from './half-close';
+import { deferHeldRequestTimeout } from './pipelined-in-order';
 import { NO_TENANT_LABEL, type ServiceMetrics } from '../observability/metrics';
 import { markExpectedAnswer } from '../observability/request-log-level';
 import { RateLimitedWarnings } from '../observability/rate-limited-lines';
@@ -301,17 +302,26 @@ export function clientErrorLogLine(
  * whose request is not answered yet (`HPE_INVALID_EOF_STATE` with a {@link requestInFlight}) is not
  * sending a malformed request: that request is aborted and answered 400 `request_aborted` through its
  * route, on the connection kept open for it ({@link abortBodyKeepingConnection}). Needs
- * `answerHalfClosedConnections` (`half-close.ts`) on the server.
+ * `answerHalfClosedConnections` (`half-close.ts`) on the server. The request timeout of a request
+ * held behind the one ahead on its connection counts from when it is let through
+ * ({@link deferHeldRequestTimeout}).
  */
 export function answerClientErrors(
   metrics: () => ServiceMetrics | undefined,
   options?: ClientErrorOptions,
   lines: RateLimitedWarnings = unparseableRequestLines(),
 ) {
-  return (err: ClientError, socket: Socket): void => {
+  const answer = (err: ClientError, socket: Socket, deferred = false): void => {
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     if (isDiscardingBody(socket)) return void socket.destroy();
     const inFlight = requestInFlight(socket);
+    if (
+      !deferred &&
+      inFlight &&
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' &&
+      deferHeldRequestTimeout(inFlight.req, options?.requestTimeoutMs ?? 60_000, () => answer(err, socket, true))
+    )
+      return;
     if (inFlight?.res.headersSent) return void socket.destroy();
     if (inFlight && err.code === 'HPE_INVALID_EOF_STATE') return abortBodyKeepingConnection(inFlight);
     const { status, body } = clientErrorAnswer(err, options);
@@ -326,6 +336,7 @@ export function answerClientErrors(
     socket.destroy();
     metrics()?.httpDuration.observe({ method: 'unknown', route: 'unknown', status: String(status), tenant: NO_TENANT_LABEL }, 0);
   };
+  return (err: ClientError, socket: Socket): void => answer(err, socket);
 }
 
 /** The answer to a request arriving while the service shuts down. */

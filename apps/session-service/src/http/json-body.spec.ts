@@ -7,12 +7,14 @@
  * body that is not JSON is answered saying where it breaks in both (body-parser's parse errors carry
  * the text it parsed): the same place, for the same text.
  */
-import { gzipSync } from 'node:zlib';
+import { deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import type { IncomingMessage } from 'node:http';
+import { connect, type AddressInfo } from 'node:net';
 import { json } from 'body-parser';
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import fc from 'fast-check';
-import { toApiError } from './api-error.filter';
+import { toApiError, tooLargeAdvice } from './api-error.filter';
+import { answerErrorsWithFilter } from './testing/answer-errors-with-filter';
 import { asMalformedJsonError, LARGE_BODY_BYTES, parseUtf8Json, refuseDeclaredTooLarge, rejectInvalidBody, requireJsonBody, useJsonBodies } from './json-body';
 
 const LIMIT = 256 * 1024;
@@ -223,5 +225,124 @@ describe('JSON bodies: Content-Encoding x-gzip (RFC 9110 §8.4.1.3: a recipient 
       payload: 'x',
     });
     expect(res.statusCode).toBe(415);
+  });
+});
+
+/** A Fastify app with the service's body reading and error filter, echoing bodies on POST/PUT of `/v1/sessions/s/<route>`. */
+async function routesApp(): Promise<FastifyInstance> {
+  const app = Fastify();
+  useJsonBodies(app, LIMIT);
+  answerErrorsWithFilter(app);
+  for (const route of ['events', 'messages', 'policy', 'compactions'])
+    app.route({ method: ['POST', 'PUT'], url: `/v1/sessions/s/${route}`, handler: async (request) => ({ body: request.body }) });
+  await app.ready();
+  return app;
+}
+
+describe('413 payload_too_large: the advice fits what the route body holds (newcomer ncgocurl A9)', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => (app = await routesApp()));
+  afterAll(() => app.close());
+  const big = Buffer.from(JSON.stringify({ strategy: { type: 'summarize', systemPrompt: 'x'.repeat(LIMIT + 10) } }));
+
+  it.each([
+    ['POST', 'events', /; split the events into several requests, in order$/],
+    ['POST', 'messages', /; split the messages into several requests, in order$/],
+    ['PUT', 'policy', /; this body holds no events: shorten the strategy's prompts \(systemPrompt at most 100,000 characters, shadowPrompt at most 10,000\)$/],
+    ['POST', 'compactions', /; this body holds no events: shorten the strategy's prompts/],
+  ] as const)('%s …/%s: declared too large (before the body) and inflated too large (gzip) alike', async (method, route, advice) => {
+    const url = `/v1/sessions/s/${route}`;
+    const declared = await app.inject({ method, url, headers: { 'content-type': 'application/json' }, payload: big });
+    const inflated = await app.inject({ method, url, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, payload: gzipSync(big) });
+    for (const res of [declared, inflated]) {
+      expect(res.statusCode).toBe(413);
+      expect(res.json<{ message: string }>().message).toMatch(advice);
+    }
+  });
+
+  it('over NATS the same rule, per command kind', () => {
+    expect(tooLargeAdvice('append', 'commands')).toBe('split the events into several commands, in order');
+    expect(tooLargeAdvice('policy', 'commands')).toMatch(/^this body holds no events/);
+    expect(tooLargeAdvice('compact', 'commands')).toMatch(/^this body holds no events/);
+    expect(tooLargeAdvice('/health')).toBe('send a smaller body');
+  });
+});
+
+describe('Content-Encoding refusals say what was sent and what deflate is (newcomer ncgocurl A2, A11)', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => (app = await routesApp()));
+  afterAll(() => app.close());
+  const body = Buffer.from('{"events":[{"type":"user","text":"hi"}]}');
+  const post = (encoding: string, payload: Buffer) =>
+    app.inject({ method: 'POST', url: '/v1/sessions/s/events', headers: { 'content-type': 'application/json', 'content-encoding': encoding }, payload });
+
+  it.each([
+    ['gzip, gzip', /^unsupported Content-Encoding "gzip, gzip" \(a list of codings is not read\): send the body uncompressed, or compressed once/],
+    ['compress', /^unsupported Content-Encoding "compress": .*gzip, deflate \(the zlib format\) or br$/],
+  ])('415 for %s names it', async (encoding, message) => {
+    const res = await post(encoding, gzipSync(body));
+    expect(res.statusCode).toBe(415);
+    expect(res.json()).toEqual({ code: 'unsupported_encoding', message: expect.stringMatching(message) });
+  });
+
+  it('raw DEFLATE sent as deflate: 400 saying deflate is the zlib format (RFC 1950); the zlib format is read', async () => {
+    const raw = await post('deflate', deflateRawSync(body));
+    expect(raw.statusCode).toBe(400);
+    expect(raw.json<{ message: string }>().message).toMatch(
+      /Content-Encoding deflate is the zlib format \(RFC 1950, RFC 9110 §8\.4\.1\.2\), not raw DEFLATE: .*compress\/zlib/,
+    );
+    expect((await post('deflate', deflateSync(body))).statusCode).toBe(200);
+    // A broken gzip body is not told about deflate.
+    const gzip = await post('gzip', deflateRawSync(body));
+    expect([gzip.statusCode, gzip.json<{ message: string }>().message]).toEqual([
+      400,
+      'the body could not be decoded with its Content-Encoding: send it uncompressed, or compressed as the header says',
+    ]);
+  });
+});
+
+describe('Content-Type: one, said once; +json types accepted and said so (newcomer ncgocurl A3, A4)', () => {
+  let app: FastifyInstance;
+  beforeAll(async () => (app = await routesApp()));
+  afterAll(() => app.close());
+  const post = (contentType: string) =>
+    app.inject({ method: 'POST', url: '/v1/sessions/s/events', headers: { 'content-type': contentType }, payload: '{"events":[]}' });
+
+  it('two Content-Type header lines: 415 saying so (was: the first one read)', async () => {
+    // Over a socket: Node keeps the first of two Content-Type lines in req.headers (inject would join them).
+    const server = await routesApp();
+    await server.listen({ port: 0, host: '127.0.0.1' });
+    const body = '{"events":[]}';
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect((server.server.address() as AddressInfo).port, '127.0.0.1');
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+      socket.end(
+        `POST /v1/sessions/s/events HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    });
+    await server.close();
+    expect(answer).toMatch(/^HTTP\/1\.1 415 /);
+    expect(answer).toMatch(/"message":"Content-Type is given on 2 header lines: send it once, Content-Type: application\/json/);
+  });
+
+  it('a charset given twice: 415 saying so, whatever the values', async () => {
+    for (const type of ['application/json; charset=utf-8; charset=latin1', 'application/json;charset=utf-8;CHARSET=utf-8']) {
+      const res = await post(type);
+      expect([res.statusCode, res.json<{ message: string }>().message]).toEqual([
+        415,
+        "the Content-Type's charset parameter is given 2 times: send it once (charset=utf-8) or leave it out",
+      ]);
+    }
+  });
+
+  it('application/*+json is read as JSON, and the 415 of another type says it is', async () => {
+    expect((await post('application/vnd.api+json')).statusCode).toBe(200);
+    const res = await post('text/json');
+    expect(res.json<{ message: string }>().message).toBe(
+      'send the body as JSON with Content-Type: application/json (or an application/*+json type, e.g. application/vnd.api+json) (got "text/json")',
+    );
   });
 });

@@ -38,25 +38,59 @@ import { payloadTooLarge, type ApiErrorBody } from './api-error.filter';
 import { DELETE_TAKES_NO_BODY } from './delete-takes-no-body';
 import { answerBeforeBody, continueOnlyWhenReading, declaresBody, type DiscardLimits } from './early-answer';
 import { keepAliveAfterBodyErrors } from './keep-alive-after-body-errors';
+import { requestAbortedError } from './request-aborted';
+import { readableAfterHalfClose } from './body-after-half-close';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const JSON_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/;
+
+/** What a JSON body's Content-Type is: `application/json`, or a structured-syntax `+json` type (RFC 6839). */
+export const JSON_CONTENT_TYPE_RULE = 'Content-Type: application/json (or an application/*+json type, e.g. application/vnd.api+json)';
 
 /** The 415 answer's body for a request whose body is not declared JSON (`type`: its media type, '' when absent). */
 export function unsupportedMediaType(type: string): ApiErrorBody {
   return {
     code: 'unsupported_media_type',
-    message: `send the body as JSON with Content-Type: application/json (got ${type ? quoteInput(type) : 'no Content-Type'})`,
+    message: `send the body as JSON with ${JSON_CONTENT_TYPE_RULE} (got ${type ? quoteInput(type) : 'no Content-Type'})`,
   };
 }
 
 /**
+ * The 415 answer's body for a Content-Type sent ambiguously: the field given on several header lines
+ * (`lines`), or its `charset` parameter given several times (a singleton field, RFC 9110 §8.3, and
+ * a parameter that must not repeat, §5.6.6): refused rather than the first one read, as a proxy
+ * appending its own header would otherwise go unnoticed. Undefined when it is not ambiguous.
+ */
+export function ambiguousContentType(lines: number, charsets: number): ApiErrorBody | undefined {
+  if (lines > 1) return { code: 'unsupported_media_type', message: `Content-Type is given on ${lines} header lines: send it once, ${JSON_CONTENT_TYPE_RULE}` };
+  if (charsets > 1)
+    return {
+      code: 'unsupported_media_type',
+      message: `the Content-Type's charset parameter is given ${charsets} times: send it once (charset=utf-8) or leave it out`,
+    };
+  return undefined;
+}
+
+/** How many header lines of `rawHeaders` (Node's name, value, name, value… list) are named `name` (lower-case). */
+function headerLines(rawHeaders: string[], name: string): number {
+  let lines = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) if (rawHeaders[i].toLowerCase() === name) lines++;
+  return lines;
+}
+
+/**
  * Fastify `onRequest` hook: answers 415 `unsupported_media_type` to a POST/PUT/PATCH with a body
- * that is not declared JSON; lets every other request through.
+ * that is not declared JSON ({@link JSON_CONTENT_TYPE_RULE}) or declares it ambiguously
+ * ({@link ambiguousContentType}); lets every other request through.
  */
 export function requireJsonBody(req: FastifyRequest, reply: FastifyReply, done: () => void): void {
   if (!WITH_BODY.has(req.method) || !declaresBody(req.raw)) return done();
   const [mediaType, ...params] = (req.headers['content-type'] ?? '').split(';');
+  const ambiguous = ambiguousContentType(
+    headerLines(req.raw.rawHeaders, 'content-type'),
+    params.filter((p) => p.split('=')[0].trim().toLowerCase() === 'charset').length,
+  );
+  if (ambiguous) return void reply.code(415).send(ambiguous);
   const type = mediaType.trim().toLowerCase();
   if (!JSON_TYPE.test(type)) return void reply.code(415).send(unsupportedMediaType(type));
   const charset = charsetOf(params);
@@ -98,13 +132,12 @@ export function unsupportedCharset(charset: string): ApiErrorBody {
  * the same way (a 413 would advise splitting the body into several requests).
  */
 export function refuseDeclaredTooLarge(maxBodyBytes: number, limits?: DiscardLimits) {
-  const answer = payloadTooLarge(maxBodyBytes);
   return (req: FastifyRequest, reply: FastifyReply, done: () => void): void => {
     const length = Number(req.headers['content-length'] ?? 0);
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (!(length > maxBodyBytes) || encoding !== 'identity') return done();
     if (req.method === 'DELETE') answerBeforeBody(req, reply, 400, DELETE_TAKES_NO_BODY, limits);
-    else answerBeforeBody(req, reply, 413, answer, limits);
+    else answerBeforeBody(req, reply, 413, payloadTooLarge(maxBodyBytes, req.url), limits);
   };
 }
 
@@ -182,20 +215,6 @@ export function asMalformedJsonError(error: unknown): Error {
 }
 
 /**
- * A request whose connection closed, or whose client half-closed it (`half-close.ts`), before its
- * whole body arrived: body-parser's `type` `request.aborted` and status 400, answered 400
- * `request_aborted` (nothing was written).
- */
-export function requestAbortedError(): Error {
-  return Object.assign(new Error('request aborted: the connection closed before the whole body arrived'), {
-    type: 'request.aborted',
-    status: 400,
-    statusCode: 400,
-    expose: true,
-  });
-}
-
-/**
  * Makes the body reading of `req` fail with {@link requestAbortedError} as soon as the request is
  * aborted (Node's `aborted` event: its connection closed, or its client half-closed it, inside the
  * body), whatever body-parser does: body-parser hears an abort only on an uncompressed body (it
@@ -240,8 +259,11 @@ export function useJsonBodies(app: FastifyInstance, maxBodyBytes: number, discar
   keepAliveAfterBodyErrors(app);
   app.removeAllContentTypeParsers();
   const parse = (request: FastifyRequest, _payload: unknown, parsed: (error: Error | null, body?: unknown) => void) => {
-    const req = request.raw as IncomingMessage & { body?: unknown };
-    const done = answerAbortedBody(req, parsed);
+    // (A body that arrived whole before a half-close is read all the same: body-after-half-close.ts.)
+    const req = readableAfterHalfClose(request.raw) as IncomingMessage & { body?: unknown };
+    // A decoding error names the body's Content-Encoding (its 400 says what deflate is: undecodableBodyMessage).
+    const contentEncoding = req.headers['content-encoding'];
+    const done = answerAbortedBody(req, (error, body) => parsed(error && Object.assign(error, { contentEncoding }), body));
     if (!done) return;
     if (!readAsUtf8(req.headers['content-type'] ?? '')) {
       return readJson(req, {} as never, (error?: unknown) => (error ? done(asMalformedJsonError(error)) : done(null, req.body)));

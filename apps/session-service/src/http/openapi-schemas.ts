@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { MAX_PARAMETER_VALUE, MAX_SHADOW_PROMPT_LENGTH, MAX_SYSTEM_PROMPT_LENGTH, STRATEGY_DEFAULTS } from '@lib/compaction';
 import { clientIdText, integerRangeOf, NULL_REFUSED_FIELDS, requestSchemas, type RequestSchemas } from './request-schemas';
 import { named, schemaRef, TriggerSchema } from './response-schemas';
+import { booleanQueryJsonSchema, isBooleanQueryParam } from './boolean-query-param';
 
 const DOC_LIMITS = { maxEventsPerRequest: 1000, maxTextLength: 1_000_000 };
 let cache: RequestSchemas | undefined;
@@ -73,7 +74,7 @@ export const OpenAiInputMessageSchema = named(
     z.looseObject({ role: z.literal('user'), content, ...common }),
     z.looseObject({
       role: z.literal('assistant'),
-      content: absentOrNull(z.union([z.string(), z.array(textPart)])).describe('null or absent when tool_calls or refusal says it all'),
+      content: absentOrNull(z.union([z.string(), z.array(textPart)])).describe('null, absent or [] (each: no text) when tool_calls or refusal says it all'),
       refusal: absentOrNull(z.string()),
       tool_calls: absentOrNull(
         z.array(
@@ -97,11 +98,11 @@ export function openApiSchema(name: 'appendEvents' | 'appendMessages' | 'compact
   const json = z.toJSONSchema(cache[name], { unrepresentable: 'any', io: 'input' }) as Record<string, unknown>;
   delete json.$schema;
   const props = json.properties as Record<string, Record<string, unknown>>;
+  // An optional field sent null counts as absent (nullOptionalsAsAbsent, every body): the document says so.
+  const required = new Set((json.required as string[] | undefined) ?? []);
+  const shape = (cache[name] as unknown as { shape: Record<string, z.ZodType> }).shape;
+  for (const [key, property] of Object.entries(props)) if (!required.has(key) && !NULL_REFUSED_FIELDS.has(shape[key])) props[key] = orNull(property);
   if (name === 'compact' || name === 'policy') {
-    // An optional field sent null counts as absent (nullOptionalsAsAbsent): the document says so.
-    const required = new Set((json.required as string[] | undefined) ?? []);
-    const shape = (cache[name] as unknown as { shape: Record<string, z.ZodType> }).shape;
-    for (const [key, property] of Object.entries(props)) if (!required.has(key) && !NULL_REFUSED_FIELDS.has(shape[key])) props[key] = orNull(property);
     props.strategy =
       name === 'policy'
         ? {
@@ -176,40 +177,33 @@ function integerQueryParameter(json: Record<string, unknown>, range: { minimum: 
   };
 }
 
-/** True for the JSON Schema of a boolean query parameter: the text `true` or `false` (e.g. recall's `archived`). */
-function isBooleanText(json: Record<string, unknown>): boolean {
-  const values = json.enum;
-  return json.type === 'string' && Array.isArray(values) && values.length === 2 && values.includes('true') && values.includes('false');
-}
-
 /**
- * The JSON Schema of a boolean query parameter: a boolean or its text, so a typed client passes
- * `archived: true` or `archived: 'true'`; both arrive as the same text.
+ * The JSON Schema of a zod query schema (a strict object of text parameters) as the OpenAPI
+ * document gives it: an integer parameter is an integer or its text ({@link integerQueryParameter}),
+ * a boolean one a boolean or its text ({@link booleanQueryJsonSchema}), the others as zod renders them.
  */
-function booleanQueryParameter(json: Record<string, unknown>): Record<string, unknown> {
-  const { type, enum: values, ...rest } = json;
-  return { ...rest, anyOf: [{ type: 'boolean' }, { type, enum: values }] };
-}
-
-/**
- * `@ApiQuery` decorators for every field of a zod query schema (name, required, JSON Schema type,
- * pattern, enum and description), so documented and validated query parameters are the same. An
- * integer parameter is an integer or its text ({@link integerQueryParameter}), a boolean one a
- * boolean or its text ({@link booleanQueryParameter}).
- */
-export function ApiQueryParams(schema: z.ZodType): MethodDecorator {
-  const json = z.toJSONSchema(schema, {
+export function queryParametersJsonSchema(schema: z.ZodType): { properties?: Record<string, Record<string, unknown>>; required?: string[] } {
+  return z.toJSONSchema(schema, {
     unrepresentable: 'any',
     io: 'input',
     override: (ctx) => {
       const range = integerRangeOf(ctx.zodSchema);
       const node = ctx.jsonSchema as Record<string, unknown>;
-      if (!range && !isBooleanText(node)) return;
-      const rewritten = range ? integerQueryParameter(node, range) : booleanQueryParameter(node);
+      if (!range && !isBooleanQueryParam(ctx.zodSchema)) return;
+      const rewritten = range ? integerQueryParameter(node, range) : booleanQueryJsonSchema(node.description);
       for (const key of Object.keys(node)) delete node[key];
       Object.assign(node, rewritten);
     },
   }) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+}
+
+/**
+ * `@ApiQuery` decorators for every field of a zod query schema (name, required, JSON Schema type,
+ * pattern, enum and description, by {@link queryParametersJsonSchema}), so documented and
+ * validated query parameters are the same.
+ */
+export function ApiQueryParams(schema: z.ZodType): MethodDecorator {
+  const json = queryParametersJsonSchema(schema);
   const decorators = Object.entries(json.properties ?? {}).map(([name, property]) => {
     const { description, ...rest } = property;
     return ApiQuery({ name, required: json.required?.includes(name) ?? false, schema: rest, ...(typeof description === 'string' ? { description } : {}) });

@@ -78,6 +78,9 @@ describe('date-time query parameters say what to fix (newcomer nctime, F7)', () 
   it.each([
     ['from', '2026-01-01T00:00:00', /from: .*add its zone: "Z" when it is UTC, else its offset \(%2Bhh:mm/],
     ['to', '2016-12-31T23:59:60Z', /to: .*second 60 \(a leap second\)/],
+    // a leap second with a fraction is second 60 too (newcomer ncevaleng A1): the same advice, its fraction dropped
+    ['from', '2016-12-31T23:59:60.5Z', /from: .*second 60 \(a leap second\).*\(e\.g\. 2016-12-31T23:59:59\.999Z\)$/],
+    ['to', '2016-12-31T23:59:60.999%2B05:30'.replace('%2B', '+'), /to: .*second 60 \(a leap second\).*\(e\.g\. 2016-12-31T23:59:59\.999%2B05:30\)$/],
     ['from', '2026-01-01t00:00:00z', /from: .*upper case/],
     ['from', '2026-01-01 00:00:00Z', /from: .*write a "T" between date and time, not a space \(e\.g\. 2026-01-01T00:00:00Z\)$/],
     ['from', '2026-01-01T00:00Z', /from: .*add the seconds \(hh:mm:ss\) \(e\.g\. 2026-01-01T00:00:00Z\)$/],

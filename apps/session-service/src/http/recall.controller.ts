@@ -44,7 +44,7 @@ export class RecallController {
         sessionId: q.sessionId,
         userId: q.userId,
         type: q.type,
-        archived: q.archived === undefined ? undefined : q.archived === 'true',
+        archived: q.archived,
         // Compaction ids are stored in lower case.
         compactionId: q.compactionId?.toLowerCase(),
         from: q.from,

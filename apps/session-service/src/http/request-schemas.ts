@@ -24,6 +24,7 @@ import {
 import { overLimitMessage } from '@lib/compaction';
 import { CANONICAL_DECIMAL_PATTERN, CANONICAL_DECIMAL_RULE, MAX_REVISION, parseCanonicalInteger } from '@lib/event-store';
 import type { ServiceConfig } from '../config/service-config';
+import { booleanQueryParam } from './boolean-query-param';
 
 /**
  * True when a string or key anywhere in the JSON value `value` has a lone surrogate. Walks the
@@ -50,7 +51,7 @@ export function jsonHasLoneSurrogate(value: unknown): boolean {
 const CLIENT_ID_META = {
   minLength: 1,
   maxLength: MAX_CLIENT_ID_LENGTH,
-  description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters`,
+  description: `1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT}, without control or invisible format characters (a zero-width joiner only inside an emoji ZWJ sequence such as 👨‍👩‍👧)`,
 };
 
 /** Client ids (event, tool-call and user ids): {@link clientIdProblem}, the rule `/messages` follows too. */
@@ -89,7 +90,8 @@ const INTEGER_RANGES = new WeakMap<object, { minimum: bigint; maximum: bigint }>
  * A decimal integer in `[min, max]` sent as text (query parameters), read by
  * {@link parseCanonicalInteger} (canonical digits only: `"03"`, `"+3"`, `" 3"`, `"3e0"` are
  * refused), with a message naming the range and the spelling. Out-of-range values are 400s, never
- * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern`, and
+ * 500s (issue 17, item 2). The OpenAPI document shows the rule as the parameter's `pattern` and
+ * `maxLength` (the digits of `max`; in a body too, e.g. the policy's read-only `revision`), and
  * as a query parameter also the integer it is ({@link integerRangeOf}), so that typed clients
  * may pass a number.
  */
@@ -98,7 +100,7 @@ export function integerInRange(min: bigint, max: bigint) {
   const schema = z
     .string({ error: message })
     .refine((s) => parseCanonicalInteger(s, min, max) !== null, { message })
-    .meta({ pattern: CANONICAL_DECIMAL_PATTERN });
+    .meta({ pattern: CANONICAL_DECIMAL_PATTERN, maxLength: String(max).length });
   INTEGER_RANGES.set(schema._zod.def, { minimum: min, maximum: max });
   return schema;
 }
@@ -149,8 +151,8 @@ export const dateTimeParam = () => clientDateTime((input) => dateTimeParamMessag
 
 /** A year past 9999: five or more digits, or ISO-8601's expanded (signed) years. */
 const EXPANDED_YEAR = /^(?:[+-]?\d{5,}|[+-]\d{4})-\d\d-\d\d/;
-/** Second 60 (a leap second) in an otherwise ISO-8601 date-time. */
-const LEAP_SECOND = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d):60/;
+/** Second 60 (a leap second) in an otherwise ISO-8601 date-time, with its fraction when it has one (`:60.5`: still second 60). */
+const LEAP_SECOND = /^(\d{4,}-\d\d-\d\dT\d\d:\d\d):60(?:\.\d+)?/;
 
 /** A space where ISO-8601 has its `T`, between date and time (RFC 3339 §5.6 allows it; the API does not). */
 const SPACE_FOR_T = /^(\d{4,}-\d\d-\d\d) +(?=\d\d:)/;
@@ -299,18 +301,24 @@ export const EXPECTED_REVISION_RULE =
   `as a string ${CANONICAL_DECIMAL_RULE}, or as a JSON number up to ${Number.MAX_SAFE_INTEGER} (2^53 − 1)`;
 
 /**
- * The 400 message for `expectedRevision` sent as a JSON number past 2^53 − 1: JSON parsers (this
- * service's too) read such a number as the nearest double, so the revision the client meant may be
- * lost (9007199254740993 arrives as 9007199254740992); a decimal string carries it exactly.
+ * The 400 message for `expectedRevision` sent as a JSON number past 2^53 − 1, `read` being the
+ * double JSON parsing gave (this service's parser as any other reads such a number as the nearest
+ * double, so the revision the client meant may be lost: 9007199254740993 arrives as
+ * 9007199254740992). Quotes what was read, says it may not be what was sent (the text is gone), and
+ * asks for the revision's own digits as a decimal string, which carries it exactly.
  */
-export const EXPECTED_REVISION_IMPRECISE =
-  `is a JSON number past ${Number.MAX_SAFE_INTEGER} (2^53 − 1): JSON numbers that large lose precision (9007199254740993 is read as 9007199254740992), ` +
-  `so send the revision as a decimal string, e.g. "9007199254740993" (any revision from 0 to ${MAX_REVISION}, ${CANONICAL_DECIMAL_RULE.replace(/ \(e\.g\. "42"\)$/, '')})`;
+export function expectedRevisionImprecise(read: number): string {
+  return (
+    `is a JSON number past ${Number.MAX_SAFE_INTEGER} (2^53 − 1), read as ${BigInt(read)}: JSON numbers that large lose precision, so that may not be the number sent; ` +
+    `send the revision as a decimal string, your revision's exact digits in quotes ("expectedRevision": "<digits>" rather than "expectedRevision": <digits>; ` +
+    `any revision from 0 to ${MAX_REVISION}, ${CANONICAL_DECIMAL_RULE.replace(/ \(e\.g\. "42"\)$/, '')})`
+  );
+}
 
 /**
  * The 400 message for `expectedRevision` sent as a JSON number certainly past 9223372036854775807
  * (2^63 − 1, the largest revision): read as a double above 2^63 (which 9223372036854775807 itself
- * rounds to, so 2^63 gets {@link EXPECTED_REVISION_IMPRECISE}), or too large for a double
+ * rounds to, so 2^63 gets {@link expectedRevisionImprecise}), or too large for a double
  * (`1e400`, read as Infinity). No session reaches it, so a decimal string would not help.
  */
 export const EXPECTED_REVISION_OUT_OF_RANGE = `is a JSON number past ${MAX_REVISION} (2^63 − 1), the largest revision: out of range; send the revision of the session's last event`;
@@ -349,8 +357,9 @@ function unionOptionFor(union: z.ZodType, options: z.ZodType[], discriminator: s
 export const NULL_REFUSED_FIELDS = new WeakSet<z.ZodType>();
 
 /**
- * Native-event fields that may be left out count as absent when sent as null (as OpenAI message
- * fields do on `/messages`): returns `value` without them, for `schema` (an event schema of
+ * Body fields that may be left out count as absent when sent as null, the one rule of every body
+ * (native events, OpenAI messages on `/messages`, an append's `userId`, the policy and compaction
+ * bodies; HTTP and NATS alike): returns `value` without them, for `schema` (a body or event schema of
  * {@link requestSchemas}, walked through its objects, arrays and discriminated unions). A field
  * for which null is a value of its own (an assistant's `text: null`, "no text") is kept, and so is
  * a required field (its error stays), one of {@link NULL_REFUSED_FIELDS} (its error stays) or an
@@ -570,7 +579,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         : typeof iss.input === 'number' && revisionNumberOutOfRange(iss.input)
           ? EXPECTED_REVISION_OUT_OF_RANGE
           : typeof iss.input === 'number' && iss.input > Number.MAX_SAFE_INTEGER
-            ? EXPECTED_REVISION_IMPRECISE
+            ? expectedRevisionImprecise(iss.input)
             : EXPECTED_REVISION_RULE,
   };
   const expectedRevision = z.union(
@@ -580,19 +589,23 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       z
         .string(revisionMessage)
         .refine((s) => parseCanonicalInteger(s) !== null, revisionMessage)
-        .meta({ pattern: CANONICAL_DECIMAL_PATTERN }),
+        // The document bounds it as the query revisions: at most the digits of the largest revision.
+        .meta({ pattern: CANONICAL_DECIMAL_PATTERN, maxLength: String(MAX_REVISION).length }),
     ],
     revisionMessage,
   );
   const userId = clientId.describe(
     'the user the session belongs to: the first append that names one makes it the owner; another one is refused (409 user_id_conflict)',
   );
+  // null is refused for expectedRevision (EXPECTED_REVISION_NULL); every other optional body field sent null is absent.
+  const appendExpectedRevision = expectedRevision.optional();
+  NULL_REFUSED_FIELDS.add(appendExpectedRevision);
   const appendEvents = z.strictObject({
     events: z
       .array(nativeEvent)
       .min(1, { message: 'send at least one event' })
       .max(config.maxEventsPerRequest, { message: perRequestLimit(config.maxEventsPerRequest, 'events') }),
-    expectedRevision: expectedRevision.optional(),
+    expectedRevision: appendExpectedRevision,
     userId: userId.optional(),
   });
   const appendMessages = z.strictObject({
@@ -600,7 +613,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
       .array(z.unknown())
       .min(1, { message: 'send at least one message' })
       .max(config.maxEventsPerRequest, { message: perRequestLimit(config.maxEventsPerRequest, 'messages') }),
-    expectedRevision: expectedRevision.optional(),
+    expectedRevision: appendExpectedRevision,
     userId: userId.optional(),
   });
   const estimator = z.enum(['cl100k_base', 'o200k_base', 'chars'], { error: 'must be cl100k_base, o200k_base or chars' });
@@ -685,10 +698,7 @@ export function requestSchemas(config: Pick<ServiceConfig, 'maxEventsPerRequest'
         .enum(['user', 'assistant', 'tool', 'system', 'summary'], { error: 'must be one of user, assistant, tool, system, summary' })
         .describe("only events of this kind (DESIGN §5's kind filter; an event's type): user, assistant, tool, system or summary")
         .optional(),
-      archived: z
-        .enum(['true', 'false'], { error: 'must be true or false' })
-        .describe('true: only events a compaction archived; false: only events still in the active window; absent: both')
-        .optional(),
+      archived: booleanQueryParam().describe('true: only events a compaction archived; false: only events still in the active window; absent: both').optional(),
       compactionId: z
         .string()
         .regex(COMPACTION_ID_PATTERN, { message: COMPACTION_ID_RULE })

@@ -1,6 +1,6 @@
 /**
  * Browser-hardening headers on every answer (the audit page at `/ui`, Swagger UI at `/docs`, the API),
- * set by `@fastify/helmet` (helmet 8) before any route or hook that may answer:
+ * as helmet 8 makes them, set before any route or hook that may answer:
  * - `Content-Security-Policy`: {@link SERVICE_CSP} everywhere (the audit page loads only its own
  *   `/ui/app.js` module and `/ui/style.css`, no inline script or style, no font, and fetches only its
  *   own origin's `/v1` and `/health`); {@link DOCS_CSP} on the routes under `/docs` (Swagger UI's page
@@ -21,7 +21,8 @@
  * HTTPS and fail). Answers given before this hook runs (a request without Host, one arriving while
  * the service shuts down) carry no such headers: they are short JSON errors.
  */
-import fastifyHelmet, { type FastifyHelmetOptions } from '@fastify/helmet';
+import helmet, { type HelmetOptions } from 'helmet';
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
 /** The prefix of Swagger UI's routes (its page, its assets, `openapi.json`). */
@@ -47,8 +48,7 @@ export const SERVICE_CSP = { useDefaults: false, directives: { ...COMMON_DIRECTI
 export const DOCS_CSP = { useDefaults: false, directives: { ...COMMON_DIRECTIVES, styleSrc: ["'self'", "'unsafe-inline'"] } };
 
 /** Helmet's options for every answer: {@link SERVICE_CSP}, frames denied, no HSTS, no legacy headers. */
-const SERVICE_HELMET: FastifyHelmetOptions = {
-  global: true,
+export const SERVICE_HELMET: HelmetOptions = {
   contentSecurityPolicy: SERVICE_CSP,
   frameguard: { action: 'deny' },
   referrerPolicy: { policy: 'no-referrer' },
@@ -59,15 +59,56 @@ const SERVICE_HELMET: FastifyHelmetOptions = {
   xDnsPrefetchControl: false,
 };
 
+/** Helmet's options for the routes under {@link DOCS_PREFIX}: {@link SERVICE_HELMET} with {@link DOCS_CSP}. */
+export const DOCS_HELMET: HelmetOptions = { ...SERVICE_HELMET, contentSecurityPolicy: DOCS_CSP };
+
+/** What helmet's middleware does to a response, in its order: `[name, value]` sets a header (name as helmet writes it), `[name]` removes one. */
+export type SecurityHeaderWrites = ReadonlyArray<readonly [name: string, value?: string]>;
+
+/**
+ * The headers helmet's middleware for `options` writes, recorded once by running it on a response
+ * that only records (helmet's headers for these options depend on nothing in the request).
+ * @throws Error when the middleware does not finish at once (then its headers are not static).
+ */
+export function securityHeaderWrites(options: HelmetOptions): SecurityHeaderWrites {
+  const writes: Array<[string, string?]> = [];
+  const recorder = {
+    setHeader: (name: string, value: string | number | readonly string[]) => writes.push([name, String(value)]),
+    removeHeader: (name: string) => writes.push([name]),
+  };
+  let finished = false;
+  helmet(options)({} as never, recorder as unknown as ServerResponse, (error?: unknown) => {
+    if (error) throw error instanceof Error ? error : new Error('helmet failed', { cause: error });
+    finished = true;
+  });
+  if (!finished) throw new Error('helmet did not finish synchronously: its headers cannot be computed once');
+  return writes;
+}
+
+/** Route config key naming the header writes a route's answers get ({@link useSecurityHeaders}). */
+const SECURITY_HEADERS = 'securityHeaders';
+
 /**
  * Registers the headers on `fastify` (call before the first hook that may answer, and before the
  * routes under {@link DOCS_PREFIX} and `/ui` are registered: routes registered later under
- * `/docs` get {@link DOCS_CSP} through their route config, which `@fastify/helmet` reads per request).
+ * `/docs` get {@link DOCS_CSP} through their route config). The headers are computed once per
+ * policy ({@link securityHeaderWrites}) and written on the raw response by one synchronous
+ * `onRequest` hook, as `@fastify/helmet` wrote them (it ran helmet's whole set-up, options
+ * parsed and CSP directives checked, in two hooks on every request).
  */
-export async function useSecurityHeaders(fastify: FastifyInstance): Promise<void> {
-  await fastify.register(fastifyHelmet, SERVICE_HELMET);
+export function useSecurityHeaders(fastify: FastifyInstance): void {
+  const service = securityHeaderWrites(SERVICE_HELMET);
+  const docs = securityHeaderWrites(DOCS_HELMET);
   fastify.addHook('onRoute', (route) => {
-    if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`))
-      route.config = Object.assign(route.config ?? {}, { helmet: { contentSecurityPolicy: DOCS_CSP } });
+    if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = Object.assign(route.config ?? {}, { [SECURITY_HEADERS]: docs });
+  });
+  fastify.addHook('onRequest', (request, reply, done) => {
+    const writes = (request.routeOptions.config as { [SECURITY_HEADERS]?: SecurityHeaderWrites } | undefined)?.[SECURITY_HEADERS] ?? service;
+    const raw = reply.raw;
+    for (const [name, value] of writes) {
+      if (value === undefined) raw.removeHeader(name);
+      else raw.setHeader(name, value);
+    }
+    done();
   });
 }

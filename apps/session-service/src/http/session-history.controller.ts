@@ -3,8 +3,9 @@
  * its policy, its compaction history (paginated) and the before/after window of one compaction.
  * Thin: validation here, reads in {@link SessionHistoryReads}.
  */
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiSecurity, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply } from 'fastify';
 import type { z } from 'zod';
 import { SessionHistoryReads } from '@lib/session';
 import { API_KEY_HEADER_SCHEME, ApiKeyGuard, Tenant } from '../auth/api-key.guard';
@@ -13,6 +14,7 @@ import { validateQuery } from './validate';
 import { ApiQueryParams } from './openapi-schemas';
 import { compactionListQuery, minPositionQuery, sessionListQuery, sessionQuery } from './history-query-schemas';
 import { revisionOf } from './request-schemas';
+import { sendJsonBytes } from './json-bytes-answer';
 import { routeErrors } from './error-codes';
 import {
   ApiAnswer,
@@ -132,9 +134,12 @@ export class SessionHistoryController {
     @Param('sessionId') sessionId: string,
     @Param('compactionId') compactionId: string,
     @Query() query: Record<string, unknown>,
-  ): Promise<z.output<typeof CompactionDiffSchema>> {
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<Buffer> {
     checkSessionId(sessionId);
     const q = validateQuery(minPositionQuery, query);
-    return this.reads.diff(tenant, sessionId, compactionId, revisionOf(q.minPosition));
+    // Two windows of a long session: serialized giving the event loop turns (json-bytes-answer.ts).
+    const answer: z.output<typeof CompactionDiffSchema> = await this.reads.diff(tenant, sessionId, compactionId, revisionOf(q.minPosition));
+    return sendJsonBytes(reply, answer);
   }
 }

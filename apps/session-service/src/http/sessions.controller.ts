@@ -145,7 +145,8 @@ export class SessionsController {
   ) {
     checkSessionId(sessionId);
     const q = validateQuery(this.schemas.windowQuery, query);
-    // The projected window's bytes are built from the stored JSON (no parse + stringify of a large event).
+    // The projected window's bytes are built from the stored JSON (no parse + stringify of a large event);
+    // the other answers (OpenAI format, time travel) are serialized giving the event loop turns.
     const answer = await this.reads.windowJson(tenant, sessionId, {
       atRevision: revisionOf(q.atRevision),
       atTime: q.atTime,

@@ -69,16 +69,26 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, prefix 
  * `query` without the optional parameters of `shape` sent empty (`cursor=`, or `cursor` with no
  * `=`): an empty value counts as absent, the query-string form of the rule that a null optional body
  * field counts as absent (a client building `?cursor=${next ?? ''}` gets the first page, as with no
- * cursor). A required parameter sent empty (recall's `q=`) keeps its error; an unknown one stays
- * unknown. Returns `query` itself when nothing is dropped.
+ * cursor). A repeated optional parameter loses its empty occurrences (what is left, if anything,
+ * counts as sent that many times). A required parameter sent empty (recall's `q=`) keeps its error;
+ * an unknown one stays unknown. Returns `query` itself when nothing is dropped.
  */
 export function emptyOptionalsAsAbsent(shape: Record<string, unknown>, query: unknown): unknown {
   if (query === null || typeof query !== 'object') return query;
-  const entries = Object.entries(query as Record<string, unknown>);
-  const optionalEmpty = ([name, value]: [string, unknown]) =>
-    value === '' && Object.hasOwn(shape, name) && (shape[name] as z.ZodType).safeParse(undefined).success;
-  if (!entries.some(optionalEmpty)) return query;
-  return Object.fromEntries(entries.filter((entry) => !optionalEmpty(entry)));
+  const optional = (name: string) => Object.hasOwn(shape, name) && (shape[name] as z.ZodType).safeParse(undefined).success;
+  let dropped = false;
+  const kept: Array<[string, unknown]> = [];
+  for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+    // A repeated optional parameter loses its empty occurrences (`archived=&archived=true` is `archived=true`).
+    const given = !optional(name) ? value : Array.isArray(value) ? value.filter((v) => v !== '') : value === '' ? [] : value;
+    if (given === value) kept.push([name, value]);
+    else {
+      dropped = true;
+      const left = given as unknown[];
+      if (left.length > 0) kept.push([name, left.length === 1 ? left[0] : left]);
+    }
+  }
+  return dropped ? Object.fromEntries(kept) : query;
 }
 
 /**
@@ -92,14 +102,15 @@ export function emptyOptionalsAsAbsent(shape: Record<string, unknown>, query: un
  */
 export function validateQuery<T extends z.ZodType>(schema: T, query: unknown, codes?: ValidateOptions['codes']): z.infer<T> {
   const known = (schema as unknown as { shape?: Record<string, unknown> }).shape ?? {};
-  if (query !== null && typeof query === 'object') {
-    for (const [name, value] of Object.entries(query as Record<string, unknown>)) {
+  const given = emptyOptionalsAsAbsent(known, query);
+  if (given !== null && typeof given === 'object') {
+    for (const [name, value] of Object.entries(given as Record<string, unknown>)) {
       if (Array.isArray(value) && Object.hasOwn(known, name)) {
         throw new InvalidRequestError(name, `${name}: is given ${value.length} times: send it once`, codeOfField(codes, name));
       }
     }
   }
-  return validate(schema, emptyOptionalsAsAbsent(known, query), '', { codes, unknownKey: 'query parameter' });
+  return validate(schema, given, '', { codes, unknownKey: 'query parameter' });
 }
 
 const ARTICLE: Record<string, string> = { object: 'an object', array: 'an array', integer: 'an integer', int: 'an integer' };

@@ -75,3 +75,33 @@ describe('WritesTakeNoQueryGuard', () => {
     expect(guard.canActivate(contextOf('HEAD', { limit: '5' }))).toBe(true);
   });
 });
+
+describe('WritesTakeNoQueryGuard: HTTP precondition headers on writes (newcomer ncgocurl A5)', () => {
+  const guard = new WritesTakeNoQueryGuard(new Reflector());
+  const withHeaders = (method: string, headers: Record<string, string>, handler: keyof Routes) =>
+    ({
+      switchToHttp: () => ({ getRequest: () => ({ method, query: {}, headers }) }),
+      getHandler: () => Object.getOwnPropertyDescriptor(Routes.prototype, handler)!.value as unknown,
+    }) as unknown as ExecutionContext;
+
+  it.each(['If-Match', 'If-None-Match', 'If-Unmodified-Since', 'If-Modified-Since'])(
+    'refuses %s on a write with 400 validation_failed naming it and expectedRevision (was: ignored, the write done)',
+    (name) => {
+      expect(refusal(guard, withHeaders('POST', { [name.toLowerCase()]: '"stale"' }, 'appendEvents'))).toMatchObject({
+        code: 'validation_failed',
+        parameter: name,
+        message: expect.stringMatching(
+          new RegExp(`^${name}: HTTP preconditions are not supported \\(no ETag is sent\\): .*send expectedRevision in the JSON body`),
+        ),
+      });
+      expect(refusal(guard, withHeaders('DELETE', { [name.toLowerCase()]: '*' }, 'erase')).message).toMatch(
+        /this route takes no precondition: leave the header out$/,
+      );
+    },
+  );
+
+  it('lets reads with them through (GET/HEAD ignore them), and writes without them', () => {
+    expect(guard.canActivate(withHeaders('GET', { 'if-none-match': '"x"' }, 'erase'))).toBe(true);
+    expect(guard.canActivate(withHeaders('POST', { 'content-type': 'application/json' }, 'appendEvents'))).toBe(true);
+  });
+});

@@ -6,7 +6,9 @@
  * belongs: `dryRun: a field of the JSON body, not a query parameter: send it in the body, e.g.
  * {"dryRun": true}`; any other is unknown (`foo: unknown query parameter "foo": remove it`).
  * Applied with the API-key guard to the controller of the write routes, after it (a request
- * without a key is still 401 first).
+ * without a key is still 401 first). The same guard refuses an HTTP precondition header
+ * (`If-Match`, `If-None-Match`, `If-Unmodified-Since`, `If-Modified-Since`) on a write, before the
+ * query check ({@link preconditionHeaderRefusal}): the service's precondition is `expectedRevision`.
  */
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -71,7 +73,24 @@ function exampleBody(name: string, field: z.ZodType, value: unknown): string | u
   return example.length <= MAX_EXAMPLE_LENGTH ? example : undefined;
 }
 
-/** Refuses query parameters on write requests; see the module doc. */
+/** The HTTP precondition headers (RFC 9110 §13.1) a write is refused with: the service sends no ETag and does not evaluate them. */
+export const PRECONDITION_HEADERS = ['If-Match', 'If-None-Match', 'If-Unmodified-Since', 'If-Modified-Since'] as const;
+
+/**
+ * The 400 `validation_failed` (`parameter` the header's name) for a write carrying the precondition
+ * header `name`: HTTP preconditions are not evaluated (no ETag), and a write performed regardless
+ * would give a client that relies on one no protection and no error. `takesRevision`: the route's
+ * body has `expectedRevision` (the service's precondition), which the message then offers;
+ * otherwise the route takes no precondition.
+ */
+export function preconditionHeaderRefusal(name: string, takesRevision: boolean): InvalidRequestError {
+  const instead = takesRevision
+    ? 'for a write made only at the revision you read, send expectedRevision in the JSON body, e.g. {"expectedRevision": "8"} (a session\'s revision, as answered; 409 wrong_expected_revision otherwise)'
+    : 'this route takes no precondition: leave the header out';
+  return new InvalidRequestError(name, `${name}: HTTP preconditions are not supported (no ETag is sent): ${instead}`, 'validation_failed');
+}
+
+/** Refuses query parameters and HTTP precondition headers ({@link PRECONDITION_HEADERS}) on write requests; see the module doc. */
 @Injectable()
 export class WritesTakeNoQueryGuard implements CanActivate {
   constructor(private readonly reflector: Reflector) {}
@@ -82,10 +101,13 @@ export class WritesTakeNoQueryGuard implements CanActivate {
    *   in the JSON body (with an example body when one is sure to be right), any other is unknown.
    */
   canActivate(context: ExecutionContext): boolean {
-    const { method, query } = context.switchToHttp().getRequest<{ method: string; query: unknown }>();
-    // Most writes carry no query: nothing to validate (the schema would accept the empty object).
-    if (method === 'GET' || method === 'HEAD' || isEmptyObject(query)) return true;
+    const { method, query, headers } = context.switchToHttp().getRequest<{ method: string; query: unknown; headers?: Record<string, unknown> }>();
+    if (method === 'GET' || method === 'HEAD') return true;
     const body = this.reflector.get(BodyFields, context.getHandler());
+    const precondition = PRECONDITION_HEADERS.find((name) => headers?.[name.toLowerCase()] !== undefined);
+    if (precondition) throw preconditionHeaderRefusal(precondition, body !== undefined && Object.hasOwn(body.shape, 'expectedRevision'));
+    // Most writes carry no query: nothing to validate (the schema would accept the empty object).
+    if (isEmptyObject(query)) return true;
     const [name, value] = Object.entries(query as Record<string, unknown>)[0] ?? [];
     const field = name !== undefined && body && Object.hasOwn(body.shape, name) ? (body.shape[name] as z.ZodType) : undefined;
     if (name !== undefined && field) {

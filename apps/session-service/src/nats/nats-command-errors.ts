@@ -6,6 +6,7 @@
 import { quoteInput } from '@lib/compaction';
 import { malformedJsonMessage } from '../commands/json-syntax-error';
 import { statusOfCode, type ApiErrorCode } from '../http/error-codes';
+import { tooLargeAdvice } from '../http/api-error.filter';
 
 /** A command the NATS adapter rejects before any handler runs; `status`: the code's (`error-codes.ts`). */
 export class NatsCommandError extends Error {
@@ -65,11 +66,11 @@ export function invalidCommandId(msgId: string, tenant: string): NatsCommandErro
   );
 }
 
-/** 413 `payload_too_large`: the message is larger than MAX_BODY_BYTES. */
-export function payloadTooLarge(bytes: number, limit: number): NatsCommandError {
+/** 413 `payload_too_large`: the message of a `kind` command is larger than MAX_BODY_BYTES; what to do by kind (`tooLargeAdvice`, as over HTTP). */
+export function payloadTooLarge(bytes: number, limit: number, kind: string): NatsCommandError {
   return new NatsCommandError(
     'payload_too_large',
-    `message body is ${bytes} bytes, more than the limit of ${limit} (MAX_BODY_BYTES); split the events into several commands`,
+    `message body is ${bytes} bytes, more than the limit of ${limit} (MAX_BODY_BYTES); ${tooLargeAdvice(kind, 'commands')}`,
   );
 }
 

@@ -155,7 +155,7 @@ export class NatsCommandExecutor {
       const scope = `${address.tenant}:`;
       if (!openMode && message.msgId && (!message.msgId.startsWith(scope) || message.msgId === scope)) throw invalidCommandId(message.msgId, address.tenant);
       const kind = address.kind as CommandKind;
-      const body = this.parseBody(message.data);
+      const body = this.parseBody(message.data, kind);
       const result = await this.run(kind, address, body, message, watcher);
       answer = { status: STATUS_OF[kind], body: result, kind, address, basis: basisOfAnswer(stream, kind, result) ?? undefined };
     } catch (err) {
@@ -169,8 +169,8 @@ export class NatsCommandExecutor {
     return basis ? { ...answer, basis } : answer;
   }
 
-  private parseBody(data: Uint8Array): unknown {
-    if (data.length > this.options.maxBodyBytes) throw payloadTooLarge(data.length, this.options.maxBodyBytes);
+  private parseBody(data: Uint8Array, kind: CommandKind): unknown {
+    if (data.length > this.options.maxBodyBytes) throw payloadTooLarge(data.length, this.options.maxBodyBytes, kind);
     let text: string;
     try {
       text = this.decoder.decode(data);

@@ -2,23 +2,26 @@
  * Counts compaction passes in {@link ServiceMetrics}: every answered pass, commanded or automatic,
  * by origin, outcome and noop reason (DESIGN §3.6; an answer replaying an earlier decision is not a
  * pass, and a dry run is counted apart in `compaction_dry_runs_total`), and the automatic passes deferred by the
- * growth rule of DESIGN §3.5; and the summarizer calls every pass made, with their tokens, by what
+ * growth rule of DESIGN §3.5, and those put off for another replica's claim; and the summarizer calls every pass made, with their tokens, by what
  * became of their replies ({@link SummarizerReplyLabel}: used, failed or discarded; a reply the
  * pass did not use still cost a model call).
  */
 import { Injectable } from '@nestjs/common';
 import { EventsHandler, type IEventHandler } from '@nestjs/cqrs';
-import { AutoCompactionDeferred, CompactionAnswered, SummarizerCallsSpent, usageOf, type SummarizerUsage } from '@lib/session';
+import { AutoCompactionClaimedElsewhere, AutoCompactionDeferred, CompactionAnswered, SummarizerCallsSpent, usageOf, type SummarizerUsage } from '@lib/session';
 import { ServiceMetrics } from './metrics';
 
-/** Feeds `compactions_total`, `compaction_dry_runs_total`, `auto_compactions_deferred_total`, `summarizer_calls_total`, `summarizer_retries_total`, `summarizer_unreported_usage_calls_total` and `summarizer_tokens_total`. */
+/** Feeds `compactions_total`, `compaction_dry_runs_total`, `auto_compactions_deferred_total`, `auto_compactions_claimed_elsewhere_total`, `summarizer_calls_total`, `summarizer_retries_total`, `summarizer_unreported_usage_calls_total` and `summarizer_tokens_total`. */
 @Injectable()
-@EventsHandler(CompactionAnswered, AutoCompactionDeferred, SummarizerCallsSpent)
-export class CompactionMetricsHandler implements IEventHandler<CompactionAnswered | AutoCompactionDeferred | SummarizerCallsSpent> {
+@EventsHandler(CompactionAnswered, AutoCompactionDeferred, AutoCompactionClaimedElsewhere, SummarizerCallsSpent)
+export class CompactionMetricsHandler implements IEventHandler<
+  CompactionAnswered | AutoCompactionDeferred | AutoCompactionClaimedElsewhere | SummarizerCallsSpent
+> {
   constructor(private readonly metrics: ServiceMetrics) {}
 
-  handle(event: CompactionAnswered | AutoCompactionDeferred | SummarizerCallsSpent): void {
+  handle(event: CompactionAnswered | AutoCompactionDeferred | AutoCompactionClaimedElsewhere | SummarizerCallsSpent): void {
     if (event instanceof AutoCompactionDeferred) this.metrics.autoCompactionsDeferred.inc();
+    else if (event instanceof AutoCompactionClaimedElsewhere) this.metrics.autoCompactionsClaimedElsewhere.inc();
     else if (event instanceof SummarizerCallsSpent) {
       this.countSummarizer(event, summarizerReplyLabel(event.outcome), event.used);
       this.countSummarizer(event, 'discarded', event.discarded);

@@ -5,7 +5,7 @@ import pinoHttp from 'pino-http';
 import fc from 'fast-check';
 import { Logger } from '@nestjs/common';
 import type { EventStore } from '@lib/event-store';
-import type { AutoCompactionScheduler, SessionProjector, SessionReads } from '@lib/session';
+import type { AutoCompactionScheduler, SessionClaims, SessionProjector, SessionReads } from '@lib/session';
 import type { ServiceConfig } from '../config/service-config';
 import { HealthController } from './health.controller';
 import { HealthTransitions } from './health-transitions';
@@ -35,6 +35,7 @@ async function healthApp() {
     } as unknown as EventStore,
     { state: () => ({ running: true, checkpoint: 7n, lastError: null }) } as unknown as SessionProjector,
     { inProgress: 0, backingOff: 0 } as unknown as AutoCompactionScheduler,
+    { commandsWaiting: 0 } as unknown as SessionClaims,
     {} as ServiceMetrics,
     { apiKeys: new Map(), databaseUrl: 'postgres://x', kurrentdbConnectionString: undefined } as unknown as ServiceConfig,
     {} as SessionReads,

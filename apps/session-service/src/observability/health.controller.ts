@@ -10,7 +10,7 @@ import { ApiAnswer, ApiErrorAnswers, HealthSchema, ReadinessSchema } from '../ht
 import { routeErrors } from '../http/error-codes';
 import { storeUnavailable, toApiError, type ApiErrorBody } from '../http/api-error.filter';
 import type { EventStore } from '@lib/event-store';
-import { AutoCompactionScheduler, EVENT_STORE, SessionProjector, SessionReads } from '@lib/session';
+import { AutoCompactionScheduler, EVENT_STORE, SessionClaims, SessionProjector, SessionReads } from '@lib/session';
 import { NATS_TRANSPORT, SERVICE_CONFIG } from '../config/tokens';
 import type { NatsTransport } from '../nats/nats-transport';
 import type { ServiceConfig } from '../config/service-config';
@@ -57,6 +57,7 @@ export class HealthController {
     @Inject(EVENT_STORE) private readonly store: EventStore,
     private readonly projector: SessionProjector,
     private readonly scheduler: AutoCompactionScheduler,
+    private readonly claims: SessionClaims,
     private readonly metrics: ServiceMetrics,
     @Inject(SERVICE_CONFIG) private readonly config: ServiceConfig,
     private readonly reads: SessionReads,
@@ -213,6 +214,8 @@ export class HealthController {
   async prometheus(): Promise<string> {
     this.metrics.projectorCheckpoint.set(Number(this.projector.checkpoint()));
     this.metrics.autoCompactionsRunning.set(this.scheduler.inProgress);
+    this.metrics.autoCompactionsWaitingForClaim.set(this.scheduler.waitingForClaim);
+    this.metrics.compactionCommandsWaitingForClaim.set(this.claims.commandsWaiting);
     this.metrics.storeWritable.set(this.writes.lastWriteError() === null ? 1 : 0);
     this.metrics.readModelsDamaged.set(this.damage.damaged() === null ? 0 : 1);
     this.metrics.readModelsFull.set(this.projector.readModelsFull() === null ? 0 : 1);

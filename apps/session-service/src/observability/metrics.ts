@@ -13,6 +13,24 @@ import type { PoolConnections } from '@lib/event-store';
  */
 const DURATION_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
+/** Where a metric declared with {@link counter}, {@link gauge} or {@link histogram} is registered: the service's registry, or none yet (`null`: registered later, as the NATS metrics are). */
+type Registered = Registry | null;
+
+/** A counter named `name` with `help` and `labelNames` (none by default), registered in `registry` unless null. */
+function counter<T extends string = string>(registry: Registered, name: string, help: string, labelNames: readonly T[] = []): Counter<T> {
+  return new Counter({ name, help, labelNames, registers: registry ? [registry] : [] });
+}
+
+/** A gauge named `name` with `help` and `labelNames` (none by default), registered in `registry` unless null. */
+function gauge<T extends string = string>(registry: Registered, name: string, help: string, labelNames: readonly T[] = []): Gauge<T> {
+  return new Gauge({ name, help, labelNames, registers: registry ? [registry] : [] });
+}
+
+/** A histogram of durations in seconds ({@link DURATION_BUCKETS}) named `name` with `help` and `labelNames`, registered in `registry` unless null. */
+function histogram<T extends string = string>(registry: Registered, name: string, help: string, labelNames: readonly T[] = []): Histogram<T> {
+  return new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers: registry ? [registry] : [] });
+}
+
 /** The `tenant` label of an HTTP answer no tenant was resolved for (no key, an unknown one, `/health`, an answer given before the key check). */
 export const NO_TENANT_LABEL = 'none';
 
@@ -21,155 +39,141 @@ export const NO_TENANT_LABEL = 'none';
 export class ServiceMetrics {
   readonly registry = new Registry();
   /** HTTP requests by method, route, status and tenant (`http-metrics.ts`' `tenantLabel`: a configured tenant, `default` in open mode, `none` when unresolved); seconds. */
-  readonly httpDuration = new Histogram({
-    name: 'http_request_duration_seconds',
-    help: "HTTP request duration in seconds, by method, route pattern, status and tenant (the API key's tenant; default in open mode; none without a resolved tenant)",
-    labelNames: ['method', 'route', 'status', 'tenant'],
-    buckets: DURATION_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly httpDuration = histogram(
+    this.registry,
+    'http_request_duration_seconds',
+    "HTTP request duration in seconds, by method, route pattern, status and tenant (the API key's tenant; default in open mode; none without a resolved tenant)",
+    ['method', 'route', 'status', 'tenant'],
+  );
   /** Projector checkpoint (global position). */
-  readonly projectorCheckpoint = new Gauge({
-    name: 'projector_checkpoint_position',
-    help: 'Last global position applied by the projector',
-    registers: [this.registry],
-  });
+  readonly projectorCheckpoint = gauge(this.registry, 'projector_checkpoint_position', 'Last global position applied by the projector');
   /** Store head position. */
-  readonly storeHead = new Gauge({ name: 'event_store_head_position', help: 'Global position of the last event in the store', registers: [this.registry] });
+  readonly storeHead = gauge(this.registry, 'event_store_head_position', 'Global position of the last event in the store');
   /** 1 when the store answered its head read at this scrape, 0 when it did not (what to alert on: `/health` stays 200). */
-  readonly storeUp = new Gauge({
-    name: 'event_store_up',
-    help: 'Whether the event store answered at this scrape: 1 yes, 0 no (writes answer 503 store_unavailable meanwhile)',
-    registers: [this.registry],
-  });
+  readonly storeUp = gauge(
+    this.registry,
+    'event_store_up',
+    'Whether the event store answered at this scrape: 1 yes, 0 no (writes answer 503 store_unavailable meanwhile)',
+  );
   /**
    * 0 while the last write to the store failed (503 `store_unavailable`: e.g. a SQLite file locked by
    * another process, a read-only PostgreSQL), 1 otherwise; back to 1 at the next write that succeeds.
    * Reads may answer meanwhile (`event_store_up` 1): alert on both.
    */
-  readonly storeWritable = new Gauge({
-    name: 'event_store_writable',
-    help: 'Whether the last write to the event store succeeded: 0 while writes fail (503 store_unavailable; reads may still answer, see event_store_up), 1 otherwise',
-    registers: [this.registry],
-  });
+  readonly storeWritable = gauge(
+    this.registry,
+    'event_store_writable',
+    'Whether the last write to the event store succeeded: 0 while writes fail (503 store_unavailable; reads may still answer, see event_store_up), 1 otherwise',
+  );
   /** Writes (appends, stream deletions) the store failed (503 `store_unavailable`), by the cause's `code` (`writeFailureCode` in store-write-health.ts). */
-  readonly storeWriteFailures = new Counter({
-    name: 'event_store_write_failures_total',
-    help: "Writes to the event store that failed (answered 503 store_unavailable), by the cause's code (e.g. SQLITE_BUSY, ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none, outcome_unknown when the answer was lost)",
-    labelNames: ['code'],
-    registers: [this.registry],
-  });
+  readonly storeWriteFailures = counter(
+    this.registry,
+    'event_store_write_failures_total',
+    "Writes to the event store that failed (answered 503 store_unavailable), by the cause's code (e.g. SQLITE_BUSY, ECONNREFUSED, a PostgreSQL SQLSTATE; unavailable when none, outcome_unknown when the answer was lost)",
+    ['code'],
+  );
   /** 1 once a read, a command, the projector or the decisions feed found the read models damaged (503 `read_models_damaged`) until the restart that rebuilds them, else 0. */
-  readonly readModelsDamaged = new Gauge({
-    name: 'read_models_damaged',
-    help: 'Whether a read, a command, the projector or the decisions feed found the read models file damaged (reads answer 503 read_models_damaged): 1 until the service is restarted, which rebuilds them from the log; else 0',
-    registers: [this.registry],
-  });
+  readonly readModelsDamaged = gauge(
+    this.registry,
+    'read_models_damaged',
+    'Whether a read, a command, the projector or the decisions feed found the read models file damaged (reads answer 503 read_models_damaged): 1 until the service is restarted, which rebuilds them from the log; else 0',
+  );
   /** 1 while the projector cannot write the read models because their disk is full (`/health`'s `readModels.full`), else 0. */
-  readonly readModelsFull = new Gauge({
-    name: 'read_models_full',
-    help: 'Whether the projector cannot write the read models because their disk is full (writes answer 503 store_unavailable, reads needing a later position 503 projection_behind at once): 1 until a batch commits once space is freed, else 0',
-    registers: [this.registry],
-  });
+  readonly readModelsFull = gauge(
+    this.registry,
+    'read_models_full',
+    'Whether the projector cannot write the read models because their disk is full (writes answer 503 store_unavailable, reads needing a later position 503 projection_behind at once): 1 until a batch commits once space is freed, else 0',
+  );
   /** With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed; absent without NATS_URL. */
-  readonly natsConnected = new Gauge({
-    name: 'nats_connected',
-    help: 'With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed',
-    registers: [],
-  });
+  readonly natsConnected = gauge(null, 'nats_connected', 'With NATS_URL: 1 while the NATS connection is up, 0 while it is lost (reconnecting) or closed');
   /** With NATS_URL: the last global position the decisions feed handled. */
-  readonly decisionFeedCheckpoint = new Gauge({
-    name: 'nats_decision_feed_checkpoint_position',
-    help: 'With NATS_URL: last global position handled by the NATS decisions feed',
-    registers: [],
-  });
+  readonly decisionFeedCheckpoint = gauge(
+    null,
+    'nats_decision_feed_checkpoint_position',
+    'With NATS_URL: last global position handled by the NATS decisions feed',
+  );
   /** With NATS_URL: 1 while the decisions feed is paused (a publish failed; it retries), else 0. */
-  readonly decisionFeedPaused = new Gauge({
-    name: 'nats_decision_feed_paused',
-    help: 'With NATS_URL: 1 while the NATS decisions feed is paused (a publish failed; it retries), else 0',
-    registers: [],
-  });
+  readonly decisionFeedPaused = gauge(
+    null,
+    'nats_decision_feed_paused',
+    'With NATS_URL: 1 while the NATS decisions feed is paused (a publish failed; it retries), else 0',
+  );
   /** With NATS_URL: commands held and retried in place because the service cannot do them now (503 `store_unavailable`, `counting_timeout`). */
-  readonly natsCommandsRetrying = new Gauge({
-    name: 'nats_commands_retrying',
-    help: "With NATS_URL: NATS commands held and retried in place because the service cannot do them now (503 store_unavailable, counting_timeout); their sessions' later commands wait behind them",
-    registers: [],
-  });
+  readonly natsCommandsRetrying = gauge(
+    null,
+    'nats_commands_retrying',
+    "With NATS_URL: NATS commands held and retried in place because the service cannot do them now (503 store_unavailable, counting_timeout); their sessions' later commands wait behind them",
+  );
   /** With NATS_URL: commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream. */
-  readonly natsCommandsUnstored = new Gauge({
-    name: 'nats_commands_unstored',
-    help: 'With NATS_URL: NATS commands applied and answered live but left for redelivery because the results stream did not store their answer (full, missing): redelivered 1 s, 2 s, ... up to 60 s apart; see /health nats.error',
-    registers: [],
-  });
+  readonly natsCommandsUnstored = gauge(
+    null,
+    'nats_commands_unstored',
+    'With NATS_URL: NATS commands applied and answered live but left for redelivery because the results stream did not store their answer (full, missing): redelivered 1 s, 2 s, ... up to 60 s apart; see /health nats.error',
+  );
 
-  readonly natsCommandsStalled = new Gauge({
-    name: 'nats_commands_stalled',
-    help: 'With NATS_URL: NATS commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream (each logged once at warn); an earlier command whose answer is published already is removed from the stream',
-    registers: [],
-  });
+  readonly natsCommandsStalled = gauge(
+    null,
+    'nats_commands_stalled',
+    'With NATS_URL: NATS commands held that have waited 3 ack waits or more behind an earlier command of their session still in the command stream (each logged once at warn); an earlier command whose answer is published already is removed from the stream',
+  );
   /**
    * With NATS_URL: NATS commands this replica handled, once per delivery it started, by `kind`
    * (`append`, `messages`, `compact`, `policy`; `unknown` for a subject naming none), `outcome`
    * (`HandledCommand` in nats-command-consumer.ts: `ok`, `rejected`, `failed`, `requeued`) and `code`
    * (the error code of `rejected` and `failed`, else empty).
    */
-  readonly natsCommands = new Counter({
-    name: 'nats_commands_total',
-    help: 'With NATS_URL: NATS commands handled, by kind (unknown: the subject names none), outcome (ok: answered and acknowledged; rejected: a 4xx, terminated; failed: a 5xx after 5 attempts, terminated; requeued: left for redelivery) and code (the error code of rejected and failed, else empty)',
-    labelNames: ['kind', 'outcome', 'code'],
-    registers: [],
-  });
+  readonly natsCommands = counter(
+    null,
+    'nats_commands_total',
+    'With NATS_URL: NATS commands handled, by kind (unknown: the subject names none), outcome (ok: answered and acknowledged; rejected: a 4xx, terminated; failed: a 5xx after 5 attempts, terminated; requeued: left for redelivery) and code (the error code of rejected and failed, else empty)',
+    ['kind', 'outcome', 'code'],
+  );
   /** With NATS_URL: those of `nats_commands_total` JetStream delivered before (a replica crashed or stopped, the ack wait passed, or one was requeued), by `kind`. */
-  readonly natsCommandsRedelivered = new Counter({
-    name: 'nats_commands_redelivered_total',
-    help: 'With NATS_URL: NATS commands handled that JetStream had delivered before (Delivery-Count over 1: a replica crashed or stopped, the ack wait passed, or the command was requeued), by kind',
-    labelNames: ['kind'],
-    registers: [],
-  });
+  readonly natsCommandsRedelivered = counter(
+    null,
+    'nats_commands_redelivered_total',
+    'With NATS_URL: NATS commands handled that JetStream had delivered before (Delivery-Count over 1: a replica crashed or stopped, the ack wait passed, or the command was requeued), by kind',
+    ['kind'],
+  );
   /** With NATS_URL: the time from the start of a command's handling to its answer (retries in place included), by `kind` and `outcome`; seconds. */
-  readonly natsCommandDuration = new Histogram({
-    name: 'nats_command_duration_seconds',
-    help: "With NATS_URL: NATS command duration in seconds, from the start of its handling (after its session's earlier commands) to its answer, retries in place included, by kind and outcome",
-    labelNames: ['kind', 'outcome'],
-    buckets: DURATION_BUCKETS,
-    registers: [],
-  });
+  readonly natsCommandDuration = histogram(
+    null,
+    'nats_command_duration_seconds',
+    "With NATS_URL: NATS command duration in seconds, from the start of its handling (after its session's earlier commands) to its answer, retries in place included, by kind and outcome",
+    ['kind', 'outcome'],
+  );
   /**
    * Conversation events this replica appended (HTTP and NATS), by `type` (`user`, `assistant`,
    * `tool`, `system`, `summary`); a retry writes nothing and counts nothing. An import's progress.
    */
-  readonly eventsAppended = new Counter({
-    name: 'events_appended_total',
-    help: 'Conversation events this replica appended (HTTP and NATS), by type (user, assistant, tool, system, summary); retries that wrote nothing are not counted',
-    labelNames: ['type'],
-    registers: [this.registry],
-  });
+  readonly eventsAppended = counter(
+    this.registry,
+    'events_appended_total',
+    'Conversation events this replica appended (HTTP and NATS), by type (user, assistant, tool, system, summary); retries that wrote nothing are not counted',
+    ['type'],
+  );
   /** Auto-compactions in progress. */
-  readonly autoCompactionsRunning = new Gauge({
-    name: 'auto_compactions_in_progress',
-    help: 'Sessions with an automatic compaction running',
-    registers: [this.registry],
-  });
+  readonly autoCompactionsRunning = gauge(this.registry, 'auto_compactions_in_progress', 'Sessions with an automatic compaction running');
   /** Sessions in auto-compaction backoff (failed compactions in a row at `AUTO_COMPACTION_MAX_FAILURES` or over), as this replica knows them. */
-  readonly autoCompactionsBackingOff = new Gauge({
-    name: 'auto_compactions_backing_off',
-    help: 'Sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row (as this replica saw them)',
-    registers: [this.registry],
-  });
+  readonly autoCompactionsBackingOff = gauge(
+    this.registry,
+    'auto_compactions_backing_off',
+    'Sessions whose automatic compaction backs off after AUTO_COMPACTION_MAX_FAILURES or more failed compactions in a row (as this replica saw them)',
+  );
   /** Compaction passes answered (commanded and automatic; not dry runs, nor answers replaying an earlier decision) by origin, outcome and noop reason (empty unless `noop`). */
-  readonly compactions = new Counter({
-    name: 'compactions_total',
-    help: 'Compaction passes answered (not dry runs), by origin (command, auto), outcome and noop reason',
-    labelNames: ['origin', 'outcome', 'reason'],
-    registers: [this.registry],
-  });
+  readonly compactions = counter(
+    this.registry,
+    'compactions_total',
+    'Compaction passes answered (not dry runs), by origin (command, auto), outcome and noop reason',
+    ['origin', 'outcome', 'reason'],
+  );
   /** Dry runs answered (previews: nothing written), by the outcome the pass would have had and noop reason. */
-  readonly compactionDryRuns = new Counter({
-    name: 'compaction_dry_runs_total',
-    help: 'Compaction dry runs answered (nothing written), by the outcome the pass would have had and noop reason',
-    labelNames: ['outcome', 'reason'],
-    registers: [this.registry],
-  });
+  readonly compactionDryRuns = counter(
+    this.registry,
+    'compaction_dry_runs_total',
+    'Compaction dry runs answered (nothing written), by the outcome the pass would have had and noop reason',
+    ['outcome', 'reason'],
+  );
   /**
    * Summarizer (model) calls made by compaction passes, by origin, the outcome the pass answered
    * (`error` when its command ended in an error, e.g. the session erased meanwhile) and `reply`:
@@ -177,39 +181,62 @@ export class ServiceMetrics {
    * failure: no summary was written from them) or `discarded` (the pass was planned again, met
    * another pass's decision, or wrote nothing); see `SummarizerReplyLabel`.
    */
-  readonly summarizerCalls = new Counter({
-    name: 'summarizer_calls_total',
-    help: 'Summarizer calls made by compaction passes (HTTP requests that reached the model endpoint, retries included; the extractive summarizer counts one per summary), by origin, the outcome the pass answered (error: the command failed) and reply (used: in the summary of the decision written; failed: calls of a pass that recorded a failure, no summary written from them; discarded: replies the pass did not use)',
-    labelNames: ['origin', 'outcome', 'reply'],
-    registers: [this.registry],
-  });
+  readonly summarizerCalls = counter(
+    this.registry,
+    'summarizer_calls_total',
+    'Summarizer calls made by compaction passes (HTTP requests that reached the model endpoint, retries included; the extractive summarizer counts one per summary), by origin, the outcome the pass answered (error: the command failed) and reply (used: in the summary of the decision written; failed: calls of a pass that recorded a failure, no summary written from them; discarded: replies the pass did not use)',
+    ['origin', 'outcome', 'reply'],
+  );
   /** Tokens the summarizer endpoint reported for those calls, by origin, outcome, reply and `type` (`prompt`, `completion`). */
-  readonly summarizerTokens = new Counter({
-    name: 'summarizer_tokens_total',
-    help: 'Tokens the summarizer endpoint reported for the calls of summarizer_calls_total, by origin, outcome, reply (used, failed, discarded) and type (prompt, completion)',
-    labelNames: ['origin', 'outcome', 'reply', 'type'],
-    registers: [this.registry],
-  });
+  readonly summarizerTokens = counter(
+    this.registry,
+    'summarizer_tokens_total',
+    'Tokens the summarizer endpoint reported for the calls of summarizer_calls_total, by origin, outcome, reply (used, failed, discarded) and type (prompt, completion)',
+    ['origin', 'outcome', 'reply', 'type'],
+  );
   /** Of `summarizer_calls_total`, the calls that were an HTTP retry of a failed attempt, by origin, outcome and reply. */
-  readonly summarizerRetries = new Counter({
-    name: 'summarizer_retries_total',
-    help: 'Of summarizer_calls_total, the calls that were a retry of a failed HTTP attempt (SUMMARIZER_MAX_RETRIES), by origin, outcome and reply',
-    labelNames: ['origin', 'outcome', 'reply'],
-    registers: [this.registry],
-  });
+  readonly summarizerRetries = counter(
+    this.registry,
+    'summarizer_retries_total',
+    'Of summarizer_calls_total, the calls that were a retry of a failed HTTP attempt (SUMMARIZER_MAX_RETRIES), by origin, outcome and reply',
+    ['origin', 'outcome', 'reply'],
+  );
   /** Of `summarizer_calls_total`, the calls whose token usage the endpoint did not report (their tokens are unknown, not in `summarizer_tokens_total`). */
-  readonly summarizerUnreportedUsageCalls = new Counter({
-    name: 'summarizer_unreported_usage_calls_total',
-    help: 'Of summarizer_calls_total, the calls whose token usage the endpoint did not report (a failed attempt, or a reply without readable usage): their tokens are unknown and not in summarizer_tokens_total; by origin, outcome and reply',
-    labelNames: ['origin', 'outcome', 'reply'],
-    registers: [this.registry],
-  });
+  readonly summarizerUnreportedUsageCalls = counter(
+    this.registry,
+    'summarizer_unreported_usage_calls_total',
+    'Of summarizer_calls_total, the calls whose token usage the endpoint did not report (a failed attempt, or a reply without readable usage): their tokens are unknown and not in summarizer_tokens_total; by origin, outcome and reply',
+    ['origin', 'outcome', 'reply'],
+  );
   /** Automatic passes deferred because the window has not grown enough since a pass that left the trigger firing (DESIGN §3.5). */
-  readonly autoCompactionsDeferred = new Counter({
-    name: 'auto_compactions_deferred_total',
-    help: 'Automatic compactions skipped until the window grows (the last automatic pass left the trigger firing)',
-    registers: [this.registry],
-  });
+  readonly autoCompactionsDeferred = counter(
+    this.registry,
+    'auto_compactions_deferred_total',
+    'Automatic compactions skipped until the window grows (the last automatic pass left the trigger firing)',
+  );
+
+  /**
+   * Automatic passes this replica put off because another replica held the session's claim
+   * (PostgreSQL; once per wait: the session is looked at again until the claim is free, then
+   * compacted here only when its trigger still fires).
+   */
+  readonly autoCompactionsClaimedElsewhere = counter(
+    this.registry,
+    'auto_compactions_claimed_elsewhere_total',
+    'Automatic compactions this replica did not start because another replica was compacting the session (PostgreSQL claim); the session is looked at again when that pass ends',
+  );
+  /** Sessions whose automatic pass waits now because another replica holds the session's claim. */
+  readonly autoCompactionsWaitingForClaim = gauge(
+    this.registry,
+    'auto_compactions_waiting_for_claim',
+    'Sessions whose automatic compaction waits because another replica is compacting them (PostgreSQL claim)',
+  );
+  /** Commanded compactions (HTTP, NATS) waiting now for their session's claim, held by another pass (PostgreSQL). */
+  readonly compactionCommandsWaitingForClaim = gauge(
+    this.registry,
+    'compaction_commands_waiting_for_claim',
+    'Compaction commands (HTTP, NATS) waiting because another pass is compacting their session (PostgreSQL claim); each then decides on the session that pass left',
+  );
 
   /** Registers the NATS metrics (once NATS_URL is known to be set: without it they are not served at all, rather than a misleading 0). */
   registerNatsMetrics(): void {

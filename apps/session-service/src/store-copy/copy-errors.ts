@@ -3,6 +3,7 @@
  * anything is written (exit code 2); failures after writing began ({@link CopyFailedError}) leave the
  * target emptied (or, when even that failed, say so: exit code 1).
  */
+import { copyMayStillRun, describeCopyMarker, type CopyMarker } from '@lib/event-store';
 
 /** Refused before anything was written: a store that cannot be copied (KurrentDB), a target that is not empty. */
 export class CopyRefusedError extends Error {
@@ -32,4 +33,16 @@ export class CopyFailedError extends Error {
       }`,
     );
   }
+}
+
+/**
+ * Throws {@link CopyRefusedError} when the copy that marked the target (`marker`) may still be running
+ * on this host ({@link copyMayStillRun}: its pid is alive): `--empty-partial-target` must not empty a
+ * copy in progress. `target`: how the message names the target, e.g. `--to /data/copy.sqlite`.
+ */
+export function refuseWhileCopyRuns(marker: CopyMarker, target: string): void {
+  if (!copyMayStillRun(marker)) return;
+  throw new CopyRefusedError(
+    `${target}: --empty-partial-target refused: the copy that marked it (${describeCopyMarker(marker)}) is still running as pid ${marker.pid} on this host (${marker.host}); let it finish, or stop it and run this command again (if pid ${marker.pid} is no longer a copy-store, delete the target by hand)`,
+  );
 }

@@ -19,7 +19,7 @@ export async function copyIntoTarget(
   to: string,
   options: CopyLogOptions & { sqliteSource?: string; onOpened?: () => void } = {},
 ): Promise<CopySummary> {
-  const target = openCopyTarget(to, { sqliteSource: options.sqliteSource });
+  const target = openCopyTarget(to, { sqliteSource: options.sqliteSource, emptyPartialTarget: options.emptyPartialTarget, say: options.say });
   const file = sqliteTargetFile(to);
   let closed = false;
   try {

@@ -1,5 +1,6 @@
-import type { DeletedStream, EventStore, LogCopy, RecordedEvent } from '@lib/event-store';
-import { CopyFailedError, CopyRefusedError } from './copy-errors';
+import * as os from 'node:os';
+import { describeCopyMarker, EventStoreCopyInProgressError, type DeletedStream, type EventStore, type LogCopy, type RecordedEvent } from '@lib/event-store';
+import { CopyFailedError, CopyRefusedError, refuseWhileCopyRuns } from './copy-errors';
 import { digestMismatch, LogDigest, type LogDigestResult } from './log-digest';
 
 /** Options of {@link copyLog}. */
@@ -14,6 +15,13 @@ export interface CopyLogOptions {
   say?: (line: string) => void;
   /** The clock (ms), replaced in tests. */
   now?: () => number;
+  /** The source as messages and the target's mark name it (credentials masked; default `the source store`). */
+  sourceName?: string;
+  /**
+   * Empty a target holding a partial copy this command marked (`es_copy_in_progress`, see
+   * {@link copyLog}) before copying into it (default false: refused). A target not so marked is never emptied.
+   */
+  emptyPartialTarget?: boolean;
 }
 
 /** What {@link copyLog} copied and verified. */
@@ -88,13 +96,18 @@ function sameDeleted(a: readonly DeletedStream[], b: readonly DeletedStream[]): 
  * ever assigned, also when the log ends with deleted events). So positions are the same in both
  * stores: read models and the NATS decisions feed see the same log.
  *
+ * The target is marked first ({@link LogCopy.markCopyInProgress}: the table `es_copy_in_progress`,
+ * naming `sourceName` and the time), and unmarked last, once verified: a copy killed part-way
+ * leaves a target that the stores refuse to be used on (EventStoreCopyInProgressError), and that a
+ * new copy refuses too unless `emptyPartialTarget`, which empties it first (only a target so marked).
+ *
  * Verified after the copy: the source's head and deleted streams are what they were at the start,
  * its log reads again as it was copied (a {@link LogDigest} of stream, revision, id, type, data,
  * metadata and time recorded), the target's log has the same digest and the same event count per
  * stream, the same head, and each deleted stream the same incarnation and revision in both.
  *
- * @throws CopyRefusedError when a store has no {@link LogCopy} (KurrentDB), the target cannot be used (unreachable, login refused,
- *   a database that does not exist, an es_* table that is not this service's: EventStoreSchemaMismatchError) or is not empty (nothing written).
+ * @throws CopyRefusedError when a store has no {@link LogCopy} (KurrentDB), the source cannot be read (unreachable, a partial copy itself), the target cannot be used (unreachable, login refused,
+ *   a database that does not exist, an es_* table that is not this service's: EventStoreSchemaMismatchError) or is not empty, or holds a partial copy without `emptyPartialTarget` (nothing written).
  * @throws CopyFailedError when the source moved or the target does not match (the target emptied again, when it could be).
  * @throws the stores' errors (e.g. EventStoreUnavailableError) otherwise; the target is then emptied too when it could be (the error's message says so).
  */
@@ -107,16 +120,36 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
   const started = now();
   const from = logCopyOf(source, 'source');
   const into = logCopyOf(target, 'target');
+  const sourceName = options.sourceName ?? 'the source store';
+  // The source first: one it cannot read is refused before the target is touched.
+  await source.headPosition().catch((error: Error) => {
+    throw new CopyRefusedError(
+      error instanceof EventStoreCopyInProgressError
+        ? `the source ${sourceName} cannot be copied (nothing was copied): ${error.message}; copy from a store that is not a partial copy`
+        : `the source ${sourceName} cannot be read (nothing was copied): ${error.message}; start it, or fix DATABASE_URL (DATA_DIR or SQLITE_EVENTS_FILE for the embedded store), and run the copy again`,
+    );
+  });
   const held = await into.contents().catch((error: Error) => {
     // The target's first use (connecting, the PostgreSQL schema set-up and its check of existing es_* tables): nothing of the log written yet.
     throw new CopyRefusedError(
       `the target cannot be used (nothing was copied into it): ${error.message}; give an empty PostgreSQL database the command can reach and log into, whose es_* tables (if any) are this service's, or the path of a new SQLite file`,
     );
   });
-  if (held.events > 0n || held.streams > 0n || held.head > 0n)
+  const partial = await into.copyMarker();
+  if (partial !== null && !options.emptyPartialTarget)
     throw new CopyRefusedError(
-      `the target is not empty (${held.events} events, ${held.streams} streams, head position ${held.head}): copy-store writes only into an empty store (a new PostgreSQL database, or a SQLite file that does not exist yet), never merges into a log in use`,
+      `the target holds a partial copy (${held.events} events, head position ${held.head}): its table es_copy_in_progress says ${describeCopyMarker(partial)} and never finished and verified it (killed?); run the same command with --empty-partial-target to empty it and copy again (only once that copy has ended), or drop the database (delete the file)`,
     );
+  if (partial !== null) {
+    refuseWhileCopyRuns(partial, 'the target');
+    await into.clear();
+    say(`emptied the partial copy in the target (${held.events} events, head position ${held.head}; ${describeCopyMarker(partial)})`);
+  } else if (held.events > 0n || held.streams > 0n || held.head > 0n)
+    throw new CopyRefusedError(
+      `the target is not empty (${held.events} events, ${held.streams} streams, head position ${held.head}): copy-store writes only into an empty store (a new PostgreSQL database, or a SQLite file that does not exist yet), never merges into a log in use${options.emptyPartialTarget ? '; --empty-partial-target empties only a partial copy this command marked (es_copy_in_progress), and this target has no such mark' : ''}`,
+    );
+  // Marked before the first event is written, unmarked once verified: a copy killed meanwhile leaves a target the stores refuse to serve.
+  await into.markCopyInProgress({ started: new Date(now()), source: sourceName, pid: process.pid, host: os.hostname() });
   const head = await source.headPosition();
   const deleted = await from.deletedStreams();
   say(`copying the log up to position ${head} (${deleted.length} deleted streams) in pages of ${pageSize} events`);
@@ -158,6 +191,7 @@ export async function copyLog(source: EventStore, target: EventStore, options: C
     if (mismatch) throw new VerificationFailure(`the target does not match the source: ${mismatch}`);
     const targetHead = await target.headPosition();
     if (targetHead !== head) throw new VerificationFailure(`the target's head is position ${targetHead}, the source's ${head}`);
+    await into.unmarkCopyInProgress();
     return { events: done.events, streams: done.perStream.size, deletedStreams: deleted.length, head, sha256: done.sha256, copyMs, ms: now() - started };
   } catch (error) {
     const emptied = await into.clear().then(

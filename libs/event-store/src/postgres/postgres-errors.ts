@@ -3,6 +3,7 @@ import {
   EventStoreDatabaseEncodingError,
   EventStoreSchemaMismatchError,
   EventStoreSchemaNewerError,
+  EventStoreCopyInProgressError,
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
 } from '../errors';
@@ -86,6 +87,7 @@ export function mapPostgresError(error: unknown, describe: (error: unknown) => s
     error instanceof DuplicateEventIdError ||
     error instanceof EventStoreUnavailableError ||
     error instanceof EventStoreSchemaNewerError ||
+    error instanceof EventStoreCopyInProgressError ||
     error instanceof EventStoreSchemaMismatchError ||
     error instanceof EventStoreDatabaseEncodingError ||
     error instanceof TypeError

@@ -1,6 +1,8 @@
 import { DatabaseError, Pool, type PoolClient, type PoolConfig, type QueryConfig, type QueryResultRow } from 'pg';
 import { prepareAppend, type SerializedEvent } from '../append-input';
+import { COPY_MARKER_TABLE, UNKNOWN_COPY_MARKER } from '../copy-marker';
 import {
+  EventStoreCopyInProgressError,
   EventStoreDatabaseEncodingError,
   EventStoreSchemaNewerError,
   EventStoreUnavailableError,
@@ -22,7 +24,9 @@ import type {
   Subscription,
 } from '../event-store.port';
 import { lookedUpIds, resolveExistingIds, storedRowOf, type StoredEventRow } from '../idempotent-retry';
+import type { HeldClaim } from '../claim.port';
 import type { LogCopy } from '../log-copy.port';
+import { PostgresClaims } from './postgres-claims';
 import { PollingSubscriptions } from '../polling-subscriptions';
 import { PostgresLogCopy } from './postgres-log-copy';
 import { recordedFromRow } from '../recorded-from-row';
@@ -92,6 +96,12 @@ export interface PostgresEventStoreOptions {
    * service's names the setting (`DATABASE_URL`, credentials masked) and what to fix.
    */
   describeUnavailable?: (error: unknown) => string;
+  /**
+   * Use a database that holds a copy's mark (`es_copy_in_progress`, see copy-marker.ts) too
+   * (default false: the schema set-up refuses it with EventStoreCopyInProgressError, nothing
+   * changed). Only `npm run copy-store`, on its target.
+   */
+  acceptCopyInProgress?: boolean;
 }
 
 /** Row shape of `es_events` as the driver returns it (int8 as decimal strings). */
@@ -115,6 +125,7 @@ interface SchemaStateRow {
   append_body: string | null;
   append_in_life_body: string | null;
   has_version_table: boolean;
+  has_copy_marker: boolean;
 }
 
 /**
@@ -207,6 +218,8 @@ export class PostgresEventStore implements EventStore {
   private pendingSchemaChanges: string[] = [];
   /** {@link PostgresEventStoreOptions.connectionTimeoutMs}. */
   private readonly connectionTimeoutMs: number;
+  /** {@link PostgresEventStoreOptions.acceptCopyInProgress}. */
+  private readonly acceptCopyInProgress: boolean;
   /** {@link PostgresEventStoreOptions.describeUnavailable}. */
   private readonly describeUnavailable: (error: unknown) => string;
   /** The session settings each pooled connection runs first (its bound: {@link checkout}). */
@@ -219,14 +232,22 @@ export class PostgresEventStore implements EventStore {
   private constructor(
     private readonly pool: Pool,
     options: PostgresEventStoreOptions,
+    /** {@link tryClaim}'s dedicated connection. */
+    private readonly claims: PostgresClaims,
   ) {
     this.connectionTimeoutMs = options.connectionTimeoutMs ?? DEFAULT_CONNECTION_TIMEOUT_MS;
+    this.acceptCopyInProgress = options.acceptCopyInProgress === true;
     this.describeUnavailable = options.describeUnavailable ?? postgresUnavailableMessage;
     this.sessionSql = sessionSettingsSql(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
     this.answerTimeoutMs = answerTimeoutMs(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS);
     this.subscriptions = new PollingSubscriptions((o) => this.readAll(o), options.pollIntervalMs ?? 50, options.subscriptionPageSize ?? 512);
     // An idle pooled connection dropped by the server must not crash the process; the pool replaces it.
     pool.on('error', () => undefined);
+    // Nor one the server ends while it is checked out between two statements (pg-pool listens only while a
+    // connection is idle): e.g. "terminating connection due to administrator command" when PostgreSQL stops.
+    // Such a connection is no longer queryable: its next statement fails (a lost answer, handled as any),
+    // and the pool drops it on release.
+    pool.on('connect', (client) => client.on('error', () => undefined));
   }
 
   /**
@@ -246,7 +267,10 @@ export class PostgresEventStore implements EventStore {
       query_timeout: answerTimeoutMs(options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS),
       application_name: 'session-memory-compaction',
     };
-    return new PostgresEventStore(new Pool(config), options);
+    const describeUnavailable = options.describeUnavailable ?? postgresUnavailableMessage;
+    const { connectionString: url, connectionTimeoutMillis, query_timeout, application_name } = config;
+    const claims = new PostgresClaims({ connectionString: url, connectionTimeoutMillis, query_timeout, application_name }, describeUnavailable);
+    return new PostgresEventStore(new Pool(config), options, claims);
   }
 
   /**
@@ -399,6 +423,15 @@ export class PostgresEventStore implements EventStore {
     );
   }
 
+  /**
+   * See {@link EventStore.tryClaim}: a session-level advisory lock on a dedicated connection
+   * outside the pool ({@link PostgresClaims}: released by `release()`, or by the server when that
+   * connection ends). One round trip, bounded by the store's answer timeout.
+   */
+  tryClaim(name: string): Promise<HeldClaim | null> {
+    return this.claims.tryClaim(name);
+  }
+
   /** See {@link EventStore.poolConnections}: the `pg` pool's `totalCount`, `idleCount` and `waitingCount` now. */
   poolConnections(): PoolConnections {
     return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
@@ -447,6 +480,7 @@ export class PostgresEventStore implements EventStore {
     if (this.closed) return;
     this.closed = true;
     await this.subscriptions.closeAll();
+    await this.claims.close();
     await this.pool.end();
   }
 
@@ -517,15 +551,14 @@ export class PostgresEventStore implements EventStore {
    * A pooled connection (waiting at most `connectionTimeoutMs` for one) that ran the session
    * settings ({@link sessionSql}) as its first statement, within what is left of that time: a
    * connection whose first statement gets no answer by then is closed and {@link ConnectionNotReadyError}
-   * thrown (nothing of the caller's was sent). While the settings run, the connection's `error`
-   * event is listened to, so that it cannot end the process.
+   * thrown (nothing of the caller's was sent). (Its `error` event is listened to for its whole life:
+   * the pool's `connect` handler in the constructor.)
    */
   private async checkout(): Promise<PoolClient> {
     const started = Date.now();
     const client = await this.pool.connect();
     if (this.ready.has(client)) return client;
     const ignore = (): void => undefined;
-    client.on('error', ignore);
     const withinMs = this.connectionTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -542,7 +575,6 @@ export class PostgresEventStore implements EventStore {
       throw noAnswerOf(error, this.answerTimeoutMs);
     } finally {
       clearTimeout(timer);
-      client.removeListener('error', ignore);
     }
     this.ready.add(client);
     return client;
@@ -584,8 +616,6 @@ export class PostgresEventStore implements EventStore {
    */
   private async onClient<T>(fn: (client: PoolClient, discard: () => void) => Promise<T>): Promise<T> {
     const client = await this.checkout();
-    const ignore = (): void => undefined;
-    client.on('error', ignore);
     let broken = false;
     try {
       return await fn(client, () => (broken = true));
@@ -594,7 +624,6 @@ export class PostgresEventStore implements EventStore {
       if (lost instanceof AnswerLostError) broken = true;
       throw lost;
     } finally {
-      client.removeListener('error', ignore);
       client.release(broken);
     }
   }
@@ -615,7 +644,8 @@ export class PostgresEventStore implements EventStore {
    * checking the database's recorded version: a newer one than this build's is refused
    * (EventStoreSchemaNewerError, also on a standby), a database whose encoding is not UTF8
    * (EventStoreDatabaseEncodingError), and one holding a table of the service's names that is not
-   * the service's (EventStoreSchemaMismatchError, {@link schemaShapeMismatch}). `es_events.created`'s default is set to the server's clock at
+   * the service's (EventStoreSchemaMismatchError, {@link schemaShapeMismatch}), and one holding a copy's mark
+   * (EventStoreCopyInProgressError, unless {@link PostgresEventStoreOptions.acceptCopyInProgress}). `es_events.created`'s default is set to the server's clock at
    * the insert when it is not ({@link POSTGRES_CREATED_DEFAULT_SQL}). A setup that changed something reports one line
    * ({@link reportSchemaChanges}).
    */
@@ -643,6 +673,14 @@ export class PostgresEventStore implements EventStore {
           : null;
         if (recorded !== null && recorded > POSTGRES_SCHEMA_VERSION)
           throw new EventStoreSchemaNewerError(recorded, POSTGRES_SCHEMA_VERSION, 'the PostgreSQL database (DATABASE_URL)');
+        // A copy into this database that was not finished and verified (copy-store's mark): its log may be partial.
+        if (before.has_copy_marker && !this.acceptCopyInProgress) {
+          const [row] = (await setupQuery<{ started: Date; source: string }>(`SELECT started, source FROM ${COPY_MARKER_TABLE} LIMIT 1`)).rows;
+          throw new EventStoreCopyInProgressError(
+            'the PostgreSQL database (DATABASE_URL)',
+            row ? { started: row.started, source: row.source } : UNKNOWN_COPY_MARKER,
+          );
+        }
         // Tables of the same names that are not the service's (another application's es_events): refused before anything is created or changed.
         const mismatch = schemaShapeMismatch((await setupQuery<TableColumnRow>(POSTGRES_TABLE_COLUMNS_SQL, [Object.keys(POSTGRES_TABLE_COLUMNS)])).rows);
         if (mismatch) throw mismatch;

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { RecordedEvent } from '../event-store.port';
 import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
 import { metadataText } from '../recorded-from-row';
+import { COPY_MARKER_TABLE, UNKNOWN_COPY_MARKER, markerOfRow, type CopyMarker } from '../copy-marker';
 
 /** What {@link PostgresLogCopy} runs on: the store's reads and transactions (schema set up first, errors mapped as the store's). */
 export interface PostgresLogCopyAccess {
@@ -25,6 +26,37 @@ export class PostgresLogCopy implements LogCopy {
       'SELECT (SELECT count(*) FROM es_events)::text AS events, (SELECT count(*) FROM es_streams)::text AS streams, (SELECT position FROM es_head)::text AS head',
     );
     return { events: BigInt(row.events), streams: BigInt(row.streams), head: BigInt(row.head ?? '0') };
+  }
+
+  /** See {@link LogCopy.copyMarker}. */
+  async copyMarker(): Promise<CopyMarker | null> {
+    const [row] = await this.db.query<{ marked: boolean }>(`SELECT to_regclass('${COPY_MARKER_TABLE}') IS NOT NULL AS marked`);
+    if (!row.marked) return null;
+    // SELECT *: a mark an older copy left has no pid and host columns.
+    const [marker] = await this.db.query<{ started: Date; source: string; pid?: number | null; host?: string | null }>(
+      `SELECT * FROM ${COPY_MARKER_TABLE} LIMIT 1`,
+    );
+    return marker ? markerOfRow(marker) : UNKNOWN_COPY_MARKER;
+  }
+
+  /** See {@link LogCopy.markCopyInProgress}: the table ({@link POSTGRES_COPY_MARKER_SQL}) and its one row, in one transaction. */
+  async markCopyInProgress(marker: CopyMarker): Promise<void> {
+    await this.db.transaction(async (client) => {
+      await client.query(`${POSTGRES_COPY_MARKER_SQL}; DELETE FROM ${COPY_MARKER_TABLE}`);
+      await client.query(`INSERT INTO ${COPY_MARKER_TABLE} (started, source, pid, host) VALUES ($1, $2, $3, $4)`, [
+        marker.started.toISOString(),
+        marker.source,
+        marker.pid ?? null,
+        marker.host ?? null,
+      ]);
+    });
+  }
+
+  /** See {@link LogCopy.unmarkCopyInProgress}. */
+  async unmarkCopyInProgress(): Promise<void> {
+    await this.db.transaction(async (client) => {
+      await client.query(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
+    });
   }
 
   /** See {@link LogCopy.deletedStreams}: the `es_streams` rows with `deleted` set (a stream written again after its deletion shows its floor by its first revision). */
@@ -88,6 +120,10 @@ export class PostgresLogCopy implements LogCopy {
     await this.db.transaction(async (client) => {
       await client.query('TRUNCATE es_events, es_streams');
       await client.query('UPDATE es_head SET position = 0');
+      await client.query(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
     });
   }
 }
+
+/** The SQL creating the marker table in PostgreSQL. */
+export const POSTGRES_COPY_MARKER_SQL = `CREATE TABLE IF NOT EXISTS ${COPY_MARKER_TABLE} (started timestamptz NOT NULL, source text NOT NULL, pid integer, host text)`;

@@ -136,7 +136,7 @@ END
  * What the database holds before the schema setup, read in its transaction (one row): whether the
  * tables exist, whether `es_streams` has `deleted`, the default of `es_events.created` (as
  * `pg_get_expr` prints it, null when there is none), the current bodies of `es_append_v2` and
- * `es_append_in_life_v1` (null when absent) and the recorded schema version (null when `es_schema` is absent or empty).
+ * `es_append_in_life_v1` (null when absent), whether `es_schema` exists, and whether the copy's mark `es_copy_in_progress` (copy-marker.ts) does.
  */
 export const POSTGRES_SCHEMA_STATE_SQL = `
 SELECT to_regclass('es_events') IS NOT NULL AS has_tables,
@@ -145,7 +145,8 @@ SELECT to_regclass('es_events') IS NOT NULL AS has_tables,
          WHERE d.adrelid = to_regclass('es_events') AND a.attname = 'created') AS created_default,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_FUNCTION}')) AS append_body,
        (SELECT p.prosrc FROM pg_proc p WHERE p.oid = to_regprocedure('${POSTGRES_APPEND_IN_LIFE_FUNCTION}')) AS append_in_life_body,
-       to_regclass('es_schema') IS NOT NULL AS has_version_table
+       to_regclass('es_schema') IS NOT NULL AS has_version_table,
+       to_regclass('es_copy_in_progress') IS NOT NULL AS has_copy_marker
 `;
 
 /** The recorded schema version (read when `es_schema` exists). */

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { prepareAppend } from '../append-input';
 import { MAX_REVISION } from '../revision-text';
-import { EventStoreCorruptError, EventStoreUnavailableError } from '../errors';
+import { EventStoreCopyInProgressError, EventStoreCorruptError, EventStoreUnavailableError } from '../errors';
 import type {
   AppendOptions,
   DeleteStreamOptions,
@@ -19,6 +19,7 @@ import { PollingSubscriptions } from '../polling-subscriptions';
 import { recordedFromRow } from '../recorded-from-row';
 import { SqliteAppender, type SqliteAppendResult } from './sqlite-append';
 import { SqliteLogCopy } from './sqlite-log-copy';
+import { readSqliteCopyMarker } from './sqlite-copy-marker';
 import { SqliteRecentEvents } from './sqlite-recent-events';
 import { openSqliteDatabase } from './sqlite-database';
 import { SqliteGroupCommit, type OperationOutcome } from './sqlite-group-commit';
@@ -69,6 +70,11 @@ export interface SqliteEventStoreOptions {
    * succeeds. `false`: only after the next transaction and on close.
    */
   walPurgeRetry?: WalPurgeRetry | false;
+  /**
+   * Open a file that holds a copy's mark (`es_copy_in_progress`, see copy-marker.ts) too (default
+   * false: refused with EventStoreCopyInProgressError). Only `npm run copy-store`, on its target.
+   */
+  acceptCopyInProgress?: boolean;
 }
 
 /** The highest position SQLite can assign (a read limit that limits nothing). */
@@ -162,6 +168,7 @@ export class SqliteEventStore implements EventStore {
    * With `quickCheck`, runs `PRAGMA quick_check` first ({@link SqliteEventStoreOptions.quickCheck}).
    * @throws EventStoreCorruptError naming the file when it is damaged (SQLite says so, or the quick check found problems).
    * @throws EventStoreUnavailableError when the file cannot be opened (saying so when its disk is full).
+   * @throws EventStoreCopyInProgressError when the file holds a copy's mark (a partial copy), unless `acceptCopyInProgress`.
    */
   static open(filePath: string, options: SqliteEventStoreOptions = {}): SqliteEventStore {
     let db: Database.Database;
@@ -171,6 +178,8 @@ export class SqliteEventStore implements EventStore {
       throw openError(filePath, error);
     }
     try {
+      const marker = options.acceptCopyInProgress ? undefined : readSqliteCopyMarker(db);
+      if (marker !== undefined) throw new EventStoreCopyInProgressError(`the SQLite event store ${filePath}`, marker);
       if (options.quickCheck && filePath !== ':memory:') {
         const problems = sqliteQuickCheck(db, (progress) => options.onQuickCheck?.({ file: filePath, ...progress }));
         if (problems.length > 0) throw new EventStoreCorruptError(filePath, `PRAGMA quick_check: ${problems.join('; ')}`);
@@ -583,7 +592,7 @@ function busyTimeoutOf(options: SqliteEventStoreOptions): number {
  * ({@link EventStoreCorruptError}), a full disk's (saying to free space), or EventStoreUnavailableError with SQLite's reason.
  */
 function openError(filePath: string, error: unknown): Error {
-  if (error instanceof EventStoreCorruptError) return error;
+  if (error instanceof EventStoreCorruptError || error instanceof EventStoreCopyInProgressError) return error;
   if (isSqliteCorrupt(error)) return new EventStoreCorruptError(filePath, (error as Error).message, error);
   const reason = (error as Error).message;
   if (isSqliteDiskFull(error))

@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '../event-store.port';
 import type { DeletedStream, LogContents, LogCopy } from '../log-copy.port';
 import { metadataText } from '../recorded-from-row';
+import { COPY_MARKER_TABLE, type CopyMarker } from '../copy-marker';
+import { readSqliteCopyMarker, SQLITE_COPY_MARKER_SQL } from './sqlite-copy-marker';
 
 /**
  * {@link LogCopy} on an SQLite event store's connection (schema: sqlite-schema.ts). Each method is
@@ -23,6 +25,26 @@ export class SqliteLogCopy implements LogCopy {
       .safeIntegers(true)
       .get()!;
     return { events: row.events, streams: row.streams, head: row.head ?? 0n };
+  }
+
+  /** See {@link LogCopy.copyMarker}. */
+  async copyMarker(): Promise<CopyMarker | null> {
+    return readSqliteCopyMarker(this.db) ?? null;
+  }
+
+  /** See {@link LogCopy.markCopyInProgress}: the table and its one row, in one transaction. */
+  async markCopyInProgress(marker: CopyMarker): Promise<void> {
+    this.db.transaction(() => {
+      this.db.exec(`${SQLITE_COPY_MARKER_SQL}; DELETE FROM ${COPY_MARKER_TABLE};`);
+      this.db
+        .prepare<[number, string, number | null, string | null]>(`INSERT INTO ${COPY_MARKER_TABLE} (started, source, pid, host) VALUES (?, ?, ?, ?)`)
+        .run(marker.started.getTime(), marker.source, marker.pid ?? null, marker.host ?? null);
+    })();
+  }
+
+  /** See {@link LogCopy.unmarkCopyInProgress}. */
+  async unmarkCopyInProgress(): Promise<void> {
+    this.db.exec(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
   }
 
   /** See {@link LogCopy.deletedStreams}: the rows of `deleted_streams`. */
@@ -74,6 +96,7 @@ export class SqliteLogCopy implements LogCopy {
   async clear(): Promise<void> {
     this.db.transaction(() => {
       this.db.exec("DELETE FROM events; DELETE FROM streams; DELETE FROM deleted_streams; DELETE FROM sqlite_sequence WHERE name = 'events';");
+      this.db.exec(`DROP TABLE IF EXISTS ${COPY_MARKER_TABLE}`);
     })();
   }
 }

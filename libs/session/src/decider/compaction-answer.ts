@@ -92,8 +92,8 @@ export interface CompactionAnswer {
   /**
    * The summarizer calls this request's pass made whose replies went into no decision it wrote
    * (identity and usage, summed): the session moved on while the summarizer ran and the pass was
-   * planned again (then it may call again, or answer `not-triggered`, `noop` or `conflict`), it
-   * was erased and written again meanwhile, or the same compaction was recorded first by another
+   * planned again (then it may call again, or answer `not-triggered`, `noop` or `conflict`), an
+   * automatic pass's policy changed meanwhile (`conflict`, abandoned: `passAuthority`), or the same compaction was recorded first by another
    * pass (the answer is then `replayed`). Present on any answer whose pass discarded a reply, so
    * the cost of a call shows also when nothing is written; when the pass wrote a decision, the
    * same figures are in its `summarizer` (included in the totals, and as `summarizer.discarded`).
@@ -110,7 +110,8 @@ export interface CompactionAnswer {
  *   and, when given, `decisionEvents` (the decision's events as recorded: what it archived, its
  *   summary, the window it left, the position of its last event, and with a trigger whether it still
  *   fires after it: the original answer's fields);
- * - `conflict`: the pass was recomputed as often as allowed and the stream kept moving; `state` is the latest.
+ * - `conflict`: the pass was recomputed as often as allowed and the stream kept moving, or an automatic
+ *   pass was abandoned (its policy changed meanwhile: `passAuthority`); `state` is the latest.
  */
 export type CompactionConclusion =
   | { kind: 'unrecorded'; plan: CompactionPlan; state: SessionWindowState }

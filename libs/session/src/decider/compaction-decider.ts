@@ -268,6 +268,15 @@ export function autoPassDue(command: CompactSession, state: SessionWindowState):
 }
 
 /**
+ * Whether the trigger of the automatic pass `command` fires on the window of `state` (true without
+ * a trigger: the pass then plans as a commanded one would). A pass whose trigger does not fire
+ * answers `not-triggered` and never calls the summarizer. Pure; O(window).
+ */
+export function autoTriggerFires(command: CompactSession, state: SessionWindowState): boolean {
+  return !command.trigger || triggerFiguresFire(command.trigger, triggerFigures(costedWindow(state, command.estimator)));
+}
+
+/**
  * Whether the `noop` plan of `command` on `state` is recorded as a decision (DESIGN §3.5): only an
  * automatic pass (not a dry run) whose trigger still fires on the unchanged window, and only when
  * the window has grown enough since the last recorded one (so one record per wait period, never
@@ -278,6 +287,35 @@ function recordsNoop(command: CompactSession, plan: CompactionPlan, state: Sessi
   if (plan.outcome !== 'noop' || command.origin !== 'auto' || command.dryRun || !command.trigger) return false;
   if (!triggerFiguresFire(command.trigger, triggerFigures(costedWindow(state, command.estimator)))) return false;
   return grownSinceStuckAutoPass(command, state);
+}
+
+/**
+ * Whether a pass's decision may still be appended onto `current` (the state it is about to be
+ * appended onto), for a pass of `command` that began on `firedOn` (DESIGN §4, "re-checked against
+ * the new state"; the one rule every path of the handler applies: before planning, after the
+ * summarizer call when the session was erased meanwhile, and before a rebase onto new appends):
+ * - `erased`: `current` is another life of the stream (its incarnation differs: the session was
+ *   erased, and perhaps written again, since the pass began). Nothing the pass planned or was
+ *   told may be written into that life, whatever its origin: the pass is abandoned.
+ * - `policy-changed`: an automatic pass (origin `auto`) whose policy is no longer in force on
+ *   `current`: the policy event differs from the one in force on `firedOn` (its revision), or the
+ *   policy in force has no strategy or other parameters (strategy, trigger, estimator) than the
+ *   command's. The pass is abandoned; a pass of the current policy, if it fires, is a new pass.
+ *   A commanded pass carries its own parameters: a policy change does not concern it.
+ * - `authorised`: the decision may be appended (rebased, when the stream moved on).
+ * Pure, O(1) (a parameters key of each side).
+ */
+export function passAuthority(
+  command: CompactSession,
+  firedOn: Pick<SessionWindowState, 'incarnation' | 'policyRevision'>,
+  current: Pick<SessionWindowState, 'incarnation' | 'policyRevision' | 'policy'>,
+): 'authorised' | 'erased' | 'policy-changed' {
+  if (current.incarnation !== firedOn.incarnation) return 'erased';
+  if (command.origin !== 'auto') return 'authorised';
+  const policy = current.policy;
+  if (!policy?.strategy || current.policyRevision !== firedOn.policyRevision) return 'policy-changed';
+  const inForce = compactionParamsKey(policy.strategy, policy.trigger, policy.estimator);
+  return inForce === compactionParamsKey(command.strategy, command.trigger, command.estimator) ? 'authorised' : 'policy-changed';
 }
 
 /**

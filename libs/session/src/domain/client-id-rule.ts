@@ -5,6 +5,10 @@
  * characters (Cf: bidi overrides and isolates such as U+202E, zero-width U+200B–U+200D, U+FEFF,
  * soft hyphen), no line or paragraph separators, no lone surrogates. Such characters are invisible
  * or reorder text: two ids that look the same could differ, and an id could display as another.
+ * One exception: U+200D (zero-width joiner) inside an emoji ZWJ sequence (UTS #51 §2.3: between
+ * two Extended_Pictographic characters, the first one possibly followed by U+FE0F or a skin-tone
+ * modifier, e.g. 👨‍👩‍👧 or 👩🏽‍💻), where it is part of one visible emoji; anywhere else (`a‍b`,
+ * at either end, two in a row) it stays refused.
  */
 import { codePointLength, LENGTH_UNIT } from '@lib/compaction';
 
@@ -13,13 +17,31 @@ export const MAX_CLIENT_ID_LENGTH = 256;
 
 export { codePointLength, LENGTH_UNIT } from '@lib/compaction';
 
-const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A zero-width joiner inside an emoji ZWJ sequence (see the module doc), tested at the joiner's index (sticky). */
+const EMOJI_ZWJ = /(?<=\p{Extended_Pictographic}[\u{FE0F}\p{Emoji_Modifier}]?)\u200D(?=\p{Extended_Pictographic})/uy;
+
+/** The first character of `id` the rule refuses as invisible (an emoji sequence's joiners allowed): its code point and 1-based position in characters, or undefined. */
+function firstInvisible(id: string): { codePoint: number; at: number } | undefined {
+  INVISIBLE.lastIndex = 0;
+  for (let match = INVISIBLE.exec(id); match; match = INVISIBLE.exec(id)) {
+    EMOJI_ZWJ.lastIndex = match.index;
+    if (match[0] === '\u200D' && EMOJI_ZWJ.test(id)) continue;
+    return { codePoint: match[0].codePointAt(0)!, at: codePointLength(id.slice(0, match.index)) + 1 };
+  }
+  return undefined;
+}
+
+/** `U+200D` for a code point. */
+const unicodeName = (codePoint: number) => `U+${codePoint.toString(16).toUpperCase().padStart(4, '0')}`;
 
 /** What is wrong with `id` as a client id (a message to follow the field name), or undefined when it is valid. */
 export function clientIdProblem(id: string): string | undefined {
-  if (id.length === 0 || (id.length > MAX_CLIENT_ID_LENGTH && codePointLength(id) > MAX_CLIENT_ID_LENGTH) || INVISIBLE.test(id))
-    return `must be 1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT} without control characters or invisible format characters (bidi controls, zero-width characters)`;
+  const rule = `must be 1 to ${MAX_CLIENT_ID_LENGTH} ${LENGTH_UNIT} without control characters or invisible format characters (bidi controls, zero-width characters; a zero-width joiner only inside an emoji sequence such as 👨‍👩‍👧)`;
+  if (id.length === 0 || (id.length > MAX_CLIENT_ID_LENGTH && codePointLength(id) > MAX_CLIENT_ID_LENGTH)) return rule;
+  const invisible = firstInvisible(id);
+  if (invisible) return `${rule}: ${unicodeName(invisible.codePoint)} at character ${invisible.at}`;
   if (LONE_SURROGATE.test(id)) return 'contains a lone UTF-16 surrogate; send valid Unicode';
   return undefined;
 }

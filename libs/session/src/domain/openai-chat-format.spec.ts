@@ -229,6 +229,38 @@ describe('openAiMessagesToEvents', () => {
     expect(err.message).not.toContain(SECRET);
   });
 
+  // Some OpenAI-compatible frameworks send `content: []` beside tool_calls: no text, as null says it.
+  describe('an assistant message with content [] (no content part)', () => {
+    const call = { id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } };
+    it.each([
+      ['tool_calls', { tool_calls: [call] }, { toolCalls: [{ id: 'c1', name: 'lookup', arguments: '{}' }] }],
+      ['a refusal', { refusal: 'I cannot' }, { refusal: 'I cannot' }],
+    ])('beside %s is no text: the event of content null (text null, no textParts)', (_what, rest, fields) => {
+      const [event] = openAiMessagesToEvents([{ role: 'assistant', content: [], ...rest }]);
+      expect(event).toEqual({ id: 'msg-0', type: 'assistant', text: null, ...fields });
+      expect(openAiMessagesToEvents([{ role: 'assistant', content: null, ...rest }])).toEqual([event]);
+    });
+
+    it('renders back as content null beside its calls (format=openai), a valid window', () => {
+      const events = openAiMessagesToEvents([
+        { role: 'user', content: 'find it' },
+        { role: 'assistant', content: [], tool_calls: [call] },
+        { role: 'tool', tool_call_id: 'c1', content: 'found' },
+      ]);
+      const window = eventsToOpenAiMessages(events);
+      expect(window[1]).toEqual({ role: 'assistant', content: null, tool_calls: [call] });
+      expect(validateOpenAiWindow(window)).toEqual([]);
+    });
+
+    it('alone is still refused at content, as null and "" are', () => {
+      for (const content of [[], null, '']) {
+        expect(() => openAiMessagesToEvents([{ role: 'assistant', content }])).toThrow(
+          'messages[0].content: an assistant message needs content (a non-empty string or text parts), tool_calls or a refusal',
+        );
+      }
+    });
+  });
+
   it('rejects an id given to two messages with 400 invalid_request, the code the append decider gives native events', () => {
     let error: unknown;
     try {

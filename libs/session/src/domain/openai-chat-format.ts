@@ -168,7 +168,9 @@ const MESSAGE_FIELDS: Record<OpenAiInputRole, readonly string[]> = {
  * - `assistant` → assistant event: `content` (string, text parts, or null) and/or `tool_calls`
  *   `[{ id, type: 'function', function: { name, arguments } }]` → `toolCalls`, and `refusal`
  *   → `refusal`. At least one of the three must be present (`content` null, `""` or `[]` counts
- *   as absent, one message at `content`; `tool_calls: []` is no tool call). `tool_calls: []` is
+ *   as absent, one message at `content`; `tool_calls: []` is no tool call). `content: []` beside
+ *   tool calls or a refusal is no text, as `null` is: the event's `text` is null, no `textParts`
+ *   (`""` is kept as `""`). `tool_calls: []` is
  *   kept as `toolCalls: []` (as the native route keeps it), so the log gives back what was sent;
  *   {@link eventsToOpenAiMessages} leaves it out, as OpenAI refuses an empty `tool_calls`.
  * - `tool` → tool event with one response `{ toolCallId: tool_call_id, name, data: content }`
@@ -247,11 +249,14 @@ export function openAiMessagesToEvents(messages: unknown[], context: OpenAiParse
         if (raw.function_call !== undefined && raw.function_call !== null) {
           throw invalid(`${at}.function_call`, 'function_call is deprecated: send tool_calls instead');
         }
-        const content = optionalText(raw.content, `${at}.content`);
+        // `content: []` (no part: what some OpenAI-compatible frameworks send beside tool_calls) says "no text", as null
+        // does: stored as null (withTextField's shape for an assistant without text), no parts kept.
+        const sent = optionalText(raw.content, `${at}.content`);
+        const content = sent?.parts?.length === 0 ? null : sent;
         const refusal = raw.refusal === undefined || raw.refusal === null ? undefined : stringField(raw.refusal, `${at}.refusal`);
         const toolCalls = parseToolCalls(raw.tool_calls, `${at}.tool_calls`);
         // Null, "" and [] say nothing alike: one answer (all-empty parts are named at their first part).
-        if ((content === null || content.parts?.length === 0 || (!content.parts && content.text === '')) && toolCalls.length === 0 && refusal === undefined) {
+        if ((content === null || (!content.parts && content.text === '')) && toolCalls.length === 0 && refusal === undefined) {
           throw invalid(`${at}.content`, 'an assistant message needs content (a non-empty string or text parts), tool_calls or a refusal');
         }
         if (content?.parts && content.text === '' && toolCalls.length === 0 && refusal === undefined) {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import type { WindowEntry } from '../domain/session-window';
+import { ITEMS_PER_TURN } from '../event-loop-turns';
 import { diffWindows } from './compaction-diff';
 
 const entry = (id: string, revision: number, tokens: number): WindowEntry => ({
@@ -11,15 +12,15 @@ const entry = (id: string, revision: number, tokens: number): WindowEntry => ({
 });
 
 describe('diffWindows', () => {
-  it('splits before into archived and kept, after into added and kept, and sums tokens under the estimator', () => {
-    fc.assert(
-      fc.property(
+  it('splits before into archived and kept, after into added and kept, and sums tokens under the estimator', async () => {
+    await fc.assert(
+      fc.asyncProperty(
         fc.uniqueArray(fc.integer({ min: 0, max: 60 }), { maxLength: 25 }),
         fc.uniqueArray(fc.integer({ min: 0, max: 60 }), { maxLength: 25 }),
-        (beforeIds, afterIds) => {
+        async (beforeIds, afterIds) => {
           const before = beforeIds.map((n) => entry(`e${n}`, n, n * 3));
           const after = afterIds.map((n) => entry(`e${n}`, n, n * 3));
-          const diff = diffWindows(
+          const diff = await diffWindows(
             { sessionId: 's', compactionId: 'c', estimator: 'o200k_base' },
             { revision: 9n, entries: before },
             { revision: 12n, entries: after },
@@ -35,5 +36,25 @@ describe('diffWindows', () => {
         },
       ),
     );
+  });
+
+  it('gives the event loop a turn every ITEMS_PER_TURN entries of a long window (newcomer ncnoisy F1)', async () => {
+    const window = Array.from({ length: 3 * ITEMS_PER_TURN }, (_, n) => entry(`e${n}`, n, 1));
+    let turns = 0;
+    let done = false;
+    const tick = (): void => {
+      turns++;
+      if (!done) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const diff = await diffWindows(
+      { sessionId: 's', compactionId: 'c', estimator: 'chars' },
+      { revision: 1n, entries: window },
+      { revision: 2n, entries: window.slice(ITEMS_PER_TURN) },
+    );
+    done = true;
+    expect(diff.archivedIds).toHaveLength(ITEMS_PER_TURN);
+    // 2 turns within `before`, 1 within `after` (none before the first item): held 3 × ITEMS_PER_TURN entries in one stretch before.
+    expect(turns).toBeGreaterThanOrEqual(3);
   });
 });

@@ -99,3 +99,16 @@ export function timeOutOfRangeMessage(
   const upTo = erased.lastRevision !== undefined ? ` (revisions up to ${erased.lastRevision})` : '';
   return `atTime: the session's current life began with revision ${first.revision}, recorded at ${at}, after ${asked}; an earlier life of this session id${upTo} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a time at or after ${at}`;
 }
+
+/**
+ * The message of 400 `revision_out_of_range` for `atRevision` outside a session's revisions
+ * (`first` to `last`, of its current life). With `erased` (see {@link earlierLifeErasure}) and
+ * `atRevision` before `first`, it says that an earlier life of the session id held those revisions
+ * and was erased, and when, as {@link timeOutOfRangeMessage} does for `atTime`. Pure.
+ */
+export function revisionOutOfRangeMessage(atRevision: bigint, first: bigint, last: bigint, erased: EarlierLifeErasure | null): string {
+  const range = `atRevision: the session's revisions run from ${first} to ${last}`;
+  if (!erased || atRevision >= first) return `${range}; ask for a revision in that range`;
+  const upTo = erased.lastRevision !== undefined ? ` (revisions up to ${erased.lastRevision})` : '';
+  return `${range}: its current life began with revision ${first}; an earlier life of this session id${upTo} was erased at ${erased.erasedAt}, and an erased life's windows are not kept: ask for a revision in that range`;
+}

@@ -142,7 +142,7 @@ export class SessionHistoryReads {
       evolveSessionWindow(after ?? before, e);
     });
     after ??= cloneSessionWindow(before);
-    return diffWindows(
+    return await diffWindows(
       { sessionId, compactionId, estimator: record.data.estimator },
       { revision: first - 1n, entries: orderedWindow(before) },
       { revision: record.revision, entries: orderedWindow(after) },

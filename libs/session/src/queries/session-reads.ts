@@ -14,7 +14,7 @@ import { InvalidRequestError, SessionError, SessionNotFoundError, type SessionEr
 import { ReadModelsOffLogError } from './read-models-off-log-error';
 import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
 import { loadSessionWindowAt } from '../write-side/session-loader';
-import { earlierLifeErasure, revisionAtTime, timeOutOfRangeMessage, type RevisionAtTime } from './revision-at-time';
+import { earlierLifeErasure, revisionAtTime, revisionOutOfRangeMessage, timeOutOfRangeMessage, type RevisionAtTime } from './revision-at-time';
 import { AcknowledgedPositions, type AcknowledgedScope } from '../write-side/acknowledged-positions';
 import type { SessionSettings } from '../write-side/auto-compaction';
 import { ReadModelStore } from '../read-side/read-model-store';
@@ -136,11 +136,9 @@ export class SessionReads {
         const [first] = await this.store.readStream(sessionStream(key), { fromRevision: 'start', maxCount: 1 });
         const last = await this.store.streamRevision(sessionStream(key));
         if (!first || last === null) throw new SessionNotFoundError(sessionId);
-        throw new InvalidRequestError(
-          'atRevision',
-          `atRevision: the session's revisions run from ${first.revision} to ${last}; ask for a revision in that range`,
-          'revision_out_of_range',
-        );
+        // Before the current life: say so when an earlier life was erased (as atTime does).
+        const erased = atRevision < first.revision ? await earlierLifeErasure(this.store, tenantId, sessionId, first) : null;
+        throw new InvalidRequestError('atRevision', revisionOutOfRangeMessage(atRevision, first.revision, last, erased), 'revision_out_of_range');
       }
       revision = state.revision;
       entries = orderedWindow(state);

@@ -19,6 +19,7 @@ export * from './read-models-damage-rule';
 export * from './position-waiters';
 export * from './queries/session-row';
 export * from './queries/window-query';
+export * from './queries/window-rows';
 export * from './queries/decode-utf8';
 export * from './queries/recall-query';
 export * from './queries/compaction-history-query';

@@ -41,7 +41,10 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * - `session_log`: every event of every session stream, keyed by global position. No index by
  *   client id (version 6 dropped `session_log_by_event_id`, about 5–15 µs of the projector's
  *   ~65–80 µs per event, `bench/projector-cost.ts --ablate`): archives find rows by revision (see
- *   `window_entries`).
+ *   `window_entries`). `recall_rows` (since version 22; NULL on nearly every row) marks an event
+ *   held in several rows of a recall index (`RECALL_SEVERAL_WORD_ROWS` | `RECALL_SEVERAL_TRIGRAM_ROWS`),
+ *   listed by the partial index `session_log_by_recall_rows`: recall finds a query's words across
+ *   those rows (`recall-cross-chunk`); erased with the row.
  *   `session_log_by_archive` (since version 13: `archived_by`, `session_key`, `position`; since
  *   version 16 over archived rows only, `archived_by IS NOT NULL`) lists the rows a compaction
  *   archived, by compaction and session in position order: recall's `compactionId` filter, and
@@ -122,10 +125,13 @@ import { SUMMARIZER_SPEND_DDL } from './session-summary-counts';
  * summarizer totals (`SUMMARIZER_SPEND_COLUMNS`, summed from its decisions, for the session
  * summary's `summarizerSpend`); 19: `erasures`, the erasure records without content; 20: an
  * assistant event stored without `text` is held with `text: null` in `window_entries.event_json`
- * and `session_log.data_json` (`withTextField`, the shape every read answers); a store
+ * and `session_log.data_json` (`withTextField`, the shape every read answers); 21: every character
+ * of a recall document is indexed, a long one in overlapping rows (`recall-chunks`); 22:
+ * `session_log.recall_rows` marks the events of several rows of a recall index (and
+ * `session_log_by_recall_rows` lists them), so a query's words are found across an event's rows; a store
  * opened with another version is dropped and rebuilt from the log.
  */
-export const READ_MODEL_SCHEMA_VERSION = 20;
+export const READ_MODEL_SCHEMA_VERSION = 22;
 
 /**
  * Every table the read models own, in drop order, but the tenants' recall indexes (found with
@@ -193,8 +199,10 @@ CREATE TABLE IF NOT EXISTS session_log (
   archived_by    TEXT,
   data_json      TEXT NOT NULL,
   created_at     TEXT NOT NULL,
-  recorded_at    TEXT NOT NULL
+  recorded_at    TEXT NOT NULL,
+  recall_rows    INTEGER
 );
+CREATE INDEX IF NOT EXISTS session_log_by_recall_rows ON session_log (position) WHERE recall_rows IS NOT NULL;
 CREATE UNIQUE INDEX IF NOT EXISTS session_log_by_revision ON session_log (session_key, revision);
 CREATE INDEX IF NOT EXISTS session_log_by_compaction ON session_log (session_key, compaction_id) WHERE compaction_id IS NOT NULL;
 CREATE INDEX IF NOT EXISTS session_log_policies ON session_log (session_key, revision) WHERE type = 'AutoCompactionPolicySet';

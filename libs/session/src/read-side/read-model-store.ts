@@ -43,13 +43,17 @@ export interface CheckpointEvent {
   event: string | null;
 }
 
+/** Most idle read-only connections {@link ReadModelStore.pagedSnapshot} keeps open for later reads (more are opened while more reads overlap). */
+export const MAX_IDLE_SNAPSHOT_READERS = 2;
+
 /** Most statements {@link ReadModelStore.statement} keeps prepared. */
 export const MAX_CACHED_STATEMENTS = 256;
 
 /**
  * The SQLite database holding every read model (schema in `./read-model-schema`). One
  * connection, synchronous (better-sqlite3); WAL journal for files, checkpointed every
- * {@link READ_MODEL_WAL_AUTOCHECKPOINT_PAGES} pages.
+ * {@link READ_MODEL_WAL_AUTOCHECKPOINT_PAGES} pages. Reads done in pages across turns of the event
+ * loop use read-only connections of their own, each holding one snapshot ({@link pagedSnapshot}).
  *
  * Projections write through {@link transaction}; queries read `db` directly. When the file
  * holds another schema version, every table is dropped and recreated empty (checkpoint 0n), so
@@ -160,6 +164,62 @@ export class ReadModelStore {
   /** The transaction function of {@link snapshot}, made once. */
   private reads?: Database.Transaction<(run: () => unknown) => unknown>;
 
+  /** Read-only connections of {@link pagedSnapshot} not in use (at most {@link MAX_IDLE_SNAPSHOT_READERS}). */
+  private readonly idleReaders: Database.Database[] = [];
+  /** Read-only connections of {@link pagedSnapshot} in use: closed when their read ends once {@link close} was called. */
+  private readonly busyReaders = new Set<Database.Database>();
+
+  /**
+   * Runs `read` against one consistent snapshot of the read models that stays the same across
+   * turns of the event loop, so a read of many rows can be done in pages with other requests
+   * served between them (see `readWindowRows`).
+   *
+   * With a file: `read` gets a read-only connection of its own (an idle one, or one opened for it;
+   * up to {@link MAX_IDLE_SNAPSHOT_READERS} are kept for later reads), `paged: true`, inside a
+   * deferred transaction (`BEGIN` … `COMMIT`): its first statement fixes the snapshot (WAL), and
+   * nothing committed afterwards by the projector (on {@link db} or in its worker thread) is seen
+   * by any of its statements until `read` settles. Meanwhile that open read keeps a WAL checkpoint
+   * from going past the snapshot (an erasure's WAL truncation is then retried, see {@link purgeWal}).
+   * In memory (`:memory:`, tests), no other connection can see the database: `read` gets
+   * {@link db} and `paged: false`, and must then do all its statements without awaiting in between
+   * (synchronously), which is one snapshot too.
+   * Rejects with what `read` throws, or SQLite's error when the connection cannot be opened.
+   */
+  async pagedSnapshot<T>(read: (db: Database.Database, paged: boolean) => Promise<T>): Promise<T> {
+    if (this.file === ':memory:') return read(this.db, false);
+    if (!this.db.open) throw new TypeError('The database connection is not open');
+    const reader = this.idleReaders.pop() ?? ReadModelStore.openReader(this.file);
+    this.busyReaders.add(reader);
+    let result: T;
+    try {
+      reader.exec('BEGIN');
+      try {
+        result = await read(reader, true);
+      } finally {
+        if (reader.inTransaction) reader.exec('COMMIT');
+      }
+    } catch (err) {
+      this.releaseReader(reader, false);
+      throw err;
+    }
+    this.releaseReader(reader, true);
+    return result;
+  }
+
+  /** A read-only connection to `file` for {@link pagedSnapshot} (WAL is the file's mode already). */
+  private static openReader(file: string): Database.Database {
+    const reader = new Database(file, { readonly: true, fileMustExist: true });
+    reader.pragma('busy_timeout = 5000');
+    return reader;
+  }
+
+  /** Gives a reader back to the idle ones, or closes it (store closed, too many idle, or `reusable` false after an error). */
+  private releaseReader(reader: Database.Database, reusable: boolean): void {
+    this.busyReaders.delete(reader);
+    if (reusable && this.db.open && this.idleReaders.length < MAX_IDLE_SNAPSHOT_READERS) this.idleReaders.push(reader);
+    else if (reader.open) reader.close();
+  }
+
   /**
    * Drops every read-model table (the tenants' recall indexes, and tables of earlier versions, included) and recreates them empty (checkpoints back to 0n), in one transaction.
    * With `rebuildReason` (e.g. `npm run rebuild-read-models`), the same transaction records that a
@@ -239,6 +299,7 @@ export class ReadModelStore {
   /** Closes the connection (a pending WAL scrub is tried once more; SQLite removes the WAL when the last connection closes). Idempotent. */
   close(): void {
     this.walPurge.stop();
+    for (const reader of this.idleReaders.splice(0)) reader.close();
     if (!this.db.open) return;
     this.walPurge.tryPurge();
     this.db.close();

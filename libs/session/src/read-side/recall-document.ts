@@ -79,30 +79,12 @@ const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 const NOT_PICTOGRAPHIC_RUN = /\P{Extended_Pictographic}+/gu;
 
 /**
- * Longest prefix of a document (characters: Unicode code points, as the README counts lengths) put
- * in the word index. FTS5 grows its pending
- * terms superlinearly within one insert: measured on the 2-core machine, 262,144 code units of
- * distinct words take 18 ms and 1,000,000 take 190 ms (320 ms of event-loop time with GC in the
- * service), which stalled every request while the event was projected (issue 17, item 1). Words
- * further into a longer event are not found by recall. (Until read models 14 both bounds counted
- * UTF-16 code units, so text of emoji or supplementary ideographs was cut at half of them.)
+ * Longest chunk of a document in the word index, in UTF-16 code units (see `recall-chunks`: a
+ * longer document is indexed as several overlapping rows, so every word of it is found). FTS5
+ * grows its pending terms superlinearly within one insert: measured on the 2-core machine,
+ * 262,144 code units of distinct words take 18 ms and 1,000,000 take 190 ms (320 ms of event-loop
+ * time with GC in the service), which stalled every request while the event was projected
+ * (issue 17, item 1). Until read models 21 the word index held only the first 262,144 code
+ * points of a document: words further into a longer event were not found.
  */
-export const MAX_WORD_DOCUMENT_LENGTH = 262_144;
-
-/**
- * The first `maxPoints` code points of `body` (all of it when shorter): a surrogate pair is never
- * cut. Linear in the prefix's length.
- */
-export function documentPrefix(body: string, maxPoints: number): string {
-  if (body.length <= maxPoints) return body;
-  let units = 0;
-  for (let points = 0; points < maxPoints && units < body.length; points++) {
-    const unit = body.charCodeAt(units);
-    units += unit >= 0xd800 && unit <= 0xdbff && units + 1 < body.length && isLowSurrogate(body.charCodeAt(units + 1)) ? 2 : 1;
-  }
-  return body.slice(0, units);
-}
-
-function isLowSurrogate(unit: number): boolean {
-  return unit >= 0xdc00 && unit <= 0xdfff;
-}
+export const RECALL_WORD_CHUNK_LENGTH = 262_144;

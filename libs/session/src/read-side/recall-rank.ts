@@ -118,13 +118,14 @@ export function sqliteLn(store: ReadModelStore): (x: number) => number {
 /**
  * SQL of a row's rank (FTS5's convention: the negative BM25, lower is better) under the frozen
  * statistics, from `scores[k]`, SQL of the row's current `bm25()` score (positive: minus
- * `bm25()`) for ranked phrase k alone, and `length`, SQL of the row's length in tokens. Its
+ * `bm25()`) for ranked phrase k alone (NULL when the row does not hold it), and `length`, SQL of the row's length in tokens. Its
  * parameters are {@link frozenRankParams}'.
  */
 export function frozenRankSql(scores: readonly string[], length: string): string {
   const terms = scores.map((score, k) => {
     const frequency = `max(1.0, round(${score} * (${K1} * (1 - ${B} + ${B} * ${length} / @rankAvgdlNow)) / (@rankIdfNow${k} * (${K1} + 1.0) - ${score})))`;
-    return `@rankIdf${k} * ((${frequency} * (${K1} + 1.0)) / (${frequency} + ${K1} * (1 - ${B} + ${B} * ${length} / @rankAvgdl)))`;
+    // A row not holding the phrase (NULL score: a row of a hit across rows, `recall-cross-chunk`) scores 0 for it, as in FTS5.
+    return `coalesce(@rankIdf${k} * ((${frequency} * (${K1} + 1.0)) / (${frequency} + ${K1} * (1 - ${B} + ${B} * ${length} / @rankAvgdl))), 0.0)`;
   });
   return `(-(${terms.join(' + ')}))`;
 }

@@ -19,8 +19,9 @@ import { summaryAnchorRevision, type AnchorLookup } from '../domain/summary-anch
 import { toIsoTime } from './iso-time';
 import { utcExactTime, utcMillisTime } from '../domain/utc-time-text';
 import { MalformedEventError } from './malformed-event-error';
-import { documentPrefix, MAX_WORD_DOCUMENT_LENGTH, recallDocument } from './recall-document';
-import { hasUnspacedScript, trigramDocument } from './unspaced-script';
+import { RECALL_WORD_CHUNK_LENGTH, recallDocument } from './recall-document';
+import { hasUnspacedScript, RECALL_TRIGRAM_CHUNK_LENGTH } from './unspaced-script';
+import { RECALL_CHUNK_BITS, RECALL_SEVERAL_TRIGRAM_ROWS, RECALL_SEVERAL_WORD_ROWS, recallChunks, recallRowid } from './recall-chunks';
 import { wordIndexText } from './script-boundary';
 import { createdTenantRecallIndexTables, tenantRecallIndexTables, type RecallIndexConnection } from './recall-index-tables';
 import { MAX_CACHED_STATEMENTS } from './read-model-store';
@@ -317,7 +318,14 @@ export class SessionReadModelWriter {
     const tables = session && tenantRecallIndexTables(this.cached, session.tenantId);
     if (tables)
       for (const table of [tables.words, tables.trigrams])
-        this.cached.prepare(`DELETE FROM ${table} WHERE rowid IN (SELECT position FROM session_log WHERE session_key = ?)`).run(sessionKey);
+        // Every chunk of each of the session's events: one row-id range per position (see `recall-chunks`).
+        this.cached
+          .prepare(
+            `DELETE FROM ${table} WHERE rowid IN (
+               SELECT c.rowid FROM session_log l JOIN ${table} c ON c.rowid BETWEEN (l.position << ${RECALL_CHUNK_BITS}) AND ((l.position + 1) << ${RECALL_CHUNK_BITS}) - 1
+               WHERE l.session_key = ?)`,
+          )
+          .run(sessionKey);
     this.stmts.eraseLog.run(sessionKey);
     this.stmts.eraseWindow.run(sessionKey);
     this.stmts.eraseCompactions.run(sessionKey);
@@ -351,13 +359,30 @@ export class SessionReadModelWriter {
     };
   }
 
-  /** Indexes `body`, the recall document of the event at `position`, in the recall indexes of `tenantId` (made on its first document). */
+  /**
+   * Indexes `body`, the recall document of the event at `position`, in the recall indexes of
+   * `tenantId` (made on its first document): its chunks (`recall-chunks`) of at most
+   * {@link RECALL_WORD_CHUNK_LENGTH} code units in the word index, and those of at most
+   * {@link RECALL_TRIGRAM_CHUNK_LENGTH} holding an unspaced script or emoji in the trigram index.
+   */
   private index(tenantId: string, position: bigint, body: string): void {
     if (body.trim() === '') return;
     const tables = createdTenantRecallIndexTables(this.cached, tenantId);
-    this.cached.prepare(`INSERT INTO ${tables.words} (rowid, body) VALUES (?, ?)`).run(position, wordIndexText(documentPrefix(body, MAX_WORD_DOCUMENT_LENGTH)));
-    const trigrams = trigramDocument(body);
-    if (hasUnspacedScript(trigrams)) this.cached.prepare(`INSERT INTO ${tables.trigrams} (rowid, body) VALUES (?, ?)`).run(position, trigrams);
+    const words = this.cached.prepare(`INSERT INTO ${tables.words} (rowid, body) VALUES (?, ?)`);
+    const wordChunks = recallChunks(body, RECALL_WORD_CHUNK_LENGTH);
+    wordChunks.forEach((chunk, k) => words.run(recallRowid(position, k), wordIndexText(chunk)));
+    let trigramRows = 0;
+    if (hasUnspacedScript(body)) {
+      const trigrams = this.cached.prepare(`INSERT INTO ${tables.trigrams} (rowid, body) VALUES (?, ?)`);
+      recallChunks(body, RECALL_TRIGRAM_CHUNK_LENGTH).forEach((chunk, k) => {
+        if (!hasUnspacedScript(chunk)) return;
+        trigrams.run(recallRowid(position, k), chunk);
+        trigramRows++;
+      });
+    }
+    // Events of several rows in an index are listed (rare), so recall finds their words across rows.
+    const several = (wordChunks.length > 1 ? RECALL_SEVERAL_WORD_ROWS : 0) | (trigramRows > 1 ? RECALL_SEVERAL_TRIGRAM_ROWS : 0);
+    if (several !== 0) this.cached.prepare('UPDATE session_log SET recall_rows = ? WHERE position = ?').run(several, position);
   }
 
   private recordCompaction(sessionKey: string, recorded: RecordedEvent, data: CompactionCompletedData | CompactionFailedData, recordedAt: string): void {

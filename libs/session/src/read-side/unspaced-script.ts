@@ -8,7 +8,6 @@
  * of them a second time with the trigram tokenizer and searches those queries there.
  */
 import { HANGUL_LETTER, SPACELESS_LETTER } from '@lib/compaction';
-import { documentPrefix } from './recall-document';
 import { RECALL_EMOJI_CLASS } from './recall-searchable';
 
 /** The one definition of scripts written without spaces (`SPACELESS_LETTER`, the extractive summarizer's too), Korean, and emoji. */
@@ -25,14 +24,11 @@ export function hasUnspacedScript(text: string): boolean {
 }
 
 /**
- * Longest prefix of a document (characters: Unicode code points) put in the trigram index. Trigram indexing
- * took 1 s per 100,000 random ideographs (each trigram a new term) on the shared, loaded 2-core machine, on the event loop:
- * bounding the prefix bounds what one event can cost the projector (issue 17, item 1). Words
- * further into a longer document are still found by the word index where unicode61 splits them.
+ * Longest chunk of a document in the trigram index, in UTF-16 code units (see `recall-chunks`: a
+ * longer document is indexed as several overlapping rows, so every character of it is searched).
+ * Trigram indexing of random ideographs (each trigram a new term) costs about 1 s per 100,000 on
+ * the shared, loaded 2-core machine: one row stays short (issue 17, item 1), and a batch holding
+ * a long event is projected off the event loop (`LARGE_BATCH_TEXT`). Until read models 21 the
+ * trigram index held only the first 16,384 code points of a document.
  */
-export const MAX_TRIGRAM_DOCUMENT_LENGTH = 16_384;
-
-/** The part of `body` the trigram index holds: its first {@link MAX_TRIGRAM_DOCUMENT_LENGTH} code points (never half a surrogate pair). */
-export function trigramDocument(body: string): string {
-  return documentPrefix(body, MAX_TRIGRAM_DOCUMENT_LENGTH);
-}
+export const RECALL_TRIGRAM_CHUNK_LENGTH = 16_384;

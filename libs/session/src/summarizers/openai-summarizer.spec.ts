@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import {
   defaultSummaryReserve,
   formatEvent,
@@ -398,6 +399,32 @@ describe('OpenAiSummarizer against the fake server', () => {
     while (server.calls === 0) await new Promise((r) => setTimeout(r, 5));
     controller.abort();
     expect(await pending).toMatchObject({ ok: false, reason: 'aborted' });
+  });
+
+  it("leaves no abort listener on the caller's signal after its calls (a long-lived signal shared by every call: no leak, no MaxListenersExceededWarning)", async () => {
+    const shared = new AbortController().signal;
+    const warnings: Error[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w);
+    process.on('warning', onWarning);
+    try {
+      const s = summarizer();
+      // 12 calls one after the other, then 12 at once: more than the 10 listeners Node warns at
+      for (let i = 0; i < 12; i++) expect(await s.summarize(request(3), { signal: shared })).toMatchObject({ ok: true });
+      const together = await Promise.all(Array.from({ length: 12 }, () => s.summarize(request(3), { signal: shared })));
+      for (const outcome of together) expect(outcome).toMatchObject({ ok: true });
+      expect(getEventListeners(shared, 'abort')).toHaveLength(0);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+
+  it('sends no call given a signal already aborted', async () => {
+    const controller = new AbortController();
+    controller.abort();
+    expect(await summarizer().summarize(request(3), { signal: controller.signal })).toMatchObject({ ok: false, reason: 'aborted' });
+    expect(server.calls).toBe(0);
   });
 
   it('reports a rejected key without the key', async () => {

@@ -50,6 +50,7 @@ import { answeredModelName, mergeAnsweredModels } from '../decider/summarizer-sp
 import { replyRefusal } from '../domain/reply-refusal';
 import { sharedTokenCountingPool } from '../token-counting/token-counting-pool';
 import type { SummarizeOptions, Summarizer, SummarizerIdentityInfo, SummarizerInputBound, SummarizerOutcome } from './summarizer';
+import { callSignal } from './call-signal';
 
 /** Default request timeout, milliseconds (per HTTP attempt). */
 export const DEFAULT_SUMMARIZER_TIMEOUT_MS = 60_000;
@@ -178,6 +179,8 @@ export class OpenAiSummarizer implements Summarizer {
       let completion: OpenAI.Chat.Completions.ChatCompletion;
       // every HTTP attempt of this call (the client's retries included) is entered in `attempts` by the fetch
       const attempts: AttemptLedger = { made: 0, reached: 0, retriesReached: 0 };
+      // a signal of this call's own: the SDK never removes the listener it adds to the one it is given
+      const call = callSignal(options.signal);
       try {
         completion = await attemptLedger.run(attempts, () =>
           this.client.chat.completions.create(
@@ -188,13 +191,15 @@ export class OpenAiSummarizer implements Summarizer {
                 { role: 'user', content: user },
               ],
             },
-            { signal: options.signal },
+            { signal: call.signal },
           ),
         );
       } catch (err) {
         // attempts that reached the endpoint are calls, none of them with usage reported
         addAttempts(usage, attempts, null);
         return { ok: false, reason: prefix + this.describeError(err), ...usage };
+      } finally {
+        call.release();
       }
       addAttempts(usage, attempts, readUsage(completion?.usage));
       // the model the endpoint says answered (it may differ from the one asked for: a dated version, a proxy's substitute)

@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import fc from 'fast-check';
-import { MAX_QUEUED_TASKS, retryAfterSeconds, TokenCountingPool } from './token-counting-pool';
+import { MAX_QUEUED_TASKS, retryAfterSeconds, TokenCountingPool, WORKER_YOUNG_GENERATION_MB } from './token-counting-pool';
 import { WORKER_NICE_INCREMENT } from './token-counting-tasks';
 
 const large: SessionEvent = { id: 'big', type: 'user', text: '漢字の'.repeat(20_000) + 'a'.repeat(40_000) + ' 😀'.repeat(5_000) };
@@ -39,6 +39,28 @@ describe('TokenCountingPool', () => {
       expect(done).toEqual([1, 2, 3, 4, 5, 6, 7]);
     } finally {
       await fifo.close();
+    }
+  }, 60_000);
+
+  it('starts each lane’s thread with its young generation capped (a large request’s short-lived copies do not stay resident)', async () => {
+    const limited = new TokenCountingPool({ inlineLimit: 10, workerFile: path.join(__dirname, 'testing', 'resource-limits-worker.ts') });
+    try {
+      const counting = (await limited.eventCosts([large])) as unknown as { maxYoungGenerationSizeMb: number };
+      const summaries = (await limited.extractiveSummary({
+        systemPrompt: 'x'.repeat(100),
+        shadowPrompt: '',
+        currentSummaries: [],
+        toSummarize: ['y'.repeat(100)],
+        overlap: [],
+        coveredIds: [],
+      })) as unknown as {
+        maxYoungGenerationSizeMb: number;
+      };
+      expect(WORKER_YOUNG_GENERATION_MB).toBeLessThanOrEqual(8);
+      expect(counting.maxYoungGenerationSizeMb).toBe(WORKER_YOUNG_GENERATION_MB);
+      expect(summaries.maxYoungGenerationSizeMb).toBe(WORKER_YOUNG_GENERATION_MB);
+    } finally {
+      await limited.close();
     }
   }, 60_000);
 

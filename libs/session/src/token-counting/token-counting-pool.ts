@@ -67,6 +67,16 @@ export const INLINE_COUNT_LIMIT = 8_192;
 /** Default longest wait (ms) for one off-thread task, queueing included. */
 export const DEFAULT_COUNTING_DEADLINE_MS = 30_000;
 
+/**
+ * Most MiB of each worker thread's young generation (V8 `resourceLimits.maxYoungGenerationSizeMb`).
+ * V8's default (~48 MiB: three 16 MiB semi-spaces) is filled with short-lived copies while a large
+ * request is counted (its events cloned into the thread, their formatted lines, each long
+ * pre-token's bytes) and those pages stay resident. Capped, the thread collects sooner; results are
+ * the same (only when garbage is collected changes). Measured (built service, 600 events with three
+ * 3.5 MB appends of 100–400 KB tool results, 2 cores at load ~10): peak RSS 325 → 294 MiB.
+ */
+export const WORKER_YOUNG_GENERATION_MB = 4;
+
 /** A worker without work for this long (ms) is stopped (and started again on next need). */
 export const WORKER_IDLE_MS = 60_000;
 
@@ -302,6 +312,7 @@ export class TokenCountingPool {
         minThreads: 0,
         maxThreads: 1,
         idleTimeout: this.idleMs,
+        resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
         execArgv: workerExecArgv(),
       });
       try {

@@ -38,6 +38,7 @@ describe('recordingAcknowledgedPositions', () => {
       'streamIncarnation',
       'streamRevision',
       'subscribeToAll',
+      'tryClaim',
     ]);
     for (const method of methods) {
       const args = [`${method}-first`, { option: method }, [method]];

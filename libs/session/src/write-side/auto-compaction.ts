@@ -15,12 +15,30 @@
  * could bring it under the trigger; a skipped run publishes {@link AutoCompactionDeferred} and
  * writes nothing. The wait is derived from the recorded decision only, so a restart and every
  * replica keep it, and a policy that cannot be met leaves one recorded noop per wait period.
+ *
+ * One pass per session across replicas (a store with `EventStore.tryClaim`: PostgreSQL): a pass
+ * whose trigger fires claims the session (./session-claims: the claim commanded passes take too) before it plans,
+ * and holds the claim until it has answered. A replica that finds the claim held by another
+ * replica does not start a pass of its own for the same trigger (that would call the model for a
+ * decision the store then refuses as a duplicate): it publishes {@link AutoCompactionClaimedElsewhere}
+ * once and looks again every `compactionClaimPollMs` until the claim is free, then runs as after
+ * any append (after `autoCompactionClaimMaxWaitMs` it runs unclaimed, with a warn line): on the log as the other replica's decision left it, so it calls the model only when
+ * the trigger still fires (the other pass failed, was a noop on an older window, or its replica
+ * died: the server drops a dead connection's claim). So no session stays over its trigger with
+ * nobody compacting it. A store that cannot be asked runs the pass unclaimed (as without claims),
+ * and so does a store without claims (SQLite: one process; KurrentDB: none).
+ *
+ * A pass is written only while the policy that fired it is in force and its session's life is the
+ * one it began in (`passAuthority`): one abandoned because the policy was turned off or replaced
+ * meanwhile answers `conflict` (nothing written) and the scheduler looks at the policy now in
+ * force once more; one whose session was erased meanwhile ends with the session's 404.
  */
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { DEFAULT_MAX_TEXT_LENGTH } from '@lib/compaction';
 import { CommandBus, EventBus, EventsHandler, type IEventHandler } from '@nestjs/cqrs';
 import { sessionKey } from '../events/session-stream-events';
 import { SESSION_SETTINGS } from '../tokens';
+import { DEFAULT_CLAIM_MAX_WAIT_MS, DEFAULT_CLAIM_POLL_MS, DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS, passTakesClaim, SessionClaims } from './session-claims';
 import { CompactSessionCommand } from './compact-session-command';
 import type { CompactionAnswer } from '../decider/compaction-answer';
 import { autoPassDue } from '../decider/compaction-decider';
@@ -41,6 +59,24 @@ export interface SessionSettings {
    * (`replyLengthRefusal`, DESIGN §3.7).
    */
   maxTextLength: number;
+  /**
+   * How often (ms) a pass that found its session claimed by another pass (another replica's, or a
+   * commanded one) looks again (`COMPACTION_CLAIM_POLL_MS`, default {@link DEFAULT_CLAIM_POLL_MS});
+   * see ./session-claims.
+   */
+  compactionClaimPollMs: number;
+  /**
+   * The longest (ms) an automatic pass waits for its session's claim before it runs unclaimed
+   * (`AUTO_COMPACTION_CLAIM_MAX_WAIT_MS`, default {@link DEFAULT_CLAIM_MAX_WAIT_MS}): a bound on
+   * the wait whatever holds the claim (a pass still calling the model, a claim a connection pooler kept).
+   */
+  autoCompactionClaimMaxWaitMs: number;
+  /**
+   * The longest (ms) a commanded pass (HTTP, NATS) waits for its session's claim before it runs
+   * unclaimed (`COMPACTION_CLAIM_MAX_WAIT_MS`, default {@link DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS};
+   * the service keeps it under `REQUEST_TIMEOUT_MS`). The request waits with it.
+   */
+  compactionCommandClaimMaxWaitMs: number;
 }
 
 /** Defaults of {@link SessionSettings}. */
@@ -48,6 +84,9 @@ export const DEFAULT_SESSION_SETTINGS: SessionSettings = {
   autoCompactionMaxFailures: 3,
   autoCompactionBackoffMs: 30_000,
   maxTextLength: DEFAULT_MAX_TEXT_LENGTH,
+  compactionClaimPollMs: DEFAULT_CLAIM_POLL_MS,
+  autoCompactionClaimMaxWaitMs: DEFAULT_CLAIM_MAX_WAIT_MS,
+  compactionCommandClaimMaxWaitMs: DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS,
 };
 
 /** Published when an automatic compaction is skipped until the window grows (DESIGN §3.5). */
@@ -58,13 +97,39 @@ export class AutoCompactionDeferred {
   ) {}
 }
 
+/**
+ * Published when an automatic pass is put off because another replica holds the session's claim
+ * (once per wait: the looks again while it lasts are not published).
+ */
+export class AutoCompactionClaimedElsewhere {
+  constructor(
+    readonly tenantId: string,
+    readonly sessionId: string,
+  ) {}
+}
+
+/** A session's automatic compaction in this process: another run requested meanwhile, and whether it waits for another replica's claim. */
+interface SessionRun {
+  again: boolean;
+  tenantId: string;
+  sessionId: string;
+  /** True while the session's claim is held by another replica (from the first refusal to the next run that gets past it). */
+  waiting: boolean;
+  /** When (ms since epoch) the wait began (meaningful while `waiting`). */
+  waitingSince: number;
+}
+
 /** Runs policy compactions in the background after appends, one at a time per session, with backoff. */
 @Injectable()
 @EventsHandler(SessionEventsAppended)
 export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppended> {
   private readonly logger = new Logger('AutoCompaction');
   /** Sessions with a run in progress → whether another run was requested meanwhile. */
-  private readonly running = new Map<string, { again: boolean; tenantId: string; sessionId: string }>();
+  private readonly running = new Map<string, SessionRun>();
+  /** Set at shutdown: sessions waiting for another replica's claim stop waiting (that replica compacts them). */
+  private stopping = false;
+  /** Wakes the waits of `running` sessions at shutdown. */
+  private readonly wake = new Set<() => void>();
   /** Sessions backing off after failed compactions (their entering and leaving logged). */
   private readonly backoff: AutoCompactionBackoff;
   private readonly idle = new Set<() => void>();
@@ -74,6 +139,8 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     private readonly sessions: SessionStateCache,
     @Inject(SESSION_SETTINGS) private readonly settings: SessionSettings,
     private readonly eventBus: EventBus,
+    /** Where automatic passes are claimed across replicas (./session-claims); without claims, passes run unclaimed. */
+    @Optional() private readonly claims: SessionClaims = new SessionClaims(settings),
   ) {
     this.backoff = new AutoCompactionBackoff(settings, this.logger);
   }
@@ -86,13 +153,27 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       run.again = true;
       return;
     }
-    this.running.set(key, { again: false, tenantId: event.tenantId, sessionId: event.sessionId });
+    this.running.set(key, { again: false, tenantId: event.tenantId, sessionId: event.sessionId, waiting: false, waitingSince: 0 });
     void this.loop(key);
   }
 
-  /** Number of sessions with an automatic compaction in progress. */
+  /** Number of sessions with an automatic compaction in progress here (not those waiting for another replica's claim). */
   get inProgress(): number {
-    return this.running.size;
+    let waiting = 0;
+    for (const run of this.running.values()) if (run.waiting) waiting++;
+    return this.running.size - waiting;
+  }
+
+  /** Number of sessions whose automatic pass waits because another replica holds its claim. */
+  get waitingForClaim(): number {
+    return this.running.size - this.inProgress;
+  }
+
+  /** At shutdown: sessions waiting for another replica's claim stop waiting (the passes in progress finish; see {@link whenIdle}). */
+  stopWaiting(): void {
+    this.stopping = true;
+    for (const wake of this.wake) wake();
+    this.wake.clear();
   }
 
   /** Number of sessions in auto-compaction backoff (their failures in a row at the limit or over), as this process knows them. */
@@ -111,7 +192,21 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
       for (;;) {
         const run = this.running.get(key)!;
         run.again = false;
-        await this.runOnce(key, run.tenantId, run.sessionId);
+        const unclaimed = run.waiting && Date.now() - run.waitingSince >= this.settings.autoCompactionClaimMaxWaitMs;
+        if (unclaimed)
+          this.logger.warn(
+            `auto-compaction of session ${JSON.stringify(run.sessionId)} (tenant ${JSON.stringify(run.tenantId)}) runs unclaimed: another pass (another replica's, or a command's) has held its claim for ${this.settings.autoCompactionClaimMaxWaitMs} ms or more`,
+          );
+        if ((await this.runOnce(key, run.tenantId, run.sessionId, unclaimed)) === 'claimed-elsewhere') {
+          if (!run.waiting) {
+            this.eventBus.publish(new AutoCompactionClaimedElsewhere(run.tenantId, run.sessionId));
+            run.waitingSince = Date.now();
+          }
+          run.waiting = true;
+          if (this.stopping || !(await this.pause(this.settings.compactionClaimPollMs))) break;
+          continue;
+        }
+        run.waiting = false;
         if (!run.again) break;
       }
     } finally {
@@ -123,7 +218,37 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
     }
   }
 
-  private async runOnce(key: string, tenantId: string, sessionId: string): Promise<void> {
+  /** Waits `ms`; false when the shutdown ended the wait. */
+  private pause(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      const timer = setTimeout(() => {
+        this.wake.delete(wake);
+        resolve(!this.stopping);
+      }, ms);
+      this.wake.add(wake);
+    });
+  }
+
+  /**
+   * One warn line for a recorded automatic `noop` `open-tool-call` that leaves the trigger firing
+   * (recorded once per wait period, DESIGN §3.5, so at most one line per period per session): the
+   * session is over its trigger and a tool call's turn holds the cut back. When that call is the
+   * session's first, answered long ago, the cause is usually writers that append tool answers after
+   * another writer's next user message, which pins the whole session (see the README).
+   */
+  private warnIfPinned(tenantId: string, sessionId: string, answer: CompactionAnswer): void {
+    if (answer.outcome !== 'noop' || answer.reason !== 'open-tool-call' || !answer.recorded || answer.triggerStillFires !== true) return;
+    this.logger.warn(
+      `session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) is over its trigger and its automatic pass archived nothing: tool call ${JSON.stringify(answer.toolCallId)} (event ${JSON.stringify(answer.eventId)}) holds the cut back (open-tool-call; ${answer.tokensBefore} tokens in the window). If that call was answered long ago, a tool answer was appended after a later user message (writers interleaving answers and user messages pin the session from that call on): post each tool answer before the session's next user message, or give each worker its own session`,
+    );
+  }
+
+  /** One automatic pass of the session (`unclaimed`: without asking for its claim, after the longest wait for it). */
+  private async runOnce(key: string, tenantId: string, sessionId: string, unclaimed = false): Promise<'claimed-elsewhere' | void> {
     try {
       const state = await this.sessions.load(key);
       const policy = state?.policy;
@@ -135,7 +260,21 @@ export class AutoCompactionScheduler implements IEventHandler<SessionEventsAppen
         this.eventBus.publish(new AutoCompactionDeferred(tenantId, sessionId));
         return;
       }
-      const answer: CompactionAnswer = await this.commandBus.execute(command);
+      // A pass that may call the model runs on one replica at a time: the claim is taken before planning and held until answered.
+      const claim = !unclaimed && passTakesClaim(command, state) ? await this.claims.tryClaim(tenantId, sessionId) : null;
+      if (claim === 'claimed-elsewhere') return 'claimed-elsewhere';
+      let answer: CompactionAnswer;
+      try {
+        answer = await this.commandBus.execute(command);
+      } finally {
+        await claim?.release();
+      }
+      if (!answer.replayed) this.warnIfPinned(tenantId, sessionId, answer);
+      // Abandoned (its policy changed while it ran) or outrun by appends: the policy now in force is looked at again.
+      if (answer.outcome === 'conflict') {
+        const run = this.running.get(key);
+        if (run) run.again = true;
+      }
       if (!answer.replayed) {
         const after = answer.outcome === 'failed' ? await this.sessions.load(key) : null;
         // A pass the service's shutdown aborted is recorded failed, but it is not the model's failure (the log does not count it either).

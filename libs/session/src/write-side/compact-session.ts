@@ -13,7 +13,11 @@
  * read the session before the pass's decision landed) share one pass and get the same answer
  * (single flight), also when one reaches the pass just after it ended ({@link SETTLED_PASS_SHARE_MS}). A redelivered transport command whose decision
  * is in the log is answered with it before anything is planned. Duplicates across processes meet
- * the store's refusal of the decision ids and are answered with the recorded decision. A pass that
+ * the store's refusal of the decision ids and are answered with the recorded decision; on a store
+ * with claims (PostgreSQL) a commanded pass whose plan calls the summarizer first takes the
+ * session's claim (./session-claims: the rule automatic passes follow too), waiting while another
+ * pass holds it, then decides again on the state that pass left (the same compaction recorded
+ * meanwhile is its answer, `replayed`), so replicas call the model once per decision. A pass that
  * ended (failed included) is never shared with a command that arrives afterwards: asked again, the
  * same request is a new pass on the revision the last one left.
  *
@@ -28,7 +32,7 @@ import { CommandHandler, EventBus, type ICommandHandler } from '@nestjs/cqrs';
 import { getEstimator, type SummaryRequest } from '@lib/compaction';
 import { replyRefusal } from '../domain/reply-refusal';
 import { randomUUID } from 'node:crypto';
-import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type RecordedEvent } from '@lib/event-store';
+import { DuplicateEventIdError, WrongExpectedRevisionError, findInStream, type EventStore, type HeldClaim, type RecordedEvent } from '@lib/event-store';
 import { sessionKey, sessionStream } from '../events/session-stream-events';
 import { recordedCompactionOf, type RecordedCompaction, type SessionWindowState } from '../domain/session-window';
 import { cloneSessionWindow } from '../domain/clone-session-window';
@@ -37,7 +41,7 @@ import { ReadModelStore } from '../read-side/read-model-store';
 import { latestErasure } from '../read-side/queries/erasure-query';
 import { COMMAND_EVENT_STORE, SESSION_SETTINGS, SUMMARIZER } from '../tokens';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
-import { compactionIdentity, compactionToReplay, decideCompaction, planSessionCompaction } from '../decider/compaction-decider';
+import { compactionIdentity, compactionToReplay, decideCompaction, passAuthority, planSessionCompaction } from '../decider/compaction-decider';
 import { rebaseCompaction } from '../decider/compaction-rebase';
 import { answerCompaction, positionedAnswer, type CompactionAnswer, type CompactionConclusion } from '../decider/compaction-answer';
 import { AcknowledgedPositions } from './acknowledged-positions';
@@ -46,6 +50,7 @@ import { checkStrategyFitsSummarizer } from './summarizer-room';
 import { tellDecidingOn } from './decision-watch';
 import { discardedSummarizerCalls, SummarizerSpend } from '../decider/summarizer-spend';
 import { DEFAULT_SESSION_SETTINGS, type SessionSettings } from './auto-compaction';
+import { passTakesClaim, SessionClaims } from './session-claims';
 import { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
 
 export { CompactionAnswered, CompactSessionCommand, SummarizerCallsSpent, type FailedPass } from './compact-session-command';
@@ -86,6 +91,8 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
     @Optional() @Inject(SESSION_SETTINGS) private readonly settings: Pick<SessionSettings, 'maxTextLength'> = DEFAULT_SESSION_SETTINGS,
     /** Where an erased session's `erasedAt` is read (as `GET /v1/sessions/{id}` reads it); without it, a 404 carries none. */
     @Optional() private readonly readModels?: ReadModelStore,
+    /** The session claims of commanded passes that call the summarizer (./session-claims); without it, they run unclaimed. */
+    @Optional() private readonly claims?: SessionClaims,
   ) {}
 
   /**
@@ -218,56 +225,109 @@ export class CompactSessionHandler implements ICommandHandler<CompactSessionComm
       const recorded = await this.recordedDecision(command, compactionIdentity(command, state.revision!, state.incarnation).commandCompactionIds);
       if (recorded) return { kind: 'replay', recorded, state };
     }
+    // An automatic pass whose policy was changed since the scheduler read it is not this session's pass any more.
+    const early = this.abandoned(command, loaded, state, spend);
+    if (early) return early;
     // the pass's start: its durationMs covers every attempt, a discarded summarizer call included
     const startedAt = new Date();
-    for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
-      // a reply of the attempt before is not used: this one is planned on a newer state
-      spend.discardPending();
-      const step = planSessionCompaction(command, state);
-      if (step.kind === 'conclude') return step.conclusion;
-      const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command) : undefined;
-      if (summary) spend.called(summary);
-      if (watch.invalidated) {
-        // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
-        watch.invalidated = false;
-        state = await this.load(command);
-        continue;
-      }
-      let [current, pass] = [state, step.pass];
-      const passId = randomUUID();
-      for (let rebase = 0; rebase < MAX_COMPACTION_REBASES; rebase++) {
-        const context = { now: new Date(), startedAt, summarizer: this.summarizer.identity, passId, discarded: spend.discarded };
-        const decision = decideCompaction(command, current, pass, summary, context);
-        try {
-          // In the life the pass was planned in (rebases stay in it): an erasure since then is refused, whatever the revision.
-          const appended = await this.store.appendToStream(stream, decision.events, { expectedRevision: current.revision!, incarnation: current.incarnation });
-          spend.usePending();
-          this.sessions.appended(sessionKey(command.tenantId, command.sessionId), current.revision, decision.events, appended, new Date());
-          return { kind: 'recorded', decision, revision: appended.nextExpectedRevision, position: appended.position };
-        } catch (err) {
-          if (!(err instanceof DuplicateEventIdError) && !(err instanceof WrongExpectedRevisionError)) throw err;
-          state = await this.load(command);
-          if (err instanceof DuplicateEventIdError) {
-            // The same compaction was decided concurrently (or this transport command was delivered again): answer with it.
-            const own = command.commandId === undefined ? null : await this.recordedDecision(command, [pass.compactionId]);
-            const recorded = own ?? compactionToReplay(state, pass.paramsKey, true);
-            if (recorded) {
-              // this pass's reply is in no decision: the one answered is another pass's
-              spend.discardPending();
-              return { kind: 'replay', recorded, state };
-            }
-            break;
+    // The session's claim (./session-claims), held from the first plan that calls the summarizer until the pass ends.
+    let claim: HeldClaim | null | undefined;
+    try {
+      for (let attempt = 0; attempt < MAX_COMPACTION_ATTEMPTS; attempt++) {
+        // a reply of the attempt before is not used: this one is planned on a newer state
+        spend.discardPending();
+        let step = planSessionCompaction(command, state);
+        if (claim === undefined && this.claims && command.origin === 'command' && step.kind === 'pass' && passTakesClaim(command, state, step)) {
+          const before = state.revision!;
+          const waited = await this.claims.waitFor(command.tenantId, command.sessionId);
+          claim = waited.claim;
+          // Claimed, or unclaimed after a wait: decided again on the session as the claim's last holder left it (a pass
+          // that ended while this one planned included). A store without claims (SQLite, KurrentDB) goes on as planned.
+          if (claim || waited.waitedMs > 0) {
+            state = await this.load(command);
+            const abandoned = this.abandoned(command, loaded, state, spend);
+            if (abandoned) return abandoned;
+            const meanwhile = compactionToReplay(state, step.pass.paramsKey, true);
+            // The same compaction, decided by another pass since this one read the session: its answer (`replayed`), no model call.
+            if (meanwhile && meanwhile.revision > before) return { kind: 'replay', recorded: meanwhile, state };
+            step = planSessionCompaction(command, state);
           }
-          // Erased (and written again) since it was planned: planned again on the new life, never rebased onto it.
-          if (state.incarnation !== current.incarnation) break;
-          const rebased = rebaseCompaction(pass, current, state, command.estimator);
-          if (!rebased) break;
-          [current, pass] = [state, rebased];
+        }
+        if (step.kind === 'conclude') return step.conclusion;
+        const summary = step.pass.plan.summaryRequest ? await this.summarize(step.pass.plan.summaryRequest, command) : undefined;
+        if (summary) spend.called(summary);
+        if (watch.invalidated) {
+          // Erased meanwhile (perhaps re-created up to the same revision): nothing of what was planned may be written.
+          watch.invalidated = false;
+          state = await this.load(command);
+          const abandoned = this.abandoned(command, loaded, state, spend);
+          if (abandoned) return abandoned;
+          continue;
+        }
+        let [current, pass] = [state, step.pass];
+        const passId = randomUUID();
+        for (let rebase = 0; rebase < MAX_COMPACTION_REBASES; rebase++) {
+          const context = { now: new Date(), startedAt, summarizer: this.summarizer.identity, passId, discarded: spend.discarded };
+          const decision = decideCompaction(command, current, pass, summary, context);
+          try {
+            // In the life the pass was planned in (rebases stay in it): an erasure since then is refused, whatever the revision.
+            const appended = await this.store.appendToStream(stream, decision.events, {
+              expectedRevision: current.revision!,
+              incarnation: current.incarnation,
+            });
+            spend.usePending();
+            this.sessions.appended(sessionKey(command.tenantId, command.sessionId), current.revision, decision.events, appended, new Date());
+            return { kind: 'recorded', decision, revision: appended.nextExpectedRevision, position: appended.position };
+          } catch (err) {
+            if (!(err instanceof DuplicateEventIdError) && !(err instanceof WrongExpectedRevisionError)) throw err;
+            state = await this.load(command);
+            if (err instanceof DuplicateEventIdError) {
+              // The same compaction was decided concurrently (or this transport command was delivered again): answer with it.
+              const own = command.commandId === undefined ? null : await this.recordedDecision(command, [pass.compactionId]);
+              const recorded = own ?? compactionToReplay(state, pass.paramsKey, true);
+              if (recorded) {
+                // this pass's reply is in no decision: the one answered is another pass's
+                spend.discardPending();
+                return { kind: 'replay', recorded, state };
+              }
+              break;
+            }
+            // Erased (and written again) since it began, or (automatic) its policy changed: abandoned, never rebased.
+            const abandoned = this.abandoned(command, loaded, state, spend);
+            if (abandoned) return abandoned;
+            const rebased = rebaseCompaction(pass, current, state, command.estimator);
+            if (!rebased) break;
+            [current, pass] = [state, rebased];
+          }
         }
       }
+      spend.discardPending();
+      return { kind: 'conflict', state: await this.load(command) };
+    } finally {
+      await claim?.release();
     }
+  }
+
+  /**
+   * Null when the pass of `command`, begun on `firedOn`, may still write onto `state`
+   * ({@link passAuthority}); else the pass is abandoned and its pending summarizer reply discarded
+   * (its usage in `spend.discarded`: the answer's `discardedSummarizerCalls`, and the metrics'
+   * discarded calls): a `conflict` conclusion on `state` when an automatic pass's policy is no
+   * longer in force (nothing written; the scheduler looks at the current policy again).
+   * @throws SessionNotFoundError when `state` is another life of the session (erased since the
+   *   pass began, and written again): the 404 of an erased session, with the discarded calls.
+   */
+  private abandoned(
+    command: CompactSessionCommand,
+    firedOn: SessionWindowState,
+    state: SessionWindowState,
+    spend: SummarizerSpend,
+  ): CompactionConclusion | null {
+    const authority = passAuthority(command, firedOn, state);
+    if (authority === 'authorised') return null;
     spend.discardPending();
-    return { kind: 'conflict', state: await this.load(command) };
+    if (authority === 'erased') throw new SessionNotFoundError(command.sessionId);
+    return { kind: 'conflict', state };
   }
 
   /** The decision recorded under one of `compactionIds` (its forms, see `commandCompactionIds`) in the session's log (the newest, read backwards), or null. */

@@ -1,9 +1,10 @@
 /**
  * A compaction pass planned on one life of a session, whose session another replica erases and
  * another client writes again (with the same client ids) before the pass's decision is written:
- * the store refuses the decision for its life, and the pass is planned again on the new life,
- * never rebased onto it (a rebase keeps the erased life's plan and base revision, and its summary
- * of erased text, whenever the new life holds the same client ids).
+ * the store refuses the decision for its life, and the pass is abandoned (passAuthority: `erased`):
+ * it answers the erased session's 404 and writes nothing into the new life, neither rebased (a
+ * rebase keeps the erased life's plan and summary of erased text whenever the new life holds the
+ * same client ids) nor planned again (the command addressed the erased life).
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy } from '@lib/compaction';
@@ -14,6 +15,7 @@ import { ExtractiveSummarizer } from '../summarizers/extractive-summarizer';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler } from './compact-session';
 import { SessionStateCache } from './session-state-cache';
+import { SessionNotFoundError } from '../errors';
 
 const noBus = { publish: () => undefined } as unknown as EventBus;
 const STREAM = sessionStream(sessionKey('t', 's'));
@@ -31,7 +33,7 @@ describe('a compaction whose session is erased and written again before its deci
     for (const id of IDS) await handler.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id, type: 'user', text: `${text} ${id}` } }]));
   };
 
-  it('is planned again on the new life: its decision is based on a revision of the new life', async () => {
+  it('is abandoned: the 404 of the erased session, and no decision in the new life', async () => {
     await sayAll(store, 'erased');
     let raced = false;
     const racing: EventStore = Object.assign(Object.create(store) as EventStore, {
@@ -44,14 +46,12 @@ describe('a compaction whose session is erased and written again before its deci
         return store.appendToStream(stream, events, options);
       },
     });
-    const answer = await new CompactSessionHandler(racing, new SessionStateCache(racing), new ExtractiveSummarizer()).execute(
+    const pass = new CompactSessionHandler(racing, new SessionStateCache(racing), new ExtractiveSummarizer()).execute(
       new CompactSessionCommand('t', 's', parseStrategy({ type: 'turn-window', maxTurns: 1 }), null, 'chars', false),
     );
+    await expect(pass).rejects.toBeInstanceOf(SessionNotFoundError);
     expect(raced).toBe(true);
-    expect(answer.outcome).toBe('compacted');
-    const incarnation = await store.streamIncarnation(STREAM);
     const decisions = (await store.readStream(STREAM)).map((e) => recordedCompactionOf(e)).filter((d) => d !== null);
-    expect(decisions).toHaveLength(1);
-    expect(BigInt(decisions[0].basedOnRevision)).toBeGreaterThanOrEqual(incarnation);
+    expect(decisions).toEqual([]);
   });
 });

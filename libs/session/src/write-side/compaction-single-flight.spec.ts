@@ -7,6 +7,7 @@
  */
 import type { EventBus } from '@nestjs/cqrs';
 import { parseStrategy, type SummaryRequest } from '@lib/compaction';
+import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
 import { SqliteEventStore, deterministicEventId } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, EVENTS_ARCHIVED, SUMMARY_INSERTED } from '../events/session-stream-events';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
@@ -74,7 +75,7 @@ function setUp() {
     while (loads.done < since + count) await settle(1);
     await settle();
   };
-  return { store, summarizer, compactions, appendTurns, decisions, published, loads, loaded };
+  return { store, cache, summarizer, compactions, appendTurns, decisions, published, loads, loaded };
 }
 
 /** Lets every pending I/O callback and promise run `rounds` times over. */
@@ -296,9 +297,11 @@ describe('compaction identity', () => {
   });
 
   it('an automatic pass and a commanded compaction with the same parameters at once share one pass: one summarizer call, one decision', async () => {
-    const { store, summarizer, compactions, appendTurns, decisions, loads, loaded } = setUp();
+    const { store, cache, summarizer, compactions, appendTurns, decisions, loads, loaded } = setUp();
     try {
       await appendTurns(0, 8);
+      // the policy whose automatic pass this is (an automatic pass runs only while it is in force)
+      await new SetCompactionPolicyHandler(store, cache, summarizer).execute(new SetCompactionPolicyCommand('t', 's', strategy, null, 'chars'));
       summarizer.gated();
       const since = loads.done;
       const auto = compactions.execute(new CompactSessionCommand('t', 's', strategy, null, 'chars', false, 'auto'));

@@ -8,7 +8,7 @@
  * command ends in an error).
  */
 import type { EventBus } from '@nestjs/cqrs';
-import { parseStrategy, parseTrigger, type SummaryRequest } from '@lib/compaction';
+import { parseStrategy, parseTrigger, type Strategy, type SummaryRequest, type Trigger } from '@lib/compaction';
 import { EventStoreUnavailableError, SqliteEventStore, type AppendOptions, type EventData, type EventStore } from '@lib/event-store';
 import { COMPACTION_COMPLETED, COMPACTION_FAILED, type CompactionCompletedData, type SummarizerIdentity } from '../events/session-stream-events';
 import type { Summarizer, SummarizerOutcome } from '../summarizers/summarizer';
@@ -20,6 +20,7 @@ import { listCompactions } from '../read-side/queries/compaction-history-query';
 import { AppendSessionEventsCommand, AppendSessionEventsHandler } from './append-session-events';
 import { CompactSessionCommand, CompactSessionHandler, MAX_COMPACTION_ATTEMPTS, SummarizerCallsSpent } from './compact-session';
 import { EraseSessionCommand, EraseSessionHandler } from './erase-session';
+import { SetCompactionPolicyCommand, SetCompactionPolicyHandler } from './set-compaction-policy';
 import { SessionStateCache } from './session-state-cache';
 
 /** A gate: `open()` lets whoever waits on `opened` go on. */
@@ -91,7 +92,10 @@ function setUp(store: EventStore = SqliteEventStore.open(':memory:')) {
     (await store.readStream('session-t.s'))
       .filter((e) => e.type === COMPACTION_COMPLETED || e.type === COMPACTION_FAILED)
       .map((e) => e.data as CompactionCompletedData);
-  return { store, cache, summarizer, compactions, say, turns, decisions, spent, bus };
+  // an automatic pass runs only while the policy that fired it is in force (passAuthority)
+  const policy = (strategy: Strategy | null, trigger: Trigger | null) =>
+    new SetCompactionPolicyHandler(store, cache, summarizer).execute(new SetCompactionPolicyCommand('t', 's', strategy, trigger, 'chars'));
+  return { store, cache, summarizer, compactions, say, turns, decisions, spent, bus, policy };
 }
 
 /** Lets pending I/O callbacks and promises run. */
@@ -101,9 +105,10 @@ async function settle(rounds = 50): Promise<void> {
 
 describe('a summarizer call whose reply a pass does not use', () => {
   it('an automatic pass decides first; a commanded compaction with other parameters on the same revision, planned again, answers not-triggered: the answer and the metrics show its call', async () => {
-    const { store, summarizer, compactions, turns, decisions, spent } = setUp();
+    const { store, summarizer, compactions, turns, decisions, spent, policy } = setUp();
     try {
       await turns(0, 8);
+      await policy(bigger, parseTrigger({ type: 'turn-count', maxTurns: 5 }));
       const auto = compactions.execute(new CompactSessionCommand('t', 's', bigger, parseTrigger({ type: 'turn-count', maxTurns: 5 }), 'chars', false, 'auto'));
       await summarizer.called(1);
       // another strategy and trigger: not the automatic pass's, so a pass of its own
@@ -131,9 +136,10 @@ describe('a summarizer call whose reply a pass does not use', () => {
   });
 
   it('planned again and compacting with a second call: the decision records both calls, one of them discarded, and so do its answer and its history item', async () => {
-    const { store, summarizer, compactions, turns, decisions, spent } = setUp();
+    const { store, summarizer, compactions, turns, decisions, spent, policy } = setUp();
     try {
       await turns(0, 8);
+      await policy(bigger, null);
       const auto = compactions.execute(new CompactSessionCommand('t', 's', bigger, null, 'chars', false, 'auto'));
       await summarizer.called(1);
       const smaller = parseStrategy({ type: 'recursive-summarization', maxEventsToKeep: 2, overlapSize: 1 });
@@ -244,8 +250,8 @@ describe('a summarizer call whose reply a pass does not use', () => {
     }
   });
 
-  it('the session is erased and written again while the summarizer runs: the decision on the new session records the discarded call', async () => {
-    const { store, cache, summarizer, compactions, turns, decisions } = setUp();
+  it('the session is erased and written again while the summarizer runs: the command answers the erased-session 404 carrying the call, and writes nothing into the new life', async () => {
+    const { store, cache, summarizer, compactions, turns, decisions, spent } = setUp();
     const projector = new SessionProjector(ReadModelStore.open(':memory:'));
     projector.start(store);
     try {
@@ -256,14 +262,73 @@ describe('a summarizer call whose reply a pass does not use', () => {
       await turns(10, 18);
       summarizer.answer(1);
       summarizer.answer(2);
-      const answer = await pass;
-      expect(answer).toMatchObject({ outcome: 'compacted', summarizer: { ...identity, ...usage(2, 300, 30), discarded: usage(1, 100, 10) } });
-      expect(answer.discardedSummarizerCalls).toEqual({ ...identity, ...usage(1, 100, 10) });
-      expect((await decisions()).map((d) => d.summarizer)).toEqual([{ ...identity, ...usage(2, 300, 30), discarded: usage(1, 100, 10) }]);
+      const error = await pass.then(
+        () => null,
+        (err: unknown) => err,
+      );
+      expect(error).toBeInstanceOf(SessionNotFoundError);
+      expect((error as SessionNotFoundError).details?.discardedSummarizerCalls).toEqual({ ...identity, ...usage(1, 100, 10) });
+      expect(summarizer.calls).toBe(1);
+      expect(await decisions()).toEqual([]);
+      expect(spent.map((e) => ({ outcome: e.outcome, discarded: e.discarded }))).toEqual([{ outcome: 'error', discarded: usage(1, 100, 10) }]);
     } finally {
       await projector.stop();
       await store.close();
     }
+  });
+
+  describe('an automatic pass whose authority ends while the model runs (passAuthority) is abandoned: nothing written, its call discarded', () => {
+    const trigger = parseTrigger({ type: 'turn-count', maxTurns: 2 });
+    const autoPass = () => new CompactSessionCommand('t', 's', bigger, trigger, 'chars', false, 'auto');
+
+    it.each([
+      ['turned off', null],
+      ['replaced', parseStrategy({ type: 'sliding-window', maxEvents: 4 })],
+    ])('its policy %s: answers conflict, recorded false, with the call in discardedSummarizerCalls and the metrics (F1)', async (_case, next) => {
+      const { store, summarizer, compactions, turns, decisions, spent, policy } = setUp();
+      try {
+        await policy(bigger, trigger);
+        await turns(0, 8);
+        const pass = compactions.execute(autoPass());
+        await summarizer.called(1);
+        await policy(next, next ? trigger : null);
+        summarizer.answer(1);
+        const answer = await pass;
+        expect(answer).toMatchObject({ outcome: 'conflict', recorded: false, discardedSummarizerCalls: { ...identity, ...usage(1, 100, 10) } });
+        expect(summarizer.calls).toBe(1);
+        expect(await decisions()).toEqual([]);
+        expect(spent.map((e) => ({ origin: e.origin, outcome: e.outcome, discarded: e.discarded }))).toEqual([
+          { origin: 'auto', outcome: 'conflict', discarded: usage(1, 100, 10) },
+        ]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('its session erased and written again with the same ids (no policy in the new life): the erased-session 404, nothing written in the new life (F2)', async () => {
+      const { store, cache, summarizer, compactions, turns, decisions, spent, policy } = setUp();
+      const projector = new SessionProjector(ReadModelStore.open(':memory:'));
+      projector.start(store);
+      try {
+        await policy(bigger, trigger);
+        await turns(0, 8);
+        const pass = compactions.execute(autoPass());
+        await summarizer.called(1);
+        await new EraseSessionHandler(store, cache, projector).execute(new EraseSessionCommand('t', 's'));
+        await turns(0, 8);
+        summarizer.free = true;
+        summarizer.answer(1);
+        await expect(pass).rejects.toBeInstanceOf(SessionNotFoundError);
+        expect(summarizer.calls).toBe(1);
+        expect(await decisions()).toEqual([]);
+        expect(spent.map((e) => ({ origin: e.origin, outcome: e.outcome, discarded: e.discarded }))).toEqual([
+          { origin: 'auto', outcome: 'error', discarded: usage(1, 100, 10) },
+        ]);
+      } finally {
+        await projector.stop();
+        await store.close();
+      }
+    });
   });
 
   it('the store fails the append after the call: the command throws, and the metrics still get the call', async () => {

@@ -175,7 +175,7 @@ describe('an erasure racing an append', () => {
     await Promise.all(projectors.map((p) => p.stop()));
   });
 
-  it('given a compaction waiting for its summary, when the session is erased and re-created up to the same revision meanwhile, then no erased content gets into the new session', async () => {
+  it('given a compaction waiting for its summary, when the session is erased and re-created up to the same revision meanwhile, then the pass is abandoned and no erased content gets into the new session', async () => {
     const { projectors } = await twoReplicas(store);
     const cache = new SessionStateCache(store);
     const append = new AppendSessionEventsHandler(store, cache, noBus);
@@ -206,11 +206,15 @@ describe('an erasure racing an append', () => {
     for (let n = 0; n < 6; n++) await append.execute(new AppendSessionEventsCommand('t', 's', [{ event: { id: `new${n}`, type: 'user', text: `kept ${n}` } }]));
     release();
     const answer = await compaction;
-    // Planned again on the session as it is now: its own events summarized.
-    expect(answer).toMatchObject({ outcome: 'compacted', archived: ['new0', 'new1', 'new2', 'new3'] });
+    // The pass belonged to the erased life (passAuthority: `erased`): abandoned with the session's 404, its model call
+    // counted as discarded; nothing of it is written into the new life, which keeps its six events uncompacted.
+    expect(answer).toBeInstanceOf(Error);
+    expect(String(answer)).toMatch(/does not exist.*discardedSummarizerCalls/);
+    expect(calls).toBe(1);
     const log = JSON.stringify(await store.readStream(STREAM), (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
     expect(log).not.toContain('erased secret');
     expect(log).not.toContain('old');
+    expect(log).not.toContain('summary:');
     await Promise.all(projectors.map((p) => p.stop()));
   });
   it('given a replica that cached the session, when another replica erases it and re-creates it up to the same revision, then an append through the first is decided on the new session', async () => {

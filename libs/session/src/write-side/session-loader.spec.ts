@@ -187,6 +187,8 @@ describe('session state loading', () => {
         turnEvents(100, { kind: 'turn', toolCalls: 0, openCall: false, system: false }).map((event) => ({ event })),
       ),
     );
+    // the policy whose automatic passes these are (an automatic pass runs only while it is in force)
+    await new SetCompactionPolicyHandler(store, cache, summarizer).execute(new SetCompactionPolicyCommand('t', 'interrupted', strategy, null, 'chars'));
     expect(await pass(true, 1)).toEqual([1, 1, 1]);
     expect(await pass(true, 2)).toEqual([2, 2, 2]);
     expect(await pass('shutdown', 3)).toEqual([2, 2, 2]);

@@ -20,5 +20,7 @@ export function answerErrorsWithFilter(app: FastifyInstance): void {
     } as unknown as HttpAdapterHost,
     new ReadModelsDamage('read-models.sqlite'),
   );
-  app.setErrorHandler((error, _request, reply) => filter.catch(error, { switchToHttp: () => ({ getResponse: () => reply }) } as unknown as ArgumentsHost));
+  app.setErrorHandler((error, request, reply) =>
+    filter.catch(error, { switchToHttp: () => ({ getResponse: () => reply, getRequest: () => request }) } as unknown as ArgumentsHost),
+  );
 }

@@ -35,6 +35,13 @@ export class JsonBytes {
     return Buffer.concat(this.chunks);
   }
 
+  /** The bytes of `first`'s answer followed by `second`'s, copied once (into the result). */
+  static concat(first: JsonBytes, second: JsonBytes): Buffer {
+    first.flush();
+    second.flush();
+    return Buffer.concat([...first.chunks, ...second.chunks]);
+  }
+
   private flush(): void {
     if (this.pending) this.chunks.push(Buffer.from(this.pending, 'utf8'));
     this.pending = '';

@@ -12,6 +12,8 @@ import { markSubstrings, substringExcerpt } from '../recall-substring-snippet';
 import { boundSnippet } from '../recall-snippet-bound';
 import { RECALL_WHOLE_CLUSTERS_FUNCTION } from '../read-model-store';
 import { RECALL_SCRIPT_BOUNDARY } from '../script-boundary';
+import { firstRecallRowid, lastRecallRowid, RECALL_CHUNK_BITS, recallPositionSql } from '../recall-chunks';
+import { anyPhrase, crossRowHits, likePattern } from '../recall-cross-chunk';
 
 /** Default page size of {@link searchRecall}. */
 export const DEFAULT_RECALL_LIMIT = 20;
@@ -133,6 +135,8 @@ export interface RecallPage {
 
 interface HitRow {
   position: bigint;
+  /** The index row (chunk, see `recall-chunks`) the hit's snippet is cut from: its best-ranked matching chunk in `relevance` order, else its first matching one. */
+  chunkRow: bigint;
   /** The row's `snippet()` as FTS5 gives it (marks `\u0001`/`\u0002`), when the query that found it took it ({@link rawSnippetSql}). */
   rawSnippet?: string;
   sessionId: string;
@@ -154,6 +158,12 @@ interface HitRow {
  * others must occur but do not score), newest first when there is no such word (the answer's
  * `order` says which, see {@link RecallOrder}). With `sessionId`, the session's
  * first mention of the query comes first ({@link RecallHit.firstMention}).
+ *
+ * An event held in several index rows (`recall-chunks`) is a hit when it holds every word, in one
+ * row or across its rows (`recall-cross-chunk`, read models 22); a word of several tokens (a
+ * phrase) lies whole in one row. A hit across rows is scored and snipped from one row: in
+ * `relevance` order the one with the best BM25 over the ranked words it holds (the others score 0
+ * there), otherwise its first row holding a word; the snippet marks every word of that row.
  *
  * Paging: `nextCursor` continues the paging its first page started, the hits as of that page
  * (global positions up to the log's head then, `asOf` in the cursor): following it returns each of
@@ -258,7 +268,7 @@ function recallPage(
       sessionKey: string | null;
       userId: string | null;
     };
-    span.push(`${table}.rowid BETWEEN @lo AND @hi`);
+    span.push(`${table}.rowid BETWEEN @rowLo AND @rowHi`);
     sessionKey = range.sessionKey ?? undefined;
     // The session is the tenant's one of that id (the key names both): a `userId` filter its owner
     // does not pass leaves no row, so nothing of the index is read (an empty span). Not for a
@@ -266,22 +276,27 @@ function recallPage(
     const owned = search.userId === undefined || range.userId === search.userId || plan.match === null;
     params.lo = owned ? (range.lo ?? 1n) : 1n;
     params.hi = owned ? (range.hi ?? 0n) : 0n;
+    // Every chunk of the span's events (`recall-chunks`).
+    params.rowLo = firstRecallRowid(params.lo as bigint);
+    params.rowHi = lastRecallRowid(params.hi as bigint);
   }
   if (cursor !== undefined) {
-    conditions.push(`${table}.rowid <= @asOf`);
-    params.asOf = asOf;
+    conditions.push(`${table}.rowid <= @asOfRow`);
+    params.asOfRow = lastRecallRowid(asOf);
   }
+  // What one index row must hold to be a hit (every word); `conditions` are the rest (filters, spans).
+  const rowMatch: string[] = [];
   if (match !== null) {
-    conditions.push(`${table} MATCH @match`);
+    rowMatch.push(`${table} MATCH @match`);
     params.match = match;
   }
   plan.substrings.forEach((term, i) => {
-    conditions.push(`${table}.body LIKE @substring${i} ESCAPE '\\'`);
-    params[`substring${i}`] = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    rowMatch.push(`${table}.body LIKE @substring${i} ESCAPE '\\'`);
+    params[`substring${i}`] = likePattern(term);
   });
   // A flag must be a whole pair of its run of regional indicators (🇵🇰 is a substring of 🇯🇵🇰🇷).
   plan.wholeClusters.forEach((term, i) => {
-    conditions.push(`${RECALL_WHOLE_CLUSTERS_FUNCTION}(${table}.body, @whole${i})`);
+    rowMatch.push(`${RECALL_WHOLE_CLUSTERS_FUNCTION}(${table}.body, @whole${i})`);
     params[`whole${i}`] = term;
   });
   const filter = (sql: string, name: string, value: unknown) => {
@@ -304,7 +319,7 @@ function recallPage(
   const narrowed = [search.type, search.from, search.to, search.archived, search.compactionId].some((value) => value !== undefined);
 
   const joined = `FROM ${table}
-      JOIN session_log l ON l.position = ${table}.rowid
+      JOIN session_log l ON l.position = ${recallPositionSql(`${table}.rowid`)}
       JOIN sessions s ON s.session_key = l.session_key`;
 
   let rows: HitRow[];
@@ -320,23 +335,24 @@ function recallPage(
   if (match === null) {
     order = 'oldest';
     const scanBound = search.sessionId !== undefined && (params.hi as bigint) < asOf ? (params.hi as bigint) : asOf;
-    scanLast =
-      (store.statement(`SELECT rowid FROM ${table} WHERE rowid <= @scanBound ORDER BY rowid DESC LIMIT 1`).get({ scanBound }) as { rowid: bigint } | undefined)
-        ?.rowid ?? 0n;
+    // Positions; the scan reads rows (chunks, `recall-chunks`) and always every chunk of an event it reads.
+    const lastRow = store
+      .statement(`SELECT rowid FROM ${table} WHERE rowid <= @scanBoundRow ORDER BY rowid DESC LIMIT 1`)
+      .get({ scanBoundRow: lastRecallRowid(scanBound) }) as { rowid: bigint } | undefined;
+    scanLast = lastRow === undefined ? 0n : lastRow.rowid >> RECALL_CHUNK_BITS;
     const spanStart = (params.lo as bigint | undefined) ?? 1n;
     const scanFrom = cursor?.position ?? spanStart - 1n;
-    scanEnd = (
-      store
-        .statement(`SELECT rowid FROM ${table} WHERE rowid > @scanFrom ORDER BY rowid LIMIT 1 OFFSET @scanRows`)
-        .get({ scanFrom, scanRows: RECALL_SUBSTRING_SCAN_LIMIT - 1 }) as { rowid: bigint } | undefined
-    )?.rowid;
+    const endRow = store
+      .statement(`SELECT rowid FROM ${table} WHERE rowid > @scanFromRow ORDER BY rowid LIMIT 1 OFFSET @scanRows`)
+      .get({ scanFromRow: lastRecallRowid(scanFrom), scanRows: RECALL_SUBSTRING_SCAN_LIMIT - 1 }) as { rowid: bigint } | undefined;
+    scanEnd = endRow === undefined ? undefined : endRow.rowid >> RECALL_CHUNK_BITS;
     if (scanEnd !== undefined) {
-      conditions.push(`${table}.rowid <= @scanEnd`);
-      params.scanEnd = scanEnd;
+      conditions.push(`${table}.rowid <= @scanEndRow`);
+      params.scanEndRow = lastRecallRowid(scanEnd);
     }
     if (cursor !== undefined) {
-      conditions.push(`${table}.rowid > @scanFrom`);
-      params.scanFrom = scanFrom;
+      conditions.push(`${table}.rowid > @scanFromRow`);
+      params.scanFromRow = lastRecallRowid(scanFrom);
     }
   } else {
     if (cursor !== undefined) {
@@ -355,9 +371,37 @@ function recallPage(
       rankMatch = stats.phrases.map((p) => plan.phrases[p.index]).join(' ');
       params.match = rankMatch;
       params.fullMatch = match;
-      conditions.push(`+${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @fullMatch)`);
+      rowMatch.push(`+${table}.rowid IN (SELECT rowid FROM ${table} WHERE ${table} MATCH @fullMatch)`);
     }
   }
+  // The events of several index rows holding every word but in no one row (`recall-cross-chunk`):
+  // a second branch of each query, over their rows holding some word (the ranked ones in
+  // `relevance` order: its rank is that row's BM25 over the words it holds).
+  const crossHi = search.sessionId !== undefined && (params.hi as bigint) < asOf ? (params.hi as bigint) : asOf;
+  const cross = crossRowHits(
+    store,
+    table,
+    plan.index,
+    plan,
+    {
+      tenantId: search.tenantId,
+      lo: match === null ? (cursor?.position ?? ((params.lo as bigint | undefined) ?? 1n) - 1n) + 1n : ((params.lo as bigint | undefined) ?? 1n),
+      hi: match === null && scanEnd !== undefined && scanEnd < crossHi ? scanEnd : crossHi,
+    },
+    rarestRanked(plan, stats),
+  );
+  const crossMatch: string[] = [];
+  if (cross !== undefined) {
+    params.crossRows = cross.rows;
+    crossMatch.push(`${table}.rowid IN (SELECT value FROM json_each(@crossRows))`);
+    if (match === null) crossMatch.push(`(${plan.substrings.map((_, i) => `${table}.body LIKE @substring${i} ESCAPE '\\'`).join(' OR ')})`);
+    else {
+      crossMatch.push(`${table} MATCH @crossMatch`);
+      params.crossMatch = anyPhrase(stats === undefined ? plan.phrases : stats.phrases.map((p) => plan.phrases[p.index]));
+    }
+  }
+  /** The branches of a query whose other conditions are `where`: its ordinary hits', and the cross-row hits' when there are. */
+  const branches = (where: readonly string[]): string[][] => [[...rowMatch, ...where], ...(cross ? [[...crossMatch, ...where]] : [])];
   // In `newest` order (only words too common to rank) a selective filter starts from the rows it
   // passes, not from the matches: the same rows, found in time bounded by the filter's rows.
   const filtered =
@@ -371,20 +415,34 @@ function recallPage(
   if (search.sessionId !== undefined && order !== 'oldest') {
     // Its snippet with it, unless this MATCH leaves out common words (they are marked in snippets too).
     const mentionSql = (where: string[]) =>
-      `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rankMatch === match ? rawSnippetSql(table) : 'NULL'} AS rawSnippet ${joined}
-         WHERE ${[...where, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
-         ORDER BY ${table}.rowid LIMIT 1`;
+      unionOf(
+        branches(where).map(
+          (
+            branch,
+            k,
+          ) => `SELECT ${hitColumns(`${table}.rowid`)}, 0.0 AS rank, ${k === 0 && rankMatch === match ? rawSnippetSql(table) : 'NULL'} AS rawSnippet ${joined}
+             WHERE ${[...branch, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+             ORDER BY ${table}.rowid LIMIT 1`,
+        ),
+        'position',
+        '1',
+      );
     first = filtered
       ? filtered.rows(mentionSql, conditions, params, 'ascending', 1)[0]
       : (store.statement(mentionSql(conditions)).get(params) as HitRow | undefined);
     // The earliest hit that passes the filters is the first mention only when it is the session's.
-    if (first && narrowed && first.position !== sessionFirstMention(store, table, joined, mentionConditions, { ...params, match })) first = undefined;
+    if (first && narrowed && first.position !== sessionFirstMention(store, table, joined, branches(mentionConditions), { ...params, match })) first = undefined;
     if (first) {
       conditions.push('l.position <> @firstMention');
       params.firstMention = first.position;
       if (order === 'relevance' && cursor === undefined)
+        // Its best chunk's rank, as the other hits'.
         first.rank = (
-          store.statement(`SELECT rank FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`).get({ match: rankMatch, rowid: first.position }) as {
+          store.statement(`SELECT min(rank) AS rank FROM ${table} WHERE ${table} MATCH @match AND rowid BETWEEN @from AND @to`).get({
+            match: cross?.positions.includes(first.position) ? params.crossMatch : rankMatch,
+            from: firstRecallRowid(first.position),
+            to: lastRecallRowid(first.position),
+          }) as {
             rank: number;
           }
         ).rank;
@@ -393,30 +451,57 @@ function recallPage(
   const take = cursor === undefined && first ? limit : limit + 1;
   params.take = take;
   if (order === 'relevance' && cursor !== undefined) {
-    rows = frozenRankPage(store, table, plan, stats!, conditions.join(' AND '), params, cursor, take);
+    rows = frozenRankPage(
+      store,
+      table,
+      plan,
+      stats!,
+      branches(conditions).map((branch) => branch.join(' AND ')),
+      params,
+      cursor,
+      take,
+    );
   } else {
     const keyset: string[] = [];
     if (order === 'newest' && cursor?.position !== undefined) {
-      keyset.push(`${table}.rowid < @afterPosition`);
-      params.afterPosition = cursor.position;
+      keyset.push(`${table}.rowid < @afterRow`);
+      params.afterRow = firstRecallRowid(cursor.position);
     }
     // Rank and page without snippets (snippet() is costly on every match of a common word), then
     // build the snippets of the page's rows only. In `newest` order nothing is ranked: FTS5 yields
     // the matches newest first and the query stops at the page, so it takes each hit's snippet as
     // it passes it (only rows that pass every filter, at most `take` of them).
+    // An event of several chunks is one hit, at its first matching chunk (a later one is kept only
+    // when no earlier chunk of its event matches: a lookup only for the chunks after an event's first).
+    const firstMatchingChunk = (matchParam: string) => `((${table}.rowid & ${CHUNK_MASK}) = 0 OR NOT EXISTS (
+             SELECT 1 FROM ${table} AS earlier WHERE earlier.${table} MATCH @${matchParam}
+               AND earlier.rowid BETWEEN (${table}.rowid & ~${CHUNK_MASK}) AND ${table}.rowid - 1))`;
     const newestSql = (where: string[]) =>
-      `SELECT ${HIT_COLUMNS}, 0.0 AS rank, ${rawSnippetSql(table)} AS rawSnippet ${joined}
-           WHERE ${where.join(' AND ')}
-           ORDER BY ${table}.rowid DESC LIMIT @take`;
+      unionOf(
+        branches(where).map(
+          (branch, k) => `SELECT ${hitColumns(`${table}.rowid`)}, 0.0 AS rank, ${rawSnippetSql(table)} AS rawSnippet ${joined}
+           WHERE ${[...branch, firstMatchingChunk(k === 0 ? 'match' : 'crossMatch')].join(' AND ')}
+           ORDER BY ${table}.rowid DESC LIMIT @take`,
+        ),
+        'position DESC',
+        '@take',
+      );
     if (filtered) rows = filtered.rows(newestSql, [...conditions, ...keyset], params, 'descending', take, cursor?.position);
     else
       rows = store
         .statement(
           order === 'newest'
             ? newestSql([...conditions, ...keyset])
-            : `SELECT * FROM (
-             SELECT ${HIT_COLUMNS}, ${order === 'relevance' ? `${table}.rank` : '0.0'} AS rank ${joined}
-             WHERE ${conditions.join(' AND ')}
+            : // One hit per event: its best-ranked matching chunk (`relevance`) or its first (`oldest`), the chunk the snippet is cut from.
+              `SELECT * FROM (${branches(conditions)
+                .map(
+                  (
+                    branch,
+                  ) => `SELECT ${hitColumns(`${table}.rowid`)}, ${order === 'relevance' ? `min(${table}.rank) AS rank` : `0.0 AS rank, min(${table}.rowid) AS firstChunk`} ${joined}
+             WHERE ${branch.join(' AND ')}
+             GROUP BY l.position`,
+                )
+                .join(' UNION ALL ')}
            )
            ORDER BY rank, position
            LIMIT @take`,
@@ -428,8 +513,9 @@ function recallPage(
   // than the system message or a summary is the first mention.
   if (order === 'oldest' && cursor === undefined && search.sessionId !== undefined)
     first = rows.slice(0, limit).find((row) => row.type !== 'system' && row.type !== 'summary');
-  if (order === 'oldest' && first && narrowed && first.position !== sessionFirstMention(store, table, joined, mentionConditions, params)) first = undefined;
-  const snippets = recallSnippets(store, table, match, plan.substrings, rows.slice(0, limit));
+  if (order === 'oldest' && first && narrowed && first.position !== sessionFirstMention(store, table, joined, branches(mentionConditions), params))
+    first = undefined;
+  const snippets = recallSnippets(store, table, match, plan, rows.slice(0, limit), cross?.positions);
   for (const row of rows) row.snippet = snippets.get(row.position);
 
   const page = rows.slice(0, limit);
@@ -519,10 +605,11 @@ function filterFirst(
       // the paging's moment, the cursor), which hold every run, are only checked (`+`).
       const checked = where.map((condition) => condition.replace(new RegExp(`(?<!\\+)\\b${table}\\.rowid\\b`, 'g'), `+${table}.rowid`));
       const walk = store.statement(sql([...checked, `${table}.rowid BETWEEN @runFrom AND @runTo`]));
+      // Runs are of positions; the walk reads every chunk of their events.
       const runParams: Record<string, unknown> = { ...params };
       const rows: HitRow[] = [];
       for (const [runFrom, runTo] of runs) {
-        Object.assign(runParams, { runFrom, runTo, take: take - rows.length });
+        Object.assign(runParams, { runFrom: firstRecallRowid(runFrom), runTo: lastRecallRowid(runTo), take: take - rows.length });
         rows.push(...(walk.all(runParams) as HitRow[]));
         if (rows.length >= take) break;
       }
@@ -539,9 +626,17 @@ function rawSnippetSql(table: string): string {
   return `snippet(${table}, 0, char(1), char(2), '…', 24)`;
 }
 
-/** The columns of a hit row (the `HitRow` fields but `rank` and `snippet`), over `l` (`session_log`) and `s` (`sessions`). */
-const HIT_COLUMNS = `l.position AS position, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
+/** Row-id bits of the chunk number (`recall-chunks`), as an SQL literal. */
+const CHUNK_MASK = String((1n << RECALL_CHUNK_BITS) - 1n);
+
+/**
+ * The columns of a hit row (the `HitRow` fields but `rank` and `snippet`), over `l` (`session_log`)
+ * and `s` (`sessions`); `chunkRow` the SQL of its index row id.
+ */
+function hitColumns(chunkRow: string): string {
+  return `l.position AS position, ${chunkRow} AS chunkRow, s.session_id AS sessionId, l.event_id AS eventId, l.kind AS type,
              l.archived AS archived, l.archived_by AS archivedBy, l.created_at AS createdAt`;
+}
 
 /**
  * The SQL conditions (over `l`, a `session_log` row) of recall's `archived` and `compactionId`
@@ -588,7 +683,7 @@ function frozenRankPage(
   table: string,
   plan: RecallQueryPlan,
   stats: RecallRankStats,
-  where: string,
+  wheres: readonly string[],
   params: Record<string, unknown>,
   cursor: RecallCursor,
   take: number,
@@ -608,20 +703,26 @@ function frozenRankPage(
     ? []
     : phrases.map(
         (_, k) => `p${k} AS MATERIALIZED (
-          SELECT rowid AS position, -bm25(${table}) AS score FROM ${table} WHERE ${table} MATCH @rankPhrase${k} AND rowid BETWEEN @rankFrom AND @rankTo)`,
+          SELECT rowid AS row, -bm25(${table}) AS score FROM ${table} WHERE ${table} MATCH @rankPhrase${k} AND rowid BETWEEN @rankFrom AND @rankTo)`,
       );
-  const sql = `WITH hits AS MATERIALIZED (
-      SELECT ${table}.rowid AS position, ${documentLengthSql('d.sz')} AS length${inline ? `, -bm25(${table}) AS score` : ''}
+  const sql = `WITH hits AS MATERIALIZED (${wheres
+    .map(
+      (where) => `
+      SELECT ${table}.rowid AS row, l.position AS position, ${documentLengthSql('d.sz')} AS length${inline ? `, -bm25(${table}) AS score` : ''}
       FROM ${table}
         JOIN ${table}_docsize d ON d.id = ${table}.rowid
-        JOIN session_log l ON l.position = ${table}.rowid
+        JOIN session_log l ON l.position = ${recallPositionSql(`${table}.rowid`)}
         JOIN sessions s ON s.session_key = l.session_key
-      WHERE ${where}),
+      WHERE ${where}`,
+    )
+    .join(' UNION ALL ')}),
     ${perPhrase.map((cte) => `${cte},`).join('\n')}
-    ranked AS MATERIALIZED (
-      SELECT h.position AS position, ${frozenRankSql(scores, 'h.length')} AS rank
-      FROM hits h ${inline ? '' : phrases.map((_, k) => `JOIN p${k} ON p${k}.position = h.position`).join(' ')})
-    SELECT ${HIT_COLUMNS}, r.rank AS rank
+    chunks AS MATERIALIZED (
+      SELECT h.row AS row, h.position AS position, ${frozenRankSql(scores, 'h.length')} AS rank
+      FROM hits h ${inline ? '' : phrases.map((_, k) => `${wheres.length > 1 ? 'LEFT ' : ''}JOIN p${k} ON p${k}.row = h.row`).join(' ')}),
+    -- One hit per event: its best-ranked chunk (recall-chunks).
+    ranked AS MATERIALIZED (SELECT position, row, min(rank) AS rank FROM chunks GROUP BY position)
+    SELECT ${hitColumns('r.row')}, r.rank AS rank
     FROM ranked r
       JOIN session_log l ON l.position = r.position
       JOIN sessions s ON s.session_key = l.session_key
@@ -637,9 +738,9 @@ function frozenRankPage(
   phrases.forEach((phrase, k) => (rankParams[`rankPhrase${k}`] = phrase));
   if (!inline) {
     // The paging's span: the session's, up to the paging's moment.
-    rankParams.rankFrom = params.lo ?? 1n;
+    rankParams.rankFrom = firstRecallRowid((params.lo as bigint | undefined) ?? 1n);
     const hi = params.hi as bigint | undefined;
-    rankParams.rankTo = hi !== undefined && hi < cursor.asOf ? hi : cursor.asOf;
+    rankParams.rankTo = lastRecallRowid(hi !== undefined && hi < cursor.asOf ? hi : cursor.asOf);
   }
   if (cursor.position !== undefined) {
     rankParams.afterPosition = cursor.position;
@@ -676,18 +777,27 @@ function recallSnippets(
   store: ReadModelStore,
   table: string,
   match: string | null,
-  substrings: readonly string[],
+  plan: RecallQueryPlan,
   rows: readonly HitRow[],
+  cross: readonly bigint[] = [],
 ): Map<bigint, string> {
+  const { substrings } = plan;
   const raw = new Map<bigint, string>();
   if (match === null) {
     const body = store.statement(`SELECT body FROM ${table} WHERE rowid = @rowid`);
     for (const row of rows)
-      raw.set(row.position, substringExcerpt((body.get({ rowid: row.position }) as { body: string } | undefined)?.body ?? '', substrings));
+      raw.set(row.position, substringExcerpt((body.get({ rowid: row.chunkRow }) as { body: string } | undefined)?.body ?? '', substrings));
   } else {
     const one = store.statement(`SELECT ${rawSnippetSql(table)} AS snippet FROM ${table} WHERE ${table} MATCH @match AND rowid = @rowid`);
+    // A hit across rows: its row's snippet marks every word of the query that row holds.
+    const anyWord = anyPhrase(plan.phrases);
     for (const row of rows)
-      raw.set(row.position, row.rawSnippet ?? (one.get({ match, rowid: row.position }) as { snippet: string } | undefined)?.snippet ?? '');
+      raw.set(
+        row.position,
+        cross.includes(row.position)
+          ? ((one.get({ match: anyWord, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? '')
+          : (row.rawSnippet ?? (one.get({ match, rowid: row.chunkRow }) as { snippet: string } | undefined)?.snippet ?? ''),
+      );
   }
   const snippets = new Map<bigint, string>();
   for (const [position, text] of raw)
@@ -700,23 +810,46 @@ function recallSnippets(
   return snippets;
 }
 
+/** The ranked phrase of `plan` holding the fewest rows (by the paging's `stats`), undefined without one. */
+function rarestRanked(plan: RecallQueryPlan, stats: RecallRankStats | undefined): string | undefined {
+  const rarest = stats === undefined || stats.phrases.length === 0 ? undefined : stats.phrases.reduce((a, b) => (b.rows < a.rows ? b : a));
+  return rarest === undefined ? undefined : plan.phrases[rarest.index];
+}
+
 /**
- * The position of the session's first mention: its earliest row matching the query (`conditions`:
- * the match, the session, its span; no other filter) that is neither the system message nor a
+ * One query of the rows of `selects` (SELECT statements of the same columns, each may hold its own
+ * ORDER BY and LIMIT) in `orderBy` order, at most `limit` (SQL text) rows: `selects[0]` alone
+ * when it is the only one.
+ */
+function unionOf(selects: readonly string[], orderBy: string, limit: string): string {
+  if (selects.length === 1) return selects[0];
+  return `SELECT * FROM (${selects.map((select) => `SELECT * FROM (${select})`).join(' UNION ALL ')}) ORDER BY ${orderBy} LIMIT ${limit}`;
+}
+
+/**
+ * The position of the session's first mention: its earliest row matching the query (`branches`:
+ * each a set of conditions, the match, the session, its span, no other filter; see `branches` in
+ * `recallPage`) that is neither the system message nor a
  * summary; undefined when there is none.
  */
 function sessionFirstMention(
   store: ReadModelStore,
   table: string,
   joined: string,
-  conditions: readonly string[],
+  branches: ReadonlyArray<readonly string[]>,
   params: Record<string, unknown>,
 ): bigint | undefined {
   const row = store
     .statement(
-      `SELECT ${table}.rowid AS position ${joined}
-       WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
-       ORDER BY ${table}.rowid LIMIT 1`,
+      unionOf(
+        branches.map(
+          (conditions) => `SELECT l.position AS position ${joined}
+             WHERE ${[...conditions, `l.kind NOT IN ('system', 'summary')`].join(' AND ')}
+             ORDER BY ${table}.rowid LIMIT 1`,
+        ),
+        'position',
+        '1',
+      ),
     )
     .get(params) as { position: bigint } | undefined;
   return row?.position;

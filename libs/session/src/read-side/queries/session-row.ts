@@ -14,7 +14,7 @@ export interface SessionRow {
 }
 
 /** The session's row when it exists and belongs to `tenantId`; null otherwise (unknown → 404). */
-export function findSession(store: ReadModelStore, tenantId: string, sessionId: string): SessionRow | null {
+export function findSession(store: Pick<ReadModelStore, 'db'>, tenantId: string, sessionId: string): SessionRow | null {
   const row = store.db
     .prepare(
       `SELECT session_key AS sessionKey, session_id AS sessionId, tenant_id AS tenantId, user_id AS userId, revision, last_position AS lastPosition,

@@ -1,15 +1,15 @@
 import type { SessionEvent } from '@lib/compaction';
-import { compareWindowEntries, type WindowEntry } from '../../domain/session-window';
+import type { WindowEntry } from '../../domain/session-window';
 import type { EventCosts } from '../../events/session-stream-events';
 import type { ReadModelStore } from '../read-model-store';
 import { decodeUtf8 } from './decode-utf8';
-import { mapInTurns } from '../../event-loop-turns';
 import { findSession } from './session-row';
+import { readWindowRows, windowRowPages, type WindowRow, type WindowRowsOptions } from './window-rows';
 
 /**
  * The projected active window of a session. `revision` is the revision (bigint) of the last
  * event of the session stream the projection has applied (conversation or decision event).
- * `entries` are the active events in window order (DESIGN §3.3.4, {@link compareWindowEntries}),
+ * `entries` are the active events in window order (DESIGN §3.3.4, `compareWindowEntries`),
  * exactly the `orderedWindow` of the session fold; each carries its stored costs (tokens per
  * estimator, UTF-16 code units for `chars`) so callers sum them with `windowTokens`.
  */
@@ -17,31 +17,6 @@ export interface ProjectedWindow {
   sessionId: string;
   revision: bigint;
   entries: WindowEntry[];
-}
-
-/** A `window_entries` row as {@link windowRows} reads it. */
-interface WindowRow {
-  revision: bigint;
-  anchorRevision: bigint;
-  compactionId: string | null;
-  eventJson: Buffer;
-  costsJson: string;
-  createdAt: string;
-}
-
-/** The session's row and its window rows, by one statement each (null: unknown session or another tenant's). */
-function windowRows(store: ReadModelStore, tenantId: string, sessionId: string): { revision: bigint; rows: WindowRow[] } | null {
-  const session = findSession(store, tenantId, sessionId);
-  if (!session) return null;
-  const rows = store.db
-    .prepare(
-      `SELECT revision, anchor_revision AS anchorRevision, compaction_id AS compactionId, CAST(event_json AS BLOB) AS eventJson,
-              costs_json AS costsJson, created_at AS createdAt
-       FROM window_entries WHERE session_key = ? ORDER BY anchor_revision, revision`,
-    )
-    .safeIntegers(true)
-    .all(session.sessionKey) as WindowRow[];
-  return { revision: session.revision, rows };
 }
 
 /** A stored window row as a window entry (its event and costs parsed). */
@@ -59,27 +34,41 @@ function windowEntry(row: WindowRow): WindowEntry {
 }
 
 /**
- * Reads the active window of `sessionId` in `tenantId` from the read models.
+ * Reads the active window of `sessionId` in `tenantId` from the read models, synchronously (all
+ * its rows read without a turn of the event loop: tests and small windows; the routes use
+ * {@link getWindowInTurns}), by the same statements as {@link readWindowRows}.
  * Returns null when the session is unknown to the projection or belongs to another tenant (→ 404).
  * Use `SessionProjector.waitForPosition` first for read-your-writes.
  */
 export function getWindow(store: ReadModelStore, tenantId: string, sessionId: string): ProjectedWindow | null {
-  const read = windowRows(store, tenantId, sessionId);
-  if (!read) return null;
-  const entries = read.rows.map(windowEntry);
-  entries.sort(compareWindowEntries);
-  return { sessionId, revision: read.revision, entries };
+  const session = findSession(store, tenantId, sessionId);
+  if (!session) return null;
+  const entries: WindowEntry[] = [];
+  for (const rows of windowRowPages(store.db, session.sessionKey)) for (const row of rows ?? []) entries.push(windowEntry(row));
+  return { sessionId, revision: session.revision, entries };
 }
 
 /**
- * {@link getWindow}'s answer, the same, its rows read by one statement (one consistent snapshot)
- * and parsed giving the event loop a turn every `ITEMS_PER_TURN` entries (see `mapInTurns`),
- * so a window of 30,000 events does not hold every other request for the whole of it.
+ * {@link getWindow}'s answer, the same, its rows read in pages of one snapshot with a turn of the
+ * event loop between pages ({@link readWindowRows}; `options.rowsPerPage`, default
+ * `WINDOW_ROWS_PER_PAGE`) and parsed page by page, so a window of 30,000 events does not hold
+ * every other request for the whole of it (newcomer ncnoisy F1).
  */
-export async function getWindowInTurns(store: ReadModelStore, tenantId: string, sessionId: string): Promise<ProjectedWindow | null> {
-  const read = windowRows(store, tenantId, sessionId);
-  if (!read) return null;
-  const entries = await mapInTurns(read.rows, windowEntry);
-  entries.sort(compareWindowEntries);
-  return { sessionId, revision: read.revision, entries };
+export async function getWindowInTurns(
+  store: ReadModelStore,
+  tenantId: string,
+  sessionId: string,
+  options: WindowRowsOptions = {},
+): Promise<ProjectedWindow | null> {
+  const entries: WindowEntry[] = [];
+  const session = await readWindowRows(
+    store,
+    tenantId,
+    sessionId,
+    (rows) => {
+      for (const row of rows) entries.push(windowEntry(row));
+    },
+    options,
+  );
+  return session ? { sessionId, revision: session.revision, entries } : null;
 }

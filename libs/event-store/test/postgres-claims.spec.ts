@@ -1,0 +1,94 @@
+import { Client } from 'pg';
+import { PostgresEventStore } from '../src/postgres';
+import { claimLockKey } from '../src/postgres/postgres-claims';
+import { EventStoreUnavailableError } from '../src';
+import { createTestDatabase, describeUnlessSkipped, postgresUnavailableReason, type TestDatabase } from './postgres-test-database';
+
+const skipReason = postgresUnavailableReason();
+
+describeUnlessSkipped(skipReason, 'PostgreSQL claims (tryClaim): at most one process holds a name, never a process that is gone', () => {
+  let db: TestDatabase;
+  let a: PostgresEventStore;
+  let b: PostgresEventStore;
+  let admin: Client;
+  beforeAll(async () => {
+    db = await createTestDatabase('es_claims');
+    admin = new Client({ connectionString: db.url });
+    await admin.connect();
+  });
+  beforeEach(() => {
+    // two stores: two processes' connections, as two replicas have
+    a = PostgresEventStore.connect(db.url);
+    b = PostgresEventStore.connect(db.url);
+  });
+  afterEach(async () => {
+    await a.close();
+    await b.close();
+  });
+  afterAll(async () => {
+    await admin.end();
+    await db.drop();
+  });
+
+  it('refuses a name another store holds until it is released, and keeps names apart', async () => {
+    const held = await a.tryClaim('auto-compaction s1');
+    expect(held).not.toBeNull();
+    expect(await b.tryClaim('auto-compaction s1')).toBeNull();
+    const other = await b.tryClaim('auto-compaction s2');
+    expect(other).not.toBeNull();
+    await held!.release();
+    await held!.release(); // twice: nothing more given up
+    const now = await b.tryClaim('auto-compaction s1');
+    expect(now).not.toBeNull();
+    expect(await a.tryClaim('auto-compaction s1')).toBeNull();
+    await now!.release();
+    await other!.release();
+  });
+
+  it('holds a name once in a process too: the same store refuses it (also two claims asked together) until it is released', async () => {
+    const [first, second] = await Promise.all([a.tryClaim('auto-compaction s6'), a.tryClaim('auto-compaction s6')]);
+    expect([first, second].filter((c) => c !== null)).toHaveLength(1);
+    const held = (first ?? second)!;
+    expect(await a.tryClaim('auto-compaction s6')).toBeNull();
+    expect(await b.tryClaim('auto-compaction s6')).toBeNull();
+    await held.release();
+    const again = await a.tryClaim('auto-compaction s6');
+    expect(again).not.toBeNull();
+    await again!.release();
+    // released once, unlocked once: another store gets it
+    const other = await b.tryClaim('auto-compaction s6');
+    expect(other).not.toBeNull();
+    await other!.release();
+  });
+
+  it('drops the claims of a connection the server ended, and claims again on a new connection', async () => {
+    expect(await a.tryClaim('auto-compaction s3')).not.toBeNull();
+    expect(await b.tryClaim('auto-compaction s3')).toBeNull();
+    // the holder's dedicated connection dies (a crashed replica, a restarted server, a dropped network)
+    await admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'session-memory-compaction claims' AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory')",
+    );
+    let got = null;
+    for (let i = 0; i < 50 && !got; i++) got = await b.tryClaim('auto-compaction s3');
+    expect(got).not.toBeNull();
+    // the store whose connection died claims again on a new one (after at most one refused attempt)
+    const again = await a.tryClaim('auto-compaction s4').catch((err: unknown) => err);
+    const retried = again instanceof EventStoreUnavailableError ? await a.tryClaim('auto-compaction s4') : again;
+    expect(retried).not.toBeNull();
+  });
+
+  it('takes no connection of the pool, and answers EventStoreUnavailableError when the server cannot be reached', async () => {
+    await a.tryClaim('auto-compaction s5');
+    expect(a.poolConnections().total).toBe(0);
+    const unreachable = PostgresEventStore.connect('postgres://postgres@127.0.0.1:1/none', { connectionTimeoutMs: 500 });
+    await expect(unreachable.tryClaim('x')).rejects.toBeInstanceOf(EventStoreUnavailableError);
+    await unreachable.close();
+  });
+
+  it('derives a signed 64-bit key per name (pure, stable)', () => {
+    expect(claimLockKey('a')).toBe(claimLockKey('a'));
+    expect(claimLockKey('a')).not.toBe(claimLockKey('b'));
+    const key = BigInt(claimLockKey('auto-compaction ["default","s"]'));
+    expect(key >= -(2n ** 63n) && key < 2n ** 63n).toBe(true);
+  });
+});

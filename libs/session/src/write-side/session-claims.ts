@@ -1,0 +1,126 @@
+/**
+ * The claim of a session's model-calling compaction pass across replicas (a store with
+ * `EventStore.tryClaim`: PostgreSQL). One rule for every pass, automatic or commanded: a pass
+ * that may call the summarizer holds its session's claim from before it plans on the state it
+ * will decide on until it has answered, so two replicas never call the model for one decision.
+ * Passes that never call the model (a `sliding-window` or `turn-window` plan, a dry run, a
+ * `not-triggered` or `noop` answer) take no claim: done twice at once they cost nothing but a
+ * refused duplicate append (the store's expected-revision and event-id checks keep the log right).
+ *
+ * - Automatic passes ({@link AutoCompactionScheduler}) claim when their trigger fires and never
+ *   block on a claim held elsewhere: they look again every `compactionClaimPollMs`, at most
+ *   `autoCompactionClaimMaxWaitMs`, in the background.
+ * - Commanded passes (HTTP, NATS; `CompactSessionHandler`) claim when their plan asks for a
+ *   summary; held elsewhere, the command waits for it (a query every `compactionClaimPollMs`, at
+ *   most `compactionCommandClaimMaxWaitMs`), then decides again on the session as the other pass
+ *   left it (see the handler).
+ *
+ * A claim is released in a `finally` when the pass ends, whatever became of the request (a client
+ * that disconnected included); the server drops a dead replica's claims with its connection.
+ */
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import type { EventStore, HeldClaim } from '@lib/event-store';
+import { EVENT_STORE, SESSION_SETTINGS } from '../tokens';
+import type { SessionSettings } from './auto-compaction';
+import { autoTriggerFires, type CompactionStep, type CompactSession } from '../decider/compaction-decider';
+import type { SessionWindowState } from '../domain/session-window';
+
+/**
+ * The name of the claim of a session's passes (`EventStore.tryClaim`). The text is the one the
+ * automatic passes of the 2026-12-03 release claim, so replicas of both releases exclude each other.
+ */
+export function sessionClaimName(tenantId: string, sessionId: string): string {
+  return `auto-compaction ${JSON.stringify([tenantId, sessionId])}`;
+}
+
+/**
+ * The rule (see the module doc): whether a pass of `command` on `state` takes its session's claim,
+ * i.e. may call the summarizer. A dry run never does (it never calls the model). An automatic
+ * pass: when its trigger fires on `state` (asked before it plans, so that it plans on the state
+ * the claim protects: the scheduler then runs the whole pass under the claim). A commanded pass:
+ * when `step`, its plan on `state`, asks for a summary (a `sliding-window` or `turn-window` plan,
+ * and a `noop` or `not-triggered` answer, call no model). Pure.
+ */
+export function passTakesClaim(command: CompactSession, state: SessionWindowState, step?: CompactionStep): boolean {
+  if (command.dryRun) return false;
+  if (command.origin === 'auto') return autoTriggerFires(command, state);
+  return step?.kind === 'pass' && step.pass.plan.summaryRequest !== undefined;
+}
+
+/** What {@link SessionClaims.waitFor} got: the claim (null: the pass runs unclaimed) and how long it waited (ms, 0 when the first look got it). */
+export interface WaitedClaim {
+  claim: HeldClaim | null;
+  waitedMs: number;
+}
+
+/** Default of `SessionSettings.compactionClaimPollMs` (ms): one claim query per waiting pass per period. */
+export const DEFAULT_CLAIM_POLL_MS = 250;
+/** Default of `SessionSettings.autoCompactionClaimMaxWaitMs` (ms): longer than a pass of many chunked model calls usually takes. */
+export const DEFAULT_CLAIM_MAX_WAIT_MS = 120_000;
+/** Default of `SessionSettings.compactionCommandClaimMaxWaitMs` (ms): under the 60 s `REQUEST_TIMEOUT_MS` and the 30 s NATS ack wait. */
+export const DEFAULT_COMMAND_CLAIM_MAX_WAIT_MS = 15_000;
+
+type ClaimSettings = Pick<SessionSettings, 'compactionClaimPollMs' | 'compactionCommandClaimMaxWaitMs'>;
+
+/** The session claims of this replica (see the module doc). */
+@Injectable()
+export class SessionClaims {
+  private readonly logger = new Logger('Compaction');
+  private waiting = 0;
+
+  constructor(
+    @Inject(SESSION_SETTINGS) private readonly settings: ClaimSettings,
+    /** Where claims are taken; without one, or a store without claims, every pass runs unclaimed. */
+    @Optional() @Inject(EVENT_STORE) private readonly store?: EventStore,
+  ) {}
+
+  /** Number of commanded passes waiting now for a claim another pass holds (the gauge `compaction_commands_waiting_for_claim`). */
+  get commandsWaiting(): number {
+    return this.waiting;
+  }
+
+  /**
+   * The session's claim, without waiting: held, `'claimed-elsewhere'` (another pass holds it: on
+   * another replica, or another pass of this one), or null when the pass runs unclaimed (a store
+   * without claims: SQLite, KurrentDB; or a store that could not be asked: the pass meets the same
+   * store and fails or works there).
+   */
+  async tryClaim(tenantId: string, sessionId: string): Promise<HeldClaim | 'claimed-elsewhere' | null> {
+    if (!this.store?.tryClaim) return null;
+    try {
+      return (await this.store.tryClaim(sessionClaimName(tenantId, sessionId))) ?? 'claimed-elsewhere';
+    } catch (err) {
+      this.logger.debug(`compaction runs unclaimed: ${(err as Error).name}: ${(err as Error).message}`);
+      return null;
+    }
+  }
+
+  /**
+   * The session's claim for a commanded pass, waiting while another pass holds it: a look every
+   * `compactionClaimPollMs`, for at most `compactionCommandClaimMaxWaitMs` (then null with one
+   * `warn` line: the pass runs unclaimed, as a claim is advisory). Never rejects.
+   */
+  async waitFor(tenantId: string, sessionId: string): Promise<WaitedClaim> {
+    const started = Date.now();
+    let claim = await this.tryClaim(tenantId, sessionId);
+    if (claim !== 'claimed-elsewhere') return { claim, waitedMs: 0 };
+    const { compactionClaimPollMs: pollMs, compactionCommandClaimMaxWaitMs: maxWaitMs } = this.settings;
+    this.waiting++;
+    try {
+      for (;;) {
+        const left = maxWaitMs - (Date.now() - started);
+        if (left <= 0) {
+          this.logger.warn(
+            `compaction command of session ${JSON.stringify(sessionId)} (tenant ${JSON.stringify(tenantId)}) runs unclaimed: another pass has held its claim for ${maxWaitMs} ms or more (COMPACTION_CLAIM_MAX_WAIT_MS)`,
+          );
+          return { claim: null, waitedMs: Date.now() - started };
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(pollMs, left)));
+        claim = await this.tryClaim(tenantId, sessionId);
+        if (claim !== 'claimed-elsewhere') return { claim, waitedMs: Date.now() - started };
+      }
+    } finally {
+      this.waiting--;
+    }
+  }
+}
