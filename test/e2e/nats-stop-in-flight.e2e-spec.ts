@@ -79,7 +79,10 @@ describeWithNats('NATS stop with commands in flight')('stopping a replica while 
           'the pull request at the server',
         );
         const published = Array.from({ length: BURST }, (_, i) =>
-          nats.client.js.publish(commandSubject(prefix, 'default', `r${round}s${i % 40}`, 'append'), JSON.stringify({ events: [] }), { msgID: randomUUID() }),
+          nats.client.js.publish(commandSubject(prefix, 'default', `r${round}s${i % 40}`, 'append'), JSON.stringify({ events: [] }), {
+            msgID: randomUUID(),
+            timeout: 30_000,
+          }),
         );
         // Stop at a random instant of the burst: the server is picking the pull request for commands.
         await new Promise((r) => setTimeout(r, Math.random() * 15));

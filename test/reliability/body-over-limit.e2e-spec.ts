@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import * as v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { DISCARD_MAX_MS } from '../../apps/session-service/src/http/early-answer';
 import { curlPostFile, hasCurl, nodeProcess } from '../support/outside-clients';
 import { useService } from '../support/service-harness';
 
@@ -40,6 +41,8 @@ const declared = Math.floor(Number(mib) * ${MiB});
 let text = '';
 let sent = 0;
 let failed = null;
+const started = Date.now();
+let answeredAt = null;
 const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true }, () => {
   socket.write('POST /v1/sessions/all-then-read/events HTTP/1.1\\r\\nHost: localhost\\r\\nContent-Type: application/json\\r\\nContent-Length: ' + declared + '\\r\\n\\r\\n');
   const chunk = Buffer.alloc(256 * 1024, 'x');
@@ -53,11 +56,14 @@ const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpe
   };
   pump();
 });
-socket.on('data', (data) => (text += data.toString('latin1')));
+socket.on('data', (data) => {
+  answeredAt ??= Date.now();
+  text += data.toString('latin1');
+});
 socket.on('error', (error) => (failed = error.code));
 socket.on('close', () => {
   const [head, body] = text.split('\\r\\n\\r\\n');
-  console.log(JSON.stringify({ statusLine: head.split('\\r\\n')[0], body: body ? JSON.parse(body) : null, sent, failed }));
+  console.log(JSON.stringify({ statusLine: head.split('\\r\\n')[0], body: body ? JSON.parse(body) : null, sent, failed, sendingMsAfterAnswer: Date.now() - (answeredAt ?? started) }));
 });
 `;
 
@@ -111,8 +117,12 @@ describe('bodies over MAX_BODY_BYTES: the client reads 413 payload_too_large', (
     await nodeProcess(SEND_ALL, [String(port), '20']);
     const before = await held();
     for (let i = 0; i < 3; i++) {
-      const answer = await nodeProcess(SEND_ALL, [String(port), '20']);
-      expect(answer).toEqual({ statusLine: 'HTTP/1.1 413 Payload Too Large', body: PAYLOAD_TOO_LARGE, sent: 20 * MiB, failed: null });
+      const { sendingMsAfterAnswer, ...answer } = (await nodeProcess(SEND_ALL, [String(port), '20'])) as { sendingMsAfterAnswer: number; failed: unknown };
+      // The service discards the rest of a body for at most 5 s after its answer (README, 413 row): on a
+      // loaded machine the client may not have sent 20 MiB by then, and is cut off (EPIPE) only past it.
+      if (answer.failed !== null && sendingMsAfterAnswer >= DISCARD_MAX_MS)
+        expect(answer).toMatchObject({ statusLine: 'HTTP/1.1 413 Payload Too Large', body: PAYLOAD_TOO_LARGE });
+      else expect(answer).toEqual({ statusLine: 'HTTP/1.1 413 Payload Too Large', body: PAYLOAD_TOO_LARGE, sent: 20 * MiB, failed: null });
     }
     expect((await held()) - before).toBeLessThan(4 * MiB);
   });
