@@ -1267,7 +1267,6 @@ function chart(points, compactions, link, estimator) {
     svg.append(anchor);
     marks.push(anchor);
   });
-  rovingFocus(svg, marks);
   // A step line: the window holds its size until the next event (a point that leaves it as it
   // was adds nothing but length to the path, and is left out; the last one ends the line).
   let d = '';
@@ -1276,12 +1275,15 @@ function chart(points, compactions, link, estimator) {
     else if (p.tokens !== points[i - 1]?.tokens || i === points.length - 1) d += `H${x(p.revision)}V${y(p.tokens)}`;
   });
   svg.append(s('path', { class: 'line', d, 'aria-hidden': 'true' }));
-  return h(
+  const chartBox = h(
     'div',
     { class: 'chart', id: 'chart' },
     /** @type {any} */ (svg),
     h('p', { class: 'sr-only', id: 'chart-text' }, curveText(points, compactions.length, estimator)),
   );
+  // On the HTML box, not the <svg>: Chromium makes an SVG element with focus listeners a Tab stop.
+  rovingFocus(chartBox, marks);
+  return chartBox;
 }
 
 /**
@@ -1289,8 +1291,9 @@ function chart(points, compactions, link, estimator) {
  * of them at a time has `tabindex="0"` (the first, then the one last focused), the others `-1`;
  * inside `container` the Right and Down arrow keys move the focus to the next item, Left and Up
  * to the previous one (stopping at the ends), Home and End to the first and last. Nothing happens
- * with no item.
- * @param {Element} container @param {Array<HTMLElement | SVGElement>} items
+ * with no item. `container` is an HTML element: an SVG element given a focus listener becomes a
+ * Tab stop of its own in Chromium.
+ * @param {HTMLElement} container @param {Array<HTMLElement | SVGElement>} items
  */
 function rovingFocus(container, items) {
   items.forEach((item, i) => item.setAttribute('tabindex', i === 0 ? '0' : '-1'));
