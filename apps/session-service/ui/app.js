@@ -239,8 +239,17 @@ const announcer = /** @type {HTMLElement} */ (document.getElementById('announce'
  * @param {string} text
  */
 function announce(text) {
+  clearAnnouncement();
+  saying = setTimeout(() => (announcer.textContent = text), 50);
+}
+
+/** @type {ReturnType<typeof setTimeout> | undefined} the announcement on its way ({@link announce}) */
+let saying;
+
+/** Empties the announcer, and drops an announcement on its way (it may name the tenant's data: "Forget API key"). */
+function clearAnnouncement() {
+  clearTimeout(saying);
   announcer.textContent = '';
-  setTimeout(() => (announcer.textContent = text), 50);
 }
 
 /**
@@ -2704,6 +2713,7 @@ async function render(reread = false, goTo) {
 function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);
   clearBanner();
+  clearAnnouncement();
   showPage(false, undefined, h('p', { class: 'muted' }, 'Loading…'));
   void render();
 }
