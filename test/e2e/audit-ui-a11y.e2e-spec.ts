@@ -3,8 +3,15 @@
  * driving Debian's Chromium; Tab, Shift+Tab, Enter, Space and Escape; the accessibility tree read
  * through the Chrome DevTools Protocol and aria snapshots). README "Audit page and typed client",
  * keyboard and screen readers:
- *  - each compaction of the list and each mark on the chart is a link: Enter opens its details,
- *    whose heading takes the focus; Close or Escape closes them and gives the focus back;
+ *  - "Skip to content" is the first Tab stop; the focus ring is a solid 3 px line at 3:1 or more;
+ *  - each compaction of the list and each mark on the chart is a link (the chart's marks one Tab
+ *    stop, the arrow keys moving between them): Enter opens its details, whose heading takes the
+ *    focus; Close or Escape closes them and gives the focus back, also to an "archived by" link of
+ *    a timeline page that turned meanwhile;
+ *  - "archived by" links are named with their visible words first; the chart's estimator has a label;
+ *  - a commanded compaction's details say who asked (requestedBy); its summary is a named region;
+ *  - reading a session is announced once, when done (its progress line is not a live region);
+ *  - the loading mark stands still when reduced motion is asked for;
  *  - "More hits" and "Load more" keep the focus (on the button, or on the first new hit or row
  *    when the button goes), and the counts beside them are live regions;
  *  - "Go to revision" and "Go to time" focus the row gone to (`aria-current="location"`) and say
@@ -30,6 +37,11 @@ const FEW = 25;
 const SUMMARIZED = 'kb-summarized';
 /** A user with more sessions than one page of the list (100). */
 const MANY_USER = 'kb-many';
+/** A session of more log entries than one page of the log's reads (1,000): read in two pages. */
+const LONG = 'kb-long';
+const LONG_EVENTS = 1_100;
+/** The X-Request-Id the second compaction of {@link SESSION} is sent with. */
+const TICKET = 'kb-ticket-4711';
 
 /** One accessibility-tree node of the page, as Chromium exposes it to screen readers. */
 interface AxNode {
@@ -81,6 +93,55 @@ function focused(page: Page): Promise<{ tag: string; id: string; ariaCurrent: st
   })()`);
 }
 
+/**
+ * In the page: the focused element's focus ring, from computed styles: its outline's style and
+ * width (px), and its colour's contrast ratio (WCAG 2) against the background it is drawn on (the
+ * nearest ancestor's that is not transparent, the element's own excluded: the ring lies outside it).
+ */
+const FOCUS_RING = `(() => {
+  const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const channel = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+  const lum = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+  const e = document.activeElement;
+  let bg = 'rgb(255, 255, 255)';
+  for (let a = e.parentElement; a; a = a.parentElement) {
+    const c = getComputedStyle(a).backgroundColor;
+    if (c !== 'transparent' && !/, 0\\)$/.test(c)) { bg = c; break; }
+  }
+  const style = getComputedStyle(e);
+  const [x, y] = [lum(rgb(style.outlineColor)), lum(rgb(bg))];
+  return { style: style.outlineStyle, width: parseFloat(style.outlineWidth), contrast: (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05) };
+})()`;
+
+/**
+ * In the page: starts recording what its live regions would say: each time the text of an element
+ * that is a live region (`aria-live` other than `off`, or role `status`, `alert` or `log`), or is
+ * inside one, changes to a non-empty text while no ancestor is `aria-busy`: `[region id, text]`,
+ * into `window.__said` (a region saying the same twice in a row counts once).
+ */
+const RECORD_LIVE = `(() => {
+  window.__said = [];
+  const live = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const role = e.getAttribute('role');
+      const attr = e.getAttribute('aria-live');
+      if (attr === 'off') return null;
+      if (attr || role === 'status' || role === 'alert' || role === 'log') return e;
+    }
+    return null;
+  };
+  new MutationObserver((mutations) => {
+    for (const m of mutations) {
+      const el = m.target.nodeType === Node.ELEMENT_NODE ? m.target : m.target.parentElement;
+      const region = el && live(el);
+      if (!region || region.closest('[aria-busy=true]')) continue;
+      const text = region.textContent.trim();
+      const last = window.__said.at(-1);
+      if (text && !(last && last[0] === region.id && last[1] === text)) window.__said.push([region.id, text]);
+    }
+  }).observe(document.body, { subtree: true, childList: true, characterData: true });
+})()`;
+
 /** The focused element's text. */
 const focusedText = (page: Page): Promise<string> => page.evaluate<string>('document.activeElement.textContent');
 
@@ -126,12 +187,14 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
         text: `${i % 2 ? 'question' : 'answer'} ${i} ${EVERYWHERE}${i <= FEW ? ` ${FEW_WORD}` : ''}`,
       });
     const half = EVENTS / 2;
-    for (const part of [events.slice(0, half), events.slice(half)]) {
+    for (const [i, part] of [events.slice(0, half), events.slice(half)].entries()) {
       const appended = await client.POST('/v1/sessions/{sessionId}/events', { params: { path }, body: { userId: 'kb-user', events: part } as never });
       expect(appended.response.status).toBe(201);
+      // The second one with the client's own request id (requestedBy.requestIdFrom "client").
       const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', {
         params: { path },
         body: { strategy: { type: 'sliding-window', maxEvents: 40 } },
+        headers: i === 1 ? { 'X-Request-Id': TICKET } : {},
       });
       expect(data!.outcome).toBe('compacted');
       compactionIds.push(data!.compactionId!);
@@ -145,6 +208,11 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
       await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: SUMMARIZED } }, body: { events: turns } });
       const { data } = await client.POST('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } }, body: { strategy } });
       expect(data!.outcome).toBe('compacted');
+    }
+    for (let from = 0; from < LONG_EVENTS; from += 275) {
+      const batch = Array.from({ length: 275 }, (_, i) => ({ type: (from + i) % 2 ? ('assistant' as const) : ('user' as const), text: `line ${from + i}` }));
+      const { response } = await client.POST('/v1/sessions/{sessionId}/events', { params: { path: { sessionId: LONG } }, body: { events: batch } });
+      expect(response.status).toBe(201);
     }
     for (let i = 0; i <= 100; i++)
       await client.POST('/v1/sessions/{sessionId}/events', {
@@ -209,15 +277,39 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name: `compaction #2 ${compactionIds[1]}` });
   });
 
-  it('reaches each mark on the chart by Tab and opens it with Enter; the chart has a text alternative', async () => {
+  // ncuiaudit A1: every mark was its own Tab stop (about 173 stops before the timeline on a session
+  // of many compactions); its focus showed as a thicker line only.
+  it('makes the chart one Tab stop whose marks the arrow keys go through, opens one with Enter; the chart has a text alternative', async () => {
     await openSession();
+    expect(await page.evaluate("[...document.querySelectorAll('#chart a')].filter((a) => a.tabIndex >= 0).length")).toBe(1);
     await page.locator('#chart-estimator').focus();
     await page.keyboard.press('Tab');
     expect((await focused(page)).inside).toContain('#chart');
     const mark = await ax(page, ':focus');
     expect(mark.role).toBe('link');
     expect(mark.name).toMatch(new RegExp(`^compaction #1 compacted ${compactionIds[0]} at revision \\d+: `));
+    // Focused by the keyboard, its hit line is drawn in the focus colour, at 3:1 or more on white.
+    const ring = await page.evaluate<{ stroke: string; contrast: number }>(`(() => {
+      const rgb = (s) => (s.match(/[\\d.]+/g) ?? ['255', '255', '255']).slice(0, 3).map(Number);
+      const channel = (c) => ((c /= 255) <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4);
+      const lum = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+      const stroke = getComputedStyle(document.activeElement.querySelector('.hit')).stroke;
+      return { stroke, contrast: (1.05) / (lum(rgb(stroke)) + 0.05) };
+    })()`);
+    expect(ring.stroke).not.toMatch(/none|transparent|rgba\(0, 0, 0, 0\)/);
+    expect(ring.contrast).toBeGreaterThanOrEqual(3);
+    await page.keyboard.press('ArrowRight');
+    expect((await ax(page, ':focus')).name).toMatch(new RegExp(`^compaction #2 compacted ${compactionIds[1]}`));
+    await page.keyboard.press('ArrowRight');
+    expect((await ax(page, ':focus')).name).toMatch(new RegExp(`^compaction #2 `));
+    await page.keyboard.press('Home');
+    expect((await ax(page, ':focus')).name).toMatch(new RegExp(`^compaction #1 `));
+    await page.keyboard.press('End');
+    expect((await ax(page, ':focus')).name).toMatch(new RegExp(`^compaction #2 `));
+    // The mark last focused is the chart's one Tab stop: Tab leaves the chart, Shift+Tab comes back to it.
     await page.keyboard.press('Tab');
+    expect((await focused(page)).inside).not.toContain('#chart');
+    await page.keyboard.press('Shift+Tab');
     expect((await ax(page, ':focus')).name).toMatch(new RegExp(`^compaction #2 compacted ${compactionIds[1]}`));
     await page.keyboard.press('Enter');
     await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
@@ -359,5 +451,142 @@ describeWithChromium('audit page with the keyboard and a screen reader', () => {
     const ratios = await page.evaluate<number[]>(CONTRASTS);
     expect(ratios.length).toBeGreaterThanOrEqual(3);
     for (const ratio of ratios) expect(ratio).toBeGreaterThanOrEqual(4.5);
+  });
+
+  // ncuiaudit F1: named "archived by compaction <full id>", which does not hold the visible
+  // "archived by 1b2c3d4e…" (WCAG 2.5.3); the estimator's <select> was named by its title only.
+  it('names "archived by" links with their visible words first, then the full id; labels the chart\'s estimator', async () => {
+    await openSession();
+    const links = await page.evaluate<Array<{ shown: string; selector: string }>>(`[...document.querySelectorAll('#timeline li[data-event] a.badge.archived')]
+      .slice(0, 3).map((a) => ({ shown: a.innerText, selector: '#timeline li[data-event="' + a.closest('li').dataset.event + '"] a.badge.archived' }))`);
+    expect(links).toHaveLength(3);
+    for (const { shown, selector } of links) {
+      expect(shown).toMatch(/^archived by [0-9a-f]{8}…$/);
+      const name = (await ax(page, selector)).name;
+      expect(name.startsWith(shown)).toBe(true);
+      const id = compactionIds.find((c) => name.endsWith(`, compaction ${c}`));
+      expect(id).toBeDefined();
+      expect(shown).toBe(`archived by ${id!.slice(0, 8)}…`);
+    }
+    const select = await ax(page, '#chart-estimator');
+    expect(select.role).toBe('combobox');
+    expect(select.name).toBe('Window counted in');
+    expect(await page.evaluate("document.querySelector('#chart-estimator').labels.length")).toBe(1);
+    expect(await page.locator('#chart-estimator').getAttribute('title')).toBeNull();
+  });
+
+  // ncuiaudit F2: the timeline turned to the compaction's marker (page 2), the link that opened it
+  // (page 1) left the page, and Escape sent the focus to the compaction list instead.
+  it('gives the focus back to the "archived by" link that opened a compaction on another timeline page, on its page', async () => {
+    await openSession();
+    expect(await page.locator('#timeline-range').innerText()).toMatch(/^1–200 of /);
+    // An event of page 1 archived by the second compaction, whose marker is on page 2.
+    const event = await page.evaluate<string>(`[...document.querySelectorAll('#timeline li[data-event] a.badge.archived')]
+      .find((a) => a.getAttribute('aria-label').includes(${JSON.stringify(compactionIds[1])})).closest('li').dataset.event`);
+    const link = `#timeline li[data-event="${event}"] a.badge.archived`;
+    await page.locator(link).focus();
+    await page.keyboard.press('Enter');
+    await page.locator(`#diff[data-compaction="${compactionIds[1]}"]`).waitFor();
+    await waitInPage(page, "document.activeElement?.id === 'diff-heading'");
+    expect(await page.locator('#timeline-range').innerText()).toMatch(/^201–/);
+
+    await page.keyboard.press('Escape');
+    await page.locator('#diff').waitFor({ state: 'detached' });
+    await waitInPage(page, "document.activeElement?.closest('#timeline') !== null");
+    expect(await page.evaluate<boolean>(`document.activeElement === document.querySelector(${JSON.stringify(link)})`)).toBe(true);
+    expect(await page.locator('#timeline-range').innerText()).toMatch(/^1–200 of /);
+    expect((await ax(page, ':focus')).name).toBe(`archived by ${compactionIds[1].slice(0, 8)}…, compaction ${compactionIds[1]}`);
+  });
+
+  // ncuiaudit F3: requestedBy was served by the API but not shown.
+  it('says who asked for a commanded compaction: transport, key, request id and who chose it', async () => {
+    const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SESSION } } });
+    const first = data!.compactions.find((c) => c.compactionId === compactionIds[0])!;
+    expect(first.requestedBy).toMatchObject({ via: 'http', requestIdFrom: 'service' });
+    for (const [id, expected] of [
+      [compactionIds[0], `over HTTP, no API key (open mode), request id ${first.requestedBy!.requestId} (made by the service)`],
+      [compactionIds[1], `over HTTP, no API key (open mode), request id ${TICKET} (the client's X-Request-Id)`],
+    ] as const) {
+      await page.goto(`${harness.baseUrl}/ui#/s/${SESSION}/c/${id}`);
+      await page.locator(`#diff[data-compaction="${id}"] #requested-by`).waitFor();
+      expect(await page.locator('#requested-by').innerText()).toBe(expected);
+    }
+  });
+
+  // ncuiaudit A1: about 173 Tab stops before the content, no skip link; Chromium's default ring (1 px, auto).
+  it('offers "Skip to content" as the first Tab stop, to the page\'s heading', async () => {
+    await openSession();
+    await page.keyboard.press('Tab');
+    expect(await ax(page, ':focus')).toMatchObject({ role: 'link', name: 'Skip to content' });
+    const box = await page.evaluate<{ top: number; height: number }>('document.activeElement.getBoundingClientRect().toJSON()');
+    expect(box.top).toBeGreaterThanOrEqual(0);
+    expect(box.height).toBeGreaterThan(10);
+    await page.keyboard.press('Enter');
+    await waitInPage(page, "document.activeElement?.id === 'session-title'");
+    expect(page.url()).toMatch(new RegExp(`#/s/${SESSION}$`));
+    // From the session's heading on: "read again" is the next stop ("← all sessions" comes before the heading).
+    await page.keyboard.press('Tab');
+    expect(await focusedText(page)).toBe('read again');
+  });
+
+  it('draws a solid focus ring of 3:1 or more on links, buttons and inputs', async () => {
+    await openSession();
+    // The ring of a link, a button and an input, each reached by the keyboard.
+    await page.locator('#chart-estimator').focus();
+    await page.keyboard.press('Shift+Tab');
+    expect(await focusedText(page)).toBe('read again');
+    const rings = [await page.evaluate<{ style: string; width: number; contrast: number }>(FOCUS_RING)];
+    await page.locator('#timeline-goto input[name=revision]').focus();
+    await page.keyboard.press('Shift+Tab');
+    expect(await focusedText(page)).toBe('Last');
+    rings.push(await page.evaluate(FOCUS_RING));
+    await page.keyboard.press('Tab');
+    rings.push(await page.evaluate(FOCUS_RING));
+    for (const ring of rings) {
+      expect(ring.style).toBe('solid');
+      expect(ring.width).toBeGreaterThanOrEqual(2);
+      expect(ring.contrast).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  // ncuiaudit A2: the loading line was a live region rewritten after every log page (34 updates
+  // for a long session), with no announcement that the read was done.
+  it('announces reading a session once, when done; its progress line is not a live region', async () => {
+    await page.goto(`${harness.baseUrl}/ui#/?user=kb-user`);
+    await page.locator(`#sessions tr[data-session="${SESSION}"]`).waitFor();
+    await page.evaluate(RECORD_LIVE);
+    await page.evaluate(`location.hash = '#/s/${LONG}'`);
+    await page.locator('#timeline').waitFor();
+    await page.locator('#loading').waitFor({ state: 'hidden' });
+    // (The page before the fix said nothing when done: the list below then shows what it said.)
+    await waitInPage(page, "/read:/.test(document.querySelector('#announce').textContent)", 3_000).catch(() => undefined);
+    const said = await page.evaluate<Array<[string, string]>>('window.__said');
+    expect(said).toEqual([['announce', `Session ${LONG} read: ${LONG_EVENTS.toLocaleString('en-US')} log entries, as of revision ${LONG_EVENTS - 1}`]]);
+  });
+
+  // ncuiaudit A3: the loading mark spun whatever the system's setting.
+  it('stops the loading mark when reduced motion is asked for', async () => {
+    const spin = () => page.evaluate<string>("getComputedStyle(document.querySelector('#loading'), '::before').animationName");
+    try {
+      await openSession();
+      await page.emulateMedia({ reducedMotion: 'no-preference' });
+      expect(await spin()).toBe('spin');
+      await page.emulateMedia({ reducedMotion: 'reduce' });
+      expect(await spin()).toBe('none');
+    } finally {
+      await page.emulateMedia({ reducedMotion: null });
+    }
+  });
+
+  // ncuiaudit A5: the summary's scroll box had no role, name or Tab stop.
+  it("makes a compaction's summary, a scroll box, a named region reached by Tab", async () => {
+    const { data } = await client.GET('/v1/sessions/{sessionId}/compactions', { params: { path: { sessionId: SUMMARIZED } } });
+    const summarized = data!.compactions.find((c) => c.summary !== null)!;
+    await page.goto(`${harness.baseUrl}/ui#/s/${SUMMARIZED}/c/${summarized.compactionId}`);
+    await page.locator('#summary-text').waitFor();
+    const region = await ax(page, '#summary-text');
+    expect(region.role).toBe('region');
+    expect(region.name).toBe(`Summary ${summarized.summary!.id} (covers ${summarized.summary!.coveredIds.length} events):`);
+    expect(await page.evaluate("document.querySelector('#summary-text').tabIndex")).toBe(0);
   });
 });

@@ -4,11 +4,13 @@
  *  - "Load more" of the session list and the compaction history's pages, refused because another
  *    release made their cursor (400 `cursor_expired`), start again from the first page, say so,
  *    and list nothing twice (as recall's "More hits" does: one rule, `pageOrRestart`);
- *  - a recall hit's "archived by" is a link to that compaction's details, named with its full id;
+ *  - a recall hit's "archived by" is a link to that compaction's details, named with its visible
+ *    words and then its full id;
  *  - "Go to revision" and "Go to time" are offered on every timeline, one page or many;
  *  - one timeline row at a time carries `aria-current` (the row gone to, else the selected compaction's);
  *  - the "Erasures" view lists the tenant's erasures (no content), and an erased session's link says
- *    when it was erased instead of a bare "not found".
+ *    when it was erased instead of a bare "not found"; a session id written again after erasures
+ *    says which revisions were erased, and when.
  * Open mode; the older release's cursors are made by rewriting the service's answers (its
  * `nextCursor` in another format version), so the service itself answers `cursor_expired`.
  */
@@ -121,7 +123,7 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await page.locator('#recall button[type=submit]').click();
     const link = page.locator('#recall-results li[data-event="lu0"] a.archived-by');
     await link.waitFor();
-    expect(await link.getAttribute('aria-label')).toBe(`archived by compaction ${compactionId}: open its details`);
+    expect(await link.getAttribute('aria-label')).toBe(`archived by ${compactionId.slice(0, 8)}…, compaction ${compactionId}: open its details`);
     expect(await link.innerText()).toBe(`archived by ${compactionId.slice(0, 8)}…`);
     // A Tab stop: Tab from the hit's session link reaches it.
     await page.locator('#recall-results li[data-event="lu0"] a').first().focus();
@@ -200,5 +202,36 @@ describeWithChromium('audit page in a browser: pagings across an upgrade, links 
     await page.goto(`${harness.baseUrl}/ui#/s/ua-never`);
     await page.locator('#page-error').waitFor();
     expect(await page.locator('#page-error').innerText()).toContain('session_not_found');
+  });
+
+  // ncuiaudit A4: the page of a session id written again started at revision 6 without saying why.
+  it('says which revisions of a session id written again were erased, and when (from GET /v1/erasures)', async () => {
+    const REBORN = 'ua-reborn';
+    const utc = (iso: string) => iso.replace('T', ' ').replace('Z', ' UTC');
+    const erase = async () => (await client.DELETE('/v1/sessions/{sessionId}', { params: { path: { sessionId: REBORN } } })).data!.erasedAt;
+    await append(REBORN, turns('r1', 2));
+    const first = await erase();
+    await append(REBORN, turns('r2', 1));
+    const second = await erase();
+    await append(REBORN, turns('r3', 1));
+    await page.goto(`${harness.baseUrl}/ui#/s/${REBORN}`);
+    await page.locator('#timeline').waitFor();
+    expect(await page.locator('#erased-lives').innerText()).toBe(
+      `Written again after an erasure: revisions 0–3 erased on ${utc(first)} (4 events); revisions 4–5 erased on ${utc(second)} (2 events). ` +
+        'This page shows revisions 6 on; see Erasures.',
+    );
+    expect(await page.locator('#erased-lives a[href="#/erasures"]').count()).toBe(1);
+    // A replica of a release before GET /v1/erasures: the page opens, saying what it knows.
+    await page.route(/\/v1\/erasures\?/, (route) => route.fulfill({ status: 404, json: { code: 'route_not_found', message: 'no route GET /v1/erasures' } }));
+    try {
+      await page.goto(`${harness.baseUrl}/ui#/s/${REBORN}`);
+      await page.locator('#timeline').waitFor();
+      expect(await page.locator('#erased-lives').innerText()).toBe(
+        'Written again after an erasure: revisions 0–5 were erased (when could not be read: no route GET /v1/erasures (404 route_not_found)). ' +
+          'This page shows revisions 6 on; see Erasures.',
+      );
+    } finally {
+      await page.unroute(/\/v1\/erasures\?/);
+    }
   });
 });

@@ -212,7 +212,9 @@ const loadingLine = /** @type {HTMLElement} */ (document.getElementById('loading
 
 /**
  * Says what is being read, in the loading line above the page; the page on screen stays (dimmed,
- * `aria-busy`) until the answer replaces it or an error shows in the banner.
+ * `aria-busy`) until the answer replaces it or an error shows in the banner. The line is for the
+ * eyes only (not a live region: its progress, rewritten after every log page, would be said each
+ * time); a screen reader hears once, when the read is done ({@link announce}).
  * @param {string | Array<Node | string>} what e.g. "Reading session big-1: 12,000 log entries read…"
  */
 function showLoading(what) {
@@ -232,13 +234,22 @@ const announcer = /** @type {HTMLElement} */ (document.getElementById('announce'
 
 /**
  * Says `text` to screen readers (the page's polite live region `#announce`, off screen): what a
- * keyboard action did where no visible status says it (a route opened, a compaction's details
+ * keyboard action did where no visible status says it (a session read, a compaction's details
  * opened or closed). The region is emptied first, so the same words said twice are said again.
  * @param {string} text
  */
 function announce(text) {
+  clearAnnouncement();
+  saying = setTimeout(() => (announcer.textContent = text), 50);
+}
+
+/** @type {ReturnType<typeof setTimeout> | undefined} the announcement on its way ({@link announce}) */
+let saying;
+
+/** Empties the announcer, and drops an announcement on its way (it may name the tenant's data: "Forget API key"). */
+function clearAnnouncement() {
+  clearTimeout(saying);
   announcer.textContent = '';
-  setTimeout(() => (announcer.textContent = text), 50);
 }
 
 /**
@@ -913,7 +924,24 @@ class Superseded extends Error {}
  * compactions after it, and late answers archived on arrival after it, are left out; an event
  * archived after `asOf` shows as in the window (`archived` false), as it was at `asOf`.
  * `historyRestarted`: the compaction history was read again from its first page ({@link readCompactions}).
- * @typedef {{ summary: SessionSummary, asOf: bigint, log: LogEntry[], compactions: CompactionItem[], historyRestarted: boolean }} SessionState
+ * `erased`: for a session id written again after an erasure (its log starts past revision 0), its
+ * erased earlier lives ({@link readErasedLives}); undefined otherwise.
+ * @typedef {{
+ *   summary: SessionSummary,
+ *   asOf: bigint,
+ *   log: LogEntry[],
+ *   compactions: CompactionItem[],
+ *   historyRestarted: boolean,
+ *   erased: ErasedLives | undefined,
+ * }} SessionState
+ */
+
+/**
+ * The erased earlier lives of a session id written again: `firstRevision`, where its log starts
+ * now (revisions 0 to `firstRevision` − 1 were erased); `erasures`, the erasure records of this id
+ * found before it, oldest first; `complete`, whether they were all found (else the search stopped,
+ * see {@link readErasedLives}); `error`, why they could not be read (then `erasures` is empty).
+ * @typedef {{ firstRevision: bigint, erasures: Schemas['Erasure'][], complete: boolean, error?: string }} ErasedLives
  */
 
 /**
@@ -936,7 +964,90 @@ async function readSession(sessionId, isCurrent, progress) {
     readLog(path, asOf, summary.lastPosition, isCurrent, (n) => progress(n, summary)),
     readCompactions(path, asOf, summary.lastPosition, isCurrent),
   ]);
-  return { summary, asOf, log: asOfRevision(log), compactions: history.compactions, historyRestarted: history.restarted };
+  // A session id written again after an erasure starts after the erased revisions.
+  const first = log[0] === undefined ? 0n : BigInt(log[0].revision);
+  const erased = first > 0n ? await readErasedLives(sessionId, first, isCurrent) : undefined;
+  return { summary, asOf, log: asOfRevision(log), compactions: history.compactions, historyRestarted: history.restarted, erased };
+}
+
+/** Pages of the tenant's erasures {@link readErasedLives} reads at most (of 100 each). */
+const ERASURE_PAGES = 20;
+
+/**
+ * The erased earlier lives of `sessionId`, whose log starts at `firstRevision` (> 0), from the
+ * tenant's erasures (`GET /v1/erasures`, newest first, pages of 100): this id's records of lives
+ * before `firstRevision`, oldest first. It reads until it finds the first life's (revision 0), the
+ * list ends, or {@link ERASURE_PAGES} pages were read (`complete` false unless the first life's was
+ * found); a cursor refused as another release's reads the list again from its first page
+ * ({@link pageOrRestart}). A failed read is not the page's failure: `error` says why (e.g. 404
+ * `route_not_found` from a replica of a release before the route). Throws {@link Superseded} once
+ * `isCurrent()` is false, and {@link NeedsKey}.
+ * @param {string} sessionId @param {bigint} firstRevision @param {() => boolean} isCurrent
+ * @returns {Promise<ErasedLives>}
+ */
+async function readErasedLives(sessionId, firstRevision, isCurrent) {
+  /** @type {Schemas['Erasure'][]} */
+  let found = [];
+  /** @type {string | undefined} */
+  let cursor;
+  /** @param {string | undefined} after @returns {Promise<Schemas['ErasureList']>} */
+  const read = (after) => api(`/v1/erasures?limit=100${after ? `&cursor=${encodeURIComponent(after)}` : ''}`);
+  try {
+    for (let pages = 0; pages < ERASURE_PAGES; pages++) {
+      const { page, restarted } = await pageOrRestart(read, cursor);
+      if (!isCurrent()) throw new Superseded();
+      if (restarted) found = [];
+      for (const e of page.erasures) {
+        // An erasure of a life after the one this page shows (written since) is not one of its earlier lives.
+        if (e.sessionId !== sessionId || (e.lastRevision !== null && BigInt(e.lastRevision) >= firstRevision)) continue;
+        found.push(e);
+        if (e.firstRevision === '0') return { firstRevision, erasures: found.reverse(), complete: true };
+      }
+      cursor = page.nextCursor;
+      if (!cursor) break;
+    }
+    return { firstRevision, erasures: found.reverse(), complete: false };
+  } catch (err) {
+    if (err instanceof Superseded || err instanceof NeedsKey) throw err;
+    return { firstRevision, erasures: [], complete: false, error: problem(err).message };
+  }
+}
+
+/**
+ * The note of a session id written again after an erasure (`#erased-lives`, in its facts): which
+ * revisions were erased and when, each erased life from the erasures the API lists: `Written again
+ * after an erasure: revisions 0–63 erased on 2026-12-04 09:00:00.000 UTC (64 events). This page
+ * shows revisions 64 on; see Erasures.` A record written before records named their revisions
+ * says `an earlier life erased on … (12 events; its revisions not recorded)`; lives not found, or
+ * a failed read, say that revisions 0–63 were erased and why no more is known.
+ * @param {ErasedLives} erased
+ * @returns {HTMLElement}
+ */
+function erasedLivesNote(erased) {
+  const before = `revisions 0–${erased.firstRevision - 1n}`;
+  /** @type {Array<Node | string>} */
+  const lives = [];
+  erased.erasures.forEach((e, i) => {
+    if (i > 0) lives.push('; ');
+    const events = counted(e.erasedEvents, 'event');
+    if (e.lastRevision === null) lives.push('an earlier life erased on ', timeOf(e.erasedAt, 'erased at'), ` (${events}; its revisions not recorded)`);
+    else lives.push(`revisions ${e.firstRevision ?? '?'}–${e.lastRevision} erased on `, timeOf(e.erasedAt, 'erased at'), ` (${events})`);
+  });
+  /** @type {Array<Node | string>} */
+  let said;
+  if (erased.error !== undefined) said = [`${before} were erased (when could not be read: `, stored(erased.error), ')'];
+  else if (lives.length === 0) said = [`${before} were erased (their erasure records were not found in the latest ${fmt(ERASURE_PAGES * 100)} erasures)`];
+  else if (!erased.complete) said = [...lives, `; of ${before}, earlier erasures were not found in the latest ${fmt(ERASURE_PAGES * 100)}`];
+  else said = lives;
+  return h(
+    'p',
+    { id: 'erased-lives', class: 'muted' },
+    'Written again after an erasure: ',
+    said,
+    `. This page shows revisions ${erased.firstRevision} on; see `,
+    h('a', { href: '#/erasures' }, 'Erasures'),
+    '.',
+  );
 }
 
 /**
@@ -1103,9 +1214,10 @@ function extent(points) {
 /**
  * The window-size chart, in one unit: `points` counted with `estimator`; each compaction a dashed
  * mark at its revision, dotted and grey when the compaction counted in another estimator (its
- * tooltip gives its figures in its own unit). Each mark is a link to its compaction (a Tab stop,
- * named `compaction #2 compacted <id>: 1,200 → 300 cl100k_base`); the chart is a group named for
- * what it draws, described by a text alternative of its curve ({@link curveText}).
+ * tooltip gives its figures in its own unit). Each mark is a link to its compaction (named
+ * `compaction #2 compacted <id>: 1,200 → 300 cl100k_base`); the marks are one Tab stop, the arrow
+ * keys moving between them ({@link rovingFocus}); the chart is a group named for what it draws,
+ * described by a text alternative of its curve ({@link curveText}).
  * @param {Array<{ revision: number, tokens: number }>} points
  * @param {CompactionItem[]} compactions
  * @param {(id: string) => string} link the link that selects a compaction
@@ -1143,6 +1255,8 @@ function chart(points, compactions, link, estimator) {
     s('text', { x: W - R, y: H - 6, 'text-anchor': 'end' }, minRev > 0 ? `revision (${minRev} to ${maxRev})` : `revision (max ${maxRev})`),
     s('text', { x: L + 4, y: T + 10 }, `window, ${estimator}`),
   );
+  /** @type {SVGElement[]} the marks' links, in the compaction list's order (by revision: left to right) */
+  const marks = [];
   compactions.forEach((c, i) => {
     const other = c.estimator !== estimator;
     const line = s('line', {
@@ -1160,6 +1274,7 @@ function chart(points, compactions, link, estimator) {
     const anchor = s('a', { href: link(c.compactionId), 'aria-label': name, 'data-compaction': c.compactionId });
     anchor.append(hit, line);
     svg.append(anchor);
+    marks.push(anchor);
   });
   // A step line: the window holds its size until the next event (a point that leaves it as it
   // was adds nothing but length to the path, and is left out; the last one ends the line).
@@ -1169,19 +1284,49 @@ function chart(points, compactions, link, estimator) {
     else if (p.tokens !== points[i - 1]?.tokens || i === points.length - 1) d += `H${x(p.revision)}V${y(p.tokens)}`;
   });
   svg.append(s('path', { class: 'line', d, 'aria-hidden': 'true' }));
-  return h(
+  const chartBox = h(
     'div',
     { class: 'chart', id: 'chart' },
     /** @type {any} */ (svg),
     h('p', { class: 'sr-only', id: 'chart-text' }, curveText(points, compactions.length, estimator)),
   );
+  // On the HTML box, not the <svg>: Chromium makes an SVG element with focus listeners a Tab stop.
+  rovingFocus(chartBox, marks);
+  return chartBox;
+}
+
+/**
+ * Makes `items` (focusable elements inside `container`, in reading order) one Tab stop: only one
+ * of them at a time has `tabindex="0"` (the first, then the one last focused), the others `-1`;
+ * inside `container` the Right and Down arrow keys move the focus to the next item, Left and Up
+ * to the previous one (stopping at the ends), Home and End to the first and last. Nothing happens
+ * with no item. `container` is an HTML element: an SVG element given a focus listener becomes a
+ * Tab stop of its own in Chromium.
+ * @param {HTMLElement} container @param {Array<HTMLElement | SVGElement>} items
+ */
+function rovingFocus(container, items) {
+  items.forEach((item, i) => item.setAttribute('tabindex', i === 0 ? '0' : '-1'));
+  container.addEventListener('focusin', (e) => {
+    if (!items.includes(/** @type {any} */ (e.target))) return;
+    for (const item of items) item.setAttribute('tabindex', item === e.target ? '0' : '-1');
+  });
+  container.addEventListener('keydown', (/** @type {Event} */ e) => {
+    const key = /** @type {KeyboardEvent} */ (e).key;
+    const at = items.indexOf(/** @type {any} */ (document.activeElement));
+    if (at < 0) return;
+    /** @type {Record<string, number>} */
+    const to = { ArrowRight: at + 1, ArrowDown: at + 1, ArrowLeft: at - 1, ArrowUp: at - 1, Home: 0, End: items.length - 1 };
+    if (!(key in to)) return;
+    e.preventDefault();
+    items[Math.max(0, Math.min(items.length - 1, /** @type {number} */ (to[key])))]?.focus();
+  });
 }
 
 /**
  * The chart's text alternative, for screen readers: where the window starts and ends, and its
  * largest size: `Window size in cl100k_base: 120 tokens at revision 1, 2,400 at revision 80 (the
- * largest: 3,100 at revision 64); 2 compactions, each a link on the chart and listed under
- * Compactions.` With no point: `No window yet.`
+ * largest: 3,100 at revision 64); 2 compactions, each a link on the chart (one Tab stop: the arrow
+ * keys move between them) and listed under Compactions.` With no point: `No window yet.`
  * @param {Array<{ revision: number, tokens: number }>} points
  * @param {number} compactions how many compactions the chart marks
  * @param {Schemas['Estimator']} estimator
@@ -1194,7 +1339,8 @@ function curveText(points, compactions, estimator) {
   for (const p of points) if (p.tokens > top.tokens) top = p;
   return (
     `Window size in ${estimator}: ${fmt(first.tokens)} tokens at revision ${first.revision}, ${fmt(last.tokens)} at revision ${last.revision} ` +
-    `(the largest: ${fmt(top.tokens)} at revision ${top.revision}); ${counted(compactions, 'compaction')}, each a link on the chart and listed under Compactions.`
+    `(the largest: ${fmt(top.tokens)} at revision ${top.revision}); ${counted(compactions, 'compaction')}, each a link on the chart ` +
+    `(one Tab stop: the arrow keys move between them) and listed under Compactions.`
   );
 }
 
@@ -1313,8 +1459,20 @@ function entryTime(entry) {
 }
 
 /**
- * A timeline row's "archived by <short id>" mark: a link selecting compaction `compactionId` (a
- * Tab stop; Enter opens its details), named with the full id for screen readers.
+ * The accessible name of a link that shows `archived by <short id>`: its visible words first, as
+ * shown (WCAG 2.5.3, label in name: a speech user says what they see), then the full id when the
+ * one shown is shortened: `archived by 1b2c3d4e…, compaction 1b2c3d4e-5f60-…`; an id short enough
+ * to be shown whole: `archived by c-7`. Hidden characters as markers ({@link revealedText}).
+ * @param {string} compactionId
+ */
+function archivedByName(compactionId) {
+  const shown = short(compactionId);
+  return `archived by ${revealedText(shown)}${shown === compactionId ? '' : `, compaction ${revealedText(compactionId)}`}`;
+}
+
+/**
+ * A timeline row's "archived by <short id>" mark (class `archived-by`): a link selecting compaction
+ * `compactionId` (a Tab stop; Enter opens its details), named {@link archivedByName}.
  * @param {string} compactionId @param {(id: string) => void} select
  * @returns {HTMLElement}
  */
@@ -1322,9 +1480,9 @@ function archivedByLink(compactionId, select) {
   return h(
     'a',
     {
-      class: 'badge archived',
+      class: 'badge archived archived-by',
       href: '#',
-      'aria-label': `archived by compaction ${revealedText(compactionId)}`,
+      'aria-label': archivedByName(compactionId),
       onclick: (e) => (e.preventDefault(), select(compactionId)),
     },
     'archived by ',
@@ -1434,14 +1592,27 @@ function scrollIntoList(list, row) {
  * page, and the list `#timeline`); `showCompaction(id, reveal)`, which marks that compaction's row (`selected`,
  * `aria-current`; undefined: none) and, unless `reveal` is false, brings it into view, turning to
  * its page; `firstRevision()`, the revision of the first row of the page on screen (undefined
- * with no row); and `focusTarget()`, which moves the keyboard focus to the row "Go to revision" or
- * "Go to time" marked (none: nothing moves).
+ * with no row); `focusTarget()`, which moves the keyboard focus to the row "Go to revision" or
+ * "Go to time" marked (none: nothing moves); `placeOf(element)`, where an element of the timeline
+ * is (its row in the whole and its place among the row's links and buttons; undefined for an
+ * element outside the list), and `focusPlace(place)`, which turns back to that row's page when
+ * another page is on screen and focuses that link again (the link that opened a compaction whose
+ * marker is on another page: the page turned, the link left the screen), answering it (undefined
+ * for a place not on this timeline).
  * @typedef {{
  *   nodes: HTMLElement[],
  *   showCompaction: (compactionId: string | undefined, reveal?: boolean) => void,
  *   firstRevision: () => number | undefined,
  *   focusTarget: () => void,
+ *   placeOf: (element: Element | null) => TimelinePlace | undefined,
+ *   focusPlace: (place: TimelinePlace) => HTMLElement | undefined,
  * }} Timeline
+ */
+
+/**
+ * A place on the timeline: the index of a row in the whole timeline (0-based), and which of its
+ * links and buttons (`nth`, in document order; -1: the row itself).
+ * @typedef {{ index: number, nth: number }} TimelinePlace
  */
 
 /**
@@ -1685,6 +1856,23 @@ function timeline(log, byId, select, timeTravel, from) {
     },
     firstRevision: () => (rows[start] === undefined ? undefined : Number(rows[start]?.revision)),
     focusTarget: () => focusOn(/** @type {HTMLElement | null} */ (list.querySelector('li.target'))),
+    placeOf: (element) => {
+      let row = element;
+      while (row && row.parentElement !== list) row = row.parentElement;
+      if (!row || !element) return undefined;
+      const at = [...list.children].indexOf(row);
+      return { index: start + at, nth: [...row.querySelectorAll('a, button')].indexOf(element) };
+    },
+    focusPlace: ({ index, nth }) => {
+      if (index < 0 || index >= rows.length) return undefined;
+      if (index < start || index >= start + TIMELINE_PAGE) draw(pageOf(index), index);
+      const row = /** @type {HTMLElement | undefined} */ (list.children[index - start]);
+      if (!row) return undefined;
+      scrollIntoList(list, row);
+      const el = nth < 0 ? row : /** @type {HTMLElement | undefined} */ (row.querySelectorAll('a, button')[nth]);
+      focusOn(el ?? row);
+      return el ?? row;
+    },
   };
 }
 
@@ -1710,6 +1898,27 @@ function revisionTarget(rows, asked) {
   }
   const text = Number(row.revision) === asked ? `went to revision ${asked}` : `revision ${asked} has no row: went to revision ${row.revision}, the next one`;
   return { index, text: `${text} (row ${fmt(index + 1)} of ${fmt(rows.length)})` };
+}
+
+/**
+ * Who ordered a commanded compaction, in words, from its `requestedBy` (never the key itself): the
+ * transport, the API key's label and the request's id with who chose it, e.g. `over HTTP, key
+ * API_KEYS#2, request id ops-4711 (the client's X-Request-Id)`, `over HTTP, no API key (open
+ * mode), request id 5f0c9a1e-… (made by the service)`, `over NATS, key API_KEYS#1, command id
+ * acme:c-9`. The label and the id are stored text ({@link stored}): a client chooses its own id.
+ * @param {Schemas['RequestedBy']} r
+ * @returns {Array<Node | string>}
+ */
+function requestedByParts(r) {
+  /** @type {Array<Node | string>} */
+  const parts = [r.via === 'nats' ? 'over NATS, ' : 'over HTTP, '];
+  parts.push(...(r.keyLabel === undefined ? ['no API key (open mode)'] : ['key ', stored(r.keyLabel)]));
+  if (r.requestId !== undefined) {
+    parts.push(r.via === 'nats' ? ', command id ' : ', request id ', stored(r.requestId));
+    if (r.requestIdFrom === 'client') parts.push(" (the client's X-Request-Id)");
+    else if (r.requestIdFrom === 'service') parts.push(' (made by the service)');
+  }
+  return parts;
 }
 
 /**
@@ -1753,6 +1962,15 @@ function diffView(diff, item, close) {
             ? h('div', {}, h('dt', {}, 'trigger after'), h('dd', { title: stillFiresTitle }, item.triggerStillFires ? 'still fires' : 'met'))
             : null,
           h('div', {}, h('dt', {}, 'origin'), h('dd', {}, item.origin)),
+          // who ordered a commanded pass; an automatic one's trigger says why
+          item.origin === 'command'
+            ? h(
+                'div',
+                {},
+                h('dt', {}, 'requested by'),
+                h('dd', { id: 'requested-by' }, item.requestedBy ? requestedByParts(item.requestedBy) : 'not recorded (decided before requests were recorded)'),
+              )
+            : null,
           h('div', {}, h('dt', {}, 'strategy'), h('dd', { title: revealedText(JSON.stringify(item.strategy, null, 1)) }, brief(item.strategy))),
           h('div', {}, h('dt', {}, 'trigger'), h('dd', {}, item.trigger ? brief(item.trigger) : 'always')),
           h('div', {}, h('dt', {}, 'based on revision'), h('dd', {}, item.basedOnRevision)),
@@ -1823,8 +2041,9 @@ function diffView(diff, item, close) {
     item?.summary
       ? h(
           'div',
-          { class: 'summary-text', id: 'summary-text' },
-          h('strong', {}, 'Summary ', stored(item.summary.id), ` (covers ${item.summary.coveredIds.length} events):`),
+          // A scroll box: a named region and a Tab stop, so the keyboard can scroll it.
+          { class: 'summary-text', id: 'summary-text', role: 'region', tabindex: '0', 'aria-labelledby': 'summary-label' },
+          h('strong', { id: 'summary-label' }, 'Summary ', stored(item.summary.id), ` (covers ${item.summary.coveredIds.length} events):`),
           stored(item.summary.text, 'div'),
         )
       : null,
@@ -1896,14 +2115,15 @@ function recallBox(sessionId) {
       h('a', { href: sessionHref(hit.sessionId) }, stored(hit.sessionId)),
       h('span', { class: 'muted' }, ' ', stored(hit.eventId), ' ', timeOf(hit.createdAt, 'createdAt', 'when')),
       hit.firstMention ? h('span', { class: 'badge added', title: 'the session’s earliest event that mentions these words' }, 'first mention') : null,
-      // The compaction that archived it: a link opening its details (in the hit's session), named with its full id.
+      // The compaction that archived it: a link opening its details (in the hit's session), named
+      // with its visible words and then its full id ({@link archivedByName}).
       hit.archived && hit.compactionId
         ? h(
             'a',
             {
               class: 'badge archived archived-by',
               href: `${sessionHref(hit.sessionId)}/c/${encodeURIComponent(hit.compactionId)}`,
-              'aria-label': `archived by compaction ${revealedText(hit.compactionId)}: open its details`,
+              'aria-label': `${archivedByName(hit.compactionId)}: open its details`,
               title: `compaction ${revealedText(hit.compactionId)}`,
             },
             'archived by ',
@@ -2042,7 +2262,7 @@ const ESTIMATORS = ['cl100k_base', 'o200k_base', 'chars'];
  */
 async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo) {
   const path = `/v1/sessions/${encodeURIComponent(sessionId)}`;
-  const { summary, asOf, log, compactions, historyRestarted } = await readSession(sessionId, isCurrent, (entries, s) =>
+  const { summary, asOf, log, compactions, historyRestarted, erased } = await readSession(sessionId, isCurrent, (entries, s) =>
     showLoading(['Reading session ', stored(sessionId), `: ${counted(entries, 'log entry', 'log entries')} of revisions up to ${s.revision} read…`]),
   );
   if (!isCurrent()) return;
@@ -2093,7 +2313,6 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
       {
         name: 'estimator',
         id: 'chart-estimator',
-        title: 'the estimator the chart counts the window in',
         onchange: () => drawChart(/** @type {any} */ (unitChoice.value)),
       },
       ESTIMATORS.map((e) => h('option', { value: e, selected: e === estimator }, e)),
@@ -2154,11 +2373,14 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
   let wanted;
   /** @type {Element | undefined} what had the keyboard focus when the details were opened (it gets it back on Close) */
   let opener;
+  /** @type {TimelinePlace | undefined} where `opener` was on the timeline, when it was there (its page may have turned since) */
+  let openerPlace;
   /**
    * Shows compaction `id`'s details in the diff panel (undefined: closes it). Opened by the
    * keyboard or a click on this page (`moveFocus`), the focus goes to the panel's heading and the
-   * announcer says so; closed, the focus goes back to what opened it (else the compaction's link
-   * in the list), and the announcer says so.
+   * announcer says so; closed, the focus goes back to what opened it (a link of the timeline whose
+   * page turned to the compaction's marker meanwhile: that page again and the same link; else the
+   * compaction's link in the list), and the announcer says so.
    * @param {string | undefined} id @param {boolean} [reveal] whether the timeline turns to its row
    * @param {boolean} [moveFocus]
    */
@@ -2168,14 +2390,18 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
     document.title = pageTitle(sessionId, id);
     for (const row of rows) row.classList.toggle('selected', row.getAttribute('data-compaction') === id);
     const active = document.activeElement;
-    if (id !== undefined && active && active !== document.body && !diffSlot.contains(active)) opener = active;
+    if (id !== undefined && active && active !== document.body && !diffSlot.contains(active)) {
+      opener = active;
+      openerPlace = logTimeline.placeOf(active);
+    }
     logTimeline.showCompaction(id, reveal);
     if (id === undefined) {
       const closing = diffSlot.childElementCount > 0;
       diffSlot.replaceChildren();
       if (closing && moveFocus && was !== undefined) {
-        const back = opener?.isConnected ? opener : main.querySelector(`#compactions tr[data-compaction="${CSS.escape(was)}"] a`);
-        focusOn(/** @type {HTMLElement | null | undefined} */ (back));
+        if (opener?.isConnected) focusOn(/** @type {HTMLElement} */ (opener));
+        else if (!(openerPlace && logTimeline.focusPlace(openerPlace)))
+          focusOn(/** @type {HTMLElement | null} */ (main.querySelector(`#compactions tr[data-compaction="${CSS.escape(was)}"] a`)));
         announce(`Compaction ${revealedText(short(was))} details closed`);
       }
       return;
@@ -2268,8 +2494,20 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
         h('a', { href: '#', onclick: (e) => (e.preventDefault(), void render(true)) }, 'read again'),
         '; recall searches the session as it is now).',
       ),
+      erased ? erasedLivesNote(erased) : null,
     ),
-    h('section', { class: 'panel' }, h('h2', {}, 'Window size over revisions, in ', unitChoice, '; dashed lines: compactions'), chartSlot),
+    h(
+      'section',
+      { class: 'panel', 'aria-labelledby': 'chart-heading' },
+      h(
+        'div',
+        { class: 'chart-head' },
+        h('h2', { id: 'chart-heading' }, 'Window size over revisions; dashed lines: compactions'),
+        // The estimator's choice, named by its own label (the estimator the chart counts the window in).
+        h('span', {}, h('label', { for: 'chart-estimator' }, 'Window counted in'), ' ', unitChoice),
+      ),
+      chartSlot,
+    ),
     h(
       'div',
       { class: 'grid' },
@@ -2316,6 +2554,8 @@ async function renderSession(sessionId, selected, isCurrent, timelineAt, goneTo)
     ),
   );
   void show(selected, timelineAt === undefined);
+  // Said once, now that the read is done (the loading line's progress is not a live region).
+  announce(`Session ${revealedText(sessionId)} read: ${counted(log.length, 'log entry', 'log entries')}, as of revision ${summary.revision}`);
   // A new page: its heading takes the focus (the title names it), or the row "Go to time" went to.
   if (routed) {
     if (goneTo) logTimeline.focusTarget();
@@ -2473,10 +2713,17 @@ async function render(reread = false, goTo) {
 function forgetKey() {
   sessionStorage.removeItem(KEY_STORAGE);
   clearBanner();
+  clearAnnouncement();
   showPage(false, undefined, h('p', { class: 'muted' }, 'Loading…'));
   void render();
 }
 
 /** @type {HTMLButtonElement} */ (document.getElementById('forget-key')).addEventListener('click', forgetKey);
+// "Skip to content": the focus goes to the page's heading (else the page). Not by the link's
+// `#main`: the route is in the URL's hash.
+/** @type {HTMLElement} */ (document.getElementById('skip-link')).addEventListener('click', (e) => {
+  e.preventDefault();
+  focusOn(/** @type {HTMLElement} */ (main.querySelector('h1') ?? main), true);
+});
 window.addEventListener('hashchange', () => void render());
 void render();
