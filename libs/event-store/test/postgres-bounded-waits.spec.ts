@@ -120,24 +120,32 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
 
   it('poolConnections() tells the pool as it is: every connection busy and the appends waiting for one while es_head is locked, idle ones after', async () => {
     const small = PostgresEventStore.connect(db.url, { maxConnections: 2, statementTimeoutMs: 60_000, connectionTimeoutMs: 60_000 });
+    // pg_stat_activity is read on a connection of its own, outside any transaction: within one (the
+    // locker's, which holds es_head), PostgreSQL shows the activity of all sessions as it was at the
+    // transaction's first read of it, so a connection reaching the lock later is never seen there.
+    const observer = new Client({ connectionString: db.url });
+    await observer.connect();
+    let pending: Promise<unknown>[] = [];
     try {
       expect(small.poolConnections()).toEqual({ total: 0, idle: 0, waiting: 0 });
       await small.appendToStream(`session-${randomUUID()}`, [ev()]);
       expect(small.poolConnections()).toEqual({ total: 1, idle: 1, waiting: 0 });
-      const appends = await whileLocked('SELECT * FROM es_head FOR UPDATE', async () => {
-        const pending = Array.from({ length: 5 }, () => small.appendToStream(`session-${randomUUID()}`, [ev()]));
-        // Should an expectation below fail, the appends still settle after this test: their rejections
-        // must not surface as another suite's unhandled errors (CI once failed the next suite so).
+      await whileLocked('SELECT * FROM es_head FOR UPDATE', async () => {
+        pending = Array.from({ length: 5 }, () => small.appendToStream(`session-${randomUUID()}`, [ev()]));
+        // Should an expectation below fail, the appends are awaited (settled) before the store closes,
+        // so none settles after this test; a rejection is not an unhandled one meanwhile.
         for (const append of pending) append.catch(() => undefined);
         // Two appends hold both connections, waiting for the lock; the three others wait for a connection.
         // Opening a connection takes seconds on a loaded 2-core machine: the bound is generous.
         const deadline = Date.now() + 30_000;
         while (small.poolConnections().waiting < 3 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
         expect(small.poolConnections()).toEqual({ total: 2, idle: 0, waiting: 3 });
-        // Both connections are checked out now, but the second may still be sending its settings
-        // before it reaches the lock: wait (bounded) until the server shows both waiting on it.
+        // Both connections are checked out now, but the second may still be opening or sending its
+        // settings before it reaches the lock: wait (bounded) until the server shows both waiting on a
+        // lock (the first on the locker's transaction, the second on the es_head row behind the first).
+        // The main store's idle connection has the same database and application_name, and no lock wait.
         const lockWaiters = async (): Promise<number> => {
-          const { rows } = await locker.query<{ n: string }>(
+          const { rows } = await observer.query<{ n: string }>(
             "SELECT count(*)::text AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2 AND wait_event_type = 'Lock'",
             [db.name, APP],
           );
@@ -149,11 +157,15 @@ describeUnlessSkipped(skipReason, 'PostgreSQL: waits for locks and connections a
           waiters = await lockWaiters();
         }
         expect(waiters).toBe(2);
-        return pending;
+        expect(small.poolConnections()).toEqual({ total: 2, idle: 0, waiting: 3 });
       });
-      await Promise.all(appends);
+      await Promise.all(pending);
       expect(small.poolConnections()).toEqual({ total: 2, idle: 2, waiting: 0 });
     } finally {
+      // the lock is released (whileLocked): the appends end soon; closing the pool before would leave
+      // the ones waiting for a connection to fail only at the connect timeout, after this test
+      await Promise.allSettled(pending);
+      await observer.end();
       await small.close();
     }
   });
