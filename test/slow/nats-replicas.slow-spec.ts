@@ -204,14 +204,15 @@ describeWithNats('NATS replicas')('two replicas on one NATS command stream', () 
    * for a moment over CONCURRENCY (the survivor's redelivery count, asserted after, would then say so).
    * @throws Error when it never held any.
    */
-  const freezeHolding = async (victim: ServiceProcess): Promise<void> => {
+  const freezeHolding = async (victim: ServiceProcess): Promise<{ ackPending: number; attempt: number }> => {
     for (let attempt = 0; attempt < 10; attempt++) {
       process.kill(victim.pid, 'SIGSTOP');
       const until = Date.now() + ACK_WAIT_MS / 2;
       let seen = 0;
       while (Date.now() < until) {
-        seen = (await client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending > CONCURRENCY ? seen + 1 : 0;
-        if (seen === 2) return;
+        const ackPending = (await client.jsm.consumers.info(names.commandStream, names.commandConsumer)).num_ack_pending;
+        seen = ackPending > CONCURRENCY ? seen + 1 : 0;
+        if (seen === 2) return { ackPending, attempt: attempt + 1 };
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       process.kill(victim.pid, 'SIGCONT');
@@ -227,7 +228,7 @@ describeWithNats('NATS replicas')('two replicas on one NATS command stream', () 
     await eventually(async () => (await client.jsm.streams.info(names.commandStream)).state.messages <= sent.length - 150, 30_000, '150 commands acknowledged');
     // Killed only while it holds commands delivered and not acknowledged (before, it was killed at
     // once, and once in CI held none: it pulls only for its free slots; nothing was redelivered).
-    await freezeHolding(victim);
+    const frozen = await freezeHolding(victim);
     await victim.kill();
     const rest = await results(sent.length);
     expectOneAnswerEach(rest, sent);
@@ -237,6 +238,9 @@ describeWithNats('NATS replicas')('two replicas on one NATS command stream', () 
     // acknowledgement lost): then the survivor finds them and does not run the command again.
     const metrics = await (await fetch(`${survivor.url}/metrics`)).text();
     const redeliveredToSurvivor = [...metrics.matchAll(/^nats_commands_redelivered_total\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    process.stderr.write(
+      `nats replicas: victim killed with ${frozen.ackPending} commands ack-pending (attempt ${frozen.attempt}); the survivor counted ${redeliveredToSurvivor} redelivered\n`,
+    );
     expect(redeliveredToSurvivor).toBeGreaterThan(0);
     const redelivered = rest.filter((a) => Number(a.headers['Delivery-Count']) > 1);
     // Those the survivor ran again are answered by it (none when the victim had answered them all).
