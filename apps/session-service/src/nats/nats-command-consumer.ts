@@ -211,6 +211,11 @@ export const UNSTORED_REDELIVERY: RetryBackoff = { initialMs: 1_000, maxMs: 60_0
 /** Delays between pull requests after a failed one (the stream or the consumer missing, NATS unreachable): 250 ms doubling to 5 s. */
 export const PULL_RETRY: RetryBackoff = { initialMs: 250, maxMs: 5_000 };
 
+/** True when `err` is the client library's end of a pull request after two missed idle heartbeats (see {@link PULL_HEARTBEAT_MS}). */
+export function isHeartbeatsMissed(err: unknown): boolean {
+  return /heartbeats missed/i.test(err instanceof Error ? err.message : String(err));
+}
+
 /** The commands of one session held by this replica, in stream order, handled one after the other by one worker. */
 interface SessionQueue {
   /** Held commands of the session by stream sequence; the first is being handled, checked, or waits for an earlier one. */
@@ -307,7 +312,8 @@ export class NatsCommandConsumer {
   /**
    * Told (with what the client reported: `stream_not_found`, `consumer_not_found`, `consumer_deleted`,
    * `no_responders`) when a pull request finds the command stream or the consumer gone from the
-   * server (the client checks after a reconnect; the server answers a pull so), and (a sentence
+   * server (the client checks after a reconnect; the server answers a pull so; after a pull ended on
+   * missed heartbeats the consumer is looked up, `consumer_not_found` when the server lacks it), and (a sentence
    * naming the results stream) when publishing or reading an answer finds the results stream gone
    * ({@link isMissingStreamError}): the transport re-creates them, then calls {@link resubscribe}.
    */
@@ -426,7 +432,8 @@ export class NatsCommandConsumer {
    * request for as many commands as slots are free ({@link pull}). A failed pull (the stream or the
    * consumer missing, NATS unreachable, the server's idle heartbeats missed) is made again after
    * {@link PULL_RETRY}, or at once after {@link resubscribe}; the first of a run of failures is logged
-   * at warn. Ends at stop, or once the connection is closed.
+   * at warn. After missed heartbeats the consumer is looked up first ({@link checkConsumerThere}):
+   * one the server no longer has goes to {@link onMissing}, as a `409 Consumer Deleted` does. Ends at stop, or once the connection is closed.
    */
   private async run(): Promise<void> {
     let failures = 0;
@@ -439,8 +446,11 @@ export class NatsCommandConsumer {
         failures = 0;
       } catch (err) {
         if (this.stopping) break;
+        const heartbeatsMissed = isHeartbeatsMissed(err);
+        // The server may have lost the pull with the consumer (its 409 `Consumer Deleted` not received): asked.
+        if (heartbeatsMissed) await this.checkConsumerThere();
         // Missed heartbeats are the client's timing (a busy process), not a fault: pulled again, silently.
-        if (failures === 0 && !/heartbeats missed/i.test((err as Error).message)) {
+        if (failures === 0 && !heartbeatsMissed) {
           this.logger.warn(
             `pulling commands from ${this.names.commandConsumer} failed, pulled again (every ${PULL_RETRY.maxMs / 1000} s at most): ${(err as Error).message}`,
           );
@@ -470,6 +480,21 @@ export class NatsCommandConsumer {
       }
     } finally {
       if (this.batch === batch) this.batch = null;
+    }
+  }
+
+  /**
+   * Asks the server for the command consumer (after a pull ended on missed idle heartbeats: the
+   * server's `409 Consumer Deleted` for a deleted stream can be lost, or come while this process
+   * was too busy to read it): when the server says the stream or the consumer is not there
+   * ({@link isMissingStreamError}), tells {@link onMissing} (`consumer_not_found`), as a 409 would
+   * have. Any other error (NATS unreachable) is left to the next pull. Never throws.
+   */
+  private async checkConsumerThere(): Promise<void> {
+    try {
+      await this.jsm.consumers.info(this.names.commandStream, this.names.commandConsumer);
+    } catch (err) {
+      if (isMissingStreamError(err) && !this.stopping) this.onMissing('consumer_not_found');
     }
   }
 

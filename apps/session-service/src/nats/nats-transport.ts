@@ -45,7 +45,7 @@ import { ServiceMetrics } from '../observability/metrics';
 import { ReadModelsDamage } from '../observability/read-models-damage';
 import { countNatsCommands } from '../observability/nats-command-metrics';
 import { natsNames } from './nats-names';
-import { ackWaitLine, ensureStreams } from './nats-streams';
+import { ackWaitLine, ensureStreams, settleMsFor, type EnsureCause } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
 import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer, UNSTORED_REDELIVERY } from './nats-command-consumer';
 import { isNatsServerUnavailable, natsConnectError, natsServersShown, natsSetUpError } from './nats-connect-error';
@@ -252,7 +252,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
     void this.watch(nc);
     const jsm = await jetstreamManager(nc);
     this.jsm = jsm;
-    const ackWait = ackWaitLine(names.commandConsumer, await ensureStreams(jsm, names, config.natsAckWaitMs));
+    const ackWait = ackWaitLine(names.commandConsumer, await ensureStreams(jsm, names, config.natsAckWaitMs, { settleMs: settleMsFor('start') }));
     if (ackWait) this.logger.warn(ackWait);
     const js = jetstream(nc);
     const openMode = config.apiKeys.size === 0;
@@ -277,7 +277,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       names,
       erasures,
       this.damage,
-      () => void this.ensureAgain(`the decisions feed found ${names.decisionStream} missing`),
+      () => void this.ensureAgain(`the decisions feed found ${names.decisionStream} missing`, 'met-missing'),
     );
     await this.feed.start();
     this.consumer = new NatsCommandConsumer(
@@ -294,7 +294,8 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       countNatsCommands(this.metrics),
       erasures,
     );
-    this.consumer.onMissing = (what) => void this.ensureAgain(`the command consumer found ${/^[a-z_]+$/.test(what) ? what.replace(/_/g, ' ') : what}`);
+    this.consumer.onMissing = (what) =>
+      void this.ensureAgain(`the command consumer found ${/^[a-z_]+$/.test(what) ? what.replace(/_/g, ' ') : what}`, 'met-missing');
     // No start-up line here: main.ts prints the one NATS line with its summary.
     await this.consumer.start();
   }
@@ -302,22 +303,23 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
   /**
    * Creates again whichever stream or the command consumer the server no longer has (an empty store
    * after a lost volume, a `nats stream rm`): after every reconnect, and when the consumer or the feed
-   * meets one missing (`why` says which). When something was re-created: one warn line naming it, and
-   * the consumer pulls again at once. When the server refuses (e.g. no JetStream): `error`
+   * meets one missing (`why` says which; `cause` sets the settle wait before re-creating, see
+   * `settleMsFor`: met missing while running, a deletion may still be removing the old stream's files).
+   * When something was re-created: one warn line naming it, and the consumer pulls again at once. When the server refuses (e.g. no JetStream): `error`
    * (in `/health`) says so, one error line, and it is tried again after {@link ENSURE_RETRY_MS}.
    * One at a time: a call while one runs joins it. Never throws.
    */
-  private ensureAgain(why: string): Promise<void> {
+  private ensureAgain(why: string, cause: Exclude<EnsureCause, 'start'>): Promise<void> {
     if (this.ensuring) return this.ensuring;
     if (!this.jsm || this.stopping || this.connection !== 'connected') return Promise.resolve();
-    this.ensuring = this.recreate(this.jsm, why).finally(() => (this.ensuring = null));
+    this.ensuring = this.recreate(this.jsm, why, cause).finally(() => (this.ensuring = null));
     return this.ensuring;
   }
 
-  private async recreate(jsm: JetStreamManager, why: string): Promise<void> {
+  private async recreate(jsm: JetStreamManager, why: string, cause: Exclude<EnsureCause, 'start'>): Promise<void> {
     const names = natsNames(this.config.natsPrefix);
     try {
-      const check = await ensureStreams(jsm, names, this.config.natsAckWaitMs);
+      const check = await ensureStreams(jsm, names, this.config.natsAckWaitMs, { settleMs: settleMsFor(cause) });
       if (check.created.length > 0) {
         // While they were being re-created, /health says so.
         this.error = `NATS stream or consumer missing on the server: ${check.created.join(', ')} (${why}); re-creating`;
@@ -336,7 +338,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
       if (!this.ensureRetry) {
         this.ensureRetry = setTimeout(() => {
           this.ensureRetry = null;
-          void this.ensureAgain(why);
+          void this.ensureAgain(why, cause);
         }, ENSURE_RETRY_MS);
         this.ensureRetry.unref();
       }
@@ -379,7 +381,7 @@ export class NatsTransport implements OnApplicationBootstrap, OnApplicationShutd
         this.enter('connected');
         this.logger.log(`NATS connection back (server ${status.server}) after ${downMs} ms`);
         // The server may be back without its streams (an empty store): re-created if so.
-        void this.ensureAgain('after a reconnect');
+        void this.ensureAgain('after a reconnect', 'reconnect');
       } else if (status.type === 'close') this.enter('closed');
     }
     // Closed by the client itself (not by the shutdown): e.g. the credentials refused when reconnecting.
