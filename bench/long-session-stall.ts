@@ -85,6 +85,8 @@ benchWithService('long-session-stall', async (running, client) => {
   for (const p of paths) {
     if (process.env.LONG_STALL_ONLY && !p.includes(process.env.LONG_STALL_ONLY)) continue;
     global.gc?.();
+    // Started before the prober: starting the profiler holds the event loop (100–200 ms of CPU) itself.
+    const stopProfile = PROFILE_DIR ? await startCpuProfile() : null;
     const prober = await startHealthProber(running.baseUrl, { pauseMs: 50, servicePid: process.pid });
     const child = spawn(process.execPath, ['-e', READER, `${running.baseUrl}${p}`, String(REPEAT)]);
     let out = '';
@@ -105,7 +107,6 @@ benchWithService('long-session-stall', async (running, client) => {
     child.stderr.on('data', (c: Buffer) => process.stderr.write(c));
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     await ready;
-    const stopProfile = PROFILE_DIR ? await startCpuProfile() : null;
     const stopMarks = PROFILE_DIR ? startTurnMarks() : null;
     await exited;
     const marks = stopMarks?.();

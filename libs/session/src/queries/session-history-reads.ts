@@ -144,6 +144,7 @@ export class SessionHistoryReads {
     const before = orderedWindow(state);
     await nextTurn();
     await visitStreamUpTo(this.store, stream, revision, fold, firstRevision);
+    await nextTurn();
     return await diffWindows(
       { sessionId, compactionId, estimator },
       { revision: firstRevision - 1n, entries: before },
