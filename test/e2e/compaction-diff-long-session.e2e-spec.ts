@@ -53,6 +53,7 @@ function plainTurns(prefix: string, from: number, to: number): Event[] {
   return events;
 }
 
+// Thousands of events appended and folded per test: minutes on a loaded 2-core machine.
 describe("a long session's compaction diff is the whole-log fold's, byte for byte", () => {
   let harness: Harness;
   beforeAll(async () => {
@@ -131,7 +132,7 @@ describe("a long session's compaction diff is the whole-log fold's, byte for byt
     expect(d1.archivedIds).toEqual(expect.arrayContaining(['xk3', 'xk10', 'xk17']));
     expect(d1.archivedOnArrival.map((a) => a.eventId)).toEqual(['xlate3', 'xlate10', 'xlate17']);
     expect(d2.archivedOnArrival.map((a) => a.eventId)).toEqual(['ylate24']);
-  });
+  }, 300_000);
 
   it('a long erasure-free session of plain turns, compacted twice', async () => {
     await append('plain', plainTurns('p', 0, 4000));
@@ -142,7 +143,7 @@ describe("a long session's compaction diff is the whole-log fold's, byte for byt
     const [d1, d2] = await expectSameDiffs('plain', [c1, c2], position);
     expect(d1.before.events.length).toBe(8000);
     expect(d2.before.events.length).toBeGreaterThan(5000);
-  });
+  }, 300_000);
 
   it('a session erased and written again (its revisions continue after the erased ones)', async () => {
     await append('again', plainTurns('e', 0, 300));
@@ -152,5 +153,5 @@ describe("a long session's compaction diff is the whole-log fold's, byte for byt
     const position = await append('again', toolTurns('g', 0, 5));
     const [d1] = await expectSameDiffs('again', [c1], position);
     expect(d1.before.events.length).toBeGreaterThan(1700);
-  });
+  }, 300_000);
 });
