@@ -13,6 +13,11 @@
  * answer object in one stretch costs), the slowest probe (and, from the prober, the CPU time the
  * event loop ran while it waited: load cannot inflate it), and the process's RSS: the highest sampled
  * (every 20 ms) during the phase, and the peak since start (`maxRSS`).
+ *
+ * `LONG_STALL_CPU_PROFILE=<dir>` also profiles the main thread during each path's reads (inspector,
+ * every 200 µs) and marks the event loop's turns, writes `<dir>/<path>.cpuprofile` and prints the
+ * path's longest event-loop blocks (stretches between two turns, by CPU time) with the functions
+ * they spent their time in (`lib/cpu-profile-blocks.ts`); the row gains `longestBlockCpuMs`.
  */
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
@@ -20,9 +25,13 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { benchWithService } from './lib/service';
 import { startHealthProber } from '../test/support/health-prober';
 import { READER } from './lib/sequential-reader';
+import { eventLoopBlocks, formatBlocks, startCpuProfile, startTurnMarks } from './lib/cpu-profile-blocks';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 const EVENTS = Number(process.env.LONG_STALL_EVENTS ?? 30_000);
 const REPEAT = Number(process.env.LONG_STALL_REPEAT ?? 3);
+const PROFILE_DIR = process.env.LONG_STALL_CPU_PROFILE;
 
 /** The longest single `JSON.stringify` call since the last reset (ms) and the length of its text: how long serializing one answer in one stretch held the event loop. */
 const stringifyCalls = { longestMs: 0, chars: 0 };
@@ -76,6 +85,8 @@ benchWithService('long-session-stall', async (running, client) => {
   for (const p of paths) {
     if (process.env.LONG_STALL_ONLY && !p.includes(process.env.LONG_STALL_ONLY)) continue;
     global.gc?.();
+    // Started before the prober: starting the profiler holds the event loop (100–200 ms of CPU) itself.
+    const stopProfile = PROFILE_DIR ? await startCpuProfile() : null;
     const prober = await startHealthProber(running.baseUrl, { pauseMs: 50, servicePid: process.pid });
     const child = spawn(process.execPath, ['-e', READER, `${running.baseUrl}${p}`, String(REPEAT)]);
     let out = '';
@@ -96,10 +107,15 @@ benchWithService('long-session-stall', async (running, client) => {
     child.stderr.on('data', (c: Buffer) => process.stderr.write(c));
     const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
     await ready;
+    const stopMarks = PROFILE_DIR ? startTurnMarks() : null;
     await exited;
+    const marks = stopMarks?.();
+    const profile = await stopProfile?.();
     clearInterval(sampler);
     const maxBlockMs = delay.max / 1e6;
     const { latencies, eventLoopCpuMs, proberWaitMs } = await prober.stop();
+    if (process.env.LONG_STALL_PROBES)
+      process.stderr.write(`probes (ms, event-loop CPU ms): ${latencies.map((l, i) => `${l}/${eventLoopCpuMs?.[i]}`).join(' ')}\n`);
     const slowest = latencies.indexOf(Math.max(...latencies));
     const r = JSON.parse(out.slice('start\n'.length)) as { ms: number[]; bytes: number };
     const row = {
@@ -116,6 +132,13 @@ benchWithService('long-session-stall', async (running, client) => {
       rssMiB: Number(mib(rss)),
       maxRssMiB: Number(mib(process.resourceUsage().maxRSS * 1024)),
     };
+    if (profile && marks && PROFILE_DIR) {
+      const blocks = eventLoopBlocks(profile, marks);
+      Object.assign(row, { longestBlockCpuMs: blocks[0]?.cpuMs ?? blocks[0]?.ms ?? 0 });
+      fs.mkdirSync(PROFILE_DIR, { recursive: true });
+      fs.writeFileSync(path.join(PROFILE_DIR, `${row.path.replace(/[^a-z0-9]+/gi, '-')}.cpuprofile`), JSON.stringify(profile));
+      process.stderr.write(`${row.path}: longest event-loop blocks (CPU profile)\n${formatBlocks(blocks, Number(process.env.LONG_STALL_BLOCKS ?? 4))}\n`);
+    }
     results.push(row);
     process.stderr.write(
       `${row.path.padEnd(44)} ${(row.bytes / 1e6).toFixed(2)} MB: wall median ${row.medianWallMs} ms, longest block ${row.maxBlockMs} ms, ` +

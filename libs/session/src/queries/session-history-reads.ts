@@ -6,9 +6,9 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { EventStore } from '@lib/event-store';
 import { sessionKey, sessionStream, type EstimatorName } from '../events/session-stream-events';
-import { emptySessionWindow, evolveSessionWindow, orderedWindow, type SessionWindowState } from '../domain/session-window';
+import { emptySessionWindow, evolveSessionWindow, orderedWindow, type StreamEvent } from '../domain/session-window';
 import { visitStreamUpTo } from '../write-side/stream-in-pages';
-import { cloneSessionWindow } from '../domain/clone-session-window';
+import { nextTurn } from '../event-loop-turns';
 import { CompactionNotFoundError, SessionNotFoundError } from '../errors';
 import { EVENT_STORE } from '../tokens';
 import { ReadModelStore } from '../read-side/read-model-store';
@@ -22,7 +22,7 @@ import {
   type SessionSummary,
   type SessionSummaryPage,
 } from '../read-side/queries/session-summary-query';
-import { firstDecisionRevision, getCompaction, pageCompactions } from '../read-side/queries/compaction-history-query';
+import { getCompaction, getCompactionDiffHead, pageCompactions } from '../read-side/queries/compaction-history-query';
 import { latestErasure, listErasures, type ErasureRecordRow } from '../read-side/queries/erasure-query';
 import { archivedOnArrivalItems, compactionHistoryItem, type CompactionHistoryItem } from '../read-side/queries/compaction-history-item';
 import { diffWindows, type CompactionDiff } from './compaction-diff';
@@ -130,29 +130,35 @@ export class SessionHistoryReads {
    */
   async diff(tenantId: string, sessionId: string, compactionId: string, minPosition?: bigint): Promise<CompactionDiff> {
     await this.reads.waitFor(minPosition, { tenantId, sessionId });
-    const record = this.record(tenantId, sessionId, compactionId);
-    const key = sessionKey(tenantId, sessionId);
-    const first = firstDecisionRevision(this.readModels, key, compactionId) ?? record.revision;
+    const head = getCompactionDiffHead(this.readModels, tenantId, sessionId, compactionId) ?? this.notFound(tenantId, sessionId, compactionId);
+    const { revision, firstRevision, estimator, archivedOnArrival } = head;
+    const stream = sessionStream(sessionKey(tenantId, sessionId));
     // Read and folded a page at a time, giving the event loop turns (visitStreamUpTo): the window
-    // just before the decision, then a copy of it carried on to the decision's end.
-    const before = emptySessionWindow();
-    let after: SessionWindowState | null = null;
-    await visitStreamUpTo(this.store, sessionStream(key), record.revision, (e) => {
-      if (e.revision >= first) after ??= cloneSessionWindow(before);
-      evolveSessionWindow(after ?? before, e);
-    });
-    after ??= cloneSessionWindow(before);
+    // just before the decision, ordered on a turn of its own, then the same state folded on through
+    // the decision's events (its entries are never changed by a fold, only added to or removed
+    // from the state: the ordered copy stays the window before). Each stretch is at most one page.
+    const state = emptySessionWindow();
+    const fold = (e: StreamEvent): void => void evolveSessionWindow(state, e);
+    await visitStreamUpTo(this.store, stream, firstRevision - 1n, fold);
+    await nextTurn();
+    const before = orderedWindow(state);
+    await nextTurn();
+    await visitStreamUpTo(this.store, stream, revision, fold, firstRevision);
+    await nextTurn();
     return await diffWindows(
-      { sessionId, compactionId, estimator: record.data.estimator },
-      { revision: first - 1n, entries: orderedWindow(before) },
-      { revision: record.revision, entries: orderedWindow(after) },
-      archivedOnArrivalItems(record.archivedOnArrival),
+      { sessionId, compactionId, estimator },
+      { revision: firstRevision - 1n, entries: before },
+      { revision, entries: orderedWindow(state) },
+      archivedOnArrivalItems(archivedOnArrival),
     );
   }
 
   private record(tenantId: string, sessionId: string, compactionId: string) {
-    const record = getCompaction(this.readModels, tenantId, sessionId, compactionId);
-    if (record) return record;
+    return getCompaction(this.readModels, tenantId, sessionId, compactionId) ?? this.notFound(tenantId, sessionId, compactionId);
+  }
+
+  /** @throws SessionNotFoundError (404) when the session is unknown (or another tenant's), else CompactionNotFoundError (404). */
+  private notFound(tenantId: string, sessionId: string, compactionId: string): never {
     if (!findSession(this.readModels, tenantId, sessionId)) throw new SessionNotFoundError(sessionId);
     throw new CompactionNotFoundError(sessionId, compactionId);
   }
