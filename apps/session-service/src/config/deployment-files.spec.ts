@@ -43,6 +43,15 @@ describe('Dockerfile (runtime stage)', () => {
     expect(JSON.parse(cmd.slice(4))[0]).toBe('node');
   });
 
+  it("runs node with npm start's flags, the young generation capped at 4 MiB semi-spaces (figure 7: the empty service's memory)", () => {
+    const [cmd] = instructions('CMD');
+    const argv = JSON.parse(cmd.slice(4)) as string[];
+    const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const npmStart = /\bexec (node .*)$/.exec(scripts.start)?.[1].split(/\s+/);
+    expect(argv).toEqual(npmStart);
+    expect(argv).toContain('--max-semi-space-size=4');
+  });
+
   it('has a HEALTHCHECK with node (the slim image has no curl or wget) that passes on 200 and fails otherwise', async () => {
     expect(instructions('HEALTHCHECK')).toHaveLength(1);
     expect(instructions('HEALTHCHECK')[0]).not.toMatch(/curl|wget/);
