@@ -20,7 +20,7 @@ import { processMemory, type MemoryReading, type ProcessMemory } from '../lib/pr
 import { round } from '../lib/stats';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 import { freshDir } from '../lib/service';
-import { BENCH_BUILD_DIR, npmStartNodeFlags, spawnCompiledService, startBenchBuild } from '../lib/compiled-service';
+import { BENCH_BUILD_DIR, npmStartNodeOptions, spawnCompiledService, startBenchBuild } from '../lib/compiled-service';
 
 /** Options of {@link runMemory}. */
 export interface MemoryOptions {
@@ -74,9 +74,9 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
     path.join(BENCH_BUILD_DIR, 'bench', 'figures', 'memory-child.js'),
     [String(options.sessions), String(options.eventsPerSession), options.dir ?? ''],
     {
-      // npm start's flags (the heap's settings among them), as the empty service above runs.
-      execArgv: ['--expose-gc', ...npmStartNodeFlags()],
-      env: { ...process.env, TS_NODE_BASEURL: BENCH_BUILD_DIR },
+      execArgv: ['--expose-gc', '-r', 'tsconfig-paths/register'],
+      // npm start's default NODE_OPTIONS (V8's heap settings), as the empty service above runs.
+      env: { ...process.env, TS_NODE_BASEURL: BENCH_BUILD_DIR, NODE_OPTIONS: npmStartNodeOptions() },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     },
   );
