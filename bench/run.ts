@@ -34,6 +34,8 @@ export interface BenchSizes {
   plannerLiveSessions: number;
   memorySessions: number;
   memoryEventsPerSession: number;
+  /** Figure 7: seconds the empty service idles before its second reading (0: none). */
+  memoryIdleSeconds: number;
   /** Seconds of HTTP load per replica count (figure 8). */
   replicaSeconds: number;
   /** Replica counts of figure 8. */
@@ -62,6 +64,7 @@ export const QUICK: BenchSizes = {
   plannerLiveSessions: 8,
   memorySessions: 500,
   memoryEventsPerSession: 50,
+  memoryIdleSeconds: 0,
   replicaSeconds: 2,
   replicaCounts: [1, 2],
   replicaBaselineSeconds: 1,
@@ -85,6 +88,7 @@ export const FULL: BenchSizes = {
   plannerLiveSessions: 50,
   memorySessions: 10_000,
   memoryEventsPerSession: 50,
+  memoryIdleSeconds: 30,
   replicaSeconds: 10,
   replicaCounts: [1, 2, 3],
   replicaBaselineSeconds: 8,
@@ -217,7 +221,9 @@ async function main(): Promise<void> {
   await run([9], 'commands per second: NATS JetStream vs HTTP', () =>
     runNatsCommands({ sessions: sizes.natsSessions, rounds: sizes.natsRounds, clients: sizes.clients, dir }),
   );
-  await run([7], 'resident memory', () => runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, dir }));
+  await run([7], 'resident memory', () =>
+    runMemory({ sessions: sizes.memorySessions, eventsPerSession: sizes.memoryEventsPerSession, idleSeconds: sizes.memoryIdleSeconds, dir }),
+  );
 
   stop.dispose();
   results.sort((a, b) => a.figure - b.figure);

@@ -3,8 +3,8 @@
  *
  * - Empty: the service as `npm start` runs it (`node -r tsconfig-paths/register …/main.js`,
  *   default settings, embedded SQLite in a fresh data directory), in its own process: VmRSS from
- *   `/proc/<pid>/status` once it has answered `GET /health` twice, a second apart. The row with
- *   the target (< 180 MiB).
+ *   `/proc/<pid>/status` once it has answered `GET /health` twice, a second apart, and again after
+ *   `idleSeconds` without requests (full run: 30 s). The rows with the target (< 180 MiB).
  * - Filled with `sessions` × `eventsPerSession` events (10k × 50 in the full run): a child process
  *   (memory-child.ts, compiled in the same build, run with --expose-gc so that a compacting
  *   collection precedes each measure, read once the resident set has settled, ~0.5 s later: see
@@ -20,19 +20,25 @@ import { processMemory, type MemoryReading, type ProcessMemory } from '../lib/pr
 import { round } from '../lib/stats';
 import { progress, type FigureResult, type FigureRow } from '../lib/report';
 import { freshDir } from '../lib/service';
-import { BENCH_BUILD_DIR, spawnCompiledService, startBenchBuild } from '../lib/compiled-service';
+import { BENCH_BUILD_DIR, npmStartNodeOptions, spawnCompiledService, startBenchBuild } from '../lib/compiled-service';
 
 /** Options of {@link runMemory}. */
 export interface MemoryOptions {
   sessions: number;
   eventsPerSession: number;
+  /** Seconds the empty service idles after its start before its second reading (0: no second reading). */
+  idleSeconds: number;
   dir?: string;
 }
 
 const MiB = 2 ** 20;
 
-/** The empty service as `npm start` runs it: its resident memory after two `GET /health`, a second apart. */
-async function emptyServiceAsStarted(root: string | undefined): Promise<ProcessMemory | null> {
+/**
+ * The empty service as `npm start` runs it: its resident memory after two `GET /health`, a second
+ * apart (`started`), and again after `idleSeconds` more without requests (`idle`; `null` when 0).
+ * `null` readings without `/proc`.
+ */
+async function emptyServiceAsStarted(root: string | undefined, idleSeconds: number): Promise<{ started: ProcessMemory | null; idle: ProcessMemory | null }> {
   const dataDir = freshDir(root, 'memory-empty');
   progress('the empty service as npm start runs it (compiled, default settings)');
   const service = await spawnCompiledService({ dataDir, env: { LOG_LEVEL: 'info' } });
@@ -42,7 +48,11 @@ async function emptyServiceAsStarted(root: string | undefined): Promise<ProcessM
       const res = await fetch(`${service.url}/health`);
       if (res.status !== 200) throw new Error(`GET /health answered ${res.status}: ${await res.text()}`);
     }
-    return processMemory(service.pid);
+    const started = processMemory(service.pid);
+    if (idleSeconds <= 0) return { started, idle: null };
+    progress(`the empty service idles ${idleSeconds} s`);
+    await sleep(idleSeconds * 1000);
+    return { started, idle: processMemory(service.pid) };
   } finally {
     await service.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
@@ -58,14 +68,15 @@ function composition(m: ProcessMemory): string {
 
 /** Runs figure 7. */
 export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
-  const started = await emptyServiceAsStarted(options.dir);
+  const { started, idle } = await emptyServiceAsStarted(options.dir, options.idleSeconds);
   await startBenchBuild();
   const child = fork(
     path.join(BENCH_BUILD_DIR, 'bench', 'figures', 'memory-child.js'),
     [String(options.sessions), String(options.eventsPerSession), options.dir ?? ''],
     {
       execArgv: ['--expose-gc', '-r', 'tsconfig-paths/register'],
-      env: { ...process.env, TS_NODE_BASEURL: BENCH_BUILD_DIR },
+      // npm start's default NODE_OPTIONS (V8's heap settings), as the empty service above runs.
+      env: { ...process.env, TS_NODE_BASEURL: BENCH_BUILD_DIR, NODE_OPTIONS: npmStartNodeOptions() },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     },
   );
@@ -99,11 +110,23 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
         met: started.rss < 180 * MiB,
       }
     : { figure: 7, metric: 'RSS of the empty service as `npm start` runs it (MiB)', value: 'n/a (no /proc)' };
+  const idleRows: FigureRow[] = idle
+    ? [
+        {
+          figure: 7,
+          metric: `  the same after ${options.idleSeconds} s idle (MiB)`,
+          value: round(idle.rss / MiB, 1),
+          target: '< 180',
+          met: idle.rss < 180 * MiB,
+        },
+      ]
+    : [];
   return {
     figure: 7,
     title: 'resident memory',
     rows: [
       emptyRow,
+      ...idleRows,
       {
         figure: 7,
         metric: `RSS, ${result.sessions.toLocaleString('en-US')} sessions × ${result.eventsPerSession} events (MiB)`,
@@ -125,8 +148,10 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
     details: {
       ...result,
       emptyAsStarted: started,
+      emptyAfterIdle: idle,
       mib: {
         emptyAsStarted: started ? started.rss / MiB : null,
+        emptyAfterIdle: idle ? idle.rss / MiB : null,
         before: before.rss / MiB,
         appendedAndProjected: mid.rss / MiB,
         afterCacheLoads: after.rss / MiB,
@@ -135,6 +160,7 @@ export async function runMemory(options: MemoryOptions): Promise<FigureResult> {
     notes: [
       `RSS after appending and projecting (before the cache loads): ${(mid.rss / MiB).toFixed(1)} MiB; filled in ${result.seconds.toFixed(1)} s`,
       ...(started ? [`empty service as started: peak RSS while starting ${(started.peak / MiB).toFixed(1)} MiB; ${composition(started)}`] : []),
+      ...(idle ? [`empty service after ${options.idleSeconds} s idle: ${composition(idle)}`] : []),
       ...(before.proc ? [`filled child, empty: ${composition(before.proc)}`] : []),
       ...(after.proc
         ? [

@@ -2,8 +2,8 @@
  * The service compiled to JavaScript, as `npm start` runs it, for the figures that start service
  * processes (7 and 8): `tsconfig.bench-build.json` compiles `main.ts` and figure 7's child into
  * `.tmp/bench-build` with `tsc -b` (incremental: nothing when it is current), and a service process
- * runs `node -r tsconfig-paths/register <build>/apps/session-service/src/main.js`, `npm start`'s
- * command. Starting one costs about a second, against several seconds of CPU under ts-node, and its
+ * runs `node -r tsconfig-paths/register <build>/apps/session-service/src/main.js` with npm start's
+ * default `NODE_OPTIONS` ({@link npmStartNodeOptions}), `npm start`'s command. Starting one costs about a second, against several seconds of CPU under ts-node, and its
  * memory holds no TypeScript compiler (ts-node's adds about 110 MiB).
  *
  * The build has `npm run build`'s compiler options plus two that only make it cheaper: `noCheck`
@@ -26,6 +26,18 @@ import { progress } from './report';
 
 /** Where the bench's compiled JavaScript goes (the repository's layout below it). */
 export const BENCH_BUILD_DIR = path.join(REPO_ROOT, '.tmp', 'bench-build');
+
+/**
+ * The `NODE_OPTIONS` `npm start` runs the service with by default (package.json's `start` script
+ * sets `NODE_OPTIONS="<these> ${NODE_OPTIONS:-}"`: V8's heap settings), so the compiled services
+ * here run as it does. @throws Error when the script sets none.
+ */
+export function npmStartNodeOptions(): string {
+  const scripts = (JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const options = /\bNODE_OPTIONS="([^"$]*?)\s*\$\{NODE_OPTIONS:-\}"/.exec(scripts.start);
+  if (!options) throw new Error(`package.json's start script sets no NODE_OPTIONS="… \${NODE_OPTIONS:-}": ${scripts.start}`);
+  return options[1];
+}
 
 /** Plain JavaScript files (with a `.d.ts`) that compiled files import, relative to the repository's root. */
 const PLAIN_JS_FILES = ['test/support/shared-dir-location.js'];
@@ -86,7 +98,7 @@ export async function spawnCompiledService(options: Omit<SpawnOptions, 'command'
   const service = await spawnService({
     ...options,
     command: [process.execPath, '-r', 'tsconfig-paths/register', path.join(BENCH_BUILD_DIR, 'apps', 'session-service', 'src', 'main.js')],
-    env: { TS_NODE_BASEURL: BENCH_BUILD_DIR, ...options.env },
+    env: { TS_NODE_BASEURL: BENCH_BUILD_DIR, NODE_OPTIONS: npmStartNodeOptions(), ...options.env },
   });
   running.add(service);
   void service.exited.then(() => running.delete(service));

@@ -43,6 +43,13 @@ describe('Dockerfile (runtime stage)', () => {
     expect(JSON.parse(cmd.slice(4))[0]).toBe('node');
   });
 
+  it("sets npm start's default NODE_OPTIONS, the young generation capped at 4 MiB semi-spaces (figure 7: the empty service's memory)", () => {
+    const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+    const npmStart = /\bNODE_OPTIONS="([^"$]*?)\s*\$\{NODE_OPTIONS:-\}"/.exec(scripts.start)?.[1];
+    expect(npmStart).toContain('--max-semi-space-size=4');
+    expect(instructions('ENV').join(' ')).toContain(`NODE_OPTIONS=${npmStart}`);
+  });
+
   it('has a HEALTHCHECK with node (the slim image has no curl or wget) that passes on 200 and fails otherwise', async () => {
     expect(instructions('HEALTHCHECK')).toHaveLength(1);
     expect(instructions('HEALTHCHECK')[0]).not.toMatch(/curl|wget/);

@@ -7,7 +7,7 @@ import { eventStoreKind } from './event-store-config';
 import type { ServiceConfig } from './service-config';
 import * as path from 'node:path';
 import { isIPv6 } from 'node:net';
-import { natsServersShown } from '../nats/nats-connect-error';
+import { natsServersShown } from '../nats/nats-servers-shown';
 
 /**
  * `store: …`: KurrentDB, PostgreSQL (with the read models' `DATA_DIR`), or embedded SQLite: `in

@@ -4,20 +4,8 @@
  * (fatal at start).
  */
 import { errors as natsErrors } from '@nats-io/transport-node';
-import { withoutCredentials } from '@lib/event-store';
 import { configurationRefusalMessage } from '@lib/session';
 import { ConfigurationError } from '../config/configuration-error';
-
-/** `natsUrl` (comma-separated servers) as log lines and messages show it: each server trimmed, credentials masked ({@link withoutCredentials}). */
-export function natsServersShown(natsUrl: string): string {
-  return withoutCredentials(
-    natsUrl
-      .split(',')
-      .map((s) => s.trim())
-      .join(','),
-    { list: true },
-  );
-}
 
 /** Socket error codes of a server that is down, restarting or not reachable yet (nothing to fix in the configuration). */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EPIPE']);

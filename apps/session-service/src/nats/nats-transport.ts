@@ -48,7 +48,8 @@ import { natsNames } from './nats-names';
 import { ackWaitLine, ensureStreams, settleMsFor, type EnsureCause } from './nats-streams';
 import { NatsCommandExecutor } from './nats-command-executor';
 import { DEFAULT_RETRY_BACKOFF, NatsCommandConsumer, UNSTORED_REDELIVERY } from './nats-command-consumer';
-import { isNatsServerUnavailable, natsConnectError, natsServersShown, natsSetUpError } from './nats-connect-error';
+import { isNatsServerUnavailable, natsConnectError, natsSetUpError } from './nats-connect-error';
+import { natsServersShown } from './nats-servers-shown';
 import { DecisionFeedPublisher, type DecisionFeedState } from './decision-feed-publisher';
 import { HandledErasures } from './handled-erasures';
 
