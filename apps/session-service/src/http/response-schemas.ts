@@ -126,7 +126,7 @@ const errorDetails = {
     .number()
     .optional()
     .describe(
-      'counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone',
+      'counting_timeout with refusal deadline_passed: the deadline that passed, in ms (absent on a queue_full refusal: no deadline passed); counting_too_costly: the deadline the request ran past alone; request_expired: the write deadline (WRITE_DEADLINE_MS) its write did not start within',
     ),
   refusal: z
     .enum(['deadline_passed', 'queue_full'])
