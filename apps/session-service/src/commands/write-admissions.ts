@@ -24,12 +24,18 @@ export function stampArrivals(server: Server): void {
  */
 export function admittedOverHttp<C extends object>(command: C, req: IncomingMessage, deadlineMs: number): C {
   const socket = req.socket;
-  return admitWrite(command, admission(arrivals.get(req) ?? performance.now(), deadlineMs, () => socket.destroyed));
+  return admitWrite(
+    command,
+    admission(arrivals.get(req) ?? performance.now(), deadlineMs, () => socket.destroyed),
+  );
 }
 
 /** Marks `command` (a NATS command this replica executes now) with its arrival (now) and `deadlineMs`. Returns `command`. */
 export function admittedOverNats<C extends object>(command: C, deadlineMs: number): C {
-  return admitWrite(command, admission(performance.now(), deadlineMs, () => false));
+  return admitWrite(
+    command,
+    admission(performance.now(), deadlineMs, () => false),
+  );
 }
 
 function admission(arrivedAtMs: number, deadlineMs: number, clientGone: () => boolean): WriteAdmission {

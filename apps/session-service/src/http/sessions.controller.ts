@@ -143,7 +143,10 @@ export class SessionsController {
   @ApiBody({ schema: openApiSchema('policy') })
   @BodyFields(DOC_SCHEMAS.policy)
   @ApiAnswer(SessionPolicySchema, {
-    errors: routeErrors(['any', 'v1', 'sessionPath', 'body', 'write'], ['invalid_parameter', 'session_not_found', 'wrong_expected_revision', 'request_expired', 'session_erased']),
+    errors: routeErrors(
+      ['any', 'v1', 'sessionPath', 'body', 'write'],
+      ['invalid_parameter', 'session_not_found', 'wrong_expected_revision', 'request_expired', 'session_erased'],
+    ),
   })
   async setPolicy(@Tenant() tenant: string, @Param('sessionId') sessionId: string, @Body() body: unknown, @Req() req: FastifyRequest): Promise<PolicyAnswer> {
     const command = admittedOverHttp(policyCommandFrom(this.schemas, tenant, sessionId, body), req.raw, this.writeDeadlineMs);

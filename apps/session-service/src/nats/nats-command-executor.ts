@@ -212,7 +212,10 @@ export class NatsCommandExecutor {
           const applied = await this.appliedAppend(key, command);
           if (applied) return applied;
         }
-        return withRequestPaths(() => this.commandBus.execute(watchDecisions(this.admitted(command), watcher)), kind === 'append' ? eventsRequestPath : messagesRequestPath);
+        return withRequestPaths(
+          () => this.commandBus.execute(watchDecisions(this.admitted(command), watcher)),
+          kind === 'append' ? eventsRequestPath : messagesRequestPath,
+        );
       }
       case 'policy':
         // The policy a session already has appends nothing: a redelivery answers the event that set it.

@@ -196,21 +196,21 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
       'erasedSince' in deleted
         ? await this.recordOfLifeErasedSince(command, deleted.erasedSince)
         : 'last' in deleted
-        ? await this.recordOnce(
-            command.tenantId,
-            {
-              sessionId: command.sessionId,
-              // Revisions are gapless within a stream but a session written again after an erasure
-              // continues after the erased revisions: count from the stream's first event.
-              erasedEvents: Number(deleted.last.revision - deleted.first + 1n),
-              erasedAt: new Date().toISOString(),
-              lastPosition: deleted.last.position.toString(),
-              lastRevision: deleted.last.revision.toString(),
-              ...requesterOf(command),
-            },
-            deleted.last.position,
-          )
-        : await this.alreadyDeleted(command, deleted.emptyAt, deleted.incarnation);
+          ? await this.recordOnce(
+              command.tenantId,
+              {
+                sessionId: command.sessionId,
+                // Revisions are gapless within a stream but a session written again after an erasure
+                // continues after the erased revisions: count from the stream's first event.
+                erasedEvents: Number(deleted.last.revision - deleted.first + 1n),
+                erasedAt: new Date().toISOString(),
+                lastPosition: deleted.last.position.toString(),
+                lastRevision: deleted.last.revision.toString(),
+                ...requesterOf(command),
+              },
+              deleted.last.position,
+            )
+          : await this.alreadyDeleted(command, deleted.emptyAt, deleted.incarnation);
     // Reads after this answer see no row of the session: this replica's projector erases them at
     // the record. If it lags, the rows it projected from the deleted events are erased here (an
     // append to the same id after the deletion is not one of them, and is kept).
