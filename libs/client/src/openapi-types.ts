@@ -1046,6 +1046,22 @@ export interface components {
             /** @description null: the policy fires always, or there is no policy */
             trigger: components["schemas"]["Trigger"] | null;
         };
+        /** @description The answer to PUT …/policy: the auto-compaction policy of the session as GET …/policy answers it (PUT …/policy accepts it back), its position always given */
+        SessionPolicyAnswer: {
+            /** @description the estimator of the policy in force; null when there is no policy */
+            estimator: components["schemas"]["Estimator"] | null;
+            /** @description read-only: global position of the policy event in force (when no policy was ever set, of the session's last event): pass it as minPosition to read the session once it is projected */
+            position: string;
+            /** @description read-only: stream revision of the policy event in force; the session's revision when no policy was ever set */
+            revision: string;
+            sessionId: string;
+            /** @description read-only: when the policy event in force (a clear included) was written; absent when no policy was ever set */
+            setAt?: string;
+            /** @description the strategy in force; null: no policy (never set, or cleared) */
+            strategy: components["schemas"]["Strategy"] | null;
+            /** @description null: the policy fires always, or there is no policy */
+            trigger: components["schemas"]["Trigger"] | null;
+        };
         /** @description One session as the audit list shows it */
         SessionSummary: {
             /** @description recorded compactions that changed the window */
@@ -6664,7 +6680,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description SessionPolicy */
+            /** @description SessionPolicyAnswer */
             200: {
                 headers: {
                     "Cache-Control": components["headers"]["Cache-Control"];
@@ -6682,7 +6698,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SessionPolicy"];
+                    "application/json": components["schemas"]["SessionPolicyAnswer"];
                 };
             };
             /**

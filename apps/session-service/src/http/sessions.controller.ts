@@ -28,7 +28,15 @@ import { sendJsonBytes } from './json-bytes-answer';
 import { SessionReads, type RequestedBy } from '@lib/session';
 import { ApiQueryParams, openApiSchema } from './openapi-schemas';
 import { routeErrors } from './error-codes';
-import { ApiAnswer, AppendResultSchema, CompactionAnswerSchema, EraseAnswerSchema, LogPageSchema, SessionPolicySchema, WindowSchema } from './response-schemas';
+import {
+  ApiAnswer,
+  AppendResultSchema,
+  CompactionAnswerSchema,
+  EraseAnswerSchema,
+  LogPageSchema,
+  SessionPolicyAnswerSchema,
+  WindowSchema,
+} from './response-schemas';
 import {
   appendEventsCommandFrom,
   appendMessagesCommandFrom,
@@ -142,7 +150,7 @@ export class SessionsController {
   })
   @ApiBody({ schema: openApiSchema('policy') })
   @BodyFields(DOC_SCHEMAS.policy)
-  @ApiAnswer(SessionPolicySchema, {
+  @ApiAnswer(SessionPolicyAnswerSchema, {
     errors: routeErrors(
       ['any', 'v1', 'sessionPath', 'body', 'write'],
       ['invalid_parameter', 'session_not_found', 'wrong_expected_revision', 'request_expired', 'session_erased'],

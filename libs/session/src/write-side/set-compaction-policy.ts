@@ -99,11 +99,18 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
           await this.acknowledged.acknowledgeHead(this.store);
           throw new SessionNotFoundError(command.sessionId);
         }
-        return policyAnswer(command.sessionId, null, decision.revision);
+        // No policy to clear: the answer names the session's last event (its revision, and its position for minPosition).
+        const position = await this.positionOf(key, decision.revision, state);
+        if (position !== undefined) return policyAnswer(command.sessionId, null, decision.revision, position);
+        // Erased meanwhile: decided again on the session as it is now.
+        if (attempt < MAX_POLICY_ATTEMPTS) continue;
+        throw new RevisionConflictError(String(command.expectedRevision), 'no_stream');
       }
       if (decision.kind === 'unchanged') {
         // A retried PUT answers the event that set the policy, its position included.
         const [recorded] = await this.store.readStream(sessionStream(key), { fromRevision: decision.revision, maxCount: 1 });
+        // Erased meanwhile (the event is gone): decided again on the session as it is now.
+        if (!recorded && attempt < MAX_POLICY_ATTEMPTS) continue;
         return policyAnswer(command.sessionId, { data: decision.policy, revision: decision.revision, position: recorded?.position }, decision.revision);
       }
       // Read once, before the append awaits: `state` is the cache's shared object, which other
@@ -128,6 +135,17 @@ export class SetCompactionPolicyHandler implements ICommandHandler<SetCompaction
         throw err;
       }
     }
+  }
+
+  /**
+   * The global position (bigint) of the session's event at `revision` (its last, in `state`): the
+   * state's when it knows it, else read from the log; undefined when the log no longer holds it
+   * (erased since the state was loaded).
+   */
+  private async positionOf(key: string, revision: bigint, state: SessionWindowState | null): Promise<bigint | undefined> {
+    if (state?.revision === revision && state.position !== null) return state.position;
+    const [event] = await this.store.readStream(sessionStream(key), { fromRevision: revision, maxCount: 1 });
+    return event?.position;
   }
 
   /**
