@@ -35,7 +35,9 @@ function holdStore(h: Harness, method: 'appendToStream' | 'deleteStream') {
     return original(...args);
   };
   return {
-    arm: () => (gate = new Promise<void>((resolve) => (open = resolve))),
+    arm: () => {
+      gate = new Promise<void>((resolve) => (open = resolve));
+    },
     reached,
     release: () => {
       gate = null;
@@ -47,7 +49,7 @@ function holdStore(h: Harness, method: 'appendToStream' | 'deleteStream') {
 
 /** Collects the outcomes of every command replica `h`'s handler of that kind runs, to wait for them all. */
 function watchHandler(h: Harness, kind: typeof AppendSessionEventsHandler | typeof EraseSessionHandler) {
-  const handler = h.service.app.get(kind) as { execute: (c: unknown) => Promise<unknown> };
+  const handler: { execute: (c: unknown) => Promise<unknown> } = h.service.app.get(kind);
   const original = handler.execute.bind(handler);
   const runs: Promise<unknown>[] = [];
   handler.execute = (command: unknown) => {

@@ -87,11 +87,11 @@ describeUnlessSkipped(skipReason, 'PostgreSQL claims (tryClaim): at most one pro
 
   it('never sends a statement on its dedicated connection while another one runs there (claims and releases asked together)', async () => {
     // node-postgres queues a second query on a busy client, deprecated and gone in pg 9 ("client.query() called when the client is already executing a query")
-    const original = Client.prototype.query;
+    const original = Reflect.get(Client.prototype, 'query') as (...args: unknown[]) => unknown;
     const running = new Map<Client, number>();
     let most = 0;
     const spy = jest.spyOn(Client.prototype, 'query').mockImplementation(function (this: Client, ...args: unknown[]) {
-      const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+      const result = original.apply(this, args);
       if (!(result instanceof Promise)) return result as never;
       running.set(this, (running.get(this) ?? 0) + 1);
       most = Math.max(most, running.get(this)!);

@@ -39,7 +39,9 @@ function holdingAppends(store: EventStore) {
   });
   return {
     store: wrapped,
-    hold: () => (gate = new Promise<void>((resolve) => (open = resolve))),
+    hold: () => {
+      gate = new Promise<void>((resolve) => (open = resolve));
+    },
     release: () => {
       gate = null;
       open();
