@@ -170,8 +170,12 @@ export class EraseSessionHandler implements ICommandHandler<EraseSessionCommand,
    * Erases the session and answers with the record of the life it erased. An erasure of a life
    * another erasure deleted (at once, or earlier: a resend after a lost answer) answers as that
    * one did, writing nothing; one whose stream was deleted by an erasure that stopped before its
-   * record writes that record, once.
+   * record writes that record, once. It erases only the life the session was in when it arrived
+   * ({@link checkWriteAdmission}): when another erasure deleted that life after it arrived (a DELETE
+   * held on a slow replica while its client sent it again elsewhere, and maybe wrote the session
+   * again), it answers as that erasure did and erases nothing of the later life.
    * @throws SessionNotFoundError (404) when the session does not exist and was never erased.
+   * @throws RequestExpiredError (503 `request_expired`) when its deletion could not start within its write deadline, or its client is gone: nothing erased.
    * @throws ErasureInterruptedError (409 `erasure_interrupted`) when appends landed {@link MAX_ERASE_ATTEMPTS} times in a row between reading the revision and deleting (nothing was erased), or other erasure records of the tenant landed {@link MAX_RECORD_ATTEMPTS} times in a row before this one's (send it again: it writes the record).
    */
   /**
